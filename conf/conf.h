@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * conf: YAML (and JSON) text -> validated structs.
+ *
+ * Three documents are parsed here: the cluster configuration
+ * (ascend_cluster.yaml: the seed's `cluster`, `resource`, `hccl` sections plus the
+ * `servers` inventory and `queues`), job specs, and the server-type table that
+ * describes each Ascend product as data.
+ *
+ * Nothing here logs, reads a clock or keeps global state; every function is safe to
+ * call from any thread on distinct arguments.
+ *
+ * Errors: functions return 0 on success or a negative errno:
+ *   -EINVAL  the document is malformed or fails validation; *err says where and why
+ *   -ENOMEM  allocation failed
+ *   -EFBIG   the input is larger than the documented limit
+ *   -errno   from open()/read() when loading a file
+ * On failure the ret_* outputs are left untouched.
+ */
+#ifndef ASCENDFS_CONF_H
+#define ASCENDFS_CONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A job or server name: [a-z0-9][a-z0-9._-]{0,62}. */
+#define CONF_NAME_MAX 63
+/* Largest job spec accepted, in bytes (a spec is a few hundred bytes in practice). */
+#define CONF_SPEC_MAX_BYTES (64 * 1024)
+/* Largest cluster configuration accepted, in bytes. */
+#define CONF_CONFIG_MAX_BYTES (8 * 1024 * 1024)
+/* Most NPUs one server may hold (A3 exposes 16 dies). */
+#define CONF_SERVER_NPUS_MAX 16
+/* Most servers in one inventory. */
+#define CONF_SERVERS_MAX 16384
+/* HCCL_CONNECT_TIMEOUT bounds in seconds (CANN environment-variable reference). */
+#define CONF_HCCL_CONNECT_TIMEOUT_MIN_SEC 120
+#define CONF_HCCL_CONNECT_TIMEOUT_MAX_SEC 7200
+
+/*
+ * Where and why a document was refused. `msg` is one lowercase sentence without a
+ * trailing period that says what is wrong and what to do; conf_error_format() puts
+ * "file:line:column: " in front of it. line and column are 1-based; 0 means the
+ * error is about the whole document.
+ */
+struct conf_error {
+	char file[256];
+	unsigned line;
+	unsigned column;
+	char msg[512];
+};
+
+/*
+ * conf_error_format() - render @err as "file:line:column: msg" into @buf (size @len,
+ * always NUL-terminated when @len > 0). Omits line/column when they are 0.
+ * Returns @buf.
+ */
+char *conf_error_format(const struct conf_error *err, char *buf, size_t len);
+
+/* How an HCCS group constrains a sub-server allocation. */
+enum conf_hccs_kind {
+	CONF_HCCS_RING, /* 910: rings of 4 (0-3, 4-7); <= ring size stays inside one ring */
+	CONF_HCCS_MESH, /* 910B: 8 NPUs in one full mesh; any count, lowest free ids */
+	CONF_HCCS_PAIR, /* A3: dies in pairs (0-1, 2-3 ...); even requests take whole pairs */
+};
+
+/*
+ * A server product, as data. Sources: Ascend "Atlas 800 training server" and
+ * "Atlas 800T A2" hardware guides and the Ascend volcano scheduler plugin's
+ * per-product rules (design.md §5).
+ */
+struct conf_server_type {
+	const char *name;		/* config key, e.g. "atlas800t-a2" */
+	const char *product;		/* human name, e.g. "Atlas 800T A2" */
+	const char *chip;		/* "910", "910B", "910C" */
+	unsigned npu_count;		/* NPUs (dies) per server */
+	enum conf_hccs_kind hccs;	/* sub-server placement rule */
+	unsigned hccs_group_size;	/* NPUs per ring/mesh/pair */
+	uint32_t legal_sizes_mask;	/* bit n set: n NPUs on one server is legal */
+	const char *rank_table_version; /* "1.0" or "1.2" (super pods) */
+};
+
+/*
+ * conf_server_type_find() - the built-in server type called @name (borrowed), or NULL.
+ * The returned pointer is static and valid for the life of the program.
+ */
+const struct conf_server_type *conf_server_type_find(const char *name);
+
+/*
+ * conf_server_type_list() - all built-in types; *ret_count receives the count.
+ * The array is static.
+ */
+const struct conf_server_type *conf_server_type_list(size_t *ret_count);
+
+/* One compute server of the inventory. All strings owned by the conf_cluster. */
+struct conf_server {
+	char *name;			/* server_id in the rank table; unique */
+	char *host_ip;			/* IPv4 or IPv6 literal */
+	const struct conf_server_type *type; /* static */
+	char *leaf_switch;		/* leaf switch name; servers of one switch share it */
+	char *super_pod;		/* super pod id, NULL when none */
+	unsigned npu_count;		/* == type->npu_count */
+	char *device_ips[CONF_SERVER_NPUS_MAX]; /* per physical device id; NULL = unknown */
+	unsigned line;			/* where it was declared, for later messages */
+};
+
+/* A queue; later issues add borrowing and groups enforcement. */
+struct conf_queue {
+	char *name;
+	unsigned quota_npus;		/* 0 = no limit */
+	unsigned priority;		/* 0-1000, higher is served first */
+	unsigned weight;		/* fair-share weight, >= 1 */
+	bool may_borrow;		/* may use idle NPUs beyond quota */
+	char **groups;			/* unix group names allowed to submit; NULL-terminated */
+	size_t group_count;
+};
+
+/* The whole cluster configuration. Create with conf_cluster_load/_parse. */
+struct conf_cluster {
+	char *source;			/* file name it was read from */
+
+	/* cluster: */
+	char *scheduler_ip;		/* head server address (daemon host); default 127.0.0.1 */
+	unsigned scheduler_port;	/* base port for MS_SCHED_PORT; default 8118 */
+	bool enable_dynamic_network;	/* msrun dynamic networking (true) or rank table launch */
+	bool enable_fault_recovery;	/* recover jobs on faults (issue: faults) */
+	unsigned fault_check_interval_sec; /* agent report interval; default 5 */
+	unsigned heartbeat_timeout_sec;	/* default 3 * fault_check_interval_sec */
+	bool topology_aware_schedule;	/* false: topology-blind first fit */
+	bool require_agent;		/* servers that never reported are unschedulable */
+	char *name;			/* cluster name, default "ascend" */
+
+	/* resource: */
+	unsigned total_npu;		/* must equal the inventory's NPU count */
+	bool allow_mix_task;		/* small jobs may share a server with other jobs */
+	bool enable_quota_limit;	/* queue quotas enforced at admission */
+
+	/* hccl: */
+	char *hccl_log_level;		/* debug|info|warning|error */
+	unsigned hccl_connect_timeout_sec; /* HCCL_CONNECT_TIMEOUT, 120-7200 */
+	unsigned hccl_exec_timeout_sec;	/* HCCL_EXEC_TIMEOUT, 0 = unset */
+	char *hccl_if_ip;		/* HCCL_IF_IP, NULL = unset */
+	char *hccl_socket_ifname;	/* HCCL_SOCKET_IFNAME, NULL = unset */
+
+	struct conf_server *servers;	/* inventory order is topology order within a switch */
+	size_t server_count;
+	struct conf_queue *queues;	/* always has at least the queue "default" */
+	size_t queue_count;
+};
+
+/*
+ * conf_cluster_load() - read and validate the configuration file at @path.
+ * @ret: new conf_cluster on success (caller frees with conf_cluster_free).
+ * @err: filled on -EINVAL/-EFBIG/-errno; may not be NULL.
+ */
+int conf_cluster_load(const char *path, struct conf_cluster **ret, struct conf_error *err);
+
+/*
+ * conf_cluster_parse() - as conf_cluster_load() but from @buf (@len bytes, need not be
+ * NUL-terminated); @file names the source in messages (borrowed).
+ */
+int conf_cluster_parse(const char *buf, size_t len, const char *file, struct conf_cluster **ret,
+		       struct conf_error *err);
+
+/* conf_cluster_free() - free @c and everything it owns; NULL is fine. */
+void conf_cluster_free(struct conf_cluster *c);
+
+/*
+ * conf_cluster_render_yaml() - the effective configuration as normalized YAML
+ * (every key, defaults filled in). *ret_buf is new (free()), *ret_len its length.
+ * Returns 0 or -ENOMEM.
+ */
+int conf_cluster_render_yaml(const struct conf_cluster *c, char **ret_buf, size_t *ret_len);
+
+/* conf_cluster_find_queue() - the queue called @name, or NULL. Borrowed. */
+const struct conf_queue *conf_cluster_find_queue(const struct conf_cluster *c, const char *name);
+
+enum conf_launch {
+	CONF_LAUNCH_MSRUN,	/* one msrun per server (hosts/<server>.env) */
+	CONF_LAUNCH_PER_RANK,	/* one process per NPU (ranks/<rank>.env) */
+};
+
+/* A job spec as accepted. Strings are owned by the spec. */
+struct conf_job_spec {
+	char *name;		/* validated name */
+	unsigned npus;		/* requested NPUs (npus_min when elastic) */
+	unsigned npus_min;	/* == npus unless `npus: {min, max}` */
+	unsigned npus_max;	/* == npus unless `npus: {min, max}` */
+	char *queue;		/* default "default"; existence checked by the caller */
+	unsigned priority;	/* 0-1000; low=100, normal=500 (default), high=900 */
+	char *command;		/* NULL when absent */
+	enum conf_launch launch; /* default msrun */
+	char *checkpoint_dir;	/* NULL when absent; absolute path */
+	unsigned max_restarts;	/* default 3 */
+	uint64_t time_limit_sec; /* 0 = none */
+	unsigned tp, pp, dp;	/* parallel hints; 0 = not given */
+	char *server_type;	/* restrict to one server type; NULL = any */
+};
+
+/*
+ * conf_name_is_valid() - true when @name matches [a-z0-9][a-z0-9._-]{0,62}.
+ * Rejects NULL, "", ".", "..", '/', control characters and anything longer.
+ */
+bool conf_name_is_valid(const char *name);
+
+/*
+ * conf_job_spec_parse() - parse and validate a job spec.
+ * @buf, @len: the document (YAML, or JSON when @file ends in ".json"; JSON syntax is
+ *        checked by jansson). Need not be NUL-terminated.
+ * @file: name used in messages, e.g. "llama70b.yaml" (borrowed).
+ * @default_name: the job name when the spec has no `name` (borrowed; may be NULL,
+ *        then `name` is required). When both are present they must be equal.
+ * @ret: new spec on success (conf_job_spec_free).
+ * Checks made here are the ones that need no cluster: types, ranges, names, units.
+ * Placement legality (sizes per server type, queue existence) is checked by sched.
+ * Returns 0, -EINVAL (see @err), -EFBIG (over CONF_SPEC_MAX_BYTES) or -ENOMEM.
+ */
+int conf_job_spec_parse(const char *buf, size_t len, const char *file, const char *default_name,
+			struct conf_job_spec **ret, struct conf_error *err);
+
+/* conf_job_spec_free() - free @s; NULL is fine. */
+void conf_job_spec_free(struct conf_job_spec *s);
+
+/*
+ * conf_job_spec_render_yaml() - the spec as accepted, normalized (every field, defaults
+ * filled). *ret_buf new (free()), length in *ret_len. Returns 0 or -ENOMEM.
+ */
+int conf_job_spec_render_yaml(const struct conf_job_spec *s, char **ret_buf, size_t *ret_len);
+
+/*
+ * conf_parse_duration() - "90", "90s", "30m", "2h", "1d", "1h30m" -> seconds.
+ * Returns 0 or -EINVAL (empty, unknown unit, overflow).
+ */
+int conf_parse_duration(const char *text, uint64_t *ret_sec);
+
+/* conf_ip_is_valid() - true for an IPv4 or IPv6 literal. */
+bool conf_ip_is_valid(const char *text);
+
+#endif

@@ -1,0 +1,469 @@
+/* SPDX-License-Identifier: MIT */
+/* Job specs: the file a user copies into /ascend/jobs/. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "conf_internal.h"
+
+#define JOB_NPUS_MAX 65536
+#define JOB_PRIORITY_MAX 1000
+#define JOB_RESTARTS_MAX 1000
+#define JOB_PATH_MAX 4095
+
+static const char *const spec_keys[] = {
+	"name", "npus", "queue", "priority", "command", "launch", "checkpoint_dir",
+	"max_restarts", "time_limit", "parallel", "server_type", NULL,
+};
+
+static const struct {
+	const char *word;
+	unsigned priority;
+} priority_words[] = { { "low", 100 }, { "normal", 500 }, { "high", 900 } };
+
+void conf_job_spec_free(struct conf_job_spec *s)
+{
+	if (!s)
+		return;
+	free(s->name);
+	free(s->queue);
+	free(s->command);
+	free(s->checkpoint_dir);
+	free(s->server_type);
+	free(s);
+}
+
+/* Copy borrowed tree text into the spec; -ENOMEM is reported through ctx. */
+static int take_string(const struct conf_ctx *ctx, const char *text, char **field)
+{
+	char *copy = strdup(text);
+
+	if (!copy)
+		return conf_err_nomem(ctx->err, ctx->file);
+	free(*field);
+	*field = copy;
+	return 0;
+}
+
+static int read_name(const struct conf_ctx *ctx, const struct conf_node *root,
+		     const char *default_name, struct conf_job_spec *s)
+{
+	const struct conf_node *n = conf_map_get(root, "name");
+	char q1[CONF_QUOTE_MAX], q2[CONF_QUOTE_MAX];
+	const char *name;
+	int r;
+
+	if (n) {
+		r = conf_read_name(ctx, n, "name", "job name", &name);
+		if (r < 0)
+			return r;
+		if (default_name && strcmp(name, default_name) != 0)
+			return conf_fail(ctx, n,
+					 "name: %s does not match the file name %s; rename the "
+					 "file or the job",
+					 conf_quote(name, q1, sizeof(q1)),
+					 conf_quote(default_name, q2, sizeof(q2)));
+		return take_string(ctx, name, &s->name);
+	}
+	if (!default_name)
+		return conf_fail(ctx, root, "the spec has no name; add `name: <job name>`");
+	if (!conf_name_is_valid(default_name))
+		return conf_fail(ctx, NULL,
+				 "the file name %s is not a valid job name; rename the file to "
+				 "1 to %d lowercase letters, digits, '.', '_' or '-', starting "
+				 "with a letter or digit",
+				 conf_quote(default_name, q1, sizeof(q1)), CONF_NAME_MAX);
+	return take_string(ctx, default_name, &s->name);
+}
+
+static int read_npus(const struct conf_ctx *ctx, const struct conf_node *root,
+		     struct conf_job_spec *s)
+{
+	static const char *const range_keys[] = { "min", "max", NULL };
+	const struct conf_node *n = conf_map_get(root, "npus"), *nmin, *nmax;
+	uint64_t v, lo, hi;
+	int r;
+
+	if (!n)
+		return conf_fail(ctx, root,
+				 "npus is missing; add `npus: <count>` with the number of NPUs "
+				 "the job needs, e.g. `npus: 8`");
+	if (n->kind == CONF_NODE_SCALAR) {
+		r = conf_read_uint(ctx, n, "npus", 1, JOB_NPUS_MAX, "", &v);
+		if (r < 0)
+			return r;
+		s->npus = s->npus_min = s->npus_max = (unsigned)v;
+		return 0;
+	}
+	if (n->kind != CONF_NODE_MAP)
+		return conf_fail(ctx, n,
+				 "npus: expected a whole number or `{min: <count>, max: <count>}`, "
+				 "not %s",
+				 conf_node_kind_name(n));
+	r = conf_check_keys(ctx, n, range_keys);
+	if (r < 0)
+		return r;
+	nmin = conf_map_get(n, "min");
+	nmax = conf_map_get(n, "max");
+	if (!nmin || !nmax)
+		return conf_fail(ctx, n,
+				 "npus: give both min and max, e.g. `npus: {min: 8, max: 32}`");
+	r = conf_read_uint(ctx, nmin, "npus.min", 1, JOB_NPUS_MAX, "", &lo);
+	if (r < 0)
+		return r;
+	r = conf_read_uint(ctx, nmax, "npus.max", 1, JOB_NPUS_MAX, "", &hi);
+	if (r < 0)
+		return r;
+	if (lo > hi)
+		return conf_fail(ctx, nmin,
+				 "npus: min (%llu) is larger than max (%llu); swap them or fix "
+				 "one",
+				 (unsigned long long)lo, (unsigned long long)hi);
+	s->npus = s->npus_min = (unsigned)lo;
+	s->npus_max = (unsigned)hi;
+	return 0;
+}
+
+static int read_priority(const struct conf_ctx *ctx, const struct conf_node *n,
+			 struct conf_job_spec *s)
+{
+	static const char hint[] = " or one of: low, normal, high";
+	char q[CONF_QUOTE_MAX];
+	const char *p;
+	uint64_t v;
+	size_t i;
+	int r;
+
+	if (n->kind == CONF_NODE_SCALAR) {
+		for (i = 0; i < sizeof(priority_words) / sizeof(priority_words[0]); i++) {
+			if (strcasecmp(n->text, priority_words[i].word) == 0) {
+				s->priority = priority_words[i].priority;
+				return 0;
+			}
+		}
+		p = n->text + (n->text[0] == '-');
+		if (!*p || strspn(p, "0123456789") != strlen(p))
+			return conf_fail(ctx, n,
+					 "priority: %s is not a priority; use a whole number from "
+					 "0 to %d%s",
+					 conf_quote(n->text, q, sizeof(q)), JOB_PRIORITY_MAX, hint);
+	}
+	r = conf_read_uint(ctx, n, "priority", 0, JOB_PRIORITY_MAX, hint, &v);
+	if (r < 0)
+		return r;
+	s->priority = (unsigned)v;
+	return 0;
+}
+
+static int read_launch(const struct conf_ctx *ctx, const struct conf_node *n,
+		       struct conf_job_spec *s)
+{
+	char q[CONF_QUOTE_MAX];
+	const char *text;
+	int r;
+
+	r = conf_read_string(ctx, n, "launch", false, &text);
+	if (r < 0)
+		return r;
+	if (strcmp(text, "msrun") == 0)
+		s->launch = CONF_LAUNCH_MSRUN;
+	else if (strcmp(text, "per-rank") == 0)
+		s->launch = CONF_LAUNCH_PER_RANK;
+	else
+		return conf_fail(ctx, n,
+				 "launch: %s is not a launch mode; use msrun (one msrun per "
+				 "server) or per-rank (one process per NPU)",
+				 conf_quote(text, q, sizeof(q)));
+	return 0;
+}
+
+static int read_checkpoint_dir(const struct conf_ctx *ctx, const struct conf_node *n,
+			       struct conf_job_spec *s)
+{
+	char q[CONF_QUOTE_MAX];
+	const char *text;
+	int r;
+
+	r = conf_read_string(ctx, n, "checkpoint_dir", false, &text);
+	if (r < 0)
+		return r;
+	if (text[0] != '/')
+		return conf_fail(ctx, n,
+				 "checkpoint_dir: %s is a relative path; use an absolute path "
+				 "(starting with \"/\") that every server can reach",
+				 conf_quote(text, q, sizeof(q)));
+	if (strlen(text) > JOB_PATH_MAX)
+		return conf_fail(ctx, n,
+				 "checkpoint_dir: the path is longer than %d bytes; use a shorter "
+				 "path",
+				 JOB_PATH_MAX);
+	return take_string(ctx, text, &s->checkpoint_dir);
+}
+
+static int read_time_limit(const struct conf_ctx *ctx, const struct conf_node *n,
+			   struct conf_job_spec *s)
+{
+	char q[CONF_QUOTE_MAX];
+	uint64_t v;
+
+	if (n->kind != CONF_NODE_SCALAR)
+		return conf_fail(ctx, n, "time_limit: expected a duration such as \"2h\", not %s",
+				 conf_node_kind_name(n));
+	if (conf_parse_duration(n->text, &v) < 0)
+		return conf_fail(ctx, n,
+				 "time_limit: %s is not a duration; use whole numbers with the "
+				 "units d, h, m or s, such as \"90m\", \"2h\", \"1d\" or \"1h30m\"",
+				 conf_quote(n->text, q, sizeof(q)));
+	s->time_limit_sec = v;
+	return 0;
+}
+
+/* Parallel hints must fit the NPU count; sched relies on tp*pp groups being whole. */
+static int read_parallel(const struct conf_ctx *ctx, const struct conf_node *n,
+			 struct conf_job_spec *s)
+{
+	static const char *const keys[] = { "tp", "pp", "dp", NULL };
+	static const char *const names[] = { "parallel.tp", "parallel.pp", "parallel.dp" };
+	const struct conf_node *nodes[3];
+	unsigned *fields[3] = { &s->tp, &s->pp, &s->dp };
+	uint64_t product = 1, tp_pp;
+	char label[16] = "";
+	size_t i;
+	int r;
+
+	r = conf_expect_map(ctx, n, "parallel");
+	if (r < 0)
+		return r;
+	r = conf_check_keys(ctx, n, keys);
+	if (r < 0)
+		return r;
+	for (i = 0; i < 3; i++) {
+		uint64_t v;
+
+		nodes[i] = conf_map_get(n, keys[i]);
+		if (!nodes[i])
+			continue;
+		r = conf_read_uint(ctx, nodes[i], names[i], 1, JOB_NPUS_MAX, "", &v);
+		if (r < 0)
+			return r;
+		*fields[i] = (unsigned)v;
+		product *= v;
+		strcat(label, label[0] ? "*" : "");
+		strcat(label, keys[i]);
+	}
+	tp_pp = (uint64_t)(s->tp ? s->tp : 1) * (s->pp ? s->pp : 1);
+
+	if (s->npus_min != s->npus_max) {
+		if (nodes[2])
+			return conf_fail(ctx, nodes[2],
+					 "parallel.dp: cannot be fixed when npus is a range; "
+					 "remove dp (it follows the number of NPUs)");
+		if (s->npus_min % tp_pp || s->npus_max % tp_pp)
+			return conf_fail(ctx, n,
+					 "parallel: tp*pp (%llu) must divide both npus.min (%u) "
+					 "and npus.max (%u); choose tp and pp whose product "
+					 "divides both",
+					 (unsigned long long)tp_pp, s->npus_min, s->npus_max);
+		return 0;
+	}
+	if (s->tp && s->pp && s->dp && product != s->npus)
+		return conf_fail(ctx, n,
+				 "parallel: tp*pp*dp is %llu but npus is %u; tp*pp*dp must equal "
+				 "npus (or leave dp out)",
+				 (unsigned long long)product, s->npus);
+	if (s->npus % tp_pp)
+		return conf_fail(ctx, n,
+				 "parallel: tp*pp (%llu) must divide npus (%u); choose tp and pp "
+				 "whose product divides %u",
+				 (unsigned long long)tp_pp, s->npus, s->npus);
+	if (s->npus % product)
+		return conf_fail(ctx, n,
+				 "parallel: %s (%llu) must divide npus (%u); choose values whose "
+				 "product divides %u",
+				 label, (unsigned long long)product, s->npus, s->npus);
+	return 0;
+}
+
+static int read_spec(const struct conf_ctx *ctx, const struct conf_node *root,
+		     const char *default_name, struct conf_job_spec *s)
+{
+	const struct conf_node *n;
+	const char *text;
+	uint64_t v;
+	int r;
+
+	r = conf_check_keys(ctx, root, spec_keys);
+	if (r < 0)
+		return r;
+	r = read_name(ctx, root, default_name, s);
+	if (r < 0)
+		return r;
+	r = read_npus(ctx, root, s);
+	if (r < 0)
+		return r;
+
+	n = conf_map_get(root, "queue");
+	r = n ? conf_read_name(ctx, n, "queue", "queue name", &text) : (text = "default", 0);
+	if (r < 0)
+		return r;
+	r = take_string(ctx, text, &s->queue);
+	if (r < 0)
+		return r;
+
+	s->priority = 500;
+	n = conf_map_get(root, "priority");
+	if (n && (r = read_priority(ctx, n, s)) < 0)
+		return r;
+
+	n = conf_map_get(root, "command");
+	if (n) {
+		r = conf_read_string(ctx, n, "command", true, &text);
+		if (r < 0)
+			return r;
+		r = take_string(ctx, text, &s->command);
+		if (r < 0)
+			return r;
+	}
+
+	s->launch = CONF_LAUNCH_MSRUN;
+	n = conf_map_get(root, "launch");
+	if (n && (r = read_launch(ctx, n, s)) < 0)
+		return r;
+
+	n = conf_map_get(root, "checkpoint_dir");
+	if (n && (r = read_checkpoint_dir(ctx, n, s)) < 0)
+		return r;
+
+	s->max_restarts = 3;
+	n = conf_map_get(root, "max_restarts");
+	if (n) {
+		r = conf_read_uint(ctx, n, "max_restarts", 0, JOB_RESTARTS_MAX, "", &v);
+		if (r < 0)
+			return r;
+		s->max_restarts = (unsigned)v;
+	}
+
+	n = conf_map_get(root, "time_limit");
+	if (n && (r = read_time_limit(ctx, n, s)) < 0)
+		return r;
+
+	n = conf_map_get(root, "parallel");
+	if (n && (r = read_parallel(ctx, n, s)) < 0)
+		return r;
+
+	n = conf_map_get(root, "server_type");
+	if (n) {
+		const struct conf_server_type *t;
+
+		r = conf_read_server_type(ctx, n, "server_type", &t);
+		if (r < 0)
+			return r;
+		r = take_string(ctx, t->name, &s->server_type);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int conf_job_spec_parse(const char *buf, size_t len, const char *file, const char *default_name,
+			struct conf_job_spec **ret, struct conf_error *err)
+{
+	struct conf_ctx ctx = { .file = file, .err = err };
+	struct conf_node *root = NULL;
+	struct conf_job_spec *s;
+	int r;
+
+	r = conf_doc_parse(buf, len, file, "spec", CONF_SPEC_MAX_BYTES, &root, err);
+	if (r < 0)
+		return r;
+	if (conf_node_is_null(root)) {
+		r = conf_fail(&ctx, NULL, "the spec is empty; it needs at least `npus`");
+		goto free_root;
+	}
+	if (root->kind != CONF_NODE_MAP) {
+		r = conf_fail(&ctx, root,
+			      "the spec must be a mapping of \"key: value\" lines such as "
+			      "\"npus: 8\", not %s",
+			      conf_node_kind_name(root));
+		goto free_root;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		r = conf_err_nomem(err, file);
+		goto free_root;
+	}
+	r = read_spec(&ctx, root, default_name, s);
+	if (r < 0)
+		goto free_spec;
+	*ret = s;
+	conf_node_free(root);
+	return 0;
+
+free_spec:
+	conf_job_spec_free(s);
+free_root:
+	conf_node_free(root);
+	return r;
+}
+
+static int render_parallel_hint(struct conf_out *o, const char *key, unsigned v)
+{
+	int r = conf_out_key(o, key);
+
+	if (r < 0)
+		return r;
+	return v ? conf_out_uint(o, v) : conf_out_null(o);
+}
+
+int conf_job_spec_render_yaml(const struct conf_job_spec *s, char **ret_buf, size_t *ret_len)
+{
+	struct conf_out *o = conf_out_new();
+	char duration[32];
+
+	if (!o)
+		return -ENOMEM;
+	/* Emitter calls are no-ops after a failure; conf_out_finish() reports it. */
+	conf_out_map_start(o, false);
+	conf_out_key(o, "name");
+	conf_out_str_or_null(o, s->name);
+	conf_out_key(o, "npus");
+	if (s->npus_min != s->npus_max) {
+		conf_out_map_start(o, true);
+		conf_out_key(o, "min");
+		conf_out_uint(o, s->npus_min);
+		conf_out_key(o, "max");
+		conf_out_uint(o, s->npus_max);
+		conf_out_map_end(o);
+	} else {
+		conf_out_uint(o, s->npus);
+	}
+	conf_out_key(o, "queue");
+	conf_out_str_or_null(o, s->queue);
+	conf_out_key(o, "priority");
+	conf_out_uint(o, s->priority);
+	conf_out_key(o, "command");
+	conf_out_str_or_null(o, s->command);
+	conf_out_key(o, "launch");
+	conf_out_str(o, s->launch == CONF_LAUNCH_PER_RANK ? "per-rank" : "msrun");
+	conf_out_key(o, "checkpoint_dir");
+	conf_out_str_or_null(o, s->checkpoint_dir);
+	conf_out_key(o, "max_restarts");
+	conf_out_uint(o, s->max_restarts);
+	conf_out_key(o, "time_limit");
+	if (s->time_limit_sec)
+		conf_out_str(o, conf_format_duration(s->time_limit_sec, duration,
+						     sizeof(duration)));
+	else
+		conf_out_null(o);
+	conf_out_key(o, "parallel");
+	conf_out_map_start(o, false);
+	render_parallel_hint(o, "tp", s->tp);
+	render_parallel_hint(o, "pp", s->pp);
+	render_parallel_hint(o, "dp", s->dp);
+	conf_out_map_end(o);
+	conf_out_key(o, "server_type");
+	conf_out_str_or_null(o, s->server_type);
+	conf_out_map_end(o);
+	return conf_out_finish(o, ret_buf, ret_len);
+}

@@ -1,0 +1,463 @@
+/* SPDX-License-Identifier: MIT */
+/* The cluster configuration and the server-type table. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conf.h"
+#include "test_util.h"
+
+#define ONE_SERVER                                                                              \
+	"servers:\n"                                                                            \
+	"  - name: node-1\n"                                                                    \
+	"    host_ip: 10.0.1.1\n"                                                               \
+	"    type: atlas800t-a2\n"                                                              \
+	"    switch: leaf-1\n"
+
+static struct conf_cluster *parse_ok(const char *text, size_t len, const char *file)
+{
+	struct conf_cluster *c = NULL;
+	struct conf_error err = { 0 };
+	char msg[1024];
+	int r;
+
+	r = conf_cluster_parse(text, len, file, &c, &err);
+	if (r != 0)
+		fail_msg("parse of %s failed (%d): %s", file, r,
+			 conf_error_format(&err, msg, sizeof(msg)));
+	assert_non_null(c);
+	return c;
+}
+
+static const char *parse_fail(const char *text, size_t len, const char *file, int expect_r)
+{
+	static char msg[1024];
+	struct conf_cluster *sentinel = (struct conf_cluster *)(uintptr_t)0x1, *c = sentinel;
+	struct conf_error err = { 0 };
+	int r;
+
+	r = conf_cluster_parse(text, len, file, &c, &err);
+	conf_error_format(&err, msg, sizeof(msg));
+	if (r != expect_r)
+		fail_msg("%s: expected %d, got %d (%s)", file, expect_r, r, msg);
+	assert_ptr_equal(c, sentinel);
+	return msg;
+}
+
+static struct conf_cluster *load_example(const char *rel)
+{
+	struct conf_cluster *c = NULL;
+	struct conf_error err = { 0 };
+	char *path = test_path(rel), msg[1024];
+	int r;
+
+	r = conf_cluster_load(path, &c, &err);
+	if (r != 0)
+		fail_msg("%s: %s", rel, conf_error_format(&err, msg, sizeof(msg)));
+	assert_string_equal(c->source, path);
+	free(path);
+	return c;
+}
+
+/* render -> parse -> render gives the same text: the rendering is complete and stable. */
+static void assert_render_stable(const struct conf_cluster *c)
+{
+	struct conf_cluster *again;
+	char *text, *text2;
+	size_t len, len2;
+
+	assert_int_equal(conf_cluster_render_yaml(c, &text, &len), 0);
+	assert_int_equal(strlen(text), len);
+	again = parse_ok(text, len, "rendered.yaml");
+	assert_int_equal(conf_cluster_render_yaml(again, &text2, &len2), 0);
+	assert_string_equal(text, text2);
+	assert_int_equal(again->server_count, c->server_count);
+	assert_int_equal(again->queue_count, c->queue_count);
+	assert_int_equal(again->total_npu, c->total_npu);
+	free(text);
+	free(text2);
+	conf_cluster_free(again);
+}
+
+static void test_cluster_example_a2(void **state)
+{
+	struct conf_cluster *c = load_example("examples/ascend_cluster.yaml");
+	const struct conf_queue *q;
+	size_t i, d, leaf1 = 0;
+
+	assert_string_equal(c->name, "a2-128");
+	assert_string_equal(c->scheduler_ip, "10.0.0.1");
+	assert_int_equal(c->scheduler_port, 8118);
+	assert_int_equal(c->fault_check_interval_sec, 5);
+	assert_int_equal(c->heartbeat_timeout_sec, 15);
+	assert_int_equal(c->total_npu, 128);
+	assert_int_equal(c->hccl_connect_timeout_sec, 600);
+	assert_int_equal(c->hccl_exec_timeout_sec, 1800);
+	assert_string_equal(c->hccl_socket_ifname, "eth0");
+	assert_null(c->hccl_if_ip);
+	assert_int_equal(c->server_count, 16);
+	for (i = 0; i < c->server_count; i++) {
+		const struct conf_server *s = &c->servers[i];
+		char name[32], ip[32];
+
+		snprintf(name, sizeof(name), "a2-node-%02zu", i + 1);
+		snprintf(ip, sizeof(ip), "10.0.1.%zu", i + 1);
+		assert_string_equal(s->name, name);
+		assert_string_equal(s->host_ip, ip);
+		assert_ptr_equal(s->type, conf_server_type_find("atlas800t-a2"));
+		assert_int_equal(s->npu_count, 8);
+		assert_null(s->super_pod);
+		leaf1 += strcmp(s->leaf_switch, "leaf-1") == 0;
+		for (d = 0; d < 8; d++)
+			assert_non_null(s->device_ips[d]);
+		assert_null(s->device_ips[8]);
+		assert_true(s->line > 0);
+	}
+	assert_int_equal(leaf1, 8);
+	assert_string_equal(c->servers[15].leaf_switch, "leaf-2");
+	assert_string_equal(c->servers[0].device_ips[3], "10.20.3.1");
+
+	assert_int_equal(c->queue_count, 3);
+	q = conf_cluster_find_queue(c, "default");
+	assert_non_null(q);
+	assert_int_equal(q->quota_npus, 0);
+	q = conf_cluster_find_queue(c, "research");
+	assert_non_null(q);
+	assert_int_equal(q->quota_npus, 64);
+	assert_int_equal(q->group_count, 1);
+	assert_string_equal(q->groups[0], "ml-research");
+	assert_null(q->groups[1]);
+	q = conf_cluster_find_queue(c, "finetune");
+	assert_non_null(q);
+	assert_false(q->may_borrow);
+	assert_int_equal(q->group_count, 2);
+	assert_null(conf_cluster_find_queue(c, "nope"));
+	assert_null(conf_cluster_find_queue(c, NULL));
+	assert_render_stable(c);
+	conf_cluster_free(c);
+}
+
+static void test_cluster_example_mixed(void **state)
+{
+	struct conf_cluster *c = load_example("examples/ascend_cluster_mixed.yaml");
+	size_t i;
+
+	assert_int_equal(c->server_count, 16);
+	assert_int_equal(c->total_npu, 128);
+	assert_int_equal(c->fault_check_interval_sec, 10);
+	assert_int_equal(c->heartbeat_timeout_sec, 30);
+	for (i = 0; i < 8; i++) {
+		assert_string_equal(c->servers[i].type->chip, "910");
+		assert_string_equal(c->servers[i].leaf_switch, "leaf-1");
+		assert_string_equal(c->servers[i + 8].type->chip, "910B");
+		assert_string_equal(c->servers[i + 8].leaf_switch, "leaf-2");
+	}
+	/* The implicit default queue is added after the listed ones. */
+	assert_int_equal(c->queue_count, 2);
+	assert_string_equal(c->queues[1].name, "default");
+	assert_render_stable(c);
+	conf_cluster_free(c);
+}
+
+static void test_cluster_defaults(void **state)
+{
+	struct conf_cluster *c = parse_ok(ONE_SERVER, strlen(ONE_SERVER), "min.yaml");
+	const struct conf_queue *q;
+
+	assert_string_equal(c->source, "min.yaml");
+	assert_string_equal(c->name, "ascend");
+	assert_string_equal(c->scheduler_ip, "127.0.0.1");
+	assert_int_equal(c->scheduler_port, 8118);
+	assert_true(c->enable_dynamic_network);
+	assert_true(c->enable_fault_recovery);
+	assert_int_equal(c->fault_check_interval_sec, 5);
+	assert_int_equal(c->heartbeat_timeout_sec, 15);
+	assert_true(c->topology_aware_schedule);
+	assert_false(c->require_agent);
+	assert_int_equal(c->total_npu, 8);
+	assert_true(c->allow_mix_task);
+	assert_false(c->enable_quota_limit);
+	assert_string_equal(c->hccl_log_level, "info");
+	assert_int_equal(c->hccl_connect_timeout_sec, 600);
+	assert_int_equal(c->hccl_exec_timeout_sec, 0);
+	assert_null(c->hccl_if_ip);
+	assert_null(c->hccl_socket_ifname);
+	assert_int_equal(c->queue_count, 1);
+	q = conf_cluster_find_queue(c, "default");
+	assert_non_null(q);
+	assert_int_equal(q->quota_npus, 0);
+	assert_int_equal(q->priority, 500);
+	assert_int_equal(q->weight, 1);
+	assert_true(q->may_borrow);
+	assert_int_equal(q->group_count, 0);
+	assert_non_null(q->groups);
+	assert_null(q->groups[0]);
+	assert_null(c->servers[0].device_ips[0]);
+	assert_render_stable(c);
+	conf_cluster_free(c);
+}
+
+static void test_cluster_heartbeat_follows_interval(void **state)
+{
+	static const char text[] = "cluster:\n  fault_check_interval: 2m\n" ONE_SERVER;
+	static const char zero_interval[] = "cluster:\n  fault_check_interval: 0\n" ONE_SERVER;
+	struct conf_cluster *c = parse_ok(text, strlen(text), "hb.yaml");
+
+	assert_int_equal(c->fault_check_interval_sec, 120);
+	assert_int_equal(c->heartbeat_timeout_sec, 360);
+	conf_cluster_free(c);
+	assert_non_null(strstr(parse_fail(zero_interval, strlen(zero_interval), "hb.yaml", -EINVAL),
+			       "hb.yaml:2:25: fault_check_interval: 0 is out of range; use 1 to "
+			       "3600 seconds"));
+}
+
+static void test_cluster_ip_canonical_duplicates(void **state)
+{
+	static const char text[] = "servers:\n"
+				   "  - name: a\n"
+				   "    host_ip: fd00::1\n"
+				   "    type: atlas800\n"
+				   "    switch: s\n"
+				   "  - name: b\n"
+				   "    host_ip: FD00:0:0::1\n"
+				   "    type: atlas800\n"
+				   "    switch: s\n";
+
+	assert_string_equal(parse_fail(text, strlen(text), "v6.yaml", -EINVAL),
+			    "v6.yaml:7:14: host_ip: \"FD00:0:0::1\" is already used by server "
+			    "\"a\"; give each server its own address");
+}
+
+static void test_cluster_a3_super_pods(void **state)
+{
+	static const char text[] = "servers:\n"
+				   "  - name: a3-1\n"
+				   "    host_ip: 10.0.0.1\n"
+				   "    type: atlas900-a3\n"
+				   "    switch: s\n"
+				   "    super_pod: 7\n"
+				   "    device_ips: [10.1.0.1, 10.1.0.2, 10.1.0.3, 10.1.0.4,"
+				   " 10.1.0.5, 10.1.0.6, 10.1.0.7, 10.1.0.8, 10.1.0.9, 10.1.0.10,"
+				   " 10.1.0.11,"
+				   " 10.1.0.12, 10.1.0.13, 10.1.0.14, 10.1.0.15, 10.1.0.16]\n";
+	struct conf_cluster *c = parse_ok(text, strlen(text), "a3.yaml");
+
+	assert_string_equal(c->servers[0].super_pod, "7");
+	assert_int_equal(c->servers[0].npu_count, 16);
+	assert_string_equal(c->servers[0].device_ips[15], "10.1.0.16");
+	assert_int_equal(c->total_npu, 16);
+	assert_render_stable(c);
+	conf_cluster_free(c);
+}
+
+static void test_cluster_load_errors(void **state)
+{
+	struct conf_cluster *sentinel = (struct conf_cluster *)(uintptr_t)0x1, *c = sentinel;
+	struct conf_error err = { 0 };
+	char *path;
+	int fd;
+
+	assert_int_equal(conf_cluster_load("/nonexistent/ascend_cluster.yaml", &c, &err),
+			 -ENOENT);
+	assert_ptr_equal(c, sentinel);
+	assert_string_equal(err.file, "/nonexistent/ascend_cluster.yaml");
+	assert_non_null(strstr(err.msg, "cannot open the configuration"));
+
+	assert_int_equal(conf_cluster_load("/", &c, &err), -EISDIR);
+
+	/* A sparse file one byte over the limit. */
+	path = test_write_tmp("", 0, ".yaml");
+	fd = open(path, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, CONF_CONFIG_MAX_BYTES + 1), 0);
+	close(fd);
+	assert_int_equal(conf_cluster_load(path, &c, &err), -EFBIG);
+	assert_ptr_equal(c, sentinel);
+	assert_non_null(strstr(err.msg, "larger than the limit"));
+	unlink(path);
+	free(path);
+
+	/* A file that is fine is loaded and keeps its path as the source. */
+	path = test_write_tmp(ONE_SERVER, strlen(ONE_SERVER), ".yaml");
+	assert_int_equal(conf_cluster_load(path, &c, &err), 0);
+	assert_string_equal(c->source, path);
+	conf_cluster_free(c);
+	unlink(path);
+	free(path);
+}
+
+static void test_cluster_error_uses_path_when_loading(void **state)
+{
+	struct conf_cluster *c = NULL;
+	struct conf_error err = { 0 };
+	char *path = test_write_tmp("servers: [\n", 11, ".yaml"), msg[1024], want[1100];
+
+	assert_int_equal(conf_cluster_load(path, &c, &err), -EINVAL);
+	assert_null(c);
+	snprintf(want, sizeof(want), "%s:2:1: invalid YAML: did not find expected node content "
+		 "(while parsing a flow node at line 2)", path);
+	assert_string_equal(conf_error_format(&err, msg, sizeof(msg)), want);
+	unlink(path);
+	free(path);
+}
+
+/* Builds an inventory of @n servers of 8 NPUs with unique addresses. */
+static char *big_inventory(size_t n, size_t *ret_len)
+{
+	size_t cap = n * 256 + 64, o = 0, i;
+	char *text = malloc(cap);
+
+	assert_non_null(text);
+	o += (size_t)snprintf(text + o, cap - o, "servers:\n");
+	for (i = 0; i < n; i++) {
+		size_t a = i / 250, b = i % 250 + 1;
+
+		o += (size_t)snprintf(text + o, cap - o,
+				      "- {name: n%zu, host_ip: 10.%zu.%zu.1, type: atlas800t-a2, "
+				      "switch: leaf-%zu, device_ips: [",
+				      i, a, b, i / 32);
+		for (size_t d = 0; d < 8; d++)
+			o += (size_t)snprintf(text + o, cap - o, "%s10.%zu.%zu.%zu", d ? ", " : "",
+					      100 + a, b, d + 10);
+		o += (size_t)snprintf(text + o, cap - o, "]}\n");
+	}
+	*ret_len = o;
+	return text;
+}
+
+static void test_cluster_large_inventory(void **state)
+{
+	size_t len;
+	char *text = big_inventory(CONF_SERVERS_MAX, &len);
+	struct conf_cluster *c = parse_ok(text, len, "big.yaml");
+
+	assert_int_equal(c->server_count, CONF_SERVERS_MAX);
+	assert_int_equal(c->total_npu, 8 * CONF_SERVERS_MAX);
+	conf_cluster_free(c);
+	free(text);
+
+	text = big_inventory(CONF_SERVERS_MAX + 1, &len);
+	assert_non_null(strstr(parse_fail(text, len, "big.yaml", -EINVAL),
+			       "servers: 16385 servers are more than the limit of 16384"));
+	free(text);
+}
+
+static void test_cluster_node_limit(void **state)
+{
+	size_t n = 1100000, o = 0, i;
+	char *text = malloc(2 * n + 64);
+
+	assert_non_null(text);
+	o += (size_t)sprintf(text, "x: [");
+	for (i = 0; i < n; i++) {
+		text[o++] = '1';
+		text[o++] = ',';
+	}
+	text[o++] = ']';
+	assert_non_null(strstr(parse_fail(text, o, "many.yaml", -EINVAL),
+			       "the document has more than 1048576 values"));
+	free(text);
+}
+
+static void test_cluster_truncations(void **state)
+{
+	size_t len, cut;
+	char *text = test_read_file("examples/ascend_cluster_mixed.yaml", &len);
+
+	/* A stride keeps this quick; every prefix of a spec is covered in test_conf_job. */
+	for (cut = 0; cut <= len; cut += (cut < 2048 ? 1 : 7)) {
+		struct conf_cluster *c = NULL;
+		struct conf_error err = { 0 };
+		char *prefix = malloc(cut ? cut : 1);
+		int r;
+
+		assert_non_null(prefix);
+		memcpy(prefix, text, cut);
+		r = conf_cluster_parse(prefix, cut, "t.yaml", &c, &err);
+		if (r == 0) {
+			char *out;
+			size_t olen;
+
+			assert_int_equal(conf_cluster_render_yaml(c, &out, &olen), 0);
+			free(out);
+			conf_cluster_free(c);
+		} else {
+			assert_int_equal(r, -EINVAL);
+			assert_null(c);
+			assert_true(err.msg[0] != '\0');
+		}
+		free(prefix);
+	}
+	free(text);
+}
+
+static void test_server_type_table(void **state)
+{
+	const struct conf_server_type *t, *list;
+	size_t n, i;
+
+	list = conf_server_type_list(&n);
+	assert_int_equal(n, 3);
+	for (i = 0; i < n; i++) {
+		assert_ptr_equal(conf_server_type_find(list[i].name), &list[i]);
+		assert_true(list[i].npu_count <= CONF_SERVER_NPUS_MAX);
+		/* A whole server is always a legal size; 0 never is. */
+		assert_true(list[i].legal_sizes_mask & (UINT32_C(1) << list[i].npu_count));
+		assert_false(list[i].legal_sizes_mask & 1);
+		assert_int_equal(list[i].npu_count % list[i].hccs_group_size, 0);
+	}
+	t = conf_server_type_find("atlas800");
+	assert_non_null(t);
+	assert_string_equal(t->chip, "910");
+	assert_string_equal(t->product, "Atlas 800 (model 9000)");
+	assert_int_equal(t->hccs, CONF_HCCS_RING);
+	assert_int_equal(t->hccs_group_size, 4);
+	assert_int_equal(t->legal_sizes_mask, (1u << 1) | (1u << 2) | (1u << 4) | (1u << 8));
+	assert_string_equal(t->rank_table_version, "1.0");
+	t = conf_server_type_find("atlas800t-a2");
+	assert_non_null(t);
+	assert_string_equal(t->chip, "910B");
+	assert_int_equal(t->hccs, CONF_HCCS_MESH);
+	assert_int_equal(t->hccs_group_size, 8);
+	assert_int_equal(t->legal_sizes_mask, 0x1fe);
+	t = conf_server_type_find("atlas900-a3");
+	assert_non_null(t);
+	assert_string_equal(t->chip, "910C");
+	assert_int_equal(t->npu_count, 16);
+	assert_int_equal(t->hccs, CONF_HCCS_PAIR);
+	assert_int_equal(t->hccs_group_size, 2);
+	assert_int_equal(t->legal_sizes_mask, 0x1fffe);
+	assert_string_equal(t->rank_table_version, "1.2");
+	assert_null(conf_server_type_find("Atlas800"));
+	assert_null(conf_server_type_find(NULL));
+	assert_null(conf_server_type_find(""));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cluster_example_a2),
+		cmocka_unit_test(test_cluster_example_mixed),
+		cmocka_unit_test(test_cluster_defaults),
+		cmocka_unit_test(test_cluster_heartbeat_follows_interval),
+		cmocka_unit_test(test_cluster_ip_canonical_duplicates),
+		cmocka_unit_test(test_cluster_a3_super_pods),
+		cmocka_unit_test(test_cluster_load_errors),
+		cmocka_unit_test(test_cluster_error_uses_path_when_loading),
+		cmocka_unit_test(test_cluster_large_inventory),
+		cmocka_unit_test(test_cluster_node_limit),
+		cmocka_unit_test(test_cluster_truncations),
+		cmocka_unit_test(test_server_type_table),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
