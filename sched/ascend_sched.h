@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sched: the cluster model and every scheduling decision, as pure C.
+ *
+ * No FUSE, no threads, no clock and no file I/O: time is an argument (`now_usec`,
+ * microseconds since the Unix epoch) and every input arrives as a parsed struct, so the
+ * same code serves the daemon, the unit tests and a simulator. A struct sched_cluster is
+ * NOT thread-safe: the caller serializes all calls on one cluster (the daemon holds one
+ * state lock around them).
+ *
+ * Every job state change goes through one function (sched_job_transition, in
+ * sched_job.c), which checks that the transition is legal and appends an event; a
+ * durable store can hook in there.
+ *
+ * errno vocabulary:
+ *   -EINVAL   malformed request (bad name, illegal size for the topology, unknown queue)
+ *   -ENOSPC   the request can never fit this cluster (rejection), see the reason
+ *   -EEXIST   a job with that name is active
+ *   -ENOENT   unknown job or server
+ *   -EPERM    caller is not the job's owner (nor root)
+ *   -EBUSY    the operation conflicts with the job's state
+ *   -ENOMEM   allocation failed
+ * Reasons are written into caller buffers as one lowercase sentence, no final period.
+ */
+#ifndef ASCENDFS_ASCEND_SCHED_H
+#define ASCENDFS_ASCEND_SCHED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "conf.h"
+
+#define SCHED_REASON_MAX 512
+/* Events kept in memory; older ones are dropped, sequence numbers keep counting. */
+#define SCHED_EVENTS_MAX 65536
+
+enum sched_job_state {
+	SCHED_JOB_DRAFT,      /* directory made with mkdir, no spec yet */
+	SCHED_JOB_PENDING,    /* accepted, waiting for NPUs (reason says why) */
+	SCHED_JOB_RUNNING,    /* placed; rank table final */
+	SCHED_JOB_RECOVERING, /* a fault took NPUs away; being re-placed */
+	SCHED_JOB_COMPLETED,  /* finished successfully */
+	SCHED_JOB_FAILED,     /* gave up (max_restarts, fault without recovery) */
+	SCHED_JOB_CANCELLED,  /* cancelled by its owner or an admin */
+	SCHED_JOB_REJECTED,   /* spec refused; nothing was allocated */
+	SCHED_JOB_STATE_COUNT
+};
+
+/* sched_job_state_name() - "pending", "running", ... (static string). */
+const char *sched_job_state_name(enum sched_job_state s);
+
+/* sched_job_state_is_terminal() - completed, failed, cancelled or rejected. */
+bool sched_job_state_is_terminal(enum sched_job_state s);
+
+enum sched_health {
+	SCHED_HEALTH_OK,
+	SCHED_HEALTH_WARNING,
+	SCHED_HEALTH_ALARM,
+	SCHED_HEALTH_CRITICAL,
+	SCHED_HEALTH_UNKNOWN,
+};
+
+/* sched_health_name() - npu-smi's Health words: "OK", "Warning", ... (static). */
+const char *sched_health_name(enum sched_health h);
+
+struct sched_job;
+
+/* One NPU of a server. */
+struct sched_npu {
+	unsigned device_id;	/* physical id, 0..npu_count-1 */
+	enum sched_health health;
+	bool isolated;		/* no new work may be placed here */
+	struct sched_job *job;	/* borrowed; NULL when free */
+	unsigned rank;		/* rank_id within job when job != NULL */
+};
+
+enum sched_server_state {
+	SCHED_SERVER_UNKNOWN,	  /* never reported (schedulable unless require_agent) */
+	SCHED_SERVER_READY,	  /* reported and healthy */
+	SCHED_SERVER_UNREACHABLE, /* heartbeat lost */
+};
+
+struct sched_server {
+	const struct conf_server *conf; /* borrowed from the cluster's conf */
+	unsigned index;			/* position in the inventory */
+	unsigned switch_index;		/* index into sched_cluster.switch_names */
+	enum sched_server_state state;
+	bool cordoned;			/* admin: no new work */
+	bool draining;			/* admin: no new work; cordoned until empty */
+	uint64_t last_report_usec;	/* 0 = never */
+	struct sched_npu npus[CONF_SERVER_NPUS_MAX];
+	unsigned npus_free;		/* free and placeable NPUs */
+	unsigned jobs_running;		/* distinct jobs holding NPUs here */
+};
+
+/* Where one server's share of a job landed. */
+struct sched_slice {
+	unsigned server;		/* index into cluster->servers */
+	unsigned npu_count;
+	unsigned device_ids[CONF_SERVER_NPUS_MAX]; /* ascending physical ids */
+	unsigned first_rank;		/* rank of device_ids[0]; ranks are contiguous */
+};
+
+struct sched_job {
+	char name[CONF_NAME_MAX + 1];	/* also the job id */
+	uid_t uid;			/* owner (submitting uid) */
+	gid_t gid;
+	enum sched_job_state state;
+	char reason[SCHED_REASON_MAX];	/* pending reason / rejection / failure */
+	struct conf_job_spec *spec;	/* owned; NULL for drafts and some rejections */
+	char *spec_text;		/* owned; normalized spec YAML, NULL without spec */
+	size_t spec_len;
+	unsigned generation;		/* 1 on first placement, +1 per re-placement */
+	unsigned restarts;
+	uint64_t submit_usec, start_usec, end_usec, change_usec;
+	uint64_t queue_seq;		/* FIFO order among pending jobs */
+	struct sched_slice *slices;	/* owned; slice_count entries, topology order */
+	size_t slice_count;
+	unsigned sched_port;		/* MS_SCHED_PORT of this placement */
+	uint64_t checkpoint_step;	/* newest reported checkpoint; 0 = none */
+	char *checkpoint_path;		/* owned; NULL = none */
+	uint64_t version;		/* bumped on every change (cache key for readers) */
+};
+
+enum sched_event_kind {
+	SCHED_EV_SUBMITTED,
+	SCHED_EV_REJECTED,
+	SCHED_EV_PENDING,
+	SCHED_EV_PLACED,
+	SCHED_EV_COMPLETED,
+	SCHED_EV_FAILED,
+	SCHED_EV_CANCELLED,
+	SCHED_EV_REMOVED,
+	SCHED_EV_CHECKPOINT,
+	SCHED_EV_SERVER,	/* cordon, uncordon, drain */
+	SCHED_EV_KIND_COUNT
+};
+
+const char *sched_event_kind_name(enum sched_event_kind k);
+
+struct sched_event {
+	uint64_t seq;		/* 1, 2, 3 ... never reused, no gaps */
+	uint64_t time_usec;
+	enum sched_event_kind kind;
+	char job[CONF_NAME_MAX + 1];	/* "" when not about a job */
+	char server[CONF_NAME_MAX + 1]; /* "" when not about a server */
+	int npu;			/* -1 when not about one NPU */
+	char *state;			/* job state after the event, or NULL; static */
+	char reason[SCHED_REASON_MAX];
+};
+
+struct sched_cluster {
+	struct conf_cluster *conf;	/* owned */
+	struct sched_server *servers;	/* conf->server_count entries */
+	size_t server_count;
+	char **switch_names;		/* borrowed from conf, first-seen order */
+	size_t switch_count;
+	struct sched_job **jobs;	/* owned; active and finished, in submission order */
+	size_t job_count, job_cap;
+	uint64_t next_queue_seq;
+	struct sched_event *events;	/* ring of SCHED_EVENTS_MAX */
+	size_t event_head, event_count;
+	uint64_t next_event_seq;
+	uint64_t version;		/* bumped on every change anywhere */
+	unsigned npus_total, npus_allocated;
+};
+
+/*
+ * sched_cluster_new() - build the model from @conf (stolen: freed with the cluster, and
+ * freed on failure too). Returns 0 and *ret, or -ENOMEM.
+ */
+int sched_cluster_new(struct conf_cluster *conf, struct sched_cluster **ret);
+
+/* sched_cluster_free() - free @c, its jobs, events and conf. NULL is fine. */
+void sched_cluster_free(struct sched_cluster *c);
+
+/* sched_cluster_find_job() - the job called @name or NULL (borrowed). */
+struct sched_job *sched_cluster_find_job(struct sched_cluster *c, const char *name);
+
+/* sched_cluster_find_server() - index of the server called @name, or -ENOENT. */
+int sched_cluster_find_server(const struct sched_cluster *c, const char *name);
+
+/*
+ * sched_job_create_draft() - a job directory made with mkdir: state draft, owned by
+ * @uid/@gid. Returns 0 (*ret borrowed, may be NULL), -EINVAL bad name, -EEXIST an active
+ * job or draft of that name exists, -ENOMEM. A terminal job of that name is replaced.
+ */
+int sched_job_create_draft(struct sched_cluster *c, const char *name, uid_t uid, gid_t gid,
+			   uint64_t now_usec, struct sched_job **ret);
+
+/*
+ * sched_job_submit() - admit @spec (stolen, freed on failure too) for @uid/@gid.
+ * The job becomes pending, then a scheduling pass runs, so it may be running on return.
+ * A job that can never fit, names an unknown queue or asks for an illegal size is NOT
+ * created: returns -EINVAL or -ENOSPC with the sentence in @reason (size
+ * SCHED_REASON_MAX); the caller records it with sched_job_reject().
+ * An existing draft of the same name owned by @uid (or @uid 0) is filled in; a
+ * terminal job of the same name is replaced; an active one gives -EEXIST.
+ * Returns 0 and *ret (borrowed, may be NULL).
+ */
+int sched_job_submit(struct sched_cluster *c, struct conf_job_spec *spec, uid_t uid, gid_t gid,
+		     uint64_t now_usec, char *reason, struct sched_job **ret);
+
+/*
+ * sched_job_reject() - record a refused submission of job @name: the job shows state
+ * rejected and @reason (borrowed), and a rejected event is appended. Replaces a draft or
+ * terminal job of that name; an active job of that name is left alone and -EEXIST is
+ * returned (its reason is not overwritten). No NPU, queue or other job changes.
+ * Returns 0, -EINVAL (bad name), -EEXIST or -ENOMEM.
+ */
+int sched_job_reject(struct sched_cluster *c, const char *name, uid_t uid, gid_t gid,
+		     const char *reason, uint64_t now_usec);
+
+/*
+ * sched_job_cancel() - cancel @name on behalf of @uid (0 = root may cancel any).
+ * Frees its NPUs and runs a scheduling pass. Cancelling a terminal job is a no-op
+ * returning 0. Returns -ENOENT, -EPERM.
+ */
+int sched_job_cancel(struct sched_cluster *c, const char *name, uid_t uid, uint64_t now_usec);
+
+/*
+ * sched_job_complete() - mark a running job completed (its processes all exited 0),
+ * free its NPUs, schedule. Returns -ENOENT, -EPERM, -EBUSY (not running).
+ */
+int sched_job_complete(struct sched_cluster *c, const char *name, uid_t uid, uint64_t now_usec);
+
+/*
+ * sched_job_checkpoint() - record that job @name wrote checkpoint @step at @path
+ * (borrowed, absolute). The newest step wins. Returns -ENOENT, -EPERM, -EINVAL, -ENOMEM.
+ */
+int sched_job_checkpoint(struct sched_cluster *c, const char *name, uid_t uid, uint64_t step,
+			 const char *path, uint64_t now_usec);
+
+/*
+ * sched_job_remove() - forget job @name (rmdir): an active job is cancelled first.
+ * Returns -ENOENT, -EPERM.
+ */
+int sched_job_remove(struct sched_cluster *c, const char *name, uid_t uid, uint64_t now_usec);
+
+/*
+ * sched_schedule() - one scheduling pass: pending jobs in FIFO order (by priority, then
+ * submission), each placed all-or-nothing or given a pending reason. Strict FIFO: a job
+ * that does not fit stops jobs behind it in the same queue from starting ahead of it.
+ * Returns the number of jobs placed.
+ */
+unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec);
+
+/*
+ * sched_server_set_cordon() - cordon (no new work) or uncordon server @name.
+ * @drain: cordon and mark draining (running jobs stay until they end).
+ * Returns 0 or -ENOENT.
+ */
+int sched_server_set_cordon(struct sched_cluster *c, const char *name, bool cordon, bool drain,
+			    uint64_t now_usec);
+
+/*
+ * sched_server_clear_npu() - return NPU @npu of server @name to service (admin `clear`):
+ * drops its isolation and schedules. Returns 0, -ENOENT (server) or -EINVAL (npu id).
+ */
+int sched_server_clear_npu(struct sched_cluster *c, const char *name, unsigned npu,
+			   uint64_t now_usec);
+
+/*
+ * sched_server_is_schedulable() - new work may land on @s: not cordoned, not
+ * unreachable, and (when conf->require_agent) it has reported.
+ */
+bool sched_server_is_schedulable(const struct sched_cluster *c, const struct sched_server *s);
+
+/*
+ * sched_place() - find a placement for @npus NPUs without changing anything.
+ * Follows design.md §5: a request that fits one server stays on one server (910 ring
+ * preferences, 910B best fit, A3 whole pairs); larger requests take whole servers,
+ * preferring one leaf switch, then one super pod, then the fewest switches.
+ * @type: restrict to that server type (NULL: any type that can hold the job).
+ * @ret_slices: new array (free()) of *ret_count slices in rank order, ranks assigned.
+ * @reason: why not, when -ENOSPC (no free capacity now) or -EINVAL (never legal).
+ * Returns 0, -ENOSPC, -EINVAL or -ENOMEM.
+ */
+int sched_place(const struct sched_cluster *c, unsigned npus, const struct conf_server_type *type,
+		struct sched_slice **ret_slices, size_t *ret_count, char *reason);
+
+/*
+ * sched_check_feasible() - could a job of @npus NPUs ever run on this cluster if it
+ * were empty and healthy? Returns 0, or -EINVAL/-ENOSPC with @reason.
+ */
+int sched_check_feasible(const struct sched_cluster *c, unsigned npus,
+			 const struct conf_server_type *type, char *reason);
+
+/*
+ * sched_check_invariants() - verify that no NPU is held by two jobs, counters match, and
+ * every placed job's ranks are 0..N-1 contiguous. Returns 0 or -EUCLEAN with @reason.
+ */
+int sched_check_invariants(const struct sched_cluster *c, char *reason);
+
+/* sched_job_total_npus() - NPUs job @j holds now (sum of its slices; 0 when unplaced). */
+unsigned sched_job_total_npus(const struct sched_job *j);
+
+/* Iterate events with seq > @after_seq; returns NULL at the end. */
+const struct sched_event *sched_event_next(const struct sched_cluster *c, uint64_t after_seq);
+
+/* ---- rendering (sched_render.c); every output is new (free()) with its length ---- */
+
+/*
+ * Where the job's files are seen by the processes that use them: the mount point,
+ * e.g. "/ascend". RANK_TABLE_FILE = <mount>/jobs/<name>/ranktable.json.
+ */
+struct sched_render_ctx {
+	const char *mount_path;
+};
+
+/*
+ * sched_render_ranktable() - rank table JSON for a placed job (design.md §4: version
+ * "1.0"/"1.2", every value a string, server_count, server_list with server_id,
+ * host_ip, pod_ip, host_nic_ip "reserve", device list of device_id/device_ip/rank_id,
+ * status "completed" when placed). -ENOENT when the job holds no placement.
+ */
+int sched_render_ranktable(const struct sched_cluster *c, const struct sched_job *j, char **ret,
+			   size_t *ret_len);
+
+/* sched_render_job_env() - job-wide shell exports (`. env`). -ENOENT when unplaced. */
+int sched_render_job_env(const struct sched_cluster *c, const struct sched_job *j,
+			 const struct sched_render_ctx *ctx, char **ret, size_t *ret_len);
+
+/* sched_render_host_env() - exports for slice @slice (index) plus MSRUN_ARGS. */
+int sched_render_host_env(const struct sched_cluster *c, const struct sched_job *j, size_t slice,
+			  const struct sched_render_ctx *ctx, char **ret, size_t *ret_len);
+
+/* sched_render_rank_env() - per-process exports for @rank. -ENOENT when out of range. */
+int sched_render_rank_env(const struct sched_cluster *c, const struct sched_job *j, unsigned rank,
+			  const struct sched_render_ctx *ctx, char **ret, size_t *ret_len);
+
+/* sched_render_job_status_json() - reason, generation, restarts, placement, times. */
+int sched_render_job_status_json(const struct sched_cluster *c, const struct sched_job *j,
+				 char **ret, size_t *ret_len);
+
+/* sched_render_events() - JSON lines of events (all when @job is NULL, else that job's). */
+int sched_render_events(const struct sched_cluster *c, const char *job, char **ret,
+			size_t *ret_len);
+
+/* sched_render_cluster_status() - JSON: NPUs total/allocated/free/isolated, jobs by state. */
+int sched_render_cluster_status(const struct sched_cluster *c, char **ret, size_t *ret_len);
+
+/* sched_render_topology() - JSON: switches, super pods, servers, per-NPU state. */
+int sched_render_topology(const struct sched_cluster *c, char **ret, size_t *ret_len);
+
+/* sched_render_metrics() - Prometheus text exposition format. */
+int sched_render_metrics(const struct sched_cluster *c, uint64_t now_usec, char **ret,
+			 size_t *ret_len);
+
+/* sched_render_server_npus() - one line per NPU: id device_ip health job rank. */
+int sched_render_server_npus(const struct sched_cluster *c, unsigned server, char **ret,
+			     size_t *ret_len);
+
+/* sched_render_server_info() - JSON: host_ip, type, switch, super pod, heartbeat age. */
+int sched_render_server_info(const struct sched_cluster *c, unsigned server, uint64_t now_usec,
+			     char **ret, size_t *ret_len);
+
+/* sched_render_server_health() - normalized health: "node <state>\nnpu N <level>\n...". */
+int sched_render_server_health(const struct sched_cluster *c, unsigned server, char **ret,
+			       size_t *ret_len);
+
+/* sched_render_queue_status() - JSON for queue @q: used, pending, running, borrowed. */
+int sched_render_queue_status(const struct sched_cluster *c, const struct conf_queue *q,
+			      char **ret, size_t *ret_len);
+
+/*
+ * sched_shell_quote() - append @value single-quoted for POSIX sh to @buf (a growing
+ * string: *buf may be NULL; *len and *cap track it). Returns 0 or -ENOMEM.
+ */
+int sched_shell_quote(char **buf, size_t *len, size_t *cap, const char *value);
+
+#endif

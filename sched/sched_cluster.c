@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: MIT */
+/* The cluster model: servers, switches, NPU bookkeeping and the event ring. */
+#include <assert.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched_internal.h"
+
+static const char *const health_names[] = {
+	[SCHED_HEALTH_OK] = "OK",
+	[SCHED_HEALTH_WARNING] = "Warning",
+	[SCHED_HEALTH_ALARM] = "Alarm",
+	[SCHED_HEALTH_CRITICAL] = "Critical",
+	[SCHED_HEALTH_UNKNOWN] = "UNKNOWN",
+};
+
+const char *sched_health_name(enum sched_health h)
+{
+	if ((unsigned)h >= sizeof(health_names) / sizeof(health_names[0]))
+		return "UNKNOWN";
+	return health_names[h];
+}
+
+static const char *const event_names[SCHED_EV_KIND_COUNT] = {
+	[SCHED_EV_SUBMITTED] = "submitted",
+	[SCHED_EV_REJECTED] = "rejected",
+	[SCHED_EV_PENDING] = "pending",
+	[SCHED_EV_PLACED] = "placed",
+	[SCHED_EV_COMPLETED] = "completed",
+	[SCHED_EV_FAILED] = "failed",
+	[SCHED_EV_CANCELLED] = "cancelled",
+	[SCHED_EV_REMOVED] = "removed",
+	[SCHED_EV_CHECKPOINT] = "checkpoint",
+	[SCHED_EV_SERVER] = "server",
+};
+
+const char *sched_event_kind_name(enum sched_event_kind k)
+{
+	if ((unsigned)k >= SCHED_EV_KIND_COUNT)
+		return "unknown";
+	return event_names[k];
+}
+
+void sched_reason(char *reason, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!reason)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(reason, SCHED_REASON_MAX, fmt, ap);
+	va_end(ap);
+}
+
+static int switch_index_of(struct sched_cluster *c, char *name)
+{
+	for (size_t i = 0; i < c->switch_count; i++)
+		if (strcmp(c->switch_names[i], name) == 0)
+			return (int)i;
+	c->switch_names[c->switch_count] = name;
+	return (int)c->switch_count++;
+}
+
+int sched_cluster_new(struct conf_cluster *conf, struct sched_cluster **ret)
+{
+	struct sched_cluster *c;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		goto fail_conf;
+	c->conf = conf;
+	c->server_count = conf->server_count;
+	c->servers = calloc(conf->server_count ? conf->server_count : 1, sizeof(*c->servers));
+	c->switch_names = calloc(conf->server_count ? conf->server_count : 1, sizeof(char *));
+	c->events = calloc(SCHED_EVENTS_MAX, sizeof(*c->events));
+	if (!c->servers || !c->switch_names || !c->events)
+		goto fail_cluster;
+
+	for (size_t i = 0; i < conf->server_count; i++) {
+		struct sched_server *s = &c->servers[i];
+
+		s->conf = &conf->servers[i];
+		s->index = (unsigned)i;
+		s->switch_index = (unsigned)switch_index_of(c, conf->servers[i].leaf_switch);
+		s->state = SCHED_SERVER_UNKNOWN;
+		for (unsigned d = 0; d < s->conf->npu_count; d++) {
+			s->npus[d].device_id = d;
+			s->npus[d].health = SCHED_HEALTH_OK;
+		}
+		s->npus_free = s->conf->npu_count;
+		c->npus_total += s->conf->npu_count;
+	}
+	c->next_event_seq = 1;
+	c->next_queue_seq = 1;
+	*ret = c;
+	return 0;
+
+fail_cluster:
+	free(c->servers);
+	free(c->switch_names);
+	free(c->events);
+	free(c);
+fail_conf:
+	conf_cluster_free(conf);
+	return -ENOMEM;
+}
+
+void sched_cluster_free(struct sched_cluster *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->job_count; i++) {
+		free(c->jobs[i]->slices);
+		c->jobs[i]->slices = NULL;
+		c->jobs[i]->slice_count = 0;
+		sched_job_free(c->jobs[i]);
+	}
+	free(c->jobs);
+	free(c->servers);
+	free(c->switch_names);
+	free(c->events);
+	conf_cluster_free(c->conf);
+	free(c);
+}
+
+struct sched_job *sched_cluster_find_job(struct sched_cluster *c, const char *name)
+{
+	for (size_t i = 0; i < c->job_count; i++)
+		if (strcmp(c->jobs[i]->name, name) == 0)
+			return c->jobs[i];
+	return NULL;
+}
+
+int sched_cluster_find_server(const struct sched_cluster *c, const char *name)
+{
+	for (size_t i = 0; i < c->server_count; i++)
+		if (strcmp(c->servers[i].conf->name, name) == 0)
+			return (int)i;
+	return -ENOENT;
+}
+
+bool sched_npu_is_placeable(const struct sched_npu *n)
+{
+	return !n->job && !n->isolated &&
+	       (n->health == SCHED_HEALTH_OK || n->health == SCHED_HEALTH_WARNING);
+}
+
+bool sched_server_is_schedulable(const struct sched_cluster *c, const struct sched_server *s)
+{
+	if (s->cordoned || s->draining || s->state == SCHED_SERVER_UNREACHABLE)
+		return false;
+	if (c->conf->require_agent && s->state == SCHED_SERVER_UNKNOWN)
+		return false;
+	return true;
+}
+
+static void server_recount(struct sched_server *s)
+{
+	struct sched_job *seen[CONF_SERVER_NPUS_MAX];
+	unsigned nseen = 0;
+
+	s->npus_free = 0;
+	for (unsigned d = 0; d < s->conf->npu_count; d++) {
+		struct sched_npu *n = &s->npus[d];
+		unsigned k;
+
+		if (sched_npu_is_placeable(n))
+			s->npus_free++;
+		if (!n->job)
+			continue;
+		for (k = 0; k < nseen && seen[k] != n->job; k++)
+			;
+		if (k == nseen)
+			seen[nseen++] = n->job;
+	}
+	s->jobs_running = nseen;
+}
+
+void sched_alloc_apply(struct sched_cluster *c, struct sched_job *j, struct sched_slice *slices,
+		       size_t count)
+{
+	assert(j->slice_count == 0);
+	j->slices = slices;
+	j->slice_count = count;
+	for (size_t i = 0; i < count; i++) {
+		struct sched_server *s = &c->servers[slices[i].server];
+
+		for (unsigned k = 0; k < slices[i].npu_count; k++) {
+			struct sched_npu *n = &s->npus[slices[i].device_ids[k]];
+
+			assert(!n->job);
+			n->job = j;
+			n->rank = slices[i].first_rank + k;
+		}
+		c->npus_allocated += slices[i].npu_count;
+		server_recount(s);
+	}
+}
+
+void sched_alloc_release(struct sched_cluster *c, struct sched_job *j)
+{
+	for (size_t i = 0; i < j->slice_count; i++) {
+		struct sched_server *s = &c->servers[j->slices[i].server];
+
+		for (unsigned k = 0; k < j->slices[i].npu_count; k++) {
+			struct sched_npu *n = &s->npus[j->slices[i].device_ids[k]];
+
+			assert(n->job == j);
+			n->job = NULL;
+			n->rank = 0;
+		}
+		c->npus_allocated -= j->slices[i].npu_count;
+		server_recount(s);
+		if (s->draining && s->jobs_running == 0) {
+			s->draining = false;
+			s->cordoned = true;
+		}
+	}
+	free(j->slices);
+	j->slices = NULL;
+	j->slice_count = 0;
+}
+
+unsigned sched_job_total_npus(const struct sched_job *j)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < j->slice_count; i++)
+		n += j->slices[i].npu_count;
+	return n;
+}
+
+void sched_event_add(struct sched_cluster *c, uint64_t now_usec, enum sched_event_kind kind,
+		     const struct sched_job *j, const char *server, int npu, const char *fmt, ...)
+{
+	struct sched_event *e;
+	size_t slot;
+	va_list ap;
+
+	if (c->event_count < SCHED_EVENTS_MAX) {
+		slot = (c->event_head + c->event_count) % SCHED_EVENTS_MAX;
+		c->event_count++;
+	} else {
+		slot = c->event_head;
+		c->event_head = (c->event_head + 1) % SCHED_EVENTS_MAX;
+	}
+	e = &c->events[slot];
+	memset(e, 0, sizeof(*e));
+	e->seq = c->next_event_seq++;
+	e->time_usec = now_usec;
+	e->kind = kind;
+	e->npu = npu;
+	if (j) {
+		snprintf(e->job, sizeof(e->job), "%s", j->name);
+		e->state = (char *)sched_job_state_name(j->state);
+	}
+	if (server)
+		snprintf(e->server, sizeof(e->server), "%s", server);
+	if (fmt) {
+		va_start(ap, fmt);
+		vsnprintf(e->reason, sizeof(e->reason), fmt, ap);
+		va_end(ap);
+	}
+	c->version++;
+}
+
+const struct sched_event *sched_event_next(const struct sched_cluster *c, uint64_t after_seq)
+{
+	uint64_t first, idx;
+
+	if (c->event_count == 0)
+		return NULL;
+	first = c->events[c->event_head].seq;
+	if (after_seq < first)
+		after_seq = first - 1;
+	idx = after_seq + 1 - first;
+	if (idx >= c->event_count)
+		return NULL;
+	return &c->events[(c->event_head + idx) % SCHED_EVENTS_MAX];
+}
+
+int sched_server_set_cordon(struct sched_cluster *c, const char *name, bool cordon, bool drain,
+			    uint64_t now_usec)
+{
+	int idx = sched_cluster_find_server(c, name);
+	struct sched_server *s;
+
+	if (idx < 0)
+		return idx;
+	s = &c->servers[idx];
+	if (!cordon) {
+		s->cordoned = false;
+		s->draining = false;
+		sched_event_add(c, now_usec, SCHED_EV_SERVER, NULL, name, -1, "uncordoned");
+		sched_schedule(c, now_usec);
+		return 0;
+	}
+	if (drain && s->jobs_running > 0) {
+		s->draining = true;
+		sched_event_add(c, now_usec, SCHED_EV_SERVER, NULL, name, -1,
+				"draining: no new work; %u running job(s) keep their NPUs until "
+				"they end",
+				s->jobs_running);
+	} else {
+		s->cordoned = true;
+		s->draining = false;
+		sched_event_add(c, now_usec, SCHED_EV_SERVER, NULL, name, -1,
+				drain ? "drained: no job runs here" : "cordoned: no new work");
+	}
+	return 0;
+}
+
+int sched_server_clear_npu(struct sched_cluster *c, const char *name, unsigned npu,
+			   uint64_t now_usec)
+{
+	int idx = sched_cluster_find_server(c, name);
+	struct sched_server *s;
+
+	if (idx < 0)
+		return idx;
+	s = &c->servers[idx];
+	if (npu >= s->conf->npu_count)
+		return -EINVAL;
+	s->npus[npu].isolated = false;
+	server_recount(s);
+	sched_event_add(c, now_usec, SCHED_EV_SERVER, NULL, name, (int)npu,
+			"NPU %u cleared by root: back in service", npu);
+	sched_schedule(c, now_usec);
+	return 0;
+}
+
+int sched_check_invariants(const struct sched_cluster *c, char *reason)
+{
+	unsigned allocated = 0;
+
+	for (size_t i = 0; i < c->server_count; i++) {
+		const struct sched_server *s = &c->servers[i];
+
+		for (unsigned d = 0; d < s->conf->npu_count; d++)
+			if (s->npus[d].job)
+				allocated++;
+	}
+	if (allocated != c->npus_allocated) {
+		sched_reason(reason, "%u NPUs are held but the counter says %u", allocated,
+			     c->npus_allocated);
+		return -EUCLEAN;
+	}
+	allocated = 0;
+	for (size_t i = 0; i < c->job_count; i++) {
+		const struct sched_job *j = c->jobs[i];
+		unsigned next_rank = 0;
+
+		if (j->slice_count && j->state != SCHED_JOB_RUNNING &&
+		    j->state != SCHED_JOB_RECOVERING) {
+			sched_reason(reason, "job %s is %s but holds NPUs", j->name,
+				     sched_job_state_name(j->state));
+			return -EUCLEAN;
+		}
+		for (size_t k = 0; k < j->slice_count; k++) {
+			const struct sched_slice *sl = &j->slices[k];
+
+			if (sl->first_rank != next_rank) {
+				sched_reason(reason, "job %s: slice %zu starts at rank %u, not %u",
+					     j->name, k, sl->first_rank, next_rank);
+				return -EUCLEAN;
+			}
+			for (unsigned d = 0; d < sl->npu_count; d++) {
+				const struct sched_npu *n =
+					&c->servers[sl->server].npus[sl->device_ids[d]];
+
+				if (n->job != j || n->rank != next_rank) {
+					sched_reason(reason,
+						     "job %s: NPU %u of %s is not its rank %u",
+						     j->name, sl->device_ids[d],
+						     c->servers[sl->server].conf->name, next_rank);
+					return -EUCLEAN;
+				}
+				next_rank++;
+			}
+			allocated += sl->npu_count;
+		}
+	}
+	if (allocated != c->npus_allocated) {
+		sched_reason(reason, "jobs hold %u NPUs, servers show %u", allocated,
+			     c->npus_allocated);
+		return -EUCLEAN;
+	}
+	return 0;
+}

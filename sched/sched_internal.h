@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/* Cross-file internals of sched/. Not for use outside this folder. */
+#ifndef ASCENDFS_SCHED_INTERNAL_H
+#define ASCENDFS_SCHED_INTERNAL_H
+
+#include "ascend_sched.h"
+
+/* Sentinel "from" state of a job that is being created. */
+#define SCHED_JOB_NONE SCHED_JOB_STATE_COUNT
+
+/*
+ * sched_event_add() - append an event (printf-style reason). Never fails: when the ring
+ * is full the oldest event is dropped; sequence numbers keep counting.
+ */
+void sched_event_add(struct sched_cluster *c, uint64_t now_usec, enum sched_event_kind kind,
+		     const struct sched_job *j, const char *server, int npu, const char *fmt, ...)
+	__attribute__((format(printf, 7, 8)));
+
+/*
+ * sched_job_transition() - the one place a job changes state. Checks the transition is
+ * legal (assert: an illegal one is a programmer error), sets reason (may be NULL to keep
+ * an empty reason), timestamps, versions, and appends the event of @kind.
+ */
+void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
+			  enum sched_job_state to, enum sched_event_kind kind, uint64_t now_usec,
+			  const char *reason);
+
+/* sched_alloc_apply() - give @j the NPUs of @slices (stolen array of @count). */
+void sched_alloc_apply(struct sched_cluster *c, struct sched_job *j, struct sched_slice *slices,
+		       size_t count);
+
+/* sched_alloc_release() - take every NPU back from @j. */
+void sched_alloc_release(struct sched_cluster *c, struct sched_job *j);
+
+/* sched_npu_is_placeable() - free, not isolated, health OK or Warning. */
+bool sched_npu_is_placeable(const struct sched_npu *n);
+
+/* sched_job_free() - free a job and what it owns (it must hold no NPUs). */
+void sched_job_free(struct sched_job *j);
+
+/* sched_reason() - snprintf into a SCHED_REASON_MAX buffer. */
+void sched_reason(char *reason, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,505 @@
+/* SPDX-License-Identifier: MIT */
+/* Job lifecycle: every state change passes through sched_job_transition(). */
+#include <assert.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched_internal.h"
+
+static const char *const state_names[SCHED_JOB_STATE_COUNT] = {
+	[SCHED_JOB_DRAFT] = "draft",
+	[SCHED_JOB_PENDING] = "pending",
+	[SCHED_JOB_RUNNING] = "running",
+	[SCHED_JOB_RECOVERING] = "recovering",
+	[SCHED_JOB_COMPLETED] = "completed",
+	[SCHED_JOB_FAILED] = "failed",
+	[SCHED_JOB_CANCELLED] = "cancelled",
+	[SCHED_JOB_REJECTED] = "rejected",
+};
+
+const char *sched_job_state_name(enum sched_job_state s)
+{
+	if ((unsigned)s >= SCHED_JOB_STATE_COUNT)
+		return "unknown";
+	return state_names[s];
+}
+
+bool sched_job_state_is_terminal(enum sched_job_state s)
+{
+	return s == SCHED_JOB_COMPLETED || s == SCHED_JOB_FAILED || s == SCHED_JOB_CANCELLED ||
+	       s == SCHED_JOB_REJECTED;
+}
+
+/* Legal transitions, [from][to]; from SCHED_JOB_NONE is creation. */
+static bool transition_is_legal(enum sched_job_state from, enum sched_job_state to)
+{
+	switch (from) {
+	case SCHED_JOB_NONE:
+		return to == SCHED_JOB_DRAFT || to == SCHED_JOB_PENDING || to == SCHED_JOB_REJECTED;
+	case SCHED_JOB_DRAFT:
+		return to == SCHED_JOB_PENDING || to == SCHED_JOB_REJECTED ||
+		       to == SCHED_JOB_CANCELLED;
+	case SCHED_JOB_PENDING:
+		return to == SCHED_JOB_PENDING || to == SCHED_JOB_RUNNING ||
+		       to == SCHED_JOB_CANCELLED || to == SCHED_JOB_FAILED;
+	case SCHED_JOB_RUNNING:
+		return to == SCHED_JOB_COMPLETED || to == SCHED_JOB_FAILED ||
+		       to == SCHED_JOB_CANCELLED || to == SCHED_JOB_RECOVERING ||
+		       to == SCHED_JOB_PENDING;
+	case SCHED_JOB_RECOVERING:
+		return to == SCHED_JOB_RUNNING || to == SCHED_JOB_PENDING ||
+		       to == SCHED_JOB_FAILED || to == SCHED_JOB_CANCELLED;
+	default:
+		return false; /* terminal jobs are replaced, never revived */
+	}
+}
+
+void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
+			  enum sched_job_state to, enum sched_event_kind kind, uint64_t now_usec,
+			  const char *reason)
+{
+	enum sched_job_state from = j->state;
+
+	assert(transition_is_legal(from, to));
+	j->state = to;
+	snprintf(j->reason, sizeof(j->reason), "%s", reason ? reason : "");
+	j->change_usec = now_usec;
+	if (to == SCHED_JOB_RUNNING && from != SCHED_JOB_RUNNING)
+		j->start_usec = now_usec;
+	if (sched_job_state_is_terminal(to))
+		j->end_usec = now_usec;
+	j->version++;
+	/* A pending job that stays pending with a new reason is not worth an event each pass. */
+	if (from == to && from == SCHED_JOB_PENDING) {
+		c->version++;
+		return;
+	}
+	sched_event_add(c, now_usec, kind, j, NULL, -1, "%s", j->reason);
+}
+
+void sched_job_free(struct sched_job *j)
+{
+	if (!j)
+		return;
+	assert(j->slice_count == 0);
+	conf_job_spec_free(j->spec);
+	free(j->spec_text);
+	free(j->slices);
+	free(j->checkpoint_path);
+	free(j);
+}
+
+static int jobs_reserve(struct sched_cluster *c)
+{
+	struct sched_job **n;
+	size_t cap;
+
+	if (c->job_count < c->job_cap)
+		return 0;
+	cap = c->job_cap ? c->job_cap * 2 : 64;
+	n = realloc(c->jobs, cap * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	c->jobs = n;
+	c->job_cap = cap;
+	return 0;
+}
+
+static void jobs_remove_at(struct sched_cluster *c, size_t i)
+{
+	sched_job_free(c->jobs[i]);
+	memmove(&c->jobs[i], &c->jobs[i + 1], (c->job_count - i - 1) * sizeof(c->jobs[0]));
+	c->job_count--;
+	c->version++;
+}
+
+static ssize_t job_index(struct sched_cluster *c, const char *name)
+{
+	for (size_t i = 0; i < c->job_count; i++)
+		if (strcmp(c->jobs[i]->name, name) == 0)
+			return (ssize_t)i;
+	return -1;
+}
+
+/* A new job object in state NONE appended to the list (replacing a terminal one). */
+static int job_new(struct sched_cluster *c, const char *name, uid_t uid, gid_t gid,
+		   uint64_t now_usec, struct sched_job **ret)
+{
+	struct sched_job *j;
+	ssize_t old = job_index(c, name);
+
+	if (old >= 0)
+		jobs_remove_at(c, (size_t)old);
+	if (jobs_reserve(c) < 0)
+		return -ENOMEM;
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return -ENOMEM;
+	snprintf(j->name, sizeof(j->name), "%s", name);
+	j->uid = uid;
+	j->gid = gid;
+	j->state = SCHED_JOB_NONE;
+	j->submit_usec = now_usec;
+	j->change_usec = now_usec;
+	c->jobs[c->job_count++] = j;
+	*ret = j;
+	return 0;
+}
+
+static int job_name_check(struct sched_cluster *c, const char *name, uid_t uid,
+			  struct sched_job **ret_existing)
+{
+	struct sched_job *old;
+
+	if (!conf_name_is_valid(name))
+		return -EINVAL;
+	old = sched_cluster_find_job(c, name);
+	*ret_existing = old;
+	if (!old || sched_job_state_is_terminal(old->state))
+		return 0;
+	if (old->state == SCHED_JOB_DRAFT && (old->uid == uid || uid == 0))
+		return 0;
+	return -EEXIST;
+}
+
+int sched_job_create_draft(struct sched_cluster *c, const char *name, uid_t uid, gid_t gid,
+			   uint64_t now_usec, struct sched_job **ret)
+{
+	struct sched_job *old, *j;
+	int r;
+
+	r = job_name_check(c, name, uid, &old);
+	if (r < 0)
+		return r;
+	if (old && old->state == SCHED_JOB_DRAFT)
+		return -EEXIST;
+	r = job_new(c, name, uid, gid, now_usec, &j);
+	if (r < 0)
+		return r;
+	sched_job_transition(c, j, SCHED_JOB_DRAFT, SCHED_EV_SUBMITTED, now_usec,
+			     "draft: write a spec into spec to submit it");
+	if (ret)
+		*ret = j;
+	return 0;
+}
+
+static const struct conf_server_type *cluster_type(const struct sched_cluster *c,
+						   const char *name)
+{
+	for (size_t i = 0; i < c->server_count; i++)
+		if (strcmp(c->servers[i].conf->type->name, name) == 0)
+			return c->servers[i].conf->type;
+	return NULL;
+}
+
+static void queue_list(const struct sched_cluster *c, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < c->conf->queue_count && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? ", " : "",
+					c->conf->queues[i].name);
+}
+
+int sched_job_submit(struct sched_cluster *c, struct conf_job_spec *spec, uid_t uid, gid_t gid,
+		     uint64_t now_usec, char *reason, struct sched_job **ret)
+{
+	const struct conf_server_type *type = NULL;
+	struct sched_job *old, *j;
+	char known[256];
+	int r;
+
+	r = job_name_check(c, spec->name, uid, &old);
+	if (r == -EINVAL) {
+		sched_reason(reason, "name: \"%s\" is not a valid job name; use lowercase letters, "
+				     "digits, '.', '_' and '-' (at most 63)", spec->name);
+		goto fail;
+	}
+	if (r == -EEXIST) {
+		sched_reason(reason, "job \"%s\" already exists and is %s; cancel or remove it "
+				     "first, or choose another name",
+			     spec->name, sched_job_state_name(old->state));
+		goto fail;
+	}
+	if (!conf_cluster_find_queue(c->conf, spec->queue)) {
+		queue_list(c, known, sizeof(known));
+		sched_reason(reason, "queue: unknown queue \"%s\"; known queues: %s", spec->queue,
+			     known);
+		r = -EINVAL;
+		goto fail;
+	}
+	if (spec->server_type) {
+		type = cluster_type(c, spec->server_type);
+		if (!type) {
+			sched_reason(reason, "server_type: this cluster has no \"%s\" servers",
+				     spec->server_type);
+			r = -EINVAL;
+			goto fail;
+		}
+	}
+	r = sched_check_feasible(c, spec->npus, type, reason);
+	if (r < 0)
+		goto fail;
+
+	if (old && old->state == SCHED_JOB_DRAFT) {
+		j = old;
+	} else {
+		r = job_new(c, spec->name, uid, gid, now_usec, &j);
+		if (r < 0)
+			goto fail;
+	}
+	r = conf_job_spec_render_yaml(spec, &j->spec_text, &j->spec_len);
+	if (r < 0) {
+		if (j->state == SCHED_JOB_NONE)
+			jobs_remove_at(c, (size_t)job_index(c, j->name));
+		goto fail;
+	}
+	j->spec = spec;
+	j->submit_usec = now_usec;
+	j->queue_seq = c->next_queue_seq++;
+	sched_job_transition(c, j, SCHED_JOB_PENDING, SCHED_EV_SUBMITTED, now_usec,
+			     "waiting for the first scheduling pass");
+	sched_schedule(c, now_usec);
+	if (ret)
+		*ret = j;
+	return 0;
+
+fail:
+	conf_job_spec_free(spec);
+	return r;
+}
+
+int sched_job_reject(struct sched_cluster *c, const char *name, uid_t uid, gid_t gid,
+		     const char *reason, uint64_t now_usec)
+{
+	struct sched_job *old, *j;
+	int r;
+
+	r = job_name_check(c, name, uid, &old);
+	if (r < 0)
+		return r;
+	if (old && old->state == SCHED_JOB_DRAFT) {
+		j = old;
+	} else {
+		r = job_new(c, name, uid, gid, now_usec, &j);
+		if (r < 0)
+			return r;
+	}
+	sched_job_transition(c, j, SCHED_JOB_REJECTED, SCHED_EV_REJECTED, now_usec, reason);
+	return 0;
+}
+
+static int job_for_owner(struct sched_cluster *c, const char *name, uid_t uid,
+			 struct sched_job **ret)
+{
+	struct sched_job *j = sched_cluster_find_job(c, name);
+
+	if (!j)
+		return -ENOENT;
+	if (uid != 0 && uid != j->uid)
+		return -EPERM;
+	*ret = j;
+	return 0;
+}
+
+int sched_job_cancel(struct sched_cluster *c, const char *name, uid_t uid, uint64_t now_usec)
+{
+	struct sched_job *j;
+	int r = job_for_owner(c, name, uid, &j);
+
+	if (r < 0)
+		return r;
+	if (sched_job_state_is_terminal(j->state))
+		return 0;
+	sched_alloc_release(c, j);
+	sched_job_transition(c, j, SCHED_JOB_CANCELLED, SCHED_EV_CANCELLED, now_usec,
+			     uid == j->uid ? "cancelled by its owner" : "cancelled by root");
+	sched_schedule(c, now_usec);
+	return 0;
+}
+
+int sched_job_complete(struct sched_cluster *c, const char *name, uid_t uid, uint64_t now_usec)
+{
+	struct sched_job *j;
+	int r = job_for_owner(c, name, uid, &j);
+
+	if (r < 0)
+		return r;
+	if (j->state != SCHED_JOB_RUNNING)
+		return -EBUSY;
+	sched_alloc_release(c, j);
+	sched_job_transition(c, j, SCHED_JOB_COMPLETED, SCHED_EV_COMPLETED, now_usec,
+			     "every rank finished");
+	sched_schedule(c, now_usec);
+	return 0;
+}
+
+int sched_job_checkpoint(struct sched_cluster *c, const char *name, uid_t uid, uint64_t step,
+			 const char *path, uint64_t now_usec)
+{
+	struct sched_job *j;
+	char *copy;
+	int r = job_for_owner(c, name, uid, &j);
+
+	if (r < 0)
+		return r;
+	if (!path || path[0] != '/')
+		return -EINVAL;
+	if (j->checkpoint_path && step < j->checkpoint_step)
+		return 0; /* an older checkpoint never replaces a newer one */
+	copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	free(j->checkpoint_path);
+	j->checkpoint_path = copy;
+	j->checkpoint_step = step;
+	j->version++;
+	sched_event_add(c, now_usec, SCHED_EV_CHECKPOINT, j, NULL, -1, "step %llu at %s",
+			(unsigned long long)step, path);
+	return 0;
+}
+
+int sched_job_remove(struct sched_cluster *c, const char *name, uid_t uid, uint64_t now_usec)
+{
+	struct sched_job *j;
+	int r = job_for_owner(c, name, uid, &j);
+
+	if (r < 0)
+		return r;
+	if (!sched_job_state_is_terminal(j->state)) {
+		sched_alloc_release(c, j);
+		sched_job_transition(c, j, SCHED_JOB_CANCELLED, SCHED_EV_CANCELLED, now_usec,
+				     "removed (rmdir) while active");
+	}
+	sched_event_add(c, now_usec, SCHED_EV_REMOVED, j, NULL, -1, "job directory removed");
+	jobs_remove_at(c, (size_t)job_index(c, name));
+	sched_schedule(c, now_usec);
+	return 0;
+}
+
+/* Pending jobs in service order: priority (high first), then submission order. */
+static int pending_cmp(const void *a, const void *b)
+{
+	const struct sched_job *x = *(struct sched_job *const *)a;
+	const struct sched_job *y = *(struct sched_job *const *)b;
+
+	if (x->spec->priority != y->spec->priority)
+		return x->spec->priority > y->spec->priority ? -1 : 1;
+	return x->queue_seq < y->queue_seq ? -1 : x->queue_seq > y->queue_seq;
+}
+
+static unsigned queue_used_npus(const struct sched_cluster *c, const char *queue)
+{
+	unsigned used = 0;
+
+	for (size_t i = 0; i < c->job_count; i++) {
+		const struct sched_job *j = c->jobs[i];
+
+		if (j->slice_count && strcmp(j->spec->queue, queue) == 0)
+			used += sched_job_total_npus(j);
+	}
+	return used;
+}
+
+/* MS_SCHED_PORT: the base port, or the next one free on the job's rank-0 server. */
+static unsigned pick_sched_port(const struct sched_cluster *c, const struct sched_job *self,
+				unsigned master)
+{
+	unsigned port = c->conf->scheduler_port;
+
+	for (;;) {
+		bool used = false;
+
+		for (size_t i = 0; i < c->job_count && !used; i++) {
+			const struct sched_job *j = c->jobs[i];
+
+			used = j != self && j->slice_count && j->slices[0].server == master &&
+			       j->sched_port == port;
+		}
+		if (!used || port >= 65535)
+			return port;
+		port++;
+	}
+}
+
+static void set_pending(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
+			const char *reason)
+{
+	if (j->state == SCHED_JOB_PENDING && strcmp(j->reason, reason) == 0)
+		return;
+	sched_job_transition(c, j, SCHED_JOB_PENDING, SCHED_EV_PENDING, now_usec, reason);
+}
+
+unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
+{
+	struct sched_job **pending;
+	const struct sched_job *blocker = NULL;
+	size_t n = 0;
+	unsigned placed = 0;
+	char reason[SCHED_REASON_MAX];
+
+	for (size_t i = 0; i < c->job_count; i++)
+		if (c->jobs[i]->state == SCHED_JOB_PENDING)
+			n++;
+	if (n == 0)
+		return 0;
+	pending = malloc(n * sizeof(*pending));
+	if (!pending)
+		return 0; /* the next pass retries; nothing was changed */
+	n = 0;
+	for (size_t i = 0; i < c->job_count; i++)
+		if (c->jobs[i]->state == SCHED_JOB_PENDING)
+			pending[n++] = c->jobs[i];
+	qsort(pending, n, sizeof(*pending), pending_cmp);
+
+	for (size_t i = 0; i < n; i++) {
+		struct sched_job *j = pending[i];
+		const struct conf_server_type *type = NULL;
+		const struct conf_queue *q = conf_cluster_find_queue(c->conf, j->spec->queue);
+		struct sched_slice *slices;
+		size_t count;
+		int r;
+
+		if (blocker) {
+			sched_reason(reason,
+				     "waiting behind job \"%s\" (first in line; jobs start in "
+				     "priority then submission order)",
+				     blocker->name);
+			set_pending(c, j, now_usec, reason);
+			continue;
+		}
+		if (c->conf->enable_quota_limit && q && q->quota_npus) {
+			unsigned used = queue_used_npus(c, q->name);
+
+			if (used + j->spec->npus > q->quota_npus) {
+				sched_reason(reason, "queue %s uses %u of %u NPUs; job needs %u",
+					     q->name, used, q->quota_npus, j->spec->npus);
+				set_pending(c, j, now_usec, reason);
+				continue; /* a quota wait does not hold up other queues */
+			}
+		}
+		if (j->spec->server_type) {
+			for (size_t s = 0; s < c->server_count && !type; s++)
+				if (strcmp(c->servers[s].conf->type->name, j->spec->server_type) == 0)
+					type = c->servers[s].conf->type;
+		}
+		r = sched_place(c, j->spec->npus, type, &slices, &count, reason);
+		if (r < 0) {
+			set_pending(c, j, now_usec, reason);
+			blocker = j;
+			continue;
+		}
+		sched_alloc_apply(c, j, slices, count);
+		j->sched_port = pick_sched_port(c, j, slices[0].server);
+		j->generation++;
+		sched_reason(reason, "placed on %zu server%s, generation %u", count,
+			     count == 1 ? "" : "s", j->generation);
+		sched_job_transition(c, j, SCHED_JOB_RUNNING, SCHED_EV_PLACED, now_usec, reason);
+		placed++;
+	}
+	free(pending);
+	return placed;
+}

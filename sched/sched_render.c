@@ -1,0 +1,768 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Everything sched turns into bytes: the rank table (jansson), env files, status and
+ * topology JSON, Prometheus metrics, events. Rank table rules: design.md §4 (MindSpore
+ * "rank table startup" and HCCL rank table documentation).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "sched_internal.h"
+
+struct buf {
+	char *p;
+	size_t len, cap;
+	int err;
+};
+
+static void buf_grow(struct buf *b, size_t more)
+{
+	char *n;
+	size_t cap;
+
+	if (b->err || b->len + more + 1 <= b->cap)
+		return;
+	cap = b->cap ? b->cap : 256;
+	while (cap < b->len + more + 1)
+		cap *= 2;
+	n = realloc(b->p, cap);
+	if (!n) {
+		b->err = -ENOMEM;
+		return;
+	}
+	b->p = n;
+	b->cap = cap;
+}
+
+static void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void buf_printf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		b->err = -EINVAL;
+		return;
+	}
+	buf_grow(b, (size_t)n);
+	if (b->err)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+static int buf_finish(struct buf *b, char **ret, size_t *ret_len)
+{
+	if (!b->err && !b->p)
+		buf_grow(b, 0);
+	if (b->err) {
+		free(b->p);
+		return b->err;
+	}
+	b->p[b->len] = '\0';
+	*ret = b->p;
+	*ret_len = b->len;
+	return 0;
+}
+
+int sched_shell_quote(char **bufp, size_t *len, size_t *cap, const char *value)
+{
+	struct buf b = { .p = *bufp, .len = *len, .cap = *cap };
+
+	buf_printf(&b, "'");
+	for (const char *s = value; *s; s++) {
+		if (*s == '\'')
+			buf_printf(&b, "'\\''");
+		else
+			buf_printf(&b, "%c", *s);
+	}
+	buf_printf(&b, "'");
+	if (b.err)
+		return b.err; /* *bufp still valid: realloc failure keeps the old block */
+	*bufp = b.p;
+	*len = b.len;
+	*cap = b.cap;
+	return 0;
+}
+
+static void buf_export(struct buf *b, const char *name, const char *value)
+{
+	if (b->err)
+		return;
+	buf_printf(b, "export %s=", name);
+	if (!b->err)
+		b->err = sched_shell_quote(&b->p, &b->len, &b->cap, value);
+	buf_printf(b, "\n");
+}
+
+static void buf_exportf(struct buf *b, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void buf_exportf(struct buf *b, const char *name, const char *fmt, ...)
+{
+	char value[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(value, sizeof(value), fmt, ap);
+	va_end(ap);
+	buf_export(b, name, value);
+}
+
+static int json_finish(json_t *root, char **ret, size_t *ret_len, size_t flags)
+{
+	char *s;
+
+	if (!root)
+		return -ENOMEM;
+	s = json_dumps(root, flags);
+	json_decref(root);
+	if (!s)
+		return -ENOMEM;
+	*ret_len = strlen(s);
+	/* a trailing newline makes `cat` output end cleanly */
+	{
+		char *n = realloc(s, *ret_len + 2);
+
+		if (!n) {
+			free(s);
+			return -ENOMEM;
+		}
+		s = n;
+		s[(*ret_len)++] = '\n';
+		s[*ret_len] = '\0';
+	}
+	*ret = s;
+	return 0;
+}
+
+static void iso_time(uint64_t usec, char *out, size_t len)
+{
+	time_t t = (time_t)(usec / 1000000);
+	struct tm tm;
+
+	if (!usec) {
+		snprintf(out, len, "%s", "");
+		return;
+	}
+	gmtime_r(&t, &tm);
+	snprintf(out, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03uZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 (unsigned)(usec % 1000000 / 1000));
+}
+
+static json_t *json_uint_str(unsigned long long v)
+{
+	char s[32];
+
+	snprintf(s, sizeof(s), "%llu", v);
+	return json_string(s);
+}
+
+static const struct sched_server *slice_server(const struct sched_cluster *c,
+					       const struct sched_slice *sl)
+{
+	return &c->servers[sl->server];
+}
+
+/* True when every device of a multi-server job has a known device_ip. */
+static bool job_device_ips_known(const struct sched_cluster *c, const struct sched_job *j)
+{
+	for (size_t i = 0; i < j->slice_count; i++)
+		for (unsigned k = 0; k < j->slices[i].npu_count; k++)
+			if (!slice_server(c, &j->slices[i])->conf->device_ips[j->slices[i].device_ids[k]])
+				return false;
+	return true;
+}
+
+int sched_render_ranktable(const struct sched_cluster *c, const struct sched_job *j, char **ret,
+			   size_t *ret_len)
+{
+	const struct conf_server_type *t;
+	json_t *root, *list, *pods = NULL;
+	bool v12, ips_known;
+
+	if (!j->slice_count)
+		return -ENOENT;
+	t = slice_server(c, &j->slices[0])->conf->type;
+	v12 = strcmp(t->rank_table_version, "1.2") == 0;
+	ips_known = job_device_ips_known(c, j);
+	root = json_object();
+	list = json_array();
+	if (!root || !list) {
+		json_decref(root);
+		json_decref(list);
+		return -ENOMEM;
+	}
+	json_object_set_new(root, "version", json_string(t->rank_table_version));
+	json_object_set_new(root, "server_count", json_uint_str(j->slice_count));
+	json_object_set_new(root, "server_list", list);
+	for (size_t i = 0; i < j->slice_count; i++) {
+		const struct sched_slice *sl = &j->slices[i];
+		const struct conf_server *cs = slice_server(c, sl)->conf;
+		json_t *srv = json_object(), *devs = json_array();
+
+		for (unsigned k = 0; k < sl->npu_count; k++) {
+			unsigned d = sl->device_ids[k];
+			json_t *dev = json_object();
+
+			json_object_set_new(dev, "device_id", json_uint_str(d));
+			if (cs->device_ips[d])
+				json_object_set_new(dev, "device_ip", json_string(cs->device_ips[d]));
+			if (v12)
+				/* super_device_id: position in the super pod, until agents report
+				 * the SDID read from the hardware */
+				json_object_set_new(dev, "super_device_id",
+						    json_uint_str((unsigned long long)cs->npu_count *
+								  sl->server + d));
+			json_object_set_new(dev, "rank_id", json_uint_str(sl->first_rank + k));
+			json_array_append_new(devs, dev);
+		}
+		/* server_id is the host IP, as HCCL's own rank table tools write it */
+		json_object_set_new(srv, "server_id", json_string(cs->host_ip));
+		json_object_set_new(srv, "host_ip", json_string(cs->host_ip));
+		json_object_set_new(srv, "pod_ip", json_string(cs->host_ip));
+		json_object_set_new(srv, "device", devs);
+		json_object_set_new(srv, "host_nic_ip", json_string("reserve"));
+		json_array_append_new(list, srv);
+	}
+	if (v12) {
+		pods = json_array();
+		for (size_t i = 0; i < j->slice_count; i++) {
+			const struct conf_server *cs = slice_server(c, &j->slices[i])->conf;
+			const char *pod = cs->super_pod ? cs->super_pod : "0";
+			json_t *last = json_array_size(pods) ?
+					       json_array_get(pods, json_array_size(pods) - 1) :
+					       NULL;
+			json_t *e = json_object();
+
+			if (!last ||
+			    strcmp(json_string_value(json_object_get(last, "super_pod_id")), pod)) {
+				last = json_object();
+				json_object_set_new(last, "super_pod_id", json_string(pod));
+				json_object_set_new(last, "server_list", json_array());
+				json_array_append_new(pods, last);
+			}
+			json_object_set_new(e, "server_id", json_string(cs->host_ip));
+			json_array_append_new(json_object_get(last, "server_list"), e);
+		}
+		json_object_set_new(root, "super_pod_list", pods);
+	}
+	/* HCCL polls until "completed"; device IPs must be known first. */
+	json_object_set_new(root, "status",
+			    json_string(j->slice_count > 1 && !ips_known ? "initializing" :
+									"completed"));
+	return json_finish(root, ret, ret_len, JSON_INDENT(2));
+}
+
+static const char *log_level_number(const char *level)
+{
+	if (!level)
+		return "1";
+	if (strcmp(level, "debug") == 0)
+		return "0";
+	if (strcmp(level, "warning") == 0)
+		return "2";
+	if (strcmp(level, "error") == 0)
+		return "3";
+	return "1";
+}
+
+static void job_env_lines(struct buf *b, const struct sched_cluster *c,
+			  const struct sched_job *j, const struct sched_render_ctx *ctx)
+{
+	const struct conf_cluster *cf = c->conf;
+	const struct conf_server *master = slice_server(c, &j->slices[0])->conf;
+	unsigned ranks = sched_job_total_npus(j);
+
+	buf_export(b, "ASCEND_JOB_ID", j->name);
+	buf_exportf(b, "ASCEND_JOB_GENERATION", "%u", j->generation);
+	buf_export(b, "ASCEND_RESUME_CHECKPOINT", j->checkpoint_path ? j->checkpoint_path : "");
+	buf_exportf(b, "RANK_TABLE_FILE", "%s/jobs/%s/ranktable.json",
+		    ctx && ctx->mount_path ? ctx->mount_path : "", j->name);
+	buf_exportf(b, "RANK_SIZE", "%u", ranks);
+	buf_exportf(b, "SERVER_COUNT", "%zu", j->slice_count);
+	buf_export(b, "MS_SCHED_HOST", master->host_ip);
+	buf_exportf(b, "MS_SCHED_PORT", "%u", j->sched_port);
+	buf_exportf(b, "MS_WORKER_NUM", "%u", ranks);
+	buf_exportf(b, "HCCL_CONNECT_TIMEOUT", "%u", cf->hccl_connect_timeout_sec);
+	if (cf->hccl_exec_timeout_sec)
+		buf_exportf(b, "HCCL_EXEC_TIMEOUT", "%u", cf->hccl_exec_timeout_sec);
+	if (cf->hccl_if_ip)
+		buf_export(b, "HCCL_IF_IP", cf->hccl_if_ip);
+	if (cf->hccl_socket_ifname)
+		buf_export(b, "HCCL_SOCKET_IFNAME", cf->hccl_socket_ifname);
+	/* CANN: ASCEND_MODULE_LOG_LEVEL=HCCL=<0 debug|1 info|2 warning|3 error> */
+	buf_exportf(b, "ASCEND_MODULE_LOG_LEVEL", "HCCL=%s", log_level_number(cf->hccl_log_level));
+	if (j->spec && j->spec->checkpoint_dir)
+		buf_export(b, "ASCEND_CHECKPOINT_DIR", j->spec->checkpoint_dir);
+	if (j->spec && j->spec->tp)
+		buf_exportf(b, "ASCEND_PARALLEL_TP", "%u", j->spec->tp);
+	if (j->spec && j->spec->pp)
+		buf_exportf(b, "ASCEND_PARALLEL_PP", "%u", j->spec->pp);
+	if (j->spec && j->spec->dp)
+		buf_exportf(b, "ASCEND_PARALLEL_DP", "%u", j->spec->dp);
+}
+
+int sched_render_job_env(const struct sched_cluster *c, const struct sched_job *j,
+			 const struct sched_render_ctx *ctx, char **ret, size_t *ret_len)
+{
+	struct buf b = { 0 };
+
+	if (!j->slice_count)
+		return -ENOENT;
+	buf_printf(&b, "# job %s, generation %u: job-wide environment (source with `.`)\n",
+		   j->name, j->generation);
+	job_env_lines(&b, c, j, ctx);
+	return buf_finish(&b, ret, ret_len);
+}
+
+static void device_list(struct buf *b, const struct sched_slice *sl)
+{
+	for (unsigned k = 0; k < sl->npu_count; k++)
+		buf_printf(b, "%s%u", k ? "," : "", sl->device_ids[k]);
+}
+
+int sched_render_host_env(const struct sched_cluster *c, const struct sched_job *j, size_t slice,
+			  const struct sched_render_ctx *ctx, char **ret, size_t *ret_len)
+{
+	const struct sched_slice *sl;
+	const struct conf_server *cs;
+	struct buf b = { 0 }, devs = { 0 }, args = { 0 };
+	const char *mount = ctx && ctx->mount_path ? ctx->mount_path : "";
+	int r;
+
+	if (slice >= j->slice_count)
+		return -ENOENT;
+	sl = &j->slices[slice];
+	cs = slice_server(c, sl)->conf;
+	device_list(&devs, sl);
+	/* msrun's own flags (MindSpore msrun launcher) */
+	buf_printf(&args,
+		   "--worker_num=%u --local_worker_num=%u --master_addr=%s --master_port=%u "
+		   "--node_rank=%zu --log_dir=msrun_log_%s_g%u --join=True",
+		   sched_job_total_npus(j), sl->npu_count,
+		   slice_server(c, &j->slices[0])->conf->host_ip, j->sched_port, slice, j->name,
+		   j->generation);
+	if (!c->conf->enable_dynamic_network)
+		buf_printf(&args, " --rank_table_file=%s/jobs/%s/ranktable.json", mount, j->name);
+
+	buf_printf(&b, "# job %s, generation %u: server %s (msrun node rank %zu)\n", j->name,
+		   j->generation, cs->name, slice);
+	job_env_lines(&b, c, j, ctx);
+	buf_export(&b, "SERVER_ID", cs->host_ip);
+	buf_export(&b, "ASCEND_SERVER_NAME", cs->name);
+	buf_exportf(&b, "MS_NODE_RANK", "%zu", slice);
+	buf_exportf(&b, "MS_LOCAL_WORKER", "%u", sl->npu_count);
+	buf_exportf(&b, "RANK_START", "%u", sl->first_rank);
+	buf_export(&b, "ASCEND_RT_VISIBLE_DEVICES", devs.err ? "" : devs.p);
+	buf_export(&b, "MSRUN_ARGS", args.err ? "" : args.p);
+	if (devs.err || args.err)
+		b.err = -ENOMEM;
+	free(devs.p);
+	free(args.p);
+	r = buf_finish(&b, ret, ret_len);
+	return r;
+}
+
+int sched_render_rank_env(const struct sched_cluster *c, const struct sched_job *j, unsigned rank,
+			  const struct sched_render_ctx *ctx, char **ret, size_t *ret_len)
+{
+	struct buf b = { 0 };
+
+	for (size_t i = 0; i < j->slice_count; i++) {
+		const struct sched_slice *sl = &j->slices[i];
+		const struct conf_server *cs = slice_server(c, sl)->conf;
+
+		if (rank < sl->first_rank || rank >= sl->first_rank + sl->npu_count)
+			continue;
+		buf_printf(&b, "# job %s, generation %u: rank %u on server %s\n", j->name,
+			   j->generation, rank, cs->name);
+		job_env_lines(&b, c, j, ctx);
+		buf_export(&b, "SERVER_ID", cs->host_ip);
+		buf_export(&b, "ASCEND_SERVER_NAME", cs->name);
+		buf_exportf(&b, "RANK_ID", "%u", rank);
+		/* physical id, as in the rank table; ASCEND_RT_VISIBLE_DEVICES stays unset so
+		 * that DEVICE_ID keeps meaning the physical NPU */
+		buf_exportf(&b, "DEVICE_ID", "%u", sl->device_ids[rank - sl->first_rank]);
+		buf_exportf(&b, "MS_ROLE", "%s", "MS_WORKER");
+		buf_exportf(&b, "MS_NODE_ID", "%u", rank);
+		return buf_finish(&b, ret, ret_len);
+	}
+	return -ENOENT;
+}
+
+static json_t *placement_json(const struct sched_cluster *c, const struct sched_job *j)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < j->slice_count; i++) {
+		const struct sched_slice *sl = &j->slices[i];
+		const struct sched_server *s = slice_server(c, sl);
+		json_t *o = json_object(), *ids = json_array();
+
+		for (unsigned k = 0; k < sl->npu_count; k++)
+			json_array_append_new(ids, json_integer(sl->device_ids[k]));
+		json_object_set_new(o, "server", json_string(s->conf->name));
+		json_object_set_new(o, "host_ip", json_string(s->conf->host_ip));
+		json_object_set_new(o, "switch", json_string(s->conf->leaf_switch));
+		json_object_set_new(o, "device_ids", ids);
+		json_object_set_new(o, "first_rank", json_integer(sl->first_rank));
+		json_array_append_new(arr, o);
+	}
+	return arr;
+}
+
+static void set_time(json_t *o, const char *key, uint64_t usec)
+{
+	char t[64];
+
+	if (!usec) {
+		json_object_set_new(o, key, json_null());
+		return;
+	}
+	iso_time(usec, t, sizeof(t));
+	json_object_set_new(o, key, json_string(t));
+}
+
+int sched_render_job_status_json(const struct sched_cluster *c, const struct sched_job *j,
+				 char **ret, size_t *ret_len)
+{
+	json_t *o = json_object();
+
+	if (!o)
+		return -ENOMEM;
+	json_object_set_new(o, "job", json_string(j->name));
+	json_object_set_new(o, "state", json_string(sched_job_state_name(j->state)));
+	json_object_set_new(o, "reason", json_string(j->reason));
+	json_object_set_new(o, "owner_uid", json_integer(j->uid));
+	if (j->spec) {
+		json_object_set_new(o, "queue", json_string(j->spec->queue));
+		json_object_set_new(o, "priority", json_integer(j->spec->priority));
+		json_object_set_new(o, "npus", json_integer(j->spec->npus));
+	}
+	json_object_set_new(o, "generation", json_integer(j->generation));
+	json_object_set_new(o, "restarts", json_integer(j->restarts));
+	json_object_set_new(o, "npus_allocated", json_integer(sched_job_total_npus(j)));
+	json_object_set_new(o, "placement", placement_json(c, j));
+	if (j->slice_count) {
+		json_object_set_new(o, "ms_sched_host",
+				    json_string(slice_server(c, &j->slices[0])->conf->host_ip));
+		json_object_set_new(o, "ms_sched_port", json_integer(j->sched_port));
+	}
+	if (j->checkpoint_path) {
+		json_t *ck = json_object();
+
+		json_object_set_new(ck, "step", json_integer((json_int_t)j->checkpoint_step));
+		json_object_set_new(ck, "path", json_string(j->checkpoint_path));
+		json_object_set_new(o, "checkpoint", ck);
+	}
+	set_time(o, "submitted", j->submit_usec);
+	set_time(o, "started", j->start_usec);
+	set_time(o, "ended", j->end_usec);
+	set_time(o, "changed", j->change_usec);
+	return json_finish(o, ret, ret_len, JSON_INDENT(2));
+}
+
+static json_t *event_json(const struct sched_event *e)
+{
+	json_t *o = json_object();
+	char t[64];
+
+	iso_time(e->time_usec, t, sizeof(t));
+	json_object_set_new(o, "seq", json_integer((json_int_t)e->seq));
+	json_object_set_new(o, "time", json_string(t));
+	json_object_set_new(o, "kind", json_string(sched_event_kind_name(e->kind)));
+	json_object_set_new(o, "job", e->job[0] ? json_string(e->job) : json_null());
+	json_object_set_new(o, "server", e->server[0] ? json_string(e->server) : json_null());
+	json_object_set_new(o, "npu", e->npu >= 0 ? json_integer(e->npu) : json_null());
+	json_object_set_new(o, "state", e->state ? json_string(e->state) : json_null());
+	json_object_set_new(o, "reason", json_string(e->reason));
+	return o;
+}
+
+int sched_render_events(const struct sched_cluster *c, const char *job, char **ret,
+			size_t *ret_len)
+{
+	struct buf b = { 0 };
+	uint64_t seq = 0;
+	const struct sched_event *e;
+
+	while ((e = sched_event_next(c, seq))) {
+		json_t *o;
+		char *s;
+
+		seq = e->seq;
+		if (job && strcmp(e->job, job) != 0)
+			continue;
+		o = event_json(e);
+		s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+		json_decref(o);
+		if (!s) {
+			b.err = -ENOMEM;
+			break;
+		}
+		buf_printf(&b, "%s\n", s);
+		free(s);
+	}
+	return buf_finish(&b, ret, ret_len);
+}
+
+static unsigned count_isolated(const struct sched_cluster *c)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < c->server_count; i++)
+		for (unsigned d = 0; d < c->servers[i].conf->npu_count; d++)
+			n += c->servers[i].npus[d].isolated;
+	return n;
+}
+
+int sched_render_cluster_status(const struct sched_cluster *c, char **ret, size_t *ret_len)
+{
+	json_t *o = json_object(), *npus = json_object(), *jobs = json_object(),
+	       *servers = json_object();
+	unsigned by_state[SCHED_JOB_STATE_COUNT] = { 0 };
+	unsigned free_npus = 0, cordoned = 0, unreachable = 0, schedulable = 0;
+
+	for (size_t i = 0; i < c->job_count; i++)
+		by_state[c->jobs[i]->state]++;
+	for (size_t i = 0; i < c->server_count; i++) {
+		const struct sched_server *s = &c->servers[i];
+
+		if (sched_server_is_schedulable(c, s)) {
+			schedulable++;
+			free_npus += s->npus_free;
+		}
+		cordoned += s->cordoned || s->draining;
+		unreachable += s->state == SCHED_SERVER_UNREACHABLE;
+	}
+	json_object_set_new(o, "cluster", json_string(c->conf->name));
+	json_object_set_new(npus, "total", json_integer(c->npus_total));
+	json_object_set_new(npus, "allocated", json_integer(c->npus_allocated));
+	json_object_set_new(npus, "free", json_integer(free_npus));
+	json_object_set_new(npus, "isolated", json_integer(count_isolated(c)));
+	json_object_set_new(o, "npus", npus);
+	json_object_set_new(servers, "total", json_integer((json_int_t)c->server_count));
+	json_object_set_new(servers, "schedulable", json_integer(schedulable));
+	json_object_set_new(servers, "cordoned", json_integer(cordoned));
+	json_object_set_new(servers, "unreachable", json_integer(unreachable));
+	json_object_set_new(o, "servers", servers);
+	for (int s = 0; s < SCHED_JOB_STATE_COUNT; s++)
+		json_object_set_new(jobs, sched_job_state_name(s), json_integer(by_state[s]));
+	json_object_set_new(o, "jobs", jobs);
+	json_object_set_new(o, "utilization",
+			    json_real(c->npus_total ? (double)c->npus_allocated / c->npus_total : 0));
+	json_object_set_new(o, "event_seq", json_integer((json_int_t)(c->next_event_seq - 1)));
+	return json_finish(o, ret, ret_len, JSON_INDENT(2));
+}
+
+static const char *server_state_name(const struct sched_server *s)
+{
+	if (s->state == SCHED_SERVER_UNREACHABLE)
+		return "unreachable";
+	if (s->draining)
+		return "draining";
+	if (s->cordoned)
+		return "cordoned";
+	return s->state == SCHED_SERVER_READY ? "ready" : "unknown";
+}
+
+int sched_render_topology(const struct sched_cluster *c, char **ret, size_t *ret_len)
+{
+	json_t *o = json_object(), *sw = json_array(), *servers = json_array();
+
+	for (size_t i = 0; i < c->switch_count; i++) {
+		json_t *e = json_object(), *names = json_array();
+
+		for (size_t s = 0; s < c->server_count; s++)
+			if (c->servers[s].switch_index == i)
+				json_array_append_new(names, json_string(c->servers[s].conf->name));
+		json_object_set_new(e, "name", json_string(c->switch_names[i]));
+		json_object_set_new(e, "servers", names);
+		json_array_append_new(sw, e);
+	}
+	for (size_t i = 0; i < c->server_count; i++) {
+		const struct sched_server *s = &c->servers[i];
+		const struct conf_server *cs = s->conf;
+		json_t *e = json_object(), *npus = json_array();
+
+		for (unsigned d = 0; d < cs->npu_count; d++) {
+			const struct sched_npu *n = &s->npus[d];
+			json_t *ne = json_object();
+
+			json_object_set_new(ne, "device_id", json_integer(d));
+			json_object_set_new(ne, "device_ip", cs->device_ips[d] ?
+							json_string(cs->device_ips[d]) :
+							json_null());
+			json_object_set_new(ne, "hccs_group",
+					    json_integer(d / (cs->type->hccs_group_size ?
+								      cs->type->hccs_group_size :
+								      cs->npu_count)));
+			json_object_set_new(ne, "health", json_string(sched_health_name(n->health)));
+			json_object_set_new(ne, "isolated", json_boolean(n->isolated));
+			json_object_set_new(ne, "job", n->job ? json_string(n->job->name) : json_null());
+			json_object_set_new(ne, "rank", n->job ? json_integer(n->rank) : json_null());
+			json_array_append_new(npus, ne);
+		}
+		json_object_set_new(e, "name", json_string(cs->name));
+		json_object_set_new(e, "host_ip", json_string(cs->host_ip));
+		json_object_set_new(e, "type", json_string(cs->type->name));
+		json_object_set_new(e, "product", json_string(cs->type->product));
+		json_object_set_new(e, "chip", json_string(cs->type->chip));
+		json_object_set_new(e, "switch", json_string(cs->leaf_switch));
+		json_object_set_new(e, "super_pod",
+				    cs->super_pod ? json_string(cs->super_pod) : json_null());
+		json_object_set_new(e, "state", json_string(server_state_name(s)));
+		json_object_set_new(e, "npus_free", json_integer(s->npus_free));
+		json_object_set_new(e, "npus", npus);
+		json_array_append_new(servers, e);
+	}
+	json_object_set_new(o, "switches", sw);
+	json_object_set_new(o, "servers", servers);
+	return json_finish(o, ret, ret_len, JSON_INDENT(2));
+}
+
+int sched_render_metrics(const struct sched_cluster *c, uint64_t now_usec, char **ret,
+			 size_t *ret_len)
+{
+	struct buf b = { 0 };
+	unsigned by_state[SCHED_JOB_STATE_COUNT] = { 0 };
+
+	for (size_t i = 0; i < c->job_count; i++)
+		by_state[c->jobs[i]->state]++;
+	/* NPU Exporter's name and encoding: 1 healthy, 0 unhealthy */
+	buf_printf(&b, "# HELP npu_chip_info_health_status NPU health: 1 healthy, 0 unhealthy\n"
+		       "# TYPE npu_chip_info_health_status gauge\n");
+	for (size_t i = 0; i < c->server_count; i++) {
+		const struct sched_server *s = &c->servers[i];
+
+		for (unsigned d = 0; d < s->conf->npu_count; d++)
+			buf_printf(&b, "npu_chip_info_health_status{id=\"%u\",node=\"%s\"} %d\n", d,
+				   s->conf->name,
+				   s->npus[d].health == SCHED_HEALTH_OK ||
+					   s->npus[d].health == SCHED_HEALTH_WARNING);
+	}
+	buf_printf(&b, "# HELP ascendfs_npus NPUs by allocation state\n"
+		       "# TYPE ascendfs_npus gauge\n"
+		       "ascendfs_npus{state=\"total\"} %u\n"
+		       "ascendfs_npus{state=\"allocated\"} %u\n"
+		       "ascendfs_npus{state=\"isolated\"} %u\n",
+		   c->npus_total, c->npus_allocated, count_isolated(c));
+	buf_printf(&b, "# HELP ascendfs_jobs Jobs by state\n# TYPE ascendfs_jobs gauge\n");
+	for (int s = 0; s < SCHED_JOB_STATE_COUNT; s++)
+		buf_printf(&b, "ascendfs_jobs{state=\"%s\"} %u\n", sched_job_state_name(s),
+			   by_state[s]);
+	buf_printf(&b, "# HELP ascendfs_events_total Events recorded since start\n"
+		       "# TYPE ascendfs_events_total counter\n"
+		       "ascendfs_events_total %" PRIu64 "\n",
+		   c->next_event_seq - 1);
+	(void)now_usec;
+	return buf_finish(&b, ret, ret_len);
+}
+
+int sched_render_server_npus(const struct sched_cluster *c, unsigned server, char **ret,
+			     size_t *ret_len)
+{
+	const struct sched_server *s;
+	struct buf b = { 0 };
+
+	if (server >= c->server_count)
+		return -ENOENT;
+	s = &c->servers[server];
+	buf_printf(&b, "# id device_ip health job rank\n");
+	for (unsigned d = 0; d < s->conf->npu_count; d++) {
+		const struct sched_npu *n = &s->npus[d];
+
+		buf_printf(&b, "%u %s %s%s ", d, s->conf->device_ips[d] ? s->conf->device_ips[d] : "-",
+			   sched_health_name(n->health), n->isolated ? ",isolated" : "");
+		if (n->job)
+			buf_printf(&b, "%s %u\n", n->job->name, n->rank);
+		else
+			buf_printf(&b, "- -\n");
+	}
+	return buf_finish(&b, ret, ret_len);
+}
+
+int sched_render_server_info(const struct sched_cluster *c, unsigned server, uint64_t now_usec,
+			     char **ret, size_t *ret_len)
+{
+	const struct sched_server *s;
+	json_t *o;
+
+	if (server >= c->server_count)
+		return -ENOENT;
+	s = &c->servers[server];
+	o = json_object();
+	json_object_set_new(o, "name", json_string(s->conf->name));
+	json_object_set_new(o, "host_ip", json_string(s->conf->host_ip));
+	json_object_set_new(o, "type", json_string(s->conf->type->name));
+	json_object_set_new(o, "product", json_string(s->conf->type->product));
+	json_object_set_new(o, "chip", json_string(s->conf->type->chip));
+	json_object_set_new(o, "npu_count", json_integer(s->conf->npu_count));
+	json_object_set_new(o, "switch", json_string(s->conf->leaf_switch));
+	json_object_set_new(o, "super_pod",
+			    s->conf->super_pod ? json_string(s->conf->super_pod) : json_null());
+	json_object_set_new(o, "state", json_string(server_state_name(s)));
+	json_object_set_new(o, "schedulable", json_boolean(sched_server_is_schedulable(c, s)));
+	json_object_set_new(o, "npus_free", json_integer(s->npus_free));
+	json_object_set_new(o, "jobs", json_integer(s->jobs_running));
+	json_object_set_new(o, "heartbeat_age_sec",
+			    s->last_report_usec && now_usec >= s->last_report_usec ?
+				    json_real((double)(now_usec - s->last_report_usec) / 1e6) :
+				    json_null());
+	return json_finish(o, ret, ret_len, JSON_INDENT(2));
+}
+
+int sched_render_server_health(const struct sched_cluster *c, unsigned server, char **ret,
+			       size_t *ret_len)
+{
+	const struct sched_server *s;
+	struct buf b = { 0 };
+
+	if (server >= c->server_count)
+		return -ENOENT;
+	s = &c->servers[server];
+	buf_printf(&b, "node %s\n", server_state_name(s));
+	for (unsigned d = 0; d < s->conf->npu_count; d++)
+		buf_printf(&b, "npu %u %s%s\n", d, sched_health_name(s->npus[d].health),
+			   s->npus[d].isolated ? " isolated" : "");
+	return buf_finish(&b, ret, ret_len);
+}
+
+int sched_render_queue_status(const struct sched_cluster *c, const struct conf_queue *q,
+			      char **ret, size_t *ret_len)
+{
+	unsigned used = 0, pending = 0, running = 0;
+	json_t *o = json_object();
+
+	for (size_t i = 0; i < c->job_count; i++) {
+		const struct sched_job *j = c->jobs[i];
+
+		if (!j->spec || strcmp(j->spec->queue, q->name) != 0)
+			continue;
+		used += sched_job_total_npus(j);
+		pending += j->state == SCHED_JOB_PENDING;
+		running += j->state == SCHED_JOB_RUNNING;
+	}
+	json_object_set_new(o, "queue", json_string(q->name));
+	json_object_set_new(o, "quota_npus", json_integer(q->quota_npus));
+	json_object_set_new(o, "used_npus", json_integer(used));
+	json_object_set_new(o, "borrowed_npus",
+			    json_integer(q->quota_npus && used > q->quota_npus ?
+						 used - q->quota_npus : 0));
+	json_object_set_new(o, "pending", json_integer(pending));
+	json_object_set_new(o, "running", json_integer(running));
+	return json_finish(o, ret, ret_len, JSON_INDENT(2));
+}
