@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fs: the FUSE face of ascendfs. Paths map to nodes (fs_tree.c), nodes to sched calls
+ * and rendered bytes, and FUSE operations (fs_ops.c) glue them to the kernel.
+ *
+ * The file tree (the v1 contract of design.md §3). Modes are what getattr reports;
+ * with `default_permissions` (on by default) the kernel enforces them, and every write
+ * handler checks the caller's uid again. All generated files are opened with direct_io
+ * and hold a snapshot taken at open(): every read() of one open file returns bytes of
+ * the same snapshot; st_size is the size of a snapshot rendered at stat() time.
+ *
+ *   /                          dr-xr-xr-x root
+ *   cluster/                   dr-xr-xr-x root
+ *     config                   -r--r--r--  effective configuration, normalized YAML
+ *     status                   -r--r--r--  JSON: npus {total, allocated, free, isolated},
+ *                                          servers, jobs by state, utilization (0-1),
+ *                                          event_seq
+ *     topology.json            -r--r--r--  JSON: switches, servers with per-NPU state
+ *     metrics                  -r--r--r--  Prometheus text format
+ *     events                   -r--r--r--  JSON lines {seq, time, kind, job, server, npu,
+ *                                          state, reason}; seq has no gaps
+ *     ctl                      --w------- root  "cordon|uncordon|drain <server>"
+ *   nodes/<server>/            dr-xr-xr-x root
+ *     health                   -r--r--r--  "node <state>" then "npu <id> <level>" lines
+ *     npus                     -r--r--r--  "# id device_ip health job rank" then one line
+ *                                          per NPU, "-" for none
+ *     info                     -r--r--r--  JSON: host_ip, type, switch, super pod, state,
+ *                                          heartbeat_age_sec
+ *     ctl                      --w------- root  "cordon" | "uncordon" | "drain"
+ *   queues/<queue>/            dr-xr-xr-x root
+ *     quota                    -r--r--r--  NPU limit, a decimal number (0 = none)
+ *     status                   -r--r--r--  JSON: used_npus, borrowed_npus, pending, running
+ *   jobs/                      drwxrwxrwt root (anyone submits; sticky: only the owner
+ *                                          removes)
+ *     <name>.yaml|.yml|.json   -rw-r--r-- writer  exists only while open for writing;
+ *                                          the spec is submitted at close (flush) when it
+ *                                          is valid, then shows as the directory below
+ *     <name>/                  drwxr-xr-x owner   made by a submission or by mkdir (draft)
+ *       spec                   -r--r--r-- (-rw-r--r-- for drafts and finished jobs: write
+ *                                          a spec to (re)submit)
+ *       status                 -r--r--r--  one word + "\n": draft, pending, running,
+ *                                          recovering, completed, failed, cancelled,
+ *                                          rejected
+ *       status.json            -r--r--r--  state, reason, generation, restarts,
+ *                                          placement, timestamps (RFC 3339, UTC)
+ *       ranktable.json         -r--r--r--  once placed: HCCL rank table (design.md §4)
+ *       env                    -r--r--r--  once placed: job-wide `export` lines
+ *       hosts/<server>.env     -r--r--r--  once placed: job-wide + per-server exports and
+ *                                          MSRUN_ARGS
+ *       ranks/<rank>.env       -r--r--r--  once placed: job-wide + RANK_ID, DEVICE_ID
+ *       events                 -r--r--r--  this job's lines of cluster/events
+ *       error                  -r--r--r--  the rejection or failure sentence, else empty
+ *       ctl                    --w------- owner  "cancel" | "complete" |
+ *                                          "checkpoint <step> <abs path>"
+ *
+ * Errors a caller sees:
+ *   ENOENT  no such node;  EINVAL  bad name or bad content (the sentence is in the job's
+ *   `error` file and in cluster/events);  EFBIG  spec over 64 KiB;  EEXIST  an active
+ *   job has that name;  EPERM/EACCES  not the owner (or root);  EBUSY  the job's state
+ *   forbids it (e.g. `complete` on a pending job);  EOPNOTSUPP  a verb not supported yet;
+ *   ENODEV  mmap of a generated file (direct_io).
+ */
+#ifndef ASCENDFS_FS_H
+#define ASCENDFS_FS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ascend_sched.h"
+
+enum fs_node_kind {
+	FS_ROOT,
+	FS_CLUSTER_DIR,
+	FS_CLUSTER_CONFIG,
+	FS_CLUSTER_STATUS,
+	FS_CLUSTER_TOPOLOGY,
+	FS_CLUSTER_METRICS,
+	FS_CLUSTER_EVENTS,
+	FS_CLUSTER_CTL,
+	FS_NODES_DIR,
+	FS_NODE_DIR,
+	FS_NODE_HEALTH,
+	FS_NODE_NPUS,
+	FS_NODE_INFO,
+	FS_NODE_CTL,
+	FS_QUEUES_DIR,
+	FS_QUEUE_DIR,
+	FS_QUEUE_QUOTA,
+	FS_QUEUE_STATUS,
+	FS_JOBS_DIR,
+	FS_JOB_UPLOAD,		/* jobs/<name>.yaml while being written */
+	FS_JOB_DIR,
+	FS_JOB_SPEC,
+	FS_JOB_STATUS,
+	FS_JOB_STATUS_JSON,
+	FS_JOB_RANKTABLE,
+	FS_JOB_ENV,
+	FS_JOB_HOSTS_DIR,
+	FS_JOB_HOST_ENV,
+	FS_JOB_RANKS_DIR,
+	FS_JOB_RANK_ENV,
+	FS_JOB_EVENTS,
+	FS_JOB_ERROR,
+	FS_JOB_CTL,
+};
+
+/* A parsed path; names are copied in. */
+struct fs_path {
+	enum fs_node_kind kind;
+	char job[CONF_NAME_MAX + 1];	/* job name for FS_JOB_* and FS_JOB_UPLOAD */
+	char item[CONF_NAME_MAX + 1];	/* server or queue name, or host file's server */
+	char ext[8];			/* upload extension: "yaml", "yml", "json" */
+	unsigned rank;			/* FS_JOB_RANK_ENV */
+};
+
+/*
+ * fs_path_parse() - syntax-only parse of an absolute path inside the mount.
+ * Returns 0, -ENOENT (no such shape), -EINVAL (a name that can never be valid under
+ * jobs/, e.g. "..", upper case, control characters) or -ENAMETOOLONG.
+ */
+int fs_path_parse(const char *path, struct fs_path *out);
+
+/* A jobs/<name>.<ext> file open for writing (listed so that stat() sees it). */
+struct fs_upload {
+	char name[CONF_NAME_MAX + 1];
+	char ext[8];
+	uid_t uid;
+	gid_t gid;
+	size_t len;			/* bytes buffered so far */
+	uint64_t mtime_usec;
+	struct fs_upload *next;
+};
+
+/* The daemon's state; one lock guards the cluster. */
+struct fs_ctx {
+	pthread_mutex_t lock;
+	struct sched_cluster *cluster;	/* owned */
+	char *mount_path;		/* absolute; used in RANK_TABLE_FILE */
+	char *config_path;
+	int log_level;			/* 0 error, 1 warning, 2 info, 3 debug */
+	struct fs_upload *uploads;	/* open jobs/<name>.<ext> files (under lock) */
+	char *config_text;		/* normalized config, rendered once */
+	size_t config_len;
+};
+
+/*
+ * fs_exists() - does @p exist in the current state? Fills @st_mode/uid/gid/size/times.
+ * Caller holds ctx->lock. Returns 0 or -ENOENT.
+ */
+struct stat;
+int fs_stat(struct fs_ctx *ctx, const struct fs_path *p, struct stat *st, uint64_t now_usec);
+
+/*
+ * fs_render() - the bytes of readable node @p (a snapshot). *ret new (free()).
+ * Caller holds ctx->lock. Returns 0, -ENOENT, -EISDIR, -EACCES (write-only node),
+ * -ENOMEM.
+ */
+int fs_render(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec, char **ret,
+	      size_t *ret_len);
+
+/*
+ * fs_list() - names in directory @p, each passed to @fill(@data, name). Caller holds
+ * ctx->lock. Returns 0, -ENOENT, -ENOTDIR, or what @fill returns when non-zero.
+ */
+int fs_list(struct fs_ctx *ctx, const struct fs_path *p, int (*fill)(void *data, const char *name),
+	    void *data);
+
+/*
+ * fs_ctl() - run one ctl line (no newline) written to ctl node @p by @uid.
+ * On failure writes a sentence to @why (SCHED_REASON_MAX). Caller holds ctx->lock.
+ * Returns 0, -EINVAL (unknown verb/arguments), -EPERM, -ENOENT, -EBUSY, -EOPNOTSUPP.
+ */
+int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t uid,
+	   uint64_t now_usec, char *why);
+
+/* fs_now_usec() - CLOCK_REALTIME in microseconds (the only clock the daemon reads). */
+uint64_t fs_now_usec(void);
+
+/* fs_log() - log one line to stderr at @level (0 error .. 3 debug) if enabled. */
+void fs_log(const struct fs_ctx *ctx, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
+ * fs_operations() - the FUSE operations table. Private data of the fuse instance must
+ * be the struct fs_ctx.
+ */
+struct fuse_operations;
+const struct fuse_operations *fs_operations(void);
+
+#endif

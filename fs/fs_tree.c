@@ -1,0 +1,722 @@
+/* SPDX-License-Identifier: MIT */
+/* Path -> node, and node -> attributes, listing, bytes and ctl verbs. No FUSE here. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "fs.h"
+
+uint64_t fs_now_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+void fs_log(const struct fs_ctx *ctx, int level, const char *fmt, ...)
+{
+	static const char *const names[] = { "error", "warning", "info", "debug" };
+	char stamp[32];
+	struct timespec ts;
+	struct tm tm;
+	va_list ap;
+
+	if (ctx && level > ctx->log_level)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	flockfile(stderr);
+	fprintf(stderr, "%s ascendfs %s: ", stamp, names[level < 0 ? 0 : level > 3 ? 3 : level]);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	funlockfile(stderr);
+}
+
+static const struct {
+	const char *name;
+	enum fs_node_kind kind;
+} cluster_files[] = {
+	{ "config", FS_CLUSTER_CONFIG }, { "status", FS_CLUSTER_STATUS },
+	{ "topology.json", FS_CLUSTER_TOPOLOGY }, { "metrics", FS_CLUSTER_METRICS },
+	{ "events", FS_CLUSTER_EVENTS }, { "ctl", FS_CLUSTER_CTL },
+}, node_files[] = {
+	{ "health", FS_NODE_HEALTH }, { "npus", FS_NODE_NPUS },
+	{ "info", FS_NODE_INFO }, { "ctl", FS_NODE_CTL },
+}, queue_files[] = {
+	{ "quota", FS_QUEUE_QUOTA }, { "status", FS_QUEUE_STATUS },
+}, job_files[] = {
+	{ "spec", FS_JOB_SPEC }, { "status", FS_JOB_STATUS },
+	{ "status.json", FS_JOB_STATUS_JSON }, { "ranktable.json", FS_JOB_RANKTABLE },
+	{ "env", FS_JOB_ENV }, { "hosts", FS_JOB_HOSTS_DIR }, { "ranks", FS_JOB_RANKS_DIR },
+	{ "events", FS_JOB_EVENTS }, { "error", FS_JOB_ERROR }, { "ctl", FS_JOB_CTL },
+};
+
+#define LOOKUP(table, name, out)                                                     \
+	({                                                                           \
+		int _found = -ENOENT;                                                \
+		for (size_t _i = 0; _i < sizeof(table) / sizeof(table[0]); _i++)     \
+			if (strcmp(table[_i].name, name) == 0) {                     \
+				*(out) = table[_i].kind;                             \
+				_found = 0;                                          \
+			}                                                            \
+		_found;                                                              \
+	})
+
+static int copy_name(char *dst, const char *src, size_t len)
+{
+	if (len > CONF_NAME_MAX)
+		return -ENOENT;
+	memcpy(dst, src, len);
+	dst[len] = '\0';
+	return 0;
+}
+
+/* "12" -> 12; no sign, no leading zero, no overflow. */
+static int parse_rank(const char *s, size_t len, unsigned *ret)
+{
+	unsigned long v = 0;
+
+	if (len == 0 || len > 6 || (s[0] == '0' && len > 1))
+		return -ENOENT;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -ENOENT;
+		v = v * 10 + (unsigned)(s[i] - '0');
+	}
+	*ret = (unsigned)v;
+	return 0;
+}
+
+int fs_path_parse(const char *path, struct fs_path *out)
+{
+	const char *comp[6];
+	size_t clen[6], n = 0;
+	const char *p = path;
+	struct fs_path r;
+
+	memset(&r, 0, sizeof(r));
+	if (!path || path[0] != '/')
+		return -ENOENT;
+	while (*p) {
+		const char *s;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		s = p;
+		while (*p && *p != '/')
+			p++;
+		if ((size_t)(p - s) > 255)
+			return -ENAMETOOLONG;
+		if (n == 5)
+			return -ENOENT;
+		comp[n] = s;
+		clen[n++] = (size_t)(p - s);
+	}
+#define IS(i, lit) (clen[i] == sizeof(lit) - 1 && memcmp(comp[i], lit, clen[i]) == 0)
+	if (n == 0) {
+		r.kind = FS_ROOT;
+		goto done;
+	}
+	if (IS(0, "cluster")) {
+		char name[64];
+
+		if (n == 1) {
+			r.kind = FS_CLUSTER_DIR;
+			goto done;
+		}
+		if (n != 2 || copy_name(name, comp[1], clen[1]) < 0)
+			return -ENOENT;
+		if (LOOKUP(cluster_files, name, &r.kind) < 0)
+			return -ENOENT;
+		goto done;
+	}
+	if (IS(0, "nodes") || IS(0, "queues")) {
+		bool nodes = IS(0, "nodes");
+		char name[64];
+
+		if (n == 1) {
+			r.kind = nodes ? FS_NODES_DIR : FS_QUEUES_DIR;
+			goto done;
+		}
+		if (copy_name(r.item, comp[1], clen[1]) < 0 || n > 3)
+			return -ENOENT;
+		if (n == 2) {
+			r.kind = nodes ? FS_NODE_DIR : FS_QUEUE_DIR;
+			goto done;
+		}
+		if (copy_name(name, comp[2], clen[2]) < 0)
+			return -ENOENT;
+		if (nodes ? LOOKUP(node_files, name, &r.kind) : LOOKUP(queue_files, name, &r.kind))
+			return -ENOENT;
+		goto done;
+	}
+	if (!IS(0, "jobs"))
+		return -ENOENT;
+	if (n == 1) {
+		r.kind = FS_JOBS_DIR;
+		goto done;
+	}
+	{
+		static const char *const exts[] = { "yaml", "yml", "json" };
+		size_t len = clen[1];
+		char name[256];
+
+		memcpy(name, comp[1], len);
+		name[len] = '\0';
+		for (size_t i = 0; i < 3; i++) {
+			size_t el = strlen(exts[i]);
+
+			if (n == 2 && len > el + 1 && name[len - el - 1] == '.' &&
+			    strcmp(name + len - el, exts[i]) == 0) {
+				name[len - el - 1] = '\0';
+				if (!conf_name_is_valid(name))
+					return -EINVAL;
+				memcpy(r.job, name, strlen(name) + 1); /* valid: <= 63 */
+				memcpy(r.ext, exts[i], el + 1);
+				r.kind = FS_JOB_UPLOAD;
+				goto done;
+			}
+		}
+		if (!conf_name_is_valid(name))
+			return -EINVAL;
+		memcpy(r.job, name, strlen(name) + 1);
+	}
+	if (n == 2) {
+		r.kind = FS_JOB_DIR;
+		goto done;
+	}
+	{
+		char name[64];
+
+		if (copy_name(name, comp[2], clen[2]) < 0 || LOOKUP(job_files, name, &r.kind) < 0)
+			return -ENOENT;
+	}
+	if (n == 3)
+		goto done;
+	if (n != 4)
+		return -ENOENT;
+	if (r.kind == FS_JOB_HOSTS_DIR) {
+		if (clen[3] < 5 || memcmp(comp[3] + clen[3] - 4, ".env", 4) != 0 ||
+		    copy_name(r.item, comp[3], clen[3] - 4) < 0)
+			return -ENOENT;
+		r.kind = FS_JOB_HOST_ENV;
+		goto done;
+	}
+	if (r.kind == FS_JOB_RANKS_DIR) {
+		if (clen[3] < 5 || memcmp(comp[3] + clen[3] - 4, ".env", 4) != 0 ||
+		    parse_rank(comp[3], clen[3] - 4, &r.rank) < 0)
+			return -ENOENT;
+		r.kind = FS_JOB_RANK_ENV;
+		goto done;
+	}
+	return -ENOENT;
+#undef IS
+done:
+	*out = r;
+	return 0;
+}
+
+static bool node_is_dir(enum fs_node_kind k)
+{
+	switch (k) {
+	case FS_ROOT:
+	case FS_CLUSTER_DIR:
+	case FS_NODES_DIR:
+	case FS_NODE_DIR:
+	case FS_QUEUES_DIR:
+	case FS_QUEUE_DIR:
+	case FS_JOBS_DIR:
+	case FS_JOB_DIR:
+	case FS_JOB_HOSTS_DIR:
+	case FS_JOB_RANKS_DIR:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static const struct fs_upload *find_upload(const struct fs_ctx *ctx, const char *name)
+{
+	for (const struct fs_upload *u = ctx->uploads; u; u = u->next)
+		if (strcmp(u->name, name) == 0)
+			return u;
+	return NULL;
+}
+
+static int host_slice(const struct sched_cluster *c, const struct sched_job *j,
+		      const char *server, size_t *ret)
+{
+	for (size_t i = 0; i < j->slice_count; i++)
+		if (strcmp(c->servers[j->slices[i].server].conf->name, server) == 0) {
+			*ret = i;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+/* Does the node exist now? Also fills the owning job. */
+static int resolve(struct fs_ctx *ctx, const struct fs_path *p, struct sched_job **ret_job)
+{
+	struct sched_cluster *c = ctx->cluster;
+	struct sched_job *j = NULL;
+	size_t slice;
+
+	*ret_job = NULL;
+	switch (p->kind) {
+	case FS_NODE_DIR:
+	case FS_NODE_HEALTH:
+	case FS_NODE_NPUS:
+	case FS_NODE_INFO:
+	case FS_NODE_CTL:
+		return sched_cluster_find_server(c, p->item) < 0 ? -ENOENT : 0;
+	case FS_QUEUE_DIR:
+	case FS_QUEUE_QUOTA:
+	case FS_QUEUE_STATUS:
+		return conf_cluster_find_queue(c->conf, p->item) ? 0 : -ENOENT;
+	case FS_JOB_UPLOAD:
+		return find_upload(ctx, p->job) ? 0 : -ENOENT;
+	default:
+		break;
+	}
+	if (p->kind < FS_JOB_DIR)
+		return 0;
+	j = sched_cluster_find_job(c, p->job);
+	if (!j)
+		return -ENOENT;
+	*ret_job = j;
+	switch (p->kind) {
+	case FS_JOB_RANKTABLE:
+	case FS_JOB_ENV:
+	case FS_JOB_HOSTS_DIR:
+	case FS_JOB_RANKS_DIR:
+		return j->slice_count ? 0 : -ENOENT;
+	case FS_JOB_HOST_ENV:
+		return host_slice(c, j, p->item, &slice);
+	case FS_JOB_RANK_ENV:
+		return p->rank < sched_job_total_npus(j) ? 0 : -ENOENT;
+	default:
+		return 0;
+	}
+}
+
+static uint64_t last_event_usec(const struct sched_cluster *c)
+{
+	if (!c->event_count)
+		return 0;
+	return c->events[(c->event_head + c->event_count - 1) % SCHED_EVENTS_MAX].time_usec;
+}
+
+static bool spec_is_writable(const struct sched_job *j)
+{
+	return j->state == SCHED_JOB_DRAFT || sched_job_state_is_terminal(j->state);
+}
+
+int fs_stat(struct fs_ctx *ctx, const struct fs_path *p, struct stat *st, uint64_t now_usec)
+{
+	struct sched_job *j;
+	uint64_t t;
+	int r = resolve(ctx, p, &j);
+
+	if (r < 0)
+		return r;
+	memset(st, 0, sizeof(*st));
+	st->st_nlink = 1;
+	t = j ? j->change_usec : last_event_usec(ctx->cluster);
+	if (!t)
+		t = now_usec;
+	if (node_is_dir(p->kind)) {
+		st->st_mode = S_IFDIR | 0555;
+		st->st_nlink = 2;
+		if (p->kind == FS_JOBS_DIR)
+			st->st_mode = S_IFDIR | 01777;
+		if (p->kind == FS_JOB_DIR)
+			st->st_mode = S_IFDIR | 0755;
+	} else {
+		st->st_mode = S_IFREG | 0444;
+	}
+	switch (p->kind) {
+	case FS_CLUSTER_CTL:
+	case FS_NODE_CTL:
+		st->st_mode = S_IFREG | 0200;
+		break;
+	case FS_JOB_CTL:
+		st->st_mode = S_IFREG | 0200;
+		break;
+	case FS_JOB_SPEC:
+		if (spec_is_writable(j))
+			st->st_mode = S_IFREG | 0644;
+		break;
+	case FS_JOB_UPLOAD: {
+		const struct fs_upload *u = find_upload(ctx, p->job);
+
+		st->st_mode = S_IFREG | 0644;
+		st->st_uid = u->uid;
+		st->st_gid = u->gid;
+		st->st_size = (off_t)u->len;
+		t = u->mtime_usec;
+		break;
+	}
+	default:
+		break;
+	}
+	if (j) {
+		st->st_uid = j->uid;
+		st->st_gid = j->gid;
+	}
+	st->st_mtim.tv_sec = (time_t)(t / 1000000);
+	st->st_mtim.tv_nsec = (long)(t % 1000000) * 1000;
+	st->st_ctim = st->st_mtim;
+	st->st_atim = st->st_mtim;
+	if (S_ISREG(st->st_mode) && p->kind != FS_JOB_UPLOAD && (st->st_mode & 0444)) {
+		char *buf;
+		size_t len;
+
+		r = fs_render(ctx, p, now_usec, &buf, &len);
+		if (r < 0)
+			return r;
+		free(buf);
+		st->st_size = (off_t)len;
+	}
+	st->st_blksize = 4096;
+	st->st_blocks = (st->st_size + 511) / 512;
+	return 0;
+}
+
+static int dup_text(const char *s, size_t len, char **ret, size_t *ret_len)
+{
+	char *b = malloc(len + 1);
+
+	if (!b)
+		return -ENOMEM;
+	memcpy(b, s, len);
+	b[len] = '\0';
+	*ret = b;
+	*ret_len = len;
+	return 0;
+}
+
+static int printf_text(char **ret, size_t *ret_len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int printf_text(char **ret, size_t *ret_len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(ret, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -ENOMEM;
+	*ret_len = (size_t)n;
+	return 0;
+}
+
+int fs_render(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec, char **ret,
+	      size_t *ret_len)
+{
+	struct sched_cluster *c = ctx->cluster;
+	struct sched_render_ctx rc = { .mount_path = ctx->mount_path };
+	struct sched_job *j;
+	size_t slice = 0;
+	int r = resolve(ctx, p, &j);
+
+	if (r < 0)
+		return r;
+	if (node_is_dir(p->kind))
+		return -EISDIR;
+	switch (p->kind) {
+	case FS_CLUSTER_CONFIG:
+		return dup_text(ctx->config_text, ctx->config_len, ret, ret_len);
+	case FS_CLUSTER_STATUS:
+		return sched_render_cluster_status(c, ret, ret_len);
+	case FS_CLUSTER_TOPOLOGY:
+		return sched_render_topology(c, ret, ret_len);
+	case FS_CLUSTER_METRICS:
+		return sched_render_metrics(c, now_usec, ret, ret_len);
+	case FS_CLUSTER_EVENTS:
+		return sched_render_events(c, NULL, ret, ret_len);
+	case FS_NODE_HEALTH:
+		return sched_render_server_health(c, (unsigned)sched_cluster_find_server(c, p->item),
+						  ret, ret_len);
+	case FS_NODE_NPUS:
+		return sched_render_server_npus(c, (unsigned)sched_cluster_find_server(c, p->item),
+						ret, ret_len);
+	case FS_NODE_INFO:
+		return sched_render_server_info(c, (unsigned)sched_cluster_find_server(c, p->item),
+						now_usec, ret, ret_len);
+	case FS_QUEUE_QUOTA:
+		return printf_text(ret, ret_len, "%u\n",
+				   conf_cluster_find_queue(c->conf, p->item)->quota_npus);
+	case FS_QUEUE_STATUS:
+		return sched_render_queue_status(c, conf_cluster_find_queue(c->conf, p->item), ret,
+						 ret_len);
+	case FS_JOB_UPLOAD:
+		return dup_text("", 0, ret, ret_len);
+	case FS_JOB_SPEC:
+		return dup_text(j->spec_text ? j->spec_text : "", j->spec_text ? j->spec_len : 0,
+				ret, ret_len);
+	case FS_JOB_STATUS:
+		return printf_text(ret, ret_len, "%s\n", sched_job_state_name(j->state));
+	case FS_JOB_STATUS_JSON:
+		return sched_render_job_status_json(c, j, ret, ret_len);
+	case FS_JOB_RANKTABLE:
+		return sched_render_ranktable(c, j, ret, ret_len);
+	case FS_JOB_ENV:
+		return sched_render_job_env(c, j, &rc, ret, ret_len);
+	case FS_JOB_HOST_ENV:
+		host_slice(c, j, p->item, &slice);
+		return sched_render_host_env(c, j, slice, &rc, ret, ret_len);
+	case FS_JOB_RANK_ENV:
+		return sched_render_rank_env(c, j, p->rank, &rc, ret, ret_len);
+	case FS_JOB_EVENTS:
+		return sched_render_events(c, j->name, ret, ret_len);
+	case FS_JOB_ERROR:
+		if (j->state == SCHED_JOB_REJECTED || j->state == SCHED_JOB_FAILED)
+			return printf_text(ret, ret_len, "%s\n", j->reason);
+		return dup_text("", 0, ret, ret_len);
+	case FS_CLUSTER_CTL:
+	case FS_NODE_CTL:
+	case FS_JOB_CTL:
+		return -EACCES;
+	default:
+		return -ENOENT;
+	}
+}
+
+int fs_list(struct fs_ctx *ctx, const struct fs_path *p, int (*fill)(void *data, const char *name),
+	    void *data)
+{
+	struct sched_cluster *c = ctx->cluster;
+	struct sched_job *j;
+	char name[128];
+	int r = resolve(ctx, p, &j);
+
+#define FILL(n)                          \
+	do {                             \
+		int _r = fill(data, (n)); \
+		if (_r)                  \
+			return _r;       \
+	} while (0)
+	if (r < 0)
+		return r;
+	if (!node_is_dir(p->kind))
+		return -ENOTDIR;
+	switch (p->kind) {
+	case FS_ROOT:
+		FILL("cluster");
+		FILL("nodes");
+		FILL("queues");
+		FILL("jobs");
+		break;
+	case FS_CLUSTER_DIR:
+		for (size_t i = 0; i < sizeof(cluster_files) / sizeof(cluster_files[0]); i++)
+			FILL(cluster_files[i].name);
+		break;
+	case FS_NODES_DIR:
+		for (size_t i = 0; i < c->server_count; i++)
+			FILL(c->servers[i].conf->name);
+		break;
+	case FS_NODE_DIR:
+		for (size_t i = 0; i < sizeof(node_files) / sizeof(node_files[0]); i++)
+			FILL(node_files[i].name);
+		break;
+	case FS_QUEUES_DIR:
+		for (size_t i = 0; i < c->conf->queue_count; i++)
+			FILL(c->conf->queues[i].name);
+		break;
+	case FS_QUEUE_DIR:
+		for (size_t i = 0; i < sizeof(queue_files) / sizeof(queue_files[0]); i++)
+			FILL(queue_files[i].name);
+		break;
+	case FS_JOBS_DIR:
+		for (size_t i = 0; i < c->job_count; i++)
+			FILL(c->jobs[i]->name);
+		for (const struct fs_upload *u = ctx->uploads; u; u = u->next) {
+			snprintf(name, sizeof(name), "%s.%s", u->name, u->ext);
+			FILL(name);
+		}
+		break;
+	case FS_JOB_DIR:
+		for (size_t i = 0; i < sizeof(job_files) / sizeof(job_files[0]); i++) {
+			struct fs_path q = *p;
+			struct sched_job *jj;
+
+			q.kind = job_files[i].kind;
+			if (resolve(ctx, &q, &jj) == 0)
+				FILL(job_files[i].name);
+		}
+		break;
+	case FS_JOB_HOSTS_DIR:
+		for (size_t i = 0; i < j->slice_count; i++) {
+			snprintf(name, sizeof(name), "%s.env",
+				 c->servers[j->slices[i].server].conf->name);
+			FILL(name);
+		}
+		break;
+	case FS_JOB_RANKS_DIR:
+		for (unsigned rk = 0; rk < sched_job_total_npus(j); rk++) {
+			snprintf(name, sizeof(name), "%u.env", rk);
+			FILL(name);
+		}
+		break;
+	default:
+		return -ENOTDIR;
+	}
+	return 0;
+#undef FILL
+}
+
+/* Split "verb arg1 arg2" in place; returns the count (at most @max). */
+static size_t split_words(char *line, char **words, size_t max)
+{
+	size_t n = 0;
+	char *save = NULL;
+
+	for (char *w = strtok_r(line, " \t\r", &save); w && n < max;
+	     w = strtok_r(NULL, " \t\r", &save))
+		words[n++] = w;
+	return n;
+}
+
+static int parse_u64(const char *s, uint64_t *ret)
+{
+	uint64_t v = 0;
+
+	if (!*s)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || v > (UINT64_MAX - 9) / 10)
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*ret = v;
+	return 0;
+}
+
+static int server_ctl(struct fs_ctx *ctx, const char *server, char **w, size_t n, uid_t uid,
+		      uint64_t now_usec, char *why)
+{
+	struct sched_cluster *c = ctx->cluster;
+	int idx = sched_cluster_find_server(c, server);
+
+	if (idx < 0) {
+		snprintf(why, SCHED_REASON_MAX, "unknown server \"%s\"; see nodes/", server);
+		return -ENOENT;
+	}
+	if (uid != 0) {
+		snprintf(why, SCHED_REASON_MAX, "only root may change server %s", server);
+		return -EPERM;
+	}
+	if (n == 1 && strcmp(w[0], "cordon") == 0)
+		return sched_server_set_cordon(c, server, true, false, now_usec);
+	if (n == 1 && strcmp(w[0], "uncordon") == 0)
+		return sched_server_set_cordon(c, server, false, false, now_usec);
+	if (n == 1 && strcmp(w[0], "drain") == 0)
+		return sched_server_set_cordon(c, server, true, true, now_usec);
+	if (n == 2 && strcmp(w[0], "clear") == 0) {
+		struct sched_server *s = &c->servers[idx];
+		uint64_t npu;
+
+		if (parse_u64(w[1], &npu) < 0 || npu >= s->conf->npu_count) {
+			snprintf(why, SCHED_REASON_MAX,
+				 "clear: \"%s\" is not an NPU of %s; use an id from 0 to %u", w[1],
+				 server, s->conf->npu_count - 1);
+			return -EINVAL;
+		}
+		return sched_server_clear_npu(c, server, (unsigned)npu, now_usec);
+	}
+	snprintf(why, SCHED_REASON_MAX,
+		 "unknown command \"%s\"; use cordon, uncordon, drain or clear <npu>", w[0]);
+	return -EINVAL;
+}
+
+int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t uid,
+	   uint64_t now_usec, char *why)
+{
+	struct sched_cluster *c = ctx->cluster;
+	char copy[512], *w[4];
+	size_t n;
+	int r;
+
+	why[0] = '\0';
+	if (strlen(line) >= sizeof(copy)) {
+		snprintf(why, SCHED_REASON_MAX, "ctl line is too long (%zu bytes)", strlen(line));
+		return -EINVAL;
+	}
+	snprintf(copy, sizeof(copy), "%s", line);
+	n = split_words(copy, w, 4);
+	if (n == 0)
+		return 0; /* blank lines are harmless */
+
+	switch (p->kind) {
+	case FS_CLUSTER_CTL:
+		if (n == 2 && (strcmp(w[0], "cordon") == 0 || strcmp(w[0], "uncordon") == 0 ||
+			       strcmp(w[0], "drain") == 0)) {
+			char *verb = w[0];
+
+			return server_ctl(ctx, w[1], &verb, 1, uid, now_usec, why);
+		}
+		if (n == 1 && strcmp(w[0], "reload") == 0) {
+			snprintf(why, SCHED_REASON_MAX,
+				 "reload is not supported yet; restart the daemon to apply a new "
+				 "configuration");
+			return -EOPNOTSUPP;
+		}
+		snprintf(why, SCHED_REASON_MAX,
+			 "unknown command \"%s\"; use cordon|uncordon|drain <server>", w[0]);
+		return -EINVAL;
+	case FS_NODE_CTL:
+		return server_ctl(ctx, p->item, w, n, uid, now_usec, why);
+	case FS_JOB_CTL:
+		break;
+	default:
+		return -EACCES;
+	}
+
+	if (n == 1 && strcmp(w[0], "cancel") == 0)
+		r = sched_job_cancel(c, p->job, uid, now_usec);
+	else if (n == 1 && strcmp(w[0], "complete") == 0)
+		r = sched_job_complete(c, p->job, uid, now_usec);
+	else if (n == 3 && strcmp(w[0], "checkpoint") == 0) {
+		uint64_t step;
+
+		if (parse_u64(w[1], &step) < 0 || w[2][0] != '/') {
+			snprintf(why, SCHED_REASON_MAX,
+				 "usage: checkpoint <step> <absolute path>, e.g. checkpoint 1200 "
+				 "/data/ckpt/llama-1200.ckpt");
+			return -EINVAL;
+		}
+		r = sched_job_checkpoint(c, p->job, uid, step, w[2], now_usec);
+	} else if (n == 2 && strcmp(w[0], "resize") == 0) {
+		snprintf(why, SCHED_REASON_MAX,
+			 "resize is not supported yet (elastic jobs are planned); cancel and "
+			 "resubmit with the new npus");
+		return -EOPNOTSUPP;
+	} else {
+		snprintf(why, SCHED_REASON_MAX,
+			 "unknown command \"%s\"; use cancel, complete or checkpoint <step> <path>",
+			 line);
+		return -EINVAL;
+	}
+	if (r == -EPERM)
+		snprintf(why, SCHED_REASON_MAX, "job %s belongs to uid %u; only its owner or root "
+						"may change it",
+			 p->job, sched_cluster_find_job(c, p->job)->uid);
+	else if (r == -EBUSY)
+		snprintf(why, SCHED_REASON_MAX, "job %s is %s; \"%s\" needs a running job", p->job,
+			 sched_job_state_name(sched_cluster_find_job(c, p->job)->state), w[0]);
+	else if (r == -ENOENT)
+		snprintf(why, SCHED_REASON_MAX, "job %s no longer exists", p->job);
+	return r;
+}

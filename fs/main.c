@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ascendfs: mount the cluster as a filesystem.
+ *   ascendfs [-f] [-d] [-s] -c CONFIG.yaml [--state-dir DIR] [--log-level L] [-o OPT] MNT
+ * Exit status: 0 after a clean unmount (SIGTERM, SIGINT or fusermount3 -u), 1 on a
+ * configuration or mount error, 2 on a usage error.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fuse.h>
+#include <fuse_lowlevel.h>
+
+#include "fs.h"
+
+struct options {
+	char *config;
+	char *state_dir;
+	char *log_level;
+	int help;
+	int version;
+};
+
+#define OPT(t, p) { t, offsetof(struct options, p), 1 }
+static const struct fuse_opt option_spec[] = {
+	OPT("-c %s", config),
+	OPT("--config=%s", config),
+	OPT("--config %s", config),
+	OPT("--state-dir=%s", state_dir),
+	OPT("--state-dir %s", state_dir),
+	OPT("--log-level=%s", log_level),
+	OPT("--log-level %s", log_level),
+	OPT("-h", help),
+	OPT("--help", help),
+	OPT("-V", version),
+	OPT("--version", version),
+	FUSE_OPT_END
+};
+
+static void usage(const char *prog)
+{
+	printf("usage: %s [options] -c CONFIG.yaml MOUNTPOINT\n"
+	       "\n"
+	       "Mount an Ascend NPU cluster as a filesystem: write a job spec into\n"
+	       "MOUNTPOINT/jobs/ to place it; read MOUNTPOINT/jobs/<name>/ranktable.json.\n"
+	       "\n"
+	       "ascendfs options:\n"
+	       "    -c, --config=FILE      cluster configuration (ascend_cluster.yaml)\n"
+	       "    --state-dir=DIR        directory for durable state (reserved: this\n"
+	       "                           version keeps state in memory; DIR must exist\n"
+	       "                           or be creatable)\n"
+	       "    --log-level=LEVEL      error, warning, info (default) or debug\n"
+	       "    -h, --help             print this help\n"
+	       "    -V, --version          print the version\n"
+	       "\n"
+	       "Defaults added to -o: default_permissions, fsname=ascendfs, subtype=ascendfs,\n"
+	       "auto_unmount, and allow_other when run as root.\n"
+	       "\n",
+	       prog);
+}
+
+/* Is @path the mount point of something right now (per /proc/self/mountinfo)? */
+static int mount_type_at(const char *path, char *type, size_t len)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096];
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char mnt[PATH_MAX], fstype[256];
+		const char *sep = strstr(line, " - ");
+
+		/* fields: id parent major:minor root mountpoint ... - fstype source opts */
+		if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
+		    sscanf(sep + 3, "%255s", fstype) != 1)
+			continue;
+		if (strcmp(mnt, path) == 0) {
+			snprintf(type, len, "%s", fstype);
+			found = 1;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static int run_fusermount_lazy(const char *mnt)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		execlp("fusermount3", "fusermount3", "-u", "-z", mnt, (char *)NULL);
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		return -errno;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EIO;
+}
+
+/* Clean a stale mount (ENOTCONN: its daemon died); refuse to stack on a live one. */
+static int prepare_mountpoint(const char *mnt, char *resolved)
+{
+	struct stat st;
+	char type[256];
+
+	if (stat(mnt, &st) < 0 && errno == ENOTCONN) {
+		fprintf(stderr, "ascendfs: %s is a stale mount left by a dead daemon; "
+				"unmounting it\n", mnt);
+		if (umount2(mnt, MNT_DETACH) < 0 && run_fusermount_lazy(mnt) < 0) {
+			fprintf(stderr, "ascendfs: cannot clean the stale mount at %s; run "
+					"`fusermount3 -uz %s` and retry\n", mnt, mnt);
+			return -1;
+		}
+	}
+	if (!realpath(mnt, resolved)) {
+		fprintf(stderr, "ascendfs: mount point %s: %s; create it with `mkdir -p %s`\n",
+			mnt, strerror(errno), mnt);
+		return -1;
+	}
+	if (stat(resolved, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "ascendfs: mount point %s is not a directory\n", resolved);
+		return -1;
+	}
+	if (mount_type_at(resolved, type, sizeof(type))) {
+		fprintf(stderr, "ascendfs: %s is already mounted (%s); unmount it first "
+				"(`fusermount3 -u %s`) rather than stacking a second mount\n",
+			resolved, type, resolved);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_log_level(const char *s)
+{
+	static const char *const names[] = { "error", "warning", "info", "debug" };
+
+	if (!s)
+		return 2;
+	for (int i = 0; i < 4; i++)
+		if (strcmp(s, names[i]) == 0)
+			return i;
+	return -1;
+}
+
+int main(int argc, char *argv[])
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct fuse_cmdline_opts cl = { 0 };
+	struct options o = { 0 };
+	struct conf_cluster *conf = NULL;
+	struct conf_error err;
+	struct fs_ctx ctx = { 0 };
+	struct fuse *fuse = NULL;
+	char mnt[PATH_MAX], msg[1024];
+	int ret = 1, r;
+
+	if (fuse_opt_parse(&args, &o, option_spec, NULL) < 0)
+		return 2;
+	if (o.help) {
+		usage(argv[0]);
+		fuse_cmdline_help();
+		fuse_lib_help(&args);
+		ret = 0;
+		goto out_args;
+	}
+	if (o.version) {
+		printf("ascendfs %s (libfuse %s)\n", ASCENDFS_VERSION, fuse_pkgversion());
+		ret = 0;
+		goto out_args;
+	}
+	ctx.log_level = parse_log_level(o.log_level);
+	if (ctx.log_level < 0) {
+		fprintf(stderr, "ascendfs: --log-level: \"%s\" is not a level; use error, "
+				"warning, info or debug\n", o.log_level);
+		ret = 2;
+		goto out_args;
+	}
+	if (fuse_parse_cmdline(&args, &cl) != 0) {
+		ret = 2;
+		goto out_args;
+	}
+	if (!o.config || !cl.mountpoint) {
+		fprintf(stderr, "usage: %s [options] -c CONFIG.yaml MOUNTPOINT (see --help)\n",
+			argv[0]);
+		ret = 2;
+		goto out_cl;
+	}
+	r = conf_cluster_load(o.config, &conf, &err);
+	if (r < 0) {
+		fprintf(stderr, "ascendfs: %s\n", conf_error_format(&err, msg, sizeof(msg)));
+		goto out_cl;
+	}
+	if (o.state_dir && mkdir(o.state_dir, 0700) < 0 && errno != EEXIST) {
+		fprintf(stderr, "ascendfs: --state-dir %s: %s\n", o.state_dir, strerror(errno));
+		conf_cluster_free(conf);
+		goto out_cl;
+	}
+	if (prepare_mountpoint(cl.mountpoint, mnt) < 0) {
+		conf_cluster_free(conf);
+		goto out_cl;
+	}
+	r = conf_cluster_render_yaml(conf, &ctx.config_text, &ctx.config_len);
+	if (r == 0)
+		r = sched_cluster_new(conf, &ctx.cluster); /* steals conf */
+	else
+		conf_cluster_free(conf);
+	if (r < 0) {
+		fprintf(stderr, "ascendfs: %s\n", strerror(-r));
+		goto out_ctx;
+	}
+	ctx.mount_path = strdup(mnt);
+	ctx.config_path = strdup(o.config);
+	pthread_mutex_init(&ctx.lock, NULL);
+
+	fuse_opt_add_arg(&args, "-odefault_permissions,fsname=ascendfs,subtype=ascendfs");
+	if (!cl.debug)
+		fuse_opt_add_arg(&args, "-oauto_unmount");
+	if (geteuid() == 0)
+		fuse_opt_add_arg(&args, "-oallow_other");
+
+	fuse = fuse_new(&args, fs_operations(), sizeof(struct fuse_operations), &ctx);
+	if (!fuse)
+		goto out_ctx;
+	if (fuse_mount(fuse, mnt) != 0)
+		goto out_fuse;
+	if (fuse_daemonize(cl.foreground) != 0)
+		goto out_unmount;
+	if (fuse_set_signal_handlers(fuse_get_session(fuse)) != 0)
+		goto out_unmount;
+	fs_log(&ctx, 2, "mounted %s: %zu servers, %u NPUs, config %s", mnt,
+	       ctx.cluster->server_count, ctx.cluster->npus_total, o.config);
+	if (cl.singlethread) {
+		r = fuse_loop(fuse);
+	} else {
+		struct fuse_loop_config *lc = fuse_loop_cfg_create();
+
+		fuse_loop_cfg_set_clone_fd(lc, cl.clone_fd);
+		fuse_loop_cfg_set_idle_threads(lc, cl.max_idle_threads);
+		if (cl.max_threads && cl.max_threads <= 100000)
+			fuse_loop_cfg_set_max_threads(lc, cl.max_threads);
+		r = fuse_loop_mt(fuse, lc);
+		fuse_loop_cfg_destroy(lc);
+	}
+	ret = r == 0 ? 0 : 1;
+	fs_log(&ctx, 2, "unmounting %s", mnt);
+	fuse_remove_signal_handlers(fuse_get_session(fuse));
+out_unmount:
+	fuse_unmount(fuse);
+out_fuse:
+	fuse_destroy(fuse);
+out_ctx:
+	sched_cluster_free(ctx.cluster);
+	while (ctx.uploads) {
+		struct fs_upload *u = ctx.uploads;
+
+		ctx.uploads = u->next;
+		free(u);
+	}
+	free(ctx.config_text);
+	free(ctx.mount_path);
+	free(ctx.config_path);
+out_cl:
+	free(cl.mountpoint);
+out_args:
+	free(o.config);
+	free(o.state_dir);
+	free(o.log_level);
+	fuse_opt_free_args(&args);
+	return ret;
+}

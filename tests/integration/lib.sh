@@ -1,0 +1,148 @@
+# shellcheck shell=bash
+# Helpers for integration tests that mount ascendfs. Source it; then call it_setup.
+#
+# Every wait has a deadline, and the EXIT trap unmounts and stops the daemon on every
+# path, assertion failures included.
+
+IT_PASS=0
+IT_FAIL=0
+IT_N=0
+IT_WORK=""
+IT_MNT=""
+IT_LOG=""
+IT_PID=""
+
+ok() {
+	IT_N=$((IT_N + 1))
+	IT_PASS=$((IT_PASS + 1))
+	printf 'ok %d - %s\n' "$IT_N" "$1"
+}
+
+not_ok() {
+	IT_N=$((IT_N + 1))
+	IT_FAIL=$((IT_FAIL + 1))
+	printf 'not ok %d - %s\n' "$IT_N" "$1"
+	[ $# -gt 1 ] && printf '#   %s\n' "${@:2}"
+	return 0
+}
+
+# check DESC CMD...: passes when CMD exits 0
+check() {
+	local desc=$1
+	shift
+	local out
+	if out=$("$@" 2>&1); then ok "$desc"; else not_ok "$desc" "command: $*" "output: ${out:0:600}"; fi
+}
+
+# check_fails DESC CMD...: passes when CMD exits non-zero
+check_fails() {
+	local desc=$1
+	shift
+	if "$@" >/dev/null 2>&1; then not_ok "$desc" "expected failure: $*"; else ok "$desc"; fi
+}
+
+# check_eq DESC EXPECTED ACTUAL
+check_eq() {
+	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "expected: ${2:0:400}" "actual:   ${3:0:400}"; fi
+}
+
+# check_contains DESC NEEDLE HAYSTACK
+check_contains() {
+	case $3 in
+	*"$2"*) ok "$1" ;;
+	*) not_ok "$1" "expected to contain: $2" "actual: ${3:0:600}" ;;
+	esac
+}
+
+is_mounted() {
+	awk -v m="$1" '$2 == m { found = 1 } END { exit !found }' /proc/mounts
+}
+
+# wait_until SECONDS CMD...: poll every 50 ms
+wait_until() {
+	local deadline=$(($(date +%s%N) + $1 * 1000000000))
+	shift
+	while ! "$@" >/dev/null 2>&1; do
+		[ "$(date +%s%N)" -gt "$deadline" ] && return 1
+		sleep 0.05
+	done
+	return 0
+}
+
+it_unmount() {
+	local mnt=$1
+	if is_mounted "$mnt"; then
+		fusermount3 -u "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null
+		wait_until 10 bash -c "! awk -v m='$mnt' '\$2 == m { f = 1 } END { exit !f }' /proc/mounts"
+	fi
+}
+
+it_cleanup() {
+	set +e
+	[ -n "$IT_MNT" ] && it_unmount "$IT_MNT"
+	if [ -n "$IT_PID" ] && kill -0 "$IT_PID" 2>/dev/null; then
+		kill -TERM "$IT_PID" 2>/dev/null
+		wait_until 10 bash -c "! kill -0 $IT_PID"
+		kill -KILL "$IT_PID" 2>/dev/null
+	fi
+	if [ -n "$IT_WORK" ]; then
+		# a test may have stacked another mount below the work dir: clean all of them
+		awk -v w="$IT_WORK" 'index($2, w) == 1 { print $2 }' /proc/mounts | while read -r m; do
+			fusermount3 -u "$m" 2>/dev/null || umount -l "$m"
+		done
+		rm -rf "$IT_WORK"
+	fi
+}
+
+# it_setup: skip (77) where FUSE cannot run; make a work dir and the EXIT trap
+it_setup() {
+	if [ ! -c /dev/fuse ] || ! command -v fusermount3 >/dev/null; then
+		echo "SKIP: needs /dev/fuse and fusermount3 (Debian package fuse3)"
+		exit 77
+	fi
+	IT_WORK=$(mktemp -d /tmp/ascendfs-it.XXXXXX)
+	chmod 755 "$IT_WORK"
+	IT_MNT=$IT_WORK/mnt
+	IT_LOG=$IT_WORK/daemon.log
+	mkdir -p "$IT_MNT"
+	trap it_cleanup EXIT
+	trap 'exit 1' INT TERM
+}
+
+# it_start BINARY CONFIG [extra args]: start the daemon in the foreground, wait for it
+it_start() {
+	local bin=$1 config=$2
+	shift 2
+	"$bin" -f -c "$config" "$@" "$IT_MNT" >>"$IT_LOG" 2>&1 &
+	IT_PID=$!
+	if ! wait_until 20 is_mounted "$IT_MNT"; then
+		echo "# daemon did not mount within 20 s; log:"
+		sed 's/^/#   /' "$IT_LOG"
+		return 1
+	fi
+	wait_until 5 test -d "$IT_MNT/jobs"
+}
+
+# it_stop: unmount, require exit status 0 and a log free of sanitizer reports
+it_stop() {
+	local status
+	fusermount3 -u "$IT_MNT"
+	if wait_until 30 bash -c "! kill -0 $IT_PID"; then
+		wait "$IT_PID"
+		status=$?
+	else
+		status=timeout
+	fi
+	IT_PID=""
+	check_eq "daemon exits 0 after fusermount3 -u" 0 "$status"
+	if grep -qE 'AddressSanitizer|LeakSanitizer|runtime error:|UndefinedBehaviorSanitizer' "$IT_LOG"; then
+		not_ok "daemon log has no sanitizer report" "$(grep -m5 -E 'Sanitizer|runtime error' "$IT_LOG")"
+	else
+		ok "daemon log has no sanitizer report"
+	fi
+}
+
+it_finish() {
+	echo "# $IT_PASS passed, $IT_FAIL failed"
+	[ "$IT_FAIL" -eq 0 ]
+}

@@ -1,0 +1,239 @@
+#!/usr/bin/env bash
+# The main job, end to end, through a real mount: submit by cp, echo and mkdir+spec,
+# read every file, feed bad specs, cancel, check NPUs return, permissions, snapshots,
+# mount hygiene. Usage: test_mount.sh ASCENDFS CHECK_RANKTABLE SRCDIR
+set -u
+ASCENDFS=$(realpath "$1")
+CHECK=$(realpath "$2")
+SRC=$(realpath "$3")
+. "$SRC/tests/integration/lib.sh"
+
+it_setup
+CONFIG=$SRC/examples/ascend_cluster.yaml
+M=$IT_MNT
+it_start "$ASCENDFS" "$CONFIG" || exit 1
+
+json() { # json FILE PYTHON-EXPR (d is the document)
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+allocated() { json "$M/cluster/status" 'd["npus"]["allocated"]'; }
+job_names() { ls "$M/jobs" | sort | tr '\n' ' '; }
+
+# ---- the tree -------------------------------------------------------------------
+check_eq "root lists cluster, jobs, nodes, queues" "cluster jobs nodes queues" \
+	"$(ls "$M" | sort | tr '\n' ' ' | sed 's/ $//')"
+for f in config status topology.json metrics events; do
+	check "cluster/$f is readable" cat "$M/cluster/$f"
+done
+check "cluster/status is JSON" python3 -m json.tool "$M/cluster/status"
+check "cluster/topology.json is JSON" python3 -m json.tool "$M/cluster/topology.json"
+check_eq "cluster/status: 128 NPUs total" 128 "$(json "$M/cluster/status" 'd["npus"]["total"]')"
+check_contains "cluster/config is the normalized config" "hccl_connect_timeout" "$(cat "$M/cluster/config")"
+check_contains "cluster/metrics is Prometheus text" 'npu_chip_info_health_status{id="0",node="a2-node-01"} 1' \
+	"$(cat "$M/cluster/metrics")"
+check_eq "nodes/ lists 16 servers" 16 "$(ls "$M/nodes" | wc -l)"
+check_eq "nodes/a2-node-01/npus has 8 NPU lines" 8 "$(grep -vc '^#' "$M/nodes/a2-node-01/npus")"
+check "nodes/a2-node-01/info is JSON" python3 -m json.tool "$M/nodes/a2-node-01/info"
+check_contains "nodes/a2-node-01/health is normalized" "npu 7 OK" "$(cat "$M/nodes/a2-node-01/health")"
+check_eq "queues/ lists the configured queues" "default finetune research" "$(ls "$M/queues" | sort | tr '\n' ' ' | sed 's/ $//')"
+check_eq "queues/finetune/quota" 16 "$(cat "$M/queues/finetune/quota")"
+check_eq "st_size of cluster/status equals its bytes" "$(cat "$M/cluster/status" | wc -c)" "$(stat -c %s "$M/cluster/status")"
+
+# ---- submit by cp: the 70B pre-training job -------------------------------------
+J=llama70b-pretrain
+check "cp a spec into jobs/ succeeds" cp "$SRC/examples/jobs/$J.yaml" "$M/jobs/"
+check_eq "$J is running" running "$(cat "$M/jobs/$J/status")"
+check "ranktable.json passes the HCCL checker (32 ranks, completed)" \
+	"$CHECK" --npus-per-server 8 --completed --ranks 32 "$M/jobs/$J/ranktable.json"
+check_eq "4 servers" 4 "$(json "$M/jobs/$J/ranktable.json" 'd["server_count"]')"
+check_eq "all 4 servers under one leaf switch" 1 \
+	"$(json "$M/jobs/$J/status.json" 'len(set(p["switch"] for p in d["placement"]))')"
+check_eq "ranks contiguous per server in server order" "0 8 16 24" \
+	"$(json "$M/jobs/$J/status.json" '" ".join(str(p["first_rank"]) for p in d["placement"])')"
+check_eq "device ids are physical 0-7" "01234567" \
+	"$(json "$M/jobs/$J/ranktable.json" '"".join(x["device_id"] for x in d["server_list"][0]["device"])')"
+check_eq "env sources cleanly and names the rank table" \
+	"$M/jobs/$J/ranktable.json 32 32" \
+	"$(sh -ec ". '$M/jobs/$J/env'; echo \"\$RANK_TABLE_FILE \$RANK_SIZE \$MS_WORKER_NUM\"")"
+check "RANK_TABLE_FILE resolves with realpath" \
+	sh -ec ". '$M/jobs/$J/env'; realpath -e \"\$RANK_TABLE_FILE\""
+check_eq "hosts/ has one env file per server" 4 "$(ls "$M/jobs/$J/hosts" | wc -l)"
+ranks=""
+for h in "$M/jobs/$J/hosts/"*.env; do
+	ranks="$ranks$(sh -ec ". '$h'; echo \"\$MS_NODE_RANK:\$MS_LOCAL_WORKER:\$ASCEND_RT_VISIBLE_DEVICES\"") "
+done
+check_eq "hosts/*.env: node ranks 0-3, 8 local workers, devices 0-7" \
+	"0:8:0,1,2,3,4,5,6,7 1:8:0,1,2,3,4,5,6,7 2:8:0,1,2,3,4,5,6,7 3:8:0,1,2,3,4,5,6,7 " "$ranks"
+first_host=$(ls "$M/jobs/$J/hosts" | head -1)
+check_contains "hosts env carries a ready msrun argument line" "--worker_num=32 --local_worker_num=8" \
+	"$(sh -ec ". '$M/jobs/$J/hosts/$first_host'; echo \"\$MSRUN_ARGS\"")"
+check_eq "ranks/ has 32 env files" 32 "$(ls "$M/jobs/$J/ranks" | wc -l)"
+check_eq "ranks/13.env: RANK_ID 13, DEVICE_ID 5" "13 5" \
+	"$(sh -ec ". '$M/jobs/$J/ranks/13.env'; echo \"\$RANK_ID \$DEVICE_ID\"")"
+check "msrun_ascendcluster.sh --dry-run builds the msrun command from the files" \
+	env ASCEND_MOUNT="$M" NODE="${first_host%.env}" bash "$SRC/examples/msrun_ascendcluster.sh" --dry-run "$J" train.py
+check_contains "spec is the normalized spec" "npus: 32" "$(cat "$M/jobs/$J/spec")"
+check_contains "events name the placement" '"kind":"placed"' "$(cat "$M/jobs/$J/events")"
+check_eq "error is empty for a running job" "" "$(cat "$M/jobs/$J/error")"
+check_eq "32 NPUs allocated" 32 "$(allocated)"
+
+# ---- submit by echo (bash builtin) and by mkdir + spec --------------------------
+echo 'npus: 4' >"$M/jobs/ft.yaml"
+check_eq "echo 'npus: 4' > jobs/ft.yaml runs a 4-NPU job" running "$(cat "$M/jobs/ft/status")"
+check "ft's rank table has one server, 4 ranks" "$CHECK" --completed --ranks 4 "$M/jobs/ft/ranktable.json"
+check "mkdir jobs/ev makes a draft" mkdir "$M/jobs/ev"
+check_eq "draft status" draft "$(cat "$M/jobs/ev/status")"
+printf 'npus: 1\nlaunch: per-rank\n' >"$M/jobs/ev/spec"
+check_eq "writing jobs/ev/spec submits it" running "$(cat "$M/jobs/ev/status")"
+check_eq "37 NPUs allocated" 37 "$(allocated)"
+check_eq "ft and ev share one server (best fit)" \
+	"$(json "$M/jobs/ft/status.json" 'd["placement"][0]["server"]')" \
+	"$(json "$M/jobs/ev/status.json" 'd["placement"][0]["server"]')"
+check "JSON spec accepted" sh -c "printf '{\"npus\": 2, \"priority\": \"low\"}' > '$M/jobs/js.json'"
+check_eq "JSON job runs" running "$(cat "$M/jobs/js/status")"
+check_fails "a second submission of an active name is refused" cp "$SRC/examples/jobs/$J.yaml" "$M/jobs/"
+check_eq "and the running job is untouched" running "$(cat "$M/jobs/$J/status")"
+
+# ---- bad input: refused at close with a readable reason, nothing else changes ---
+before_alloc=$(allocated)
+bad() { # bad NAME EXPECTED-SUBSTRING CONTENT
+	local name=$1 want=$2 content=$3 f="$IT_WORK/$1.yaml"
+	printf '%s' "$content" >"$f"
+	check_fails "bad spec $name: cp reports an error" cp "$f" "$M/jobs/$name.yaml"
+	check_eq "bad spec $name: status rejected" rejected "$(cat "$M/jobs/$name/status" 2>&1)"
+	check_contains "bad spec $name: error says why" "$want" "$(cat "$M/jobs/$name/error" 2>&1)"
+	check_eq "bad spec $name: no NPU changed" "$before_alloc" "$(allocated)"
+}
+bad broken "invalid YAML" $'npus: [1, 2\nqueue: x\n'
+bad zero "npus: 0 is out of range" $'npus: 0\n'
+bad twelve "12 is not a multiple of 8" $'npus: 12\n'
+bad unknownkey 'unknown key "gpus"' $'npus: 8\ngpus: 8\n'
+bad noqueue 'unknown queue "nope"' $'npus: 8\nqueue: nope\n'
+bad slash 'is not a valid job name' $'name: "a/b"\nnpus: 1\n'
+bad dotdot 'is not a valid job name' $'name: ".."\nnpus: 1\n'
+bad toobig "needs 256 whole" $'npus: 2048\n'
+head -c $((1024 * 1024)) /dev/zero | tr '\0' '#' >"$IT_WORK/huge.yaml"
+check_fails "1 MiB spec: cp fails" cp "$IT_WORK/huge.yaml" "$M/jobs/huge.yaml"
+check_contains "1 MiB spec: reason readable" "larger than 64 KiB" "$(cat "$M/jobs/huge/error")"
+printf 'npus: 1\n\0\0binary' >"$IT_WORK/bin.yaml"
+check_fails "binary spec: cp fails" cp "$IT_WORK/bin.yaml" "$M/jobs/bin.yaml"
+check_contains "binary spec: reason readable" "NUL byte" "$(cat "$M/jobs/bin/error")"
+check_fails "name '..yaml' is refused" cp "$SRC/examples/jobs/llama7b-eval.yaml" "$M/jobs/..yaml"
+check_fails "name with '/' cannot be created" cp "$SRC/examples/jobs/llama7b-eval.yaml" "$M/jobs/x/y.yaml"
+check_fails "upper-case name is refused" cp "$SRC/examples/jobs/llama7b-eval.yaml" "$M/jobs/Eval.yaml"
+check_fails "a 300-character name is refused" sh -c "echo 'npus: 1' > '$M/jobs/$(printf 'a%.0s' $(seq 300)).yaml'"
+check_fails "non-spec files cannot be created in jobs/" touch "$M/jobs/notes.txt"
+echo 'npus: 0' >"$M/jobs/builtin.yaml" 2>/dev/null
+check_contains "bash builtin echo: the reason is readable even though echo cannot see it" \
+	"out of range" "$(cat "$M/jobs/builtin/error")"
+check_eq "no NPU changed by any bad input" "$before_alloc" "$(allocated)"
+check_contains "rejections are events" '"kind":"rejected"' "$(cat "$M/cluster/events")"
+check "a rejected name can be resubmitted" sh -c "echo 'npus: 1' > '$M/jobs/zero.yaml'"
+check_eq "resubmitted job runs" running "$(cat "$M/jobs/zero/status")"
+check "rmdir removes a job" rmdir "$M/jobs/zero"
+check_fails "removed job is gone" test -e "$M/jobs/zero"
+
+# ---- ctl errors -----------------------------------------------------------------
+check_fails "unknown ctl verb is refused at write" sh -c "echo frobnicate > '$M/jobs/$J/ctl'"
+check_fails "complete on a job that is not running is refused" sh -c "echo complete > '$M/jobs/builtin/ctl'"
+check_fails "ctl is not readable" cat "$M/jobs/$J/ctl"
+check_fails "generated files are not writable" sh -c "echo x > '$M/jobs/$J/ranktable.json'"
+check "checkpoint is recorded" sh -c "echo 'checkpoint 1200 /data/ckpt/llama70b/step-1200.ckpt' > '$M/jobs/$J/ctl'"
+check_eq "status.json shows the checkpoint" 1200 "$(json "$M/jobs/$J/status.json" 'd["checkpoint"]["step"]')"
+
+# ---- snapshots: an open file keeps the bytes it had at open() -------------------
+exec 3<"$M/cluster/status"
+snap_before=$(cat "$M/cluster/status")
+echo 'npus: 8' >"$M/jobs/snap.yaml"
+snap_fd=$(cat <&3)
+exec 3<&-
+check_eq "an open file still reads its snapshot after a change" "$snap_before" "$snap_fd"
+check_contains "a new open sees the change" '"allocated": 47' "$(cat "$M/cluster/status")"
+
+# ---- gang scheduling, FIFO and cancel -------------------------------------------
+echo 'npus: 64' >"$M/jobs/big1.yaml"
+check_eq "a 64-NPU job runs while 8 whole servers are free" running "$(cat "$M/jobs/big1/status")"
+echo 'npus: 64' >"$M/jobs/big2.yaml"
+check_eq "a second 64-NPU job waits (gang: all or nothing)" pending "$(cat "$M/jobs/big2/status")"
+check_contains "pending says why" "needs 64 NPUs on 8 whole" "$(json "$M/jobs/big2/status.json" 'd["reason"]')"
+check_eq "a pending job holds no NPU" 0 "$(json "$M/jobs/big2/status.json" 'd["npus_allocated"]')"
+echo 'npus: 1' >"$M/jobs/small.yaml"
+check_contains "a later small job waits behind the head of the line" 'behind job "big2"' \
+	"$(json "$M/jobs/small/status.json" 'd["reason"]')"
+alloc_before_cancel=$(allocated)
+check "cancel through ctl" sh -c "echo cancel > '$M/jobs/big1/ctl'"
+check_eq "cancelled" cancelled "$(cat "$M/jobs/big1/status")"
+check_eq "its NPUs return and big2 starts on them" running "$(cat "$M/jobs/big2/status")"
+check_eq "the small job starts too" running "$(cat "$M/jobs/small/status")"
+check_eq "allocation: -64 +64 +1" $((alloc_before_cancel + 1)) "$(allocated)"
+check_fails "a cancelled job has no rank table" test -e "$M/jobs/big1/ranktable.json"
+
+# ---- permissions ----------------------------------------------------------------
+if command -v setpriv >/dev/null; then
+	nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+	check "another user can read a job" nobody cat "$M/jobs/$J/status"
+	check_fails "another user cannot cancel it" nobody sh -c "echo cancel > '$M/jobs/$J/ctl'"
+	check_fails "another user cannot rmdir it" nobody rmdir "$M/jobs/$J"
+	check_eq "the job is still running" running "$(cat "$M/jobs/$J/status")"
+	check "another user can submit a job" nobody sh -c "echo 'npus: 1' > '$M/jobs/nob.yaml'"
+	check_eq "the job belongs to its submitter" 65534 "$(stat -c %u "$M/jobs/nob")"
+	check "the submitter can cancel it" nobody sh -c "echo cancel > '$M/jobs/nob/ctl'"
+	check_fails "another user cannot cordon a server" nobody sh -c "echo cordon > '$M/nodes/a2-node-16/ctl'"
+else
+	ok "# SKIP permissions: setpriv not found"
+fi
+
+# ---- concurrency: readers while jobs come and go --------------------------------
+errs=$IT_WORK/readers.err
+: >"$errs"
+readers=()
+for r in 1 2 3 4; do
+	(for _ in $(seq 25); do
+		python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$M/jobs/$J/ranktable.json" || echo "reader $r" >>"$errs"
+	done) &
+	readers+=($!)
+done
+for k in $(seq 20); do
+	echo 'npus: 2' >"$M/jobs/churn$k.yaml"
+	echo cancel >"$M/jobs/churn$k/ctl"
+done
+wait "${readers[@]}"
+check_eq "parallel readers always parse a whole rank table" "" "$(cat "$errs")"
+check_eq "event seq has no gaps" yes "$(python3 -c '
+import json,sys
+s=[json.loads(l)["seq"] for l in open(sys.argv[1])]
+print("yes" if s == list(range(s[0], s[0]+len(s))) else "no")' "$M/cluster/events")"
+
+# ---- cancel everything: every NPU returns ---------------------------------------
+for d in "$M"/jobs/*/; do
+	echo cancel >"$d/ctl" 2>/dev/null
+done
+check_eq "after cancelling everything no NPU is allocated" 0 "$(allocated)"
+
+# ---- mount hygiene ---------------------------------------------------------------
+out=$("$ASCENDFS" -f -c "$CONFIG" "$M" 2>&1)
+rc=$?
+check_eq "a second daemon refuses to stack on a live mount" 1 "$rc"
+check_contains "and says how to fix it" "already mounted" "$out"
+mkdir -p "$IT_WORK/other"
+out=$("$ASCENDFS" -f -c "$SRC/tests/data/invalid/cluster/cluster-unknown-key.yaml" "$IT_WORK/other" 2>&1)
+check_contains "a bad config fails before mounting, with file:line:column" "cluster-unknown-key.yaml:" "$out"
+
+it_stop
+check_fails "nothing is left mounted" is_mounted "$M"
+
+# SIGKILL leaves no stale mount (auto_unmount), and a restart works on the same path
+it_start "$ASCENDFS" "$CONFIG" || exit 1
+kill -KILL "$IT_PID"
+wait "$IT_PID" 2>/dev/null
+IT_PID=""
+if wait_until 10 bash -c "! awk -v m='$M' '\$2 == m { f = 1 } END { exit !f }' /proc/mounts"; then
+	ok "SIGKILL: auto_unmount removed the mount"
+else
+	stat "$M" >/dev/null 2>&1 || ok "# SIGKILL left a stale mount (ENOTCONN); the restart below must clean it"
+fi
+it_start "$ASCENDFS" "$CONFIG"
+check "restart after SIGKILL mounts again" test -d "$M/jobs"
+it_stop
+
+it_finish
