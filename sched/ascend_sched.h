@@ -241,8 +241,10 @@ int sched_job_remove(struct sched_cluster *c, const char *name, uid_t uid, uint6
 
 /*
  * sched_schedule() - one scheduling pass: pending jobs in FIFO order (by priority, then
- * submission), each placed all-or-nothing or given a pending reason. Strict FIFO: a job
- * that does not fit stops jobs behind it in the same queue from starting ahead of it.
+ * submission), each placed all-or-nothing or given a pending reason. Strict FIFO across
+ * all queues: a job that does not fit stops every job behind it from starting ahead of it
+ * (no starvation of large jobs; backfill with reservations is a later step). A job that
+ * waits only for its queue's quota does not block others.
  * Returns the number of jobs placed.
  */
 unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec);

@@ -356,51 +356,90 @@ out:
 	return r;
 }
 
+struct pod_count {
+	const char *pod;
+	unsigned free;
+};
+
+static int pod_cmp_asc(const void *a, const void *b)
+{
+	const struct pod_count *x = a, *y = b;
+
+	return x->free < y->free ? -1 : x->free > y->free;
+}
+
+/*
+ * Super-pod products (rank table 1.2): HCCL wants every pod of a job to hold the same
+ * number of servers, each pod contiguous. One pod when one has room (the tightest),
+ * else the fewest pods that can each give k/P servers.
+ */
+static int place_super_pods(const struct sched_cluster *c, unsigned k,
+			    const struct conf_server_type *type, unsigned *out)
+{
+	struct pod_count *pods;
+	size_t np = 0;
+	int r = -ENOSPC;
+
+	pods = calloc(c->server_count ? c->server_count : 1, sizeof(*pods));
+	if (!pods)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->server_count; i++) {
+		const struct sched_server *s = &c->servers[i];
+		size_t p;
+
+		if (s->conf->type != type || !s->conf->super_pod)
+			continue;
+		for (p = 0; p < np && strcmp(pods[p].pod, s->conf->super_pod); p++)
+			;
+		if (p == np)
+			pods[np++].pod = s->conf->super_pod;
+		pods[p].free += server_is_whole_free(c, s, type);
+	}
+	/* stable: pods with equal counts keep inventory order */
+	for (size_t i = 1; i < np; i++)
+		for (size_t j = i; j > 0 && pod_cmp_asc(&pods[j - 1], &pods[j]) > 0; j--) {
+			struct pod_count t = pods[j];
+
+			pods[j] = pods[j - 1];
+			pods[j - 1] = t;
+		}
+	for (unsigned parts = 1; parts <= np && r == -ENOSPC; parts++) {
+		unsigned per, got = 0;
+
+		if (k % parts)
+			continue;
+		per = k / parts;
+		for (size_t p = 0; p < np && got < parts; p++)
+			got += pods[p].free >= per;
+		if (got < parts)
+			continue;
+		got = 0;
+		r = 0;
+		for (size_t p = 0; p < np && got < parts && r == 0; p++) {
+			if (pods[p].free < per)
+				continue;
+			r = pick_switches(c, per, type, pods[p].pod, out + got * per);
+			got++;
+		}
+	}
+	free(pods);
+	return r;
+}
+
 static int place_multi(const struct sched_cluster *c, unsigned k,
 		       const struct conf_server_type *type, unsigned *out)
 {
 	unsigned taken = 0;
-	int r;
 
+	if (strcmp(type->rank_table_version, "1.2") == 0)
+		return place_super_pods(c, k, type, out);
 	if (!c->conf->topology_aware_schedule) {
 		for (size_t i = 0; i < c->server_count && taken < k; i++)
 			if (server_is_whole_free(c, &c->servers[i], type))
 				out[taken++] = (unsigned)i;
 		return taken == k ? 0 : -ENOSPC;
 	}
-	/* One leaf switch first (pick_switches tries that before spanning switches). */
-	{
-		unsigned best_sw_free = 0;
-
-		for (size_t i = 0; i < c->switch_count; i++) {
-			unsigned f = 0;
-
-			for (size_t s = 0; s < c->server_count; s++)
-				if (c->servers[s].switch_index == i &&
-				    server_is_whole_free(c, &c->servers[s], type))
-					f++;
-			if (f > best_sw_free)
-				best_sw_free = f;
-		}
-		if (best_sw_free >= k)
-			return pick_switches(c, k, type, NULL, out);
-	}
-	/* Then one super pod, if the servers have them. */
-	for (size_t i = 0; i < c->server_count; i++) {
-		const char *pod = c->servers[i].conf->super_pod;
-		bool seen = false;
-
-		if (!pod || c->servers[i].conf->type != type)
-			continue;
-		for (size_t p = 0; p < i && !seen; p++)
-			seen = c->servers[p].conf->super_pod &&
-			       strcmp(c->servers[p].conf->super_pod, pod) == 0;
-		if (seen)
-			continue;
-		r = pick_switches(c, k, type, pod, out);
-		if (r != -ENOSPC)
-			return r;
-	}
+	/* one leaf switch when one has room, else the fewest switches */
 	return pick_switches(c, k, type, NULL, out);
 }
 
@@ -550,14 +589,14 @@ static void explain_no_room(const struct sched_cluster *c, unsigned npus,
 			     npus, npus / t->npu_count, t->product, whole, free_npus);
 	else if (t->hccs == CONF_HCCS_RING && npus < t->npu_count)
 		sched_reason(reason,
-			     "needs %u NPUs inside one HCCS ring of an %s server; no ring has "
+			     "needs %u NPU%s inside one HCCS ring of an %s server; no ring has "
 			     "%u free (%u NPUs free in all)",
-			     npus, t->product, npus, free_npus);
+			     npus, npus == 1 ? "" : "s", t->product, npus, free_npus);
 	else
 		sched_reason(reason,
-			     "needs %u NPUs on one %s server; the most free on one server is %u "
+			     "needs %u NPU%s on one %s server; the most free on one server is %u "
 			     "(%u NPUs free in all)",
-			     npus, t->product, most, free_npus);
+			     npus, npus == 1 ? "" : "s", t->product, most, free_npus);
 }
 
 int sched_place(const struct sched_cluster *c, unsigned npus, const struct conf_server_type *type,

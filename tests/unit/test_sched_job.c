@@ -114,7 +114,7 @@ static void test_job_fifo_head_of_line_blocker(void **state)
 	assert_int_equal(a->state, SCHED_JOB_COMPLETED);
 	assert_int_equal(big->state, SCHED_JOB_RUNNING);
 	assert_int_equal(small->state, SCHED_JOB_PENDING);
-	expect_reason(small, "needs 1 NPUs");
+	expect_reason(small, "needs 1 NPU ");
 	assert_int_equal(sched_job_cancel(c, "big", FX_UID, fx_now()), 0);
 	fx_check(c);
 	assert_int_equal(small->state, SCHED_JOB_RUNNING);
