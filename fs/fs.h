@@ -134,6 +134,25 @@ struct fs_upload {
 	struct fs_upload *next;
 };
 
+/*
+ * Rendered bytes, shared by the render cache and every open file that snapshots them.
+ * Immutable once made; the reference count is atomic so release() needs no lock.
+ */
+struct fs_blob {
+	unsigned refs;
+	size_t len;
+	char data[];		/* len bytes + NUL */
+};
+
+#define FS_CACHE_SLOTS 128
+
+struct fs_cache_slot {
+	struct fs_path path;
+	uint64_t version;	/* cluster->version when rendered */
+	uint64_t last_use;
+	struct fs_blob *blob;	/* NULL = empty slot */
+};
+
 /* The daemon's state; one lock guards the cluster. */
 struct fs_ctx {
 	pthread_mutex_t lock;
@@ -144,7 +163,25 @@ struct fs_ctx {
 	struct fs_upload *uploads;	/* open jobs/<name>.<ext> files (under lock) */
 	char *config_text;		/* normalized config, rendered once */
 	size_t config_len;
+	struct fs_cache_slot cache[FS_CACHE_SLOTS]; /* under lock */
+	uint64_t cache_clock;
+	uint64_t cache_hits, cache_misses;
 };
+
+/*
+ * fs_snapshot() - the bytes of readable node @p as an immutable blob with a reference
+ * for the caller (fs_blob_put). Served from the render cache while the cluster's
+ * version is unchanged; time-dependent nodes are rendered every time.
+ * Caller holds ctx->lock. Errors as fs_render().
+ */
+int fs_snapshot(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec,
+		struct fs_blob **ret);
+
+/* fs_blob_put() - drop one reference; frees at zero. NULL is fine. Any thread. */
+void fs_blob_put(struct fs_blob *b);
+
+/* fs_cache_clear() - drop every cached blob (at exit). Caller holds ctx->lock. */
+void fs_cache_clear(struct fs_ctx *ctx);
 
 /*
  * fs_exists() - does @p exist in the current state? Fills @st_mode/uid/gid/size/times.

@@ -28,6 +28,7 @@ enum handle_kind {
 struct fs_handle {
 	enum handle_kind kind;
 	struct fs_path path;
+	struct fs_blob *snap;	/* H_SNAPSHOT: bytes as of open() */
 	char *buf;
 	size_t len, cap;
 	bool dirty;	/* written since the last commit attempt */
@@ -134,6 +135,7 @@ static void handle_free(struct fs_handle *h)
 	if (!h)
 		return;
 	pthread_mutex_destroy(&h->mu);
+	fs_blob_put(h->snap);
 	free(h->buf);
 	free(h);
 }
@@ -156,7 +158,7 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 	pthread_mutex_lock(&ctx->lock);
 	if (acc == O_RDONLY) {
 		h = handle_new(H_SNAPSHOT, &p);
-		r = h ? fs_render(ctx, &p, fs_now_usec(), &h->buf, &h->len) : -ENOMEM;
+		r = h ? fs_snapshot(ctx, &p, fs_now_usec(), &h->snap) : -ENOMEM;
 		goto out;
 	}
 	if (is_ctl(p.kind)) {
@@ -264,11 +266,11 @@ static int fs_read(const char *path, char *buf, size_t size, off_t off,
 	(void)path;
 	if (!h || h->kind != H_SNAPSHOT)
 		return -EBADF;
-	if (off < 0 || (size_t)off >= h->len)
+	if (off < 0 || (size_t)off >= h->snap->len)
 		return 0;
-	if (size > h->len - (size_t)off)
-		size = h->len - (size_t)off;
-	memcpy(buf, h->buf + off, size);
+	if (size > h->snap->len - (size_t)off)
+		size = h->snap->len - (size_t)off;
+	memcpy(buf, h->snap->data + off, size);
 	return (int)size;
 }
 

@@ -263,6 +263,7 @@ out_unmount:
 out_fuse:
 	fuse_destroy(fuse);
 out_ctx:
+	fs_cache_clear(&ctx);
 	sched_cluster_free(ctx.cluster);
 	while (ctx.uploads) {
 		struct fs_upload *u = ctx.uploads;

@@ -198,6 +198,7 @@ void sched_alloc_apply(struct sched_cluster *c, struct sched_job *j, struct sche
 		c->npus_allocated += slices[i].npu_count;
 		server_recount(s);
 	}
+	c->version++;
 }
 
 void sched_alloc_release(struct sched_cluster *c, struct sched_job *j)
@@ -222,6 +223,7 @@ void sched_alloc_release(struct sched_cluster *c, struct sched_job *j)
 	free(j->slices);
 	j->slices = NULL;
 	j->slice_count = 0;
+	c->version++;
 }
 
 unsigned sched_job_total_npus(const struct sched_job *j)

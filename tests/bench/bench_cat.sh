@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# `cat ranktable.json` of a 512-rank job through the mount vs the same bytes on tmpfs,
+# measured in one run: in-process open+read+close (bench_read) and whole `cat`
+# processes. Prints figures and ratios; asserts nothing about time.
+# Usage: bench_cat.sh ASCENDFS BENCH_READ SRCDIR
+set -u
+ASCENDFS=$(realpath "$1")
+BENCH_READ=$(realpath "$2")
+SRC=$(realpath "$3")
+. "$SRC/tests/integration/lib.sh"
+it_setup
+
+# 64 Atlas 800T A2 servers (512 NPUs) under 4 leaf switches
+CONFIG=$IT_WORK/cluster64.yaml
+{
+	printf 'cluster:\n  name: bench-512\nresource:\n  total_npu: 512\nservers:\n'
+	for s in $(seq 1 64); do
+		printf '  - name: node-%02d\n    host_ip: 10.1.%d.%d\n    type: atlas800t-a2\n' "$s" $((s / 200)) $((s % 200 + 1))
+		printf '    switch: leaf-%d\n    device_ips: [' $(((s - 1) / 16 + 1))
+		for d in 0 1 2 3 4 5 6 7; do
+			printf '%s10.30.%d.%d' "$([ $d = 0 ] || echo ', ')" "$d" "$s"
+		done
+		printf ']\n'
+	done
+} >"$CONFIG"
+it_start "$ASCENDFS" "$CONFIG" || exit 1
+printf 'npus: 512\nparallel: {tp: 8, pp: 8}\n' >"$IT_MNT/jobs/big512.yaml"
+RT=$IT_MNT/jobs/big512/ranktable.json
+if [ "$(cat "$IT_MNT/jobs/big512/status")" != running ]; then
+	echo "the 512-rank job did not start: $(cat "$IT_MNT/jobs/big512/status.json")"
+	exit 1
+fi
+TMPFS_DIR=/dev/shm
+[ -d "$TMPFS_DIR" ] && [ -w "$TMPFS_DIR" ] || TMPFS_DIR=$IT_WORK
+REF=$(mktemp "$TMPFS_DIR/ascendfs-bench.XXXXXX.json")
+cat "$RT" >"$REF"
+
+N=2000
+read -r bytes_m p50_m p99_m mean_m < <("$BENCH_READ" "$RT" $N)
+read -r bytes_t p50_t p99_t mean_t < <("$BENCH_READ" "$REF" $N)
+K=300
+start=$(date +%s%N)
+for _ in $(seq $K); do cat "$RT" >/dev/null; done
+cat_m=$((($(date +%s%N) - start) / K / 1000))
+start=$(date +%s%N)
+for _ in $(seq $K); do cat "$REF" >/dev/null; done
+cat_t=$((($(date +%s%N) - start) / K / 1000))
+rm -f "$REF"
+
+printf '\ncat ranktable.json of a 512-rank job (%s bytes), %d reads each\n' "$bytes_m" $N
+printf '%-28s %10s %10s %10s\n' "" "p50 us" "p99 us" "mean us"
+printf '%-28s %10s %10s %10s\n' "through the mount" "$p50_m" "$p99_m" "$mean_m"
+printf '%-28s %10s %10s %10s\n' "same bytes on $TMPFS_DIR" "$p50_t" "$p99_t" "$mean_t"
+awk -v a="$p50_m" -v b="$p50_t" -v c="$mean_m" -v d="$mean_t" \
+	'BEGIN { printf "ratio mount/tmpfs: p50 %.2fx, mean %.2fx (open+read+close in one process)\n", a / b, c / d }'
+printf 'whole `cat` process, mean of %d: mount %d us, tmpfs %d us, ratio %s\n' $K "$cat_m" "$cat_t" \
+	"$(awk -v a=$cat_m -v b=$cat_t 'BEGIN { printf "%.2fx", a / b }')"
+[ "$bytes_m" = "$bytes_t" ] && ok "mount and tmpfs bytes are equal" || not_ok "mount and tmpfs bytes are equal"
+it_stop
+it_finish
