@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Install the Debian packages ascendfs needs to build, test and run (a fresh Debian 12
+# machine has none of them). Installs only what is missing; needs root or sudo.
+set -euo pipefail
+
+PACKAGES=(
+	gcc libc6-dev pkg-config meson ninja-build # build
+	libfuse3-dev fuse3                         # FUSE library and fusermount3
+	libyaml-dev libjansson-dev                 # YAML and JSON
+	libcmocka-dev python3 util-linux           # unit tests; JSON checks and setpriv in tests
+	inotify-tools                              # inotifywait, for people watching the mount
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+	command -v sudo >/dev/null || { echo "install-deps: run as root to install: ${missing[*]}" >&2; exit 1; }
+	sudo=(sudo)
+fi
+echo "install-deps: installing ${missing[*]}"
+"${sudo[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
