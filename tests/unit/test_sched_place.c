@@ -629,6 +629,38 @@ static void test_rank_contiguous_in_topology_order(void **state)
 	sched_cluster_free(c);
 }
 
+/*
+ * Rank table 1.2 needs every super pod of a job to hold the same number of servers: a
+ * 3-server A3 job over pods with 1 and 2 free servers must wait rather than split 1+2,
+ * and a 4-server job takes 2+2 from two pods that have room, leaving the busy pod alone.
+ */
+static void test_a3_super_pods_split_evenly(void **state)
+{
+	struct fx_opts o = { .type = "atlas900-a3", .servers = 4, .servers_per_pod = 2 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job *j;
+
+	(void)state;
+	fx_run_on(c, "busy", 16, 0);
+	fx_expect_no_place(c, 48, -ENOSPC, "needs 48 NPUs");
+	j = fx_run(c, "pod1", 32); /* 2 servers fit in pod p1 alone */
+	assert_int_equal(j->slice_count, 2);
+	assert_int_equal(j->slices[0].server, 2);
+	assert_int_equal(j->slices[1].server, 3);
+	fx_check(c);
+	sched_cluster_free(c);
+
+	o = (struct fx_opts){ .type = "atlas900-a3", .servers = 6, .servers_per_pod = 2 };
+	c = fx_cluster(&o);
+	fx_run_on(c, "busy", 16, 1);
+	j = fx_run(c, "even", 64);
+	assert_int_equal(j->slice_count, 4);
+	for (size_t k = 0; k < 4; k++)
+		assert_int_equal(j->slices[k].server, 2 + k);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
 /* topology_aware_schedule: false -> first fit by server index (single and multi). */
 static void test_topology_blind_first_fit(void **state)
 {
@@ -764,6 +796,7 @@ int main(void)
 		cmocka_unit_test(test_910b_best_fit_lowest_free_ids),
 		cmocka_unit_test(test_a3_even_requests_take_whole_pairs),
 		cmocka_unit_test(test_a3_single_prefers_half_used_pair),
+		cmocka_unit_test(test_a3_super_pods_split_evenly),
 		cmocka_unit_test(test_multi_takes_whole_servers),
 		cmocka_unit_test(test_multi_not_multiple_of_server_rejected),
 		cmocka_unit_test(test_switch_locality_best_fit_switch),
