@@ -205,6 +205,12 @@ struct conf_job_spec {
 bool conf_name_is_valid(const char *name);
 
 /*
+ * conf_job_name_is_valid() - conf_name_is_valid() and not ending in ".yaml", ".yml" or
+ * ".json": under jobs/ such a name would read as a spec file, not as a job directory.
+ */
+bool conf_job_name_is_valid(const char *name);
+
+/*
  * conf_job_spec_parse() - parse and validate a job spec.
  * @buf, @len: the document (YAML, or JSON when @file ends in ".json"; JSON syntax is
  *        checked by jansson). Need not be NUL-terminated.

@@ -58,6 +58,11 @@ static int read_name(const struct conf_ctx *ctx, const struct conf_node *root,
 		r = conf_read_name(ctx, n, "name", "job name", &name);
 		if (r < 0)
 			return r;
+		if (!conf_job_name_is_valid(name))
+			return conf_fail(ctx, n,
+					 "name: %s ends like a spec file; a job name may not end in "
+					 "\".yaml\", \".yml\" or \".json\"",
+					 conf_quote(name, q1, sizeof(q1)));
 		if (default_name && strcmp(name, default_name) != 0)
 			return conf_fail(ctx, n,
 					 "name: %s does not match the file name %s; rename the "
@@ -68,7 +73,7 @@ static int read_name(const struct conf_ctx *ctx, const struct conf_node *root,
 	}
 	if (!default_name)
 		return conf_fail(ctx, root, "the spec has no name; add `name: <job name>`");
-	if (!conf_name_is_valid(default_name))
+	if (!conf_job_name_is_valid(default_name))
 		return conf_fail(ctx, NULL,
 				 "the file name %s is not a valid job name; rename the file to "
 				 "1 to %d lowercase letters, digits, '.', '_' or '-', starting "

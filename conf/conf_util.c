@@ -14,6 +14,19 @@
 
 /* ---- plain predicates and parsers ---- */
 
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+bool conf_job_name_is_valid(const char *name)
+{
+	return conf_name_is_valid(name) && !ends_with(name, ".yaml") &&
+	       !ends_with(name, ".yml") && !ends_with(name, ".json");
+}
+
 bool conf_name_is_valid(const char *name)
 {
 	size_t i;

@@ -7,7 +7,9 @@
  * with `default_permissions` (on by default) the kernel enforces them, and every write
  * handler checks the caller's uid again. All generated files are opened with direct_io
  * and hold a snapshot taken at open(): every read() of one open file returns bytes of
- * the same snapshot; st_size is the size of a snapshot rendered at stat() time.
+ * the same snapshot; st_size is the size of a snapshot rendered at stat() time. Linux
+ * does not say which open file an fstat() is for, so fstat() also gives the current
+ * size; read to EOF rather than trusting it across a change.
  *
  *   /                          dr-xr-xr-x root
  *   cluster/                   dr-xr-xr-x root
@@ -18,7 +20,8 @@
  *     topology.json            -r--r--r--  JSON: switches, servers with per-NPU state
  *     metrics                  -r--r--r--  Prometheus text format
  *     events                   -r--r--r--  JSON lines {seq, time, kind, job, server, npu,
- *                                          state, reason}; seq has no gaps
+ *                                          state, reason}; seq counts up by one; the
+ *                                          newest 65,536 events are kept
  *     ctl                      --w------- root  "cordon|uncordon|drain <server>"
  *   nodes/<server>/            dr-xr-xr-x root
  *     health                   -r--r--r--  "node <state>" then "npu <id> <level>" lines
@@ -26,7 +29,8 @@
  *                                          per NPU, "-" for none
  *     info                     -r--r--r--  JSON: host_ip, type, switch, super pod, state,
  *                                          heartbeat_age_sec
- *     ctl                      --w------- root  "cordon" | "uncordon" | "drain"
+ *     ctl                      --w------- root  "cordon" | "uncordon" | "drain" |
+ *                                          "clear <npu>" (return an isolated NPU)
  *   queues/<queue>/            dr-xr-xr-x root
  *     quota                    -r--r--r--  NPU limit, a decimal number (0 = none)
  *     status                   -r--r--r--  JSON: used_npus, borrowed_npus, pending, running
@@ -34,7 +38,13 @@
  *                                          removes)
  *     <name>.yaml|.yml|.json   -rw-r--r-- writer  exists only while open for writing;
  *                                          the spec is submitted at close (flush) when it
- *                                          is valid, then shows as the directory below
+ *                                          is valid, then shows as the directory below.
+ *                                          Every close of a duplicate fd flushes: a valid
+ *                                          buffer is submitted then, so write a spec in
+ *                                          one go (later writes get EBUSY); an invalid
+ *                                          one is recorded as rejected at once (readable
+ *                                          right after close) and replaced if more writes
+ *                                          make it valid. An empty file is rejected.
  *     <name>/                  drwxr-xr-x owner   made by a submission or by mkdir (draft)
  *       spec                   -r--r--r-- (-rw-r--r-- for drafts and finished jobs: write
  *                                          a spec to (re)submit)
@@ -56,7 +66,8 @@
  * Errors a caller sees:
  *   ENOENT  no such node;  EINVAL  bad name or bad content (the sentence is in the job's
  *   `error` file and in cluster/events);  EFBIG  spec over 64 KiB;  EEXIST  an active
- *   job has that name;  EPERM/EACCES  not the owner (or root);  EBUSY  the job's state
+ *   job has that name;  EPERM/EACCES  not the owner (or root), also for replacing another
+ *   user's finished job;  EBUSY  the job's state
  *   forbids it (e.g. `complete` on a pending job);  EOPNOTSUPP  a verb not supported yet;
  *   ENODEV  mmap of a generated file (direct_io).
  */
@@ -139,7 +150,7 @@ struct fs_upload {
  * Immutable once made; the reference count is atomic so release() needs no lock.
  */
 struct fs_blob {
-	unsigned refs;
+	unsigned refs;		/* changed only with __atomic builtins once shared */
 	size_t len;
 	char data[];		/* len bytes + NUL */
 };
@@ -184,8 +195,9 @@ void fs_blob_put(struct fs_blob *b);
 void fs_cache_clear(struct fs_ctx *ctx);
 
 /*
- * fs_exists() - does @p exist in the current state? Fills @st_mode/uid/gid/size/times.
- * Caller holds ctx->lock. Returns 0 or -ENOENT.
+ * fs_stat() - attributes of node @p in the current state: mode, owner, true size (of a
+ * snapshot rendered now, shared with the render cache) and times. Caller holds
+ * ctx->lock. Returns 0, -ENOENT (no such node now) or -ENOMEM.
  */
 struct stat;
 int fs_stat(struct fs_ctx *ctx, const struct fs_path *p, struct stat *st, uint64_t now_usec);

@@ -68,17 +68,29 @@ static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 {
 	struct fs_ctx *ctx = get_ctx();
+	struct fs_handle *h = fi ? get_handle(fi) : NULL;
 	struct fs_path p;
 	int r = fs_path_parse(path, &p);
 
 	if (r < 0)
 		return r == -ENAMETOOLONG ? r : -ENOENT;
+	if (h)
+		pthread_mutex_lock(&h->mu); /* handle before state: the lock order */
 	pthread_mutex_lock(&ctx->lock);
 	r = fs_stat(ctx, &p, st, fs_now_usec());
-	/* An open upload's size is what it buffered, even before stat() sees the list. */
-	if (r == 0 && fi && fi->fh && get_handle(fi)->kind == H_UPLOAD)
-		st->st_size = (off_t)get_handle(fi)->len;
 	pthread_mutex_unlock(&ctx->lock);
+	/*
+	 * Linux sends fstat() as a plain GETATTR without the file handle, so an open
+	 * snapshot cannot report its own size there; only calls that carry the handle
+	 * (ftruncate and the like) land here with @fi. Reads use direct_io and return the
+	 * whole snapshot whatever st_size says.
+	 */
+	if (r == 0 && h && h->kind == H_SNAPSHOT)
+		st->st_size = (off_t)h->snap->len;
+	if (r == 0 && h && h->kind == H_UPLOAD)
+		st->st_size = (off_t)h->len;
+	if (h)
+		pthread_mutex_unlock(&h->mu);
 	return r;
 }
 
@@ -205,7 +217,6 @@ static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 	struct fs_ctx *ctx = get_ctx();
 	struct fs_upload *u;
 	struct fs_handle *h;
-	struct sched_job *j;
 	struct fs_path p;
 	int r = fs_path_parse(path, &p);
 
@@ -227,13 +238,11 @@ static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 		return -ENOMEM;
 	}
 	pthread_mutex_lock(&ctx->lock);
-	j = sched_cluster_find_job(ctx->cluster, p.job);
 	for (struct fs_upload *o = ctx->uploads; o; o = o->next)
 		if (strcmp(o->name, p.job) == 0)
 			r = -EBUSY;
-	if (r == 0 && j && !sched_job_state_is_terminal(j->state) &&
-	    !(j->state == SCHED_JOB_DRAFT && (h->uid == 0 || h->uid == j->uid)))
-		r = -EEXIST;
+	if (r == 0)
+		r = sched_job_may_submit(ctx->cluster, p.job, h->uid);
 	if (r == 0) {
 		snprintf(u->name, sizeof(u->name), "%s", p.job);
 		snprintf(u->ext, sizeof(u->ext), "%s", p.ext);
@@ -249,6 +258,9 @@ static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 		if (r == -EEXIST)
 			fs_log(ctx, 2, "create %s refused: job %s is active; cancel or remove it "
 				       "first", path, p.job);
+		if (r == -EPERM)
+			fs_log(ctx, 2, "create %s by uid %u refused: job %s belongs to another "
+				       "user", path, (unsigned)h->uid, p.job);
 		handle_free(h);
 		free(u);
 		return r;
@@ -319,7 +331,7 @@ static int record_rejection(struct fs_ctx *ctx, struct fs_handle *h, const char 
 	r = sched_job_reject(ctx->cluster, h->path.job, h->uid, h->gid, why, fs_now_usec());
 	pthread_mutex_unlock(&ctx->lock);
 	fs_log(ctx, 2, "job %s rejected: %s", h->path.job, why);
-	h->last_err = r == -EEXIST ? -EEXIST : err;
+	h->last_err = r == -EEXIST || r == -EPERM ? r : err;
 	return h->last_err;
 }
 
@@ -407,9 +419,9 @@ static int spec_commit(struct fs_ctx *ctx, struct fs_handle *h)
 	if (r == -ENOMEM)
 		return h->last_err = r;
 	if (r < 0) {
-		if (r == -EEXIST) {
+		if (r == -EEXIST || r == -EPERM) {
 			fs_log(ctx, 2, "job %s not submitted: %s", h->path.job, why);
-			return h->last_err = -EEXIST;
+			return h->last_err = r;
 		}
 		snprintf(msg, sizeof(msg), "%s: %s", name, why);
 		return record_rejection(ctx, h, msg, -EINVAL);
@@ -520,8 +532,17 @@ static int fs_release(const char *path, struct fuse_file_info *fi)
 	if (!h)
 		return 0;
 	pthread_mutex_lock(&h->mu);
-	if (h->kind == H_UPLOAD || h->kind == H_SPEC)
+	if (h->kind == H_UPLOAD && h->len == 0 && !h->committed && !h->failed) {
+		char why[SCHED_REASON_MAX];
+
+		/* cp /dev/null, touch: leave a readable outcome, not nothing */
+		snprintf(why, sizeof(why),
+			 "%s.%s: the spec is empty; write a job spec with at least `npus`",
+			 h->path.job, h->path.ext);
+		record_rejection(ctx, h, why, -EINVAL);
+	} else if (h->kind == H_UPLOAD || h->kind == H_SPEC) {
 		spec_commit(ctx, h); /* nobody sees this error; the job's files say it */
+	}
 	else if (h->kind == H_CTL)
 		ctl_run(ctx, h, true);
 	pthread_mutex_unlock(&h->mu);

@@ -180,7 +180,7 @@ int fs_path_parse(const char *path, struct fs_path *out)
 			if (n == 2 && len > el + 1 && name[len - el - 1] == '.' &&
 			    strcmp(name + len - el, exts[i]) == 0) {
 				name[len - el - 1] = '\0';
-				if (!conf_name_is_valid(name))
+				if (!conf_job_name_is_valid(name))
 					return -EINVAL;
 				memcpy(r.job, name, strlen(name) + 1); /* valid: <= 63 */
 				memcpy(r.ext, exts[i], el + 1);
@@ -188,7 +188,7 @@ int fs_path_parse(const char *path, struct fs_path *out)
 				goto done;
 			}
 		}
-		if (!conf_name_is_valid(name))
+		if (!conf_job_name_is_valid(name))
 			return -EINVAL;
 		memcpy(r.job, name, strlen(name) + 1);
 	}
@@ -716,6 +716,46 @@ static int server_ctl(struct fs_ctx *ctx, const char *server, char **w, size_t n
 	return -EINVAL;
 }
 
+/* Printable UTF-8 without control characters (tab allowed): what a ctl line may hold. */
+static bool text_is_clean(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		unsigned len, cp;
+
+		if (*p < 0x80) {
+			if ((*p < 0x20 && *p != '\t') || *p == 0x7f)
+				return false;
+			p++;
+			continue;
+		}
+		if ((*p & 0xe0) == 0xc0) {
+			len = 2;
+			cp = *p & 0x1f;
+		} else if ((*p & 0xf0) == 0xe0) {
+			len = 3;
+			cp = *p & 0x0f;
+		} else if ((*p & 0xf8) == 0xf0) {
+			len = 4;
+			cp = *p & 0x07;
+		} else {
+			return false;
+		}
+		for (unsigned i = 1; i < len; i++) {
+			if ((p[i] & 0xc0) != 0x80)
+				return false;
+			cp = (cp << 6) | (p[i] & 0x3f);
+		}
+		/* overlong forms, surrogates and values past U+10FFFF are not UTF-8 */
+		if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
+		    (len == 4 && cp < 0x10000) || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		p += len;
+	}
+	return true;
+}
+
 int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t uid,
 	   uint64_t now_usec, char *why)
 {
@@ -727,6 +767,11 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 	why[0] = '\0';
 	if (strlen(line) >= sizeof(copy)) {
 		snprintf(why, SCHED_REASON_MAX, "ctl line is too long (%zu bytes)", strlen(line));
+		return -EINVAL;
+	}
+	if (!text_is_clean(line)) {
+		snprintf(why, SCHED_REASON_MAX,
+			 "ctl lines are UTF-8 text without control characters");
 		return -EINVAL;
 	}
 	snprintf(copy, sizeof(copy), "%s", line);
@@ -766,7 +811,7 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 	else if (n == 3 && strcmp(w[0], "checkpoint") == 0) {
 		uint64_t step;
 
-		if (parse_u64(w[1], &step) < 0 || w[2][0] != '/') {
+		if (parse_u64(w[1], &step) < 0 || step > INT64_MAX || w[2][0] != '/') {
 			snprintf(why, SCHED_REASON_MAX,
 				 "usage: checkpoint <step> <absolute path>, e.g. checkpoint 1200 "
 				 "/data/ckpt/llama-1200.ckpt");
@@ -789,7 +834,7 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 						"may change it",
 			 p->job, sched_cluster_find_job(c, p->job)->uid);
 	else if (r == -EBUSY)
-		snprintf(why, SCHED_REASON_MAX, "job %s is %s; \"%s\" needs a running job", p->job,
+		snprintf(why, SCHED_REASON_MAX, "job %s is %s; \"%s\" needs an active job", p->job,
 			 sched_job_state_name(sched_cluster_find_job(c, p->job)->state), w[0]);
 	else if (r == -ENOENT)
 		snprintf(why, SCHED_REASON_MAX, "job %s no longer exists", p->job);

@@ -249,7 +249,8 @@ int main(int argc, char *argv[])
 		struct fuse_loop_config *lc = fuse_loop_cfg_create();
 
 		fuse_loop_cfg_set_clone_fd(lc, cl.clone_fd);
-		fuse_loop_cfg_set_idle_threads(lc, cl.max_idle_threads);
+		if (cl.max_idle_threads != UINT_MAX) /* UINT_MAX: not given on the command line */
+			fuse_loop_cfg_set_idle_threads(lc, cl.max_idle_threads);
 		if (cl.max_threads && cl.max_threads <= 100000)
 			fuse_loop_cfg_set_max_threads(lc, cl.max_threads);
 		r = fuse_loop_mt(fuse, lc);

@@ -14,7 +14,8 @@
  *
  * errno vocabulary:
  *   -EINVAL   malformed request (bad name, illegal size for the topology, unknown queue)
- *   -ENOSPC   the request can never fit this cluster (rejection), see the reason
+ *   -ENOSPC   no room: from sched_job_submit/sched_check_feasible the request can never
+ *             fit this cluster (a rejection); from sched_place, no room now
  *   -EEXIST   a job with that name is active
  *   -ENOENT   unknown job or server
  *   -EPERM    caller is not the job's owner (nor root)
@@ -138,6 +139,7 @@ enum sched_event_kind {
 	SCHED_EV_KIND_COUNT
 };
 
+/* sched_event_kind_name() - "submitted", "placed", ... (static string). */
 const char *sched_event_kind_name(enum sched_event_kind k);
 
 struct sched_event {
@@ -147,8 +149,10 @@ struct sched_event {
 	char job[CONF_NAME_MAX + 1];	/* "" when not about a job */
 	char server[CONF_NAME_MAX + 1]; /* "" when not about a server */
 	int npu;			/* -1 when not about one NPU */
-	char *state;			/* job state after the event, or NULL; static */
+	const char *state;		/* job state after the event, or NULL; static */
 	char reason[SCHED_REASON_MAX];
+	char *line;			/* owned: the JSON line, rendered when added */
+	size_t line_len;
 };
 
 struct sched_cluster {
@@ -191,14 +195,23 @@ int sched_job_create_draft(struct sched_cluster *c, const char *name, uid_t uid,
 			   uint64_t now_usec, struct sched_job **ret);
 
 /*
+ * sched_job_may_submit() - may @uid submit a job called @name now? Returns 0, -EINVAL
+ * (not a valid job name), -EEXIST (an active job has it) or -EPERM (a draft or finished
+ * job of another user has it; only its owner or root may replace it).
+ */
+int sched_job_may_submit(struct sched_cluster *c, const char *name, uid_t uid);
+
+/*
  * sched_job_submit() - admit @spec (stolen, freed on failure too) for @uid/@gid.
  * The job becomes pending, then a scheduling pass runs, so it may be running on return.
  * A job that can never fit, names an unknown queue or asks for an illegal size is NOT
  * created: returns -EINVAL or -ENOSPC with the sentence in @reason (size
  * SCHED_REASON_MAX); the caller records it with sched_job_reject().
  * An existing draft of the same name owned by @uid (or @uid 0) is filled in; a
- * terminal job of the same name is replaced; an active one gives -EEXIST.
- * Returns 0 and *ret (borrowed, may be NULL).
+ * terminal job of the same name owned by @uid (or @uid 0) is replaced; an active one
+ * gives -EEXIST, another user's -EPERM (see sched_job_may_submit).
+ * Returns 0 and *ret (borrowed, may be NULL), or -EINVAL, -ENOSPC, -EEXIST, -EPERM,
+ * -ENOMEM, with @reason filled for all but -ENOMEM.
  */
 int sched_job_submit(struct sched_cluster *c, struct conf_job_spec *spec, uid_t uid, gid_t gid,
 		     uint64_t now_usec, char *reason, struct sched_job **ret);
@@ -207,8 +220,9 @@ int sched_job_submit(struct sched_cluster *c, struct conf_job_spec *spec, uid_t 
  * sched_job_reject() - record a refused submission of job @name: the job shows state
  * rejected and @reason (borrowed), and a rejected event is appended. Replaces a draft or
  * terminal job of that name; an active job of that name is left alone and -EEXIST is
- * returned (its reason is not overwritten). No NPU, queue or other job changes.
- * Returns 0, -EINVAL (bad name), -EEXIST or -ENOMEM.
+ * returned (its reason is not overwritten), and another user's record -EPERM.
+ * No NPU, queue or other job changes. Returns 0, -EINVAL (bad name), -EEXIST, -EPERM
+ * or -ENOMEM.
  */
 int sched_job_reject(struct sched_cluster *c, const char *name, uid_t uid, gid_t gid,
 		     const char *reason, uint64_t now_usec);
@@ -299,10 +313,19 @@ int sched_check_invariants(const struct sched_cluster *c, char *reason);
 /* sched_job_total_npus() - NPUs job @j holds now (sum of its slices; 0 when unplaced). */
 unsigned sched_job_total_npus(const struct sched_job *j);
 
-/* Iterate events with seq > @after_seq; returns NULL at the end. */
+/*
+ * sched_event_next() - the oldest kept event with seq > @after_seq, or NULL at the end.
+ * Borrowed: valid until the next call that changes @c (a new event may overwrite the
+ * oldest slot of the ring).
+ */
 const struct sched_event *sched_event_next(const struct sched_cluster *c, uint64_t after_seq);
 
-/* ---- rendering (sched_render.c); every output is new (free()) with its length ---- */
+/*
+ * ---- rendering (sched_render.c) ----
+ * Every output is new (free()) with its length in *ret_len, NUL-terminated. Each function
+ * returns 0, -ENOMEM, or -ENOENT where noted; on failure *ret is untouched. Strings that
+ * are not UTF-8 are rendered with '?' in place of their non-ASCII bytes.
+ */
 
 /*
  * Where the job's files are seen by the processes that use them: the mount point,

@@ -118,6 +118,8 @@ void sched_cluster_free(struct sched_cluster *c)
 		c->jobs[i]->slice_count = 0;
 		sched_job_free(c->jobs[i]);
 	}
+	for (size_t i = 0; i < SCHED_EVENTS_MAX && c->events; i++)
+		free(c->events[i].line);
 	free(c->jobs);
 	free(c->servers);
 	free(c->switch_names);
@@ -250,6 +252,7 @@ void sched_event_add(struct sched_cluster *c, uint64_t now_usec, enum sched_even
 		c->event_head = (c->event_head + 1) % SCHED_EVENTS_MAX;
 	}
 	e = &c->events[slot];
+	free(e->line);
 	memset(e, 0, sizeof(*e));
 	e->seq = c->next_event_seq++;
 	e->time_usec = now_usec;
@@ -257,7 +260,7 @@ void sched_event_add(struct sched_cluster *c, uint64_t now_usec, enum sched_even
 	e->npu = npu;
 	if (j) {
 		snprintf(e->job, sizeof(e->job), "%s", j->name);
-		e->state = (char *)sched_job_state_name(j->state);
+		e->state = sched_job_state_name(j->state);
 	}
 	if (server)
 		snprintf(e->server, sizeof(e->server), "%s", server);
@@ -266,6 +269,7 @@ void sched_event_add(struct sched_cluster *c, uint64_t now_usec, enum sched_even
 		vsnprintf(e->reason, sizeof(e->reason), fmt, ap);
 		va_end(ap);
 	}
+	sched_event_render_line(e); /* on failure the event is kept without its line */
 	c->version++;
 }
 

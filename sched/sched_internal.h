@@ -38,6 +38,28 @@ bool sched_npu_is_placeable(const struct sched_npu *n);
 /* sched_job_free() - free a job and what it owns (it must hold no NPUs). */
 void sched_job_free(struct sched_job *j);
 
+/*
+ * sched_type_mask() - bit i set when a job of @npus could run on the i-th server type
+ * of the cluster (inventory order; restricted to @type when not NULL). Jobs whose masks
+ * do not meet compete for no server.
+ */
+uint32_t sched_type_mask(const struct sched_cluster *c, unsigned npus,
+			 const struct conf_server_type *type);
+
+/*
+ * sched_fits_when_idle() - would @npus fit on the servers that are schedulable now if
+ * every running job ended? False when cordons, lost servers or isolated NPUs leave too
+ * little: such a job waits for capacity that no job's end will bring.
+ */
+bool sched_fits_when_idle(const struct sched_cluster *c, unsigned npus,
+			  const struct conf_server_type *type);
+
+/*
+ * sched_event_render_line() - render @e as one compact JSON object into e->line
+ * (replacing what was there). Returns 0 or -ENOMEM (e->line left as it was).
+ */
+int sched_event_render_line(struct sched_event *e);
+
 /* sched_reason() - snprintf into a SCHED_REASON_MAX buffer. */
 void sched_reason(char *reason, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

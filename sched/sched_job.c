@@ -130,13 +130,14 @@ static int job_new(struct sched_cluster *c, const char *name, uid_t uid, gid_t g
 	struct sched_job *j;
 	ssize_t old = job_index(c, name);
 
-	if (old >= 0)
-		jobs_remove_at(c, (size_t)old);
+	/* allocate first: a refused submission must not lose the old record */
 	if (jobs_reserve(c) < 0)
 		return -ENOMEM;
 	j = calloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;
+	if (old >= 0)
+		jobs_remove_at(c, (size_t)old);
 	snprintf(j->name, sizeof(j->name), "%s", name);
 	j->uid = uid;
 	j->gid = gid;
@@ -153,15 +154,25 @@ static int job_name_check(struct sched_cluster *c, const char *name, uid_t uid,
 {
 	struct sched_job *old;
 
-	if (!conf_name_is_valid(name))
+	if (!conf_job_name_is_valid(name))
 		return -EINVAL;
 	old = sched_cluster_find_job(c, name);
 	*ret_existing = old;
-	if (!old || sched_job_state_is_terminal(old->state))
+	if (!old)
 		return 0;
-	if (old->state == SCHED_JOB_DRAFT && (old->uid == uid || uid == 0))
-		return 0;
-	return -EEXIST;
+	if (!sched_job_state_is_terminal(old->state) && old->state != SCHED_JOB_DRAFT)
+		return -EEXIST;
+	/* a finished job's record and a draft belong to their owner */
+	if (uid != 0 && uid != old->uid)
+		return -EPERM;
+	return 0;
+}
+
+int sched_job_may_submit(struct sched_cluster *c, const char *name, uid_t uid)
+{
+	struct sched_job *old;
+
+	return job_name_check(c, name, uid, &old);
 }
 
 int sched_job_create_draft(struct sched_cluster *c, const char *name, uid_t uid, gid_t gid,
@@ -224,12 +235,28 @@ int sched_job_submit(struct sched_cluster *c, struct conf_job_spec *spec, uid_t 
 			     spec->name, sched_job_state_name(old->state));
 		goto fail;
 	}
+	if (r == -EPERM) {
+		sched_reason(reason, "job \"%s\" belongs to uid %u; choose another name",
+			     spec->name, (unsigned)old->uid);
+		goto fail;
+	}
 	if (!conf_cluster_find_queue(c->conf, spec->queue)) {
 		queue_list(c, known, sizeof(known));
 		sched_reason(reason, "queue: unknown queue \"%s\"; known queues: %s", spec->queue,
 			     known);
 		r = -EINVAL;
 		goto fail;
+	}
+	if (c->conf->enable_quota_limit) {
+		const struct conf_queue *q = conf_cluster_find_queue(c->conf, spec->queue);
+
+		if (q->quota_npus && spec->npus > q->quota_npus) {
+			sched_reason(reason, "queue %s has a quota of %u NPUs and this job needs "
+					     "%u; use a queue with a larger quota or ask for fewer",
+				     q->name, q->quota_npus, spec->npus);
+			r = -ENOSPC;
+			goto fail;
+		}
 	}
 	if (spec->server_type) {
 		type = cluster_type(c, spec->server_type);
@@ -346,8 +373,10 @@ int sched_job_checkpoint(struct sched_cluster *c, const char *name, uid_t uid, u
 
 	if (r < 0)
 		return r;
-	if (!path || path[0] != '/')
+	if (!path || path[0] != '/' || step > INT64_MAX)
 		return -EINVAL;
+	if (sched_job_state_is_terminal(j->state) || j->state == SCHED_JOB_DRAFT)
+		return -EBUSY;
 	if (j->checkpoint_path && step < j->checkpoint_step)
 		return 0; /* an older checkpoint never replaces a newer one */
 	copy = strdup(path);
@@ -356,6 +385,7 @@ int sched_job_checkpoint(struct sched_cluster *c, const char *name, uid_t uid, u
 	free(j->checkpoint_path);
 	j->checkpoint_path = copy;
 	j->checkpoint_step = step;
+	j->change_usec = now_usec;
 	j->version++;
 	sched_event_add(c, now_usec, SCHED_EV_CHECKPOINT, j, NULL, -1, "step %llu at %s",
 			(unsigned long long)step, path);
@@ -433,10 +463,23 @@ static void set_pending(struct sched_cluster *c, struct sched_job *j, uint64_t n
 	sched_job_transition(c, j, SCHED_JOB_PENDING, SCHED_EV_PENDING, now_usec, reason);
 }
 
+static const struct conf_server_type *job_type(const struct sched_cluster *c,
+					       const struct sched_job *j)
+{
+	if (!j->spec->server_type)
+		return NULL;
+	for (size_t s = 0; s < c->server_count; s++)
+		if (strcmp(c->servers[s].conf->type->name, j->spec->server_type) == 0)
+			return c->servers[s].conf->type;
+	return NULL;
+}
+
 unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 {
 	struct sched_job **pending;
-	const struct sched_job *blocker = NULL;
+	/* the first job that could not start, per server type it competes for */
+	const struct sched_job *blocker_of[32] = { NULL };
+	uint32_t blocked = 0;
 	size_t n = 0;
 	unsigned placed = 0;
 	char reason[SCHED_REASON_MAX];
@@ -457,17 +500,23 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 
 	for (size_t i = 0; i < n; i++) {
 		struct sched_job *j = pending[i];
-		const struct conf_server_type *type = NULL;
+		const struct conf_server_type *type = job_type(c, j);
 		const struct conf_queue *q = conf_cluster_find_queue(c->conf, j->spec->queue);
+		uint32_t mask = sched_type_mask(c, j->spec->npus, type);
 		struct sched_slice *slices;
 		size_t count;
 		int r;
 
-		if (blocker) {
+		if (mask & blocked) {
+			const struct sched_job *b = NULL;
+
+			for (unsigned t = 0; t < 32 && !b; t++)
+				if (mask & blocked & (1u << t))
+					b = blocker_of[t];
 			sched_reason(reason,
-				     "waiting behind job \"%s\" (first in line; jobs start in "
-				     "priority then submission order)",
-				     blocker->name);
+				     "waiting behind job \"%s\" (first in line for the same servers; "
+				     "jobs start in priority then submission order)",
+				     b->name);
 			set_pending(c, j, now_usec, reason);
 			continue;
 		}
@@ -481,15 +530,25 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 				continue; /* a quota wait does not hold up other queues */
 			}
 		}
-		if (j->spec->server_type) {
-			for (size_t s = 0; s < c->server_count && !type; s++)
-				if (strcmp(c->servers[s].conf->type->name, j->spec->server_type) == 0)
-					type = c->servers[s].conf->type;
-		}
 		r = sched_place(c, j->spec->npus, type, &slices, &count, reason);
 		if (r < 0) {
+			/*
+			 * Hold the line only for capacity that running jobs will give back; a job
+			 * that needs cordoned or lost servers would block everyone indefinitely.
+			 */
+			if (!sched_fits_when_idle(c, j->spec->npus, type)) {
+				size_t len = strlen(reason);
+
+				snprintf(reason + len, SCHED_REASON_MAX - len,
+					 "; it cannot fit until cordoned, unreachable or isolated "
+					 "capacity returns, so jobs behind it may start");
+			} else {
+				blocked |= mask;
+				for (unsigned t = 0; t < 32; t++)
+					if ((mask & (1u << t)) && !blocker_of[t])
+						blocker_of[t] = j;
+			}
 			set_pending(c, j, now_usec, reason);
-			blocker = j;
 			continue;
 		}
 		sched_alloc_apply(c, j, slices, count);

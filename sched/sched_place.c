@@ -492,6 +492,46 @@ static void sizes_text(const struct conf_server_type *t, char *buf, size_t len)
 	}
 }
 
+/* Could @k servers of @t be split evenly over super pods on an empty cluster? */
+static bool super_pod_split_exists(const struct sched_cluster *c, const struct conf_server_type *t,
+				   unsigned k)
+{
+	unsigned *sizes = calloc(c->server_count ? c->server_count : 1, sizeof(*sizes));
+	const char **names = calloc(c->server_count ? c->server_count : 1, sizeof(*names));
+	size_t np = 0;
+	bool ok = false;
+
+	if (!sizes || !names) {
+		free(sizes);
+		free(names);
+		return true; /* cannot tell; let placement decide */
+	}
+	for (size_t i = 0; i < c->server_count; i++) {
+		const struct conf_server *cs = c->servers[i].conf;
+		size_t p;
+
+		if (cs->type != t || !cs->super_pod)
+			continue;
+		for (p = 0; p < np && strcmp(names[p], cs->super_pod); p++)
+			;
+		if (p == np)
+			names[np++] = cs->super_pod;
+		sizes[p]++;
+	}
+	for (unsigned parts = 1; parts <= np && !ok; parts++) {
+		unsigned fit = 0;
+
+		if (k % parts)
+			continue;
+		for (size_t p = 0; p < np; p++)
+			fit += sizes[p] >= k / parts;
+		ok = fit >= parts;
+	}
+	free(sizes);
+	free(names);
+	return ok;
+}
+
 static int feasible_on_type(const struct sched_cluster *c, unsigned npus,
 			    const struct conf_server_type *t, char *reason)
 {
@@ -526,6 +566,15 @@ static int feasible_on_type(const struct sched_cluster *c, unsigned npus,
 			     "npus: %u needs %u whole %s servers but the cluster has %u (%u NPUs)",
 			     npus, npus / t->npu_count, t->product, servers,
 			     servers * t->npu_count);
+		return -ENOSPC;
+	}
+	if (strcmp(t->rank_table_version, "1.2") == 0 &&
+	    !super_pod_split_exists(c, t, npus / t->npu_count)) {
+		sched_reason(reason,
+			     "npus: %u needs %u %s servers split evenly over super pods (rank "
+			     "table 1.2), and no set of this cluster's pods can hold that; ask "
+			     "for a server count that divides evenly",
+			     npus, npus / t->npu_count, t->product);
 		return -ENOSPC;
 	}
 	return 0;
@@ -675,4 +724,60 @@ int sched_place(const struct sched_cluster *c, unsigned npus, const struct conf_
 	if (!explained)
 		sched_reason(reason, "no server has room for %u NPUs", npus);
 	return -ENOSPC;
+}
+
+uint32_t sched_type_mask(const struct sched_cluster *c, unsigned npus,
+			 const struct conf_server_type *type)
+{
+	const struct conf_server_type *types[16];
+	size_t nt = cluster_types(c, NULL, types, 16);
+	char why[SCHED_REASON_MAX];
+	uint32_t mask = 0;
+
+	for (size_t i = 0; i < nt; i++)
+		if ((!type || types[i] == type) && feasible_on_type(c, npus, types[i], why) == 0)
+			mask |= 1u << i;
+	return mask;
+}
+
+/* NPUs of @s that could be given out once every job ended (healthy, not isolated). */
+static unsigned usable_npus(const struct sched_server *s, unsigned from, unsigned to)
+{
+	unsigned n = 0;
+
+	for (unsigned d = from; d < to; d++)
+		n += !s->npus[d].isolated && (s->npus[d].health == SCHED_HEALTH_OK ||
+					      s->npus[d].health == SCHED_HEALTH_WARNING);
+	return n;
+}
+
+bool sched_fits_when_idle(const struct sched_cluster *c, unsigned npus,
+			  const struct conf_server_type *type)
+{
+	const struct conf_server_type *types[16];
+	size_t nt = cluster_types(c, type, types, 16);
+
+	for (size_t i = 0; i < nt; i++) {
+		const struct conf_server_type *t = types[i];
+		unsigned whole = 0;
+
+		for (size_t k = 0; k < c->server_count; k++) {
+			const struct sched_server *s = &c->servers[k];
+			unsigned g = t->hccs == CONF_HCCS_RING ? t->hccs_group_size : t->npu_count;
+
+			if (s->conf->type != t || !sched_server_is_schedulable(c, s))
+				continue;
+			if (usable_npus(s, 0, t->npu_count) == t->npu_count)
+				whole++;
+			if (npus <= t->npu_count && size_is_legal(t, npus)) {
+				for (unsigned r = 0; r < t->npu_count / g; r++)
+					if (usable_npus(s, r * g, (r + 1) * g) >= npus ||
+					    (npus > g && usable_npus(s, 0, t->npu_count) >= npus))
+						return true;
+			}
+		}
+		if (npus > t->npu_count && npus % t->npu_count == 0 && whole >= npus / t->npu_count)
+			return true;
+	}
+	return false;
 }

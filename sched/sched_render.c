@@ -89,12 +89,11 @@ int sched_shell_quote(char **bufp, size_t *len, size_t *cap, const char *value)
 			buf_printf(&b, "%c", *s);
 	}
 	buf_printf(&b, "'");
-	if (b.err)
-		return b.err; /* *bufp still valid: realloc failure keeps the old block */
+	/* the block may have moved before a later realloc failed: always hand it back */
 	*bufp = b.p;
 	*len = b.len;
 	*cap = b.cap;
-	return 0;
+	return b.err;
 }
 
 static void buf_export(struct buf *b, const char *name, const char *value)
@@ -120,12 +119,62 @@ static void buf_exportf(struct buf *b, const char *name, const char *fmt, ...)
 	buf_export(b, name, value);
 }
 
+/*
+ * jansson returns NULL (and set/append fail) when memory runs out or a string is not
+ * UTF-8; a rank table silently missing a key would still look well-formed, so every
+ * call goes through these helpers, which latch the failure for json_finish(). Rendering
+ * of one cluster is serialized by its caller; the latch is per thread anyway.
+ */
+static _Thread_local int json_failed;
+
+/* A JSON string of @s; bytes that are not UTF-8 become '?' (user text, truncation). */
+static json_t *jstr(const char *s)
+{
+	json_t *v;
+	char *copy;
+
+	if (!s)
+		s = "";
+	v = json_string(s);
+	if (v)
+		return v;
+	copy = strdup(s);
+	if (!copy) {
+		json_failed = -ENOMEM;
+		return NULL;
+	}
+	for (unsigned char *p = (unsigned char *)copy; *p; p++)
+		if (*p >= 0x80)
+			*p = '?';
+	v = json_string(copy);
+	free(copy);
+	if (!v)
+		json_failed = -ENOMEM;
+	return v;
+}
+
+static void jset(json_t *o, const char *key, json_t *v)
+{
+	if (!o || !v || json_object_set_new(o, key, v) < 0) /* steals v even on failure */
+		json_failed = -ENOMEM;
+}
+
+static void jpush(json_t *a, json_t *v)
+{
+	if (!a || !v || json_array_append_new(a, v) < 0)
+		json_failed = -ENOMEM;
+}
+
 static int json_finish(json_t *root, char **ret, size_t *ret_len, size_t flags)
 {
 	char *s;
+	int failed = json_failed;
 
-	if (!root)
+	json_failed = 0;
+	if (!root || failed) {
+		json_decref(root);
 		return -ENOMEM;
+	}
 	s = json_dumps(root, flags);
 	json_decref(root);
 	if (!s)
@@ -167,7 +216,7 @@ static json_t *json_uint_str(unsigned long long v)
 	char s[32];
 
 	snprintf(s, sizeof(s), "%llu", v);
-	return json_string(s);
+	return jstr(s);
 }
 
 static const struct sched_server *slice_server(const struct sched_cluster *c,
@@ -205,9 +254,9 @@ int sched_render_ranktable(const struct sched_cluster *c, const struct sched_job
 		json_decref(list);
 		return -ENOMEM;
 	}
-	json_object_set_new(root, "version", json_string(t->rank_table_version));
-	json_object_set_new(root, "server_count", json_uint_str(j->slice_count));
-	json_object_set_new(root, "server_list", list);
+	jset(root, "version", jstr(t->rank_table_version));
+	jset(root, "server_count", json_uint_str(j->slice_count));
+	jset(root, "server_list", list);
 	for (size_t i = 0; i < j->slice_count; i++) {
 		const struct sched_slice *sl = &j->slices[i];
 		const struct conf_server *cs = slice_server(c, sl)->conf;
@@ -217,25 +266,25 @@ int sched_render_ranktable(const struct sched_cluster *c, const struct sched_job
 			unsigned d = sl->device_ids[k];
 			json_t *dev = json_object();
 
-			json_object_set_new(dev, "device_id", json_uint_str(d));
+			jset(dev, "device_id", json_uint_str(d));
 			if (cs->device_ips[d])
-				json_object_set_new(dev, "device_ip", json_string(cs->device_ips[d]));
+				jset(dev, "device_ip", jstr(cs->device_ips[d]));
 			if (v12)
 				/* super_device_id: position in the super pod, until agents report
 				 * the SDID read from the hardware */
-				json_object_set_new(dev, "super_device_id",
+				jset(dev, "super_device_id",
 						    json_uint_str((unsigned long long)cs->npu_count *
 								  sl->server + d));
-			json_object_set_new(dev, "rank_id", json_uint_str(sl->first_rank + k));
-			json_array_append_new(devs, dev);
+			jset(dev, "rank_id", json_uint_str(sl->first_rank + k));
+			jpush(devs, dev);
 		}
 		/* server_id is the host IP, as HCCL's own rank table tools write it */
-		json_object_set_new(srv, "server_id", json_string(cs->host_ip));
-		json_object_set_new(srv, "host_ip", json_string(cs->host_ip));
-		json_object_set_new(srv, "pod_ip", json_string(cs->host_ip));
-		json_object_set_new(srv, "device", devs);
-		json_object_set_new(srv, "host_nic_ip", json_string("reserve"));
-		json_array_append_new(list, srv);
+		jset(srv, "server_id", jstr(cs->host_ip));
+		jset(srv, "host_ip", jstr(cs->host_ip));
+		jset(srv, "pod_ip", jstr(cs->host_ip));
+		jset(srv, "device", devs);
+		jset(srv, "host_nic_ip", jstr("reserve"));
+		jpush(list, srv);
 	}
 	if (v12) {
 		pods = json_array();
@@ -247,21 +296,24 @@ int sched_render_ranktable(const struct sched_cluster *c, const struct sched_job
 					       NULL;
 			json_t *e = json_object();
 
-			if (!last ||
-			    strcmp(json_string_value(json_object_get(last, "super_pod_id")), pod)) {
+			const char *last_id =
+				last ? json_string_value(json_object_get(last, "super_pod_id")) :
+				       NULL;
+
+			if (!last_id || strcmp(last_id, pod) != 0) {
 				last = json_object();
-				json_object_set_new(last, "super_pod_id", json_string(pod));
-				json_object_set_new(last, "server_list", json_array());
-				json_array_append_new(pods, last);
+				jset(last, "super_pod_id", jstr(pod));
+				jset(last, "server_list", json_array());
+				jpush(pods, last);
 			}
-			json_object_set_new(e, "server_id", json_string(cs->host_ip));
-			json_array_append_new(json_object_get(last, "server_list"), e);
+			jset(e, "server_id", jstr(cs->host_ip));
+			jpush(json_object_get(last, "server_list"), e);
 		}
-		json_object_set_new(root, "super_pod_list", pods);
+		jset(root, "super_pod_list", pods);
 	}
 	/* HCCL polls until "completed"; device IPs must be known first. */
-	json_object_set_new(root, "status",
-			    json_string(j->slice_count > 1 && !ips_known ? "initializing" :
+	jset(root, "status",
+			    jstr(j->slice_count > 1 && !ips_known ? "initializing" :
 									"completed"));
 	return json_finish(root, ret, ret_len, JSON_INDENT(2));
 }
@@ -413,13 +465,13 @@ static json_t *placement_json(const struct sched_cluster *c, const struct sched_
 		json_t *o = json_object(), *ids = json_array();
 
 		for (unsigned k = 0; k < sl->npu_count; k++)
-			json_array_append_new(ids, json_integer(sl->device_ids[k]));
-		json_object_set_new(o, "server", json_string(s->conf->name));
-		json_object_set_new(o, "host_ip", json_string(s->conf->host_ip));
-		json_object_set_new(o, "switch", json_string(s->conf->leaf_switch));
-		json_object_set_new(o, "device_ids", ids);
-		json_object_set_new(o, "first_rank", json_integer(sl->first_rank));
-		json_array_append_new(arr, o);
+			jpush(ids, json_integer(sl->device_ids[k]));
+		jset(o, "server", jstr(s->conf->name));
+		jset(o, "host_ip", jstr(s->conf->host_ip));
+		jset(o, "switch", jstr(s->conf->leaf_switch));
+		jset(o, "device_ids", ids);
+		jset(o, "first_rank", json_integer(sl->first_rank));
+		jpush(arr, o);
 	}
 	return arr;
 }
@@ -429,11 +481,11 @@ static void set_time(json_t *o, const char *key, uint64_t usec)
 	char t[64];
 
 	if (!usec) {
-		json_object_set_new(o, key, json_null());
+		jset(o, key, json_null());
 		return;
 	}
 	iso_time(usec, t, sizeof(t));
-	json_object_set_new(o, key, json_string(t));
+	jset(o, key, jstr(t));
 }
 
 int sched_render_job_status_json(const struct sched_cluster *c, const struct sched_job *j,
@@ -443,30 +495,30 @@ int sched_render_job_status_json(const struct sched_cluster *c, const struct sch
 
 	if (!o)
 		return -ENOMEM;
-	json_object_set_new(o, "job", json_string(j->name));
-	json_object_set_new(o, "state", json_string(sched_job_state_name(j->state)));
-	json_object_set_new(o, "reason", json_string(j->reason));
-	json_object_set_new(o, "owner_uid", json_integer(j->uid));
+	jset(o, "job", jstr(j->name));
+	jset(o, "state", jstr(sched_job_state_name(j->state)));
+	jset(o, "reason", jstr(j->reason));
+	jset(o, "owner_uid", json_integer(j->uid));
 	if (j->spec) {
-		json_object_set_new(o, "queue", json_string(j->spec->queue));
-		json_object_set_new(o, "priority", json_integer(j->spec->priority));
-		json_object_set_new(o, "npus", json_integer(j->spec->npus));
+		jset(o, "queue", jstr(j->spec->queue));
+		jset(o, "priority", json_integer(j->spec->priority));
+		jset(o, "npus", json_integer(j->spec->npus));
 	}
-	json_object_set_new(o, "generation", json_integer(j->generation));
-	json_object_set_new(o, "restarts", json_integer(j->restarts));
-	json_object_set_new(o, "npus_allocated", json_integer(sched_job_total_npus(j)));
-	json_object_set_new(o, "placement", placement_json(c, j));
+	jset(o, "generation", json_integer(j->generation));
+	jset(o, "restarts", json_integer(j->restarts));
+	jset(o, "npus_allocated", json_integer(sched_job_total_npus(j)));
+	jset(o, "placement", placement_json(c, j));
 	if (j->slice_count) {
-		json_object_set_new(o, "ms_sched_host",
-				    json_string(slice_server(c, &j->slices[0])->conf->host_ip));
-		json_object_set_new(o, "ms_sched_port", json_integer(j->sched_port));
+		jset(o, "ms_sched_host",
+				    jstr(slice_server(c, &j->slices[0])->conf->host_ip));
+		jset(o, "ms_sched_port", json_integer(j->sched_port));
 	}
 	if (j->checkpoint_path) {
 		json_t *ck = json_object();
 
-		json_object_set_new(ck, "step", json_integer((json_int_t)j->checkpoint_step));
-		json_object_set_new(ck, "path", json_string(j->checkpoint_path));
-		json_object_set_new(o, "checkpoint", ck);
+		jset(ck, "step", json_integer((json_int_t)j->checkpoint_step));
+		jset(ck, "path", jstr(j->checkpoint_path));
+		jset(o, "checkpoint", ck);
 	}
 	set_time(o, "submitted", j->submit_usec);
 	set_time(o, "started", j->start_usec);
@@ -481,15 +533,31 @@ static json_t *event_json(const struct sched_event *e)
 	char t[64];
 
 	iso_time(e->time_usec, t, sizeof(t));
-	json_object_set_new(o, "seq", json_integer((json_int_t)e->seq));
-	json_object_set_new(o, "time", json_string(t));
-	json_object_set_new(o, "kind", json_string(sched_event_kind_name(e->kind)));
-	json_object_set_new(o, "job", e->job[0] ? json_string(e->job) : json_null());
-	json_object_set_new(o, "server", e->server[0] ? json_string(e->server) : json_null());
-	json_object_set_new(o, "npu", e->npu >= 0 ? json_integer(e->npu) : json_null());
-	json_object_set_new(o, "state", e->state ? json_string(e->state) : json_null());
-	json_object_set_new(o, "reason", json_string(e->reason));
+	jset(o, "seq", json_integer((json_int_t)e->seq));
+	jset(o, "time", jstr(t));
+	jset(o, "kind", jstr(sched_event_kind_name(e->kind)));
+	jset(o, "job", e->job[0] ? jstr(e->job) : json_null());
+	jset(o, "server", e->server[0] ? jstr(e->server) : json_null());
+	jset(o, "npu", e->npu >= 0 ? json_integer(e->npu) : json_null());
+	jset(o, "state", e->state ? jstr(e->state) : json_null());
+	jset(o, "reason", jstr(e->reason));
 	return o;
+}
+
+int sched_event_render_line(struct sched_event *e)
+{
+	json_t *o = event_json(e);
+	char *line = o && !json_failed ? json_dumps(o, JSON_COMPACT) : NULL;
+
+	json_failed = 0;
+	json_decref(o);
+	if (!line)
+		return -ENOMEM;
+	free(e->line);
+	e->line_len = strlen(line);
+	line[e->line_len] = '\0';
+	e->line = line;
+	return 0;
 }
 
 int sched_render_events(const struct sched_cluster *c, const char *job, char **ret,
@@ -499,22 +567,19 @@ int sched_render_events(const struct sched_cluster *c, const char *job, char **r
 	uint64_t seq = 0;
 	const struct sched_event *e;
 
+	/* lines were rendered when the events were added: this is concatenation */
 	while ((e = sched_event_next(c, seq))) {
-		json_t *o;
-		char *s;
-
 		seq = e->seq;
 		if (job && strcmp(e->job, job) != 0)
 			continue;
-		o = event_json(e);
-		s = o ? json_dumps(o, JSON_COMPACT) : NULL;
-		json_decref(o);
-		if (!s) {
-			b.err = -ENOMEM;
+		if (!e->line)
+			continue; /* its line could not be rendered (out of memory) */
+		buf_grow(&b, e->line_len + 1);
+		if (b.err)
 			break;
-		}
-		buf_printf(&b, "%s\n", s);
-		free(s);
+		memcpy(b.p + b.len, e->line, e->line_len);
+		b.len += e->line_len;
+		b.p[b.len++] = '\n';
 	}
 	return buf_finish(&b, ret, ret_len);
 }
@@ -548,23 +613,23 @@ int sched_render_cluster_status(const struct sched_cluster *c, char **ret, size_
 		cordoned += s->cordoned || s->draining;
 		unreachable += s->state == SCHED_SERVER_UNREACHABLE;
 	}
-	json_object_set_new(o, "cluster", json_string(c->conf->name));
-	json_object_set_new(npus, "total", json_integer(c->npus_total));
-	json_object_set_new(npus, "allocated", json_integer(c->npus_allocated));
-	json_object_set_new(npus, "free", json_integer(free_npus));
-	json_object_set_new(npus, "isolated", json_integer(count_isolated(c)));
-	json_object_set_new(o, "npus", npus);
-	json_object_set_new(servers, "total", json_integer((json_int_t)c->server_count));
-	json_object_set_new(servers, "schedulable", json_integer(schedulable));
-	json_object_set_new(servers, "cordoned", json_integer(cordoned));
-	json_object_set_new(servers, "unreachable", json_integer(unreachable));
-	json_object_set_new(o, "servers", servers);
+	jset(o, "cluster", jstr(c->conf->name));
+	jset(npus, "total", json_integer(c->npus_total));
+	jset(npus, "allocated", json_integer(c->npus_allocated));
+	jset(npus, "free", json_integer(free_npus));
+	jset(npus, "isolated", json_integer(count_isolated(c)));
+	jset(o, "npus", npus);
+	jset(servers, "total", json_integer((json_int_t)c->server_count));
+	jset(servers, "schedulable", json_integer(schedulable));
+	jset(servers, "cordoned", json_integer(cordoned));
+	jset(servers, "unreachable", json_integer(unreachable));
+	jset(o, "servers", servers);
 	for (int s = 0; s < SCHED_JOB_STATE_COUNT; s++)
-		json_object_set_new(jobs, sched_job_state_name(s), json_integer(by_state[s]));
-	json_object_set_new(o, "jobs", jobs);
-	json_object_set_new(o, "utilization",
+		jset(jobs, sched_job_state_name(s), json_integer(by_state[s]));
+	jset(o, "jobs", jobs);
+	jset(o, "utilization",
 			    json_real(c->npus_total ? (double)c->npus_allocated / c->npus_total : 0));
-	json_object_set_new(o, "event_seq", json_integer((json_int_t)(c->next_event_seq - 1)));
+	jset(o, "event_seq", json_integer((json_int_t)(c->next_event_seq - 1)));
 	return json_finish(o, ret, ret_len, JSON_INDENT(2));
 }
 
@@ -588,10 +653,10 @@ int sched_render_topology(const struct sched_cluster *c, char **ret, size_t *ret
 
 		for (size_t s = 0; s < c->server_count; s++)
 			if (c->servers[s].switch_index == i)
-				json_array_append_new(names, json_string(c->servers[s].conf->name));
-		json_object_set_new(e, "name", json_string(c->switch_names[i]));
-		json_object_set_new(e, "servers", names);
-		json_array_append_new(sw, e);
+				jpush(names, jstr(c->servers[s].conf->name));
+		jset(e, "name", jstr(c->switch_names[i]));
+		jset(e, "servers", names);
+		jpush(sw, e);
 	}
 	for (size_t i = 0; i < c->server_count; i++) {
 		const struct sched_server *s = &c->servers[i];
@@ -602,35 +667,35 @@ int sched_render_topology(const struct sched_cluster *c, char **ret, size_t *ret
 			const struct sched_npu *n = &s->npus[d];
 			json_t *ne = json_object();
 
-			json_object_set_new(ne, "device_id", json_integer(d));
-			json_object_set_new(ne, "device_ip", cs->device_ips[d] ?
-							json_string(cs->device_ips[d]) :
+			jset(ne, "device_id", json_integer(d));
+			jset(ne, "device_ip", cs->device_ips[d] ?
+							jstr(cs->device_ips[d]) :
 							json_null());
-			json_object_set_new(ne, "hccs_group",
+			jset(ne, "hccs_group",
 					    json_integer(d / (cs->type->hccs_group_size ?
 								      cs->type->hccs_group_size :
 								      cs->npu_count)));
-			json_object_set_new(ne, "health", json_string(sched_health_name(n->health)));
-			json_object_set_new(ne, "isolated", json_boolean(n->isolated));
-			json_object_set_new(ne, "job", n->job ? json_string(n->job->name) : json_null());
-			json_object_set_new(ne, "rank", n->job ? json_integer(n->rank) : json_null());
-			json_array_append_new(npus, ne);
+			jset(ne, "health", jstr(sched_health_name(n->health)));
+			jset(ne, "isolated", json_boolean(n->isolated));
+			jset(ne, "job", n->job ? jstr(n->job->name) : json_null());
+			jset(ne, "rank", n->job ? json_integer(n->rank) : json_null());
+			jpush(npus, ne);
 		}
-		json_object_set_new(e, "name", json_string(cs->name));
-		json_object_set_new(e, "host_ip", json_string(cs->host_ip));
-		json_object_set_new(e, "type", json_string(cs->type->name));
-		json_object_set_new(e, "product", json_string(cs->type->product));
-		json_object_set_new(e, "chip", json_string(cs->type->chip));
-		json_object_set_new(e, "switch", json_string(cs->leaf_switch));
-		json_object_set_new(e, "super_pod",
-				    cs->super_pod ? json_string(cs->super_pod) : json_null());
-		json_object_set_new(e, "state", json_string(server_state_name(s)));
-		json_object_set_new(e, "npus_free", json_integer(s->npus_free));
-		json_object_set_new(e, "npus", npus);
-		json_array_append_new(servers, e);
+		jset(e, "name", jstr(cs->name));
+		jset(e, "host_ip", jstr(cs->host_ip));
+		jset(e, "type", jstr(cs->type->name));
+		jset(e, "product", jstr(cs->type->product));
+		jset(e, "chip", jstr(cs->type->chip));
+		jset(e, "switch", jstr(cs->leaf_switch));
+		jset(e, "super_pod",
+				    cs->super_pod ? jstr(cs->super_pod) : json_null());
+		jset(e, "state", jstr(server_state_name(s)));
+		jset(e, "npus_free", json_integer(s->npus_free));
+		jset(e, "npus", npus);
+		jpush(servers, e);
 	}
-	json_object_set_new(o, "switches", sw);
-	json_object_set_new(o, "servers", servers);
+	jset(o, "switches", sw);
+	jset(o, "servers", servers);
 	return json_finish(o, ret, ret_len, JSON_INDENT(2));
 }
 
@@ -705,20 +770,20 @@ int sched_render_server_info(const struct sched_cluster *c, unsigned server, uin
 		return -ENOENT;
 	s = &c->servers[server];
 	o = json_object();
-	json_object_set_new(o, "name", json_string(s->conf->name));
-	json_object_set_new(o, "host_ip", json_string(s->conf->host_ip));
-	json_object_set_new(o, "type", json_string(s->conf->type->name));
-	json_object_set_new(o, "product", json_string(s->conf->type->product));
-	json_object_set_new(o, "chip", json_string(s->conf->type->chip));
-	json_object_set_new(o, "npu_count", json_integer(s->conf->npu_count));
-	json_object_set_new(o, "switch", json_string(s->conf->leaf_switch));
-	json_object_set_new(o, "super_pod",
-			    s->conf->super_pod ? json_string(s->conf->super_pod) : json_null());
-	json_object_set_new(o, "state", json_string(server_state_name(s)));
-	json_object_set_new(o, "schedulable", json_boolean(sched_server_is_schedulable(c, s)));
-	json_object_set_new(o, "npus_free", json_integer(s->npus_free));
-	json_object_set_new(o, "jobs", json_integer(s->jobs_running));
-	json_object_set_new(o, "heartbeat_age_sec",
+	jset(o, "name", jstr(s->conf->name));
+	jset(o, "host_ip", jstr(s->conf->host_ip));
+	jset(o, "type", jstr(s->conf->type->name));
+	jset(o, "product", jstr(s->conf->type->product));
+	jset(o, "chip", jstr(s->conf->type->chip));
+	jset(o, "npu_count", json_integer(s->conf->npu_count));
+	jset(o, "switch", jstr(s->conf->leaf_switch));
+	jset(o, "super_pod",
+			    s->conf->super_pod ? jstr(s->conf->super_pod) : json_null());
+	jset(o, "state", jstr(server_state_name(s)));
+	jset(o, "schedulable", json_boolean(sched_server_is_schedulable(c, s)));
+	jset(o, "npus_free", json_integer(s->npus_free));
+	jset(o, "jobs", json_integer(s->jobs_running));
+	jset(o, "heartbeat_age_sec",
 			    s->last_report_usec && now_usec >= s->last_report_usec ?
 				    json_real((double)(now_usec - s->last_report_usec) / 1e6) :
 				    json_null());
@@ -756,13 +821,13 @@ int sched_render_queue_status(const struct sched_cluster *c, const struct conf_q
 		pending += j->state == SCHED_JOB_PENDING;
 		running += j->state == SCHED_JOB_RUNNING;
 	}
-	json_object_set_new(o, "queue", json_string(q->name));
-	json_object_set_new(o, "quota_npus", json_integer(q->quota_npus));
-	json_object_set_new(o, "used_npus", json_integer(used));
-	json_object_set_new(o, "borrowed_npus",
+	jset(o, "queue", jstr(q->name));
+	jset(o, "quota_npus", json_integer(q->quota_npus));
+	jset(o, "used_npus", json_integer(used));
+	jset(o, "borrowed_npus",
 			    json_integer(q->quota_npus && used > q->quota_npus ?
 						 used - q->quota_npus : 0));
-	json_object_set_new(o, "pending", json_integer(pending));
-	json_object_set_new(o, "running", json_integer(running));
+	jset(o, "pending", json_integer(pending));
+	jset(o, "running", json_integer(running));
 	return json_finish(o, ret, ret_len, JSON_INDENT(2));
 }

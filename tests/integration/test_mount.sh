@@ -123,6 +123,11 @@ check_fails "name with '/' cannot be created" cp "$SRC/examples/jobs/llama7b-eva
 check_fails "upper-case name is refused" cp "$SRC/examples/jobs/llama7b-eval.yaml" "$M/jobs/Eval.yaml"
 check_fails "a 300-character name is refused" sh -c "echo 'npus: 1' > '$M/jobs/$(printf 'a%.0s' $(seq 300)).yaml'"
 check_fails "non-spec files cannot be created in jobs/" touch "$M/jobs/notes.txt"
+check_fails "a job name that ends like a spec file is refused" sh -c "echo 'npus: 1' > '$M/jobs/trap.yaml.yaml'"
+check_fails "and leaves no job" test -e "$M/jobs/trap.yaml"
+cp /dev/null "$M/jobs/empty.yaml"
+wait_until 5 test -e "$M/jobs/empty/error"
+check_contains "an empty spec is rejected with a reason" "the spec is empty" "$(cat "$M/jobs/empty/error")"
 echo 'npus: 0' >"$M/jobs/builtin.yaml" 2>/dev/null
 check_contains "bash builtin echo: the reason is readable even though echo cannot see it" \
 	"out of range" "$(cat "$M/jobs/builtin/error")"
@@ -138,6 +143,7 @@ check_fails "unknown ctl verb is refused at write" sh -c "echo frobnicate > '$M/
 check_fails "complete on a job that is not running is refused" sh -c "echo complete > '$M/jobs/builtin/ctl'"
 check_fails "ctl is not readable" cat "$M/jobs/$J/ctl"
 check_fails "generated files are not writable" sh -c "echo x > '$M/jobs/$J/ranktable.json'"
+check_fails "a ctl line that is not UTF-8 is refused" sh -c "printf 'checkpoint 5 /data/\\377\\n' > '$M/jobs/$J/ctl'"
 check "checkpoint is recorded" sh -c "echo 'checkpoint 1200 /data/ckpt/llama70b/step-1200.ckpt' > '$M/jobs/$J/ctl'"
 check_eq "status.json shows the checkpoint" 1200 "$(json "$M/jobs/$J/status.json" 'd["checkpoint"]["step"]')"
 
@@ -149,6 +155,15 @@ snap_fd=$(cat <&3)
 exec 3<&-
 check_eq "an open file still reads its snapshot after a change" "$snap_before" "$snap_fd"
 check_contains "a new open sees the change" '"allocated": 47' "$(cat "$M/cluster/status")"
+check_eq "an open file reads its whole snapshot after the job changes" "running" "$(python3 - "$M" <<'PY'
+import os, sys
+m = sys.argv[1]
+fd = os.open(m + "/jobs/snap/status", os.O_RDONLY)
+with open(m + "/jobs/snap/ctl", "w") as ctl:
+    ctl.write("cancel\n")
+print(os.read(fd, 4096).decode().strip())
+PY
+)"
 
 # ---- gang scheduling, FIFO and cancel -------------------------------------------
 echo 'npus: 64' >"$M/jobs/big1.yaml"
@@ -178,6 +193,9 @@ if command -v setpriv >/dev/null; then
 	check "another user can submit a job" nobody sh -c "echo 'npus: 1' > '$M/jobs/nob.yaml'"
 	check_eq "the job belongs to its submitter" 65534 "$(stat -c %u "$M/jobs/nob")"
 	check "the submitter can cancel it" nobody sh -c "echo cancel > '$M/jobs/nob/ctl'"
+	check_fails "another user cannot replace root's finished job" nobody sh -c "echo 'npus: 1' > '$M/jobs/big1.yaml'"
+	check_eq "the finished job keeps its owner and state" "0 cancelled" \
+		"$(stat -c %u "$M/jobs/big1") $(cat "$M/jobs/big1/status")"
 	check_fails "another user cannot cordon a server" nobody sh -c "echo cordon > '$M/nodes/a2-node-16/ctl'"
 else
 	ok "# SKIP permissions: setpriv not found"

@@ -424,8 +424,8 @@ static void test_job_draft_filled_by_submit(void **state)
 	/* someone else may not fill it */
 	assert_int_equal(sched_job_submit(c, fx_spec("exp", 2), FX_OTHER_UID, FX_GID, fx_now(),
 					  reason, &j),
-			 -EEXIST);
-	assert_non_null(strstr(reason, "draft"));
+			 -EPERM);
+	assert_non_null(strstr(reason, "belongs to uid 1000"));
 	assert_int_equal(d->state, SCHED_JOB_DRAFT);
 	assert_null(d->spec);
 
@@ -473,11 +473,23 @@ static void test_job_terminal_replaced_by_resubmission(void **state)
 	assert_int_equal(j->generation, 1);
 	assert_int_equal(j->spec->npus, 4);
 	assert_int_equal(sched_job_total_npus(j), 4);
-	/* a rejected name too, and another user may take over a terminal name */
+	/*
+	 * A rejected name too, by its owner or root; another user may neither take it over
+	 * nor overwrite its reason (its record is the owner's).
+	 */
 	assert_int_equal(sched_job_reject(c, "r", FX_UID, FX_GID, "bad spec", fx_now()), 0);
-	j = fx_submit_spec(c, fx_spec("r", 2), FX_OTHER_UID);
+	assert_int_equal(sched_job_submit(c, fx_spec("r", 2), FX_OTHER_UID, FX_GID, fx_now(),
+					  reason, &j),
+			 -EPERM);
+	assert_int_equal(sched_job_reject(c, "r", FX_OTHER_UID, FX_GID, "other", fx_now()),
+			 -EPERM);
+	assert_string_equal(sched_cluster_find_job(c, "r")->reason, "bad spec");
+	j = fx_submit_spec(c, fx_spec("r", 2), FX_UID);
 	assert_int_equal(j->state, SCHED_JOB_RUNNING);
-	assert_int_equal(j->uid, FX_OTHER_UID);
+	assert_int_equal(j->uid, FX_UID);
+	assert_int_equal(sched_job_complete(c, "r", FX_UID, fx_now()), 0);
+	j = fx_submit_spec(c, fx_spec("r", 1), 0);
+	assert_int_equal(j->uid, 0);
 	assert_int_equal(c->job_count, 2);
 	fx_check(c);
 	sched_cluster_free(c);
@@ -649,6 +661,99 @@ static void test_job_remove_active(void **state)
 	sched_cluster_free(c);
 }
 
+/*
+ * A job that cannot fit even if every running job ended (its servers are cordoned) says
+ * so and does not hold the line: the small job behind it starts.
+ */
+static void test_job_blocker_on_cordoned_capacity_lets_others_start(void **state)
+{
+	struct sched_cluster *c = cluster_of(2);
+	struct sched_job *big, *small;
+
+	(void)state;
+	assert_int_equal(sched_server_set_cordon(c, "node-1", true, false, fx_now()), 0);
+	big = fx_submit(c, "big", 16);
+	assert_int_equal(big->state, SCHED_JOB_PENDING);
+	expect_reason(big, "cannot fit until cordoned");
+	small = fx_submit(c, "small", 1);
+	assert_int_equal(small->state, SCHED_JOB_RUNNING);
+	/* uncordon: the big job still waits for the small one, which now holds the line */
+	assert_int_equal(sched_server_set_cordon(c, "node-1", false, false, fx_now()), 0);
+	assert_int_equal(big->state, SCHED_JOB_PENDING);
+	expect_reason(big, "needs 16 NPUs on 2 whole");
+	assert_int_equal(sched_job_complete(c, "small", FX_UID, fx_now()), 0);
+	assert_int_equal(big->state, SCHED_JOB_RUNNING);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/* A blocker holds the line only for jobs that compete for the same kind of server. */
+static void test_job_blocker_blocks_only_its_server_type(void **state)
+{
+	static const char yaml[] =
+		"cluster:\n  name: mixed\nservers:\n"
+		"  - {name: a2-1, host_ip: 10.0.0.1, type: atlas800t-a2, switch: s1}\n"
+		"  - {name: a2-2, host_ip: 10.0.0.2, type: atlas800t-a2, switch: s1}\n"
+		"  - {name: x910-1, host_ip: 10.0.0.3, type: atlas800, switch: s2}\n";
+	struct conf_cluster *conf = NULL;
+	struct conf_error err;
+	struct sched_cluster *c = NULL;
+	struct conf_job_spec *spec;
+	struct sched_job *big, *j;
+
+	(void)state;
+	assert_int_equal(conf_cluster_parse(yaml, sizeof(yaml) - 1, "mixed.yaml", &conf, &err), 0);
+	assert_int_equal(sched_cluster_new(conf, &c), 0);
+	spec = fx_spec("a2busy", 1);
+	spec->server_type = strdup("atlas800t-a2");
+	fx_submit_spec(c, spec, FX_UID);
+	spec = fx_spec("big", 16);
+	spec->server_type = strdup("atlas800t-a2");
+	big = fx_submit_spec(c, spec, FX_UID);
+	assert_int_equal(big->state, SCHED_JOB_PENDING);
+	/* a 910 job competes for other servers: it starts */
+	spec = fx_spec("on910", 8);
+	spec->server_type = strdup("atlas800");
+	j = fx_submit_spec(c, spec, FX_UID);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	/* a job that could use A2 servers waits behind the blocker */
+	j = fx_submit(c, "any", 1);
+	assert_int_equal(j->state, SCHED_JOB_PENDING);
+	expect_reason(j, "behind job \"big\"");
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/* With quotas on, a job larger than its queue's quota is refused at submission. */
+static void test_job_over_quota_refused_at_submit(void **state)
+{
+	struct fx_opts o = { .servers = 4, .queues = queues_yaml, .quota = true };
+	struct sched_cluster *c = fx_cluster(&o);
+	char reason[SCHED_REASON_MAX] = "";
+
+	(void)state;
+	assert_int_equal(sched_job_submit(c, fx_spec_full("huge", 24, "finetune", 500), FX_UID,
+					  FX_GID, fx_now(), reason, NULL),
+			 -ENOSPC);
+	assert_non_null(strstr(reason, "quota of 16 NPUs"));
+	assert_null(sched_cluster_find_job(c, "huge"));
+	sched_cluster_free(c);
+}
+
+/* Checkpoints are for active jobs; a finished job answers EBUSY. */
+static void test_job_checkpoint_refused_when_finished(void **state)
+{
+	struct sched_cluster *c = cluster_of(1);
+
+	(void)state;
+	fx_run(c, "done", 1);
+	assert_int_equal(sched_job_complete(c, "done", FX_UID, fx_now()), 0);
+	assert_int_equal(sched_job_checkpoint(c, "done", FX_UID, 5, "/ckpt/5.ckpt", fx_now()),
+			 -EBUSY);
+	assert_null(sched_cluster_find_job(c, "done")->checkpoint_path);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -667,6 +772,10 @@ int main(void)
 		cmocka_unit_test(test_job_events_consecutive),
 		cmocka_unit_test(test_job_checkpoint_keeps_newest),
 		cmocka_unit_test(test_job_remove_active),
+		cmocka_unit_test(test_job_blocker_on_cordoned_capacity_lets_others_start),
+		cmocka_unit_test(test_job_blocker_blocks_only_its_server_type),
+		cmocka_unit_test(test_job_over_quota_refused_at_submit),
+		cmocka_unit_test(test_job_checkpoint_refused_when_finished),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

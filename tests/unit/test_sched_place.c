@@ -631,8 +631,9 @@ static void test_rank_contiguous_in_topology_order(void **state)
 
 /*
  * Rank table 1.2 needs every super pod of a job to hold the same number of servers: a
- * 3-server A3 job over pods with 1 and 2 free servers must wait rather than split 1+2,
- * and a 4-server job takes 2+2 from two pods that have room, leaving the busy pod alone.
+ * 3-server A3 job on pods of 2 can never be split evenly and is refused, a 2-server job
+ * fits the free pod, and a 4-server job takes 2+2 from two pods that have room, leaving
+ * the busy pod alone.
  */
 static void test_a3_super_pods_split_evenly(void **state)
 {
@@ -642,7 +643,7 @@ static void test_a3_super_pods_split_evenly(void **state)
 
 	(void)state;
 	fx_run_on(c, "busy", 16, 0);
-	fx_expect_no_place(c, 48, -ENOSPC, "needs 48 NPUs");
+	fx_expect_no_place(c, 48, -ENOSPC, "split evenly over super pods");
 	j = fx_run(c, "pod1", 32); /* 2 servers fit in pod p1 alone */
 	assert_int_equal(j->slice_count, 2);
 	assert_int_equal(j->slices[0].server, 2);
