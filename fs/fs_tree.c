@@ -314,7 +314,7 @@ static uint64_t last_event_usec(const struct sched_cluster *c)
 {
 	if (!c->event_count)
 		return 0;
-	return c->events[(c->event_head + c->event_count - 1) % SCHED_EVENTS_MAX].time_usec;
+	return c->events[(c->event_head + c->event_count - 1) % c->event_cap].time_usec;
 }
 
 static bool spec_is_writable(const struct sched_job *j)

@@ -164,8 +164,8 @@ struct sched_cluster {
 	struct sched_job **jobs;	/* owned; active and finished, in submission order */
 	size_t job_count, job_cap;
 	uint64_t next_queue_seq;
-	struct sched_event *events;	/* ring of SCHED_EVENTS_MAX */
-	size_t event_head, event_count;
+	struct sched_event *events;	/* ring of event_cap, grown up to SCHED_EVENTS_MAX */
+	size_t event_head, event_count, event_cap;
 	uint64_t next_event_seq;
 	uint64_t version;		/* bumped on every change anywhere */
 	unsigned npus_total, npus_allocated;

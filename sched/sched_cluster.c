@@ -75,7 +75,8 @@ int sched_cluster_new(struct conf_cluster *conf, struct sched_cluster **ret)
 	c->server_count = conf->server_count;
 	c->servers = calloc(conf->server_count ? conf->server_count : 1, sizeof(*c->servers));
 	c->switch_names = calloc(conf->server_count ? conf->server_count : 1, sizeof(char *));
-	c->events = calloc(SCHED_EVENTS_MAX, sizeof(*c->events));
+	c->event_cap = 64; /* grows to SCHED_EVENTS_MAX, then wraps */
+	c->events = calloc(c->event_cap, sizeof(*c->events));
 	if (!c->servers || !c->switch_names || !c->events)
 		goto fail_cluster;
 
@@ -118,8 +119,8 @@ void sched_cluster_free(struct sched_cluster *c)
 		c->jobs[i]->slice_count = 0;
 		sched_job_free(c->jobs[i]);
 	}
-	for (size_t i = 0; i < SCHED_EVENTS_MAX && c->events; i++)
-		free(c->events[i].line);
+	for (size_t i = 0; i < c->event_count; i++)
+		free(c->events[(c->event_head + i) % c->event_cap].line);
 	free(c->jobs);
 	free(c->servers);
 	free(c->switch_names);
@@ -244,12 +245,28 @@ void sched_event_add(struct sched_cluster *c, uint64_t now_usec, enum sched_even
 	size_t slot;
 	va_list ap;
 
-	if (c->event_count < SCHED_EVENTS_MAX) {
-		slot = (c->event_head + c->event_count) % SCHED_EVENTS_MAX;
+	if (c->event_count == c->event_cap && c->event_cap < SCHED_EVENTS_MAX) {
+		/* still linear (head 0) until the ring first fills: grow in place */
+		size_t cap = c->event_cap * 2;
+		struct sched_event *n;
+
+		if (cap > SCHED_EVENTS_MAX)
+			cap = SCHED_EVENTS_MAX;
+		n = realloc(c->events, cap * sizeof(*n));
+
+		if (n) {
+			memset(n + c->event_cap, 0, (cap - c->event_cap) * sizeof(*n));
+			c->events = n;
+			c->event_cap = cap;
+		}
+	}
+	if (c->event_count < c->event_cap) {
+		slot = (c->event_head + c->event_count) % c->event_cap;
 		c->event_count++;
 	} else {
+		/* full (or could not grow): the oldest event makes room */
 		slot = c->event_head;
-		c->event_head = (c->event_head + 1) % SCHED_EVENTS_MAX;
+		c->event_head = (c->event_head + 1) % c->event_cap;
 	}
 	e = &c->events[slot];
 	free(e->line);
@@ -285,7 +302,7 @@ const struct sched_event *sched_event_next(const struct sched_cluster *c, uint64
 	idx = after_seq + 1 - first;
 	if (idx >= c->event_count)
 		return NULL;
-	return &c->events[(c->event_head + idx) % SCHED_EVENTS_MAX];
+	return &c->events[(c->event_head + idx) % c->event_cap];
 }
 
 int sched_server_set_cordon(struct sched_cluster *c, const char *name, bool cordon, bool drain,
