@@ -14,37 +14,40 @@
  *   /                          dr-xr-xr-x root
  *   cluster/                   dr-xr-xr-x root
  *     config                   -r--r--r--  effective configuration, normalized YAML
- *     status                   -r--r--r--  JSON: npus {total, allocated, free, isolated},
- *                                          servers, jobs by state, utilization (0-1),
+ *     status                   -r--r--r--  JSON: npus {total, allocated, free, isolated,
+ *                                          unavailable (on cordoned/unreachable servers)},
+ *                                          which sum to total; servers, jobs by state,
+ *                                          utilization (0-1),
  *                                          event_seq
  *     topology.json            -r--r--r--  JSON: switches, servers with per-NPU state
  *     metrics                  -r--r--r--  Prometheus text format
  *     events                   -r--r--r--  JSON lines {seq, time, kind, job, server, npu,
  *                                          state, reason}; seq counts up by one; the
  *                                          newest 65,536 events are kept
- *     ctl                      --w------- root  "cordon|uncordon|drain <server>"
+ *     ctl                      -rw-r--r-- root  "cordon|uncordon|drain <server>";
+ *                                          reading any ctl file shows its verbs
  *   nodes/<server>/            dr-xr-xr-x root
  *     health                   -r--r--r--  "node <state>" then "npu <id> <level>" lines
  *     npus                     -r--r--r--  "# id device_ip health job rank" then one line
  *                                          per NPU, "-" for none
  *     info                     -r--r--r--  JSON: host_ip, type, switch, super pod, state,
  *                                          heartbeat_age_sec
- *     ctl                      --w------- root  "cordon" | "uncordon" | "drain" |
+ *     ctl                      -rw-r--r-- root  "cordon" | "uncordon" | "drain" |
  *                                          "clear <npu>" (return an isolated NPU)
  *   queues/<queue>/            dr-xr-xr-x root
  *     quota                    -r--r--r--  NPU limit, a decimal number (0 = none)
  *     status                   -r--r--r--  JSON: used_npus, borrowed_npus, pending, running
  *   jobs/                      drwxrwxrwt root (anyone submits; sticky: only the owner
  *                                          removes)
- *     <name>.yaml|.yml|.json   -rw-r--r-- writer  exists only while open for writing;
- *                                          the spec is submitted at close (flush) when it
- *                                          is valid, then shows as the directory below.
- *                                          Every close of a duplicate fd flushes: a valid
- *                                          buffer is submitted then, so write a spec in
- *                                          one go (later writes get EBUSY); an invalid
- *                                          one is recorded as rejected at once (readable
- *                                          right after close) and replaced if more writes
- *                                          make it valid. An empty file is rejected.
+ *     <name>.yaml|.yml|.json   -rw-r--r-- writer  exists only while open for writing.
+ *                                          Every close (flush) says whether the spec as
+ *                                          written so far would be accepted (cp and tee
+ *                                          report it); the spec is submitted when the
+ *                                          last descriptor is released, so pieces written
+ *                                          through duplicated fds make one spec. Then it
+ *                                          shows as the directory below, rejected or not;
+ *                                          lookups under jobs/<name>/ wait (up to 2 s) for
+ *                                          that. An empty file is rejected.
  *     <name>/                  drwxr-xr-x owner   made by a submission or by mkdir (draft)
  *       spec                   -r--r--r-- (-rw-r--r-- for drafts and finished jobs: write
  *                                          a spec to (re)submit)
@@ -60,8 +63,10 @@
  *       ranks/<rank>.env       -r--r--r--  once placed: job-wide + RANK_ID, DEVICE_ID
  *       events                 -r--r--r--  this job's lines of cluster/events
  *       error                  -r--r--r--  the rejection or failure sentence, else empty
- *       ctl                    --w------- owner  "cancel" | "complete" |
- *                                          "checkpoint <step> <abs path>"
+ *       ctl                    -rw-r--r-- owner  "cancel" | "complete" |
+ *                                          "checkpoint <step> <abs path>"; one per line,
+ *                                          the first refused line stops the rest and is
+ *                                          a "refused" event of the job
  *
  * Errors a caller sees:
  *   ENOENT  no such node;  EINVAL  bad name or bad content (the sentence is in the job's
@@ -134,14 +139,18 @@ struct fs_path {
  */
 int fs_path_parse(const char *path, struct fs_path *out);
 
-/* A jobs/<name>.<ext> file open for writing (listed so that stat() sees it). */
+/*
+ * A spec open for writing: jobs/<name>.<ext> (listed, so that stat() sees it) or
+ * jobs/<name>/spec. The spec is submitted when its last descriptor is released.
+ */
 struct fs_upload {
 	char name[CONF_NAME_MAX + 1];
-	char ext[8];
+	char ext[8];			/* "" for jobs/<name>/spec */
 	uid_t uid;
 	gid_t gid;
 	size_t len;			/* bytes buffered so far */
 	uint64_t mtime_usec;
+	bool closing;			/* flushed since the last write: release is near */
 	struct fs_upload *next;
 };
 
@@ -171,7 +180,9 @@ struct fs_ctx {
 	char *mount_path;		/* absolute; used in RANK_TABLE_FILE */
 	char *config_path;
 	int log_level;			/* 0 error, 1 warning, 2 info, 3 debug */
-	struct fs_upload *uploads;	/* open jobs/<name>.<ext> files (under lock) */
+	struct fs_upload *uploads;	/* specs open for writing (under lock) */
+	pthread_cond_t uploads_cv;	/* signalled when an upload is released */
+	bool multithreaded;		/* false with -s: nobody could release while we wait */
 	char *config_text;		/* normalized config, rendered once */
 	size_t config_len;
 	struct fs_cache_slot cache[FS_CACHE_SLOTS]; /* under lock */

@@ -1,8 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * FUSE operations: snapshot reads, buffered writes committed at close, ctl verbs.
- * Every handler takes ctx->lock around sched calls and renders inside it, so a
- * snapshot is one consistent state. Spec parsing runs outside the lock.
+ * FUSE operations: snapshot reads, specs buffered per open file and submitted when the
+ * last descriptor is released, ctl verbs run per line.
+ *
+ * Locking: ctx->lock guards the cluster, the upload list and the render cache; a
+ * handle's own mutex guards its buffer (dup'd descriptors may write and close from
+ * several threads). Order: handle, then ctx->lock. Spec parsing runs outside ctx->lock.
+ *
+ * Why specs commit at release: flush() runs at every close of every duplicate of a
+ * descriptor (`{ cat base.yaml; echo "priority: high"; } > jobs/x.yaml` closes once
+ * when cat exits, before the echo), so committing at flush would submit half a spec.
+ * flush() only validates, to give cp, tee and friends an error at close; release()
+ * submits or records the rejection. The kernel sends release() after close() has
+ * returned, so lookups under jobs/<name> wait (bounded) for a closing upload of that
+ * name: `cp x.yaml jobs/ && cat jobs/x/status` always sees the outcome.
  */
 #include "config.h"
 
@@ -13,10 +24,14 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 
 #include <fuse.h>
 
 #include "fs.h"
+
+/* How long a lookup waits for a closing upload's release before going on without it. */
+#define UPLOAD_WAIT_MSEC 2000
 
 enum handle_kind {
 	H_SNAPSHOT,	/* read-only: bytes rendered at open() */
@@ -29,17 +44,16 @@ struct fs_handle {
 	enum handle_kind kind;
 	struct fs_path path;
 	struct fs_blob *snap;	/* H_SNAPSHOT: bytes as of open() */
-	char *buf;
+	char *buf;		/* H_UPLOAD, H_SPEC, H_CTL: what was written */
 	size_t len, cap;
-	bool dirty;	/* written since the last commit attempt */
-	bool committed; /* spec accepted: later writes are refused */
-	bool failed;	/* refused at write(): oversize or binary */
-	int last_err;	/* outcome of the last commit, repeated on further flushes */
+	bool dirty;	/* written since the last validation */
+	bool failed;	/* refused at write(): oversize or binary; the rejection is recorded */
+	int last_err;	/* outcome of the last validation, repeated on further flushes */
 	uid_t uid;
 	gid_t gid;
-	struct fs_upload *upload; /* H_UPLOAD: entry in ctx->uploads */
-	pthread_mutex_t mu;	  /* dup'd fds may write and close from several threads;
-				   * taken before ctx->lock, never after */
+	uint64_t job_serial;	  /* H_CTL on a job: the job it was opened on */
+	struct fs_upload *upload; /* H_UPLOAD, H_SPEC: entry in ctx->uploads */
+	pthread_mutex_t mu;
 };
 
 static struct fs_ctx *get_ctx(void)
@@ -65,6 +79,41 @@ static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	return get_ctx();
 }
 
+static bool is_job_subtree(enum fs_node_kind k)
+{
+	return k >= FS_JOB_DIR && k <= FS_JOB_CTL;
+}
+
+/*
+ * Wait (ctx->lock held) until no upload that @p depends on is between its last close and
+ * its release: one for job @p->job under jobs/<job>/, any for the jobs/ listing.
+ */
+static void wait_for_closing_uploads(struct fs_ctx *ctx, const struct fs_path *p)
+{
+	struct timespec deadline;
+
+	if (!ctx->multithreaded || (!is_job_subtree(p->kind) && p->kind != FS_JOBS_DIR))
+		return;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += UPLOAD_WAIT_MSEC / 1000;
+	deadline.tv_nsec += (UPLOAD_WAIT_MSEC % 1000) * 1000000L;
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+	for (;;) {
+		bool closing = false;
+
+		for (const struct fs_upload *u = ctx->uploads; u && !closing; u = u->next)
+			closing = u->closing &&
+				  (p->kind == FS_JOBS_DIR || strcmp(u->name, p->job) == 0);
+		if (!closing)
+			return;
+		if (pthread_cond_timedwait(&ctx->uploads_cv, &ctx->lock, &deadline) == ETIMEDOUT)
+			return;
+	}
+}
+
 static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 {
 	struct fs_ctx *ctx = get_ctx();
@@ -75,8 +124,10 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	if (r < 0)
 		return r == -ENAMETOOLONG ? r : -ENOENT;
 	if (h)
-		pthread_mutex_lock(&h->mu); /* handle before state: the lock order */
+		pthread_mutex_lock(&h->mu);
 	pthread_mutex_lock(&ctx->lock);
+	if (!h)
+		wait_for_closing_uploads(ctx, &p);
 	r = fs_stat(ctx, &p, st, fs_now_usec());
 	pthread_mutex_unlock(&ctx->lock);
 	/*
@@ -122,6 +173,7 @@ static int fs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t
 	filler(buf, ".", NULL, 0, 0);
 	filler(buf, "..", NULL, 0, 0);
 	pthread_mutex_lock(&ctx->lock);
+	wait_for_closing_uploads(ctx, &p);
 	r = fs_list(ctx, &p, fill_one, &f);
 	pthread_mutex_unlock(&ctx->lock);
 	return r == -ENOMEM ? 0 : r; /* a full reply buffer is not an error */
@@ -157,6 +209,44 @@ static bool is_ctl(enum fs_node_kind k)
 	return k == FS_CLUSTER_CTL || k == FS_NODE_CTL || k == FS_JOB_CTL;
 }
 
+/* Register @h as the one writer of job @name's spec (ctx->lock held). */
+static int upload_register(struct fs_ctx *ctx, struct fs_handle *h, const char *ext)
+{
+	struct fs_upload *u;
+
+	for (struct fs_upload *o = ctx->uploads; o; o = o->next)
+		if (strcmp(o->name, h->path.job) == 0)
+			return -EBUSY; /* another open file is writing this job's spec */
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	snprintf(u->name, sizeof(u->name), "%s", h->path.job);
+	snprintf(u->ext, sizeof(u->ext), "%s", ext);
+	u->uid = h->uid;
+	u->gid = h->gid;
+	u->mtime_usec = fs_now_usec();
+	u->next = ctx->uploads;
+	ctx->uploads = u;
+	h->upload = u;
+	return 0;
+}
+
+static void upload_unregister(struct fs_ctx *ctx, struct fs_handle *h)
+{
+	if (!h->upload)
+		return;
+	pthread_mutex_lock(&ctx->lock);
+	for (struct fs_upload **pp = &ctx->uploads; *pp; pp = &(*pp)->next)
+		if (*pp == h->upload) {
+			*pp = h->upload->next;
+			break;
+		}
+	pthread_cond_broadcast(&ctx->uploads_cv);
+	pthread_mutex_unlock(&ctx->lock);
+	free(h->upload);
+	h->upload = NULL;
+}
+
 static int fs_open(const char *path, struct fuse_file_info *fi)
 {
 	struct fs_ctx *ctx = get_ctx();
@@ -168,6 +258,7 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 	if (r < 0)
 		return -ENOENT;
 	pthread_mutex_lock(&ctx->lock);
+	wait_for_closing_uploads(ctx, &p);
 	if (acc == O_RDONLY) {
 		h = handle_new(H_SNAPSHOT, &p);
 		r = h ? fs_snapshot(ctx, &p, fs_now_usec(), &h->snap) : -ENOMEM;
@@ -179,6 +270,8 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 		r = acc == O_WRONLY ? fs_stat(ctx, &p, &st, fs_now_usec()) : -EACCES;
 		if (r == 0 && !(h = handle_new(H_CTL, &p)))
 			r = -ENOMEM;
+		if (r == 0 && p.kind == FS_JOB_CTL)
+			h->job_serial = sched_cluster_find_job(ctx->cluster, p.job)->serial;
 		goto out;
 	}
 	if (p.kind == FS_JOB_SPEC && acc == O_WRONLY) {
@@ -193,13 +286,11 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 			r = -EBUSY;
 		else if (!(h = handle_new(H_SPEC, &p)))
 			r = -ENOMEM;
+		else
+			r = upload_register(ctx, h, "");
 		goto out;
 	}
-	if (p.kind == FS_JOB_UPLOAD) {
-		r = -EBUSY; /* another open file is writing this spec */
-		goto out;
-	}
-	r = -EACCES;
+	r = p.kind == FS_JOB_UPLOAD ? -EBUSY : -EACCES;
 out:
 	pthread_mutex_unlock(&ctx->lock);
 	if (r < 0) {
@@ -215,7 +306,6 @@ out:
 static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 {
 	struct fs_ctx *ctx = get_ctx();
-	struct fs_upload *u;
 	struct fs_handle *h;
 	struct fs_path p;
 	int r = fs_path_parse(path, &p);
@@ -231,28 +321,12 @@ static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 	if (p.kind != FS_JOB_UPLOAD)
 		return -EACCES;
 	h = handle_new(H_UPLOAD, &p);
-	u = calloc(1, sizeof(*u));
-	if (!h || !u) {
-		handle_free(h);
-		free(u);
+	if (!h)
 		return -ENOMEM;
-	}
 	pthread_mutex_lock(&ctx->lock);
-	for (struct fs_upload *o = ctx->uploads; o; o = o->next)
-		if (strcmp(o->name, p.job) == 0)
-			r = -EBUSY;
+	r = sched_job_may_submit(ctx->cluster, p.job, h->uid);
 	if (r == 0)
-		r = sched_job_may_submit(ctx->cluster, p.job, h->uid);
-	if (r == 0) {
-		snprintf(u->name, sizeof(u->name), "%s", p.job);
-		snprintf(u->ext, sizeof(u->ext), "%s", p.ext);
-		u->uid = h->uid;
-		u->gid = h->gid;
-		u->mtime_usec = fs_now_usec();
-		u->next = ctx->uploads;
-		ctx->uploads = u;
-		h->upload = u;
-	}
+		r = upload_register(ctx, h, p.ext);
 	pthread_mutex_unlock(&ctx->lock);
 	if (r < 0) {
 		if (r == -EEXIST)
@@ -262,7 +336,6 @@ static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 			fs_log(ctx, 2, "create %s by uid %u refused: job %s belongs to another "
 				       "user", path, (unsigned)h->uid, p.job);
 		handle_free(h);
-		free(u);
 		return r;
 	}
 	fi->direct_io = 1;
@@ -270,20 +343,57 @@ static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 	return 0;
 }
 
+static bool is_event_stream(enum fs_node_kind k)
+{
+	return k == FS_CLUSTER_EVENTS || k == FS_JOB_EVENTS;
+}
+
+/*
+ * Event files only grow: a read at the end of the snapshot takes a newer one when the
+ * old bytes are its prefix, so `tail -f` sees new lines while every byte already read
+ * stays as it was.
+ */
+static void snapshot_extend(struct fs_ctx *ctx, struct fs_handle *h)
+{
+	struct fs_blob *b = NULL;
+
+	pthread_mutex_lock(&ctx->lock);
+	if (fs_snapshot(ctx, &h->path, fs_now_usec(), &b) < 0)
+		b = NULL;
+	pthread_mutex_unlock(&ctx->lock);
+	if (b && b->len > h->snap->len && memcmp(b->data, h->snap->data, h->snap->len) == 0) {
+		fs_blob_put(h->snap);
+		h->snap = b;
+		return;
+	}
+	fs_blob_put(b);
+}
+
 static int fs_read(const char *path, char *buf, size_t size, off_t off,
 		   struct fuse_file_info *fi)
 {
+	struct fs_ctx *ctx = get_ctx();
 	struct fs_handle *h = get_handle(fi);
+	int r;
 
 	(void)path;
 	if (!h || h->kind != H_SNAPSHOT)
 		return -EBADF;
-	if (off < 0 || (size_t)off >= h->snap->len)
-		return 0;
-	if (size > h->snap->len - (size_t)off)
-		size = h->snap->len - (size_t)off;
-	memcpy(buf, h->snap->data + off, size);
-	return (int)size;
+	if (off < 0)
+		return -EINVAL;
+	pthread_mutex_lock(&h->mu);
+	if ((size_t)off >= h->snap->len && is_event_stream(h->path.kind))
+		snapshot_extend(ctx, h);
+	if ((size_t)off >= h->snap->len) {
+		r = 0;
+	} else {
+		if (size > h->snap->len - (size_t)off)
+			size = h->snap->len - (size_t)off;
+		memcpy(buf, h->snap->data + off, size);
+		r = (int)size;
+	}
+	pthread_mutex_unlock(&h->mu);
+	return r;
 }
 
 static int buffer_put(struct fs_handle *h, const char *data, size_t size, off_t off, size_t max)
@@ -330,7 +440,10 @@ static int record_rejection(struct fs_ctx *ctx, struct fs_handle *h, const char 
 	pthread_mutex_lock(&ctx->lock);
 	r = sched_job_reject(ctx->cluster, h->path.job, h->uid, h->gid, why, fs_now_usec());
 	pthread_mutex_unlock(&ctx->lock);
-	fs_log(ctx, 2, "job %s rejected: %s", h->path.job, why);
+	if (r == 0)
+		fs_log(ctx, 2, "job %s rejected: %s", h->path.job, why);
+	else
+		fs_log(ctx, 2, "job %s not submitted (%s): %s", h->path.job, strerror(-r), why);
 	h->last_err = r == -EEXIST || r == -EPERM ? r : err;
 	return h->last_err;
 }
@@ -339,20 +452,18 @@ static int spec_write(struct fs_ctx *ctx, struct fs_handle *h, const char *data,
 		      off_t off)
 {
 	char name[CONF_NAME_MAX + 16], why[SCHED_REASON_MAX];
+	const char *nul;
 	int r;
 
 	if (h->failed)
 		return h->last_err;
-	if (h->committed) {
-		fs_log(ctx, 2, "job %s: write after the spec was submitted refused", h->path.job);
-		return -EBUSY;
-	}
 	spec_file_name(h, name, sizeof(name));
-	if (memchr(data, '\0', size)) {
+	nul = memchr(data, '\0', size);
+	if (nul) {
 		snprintf(why, sizeof(why),
 			 "%s: the spec contains a NUL byte at offset %lld; a job spec is UTF-8 "
 			 "text (YAML or JSON)",
-			 name, (long long)off + (long long)((const char *)memchr(data, '\0', size) - data));
+			 name, (long long)off + (long long)(nul - data));
 		h->failed = true;
 		return record_rejection(ctx, h, why, -EINVAL);
 	}
@@ -374,99 +485,158 @@ static int spec_write(struct fs_ctx *ctx, struct fs_handle *h, const char *data,
 	if (r < 0)
 		return r;
 	h->dirty = true;
-	if (h->upload) {
-		pthread_mutex_lock(&ctx->lock);
-		h->upload->len = h->len;
-		h->upload->mtime_usec = fs_now_usec();
-		pthread_mutex_unlock(&ctx->lock);
-	}
+	pthread_mutex_lock(&ctx->lock);
+	h->upload->len = h->len;
+	h->upload->mtime_usec = fs_now_usec();
+	h->upload->closing = false;
+	pthread_mutex_unlock(&ctx->lock);
 	return (int)size;
 }
 
 /*
- * Parse and submit the buffered spec. Idempotent: without new writes it repeats the last
- * outcome, so every close of a duplicated fd sees the same answer.
+ * Parse the buffered spec and check it against the cluster. With @submit, submit it or
+ * record the rejection; without, change nothing (flush). Returns 0 or the negative errno
+ * the writer should see; *@why gets the sentence.
  */
-static int spec_commit(struct fs_ctx *ctx, struct fs_handle *h)
+static int spec_process(struct fs_ctx *ctx, struct fs_handle *h, bool submit, char *why)
 {
 	struct conf_job_spec *spec = NULL;
 	struct conf_error err;
-	char name[CONF_NAME_MAX + 16], why[SCHED_REASON_MAX], msg[sizeof(err.msg) + 300];
+	char name[CONF_NAME_MAX + 16], reason[SCHED_REASON_MAX];
 	int r;
 
-	if (h->failed || !h->dirty)
-		return h->last_err;
-	if (h->len == 0)
-		return 0; /* bash flushes its duplicate before the first write */
-	h->dirty = false;
 	spec_file_name(h, name, sizeof(name));
 	r = conf_job_spec_parse(h->buf, h->len, name, h->path.job, &spec, &err);
+	if (r == -ENOMEM)
+		return r;
 	if (r < 0) {
-		if (r == -ENOMEM)
-			return h->last_err = r;
-		conf_error_format(&err, msg, sizeof(msg));
-		return record_rejection(ctx, h, msg, r == -EFBIG ? -EFBIG : -EINVAL);
+		conf_error_format(&err, why, SCHED_REASON_MAX);
+		return submit ? record_rejection(ctx, h, why, r == -EFBIG ? -EFBIG : -EINVAL) :
+				(r == -EFBIG ? -EFBIG : -EINVAL);
 	}
 	pthread_mutex_lock(&ctx->lock);
-	r = sched_job_submit(ctx->cluster, spec, h->uid, h->gid, fs_now_usec(), why, NULL);
-	if (r == 0) {
+	if (submit)
+		r = sched_job_submit(ctx->cluster, spec, h->uid, h->gid, fs_now_usec(), reason,
+				     NULL);
+	else
+		r = sched_job_check(ctx->cluster, spec, h->uid, reason);
+	if (submit && r == 0) {
 		struct sched_job *j = sched_cluster_find_job(ctx->cluster, h->path.job);
 
 		fs_log(ctx, 2, "job %s submitted by uid %u: %s", h->path.job, (unsigned)h->uid,
 		       j ? sched_job_state_name(j->state) : "?");
 	}
 	pthread_mutex_unlock(&ctx->lock);
-	if (r == -ENOMEM)
-		return h->last_err = r;
-	if (r < 0) {
-		if (r == -EEXIST || r == -EPERM) {
-			fs_log(ctx, 2, "job %s not submitted: %s", h->path.job, why);
-			return h->last_err = r;
-		}
-		snprintf(msg, sizeof(msg), "%s: %s", name, why);
-		return record_rejection(ctx, h, msg, -EINVAL);
+	if (!submit)
+		conf_job_spec_free(spec);
+	if (r == 0 || r == -ENOMEM)
+		return r;
+	snprintf(why, SCHED_REASON_MAX, "%s: %.420s", name, reason);
+	if (!submit)
+		return r == -EEXIST || r == -EPERM ? r : -EINVAL;
+	if (r == -EEXIST || r == -EPERM) {
+		fs_log(ctx, 2, "job %s not submitted: %s", h->path.job, why);
+		return r;
 	}
-	h->committed = true;
-	h->last_err = 0;
-	return 0;
+	return record_rejection(ctx, h, why, -EINVAL);
 }
 
-/* Run every complete line in the ctl buffer; with @all also a final partial one. */
-static int ctl_run(struct fs_ctx *ctx, struct fs_handle *h, bool all)
+/* flush: say now whether the spec would be accepted; submit nothing (see top). */
+static int spec_flush(struct fs_ctx *ctx, struct fs_handle *h)
 {
 	char why[SCHED_REASON_MAX];
-	size_t start = 0;
-	int ret = 0;
 
-	while (start < h->len) {
+	pthread_mutex_lock(&ctx->lock);
+	h->upload->closing = true;
+	pthread_mutex_unlock(&ctx->lock);
+	if (h->failed || !h->dirty)
+		return h->last_err;
+	if (h->len == 0)
+		return 0; /* bash flushes its duplicate before the first write */
+	h->dirty = false;
+	h->last_err = spec_process(ctx, h, false, why);
+	if (h->last_err < 0)
+		fs_log(ctx, 3, "job %s: spec not valid at this close: %s", h->path.job, why);
+	return h->last_err;
+}
+
+/* release: the last descriptor is gone; submit, or leave a readable rejection. */
+static void spec_release(struct fs_ctx *ctx, struct fs_handle *h)
+{
+	char why[SCHED_REASON_MAX];
+
+	if (h->failed)
+		return; /* recorded when the write was refused */
+	if (h->len == 0) {
+		if (h->kind != H_UPLOAD)
+			return; /* opening a draft's spec and writing nothing changes nothing */
+		snprintf(why, sizeof(why),
+			 "%s.%s: the spec is empty; write a job spec with at least `npus`",
+			 h->path.job, h->path.ext);
+		record_rejection(ctx, h, why, -EINVAL);
+		return;
+	}
+	spec_process(ctx, h, true, why);
+}
+
+/* A ctl line as it may appear in a log: printable ASCII, the rest as '?'. */
+static void log_safe(const char *in, char *out, size_t len)
+{
+	size_t i;
+
+	for (i = 0; in[i] && i + 1 < len; i++)
+		out[i] = in[i] >= 0x20 && in[i] < 0x7f ? in[i] : '?';
+	out[i] = '\0';
+}
+
+/*
+ * Run every complete line in the ctl buffer; with @all also a final partial one. The
+ * first refused line stops the rest of what was written (they are dropped, not run).
+ */
+static int ctl_run(struct fs_ctx *ctx, struct fs_handle *h, bool all)
+{
+	char why[SCHED_REASON_MAX], shown[128];
+	size_t start = 0;
+	int r = 0;
+
+	while (start < h->len && r == 0) {
 		char *nl = memchr(h->buf + start, '\n', h->len - start);
 		size_t end = nl ? (size_t)(nl - h->buf) : h->len;
-		int r;
+		const struct sched_job *j;
 
 		if (!nl && !all)
 			break;
 		h->buf[end] = '\0';
+		log_safe(h->buf + start, shown, sizeof(shown));
+		why[0] = '\0';
 		pthread_mutex_lock(&ctx->lock);
-		r = fs_ctl(ctx, &h->path, h->buf + start, h->uid, fs_now_usec(), why);
-		pthread_mutex_unlock(&ctx->lock);
-		if (r < 0) {
-			fs_log(ctx, 1, "ctl \"%s\" by uid %u refused: %s", h->buf + start,
-			       (unsigned)h->uid, why[0] ? why : strerror(-r));
-			if (!ret)
-				ret = r;
-		} else if (h->buf[start]) {
-			fs_log(ctx, 2, "ctl \"%s\" by uid %u done", h->buf + start,
-			       (unsigned)h->uid);
+		j = h->path.kind == FS_JOB_CTL ? sched_cluster_find_job(ctx->cluster, h->path.job) :
+						 NULL;
+		if (h->path.kind == FS_JOB_CTL && (!j || j->serial != h->job_serial)) {
+			snprintf(why, sizeof(why), "job %s was removed after this file was opened",
+				 h->path.job);
+			r = -ENOENT;
+		} else {
+			r = fs_ctl(ctx, &h->path, h->buf + start, h->uid, fs_now_usec(), why);
+			if (r < 0 && h->path.kind == FS_JOB_CTL && why[0])
+				sched_job_note_refusal(ctx->cluster, h->path.job, why,
+						       fs_now_usec());
 		}
+		pthread_mutex_unlock(&ctx->lock);
+		if (r < 0)
+			fs_log(ctx, 1, "ctl \"%s\" by uid %u refused: %s", shown, (unsigned)h->uid,
+			       why[0] ? why : strerror(-r));
+		else if (h->buf[start])
+			fs_log(ctx, 2, "ctl \"%s\" by uid %u done", shown, (unsigned)h->uid);
 		start = end + 1;
 	}
-	if (start >= h->len) {
+	if (r < 0 || start >= h->len) {
 		h->len = 0;
 	} else {
 		memmove(h->buf, h->buf + start, h->len - start);
 		h->len -= start;
 	}
-	return ret;
+	return r;
 }
 
 static int fs_write(const char *path, const char *data, size_t size, off_t off,
@@ -508,7 +678,6 @@ static int fs_flush(const char *path, struct fuse_file_info *fi)
 {
 	struct fs_ctx *ctx = get_ctx();
 	struct fs_handle *h = get_handle(fi);
-
 	int r = 0;
 
 	(void)path;
@@ -516,7 +685,7 @@ static int fs_flush(const char *path, struct fuse_file_info *fi)
 		return 0;
 	pthread_mutex_lock(&h->mu);
 	if (h->kind == H_UPLOAD || h->kind == H_SPEC)
-		r = spec_commit(ctx, h);
+		r = spec_flush(ctx, h);
 	else if (h->kind == H_CTL)
 		r = ctl_run(ctx, h, true);
 	pthread_mutex_unlock(&h->mu);
@@ -532,30 +701,12 @@ static int fs_release(const char *path, struct fuse_file_info *fi)
 	if (!h)
 		return 0;
 	pthread_mutex_lock(&h->mu);
-	if (h->kind == H_UPLOAD && h->len == 0 && !h->committed && !h->failed) {
-		char why[SCHED_REASON_MAX];
-
-		/* cp /dev/null, touch: leave a readable outcome, not nothing */
-		snprintf(why, sizeof(why),
-			 "%s.%s: the spec is empty; write a job spec with at least `npus`",
-			 h->path.job, h->path.ext);
-		record_rejection(ctx, h, why, -EINVAL);
-	} else if (h->kind == H_UPLOAD || h->kind == H_SPEC) {
-		spec_commit(ctx, h); /* nobody sees this error; the job's files say it */
-	}
+	if (h->kind == H_UPLOAD || h->kind == H_SPEC)
+		spec_release(ctx, h); /* nobody sees an error here; the job's files say it */
 	else if (h->kind == H_CTL)
 		ctl_run(ctx, h, true);
 	pthread_mutex_unlock(&h->mu);
-	if (h->upload) {
-		pthread_mutex_lock(&ctx->lock);
-		for (struct fs_upload **pp = &ctx->uploads; *pp; pp = &(*pp)->next)
-			if (*pp == h->upload) {
-				*pp = h->upload->next;
-				break;
-			}
-		pthread_mutex_unlock(&ctx->lock);
-		free(h->upload);
-	}
+	upload_unregister(ctx, h);
 	handle_free(h);
 	return 0;
 }
@@ -572,8 +723,8 @@ static int fs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 		return -ENOENT;
 	if (h && (h->kind == H_UPLOAD || h->kind == H_SPEC)) {
 		pthread_mutex_lock(&h->mu);
-		if (h->committed || h->failed)
-			r = h->committed ? -EBUSY : h->last_err;
+		if (h->failed)
+			r = h->last_err;
 		else if (size < 0 || (size_t)size > h->len)
 			r = -EINVAL;
 		else {
@@ -604,10 +755,10 @@ static int fs_mkdir(const char *path, mode_t mode)
 	int r = fs_path_parse(path, &p);
 
 	(void)mode;
-	if (r == -EINVAL)
-		return -EINVAL;
+	if (r == -EINVAL || (r == 0 && p.kind == FS_JOB_UPLOAD))
+		return -EINVAL; /* not a job name (or one ending like a spec file) */
 	if (r < 0 || p.kind != FS_JOB_DIR)
-		return r == 0 ? -EACCES : -EACCES;
+		return -EACCES;
 	pthread_mutex_lock(&ctx->lock);
 	r = sched_job_create_draft(ctx->cluster, p.job, fc->uid, fc->gid, fs_now_usec(), NULL);
 	pthread_mutex_unlock(&ctx->lock);
@@ -628,6 +779,7 @@ static int fs_rmdir(const char *path)
 	if (p.kind != FS_JOB_DIR)
 		return -EACCES;
 	pthread_mutex_lock(&ctx->lock);
+	wait_for_closing_uploads(ctx, &p);
 	r = sched_job_remove(ctx->cluster, p.job, fc->uid, fs_now_usec());
 	pthread_mutex_unlock(&ctx->lock);
 	if (r == 0)
@@ -645,7 +797,7 @@ static int fs_unlink(const char *path)
 	return p.kind == FS_JOB_UPLOAD ? -EBUSY : -EPERM;
 }
 
-/* cp -p, touch: accepted on writable files, changes nothing we keep. */
+/* touch, cp -p: accepted, changes nothing we keep. */
 static int fs_utimens(const char *path, const struct timespec tv[2], struct fuse_file_info *fi)
 {
 	(void)tv;
@@ -654,23 +806,42 @@ static int fs_utimens(const char *path, const struct timespec tv[2], struct fuse
 	return 0;
 }
 
+/*
+ * cp -p, install -m: fchmod/fchown of a spec being written reach us by path (Linux
+ * passes no handle), and are accepted as no-ops; anything else is refused.
+ */
+static int attr_change(const char *path)
+{
+	struct fs_ctx *ctx = get_ctx();
+	struct fs_path p;
+	int r = fs_path_parse(path, &p);
+
+	if (r < 0)
+		return -ENOENT;
+	if (p.kind != FS_JOB_UPLOAD)
+		return -EPERM;
+	pthread_mutex_lock(&ctx->lock);
+	r = -ENOENT;
+	for (const struct fs_upload *u = ctx->uploads; u; u = u->next)
+		if (u->ext[0] && strcmp(u->name, p.job) == 0)
+			r = 0;
+	pthread_mutex_unlock(&ctx->lock);
+	return r;
+}
+
 static int fs_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
 {
-	struct fs_handle *h = fi ? get_handle(fi) : NULL;
-
-	(void)path;
 	(void)mode;
-	return h && h->kind == H_UPLOAD ? 0 : -EPERM;
+	(void)fi;
+	return attr_change(path);
 }
 
 static int fs_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi)
 {
-	struct fs_handle *h = fi ? get_handle(fi) : NULL;
-
-	(void)path;
 	(void)uid;
 	(void)gid;
-	return h && h->kind == H_UPLOAD ? 0 : -EPERM;
+	(void)fi;
+	return attr_change(path);
 }
 
 static int fs_statfs(const char *path, struct statvfs *st)

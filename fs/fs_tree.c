@@ -246,10 +246,11 @@ static bool node_is_dir(enum fs_node_kind k)
 	}
 }
 
+/* The jobs/<name>.<ext> file being written, if any (not a jobs/<name>/spec writer). */
 static const struct fs_upload *find_upload(const struct fs_ctx *ctx, const char *name)
 {
 	for (const struct fs_upload *u = ctx->uploads; u; u = u->next)
-		if (strcmp(u->name, name) == 0)
+		if (u->ext[0] && strcmp(u->name, name) == 0)
 			return u;
 	return NULL;
 }
@@ -348,10 +349,8 @@ int fs_stat(struct fs_ctx *ctx, const struct fs_path *p, struct stat *st, uint64
 	switch (p->kind) {
 	case FS_CLUSTER_CTL:
 	case FS_NODE_CTL:
-		st->st_mode = S_IFREG | 0200;
-		break;
 	case FS_JOB_CTL:
-		st->st_mode = S_IFREG | 0200;
+		st->st_mode = S_IFREG | 0644; /* reading shows the verbs; only the owner writes */
 		break;
 	case FS_JOB_SPEC:
 		if (spec_is_writable(j))
@@ -485,9 +484,16 @@ int fs_render(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec, ch
 			return printf_text(ret, ret_len, "%s\n", j->reason);
 		return dup_text("", 0, ret, ret_len);
 	case FS_CLUSTER_CTL:
+		return printf_text(ret, ret_len, "# write one command per line (root):\n"
+						 "# cordon <server> | uncordon <server> | "
+						 "drain <server>\n");
 	case FS_NODE_CTL:
+		return printf_text(ret, ret_len, "# write one command per line (root):\n"
+						 "# cordon | uncordon | drain | clear <npu>\n");
 	case FS_JOB_CTL:
-		return -EACCES;
+		return printf_text(ret, ret_len,
+				   "# write one command per line (the job's owner or root):\n"
+				   "# cancel | complete | checkpoint <step> <absolute path>\n");
 	default:
 		return -ENOENT;
 	}
@@ -618,6 +624,8 @@ int fs_list(struct fs_ctx *ctx, const struct fs_path *p, int (*fill)(void *data,
 		for (size_t i = 0; i < c->job_count; i++)
 			FILL(c->jobs[i]->name);
 		for (const struct fs_upload *u = ctx->uploads; u; u = u->next) {
+			if (!u->ext[0])
+				continue;
 			snprintf(name, sizeof(name), "%s.%s", u->name, u->ext);
 			FILL(name);
 		}

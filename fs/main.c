@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stddef.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +145,37 @@ static int prepare_mountpoint(const char *mnt, char *resolved)
 	return 0;
 }
 
+/* mkdir -p @path (mode 0700 for what it creates); fails unless a directory results. */
+static int make_dirs(const char *path)
+{
+	char buf[PATH_MAX];
+	struct stat st;
+	size_t len = strlen(path);
+
+	if (len == 0 || len >= sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(buf, path, len + 1);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+		return -1;
+	if (stat(buf, &st) < 0)
+		return -1;
+	if (!S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;
+		return -1;
+	}
+	return 0;
+}
+
 static int parse_log_level(const char *s)
 {
 	static const char *const names[] = { "error", "warning", "info", "debug" };
@@ -204,8 +236,9 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "ascendfs: %s\n", conf_error_format(&err, msg, sizeof(msg)));
 		goto out_cl;
 	}
-	if (o.state_dir && mkdir(o.state_dir, 0700) < 0 && errno != EEXIST) {
-		fprintf(stderr, "ascendfs: --state-dir %s: %s\n", o.state_dir, strerror(errno));
+	if (o.state_dir && make_dirs(o.state_dir) < 0) {
+		fprintf(stderr, "ascendfs: --state-dir %s: %s; give a directory that exists or "
+				"can be created\n", o.state_dir, strerror(errno));
 		conf_cluster_free(conf);
 		goto out_cl;
 	}
@@ -224,9 +257,12 @@ int main(int argc, char *argv[])
 	}
 	ctx.mount_path = strdup(mnt);
 	ctx.config_path = strdup(o.config);
+	ctx.multithreaded = !cl.singlethread;
 	pthread_mutex_init(&ctx.lock, NULL);
+	pthread_cond_init(&ctx.uploads_cv, NULL);
 
-	fuse_opt_add_arg(&args, "-odefault_permissions,fsname=ascendfs,subtype=ascendfs");
+	/* libfuse adds subtype=<program name> itself */
+	fuse_opt_add_arg(&args, "-odefault_permissions,fsname=ascendfs");
 	if (!cl.debug)
 		fuse_opt_add_arg(&args, "-oauto_unmount");
 	if (geteuid() == 0)
@@ -256,7 +292,8 @@ int main(int argc, char *argv[])
 		r = fuse_loop_mt(fuse, lc);
 		fuse_loop_cfg_destroy(lc);
 	}
-	ret = r == 0 ? 0 : 1;
+	/* the loop returns the signal that ended it: SIGTERM, SIGINT and SIGHUP are clean */
+	ret = r == 0 || r == SIGTERM || r == SIGINT || r == SIGHUP ? 0 : 1;
 	fs_log(&ctx, 2, "unmounting %s", mnt);
 	fuse_remove_signal_handlers(fuse_get_session(fuse));
 out_unmount:

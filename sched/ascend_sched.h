@@ -106,6 +106,7 @@ struct sched_slice {
 
 struct sched_job {
 	char name[CONF_NAME_MAX + 1];	/* also the job id */
+	uint64_t serial;		/* unique per job object: a resubmitted name gets a new one */
 	uid_t uid;			/* owner (submitting uid) */
 	gid_t gid;
 	enum sched_job_state state;
@@ -136,6 +137,7 @@ enum sched_event_kind {
 	SCHED_EV_REMOVED,
 	SCHED_EV_CHECKPOINT,
 	SCHED_EV_SERVER,	/* cordon, uncordon, drain */
+	SCHED_EV_REFUSED,	/* a request about a job was refused; the job is unchanged */
 	SCHED_EV_KIND_COUNT
 };
 
@@ -164,6 +166,7 @@ struct sched_cluster {
 	struct sched_job **jobs;	/* owned; active and finished, in submission order */
 	size_t job_count, job_cap;
 	uint64_t next_queue_seq;
+	uint64_t next_job_serial;
 	struct sched_event *events;	/* ring of event_cap, grown up to SCHED_EVENTS_MAX */
 	size_t event_head, event_count, event_cap;
 	uint64_t next_event_seq;
@@ -200,6 +203,15 @@ int sched_job_create_draft(struct sched_cluster *c, const char *name, uid_t uid,
  * job of another user has it; only its owner or root may replace it).
  */
 int sched_job_may_submit(struct sched_cluster *c, const char *name, uid_t uid);
+
+/*
+ * sched_job_check() - would sched_job_submit() accept @spec (borrowed) from @uid now?
+ * The same checks, no state change: name, ownership, queue, quota, server type and
+ * whether the job could ever fit. Returns 0 or an error as sched_job_submit() does,
+ * with @reason filled.
+ */
+int sched_job_check(struct sched_cluster *c, const struct conf_job_spec *spec, uid_t uid,
+		    char *reason);
 
 /*
  * sched_job_submit() - admit @spec (stolen, freed on failure too) for @uid/@gid.
@@ -246,6 +258,14 @@ int sched_job_complete(struct sched_cluster *c, const char *name, uid_t uid, uin
  */
 int sched_job_checkpoint(struct sched_cluster *c, const char *name, uid_t uid, uint64_t step,
 			 const char *path, uint64_t now_usec);
+
+/*
+ * sched_job_note_refusal() - append a "refused" event for job @name saying @reason
+ * (borrowed), so a refused ctl request is readable in the job's events. Changes nothing
+ * else. Returns 0 or -ENOENT.
+ */
+int sched_job_note_refusal(struct sched_cluster *c, const char *name, const char *reason,
+			   uint64_t now_usec);
 
 /*
  * sched_job_remove() - forget job @name (rmdir): an active job is cancelled first.

@@ -35,6 +35,7 @@ static const char *const event_names[SCHED_EV_KIND_COUNT] = {
 	[SCHED_EV_REMOVED] = "removed",
 	[SCHED_EV_CHECKPOINT] = "checkpoint",
 	[SCHED_EV_SERVER] = "server",
+	[SCHED_EV_REFUSED] = "refused",
 };
 
 const char *sched_event_kind_name(enum sched_event_kind k)

@@ -139,6 +139,7 @@ static int job_new(struct sched_cluster *c, const char *name, uid_t uid, gid_t g
 	if (old >= 0)
 		jobs_remove_at(c, (size_t)old);
 	snprintf(j->name, sizeof(j->name), "%s", name);
+	j->serial = ++c->next_job_serial;
 	j->uid = uid;
 	j->gid = gid;
 	j->state = SCHED_JOB_NONE;
@@ -215,11 +216,11 @@ static void queue_list(const struct sched_cluster *c, char *buf, size_t len)
 					c->conf->queues[i].name);
 }
 
-int sched_job_submit(struct sched_cluster *c, struct conf_job_spec *spec, uid_t uid, gid_t gid,
-		     uint64_t now_usec, char *reason, struct sched_job **ret)
+int sched_job_check(struct sched_cluster *c, const struct conf_job_spec *spec, uid_t uid,
+		    char *reason)
 {
 	const struct conf_server_type *type = NULL;
-	struct sched_job *old, *j;
+	struct sched_job *old;
 	char known[256];
 	int r;
 
@@ -227,25 +228,24 @@ int sched_job_submit(struct sched_cluster *c, struct conf_job_spec *spec, uid_t 
 	if (r == -EINVAL) {
 		sched_reason(reason, "name: \"%s\" is not a valid job name; use lowercase letters, "
 				     "digits, '.', '_' and '-' (at most 63)", spec->name);
-		goto fail;
+		return r;
 	}
 	if (r == -EEXIST) {
 		sched_reason(reason, "job \"%s\" already exists and is %s; cancel or remove it "
 				     "first, or choose another name",
 			     spec->name, sched_job_state_name(old->state));
-		goto fail;
+		return r;
 	}
 	if (r == -EPERM) {
 		sched_reason(reason, "job \"%s\" belongs to uid %u; choose another name",
 			     spec->name, (unsigned)old->uid);
-		goto fail;
+		return r;
 	}
 	if (!conf_cluster_find_queue(c->conf, spec->queue)) {
 		queue_list(c, known, sizeof(known));
 		sched_reason(reason, "queue: unknown queue \"%s\"; known queues: %s", spec->queue,
 			     known);
-		r = -EINVAL;
-		goto fail;
+		return -EINVAL;
 	}
 	if (c->conf->enable_quota_limit) {
 		const struct conf_queue *q = conf_cluster_find_queue(c->conf, spec->queue);
@@ -254,8 +254,7 @@ int sched_job_submit(struct sched_cluster *c, struct conf_job_spec *spec, uid_t 
 			sched_reason(reason, "queue %s has a quota of %u NPUs and this job needs "
 					     "%u; use a queue with a larger quota or ask for fewer",
 				     q->name, q->quota_npus, spec->npus);
-			r = -ENOSPC;
-			goto fail;
+			return -ENOSPC;
 		}
 	}
 	if (spec->server_type) {
@@ -263,27 +262,41 @@ int sched_job_submit(struct sched_cluster *c, struct conf_job_spec *spec, uid_t 
 		if (!type) {
 			sched_reason(reason, "server_type: this cluster has no \"%s\" servers",
 				     spec->server_type);
-			r = -EINVAL;
-			goto fail;
+			return -EINVAL;
 		}
 	}
-	r = sched_check_feasible(c, spec->npus, type, reason);
+	return sched_check_feasible(c, spec->npus, type, reason);
+}
+
+int sched_job_submit(struct sched_cluster *c, struct conf_job_spec *spec, uid_t uid, gid_t gid,
+		     uint64_t now_usec, char *reason, struct sched_job **ret)
+{
+	struct sched_job *old, *j;
+	char *text = NULL;
+	size_t len = 0;
+	int r;
+
+	r = sched_job_check(c, spec, uid, reason);
 	if (r < 0)
 		goto fail;
-
+	r = conf_job_spec_render_yaml(spec, &text, &len);
+	if (r < 0) {
+		sched_reason(reason, "out of memory");
+		goto fail;
+	}
+	old = sched_cluster_find_job(c, spec->name);
 	if (old && old->state == SCHED_JOB_DRAFT) {
 		j = old;
 	} else {
 		r = job_new(c, spec->name, uid, gid, now_usec, &j);
-		if (r < 0)
+		if (r < 0) {
+			free(text);
+			sched_reason(reason, "out of memory");
 			goto fail;
+		}
 	}
-	r = conf_job_spec_render_yaml(spec, &j->spec_text, &j->spec_len);
-	if (r < 0) {
-		if (j->state == SCHED_JOB_NONE)
-			jobs_remove_at(c, (size_t)job_index(c, j->name));
-		goto fail;
-	}
+	j->spec_text = text;
+	j->spec_len = len;
 	j->spec = spec;
 	j->submit_usec = now_usec;
 	j->queue_seq = c->next_queue_seq++;
@@ -392,6 +405,17 @@ int sched_job_checkpoint(struct sched_cluster *c, const char *name, uid_t uid, u
 	return 0;
 }
 
+int sched_job_note_refusal(struct sched_cluster *c, const char *name, const char *reason,
+			   uint64_t now_usec)
+{
+	struct sched_job *j = sched_cluster_find_job(c, name);
+
+	if (!j)
+		return -ENOENT;
+	sched_event_add(c, now_usec, SCHED_EV_REFUSED, j, NULL, -1, "%s", reason);
+	return 0;
+}
+
 int sched_job_remove(struct sched_cluster *c, const char *name, uid_t uid, uint64_t now_usec)
 {
 	struct sched_job *j;
@@ -434,25 +458,34 @@ static unsigned queue_used_npus(const struct sched_cluster *c, const char *queue
 	return used;
 }
 
-/* MS_SCHED_PORT: the base port, or the next one free on the job's rank-0 server. */
+static bool sched_port_is_used(const struct sched_cluster *c, const struct sched_job *self,
+			       unsigned master, unsigned port)
+{
+	for (size_t i = 0; i < c->job_count; i++) {
+		const struct sched_job *j = c->jobs[i];
+
+		if (j != self && j->slice_count && j->slices[0].server == master &&
+		    j->sched_port == port)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * MS_SCHED_PORT: the base port, or the next one free on the job's rank-0 server
+ * (wrapping to 1024 past 65535), so two jobs never share a scheduler endpoint.
+ */
 static unsigned pick_sched_port(const struct sched_cluster *c, const struct sched_job *self,
 				unsigned master)
 {
-	unsigned port = c->conf->scheduler_port;
+	unsigned base = c->conf->scheduler_port, port = base;
 
-	for (;;) {
-		bool used = false;
-
-		for (size_t i = 0; i < c->job_count && !used; i++) {
-			const struct sched_job *j = c->jobs[i];
-
-			used = j != self && j->slice_count && j->slices[0].server == master &&
-			       j->sched_port == port;
-		}
-		if (!used || port >= 65535)
+	do {
+		if (!sched_port_is_used(c, self, master, port))
 			return port;
-		port++;
-	}
+		port = port >= 65535 ? 1024 : port + 1;
+	} while (port != base);
+	return base; /* 64,512 jobs on one server: cannot happen before NPUs run out */
 }
 
 static void set_pending(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,

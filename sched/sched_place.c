@@ -619,13 +619,18 @@ static void assign_ranks(struct sched_slice *slices, size_t count)
 static void explain_no_room(const struct sched_cluster *c, unsigned npus,
 			    const struct conf_server_type *t, char *reason)
 {
-	unsigned whole = 0, free_npus = 0, most = 0;
+	unsigned whole = 0, free_npus = 0, most = 0, off = 0;
+	size_t len;
 
 	for (size_t i = 0; i < c->server_count; i++) {
 		const struct sched_server *s = &c->servers[i];
 
-		if (s->conf->type != t || !server_accepts(c, s, t))
+		if (s->conf->type != t)
 			continue;
+		if (!server_accepts(c, s, t)) {
+			off += !sched_server_is_schedulable(c, s);
+			continue;
+		}
 		free_npus += s->npus_free;
 		whole += server_is_whole_free(c, s, t);
 		if (s->npus_free > most)
@@ -646,6 +651,12 @@ static void explain_no_room(const struct sched_cluster *c, unsigned npus,
 			     "needs %u NPU%s on one %s server; the most free on one server is %u "
 			     "(%u NPUs free in all)",
 			     npus, npus == 1 ? "" : "s", t->product, most, free_npus);
+	if (off) {
+		len = strlen(reason);
+		snprintf(reason + len, SCHED_REASON_MAX - len,
+			 "; %u server%s cordoned, draining or unreachable", off,
+			 off == 1 ? " is" : "s are");
+	}
 }
 
 int sched_place(const struct sched_cluster *c, unsigned npus, const struct conf_server_type *type,

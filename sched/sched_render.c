@@ -599,36 +599,49 @@ int sched_render_cluster_status(const struct sched_cluster *c, char **ret, size_
 	json_t *o = json_object(), *npus = json_object(), *jobs = json_object(),
 	       *servers = json_object();
 	unsigned by_state[SCHED_JOB_STATE_COUNT] = { 0 };
-	unsigned free_npus = 0, cordoned = 0, unreachable = 0, schedulable = 0;
+	unsigned free_npus = 0, isolated = 0, unavailable = 0;
+	unsigned cordoned = 0, unreachable = 0, schedulable = 0;
 
 	for (size_t i = 0; i < c->job_count; i++)
 		by_state[c->jobs[i]->state]++;
+	/* every NPU is in exactly one of allocated, free, isolated, unavailable */
 	for (size_t i = 0; i < c->server_count; i++) {
 		const struct sched_server *s = &c->servers[i];
+		bool ok = sched_server_is_schedulable(c, s);
 
-		if (sched_server_is_schedulable(c, s)) {
-			schedulable++;
-			free_npus += s->npus_free;
-		}
+		schedulable += ok;
 		cordoned += s->cordoned || s->draining;
 		unreachable += s->state == SCHED_SERVER_UNREACHABLE;
+		for (unsigned d = 0; d < s->conf->npu_count; d++) {
+			const struct sched_npu *n = &s->npus[d];
+
+			if (n->job)
+				continue;
+			if (!sched_npu_is_placeable(n))
+				isolated++;
+			else if (!ok)
+				unavailable++;
+			else
+				free_npus++;
+		}
 	}
 	jset(o, "cluster", jstr(c->conf->name));
 	jset(npus, "total", json_integer(c->npus_total));
 	jset(npus, "allocated", json_integer(c->npus_allocated));
 	jset(npus, "free", json_integer(free_npus));
-	jset(npus, "isolated", json_integer(count_isolated(c)));
+	jset(npus, "isolated", json_integer(isolated));
+	jset(npus, "unavailable", json_integer(unavailable));
 	jset(o, "npus", npus);
 	jset(servers, "total", json_integer((json_int_t)c->server_count));
 	jset(servers, "schedulable", json_integer(schedulable));
 	jset(servers, "cordoned", json_integer(cordoned));
 	jset(servers, "unreachable", json_integer(unreachable));
 	jset(o, "servers", servers);
-	for (int s = 0; s < SCHED_JOB_STATE_COUNT; s++)
-		jset(jobs, sched_job_state_name(s), json_integer(by_state[s]));
+	for (int st = 0; st < SCHED_JOB_STATE_COUNT; st++)
+		jset(jobs, sched_job_state_name(st), json_integer(by_state[st]));
 	jset(o, "jobs", jobs);
 	jset(o, "utilization",
-			    json_real(c->npus_total ? (double)c->npus_allocated / c->npus_total : 0));
+	     json_real(c->npus_total ? (double)c->npus_allocated / c->npus_total : 0));
 	jset(o, "event_seq", json_integer((json_int_t)(c->next_event_seq - 1)));
 	return json_finish(o, ret, ret_len, JSON_INDENT(2));
 }

@@ -77,6 +77,23 @@ check_contains "events name the placement" '"kind":"placed"' "$(cat "$M/jobs/$J/
 check_eq "error is empty for a running job" "" "$(cat "$M/jobs/$J/error")"
 check_eq "32 NPUs allocated" 32 "$(allocated)"
 
+# ---- specs written in pieces are submitted whole, at the last close ---------------
+exec 3>"$M/jobs/pieces.yaml"
+echo "npus: 2" >&3
+echo "priority: high" >&3
+echo "time_limit: 1h" >&3
+exec 3>&-
+check_eq "exec 3> with three echos: one job with every line" "900 running" \
+	"$(json "$M/jobs/pieces/status.json" 'd["priority"]') $(cat "$M/jobs/pieces/status")"
+printf 'npus: 2\n' >"$IT_WORK/base.yaml"
+{ cat "$IT_WORK/base.yaml"; echo "priority: low"; } >"$M/jobs/group.yaml"
+check_eq "{ cat base; echo more; } > spec: cat's close does not submit half" "100 running" \
+	"$(json "$M/jobs/group/status.json" 'd["priority"]') $(cat "$M/jobs/group/status")"
+check "cp -p of a spec succeeds" cp -p "$SRC/examples/jobs/llama7b-eval.yaml" "$M/jobs/"
+check_eq "and the job runs" running "$(cat "$M/jobs/llama7b-eval/status")"
+check_fails "mkdir of a name that ends like a spec file is refused" mkdir "$M/jobs/q.json"
+for j in pieces group llama7b-eval; do echo cancel >"$M/jobs/$j/ctl"; done
+
 # ---- submit by echo (bash builtin) and by mkdir + spec --------------------------
 echo 'npus: 4' >"$M/jobs/ft.yaml"
 check_eq "echo 'npus: 4' > jobs/ft.yaml runs a 4-NPU job" running "$(cat "$M/jobs/ft/status")"
@@ -141,7 +158,10 @@ check_fails "removed job is gone" test -e "$M/jobs/zero"
 # ---- ctl errors -----------------------------------------------------------------
 check_fails "unknown ctl verb is refused at write" sh -c "echo frobnicate > '$M/jobs/$J/ctl'"
 check_fails "complete on a job that is not running is refused" sh -c "echo complete > '$M/jobs/builtin/ctl'"
-check_fails "ctl is not readable" cat "$M/jobs/$J/ctl"
+check_contains "reading ctl shows its verbs" "cancel | complete" "$(cat "$M/jobs/$J/ctl")"
+check_fails "a refused line stops the lines after it" sh -c "printf 'bogus\ncancel\n' > '$M/jobs/$J/ctl'"
+check_eq "so the job was not cancelled" running "$(cat "$M/jobs/$J/status")"
+check_contains "the refusal is in the job's events" '"kind":"refused"' "$(cat "$M/jobs/$J/events")"
 check_fails "generated files are not writable" sh -c "echo x > '$M/jobs/$J/ranktable.json'"
 check_fails "a ctl line that is not UTF-8 is refused" sh -c "printf 'checkpoint 5 /data/\\377\\n' > '$M/jobs/$J/ctl'"
 check "checkpoint is recorded" sh -c "echo 'checkpoint 1200 /data/ckpt/llama70b/step-1200.ckpt' > '$M/jobs/$J/ctl'"
@@ -164,6 +184,47 @@ with open(m + "/jobs/snap/ctl", "w") as ctl:
 print(os.read(fd, 4096).decode().strip())
 PY
 )"
+
+# ---- tail -f: an open events file grows ------------------------------------------
+check_eq "a read at the end of an open events file returns new events" yes "$(python3 - "$M" <<'PY'
+import os, sys
+m = sys.argv[1]
+fd = os.open(m + "/cluster/events", os.O_RDONLY)
+first = b""
+while True:
+    chunk = os.read(fd, 65536)
+    if not chunk:
+        break
+    first += chunk
+with open(m + "/jobs/tailed.yaml", "w") as f:
+    f.write("npus: 1\n")
+os.stat(m + "/jobs/tailed/status")
+more = os.read(fd, 65536)
+print("yes" if b'"job":"tailed"' in more and more.endswith(b"\n") else repr(more[:200]))
+PY
+)"
+echo cancel >"$M/jobs/tailed/ctl"
+
+# ---- a ctl descriptor does not outlive its job ----------------------------------
+check_eq "a ctl fd opened before rmdir does not touch a resubmitted job" "running" "$(python3 - "$M" <<'PY'
+import os, sys
+m = sys.argv[1]
+open(m + "/jobs/reborn.yaml", "w").write("npus: 1\n")
+fd = os.open(m + "/jobs/reborn/ctl", os.O_WRONLY)
+os.rmdir(m + "/jobs/reborn")
+open(m + "/jobs/reborn.yaml", "w").write("npus: 1\n")
+try:
+    os.write(fd, b"cancel\n")
+except OSError:
+    pass
+try:
+    os.close(fd)
+except OSError:
+    pass
+print(open(m + "/jobs/reborn/status").read().strip())
+PY
+)"
+echo cancel >"$M/jobs/reborn/ctl"
 
 # ---- gang scheduling, FIFO and cancel -------------------------------------------
 echo 'npus: 64' >"$M/jobs/big1.yaml"
@@ -227,6 +288,10 @@ for d in "$M"/jobs/*/; do
 	echo cancel >"$d/ctl" 2>/dev/null
 done
 check_eq "after cancelling everything no NPU is allocated" 0 "$(allocated)"
+echo cordon >"$M/nodes/a2-node-16/ctl"
+check_eq "status: allocated + free + isolated + unavailable = total" "0 120 0 8 128" \
+	"$(json "$M/cluster/status" '" ".join(str(d["npus"][k]) for k in ("allocated","free","isolated","unavailable","total"))')"
+echo uncordon >"$M/nodes/a2-node-16/ctl"
 
 # ---- mount hygiene ---------------------------------------------------------------
 out=$("$ASCENDFS" -f -c "$CONFIG" "$M" 2>&1)
@@ -239,6 +304,18 @@ check_contains "a bad config fails before mounting, with file:line:column" "clus
 
 it_stop
 check_fails "nothing is left mounted" is_mounted "$M"
+
+# SIGTERM unmounts cleanly with exit status 0
+it_start "$ASCENDFS" "$CONFIG" || exit 1
+kill -TERM "$IT_PID"
+if wait_until 20 bash -c "! kill -0 $IT_PID"; then
+	wait "$IT_PID"
+	check_eq "SIGTERM: the daemon exits 0" 0 "$?"
+else
+	not_ok "SIGTERM: the daemon exits 0" "still running after 20 s"
+fi
+IT_PID=""
+check "SIGTERM: the mount is gone" wait_until 10 bash -c "! awk -v m='$M' '\$2 == m { f = 1 } END { exit !f }' /proc/mounts"
 
 # SIGKILL leaves no stale mount (auto_unmount), and a restart works on the same path
 it_start "$ASCENDFS" "$CONFIG" || exit 1

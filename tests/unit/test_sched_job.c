@@ -754,6 +754,27 @@ static void test_job_checkpoint_refused_when_finished(void **state)
 	sched_cluster_free(c);
 }
 
+/* Jobs whose rank 0 shares a server get distinct MS_SCHED_PORTs, wrapping past 65535. */
+static void test_job_sched_ports_unique_near_the_top(void **state)
+{
+	struct fx_opts o = { .servers = 1, .scheduler_port = 65534 };
+	struct sched_cluster *c = fx_cluster(&o);
+	unsigned ports[4];
+
+	(void)state;
+	for (unsigned k = 0; k < 4; k++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "p%u", k);
+		ports[k] = fx_run(c, name, 1)->sched_port;
+	}
+	assert_int_equal(ports[0], 65534);
+	assert_int_equal(ports[1], 65535);
+	assert_int_equal(ports[2], 1024);
+	assert_int_equal(ports[3], 1025);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -776,6 +797,7 @@ int main(void)
 		cmocka_unit_test(test_job_blocker_blocks_only_its_server_type),
 		cmocka_unit_test(test_job_over_quota_refused_at_submit),
 		cmocka_unit_test(test_job_checkpoint_refused_when_finished),
+		cmocka_unit_test(test_job_sched_ports_unique_near_the_top),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
