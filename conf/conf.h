@@ -130,6 +130,17 @@ struct conf_cluster {
 	bool topology_aware_schedule;	/* false: topology-blind first fit */
 	bool require_agent;		/* servers that never reported are unschedulable */
 	char *name;			/* cluster name, default "ascend" */
+	/* fault policy (design.md §6); keys under `cluster:` */
+	unsigned fault_hold_sec;	/* fault_hold_time: an NPU that reports OK again returns
+					 * to service this long after its last fault;
+					 * default 2 * fault_check_interval_sec, 0-86400 */
+	unsigned fault_escalate_count;	/* fault_escalate_count: this many faults of one NPU
+					 * within the window isolate it until `clear`;
+					 * default 3, 0 = never, at most 1000 */
+	unsigned fault_escalate_window_sec; /* fault_escalate_window: default 3600,
+					 * 1 s to 7 days */
+	unsigned stop_grace_sec;	/* stop_grace_period: SIGTERM to SIGKILL for a job's
+					 * processes; default 30, 0-3600 */
 
 	/* resource: */
 	unsigned total_npu;		/* must equal the inventory's NPU count */
@@ -233,6 +244,87 @@ void conf_job_spec_free(struct conf_job_spec *s);
  * filled). *ret_buf new (free()), length in *ret_len. Returns 0 or -ENOMEM.
  */
 int conf_job_spec_render_yaml(const struct conf_job_spec *s, char **ret_buf, size_t *ret_len);
+
+/* ---- NPU health reports (design.md §6), written by ascend-agent ---- */
+
+/* Levels of npu-smi's Health column, in order of severity. */
+enum conf_health_level {
+	CONF_HEALTH_OK,
+	CONF_HEALTH_WARNING,	/* log only */
+	CONF_HEALTH_ALARM,	/* pre-isolate: no new work, running job stays */
+	CONF_HEALTH_CRITICAL,	/* isolate the NPU and recover its job */
+	CONF_HEALTH_UNKNOWN,	/* treated as Critical */
+};
+
+/* Largest health report accepted, in bytes. */
+#define CONF_HEALTH_MAX_BYTES (64 * 1024)
+
+struct conf_health_npu {
+	unsigned id;			/* physical device id, < the server's npu_count */
+	bool has_level;			/* a `npu N LEVEL` line (or JSON "health") was given */
+	enum conf_health_level level;
+	char code[24];			/* error code as reported, e.g. "0x80C98000"; "" */
+	char message[160];		/* free text after the code; "" */
+	char device_ip[48];		/* from an `ip N ADDR` line or JSON "device_ip"; "" */
+};
+
+/*
+ * One report. Line format (one item per line, '#' comments and blank lines ignored):
+ *     node OK
+ *     npu 0 OK
+ *     npu 3 Critical 0x80C98000 HBM uncorrectable ECC
+ *     ip 3 10.20.3.1
+ * or JSON: {"node": "OK", "npus": [{"id": 3, "health": "Critical", "code": "0x80C98000",
+ *          "message": "HBM uncorrectable ECC", "device_ip": "10.20.3.1"}]}
+ * Levels (and the words node, npu, ip) are matched case-insensitively. The word after
+ * the level is the error CODE when it is "0x" and 1 to 16 hex digits, or 8 hex digits as
+ * npu-smi prints them; the rest of the line is the MESSAGE (at most 159 bytes). IP
+ * addresses are stored in canonical form. An NPU may appear in one `npu` line and one
+ * `ip` line (in JSON: one entry, with "health", "device_ip" or both; "code" and
+ * "message" need "health"); npus[] holds each mentioned NPU once, in the order first
+ * mentioned.
+ */
+struct conf_health_report {
+	bool has_node;
+	enum conf_health_level node;
+	struct conf_health_npu npus[CONF_SERVER_NPUS_MAX];
+	size_t npu_count;
+};
+
+/* conf_health_level_name() - "OK", "Warning", "Alarm", "Critical", "UNKNOWN" (static). */
+const char *conf_health_level_name(enum conf_health_level l);
+
+/*
+ * conf_health_level_from_name() - the level spelled by the @len bytes at @word (need not
+ * be NUL-terminated), ignoring ASCII case: "ok", "Critical", "unknown" ...
+ * Returns 0 (sets *@ret) or -EINVAL.
+ */
+int conf_health_level_from_name(const char *word, size_t len, enum conf_health_level *ret);
+
+/*
+ * conf_health_parse() - parse and validate a health report for a server of
+ * @server_npus NPUs (1 to CONF_SERVER_NPUS_MAX). @buf holds @len bytes (need not be
+ * NUL-terminated; NULL with 0). @file names the source in messages (borrowed, e.g.
+ * "a2-node-01/health"). JSON when the first non-blank byte is '{', else the line format.
+ * Refused: unknown level, NPU id >= @server_npus, an NPU or `node` given twice, invalid
+ * IP, a message over 159 bytes, binary or non-UTF-8 text, an empty report (blank lines
+ * and comments only), more than CONF_HEALTH_MAX_BYTES (-EFBIG); in JSON also unknown
+ * keys, wrong types, and a message whose first word reads as an error code when no
+ * "code" is given (it would not survive conf_health_render()).
+ * The line format allocates nothing; JSON does (jansson, the document tree).
+ * Returns 0 (fills *@ret), -EINVAL/-EFBIG with @err, or -ENOMEM. Thread-safe.
+ */
+int conf_health_parse(const char *buf, size_t len, const char *file, unsigned server_npus,
+		      struct conf_health_report *ret, struct conf_error *err);
+
+/*
+ * conf_health_render() - @r in the line format: "node LEVEL" when given, then for each
+ * NPU in order its "npu ID LEVEL [CODE] [MESSAGE]" line (when it has a level) and its
+ * "ip ID ADDRESS" line (when it has an address). What conf_health_parse() accepted
+ * renders to text it accepts again, with the same result. *@ret_buf is new (free()),
+ * NUL-terminated, *@ret_len its length. Returns 0 or -ENOMEM.
+ */
+int conf_health_render(const struct conf_health_report *r, char **ret_buf, size_t *ret_len);
 
 /*
  * conf_parse_duration() - "90", "90s", "30m", "2h", "1d", "1h30m" -> seconds.

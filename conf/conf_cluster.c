@@ -18,6 +18,10 @@
 #define QUOTA_NPUS_MAX ((uint64_t)CONF_SERVERS_MAX * CONF_SERVER_NPUS_MAX)
 #define HEARTBEAT_TIMEOUT_MAX_SEC 86400
 #define FAULT_CHECK_INTERVAL_MAX_SEC 3600
+#define FAULT_HOLD_MAX_SEC 86400
+#define FAULT_ESCALATE_COUNT_MAX 1000
+#define FAULT_ESCALATE_WINDOW_MAX_SEC (7 * 86400)
+#define STOP_GRACE_MAX_SEC 3600
 #define HCCL_EXEC_TIMEOUT_MAX_SEC 17340 /* CANN's documented upper bound */
 #define GROUP_NAME_MAX 32
 #define IFNAME_MAX 15 /* IFNAMSIZ - 1 */
@@ -26,7 +30,8 @@ static const char *const top_keys[] = { "cluster", "resource", "hccl", "queues",
 static const char *const cluster_keys[] = {
 	"name", "scheduler_ip", "scheduler_port", "enable_dynamic_network",
 	"enable_fault_recovery", "fault_check_interval", "heartbeat_timeout",
-	"topology_aware_schedule", "require_agent", NULL,
+	"topology_aware_schedule", "require_agent", "fault_hold_time", "fault_escalate_count",
+	"fault_escalate_window", "stop_grace_period", NULL,
 };
 static const char *const resource_keys[] = {
 	"total_npu", "allow_mix_task", "enable_quota_limit", NULL,
@@ -229,6 +234,18 @@ static int read_cluster_section(const struct conf_ctx *ctx, const struct conf_no
 					 c->fault_check_interval_sec + 1,
 					 3 * c->fault_check_interval_sec);
 	}
+
+	/* An NPU back to OK waits two intervals: one good report may be a fluke. */
+	c->fault_hold_sec = 2 * c->fault_check_interval_sec;
+	if ((r = opt_seconds(ctx, sec, "fault_hold_time", 0, FAULT_HOLD_MAX_SEC,
+			     &c->fault_hold_sec)) < 0 ||
+	    (r = opt_uint(ctx, sec, "fault_escalate_count", 0, FAULT_ESCALATE_COUNT_MAX,
+			  &c->fault_escalate_count)) < 0 ||
+	    (r = opt_seconds(ctx, sec, "fault_escalate_window", 1, FAULT_ESCALATE_WINDOW_MAX_SEC,
+			     &c->fault_escalate_window_sec)) < 0 ||
+	    (r = opt_seconds(ctx, sec, "stop_grace_period", 0, STOP_GRACE_MAX_SEC,
+			     &c->stop_grace_sec)) < 0)
+		return r;
 	return 0;
 }
 
@@ -701,6 +718,9 @@ static int set_defaults(struct conf_cluster *c, const char *file)
 	c->enable_dynamic_network = true;
 	c->enable_fault_recovery = true;
 	c->fault_check_interval_sec = 5;
+	c->fault_escalate_count = 3;
+	c->fault_escalate_window_sec = 3600;
+	c->stop_grace_sec = 30;
 	c->topology_aware_schedule = true;
 	c->require_agent = false;
 	c->allow_mix_task = true;
@@ -952,6 +972,14 @@ int conf_cluster_render_yaml(const struct conf_cluster *c, char **ret_buf, size_
 	conf_out_bool(o, c->topology_aware_schedule);
 	conf_out_key(o, "require_agent");
 	conf_out_bool(o, c->require_agent);
+	conf_out_key(o, "fault_hold_time");
+	conf_out_uint(o, c->fault_hold_sec);
+	conf_out_key(o, "fault_escalate_count");
+	conf_out_uint(o, c->fault_escalate_count);
+	conf_out_key(o, "fault_escalate_window");
+	conf_out_uint(o, c->fault_escalate_window_sec);
+	conf_out_key(o, "stop_grace_period");
+	conf_out_uint(o, c->stop_grace_sec);
 	conf_out_map_end(o);
 
 	conf_out_key(o, "resource");

@@ -86,6 +86,22 @@ struct conf_node {
 int conf_doc_parse(const char *buf, size_t len, const char *file, const char *what,
 		   size_t max_bytes, struct conf_node **ret_root, struct conf_error *err);
 
+/*
+ * conf_check_text() - refuse @p (@len bytes) unless it is UTF-8 text without NUL bytes
+ * or control characters other than tab, CR and LF (a leading byte order mark is
+ * skipped). The error names the line and column of the first bad byte.
+ * Returns 0 or -EINVAL with @err.
+ */
+int conf_check_text(const unsigned char *p, size_t len, const char *file,
+		    struct conf_error *err);
+
+/*
+ * conf_check_json() - refuse @buf (@len bytes) unless it is one JSON value without
+ * duplicate object keys (jansson; blank text passes, so that the caller can say "empty"
+ * in its own words). Returns 0, -EINVAL with @err ("invalid JSON: ...") or -ENOMEM.
+ */
+int conf_check_json(const char *buf, size_t len, const char *file, struct conf_error *err);
+
 /* conf_node_free() - free @n and its subtree; NULL is fine. */
 void conf_node_free(struct conf_node *n);
 

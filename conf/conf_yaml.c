@@ -82,8 +82,8 @@ struct conf_node *conf_map_get(const struct conf_node *map, const char *key)
  * a byte offset, not a line, and binary data written into a spec file is the common
  * mistake this catches (design.md §3: binary input is rejected in write()).
  */
-static int check_text(const unsigned char *p, size_t len, const char *file,
-		      struct conf_error *err)
+int conf_check_text(const unsigned char *p, size_t len, const char *file,
+		    struct conf_error *err)
 {
 	unsigned line = 1, column = 1;
 	size_t i = 0;
@@ -156,7 +156,7 @@ static bool only_space(const char *buf, size_t len)
 	return true;
 }
 
-static int check_json(const char *buf, size_t len, const char *file, struct conf_error *err)
+int conf_check_json(const char *buf, size_t len, const char *file, struct conf_error *err)
 {
 	json_error_t jerr;
 	json_t *j;
@@ -391,7 +391,7 @@ static int build(struct builder *b, const char *buf, size_t len)
 		return conf_err_nomem(b->err, b->file);
 	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
 	/* No yaml_parser_set_encoding(): detection is what skips a UTF-8 byte order mark, and
-	 * check_text() has already refused the UTF-16 marks (invalid UTF-8). */
+	 * conf_check_text() has already refused the UTF-16 marks (invalid UTF-8). */
 
 	while (!done && r == 0) {
 		yaml_event_t ev;
@@ -459,11 +459,11 @@ int conf_doc_parse(const char *buf, size_t len, const char *file, const char *wh
 		return conf_err_set(err, file, 0, 0, "no text given");
 	if (!buf)
 		buf = "";
-	r = check_text((const unsigned char *)buf, len, file, err);
+	r = conf_check_text((const unsigned char *)buf, len, file, err);
 	if (r < 0)
 		return r;
 	if (file && conf_has_suffix(file, ".json")) {
-		r = check_json(buf, len, file, err);
+		r = conf_check_json(buf, len, file, err);
 		if (r < 0)
 			return r;
 	}

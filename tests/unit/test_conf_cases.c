@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Data-driven cases: every file under tests/data/valid/{spec,cluster}/ must parse (and
- * its rendering must parse again to the same text); every file under
- * tests/data/invalid/{spec,cluster}/ must fail with exactly the message in its sibling
- * `<case>.err`. Spec cases are parsed with the file's stem as the default job name, the
- * way the filesystem does for /ascend/jobs/<name>.yaml.
+ * Data-driven cases: every file under tests/data/valid/{spec,cluster,health}/ must parse
+ * (and its rendering must parse again to the same text); every file under
+ * tests/data/invalid/{spec,cluster,health}/ must fail with exactly the message in its
+ * sibling `<case>.err`. Spec cases are parsed with the file's stem as the default job
+ * name, the way the filesystem does for /ascend/jobs/<name>.yaml. Health reports
+ * (.txt line format, .json) are parsed for a server of HEALTH_CASE_NPUS NPUs.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,14 +24,20 @@
 #include "conf.h"
 #include "test_util.h"
 
-enum doc_kind { DOC_SPEC, DOC_CLUSTER };
+enum doc_kind { DOC_SPEC, DOC_CLUSTER, DOC_HEALTH };
 
-static bool is_case_file(const char *name)
+/* Health cases are written for an 8-NPU server (Atlas 800, Atlas 800T A2). */
+#define HEALTH_CASE_NPUS 8
+
+static bool is_case_file(const char *name, enum doc_kind kind)
 {
 	const char *dot = strrchr(name, '.');
 
-	return name[0] != '.' && dot &&
-	       (strcmp(dot, ".yaml") == 0 || strcmp(dot, ".yml") == 0 || strcmp(dot, ".json") == 0);
+	if (name[0] == '.' || !dot)
+		return false;
+	if (kind == DOC_HEALTH)
+		return strcmp(dot, ".txt") == 0 || strcmp(dot, ".json") == 0;
+	return strcmp(dot, ".yaml") == 0 || strcmp(dot, ".yml") == 0 || strcmp(dot, ".json") == 0;
 }
 
 static int name_cmp(const void *a, const void *b)
@@ -102,7 +109,7 @@ static int parse_doc(enum doc_kind kind, const char *buf, size_t len, const char
 			assert_int_equal(conf_job_spec_render_yaml(s, ret_text, &tlen), 0);
 			conf_job_spec_free(s);
 		}
-	} else {
+	} else if (kind == DOC_CLUSTER) {
 		struct conf_cluster *c = NULL;
 
 		r = conf_cluster_parse(buf, len, file, &c, err);
@@ -110,6 +117,12 @@ static int parse_doc(enum doc_kind kind, const char *buf, size_t len, const char
 			assert_int_equal(conf_cluster_render_yaml(c, ret_text, &tlen), 0);
 			conf_cluster_free(c);
 		}
+	} else {
+		struct conf_health_report rep;
+
+		r = conf_health_parse(buf, len, file, HEALTH_CASE_NPUS, &rep, err);
+		if (r == 0)
+			assert_int_equal(conf_health_render(&rep, ret_text, &tlen), 0);
 	}
 	return r;
 }
@@ -194,7 +207,7 @@ static bool run_dir(const char *rel, enum doc_kind kind, bool valid)
 			size_t j;
 
 			for (j = 0; j < n && !found; j++)
-				found = is_case_file(names[j]) &&
+				found = is_case_file(names[j], kind) &&
 					strncmp(names[j], name, nlen - 3) == 0 &&
 					strchr(names[j] + nlen - 3, '.') == NULL;
 			if (valid || !found) {
@@ -204,9 +217,9 @@ static bool run_dir(const char *rel, enum doc_kind kind, bool valid)
 			}
 			continue;
 		}
-		if (!is_case_file(name)) {
-			print_error("%s/%s: not a case (.yaml, .yml, .json) nor a .err file\n", rel,
-				    name);
+		if (!is_case_file(name, kind)) {
+			print_error("%s/%s: not a case (%s) nor a .err file\n", rel, name,
+				    kind == DOC_HEALTH ? ".txt, .json" : ".yaml, .yml, .json");
 			failures++;
 			continue;
 		}
@@ -239,6 +252,46 @@ static void test_cases_valid_cluster(void **state)
 static void test_cases_invalid_cluster(void **state)
 {
 	assert_true(run_dir("tests/data/invalid/cluster", DOC_CLUSTER, false));
+}
+
+static void test_cases_valid_health(void **state)
+{
+	assert_true(run_dir("tests/data/valid/health", DOC_HEALTH, true));
+}
+
+static void test_cases_invalid_health(void **state)
+{
+	assert_true(run_dir("tests/data/invalid/health", DOC_HEALTH, false));
+}
+
+/* 1 MiB of noise written to nodes/<node>/health is refused for its size, unread. */
+static void test_cases_health_one_mib_noise(void **state)
+{
+	size_t len = 1024 * 1024, i;
+	char *noise = malloc(len), msg[1024];
+	struct conf_health_report rep;
+	struct conf_error err = { 0 };
+	uint32_t x = 2463534242u;
+
+	assert_non_null(noise);
+	for (i = 0; i < len; i++) {
+		x ^= x << 13; /* xorshift32: every byte value, NULs included */
+		x ^= x >> 17;
+		x ^= x << 5;
+		noise[i] = (char)(x & 0xff);
+	}
+	memset(&rep, 0x5a, sizeof(rep));
+	assert_int_equal(conf_health_parse(noise, len, "a2-node-01/health", 8, &rep, &err),
+			 -EFBIG);
+	assert_int_equal(((unsigned char *)&rep)[0], 0x5a); /* untouched on failure */
+	assert_string_equal(conf_error_format(&err, msg, sizeof(msg)),
+			    "a2-node-01/health: the health report is 1048576 bytes, more than the "
+			    "limit of 65536 bytes; make it smaller");
+	/* The same noise within the size limit is refused as binary, not crashed on. */
+	assert_int_equal(conf_health_parse(noise, CONF_HEALTH_MAX_BYTES, "a2-node-01/health", 8,
+					   &rep, &err),
+			 -EINVAL);
+	free(noise);
 }
 
 /* The 1 MiB spec is generated here rather than kept in the repository. */
@@ -275,6 +328,7 @@ static void test_cases_empty_dir_fails(void **state)
 	snprintf(rel + o, sizeof(rel) - o, "%s", dir + 1);
 	assert_false(run_dir(rel, DOC_SPEC, false));
 	assert_false(run_dir(rel, DOC_CLUSTER, true));
+	assert_false(run_dir(rel, DOC_HEALTH, false));
 	assert_int_equal(rmdir(dir), 0);
 }
 
@@ -285,6 +339,9 @@ int main(void)
 		cmocka_unit_test(test_cases_invalid_spec),
 		cmocka_unit_test(test_cases_valid_cluster),
 		cmocka_unit_test(test_cases_invalid_cluster),
+		cmocka_unit_test(test_cases_valid_health),
+		cmocka_unit_test(test_cases_invalid_health),
+		cmocka_unit_test(test_cases_health_one_mib_noise),
 		cmocka_unit_test(test_cases_spec_one_mib),
 		cmocka_unit_test(test_cases_empty_dir_fails),
 	};

@@ -1,0 +1,1128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ascend-agent: the node agent (design.md §1 and §6).
+ *
+ *   ascend-agent --mount MOUNTPOINT --node NAME [--interval SEC] [--npu-smi PATH]
+ *                [--hccn-tool PATH] [--hccn-conf FILE] [--fault-file FILE]
+ *                [--log-dir DIR] [--once]
+ *
+ * Every interval it writes one health report to MOUNTPOINT/nodes/NAME/health with one
+ * open/write/close; that write is the heartbeat. Health comes from the fault file when
+ * one is given, else from `npu-smi info`; device IPs from hccn_tool or /etc/hccn.conf go
+ * into the first report and into every report after they change (or after a refused
+ * write: the daemon may have restarted). When npu-smi fails, nothing is written for that
+ * interval: the daemon's heartbeat timeout then says what a broken probe means. A fault
+ * file that turns invalid (half written) keeps its last valid content; one that was never
+ * valid writes nothing. A refused write is logged and the loop goes on.
+ *
+ * Logs go to stderr, one timestamped line per event; the report itself is logged only
+ * when an NPU's level changes. Exit status: 0 after SIGTERM or SIGINT, or after --once
+ * wrote its report; 1 on an error at start (unknown node, no health source, no mount)
+ * or when --once could not write; 2 on a usage error.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent.h"
+
+#define INTERVAL_MAX_SEC 3600
+/* A probe gets one interval, within these bounds (npu-smi info takes a second or two). */
+#define PROBE_TIMEOUT_MIN_MS 10000
+#define PROBE_TIMEOUT_MAX_MS 60000
+#define DEFAULT_HCCN_CONF "/etc/hccn.conf"
+
+extern char **environ;
+
+struct agent {
+	/* options */
+	const char *mount;
+	const char *node;
+	const char *npu_smi;		/* NULL: fault file mode */
+	const char *hccn_tool;		/* NULL: not used */
+	const char *hccn_conf;		/* NULL: not used */
+	const char *fault_file;		/* NULL: npu-smi mode */
+	const char *log_dir;
+	unsigned interval_sec;		/* 0 until known */
+	bool once;
+
+	/* learned at start */
+	unsigned npu_count;
+	char health_path[PATH_MAX];
+
+	/* state between reports */
+	unsigned reports;			/* written */
+	unsigned failed_writes;		/* in a row */
+	int last_write_error;
+	struct conf_health_report last_fault;	/* last valid fault file content */
+	bool have_last_fault;
+	struct agent_device_ips known_ips;	/* newest addresses seen */
+	struct agent_device_ips sent_ips;	/* addresses in the last accepted report */
+	bool ips_sent;
+	struct conf_health_report last_sent;	/* levels of the last accepted report */
+	bool warned_extra_npu;
+	char last_problem[3][1024];		/* health, ips, fault file: log each once */
+};
+
+enum problem { PROBLEM_HEALTH, PROBLEM_IPS, PROBLEM_FAULT_FILE };
+
+static const char *log_node = "-";
+static volatile sig_atomic_t stop_signal;
+static sigset_t wait_mask; /* the mask to wait with: stop signals deliverable */
+
+/* ---- logging ---- */
+
+enum log_level { LOG_ERROR, LOG_WARNING, LOG_INFO };
+
+static void agent_log(enum log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void agent_log(enum log_level level, const char *fmt, ...)
+{
+	static const char *const prefix[] = { "error: ", "warning: ", "" };
+	char when[32], msg[2048];
+	struct timespec ts;
+	struct tm tm;
+	va_list ap;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	/* One write per line, so lines of several agents sharing a log stay whole. */
+	fprintf(stderr, "%s.%03ldZ ascend-agent[%s]: %s%s\n", when, ts.tv_nsec / 1000000,
+		log_node, prefix[level], msg);
+}
+
+/* Log @msg unless it repeats the last problem of its kind; "" clears it. */
+static void log_problem(struct agent *a, enum problem kind, enum log_level level,
+			const char *msg)
+{
+	size_t n = strnlen(msg, sizeof(a->last_problem[kind]) - 1);
+
+	if (strncmp(a->last_problem[kind], msg, n) == 0 && a->last_problem[kind][n] == '\0')
+		return;
+	memcpy(a->last_problem[kind], msg, n);
+	a->last_problem[kind][n] = '\0';
+	if (msg[0])
+		agent_log(level, "%s", msg);
+}
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+/*
+ * Stop signals are blocked except while waiting (ppoll with wait_mask), so a signal
+ * that arrives between a check of stop_signal and the wait still ends the wait.
+ */
+static int setup_signals(void)
+{
+	struct sigaction sa;
+	sigset_t block;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGTERM, &sa, NULL) < 0 || sigaction(SIGINT, &sa, NULL) < 0)
+		return -errno;
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	if (sigprocmask(SIG_BLOCK, &block, &wait_mask) < 0)
+		return -errno;
+	sigdelset(&wait_mask, SIGTERM);
+	sigdelset(&wait_mask, SIGINT);
+	return 0;
+}
+
+/* ---- files and programs ---- */
+
+/* The file at @path, up to @max bytes (-EFBIG beyond); *ret_buf new, NUL-terminated. */
+static int read_file(const char *path, size_t max, char **ret_buf, size_t *ret_len)
+{
+	size_t cap = 4096, len = 0;
+	char *buf, *p;
+	int fd, r = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	buf = malloc(cap);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (len + 1 >= cap) {
+			if (cap > max + 1) {
+				r = -EFBIG;
+				break;
+			}
+			p = realloc(buf, cap * 2);
+			if (!p) {
+				r = -ENOMEM;
+				break;
+			}
+			buf = p;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > max) {
+			r = -EFBIG;
+			break;
+		}
+	}
+	close(fd);
+	if (r < 0) {
+		free(buf);
+		return r;
+	}
+	buf[len] = '\0';
+	*ret_buf = buf;
+	*ret_len = len;
+	return 0;
+}
+
+/* Is @name a program we can run: a path to an executable, or found in $PATH? */
+static bool program_exists(const char *name)
+{
+	const char *path = getenv("PATH"), *p;
+	char full[PATH_MAX];
+
+	if (strchr(name, '/'))
+		return access(name, X_OK) == 0;
+	if (!path)
+		path = "/usr/bin:/bin";
+	for (p = path;; p++) {
+		const char *end = strchr(p, ':');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+
+		if (n == 0)
+			snprintf(full, sizeof(full), "./%s", name);
+		else
+			snprintf(full, sizeof(full), "%.*s/%s", (int)n, p, name);
+		if (access(full, X_OK) == 0)
+			return true;
+		if (!end)
+			return false;
+		p = end;
+	}
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void reap(pid_t pid, int *ret_status)
+{
+	int status = 0;
+
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (ret_status)
+		*ret_status = status;
+}
+
+/*
+ * Run @argv (argv[0] searched in $PATH unless it holds a '/'), stdin from /dev/null,
+ * stdout and stderr into one pipe. At most AGENT_PROBE_MAX_BYTES of output; the program
+ * is killed after @timeout_ms. Returns 0 with *ret_out (new, NUL-terminated), *ret_len
+ * and *ret_status (as waitpid gives it); -ETIME, -EFBIG, -EINTR (a stop signal came),
+ * -ENOMEM or -errno from starting it.
+ */
+static int run_probe(char *const argv[], int timeout_ms, char **ret_out, size_t *ret_len,
+		     int *ret_status)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	long long deadline = now_ms() + timeout_ms;
+	size_t cap = 8192, len = 0;
+	char *out = NULL, *p;
+	sigset_t none, dfl;
+	int fds[2], r;
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -errno;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+	posix_spawnattr_init(&attr);
+	sigemptyset(&none);
+	sigemptyset(&dfl);
+	sigaddset(&dfl, SIGTERM);
+	sigaddset(&dfl, SIGINT);
+	sigaddset(&dfl, SIGPIPE);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &dfl);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	r = posix_spawnp(&pid, argv[0], &fa, &attr, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	close(fds[1]);
+	if (r != 0) {
+		close(fds[0]);
+		return -r;
+	}
+
+	out = malloc(cap);
+	if (!out) {
+		r = -ENOMEM;
+		goto kill_child;
+	}
+	for (;;) {
+		struct pollfd pfd = { .fd = fds[0], .events = POLLIN };
+		long long left = deadline - now_ms();
+		struct timespec ts;
+		ssize_t n;
+
+		if (stop_signal) {
+			r = -EINTR;
+			goto kill_child;
+		}
+		if (left <= 0) {
+			r = -ETIME;
+			goto kill_child;
+		}
+		ts.tv_sec = (time_t)(left / 1000);
+		ts.tv_nsec = (long)(left % 1000) * 1000000;
+		if (ppoll(&pfd, 1, &ts, &wait_mask) < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			goto kill_child;
+		}
+		if (!pfd.revents)
+			continue;
+		if (len + 1 >= cap) {
+			if (cap > AGENT_PROBE_MAX_BYTES) {
+				r = -EFBIG;
+				goto kill_child;
+			}
+			p = realloc(out, cap * 2);
+			if (!p) {
+				r = -ENOMEM;
+				goto kill_child;
+			}
+			out = p;
+			cap *= 2;
+		}
+		n = read(fds[0], out + len, cap - len - 1);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n < 0) {
+			r = -errno;
+			goto kill_child;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fds[0]);
+	/* The output is complete; give the program until the deadline to exit. */
+	for (;;) {
+		int status;
+		pid_t w = waitpid(pid, &status, WNOHANG);
+
+		if (w == pid) {
+			out[len] = '\0';
+			*ret_out = out;
+			*ret_len = len;
+			*ret_status = status;
+			return 0;
+		}
+		if (w < 0 && errno != EINTR) {
+			free(out);
+			return -errno;
+		}
+		if (stop_signal || now_ms() >= deadline) {
+			kill(pid, SIGKILL);
+			reap(pid, NULL);
+			free(out);
+			return stop_signal ? -EINTR : -ETIME;
+		}
+		usleep(10000);
+	}
+
+kill_child:
+	close(fds[0]);
+	kill(pid, SIGKILL);
+	reap(pid, NULL);
+	free(out);
+	return r;
+}
+
+/* "exit status 3", "killed by signal 9". */
+static const char *status_text(int status, char *buf, size_t len)
+{
+	if (WIFEXITED(status))
+		snprintf(buf, len, "exit status %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(buf, len, "killed by signal %d", WTERMSIG(status));
+	else
+		snprintf(buf, len, "status 0x%x", (unsigned)status);
+	return buf;
+}
+
+/* The first non-blank line of @out, shortened, for a message. */
+static const char *first_line(const char *out, char *buf, size_t len)
+{
+	size_t n;
+
+	while (*out == ' ' || *out == '\t' || *out == '\n' || *out == '\r')
+		out++;
+	n = strcspn(out, "\r\n");
+	if (n == 0)
+		snprintf(buf, len, "no output");
+	else
+		snprintf(buf, len, "\"%.*s\"", (int)(n < 160 ? n : 160), out);
+	return buf;
+}
+
+static int probe_timeout_ms(const struct agent *a)
+{
+	long long ms = (long long)a->interval_sec * 1000;
+
+	if (ms < PROBE_TIMEOUT_MIN_MS)
+		ms = PROBE_TIMEOUT_MIN_MS;
+	if (ms > PROBE_TIMEOUT_MAX_MS)
+		ms = PROBE_TIMEOUT_MAX_MS;
+	return (int)ms;
+}
+
+/* A probe's failure as a sentence into @msg; for -EINTR nothing is said. */
+static void probe_failure(const char *what, int r, int status, const char *out, char *msg,
+			  size_t len)
+{
+	char s[64], line[200];
+
+	if (r == -ETIME)
+		snprintf(msg, len, "%s did not finish in time; killed it", what);
+	else if (r == -EFBIG)
+		snprintf(msg, len, "%s printed more than %d bytes; killed it", what,
+			 AGENT_PROBE_MAX_BYTES);
+	else if (r == -ENOENT)
+		snprintf(msg, len, "cannot run %s: no such program", what);
+	else if (r < 0)
+		snprintf(msg, len, "cannot run %s: %s", what, strerror(-r));
+	else
+		snprintf(msg, len, "%s failed (%s): %s", what, status_text(status, s, sizeof(s)),
+			 first_line(out, line, sizeof(line)));
+}
+
+/* ---- health ---- */
+
+/* True when @buf holds nothing but blank lines and '#' comments. */
+static bool only_comments(const char *buf, size_t len)
+{
+	size_t i = len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+	bool in_comment = false;
+
+	for (; i < len; i++) {
+		if (buf[i] == '\n' || buf[i] == '\r')
+			in_comment = false;
+		else if (buf[i] == '#')
+			in_comment = true;
+		else if (!in_comment && buf[i] != ' ' && buf[i] != '\t')
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The fault file's report. Absent or only comments: no faults. Invalid: the last valid
+ * content (the file may be half written), logged once.
+ */
+static int health_from_fault_file(struct agent *a, struct conf_health_report *ret)
+{
+	struct conf_health_report rep;
+	struct conf_error err;
+	char *buf = NULL, msg[1024];
+	size_t len = 0;
+	int r;
+
+	r = read_file(a->fault_file, CONF_HEALTH_MAX_BYTES, &buf, &len);
+	if (r == -ENOENT) {
+		snprintf(msg, sizeof(msg), "fault file %s does not exist: reporting every NPU OK",
+			 a->fault_file);
+		log_problem(a, PROBLEM_FAULT_FILE, LOG_INFO, msg);
+		memset(ret, 0, sizeof(*ret));
+		a->have_last_fault = false;
+		return 0;
+	}
+	if (r == -EFBIG) {
+		snprintf(msg, sizeof(msg), "fault file %s is larger than %d bytes, the limit of a "
+			 "report", a->fault_file, CONF_HEALTH_MAX_BYTES);
+		goto keep_last;
+	}
+	if (r < 0) {
+		snprintf(msg, sizeof(msg), "cannot read fault file %s: %s", a->fault_file,
+			 strerror(-r));
+		goto keep_last;
+	}
+	if (only_comments(buf, len)) {
+		free(buf);
+		memset(&rep, 0, sizeof(rep));
+		goto accept;
+	}
+	r = conf_health_parse(buf, len, a->fault_file, a->npu_count, &rep, &err);
+	free(buf);
+	if (r < 0) {
+		char where[768];
+
+		snprintf(msg, sizeof(msg), "fault file: %s",
+			 conf_error_format(&err, where, sizeof(where)));
+		goto keep_last;
+	}
+accept:
+	log_problem(a, PROBLEM_FAULT_FILE, LOG_INFO, "");
+	a->last_fault = rep;
+	a->have_last_fault = true;
+	*ret = rep;
+	return 0;
+
+keep_last:
+	if (a->have_last_fault) {
+		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
+			 "; still reporting its last valid content");
+		log_problem(a, PROBLEM_FAULT_FILE, LOG_WARNING, msg);
+		*ret = a->last_fault;
+		return 0;
+	}
+	log_problem(a, PROBLEM_FAULT_FILE, LOG_ERROR, msg);
+	return -EINVAL;
+}
+
+static int health_from_npu_smi(struct agent *a, struct conf_health_report *ret)
+{
+	char *argv[] = { (char *)a->npu_smi, (char *)"info", NULL };
+	struct conf_health_report rep;
+	struct conf_error err;
+	char *out = NULL, msg[1024], where[768], what[PATH_MAX + 16];
+	size_t len = 0, i;
+	int r, status = 0;
+
+	snprintf(what, sizeof(what), "%s info", a->npu_smi);
+	r = run_probe(argv, probe_timeout_ms(a), &out, &len, &status);
+	if (r == -EINTR)
+		return r;
+	if (r < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		probe_failure(what, r, status, out ? out : "", msg, sizeof(msg));
+		free(out);
+		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "; no report this interval");
+		log_problem(a, PROBLEM_HEALTH, LOG_ERROR, msg);
+		return -EIO;
+	}
+	r = agent_parse_npu_smi_info(out, len, what, &rep, &err);
+	free(out);
+	if (r < 0) {
+		snprintf(msg, sizeof(msg), "%s; no report this interval",
+			 conf_error_format(&err, where, sizeof(where)));
+		log_problem(a, PROBLEM_HEALTH, LOG_ERROR, msg);
+		return r;
+	}
+	for (i = 0; i < rep.npu_count; i++) {
+		if (rep.npus[i].id >= a->npu_count && !a->warned_extra_npu) {
+			agent_log(LOG_WARNING,
+				  "npu-smi lists device %u but %s has %u NPUs in the cluster "
+				  "configuration; devices beyond them are not reported",
+				  rep.npus[i].id, a->node, a->npu_count);
+			a->warned_extra_npu = true;
+		}
+	}
+	log_problem(a, PROBLEM_HEALTH, LOG_INFO, "");
+	*ret = rep;
+	return 0;
+}
+
+/* ---- device IPs ---- */
+
+/* Refresh a->known_ips; an address that cannot be read now keeps its old value. */
+static void gather_ips(struct agent *a)
+{
+	struct conf_error err;
+	char msg[1024] = "", where[768];
+	int r;
+
+	if (a->hccn_tool) {
+		for (unsigned id = 0; id < a->npu_count && !stop_signal; id++) {
+			char idtext[16], what[PATH_MAX + 32], ip[AGENT_IP_MAX];
+			char *argv[] = { (char *)a->hccn_tool, (char *)"-i", idtext, (char *)"-ip",
+					 (char *)"-g", NULL };
+			char *out = NULL;
+			size_t len = 0;
+			int status = 0;
+
+			snprintf(idtext, sizeof(idtext), "%u", id);
+			snprintf(what, sizeof(what), "%s -i %u -ip -g", a->hccn_tool, id);
+			r = run_probe(argv, probe_timeout_ms(a), &out, &len, &status);
+			if (r == -EINTR)
+				return;
+			if (r < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+				if (!msg[0])
+					probe_failure(what, r, status, out ? out : "", msg,
+						      sizeof(msg));
+				free(out);
+				continue;
+			}
+			r = agent_parse_hccn_ip(out, len, what, ip, NULL, &err);
+			free(out);
+			if (r == -ENOENT) {
+				a->known_ips.ip[id][0] = '\0';
+			} else if (r < 0) {
+				if (!msg[0])
+					snprintf(msg, sizeof(msg), "%s",
+						 conf_error_format(&err, where, sizeof(where)));
+			} else {
+				memcpy(a->known_ips.ip[id], ip, AGENT_IP_MAX);
+			}
+		}
+	} else if (a->hccn_conf) {
+		struct agent_device_ips ips;
+		char *buf = NULL;
+		size_t len = 0;
+
+		r = read_file(a->hccn_conf, AGENT_PROBE_MAX_BYTES, &buf, &len);
+		if (r < 0) {
+			snprintf(msg, sizeof(msg), "cannot read %s: %s", a->hccn_conf,
+				 strerror(-r));
+		} else if (agent_parse_hccn_conf(buf, len, a->hccn_conf, &ips, &err) < 0) {
+			snprintf(msg, sizeof(msg), "%s",
+				 conf_error_format(&err, where, sizeof(where)));
+		} else {
+			a->known_ips = ips;
+		}
+		free(buf);
+	}
+	if (msg[0])
+		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
+			 "; device IPs keep their last known values");
+	log_problem(a, PROBLEM_IPS, LOG_WARNING, msg);
+}
+
+/* ---- the report ---- */
+
+static int write_health(const struct agent *a, const char *text, size_t len)
+{
+	size_t done = 0;
+	int fd, r = 0;
+
+	fd = open(a->health_path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* One write(): the report is a few KiB and the daemon takes it whole. */
+	while (done < len) {
+		ssize_t n = write(fd, text + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			break;
+		}
+		done += (size_t)n;
+	}
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	return r;
+}
+
+static const char *write_error_hint(const struct agent *a, int r)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	switch (-r) {
+	case EACCES:
+	case EPERM:
+		return "; node health is writable by root (or the group the daemon allows): run "
+		       "the agent as that user";
+	case EINVAL:
+		return "; the daemon refused the report, its log says why";
+	case ENOTCONN:
+		return "; the mount is dead: is ascendfs running?";
+	case ENOENT:
+		snprintf(path, sizeof(path), "%s/nodes", a->mount);
+		if (stat(path, &st) < 0)
+			return "; nothing is mounted there now: is ascendfs running?";
+		return "; is the node still in the cluster configuration?";
+	default:
+		return "";
+	}
+}
+
+/* "npu 3 Critical 0x80C98000 HBM uncorrectable ECC" into @buf. */
+static const char *npu_text(const struct conf_health_npu *n, char *buf, size_t len)
+{
+	snprintf(buf, len, "npu %u %s%s%s%s%s", n->id, conf_health_level_name(n->level),
+		 n->code[0] ? " " : "", n->code, n->message[0] ? " " : "", n->message);
+	return buf;
+}
+
+/* Log what changed since the last accepted report (everything not OK, the first time). */
+static void log_changes(struct agent *a, const struct conf_health_report *rep, bool with_ips)
+{
+	char line[256], list[1536] = "";
+	size_t o = 0, i, ips = 0, bad = 0;
+
+	if (a->reports == 0) {
+		for (i = 0; i < rep->npu_count; i++) {
+			ips += rep->npus[i].device_ip[0] != '\0';
+			if (rep->npus[i].level == CONF_HEALTH_OK)
+				continue;
+			bad++;
+			if (o < sizeof(list))
+				o += (size_t)snprintf(list + o, sizeof(list) - o, "; %s",
+						      npu_text(&rep->npus[i], line, sizeof(line)));
+		}
+		agent_log(LOG_INFO, "first report written: node %s, %zu NPUs, %zu not OK%s; %zu "
+			  "device IPs",
+			  conf_health_level_name(rep->node), rep->npu_count, bad, list, ips);
+		return;
+	}
+	if (rep->node != a->last_sent.node)
+		agent_log(LOG_INFO, "node: %s -> %s", conf_health_level_name(a->last_sent.node),
+			  conf_health_level_name(rep->node));
+	for (i = 0; i < rep->npu_count && i < a->last_sent.npu_count; i++) {
+		const struct conf_health_npu *n = &rep->npus[i], *old = &a->last_sent.npus[i];
+
+		if (n->level != old->level || strcmp(n->code, old->code) != 0)
+			agent_log(LOG_INFO, "%s (was %s)", npu_text(n, line, sizeof(line)),
+				  conf_health_level_name(old->level));
+	}
+	if (with_ips)
+		agent_log(LOG_INFO, "device IPs %s; sent them with this report",
+			  a->ips_sent ? "changed" : "not yet accepted");
+}
+
+/* Gather, build, write. Returns 0 when a report was written. */
+static int report_once(struct agent *a)
+{
+	struct conf_health_report health, rep;
+	struct agent_device_ips ips;
+	enum conf_health_level absent;
+	char *text = NULL;
+	size_t len = 0;
+	bool with_ips;
+	int r;
+
+	if (a->fault_file) {
+		r = health_from_fault_file(a, &health);
+		absent = CONF_HEALTH_OK;
+	} else {
+		r = health_from_npu_smi(a, &health);
+		absent = CONF_HEALTH_UNKNOWN;
+	}
+	if (r < 0)
+		return r;
+	gather_ips(a);
+	if (stop_signal)
+		return -EINTR;
+
+	agent_report_build(&health, a->npu_count, absent, &a->known_ips, &rep);
+	agent_report_ips(&rep, &ips);
+	with_ips = !a->ips_sent || memcmp(&ips, &a->sent_ips, sizeof(ips)) != 0;
+	if (!with_ips)
+		agent_report_strip_ips(&rep);
+	r = conf_health_render(&rep, &text, &len);
+	if (r < 0) {
+		agent_log(LOG_ERROR, "cannot render the report: %s", strerror(-r));
+		return r;
+	}
+	r = write_health(a, text, len);
+	free(text);
+	if (r < 0) {
+		/* Send the addresses again once writes pass: the daemon may have restarted. */
+		a->ips_sent = false;
+		if (a->failed_writes == 0 || r != a->last_write_error)
+			agent_log(LOG_ERROR, "cannot write %s: %s%s", a->health_path, strerror(-r),
+				  write_error_hint(a, r));
+		a->failed_writes++;
+		a->last_write_error = r;
+		return r;
+	}
+	if (a->failed_writes)
+		agent_log(LOG_INFO, "report written again after %u failed write%s",
+			  a->failed_writes, a->failed_writes == 1 ? "" : "s");
+	a->failed_writes = 0;
+	log_changes(a, &rep, with_ips && a->reports > 0);
+	if (with_ips) {
+		a->sent_ips = ips;
+		a->ips_sent = true;
+	}
+	a->last_sent = rep;
+	a->reports++;
+	return 0;
+}
+
+/* ---- start-up ---- */
+
+/* Known node names under @mount/nodes, for a message. */
+static void list_nodes(const char *mount, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	size_t o = 0, n = 0;
+	DIR *d;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "%s/nodes", mount);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d)) && o < len) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (++n > 8) {
+			o += (size_t)snprintf(buf + o, len - o, ", ...");
+			break;
+		}
+		o += (size_t)snprintf(buf + o, len - o, "%s%s", n > 1 ? ", " : "", de->d_name);
+	}
+	closedir(d);
+}
+
+static int learn_node(struct agent *a)
+{
+	struct conf_error err;
+	char path[PATH_MAX], names[512], where[768], *buf = NULL;
+	struct stat st;
+	size_t len = 0;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/nodes", a->mount);
+	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		r = errno == ENOTCONN ? -ENOTCONN : -ENOENT;
+		agent_log(LOG_ERROR, "%s is not an ascendfs mount (%s has no nodes/ directory%s); "
+			  "mount it there or give --mount",
+			  a->mount, a->mount, r == -ENOTCONN ? ": the mount is dead" : "");
+		return r;
+	}
+	snprintf(path, sizeof(path), "%s/nodes/%s/info", a->mount, a->node);
+	r = read_file(path, 64 * 1024, &buf, &len);
+	if (r == -ENOENT) {
+		list_nodes(a->mount, names, sizeof(names));
+		agent_log(LOG_ERROR, "node \"%s\" is not in the cluster mounted at %s; its nodes "
+			  "are: %s",
+			  a->node, a->mount, names[0] ? names : "(none)");
+		return r;
+	}
+	if (r < 0) {
+		agent_log(LOG_ERROR, "cannot read %s: %s", path, strerror(-r));
+		return r;
+	}
+	r = agent_parse_node_info(buf, len, path, &a->npu_count, &err);
+	free(buf);
+	if (r < 0) {
+		agent_log(LOG_ERROR, "%s", conf_error_format(&err, where, sizeof(where)));
+		return r;
+	}
+	snprintf(a->health_path, sizeof(a->health_path), "%s/nodes/%s/health", a->mount,
+		 a->node);
+	return 0;
+}
+
+static int learn_interval(struct agent *a)
+{
+	struct conf_cluster *c = NULL;
+	struct conf_error err;
+	char path[PATH_MAX], where[768], *buf = NULL;
+	size_t len = 0;
+	int r;
+
+	snprintf(path, sizeof(path), "%s/cluster/config", a->mount);
+	r = read_file(path, CONF_CONFIG_MAX_BYTES, &buf, &len);
+	if (r < 0) {
+		agent_log(LOG_ERROR, "cannot read %s for fault_check_interval: %s; give --interval",
+			  path, strerror(-r));
+		return r;
+	}
+	r = conf_cluster_parse(buf, len, path, &c, &err);
+	free(buf);
+	if (r < 0) {
+		agent_log(LOG_ERROR, "%s; give --interval",
+			  conf_error_format(&err, where, sizeof(where)));
+		return r;
+	}
+	a->interval_sec = c->fault_check_interval_sec;
+	conf_cluster_free(c);
+	return 0;
+}
+
+/* Pick the health source; none is an error the user must hear about. */
+static int choose_health_source(struct agent *a, bool npu_smi_given)
+{
+	if (a->fault_file) {
+		a->npu_smi = NULL;
+		return 0;
+	}
+	if (program_exists(a->npu_smi))
+		return 0;
+	if (npu_smi_given)
+		agent_log(LOG_ERROR, "cannot run npu-smi at %s: no such executable; give the path "
+			  "of the Ascend driver's npu-smi, or --fault-file FILE to inject health "
+			  "in tests",
+			  a->npu_smi);
+	else
+		agent_log(LOG_ERROR, "no health source: npu-smi is not in PATH and no --fault-file "
+			  "was given; install the Ascend driver (npu-smi), give --npu-smi PATH, "
+			  "or give --fault-file FILE to inject health in tests");
+	return -ENOENT;
+}
+
+static int choose_ip_source(struct agent *a, bool hccn_tool_given, bool hccn_conf_given)
+{
+	if (hccn_tool_given) {
+		if (program_exists(a->hccn_tool))
+			return 0;
+		agent_log(LOG_ERROR, "cannot run hccn_tool at %s: no such executable",
+			  a->hccn_tool);
+		return -ENOENT;
+	}
+	if (!hccn_conf_given && program_exists("hccn_tool")) {
+		a->hccn_tool = "hccn_tool";
+		return 0;
+	}
+	if (access(a->hccn_conf, R_OK) == 0)
+		return 0;
+	if (hccn_conf_given) {
+		agent_log(LOG_ERROR, "cannot read %s: %s", a->hccn_conf, strerror(errno));
+		return -errno;
+	}
+	a->hccn_conf = NULL;
+	return 0;
+}
+
+static int make_dirs(const char *path)
+{
+	char buf[PATH_MAX];
+	size_t i;
+
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return -ENAMETOOLONG;
+	for (i = 1; buf[i]; i++) {
+		if (buf[i] != '/')
+			continue;
+		buf[i] = '\0';
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		buf[i] = '/';
+	}
+	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* Sleep until @deadline_ms (CLOCK_MONOTONIC) or a stop signal. */
+static void sleep_until(long long deadline_ms)
+{
+	while (!stop_signal) {
+		long long left = deadline_ms - now_ms();
+		struct timespec ts;
+
+		if (left <= 0)
+			return;
+		ts.tv_sec = (time_t)(left / 1000);
+		ts.tv_nsec = (long)(left % 1000) * 1000000;
+		ppoll(NULL, 0, &ts, &wait_mask);
+	}
+}
+
+static void usage(FILE *f, const char *prog)
+{
+	fprintf(f,
+		"usage: %s --mount MOUNTPOINT --node NAME [options]\n"
+		"\n"
+		"Report this server's NPU health to ascendfs: every interval, write one report\n"
+		"to MOUNTPOINT/nodes/NAME/health (that write is also the heartbeat).\n"
+		"\n"
+		"options:\n"
+		"    --mount DIR        where ascendfs is mounted (e.g. /ascend)\n"
+		"    --node NAME        this server's name in the cluster configuration\n"
+		"    --interval SEC     seconds between reports (also \"5s\", \"1m\");\n"
+		"                       default: the cluster's fault_check_interval, read\n"
+		"                       from MOUNTPOINT/cluster/config\n"
+		"    --npu-smi PATH     npu-smi to run as \"PATH info\"\n"
+		"                       (default: npu-smi in PATH)\n"
+		"    --hccn-tool PATH   hccn_tool for device IPs, run as \"PATH -i N -ip -g\"\n"
+		"                       (default: hccn_tool in PATH, else --hccn-conf)\n"
+		"    --hccn-conf FILE   device IPs from address_N= lines (default %s)\n"
+		"    --fault-file FILE  take health from FILE instead of npu-smi, in the\n"
+		"                       report's line format, e.g.\n"
+		"                       \"npu 3 Critical 0x80C98000 HBM ECC\"; NPUs it does\n"
+		"                       not name are OK, a missing file means no faults.\n"
+		"                       Replace it atomically (write a copy, then mv)\n"
+		"    --log-dir DIR      directory for job process logs (created; used by the\n"
+		"                       process launcher)\n"
+		"    --once             write one report and exit (0 when it was accepted)\n"
+		"    -h, --help         print this help\n"
+		"    -V, --version      print the version\n",
+		prog, DEFAULT_HCCN_CONF);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "mount", required_argument, NULL, 'm' },
+		{ "node", required_argument, NULL, 'n' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "npu-smi", required_argument, NULL, 's' },
+		{ "hccn-tool", required_argument, NULL, 't' },
+		{ "hccn-conf", required_argument, NULL, 'c' },
+		{ "fault-file", required_argument, NULL, 'f' },
+		{ "log-dir", required_argument, NULL, 'l' },
+		{ "once", no_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static struct agent agent; /* about 20 KiB, kept off the stack */
+	struct agent *a = &agent;
+	bool npu_smi_given = false, hccn_tool_given = false, hccn_conf_given = false;
+	uint64_t interval;
+	char every[32];
+	long long next;
+	int opt, r;
+
+	a->npu_smi = "npu-smi";
+	a->hccn_conf = DEFAULT_HCCN_CONF;
+	while ((opt = getopt_long(argc, argv, "hV", options, NULL)) != -1) {
+		switch (opt) {
+		case 'm':
+			a->mount = optarg;
+			break;
+		case 'n':
+			a->node = optarg;
+			break;
+		case 'i':
+			if (conf_parse_duration(optarg, &interval) < 0 || interval < 1 ||
+			    interval > INTERVAL_MAX_SEC) {
+				fprintf(stderr, "ascend-agent: --interval: \"%s\" is not 1 to %d "
+					"seconds; use e.g. 5 or 5s\n",
+					optarg, INTERVAL_MAX_SEC);
+				return 2;
+			}
+			a->interval_sec = (unsigned)interval;
+			break;
+		case 's':
+			a->npu_smi = optarg;
+			npu_smi_given = true;
+			break;
+		case 't':
+			a->hccn_tool = optarg;
+			hccn_tool_given = true;
+			break;
+		case 'c':
+			a->hccn_conf = optarg;
+			hccn_conf_given = true;
+			break;
+		case 'f':
+			a->fault_file = optarg;
+			break;
+		case 'l':
+			a->log_dir = optarg;
+			break;
+		case 'o':
+			a->once = true;
+			break;
+		case 'h':
+			usage(stdout, argv[0]);
+			return 0;
+		case 'V':
+			printf("ascend-agent %s\n", ASCENDFS_VERSION);
+			return 0;
+		default:
+			usage(stderr, argv[0]);
+			return 2;
+		}
+	}
+	if (optind < argc || !a->mount || !a->node) {
+		fprintf(stderr, "ascend-agent: %s\n",
+			optind < argc ? "unexpected arguments" : "--mount and --node are required");
+		usage(stderr, argv[0]);
+		return 2;
+	}
+	if (!conf_name_is_valid(a->node)) {
+		fprintf(stderr, "ascend-agent: --node: \"%s\" is not a server name; use the name "
+			"of the server in the cluster configuration\n",
+			a->node);
+		return 2;
+	}
+	log_node = a->node;
+
+	r = setup_signals();
+	if (r < 0) {
+		agent_log(LOG_ERROR, "cannot set up signals: %s", strerror(-r));
+		return 1;
+	}
+	if (choose_health_source(a, npu_smi_given) < 0 ||
+	    choose_ip_source(a, hccn_tool_given, hccn_conf_given) < 0 || learn_node(a) < 0 ||
+	    (!a->interval_sec && !a->once && learn_interval(a) < 0))
+		return 1;
+	if (a->log_dir && (r = make_dirs(a->log_dir)) < 0) {
+		agent_log(LOG_ERROR, "cannot create --log-dir %s: %s", a->log_dir, strerror(-r));
+		return 1;
+	}
+	if (a->once)
+		snprintf(every, sizeof(every), "once");
+	else
+		snprintf(every, sizeof(every), "every %u s", a->interval_sec);
+	agent_log(LOG_INFO, "reporting to %s %s: health from %s%s, device IPs from %s%s",
+		  a->health_path, every, a->fault_file ? "fault file " : "",
+		  a->fault_file ? a->fault_file : a->npu_smi,
+		  a->hccn_tool ? a->hccn_tool : a->hccn_conf ? a->hccn_conf : "nowhere",
+		  a->hccn_tool || a->hccn_conf ? "" : " (the inventory's device_ips are used)");
+
+	if (a->once) {
+		r = report_once(a);
+		return r < 0 ? 1 : 0;
+	}
+	next = now_ms();
+	while (!stop_signal) {
+		report_once(a);
+		next += (long long)a->interval_sec * 1000;
+		/* After a stall (a slow probe, a suspended machine): the rhythm, not the debt. */
+		if (next < now_ms())
+			next = now_ms() + (long long)a->interval_sec * 1000;
+		sleep_until(next);
+	}
+	agent_log(LOG_INFO, "stopping (%s) after %u reports", strsignal(stop_signal), a->reports);
+	return 0;
+}

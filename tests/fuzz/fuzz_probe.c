@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fuzz target: ascend-agent's parsers of what npu-smi, hccn_tool, /etc/hccn.conf and
+ * nodes/<node>/info hold. Every input goes to each parser; what is accepted must stay in
+ * bounds, and the report built from it must be one the daemon's parser accepts.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "fuzz.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *text = (const char *)data;
+	struct conf_health_report health, rep, again;
+	struct agent_device_ips ips;
+	struct conf_error err;
+	char ip[AGENT_IP_MAX], mask[AGENT_IP_MAX], *out;
+	unsigned npus;
+	size_t len;
+
+	memset(&ips, 0, sizeof(ips));
+	if (agent_parse_hccn_conf(text, size, "hccn.conf", &ips, &err) == 0) {
+		for (unsigned i = 0; i < CONF_SERVER_NPUS_MAX; i++)
+			if (strlen(ips.ip[i]) >= AGENT_IP_MAX)
+				abort();
+	}
+	if (agent_parse_hccn_ip(text, size, "hccn_tool", ip, mask, &err) == 0 &&
+	    (!ip[0] || strlen(ip) >= AGENT_IP_MAX))
+		abort();
+	if (agent_parse_node_info(text, size, "info", &npus, &err) == 0 &&
+	    (npus < 1 || npus > CONF_SERVER_NPUS_MAX))
+		abort();
+	if (agent_parse_npu_smi_info(text, size, "npu-smi info", &health, &err) < 0)
+		return 0;
+	if (health.npu_count < 1 || health.npu_count > CONF_SERVER_NPUS_MAX)
+		abort();
+	agent_report_build(&health, CONF_SERVER_NPUS_MAX, CONF_HEALTH_UNKNOWN, &ips, &rep);
+	if (conf_health_render(&rep, &out, &len) == 0) {
+		if (conf_health_parse(out, len, "report", CONF_SERVER_NPUS_MAX, &again, &err) < 0)
+			abort(); /* the agent must never write what the daemon refuses */
+		free(out);
+	}
+	return 0;
+}
