@@ -27,11 +27,22 @@
  *     ctl                      -rw-r--r-- root  "cordon|uncordon|drain <server>";
  *                                          reading any ctl file shows its verbs
  *   nodes/<server>/            dr-xr-xr-x root
- *     health                   -r--r--r--  "node <state>" then "npu <id> <level>" lines
+ *     health                   -rw-r--r-- root  write: the agent's report (conf.h
+ *                                          conf_health_report: `node OK`, `npu 3 Critical
+ *                                          0x80C98000 text`, `ip 3 10.20.3.1`, or JSON),
+ *                                          applied at close; it is the heartbeat. A bad
+ *                                          report fails the close (EINVAL, EFBIG over
+ *                                          64 KiB), is a "refused" event and changes
+ *                                          nothing. Read: "node <level> <state>" then
+ *                                          "npu <id> <level> [isolated:<kind> (fault)]"
  *     npus                     -r--r--r--  "# id device_ip health job rank" then one line
- *                                          per NPU, "-" for none
+ *                                          per NPU, "-" for none; health may carry
+ *                                          ",isolated:<alarm|fault|manual>"
  *     info                     -r--r--r--  JSON: host_ip, type, switch, super pod, state,
  *                                          heartbeat_age_sec
+ *     jobs                     -r--r--r--  what this server's agent must run: "# ..." then
+ *                                          "<job> <generation> <msrun|per-rank> <node_rank>
+ *                                          <first_rank> <npu_count> <uid> <gid>" lines
  *     ctl                      -rw-r--r-- root  "cordon" | "uncordon" | "drain" |
  *                                          "clear <npu>" (return an isolated NPU)
  *   queues/<queue>/            dr-xr-xr-x root
@@ -64,7 +75,9 @@
  *       events                 -r--r--r--  this job's lines of cluster/events
  *       error                  -r--r--r--  the rejection or failure sentence, else empty
  *       ctl                    -rw-r--r-- owner  "cancel" | "complete" |
- *                                          "checkpoint <step> <abs path>"; one per line,
+ *                                          "checkpoint <step> <abs path>" |
+ *                                          "exit <generation> <server> <code> [<rank>]"
+ *                                          (agents report process exits); one per line,
  *                                          the first refused line stops the rest and is
  *                                          a "refused" event of the job
  *
@@ -101,6 +114,7 @@ enum fs_node_kind {
 	FS_NODE_HEALTH,
 	FS_NODE_NPUS,
 	FS_NODE_INFO,
+	FS_NODE_JOBS,
 	FS_NODE_CTL,
 	FS_QUEUES_DIR,
 	FS_QUEUE_DIR,
@@ -183,6 +197,10 @@ struct fs_ctx {
 	struct fs_upload *uploads;	/* specs open for writing (under lock) */
 	pthread_cond_t uploads_cv;	/* signalled when an upload is released */
 	bool multithreaded;		/* false with -s: nobody could release while we wait */
+	pid_t notifier_tid;		/* the thread that pokes the mount (its requests are
+					 * no-ops); 0 = none */
+	pthread_cond_t notify_cv;	/* signalled after a change (under lock) */
+	bool stopping;			/* threads end (under lock) */
 	char *config_text;		/* normalized config, rendered once */
 	size_t config_len;
 	struct fs_cache_slot cache[FS_CACHE_SLOTS]; /* under lock */
@@ -235,6 +253,30 @@ int fs_list(struct fs_ctx *ctx, const struct fs_path *p, int (*fill)(void *data,
  */
 int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t uid,
 	   uint64_t now_usec, char *why);
+
+/*
+ * fs_threads_start() - start the daemon's background threads: the heartbeat check
+ * (once a second: servers silent past heartbeat_timeout become unreachable) and the
+ * notifier, which announces the daemon's own changes to inotify watchers by operating
+ * on the mount (truncate to the same size -> IN_MODIFY on status, status.json,
+ * ranktable.json, env, events; the daemon treats these requests as no-ops). Call after
+ * the mount is up. Returns 0 or -errno.
+ */
+int fs_threads_start(struct fs_ctx *ctx);
+
+/* fs_threads_stop() - stop and join them (before unmounting). */
+void fs_threads_stop(struct fs_ctx *ctx);
+
+/* fs_changed() - wake the notifier after a change; caller holds ctx->lock. */
+void fs_changed(struct fs_ctx *ctx);
+
+/*
+ * fs_checkpoint_newest() - the newest MindSpore checkpoint ("<prefix>-<epoch>_<step>.ckpt")
+ * in @dir or its immediate subdirectories. *@ret_step orders checkpoints (epoch in the
+ * high 32 bits, step in the low); *@ret_path (size @len) is the file. Reads the disk;
+ * call without ctx->lock. Returns 0 or -ENOENT (none found, or no such directory).
+ */
+int fs_checkpoint_newest(const char *dir, uint64_t *ret_step, char *ret_path, size_t len);
 
 /* fs_now_usec() - CLOCK_REALTIME in microseconds (the only clock the daemon reads). */
 uint64_t fs_now_usec(void);

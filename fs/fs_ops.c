@@ -38,6 +38,7 @@ enum handle_kind {
 	H_UPLOAD,	/* jobs/<name>.<ext> being written */
 	H_SPEC,		/* jobs/<name>/spec being written */
 	H_CTL,		/* a ctl file: one verb per line */
+	H_HEALTH,	/* nodes/<server>/health: an agent's report */
 };
 
 struct fs_handle {
@@ -274,6 +275,16 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 			h->job_serial = sched_cluster_find_job(ctx->cluster, p.job)->serial;
 		goto out;
 	}
+	if (p.kind == FS_NODE_HEALTH && acc == O_WRONLY) {
+		struct stat st;
+
+		r = fs_stat(ctx, &p, &st, fs_now_usec());
+		if (r == 0 && fuse_get_context()->uid != 0)
+			r = -EACCES; /* node health is root's (the agent's) */
+		if (r == 0 && !(h = handle_new(H_HEALTH, &p)))
+			r = -ENOMEM;
+		goto out;
+	}
 	if (p.kind == FS_JOB_SPEC && acc == O_WRONLY) {
 		struct sched_job *j = sched_cluster_find_job(ctx->cluster, p.job);
 		uid_t uid = fuse_get_context()->uid;
@@ -439,6 +450,7 @@ static int record_rejection(struct fs_ctx *ctx, struct fs_handle *h, const char 
 
 	pthread_mutex_lock(&ctx->lock);
 	r = sched_job_reject(ctx->cluster, h->path.job, h->uid, h->gid, why, fs_now_usec());
+	fs_changed(ctx);
 	pthread_mutex_unlock(&ctx->lock);
 	if (r == 0)
 		fs_log(ctx, 2, "job %s rejected: %s", h->path.job, why);
@@ -525,6 +537,7 @@ static int spec_process(struct fs_ctx *ctx, struct fs_handle *h, bool submit, ch
 
 		fs_log(ctx, 2, "job %s submitted by uid %u: %s", h->path.job, (unsigned)h->uid,
 		       j ? sched_job_state_name(j->state) : "?");
+		fs_changed(ctx);
 	}
 	pthread_mutex_unlock(&ctx->lock);
 	if (!submit)
@@ -622,6 +635,7 @@ static int ctl_run(struct fs_ctx *ctx, struct fs_handle *h, bool all)
 				sched_job_note_refusal(ctx->cluster, h->path.job, why,
 						       fs_now_usec());
 		}
+		fs_changed(ctx);
 		pthread_mutex_unlock(&ctx->lock);
 		if (r < 0)
 			fs_log(ctx, 1, "ctl \"%s\" by uid %u refused: %s", shown, (unsigned)h->uid,
@@ -639,6 +653,48 @@ static int ctl_run(struct fs_ctx *ctx, struct fs_handle *h, bool all)
 	return r;
 }
 
+/*
+ * Apply the buffered health report (at flush: every close; idempotent). A refused report
+ * changes nothing, the heartbeat included, and is a "refused" event of the server.
+ */
+static int health_apply(struct fs_ctx *ctx, struct fs_handle *h)
+{
+	struct conf_health_report rep;
+	struct conf_error err;
+	char file[CONF_NAME_MAX + 16], why[SCHED_REASON_MAX];
+	unsigned npus = 0;
+	int server, r;
+
+	if (!h->dirty)
+		return h->last_err;
+	h->dirty = false;
+	if (h->len == 0)
+		return h->last_err = 0;
+	snprintf(file, sizeof(file), "%s/health", h->path.item);
+	pthread_mutex_lock(&ctx->lock);
+	server = sched_cluster_find_server(ctx->cluster, h->path.item);
+	if (server >= 0)
+		npus = ctx->cluster->servers[server].conf->npu_count;
+	pthread_mutex_unlock(&ctx->lock);
+	if (server < 0)
+		return h->last_err = -ENOENT;
+	r = conf_health_parse(h->buf, h->len, file, npus, &rep, &err);
+	pthread_mutex_lock(&ctx->lock);
+	if (r < 0) {
+		conf_error_format(&err, why, sizeof(why));
+		sched_server_note_refusal(ctx->cluster, (unsigned)server, why, fs_now_usec());
+	} else {
+		r = sched_server_report(ctx->cluster, (unsigned)server, &rep, fs_now_usec());
+	}
+	fs_changed(ctx);
+	pthread_mutex_unlock(&ctx->lock);
+	if (r < 0)
+		fs_log(ctx, 1, "health report for %s refused: %s", h->path.item,
+		       r == -ENOMEM ? "out of memory" : why);
+	h->len = 0; /* the next report on this descriptor starts afresh */
+	return h->last_err = r == -EFBIG ? -EFBIG : r == -ENOMEM ? r : r < 0 ? -EINVAL : 0;
+}
+
 static int fs_write(const char *path, const char *data, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
@@ -654,6 +710,20 @@ static int fs_write(const char *path, const char *data, size_t size, off_t off,
 	case H_UPLOAD:
 	case H_SPEC:
 		r = spec_write(ctx, h, data, size, off);
+		break;
+	case H_HEALTH:
+		if (memchr(data, '\0', size)) {
+			r = -EINVAL;
+			break;
+		}
+		r = buffer_put(h, data, size, (off_t)h->len, CONF_HEALTH_MAX_BYTES);
+		if (r == -EFBIG)
+			fs_log(ctx, 1, "health report for %s refused: larger than %u KiB",
+			       h->path.item, CONF_HEALTH_MAX_BYTES / 1024);
+		if (r == 0) {
+			h->dirty = true;
+			r = (int)size;
+		}
 		break;
 	case H_CTL:
 		if (memchr(data, '\0', size)) {
@@ -688,6 +758,8 @@ static int fs_flush(const char *path, struct fuse_file_info *fi)
 		r = spec_flush(ctx, h);
 	else if (h->kind == H_CTL)
 		r = ctl_run(ctx, h, true);
+	else if (h->kind == H_HEALTH)
+		r = health_apply(ctx, h);
 	pthread_mutex_unlock(&h->mu);
 	return r;
 }
@@ -705,6 +777,8 @@ static int fs_release(const char *path, struct fuse_file_info *fi)
 		spec_release(ctx, h); /* nobody sees an error here; the job's files say it */
 	else if (h->kind == H_CTL)
 		ctl_run(ctx, h, true);
+	else if (h->kind == H_HEALTH)
+		health_apply(ctx, h);
 	pthread_mutex_unlock(&h->mu);
 	upload_unregister(ctx, h);
 	handle_free(h);
@@ -719,6 +793,8 @@ static int fs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 	struct stat st;
 	int r = fs_path_parse(path, &p);
 
+	if (fuse_get_context()->pid == ctx->notifier_tid)
+		return 0; /* our own announcement (fs_notify.c) */
 	if (r < 0)
 		return -ENOENT;
 	if (h && (h->kind == H_UPLOAD || h->kind == H_SPEC)) {
@@ -742,7 +818,8 @@ static int fs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 	pthread_mutex_unlock(&ctx->lock);
 	if (r < 0)
 		return r;
-	if (is_ctl(p.kind) || p.kind == FS_JOB_SPEC || p.kind == FS_JOB_UPLOAD)
+	if (is_ctl(p.kind) || p.kind == FS_JOB_SPEC || p.kind == FS_JOB_UPLOAD ||
+	    p.kind == FS_NODE_HEALTH)
 		return 0;
 	return -EACCES;
 }
@@ -761,6 +838,7 @@ static int fs_mkdir(const char *path, mode_t mode)
 		return -EACCES;
 	pthread_mutex_lock(&ctx->lock);
 	r = sched_job_create_draft(ctx->cluster, p.job, fc->uid, fc->gid, fs_now_usec(), NULL);
+	fs_changed(ctx);
 	pthread_mutex_unlock(&ctx->lock);
 	if (r == 0)
 		fs_log(ctx, 2, "job %s: draft created by uid %u", p.job, (unsigned)fc->uid);
@@ -781,6 +859,7 @@ static int fs_rmdir(const char *path)
 	pthread_mutex_lock(&ctx->lock);
 	wait_for_closing_uploads(ctx, &p);
 	r = sched_job_remove(ctx->cluster, p.job, fc->uid, fs_now_usec());
+	fs_changed(ctx);
 	pthread_mutex_unlock(&ctx->lock);
 	if (r == 0)
 		fs_log(ctx, 2, "job %s removed by uid %u", p.job, (unsigned)fc->uid);

@@ -50,7 +50,7 @@ static const struct {
 	{ "events", FS_CLUSTER_EVENTS }, { "ctl", FS_CLUSTER_CTL },
 }, node_files[] = {
 	{ "health", FS_NODE_HEALTH }, { "npus", FS_NODE_NPUS },
-	{ "info", FS_NODE_INFO }, { "ctl", FS_NODE_CTL },
+	{ "info", FS_NODE_INFO }, { "jobs", FS_NODE_JOBS }, { "ctl", FS_NODE_CTL },
 }, queue_files[] = {
 	{ "quota", FS_QUEUE_QUOTA }, { "status", FS_QUEUE_STATUS },
 }, job_files[] = {
@@ -279,6 +279,7 @@ static int resolve(struct fs_ctx *ctx, const struct fs_path *p, struct sched_job
 	case FS_NODE_HEALTH:
 	case FS_NODE_NPUS:
 	case FS_NODE_INFO:
+	case FS_NODE_JOBS:
 	case FS_NODE_CTL:
 		return sched_cluster_find_server(c, p->item) < 0 ? -ENOENT : 0;
 	case FS_QUEUE_DIR:
@@ -350,7 +351,8 @@ int fs_stat(struct fs_ctx *ctx, const struct fs_path *p, struct stat *st, uint64
 	case FS_CLUSTER_CTL:
 	case FS_NODE_CTL:
 	case FS_JOB_CTL:
-		st->st_mode = S_IFREG | 0644; /* reading shows the verbs; only the owner writes */
+	case FS_NODE_HEALTH:
+		st->st_mode = S_IFREG | 0644; /* ctl reads as its verbs; only the owner writes */
 		break;
 	case FS_JOB_SPEC:
 		if (spec_is_writable(j))
@@ -453,6 +455,9 @@ int fs_render(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec, ch
 	case FS_NODE_INFO:
 		return sched_render_server_info(c, (unsigned)sched_cluster_find_server(c, p->item),
 						now_usec, ret, ret_len);
+	case FS_NODE_JOBS:
+		return sched_render_server_jobs(c, (unsigned)sched_cluster_find_server(c, p->item),
+						ret, ret_len);
 	case FS_QUEUE_QUOTA:
 		return printf_text(ret, ret_len, "%u\n",
 				   conf_cluster_find_queue(c->conf, p->item)->quota_npus);
@@ -493,7 +498,8 @@ int fs_render(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec, ch
 	case FS_JOB_CTL:
 		return printf_text(ret, ret_len,
 				   "# write one command per line (the job's owner or root):\n"
-				   "# cancel | complete | checkpoint <step> <absolute path>\n");
+				   "# cancel | complete | checkpoint <step> <absolute path> |\n"
+				   "# exit <generation> <server> <status> [<rank>]\n");
 	default:
 		return -ENOENT;
 	}
@@ -768,7 +774,7 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 	   uint64_t now_usec, char *why)
 {
 	struct sched_cluster *c = ctx->cluster;
-	char copy[512], *w[4];
+	char copy[512], *w[6];
 	size_t n;
 	int r;
 
@@ -783,7 +789,7 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 		return -EINVAL;
 	}
 	snprintf(copy, sizeof(copy), "%s", line);
-	n = split_words(copy, w, 4);
+	n = split_words(copy, w, 6);
 	if (n == 0)
 		return 0; /* blank lines are harmless */
 
@@ -826,6 +832,19 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 			return -EINVAL;
 		}
 		r = sched_job_checkpoint(c, p->job, uid, step, w[2], now_usec);
+	} else if ((n == 4 || n == 5) && strcmp(w[0], "exit") == 0) {
+		uint64_t gen, code, rank = 0;
+
+		if (parse_u64(w[1], &gen) < 0 || gen > UINT32_MAX || parse_u64(w[3], &code) < 0 ||
+		    code > 255 || (n == 5 && (parse_u64(w[4], &rank) < 0 || rank > INT32_MAX))) {
+			snprintf(why, SCHED_REASON_MAX,
+				 "usage: exit <generation> <server> <status 0-255> [<rank>]");
+			return -EINVAL;
+		}
+		r = sched_job_process_exit(c, p->job, uid, (unsigned)gen, w[2], n == 5 ? (int)rank : -1,
+					   (int)code, now_usec, why);
+		if (r == -EINVAL)
+			return r;
 	} else if (n == 2 && strcmp(w[0], "resize") == 0) {
 		snprintf(why, SCHED_REASON_MAX,
 			 "resize is not supported yet (elastic jobs are planned); cancel and "
@@ -833,7 +852,8 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 		return -EOPNOTSUPP;
 	} else {
 		snprintf(why, SCHED_REASON_MAX,
-			 "unknown command \"%s\"; use cancel, complete or checkpoint <step> <path>",
+			 "unknown command \"%s\"; use cancel, complete, checkpoint <step> <path> or "
+			 "exit <generation> <server> <status> [<rank>]",
 			 line);
 		return -EINVAL;
 	}

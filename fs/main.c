@@ -260,6 +260,7 @@ int main(int argc, char *argv[])
 	ctx.multithreaded = !cl.singlethread;
 	pthread_mutex_init(&ctx.lock, NULL);
 	pthread_cond_init(&ctx.uploads_cv, NULL);
+	pthread_cond_init(&ctx.notify_cv, NULL);
 
 	/* libfuse adds subtype=<program name> itself */
 	fuse_opt_add_arg(&args, "-odefault_permissions,fsname=ascendfs");
@@ -277,6 +278,11 @@ int main(int argc, char *argv[])
 		goto out_unmount;
 	if (fuse_set_signal_handlers(fuse_get_session(fuse)) != 0)
 		goto out_unmount;
+	r = fs_threads_start(&ctx);
+	if (r < 0) {
+		fprintf(stderr, "ascendfs: cannot start threads: %s\n", strerror(-r));
+		goto out_signals;
+	}
 	fs_log(&ctx, 2, "mounted %s: %zu servers, %u NPUs, config %s", mnt,
 	       ctx.cluster->server_count, ctx.cluster->npus_total, o.config);
 	if (cl.singlethread) {
@@ -295,9 +301,12 @@ int main(int argc, char *argv[])
 	/* the loop returns the signal that ended it: SIGTERM, SIGINT and SIGHUP are clean */
 	ret = r == 0 || r == SIGTERM || r == SIGINT || r == SIGHUP ? 0 : 1;
 	fs_log(&ctx, 2, "unmounting %s", mnt);
+out_signals:
 	fuse_remove_signal_handlers(fuse_get_session(fuse));
 out_unmount:
+	/* unmount first: the notifier may be blocked in a syscall on the mount */
 	fuse_unmount(fuse);
+	fs_threads_stop(&ctx);
 out_fuse:
 	fuse_destroy(fuse);
 out_ctx:

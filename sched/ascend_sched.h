@@ -68,13 +68,31 @@ const char *sched_health_name(enum sched_health h);
 
 struct sched_job;
 
+/* Why an NPU takes no new work (design.md §6). */
+enum sched_isolation {
+	SCHED_ISOLATION_NONE,
+	SCHED_ISOLATION_ALARM,	/* pre-isolated by an Alarm: its running job stays */
+	SCHED_ISOLATION_FAULT,	/* Critical/UNKNOWN or a lost server: back after the hold time
+				 * once it reports OK */
+	SCHED_ISOLATION_MANUAL,	/* repeated faults (or admin): back only with `clear` */
+};
+
+/* sched_isolation_name() - "none", "alarm", "fault", "manual" (static). */
+const char *sched_isolation_name(enum sched_isolation i);
+
 /* One NPU of a server. */
 struct sched_npu {
 	unsigned device_id;	/* physical id, 0..npu_count-1 */
 	enum sched_health health;
-	bool isolated;		/* no new work may be placed here */
+	bool isolated;		/* no new work may be placed here (isolation != NONE) */
+	enum sched_isolation isolation;
 	struct sched_job *job;	/* borrowed; NULL when free */
 	unsigned rank;		/* rank_id within job when job != NULL */
+	uint64_t last_fault_usec;	/* 0 = never */
+	uint64_t window_start_usec;	/* escalation window */
+	unsigned window_faults;		/* faults since window_start_usec */
+	char fault[200];		/* last fault: code and message, "" */
+	char reported_ip[48];		/* device_ip the agent reported, "" */
 };
 
 enum sched_server_state {
@@ -91,6 +109,8 @@ struct sched_server {
 	bool cordoned;			/* admin: no new work */
 	bool draining;			/* admin: no new work; cordoned until empty */
 	uint64_t last_report_usec;	/* 0 = never */
+	enum sched_health node_health;	/* the `node` line of the last report */
+	bool ips_confirmed;		/* the agent reported a device_ip for every NPU */
 	struct sched_npu npus[CONF_SERVER_NPUS_MAX];
 	unsigned npus_free;		/* free and placeable NPUs */
 	unsigned jobs_running;		/* distinct jobs holding NPUs here */
@@ -123,7 +143,15 @@ struct sched_job {
 	unsigned sched_port;		/* MS_SCHED_PORT of this placement */
 	uint64_t checkpoint_step;	/* newest reported checkpoint; 0 = none */
 	char *checkpoint_path;		/* owned; NULL = none */
+	uint64_t checkpoint_usec;	/* when it was written (report time, or file mtime) */
+	bool checkpoint_reported;	/* it came from `checkpoint STEP PATH`, not the disk */
+	bool *exited_ok;		/* owned: per process of this generation (per server for
+					 * msrun, per rank for per-rank), exited with status 0 */
+	size_t exited_count;		/* entries of exited_ok */
+	unsigned exits_generation;	/* generation exited_ok belongs to */
 	uint64_t version;		/* bumped on every change (cache key for readers) */
+	uint64_t notified_version;	/* for the embedding program: the version it last
+					 * announced (the daemon's inotify pokes) */
 };
 
 enum sched_event_kind {
@@ -138,6 +166,8 @@ enum sched_event_kind {
 	SCHED_EV_CHECKPOINT,
 	SCHED_EV_SERVER,	/* cordon, uncordon, drain */
 	SCHED_EV_REFUSED,	/* a request about a job was refused; the job is unchanged */
+	SCHED_EV_HEALTH,	/* an NPU or server changed health or isolation */
+	SCHED_EV_RECOVERING,	/* a fault took NPUs from a running job */
 	SCHED_EV_KIND_COUNT
 };
 
@@ -171,6 +201,7 @@ struct sched_cluster {
 	size_t event_head, event_count, event_cap;
 	uint64_t next_event_seq;
 	uint64_t version;		/* bumped on every change anywhere */
+	uint64_t recoveries;		/* jobs moved off failed NPUs or servers */
 	unsigned npus_total, npus_allocated;
 };
 
@@ -254,10 +285,26 @@ int sched_job_complete(struct sched_cluster *c, const char *name, uid_t uid, uin
 
 /*
  * sched_job_checkpoint() - record that job @name wrote checkpoint @step at @path
- * (borrowed, absolute). The newest step wins. Returns -ENOENT, -EPERM, -EINVAL, -ENOMEM.
+ * (borrowed, absolute). It becomes the resume point unless an earlier report named a
+ * higher step (a report always replaces a checkpoint found on disk). Returns -ENOENT,
+ * -EPERM, -EINVAL, -EBUSY (the job is not active), -ENOMEM.
  */
 int sched_job_checkpoint(struct sched_cluster *c, const char *name, uid_t uid, uint64_t step,
 			 const char *path, uint64_t now_usec);
+
+/*
+ * sched_job_process_exit() - a process of job @name's generation @generation exited
+ * with @code, as its node agent reports it: with `launch: msrun` one process per server
+ * (@rank < 0), with `per-rank` one per rank. Reports for another generation (processes
+ * stopped by a recovery) are ignored. Code 0 from every process of the generation
+ * completes the job; any other code is a task fault: the job restarts on the same
+ * placement from its newest checkpoint (generation + 1) until max_restarts, then
+ * fails. @server must hold a share of the job (and @rank be one of its ranks).
+ * Returns 0, -ENOENT, -EPERM, -EINVAL (@server or @rank not the job's) with @reason.
+ */
+int sched_job_process_exit(struct sched_cluster *c, const char *name, uid_t uid,
+			   unsigned generation, const char *server, int rank, int code,
+			   uint64_t now_usec, char *reason);
 
 /*
  * sched_job_note_refusal() - append a "refused" event for job @name saying @reason
@@ -266,6 +313,15 @@ int sched_job_checkpoint(struct sched_cluster *c, const char *name, uid_t uid, u
  */
 int sched_job_note_refusal(struct sched_cluster *c, const char *name, const char *reason,
 			   uint64_t now_usec);
+
+/*
+ * sched_job_checkpoint_found() - a checkpoint file @path (borrowed) of job @name was
+ * found on disk, written at @mtime_usec, ordered by @step. It becomes the resume point
+ * when it is newer than the current one (a reported checkpoint counts from the time it
+ * was reported). Returns 1 when it did, 0 when not, -ENOENT, -ENOMEM.
+ */
+int sched_job_checkpoint_found(struct sched_cluster *c, const char *name, uint64_t step,
+			       const char *path, uint64_t mtime_usec, uint64_t now_usec);
 
 /*
  * sched_job_remove() - forget job @name (rmdir): an active job is cancelled first.
@@ -293,10 +349,45 @@ int sched_server_set_cordon(struct sched_cluster *c, const char *name, bool cord
 
 /*
  * sched_server_clear_npu() - return NPU @npu of server @name to service (admin `clear`):
- * drops its isolation and schedules. Returns 0, -ENOENT (server) or -EINVAL (npu id).
+ * drops any isolation (manual included), forgets its fault history, sets its health to
+ * OK until the next report, and schedules. Returns 0, -ENOENT (server) or -EINVAL.
  */
 int sched_server_clear_npu(struct sched_cluster *c, const char *name, unsigned npu,
 			   uint64_t now_usec);
+
+/*
+ * sched_server_report() - apply health report @r (borrowed, already validated against
+ * the server's NPU count) from the agent of server @server, received at @now_usec.
+ * The write is also the heartbeat: an unknown or unreachable server becomes ready.
+ * Per NPU (and for the whole server with the `node` line), design.md §6:
+ *   OK       back to service: an Alarm at once, a fault after conf->fault_hold_sec since
+ *            the last fault; a manual isolation stays until sched_server_clear_npu()
+ *   Warning  an event only
+ *   Alarm    pre-isolate: no new work; a running job keeps the NPU
+ *   Critical, UNKNOWN  isolate and recover the job holding it (sched_job_recover rules);
+ *            fault_escalate_count faults within fault_escalate_window make the
+ *            isolation manual
+ * Reported device IPs are compared with the inventory (a difference is an event; the
+ * reported address is what the rank table uses); a server whose agent reported every
+ * NPU's IP is confirmed. Returns 0 or -ENOENT (no such server).
+ */
+int sched_server_report(struct sched_cluster *c, unsigned server,
+			const struct conf_health_report *r, uint64_t now_usec);
+
+/*
+ * sched_server_note_refusal() - append a "refused" event about server @server (a health
+ * report that was refused; nothing else changes, not even the heartbeat).
+ * Returns 0 or -ENOENT.
+ */
+int sched_server_note_refusal(struct sched_cluster *c, unsigned server, const char *reason,
+			      uint64_t now_usec);
+
+/*
+ * sched_check_heartbeats() - mark servers whose last report is older than
+ * conf->heartbeat_timeout_sec unreachable, isolate their NPUs and recover their jobs.
+ * Servers that never reported are left alone. Returns how many servers it marked.
+ */
+unsigned sched_check_heartbeats(struct sched_cluster *c, uint64_t now_usec);
 
 /*
  * sched_server_is_schedulable() - new work may land on @s: not cordoned, not
@@ -401,6 +492,14 @@ int sched_render_server_npus(const struct sched_cluster *c, unsigned server, cha
 /* sched_render_server_info() - JSON: host_ip, type, switch, super pod, heartbeat age. */
 int sched_render_server_info(const struct sched_cluster *c, unsigned server, uint64_t now_usec,
 			     char **ret, size_t *ret_len);
+
+/*
+ * sched_render_server_jobs() - what server @server must run, for its agent: one line per
+ * running job with a share here, "<job> <generation> <msrun|per-rank> <node_rank>
+ * <first_rank> <npu_count> <uid> <gid>", after a "# ..." header line.
+ */
+int sched_render_server_jobs(const struct sched_cluster *c, unsigned server, char **ret,
+			     size_t *ret_len);
 
 /* sched_render_server_health() - normalized health: "node <state>\nnpu N <level>\n...". */
 int sched_render_server_health(const struct sched_cluster *c, unsigned server, char **ret,

@@ -36,6 +36,8 @@ static const char *const event_names[SCHED_EV_KIND_COUNT] = {
 	[SCHED_EV_CHECKPOINT] = "checkpoint",
 	[SCHED_EV_SERVER] = "server",
 	[SCHED_EV_REFUSED] = "refused",
+	[SCHED_EV_HEALTH] = "health",
+	[SCHED_EV_RECOVERING] = "recovering",
 };
 
 const char *sched_event_kind_name(enum sched_event_kind k)
@@ -161,7 +163,7 @@ bool sched_server_is_schedulable(const struct sched_cluster *c, const struct sch
 	return true;
 }
 
-static void server_recount(struct sched_server *s)
+void sched_server_recount(struct sched_server *s)
 {
 	struct sched_job *seen[CONF_SERVER_NPUS_MAX];
 	unsigned nseen = 0;
@@ -200,7 +202,7 @@ void sched_alloc_apply(struct sched_cluster *c, struct sched_job *j, struct sche
 			n->rank = slices[i].first_rank + k;
 		}
 		c->npus_allocated += slices[i].npu_count;
-		server_recount(s);
+		sched_server_recount(s);
 	}
 	c->version++;
 }
@@ -218,7 +220,7 @@ void sched_alloc_release(struct sched_cluster *c, struct sched_job *j)
 			n->rank = 0;
 		}
 		c->npus_allocated -= j->slices[i].npu_count;
-		server_recount(s);
+		sched_server_recount(s);
 		if (s->draining && s->jobs_running == 0) {
 			s->draining = false;
 			s->cordoned = true;
@@ -349,7 +351,11 @@ int sched_server_clear_npu(struct sched_cluster *c, const char *name, unsigned n
 	if (npu >= s->conf->npu_count)
 		return -EINVAL;
 	s->npus[npu].isolated = false;
-	server_recount(s);
+	s->npus[npu].isolation = SCHED_ISOLATION_NONE;
+	s->npus[npu].health = SCHED_HEALTH_OK;
+	s->npus[npu].window_faults = 0;
+	s->npus[npu].fault[0] = '\0';
+	sched_server_recount(s);
 	sched_event_add(c, now_usec, SCHED_EV_SERVER, NULL, name, (int)npu,
 			"NPU %u cleared by root: back in service", npu);
 	sched_schedule(c, now_usec);

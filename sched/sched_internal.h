@@ -60,6 +60,40 @@ bool sched_fits_when_idle(const struct sched_cluster *c, unsigned npus,
  */
 int sched_event_render_line(struct sched_event *e);
 
+/*
+ * sched_job_recover() - a fault took NPUs from running job @j: restarts + 1; beyond
+ * max_restarts, or with enable_fault_recovery off, the job fails with @why. Otherwise
+ * it goes recovering, keeps its healthy servers and replaces the failed ones when whole
+ * free servers allow (else a whole new placement), generation + 1, and runs; with no
+ * capacity it goes pending with the reason and resumes when capacity returns.
+ */
+void sched_job_recover(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
+		       const char *why);
+
+/*
+ * sched_job_restart() - a task fault (a process exited non-zero): restarts + 1; beyond
+ * max_restarts the job fails with @why; else it stays on its NPUs as a new generation
+ * (its processes restart from the newest checkpoint).
+ */
+void sched_job_restart(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
+		       const char *why);
+
+/*
+ * sched_replace() - a placement for @j keeping its slices whose @bad entry is false and
+ * replacing the others by whole free servers of the same type (same leaf switch first).
+ * New array (free()) in topology order with ranks assigned. Nothing is changed.
+ * Returns 0, -ENOSPC (not enough whole free servers) or -ENOMEM.
+ */
+int sched_replace(const struct sched_cluster *c, const struct sched_job *j, const bool *bad,
+		  struct sched_slice **ret_slices, size_t *ret_count);
+
+/* sched_pick_port() - MS_SCHED_PORT for @self with rank 0 on server @master. */
+unsigned sched_pick_port(const struct sched_cluster *c, const struct sched_job *self,
+			 unsigned master);
+
+/* sched_server_recount() - recompute a server's free NPUs and job count. */
+void sched_server_recount(struct sched_server *s);
+
 /* sched_reason() - snprintf into a SCHED_REASON_MAX buffer. */
 void sched_reason(char *reason, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -88,6 +88,7 @@ void sched_job_free(struct sched_job *j)
 	free(j->spec_text);
 	free(j->slices);
 	free(j->checkpoint_path);
+	free(j->exited_ok);
 	free(j);
 }
 
@@ -390,18 +391,115 @@ int sched_job_checkpoint(struct sched_cluster *c, const char *name, uid_t uid, u
 		return -EINVAL;
 	if (sched_job_state_is_terminal(j->state) || j->state == SCHED_JOB_DRAFT)
 		return -EBUSY;
-	if (j->checkpoint_path && step < j->checkpoint_step)
-		return 0; /* an older checkpoint never replaces a newer one */
+	if (j->checkpoint_path && j->checkpoint_reported && step < j->checkpoint_step)
+		return 0; /* an older reported step never replaces a newer one */
 	copy = strdup(path);
 	if (!copy)
 		return -ENOMEM;
 	free(j->checkpoint_path);
 	j->checkpoint_path = copy;
 	j->checkpoint_step = step;
+	j->checkpoint_usec = now_usec;
+	j->checkpoint_reported = true;
 	j->change_usec = now_usec;
 	j->version++;
 	sched_event_add(c, now_usec, SCHED_EV_CHECKPOINT, j, NULL, -1, "step %llu at %s",
 			(unsigned long long)step, path);
+	return 0;
+}
+
+int sched_job_checkpoint_found(struct sched_cluster *c, const char *name, uint64_t step,
+			       const char *path, uint64_t mtime_usec, uint64_t now_usec)
+{
+	struct sched_job *j = sched_cluster_find_job(c, name);
+	char *copy;
+
+	if (!j)
+		return -ENOENT;
+	if (sched_job_state_is_terminal(j->state) || j->state == SCHED_JOB_DRAFT)
+		return 0;
+	if (j->checkpoint_path && (mtime_usec <= j->checkpoint_usec ||
+				   strcmp(j->checkpoint_path, path) == 0))
+		return 0;
+	copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	free(j->checkpoint_path);
+	j->checkpoint_path = copy;
+	j->checkpoint_step = step;
+	j->checkpoint_usec = mtime_usec;
+	j->checkpoint_reported = false;
+	j->change_usec = now_usec;
+	j->version++;
+	sched_event_add(c, now_usec, SCHED_EV_CHECKPOINT, j, NULL, -1,
+			"found on disk: %s", path);
+	return 1;
+}
+
+int sched_job_process_exit(struct sched_cluster *c, const char *name, uid_t uid,
+			   unsigned generation, const char *server, int rank, int code,
+			   uint64_t now_usec, char *reason)
+{
+	struct sched_job *j;
+	size_t slice = SIZE_MAX, idx, count;
+	bool per_rank;
+	int r = job_for_owner(c, name, uid, &j);
+
+	if (r < 0)
+		return r;
+	if (j->state != SCHED_JOB_RUNNING || generation != j->generation)
+		return 0; /* a process of an earlier generation, stopped on purpose */
+	for (size_t i = 0; i < j->slice_count; i++)
+		if (strcmp(c->servers[j->slices[i].server].conf->name, server) == 0)
+			slice = i;
+	if (slice == SIZE_MAX) {
+		sched_reason(reason, "server %s holds no part of job %s generation %u", server,
+			     name, generation);
+		return -EINVAL;
+	}
+	per_rank = j->spec->launch == CONF_LAUNCH_PER_RANK;
+	count = per_rank ? sched_job_total_npus(j) : j->slice_count;
+	if (per_rank) {
+		const struct sched_slice *sl = &j->slices[slice];
+
+		if (rank < (int)sl->first_rank || rank >= (int)(sl->first_rank + sl->npu_count)) {
+			sched_reason(reason, "rank %d is not on server %s (its ranks are %u-%u)",
+				     rank, server, sl->first_rank, sl->first_rank + sl->npu_count - 1);
+			return -EINVAL;
+		}
+		idx = (size_t)rank;
+	} else {
+		idx = slice;
+	}
+	if (j->exits_generation != j->generation || j->exited_count != count) {
+		bool *n = calloc(count, sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		free(j->exited_ok);
+		j->exited_ok = n;
+		j->exited_count = count;
+		j->exits_generation = j->generation;
+	}
+	if (code != 0) {
+		char why[SCHED_REASON_MAX];
+
+		if (per_rank)
+			snprintf(why, sizeof(why), "rank %d on %s exited with status %d", rank,
+				 server, code);
+		else
+			snprintf(why, sizeof(why), "msrun on %s exited with status %d", server, code);
+		sched_job_restart(c, j, now_usec, why);
+		return 0;
+	}
+	j->exited_ok[idx] = true;
+	for (size_t i = 0; i < count; i++)
+		if (!j->exited_ok[i])
+			return 0;
+	sched_alloc_release(c, j);
+	sched_job_transition(c, j, SCHED_JOB_COMPLETED, SCHED_EV_COMPLETED, now_usec,
+			     "every process exited with status 0");
+	sched_schedule(c, now_usec);
 	return 0;
 }
 
@@ -475,8 +573,8 @@ static bool sched_port_is_used(const struct sched_cluster *c, const struct sched
  * MS_SCHED_PORT: the base port, or the next one free on the job's rank-0 server
  * (wrapping to 1024 past 65535), so two jobs never share a scheduler endpoint.
  */
-static unsigned pick_sched_port(const struct sched_cluster *c, const struct sched_job *self,
-				unsigned master)
+unsigned sched_pick_port(const struct sched_cluster *c, const struct sched_job *self,
+			 unsigned master)
 {
 	unsigned base = c->conf->scheduler_port, port = base;
 
@@ -491,6 +589,14 @@ static unsigned pick_sched_port(const struct sched_cluster *c, const struct sche
 static void set_pending(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
 			const char *reason)
 {
+	char full[SCHED_REASON_MAX];
+
+	/* a job that ran before waits to resume, not to start: say so */
+	if (j->generation > 0) {
+		snprintf(full, sizeof(full), "recovering from a fault; waits for capacity: %.400s",
+			 reason);
+		reason = full;
+	}
 	if (j->state == SCHED_JOB_PENDING && strcmp(j->reason, reason) == 0)
 		return;
 	sched_job_transition(c, j, SCHED_JOB_PENDING, SCHED_EV_PENDING, now_usec, reason);
@@ -585,7 +691,7 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 			continue;
 		}
 		sched_alloc_apply(c, j, slices, count);
-		j->sched_port = pick_sched_port(c, j, slices[0].server);
+		j->sched_port = sched_pick_port(c, j, slices[0].server);
 		j->generation++;
 		sched_reason(reason, "placed on %zu server%s, generation %u", count,
 			     count == 1 ? "" : "s", j->generation);

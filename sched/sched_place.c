@@ -792,3 +792,63 @@ bool sched_fits_when_idle(const struct sched_cluster *c, unsigned npus,
 	}
 	return false;
 }
+
+int sched_replace(const struct sched_cluster *c, const struct sched_job *j, const bool *bad,
+		  struct sched_slice **ret_slices, size_t *ret_count)
+{
+	const struct conf_server_type *t;
+	struct sched_slice *out;
+	size_t need = 0, n = 0;
+	bool *kept_switch;
+
+	if (!j->slice_count)
+		return -ENOSPC;
+	t = c->servers[j->slices[0].server].conf->type;
+	/* super pods need an even split: leave that to a whole new placement */
+	if (strcmp(t->rank_table_version, "1.2") == 0)
+		return -ENOSPC;
+	for (size_t i = 0; i < j->slice_count; i++) {
+		need += bad[i];
+		if (!bad[i] && j->slices[i].npu_count != t->npu_count)
+			return -ENOSPC; /* only whole-server jobs are patched */
+	}
+	out = calloc(j->slice_count, sizeof(*out));
+	kept_switch = calloc(c->switch_count ? c->switch_count : 1, sizeof(*kept_switch));
+	if (!out || !kept_switch) {
+		free(out);
+		free(kept_switch);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < j->slice_count; i++) {
+		if (bad[i])
+			continue;
+		out[n++] = j->slices[i];
+		kept_switch[c->servers[j->slices[i].server].switch_index] = true;
+	}
+	/* replacements: whole free servers, under a switch the job already uses first */
+	for (int pass = 0; pass < 2 && need; pass++) {
+		for (size_t i = 0; i < c->server_count && need; i++) {
+			const struct sched_server *s = &c->servers[i];
+
+			if (kept_switch[s->switch_index] != (pass == 0) ||
+			    !server_is_whole_free(c, s, t))
+				continue;
+			out[n].server = (unsigned)i;
+			out[n].npu_count = t->npu_count;
+			for (unsigned d = 0; d < t->npu_count; d++)
+				out[n].device_ids[d] = d;
+			n++;
+			need--;
+		}
+	}
+	free(kept_switch);
+	if (need) {
+		free(out);
+		return -ENOSPC;
+	}
+	qsort_r(out, n, sizeof(*out), slice_topo_cmp, (void *)c);
+	assign_ranks(out, n);
+	*ret_slices = out;
+	*ret_count = n;
+	return 0;
+}

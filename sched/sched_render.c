@@ -225,12 +225,20 @@ static const struct sched_server *slice_server(const struct sched_cluster *c,
 	return &c->servers[sl->server];
 }
 
+/* The device_ip HCCL should use: what the agent reported, else the inventory's. */
+static const char *device_ip(const struct sched_server *s, unsigned d)
+{
+	if (s->npus[d].reported_ip[0])
+		return s->npus[d].reported_ip;
+	return s->conf->device_ips[d];
+}
+
 /* True when every device of a multi-server job has a known device_ip. */
 static bool job_device_ips_known(const struct sched_cluster *c, const struct sched_job *j)
 {
 	for (size_t i = 0; i < j->slice_count; i++)
 		for (unsigned k = 0; k < j->slices[i].npu_count; k++)
-			if (!slice_server(c, &j->slices[i])->conf->device_ips[j->slices[i].device_ids[k]])
+			if (!device_ip(slice_server(c, &j->slices[i]), j->slices[i].device_ids[k]))
 				return false;
 	return true;
 }
@@ -267,8 +275,8 @@ int sched_render_ranktable(const struct sched_cluster *c, const struct sched_job
 			json_t *dev = json_object();
 
 			jset(dev, "device_id", json_uint_str(d));
-			if (cs->device_ips[d])
-				jset(dev, "device_ip", jstr(cs->device_ips[d]));
+			if (device_ip(slice_server(c, sl), d))
+				jset(dev, "device_ip", jstr(device_ip(slice_server(c, sl), d)));
 			if (v12)
 				/* super_device_id: position in the super pod, until agents report
 				 * the SDID read from the hardware */
@@ -311,10 +319,16 @@ int sched_render_ranktable(const struct sched_cluster *c, const struct sched_job
 		}
 		jset(root, "super_pod_list", pods);
 	}
-	/* HCCL polls until "completed"; device IPs must be known first. */
+	/*
+	 * HCCL polls until "completed": device IPs must be known first, and when agents are
+	 * required every server of the job must have confirmed its device IPs.
+	 */
+	for (size_t i = 0; i < j->slice_count && c->conf->require_agent; i++)
+		if (!slice_server(c, &j->slices[i])->ips_confirmed)
+			ips_known = false;
 	jset(root, "status",
-			    jstr(j->slice_count > 1 && !ips_known ? "initializing" :
-									"completed"));
+	     jstr((j->slice_count > 1 || c->conf->require_agent) && !ips_known ? "initializing" :
+										 "completed"));
 	return json_finish(root, ret, ret_len, JSON_INDENT(2));
 }
 
@@ -681,8 +695,8 @@ int sched_render_topology(const struct sched_cluster *c, char **ret, size_t *ret
 			json_t *ne = json_object();
 
 			jset(ne, "device_id", json_integer(d));
-			jset(ne, "device_ip", cs->device_ips[d] ?
-							jstr(cs->device_ips[d]) :
+			jset(ne, "device_ip", device_ip(s, d) ?
+							jstr(device_ip(s, d)) :
 							json_null());
 			jset(ne, "hccs_group",
 					    json_integer(d / (cs->type->hccs_group_size ?
@@ -721,7 +735,7 @@ int sched_render_metrics(const struct sched_cluster *c, uint64_t now_usec, char 
 	for (size_t i = 0; i < c->job_count; i++)
 		by_state[c->jobs[i]->state]++;
 	/* NPU Exporter's name and encoding: 1 healthy, 0 unhealthy */
-	buf_printf(&b, "# HELP npu_chip_info_health_status NPU health: 1 healthy, 0 unhealthy\n"
+	buf_printf(&b, "# HELP npu_chip_info_health_status NPU health: 1 healthy, 0 unhealthy, -1 unknown\n"
 		       "# TYPE npu_chip_info_health_status gauge\n");
 	for (size_t i = 0; i < c->server_count; i++) {
 		const struct sched_server *s = &c->servers[i];
@@ -729,8 +743,11 @@ int sched_render_metrics(const struct sched_cluster *c, uint64_t now_usec, char 
 		for (unsigned d = 0; d < s->conf->npu_count; d++)
 			buf_printf(&b, "npu_chip_info_health_status{id=\"%u\",node=\"%s\"} %d\n", d,
 				   s->conf->name,
+				   s->npus[d].health == SCHED_HEALTH_UNKNOWN ? -1 :
 				   s->npus[d].health == SCHED_HEALTH_OK ||
-					   s->npus[d].health == SCHED_HEALTH_WARNING);
+						   s->npus[d].health == SCHED_HEALTH_WARNING ?
+									     1 :
+									     0);
 	}
 	buf_printf(&b, "# HELP ascendfs_npus NPUs by allocation state\n"
 		       "# TYPE ascendfs_npus gauge\n"
@@ -742,6 +759,20 @@ int sched_render_metrics(const struct sched_cluster *c, uint64_t now_usec, char 
 	for (int s = 0; s < SCHED_JOB_STATE_COUNT; s++)
 		buf_printf(&b, "ascendfs_jobs{state=\"%s\"} %u\n", sched_job_state_name(s),
 			   by_state[s]);
+	buf_printf(&b, "# HELP ascendfs_recoveries_total Jobs moved off failed NPUs or servers\n"
+		       "# TYPE ascendfs_recoveries_total counter\n"
+		       "ascendfs_recoveries_total %" PRIu64 "\n",
+		   c->recoveries);
+	buf_printf(&b, "# HELP ascendfs_servers Servers by state\n# TYPE ascendfs_servers gauge\n");
+	{
+		static const char *const names[] = { "unknown", "ready", "unreachable" };
+		unsigned by[3] = { 0 };
+
+		for (size_t i = 0; i < c->server_count; i++)
+			by[c->servers[i].state]++;
+		for (int k = 0; k < 3; k++)
+			buf_printf(&b, "ascendfs_servers{state=\"%s\"} %u\n", names[k], by[k]);
+	}
 	buf_printf(&b, "# HELP ascendfs_events_total Events recorded since start\n"
 		       "# TYPE ascendfs_events_total counter\n"
 		       "ascendfs_events_total %" PRIu64 "\n",
@@ -763,8 +794,9 @@ int sched_render_server_npus(const struct sched_cluster *c, unsigned server, cha
 	for (unsigned d = 0; d < s->conf->npu_count; d++) {
 		const struct sched_npu *n = &s->npus[d];
 
-		buf_printf(&b, "%u %s %s%s ", d, s->conf->device_ips[d] ? s->conf->device_ips[d] : "-",
-			   sched_health_name(n->health), n->isolated ? ",isolated" : "");
+		buf_printf(&b, "%u %s %s%s%s ", d, device_ip(s, d) ? device_ip(s, d) : "-",
+			   sched_health_name(n->health), n->isolated ? ",isolated:" : "",
+			   n->isolated ? sched_isolation_name(n->isolation) : "");
 		if (n->job)
 			buf_printf(&b, "%s %u\n", n->job->name, n->rank);
 		else
@@ -803,6 +835,33 @@ int sched_render_server_info(const struct sched_cluster *c, unsigned server, uin
 	return json_finish(o, ret, ret_len, JSON_INDENT(2));
 }
 
+int sched_render_server_jobs(const struct sched_cluster *c, unsigned server, char **ret,
+			     size_t *ret_len)
+{
+	struct buf b = { 0 };
+
+	if (server >= c->server_count)
+		return -ENOENT;
+	buf_printf(&b, "# job generation launch node_rank first_rank npu_count uid gid\n");
+	for (size_t i = 0; i < c->job_count; i++) {
+		const struct sched_job *j = c->jobs[i];
+
+		if (j->state != SCHED_JOB_RUNNING)
+			continue;
+		for (size_t k = 0; k < j->slice_count; k++) {
+			const struct sched_slice *sl = &j->slices[k];
+
+			if (sl->server != server)
+				continue;
+			buf_printf(&b, "%s %u %s %zu %u %u %u %u\n", j->name, j->generation,
+				   j->spec->launch == CONF_LAUNCH_PER_RANK ? "per-rank" : "msrun", k,
+				   sl->first_rank, sl->npu_count, (unsigned)j->uid,
+				   (unsigned)j->gid);
+		}
+	}
+	return buf_finish(&b, ret, ret_len);
+}
+
 int sched_render_server_health(const struct sched_cluster *c, unsigned server, char **ret,
 			       size_t *ret_len)
 {
@@ -812,10 +871,17 @@ int sched_render_server_health(const struct sched_cluster *c, unsigned server, c
 	if (server >= c->server_count)
 		return -ENOENT;
 	s = &c->servers[server];
-	buf_printf(&b, "node %s\n", server_state_name(s));
-	for (unsigned d = 0; d < s->conf->npu_count; d++)
-		buf_printf(&b, "npu %u %s%s\n", d, sched_health_name(s->npus[d].health),
-			   s->npus[d].isolated ? " isolated" : "");
+	buf_printf(&b, "node %s %s\n", sched_health_name(s->node_health), server_state_name(s));
+	for (unsigned d = 0; d < s->conf->npu_count; d++) {
+		const struct sched_npu *n = &s->npus[d];
+
+		buf_printf(&b, "npu %u %s", d, sched_health_name(n->health));
+		if (n->isolated)
+			buf_printf(&b, " isolated:%s", sched_isolation_name(n->isolation));
+		if (n->fault[0] && n->isolated)
+			buf_printf(&b, " (%s)", n->fault);
+		buf_printf(&b, "\n");
+	}
 	return buf_finish(&b, ret, ret_len);
 }
 

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Faults through a real mount: health reports written into nodes/<server>/health isolate
+# NPUs and move jobs (generation 2, rank table rewritten), a silent server becomes
+# unreachable and its job moves, garbage reports change nothing, inotify watchers wake.
+# Usage: test_faults.sh ASCENDFS CHECK_RANKTABLE SRCDIR
+set -u
+ASCENDFS=$(realpath "$1")
+CHECK=$(realpath "$2")
+SRC=$(realpath "$3")
+. "$SRC/tests/integration/lib.sh"
+
+it_setup
+M=$IT_MNT
+# the example cluster with a 1 s check interval, 3 s heartbeat timeout, 2 s hold time
+CONFIG=$IT_WORK/cluster.yaml
+sed -e 's/^  fault_check_interval: 5 .*/  fault_check_interval: 1/' \
+	-e 's/^  heartbeat_timeout: 15 .*/  heartbeat_timeout: 3/' \
+	"$SRC/examples/ascend_cluster.yaml" >"$CONFIG"
+grep -q 'heartbeat_timeout: 3$' "$CONFIG" || { echo "could not derive the test config"; exit 1; }
+it_start "$ASCENDFS" "$CONFIG" || exit 1
+
+json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+servers_of() { json "$M/jobs/$1/status.json" '" ".join(p["server"] for p in d["placement"])'; }
+ok_report() { # ok_report SERVER: every NPU OK
+	{ echo "node OK"; for d in 0 1 2 3 4 5 6 7; do echo "npu $d OK"; done; } >"$M/nodes/$1/health"
+}
+
+J=llama70b-pretrain
+cp "$SRC/examples/jobs/$J.yaml" "$M/jobs/"
+check_eq "$J runs" running "$(cat "$M/jobs/$J/status")"
+before=$(servers_of $J)
+victim=$(echo "$before" | cut -d' ' -f2)
+
+# ---- a Critical NPU: isolate it, keep the healthy servers, replace the failed one --
+watch_log=$IT_WORK/inotify.log
+if command -v inotifywait >/dev/null; then
+	inotifywait -q -t 15 -e modify "$M/jobs/$J/status" >"$watch_log" 2>&1 &
+	watcher=$!
+	sleep 0.5 # let it set its watch
+fi
+t0=$(date +%s%N)
+check "a Critical report is accepted" sh -c "printf 'node OK\nnpu 3 Critical 0x80C98000 HBM uncorrectable ECC\n' > '$M/nodes/$victim/health'"
+wait_until 5 bash -c "[ \"\$(python3 -c 'import json;print(json.load(open(\"$M/jobs/$J/status.json\"))[\"generation\"])')\" = 2 ]"
+t1=$(date +%s%N)
+echo "# Critical report to the new rank table through the mount: $(((t1 - t0) / 1000000)) ms"
+check_eq "the job is running again as generation 2" "running 2" \
+	"$(cat "$M/jobs/$J/status") $(json "$M/jobs/$J/status.json" 'd["generation"]')"
+after=$(servers_of $J)
+kept=0
+for s in $after; do case " $before " in *" $s "*) kept=$((kept + 1)) ;; esac; done
+check_eq "3 healthy servers kept, 1 replaced" 3 "$kept"
+case " $after " in
+*" $victim "*) not_ok "the failed server is gone from the placement" "placement: $after" ;;
+*) ok "the failed server is gone from the placement" ;;
+esac
+check "the new rank table passes the HCCL checker" \
+	"$CHECK" --npus-per-server 8 --completed --ranks 32 "$M/jobs/$J/ranktable.json"
+check_contains "env says generation 2" "ASCEND_JOB_GENERATION='2'" "$(cat "$M/jobs/$J/env")"
+check_contains "nodes/$victim/npus shows NPU 3 isolated" "Critical,isolated:fault" \
+	"$(grep '^3 ' "$M/nodes/$victim/npus")"
+check_contains "metrics report it unhealthy" "npu_chip_info_health_status{id=\"3\",node=\"$victim\"} 0" \
+	"$(cat "$M/cluster/metrics")"
+check_contains "the job's events say why it moved" '"kind":"recovering"' "$(cat "$M/jobs/$J/events")"
+check_contains "and name the fault" "0x80C98000" "$(cat "$M/jobs/$J/events")"
+if [ -n "${watcher:-}" ]; then
+	wait "$watcher"
+	check_eq "inotifywait -e modify on status woke up" 0 "$?"
+	check_contains "with a MODIFY event" "MODIFY" "$(cat "$watch_log")"
+fi
+
+# ---- garbage reports are refused and change nothing -------------------------------
+events_before=$(json "$M/cluster/status" 'd["event_seq"]')
+alloc_before=$(json "$M/cluster/status" 'd["npus"]["allocated"]')
+check_fails "unknown level refused" sh -c "printf 'npu 1 Broken\n' | tee '$M/nodes/a2-node-09/health' >/dev/null"
+check_fails "NPU id out of range refused" sh -c "printf 'npu 9 OK\n' | tee '$M/nodes/a2-node-09/health' >/dev/null"
+head -c $((1024 * 1024)) /dev/urandom | tr -d '\0' >"$IT_WORK/noise"
+check_fails "1 MiB of noise refused" cp "$IT_WORK/noise" "$M/nodes/a2-node-09/health"
+check_eq "nothing changed but 'refused' events" "$alloc_before" "$(json "$M/cluster/status" 'd["npus"]["allocated"]')"
+check_contains "the refusal says why" "no such NPU" "$(cat "$M/cluster/events")"
+check_eq "a refused report is no heartbeat: a2-node-09 never reported" unknown \
+	"$(json "$M/nodes/a2-node-09/info" 'd["state"]')"
+if command -v setpriv >/dev/null; then
+	check_fails "only root writes node health" \
+		setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "echo 'npu 0 OK' > '$M/nodes/a2-node-09/health'"
+fi
+[ "$(json "$M/cluster/status" 'd["event_seq"]')" -gt "$events_before" ] && ok "refusals are events" || not_ok "refusals are events"
+
+# ---- heartbeat loss: a server that stops reporting becomes unreachable ------------
+echo cancel >"$M/jobs/$J/ctl"
+printf 'npus: 8\nmax_restarts: 2\n' >"$M/jobs/hb.yaml"
+hb_server=$(servers_of hb)
+other=a2-node-16
+[ "$hb_server" = "$other" ] && other=a2-node-15
+ok_report "$hb_server"
+ok_report "$other"
+t0=$(date +%s%N)
+# only $other keeps reporting (the agent of $hb_server "died")
+for _ in $(seq 12); do
+	ok_report "$other"
+	[ "$(json "$M/jobs/hb/status.json" 'd["generation"]')" = 2 ] && break
+	sleep 0.5
+done
+t1=$(date +%s%N)
+echo "# last report to recovery after heartbeat loss (timeout 3 s): $(((t1 - t0) / 1000000)) ms"
+check_eq "the silent server is unreachable" unreachable "$(json "$M/nodes/$hb_server/info" 'd["state"]')"
+check_eq "its job moved (generation 2)" "running 2" \
+	"$(cat "$M/jobs/hb/status") $(json "$M/jobs/hb/status.json" 'd["generation"]')"
+[ "$(servers_of hb)" != "$hb_server" ] && ok "the job left the lost server" || not_ok "the job left the lost server"
+ok_report "$hb_server"
+check_eq "a report brings the server back" ready "$(json "$M/nodes/$hb_server/info" 'd["state"]')"
+sleep 2.2 # the hold time (2 x 1 s interval)
+ok_report "$hb_server"
+check_eq "its NPUs return after the hold time" 0 \
+	"$(grep -c isolated "$M/nodes/$hb_server/npus")"
+
+# ---- the newest checkpoint in checkpoint_dir is where a job resumes ---------------
+CK=$IT_WORK/ckpt
+mkdir -p "$CK/rank_0" "$CK/rank_1"
+touch -d '-30 seconds' "$CK/rank_0/llama-1_900.ckpt"
+touch -d '-20 seconds' "$CK/rank_0/llama-2_100.ckpt" "$CK/rank_1/llama-2_100.ckpt"
+touch -d '-10 seconds' "$CK/rank_0/notes.txt"
+printf 'npus: 8\ncheckpoint_dir: %s\n' "$CK" >"$M/jobs/ck.yaml"
+wait_until 5 grep -q "llama-2_100.ckpt" "$M/jobs/ck/env"
+check_contains "ASCEND_RESUME_CHECKPOINT names the newest checkpoint on disk" "/llama-2_100.ckpt'" \
+	"$(grep ASCEND_RESUME_CHECKPOINT "$M/jobs/ck/env")"
+check "a reported checkpoint is recorded" sh -c "echo 'checkpoint 2200 $CK/rank_0/llama-2_200.ckpt' > '$M/jobs/ck/ctl'"
+check_contains "and is the newest" "llama-2_200.ckpt" "$(grep ASCEND_RESUME_CHECKPOINT "$M/jobs/ck/env")"
+sleep 0.2 # file times are coarser than the clock the report is stamped with
+touch "$CK/rank_0/llama-2_300.ckpt"
+wait_until 5 grep -q "llama-2_300.ckpt" "$M/jobs/ck/env"
+check_contains "a file written later on disk takes over" "llama-2_300.ckpt" \
+	"$(grep ASCEND_RESUME_CHECKPOINT "$M/jobs/ck/env")"
+echo cancel >"$M/jobs/ck/ctl"
+
+# ---- max_restarts exhausted -> failed with a reason -------------------------------
+printf 'npus: 1\nmax_restarts: 0\n' >"$M/jobs/fragile.yaml"
+f_server=$(servers_of fragile)
+f_npu=$(json "$M/jobs/fragile/status.json" 'd["placement"][0]["device_ids"][0]')
+printf 'npu %s Critical 0x1 test\n' "$f_npu" >"$M/nodes/$f_server/health"
+check_eq "a job with max_restarts 0 fails on a fault" failed "$(cat "$M/jobs/fragile/status")"
+check_contains "and says why" "max_restarts (0) exhausted" "$(cat "$M/jobs/fragile/error")"
+
+# ---- clear returns a manually isolated NPU ----------------------------------------
+check "clear <npu> is accepted" sh -c "echo 'clear $f_npu' > '$M/nodes/$f_server/ctl'"
+check_fails "the NPU is no longer isolated" sh -c "grep '^$f_npu ' '$M/nodes/$f_server/npus' | grep -q isolated"
+
+it_stop
+it_finish

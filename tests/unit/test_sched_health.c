@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sched health: per-NPU levels (design.md §6), isolation kinds, hold time, escalation,
+ * heartbeats and job recovery (keep healthy servers, replace failed ones, generation,
+ * restarts, pending without capacity).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "hccl_check.h"
+#include "sched_fixture.h"
+#include "test_util.h"
+
+#define SEC 1000000ull
+
+/* Health times run on their own clock, far ahead of fx_now()'s. */
+static uint64_t clock_usec = 1800000000ull * SEC;
+
+static uint64_t tick(unsigned sec)
+{
+	clock_usec += (uint64_t)sec * SEC;
+	return clock_usec;
+}
+
+/* A report naming NPU @npu at @level (others unmentioned), sent at @now. */
+static void report_npu(struct sched_cluster *c, unsigned server, unsigned npu,
+		       enum conf_health_level level, uint64_t now)
+{
+	struct conf_health_report r = { .npu_count = 1 };
+
+	r.npus[0].id = npu;
+	r.npus[0].has_level = true;
+	r.npus[0].level = level;
+	snprintf(r.npus[0].code, sizeof(r.npus[0].code), "%s",
+		 level >= CONF_HEALTH_CRITICAL ? "0x80C98000" : "");
+	assert_int_equal(sched_server_report(c, server, &r, now), 0);
+	fx_check(c);
+}
+
+/* What an agent sends when all is well: the node and every NPU OK. */
+static void report_ok(struct sched_cluster *c, unsigned server, uint64_t now)
+{
+	struct conf_health_report r = { .has_node = true, .node = CONF_HEALTH_OK };
+
+	r.npu_count = c->servers[server].conf->npu_count;
+	for (unsigned d = 0; d < r.npu_count; d++) {
+		r.npus[d].id = d;
+		r.npus[d].has_level = true;
+		r.npus[d].level = CONF_HEALTH_OK;
+	}
+	assert_int_equal(sched_server_report(c, server, &r, now), 0);
+	fx_check(c);
+}
+
+static bool has_event(const struct sched_cluster *c, enum sched_event_kind k, const char *needle)
+{
+	uint64_t seq = 0;
+	const struct sched_event *e;
+
+	while ((e = sched_event_next(c, seq))) {
+		seq = e->seq;
+		if (e->kind == k && (!needle || strstr(e->reason, needle)))
+			return true;
+	}
+	return false;
+}
+
+static void check_table(const struct sched_cluster *c, const struct sched_job *j, unsigned ranks)
+{
+	char *text = NULL, why[512] = "";
+	size_t len = 0;
+	struct hccl_check_opts o = { .npus_per_server = 8, .require_completed = true,
+				     .expect_ranks = ranks };
+
+	assert_int_equal(sched_render_ranktable(c, j, &text, &len), 0);
+	if (hccl_check_ranktable(text, len, &o, why, sizeof(why)) != 0)
+		fail_msg("rank table after recovery: %s", why);
+	free(text);
+}
+
+/* Critical on a running job's NPU: isolated, and the job moves; generation 2. */
+static void test_health_critical_moves_single_server_job(void **state)
+{
+	struct fx_opts o = { .servers = 2 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job *j;
+
+	(void)state;
+	j = fx_run_on(c, "one", 4, 0);
+	report_npu(c, 0, j->slices[0].device_ids[2], CONF_HEALTH_CRITICAL, tick(1));
+	assert_true(c->servers[0].npus[2].isolated);
+	assert_int_equal(c->servers[0].npus[2].isolation, SCHED_ISOLATION_FAULT);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->generation, 2);
+	assert_int_equal(j->restarts, 1);
+	for (unsigned k = 0; k < j->slices[0].npu_count; k++)
+		assert_false(j->slices[0].server == 0 && j->slices[0].device_ids[k] == 2);
+	assert_true(has_event(c, SCHED_EV_RECOVERING, "0x80C98000"));
+	assert_true(has_event(c, SCHED_EV_PLACED, "generation 2"));
+	assert_int_equal(c->recoveries, 1);
+	sched_cluster_free(c);
+}
+
+/* A 4-server job keeps its 3 healthy servers and gets one replacement. */
+static void test_health_multi_server_job_replaces_only_the_failed_server(void **state)
+{
+	struct fx_opts o = { .servers = 6 };
+	struct sched_cluster *c = fx_cluster(&o);
+	unsigned before[4], failed;
+	struct sched_job *j;
+	size_t kept = 0;
+
+	(void)state;
+	j = fx_run(c, "big", 32);
+	for (size_t k = 0; k < 4; k++)
+		before[k] = j->slices[k].server;
+	failed = before[1];
+	report_npu(c, failed, 5, CONF_HEALTH_UNKNOWN, tick(1));
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->generation, 2);
+	assert_int_equal(j->slice_count, 4);
+	for (size_t k = 0; k < 4; k++) {
+		assert_int_not_equal(j->slices[k].server, failed);
+		for (size_t m = 0; m < 4; m++)
+			kept += j->slices[k].server == before[m];
+	}
+	assert_int_equal(kept, 3);
+	assert_true(has_event(c, SCHED_EV_PLACED, "kept 3 servers, replaced 1"));
+	check_table(c, j, 32);
+	sched_cluster_free(c);
+}
+
+/* No capacity: the job waits pending with the reason, then resumes when it returns. */
+static void test_health_no_capacity_pending_then_resumes(void **state)
+{
+	struct fx_opts o = { .servers = 1 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job *j;
+
+	(void)state;
+	j = fx_run(c, "whole", 8);
+	report_npu(c, 0, 3, CONF_HEALTH_CRITICAL, tick(1));
+	assert_int_equal(j->state, SCHED_JOB_PENDING);
+	assert_non_null(strstr(j->reason, "recovering from a fault; waits for capacity"));
+	assert_int_equal(sched_job_total_npus(j), 0);
+	/* OK again but within the hold time: still isolated */
+	report_ok(c, 0, tick(1));
+	assert_true(c->servers[0].npus[3].isolated);
+	assert_int_equal(j->state, SCHED_JOB_PENDING);
+	/* past the hold time: back in service, and the job resumes as generation 2 */
+	report_ok(c, 0, tick(c->conf->fault_hold_sec + 1));
+	assert_false(c->servers[0].npus[3].isolated);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->generation, 2);
+	sched_cluster_free(c);
+}
+
+/* After max_restarts faults the job fails and says why. */
+static void test_health_max_restarts_fails_the_job(void **state)
+{
+	struct fx_opts o = { .servers = 1 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct conf_job_spec *spec = fx_spec("fragile", 1);
+	struct sched_job *j;
+
+	(void)state;
+	spec->max_restarts = 1;
+	j = fx_submit_spec(c, spec, FX_UID);
+	report_npu(c, 0, j->slices[0].device_ids[0], CONF_HEALTH_CRITICAL, tick(1));
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	report_npu(c, 0, j->slices[0].device_ids[0], CONF_HEALTH_CRITICAL, tick(1));
+	assert_int_equal(j->state, SCHED_JOB_FAILED);
+	assert_non_null(strstr(j->reason, "max_restarts (1) exhausted"));
+	assert_int_equal(sched_job_total_npus(j), 0);
+	sched_cluster_free(c);
+}
+
+/* Alarm pre-isolates: the running job stays, new work goes elsewhere; OK returns it. */
+static void test_health_alarm_preisolates_and_keeps_the_job(void **state)
+{
+	struct fx_opts o = { .servers = 1 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job *j;
+	unsigned dev;
+
+	(void)state;
+	j = fx_run(c, "stay", 1);
+	dev = j->slices[0].device_ids[0];
+	report_npu(c, 0, dev, CONF_HEALTH_ALARM, tick(1));
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->generation, 1);
+	assert_int_equal(c->servers[0].npus[dev].isolation, SCHED_ISOLATION_ALARM);
+	report_npu(c, 0, (dev + 1) % 8, CONF_HEALTH_ALARM, tick(1));
+	/* 6 placeable NPUs left: a 7-NPU job cannot start */
+	assert_int_equal(fx_submit(c, "seven", 7)->state, SCHED_JOB_PENDING);
+	report_ok(c, 0, tick(1));
+	assert_int_equal(c->servers[0].npus[dev].isolation, SCHED_ISOLATION_NONE);
+	assert_int_equal(sched_cluster_find_job(c, "seven")->state, SCHED_JOB_RUNNING);
+	sched_cluster_free(c);
+}
+
+/* Warning is logged only: the NPU stays placeable. */
+static void test_health_warning_is_logged_only(void **state)
+{
+	struct fx_opts o = { .servers = 1 };
+	struct sched_cluster *c = fx_cluster(&o);
+
+	(void)state;
+	report_npu(c, 0, 4, CONF_HEALTH_WARNING, tick(1));
+	assert_false(c->servers[0].npus[4].isolated);
+	assert_true(has_event(c, SCHED_EV_HEALTH, "Warning"));
+	fx_run(c, "all", 8);
+	sched_cluster_free(c);
+}
+
+/* Three faults within the window: manual isolation; OK does not return it, clear does. */
+static void test_health_repeated_faults_escalate_to_manual(void **state)
+{
+	struct fx_opts o = { .servers = 1 };
+	struct sched_cluster *c = fx_cluster(&o);
+	unsigned hold = c->conf->fault_hold_sec + 1;
+
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		report_npu(c, 0, 6, CONF_HEALTH_CRITICAL, tick(1));
+		report_ok(c, 0, tick(hold));
+		assert_false(c->servers[0].npus[6].isolated);
+	}
+	report_npu(c, 0, 6, CONF_HEALTH_CRITICAL, tick(1));
+	assert_int_equal(c->servers[0].npus[6].isolation, SCHED_ISOLATION_MANUAL);
+	assert_true(has_event(c, SCHED_EV_HEALTH, "isolated until `clear 6`"));
+	report_ok(c, 0, tick(hold));
+	assert_int_equal(c->servers[0].npus[6].isolation, SCHED_ISOLATION_MANUAL);
+	assert_int_equal(sched_server_clear_npu(c, "node-0", 6, tick(1)), 0);
+	assert_false(c->servers[0].npus[6].isolated);
+	sched_cluster_free(c);
+}
+
+/* No report within heartbeat_timeout: unreachable, its job moves; a report brings it back. */
+static void test_health_heartbeat_loss_recovers_elsewhere(void **state)
+{
+	struct fx_opts o = { .servers = 2 };
+	struct sched_cluster *c = fx_cluster(&o);
+	unsigned timeout = c->conf->heartbeat_timeout_sec;
+	struct sched_job *j;
+
+	(void)state;
+	j = fx_run_on(c, "mover", 8, 0);
+	report_ok(c, 0, tick(1));
+	report_ok(c, 1, clock_usec);
+	assert_int_equal(sched_check_heartbeats(c, tick(timeout - 1)), 0);
+	report_ok(c, 1, clock_usec); /* server 1 keeps reporting, server 0 went silent */
+	assert_int_equal(sched_check_heartbeats(c, tick(2)), 1);
+	assert_int_equal(c->servers[0].state, SCHED_SERVER_UNREACHABLE);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->slices[0].server, 1);
+	assert_int_equal(j->generation, 2);
+	assert_true(has_event(c, SCHED_EV_RECOVERING, "unreachable"));
+	fx_check(c);
+	/* the server reports again: ready; its NPUs return after the hold time */
+	report_ok(c, 0, tick(1));
+	assert_int_equal(c->servers[0].state, SCHED_SERVER_READY);
+	assert_true(c->servers[0].npus[0].isolated);
+	report_ok(c, 0, tick(c->conf->fault_hold_sec + 1));
+	assert_false(c->servers[0].npus[0].isolated);
+	sched_cluster_free(c);
+}
+
+/* A server-wide Critical isolates every NPU of the server. */
+static void test_health_node_critical_isolates_the_server(void **state)
+{
+	struct fx_opts o = { .servers = 2 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct conf_health_report r = { .has_node = true, .node = CONF_HEALTH_CRITICAL };
+	struct sched_job *j;
+
+	(void)state;
+	j = fx_run_on(c, "victim", 2, 1);
+	assert_int_equal(sched_server_report(c, 1, &r, tick(1)), 0);
+	for (unsigned d = 0; d < 8; d++)
+		assert_true(c->servers[1].npus[d].isolated);
+	assert_int_equal(j->slices[0].server, 0);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/* Reported device IPs: the rank table uses them, and a difference is an event. */
+static void test_health_reported_ips_used_and_checked(void **state)
+{
+	struct fx_opts o = { .servers = 2, .no_device_ips = true };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct conf_health_report r = { .npu_count = 8 };
+	struct sched_job *j;
+	char *text = NULL;
+	size_t len;
+
+	(void)state;
+	j = fx_run(c, "pair", 16);
+	assert_int_equal(sched_render_ranktable(c, j, &text, &len), 0);
+	assert_non_null(strstr(text, "\"initializing\""));
+	free(text);
+	for (unsigned s = 0; s < 2; s++) {
+		for (unsigned d = 0; d < 8; d++) {
+			r.npus[d].id = d;
+			snprintf(r.npus[d].device_ip, sizeof(r.npus[d].device_ip), "10.99.%u.%u", s, d);
+		}
+		assert_int_equal(sched_server_report(c, s, &r, tick(1)), 0);
+		assert_true(c->servers[s].ips_confirmed);
+	}
+	check_table(c, j, 16);
+	assert_int_equal(sched_render_ranktable(c, j, &text, &len), 0);
+	assert_non_null(strstr(text, "10.99.1.7"));
+	free(text);
+	sched_cluster_free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_health_critical_moves_single_server_job),
+		cmocka_unit_test(test_health_multi_server_job_replaces_only_the_failed_server),
+		cmocka_unit_test(test_health_no_capacity_pending_then_resumes),
+		cmocka_unit_test(test_health_max_restarts_fails_the_job),
+		cmocka_unit_test(test_health_alarm_preisolates_and_keeps_the_job),
+		cmocka_unit_test(test_health_warning_is_logged_only),
+		cmocka_unit_test(test_health_repeated_faults_escalate_to_manual),
+		cmocka_unit_test(test_health_heartbeat_loss_recovers_elsewhere),
+		cmocka_unit_test(test_health_node_critical_isolates_the_server),
+		cmocka_unit_test(test_health_reported_ips_used_and_checked),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
