@@ -463,11 +463,29 @@ int conf_doc_parse(const char *buf, size_t len, const char *file, const char *wh
 	if (r < 0)
 		return r;
 	if (file && conf_has_suffix(file, ".json")) {
+		char *copy;
+
 		r = conf_check_json(buf, len, file, err);
 		if (r < 0)
 			return r;
+		/*
+		 * Valid JSON may indent with tabs, which YAML forbids; a JSON string cannot
+		 * hold a raw tab, so every tab is whitespace and a space keeps lines and
+		 * columns where they were.
+		 */
+		if (memchr(buf, '\t', len)) {
+			copy = malloc(len + 1);
+			if (!copy)
+				return conf_err_nomem(err, file);
+			for (size_t i = 0; i < len; i++)
+				copy[i] = buf[i] == '\t' ? ' ' : buf[i];
+			r = build(&b, copy, len);
+			free(copy);
+			goto built;
+		}
 	}
 	r = build(&b, buf, len);
+built:
 	if (r < 0) {
 		conf_node_free(b.root);
 		return r;
