@@ -165,6 +165,7 @@ struct fs_upload {
 	size_t len;			/* bytes buffered so far */
 	uint64_t mtime_usec;
 	bool closing;			/* flushed since the last write: release is near */
+	uint64_t closing_usec;		/* when closing was set */
 	struct fs_upload *next;
 };
 
@@ -200,7 +201,9 @@ struct fs_ctx {
 	pid_t notifier_tid;		/* the thread that pokes the mount (its requests are
 					 * no-ops); 0 = none */
 	pthread_cond_t notify_cv;	/* signalled after a change (under lock) */
+	pthread_cond_t stop_cv;		/* signalled when the threads must end */
 	bool stopping;			/* threads end (under lock) */
+	struct fs_handle *handles;	/* every open file (under lock) */
 	char *config_text;		/* normalized config, rendered once */
 	size_t config_len;
 	struct fs_cache_slot cache[FS_CACHE_SLOTS]; /* under lock */
@@ -264,8 +267,16 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
  */
 int fs_threads_start(struct fs_ctx *ctx);
 
-/* fs_threads_stop() - stop and join them (before unmounting). */
-void fs_threads_stop(struct fs_ctx *ctx);
+/*
+ * fs_threads_stop() - stop and join them (after unmounting: the notifier may be inside
+ * a syscall on the mount). Returns false when the checkpoint scanner did not stop
+ * within 3 s (a dead checkpoint filesystem); then @ctx must not be freed.
+ */
+bool fs_threads_stop(struct fs_ctx *ctx);
+
+/* fs_handles_free_all() - free files still open at exit (after fuse_destroy). */
+struct fs_handle;
+void fs_handles_free_all(struct fs_ctx *ctx);
 
 /* fs_changed() - wake the notifier after a change; caller holds ctx->lock. */
 void fs_changed(struct fs_ctx *ctx);
@@ -278,7 +289,10 @@ void fs_changed(struct fs_ctx *ctx);
  */
 int fs_checkpoint_newest(const char *dir, uint64_t *ret_step, char *ret_path, size_t len);
 
-/* fs_now_usec() - CLOCK_REALTIME in microseconds (the only clock the daemon reads). */
+/*
+ * fs_now_usec() - microseconds since the epoch, stepping with CLOCK_MONOTONIC from the
+ * wall clock read at the first call (the only clock the daemon's state sees).
+ */
 uint64_t fs_now_usec(void);
 
 /* fs_log() - log one line to stderr at @level (0 error .. 3 debug) if enabled. */

@@ -20,7 +20,7 @@
 
 #include "fs.h"
 
-static pthread_t heartbeat_thread, notifier_thread;
+static pthread_t heartbeat_thread, notifier_thread, scanner_thread;
 static bool threads_running;
 
 void fs_changed(struct fs_ctx *ctx)
@@ -95,26 +95,38 @@ static void *heartbeat_main(void *arg)
 {
 	struct fs_ctx *ctx = arg;
 	struct timespec ts;
-	uint64_t last_scan = 0;
 
 	pthread_mutex_lock(&ctx->lock);
 	while (!ctx->stopping) {
-		uint64_t now;
-
 		deadline_in(&ts, 1000);
 		pthread_cond_timedwait(&ctx->notify_cv, &ctx->lock, &ts);
 		if (ctx->stopping)
 			break;
-		now = fs_now_usec();
-		if (sched_check_heartbeats(ctx->cluster, now) > 0) {
+		if (sched_check_heartbeats(ctx->cluster, fs_now_usec()) > 0) {
 			fs_log(ctx, 1, "heartbeat lost: see cluster/events");
 			fs_changed(ctx);
 		}
-		if (now - last_scan >=
-		    (uint64_t)ctx->cluster->conf->fault_check_interval_sec * 1000000u) {
-			last_scan = now;
-			scan_checkpoints(ctx);
-		}
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return NULL;
+}
+
+/*
+ * Checkpoint directories may sit on a slow or dead network filesystem: they are read by
+ * a thread of their own, so heartbeats never wait for them.
+ */
+static void *scanner_main(void *arg)
+{
+	struct fs_ctx *ctx = arg;
+	struct timespec ts;
+
+	pthread_mutex_lock(&ctx->lock);
+	while (!ctx->stopping) {
+		deadline_in(&ts, 1000L * ctx->cluster->conf->fault_check_interval_sec);
+		pthread_cond_timedwait(&ctx->stop_cv, &ctx->lock, &ts);
+		if (ctx->stopping)
+			break;
+		scan_checkpoints(ctx);
 	}
 	pthread_mutex_unlock(&ctx->lock);
 	return NULL;
@@ -150,6 +162,10 @@ static void poke_add(struct pokes *p, const char *mount, const char *fmt, ...)
 	p->paths[p->count++] = path;
 }
 
+/*
+ * What changed since the last round, file by file, so a watcher of status wakes when
+ * the state changes and not on every checkpoint or heartbeat.
+ */
 static void collect(struct fs_ctx *ctx, struct pokes *p, uint64_t *cluster_seen)
 {
 	struct sched_cluster *c = ctx->cluster;
@@ -158,20 +174,30 @@ static void collect(struct fs_ctx *ctx, struct pokes *p, uint64_t *cluster_seen)
 		return;
 	*cluster_seen = c->version;
 	poke_add(p, ctx->mount_path, "/cluster/status");
-	poke_add(p, ctx->mount_path, "/cluster/events");
+	if (c->next_event_seq != c->notified_event_seq) {
+		c->notified_event_seq = c->next_event_seq;
+		poke_add(p, ctx->mount_path, "/cluster/events");
+	}
 	for (size_t i = 0; i < c->job_count; i++) {
 		struct sched_job *j = c->jobs[i];
 
 		if (j->notified_version == j->version)
 			continue;
 		j->notified_version = j->version;
-		poke_add(p, ctx->mount_path, "/jobs/%s/status", j->name);
+		/* a recovery (new generation) wakes status watchers even when the word
+		 * reads "running" before and after */
+		if (j->notified_state != (int)j->state + 1 ||
+		    j->notified_generation != j->generation) {
+			j->notified_state = (int)j->state + 1; /* 0 = never announced */
+			poke_add(p, ctx->mount_path, "/jobs/%s/status", j->name);
+			if (j->slice_count && j->notified_generation != j->generation)
+				poke_add(p, ctx->mount_path, "/jobs/%s/ranktable.json", j->name);
+			j->notified_generation = j->generation;
+		}
 		poke_add(p, ctx->mount_path, "/jobs/%s/status.json", j->name);
 		poke_add(p, ctx->mount_path, "/jobs/%s/events", j->name);
-		if (j->slice_count) {
-			poke_add(p, ctx->mount_path, "/jobs/%s/ranktable.json", j->name);
+		if (j->slice_count)
 			poke_add(p, ctx->mount_path, "/jobs/%s/env", j->name);
-		}
 	}
 }
 
@@ -216,6 +242,16 @@ int fs_threads_start(struct fs_ctx *ctx)
 	if (r)
 		return -r;
 	r = pthread_create(&notifier_thread, NULL, notifier_main, ctx);
+	if (!r) {
+		r = pthread_create(&scanner_thread, NULL, scanner_main, ctx);
+		if (r) {
+			pthread_mutex_lock(&ctx->lock);
+			ctx->stopping = true;
+			pthread_cond_broadcast(&ctx->notify_cv);
+			pthread_mutex_unlock(&ctx->lock);
+			pthread_join(notifier_thread, NULL);
+		}
+	}
 	if (r) {
 		pthread_mutex_lock(&ctx->lock);
 		ctx->stopping = true;
@@ -228,15 +264,27 @@ int fs_threads_start(struct fs_ctx *ctx)
 	return 0;
 }
 
-void fs_threads_stop(struct fs_ctx *ctx)
+bool fs_threads_stop(struct fs_ctx *ctx)
 {
+	struct timespec ts;
+	bool joined = true;
+
 	if (!threads_running)
-		return;
+		return true;
 	pthread_mutex_lock(&ctx->lock);
 	ctx->stopping = true;
 	pthread_cond_broadcast(&ctx->notify_cv);
+	pthread_cond_broadcast(&ctx->stop_cv);
 	pthread_mutex_unlock(&ctx->lock);
 	pthread_join(heartbeat_thread, NULL);
 	pthread_join(notifier_thread, NULL);
+	/* a scan stuck on a dead filesystem must not keep the daemon from exiting */
+	deadline_in(&ts, 3000);
+	if (pthread_timedjoin_np(scanner_thread, NULL, &ts) != 0) {
+		fs_log(ctx, 1, "a checkpoint directory does not answer; exiting without waiting "
+			       "for it");
+		joined = false;
+	}
 	threads_running = false;
+	return joined;
 }

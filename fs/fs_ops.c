@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <fuse.h>
 
@@ -55,6 +56,7 @@ struct fs_handle {
 	uint64_t job_serial;	  /* H_CTL on a job: the job it was opened on */
 	struct fs_upload *upload; /* H_UPLOAD, H_SPEC: entry in ctx->uploads */
 	pthread_mutex_t mu;
+	struct fs_handle *prev, *next; /* ctx->handles, so none outlives the daemon */
 };
 
 static struct fs_ctx *get_ctx(void)
@@ -93,7 +95,8 @@ static void wait_for_closing_uploads(struct fs_ctx *ctx, const struct fs_path *p
 {
 	struct timespec deadline;
 
-	if (!ctx->multithreaded || (!is_job_subtree(p->kind) && p->kind != FS_JOBS_DIR))
+	if (!ctx->multithreaded || (!is_job_subtree(p->kind) && p->kind != FS_JOBS_DIR) ||
+	    fuse_get_context()->pid == ctx->notifier_tid)
 		return;
 	clock_gettime(CLOCK_REALTIME, &deadline);
 	deadline.tv_sec += UPLOAD_WAIT_MSEC / 1000;
@@ -105,8 +108,13 @@ static void wait_for_closing_uploads(struct fs_ctx *ctx, const struct fs_path *p
 	for (;;) {
 		bool closing = false;
 
+		uint64_t now = fs_now_usec();
+
+		/* only a close within the wait window: a descriptor held open after one of
+		 * its duplicates closed does not stall anybody for long */
 		for (const struct fs_upload *u = ctx->uploads; u && !closing; u = u->next)
 			closing = u->closing &&
+				  now - u->closing_usec < (uint64_t)UPLOAD_WAIT_MSEC * 1000u &&
 				  (p->kind == FS_JOBS_DIR || strcmp(u->name, p->job) == 0);
 		if (!closing)
 			return;
@@ -127,10 +135,15 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	if (h)
 		pthread_mutex_lock(&h->mu);
 	pthread_mutex_lock(&ctx->lock);
-	if (!h)
+	if (!h && p.kind != FS_JOBS_DIR)
 		wait_for_closing_uploads(ctx, &p);
 	r = fs_stat(ctx, &p, st, fs_now_usec());
 	pthread_mutex_unlock(&ctx->lock);
+	/* the notifier truncates read-only files: show them writable to it alone */
+	if (r == 0 && fuse_get_context()->pid == ctx->notifier_tid && S_ISREG(st->st_mode)) {
+		st->st_uid = geteuid();
+		st->st_mode |= 0200;
+	}
 	/*
 	 * Linux sends fstat() as a plain GETATTR without the file handle, so an open
 	 * snapshot cannot report its own size there; only calls that carry the handle
@@ -180,7 +193,9 @@ static int fs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t
 	return r == -ENOMEM ? 0 : r; /* a full reply buffer is not an error */
 }
 
-static struct fs_handle *handle_new(enum handle_kind kind, const struct fs_path *p)
+/* A new handle, listed in ctx->handles. Caller holds ctx->lock. */
+static struct fs_handle *handle_new_locked(struct fs_ctx *ctx, enum handle_kind kind,
+					   const struct fs_path *p)
 {
 	struct fs_handle *h = calloc(1, sizeof(*h));
 	struct fuse_context *fc = fuse_get_context();
@@ -192,17 +207,45 @@ static struct fs_handle *handle_new(enum handle_kind kind, const struct fs_path 
 	h->path = *p;
 	h->uid = fc->uid;
 	h->gid = fc->gid;
+	h->next = ctx->handles;
+	if (h->next)
+		h->next->prev = h;
+	ctx->handles = h;
 	return h;
 }
 
-static void handle_free(struct fs_handle *h)
+static void handle_destroy(struct fs_handle *h)
 {
-	if (!h)
-		return;
 	pthread_mutex_destroy(&h->mu);
 	fs_blob_put(h->snap);
 	free(h->buf);
+	free(h->upload);
 	free(h);
+}
+
+/* Unlist and free @h. Caller holds ctx->lock. */
+static void handle_free_locked(struct fs_ctx *ctx, struct fs_handle *h)
+{
+	if (!h)
+		return;
+	if (h->prev)
+		h->prev->next = h->next;
+	else
+		ctx->handles = h->next;
+	if (h->next)
+		h->next->prev = h->prev;
+	handle_destroy(h);
+}
+
+void fs_handles_free_all(struct fs_ctx *ctx)
+{
+	while (ctx->handles) {
+		struct fs_handle *h = ctx->handles;
+
+		ctx->handles = h->next;
+		h->upload = NULL; /* freed with ctx->uploads */
+		handle_destroy(h);
+	}
 }
 
 static bool is_ctl(enum fs_node_kind k)
@@ -261,7 +304,7 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 	pthread_mutex_lock(&ctx->lock);
 	wait_for_closing_uploads(ctx, &p);
 	if (acc == O_RDONLY) {
-		h = handle_new(H_SNAPSHOT, &p);
+		h = handle_new_locked(ctx, H_SNAPSHOT, &p);
 		r = h ? fs_snapshot(ctx, &p, fs_now_usec(), &h->snap) : -ENOMEM;
 		goto out;
 	}
@@ -269,7 +312,7 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 		struct stat st;
 
 		r = acc == O_WRONLY ? fs_stat(ctx, &p, &st, fs_now_usec()) : -EACCES;
-		if (r == 0 && !(h = handle_new(H_CTL, &p)))
+		if (r == 0 && !(h = handle_new_locked(ctx, H_CTL, &p)))
 			r = -ENOMEM;
 		if (r == 0 && p.kind == FS_JOB_CTL)
 			h->job_serial = sched_cluster_find_job(ctx->cluster, p.job)->serial;
@@ -281,7 +324,7 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 		r = fs_stat(ctx, &p, &st, fs_now_usec());
 		if (r == 0 && fuse_get_context()->uid != 0)
 			r = -EACCES; /* node health is root's (the agent's) */
-		if (r == 0 && !(h = handle_new(H_HEALTH, &p)))
+		if (r == 0 && !(h = handle_new_locked(ctx, H_HEALTH, &p)))
 			r = -ENOMEM;
 		goto out;
 	}
@@ -295,7 +338,7 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 			r = -EACCES;
 		else if (j->state != SCHED_JOB_DRAFT && !sched_job_state_is_terminal(j->state))
 			r = -EBUSY;
-		else if (!(h = handle_new(H_SPEC, &p)))
+		else if (!(h = handle_new_locked(ctx, H_SPEC, &p)))
 			r = -ENOMEM;
 		else
 			r = upload_register(ctx, h, "");
@@ -303,11 +346,11 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 	}
 	r = p.kind == FS_JOB_UPLOAD ? -EBUSY : -EACCES;
 out:
+	if (r < 0)
+		handle_free_locked(ctx, h);
 	pthread_mutex_unlock(&ctx->lock);
-	if (r < 0) {
-		handle_free(h);
+	if (r < 0)
 		return r;
-	}
 	fi->direct_io = 1;
 	fi->keep_cache = 0;
 	fi->fh = (uint64_t)(uintptr_t)h;
@@ -331,14 +374,11 @@ static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 		return r == -ENAMETOOLONG ? r : -EACCES;
 	if (p.kind != FS_JOB_UPLOAD)
 		return -EACCES;
-	h = handle_new(H_UPLOAD, &p);
-	if (!h)
-		return -ENOMEM;
 	pthread_mutex_lock(&ctx->lock);
-	r = sched_job_may_submit(ctx->cluster, p.job, h->uid);
+	h = handle_new_locked(ctx, H_UPLOAD, &p);
+	r = h ? sched_job_may_submit(ctx->cluster, p.job, h->uid) : -ENOMEM;
 	if (r == 0)
 		r = upload_register(ctx, h, p.ext);
-	pthread_mutex_unlock(&ctx->lock);
 	if (r < 0) {
 		if (r == -EEXIST)
 			fs_log(ctx, 2, "create %s refused: job %s is active; cancel or remove it "
@@ -346,9 +386,11 @@ static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 		if (r == -EPERM)
 			fs_log(ctx, 2, "create %s by uid %u refused: job %s belongs to another "
 				       "user", path, (unsigned)h->uid, p.job);
-		handle_free(h);
-		return r;
+		handle_free_locked(ctx, h);
 	}
+	pthread_mutex_unlock(&ctx->lock);
+	if (r < 0)
+		return r;
 	fi->direct_io = 1;
 	fi->fh = (uint64_t)(uintptr_t)h;
 	return 0;
@@ -560,6 +602,8 @@ static int spec_flush(struct fs_ctx *ctx, struct fs_handle *h)
 	char why[SCHED_REASON_MAX];
 
 	pthread_mutex_lock(&ctx->lock);
+	if (!h->upload->closing)
+		h->upload->closing_usec = fs_now_usec();
 	h->upload->closing = true;
 	pthread_mutex_unlock(&ctx->lock);
 	if (h->failed || !h->dirty)
@@ -657,6 +701,25 @@ static int ctl_run(struct fs_ctx *ctx, struct fs_handle *h, bool all)
  * Apply the buffered health report (at flush: every close; idempotent). A refused report
  * changes nothing, the heartbeat included, and is a "refused" event of the server.
  */
+static void health_refuse(struct fs_ctx *ctx, struct fs_handle *h, const char *what, int err)
+{
+	char why[SCHED_REASON_MAX];
+	int server;
+
+	snprintf(why, sizeof(why), "%s/health: %s", h->path.item, what);
+	pthread_mutex_lock(&ctx->lock);
+	server = sched_cluster_find_server(ctx->cluster, h->path.item);
+	if (server >= 0)
+		sched_server_note_refusal(ctx->cluster, (unsigned)server, why, fs_now_usec());
+	fs_changed(ctx);
+	pthread_mutex_unlock(&ctx->lock);
+	fs_log(ctx, 1, "health report refused: %s", why);
+	h->failed = true;
+	h->last_err = err;
+	h->len = 0;
+	h->dirty = false;
+}
+
 static int health_apply(struct fs_ctx *ctx, struct fs_handle *h)
 {
 	struct conf_health_report rep;
@@ -665,7 +728,7 @@ static int health_apply(struct fs_ctx *ctx, struct fs_handle *h)
 	unsigned npus = 0;
 	int server, r;
 
-	if (!h->dirty)
+	if (h->failed || !h->dirty)
 		return h->last_err;
 	h->dirty = false;
 	if (h->len == 0)
@@ -712,14 +775,21 @@ static int fs_write(const char *path, const char *data, size_t size, off_t off,
 		r = spec_write(ctx, h, data, size, off);
 		break;
 	case H_HEALTH:
-		if (memchr(data, '\0', size)) {
-			r = -EINVAL;
+		if (h->failed) {
+			r = h->last_err;
 			break;
 		}
-		r = buffer_put(h, data, size, (off_t)h->len, CONF_HEALTH_MAX_BYTES);
-		if (r == -EFBIG)
-			fs_log(ctx, 1, "health report for %s refused: larger than %u KiB",
-			       h->path.item, CONF_HEALTH_MAX_BYTES / 1024);
+		r = memchr(data, '\0', size) ? -EINVAL :
+						buffer_put(h, data, size, (off_t)h->len,
+							   CONF_HEALTH_MAX_BYTES);
+		if (r == -EINVAL || r == -EFBIG) {
+			/* the whole report is refused: nothing of it is applied at close */
+			health_refuse(ctx, h, r == -EFBIG ? "the report is larger than 64 KiB" :
+							    "the report contains a NUL byte; it "
+							    "must be text",
+				      r);
+			break;
+		}
 		if (r == 0) {
 			h->dirty = true;
 			r = (int)size;
@@ -781,7 +851,9 @@ static int fs_release(const char *path, struct fuse_file_info *fi)
 		health_apply(ctx, h);
 	pthread_mutex_unlock(&h->mu);
 	upload_unregister(ctx, h);
-	handle_free(h);
+	pthread_mutex_lock(&ctx->lock);
+	handle_free_locked(ctx, h);
+	pthread_mutex_unlock(&ctx->lock);
 	return 0;
 }
 

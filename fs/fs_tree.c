@@ -11,12 +11,36 @@
 
 #include "fs.h"
 
+static uint64_t timespec_usec(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * 1000000u + (uint64_t)ts->tv_nsec / 1000u;
+}
+
+/*
+ * The wall clock at the first call plus the monotonic time since: timestamps read as
+ * real time, but an NTP step or a VM resume cannot make heartbeats look late (every
+ * server unreachable) or early (a fault's hold time skipped).
+ */
+static pthread_once_t clock_once = PTHREAD_ONCE_INIT;
+static uint64_t clock_real0, clock_mono0;
+
+static void clock_init(void)
+{
+	struct timespec r, m;
+
+	clock_gettime(CLOCK_REALTIME, &r);
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	clock_real0 = timespec_usec(&r);
+	clock_mono0 = timespec_usec(&m);
+}
+
 uint64_t fs_now_usec(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+	pthread_once(&clock_once, clock_init);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return clock_real0 + (timespec_usec(&ts) - clock_mono0);
 }
 
 void fs_log(const struct fs_ctx *ctx, int level, const char *fmt, ...)

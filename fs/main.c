@@ -261,6 +261,7 @@ int main(int argc, char *argv[])
 	pthread_mutex_init(&ctx.lock, NULL);
 	pthread_cond_init(&ctx.uploads_cv, NULL);
 	pthread_cond_init(&ctx.notify_cv, NULL);
+	pthread_cond_init(&ctx.stop_cv, NULL);
 
 	/* libfuse adds subtype=<program name> itself */
 	fuse_opt_add_arg(&args, "-odefault_permissions,fsname=ascendfs");
@@ -306,10 +307,14 @@ out_signals:
 out_unmount:
 	/* unmount first: the notifier may be blocked in a syscall on the mount */
 	fuse_unmount(fuse);
-	fs_threads_stop(&ctx);
+	if (!fs_threads_stop(&ctx)) {
+		fuse_destroy(fuse);
+		goto out_cl; /* a thread may still touch the state: leave it to exit() */
+	}
 out_fuse:
 	fuse_destroy(fuse);
 out_ctx:
+	fs_handles_free_all(&ctx);
 	fs_cache_clear(&ctx);
 	sched_cluster_free(ctx.cluster);
 	while (ctx.uploads) {

@@ -89,6 +89,7 @@ struct sched_npu {
 	struct sched_job *job;	/* borrowed; NULL when free */
 	unsigned rank;		/* rank_id within job when job != NULL */
 	uint64_t last_fault_usec;	/* 0 = never */
+	uint64_t ok_since_usec;		/* first healthy report since the fault; 0 = none */
 	uint64_t window_start_usec;	/* escalation window */
 	unsigned window_faults;		/* faults since window_start_usec */
 	char fault[200];		/* last fault: code and message, "" */
@@ -134,7 +135,8 @@ struct sched_job {
 	struct conf_job_spec *spec;	/* owned; NULL for drafts and some rejections */
 	char *spec_text;		/* owned; normalized spec YAML, NULL without spec */
 	size_t spec_len;
-	unsigned generation;		/* 1 on first placement, +1 per re-placement */
+	unsigned generation;		/* +1 per placement; a resubmitted name continues from
+					 * the old job's count (1 on a new name's first) */
 	unsigned restarts;
 	uint64_t submit_usec, start_usec, end_usec, change_usec;
 	uint64_t queue_seq;		/* FIFO order among pending jobs */
@@ -150,8 +152,9 @@ struct sched_job {
 	size_t exited_count;		/* entries of exited_ok */
 	unsigned exits_generation;	/* generation exited_ok belongs to */
 	uint64_t version;		/* bumped on every change (cache key for readers) */
-	uint64_t notified_version;	/* for the embedding program: the version it last
-					 * announced (the daemon's inotify pokes) */
+	uint64_t notified_version;	/* for the embedding program: what it last announced */
+	int notified_state;		/* (the daemon's inotify pokes); see fs_notify.c */
+	unsigned notified_generation;
 };
 
 enum sched_event_kind {
@@ -202,6 +205,7 @@ struct sched_cluster {
 	uint64_t next_event_seq;
 	uint64_t version;		/* bumped on every change anywhere */
 	uint64_t recoveries;		/* jobs moved off failed NPUs or servers */
+	uint64_t notified_event_seq;	/* for the embedding program, like notified_version */
 	unsigned npus_total, npus_allocated;
 };
 
@@ -360,9 +364,10 @@ int sched_server_clear_npu(struct sched_cluster *c, const char *name, unsigned n
  * the server's NPU count) from the agent of server @server, received at @now_usec.
  * The write is also the heartbeat: an unknown or unreachable server becomes ready.
  * Per NPU (and for the whole server with the `node` line), design.md §6:
- *   OK       back to service: an Alarm at once, a fault after conf->fault_hold_sec since
- *            the last fault; a manual isolation stays until sched_server_clear_npu()
- *   Warning  an event only
+ *   OK       back to service: an Alarm at once, a fault once the NPU has reported OK (or
+ *            Warning) for conf->fault_hold_sec; a manual isolation stays until
+ *            sched_server_clear_npu(). A fault reported again restarts the hold.
+ *   Warning  an event only (healthy for the rules above)
  *   Alarm    pre-isolate: no new work; a running job keeps the NPU
  *   Critical, UNKNOWN  isolate and recover the job holding it (sched_job_recover rules);
  *            fault_escalate_count faults within fault_escalate_window make the

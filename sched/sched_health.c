@@ -25,6 +25,12 @@ const char *sched_isolation_name(enum sched_isolation i)
 	return isolation_names[i];
 }
 
+/* @now - @then, or 0 when a caller's clock went backwards. */
+static uint64_t elapsed(uint64_t now, uint64_t then)
+{
+	return now > then ? now - then : 0;
+}
+
 static void set_isolation(struct sched_npu *n, enum sched_isolation i)
 {
 	n->isolation = i;
@@ -38,7 +44,7 @@ static bool count_fault(const struct sched_cluster *c, struct sched_npu *n, uint
 	uint64_t window = (uint64_t)cf->fault_escalate_window_sec * 1000000u;
 
 	n->last_fault_usec = now_usec;
-	if (!n->window_faults || now_usec - n->window_start_usec > window) {
+	if (!n->window_faults || elapsed(now_usec, n->window_start_usec) > window) {
 		n->window_start_usec = now_usec;
 		n->window_faults = 0;
 	}
@@ -71,9 +77,53 @@ static void recover_hit_jobs(struct sched_cluster *c, struct sched_server *s, ui
 	struct sched_job *hit[CONF_SERVER_NPUS_MAX];
 	size_t n = jobs_hit(s, hit);
 
-	for (size_t i = 0; i < n; i++)
-		if (hit[i]->state == SCHED_JOB_RUNNING)
-			sched_job_recover(c, hit[i], now_usec, why);
+	for (size_t i = 0; i < n; i++) {
+		char reason[SCHED_REASON_MAX];
+
+		if (hit[i]->state != SCHED_JOB_RUNNING)
+			continue;
+		/* name this job's own failed NPU when there is one */
+		snprintf(reason, sizeof(reason), "%s", why);
+		for (unsigned d = 0; d < s->conf->npu_count; d++) {
+			const struct sched_npu *np = &s->npus[d];
+
+			if (np->job == hit[i] && np->isolated &&
+			    np->isolation != SCHED_ISOLATION_ALARM && np->fault[0] &&
+			    s->state != SCHED_SERVER_UNREACHABLE) {
+				snprintf(reason, sizeof(reason), "NPU %u of %s: %s", d, s->conf->name,
+					 np->fault);
+				break;
+			}
+		}
+		sched_job_recover(c, hit[i], now_usec, reason);
+	}
+}
+
+/*
+ * OK or Warning (which is "log only"): an Alarm isolation ends at once, a fault one once
+ * the NPU has reported healthy for the whole hold time.
+ */
+static void heal(struct sched_cluster *c, struct sched_server *s, struct sched_npu *n,
+		 uint64_t now_usec)
+{
+	uint64_t hold = (uint64_t)c->conf->fault_hold_sec * 1000000u;
+
+	if (n->isolation == SCHED_ISOLATION_ALARM) {
+		set_isolation(n, SCHED_ISOLATION_NONE);
+		sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, s->conf->name,
+				(int)n->device_id, "healthy again: back in service");
+	} else if (n->isolation == SCHED_ISOLATION_FAULT) {
+		if (!n->ok_since_usec)
+			n->ok_since_usec = now_usec;
+		if (elapsed(now_usec, n->ok_since_usec) >= hold) {
+			set_isolation(n, SCHED_ISOLATION_NONE);
+			n->ok_since_usec = 0;
+			sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, s->conf->name,
+					(int)n->device_id,
+					"healthy for the hold time (%u s): back in service",
+					c->conf->fault_hold_sec);
+		}
+	}
 }
 
 /* Apply one NPU's level. Returns true when a running job must move. */
@@ -83,34 +133,24 @@ static bool apply_level(struct sched_cluster *c, struct sched_server *s, struct 
 {
 	const char *server = s->conf->name;
 	enum sched_health old = n->health;
-	uint64_t hold = (uint64_t)c->conf->fault_hold_sec * 1000000u;
+	char fault[sizeof(n->fault)];
 
 	n->health = (enum sched_health)level;
 	switch (level) {
 	case CONF_HEALTH_OK:
-		if (n->isolation == SCHED_ISOLATION_ALARM) {
-			set_isolation(n, SCHED_ISOLATION_NONE);
-			sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, server, (int)n->device_id,
-					"OK again: back in service");
-		} else if (n->isolation == SCHED_ISOLATION_FAULT) {
-			if (now_usec - n->last_fault_usec >= hold) {
-				set_isolation(n, SCHED_ISOLATION_NONE);
-				sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, server,
-						(int)n->device_id,
-						"OK for the hold time (%u s): back in service",
-						c->conf->fault_hold_sec);
-			}
-		} else if (old != SCHED_HEALTH_OK && n->isolation == SCHED_ISOLATION_NONE) {
+		if (old != SCHED_HEALTH_OK && n->isolation == SCHED_ISOLATION_NONE)
 			sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, server, (int)n->device_id,
 					"OK again");
-		}
+		heal(c, s, n, now_usec);
 		return false;
 	case CONF_HEALTH_WARNING:
 		if (old != SCHED_HEALTH_WARNING)
 			sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, server, (int)n->device_id,
 					"Warning %s %s (logged only)", code, message);
+		heal(c, s, n, now_usec);
 		return false;
 	case CONF_HEALTH_ALARM:
+		n->ok_since_usec = 0;
 		if (n->isolation == SCHED_ISOLATION_NONE) {
 			set_isolation(n, SCHED_ISOLATION_ALARM);
 			sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, server, (int)n->device_id,
@@ -123,11 +163,20 @@ static bool apply_level(struct sched_cluster *c, struct sched_server *s, struct 
 	case CONF_HEALTH_UNKNOWN:
 		break;
 	}
-	/* Critical or UNKNOWN: a new fault only when it was not already isolated by one */
-	if (n->isolation == SCHED_ISOLATION_FAULT || n->isolation == SCHED_ISOLATION_MANUAL)
-		return false;
-	snprintf(n->fault, sizeof(n->fault), "%s%s%s%s%s", conf_health_level_name(level),
+	snprintf(fault, sizeof(fault), "%s%s%s%s%s", conf_health_level_name(level),
 		 code[0] ? " " : "", code, message[0] ? " " : "", message);
+	n->ok_since_usec = 0;
+	if (n->isolation == SCHED_ISOLATION_FAULT || n->isolation == SCHED_ISOLATION_MANUAL) {
+		/* the same fault, still there: the hold time starts again from now */
+		n->last_fault_usec = now_usec;
+		if (strcmp(fault, n->fault) != 0) {
+			snprintf(n->fault, sizeof(n->fault), "%s", fault);
+			sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, server,
+					(int)n->device_id, "%s: still isolated", n->fault);
+		}
+		return false;
+	}
+	snprintf(n->fault, sizeof(n->fault), "%s", fault);
 	if (count_fault(c, n, now_usec)) {
 		set_isolation(n, SCHED_ISOLATION_MANUAL);
 		sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, server, (int)n->device_id,
@@ -217,16 +266,9 @@ int sched_server_report(struct sched_cluster *c, unsigned server,
 					    now_usec);
 	}
 	sched_server_recount(s);
-	c->version++;
+	/* no version bump for a mere heartbeat: every visible change added an event */
 	if (move) {
 		snprintf(why, sizeof(why), "NPU fault on %s", s->conf->name);
-		for (unsigned d = 0; d < s->conf->npu_count; d++)
-			if (s->npus[d].isolated && s->npus[d].isolation != SCHED_ISOLATION_ALARM &&
-			    s->npus[d].job && s->npus[d].fault[0]) {
-				snprintf(why, sizeof(why), "NPU %u of %s: %s", d, s->conf->name,
-					 s->npus[d].fault);
-				break;
-			}
 		recover_hit_jobs(c, s, now_usec, why);
 	}
 	sched_schedule(c, now_usec);
@@ -253,11 +295,11 @@ unsigned sched_check_heartbeats(struct sched_cluster *c, uint64_t now_usec)
 		char why[SCHED_REASON_MAX];
 
 		if (s->state != SCHED_SERVER_READY || !s->last_report_usec ||
-		    now_usec - s->last_report_usec <= timeout)
+		    elapsed(now_usec, s->last_report_usec) <= timeout)
 			continue;
 		s->state = SCHED_SERVER_UNREACHABLE;
 		snprintf(why, sizeof(why), "server %s unreachable: no health report for %u s",
-			 s->conf->name, (unsigned)((now_usec - s->last_report_usec) / 1000000u));
+			 s->conf->name, (unsigned)(elapsed(now_usec, s->last_report_usec) / 1000000u));
 		for (unsigned d = 0; d < s->conf->npu_count; d++) {
 			struct sched_npu *n = &s->npus[d];
 
@@ -266,6 +308,7 @@ unsigned sched_check_heartbeats(struct sched_cluster *c, uint64_t now_usec)
 			n->health = SCHED_HEALTH_UNKNOWN;
 			snprintf(n->fault, sizeof(n->fault), "heartbeat lost");
 			n->last_fault_usec = now_usec;
+			n->ok_since_usec = 0;
 			set_isolation(n, SCHED_ISOLATION_FAULT);
 		}
 		sched_server_recount(s);

@@ -137,8 +137,12 @@ static int job_new(struct sched_cluster *c, const char *name, uid_t uid, gid_t g
 	j = calloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;
-	if (old >= 0)
+	if (old >= 0) {
+		/* generations go on counting: a report about the old job's processes (an
+		 * exit, a log dir) can never be taken for the new one's */
+		j->generation = c->jobs[old]->generation;
 		jobs_remove_at(c, (size_t)old);
+	}
 	snprintf(j->name, sizeof(j->name), "%s", name);
 	j->serial = ++c->next_job_serial;
 	j->uid = uid;
@@ -592,7 +596,7 @@ static void set_pending(struct sched_cluster *c, struct sched_job *j, uint64_t n
 	char full[SCHED_REASON_MAX];
 
 	/* a job that ran before waits to resume, not to start: say so */
-	if (j->generation > 0) {
+	if (j->start_usec) {
 		snprintf(full, sizeof(full), "recovering from a fault; waits for capacity: %.400s",
 			 reason);
 		reason = full;

@@ -226,12 +226,15 @@ static void test_health_repeated_faults_escalate_to_manual(void **state)
 	(void)state;
 	for (int k = 0; k < 2; k++) {
 		report_npu(c, 0, 6, CONF_HEALTH_CRITICAL, tick(1));
+		report_ok(c, 0, tick(1)); /* the hold starts at the first healthy report */
+		assert_true(c->servers[0].npus[6].isolated);
 		report_ok(c, 0, tick(hold));
 		assert_false(c->servers[0].npus[6].isolated);
 	}
 	report_npu(c, 0, 6, CONF_HEALTH_CRITICAL, tick(1));
 	assert_int_equal(c->servers[0].npus[6].isolation, SCHED_ISOLATION_MANUAL);
 	assert_true(has_event(c, SCHED_EV_HEALTH, "isolated until `clear 6`"));
+	report_ok(c, 0, tick(1));
 	report_ok(c, 0, tick(hold));
 	assert_int_equal(c->servers[0].npus[6].isolation, SCHED_ISOLATION_MANUAL);
 	assert_int_equal(sched_server_clear_npu(c, "node-0", 6, tick(1)), 0);
@@ -317,6 +320,40 @@ static void test_health_reported_ips_used_and_checked(void **state)
 	sched_cluster_free(c);
 }
 
+/*
+ * The hold counts healthy time: a fault reported again restarts it, Warning counts as
+ * healthy, and a clock that goes backwards never shortens it.
+ */
+static void test_health_hold_counts_healthy_time(void **state)
+{
+	struct fx_opts o = { .servers = 1 };
+	struct sched_cluster *c = fx_cluster(&o);
+	unsigned hold = c->conf->fault_hold_sec;
+	uint64_t t;
+
+	(void)state;
+	report_npu(c, 0, 2, CONF_HEALTH_CRITICAL, tick(1));
+	for (unsigned k = 0; k < 4; k++)
+		report_npu(c, 0, 2, CONF_HEALTH_CRITICAL, tick(hold)); /* still failing */
+	report_ok(c, 0, tick(1));
+	assert_true(c->servers[0].npus[2].isolated); /* hold not over since the last fault */
+	report_npu(c, 0, 2, CONF_HEALTH_WARNING, tick(hold));
+	assert_false(c->servers[0].npus[2].isolated); /* Warning is healthy: the hold ran out */
+	/* an Alarm followed by Warning returns at once */
+	report_npu(c, 0, 5, CONF_HEALTH_ALARM, tick(1));
+	report_npu(c, 0, 5, CONF_HEALTH_WARNING, tick(1));
+	assert_false(c->servers[0].npus[5].isolated);
+	/* a report stamped before the last one (a clock step) does not free an NPU early */
+	t = tick(1);
+	report_npu(c, 0, 1, CONF_HEALTH_CRITICAL, t);
+	report_ok(c, 0, t - 100 * SEC);
+	report_ok(c, 0, t - 99 * SEC);
+	assert_true(c->servers[0].npus[1].isolated);
+	/* and a heartbeat check stamped in the past marks nothing */
+	assert_int_equal(sched_check_heartbeats(c, t - 3600 * SEC), 0);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -330,6 +367,7 @@ int main(void)
 		cmocka_unit_test(test_health_heartbeat_loss_recovers_elsewhere),
 		cmocka_unit_test(test_health_node_critical_isolates_the_server),
 		cmocka_unit_test(test_health_reported_ips_used_and_checked),
+		cmocka_unit_test(test_health_hold_counts_healthy_time),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
