@@ -75,6 +75,17 @@ check_fails "unknown level refused" sh -c "printf 'npu 1 Broken\n' | tee '$M/nod
 check_fails "NPU id out of range refused" sh -c "printf 'npu 9 OK\n' | tee '$M/nodes/a2-node-09/health' >/dev/null"
 head -c $((1024 * 1024)) /dev/urandom | tr -d '\0' >"$IT_WORK/noise"
 check_fails "1 MiB of noise refused" cp "$IT_WORK/noise" "$M/nodes/a2-node-09/health"
+check_fails "a report with valid lines then a NUL byte is refused" python3 -c "
+import os
+fd = os.open('$M/nodes/a2-node-10/health', os.O_WRONLY | os.O_TRUNC)
+os.write(fd, b'node OK\\nnpu 4 Critical 0xDEAD\\n')
+try:
+    os.write(fd, b'npu 5 OK\\x00binary')
+finally:
+    os.close(fd)
+"
+check_eq "and none of it was applied (NPU 4 not isolated, no heartbeat)" "0 unknown" \
+	"$(grep -c isolated "$M/nodes/a2-node-10/npus") $(json "$M/nodes/a2-node-10/info" 'd["state"]')"
 check_eq "nothing changed but 'refused' events" "$alloc_before" "$(json "$M/cluster/status" 'd["npus"]["allocated"]')"
 check_contains "the refusal says why" "no such NPU" "$(cat "$M/cluster/events")"
 check_eq "a refused report is no heartbeat: a2-node-09 never reported" unknown \
