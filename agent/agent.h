@@ -126,4 +126,92 @@ void agent_report_ips(const struct conf_health_report *report, struct agent_devi
  */
 void agent_report_strip_ips(struct conf_health_report *report);
 
+/* ---- what the process launcher reads from the mount (agent_jobs.c) ---- */
+
+/* Most job shares one server's agent runs at once: a few per NPU, with room to spare. */
+#define AGENT_SHARES_MAX 64
+/* Most variables one env file may set, and the longest name. */
+#define AGENT_ENV_VARS_MAX 512
+#define AGENT_ENV_NAME_MAX 128
+/* Largest nodes/<node>/jobs listing or env file read. */
+#define AGENT_LAUNCH_FILE_MAX_BYTES (256 * 1024)
+
+/*
+ * One line of <mount>/nodes/<node>/jobs: a share of a running job that this server's
+ * agent must run.
+ */
+struct agent_share {
+	char job[CONF_NAME_MAX + 1];
+	unsigned generation;		/* >= 1 */
+	enum conf_launch launch;	/* msrun: one process; per-rank: one per local rank */
+	unsigned node_rank;		/* this server's place in the job (MS_NODE_RANK) */
+	unsigned first_rank;		/* the first of this server's ranks */
+	unsigned npu_count;		/* 1 to CONF_SERVER_NPUS_MAX ranks on this server */
+	unsigned uid;			/* the job's owner: its processes run as uid/gid */
+	unsigned gid;
+};
+
+/*
+ * agent_parse_server_jobs() - the listing of <mount>/nodes/<node>/jobs:
+ * "<job> <generation> <msrun|per-rank> <node_rank> <first_rank> <npu_count> <uid> <gid>"
+ * lines; blank lines and lines starting with '#' are skipped, and words after the
+ * eighth are ignored (a later daemon may add fields).
+ * @text, @len: the file (need not be NUL-terminated).
+ * @source: names the file in messages (borrowed).
+ * @ret: array of @max entries; on success the first *@ret_count are set, in file order.
+ * Returns 0, -EINVAL (a line that is not a share: a bad job name, a generation of 0, an
+ * unknown launch word, a number out of range, the same job and generation twice; @err
+ * says which) or -EFBIG (more than @max shares, or more than
+ * AGENT_LAUNCH_FILE_MAX_BYTES).
+ */
+int agent_parse_server_jobs(const char *text, size_t len, const char *source,
+			    struct agent_share *ret, size_t max, size_t *ret_count,
+			    struct conf_error *err);
+
+/* A process environment: "NAME=value" strings. */
+struct agent_env {
+	char **vars;			/* count entries, then NULL; owned */
+	size_t count;
+};
+
+/*
+ * agent_env_parse() - the variables of an env file as the daemon writes them
+ * (jobs/<id>/env, hosts/<server>.env, ranks/<rank>.env): "export NAME='value'" lines,
+ * where a value is POSIX-sh single-quoted and a quote inside it is written '\'' (so a
+ * value may span lines). "export " may be left out; blank lines and '#' comments are
+ * skipped. A name given twice keeps its last value, as sh would.
+ * @text, @len: the file (need not be NUL-terminated).
+ * @source: names the file in messages (borrowed).
+ * @ret: receives the variables in first-given order (release with agent_env_release);
+ *        untouched on failure.
+ * Returns 0, -EINVAL (not an export line, a name that is not [A-Za-z_][A-Za-z0-9_]*, an
+ * unquoted or unterminated value, a NUL byte; @err says where), -EFBIG (more than
+ * AGENT_ENV_VARS_MAX variables or AGENT_LAUNCH_FILE_MAX_BYTES) or -ENOMEM.
+ */
+int agent_env_parse(const char *text, size_t len, const char *source, struct agent_env *ret,
+		    struct conf_error *err);
+
+/* agent_env_release() - free what @env holds and empty it; an empty @env is fine. */
+void agent_env_release(struct agent_env *env);
+
+/* agent_env_get() - the value of @name in @env (borrowed from @env), or NULL. */
+const char *agent_env_get(const struct agent_env *env, const char *name);
+
+/*
+ * agent_env_merge() - the environment of a job process: every "NAME=value" of @base (a
+ * NULL-terminated array such as environ; may be NULL) whose NAME @over does not set,
+ * then all of @over.
+ * @ret: a new NULL-terminated array (free() the array only): its strings are borrowed
+ *        from @base and @over, which must outlive it.
+ * Returns 0 or -ENOMEM.
+ */
+int agent_env_merge(char *const *base, const struct agent_env *over, char ***ret);
+
+/*
+ * agent_exit_code() - the status an agent reports for a process, from a waitpid()
+ * status: the exit status, or 128 + the signal number for a process killed by a signal
+ * (as sh reports it), 255 at most.
+ */
+int agent_exit_code(int wait_status);
+
 #endif

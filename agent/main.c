@@ -15,10 +15,16 @@
  * file that turns invalid (half written) keeps its last valid content; one that was never
  * valid writes nothing. A refused write is logged and the loop goes on.
  *
+ * It also runs the job processes of this server (agent_launch.c, described in
+ * agent_internal.h): right after each report, when one of them exits, and when a job it
+ * runs changes, it reads MOUNTPOINT/nodes/NAME/jobs, starts what is listed, stops what
+ * is not, and reports exits to jobs/<job>/ctl. On SIGTERM or SIGINT it stops them as a
+ * cancel would (SIGTERM, SIGKILL after the config's stop_grace_period), then exits.
+ *
  * Logs go to stderr, one timestamped line per event; the report itself is logged only
  * when an NPU's level changes. Exit status: 0 after SIGTERM or SIGINT, or after --once
- * wrote its report; 1 on an error at start (unknown node, no health source, no mount)
- * or when --once could not write; 2 on a usage error.
+ * wrote its report (--once starts no job process); 1 on an error at start (unknown
+ * node, no health source, no mount) or when --once could not write; 2 on a usage error.
  */
 #include "config.h"
 
@@ -40,13 +46,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent.h"
+#include "agent_internal.h"
 
 #define INTERVAL_MAX_SEC 3600
 /* A probe gets one interval, within these bounds (npu-smi info takes a second or two). */
 #define PROBE_TIMEOUT_MIN_MS 10000
 #define PROBE_TIMEOUT_MAX_MS 60000
 #define DEFAULT_HCCN_CONF "/etc/hccn.conf"
+#define DEFAULT_LOG_DIR "/var/log/ascend-agent"
+/* After SIGKILL, how long the agent waits for its job processes before exiting anyway. */
+#define STOP_EXTRA_MS 5000
 
 extern char **environ;
 
@@ -61,6 +70,7 @@ struct agent {
 	const char *log_dir;
 	unsigned interval_sec;		/* 0 until known */
 	bool once;
+	unsigned stop_grace_sec;	/* the config's stop_grace_period */
 
 	/* learned at start */
 	unsigned npu_count;
@@ -82,38 +92,14 @@ struct agent {
 
 enum problem { PROBLEM_HEALTH, PROBLEM_IPS, PROBLEM_FAULT_FILE };
 
-static const char *log_node = "-";
 static volatile sig_atomic_t stop_signal;
-static sigset_t wait_mask; /* the mask to wait with: stop signals deliverable */
+static volatile sig_atomic_t child_signal; /* a job process exited: reap it */
+static sigset_t wait_mask; /* the mask to wait with: stop signals and SIGCHLD deliverable */
 
 /* ---- logging ---- */
 
-enum log_level { LOG_ERROR, LOG_WARNING, LOG_INFO };
-
-static void agent_log(enum log_level level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void agent_log(enum log_level level, const char *fmt, ...)
-{
-	static const char *const prefix[] = { "error: ", "warning: ", "" };
-	char when[32], msg[2048];
-	struct timespec ts;
-	struct tm tm;
-	va_list ap;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	/* One write per line, so lines of several agents sharing a log stay whole. */
-	fprintf(stderr, "%s.%03ldZ ascend-agent[%s]: %s%s\n", when, ts.tv_nsec / 1000000,
-		log_node, prefix[level], msg);
-}
-
 /* Log @msg unless it repeats the last problem of its kind; "" clears it. */
-static void log_problem(struct agent *a, enum problem kind, enum log_level level,
+static void log_problem(struct agent *a, enum problem kind, enum agent_log_level level,
 			const char *msg)
 {
 	size_t n = strnlen(msg, sizeof(a->last_problem[kind]) - 1);
@@ -131,9 +117,14 @@ static void on_signal(int sig)
 	stop_signal = sig;
 }
 
+static void on_child(int sig)
+{
+	child_signal = 1;
+}
+
 /*
- * Stop signals are blocked except while waiting (ppoll with wait_mask), so a signal
- * that arrives between a check of stop_signal and the wait still ends the wait.
+ * Stop signals and SIGCHLD are blocked except while waiting (ppoll with wait_mask), so a
+ * signal that arrives between a check of the flags and the wait still ends the wait.
  */
 static int setup_signals(void)
 {
@@ -145,75 +136,24 @@ static int setup_signals(void)
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGTERM, &sa, NULL) < 0 || sigaction(SIGINT, &sa, NULL) < 0)
 		return -errno;
+	sa.sa_handler = on_child;
+	sa.sa_flags = SA_NOCLDSTOP;
+	if (sigaction(SIGCHLD, &sa, NULL) < 0)
+		return -errno;
 	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&block);
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGCHLD);
 	if (sigprocmask(SIG_BLOCK, &block, &wait_mask) < 0)
 		return -errno;
 	sigdelset(&wait_mask, SIGTERM);
 	sigdelset(&wait_mask, SIGINT);
+	sigdelset(&wait_mask, SIGCHLD);
 	return 0;
 }
 
 /* ---- files and programs ---- */
-
-/* The file at @path, up to @max bytes (-EFBIG beyond); *ret_buf new, NUL-terminated. */
-static int read_file(const char *path, size_t max, char **ret_buf, size_t *ret_len)
-{
-	size_t cap = 4096, len = 0;
-	char *buf, *p;
-	int fd, r = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	buf = malloc(cap);
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	for (;;) {
-		ssize_t n;
-
-		if (len + 1 >= cap) {
-			if (cap > max + 1) {
-				r = -EFBIG;
-				break;
-			}
-			p = realloc(buf, cap * 2);
-			if (!p) {
-				r = -ENOMEM;
-				break;
-			}
-			buf = p;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len > max) {
-			r = -EFBIG;
-			break;
-		}
-	}
-	close(fd);
-	if (r < 0) {
-		free(buf);
-		return r;
-	}
-	buf[len] = '\0';
-	*ret_buf = buf;
-	*ret_len = len;
-	return 0;
-}
 
 /* Is @name a program we can run: a path to an executable, or found in $PATH? */
 static bool program_exists(const char *name)
@@ -241,14 +181,6 @@ static bool program_exists(const char *name)
 	}
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void reap(pid_t pid, int *ret_status)
 {
 	int status = 0;
@@ -271,7 +203,7 @@ static int run_probe(char *const argv[], int timeout_ms, char **ret_out, size_t 
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
-	long long deadline = now_ms() + timeout_ms;
+	long long deadline = agent_now_ms() + timeout_ms;
 	size_t cap = 8192, len = 0;
 	char *out = NULL, *p;
 	sigset_t none, dfl;
@@ -309,7 +241,7 @@ static int run_probe(char *const argv[], int timeout_ms, char **ret_out, size_t 
 	}
 	for (;;) {
 		struct pollfd pfd = { .fd = fds[0], .events = POLLIN };
-		long long left = deadline - now_ms();
+		long long left = deadline - agent_now_ms();
 		struct timespec ts;
 		ssize_t n;
 
@@ -372,7 +304,7 @@ static int run_probe(char *const argv[], int timeout_ms, char **ret_out, size_t 
 			free(out);
 			return -errno;
 		}
-		if (stop_signal || now_ms() >= deadline) {
+		if (stop_signal || agent_now_ms() >= deadline) {
 			kill(pid, SIGKILL);
 			reap(pid, NULL);
 			free(out);
@@ -478,11 +410,11 @@ static int health_from_fault_file(struct agent *a, struct conf_health_report *re
 	size_t len = 0;
 	int r;
 
-	r = read_file(a->fault_file, CONF_HEALTH_MAX_BYTES, &buf, &len);
+	r = agent_read_file(a->fault_file, CONF_HEALTH_MAX_BYTES, &buf, &len);
 	if (r == -ENOENT) {
 		snprintf(msg, sizeof(msg), "fault file %s does not exist: reporting every NPU OK",
 			 a->fault_file);
-		log_problem(a, PROBLEM_FAULT_FILE, LOG_INFO, msg);
+		log_problem(a, PROBLEM_FAULT_FILE, AGENT_LOG_INFO, msg);
 		memset(ret, 0, sizeof(*ret));
 		a->have_last_fault = false;
 		return 0;
@@ -512,7 +444,7 @@ static int health_from_fault_file(struct agent *a, struct conf_health_report *re
 		goto keep_last;
 	}
 accept:
-	log_problem(a, PROBLEM_FAULT_FILE, LOG_INFO, "");
+	log_problem(a, PROBLEM_FAULT_FILE, AGENT_LOG_INFO, "");
 	a->last_fault = rep;
 	a->have_last_fault = true;
 	*ret = rep;
@@ -522,11 +454,11 @@ keep_last:
 	if (a->have_last_fault) {
 		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
 			 "; still reporting its last valid content");
-		log_problem(a, PROBLEM_FAULT_FILE, LOG_WARNING, msg);
+		log_problem(a, PROBLEM_FAULT_FILE, AGENT_LOG_WARNING, msg);
 		*ret = a->last_fault;
 		return 0;
 	}
-	log_problem(a, PROBLEM_FAULT_FILE, LOG_ERROR, msg);
+	log_problem(a, PROBLEM_FAULT_FILE, AGENT_LOG_ERROR, msg);
 	return -EINVAL;
 }
 
@@ -547,7 +479,7 @@ static int health_from_npu_smi(struct agent *a, struct conf_health_report *ret)
 		probe_failure(what, r, status, out ? out : "", msg, sizeof(msg));
 		free(out);
 		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "; no report this interval");
-		log_problem(a, PROBLEM_HEALTH, LOG_ERROR, msg);
+		log_problem(a, PROBLEM_HEALTH, AGENT_LOG_ERROR, msg);
 		return -EIO;
 	}
 	r = agent_parse_npu_smi_info(out, len, what, &rep, &err);
@@ -555,19 +487,19 @@ static int health_from_npu_smi(struct agent *a, struct conf_health_report *ret)
 	if (r < 0) {
 		snprintf(msg, sizeof(msg), "%s; no report this interval",
 			 conf_error_format(&err, where, sizeof(where)));
-		log_problem(a, PROBLEM_HEALTH, LOG_ERROR, msg);
+		log_problem(a, PROBLEM_HEALTH, AGENT_LOG_ERROR, msg);
 		return r;
 	}
 	for (i = 0; i < rep.npu_count; i++) {
 		if (rep.npus[i].id >= a->npu_count && !a->warned_extra_npu) {
-			agent_log(LOG_WARNING,
+			agent_log(AGENT_LOG_WARNING,
 				  "npu-smi lists device %u but %s has %u NPUs in the cluster "
 				  "configuration; devices beyond them are not reported",
 				  rep.npus[i].id, a->node, a->npu_count);
 			a->warned_extra_npu = true;
 		}
 	}
-	log_problem(a, PROBLEM_HEALTH, LOG_INFO, "");
+	log_problem(a, PROBLEM_HEALTH, AGENT_LOG_INFO, "");
 	*ret = rep;
 	return 0;
 }
@@ -619,7 +551,7 @@ static void gather_ips(struct agent *a)
 		char *buf = NULL;
 		size_t len = 0;
 
-		r = read_file(a->hccn_conf, AGENT_PROBE_MAX_BYTES, &buf, &len);
+		r = agent_read_file(a->hccn_conf, AGENT_PROBE_MAX_BYTES, &buf, &len);
 		if (r < 0) {
 			snprintf(msg, sizeof(msg), "cannot read %s: %s", a->hccn_conf,
 				 strerror(-r));
@@ -634,7 +566,7 @@ static void gather_ips(struct agent *a)
 	if (msg[0])
 		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
 			 "; device IPs keep their last known values");
-	log_problem(a, PROBLEM_IPS, LOG_WARNING, msg);
+	log_problem(a, PROBLEM_IPS, AGENT_LOG_WARNING, msg);
 }
 
 /* ---- the report ---- */
@@ -697,7 +629,8 @@ static const char *npu_text(const struct conf_health_npu *n, char *buf, size_t l
 }
 
 /* Log what changed since the last accepted report (everything not OK, the first time). */
-static void log_changes(struct agent *a, const struct conf_health_report *rep, bool with_ips)
+static void log_changes(struct agent *a, const struct conf_health_report *rep, bool with_ips,
+			long long write_ms)
 {
 	char line[256], list[1536] = "";
 	size_t o = 0, i, ips = 0, bad = 0;
@@ -712,23 +645,27 @@ static void log_changes(struct agent *a, const struct conf_health_report *rep, b
 				o += (size_t)snprintf(list + o, sizeof(list) - o, "; %s",
 						      npu_text(&rep->npus[i], line, sizeof(line)));
 		}
-		agent_log(LOG_INFO, "first report written: node %s, %zu NPUs, %zu not OK%s; %zu "
-			  "device IPs",
+		agent_log(AGENT_LOG_INFO, "first report written: node %s, %zu NPUs, %zu not OK%s; "
+			  "%zu device IPs",
 			  conf_health_level_name(rep->node), rep->npu_count, bad, list, ips);
 		return;
 	}
 	if (rep->node != a->last_sent.node)
-		agent_log(LOG_INFO, "node: %s -> %s", conf_health_level_name(a->last_sent.node),
+		agent_log(AGENT_LOG_INFO, "node: %s -> %s",
+			  conf_health_level_name(a->last_sent.node),
 			  conf_health_level_name(rep->node));
 	for (i = 0; i < rep->npu_count && i < a->last_sent.npu_count; i++) {
 		const struct conf_health_npu *n = &rep->npus[i], *old = &a->last_sent.npus[i];
 
 		if (n->level != old->level || strcmp(n->code, old->code) != 0)
-			agent_log(LOG_INFO, "%s (was %s)", npu_text(n, line, sizeof(line)),
-				  conf_health_level_name(old->level));
+			/* the daemon acts on a fault inside that write: its time is the
+			 * daemon's reaction time as seen from here */
+			agent_log(AGENT_LOG_INFO, "%s (was %s; report written in %lld ms)",
+				  npu_text(n, line, sizeof(line)),
+				  conf_health_level_name(old->level), write_ms);
 	}
 	if (with_ips)
-		agent_log(LOG_INFO, "device IPs %s; sent them with this report",
+		agent_log(AGENT_LOG_INFO, "device IPs %s; sent them with this report",
 			  a->ips_sent ? "changed" : "not yet accepted");
 }
 
@@ -740,6 +677,7 @@ static int report_once(struct agent *a)
 	enum conf_health_level absent;
 	char *text = NULL;
 	size_t len = 0;
+	long long write_ms;
 	bool with_ips;
 	int r;
 
@@ -763,26 +701,28 @@ static int report_once(struct agent *a)
 		agent_report_strip_ips(&rep);
 	r = conf_health_render(&rep, &text, &len);
 	if (r < 0) {
-		agent_log(LOG_ERROR, "cannot render the report: %s", strerror(-r));
+		agent_log(AGENT_LOG_ERROR, "cannot render the report: %s", strerror(-r));
 		return r;
 	}
+	write_ms = agent_now_ms();
 	r = write_health(a, text, len);
+	write_ms = agent_now_ms() - write_ms;
 	free(text);
 	if (r < 0) {
 		/* Send the addresses again once writes pass: the daemon may have restarted. */
 		a->ips_sent = false;
 		if (a->failed_writes == 0 || r != a->last_write_error)
-			agent_log(LOG_ERROR, "cannot write %s: %s%s", a->health_path, strerror(-r),
-				  write_error_hint(a, r));
+			agent_log(AGENT_LOG_ERROR, "cannot write %s: %s%s", a->health_path,
+				  strerror(-r), write_error_hint(a, r));
 		a->failed_writes++;
 		a->last_write_error = r;
 		return r;
 	}
 	if (a->failed_writes)
-		agent_log(LOG_INFO, "report written again after %u failed write%s",
+		agent_log(AGENT_LOG_INFO, "report written again after %u failed write%s",
 			  a->failed_writes, a->failed_writes == 1 ? "" : "s");
 	a->failed_writes = 0;
-	log_changes(a, &rep, with_ips && a->reports > 0);
+	log_changes(a, &rep, with_ips && a->reports > 0, write_ms);
 	if (with_ips) {
 		a->sent_ips = ips;
 		a->ips_sent = true;
@@ -830,28 +770,28 @@ static int learn_node(struct agent *a)
 	snprintf(path, sizeof(path), "%s/nodes", a->mount);
 	if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		r = errno == ENOTCONN ? -ENOTCONN : -ENOENT;
-		agent_log(LOG_ERROR, "%s is not an ascendfs mount (%s has no nodes/ directory%s); "
-			  "mount it there or give --mount",
+		agent_log(AGENT_LOG_ERROR, "%s is not an ascendfs mount (%s has no nodes/ "
+			  "directory%s); mount it there or give --mount",
 			  a->mount, a->mount, r == -ENOTCONN ? ": the mount is dead" : "");
 		return r;
 	}
 	snprintf(path, sizeof(path), "%s/nodes/%s/info", a->mount, a->node);
-	r = read_file(path, 64 * 1024, &buf, &len);
+	r = agent_read_file(path, 64 * 1024, &buf, &len);
 	if (r == -ENOENT) {
 		list_nodes(a->mount, names, sizeof(names));
-		agent_log(LOG_ERROR, "node \"%s\" is not in the cluster mounted at %s; its nodes "
-			  "are: %s",
+		agent_log(AGENT_LOG_ERROR, "node \"%s\" is not in the cluster mounted at %s; its "
+			  "nodes are: %s",
 			  a->node, a->mount, names[0] ? names : "(none)");
 		return r;
 	}
 	if (r < 0) {
-		agent_log(LOG_ERROR, "cannot read %s: %s", path, strerror(-r));
+		agent_log(AGENT_LOG_ERROR, "cannot read %s: %s", path, strerror(-r));
 		return r;
 	}
 	r = agent_parse_node_info(buf, len, path, &a->npu_count, &err);
 	free(buf);
 	if (r < 0) {
-		agent_log(LOG_ERROR, "%s", conf_error_format(&err, where, sizeof(where)));
+		agent_log(AGENT_LOG_ERROR, "%s", conf_error_format(&err, where, sizeof(where)));
 		return r;
 	}
 	snprintf(a->health_path, sizeof(a->health_path), "%s/nodes/%s/health", a->mount,
@@ -859,29 +799,42 @@ static int learn_node(struct agent *a)
 	return 0;
 }
 
-static int learn_interval(struct agent *a)
+/*
+ * fault_check_interval (unless --interval was given) and stop_grace_period from
+ * cluster/config. Without --interval the configuration is required; with it, a
+ * configuration that cannot be read leaves the default grace period.
+ */
+static int learn_config(struct agent *a)
 {
 	struct conf_cluster *c = NULL;
 	struct conf_error err;
-	char path[PATH_MAX], where[768], *buf = NULL;
+	char path[PATH_MAX], where[PATH_MAX + 768], *buf = NULL;
 	size_t len = 0;
 	int r;
 
 	snprintf(path, sizeof(path), "%s/cluster/config", a->mount);
-	r = read_file(path, CONF_CONFIG_MAX_BYTES, &buf, &len);
-	if (r < 0) {
-		agent_log(LOG_ERROR, "cannot read %s for fault_check_interval: %s; give --interval",
-			  path, strerror(-r));
-		return r;
+	r = agent_read_file(path, CONF_CONFIG_MAX_BYTES, &buf, &len);
+	if (r == 0) {
+		r = conf_cluster_parse(buf, len, path, &c, &err);
+		free(buf);
+		if (r < 0)
+			conf_error_format(&err, where, sizeof(where));
+	} else {
+		snprintf(where, sizeof(where), "cannot read %s: %s", path, strerror(-r));
 	}
-	r = conf_cluster_parse(buf, len, path, &c, &err);
-	free(buf);
 	if (r < 0) {
-		agent_log(LOG_ERROR, "%s; give --interval",
-			  conf_error_format(&err, where, sizeof(where)));
-		return r;
+		if (!a->interval_sec) {
+			agent_log(AGENT_LOG_ERROR, "%s; give --interval (fault_check_interval "
+				  "comes from there)", where);
+			return r;
+		}
+		agent_log(AGENT_LOG_WARNING, "%s; job processes get the default stop grace "
+			  "period of %u s", where, a->stop_grace_sec);
+		return 0;
 	}
-	a->interval_sec = c->fault_check_interval_sec;
+	if (!a->interval_sec)
+		a->interval_sec = c->fault_check_interval_sec;
+	a->stop_grace_sec = c->stop_grace_sec;
 	conf_cluster_free(c);
 	return 0;
 }
@@ -896,14 +849,14 @@ static int choose_health_source(struct agent *a, bool npu_smi_given)
 	if (program_exists(a->npu_smi))
 		return 0;
 	if (npu_smi_given)
-		agent_log(LOG_ERROR, "cannot run npu-smi at %s: no such executable; give the path "
-			  "of the Ascend driver's npu-smi, or --fault-file FILE to inject health "
-			  "in tests",
+		agent_log(AGENT_LOG_ERROR, "cannot run npu-smi at %s: no such executable; give the "
+			  "path of the Ascend driver's npu-smi, or --fault-file FILE to inject "
+			  "health in tests",
 			  a->npu_smi);
 	else
-		agent_log(LOG_ERROR, "no health source: npu-smi is not in PATH and no --fault-file "
-			  "was given; install the Ascend driver (npu-smi), give --npu-smi PATH, "
-			  "or give --fault-file FILE to inject health in tests");
+		agent_log(AGENT_LOG_ERROR, "no health source: npu-smi is not in PATH and no "
+			  "--fault-file was given; install the Ascend driver (npu-smi), give "
+			  "--npu-smi PATH, or give --fault-file FILE to inject health in tests");
 	return -ENOENT;
 }
 
@@ -912,7 +865,7 @@ static int choose_ip_source(struct agent *a, bool hccn_tool_given, bool hccn_con
 	if (hccn_tool_given) {
 		if (program_exists(a->hccn_tool))
 			return 0;
-		agent_log(LOG_ERROR, "cannot run hccn_tool at %s: no such executable",
+		agent_log(AGENT_LOG_ERROR, "cannot run hccn_tool at %s: no such executable",
 			  a->hccn_tool);
 		return -ENOENT;
 	}
@@ -923,46 +876,43 @@ static int choose_ip_source(struct agent *a, bool hccn_tool_given, bool hccn_con
 	if (access(a->hccn_conf, R_OK) == 0)
 		return 0;
 	if (hccn_conf_given) {
-		agent_log(LOG_ERROR, "cannot read %s: %s", a->hccn_conf, strerror(errno));
+		agent_log(AGENT_LOG_ERROR, "cannot read %s: %s", a->hccn_conf, strerror(errno));
 		return -errno;
 	}
 	a->hccn_conf = NULL;
 	return 0;
 }
 
-static int make_dirs(const char *path)
+/*
+ * Wait until @deadline_ms (CLOCK_MONOTONIC; < 0: none, then at most a minute), a stop
+ * signal (unless @ignore_stop), SIGCHLD, or until @fd (-1: none) is readable.
+ */
+static void wait_events(long long deadline_ms, int fd, bool ignore_stop)
 {
-	char buf[PATH_MAX];
-	size_t i;
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 
-	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
-		return -ENAMETOOLONG;
-	for (i = 1; buf[i]; i++) {
-		if (buf[i] != '/')
-			continue;
-		buf[i] = '\0';
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		buf[i] = '/';
-	}
-	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
-/* Sleep until @deadline_ms (CLOCK_MONOTONIC) or a stop signal. */
-static void sleep_until(long long deadline_ms)
-{
-	while (!stop_signal) {
-		long long left = deadline_ms - now_ms();
+	if (deadline_ms < 0)
+		deadline_ms = agent_now_ms() + 60000;
+	while ((ignore_stop || !stop_signal) && !child_signal) {
+		long long left = deadline_ms - agent_now_ms();
 		struct timespec ts;
 
 		if (left <= 0)
 			return;
 		ts.tv_sec = (time_t)(left / 1000);
 		ts.tv_nsec = (long)(left % 1000) * 1000000;
-		ppoll(NULL, 0, &ts, &wait_mask);
+		if (ppoll(fd >= 0 ? &pfd : NULL, fd >= 0 ? 1 : 0, &ts, &wait_mask) > 0)
+			return;
 	}
+}
+
+static long long earliest(long long a, long long b)
+{
+	if (a < 0)
+		return b;
+	if (b < 0)
+		return a;
+	return a < b ? a : b;
 }
 
 static void usage(FILE *f, const char *prog)
@@ -989,12 +939,13 @@ static void usage(FILE *f, const char *prog)
 		"                       \"npu 3 Critical 0x80C98000 HBM ECC\"; NPUs it does\n"
 		"                       not name are OK, a missing file means no faults.\n"
 		"                       Replace it atomically (write a copy, then mv)\n"
-		"    --log-dir DIR      directory for job process logs (created; used by the\n"
-		"                       process launcher)\n"
+		"    --log-dir DIR      directory for job process logs, one per rank (or per\n"
+		"                       server for msrun) under DIR/<job>/g<generation>/\n"
+		"                       (default %s, created when first needed)\n"
 		"    --once             write one report and exit (0 when it was accepted)\n"
 		"    -h, --help         print this help\n"
 		"    -V, --version      print the version\n",
-		prog, DEFAULT_HCCN_CONF);
+		prog, DEFAULT_HCCN_CONF, DEFAULT_LOG_DIR);
 }
 
 int main(int argc, char **argv)
@@ -1016,13 +967,16 @@ int main(int argc, char **argv)
 	static struct agent agent; /* about 20 KiB, kept off the stack */
 	struct agent *a = &agent;
 	bool npu_smi_given = false, hccn_tool_given = false, hccn_conf_given = false;
+	struct agent_launcher_options lo;
+	struct agent_launcher *l = NULL;
 	uint64_t interval;
 	char every[32];
-	long long next;
+	long long next, give_up;
 	int opt, r;
 
 	a->npu_smi = "npu-smi";
 	a->hccn_conf = DEFAULT_HCCN_CONF;
+	a->stop_grace_sec = 30;
 	while ((opt = getopt_long(argc, argv, "hV", options, NULL)) != -1) {
 		switch (opt) {
 		case 'm':
@@ -1085,26 +1039,27 @@ int main(int argc, char **argv)
 			a->node);
 		return 2;
 	}
-	log_node = a->node;
+	agent_log_set_node(a->node);
 
 	r = setup_signals();
 	if (r < 0) {
-		agent_log(LOG_ERROR, "cannot set up signals: %s", strerror(-r));
+		agent_log(AGENT_LOG_ERROR, "cannot set up signals: %s", strerror(-r));
 		return 1;
 	}
 	if (choose_health_source(a, npu_smi_given) < 0 ||
 	    choose_ip_source(a, hccn_tool_given, hccn_conf_given) < 0 || learn_node(a) < 0 ||
-	    (!a->interval_sec && !a->once && learn_interval(a) < 0))
+	    (!a->once && learn_config(a) < 0))
 		return 1;
-	if (a->log_dir && (r = make_dirs(a->log_dir)) < 0) {
-		agent_log(LOG_ERROR, "cannot create --log-dir %s: %s", a->log_dir, strerror(-r));
+	if (a->log_dir && (r = agent_make_dirs(a->log_dir, 0755)) < 0) {
+		agent_log(AGENT_LOG_ERROR, "cannot create --log-dir %s: %s", a->log_dir,
+			  strerror(-r));
 		return 1;
 	}
 	if (a->once)
 		snprintf(every, sizeof(every), "once");
 	else
 		snprintf(every, sizeof(every), "every %u s", a->interval_sec);
-	agent_log(LOG_INFO, "reporting to %s %s: health from %s%s, device IPs from %s%s",
+	agent_log(AGENT_LOG_INFO, "reporting to %s %s: health from %s%s, device IPs from %s%s",
 		  a->health_path, every, a->fault_file ? "fault file " : "",
 		  a->fault_file ? a->fault_file : a->npu_smi,
 		  a->hccn_tool ? a->hccn_tool : a->hccn_conf ? a->hccn_conf : "nowhere",
@@ -1114,15 +1069,49 @@ int main(int argc, char **argv)
 		r = report_once(a);
 		return r < 0 ? 1 : 0;
 	}
-	next = now_ms();
-	while (!stop_signal) {
-		report_once(a);
-		next += (long long)a->interval_sec * 1000;
-		/* After a stall (a slow probe, a suspended machine): the rhythm, not the debt. */
-		if (next < now_ms())
-			next = now_ms() + (long long)a->interval_sec * 1000;
-		sleep_until(next);
+	lo.mount = a->mount;
+	lo.node = a->node;
+	lo.log_dir = a->log_dir ? a->log_dir : DEFAULT_LOG_DIR;
+	lo.stop_grace_sec = a->stop_grace_sec;
+	if (agent_launcher_new(&lo, &l) < 0) {
+		agent_log(AGENT_LOG_ERROR, "out of memory");
+		return 1;
 	}
-	agent_log(LOG_INFO, "stopping (%s) after %u reports", strsignal(stop_signal), a->reports);
+	agent_log(AGENT_LOG_INFO, "running the job processes of %s/nodes/%s/jobs: logs under %s, "
+		  "SIGKILL %u s after SIGTERM",
+		  a->mount, a->node, lo.log_dir, lo.stop_grace_sec);
+	next = agent_now_ms();
+	while (!stop_signal) {
+		if (agent_now_ms() >= next) {
+			report_once(a);
+			/* right after the report: a fault it carried may have moved a job */
+			if (!stop_signal)
+				agent_launcher_sync(l);
+			next += (long long)a->interval_sec * 1000;
+			/* After a stall (a slow probe, a suspended machine): the rhythm, not the
+			 * debt. */
+			if (next < agent_now_ms())
+				next = agent_now_ms() + (long long)a->interval_sec * 1000;
+		}
+		child_signal = 0;
+		agent_launcher_poll(l);
+		wait_events(earliest(next, agent_launcher_wake_ms(l)), agent_launcher_fd(l), false);
+	}
+	agent_log(AGENT_LOG_INFO, "stopping (%s) after %u reports", strsignal(stop_signal),
+		  a->reports);
+	/* Stop the job processes as a cancel would; their exits are not reported. */
+	agent_launcher_stop_all(l);
+	give_up = agent_now_ms() + (long long)lo.stop_grace_sec * 1000 + STOP_EXTRA_MS;
+	for (;;) {
+		child_signal = 0;
+		agent_launcher_poll(l);
+		if (agent_launcher_is_idle(l) || agent_now_ms() >= give_up)
+			break;
+		wait_events(earliest(give_up, agent_launcher_wake_ms(l)), -1, true);
+	}
+	if (!agent_launcher_is_idle(l))
+		agent_log(AGENT_LOG_ERROR, "job processes still running %d ms after SIGKILL; "
+			  "leaving them", STOP_EXTRA_MS);
+	agent_launcher_free(l);
 	return 0;
 }

@@ -1,0 +1,1168 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The process launcher of ascend-agent (agent_internal.h says what it does). The
+ * daemon's listing nodes/<node>/jobs is the truth: what is listed runs, what is not
+ * listed is stopped. Nothing here blocks for long: starting a process waits for its exec
+ * (bounded), everything else is a waitpid(WNOHANG), a kill or a small file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "agent_internal.h"
+
+extern char **environ;
+
+/* How long a new process may take to reach exec() before we stop waiting for it. */
+#define EXEC_WAIT_MS 10000
+/* Retry of a sync that could not finish (an exit not reported, a start deferred). */
+#define RETRY_MS 1000
+/* Polling of process groups whose leader is gone but whose members are not. */
+#define GROUP_POLL_MS 200
+/* Supplementary groups of a job's owner. */
+#define GROUPS_MAX 256
+/* The status reported for a process that could not be started (sh: "cannot execute"). */
+#define EXIT_NOT_STARTED 127
+/* The status reported for a process lost with an earlier agent (128 + SIGKILL). */
+#define EXIT_LOST 137
+
+struct proc {
+	int rank;		/* -1 for msrun: one process per server */
+	pid_t pid;		/* the leader, whose pid is the process group id; 0 = none
+				 * (not started, or its group has emptied) */
+	bool running;		/* started, not reaped */
+	int code;		/* 0-255, as reported, once it has exited */
+	bool report_due;	/* the exit is still to be reported */
+};
+
+enum run_state {
+	RUN_ACTIVE,		/* listed: its processes run (or ran) */
+	RUN_IDLE,		/* listed, nothing to run (no command) */
+	RUN_STOPPING,		/* no longer listed: SIGTERM sent, SIGKILL at kill_at_ms */
+};
+
+/* One (job, generation) this server runs. */
+struct run {
+	struct agent_share share;
+	enum run_state state;
+	char submitted[48];	/* the job's submission time: its identity across restarts */
+	char dir[PATH_MAX];	/* <log-dir>/<job>/g<generation> */
+	long long stop_ms;	/* when stopping began */
+	long long kill_at_ms;	/* STOPPING: SIGKILL then */
+	bool signalled;		/* STOPPING: a process group was sent a signal */
+	bool killed;		/* STOPPING: SIGKILL sent */
+	int wd;			/* inotify watch of jobs/<job>/status.json, or -1 */
+	bool listed;		/* scratch of sync() */
+	size_t proc_count;
+	struct proc procs[CONF_SERVER_NPUS_MAX];
+};
+
+struct agent_launcher {
+	struct agent_launcher_options o;
+	struct run *runs[AGENT_RUNS_MAX];
+	size_t run_count;
+	int inotify_fd;
+	int jobs_wd;		/* watch of nodes/<node>/jobs, or -1 */
+	bool stopping_all;
+	bool is_root;
+	long long retry_at_ms;	/* 0 = nothing to retry */
+	char last_problem[PATH_MAX + 256];
+	struct agent_share shares[AGENT_SHARES_MAX]; /* scratch of sync() */
+};
+
+/* Log @msg unless it repeats the last listing problem; "" clears it. */
+static void log_problem(struct agent_launcher *l, enum agent_log_level level, const char *msg)
+{
+	if (strcmp(l->last_problem, msg) == 0)
+		return;
+	snprintf(l->last_problem, sizeof(l->last_problem), "%s", msg);
+	if (msg[0])
+		agent_log(level, "%s", msg);
+}
+
+/* "job llama generation 2 rank 5" or "job llama generation 2 (node rank 1)". */
+static const char *proc_label(const struct run *r, const struct proc *p, char *buf, size_t len)
+{
+	if (p->rank >= 0)
+		snprintf(buf, len, "job %s generation %u rank %d", r->share.job,
+			 r->share.generation, p->rank);
+	else
+		snprintf(buf, len, "job %s generation %u (node rank %u)", r->share.job,
+			 r->share.generation, r->share.node_rank);
+	return buf;
+}
+
+/* <dir>/rank-<r> or <dir>/node-<node>, without extension. */
+static int proc_base(const struct agent_launcher *l, const struct run *r, const struct proc *p,
+		     char *buf, size_t len)
+{
+	int n;
+
+	if (!r->dir[0])
+		return -ENOENT;
+	if (p->rank >= 0)
+		n = snprintf(buf, len, "%s/rank-%d", r->dir, p->rank);
+	else
+		n = snprintf(buf, len, "%s/node-%s", r->dir, l->o.node);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static const char *status_text(int wait_status, char *buf, size_t len)
+{
+	if (WIFEXITED(wait_status))
+		snprintf(buf, len, "exit status %d", WEXITSTATUS(wait_status));
+	else if (WIFSIGNALED(wait_status))
+		snprintf(buf, len, "killed by signal %d (%s)", WTERMSIG(wait_status),
+			 strsignal(WTERMSIG(wait_status)));
+	else
+		snprintf(buf, len, "status 0x%x", (unsigned)wait_status);
+	return buf;
+}
+
+/* Does process group @pgid still have a member? */
+static bool group_is_alive(pid_t pgid)
+{
+	return pgid > 0 && (kill(-pgid, 0) == 0 || errno == EPERM);
+}
+
+static bool proc_is_alive(const struct proc *p)
+{
+	return p->running || (p->pid > 0 && group_is_alive(p->pid));
+}
+
+static bool run_is_alive(const struct run *r)
+{
+	for (size_t i = 0; i < r->proc_count; i++)
+		if (proc_is_alive(&r->procs[i]))
+			return true;
+	return false;
+}
+
+/* ---- files of the mount and of the log directory ---- */
+
+static int mount_path(const struct agent_launcher *l, char *buf, size_t len, const char *job,
+		      const char *rel)
+{
+	int n = snprintf(buf, len, "%s/jobs/%s/%s", l->o.mount, job, rel);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* Replace @path with @text atomically (write a temporary file, rename it). */
+static int write_atomic(const char *path, const char *text)
+{
+	char tmp[PATH_MAX + 8];
+	size_t len = strlen(text), done = 0;
+	int fd, r = 0;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	while (done < len) {
+		ssize_t n = write(fd, text + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			break;
+		}
+		done += (size_t)n;
+	}
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r == 0 && rename(tmp, path) < 0)
+		r = -errno;
+	if (r < 0)
+		unlink(tmp);
+	return r;
+}
+
+/* Record a process's state beside its log ("started <pid>", "exit <code>" ...). */
+static void state_write(const struct agent_launcher *l, const struct run *r,
+			const struct proc *p, const char *what, long value)
+{
+	char base[PATH_MAX], path[PATH_MAX + 8], text[128];
+	int e;
+
+	if (proc_base(l, r, p, base, sizeof(base)) < 0)
+		return;
+	snprintf(path, sizeof(path), "%s.state", base);
+	snprintf(text, sizeof(text), "%s %ld %s\n", what, value,
+		 r->submitted[0] ? r->submitted : "-");
+	e = write_atomic(path, text);
+	if (e < 0)
+		agent_log(AGENT_LOG_WARNING, "cannot write %s: %s (an agent restarted now would "
+			  "not know this process)", path, strerror(-e));
+}
+
+/* Append "# <time> ascend-agent: <text>" to a process's log. */
+static void log_note(const struct agent_launcher *l, const struct run *r, const struct proc *p,
+		     const char *text)
+{
+	char base[PATH_MAX], path[PATH_MAX + 8], when[40], line[1024];
+	int fd, n;
+
+	if (proc_base(l, r, p, base, sizeof(base)) < 0)
+		return;
+	snprintf(path, sizeof(path), "%s.log", base);
+	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return;
+	n = snprintf(line, sizeof(line), "# %s ascend-agent[%s]: %s\n",
+		     agent_time_text(when, sizeof(when)), l->o.node, text);
+	if (n > 0 && write(fd, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0)
+		n = 0;
+	close(fd);
+}
+
+/* The job's submission time from status.json into @out ("" when unknown). */
+static int read_submitted(const struct agent_launcher *l, const char *job, char *out, size_t len)
+{
+	char path[PATH_MAX], *buf = NULL;
+	size_t n = 0;
+	json_t *root, *v;
+	int r;
+
+	out[0] = '\0';
+	r = mount_path(l, path, sizeof(path), job, "status.json");
+	if (r < 0)
+		return r;
+	r = agent_read_file(path, AGENT_LAUNCH_FILE_MAX_BYTES, &buf, &n);
+	if (r < 0)
+		return r;
+	root = json_loadb(buf, n, 0, NULL);
+	free(buf);
+	v = json_is_object(root) ? json_object_get(root, "submitted") : NULL;
+	if (json_is_string(v))
+		snprintf(out, len, "%s", json_string_value(v));
+	json_decref(root);
+	return 0;
+}
+
+/* ---- reporting ---- */
+
+/* Write @line to jobs/<job>/ctl in one open/write/close. */
+static int write_ctl(const struct agent_launcher *l, const char *job, const char *line)
+{
+	char path[PATH_MAX];
+	size_t len = strlen(line);
+	ssize_t n;
+	int fd, r = 0;
+
+	r = mount_path(l, path, sizeof(path), job, "ctl");
+	if (r < 0)
+		return r;
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	do
+		n = write(fd, line, len);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		r = -errno;
+	else if ((size_t)n != len)
+		r = -EIO;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	return r;
+}
+
+/* Report the exit of @p; false when it should be tried again later. */
+static bool report_exit(struct agent_launcher *l, struct run *r, struct proc *p)
+{
+	char line[256], label[160];
+	int e;
+
+	if (p->rank >= 0)
+		snprintf(line, sizeof(line), "exit %u %s %d %d\n", r->share.generation, l->o.node,
+			 p->code, p->rank);
+	else
+		snprintf(line, sizeof(line), "exit %u %s %d\n", r->share.generation, l->o.node,
+			 p->code);
+	proc_label(r, p, label, sizeof(label));
+	e = write_ctl(l, r->share.job, line);
+	if (e == 0) {
+		agent_log(AGENT_LOG_INFO, "%s: reported exit status %d", label, p->code);
+		p->report_due = false;
+		return true;
+	}
+	switch (-e) {
+	case ENOENT:
+		agent_log(AGENT_LOG_WARNING, "%s: cannot report exit status %d: the job no longer "
+			  "exists", label, p->code);
+		break;
+	case EINVAL:
+	case EBUSY:
+		agent_log(AGENT_LOG_ERROR, "%s: the daemon refused the exit report \"exit %u %s "
+			  "%d\": see jobs/%s/events", label, r->share.generation, l->o.node,
+			  p->code, r->share.job);
+		break;
+	case EPERM:
+	case EACCES:
+		agent_log(AGENT_LOG_ERROR, "%s: cannot report exit status %d: %s; run the agent as "
+			  "root (or as the job's owner)", label, p->code, strerror(-e));
+		break;
+	default:
+		agent_log(AGENT_LOG_WARNING, "%s: cannot report exit status %d: %s; trying again",
+			  label, p->code, strerror(-e));
+		return false;
+	}
+	p->report_due = false;
+	return true;
+}
+
+/* Report every due exit of active runs. Returns true when one was reported. */
+static bool report_due_exits(struct agent_launcher *l)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < l->run_count; i++) {
+		struct run *r = l->runs[i];
+
+		if (r->state != RUN_ACTIVE)
+			continue;
+		for (size_t k = 0; k < r->proc_count; k++) {
+			struct proc *p = &r->procs[k];
+
+			if (!p->report_due)
+				continue;
+			if (report_exit(l, r, p))
+				any = true;
+			else
+				l->retry_at_ms = agent_now_ms() + RETRY_MS;
+		}
+	}
+	return any;
+}
+
+/* ---- starting ---- */
+
+/* Where a failed child says what failed: written to the exec pipe before _exit(). */
+struct exec_failure {
+	int stage;
+	int err;
+};
+
+enum { STAGE_PGID, STAGE_STDIO, STAGE_GROUPS, STAGE_GID, STAGE_UID, STAGE_CHDIR,
+       STAGE_PDEATHSIG, STAGE_EXEC };
+
+static const char *const stage_name[] = {
+	"setpgid", "redirecting output", "setgroups", "setgid", "setuid", "chdir",
+	"PR_SET_PDEATHSIG", "exec /bin/sh",
+};
+
+/* Everything the child needs, prepared before fork(): it may call no allocator. */
+struct child_plan {
+	char *const *argv;
+	char *const *envp;
+	int log_fd;
+	int pipe_fd;
+	bool drop;
+	uid_t uid;
+	gid_t gid;
+	gid_t groups[GROUPS_MAX];
+	int group_count;
+	const char *cwd;
+	const char *cwd_fallback;
+	pid_t parent;
+};
+
+static void child_fail(const struct child_plan *c, int stage)
+{
+	struct exec_failure f = { stage, errno };
+
+	if (write(c->pipe_fd, &f, sizeof(f)) < 0)
+		_exit(EXIT_NOT_STARTED);
+	_exit(EXIT_NOT_STARTED);
+}
+
+/* In the child: async-signal-safe calls only. Never returns. */
+static void child_exec(const struct child_plan *c)
+{
+	static const int sigs[] = { SIGPIPE, SIGTERM, SIGINT, SIGCHLD, SIGHUP, SIGQUIT };
+	struct sigaction dfl;
+	sigset_t none;
+	int fd;
+
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &dfl, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (setpgid(0, 0) < 0)
+		child_fail(c, STAGE_PGID);
+	fd = open("/dev/null", O_RDONLY | O_NOCTTY);
+	if (fd < 0 || dup2(fd, STDIN_FILENO) < 0 || dup2(c->log_fd, STDOUT_FILENO) < 0 ||
+	    dup2(c->log_fd, STDERR_FILENO) < 0)
+		child_fail(c, STAGE_STDIO);
+	if (fd > STDERR_FILENO)
+		close(fd);
+	if (c->drop) {
+		if (setgroups((size_t)c->group_count, c->groups) < 0)
+			child_fail(c, STAGE_GROUPS);
+		if (setgid(c->gid) < 0)
+			child_fail(c, STAGE_GID);
+		if (setuid(c->uid) < 0)
+			child_fail(c, STAGE_UID);
+	}
+	/* as the job's owner: a checkpoint directory it cannot enter falls back to the log */
+	if (chdir(c->cwd) < 0 && chdir(c->cwd_fallback) < 0 && chdir("/") < 0)
+		child_fail(c, STAGE_CHDIR);
+	/* The processes die with the agent that would stop them (see agent_internal.h). */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		child_fail(c, STAGE_PDEATHSIG);
+	if (getppid() != c->parent)
+		_exit(EXIT_LOST);
+	execve("/bin/sh", c->argv, c->envp);
+	child_fail(c, STAGE_EXEC);
+}
+
+/* Groups and identity variables of @uid, when the agent drops to it. */
+static void plan_identity(struct child_plan *c, struct agent_env *ident)
+{
+	struct passwd pw, *found = NULL;
+	char buf[4096], *var;
+	int n = GROUPS_MAX;
+
+	c->groups[0] = c->gid;
+	c->group_count = 1;
+	if (getpwuid_r(c->uid, &pw, buf, sizeof(buf), &found) != 0 || !found)
+		return;
+	if (getgrouplist(pw.pw_name, c->gid, c->groups, &n) >= 0)
+		c->group_count = n;
+	else
+		c->groups[0] = c->gid;
+	/* HOME, USER, LOGNAME of the owner, not the agent's (the env file may still set them) */
+	ident->vars = calloc(4, sizeof(char *));
+	if (!ident->vars)
+		return;
+	if (asprintf(&var, "HOME=%s", pw.pw_dir) >= 0)
+		ident->vars[ident->count++] = var;
+	if (asprintf(&var, "USER=%s", pw.pw_name) >= 0)
+		ident->vars[ident->count++] = var;
+	if (asprintf(&var, "LOGNAME=%s", pw.pw_name) >= 0)
+		ident->vars[ident->count++] = var;
+}
+
+/*
+ * Start one process of run @r: /bin/sh -c @command with @env over the agent's
+ * environment. On failure the process counts as exited with EXIT_NOT_STARTED.
+ */
+static void spawn(struct agent_launcher *l, struct run *r, struct proc *p, const char *command,
+		  const char *checkpoint_dir, const struct agent_env *env)
+{
+	char *argv[] = { (char *)"sh", (char *)"-c", (char *)command, NULL };
+	struct agent_env ident = { 0 };
+	struct child_plan plan;
+	struct exec_failure f;
+	char base[PATH_MAX], path[PATH_MAX + 8], label[160], when[40], note[PATH_MAX + 512];
+	char **envp1 = NULL, **envp = NULL, why[PATH_MAX + 128] = "";
+	struct stat st;
+	struct pollfd pfd;
+	int fds[2] = { -1, -1 }, log_fd = -1, e;
+	ssize_t n;
+	pid_t pid;
+
+	proc_label(r, p, label, sizeof(label));
+	memset(&plan, 0, sizeof(plan));
+	plan.uid = (uid_t)r->share.uid;
+	plan.gid = (gid_t)r->share.gid;
+	plan.drop = l->is_root && r->share.uid != 0;
+	plan.cwd = checkpoint_dir && stat(checkpoint_dir, &st) == 0 && S_ISDIR(st.st_mode) ?
+			   checkpoint_dir :
+			   r->dir;
+	plan.cwd_fallback = r->dir;
+	plan.parent = getpid();
+	if (plan.drop)
+		plan_identity(&plan, &ident);
+
+	e = proc_base(l, r, p, base, sizeof(base));
+	if (e < 0) {
+		snprintf(why, sizeof(why), "the log path under %s is too long", r->dir);
+		goto failed;
+	}
+	snprintf(path, sizeof(path), "%s.log", base);
+	log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0644);
+	if (log_fd < 0) {
+		snprintf(why, sizeof(why), "cannot open the log %s: %s", path, strerror(errno));
+		goto failed;
+	}
+	if (plan.drop && fchown(log_fd, plan.uid, plan.gid) < 0)
+		agent_log(AGENT_LOG_WARNING, "%s: cannot give the log %s to uid %u: %s", label,
+			  path, r->share.uid, strerror(errno));
+	e = snprintf(note, sizeof(note),
+		     "# %s ascend-agent[%s]: %s: starting /bin/sh -c in %s as uid %u gid %u\n",
+		     agent_time_text(when, sizeof(when)), l->o.node, label, plan.cwd,
+		     plan.drop ? r->share.uid : (unsigned)getuid(),
+		     plan.drop ? r->share.gid : (unsigned)getgid());
+	if (e > 0 && write(log_fd, note, strnlen(note, sizeof(note))) < 0)
+		e = 0;
+	if (agent_env_merge(environ, &ident, &envp1) < 0 ||
+	    agent_env_merge(envp1, env, &envp) < 0) {
+		snprintf(why, sizeof(why), "out of memory");
+		goto failed;
+	}
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		snprintf(why, sizeof(why), "pipe: %s", strerror(errno));
+		goto failed;
+	}
+	plan.argv = argv;
+	plan.envp = envp;
+	plan.log_fd = log_fd;
+	plan.pipe_fd = fds[1];
+	pid = fork();
+	if (pid < 0) {
+		snprintf(why, sizeof(why), "fork: %s", strerror(errno));
+		goto failed;
+	}
+	if (pid == 0)
+		child_exec(&plan);
+	/* Both sides set the group, so that a stop right after the fork reaches it. */
+	setpgid(pid, pid);
+	close(fds[1]);
+	fds[1] = -1;
+	p->pid = pid;
+	p->running = true;
+	pfd.fd = fds[0];
+	pfd.events = POLLIN;
+	do
+		e = poll(&pfd, 1, EXEC_WAIT_MS);
+	while (e < 0 && errno == EINTR);
+	n = e > 0 ? read(fds[0], &f, sizeof(f)) : -1;
+	if (n == (ssize_t)sizeof(f)) {
+		int status = 0;
+
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		p->running = false;
+		snprintf(why, sizeof(why), "%s: %s",
+			 stage_name[f.stage >= 0 && f.stage <= STAGE_EXEC ? f.stage : STAGE_EXEC],
+			 strerror(f.err));
+		if (f.stage >= STAGE_GROUPS && f.stage <= STAGE_UID)
+			snprintf(why + strlen(why), sizeof(why) - strlen(why),
+				 " (cannot run as the job's owner, uid %u gid %u: not started)",
+				 r->share.uid, r->share.gid);
+		goto failed;
+	}
+	if (e == 0)
+		agent_log(AGENT_LOG_WARNING, "%s: pid %d did not reach exec within %d ms; counting "
+			  "it as started", label, (int)pid, EXEC_WAIT_MS);
+	state_write(l, r, p, "started", (long)pid);
+	agent_log(AGENT_LOG_INFO, "%s: started pid %d: sh -c %s (cwd %s, log %s%s)", label,
+		  (int)pid, command, plan.cwd, path,
+		  plan.drop ? ", as the job's owner" : "");
+	goto out;
+
+failed:
+	agent_log(AGENT_LOG_ERROR, "%s: cannot start: %s; reporting exit status %d", label, why,
+		  EXIT_NOT_STARTED);
+	if (log_fd >= 0) {
+		e = snprintf(note, sizeof(note), "# %s ascend-agent[%s]: cannot start: %s\n",
+			     agent_time_text(when, sizeof(when)), l->o.node, why);
+		if (e > 0 && write(log_fd, note, strnlen(note, sizeof(note))) < 0)
+			e = 0;
+	}
+	p->pid = 0;
+	p->running = false;
+	p->code = EXIT_NOT_STARTED;
+	p->report_due = true;
+	state_write(l, r, p, "exit", EXIT_NOT_STARTED);
+out:
+	if (fds[0] >= 0)
+		close(fds[0]);
+	if (fds[1] >= 0)
+		close(fds[1]);
+	if (log_fd >= 0)
+		close(log_fd);
+	free(envp);
+	free(envp1);
+	agent_env_release(&ident);
+}
+
+/*
+ * What an earlier agent left beside the log of @p: "exit <code> <submitted>" (reported
+ * again), "started|stopped <pid> <submitted>" (lost with that agent). Returns true when
+ * @p is settled that way and must not be started.
+ */
+static bool adopt_state(struct agent_launcher *l, struct run *r, struct proc *p)
+{
+	char base[PATH_MAX], path[PATH_MAX + 8], what[16], submitted[48], label[160], *buf = NULL;
+	size_t len = 0;
+	long value;
+
+	if (!r->submitted[0] || proc_base(l, r, p, base, sizeof(base)) < 0)
+		return false;
+	snprintf(path, sizeof(path), "%s.state", base);
+	if (agent_read_file(path, 4096, &buf, &len) < 0)
+		return false;
+	if (sscanf(buf, "%15s %ld %47s", what, &value, submitted) != 3 ||
+	    strcmp(submitted, r->submitted) != 0) {
+		free(buf);
+		return false; /* another job of the same name: start afresh */
+	}
+	free(buf);
+	proc_label(r, p, label, sizeof(label));
+	p->report_due = true;
+	if (strcmp(what, "exit") == 0 && value >= 0 && value <= 255) {
+		p->code = (int)value;
+		agent_log(AGENT_LOG_INFO, "%s: already ran here (exit status %d, per %s); not "
+			  "starting it again", label, p->code, path);
+		return true;
+	}
+	p->code = EXIT_LOST;
+	agent_log(AGENT_LOG_WARNING, "%s: was started by an earlier agent (pid %ld, per %s) and "
+		  "died with it; reporting exit status %d so that the job restarts from its "
+		  "checkpoint", label, value, path, EXIT_LOST);
+	state_write(l, r, p, "exit", EXIT_LOST);
+	return true;
+}
+
+static void watch_job(struct agent_launcher *l, struct run *r)
+{
+	char path[PATH_MAX];
+
+	r->wd = -1;
+	if (l->inotify_fd < 0 || mount_path(l, path, sizeof(path), r->share.job, "status.json") < 0)
+		return;
+	r->wd = inotify_add_watch(l->inotify_fd, path, IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE);
+}
+
+static void unwatch_job(struct agent_launcher *l, struct run *r)
+{
+	if (r->wd < 0)
+		return;
+	/* runs of one job share the watch of its status.json */
+	for (size_t i = 0; i < l->run_count; i++)
+		if (l->runs[i] != r && l->runs[i]->wd == r->wd)
+			return;
+	inotify_rm_watch(l->inotify_fd, r->wd);
+	r->wd = -1;
+}
+
+static void env_array_release(struct agent_env *envs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		agent_env_release(&envs[i]);
+}
+
+/*
+ * Start the processes of listed share @s. Returns 0 (started, or recorded as having
+ * nothing to run), -EAGAIN (the job changed while we read it: try with a fresh
+ * listing) or -ENOSPC (too many runs).
+ */
+static int start_run(struct agent_launcher *l, const struct agent_share *s)
+{
+	struct agent_env envs[CONF_SERVER_NPUS_MAX];
+	struct conf_job_spec *spec = NULL;
+	struct conf_error err;
+	struct run *r;
+	char path[PATH_MAX], where[768], gen[16], *buf = NULL;
+	size_t len = 0, count;
+	bool broken = false;
+	int e;
+
+	memset(envs, 0, sizeof(envs));
+	if (l->run_count >= AGENT_RUNS_MAX) {
+		agent_log(AGENT_LOG_ERROR, "job %s generation %u: not started: the agent already "
+			  "tracks %d runs", s->job, s->generation, AGENT_RUNS_MAX);
+		return -ENOSPC;
+	}
+	e = mount_path(l, path, sizeof(path), s->job, "spec");
+	if (e == 0)
+		e = agent_read_file(path, CONF_SPEC_MAX_BYTES, &buf, &len);
+	if (e == -ENOENT)
+		return -EAGAIN; /* gone since the listing was read */
+	if (e < 0) {
+		agent_log(AGENT_LOG_ERROR, "job %s generation %u: cannot read %s: %s", s->job,
+			  s->generation, path, strerror(-e));
+		return -EAGAIN;
+	}
+	e = conf_job_spec_parse(buf, len, path, s->job, &spec, &err);
+	free(buf);
+	if (e < 0) {
+		agent_log(AGENT_LOG_ERROR, "job %s generation %u: the daemon's spec does not parse "
+			  "here (%s): is this agent older than the daemon?", s->job, s->generation,
+			  conf_error_format(&err, where, sizeof(where)));
+		broken = true;
+	}
+	count = s->launch == CONF_LAUNCH_PER_RANK ? s->npu_count : 1;
+	snprintf(gen, sizeof(gen), "%u", s->generation);
+	/* Every env file first: none is started unless all belong to this generation. */
+	for (size_t i = 0; !broken && spec && spec->command && i < count; i++) {
+		char rel[CONF_NAME_MAX + 32];
+		const char *g;
+
+		if (s->launch == CONF_LAUNCH_PER_RANK)
+			snprintf(rel, sizeof(rel), "ranks/%u.env", s->first_rank + (unsigned)i);
+		else
+			snprintf(rel, sizeof(rel), "hosts/%s.env", l->o.node);
+		e = mount_path(l, path, sizeof(path), s->job, rel);
+		if (e == 0)
+			e = agent_read_file(path, AGENT_LAUNCH_FILE_MAX_BYTES, &buf, &len);
+		if (e < 0) {
+			if (e != -ENOENT)
+				agent_log(AGENT_LOG_ERROR, "job %s generation %u: cannot read "
+					  "%s: %s", s->job, s->generation, path, strerror(-e));
+			env_array_release(envs, i);
+			conf_job_spec_free(spec);
+			return -EAGAIN;
+		}
+		e = agent_env_parse(buf, len, path, &envs[i], &err);
+		free(buf);
+		if (e < 0) {
+			agent_log(AGENT_LOG_ERROR, "job %s generation %u: %s", s->job,
+				  s->generation, e == -EINVAL || e == -EFBIG ?
+					  conf_error_format(&err, where, sizeof(where)) :
+					  strerror(-e));
+			env_array_release(envs, i);
+			broken = true;
+			break;
+		}
+		g = agent_env_get(&envs[i], "ASCEND_JOB_GENERATION");
+		if (!g || strcmp(g, gen) != 0) {
+			env_array_release(envs, i + 1);
+			conf_job_spec_free(spec);
+			return -EAGAIN; /* restarted meanwhile */
+		}
+	}
+
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		env_array_release(envs, count);
+		conf_job_spec_free(spec);
+		return -EAGAIN;
+	}
+	r->share = *s;
+	r->wd = -1;
+	r->proc_count = count;
+	for (size_t i = 0; i < count; i++)
+		r->procs[i].rank =
+			s->launch == CONF_LAUNCH_PER_RANK ? (int)(s->first_rank + i) : -1;
+	l->runs[l->run_count++] = r;
+	read_submitted(l, s->job, r->submitted, sizeof(r->submitted));
+	watch_job(l, r);
+
+	if (!broken && (!spec || !spec->command)) {
+		r->state = RUN_IDLE;
+		agent_log(AGENT_LOG_INFO, "job %s generation %u: the spec has no command; nothing "
+			  "to start here (the job ends with `echo complete > jobs/%s/ctl`)",
+			  s->job, s->generation, s->job);
+		conf_job_spec_free(spec);
+		return 0;
+	}
+	r->state = RUN_ACTIVE;
+	if (snprintf(r->dir, sizeof(r->dir), "%s/%s/g%u", l->o.log_dir, s->job, s->generation) >=
+	    (int)sizeof(r->dir)) {
+		r->dir[0] = '\0';
+		e = -ENAMETOOLONG;
+	} else {
+		e = agent_make_dirs(r->dir, 0755);
+	}
+	if (e < 0 && !broken) {
+		agent_log(AGENT_LOG_ERROR, "job %s generation %u: cannot create the log directory "
+			  "%s: %s", s->job, s->generation, r->dir, strerror(-e));
+		broken = true;
+		env_array_release(envs, count);
+	}
+	for (size_t i = 0; i < count; i++) {
+		struct proc *p = &r->procs[i];
+
+		if (broken) {
+			p->code = EXIT_NOT_STARTED;
+			p->report_due = true;
+			continue;
+		}
+		if (adopt_state(l, r, p))
+			continue;
+		spawn(l, r, p, spec->command, spec->checkpoint_dir, &envs[i]);
+	}
+	if (!broken)
+		env_array_release(envs, count);
+	conf_job_spec_free(spec);
+	return 0;
+}
+
+/* ---- stopping ---- */
+
+static void run_drop(struct agent_launcher *l, size_t i)
+{
+	struct run *r = l->runs[i];
+
+	unwatch_job(l, r);
+	free(r);
+	memmove(&l->runs[i], &l->runs[i + 1], (l->run_count - i - 1) * sizeof(l->runs[0]));
+	l->run_count--;
+}
+
+/* Begin stopping run @r; @why says why. Runs with nothing left are dropped by poll. */
+static void begin_stop(struct agent_launcher *l, struct run *r, const char *why)
+{
+	unsigned groups = 0;
+
+	r->state = RUN_STOPPING;
+	r->stop_ms = agent_now_ms();
+	r->kill_at_ms = r->stop_ms + (long long)l->o.stop_grace_sec * 1000;
+	for (size_t i = 0; i < r->proc_count; i++) {
+		struct proc *p = &r->procs[i];
+
+		p->report_due = false; /* stopped on purpose: not a task fault */
+		if (!proc_is_alive(p))
+			continue;
+		if (kill(-p->pid, l->o.stop_grace_sec ? SIGTERM : SIGKILL) == 0)
+			groups++;
+	}
+	if (!groups)
+		return;
+	r->signalled = true;
+	agent_log(AGENT_LOG_INFO, "job %s generation %u: stopping (%s): %s to %u process "
+		  "group%s, SIGKILL after %u s",
+		  r->share.job, r->share.generation, why,
+		  l->o.stop_grace_sec ? "SIGTERM" : "SIGKILL", groups, groups == 1 ? "" : "s",
+		  l->o.stop_grace_sec);
+	if (!l->o.stop_grace_sec)
+		r->killed = true;
+}
+
+/* SIGKILL overdue groups; drop runs that are done. */
+static void tick(struct agent_launcher *l)
+{
+	long long now = agent_now_ms();
+
+	for (size_t i = 0; i < l->run_count;) {
+		struct run *r = l->runs[i];
+
+		if (r->state != RUN_STOPPING) {
+			i++;
+			continue;
+		}
+		if (!run_is_alive(r)) {
+			if (r->signalled)
+				agent_log(AGENT_LOG_INFO, "job %s generation %u: stopped after "
+					  "%lld ms", r->share.job, r->share.generation,
+					  now - r->stop_ms);
+			run_drop(l, i);
+			continue;
+		}
+		if (!r->killed && now >= r->kill_at_ms) {
+			unsigned groups = 0;
+
+			for (size_t k = 0; k < r->proc_count; k++) {
+				const struct proc *p = &r->procs[k];
+
+				if (proc_is_alive(p) && kill(-p->pid, SIGKILL) == 0)
+					groups++;
+			}
+			r->killed = true;
+			agent_log(AGENT_LOG_WARNING, "job %s generation %u: %u process group%s "
+				  "still running %u s after SIGTERM: SIGKILL",
+				  r->share.job, r->share.generation, groups, groups == 1 ? "" : "s",
+				  l->o.stop_grace_sec);
+		}
+		i++;
+	}
+}
+
+/* waitpid() every running leader. Returns true when an exit is to be reported. */
+static bool reap(struct agent_launcher *l)
+{
+	bool due = false;
+
+	for (size_t i = 0; i < l->run_count; i++) {
+		struct run *r = l->runs[i];
+
+		for (size_t k = 0; k < r->proc_count; k++) {
+			struct proc *p = &r->procs[k];
+			char label[160], how[96], note[256];
+			int status = 0;
+			pid_t w;
+
+			if (!p->running)
+				continue;
+			w = waitpid(p->pid, &status, WNOHANG);
+			if (w == 0 || (w < 0 && errno == EINTR))
+				continue;
+			p->running = false;
+			if (w < 0) {
+				/* not our child any more (cannot happen): count it as lost */
+				p->code = EXIT_LOST;
+				snprintf(how, sizeof(how), "lost (waitpid: %s)", strerror(errno));
+			} else {
+				p->code = agent_exit_code(status);
+				status_text(status, how, sizeof(how));
+			}
+			proc_label(r, p, label, sizeof(label));
+			if (r->state == RUN_STOPPING) {
+				agent_log(AGENT_LOG_INFO, "%s: pid %d ended after the stop: %s",
+					  label, (int)p->pid, how);
+				snprintf(note, sizeof(note), "stopped: %s", how);
+				log_note(l, r, p, note);
+				state_write(l, r, p, "stopped", p->code);
+				continue;
+			}
+			agent_log(AGENT_LOG_INFO, "%s: pid %d exited: %s", label, (int)p->pid,
+				  how);
+			snprintf(note, sizeof(note), "exited: %s; reporting status %d", how,
+				 p->code);
+			log_note(l, r, p, note);
+			state_write(l, r, p, "exit", p->code);
+			p->report_due = true;
+			due = true;
+		}
+	}
+	return due;
+}
+
+/*
+ * Forget the process group of every reaped leader whose group has emptied: once empty,
+ * its number may be reused by an unrelated process group, which we must never signal.
+ * (While a member lives, the kernel keeps the number reserved.)
+ */
+static void forget_empty_groups(struct agent_launcher *l)
+{
+	for (size_t i = 0; i < l->run_count; i++) {
+		struct run *r = l->runs[i];
+
+		for (size_t k = 0; k < r->proc_count; k++) {
+			struct proc *p = &r->procs[k];
+
+			if (!p->running && p->pid > 0 && !group_is_alive(p->pid))
+				p->pid = 0;
+		}
+	}
+}
+
+/* Drain the inotify descriptor. Returns true when a watched job changed. */
+static bool drain_events(struct agent_launcher *l)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	bool any = false;
+
+	if (l->inotify_fd < 0)
+		return false;
+	for (;;) {
+		ssize_t n = read(l->inotify_fd, buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return any;
+		any = true;
+	}
+}
+
+/* ---- the public face ---- */
+
+int agent_launcher_new(const struct agent_launcher_options *o, struct agent_launcher **ret)
+{
+	struct agent_launcher *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return -ENOMEM;
+	l->o = *o;
+	l->is_root = geteuid() == 0;
+	l->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	l->jobs_wd = -1;
+	*ret = l;
+	return 0;
+}
+
+void agent_launcher_free(struct agent_launcher *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->run_count; i++)
+		free(l->runs[i]);
+	if (l->inotify_fd >= 0)
+		close(l->inotify_fd);
+	free(l);
+}
+
+static struct run *find_run(struct agent_launcher *l, const char *job, unsigned generation)
+{
+	for (size_t i = 0; i < l->run_count; i++)
+		if (l->runs[i]->share.generation == generation &&
+		    strcmp(l->runs[i]->share.job, job) == 0)
+			return l->runs[i];
+	return NULL;
+}
+
+/* Why (job, generation) of @r left the listing of @shares (@n). */
+static const char *unlisted_reason(const struct run *r, const struct agent_share *shares,
+				   size_t n, char *buf, size_t len)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(shares[i].job, r->share.job) == 0 &&
+		    shares[i].generation > r->share.generation) {
+			snprintf(buf, len, "the job restarted here as generation %u",
+				 shares[i].generation);
+			return buf;
+		}
+	snprintf(buf, len, "no longer listed for this server: cancelled, moved or ended");
+	return buf;
+}
+
+/* One pass: returns true when a start was deferred (the listing is stale). */
+static bool sync_once(struct agent_launcher *l, bool *ret_read)
+{
+	struct conf_error err;
+	char path[PATH_MAX], where[768], msg[PATH_MAX + 256], why[128], *buf = NULL;
+	size_t len = 0, n = 0;
+	bool deferred = false;
+	int e;
+
+	*ret_read = false;
+	snprintf(path, sizeof(path), "%s/nodes/%s/jobs", l->o.mount, l->o.node);
+	e = agent_read_file(path, AGENT_LAUNCH_FILE_MAX_BYTES, &buf, &len);
+	if (e < 0) {
+		snprintf(msg, sizeof(msg), "cannot read %s: %s; the job processes of this server "
+			 "are left as they are until it can be read", path, strerror(-e));
+		log_problem(l, AGENT_LOG_WARNING, msg);
+		return false;
+	}
+	e = agent_parse_server_jobs(buf, len, path, l->shares, AGENT_SHARES_MAX, &n, &err);
+	free(buf);
+	if (e < 0) {
+		snprintf(msg, sizeof(msg), "%s; the job processes of this server are left as they "
+			 "are", e == -ENOMEM ? strerror(-e) :
+					       conf_error_format(&err, where, sizeof(where)));
+		log_problem(l, AGENT_LOG_ERROR, msg);
+		return false;
+	}
+	log_problem(l, AGENT_LOG_INFO, "");
+	*ret_read = true;
+	/* A daemon that announces changes of this listing wakes us at once (else: the
+	 * interval, and the watches of the jobs we run). */
+	if (l->jobs_wd < 0 && l->inotify_fd >= 0)
+		l->jobs_wd = inotify_add_watch(l->inotify_fd, path,
+					       IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE);
+
+	for (size_t i = 0; i < l->run_count; i++)
+		l->runs[i]->listed = false;
+	for (size_t k = 0; k < n; k++) {
+		struct run *r = find_run(l, l->shares[k].job, l->shares[k].generation);
+
+		if (r)
+			r->listed = true;
+	}
+	for (size_t i = 0; i < l->run_count;) {
+		struct run *r = l->runs[i];
+
+		if (r->listed || r->state == RUN_STOPPING) {
+			i++;
+			continue;
+		}
+		if (!run_is_alive(r)) {
+			run_drop(l, i); /* ran to its end here, and the job has moved on */
+			continue;
+		}
+		begin_stop(l, r, unlisted_reason(r, l->shares, n, why, sizeof(why)));
+		i++;
+	}
+	for (size_t k = 0; k < n; k++) {
+		if (find_run(l, l->shares[k].job, l->shares[k].generation))
+			continue;
+		if (start_run(l, &l->shares[k]) == -EAGAIN)
+			deferred = true;
+	}
+	return deferred;
+}
+
+void agent_launcher_sync(struct agent_launcher *l)
+{
+	bool deferred = false, read_ok;
+
+	if (l->stopping_all)
+		return;
+	forget_empty_groups(l);
+	l->retry_at_ms = 0;
+	/* A deferred start means the job changed between two reads: read again, a bounded
+	 * number of times. */
+	for (int pass = 0; pass < 3; pass++) {
+		deferred = sync_once(l, &read_ok);
+		if (!read_ok)
+			return;
+		if (report_due_exits(l))
+			deferred = true; /* the daemon may have restarted a job here */
+		if (!deferred)
+			break;
+	}
+	if (deferred && !l->retry_at_ms)
+		l->retry_at_ms = agent_now_ms() + RETRY_MS;
+}
+
+void agent_launcher_poll(struct agent_launcher *l)
+{
+	bool due = reap(l), changed = drain_events(l);
+
+	forget_empty_groups(l);
+	tick(l);
+	if (l->stopping_all)
+		return;
+	if (due && report_due_exits(l))
+		changed = true;
+	if (l->retry_at_ms && agent_now_ms() >= l->retry_at_ms)
+		changed = true;
+	if (changed)
+		agent_launcher_sync(l);
+}
+
+long long agent_launcher_wake_ms(const struct agent_launcher *l)
+{
+	long long wake = l->stopping_all ? -1 : (l->retry_at_ms ? l->retry_at_ms : -1);
+	long long now = agent_now_ms();
+
+	for (size_t i = 0; i < l->run_count; i++) {
+		const struct run *r = l->runs[i];
+		bool leaders = false;
+		long long t;
+
+		if (r->state != RUN_STOPPING)
+			continue;
+		for (size_t k = 0; k < r->proc_count; k++)
+			leaders |= r->procs[k].running;
+		/* a leader's exit wakes us (SIGCHLD); the other members of its group do not */
+		t = !r->killed && leaders ? r->kill_at_ms : now + GROUP_POLL_MS;
+		if (wake < 0 || t < wake)
+			wake = t;
+	}
+	return wake;
+}
+
+int agent_launcher_fd(const struct agent_launcher *l)
+{
+	return l->inotify_fd;
+}
+
+void agent_launcher_stop_all(struct agent_launcher *l)
+{
+	l->stopping_all = true;
+	for (size_t i = 0; i < l->run_count; i++)
+		if (l->runs[i]->state != RUN_STOPPING)
+			begin_stop(l, l->runs[i], "the agent is stopping");
+}
+
+bool agent_launcher_is_idle(const struct agent_launcher *l)
+{
+	for (size_t i = 0; i < l->run_count; i++)
+		if (run_is_alive(l->runs[i]))
+			return false;
+	return true;
+}

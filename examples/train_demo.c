@@ -1,0 +1,554 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * train_demo: a stand-in for a MindSpore training script, for demos and tests of the
+ * agent's launcher and of fault recovery without NPUs.
+ *
+ *   train_demo [--steps N] [--step-ms MS] [--ckpt-every K] [--fail-at-step S]
+ *              [--no-report] [--ranktable-wait SEC]
+ *
+ * It reads the environment ascend-agent gives a job process (design.md §4):
+ * ASCEND_JOB_ID, ASCEND_JOB_GENERATION, RANK_ID (per-rank launch) or MS_NODE_RANK
+ * (msrun launch: one process per server), RANK_SIZE, RANK_TABLE_FILE,
+ * ASCEND_CHECKPOINT_DIR and ASCEND_RESUME_CHECKPOINT. The rank table is read as HCCL
+ * would: it waits until its status is "completed", then checks that the table is this
+ * job's and that this process is in it.
+ *
+ * Then it counts steps, one every --step-ms. Every --ckpt-every steps the process that
+ * holds rank 0 (RANK_ID 0, MS_NODE_RANK 0, or the only process) writes
+ * <ASCEND_CHECKPOINT_DIR>/demo-1_<step>.ckpt, whose content is the step number, in
+ * MindSpore's "<prefix>-<epoch>_<step>.ckpt" naming; it is written to a temporary file
+ * and renamed, so a reader sees a whole checkpoint or none. Unless --no-report, it also
+ * tells the daemon with "checkpoint <step> <path>" into the job's ctl (beside
+ * RANK_TABLE_FILE), so the resume point is known at once rather than at the daemon's
+ * next scan. A non-empty ASCEND_RESUME_CHECKPOINT is where it starts: "resumed at
+ * step N". It exits 0 after step --steps (counted from step 0 across restarts), 3 at
+ * step --fail-at-step in generation 1 only (a task fault), 2 on a bad environment or
+ * rank table; on SIGTERM it says where it was and dies of the signal.
+ *
+ * Output: one line per event on stdout, "train_demo[<job> g<generation> <who>]: ...".
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#define STEPS_MAX 100000000ULL
+#define STEP_MS_MAX 3600000ULL
+
+static volatile sig_atomic_t terminated;
+static char who[160] = "train_demo";
+
+static void on_term(int sig)
+{
+	terminated = sig;
+}
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s: ", who);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+static bool parse_ull(const char *s, unsigned long long max, unsigned long long *ret)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || !*s || *s == '-')
+		return false;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v > max)
+		return false;
+	*ret = v;
+	return true;
+}
+
+/* Environment variable @name as a number; @def when unset or empty. */
+static int env_number(const char *name, unsigned long long max, long long def, long long *ret)
+{
+	const char *v = getenv(name);
+	unsigned long long n;
+
+	if (!v || !*v) {
+		*ret = def;
+		return 0;
+	}
+	if (!parse_ull(v, max, &n)) {
+		fprintf(stderr, "train_demo: %s=\"%s\" is not a number from 0 to %llu\n", name, v,
+			max);
+		return -EINVAL;
+	}
+	*ret = (long long)n;
+	return 0;
+}
+
+/* A rank table value: every value is a JSON string, numbers included. */
+static bool json_ull(json_t *o, const char *key, unsigned long long *ret)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_string(v) && parse_ull(json_string_value(v), ULLONG_MAX, ret);
+}
+
+struct identity {
+	const char *job;		/* NULL when not started by ascend-agent */
+	long long generation;
+	long long rank;			/* RANK_ID, -1 unset */
+	long long node_rank;		/* MS_NODE_RANK, -1 unset */
+	long long rank_size;
+};
+
+/* The rank table once its status is "completed" (HCCL polls it like this), or NULL. */
+static json_t *load_completed(const char *path, unsigned wait_sec)
+{
+	struct timespec pause = { 0, 200 * 1000 * 1000 };
+	long long deadline = (long long)time(NULL) + wait_sec;
+	json_error_t jerr;
+
+	for (;;) {
+		json_t *root = json_load_file(path, 0, &jerr), *s;
+		const char *status;
+
+		if (!root) {
+			say("cannot read the rank table %s: %s", path, jerr.text);
+			return NULL;
+		}
+		s = json_object_get(root, "status");
+		status = json_is_string(s) ? json_string_value(s) : "";
+		if (strcmp(status, "completed") == 0)
+			return root;
+		if (terminated || (long long)time(NULL) >= deadline) {
+			say("the rank table %s still says status \"%s\" after %u s; HCCL would "
+			    "keep waiting", path, status, wait_sec);
+			json_decref(root);
+			return NULL;
+		}
+		json_decref(root);
+		nanosleep(&pause, NULL);
+	}
+}
+
+static const char *server_name(json_t *srv)
+{
+	json_t *sid = json_object_get(srv, "server_id");
+
+	return json_is_string(sid) ? json_string_value(sid) : "?";
+}
+
+/* msrun: server @i of the table must be this one, with this server's ranks. */
+static int check_my_server(const char *path, size_t i, json_t *srv, char *where, size_t len)
+{
+	const char *server_id = getenv("SERVER_ID");
+	json_t *devs = json_object_get(srv, "device");
+	long long rank_start, local;
+	unsigned long long first;
+
+	if (server_id && strcmp(server_name(srv), server_id) != 0) {
+		say("rank table %s: server %zu is %s, not this server (%s)", path, i,
+		    server_name(srv), server_id);
+		return -1;
+	}
+	if (env_number("RANK_START", INT_MAX, -1, &rank_start) == 0 && rank_start >= 0 &&
+	    json_array_size(devs) &&
+	    (!json_ull(json_array_get(devs, 0), "rank_id", &first) ||
+	     first != (unsigned long long)rank_start)) {
+		say("rank table %s: server %zu does not start at rank %lld", path, i, rank_start);
+		return -1;
+	}
+	if (env_number("MS_LOCAL_WORKER", 64, -1, &local) == 0 && local >= 0 &&
+	    json_array_size(devs) != (size_t)local) {
+		say("rank table %s: server %zu has %zu devices, MS_LOCAL_WORKER says %lld", path,
+		    i, json_array_size(devs), local);
+		return -1;
+	}
+	snprintf(where, len, "; this server: %s, %zu devices", server_name(srv),
+		 json_array_size(devs));
+	return 0;
+}
+
+/* per-rank: the device of this rank must be DEVICE_ID on this server. */
+static int check_my_rank(const char *path, long long rank, json_t *srv, unsigned long long device,
+			 char *where, size_t len)
+{
+	const char *server_id = getenv("SERVER_ID"), *want = getenv("DEVICE_ID");
+	long long d;
+
+	if ((server_id && strcmp(server_name(srv), server_id) != 0) ||
+	    (env_number("DEVICE_ID", 64, -1, &d) == 0 && d >= 0 &&
+	     device != (unsigned long long)d)) {
+		say("rank table %s: rank %lld is device %llu of %s, not this process's (DEVICE_ID "
+		    "%s on %s)", path, rank, device, server_name(srv), want ? want : "?",
+		    server_id ? server_id : "?");
+		return -1;
+	}
+	snprintf(where, len, "; this rank: device %llu of %s", device, server_name(srv));
+	return 0;
+}
+
+/*
+ * Read RANK_TABLE_FILE as HCCL does (wait for "completed") and check that it is this
+ * job's and has this process. Returns 0, or 2 after saying why.
+ */
+static int check_rank_table(const char *path, const struct identity *id, unsigned wait_sec)
+{
+	unsigned long long server_count, ranks = 0;
+	long long env_count;
+	char suffix[160], where[256] = "";
+	json_t *root, *list, *srv;
+	size_t i, k;
+
+	if (id->job) {
+		size_t n = strlen(path), m;
+
+		snprintf(suffix, sizeof(suffix), "/jobs/%s/ranktable.json", id->job);
+		m = strlen(suffix);
+		if (n < m || strcmp(path + n - m, suffix) != 0) {
+			say("RANK_TABLE_FILE %s is not the rank table of job %s (expected a path "
+			    "ending in %s)", path, id->job, suffix);
+			return 2;
+		}
+	}
+	root = load_completed(path, wait_sec);
+	if (!root)
+		return 2;
+	list = json_object_get(root, "server_list");
+	if (!json_ull(root, "server_count", &server_count) || !json_is_array(list) ||
+	    json_array_size(list) != server_count) {
+		say("rank table %s: server_count does not match server_list", path);
+		goto bad;
+	}
+	if (env_number("SERVER_COUNT", 100000, -1, &env_count) == 0 && env_count >= 0 &&
+	    (unsigned long long)env_count != server_count) {
+		say("rank table %s has %llu servers but SERVER_COUNT is %lld: not this job's "
+		    "generation", path, server_count, env_count);
+		goto bad;
+	}
+	json_array_foreach(list, i, srv) {
+		json_t *devs = json_object_get(srv, "device"), *dev;
+
+		if (!json_is_array(devs)) {
+			say("rank table %s: server %zu has no device list", path, i);
+			goto bad;
+		}
+		if (id->node_rank == (long long)i &&
+		    check_my_server(path, i, srv, where, sizeof(where)) < 0)
+			goto bad;
+		json_array_foreach(devs, k, dev) {
+			unsigned long long rank_id, d;
+
+			if (!json_ull(dev, "rank_id", &rank_id) ||
+			    !json_ull(dev, "device_id", &d)) {
+				say("rank table %s: a device without a rank_id or device_id string",
+				    path);
+				goto bad;
+			}
+			if (id->rank >= 0 && rank_id == (unsigned long long)id->rank &&
+			    check_my_rank(path, id->rank, srv, d, where, sizeof(where)) < 0)
+				goto bad;
+			ranks++;
+		}
+	}
+	if (id->rank_size > 0 && ranks != (unsigned long long)id->rank_size) {
+		say("rank table %s has %llu ranks but RANK_SIZE is %lld: not this job's generation",
+		    path, ranks, id->rank_size);
+		goto bad;
+	}
+	if (id->rank >= 0 && !where[0]) {
+		say("rank table %s has no rank %lld", path, id->rank);
+		goto bad;
+	}
+	say("rank table %s: status completed, server_count %llu, ranks %llu%s", path,
+	    server_count, ranks, where);
+	json_decref(root);
+	return 0;
+bad:
+	json_decref(root);
+	return 2;
+}
+
+/* The step a checkpoint holds: its content, else the step in its name. */
+static int read_checkpoint_step(const char *path, unsigned long long *ret)
+{
+	char buf[64] = "", *end;
+	const char *base = strrchr(path, '/'), *us;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return -errno;
+	if (fgets(buf, sizeof(buf), f)) {
+		unsigned long long v;
+
+		buf[strcspn(buf, "\r\n")] = '\0';
+		if (parse_ull(buf, STEPS_MAX, &v)) {
+			fclose(f);
+			*ret = v;
+			return 0;
+		}
+	}
+	fclose(f);
+	base = base ? base + 1 : path;
+	us = strrchr(base, '_');
+	if (us) {
+		unsigned long long v;
+
+		errno = 0;
+		v = strtoull(us + 1, &end, 10);
+		if (!errno && end != us + 1 && strcmp(end, ".ckpt") == 0 && v <= STEPS_MAX) {
+			*ret = v;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* Write @dir/demo-1_<step>.ckpt atomically. *ret_path (size @len) names it. */
+static int write_checkpoint(const char *dir, unsigned long long step, char *ret_path, size_t len)
+{
+	char tmp[PATH_MAX + 64], text[32];
+	int fd, n, r = 0;
+
+	if (snprintf(ret_path, len, "%s/demo-1_%llu.ckpt", dir, step) >= (int)len)
+		return -ENAMETOOLONG;
+	snprintf(tmp, sizeof(tmp), "%s/.demo-1_%llu.ckpt.%d.tmp", dir, step, (int)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	n = snprintf(text, sizeof(text), "%llu\n", step);
+	if (write(fd, text, (size_t)n) != n)
+		r = errno ? -errno : -EIO;
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	if (r == 0 && rename(tmp, ret_path) < 0)
+		r = -errno;
+	if (r < 0)
+		unlink(tmp);
+	return r;
+}
+
+/* "checkpoint <step> <path>" into the ctl beside the rank table. */
+static int report_checkpoint(const char *rank_table, unsigned long long step, const char *path)
+{
+	char ctl[PATH_MAX], line[PATH_MAX + 64];
+	const char *slash = strrchr(rank_table, '/');
+	int fd, n, r = 0;
+
+	if (!slash || snprintf(ctl, sizeof(ctl), "%.*s/ctl", (int)(slash - rank_table),
+			       rank_table) >= (int)sizeof(ctl))
+		return -EINVAL;
+	n = snprintf(line, sizeof(line), "checkpoint %llu %s\n", step, path);
+	if (n < 0 || n >= (int)sizeof(line))
+		return -ENAMETOOLONG;
+	fd = open(ctl, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, line, (size_t)n) != n)
+		r = -errno;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	return r;
+}
+
+/* Sleep @ms, cut short by SIGTERM. */
+static void sleep_ms(unsigned long long ms)
+{
+	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000 };
+
+	while (!terminated && nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: train_demo [--steps N] [--step-ms MS] [--ckpt-every K]\n"
+		"                  [--fail-at-step S] [--no-report] [--ranktable-wait SEC]\n"
+		"\n"
+		"Count N steps (default 100), one every MS ms (default 100); every K steps\n"
+		"(default 10; 0 = never) rank 0 writes $ASCEND_CHECKPOINT_DIR/demo-1_<step>.ckpt\n"
+		"and reports it to the job's ctl (not with --no-report). Resumes from\n"
+		"$ASCEND_RESUME_CHECKPOINT. --fail-at-step S exits 3 at step S in generation 1.\n"
+		"Waits up to SEC (default 60) for a RANK_TABLE_FILE to be \"completed\".\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "steps", required_argument, NULL, 's' },
+		{ "step-ms", required_argument, NULL, 'm' },
+		{ "ckpt-every", required_argument, NULL, 'k' },
+		{ "fail-at-step", required_argument, NULL, 'f' },
+		{ "no-report", no_argument, NULL, 'n' },
+		{ "ranktable-wait", required_argument, NULL, 'w' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	unsigned long long steps = 100, step_ms = 100, every = 10, fail_at = 0, wait_sec = 60;
+	unsigned long long step = 0, start, last_ckpt = 0, *target;
+	const char *rank_table = getenv("RANK_TABLE_FILE");
+	const char *ckpt_dir = getenv("ASCEND_CHECKPOINT_DIR");
+	const char *resume = getenv("ASCEND_RESUME_CHECKPOINT");
+	const char *note = NULL;
+	struct identity id = { 0 };
+	struct sigaction sa;
+	bool report = true, writer;
+	char path[PATH_MAX + 64];
+	int opt, r, idx = 0;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	while ((opt = getopt_long(argc, argv, "h", options, &idx)) != -1) {
+		unsigned long long max = STEPS_MAX;
+
+		switch (opt) {
+		case 's':
+			target = &steps;
+			break;
+		case 'm':
+			target = &step_ms;
+			max = STEP_MS_MAX;
+			break;
+		case 'k':
+			target = &every;
+			break;
+		case 'f':
+			target = &fail_at;
+			break;
+		case 'w':
+			target = &wait_sec;
+			max = 86400;
+			break;
+		case 'n':
+			report = false;
+			continue;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+		if (!parse_ull(optarg, max, target)) {
+			fprintf(stderr, "train_demo: --%s: \"%s\" is not a number from 0 to %llu\n",
+				options[idx].name, optarg, max);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		usage(stderr);
+		return 2;
+	}
+
+	id.job = getenv("ASCEND_JOB_ID");
+	if (id.job && !*id.job)
+		id.job = NULL;
+	if (env_number("ASCEND_JOB_GENERATION", UINT_MAX, 1, &id.generation) < 0 ||
+	    env_number("RANK_ID", INT_MAX, -1, &id.rank) < 0 ||
+	    env_number("MS_NODE_RANK", INT_MAX, -1, &id.node_rank) < 0 ||
+	    env_number("RANK_SIZE", INT_MAX, 1, &id.rank_size) < 0)
+		return 2;
+	if (id.rank >= 0)
+		snprintf(who, sizeof(who), "train_demo[%s g%lld rank %lld]",
+			 id.job ? id.job : "-", id.generation, id.rank);
+	else if (id.node_rank >= 0)
+		snprintf(who, sizeof(who), "train_demo[%s g%lld node %lld]",
+			 id.job ? id.job : "-", id.generation, id.node_rank);
+	else
+		snprintf(who, sizeof(who), "train_demo[%s g%lld]", id.job ? id.job : "-",
+			 id.generation);
+	writer = id.rank >= 0 ? id.rank == 0 : id.node_rank >= 0 ? id.node_rank == 0 : true;
+	if (ckpt_dir && !*ckpt_dir)
+		ckpt_dir = NULL;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_term;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+
+	if (!writer)
+		note = "(rank 0 writes them)";
+	else if (!ckpt_dir)
+		note = "(no ASCEND_CHECKPOINT_DIR: none written)";
+	say("start: pid %d, %lld rank%s in the job, %llu steps of %llu ms, checkpoint every "
+	    "%llu steps %s%s", (int)getpid(), id.rank_size, id.rank_size == 1 ? "" : "s", steps,
+	    step_ms, every, note ? note : "into ", note ? "" : ckpt_dir);
+	if (rank_table && *rank_table) {
+		r = check_rank_table(rank_table, &id, (unsigned)wait_sec);
+		if (r)
+			return r;
+	}
+	if (resume && *resume) {
+		r = read_checkpoint_step(resume, &step);
+		if (r < 0) {
+			say("cannot resume from ASCEND_RESUME_CHECKPOINT=%s: %s", resume,
+			    r == -EINVAL ? "it holds no step number" : strerror(-r));
+			return 2;
+		}
+		last_ckpt = step;
+		say("resumed at step %llu from %s", step, resume);
+	} else {
+		say("starting at step 0 (no checkpoint to resume from)");
+	}
+	start = step;
+	while (step < steps) {
+		sleep_ms(step_ms);
+		if (terminated)
+			break;
+		step++;
+		if (fail_at && step == fail_at && id.generation == 1) {
+			say("failing at step %llu in generation 1: exit 3 (last checkpoint step "
+			    "%llu)", step, last_ckpt);
+			return 3;
+		}
+		if (!every || step % every)
+			continue;
+		if (!writer || !ckpt_dir) {
+			say("step %llu", step);
+			continue;
+		}
+		r = write_checkpoint(ckpt_dir, step, path, sizeof(path));
+		if (r < 0) {
+			say("step %llu: cannot write a checkpoint into %s: %s", step, ckpt_dir,
+			    strerror(-r));
+			continue;
+		}
+		last_ckpt = step;
+		if (report && rank_table && *rank_table) {
+			r = report_checkpoint(rank_table, step, path);
+			say("checkpoint step %llu: %s%s%s", step, path,
+			    r < 0 ? "; cannot report it: " : " (reported)",
+			    r < 0 ? strerror(-r) : "");
+		} else {
+			say("checkpoint step %llu: %s", step, path);
+		}
+	}
+	if (terminated) {
+		say("terminated at step %llu by %s (%llu steps this run, last checkpoint step "
+		    "%llu)", step, strsignal((int)terminated), step - start, last_ckpt);
+		signal((int)terminated, SIG_DFL);
+		raise((int)terminated);
+		return 128 + (int)terminated;
+	}
+	say("done at step %llu: %llu steps this run, last checkpoint step %llu", step,
+	    step - start, last_ckpt);
+	return 0;
+}

@@ -1,0 +1,421 @@
+#!/usr/bin/env bash
+# Real processes through a real mount: node agents (one per server, all on this machine)
+# report health and run examples/train_demo as the jobs' processes. A Critical NPU moves a
+# 32-NPU msrun job and it resumes from its last checkpoint; a SIGKILLed agent makes its
+# server unreachable and its job moves; a process exiting non-zero restarts its job from
+# its checkpoint, or fails it once max_restarts is spent; per-rank processes run as the
+# job's owner; cancel and agent shutdown stop processes (SIGTERM, then SIGKILL).
+# Usage: test_agents.sh ASCENDFS ASCEND_AGENT TRAIN_DEMO CHECK_RANKTABLE SRCDIR
+set -u
+ASCENDFS=$(realpath "$1")
+AGENT=$(realpath "$2")
+TRAIN=$(realpath "$3")
+CHECK=$(realpath "$4")
+SRC=$(realpath "$5")
+. "$SRC/tests/integration/lib.sh"
+
+it_setup
+M=$IT_MNT
+W=$IT_WORK
+GRACE=2 # stop_grace_period of the test cluster
+
+# The example cluster with a 1 s check interval, a 3 s heartbeat timeout, a 2 s stop
+# grace period, and agents required: only the servers whose agents run here are used.
+CONFIG=$W/cluster.yaml
+sed -e 's/^  fault_check_interval: 5 .*/  fault_check_interval: 1/' \
+	-e "s/^  heartbeat_timeout: 15 .*/  heartbeat_timeout: 3\n  stop_grace_period: $GRACE/" \
+	-e 's/^  require_agent: false .*/  require_agent: true/' \
+	"$SRC/examples/ascend_cluster.yaml" >"$CONFIG"
+if ! grep -q 'heartbeat_timeout: 3$' "$CONFIG" || ! grep -q 'require_agent: true$' "$CONFIG"; then
+	echo "could not derive the test config"
+	exit 1
+fi
+
+# ---- agents -----------------------------------------------------------------------
+declare -A AGENT_PID=()
+FINISHED=""
+SERVERS="a2-node-01 a2-node-02 a2-node-03 a2-node-04 a2-node-05 a2-node-06"
+
+# Kill what the agents started (process groups named in their logs), then the agents.
+agents_cleanup() {
+	local n pg
+	for n in "${!AGENT_PID[@]}"; do
+		kill -KILL "${AGENT_PID[$n]}" 2>/dev/null
+	done
+	# every group was stopped and checked on the normal path: do not touch reused pids
+	[ -n "$FINISHED" ] && return
+	for n in $SERVERS; do
+		[ -f "$W/agent-$n.log" ] || continue
+		sed -n 's/.*: started pid \([0-9]*\):.*/\1/p' "$W/agent-$n.log" | while read -r pg; do
+			kill -KILL -- "-$pg" 2>/dev/null
+		done
+	done
+	AGENT_PID=()
+}
+trap 'agents_cleanup; it_cleanup' EXIT
+
+start_agent() { # start_agent SERVER
+	local n=$1 i=${1#a2-node-}
+	i=$((10#$i))
+	mkdir -p "$W/faults" "$W/logs/$n"
+	{ for d in 0 1 2 3 4 5 6 7; do echo "address_$d=10.20.$d.$i"; done; } >"$W/hccn-$n.conf"
+	"$AGENT" --mount "$M" --node "$n" --fault-file "$W/faults/$n" \
+		--hccn-conf "$W/hccn-$n.conf" --log-dir "$W/logs/$n" >>"$W/agent-$n.log" 2>&1 &
+	AGENT_PID[$n]=$!
+}
+
+json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+state_of() { json "$M/nodes/$1/info" 'd["state"]' 2>/dev/null; }
+gen_of() { json "$M/jobs/$1/status.json" 'd["generation"]' 2>/dev/null; }
+status_of() { cat "$M/jobs/$1/status" 2>/dev/null; }
+servers_of() { json "$M/jobs/$1/status.json" '" ".join(p["server"] for p in d["placement"])'; }
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+# log_of JOB GEN SERVER: the msrun process log of that server
+log_of() { echo "$W/logs/$3/$1/g$2/node-$3.log"; }
+# step_in LOG PATTERN: the number after PATTERN in the last matching line of LOG
+step_in() { sed -n "s/.*$2 \([0-9]*\).*/\1/p" "$1" 2>/dev/null | tail -n1; }
+# iso_ms TIME: "2025-01-31T12:00:00.123Z" (agent logs, events) as epoch milliseconds
+iso_ms() {
+	python3 -c 'import sys,datetime as d; print(int(d.datetime.strptime(sys.argv[1], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=d.timezone.utc).timestamp()*1000))' "$1"
+}
+# event_ms TEXT: epoch ms of the first event in cluster/events whose reason has TEXT
+event_ms() {
+	python3 -c '
+import json, sys, datetime as d
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if sys.argv[2] in e["reason"]:
+        t = d.datetime.strptime(e["time"], "%Y-%m-%dT%H:%M:%S.%fZ")
+        print(int(t.replace(tzinfo=d.timezone.utc).timestamp() * 1000))
+        break' "$M/cluster/events" "$1"
+}
+# log_ms PATTERN FILES...: epoch ms of the last agent log line matching PATTERN
+log_ms() {
+	local p=$1 t
+	shift
+	t=$(grep -h -- "$p" "$@" | sort | tail -n1 | cut -d' ' -f1)
+	[ -n "$t" ] && iso_ms "$t"
+}
+submit() { # submit NAME (spec on stdin)
+	cat >"$W/$1.yaml"
+	cp "$W/$1.yaml" "$M/jobs/$1.yaml"
+}
+
+it_start "$ASCENDFS" "$CONFIG" || exit 1
+# a little apart, as on real servers: the agents' intervals are not in step
+for n in $SERVERS; do
+	start_agent "$n"
+	sleep 0.17
+done
+all_ready() {
+	for n in $SERVERS; do [ "$(state_of "$n")" = ready ] || return 1; done
+}
+if wait_until 20 all_ready; then ok "six agents report: their servers are ready"; else
+	not_ok "six agents report: their servers are ready" "$(for n in $SERVERS; do echo "$n $(state_of "$n")"; done)"
+fi
+check_eq "a server without an agent stays unknown (require_agent)" unknown "$(state_of a2-node-07)"
+
+# ---- (a) a 32-NPU msrun job runs on four agents and checkpoints -------------------
+CK=$W/ckpt/train32
+mkdir -p "$CK"
+STEPS=160 EVERY=10 STEP_MS=50
+submit train32 <<EOF
+name: train32
+npus: 32
+launch: msrun
+command: "exec $TRAIN --steps $STEPS --step-ms $STEP_MS --ckpt-every $EVERY"
+checkpoint_dir: $CK
+max_restarts: 3
+EOF
+check_eq "train32 runs" running "$(status_of train32)"
+A_SERVERS=$(servers_of train32)
+check_eq "on four of the six servers" 4 "$(echo "$A_SERVERS" | wc -w)"
+all_started() { # all_started JOB GEN SERVERS...: each server's process passed the rank table
+	local j=$1 g=$2 s
+	shift 2
+	for s in "$@"; do grep -q "rank table .*status completed" "$(log_of "$j" "$g" "$s")" || return 1; done
+}
+# shellcheck disable=SC2086
+if wait_until 15 all_started train32 1 $A_SERVERS; then ok "a process runs on each of its servers"; else
+	not_ok "a process runs on each of its servers" "$(tail -n3 "$W"/agent-*.log)"
+fi
+# shellcheck disable=SC2086
+set -- $A_SERVERS
+VICTIM=$1 # node rank 0: the process that writes the checkpoints
+check_contains "node rank 0 checks the rank table: 4 servers, 32 ranks" \
+	"server_count 4, ranks 32; this server: 10.0.1.$((10#${VICTIM#a2-node-})), 8 devices" \
+	"$(cat "$(log_of train32 1 "$VICTIM")")"
+check_contains "msrun env: node rank 3 is the fourth server" "train_demo[train32 g1 node 3]" \
+	"$(cat "$(log_of train32 1 "$4")")"
+check "the rank table passes the HCCL checker" \
+	"$CHECK" --npus-per-server 8 --completed --ranks 32 "$M/jobs/train32/ranktable.json"
+if wait_until 20 test -f "$CK/demo-1_40.ckpt"; then ok "rank 0 writes checkpoints (step 40 seen)"; else
+	not_ok "rank 0 writes checkpoints (step 40 seen)" "$(ls "$CK")"
+fi
+check_contains "and reports them: the job's resume point follows" "demo-1_" \
+	"$(grep ASCEND_RESUME_CHECKPOINT "$M/jobs/train32/env")"
+check_eq "a checkpoint holds its step" 40 "$(cat "$CK/demo-1_40.ckpt" 2>/dev/null)"
+
+# ---- (b) Critical on one NPU of node rank 0's server: the job moves and resumes ---
+printf 'npu 3 Critical 0x80C98000 HBM uncorrectable ECC\n' >"$W/faults/$VICTIM.tmp"
+mv "$W/faults/$VICTIM.tmp" "$W/faults/$VICTIM"
+if wait_until 10 bash -c "[ \"\$(python3 -c 'import json;print(json.load(open(\"$M/jobs/train32/status.json\"))[\"generation\"])')\" = 2 ]"; then
+	ok "the fault restarts train32 as generation 2"
+else
+	not_ok "the fault restarts train32 as generation 2" "$(status_of train32) $(gen_of train32)"
+fi
+B_SERVERS=$(servers_of train32)
+case " $B_SERVERS " in
+*" $VICTIM "*) not_ok "generation 2 left $VICTIM" "placement: $B_SERVERS" ;;
+*) ok "generation 2 left $VICTIM" ;;
+esac
+kept=0
+for s in $B_SERVERS; do case " $A_SERVERS " in *" $s "*) kept=$((kept + 1)) ;; esac; done
+check_eq "and kept its three healthy servers" 3 "$kept"
+# shellcheck disable=SC2086
+if wait_until 15 all_started train32 2 $B_SERVERS; then ok "generation 2 runs on its four servers"; else
+	not_ok "generation 2 runs on its four servers" "$(tail -n5 "$W"/agent-*.log)"
+fi
+# what generation 1 had when it was stopped, and where generation 2 started
+v1log=$(log_of train32 1 "$VICTIM")
+wait_until 5 grep -q "terminated at step" "$v1log"
+stopped_at=$(step_in "$v1log" "terminated at step")
+last_ckpt=$(sed -n 's/.*last checkpoint step \([0-9]*\)).*/\1/p' "$v1log" | tail -n1)
+resumes=""
+for s in $B_SERVERS; do resumes="$resumes $(step_in "$(log_of train32 2 "$s")" "resumed at step")"; done
+# shellcheck disable=SC2086 # one step per word
+min_resume=$(printf '%s\n' $resumes | sort -n | head -n1)
+if [ -n "$last_ckpt" ] && [ "$last_ckpt" -gt 0 ]; then
+	ok "generation 1 on $VICTIM was stopped at step $stopped_at, last checkpoint $last_ckpt"
+else
+	not_ok "generation 1 on $VICTIM was stopped with a checkpoint" "$(tail -n3 "$v1log")"
+	last_ckpt=1
+fi
+ok_resume=1
+for r in $resumes; do [ "$r" -ge "$last_ckpt" ] || ok_resume=0; done
+if [ "$ok_resume" = 1 ] && [ "$(echo "$resumes" | wc -w)" = 4 ]; then
+	ok "every generation 2 process resumed at the last checkpoint or later (steps:$resumes), not 0"
+else
+	not_ok "every generation 2 process resumed at the last checkpoint or later" \
+		"last checkpoint $last_ckpt, resumed at:$resumes"
+fi
+check_contains "the agent of $VICTIM stopped generation 1 and did not report its exit" \
+	"job train32 generation 1: stopping (no longer listed" "$(cat "$W/agent-$VICTIM.log")"
+if grep -h "job train32 generation 1 .*reported exit" "$W"/agent-*.log; then
+	not_ok "no agent reported an exit of generation 1"
+else
+	ok "no agent reported an exit of generation 1"
+fi
+if wait_until 30 bash -c "[ \"\$(cat '$M/jobs/train32/status')\" = completed ]"; then
+	ok "train32 completes"
+else
+	not_ok "train32 completes" "status $(status_of train32): $(cat "$M/jobs/train32/error")"
+fi
+done_all=0
+for s in $B_SERVERS; do grep -q "done at step $STEPS" "$(log_of train32 2 "$s")" && done_all=$((done_all + 1)); done
+check_eq "each of its four processes reached step $STEPS and exited 0" 4 "$done_all"
+check_contains "its events say why it completed" "every process exited with status 0" \
+	"$(cat "$M/jobs/train32/events")"
+fault_ms=$(sed -n 's/.*npu 3 Critical .*report written in \([0-9]*\) ms.*/\1/p' "$W/agent-$VICTIM.log" | head -n1)
+t_report=$(log_ms "npu 3 Critical" "$W/agent-$VICTIM.log")
+t_restarted=$(log_ms "job train32 generation 2 (node rank .*started pid" "$W"/agent-*.log)
+
+# ---- (c) SIGKILL one agent: its server becomes unreachable, the job moves ---------
+# $VICTIM keeps NPU 3 isolated (its fault file still says Critical): 5 whole servers
+CK2=$W/ckpt/hb
+mkdir -p "$CK2"
+submit hb <<EOF
+name: hb
+npus: 16
+command: "exec $TRAIN --steps 100 --step-ms 50 --ckpt-every 10"
+checkpoint_dir: $CK2
+EOF
+check_eq "job hb runs" running "$(status_of hb)"
+HB_SERVERS=$(servers_of hb)
+# shellcheck disable=SC2086
+set -- $HB_SERVERS
+LOST=$2
+# shellcheck disable=SC2086
+wait_until 15 all_started hb 1 $HB_SERVERS || not_ok "hb's processes start" "$(tail -n3 "$W"/agent-*.log)"
+wait_until 10 test -f "$CK2/demo-1_20.ckpt"
+lost_pid=$(sed -n 's/.*job hb generation 1 (node rank 1): started pid \([0-9]*\):.*/\1/p' "$W/agent-$LOST.log")
+t_kill=$(now_ms)
+kill -KILL "${AGENT_PID[$LOST]}"
+wait "${AGENT_PID[$LOST]}" 2>/dev/null
+unset "AGENT_PID[$LOST]"
+# 3 intervals of silence, the daemon's 1 s heartbeat check, slack for slow builds
+if wait_until 8 bash -c "[ \"\$(python3 -c 'import json;print(json.load(open(\"$M/nodes/$LOST/info\"))[\"state\"])')\" = unreachable ]"; then
+	ok "$LOST is unreachable after its agent was killed"
+else
+	not_ok "$LOST is unreachable after its agent was killed" "state $(state_of "$LOST")"
+fi
+t_unreach=$(event_ms "server $LOST unreachable")
+if wait_until 5 bash -c "[ \"\$(python3 -c 'import json;print(json.load(open(\"$M/jobs/hb/status.json\"))[\"generation\"])')\" = 2 ]"; then
+	ok "hb recovers as generation 2"
+else
+	not_ok "hb recovers as generation 2" "$(status_of hb) $(gen_of hb)"
+fi
+# shellcheck disable=SC2046
+wait_until 10 all_started hb 2 $(servers_of hb)
+t_hb_started=$(log_ms "job hb generation 2 (node rank .*started pid" "$W"/agent-*.log)
+case " $(servers_of hb) " in
+*" $LOST "*) not_ok "hb left $LOST" "placement: $(servers_of hb)" ;;
+*) ok "hb left $LOST" ;;
+esac
+if [ -n "$lost_pid" ] && wait_until 5 bash -c "! kill -0 $lost_pid"; then
+	ok "the dead agent's process died with it (PR_SET_PDEATHSIG)"
+else
+	not_ok "the dead agent's process died with it (PR_SET_PDEATHSIG)" "pid '$lost_pid'"
+fi
+if wait_until 30 bash -c "[ \"\$(cat '$M/jobs/hb/status')\" = completed ]"; then
+	ok "hb completes on its new servers"
+else
+	not_ok "hb completes on its new servers" "status $(status_of hb): $(cat "$M/jobs/hb/error")"
+fi
+hb_resume=""
+for s in $(servers_of hb); do hb_resume="$hb_resume $(step_in "$(log_of hb 2 "$s")" "resumed at step")"; done
+check_fails "and its generation 2 did not start over at step 0" grep -qw 0 <<<"$hb_resume"
+
+# ---- (d) a task fault restarts from the checkpoint; max_restarts 0 fails ----------
+CK3=$W/ckpt/flaky
+mkdir -p "$CK3"
+submit flaky <<EOF
+name: flaky
+npus: 8
+command: "exec $TRAIN --steps 40 --step-ms 20 --ckpt-every 10 --fail-at-step 25"
+checkpoint_dir: $CK3
+max_restarts: 3
+EOF
+submit fragile <<EOF
+name: fragile
+npus: 2
+launch: per-rank
+command: "exec $TRAIN --steps 40 --step-ms 20 --ckpt-every 10 --fail-at-step 5"
+max_restarts: 0
+EOF
+F_SERVER=$(servers_of flaky)
+if wait_until 20 bash -c "[ \"\$(cat '$M/jobs/flaky/status')\" = completed ]"; then
+	ok "flaky completes"
+else
+	not_ok "flaky completes" "status $(status_of flaky): $(cat "$M/jobs/flaky/error")"
+fi
+check_eq "after one restart (generation 2)" 2 "$(gen_of flaky)"
+check_contains "its agent reported the exit of generation 1" \
+	"job flaky generation 1 (node rank 0): reported exit status 3" "$(cat "$W/agent-$F_SERVER.log")"
+check_contains "generation 2 resumed at the checkpoint before the fault" "resumed at step 20" \
+	"$(cat "$(log_of flaky 2 "$F_SERVER")")"
+check_contains "the job's events name the task fault" "exited with status 3" \
+	"$(cat "$M/jobs/flaky/events")"
+if wait_until 20 bash -c "[ \"\$(cat '$M/jobs/fragile/status')\" = failed ]"; then
+	ok "fragile (max_restarts 0) fails"
+else
+	not_ok "fragile (max_restarts 0) fails" "status $(status_of fragile)"
+fi
+check_contains "with a reason" "max_restarts (0) exhausted" "$(cat "$M/jobs/fragile/error")"
+check_contains "naming the rank" "rank " "$(cat "$M/jobs/fragile/error")"
+
+# ---- per-rank processes run as the job's owner; cancel stops them with SIGKILL -----
+if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
+	mkdir -p "$W/owner"
+	chmod 777 "$W/owner"
+	# shellcheck disable=SC2016 # $RANK_ID is for the job's shell
+	printf 'name: owned\nnpus: 2\nlaunch: per-rank\ncommand: "trap \\"\\" TERM; id -u > %s/uid-$RANK_ID; exec sleep 60"\n' \
+		"$W/owner" >"$W/owned.yaml"
+	setpriv --reuid=65534 --regid=65534 --clear-groups cp "$W/owned.yaml" "$M/jobs/"
+	check_eq "nobody's per-rank job runs" running "$(status_of owned)"
+	O_SERVER=$(servers_of owned)
+	first=$(json "$M/jobs/owned/status.json" 'd["placement"][0]["first_rank"]')
+	if wait_until 10 test -s "$W/owner/uid-$first" -a -s "$W/owner/uid-$((first + 1))"; then
+		ok "one process per rank started"
+	else
+		not_ok "one process per rank started" "$(ls "$W/owner")"
+	fi
+	check_eq "as the job's owner" "65534 65534" "$(cat "$W/owner/uid-$first" "$W/owner/uid-$((first + 1))" | xargs)"
+	check "with a log per rank" test -f "$W/logs/$O_SERVER/owned/g1/rank-$first.log"
+	opids=$(sed -n 's/.*job owned generation 1 rank [0-9]*: started pid \([0-9]*\):.*/\1/p' "$W/agent-$O_SERVER.log" | xargs)
+	t0=$(now_ms)
+	setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "echo cancel > '$M/jobs/owned/ctl'"
+	check_eq "its owner cancels it" cancelled "$(status_of owned)"
+	gone() { for p in $opids; do kill -0 "$p" 2>/dev/null && return 1; done; return 0; }
+	if [ -n "$opids" ] && wait_until $((GRACE + 5)) gone; then
+		ok "processes that ignore SIGTERM are killed after the grace period ($(($(now_ms) - t0)) ms)"
+	else
+		not_ok "processes that ignore SIGTERM are killed after the grace period" "pids '$opids'"
+	fi
+	check_contains "the agent says so" "job owned generation 1: 2 process groups still running $GRACE s after SIGTERM: SIGKILL" \
+		"$(cat "$W/agent-$O_SERVER.log")"
+else
+	echo "# not root or no setpriv: the owner and SIGKILL checks are skipped"
+fi
+
+# ---- an agent stopped and restarted: the job restarts from its checkpoint ---------
+CK4=$W/ckpt/long
+mkdir -p "$CK4"
+submit long <<EOF
+name: long
+npus: 8
+command: "exec $TRAIN --steps 100000 --step-ms 50 --ckpt-every 10"
+checkpoint_dir: $CK4
+EOF
+L_SERVER=$(servers_of long)
+wait_until 10 all_started long 1 "$L_SERVER"
+wait_until 10 test -f "$CK4/demo-1_10.ckpt"
+lpid=$(sed -n 's/.*job long generation 1 (node rank 0): started pid \([0-9]*\):.*/\1/p' "$W/agent-$L_SERVER.log")
+kill -TERM "${AGENT_PID[$L_SERVER]}"
+if wait_until $((GRACE + 10)) bash -c "! kill -0 ${AGENT_PID[$L_SERVER]}"; then
+	wait "${AGENT_PID[$L_SERVER]}"
+	check_eq "an agent exits 0 on SIGTERM" 0 "$?"
+else
+	not_ok "an agent exits 0 on SIGTERM" "still running"
+fi
+check_fails "after stopping the job process it ran" kill -0 "${lpid:-0}"
+check_contains "which saw SIGTERM" "terminated at step" "$(cat "$(log_of long 1 "$L_SERVER")")"
+start_agent "$L_SERVER" # within the heartbeat timeout: the server stays ready
+if wait_until 10 bash -c "[ \"\$(python3 -c 'import json;print(json.load(open(\"$M/jobs/long/status.json\"))[\"generation\"])')\" = 2 ]"; then
+	ok "the restarted agent reports the lost process: long restarts as generation 2"
+else
+	not_ok "the restarted agent reports the lost process: long restarts as generation 2" \
+		"$(status_of long) $(gen_of long); $(tail -n5 "$W/agent-$L_SERVER.log")"
+fi
+check_contains "as killed (137), per the state file its predecessor left" \
+	"was started by an earlier agent" "$(cat "$W/agent-$L_SERVER.log")"
+L2_SERVER=$(servers_of long)
+if wait_until 10 all_started long 2 "$L2_SERVER"; then ok "generation 2 of long runs"; else
+	not_ok "generation 2 of long runs" "$(tail -n5 "$W/agent-$L2_SERVER.log")"
+fi
+check_fails "from its checkpoint, not from step 0" grep -q "starting at step 0" "$(log_of long 2 "$L2_SERVER")"
+
+# ---- agent shutdown stops the processes it runs ----------------------------------
+lpid=$(sed -n 's/.*job long generation 2 (node rank 0): started pid \([0-9]*\):.*/\1/p' "$W/agent-$L2_SERVER.log")
+for n in "${!AGENT_PID[@]}"; do kill -TERM "${AGENT_PID[$n]}"; done
+agents_ok=0
+for n in "${!AGENT_PID[@]}"; do
+	if wait_until $((GRACE + 10)) bash -c "! kill -0 ${AGENT_PID[$n]}"; then
+		wait "${AGENT_PID[$n]}" && agents_ok=$((agents_ok + 1))
+	fi
+done
+check_eq "every agent exits 0 on SIGTERM" "${#AGENT_PID[@]}" "$agents_ok"
+AGENT_PID=()
+check_fails "after stopping the job processes they ran" kill -0 "${lpid:-0}"
+if grep -qE 'AddressSanitizer|LeakSanitizer|runtime error:|UndefinedBehaviorSanitizer' "$W"/agent-*.log; then
+	not_ok "agent logs have no sanitizer report" "$(grep -h -m5 -E 'Sanitizer|runtime error' "$W"/agent-*.log)"
+else
+	ok "agent logs have no sanitizer report"
+fi
+if grep -h "error: " "$W"/agent-*.log | grep -v "refused\|cannot report"; then
+	not_ok "agent logs have no errors"
+else
+	ok "agent logs have no errors"
+fi
+
+# ---- figures --------------------------------------------------------------------
+echo "# Critical report: the agent's write of it took ${fault_ms:-?} ms (the daemon isolates the NPU, re-places the job and renders the new rank table inside that write; goal < 100 ms)"
+echo "# Critical report to every generation 2 process started: $((${t_restarted:-0} - ${t_report:-0})) ms (kept servers' agents wake on the job's status.json; the new server's agent at its next 1 s interval)"
+echo "# agent SIGKILL to server unreachable and job re-placed (daemon event): $((${t_unreach:-0} - t_kill)) ms (heartbeat_timeout 3 s; goal <= 3 intervals + 1 s = 4000 ms)"
+echo "# agent SIGKILL to every generation 2 process of hb started: $((${t_hb_started:-0} - t_kill)) ms"
+echo "# steps lost to the Critical fault: stopped at step ${stopped_at:-?}, resumed at step ${min_resume:-?}: $((${stopped_at:-0} - ${min_resume:-0})) steps (goal <= the checkpoint interval, $EVERY steps of $STEP_MS ms)"
+echo "# generation 2 of train32 resumed at steps:$resumes (each agent reads the resume point when it starts its process)"
+
+FINISHED=1
+it_stop
+it_finish

@@ -1,0 +1,577 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What ascend-agent's launcher reads from the mount: the share listing of
+ * nodes/<node>/jobs and the env files, as the daemon renders them (sched) and broken;
+ * the environment a job process gets; the status an exit is reported with.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "agent.h"
+#include "ascend_sched.h"
+#include "sched_fixture.h"
+#include "test_util.h"
+
+/*
+ * Allocation-failure injection, as in test_conf_job.c: glibc lets a program replace
+ * malloc; under the sanitizers (their own allocator) the test says it did not run.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_HAVE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_HAVE_ASAN 1
+#endif
+#endif
+#if defined(__GLIBC__) && !defined(TEST_HAVE_ASAN)
+#define TEST_CHAOS 1
+
+void *__libc_malloc(size_t size);
+void *__libc_calloc(size_t n, size_t size);
+void *__libc_realloc(void *p, size_t size);
+void __libc_free(void *p);
+
+static volatile long chaos_countdown = -1;
+static volatile bool chaos_injected;
+static volatile long chaos_live;
+
+static bool chaos_fail_now(void)
+{
+	if (chaos_countdown < 0)
+		return false;
+	if (chaos_countdown == 0) {
+		chaos_injected = true;
+		chaos_countdown = -1;
+		return true;
+	}
+	chaos_countdown--;
+	return false;
+}
+
+void *malloc(size_t size)
+{
+	void *p;
+
+	if (chaos_fail_now()) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	p = __libc_malloc(size);
+	chaos_live += p != NULL;
+	return p;
+}
+
+void *calloc(size_t n, size_t size)
+{
+	void *p;
+
+	if (chaos_fail_now()) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	p = __libc_calloc(n, size);
+	chaos_live += p != NULL;
+	return p;
+}
+
+void *realloc(void *old, size_t size)
+{
+	void *p;
+
+	if (chaos_fail_now()) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	p = __libc_realloc(old, size);
+	if (!old)
+		chaos_live += p != NULL;
+	else if (size == 0 && !p)
+		chaos_live--;
+	return p;
+}
+
+void free(void *p)
+{
+	chaos_live -= p != NULL;
+	__libc_free(p);
+}
+#endif
+
+/* ---- nodes/<node>/jobs ---- */
+
+static size_t jobs_ok(const char *text, struct agent_share *out, size_t max)
+{
+	struct conf_error err = { 0 };
+	char msg[1024];
+	size_t n = 999;
+	int r;
+
+	r = agent_parse_server_jobs(text, strlen(text), "nodes/n1/jobs", out, max, &n, &err);
+	if (r != 0)
+		fail_msg("expected success, got %d: %s", r,
+			 conf_error_format(&err, msg, sizeof(msg)));
+	return n;
+}
+
+/* The formatted error (static buffer); outputs must be untouched. */
+static const char *jobs_fail(const char *text, size_t max, int want)
+{
+	static char msg[1024];
+	struct agent_share out[4];
+	struct conf_error err = { 0 };
+	size_t n = 12345;
+	int r;
+
+	memset(out, 0x5a, sizeof(out));
+	r = agent_parse_server_jobs(text, strlen(text), "nodes/n1/jobs", out, max, &n, &err);
+	conf_error_format(&err, msg, sizeof(msg));
+	if (r != want)
+		fail_msg("expected %d, got %d (%s) for %s", want, r, msg, text);
+	assert_int_equal(n, 12345);
+	assert_int_equal(((unsigned char *)out)[0], 0x5a);
+	return msg;
+}
+
+static void test_jobs_listing_lines(void **state)
+{
+	struct agent_share s[4];
+	size_t n;
+
+	n = jobs_ok("# job generation launch node_rank first_rank npu_count uid gid\n", s, 4);
+	assert_int_equal(n, 0);
+	n = jobs_ok("", s, 4);
+	assert_int_equal(n, 0);
+	n = jobs_ok("# header\n"
+		    "llama70b 2 msrun 1 8 8 1000 100\n"
+		    "\n"
+		    "  eval.v2\t1 per-rank 0 0 2 0 0 future-field more\r\n"
+		    "x 4294967295 msrun 0 0 16 4294967294 7",
+		    s, 4);
+	assert_int_equal(n, 3);
+	assert_string_equal(s[0].job, "llama70b");
+	assert_int_equal(s[0].generation, 2);
+	assert_int_equal(s[0].launch, CONF_LAUNCH_MSRUN);
+	assert_int_equal(s[0].node_rank, 1);
+	assert_int_equal(s[0].first_rank, 8);
+	assert_int_equal(s[0].npu_count, 8);
+	assert_int_equal(s[0].uid, 1000);
+	assert_int_equal(s[0].gid, 100);
+	assert_string_equal(s[1].job, "eval.v2");
+	assert_int_equal(s[1].launch, CONF_LAUNCH_PER_RANK);
+	assert_int_equal(s[1].npu_count, 2);
+	assert_int_equal(s[2].generation, 4294967295u);
+	assert_int_equal(s[2].npu_count, 16);
+}
+
+static void test_jobs_listing_refused(void **state)
+{
+	assert_non_null(strstr(jobs_fail("llama 1 msrun 0 0 8 0\n", 4, -EINVAL),
+			       "nodes/n1/jobs:1: \"llama 1 msrun 0 0 8 0\": the line has 7 words"));
+	assert_non_null(strstr(jobs_fail("Llama 1 msrun 0 0 8 0 0\n", 4, -EINVAL),
+			       "\"Llama\" is not a job name"));
+	assert_non_null(strstr(jobs_fail("../x 1 msrun 0 0 8 0 0\n", 4, -EINVAL),
+			       "is not a job name"));
+	assert_non_null(strstr(jobs_fail("# h\nllama 1 mpirun 0 0 8 0 0\n", 4, -EINVAL),
+			       "nodes/n1/jobs:2: launch \"mpirun\" is neither msrun nor per-rank"));
+	jobs_fail("llama 0 msrun 0 0 8 0 0\n", 4, -EINVAL);
+	jobs_fail("llama 1 msrun 0 0 0 0 0\n", 4, -EINVAL);
+	jobs_fail("llama 1 msrun 0 0 17 0 0\n", 4, -EINVAL);
+	jobs_fail("llama 1 msrun 0 0 8 -1 0\n", 4, -EINVAL);
+	jobs_fail("llama 1 msrun 0 0 8 4294967295 0\n", 4, -EINVAL);
+	jobs_fail("llama 4294967296 msrun 0 0 8 0 0\n", 4, -EINVAL);
+	jobs_fail("llama 1 msrun 0 2147483647 8 0 0\n", 4, -EINVAL);
+	jobs_fail("llama 1x msrun 0 0 8 0 0\n", 4, -EINVAL);
+	assert_non_null(strstr(jobs_fail("a 1 msrun 0 0 8 0 0\na 1 msrun 0 0 8 0 0\n", 4,
+					 -EINVAL),
+			       "job a generation 1 is listed twice"));
+	assert_non_null(strstr(jobs_fail("a 1 msrun 0 0 8 0 0\nb 1 msrun 0 0 8 0 0\n", 1,
+					 -EFBIG),
+			       "more than 1 shares"));
+	{
+		char text[] = "a 1 msrun 0 0 8 0 0\n";
+
+		text[1] = '\0';
+		{
+			struct agent_share out[1];
+			struct conf_error err = { 0 };
+			size_t n = 7;
+
+			assert_int_equal(agent_parse_server_jobs(text, sizeof(text) - 1, "j", out,
+								 1, &n, &err),
+					 -EINVAL);
+			assert_int_equal(n, 7);
+		}
+	}
+}
+
+/* Every prefix and every one-byte change of a listing: refused cleanly or parsed. */
+static void test_jobs_listing_mutations(void **state)
+{
+	static const char text[] = "# job generation launch\nllama 2 msrun 1 8 8 1000 100\n"
+				   "eval 1 per-rank 0 0 2 0 0\n";
+	static const char bytes[] = { '\0', '\n', ' ', '#', 'a', 'Z', '-', '9', '\xff' };
+	char buf[sizeof(text)];
+	struct agent_share out[4];
+	struct conf_error err;
+	size_t n;
+
+	for (size_t len = 0; len <= sizeof(text) - 1; len++) {
+		int r = agent_parse_server_jobs(text, len, "j", out, 4, &n, &err);
+
+		assert_true(r == 0 || r == -EINVAL);
+	}
+	for (size_t i = 0; i < sizeof(text) - 1; i++)
+		for (size_t b = 0; b < sizeof(bytes); b++) {
+			int r;
+
+			memcpy(buf, text, sizeof(text));
+			buf[i] = bytes[b];
+			r = agent_parse_server_jobs(buf, sizeof(text) - 1, "j", out, 4, &n, &err);
+			assert_true(r == 0 || r == -EINVAL);
+			if (r == 0)
+				assert_true(n <= 3);
+		}
+}
+
+/* ---- env files ---- */
+
+static void env_ok(const char *text, size_t len, struct agent_env *env)
+{
+	struct conf_error err = { 0 };
+	char msg[1024];
+	int r;
+
+	r = agent_env_parse(text, len, "hosts/n1.env", env, &err);
+	if (r != 0)
+		fail_msg("expected success, got %d: %s", r,
+			 conf_error_format(&err, msg, sizeof(msg)));
+}
+
+static const char *env_fail(const char *text, size_t len, int want)
+{
+	static char msg[1024];
+	struct agent_env env = { (char **)0x1, 77 };
+	struct conf_error err = { 0 };
+	int r;
+
+	r = agent_env_parse(text, len, "hosts/n1.env", &env, &err);
+	conf_error_format(&err, msg, sizeof(msg));
+	if (r != want)
+		fail_msg("expected %d, got %d (%s)", want, r, msg);
+	assert_ptr_equal(env.vars, (char **)0x1);
+	assert_int_equal(env.count, 77);
+	return msg;
+}
+
+#define env_failz(text, want) env_fail(text, strlen(text), want)
+
+static void test_env_quoting(void **state)
+{
+	static const char text[] = "# job llama, generation 2\n"
+				   "export ASCEND_JOB_ID='llama'\n"
+				   "export ASCEND_RESUME_CHECKPOINT=''\n"
+				   "export A='it'\\''s'\n"
+				   "export B=''\\'''\\'''\n"
+				   "export C='two\nlines' \n"
+				   "   \n"
+				   "D='no export'\n"
+				   "export\tE='tab'\n"
+				   "export A='again'\n";
+	struct agent_env env = { 0 };
+
+	env_ok(text, strlen(text), &env);
+	assert_int_equal(env.count, 7);
+	assert_null(env.vars[7]);
+	assert_string_equal(env.vars[0], "ASCEND_JOB_ID=llama");
+	assert_string_equal(agent_env_get(&env, "ASCEND_RESUME_CHECKPOINT"), "");
+	assert_string_equal(agent_env_get(&env, "A"), "again"); /* the last value wins */
+	assert_string_equal(env.vars[2], "A=again");		  /* in its first place */
+	assert_string_equal(agent_env_get(&env, "B"), "''");
+	assert_string_equal(agent_env_get(&env, "C"), "two\nlines");
+	assert_string_equal(agent_env_get(&env, "D"), "no export");
+	assert_string_equal(agent_env_get(&env, "E"), "tab");
+	assert_null(agent_env_get(&env, "ASCEND"));
+	assert_null(agent_env_get(&env, "F"));
+	agent_env_release(&env);
+	assert_null(env.vars);
+	assert_int_equal(env.count, 0);
+	agent_env_release(&env);
+
+	env_ok("", 0, &env);
+	assert_int_equal(env.count, 0);
+	agent_env_release(&env);
+}
+
+static void test_env_refused(void **state)
+{
+	assert_non_null(strstr(env_failz("export A=plain\n", -EINVAL),
+			       "hosts/n1.env:1:10: the value of A is not single-quoted"));
+	assert_non_null(strstr(env_failz("# c\nexport A='open\n", -EINVAL),
+			       "hosts/n1.env:2: the value of A has no closing quote"));
+	assert_non_null(strstr(env_failz("export 1A='x'\n", -EINVAL),
+			       "\"export 1A='x'\" is not an \"export NAME='value'\" line"));
+	assert_non_null(strstr(env_failz("unset A\n", -EINVAL), "expected '=' after unset"));
+	assert_non_null(strstr(env_failz("export A='x' B='y'\n", -EINVAL),
+			       "text after the value of A"));
+	env_failz("export A='x'y\n", -EINVAL);
+	env_failz("export A=\n", -EINVAL);
+	env_failz("export A-B='x'\n", -EINVAL);
+	env_failz("export\n", -EINVAL);
+	env_failz("export A='x'\\\n", -EINVAL);
+	env_fail("export A='x\0y'\n", 15, -EINVAL);
+	{
+		char name[AGENT_ENV_NAME_MAX + 16];
+
+		memset(name, 'N', AGENT_ENV_NAME_MAX + 1);
+		snprintf(name + AGENT_ENV_NAME_MAX + 1, 8, "='x'\n");
+		assert_non_null(strstr(env_failz(name, -EINVAL), "longer than 128"));
+	}
+	{
+		size_t cap = (AGENT_ENV_VARS_MAX + 1) * 16, o = 0;
+		char *text = malloc(cap);
+
+		assert_non_null(text);
+		for (int i = 0; i <= AGENT_ENV_VARS_MAX; i++)
+			o += (size_t)snprintf(text + o, cap - o, "V%d='%d'\n", i, i);
+		assert_non_null(strstr(env_fail(text, o, -EFBIG), "more than 512 variables"));
+		free(text);
+	}
+}
+
+/* What sched_shell_quote() writes, agent_env_parse() reads back, for awkward values. */
+static void test_env_round_trip_with_sched_quoting(void **state)
+{
+	static const char *const values[] = {
+		"", "plain", "it's", "'", "''", "'\\''", "a b\tc", "new\nline", "$HOME `x` \"q\"",
+		"/data/ckpt/llama 70b/it's-1_200.ckpt", "\\", "\xe4\xb8\xad\xe6\x96\x87",
+	};
+	struct agent_env env = { 0 };
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+
+	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
+		char name[32];
+		int n = snprintf(name, sizeof(name), "export V%zu=", i);
+		char *grown = realloc(buf, len + (size_t)n + 1);
+
+		assert_non_null(grown);
+		buf = grown;
+		cap = len + (size_t)n + 1;
+		memcpy(buf + len, name, (size_t)n + 1);
+		len += (size_t)n;
+		assert_int_equal(sched_shell_quote(&buf, &len, &cap, values[i]), 0);
+		grown = realloc(buf, len + 2);
+		assert_non_null(grown);
+		buf = grown;
+		buf[len++] = '\n';
+		buf[len] = '\0';
+		cap = len + 1;
+	}
+	env_ok(buf, len, &env);
+	assert_int_equal(env.count, sizeof(values) / sizeof(values[0]));
+	for (size_t i = 0; i < env.count; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "V%zu", i);
+		assert_string_equal(agent_env_get(&env, name), values[i]);
+	}
+	agent_env_release(&env);
+	free(buf);
+}
+
+/* What the daemon renders for a placed job (listing, env files) parses as meant. */
+static void test_files_rendered_by_sched(void **state)
+{
+	struct sched_render_ctx ctx = { .mount_path = "/ascend" };
+	struct fx_opts o = { .servers = 4 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct conf_job_spec *spec = fx_spec("llama", 16);
+	struct agent_env env = { 0 };
+	struct agent_share shares[4];
+	struct sched_job *j;
+	char *text = NULL, *listing = NULL;
+	size_t len = 0, n;
+
+	spec->command = strdup("exec train_demo --steps 10");
+	spec->checkpoint_dir = strdup("/data/it's here");
+	assert_non_null(spec->command);
+	assert_non_null(spec->checkpoint_dir);
+	j = fx_submit_spec(c, spec, FX_UID);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->slice_count, 2);
+
+	assert_int_equal(sched_render_server_jobs(c, j->slices[1].server, &listing, &len), 0);
+	n = jobs_ok(listing, shares, 4);
+	assert_int_equal(n, 1);
+	assert_string_equal(shares[0].job, "llama");
+	assert_int_equal(shares[0].generation, 1);
+	assert_int_equal(shares[0].launch, CONF_LAUNCH_MSRUN);
+	assert_int_equal(shares[0].node_rank, 1);
+	assert_int_equal(shares[0].first_rank, 8);
+	assert_int_equal(shares[0].npu_count, 8);
+	assert_int_equal(shares[0].uid, FX_UID);
+	assert_int_equal(shares[0].gid, FX_GID);
+	free(listing);
+
+	assert_int_equal(sched_render_host_env(c, j, 1, &ctx, &text, &len), 0);
+	env_ok(text, len, &env);
+	assert_string_equal(agent_env_get(&env, "ASCEND_JOB_ID"), "llama");
+	assert_string_equal(agent_env_get(&env, "ASCEND_JOB_GENERATION"), "1");
+	assert_string_equal(agent_env_get(&env, "ASCEND_RESUME_CHECKPOINT"), "");
+	assert_string_equal(agent_env_get(&env, "MS_NODE_RANK"), "1");
+	assert_string_equal(agent_env_get(&env, "RANK_START"), "8");
+	assert_string_equal(agent_env_get(&env, "ASCEND_CHECKPOINT_DIR"), "/data/it's here");
+	assert_string_equal(agent_env_get(&env, "RANK_TABLE_FILE"),
+			    "/ascend/jobs/llama/ranktable.json");
+	assert_non_null(strstr(agent_env_get(&env, "MSRUN_ARGS"), "--node_rank=1"));
+	agent_env_release(&env);
+	free(text);
+
+	assert_int_equal(sched_render_rank_env(c, j, 9, &ctx, &text, &len), 0);
+	env_ok(text, len, &env);
+	assert_string_equal(agent_env_get(&env, "RANK_ID"), "9");
+	assert_string_equal(agent_env_get(&env, "DEVICE_ID"), "1");
+	agent_env_release(&env);
+	free(text);
+	sched_cluster_free(c);
+}
+
+static void test_env_merge_over_base(void **state)
+{
+	static const char text[] = "export PATH='/job/bin'\nexport RANK_ID='3'\n";
+	char *base[] = { (char *)"HOME=/root", (char *)"PATH=/usr/bin", (char *)"noequals",
+			 (char *)"PATHX=keep", (char *)"RANK_ID=old", NULL };
+	struct agent_env env = { 0 };
+	char **out = NULL;
+
+	env_ok(text, strlen(text), &env);
+	assert_int_equal(agent_env_merge(base, &env, &out), 0);
+	assert_string_equal(out[0], "HOME=/root");
+	assert_string_equal(out[1], "PATHX=keep");
+	assert_string_equal(out[2], "PATH=/job/bin");
+	assert_string_equal(out[3], "RANK_ID=3");
+	assert_null(out[4]);
+	free(out);
+	assert_int_equal(agent_env_merge(NULL, &env, &out), 0);
+	assert_string_equal(out[0], "PATH=/job/bin");
+	assert_null(out[2]);
+	free(out);
+	agent_env_release(&env);
+}
+
+static void test_exit_code_of_wait_status(void **state)
+{
+	assert_int_equal(agent_exit_code(W_EXITCODE(0, 0)), 0);
+	assert_int_equal(agent_exit_code(W_EXITCODE(3, 0)), 3);
+	assert_int_equal(agent_exit_code(W_EXITCODE(255, 0)), 255);
+	assert_int_equal(agent_exit_code(W_EXITCODE(0, 9)), 137);
+	assert_int_equal(agent_exit_code(W_EXITCODE(0, 15)), 143);
+	assert_int_equal(agent_exit_code(W_EXITCODE(0, 64)), 192);
+}
+
+#ifdef TEST_CHAOS
+static long chaos_run(int (*fn)(void))
+{
+	for (long n = 0;; n++) {
+		long live_before = chaos_live;
+		int r;
+
+		chaos_injected = false;
+		chaos_countdown = n;
+		r = fn();
+		chaos_countdown = -1;
+		if (!chaos_injected) {
+			assert_int_equal(r, 0);
+			assert_int_equal(chaos_live, live_before);
+			return n;
+		}
+		if (r != -ENOMEM)
+			fail_msg("allocation %ld failed but the result was %d", n, r);
+		if (chaos_live != live_before)
+			fail_msg("allocation %ld failed and %ld allocations leaked", n,
+				 chaos_live - live_before);
+	}
+}
+
+static int chaos_env(void)
+{
+	static const char text[] = "export A='1'\nexport B='2'\nexport C='x'\\''y'\nexport A='3'\n"
+				   "export D='4'\nexport E='5'\n";
+	char *base[] = { (char *)"A=0", (char *)"Z=9", NULL };
+	struct agent_env env = { 0 };
+	struct conf_error err;
+	char **out = NULL;
+	int r;
+
+	r = agent_env_parse(text, strlen(text), "e", &env, &err);
+	if (r < 0)
+		return r;
+	r = agent_env_merge(base, &env, &out);
+	free(out);
+	agent_env_release(&env);
+	return r;
+}
+
+static int chaos_jobs(void)
+{
+	static const char text[] = "a 1 msrun 0 0 8 0 0\nb 2 per-rank 0 8 8 0 0\n";
+	struct agent_share out[4];
+	struct conf_error err;
+	size_t n;
+
+	return agent_parse_server_jobs(text, strlen(text), "j", out, 4, &n, &err);
+}
+#endif
+
+static void test_agent_jobs_allocation_failures(void **state)
+{
+#ifdef TEST_CHAOS
+	void *volatile probe;
+	long sites;
+
+	chaos_countdown = 0;
+	probe = malloc(16);
+	chaos_countdown = -1;
+	if (probe) {
+		free(probe);
+		print_message("malloc is not ours to fail here (valgrind?); not run\n");
+		return;
+	}
+	sites = chaos_run(chaos_env);
+	print_message("env: %ld allocations, each failed once\n", sites);
+	assert_true(sites >= 6);
+	sites = chaos_run(chaos_jobs);
+	print_message("listing: %ld allocations, each failed once\n", sites);
+	assert_true(sites >= 1);
+#else
+	print_message("allocation-failure injection needs glibc without a sanitizer; not run\n");
+#endif
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_jobs_listing_lines),
+		cmocka_unit_test(test_jobs_listing_refused),
+		cmocka_unit_test(test_jobs_listing_mutations),
+		cmocka_unit_test(test_env_quoting),
+		cmocka_unit_test(test_env_refused),
+		cmocka_unit_test(test_env_round_trip_with_sched_quoting),
+		cmocka_unit_test(test_files_rendered_by_sched),
+		cmocka_unit_test(test_env_merge_over_base),
+		cmocka_unit_test(test_exit_code_of_wait_status),
+		cmocka_unit_test(test_agent_jobs_allocation_failures),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
