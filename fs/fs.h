@@ -42,7 +42,8 @@
  *                                          heartbeat_age_sec
  *     jobs                     -r--r--r--  what this server's agent must run: "# ..." then
  *                                          "<job> <generation> <msrun|per-rank> <node_rank>
- *                                          <first_rank> <npu_count> <uid> <gid>" lines
+ *                                          <first_rank> <npu_count> <uid> <gid> <serial>"
+ *                                          lines (serial: unique per job object)
  *     ctl                      -rw-r--r-- root  "cordon" | "uncordon" | "drain" |
  *                                          "clear <npu>" (return an isolated NPU)
  *   queues/<queue>/            dr-xr-xr-x root
@@ -75,7 +76,7 @@
  *       events                 -r--r--r--  this job's lines of cluster/events
  *       error                  -r--r--r--  the rejection or failure sentence, else empty
  *       ctl                    -rw-r--r-- owner  "cancel" | "complete" |
- *                                          "checkpoint <step> <abs path>" |
+ *                                          "checkpoint <step> <abs path> [<generation>]" |
  *                                          "exit <generation> <server> <code> [<rank>]"
  *                                          (agents report process exits); one per line,
  *                                          the first refused line stops the rest and is

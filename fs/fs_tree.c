@@ -471,7 +471,8 @@ int fs_render(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec, ch
 	case FS_CLUSTER_EVENTS:
 		return sched_render_events(c, NULL, ret, ret_len);
 	case FS_NODE_HEALTH:
-		return sched_render_server_health(c, (unsigned)sched_cluster_find_server(c, p->item),
+		return sched_render_server_health(c,
+						  (unsigned)sched_cluster_find_server(c, p->item),
 						  ret, ret_len);
 	case FS_NODE_NPUS:
 		return sched_render_server_npus(c, (unsigned)sched_cluster_find_server(c, p->item),
@@ -522,7 +523,8 @@ int fs_render(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec, ch
 	case FS_JOB_CTL:
 		return printf_text(ret, ret_len,
 				   "# write one command per line (the job's owner or root):\n"
-				   "# cancel | complete | checkpoint <step> <absolute path> |\n"
+				   "# cancel | complete |\n"
+				   "# checkpoint <step> <absolute path> [<generation>] |\n"
 				   "# exit <generation> <server> <status> [<rank>]\n");
 	default:
 		return -ENOENT;
@@ -846,15 +848,20 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 		r = sched_job_cancel(c, p->job, uid, now_usec);
 	else if (n == 1 && strcmp(w[0], "complete") == 0)
 		r = sched_job_complete(c, p->job, uid, now_usec);
-	else if (n == 3 && strcmp(w[0], "checkpoint") == 0) {
-		uint64_t step;
+	else if ((n == 3 || n == 4) && strcmp(w[0], "checkpoint") == 0) {
+		uint64_t step, gen = 0;
+		const struct sched_job *j = sched_cluster_find_job(c, p->job);
 
-		if (parse_u64(w[1], &step) < 0 || step > INT64_MAX || w[2][0] != '/') {
+		if (parse_u64(w[1], &step) < 0 || step > INT64_MAX || w[2][0] != '/' ||
+		    (n == 4 && parse_u64(w[3], &gen) < 0)) {
 			snprintf(why, SCHED_REASON_MAX,
-				 "usage: checkpoint <step> <absolute path>, e.g. checkpoint 1200 "
-				 "/data/ckpt/llama-1200.ckpt");
+				 "usage: checkpoint <step> <absolute path> [<generation>], e.g. "
+				 "checkpoint 1200 /data/ckpt/llama-1_1200.ckpt 2");
 			return -EINVAL;
 		}
+		/* a process of an earlier generation, still winding down: not the newest */
+		if (n == 4 && j && gen < j->generation)
+			return 0;
 		r = sched_job_checkpoint(c, p->job, uid, step, w[2], now_usec);
 	} else if ((n == 4 || n == 5) && strcmp(w[0], "exit") == 0) {
 		uint64_t gen, code, rank = 0;
@@ -865,7 +872,8 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 				 "usage: exit <generation> <server> <status 0-255> [<rank>]");
 			return -EINVAL;
 		}
-		r = sched_job_process_exit(c, p->job, uid, (unsigned)gen, w[2], n == 5 ? (int)rank : -1,
+		r = sched_job_process_exit(c, p->job, uid, (unsigned)gen, w[2],
+					   n == 5 ? (int)rank : -1,
 					   (int)code, now_usec, why);
 		if (r == -EINVAL)
 			return r;
@@ -876,7 +884,8 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 		return -EOPNOTSUPP;
 	} else {
 		snprintf(why, SCHED_REASON_MAX,
-			 "unknown command \"%s\"; use cancel, complete, checkpoint <step> <path> or "
+			 "unknown command \"%s\"; use cancel, complete, "
+			 "checkpoint <step> <path> or "
 			 "exit <generation> <server> <status> [<rank>]",
 			 line);
 		return -EINVAL;

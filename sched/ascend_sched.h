@@ -147,6 +147,8 @@ struct sched_job {
 	char *checkpoint_path;		/* owned; NULL = none */
 	uint64_t checkpoint_usec;	/* when it was written (report time, or file mtime) */
 	bool checkpoint_reported;	/* it came from `checkpoint STEP PATH`, not the disk */
+	char *resume_path;		/* owned: the checkpoint this generation resumes from
+					 * (ASCEND_RESUME_CHECKPOINT), frozen when it began */
 	bool *exited_ok;		/* owned: per process of this generation (per server for
 					 * msrun, per rank for per-rank), exited with status 0 */
 	size_t exited_count;		/* entries of exited_ok */
@@ -501,7 +503,7 @@ int sched_render_server_info(const struct sched_cluster *c, unsigned server, uin
 /*
  * sched_render_server_jobs() - what server @server must run, for its agent: one line per
  * running job with a share here, "<job> <generation> <msrun|per-rank> <node_rank>
- * <first_rank> <npu_count> <uid> <gid>", after a "# ..." header line.
+ * <first_rank> <npu_count> <uid> <gid> <serial>", after a "# ..." header line.
  */
 int sched_render_server_jobs(const struct sched_cluster *c, unsigned server, char **ret,
 			     size_t *ret_len);

@@ -90,7 +90,8 @@ static void recover_hit_jobs(struct sched_cluster *c, struct sched_server *s, ui
 			if (np->job == hit[i] && np->isolated &&
 			    np->isolation != SCHED_ISOLATION_ALARM && np->fault[0] &&
 			    s->state != SCHED_SERVER_UNREACHABLE) {
-				snprintf(reason, sizeof(reason), "NPU %u of %s: %s", d, s->conf->name,
+				snprintf(reason, sizeof(reason), "NPU %u of %s: %s", d,
+					 s->conf->name,
 					 np->fault);
 				break;
 			}
@@ -139,13 +140,15 @@ static bool apply_level(struct sched_cluster *c, struct sched_server *s, struct 
 	switch (level) {
 	case CONF_HEALTH_OK:
 		if (old != SCHED_HEALTH_OK && n->isolation == SCHED_ISOLATION_NONE)
-			sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, server, (int)n->device_id,
+			sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, server,
+					(int)n->device_id,
 					"OK again");
 		heal(c, s, n, now_usec);
 		return false;
 	case CONF_HEALTH_WARNING:
 		if (old != SCHED_HEALTH_WARNING)
-			sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, server, (int)n->device_id,
+			sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, server,
+					(int)n->device_id,
 					"Warning %s %s (logged only)", code, message);
 		heal(c, s, n, now_usec);
 		return false;
@@ -153,7 +156,8 @@ static bool apply_level(struct sched_cluster *c, struct sched_server *s, struct 
 		n->ok_since_usec = 0;
 		if (n->isolation == SCHED_ISOLATION_NONE) {
 			set_isolation(n, SCHED_ISOLATION_ALARM);
-			sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, server, (int)n->device_id,
+			sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, server,
+					(int)n->device_id,
 					"Alarm %s %s: pre-isolated (no new work; a running job "
 					"keeps it)",
 					code, message);
@@ -205,7 +209,8 @@ static void check_ips(struct sched_cluster *c, struct sched_server *s,
 		if (inv && strcmp(inv, h->device_ip) != 0)
 			sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, s->conf->name,
 					(int)h->id,
-					"device_ip reported as %s but the inventory says %s; the rank "
+					"device_ip reported as %s but the inventory says %s; "
+					"the rank "
 					"table uses the reported address: fix the inventory",
 					h->device_ip, inv);
 		snprintf(n->reported_ip, sizeof(n->reported_ip), "%s", h->device_ip);
@@ -255,7 +260,8 @@ int sched_server_report(struct sched_cluster *c, unsigned server,
 			for (size_t i = 0; i < r->npu_count && !named; i++)
 				named = r->npus[i].id == d && r->npus[i].has_level;
 			if (!named && l != CONF_HEALTH_OK)
-				move |= apply_level(c, s, &s->npus[d], l, "", "server-wide", now_usec);
+				move |= apply_level(c, s, &s->npus[d], l, "", "server-wide",
+						    now_usec);
 		}
 	}
 	for (size_t i = 0; i < r->npu_count; i++) {
@@ -299,7 +305,8 @@ unsigned sched_check_heartbeats(struct sched_cluster *c, uint64_t now_usec)
 			continue;
 		s->state = SCHED_SERVER_UNREACHABLE;
 		snprintf(why, sizeof(why), "server %s unreachable: no health report for %u s",
-			 s->conf->name, (unsigned)(elapsed(now_usec, s->last_report_usec) / 1000000u));
+			 s->conf->name,
+			 (unsigned)(elapsed(now_usec, s->last_report_usec) / 1000000u));
 		for (unsigned d = 0; d < s->conf->npu_count; d++) {
 			struct sched_npu *n = &s->npus[d];
 
@@ -384,7 +391,8 @@ void sched_job_recover(struct sched_cluster *c, struct sched_job *j, uint64_t no
 		nkeep = 0;
 		if (j->spec->server_type)
 			for (size_t s = 0; s < c->server_count && !type; s++)
-				if (strcmp(c->servers[s].conf->type->name, j->spec->server_type) == 0)
+				if (strcmp(c->servers[s].conf->type->name,
+					   j->spec->server_type) == 0)
 					type = c->servers[s].conf->type;
 		r = sched_place(c, j->spec->npus, type, &slices, &count, reason);
 		if (r < 0) {
@@ -399,7 +407,7 @@ void sched_job_recover(struct sched_cluster *c, struct sched_job *j, uint64_t no
 	}
 	sched_alloc_apply(c, j, slices, count);
 	j->sched_port = sched_pick_port(c, j, slices[0].server);
-	j->generation++;
+	sched_job_begin_generation(j);
 	if (nkeep)
 		snprintf(reason, sizeof(reason),
 			 "recovered: kept %zu server%s, replaced %zu; generation %u", nkeep,
@@ -430,7 +438,7 @@ void sched_job_restart(struct sched_cluster *c, struct sched_job *j, uint64_t no
 	snprintf(reason, sizeof(reason), "%.400s; restart %u of %u", why, j->restarts,
 		 j->spec->max_restarts);
 	sched_job_transition(c, j, SCHED_JOB_RECOVERING, SCHED_EV_RECOVERING, now_usec, reason);
-	j->generation++;
+	sched_job_begin_generation(j);
 	snprintf(reason, sizeof(reason), "restarted on the same NPUs; generation %u",
 		 j->generation);
 	sched_job_transition(c, j, SCHED_JOB_RUNNING, SCHED_EV_PLACED, now_usec, reason);

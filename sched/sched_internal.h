@@ -91,6 +91,12 @@ int sched_replace(const struct sched_cluster *c, const struct sched_job *j, cons
 unsigned sched_pick_port(const struct sched_cluster *c, const struct sched_job *self,
 			 unsigned master);
 
+/*
+ * sched_job_begin_generation() - generation + 1, and freeze the checkpoint it resumes
+ * from (every process of one generation must load the same one).
+ */
+void sched_job_begin_generation(struct sched_job *j);
+
 /* sched_server_recount() - recompute a server's free NPUs and job count. */
 void sched_server_recount(struct sched_server *s);
 

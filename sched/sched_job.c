@@ -79,6 +79,16 @@ void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
 	sched_event_add(c, now_usec, kind, j, NULL, -1, "%s", j->reason);
 }
 
+void sched_job_begin_generation(struct sched_job *j)
+{
+	char *resume = j->checkpoint_path ? strdup(j->checkpoint_path) : NULL;
+
+	j->generation++;
+	/* on allocation failure the generation resumes from nothing rather than a mix */
+	free(j->resume_path);
+	j->resume_path = resume;
+}
+
 void sched_job_free(struct sched_job *j)
 {
 	if (!j)
@@ -88,6 +98,7 @@ void sched_job_free(struct sched_job *j)
 	free(j->spec_text);
 	free(j->slices);
 	free(j->checkpoint_path);
+	free(j->resume_path);
 	free(j->exited_ok);
 	free(j);
 }
@@ -696,7 +707,7 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 		}
 		sched_alloc_apply(c, j, slices, count);
 		j->sched_port = sched_pick_port(c, j, slices[0].server);
-		j->generation++;
+		sched_job_begin_generation(j);
 		sched_reason(reason, "placed on %zu server%s, generation %u", count,
 			     count == 1 ? "" : "s", j->generation);
 		sched_job_transition(c, j, SCHED_JOB_RUNNING, SCHED_EV_PLACED, now_usec, reason);

@@ -354,7 +354,7 @@ static void job_env_lines(struct buf *b, const struct sched_cluster *c,
 
 	buf_export(b, "ASCEND_JOB_ID", j->name);
 	buf_exportf(b, "ASCEND_JOB_GENERATION", "%u", j->generation);
-	buf_export(b, "ASCEND_RESUME_CHECKPOINT", j->checkpoint_path ? j->checkpoint_path : "");
+	buf_export(b, "ASCEND_RESUME_CHECKPOINT", j->resume_path ? j->resume_path : "");
 	buf_exportf(b, "RANK_TABLE_FILE", "%s/jobs/%s/ranktable.json",
 		    ctx && ctx->mount_path ? ctx->mount_path : "", j->name);
 	buf_exportf(b, "RANK_SIZE", "%u", ranks);
@@ -842,7 +842,7 @@ int sched_render_server_jobs(const struct sched_cluster *c, unsigned server, cha
 
 	if (server >= c->server_count)
 		return -ENOENT;
-	buf_printf(&b, "# job generation launch node_rank first_rank npu_count uid gid\n");
+	buf_printf(&b, "# job generation launch node_rank first_rank npu_count uid gid serial\n");
 	for (size_t i = 0; i < c->job_count; i++) {
 		const struct sched_job *j = c->jobs[i];
 
@@ -853,10 +853,11 @@ int sched_render_server_jobs(const struct sched_cluster *c, unsigned server, cha
 
 			if (sl->server != server)
 				continue;
-			buf_printf(&b, "%s %u %s %zu %u %u %u %u\n", j->name, j->generation,
+			buf_printf(&b, "%s %u %s %zu %u %u %u %u %" PRIu64 "\n", j->name,
+				   j->generation,
 				   j->spec->launch == CONF_LAUNCH_PER_RANK ? "per-rank" : "msrun", k,
 				   sl->first_rank, sl->npu_count, (unsigned)j->uid,
-				   (unsigned)j->gid);
+				   (unsigned)j->gid, j->serial);
 		}
 	}
 	return buf_finish(&b, ret, ret_len);

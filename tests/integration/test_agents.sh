@@ -153,7 +153,7 @@ if wait_until 20 test -f "$CK/demo-1_40.ckpt"; then ok "rank 0 writes checkpoint
 	not_ok "rank 0 writes checkpoints (step 40 seen)" "$(ls "$CK")"
 fi
 check_contains "and reports them: the job's resume point follows" "demo-1_" \
-	"$(grep ASCEND_RESUME_CHECKPOINT "$M/jobs/train32/env")"
+	"$(cat "$M/jobs/train32/status.json")"
 check_eq "a checkpoint holds its step" 40 "$(cat "$CK/demo-1_40.ckpt" 2>/dev/null)"
 
 # ---- (b) Critical on one NPU of node rank 0's server: the job moves and resumes ---

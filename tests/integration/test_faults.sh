@@ -131,15 +131,24 @@ touch -d '-30 seconds' "$CK/rank_0/llama-1_900.ckpt"
 touch -d '-20 seconds' "$CK/rank_0/llama-2_100.ckpt" "$CK/rank_1/llama-2_100.ckpt"
 touch -d '-10 seconds' "$CK/rank_0/notes.txt"
 printf 'npus: 8\ncheckpoint_dir: %s\n' "$CK" >"$M/jobs/ck.yaml"
-wait_until 5 grep -q "llama-2_100.ckpt" "$M/jobs/ck/env"
-check_contains "ASCEND_RESUME_CHECKPOINT names the newest checkpoint on disk" "/llama-2_100.ckpt'" \
-	"$(grep ASCEND_RESUME_CHECKPOINT "$M/jobs/ck/env")"
-check "a reported checkpoint is recorded" sh -c "echo 'checkpoint 2200 $CK/rank_0/llama-2_200.ckpt' > '$M/jobs/ck/ctl'"
-check_contains "and is the newest" "llama-2_200.ckpt" "$(grep ASCEND_RESUME_CHECKPOINT "$M/jobs/ck/env")"
+ck_path() { json "$M/jobs/ck/status.json" 'd.get("checkpoint", {}).get("path", "")'; }
+wait_until 5 bash -c "grep -q llama-2_100.ckpt '$M/jobs/ck/status.json'"
+check_contains "the newest checkpoint on disk is found" "/llama-2_100.ckpt" "$(ck_path)"
+check_eq "generation 1 started with none: ASCEND_RESUME_CHECKPOINT is frozen per generation" \
+	"export ASCEND_RESUME_CHECKPOINT=''" "$(grep ASCEND_RESUME_CHECKPOINT "$M/jobs/ck/env")"
+check "a reported checkpoint is recorded" sh -c "echo 'checkpoint 2200 $CK/rank_0/llama-2_200.ckpt 1' > '$M/jobs/ck/ctl'"
+check_contains "and is the newest" "llama-2_200.ckpt" "$(ck_path)"
+check "a report from an older generation is ignored" sh -c "echo 'checkpoint 9999 $CK/old.ckpt 0' > '$M/jobs/ck/ctl'"
+check_contains "so the newest stays" "llama-2_200.ckpt" "$(ck_path)"
 sleep 0.2 # file times are coarser than the clock the report is stamped with
 touch "$CK/rank_0/llama-2_300.ckpt"
-wait_until 5 grep -q "llama-2_300.ckpt" "$M/jobs/ck/env"
-check_contains "a file written later on disk takes over" "llama-2_300.ckpt" \
+wait_until 5 bash -c "grep -q llama-2_300.ckpt '$M/jobs/ck/status.json'"
+check_contains "a file written later on disk takes over" "llama-2_300.ckpt" "$(ck_path)"
+ck_server=$(servers_of ck)
+ck_npu=$(json "$M/jobs/ck/status.json" 'd["placement"][0]["device_ids"][0]')
+printf 'npu %s Critical 0x2 test\n' "$ck_npu" >"$M/nodes/$ck_server/health"
+check_eq "after a fault, generation 2 resumes from it" \
+	"export ASCEND_RESUME_CHECKPOINT='$CK/rank_0/llama-2_300.ckpt'" \
 	"$(grep ASCEND_RESUME_CHECKPOINT "$M/jobs/ck/env")"
 echo cancel >"$M/jobs/ck/ctl"
 

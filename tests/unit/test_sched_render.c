@@ -656,10 +656,27 @@ static void test_env_job_values(void **state)
 	env_free(&e);
 	free(text);
 
-	/* a checkpoint shows up as ASCEND_RESUME_CHECKPOINT */
+	/*
+	 * A checkpoint becomes ASCEND_RESUME_CHECKPOINT of the next generation: the running
+	 * one keeps what it started with, so all its processes agree.
+	 */
 	assert_int_equal(sched_job_checkpoint(c, "llama70b", FX_UID, 7, "/data/ck/step 7's",
 					      fx_now()),
 			 0);
+	assert_int_equal(sched_render_job_env(c, j, &ascend_ctx, &text, &len), 0);
+	env_parse(text, len, &e);
+	expect_env(&e, "ASCEND_RESUME_CHECKPOINT", "");
+	env_free(&e);
+	free(text);
+	{
+		char reason[SCHED_REASON_MAX] = "";
+
+		assert_int_equal(sched_job_process_exit(c, "llama70b", FX_UID, 1,
+							c->servers[j->slices[0].server].conf->name,
+							-1, 3, fx_now(), reason),
+				 0);
+	}
+	assert_int_equal(j->generation, 2);
 	assert_int_equal(sched_render_job_env(c, j, &ascend_ctx, &text, &len), 0);
 	env_parse(text, len, &e);
 	expect_env(&e, "ASCEND_RESUME_CHECKPOINT", "/data/ck/step 7's");
