@@ -205,6 +205,7 @@ struct fs_ctx {
 	pthread_cond_t stop_cv;		/* signalled when the threads must end */
 	bool stopping;			/* threads end (under lock) */
 	struct fs_handle *handles;	/* every open file (under lock) */
+	size_t notified_job_count;	/* the notifier's view of jobs/ (under lock) */
 	char *config_text;		/* normalized config, rendered once */
 	size_t config_len;
 	struct fs_cache_slot cache[FS_CACHE_SLOTS]; /* under lock */
@@ -263,7 +264,9 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
  * (once a second: servers silent past heartbeat_timeout become unreachable) and the
  * notifier, which announces the daemon's own changes to inotify watchers by operating
  * on the mount (truncate to the same size -> IN_MODIFY on status, status.json,
- * ranktable.json, env, events; the daemon treats these requests as no-ops). Call after
+ * ranktable.json, env, events, nodes/<server>/jobs; utimensat -> IN_ATTRIB on jobs/
+ * when a job appears, goes or changes state; the daemon treats these requests as
+ * no-ops). Call after
  * the mount is up. Returns 0 or -errno.
  */
 int fs_threads_start(struct fs_ctx *ctx);

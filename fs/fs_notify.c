@@ -9,6 +9,7 @@
  * raises IN_MODIFY. The handlers recognise its requests by thread id and do nothing.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,11 +179,17 @@ static void collect(struct fs_ctx *ctx, struct pokes *p, uint64_t *cluster_seen)
 		c->notified_event_seq = c->next_event_seq;
 		poke_add(p, ctx->mount_path, "/cluster/events");
 	}
+	bool jobs_changed = c->job_count != ctx->notified_job_count;
+
+	ctx->notified_job_count = c->job_count;
 	for (size_t i = 0; i < c->job_count; i++) {
 		struct sched_job *j = c->jobs[i];
 
 		if (j->notified_version == j->version)
 			continue;
+		if (j->notified_state != (int)j->state + 1 ||
+		    j->notified_generation != j->generation)
+			jobs_changed = true;
 		j->notified_version = j->version;
 		/* a recovery (new generation) wakes status watchers even when the word
 		 * reads "running" before and after */
@@ -203,6 +210,9 @@ static void collect(struct fs_ctx *ctx, struct pokes *p, uint64_t *cluster_seen)
 		if (j->slice_count)
 			poke_add(p, ctx->mount_path, "/jobs/%s/env", j->name);
 	}
+	/* a job appeared, went or changed state: IN_ATTRIB on jobs/ itself (utimensat) */
+	if (jobs_changed)
+		poke_add(p, ctx->mount_path, "/jobs");
 }
 
 static void *notifier_main(void *arg)
@@ -227,7 +237,10 @@ static void *notifier_main(void *arg)
 			struct stat st;
 
 			/* a file that vanished meanwhile is simply skipped */
-			if (stat(p.paths[i], &st) == 0 && truncate(p.paths[i], st.st_size) < 0)
+			if (stat(p.paths[i], &st) < 0)
+				;
+			else if (S_ISDIR(st.st_mode) ? utimensat(AT_FDCWD, p.paths[i], NULL, 0) < 0 :
+						      truncate(p.paths[i], st.st_size) < 0)
 				fs_log(ctx, 3, "notify %s: %s", p.paths[i], strerror(errno));
 			free(p.paths[i]);
 		}

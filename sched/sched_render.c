@@ -608,6 +608,17 @@ static unsigned count_isolated(const struct sched_cluster *c)
 	return n;
 }
 
+/* NPUs new work could use now: placeable, on schedulable servers. */
+static unsigned count_free(const struct sched_cluster *c)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < c->server_count; i++)
+		if (sched_server_is_schedulable(c, &c->servers[i]))
+			n += c->servers[i].npus_free;
+	return n;
+}
+
 int sched_render_cluster_status(const struct sched_cluster *c, char **ret, size_t *ret_len)
 {
 	json_t *o = json_object(), *npus = json_object(), *jobs = json_object(),
@@ -753,8 +764,9 @@ int sched_render_metrics(const struct sched_cluster *c, uint64_t now_usec, char 
 		       "# TYPE ascendfs_npus gauge\n"
 		       "ascendfs_npus{state=\"total\"} %u\n"
 		       "ascendfs_npus{state=\"allocated\"} %u\n"
+		       "ascendfs_npus{state=\"free\"} %u\n"
 		       "ascendfs_npus{state=\"isolated\"} %u\n",
-		   c->npus_total, c->npus_allocated, count_isolated(c));
+		   c->npus_total, c->npus_allocated, count_free(c), count_isolated(c));
 	buf_printf(&b, "# HELP ascendfs_jobs Jobs by state\n# TYPE ascendfs_jobs gauge\n");
 	for (int s = 0; s < SCHED_JOB_STATE_COUNT; s++)
 		buf_printf(&b, "ascendfs_jobs{state=\"%s\"} %u\n", sched_job_state_name(s),

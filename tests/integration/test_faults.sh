@@ -36,6 +36,8 @@ watch_log=$IT_WORK/inotify.log
 if command -v inotifywait >/dev/null; then
 	inotifywait -q -t 15 -e modify "$M/jobs/$J/status" >"$watch_log" 2>&1 &
 	watcher=$!
+	inotifywait -q -t 15 -e attrib "$M/jobs" >"$watch_log.dir" 2>&1 &
+	dir_watcher=$!
 	sleep 0.5 # let it set its watch
 fi
 t0=$(date +%s%N)
@@ -66,6 +68,8 @@ if [ -n "${watcher:-}" ]; then
 	wait "$watcher"
 	check_eq "inotifywait -e modify on status woke up" 0 "$?"
 	check_contains "with a MODIFY event" "MODIFY" "$(cat "$watch_log")"
+	wait "$dir_watcher"
+	check_eq "inotifywait -e attrib on jobs/ woke up too" 0 "$?"
 fi
 
 # ---- garbage reports are refused and change nothing -------------------------------
