@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian packages ascendfs needs to build, test and run (a fresh Debian 12
 # machine has none of them). Installs only what is missing; needs root or sudo.
+# `--list` prints the package names instead.
 set -euo pipefail
 
 PACKAGES=(
@@ -10,6 +11,11 @@ PACKAGES=(
 	libcmocka-dev python3 util-linux           # unit tests; JSON checks and setpriv in tests
 	inotify-tools                              # inotifywait, for people watching the mount
 )
+
+if [ "${1:-}" = "--list" ]; then
+	printf '%s\n' "${PACKAGES[@]}"
+	exit 0
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
