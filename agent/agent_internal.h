@@ -44,6 +44,12 @@ void agent_log(enum agent_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /*
+ * agent_write_all() - write @len bytes of @text to @fd, retrying short writes and EINTR.
+ * Returns 0 or -errno of write(); the fd stays open.
+ */
+int agent_write_all(int fd, const char *text, size_t len);
+
+/*
  * agent_read_file() - the file at @path, up to @max bytes. *@ret_buf new (free()),
  * NUL-terminated, *@ret_len its length. Returns 0, -EFBIG (longer than @max), -ENOMEM or
  * -errno of open()/read().

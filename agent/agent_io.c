@@ -47,6 +47,22 @@ void agent_log(enum agent_log_level level, const char *fmt, ...)
 		log_node, prefix[level], msg);
 }
 
+int agent_write_all(int fd, const char *text, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = write(fd, text + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
 int agent_read_file(const char *path, size_t max, char **ret_buf, size_t *ret_len)
 {
 	size_t cap = 4096, len = 0;

@@ -166,25 +166,15 @@ static int mount_path(const struct agent_launcher *l, char *buf, size_t len, con
 static int write_atomic(const char *path, const char *text)
 {
 	char tmp[PATH_MAX + 8];
-	size_t len = strlen(text), done = 0;
-	int fd, r = 0;
+	size_t len = strlen(text);
+	int fd, r;
 
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	while (done < len) {
-		ssize_t n = write(fd, text + done, len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = -errno;
-			break;
-		}
-		done += (size_t)n;
-	}
+	r = agent_write_all(fd, text, len);
 	if (close(fd) < 0 && r == 0)
 		r = -errno;
 	if (r == 0 && rename(tmp, path) < 0)

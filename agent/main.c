@@ -573,24 +573,13 @@ static void gather_ips(struct agent *a)
 
 static int write_health(const struct agent *a, const char *text, size_t len)
 {
-	size_t done = 0;
-	int fd, r = 0;
+	int fd, r;
 
 	fd = open(a->health_path, O_WRONLY | O_TRUNC | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	/* One write(): the report is a few KiB and the daemon takes it whole. */
-	while (done < len) {
-		ssize_t n = write(fd, text + done, len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = -errno;
-			break;
-		}
-		done += (size_t)n;
-	}
+	r = agent_write_all(fd, text, len);
 	if (close(fd) < 0 && r == 0)
 		r = -errno;
 	return r;
