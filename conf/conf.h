@@ -105,7 +105,13 @@ struct conf_server {
 	unsigned line;			/* where it was declared, for later messages */
 };
 
-/* A queue; later issues add borrowing and groups enforcement. */
+/*
+ * A queue (design.md §3 queues/). Jobs are served by queue priority, then job priority,
+ * then the queue with the smallest share (used NPUs / weight), then submission order.
+ * With resource.enable_quota_limit, a queue uses at most quota_npus NPUs, except that a
+ * may_borrow queue may also take NPUs nobody is waiting for; those borrowed NPUs are
+ * taken back by preemption when a queue under its quota needs them.
+ */
 struct conf_queue {
 	char *name;
 	unsigned quota_npus;		/* 0 = no limit */
@@ -146,6 +152,10 @@ struct conf_cluster {
 	unsigned total_npu;		/* must equal the inventory's NPU count */
 	bool allow_mix_task;		/* small jobs may share a server with other jobs */
 	bool enable_quota_limit;	/* queue quotas enforced at admission */
+	bool backfill;			/* EASY backfill (default true); false: strict
+					 * priority order, a blocked job holds the line */
+	bool preemption;		/* a pending job may preempt lower-priority jobs and
+					 * reclaim borrowed NPUs (default true) */
 
 	/* hccl: */
 	char *hccl_log_level;		/* debug|info|warning|error */

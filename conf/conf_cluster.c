@@ -34,7 +34,7 @@ static const char *const cluster_keys[] = {
 	"fault_escalate_window", "stop_grace_period", NULL,
 };
 static const char *const resource_keys[] = {
-	"total_npu", "allow_mix_task", "enable_quota_limit", NULL,
+	"total_npu", "allow_mix_task", "enable_quota_limit", "backfill", "preemption", NULL,
 };
 static const char *const hccl_keys[] = {
 	"hccl_log_level", "hccl_connect_timeout", "hccl_exec_timeout", "hccl_if_ip",
@@ -262,7 +262,9 @@ static int read_resource_section(const struct conf_ctx *ctx, const struct conf_n
 	*ret_total = conf_map_get(sec, "total_npu");
 	if ((r = opt_uint(ctx, sec, "total_npu", 1, QUOTA_NPUS_MAX, &c->total_npu)) < 0 ||
 	    (r = opt_bool(ctx, sec, "allow_mix_task", &c->allow_mix_task)) < 0 ||
-	    (r = opt_bool(ctx, sec, "enable_quota_limit", &c->enable_quota_limit)) < 0)
+	    (r = opt_bool(ctx, sec, "enable_quota_limit", &c->enable_quota_limit)) < 0 ||
+	    (r = opt_bool(ctx, sec, "backfill", &c->backfill)) < 0 ||
+	    (r = opt_bool(ctx, sec, "preemption", &c->preemption)) < 0)
 		return r;
 	return 0;
 }
@@ -725,6 +727,8 @@ static int set_defaults(struct conf_cluster *c, const char *file)
 	c->require_agent = false;
 	c->allow_mix_task = true;
 	c->enable_quota_limit = false;
+	c->backfill = true;
+	c->preemption = true;
 	c->hccl_connect_timeout_sec = 600;
 	c->hccl_exec_timeout_sec = 0;
 	c->source = strdup(file ? file : "");
@@ -990,6 +994,10 @@ int conf_cluster_render_yaml(const struct conf_cluster *c, char **ret_buf, size_
 	conf_out_bool(o, c->allow_mix_task);
 	conf_out_key(o, "enable_quota_limit");
 	conf_out_bool(o, c->enable_quota_limit);
+	conf_out_key(o, "backfill");
+	conf_out_bool(o, c->backfill);
+	conf_out_key(o, "preemption");
+	conf_out_bool(o, c->preemption);
 	conf_out_map_end(o);
 
 	conf_out_key(o, "hccl");

@@ -42,17 +42,22 @@ enum sched_job_state {
 	SCHED_JOB_PENDING,    /* accepted, waiting for NPUs (reason says why) */
 	SCHED_JOB_RUNNING,    /* placed; rank table final */
 	SCHED_JOB_RECOVERING, /* a fault took NPUs away; being re-placed */
+	SCHED_JOB_STOPPING,   /* preempted or past its time_limit: gone from its servers'
+			       * jobs lists (the agents SIGTERM it), NPUs held until
+			       * stop_deadline_usec, then pending again (preempted) or
+			       * timeout */
 	SCHED_JOB_COMPLETED,  /* finished successfully */
 	SCHED_JOB_FAILED,     /* gave up (max_restarts, fault without recovery) */
 	SCHED_JOB_CANCELLED,  /* cancelled by its owner or an admin */
 	SCHED_JOB_REJECTED,   /* spec refused; nothing was allocated */
+	SCHED_JOB_TIMEOUT,    /* stopped at its time_limit (Slurm's TIMEOUT) */
 	SCHED_JOB_STATE_COUNT
 };
 
 /* sched_job_state_name() - "pending", "running", ... (static string). */
 const char *sched_job_state_name(enum sched_job_state s);
 
-/* sched_job_state_is_terminal() - completed, failed, cancelled or rejected. */
+/* sched_job_state_is_terminal() - completed, failed, cancelled, rejected or timeout. */
 bool sched_job_state_is_terminal(enum sched_job_state s);
 
 enum sched_health {
@@ -94,6 +99,8 @@ struct sched_npu {
 	unsigned window_faults;		/* faults since window_start_usec */
 	char fault[200];		/* last fault: code and message, "" */
 	char reported_ip[48];		/* device_ip the agent reported, "" */
+	bool reserved;			/* during a scheduling pass only: free but held for a
+					 * backfill reservation (not placeable) */
 };
 
 enum sched_server_state {
@@ -125,6 +132,13 @@ struct sched_slice {
 	unsigned first_rank;		/* rank of device_ids[0]; ranks are contiguous */
 };
 
+/* Why a job that has run before is pending again (it resumes from its checkpoint). */
+enum sched_requeue_cause {
+	SCHED_REQUEUE_NONE,	/* never ran */
+	SCHED_REQUEUE_FAULT,	/* a fault took its NPUs and no capacity was left */
+	SCHED_REQUEUE_PREEMPTED, /* preempted by a higher-priority job or a reclaim */
+};
+
 struct sched_job {
 	char name[CONF_NAME_MAX + 1];	/* also the job id */
 	uint64_t serial;		/* unique per job object: a resubmitted name gets a new one */
@@ -139,6 +153,23 @@ struct sched_job {
 					 * the old job's count (1 on a new name's first) */
 	unsigned restarts;
 	uint64_t submit_usec, start_usec, end_usec, change_usec;
+	size_t queue_index;		/* into conf->queues; set at submission */
+	uint32_t type_mask;		/* server types it can run on (sched_type_mask) */
+	uint64_t run_since_usec;	/* start of the current run (running, recovering,
+					 * stopping); 0 when not running */
+	uint64_t run_accum_usec;	/* run time of earlier runs; time_limit counts the
+					 * total, as Slurm does for a requeued job */
+	uint64_t stop_deadline_usec;	/* stopping: NPUs are released at this time */
+	enum sched_job_state stop_to;	/* stopping: pending (preempted) or timeout */
+	enum sched_requeue_cause requeue_cause;
+	char preempted_by[CONF_NAME_MAX + 1]; /* last preemptor, "" */
+	unsigned preemptions;		/* times preempted */
+	bool borrowing;			/* placed beyond its queue's quota (reclaimable) */
+	uint64_t reserved_start_usec;	/* backfill reservation held by this pending job:
+					 * the latest expected start; 0 = none,
+					 * UINT64_MAX = after running jobs without a
+					 * time_limit end */
+	uint64_t reason_key;		/* cheap key of the pending reason (see sched_job.c) */
 	uint64_t queue_seq;		/* FIFO order among pending jobs */
 	struct sched_slice *slices;	/* owned; slice_count entries, topology order */
 	size_t slice_count;
@@ -173,6 +204,11 @@ enum sched_event_kind {
 	SCHED_EV_REFUSED,	/* a request about a job was refused; the job is unchanged */
 	SCHED_EV_HEALTH,	/* an NPU or server changed health or isolation */
 	SCHED_EV_RECOVERING,	/* a fault took NPUs from a running job */
+	SCHED_EV_PREEMPTED,	/* a job was chosen as a preemption victim (who, by whom, why) */
+	SCHED_EV_REQUEUED,	/* a stopped victim is pending again, to resume later */
+	SCHED_EV_TIMEOUT,	/* a job reached its time_limit (stopping, then timeout) */
+	SCHED_EV_RESIZED,	/* an elastic job grew or shrank: a new generation */
+	SCHED_EV_QUEUE,		/* a queue's quota changed */
 	SCHED_EV_KIND_COUNT
 };
 
@@ -209,6 +245,11 @@ struct sched_cluster {
 	uint64_t recoveries;		/* jobs moved off failed NPUs or servers */
 	uint64_t notified_event_seq;	/* for the embedding program, like notified_version */
 	unsigned npus_total, npus_allocated;
+	unsigned *queue_used;		/* per conf->queues entry: NPUs its jobs hold */
+	uint64_t preemptions, backfilled, timeouts, resizes; /* counters for metrics */
+	bool check_invariants;		/* run sched_check_invariants() after every job
+					 * transition and abort on a breach (tests; on by
+					 * default in debug builds) */
 };
 
 /*
@@ -336,14 +377,64 @@ int sched_job_checkpoint_found(struct sched_cluster *c, const char *name, uint64
 int sched_job_remove(struct sched_cluster *c, const char *name, uid_t uid, uint64_t now_usec);
 
 /*
- * sched_schedule() - one scheduling pass: pending jobs in FIFO order (by priority, then
- * submission), each placed all-or-nothing or given a pending reason. Strict FIFO across
- * all queues: a job that does not fit stops every job behind it from starting ahead of it
- * (no starvation of large jobs; backfill with reservations is a later step). A job that
- * waits only for its queue's quota does not block others.
+ * sched_schedule() - one scheduling pass (sched_policy.c). Pending jobs are served in
+ * order: queue priority, job priority, then the queue with the smallest share (used
+ * NPUs / weight, so weights never leave NPUs idle), then submission order. Each is
+ * placed all-or-nothing (a gang never holds NPUs while pending) or gets a reason:
+ *  - quota (enable_quota_limit): a queue at its quota waits ("queue finetune uses 30 of
+ *    32 NPUs; job needs 8"), unless may_borrow and the NPUs are idle (then the job is
+ *    `borrowing`); a wait for quota never holds up other queues;
+ *  - preemption (resource.preemption): a job that does not fit may stop running jobs of
+ *    lower priority (queue priority, then job priority), and a queue within its quota
+ *    may reclaim borrowed NPUs: the fewest whole jobs whose NPUs make a legal placement,
+ *    none more than needed, never part of a gang. Victims go stopping, then pending,
+ *    and resume from their checkpoint; the preemptor starts when they have stopped;
+ *  - backfill (resource.backfill, EASY): the first job that still does not fit gets a
+ *    reservation (NPUs and the latest start, from running jobs' time limits); later jobs
+ *    start ahead only on other NPUs, or when their time_limit ends before that start.
+ *    With backfill off, a blocked job holds the line for the server types it needs;
+ *  - elastic jobs (npus {min, max}) start with the largest legal size that fits, and
+ *    grow at the end of a pass when nothing waits for the NPUs.
  * Returns the number of jobs placed.
  */
 unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec);
+
+/*
+ * sched_tick() - what time alone changes, at @now_usec (the daemon calls it every
+ * second): running jobs past their spec time_limit begin stopping (event "timeout");
+ * stopping jobs past stop_deadline_usec release their NPUs and become pending again
+ * (preempted: event "requeued") or timeout; then, when anything changed, a scheduling
+ * pass. Returns the number of jobs that changed state.
+ */
+unsigned sched_tick(struct sched_cluster *c, uint64_t now_usec);
+
+/*
+ * sched_queue_set_quota() - set the quota of queue @queue to @npus (0 = no limit), as
+ * root writes queues/<q>/quota. Running jobs keep their NPUs (a queue now over its
+ * quota counts the excess as borrowed, reclaimable by preemption); pending jobs are
+ * reconsidered at once. Appends a "queue" event. Returns 0, -ENOENT (no such queue) or
+ * -EINVAL (@npus over the cluster's NPU count).
+ */
+int sched_queue_set_quota(struct sched_cluster *c, const char *queue, unsigned npus,
+			  uint64_t now_usec);
+
+/* What a queue uses now (queues/<q>/status). */
+struct sched_queue_usage {
+	unsigned used_npus;	/* NPUs held by its jobs (stopping ones included) */
+	unsigned borrowed_npus;	/* of those, beyond quota_npus (0 without a quota or with
+				 * enable_quota_limit off) */
+	unsigned pending, running, stopping; /* jobs; running includes recovering */
+};
+
+/* sched_queue_usage() - fill @u for queue @queue_index (into conf->queues). */
+void sched_queue_usage(const struct sched_cluster *c, size_t queue_index,
+		       struct sched_queue_usage *u);
+
+/*
+ * sched_job_run_usec() - how long @j has run in all, at @now_usec: earlier runs plus the
+ * current one. time_limit is compared with this.
+ */
+uint64_t sched_job_run_usec(const struct sched_job *j, uint64_t now_usec);
 
 /*
  * sched_server_set_cordon() - cordon (no new work) or uncordon server @name.
@@ -512,7 +603,10 @@ int sched_render_server_jobs(const struct sched_cluster *c, unsigned server, cha
 int sched_render_server_health(const struct sched_cluster *c, unsigned server, char **ret,
 			       size_t *ret_len);
 
-/* sched_render_queue_status() - JSON for queue @q: used, pending, running, borrowed. */
+/*
+ * sched_render_queue_status() - JSON for queue @q: quota_npus, priority, weight,
+ * may_borrow, groups, used_npus, borrowed_npus, pending, running, stopping.
+ */
 int sched_render_queue_status(const struct sched_cluster *c, const struct conf_queue *q,
 			      char **ret, size_t *ret_len);
 

@@ -38,6 +38,11 @@ static const char *const event_names[SCHED_EV_KIND_COUNT] = {
 	[SCHED_EV_REFUSED] = "refused",
 	[SCHED_EV_HEALTH] = "health",
 	[SCHED_EV_RECOVERING] = "recovering",
+	[SCHED_EV_PREEMPTED] = "preempted",
+	[SCHED_EV_REQUEUED] = "requeued",
+	[SCHED_EV_TIMEOUT] = "timeout",
+	[SCHED_EV_RESIZED] = "resized",
+	[SCHED_EV_QUEUE] = "queue",
 };
 
 const char *sched_event_kind_name(enum sched_event_kind k)
@@ -80,7 +85,11 @@ int sched_cluster_new(struct conf_cluster *conf, struct sched_cluster **ret)
 	c->switch_names = calloc(conf->server_count ? conf->server_count : 1, sizeof(char *));
 	c->event_cap = 64; /* grows to SCHED_EVENTS_MAX, then wraps */
 	c->events = calloc(c->event_cap, sizeof(*c->events));
-	if (!c->servers || !c->switch_names || !c->events)
+	c->queue_used = calloc(conf->queue_count ? conf->queue_count : 1, sizeof(*c->queue_used));
+#ifdef ASCENDFS_PARANOID
+	c->check_invariants = true;
+#endif
+	if (!c->servers || !c->switch_names || !c->events || !c->queue_used)
 		goto fail_cluster;
 
 	for (size_t i = 0; i < conf->server_count; i++) {
@@ -103,6 +112,7 @@ int sched_cluster_new(struct conf_cluster *conf, struct sched_cluster **ret)
 	return 0;
 
 fail_cluster:
+	free(c->queue_used);
 	free(c->servers);
 	free(c->switch_names);
 	free(c->events);
@@ -128,6 +138,7 @@ void sched_cluster_free(struct sched_cluster *c)
 	free(c->servers);
 	free(c->switch_names);
 	free(c->events);
+	free(c->queue_used);
 	conf_cluster_free(c->conf);
 	free(c);
 }
@@ -150,7 +161,7 @@ int sched_cluster_find_server(const struct sched_cluster *c, const char *name)
 
 bool sched_npu_is_placeable(const struct sched_npu *n)
 {
-	return !n->job && !n->isolated &&
+	return !n->job && !n->isolated && !n->reserved &&
 	       (n->health == SCHED_HEALTH_OK || n->health == SCHED_HEALTH_WARNING);
 }
 
@@ -202,6 +213,8 @@ void sched_alloc_apply(struct sched_cluster *c, struct sched_job *j, struct sche
 			n->rank = slices[i].first_rank + k;
 		}
 		c->npus_allocated += slices[i].npu_count;
+		if (j->spec)
+			c->queue_used[j->queue_index] += slices[i].npu_count;
 		sched_server_recount(s);
 	}
 	c->version++;
@@ -220,6 +233,8 @@ void sched_alloc_release(struct sched_cluster *c, struct sched_job *j)
 			n->rank = 0;
 		}
 		c->npus_allocated -= j->slices[i].npu_count;
+		if (j->spec)
+			c->queue_used[j->queue_index] -= j->slices[i].npu_count;
 		sched_server_recount(s);
 		if (s->draining && s->jobs_running == 0) {
 			s->draining = false;
@@ -384,7 +399,7 @@ int sched_check_invariants(const struct sched_cluster *c, char *reason)
 		unsigned next_rank = 0;
 
 		if (j->slice_count && j->state != SCHED_JOB_RUNNING &&
-		    j->state != SCHED_JOB_RECOVERING) {
+		    j->state != SCHED_JOB_RECOVERING && j->state != SCHED_JOB_STOPPING) {
 			sched_reason(reason, "job %s is %s but holds NPUs", j->name,
 				     sched_job_state_name(j->state));
 			return -EUCLEAN;

@@ -351,6 +351,7 @@ void sched_job_recover(struct sched_cluster *c, struct sched_job *j, uint64_t no
 	struct sched_slice *slices = NULL;
 	size_t count = 0, nbad = 0, nkeep;
 	char reason[SCHED_REASON_MAX];
+	unsigned had = sched_job_total_npus(j), now_npus;
 	int r = -ENOSPC;
 
 	if (j->state != SCHED_JOB_RUNNING)
@@ -385,19 +386,18 @@ void sched_job_recover(struct sched_cluster *c, struct sched_job *j, uint64_t no
 		r = sched_replace(c, j, bad, &slices, &count);
 	sched_alloc_release(c, j);
 	if (r == -ENOSPC || r == -ENOMEM) {
-		/* whole new placement, on what is healthy now */
-		const struct conf_server_type *type = NULL;
-
+		/*
+		 * Whole new placement on what is healthy now; an elastic job shrinks (down to
+		 * npus.min) rather than wait.
+		 */
 		nkeep = 0;
-		if (j->spec->server_type)
-			for (size_t s = 0; s < c->server_count && !type; s++)
-				if (strcmp(c->servers[s].conf->type->name,
-					   j->spec->server_type) == 0)
-					type = c->servers[s].conf->type;
-		r = sched_place(c, j->spec->npus, type, &slices, &count, reason);
+		r = sched_place_job(c, j, had > j->spec->npus_min ? had : j->spec->npus_min,
+				    &slices, &count, reason);
 		if (r < 0) {
 			char pending[SCHED_REASON_MAX];
 
+			j->requeue_cause = SCHED_REQUEUE_FAULT;
+			j->reason_key = 0;
 			snprintf(pending, sizeof(pending),
 				 "recovering from a fault; waits for capacity: %.400s", reason);
 			sched_job_transition(c, j, SCHED_JOB_PENDING, SCHED_EV_PENDING, now_usec,
@@ -408,7 +408,15 @@ void sched_job_recover(struct sched_cluster *c, struct sched_job *j, uint64_t no
 	sched_alloc_apply(c, j, slices, count);
 	j->sched_port = sched_pick_port(c, j, slices[0].server);
 	sched_job_begin_generation(j);
-	if (nkeep)
+	now_npus = sched_job_total_npus(j);
+	if (now_npus != had) {
+		c->resizes++;
+		snprintf(reason, sizeof(reason),
+			 "recovered: shrank from %u to %u NPUs (elastic, min %u) rather than wait; "
+			 "placed on %zu server%s, generation %u",
+			 had, now_npus, j->spec->npus_min, count, count == 1 ? "" : "s",
+			 j->generation);
+	} else if (nkeep)
 		snprintf(reason, sizeof(reason),
 			 "recovered: kept %zu server%s, replaced %zu; generation %u", nkeep,
 			 nkeep == 1 ? "" : "s", count - nkeep, j->generation);

@@ -97,6 +97,50 @@ unsigned sched_pick_port(const struct sched_cluster *c, const struct sched_job *
  */
 void sched_job_begin_generation(struct sched_job *j);
 
+/*
+ * sched_place_now() - sched_place() without the feasibility check (the caller knows the
+ * request is legal on this cluster): -ENOSPC with @reason when there is no room now.
+ */
+int sched_place_now(const struct sched_cluster *c, unsigned npus,
+		    const struct conf_server_type *type, struct sched_slice **ret_slices,
+		    size_t *ret_count, char *reason);
+
+/* sched_size_is_legal() - @n NPUs on one server of type @t obey its HCCS rule. */
+bool sched_size_is_legal(const struct conf_server_type *t, unsigned n);
+
+/*
+ * sched_server_can_hold() - could a job of @npus (at most one server) land on server
+ * @server now (of @type when not NULL), by the same rules as sched_place()?
+ */
+bool sched_server_can_hold(const struct sched_cluster *c, unsigned server, unsigned npus,
+			   const struct conf_server_type *type);
+
+/* sched_server_is_whole_free() - @server accepts work of @type and all its NPUs are free. */
+bool sched_server_is_whole_free(const struct sched_cluster *c, unsigned server,
+				const struct conf_server_type *type);
+
+/*
+ * sched_place_sizes() - the legal sizes for @j between @lo and @hi NPUs, largest first,
+ * on the server types it may use (single-server sizes by HCCS rule, whole-server
+ * multiples above). Writes at most @max sizes to @out; returns the count.
+ */
+size_t sched_place_sizes(const struct sched_cluster *c, const struct sched_job *j, unsigned lo,
+			 unsigned hi, unsigned *out, size_t max);
+
+/*
+ * sched_job_type() - the server type job @j is restricted to (spec server_type), or NULL
+ * for any.
+ */
+const struct conf_server_type *sched_job_type(const struct sched_cluster *c,
+					      const struct sched_job *j);
+
+/*
+ * sched_place_job() - place @j now at the largest legal size in [npus_min, @hi]
+ * (elastic jobs; others have one size). Same contract as sched_place_now().
+ */
+int sched_place_job(const struct sched_cluster *c, const struct sched_job *j, unsigned hi,
+		    struct sched_slice **ret_slices, size_t *ret_count, char *reason);
+
 /* sched_server_recount() - recompute a server's free NPUs and job count. */
 void sched_server_recount(struct sched_server *s);
 

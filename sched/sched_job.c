@@ -13,10 +13,12 @@ static const char *const state_names[SCHED_JOB_STATE_COUNT] = {
 	[SCHED_JOB_PENDING] = "pending",
 	[SCHED_JOB_RUNNING] = "running",
 	[SCHED_JOB_RECOVERING] = "recovering",
+	[SCHED_JOB_STOPPING] = "stopping",
 	[SCHED_JOB_COMPLETED] = "completed",
 	[SCHED_JOB_FAILED] = "failed",
 	[SCHED_JOB_CANCELLED] = "cancelled",
 	[SCHED_JOB_REJECTED] = "rejected",
+	[SCHED_JOB_TIMEOUT] = "timeout",
 };
 
 const char *sched_job_state_name(enum sched_job_state s)
@@ -29,7 +31,21 @@ const char *sched_job_state_name(enum sched_job_state s)
 bool sched_job_state_is_terminal(enum sched_job_state s)
 {
 	return s == SCHED_JOB_COMPLETED || s == SCHED_JOB_FAILED || s == SCHED_JOB_CANCELLED ||
-	       s == SCHED_JOB_REJECTED;
+	       s == SCHED_JOB_REJECTED || s == SCHED_JOB_TIMEOUT;
+}
+
+static bool state_runs(enum sched_job_state s)
+{
+	return s == SCHED_JOB_RUNNING || s == SCHED_JOB_RECOVERING || s == SCHED_JOB_STOPPING;
+}
+
+uint64_t sched_job_run_usec(const struct sched_job *j, uint64_t now_usec)
+{
+	uint64_t cur = 0;
+
+	if (state_runs(j->state) && j->run_since_usec && now_usec > j->run_since_usec)
+		cur = now_usec - j->run_since_usec;
+	return j->run_accum_usec + cur;
 }
 
 /* Legal transitions, [from][to]; from SCHED_JOB_NONE is creation. */
@@ -45,12 +61,17 @@ static bool transition_is_legal(enum sched_job_state from, enum sched_job_state 
 		return to == SCHED_JOB_PENDING || to == SCHED_JOB_RUNNING ||
 		       to == SCHED_JOB_CANCELLED || to == SCHED_JOB_FAILED;
 	case SCHED_JOB_RUNNING:
+		/* running -> running: an elastic resize (a new generation) */
 		return to == SCHED_JOB_COMPLETED || to == SCHED_JOB_FAILED ||
 		       to == SCHED_JOB_CANCELLED || to == SCHED_JOB_RECOVERING ||
-		       to == SCHED_JOB_PENDING;
+		       to == SCHED_JOB_PENDING || to == SCHED_JOB_STOPPING ||
+		       to == SCHED_JOB_RUNNING;
 	case SCHED_JOB_RECOVERING:
 		return to == SCHED_JOB_RUNNING || to == SCHED_JOB_PENDING ||
 		       to == SCHED_JOB_FAILED || to == SCHED_JOB_CANCELLED;
+	case SCHED_JOB_STOPPING:
+		return to == SCHED_JOB_PENDING || to == SCHED_JOB_TIMEOUT ||
+		       to == SCHED_JOB_CANCELLED || to == SCHED_JOB_FAILED;
 	default:
 		return false; /* terminal jobs are replaced, never revived */
 	}
@@ -64,10 +85,20 @@ void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
 
 	assert(transition_is_legal(from, to));
 	j->state = to;
-	snprintf(j->reason, sizeof(j->reason), "%s", reason ? reason : "");
+	if (reason != j->reason)
+		snprintf(j->reason, sizeof(j->reason), "%s", reason ? reason : "");
 	j->change_usec = now_usec;
 	if (to == SCHED_JOB_RUNNING && from != SCHED_JOB_RUNNING)
 		j->start_usec = now_usec;
+	/* run time for time_limit: counts while the job holds NPUs */
+	if (state_runs(to) && (from == SCHED_JOB_NONE || !state_runs(from)))
+		j->run_since_usec = now_usec;
+	if (!state_runs(to) && from != SCHED_JOB_NONE && state_runs(from)) {
+		j->run_accum_usec = sched_job_run_usec(j, now_usec);
+		j->run_since_usec = 0;
+	}
+	if (to != SCHED_JOB_PENDING)
+		j->reserved_start_usec = 0;
 	if (sched_job_state_is_terminal(to))
 		j->end_usec = now_usec;
 	j->version++;
@@ -77,6 +108,16 @@ void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
 		return;
 	}
 	sched_event_add(c, now_usec, kind, j, NULL, -1, "%s", j->reason);
+	if (c->check_invariants) {
+		char why[SCHED_REASON_MAX];
+
+		if (sched_check_invariants(c, why) < 0) {
+			fprintf(stderr, "sched: invariant broken after %s -> %s of job %s: %s\n",
+				sched_job_state_name(from == SCHED_JOB_NONE ? to : from),
+				sched_job_state_name(to), j->name, why);
+			abort();
+		}
+	}
 }
 
 void sched_job_begin_generation(struct sched_job *j)
@@ -266,10 +307,11 @@ int sched_job_check(struct sched_cluster *c, const struct conf_job_spec *spec, u
 	if (c->conf->enable_quota_limit) {
 		const struct conf_queue *q = conf_cluster_find_queue(c->conf, spec->queue);
 
-		if (q->quota_npus && spec->npus > q->quota_npus) {
+		/* a queue that may borrow can run it on idle NPUs beyond its quota */
+		if (q->quota_npus && spec->npus_min > q->quota_npus && !q->may_borrow) {
 			sched_reason(reason, "queue %s has a quota of %u NPUs and this job needs "
 					     "%u; use a queue with a larger quota or ask for fewer",
-				     q->name, q->quota_npus, spec->npus);
+				     q->name, q->quota_npus, spec->npus_min);
 			return -ENOSPC;
 		}
 	}
@@ -316,6 +358,8 @@ int sched_job_submit(struct sched_cluster *c, struct conf_job_spec *spec, uid_t 
 	j->spec = spec;
 	j->submit_usec = now_usec;
 	j->queue_seq = c->next_queue_seq++;
+	j->queue_index = (size_t)(conf_cluster_find_queue(c->conf, spec->queue) - c->conf->queues);
+	j->type_mask = sched_type_mask(c, spec->npus_min, sched_job_type(c, j));
 	sched_job_transition(c, j, SCHED_JOB_PENDING, SCHED_EV_SUBMITTED, now_usec,
 			     "waiting for the first scheduling pass");
 	sched_schedule(c, now_usec);
@@ -547,30 +591,6 @@ int sched_job_remove(struct sched_cluster *c, const char *name, uid_t uid, uint6
 	return 0;
 }
 
-/* Pending jobs in service order: priority (high first), then submission order. */
-static int pending_cmp(const void *a, const void *b)
-{
-	const struct sched_job *x = *(struct sched_job *const *)a;
-	const struct sched_job *y = *(struct sched_job *const *)b;
-
-	if (x->spec->priority != y->spec->priority)
-		return x->spec->priority > y->spec->priority ? -1 : 1;
-	return x->queue_seq < y->queue_seq ? -1 : x->queue_seq > y->queue_seq;
-}
-
-static unsigned queue_used_npus(const struct sched_cluster *c, const char *queue)
-{
-	unsigned used = 0;
-
-	for (size_t i = 0; i < c->job_count; i++) {
-		const struct sched_job *j = c->jobs[i];
-
-		if (j->slice_count && strcmp(j->spec->queue, queue) == 0)
-			used += sched_job_total_npus(j);
-	}
-	return used;
-}
-
 static bool sched_port_is_used(const struct sched_cluster *c, const struct sched_job *self,
 			       unsigned master, unsigned port)
 {
@@ -599,120 +619,4 @@ unsigned sched_pick_port(const struct sched_cluster *c, const struct sched_job *
 		port = port >= 65535 ? 1024 : port + 1;
 	} while (port != base);
 	return base; /* 64,512 jobs on one server: cannot happen before NPUs run out */
-}
-
-static void set_pending(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
-			const char *reason)
-{
-	char full[SCHED_REASON_MAX];
-
-	/* a job that ran before waits to resume, not to start: say so */
-	if (j->start_usec) {
-		snprintf(full, sizeof(full), "recovering from a fault; waits for capacity: %.400s",
-			 reason);
-		reason = full;
-	}
-	if (j->state == SCHED_JOB_PENDING && strcmp(j->reason, reason) == 0)
-		return;
-	sched_job_transition(c, j, SCHED_JOB_PENDING, SCHED_EV_PENDING, now_usec, reason);
-}
-
-static const struct conf_server_type *job_type(const struct sched_cluster *c,
-					       const struct sched_job *j)
-{
-	if (!j->spec->server_type)
-		return NULL;
-	for (size_t s = 0; s < c->server_count; s++)
-		if (strcmp(c->servers[s].conf->type->name, j->spec->server_type) == 0)
-			return c->servers[s].conf->type;
-	return NULL;
-}
-
-unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
-{
-	struct sched_job **pending;
-	/* the first job that could not start, per server type it competes for */
-	const struct sched_job *blocker_of[32] = { NULL };
-	uint32_t blocked = 0;
-	size_t n = 0;
-	unsigned placed = 0;
-	char reason[SCHED_REASON_MAX];
-
-	for (size_t i = 0; i < c->job_count; i++)
-		if (c->jobs[i]->state == SCHED_JOB_PENDING)
-			n++;
-	if (n == 0)
-		return 0;
-	pending = malloc(n * sizeof(*pending));
-	if (!pending)
-		return 0; /* the next pass retries; nothing was changed */
-	n = 0;
-	for (size_t i = 0; i < c->job_count; i++)
-		if (c->jobs[i]->state == SCHED_JOB_PENDING)
-			pending[n++] = c->jobs[i];
-	qsort(pending, n, sizeof(*pending), pending_cmp);
-
-	for (size_t i = 0; i < n; i++) {
-		struct sched_job *j = pending[i];
-		const struct conf_server_type *type = job_type(c, j);
-		const struct conf_queue *q = conf_cluster_find_queue(c->conf, j->spec->queue);
-		uint32_t mask = sched_type_mask(c, j->spec->npus, type);
-		struct sched_slice *slices;
-		size_t count;
-		int r;
-
-		if (mask & blocked) {
-			const struct sched_job *b = NULL;
-
-			for (unsigned t = 0; t < 32 && !b; t++)
-				if (mask & blocked & (1u << t))
-					b = blocker_of[t];
-			sched_reason(reason,
-				     "waiting behind job \"%s\" (first in line for the same servers; "
-				     "jobs start in priority then submission order)",
-				     b->name);
-			set_pending(c, j, now_usec, reason);
-			continue;
-		}
-		if (c->conf->enable_quota_limit && q && q->quota_npus) {
-			unsigned used = queue_used_npus(c, q->name);
-
-			if (used + j->spec->npus > q->quota_npus) {
-				sched_reason(reason, "queue %s uses %u of %u NPUs; job needs %u",
-					     q->name, used, q->quota_npus, j->spec->npus);
-				set_pending(c, j, now_usec, reason);
-				continue; /* a quota wait does not hold up other queues */
-			}
-		}
-		r = sched_place(c, j->spec->npus, type, &slices, &count, reason);
-		if (r < 0) {
-			/*
-			 * Hold the line only for capacity that running jobs will give back; a job
-			 * that needs cordoned or lost servers would block everyone indefinitely.
-			 */
-			if (!sched_fits_when_idle(c, j->spec->npus, type)) {
-				size_t len = strlen(reason);
-
-				snprintf(reason + len, SCHED_REASON_MAX - len,
-					 "; it cannot fit until cordoned, unreachable or isolated "
-					 "capacity returns, so jobs behind it may start");
-			} else {
-				blocked |= mask;
-				for (unsigned t = 0; t < 32; t++)
-					if ((mask & (1u << t)) && !blocker_of[t])
-						blocker_of[t] = j;
-			}
-			set_pending(c, j, now_usec, reason);
-			continue;
-		}
-		sched_alloc_apply(c, j, slices, count);
-		j->sched_port = sched_pick_port(c, j, slices[0].server);
-		sched_job_begin_generation(j);
-		sched_reason(reason, "placed on %zu server%s, generation %u", count,
-			     count == 1 ? "" : "s", j->generation);
-		sched_job_transition(c, j, SCHED_JOB_RUNNING, SCHED_EV_PLACED, now_usec, reason);
-		placed++;
-	}
-	free(pending);
-	return placed;
 }

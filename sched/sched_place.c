@@ -659,18 +659,49 @@ static void explain_no_room(const struct sched_cluster *c, unsigned npus,
 	}
 }
 
+bool sched_size_is_legal(const struct conf_server_type *t, unsigned n)
+{
+	return size_is_legal(t, n);
+}
+
+bool sched_server_can_hold(const struct sched_cluster *c, unsigned server, unsigned npus,
+			   const struct conf_server_type *type)
+{
+	const struct sched_server *s = &c->servers[server];
+	unsigned ids[CONF_SERVER_NPUS_MAX];
+
+	if (!server_accepts(c, s, type))
+		return false;
+	if (npus > s->conf->npu_count)
+		return false;
+	return choose_devices(s, npus, true, ids) >= 0;
+}
+
+bool sched_server_is_whole_free(const struct sched_cluster *c, unsigned server,
+				const struct conf_server_type *type)
+{
+	return server_is_whole_free(c, &c->servers[server], type);
+}
+
 int sched_place(const struct sched_cluster *c, unsigned npus, const struct conf_server_type *type,
 		struct sched_slice **ret_slices, size_t *ret_count, char *reason)
+{
+	int r = sched_check_feasible(c, npus, type, reason);
+
+	if (r < 0)
+		return r;
+	return sched_place_now(c, npus, type, ret_slices, ret_count, reason);
+}
+
+int sched_place_now(const struct sched_cluster *c, unsigned npus,
+		    const struct conf_server_type *type, struct sched_slice **ret_slices,
+		    size_t *ret_count, char *reason)
 {
 	const struct conf_server_type *types[16];
 	size_t nt = cluster_types(c, type, types, 16);
 	struct sched_slice *slices = NULL;
 	bool explained = false;
 	int r;
-
-	r = sched_check_feasible(c, npus, type, reason);
-	if (r < 0)
-		return r;
 
 	/* Single-server requests: the best server over every type that can hold them. */
 	for (size_t i = 0; i < nt; i++) {

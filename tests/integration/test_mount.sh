@@ -233,7 +233,8 @@ echo 'npus: 64' >"$M/jobs/big2.yaml"
 check_eq "a second 64-NPU job waits (gang: all or nothing)" pending "$(cat "$M/jobs/big2/status")"
 check_contains "pending says why" "needs 64 NPUs on 8 whole" "$(json "$M/jobs/big2/status.json" 'd["reason"]')"
 check_eq "a pending job holds no NPU" 0 "$(json "$M/jobs/big2/status.json" 'd["npus_allocated"]')"
-echo 'npus: 1' >"$M/jobs/small.yaml"
+# low priority: it may not preempt the low-priority JSON job either
+printf 'npus: 1\npriority: low\n' >"$M/jobs/small.yaml"
 check_contains "a later small job waits behind the head of the line" 'behind job "big2"' \
 	"$(json "$M/jobs/small/status.json" 'd["reason"]')"
 alloc_before_cancel=$(allocated)

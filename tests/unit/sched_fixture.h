@@ -44,6 +44,9 @@ struct fx_opts {
 	bool topology_blind;	     /* cluster.topology_aware_schedule: false */
 	bool no_mix;		     /* resource.allow_mix_task: false */
 	bool quota;		     /* resource.enable_quota_limit: true */
+	bool no_backfill;	     /* resource.backfill: false (strict order) */
+	bool no_preemption;	     /* resource.preemption: false */
+	int grace_sec;		     /* cluster.stop_grace_period; 0 = leave default (30) */
 	bool rank_table_launch;	     /* cluster.enable_dynamic_network: false */
 	unsigned connect_timeout_sec; /* hccl.hccl_connect_timeout; 0 = leave default */
 	unsigned scheduler_port;     /* cluster.scheduler_port; 0 = leave default */
@@ -103,8 +106,12 @@ static inline char *fx_cluster_yaml(const struct fx_opts *o)
 		fprintf(f, "  scheduler_port: %u\n", o->scheduler_port);
 	fprintf(f, "  topology_aware_schedule: %s\n", o->topology_blind ? "false" : "true");
 	fprintf(f, "  enable_dynamic_network: %s\n", o->rank_table_launch ? "false" : "true");
+	if (o->grace_sec)
+		fprintf(f, "  stop_grace_period: %d\n", o->grace_sec < 0 ? 0 : o->grace_sec);
 	fprintf(f, "resource:\n  total_npu: %u\n  allow_mix_task: %s\n  enable_quota_limit: %s\n",
 		total * t->npu_count, o->no_mix ? "false" : "true", o->quota ? "true" : "false");
+	fprintf(f, "  backfill: %s\n  preemption: %s\n", o->no_backfill ? "false" : "true",
+		o->no_preemption ? "false" : "true");
 	if (o->connect_timeout_sec)
 		fprintf(f, "hccl:\n  hccl_connect_timeout: %u\n", o->connect_timeout_sec);
 	if (o->queues)
@@ -146,6 +153,7 @@ static inline struct sched_cluster *fx_cluster(const struct fx_opts *o)
 	free(yaml);
 	assert_int_equal(sched_cluster_new(conf, &c), 0);
 	assert_non_null(c);
+	c->check_invariants = true; /* abort at the first transition that breaks one */
 	return c;
 }
 

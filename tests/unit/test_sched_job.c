@@ -26,7 +26,8 @@ static const char queues_yaml[] = "  - name: default\n"
 				  "    quota_npus: 64\n"
 				  "    priority: 700\n"
 				  "  - name: finetune\n"
-				  "    quota_npus: 16\n";
+				  "    quota_npus: 16\n"
+				  "    may_borrow: false\n";
 
 static struct sched_cluster *cluster_of(unsigned servers)
 {
@@ -121,10 +122,12 @@ static void test_job_fifo_head_of_line_blocker(void **state)
 	sched_cluster_free(c);
 }
 
-/* Pending jobs start by priority (high first), then in submission order. */
+/* Pending jobs start by priority (high first), then in submission order (no preemption
+ * here: it is tested in test_sched_policy.c). */
 static void test_job_priority_order(void **state)
 {
-	struct sched_cluster *c = cluster_of(1);
+	struct fx_opts o = { .servers = 1, .queues = queues_yaml, .no_preemption = true };
+	struct sched_cluster *c = fx_cluster(&o);
 	struct sched_job *low, *mid1, *mid2, *high;
 
 	(void)state;

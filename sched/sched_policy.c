@@ -1,0 +1,1422 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The scheduling pass: queue order and quotas, preemption, EASY backfill, elastic
+ * sizes, time limits. The rules are stated at sched_schedule() in ascend_sched.h.
+ *
+ * Backfill and preemption need "what if" questions (would this job fit if those jobs
+ * ended?). They are answered on the real cluster by taking NPUs away from jobs for the
+ * length of one question (sim_release) and giving them back (sim_restore) before
+ * anything else runs; nothing is visible outside the pass. Reserved NPUs of a backfill
+ * reservation are marked `reserved` (not placeable) while the pass runs and unmarked at
+ * its end, so a gang never holds NPUs between passes.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sched_internal.h"
+
+/* Preemption searches per pass: each costs a few placements; the next pass goes on. */
+#define PREEMPT_TRIES_PER_PASS 8
+
+/* ---- what-if: take a job's NPUs away for one question, then give them back ---- */
+
+static void sim_release(struct sched_cluster *c, const struct sched_job *j)
+{
+	for (size_t i = 0; i < j->slice_count; i++) {
+		struct sched_server *s = &c->servers[j->slices[i].server];
+
+		for (unsigned k = 0; k < j->slices[i].npu_count; k++)
+			s->npus[j->slices[i].device_ids[k]].job = NULL;
+		sched_server_recount(s);
+	}
+}
+
+static void sim_restore(struct sched_cluster *c, struct sched_job *j)
+{
+	for (size_t i = 0; i < j->slice_count; i++) {
+		struct sched_server *s = &c->servers[j->slices[i].server];
+
+		for (unsigned k = 0; k < j->slices[i].npu_count; k++) {
+			struct sched_npu *n = &s->npus[j->slices[i].device_ids[k]];
+
+			n->job = j;
+			n->rank = j->slices[i].first_rank + k;
+		}
+		sched_server_recount(s);
+	}
+}
+
+/* ---- small helpers ---- */
+
+const struct conf_server_type *sched_job_type(const struct sched_cluster *c,
+					      const struct sched_job *j)
+{
+	if (!j->spec || !j->spec->server_type)
+		return NULL;
+	for (size_t s = 0; s < c->server_count; s++)
+		if (strcmp(c->servers[s].conf->type->name, j->spec->server_type) == 0)
+			return c->servers[s].conf->type;
+	return NULL;
+}
+
+static const struct conf_queue *job_queue(const struct sched_cluster *c,
+					  const struct sched_job *j)
+{
+	return &c->conf->queues[j->queue_index];
+}
+
+/* Effective priority: queue priority first, then the job's own (both 0-1000). */
+static unsigned eff_priority(const struct sched_cluster *c, const struct sched_job *j)
+{
+	return job_queue(c, j)->priority * 1001u + j->spec->priority;
+}
+
+static bool quota_applies(const struct sched_cluster *c, const struct conf_queue *q)
+{
+	return c->conf->enable_quota_limit && q->quota_npus;
+}
+
+/* Would @npus more NPUs keep the queue of @j within its quota? */
+static bool within_quota(const struct sched_cluster *c, const struct sched_job *j,
+			 unsigned npus)
+{
+	const struct conf_queue *q = job_queue(c, j);
+
+	return !quota_applies(c, q) || c->queue_used[j->queue_index] + npus <= q->quota_npus;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h;
+}
+
+/* The time a running or stopping job is expected to give its NPUs back; UINT64_MAX when
+ * it has no time_limit. */
+static uint64_t expected_end(const struct sched_job *j, uint64_t now_usec)
+{
+	uint64_t limit, ran;
+
+	if (j->state == SCHED_JOB_STOPPING)
+		return j->stop_deadline_usec;
+	if (!j->spec || !j->spec->time_limit_sec)
+		return UINT64_MAX;
+	limit = j->spec->time_limit_sec * 1000000u;
+	ran = sched_job_run_usec(j, now_usec);
+	return now_usec + (ran < limit ? limit - ran : 0);
+}
+
+/* "2026-11-30T04:05:06Z" (UTC) into @buf, or "unknown" for UINT64_MAX. */
+static const char *fmt_time(uint64_t usec, char *buf, size_t len)
+{
+	time_t t = (time_t)(usec / 1000000u);
+	struct tm tm;
+
+	if (usec == UINT64_MAX || !gmtime_r(&t, &tm)) {
+		snprintf(buf, len, "unknown");
+		return buf;
+	}
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return buf;
+}
+
+/*
+ * Set a pending reason. @key summarizes its inputs: when the job is already pending
+ * with the same key the sentence is not formatted again (a pass over 10,000 pending jobs
+ * must not print 10,000 strings). Key 0 always formats.
+ */
+static void set_pending(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
+			uint64_t key, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void set_pending(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
+			uint64_t key, const char *fmt, ...)
+{
+	char body[SCHED_REASON_MAX], full[SCHED_REASON_MAX];
+	const char *reason = body;
+	va_list ap;
+
+	key = key ? mix(key, j->requeue_cause) : 0;
+	if (key && j->state == SCHED_JOB_PENDING && j->reason_key == key)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(body, sizeof(body), fmt, ap);
+	va_end(ap);
+	/* a job that ran before waits to resume, not to start: say so */
+	if (j->requeue_cause == SCHED_REQUEUE_FAULT) {
+		snprintf(full, sizeof(full), "recovering from a fault; waits for capacity: %.400s",
+			 body);
+		reason = full;
+	} else if (j->requeue_cause == SCHED_REQUEUE_PREEMPTED) {
+		snprintf(full, sizeof(full), "preempted by job \"%s\"; waits to resume from its "
+					     "checkpoint: %.380s",
+			 j->preempted_by, body);
+		reason = full;
+	}
+	j->reason_key = key;
+	if (j->state == SCHED_JOB_PENDING && strcmp(j->reason, reason) == 0)
+		return;
+	sched_job_transition(c, j, SCHED_JOB_PENDING, SCHED_EV_PENDING, now_usec, reason);
+}
+
+void sched_queue_usage(const struct sched_cluster *c, size_t queue_index,
+		       struct sched_queue_usage *u)
+{
+	const struct conf_queue *q = &c->conf->queues[queue_index];
+
+	memset(u, 0, sizeof(*u));
+	u->used_npus = c->queue_used[queue_index];
+	if (quota_applies(c, q) && u->used_npus > q->quota_npus)
+		u->borrowed_npus = u->used_npus - q->quota_npus;
+	for (size_t i = 0; i < c->job_count; i++) {
+		const struct sched_job *j = c->jobs[i];
+
+		if (!j->spec || j->queue_index != queue_index)
+			continue;
+		u->pending += j->state == SCHED_JOB_PENDING;
+		u->running += j->state == SCHED_JOB_RUNNING || j->state == SCHED_JOB_RECOVERING;
+		u->stopping += j->state == SCHED_JOB_STOPPING;
+	}
+}
+
+/* ---- sizes (elastic jobs) ---- */
+
+size_t sched_place_sizes(const struct sched_cluster *c, const struct sched_job *j, unsigned lo,
+			 unsigned hi, unsigned *out, size_t max)
+{
+	const struct conf_server_type *want = sched_job_type(c, j);
+	const struct conf_server_type *types[16];
+	size_t nt = 0, n = 0;
+
+	for (size_t i = 0; i < c->server_count; i++) {
+		const struct conf_server_type *t = c->servers[i].conf->type;
+		size_t k;
+
+		if (want && t != want)
+			continue;
+		for (k = 0; k < nt && types[k] != t; k++)
+			;
+		if (k == nt && nt < 16)
+			types[nt++] = t;
+	}
+	for (unsigned size = hi; size >= lo && size > 0 && n < max; size--) {
+		for (size_t i = 0; i < nt; i++) {
+			const struct conf_server_type *t = types[i];
+			bool ok = size <= t->npu_count ? sched_size_is_legal(t, size) :
+							  size % t->npu_count == 0;
+
+			if (ok) {
+				out[n++] = size;
+				break;
+			}
+		}
+	}
+	return n;
+}
+
+int sched_place_job(const struct sched_cluster *c, const struct sched_job *j, unsigned hi,
+		    struct sched_slice **ret_slices, size_t *ret_count, char *reason)
+{
+	const struct conf_server_type *type = sched_job_type(c, j);
+	unsigned sizes[64];
+	size_t n;
+	int r = -ENOSPC;
+
+	if (j->spec->npus_min == j->spec->npus_max || hi <= j->spec->npus_min)
+		return sched_place_now(c, j->spec->npus_min, type, ret_slices, ret_count, reason);
+	n = sched_place_sizes(c, j, j->spec->npus_min, hi, sizes, 64);
+	for (size_t i = 0; i < n; i++) {
+		/* the reason of the smallest size is the one that explains the wait */
+		r = sched_place_now(c, sizes[i], type, ret_slices, ret_count, reason);
+		if (r != -ENOSPC)
+			return r;
+	}
+	return r;
+}
+
+/* ---- the pass ---- */
+
+/* A backfill reservation: NPUs a blocked job will get at @start (UINT64_MAX unknown). */
+struct resv {
+	struct sched_job *job;
+	uint64_t start;
+	uint32_t mask;
+	struct sched_slice *slices;	/* owned */
+	size_t count;
+};
+
+/* Per server type: how many accepting servers have f placeable NPUs (f = 0..16), and how
+ * many are whole and free. A necessary condition for a fit, kept up to date as the pass
+ * places jobs, so that jobs that cannot fit cost O(1). Reserved NPUs count as free. */
+struct capidx {
+	unsigned hist[32][CONF_SERVER_NPUS_MAX + 1];
+	unsigned whole[32];
+	unsigned char *free_of;		/* per server: what it contributes now */
+	bool *whole_of;
+	signed char *type_of;		/* per server: index into the cluster's types, -1 */
+};
+
+struct pass {
+	struct sched_cluster *c;
+	uint64_t now;
+	struct resv resv[32];
+	size_t nresv;
+	uint32_t resv_mask;		/* server types covered by a reservation */
+	uint32_t blocked;		/* backfill off: types held by a blocked job */
+	const struct sched_job *blocker_of[32];
+	uint32_t waiting_mask;		/* types some job waits for (no elastic growth) */
+	unsigned preempt_tries;
+	unsigned placed;
+	const struct conf_server_type *types[32];
+	size_t ntypes;
+	struct capidx idx;
+	bool idx_ok;
+	/* jobs stopping because they were preempted, with their preemptor */
+	const struct sched_job **stopping;
+	size_t nstopping;
+	/* lowest effective priority among running jobs, and whether any borrow */
+	unsigned min_running_prio;
+	bool any_borrowing;
+	/* sched_fits_when_idle() answers: the cluster's usable capacity is fixed in a pass */
+	struct { unsigned need; uint32_t mask; bool fits; } idle_cache[64];
+	size_t nidle;
+};
+
+static unsigned raw_free(const struct sched_server *s)
+{
+	unsigned n = 0;
+
+	for (unsigned d = 0; d < s->conf->npu_count; d++) {
+		const struct sched_npu *u = &s->npus[d];
+
+		n += !u->job && !u->isolated &&
+		     (u->health == SCHED_HEALTH_OK || u->health == SCHED_HEALTH_WARNING);
+	}
+	return n;
+}
+
+static void idx_put(struct pass *p, size_t i, int sign)
+{
+	struct sched_cluster *c = p->c;
+	const struct sched_server *s = &c->servers[i];
+	int t = p->idx.type_of[i];
+
+	if (t < 0)
+		return;
+	if (sign > 0) {
+		bool accepts = sched_server_is_schedulable(c, s) &&
+			       (c->conf->allow_mix_task || s->jobs_running == 0);
+
+		p->idx.free_of[i] = (unsigned char)(accepts ? raw_free(s) : 0);
+		p->idx.whole_of[i] = accepts && s->jobs_running == 0 &&
+				     p->idx.free_of[i] == s->conf->npu_count;
+		p->idx.hist[t][p->idx.free_of[i]]++;
+		p->idx.whole[t] += p->idx.whole_of[i];
+	} else {
+		p->idx.hist[t][p->idx.free_of[i]]--;
+		p->idx.whole[t] -= p->idx.whole_of[i];
+	}
+}
+
+static void idx_build(struct pass *p)
+{
+	struct sched_cluster *c = p->c;
+	size_t n = c->server_count ? c->server_count : 1;
+
+	p->idx.free_of = calloc(n, 1);
+	p->idx.whole_of = calloc(n, sizeof(bool));
+	p->idx.type_of = calloc(n, 1);
+	if (!p->idx.free_of || !p->idx.whole_of || !p->idx.type_of)
+		return; /* without the index every job takes the slow path */
+	for (size_t i = 0; i < c->server_count; i++) {
+		const struct conf_server_type *t = c->servers[i].conf->type;
+		size_t k;
+
+		for (k = 0; k < p->ntypes && p->types[k] != t; k++)
+			;
+		if (k == p->ntypes && p->ntypes < 32)
+			p->types[p->ntypes++] = t;
+		p->idx.type_of[i] = (signed char)(k < 32 ? (int)k : -1);
+		idx_put(p, i, +1);
+	}
+	p->idx_ok = true;
+}
+
+static void idx_free(struct pass *p)
+{
+	free(p->idx.free_of);
+	free(p->idx.whole_of);
+	free(p->idx.type_of);
+}
+
+static void idx_slices(struct pass *p, const struct sched_slice *sl, size_t count, int sign)
+{
+	if (!p->idx_ok)
+		return;
+	for (size_t i = 0; i < count; i++)
+		idx_put(p, sl[i].server, sign);
+}
+
+/* Could @npus fit now on some type of @mask (ignoring reservations)? False is certain. */
+static bool idx_may_fit(const struct pass *p, uint32_t mask, unsigned npus)
+{
+	if (!p->idx_ok)
+		return true;
+	for (size_t t = 0; t < p->ntypes; t++) {
+		unsigned per = p->types[t]->npu_count;
+
+		if (!(mask & (1u << t)))
+			continue;
+		if (npus <= per) {
+			for (unsigned f = npus; f <= CONF_SERVER_NPUS_MAX; f++)
+				if (p->idx.hist[t][f])
+					return true;
+		} else if (p->idx.whole[t] >= npus / per) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static void mark_reserved(struct sched_cluster *c, const struct resv *r, bool on)
+{
+	for (size_t i = 0; i < r->count; i++) {
+		struct sched_server *s = &c->servers[r->slices[i].server];
+
+		for (unsigned k = 0; k < r->slices[i].npu_count; k++) {
+			struct sched_npu *n = &s->npus[r->slices[i].device_ids[k]];
+
+			n->reserved = on && !n->job;
+		}
+		sched_server_recount(s);
+	}
+}
+
+static void unmark_all(struct pass *p)
+{
+	for (size_t i = 0; i < p->nresv; i++)
+		mark_reserved(p->c, &p->resv[i], false);
+}
+
+static void mark_all(struct pass *p)
+{
+	for (size_t i = 0; i < p->nresv; i++)
+		mark_reserved(p->c, &p->resv[i], true);
+}
+
+static void start_job(struct pass *p, struct sched_job *j, struct sched_slice *slices,
+		      size_t count, bool borrowing, bool backfilled)
+{
+	struct sched_cluster *c = p->c;
+	unsigned npus = 0;
+	char reason[SCHED_REASON_MAX];
+
+	for (size_t i = 0; i < count; i++)
+		npus += slices[i].npu_count;
+	idx_slices(p, slices, count, -1);
+	sched_alloc_apply(c, j, slices, count);
+	idx_slices(p, slices, count, +1);
+	j->sched_port = sched_pick_port(c, j, slices[0].server);
+	j->borrowing = borrowing;
+	j->requeue_cause = SCHED_REQUEUE_NONE;
+	j->reason_key = 0;
+	sched_job_begin_generation(j);
+	c->backfilled += backfilled;
+	if (eff_priority(c, j) < p->min_running_prio)
+		p->min_running_prio = eff_priority(c, j);
+	p->any_borrowing |= borrowing;
+	sched_reason(reason, "placed on %zu server%s (%u NPUs), generation %u%s%s", count,
+		     count == 1 ? "" : "s", npus, j->generation,
+		     borrowing ? "; borrowing idle NPUs beyond its queue's quota" : "",
+		     backfilled ? "; backfilled ahead of a reservation it does not delay" : "");
+	sched_job_transition(c, j, SCHED_JOB_RUNNING, SCHED_EV_PLACED, p->now, reason);
+	p->placed++;
+}
+
+/*
+ * Place @j now, keeping clear of reservations: on unreserved NPUs, or on reserved ones
+ * when its time_limit ends before every reservation it would touch begins.
+ * Returns 0 with the slices, or -ENOSPC with *ret_delays set when only reserved NPUs
+ * would do.
+ */
+static int place_around(struct pass *p, struct sched_job *j, unsigned hi,
+			struct sched_slice **ret, size_t *ret_count, bool *ret_backfill,
+			const struct resv **ret_delays, char *reason)
+{
+	struct sched_cluster *c = p->c;
+	struct sched_slice *sl;
+	size_t n;
+	uint64_t end;
+	bool opened = false;
+	int r;
+
+	*ret_backfill = false;
+	*ret_delays = NULL;
+	r = sched_place_job(c, j, hi, &sl, &n, reason);
+	if (r == 0) {
+		*ret = sl;
+		*ret_count = n;
+		*ret_backfill = p->nresv > 0;
+		return 0;
+	}
+	if (r != -ENOSPC || !p->nresv || !(p->resv_mask & j->type_mask))
+		return r;
+	/* on reserved NPUs only if it is done before they are needed (a pending job's
+	 * expected end is now + what is left of its time_limit; none: never) */
+	end = expected_end(j, p->now);
+	for (size_t i = 0; i < p->nresv; i++) {
+		if (!(p->resv[i].mask & j->type_mask))
+			continue;
+		/* an unknown start may come at any moment: keep off those NPUs */
+		if (end > p->resv[i].start || p->resv[i].start == UINT64_MAX) {
+			if (!*ret_delays)
+				*ret_delays = &p->resv[i];
+		} else {
+			mark_reserved(c, &p->resv[i], false);
+			opened = true;
+		}
+	}
+	if (!opened)
+		return -ENOSPC;
+	r = sched_place_job(c, j, hi, &sl, &n, reason);
+	mark_all(p);
+	if (r == 0) {
+		*ret = sl;
+		*ret_count = n;
+		*ret_backfill = true;
+		*ret_delays = NULL;
+	}
+	return r;
+}
+
+/* ---- reservations (EASY backfill) ---- */
+
+struct holder {
+	struct sched_job *job;
+	uint64_t end;
+};
+
+static int holder_cmp(const void *a, const void *b)
+{
+	const struct holder *x = a, *y = b;
+
+	if (x->end != y->end)
+		return x->end < y->end ? -1 : 1;
+	/* without a limit: the oldest run is taken to end first */
+	if (x->job->start_usec != y->job->start_usec)
+		return x->job->start_usec < y->job->start_usec ? -1 : 1;
+	return x->job->serial < y->job->serial ? -1 : x->job->serial > y->job->serial;
+}
+
+/*
+ * When, and on which NPUs, could @j start if running jobs ended at their expected ends?
+ * Fills @out (slices owned) and returns 0, or -ENOSPC / -ENOMEM.
+ */
+static int compute_reservation(struct pass *p, struct sched_job *j, struct resv *out)
+{
+	struct sched_cluster *c = p->c;
+	const struct conf_server_type *type = sched_job_type(c, j);
+	struct holder *h;
+	size_t nh = 0, released = 0;
+	struct sched_slice *sl = NULL;
+	size_t n = 0;
+	char why[SCHED_REASON_MAX];
+	int r = -ENOSPC;
+
+	h = malloc((c->job_count ? c->job_count : 1) * sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->job_count; i++) {
+		struct sched_job *o = c->jobs[i];
+
+		if (o->slice_count && o != j)
+			h[nh++] = (struct holder){ o, expected_end(o, p->now) };
+	}
+	qsort(h, nh, sizeof(*h), holder_cmp);
+	unmark_all(p);
+	while (released < nh) {
+		const struct sched_job *o = h[released].job;
+		bool maybe = false;
+
+		sim_release(c, o);
+		released++;
+		/* jobs ending at the same moment go together */
+		if (released < nh && h[released].end == h[released - 1].end &&
+		    h[released].end != UINT64_MAX)
+			continue;
+		/* a fit can only appear on servers that just changed */
+		for (size_t k = 0; k < o->slice_count && !maybe; k++) {
+			unsigned s = o->slices[k].server;
+
+			maybe = j->spec->npus_min > c->servers[s].conf->npu_count ?
+					sched_server_is_whole_free(c, s, type) :
+					sched_server_can_hold(c, s, j->spec->npus_min, type);
+		}
+		if (!maybe)
+			continue;
+		r = sched_place_now(c, j->spec->npus_min, type, &sl, &n, why);
+		if (r != -ENOSPC)
+			break;
+	}
+	for (size_t i = 0; i < released; i++)
+		sim_restore(c, h[i].job);
+	mark_all(p);
+	if (r == 0) {
+		out->job = j;
+		out->start = h[released - 1].end;
+		out->mask = j->type_mask;
+		out->slices = sl;
+		out->count = n;
+	}
+	free(h);
+	return r;
+}
+
+static void describe_slices(const struct sched_cluster *c, const struct sched_slice *sl,
+			    size_t n, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && off + 1 < len; i++) {
+		if (i == 3) {
+			snprintf(buf + off, len - off, " and %zu more", n - 3);
+			return;
+		}
+		off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? ", " : "",
+					c->servers[sl[i].server].conf->name);
+	}
+}
+
+/* ---- preemption ---- */
+
+struct victims {
+	struct sched_job **v;
+	size_t n, cap;
+};
+
+static bool victims_has(const struct victims *vs, const struct sched_job *j)
+{
+	for (size_t i = 0; i < vs->n; i++)
+		if (vs->v[i] == j)
+			return true;
+	return false;
+}
+
+static int victims_add(struct victims *vs, struct sched_job *j)
+{
+	if (vs->n == vs->cap) {
+		size_t cap = vs->cap ? vs->cap * 2 : 16;
+		struct sched_job **n = realloc(vs->v, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		vs->v = n;
+		vs->cap = cap;
+	}
+	vs->v[vs->n++] = j;
+	return 0;
+}
+
+/* May @pre take the NPUs of @v? Lower effective priority, or @v borrows beyond its
+ * queue's quota and @pre's queue stays within its own. */
+static bool may_preempt(const struct pass *p, const struct sched_job *pre,
+			const struct sched_job *v, bool pre_within_quota)
+{
+	const struct sched_cluster *c = p->c;
+
+	if (v->state != SCHED_JOB_RUNNING || !v->spec || !(v->type_mask & pre->type_mask))
+		return false;
+	if (eff_priority(c, v) < eff_priority(c, pre))
+		return true;
+	return pre_within_quota && v->borrowing && v->queue_index != pre->queue_index &&
+	       quota_applies(c, job_queue(c, v)) &&
+	       c->queue_used[v->queue_index] > job_queue(c, v)->quota_npus;
+}
+
+/* Order of preference among victims: lowest priority, then the newest run (least work
+ * lost), then the smallest. */
+static const struct pass *cmp_pass;
+
+static int victim_cmp(const void *a, const void *b)
+{
+	const struct sched_job *x = *(struct sched_job *const *)a;
+	const struct sched_job *y = *(struct sched_job *const *)b;
+	unsigned px = eff_priority(cmp_pass->c, x), py = eff_priority(cmp_pass->c, y);
+
+	if (px != py)
+		return px < py ? -1 : 1;
+	if (x->start_usec != y->start_usec)
+		return x->start_usec > y->start_usec ? -1 : 1;
+	return x->serial < y->serial ? -1 : x->serial > y->serial;
+}
+
+static bool fits_with(struct pass *p, struct sched_job *j, struct victims *vs,
+		      struct sched_slice **ret, size_t *ret_count)
+{
+	struct sched_cluster *c = p->c;
+	char why[SCHED_REASON_MAX];
+	int r;
+
+	for (size_t i = 0; i < vs->n; i++)
+		sim_release(c, vs->v[i]);
+	r = sched_place_now(c, j->spec->npus_min, sched_job_type(c, j), ret, ret_count, why);
+	for (size_t i = 0; i < vs->n; i++)
+		sim_restore(c, vs->v[i]);
+	return r == 0;
+}
+
+/* Drop victims that are not needed (the most valuable first); the rest still fit. */
+static void minimize(struct pass *p, struct sched_job *j, struct victims *vs)
+{
+	for (size_t i = vs->n; i-- > 0;) {
+		struct sched_job *keep = vs->v[i];
+		struct sched_slice *sl;
+		size_t n;
+
+		memmove(&vs->v[i], &vs->v[i + 1], (vs->n - i - 1) * sizeof(vs->v[0]));
+		vs->n--;
+		if (fits_with(p, j, vs, &sl, &n)) {
+			free(sl);
+			continue; /* not needed */
+		}
+		memmove(&vs->v[i + 1], &vs->v[i], (vs->n - i) * sizeof(vs->v[0]));
+		vs->v[i] = keep;
+		vs->n++;
+	}
+}
+
+/*
+ * The fewest whole jobs whose NPUs let @j start (legal placement by the topology rules).
+ * Single-server requests look at one server at a time; whole-server requests take the
+ * servers that cost the fewest new victims. Returns 0 with @out filled, -ENOSPC, -ENOMEM.
+ */
+static int choose_victims(struct pass *p, struct sched_job *j, struct victims *out)
+{
+	struct sched_cluster *c = p->c;
+	const struct conf_server_type *type = sched_job_type(c, j);
+	bool inq = within_quota(c, j, j->spec->npus_min);
+	struct victims best = { 0 }, cur = { 0 };
+	unsigned best_prio = 0;
+	int r = -ENOSPC;
+
+	cmp_pass = p;
+	for (size_t s = 0; s < c->server_count; s++) {
+		struct sched_server *sv = &c->servers[s];
+		struct sched_job *on[CONF_SERVER_NPUS_MAX];
+		size_t non = 0;
+		bool usable = true, single;
+
+		if ((type && sv->conf->type != type) || !sched_server_is_schedulable(c, sv))
+			continue;
+		single = j->spec->npus_min <= sv->conf->npu_count;
+		if (!single)
+			continue;
+		for (unsigned d = 0; d < sv->conf->npu_count; d++) {
+			struct sched_job *o = sv->npus[d].job;
+			size_t k;
+
+			if (!o)
+				continue;
+			for (k = 0; k < non && on[k] != o; k++)
+				;
+			if (k == non)
+				on[non++] = o;
+		}
+		/* preemptible jobs here, in preference order, added until the job fits */
+		cur.n = 0;
+		for (size_t k = 0; k < non; k++)
+			if (may_preempt(p, j, on[k], inq) && victims_add(&cur, on[k]) < 0)
+				usable = false;
+		if (!usable || !cur.n)
+			continue;
+		qsort(cur.v, cur.n, sizeof(cur.v[0]), victim_cmp);
+		for (size_t k = 1; k <= cur.n; k++) {
+			bool ok;
+
+			for (size_t x = 0; x < k; x++)
+				sim_release(c, cur.v[x]);
+			ok = sched_server_can_hold(c, (unsigned)s, j->spec->npus_min, type);
+			for (size_t x = 0; x < k; x++)
+				sim_restore(c, cur.v[x]);
+			if (!ok)
+				continue;
+			{
+				unsigned prio = eff_priority(c, cur.v[k - 1]);
+
+				if (!best.n || k < best.n || (k == best.n && prio < best_prio)) {
+					best.n = 0;
+					for (size_t x = 0; x < k; x++)
+						if (victims_add(&best, cur.v[x]) < 0) {
+							r = -ENOMEM;
+							goto out;
+						}
+					best_prio = prio;
+				}
+			}
+			break;
+		}
+	}
+	if (!best.n) {
+		/* whole servers: repeatedly take the server that costs the fewest new victims */
+		unsigned k_needed = 0, have = 0;
+
+		for (size_t s = 0; s < c->server_count && !k_needed; s++) {
+			const struct conf_server_type *t = c->servers[s].conf->type;
+
+			if ((!type || t == type) && j->spec->npus_min > t->npu_count && j->spec->npus_min % t->npu_count == 0)
+				k_needed = j->spec->npus_min / t->npu_count;
+		}
+		if (!k_needed)
+			goto out;
+		for (;;) {
+			long best_cost = -1;
+			size_t pick = 0;
+
+			have = 0;
+			for (size_t s = 0; s < c->server_count; s++) {
+				struct sched_server *sv = &c->servers[s];
+				long cost = 0;
+				bool ok = true;
+
+				if ((type && sv->conf->type != type) ||
+				    j->spec->npus_min <= sv->conf->npu_count ||
+				    !sched_server_is_schedulable(c, sv))
+					continue;
+				for (unsigned d = 0; d < sv->conf->npu_count && ok; d++) {
+					struct sched_npu *n = &sv->npus[d];
+
+					if (n->isolated || (n->health != SCHED_HEALTH_OK &&
+							    n->health != SCHED_HEALTH_WARNING))
+						ok = false;
+					else if (n->job && !victims_has(&best, n->job)) {
+						if (!may_preempt(p, j, n->job, inq))
+							ok = false;
+						else
+							cost++;
+					}
+				}
+				if (!ok)
+					continue;
+				if (cost == 0) {
+					have++;
+					continue;
+				}
+				if (best_cost < 0 || cost < best_cost) {
+					best_cost = cost;
+					pick = s;
+				}
+			}
+			if (have >= k_needed) {
+				struct sched_slice *sl;
+				size_t n;
+
+				if (best.n && fits_with(p, j, &best, &sl, &n)) {
+					free(sl);
+					minimize(p, j, &best);
+					r = 0;
+				}
+				goto out;
+			}
+			if (best_cost < 0)
+				goto out;
+			for (unsigned d = 0; d < c->servers[pick].conf->npu_count; d++) {
+				struct sched_job *o = c->servers[pick].npus[d].job;
+
+				if (o && !victims_has(&best, o) && victims_add(&best, o) < 0) {
+					r = -ENOMEM;
+					goto out;
+				}
+			}
+			/* count what is whole-free once these go */
+			for (size_t x = 0; x < best.n; x++)
+				sim_release(c, best.v[x]);
+			have = 0;
+			for (size_t s = 0; s < c->server_count; s++)
+				have += (!type || c->servers[s].conf->type == type) &&
+					j->spec->npus_min > c->servers[s].conf->npu_count &&
+					sched_server_is_whole_free(c, (unsigned)s, type);
+			for (size_t x = 0; x < best.n; x++)
+				sim_restore(c, best.v[x]);
+			if (have >= k_needed) {
+				struct sched_slice *sl;
+				size_t n;
+
+				if (fits_with(p, j, &best, &sl, &n)) {
+					free(sl);
+					minimize(p, j, &best);
+					r = 0;
+				}
+				goto out;
+			}
+		}
+	}
+	minimize(p, j, &best);
+	r = 0;
+out:
+	free(cur.v);
+	if (r == 0) {
+		*out = best;
+		return 0;
+	}
+	free(best.v);
+	return r;
+}
+
+static void begin_stop(struct sched_cluster *c, struct sched_job *j, enum sched_job_state to,
+		       enum sched_event_kind kind, uint64_t now_usec, const char *reason)
+{
+	/* the agent notices within one report interval, then SIGTERM, grace, SIGKILL */
+	j->stop_deadline_usec = now_usec + ((uint64_t)c->conf->stop_grace_sec +
+					    c->conf->fault_check_interval_sec) * 1000000u;
+	j->stop_to = to;
+	sched_job_transition(c, j, SCHED_JOB_STOPPING, kind, now_usec, reason);
+}
+
+/* Are jobs preempted for @j still stopping? *ret_deadline: when the last one is done. */
+static bool has_stopping_for(const struct pass *p, const struct sched_job *j,
+			     uint64_t *ret_deadline)
+{
+	bool any = false;
+
+	*ret_deadline = 0;
+	for (size_t i = 0; i < p->nstopping; i++) {
+		const struct sched_job *o = p->stopping[i];
+
+		if (o->state == SCHED_JOB_STOPPING && strcmp(o->preempted_by, j->name) == 0) {
+			any = true;
+			if (o->stop_deadline_usec > *ret_deadline)
+				*ret_deadline = o->stop_deadline_usec;
+		}
+	}
+	return any;
+}
+
+/* Try to make room for @j by preemption. Returns true when victims were chosen. */
+static bool try_preempt(struct pass *p, struct sched_job *j)
+{
+	struct sched_cluster *c = p->c;
+	struct victims vs = { 0 };
+	char names[SCHED_REASON_MAX], when[40];
+	size_t off = 0;
+	unsigned npus = 0;
+	uint64_t deadline = 0;
+
+	if (!c->conf->preemption || p->preempt_tries >= PREEMPT_TRIES_PER_PASS)
+		return false;
+	/* nobody to take from: no lower priority running and nothing borrowed */
+	if (p->min_running_prio >= eff_priority(c, j) && !p->any_borrowing)
+		return false;
+	p->preempt_tries++;
+	if (choose_victims(p, j, &vs) < 0 || vs.n == 0) {
+		free(vs.v);
+		return false;
+	}
+	names[0] = '\0';
+	for (size_t i = 0; i < vs.n; i++) {
+		struct sched_job *v = vs.v[i];
+		bool reclaim = eff_priority(c, v) >= eff_priority(c, j);
+		char reason[SCHED_REASON_MAX];
+		unsigned held = sched_job_total_npus(v);
+
+		if (reclaim)
+			sched_reason(reason, "preempted by job %s of queue %s: queue %s borrowed "
+					     "these %u NPUs beyond its quota of %u and queue %s "
+					     "reclaims them; stopping, then pending to resume "
+					     "from its checkpoint",
+				     j->name, job_queue(c, j)->name, job_queue(c, v)->name, held,
+				     job_queue(c, v)->quota_npus, job_queue(c, j)->name);
+		else
+			sched_reason(reason, "preempted by job %s (queue %s priority %u, job "
+					     "priority %u) over this job (queue %s priority %u, "
+					     "job priority %u) to free %u NPUs; stopping, then "
+					     "pending to resume from its checkpoint",
+				     j->name, job_queue(c, j)->name, job_queue(c, j)->priority,
+				     j->spec->priority, job_queue(c, v)->name,
+				     job_queue(c, v)->priority, v->spec->priority, held);
+		snprintf(v->preempted_by, sizeof(v->preempted_by), "%s", j->name);
+		v->preemptions++;
+		c->preemptions++;
+		begin_stop(c, v, SCHED_JOB_PENDING, SCHED_EV_PREEMPTED, p->now, reason);
+		if (v->stop_deadline_usec > deadline)
+			deadline = v->stop_deadline_usec;
+		npus += held;
+		if (off < sizeof(names))
+			off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s",
+						i ? ", " : "", v->name);
+	}
+	set_pending(c, j, p->now, 0,
+		    "preempting %zu job%s (%.200s; %u NPUs); starts when they have stopped, by %s",
+		    vs.n, vs.n == 1 ? "" : "s", names, npus,
+		    fmt_time(deadline, when, sizeof(when)));
+	free(vs.v);
+	return true;
+}
+
+/* Give @j the reservation of its server types (EASY: the first blocked job only). */
+static const struct resv *reserve_for(struct pass *p, struct sched_job *j)
+{
+	struct resv *rv = &p->resv[p->nresv];
+
+	if ((p->resv_mask & j->type_mask) || p->nresv >= 32 ||
+	    compute_reservation(p, j, rv) < 0)
+		return NULL;
+	p->nresv++;
+	p->resv_mask |= rv->mask;
+	mark_reserved(p->c, rv, true);
+	j->reserved_start_usec = rv->start;
+	return rv;
+}
+
+static bool fits_when_idle(struct pass *p, const struct sched_job *j)
+{
+	bool fits;
+
+	for (size_t i = 0; i < p->nidle; i++)
+		if (p->idle_cache[i].need == j->spec->npus_min && p->idle_cache[i].mask == j->type_mask)
+			return p->idle_cache[i].fits;
+	fits = sched_fits_when_idle(p->c, j->spec->npus_min, sched_job_type(p->c, j));
+	if (p->nidle < sizeof(p->idle_cache) / sizeof(p->idle_cache[0]))
+		p->idle_cache[p->nidle++] = (typeof(p->idle_cache[0])){ j->spec->npus_min,
+								       j->type_mask, fits };
+	return fits;
+}
+
+/* ---- one job of the pass ---- */
+
+/* Reason keys: what a reason depends on, without formatting it. */
+enum { KEY_QUOTA = 1, KEY_BEHIND, KEY_NOROOM, KEY_RESV, KEY_STOPPING, KEY_BORROW };
+
+/* @j waits behind reservation @h: say whose, from when, and what would let it start. */
+static void wait_behind(struct pass *p, struct sched_job *j, const struct resv *h,
+			unsigned need)
+{
+	char when[40];
+
+	set_pending(p->c, j, p->now, mix(mix(mix(mix(KEY_RESV, h->job->serial), need), h->start),
+					 j->spec->time_limit_sec),
+		    "waiting behind job \"%s\", first in line with NPUs reserved %s%s: needs %u "
+		    "NPU%s and none are free outside that reservation; %s",
+		    h->job->name, h->start == UINT64_MAX ? "until running jobs without a "
+							    "time_limit end" : "from ",
+		    h->start == UINT64_MAX ? "" : fmt_time(h->start, when, sizeof(when)), need,
+		    need == 1 ? "" : "s",
+		    h->start == UINT64_MAX ? "it starts when they do" :
+		    j->spec->time_limit_sec ? "its time_limit runs past that start" :
+		    "with a time_limit that ends before then it could start at once");
+}
+
+static void consider(struct pass *p, struct sched_job *j, bool borrow_phase)
+{
+	struct sched_cluster *c = p->c;
+	const struct conf_queue *q = job_queue(c, j);
+	unsigned need = j->spec->npus_min, hi = j->spec->npus_max;
+	struct sched_slice *sl;
+	size_t n;
+	bool backfill = false, inq, explained = true;
+	const struct resv *delays = NULL;
+	uint64_t deadline;
+	char reason[SCHED_REASON_MAX], when[40];
+	int r;
+
+	inq = within_quota(c, j, need);
+	if (!inq && !q->may_borrow) {
+		set_pending(c, j, p->now,
+			    mix(mix(KEY_QUOTA, c->queue_used[j->queue_index]), q->quota_npus),
+			    "queue %s uses %u of %u NPUs; job needs %u", q->name,
+			    c->queue_used[j->queue_index], q->quota_npus, need);
+		return;
+	}
+	if (!inq && !borrow_phase)
+		return; /* borrowers get what is left, after every queue within quota */
+	if (inq && quota_applies(c, q)) {
+		/* an elastic job grows only within the quota */
+		unsigned room = q->quota_npus - c->queue_used[j->queue_index];
+
+		if (hi > room)
+			hi = room > need ? room : need;
+	}
+	if (!c->conf->backfill && (j->type_mask & p->blocked)) {
+		const struct sched_job *b = NULL;
+
+		for (unsigned t = 0; t < 32 && !b; t++)
+			if (j->type_mask & p->blocked & (1u << t))
+				b = p->blocker_of[t];
+		set_pending(c, j, p->now, mix(KEY_BEHIND, b->serial),
+			    "waiting behind job \"%s\" (first in line for the same servers; "
+			    "jobs start in priority then submission order)", b->name);
+		p->waiting_mask |= j->type_mask;
+		return;
+	}
+	if (idx_may_fit(p, j->type_mask, need)) {
+		r = place_around(p, j, hi, &sl, &n, &backfill, &delays, reason);
+		if (r == 0) {
+			start_job(p, j, sl, n, !inq, backfill);
+			return;
+		}
+		if (r != -ENOSPC) /* -ENOMEM: the next pass retries */
+			return;
+	} else {
+		sched_reason(reason, "needs %u NPU%s and no free NPUs can hold %s now", need,
+			     need == 1 ? "" : "s", need == 1 ? "it" : "them");
+		explained = false;
+	}
+	p->waiting_mask |= j->type_mask;
+	if (borrow_phase && !inq) {
+		set_pending(c, j, p->now, mix(mix(KEY_BORROW, c->queue_used[j->queue_index]),
+					      q->quota_npus),
+			    "queue %s uses %u of %u NPUs; job needs %u and may borrow only idle "
+			    "NPUs, and none fit",
+			    q->name, c->queue_used[j->queue_index], q->quota_npus, need);
+		return;
+	}
+	/* victims of an earlier pass are still stopping for this job */
+	if (has_stopping_for(p, j, &deadline)) {
+		set_pending(c, j, p->now, mix(KEY_STOPPING, deadline),
+			    "waiting for the jobs it preempted to stop, by %s",
+			    fmt_time(deadline, when, sizeof(when)));
+		reserve_for(p, j); /* nothing else takes its place meanwhile */
+		return;
+	}
+	if (try_preempt(p, j)) {
+		reserve_for(p, j);
+		return;
+	}
+	/* the sentences below are about this job: say exactly what is missing */
+	if (!explained && !(p->resv_mask & j->type_mask)) {
+		struct sched_slice *tmp;
+
+		if (sched_place_job(c, j, hi, &tmp, &n, reason) == 0)
+			free(tmp); /* cannot happen: the index said no */
+	}
+	if (!fits_when_idle(p, j)) {
+		set_pending(c, j, p->now, 0, "%.300s; it cannot fit until cordoned, unreachable "
+					     "or isolated capacity returns, so jobs behind it may "
+					     "start", reason);
+		return;
+	}
+	if (!c->conf->backfill) {
+		p->blocked |= j->type_mask;
+		for (unsigned t = 0; t < 32; t++)
+			if ((j->type_mask & (1u << t)) && !p->blocker_of[t])
+				p->blocker_of[t] = j;
+		set_pending(c, j, p->now, 0, "%s", reason);
+		return;
+	}
+	if (delays) {
+		wait_behind(p, j, delays, need);
+		return;
+	}
+	if (!(p->resv_mask & j->type_mask)) {
+		const struct resv *rv = reserve_for(p, j);
+		char where[200];
+
+		if (rv) {
+			describe_slices(c, rv->slices, rv->count, where, sizeof(where));
+			if (rv->start == UINT64_MAX)
+				set_pending(c, j, p->now, 0,
+					    "%.200s; first in line: %s reserved for it, from when "
+					    "running jobs end (some have no time_limit)",
+					    reason, where);
+			else
+				set_pending(c, j, p->now, 0,
+					    "%.200s; first in line: %s reserved for it from %s "
+					    "(running jobs' time limits)",
+					    reason, where, fmt_time(rv->start, when, sizeof(when)));
+			return;
+		}
+	}
+	{
+		const struct resv *h = NULL;
+
+		for (size_t i = 0; i < p->nresv && !h; i++)
+			if (p->resv[i].mask & j->type_mask)
+				h = &p->resv[i];
+		if (h)
+			wait_behind(p, j, h, need);
+		else
+			set_pending(c, j, p->now, mix(KEY_NOROOM, need), "%s", reason);
+	}
+}
+
+/* ---- elastic growth ---- */
+
+static void grow_elastic(struct pass *p)
+{
+	struct sched_cluster *c = p->c;
+
+	for (size_t i = 0; i < c->job_count; i++) {
+		struct sched_job *j = c->jobs[i];
+		unsigned cur, hi, sizes[64];
+		size_t ns;
+
+		if (j->state != SCHED_JOB_RUNNING || !j->spec ||
+		    j->spec->npus_min == j->spec->npus_max || (j->type_mask & p->waiting_mask) ||
+		    j->borrowing)
+			continue;
+		cur = sched_job_total_npus(j);
+		hi = j->spec->npus_max;
+		if (cur >= hi)
+			continue;
+		if (quota_applies(c, job_queue(c, j))) {
+			unsigned q = job_queue(c, j)->quota_npus;
+			unsigned others = c->queue_used[j->queue_index] - cur;
+
+			if (others >= q || q - others <= cur)
+				continue;
+			if (hi > q - others)
+				hi = q - others;
+		}
+		ns = sched_place_sizes(c, j, cur + 1, hi, sizes, 64);
+		for (size_t k = 0; k < ns; k++) {
+			struct sched_slice *sl;
+			size_t n;
+			char why[SCHED_REASON_MAX], reason[SCHED_REASON_MAX];
+			int r;
+
+			sim_release(c, j);
+			r = sched_place_now(c, sizes[k], sched_job_type(c, j), &sl, &n, why);
+			sim_restore(c, j);
+			if (r < 0)
+				continue;
+			idx_slices(p, j->slices, j->slice_count, -1);
+			sched_alloc_release(c, j);
+			sched_alloc_apply(c, j, sl, n);
+			idx_slices(p, sl, n, +1);
+			j->sched_port = sched_pick_port(c, j, sl[0].server);
+			sched_job_begin_generation(j);
+			c->resizes++;
+			sched_reason(reason, "grew from %u to %u NPUs (elastic, max %u) on freed "
+					     "capacity; generation %u resumes from its checkpoint",
+				     cur, sizes[k], j->spec->npus_max, j->generation);
+			sched_job_transition(c, j, SCHED_JOB_RUNNING, SCHED_EV_RESIZED, p->now,
+					     reason);
+			break;
+		}
+	}
+}
+
+/* ---- service order ---- */
+
+static int fifo_cmp(const void *a, const void *b)
+{
+	const struct sched_job *x = *(struct sched_job *const *)a;
+	const struct sched_job *y = *(struct sched_job *const *)b;
+
+	if (x->spec->priority != y->spec->priority)
+		return x->spec->priority > y->spec->priority ? -1 : 1;
+	return x->queue_seq < y->queue_seq ? -1 : x->queue_seq > y->queue_seq;
+}
+
+struct qlist {
+	struct sched_job **jobs;
+	size_t n, next;
+};
+
+/* Which queue serves next: queue priority, head job priority, smaller share, older. */
+static bool queue_before(const struct sched_cluster *c, const struct qlist *ql, size_t a,
+			 size_t b)
+{
+	const struct conf_queue *qa = &c->conf->queues[a], *qb = &c->conf->queues[b];
+	const struct sched_job *ja = ql[a].jobs[ql[a].next], *jb = ql[b].jobs[ql[b].next];
+	uint64_t sa, sb;
+
+	if (qa->priority != qb->priority)
+		return qa->priority > qb->priority;
+	if (ja->spec->priority != jb->spec->priority)
+		return ja->spec->priority > jb->spec->priority;
+	/* used/weight, compared without division */
+	sa = (uint64_t)c->queue_used[a] * qb->weight;
+	sb = (uint64_t)c->queue_used[b] * qa->weight;
+	if (sa != sb)
+		return sa < sb;
+	return ja->queue_seq < jb->queue_seq;
+}
+
+static void serve(struct pass *p, struct qlist *ql, size_t nq, bool borrow_phase)
+{
+	struct sched_cluster *c = p->c;
+
+	for (size_t i = 0; i < nq; i++)
+		ql[i].next = 0;
+	for (;;) {
+		size_t best = SIZE_MAX;
+
+		for (size_t i = 0; i < nq; i++) {
+			/* skip jobs a phase does not handle, and jobs no longer pending */
+			while (ql[i].next < ql[i].n &&
+			       ql[i].jobs[ql[i].next]->state != SCHED_JOB_PENDING)
+				ql[i].next++;
+			if (ql[i].next >= ql[i].n)
+				continue;
+			if (best == SIZE_MAX || queue_before(c, ql, i, best))
+				best = i;
+		}
+		if (best == SIZE_MAX)
+			break;
+		{
+			struct sched_job *j = ql[best].jobs[ql[best].next++];
+
+			if (borrow_phase && within_quota(c, j, j->spec->npus_min))
+				continue; /* had its turn in the first phase */
+			consider(p, j, borrow_phase);
+		}
+	}
+}
+
+unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
+{
+	struct pass *p;
+	struct qlist *ql;
+	struct sched_job **all;
+	size_t nq = c->conf->queue_count, n = 0;
+	unsigned placed;
+
+	for (size_t i = 0; i < c->job_count; i++)
+		n += c->jobs[i]->state == SCHED_JOB_PENDING;
+	p = calloc(1, sizeof(*p));
+	ql = calloc(nq ? nq : 1, sizeof(*ql));
+	all = malloc((n ? n : 1) * sizeof(*all));
+	if (!p || !ql || !all) {
+		free(p);
+		free(ql);
+		free(all);
+		return 0; /* the next pass retries; nothing was changed */
+	}
+	p->c = c;
+	p->now = now_usec;
+	p->min_running_prio = UINT32_MAX;
+	for (size_t i = 0; i < c->job_count; i++) {
+		const struct sched_job *j = c->jobs[i];
+
+		if (j->state == SCHED_JOB_RUNNING && j->spec) {
+			if (eff_priority(c, j) < p->min_running_prio)
+				p->min_running_prio = eff_priority(c, j);
+			p->any_borrowing |= j->borrowing;
+		}
+		if (j->state == SCHED_JOB_STOPPING && j->stop_to == SCHED_JOB_PENDING)
+			p->nstopping++;
+	}
+	if (p->nstopping) {
+		p->stopping = malloc(p->nstopping * sizeof(*p->stopping));
+		p->nstopping = 0;
+		for (size_t i = 0; p->stopping && i < c->job_count; i++)
+			if (c->jobs[i]->state == SCHED_JOB_STOPPING &&
+			    c->jobs[i]->stop_to == SCHED_JOB_PENDING)
+				p->stopping[p->nstopping++] = c->jobs[i];
+	}
+	/* per queue, in job priority then submission order */
+	n = 0;
+	for (size_t q = 0; q < nq; q++) {
+		ql[q].jobs = all + n;
+		for (size_t i = 0; i < c->job_count; i++)
+			if (c->jobs[i]->state == SCHED_JOB_PENDING && c->jobs[i]->queue_index == q)
+				ql[q].jobs[ql[q].n++] = c->jobs[i];
+		qsort(ql[q].jobs, ql[q].n, sizeof(ql[q].jobs[0]), fifo_cmp);
+		n += ql[q].n;
+	}
+	if (n)
+		idx_build(p);
+	/* queues within quota first; then borrowers on what is left */
+	if (n)
+		serve(p, ql, nq, false);
+	if (n && c->conf->enable_quota_limit)
+		serve(p, ql, nq, true);
+	unmark_all(p);
+	grow_elastic(p);
+	for (size_t i = 0; i < p->nresv; i++)
+		free(p->resv[i].slices);
+	placed = p->placed;
+	idx_free(p);
+	free(p->stopping);
+	free(p);
+	free(ql);
+	free(all);
+	return placed;
+}
+
+/* ---- time ---- */
+
+static void finish_stop(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec)
+{
+	char reason[SCHED_REASON_MAX];
+
+	sched_alloc_release(c, j);
+	if (j->stop_to == SCHED_JOB_TIMEOUT) {
+		c->timeouts++;
+		sched_job_transition(c, j, SCHED_JOB_TIMEOUT, SCHED_EV_TIMEOUT, now_usec,
+				     j->reason);
+		return;
+	}
+	j->requeue_cause = SCHED_REQUEUE_PREEMPTED;
+	j->reason_key = 0;
+	sched_reason(reason, "preempted by job %s; stopped, waits to resume from its checkpoint",
+		     j->preempted_by);
+	sched_job_transition(c, j, SCHED_JOB_PENDING, SCHED_EV_REQUEUED, now_usec, reason);
+}
+
+unsigned sched_tick(struct sched_cluster *c, uint64_t now_usec)
+{
+	unsigned changed = 0;
+
+	for (size_t i = 0; i < c->job_count; i++) {
+		struct sched_job *j = c->jobs[i];
+
+		if (j->state == SCHED_JOB_RUNNING && j->spec && j->spec->time_limit_sec &&
+		    sched_job_run_usec(j, now_usec) >= j->spec->time_limit_sec * 1000000u) {
+			char reason[SCHED_REASON_MAX];
+
+			sched_reason(reason, "time limit of %llu s reached; stopped (SIGTERM, then "
+					     "SIGKILL after the %u s grace period)",
+				     (unsigned long long)j->spec->time_limit_sec,
+				     c->conf->stop_grace_sec);
+			begin_stop(c, j, SCHED_JOB_TIMEOUT, SCHED_EV_TIMEOUT, now_usec, reason);
+			changed++;
+		}
+		if (j->state == SCHED_JOB_STOPPING && now_usec >= j->stop_deadline_usec) {
+			finish_stop(c, j, now_usec);
+			changed++;
+		}
+	}
+	if (changed)
+		sched_schedule(c, now_usec);
+	return changed;
+}
+
+int sched_queue_set_quota(struct sched_cluster *c, const char *queue, unsigned npus,
+			  uint64_t now_usec)
+{
+	struct conf_queue *q = NULL;
+	size_t qi = 0;
+	unsigned used = 0;
+
+	for (size_t i = 0; i < c->conf->queue_count && !q; i++)
+		if (strcmp(c->conf->queues[i].name, queue) == 0) {
+			q = &c->conf->queues[i];
+			qi = i;
+		}
+	if (!q)
+		return -ENOENT;
+	if (npus > c->npus_total)
+		return -EINVAL;
+	q->quota_npus = npus;
+	/* the oldest runs fill the new quota; later ones borrow */
+	for (size_t i = 0; i < c->job_count; i++) {
+		struct sched_job *j = c->jobs[i];
+		unsigned held = sched_job_total_npus(j);
+
+		if (!j->spec || j->queue_index != qi || !held)
+			continue;
+		j->borrowing = npus && used + held > npus;
+		used += held;
+	}
+	sched_event_add(c, now_usec, SCHED_EV_QUEUE, NULL, NULL, -1,
+			"queue %s: quota set to %u NPUs%s", q->name, npus,
+			npus ? "" : " (no limit)");
+	c->version++;
+	sched_schedule(c, now_usec);
+	return 0;
+}
