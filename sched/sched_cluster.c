@@ -433,5 +433,17 @@ int sched_check_invariants(const struct sched_cluster *c, char *reason)
 			     c->npus_allocated);
 		return -EUCLEAN;
 	}
+	for (size_t q = 0; q < c->conf->queue_count; q++) {
+		unsigned used = 0;
+
+		for (size_t i = 0; i < c->job_count; i++)
+			if (c->jobs[i]->spec && c->jobs[i]->queue_index == q)
+				used += sched_job_total_npus(c->jobs[i]);
+		if (used != c->queue_used[q]) {
+			sched_reason(reason, "queue %s: its jobs hold %u NPUs, its counter says %u",
+				     c->conf->queues[q].name, used, c->queue_used[q]);
+			return -EUCLEAN;
+		}
+	}
 	return 0;
 }

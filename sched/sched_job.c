@@ -83,6 +83,8 @@ void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
 {
 	enum sched_job_state from = j->state;
 
+	uint64_t ran = from == SCHED_JOB_NONE ? 0 : sched_job_run_usec(j, now_usec);
+
 	assert(transition_is_legal(from, to));
 	j->state = to;
 	if (reason != j->reason)
@@ -94,7 +96,7 @@ void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
 	if (state_runs(to) && (from == SCHED_JOB_NONE || !state_runs(from)))
 		j->run_since_usec = now_usec;
 	if (!state_runs(to) && from != SCHED_JOB_NONE && state_runs(from)) {
-		j->run_accum_usec = sched_job_run_usec(j, now_usec);
+		j->run_accum_usec = ran;
 		j->run_since_usec = 0;
 	}
 	if (to != SCHED_JOB_PENDING)

@@ -639,19 +639,55 @@ static bool may_preempt(const struct pass *p, const struct sched_job *pre,
 
 /* Order of preference among victims: lowest priority, then the newest run (least work
  * lost), then the smallest. */
-static const struct pass *cmp_pass;
-
-static int victim_cmp(const void *a, const void *b)
+static int victim_cmp(const void *a, const void *b, void *arg)
 {
+	const struct sched_cluster *c = arg;
 	const struct sched_job *x = *(struct sched_job *const *)a;
 	const struct sched_job *y = *(struct sched_job *const *)b;
-	unsigned px = eff_priority(cmp_pass->c, x), py = eff_priority(cmp_pass->c, y);
+	unsigned px = eff_priority(c, x), py = eff_priority(c, y);
 
 	if (px != py)
 		return px < py ? -1 : 1;
 	if (x->start_usec != y->start_usec)
 		return x->start_usec > y->start_usec ? -1 : 1;
 	return x->serial < y->serial ? -1 : x->serial > y->serial;
+}
+
+/* Score of a victim set: fewer jobs, then lower top priority, fewer NPUs, newer runs. */
+struct set_score {
+	size_t n;
+	unsigned top_prio, npus;
+	uint64_t oldest_start;
+};
+
+static struct set_score score_of(const struct sched_cluster *c, struct sched_job *const *v,
+				 size_t n)
+{
+	struct set_score s = { n, 0, 0, UINT64_MAX };
+
+	for (size_t i = 0; i < n; i++) {
+		if (eff_priority(c, v[i]) > s.top_prio)
+			s.top_prio = eff_priority(c, v[i]);
+		s.npus += sched_job_total_npus(v[i]);
+		if (v[i]->start_usec < s.oldest_start)
+			s.oldest_start = v[i]->start_usec;
+	}
+	return s;
+}
+
+/* Is victim set @a (@na jobs) a better choice than @b? */
+static bool set_better(const struct sched_cluster *c, struct sched_job *const *a, size_t na,
+		       struct sched_job *const *b, size_t nb)
+{
+	struct set_score x = score_of(c, a, na), y = score_of(c, b, nb);
+
+	if (x.n != y.n)
+		return x.n < y.n;
+	if (x.top_prio != y.top_prio)
+		return x.top_prio < y.top_prio;
+	if (x.npus != y.npus)
+		return x.npus < y.npus;
+	return x.oldest_start > y.oldest_start;
 }
 
 static bool fits_with(struct pass *p, struct sched_job *j, struct victims *vs,
@@ -700,10 +736,8 @@ static int choose_victims(struct pass *p, struct sched_job *j, struct victims *o
 	const struct conf_server_type *type = sched_job_type(c, j);
 	bool inq = within_quota(c, j, j->spec->npus_min);
 	struct victims best = { 0 }, cur = { 0 };
-	unsigned best_prio = 0;
 	int r = -ENOSPC;
 
-	cmp_pass = p;
 	for (size_t s = 0; s < c->server_count; s++) {
 		struct sched_server *sv = &c->servers[s];
 		struct sched_job *on[CONF_SERVER_NPUS_MAX];
@@ -733,7 +767,7 @@ static int choose_victims(struct pass *p, struct sched_job *j, struct victims *o
 				usable = false;
 		if (!usable || !cur.n)
 			continue;
-		qsort(cur.v, cur.n, sizeof(cur.v[0]), victim_cmp);
+		qsort_r(cur.v, cur.n, sizeof(cur.v[0]), victim_cmp, c);
 		for (size_t k = 1; k <= cur.n; k++) {
 			bool ok;
 
@@ -744,18 +778,13 @@ static int choose_victims(struct pass *p, struct sched_job *j, struct victims *o
 				sim_restore(c, cur.v[x]);
 			if (!ok)
 				continue;
-			{
-				unsigned prio = eff_priority(c, cur.v[k - 1]);
-
-				if (!best.n || k < best.n || (k == best.n && prio < best_prio)) {
-					best.n = 0;
-					for (size_t x = 0; x < k; x++)
-						if (victims_add(&best, cur.v[x]) < 0) {
-							r = -ENOMEM;
-							goto out;
-						}
-					best_prio = prio;
-				}
+			if (!best.n || set_better(c, cur.v, k, best.v, best.n)) {
+				best.n = 0;
+				for (size_t x = 0; x < k; x++)
+					if (victims_add(&best, cur.v[x]) < 0) {
+						r = -ENOMEM;
+						goto out;
+					}
 			}
 			break;
 		}
