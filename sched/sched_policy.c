@@ -250,7 +250,8 @@ struct resv {
 
 /* Per server type: how many accepting servers have f placeable NPUs (f = 0..16), and how
  * many are whole and free. A necessary condition for a fit, kept up to date as the pass
- * places jobs, so that jobs that cannot fit cost O(1). Reserved NPUs count as free. */
+ * places jobs and marks reservations, so that jobs that cannot fit cost O(1). Reserved
+ * NPUs do not count (a job that may use them takes the slow path). */
 struct capidx {
 	unsigned hist[32][CONF_SERVER_NPUS_MAX + 1];
 	unsigned whole[32];
@@ -269,6 +270,10 @@ struct pass {
 	const struct sched_job *blocker_of[32];
 	uint32_t waiting_mask;		/* types some job waits for (no elastic growth) */
 	unsigned preempt_tries;
+	/* preemption searches that found nothing: a job of no higher priority needing no
+	 * fewer NPUs of the same server types finds nothing either */
+	struct { unsigned prio, need; uint32_t mask; } preempt_failed[16];
+	size_t npreempt_failed;
 	unsigned placed;
 	const struct conf_server_type *types[32];
 	size_t ntypes;
@@ -285,19 +290,6 @@ struct pass {
 	size_t nidle;
 };
 
-static unsigned raw_free(const struct sched_server *s)
-{
-	unsigned n = 0;
-
-	for (unsigned d = 0; d < s->conf->npu_count; d++) {
-		const struct sched_npu *u = &s->npus[d];
-
-		n += !u->job && !u->isolated &&
-		     (u->health == SCHED_HEALTH_OK || u->health == SCHED_HEALTH_WARNING);
-	}
-	return n;
-}
-
 static void idx_put(struct pass *p, size_t i, int sign)
 {
 	struct sched_cluster *c = p->c;
@@ -310,7 +302,7 @@ static void idx_put(struct pass *p, size_t i, int sign)
 		bool accepts = sched_server_is_schedulable(c, s) &&
 			       (c->conf->allow_mix_task || s->jobs_running == 0);
 
-		p->idx.free_of[i] = (unsigned char)(accepts ? raw_free(s) : 0);
+		p->idx.free_of[i] = (unsigned char)(accepts ? s->npus_free : 0);
 		p->idx.whole_of[i] = accepts && s->jobs_running == 0 &&
 				     p->idx.free_of[i] == s->conf->npu_count;
 		p->idx.hist[t][p->idx.free_of[i]]++;
@@ -381,30 +373,36 @@ static bool idx_may_fit(const struct pass *p, uint32_t mask, unsigned npus)
 	return false;
 }
 
-static void mark_reserved(struct sched_cluster *c, const struct resv *r, bool on)
+static void mark_reserved(struct pass *p, const struct resv *r, bool on)
 {
+	struct sched_cluster *c = p->c;
+
 	for (size_t i = 0; i < r->count; i++) {
 		struct sched_server *s = &c->servers[r->slices[i].server];
 
+		if (p->idx_ok)
+			idx_put(p, r->slices[i].server, -1);
 		for (unsigned k = 0; k < r->slices[i].npu_count; k++) {
 			struct sched_npu *n = &s->npus[r->slices[i].device_ids[k]];
 
 			n->reserved = on && !n->job;
 		}
 		sched_server_recount(s);
+		if (p->idx_ok)
+			idx_put(p, r->slices[i].server, +1);
 	}
 }
 
 static void unmark_all(struct pass *p)
 {
 	for (size_t i = 0; i < p->nresv; i++)
-		mark_reserved(p->c, &p->resv[i], false);
+		mark_reserved(p, &p->resv[i], false);
 }
 
 static void mark_all(struct pass *p)
 {
 	for (size_t i = 0; i < p->nresv; i++)
-		mark_reserved(p->c, &p->resv[i], true);
+		mark_reserved(p, &p->resv[i], true);
 }
 
 static void start_job(struct pass *p, struct sched_job *j, struct sched_slice *slices,
@@ -475,7 +473,7 @@ static int place_around(struct pass *p, struct sched_job *j, unsigned hi,
 			if (!*ret_delays)
 				*ret_delays = &p->resv[i];
 		} else {
-			mark_reserved(c, &p->resv[i], false);
+			mark_reserved(p, &p->resv[i], false);
 			opened = true;
 		}
 	}
@@ -939,8 +937,17 @@ static bool try_preempt(struct pass *p, struct sched_job *j)
 	/* nobody to take from: no lower priority running and nothing borrowed */
 	if (p->min_running_prio >= eff_priority(c, j) && !p->any_borrowing)
 		return false;
+	for (size_t i = 0; i < p->npreempt_failed; i++)
+		if (p->preempt_failed[i].mask == j->type_mask &&
+		    p->preempt_failed[i].prio >= eff_priority(c, j) &&
+		    p->preempt_failed[i].need <= j->spec->npus_min)
+			return false;
 	p->preempt_tries++;
 	if (choose_victims(p, j, &vs) < 0 || vs.n == 0) {
+		if (p->npreempt_failed < 16)
+			p->preempt_failed[p->npreempt_failed++] =
+				(typeof(p->preempt_failed[0])){ eff_priority(c, j), j->spec->npus_min,
+								j->type_mask };
 		free(vs.v);
 		return false;
 	}
@@ -995,7 +1002,7 @@ static const struct resv *reserve_for(struct pass *p, struct sched_job *j)
 		return NULL;
 	p->nresv++;
 	p->resv_mask |= rv->mask;
-	mark_reserved(p->c, rv, true);
+	mark_reserved(p, rv, true);
 	j->reserved_start_usec = rv->start;
 	return rv;
 }
@@ -1015,6 +1022,19 @@ static bool fits_when_idle(struct pass *p, const struct sched_job *j)
 }
 
 /* ---- one job of the pass ---- */
+
+/* Would @j end before some reservation of its server types starts (so it may use those
+ * NPUs)? */
+static bool may_use_reserved(const struct pass *p, const struct sched_job *j)
+{
+	uint64_t end = expected_end(j, p->now);
+
+	for (size_t i = 0; i < p->nresv; i++)
+		if ((p->resv[i].mask & j->type_mask) && p->resv[i].start != UINT64_MAX &&
+		    end <= p->resv[i].start)
+			return true;
+	return false;
+}
 
 /* Reason keys: what a reason depends on, without formatting it. */
 enum { KEY_QUOTA = 1, KEY_BEHIND, KEY_NOROOM, KEY_RESV, KEY_STOPPING, KEY_BORROW };
@@ -1080,7 +1100,7 @@ static void consider(struct pass *p, struct sched_job *j, bool borrow_phase)
 		p->waiting_mask |= j->type_mask;
 		return;
 	}
-	if (idx_may_fit(p, j->type_mask, need)) {
+	if (idx_may_fit(p, j->type_mask, need) || may_use_reserved(p, j)) {
 		r = place_around(p, j, hi, &sl, &n, &backfill, &delays, reason);
 		if (r == 0) {
 			start_job(p, j, sl, n, !inq, backfill);
