@@ -457,7 +457,7 @@ static int place_around(struct pass *p, struct sched_job *j, unsigned hi,
 	if (r == 0) {
 		*ret = sl;
 		*ret_count = n;
-		*ret_backfill = p->nresv > 0;
+		*ret_backfill = (p->resv_mask & j->type_mask) != 0;
 		return 0;
 	}
 	if (r != -ENOSPC || !p->nresv || !(p->resv_mask & j->type_mask))
