@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Background threads: heartbeat checks and inotify announcements.
+ * Background threads: heartbeat checks, the scheduler's clock (sched_tick) and inotify
+ * announcements.
  *
  * The kernel raises inotify events only for operations that pass through the mount, so
  * a change the daemon makes itself (a job placed, a fault moving a job) would be silent.
@@ -96,6 +97,8 @@ static void *heartbeat_main(void *arg)
 {
 	struct fs_ctx *ctx = arg;
 	struct timespec ts;
+	uint64_t now;
+	unsigned changed;
 
 	pthread_mutex_lock(&ctx->lock);
 	while (!ctx->stopping) {
@@ -103,8 +106,16 @@ static void *heartbeat_main(void *arg)
 		pthread_cond_timedwait(&ctx->notify_cv, &ctx->lock, &ts);
 		if (ctx->stopping)
 			break;
-		if (sched_check_heartbeats(ctx->cluster, fs_now_usec()) > 0) {
+		now = fs_now_usec();
+		if (sched_check_heartbeats(ctx->cluster, now) > 0) {
 			fs_log(ctx, 1, "heartbeat lost: see cluster/events");
+			fs_changed(ctx);
+		}
+		/* time limits and the end of preemption grace periods: time alone changes them */
+		changed = sched_tick(ctx->cluster, now);
+		if (changed > 0) {
+			fs_log(ctx, 2, "%u job%s stopped, requeued or timed out: see cluster/events",
+			       changed, changed == 1 ? "" : "s");
 			fs_changed(ctx);
 		}
 	}
