@@ -47,7 +47,17 @@
  *     ctl                      -rw-r--r-- root  "cordon" | "uncordon" | "drain" |
  *                                          "clear <npu>" (return an isolated NPU)
  *   queues/<queue>/            dr-xr-xr-x root
- *     quota                    -r--r--r--  NPU limit, a decimal number (0 = none)
+ *     quota                    -rw-r--r-- root  the queue's NPU limit, a decimal number and
+ *                                          "\n" (0 = no limit). Root writes one the same
+ *                                          way (`echo 16 > quota`, trailing newline
+ *                                          optional), applied at close: running jobs keep
+ *                                          their NPUs (the excess counts as borrowed),
+ *                                          pending jobs are reconsidered, a "queue" event
+ *                                          is appended and cluster/config shows it. Anything
+ *                                          but digits fails the write() (EINVAL); more
+ *                                          than the cluster's NPUs fails the close
+ *                                          (EINVAL); others get EACCES. A refusal is
+ *                                          logged by the daemon and changes nothing
  *     status                   -r--r--r--  JSON: used_npus, borrowed_npus, pending, running
  *   jobs/                      drwxrwxrwt root (anyone submits; sticky: only the owner
  *                                          removes)
@@ -221,6 +231,13 @@ struct fs_ctx {
  */
 int fs_snapshot(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec,
 		struct fs_blob **ret);
+
+/*
+ * fs_config_refresh() - render cluster/config again from the cluster's configuration,
+ * after a change made at run time (a queue's quota). Caller holds ctx->lock. Returns 0,
+ * or -ENOMEM with the old text kept.
+ */
+int fs_config_refresh(struct fs_ctx *ctx);
 
 /* fs_blob_put() - drop one reference; frees at zero. NULL is fine. Any thread. */
 void fs_blob_put(struct fs_blob *b);

@@ -40,6 +40,7 @@ enum handle_kind {
 	H_SPEC,		/* jobs/<name>/spec being written */
 	H_CTL,		/* a ctl file: one verb per line */
 	H_HEALTH,	/* nodes/<server>/health: an agent's report */
+	H_QUOTA,	/* queues/<queue>/quota: root writes a number */
 };
 
 struct fs_handle {
@@ -325,6 +326,16 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 		if (r == 0 && fuse_get_context()->uid != 0)
 			r = -EACCES; /* node health is root's (the agent's) */
 		if (r == 0 && !(h = handle_new_locked(ctx, H_HEALTH, &p)))
+			r = -ENOMEM;
+		goto out;
+	}
+	if (p.kind == FS_QUEUE_QUOTA && acc == O_WRONLY) {
+		struct stat st;
+
+		r = fs_stat(ctx, &p, &st, fs_now_usec());
+		if (r == 0 && fuse_get_context()->uid != 0)
+			r = -EACCES; /* quotas are root's */
+		if (r == 0 && !(h = handle_new_locked(ctx, H_QUOTA, &p)))
 			r = -ENOMEM;
 		goto out;
 	}
@@ -758,6 +769,127 @@ static int health_apply(struct fs_ctx *ctx, struct fs_handle *h)
 	return h->last_err = r == -EFBIG ? -EFBIG : r == -ENOMEM ? r : r < 0 ? -EINVAL : 0;
 }
 
+/* Longest quota text accepted: a 32-bit count and a newline, with room to spare. */
+#define QUOTA_MAX_BYTES 32
+
+/*
+ * The number in the buffered quota text "<digits>[\n]" (digits so far while it is being
+ * written). Returns 0, or -EINVAL when no more bytes can make it valid.
+ */
+static int quota_parse(const char *s, size_t len, unsigned long long *ret)
+{
+	unsigned long long v = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] == '\n' && i > 0 && i + 1 == len)
+			break;
+		if (s[i] < '0' || s[i] > '9')
+			return -EINVAL;
+		if (v <= UINT32_MAX)
+			v = v * 10 + (unsigned)(s[i] - '0');
+	}
+	*ret = v;
+	return 0;
+}
+
+/* A refused quota write: logged (queues have no error file), the handle fails from now. */
+static int quota_refuse(struct fs_ctx *ctx, struct fs_handle *h, const char *why, int err)
+{
+	fs_log(ctx, 1, "queues/%s/quota by uid %u refused: %s", h->path.item, (unsigned)h->uid,
+	       why);
+	h->failed = true;
+	h->last_err = err;
+	h->len = 0;
+	h->dirty = false;
+	return err;
+}
+
+/* @text: the digits as written (@len bytes, maybe with the newline). */
+static void quota_too_large(char *why, const char *text, size_t len, unsigned total)
+{
+	if (len && text[len - 1] == '\n')
+		len--;
+	snprintf(why, SCHED_REASON_MAX,
+		 "%.*s NPUs is more than the cluster's %u; write 0 (no limit) to %u", (int)len,
+		 text, total, total);
+}
+
+/*
+ * Checked at every write, so that junk, and a number already larger than the cluster,
+ * fail the write() itself, which every writer sees (bash's builtin echo included).
+ */
+static int quota_write(struct fs_ctx *ctx, struct fs_handle *h, const char *data, size_t size)
+{
+	char why[SCHED_REASON_MAX];
+	unsigned long long npus;
+	unsigned total;
+	int r;
+
+	if (h->failed)
+		return h->last_err;
+	r = memchr(data, '\0', size) ? -EINVAL :
+					buffer_put(h, data, size, (off_t)h->len, QUOTA_MAX_BYTES);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0 || quota_parse(h->buf, h->len, &npus) < 0)
+		return quota_refuse(ctx, h,
+				    "a quota is a decimal number of NPUs (0 = no limit), e.g. "
+				    "`echo 16 > quota`",
+				    -EINVAL);
+	pthread_mutex_lock(&ctx->lock);
+	total = ctx->cluster->npus_total;
+	pthread_mutex_unlock(&ctx->lock);
+	if (npus > total) {
+		quota_too_large(why, h->buf, h->len, total);
+		return quota_refuse(ctx, h, why, -EINVAL);
+	}
+	h->dirty = true;
+	return (int)size;
+}
+
+/*
+ * Apply the buffered quota (at flush, so every close; idempotent: only what was written
+ * since the last apply). The uid is checked again: the mode is only enforced with
+ * default_permissions.
+ */
+static int quota_apply(struct fs_ctx *ctx, struct fs_handle *h)
+{
+	char why[SCHED_REASON_MAX];
+	unsigned long long npus = 0;
+	int r;
+
+	if (h->failed || !h->dirty)
+		return h->last_err;
+	h->dirty = false;
+	if (h->len == 0)
+		return h->last_err = 0;
+	if (h->uid != 0)
+		return quota_refuse(ctx, h, "only root may change a queue's quota", -EACCES);
+	if (quota_parse(h->buf, h->len, &npus) < 0)
+		return quota_refuse(ctx, h, "a quota is a decimal number of NPUs (0 = no limit)",
+				    -EINVAL);
+	snprintf(why, sizeof(why), "no queue %s", h->path.item);
+	pthread_mutex_lock(&ctx->lock);
+	if (npus > ctx->cluster->npus_total) {
+		quota_too_large(why, h->buf, h->len, ctx->cluster->npus_total);
+		r = -EINVAL;
+	} else {
+		r = sched_queue_set_quota(ctx->cluster, h->path.item, (unsigned)npus,
+					  fs_now_usec());
+	}
+	if (r == 0 && fs_config_refresh(ctx) < 0)
+		fs_log(ctx, 1, "cluster/config still shows the old quota of %s: out of memory",
+		       h->path.item);
+	fs_changed(ctx);
+	pthread_mutex_unlock(&ctx->lock);
+	if (r < 0)
+		return quota_refuse(ctx, h, why, r);
+	fs_log(ctx, 2, "queues/%s/quota set to %llu NPUs by uid %u", h->path.item, npus,
+	       (unsigned)h->uid);
+	h->len = 0; /* the next number on this descriptor starts afresh */
+	return h->last_err = 0;
+}
+
 static int fs_write(const char *path, const char *data, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
@@ -807,6 +939,9 @@ static int fs_write(const char *path, const char *data, size_t size, off_t off,
 		if (r == 0)
 			r = (int)size;
 		break;
+	case H_QUOTA:
+		r = quota_write(ctx, h, data, size);
+		break;
 	default:
 		r = -EBADF;
 	}
@@ -830,6 +965,8 @@ static int fs_flush(const char *path, struct fuse_file_info *fi)
 		r = ctl_run(ctx, h, true);
 	else if (h->kind == H_HEALTH)
 		r = health_apply(ctx, h);
+	else if (h->kind == H_QUOTA)
+		r = quota_apply(ctx, h);
 	pthread_mutex_unlock(&h->mu);
 	return r;
 }
@@ -849,6 +986,8 @@ static int fs_release(const char *path, struct fuse_file_info *fi)
 		ctl_run(ctx, h, true);
 	else if (h->kind == H_HEALTH)
 		health_apply(ctx, h);
+	else if (h->kind == H_QUOTA)
+		quota_apply(ctx, h);
 	pthread_mutex_unlock(&h->mu);
 	upload_unregister(ctx, h);
 	pthread_mutex_lock(&ctx->lock);
@@ -893,6 +1032,8 @@ static int fs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 	if (is_ctl(p.kind) || p.kind == FS_JOB_SPEC || p.kind == FS_JOB_UPLOAD ||
 	    p.kind == FS_NODE_HEALTH)
 		return 0;
+	if (p.kind == FS_QUEUE_QUOTA)
+		return fuse_get_context()->uid == 0 ? 0 : -EACCES;
 	return -EACCES;
 }
 
