@@ -58,7 +58,12 @@
  *                                          than the cluster's NPUs fails the close
  *                                          (EINVAL); others get EACCES. A refusal is
  *                                          logged by the daemon and changes nothing
- *     status                   -r--r--r--  JSON: used_npus, borrowed_npus, pending, running
+ *     status                   -r--r--r--  JSON: queue, quota_npus, enable_quota_limit
+ *                                          (false: the quota is shown, not enforced),
+ *                                          priority, weight, may_borrow, groups,
+ *                                          used_npus (stopping jobs included),
+ *                                          borrowed_npus (beyond the quota), pending,
+ *                                          running, stopping (jobs)
  *   jobs/                      drwxrwxrwt root (anyone submits; sticky: only the owner
  *                                          removes)
  *     <name>.yaml|.yml|.json   -rw-r--r-- writer  exists only while open for writing.

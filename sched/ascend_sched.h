@@ -604,8 +604,11 @@ int sched_render_server_health(const struct sched_cluster *c, unsigned server, c
 			       size_t *ret_len);
 
 /*
- * sched_render_queue_status() - JSON for queue @q: quota_npus, priority, weight,
- * may_borrow, groups, used_npus, borrowed_npus, pending, running, stopping.
+ * sched_render_queue_status() - JSON for queue @q (borrowed; must be one of
+ * c->conf->queues): queue, quota_npus (0 = none), enable_quota_limit (whether quotas are
+ * enforced at all), priority, weight, may_borrow, groups (names), and from
+ * sched_queue_usage(): used_npus, borrowed_npus, pending, running (recovering included),
+ * stopping.
  */
 int sched_render_queue_status(const struct sched_cluster *c, const struct conf_queue *q,
 			      char **ret, size_t *ret_len);

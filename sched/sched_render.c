@@ -901,25 +901,24 @@ int sched_render_server_health(const struct sched_cluster *c, unsigned server, c
 int sched_render_queue_status(const struct sched_cluster *c, const struct conf_queue *q,
 			      char **ret, size_t *ret_len)
 {
-	unsigned used = 0, pending = 0, running = 0;
-	json_t *o = json_object();
+	struct sched_queue_usage u;
+	json_t *o = json_object(), *groups = json_array();
 
-	for (size_t i = 0; i < c->job_count; i++) {
-		const struct sched_job *j = c->jobs[i];
-
-		if (!j->spec || strcmp(j->spec->queue, q->name) != 0)
-			continue;
-		used += sched_job_total_npus(j);
-		pending += j->state == SCHED_JOB_PENDING;
-		running += j->state == SCHED_JOB_RUNNING;
-	}
+	/* @q is one of c->conf->queues: its index is what the usage counters are kept by */
+	sched_queue_usage(c, (size_t)(q - c->conf->queues), &u);
+	for (size_t i = 0; i < q->group_count; i++)
+		jpush(groups, jstr(q->groups[i]));
 	jset(o, "queue", jstr(q->name));
 	jset(o, "quota_npus", json_integer(q->quota_npus));
-	jset(o, "used_npus", json_integer(used));
-	jset(o, "borrowed_npus",
-			    json_integer(q->quota_npus && used > q->quota_npus ?
-						 used - q->quota_npus : 0));
-	jset(o, "pending", json_integer(pending));
-	jset(o, "running", json_integer(running));
+	jset(o, "enable_quota_limit", json_boolean(c->conf->enable_quota_limit));
+	jset(o, "priority", json_integer(q->priority));
+	jset(o, "weight", json_integer(q->weight));
+	jset(o, "may_borrow", json_boolean(q->may_borrow));
+	jset(o, "groups", groups);
+	jset(o, "used_npus", json_integer(u.used_npus));
+	jset(o, "borrowed_npus", json_integer(u.borrowed_npus));
+	jset(o, "pending", json_integer(u.pending));
+	jset(o, "running", json_integer(u.running));
+	jset(o, "stopping", json_integer(u.stopping));
 	return json_finish(o, ret, ret_len, JSON_INDENT(2));
 }

@@ -895,6 +895,149 @@ static void test_env_sourced_by_sh(void **state)
 	sched_cluster_free(c);
 }
 
+/* ---- queue, job status and metrics with queues, quotas and preemption ---- */
+
+static const char *const share_queues = "  - name: default\n"
+					"  - name: batch\n"
+					"    quota_npus: 16\n"
+					"    may_borrow: true\n"
+					"    groups: [ml-research, infra]\n"
+					"  - name: prod\n"
+					"    priority: 900\n";
+
+/* Four servers, quotas enforced, no stop grace (the deadline is one check interval). */
+static struct sched_cluster *share_cluster(void)
+{
+	struct fx_opts o = { .servers = 4, .quota = true, .grace_sec = -1,
+			     .queues = share_queues };
+
+	return fx_cluster(&o);
+}
+
+static json_t *queue_json(const struct sched_cluster *c, const char *queue)
+{
+	const struct conf_queue *q = conf_cluster_find_queue(c->conf, queue);
+	char *text = NULL;
+	size_t len = 0;
+	json_error_t err;
+	json_t *o;
+
+	assert_non_null(q);
+	assert_int_equal(sched_render_queue_status(c, q, &text, &len), 0);
+	assert_int_equal(strlen(text), len);
+	o = json_loadb(text, len, 0, &err);
+	if (!o)
+		fail_msg("not JSON: %s\n%s", err.text, text);
+	free(text);
+	return o;
+}
+
+static json_int_t jint(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (!json_is_integer(v))
+		fail_msg("%s is not an integer", key);
+	return json_integer_value(v);
+}
+
+static const char *jtext(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (!json_is_string(v))
+		fail_msg("%s is not a string", key);
+	return json_string_value(v);
+}
+
+static bool jbool(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (!json_is_boolean(v))
+		fail_msg("%s is not a boolean", key);
+	return json_is_true(v);
+}
+
+/* The job of queue @queue that is in state @state (exactly one must be). */
+static struct sched_job *only_job_in(const struct sched_cluster *c, const char *queue,
+				     enum sched_job_state state)
+{
+	struct sched_job *found = NULL;
+
+	for (size_t i = 0; i < c->job_count; i++) {
+		struct sched_job *j = c->jobs[i];
+
+		if (j->spec && strcmp(j->spec->queue, queue) == 0 && j->state == state) {
+			if (found)
+				fail_msg("jobs %s and %s are both %s", found->name, j->name,
+					 sched_job_state_name(state));
+			found = j;
+		}
+	}
+	if (!found)
+		fail_msg("no job of queue %s is %s", queue, sched_job_state_name(state));
+	return found;
+}
+
+/* queues/<q>/status: configuration, usage from sched_queue_usage(), stopping included. */
+static void test_queue_status_usage_and_borrowing(void **state)
+{
+	struct sched_cluster *c = share_cluster();
+	json_t *o, *g;
+
+	(void)state;
+	o = queue_json(c, "batch");
+	assert_string_equal(jtext(o, "queue"), "batch");
+	assert_int_equal(jint(o, "quota_npus"), 16);
+	assert_true(jbool(o, "enable_quota_limit"));
+	assert_int_equal(jint(o, "priority"), 500);
+	assert_int_equal(jint(o, "weight"), 1);
+	assert_true(jbool(o, "may_borrow"));
+	g = json_object_get(o, "groups");
+	assert_true(json_is_array(g));
+	assert_int_equal(json_array_size(g), 2);
+	assert_string_equal(json_string_value(json_array_get(g, 0)), "ml-research");
+	assert_string_equal(json_string_value(json_array_get(g, 1)), "infra");
+	assert_int_equal(jint(o, "used_npus"), 0);
+	assert_int_equal(jint(o, "borrowed_npus"), 0);
+	assert_int_equal(jint(o, "pending"), 0);
+	assert_int_equal(jint(o, "running"), 0);
+	assert_int_equal(jint(o, "stopping"), 0);
+	json_decref(o);
+
+	/* 16 within the quota, 16 more borrowed on idle NPUs, one more waits */
+	fx_submit_spec(c, fx_spec_full("b1", 16, "batch", 500), FX_UID);
+	fx_submit_spec(c, fx_spec_full("b2", 8, "batch", 500), FX_UID);
+	fx_submit_spec(c, fx_spec_full("b3", 8, "batch", 500), FX_UID);
+	fx_submit_spec(c, fx_spec_full("b4", 8, "batch", 500), FX_UID);
+	o = queue_json(c, "batch");
+	assert_int_equal(jint(o, "used_npus"), 32);
+	assert_int_equal(jint(o, "borrowed_npus"), 16);
+	assert_int_equal(jint(o, "running"), 3);
+	assert_int_equal(jint(o, "pending"), 1);
+	json_decref(o);
+	o = queue_json(c, "prod");
+	assert_int_equal(jint(o, "priority"), 900);
+	assert_int_equal(json_array_size(json_object_get(o, "groups")), 0);
+	json_decref(o);
+
+	/* a prod job preempts one borrower: stopping, and its NPUs still count as used */
+	fx_submit_spec(c, fx_spec_full("p1", 8, "prod", 500), FX_UID);
+	only_job_in(c, "batch", SCHED_JOB_STOPPING);
+	o = queue_json(c, "batch");
+	assert_int_equal(jint(o, "used_npus"), 32);
+	assert_int_equal(jint(o, "running"), 2);
+	assert_int_equal(jint(o, "stopping"), 1);
+	assert_int_equal(jint(o, "pending"), 1);
+	json_decref(o);
+	o = queue_json(c, "prod");
+	assert_int_equal(jint(o, "pending"), 1);
+	assert_int_equal(jint(o, "used_npus"), 0);
+	json_decref(o);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -912,6 +1055,7 @@ int main(void)
 		cmocka_unit_test(test_env_msrun_rank_table_launch),
 		cmocka_unit_test(test_env_sched_port_per_master),
 		cmocka_unit_test(test_env_sourced_by_sh),
+		cmocka_unit_test(test_queue_status_usage_and_borrowing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
