@@ -74,7 +74,12 @@
  *                                          through duplicated fds make one spec. Then it
  *                                          shows as the directory below, rejected or not;
  *                                          lookups under jobs/<name>/ wait (up to 2 s) for
- *                                          that. An empty file is rejected.
+ *                                          that. An empty file is rejected. A spec
+ *                                          naming a queue with `groups` is refused
+ *                                          (EACCES at close, rejected with the reason)
+ *                                          unless the writer's primary or a
+ *                                          supplementary group, as of open(), is one of
+ *                                          them (root always may).
  *     <name>/                  drwxr-xr-x owner   made by a submission or by mkdir (draft)
  *       spec                   -r--r--r-- (-rw-r--r-- for drafts and finished jobs: write
  *                                          a spec to (re)submit)
@@ -101,7 +106,8 @@
  *   ENOENT  no such node;  EINVAL  bad name or bad content (the sentence is in the job's
  *   `error` file and in cluster/events);  EFBIG  spec over 64 KiB;  EEXIST  an active
  *   job has that name;  EPERM/EACCES  not the owner (or root), also for replacing another
- *   user's finished job;  EBUSY  the job's state
+ *   user's finished job, and (EACCES) a spec for a queue whose `groups` the writer is in
+ *   none of;  EBUSY  the job's state
  *   forbids it (e.g. `complete` on a pending job);  EOPNOTSUPP  a verb not supported yet;
  *   ENODEV  mmap of a generated file (direct_io).
  */
@@ -315,6 +321,17 @@ void fs_changed(struct fs_ctx *ctx);
  * call without ctx->lock. Returns 0 or -ENOENT (none found, or no such directory).
  */
 int fs_checkpoint_newest(const char *dir, uint64_t *ret_step, char *ret_path, size_t len);
+
+/*
+ * fs_queue_check_groups() - may a caller submit to queue @q (borrowed)? Yes for root
+ * (@uid 0), for a queue without `groups`, and for a member of one of the queue's groups:
+ * its primary @gid or one of @groups (@group_count supplementary gids; NULL when 0) is
+ * the gid of a group named in q->groups, resolved with getgrnam_r (a name that does not
+ * resolve admits nobody). May block on NSS (e.g. LDAP): call without ctx->lock.
+ * Returns 0, -EACCES with the sentence in @why (SCHED_REASON_MAX), or -ENOMEM.
+ */
+int fs_queue_check_groups(const struct conf_queue *q, uid_t uid, gid_t gid, const gid_t *groups,
+			  size_t group_count, char *why);
 
 /*
  * fs_now_usec() - microseconds since the epoch, stepping with CLOCK_MONOTONIC from the

@@ -54,6 +54,8 @@ struct fs_handle {
 	int last_err;	/* outcome of the last validation, repeated on further flushes */
 	uid_t uid;
 	gid_t gid;
+	gid_t *groups;		  /* H_UPLOAD, H_SPEC: the writer's supplementary groups */
+	size_t group_count;
 	uint64_t job_serial;	  /* H_CTL on a job: the job it was opened on */
 	struct fs_upload *upload; /* H_UPLOAD, H_SPEC: entry in ctx->uploads */
 	pthread_mutex_t mu;
@@ -215,11 +217,48 @@ static struct fs_handle *handle_new_locked(struct fs_ctx *ctx, enum handle_kind 
 	return h;
 }
 
+/*
+ * The caller's supplementary groups, for queue `groups` checks. Read while its request is
+ * in flight: fuse_getgroups() reads /proc of the calling thread, and release() carries no
+ * credentials at all. On failure the caller counts with its primary group only (and is
+ * refused rather than wrongly admitted by a restricted queue). Call without ctx->lock.
+ */
+static void caller_groups(struct fs_ctx *ctx, gid_t **ret, size_t *ret_count)
+{
+	gid_t *list = NULL;
+	int n = fuse_getgroups(0, NULL);
+
+	*ret = NULL;
+	*ret_count = 0;
+	for (int tries = 0; n > 0 && tries < 3; tries++) {
+		gid_t *grown = realloc(list, (size_t)n * sizeof(*list));
+		int got;
+
+		if (!grown) {
+			n = -ENOMEM;
+			break;
+		}
+		list = grown;
+		got = fuse_getgroups(n, list);
+		if (got >= 0 && got <= n) {
+			*ret = list;
+			*ret_count = (size_t)got;
+			return;
+		}
+		n = got; /* an error, or it joined groups since the count */
+	}
+	if (n < 0)
+		fs_log(ctx, 3, "supplementary groups of pid %d unknown: %s",
+		       (int)fuse_get_context()->pid, strerror(-n));
+	free(list);
+}
+
 static void handle_destroy(struct fs_handle *h)
 {
 	pthread_mutex_destroy(&h->mu);
 	fs_blob_put(h->snap);
 	free(h->buf);
+	free(h->groups);
 	free(h->upload);
 	free(h);
 }
@@ -297,11 +336,15 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 	struct fs_ctx *ctx = get_ctx();
 	int acc = fi->flags & O_ACCMODE;
 	struct fs_handle *h = NULL;
+	gid_t *groups = NULL;
+	size_t group_count = 0;
 	struct fs_path p;
 	int r = fs_path_parse(path, &p);
 
 	if (r < 0)
 		return -ENOENT;
+	if (p.kind == FS_JOB_SPEC && acc == O_WRONLY)
+		caller_groups(ctx, &groups, &group_count);
 	pthread_mutex_lock(&ctx->lock);
 	wait_for_closing_uploads(ctx, &p);
 	if (acc == O_RDONLY) {
@@ -353,6 +396,11 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 			r = -ENOMEM;
 		else
 			r = upload_register(ctx, h, "");
+		if (r == 0) {
+			h->groups = groups;
+			h->group_count = group_count;
+			groups = NULL;
+		}
 		goto out;
 	}
 	r = p.kind == FS_JOB_UPLOAD ? -EBUSY : -EACCES;
@@ -360,6 +408,7 @@ out:
 	if (r < 0)
 		handle_free_locked(ctx, h);
 	pthread_mutex_unlock(&ctx->lock);
+	free(groups);
 	if (r < 0)
 		return r;
 	fi->direct_io = 1;
@@ -372,6 +421,8 @@ static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 {
 	struct fs_ctx *ctx = get_ctx();
 	struct fs_handle *h;
+	gid_t *groups = NULL;
+	size_t group_count = 0;
 	struct fs_path p;
 	int r = fs_path_parse(path, &p);
 
@@ -385,11 +436,17 @@ static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 		return r == -ENAMETOOLONG ? r : -EACCES;
 	if (p.kind != FS_JOB_UPLOAD)
 		return -EACCES;
+	caller_groups(ctx, &groups, &group_count);
 	pthread_mutex_lock(&ctx->lock);
 	h = handle_new_locked(ctx, H_UPLOAD, &p);
 	r = h ? sched_job_may_submit(ctx->cluster, p.job, h->uid) : -ENOMEM;
 	if (r == 0)
 		r = upload_register(ctx, h, p.ext);
+	if (r == 0) {
+		h->groups = groups;
+		h->group_count = group_count;
+		groups = NULL;
+	}
 	if (r < 0) {
 		if (r == -EEXIST)
 			fs_log(ctx, 2, "create %s refused: job %s is active; cancel or remove it "
@@ -400,6 +457,7 @@ static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 		handle_free_locked(ctx, h);
 	}
 	pthread_mutex_unlock(&ctx->lock);
+	free(groups);
 	if (r < 0)
 		return r;
 	fi->direct_io = 1;
@@ -559,6 +617,24 @@ static int spec_write(struct fs_ctx *ctx, struct fs_handle *h, const char *data,
 }
 
 /*
+ * A queue with `groups` takes jobs from its members only (root always). The group names
+ * are resolved without ctx->lock (NSS may be slow); the queue entry stays valid because
+ * the configuration's queues live as long as the cluster (no reload).
+ */
+static int check_queue_groups(struct fs_ctx *ctx, const struct fs_handle *h,
+			      const struct conf_job_spec *spec, char *reason)
+{
+	const struct conf_queue *q;
+
+	pthread_mutex_lock(&ctx->lock);
+	q = conf_cluster_find_queue(ctx->cluster->conf, spec->queue);
+	pthread_mutex_unlock(&ctx->lock);
+	if (!q)
+		return 0; /* sched_job_check() says it is unknown */
+	return fs_queue_check_groups(q, h->uid, h->gid, h->groups, h->group_count, reason);
+}
+
+/*
  * Parse the buffered spec and check it against the cluster. With @submit, submit it or
  * record the rejection; without, change nothing (flush). Returns 0 or the negative errno
  * the writer should see; *@why gets the sentence.
@@ -578,6 +654,14 @@ static int spec_process(struct fs_ctx *ctx, struct fs_handle *h, bool submit, ch
 		conf_error_format(&err, why, SCHED_REASON_MAX);
 		return submit ? record_rejection(ctx, h, why, r == -EFBIG ? -EFBIG : -EINVAL) :
 				(r == -EFBIG ? -EFBIG : -EINVAL);
+	}
+	r = check_queue_groups(ctx, h, spec, reason);
+	if (r < 0) {
+		conf_job_spec_free(spec);
+		if (r == -ENOMEM)
+			return r;
+		snprintf(why, SCHED_REASON_MAX, "%s: %.420s", name, reason);
+		return submit ? record_rejection(ctx, h, why, r) : r;
 	}
 	pthread_mutex_lock(&ctx->lock);
 	if (submit)
