@@ -94,7 +94,9 @@ void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
 	if (state_runs(to) && (from == SCHED_JOB_NONE || !state_runs(from)))
 		j->run_since_usec = now_usec;
 	if (!state_runs(to) && from != SCHED_JOB_NONE && state_runs(from)) {
-		j->run_accum_usec = sched_job_run_usec(j, now_usec);
+		/* not sched_job_run_usec(): j->state is already @to, which does not run */
+		if (j->run_since_usec && now_usec > j->run_since_usec)
+			j->run_accum_usec += now_usec - j->run_since_usec;
 		j->run_since_usec = 0;
 	}
 	if (to != SCHED_JOB_PENDING)
