@@ -517,7 +517,22 @@ int sched_render_job_status_json(const struct sched_cluster *c, const struct sch
 		jset(o, "queue", jstr(j->spec->queue));
 		jset(o, "priority", json_integer(j->spec->priority));
 		jset(o, "npus", json_integer(j->spec->npus));
+		jset(o, "npus_min", json_integer(j->spec->npus_min));
+		jset(o, "npus_max", json_integer(j->spec->npus_max));
+		jset(o, "time_limit_sec", json_integer((json_int_t)j->spec->time_limit_sec));
 	}
+	/* run time so far = run_accum_sec + (now - run_since) while run_since is set */
+	jset(o, "run_accum_sec", json_real((double)j->run_accum_usec / 1e6));
+	set_time(o, "run_since", j->run_since_usec);
+	jset(o, "borrowing", json_boolean(j->borrowing));
+	jset(o, "preemptions", json_integer(j->preemptions));
+	jset(o, "preempted_by", jstr(j->preempted_by));
+	if (j->state == SCHED_JOB_PENDING && j->reserved_start_usec == UINT64_MAX)
+		jset(o, "reserved_start", jstr("unknown"));
+	else
+		set_time(o, "reserved_start",
+			 j->state == SCHED_JOB_PENDING ? j->reserved_start_usec : 0);
+	set_time(o, "stop_deadline", j->state == SCHED_JOB_STOPPING ? j->stop_deadline_usec : 0);
 	jset(o, "generation", json_integer(j->generation));
 	jset(o, "restarts", json_integer(j->restarts));
 	jset(o, "npus_allocated", json_integer(sched_job_total_npus(j)));
@@ -775,6 +790,44 @@ int sched_render_metrics(const struct sched_cluster *c, uint64_t now_usec, char 
 		       "# TYPE ascendfs_recoveries_total counter\n"
 		       "ascendfs_recoveries_total %" PRIu64 "\n",
 		   c->recoveries);
+	buf_printf(&b, "# HELP ascendfs_preemptions_total Running jobs stopped to make room for "
+		       "a higher-priority job or a queue reclaiming borrowed NPUs\n"
+		       "# TYPE ascendfs_preemptions_total counter\n"
+		       "ascendfs_preemptions_total %" PRIu64 "\n"
+		       "# HELP ascendfs_backfilled_total Jobs started ahead of a backfill "
+		       "reservation they do not delay\n"
+		       "# TYPE ascendfs_backfilled_total counter\n"
+		       "ascendfs_backfilled_total %" PRIu64 "\n"
+		       "# HELP ascendfs_timeouts_total Jobs stopped at their time_limit\n"
+		       "# TYPE ascendfs_timeouts_total counter\n"
+		       "ascendfs_timeouts_total %" PRIu64 "\n"
+		       "# HELP ascendfs_resizes_total Elastic jobs grown or shrunk\n"
+		       "# TYPE ascendfs_resizes_total counter\n"
+		       "ascendfs_resizes_total %" PRIu64 "\n",
+		   c->preemptions, c->backfilled, c->timeouts, c->resizes);
+	{
+		struct sched_queue_usage *u = calloc(c->conf->queue_count ? c->conf->queue_count : 1,
+						     sizeof(*u));
+
+		if (!u)
+			b.err = -ENOMEM;
+		for (size_t q = 0; u && q < c->conf->queue_count; q++)
+			sched_queue_usage(c, q, &u[q]);
+		/* queue names are validated names: nothing to escape in a label */
+		buf_printf(&b, "# HELP ascendfs_queue_used_npus NPUs held by a queue's jobs "
+			       "(stopping ones included)\n"
+			       "# TYPE ascendfs_queue_used_npus gauge\n");
+		for (size_t q = 0; u && q < c->conf->queue_count; q++)
+			buf_printf(&b, "ascendfs_queue_used_npus{queue=\"%s\"} %u\n",
+				   c->conf->queues[q].name, u[q].used_npus);
+		buf_printf(&b, "# HELP ascendfs_queue_pending_jobs Jobs of a queue waiting for "
+			       "NPUs\n"
+			       "# TYPE ascendfs_queue_pending_jobs gauge\n");
+		for (size_t q = 0; u && q < c->conf->queue_count; q++)
+			buf_printf(&b, "ascendfs_queue_pending_jobs{queue=\"%s\"} %u\n",
+				   c->conf->queues[q].name, u[q].pending);
+		free(u);
+	}
 	buf_printf(&b, "# HELP ascendfs_servers Servers by state\n# TYPE ascendfs_servers gauge\n");
 	{
 		static const char *const names[] = { "unknown", "ready", "unreachable" };

@@ -914,6 +914,34 @@ static struct sched_cluster *share_cluster(void)
 	return fx_cluster(&o);
 }
 
+/* A time @sec seconds past every fx_now() so far; fx_now() stays ahead of it. */
+static uint64_t fx_later(unsigned sec)
+{
+	uint64_t t = 0;
+
+	for (unsigned i = 0; i < sec; i++)
+		t = fx_now();
+	return t;
+}
+
+static json_t *render_json(int (*render)(const struct sched_cluster *, const struct sched_job *,
+					  char **, size_t *),
+			   const struct sched_cluster *c, const struct sched_job *j)
+{
+	char *text = NULL;
+	size_t len = 0;
+	json_error_t err;
+	json_t *o;
+
+	assert_int_equal(render(c, j, &text, &len), 0);
+	assert_int_equal(strlen(text), len);
+	o = json_loadb(text, len, 0, &err);
+	if (!o)
+		fail_msg("not JSON: %s\n%s", err.text, text);
+	free(text);
+	return o;
+}
+
 static json_t *queue_json(const struct sched_cluster *c, const char *queue)
 {
 	const struct conf_queue *q = conf_cluster_find_queue(c->conf, queue);
@@ -1038,6 +1066,228 @@ static void test_queue_status_usage_and_borrowing(void **state)
 	sched_cluster_free(c);
 }
 
+static bool server_lists(const struct sched_cluster *c, unsigned server, const char *job)
+{
+	char *text = NULL, line[CONF_NAME_MAX + 2];
+	size_t len = 0;
+	bool found;
+
+	assert_int_equal(sched_render_server_jobs(c, server, &text, &len), 0);
+	snprintf(line, sizeof(line), "%s ", job);
+	found = strncmp(text, line, strlen(line)) == 0;
+	for (const char *nl = strchr(text, '\n'); nl && !found; nl = strchr(nl + 1, '\n'))
+		found = strncmp(nl + 1, line, strlen(line)) == 0;
+	free(text);
+	return found;
+}
+
+static char *metrics_of(const struct sched_cluster *c)
+{
+	char *text = NULL;
+	size_t len = 0;
+
+	assert_int_equal(sched_render_metrics(c, fx_now(), &text, &len), 0);
+	assert_int_equal(strlen(text), len);
+	return text;
+}
+
+static void expect_metric(const char *text, const char *line)
+{
+	char want[256];
+
+	snprintf(want, sizeof(want), "\n%s\n", line);
+	if (!strstr(text, want))
+		fail_msg("metrics lack \"%s\":\n%s", line, text);
+}
+
+/*
+ * status.json through a preemption: the victim shows stopping with its preemptor and
+ * stop deadline and leaves its server's jobs list (its agent stops it); after the
+ * deadline it is pending with its run time kept, and the preemptor runs.
+ */
+static void test_job_status_preemption_fields(void **state)
+{
+	struct sched_cluster *c = share_cluster();
+	struct sched_job *v, *p1;
+	unsigned server;
+	json_t *o;
+	char *m;
+
+	(void)state;
+	for (unsigned i = 0; i < 4; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "low%u", i);
+		fx_submit_spec(c, fx_spec_full(name, 8, NULL, 100), FX_UID);
+	}
+	assert_int_equal(c->npus_allocated, 32);
+	v = c->jobs[0];
+	o = render_json(sched_render_job_status_json, c, v);
+	assert_string_equal(jtext(o, "state"), "running");
+	assert_string_equal(jtext(o, "queue"), "default");
+	assert_int_equal(jint(o, "priority"), 100);
+	assert_int_equal(jint(o, "npus_min"), 8);
+	assert_int_equal(jint(o, "npus_max"), 8);
+	assert_int_equal(jint(o, "time_limit_sec"), 0);
+	assert_true(json_is_real(json_object_get(o, "run_accum_sec")));
+	assert_true(json_real_value(json_object_get(o, "run_accum_sec")) == 0.0);
+	assert_true(json_is_string(json_object_get(o, "run_since")));
+	assert_false(jbool(o, "borrowing"));
+	assert_int_equal(jint(o, "preemptions"), 0);
+	assert_string_equal(jtext(o, "preempted_by"), "");
+	assert_true(json_is_null(json_object_get(o, "reserved_start")));
+	assert_true(json_is_null(json_object_get(o, "stop_deadline")));
+	json_decref(o);
+
+	p1 = fx_submit_spec(c, fx_spec_full("p1", 8, "prod", 500), FX_UID);
+	assert_int_equal(p1->state, SCHED_JOB_PENDING);
+	v = only_job_in(c, "default", SCHED_JOB_STOPPING);
+	server = v->slices[0].server;
+	o = render_json(sched_render_job_status_json, c, v);
+	assert_string_equal(jtext(o, "state"), "stopping");
+	assert_string_equal(jtext(o, "preempted_by"), "p1");
+	assert_int_equal(jint(o, "preemptions"), 1);
+	assert_true(json_is_string(json_object_get(o, "stop_deadline")));
+	assert_non_null(strstr(jtext(o, "reason"), "preempted by job p1"));
+	json_decref(o);
+	/* the preemptor holds a reservation from the victim's stop deadline */
+	o = render_json(sched_render_job_status_json, c, p1);
+	assert_string_equal(jtext(o, "state"), "pending");
+	assert_true(json_is_string(json_object_get(o, "reserved_start")));
+	assert_string_not_equal(jtext(o, "reserved_start"), "unknown");
+	json_decref(o);
+	/* agents run only running jobs: the victim is gone from its server's list */
+	assert_false(server_lists(c, server, v->name));
+	for (size_t i = 0; i < c->job_count; i++)
+		if (c->jobs[i]->state == SCHED_JOB_RUNNING)
+			assert_true(server_lists(c, c->jobs[i]->slices[0].server,
+						 c->jobs[i]->name));
+	m = metrics_of(c);
+	expect_metric(m, "ascendfs_preemptions_total 1");
+	expect_metric(m, "ascendfs_queue_used_npus{queue=\"default\"} 32");
+	expect_metric(m, "ascendfs_queue_used_npus{queue=\"prod\"} 0");
+	expect_metric(m, "ascendfs_queue_pending_jobs{queue=\"prod\"} 1");
+	expect_metric(m, "ascendfs_queue_pending_jobs{queue=\"default\"} 0");
+	free(m);
+
+	/* the stop deadline passes (grace 0 + the 5 s check interval) */
+	assert_int_equal(sched_tick(c, fx_later(6)), 1);
+	fx_check(c);
+	assert_int_equal(p1->state, SCHED_JOB_RUNNING);
+	assert_int_equal(v->state, SCHED_JOB_PENDING);
+	assert_true(server_lists(c, server, "p1"));
+	o = render_json(sched_render_job_status_json, c, v);
+	assert_string_equal(jtext(o, "state"), "pending");
+	assert_non_null(strstr(jtext(o, "reason"), "preempted by job \"p1\""));
+	assert_true(json_real_value(json_object_get(o, "run_accum_sec")) > 0.0);
+	assert_true(json_is_null(json_object_get(o, "run_since")));
+	assert_true(json_is_null(json_object_get(o, "stop_deadline")));
+	assert_string_equal(jtext(o, "preempted_by"), "p1");
+	/* it waits for running jobs without a time_limit: its start is unknown */
+	assert_string_equal(jtext(o, "reserved_start"), "unknown");
+	json_decref(o);
+	m = metrics_of(c);
+	expect_metric(m, "ascendfs_queue_pending_jobs{queue=\"default\"} 1");
+	expect_metric(m, "ascendfs_queue_used_npus{queue=\"prod\"} 8");
+	free(m);
+	sched_cluster_free(c);
+}
+
+/* A job past its time_limit goes stopping, then timeout; the counter follows. */
+static void test_job_status_time_limit(void **state)
+{
+	struct sched_cluster *c = share_cluster();
+	struct conf_job_spec *spec = fx_spec_full("short", 8, NULL, 500);
+	struct sched_job *j;
+	json_t *o;
+	char *m;
+
+	(void)state;
+	spec->time_limit_sec = 2;
+	j = fx_submit_spec(c, spec, FX_UID);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	o = render_json(sched_render_job_status_json, c, j);
+	assert_int_equal(jint(o, "time_limit_sec"), 2);
+	json_decref(o);
+	assert_int_equal(sched_tick(c, fx_later(3)), 1);
+	assert_int_equal(j->state, SCHED_JOB_STOPPING);
+	o = render_json(sched_render_job_status_json, c, j);
+	assert_string_equal(jtext(o, "state"), "stopping");
+	assert_non_null(strstr(jtext(o, "reason"), "time limit"));
+	assert_true(json_is_string(json_object_get(o, "stop_deadline")));
+	assert_string_equal(jtext(o, "preempted_by"), "");
+	json_decref(o);
+	assert_false(server_lists(c, j->slices[0].server, "short"));
+	assert_int_equal(sched_tick(c, fx_later(6)), 1);
+	assert_int_equal(j->state, SCHED_JOB_TIMEOUT);
+	o = render_json(sched_render_job_status_json, c, j);
+	assert_string_equal(jtext(o, "state"), "timeout");
+	assert_true(json_real_value(json_object_get(o, "run_accum_sec")) >= 2.0);
+	assert_true(json_is_null(json_object_get(o, "stop_deadline")));
+	json_decref(o);
+	m = metrics_of(c);
+	expect_metric(m, "ascendfs_timeouts_total 1");
+	expect_metric(m, "ascendfs_jobs{state=\"timeout\"} 1");
+	free(m);
+	sched_cluster_free(c);
+}
+
+/* Elastic sizes in status.json; a grown job counts as a resize. */
+static void test_job_status_elastic_and_resize_metric(void **state)
+{
+	struct sched_cluster *c = share_cluster();
+	struct conf_job_spec *spec = fx_spec_full("elastic", 8, NULL, 500);
+	struct sched_job *j;
+	json_t *o;
+	char *m;
+
+	(void)state;
+	fx_submit_spec(c, fx_spec_full("x", 8, NULL, 500), FX_UID);
+	spec->npus_max = 32;
+	j = fx_submit_spec(c, spec, FX_UID);
+	assert_int_equal(sched_job_total_npus(j), 24);
+	o = render_json(sched_render_job_status_json, c, j);
+	assert_int_equal(jint(o, "npus_min"), 8);
+	assert_int_equal(jint(o, "npus_max"), 32);
+	assert_int_equal(jint(o, "npus_allocated"), 24);
+	json_decref(o);
+	assert_int_equal(sched_job_cancel(c, "x", FX_UID, fx_now()), 0);
+	assert_int_equal(sched_job_total_npus(j), 32);
+	m = metrics_of(c);
+	expect_metric(m, "ascendfs_resizes_total 1");
+	expect_metric(m, "ascendfs_preemptions_total 0");
+	free(m);
+	sched_cluster_free(c);
+}
+
+/* A short job started ahead of a reservation it does not delay counts as backfilled. */
+static void test_metrics_backfilled(void **state)
+{
+	struct sched_cluster *c = share_cluster();
+	struct conf_job_spec *spec = fx_spec_full("long", 16, NULL, 500);
+	struct sched_job *big, *quick;
+	json_t *o;
+	char *m;
+
+	(void)state;
+	spec->time_limit_sec = 3600;
+	fx_submit_spec(c, spec, FX_UID);
+	big = fx_submit_spec(c, fx_spec_full("big", 32, NULL, 500), FX_UID);
+	assert_int_equal(big->state, SCHED_JOB_PENDING);
+	o = render_json(sched_render_job_status_json, c, big);
+	assert_true(json_is_string(json_object_get(o, "reserved_start")));
+	assert_string_not_equal(jtext(o, "reserved_start"), "unknown");
+	json_decref(o);
+	spec = fx_spec_full("quick", 8, NULL, 500);
+	spec->time_limit_sec = 600;
+	quick = fx_submit_spec(c, spec, FX_UID);
+	assert_int_equal(quick->state, SCHED_JOB_RUNNING);
+	m = metrics_of(c);
+	expect_metric(m, "ascendfs_backfilled_total 1");
+	free(m);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1056,6 +1306,10 @@ int main(void)
 		cmocka_unit_test(test_env_sched_port_per_master),
 		cmocka_unit_test(test_env_sourced_by_sh),
 		cmocka_unit_test(test_queue_status_usage_and_borrowing),
+		cmocka_unit_test(test_job_status_preemption_fields),
+		cmocka_unit_test(test_job_status_time_limit),
+		cmocka_unit_test(test_job_status_elastic_and_resize_metric),
+		cmocka_unit_test(test_metrics_backfilled),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
