@@ -1285,6 +1285,14 @@ static void test_metrics_backfilled(void **state)
 	m = metrics_of(c);
 	expect_metric(m, "ascendfs_backfilled_total 1");
 	free(m);
+
+	/* a job of higher priority takes the reservation: big's is gone from status.json */
+	fx_submit_spec(c, fx_spec_full("urgent", 24, NULL, 900), FX_UID);
+	assert_int_equal(big->state, SCHED_JOB_PENDING);
+	assert_non_null(strstr(big->reason, "waiting behind job \"urgent\""));
+	o = render_json(sched_render_job_status_json, c, big);
+	assert_true(json_is_null(json_object_get(o, "reserved_start")));
+	json_decref(o);
 	sched_cluster_free(c);
 }
 
