@@ -20,7 +20,10 @@
  *                                          utilization (0-1),
  *                                          event_seq
  *     topology.json            -r--r--r--  JSON: switches, servers with per-NPU state
- *     metrics                  -r--r--r--  Prometheus text format
+ *     metrics                  -r--r--r--  Prometheus text format (see
+ *                                          sched_render_metrics(): per-queue used NPUs
+ *                                          and pending jobs, preemption, backfill,
+ *                                          timeout and resize counters)
  *     events                   -r--r--r--  JSON lines {seq, time, kind, job, server, npu,
  *                                          state, reason}; seq counts up by one; the
  *                                          newest 65,536 events are kept
@@ -43,7 +46,9 @@
  *     jobs                     -r--r--r--  what this server's agent must run: "# ..." then
  *                                          "<job> <generation> <msrun|per-rank> <node_rank>
  *                                          <first_rank> <npu_count> <uid> <gid> <serial>"
- *                                          lines (serial: unique per job object)
+ *                                          lines (serial: unique per job object), for
+ *                                          running jobs only: a job that leaves (stopping,
+ *                                          recovering, ended) is one its agent stops
  *     ctl                      -rw-r--r-- root  "cordon" | "uncordon" | "drain" |
  *                                          "clear <npu>" (return an isolated NPU)
  *   queues/<queue>/            dr-xr-xr-x root
@@ -84,10 +89,17 @@
  *       spec                   -r--r--r-- (-rw-r--r-- for drafts and finished jobs: write
  *                                          a spec to (re)submit)
  *       status                 -r--r--r--  one word + "\n": draft, pending, running,
- *                                          recovering, completed, failed, cancelled,
- *                                          rejected
- *       status.json            -r--r--r--  state, reason, generation, restarts,
- *                                          placement, timestamps (RFC 3339, UTC)
+ *                                          recovering, stopping (preempted or past its
+ *                                          time_limit; gone from nodes/<server>/jobs, NPUs
+ *                                          held until stop_deadline), completed, failed,
+ *                                          cancelled, rejected, timeout
+ *       status.json            -r--r--r--  state, reason, queue, priority, npus,
+ *                                          npus_min/max, time_limit_sec, run_accum_sec +
+ *                                          run_since, borrowing, preemptions,
+ *                                          preempted_by, reserved_start, stop_deadline,
+ *                                          generation, restarts, placement, timestamps
+ *                                          (RFC 3339, UTC); see
+ *                                          sched_render_job_status_json()
  *       ranktable.json         -r--r--r--  once placed: HCCL rank table (design.md §4)
  *       env                    -r--r--r--  once placed: job-wide `export` lines
  *       hosts/<server>.env     -r--r--r--  once placed: job-wide + per-server exports and
