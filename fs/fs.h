@@ -301,7 +301,7 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 
 /*
  * fs_threads_start() - start the daemon's background threads: the heartbeat check
- * (at least once a second: servers silent past heartbeat_timeout become unreachable,
+ * (once a second: servers silent past heartbeat_timeout become unreachable,
  * then sched_tick(): running jobs past their time_limit begin stopping, stopping jobs
  * past their stop deadline are requeued or time out) and the notifier, which announces the daemon's own changes to inotify watchers by operating
  * on the mount (truncate to the same size -> IN_MODIFY on status, status.json,

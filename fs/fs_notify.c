@@ -102,8 +102,10 @@ static void *heartbeat_main(void *arg)
 
 	pthread_mutex_lock(&ctx->lock);
 	while (!ctx->stopping) {
+		/* stop_cv, not notify_cv: a change brings no deadline closer, and waking on
+		 * every health report would run both scans hundreds of times a second */
 		deadline_in(&ts, 1000);
-		pthread_cond_timedwait(&ctx->notify_cv, &ctx->lock, &ts);
+		pthread_cond_timedwait(&ctx->stop_cv, &ctx->lock, &ts);
 		if (ctx->stopping)
 			break;
 		now = fs_now_usec();
@@ -284,6 +286,7 @@ int fs_threads_start(struct fs_ctx *ctx)
 		pthread_mutex_lock(&ctx->lock);
 		ctx->stopping = true;
 		pthread_cond_broadcast(&ctx->notify_cv);
+		pthread_cond_broadcast(&ctx->stop_cv);
 		pthread_mutex_unlock(&ctx->lock);
 		pthread_join(heartbeat_thread, NULL);
 		return -r;
