@@ -301,14 +301,14 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 
 /*
  * fs_threads_start() - start the daemon's background threads: the heartbeat check
- * (once a second: servers silent past heartbeat_timeout become unreachable,
- * then sched_tick(): running jobs past their time_limit begin stopping, stopping jobs
- * past their stop deadline are requeued or time out) and the notifier, which announces the daemon's own changes to inotify watchers by operating
+ * (once a second: servers silent past heartbeat_timeout become unreachable, then
+ * sched_tick(): running jobs past their time_limit begin stopping, stopping jobs past
+ * their stop deadline are requeued or time out), the checkpoint scanner, and the
+ * notifier, which announces the daemon's own changes to inotify watchers by operating
  * on the mount (truncate to the same size -> IN_MODIFY on status, status.json,
  * ranktable.json, env, events, nodes/<server>/jobs; utimensat -> IN_ATTRIB on jobs/
  * when a job appears, goes or changes state; the daemon treats these requests as
- * no-ops). Call after
- * the mount is up. Returns 0 or -errno.
+ * no-ops). Call after the mount is up. Returns 0 or -errno.
  */
 int fs_threads_start(struct fs_ctx *ctx);
 

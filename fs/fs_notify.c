@@ -116,8 +116,8 @@ static void *heartbeat_main(void *arg)
 		/* time limits and the end of preemption grace periods: time alone changes them */
 		changed = sched_tick(ctx->cluster, now);
 		if (changed > 0) {
-			fs_log(ctx, 2, "%u job%s stopped, requeued or timed out: see cluster/events",
-			       changed, changed == 1 ? "" : "s");
+			fs_log(ctx, 2, "%u job%s stopped, requeued or timed out; see "
+				       "cluster/events", changed, changed == 1 ? "" : "s");
 			fs_changed(ctx);
 		}
 	}

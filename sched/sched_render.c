@@ -806,24 +806,24 @@ int sched_render_metrics(const struct sched_cluster *c, uint64_t now_usec, char 
 		       "ascendfs_resizes_total %" PRIu64 "\n",
 		   c->preemptions, c->backfilled, c->timeouts, c->resizes);
 	{
-		struct sched_queue_usage *u = calloc(c->conf->queue_count ? c->conf->queue_count : 1,
-						     sizeof(*u));
+		size_t nq = c->conf->queue_count;
+		struct sched_queue_usage *u = calloc(nq ? nq : 1, sizeof(*u));
 
 		if (!u)
 			b.err = -ENOMEM;
-		for (size_t q = 0; u && q < c->conf->queue_count; q++)
+		for (size_t q = 0; u && q < nq; q++)
 			sched_queue_usage(c, q, &u[q]);
 		/* queue names are validated names: nothing to escape in a label */
 		buf_printf(&b, "# HELP ascendfs_queue_used_npus NPUs held by a queue's jobs "
 			       "(stopping ones included)\n"
 			       "# TYPE ascendfs_queue_used_npus gauge\n");
-		for (size_t q = 0; u && q < c->conf->queue_count; q++)
+		for (size_t q = 0; u && q < nq; q++)
 			buf_printf(&b, "ascendfs_queue_used_npus{queue=\"%s\"} %u\n",
 				   c->conf->queues[q].name, u[q].used_npus);
 		buf_printf(&b, "# HELP ascendfs_queue_pending_jobs Jobs of a queue waiting for "
 			       "NPUs\n"
 			       "# TYPE ascendfs_queue_pending_jobs gauge\n");
-		for (size_t q = 0; u && q < c->conf->queue_count; q++)
+		for (size_t q = 0; u && q < nq; q++)
 			buf_printf(&b, "ascendfs_queue_pending_jobs{queue=\"%s\"} %u\n",
 				   c->conf->queues[q].name, u[q].pending);
 		free(u);
