@@ -20,7 +20,10 @@
  *                                          utilization (0-1),
  *                                          event_seq
  *     topology.json            -r--r--r--  JSON: switches, servers with per-NPU state
- *     metrics                  -r--r--r--  Prometheus text format
+ *     metrics                  -r--r--r--  Prometheus text format (see
+ *                                          sched_render_metrics(): per-queue used NPUs
+ *                                          and pending jobs, preemption, backfill,
+ *                                          timeout and resize counters)
  *     events                   -r--r--r--  JSON lines {seq, time, kind, job, server, npu,
  *                                          state, reason}; seq counts up by one; the
  *                                          newest 65,536 events are kept
@@ -43,12 +46,29 @@
  *     jobs                     -r--r--r--  what this server's agent must run: "# ..." then
  *                                          "<job> <generation> <msrun|per-rank> <node_rank>
  *                                          <first_rank> <npu_count> <uid> <gid> <serial>"
- *                                          lines (serial: unique per job object)
+ *                                          lines (serial: unique per job object), for
+ *                                          running jobs only: a job that leaves (stopping,
+ *                                          recovering, ended) is one its agent stops
  *     ctl                      -rw-r--r-- root  "cordon" | "uncordon" | "drain" |
  *                                          "clear <npu>" (return an isolated NPU)
  *   queues/<queue>/            dr-xr-xr-x root
- *     quota                    -r--r--r--  NPU limit, a decimal number (0 = none)
- *     status                   -r--r--r--  JSON: used_npus, borrowed_npus, pending, running
+ *     quota                    -rw-r--r-- root  the queue's NPU limit, a decimal number and
+ *                                          "\n" (0 = no limit). Root writes one the same
+ *                                          way (`echo 16 > quota`, trailing newline
+ *                                          optional), applied at close: running jobs keep
+ *                                          their NPUs (the excess counts as borrowed),
+ *                                          pending jobs are reconsidered, a "queue" event
+ *                                          is appended and cluster/config shows it. Anything
+ *                                          but digits fails the write() (EINVAL); more
+ *                                          than the cluster's NPUs fails the close
+ *                                          (EINVAL); others get EACCES. A refusal is
+ *                                          logged by the daemon and changes nothing
+ *     status                   -r--r--r--  JSON: queue, quota_npus, enable_quota_limit
+ *                                          (false: the quota is shown, not enforced),
+ *                                          priority, weight, may_borrow, groups,
+ *                                          used_npus (stopping jobs included),
+ *                                          borrowed_npus (beyond the quota), pending,
+ *                                          running, stopping (jobs)
  *   jobs/                      drwxrwxrwt root (anyone submits; sticky: only the owner
  *                                          removes)
  *     <name>.yaml|.yml|.json   -rw-r--r-- writer  exists only while open for writing.
@@ -59,15 +79,27 @@
  *                                          through duplicated fds make one spec. Then it
  *                                          shows as the directory below, rejected or not;
  *                                          lookups under jobs/<name>/ wait (up to 2 s) for
- *                                          that. An empty file is rejected.
+ *                                          that. An empty file is rejected. A spec
+ *                                          naming a queue with `groups` is refused
+ *                                          (EACCES at close, rejected with the reason)
+ *                                          unless the writer's primary or a
+ *                                          supplementary group, as of open(), is one of
+ *                                          them (root always may).
  *     <name>/                  drwxr-xr-x owner   made by a submission or by mkdir (draft)
  *       spec                   -r--r--r-- (-rw-r--r-- for drafts and finished jobs: write
  *                                          a spec to (re)submit)
  *       status                 -r--r--r--  one word + "\n": draft, pending, running,
- *                                          recovering, completed, failed, cancelled,
- *                                          rejected
- *       status.json            -r--r--r--  state, reason, generation, restarts,
- *                                          placement, timestamps (RFC 3339, UTC)
+ *                                          recovering, stopping (preempted or past its
+ *                                          time_limit; gone from nodes/<server>/jobs, NPUs
+ *                                          held until stop_deadline), completed, failed,
+ *                                          cancelled, rejected, timeout
+ *       status.json            -r--r--r--  state, reason, queue, priority, npus,
+ *                                          npus_min/max, time_limit_sec, run_accum_sec +
+ *                                          run_since, borrowing, preemptions,
+ *                                          preempted_by, reserved_start, stop_deadline,
+ *                                          generation, restarts, placement, timestamps
+ *                                          (RFC 3339, UTC); see
+ *                                          sched_render_job_status_json()
  *       ranktable.json         -r--r--r--  once placed: HCCL rank table (design.md §4)
  *       env                    -r--r--r--  once placed: job-wide `export` lines
  *       hosts/<server>.env     -r--r--r--  once placed: job-wide + per-server exports and
@@ -86,7 +118,8 @@
  *   ENOENT  no such node;  EINVAL  bad name or bad content (the sentence is in the job's
  *   `error` file and in cluster/events);  EFBIG  spec over 64 KiB;  EEXIST  an active
  *   job has that name;  EPERM/EACCES  not the owner (or root), also for replacing another
- *   user's finished job;  EBUSY  the job's state
+ *   user's finished job, and (EACCES) a spec for a queue whose `groups` the writer is in
+ *   none of;  EBUSY  the job's state
  *   forbids it (e.g. `complete` on a pending job);  EOPNOTSUPP  a verb not supported yet;
  *   ENODEV  mmap of a generated file (direct_io).
  */
@@ -222,6 +255,13 @@ struct fs_ctx {
 int fs_snapshot(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec,
 		struct fs_blob **ret);
 
+/*
+ * fs_config_refresh() - render cluster/config again from the cluster's configuration,
+ * after a change made at run time (a queue's quota). Caller holds ctx->lock. Returns 0,
+ * or -ENOMEM with the old text kept.
+ */
+int fs_config_refresh(struct fs_ctx *ctx);
+
 /* fs_blob_put() - drop one reference; frees at zero. NULL is fine. Any thread. */
 void fs_blob_put(struct fs_blob *b);
 
@@ -261,13 +301,14 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 
 /*
  * fs_threads_start() - start the daemon's background threads: the heartbeat check
- * (once a second: servers silent past heartbeat_timeout become unreachable) and the
+ * (once a second: servers silent past heartbeat_timeout become unreachable, then
+ * sched_tick(): running jobs past their time_limit begin stopping, stopping jobs past
+ * their stop deadline are requeued or time out), the checkpoint scanner, and the
  * notifier, which announces the daemon's own changes to inotify watchers by operating
  * on the mount (truncate to the same size -> IN_MODIFY on status, status.json,
  * ranktable.json, env, events, nodes/<server>/jobs; utimensat -> IN_ATTRIB on jobs/
  * when a job appears, goes or changes state; the daemon treats these requests as
- * no-ops). Call after
- * the mount is up. Returns 0 or -errno.
+ * no-ops). Call after the mount is up. Returns 0 or -errno.
  */
 int fs_threads_start(struct fs_ctx *ctx);
 
@@ -292,6 +333,17 @@ void fs_changed(struct fs_ctx *ctx);
  * call without ctx->lock. Returns 0 or -ENOENT (none found, or no such directory).
  */
 int fs_checkpoint_newest(const char *dir, uint64_t *ret_step, char *ret_path, size_t len);
+
+/*
+ * fs_queue_check_groups() - may a caller submit to queue @q (borrowed)? Yes for root
+ * (@uid 0), for a queue without `groups`, and for a member of one of the queue's groups:
+ * its primary @gid or one of @groups (@group_count supplementary gids; NULL when 0) is
+ * the gid of a group named in q->groups, resolved with getgrnam_r (a name that does not
+ * resolve admits nobody). May block on NSS (e.g. LDAP): call without ctx->lock.
+ * Returns 0, -EACCES with the sentence in @why (SCHED_REASON_MAX), or -ENOMEM.
+ */
+int fs_queue_check_groups(const struct conf_queue *q, uid_t uid, gid_t gid, const gid_t *groups,
+			  size_t group_count, char *why);
 
 /*
  * fs_now_usec() - microseconds since the epoch, stepping with CLOCK_MONOTONIC from the

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Background threads: heartbeat checks and inotify announcements.
+ * Background threads: heartbeat checks, the scheduler's clock (sched_tick) and inotify
+ * announcements.
  *
  * The kernel raises inotify events only for operations that pass through the mount, so
  * a change the daemon makes itself (a job placed, a fault moving a job) would be silent.
@@ -96,15 +97,27 @@ static void *heartbeat_main(void *arg)
 {
 	struct fs_ctx *ctx = arg;
 	struct timespec ts;
+	uint64_t now;
+	unsigned changed;
 
 	pthread_mutex_lock(&ctx->lock);
 	while (!ctx->stopping) {
+		/* stop_cv, not notify_cv: a change brings no deadline closer, and waking on
+		 * every health report would run both scans hundreds of times a second */
 		deadline_in(&ts, 1000);
-		pthread_cond_timedwait(&ctx->notify_cv, &ctx->lock, &ts);
+		pthread_cond_timedwait(&ctx->stop_cv, &ctx->lock, &ts);
 		if (ctx->stopping)
 			break;
-		if (sched_check_heartbeats(ctx->cluster, fs_now_usec()) > 0) {
+		now = fs_now_usec();
+		if (sched_check_heartbeats(ctx->cluster, now) > 0) {
 			fs_log(ctx, 1, "heartbeat lost: see cluster/events");
+			fs_changed(ctx);
+		}
+		/* time limits and the end of preemption grace periods: time alone changes them */
+		changed = sched_tick(ctx->cluster, now);
+		if (changed > 0) {
+			fs_log(ctx, 2, "%u job%s stopped, requeued or timed out; see "
+				       "cluster/events", changed, changed == 1 ? "" : "s");
 			fs_changed(ctx);
 		}
 	}
@@ -273,6 +286,7 @@ int fs_threads_start(struct fs_ctx *ctx)
 		pthread_mutex_lock(&ctx->lock);
 		ctx->stopping = true;
 		pthread_cond_broadcast(&ctx->notify_cv);
+		pthread_cond_broadcast(&ctx->stop_cv);
 		pthread_mutex_unlock(&ctx->lock);
 		pthread_join(heartbeat_thread, NULL);
 		return -r;

@@ -40,6 +40,7 @@ enum handle_kind {
 	H_SPEC,		/* jobs/<name>/spec being written */
 	H_CTL,		/* a ctl file: one verb per line */
 	H_HEALTH,	/* nodes/<server>/health: an agent's report */
+	H_QUOTA,	/* queues/<queue>/quota: root writes a number */
 };
 
 struct fs_handle {
@@ -53,6 +54,8 @@ struct fs_handle {
 	int last_err;	/* outcome of the last validation, repeated on further flushes */
 	uid_t uid;
 	gid_t gid;
+	gid_t *groups;		  /* H_UPLOAD, H_SPEC: the writer's supplementary groups */
+	size_t group_count;
 	uint64_t job_serial;	  /* H_CTL on a job: the job it was opened on */
 	struct fs_upload *upload; /* H_UPLOAD, H_SPEC: entry in ctx->uploads */
 	pthread_mutex_t mu;
@@ -214,11 +217,48 @@ static struct fs_handle *handle_new_locked(struct fs_ctx *ctx, enum handle_kind 
 	return h;
 }
 
+/*
+ * The caller's supplementary groups, for queue `groups` checks. Read while its request is
+ * in flight: fuse_getgroups() reads /proc of the calling thread, and release() carries no
+ * credentials at all. On failure the caller counts with its primary group only (and is
+ * refused rather than wrongly admitted by a restricted queue). Call without ctx->lock.
+ */
+static void caller_groups(struct fs_ctx *ctx, gid_t **ret, size_t *ret_count)
+{
+	gid_t *list = NULL;
+	int n = fuse_getgroups(0, NULL);
+
+	*ret = NULL;
+	*ret_count = 0;
+	for (int tries = 0; n > 0 && tries < 3; tries++) {
+		gid_t *grown = realloc(list, (size_t)n * sizeof(*list));
+		int got;
+
+		if (!grown) {
+			n = -ENOMEM;
+			break;
+		}
+		list = grown;
+		got = fuse_getgroups(n, list);
+		if (got >= 0 && got <= n) {
+			*ret = list;
+			*ret_count = (size_t)got;
+			return;
+		}
+		n = got; /* an error, or it joined groups since the count */
+	}
+	if (n < 0)
+		fs_log(ctx, 3, "supplementary groups of pid %d unknown: %s",
+		       (int)fuse_get_context()->pid, strerror(-n));
+	free(list);
+}
+
 static void handle_destroy(struct fs_handle *h)
 {
 	pthread_mutex_destroy(&h->mu);
 	fs_blob_put(h->snap);
 	free(h->buf);
+	free(h->groups);
 	free(h->upload);
 	free(h);
 }
@@ -296,11 +336,15 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 	struct fs_ctx *ctx = get_ctx();
 	int acc = fi->flags & O_ACCMODE;
 	struct fs_handle *h = NULL;
+	gid_t *groups = NULL;
+	size_t group_count = 0;
 	struct fs_path p;
 	int r = fs_path_parse(path, &p);
 
 	if (r < 0)
 		return -ENOENT;
+	if (p.kind == FS_JOB_SPEC && acc == O_WRONLY)
+		caller_groups(ctx, &groups, &group_count);
 	pthread_mutex_lock(&ctx->lock);
 	wait_for_closing_uploads(ctx, &p);
 	if (acc == O_RDONLY) {
@@ -328,6 +372,16 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 			r = -ENOMEM;
 		goto out;
 	}
+	if (p.kind == FS_QUEUE_QUOTA && acc == O_WRONLY) {
+		struct stat st;
+
+		r = fs_stat(ctx, &p, &st, fs_now_usec());
+		if (r == 0 && fuse_get_context()->uid != 0)
+			r = -EACCES; /* quotas are root's */
+		if (r == 0 && !(h = handle_new_locked(ctx, H_QUOTA, &p)))
+			r = -ENOMEM;
+		goto out;
+	}
 	if (p.kind == FS_JOB_SPEC && acc == O_WRONLY) {
 		struct sched_job *j = sched_cluster_find_job(ctx->cluster, p.job);
 		uid_t uid = fuse_get_context()->uid;
@@ -342,6 +396,11 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 			r = -ENOMEM;
 		else
 			r = upload_register(ctx, h, "");
+		if (r == 0) {
+			h->groups = groups;
+			h->group_count = group_count;
+			groups = NULL;
+		}
 		goto out;
 	}
 	r = p.kind == FS_JOB_UPLOAD ? -EBUSY : -EACCES;
@@ -349,6 +408,7 @@ out:
 	if (r < 0)
 		handle_free_locked(ctx, h);
 	pthread_mutex_unlock(&ctx->lock);
+	free(groups);
 	if (r < 0)
 		return r;
 	fi->direct_io = 1;
@@ -361,6 +421,8 @@ static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 {
 	struct fs_ctx *ctx = get_ctx();
 	struct fs_handle *h;
+	gid_t *groups = NULL;
+	size_t group_count = 0;
 	struct fs_path p;
 	int r = fs_path_parse(path, &p);
 
@@ -374,11 +436,17 @@ static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 		return r == -ENAMETOOLONG ? r : -EACCES;
 	if (p.kind != FS_JOB_UPLOAD)
 		return -EACCES;
+	caller_groups(ctx, &groups, &group_count);
 	pthread_mutex_lock(&ctx->lock);
 	h = handle_new_locked(ctx, H_UPLOAD, &p);
 	r = h ? sched_job_may_submit(ctx->cluster, p.job, h->uid) : -ENOMEM;
 	if (r == 0)
 		r = upload_register(ctx, h, p.ext);
+	if (r == 0) {
+		h->groups = groups;
+		h->group_count = group_count;
+		groups = NULL;
+	}
 	if (r < 0) {
 		if (r == -EEXIST)
 			fs_log(ctx, 2, "create %s refused: job %s is active; cancel or remove it "
@@ -389,6 +457,7 @@ static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 		handle_free_locked(ctx, h);
 	}
 	pthread_mutex_unlock(&ctx->lock);
+	free(groups);
 	if (r < 0)
 		return r;
 	fi->direct_io = 1;
@@ -548,6 +617,24 @@ static int spec_write(struct fs_ctx *ctx, struct fs_handle *h, const char *data,
 }
 
 /*
+ * A queue with `groups` takes jobs from its members only (root always). The group names
+ * are resolved without ctx->lock (NSS may be slow); the queue entry stays valid because
+ * the configuration's queues live as long as the cluster (no reload).
+ */
+static int check_queue_groups(struct fs_ctx *ctx, const struct fs_handle *h,
+			      const struct conf_job_spec *spec, char *reason)
+{
+	const struct conf_queue *q;
+
+	pthread_mutex_lock(&ctx->lock);
+	q = conf_cluster_find_queue(ctx->cluster->conf, spec->queue);
+	pthread_mutex_unlock(&ctx->lock);
+	if (!q)
+		return 0; /* sched_job_check() says it is unknown */
+	return fs_queue_check_groups(q, h->uid, h->gid, h->groups, h->group_count, reason);
+}
+
+/*
  * Parse the buffered spec and check it against the cluster. With @submit, submit it or
  * record the rejection; without, change nothing (flush). Returns 0 or the negative errno
  * the writer should see; *@why gets the sentence.
@@ -567,6 +654,14 @@ static int spec_process(struct fs_ctx *ctx, struct fs_handle *h, bool submit, ch
 		conf_error_format(&err, why, SCHED_REASON_MAX);
 		return submit ? record_rejection(ctx, h, why, r == -EFBIG ? -EFBIG : -EINVAL) :
 				(r == -EFBIG ? -EFBIG : -EINVAL);
+	}
+	r = check_queue_groups(ctx, h, spec, reason);
+	if (r < 0) {
+		conf_job_spec_free(spec);
+		if (r == -ENOMEM)
+			return r;
+		snprintf(why, SCHED_REASON_MAX, "%s: %.420s", name, reason);
+		return submit ? record_rejection(ctx, h, why, r) : r;
 	}
 	pthread_mutex_lock(&ctx->lock);
 	if (submit)
@@ -758,6 +853,127 @@ static int health_apply(struct fs_ctx *ctx, struct fs_handle *h)
 	return h->last_err = r == -EFBIG ? -EFBIG : r == -ENOMEM ? r : r < 0 ? -EINVAL : 0;
 }
 
+/* Longest quota text accepted: a 32-bit count and a newline, with room to spare. */
+#define QUOTA_MAX_BYTES 32
+
+/*
+ * The number in the buffered quota text "<digits>[\n]" (digits so far while it is being
+ * written). Returns 0, or -EINVAL when no more bytes can make it valid.
+ */
+static int quota_parse(const char *s, size_t len, unsigned long long *ret)
+{
+	unsigned long long v = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] == '\n' && i > 0 && i + 1 == len)
+			break;
+		if (s[i] < '0' || s[i] > '9')
+			return -EINVAL;
+		if (v <= UINT32_MAX)
+			v = v * 10 + (unsigned)(s[i] - '0');
+	}
+	*ret = v;
+	return 0;
+}
+
+/* A refused quota write: logged (queues have no error file), the handle fails from now. */
+static int quota_refuse(struct fs_ctx *ctx, struct fs_handle *h, const char *why, int err)
+{
+	fs_log(ctx, 1, "queues/%s/quota by uid %u refused: %s", h->path.item, (unsigned)h->uid,
+	       why);
+	h->failed = true;
+	h->last_err = err;
+	h->len = 0;
+	h->dirty = false;
+	return err;
+}
+
+/* @text: the digits as written (@len bytes, maybe with the newline). */
+static void quota_too_large(char *why, const char *text, size_t len, unsigned total)
+{
+	if (len && text[len - 1] == '\n')
+		len--;
+	snprintf(why, SCHED_REASON_MAX,
+		 "%.*s NPUs is more than the cluster's %u; write 0 (no limit) to %u", (int)len,
+		 text, total, total);
+}
+
+/*
+ * Checked at every write, so that junk, and a number already larger than the cluster,
+ * fail the write() itself, which every writer sees (bash's builtin echo included).
+ */
+static int quota_write(struct fs_ctx *ctx, struct fs_handle *h, const char *data, size_t size)
+{
+	char why[SCHED_REASON_MAX];
+	unsigned long long npus;
+	unsigned total;
+	int r;
+
+	if (h->failed)
+		return h->last_err;
+	r = memchr(data, '\0', size) ? -EINVAL :
+					buffer_put(h, data, size, (off_t)h->len, QUOTA_MAX_BYTES);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0 || quota_parse(h->buf, h->len, &npus) < 0)
+		return quota_refuse(ctx, h,
+				    "a quota is a decimal number of NPUs (0 = no limit), e.g. "
+				    "`echo 16 > quota`",
+				    -EINVAL);
+	pthread_mutex_lock(&ctx->lock);
+	total = ctx->cluster->npus_total;
+	pthread_mutex_unlock(&ctx->lock);
+	if (npus > total) {
+		quota_too_large(why, h->buf, h->len, total);
+		return quota_refuse(ctx, h, why, -EINVAL);
+	}
+	h->dirty = true;
+	return (int)size;
+}
+
+/*
+ * Apply the buffered quota (at flush, so every close; idempotent: only what was written
+ * since the last apply). The uid is checked again: the mode is only enforced with
+ * default_permissions.
+ */
+static int quota_apply(struct fs_ctx *ctx, struct fs_handle *h)
+{
+	char why[SCHED_REASON_MAX];
+	unsigned long long npus = 0;
+	int r;
+
+	if (h->failed || !h->dirty)
+		return h->last_err;
+	h->dirty = false;
+	if (h->len == 0)
+		return h->last_err = 0;
+	if (h->uid != 0)
+		return quota_refuse(ctx, h, "only root may change a queue's quota", -EACCES);
+	if (quota_parse(h->buf, h->len, &npus) < 0)
+		return quota_refuse(ctx, h, "a quota is a decimal number of NPUs (0 = no limit)",
+				    -EINVAL);
+	snprintf(why, sizeof(why), "no queue %s", h->path.item);
+	pthread_mutex_lock(&ctx->lock);
+	if (npus > ctx->cluster->npus_total) {
+		quota_too_large(why, h->buf, h->len, ctx->cluster->npus_total);
+		r = -EINVAL;
+	} else {
+		r = sched_queue_set_quota(ctx->cluster, h->path.item, (unsigned)npus,
+					  fs_now_usec());
+	}
+	if (r == 0 && fs_config_refresh(ctx) < 0)
+		fs_log(ctx, 1, "cluster/config still shows the old quota of %s: out of memory",
+		       h->path.item);
+	fs_changed(ctx);
+	pthread_mutex_unlock(&ctx->lock);
+	if (r < 0)
+		return quota_refuse(ctx, h, why, r);
+	fs_log(ctx, 2, "queues/%s/quota set to %llu NPUs by uid %u", h->path.item, npus,
+	       (unsigned)h->uid);
+	h->len = 0; /* the next number on this descriptor starts afresh */
+	return h->last_err = 0;
+}
+
 static int fs_write(const char *path, const char *data, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
@@ -807,6 +1023,9 @@ static int fs_write(const char *path, const char *data, size_t size, off_t off,
 		if (r == 0)
 			r = (int)size;
 		break;
+	case H_QUOTA:
+		r = quota_write(ctx, h, data, size);
+		break;
 	default:
 		r = -EBADF;
 	}
@@ -830,6 +1049,8 @@ static int fs_flush(const char *path, struct fuse_file_info *fi)
 		r = ctl_run(ctx, h, true);
 	else if (h->kind == H_HEALTH)
 		r = health_apply(ctx, h);
+	else if (h->kind == H_QUOTA)
+		r = quota_apply(ctx, h);
 	pthread_mutex_unlock(&h->mu);
 	return r;
 }
@@ -849,6 +1070,8 @@ static int fs_release(const char *path, struct fuse_file_info *fi)
 		ctl_run(ctx, h, true);
 	else if (h->kind == H_HEALTH)
 		health_apply(ctx, h);
+	else if (h->kind == H_QUOTA)
+		quota_apply(ctx, h);
 	pthread_mutex_unlock(&h->mu);
 	upload_unregister(ctx, h);
 	pthread_mutex_lock(&ctx->lock);
@@ -893,6 +1116,8 @@ static int fs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 	if (is_ctl(p.kind) || p.kind == FS_JOB_SPEC || p.kind == FS_JOB_UPLOAD ||
 	    p.kind == FS_NODE_HEALTH)
 		return 0;
+	if (p.kind == FS_QUEUE_QUOTA)
+		return fuse_get_context()->uid == 0 ? 0 : -EACCES;
 	return -EACCES;
 }
 

@@ -376,6 +376,7 @@ int fs_stat(struct fs_ctx *ctx, const struct fs_path *p, struct stat *st, uint64
 	case FS_NODE_CTL:
 	case FS_JOB_CTL:
 	case FS_NODE_HEALTH:
+	case FS_QUEUE_QUOTA:
 		st->st_mode = S_IFREG | 0644; /* ctl reads as its verbs; only the owner writes */
 		break;
 	case FS_JOB_SPEC:
@@ -529,6 +530,20 @@ int fs_render(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec, ch
 	default:
 		return -ENOENT;
 	}
+}
+
+int fs_config_refresh(struct fs_ctx *ctx)
+{
+	char *text;
+	size_t len;
+	int r = conf_cluster_render_yaml(ctx->cluster->conf, &text, &len);
+
+	if (r < 0)
+		return r;
+	free(ctx->config_text);
+	ctx->config_text = text;
+	ctx->config_len = len;
+	return 0;
 }
 
 void fs_blob_put(struct fs_blob *b)

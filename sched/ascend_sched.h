@@ -565,7 +565,17 @@ int sched_render_host_env(const struct sched_cluster *c, const struct sched_job 
 int sched_render_rank_env(const struct sched_cluster *c, const struct sched_job *j, unsigned rank,
 			  const struct sched_render_ctx *ctx, char **ret, size_t *ret_len);
 
-/* sched_render_job_status_json() - reason, generation, restarts, placement, times. */
+/*
+ * sched_render_job_status_json() - JSON: job, state, reason, owner_uid; from the spec
+ * (when there is one) queue, priority, npus, npus_min, npus_max, time_limit_sec (0 =
+ * none); run_accum_sec (run time of earlier runs, seconds) and run_since (start of the
+ * current run, RFC 3339, null when not running): time_limit counts their sum with now;
+ * borrowing (placed beyond its queue's quota), preemptions, preempted_by ("" when never);
+ * reserved_start (pending with a backfill reservation: its latest start, RFC 3339, or
+ * "unknown" while it waits for jobs without a time_limit; else null); stop_deadline
+ * (stopping: when its NPUs are released; else null); generation, restarts,
+ * npus_allocated, placement, MS_SCHED host/port, checkpoint, timestamps.
+ */
 int sched_render_job_status_json(const struct sched_cluster *c, const struct sched_job *j,
 				 char **ret, size_t *ret_len);
 
@@ -579,7 +589,12 @@ int sched_render_cluster_status(const struct sched_cluster *c, char **ret, size_
 /* sched_render_topology() - JSON: switches, super pods, servers, per-NPU state. */
 int sched_render_topology(const struct sched_cluster *c, char **ret, size_t *ret_len);
 
-/* sched_render_metrics() - Prometheus text exposition format. */
+/*
+ * sched_render_metrics() - Prometheus text exposition format: NPU health
+ * (npu_chip_info_health_status), NPUs and jobs by state, servers by state, counters
+ * ascendfs_{recoveries,preemptions,backfilled,timeouts,resizes,events}_total, per queue
+ * ascendfs_queue_used_npus and ascendfs_queue_pending_jobs.
+ */
 int sched_render_metrics(const struct sched_cluster *c, uint64_t now_usec, char **ret,
 			 size_t *ret_len);
 
@@ -604,8 +619,11 @@ int sched_render_server_health(const struct sched_cluster *c, unsigned server, c
 			       size_t *ret_len);
 
 /*
- * sched_render_queue_status() - JSON for queue @q: quota_npus, priority, weight,
- * may_borrow, groups, used_npus, borrowed_npus, pending, running, stopping.
+ * sched_render_queue_status() - JSON for queue @q (borrowed; must be one of
+ * c->conf->queues): queue, quota_npus (0 = none), enable_quota_limit (whether quotas are
+ * enforced at all), priority, weight, may_borrow, groups (names), and from
+ * sched_queue_usage(): used_npus, borrowed_npus, pending, running (recovering included),
+ * stopping.
  */
 int sched_render_queue_status(const struct sched_cluster *c, const struct conf_queue *q,
 			      char **ret, size_t *ret_len);

@@ -1338,6 +1338,10 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 	p->c = c;
 	p->now = now_usec;
 	p->min_running_prio = UINT32_MAX;
+	/* reservations last one pass: this pass says again who holds one */
+	for (size_t i = 0; i < c->job_count; i++)
+		if (c->jobs[i]->state == SCHED_JOB_PENDING)
+			c->jobs[i]->reserved_start_usec = 0;
 	for (size_t i = 0; i < c->job_count; i++) {
 		const struct sched_job *j = c->jobs[i];
 

@@ -517,7 +517,22 @@ int sched_render_job_status_json(const struct sched_cluster *c, const struct sch
 		jset(o, "queue", jstr(j->spec->queue));
 		jset(o, "priority", json_integer(j->spec->priority));
 		jset(o, "npus", json_integer(j->spec->npus));
+		jset(o, "npus_min", json_integer(j->spec->npus_min));
+		jset(o, "npus_max", json_integer(j->spec->npus_max));
+		jset(o, "time_limit_sec", json_integer((json_int_t)j->spec->time_limit_sec));
 	}
+	/* run time so far = run_accum_sec + (now - run_since) while run_since is set */
+	jset(o, "run_accum_sec", json_real((double)j->run_accum_usec / 1e6));
+	set_time(o, "run_since", j->run_since_usec);
+	jset(o, "borrowing", json_boolean(j->borrowing));
+	jset(o, "preemptions", json_integer(j->preemptions));
+	jset(o, "preempted_by", jstr(j->preempted_by));
+	if (j->state == SCHED_JOB_PENDING && j->reserved_start_usec == UINT64_MAX)
+		jset(o, "reserved_start", jstr("unknown"));
+	else
+		set_time(o, "reserved_start",
+			 j->state == SCHED_JOB_PENDING ? j->reserved_start_usec : 0);
+	set_time(o, "stop_deadline", j->state == SCHED_JOB_STOPPING ? j->stop_deadline_usec : 0);
 	jset(o, "generation", json_integer(j->generation));
 	jset(o, "restarts", json_integer(j->restarts));
 	jset(o, "npus_allocated", json_integer(sched_job_total_npus(j)));
@@ -775,6 +790,44 @@ int sched_render_metrics(const struct sched_cluster *c, uint64_t now_usec, char 
 		       "# TYPE ascendfs_recoveries_total counter\n"
 		       "ascendfs_recoveries_total %" PRIu64 "\n",
 		   c->recoveries);
+	buf_printf(&b, "# HELP ascendfs_preemptions_total Running jobs stopped to make room for "
+		       "a higher-priority job or a queue reclaiming borrowed NPUs\n"
+		       "# TYPE ascendfs_preemptions_total counter\n"
+		       "ascendfs_preemptions_total %" PRIu64 "\n"
+		       "# HELP ascendfs_backfilled_total Jobs started ahead of a backfill "
+		       "reservation they do not delay\n"
+		       "# TYPE ascendfs_backfilled_total counter\n"
+		       "ascendfs_backfilled_total %" PRIu64 "\n"
+		       "# HELP ascendfs_timeouts_total Jobs stopped at their time_limit\n"
+		       "# TYPE ascendfs_timeouts_total counter\n"
+		       "ascendfs_timeouts_total %" PRIu64 "\n"
+		       "# HELP ascendfs_resizes_total Elastic jobs grown or shrunk\n"
+		       "# TYPE ascendfs_resizes_total counter\n"
+		       "ascendfs_resizes_total %" PRIu64 "\n",
+		   c->preemptions, c->backfilled, c->timeouts, c->resizes);
+	{
+		size_t nq = c->conf->queue_count;
+		struct sched_queue_usage *u = calloc(nq ? nq : 1, sizeof(*u));
+
+		if (!u)
+			b.err = -ENOMEM;
+		for (size_t q = 0; u && q < nq; q++)
+			sched_queue_usage(c, q, &u[q]);
+		/* queue names are validated names: nothing to escape in a label */
+		buf_printf(&b, "# HELP ascendfs_queue_used_npus NPUs held by a queue's jobs "
+			       "(stopping ones included)\n"
+			       "# TYPE ascendfs_queue_used_npus gauge\n");
+		for (size_t q = 0; u && q < nq; q++)
+			buf_printf(&b, "ascendfs_queue_used_npus{queue=\"%s\"} %u\n",
+				   c->conf->queues[q].name, u[q].used_npus);
+		buf_printf(&b, "# HELP ascendfs_queue_pending_jobs Jobs of a queue waiting for "
+			       "NPUs\n"
+			       "# TYPE ascendfs_queue_pending_jobs gauge\n");
+		for (size_t q = 0; u && q < nq; q++)
+			buf_printf(&b, "ascendfs_queue_pending_jobs{queue=\"%s\"} %u\n",
+				   c->conf->queues[q].name, u[q].pending);
+		free(u);
+	}
 	buf_printf(&b, "# HELP ascendfs_servers Servers by state\n# TYPE ascendfs_servers gauge\n");
 	{
 		static const char *const names[] = { "unknown", "ready", "unreachable" };
@@ -901,25 +954,24 @@ int sched_render_server_health(const struct sched_cluster *c, unsigned server, c
 int sched_render_queue_status(const struct sched_cluster *c, const struct conf_queue *q,
 			      char **ret, size_t *ret_len)
 {
-	unsigned used = 0, pending = 0, running = 0;
-	json_t *o = json_object();
+	struct sched_queue_usage u;
+	json_t *o = json_object(), *groups = json_array();
 
-	for (size_t i = 0; i < c->job_count; i++) {
-		const struct sched_job *j = c->jobs[i];
-
-		if (!j->spec || strcmp(j->spec->queue, q->name) != 0)
-			continue;
-		used += sched_job_total_npus(j);
-		pending += j->state == SCHED_JOB_PENDING;
-		running += j->state == SCHED_JOB_RUNNING;
-	}
+	/* @q is one of c->conf->queues: its index is what the usage counters are kept by */
+	sched_queue_usage(c, (size_t)(q - c->conf->queues), &u);
+	for (size_t i = 0; i < q->group_count; i++)
+		jpush(groups, jstr(q->groups[i]));
 	jset(o, "queue", jstr(q->name));
 	jset(o, "quota_npus", json_integer(q->quota_npus));
-	jset(o, "used_npus", json_integer(used));
-	jset(o, "borrowed_npus",
-			    json_integer(q->quota_npus && used > q->quota_npus ?
-						 used - q->quota_npus : 0));
-	jset(o, "pending", json_integer(pending));
-	jset(o, "running", json_integer(running));
+	jset(o, "enable_quota_limit", json_boolean(c->conf->enable_quota_limit));
+	jset(o, "priority", json_integer(q->priority));
+	jset(o, "weight", json_integer(q->weight));
+	jset(o, "may_borrow", json_boolean(q->may_borrow));
+	jset(o, "groups", groups);
+	jset(o, "used_npus", json_integer(u.used_npus));
+	jset(o, "borrowed_npus", json_integer(u.borrowed_npus));
+	jset(o, "pending", json_integer(u.pending));
+	jset(o, "running", json_integer(u.running));
+	jset(o, "stopping", json_integer(u.stopping));
 	return json_finish(o, ret, ret_len, JSON_INDENT(2));
 }

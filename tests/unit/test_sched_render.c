@@ -895,6 +895,407 @@ static void test_env_sourced_by_sh(void **state)
 	sched_cluster_free(c);
 }
 
+/* ---- queue, job status and metrics with queues, quotas and preemption ---- */
+
+static const char *const share_queues = "  - name: default\n"
+					"  - name: batch\n"
+					"    quota_npus: 16\n"
+					"    may_borrow: true\n"
+					"    groups: [ml-research, infra]\n"
+					"  - name: prod\n"
+					"    priority: 900\n";
+
+/* Four servers, quotas enforced, no stop grace (the deadline is one check interval). */
+static struct sched_cluster *share_cluster(void)
+{
+	struct fx_opts o = { .servers = 4, .quota = true, .grace_sec = -1,
+			     .queues = share_queues };
+
+	return fx_cluster(&o);
+}
+
+/* A time @sec seconds past every fx_now() so far; fx_now() stays ahead of it. */
+static uint64_t fx_later(unsigned sec)
+{
+	uint64_t t = 0;
+
+	for (unsigned i = 0; i < sec; i++)
+		t = fx_now();
+	return t;
+}
+
+static json_t *render_json(int (*render)(const struct sched_cluster *, const struct sched_job *,
+					  char **, size_t *),
+			   const struct sched_cluster *c, const struct sched_job *j)
+{
+	char *text = NULL;
+	size_t len = 0;
+	json_error_t err;
+	json_t *o;
+
+	assert_int_equal(render(c, j, &text, &len), 0);
+	assert_int_equal(strlen(text), len);
+	o = json_loadb(text, len, 0, &err);
+	if (!o)
+		fail_msg("not JSON: %s\n%s", err.text, text);
+	free(text);
+	return o;
+}
+
+static json_t *queue_json(const struct sched_cluster *c, const char *queue)
+{
+	const struct conf_queue *q = conf_cluster_find_queue(c->conf, queue);
+	char *text = NULL;
+	size_t len = 0;
+	json_error_t err;
+	json_t *o;
+
+	assert_non_null(q);
+	assert_int_equal(sched_render_queue_status(c, q, &text, &len), 0);
+	assert_int_equal(strlen(text), len);
+	o = json_loadb(text, len, 0, &err);
+	if (!o)
+		fail_msg("not JSON: %s\n%s", err.text, text);
+	free(text);
+	return o;
+}
+
+static json_int_t jint(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (!json_is_integer(v))
+		fail_msg("%s is not an integer", key);
+	return json_integer_value(v);
+}
+
+static const char *jtext(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (!json_is_string(v))
+		fail_msg("%s is not a string", key);
+	return json_string_value(v);
+}
+
+static bool jbool(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (!json_is_boolean(v))
+		fail_msg("%s is not a boolean", key);
+	return json_is_true(v);
+}
+
+/* The job of queue @queue that is in state @state (exactly one must be). */
+static struct sched_job *only_job_in(const struct sched_cluster *c, const char *queue,
+				     enum sched_job_state state)
+{
+	struct sched_job *found = NULL;
+
+	for (size_t i = 0; i < c->job_count; i++) {
+		struct sched_job *j = c->jobs[i];
+
+		if (j->spec && strcmp(j->spec->queue, queue) == 0 && j->state == state) {
+			if (found)
+				fail_msg("jobs %s and %s are both %s", found->name, j->name,
+					 sched_job_state_name(state));
+			found = j;
+		}
+	}
+	if (!found)
+		fail_msg("no job of queue %s is %s", queue, sched_job_state_name(state));
+	return found;
+}
+
+/* queues/<q>/status: configuration, usage from sched_queue_usage(), stopping included. */
+static void test_queue_status_usage_and_borrowing(void **state)
+{
+	struct sched_cluster *c = share_cluster();
+	json_t *o, *g;
+
+	(void)state;
+	o = queue_json(c, "batch");
+	assert_string_equal(jtext(o, "queue"), "batch");
+	assert_int_equal(jint(o, "quota_npus"), 16);
+	assert_true(jbool(o, "enable_quota_limit"));
+	assert_int_equal(jint(o, "priority"), 500);
+	assert_int_equal(jint(o, "weight"), 1);
+	assert_true(jbool(o, "may_borrow"));
+	g = json_object_get(o, "groups");
+	assert_true(json_is_array(g));
+	assert_int_equal(json_array_size(g), 2);
+	assert_string_equal(json_string_value(json_array_get(g, 0)), "ml-research");
+	assert_string_equal(json_string_value(json_array_get(g, 1)), "infra");
+	assert_int_equal(jint(o, "used_npus"), 0);
+	assert_int_equal(jint(o, "borrowed_npus"), 0);
+	assert_int_equal(jint(o, "pending"), 0);
+	assert_int_equal(jint(o, "running"), 0);
+	assert_int_equal(jint(o, "stopping"), 0);
+	json_decref(o);
+
+	/* 16 within the quota, 16 more borrowed on idle NPUs, one more waits */
+	fx_submit_spec(c, fx_spec_full("b1", 16, "batch", 500), FX_UID);
+	fx_submit_spec(c, fx_spec_full("b2", 8, "batch", 500), FX_UID);
+	fx_submit_spec(c, fx_spec_full("b3", 8, "batch", 500), FX_UID);
+	fx_submit_spec(c, fx_spec_full("b4", 8, "batch", 500), FX_UID);
+	o = queue_json(c, "batch");
+	assert_int_equal(jint(o, "used_npus"), 32);
+	assert_int_equal(jint(o, "borrowed_npus"), 16);
+	assert_int_equal(jint(o, "running"), 3);
+	assert_int_equal(jint(o, "pending"), 1);
+	json_decref(o);
+	o = queue_json(c, "prod");
+	assert_int_equal(jint(o, "priority"), 900);
+	assert_int_equal(json_array_size(json_object_get(o, "groups")), 0);
+	json_decref(o);
+
+	/* a prod job preempts one borrower: stopping, and its NPUs still count as used */
+	fx_submit_spec(c, fx_spec_full("p1", 8, "prod", 500), FX_UID);
+	only_job_in(c, "batch", SCHED_JOB_STOPPING);
+	o = queue_json(c, "batch");
+	assert_int_equal(jint(o, "used_npus"), 32);
+	assert_int_equal(jint(o, "running"), 2);
+	assert_int_equal(jint(o, "stopping"), 1);
+	assert_int_equal(jint(o, "pending"), 1);
+	json_decref(o);
+	o = queue_json(c, "prod");
+	assert_int_equal(jint(o, "pending"), 1);
+	assert_int_equal(jint(o, "used_npus"), 0);
+	json_decref(o);
+	sched_cluster_free(c);
+}
+
+static bool server_lists(const struct sched_cluster *c, unsigned server, const char *job)
+{
+	char *text = NULL, line[CONF_NAME_MAX + 2];
+	size_t len = 0;
+	bool found;
+
+	assert_int_equal(sched_render_server_jobs(c, server, &text, &len), 0);
+	snprintf(line, sizeof(line), "%s ", job);
+	found = strncmp(text, line, strlen(line)) == 0;
+	for (const char *nl = strchr(text, '\n'); nl && !found; nl = strchr(nl + 1, '\n'))
+		found = strncmp(nl + 1, line, strlen(line)) == 0;
+	free(text);
+	return found;
+}
+
+static char *metrics_of(const struct sched_cluster *c)
+{
+	char *text = NULL;
+	size_t len = 0;
+
+	assert_int_equal(sched_render_metrics(c, fx_now(), &text, &len), 0);
+	assert_int_equal(strlen(text), len);
+	return text;
+}
+
+static void expect_metric(const char *text, const char *line)
+{
+	char want[256];
+
+	snprintf(want, sizeof(want), "\n%s\n", line);
+	if (!strstr(text, want))
+		fail_msg("metrics lack \"%s\":\n%s", line, text);
+}
+
+/*
+ * status.json through a preemption: the victim shows stopping with its preemptor and
+ * stop deadline and leaves its server's jobs list (its agent stops it); after the
+ * deadline it is pending with its run time kept, and the preemptor runs.
+ */
+static void test_job_status_preemption_fields(void **state)
+{
+	struct sched_cluster *c = share_cluster();
+	struct sched_job *v, *p1;
+	unsigned server;
+	json_t *o;
+	char *m;
+
+	(void)state;
+	for (unsigned i = 0; i < 4; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "low%u", i);
+		fx_submit_spec(c, fx_spec_full(name, 8, NULL, 100), FX_UID);
+	}
+	assert_int_equal(c->npus_allocated, 32);
+	v = c->jobs[0];
+	o = render_json(sched_render_job_status_json, c, v);
+	assert_string_equal(jtext(o, "state"), "running");
+	assert_string_equal(jtext(o, "queue"), "default");
+	assert_int_equal(jint(o, "priority"), 100);
+	assert_int_equal(jint(o, "npus_min"), 8);
+	assert_int_equal(jint(o, "npus_max"), 8);
+	assert_int_equal(jint(o, "time_limit_sec"), 0);
+	assert_true(json_is_real(json_object_get(o, "run_accum_sec")));
+	assert_true(json_real_value(json_object_get(o, "run_accum_sec")) == 0.0);
+	assert_true(json_is_string(json_object_get(o, "run_since")));
+	assert_false(jbool(o, "borrowing"));
+	assert_int_equal(jint(o, "preemptions"), 0);
+	assert_string_equal(jtext(o, "preempted_by"), "");
+	assert_true(json_is_null(json_object_get(o, "reserved_start")));
+	assert_true(json_is_null(json_object_get(o, "stop_deadline")));
+	json_decref(o);
+
+	p1 = fx_submit_spec(c, fx_spec_full("p1", 8, "prod", 500), FX_UID);
+	assert_int_equal(p1->state, SCHED_JOB_PENDING);
+	v = only_job_in(c, "default", SCHED_JOB_STOPPING);
+	server = v->slices[0].server;
+	o = render_json(sched_render_job_status_json, c, v);
+	assert_string_equal(jtext(o, "state"), "stopping");
+	assert_string_equal(jtext(o, "preempted_by"), "p1");
+	assert_int_equal(jint(o, "preemptions"), 1);
+	assert_true(json_is_string(json_object_get(o, "stop_deadline")));
+	assert_non_null(strstr(jtext(o, "reason"), "preempted by job p1"));
+	json_decref(o);
+	/* the preemptor holds a reservation from the victim's stop deadline */
+	o = render_json(sched_render_job_status_json, c, p1);
+	assert_string_equal(jtext(o, "state"), "pending");
+	assert_true(json_is_string(json_object_get(o, "reserved_start")));
+	assert_string_not_equal(jtext(o, "reserved_start"), "unknown");
+	json_decref(o);
+	/* agents run only running jobs: the victim is gone from its server's list */
+	assert_false(server_lists(c, server, v->name));
+	for (size_t i = 0; i < c->job_count; i++)
+		if (c->jobs[i]->state == SCHED_JOB_RUNNING)
+			assert_true(server_lists(c, c->jobs[i]->slices[0].server,
+						 c->jobs[i]->name));
+	m = metrics_of(c);
+	expect_metric(m, "ascendfs_preemptions_total 1");
+	expect_metric(m, "ascendfs_queue_used_npus{queue=\"default\"} 32");
+	expect_metric(m, "ascendfs_queue_used_npus{queue=\"prod\"} 0");
+	expect_metric(m, "ascendfs_queue_pending_jobs{queue=\"prod\"} 1");
+	expect_metric(m, "ascendfs_queue_pending_jobs{queue=\"default\"} 0");
+	free(m);
+
+	/* the stop deadline passes (grace 0 + the 5 s check interval) */
+	assert_int_equal(sched_tick(c, fx_later(6)), 1);
+	fx_check(c);
+	assert_int_equal(p1->state, SCHED_JOB_RUNNING);
+	assert_int_equal(v->state, SCHED_JOB_PENDING);
+	assert_true(server_lists(c, server, "p1"));
+	o = render_json(sched_render_job_status_json, c, v);
+	assert_string_equal(jtext(o, "state"), "pending");
+	assert_non_null(strstr(jtext(o, "reason"), "preempted by job \"p1\""));
+	assert_true(json_real_value(json_object_get(o, "run_accum_sec")) > 0.0);
+	assert_true(json_is_null(json_object_get(o, "run_since")));
+	assert_true(json_is_null(json_object_get(o, "stop_deadline")));
+	assert_string_equal(jtext(o, "preempted_by"), "p1");
+	/* it waits for running jobs without a time_limit: its start is unknown */
+	assert_string_equal(jtext(o, "reserved_start"), "unknown");
+	json_decref(o);
+	m = metrics_of(c);
+	expect_metric(m, "ascendfs_queue_pending_jobs{queue=\"default\"} 1");
+	expect_metric(m, "ascendfs_queue_used_npus{queue=\"prod\"} 8");
+	free(m);
+	sched_cluster_free(c);
+}
+
+/* A job past its time_limit goes stopping, then timeout; the counter follows. */
+static void test_job_status_time_limit(void **state)
+{
+	struct sched_cluster *c = share_cluster();
+	struct conf_job_spec *spec = fx_spec_full("short", 8, NULL, 500);
+	struct sched_job *j;
+	json_t *o;
+	char *m;
+
+	(void)state;
+	spec->time_limit_sec = 2;
+	j = fx_submit_spec(c, spec, FX_UID);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	o = render_json(sched_render_job_status_json, c, j);
+	assert_int_equal(jint(o, "time_limit_sec"), 2);
+	json_decref(o);
+	assert_int_equal(sched_tick(c, fx_later(3)), 1);
+	assert_int_equal(j->state, SCHED_JOB_STOPPING);
+	o = render_json(sched_render_job_status_json, c, j);
+	assert_string_equal(jtext(o, "state"), "stopping");
+	assert_non_null(strstr(jtext(o, "reason"), "time limit"));
+	assert_true(json_is_string(json_object_get(o, "stop_deadline")));
+	assert_string_equal(jtext(o, "preempted_by"), "");
+	json_decref(o);
+	assert_false(server_lists(c, j->slices[0].server, "short"));
+	assert_int_equal(sched_tick(c, fx_later(6)), 1);
+	assert_int_equal(j->state, SCHED_JOB_TIMEOUT);
+	o = render_json(sched_render_job_status_json, c, j);
+	assert_string_equal(jtext(o, "state"), "timeout");
+	assert_true(json_real_value(json_object_get(o, "run_accum_sec")) >= 2.0);
+	assert_true(json_is_null(json_object_get(o, "stop_deadline")));
+	json_decref(o);
+	m = metrics_of(c);
+	expect_metric(m, "ascendfs_timeouts_total 1");
+	expect_metric(m, "ascendfs_jobs{state=\"timeout\"} 1");
+	free(m);
+	sched_cluster_free(c);
+}
+
+/* Elastic sizes in status.json; a grown job counts as a resize. */
+static void test_job_status_elastic_and_resize_metric(void **state)
+{
+	struct sched_cluster *c = share_cluster();
+	struct conf_job_spec *spec = fx_spec_full("elastic", 8, NULL, 500);
+	struct sched_job *j;
+	json_t *o;
+	char *m;
+
+	(void)state;
+	fx_submit_spec(c, fx_spec_full("x", 8, NULL, 500), FX_UID);
+	spec->npus_max = 32;
+	j = fx_submit_spec(c, spec, FX_UID);
+	assert_int_equal(sched_job_total_npus(j), 24);
+	o = render_json(sched_render_job_status_json, c, j);
+	assert_int_equal(jint(o, "npus_min"), 8);
+	assert_int_equal(jint(o, "npus_max"), 32);
+	assert_int_equal(jint(o, "npus_allocated"), 24);
+	json_decref(o);
+	assert_int_equal(sched_job_cancel(c, "x", FX_UID, fx_now()), 0);
+	assert_int_equal(sched_job_total_npus(j), 32);
+	m = metrics_of(c);
+	expect_metric(m, "ascendfs_resizes_total 1");
+	expect_metric(m, "ascendfs_preemptions_total 0");
+	free(m);
+	sched_cluster_free(c);
+}
+
+/* A short job started ahead of a reservation it does not delay counts as backfilled. */
+static void test_metrics_backfilled(void **state)
+{
+	struct sched_cluster *c = share_cluster();
+	struct conf_job_spec *spec = fx_spec_full("long", 16, NULL, 500);
+	struct sched_job *big, *quick;
+	json_t *o;
+	char *m;
+
+	(void)state;
+	spec->time_limit_sec = 3600;
+	fx_submit_spec(c, spec, FX_UID);
+	big = fx_submit_spec(c, fx_spec_full("big", 32, NULL, 500), FX_UID);
+	assert_int_equal(big->state, SCHED_JOB_PENDING);
+	o = render_json(sched_render_job_status_json, c, big);
+	assert_true(json_is_string(json_object_get(o, "reserved_start")));
+	assert_string_not_equal(jtext(o, "reserved_start"), "unknown");
+	json_decref(o);
+	spec = fx_spec_full("quick", 8, NULL, 500);
+	spec->time_limit_sec = 600;
+	quick = fx_submit_spec(c, spec, FX_UID);
+	assert_int_equal(quick->state, SCHED_JOB_RUNNING);
+	m = metrics_of(c);
+	expect_metric(m, "ascendfs_backfilled_total 1");
+	free(m);
+
+	/* a job of higher priority takes the reservation: big's is gone from status.json */
+	fx_submit_spec(c, fx_spec_full("urgent", 24, NULL, 900), FX_UID);
+	assert_int_equal(big->state, SCHED_JOB_PENDING);
+	assert_non_null(strstr(big->reason, "waiting behind job \"urgent\""));
+	o = render_json(sched_render_job_status_json, c, big);
+	assert_true(json_is_null(json_object_get(o, "reserved_start")));
+	json_decref(o);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -912,6 +1313,11 @@ int main(void)
 		cmocka_unit_test(test_env_msrun_rank_table_launch),
 		cmocka_unit_test(test_env_sched_port_per_master),
 		cmocka_unit_test(test_env_sourced_by_sh),
+		cmocka_unit_test(test_queue_status_usage_and_borrowing),
+		cmocka_unit_test(test_job_status_preemption_fields),
+		cmocka_unit_test(test_job_status_time_limit),
+		cmocka_unit_test(test_job_status_elastic_and_resize_metric),
+		cmocka_unit_test(test_metrics_backfilled),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

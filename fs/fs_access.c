@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Who may submit to a queue: unix group membership, resolved through NSS. Kept out of
+ * sched/, which makes no system calls.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs.h"
+
+/* getgrnam_r's buffer: enough for most groups; grown (up to 1 MiB) for huge member lists */
+#define GROUP_BUF_START 16384
+#define GROUP_BUF_MAX (1024 * 1024)
+
+/*
+ * The gid of group @name into *@ret. Returns 0, -ENOENT (no such group, or NSS could not
+ * say: either way it admits nobody) or -ENOMEM. *@buf/@*buf_len: a reusable buffer.
+ */
+static int group_gid(const char *name, char **buf, size_t *buf_len, gid_t *ret)
+{
+	struct group gr, *res = NULL;
+	int r;
+
+	for (;;) {
+		if (!*buf) {
+			*buf = malloc(*buf_len);
+			if (!*buf)
+				return -ENOMEM;
+		}
+		r = getgrnam_r(name, &gr, *buf, *buf_len, &res);
+		if (r != ERANGE || *buf_len >= GROUP_BUF_MAX)
+			break;
+		free(*buf);
+		*buf = NULL;
+		*buf_len *= 2;
+	}
+	if (r != 0 || !res)
+		return -ENOENT;
+	*ret = res->gr_gid;
+	return 0;
+}
+
+int fs_queue_check_groups(const struct conf_queue *q, uid_t uid, gid_t gid, const gid_t *groups,
+			  size_t group_count, char *why)
+{
+	char *buf = NULL, names[SCHED_REASON_MAX / 2];
+	size_t buf_len = GROUP_BUF_START, off = 0;
+	bool member = false;
+
+	if (uid == 0 || q->group_count == 0)
+		return 0;
+	for (size_t i = 0; i < q->group_count && !member; i++) {
+		gid_t g;
+		int r = group_gid(q->groups[i], &buf, &buf_len, &g);
+
+		if (r == -ENOMEM) {
+			free(buf);
+			return r;
+		}
+		if (r < 0)
+			continue;
+		member = g == gid;
+		for (size_t k = 0; k < group_count && !member; k++)
+			member = groups[k] == g;
+	}
+	free(buf);
+	if (member)
+		return 0;
+	names[0] = '\0';
+	for (size_t i = 0; i < q->group_count && off < sizeof(names); i++)
+		off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s", i ? ", " : "",
+					q->groups[i]);
+	snprintf(why, SCHED_REASON_MAX,
+		 "queue \"%s\" accepts jobs only from groups %s; uid %u is in none of them",
+		 q->name, names, (unsigned)uid);
+	return -EACCES;
+}

@@ -1,0 +1,246 @@
+#!/usr/bin/env bash
+# Sharing the cluster through a real mount: queue status and quotas (root writes them,
+# others cannot, junk is refused), a queue at its quota waits with the reason, a
+# high-priority job preempts whole low-priority jobs that go stopping and then pending
+# while the preemptor starts, a time_limit stops its job, a queue with `groups` refuses
+# outsiders (EACCES) and takes members, an elastic job takes what is free.
+# Usage: test_queues.sh ASCENDFS SRCDIR
+set -u
+ASCENDFS=$(realpath "$1")
+SRC=$(realpath "$2")
+. "$SRC/tests/integration/lib.sh"
+
+it_setup
+M=$IT_MNT
+W=$IT_WORK
+
+# a unix group of our own for the restricted queue, removed on every exit path
+GROUP=""
+GROUP_GID=""
+can_switch_users=false
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && command -v groupadd >/dev/null &&
+	command -v groupdel >/dev/null; then
+	trap '[ -n "$GROUP" ] && groupdel "$GROUP" 2>/dev/null; it_cleanup' EXIT
+	if groupadd "ascq$$" 2>/dev/null; then
+		GROUP="ascq$$"
+		GROUP_GID=$(getent group "$GROUP" | cut -d: -f3)
+		can_switch_users=true
+	fi
+fi
+$can_switch_users || echo "# SKIP group checks: they need root, setpriv, groupadd and groupdel"
+
+CONFIG=$W/cluster.yaml
+{
+	cat <<EOF
+cluster:
+  name: queues-test
+  scheduler_ip: 10.0.0.1
+  fault_check_interval: 1     # the stop deadline of a preempted job: grace + 1 s
+  stop_grace_period: 0
+resource:
+  total_npu: 32
+  enable_quota_limit: true
+queues:
+  - name: default
+  - name: prod
+    priority: 900
+  - name: batch
+    quota_npus: 16
+    may_borrow: true
+  - name: capped
+    quota_npus: 8
+    may_borrow: false
+  - name: restricted
+    groups: [${GROUP:-ascq-no-such-group}]
+servers:
+EOF
+	for i in 1 2 3 4; do
+		printf '  - name: a2-node-%02d\n    host_ip: 10.0.1.%d\n    type: atlas800t-a2\n' "$i" "$i"
+		printf '    switch: leaf-1\n    device_ips: [%s]\n' \
+			"$(for d in 0 1 2 3 4 5 6 7; do echo "10.20.$d.$i"; done | paste -sd, | sed 's/,/, /g')"
+	done
+} >"$CONFIG"
+it_start "$ASCENDFS" "$CONFIG" || exit 1
+
+json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+state() { cat "$M/jobs/$1/status"; }
+submit() { # submit NAME SPEC-LINES...: cp a spec file into jobs/, as a user would
+	local name=$1
+	shift
+	printf '%s\n' "$@" >"$W/$name.yaml"
+	cp "$W/$name.yaml" "$M/jobs/"
+}
+cancel_all() {
+	local d
+	for d in "$M"/jobs/*/; do
+		case $(cat "$d/status") in
+		pending | running | recovering | stopping) echo cancel >"$d/ctl" ;;
+		esac
+	done
+}
+# errno_of PYTHON-OPEN-AND-WRITE: the errno name a write/close raised, or "ok"
+errno_of() {
+	python3 -c '
+import errno, os, sys
+try:
+    fd = os.open(sys.argv[1], os.O_WRONLY | os.O_TRUNC)
+    try:
+        os.write(fd, sys.argv[2].encode())
+    finally:
+        os.close(fd)
+    print("ok")
+except OSError as e:
+    print(errno.errorcode[e.errno])' "$@"
+}
+
+# ---- queue status ------------------------------------------------------------------
+Q=$M/queues
+check_eq "queues/ lists the configured queues" "batch capped default prod restricted" \
+	"$(ls "$Q" | sort | tr '\n' ' ' | sed 's/ $//')"
+check_eq "batch: quota, borrowing, enforcement, usage" "16 True True 0 0 0 0 0 []" \
+	"$(json "$Q/batch/status" '" ".join(str(d[k]) for k in ("quota_npus", "may_borrow", "enable_quota_limit", "used_npus", "borrowed_npus", "pending", "running", "stopping", "groups"))')"
+check_eq "prod: priority 900, weight 1" "prod 900 1" \
+	"$(json "$Q/prod/status" '"%s %s %s" % (d["queue"], d["priority"], d["weight"])')"
+check_eq "restricted lists its group" "['${GROUP:-ascq-no-such-group}']" \
+	"$(json "$Q/restricted/status" 'd["groups"]')"
+
+# ---- quota: root writes, others cannot, junk is refused ----------------------------
+check_eq "quota reads as a number" 16 "$(cat "$Q/batch/quota")"
+check_eq "quota is rw for root only" "-rw-r--r-- root" "$(stat -c '%A %U' "$Q/batch/quota")"
+check "root writes a quota" sh -c "echo 24 > '$Q/batch/quota'"
+check_eq "and it reads back" 24 "$(cat "$Q/batch/quota")"
+check_eq "queue status agrees" 24 "$(json "$Q/batch/status" 'd["quota_npus"]')"
+check_contains "cluster/config shows it" "quota_npus: 24" "$(grep -A1 'name: batch' "$M/cluster/config")"
+check_contains "a queue event records it" '"kind":"queue"' "$(grep 'quota set to 24' "$M/cluster/events")"
+check_eq "junk is EINVAL" EINVAL "$(errno_of "$Q/batch/quota" 'sixteen')"
+check_eq "a number with junk after it is EINVAL" EINVAL "$(errno_of "$Q/batch/quota" $'8\n9\n')"
+check_eq "more NPUs than the cluster has is EINVAL" EINVAL "$(errno_of "$Q/batch/quota" '33')"
+check_fails "bash's echo sees the refusal too" bash -c "echo junk > '$Q/batch/quota'"
+check_eq "refused writes changed nothing" 24 "$(cat "$Q/batch/quota")"
+if $can_switch_users; then
+	check_eq "a non-root write is refused (EACCES)" EACCES \
+		"$(setpriv --reuid=65534 --regid=65534 --clear-groups bash -c "$(declare -f errno_of); errno_of '$Q/batch/quota' 4")"
+	check_eq "and changed nothing" 24 "$(cat "$Q/batch/quota")"
+fi
+check "root sets it back" sh -c "printf 16 > '$Q/batch/quota'"
+check_eq "without a newline too" 16 "$(cat "$Q/batch/quota")"
+
+# ---- a queue at its quota waits with the reason ------------------------------------
+submit c1 'npus: 8' 'queue: capped'
+submit c2 'npus: 4' 'queue: capped'
+check_eq "the first job of capped runs" running "$(state c1)"
+check_eq "the second waits" pending "$(state c2)"
+check_eq "and says why" "queue capped uses 8 of 8 NPUs; job needs 4" \
+	"$(json "$M/jobs/c2/status.json" 'd["reason"]')"
+check_eq "capped status: 8 used, 1 pending, 1 running" "8 1 1" \
+	"$(json "$Q/capped/status" '"%d %d %d" % (d["used_npus"], d["pending"], d["running"])')"
+check_contains "metrics: used NPUs per queue" 'ascendfs_queue_used_npus{queue="capped"} 8' \
+	"$(cat "$M/cluster/metrics")"
+check_contains "metrics: pending jobs per queue" 'ascendfs_queue_pending_jobs{queue="capped"} 1' \
+	"$(cat "$M/cluster/metrics")"
+echo cancel >"$M/jobs/c1/ctl"
+check_eq "when the first ends, the second runs" running "$(state c2)"
+cancel_all
+
+# ---- preemption: a high-priority job stops whole low-priority jobs -----------------
+for i in 0 1 2 3; do submit "low$i" 'npus: 8' 'priority: low'; done
+check_eq "four low-priority jobs fill the cluster" "32 32" \
+	"$(json "$M/cluster/status" '"%d %d" % (d["npus"]["allocated"], d["npus"]["total"])')"
+# watch cluster/status for the whole preemption: allocated never exceeds total
+python3 - "$M/cluster/status" "$W/alloc.txt" "$W/alloc.stop" <<'PY' &
+import json, os, sys, time
+worst, bad, n = 0, "", 0
+end = time.time() + 20
+while time.time() < end and not os.path.exists(sys.argv[3]):
+    try:
+        d = json.load(open(sys.argv[1]))
+    except (OSError, ValueError):
+        break
+    u = d["npus"]
+    n += 1
+    worst = max(worst, u["allocated"])
+    if u["allocated"] > u["total"] or u["allocated"] + u["free"] + u["isolated"] + u["unavailable"] != u["total"]:
+        bad = json.dumps(u)
+    time.sleep(0.02)
+open(sys.argv[2], "w").write("%d %d %s\n" % (n, worst, bad))
+PY
+poller=$!
+t0=$(date +%s%N)
+submit hi 'npus: 16' 'queue: prod'
+stopping=$(grep -l stopping "$M"/jobs/low*/status | wc -l)
+check_eq "two whole low-priority jobs go stopping" 2 "$stopping"
+check_eq "the preemptor waits for them" pending "$(state hi)"
+check_contains "and says so" "preempting 2 jobs" "$(json "$M/jobs/hi/status.json" 'd["reason"]')"
+victims=$(for f in "$M"/jobs/low*/status; do grep -qx stopping "$f" && basename "$(dirname "$f")"; done)
+victim=$(echo "$victims" | head -1)
+vserver=$(json "$M/jobs/$victim/status.json" 'd["placement"][0]["server"]')
+check_eq "victim status.json: preempted_by, preemptions, a stop deadline" "hi 1 True" \
+	"$(json "$M/jobs/$victim/status.json" '"%s %d %s" % (d["preempted_by"], d["preemptions"], d["stop_deadline"] is not None)')"
+check_fails "the victim is gone from its server's jobs list (its agent stops it)" \
+	grep -q "^$victim " "$M/nodes/$vserver/jobs"
+check_contains "cluster/events has a preempted line naming the preemptor" "preempted by job hi" \
+	"$(grep '"kind":"preempted"' "$M/cluster/events")"
+check "within a few seconds the preemptor runs" wait_until 6 grep -qx running "$M/jobs/hi/status"
+t1=$(date +%s%N)
+echo "# preemption to the preemptor running (grace 0, check interval 1 s): $(((t1 - t0) / 1000000)) ms"
+check_eq "the victims are pending again" "pending pending" \
+	"$(for v in $victims; do state "$v"; done | tr '\n' ' ' | sed 's/ $//')"
+check_contains "waiting to resume, and saying who preempted them" 'preempted by job' \
+	"$(json "$M/jobs/$victim/status.json" 'd["reason"]')"
+check_contains "a requeued event for each" '"kind":"requeued"' "$(cat "$M/jobs/$victim/events")"
+check_contains "metrics count the preemptions" "ascendfs_preemptions_total 2" "$(cat "$M/cluster/metrics")"
+touch "$W/alloc.stop"
+wait "$poller"
+read -r samples worst bad <"$W/alloc.txt"
+echo "# cluster/status sampled $samples times during the preemption; most allocated: $worst"
+check_eq "cluster/status: allocated never exceeded total and the sum held" "" "${bad:-}"
+[ "${samples:-0}" -gt 5 ] && ok "the status poller saw the preemption" || not_ok "the status poller saw the preemption" "samples: ${samples:-0}"
+cancel_all
+
+# ---- time_limit ----------------------------------------------------------------------
+t0=$(date +%s%N)
+submit short 'npus: 8' 'time_limit: 2s'
+check_eq "a job with time_limit 2s runs" "running 2" \
+	"$(state short) $(json "$M/jobs/short/status.json" 'd["time_limit_sec"]')"
+check "within ~5 s it stops" wait_until 6 grep -qxE 'stopping|timeout' "$M/jobs/short/status"
+t1=$(date +%s%N)
+echo "# time_limit 2 s to stopping: $(((t1 - t0) / 1000000)) ms"
+check_contains "status.json says the time limit was reached" "time limit of 2 s reached" \
+	"$(json "$M/jobs/short/status.json" 'd["reason"]')"
+check "then it is timeout" wait_until 5 grep -qx timeout "$M/jobs/short/status"
+check_contains "metrics count it" "ascendfs_timeouts_total 1" "$(cat "$M/cluster/metrics")"
+
+# ---- unix groups on a queue ----------------------------------------------------------
+if $can_switch_users; then
+	printf 'npus: 1\nqueue: restricted\n' >"$W/grp.yaml"
+	for n in out in primary; do cp "$W/grp.yaml" "$W/g-$n.yaml"; done
+	alloc_before=$(json "$M/cluster/status" 'd["npus"]["allocated"]')
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups cp "$W/g-out.yaml" "$M/jobs/" 2>&1)
+	check_contains "a user in none of the queue's groups gets EACCES" "Permission denied" "$out"
+	check_eq "the job shows rejected" rejected "$(state g-out)"
+	check_eq "error says why" "g-out.yaml: queue \"restricted\" accepts jobs only from groups $GROUP; uid 65534 is in none of them" \
+		"$(cat "$M/jobs/g-out/error")"
+	check_eq "nothing else changed" "$alloc_before" "$(json "$M/cluster/status" 'd["npus"]["allocated"]')"
+	check "bash's echo (no close error) leaves the same rejection" \
+		setpriv --reuid=65534 --regid=65534 --clear-groups bash -c "printf 'npus: 1\nqueue: restricted\n' > '$M/jobs/g-echo.yaml'; true"
+	check_contains "there too" "accepts jobs only from groups" "$(cat "$M/jobs/g-echo/error")"
+	check "a member through a supplementary group may submit" \
+		setpriv --reuid=65534 --regid=65534 --groups="$GROUP_GID" cp "$W/g-in.yaml" "$M/jobs/"
+	check_eq "and the job runs" running "$(state g-in)"
+	check "a member through the primary group may submit" \
+		setpriv --reuid=65534 --regid="$GROUP_GID" --clear-groups cp "$W/g-primary.yaml" "$M/jobs/"
+	check_eq "and the job runs" running "$(state g-primary)"
+	check "root may submit to any queue" cp "$W/grp.yaml" "$M/jobs/g-root.yaml"
+	check_eq "and the job runs" running "$(state g-root)"
+fi
+cancel_all
+
+# ---- elastic sizes -----------------------------------------------------------------------
+check_eq "the cluster is empty" 0 "$(json "$M/cluster/status" 'd["npus"]["allocated"]')"
+printf 'npus: {min: 8, max: 32}\n' >"$W/elastic.yaml"
+cp "$W/elastic.yaml" "$M/jobs/"
+check_eq "an elastic job on an empty cluster starts with its max" "running 32 8 32" \
+	"$(state elastic) $(json "$M/jobs/elastic/status.json" '"%d %d %d" % (d["npus_allocated"], d["npus_min"], d["npus_max"])')"
+
+it_stop
+it_finish
