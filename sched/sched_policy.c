@@ -706,6 +706,8 @@ static bool fits_with(struct pass *p, struct sched_job *j, struct victims *vs,
 /* Drop victims that are not needed (the most valuable first); the rest still fit. */
 static void minimize(struct pass *p, struct sched_job *j, struct victims *vs)
 {
+	/* preference order: the last ones are the most valuable, tried first */
+	qsort_r(vs->v, vs->n, sizeof(vs->v[0]), victim_cmp, p->c);
 	for (size_t i = vs->n; i-- > 0;) {
 		struct sched_job *keep = vs->v[i];
 		struct sched_slice *sl;
@@ -800,41 +802,53 @@ static int choose_victims(struct pass *p, struct sched_job *j, struct victims *o
 		if (!k_needed)
 			goto out;
 		for (;;) {
-			long best_cost = -1;
-			size_t pick = 0;
+			struct sched_job *best_new[CONF_SERVER_NPUS_MAX];
+			size_t best_count = 0;
+			bool found = false;
 
 			have = 0;
 			for (size_t s = 0; s < c->server_count; s++) {
 				struct sched_server *sv = &c->servers[s];
-				long cost = 0;
+				struct sched_job *fresh[CONF_SERVER_NPUS_MAX];
+				size_t nfresh = 0;
 				bool ok = true;
 
 				if ((type && sv->conf->type != type) ||
 				    j->spec->npus_min <= sv->conf->npu_count ||
 				    !sched_server_is_schedulable(c, sv))
 					continue;
+				/* the jobs not yet chosen that must go for this server to be whole */
 				for (unsigned d = 0; d < sv->conf->npu_count && ok; d++) {
 					struct sched_npu *n = &sv->npus[d];
+					size_t k;
 
 					if (n->isolated || (n->health != SCHED_HEALTH_OK &&
-							    n->health != SCHED_HEALTH_WARNING))
+							    n->health != SCHED_HEALTH_WARNING)) {
 						ok = false;
-					else if (n->job && !victims_has(&best, n->job)) {
-						if (!may_preempt(p, j, n->job, inq))
-							ok = false;
-						else
-							cost++;
+						continue;
 					}
+					if (!n->job || victims_has(&best, n->job))
+						continue;
+					if (!may_preempt(p, j, n->job, inq)) {
+						ok = false;
+						continue;
+					}
+					for (k = 0; k < nfresh && fresh[k] != n->job; k++)
+						;
+					if (k == nfresh)
+						fresh[nfresh++] = n->job;
 				}
 				if (!ok)
 					continue;
-				if (cost == 0) {
+				if (nfresh == 0) {
 					have++;
 					continue;
 				}
-				if (best_cost < 0 || cost < best_cost) {
-					best_cost = cost;
-					pick = s;
+				/* fewest new victims, then the lowest priorities, fewer NPUs, newer */
+				if (!found || set_better(c, fresh, nfresh, best_new, best_count)) {
+					memcpy(best_new, fresh, nfresh * sizeof(fresh[0]));
+					best_count = nfresh;
+					found = true;
 				}
 			}
 			if (have >= k_needed) {
@@ -848,16 +862,13 @@ static int choose_victims(struct pass *p, struct sched_job *j, struct victims *o
 				}
 				goto out;
 			}
-			if (best_cost < 0)
+			if (!found)
 				goto out;
-			for (unsigned d = 0; d < c->servers[pick].conf->npu_count; d++) {
-				struct sched_job *o = c->servers[pick].npus[d].job;
-
-				if (o && !victims_has(&best, o) && victims_add(&best, o) < 0) {
+			for (size_t k = 0; k < best_count; k++)
+				if (victims_add(&best, best_new[k]) < 0) {
 					r = -ENOMEM;
 					goto out;
 				}
-			}
 			/* count what is whole-free once these go */
 			for (size_t x = 0; x < best.n; x++)
 				sim_release(c, best.v[x]);

@@ -329,6 +329,46 @@ static void test_preempt_multi_server_uses_free_servers_first(void **state)
 	sched_cluster_free(c);
 }
 
+/* Among whole servers the preemptor takes the lowest-priority jobs (not the first in
+ * inventory order), and only as many as it needs. */
+static void test_preempt_multi_server_takes_lowest_priority(void **state)
+{
+	struct fx_opts o = { .servers = 4 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job *l0, *l1, *l2, *l3, *hi;
+
+	(void)state;
+	l0 = run(c, spec("low0", 8, NULL, 300, 0));
+	l1 = run(c, spec("low1", 8, NULL, 300, 0));
+	l2 = run(c, spec("low2", 8, NULL, 100, 0));
+	l3 = run(c, spec("low3", 8, NULL, 100, 0));
+	hi = submit(c, spec("hi", 16, NULL, 900, 0));
+	expect_state(l0, SCHED_JOB_RUNNING);
+	expect_state(l1, SCHED_JOB_RUNNING);
+	expect_state(l2, SCHED_JOB_STOPPING);
+	expect_state(l3, SCHED_JOB_STOPPING);
+	stop_all(c);
+	expect_state(hi, SCHED_JOB_RUNNING);
+	fx_check(c);
+	sched_cluster_free(c);
+
+	/* two 4-NPU jobs on one server cost two victims; one 8-NPU job costs one */
+	o.servers = 3;
+	c = fx_cluster(&o);
+	l0 = run(c, spec("a", 8, NULL, 100, 0));
+	l1 = run(c, spec("b", 8, NULL, 100, 0));
+	l2 = run(c, spec("c4", 4, NULL, 100, 0));
+	l3 = run(c, spec("d4", 4, NULL, 100, 0));
+	hi = submit(c, spec("hi", 16, NULL, 900, 0));
+	assert_int_equal(c->preemptions, 2);
+	expect_state(l2, SCHED_JOB_RUNNING);
+	expect_state(l3, SCHED_JOB_RUNNING);
+	expect_state(l0, SCHED_JOB_STOPPING);
+	expect_state(l1, SCHED_JOB_STOPPING);
+	(void)hi;
+	sched_cluster_free(c);
+}
+
 /* ---- quotas and borrowing ---- */
 
 static const char queues_quota[] = "  - name: train\n"
@@ -773,6 +813,7 @@ int main(void)
 		cmocka_unit_test(test_preempt_takes_whole_gangs_not_members),
 		cmocka_unit_test(test_preempt_fewest_jobs_never_more),
 		cmocka_unit_test(test_preempt_multi_server_uses_free_servers_first),
+		cmocka_unit_test(test_preempt_multi_server_takes_lowest_priority),
 		cmocka_unit_test(test_quota_wait_reason_and_borrowing),
 		cmocka_unit_test(test_quota_set_at_run_time),
 		cmocka_unit_test(test_fractional_shares_never_starve),
