@@ -12,13 +12,26 @@
  * Configuration under test: resource.backfill and resource.preemption on. Baseline in
  * the same run: the same workload with both off (strict priority FIFO).
  *
+ * Part B, utilization. A discrete-event replay of the Philly trace (Jeon et al., ATC'19;
+ * see the trace's README) with a virtual clock: one GPU is one NPU, jobs above 8 NPUs
+ * take whole 8-NPU servers, each virtual cluster (VC) is a queue of weight 1, time_limit
+ * is the run time rounded up to the hour, and a job completes at its start plus its
+ * run time. It prints the allocated share of NPUs while jobs wait, queueing delay and
+ * JCT, with EASY backfill and, as the baseline, with strict FIFO (backfill off).
+ * Preemption is off in both. By default: the first 20,000 jobs by submit time on 64
+ * servers (512 NPUs), where the work offered over the busy part of that window exceeds
+ * what the cluster can run, so it saturates; 32 servers saturate too, but the backlog
+ * then grows all along and the replay takes several times as long.
+ *
  * Figures only: nothing here asserts anything about time (style.md). The exit status
  * is non-zero only for a real error: an API call that fails, or a breach found by
  * sched_check_invariants() at a checkpoint.
  *
  * Run: meson test -C build --benchmark -v sched
+ *  or: bench_sched [--part a|b] [--philly PATH] [--philly-jobs N] [--philly-servers N]
  */
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -44,6 +57,12 @@
 #define A_SUBMIT_EVERY 4
 #define A_CHECK_EVERY 50
 #define A_SEED 0x5c4ed001u
+
+/* Part B */
+#define B_SERVERS 64
+#define B_SWITCHES 4
+#define B_JOBS 20000
+#define B_CHECK_EVERY 20000 /* events between invariant checks */
 
 /* ---- small helpers ---- */
 
@@ -541,8 +560,551 @@ static int part_a(void)
 	return 0;
 }
 
-int main(void)
+/* ---- part B: the Philly trace ---- */
+
+struct tjob {
+	uint64_t submit_sec, dur_sec;
+	unsigned npus;
+	unsigned vc;		/* index into the VC table */
+	size_t line;		/* for a stable sort */
+};
+
+struct trace {
+	struct tjob *jobs;
+	size_t n;
+	char (*vcs)[16];
+	size_t nvc;
+};
+
+static int tjob_cmp(const void *a, const void *b)
 {
+	const struct tjob *x = a, *y = b;
+
+	if (x->submit_sec != y->submit_sec)
+		return x->submit_sec < y->submit_sec ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+static int trace_vc(struct trace *t, const char *hash, unsigned *ret)
+{
+	size_t i;
+
+	for (i = 0; i < t->nvc && strcmp(t->vcs[i], hash) != 0; i++)
+		;
+	if (i == t->nvc) {
+		char (*n)[16] = realloc(t->vcs, (t->nvc + 1) * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		t->vcs = n;
+		snprintf(t->vcs[t->nvc++], sizeof(t->vcs[0]), "%s", hash);
+	}
+	*ret = (unsigned)i;
+	return 0;
+}
+
+/* Read the whole trace, sorted by submit time. */
+static int trace_load(const char *path, struct trace *t)
+{
+	FILE *f = fopen(path, "re");
+	char line[256];
+	size_t cap = 0, lineno = 0;
+	int r = 0;
+
+	memset(t, 0, sizeof(*t));
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		struct tm tm;
+		char *p, *end, hash[16];
+		double dur;
+		long gpus;
+		struct tjob *j;
+
+		if (lineno++ == 0 && strncmp(line, "timestamp,", 10) == 0)
+			continue;
+		if (line[strspn(line, " \t\r\n")] == '\0')
+			continue; /* a blank line (the file ends with one) */
+		memset(&tm, 0, sizeof(tm));
+		p = strptime(line, "%Y-%m-%d %H:%M:%S", &tm);
+		if (!p || *p != ',')
+			goto bad;
+		dur = strtod(p + 1, &end);
+		if (end == p + 1 || *end != ',' || dur < 0)
+			goto bad;
+		gpus = strtol(end + 1, &end, 10);
+		if (*end != ',' || gpus < 1 || gpus > 4096)
+			goto bad;
+		p = strchr(end + 1, ','); /* gpu_time: not needed */
+		if (!p || sscanf(p + 1, "%15[0-9a-f]", hash) != 1)
+			goto bad;
+		if (t->n == cap) {
+			size_t nc = cap ? cap * 2 : 4096;
+			struct tjob *nj = realloc(t->jobs, nc * sizeof(*nj));
+
+			if (!nj) {
+				r = -ENOMEM;
+				goto out;
+			}
+			t->jobs = nj;
+			cap = nc;
+		}
+		j = &t->jobs[t->n];
+		j->submit_sec = (uint64_t)timegm(&tm);
+		/* a zero run time would complete at its start: a job runs at least 1 s */
+		j->dur_sec = dur < 1 ? 1 : (uint64_t)(dur + 0.5);
+		j->npus = gpus <= NPUS_PER_SERVER ? (unsigned)gpus :
+						     (unsigned)(gpus + 7) / 8 * 8;
+		j->line = lineno;
+		r = trace_vc(t, hash, &j->vc);
+		if (r < 0)
+			goto out;
+		t->n++;
+		continue;
+bad:
+		fprintf(stderr, "bench_sched: %s:%zu: not a trace row (timestamp,duration,num_gpus,"
+				"gpu_time,cluster)\n",
+			path, lineno);
+		r = -EINVAL;
+		goto out;
+	}
+	if (ferror(f))
+		r = -EIO;
+	qsort(t->jobs, t->n, sizeof(*t->jobs), tjob_cmp);
+out:
+	fclose(f);
+	return r;
+}
+
+static void trace_free(struct trace *t)
+{
+	free(t->jobs);
+	free(t->vcs);
+}
+
+/* A min-heap of completions: (time, job index). */
+struct cheap {
+	struct { uint64_t t; size_t j; } *h;
+	size_t n, cap;
+};
+
+static int cheap_push(struct cheap *q, uint64_t t, size_t j)
+{
+	size_t i;
+
+	if (q->n == q->cap) {
+		size_t nc = q->cap ? q->cap * 2 : 1024;
+		void *nh = realloc(q->h, nc * sizeof(q->h[0]));
+
+		if (!nh)
+			return -ENOMEM;
+		q->h = nh;
+		q->cap = nc;
+	}
+	i = q->n++;
+	while (i > 0 && q->h[(i - 1) / 2].t > t) {
+		q->h[i] = q->h[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	q->h[i].t = t;
+	q->h[i].j = j;
+	return 0;
+}
+
+static size_t cheap_pop(struct cheap *q)
+{
+	size_t top = q->h[0].j, i = 0;
+
+	q->h[0] = q->h[--q->n];
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+
+		if (l < q->n && q->h[l].t < q->h[m].t)
+			m = l;
+		if (l + 1 < q->n && q->h[l + 1].t < q->h[m].t)
+			m = l + 1;
+		if (m == i)
+			break;
+		{
+			typeof(q->h[0]) x = q->h[i];
+
+			q->h[i] = q->h[m];
+			q->h[m] = x;
+		}
+		i = m;
+	}
+	return top;
+}
+
+struct b_result {
+	double busy_sat, time_sat;	/* NPU-seconds allocated / seconds, while jobs wait */
+	double busy_win, time_win;	/* the same over the busy window (see b_window) */
+	double wait_win;		/* seconds of the busy window with jobs waiting */
+	double busy_sat_win;		/* NPU-seconds allocated then */
+	double time_all;		/* first arrival to last completion */
+	double wait_sum, jct_sum, wait_max;
+	double *waits;			/* per job, for the median */
+	size_t started, done, never;
+	unsigned max_pending;
+	uint64_t timeouts, backfilled, passes_api;
+	double wall_sec;
+};
+
+struct b_sim {
+	struct sched_cluster *c;
+	const struct tjob *jobs;
+	size_t njobs;
+	uint64_t *start_sec;		/* per job; UINT64_MAX until placed */
+	struct cheap done;
+	uint64_t now_sec;
+	unsigned pending;
+	struct b_result *res;
+};
+
+static int b_on_event(void *arg, const struct sched_event *e)
+{
+	struct b_sim *s = arg;
+	unsigned long idx;
+	char *end;
+
+	if (e->kind != SCHED_EV_PLACED || strncmp(e->job, "p-", 2) != 0)
+		return 0; /* timeouts are counted by the cluster (c->timeouts) */
+	idx = strtoul(e->job + 2, &end, 10);
+	if (*end || idx >= s->njobs || s->start_sec[idx] != UINT64_MAX) {
+		fprintf(stderr, "bench_sched: job %s placed twice\n", e->job);
+		return -EIO;
+	}
+	s->start_sec[idx] = s->now_sec;
+	s->pending--;
+	s->res->started++;
+	return cheap_push(&s->done, s->now_sec + s->jobs[idx].dur_sec, idx);
+}
+
+/*
+ * The busy window: from the arrival of the job at the 1st percentile to the last arrival.
+ * The trace opens with a few sparse weeks (about 70 jobs in 20 days) that would dilute
+ * every average over the arrival window.
+ */
+static void b_window(const struct trace *t, size_t njobs, uint64_t *ret_from, uint64_t *ret_to)
+{
+	*ret_from = t->jobs[njobs / 100].submit_sec;
+	*ret_to = t->jobs[njobs - 1].submit_sec;
+}
+
+static int b_run(const struct trace *t, size_t njobs, unsigned servers, bool backfill,
+		 struct b_result *res)
+{
+	struct cluster_opts o = { servers, B_SWITCHES, backfill, false, NULL };
+	struct sched_cluster *c = NULL;
+	struct b_sim s = { 0 };
+	char *queues = NULL;
+	size_t qlen = 0, ai = 0, events = 0;
+	uint64_t cursor = 0, w0, w1, prev;
+	double t0 = mono_usec();
+	FILE *f;
+	int r = -ENOMEM;
+
+	memset(res, 0, sizeof(*res));
+	f = open_memstream(&queues, &qlen);
+	if (!f)
+		return -ENOMEM;
+	for (size_t v = 0; v < t->nvc; v++)
+		fprintf(f, "  - name: vc-%s\n    weight: 1\n", t->vcs[v]);
+	if (fclose(f) != 0)
+		goto out;
+	o.queues = queues;
+	r = cluster_new(&o, &c);
+	if (r < 0)
+		goto out;
+	r = -ENOMEM;
+	s.c = c;
+	s.jobs = t->jobs;
+	s.njobs = njobs;
+	s.res = res;
+	s.start_sec = malloc(njobs * sizeof(*s.start_sec));
+	res->waits = malloc(njobs * sizeof(*res->waits));
+	if (!s.start_sec || !res->waits)
+		goto out;
+	for (size_t i = 0; i < njobs; i++)
+		s.start_sec[i] = UINT64_MAX;
+	cursor = c->next_event_seq - 1;
+	b_window(t, njobs, &w0, &w1);
+	prev = t->jobs[0].submit_sec;
+	while (ai < njobs || s.done.n) {
+		uint64_t next = UINT64_MAX;
+		double dt, busy;
+
+		if (ai < njobs)
+			next = t->jobs[ai].submit_sec;
+		if (s.done.n && s.done.h[0].t < next)
+			next = s.done.h[0].t;
+		/* what held since the last event */
+		dt = (double)(next - prev);
+		busy = (double)c->npus_allocated * dt;
+		res->time_all += dt;
+		if (next > w0 && prev < w1) {
+			double w = (double)((next < w1 ? next : w1) - (prev > w0 ? prev : w0));
+
+			res->busy_win += (double)c->npus_allocated * w;
+			res->time_win += w;
+			if (s.pending) {
+				res->wait_win += w;
+				res->busy_sat_win += (double)c->npus_allocated * w;
+			}
+		}
+		if (s.pending) {
+			res->busy_sat += busy;
+			res->time_sat += dt;
+		}
+		prev = s.now_sec = next;
+
+		/* completions first: a job whose limit equals its run time ends, not times out */
+		while (s.done.n && s.done.h[0].t == next) {
+			size_t j = cheap_pop(&s.done);
+			char name[32];
+
+			snprintf(name, sizeof(name), "p-%zu", j);
+			r = sched_job_complete(c, name, OWNER_UID, next * USEC_PER_SEC);
+			if (r == 0)
+				r = sched_job_remove(c, name, OWNER_UID, next * USEC_PER_SEC);
+			if (r < 0) {
+				fprintf(stderr, "bench_sched: complete %s: %s\n", name, strerror(-r));
+				goto out;
+			}
+			res->passes_api += 2;
+			res->done++;
+			res->waits[res->done - 1] = (double)(s.start_sec[j] - t->jobs[j].submit_sec);
+			res->wait_sum += res->waits[res->done - 1];
+			if (res->waits[res->done - 1] > res->wait_max)
+				res->wait_max = res->waits[res->done - 1];
+			res->jct_sum += (double)(next - t->jobs[j].submit_sec);
+			r = events_drain(c, &cursor, b_on_event, &s);
+			if (r < 0)
+				goto out;
+		}
+		while (ai < njobs && t->jobs[ai].submit_sec == next) {
+			const struct tjob *tj = &t->jobs[ai];
+			uint64_t limit = (tj->dur_sec + 3599) / 3600 * 3600;
+			char name[32], queue[24];
+
+			snprintf(name, sizeof(name), "p-%zu", ai);
+			snprintf(queue, sizeof(queue), "vc-%s", t->vcs[tj->vc]);
+			s.pending++;
+			r = submit(c, name, tj->npus, queue, 500, limit, next * USEC_PER_SEC, NULL);
+			if (r < 0)
+				goto out;
+			res->passes_api++;
+			ai++;
+			r = events_drain(c, &cursor, b_on_event, &s);
+			if (r < 0)
+				goto out;
+		}
+		sched_tick(c, next * USEC_PER_SEC);
+		r = events_drain(c, &cursor, b_on_event, &s);
+		if (r < 0)
+			goto out;
+		if (s.pending > res->max_pending)
+			res->max_pending = s.pending;
+		if (++events % B_CHECK_EVERY == 0) {
+			r = check(c, "during the replay");
+			if (r < 0)
+				goto out;
+		}
+		if (ai == njobs && !s.done.n && s.pending) {
+			/* nothing left to happen: one more pass, then give up on the rest */
+			sched_schedule(c, next * USEC_PER_SEC);
+			r = events_drain(c, &cursor, b_on_event, &s);
+			if (r < 0)
+				goto out;
+			if (!s.done.n)
+				break;
+		}
+	}
+	r = check(c, "at the end of the replay");
+	if (r < 0)
+		goto out;
+	res->never = s.pending;
+	res->timeouts = c->timeouts;
+	res->backfilled = c->backfilled;
+	res->wall_sec = (mono_usec() - t0) / 1e6;
+	r = 0;
+out:
+	free(s.done.h);
+	free(s.start_sec);
+	free(queues);
+	sched_cluster_free(c);
+	return r;
+}
+
+static double median_of(double *v, size_t n)
+{
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return v[n / 2];
+}
+
+static int part_b(const char *path, size_t want, unsigned servers)
+{
+	struct trace t;
+	struct b_result easy = { 0 }, fifo = { 0 };
+	size_t n;
+	double work = 0, work_busy = 0, span, span_busy, load, load_busy;
+	uint64_t w0, w1;
+	unsigned big = 0;
+	int r;
+
+	r = trace_load(path, &t);
+	if (r == -ENOENT) {
+		printf("== part B skipped: no trace at %s (bench_sched --philly PATH, or meson "
+		       "-Dphilly_trace=PATH)\n",
+		       path);
+		return 0;
+	}
+	if (r < 0) {
+		fprintf(stderr, "bench_sched: %s: %s\n", path, strerror(-r));
+		trace_free(&t);
+		return r;
+	}
+	n = want && want < t.n ? want : t.n;
+	if (n < 2) {
+		fprintf(stderr, "bench_sched: %s: fewer than 2 jobs\n", path);
+		trace_free(&t);
+		return -EINVAL;
+	}
+	b_window(&t, n, &w0, &w1);
+	for (size_t i = 0; i < n; i++) {
+		double w = (double)t.jobs[i].npus * (double)t.jobs[i].dur_sec;
+
+		work += w;
+		work_busy += t.jobs[i].submit_sec >= w0 ? w : 0;
+		big += t.jobs[i].npus > NPUS_PER_SERVER;
+	}
+	span = (double)(t.jobs[n - 1].submit_sec - t.jobs[0].submit_sec);
+	span_busy = (double)(w1 - w0);
+	load = work / ((double)servers * NPUS_PER_SERVER * span);
+	load_busy = work_busy / ((double)servers * NPUS_PER_SERVER * span_busy);
+	printf("== part B: Philly trace replay (%s), first %zu of %zu jobs by submit time, "
+	       "%zu VCs as queues of weight 1\n",
+	       path, n, t.n, t.nvc);
+	printf("cluster: %u Atlas 800T A2 servers (%u NPUs); %u jobs take whole servers "
+	       "(> 8 NPUs); arrivals span %.1f days,\n"
+	       "  the busy window (1st-percentile arrival to the last) %.1f days\n",
+	       servers, servers * NPUS_PER_SERVER, big, span / 86400, span_busy / 86400);
+	printf("offered load = sum(npus * run time) / (NPUs * span): %.2f over all arrivals, "
+	       "%.2f over the busy window\n  (> 1: more work arrives than the cluster can run; "
+	       "it saturates and a backlog builds)\n",
+	       load, load_busy);
+	fflush(stdout);
+	r = b_run(&t, n, servers, true, &easy);
+	if (r == 0)
+		r = b_run(&t, n, servers, false, &fifo);
+	if (r < 0) {
+		free(easy.waits);
+		free(fifo.waits);
+		trace_free(&t);
+		return r;
+	}
+	{
+		double sat_e = 100 * easy.busy_sat / (easy.time_sat * servers * 8);
+		double sat_f = 100 * fifo.busy_sat / (fifo.time_sat * servers * 8);
+		double sw_e = 100 * easy.busy_sat_win / (easy.wait_win * servers * 8);
+		double sw_f = 100 * fifo.busy_sat_win / (fifo.wait_win * servers * 8);
+		double win_e = 100 * easy.busy_win / (easy.time_win * servers * 8);
+		double win_f = 100 * fifo.busy_win / (fifo.time_win * servers * 8);
+		double qe = easy.wait_sum / (double)easy.done, qf = fifo.wait_sum / (double)fifo.done;
+		double je = easy.jct_sum / (double)easy.done, jf = fifo.jct_sum / (double)fifo.done;
+		double me = median_of(easy.waits, easy.done), mf = median_of(fifo.waits, fifo.done);
+
+		printf("\n  %-44s %12s %12s %8s\n", "", "EASY backfill", "FIFO (base)", "ratio");
+		printf("  %-44s %11.1f%% %11.1f%% %7.2fx\n",
+		       "allocated share while jobs wait (goal >= 90%)", sat_e, sat_f, sat_e / sat_f);
+		printf("  %-44s %11.1f%% %11.1f%% %7.2fx\n", "  the same, within the busy window", sw_e,
+		       sw_f, sw_e / sw_f);
+		printf("  %-44s %11.1f%% %11.1f%% %7.2fx\n", "allocated share, busy window", win_e,
+		       win_f, win_e / win_f);
+		printf("  %-44s %11.1f%% %11.1f%%\n", "time with jobs waiting, of the busy window",
+		       100 * easy.wait_win / easy.time_win, 100 * fifo.wait_win / fifo.time_win);
+		printf("  %-44s %10.2f h %10.2f h %7.2fx\n", "average queueing delay (start - submit)",
+		       qe / 3600, qf / 3600, qe / qf);
+		printf("  %-44s %10.2f h %10.2f h\n", "median queueing delay", me / 3600, mf / 3600);
+		printf("  %-44s %10.1f h %10.1f h\n", "longest queueing delay", easy.wait_max / 3600,
+		       fifo.wait_max / 3600);
+		printf("  %-44s %10.2f h %10.2f h %7.2fx\n", "average JCT (end - submit)", je / 3600,
+		       jf / 3600, je / jf);
+		printf("  %-44s %10.1f d %10.1f d\n", "replay length (first arrival to last end)",
+		       easy.time_all / 86400, fifo.time_all / 86400);
+		printf("  %-44s %12u %12u\n", "most jobs pending at once", easy.max_pending,
+		       fifo.max_pending);
+		printf("  %-44s %12" PRIu64 " %12" PRIu64 "\n", "jobs backfilled", easy.backfilled,
+		       fifo.backfilled);
+		printf("  %-44s %12" PRIu64 " %12" PRIu64 "\n", "time limits reached (expected 0)",
+		       easy.timeouts, fifo.timeouts);
+		printf("  %-44s %12zu %12zu\n", "jobs that never started", easy.never, fifo.never);
+		printf("  %-44s %10.1f s %10.1f s\n", "wall time of the replay", easy.wall_sec,
+		       fifo.wall_sec);
+		printf("  %-44s %12" PRIu64 " %12" PRIu64 "\n", "API calls that run a pass",
+		       easy.passes_api, fifo.passes_api);
+		printf("(shares while jobs wait cover different intervals per policy: FIFO keeps its "
+		       "backlog longer, into the trace's tail)\n");
+		printf("goal allocated share >= 90%% while jobs wait (EASY backfill): %.1f%%, %s\n",
+		       sat_e, sat_e >= 90 ? "met" : "NOT met");
+	}
+	free(easy.waits);
+	free(fifo.waits);
+	trace_free(&t);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "part", required_argument, NULL, 'p' },
+		{ "philly", required_argument, NULL, 'f' },
+		{ "philly-jobs", required_argument, NULL, 'n' },
+		{ "philly-servers", required_argument, NULL, 's' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *path = "philly.csv";
+	bool run_a = true, run_b = true;
+	size_t jobs = B_JOBS;
+	unsigned servers = B_SERVERS;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			run_a = strcmp(optarg, "a") == 0;
+			run_b = strcmp(optarg, "b") == 0;
+			if (!run_a && !run_b)
+				goto usage;
+			break;
+		case 'f':
+			path = optarg;
+			break;
+		case 'n':
+			jobs = strtoul(optarg, NULL, 10);
+			break;
+		case 's':
+			servers = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		default:
+usage:
+			fprintf(stderr, "usage: bench_sched [--part a|b] [--philly PATH] "
+					"[--philly-jobs N (0 = all)] [--philly-servers N]\n");
+			return 2;
+		}
+	}
+	if (servers < 16 || servers % B_SWITCHES) {
+		fprintf(stderr, "bench_sched: --philly-servers must be a multiple of %d, at least "
+				"16 (the largest job takes 16 servers)\n",
+			B_SWITCHES);
+		return 2;
+	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	return part_a() < 0 ? 1 : 0;
+	if (run_a && part_a() < 0)
+		return 1;
+	if (run_b && part_b(path, jobs, servers) < 0)
+		return 1;
+	return 0;
 }
