@@ -163,6 +163,7 @@ struct sched_job {
 	enum sched_job_state stop_to;	/* stopping: pending (preempted) or timeout */
 	enum sched_requeue_cause requeue_cause;
 	char preempted_by[CONF_NAME_MAX + 1]; /* last preemptor, "" */
+	uint64_t preempted_by_serial;	/* its serial (0 = none) */
 	unsigned preemptions;		/* times preempted */
 	bool borrowing;			/* placed beyond its queue's quota (reclaimable) */
 	uint64_t reserved_start_usec;	/* backfill reservation held by this pending job:
@@ -232,6 +233,8 @@ struct sched_cluster {
 	struct conf_cluster *conf;	/* owned */
 	struct sched_server *servers;	/* conf->server_count entries */
 	size_t server_count;
+	const struct conf_server_type *types[16]; /* server types present, inventory order */
+	size_t type_count;
 	char **switch_names;		/* borrowed from conf, first-seen order */
 	size_t switch_count;
 	struct sched_job **jobs;	/* owned; active and finished, in submission order */

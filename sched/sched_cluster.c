@@ -105,6 +105,14 @@ int sched_cluster_new(struct conf_cluster *conf, struct sched_cluster **ret)
 		}
 		s->npus_free = s->conf->npu_count;
 		c->npus_total += s->conf->npu_count;
+		{
+			size_t k;
+
+			for (k = 0; k < c->type_count && c->types[k] != s->conf->type; k++)
+				;
+			if (k == c->type_count && k < 16)
+				c->types[c->type_count++] = s->conf->type;
+		}
 	}
 	c->next_event_seq = 1;
 	c->next_queue_seq = 1;

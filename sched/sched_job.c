@@ -578,18 +578,21 @@ int sched_job_note_refusal(struct sched_cluster *c, const char *name, const char
 int sched_job_remove(struct sched_cluster *c, const char *name, uid_t uid, uint64_t now_usec)
 {
 	struct sched_job *j;
+	bool active;
 	int r = job_for_owner(c, name, uid, &j);
 
 	if (r < 0)
 		return r;
-	if (!sched_job_state_is_terminal(j->state)) {
+	active = !sched_job_state_is_terminal(j->state);
+	if (active) {
 		sched_alloc_release(c, j);
 		sched_job_transition(c, j, SCHED_JOB_CANCELLED, SCHED_EV_CANCELLED, now_usec,
 				     "removed (rmdir) while active");
 	}
 	sched_event_add(c, now_usec, SCHED_EV_REMOVED, j, NULL, -1, "job directory removed");
 	jobs_remove_at(c, (size_t)job_index(c, name));
-	sched_schedule(c, now_usec);
+	if (active) /* forgetting a finished job frees nothing */
+		sched_schedule(c, now_usec);
 	return 0;
 }
 

@@ -444,22 +444,16 @@ static int place_multi(const struct sched_cluster *c, unsigned k,
 }
 
 /* Types present in the cluster, in inventory order, filtered by @want. */
+/* Types present in the cluster, in inventory order (cached at creation), filtered by
+ * @want. */
 static size_t cluster_types(const struct sched_cluster *c, const struct conf_server_type *want,
 			    const struct conf_server_type **out, size_t max)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < c->server_count; i++) {
-		const struct conf_server_type *t = c->servers[i].conf->type;
-		size_t k;
-
-		if (want && t != want)
-			continue;
-		for (k = 0; k < n && out[k] != t; k++)
-			;
-		if (k == n && n < max)
-			out[n++] = t;
-	}
+	for (size_t i = 0; i < c->type_count && n < max; i++)
+		if (!want || c->types[i] == want)
+			out[n++] = c->types[i];
 	return n;
 }
 
@@ -619,6 +613,8 @@ static void assign_ranks(struct sched_slice *slices, size_t count)
 static void explain_no_room(const struct sched_cluster *c, unsigned npus,
 			    const struct conf_server_type *t, char *reason)
 {
+	if (!reason)
+		return; /* the caller does not want the sentence: skip the scan */
 	unsigned whole = 0, free_npus = 0, most = 0, off = 0;
 	size_t len;
 
@@ -763,7 +759,7 @@ int sched_place_now(const struct sched_cluster *c, unsigned npus,
 			explained = true;
 		}
 	}
-	if (!explained)
+	if (!explained && reason)
 		sched_reason(reason, "no server has room for %u NPUs", npus);
 	return -ENOSPC;
 }

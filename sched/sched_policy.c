@@ -132,6 +132,12 @@ static const char *fmt_time(uint64_t usec, char *buf, size_t len)
 static void set_pending(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
 			uint64_t key, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
+/* Is @j already pending for the reason @key stands for? (skip formatting it again) */
+static bool pending_same(const struct sched_job *j, uint64_t key)
+{
+	return key && j->state == SCHED_JOB_PENDING && j->reason_key == mix(key, j->requeue_cause);
+}
+
 static void set_pending(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
 			uint64_t key, const char *fmt, ...)
 {
@@ -918,17 +924,28 @@ static void begin_stop(struct sched_cluster *c, struct sched_job *j, enum sched_
 static bool has_stopping_for(const struct pass *p, const struct sched_job *j,
 			     uint64_t *ret_deadline)
 {
+	size_t lo = 0, hi = p->nstopping;
 	bool any = false;
 
 	*ret_deadline = 0;
-	for (size_t i = 0; i < p->nstopping; i++) {
+	/* p->stopping is sorted by preemptor serial: find the first of j's */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->stopping[mid]->preempted_by_serial < j->serial)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < p->nstopping && p->stopping[i]->preempted_by_serial == j->serial;
+	     i++) {
 		const struct sched_job *o = p->stopping[i];
 
-		if (o->state == SCHED_JOB_STOPPING && strcmp(o->preempted_by, j->name) == 0) {
-			any = true;
-			if (o->stop_deadline_usec > *ret_deadline)
-				*ret_deadline = o->stop_deadline_usec;
-		}
+		if (o->state != SCHED_JOB_STOPPING)
+			continue;
+		any = true;
+		if (o->stop_deadline_usec > *ret_deadline)
+			*ret_deadline = o->stop_deadline_usec;
 	}
 	return any;
 }
@@ -985,6 +1002,7 @@ static bool try_preempt(struct pass *p, struct sched_job *j)
 				     j->spec->priority, job_queue(c, v)->name,
 				     job_queue(c, v)->priority, v->spec->priority, held);
 		snprintf(v->preempted_by, sizeof(v->preempted_by), "%s", j->name);
+		v->preempted_by_serial = j->serial;
 		v->preemptions++;
 		c->preemptions++;
 		begin_stop(c, v, SCHED_JOB_PENDING, SCHED_EV_PREEMPTED, p->now, reason);
@@ -1047,6 +1065,24 @@ static bool may_use_reserved(const struct pass *p, const struct sched_job *j)
 	return false;
 }
 
+/* Fill @reason (when still empty) with what keeps @j from fitting now. */
+static void explain(struct pass *p, const struct sched_job *j, unsigned hi, char *reason)
+{
+	struct sched_slice *tmp;
+	size_t n;
+
+	if (reason[0])
+		return;
+	/* reservations are not the reason here: ask about the NPUs as they are */
+	unmark_all(p);
+	if (sched_place_job(p->c, j, hi, &tmp, &n, reason) == 0) {
+		free(tmp);
+		sched_reason(reason, "needs %u NPU%s that are held for a reservation",
+			     j->spec->npus_min, j->spec->npus_min == 1 ? "" : "s");
+	}
+	mark_all(p);
+}
+
 /* Reason keys: what a reason depends on, without formatting it. */
 enum { KEY_QUOTA = 1, KEY_BEHIND, KEY_NOROOM, KEY_RESV, KEY_STOPPING, KEY_BORROW };
 
@@ -1055,9 +1091,12 @@ static void wait_behind(struct pass *p, struct sched_job *j, const struct resv *
 			unsigned need)
 {
 	char when[40];
+	uint64_t key = mix(mix(mix(mix(KEY_RESV, h->job->serial), need), h->start),
+			   j->spec->time_limit_sec);
 
-	set_pending(p->c, j, p->now, mix(mix(mix(mix(KEY_RESV, h->job->serial), need), h->start),
-					 j->spec->time_limit_sec),
+	if (pending_same(j, key))
+		return;
+	set_pending(p->c, j, p->now, key,
 		    "waiting behind job \"%s\", first in line with NPUs reserved %s%s: needs %u "
 		    "NPU%s and none are free outside that reservation; %s",
 		    h->job->name, h->start == UINT64_MAX ? "until running jobs without a "
@@ -1076,7 +1115,7 @@ static void consider(struct pass *p, struct sched_job *j, bool borrow_phase)
 	unsigned need = j->spec->npus_min, hi = j->spec->npus_max;
 	struct sched_slice *sl;
 	size_t n;
-	bool backfill = false, inq, explained = true;
+	bool backfill = false, inq;
 	const struct resv *delays = NULL;
 	uint64_t deadline;
 	char reason[SCHED_REASON_MAX], when[40];
@@ -1111,19 +1150,17 @@ static void consider(struct pass *p, struct sched_job *j, bool borrow_phase)
 		p->waiting_mask |= j->type_mask;
 		return;
 	}
+	/* no sentence is written while trying: most waiting jobs never need theirs */
 	if (idx_may_fit(p, j->type_mask, need) || may_use_reserved(p, j)) {
-		r = place_around(p, j, hi, &sl, &n, &backfill, &delays, reason);
+		r = place_around(p, j, hi, &sl, &n, &backfill, &delays, NULL);
 		if (r == 0) {
 			start_job(p, j, sl, n, !inq, backfill);
 			return;
 		}
 		if (r != -ENOSPC) /* -ENOMEM: the next pass retries */
 			return;
-	} else {
-		sched_reason(reason, "needs %u NPU%s and no free NPUs can hold %s now", need,
-			     need == 1 ? "" : "s", need == 1 ? "it" : "them");
-		explained = false;
 	}
+	reason[0] = '\0';
 	p->waiting_mask |= j->type_mask;
 	if (borrow_phase && !inq) {
 		set_pending(c, j, p->now, mix(mix(KEY_BORROW, c->queue_used[j->queue_index]),
@@ -1135,9 +1172,10 @@ static void consider(struct pass *p, struct sched_job *j, bool borrow_phase)
 	}
 	/* victims of an earlier pass are still stopping for this job */
 	if (has_stopping_for(p, j, &deadline)) {
-		set_pending(c, j, p->now, mix(KEY_STOPPING, deadline),
-			    "waiting for the jobs it preempted to stop, by %s",
-			    fmt_time(deadline, when, sizeof(when)));
+		if (!pending_same(j, mix(KEY_STOPPING, deadline)))
+			set_pending(c, j, p->now, mix(KEY_STOPPING, deadline),
+				    "waiting for the jobs it preempted to stop, by %s",
+				    fmt_time(deadline, when, sizeof(when)));
 		reserve_for(p, j); /* nothing else takes its place meanwhile */
 		return;
 	}
@@ -1145,14 +1183,8 @@ static void consider(struct pass *p, struct sched_job *j, bool borrow_phase)
 		reserve_for(p, j);
 		return;
 	}
-	/* the sentences below are about this job: say exactly what is missing */
-	if (!explained && !(p->resv_mask & j->type_mask)) {
-		struct sched_slice *tmp;
-
-		if (sched_place_job(c, j, hi, &tmp, &n, reason) == 0)
-			free(tmp); /* cannot happen: the index said no */
-	}
 	if (!fits_when_idle(p, j)) {
+		explain(p, j, hi, reason);
 		set_pending(c, j, p->now, 0, "%.300s; it cannot fit until cordoned, unreachable "
 					     "or isolated capacity returns, so jobs behind it may "
 					     "start", reason);
@@ -1163,6 +1195,7 @@ static void consider(struct pass *p, struct sched_job *j, bool borrow_phase)
 		for (unsigned t = 0; t < 32; t++)
 			if ((j->type_mask & (1u << t)) && !p->blocker_of[t])
 				p->blocker_of[t] = j;
+		explain(p, j, hi, reason);
 		set_pending(c, j, p->now, 0, "%s", reason);
 		return;
 	}
@@ -1175,6 +1208,7 @@ static void consider(struct pass *p, struct sched_job *j, bool borrow_phase)
 		char where[200];
 
 		if (rv) {
+			explain(p, j, hi, reason);
 			describe_slices(c, rv->slices, rv->count, where, sizeof(where));
 			if (rv->start == UINT64_MAX)
 				set_pending(c, j, p->now, 0,
@@ -1195,10 +1229,12 @@ static void consider(struct pass *p, struct sched_job *j, bool borrow_phase)
 		for (size_t i = 0; i < p->nresv && !h; i++)
 			if (p->resv[i].mask & j->type_mask)
 				h = &p->resv[i];
-		if (h)
+		if (h) {
 			wait_behind(p, j, h, need);
-		else
+		} else if (!pending_same(j, mix(KEY_NOROOM, need))) {
+			explain(p, j, hi, reason);
 			set_pending(c, j, p->now, mix(KEY_NOROOM, need), "%s", reason);
+		}
 	}
 }
 
@@ -1261,18 +1297,32 @@ static void grow_elastic(struct pass *p)
 
 /* ---- service order ---- */
 
+static int by_preemptor(const void *a, const void *b)
+{
+	uint64_t x = (*(struct sched_job *const *)a)->preempted_by_serial;
+	uint64_t y = (*(struct sched_job *const *)b)->preempted_by_serial;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A pending job with its sort keys beside it (no pointer chasing while sorting). */
+struct pend {
+	unsigned prio;
+	uint64_t seq;
+	struct sched_job *job;
+};
+
 static int fifo_cmp(const void *a, const void *b)
 {
-	const struct sched_job *x = *(struct sched_job *const *)a;
-	const struct sched_job *y = *(struct sched_job *const *)b;
+	const struct pend *x = a, *y = b;
 
-	if (x->spec->priority != y->spec->priority)
-		return x->spec->priority > y->spec->priority ? -1 : 1;
-	return x->queue_seq < y->queue_seq ? -1 : x->queue_seq > y->queue_seq;
+	if (x->prio != y->prio)
+		return x->prio > y->prio ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 struct qlist {
-	struct sched_job **jobs;
+	struct pend *jobs;
 	size_t n, next;
 };
 
@@ -1281,19 +1331,19 @@ static bool queue_before(const struct sched_cluster *c, const struct qlist *ql, 
 			 size_t b)
 {
 	const struct conf_queue *qa = &c->conf->queues[a], *qb = &c->conf->queues[b];
-	const struct sched_job *ja = ql[a].jobs[ql[a].next], *jb = ql[b].jobs[ql[b].next];
+	const struct pend *ja = &ql[a].jobs[ql[a].next], *jb = &ql[b].jobs[ql[b].next];
 	uint64_t sa, sb;
 
 	if (qa->priority != qb->priority)
 		return qa->priority > qb->priority;
-	if (ja->spec->priority != jb->spec->priority)
-		return ja->spec->priority > jb->spec->priority;
+	if (ja->prio != jb->prio)
+		return ja->prio > jb->prio;
 	/* used/weight, compared without division */
 	sa = (uint64_t)c->queue_used[a] * qb->weight;
 	sb = (uint64_t)c->queue_used[b] * qa->weight;
 	if (sa != sb)
 		return sa < sb;
-	return ja->queue_seq < jb->queue_seq;
+	return ja->seq < jb->seq;
 }
 
 static void serve(struct pass *p, struct qlist *ql, size_t nq, bool borrow_phase)
@@ -1306,9 +1356,9 @@ static void serve(struct pass *p, struct qlist *ql, size_t nq, bool borrow_phase
 		size_t best = SIZE_MAX;
 
 		for (size_t i = 0; i < nq; i++) {
-			/* skip jobs a phase does not handle, and jobs no longer pending */
+			/* skip jobs no longer pending (placed, or preempted for others) */
 			while (ql[i].next < ql[i].n &&
-			       ql[i].jobs[ql[i].next]->state != SCHED_JOB_PENDING)
+			       ql[i].jobs[ql[i].next].job->state != SCHED_JOB_PENDING)
 				ql[i].next++;
 			if (ql[i].next >= ql[i].n)
 				continue;
@@ -1318,7 +1368,7 @@ static void serve(struct pass *p, struct qlist *ql, size_t nq, bool borrow_phase
 		if (best == SIZE_MAX)
 			break;
 		{
-			struct sched_job *j = ql[best].jobs[ql[best].next++];
+			struct sched_job *j = ql[best].jobs[ql[best].next++].job;
 
 			if (borrow_phase && within_quota(c, j, j->spec->npus_min))
 				continue; /* had its turn in the first phase */
@@ -1331,7 +1381,7 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 {
 	struct pass *p;
 	struct qlist *ql;
-	struct sched_job **all;
+	struct pend *all;
 	size_t nq = c->conf->queue_count, n = 0;
 	unsigned placed;
 
@@ -1371,17 +1421,28 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 			if (c->jobs[i]->state == SCHED_JOB_STOPPING &&
 			    c->jobs[i]->stop_to == SCHED_JOB_PENDING)
 				p->stopping[p->nstopping++] = c->jobs[i];
+		if (p->stopping)
+			qsort(p->stopping, p->nstopping, sizeof(*p->stopping), by_preemptor);
 	}
 	/* per queue, in job priority then submission order */
+	for (size_t i = 0; i < c->job_count; i++)
+		if (c->jobs[i]->state == SCHED_JOB_PENDING)
+			ql[c->jobs[i]->queue_index].n++;
 	n = 0;
 	for (size_t q = 0; q < nq; q++) {
 		ql[q].jobs = all + n;
-		for (size_t i = 0; i < c->job_count; i++)
-			if (c->jobs[i]->state == SCHED_JOB_PENDING && c->jobs[i]->queue_index == q)
-				ql[q].jobs[ql[q].n++] = c->jobs[i];
-		qsort(ql[q].jobs, ql[q].n, sizeof(ql[q].jobs[0]), fifo_cmp);
 		n += ql[q].n;
+		ql[q].n = 0;
 	}
+	for (size_t i = 0; i < c->job_count; i++) {
+		struct sched_job *j = c->jobs[i];
+		struct qlist *l = &ql[j->queue_index];
+
+		if (j->state == SCHED_JOB_PENDING)
+			l->jobs[l->n++] = (struct pend){ j->spec->priority, j->queue_seq, j };
+	}
+	for (size_t q = 0; q < nq; q++)
+		qsort(ql[q].jobs, ql[q].n, sizeof(ql[q].jobs[0]), fifo_cmp);
 	if (n)
 		idx_build(p);
 	/* queues within quota first; then borrowers on what is left */
