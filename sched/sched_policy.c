@@ -391,7 +391,8 @@ static void mark_reserved(struct pass *p, const struct resv *r, bool on)
 		for (unsigned k = 0; k < r->slices[i].npu_count; k++) {
 			struct sched_npu *n = &s->npus[r->slices[i].device_ids[k]];
 
-			n->reserved = on && !n->job;
+			/* held ones too: a preemption must not free them for someone else */
+			n->reserved = on;
 		}
 		sched_server_recount(s);
 		if (p->idx_ok)
@@ -731,183 +732,268 @@ static void minimize(struct pass *p, struct sched_job *j, struct victims *vs)
 	}
 }
 
+/* Jobs holding NPUs on server @s, each once (at most one per NPU). */
+static size_t jobs_on(const struct sched_server *s, struct sched_job **out)
+{
+	size_t n = 0;
+
+	for (unsigned d = 0; d < s->conf->npu_count; d++) {
+		struct sched_job *o = s->npus[d].job;
+		size_t k;
+
+		if (!o)
+			continue;
+		for (k = 0; k < n && out[k] != o; k++)
+			;
+		if (k == n)
+			out[n++] = o;
+	}
+	return n;
+}
+
+/* Larger share of server @arg first, then the victim preference order. */
+struct on_server_arg {
+	const struct sched_cluster *c;
+	const struct sched_server *s;
+};
+
+static unsigned npus_here(const struct sched_server *s, const struct sched_job *j)
+{
+	unsigned n = 0;
+
+	for (unsigned d = 0; d < s->conf->npu_count; d++)
+		n += s->npus[d].job == j;
+	return n;
+}
+
+static int on_server_cmp(const void *a, const void *b, void *arg)
+{
+	const struct on_server_arg *o = arg;
+	const struct sched_job *x = *(struct sched_job *const *)a;
+	const struct sched_job *y = *(struct sched_job *const *)b;
+	unsigned nx = npus_here(o->s, x), ny = npus_here(o->s, y);
+
+	if (nx != ny)
+		return nx > ny ? -1 : 1;
+	return victim_cmp(a, b, (void *)o->c);
+}
+
+/* Could the NPUs of @vs (taken away) let @need land on server @s? */
+static bool server_fits_without(struct pass *p, unsigned s, unsigned need,
+				const struct conf_server_type *type, struct sched_job **vs,
+				size_t n)
+{
+	bool ok;
+
+	for (size_t i = 0; i < n; i++)
+		sim_release(p->c, vs[i]);
+	ok = sched_server_can_hold(p->c, s, need, type);
+	for (size_t i = 0; i < n; i++)
+		sim_restore(p->c, vs[i]);
+	return ok;
+}
+
 /*
- * The fewest whole jobs whose NPUs let @j start (legal placement by the topology rules).
- * Single-server requests look at one server at a time; whole-server requests take the
- * servers that cost the fewest new victims. Returns 0 with @out filled, -ENOSPC, -ENOMEM.
+ * Single-server requests: per server, its preemptible jobs, largest share first, until
+ * the job fits; then drop the ones not needed (most valuable first). The best server's
+ * set wins (set_better).
+ */
+static int victims_single(struct pass *p, struct sched_job *j, bool inq, struct victims *best)
+{
+	struct sched_cluster *c = p->c;
+	const struct conf_server_type *type = sched_job_type(c, j);
+	unsigned need = j->spec->npus_min;
+
+	for (size_t s = 0; s < c->server_count; s++) {
+		struct sched_server *sv = &c->servers[s];
+		struct sched_job *on[CONF_SERVER_NPUS_MAX], *cand[CONF_SERVER_NPUS_MAX];
+		struct on_server_arg arg = { c, sv };
+		size_t non, ncand = 0, k;
+
+		if ((type && sv->conf->type != type) || need > sv->conf->npu_count ||
+		    !sched_size_is_legal(sv->conf->type, need) ||
+		    !sched_server_is_schedulable(c, sv))
+			continue;
+		non = jobs_on(sv, on);
+		for (size_t i = 0; i < non; i++)
+			if (may_preempt(p, j, on[i], inq))
+				cand[ncand++] = on[i];
+		if (!ncand)
+			continue;
+		qsort_r(cand, ncand, sizeof(cand[0]), on_server_cmp, &arg);
+		for (k = 1; k <= ncand; k++)
+			if (server_fits_without(p, (unsigned)s, need, type, cand, k))
+				break;
+		if (k > ncand)
+			continue;
+		/* spare what is not needed, the most valuable first */
+		qsort_r(cand, k, sizeof(cand[0]), victim_cmp, c);
+		for (size_t i = k; i-- > 0;) {
+			struct sched_job *keep = cand[i];
+
+			memmove(&cand[i], &cand[i + 1], (k - i - 1) * sizeof(cand[0]));
+			if (server_fits_without(p, (unsigned)s, need, type, cand, k - 1)) {
+				k--;
+				continue;
+			}
+			memmove(&cand[i + 1], &cand[i], (k - 1 - i) * sizeof(cand[0]));
+			cand[i] = keep;
+		}
+		if (!best->n || set_better(c, cand, k, best->v, best->n)) {
+			best->n = 0;
+			for (size_t i = 0; i < k; i++)
+				if (victims_add(best, cand[i]) < 0)
+					return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* May server @sv of @t become whole for @j once @chosen and @extra go? */
+static bool freeable(struct pass *p, struct sched_job *j, bool inq, const struct sched_server *sv,
+		     const struct victims *chosen, struct sched_job *const *extra, size_t nextra)
+{
+	if (!sched_server_is_schedulable(p->c, sv))
+		return false;
+	for (unsigned d = 0; d < sv->conf->npu_count; d++) {
+		const struct sched_npu *n = &sv->npus[d];
+		size_t k;
+
+		if (n->isolated || n->reserved ||
+		    (n->health != SCHED_HEALTH_OK && n->health != SCHED_HEALTH_WARNING))
+			return false;
+		if (!n->job || victims_has(chosen, n->job))
+			continue;
+		for (k = 0; k < nextra && extra[k] != n->job; k++)
+			;
+		if (k == nextra && !may_preempt(p, j, n->job, inq))
+			return false;
+		if (k == nextra && extra)
+			return false; /* a job outside the candidate set stays */
+	}
+	return true;
+}
+
+/*
+ * Whole-server requests on type @t: repeatedly add the server whose new victims make the
+ * most servers whole per victim (a gang over two servers beats two one-server jobs),
+ * ties by set_better, until the job has a legal placement (super pods included); then
+ * drop the victims not needed.
+ */
+static int victims_whole(struct pass *p, struct sched_job *j, bool inq,
+			 const struct conf_server_type *t, struct victims *out)
+{
+	struct sched_cluster *c = p->c;
+	struct victims chosen = { 0 };
+	int r = -ENOSPC;
+
+	for (size_t round = 0; round <= c->server_count; round++) {
+		struct sched_job *best_new[CONF_SERVER_NPUS_MAX];
+		size_t best_n = 0;
+		unsigned best_gain = 0;
+		bool found = false;
+		struct sched_slice *sl;
+		size_t n;
+
+		if (chosen.n && fits_with(p, j, &chosen, &sl, &n)) {
+			free(sl);
+			minimize(p, j, &chosen);
+			*out = chosen;
+			return 0;
+		}
+		for (size_t s = 0; s < c->server_count; s++) {
+			struct sched_server *sv = &c->servers[s];
+			struct sched_job *on[CONF_SERVER_NPUS_MAX], *fresh[CONF_SERVER_NPUS_MAX];
+			size_t non, nfresh = 0;
+			unsigned gain = 0;
+
+			if (sv->conf->type != t || !freeable(p, j, inq, sv, &chosen, NULL, 0))
+				continue;
+			non = jobs_on(sv, on);
+			for (size_t i = 0; i < non; i++)
+				if (!victims_has(&chosen, on[i]))
+					fresh[nfresh++] = on[i];
+			if (!nfresh)
+				continue; /* whole already (or becomes so with what is chosen) */
+			/* servers that become whole with these: this one and others they hold */
+			for (size_t i = 0; i < nfresh; i++)
+				for (size_t k = 0; k < fresh[i]->slice_count; k++) {
+					const struct sched_server *o =
+						&c->servers[fresh[i]->slices[k].server];
+					bool seen = false;
+
+					for (size_t x = 0; x < i && !seen; x++)
+						for (size_t y = 0; y < fresh[x]->slice_count; y++)
+							seen |= fresh[x]->slices[y].server ==
+								fresh[i]->slices[k].server;
+					if (!seen && o->conf->type == t &&
+					    freeable(p, j, inq, o, &chosen, fresh, nfresh))
+						gain++;
+				}
+			if (!gain)
+				continue;
+			/* most servers per victim: gain/nfresh, compared without division */
+			if (!found || gain * best_n > best_gain * nfresh ||
+			    (gain * best_n == best_gain * nfresh &&
+			     set_better(c, fresh, nfresh, best_new, best_n))) {
+				memcpy(best_new, fresh, nfresh * sizeof(fresh[0]));
+				best_n = nfresh;
+				best_gain = gain;
+				found = true;
+			}
+		}
+		if (!found)
+			break;
+		for (size_t i = 0; i < best_n; i++)
+			if (victims_add(&chosen, best_new[i]) < 0) {
+				r = -ENOMEM;
+				break;
+			}
+		if (r == -ENOMEM)
+			break;
+	}
+	free(chosen.v);
+	return r;
+}
+
+/*
+ * The fewest whole jobs whose NPUs let @j start (legal placement by the topology rules,
+ * reserved NPUs of other jobs left alone). Returns 0 with @out filled, -ENOSPC, -ENOMEM.
  */
 static int choose_victims(struct pass *p, struct sched_job *j, struct victims *out)
 {
 	struct sched_cluster *c = p->c;
 	const struct conf_server_type *type = sched_job_type(c, j);
 	bool inq = within_quota(c, j, j->spec->npus_min);
-	struct victims best = { 0 }, cur = { 0 };
-	int r = -ENOSPC;
+	struct victims best = { 0 };
+	int r;
 
-	for (size_t s = 0; s < c->server_count; s++) {
-		struct sched_server *sv = &c->servers[s];
-		struct sched_job *on[CONF_SERVER_NPUS_MAX];
-		size_t non = 0;
-		bool usable = true, single;
+	r = victims_single(p, j, inq, &best);
+	for (size_t t = 0; r == 0 && t < c->type_count; t++) {
+		const struct conf_server_type *ty = c->types[t];
+		struct victims got = { 0 };
+		unsigned need = j->spec->npus_min;
 
-		if ((type && sv->conf->type != type) || !sched_server_is_schedulable(c, sv))
+		if ((type && ty != type) || need <= ty->npu_count || need % ty->npu_count)
 			continue;
-		single = j->spec->npus_min <= sv->conf->npu_count;
-		if (!single)
+		r = victims_whole(p, j, inq, ty, &got);
+		if (r == -ENOSPC) {
+			r = 0;
 			continue;
-		for (unsigned d = 0; d < sv->conf->npu_count; d++) {
-			struct sched_job *o = sv->npus[d].job;
-			size_t k;
-
-			if (!o)
-				continue;
-			for (k = 0; k < non && on[k] != o; k++)
-				;
-			if (k == non)
-				on[non++] = o;
 		}
-		/* preemptible jobs here, in preference order, added until the job fits */
-		cur.n = 0;
-		for (size_t k = 0; k < non; k++)
-			if (may_preempt(p, j, on[k], inq) && victims_add(&cur, on[k]) < 0)
-				usable = false;
-		if (!usable || !cur.n)
-			continue;
-		qsort_r(cur.v, cur.n, sizeof(cur.v[0]), victim_cmp, c);
-		for (size_t k = 1; k <= cur.n; k++) {
-			bool ok;
-
-			for (size_t x = 0; x < k; x++)
-				sim_release(c, cur.v[x]);
-			ok = sched_server_can_hold(c, (unsigned)s, j->spec->npus_min, type);
-			for (size_t x = 0; x < k; x++)
-				sim_restore(c, cur.v[x]);
-			if (!ok)
-				continue;
-			if (!best.n || set_better(c, cur.v, k, best.v, best.n)) {
-				best.n = 0;
-				for (size_t x = 0; x < k; x++)
-					if (victims_add(&best, cur.v[x]) < 0) {
-						r = -ENOMEM;
-						goto out;
-					}
-			}
-			break;
+		if (r == 0 && (!best.n || set_better(c, got.v, got.n, best.v, best.n))) {
+			free(best.v);
+			best = got;
+		} else {
+			free(got.v);
 		}
 	}
-	if (!best.n) {
-		/* whole servers: repeatedly take the server that costs the fewest new victims */
-		unsigned k_needed = 0, have = 0;
-
-		for (size_t s = 0; s < c->server_count && !k_needed; s++) {
-			const struct conf_server_type *t = c->servers[s].conf->type;
-
-			if ((!type || t == type) && j->spec->npus_min > t->npu_count && j->spec->npus_min % t->npu_count == 0)
-				k_needed = j->spec->npus_min / t->npu_count;
-		}
-		if (!k_needed)
-			goto out;
-		for (;;) {
-			struct sched_job *best_new[CONF_SERVER_NPUS_MAX];
-			size_t best_count = 0;
-			bool found = false;
-
-			have = 0;
-			for (size_t s = 0; s < c->server_count; s++) {
-				struct sched_server *sv = &c->servers[s];
-				struct sched_job *fresh[CONF_SERVER_NPUS_MAX];
-				size_t nfresh = 0;
-				bool ok = true;
-
-				if ((type && sv->conf->type != type) ||
-				    j->spec->npus_min <= sv->conf->npu_count ||
-				    !sched_server_is_schedulable(c, sv))
-					continue;
-				/* the jobs not yet chosen that must go for this server to be whole */
-				for (unsigned d = 0; d < sv->conf->npu_count && ok; d++) {
-					struct sched_npu *n = &sv->npus[d];
-					size_t k;
-
-					if (n->isolated || (n->health != SCHED_HEALTH_OK &&
-							    n->health != SCHED_HEALTH_WARNING)) {
-						ok = false;
-						continue;
-					}
-					if (!n->job || victims_has(&best, n->job))
-						continue;
-					if (!may_preempt(p, j, n->job, inq)) {
-						ok = false;
-						continue;
-					}
-					for (k = 0; k < nfresh && fresh[k] != n->job; k++)
-						;
-					if (k == nfresh)
-						fresh[nfresh++] = n->job;
-				}
-				if (!ok)
-					continue;
-				if (nfresh == 0) {
-					have++;
-					continue;
-				}
-				/* fewest new victims, then the lowest priorities, fewer NPUs, newer */
-				if (!found || set_better(c, fresh, nfresh, best_new, best_count)) {
-					memcpy(best_new, fresh, nfresh * sizeof(fresh[0]));
-					best_count = nfresh;
-					found = true;
-				}
-			}
-			if (have >= k_needed) {
-				struct sched_slice *sl;
-				size_t n;
-
-				if (best.n && fits_with(p, j, &best, &sl, &n)) {
-					free(sl);
-					minimize(p, j, &best);
-					r = 0;
-				}
-				goto out;
-			}
-			if (!found)
-				goto out;
-			for (size_t k = 0; k < best_count; k++)
-				if (victims_add(&best, best_new[k]) < 0) {
-					r = -ENOMEM;
-					goto out;
-				}
-			/* count what is whole-free once these go */
-			for (size_t x = 0; x < best.n; x++)
-				sim_release(c, best.v[x]);
-			have = 0;
-			for (size_t s = 0; s < c->server_count; s++)
-				have += (!type || c->servers[s].conf->type == type) &&
-					j->spec->npus_min > c->servers[s].conf->npu_count &&
-					sched_server_is_whole_free(c, (unsigned)s, type);
-			for (size_t x = 0; x < best.n; x++)
-				sim_restore(c, best.v[x]);
-			if (have >= k_needed) {
-				struct sched_slice *sl;
-				size_t n;
-
-				if (fits_with(p, j, &best, &sl, &n)) {
-					free(sl);
-					minimize(p, j, &best);
-					r = 0;
-				}
-				goto out;
-			}
-		}
+	if (r < 0 || !best.n) {
+		free(best.v);
+		return r < 0 ? r : -ENOSPC;
 	}
-	minimize(p, j, &best);
-	r = 0;
-out:
-	free(cur.v);
-	if (r == 0) {
-		*out = best;
-		return 0;
-	}
-	free(best.v);
-	return r;
+	*out = best;
+	return 0;
 }
 
 static void begin_stop(struct sched_cluster *c, struct sched_job *j, enum sched_job_state to,
