@@ -155,8 +155,8 @@ struct sched_job {
 	uint64_t submit_usec, start_usec, end_usec, change_usec;
 	size_t queue_index;		/* into conf->queues; set at submission */
 	uint32_t type_mask;		/* server types it can run on (sched_type_mask) */
-	uint64_t run_since_usec;	/* start of the current run (running, recovering,
-					 * stopping); 0 when not running */
+	uint64_t run_since_usec;	/* start of the current run (running or recovering;
+					 * a stop does not count); 0 otherwise */
 	uint64_t run_accum_usec;	/* run time of earlier runs; time_limit counts the
 					 * total, as Slurm does for a requeued job */
 	uint64_t stop_deadline_usec;	/* stopping: NPUs are released at this time */

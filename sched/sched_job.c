@@ -34,9 +34,10 @@ bool sched_job_state_is_terminal(enum sched_job_state s)
 	       s == SCHED_JOB_REJECTED || s == SCHED_JOB_TIMEOUT;
 }
 
+/* States whose time counts against time_limit (not the stop after a preemption). */
 static bool state_runs(enum sched_job_state s)
 {
-	return s == SCHED_JOB_RUNNING || s == SCHED_JOB_RECOVERING || s == SCHED_JOB_STOPPING;
+	return s == SCHED_JOB_RUNNING || s == SCHED_JOB_RECOVERING;
 }
 
 uint64_t sched_job_run_usec(const struct sched_job *j, uint64_t now_usec)

@@ -80,13 +80,15 @@ static bool quota_applies(const struct sched_cluster *c, const struct conf_queue
 	return c->conf->enable_quota_limit && q->quota_npus;
 }
 
-/* Would @npus more NPUs keep the queue of @j within its quota? */
+/* Would @npus more NPUs keep the queue of @j within its quota, counting @committed NPUs
+ * promised to its preemptors whose victims are still stopping? */
 static bool within_quota(const struct sched_cluster *c, const struct sched_job *j,
-			 unsigned npus)
+			 unsigned npus, unsigned committed)
 {
 	const struct conf_queue *q = job_queue(c, j);
 
-	return !quota_applies(c, q) || c->queue_used[j->queue_index] + npus <= q->quota_npus;
+	return !quota_applies(c, q) ||
+	       c->queue_used[j->queue_index] + committed + npus <= q->quota_npus;
 }
 
 static uint64_t mix(uint64_t h, uint64_t v)
@@ -97,7 +99,17 @@ static uint64_t mix(uint64_t h, uint64_t v)
 
 /* The time a running or stopping job is expected to give its NPUs back; UINT64_MAX when
  * it has no time_limit. */
-static uint64_t expected_end(const struct sched_job *j, uint64_t now_usec)
+static uint64_t stop_overhead_usec(const struct sched_cluster *c)
+{
+	/* the agent notices within one report interval, then SIGTERM, grace, SIGKILL */
+	return ((uint64_t)c->conf->stop_grace_sec + c->conf->fault_check_interval_sec) * 1000000u;
+}
+
+/* When a running, stopping or pending job @j gives (would give) its NPUs back at the
+ * latest: the end of its time_limit plus the time a stop takes; UINT64_MAX without a
+ * time_limit. */
+static uint64_t expected_end(const struct sched_cluster *c, const struct sched_job *j,
+			     uint64_t now_usec)
 {
 	uint64_t limit, ran;
 
@@ -107,7 +119,7 @@ static uint64_t expected_end(const struct sched_job *j, uint64_t now_usec)
 		return UINT64_MAX;
 	limit = j->spec->time_limit_sec * 1000000u;
 	ran = sched_job_run_usec(j, now_usec);
-	return now_usec + (ran < limit ? limit - ran : 0);
+	return now_usec + (ran < limit ? limit - ran : 0) + stop_overhead_usec(c);
 }
 
 /* "2026-11-30T04:05:06Z" (UTC) into @buf, or "unknown" for UINT64_MAX. */
@@ -278,13 +290,15 @@ struct pass {
 	unsigned preempt_tries;
 	/* preemption searches that found nothing: a job of no higher priority needing no
 	 * fewer NPUs of the same server types finds nothing either */
-	struct { unsigned prio, need; uint32_t mask; } preempt_failed[16];
+	struct { unsigned prio, need; uint32_t mask; bool inq; } preempt_failed[64];
 	size_t npreempt_failed;
 	unsigned placed;
 	const struct conf_server_type *types[32];
 	size_t ntypes;
 	struct capidx idx;
 	bool idx_ok;
+	/* per queue: NPUs promised to its preemptors whose victims are still stopping */
+	unsigned *committed;
 	/* jobs stopping because they were preempted, with their preemptor */
 	const struct sched_job **stopping;
 	size_t nstopping;
@@ -471,7 +485,7 @@ static int place_around(struct pass *p, struct sched_job *j, unsigned hi,
 		return r;
 	/* on reserved NPUs only if it is done before they are needed (a pending job's
 	 * expected end is now + what is left of its time_limit; none: never) */
-	end = expected_end(j, p->now);
+	end = expected_end(p->c, j, p->now);
 	for (size_t i = 0; i < p->nresv; i++) {
 		if (!(p->resv[i].mask & j->type_mask))
 			continue;
@@ -538,7 +552,7 @@ static int compute_reservation(struct pass *p, struct sched_job *j, struct resv 
 		struct sched_job *o = c->jobs[i];
 
 		if (o->slice_count && o != j)
-			h[nh++] = (struct holder){ o, expected_end(o, p->now) };
+			h[nh++] = (struct holder){ o, expected_end(c, o, p->now) };
 	}
 	qsort(h, nh, sizeof(*h), holder_cmp);
 	unmark_all(p);
@@ -960,11 +974,10 @@ static int victims_whole(struct pass *p, struct sched_job *j, bool inq,
  * The fewest whole jobs whose NPUs let @j start (legal placement by the topology rules,
  * reserved NPUs of other jobs left alone). Returns 0 with @out filled, -ENOSPC, -ENOMEM.
  */
-static int choose_victims(struct pass *p, struct sched_job *j, struct victims *out)
+static int choose_victims(struct pass *p, struct sched_job *j, bool inq, struct victims *out)
 {
 	struct sched_cluster *c = p->c;
 	const struct conf_server_type *type = sched_job_type(c, j);
-	bool inq = within_quota(c, j, j->spec->npus_min);
 	struct victims best = { 0 };
 	int r;
 
@@ -999,9 +1012,7 @@ static int choose_victims(struct pass *p, struct sched_job *j, struct victims *o
 static void begin_stop(struct sched_cluster *c, struct sched_job *j, enum sched_job_state to,
 		       enum sched_event_kind kind, uint64_t now_usec, const char *reason)
 {
-	/* the agent notices within one report interval, then SIGTERM, grace, SIGKILL */
-	j->stop_deadline_usec = now_usec + ((uint64_t)c->conf->stop_grace_sec +
-					    c->conf->fault_check_interval_sec) * 1000000u;
+	j->stop_deadline_usec = now_usec + stop_overhead_usec(c);
 	j->stop_to = to;
 	sched_job_transition(c, j, SCHED_JOB_STOPPING, kind, now_usec, reason);
 }
@@ -1037,7 +1048,55 @@ static bool has_stopping_for(const struct pass *p, const struct sched_job *j,
 }
 
 /* Try to make room for @j by preemption. Returns true when victims were chosen. */
-static bool try_preempt(struct pass *p, struct sched_job *j)
+/*
+ * Could preemption possibly make room for @j? A cheap necessary condition, so that jobs
+ * that cannot preempt spend no search: whole-server requests need enough servers whose
+ * every job may be preempted; single-server ones a server with enough free or
+ * preemptible NPUs.
+ */
+static bool preempt_possible(struct pass *p, struct sched_job *j, bool inq)
+{
+	struct sched_cluster *c = p->c;
+	const struct conf_server_type *type = sched_job_type(c, j);
+	unsigned need = j->spec->npus_min;
+
+	for (size_t t = 0; t < c->type_count; t++) {
+		const struct conf_server_type *ty = c->types[t];
+		unsigned whole = 0;
+
+		if (type && ty != type)
+			continue;
+		if (need > ty->npu_count && need % ty->npu_count)
+			continue;
+		for (size_t s = 0; s < c->server_count; s++) {
+			const struct sched_server *sv = &c->servers[s];
+			unsigned room = 0;
+			bool all = true;
+
+			if (sv->conf->type != ty || !sched_server_is_schedulable(c, sv))
+				continue;
+			for (unsigned d = 0; d < sv->conf->npu_count; d++) {
+				const struct sched_npu *n = &sv->npus[d];
+				bool healthy = !n->isolated && !n->reserved &&
+					       (n->health == SCHED_HEALTH_OK ||
+						n->health == SCHED_HEALTH_WARNING);
+
+				if (healthy && (!n->job || may_preempt(p, j, n->job, inq)))
+					room++;
+				else
+					all = false;
+			}
+			if (need <= ty->npu_count && room >= need)
+				return true;
+			whole += all;
+		}
+		if (need > ty->npu_count && whole >= need / ty->npu_count)
+			return true;
+	}
+	return false;
+}
+
+static bool try_preempt(struct pass *p, struct sched_job *j, bool inq)
 {
 	struct sched_cluster *c = p->c;
 	struct victims vs = { 0 };
@@ -1046,7 +1105,7 @@ static bool try_preempt(struct pass *p, struct sched_job *j)
 	unsigned npus = 0;
 	uint64_t deadline = 0;
 
-	if (!c->conf->preemption || p->preempt_tries >= PREEMPT_TRIES_PER_PASS)
+	if (!c->conf->preemption || p->preempt_tries >= PREEMPT_TRIES_PER_PASS || !p->committed)
 		return false;
 	/* nobody to take from: no lower priority running and nothing borrowed */
 	if (p->min_running_prio >= eff_priority(c, j) && !p->any_borrowing)
@@ -1054,17 +1113,20 @@ static bool try_preempt(struct pass *p, struct sched_job *j)
 	for (size_t i = 0; i < p->npreempt_failed; i++)
 		if (p->preempt_failed[i].mask == j->type_mask &&
 		    p->preempt_failed[i].prio >= eff_priority(c, j) &&
-		    p->preempt_failed[i].need <= j->spec->npus_min)
+		    p->preempt_failed[i].need <= j->spec->npus_min &&
+		    (p->preempt_failed[i].inq || !inq))
 			return false;
-	p->preempt_tries++;
-	if (choose_victims(p, j, &vs) < 0 || vs.n == 0) {
-		if (p->npreempt_failed < 16)
+	/* the budget is spent only on searches that may succeed */
+	if (!preempt_possible(p, j, inq) ||
+	    (p->preempt_tries++, choose_victims(p, j, inq, &vs) < 0) || vs.n == 0) {
+		if (p->npreempt_failed < sizeof(p->preempt_failed) / sizeof(p->preempt_failed[0]))
 			p->preempt_failed[p->npreempt_failed++] =
 				(typeof(p->preempt_failed[0])){ eff_priority(c, j), j->spec->npus_min,
-								j->type_mask };
+								j->type_mask, inq };
 		free(vs.v);
 		return false;
 	}
+	p->committed[j->queue_index] += j->spec->npus_min;
 	names[0] = '\0';
 	for (size_t i = 0; i < vs.n; i++) {
 		struct sched_job *v = vs.v[i];
@@ -1142,7 +1204,7 @@ static bool fits_when_idle(struct pass *p, const struct sched_job *j)
  * NPUs)? */
 static bool may_use_reserved(const struct pass *p, const struct sched_job *j)
 {
-	uint64_t end = expected_end(j, p->now);
+	uint64_t end = expected_end(p->c, j, p->now);
 
 	for (size_t i = 0; i < p->nresv; i++)
 		if ((p->resv[i].mask & j->type_mask) && p->resv[i].start != UINT64_MAX &&
@@ -1201,13 +1263,15 @@ static void consider(struct pass *p, struct sched_job *j, bool borrow_phase)
 	unsigned need = j->spec->npus_min, hi = j->spec->npus_max;
 	struct sched_slice *sl;
 	size_t n;
-	bool backfill = false, inq;
+	bool backfill = false, inq, own;
 	const struct resv *delays = NULL;
 	uint64_t deadline;
 	char reason[SCHED_REASON_MAX], when[40];
 	int r;
 
-	inq = within_quota(c, j, need);
+	own = p->committed && has_stopping_for(p, j, &deadline);
+	inq = within_quota(c, j, need, p->committed ? p->committed[j->queue_index] -
+						       (own ? need : 0) : 0);
 	if (!inq && !q->may_borrow) {
 		set_pending(c, j, p->now,
 			    mix(mix(KEY_QUOTA, c->queue_used[j->queue_index]), q->quota_npus),
@@ -1257,7 +1321,7 @@ static void consider(struct pass *p, struct sched_job *j, bool borrow_phase)
 		return;
 	}
 	/* victims of an earlier pass are still stopping for this job */
-	if (has_stopping_for(p, j, &deadline)) {
+	if (own) {
 		if (!pending_same(j, mix(KEY_STOPPING, deadline)))
 			set_pending(c, j, p->now, mix(KEY_STOPPING, deadline),
 				    "waiting for the jobs it preempted to stop, by %s",
@@ -1265,7 +1329,7 @@ static void consider(struct pass *p, struct sched_job *j, bool borrow_phase)
 		reserve_for(p, j); /* nothing else takes its place meanwhile */
 		return;
 	}
-	if (try_preempt(p, j)) {
+	if (try_preempt(p, j, inq)) {
 		reserve_for(p, j);
 		return;
 	}
@@ -1456,7 +1520,8 @@ static void serve(struct pass *p, struct qlist *ql, size_t nq, bool borrow_phase
 		{
 			struct sched_job *j = ql[best].jobs[ql[best].next++].job;
 
-			if (borrow_phase && within_quota(c, j, j->spec->npus_min))
+			if (borrow_phase && within_quota(c, j, j->spec->npus_min,
+							 p->committed ? p->committed[j->queue_index] : 0))
 				continue; /* had its turn in the first phase */
 			consider(p, j, borrow_phase);
 		}
@@ -1510,6 +1575,14 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 		if (p->stopping)
 			qsort(p->stopping, p->nstopping, sizeof(*p->stopping), by_preemptor);
 	}
+	p->committed = calloc(nq ? nq : 1, sizeof(*p->committed));
+	for (size_t i = 0; p->committed && p->nstopping && i < c->job_count; i++) {
+		struct sched_job *j = c->jobs[i];
+		uint64_t dl;
+
+		if (j->state == SCHED_JOB_PENDING && has_stopping_for(p, j, &dl))
+			p->committed[j->queue_index] += j->spec->npus_min;
+	}
 	/* per queue, in job priority then submission order */
 	for (size_t i = 0; i < c->job_count; i++)
 		if (c->jobs[i]->state == SCHED_JOB_PENDING)
@@ -1543,6 +1616,7 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 	placed = p->placed;
 	idx_free(p);
 	free(p->stopping);
+	free(p->committed);
 	free(p);
 	free(ql);
 	free(all);
@@ -1560,6 +1634,16 @@ static void finish_stop(struct sched_cluster *c, struct sched_job *j, uint64_t n
 		c->timeouts++;
 		sched_job_transition(c, j, SCHED_JOB_TIMEOUT, SCHED_EV_TIMEOUT, now_usec,
 				     j->reason);
+		return;
+	}
+	/* a victim whose time is used up does not run again */
+	if (j->spec->time_limit_sec &&
+	    sched_job_run_usec(j, now_usec) >= j->spec->time_limit_sec * 1000000u) {
+		c->timeouts++;
+		sched_reason(reason, "preempted by job %s when its time limit of %llu s was used "
+				     "up; not requeued",
+			     j->preempted_by, (unsigned long long)j->spec->time_limit_sec);
+		sched_job_transition(c, j, SCHED_JOB_TIMEOUT, SCHED_EV_TIMEOUT, now_usec, reason);
 		return;
 	}
 	j->requeue_cause = SCHED_REQUEUE_PREEMPTED;
