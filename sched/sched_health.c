@@ -344,6 +344,16 @@ static bool slice_is_bad(const struct sched_cluster *c, const struct sched_slice
 	return false;
 }
 
+/* Is a preempted job still stopping for its preemptor? */
+static bool preemption_in_flight(const struct sched_cluster *c)
+{
+	for (size_t i = 0; i < c->job_count; i++)
+		if (c->jobs[i]->state == SCHED_JOB_STOPPING &&
+		    c->jobs[i]->stop_to == SCHED_JOB_PENDING)
+			return true;
+	return false;
+}
+
 void sched_job_recover(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
 		       const char *why)
 {
@@ -382,6 +392,20 @@ void sched_job_recover(struct sched_cluster *c, struct sched_job *j, uint64_t no
 		nbad += bad[i];
 	}
 	nkeep = j->slice_count - nbad;
+	/*
+	 * While a preemptor waits for its victims to stop, the free NPUs it will need are
+	 * held only by the pass's reservation: re-place this job through the pass (which
+	 * runs right after), not around it.
+	 */
+	if (preemption_in_flight(c)) {
+		sched_alloc_release(c, j);
+		j->requeue_cause = SCHED_REQUEUE_FAULT;
+		j->reason_key = 0;
+		snprintf(reason, sizeof(reason), "recovering from a fault; waits for capacity: "
+						 "re-placed by the next pass (%.300s)", why);
+		sched_job_transition(c, j, SCHED_JOB_PENDING, SCHED_EV_PENDING, now_usec, reason);
+		return;
+	}
 	if (j->slice_count > 1 && nkeep > 0 && j->slice_count <= sizeof(bad) / sizeof(bad[0]))
 		r = sched_replace(c, j, bad, &slices, &count);
 	sched_alloc_release(c, j);

@@ -65,7 +65,10 @@ int sched_event_render_line(struct sched_event *e);
  * max_restarts, or with enable_fault_recovery off, the job fails with @why. Otherwise
  * it goes recovering, keeps its healthy servers and replaces the failed ones when whole
  * free servers allow (else a whole new placement), generation + 1, and runs; with no
- * capacity it goes pending with the reason and resumes when capacity returns.
+ * capacity it goes pending with the reason and resumes when capacity returns. While a
+ * preemption is in flight (victims stopping) it goes pending at once and the caller's
+ * pass re-places it, so it cannot take NPUs the preemptor's reservation needs.
+ * An elastic job shrinks (down to npus.min) rather than wait.
  */
 void sched_job_recover(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
 		       const char *why);
@@ -126,6 +129,14 @@ bool sched_server_is_whole_free(const struct sched_cluster *c, unsigned server,
  */
 size_t sched_place_sizes(const struct sched_cluster *c, const struct sched_job *j, unsigned lo,
 			 unsigned hi, unsigned *out, size_t max);
+
+/*
+ * sched_elastic_min() - the smallest size in [npus_min, npus_max] of @sp that is legal
+ * (HCCS rule, whole servers, a multiple of tp * pp) and could ever run on this cluster,
+ * on @type when not NULL; 0 when there is none.
+ */
+unsigned sched_elastic_min(const struct sched_cluster *c, const struct conf_job_spec *sp,
+			   const struct conf_server_type *type);
 
 /*
  * sched_job_type() - the server type job @j is restricted to (spec server_type), or NULL

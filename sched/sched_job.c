@@ -326,6 +326,20 @@ int sched_job_check(struct sched_cluster *c, const struct conf_job_spec *spec, u
 			return -EINVAL;
 		}
 	}
+	if (spec->npus_min != spec->npus_max) {
+		/* elastic: some size of the range must be legal and able to run here */
+		if (sched_elastic_min(c, spec, type))
+			return 0;
+		r = sched_check_feasible(c, spec->npus_min, type, reason);
+		sched_reason(reason, "npus: no size from %u to %u%s can run on this cluster "
+				     "(sizes must suit the HCCS rule, be whole servers above one "
+				     "server%s); for %u: %.200s",
+			     spec->npus_min, spec->npus_max,
+			     spec->tp || spec->pp ? " that is a multiple of tp * pp" : "",
+			     spec->tp || spec->pp ? " and multiples of tp * pp" : "",
+			     spec->npus_min, r < 0 ? reason : "it does not suit tp * pp");
+		return r < 0 ? r : -EINVAL;
+	}
 	return sched_check_feasible(c, spec->npus, type, reason);
 }
 
@@ -359,6 +373,12 @@ int sched_job_submit(struct sched_cluster *c, struct conf_job_spec *spec, uid_t 
 	j->spec_text = text;
 	j->spec_len = len;
 	j->spec = spec;
+	/* an elastic range starts at its smallest usable size (spec_text keeps what was
+	 * written) */
+	if (spec->npus_min != spec->npus_max) {
+		spec->npus_min = sched_elastic_min(c, spec, sched_job_type(c, j));
+		spec->npus = spec->npus_min;
+	}
 	j->submit_usec = now_usec;
 	j->queue_seq = c->next_queue_seq++;
 	j->queue_index = (size_t)(conf_cluster_find_queue(c->conf, spec->queue) - c->conf->queues);

@@ -202,36 +202,85 @@ void sched_queue_usage(const struct sched_cluster *c, size_t queue_index,
 
 /* ---- sizes (elastic jobs) ---- */
 
+/* NPUs per parallel group: elastic sizes must stay multiples of tp * pp. */
+static unsigned size_unit(const struct conf_job_spec *sp)
+{
+	return (sp->tp ? sp->tp : 1) * (sp->pp ? sp->pp : 1);
+}
+
+/* Is @size legal for @sp on server type @t (HCCS rule, whole servers, tp * pp)? */
+static bool size_ok(const struct conf_job_spec *sp, const struct conf_server_type *t,
+		    unsigned size)
+{
+	if (size == 0 || size % size_unit(sp))
+		return false;
+	return size <= t->npu_count ? sched_size_is_legal(t, size) : size % t->npu_count == 0;
+}
+
+unsigned sched_elastic_min(const struct sched_cluster *c, const struct conf_job_spec *sp,
+			   const struct conf_server_type *type)
+{
+	unsigned total = 0;
+
+	for (size_t i = 0; i < c->server_count; i++)
+		if (!type || c->servers[i].conf->type == type)
+			total += c->servers[i].conf->npu_count;
+	for (unsigned size = sp->npus_min; size <= sp->npus_max && size <= total; size++)
+		for (size_t t = 0; t < c->type_count; t++) {
+			const struct conf_server_type *ty = c->types[t];
+			char why[SCHED_REASON_MAX];
+
+			if ((type && ty != type) || !size_ok(sp, ty, size))
+				continue;
+			if (sched_check_feasible(c, size, ty, why) == 0)
+				return size;
+		}
+	return 0;
+}
+
 size_t sched_place_sizes(const struct sched_cluster *c, const struct sched_job *j, unsigned lo,
 			 unsigned hi, unsigned *out, size_t max)
 {
 	const struct conf_server_type *want = sched_job_type(c, j);
-	const struct conf_server_type *types[16];
-	size_t nt = 0, n = 0;
+	unsigned bound = 0, total = 0, whole[16] = { 0 }, most[16] = { 0 };
+	size_t n = 0;
 
+	/* no size above what is free now can fit: start there, not at a huge max */
 	for (size_t i = 0; i < c->server_count; i++) {
-		const struct conf_server_type *t = c->servers[i].conf->type;
-		size_t k;
+		const struct sched_server *s = &c->servers[i];
+		size_t t;
 
-		if (want && t != want)
+		if (want && s->conf->type != want)
 			continue;
-		for (k = 0; k < nt && types[k] != t; k++)
+		for (t = 0; t < c->type_count && c->types[t] != s->conf->type; t++)
 			;
-		if (k == nt && nt < 16)
-			types[nt++] = t;
+		total += s->conf->npu_count;
+		if (t == c->type_count || !sched_server_is_schedulable(c, s))
+			continue;
+		if (sched_server_is_whole_free(c, (unsigned)i, s->conf->type))
+			whole[t]++;
+		if (s->npus_free > most[t])
+			most[t] = s->npus_free;
 	}
-	for (unsigned size = hi; size >= lo && size > 0 && n < max; size--) {
-		for (size_t i = 0; i < nt; i++) {
-			const struct conf_server_type *t = types[i];
-			bool ok = size <= t->npu_count ? sched_size_is_legal(t, size) :
-							  size % t->npu_count == 0;
+	for (size_t t = 0; t < c->type_count; t++) {
+		unsigned b = whole[t] > 1 ? whole[t] * c->types[t]->npu_count : most[t];
 
-			if (ok) {
+		if (b > bound)
+			bound = b;
+	}
+	if (hi > total)
+		hi = total;
+	if (hi > bound && bound >= lo)
+		hi = bound;
+	for (unsigned size = hi; size >= lo && size > 0 && n < max; size--)
+		for (size_t t = 0; t < c->type_count; t++)
+			if ((!want || c->types[t] == want) && size_ok(j->spec, c->types[t], size)) {
 				out[n++] = size;
 				break;
 			}
-		}
-	}
+	/* the smallest size last: its failure is the reason the job waits */
+	if (n == max && out[n - 1] != lo)
+		out[n - 1] = lo;
 	return n;
 }
 
@@ -1416,7 +1465,9 @@ static void grow_elastic(struct pass *p)
 			if (hi > q - others)
 				hi = q - others;
 		}
+		sim_release(c, j);
 		ns = sched_place_sizes(c, j, cur + 1, hi, sizes, 64);
+		sim_restore(c, j);
 		for (size_t k = 0; k < ns; k++) {
 			struct sched_slice *sl;
 			size_t n;
