@@ -55,12 +55,14 @@
  *     quota                    -rw-r--r-- root  the queue's NPU limit, a decimal number and
  *                                          "\n" (0 = no limit). Root writes one the same
  *                                          way (`echo 16 > quota`, trailing newline
- *                                          optional), applied at close: running jobs keep
- *                                          their NPUs (the excess counts as borrowed),
- *                                          pending jobs are reconsidered, a "queue" event
- *                                          is appended and cluster/config shows it. Anything
- *                                          but digits fails the write() (EINVAL); more
- *                                          than the cluster's NPUs fails the close
+ *                                          optional), checked at every close and applied
+ *                                          once when the last descriptor is released (a
+ *                                          number written in pieces counts whole):
+ *                                          running jobs keep their NPUs (the excess counts
+ *                                          as borrowed), pending jobs are reconsidered, a
+ *                                          "queue" event is appended and cluster/config
+ *                                          shows it. Anything but digits, or more than the
+ *                                          cluster's NPUs, fails the write() or the close
  *                                          (EINVAL); others get EACCES. A refusal is
  *                                          logged by the daemon and changes nothing
  *     status                   -r--r--r--  JSON: queue, quota_npus, enable_quota_limit

@@ -932,11 +932,12 @@ static int quota_write(struct fs_ctx *ctx, struct fs_handle *h, const char *data
 }
 
 /*
- * Apply the buffered quota (at flush, so every close; idempotent: only what was written
- * since the last apply). The uid is checked again: the mode is only enforced with
- * default_permissions.
+ * Check the buffered quota at every close (flush: cp and echo see EINVAL/EACCES), and
+ * apply it when the last descriptor is released (@commit), so a number written in
+ * pieces through duplicated descriptors is applied whole, once. The uid is checked
+ * again: the mode is only enforced with default_permissions.
  */
-static int quota_apply(struct fs_ctx *ctx, struct fs_handle *h)
+static int quota_apply(struct fs_ctx *ctx, struct fs_handle *h, bool commit)
 {
 	char why[SCHED_REASON_MAX];
 	unsigned long long npus = 0;
@@ -944,7 +945,6 @@ static int quota_apply(struct fs_ctx *ctx, struct fs_handle *h)
 
 	if (h->failed || !h->dirty)
 		return h->last_err;
-	h->dirty = false;
 	if (h->len == 0)
 		return h->last_err = 0;
 	if (h->uid != 0)
@@ -957,6 +957,9 @@ static int quota_apply(struct fs_ctx *ctx, struct fs_handle *h)
 	if (npus > ctx->cluster->npus_total) {
 		quota_too_large(why, h->buf, h->len, ctx->cluster->npus_total);
 		r = -EINVAL;
+	} else if (!commit) {
+		pthread_mutex_unlock(&ctx->lock);
+		return h->last_err = 0; /* applied when the last descriptor goes */
 	} else {
 		r = sched_queue_set_quota(ctx->cluster, h->path.item, (unsigned)npus,
 					  fs_now_usec());
@@ -970,7 +973,7 @@ static int quota_apply(struct fs_ctx *ctx, struct fs_handle *h)
 		return quota_refuse(ctx, h, why, r);
 	fs_log(ctx, 2, "queues/%s/quota set to %llu NPUs by uid %u", h->path.item, npus,
 	       (unsigned)h->uid);
-	h->len = 0; /* the next number on this descriptor starts afresh */
+	h->dirty = false;
 	return h->last_err = 0;
 }
 
@@ -1050,7 +1053,7 @@ static int fs_flush(const char *path, struct fuse_file_info *fi)
 	else if (h->kind == H_HEALTH)
 		r = health_apply(ctx, h);
 	else if (h->kind == H_QUOTA)
-		r = quota_apply(ctx, h);
+		r = quota_apply(ctx, h, false);
 	pthread_mutex_unlock(&h->mu);
 	return r;
 }
@@ -1071,7 +1074,7 @@ static int fs_release(const char *path, struct fuse_file_info *fi)
 	else if (h->kind == H_HEALTH)
 		health_apply(ctx, h);
 	else if (h->kind == H_QUOTA)
-		quota_apply(ctx, h);
+		quota_apply(ctx, h, true);
 	pthread_mutex_unlock(&h->mu);
 	upload_unregister(ctx, h);
 	pthread_mutex_lock(&ctx->lock);

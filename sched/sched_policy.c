@@ -1280,6 +1280,17 @@ static void explain(struct pass *p, const struct sched_job *j, unsigned hi, char
 	mark_all(p);
 }
 
+/* backfill off: @j holds the line for the server types it needs */
+static void hold_line(struct pass *p, const struct sched_job *j)
+{
+	if (p->c->conf->backfill)
+		return;
+	p->blocked |= j->type_mask;
+	for (unsigned t = 0; t < 32; t++)
+		if ((j->type_mask & (1u << t)) && !p->blocker_of[t])
+			p->blocker_of[t] = j;
+}
+
 /* Reason keys: what a reason depends on, without formatting it. */
 enum { KEY_QUOTA = 1, KEY_BEHIND, KEY_NOROOM, KEY_RESV, KEY_STOPPING, KEY_BORROW };
 
@@ -1322,10 +1333,18 @@ static void consider(struct pass *p, struct sched_job *j, bool borrow_phase)
 	inq = within_quota(c, j, need, p->committed ? p->committed[j->queue_index] -
 						       (own ? need : 0) : 0);
 	if (!inq && !q->may_borrow) {
-		set_pending(c, j, p->now,
-			    mix(mix(KEY_QUOTA, c->queue_used[j->queue_index]), q->quota_npus),
-			    "queue %s uses %u of %u NPUs; job needs %u", q->name,
-			    c->queue_used[j->queue_index], q->quota_npus, need);
+		if (need > q->quota_npus)
+			set_pending(c, j, p->now, mix(mix(KEY_QUOTA, need), q->quota_npus),
+				    "queue %s now has a quota of %u NPUs and this job needs %u; it "
+				    "waits until root raises the quota (queues/%s/quota), or cancel "
+				    "it",
+				    q->name, q->quota_npus, need, q->name);
+		else
+			set_pending(c, j, p->now,
+				    mix(mix(KEY_QUOTA, c->queue_used[j->queue_index]),
+					q->quota_npus),
+				    "queue %s uses %u of %u NPUs; job needs %u", q->name,
+				    c->queue_used[j->queue_index], q->quota_npus, need);
 		return;
 	}
 	if (!inq && !borrow_phase)
@@ -1371,6 +1390,7 @@ static void consider(struct pass *p, struct sched_job *j, bool borrow_phase)
 	}
 	/* victims of an earlier pass are still stopping for this job */
 	if (own) {
+		hold_line(p, j);
 		if (!pending_same(j, mix(KEY_STOPPING, deadline)))
 			set_pending(c, j, p->now, mix(KEY_STOPPING, deadline),
 				    "waiting for the jobs it preempted to stop, by %s",
@@ -1379,6 +1399,7 @@ static void consider(struct pass *p, struct sched_job *j, bool borrow_phase)
 		return;
 	}
 	if (try_preempt(p, j, inq)) {
+		hold_line(p, j);
 		reserve_for(p, j);
 		return;
 	}
@@ -1390,10 +1411,7 @@ static void consider(struct pass *p, struct sched_job *j, bool borrow_phase)
 		return;
 	}
 	if (!c->conf->backfill) {
-		p->blocked |= j->type_mask;
-		for (unsigned t = 0; t < 32; t++)
-			if ((j->type_mask & (1u << t)) && !p->blocker_of[t])
-				p->blocker_of[t] = j;
+		hold_line(p, j);
 		explain(p, j, hi, reason);
 		set_pending(c, j, p->now, 0, "%s", reason);
 		return;
@@ -1760,7 +1778,7 @@ int sched_queue_set_quota(struct sched_cluster *c, const char *queue, unsigned n
 		used += held;
 	}
 	sched_event_add(c, now_usec, SCHED_EV_QUEUE, NULL, NULL, -1,
-			"queue %s: quota set to %u NPUs%s", q->name, npus,
+			"queue %s: quota set to %u NPU%s%s", q->name, npus, npus == 1 ? "" : "s",
 			npus ? "" : " (no limit)");
 	c->version++;
 	sched_schedule(c, now_usec);

@@ -124,6 +124,12 @@ if $can_switch_users; then
 fi
 check "root sets it back" sh -c "printf 16 > '$Q/batch/quota'"
 check_eq "without a newline too" 16 "$(cat "$Q/batch/quota")"
+# a number written in pieces through duplicated descriptors is applied whole, once
+bash -c "exec 3>'$Q/batch/quota'; printf 2 >&3; printf 0 >&3; exec 3>&-"
+check_eq "a quota written in pieces counts whole" 20 "$(cat "$Q/batch/quota")"
+check_eq "one queue event, not one per piece" 0 \
+	"$(grep -c 'quota set to 2 NPUs\|quota set to 0 NPUs' "$M/cluster/events")"
+check "root sets it back again" sh -c "echo 16 > '$Q/batch/quota'"
 
 # ---- a queue at its quota waits with the reason ------------------------------------
 submit c1 'npus: 8' 'queue: capped'
