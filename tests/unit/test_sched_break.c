@@ -2,8 +2,9 @@
 /*
  * Adversarial tests of issue 4 (queues, quotas, preemption, backfill, time limits,
  * elastic jobs): each test states the promise it checks, from README "Sharing the
- * cluster" or ascend_sched.h. Tests named *_bug_* expose a defect found in review and
- * are expected to FAIL until it is fixed; the others guard behaviour that must hold.
+ * cluster" or ascend_sched.h. Tests named *_regress_* reproduce a defect found in
+ * review (their comments tell the story of the bug; each failed before its fix); the
+ * others guard behaviour that must hold.
  *
  * c->check_invariants is on (fx_cluster), so a breach aborts inside the scheduler; a
  * SIGABRT handler turns that into a failure of the running test instead of killing the
@@ -210,7 +211,7 @@ static const char queues_two[] = "  - name: prod\n"
  * in priority order until the server fits (a, b, c = 3 on node-0; d, e = 2 on node-1),
  * compares those prefix counts, takes node-1 and stops two jobs.
  */
-static void test_bug_preempt_single_server_not_fewest(void **state)
+static void test_regress_preempt_single_server_not_fewest(void **state)
 {
 	struct fx_opts o = { .servers = 2 };
 	struct sched_cluster *c = fx_cluster(&o);
@@ -245,7 +246,7 @@ static void test_bug_preempt_single_server_not_fewest(void **state)
  * server with the fewest new victims and breaks the tie on NPUs (8 < 16), so it picks
  * h2, then h3: two jobs stopped where one would do.
  */
-static void test_bug_preempt_whole_server_greedy_not_fewest(void **state)
+static void test_regress_preempt_whole_server_greedy_not_fewest(void **state)
 {
 	struct fx_opts o = { .servers = 4 };
 	struct sched_cluster *c = fx_cluster(&o);
@@ -356,7 +357,7 @@ static void test_queue_priority_outranks_job_priority_no_preempt_back(void **sta
  * decides no victim is needed, finds the placement illegal and gives up: the job waits
  * forever behind a priority-100 job.
  */
-static void test_bug_a3_preempt_ignores_super_pods(void **state)
+static void test_regress_a3_preempt_ignores_super_pods(void **state)
 {
 	struct fx_opts o = { .type = "atlas900-a3", .servers = 6, .servers_per_pod = 3,
 			     .queues = queues_two };
@@ -452,7 +453,7 @@ static const char queues_reclaim[] = "  - name: a\n"
  * b2 also looks "within quota" and reclaims a2 too; when they stop, b2 starts
  * *borrowing* beyond b's quota on the NPUs it reclaimed from a.
  */
-static void test_bug_reclaim_ignores_queue_own_pending_reclaims(void **state)
+static void test_regress_reclaim_ignores_queue_own_pending_reclaims(void **state)
 {
 	struct fx_opts o = { .servers = 3, .queues = queues_reclaim, .quota = true };
 	struct sched_cluster *c = fx_cluster(&o);
@@ -484,7 +485,7 @@ static void test_bug_reclaim_ignores_queue_own_pending_reclaims(void **state)
  * waits "queue finetune uses 8 of 8 NPUs", and its victim restarts: a pointless
  * preemption (also reproduced through the mount).
  */
-static void test_bug_queue_at_quota_still_preempts(void **state)
+static void test_regress_queue_at_quota_still_preempts(void **state)
 {
 	static const char queues[] = "  - name: batch\n"
 				     "    priority: 100\n"
@@ -589,7 +590,7 @@ static void test_quota_change_while_stopping(void **state)
  * it) must end as timeout, not be requeued and started again. The stop itself does not
  * count as run time: a victim with time left is requeued with exactly what it ran.
  */
-static void test_bug_requeued_victim_without_time_left_runs_again(void **state)
+static void test_regress_requeued_victim_without_time_left_runs_again(void **state)
 {
 	struct fx_opts o = { .servers = 1, .queues = queues_two }; /* grace 30 + 5 s */
 	struct sched_cluster *c = fx_cluster(&o);
@@ -629,7 +630,7 @@ static void test_bug_requeued_victim_without_time_left_runs_again(void **state)
  * victim stops in 35 s and holds the reserved server until 45 s; the preemptor finds it
  * taken and preempts a second job. "Never more than needed" is broken.
  */
-static void test_bug_backfill_ignores_grace_and_forces_second_preemption(void **state)
+static void test_regress_backfill_ignores_grace_and_forces_second_preemption(void **state)
 {
 	struct fx_opts o = { .servers = 3, .queues = queues_two };
 	struct sched_cluster *c = fx_cluster(&o);
@@ -800,7 +801,7 @@ static void test_preemptor_cancelled_while_victims_stop(void **state)
  * new job says "waiting for the jobs it preempted to stop" though it preempted
  * nobody, and it is not even allowed to preempt on its own meanwhile.
  */
-static void test_bug_preemptor_identity_is_its_name(void **state)
+static void test_regress_preemptor_identity_is_its_name(void **state)
 {
 	struct fx_opts o = { .servers = 2, .queues = queues_two };
 	struct sched_cluster *c = fx_cluster(&o);
@@ -830,7 +831,7 @@ static void test_bug_preemptor_identity_is_its_name(void **state)
  * promised (its backfill reservation). When the victim has stopped, the preemptor
  * cannot start and preempts the recovered job: two preemptions and a pointless move.
  */
-static void test_bug_recovery_steals_preemptor_reservation(void **state)
+static void test_regress_recovery_steals_preemptor_reservation(void **state)
 {
 	struct fx_opts o = { .servers = 4, .queues = queues_two, .grace_sec = -1 };
 	struct sched_cluster *c = fx_cluster(&o);
@@ -897,7 +898,7 @@ static void test_preempt_skips_cordoned_and_draining(void **state)
  * fits". sched_place_sizes() keeps only the 64 LARGEST legal sizes (1024 down to 520),
  * none of which fits, so the job never starts though 32 NPUs are idle.
  */
-static void test_bug_elastic_large_max_never_starts(void **state)
+static void test_regress_elastic_large_max_never_starts(void **state)
 {
 	struct fx_opts o = { .servers = 4 };
 	struct sched_cluster *c = fx_cluster(&o);
@@ -918,7 +919,7 @@ static void test_bug_elastic_large_max_never_starts(void **state)
  * between: with 6 NPUs free the job gets 6, RANK_SIZE=6 with ASCEND_PARALLEL_TP=4,
  * which no tensor-parallel layout can use. Recovery shrinks the same way (8 -> 7).
  */
-static void test_bug_elastic_size_ignores_tp_pp(void **state)
+static void test_regress_elastic_size_ignores_tp_pp(void **state)
 {
 	struct fx_opts o = { .servers = 1 };
 	struct sched_cluster *c = fx_cluster(&o);
@@ -938,7 +939,7 @@ static void test_bug_elastic_size_ignores_tp_pp(void **state)
  * npus {min: 3, max: 5} on Atlas 800 (910: 1, 2, 4 or 8 per server): 4 is legal and
  * in range, but the feasibility check looks at min only and rejects the job.
  */
-static void test_bug_elastic_illegal_min_rejected_though_range_fits(void **state)
+static void test_regress_elastic_illegal_min_rejected_though_range_fits(void **state)
 {
 	struct fx_opts o = { .type = "atlas800", .servers = 2 };
 	struct sched_cluster *c = fx_cluster(&o);
@@ -1010,7 +1011,7 @@ static void test_elastic_borrower_reclaimed_whole(void **state)
  * then counts servers of BOTH types towards it: the free A3 server plus three A2
  * victims make "4", the placement check fails and the job never preempts.
  */
-static void test_bug_mixed_types_whole_server_preemption(void **state)
+static void test_regress_mixed_types_whole_server_preemption(void **state)
 {
 	char *yaml = NULL;
 	size_t len = 0;
@@ -1055,7 +1056,7 @@ static void test_bug_mixed_types_whole_server_preemption(void **state)
  * instead, ignoring the reservation. Once L has stopped, node-1 is reserved for B
  * again and P cannot start either: L was stopped for nothing (both now wait).
  */
-static void test_bug_preemption_ignores_reservation(void **state)
+static void test_regress_preemption_ignores_reservation(void **state)
 {
 	struct fx_opts o = { .servers = 2 };
 	struct sched_cluster *c = fx_cluster(&o);
@@ -1089,7 +1090,7 @@ static void test_bug_preemption_ignores_reservation(void **state)
  * never preempt (on other servers) use the budget up in every pass, and a small job
  * that could preempt a priority-10 job on its own servers waits forever.
  */
-static void test_bug_preempt_budget_starves_later_jobs(void **state)
+static void test_regress_preempt_budget_starves_later_jobs(void **state)
 {
 	char *yaml = NULL;
 	size_t len = 0;
@@ -1427,41 +1428,41 @@ static int setup_abort(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup(test_bug_preempt_single_server_not_fewest, setup_abort),
-		cmocka_unit_test_setup(test_bug_preempt_whole_server_greedy_not_fewest,
+		cmocka_unit_test_setup(test_regress_preempt_single_server_not_fewest, setup_abort),
+		cmocka_unit_test_setup(test_regress_preempt_whole_server_greedy_not_fewest,
 				       setup_abort),
 		cmocka_unit_test_setup(test_preempt_gang_whole_and_held_while_stopping, setup_abort),
 		cmocka_unit_test_setup(test_preempt_across_switches, setup_abort),
 		cmocka_unit_test_setup(test_queue_priority_outranks_job_priority_no_preempt_back,
 				       setup_abort),
-		cmocka_unit_test_setup(test_bug_a3_preempt_ignores_super_pods, setup_abort),
+		cmocka_unit_test_setup(test_regress_a3_preempt_ignores_super_pods, setup_abort),
 		cmocka_unit_test_setup(test_a3_preempt_whole_pairs, setup_abort),
 		cmocka_unit_test_setup(test_atlas800_ring_preemption, setup_abort),
-		cmocka_unit_test_setup(test_bug_reclaim_ignores_queue_own_pending_reclaims,
+		cmocka_unit_test_setup(test_regress_reclaim_ignores_queue_own_pending_reclaims,
 				       setup_abort),
-		cmocka_unit_test_setup(test_bug_queue_at_quota_still_preempts, setup_abort),
+		cmocka_unit_test_setup(test_regress_queue_at_quota_still_preempts, setup_abort),
 		cmocka_unit_test_setup(test_reclaim_higher_priority_victim_no_thrash, setup_abort),
 		cmocka_unit_test_setup(test_quota_change_while_stopping, setup_abort),
-		cmocka_unit_test_setup(test_bug_requeued_victim_without_time_left_runs_again,
+		cmocka_unit_test_setup(test_regress_requeued_victim_without_time_left_runs_again,
 				       setup_abort),
-		cmocka_unit_test_setup(test_bug_backfill_ignores_grace_and_forces_second_preemption,
+		cmocka_unit_test_setup(test_regress_backfill_ignores_grace_and_forces_second_preemption,
 				       setup_abort),
 		cmocka_unit_test_setup(test_time_limit_across_restart_and_recovery, setup_abort),
 		cmocka_unit_test_setup(test_fault_on_stopping_victim, setup_abort),
 		cmocka_unit_test_setup(test_cancel_and_remove_stopping_victims, setup_abort),
 		cmocka_unit_test_setup(test_preemptor_cancelled_while_victims_stop, setup_abort),
-		cmocka_unit_test_setup(test_bug_preemptor_identity_is_its_name, setup_abort),
-		cmocka_unit_test_setup(test_bug_recovery_steals_preemptor_reservation, setup_abort),
+		cmocka_unit_test_setup(test_regress_preemptor_identity_is_its_name, setup_abort),
+		cmocka_unit_test_setup(test_regress_recovery_steals_preemptor_reservation, setup_abort),
 		cmocka_unit_test_setup(test_preempt_skips_cordoned_and_draining, setup_abort),
-		cmocka_unit_test_setup(test_bug_elastic_large_max_never_starts, setup_abort),
-		cmocka_unit_test_setup(test_bug_elastic_size_ignores_tp_pp, setup_abort),
-		cmocka_unit_test_setup(test_bug_elastic_illegal_min_rejected_though_range_fits,
+		cmocka_unit_test_setup(test_regress_elastic_large_max_never_starts, setup_abort),
+		cmocka_unit_test_setup(test_regress_elastic_size_ignores_tp_pp, setup_abort),
+		cmocka_unit_test_setup(test_regress_elastic_illegal_min_rejected_though_range_fits,
 				       setup_abort),
 		cmocka_unit_test_setup(test_elastic_with_quota, setup_abort),
 		cmocka_unit_test_setup(test_elastic_borrower_reclaimed_whole, setup_abort),
-		cmocka_unit_test_setup(test_bug_mixed_types_whole_server_preemption, setup_abort),
-		cmocka_unit_test_setup(test_bug_preemption_ignores_reservation, setup_abort),
-		cmocka_unit_test_setup(test_bug_preempt_budget_starves_later_jobs, setup_abort),
+		cmocka_unit_test_setup(test_regress_mixed_types_whole_server_preemption, setup_abort),
+		cmocka_unit_test_setup(test_regress_preemption_ignores_reservation, setup_abort),
+		cmocka_unit_test_setup(test_regress_preempt_budget_starves_later_jobs, setup_abort),
 		cmocka_unit_test_setup(test_many_queues_order, setup_abort),
 		cmocka_unit_test_setup(test_5000_pending_on_256_servers, setup_abort),
 		cmocka_unit_test_setup(test_chaos_a2, setup_abort),
