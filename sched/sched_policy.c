@@ -1324,14 +1324,15 @@ static void consider(struct pass *p, struct sched_job *j, bool borrow_phase)
 	struct sched_slice *sl;
 	size_t n;
 	bool backfill = false, inq, own;
+	unsigned others;
 	const struct resv *delays = NULL;
 	uint64_t deadline;
 	char reason[SCHED_REASON_MAX], when[40];
 	int r;
 
 	own = p->committed && has_stopping_for(p, j, &deadline);
-	inq = within_quota(c, j, need, p->committed ? p->committed[j->queue_index] -
-						       (own ? need : 0) : 0);
+	others = p->committed ? p->committed[j->queue_index] - (own ? need : 0) : 0;
+	inq = within_quota(c, j, need, others);
 	if (!inq && !q->may_borrow) {
 		if (need > q->quota_npus)
 			set_pending(c, j, p->now, mix(mix(KEY_QUOTA, need), q->quota_npus),
@@ -1351,7 +1352,7 @@ static void consider(struct pass *p, struct sched_job *j, bool borrow_phase)
 		return; /* borrowers get what is left, after every queue within quota */
 	if (inq && quota_applies(c, q)) {
 		/* an elastic job grows only within the quota */
-		unsigned room = q->quota_npus - c->queue_used[j->queue_index];
+		unsigned room = q->quota_npus - c->queue_used[j->queue_index] - others;
 
 		if (hi > room)
 			hi = room > need ? room : need;
