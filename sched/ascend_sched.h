@@ -140,28 +140,31 @@ enum sched_requeue_cause {
 };
 
 struct sched_job {
-	char name[CONF_NAME_MAX + 1];	/* also the job id */
+	/* fields a scheduling pass reads for every pending job, kept on one cache line */
+	enum sched_job_state state;
+	enum sched_requeue_cause requeue_cause;
+	uint32_t type_mask;		/* server types it can run on (sched_type_mask) */
+	size_t queue_index;		/* into conf->queues; set at submission */
+	uint64_t queue_seq;		/* FIFO order among pending jobs */
 	uint64_t serial;		/* unique per job object: a resubmitted name gets a new one */
+	uint64_t reason_key;		/* cheap key of the pending reason (see sched_policy.c) */
+	struct conf_job_spec *spec;	/* owned; NULL for drafts and some rejections */
+	char name[CONF_NAME_MAX + 1];	/* also the job id */
 	uid_t uid;			/* owner (submitting uid) */
 	gid_t gid;
-	enum sched_job_state state;
 	char reason[SCHED_REASON_MAX];	/* pending reason / rejection / failure */
-	struct conf_job_spec *spec;	/* owned; NULL for drafts and some rejections */
 	char *spec_text;		/* owned; normalized spec YAML, NULL without spec */
 	size_t spec_len;
 	unsigned generation;		/* +1 per placement; a resubmitted name continues from
 					 * the old job's count (1 on a new name's first) */
 	unsigned restarts;
 	uint64_t submit_usec, start_usec, end_usec, change_usec;
-	size_t queue_index;		/* into conf->queues; set at submission */
-	uint32_t type_mask;		/* server types it can run on (sched_type_mask) */
 	uint64_t run_since_usec;	/* start of the current run (running or recovering;
 					 * a stop does not count); 0 otherwise */
 	uint64_t run_accum_usec;	/* run time of earlier runs; time_limit counts the
 					 * total, as Slurm does for a requeued job */
 	uint64_t stop_deadline_usec;	/* stopping: NPUs are released at this time */
 	enum sched_job_state stop_to;	/* stopping: pending (preempted) or timeout */
-	enum sched_requeue_cause requeue_cause;
 	char preempted_by[CONF_NAME_MAX + 1]; /* last preemptor, "" */
 	uint64_t preempted_by_serial;	/* its serial (0 = none) */
 	unsigned preemptions;		/* times preempted */
@@ -170,8 +173,6 @@ struct sched_job {
 					 * the latest expected start; 0 = none,
 					 * UINT64_MAX = after running jobs without a
 					 * time_limit end */
-	uint64_t reason_key;		/* cheap key of the pending reason (see sched_job.c) */
-	uint64_t queue_seq;		/* FIFO order among pending jobs */
 	struct sched_slice *slices;	/* owned; slice_count entries, topology order */
 	size_t slice_count;
 	unsigned sched_port;		/* MS_SCHED_PORT of this placement */

@@ -354,6 +354,7 @@ struct pass {
 	/* lowest effective priority among running jobs, and whether any borrow */
 	unsigned min_running_prio;
 	bool any_borrowing;
+	bool any_elastic;		/* a running job may grow */
 	/* sched_fits_when_idle() answers: the cluster's usable capacity is fixed in a pass */
 	struct { unsigned need; uint32_t mask; bool fits; } idle_cache[64];
 	size_t nidle;
@@ -1606,34 +1607,47 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 	size_t nq = c->conf->queue_count, n = 0;
 	unsigned placed;
 
-	for (size_t i = 0; i < c->job_count; i++)
-		n += c->jobs[i]->state == SCHED_JOB_PENDING;
 	p = calloc(1, sizeof(*p));
 	ql = calloc(nq ? nq : 1, sizeof(*ql));
-	all = malloc((n ? n : 1) * sizeof(*all));
-	if (!p || !ql || !all) {
+	if (!p || !ql) {
 		free(p);
 		free(ql);
-		free(all);
 		return 0; /* the next pass retries; nothing was changed */
 	}
 	p->c = c;
 	p->now = now_usec;
 	p->min_running_prio = UINT32_MAX;
-	/* reservations last one pass: this pass says again who holds one */
-	for (size_t i = 0; i < c->job_count; i++)
-		if (c->jobs[i]->state == SCHED_JOB_PENDING)
-			c->jobs[i]->reserved_start_usec = 0;
+	/* one sweep over the jobs: what the pass needs to know up front */
 	for (size_t i = 0; i < c->job_count; i++) {
-		const struct sched_job *j = c->jobs[i];
+		struct sched_job *j = c->jobs[i];
 
-		if (j->state == SCHED_JOB_RUNNING && j->spec) {
+		switch (j->state) {
+		case SCHED_JOB_PENDING:
+			n++;
+			ql[j->queue_index].n++;
+			/* reservations last one pass: this pass says again who holds one */
+			j->reserved_start_usec = 0;
+			break;
+		case SCHED_JOB_RUNNING:
+			if (!j->spec)
+				break;
 			if (eff_priority(c, j) < p->min_running_prio)
 				p->min_running_prio = eff_priority(c, j);
 			p->any_borrowing |= j->borrowing;
+			p->any_elastic |= j->spec->npus_min != j->spec->npus_max;
+			break;
+		case SCHED_JOB_STOPPING:
+			p->nstopping += j->stop_to == SCHED_JOB_PENDING;
+			break;
+		default:
+			break;
 		}
-		if (j->state == SCHED_JOB_STOPPING && j->stop_to == SCHED_JOB_PENDING)
-			p->nstopping++;
+	}
+	all = malloc((n ? n : 1) * sizeof(*all));
+	if (!all) {
+		free(p);
+		free(ql);
+		return 0;
 	}
 	if (p->nstopping) {
 		p->stopping = malloc(p->nstopping * sizeof(*p->stopping));
@@ -1654,9 +1668,6 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 			p->committed[j->queue_index] += j->spec->npus_min;
 	}
 	/* per queue, in job priority then submission order */
-	for (size_t i = 0; i < c->job_count; i++)
-		if (c->jobs[i]->state == SCHED_JOB_PENDING)
-			ql[c->jobs[i]->queue_index].n++;
 	n = 0;
 	for (size_t q = 0; q < nq; q++) {
 		ql[q].jobs = all + n;
@@ -1680,7 +1691,8 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 	if (n && c->conf->enable_quota_limit)
 		serve(p, ql, nq, true);
 	unmark_all(p);
-	grow_elastic(p);
+	if (p->any_elastic)
+		grow_elastic(p);
 	for (size_t i = 0; i < p->nresv; i++)
 		free(p->resv[i].slices);
 	placed = p->placed;
