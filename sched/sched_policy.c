@@ -1545,6 +1545,7 @@ static int fifo_cmp(const void *a, const void *b)
 struct qlist {
 	struct pend *jobs;
 	size_t n, next;
+	bool live;		/* jobs[next] is a pending job */
 };
 
 /* Which queue serves next: queue priority, head job priority, smaller share, older. */
@@ -1567,35 +1568,72 @@ static bool queue_before(const struct sched_cluster *c, const struct qlist *ql, 
 	return ja->seq < jb->seq;
 }
 
+/* Move queue @l's head past jobs that are no longer pending; false when it is empty. */
+static bool head_valid(struct qlist *l)
+{
+	while (l->next < l->n && l->jobs[l->next].job->state != SCHED_JOB_PENDING)
+		l->next++;
+	return l->next < l->n;
+}
+
 static void serve(struct pass *p, struct qlist *ql, size_t nq, bool borrow_phase)
 {
 	struct sched_cluster *c = p->c;
 
-	for (size_t i = 0; i < nq; i++)
+	/* only the queue just served moves: a pass changes no other pending job's state */
+	for (size_t i = 0; i < nq; i++) {
 		ql[i].next = 0;
+		ql[i].live = head_valid(&ql[i]);
+	}
 	for (;;) {
 		size_t best = SIZE_MAX;
+		struct sched_job *j;
 
-		for (size_t i = 0; i < nq; i++) {
-			/* skip jobs no longer pending (placed, or preempted for others) */
-			while (ql[i].next < ql[i].n &&
-			       ql[i].jobs[ql[i].next].job->state != SCHED_JOB_PENDING)
-				ql[i].next++;
-			if (ql[i].next >= ql[i].n)
-				continue;
-			if (best == SIZE_MAX || queue_before(c, ql, i, best))
+		for (size_t i = 0; i < nq; i++)
+			if (ql[i].live && (best == SIZE_MAX || queue_before(c, ql, i, best)))
 				best = i;
-		}
 		if (best == SIZE_MAX)
 			break;
-		{
-			struct sched_job *j = ql[best].jobs[ql[best].next++].job;
+		j = ql[best].jobs[ql[best].next++].job;
+		if (!borrow_phase ||
+		    !within_quota(c, j, j->spec->npus_min,
+				  p->committed ? p->committed[j->queue_index] : 0))
+			consider(p, j, borrow_phase); /* (in-quota jobs had their turn) */
+		ql[best].live = head_valid(&ql[best]);
+	}
+}
 
-			if (borrow_phase && within_quota(c, j, j->spec->npus_min,
-							 p->committed ? p->committed[j->queue_index] : 0))
-				continue; /* had its turn in the first phase */
-			consider(p, j, borrow_phase);
+/*
+ * Sort @n entries by priority (high first), then submission: a stable counting sort by
+ * priority (0-1000) keeps the jobs' list order, which is nearly submission order, and an
+ * insertion pass fixes the rest; qsort when that would be long.
+ */
+static void sort_pending(struct pend *e, size_t n, struct pend *tmp, unsigned *count)
+{
+	size_t moves = 0;
+
+	memset(count, 0, 1002 * sizeof(*count));
+	for (size_t i = 0; i < n; i++)
+		count[1000 - (e[i].prio > 1000 ? 1000 : e[i].prio) + 1]++;
+	for (size_t k = 1; k < 1002; k++)
+		count[k] += count[k - 1];
+	for (size_t i = 0; i < n; i++)
+		tmp[count[1000 - (e[i].prio > 1000 ? 1000 : e[i].prio)]++] = e[i];
+	memcpy(e, tmp, n * sizeof(*e));
+	for (size_t i = 1; i < n; i++) {
+		struct pend x = e[i];
+		size_t k = i;
+
+		while (k > 0 && fifo_cmp(&e[k - 1], &x) > 0) {
+			e[k] = e[k - 1];
+			k--;
+			if (++moves > 4 * n + 64) {
+				e[k] = x;
+				qsort(e, n, sizeof(*e), fifo_cmp);
+				return;
+			}
 		}
+		e[k] = x;
 	}
 }
 
@@ -1681,8 +1719,19 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 		if (j->state == SCHED_JOB_PENDING)
 			l->jobs[l->n++] = (struct pend){ j->spec->priority, j->queue_seq, j };
 	}
-	for (size_t q = 0; q < nq; q++)
-		qsort(ql[q].jobs, ql[q].n, sizeof(ql[q].jobs[0]), fifo_cmp);
+	{
+		struct pend *tmp = malloc((n ? n : 1) * sizeof(*tmp));
+		unsigned *count = malloc(1002 * sizeof(*count));
+
+		for (size_t q = 0; q < nq; q++) {
+			if (tmp && count)
+				sort_pending(ql[q].jobs, ql[q].n, tmp, count);
+			else
+				qsort(ql[q].jobs, ql[q].n, sizeof(ql[q].jobs[0]), fifo_cmp);
+		}
+		free(tmp);
+		free(count);
+	}
 	if (n)
 		idx_build(p);
 	/* queues within quota first; then borrowers on what is left */
