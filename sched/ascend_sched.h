@@ -146,8 +146,8 @@ struct sched_job {
 	uint32_t type_mask;		/* server types it can run on (sched_type_mask) */
 	size_t queue_index;		/* into conf->queues; set at submission */
 	uint64_t queue_seq;		/* FIFO order among pending jobs */
-	uint64_t serial;		/* unique per job object: a resubmitted name gets a new one */
-	uint64_t reason_key;		/* cheap key of the pending reason (see sched_policy.c) */
+	uint64_t serial;		/* unique per job object (a resubmitted name: new) */
+	uint64_t reason_key;		/* key of the pending reason (sched_policy.c) */
 	struct conf_job_spec *spec;	/* owned; NULL for drafts and some rejections */
 	char name[CONF_NAME_MAX + 1];	/* also the job id */
 	uid_t uid;			/* owner (submitting uid) */

@@ -1171,8 +1171,8 @@ static bool try_preempt(struct pass *p, struct sched_job *j, bool inq)
 	    (p->preempt_tries++, choose_victims(p, j, inq, &vs) < 0) || vs.n == 0) {
 		if (p->npreempt_failed < sizeof(p->preempt_failed) / sizeof(p->preempt_failed[0]))
 			p->preempt_failed[p->npreempt_failed++] =
-				(typeof(p->preempt_failed[0])){ eff_priority(c, j), j->spec->npus_min,
-								j->type_mask, inq };
+				(typeof(p->preempt_failed[0])){
+					eff_priority(c, j), j->spec->npus_min, j->type_mask, inq };
 		free(vs.v);
 		return false;
 	}
@@ -1239,7 +1239,8 @@ static bool fits_when_idle(struct pass *p, const struct sched_job *j)
 	bool fits;
 
 	for (size_t i = 0; i < p->nidle; i++)
-		if (p->idle_cache[i].need == j->spec->npus_min && p->idle_cache[i].mask == j->type_mask)
+		if (p->idle_cache[i].need == j->spec->npus_min &&
+		    p->idle_cache[i].mask == j->type_mask)
 			return p->idle_cache[i].fits;
 	fits = sched_fits_when_idle(p->c, j->spec->npus_min, sched_job_type(p->c, j));
 	if (p->nidle < sizeof(p->idle_cache) / sizeof(p->idle_cache[0]))
@@ -1338,8 +1339,8 @@ static void consider(struct pass *p, struct sched_job *j, bool borrow_phase)
 		if (need > q->quota_npus)
 			set_pending(c, j, p->now, mix(mix(KEY_QUOTA, need), q->quota_npus),
 				    "queue %s now has a quota of %u NPUs and this job needs %u; it "
-				    "waits until root raises the quota (queues/%s/quota), or cancel "
-				    "it",
+				    "waits until root raises the quota (queues/%s/quota), or "
+				    "cancel it",
 				    q->name, q->quota_npus, need, q->name);
 		else
 			set_pending(c, j, p->now,

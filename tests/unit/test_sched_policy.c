@@ -119,7 +119,8 @@ static void stop_all(struct sched_cluster *c)
 	uint64_t last = 0;
 
 	for (size_t i = 0; i < c->job_count; i++)
-		if (c->jobs[i]->state == SCHED_JOB_STOPPING && c->jobs[i]->stop_deadline_usec > last)
+		if (c->jobs[i]->state == SCHED_JOB_STOPPING &&
+		    c->jobs[i]->stop_deadline_usec > last)
 			last = c->jobs[i]->stop_deadline_usec;
 	if (last > clk)
 		clk = last;
