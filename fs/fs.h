@@ -108,7 +108,8 @@
  *                                          MSRUN_ARGS
  *       ranks/<rank>.env       -r--r--r--  once placed: job-wide + RANK_ID, DEVICE_ID
  *       events                 -r--r--r--  this job's lines of cluster/events
- *       error                  -r--r--r--  the rejection or failure sentence, else empty
+ *       error                  -r--r--r--  why it was rejected, failed or timed out, else
+ *                                          empty
  *       ctl                    -rw-r--r-- owner  "cancel" | "complete" |
  *                                          "checkpoint <step> <abs path> [<generation>]" |
  *                                          "exit <generation> <server> <code> [<rank>]"

@@ -214,6 +214,7 @@ echo "# time_limit 2 s to stopping: $(((t1 - t0) / 1000000)) ms"
 check_contains "status.json says the time limit was reached" "time limit of 2 s reached" \
 	"$(json "$M/jobs/short/status.json" 'd["reason"]')"
 check "then it is timeout" wait_until 5 grep -qx timeout "$M/jobs/short/status"
+check_contains "its error file says why" "time limit of 2 s reached" "$(cat "$M/jobs/short/error")"
 check_contains "metrics count it" "ascendfs_timeouts_total 1" "$(cat "$M/cluster/metrics")"
 
 # ---- unix groups on a queue ----------------------------------------------------------
