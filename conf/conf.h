@@ -156,6 +156,10 @@ struct conf_cluster {
 					 * priority order, a blocked job holds the line */
 	bool preemption;		/* a pending job may preempt lower-priority jobs and
 					 * reclaim borrowed NPUs (default true) */
+	unsigned elastic_grow_delay_sec; /* elastic_grow_delay: an elastic job grows only
+					 * after its generation ran this long (each resize
+					 * restarts it from a checkpoint); default 600,
+					 * 0 = at once, at most 7 days */
 
 	/* hccl: */
 	char *hccl_log_level;		/* debug|info|warning|error */

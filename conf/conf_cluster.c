@@ -22,6 +22,7 @@
 #define FAULT_ESCALATE_COUNT_MAX 1000
 #define FAULT_ESCALATE_WINDOW_MAX_SEC (7 * 86400)
 #define STOP_GRACE_MAX_SEC 3600
+#define ELASTIC_GROW_DELAY_MAX_SEC (7 * 86400)
 #define HCCL_EXEC_TIMEOUT_MAX_SEC 17340 /* CANN's documented upper bound */
 #define GROUP_NAME_MAX 32
 #define IFNAME_MAX 15 /* IFNAMSIZ - 1 */
@@ -34,7 +35,8 @@ static const char *const cluster_keys[] = {
 	"fault_escalate_window", "stop_grace_period", NULL,
 };
 static const char *const resource_keys[] = {
-	"total_npu", "allow_mix_task", "enable_quota_limit", "backfill", "preemption", NULL,
+	"total_npu", "allow_mix_task", "enable_quota_limit", "backfill", "preemption",
+	"elastic_grow_delay", NULL,
 };
 static const char *const hccl_keys[] = {
 	"hccl_log_level", "hccl_connect_timeout", "hccl_exec_timeout", "hccl_if_ip",
@@ -264,7 +266,9 @@ static int read_resource_section(const struct conf_ctx *ctx, const struct conf_n
 	    (r = opt_bool(ctx, sec, "allow_mix_task", &c->allow_mix_task)) < 0 ||
 	    (r = opt_bool(ctx, sec, "enable_quota_limit", &c->enable_quota_limit)) < 0 ||
 	    (r = opt_bool(ctx, sec, "backfill", &c->backfill)) < 0 ||
-	    (r = opt_bool(ctx, sec, "preemption", &c->preemption)) < 0)
+	    (r = opt_bool(ctx, sec, "preemption", &c->preemption)) < 0 ||
+	    (r = opt_seconds(ctx, sec, "elastic_grow_delay", 0, ELASTIC_GROW_DELAY_MAX_SEC,
+			     &c->elastic_grow_delay_sec)) < 0)
 		return r;
 	return 0;
 }
@@ -729,6 +733,7 @@ static int set_defaults(struct conf_cluster *c, const char *file)
 	c->enable_quota_limit = false;
 	c->backfill = true;
 	c->preemption = true;
+	c->elastic_grow_delay_sec = 600;
 	c->hccl_connect_timeout_sec = 600;
 	c->hccl_exec_timeout_sec = 0;
 	c->source = strdup(file ? file : "");
@@ -998,6 +1003,8 @@ int conf_cluster_render_yaml(const struct conf_cluster *c, char **ret_buf, size_
 	conf_out_bool(o, c->backfill);
 	conf_out_key(o, "preemption");
 	conf_out_bool(o, c->preemption);
+	conf_out_key(o, "elastic_grow_delay");
+	conf_out_uint(o, c->elastic_grow_delay_sec);
 	conf_out_map_end(o);
 
 	conf_out_key(o, "hccl");

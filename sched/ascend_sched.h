@@ -158,6 +158,7 @@ struct sched_job {
 	unsigned generation;		/* +1 per placement; a resubmitted name continues from
 					 * the old job's count (1 on a new name's first) */
 	unsigned restarts;
+	uint64_t generation_usec;	/* when the current generation began */
 	uint64_t submit_usec, start_usec, end_usec, change_usec;
 	uint64_t run_since_usec;	/* start of the current run (running or recovering;
 					 * a stop does not count); 0 otherwise */
@@ -251,6 +252,7 @@ struct sched_cluster {
 	unsigned npus_total, npus_allocated;
 	unsigned *queue_used;		/* per conf->queues entry: NPUs its jobs hold */
 	uint64_t preemptions, backfilled, timeouts, resizes; /* counters for metrics */
+	uint64_t last_tick_usec;	/* the previous sched_tick() */
 	bool check_invariants;		/* run sched_check_invariants() after every job
 					 * transition and abort on a breach (tests; on by
 					 * default in debug builds) */
@@ -407,8 +409,9 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec);
  * sched_tick() - what time alone changes, at @now_usec (the daemon calls it every
  * second): running jobs past their spec time_limit begin stopping (event "timeout");
  * stopping jobs past stop_deadline_usec release their NPUs and become pending again
- * (preempted: event "requeued") or timeout; then, when anything changed, a scheduling
- * pass. Returns the number of jobs that changed state.
+ * (preempted: event "requeued") or timeout; then, when anything changed or an elastic
+ * job's elastic_grow_delay has just passed, a scheduling pass. Returns the number of
+ * jobs that changed state.
  */
 unsigned sched_tick(struct sched_cluster *c, uint64_t now_usec);
 

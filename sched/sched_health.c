@@ -431,7 +431,7 @@ void sched_job_recover(struct sched_cluster *c, struct sched_job *j, uint64_t no
 	}
 	sched_alloc_apply(c, j, slices, count);
 	j->sched_port = sched_pick_port(c, j, slices[0].server);
-	sched_job_begin_generation(j);
+	sched_job_begin_generation(j, now_usec);
 	now_npus = sched_job_total_npus(j);
 	if (now_npus != had) {
 		c->resizes++;
@@ -470,7 +470,7 @@ void sched_job_restart(struct sched_cluster *c, struct sched_job *j, uint64_t no
 	snprintf(reason, sizeof(reason), "%.400s; restart %u of %u", why, j->restarts,
 		 j->spec->max_restarts);
 	sched_job_transition(c, j, SCHED_JOB_RECOVERING, SCHED_EV_RECOVERING, now_usec, reason);
-	sched_job_begin_generation(j);
+	sched_job_begin_generation(j, now_usec);
 	snprintf(reason, sizeof(reason), "restarted on the same NPUs; generation %u",
 		 j->generation);
 	sched_job_transition(c, j, SCHED_JOB_RUNNING, SCHED_EV_PLACED, now_usec, reason);

@@ -98,7 +98,7 @@ unsigned sched_pick_port(const struct sched_cluster *c, const struct sched_job *
  * sched_job_begin_generation() - generation + 1, and freeze the checkpoint it resumes
  * from (every process of one generation must load the same one).
  */
-void sched_job_begin_generation(struct sched_job *j);
+void sched_job_begin_generation(struct sched_job *j, uint64_t now_usec);
 
 /*
  * sched_place_now() - sched_place() without the feasibility check (the caller knows the

@@ -123,11 +123,12 @@ void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
 	}
 }
 
-void sched_job_begin_generation(struct sched_job *j)
+void sched_job_begin_generation(struct sched_job *j, uint64_t now_usec)
 {
 	char *resume = j->checkpoint_path ? strdup(j->checkpoint_path) : NULL;
 
 	j->generation++;
+	j->generation_usec = now_usec;
 	/* on allocation failure the generation resumes from nothing rather than a mix */
 	free(j->resume_path);
 	j->resume_path = resume;

@@ -492,7 +492,7 @@ static void start_job(struct pass *p, struct sched_job *j, struct sched_slice *s
 	j->borrowing = borrowing;
 	j->requeue_cause = SCHED_REQUEUE_NONE;
 	j->reason_key = 0;
-	sched_job_begin_generation(j);
+	sched_job_begin_generation(j, p->now);
 	c->backfilled += backfilled;
 	if (eff_priority(c, j) < p->min_running_prio)
 		p->min_running_prio = eff_priority(c, j);
@@ -1477,6 +1477,10 @@ static void grow_elastic(struct pass *p)
 		hi = j->spec->npus_max;
 		if (cur >= hi)
 			continue;
+		/* every resize restarts the job from a checkpoint: not at every freed NPU */
+		if (p->now < j->generation_usec +
+				     (uint64_t)c->conf->elastic_grow_delay_sec * 1000000u)
+			continue;
 		if (quota_applies(c, job_queue(c, j))) {
 			unsigned q = job_queue(c, j)->quota_npus;
 			unsigned others = c->queue_used[j->queue_index] - cur;
@@ -1505,7 +1509,7 @@ static void grow_elastic(struct pass *p)
 			sched_alloc_apply(c, j, sl, n);
 			idx_slices(p, sl, n, +1);
 			j->sched_port = sched_pick_port(c, j, sl[0].server);
-			sched_job_begin_generation(j);
+			sched_job_begin_generation(j, p->now);
 			c->resizes++;
 			sched_reason(reason, "grew from %u to %u NPUs (elastic, max %u) on freed "
 					     "capacity; generation %u resumes from its checkpoint",
@@ -1788,9 +1792,19 @@ static void finish_stop(struct sched_cluster *c, struct sched_job *j, uint64_t n
 unsigned sched_tick(struct sched_cluster *c, uint64_t now_usec)
 {
 	unsigned changed = 0;
+	bool grow = false;
 
 	for (size_t i = 0; i < c->job_count; i++) {
 		struct sched_job *j = c->jobs[i];
+
+		/* an elastic job below its max may grow once its delay has passed */
+		if (j->state == SCHED_JOB_RUNNING && j->spec && sched_job_total_npus(j) <
+		    j->spec->npus_max) {
+			uint64_t at = j->generation_usec +
+				      (uint64_t)c->conf->elastic_grow_delay_sec * 1000000u;
+
+			grow |= at > c->last_tick_usec && at <= now_usec;
+		}
 
 		if (j->state == SCHED_JOB_RUNNING && j->spec && j->spec->time_limit_sec &&
 		    sched_job_run_usec(j, now_usec) >= j->spec->time_limit_sec * 1000000u) {
@@ -1808,7 +1822,8 @@ unsigned sched_tick(struct sched_cluster *c, uint64_t now_usec)
 			changed++;
 		}
 	}
-	if (changed)
+	c->last_tick_usec = now_usec;
+	if (changed || grow)
 		sched_schedule(c, now_usec);
 	return changed;
 }

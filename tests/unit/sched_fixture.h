@@ -47,6 +47,8 @@ struct fx_opts {
 	bool no_backfill;	     /* resource.backfill: false (strict order) */
 	bool no_preemption;	     /* resource.preemption: false */
 	int grace_sec;		     /* cluster.stop_grace_period; 0 = leave default (30) */
+	unsigned grow_delay_sec;     /* resource.elastic_grow_delay; 0 here = 0 (grow at
+				      * once), not the default 600 */
 	bool rank_table_launch;	     /* cluster.enable_dynamic_network: false */
 	unsigned connect_timeout_sec; /* hccl.hccl_connect_timeout; 0 = leave default */
 	unsigned scheduler_port;     /* cluster.scheduler_port; 0 = leave default */
@@ -110,8 +112,9 @@ static inline char *fx_cluster_yaml(const struct fx_opts *o)
 		fprintf(f, "  stop_grace_period: %d\n", o->grace_sec < 0 ? 0 : o->grace_sec);
 	fprintf(f, "resource:\n  total_npu: %u\n  allow_mix_task: %s\n  enable_quota_limit: %s\n",
 		total * t->npu_count, o->no_mix ? "false" : "true", o->quota ? "true" : "false");
-	fprintf(f, "  backfill: %s\n  preemption: %s\n", o->no_backfill ? "false" : "true",
-		o->no_preemption ? "false" : "true");
+	fprintf(f, "  backfill: %s\n  preemption: %s\n  elastic_grow_delay: %u\n",
+		o->no_backfill ? "false" : "true", o->no_preemption ? "false" : "true",
+		o->grow_delay_sec);
 	if (o->connect_timeout_sec)
 		fprintf(f, "hccl:\n  hccl_connect_timeout: %u\n", o->connect_timeout_sec);
 	if (o->queues)

@@ -701,6 +701,30 @@ static void test_elastic_start_grow_shrink(void **state)
 	sched_cluster_free(c);
 }
 
+/* Each resize restarts a job: it grows only once its generation ran elastic_grow_delay,
+ * and the once-a-second tick starts that growth without any other event. */
+static void test_elastic_grows_after_delay(void **state)
+{
+	struct fx_opts o = { .servers = 2, .grow_delay_sec = 600 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job *e;
+
+	(void)state;
+	run(c, spec("x", 8, NULL, 500, 0));
+	e = run(c, elastic("e", 8, 16));
+	assert_int_equal(sched_job_total_npus(e), 8);
+	sched_tick(c, adv(1));
+	assert_int_equal(sched_job_complete(c, "x", FX_UID, adv(10)), 0);
+	assert_int_equal(sched_job_total_npus(e), 8); /* too soon */
+	assert_int_equal(sched_tick(c, adv(500)), 0);
+	assert_int_equal(sched_job_total_npus(e), 8);
+	sched_tick(c, adv(100));
+	assert_int_equal(sched_job_total_npus(e), 16);
+	assert_int_equal(e->generation, 2);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
 /* An elastic job does not grow while another job waits for those NPUs. */
 static void test_elastic_no_growth_while_others_wait(void **state)
 {
@@ -826,6 +850,7 @@ int main(void)
 		cmocka_unit_test(test_time_limit_counts_earlier_runs),
 		cmocka_unit_test(test_elastic_start_grow_shrink),
 		cmocka_unit_test(test_elastic_no_growth_while_others_wait),
+		cmocka_unit_test(test_elastic_grows_after_delay),
 		cmocka_unit_test(test_fine_grained_sharing_on_rings),
 		cmocka_unit_test(test_random_mix_keeps_invariants),
 	};
