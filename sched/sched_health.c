@@ -344,13 +344,23 @@ static bool slice_is_bad(const struct sched_cluster *c, const struct sched_slice
 	return false;
 }
 
-/* Is a preempted job still stopping for its preemptor? */
-static bool preemption_in_flight(const struct sched_cluster *c)
+/* Is a preempted job still stopping, for a preemptor, on servers of a type @j can use? */
+static bool preemption_in_flight(const struct sched_cluster *c, const struct sched_job *j)
 {
-	for (size_t i = 0; i < c->job_count; i++)
-		if (c->jobs[i]->state == SCHED_JOB_STOPPING &&
-		    c->jobs[i]->stop_to == SCHED_JOB_PENDING)
+	for (size_t i = 0; i < c->job_count; i++) {
+		const struct sched_job *v = c->jobs[i];
+		const struct conf_server_type *t;
+		size_t k;
+
+		if (v->state != SCHED_JOB_STOPPING || v->stop_to != SCHED_JOB_PENDING ||
+		    !v->slice_count)
+			continue;
+		t = c->servers[v->slices[0].server].conf->type;
+		for (k = 0; k < c->type_count && c->types[k] != t; k++)
+			;
+		if (k < 32 && (j->type_mask & (1u << k)))
 			return true;
+	}
 	return false;
 }
 
@@ -397,7 +407,7 @@ void sched_job_recover(struct sched_cluster *c, struct sched_job *j, uint64_t no
 	 * held only by the pass's reservation: re-place this job through the pass (which
 	 * runs right after), not around it.
 	 */
-	if (preemption_in_flight(c)) {
+	if (preemption_in_flight(c, j)) {
 		sched_alloc_release(c, j);
 		j->requeue_cause = SCHED_REQUEUE_FAULT;
 		j->reason_key = 0;

@@ -125,7 +125,8 @@ bool sched_server_is_whole_free(const struct sched_cluster *c, unsigned server,
 /*
  * sched_place_sizes() - the legal sizes for @j between @lo and @hi NPUs, largest first,
  * on the server types it may use (single-server sizes by HCCS rule, whole-server
- * multiples above). Writes at most @max sizes to @out; returns the count.
+ * multiples above, multiples of tp * pp), starting below what is free now; the smallest
+ * legal size is always last. Writes at most @max sizes to @out; returns the count.
  */
 size_t sched_place_sizes(const struct sched_cluster *c, const struct sched_job *j, unsigned lo,
 			 unsigned hi, unsigned *out, size_t max);

@@ -238,6 +238,15 @@ unsigned sched_elastic_min(const struct sched_cluster *c, const struct conf_job_
 	return 0;
 }
 
+static bool size_fits_some_type(const struct sched_cluster *c, const struct sched_job *j,
+				const struct conf_server_type *want, unsigned size)
+{
+	for (size_t t = 0; t < c->type_count; t++)
+		if ((!want || c->types[t] == want) && size_ok(j->spec, c->types[t], size))
+			return true;
+	return false;
+}
+
 size_t sched_place_sizes(const struct sched_cluster *c, const struct sched_job *j, unsigned lo,
 			 unsigned hi, unsigned *out, size_t max)
 {
@@ -270,15 +279,19 @@ size_t sched_place_sizes(const struct sched_cluster *c, const struct sched_job *
 	}
 	if (hi > total)
 		hi = total;
-	if (hi > bound && bound >= lo)
+	/* the smallest legal size: when nothing bigger can fit it is the one to try, and its
+	 * failure is the reason the job waits */
+	while (lo <= hi && !size_fits_some_type(c, j, want, lo))
+		lo++;
+	if (lo > hi || max == 0)
+		return 0;
+	if (bound < lo)
+		hi = lo;
+	else if (hi > bound)
 		hi = bound;
 	for (unsigned size = hi; size >= lo && size > 0 && n < max; size--)
-		for (size_t t = 0; t < c->type_count; t++)
-			if ((!want || c->types[t] == want) && size_ok(j->spec, c->types[t], size)) {
-				out[n++] = size;
-				break;
-			}
-	/* the smallest size last: its failure is the reason the job waits */
+		if (size_fits_some_type(c, j, want, size))
+			out[n++] = size;
 	if (n == max && out[n - 1] != lo)
 		out[n - 1] = lo;
 	return n;
@@ -348,6 +361,9 @@ struct pass {
 	bool idx_ok;
 	/* per queue: NPUs promised to its preemptors whose victims are still stopping */
 	unsigned *committed;
+	/* jobs that chose victims in this pass (their NPUs are in committed too) */
+	uint64_t preempted_now[PREEMPT_TRIES_PER_PASS];
+	size_t npreempted_now;
 	/* jobs stopping because they were preempted, with their preemptor */
 	const struct sched_job **stopping;
 	size_t nstopping;
@@ -858,6 +874,55 @@ static bool server_fits_without(struct pass *p, unsigned s, unsigned need,
 }
 
 /*
+ * A set of fewer than @k of the @n candidates of server @s that lets @need land there:
+ * by size, then set_better. Moves it to the front of @cand and returns its size, or 0.
+ */
+static size_t smaller_set(struct pass *p, unsigned s, unsigned need,
+			  const struct conf_server_type *type, struct sched_job **cand, size_t n,
+			  size_t k)
+{
+	struct sched_job *pick[CONF_SERVER_NPUS_MAX], *best[CONF_SERVER_NPUS_MAX];
+
+	for (size_t m = 1; m < k; m++) {
+		size_t nbest = 0;
+
+		for (uint32_t mask = 1; mask < (1u << n); mask++) {
+			size_t cnt = 0;
+
+			if ((size_t)__builtin_popcount(mask) != m)
+				continue;
+			for (size_t i = 0; i < n; i++)
+				if (mask & (1u << i))
+					pick[cnt++] = cand[i];
+			if (!server_fits_without(p, s, need, type, pick, cnt))
+				continue;
+			if (!nbest || set_better(p->c, pick, cnt, best, nbest)) {
+				memcpy(best, pick, cnt * sizeof(pick[0]));
+				nbest = cnt;
+			}
+		}
+		if (nbest) {
+			/* best first, then the others, so cand[0..nbest) is the set */
+			struct sched_job *rest[CONF_SERVER_NPUS_MAX];
+			size_t nrest = 0;
+
+			for (size_t i = 0; i < n; i++) {
+				bool in = false;
+
+				for (size_t x = 0; x < nbest; x++)
+					in |= best[x] == cand[i];
+				if (!in)
+					rest[nrest++] = cand[i];
+			}
+			memcpy(cand, best, nbest * sizeof(cand[0]));
+			memcpy(cand + nbest, rest, nrest * sizeof(cand[0]));
+			return nbest;
+		}
+	}
+	return 0;
+}
+
+/*
  * Single-server requests: per server, its preemptible jobs, largest share first, until
  * the job fits; then drop the ones not needed (most valuable first). The best server's
  * set wins (set_better).
@@ -890,6 +955,16 @@ static int victims_single(struct pass *p, struct sched_job *j, bool inq, struct 
 				break;
 		if (k > ncand)
 			continue;
+		/*
+		 * On a mesh the largest shares first is the fewest; under ring and pair rules
+		 * where the jobs sit matters: look for a smaller set among few candidates.
+		 */
+		if (k > 1 && sv->conf->type->hccs != CONF_HCCS_MESH && ncand <= 12) {
+			size_t m = smaller_set(p, (unsigned)s, need, type, cand, ncand, k);
+
+			if (m)
+				k = m; /* cand[0..m) now holds it */
+		}
 		/* spare what is not needed, the most valuable first */
 		qsort_r(cand, k, sizeof(cand[0]), victim_cmp, c);
 		for (size_t i = k; i-- > 0;) {
@@ -1114,9 +1189,10 @@ static bool preempt_possible(struct pass *p, struct sched_job *j, bool inq)
 		const struct conf_server_type *ty = c->types[t];
 		unsigned whole = 0;
 
-		if (type && ty != type)
+		if ((type && ty != type) || !(j->type_mask & (1u << t)))
 			continue;
-		if (need > ty->npu_count && need % ty->npu_count)
+		if (need > ty->npu_count ? need % ty->npu_count != 0 :
+					   !sched_size_is_legal(ty, need))
 			continue;
 		for (size_t s = 0; s < c->server_count; s++) {
 			const struct sched_server *sv = &c->servers[s];
@@ -1177,6 +1253,8 @@ static bool try_preempt(struct pass *p, struct sched_job *j, bool inq)
 		return false;
 	}
 	p->committed[j->queue_index] += j->spec->npus_min;
+	if (p->npreempted_now < PREEMPT_TRIES_PER_PASS)
+		p->preempted_now[p->npreempted_now++] = j->serial;
 	names[0] = '\0';
 	for (size_t i = 0; i < vs.n; i++) {
 		struct sched_job *v = vs.v[i];
@@ -1483,7 +1561,9 @@ static void grow_elastic(struct pass *p)
 			continue;
 		if (quota_applies(c, job_queue(c, j))) {
 			unsigned q = job_queue(c, j)->quota_npus;
-			unsigned others = c->queue_used[j->queue_index] - cur;
+			/* what the queue's other jobs hold, and what its preemptors were promised */
+			unsigned others = c->queue_used[j->queue_index] - cur +
+					  (p->committed ? p->committed[j->queue_index] : 0);
 
 			if (others >= q || q - others <= cur)
 				continue;
@@ -1573,6 +1653,22 @@ static bool queue_before(const struct sched_cluster *c, const struct qlist *ql, 
 	return ja->seq < jb->seq;
 }
 
+/* Was @j already handled in the first phase (within its quota, or a preemptor)? */
+static bool had_turn(struct pass *p, const struct sched_job *j)
+{
+	uint64_t dl;
+	bool own = false;
+	unsigned need = j->spec->npus_min, committed;
+
+	for (size_t i = 0; i < p->npreempted_now; i++)
+		own |= p->preempted_now[i] == j->serial;
+	if (own)
+		return true;
+	own = has_stopping_for(p, j, &dl);
+	committed = p->committed ? p->committed[j->queue_index] : 0;
+	return within_quota(p->c, j, need, committed - (own && committed >= need ? need : 0));
+}
+
 /* Move queue @l's head past jobs that are no longer pending; false when it is empty. */
 static bool head_valid(struct qlist *l)
 {
@@ -1600,10 +1696,8 @@ static void serve(struct pass *p, struct qlist *ql, size_t nq, bool borrow_phase
 		if (best == SIZE_MAX)
 			break;
 		j = ql[best].jobs[ql[best].next++].job;
-		if (!borrow_phase ||
-		    !within_quota(c, j, j->spec->npus_min,
-				  p->committed ? p->committed[j->queue_index] : 0))
-			consider(p, j, borrow_phase); /* (in-quota jobs had their turn) */
+		if (!borrow_phase || !had_turn(p, j))
+			consider(p, j, borrow_phase);
 		ql[best].live = head_valid(&ql[best]);
 	}
 }
