@@ -118,7 +118,7 @@ static uint64_t expected_end(const struct sched_cluster *c, const struct sched_j
 	if (!j->spec || !j->spec->time_limit_sec)
 		return UINT64_MAX;
 	limit = j->spec->time_limit_sec * 1000000u;
-	ran = sched_job_run_usec(j, now_usec);
+	ran = j->state == SCHED_JOB_PENDING ? j->run_accum_usec : sched_job_run_usec(j, now_usec);
 	return now_usec + (ran < limit ? limit - ran : 0) + stop_overhead_usec(c);
 }
 
@@ -1333,8 +1333,16 @@ static bool fits_when_idle(struct pass *p, const struct sched_job *j)
  * NPUs)? */
 static bool may_use_reserved(const struct pass *p, const struct sched_job *j)
 {
-	uint64_t end = expected_end(p->c, j, p->now);
+	uint64_t latest = 0, end;
 
+	/* the latest known start first: most jobs are rejected without reading more */
+	for (size_t i = 0; i < p->nresv; i++)
+		if ((p->resv[i].mask & j->type_mask) && p->resv[i].start != UINT64_MAX &&
+		    p->resv[i].start > latest)
+			latest = p->resv[i].start;
+	if (!latest || !j->spec->time_limit_sec)
+		return false;
+	end = expected_end(p->c, j, p->now);
 	for (size_t i = 0; i < p->nresv; i++)
 		if ((p->resv[i].mask & j->type_mask) && p->resv[i].start != UINT64_MAX &&
 		    end <= p->resv[i].start)
