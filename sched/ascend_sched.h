@@ -149,6 +149,10 @@ struct sched_job {
 	uint64_t serial;		/* unique per job object (a resubmitted name: new) */
 	uint64_t reason_key;		/* key of the pending reason (sched_policy.c) */
 	struct conf_job_spec *spec;	/* owned; NULL for drafts and some rejections */
+	unsigned prio;			/* spec priority, and npus_min/npus_max (as raised */
+	unsigned need_min, need_max;	/* at submission), copied here for the pass */
+	uint64_t limit_left_usec;	/* pending: time_limit minus run time so far;
+					 * UINT64_MAX without a time_limit */
 	char name[CONF_NAME_MAX + 1];	/* also the job id */
 	uid_t uid;			/* owner (submitting uid) */
 	gid_t gid;

@@ -102,6 +102,13 @@ void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
 	}
 	if (to != SCHED_JOB_PENDING)
 		j->reserved_start_usec = 0;
+	else if (j->spec && j->spec->time_limit_sec) {
+		uint64_t limit = j->spec->time_limit_sec * 1000000u;
+
+		j->limit_left_usec = j->run_accum_usec < limit ? limit - j->run_accum_usec : 0;
+	} else {
+		j->limit_left_usec = UINT64_MAX;
+	}
 	if (sched_job_state_is_terminal(to))
 		j->end_usec = now_usec;
 	j->version++;
@@ -383,6 +390,9 @@ int sched_job_submit(struct sched_cluster *c, struct conf_job_spec *spec, uid_t 
 	j->submit_usec = now_usec;
 	j->queue_seq = c->next_queue_seq++;
 	j->queue_index = (size_t)(conf_cluster_find_queue(c->conf, spec->queue) - c->conf->queues);
+	j->prio = spec->priority;
+	j->need_min = spec->npus_min;
+	j->need_max = spec->npus_max;
 	j->type_mask = sched_type_mask(c, spec->npus_min, sched_job_type(c, j));
 	sched_job_transition(c, j, SCHED_JOB_PENDING, SCHED_EV_SUBMITTED, now_usec,
 			     "waiting for the first scheduling pass");

@@ -115,10 +115,13 @@ static uint64_t expected_end(const struct sched_cluster *c, const struct sched_j
 
 	if (j->state == SCHED_JOB_STOPPING)
 		return j->stop_deadline_usec;
+	if (j->state == SCHED_JOB_PENDING) /* what is left, kept on the job's first line */
+		return j->limit_left_usec == UINT64_MAX ? UINT64_MAX :
+		       now_usec + j->limit_left_usec + stop_overhead_usec(c);
 	if (!j->spec || !j->spec->time_limit_sec)
 		return UINT64_MAX;
 	limit = j->spec->time_limit_sec * 1000000u;
-	ran = j->state == SCHED_JOB_PENDING ? j->run_accum_usec : sched_job_run_usec(j, now_usec);
+	ran = sched_job_run_usec(j, now_usec);
 	return now_usec + (ran < limit ? limit - ran : 0) + stop_overhead_usec(c);
 }
 
@@ -1340,7 +1343,7 @@ static bool may_use_reserved(const struct pass *p, const struct sched_job *j)
 		if ((p->resv[i].mask & j->type_mask) && p->resv[i].start != UINT64_MAX &&
 		    p->resv[i].start > latest)
 			latest = p->resv[i].start;
-	if (!latest || !j->spec->time_limit_sec)
+	if (!latest || j->limit_left_usec == UINT64_MAX)
 		return false;
 	end = expected_end(p->c, j, p->now);
 	for (size_t i = 0; i < p->nresv; i++)
@@ -1408,7 +1411,7 @@ static void consider(struct pass *p, struct sched_job *j, bool borrow_phase)
 {
 	struct sched_cluster *c = p->c;
 	const struct conf_queue *q = job_queue(c, j);
-	unsigned need = j->spec->npus_min, hi = j->spec->npus_max;
+	unsigned need = j->need_min, hi = j->need_max;
 	struct sched_slice *sl;
 	size_t n;
 	bool backfill = false, inq, own;
@@ -1824,7 +1827,7 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 		struct qlist *l = &ql[j->queue_index];
 
 		if (j->state == SCHED_JOB_PENDING)
-			l->jobs[l->n++] = (struct pend){ j->spec->priority, j->queue_seq, j };
+			l->jobs[l->n++] = (struct pend){ j->prio, j->queue_seq, j };
 	}
 	{
 		struct pend *tmp = malloc((n ? n : 1) * sizeof(*tmp));
