@@ -72,7 +72,7 @@ static const struct conf_queue *job_queue(const struct sched_cluster *c,
 /* Effective priority: queue priority first, then the job's own (both 0-1000). */
 static unsigned eff_priority(const struct sched_cluster *c, const struct sched_job *j)
 {
-	return job_queue(c, j)->priority * 1001u + j->spec->priority;
+	return job_queue(c, j)->priority * 1001u + j->prio;
 }
 
 static bool quota_applies(const struct sched_cluster *c, const struct conf_queue *q)
@@ -355,8 +355,7 @@ struct pass {
 	unsigned preempt_tries;
 	/* preemption searches that found nothing: a job of no higher priority needing no
 	 * fewer NPUs of the same server types finds nothing either */
-	struct { unsigned prio, need; uint32_t mask; bool inq; } preempt_failed[64];
-	size_t npreempt_failed;
+	struct { unsigned prio, need; uint32_t mask; bool inq, used; } preempt_failed[256];
 	unsigned placed;
 	const struct conf_server_type *types[32];
 	size_t ntypes;
@@ -375,8 +374,7 @@ struct pass {
 	bool any_borrowing;
 	bool any_elastic;		/* a running job may grow */
 	/* sched_fits_when_idle() answers: the cluster's usable capacity is fixed in a pass */
-	struct { unsigned need; uint32_t mask; bool fits; } idle_cache[64];
-	size_t nidle;
+	struct { unsigned need; uint32_t mask; bool fits, used; } idle_cache[256];
 };
 
 static void idx_put(struct pass *p, size_t i, int sign)
@@ -1229,6 +1227,7 @@ static bool try_preempt(struct pass *p, struct sched_job *j, bool inq)
 {
 	struct sched_cluster *c = p->c;
 	struct victims vs = { 0 };
+	typeof(p->preempt_failed[0]) *slot;
 	char names[SCHED_REASON_MAX], when[40];
 	size_t off = 0;
 	unsigned npus = 0;
@@ -1239,19 +1238,19 @@ static bool try_preempt(struct pass *p, struct sched_job *j, bool inq)
 	/* nobody to take from: no lower priority running and nothing borrowed */
 	if (p->min_running_prio >= eff_priority(c, j) && !p->any_borrowing)
 		return false;
-	for (size_t i = 0; i < p->npreempt_failed; i++)
-		if (p->preempt_failed[i].mask == j->type_mask &&
-		    p->preempt_failed[i].prio >= eff_priority(c, j) &&
-		    p->preempt_failed[i].need <= j->spec->npus_min &&
-		    (p->preempt_failed[i].inq || !inq))
-			return false;
+	/* a search for the same need, types and quota standing failed for a job of no
+	 * lower priority: this one fails too (direct-mapped, collisions just search) */
+	slot = &p->preempt_failed[(j->need_min * 2654435761u ^ j->type_mask * 40503u ^ inq) & 255];
+	if (slot->used && slot->need == j->need_min && slot->mask == j->type_mask &&
+	    slot->inq == inq && slot->prio >= eff_priority(c, j))
+		return false;
 	/* the budget is spent only on searches that may succeed */
 	if (!preempt_possible(p, j, inq) ||
 	    (p->preempt_tries++, choose_victims(p, j, inq, &vs) < 0) || vs.n == 0) {
-		if (p->npreempt_failed < sizeof(p->preempt_failed) / sizeof(p->preempt_failed[0]))
-			p->preempt_failed[p->npreempt_failed++] =
-				(typeof(p->preempt_failed[0])){
-					eff_priority(c, j), j->spec->npus_min, j->type_mask, inq };
+		if (!slot->used || slot->need != j->need_min || slot->mask != j->type_mask ||
+		    slot->inq != inq || slot->prio < eff_priority(c, j))
+			*slot = (typeof(*slot)){ eff_priority(c, j), j->need_min, j->type_mask, inq,
+						 true };
 		free(vs.v);
 		return false;
 	}
@@ -1317,17 +1316,15 @@ static const struct resv *reserve_for(struct pass *p, struct sched_job *j)
 
 static bool fits_when_idle(struct pass *p, const struct sched_job *j)
 {
-	bool fits;
+	typeof(p->idle_cache[0]) *e =
+		&p->idle_cache[(j->need_min * 2654435761u ^ j->type_mask * 40503u) & 255];
 
-	for (size_t i = 0; i < p->nidle; i++)
-		if (p->idle_cache[i].need == j->spec->npus_min &&
-		    p->idle_cache[i].mask == j->type_mask)
-			return p->idle_cache[i].fits;
-	fits = sched_fits_when_idle(p->c, j->spec->npus_min, sched_job_type(p->c, j));
-	if (p->nidle < sizeof(p->idle_cache) / sizeof(p->idle_cache[0]))
-		p->idle_cache[p->nidle++] = (typeof(p->idle_cache[0])){ j->spec->npus_min,
-								       j->type_mask, fits };
-	return fits;
+	/* the usable capacity does not change during a pass: one answer per size/types */
+	if (e->used && e->need == j->need_min && e->mask == j->type_mask)
+		return e->fits;
+	*e = (typeof(*e)){ j->need_min, j->type_mask,
+			   sched_fits_when_idle(p->c, j->need_min, sched_job_type(p->c, j)), true };
+	return e->fits;
 }
 
 /* ---- one job of the pass ---- */
