@@ -26,102 +26,8 @@
 
 #include "ascend_sched.h"
 #include "sched_fixture.h"
+#include "sched_policy_fixture.h"
 #include "test_util.h"
-
-#define SEC 1000000ull
-
-static uint64_t clk = 1800000000ull * SEC;
-
-static uint64_t adv(unsigned sec)
-{
-	clk += (uint64_t)sec * SEC;
-	return clk;
-}
-
-static struct conf_job_spec *spec(const char *name, unsigned npus, const char *queue,
-				  unsigned prio, uint64_t limit_sec)
-{
-	struct conf_job_spec *s = fx_spec_full(name, npus, queue, prio);
-
-	s->time_limit_sec = limit_sec;
-	return s;
-}
-
-static struct conf_job_spec *elastic(const char *name, unsigned lo, unsigned hi,
-				     const char *queue, unsigned prio)
-{
-	struct conf_job_spec *s = fx_spec_full(name, lo, queue, prio);
-
-	s->npus = s->npus_min = lo;
-	s->npus_max = hi;
-	return s;
-}
-
-static struct sched_job *submit(struct sched_cluster *c, struct conf_job_spec *s)
-{
-	char reason[SCHED_REASON_MAX] = "", name[CONF_NAME_MAX + 1];
-	struct sched_job *j = NULL;
-	int r;
-
-	snprintf(name, sizeof(name), "%s", s->name);
-	r = sched_job_submit(c, s, FX_UID, FX_GID, adv(1), reason, &j);
-	if (r != 0)
-		fail_msg("submit %s: %d: %s", name, r, reason);
-	fx_check(c);
-	return j;
-}
-
-static struct sched_job *run(struct sched_cluster *c, struct conf_job_spec *s)
-{
-	struct sched_job *j = submit(c, s);
-
-	if (j->state != SCHED_JOB_RUNNING)
-		fail_msg("job %s is %s: %s", j->name, sched_job_state_name(j->state), j->reason);
-	return j;
-}
-
-/* run() with every server but @server cordoned for the submission (no pending jobs). */
-static struct sched_job *run_on(struct sched_cluster *c, struct conf_job_spec *s, unsigned server)
-{
-	struct sched_job *j;
-
-	for (size_t i = 0; i < c->server_count; i++)
-		if (i != server)
-			assert_int_equal(sched_server_set_cordon(c, fx_server_name(c, (unsigned)i),
-								 true, false, adv(0)), 0);
-	j = run(c, s);
-	for (size_t i = 0; i < c->server_count; i++)
-		if (i != server)
-			assert_int_equal(sched_server_set_cordon(c, fx_server_name(c, (unsigned)i),
-								 false, false, adv(0)), 0);
-	assert_int_equal(j->slices[0].server, server);
-	return j;
-}
-
-static void expect_state(const struct sched_job *j, enum sched_job_state s)
-{
-	if (j->state != s)
-		fail_msg("job %s is %s, not %s: %s", j->name, sched_job_state_name(j->state),
-			 sched_job_state_name(s), j->reason);
-}
-
-static void expect_reason(const struct sched_job *j, const char *needle)
-{
-	if (!strstr(j->reason, needle))
-		fail_msg("job %s (%s): reason \"%s\" lacks \"%s\"", j->name,
-			 sched_job_state_name(j->state), j->reason, needle);
-}
-
-static bool has_event(const struct sched_cluster *c, enum sched_event_kind kind,
-		      const char *job, const char *needle)
-{
-	for (const struct sched_event *e = sched_event_next(c, 0); e;
-	     e = sched_event_next(c, e->seq))
-		if (e->kind == kind && (!job || strcmp(e->job, job) == 0) &&
-		    (!needle || strstr(e->reason, needle)))
-			return true;
-	return false;
-}
 
 static unsigned count_events(const struct sched_cluster *c, enum sched_event_kind kind,
 			     const char *job)
@@ -132,39 +38,6 @@ static unsigned count_events(const struct sched_cluster *c, enum sched_event_kin
 	     e = sched_event_next(c, e->seq))
 		n += e->kind == kind && (!job || strcmp(e->job, job) == 0);
 	return n;
-}
-
-static unsigned count_state(const struct sched_cluster *c, enum sched_job_state s)
-{
-	unsigned n = 0;
-
-	for (size_t i = 0; i < c->job_count; i++)
-		n += c->jobs[i]->state == s;
-	return n;
-}
-
-static void expect_no_reserved(const struct sched_cluster *c)
-{
-	for (size_t i = 0; i < c->server_count; i++)
-		for (unsigned d = 0; d < c->servers[i].conf->npu_count; d++)
-			if (c->servers[i].npus[d].reserved)
-				fail_msg("NPU %u of %s is still reserved after the pass", d,
-					 c->servers[i].conf->name);
-}
-
-/* Let every stopping job finish. */
-static void stop_all(struct sched_cluster *c)
-{
-	uint64_t last = 0;
-
-	for (size_t i = 0; i < c->job_count; i++)
-		if (c->jobs[i]->state == SCHED_JOB_STOPPING &&
-		    c->jobs[i]->stop_deadline_usec > last)
-			last = c->jobs[i]->stop_deadline_usec;
-	if (last > clk)
-		clk = last;
-	sched_tick(c, adv(0));
-	fx_check(c);
 }
 
 static void report_npu(struct sched_cluster *c, unsigned server, unsigned npu,
@@ -179,22 +52,6 @@ static void report_npu(struct sched_cluster *c, unsigned server, unsigned npu,
 		 level >= CONF_HEALTH_CRITICAL ? "0x80C98000" : "");
 	assert_int_equal(sched_server_report(c, server, &r, adv(1)), 0);
 	fx_check(c);
-}
-
-/* A cluster from a hand-written YAML document (mixed server types). */
-static struct sched_cluster *cluster_yaml(const char *yaml)
-{
-	struct conf_cluster *conf = NULL;
-	struct sched_cluster *c = NULL;
-	struct conf_error err;
-	char msg[1024];
-
-	memset(&err, 0, sizeof(err));
-	if (conf_cluster_parse(yaml, strlen(yaml), "break.yaml", &conf, &err) < 0)
-		fail_msg("config refused: %s", conf_error_format(&err, msg, sizeof(msg)));
-	assert_int_equal(sched_cluster_new(conf, &c), 0);
-	c->check_invariants = true;
-	return c;
 }
 
 static const char queues_two[] = "  - name: prod\n"
@@ -906,7 +763,7 @@ static void test_regress_elastic_large_max_never_starts(void **state)
 	struct sched_job *e;
 
 	(void)state;
-	e = submit(c, elastic("e", 8, 1024, NULL, 500));
+	e = submit(c, elastic_job("e", 8, 1024, NULL, 500));
 	if (e->state != SCHED_JOB_RUNNING)
 		fail_msg("elastic {8, 1024} on an idle 32-NPU cluster is %s: %s",
 			 sched_job_state_name(e->state), e->reason);
@@ -924,7 +781,7 @@ static void test_regress_elastic_size_ignores_tp_pp(void **state)
 {
 	struct fx_opts o = { .servers = 1 };
 	struct sched_cluster *c = fx_cluster(&o);
-	struct conf_job_spec *s = elastic("e", 4, 8, NULL, 500);
+	struct conf_job_spec *s = elastic_job("e", 4, 8, NULL, 500);
 	struct sched_job *e;
 
 	(void)state;
@@ -944,7 +801,7 @@ static void test_regress_elastic_illegal_min_rejected_though_range_fits(void **s
 {
 	struct fx_opts o = { .type = "atlas800", .servers = 2 };
 	struct sched_cluster *c = fx_cluster(&o);
-	struct conf_job_spec *s = elastic("e", 3, 5, NULL, 500);
+	struct conf_job_spec *s = elastic_job("e", 3, 5, NULL, 500);
 	char reason[SCHED_REASON_MAX] = "";
 	struct sched_job *j = NULL;
 	int r;
@@ -969,7 +826,7 @@ static void test_elastic_with_quota(void **state)
 	struct sched_queue_usage u;
 
 	(void)state;
-	e = run(c, elastic("e", 8, 32, "q", 500));
+	e = run(c, elastic_job("e", 8, 32, "q", 500));
 	assert_int_equal(sched_job_total_npus(e), 16);
 	assert_false(e->borrowing);
 	assert_int_equal(sched_queue_set_quota(c, "q", 32, adv(1)), 0);
@@ -993,7 +850,7 @@ static void test_elastic_borrower_reclaimed_whole(void **state)
 
 	(void)state;
 	a1 = run(c, spec("a1", 8, "a", 500, 0));
-	e = run(c, elastic("e", 8, 24, "a", 500));
+	e = run(c, elastic_job("e", 8, 24, "a", 500));
 	assert_true(e->borrowing);
 	assert_int_equal(sched_job_total_npus(e), 24);
 	b1 = submit(c, spec("b1", 8, "b", 500, 0));

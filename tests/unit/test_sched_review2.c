@@ -23,130 +23,8 @@
 
 #include "ascend_sched.h"
 #include "sched_fixture.h"
+#include "sched_policy_fixture.h"
 #include "test_util.h"
-
-#define SEC 1000000ull
-
-static uint64_t clk = 1800000000ull * SEC;
-
-static uint64_t adv(unsigned sec)
-{
-	clk += (uint64_t)sec * SEC;
-	return clk;
-}
-
-static struct conf_job_spec *spec(const char *name, unsigned npus, const char *queue,
-				  unsigned prio, uint64_t limit_sec)
-{
-	struct conf_job_spec *s = fx_spec_full(name, npus, queue, prio);
-
-	s->time_limit_sec = limit_sec;
-	return s;
-}
-
-static struct conf_job_spec *typed(struct conf_job_spec *s, const char *type)
-{
-	s->server_type = strdup(type);
-	assert_non_null(s->server_type);
-	return s;
-}
-
-static struct conf_job_spec *elastic(const char *name, unsigned lo, unsigned hi,
-				     const char *queue, unsigned prio)
-{
-	struct conf_job_spec *s = fx_spec_full(name, lo, queue, prio);
-
-	s->npus = s->npus_min = lo;
-	s->npus_max = hi;
-	return s;
-}
-
-static struct sched_job *submit(struct sched_cluster *c, struct conf_job_spec *s)
-{
-	char reason[SCHED_REASON_MAX] = "", name[CONF_NAME_MAX + 1];
-	struct sched_job *j = NULL;
-	int r;
-
-	snprintf(name, sizeof(name), "%s", s->name);
-	r = sched_job_submit(c, s, FX_UID, FX_GID, adv(1), reason, &j);
-	if (r != 0)
-		fail_msg("submit %s: %d: %s", name, r, reason);
-	fx_check(c);
-	return j;
-}
-
-static struct sched_job *run(struct sched_cluster *c, struct conf_job_spec *s)
-{
-	struct sched_job *j = submit(c, s);
-
-	if (j->state != SCHED_JOB_RUNNING)
-		fail_msg("job %s is %s: %s", j->name, sched_job_state_name(j->state), j->reason);
-	return j;
-}
-
-/* run() with every server but @server cordoned for the submission (no pending jobs). */
-static struct sched_job *run_on(struct sched_cluster *c, struct conf_job_spec *s, unsigned server)
-{
-	struct sched_job *j;
-
-	for (size_t i = 0; i < c->server_count; i++)
-		if (i != server)
-			assert_int_equal(sched_server_set_cordon(c, fx_server_name(c, (unsigned)i),
-								 true, false, adv(0)), 0);
-	j = run(c, s);
-	for (size_t i = 0; i < c->server_count; i++)
-		if (i != server)
-			assert_int_equal(sched_server_set_cordon(c, fx_server_name(c, (unsigned)i),
-								 false, false, adv(0)), 0);
-	assert_int_equal(j->slices[0].server, server);
-	return j;
-}
-
-static void expect_state(const struct sched_job *j, enum sched_job_state s)
-{
-	if (j->state != s)
-		fail_msg("job %s is %s, not %s: %s", j->name, sched_job_state_name(j->state),
-			 sched_job_state_name(s), j->reason);
-}
-
-static unsigned count_state(const struct sched_cluster *c, enum sched_job_state s)
-{
-	unsigned n = 0;
-
-	for (size_t i = 0; i < c->job_count; i++)
-		n += c->jobs[i]->state == s;
-	return n;
-}
-
-/* Let every stopping job finish. */
-static void stop_all(struct sched_cluster *c)
-{
-	uint64_t last = 0;
-
-	for (size_t i = 0; i < c->job_count; i++)
-		if (c->jobs[i]->state == SCHED_JOB_STOPPING &&
-		    c->jobs[i]->stop_deadline_usec > last)
-			last = c->jobs[i]->stop_deadline_usec;
-	if (last > clk)
-		clk = last;
-	sched_tick(c, adv(0));
-	fx_check(c);
-}
-
-static struct sched_cluster *cluster_yaml(const char *yaml)
-{
-	struct conf_cluster *conf = NULL;
-	struct sched_cluster *c = NULL;
-	struct conf_error err;
-	char msg[1024];
-
-	memset(&err, 0, sizeof(err));
-	if (conf_cluster_parse(yaml, strlen(yaml), "review2.yaml", &conf, &err) < 0)
-		fail_msg("config refused: %s", conf_error_format(&err, msg, sizeof(msg)));
-	assert_int_equal(sched_cluster_new(conf, &c), 0);
-	c->check_invariants = true;
-	return c;
-}
 
 /* ================= fewest victims on ring and pair topologies ================= */
 
@@ -326,7 +204,7 @@ static void test_review2_elastic_growth_takes_committed_quota(void **state)
 	(void)state;
 	b910 = run_on(c, typed(spec("b910", 8, "batch", 500, 0), "atlas800"), 0);
 	ba2 = run(c, typed(spec("ba2", 8, "batch", 500, 0), "atlas800t-a2"));
-	e = run(c, typed(elastic("e", 8, 16, "q", 500), "atlas800"));
+	e = run(c, typed(elastic_job("e", 8, 16, "q", 500), "atlas800"));
 	assert_int_equal(sched_job_total_npus(e), 8);
 	p = submit(c, typed(spec("p", 8, "q", 500, 0), "atlas800t-a2"));
 	expect_state(ba2, SCHED_JOB_STOPPING);
