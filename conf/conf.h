@@ -147,6 +147,10 @@ struct conf_cluster {
 					 * 1 s to 7 days */
 	unsigned stop_grace_sec;	/* stop_grace_period: SIGTERM to SIGKILL for a job's
 					 * processes; default 30, 0-3600 */
+	unsigned max_job_count;		/* max_job_count: job records kept (active and
+					 * finished, as Slurm's MaxJobCount); at the limit the
+					 * oldest finished record is dropped, and with none a
+					 * submission is refused; default 100000 */
 
 	/* resource: */
 	unsigned total_npu;		/* must equal the inventory's NPU count */

@@ -23,6 +23,7 @@
 #define FAULT_ESCALATE_WINDOW_MAX_SEC (7 * 86400)
 #define STOP_GRACE_MAX_SEC 3600
 #define ELASTIC_GROW_DELAY_MAX_SEC (7 * 86400)
+#define MAX_JOB_COUNT_MAX 10000000
 #define HCCL_EXEC_TIMEOUT_MAX_SEC 17340 /* CANN's documented upper bound */
 #define GROUP_NAME_MAX 32
 #define IFNAME_MAX 15 /* IFNAMSIZ - 1 */
@@ -32,7 +33,7 @@ static const char *const cluster_keys[] = {
 	"name", "scheduler_ip", "scheduler_port", "enable_dynamic_network",
 	"enable_fault_recovery", "fault_check_interval", "heartbeat_timeout",
 	"topology_aware_schedule", "require_agent", "fault_hold_time", "fault_escalate_count",
-	"fault_escalate_window", "stop_grace_period", NULL,
+	"fault_escalate_window", "stop_grace_period", "max_job_count", NULL,
 };
 static const char *const resource_keys[] = {
 	"total_npu", "allow_mix_task", "enable_quota_limit", "backfill", "preemption",
@@ -246,7 +247,9 @@ static int read_cluster_section(const struct conf_ctx *ctx, const struct conf_no
 	    (r = opt_seconds(ctx, sec, "fault_escalate_window", 1, FAULT_ESCALATE_WINDOW_MAX_SEC,
 			     &c->fault_escalate_window_sec)) < 0 ||
 	    (r = opt_seconds(ctx, sec, "stop_grace_period", 0, STOP_GRACE_MAX_SEC,
-			     &c->stop_grace_sec)) < 0)
+			     &c->stop_grace_sec)) < 0 ||
+	    (r = opt_uint(ctx, sec, "max_job_count", 1, MAX_JOB_COUNT_MAX,
+			  &c->max_job_count)) < 0)
 		return r;
 	return 0;
 }
@@ -727,6 +730,7 @@ static int set_defaults(struct conf_cluster *c, const char *file)
 	c->fault_escalate_count = 3;
 	c->fault_escalate_window_sec = 3600;
 	c->stop_grace_sec = 30;
+	c->max_job_count = 100000;
 	c->topology_aware_schedule = true;
 	c->require_agent = false;
 	c->allow_mix_task = true;
@@ -989,6 +993,8 @@ int conf_cluster_render_yaml(const struct conf_cluster *c, char **ret_buf, size_
 	conf_out_uint(o, c->fault_escalate_window_sec);
 	conf_out_key(o, "stop_grace_period");
 	conf_out_uint(o, c->stop_grace_sec);
+	conf_out_key(o, "max_job_count");
+	conf_out_uint(o, c->max_job_count);
 	conf_out_map_end(o);
 
 	conf_out_key(o, "resource");

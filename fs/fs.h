@@ -122,9 +122,10 @@
  *   `error` file and in cluster/events);  EFBIG  spec over 64 KiB;  EEXIST  an active
  *   job has that name;  EPERM/EACCES  not the owner (or root), also for replacing another
  *   user's finished job, and (EACCES) a spec for a queue whose `groups` the writer is in
- *   none of;  EBUSY  the job's state
- *   forbids it (e.g. `complete` on a pending job);  EOPNOTSUPP  a verb not supported yet;
- *   ENODEV  mmap of a generated file (direct_io).
+ *   none of;  EBUSY  the job's state forbids it (e.g. `complete` on a pending job);
+ *   EAGAIN  max_job_count records exist and all are active (nothing is recorded; submit
+ *   again later);  EOPNOTSUPP  a verb not supported yet;  ENODEV  mmap of a generated
+ *   file (direct_io).
  */
 #ifndef ASCENDFS_FS_H
 #define ASCENDFS_FS_H

@@ -567,7 +567,7 @@ static int record_rejection(struct fs_ctx *ctx, struct fs_handle *h, const char 
 		fs_log(ctx, 2, "job %s rejected: %s", h->path.job, why);
 	else
 		fs_log(ctx, 2, "job %s not submitted (%s): %s", h->path.job, strerror(-r), why);
-	h->last_err = r == -EEXIST || r == -EPERM ? r : err;
+	h->last_err = r == -EEXIST || r == -EPERM || r == -EAGAIN ? r : err;
 	return h->last_err;
 }
 
@@ -682,9 +682,10 @@ static int spec_process(struct fs_ctx *ctx, struct fs_handle *h, bool submit, ch
 	if (r == 0 || r == -ENOMEM)
 		return r;
 	snprintf(why, SCHED_REASON_MAX, "%s: %.420s", name, reason);
+	/* no record for these: the name is another job's, or there is no room for one */
 	if (!submit)
-		return r == -EEXIST || r == -EPERM ? r : -EINVAL;
-	if (r == -EEXIST || r == -EPERM) {
+		return r == -EEXIST || r == -EPERM || r == -EAGAIN ? r : -EINVAL;
+	if (r == -EEXIST || r == -EPERM || r == -EAGAIN) {
 		fs_log(ctx, 2, "job %s not submitted: %s", h->path.job, why);
 		return r;
 	}

@@ -20,6 +20,7 @@
  *   -ENOENT   unknown job or server
  *   -EPERM    caller is not the job's owner (nor root)
  *   -EBUSY    the operation conflicts with the job's state
+ *   -EAGAIN   max_job_count job records exist and none is finished (none can be dropped)
  *   -ENOMEM   allocation failed
  * Reasons are written into caller buffers as one lowercase sentence, no final period.
  */

@@ -187,6 +187,28 @@ static ssize_t job_index(struct sched_cluster *c, const char *name)
 	return -1;
 }
 
+/* Index of the finished record that ended first, or -1 when every job is active. */
+static ssize_t oldest_finished(const struct sched_cluster *c)
+{
+	ssize_t best = -1;
+
+	for (size_t i = 0; i < c->job_count; i++) {
+		const struct sched_job *j = c->jobs[i];
+
+		if (sched_job_state_is_terminal(j->state) &&
+		    (best < 0 || j->end_usec < c->jobs[best]->end_usec))
+			best = (ssize_t)i;
+	}
+	return best;
+}
+
+/* Would a new record of @name fit under max_job_count (after dropping a finished one)? */
+static bool job_room(struct sched_cluster *c, const char *name)
+{
+	return c->job_count < c->conf->max_job_count || job_index(c, name) >= 0 ||
+	       oldest_finished(c) >= 0;
+}
+
 /* A new job object in state NONE appended to the list (replacing a terminal one). */
 static int job_new(struct sched_cluster *c, const char *name, uid_t uid, gid_t gid,
 		   uint64_t now_usec, struct sched_job **ret)
@@ -194,6 +216,17 @@ static int job_new(struct sched_cluster *c, const char *name, uid_t uid, gid_t g
 	struct sched_job *j;
 	ssize_t old = job_index(c, name);
 
+	/* at max_job_count: drop the finished record that ended first (as Slurm purges) */
+	if (old < 0 && c->job_count >= c->conf->max_job_count) {
+		ssize_t drop = oldest_finished(c);
+
+		if (drop < 0)
+			return -EAGAIN;
+		sched_event_add(c, now_usec, SCHED_EV_REMOVED, c->jobs[drop], NULL, -1,
+				"finished record dropped: the cluster keeps at most %u jobs "
+				"(max_job_count)", c->conf->max_job_count);
+		jobs_remove_at(c, (size_t)drop);
+	}
 	/* allocate first: a refused submission must not lose the old record */
 	if (jobs_reserve(c) < 0)
 		return -ENOMEM;
@@ -309,6 +342,12 @@ int sched_job_check(struct sched_cluster *c, const struct conf_job_spec *spec, u
 			     spec->name, (unsigned)old->uid);
 		return r;
 	}
+	if (!job_room(c, spec->name)) {
+		sched_reason(reason, "the cluster already holds %u active jobs, its max_job_count; "
+				     "submit again when some have ended",
+			     c->conf->max_job_count);
+		return -EAGAIN;
+	}
 	if (!conf_cluster_find_queue(c->conf, spec->queue)) {
 		queue_list(c, known, sizeof(known));
 		sched_reason(reason, "queue: unknown queue \"%s\"; known queues: %s", spec->queue,
@@ -374,7 +413,13 @@ int sched_job_submit(struct sched_cluster *c, struct conf_job_spec *spec, uid_t 
 		r = job_new(c, spec->name, uid, gid, now_usec, &j);
 		if (r < 0) {
 			free(text);
-			sched_reason(reason, "out of memory");
+			if (r == -EAGAIN)
+				sched_reason(reason, "the cluster already holds %u active "
+						     "jobs, its max_job_count; submit again "
+						     "when some have ended",
+					     c->conf->max_job_count);
+			else
+				sched_reason(reason, "out of memory");
 			goto fail;
 		}
 	}

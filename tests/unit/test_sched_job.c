@@ -744,6 +744,56 @@ static void test_job_over_quota_refused_at_submit(void **state)
 	sched_cluster_free(c);
 }
 
+/*
+ * max_job_count (Slurm's MaxJobCount): at the limit the finished record that ended first
+ * is dropped (a "removed" event says why); with every record active a submission is
+ * refused with -EAGAIN and the reason, and nothing changes.
+ */
+static void test_job_count_limit(void **state)
+{
+	struct sched_cluster *c = cluster_of(4);
+	char reason[SCHED_REASON_MAX] = "";
+	uint64_t seq;
+
+	(void)state;
+	c->conf->max_job_count = 3;
+	fx_run(c, "a", 1);
+	fx_run(c, "b", 1);
+	fx_run(c, "d", 1);
+	seq = c->next_event_seq;
+	assert_int_equal(sched_job_submit(c, fx_spec("e", 1), FX_UID, FX_GID, fx_now(), reason,
+					  NULL),
+			 -EAGAIN);
+	assert_non_null(strstr(reason, "max_job_count"));
+	assert_null(sched_cluster_find_job(c, "e"));
+	assert_int_equal(c->job_count, 3);
+	assert_true(c->next_event_seq == seq);
+	/* a rejection needs a record too: refused the same way */
+	assert_int_equal(sched_job_reject(c, "e", FX_UID, FX_GID, "bad", fx_now()), -EAGAIN);
+
+	assert_int_equal(sched_job_complete(c, "b", FX_UID, fx_now()), 0);
+	assert_int_equal(sched_job_complete(c, "a", FX_UID, fx_now()), 0);
+	fx_run(c, "e", 1);
+	/* b ended first: its record went, a's stays */
+	assert_null(sched_cluster_find_job(c, "b"));
+	assert_non_null(sched_cluster_find_job(c, "a"));
+	assert_int_equal(c->job_count, 3);
+	{
+		const struct sched_event *e;
+		bool dropped = false;
+
+		for (e = sched_event_next(c, seq - 1); e; e = sched_event_next(c, e->seq))
+			dropped |= e->kind == SCHED_EV_REMOVED && strcmp(e->job, "b") == 0 &&
+				   strstr(e->reason, "max_job_count") != NULL;
+		assert_true(dropped);
+	}
+	/* replacing a finished record of the same name needs no room */
+	fx_run(c, "a", 1);
+	assert_int_equal(c->job_count, 3);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
 /* Checkpoints are for active jobs; a finished job answers EBUSY. */
 static void test_job_checkpoint_refused_when_finished(void **state)
 {
@@ -800,6 +850,7 @@ int main(void)
 		cmocka_unit_test(test_job_blocker_on_cordoned_capacity_lets_others_start),
 		cmocka_unit_test(test_job_blocker_blocks_only_its_server_type),
 		cmocka_unit_test(test_job_over_quota_refused_at_submit),
+		cmocka_unit_test(test_job_count_limit),
 		cmocka_unit_test(test_job_checkpoint_refused_when_finished),
 		cmocka_unit_test(test_job_sched_ports_unique_near_the_top),
 	};
