@@ -124,9 +124,7 @@ sed 's/^/# /' "$W/verdict"
 check_eq "no NPU held twice, allocation agrees, no opaque pending, events gapless" \
 	"problems 0" "$(grep '^problems' "$W/verdict")"
 
-# The daemon's notifier is still poking the files of the jobs that changed (its
-# utimensat/truncate calls are what inotify watchers see); until it is done an unmount
-# is refused with EBUSY. Let it drain.
-sleep 3
+# (it_stop retries the unmount while the daemon's notifier still touches the files of
+# the jobs that changed, for inotify watchers)
 it_stop
 it_finish
