@@ -123,6 +123,9 @@ struct sched_server {
 	struct sched_npu npus[CONF_SERVER_NPUS_MAX];
 	unsigned npus_free;		/* free and placeable NPUs */
 	unsigned jobs_running;		/* distinct jobs holding NPUs here */
+	uint64_t version;		/* bumped when what sched_server_save() keeps may have
+					 * changed (a report, cordon, clear, lost heartbeat) */
+	uint64_t saved_version;		/* for the embedding program's store: what it saved */
 };
 
 /* Where one server's share of a job landed. */
@@ -194,6 +197,7 @@ struct sched_job {
 	unsigned exits_generation;	/* generation exited_ok belongs to */
 	uint64_t version;		/* bumped on every change (cache key for readers) */
 	uint64_t notified_version;	/* for the embedding program: what it last announced */
+	uint64_t saved_version;		/* for the embedding program's store: what it saved */
 	int notified_state;		/* (the daemon's inotify pokes); see fs_notify.c */
 	unsigned notified_generation;
 };
@@ -258,6 +262,12 @@ struct sched_cluster {
 	unsigned *queue_used;		/* per conf->queues entry: NPUs its jobs hold */
 	uint64_t preemptions, backfilled, timeouts, resizes; /* counters for metrics */
 	uint64_t last_tick_usec;	/* the previous sched_tick() */
+	uint64_t *removed_serials;	/* with track_removals: serials of job records dropped
+					 * since the embedding program last emptied it */
+	size_t removed_count, removed_cap;
+	bool track_removals;
+	bool removed_overflow;		/* a serial could not be recorded (no memory): the
+					 * store must compare all of its records */
 	bool check_invariants;		/* run sched_check_invariants() after every job
 					 * transition and abort on a breach (tests; on by
 					 * default in debug builds) */
@@ -540,6 +550,79 @@ unsigned sched_job_total_npus(const struct sched_job *j);
  * oldest slot of the ring).
  */
 const struct sched_event *sched_event_next(const struct sched_cluster *c, uint64_t after_seq);
+
+/*
+ * ---- saving and restoring (sched_state.c) ----
+ * The durable state of a cluster as compact JSON documents (UTF-8, ASCII-escaped), for
+ * the embedding program to store: one per job record, one per server and one "meta"
+ * (event/queue/serial sequences, counters, queue quotas set at run time), plus the
+ * events. Restoring builds the same state on a fresh cluster made from the (possibly
+ * changed) configuration: call sched_event_load() for the kept events in sequence order,
+ * then sched_meta_load(), sched_server_load() for each server, sched_job_load() for each
+ * job in submission (serial) order, and sched_restore_finish() last. What a pass
+ * derives (backfill reservations, the order of pending jobs) is not saved; heartbeat
+ * times are not saved either: every server that had reported gets a full
+ * heartbeat_timeout from the restore, as the daemon could not hear its agent.
+ * Which objects changed since the last save: sched_job.version != saved_version,
+ * sched_server.version != saved_version (the caller updates saved_version), records
+ * dropped since (track_removals, removed_serials), events with a newer seq.
+ * Documents are new (free()); *ret_len excludes the NUL. Save functions return 0 or
+ * -ENOMEM. Load functions never crash on a bad document: -EINVAL with the sentence in
+ * @reason (SCHED_REASON_MAX) and nothing changed.
+ */
+
+/* sched_job_save() - job record @j (borrowed) as one document. */
+int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, char **ret,
+		   size_t *ret_len);
+
+/*
+ * sched_job_load() - add the job saved in @text (@len bytes). Its spec is parsed again
+ * and checked against the cluster as configured now, and its placement given back its
+ * NPUs (the same device ids and ranks). When the configuration changed under it, an
+ * active job whose servers, NPUs, queue or size no longer exist waits again (pending,
+ * event "requeued", to resume from its checkpoint) or, if it can never run now, fails;
+ * the event says why. Returns 0, -EINVAL (malformed, or a second record of one name;
+ * @reason), -ENOMEM.
+ */
+int sched_job_load(struct sched_cluster *c, const char *text, size_t len, uint64_t now_usec,
+		   char *reason);
+
+/* sched_server_save() - server @server's health, isolation and cordon as one document. */
+int sched_server_save(const struct sched_cluster *c, unsigned server, char **ret,
+		      size_t *ret_len);
+
+/*
+ * sched_server_load() - restore a saved server, found by name. Returns 0, -ENOENT (no
+ * server of that name now; @reason says its state is dropped), -EINVAL (@reason).
+ */
+int sched_server_load(struct sched_cluster *c, const char *text, size_t len, uint64_t now_usec,
+		      char *reason);
+
+/* sched_meta_save() - sequences, counters and queue quotas as one document. */
+int sched_meta_save(const struct sched_cluster *c, char **ret, size_t *ret_len);
+
+/*
+ * sched_meta_load() - restore them: sequences only move forward; quotas of queues that
+ * are no longer configured are dropped, ones beyond the cluster's NPUs capped. Returns
+ * 0 or -EINVAL (@reason).
+ */
+int sched_meta_load(struct sched_cluster *c, const char *text, size_t len, char *reason);
+
+/*
+ * sched_event_load() - append a kept event with its saved fields (strings borrowed;
+ * @job, @server, @state, @line may be NULL; @line is its rendered JSON line, rendered
+ * again when NULL). Events must come in sequence order without gaps. Returns 0 or
+ * -EINVAL (unknown kind or state, or @seq out of order).
+ */
+int sched_event_load(struct sched_cluster *c, uint64_t seq, uint64_t time_usec, const char *kind,
+		     const char *job, const char *server, int npu, const char *state,
+		     const char *reason, const char *line);
+
+/*
+ * sched_restore_finish() - after the loads: check the invariants (no NPU held twice,
+ * counters, ranks) and run a scheduling pass. Returns 0 or -EUCLEAN with @reason.
+ */
+int sched_restore_finish(struct sched_cluster *c, uint64_t now_usec, char *reason);
 
 /*
  * ---- rendering (sched_render.c) ----

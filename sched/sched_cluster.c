@@ -147,6 +147,7 @@ void sched_cluster_free(struct sched_cluster *c)
 	free(c->switch_names);
 	free(c->events);
 	free(c->queue_used);
+	free(c->removed_serials);
 	conf_cluster_free(c->conf);
 	free(c);
 }
@@ -247,6 +248,7 @@ void sched_alloc_release(struct sched_cluster *c, struct sched_job *j)
 		if (s->draining && s->jobs_running == 0) {
 			s->draining = false;
 			s->cordoned = true;
+			s->version++;
 		}
 	}
 	free(j->slices);
@@ -264,12 +266,10 @@ unsigned sched_job_total_npus(const struct sched_job *j)
 	return n;
 }
 
-void sched_event_add(struct sched_cluster *c, uint64_t now_usec, enum sched_event_kind kind,
-		     const struct sched_job *j, const char *server, int npu, const char *fmt, ...)
+struct sched_event *sched_event_slot(struct sched_cluster *c)
 {
 	struct sched_event *e;
 	size_t slot;
-	va_list ap;
 
 	if (c->event_count == c->event_cap && c->event_cap < SCHED_EVENTS_MAX) {
 		/* still linear (head 0) until the ring first fills: grow in place */
@@ -298,6 +298,16 @@ void sched_event_add(struct sched_cluster *c, uint64_t now_usec, enum sched_even
 	free(e->line);
 	memset(e, 0, sizeof(*e));
 	e->seq = c->next_event_seq++;
+	c->version++;
+	return e;
+}
+
+void sched_event_add(struct sched_cluster *c, uint64_t now_usec, enum sched_event_kind kind,
+		     const struct sched_job *j, const char *server, int npu, const char *fmt, ...)
+{
+	struct sched_event *e = sched_event_slot(c);
+	va_list ap;
+
 	e->time_usec = now_usec;
 	e->kind = kind;
 	e->npu = npu;
@@ -340,6 +350,7 @@ int sched_server_set_cordon(struct sched_cluster *c, const char *name, bool cord
 	if (idx < 0)
 		return idx;
 	s = &c->servers[idx];
+	s->version++;
 	if (!cordon) {
 		s->cordoned = false;
 		s->draining = false;
@@ -373,6 +384,7 @@ int sched_server_clear_npu(struct sched_cluster *c, const char *name, unsigned n
 	s = &c->servers[idx];
 	if (npu >= s->conf->npu_count)
 		return -EINVAL;
+	s->version++;
 	s->npus[npu].isolated = false;
 	s->npus[npu].isolation = SCHED_ISOLATION_NONE;
 	s->npus[npu].health = SCHED_HEALTH_OK;

@@ -235,6 +235,7 @@ int sched_server_report(struct sched_cluster *c, unsigned server,
 	if (server >= c->server_count)
 		return -ENOENT;
 	s = &c->servers[server];
+	s->version++;
 	if (s->state != SCHED_SERVER_READY) {
 		sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, s->conf->name, -1,
 				s->state == SCHED_SERVER_UNREACHABLE ?
@@ -304,6 +305,7 @@ unsigned sched_check_heartbeats(struct sched_cluster *c, uint64_t now_usec)
 		    elapsed(now_usec, s->last_report_usec) <= timeout)
 			continue;
 		s->state = SCHED_SERVER_UNREACHABLE;
+		s->version++;
 		snprintf(why, sizeof(why), "server %s unreachable: no health report for %u s",
 			 s->conf->name,
 			 (unsigned)(elapsed(now_usec, s->last_report_usec) / 1000000u));

@@ -17,6 +17,12 @@ void sched_event_add(struct sched_cluster *c, uint64_t now_usec, enum sched_even
 	__attribute__((format(printf, 7, 8)));
 
 /*
+ * sched_event_slot() - a new, zeroed event with the next sequence number (the oldest is
+ * dropped when the ring is full); the caller fills in the rest. Never fails.
+ */
+struct sched_event *sched_event_slot(struct sched_cluster *c);
+
+/*
  * sched_job_transition() - the one place a job changes state. Checks the transition is
  * legal (assert: an illegal one is a programmer error), sets reason (may be NULL to keep
  * an empty reason), timestamps, versions, and appends the event of @kind.

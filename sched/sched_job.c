@@ -173,6 +173,21 @@ static int jobs_reserve(struct sched_cluster *c)
 
 static void jobs_remove_at(struct sched_cluster *c, size_t i)
 {
+	if (c->track_removals) {
+		if (c->removed_count == c->removed_cap) {
+			size_t cap = c->removed_cap ? c->removed_cap * 2 : 64;
+			uint64_t *n = realloc(c->removed_serials, cap * sizeof(*n));
+
+			if (n) {
+				c->removed_serials = n;
+				c->removed_cap = cap;
+			}
+		}
+		if (c->removed_count < c->removed_cap)
+			c->removed_serials[c->removed_count++] = c->jobs[i]->serial;
+		else
+			c->removed_overflow = true;
+	}
 	sched_job_free(c->jobs[i]);
 	memmove(&c->jobs[i], &c->jobs[i + 1], (c->job_count - i - 1) * sizeof(c->jobs[0]));
 	c->job_count--;

@@ -1954,7 +1954,10 @@ int sched_queue_set_quota(struct sched_cluster *c, const char *queue, unsigned n
 
 		if (!j->spec || j->queue_index != qi || !held)
 			continue;
-		j->borrowing = npus && used + held > npus;
+		if (j->borrowing != (npus && used + held > npus)) {
+			j->borrowing = !j->borrowing;
+			j->version++;
+		}
 		used += held;
 	}
 	sched_event_add(c, now_usec, SCHED_EV_QUEUE, NULL, NULL, -1,

@@ -1,0 +1,802 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Save and restore: the cluster's durable state as JSON documents, one per job, one per
+ * server and one for the rest, for the daemon's store to keep (sched/ does no I/O).
+ * What a scheduling pass derives again (reservations, pending-reason keys, the order of
+ * pending jobs) is not saved; the first pass after a restore rebuilds it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "sched_internal.h"
+
+#define FORMAT_VERSION 1
+
+static const char *const requeue_names[] = {
+	[SCHED_REQUEUE_NONE] = "none",
+	[SCHED_REQUEUE_FAULT] = "fault",
+	[SCHED_REQUEUE_PREEMPTED] = "preempted",
+};
+
+static const char *const server_state_names[] = {
+	[SCHED_SERVER_UNKNOWN] = "unknown",
+	[SCHED_SERVER_READY] = "ready",
+	[SCHED_SERVER_UNREACHABLE] = "unreachable",
+};
+
+static int name_index(const char *const *names, size_t count, const char *name)
+{
+	if (!name)
+		return -1;
+	for (size_t i = 0; i < count; i++)
+		if (names[i] && strcmp(names[i], name) == 0)
+			return (int)i;
+	return -1;
+}
+
+static int state_from_name(const char *name)
+{
+	for (int s = 0; s < SCHED_JOB_STATE_COUNT; s++)
+		if (name && strcmp(sched_job_state_name((enum sched_job_state)s), name) == 0)
+			return s;
+	return -1;
+}
+
+static int health_from_name(const char *name)
+{
+	for (int h = SCHED_HEALTH_OK; h <= SCHED_HEALTH_UNKNOWN; h++)
+		if (name && strcmp(sched_health_name((enum sched_health)h), name) == 0)
+			return h;
+	return -1;
+}
+
+static int isolation_from_name(const char *name)
+{
+	for (int i = SCHED_ISOLATION_NONE; i <= SCHED_ISOLATION_MANUAL; i++)
+		if (name && strcmp(sched_isolation_name((enum sched_isolation)i), name) == 0)
+			return i;
+	return -1;
+}
+
+/* ---- building documents: every setter latches an allocation failure ---- */
+
+struct doc {
+	json_t *o;
+	bool failed;
+};
+
+static void put(struct doc *d, const char *key, json_t *v)
+{
+	if (!v || json_object_set_new(d->o, key, v) < 0)
+		d->failed = true;
+}
+
+static void put_u64(struct doc *d, const char *key, uint64_t v)
+{
+	/* every saved counter and time fits a JSON integer (int64): times are usec since
+	 * 1970, counters count events */
+	put(d, key, json_integer((json_int_t)(v > INT64_MAX ? INT64_MAX : v)));
+}
+
+static void put_str(struct doc *d, const char *key, const char *s)
+{
+	put(d, key, s ? json_string(s) : json_null());
+}
+
+static int doc_finish(struct doc *d, char **ret, size_t *ret_len)
+{
+	char *text;
+
+	if (d->failed || !d->o) {
+		json_decref(d->o);
+		return -ENOMEM;
+	}
+	text = json_dumps(d->o, JSON_COMPACT | JSON_ENSURE_ASCII);
+	json_decref(d->o);
+	if (!text)
+		return -ENOMEM;
+	*ret = text;
+	*ret_len = strlen(text);
+	return 0;
+}
+
+/* ---- reading documents ---- */
+
+static bool get_u64(const json_t *o, const char *key, uint64_t *ret)
+{
+	const json_t *v = json_object_get(o, key);
+
+	if (!json_is_integer(v) || json_integer_value(v) < 0)
+		return false;
+	*ret = (uint64_t)json_integer_value(v);
+	return true;
+}
+
+static bool get_uint(const json_t *o, const char *key, unsigned *ret)
+{
+	uint64_t v;
+
+	if (!get_u64(o, key, &v) || v > UINT32_MAX)
+		return false;
+	*ret = (unsigned)v;
+	return true;
+}
+
+static bool get_bool(const json_t *o, const char *key, bool *ret)
+{
+	const json_t *v = json_object_get(o, key);
+
+	if (!json_is_boolean(v))
+		return false;
+	*ret = json_is_true(v);
+	return true;
+}
+
+/* A string member that fits @size bytes with its NUL ("" when @null_ok and null). */
+static bool get_str(const json_t *o, const char *key, char *buf, size_t size)
+{
+	const json_t *v = json_object_get(o, key);
+
+	if (!json_is_string(v) || json_string_length(v) >= size ||
+	    strlen(json_string_value(v)) != json_string_length(v))
+		return false;
+	memcpy(buf, json_string_value(v), json_string_length(v) + 1);
+	return true;
+}
+
+/* A string member or null, duplicated into *ret (NULL for null). */
+static int get_dup(const json_t *o, const char *key, char **ret)
+{
+	const json_t *v = json_object_get(o, key);
+
+	if (json_is_null(v)) {
+		*ret = NULL;
+		return 0;
+	}
+	if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))
+		return -EINVAL;
+	*ret = strdup(json_string_value(v));
+	return *ret ? 0 : -ENOMEM;
+}
+
+static json_t *parse_doc(const char *text, size_t len, const char *what, char *reason)
+{
+	json_error_t err;
+	json_t *o = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
+
+	if (!o) {
+		sched_reason(reason, "%s: not JSON (%s at character %d)", what, err.text,
+			     err.position);
+		return NULL;
+	}
+	if (!json_is_object(o) || json_integer_value(json_object_get(o, "format")) !=
+					   FORMAT_VERSION) {
+		sched_reason(reason, "%s: not a format %d record", what, FORMAT_VERSION);
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* ---- jobs ---- */
+
+int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, char **ret,
+		   size_t *ret_len)
+{
+	struct doc d = { .o = json_object() };
+	json_t *slices = json_array(), *exits = json_array();
+
+	put(&d, "format", json_integer(FORMAT_VERSION));
+	put_str(&d, "name", j->name);
+	put_u64(&d, "serial", j->serial);
+	put_u64(&d, "uid", j->uid);
+	put_u64(&d, "gid", j->gid);
+	put_str(&d, "state", sched_job_state_name(j->state));
+	put_str(&d, "requeue_cause", requeue_names[j->requeue_cause]);
+	put_u64(&d, "queue_seq", j->queue_seq);
+	put_str(&d, "reason", j->reason);
+	put_str(&d, "spec", j->spec_text);
+	put_u64(&d, "generation", j->generation);
+	put_u64(&d, "restarts", j->restarts);
+	put_u64(&d, "generation_usec", j->generation_usec);
+	put_u64(&d, "submit_usec", j->submit_usec);
+	put_u64(&d, "start_usec", j->start_usec);
+	put_u64(&d, "end_usec", j->end_usec);
+	put_u64(&d, "change_usec", j->change_usec);
+	put_u64(&d, "run_since_usec", j->run_since_usec);
+	put_u64(&d, "run_accum_usec", j->run_accum_usec);
+	put_u64(&d, "stop_deadline_usec", j->stop_deadline_usec);
+	put_str(&d, "stop_to", sched_job_state_name(j->stop_to));
+	put_str(&d, "preempted_by", j->preempted_by);
+	put_u64(&d, "preempted_by_serial", j->preempted_by_serial);
+	put_u64(&d, "preemptions", j->preemptions);
+	put(&d, "borrowing", json_boolean(j->borrowing));
+	put_u64(&d, "sched_port", j->sched_port);
+	put_u64(&d, "checkpoint_step", j->checkpoint_step);
+	put_str(&d, "checkpoint_path", j->checkpoint_path);
+	put_u64(&d, "checkpoint_usec", j->checkpoint_usec);
+	put(&d, "checkpoint_reported", json_boolean(j->checkpoint_reported));
+	put_str(&d, "resume_path", j->resume_path);
+	put_u64(&d, "exits_generation", j->exits_generation);
+	for (size_t i = 0; exits && i < j->exited_count; i++)
+		if (json_array_append_new(exits, json_boolean(j->exited_ok[i])) < 0)
+			d.failed = true;
+	put(&d, "exited_ok", exits);
+	for (size_t i = 0; slices && i < j->slice_count; i++) {
+		const struct sched_slice *sl = &j->slices[i];
+		json_t *s = json_object(), *devs = json_array();
+
+		for (unsigned k = 0; devs && k < sl->npu_count; k++)
+			if (json_array_append_new(devs, json_integer(sl->device_ids[k])) < 0)
+				d.failed = true;
+		if (!s || !devs ||
+		    json_object_set_new(s, "server", json_string(c->servers[sl->server].conf->name)) < 0 ||
+		    json_object_set_new(s, "first_rank", json_integer(sl->first_rank)) < 0 ||
+		    json_object_set_new(s, "devices", devs) < 0 ||
+		    json_array_append_new(slices, s) < 0) {
+			d.failed = true;
+			continue;
+		}
+	}
+	put(&d, "placement", slices);
+	return doc_finish(&d, ret, ret_len);
+}
+
+/*
+ * The placement of a saved job, checked against the cluster as configured now: servers
+ * by name, device ids in range, each NPU free, ranks 0..N-1 in order. -ESTALE with the
+ * reason when it no longer fits (the inventory changed); -EINVAL when malformed.
+ */
+static int load_slices(const struct sched_cluster *c, const json_t *arr, struct sched_slice **ret,
+		       size_t *ret_count, char *reason)
+{
+	size_t n = json_array_size(arr), i;
+	struct sched_slice *sl;
+	unsigned next_rank = 0;
+	bool seen[CONF_SERVER_NPUS_MAX];
+
+	if (!json_is_array(arr))
+		return -EINVAL;
+	if (n == 0) {
+		*ret = NULL;
+		*ret_count = 0;
+		return 0;
+	}
+	sl = calloc(n, sizeof(*sl));
+	if (!sl)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		const json_t *o = json_array_get(arr, i);
+		const json_t *devs = json_object_get(o, "devices");
+		char server[CONF_NAME_MAX + 1];
+		int idx;
+
+		if (!get_str(o, "server", server, sizeof(server)) ||
+		    !get_uint(o, "first_rank", &sl[i].first_rank) || !json_is_array(devs) ||
+		    json_array_size(devs) == 0 || json_array_size(devs) > CONF_SERVER_NPUS_MAX ||
+		    sl[i].first_rank != next_rank)
+			goto malformed;
+		idx = sched_cluster_find_server(c, server);
+		if (idx < 0) {
+			sched_reason(reason, "server %s of its placement is no longer in the "
+					     "inventory", server);
+			goto stale;
+		}
+		for (size_t k = 0; k < i; k++)
+			if (sl[k].server == (unsigned)idx)
+				goto malformed;
+		sl[i].server = (unsigned)idx;
+		sl[i].npu_count = (unsigned)json_array_size(devs);
+		memset(seen, 0, sizeof(seen));
+		for (unsigned k = 0; k < sl[i].npu_count; k++) {
+			const json_t *v = json_array_get(devs, k);
+			json_int_t dev = json_integer_value(v);
+			const struct sched_server *s = &c->servers[idx];
+
+			if (!json_is_integer(v) || dev < 0 || dev >= CONF_SERVER_NPUS_MAX ||
+			    seen[dev] || (k > 0 && (unsigned)dev <= sl[i].device_ids[k - 1]))
+				goto malformed;
+			seen[dev] = true;
+			if ((unsigned)dev >= s->conf->npu_count) {
+				sched_reason(reason, "server %s of its placement has no NPU %u "
+						     "now", server, (unsigned)dev);
+				goto stale;
+			}
+			if (s->npus[dev].job) {
+				sched_reason(reason, "NPU %u of server %s in its placement is "
+						     "held by job %s", (unsigned)dev, server,
+					     s->npus[dev].job->name);
+				goto stale;
+			}
+			sl[i].device_ids[k] = (unsigned)dev;
+		}
+		next_rank += sl[i].npu_count;
+	}
+	*ret = sl;
+	*ret_count = n;
+	return 0;
+
+malformed:
+	free(sl);
+	return -EINVAL;
+stale:
+	free(sl);
+	return -ESTALE;
+}
+
+/* Fields a job takes from its spec and the cluster (as sched_job_submit sets them). */
+static int job_derive(struct sched_cluster *c, struct sched_job *j, char *reason)
+{
+	struct conf_job_spec *spec = j->spec;
+	const struct conf_queue *q;
+
+	q = conf_cluster_find_queue(c->conf, spec->queue);
+	if (!q) {
+		sched_reason(reason, "its queue %s is no longer configured", spec->queue);
+		return -ESTALE;
+	}
+	if (spec->server_type && !sched_job_type(c, j)) {
+		sched_reason(reason, "its server_type %s is no longer in the inventory",
+			     spec->server_type);
+		return -ESTALE;
+	}
+	if (spec->npus_min != spec->npus_max) {
+		unsigned lo = sched_elastic_min(c, spec, sched_job_type(c, j));
+
+		if (lo == 0) {
+			sched_reason(reason, "no size between %u and %u NPUs fits the cluster "
+					     "as configured now", spec->npus_min, spec->npus_max);
+			return -ESTALE;
+		}
+		spec->npus_min = lo;
+		spec->npus = lo;
+	} else if (sched_check_feasible(c, spec->npus, sched_job_type(c, j), reason) < 0) {
+		return -ESTALE;
+	}
+	j->queue_index = (size_t)(q - c->conf->queues);
+	j->prio = spec->priority;
+	j->need_min = spec->npus_min;
+	j->need_max = spec->npus_max;
+	j->type_mask = sched_type_mask(c, spec->npus_min, sched_job_type(c, j));
+	if (spec->time_limit_sec) {
+		uint64_t limit = spec->time_limit_sec * 1000000u;
+
+		j->limit_left_usec = j->run_accum_usec < limit ? limit - j->run_accum_usec : 0;
+	} else {
+		j->limit_left_usec = UINT64_MAX;
+	}
+	return 0;
+}
+
+static int load_job_fields(struct sched_cluster *c, const json_t *o, struct sched_job *j,
+			   int *ret_state, char *reason)
+{
+	char state[32], stop_to[32], requeue[32];
+	const json_t *exits = json_object_get(o, "exited_ok");
+	uint64_t uid, gid;
+	int s, r;
+
+	if (!get_str(o, "name", j->name, sizeof(j->name)) || !conf_job_name_is_valid(j->name) ||
+	    !get_u64(o, "serial", &j->serial) || !get_u64(o, "uid", &uid) ||
+	    !get_u64(o, "gid", &gid) || uid > UINT32_MAX || gid > UINT32_MAX ||
+	    !get_str(o, "state", state, sizeof(state)) ||
+	    !get_str(o, "requeue_cause", requeue, sizeof(requeue)) ||
+	    !get_u64(o, "queue_seq", &j->queue_seq) ||
+	    !get_str(o, "reason", j->reason, sizeof(j->reason)) ||
+	    !get_uint(o, "generation", &j->generation) || !get_uint(o, "restarts", &j->restarts) ||
+	    !get_u64(o, "generation_usec", &j->generation_usec) ||
+	    !get_u64(o, "submit_usec", &j->submit_usec) ||
+	    !get_u64(o, "start_usec", &j->start_usec) || !get_u64(o, "end_usec", &j->end_usec) ||
+	    !get_u64(o, "change_usec", &j->change_usec) ||
+	    !get_u64(o, "run_since_usec", &j->run_since_usec) ||
+	    !get_u64(o, "run_accum_usec", &j->run_accum_usec) ||
+	    !get_u64(o, "stop_deadline_usec", &j->stop_deadline_usec) ||
+	    !get_str(o, "stop_to", stop_to, sizeof(stop_to)) ||
+	    !get_str(o, "preempted_by", j->preempted_by, sizeof(j->preempted_by)) ||
+	    !get_u64(o, "preempted_by_serial", &j->preempted_by_serial) ||
+	    !get_uint(o, "preemptions", &j->preemptions) ||
+	    !get_bool(o, "borrowing", &j->borrowing) || !get_uint(o, "sched_port", &j->sched_port) ||
+	    !get_u64(o, "checkpoint_step", &j->checkpoint_step) ||
+	    !get_u64(o, "checkpoint_usec", &j->checkpoint_usec) ||
+	    !get_bool(o, "checkpoint_reported", &j->checkpoint_reported) ||
+	    !get_uint(o, "exits_generation", &j->exits_generation) || !json_is_array(exits))
+		goto malformed;
+	j->uid = (uid_t)uid;
+	j->gid = (gid_t)gid;
+	s = state_from_name(state);
+	r = state_from_name(stop_to);
+	if (s < 0 || r < 0 || name_index(requeue_names, 3, requeue) < 0)
+		goto malformed;
+	*ret_state = s;
+	j->stop_to = (enum sched_job_state)r;
+	j->requeue_cause = (enum sched_requeue_cause)name_index(requeue_names, 3, requeue);
+	r = get_dup(o, "checkpoint_path", &j->checkpoint_path);
+	if (r == 0)
+		r = get_dup(o, "resume_path", &j->resume_path);
+	if (r == 0)
+		r = get_dup(o, "spec", &j->spec_text);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		goto malformed;
+	if (json_array_size(exits) > 0) {
+		j->exited_ok = calloc(json_array_size(exits), sizeof(*j->exited_ok));
+		if (!j->exited_ok)
+			return -ENOMEM;
+		j->exited_count = json_array_size(exits);
+		for (size_t i = 0; i < j->exited_count; i++) {
+			if (!json_is_boolean(json_array_get(exits, i)))
+				goto malformed;
+			j->exited_ok[i] = json_is_true(json_array_get(exits, i));
+		}
+	}
+	/* a draft has no spec; a job that was accepted has one (a rejected or cancelled
+	 * draft may have none) */
+	if (s == SCHED_JOB_DRAFT ? j->spec_text != NULL
+				 : !j->spec_text && s != SCHED_JOB_REJECTED &&
+					   s != SCHED_JOB_CANCELLED)
+		goto malformed;
+	if (j->spec_text) {
+		struct conf_error err;
+		char file[CONF_NAME_MAX + 16];
+
+		j->spec_len = strlen(j->spec_text);
+		snprintf(file, sizeof(file), "%s.yaml", j->name);
+		r = conf_job_spec_parse(j->spec_text, j->spec_len, file, j->name, &j->spec, &err);
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0) {
+			char msg[SCHED_REASON_MAX - 64];
+
+			sched_reason(reason, "job %s: its saved spec no longer parses: %s", j->name,
+				     conf_error_format(&err, msg, sizeof(msg)));
+			return -EINVAL;
+		}
+	}
+	return 0;
+
+malformed:
+	sched_reason(reason, "job record %s is malformed", j->name[0] ? j->name : "(unnamed)");
+	return -EINVAL;
+}
+
+int sched_job_load(struct sched_cluster *c, const char *text, size_t len, uint64_t now_usec,
+		   char *reason)
+{
+	json_t *o = parse_doc(text, len, "job record", reason);
+	struct sched_slice *slices = NULL;
+	size_t slice_count = 0;
+	struct sched_job *j;
+	char moved[SCHED_REASON_MAX] = "", unfit[SCHED_REASON_MAX] = "";
+	bool stale = false, unrunnable = false;
+	int state, r;
+
+	if (!o)
+		return -EINVAL;
+	j = calloc(1, sizeof(*j));
+	if (!j) {
+		json_decref(o);
+		return -ENOMEM;
+	}
+	r = load_job_fields(c, o, j, &state, reason);
+	if (r < 0)
+		goto fail;
+	if (sched_cluster_find_job(c, j->name)) {
+		sched_reason(reason, "job record %s: a second record of that name", j->name);
+		r = -EINVAL;
+		goto fail;
+	}
+	if (c->job_count == c->job_cap) {
+		size_t cap = c->job_cap ? c->job_cap * 2 : 64;
+		struct sched_job **n = realloc(c->jobs, cap * sizeof(*n));
+
+		if (!n) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		c->jobs = n;
+		c->job_cap = cap;
+	}
+	r = load_slices(c, json_object_get(o, "placement"), &slices, &slice_count, moved);
+	if (r == -EINVAL)
+		sched_reason(reason, "job record %s: malformed placement", j->name);
+	if (r == -EINVAL || r == -ENOMEM)
+		goto fail;
+	stale = r == -ESTALE;
+	if (j->spec && job_derive(c, j, unfit) < 0)
+		unrunnable = true;
+	json_decref(o);
+
+	j->state = (enum sched_job_state)state;
+	j->version = 1;
+	if (j->serial > c->next_job_serial)
+		c->next_job_serial = j->serial;
+	if (j->queue_seq >= c->next_queue_seq)
+		c->next_queue_seq = j->queue_seq + 1;
+	c->jobs[c->job_count++] = j;
+
+	if (sched_job_state_is_terminal(j->state) || j->state == SCHED_JOB_DRAFT || !j->spec) {
+		free(slices); /* a finished job or a draft holds nothing */
+		return 0;
+	}
+	/* the configuration changed under an active job: one that can never run now fails,
+	 * one whose NPUs are gone waits again (and resumes from its checkpoint); both say
+	 * why in an event */
+	if (unrunnable) {
+		free(slices);
+		sched_job_transition(c, j, SCHED_JOB_FAILED, SCHED_EV_FAILED, now_usec, unfit);
+		return 0;
+	}
+	if (stale && j->state != SCHED_JOB_PENDING) {
+		char why[SCHED_REASON_MAX];
+
+		free(slices);
+		if (j->state == SCHED_JOB_STOPPING && j->stop_to == SCHED_JOB_TIMEOUT) {
+			sched_job_transition(c, j, SCHED_JOB_TIMEOUT, SCHED_EV_TIMEOUT, now_usec,
+					     j->reason);
+			return 0;
+		}
+		sched_reason(why, "its placement could not be restored: %s", moved);
+		j->requeue_cause = SCHED_REQUEUE_FAULT;
+		sched_job_transition(c, j, SCHED_JOB_PENDING, SCHED_EV_REQUEUED, now_usec, why);
+		return 0;
+	}
+	if (slice_count == 0 && j->state != SCHED_JOB_PENDING) {
+		j->requeue_cause = SCHED_REQUEUE_FAULT;
+		sched_job_transition(c, j, SCHED_JOB_PENDING, SCHED_EV_REQUEUED, now_usec,
+				     "its placement was not saved; it waits to be placed again");
+		return 0;
+	}
+	if (slice_count > 0 && j->state != SCHED_JOB_PENDING)
+		sched_alloc_apply(c, j, slices, slice_count);
+	else
+		free(slices);
+	return 0;
+
+fail:
+	json_decref(o);
+	free(slices);
+	j->slice_count = 0;
+	sched_job_free(j);
+	return r;
+}
+
+/* ---- servers ---- */
+
+int sched_server_save(const struct sched_cluster *c, unsigned server, char **ret,
+		      size_t *ret_len)
+{
+	const struct sched_server *s = &c->servers[server];
+	struct doc d = { .o = json_object() };
+	json_t *npus = json_array();
+
+	put(&d, "format", json_integer(FORMAT_VERSION));
+	put_str(&d, "name", s->conf->name);
+	put_str(&d, "state", server_state_names[s->state]);
+	put(&d, "cordoned", json_boolean(s->cordoned));
+	put(&d, "draining", json_boolean(s->draining));
+	put_str(&d, "node_health", sched_health_name(s->node_health));
+	put(&d, "ips_confirmed", json_boolean(s->ips_confirmed));
+	for (unsigned i = 0; npus && i < s->conf->npu_count; i++) {
+		const struct sched_npu *n = &s->npus[i];
+		json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:i, s:s, s:s}", "health",
+				      sched_health_name(n->health), "isolation",
+				      sched_isolation_name(n->isolation), "last_fault_usec",
+				      (json_int_t)n->last_fault_usec, "ok_since_usec",
+				      (json_int_t)n->ok_since_usec, "window_start_usec",
+				      (json_int_t)n->window_start_usec, "window_faults",
+				      (int)n->window_faults, "fault", n->fault, "reported_ip",
+				      n->reported_ip);
+
+		if (!o || json_array_append_new(npus, o) < 0)
+			d.failed = true;
+	}
+	put(&d, "npus", npus);
+	return doc_finish(&d, ret, ret_len);
+}
+
+int sched_server_load(struct sched_cluster *c, const char *text, size_t len, uint64_t now_usec,
+		      char *reason)
+{
+	json_t *o = parse_doc(text, len, "server record", reason);
+	char name[CONF_NAME_MAX + 1] = "", state[32], node_health[32];
+	struct sched_server tmp, *s;
+	const json_t *npus;
+	int idx, st, nh;
+
+	if (!o)
+		return -EINVAL;
+	npus = json_object_get(o, "npus");
+	if (!get_str(o, "name", name, sizeof(name)) || !get_str(o, "state", state, sizeof(state)) ||
+	    !get_str(o, "node_health", node_health, sizeof(node_health)) ||
+	    !get_bool(o, "cordoned", &tmp.cordoned) || !get_bool(o, "draining", &tmp.draining) ||
+	    !get_bool(o, "ips_confirmed", &tmp.ips_confirmed) || !json_is_array(npus))
+		goto malformed;
+	st = name_index(server_state_names, 3, state);
+	nh = health_from_name(node_health);
+	if (st < 0 || nh < 0)
+		goto malformed;
+	idx = sched_cluster_find_server(c, name);
+	if (idx < 0) {
+		json_decref(o);
+		sched_reason(reason, "server %s is no longer in the inventory; its saved state "
+				     "is dropped", name);
+		return -ENOENT;
+	}
+	s = &c->servers[idx];
+	/* check every NPU before changing anything */
+	for (size_t i = 0; i < json_array_size(npus); i++) {
+		const json_t *n = json_array_get(npus, i);
+		uint64_t u;
+		unsigned f;
+		char w[200];
+
+		if (!json_is_object(n) || !get_str(n, "health", w, 32) ||
+		    health_from_name(w) < 0 || !get_str(n, "isolation", w, 32) ||
+		    isolation_from_name(w) < 0 || !get_u64(n, "last_fault_usec", &u) ||
+		    !get_u64(n, "ok_since_usec", &u) || !get_u64(n, "window_start_usec", &u) ||
+		    !get_uint(n, "window_faults", &f) ||
+		    !get_str(n, "fault", w, sizeof(s->npus[0].fault)) ||
+		    !get_str(n, "reported_ip", w, sizeof(s->npus[0].reported_ip)))
+			goto malformed;
+	}
+	s->state = (enum sched_server_state)st;
+	s->cordoned = tmp.cordoned;
+	s->draining = tmp.draining;
+	s->node_health = (enum sched_health)nh;
+	/* an inventory that changed the NPU count needs the agent to confirm again */
+	s->ips_confirmed = tmp.ips_confirmed && json_array_size(npus) == s->conf->npu_count;
+	/* the daemon was down, so no agent could report: each gets a full heartbeat
+	 * timeout from the restart */
+	s->last_report_usec = s->state == SCHED_SERVER_UNKNOWN ? 0 : now_usec;
+	for (size_t i = 0; i < json_array_size(npus) && i < s->conf->npu_count; i++) {
+		const json_t *n = json_array_get(npus, i);
+		struct sched_npu *p = &s->npus[i];
+		char w[32];
+
+		get_str(n, "health", w, sizeof(w));
+		p->health = (enum sched_health)health_from_name(w);
+		get_str(n, "isolation", w, sizeof(w));
+		p->isolation = (enum sched_isolation)isolation_from_name(w);
+		p->isolated = p->isolation != SCHED_ISOLATION_NONE;
+		get_u64(n, "last_fault_usec", &p->last_fault_usec);
+		get_u64(n, "ok_since_usec", &p->ok_since_usec);
+		get_u64(n, "window_start_usec", &p->window_start_usec);
+		get_uint(n, "window_faults", &p->window_faults);
+		get_str(n, "fault", p->fault, sizeof(p->fault));
+		get_str(n, "reported_ip", p->reported_ip, sizeof(p->reported_ip));
+	}
+	sched_server_recount(s);
+	s->version++;
+	c->version++;
+	json_decref(o);
+	return 0;
+
+malformed:
+	json_decref(o);
+	sched_reason(reason, "server record %s is malformed", name);
+	return -EINVAL;
+}
+
+/* ---- the rest: sequences, counters, queue quotas ---- */
+
+int sched_meta_save(const struct sched_cluster *c, char **ret, size_t *ret_len)
+{
+	struct doc d = { .o = json_object() };
+	json_t *quotas = json_object();
+
+	put(&d, "format", json_integer(FORMAT_VERSION));
+	put_u64(&d, "next_event_seq", c->next_event_seq);
+	put_u64(&d, "next_queue_seq", c->next_queue_seq);
+	put_u64(&d, "next_job_serial", c->next_job_serial);
+	put_u64(&d, "recoveries", c->recoveries);
+	put_u64(&d, "preemptions", c->preemptions);
+	put_u64(&d, "backfilled", c->backfilled);
+	put_u64(&d, "timeouts", c->timeouts);
+	put_u64(&d, "resizes", c->resizes);
+	for (size_t i = 0; quotas && i < c->conf->queue_count; i++)
+		if (json_object_set_new(quotas, c->conf->queues[i].name,
+					json_integer(c->conf->queues[i].quota_npus)) < 0)
+			d.failed = true;
+	put(&d, "quota_npus", quotas);
+	return doc_finish(&d, ret, ret_len);
+}
+
+int sched_meta_load(struct sched_cluster *c, const char *text, size_t len, char *reason)
+{
+	json_t *o = parse_doc(text, len, "cluster record", reason);
+	const json_t *quotas;
+	uint64_t v[8];
+	const char *key;
+	json_t *val;
+
+	if (!o)
+		return -EINVAL;
+	quotas = json_object_get(o, "quota_npus");
+	if (!get_u64(o, "next_event_seq", &v[0]) || !get_u64(o, "next_queue_seq", &v[1]) ||
+	    !get_u64(o, "next_job_serial", &v[2]) || !get_u64(o, "recoveries", &v[3]) ||
+	    !get_u64(o, "preemptions", &v[4]) || !get_u64(o, "backfilled", &v[5]) ||
+	    !get_u64(o, "timeouts", &v[6]) || !get_u64(o, "resizes", &v[7]) ||
+	    !json_is_object(quotas) || v[0] == 0) {
+		json_decref(o);
+		sched_reason(reason, "the cluster record is malformed");
+		return -EINVAL;
+	}
+	/* sequences only move forward: events or jobs loaded first may be ahead */
+	if (v[0] > c->next_event_seq)
+		c->next_event_seq = v[0];
+	if (v[1] > c->next_queue_seq)
+		c->next_queue_seq = v[1];
+	if (v[2] > c->next_job_serial)
+		c->next_job_serial = v[2];
+	c->recoveries = v[3];
+	c->preemptions = v[4];
+	c->backfilled = v[5];
+	c->timeouts = v[6];
+	c->resizes = v[7];
+	/* a quota set at run time outlives a restart; a queue no longer configured is
+	 * dropped, and a quota beyond the cluster as configured now is capped */
+	json_object_foreach((json_t *)quotas, key, val) {
+		struct conf_queue *q = (struct conf_queue *)conf_cluster_find_queue(c->conf, key);
+
+		if (q && json_is_integer(val) && json_integer_value(val) >= 0)
+			q->quota_npus = json_integer_value(val) > c->npus_total
+						? c->npus_total
+						: (unsigned)json_integer_value(val);
+	}
+	c->version++;
+	json_decref(o);
+	return 0;
+}
+
+/* ---- events ---- */
+
+int sched_event_load(struct sched_cluster *c, uint64_t seq, uint64_t time_usec, const char *kind,
+		     const char *job, const char *server, int npu, const char *state,
+		     const char *reason, const char *line)
+{
+	struct sched_event *e;
+	int k = -1, s = -1;
+
+	for (int i = 0; i < SCHED_EV_KIND_COUNT; i++)
+		if (kind && strcmp(sched_event_kind_name((enum sched_event_kind)i), kind) == 0)
+			k = i;
+	if (state)
+		s = state_from_name(state);
+	if (k < 0 || (state && s < 0) || seq == 0 ||
+	    (c->event_count > 0 && seq != c->next_event_seq))
+		return -EINVAL;
+	c->next_event_seq = seq;
+	e = sched_event_slot(c);
+	e->time_usec = time_usec;
+	e->kind = (enum sched_event_kind)k;
+	e->npu = npu;
+	e->state = state ? sched_job_state_name((enum sched_job_state)s) : NULL;
+	snprintf(e->job, sizeof(e->job), "%s", job ? job : "");
+	snprintf(e->server, sizeof(e->server), "%s", server ? server : "");
+	snprintf(e->reason, sizeof(e->reason), "%s", reason ? reason : "");
+	if (line) {
+		e->line = strdup(line);
+		e->line_len = e->line ? strlen(line) : 0;
+	}
+	if (!e->line)
+		sched_event_render_line(e);
+	return 0;
+}
+
+int sched_restore_finish(struct sched_cluster *c, uint64_t now_usec, char *reason)
+{
+	int r;
+
+	for (size_t i = 0; i < c->server_count; i++)
+		sched_server_recount(&c->servers[i]);
+	r = sched_check_invariants(c, reason);
+	if (r < 0)
+		return r;
+	sched_schedule(c, now_usec);
+	return 0;
+}

@@ -1,0 +1,596 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sched_state.c: a cluster saved as documents and loaded into a fresh cluster built from
+ * the same configuration is the same cluster (every rendered file byte for byte); the
+ * version counters the daemon's store relies on move whenever a saved document would
+ * change; bad documents are refused without changing anything; a changed inventory
+ * requeues or fails what no longer fits, and says why.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ascend_sched.h"
+#include "sched_fixture.h"
+#include "sched_policy_fixture.h"
+#include "test_util.h"
+
+/* Everything a store would keep, as documents. */
+struct saved {
+	char *meta;
+	char **servers;
+	size_t server_count;
+	char **jobs;
+	size_t job_count;
+	struct sched_event *events; /* copies; line owned */
+	size_t event_count;
+};
+
+static void saved_free(struct saved *s)
+{
+	free(s->meta);
+	for (size_t i = 0; i < s->server_count; i++)
+		free(s->servers[i]);
+	for (size_t i = 0; i < s->job_count; i++)
+		free(s->jobs[i]);
+	for (size_t i = 0; i < s->event_count; i++)
+		free(s->events[i].line);
+	free(s->servers);
+	free(s->jobs);
+	free(s->events);
+	memset(s, 0, sizeof(*s));
+}
+
+static void save_all(const struct sched_cluster *c, struct saved *s)
+{
+	size_t len;
+
+	memset(s, 0, sizeof(*s));
+	assert_int_equal(sched_meta_save(c, &s->meta, &len), 0);
+	assert_int_equal(strlen(s->meta), len);
+	s->servers = calloc(c->server_count, sizeof(char *));
+	s->jobs = calloc(c->job_count + 1, sizeof(char *));
+	s->events = calloc(c->event_count + 1, sizeof(*s->events));
+	assert_non_null(s->servers);
+	assert_non_null(s->jobs);
+	assert_non_null(s->events);
+	for (unsigned i = 0; i < c->server_count; i++)
+		assert_int_equal(sched_server_save(c, i, &s->servers[s->server_count++], &len), 0);
+	for (size_t i = 0; i < c->job_count; i++)
+		assert_int_equal(sched_job_save(c, c->jobs[i], &s->jobs[s->job_count++], &len), 0);
+	for (const struct sched_event *e = sched_event_next(c, 0); e;
+	     e = sched_event_next(c, e->seq)) {
+		struct sched_event *d = &s->events[s->event_count++];
+
+		*d = *e;
+		d->line = strdup(e->line);
+		assert_non_null(d->line);
+	}
+}
+
+/* Load @s into @c (fresh) in the documented order; every document must load. */
+static void load_all(struct sched_cluster *c, const struct saved *s, uint64_t now)
+{
+	char why[SCHED_REASON_MAX] = "";
+	int r;
+
+	for (size_t i = 0; i < s->event_count; i++) {
+		const struct sched_event *e = &s->events[i];
+
+		assert_int_equal(sched_event_load(c, e->seq, e->time_usec,
+						  sched_event_kind_name(e->kind), e->job, e->server,
+						  e->npu, e->state, e->reason, e->line),
+				 0);
+	}
+	r = sched_meta_load(c, s->meta, strlen(s->meta), why);
+	if (r != 0)
+		fail_msg("meta: %d %s", r, why);
+	for (size_t i = 0; i < s->server_count; i++) {
+		r = sched_server_load(c, s->servers[i], strlen(s->servers[i]), now, why);
+		if (r != 0)
+			fail_msg("server %zu: %d %s", i, r, why);
+	}
+	for (size_t i = 0; i < s->job_count; i++) {
+		r = sched_job_load(c, s->jobs[i], strlen(s->jobs[i]), now, why);
+		if (r != 0)
+			fail_msg("job %zu: %d %s\n%s", i, r, why, s->jobs[i]);
+	}
+	r = sched_restore_finish(c, now, why);
+	if (r != 0)
+		fail_msg("restore: %d %s", r, why);
+}
+
+static void dump_states(const struct sched_cluster *c)
+{
+	for (size_t i = 0; i < c->job_count; i++)
+		print_message("# %s %s: %s\n", c->jobs[i]->name,
+			      sched_job_state_name(c->jobs[i]->state), c->jobs[i]->reason);
+}
+
+typedef int (*render_fn)(const struct sched_cluster *, const struct sched_job *, char **,
+			 size_t *);
+
+static void expect_same_text(const char *what, int ra, char **a, int rb, char **b)
+{
+	assert_int_equal(ra, rb);
+	if (ra == 0 && strcmp(*a, *b) != 0)
+		fail_msg("%s differs after the restore:\n--- before\n%s\n--- after\n%s", what,
+			 *a, *b);
+	free(*a);
+	free(*b);
+	*a = *b = NULL;
+}
+
+/* Every file a user could read, compared between @a and @b. */
+static void expect_same_cluster(const struct sched_cluster *a, const struct sched_cluster *b,
+				uint64_t now)
+{
+	struct sched_render_ctx ctx = { .mount_path = "/ascend" };
+	char *x = NULL, *y = NULL;
+	size_t lx, ly;
+	int rx, ry;
+
+	rx = sched_render_cluster_status(a, &x, &lx);
+	ry = sched_render_cluster_status(b, &y, &ly);
+	expect_same_text("cluster/status", rx, &x, ry, &y);
+	rx = sched_render_topology(a, &x, &lx);
+	ry = sched_render_topology(b, &y, &ly);
+	expect_same_text("topology.json", rx, &x, ry, &y);
+	rx = sched_render_events(a, NULL, &x, &lx);
+	ry = sched_render_events(b, NULL, &y, &ly);
+	expect_same_text("cluster/events", rx, &x, ry, &y);
+	rx = sched_render_metrics(a, now, &x, &lx);
+	ry = sched_render_metrics(b, now, &y, &ly);
+	expect_same_text("metrics", rx, &x, ry, &y);
+	for (unsigned i = 0; i < a->server_count; i++) {
+		rx = sched_render_server_npus(a, i, &x, &lx);
+		ry = sched_render_server_npus(b, i, &y, &ly);
+		expect_same_text("nodes/<server>/npus", rx, &x, ry, &y);
+		rx = sched_render_server_health(a, i, &x, &lx);
+		ry = sched_render_server_health(b, i, &y, &ly);
+		expect_same_text("nodes/<server>/health", rx, &x, ry, &y);
+		rx = sched_render_server_jobs(a, i, &x, &lx);
+		ry = sched_render_server_jobs(b, i, &y, &ly);
+		expect_same_text("nodes/<server>/jobs", rx, &x, ry, &y);
+	}
+	for (size_t q = 0; q < a->conf->queue_count; q++) {
+		rx = sched_render_queue_status(a, &a->conf->queues[q], &x, &lx);
+		ry = sched_render_queue_status(b, &b->conf->queues[q], &y, &ly);
+		expect_same_text("queues/<q>/status", rx, &x, ry, &y);
+	}
+	assert_int_equal(a->job_count, b->job_count);
+	for (size_t i = 0; i < a->job_count; i++) {
+		const struct sched_job *ja = a->jobs[i], *jb = b->jobs[i];
+		render_fn fns[] = { sched_render_job_status_json, sched_render_ranktable };
+
+		assert_string_equal(ja->name, jb->name);
+		assert_int_equal(ja->serial, jb->serial);
+		for (size_t f = 0; f < 2; f++) {
+			rx = fns[f](a, ja, &x, &lx);
+			ry = fns[f](b, jb, &y, &ly);
+			expect_same_text(f ? "ranktable.json" : "status.json", rx, &x, ry, &y);
+		}
+		rx = sched_render_job_env(a, ja, &ctx, &x, &lx);
+		ry = sched_render_job_env(b, jb, &ctx, &y, &ly);
+		expect_same_text("env", rx, &x, ry, &y);
+		for (size_t k = 0; k < ja->slice_count; k++) {
+			rx = sched_render_host_env(a, ja, k, &ctx, &x, &lx);
+			ry = sched_render_host_env(b, jb, k, &ctx, &y, &ly);
+			expect_same_text("hosts/<server>.env", rx, &x, ry, &y);
+		}
+		assert_int_equal(ja->queue_seq, jb->queue_seq);
+		assert_int_equal(ja->need_min, jb->need_min);
+		assert_int_equal(ja->type_mask, jb->type_mask);
+	}
+	assert_int_equal(a->next_event_seq, b->next_event_seq);
+	assert_int_equal(a->next_job_serial, b->next_job_serial);
+	assert_int_equal(a->next_queue_seq, b->next_queue_seq);
+}
+
+static void report(struct sched_cluster *c, unsigned server, const char *text, uint64_t now)
+{
+	struct conf_health_report rep;
+	struct conf_error err;
+
+	assert_int_equal(conf_health_parse(text, strlen(text), "health",
+					   c->servers[server].conf->npu_count, &rep, &err),
+			 0);
+	assert_int_equal(sched_server_report(c, server, &rep, now), 0);
+}
+
+static const char *const QUEUES = "  - name: default\n    priority: 500\n"
+				  "  - name: batch\n    priority: 100\n    quota_npus: 16\n"
+				  "    may_borrow: true\n";
+
+/* A cluster with a job in every state, faults, cordons and a quota changed at run time. */
+static struct sched_cluster *busy_cluster(const struct fx_opts *o)
+{
+	struct sched_cluster *c = fx_cluster(o);
+	run(c, spec("big", 16, NULL, 500, 0));			/* two whole servers */
+	run(c, spec("small", 2, "batch", 100, 3600));	/* a time limit */
+	assert_int_equal(sched_job_checkpoint(c, "small", FX_UID, 42, "/ckpt/small-1_42.ckpt",
+					      adv(1)), 0);
+	run(c, spec("done", 1, NULL, 500, 0));
+	assert_int_equal(sched_job_complete(c, "done", FX_UID, adv(1)), 0);
+	run(c, spec("gone", 1, NULL, 500, 0));
+	assert_int_equal(sched_job_cancel(c, "gone", FX_UID, adv(1)), 0);
+	assert_int_equal(sched_job_create_draft(c, "draft", FX_UID, FX_GID, adv(1), NULL), 0);
+	assert_int_equal(sched_job_reject(c, "nope", FX_UID, FX_GID, "npus: 3 is odd", adv(1)),
+			 0);
+	submit(c, elastic_job("elastic", 8, 16, "batch", 100));
+	run(c, spec("victim", 8, "batch", 100, 0));
+	submit(c, spec("waits", 32, "batch", 100, 0));	/* over its queue's quota */
+	/* a fault moves "big"; repeated faults make one NPU's isolation manual */
+	report(c, 0, "node OK\nnpu 3 Critical 0x80C98000 HBM ECC\n", adv(1));
+	report(c, 1, "node OK\nnpu 5 Alarm 0x1 hot\n", adv(1));
+	for (int i = 0; i < 3; i++) {
+		report(c, 2, "node OK\nnpu 7 Critical 0x2 link down\n", adv(1));
+		report(c, 2, "node OK\nnpu 7 OK\n", adv(1));
+		report(c, 2, "node OK\nnpu 7 OK\n", adv(60)); /* past the hold time */
+	}
+	assert_int_equal(sched_server_set_cordon(c, "node-3", true, false, adv(1)), 0);
+	assert_int_equal(sched_queue_set_quota(c, "batch", 24, adv(1)), 0);
+	/* a high-priority job preempts: the victim is stopping */
+	submit(c, spec("urgent", 8, NULL, 900, 0));
+	sched_tick(c, adv(1));
+	fx_check(c);
+	return c;
+}
+
+static void test_state_round_trip_same_files(void **state)
+{
+	struct fx_opts o = { .servers = 6, .switches = 2, .quota = true, .queues = QUEUES };
+	struct sched_cluster *a, *b;
+	struct saved s;
+	unsigned states = 0;
+
+	(void)state;
+	a = busy_cluster(&o);
+	for (size_t i = 0; i < a->job_count; i++)
+		states |= 1u << a->jobs[i]->state;
+	/* the fixture really has a job in each state the store must keep */
+	for (int st = SCHED_JOB_DRAFT; st <= SCHED_JOB_REJECTED; st++)
+		if (st != SCHED_JOB_RECOVERING && st != SCHED_JOB_FAILED && !(states & (1u << st))) {
+			dump_states(a);
+			fail_msg("the fixture has no %s job", sched_job_state_name(st));
+		}
+	save_all(a, &s);
+	b = fx_cluster(&o);
+	load_all(b, &s, clk);
+	expect_same_cluster(a, b, clk);
+	/* and both go on the same way: the stop deadline passes, the victim requeues */
+	sched_tick(a, adv(120));
+	sched_tick(b, clk);
+	expect_same_cluster(a, b, clk);
+	saved_free(&s);
+	sched_cluster_free(a);
+	sched_cluster_free(b);
+}
+
+static void test_state_round_trip_keeps_quota_and_isolation(void **state)
+{
+	struct fx_opts o = { .servers = 6, .switches = 2, .quota = true, .queues = QUEUES };
+	struct sched_cluster *a = busy_cluster(&o), *b = fx_cluster(&o);
+	struct saved s;
+
+	(void)state;
+	save_all(a, &s);
+	load_all(b, &s, clk);
+	assert_int_equal(b->conf->queues[1].quota_npus, 24);
+	assert_int_equal(b->servers[2].npus[7].isolation, SCHED_ISOLATION_MANUAL);
+	assert_int_equal(b->servers[1].npus[5].isolation, SCHED_ISOLATION_ALARM);
+	assert_true(b->servers[3].cordoned);
+	/* a server that reported gets a fresh heartbeat timeout from the restore */
+	assert_int_equal(b->servers[0].last_report_usec, clk);
+	assert_int_equal(b->servers[4].last_report_usec, 0);
+	saved_free(&s);
+	sched_cluster_free(a);
+	sched_cluster_free(b);
+}
+
+/*
+ * The store saves a job or server only when its version moved. Random operations; after
+ * each, any job or server whose version did not move must save to the same document,
+ * and every dropped record must be listed in removed_serials.
+ */
+struct seen {
+	uint64_t serial, version;
+	char *doc;
+};
+
+static void audit(struct sched_cluster *c, struct seen *jobs, size_t *njobs, uint64_t *sv,
+		  char **sdocs, const char *op)
+{
+	size_t len;
+
+	for (size_t i = 0; i < *njobs; i++) {
+		bool present = false, listed = false;
+
+		for (size_t k = 0; k < c->job_count; k++)
+			present |= c->jobs[k]->serial == jobs[i].serial;
+		for (size_t k = 0; k < c->removed_count; k++)
+			listed |= c->removed_serials[k] == jobs[i].serial;
+		if (!present && !listed)
+			fail_msg("after %s: job serial %llu vanished without being listed", op,
+				 (unsigned long long)jobs[i].serial);
+		if (!present) {
+			free(jobs[i].doc);
+			jobs[i--] = jobs[--*njobs];
+		}
+	}
+	c->removed_count = 0;
+	for (size_t k = 0; k < c->job_count; k++) {
+		const struct sched_job *j = c->jobs[k];
+		char *doc;
+		size_t i;
+
+		assert_int_equal(sched_job_save(c, j, &doc, &len), 0);
+		for (i = 0; i < *njobs && jobs[i].serial != j->serial; i++)
+			;
+		if (i == *njobs) {
+			jobs[(*njobs)++] = (struct seen){ j->serial, j->version, doc };
+			continue;
+		}
+		if (jobs[i].version == j->version && strcmp(jobs[i].doc, doc) != 0) {
+			size_t at = 0;
+
+			while (jobs[i].doc[at] == doc[at])
+				at++;
+			at = at > 40 ? at - 40 : 0;
+			fail_msg("after %s: job %s changed without a version bump:\n...%.100s\n"
+				 "...%.100s", op, j->name, jobs[i].doc + at, doc + at);
+		}
+		free(jobs[i].doc);
+		jobs[i].doc = doc;
+		jobs[i].version = j->version;
+	}
+	for (unsigned i = 0; i < c->server_count; i++) {
+		char *doc;
+
+		assert_int_equal(sched_server_save(c, i, &doc, &len), 0);
+		if (sdocs[i] && sv[i] == c->servers[i].version && strcmp(sdocs[i], doc) != 0)
+			fail_msg("after %s: server %u changed without a version bump:\n%s\n%s", op,
+				 i, sdocs[i], doc);
+		free(sdocs[i]);
+		sdocs[i] = doc;
+		sv[i] = c->servers[i].version;
+	}
+}
+
+static void test_state_versions_cover_every_change(void **state)
+{
+	struct fx_opts o = { .servers = 4, .quota = true, .queues = QUEUES, .grace_sec = 5 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct seen jobs[4096];
+	size_t njobs = 0;
+	uint64_t sv[4] = { 0 };
+	char *sdocs[4] = { 0 };
+	unsigned seed = 12345;
+	char name[32], op[96], why[SCHED_REASON_MAX];
+
+	(void)state;
+	c->track_removals = true;
+	for (int step = 0; step < 3000; step++) {
+		unsigned r = (seed = seed * 1103515245u + 12345u) >> 8;
+		unsigned pick = r % 13, n = (r >> 4) % 24;
+		struct conf_job_spec *sp;
+		struct sched_job *j;
+
+		snprintf(name, sizeof(name), "j%u", n);
+		j = sched_cluster_find_job(c, name);
+		switch (pick) {
+		case 0:
+		case 1: {
+			static const unsigned sizes[] = { 1, 2, 4, 8, 16 };
+
+			sp = spec(name, sizes[(r >> 9) % 5], (r >> 12) & 1 ? "batch" : NULL,
+				  (r >> 13) & 1 ? 900 : 100, (r >> 14) & 1 ? 30 : 0);
+			snprintf(op, sizeof(op), "submit %s", name);
+			sched_job_submit(c, sp, FX_UID, FX_GID, adv(1), why, NULL);
+			break;
+		}
+		case 2:
+			snprintf(op, sizeof(op), "cancel %s", name);
+			sched_job_cancel(c, name, FX_UID, adv(1));
+			break;
+		case 3:
+			snprintf(op, sizeof(op), "complete %s", name);
+			sched_job_complete(c, name, FX_UID, adv(1));
+			break;
+		case 4:
+			snprintf(op, sizeof(op), "checkpoint %s", name);
+			sched_job_checkpoint(c, name, FX_UID, r % 1000, "/ckpt/x-1_1.ckpt", adv(1));
+			break;
+		case 5:
+			snprintf(op, sizeof(op), "fault on node-%u", n % 4);
+			report(c, n % 4, (r >> 10) & 1 ? "npu 1 Critical 0x1 ecc\n" : "npu 1 OK\n",
+			       adv(1));
+			break;
+		case 6:
+			snprintf(op, sizeof(op), "tick");
+			sched_tick(c, adv((r >> 10) % 40));
+			break;
+		case 7:
+			snprintf(op, sizeof(op), "heartbeats");
+			sched_check_heartbeats(c, adv((r >> 10) % 40));
+			break;
+		case 8:
+			snprintf(op, sizeof(op), "cordon/drain node-%u", n % 4);
+			sched_server_set_cordon(c, fx_server_name(c, n % 4), (r >> 10) % 3 != 0,
+						(r >> 10) % 3 == 2, adv(1));
+			break;
+		case 9:
+			snprintf(op, sizeof(op), "clear node-%u npu 1", n % 4);
+			sched_server_clear_npu(c, fx_server_name(c, n % 4), 1, adv(1));
+			break;
+		case 10:
+			snprintf(op, sizeof(op), "exit of %s", name);
+			if (j && j->slice_count)
+				sched_job_process_exit(c, name, 0, j->generation,
+						       fx_server_name(c, j->slices[0].server), -1,
+						       (r >> 10) & 1, adv(1), why);
+			break;
+		case 11:
+			snprintf(op, sizeof(op), "remove %s", name);
+			sched_job_remove(c, name, FX_UID, adv(1));
+			break;
+		default:
+			snprintf(op, sizeof(op), "quota");
+			sched_queue_set_quota(c, "batch", (r >> 10) % 32, adv(1));
+			break;
+		}
+		fx_check(c);
+		assert_true(njobs < 4000);
+		audit(c, jobs, &njobs, sv, sdocs, op);
+	}
+	for (size_t i = 0; i < njobs; i++)
+		free(jobs[i].doc);
+	for (int i = 0; i < 4; i++)
+		free(sdocs[i]);
+	sched_cluster_free(c);
+}
+
+/* Bad documents are refused with a sentence, and change nothing. */
+static void test_state_load_refuses_bad_documents(void **state)
+{
+	struct fx_opts o = { .servers = 2 };
+	struct sched_cluster *a = fx_cluster(&o), *b = fx_cluster(&o);
+	char *doc, why[SCHED_REASON_MAX];
+	size_t len;
+	static const char *const bad_jobs[] = {
+		"",
+		"{",
+		"[]",
+		"{\"format\": 2}",
+		"{\"format\": 1, \"name\": \"x\"}",
+		"{\"format\": 1, \"name\": \"x\", \"name\": \"y\"}",
+	};
+
+	(void)state;
+	run(a, spec("one", 8, NULL, 500, 0));
+	assert_int_equal(sched_job_save(a, a->jobs[0], &doc, &len), 0);
+	for (size_t i = 0; i < sizeof(bad_jobs) / sizeof(bad_jobs[0]); i++) {
+		why[0] = '\0';
+		assert_int_equal(sched_job_load(b, bad_jobs[i], strlen(bad_jobs[i]), clk, why),
+				 -EINVAL);
+		assert_true(why[0] != '\0');
+		assert_int_equal(b->job_count, 0);
+	}
+	/* every truncation of a good document is refused (or, whole, accepted) */
+	for (size_t cut = 0; cut < len; cut++) {
+		assert_int_equal(sched_job_load(b, doc, cut, clk, why), -EINVAL);
+		assert_int_equal(b->job_count, 0);
+		assert_int_equal(b->npus_allocated, 0);
+	}
+	/* a field of the wrong type or out of range */
+	{
+		static const char *const swaps[][2] = {
+			{ "\"state\":\"running\"", "\"state\":\"sleeping\"" },
+			{ "\"generation\":1", "\"generation\":-1" },
+			{ "\"devices\":[0,1,2,3,4,5,6,7]", "\"devices\":[0,1,2,3,4,5,6,99]" },
+			{ "\"devices\":[0,1,2,3,4,5,6,7]", "\"devices\":[0,0,2,3,4,5,6,7]" },
+			{ "\"first_rank\":0", "\"first_rank\":3" },
+			{ "\"uid\":1000", "\"uid\":\"root\"" },
+		};
+
+		for (size_t i = 0; i < sizeof(swaps) / sizeof(swaps[0]); i++) {
+			char *p = strstr(doc, swaps[i][0]), *bad;
+
+			if (!p)
+				fail_msg("fixture: %s not in %s", swaps[i][0], doc);
+			assert_true(asprintf(&bad, "%.*s%s%s", (int)(p - doc), doc, swaps[i][1],
+					     p + strlen(swaps[i][0])) > 0);
+			assert_int_equal(sched_job_load(b, bad, strlen(bad), clk, why), -EINVAL);
+			assert_int_equal(b->job_count, 0);
+			assert_int_equal(b->npus_allocated, 0);
+			free(bad);
+		}
+	}
+	/* the good one loads; a second record of the same name does not */
+	assert_int_equal(sched_job_load(b, doc, len, clk, why), 0);
+	assert_int_equal(b->npus_allocated, 8);
+	assert_int_equal(sched_job_load(b, doc, len, clk, why), -EINVAL);
+	assert_int_equal(b->job_count, 1);
+	assert_int_equal(b->npus_allocated, 8);
+	assert_int_equal(sched_server_load(b, "{\"format\":1}", 12, clk, why), -EINVAL);
+	assert_int_equal(sched_meta_load(b, "{\"format\":1}", 12, why), -EINVAL);
+	assert_int_equal(sched_event_load(b, 5, clk, "no-such-kind", NULL, NULL, -1, NULL, "",
+					  NULL),
+			 -EINVAL);
+	fx_check(b);
+	free(doc);
+	sched_cluster_free(a);
+	sched_cluster_free(b);
+}
+
+/*
+ * The inventory shrank between save and restore: a running job on a server that is gone
+ * waits again (requeued, the event says why) and resumes later; one that can never fit
+ * the smaller cluster fails; a finished job is kept as it was.
+ */
+static void test_state_inventory_changed(void **state)
+{
+	struct fx_opts big = { .servers = 5 }, small = { .servers = 2 };
+	struct sched_cluster *a = fx_cluster(&big), *b = fx_cluster(&small);
+	char why[SCHED_REASON_MAX];
+	struct sched_job *j;
+	struct saved s;
+
+	(void)state;
+	run_on(a, spec("on-three", 8, NULL, 500, 0), 3);
+	run(a, spec("huge", 24, NULL, 500, 0));
+	run(a, spec("fin", 1, NULL, 500, 0));
+	assert_int_equal(sched_job_complete(a, "fin", FX_UID, adv(1)), 0);
+	save_all(a, &s);
+	for (size_t i = 0; i < s.event_count; i++)
+		assert_int_equal(sched_event_load(b, s.events[i].seq, s.events[i].time_usec,
+						  sched_event_kind_name(s.events[i].kind),
+						  s.events[i].job, s.events[i].server,
+						  s.events[i].npu, s.events[i].state,
+						  s.events[i].reason, s.events[i].line),
+				 0);
+	assert_int_equal(sched_meta_load(b, s.meta, strlen(s.meta), why), 0);
+	assert_int_equal(sched_server_load(b, s.servers[3], strlen(s.servers[3]), clk, why),
+			 -ENOENT);
+	assert_non_null(strstr(why, "node-3"));
+	for (size_t i = 0; i < s.job_count; i++)
+		if (sched_job_load(b, s.jobs[i], strlen(s.jobs[i]), clk, why) != 0)
+			fail_msg("%s", why);
+	assert_int_equal(sched_restore_finish(b, clk, why), 0);
+	j = sched_cluster_find_job(b, "on-three");
+	assert_non_null(j);
+	/* requeued, then placed again by the pass on the servers that are left */
+	assert_true(has_event(b, SCHED_EV_REQUEUED, "on-three", "node-3"));
+	expect_state(j, SCHED_JOB_RUNNING);
+	assert_int_equal(j->generation, 2); /* a new generation, from its checkpoint */
+	expect_state(sched_cluster_find_job(b, "huge"), SCHED_JOB_FAILED);
+	assert_true(has_event(b, SCHED_EV_FAILED, "huge", NULL));
+	expect_state(sched_cluster_find_job(b, "fin"), SCHED_JOB_COMPLETED);
+	/* the sequence goes on after the saved events, without a gap */
+	assert_true(b->next_event_seq > s.events[s.event_count - 1].seq);
+	fx_check(b);
+	saved_free(&s);
+	sched_cluster_free(a);
+	sched_cluster_free(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_state_round_trip_same_files),
+		cmocka_unit_test(test_state_round_trip_keeps_quota_and_isolation),
+		cmocka_unit_test(test_state_versions_cover_every_change),
+		cmocka_unit_test(test_state_load_refuses_bad_documents),
+		cmocka_unit_test(test_state_inventory_changed),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
