@@ -22,7 +22,10 @@ if awk -v m="$(realpath "$MNT")" '$2 == m { f = 1 } END { exit !f }' /proc/mount
 	sleep 0.5
 fi
 LOG=$PWD/build/ascendfs.log
-nohup build/fs/ascendfs -f -c examples/ascend_cluster.yaml "$MNT" >"$LOG" 2>&1 &
+# durable state (SQLite) lives here; a fresh one each run, so the demo starts empty
+STATE=$PWD/build/quickstart-state
+rm -rf "$STATE"
+nohup build/fs/ascendfs -f -c examples/ascend_cluster.yaml --state-dir "$STATE" "$MNT" >"$LOG" 2>&1 &
 for _ in $(seq 100); do
 	[ -d "$MNT/jobs" ] && break
 	sleep 0.1

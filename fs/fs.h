@@ -226,6 +226,25 @@ struct fs_cache_slot {
 	struct fs_blob *blob;	/* NULL = empty slot */
 };
 
+/*
+ * An upload a close() accepted, kept durable until its release applies it: a spec
+ * (kind "spec", key = job name) or a quota (kind "quota", key = queue name).
+ */
+struct fs_staged {
+	char kind[8];
+	char key[CONF_NAME_MAX + 1];
+	char ext[8];			/* spec: "yaml", "yml", "json", "" for jobs/<name>/spec */
+	uid_t uid;
+	gid_t gid;
+	gid_t *groups;			/* the writer's supplementary groups (owned) */
+	size_t group_count;
+	char *body;			/* owned, NUL-terminated */
+	size_t len;
+	struct fs_staged *next;
+};
+
+struct fs_store;
+
 /* The daemon's state; one lock guards the cluster. */
 struct fs_ctx {
 	pthread_mutex_t lock;
@@ -248,6 +267,16 @@ struct fs_ctx {
 	struct fs_cache_slot cache[FS_CACHE_SLOTS]; /* under lock */
 	uint64_t cache_clock;
 	uint64_t cache_hits, cache_misses;
+	/* durable state (fs_store.c); all under lock. store NULL: in memory only */
+	struct fs_store *store;
+	struct fs_staged *staged;	/* uploads accepted by a close, not yet released */
+	bool staged_changed;
+	pthread_cond_t commit_cv;	/* wakes the committer */
+	pthread_cond_t durable_cv;	/* signalled after each write (or failure) */
+	uint64_t collected_version;	/* cluster version of the newest batch taken */
+	uint64_t durable_version;	/* ... of the newest batch written */
+	uint64_t failed_version;	/* ... of the newest batch whose write failed */
+	bool committer_gone;
 };
 
 /*
@@ -327,8 +356,87 @@ bool fs_threads_stop(struct fs_ctx *ctx);
 struct fs_handle;
 void fs_handles_free_all(struct fs_ctx *ctx);
 
-/* fs_changed() - wake the notifier after a change; caller holds ctx->lock. */
+/*
+ * fs_changed() - after a change (caller holds ctx->lock): wake the notifier and the
+ * committer, and remember in the calling thread the version to wait for in
+ * fs_store_sync().
+ */
 void fs_changed(struct fs_ctx *ctx);
+
+/*
+ * ---- durable state (fs_store.c) ----
+ * SQLite in WAL mode, synchronous=FULL, in <state-dir>/ascendfs.db (schema at the top
+ * of fs_store.c); <state-dir>/ascendfs.lock is held (flock) while the daemon runs.
+ */
+
+/*
+ * fs_store_open() - open or create the store in directory @dir (borrowed; it must
+ * exist) for a cluster of @server_count servers. Returns 0 and *ret (fs_store_close), or
+ * -EBUSY (another daemon holds the directory), -EPROTO (a schema this version does not
+ * read), -EIO (SQLite could not open or create it), -ENOMEM, with a sentence in @why
+ * (SCHED_REASON_MAX).
+ */
+int fs_store_open(const char *dir, size_t server_count, struct fs_store **ret, char *why);
+
+/* fs_store_close() - close the database and release the directory. NULL is fine. */
+void fs_store_close(struct fs_store *st);
+
+/* What fs_store_restore() found. */
+struct fs_restore_stats {
+	size_t jobs, active, dropped, servers, events, staged;
+};
+
+/*
+ * fs_store_restore() - load ctx->store into ctx->cluster (fresh, built from the
+ * configuration): events, sequences, server health and isolation, job records with
+ * their placements (sched_*_load rules: what a changed configuration no longer fits
+ * is requeued or failed, with an event), then a scheduling pass, then the staged
+ * uploads are applied as their release would have. Records that do not load are
+ * logged and dropped. Call before the mount is up, without ctx->lock. Returns 0 or
+ * -EIO (the file cannot be read; @why says so), -EUCLEAN (the restored state breaks an
+ * invariant), -ENOMEM.
+ */
+int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, struct fs_restore_stats *stats,
+		     char *why);
+
+/* fs_store_start() - start the committer thread (no-op without a store). 0 or -errno. */
+int fs_store_start(struct fs_ctx *ctx);
+
+/* fs_store_stop() - write what is left and stop the committer (after unmounting). */
+void fs_store_stop(struct fs_ctx *ctx);
+
+/* fs_store_note_change() - called by fs_changed() (ctx->lock held). */
+void fs_store_note_change(struct fs_ctx *ctx);
+
+/*
+ * fs_store_sync() - wait until the changes this thread made since its last call are
+ * durable. Call without ctx->lock, before a FUSE request that changed state returns.
+ * Returns 0 (durable, or nothing to wait for, or no store) or -EIO (the write failed:
+ * the change is in memory but may not survive a restart).
+ */
+int fs_store_sync(struct fs_ctx *ctx);
+
+/*
+ * fs_stage_put() - stage an upload a close() accepted (ctx->lock held): replaces one of
+ * the same @kind and @key. Strings and @groups (@group_count entries) are copied.
+ * No-op without a store. Returns 0 or -ENOMEM.
+ */
+int fs_stage_put(struct fs_ctx *ctx, const char *kind, const char *key, const char *ext,
+		 uid_t uid, gid_t gid, const gid_t *groups, size_t group_count, const char *body,
+		 size_t len);
+
+/* fs_stage_drop() - the upload was applied or refused at release (ctx->lock held). */
+void fs_stage_drop(struct fs_ctx *ctx, const char *kind, const char *key);
+
+/* fs_stage_free_all() - at exit. */
+void fs_stage_free_all(struct fs_ctx *ctx);
+
+/*
+ * fs_staged_replay() - apply staged upload @s (borrowed) as its release would have: a
+ * spec is submitted (or its rejection recorded), a quota set. Used by the restore;
+ * takes ctx->lock itself.
+ */
+void fs_staged_replay(struct fs_ctx *ctx, const struct fs_staged *s);
 
 /*
  * fs_checkpoint_newest() - the newest MindSpore checkpoint ("<prefix>-<epoch>_<step>.ckpt")

@@ -28,6 +28,7 @@ static bool threads_running;
 void fs_changed(struct fs_ctx *ctx)
 {
 	pthread_cond_broadcast(&ctx->notify_cv);
+	fs_store_note_change(ctx);
 }
 
 static void deadline_in(struct timespec *ts, long msec)

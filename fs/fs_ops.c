@@ -561,6 +561,7 @@ static int record_rejection(struct fs_ctx *ctx, struct fs_handle *h, const char 
 
 	pthread_mutex_lock(&ctx->lock);
 	r = sched_job_reject(ctx->cluster, h->path.job, h->uid, h->gid, why, fs_now_usec());
+	fs_stage_drop(ctx, "spec", h->path.job);
 	fs_changed(ctx);
 	pthread_mutex_unlock(&ctx->lock);
 	if (r == 0)
@@ -664,11 +665,16 @@ static int spec_process(struct fs_ctx *ctx, struct fs_handle *h, bool submit, ch
 		return submit ? record_rejection(ctx, h, why, r) : r;
 	}
 	pthread_mutex_lock(&ctx->lock);
-	if (submit)
+	if (submit) {
 		r = sched_job_submit(ctx->cluster, spec, h->uid, h->gid, fs_now_usec(), reason,
 				     NULL);
-	else
+		/* in the same batch as the job: the staged copy is applied exactly once */
+		if (r == 0 || r == -EEXIST || r == -EPERM || r == -EAGAIN)
+			fs_stage_drop(ctx, "spec", h->path.job);
+		fs_changed(ctx);
+	} else {
 		r = sched_job_check(ctx->cluster, spec, h->uid, reason);
+	}
 	if (submit && r == 0) {
 		struct sched_job *j = sched_cluster_find_job(ctx->cluster, h->path.job);
 
@@ -710,6 +716,17 @@ static int spec_flush(struct fs_ctx *ctx, struct fs_handle *h)
 	h->last_err = spec_process(ctx, h, false, why);
 	if (h->last_err < 0)
 		fs_log(ctx, 3, "job %s: spec not valid at this close: %s", h->path.job, why);
+	/* what this close accepted survives a crash before the release submits it; what it
+	 * refused replaces an earlier accepted version */
+	pthread_mutex_lock(&ctx->lock);
+	if (h->last_err == 0 &&
+	    fs_stage_put(ctx, "spec", h->path.job, h->kind == H_UPLOAD ? h->path.ext : "", h->uid,
+			 h->gid, h->groups, h->group_count, h->buf, h->len) < 0)
+		h->last_err = -ENOMEM;
+	else if (h->last_err < 0)
+		fs_stage_drop(ctx, "spec", h->path.job);
+	fs_changed(ctx);
+	pthread_mutex_unlock(&ctx->lock);
 	return h->last_err;
 }
 
@@ -959,12 +976,17 @@ static int quota_apply(struct fs_ctx *ctx, struct fs_handle *h, bool commit)
 		quota_too_large(why, h->buf, h->len, ctx->cluster->npus_total);
 		r = -EINVAL;
 	} else if (!commit) {
+		/* applied when the last descriptor goes; durable from this close on */
+		r = fs_stage_put(ctx, "quota", h->path.item, "", h->uid, h->gid, NULL, 0, h->buf,
+				 h->len);
+		fs_changed(ctx);
 		pthread_mutex_unlock(&ctx->lock);
-		return h->last_err = 0; /* applied when the last descriptor goes */
+		return h->last_err = r;
 	} else {
 		r = sched_queue_set_quota(ctx->cluster, h->path.item, (unsigned)npus,
 					  fs_now_usec());
 	}
+	fs_stage_drop(ctx, "quota", h->path.item);
 	if (r == 0 && fs_config_refresh(ctx) < 0)
 		fs_log(ctx, 1, "cluster/config still shows the old quota of %s: out of memory",
 		       h->path.item);
@@ -976,6 +998,56 @@ static int quota_apply(struct fs_ctx *ctx, struct fs_handle *h, bool commit)
 	       (unsigned)h->uid);
 	h->dirty = false;
 	return h->last_err = 0;
+}
+
+void fs_staged_replay(struct fs_ctx *ctx, const struct fs_staged *s)
+{
+	struct fs_handle h = { .uid = s->uid, .gid = s->gid };
+	char why[SCHED_REASON_MAX];
+	int r;
+
+	if (strcmp(s->kind, "quota") == 0) {
+		unsigned long long npus;
+
+		pthread_mutex_lock(&ctx->lock);
+		r = quota_parse(s->body, s->len, &npus) < 0 || npus > ctx->cluster->npus_total ?
+			    -EINVAL :
+			    sched_queue_set_quota(ctx->cluster, s->key, (unsigned)npus,
+						  fs_now_usec());
+		if (r == 0 && fs_config_refresh(ctx) < 0)
+			r = -ENOMEM;
+		fs_changed(ctx);
+		pthread_mutex_unlock(&ctx->lock);
+		fs_log(ctx, r < 0 ? 1 : 2, "queues/%s/quota %.*s accepted before the restart: %s",
+		       s->key, (int)strcspn(s->body, "\n"), s->body,
+		       r < 0 ? strerror(-r) : "applied");
+		return;
+	}
+	if (strcmp(s->kind, "spec") != 0 || !conf_job_name_is_valid(s->key))
+		return;
+	/* the handle its release would have had */
+	h.kind = s->ext[0] ? H_UPLOAD : H_SPEC;
+	h.path.kind = s->ext[0] ? FS_JOB_UPLOAD : FS_JOB_SPEC;
+	snprintf(h.path.job, sizeof(h.path.job), "%s", s->key);
+	snprintf(h.path.ext, sizeof(h.path.ext), "%s", s->ext);
+	h.buf = s->body;
+	h.len = s->len;
+	h.groups = s->groups;
+	h.group_count = s->group_count;
+	r = spec_process(ctx, &h, true, why);
+	fs_log(ctx, 2, "job %s: spec accepted before the restart, submitted now: %s", s->key,
+	       r < 0 ? why : "ok");
+}
+
+/*
+ * Before a request that changed state returns: wait until the change is durable
+ * (fs_store_sync). A change that could not be written fails the request with EIO.
+ */
+static int durable(struct fs_ctx *ctx, int r)
+{
+	int w = fs_store_sync(ctx);
+
+	return r >= 0 && w < 0 ? w : r;
 }
 
 static int fs_write(const char *path, const char *data, size_t size, off_t off,
@@ -1034,7 +1106,7 @@ static int fs_write(const char *path, const char *data, size_t size, off_t off,
 		r = -EBADF;
 	}
 	pthread_mutex_unlock(&h->mu);
-	return r;
+	return durable(ctx, r);
 }
 
 static int fs_flush(const char *path, struct fuse_file_info *fi)
@@ -1056,7 +1128,7 @@ static int fs_flush(const char *path, struct fuse_file_info *fi)
 	else if (h->kind == H_QUOTA)
 		r = quota_apply(ctx, h, false);
 	pthread_mutex_unlock(&h->mu);
-	return r;
+	return durable(ctx, r);
 }
 
 static int fs_release(const char *path, struct fuse_file_info *fi)
@@ -1081,6 +1153,7 @@ static int fs_release(const char *path, struct fuse_file_info *fi)
 	pthread_mutex_lock(&ctx->lock);
 	handle_free_locked(ctx, h);
 	pthread_mutex_unlock(&ctx->lock);
+	durable(ctx, 0); /* nobody sees release's outcome; the close was the answer */
 	return 0;
 }
 
@@ -1143,7 +1216,7 @@ static int fs_mkdir(const char *path, mode_t mode)
 	pthread_mutex_unlock(&ctx->lock);
 	if (r == 0)
 		fs_log(ctx, 2, "job %s: draft created by uid %u", p.job, (unsigned)fc->uid);
-	return r;
+	return durable(ctx, r);
 }
 
 static int fs_rmdir(const char *path)
@@ -1164,7 +1237,7 @@ static int fs_rmdir(const char *path)
 	pthread_mutex_unlock(&ctx->lock);
 	if (r == 0)
 		fs_log(ctx, 2, "job %s removed by uid %u", p.job, (unsigned)fc->uid);
-	return r;
+	return durable(ctx, r);
 }
 
 static int fs_unlink(const char *path)

@@ -17,12 +17,15 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <fuse.h>
 #include <fuse_lowlevel.h>
 
 #include "fs.h"
+
+#define FS_STATE_DIR_DEFAULT "/var/lib/ascendfs"
 
 struct options {
 	char *config;
@@ -57,9 +60,9 @@ static void usage(const char *prog)
 	       "\n"
 	       "ascendfs options:\n"
 	       "    -c, --config=FILE      cluster configuration (ascend_cluster.yaml)\n"
-	       "    --state-dir=DIR        directory for durable state (reserved: this\n"
-	       "                           version keeps state in memory; DIR must exist\n"
-	       "                           or be creatable)\n"
+	       "    --state-dir=DIR        durable state (SQLite, ascendfs.db) in DIR,\n"
+	       "                           created if missing (default " FS_STATE_DIR_DEFAULT ");\n"
+	       "                           \"none\": keep state in memory only\n"
 	       "    --log-level=LEVEL      error, warning, info (default) or debug\n"
 	       "    -h, --help             print this help\n"
 	       "    -V, --version          print the version\n"
@@ -176,6 +179,37 @@ static int make_dirs(const char *path)
 	return 0;
 }
 
+/* Open the store in @dir, restore what it holds, and start the committer. */
+static int open_state(struct fs_ctx *ctx, const char *dir)
+{
+	struct fs_restore_stats stats;
+	char why[SCHED_REASON_MAX];
+	struct timespec t0, t1;
+	int r;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	r = fs_store_open(dir, ctx->cluster->server_count, &ctx->store, why);
+	if (r < 0) {
+		fprintf(stderr, "ascendfs: %s\n", r == -ENOMEM ? "out of memory" : why);
+		return r;
+	}
+	r = fs_store_restore(ctx, fs_now_usec(), &stats, why);
+	if (r < 0) {
+		fprintf(stderr, "ascendfs: %s\n", r == -ENOMEM ? "out of memory" : why);
+		return r;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	fs_log(ctx, 2, "state %s/ascendfs.db: restored %zu jobs (%zu active), %zu servers, "
+		       "%zu events, %zu staged uploads in %.0f ms%s",
+	       dir, stats.jobs, stats.active, stats.servers, stats.events, stats.staged,
+	       (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6,
+	       stats.dropped ? "; some records were dropped, see above" : "");
+	r = fs_store_start(ctx);
+	if (r < 0)
+		fprintf(stderr, "ascendfs: cannot start the state writer: %s\n", strerror(-r));
+	return r;
+}
+
 static int parse_log_level(const char *s)
 {
 	static const char *const names[] = { "error", "warning", "info", "debug" };
@@ -236,9 +270,16 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "ascendfs: %s\n", conf_error_format(&err, msg, sizeof(msg)));
 		goto out_cl;
 	}
-	if (o.state_dir && make_dirs(o.state_dir) < 0) {
+	if (!o.state_dir)
+		o.state_dir = strdup(FS_STATE_DIR_DEFAULT);
+	if (!o.state_dir) {
+		conf_cluster_free(conf);
+		goto out_cl;
+	}
+	if (strcmp(o.state_dir, "none") != 0 && make_dirs(o.state_dir) < 0) {
 		fprintf(stderr, "ascendfs: --state-dir %s: %s; give a directory that exists or "
-				"can be created\n", o.state_dir, strerror(errno));
+				"can be created (or --state-dir=none to keep state in memory)\n",
+			o.state_dir, strerror(errno));
 		conf_cluster_free(conf);
 		goto out_cl;
 	}
@@ -262,6 +303,10 @@ int main(int argc, char *argv[])
 	pthread_cond_init(&ctx.uploads_cv, NULL);
 	pthread_cond_init(&ctx.notify_cv, NULL);
 	pthread_cond_init(&ctx.stop_cv, NULL);
+	pthread_cond_init(&ctx.commit_cv, NULL);
+	pthread_cond_init(&ctx.durable_cv, NULL);
+	if (strcmp(o.state_dir, "none") != 0 && open_state(&ctx, o.state_dir) < 0)
+		goto out_ctx;
 
 	/* libfuse adds subtype=<program name> itself */
 	fuse_opt_add_arg(&args, "-odefault_permissions,fsname=ascendfs");
@@ -272,7 +317,7 @@ int main(int argc, char *argv[])
 
 	fuse = fuse_new(&args, fs_operations(), sizeof(struct fuse_operations), &ctx);
 	if (!fuse)
-		goto out_ctx;
+		goto out_store;
 	if (fuse_mount(fuse, mnt) != 0)
 		goto out_fuse;
 	if (fuse_daemonize(cl.foreground) != 0)
@@ -308,12 +353,17 @@ out_unmount:
 	/* unmount first: the notifier may be blocked in a syscall on the mount */
 	fuse_unmount(fuse);
 	if (!fs_threads_stop(&ctx)) {
+		fs_store_stop(&ctx); /* what is committed is written; then leave it to exit() */
 		fuse_destroy(fuse);
-		goto out_cl; /* a thread may still touch the state: leave it to exit() */
+		goto out_cl; /* a thread may still touch the state */
 	}
 out_fuse:
 	fuse_destroy(fuse);
+out_store:
+	fs_store_stop(&ctx); /* writes what is left */
 out_ctx:
+	fs_store_close(ctx.store);
+	fs_stage_free_all(&ctx);
 	fs_handles_free_all(&ctx);
 	fs_cache_clear(&ctx);
 	sched_cluster_free(ctx.cluster);

@@ -8,6 +8,7 @@ PACKAGES=(
 	gcc libc6-dev pkg-config meson ninja-build # build
 	libfuse3-dev fuse3                         # FUSE library and fusermount3
 	libyaml-dev libjansson-dev                 # YAML and JSON
+	libsqlite3-dev                             # durable state
 	libcmocka-dev python3 util-linux           # unit tests; JSON checks and setpriv in tests
 	inotify-tools                              # inotifywait, for people watching the mount
 )

@@ -113,6 +113,11 @@ it_setup() {
 it_start() {
 	local bin=$1 config=$2
 	shift 2
+	# durable state in the work dir unless the test names its own
+	case " $* " in
+	*" --state-dir"*) ;;
+	*) set -- --state-dir "$IT_WORK/state" "$@" ;;
+	esac
 	"$bin" -f -c "$config" "$@" "$IT_MNT" >>"$IT_LOG" 2>&1 &
 	IT_PID=$!
 	if ! wait_until 20 is_mounted "$IT_MNT"; then

@@ -1,0 +1,880 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Durable state: SQLite in WAL mode under --state-dir, written by one committer thread
+ * with group commit.
+ *
+ * Every handler that changes the cluster calls fs_changed() under ctx->lock, which
+ * remembers (per thread) the cluster version its change produced. Before the FUSE
+ * request returns, fs_store_sync() waits until the committer has made that version
+ * durable. The committer takes ctx->lock only to turn what changed into documents
+ * (sched_*_save: jobs and servers whose version moved, dropped job records, new
+ * events, the sequences), then writes them in one transaction without the lock, so
+ * readers never wait for the disk and every submission that arrives during one fsync
+ * shares the next. Each transaction is a consistent cut of the state: it was taken
+ * under the lock, between two requests.
+ *
+ * Specs and quotas are submitted when the last descriptor is released, which the
+ * kernel sends after close() has returned; so a spec (or quota) that a close() accepted
+ * is "staged": written durably before that close returns, and applied on restart if
+ * the daemon died before its release.
+ *
+ * Schema (version 1):
+ *   meta(key PRIMARY KEY, value)       "schema" -> "1", "cluster" -> sched_meta_save()
+ *   jobs(serial PRIMARY KEY, name, state, doc)   one row per job record
+ *   servers(name PRIMARY KEY, doc)
+ *   events(seq PRIMARY KEY, time_usec, kind, job, server, npu, state, reason, line),
+ *          the newest SCHED_EVENTS_MAX kept
+ *   staged(kind, key, ext, uid, gid, groups, body, PRIMARY KEY (kind, key))
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "fs.h"
+
+#define SCHEMA_VERSION "1"
+
+struct fs_store {
+	sqlite3 *db;
+	char *path;
+	int lock_fd;
+	sqlite3_stmt *put_job, *del_job, *put_server, *put_event, *trim_events, *put_meta,
+		*put_staged, *clear_staged, *clear_jobs;
+	uint64_t collected_event_seq;	/* events up to here are in a batch */
+	uint64_t written_event_seq;	/* ... and durable */
+	char **server_docs;		/* what is durable per server (to skip heartbeats) */
+	size_t server_count;
+	bool resync;			/* a write failed: write everything next time */
+};
+
+/* Sentinel "no change to wait for" (versions start at 0 and only grow). */
+static _Thread_local uint64_t thread_ticket;
+static _Thread_local bool thread_has_ticket;
+
+static pthread_t committer_thread;
+static bool committer_running;
+
+/* ---- SQL helpers ---- */
+
+static int sql_err(struct fs_store *st, const char *what, char *why)
+{
+	if (why)
+		snprintf(why, SCHED_REASON_MAX, "state store %s: %s: %s", st->path, what,
+			 sqlite3_errmsg(st->db));
+	return -EIO;
+}
+
+static int exec(struct fs_store *st, const char *sql, char *why)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		if (why)
+			snprintf(why, SCHED_REASON_MAX, "state store %s: %s", st->path,
+				 msg ? msg : sqlite3_errmsg(st->db));
+		sqlite3_free(msg);
+		return -EIO;
+	}
+	return 0;
+}
+
+static int prepare(struct fs_store *st, sqlite3_stmt **s, const char *sql, char *why)
+{
+	if (sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, s, NULL) != SQLITE_OK)
+		return sql_err(st, "prepare", why);
+	return 0;
+}
+
+/* Run a prepared statement whose parameters are bound; reset it for the next use. */
+static int step_done(sqlite3_stmt *s)
+{
+	int r = sqlite3_step(s);
+
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	return r == SQLITE_DONE ? 0 : -EIO;
+}
+
+static void bind_text(sqlite3_stmt *s, int i, const char *t)
+{
+	if (t)
+		sqlite3_bind_text(s, i, t, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, i);
+}
+
+/* ---- open / close ---- */
+
+void fs_store_close(struct fs_store *st)
+{
+	if (!st)
+		return;
+	sqlite3_finalize(st->put_job);
+	sqlite3_finalize(st->del_job);
+	sqlite3_finalize(st->put_server);
+	sqlite3_finalize(st->put_event);
+	sqlite3_finalize(st->trim_events);
+	sqlite3_finalize(st->put_meta);
+	sqlite3_finalize(st->put_staged);
+	sqlite3_finalize(st->clear_staged);
+	sqlite3_finalize(st->clear_jobs);
+	sqlite3_close(st->db);
+	for (size_t i = 0; i < st->server_count; i++)
+		free(st->server_docs[i]);
+	free(st->server_docs);
+	if (st->lock_fd >= 0)
+		close(st->lock_fd);
+	free(st->path);
+	free(st);
+}
+
+int fs_store_open(const char *dir, size_t server_count, struct fs_store **ret, char *why)
+{
+	struct fs_store *st = calloc(1, sizeof(*st));
+	char lock_path[4096], schema[16] = "";
+	sqlite3_stmt *q = NULL;
+	int r;
+
+	if (!st)
+		return -ENOMEM;
+	st->lock_fd = -1;
+	st->server_docs = calloc(server_count ? server_count : 1, sizeof(char *));
+	st->server_count = server_count;
+	if (!st->server_docs || asprintf(&st->path, "%s/ascendfs.db", dir) < 0) {
+		st->path = NULL;
+		fs_store_close(st);
+		return -ENOMEM;
+	}
+	/* one daemon per state directory: a second would interleave its writes */
+	snprintf(lock_path, sizeof(lock_path), "%s/ascendfs.lock", dir);
+	st->lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (st->lock_fd < 0 || flock(st->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		r = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		snprintf(why, SCHED_REASON_MAX,
+			 r == -EBUSY ? "state directory %s is in use by another ascendfs; stop "
+				       "it, or give this one its own --state-dir"
+				     : "state directory %s: cannot create its lock file: %s",
+			 dir, strerror(-r));
+		fs_store_close(st);
+		return r;
+	}
+	if (sqlite3_open_v2(st->path, &st->db,
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+			    NULL) != SQLITE_OK) {
+		r = sql_err(st, "open", why);
+		fs_store_close(st);
+		return r;
+	}
+	sqlite3_busy_timeout(st->db, 5000);
+	/* WAL: readers of the file (sqlite3 CLI, backups) never block the daemon; FULL:
+	 * each commit is fsync'ed before the request that made it returns */
+	r = exec(st, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+		     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+		     "CREATE TABLE IF NOT EXISTS jobs(serial INTEGER PRIMARY KEY, name TEXT NOT "
+		     "NULL, state TEXT NOT NULL, doc TEXT NOT NULL);"
+		     "CREATE TABLE IF NOT EXISTS servers(name TEXT PRIMARY KEY, doc TEXT NOT NULL);"
+		     "CREATE TABLE IF NOT EXISTS events(seq INTEGER PRIMARY KEY, time_usec "
+		     "INTEGER NOT NULL, kind TEXT NOT NULL, job TEXT, server TEXT, npu INTEGER "
+		     "NOT NULL, state TEXT, reason TEXT NOT NULL, line TEXT);"
+		     "CREATE TABLE IF NOT EXISTS staged(kind TEXT NOT NULL, key TEXT NOT NULL, "
+		     "ext TEXT NOT NULL, uid INTEGER NOT NULL, gid INTEGER NOT NULL, groups TEXT "
+		     "NOT NULL, body BLOB NOT NULL, PRIMARY KEY (kind, key));"
+		     "INSERT OR IGNORE INTO meta VALUES ('schema', '" SCHEMA_VERSION "');",
+		 why);
+	if (r == 0)
+		r = prepare(st, &q, "SELECT value FROM meta WHERE key = 'schema'", why);
+	if (r == 0 && sqlite3_step(q) == SQLITE_ROW)
+		snprintf(schema, sizeof(schema), "%s", (const char *)sqlite3_column_text(q, 0));
+	sqlite3_finalize(q);
+	if (r == 0 && strcmp(schema, SCHEMA_VERSION) != 0) {
+		snprintf(why, SCHED_REASON_MAX,
+			 "state store %s has schema version %s; this ascendfs reads version "
+			 SCHEMA_VERSION " (use the ascendfs that wrote it, or move the file away "
+			 "to start empty)", st->path, schema);
+		r = -EPROTO;
+	}
+	if (r == 0)
+		r = prepare(st, &st->put_job,
+			    "INSERT OR REPLACE INTO jobs VALUES (?1, ?2, ?3, ?4)", why);
+	if (r == 0)
+		r = prepare(st, &st->del_job, "DELETE FROM jobs WHERE serial = ?1", why);
+	if (r == 0)
+		r = prepare(st, &st->clear_jobs, "DELETE FROM jobs", why);
+	if (r == 0)
+		r = prepare(st, &st->put_server, "INSERT OR REPLACE INTO servers VALUES (?1, ?2)",
+			    why);
+	if (r == 0)
+		r = prepare(st, &st->put_event,
+			    "INSERT OR REPLACE INTO events VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+			    why);
+	if (r == 0)
+		r = prepare(st, &st->trim_events, "DELETE FROM events WHERE seq <= ?1", why);
+	if (r == 0)
+		r = prepare(st, &st->put_meta, "INSERT OR REPLACE INTO meta VALUES (?1, ?2)", why);
+	if (r == 0)
+		r = prepare(st, &st->put_staged,
+			    "INSERT OR REPLACE INTO staged VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)", why);
+	if (r == 0)
+		r = prepare(st, &st->clear_staged, "DELETE FROM staged", why);
+	if (r < 0) {
+		fs_store_close(st);
+		return r;
+	}
+	*ret = st;
+	return 0;
+}
+
+/* ---- staged uploads (under ctx->lock) ---- */
+
+static void staged_free(struct fs_staged *s)
+{
+	if (!s)
+		return;
+	free(s->groups);
+	free(s->body);
+	free(s);
+}
+
+int fs_stage_put(struct fs_ctx *ctx, const char *kind, const char *key, const char *ext,
+		 uid_t uid, gid_t gid, const gid_t *groups, size_t group_count, const char *body,
+		 size_t len)
+{
+	struct fs_staged *s, **pp;
+
+	if (!ctx->store)
+		return 0;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	snprintf(s->kind, sizeof(s->kind), "%s", kind);
+	snprintf(s->key, sizeof(s->key), "%s", key);
+	snprintf(s->ext, sizeof(s->ext), "%s", ext ? ext : "");
+	s->uid = uid;
+	s->gid = gid;
+	s->body = malloc(len + 1);
+	s->groups = group_count ? malloc(group_count * sizeof(gid_t)) : NULL;
+	if (!s->body || (group_count && !s->groups)) {
+		staged_free(s);
+		return -ENOMEM;
+	}
+	memcpy(s->body, body, len);
+	s->body[len] = '\0';
+	s->len = len;
+	if (group_count)
+		memcpy(s->groups, groups, group_count * sizeof(gid_t));
+	s->group_count = group_count;
+	fs_stage_drop(ctx, kind, key);
+	for (pp = &ctx->staged; *pp; pp = &(*pp)->next)
+		;
+	*pp = s;
+	ctx->staged_changed = true;
+	ctx->cluster->version++; /* a change to make durable (and a ticket to wait for) */
+	return 0;
+}
+
+void fs_stage_drop(struct fs_ctx *ctx, const char *kind, const char *key)
+{
+	for (struct fs_staged **pp = &ctx->staged; *pp; pp = &(*pp)->next) {
+		struct fs_staged *s = *pp;
+
+		if (strcmp(s->kind, kind) == 0 && strcmp(s->key, key) == 0) {
+			*pp = s->next;
+			staged_free(s);
+			ctx->staged_changed = true;
+			ctx->cluster->version++;
+			return;
+		}
+	}
+}
+
+void fs_stage_free_all(struct fs_ctx *ctx)
+{
+	while (ctx->staged) {
+		struct fs_staged *s = ctx->staged;
+
+		ctx->staged = s->next;
+		staged_free(s);
+	}
+}
+
+/* ---- batches: collected under ctx->lock, written without it ---- */
+
+struct batch_job {
+	uint64_t serial;
+	char name[CONF_NAME_MAX + 1];
+	const char *state; /* static */
+	char *doc;
+};
+
+struct batch_server {
+	size_t index;
+	char *doc;
+};
+
+struct batch {
+	uint64_t version;
+	bool full;			/* rewrite every job row (after a failure) */
+	struct batch_job *jobs;
+	size_t job_count;
+	uint64_t *removed;
+	size_t removed_count;
+	struct batch_server *servers;
+	size_t server_count;
+	struct sched_event *events;	/* copies; line owned */
+	size_t event_count;
+	char *meta;
+	bool staged;			/* rewrite the staged table from this list */
+	struct fs_staged *staged_list;	/* owned copies */
+};
+
+static void batch_free(struct batch *b)
+{
+	for (size_t i = 0; i < b->job_count; i++)
+		free(b->jobs[i].doc);
+	for (size_t i = 0; i < b->server_count; i++)
+		free(b->servers[i].doc);
+	for (size_t i = 0; i < b->event_count; i++)
+		free(b->events[i].line);
+	while (b->staged_list) {
+		struct fs_staged *s = b->staged_list;
+
+		b->staged_list = s->next;
+		staged_free(s);
+	}
+	free(b->jobs);
+	free(b->removed);
+	free(b->servers);
+	free(b->events);
+	free(b->meta);
+	memset(b, 0, sizeof(*b));
+}
+
+static struct fs_staged *staged_copy(const struct fs_staged *s)
+{
+	struct fs_staged *n = calloc(1, sizeof(*n));
+
+	if (!n)
+		return NULL;
+	*n = *s;
+	n->next = NULL;
+	n->body = malloc(s->len + 1);
+	n->groups = s->group_count ? malloc(s->group_count * sizeof(gid_t)) : NULL;
+	if (!n->body || (s->group_count && !n->groups)) {
+		free(n->body);
+		free(n->groups);
+		free(n);
+		return NULL;
+	}
+	memcpy(n->body, s->body, s->len + 1);
+	if (s->group_count)
+		memcpy(n->groups, s->groups, s->group_count * sizeof(gid_t));
+	return n;
+}
+
+/*
+ * Turn what changed since the last batch into documents (ctx->lock held). Marks the
+ * objects saved; if the write then fails, st->resync makes the next batch write all.
+ */
+static int batch_collect(struct fs_ctx *ctx, struct batch *b)
+{
+	struct fs_store *st = ctx->store;
+	struct sched_cluster *c = ctx->cluster;
+	bool full = st->resync || c->removed_overflow;
+	size_t len, n = 0;
+	uint64_t first;
+
+	memset(b, 0, sizeof(*b));
+	b->version = c->version;
+	b->full = full;
+	for (size_t i = 0; i < c->job_count; i++)
+		n += full || c->jobs[i]->saved_version != c->jobs[i]->version;
+	b->jobs = calloc(n + 1, sizeof(*b->jobs));
+	b->removed = calloc(c->removed_count + 1, sizeof(*b->removed));
+	b->servers = calloc(c->server_count + 1, sizeof(*b->servers));
+	if (!b->jobs || !b->removed || !b->servers)
+		goto nomem;
+	for (size_t i = 0; i < c->job_count; i++) {
+		struct sched_job *j = c->jobs[i];
+		struct batch_job *bj = &b->jobs[b->job_count];
+
+		if (!full && j->saved_version == j->version)
+			continue;
+		if (sched_job_save(c, j, &bj->doc, &len) < 0)
+			goto nomem;
+		bj->serial = j->serial;
+		snprintf(bj->name, sizeof(bj->name), "%s", j->name);
+		bj->state = sched_job_state_name(j->state);
+		b->job_count++;
+	}
+	memcpy(b->removed, c->removed_serials, c->removed_count * sizeof(uint64_t));
+	b->removed_count = c->removed_count;
+	for (size_t i = 0; i < c->server_count; i++) {
+		struct sched_server *s = &c->servers[i];
+		char *doc;
+
+		if (!full && s->saved_version == s->version)
+			continue;
+		if (sched_server_save(c, (unsigned)i, &doc, &len) < 0)
+			goto nomem;
+		/* a report that changed nothing but the heartbeat time writes nothing */
+		if (!full && st->server_docs[i] && strcmp(st->server_docs[i], doc) == 0) {
+			free(doc);
+			continue;
+		}
+		b->servers[b->server_count].index = i;
+		b->servers[b->server_count++].doc = doc;
+	}
+	/* the events the ring still holds after the last collected one */
+	first = st->collected_event_seq + 1;
+	if (full)
+		first = st->written_event_seq + 1;
+	n = c->next_event_seq > first ? (size_t)(c->next_event_seq - first) : 0;
+	b->events = calloc(n + 1, sizeof(*b->events));
+	if (!b->events)
+		goto nomem;
+	for (const struct sched_event *e = sched_event_next(c, first - 1); e;
+	     e = sched_event_next(c, e->seq)) {
+		struct sched_event *d = &b->events[b->event_count];
+
+		*d = *e;
+		d->line = e->line ? strdup(e->line) : NULL;
+		if (e->line && !d->line)
+			goto nomem;
+		b->event_count++;
+	}
+	if (sched_meta_save(c, &b->meta, &len) < 0)
+		goto nomem;
+	if (ctx->staged_changed || full) {
+		struct fs_staged **tail = &b->staged_list;
+
+		b->staged = true;
+		for (const struct fs_staged *s = ctx->staged; s; s = s->next) {
+			*tail = staged_copy(s);
+			if (!*tail)
+				goto nomem;
+			tail = &(*tail)->next;
+		}
+	}
+	/* all taken: mark it saved */
+	for (size_t i = 0; i < c->job_count; i++)
+		c->jobs[i]->saved_version = c->jobs[i]->version;
+	for (size_t i = 0; i < c->server_count; i++)
+		c->servers[i].saved_version = c->servers[i].version;
+	for (size_t i = 0; i < b->server_count; i++) {
+		free(st->server_docs[b->servers[i].index]);
+		st->server_docs[b->servers[i].index] = strdup(b->servers[i].doc);
+	}
+	c->removed_count = 0;
+	c->removed_overflow = false;
+	if (b->event_count)
+		st->collected_event_seq = b->events[b->event_count - 1].seq;
+	ctx->staged_changed = false;
+	st->resync = false;
+	return 0;
+
+nomem:
+	batch_free(b);
+	return -ENOMEM;
+}
+
+static int batch_write(struct fs_store *st, const struct batch *b, char *why)
+{
+	int r = exec(st, "BEGIN IMMEDIATE", why);
+
+	if (r < 0)
+		return r;
+	if (b->full && step_done(st->clear_jobs) < 0)
+		goto fail;
+	for (size_t i = 0; i < b->job_count; i++) {
+		const struct batch_job *j = &b->jobs[i];
+
+		sqlite3_bind_int64(st->put_job, 1, (sqlite3_int64)j->serial);
+		bind_text(st->put_job, 2, j->name);
+		bind_text(st->put_job, 3, j->state);
+		bind_text(st->put_job, 4, j->doc);
+		if (step_done(st->put_job) < 0)
+			goto fail;
+	}
+	for (size_t i = 0; i < b->removed_count; i++) {
+		sqlite3_bind_int64(st->del_job, 1, (sqlite3_int64)b->removed[i]);
+		if (step_done(st->del_job) < 0)
+			goto fail;
+	}
+	for (size_t i = 0; i < b->server_count; i++) {
+		const char *doc = b->servers[i].doc;
+		const char *name = strstr(doc, "\"name\":\"");
+
+		/* the server's name as saved (a valid name has no quote to escape) */
+		if (!name)
+			goto fail;
+		name += 8;
+		sqlite3_bind_text(st->put_server, 1, name, (int)(strchr(name, '"') - name),
+				  SQLITE_STATIC);
+		bind_text(st->put_server, 2, doc);
+		if (step_done(st->put_server) < 0)
+			goto fail;
+	}
+	for (size_t i = 0; i < b->event_count; i++) {
+		const struct sched_event *e = &b->events[i];
+
+		sqlite3_bind_int64(st->put_event, 1, (sqlite3_int64)e->seq);
+		sqlite3_bind_int64(st->put_event, 2, (sqlite3_int64)e->time_usec);
+		bind_text(st->put_event, 3, sched_event_kind_name(e->kind));
+		bind_text(st->put_event, 4, e->job[0] ? e->job : NULL);
+		bind_text(st->put_event, 5, e->server[0] ? e->server : NULL);
+		sqlite3_bind_int(st->put_event, 6, e->npu);
+		bind_text(st->put_event, 7, e->state);
+		bind_text(st->put_event, 8, e->reason);
+		bind_text(st->put_event, 9, e->line);
+		if (step_done(st->put_event) < 0)
+			goto fail;
+	}
+	if (b->event_count) {
+		uint64_t last = b->events[b->event_count - 1].seq;
+
+		/* the history is bounded like the in-memory ring; the sequence goes on */
+		if (last > SCHED_EVENTS_MAX) {
+			sqlite3_bind_int64(st->trim_events, 1,
+					   (sqlite3_int64)(last - SCHED_EVENTS_MAX));
+			if (step_done(st->trim_events) < 0)
+				goto fail;
+		}
+	}
+	bind_text(st->put_meta, 1, "cluster");
+	bind_text(st->put_meta, 2, b->meta);
+	if (step_done(st->put_meta) < 0)
+		goto fail;
+	if (b->staged) {
+		if (step_done(st->clear_staged) < 0)
+			goto fail;
+		for (const struct fs_staged *s = b->staged_list; s; s = s->next) {
+			char groups[1024] = "";
+			size_t off = 0;
+
+			for (size_t i = 0; i < s->group_count && off + 12 < sizeof(groups); i++)
+				off += (size_t)snprintf(groups + off, sizeof(groups) - off, "%s%u",
+							i ? " " : "", (unsigned)s->groups[i]);
+			bind_text(st->put_staged, 1, s->kind);
+			bind_text(st->put_staged, 2, s->key);
+			bind_text(st->put_staged, 3, s->ext);
+			sqlite3_bind_int64(st->put_staged, 4, s->uid);
+			sqlite3_bind_int64(st->put_staged, 5, s->gid);
+			bind_text(st->put_staged, 6, groups);
+			sqlite3_bind_blob(st->put_staged, 7, s->body, (int)s->len, SQLITE_STATIC);
+			if (step_done(st->put_staged) < 0)
+				goto fail;
+		}
+	}
+	r = exec(st, "COMMIT", why);
+	if (r < 0)
+		goto rollback;
+	if (b->event_count)
+		st->written_event_seq = b->events[b->event_count - 1].seq;
+	return 0;
+
+fail:
+	sql_err(st, "write", why);
+rollback:
+	exec(st, "ROLLBACK", NULL);
+	return -EIO;
+}
+
+/* ---- the committer thread ---- */
+
+static void *committer_main(void *arg)
+{
+	struct fs_ctx *ctx = arg;
+	char why[SCHED_REASON_MAX];
+	bool logged = false;
+
+	pthread_mutex_lock(&ctx->lock);
+	for (;;) {
+		struct batch b;
+		int r;
+
+		if (ctx->cluster->version == ctx->collected_version && !ctx->staged_changed) {
+			struct timespec ts;
+
+			if (ctx->stopping)
+				break;
+			/* woken by fs_changed(); the timeout catches changes made without one */
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += 1;
+			pthread_cond_timedwait(&ctx->commit_cv, &ctx->lock, &ts);
+			continue;
+		}
+		r = batch_collect(ctx, &b);
+		if (r < 0) {
+			/* out of memory: everything is written once memory is back */
+			ctx->store->resync = true;
+			ctx->failed_version = ctx->cluster->version;
+			pthread_cond_broadcast(&ctx->durable_cv);
+			pthread_mutex_unlock(&ctx->lock);
+			fs_log(ctx, 0, "state store: out of memory; changes are not durable");
+			sleep(1);
+			pthread_mutex_lock(&ctx->lock);
+			continue;
+		}
+		ctx->collected_version = b.version;
+		pthread_mutex_unlock(&ctx->lock);
+		r = batch_write(ctx->store, &b, why);
+		if (r < 0 && !logged)
+			fs_log(ctx, 0, "%s; requests that changed state fail with EIO until it "
+				       "works again", why);
+		else if (r == 0 && logged)
+			fs_log(ctx, 0, "state store: writing works again");
+		logged = r < 0;
+		pthread_mutex_lock(&ctx->lock);
+		if (r == 0) {
+			ctx->durable_version = b.version;
+		} else {
+			ctx->store->resync = true;
+			ctx->failed_version = b.version;
+			ctx->collected_version = (uint64_t)-1; /* try again */
+		}
+		pthread_cond_broadcast(&ctx->durable_cv);
+		batch_free(&b);
+		if (r < 0) {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += 1;
+			pthread_cond_timedwait(&ctx->stop_cv, &ctx->lock, &ts);
+			if (ctx->stopping)
+				break;
+		}
+	}
+	ctx->committer_gone = true;
+	pthread_cond_broadcast(&ctx->durable_cv);
+	pthread_mutex_unlock(&ctx->lock);
+	return NULL;
+}
+
+int fs_store_start(struct fs_ctx *ctx)
+{
+	int r;
+
+	if (!ctx->store)
+		return 0;
+	ctx->collected_version = ctx->durable_version = ctx->cluster->version;
+	r = pthread_create(&committer_thread, NULL, committer_main, ctx);
+	if (r)
+		return -r;
+	committer_running = true;
+	return 0;
+}
+
+void fs_store_stop(struct fs_ctx *ctx)
+{
+	if (!committer_running)
+		return;
+	pthread_mutex_lock(&ctx->lock);
+	ctx->stopping = true;
+	pthread_cond_broadcast(&ctx->commit_cv);
+	pthread_cond_broadcast(&ctx->stop_cv);
+	pthread_mutex_unlock(&ctx->lock);
+	pthread_join(committer_thread, NULL);
+	committer_running = false;
+}
+
+void fs_store_note_change(struct fs_ctx *ctx)
+{
+	thread_ticket = ctx->cluster->version;
+	thread_has_ticket = true;
+	pthread_cond_signal(&ctx->commit_cv);
+}
+
+int fs_store_sync(struct fs_ctx *ctx)
+{
+	uint64_t want = thread_ticket;
+	int r = 0;
+
+	if (!thread_has_ticket)
+		return 0;
+	thread_has_ticket = false;
+	if (!ctx->store)
+		return 0;
+	pthread_mutex_lock(&ctx->lock);
+	/* a failed write that covered this change answers EIO: not known to be durable */
+	while (ctx->durable_version < want && ctx->failed_version < want && !ctx->committer_gone)
+		pthread_cond_wait(&ctx->durable_cv, &ctx->lock);
+	if (ctx->durable_version < want)
+		r = -EIO;
+	pthread_mutex_unlock(&ctx->lock);
+	return r;
+}
+
+/* ---- restore ---- */
+
+static const char *col_text(sqlite3_stmt *q, int i)
+{
+	return (const char *)sqlite3_column_text(q, i);
+}
+
+int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, struct fs_restore_stats *stats,
+		     char *why)
+{
+	struct fs_store *st = ctx->store;
+	struct sched_cluster *c = ctx->cluster;
+	char reason[SCHED_REASON_MAX];
+	sqlite3_stmt *q = NULL;
+	int r, rc;
+
+	memset(stats, 0, sizeof(*stats));
+	r = exec(st, "BEGIN", why);
+	if (r < 0)
+		return r;
+	/* events: the newest kept ones, oldest first (contiguous by construction) */
+	r = prepare(st, &q,
+		    "SELECT seq, time_usec, kind, job, server, npu, state, reason, line FROM "
+		    "events WHERE seq > (SELECT coalesce(max(seq), 0) FROM events) - ?1 ORDER BY seq",
+		    why);
+	if (r < 0)
+		goto out;
+	sqlite3_bind_int64(q, 1, SCHED_EVENTS_MAX);
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		uint64_t seq = (uint64_t)sqlite3_column_int64(q, 0);
+
+		if (sched_event_load(c, seq, (uint64_t)sqlite3_column_int64(q, 1), col_text(q, 2),
+				     col_text(q, 3), col_text(q, 4), sqlite3_column_int(q, 5),
+				     col_text(q, 6), col_text(q, 7), col_text(q, 8)) < 0) {
+			/* a gap or an unknown kind: start the kept history after it */
+			fs_log(ctx, 1, "state store: event %llu cannot be restored; the event "
+				       "history restarts after it", (unsigned long long)seq);
+			continue;
+		}
+		st->collected_event_seq = st->written_event_seq = seq;
+		stats->events++;
+	}
+	sqlite3_finalize(q);
+	q = NULL;
+	if (rc != SQLITE_DONE) {
+		r = sql_err(st, "read events", why);
+		goto out;
+	}
+	r = prepare(st, &q, "SELECT value FROM meta WHERE key = 'cluster'", why);
+	if (r < 0)
+		goto out;
+	if (sqlite3_step(q) == SQLITE_ROW &&
+	    sched_meta_load(c, col_text(q, 0), (size_t)sqlite3_column_bytes(q, 0), reason) < 0)
+		fs_log(ctx, 1, "state store: %s; sequences start after what was restored",
+		       reason);
+	sqlite3_finalize(q);
+	q = NULL;
+	r = prepare(st, &q, "SELECT name, doc FROM servers", why);
+	if (r < 0)
+		goto out;
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		int idx;
+
+		r = sched_server_load(c, col_text(q, 1), (size_t)sqlite3_column_bytes(q, 1),
+				      now_usec, reason);
+		if (r == -ENOMEM)
+			goto out;
+		if (r < 0) {
+			fs_log(ctx, 1, "state store: %s", reason);
+			continue;
+		}
+		idx = sched_cluster_find_server(c, col_text(q, 0));
+		if (idx >= 0 && (size_t)idx < st->server_count) {
+			free(st->server_docs[idx]);
+			st->server_docs[idx] = strdup(col_text(q, 1));
+		}
+		stats->servers++;
+	}
+	for (size_t i = 0; i < c->server_count; i++)
+		c->servers[i].saved_version = c->servers[i].version;
+	sqlite3_finalize(q);
+	q = NULL;
+	r = 0;
+	if (rc != SQLITE_DONE) {
+		r = sql_err(st, "read servers", why);
+		goto out;
+	}
+	r = prepare(st, &q, "SELECT serial, doc FROM jobs ORDER BY serial", why);
+	if (r < 0)
+		goto out;
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		r = sched_job_load(c, col_text(q, 1), (size_t)sqlite3_column_bytes(q, 1), now_usec,
+				   reason);
+		if (r == -ENOMEM)
+			goto out;
+		if (r < 0) {
+			/* logged here; the first write rewrites the job rows without it */
+			fs_log(ctx, 1, "state store: job serial %lld not restored: %s",
+			       (long long)sqlite3_column_int64(q, 0), reason);
+			stats->dropped++;
+			st->resync = true;
+			continue;
+		}
+		stats->jobs++;
+		if (!sched_job_state_is_terminal(c->jobs[c->job_count - 1]->state))
+			stats->active++;
+	}
+	sqlite3_finalize(q);
+	q = NULL;
+	r = 0;
+	if (rc != SQLITE_DONE) {
+		r = sql_err(st, "read jobs", why);
+		goto out;
+	}
+	/* a job loaded as it was saved is saved (version 1); one the load changed (requeued
+	 * or failed under a changed configuration), and whatever the first pass changes,
+	 * is written by the first batch */
+	for (size_t i = 0; i < c->job_count; i++)
+		if (c->jobs[i]->version == 1)
+			c->jobs[i]->saved_version = 1;
+	r = sched_restore_finish(c, now_usec, reason);
+	if (r < 0) {
+		snprintf(why, SCHED_REASON_MAX, "state store %s: the restored state is "
+						"inconsistent: %.300s", st->path, reason);
+		goto out;
+	}
+	/* then the uploads a close() accepted but the daemon did not live to submit */
+	r = prepare(st, &q, "SELECT kind, key, ext, uid, gid, groups, body FROM staged", why);
+	if (r < 0)
+		goto out;
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		struct fs_staged s = { 0 };
+		gid_t groups[64];
+		const char *g = col_text(q, 5);
+
+		snprintf(s.kind, sizeof(s.kind), "%s", col_text(q, 0));
+		snprintf(s.key, sizeof(s.key), "%s", col_text(q, 1));
+		snprintf(s.ext, sizeof(s.ext), "%s", col_text(q, 2));
+		s.uid = (uid_t)sqlite3_column_int64(q, 3);
+		s.gid = (gid_t)sqlite3_column_int64(q, 4);
+		while (g && *g && s.group_count < 64) {
+			char *end;
+
+			groups[s.group_count++] = (gid_t)strtoul(g, &end, 10);
+			g = *end ? end + 1 : end;
+		}
+		s.groups = groups;
+		s.body = (char *)sqlite3_column_blob(q, 6);
+		s.len = (size_t)sqlite3_column_bytes(q, 6);
+		stats->staged++;
+		fs_staged_replay(ctx, &s);
+	}
+	sqlite3_finalize(q);
+	q = NULL;
+	r = 0;
+	if (rc != SQLITE_DONE)
+		r = sql_err(st, "read staged uploads", why);
+	/* the replayed uploads are now jobs (or rejections): the next batch writes them and
+	 * empties the staged table */
+	ctx->staged_changed = true;
+out:
+	sqlite3_finalize(q);
+	exec(st, r < 0 ? "ROLLBACK" : "COMMIT", NULL);
+	return r;
+}
