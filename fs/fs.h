@@ -357,6 +357,14 @@ struct fs_handle;
 void fs_handles_free_all(struct fs_ctx *ctx);
 
 /*
+ * fs_notify_helper_main() - the notify helper process (ascendfs --notify-helper): reads
+ * one mount path per line from stdin and announces it (truncate to the same size, or
+ * utimensat for a directory), until end of input or the daemon's death. Returns the
+ * exit status.
+ */
+int fs_notify_helper_main(void);
+
+/*
  * fs_changed() - after a change (caller holds ctx->lock): wake the notifier and the
  * committer, and remember in the calling thread the version to wait for in
  * fs_store_sync().

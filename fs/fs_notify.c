@@ -5,18 +5,32 @@
  *
  * The kernel raises inotify events only for operations that pass through the mount, so
  * a change the daemon makes itself (a job placed, a fault moving a job) would be silent.
- * The notifier thread therefore operates on the mount from outside any FUSE handler and
- * without holding ctx->lock (either would deadlock): truncate() to the current size
- * raises IN_MODIFY. The handlers recognise its requests by thread id and do nothing.
+ * The notifier thread therefore has the mount operated on from outside any FUSE handler
+ * and without holding ctx->lock (either would deadlock): truncate() to the current size
+ * raises IN_MODIFY. The handlers recognise those requests by the caller's pid and do
+ * nothing.
+ *
+ * The operations run in a helper process (the daemon's own binary, exec'd with
+ * --notify-helper), never in a thread of the daemon: a daemon thread blocked in a request
+ * to its own mount when the daemon is killed (SIGKILL) keeps the process, and with it
+ * /dev/fuse, alive, so the request is never answered nor aborted and the mount hangs
+ * until someone aborts the connection by hand. A separate process holds no /dev/fuse
+ * descriptor (it is exec'd, they are close-on-exec): when the daemon dies the kernel
+ * aborts the connection, the helper's request fails, and it exits at the end of its
+ * pipe.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,6 +38,76 @@
 
 static pthread_t heartbeat_thread, notifier_thread, scanner_thread;
 static bool threads_running;
+static int helper_fd = -1;	/* write end of the helper's stdin */
+static pid_t helper_pid;
+
+extern char **environ;
+
+int fs_notify_helper_main(void)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	/* with the daemon gone there is nothing to announce */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() == 1)
+		return 0;
+	while ((n = getline(&line, &cap, stdin)) > 0) {
+		struct stat st;
+
+		if (line[n - 1] == '\n')
+			line[n - 1] = '\0';
+		/* a file that vanished meanwhile is simply skipped */
+		if (stat(line, &st) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode))
+			utimensat(AT_FDCWD, line, NULL, 0);
+		else
+			truncate(line, st.st_size);
+	}
+	free(line);
+	return 0;
+}
+
+/* Start the helper: the daemon's binary with --notify-helper, the pipe as its stdin. */
+static int helper_start(struct fs_ctx *ctx)
+{
+	posix_spawn_file_actions_t fa;
+	char exe[4096];
+	char *argv[] = { exe, "--notify-helper", NULL };
+	int fds[2], r;
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (len <= 0)
+		return -errno;
+	exe[len] = '\0';
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -errno;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fds[0], STDIN_FILENO);
+	r = posix_spawn(&helper_pid, exe, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(fds[0]);
+	if (r) {
+		close(fds[1]);
+		return -r;
+	}
+	helper_fd = fds[1];
+	pthread_mutex_lock(&ctx->lock);
+	ctx->notifier_tid = helper_pid;
+	pthread_mutex_unlock(&ctx->lock);
+	return 0;
+}
+
+static void helper_stop(void)
+{
+	if (helper_fd < 0)
+		return;
+	close(helper_fd); /* the helper ends at the end of its input */
+	helper_fd = -1;
+	waitpid(helper_pid, NULL, 0);
+}
 
 void fs_changed(struct fs_ctx *ctx)
 {
@@ -172,8 +256,10 @@ static void poke_add(struct pokes *p, const char *mount, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(rel, sizeof(rel), fmt, ap);
 	va_end(ap);
-	if (asprintf(&path, "%s%s", mount, rel) < 0)
+	/* room for the newline the helper's protocol adds */
+	if (asprintf(&path, "%s%s ", mount, rel) < 0)
 		return;
+	path[strlen(path) - 1] = '\0';
 	p->paths[p->count++] = path;
 }
 
@@ -236,7 +322,6 @@ static void *notifier_main(void *arg)
 	struct timespec ts;
 
 	pthread_mutex_lock(&ctx->lock);
-	ctx->notifier_tid = (pid_t)syscall(SYS_gettid);
 	seen = ctx->cluster->version;
 	while (!ctx->stopping) {
 		struct pokes p = { 0 };
@@ -248,14 +333,25 @@ static void *notifier_main(void *arg)
 		collect(ctx, &p, &seen);
 		pthread_mutex_unlock(&ctx->lock);
 		for (size_t i = 0; i < p.count; i++) {
-			struct stat st;
+			size_t len = strlen(p.paths[i]), off = 0;
 
-			/* a file that vanished meanwhile is simply skipped */
-			if (stat(p.paths[i], &st) < 0)
-				;
-			else if (S_ISDIR(st.st_mode) ? utimensat(AT_FDCWD, p.paths[i], NULL, 0) < 0 :
-						      truncate(p.paths[i], st.st_size) < 0)
-				fs_log(ctx, 3, "notify %s: %s", p.paths[i], strerror(errno));
+			/* one path per line to the helper (names never hold a newline) */
+			p.paths[i][len++] = '\n';
+			while (helper_fd >= 0 && off < len) {
+				ssize_t w = write(helper_fd, p.paths[i] + off, len - off);
+
+				if (w < 0 && errno == EINTR)
+					continue;
+				if (w < 0) {
+					fs_log(ctx, 1, "the notify helper is gone (%s); inotify "
+						       "watchers see only their own changes",
+					       strerror(errno));
+					close(helper_fd);
+					helper_fd = -1;
+					break;
+				}
+				off += (size_t)w;
+			}
 			free(p.paths[i]);
 		}
 		free(p.paths);
@@ -269,9 +365,15 @@ int fs_threads_start(struct fs_ctx *ctx)
 {
 	int r;
 
+	r = helper_start(ctx);
+	if (r < 0)
+		fs_log(ctx, 1, "cannot start the notify helper (%s); inotify watchers see only "
+			       "their own changes", strerror(-r));
 	r = pthread_create(&heartbeat_thread, NULL, heartbeat_main, ctx);
-	if (r)
+	if (r) {
+		helper_stop();
 		return -r;
+	}
 	r = pthread_create(&notifier_thread, NULL, notifier_main, ctx);
 	if (!r) {
 		r = pthread_create(&scanner_thread, NULL, scanner_main, ctx);
@@ -290,6 +392,7 @@ int fs_threads_start(struct fs_ctx *ctx)
 		pthread_cond_broadcast(&ctx->stop_cv);
 		pthread_mutex_unlock(&ctx->lock);
 		pthread_join(heartbeat_thread, NULL);
+		helper_stop();
 		return -r;
 	}
 	threads_running = true;
@@ -310,6 +413,7 @@ bool fs_threads_stop(struct fs_ctx *ctx)
 	pthread_mutex_unlock(&ctx->lock);
 	pthread_join(heartbeat_thread, NULL);
 	pthread_join(notifier_thread, NULL);
+	helper_stop();
 	/* a scan stuck on a dead filesystem must not keep the daemon from exiting */
 	deadline_in(&ts, 3000);
 	if (pthread_timedjoin_np(scanner_thread, NULL, &ts) != 0) {

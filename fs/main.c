@@ -234,6 +234,9 @@ int main(int argc, char *argv[])
 	char mnt[PATH_MAX], msg[1024];
 	int ret = 1, r;
 
+	/* the helper that announces the daemon's changes to inotify (fs_notify.c) */
+	if (argc == 2 && strcmp(argv[1], "--notify-helper") == 0)
+		return fs_notify_helper_main();
 	if (fuse_opt_parse(&args, &o, option_spec, NULL) < 0)
 		return 2;
 	if (o.help) {

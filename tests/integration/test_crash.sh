@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# Crash test (issue 5): a client submits, cancels, reports faults and sets a quota in a
+# loop while the daemon is killed with SIGKILL at a random moment, many times. After
+# each restart on the same --state-dir, the state must hold everything that was
+# acknowledged (the syscall returned success) and nothing half applied: an operation
+# in flight when the daemon died may be there or not, but whole.
+#
+# Usage: test_crash.sh ASCENDFS CHECK_RANKTABLE SRCDIR   (CRASH_ROUNDS=N, default 20)
+set -u
+ASCENDFS=$1
+CHECK=$2
+SRC=$3
+ROUNDS=${CRASH_ROUNDS:-20}
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+it_setup
+M=$IT_MNT
+STATE=$IT_WORK/state
+ACK=$IT_WORK/ack.log
+mkdir -p "$IT_WORK/spec"
+: >"$ACK"
+
+start_daemon() {
+	"$ASCENDFS" -f -c "$SRC/examples/ascend_cluster.yaml" --state-dir "$STATE" "$M" \
+		>>"$IT_LOG" 2>&1 &
+	IT_PID=$!
+	wait_until 20 test -d "$M/jobs"
+}
+
+# One client doing one operation at a time, logging "begin OP" before and "ack OP" (the
+# syscall succeeded) or "fail OP" after. It never stops by itself.
+client() {
+	local round=$1 i=0 r name node npu q
+	local sizes=(1 2 4 8 16) jobs=()
+	while :; do
+		i=$((i + 1))
+		r=$RANDOM
+		case $((r % 10)) in
+		0 | 1 | 2 | 3 | 4)
+			name=r$round-$i
+			printf 'npus: %s\npriority: %s\n' "${sizes[$((r / 10 % 5))]}" $((r % 900 + 1)) \
+				>"$IT_WORK/spec/$name.yaml"
+			echo "begin submit $name" >>"$ACK"
+			if cp "$IT_WORK/spec/$name.yaml" "$M/jobs/" 2>/dev/null; then
+				echo "ack submit $name" >>"$ACK"
+				jobs+=("$name")
+			else
+				echo "fail submit $name" >>"$ACK"
+			fi
+			;;
+		5 | 6)
+			[ ${#jobs[@]} -gt 0 ] || continue
+			name=${jobs[$((r % ${#jobs[@]}))]}
+			echo "begin cancel $name" >>"$ACK"
+			if sh -c "echo cancel > '$M/jobs/$name/ctl'" 2>/dev/null; then
+				echo "ack cancel $name" >>"$ACK"
+			else
+				echo "fail cancel $name" >>"$ACK"
+			fi
+			;;
+		7 | 8)
+			node=$(printf 'a2-node-%02d' $((r % 16 + 1)))
+			npu=$((r / 16 % 8))
+			echo "begin fault $node $npu" >>"$ACK"
+			if sh -c "echo 'npu $npu Critical 0x80C98000 crash test' > '$M/nodes/$node/health'" \
+				2>/dev/null; then
+				echo "ack fault $node $npu" >>"$ACK"
+			else
+				echo "fail fault $node $npu" >>"$ACK"
+			fi
+			;;
+		9)
+			q=$((r % 65))
+			echo "begin quota research $q" >>"$ACK"
+			if sh -c "echo $q > '$M/queues/research/quota'" 2>/dev/null; then
+				echo "ack quota research $q" >>"$ACK"
+			else
+				echo "fail quota research $q" >>"$ACK"
+			fi
+			;;
+		esac
+	done
+}
+
+# Compare the mounted state with the log. Prints "checked N" on success.
+verify() {
+	python3 - "$M" "$ACK" "$CHECK" "$IT_WORK/last_seq" <<'PY'
+import json, os, subprocess, sys
+mnt, ack, check, seqfile = sys.argv[1:5]
+acked, unsure = {}, {}       # op tuple -> True
+order = []
+for line in open(ack):
+    w = line.split()
+    if len(w) < 2:
+        continue
+    tag, op = w[0], tuple(w[1:])
+    if tag == "begin":
+        unsure[op] = True
+    elif tag == "ack":
+        unsure.pop(op, None)
+        acked[op] = True
+        order.append(op)
+    elif tag == "fail":
+        pass  # stays unsure: the daemon may have made it durable before dying
+errors, checked = [], 0
+def status(job):
+    try:
+        return open(f"{mnt}/jobs/{job}/status").read().strip()
+    except FileNotFoundError:
+        return None
+words = {"draft", "pending", "running", "recovering", "stopping", "completed", "failed",
+         "cancelled", "rejected", "timeout"}
+jobs = sorted(os.listdir(f"{mnt}/jobs"))
+for job in jobs:
+    s = status(job)
+    if s not in words:
+        errors.append(f"job {job}: status {s!r} is not a state")
+    elif s in ("running",):
+        r = subprocess.run([check, "--npus-per-server", "8", f"{mnt}/jobs/{job}/ranktable.json"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            errors.append(f"job {job}: rank table refused: {r.stdout}{r.stderr}")
+    if ("submit", job) not in acked and ("submit", job) not in unsure:
+        errors.append(f"job {job} exists but was never submitted")
+for op in acked:
+    kind = op[0]
+    if kind == "submit":
+        s = status(op[1])
+        if s is None or s in ("rejected", "draft"):
+            errors.append(f"acknowledged submission of {op[1]} lost: status {s}")
+        checked += 1
+    elif kind == "cancel":
+        s = status(op[1])
+        if s != "cancelled":
+            errors.append(f"acknowledged cancel of {op[1]} lost: status {s}")
+        checked += 1
+    elif kind == "fault":
+        node, npu = op[1], op[2]
+        line = [l for l in open(f"{mnt}/nodes/{node}/npus") if l.split()[0] == npu]
+        if not line or "isolated" not in line[0]:
+            errors.append(f"acknowledged fault of {node} NPU {npu} lost: {line}")
+        checked += 1
+# the quota is the last acknowledged value, or a later one that was in flight
+quotas = [op for op in order if op[0] == "quota"]
+if quotas:
+    last = quotas[-1]
+    allowed = {int(last[2])}
+    after = False
+    for line in open(ack):
+        w = line.split()
+        if tuple(w[1:]) == last and w[0] == "ack":
+            after = True
+        elif after and w[0] == "begin" and w[1] == "quota":
+            allowed.add(int(w[3]))
+    q = json.load(open(f"{mnt}/queues/research/status"))["quota_npus"]
+    if q not in allowed:
+        errors.append(f"queue research quota {q}, acknowledged {sorted(allowed)}")
+    checked += 1
+# the event sequence has no gap and never goes back
+seqs = [json.loads(l)["seq"] for l in open(f"{mnt}/cluster/events")]
+if any(b != a + 1 for a, b in zip(seqs, seqs[1:])):
+    errors.append("cluster/events has a gap in its sequence")
+last = int(open(seqfile).read()) if os.path.exists(seqfile) else 0
+if seqs and seqs[-1] < last:
+    errors.append(f"event sequence went back from {last} to {seqs[-1]}")
+if seqs:
+    open(seqfile, "w").write(str(seqs[-1]))
+for e in errors[:10]:
+    print("#  ", e)
+print(f"checked {checked}")
+sys.exit(1 if errors else 0)
+PY
+}
+
+start_daemon || { not_ok "daemon starts"; it_finish; exit 1; }
+crashes=0
+ops=0
+for round in $(seq "$ROUNDS"); do
+	client "$round" &
+	cpid=$!
+	# a random moment: 0.2 to 2.2 s of operations
+	sleep "$((RANDOM % 2)).$(printf '%03d' $((RANDOM % 1000)))"
+	sleep 0.2
+	kill -KILL "$IT_PID"
+	wait "$IT_PID" 2>/dev/null
+	kill -TERM "$cpid" 2>/dev/null
+	wait "$cpid" 2>/dev/null
+	IT_PID=""
+	crashes=$((crashes + 1))
+	if ! start_daemon; then
+		not_ok "round $round: the daemon restarts after SIGKILL" "$(tail -5 "$IT_LOG")"
+		break
+	fi
+	if out=$(verify); then
+		n=${out##*checked }
+		ops=$n
+	else
+		not_ok "round $round: state after the crash holds what was acknowledged" "$out"
+		break
+	fi
+done
+check_eq "survived every crash" "$ROUNDS" "$crashes"
+acks=$(grep -c '^ack' "$ACK")
+echo "# survived $crashes SIGKILLs; $acks operations acknowledged; after the last restart" \
+	"$ops distinct ones (a job's submission and cancel, an NPU's fault, the quota) checked"
+[ "$ops" -gt 0 ] && ok "acknowledged operations were checked ($ops)" || not_ok "operations were checked"
+it_stop
+it_finish
