@@ -715,6 +715,14 @@ int fs_store_sync(struct fs_ctx *ctx)
 
 /* ---- restore ---- */
 
+static double msec_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
 static const char *col_text(sqlite3_stmt *q, int i)
 {
 	return (const char *)sqlite3_column_text(q, i);
@@ -727,8 +735,10 @@ int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, struct fs_restore_st
 	struct sched_cluster *c = ctx->cluster;
 	char reason[SCHED_REASON_MAX];
 	sqlite3_stmt *q = NULL;
+	struct timespec t0;
 	int r, rc;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(stats, 0, sizeof(*stats));
 	r = exec(st, "BEGIN", why);
 	if (r < 0)
@@ -761,6 +771,7 @@ int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, struct fs_restore_st
 		r = sql_err(st, "read events", why);
 		goto out;
 	}
+	fs_log(ctx, 3, "restore: events read at %.1f ms", msec_since(&t0));
 	r = prepare(st, &q, "SELECT value FROM meta WHERE key = 'cluster'", why);
 	if (r < 0)
 		goto out;
@@ -827,6 +838,7 @@ int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, struct fs_restore_st
 		r = sql_err(st, "read jobs", why);
 		goto out;
 	}
+	fs_log(ctx, 3, "restore: servers and jobs read at %.1f ms", msec_since(&t0));
 	/* a job loaded as it was saved is saved (version 1); one the load changed (requeued
 	 * or failed under a changed configuration), and whatever the first pass changes,
 	 * is written by the first batch */
@@ -839,6 +851,8 @@ int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, struct fs_restore_st
 						"inconsistent: %.300s", st->path, reason);
 		goto out;
 	}
+	fs_log(ctx, 3, "restore: invariants checked, first pass run at %.1f ms",
+	       msec_since(&t0));
 	/* then the uploads a close() accepted but the daemon did not live to submit */
 	r = prepare(st, &q, "SELECT kind, key, ext, uid, gid, groups, body FROM staged", why);
 	if (r < 0)

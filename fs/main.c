@@ -35,14 +35,16 @@ struct options {
 	int version;
 };
 
+/*
+ * A template "--name %s" takes the next argument or the rest of this one, so
+ * "--name=VALUE" arrives as "=VALUE": strip_eq() drops that '=' after parsing. (Listing
+ * both "--name=%s" and "--name %s" made the second match too and win with "=VALUE".)
+ */
 #define OPT(t, p) { t, offsetof(struct options, p), 1 }
 static const struct fuse_opt option_spec[] = {
 	OPT("-c %s", config),
-	OPT("--config=%s", config),
 	OPT("--config %s", config),
-	OPT("--state-dir=%s", state_dir),
 	OPT("--state-dir %s", state_dir),
-	OPT("--log-level=%s", log_level),
 	OPT("--log-level %s", log_level),
 	OPT("-h", help),
 	OPT("--help", help),
@@ -50,6 +52,12 @@ static const struct fuse_opt option_spec[] = {
 	OPT("--version", version),
 	FUSE_OPT_END
 };
+
+static void strip_eq(char *value)
+{
+	if (value && value[0] == '=')
+		memmove(value, value + 1, strlen(value));
+}
 
 static void usage(const char *prog)
 {
@@ -239,6 +247,9 @@ int main(int argc, char *argv[])
 		return fs_notify_helper_main();
 	if (fuse_opt_parse(&args, &o, option_spec, NULL) < 0)
 		return 2;
+	strip_eq(o.config);
+	strip_eq(o.state_dir);
+	strip_eq(o.log_level);
 	if (o.help) {
 		usage(argv[0]);
 		fuse_cmdline_help();

@@ -250,6 +250,11 @@ struct sched_cluster {
 	size_t switch_count;
 	struct sched_job **jobs;	/* owned; active and finished, in submission order */
 	size_t job_count, job_cap;
+	struct sched_job **job_index;	/* open-addressing hash of jobs by name (borrowed
+					 * entries), job_index_cap slots, a power of two;
+					 * NULL when it could not be allocated (then lookups
+					 * scan jobs) */
+	size_t job_index_cap;
 	uint64_t next_queue_seq;
 	uint64_t next_job_serial;
 	struct sched_event *events;	/* ring of event_cap, grown up to SCHED_EVENTS_MAX */

@@ -148,12 +148,98 @@ void sched_cluster_free(struct sched_cluster *c)
 	free(c->events);
 	free(c->queue_used);
 	free(c->removed_serials);
+	free(c->job_index);
 	conf_cluster_free(c->conf);
 	free(c);
 }
 
+/* FNV-1a: job names are short and need no protection against crafted collisions
+ * beyond the name syntax (the index is per daemon, keyed by validated names). */
+static size_t name_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return (size_t)h;
+}
+
+static void index_put(struct sched_job **slots, size_t cap, struct sched_job *j)
+{
+	size_t i = name_hash(j->name) & (cap - 1);
+
+	while (slots[i])
+		i = (i + 1) & (cap - 1);
+	slots[i] = j;
+}
+
+/* Room for one more job at a load of at most one half; on allocation failure (then and
+ * ever after) lookups scan c->jobs instead. */
+static void index_grow(struct sched_cluster *c)
+{
+	size_t cap = c->job_index_cap ? c->job_index_cap : 256;
+	struct sched_job **n;
+
+	if (!c->job_index && c->job_index_cap)
+		return;
+	if (c->job_index && (c->job_count + 1) * 2 <= cap)
+		return;
+	while ((c->job_count + 1) * 2 > cap)
+		cap *= 2;
+	n = calloc(cap, sizeof(*n));
+	free(c->job_index);
+	c->job_index = n;
+	c->job_index_cap = cap;
+	if (!n)
+		return;
+	for (size_t i = 0; i < c->job_count; i++)
+		index_put(n, cap, c->jobs[i]);
+}
+
+void sched_jobs_append(struct sched_cluster *c, struct sched_job *j)
+{
+	index_grow(c);
+	c->jobs[c->job_count++] = j;
+	if (c->job_index)
+		index_put(c->job_index, c->job_index_cap, j);
+}
+
+void sched_jobs_unindex(struct sched_cluster *c, const struct sched_job *j)
+{
+	size_t cap = c->job_index_cap, i, k;
+
+	if (!c->job_index)
+		return;
+	i = name_hash(j->name) & (cap - 1);
+	while (c->job_index[i] && c->job_index[i] != j)
+		i = (i + 1) & (cap - 1);
+	if (!c->job_index[i])
+		return;
+	/* backward-shift deletion keeps every probe sequence unbroken */
+	c->job_index[i] = NULL;
+	for (k = (i + 1) & (cap - 1); c->job_index[k]; k = (k + 1) & (cap - 1)) {
+		struct sched_job *m = c->job_index[k];
+		size_t home = name_hash(m->name) & (cap - 1);
+
+		/* m may move to the hole at i unless its home lies in (i, k] */
+		if ((k > i) ? (home <= i || home > k) : (home <= i && home > k)) {
+			c->job_index[i] = m;
+			c->job_index[k] = NULL;
+			i = k;
+		}
+	}
+}
+
 struct sched_job *sched_cluster_find_job(struct sched_cluster *c, const char *name)
 {
+	if (c->job_index) {
+		size_t cap = c->job_index_cap, i = name_hash(name) & (cap - 1);
+
+		for (; c->job_index[i]; i = (i + 1) & (cap - 1))
+			if (strcmp(c->job_index[i]->name, name) == 0)
+				return c->job_index[i];
+		return NULL;
+	}
 	for (size_t i = 0; i < c->job_count; i++)
 		if (strcmp(c->jobs[i]->name, name) == 0)
 			return c->jobs[i];

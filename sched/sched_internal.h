@@ -41,6 +41,14 @@ void sched_alloc_release(struct sched_cluster *c, struct sched_job *j);
 /* sched_npu_is_placeable() - free, not isolated, health OK or Warning. */
 bool sched_npu_is_placeable(const struct sched_npu *n);
 
+/*
+ * sched_jobs_append() - add @j to c->jobs (room must have been reserved) and to the
+ * name index. sched_jobs_unindex() - take @j out of the index (before it leaves
+ * c->jobs).
+ */
+void sched_jobs_append(struct sched_cluster *c, struct sched_job *j);
+void sched_jobs_unindex(struct sched_cluster *c, const struct sched_job *j);
+
 /* sched_job_free() - free a job and what it owns (it must hold no NPUs). */
 void sched_job_free(struct sched_job *j);
 

@@ -188,6 +188,7 @@ static void jobs_remove_at(struct sched_cluster *c, size_t i)
 		else
 			c->removed_overflow = true;
 	}
+	sched_jobs_unindex(c, c->jobs[i]);
 	sched_job_free(c->jobs[i]);
 	memmove(&c->jobs[i], &c->jobs[i + 1], (c->job_count - i - 1) * sizeof(c->jobs[0]));
 	c->job_count--;
@@ -261,7 +262,7 @@ static int job_new(struct sched_cluster *c, const char *name, uid_t uid, gid_t g
 	j->state = SCHED_JOB_NONE;
 	j->submit_usec = now_usec;
 	j->change_usec = now_usec;
-	c->jobs[c->job_count++] = j;
+	sched_jobs_append(c, j);
 	*ret = j;
 	return 0;
 }

@@ -517,7 +517,7 @@ int sched_job_load(struct sched_cluster *c, const char *text, size_t len, uint64
 		c->next_job_serial = j->serial;
 	if (j->queue_seq >= c->next_queue_seq)
 		c->next_queue_seq = j->queue_seq + 1;
-	c->jobs[c->job_count++] = j;
+	sched_jobs_append(c, j);
 
 	if (sched_job_state_is_terminal(j->state) || j->state == SCHED_JOB_DRAFT || !j->spec) {
 		free(slices); /* a finished job or a draft holds nothing */
