@@ -939,7 +939,11 @@ static void forget_empty_groups(struct agent_launcher *l)
 	}
 }
 
-/* Drain the inotify descriptor. Returns true when a watched job changed. */
+/*
+ * Drain the inotify descriptor. Returns true when a watched job changed. A watch the
+ * kernel dropped (IN_IGNORED: the mount went away, e.g. the daemon restarted) is
+ * forgotten, and made again on the next successful read of the jobs listing.
+ */
 static bool drain_events(struct agent_launcher *l)
 {
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
@@ -955,6 +959,18 @@ static bool drain_events(struct agent_launcher *l)
 		if (n <= 0)
 			return any;
 		any = true;
+		for (ssize_t off = 0; off + (ssize_t)sizeof(struct inotify_event) <= n;) {
+			const struct inotify_event *ev = (const void *)(buf + off);
+
+			if (ev->mask & IN_IGNORED) {
+				if (ev->wd == l->jobs_wd)
+					l->jobs_wd = -1;
+				for (size_t i = 0; i < l->run_count; i++)
+					if (l->runs[i]->wd == ev->wd)
+						l->runs[i]->wd = -1;
+			}
+			off += (ssize_t)(sizeof(*ev) + ev->len);
+		}
 	}
 }
 
@@ -1043,6 +1059,9 @@ static bool sync_once(struct agent_launcher *l, bool *ret_read)
 	if (l->jobs_wd < 0 && l->inotify_fd >= 0)
 		l->jobs_wd = inotify_add_watch(l->inotify_fd, path,
 					       IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE);
+	for (size_t i = 0; i < l->run_count; i++)
+		if (l->runs[i]->wd < 0)
+			watch_job(l, l->runs[i]);
 
 	for (size_t i = 0; i < l->run_count; i++)
 		l->runs[i]->listed = false;

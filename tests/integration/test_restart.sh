@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# The daemon is killed (SIGKILL) under a running job and restarted on the same
+# --state-dir (issue 5): the job keeps its NPUs, generation and rank table, its processes
+# are not restarted, the agents carry on reporting (their servers stay ready past the
+# heartbeat timeout), the event sequence goes on, and the job can be cancelled after.
+# Usage: test_restart.sh ASCENDFS ASCEND_AGENT TRAIN_DEMO SRCDIR
+set -u
+ASCENDFS=$(realpath "$1")
+AGENT=$(realpath "$2")
+TRAIN=$(realpath "$3")
+SRC=$(realpath "$4")
+. "$SRC/tests/integration/lib.sh"
+
+it_setup
+M=$IT_MNT
+W=$IT_WORK
+STATE=$W/state
+
+# 1 s check interval, 3 s heartbeat timeout, agents required
+CONFIG=$W/cluster.yaml
+sed -e 's/^  fault_check_interval: 5 .*/  fault_check_interval: 1/' \
+	-e "s/^  heartbeat_timeout: 15 .*/  heartbeat_timeout: 3\n  stop_grace_period: 2/" \
+	-e 's/^  require_agent: false .*/  require_agent: true/' \
+	"$SRC/examples/ascend_cluster.yaml" >"$CONFIG"
+grep -q 'heartbeat_timeout: 3$' "$CONFIG" || { echo "could not derive the test config"; exit 1; }
+
+declare -A AGENT_PID=()
+SERVERS="a2-node-01 a2-node-02"
+agents_cleanup() {
+	local n pg
+	for n in "${!AGENT_PID[@]}"; do kill -KILL "${AGENT_PID[$n]}" 2>/dev/null; done
+	for n in $SERVERS; do
+		[ -f "$W/agent-$n.log" ] || continue
+		sed -n 's/.*: started pid \([0-9]*\):.*/\1/p' "$W/agent-$n.log" | while read -r pg; do
+			kill -KILL -- "-$pg" 2>/dev/null
+		done
+	done
+}
+trap 'agents_cleanup; it_cleanup' EXIT
+
+json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+state_of() { json "$M/nodes/$1/info" 'd["state"]' 2>/dev/null; }
+status_of() { cat "$M/jobs/$1/status" 2>/dev/null; }
+last_seq() { tail -n1 "$M/cluster/events" | python3 -c 'import json,sys; print(json.loads(sys.stdin.read())["seq"])'; }
+
+it_start "$ASCENDFS" "$CONFIG" --state-dir "$STATE" || exit 1
+for n in $SERVERS; do
+	i=$((10#${n#a2-node-}))
+	mkdir -p "$W/logs/$n"
+	: >"$W/fault-$n"
+	{ for d in 0 1 2 3 4 5 6 7; do echo "address_$d=10.20.$d.$i"; done; } >"$W/hccn-$n.conf"
+	"$AGENT" --mount "$M" --node "$n" --fault-file "$W/fault-$n" --hccn-conf "$W/hccn-$n.conf" \
+		--log-dir "$W/logs/$n" >>"$W/agent-$n.log" 2>&1 &
+	AGENT_PID[$n]=$!
+done
+both_ready() { [ "$(state_of a2-node-01)" = ready ] && [ "$(state_of a2-node-02)" = ready ]; }
+wait_until 15 both_ready && ok "two agents report" || not_ok "two agents report"
+
+CK=$W/ckpt
+mkdir -p "$CK"
+cat >"$W/keep.yaml" <<EOF
+name: keep
+npus: 16
+command: "exec $TRAIN --steps 100000 --step-ms 50 --ckpt-every 20"
+checkpoint_dir: $CK
+EOF
+cp "$W/keep.yaml" "$M/jobs/"
+check_eq "the job runs on both servers" running "$(status_of keep)"
+started() { grep -q 'started pid' "$W/agent-a2-node-01.log" && grep -q 'started pid' "$W/agent-a2-node-02.log"; }
+wait_until 15 started && ok "each agent starts its process" || not_ok "each agent starts its process"
+PIDS=$(sed -n 's/.*: started pid \([0-9]*\):.*/\1/p' "$W"/agent-*.log | sort | tr '\n' ' ')
+RT_BEFORE=$(cat "$M/jobs/keep/ranktable.json")
+GEN_BEFORE=$(json "$M/jobs/keep/status.json" 'd["generation"]')
+SEQ_BEFORE=$(last_seq)
+wait_until 10 test -f "$CK/demo-1_20.ckpt" && ok "it writes checkpoints" || not_ok "it writes checkpoints"
+
+# ---- SIGKILL the daemon, leave it down for a while, start it again ----------------
+kill -KILL "$IT_PID"
+wait "$IT_PID" 2>/dev/null
+IT_PID=""
+sleep 2
+t0=$(date +%s%N)
+it_start "$ASCENDFS" "$CONFIG" --state-dir "$STATE" || { not_ok "the daemon restarts"; it_finish; exit 1; }
+echo "# restart to usable mount: $((($(date +%s%N) - t0) / 1000000)) ms"
+check_eq "the job is still running" running "$(status_of keep)"
+check_eq "same generation (no restart)" "$GEN_BEFORE" "$(json "$M/jobs/keep/status.json" 'd["generation"]')"
+check_eq "same rank table, byte for byte" "$RT_BEFORE" "$(cat "$M/jobs/keep/ranktable.json")"
+alive=0
+for p in $PIDS; do kill -0 "$p" 2>/dev/null && alive=$((alive + 1)); done
+check_eq "its processes were not restarted (both still alive)" 2 "$alive"
+check_eq "no process was started again" "$PIDS" \
+	"$(sed -n 's/.*: started pid \([0-9]*\):.*/\1/p' "$W"/agent-*.log | sort | tr '\n' ' ')"
+# past the heartbeat timeout (3 s) after the restart: the agents carry on writing
+sleep 4.5
+check_eq "a2-node-01 stays ready past the heartbeat timeout" ready "$(state_of a2-node-01)"
+check_eq "a2-node-02 stays ready past the heartbeat timeout" ready "$(state_of a2-node-02)"
+check_eq "the job is still running, on the same NPUs" "$RT_BEFORE" "$(cat "$M/jobs/keep/ranktable.json")"
+SEQ_AFTER=$(last_seq)
+[ "$SEQ_AFTER" -ge "$SEQ_BEFORE" ] && ok "the event sequence goes on ($SEQ_BEFORE -> $SEQ_AFTER)" ||
+	not_ok "the event sequence goes on" "before $SEQ_BEFORE, after $SEQ_AFTER"
+newest=$(ls "$CK" | sort -t_ -k2 -n | tail -n1)
+sleep 2
+check_contains "the job keeps checkpointing" ".ckpt" "$(ls "$CK" | sort -t_ -k2 -n | tail -n1)"
+[ "$(ls "$CK" | sort -t_ -k2 -n | tail -n1)" != "$newest" ] && ok "a newer checkpoint after the restart" ||
+	not_ok "a newer checkpoint after the restart" "still $newest"
+
+# ---- it can be cancelled, and the agents stop its processes --------------------------
+check "cancel after the restart" sh -c "echo cancel > '$M/jobs/keep/ctl'"
+check_eq "cancelled" cancelled "$(status_of keep)"
+gone() { for p in $PIDS; do kill -0 "$p" 2>/dev/null && return 1; done; return 0; }
+wait_until 10 gone && ok "the agents stop its processes" || not_ok "the agents stop its processes"
+for n in $SERVERS; do kill -TERM "${AGENT_PID[$n]}"; done
+for n in $SERVERS; do wait "${AGENT_PID[$n]}" 2>/dev/null; done
+AGENT_PID=()
+it_stop
+it_finish
