@@ -415,7 +415,8 @@ static int batch_collect(struct fs_ctx *ctx, struct batch *b)
 		bj->state = sched_job_state_name(j->state);
 		b->job_count++;
 	}
-	memcpy(b->removed, c->removed_serials, c->removed_count * sizeof(uint64_t));
+	if (c->removed_count)
+		memcpy(b->removed, c->removed_serials, c->removed_count * sizeof(uint64_t));
 	b->removed_count = c->removed_count;
 	for (size_t i = 0; i < c->server_count; i++) {
 		struct sched_server *s = &c->servers[i];

@@ -118,7 +118,11 @@ it_start() {
 	*" --state-dir"*) ;;
 	*) set -- --state-dir "$IT_WORK/state" "$@" ;;
 	esac
-	"$bin" -f -c "$config" "$@" "$IT_MNT" >>"$IT_LOG" 2>&1 &
+	# IT_WRAP runs the daemon under a tool, e.g.
+	#   IT_WRAP="valgrind --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=99"
+	# (its exit status and report then count in it_stop)
+	# shellcheck disable=SC2086 # IT_WRAP is words on purpose
+	${IT_WRAP:-} "$bin" -f -c "$config" "$@" "$IT_MNT" >>"$IT_LOG" 2>&1 &
 	IT_PID=$!
 	if ! wait_until 20 is_mounted "$IT_MNT"; then
 		echo "# daemon did not mount within 20 s; log:"
@@ -142,7 +146,7 @@ it_stop() {
 	fi
 	IT_PID=""
 	check_eq "daemon exits 0 after fusermount3 -u" 0 "$status"
-	if grep -qE 'AddressSanitizer|LeakSanitizer|runtime error:|UndefinedBehaviorSanitizer' "$IT_LOG"; then
+	if grep -qE 'AddressSanitizer|LeakSanitizer|runtime error:|UndefinedBehaviorSanitizer|definitely lost: [1-9]|ERROR SUMMARY: [1-9]' "$IT_LOG"; then
 		not_ok "daemon log has no sanitizer report" "$(grep -m5 -E 'Sanitizer|runtime error' "$IT_LOG")"
 	else
 		ok "daemon log has no sanitizer report"
