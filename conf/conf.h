@@ -151,6 +151,9 @@ struct conf_cluster {
 					 * finished, as Slurm's MaxJobCount); at the limit the
 					 * oldest finished record is dropped, and with none a
 					 * submission is refused; default 100000 */
+	unsigned event_history;		/* event_history: events kept (cluster/events and the
+					 * durable store); older ones are dropped, sequence
+					 * numbers go on; default 65536, 16 to 1048576 */
 
 	/* resource: */
 	unsigned total_npu;		/* must equal the inventory's NPU count */

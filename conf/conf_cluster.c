@@ -24,6 +24,8 @@
 #define STOP_GRACE_MAX_SEC 3600
 #define ELASTIC_GROW_DELAY_MAX_SEC (7 * 86400)
 #define MAX_JOB_COUNT_MAX 10000000
+#define EVENT_HISTORY_MIN 16
+#define EVENT_HISTORY_MAX 1048576
 #define HCCL_EXEC_TIMEOUT_MAX_SEC 17340 /* CANN's documented upper bound */
 #define GROUP_NAME_MAX 32
 #define IFNAME_MAX 15 /* IFNAMSIZ - 1 */
@@ -33,7 +35,7 @@ static const char *const cluster_keys[] = {
 	"name", "scheduler_ip", "scheduler_port", "enable_dynamic_network",
 	"enable_fault_recovery", "fault_check_interval", "heartbeat_timeout",
 	"topology_aware_schedule", "require_agent", "fault_hold_time", "fault_escalate_count",
-	"fault_escalate_window", "stop_grace_period", "max_job_count", NULL,
+	"fault_escalate_window", "stop_grace_period", "max_job_count", "event_history", NULL,
 };
 static const char *const resource_keys[] = {
 	"total_npu", "allow_mix_task", "enable_quota_limit", "backfill", "preemption",
@@ -249,7 +251,9 @@ static int read_cluster_section(const struct conf_ctx *ctx, const struct conf_no
 	    (r = opt_seconds(ctx, sec, "stop_grace_period", 0, STOP_GRACE_MAX_SEC,
 			     &c->stop_grace_sec)) < 0 ||
 	    (r = opt_uint(ctx, sec, "max_job_count", 1, MAX_JOB_COUNT_MAX,
-			  &c->max_job_count)) < 0)
+			  &c->max_job_count)) < 0 ||
+	    (r = opt_uint(ctx, sec, "event_history", EVENT_HISTORY_MIN, EVENT_HISTORY_MAX,
+			  &c->event_history)) < 0)
 		return r;
 	return 0;
 }
@@ -731,6 +735,7 @@ static int set_defaults(struct conf_cluster *c, const char *file)
 	c->fault_escalate_window_sec = 3600;
 	c->stop_grace_sec = 30;
 	c->max_job_count = 100000;
+	c->event_history = 65536;
 	c->topology_aware_schedule = true;
 	c->require_agent = false;
 	c->allow_mix_task = true;
@@ -995,6 +1000,8 @@ int conf_cluster_render_yaml(const struct conf_cluster *c, char **ret_buf, size_
 	conf_out_uint(o, c->stop_grace_sec);
 	conf_out_key(o, "max_job_count");
 	conf_out_uint(o, c->max_job_count);
+	conf_out_key(o, "event_history");
+	conf_out_uint(o, c->event_history);
 	conf_out_map_end(o);
 
 	conf_out_key(o, "resource");

@@ -26,7 +26,8 @@
  *                                          timeout and resize counters)
  *     events                   -r--r--r--  JSON lines {seq, time, kind, job, server, npu,
  *                                          state, reason}; seq counts up by one; the
- *                                          newest 65,536 events are kept
+ *                                          newest event_history (65,536) are
+ *                                          kept, in memory and on disk
  *     ctl                      -rw-r--r-- root  "cordon|uncordon|drain <server>";
  *                                          reading any ctl file shows its verbs
  *   nodes/<server>/            dr-xr-xr-x root
@@ -125,7 +126,12 @@
  *   none of;  EBUSY  the job's state forbids it (e.g. `complete` on a pending job);
  *   EAGAIN  max_job_count records exist and all are active (nothing is recorded; submit
  *   again later);  EOPNOTSUPP  a verb not supported yet;  ENODEV  mmap of a generated
- *   file (direct_io).
+ *   file (direct_io);  EIO  the change was made but could not be written to the state
+ *   store (--state-dir): it may not survive a restart (the daemon logs why).
+ *
+ * Durability: with a state store, every request that changes state (the close() of a
+ * spec, health report or quota, a write() to a ctl file, mkdir, rmdir) returns only
+ * once its change is committed to disk (fs_store.c); reads never wait for the disk.
  */
 #ifndef ASCENDFS_FS_H
 #define ASCENDFS_FS_H

@@ -23,7 +23,7 @@
  *   jobs(serial PRIMARY KEY, name, state, doc)   one row per job record
  *   servers(name PRIMARY KEY, doc)
  *   events(seq PRIMARY KEY, time_usec, kind, job, server, npu, state, reason, line),
- *          the newest SCHED_EVENTS_MAX kept
+ *          the newest conf event_history kept
  *   staged(kind, key, ext, uid, gid, groups, body, PRIMARY KEY (kind, key))
  */
 #include "config.h"
@@ -323,6 +323,7 @@ struct batch_server {
 struct batch {
 	uint64_t version;
 	bool full;			/* rewrite every job row (after a failure) */
+	unsigned event_history;		/* events kept */
 	struct batch_job *jobs;
 	size_t job_count;
 	uint64_t *removed;
@@ -394,6 +395,7 @@ static int batch_collect(struct fs_ctx *ctx, struct batch *b)
 
 	memset(b, 0, sizeof(*b));
 	b->version = c->version;
+	b->event_history = c->conf->event_history;
 	b->full = full;
 	for (size_t i = 0; i < c->job_count; i++)
 		n += full || c->jobs[i]->saved_version != c->jobs[i]->version;
@@ -543,9 +545,9 @@ static int batch_write(struct fs_store *st, const struct batch *b, char *why)
 		uint64_t last = b->events[b->event_count - 1].seq;
 
 		/* the history is bounded like the in-memory ring; the sequence goes on */
-		if (last > SCHED_EVENTS_MAX) {
+		if (last > b->event_history) {
 			sqlite3_bind_int64(st->trim_events, 1,
-					   (sqlite3_int64)(last - SCHED_EVENTS_MAX));
+					   (sqlite3_int64)(last - b->event_history));
 			if (step_done(st->trim_events) < 0)
 				goto fail;
 		}
@@ -751,7 +753,7 @@ int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, struct fs_restore_st
 		    why);
 	if (r < 0)
 		goto out;
-	sqlite3_bind_int64(q, 1, SCHED_EVENTS_MAX);
+	sqlite3_bind_int64(q, 1, c->conf->event_history);
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
 		uint64_t seq = (uint64_t)sqlite3_column_int64(q, 0);
 

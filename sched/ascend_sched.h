@@ -35,7 +35,8 @@
 #include "conf.h"
 
 #define SCHED_REASON_MAX 512
-/* Events kept in memory; older ones are dropped, sequence numbers keep counting. */
+/* Events kept by default (conf event_history); older ones are dropped, sequence numbers
+ * keep counting. */
 #define SCHED_EVENTS_MAX 65536
 
 enum sched_job_state {
@@ -257,7 +258,7 @@ struct sched_cluster {
 	size_t job_index_cap;
 	uint64_t next_queue_seq;
 	uint64_t next_job_serial;
-	struct sched_event *events;	/* ring of event_cap, grown up to SCHED_EVENTS_MAX */
+	struct sched_event *events;	/* ring of event_cap, grown up to conf->event_history */
 	size_t event_head, event_count, event_cap;
 	uint64_t next_event_seq;
 	uint64_t version;		/* bumped on every change anywhere */

@@ -83,7 +83,8 @@ int sched_cluster_new(struct conf_cluster *conf, struct sched_cluster **ret)
 	c->server_count = conf->server_count;
 	c->servers = calloc(conf->server_count ? conf->server_count : 1, sizeof(*c->servers));
 	c->switch_names = calloc(conf->server_count ? conf->server_count : 1, sizeof(char *));
-	c->event_cap = 64; /* grows to SCHED_EVENTS_MAX, then wraps */
+	c->event_cap = conf->event_history < 64 ? conf->event_history : 64; /* grows to
+			 * conf->event_history, then wraps */
 	c->events = calloc(c->event_cap, sizeof(*c->events));
 	c->queue_used = calloc(conf->queue_count ? conf->queue_count : 1, sizeof(*c->queue_used));
 #ifdef ASCENDFS_PARANOID
@@ -357,13 +358,13 @@ struct sched_event *sched_event_slot(struct sched_cluster *c)
 	struct sched_event *e;
 	size_t slot;
 
-	if (c->event_count == c->event_cap && c->event_cap < SCHED_EVENTS_MAX) {
+	if (c->event_count == c->event_cap && c->event_cap < c->conf->event_history) {
 		/* still linear (head 0) until the ring first fills: grow in place */
 		size_t cap = c->event_cap * 2;
 		struct sched_event *n;
 
-		if (cap > SCHED_EVENTS_MAX)
-			cap = SCHED_EVENTS_MAX;
+		if (cap > c->conf->event_history)
+			cap = c->conf->event_history;
 		n = realloc(c->events, cap * sizeof(*n));
 
 		if (n) {

@@ -3,6 +3,8 @@
 # --state-dir (issue 5): the job keeps its NPUs, generation and rank table, its processes
 # are not restarted, the agents carry on reporting (their servers stay ready past the
 # heartbeat timeout), the event sequence goes on, and the job can be cancelled after.
+# The event history is bounded (event_history: 64 here) in memory and on disk, and its
+# sequence numbers go on across restarts.
 # Usage: test_restart.sh ASCENDFS ASCEND_AGENT TRAIN_DEMO SRCDIR
 set -u
 ASCENDFS=$(realpath "$1")
@@ -16,13 +18,13 @@ M=$IT_MNT
 W=$IT_WORK
 STATE=$W/state
 
-# 1 s check interval, 3 s heartbeat timeout, agents required
+# 1 s check interval, 3 s heartbeat timeout, agents required, 64 events kept
 CONFIG=$W/cluster.yaml
 sed -e 's/^  fault_check_interval: 5 .*/  fault_check_interval: 1/' \
-	-e "s/^  heartbeat_timeout: 15 .*/  heartbeat_timeout: 3\n  stop_grace_period: 2/" \
+	-e "s/^  heartbeat_timeout: 15 .*/  heartbeat_timeout: 3\n  stop_grace_period: 2\n  event_history: 64/" \
 	-e 's/^  require_agent: false .*/  require_agent: true/' \
 	"$SRC/examples/ascend_cluster.yaml" >"$CONFIG"
-grep -q 'heartbeat_timeout: 3$' "$CONFIG" || { echo "could not derive the test config"; exit 1; }
+grep -q 'event_history: 64$' "$CONFIG" || { echo "could not derive the test config"; exit 1; }
 
 declare -A AGENT_PID=()
 SERVERS="a2-node-01 a2-node-02"
@@ -112,5 +114,33 @@ wait_until 10 gone && ok "the agents stop its processes" || not_ok "the agents s
 for n in $SERVERS; do kill -TERM "${AGENT_PID[$n]}"; done
 for n in $SERVERS; do wait "${AGENT_PID[$n]}" 2>/dev/null; done
 AGENT_PID=()
+
+# ---- the event history is bounded, and rotates without losing its numbering --------
+for _ in $(seq 40); do
+	echo cordon >"$M/nodes/a2-node-16/ctl"
+	echo uncordon >"$M/nodes/a2-node-16/ctl"
+done
+events_ok() { # events_ok FILE: 64 lines, consecutive seqs; prints the last one
+	python3 - "$1" <<'PY'
+import json, sys
+seqs = [json.loads(l)["seq"] for l in open(sys.argv[1])]
+ok = len(seqs) == 64 and all(b == a + 1 for a, b in zip(seqs, seqs[1:]))
+print(seqs[-1] if ok else f"bad: {len(seqs)} events, {seqs[:3]}...{seqs[-3:]}")
+PY
+}
+LAST=$(events_ok "$M/cluster/events")
+case $LAST in
+bad*) not_ok "cluster/events keeps the newest 64, numbered without a gap" "$LAST" ;;
+*) ok "cluster/events keeps the newest 64, numbered without a gap (last $LAST)" ;;
+esac
+it_stop
+it_start "$ASCENDFS" "$CONFIG" --state-dir "$STATE" || { not_ok "the daemon restarts"; it_finish; exit 1; }
+check_eq "after a restart: the same 64 events" "$LAST" "$(events_ok "$M/cluster/events")"
+rows=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*), max(seq) from events").fetchone())' \
+	"$STATE/ascendfs.db")
+check_eq "the store keeps 64 events too" "(64, $LAST)" "$rows"
+echo cordon >"$M/nodes/a2-node-16/ctl"
+check_eq "numbering goes on after the restart" "$((LAST + 1))" \
+	"$(tail -n1 "$M/cluster/events" | python3 -c 'import json,sys; print(json.loads(sys.stdin.read())["seq"])')"
 it_stop
 it_finish
