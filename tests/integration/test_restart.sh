@@ -143,4 +143,19 @@ echo cordon >"$M/nodes/a2-node-16/ctl"
 check_eq "numbering goes on after the restart" "$((LAST + 1))" \
 	"$(tail -n1 "$M/cluster/events" | python3 -c 'import json,sys; print(json.loads(sys.stdin.read())["seq"])')"
 it_stop
+
+# ---- a stale mount (no auto_unmount: -d) is detected and replaced -------------------
+"$ASCENDFS" -d -c "$CONFIG" --state-dir "$STATE" "$M" >"$W/debug.log" 2>&1 &
+IT_PID=$!
+wait_until 20 test -d "$M/jobs" || not_ok "the daemon mounts with -d"
+kill -KILL "$IT_PID"
+wait "$IT_PID" 2>/dev/null
+IT_PID=""
+check_contains "SIGKILL without auto_unmount leaves a stale mount" "not connected" \
+	"$(stat "$M" 2>&1)"
+it_start "$ASCENDFS" "$CONFIG" --state-dir "$STATE" || { not_ok "the daemon replaces it"; it_finish; exit 1; }
+check_contains "the daemon says it replaced the stale mount" "stale mount left by a dead daemon" \
+	"$(cat "$IT_LOG")"
+check_eq "and serves the state again" cancelled "$(status_of keep)"
+it_stop
 it_finish
