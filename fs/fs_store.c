@@ -317,6 +317,7 @@ struct batch_job {
 
 struct batch_server {
 	size_t index;
+	char name[CONF_NAME_MAX + 1];
 	char *doc;
 };
 
@@ -434,6 +435,8 @@ static int batch_collect(struct fs_ctx *ctx, struct batch *b)
 			continue;
 		}
 		b->servers[b->server_count].index = i;
+		snprintf(b->servers[b->server_count].name, sizeof(b->servers[0].name), "%s",
+			 s->conf->name);
 		b->servers[b->server_count++].doc = doc;
 	}
 	/* the events the ring still holds after the last collected one */
@@ -513,16 +516,8 @@ static int batch_write(struct fs_store *st, const struct batch *b, char *why)
 			goto fail;
 	}
 	for (size_t i = 0; i < b->server_count; i++) {
-		const char *doc = b->servers[i].doc;
-		const char *name = strstr(doc, "\"name\":\"");
-
-		/* the server's name as saved (a valid name has no quote to escape) */
-		if (!name)
-			goto fail;
-		name += 8;
-		sqlite3_bind_text(st->put_server, 1, name, (int)(strchr(name, '"') - name),
-				  SQLITE_STATIC);
-		bind_text(st->put_server, 2, doc);
+		bind_text(st->put_server, 1, b->servers[i].name);
+		bind_text(st->put_server, 2, b->servers[i].doc);
 		if (step_done(st->put_server) < 0)
 			goto fail;
 	}

@@ -157,5 +157,18 @@ it_start "$ASCENDFS" "$CONFIG" --state-dir "$STATE" || { not_ok "the daemon repl
 check_contains "the daemon says it replaced the stale mount" "stale mount left by a dead daemon" \
 	"$(cat "$IT_LOG")"
 check_eq "and serves the state again" cancelled "$(status_of keep)"
+
+# ---- a second daemon on the same state dir, and a store that is not a database ------
+mkdir -p "$W/mnt2"
+out=$("$ASCENDFS" -f -c "$CONFIG" --state-dir "$STATE" "$W/mnt2" 2>&1)
+check_contains "a second daemon on the same --state-dir is refused" \
+	"is in use by another ascendfs" "$out"
 it_stop
+mkdir -p "$W/junk"
+head -c 4096 /dev/urandom >"$W/junk/ascendfs.db"
+out=$("$ASCENDFS" -f -c "$CONFIG" --state-dir "$W/junk" "$W/mnt2" 2>&1)
+status=$?
+check_eq "a store that is not a database: the daemon exits 1" 1 "$status"
+check_contains "and says which file and what is wrong" "$W/junk/ascendfs.db" "$out"
+check_eq "and mounts nothing" "" "$(awk -v m="$W/mnt2" '$2 == m' /proc/mounts)"
 it_finish
