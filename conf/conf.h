@@ -154,6 +154,14 @@ struct conf_cluster {
 	unsigned event_history;		/* event_history: events kept (cluster/events and the
 					 * durable store); older ones are dropped, sequence
 					 * numbers go on; default 65536, 16 to 1048576 */
+	char *operator_group;		/* operator_group: members of this unix group (primary
+					 * or supplementary) may do what root may on the
+					 * cluster: write nodes/<server>/health (an agent
+					 * need not run as root), nodes/<server>/ctl,
+					 * cluster/ctl and queues/<queue>/quota, which are
+					 * then mode 0664 with this group; NULL = root only.
+					 * Resolved by the daemon at each use (not here): a
+					 * name that does not resolve admits nobody */
 
 	/* resource: */
 	unsigned total_npu;		/* must equal the inventory's NPU count */

@@ -35,7 +35,8 @@ static const char *const cluster_keys[] = {
 	"name", "scheduler_ip", "scheduler_port", "enable_dynamic_network",
 	"enable_fault_recovery", "fault_check_interval", "heartbeat_timeout",
 	"topology_aware_schedule", "require_agent", "fault_hold_time", "fault_escalate_count",
-	"fault_escalate_window", "stop_grace_period", "max_job_count", "event_history", NULL,
+	"fault_escalate_window", "stop_grace_period", "max_job_count", "event_history",
+	"operator_group", NULL,
 };
 static const char *const resource_keys[] = {
 	"total_npu", "allow_mix_task", "enable_quota_limit", "backfill", "preemption",
@@ -86,6 +87,7 @@ void conf_cluster_free(struct conf_cluster *c)
 	free(c->source);
 	free(c->scheduler_ip);
 	free(c->name);
+	free(c->operator_group);
 	free(c->hccl_log_level);
 	free(c->hccl_if_ip);
 	free(c->hccl_socket_ifname);
@@ -193,6 +195,37 @@ static int get_section(const struct conf_ctx *ctx, const struct conf_node *root,
 	return 0;
 }
 
+/* POSIX portable group names, as useradd accepts them by default. */
+static bool group_name_is_valid(const char *s)
+{
+	size_t len = strlen(s);
+
+	if (len == 0 || len > GROUP_NAME_MAX || s[0] == '-')
+		return false;
+	return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
+	       len;
+}
+
+/* A unix group name (queue `groups`, cluster.operator_group) of node @n into *@ret. */
+static int read_group_name(const struct conf_ctx *ctx, const struct conf_node *n,
+			   const char *key, const char **ret)
+{
+	char quoted[CONF_QUOTE_MAX];
+	const char *text;
+	int r;
+
+	r = conf_read_string(ctx, n, key, false, &text);
+	if (r < 0)
+		return r;
+	if (!group_name_is_valid(text))
+		return conf_fail(ctx, n,
+				 "%s: %s is not a valid unix group name; use up to %d "
+				 "letters, digits, '.', '_' or '-', not starting with '-'",
+				 key, conf_quote(text, quoted, sizeof(quoted)), GROUP_NAME_MAX);
+	*ret = text;
+	return 0;
+}
+
 static int read_cluster_section(const struct conf_ctx *ctx, const struct conf_node *root,
 				struct conf_cluster *c)
 {
@@ -255,6 +288,19 @@ static int read_cluster_section(const struct conf_ctx *ctx, const struct conf_no
 	    (r = opt_uint(ctx, sec, "event_history", EVENT_HISTORY_MIN, EVENT_HISTORY_MAX,
 			  &c->event_history)) < 0)
 		return r;
+	n = conf_map_get(sec, "operator_group");
+	if (n && n->kind == CONF_NODE_SEQ)
+		return conf_fail(ctx, n,
+				 "operator_group: one unix group name, not a list; put the "
+				 "operators in one group");
+	if (n) {
+		r = read_group_name(ctx, n, "operator_group", &text);
+		if (r < 0)
+			return r;
+		r = set_string(ctx, &c->operator_group, text);
+		if (r < 0)
+			return r;
+	}
 	return 0;
 }
 
@@ -362,20 +408,8 @@ static int read_hccl_section(const struct conf_ctx *ctx, const struct conf_node 
 	return 0;
 }
 
-/* POSIX portable group names, as useradd accepts them by default. */
-static bool group_name_is_valid(const char *s)
-{
-	size_t len = strlen(s);
-
-	if (len == 0 || len > GROUP_NAME_MAX || s[0] == '-')
-		return false;
-	return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") ==
-	       len;
-}
-
 static int read_groups(const struct conf_ctx *ctx, const struct conf_node *n, struct conf_queue *q)
 {
-	char quoted[CONF_QUOTE_MAX];
 	size_t i;
 	int r;
 
@@ -386,17 +420,11 @@ static int read_groups(const struct conf_ctx *ctx, const struct conf_node *n, st
 	if (!q->groups)
 		return conf_err_nomem(ctx->err, ctx->file);
 	for (i = 0; i < n->count; i++) {
-		const struct conf_node *g = n->items[i];
 		const char *text;
 
-		r = conf_read_string(ctx, g, "groups", false, &text);
+		r = read_group_name(ctx, n->items[i], "groups", &text);
 		if (r < 0)
 			return r;
-		if (!group_name_is_valid(text))
-			return conf_fail(ctx, g,
-					 "groups: %s is not a valid unix group name; use up to %d "
-					 "letters, digits, '.', '_' or '-', not starting with '-'",
-					 conf_quote(text, quoted, sizeof(quoted)), GROUP_NAME_MAX);
 		q->groups[i] = strdup(text);
 		if (!q->groups[i])
 			return conf_err_nomem(ctx->err, ctx->file);
@@ -1002,6 +1030,8 @@ int conf_cluster_render_yaml(const struct conf_cluster *c, char **ret_buf, size_
 	conf_out_uint(o, c->max_job_count);
 	conf_out_key(o, "event_history");
 	conf_out_uint(o, c->event_history);
+	conf_out_key(o, "operator_group");
+	conf_out_str_or_null(o, c->operator_group);
 	conf_out_map_end(o);
 
 	conf_out_key(o, "resource");

@@ -4,12 +4,18 @@
  * and rendered bytes, and FUSE operations (fs_ops.c) glue them to the kernel.
  *
  * The file tree (the v1 contract of design.md §3). Modes are what getattr reports;
- * with `default_permissions` (on by default) the kernel enforces them, and every write
- * handler checks the caller's uid again. All generated files are opened with direct_io
- * and hold a snapshot taken at open(): every read() of one open file returns bytes of
- * the same snapshot; st_size is the size of a snapshot rendered at stat() time. Linux
- * does not say which open file an fstat() is for, so fstat() also gives the current
- * size; read to EOF rather than trusting it across a change.
+ * with `default_permissions` (on by default; --no-default-permissions leaves it out) the
+ * kernel enforces them, and every write handler checks the caller again. "operator" below
+ * means root or a member (primary or supplementary group, as fuse_getgroups() reports it)
+ * of the configured cluster.operator_group; with one configured, the operator files
+ * (cluster/ctl, nodes/<server>/health and ctl, queues/<queue>/quota) are reported as
+ * -rw-rw-r-- root:<that group> instead of -rw-r--r-- root:root, so that the kernel lets
+ * members write them (a group name that does not resolve leaves them root's).
+ * All generated files are opened with direct_io and hold a snapshot taken at open():
+ * every read() of one open file returns bytes of the same snapshot; st_size is the size
+ * of a snapshot rendered at stat() time. Linux does not say which open file an fstat()
+ * is for, so fstat() also gives the current size; read to EOF rather than trusting it
+ * across a change.
  *
  *   /                          dr-xr-xr-x root
  *   cluster/                   dr-xr-xr-x root
@@ -29,9 +35,10 @@
  *                                          newest event_history (65,536) are
  *                                          kept, in memory and on disk
  *     ctl                      -rw-r--r-- root  "cordon|uncordon|drain <server>";
+ *                                          operators write it (others: EACCES at open);
  *                                          reading any ctl file shows its verbs
  *   nodes/<server>/            dr-xr-xr-x root
- *     health                   -rw-r--r-- root  write: the agent's report (conf.h
+ *     health                   -rw-r--r-- root  operators write the agent's report (conf.h
  *                                          conf_health_report: `node OK`, `npu 3 Critical
  *                                          0x80C98000 text`, `ip 3 10.20.3.1`, or JSON),
  *                                          applied at close; it is the heartbeat. A bad
@@ -51,10 +58,11 @@
  *                                          running jobs only: a job that leaves (stopping,
  *                                          recovering, ended) is one its agent stops
  *     ctl                      -rw-r--r-- root  "cordon" | "uncordon" | "drain" |
- *                                          "clear <npu>" (return an isolated NPU)
+ *                                          "clear <npu>" (return an isolated NPU);
+ *                                          operators write it (others: EACCES at open)
  *   queues/<queue>/            dr-xr-xr-x root
  *     quota                    -rw-r--r-- root  the queue's NPU limit, a decimal number and
- *                                          "\n" (0 = no limit). Root writes one the same
+ *                                          "\n" (0 = no limit). An operator writes one the same
  *                                          way (`echo 16 > quota`, trailing newline
  *                                          optional), checked at every close and applied
  *                                          once when the last descriptor is released (a
@@ -116,7 +124,12 @@
  *                                          "exit <generation> <server> <code> [<rank>]"
  *                                          (agents report process exits); one per line,
  *                                          the first refused line stops the rest and is
- *                                          a "refused" event of the job
+ *                                          a "refused" event of the job. The owner or
+ *                                          root only (operators too are strangers here):
+ *                                          the kernel refuses a stranger's open (EACCES);
+ *                                          without default_permissions the daemon opens
+ *                                          it and refuses each line (EPERM), a "refused"
+ *                                          event naming both uids
  *
  * Errors a caller sees:
  *   ENOENT  no such node;  EINVAL  bad name or bad content (the sentence is in the job's
@@ -125,9 +138,13 @@
  *   user's finished job, and (EACCES) a spec for a queue whose `groups` the writer is in
  *   none of;  EBUSY  the job's state forbids it (e.g. `complete` on a pending job);
  *   EAGAIN  max_job_count records exist and all are active (nothing is recorded; submit
- *   again later);  EOPNOTSUPP  a verb not supported yet;  ENODEV  mmap of a generated
- *   file (direct_io);  EIO  the change was made but could not be written to the state
- *   store (--state-dir): it may not survive a restart (the daemon logs why).
+ *   again later);  EACCES  a write to an operator file by a non-operator, or truncate(2)
+ *   or touch of a file the caller may not write;  EPERM  rmdir or rename of another's job
+ *   (sticky jobs/), rename of anything (names are fixed), unlink, chmod/chown of anything
+ *   but a spec one is writing, times set on a file one does not own;  EOPNOTSUPP  a
+ *   verb not supported yet;  ENODEV  mmap of a generated file (direct_io);  EIO  the
+ *   change was made but could not be written to the state store (--state-dir): it may
+ *   not survive a restart (the daemon logs why).
  *
  * Durability: with a state store, every request that changes state (the close() of a
  * spec, health report or quota, a write() to a ctl file, mkdir, rmdir) returns only
@@ -309,8 +326,10 @@ void fs_cache_clear(struct fs_ctx *ctx);
 
 /*
  * fs_stat() - attributes of node @p in the current state: mode, owner, true size (of a
- * snapshot rendered now, shared with the render cache) and times. Caller holds
- * ctx->lock. Returns 0, -ENOENT (no such node now) or -ENOMEM.
+ * snapshot rendered now, shared with the render cache) and times. Operator files come
+ * out -rw-r--r-- root:root; getattr makes them -rw-rw-r-- root:<operator_group> after
+ * resolving the group without the lock. Caller holds ctx->lock. Returns 0, -ENOENT (no
+ * such node now) or -ENOMEM.
  */
 struct stat;
 int fs_stat(struct fs_ctx *ctx, const struct fs_path *p, struct stat *st, uint64_t now_usec);
@@ -331,12 +350,14 @@ int fs_list(struct fs_ctx *ctx, const struct fs_path *p, int (*fill)(void *data,
 	    void *data);
 
 /*
- * fs_ctl() - run one ctl line (no newline) written to ctl node @p by @uid.
+ * fs_ctl() - run one ctl line (no newline) written to ctl node @p by @uid. @may_operate:
+ * the writer is root or in cluster.operator_group (fs_may_operate(), as of open()); server
+ * verbs (node ctl, cluster/ctl) need it, job verbs need @uid to own the job or be 0.
  * On failure writes a sentence to @why (SCHED_REASON_MAX). Caller holds ctx->lock.
  * Returns 0, -EINVAL (unknown verb/arguments), -EPERM, -ENOENT, -EBUSY, -EOPNOTSUPP.
  */
 int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t uid,
-	   uint64_t now_usec, char *why);
+	   bool may_operate, uint64_t now_usec, char *why);
 
 /*
  * fs_threads_start() - start the daemon's background threads: the heartbeat check
@@ -470,6 +491,25 @@ int fs_checkpoint_newest(const char *dir, uint64_t *ret_step, char *ret_path, si
  */
 int fs_queue_check_groups(const struct conf_queue *q, uid_t uid, gid_t gid, const gid_t *groups,
 			  size_t group_count, char *why);
+
+/*
+ * fs_operator_gid() - the gid of cluster.operator_group of @conf (borrowed) into *@ret,
+ * resolved with getgrnam_r. May block on NSS: call without ctx->lock (the configuration's
+ * operator_group never changes while the daemon runs, so reading it needs no lock).
+ * Returns 0, -ENOENT (none configured, or no such group: it admits nobody) or -ENOMEM.
+ */
+int fs_operator_gid(const struct conf_cluster *conf, gid_t *ret);
+
+/*
+ * fs_may_operate() - may a caller do what root may on the cluster (write node health,
+ * node and cluster ctl, queue quotas)? True for @uid 0, and for a member of
+ * cluster.operator_group: its primary @gid or one of @groups (@group_count supplementary
+ * gids, as fuse_getgroups() reported them; NULL when 0) is that group's gid. False when no
+ * group is configured, or it does not resolve, or memory ran out. May block on NSS: call
+ * without ctx->lock.
+ */
+bool fs_may_operate(const struct conf_cluster *conf, uid_t uid, gid_t gid, const gid_t *groups,
+		    size_t group_count);
 
 /*
  * fs_now_usec() - microseconds since the epoch, stepping with CLOCK_MONOTONIC from the

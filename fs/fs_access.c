@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Who may submit to a queue: unix group membership, resolved through NSS. Kept out of
- * sched/, which makes no system calls.
+ * Who may submit to a queue, and who is an operator (cluster.operator_group): unix group
+ * membership, resolved through NSS at each use, so a group made or renumbered while the
+ * daemon runs counts at once. Kept out of sched/, which makes no system calls.
  */
 #include <errno.h>
 #include <grp.h>
@@ -77,4 +78,34 @@ int fs_queue_check_groups(const struct conf_queue *q, uid_t uid, gid_t gid, cons
 		 "queue \"%s\" accepts jobs only from groups %s; uid %u is in none of them",
 		 q->name, names, (unsigned)uid);
 	return -EACCES;
+}
+
+int fs_operator_gid(const struct conf_cluster *conf, gid_t *ret)
+{
+	size_t buf_len = GROUP_BUF_START;
+	char *buf = NULL;
+	int r;
+
+	if (!conf->operator_group)
+		return -ENOENT;
+	r = group_gid(conf->operator_group, &buf, &buf_len, ret);
+	free(buf);
+	return r;
+}
+
+bool fs_may_operate(const struct conf_cluster *conf, uid_t uid, gid_t gid, const gid_t *groups,
+		    size_t group_count)
+{
+	gid_t g;
+
+	if (uid == 0)
+		return true;
+	if (fs_operator_gid(conf, &g) < 0)
+		return false; /* none configured, unknown to NSS, or out of memory: refuse */
+	if (g == gid)
+		return true;
+	for (size_t i = 0; i < group_count; i++)
+		if (groups[i] == g)
+			return true;
+	return false;
 }

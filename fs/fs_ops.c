@@ -54,6 +54,7 @@ struct fs_handle {
 	int last_err;	/* outcome of the last validation, repeated on further flushes */
 	uid_t uid;
 	gid_t gid;
+	bool may_operate;	  /* root or in operator_group as of open(): fs_may_operate() */
 	gid_t *groups;		  /* H_UPLOAD, H_SPEC: the writer's supplementary groups */
 	size_t group_count;
 	uint64_t job_serial;	  /* H_CTL on a job: the job it was opened on */
@@ -126,6 +127,28 @@ static void wait_for_closing_uploads(struct fs_ctx *ctx, const struct fs_path *p
 	}
 }
 
+/* Files root writes, and members of cluster.operator_group when one is configured. */
+static bool is_operator_file(enum fs_node_kind k)
+{
+	return k == FS_CLUSTER_CTL || k == FS_NODE_CTL || k == FS_NODE_HEALTH ||
+	       k == FS_QUEUE_QUOTA;
+}
+
+/*
+ * With operator_group configured, an operator file is 0664 root:<group>, so that the
+ * kernel's default_permissions check lets members write it. The group is resolved here,
+ * outside ctx->lock (NSS may block); one that does not resolve leaves 0644 root:root.
+ */
+static void operator_attr(struct fs_ctx *ctx, struct stat *st)
+{
+	gid_t g;
+
+	if (fs_operator_gid(ctx->cluster->conf, &g) < 0)
+		return;
+	st->st_mode = S_IFREG | 0664;
+	st->st_gid = g;
+}
+
 static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 {
 	struct fs_ctx *ctx = get_ctx();
@@ -142,6 +165,8 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
 		wait_for_closing_uploads(ctx, &p);
 	r = fs_stat(ctx, &p, st, fs_now_usec());
 	pthread_mutex_unlock(&ctx->lock);
+	if (r == 0 && is_operator_file(p.kind))
+		operator_attr(ctx, st);
 	/* the notifier truncates read-only files: show them writable to it alone */
 	if (r == 0 && fuse_get_context()->pid == ctx->notifier_tid && S_ISREG(st->st_mode)) {
 		st->st_uid = geteuid();
@@ -253,6 +278,46 @@ static void caller_groups(struct fs_ctx *ctx, gid_t **ret, size_t *ret_count)
 	free(list);
 }
 
+/*
+ * Is the caller of the current request root or a member of cluster.operator_group (its
+ * primary group or a supplementary one)? Call without ctx->lock.
+ */
+static bool caller_may_operate(struct fs_ctx *ctx)
+{
+	struct fuse_context *fc = fuse_get_context();
+	gid_t *groups;
+	size_t group_count;
+	bool ok;
+
+	if (fc->uid == 0)
+		return true;
+	if (!ctx->cluster->conf->operator_group)
+		return false;
+	caller_groups(ctx, &groups, &group_count);
+	ok = fs_may_operate(ctx->cluster->conf, fc->uid, fc->gid, groups, group_count);
+	free(groups);
+	return ok;
+}
+
+/*
+ * May the caller of the current request write node @p, whose attributes fs_stat() gave
+ * as @st? What the kernel decides with default_permissions, decided again for a mount
+ * without it: root may; an operator may write an operator file; the owner may when the
+ * mode lets the owner write; anyone may when it lets others. Call without ctx->lock.
+ */
+static bool caller_may_write(struct fs_ctx *ctx, const struct fs_path *p, const struct stat *st)
+{
+	uid_t uid = fuse_get_context()->uid;
+
+	if (uid == 0)
+		return true;
+	if (is_operator_file(p->kind))
+		return caller_may_operate(ctx);
+	if (uid == st->st_uid)
+		return st->st_mode & 0200;
+	return st->st_mode & 0002;
+}
+
 static void handle_destroy(struct fs_handle *h)
 {
 	pthread_mutex_destroy(&h->mu);
@@ -338,6 +403,7 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 	struct fs_handle *h = NULL;
 	gid_t *groups = NULL;
 	size_t group_count = 0;
+	bool may_operate = false;
 	struct fs_path p;
 	int r = fs_path_parse(path, &p);
 
@@ -345,6 +411,9 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 		return -ENOENT;
 	if (p.kind == FS_JOB_SPEC && acc == O_WRONLY)
 		caller_groups(ctx, &groups, &group_count);
+	/* checked here too: the modes are enforced by the kernel only with default_permissions */
+	if (is_operator_file(p.kind) && acc != O_RDONLY)
+		may_operate = caller_may_operate(ctx);
 	pthread_mutex_lock(&ctx->lock);
 	wait_for_closing_uploads(ctx, &p);
 	if (acc == O_RDONLY) {
@@ -356,8 +425,14 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 		struct stat st;
 
 		r = acc == O_WRONLY ? fs_stat(ctx, &p, &st, fs_now_usec()) : -EACCES;
+		/* server verbs are root's and operators'; a job's ctl opens for anyone, and a line
+		 * from someone who does not own the job is refused (EPERM) and a "refused" event */
+		if (r == 0 && p.kind != FS_JOB_CTL && !may_operate)
+			r = -EACCES;
 		if (r == 0 && !(h = handle_new_locked(ctx, H_CTL, &p)))
 			r = -ENOMEM;
+		if (r == 0)
+			h->may_operate = may_operate;
 		if (r == 0 && p.kind == FS_JOB_CTL)
 			h->job_serial = sched_cluster_find_job(ctx->cluster, p.job)->serial;
 		goto out;
@@ -366,20 +441,24 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 		struct stat st;
 
 		r = fs_stat(ctx, &p, &st, fs_now_usec());
-		if (r == 0 && fuse_get_context()->uid != 0)
-			r = -EACCES; /* node health is root's (the agent's) */
+		if (r == 0 && !may_operate)
+			r = -EACCES; /* node health is the agent's: root or an operator */
 		if (r == 0 && !(h = handle_new_locked(ctx, H_HEALTH, &p)))
 			r = -ENOMEM;
+		if (r == 0)
+			h->may_operate = true;
 		goto out;
 	}
 	if (p.kind == FS_QUEUE_QUOTA && acc == O_WRONLY) {
 		struct stat st;
 
 		r = fs_stat(ctx, &p, &st, fs_now_usec());
-		if (r == 0 && fuse_get_context()->uid != 0)
-			r = -EACCES; /* quotas are root's */
+		if (r == 0 && !may_operate)
+			r = -EACCES; /* quotas are root's and operators' */
 		if (r == 0 && !(h = handle_new_locked(ctx, H_QUOTA, &p)))
 			r = -ENOMEM;
+		if (r == 0)
+			h->may_operate = true;
 		goto out;
 	}
 	if (p.kind == FS_JOB_SPEC && acc == O_WRONLY) {
@@ -787,7 +866,8 @@ static int ctl_run(struct fs_ctx *ctx, struct fs_handle *h, bool all)
 				 h->path.job);
 			r = -ENOENT;
 		} else {
-			r = fs_ctl(ctx, &h->path, h->buf + start, h->uid, fs_now_usec(), why);
+			r = fs_ctl(ctx, &h->path, h->buf + start, h->uid, h->may_operate,
+				   fs_now_usec(), why);
 			if (r < 0 && h->path.kind == FS_JOB_CTL && why[0])
 				sched_job_note_refusal(ctx->cluster, h->path.job, why,
 						       fs_now_usec());
@@ -965,8 +1045,11 @@ static int quota_apply(struct fs_ctx *ctx, struct fs_handle *h, bool commit)
 		return h->last_err;
 	if (h->len == 0)
 		return h->last_err = 0;
-	if (h->uid != 0)
-		return quota_refuse(ctx, h, "only root may change a queue's quota", -EACCES);
+	if (!h->may_operate)
+		return quota_refuse(ctx, h,
+				    "only root and members of operator_group may change a queue's "
+				    "quota",
+				    -EACCES);
 	if (quota_parse(h->buf, h->len, &npus) < 0)
 		return quota_refuse(ctx, h, "a quota is a decimal number of NPUs (0 = no limit)",
 				    -EINVAL);
@@ -1190,12 +1273,11 @@ static int fs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 	pthread_mutex_unlock(&ctx->lock);
 	if (r < 0)
 		return r;
-	if (is_ctl(p.kind) || p.kind == FS_JOB_SPEC || p.kind == FS_JOB_UPLOAD ||
-	    p.kind == FS_NODE_HEALTH)
-		return 0;
-	if (p.kind == FS_QUEUE_QUOTA)
-		return fuse_get_context()->uid == 0 ? 0 : -EACCES;
-	return -EACCES;
+	if (!is_ctl(p.kind) && p.kind != FS_JOB_SPEC && p.kind != FS_JOB_UPLOAD &&
+	    p.kind != FS_NODE_HEALTH && p.kind != FS_QUEUE_QUOTA)
+		return -EACCES;
+	/* with a handle, its open() checked the writer; truncate(2) by path is checked here */
+	return h || caller_may_write(ctx, &p, &st) ? 0 : -EACCES;
 }
 
 static int fs_mkdir(const char *path, mode_t mode)
@@ -1250,22 +1332,44 @@ static int fs_unlink(const char *path)
 	return p.kind == FS_JOB_UPLOAD ? -EBUSY : -EPERM;
 }
 
-/* touch, cp -p: accepted, changes nothing we keep. */
+/*
+ * touch, cp -p: accepted, changes nothing we keep; but only from whom the kernel would
+ * accept it with default_permissions: the owner or root may set any times, a writer may
+ * set both to now (touch), anyone else gets EPERM (times given) or EACCES (now).
+ */
 static int fs_utimens(const char *path, const struct timespec tv[2], struct fuse_file_info *fi)
 {
-	(void)tv;
+	struct fs_ctx *ctx = get_ctx();
+	uid_t uid = fuse_get_context()->uid;
+	bool now = tv[0].tv_nsec == UTIME_NOW && tv[1].tv_nsec == UTIME_NOW;
+	struct fs_path p;
+	struct stat st;
+	int r;
+
 	(void)fi;
-	(void)path;
-	return 0;
+	if (fuse_get_context()->pid == ctx->notifier_tid)
+		return 0; /* our own announcement (fs_notify.c) */
+	if (fs_path_parse(path, &p) < 0)
+		return -ENOENT;
+	pthread_mutex_lock(&ctx->lock);
+	r = fs_stat(ctx, &p, &st, fs_now_usec());
+	pthread_mutex_unlock(&ctx->lock);
+	if (r < 0)
+		return r;
+	if (uid == 0 || uid == st.st_uid || (now && caller_may_write(ctx, &p, &st)))
+		return 0;
+	return now ? -EACCES : -EPERM;
 }
 
 /*
  * cp -p, install -m: fchmod/fchown of a spec being written reach us by path (Linux
- * passes no handle), and are accepted as no-ops; anything else is refused.
+ * passes no handle), and are accepted as no-ops from its writer or root; anything else is
+ * refused (EPERM, as the kernel says to a chmod by someone who is not the owner).
  */
 static int attr_change(const char *path)
 {
 	struct fs_ctx *ctx = get_ctx();
+	uid_t uid = fuse_get_context()->uid;
 	struct fs_path p;
 	int r = fs_path_parse(path, &p);
 
@@ -1277,7 +1381,7 @@ static int attr_change(const char *path)
 	r = -ENOENT;
 	for (const struct fs_upload *u = ctx->uploads; u; u = u->next)
 		if (u->ext[0] && strcmp(u->name, p.job) == 0)
-			r = 0;
+			r = uid == 0 || uid == u->uid ? 0 : -EPERM;
 	pthread_mutex_unlock(&ctx->lock);
 	return r;
 }
@@ -1295,6 +1399,28 @@ static int fs_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_inf
 	(void)gid;
 	(void)fi;
 	return attr_change(path);
+}
+
+/*
+ * Nothing moves: a job's name is fixed (resubmit under the new one), and the rest of the
+ * tree is the daemon's. EPERM, also for a stranger's rename in the sticky jobs/ (the
+ * kernel says EPERM there first).
+ */
+static int fs_rename(const char *from, const char *to, unsigned int flags)
+{
+	struct fs_ctx *ctx = get_ctx();
+	struct fs_path p;
+	struct stat st;
+	int r = fs_path_parse(from, &p);
+
+	(void)to;
+	(void)flags;
+	if (r < 0)
+		return -ENOENT;
+	pthread_mutex_lock(&ctx->lock);
+	r = fs_stat(ctx, &p, &st, fs_now_usec());
+	pthread_mutex_unlock(&ctx->lock);
+	return r < 0 ? r : -EPERM;
 }
 
 static int fs_statfs(const char *path, struct statvfs *st)
@@ -1321,6 +1447,7 @@ static const struct fuse_operations ops = {
 	.mkdir = fs_mkdir,
 	.rmdir = fs_rmdir,
 	.unlink = fs_unlink,
+	.rename = fs_rename,
 	.utimens = fs_utimens,
 	.chmod = fs_chmod,
 	.chown = fs_chown,

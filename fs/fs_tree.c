@@ -736,7 +736,7 @@ static int parse_u64(const char *s, uint64_t *ret)
 }
 
 static int server_ctl(struct fs_ctx *ctx, const char *server, char **w, size_t n, uid_t uid,
-		      uint64_t now_usec, char *why)
+		      bool may_operate, uint64_t now_usec, char *why)
 {
 	struct sched_cluster *c = ctx->cluster;
 	int idx = sched_cluster_find_server(c, server);
@@ -745,8 +745,10 @@ static int server_ctl(struct fs_ctx *ctx, const char *server, char **w, size_t n
 		snprintf(why, SCHED_REASON_MAX, "unknown server \"%s\"; see nodes/", server);
 		return -ENOENT;
 	}
-	if (uid != 0) {
-		snprintf(why, SCHED_REASON_MAX, "only root may change server %s", server);
+	if (!may_operate) {
+		snprintf(why, SCHED_REASON_MAX,
+			 "uid %u may not change server %s; only root%s may", (unsigned)uid, server,
+			 c->conf->operator_group ? " and members of operator_group" : "");
 		return -EPERM;
 	}
 	if (n == 1 && strcmp(w[0], "cordon") == 0)
@@ -813,7 +815,7 @@ static bool text_is_clean(const char *s)
 }
 
 int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t uid,
-	   uint64_t now_usec, char *why)
+	   bool may_operate, uint64_t now_usec, char *why)
 {
 	struct sched_cluster *c = ctx->cluster;
 	char copy[512], *w[6];
@@ -841,7 +843,7 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 			       strcmp(w[0], "drain") == 0)) {
 			char *verb = w[0];
 
-			return server_ctl(ctx, w[1], &verb, 1, uid, now_usec, why);
+			return server_ctl(ctx, w[1], &verb, 1, uid, may_operate, now_usec, why);
 		}
 		if (n == 1 && strcmp(w[0], "reload") == 0) {
 			snprintf(why, SCHED_REASON_MAX,
@@ -853,7 +855,7 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 			 "unknown command \"%s\"; use cordon|uncordon|drain <server>", w[0]);
 		return -EINVAL;
 	case FS_NODE_CTL:
-		return server_ctl(ctx, p->item, w, n, uid, now_usec, why);
+		return server_ctl(ctx, p->item, w, n, uid, may_operate, now_usec, why);
 	case FS_JOB_CTL:
 		break;
 	default:
@@ -907,9 +909,10 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 		return -EINVAL;
 	}
 	if (r == -EPERM)
-		snprintf(why, SCHED_REASON_MAX, "job %s belongs to uid %u; only its owner or root "
-						"may change it",
-			 p->job, sched_cluster_find_job(c, p->job)->uid);
+		snprintf(why, SCHED_REASON_MAX,
+			 "job %s belongs to uid %u; uid %u may not \"%s\" it (only its owner or "
+			 "root may)",
+			 p->job, sched_cluster_find_job(c, p->job)->uid, (unsigned)uid, w[0]);
 	else if (r == -EBUSY)
 		snprintf(why, SCHED_REASON_MAX, "job %s is %s; \"%s\" needs an active job", p->job,
 			 sched_job_state_name(sched_cluster_find_job(c, p->job)->state), w[0]);

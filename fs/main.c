@@ -31,6 +31,7 @@ struct options {
 	char *config;
 	char *state_dir;
 	char *log_level;
+	int no_default_permissions;
 	int help;
 	int version;
 };
@@ -46,6 +47,7 @@ static const struct fuse_opt option_spec[] = {
 	OPT("--config %s", config),
 	OPT("--state-dir %s", state_dir),
 	OPT("--log-level %s", log_level),
+	OPT("--no-default-permissions", no_default_permissions),
 	OPT("-h", help),
 	OPT("--help", help),
 	OPT("-V", version),
@@ -72,11 +74,15 @@ static void usage(const char *prog)
 	       "                           created if missing (default " FS_STATE_DIR_DEFAULT ");\n"
 	       "                           \"none\": keep state in memory only\n"
 	       "    --log-level=LEVEL      error, warning, info (default) or debug\n"
+	       "    --no-default-permissions  leave default_permissions out: the daemon's own\n"
+	       "                           checks decide who writes what (the kernel then lets\n"
+	       "                           every open through; for testing those checks)\n"
 	       "    -h, --help             print this help\n"
 	       "    -V, --version          print the version\n"
 	       "\n"
-	       "Defaults added to -o: default_permissions, fsname=ascendfs, subtype=ascendfs,\n"
-	       "auto_unmount, and allow_other when run as root.\n"
+	       "Defaults added to -o: default_permissions (unless --no-default-permissions),\n"
+	       "fsname=ascendfs, subtype=ascendfs, auto_unmount, and allow_other when run as\n"
+	       "root.\n"
 	       "\n",
 	       prog);
 }
@@ -323,7 +329,8 @@ int main(int argc, char *argv[])
 		goto out_ctx;
 
 	/* libfuse adds subtype=<program name> itself */
-	fuse_opt_add_arg(&args, "-odefault_permissions,fsname=ascendfs");
+	fuse_opt_add_arg(&args, o.no_default_permissions ? "-ofsname=ascendfs" :
+							   "-odefault_permissions,fsname=ascendfs");
 	if (!cl.debug)
 		fuse_opt_add_arg(&args, "-oauto_unmount");
 	if (geteuid() == 0)
@@ -345,6 +352,18 @@ int main(int argc, char *argv[])
 	}
 	fs_log(&ctx, 2, "mounted %s: %zu servers, %u NPUs, config %s", mnt,
 	       ctx.cluster->server_count, ctx.cluster->npus_total, o.config);
+	if (ctx.cluster->conf->operator_group) {
+		gid_t g;
+
+		if (fs_operator_gid(ctx.cluster->conf, &g) < 0)
+			fs_log(&ctx, 1, "operator_group %s is not a known group (getent group %s): "
+					"until it is, only root writes node health, ctl and quotas",
+			       ctx.cluster->conf->operator_group, ctx.cluster->conf->operator_group);
+		else
+			fs_log(&ctx, 2, "operator_group %s (gid %u) may write node health, node and "
+					"cluster ctl and queue quotas",
+			       ctx.cluster->conf->operator_group, (unsigned)g);
+	}
 	if (cl.singlethread) {
 		r = fuse_loop(fuse);
 	} else {

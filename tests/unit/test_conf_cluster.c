@@ -183,6 +183,7 @@ static void test_cluster_defaults(void **state)
 	assert_int_equal(c->heartbeat_timeout_sec, 15);
 	assert_true(c->topology_aware_schedule);
 	assert_false(c->require_agent);
+	assert_null(c->operator_group);
 	assert_int_equal(c->total_npu, 8);
 	assert_true(c->allow_mix_task);
 	assert_false(c->enable_quota_limit);
@@ -202,6 +203,21 @@ static void test_cluster_defaults(void **state)
 	assert_non_null(q->groups);
 	assert_null(q->groups[0]);
 	assert_null(c->servers[0].device_ips[0]);
+	assert_render_stable(c);
+	conf_cluster_free(c);
+}
+
+static void test_cluster_operator_group(void **state)
+{
+	static const char text[] = "cluster:\n  operator_group: ascend-ops\n" ONE_SERVER;
+	struct conf_cluster *c = parse_ok(text, strlen(text), "ops.yaml");
+	char *yaml;
+	size_t len;
+
+	assert_string_equal(c->operator_group, "ascend-ops");
+	assert_int_equal(conf_cluster_render_yaml(c, &yaml, &len), 0);
+	assert_non_null(strstr(yaml, "operator_group: ascend-ops\n"));
+	free(yaml);
 	assert_render_stable(c);
 	conf_cluster_free(c);
 }
@@ -448,6 +464,7 @@ int main(void)
 		cmocka_unit_test(test_cluster_example_a2),
 		cmocka_unit_test(test_cluster_example_mixed),
 		cmocka_unit_test(test_cluster_defaults),
+		cmocka_unit_test(test_cluster_operator_group),
 		cmocka_unit_test(test_cluster_heartbeat_follows_interval),
 		cmocka_unit_test(test_cluster_ip_canonical_duplicates),
 		cmocka_unit_test(test_cluster_a3_super_pods),
