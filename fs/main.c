@@ -138,7 +138,10 @@ static int prepare_mountpoint(const char *mnt, char *resolved)
 	if (stat(mnt, &st) < 0 && errno == ENOTCONN) {
 		fprintf(stderr, "ascendfs: %s is a stale mount left by a dead daemon; "
 				"unmounting it\n", mnt);
-		if (umount2(mnt, MNT_DETACH) < 0 && run_fusermount_lazy(mnt) < 0) {
+		/* auto_unmount's helper may get there first (then both fail with EINVAL):
+		 * what counts is that the path answers again */
+		if (umount2(mnt, MNT_DETACH) < 0 && run_fusermount_lazy(mnt) < 0 &&
+		    stat(mnt, &st) < 0 && errno == ENOTCONN) {
 			fprintf(stderr, "ascendfs: cannot clean the stale mount at %s; run "
 					"`fusermount3 -uz %s` and retry\n", mnt, mnt);
 			return -1;
