@@ -47,12 +47,15 @@ check_eq "every durable submission acknowledged" "$BATCH 0" "$ok_d $fail_d"
 # fill the store up to $JOBS job records, then restart on it
 left=$((JOBS - BATCH))
 n=0
+t0=$(msec)
 while [ "$left" -gt 0 ]; do
 	k=$((left > BATCH ? BATCH : left))
-	read -r ok _ _ _ < <(submit "fill$n" "$k")
+	read -r ok _ _ rate < <(submit "fill$n" "$k")
+	echo "  durable, $((BATCH * (n + 1))) to $((BATCH * (n + 1) + k)) jobs held: $rate jobs/s"
 	left=$((left - k))
 	n=$((n + 1))
 done
+echo "  (every submission runs a scheduling pass over all pending jobs; they pile up here)"
 records=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(sum(d['jobs'].values()))" \
 	"$IT_MNT/cluster/status")
 it_stop >/dev/null
