@@ -84,6 +84,10 @@ static int helper_start(struct fs_ctx *ctx)
 	exe[len] = '\0';
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return -errno;
+	/* a short pipe: under a burst of changes the notifier then waits and coalesces
+	 * instead of queueing thousands of pokes, each of which keeps the mount busy (an
+	 * unmount meanwhile fails with EBUSY) */
+	fcntl(fds[1], F_SETPIPE_SZ, 4096);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, fds[0], STDIN_FILENO);
 	r = posix_spawn(&helper_pid, exe, &fa, NULL, argv, environ);
