@@ -129,7 +129,10 @@ int agent_parse_server_jobs(const char *text, size_t len, const char *source,
 					  agent_quote(w[2], strlen(w[2]), q, sizeof(q)));
 			break;
 		}
-		if (!parse_unsigned(w[1], UINT_MAX, &s.generation) || s.generation == 0 ||
+		/* A number cut short by next_word() would be read as another number. */
+		if (too_long[1] || too_long[3] || too_long[4] || too_long[5] || too_long[6] ||
+		    too_long[7] || !parse_unsigned(w[1], UINT_MAX, &s.generation) ||
+		    s.generation == 0 ||
 		    !parse_unsigned(w[3], CONF_SERVERS_MAX, &s.node_rank) ||
 		    !parse_unsigned(w[4], INT_MAX, &s.first_rank) ||
 		    !parse_unsigned(w[5], CONF_SERVER_NPUS_MAX, &s.npu_count) || s.npu_count == 0 ||

@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* Fuzz target: cluster configuration parser, then the cluster model built from it. */
+/*
+ * Fuzz target: cluster configuration parser, then the cluster model built from it. The
+ * normalized configuration must parse again and render the same, as specs and health
+ * reports do.
+ */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ascend_sched.h"
 #include "conf.h"
@@ -19,9 +24,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	if (conf_cluster_render_yaml(c, &text, &len) == 0) {
 		struct conf_cluster *again = NULL;
+		char *text2 = NULL;
+		size_t len2 = 0;
 
 		if (conf_cluster_parse(text, len, "again.yaml", &again, &err) < 0)
 			abort(); /* the normalized config must parse */
+		if (conf_cluster_render_yaml(again, &text2, &len2) == 0 &&
+		    (len != len2 || memcmp(text, text2, len) != 0))
+			abort(); /* and render the same */
+		free(text2);
 		conf_cluster_free(again);
 	}
 	free(text);

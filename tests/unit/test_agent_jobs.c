@@ -108,6 +108,9 @@ static void test_jobs_listing_refused(void **state)
 	jobs_fail("llama 4294967296 msrun 0 0 8 0 0\n", 4, -EINVAL);
 	jobs_fail("llama 1 msrun 0 2147483647 8 0 0\n", 4, -EINVAL);
 	jobs_fail("llama 1x msrun 0 0 8 0 0\n", 4, -EINVAL);
+	/* 70 zeros and a 7: the word is longer than a name, not node_rank 0 */
+	jobs_fail("llama 1 msrun 0000000000000000000000000000000000000000000000000000000000000000"
+		  "0000007 0 8 0 0\n", 4, -EINVAL);
 	assert_non_null(strstr(jobs_fail("a 1 msrun 0 0 8 0 0\na 1 msrun 0 0 8 0 0\n", 4,
 					 -EINVAL),
 			       "job a generation 1 is listed twice"));
