@@ -55,6 +55,7 @@ struct fs_handle {
 	uid_t uid;
 	gid_t gid;
 	bool may_operate;	  /* root or in operator_group as of open(): fs_may_operate() */
+	pid_t opener_tid;	  /* the thread that opened it */
 	gid_t *groups;		  /* H_UPLOAD, H_SPEC: the writer's supplementary groups */
 	size_t group_count;
 	uint64_t job_serial;	  /* H_CTL on a job: the job it was opened on */
@@ -222,6 +223,42 @@ static int fs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t
 }
 
 /* A new handle, listed in ctx->handles. Caller holds ctx->lock. */
+/* The process (thread group) of thread @tid, from /proc; 0 when it is gone. */
+static pid_t tgid_of(pid_t tid)
+{
+	char path[64], line[128];
+	pid_t tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
+/*
+ * Is the close being flushed the opener's own (the process that opened the file closes
+ * it, as cp, tee, or a shell's `echo > file` do)? Staging a spec that a close accepted
+ * makes it survive a crash before its release; but in `{ cat a; echo b; } > x.yaml` the
+ * first flush is cat's, a child holding a duplicate, and what it accepts is half of the
+ * spec. Only the opener's close stages; the others wait for the release.
+ */
+static bool flush_is_openers(const struct fs_handle *h)
+{
+	pid_t tid = fuse_get_context()->pid, a, b;
+
+	if (tid == h->opener_tid)
+		return true;
+	a = tgid_of(tid);
+	b = tgid_of(h->opener_tid);
+	return a && a == b;
+}
+
 static struct fs_handle *handle_new_locked(struct fs_ctx *ctx, enum handle_kind kind,
 					   const struct fs_path *p)
 {
@@ -235,6 +272,7 @@ static struct fs_handle *handle_new_locked(struct fs_ctx *ctx, enum handle_kind 
 	h->path = *p;
 	h->uid = fc->uid;
 	h->gid = fc->gid;
+	h->opener_tid = fc->pid;
 	h->next = ctx->handles;
 	if (h->next)
 		h->next->prev = h;
@@ -781,6 +819,7 @@ static int spec_process(struct fs_ctx *ctx, struct fs_handle *h, bool submit, ch
 static int spec_flush(struct fs_ctx *ctx, struct fs_handle *h)
 {
 	char why[SCHED_REASON_MAX];
+	bool staging;
 
 	pthread_mutex_lock(&ctx->lock);
 	if (!h->upload->closing)
@@ -795,10 +834,11 @@ static int spec_flush(struct fs_ctx *ctx, struct fs_handle *h)
 	h->last_err = spec_process(ctx, h, false, why);
 	if (h->last_err < 0)
 		fs_log(ctx, 3, "job %s: spec not valid at this close: %s", h->path.job, why);
-	/* what this close accepted survives a crash before the release submits it; what it
-	 * refused replaces an earlier accepted version */
+	/* what the opener's close accepted survives a crash before the release submits it
+	 * (see flush_is_openers); what a close refused replaces an earlier accepted version */
+	staging = h->last_err == 0 && ctx->store && flush_is_openers(h);
 	pthread_mutex_lock(&ctx->lock);
-	if (h->last_err == 0 &&
+	if (staging &&
 	    fs_stage_put(ctx, "spec", h->path.job, h->kind == H_UPLOAD ? h->path.ext : "", h->uid,
 			 h->gid, h->groups, h->group_count, h->buf, h->len) < 0)
 		h->last_err = -ENOMEM;
@@ -1039,6 +1079,7 @@ static int quota_apply(struct fs_ctx *ctx, struct fs_handle *h, bool commit)
 {
 	char why[SCHED_REASON_MAX];
 	unsigned long long npus = 0;
+	bool staging;
 	int r;
 
 	if (h->failed || !h->dirty)
@@ -1054,14 +1095,17 @@ static int quota_apply(struct fs_ctx *ctx, struct fs_handle *h, bool commit)
 		return quota_refuse(ctx, h, "a quota is a decimal number of NPUs (0 = no limit)",
 				    -EINVAL);
 	snprintf(why, sizeof(why), "no queue %s", h->path.item);
+	staging = !commit && ctx->store && flush_is_openers(h);
 	pthread_mutex_lock(&ctx->lock);
 	if (npus > ctx->cluster->npus_total) {
 		quota_too_large(why, h->buf, h->len, ctx->cluster->npus_total);
 		r = -EINVAL;
 	} else if (!commit) {
-		/* applied when the last descriptor goes; durable from this close on */
-		r = fs_stage_put(ctx, "quota", h->path.item, "", h->uid, h->gid, NULL, 0, h->buf,
-				 h->len);
+		/* applied when the last descriptor goes; durable from the opener's close on
+		 * (a number written in pieces through duplicates counts whole) */
+		r = staging ? fs_stage_put(ctx, "quota", h->path.item, "", h->uid, h->gid, NULL,
+					   0, h->buf, h->len)
+			    : 0;
 		fs_changed(ctx);
 		pthread_mutex_unlock(&ctx->lock);
 		return h->last_err = r;

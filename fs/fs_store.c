@@ -734,10 +734,14 @@ int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, struct fs_restore_st
 	char reason[SCHED_REASON_MAX];
 	sqlite3_stmt *q = NULL;
 	struct timespec t0;
+	size_t rows = 0;
 	int r, rc;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(stats, 0, sizeof(*stats));
+	/* from now on every dropped record (rmdir, a replaced name, max_job_count) is
+	 * deleted from the store too */
+	c->track_removals = true;
 	r = exec(st, "BEGIN", why);
 	if (r < 0)
 		return r;
@@ -755,9 +759,15 @@ int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, struct fs_restore_st
 		if (sched_event_load(c, seq, (uint64_t)sqlite3_column_int64(q, 1), col_text(q, 2),
 				     col_text(q, 3), col_text(q, 4), sqlite3_column_int(q, 5),
 				     col_text(q, 6), col_text(q, 7), col_text(q, 8)) < 0) {
-			/* a gap or an unknown kind: start the kept history after it */
-			fs_log(ctx, 1, "state store: event %llu cannot be restored; the event "
-				       "history restarts after it", (unsigned long long)seq);
+			/* an unknown kind (a newer version wrote it) or a gap: the kept
+			 * history starts after it, so it has no gap either */
+			fs_log(ctx, 1, "state store: event %llu (kind \"%s\") cannot be restored; "
+				       "the kept event history starts after it",
+			       (unsigned long long)seq, col_text(q, 2) ? col_text(q, 2) : "");
+			sched_event_forget_all(c);
+			stats->events = 0;
+			if (seq >= c->next_event_seq)
+				c->next_event_seq = seq + 1;
 			continue;
 		}
 		st->collected_event_seq = st->written_event_seq = seq;
@@ -773,10 +783,14 @@ int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, struct fs_restore_st
 	r = prepare(st, &q, "SELECT value FROM meta WHERE key = 'cluster'", why);
 	if (r < 0)
 		goto out;
-	if (sqlite3_step(q) == SQLITE_ROW &&
-	    sched_meta_load(c, col_text(q, 0), (size_t)sqlite3_column_bytes(q, 0), reason) < 0)
-		fs_log(ctx, 1, "state store: %s; sequences start after what was restored",
-		       reason);
+	if (sqlite3_step(q) == SQLITE_ROW) {
+		if (sched_meta_load(c, col_text(q, 0), (size_t)sqlite3_column_bytes(q, 0),
+				    reason) < 0)
+			fs_log(ctx, 1, "state store: %s; sequences start after what was restored",
+			       reason);
+		else if (reason[0])
+			fs_log(ctx, 1, "state store: %s", reason);
+	}
 	sqlite3_finalize(q);
 	q = NULL;
 	r = prepare(st, &q, "SELECT name, doc FROM servers", why);
@@ -809,10 +823,17 @@ int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, struct fs_restore_st
 		r = sql_err(st, "read servers", why);
 		goto out;
 	}
-	r = prepare(st, &q, "SELECT serial, doc FROM jobs ORDER BY serial", why);
+	/* one record per name, the newest: an older one of the same name can only be a
+	 * leftover (the first write then rewrites the rows without it) */
+	r = prepare(st, &q,
+		    "SELECT serial, doc, (SELECT count(*) FROM jobs) FROM jobs WHERE serial IN "
+		    "(SELECT max(serial) FROM jobs GROUP BY name) ORDER BY serial",
+		    why);
 	if (r < 0)
 		goto out;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		if (stats->jobs == 0 && stats->dropped == 0)
+			rows = (size_t)sqlite3_column_int64(q, 2);
 		r = sched_job_load(c, col_text(q, 1), (size_t)sqlite3_column_bytes(q, 1), now_usec,
 				   reason);
 		if (r == -ENOMEM)
@@ -835,6 +856,11 @@ int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, struct fs_restore_st
 	if (rc != SQLITE_DONE) {
 		r = sql_err(st, "read jobs", why);
 		goto out;
+	}
+	if (rows > stats->jobs + stats->dropped) {
+		fs_log(ctx, 1, "state store: %zu older records of resubmitted names ignored",
+		       rows - stats->jobs - stats->dropped);
+		st->resync = true;
 	}
 	fs_log(ctx, 3, "restore: servers and jobs read at %.1f ms", msec_since(&t0));
 	/* a job loaded as it was saved is saved (version 1); one the load changed (requeued
@@ -885,6 +911,11 @@ int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, struct fs_restore_st
 	/* the replayed uploads are now jobs (or rejections): the next batch writes them and
 	 * empties the staged table */
 	ctx->staged_changed = true;
+	/* cluster/config shows the effective quotas */
+	pthread_mutex_lock(&ctx->lock);
+	if (fs_config_refresh(ctx) < 0)
+		r = -ENOMEM;
+	pthread_mutex_unlock(&ctx->lock);
 out:
 	sqlite3_finalize(q);
 	exec(st, r < 0 ? "ROLLBACK" : "COMMIT", NULL);

@@ -206,18 +206,19 @@ static int open_state(struct fs_ctx *ctx, const char *dir)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	r = fs_store_open(dir, ctx->cluster->server_count, &ctx->store, why);
+	if (r == 0)
+		r = fs_store_restore(ctx, fs_now_usec(), &stats, why);
 	if (r < 0) {
 		fprintf(stderr, "ascendfs: %s\n", r == -ENOMEM ? "out of memory" : why);
-		return r;
-	}
-	r = fs_store_restore(ctx, fs_now_usec(), &stats, why);
-	if (r < 0) {
-		fprintf(stderr, "ascendfs: %s\n", r == -ENOMEM ? "out of memory" : why);
+		if (r == -EIO || r == -EUCLEAN)
+			fprintf(stderr, "ascendfs: nothing was changed; if the file is damaged, "
+					"move %s/ascendfs.db* aside to start with an empty state "
+					"(the jobs it holds are then forgotten)\n", dir);
 		return r;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	fs_log(ctx, 2, "state %s/ascendfs.db: restored %zu jobs (%zu active), %zu servers, "
-		       "%zu events, %zu staged uploads in %.0f ms%s",
+	fs_log(ctx, 2, "state %s/ascendfs.db: restored %zu jobs (%zu active), %zu server "
+		       "records, %zu events, %zu staged uploads in %.0f ms%s",
 	       dir, stats.jobs, stats.active, stats.servers, stats.events, stats.staged,
 	       (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6,
 	       stats.dropped ? "; some records were dropped, see above" : "");

@@ -266,6 +266,9 @@ struct sched_cluster {
 	uint64_t notified_event_seq;	/* for the embedding program, like notified_version */
 	unsigned npus_total, npus_allocated;
 	unsigned *queue_used;		/* per conf->queues entry: NPUs its jobs hold */
+	unsigned *queue_quota_file;	/* per conf->queues entry: quota_npus as the
+					 * configuration file says (conf's may be changed at
+					 * run time) */
 	uint64_t preemptions, backfilled, timeouts, resizes; /* counters for metrics */
 	uint64_t last_tick_usec;	/* the previous sched_tick() */
 	uint64_t *removed_serials;	/* with track_removals: serials of job records dropped
@@ -608,9 +611,11 @@ int sched_server_load(struct sched_cluster *c, const char *text, size_t len, uin
 int sched_meta_save(const struct sched_cluster *c, char **ret, size_t *ret_len);
 
 /*
- * sched_meta_load() - restore them: sequences only move forward; quotas of queues that
- * are no longer configured are dropped, ones beyond the cluster's NPUs capped. Returns
- * 0 or -EINVAL (@reason).
+ * sched_meta_load() - restore them: sequences only move forward. A quota set at run time
+ * is kept unless the configuration file now gives that queue another quota than it did
+ * when it was set (then the file wins, and @reason says so although 0 is returned);
+ * quotas of queues no longer configured are dropped, ones beyond the cluster's NPUs
+ * capped. Returns 0 (@reason "" or that note) or -EINVAL (@reason).
  */
 int sched_meta_load(struct sched_cluster *c, const char *text, size_t len, char *reason);
 
@@ -623,6 +628,13 @@ int sched_meta_load(struct sched_cluster *c, const char *text, size_t len, char 
 int sched_event_load(struct sched_cluster *c, uint64_t seq, uint64_t time_usec, const char *kind,
 		     const char *job, const char *server, int npu, const char *state,
 		     const char *reason, const char *line);
+
+/*
+ * sched_event_forget_all() - drop every kept event (a restore that meets an event it
+ * cannot load keeps the ones after it, so that the kept history has no gap); the
+ * sequence goes on.
+ */
+void sched_event_forget_all(struct sched_cluster *c);
 
 /*
  * sched_restore_finish() - after the loads: check the invariants (no NPU held twice,

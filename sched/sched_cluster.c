@@ -87,11 +87,16 @@ int sched_cluster_new(struct conf_cluster *conf, struct sched_cluster **ret)
 			 * conf->event_history, then wraps */
 	c->events = calloc(c->event_cap, sizeof(*c->events));
 	c->queue_used = calloc(conf->queue_count ? conf->queue_count : 1, sizeof(*c->queue_used));
+	c->queue_quota_file = calloc(conf->queue_count ? conf->queue_count : 1,
+				     sizeof(*c->queue_quota_file));
 #ifdef ASCENDFS_PARANOID
 	c->check_invariants = true;
 #endif
-	if (!c->servers || !c->switch_names || !c->events || !c->queue_used)
+	if (!c->servers || !c->switch_names || !c->events || !c->queue_used ||
+	    !c->queue_quota_file)
 		goto fail_cluster;
+	for (size_t i = 0; i < conf->queue_count; i++)
+		c->queue_quota_file[i] = conf->queues[i].quota_npus;
 
 	for (size_t i = 0; i < conf->server_count; i++) {
 		struct sched_server *s = &c->servers[i];
@@ -122,6 +127,7 @@ int sched_cluster_new(struct conf_cluster *conf, struct sched_cluster **ret)
 
 fail_cluster:
 	free(c->queue_used);
+	free(c->queue_quota_file);
 	free(c->servers);
 	free(c->switch_names);
 	free(c->events);
@@ -148,6 +154,7 @@ void sched_cluster_free(struct sched_cluster *c)
 	free(c->switch_names);
 	free(c->events);
 	free(c->queue_used);
+	free(c->queue_quota_file);
 	free(c->removed_serials);
 	free(c->job_index);
 	conf_cluster_free(c->conf);

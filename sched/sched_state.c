@@ -247,12 +247,50 @@ int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, cha
 }
 
 /*
- * The placement of a saved job, checked against the cluster as configured now: servers
- * by name, device ids in range, each NPU free, ranks 0..N-1 in order. -ESTALE with the
- * reason when it no longer fits (the inventory changed); -EINVAL when malformed.
+ * Would slice @sl be placed this way on its server as configured now (design.md §5): of
+ * the job's server_type if it names one; several slices take whole servers; one slice
+ * has a legal size, inside one ring (910) or of whole pairs (A3).
  */
-static int load_slices(const struct sched_cluster *c, const json_t *arr, struct sched_slice **ret,
-		       size_t *ret_count, char *reason)
+static bool slice_is_legal(const struct sched_cluster *c, const struct sched_job *j,
+			   const struct sched_slice *sl, size_t count, char *reason)
+{
+	const struct sched_server *s = &c->servers[sl->server];
+	const struct conf_server_type *t = s->conf->type;
+	unsigned n = sl->npu_count, g = t->hccs_group_size ? t->hccs_group_size : 1;
+
+	if (j->spec && j->spec->server_type && strcmp(j->spec->server_type, t->name) != 0) {
+		sched_reason(reason, "server %s of its placement is an %s now, not the %s it "
+				     "asks for", s->conf->name, t->product, j->spec->server_type);
+		return false;
+	}
+	if (count > 1 ? n != s->conf->npu_count :
+			n >= 32 || !(t->legal_sizes_mask & (1u << n)))
+		goto illegal;
+	if (count == 1 && t->hccs == CONF_HCCS_RING && n <= g)
+		for (unsigned k = 1; k < n; k++)
+			if (sl->device_ids[k] / g != sl->device_ids[0] / g)
+				goto illegal;
+	if (count == 1 && t->hccs == CONF_HCCS_PAIR && n % 2 == 0)
+		for (unsigned k = 0; k < n; k += 2)
+			if (sl->device_ids[k] % 2 || sl->device_ids[k + 1] != sl->device_ids[k] + 1)
+				goto illegal;
+	return true;
+
+illegal:
+	sched_reason(reason, "server %s of its placement is an %s now, where %u NPU%s placed "
+			     "so break the HCCS rules",
+		     s->conf->name, t->product, n, n == 1 ? "" : "s");
+	return false;
+}
+
+/*
+ * The placement of a saved job, checked against the cluster as configured now: servers
+ * by name, device ids in range, each NPU free, ranks 0..N-1 in order, the topology rules
+ * of each server's type. -ESTALE with the reason when it no longer fits (the inventory
+ * changed); -EINVAL when malformed.
+ */
+static int load_slices(const struct sched_cluster *c, const struct sched_job *j, const json_t *arr,
+		       struct sched_slice **ret, size_t *ret_count, char *reason)
 {
 	size_t n = json_array_size(arr), i;
 	struct sched_slice *sl;
@@ -316,6 +354,9 @@ static int load_slices(const struct sched_cluster *c, const json_t *arr, struct 
 		}
 		next_rank += sl[i].npu_count;
 	}
+	for (i = 0; i < n; i++)
+		if (!slice_is_legal(c, j, &sl[i], n, reason))
+			goto stale;
 	*ret = sl;
 	*ret_count = n;
 	return 0;
@@ -501,7 +542,7 @@ int sched_job_load(struct sched_cluster *c, const char *text, size_t len, uint64
 		c->jobs = n;
 		c->job_cap = cap;
 	}
-	r = load_slices(c, json_object_get(o, "placement"), &slices, &slice_count, moved);
+	r = load_slices(c, j, json_object_get(o, "placement"), &slices, &slice_count, moved);
 	if (r == -EINVAL)
 		sched_reason(reason, "job record %s: malformed placement", j->name);
 	if (r == -EINVAL || r == -ENOMEM)
@@ -698,9 +739,13 @@ int sched_meta_save(const struct sched_cluster *c, char **ret, size_t *ret_len)
 	put_u64(&d, "backfilled", c->backfilled);
 	put_u64(&d, "timeouts", c->timeouts);
 	put_u64(&d, "resizes", c->resizes);
+	/* each queue's quota with the file's value it overrides, so that a restart can tell
+	 * whether the file changed since */
 	for (size_t i = 0; quotas && i < c->conf->queue_count; i++)
 		if (json_object_set_new(quotas, c->conf->queues[i].name,
-					json_integer(c->conf->queues[i].quota_npus)) < 0)
+					json_pack("{s:i, s:i}", "npus",
+						  (int)c->conf->queues[i].quota_npus, "file",
+						  (int)c->queue_quota_file[i])) < 0)
 			d.failed = true;
 	put(&d, "quota_npus", quotas);
 	return doc_finish(&d, ret, ret_len);
@@ -738,15 +783,28 @@ int sched_meta_load(struct sched_cluster *c, const char *text, size_t len, char 
 	c->backfilled = v[5];
 	c->timeouts = v[6];
 	c->resizes = v[7];
-	/* a quota set at run time outlives a restart; a queue no longer configured is
-	 * dropped, and a quota beyond the cluster as configured now is capped */
+	/* a quota set at run time outlives a restart, unless the file changed that queue's
+	 * quota meanwhile; a queue no longer configured is dropped, and a quota beyond the
+	 * cluster as configured now is capped */
+	reason[0] = '\0';
 	json_object_foreach((json_t *)quotas, key, val) {
 		struct conf_queue *q = (struct conf_queue *)conf_cluster_find_queue(c->conf, key);
+		uint64_t npus, file;
+		size_t qi;
 
-		if (q && json_is_integer(val) && json_integer_value(val) >= 0)
-			q->quota_npus = json_integer_value(val) > c->npus_total
-						? c->npus_total
-						: (unsigned)json_integer_value(val);
+		if (!q || !get_u64(val, "npus", &npus) || !get_u64(val, "file", &file))
+			continue;
+		qi = (size_t)(q - c->conf->queues);
+		if (file != c->queue_quota_file[qi]) {
+			if (npus != file)
+				sched_reason(reason, "queue %s: quota_npus is %u in the configuration "
+						     "file now (was %u): the %u set at run time is "
+						     "dropped",
+					     key, c->queue_quota_file[qi], (unsigned)file,
+					     (unsigned)npus);
+			continue;
+		}
+		q->quota_npus = npus > c->npus_total ? c->npus_total : (unsigned)npus;
 	}
 	c->version++;
 	json_decref(o);
@@ -786,6 +844,19 @@ int sched_event_load(struct sched_cluster *c, uint64_t seq, uint64_t time_usec, 
 	if (!e->line)
 		sched_event_render_line(e);
 	return 0;
+}
+
+void sched_event_forget_all(struct sched_cluster *c)
+{
+	for (size_t i = 0; i < c->event_count; i++) {
+		struct sched_event *e = &c->events[(c->event_head + i) % c->event_cap];
+
+		free(e->line);
+		e->line = NULL;
+	}
+	c->event_head = 0;
+	c->event_count = 0;
+	c->version++;
 }
 
 int sched_restore_finish(struct sched_cluster *c, uint64_t now_usec, char *reason)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Crash test (issue 5): a client submits, cancels, reports faults and sets a quota in a
+# Crash test (issue 5): a client submits, cancels, removes (rmdir) and resubmits jobs,
+# reports faults and sets a quota in a
 # loop while the daemon is killed with SIGKILL at a random moment, many times. After
 # each restart on the same --state-dir, the state must hold everything that was
 # acknowledged (the syscall returned success) and nothing half applied: an operation
@@ -31,7 +32,7 @@ start_daemon() {
 # syscall succeeded) or "fail OP" after. It never stops by itself.
 client() {
 	local round=$1 i=0 r name node npu q
-	local sizes=(1 2 4 8 16) jobs=()
+	local sizes=(1 2 4 8 16) jobs=() gone=() keep=() x k
 	while :; do
 		i=$((i + 1))
 		r=$RANDOM
@@ -48,7 +49,7 @@ client() {
 				echo "fail submit $name" >>"$ACK"
 			fi
 			;;
-		5 | 6)
+		5)
 			[ ${#jobs[@]} -gt 0 ] || continue
 			name=${jobs[$((r % ${#jobs[@]}))]}
 			echo "begin cancel $name" >>"$ACK"
@@ -56,6 +57,34 @@ client() {
 				echo "ack cancel $name" >>"$ACK"
 			else
 				echo "fail cancel $name" >>"$ACK"
+			fi
+			;;
+		6)
+			# rmdir a job (an active one is cancelled first), or submit a removed
+			# name again (a new job of an old name)
+			if [ ${#gone[@]} -gt 0 ] && [ $((r / 10 % 3)) = 0 ]; then
+				k=$((r / 30 % ${#gone[@]}))
+				name=${gone[$k]}
+				echo "begin submit $name" >>"$ACK"
+				if cp "$IT_WORK/spec/$name.yaml" "$M/jobs/" 2>/dev/null; then
+					echo "ack submit $name" >>"$ACK"
+					jobs+=("$name")
+					gone=("${gone[@]:0:k}" "${gone[@]:k+1}")
+				else
+					echo "fail submit $name" >>"$ACK"
+				fi
+			elif [ ${#jobs[@]} -gt 0 ]; then
+				name=${jobs[$((r % ${#jobs[@]}))]}
+				echo "begin remove $name" >>"$ACK"
+				if rmdir "$M/jobs/$name" 2>/dev/null; then
+					echo "ack remove $name" >>"$ACK"
+					gone+=("$name")
+					keep=()
+					for x in "${jobs[@]}"; do [ "$x" = "$name" ] || keep+=("$x"); done
+					jobs=("${keep[@]}")
+				else
+					echo "fail remove $name" >>"$ACK"
+				fi
 			fi
 			;;
 		7 | 8)
@@ -122,19 +151,35 @@ for job in jobs:
             errors.append(f"job {job}: rank table refused: {r.stdout}{r.stderr}")
     if ("submit", job) not in acked and ("submit", job) not in unsure:
         errors.append(f"job {job} exists but was never submitted")
+# Each job name's possible states after its operations in order: an acknowledged one
+# applies, one that was not (in flight, or failed as the daemon died) may or may not.
+def apply(op, st):
+    if op == "submit":
+        return "active"
+    if op == "cancel":
+        return "cancelled" if st == "active" else st
+    return "absent"  # remove
+names = {}
+for line in open(ack):
+    w = line.split()
+    if len(w) == 3 and w[1] in ("submit", "cancel", "remove"):
+        names.setdefault(w[2], []).append((w[0], w[1]))
+for job, ops in names.items():
+    possible = {"absent"}
+    for i, (tag, op) in enumerate(ops):
+        if tag == "begin":
+            done = i + 1 < len(ops) and ops[i + 1] == ("ack", op)
+            after = {apply(op, st) for st in possible}
+            possible = after if done else possible | after
+    s = status(job)
+    seen = "absent" if s is None else "cancelled" if s == "cancelled" else \
+        "rejected" if s in ("rejected", "draft") else "active"
+    if seen not in possible:
+        errors.append(f"job {job}: {seen} ({s}) after {ops}; expected one of {sorted(possible)}")
+    checked += sum(1 for tag, _ in ops if tag == "ack")
 for op in acked:
     kind = op[0]
-    if kind == "submit":
-        s = status(op[1])
-        if s is None or s in ("rejected", "draft"):
-            errors.append(f"acknowledged submission of {op[1]} lost: status {s}")
-        checked += 1
-    elif kind == "cancel":
-        s = status(op[1])
-        if s != "cancelled":
-            errors.append(f"acknowledged cancel of {op[1]} lost: status {s}")
-        checked += 1
-    elif kind == "fault":
+    if kind == "fault":
         node, npu = op[1], op[2]
         line = [l for l in open(f"{mnt}/nodes/{node}/npus") if l.split()[0] == npu]
         if not line or "isolated" not in line[0]:
@@ -202,7 +247,7 @@ done
 check_eq "survived every crash" "$ROUNDS" "$crashes"
 acks=$(grep -c '^ack' "$ACK")
 echo "# survived $crashes SIGKILLs; $acks operations acknowledged; after the last restart" \
-	"$ops distinct ones (a job's submission and cancel, an NPU's fault, the quota) checked"
+	"$ops checked (every submission, cancel and rmdir; each NPU's fault; the quota)"
 [ "$ops" -gt 0 ] && ok "acknowledged operations were checked ($ops)" || not_ok "operations were checked"
 it_stop
 it_finish
