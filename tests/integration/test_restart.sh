@@ -142,6 +142,18 @@ check_eq "the store keeps 64 events too" "(64, $LAST)" "$rows"
 echo cordon >"$M/nodes/a2-node-16/ctl"
 check_eq "numbering goes on after the restart" "$((LAST + 1))" \
 	"$(tail -n1 "$M/cluster/events" | python3 -c 'import json,sys; print(json.loads(sys.stdin.read())["seq"])')"
+
+# ---- a spec written in pieces, the daemon killed before the last piece ----------------
+printf 'npus: 8\n' >"$W/part.yaml"
+( { cat "$W/part.yaml"; sleep 3; echo "time_limit: 1h"; } >"$M/jobs/half.yaml" ) 2>/dev/null &
+half=$!
+sleep 1.5 # cat has closed its duplicate; the group has not ended
+kill -KILL "$IT_PID"
+wait "$IT_PID" 2>/dev/null
+IT_PID=""
+wait "$half" 2>/dev/null
+it_start "$ASCENDFS" "$CONFIG" --state-dir "$STATE" || { not_ok "the daemon restarts"; it_finish; exit 1; }
+check_eq "half of a spec (the writer never finished) is not submitted" "" "$(status_of half)"
 it_stop
 
 # ---- a stale mount (no auto_unmount: -d) is detected and replaced -------------------

@@ -582,6 +582,98 @@ static void test_state_inventory_changed(void **state)
 	sched_cluster_free(b);
 }
 
+/*
+ * A quota set at run time survives a restart, unless the configuration file changed that
+ * queue's quota since: then the file wins and the load says so.
+ */
+static void test_state_quota_file_wins_when_changed(void **state)
+{
+	static const char *const q16 = "  - name: default\n  - name: batch\n    quota_npus: 16\n";
+	static const char *const q32 = "  - name: default\n  - name: batch\n    quota_npus: 32\n";
+	struct fx_opts o16 = { .servers = 6, .quota = true, .queues = q16 };
+	struct fx_opts o32 = { .servers = 6, .quota = true, .queues = q32 };
+	struct sched_cluster *a = fx_cluster(&o16), *b = fx_cluster(&o16), *c = fx_cluster(&o32);
+	char why[SCHED_REASON_MAX], *meta;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(sched_queue_set_quota(a, "batch", 24, adv(1)), 0);
+	assert_int_equal(sched_meta_save(a, &meta, &len), 0);
+	assert_int_equal(sched_meta_load(b, meta, len, why), 0);
+	assert_int_equal(b->conf->queues[1].quota_npus, 24);
+	assert_string_equal(why, "");
+	assert_int_equal(sched_meta_load(c, meta, len, why), 0);
+	assert_int_equal(c->conf->queues[1].quota_npus, 32);
+	assert_non_null(strstr(why, "dropped"));
+	free(meta);
+	sched_cluster_free(a);
+	sched_cluster_free(b);
+	sched_cluster_free(c);
+}
+
+/*
+ * The servers changed type between save and restore (Atlas 800T A2 -> Atlas 800, rings of
+ * four): a 2-NPU placement across two rings breaks the 910's rules and is requeued, then
+ * placed again by them; a 3-NPU job can never run there and fails; an 8-NPU whole server
+ * is still legal and keeps its NPUs.
+ */
+static void test_state_type_change_requeues_illegal_placement(void **state)
+{
+	struct fx_opts a2 = { .servers = 2 }, a1 = { .type = "atlas800", .servers = 2 };
+	struct sched_cluster *a = fx_cluster(&a2), *b = fx_cluster(&a1);
+	char why[SCHED_REASON_MAX], *doc[3];
+	size_t len;
+	struct sched_job *j;
+
+	(void)state;
+	run(a, spec("three", 3, NULL, 500, 0));
+	run(a, spec("two", 2, NULL, 500, 0));
+	run(a, spec("whole", 8, NULL, 500, 0));
+	assert_int_equal(a->jobs[1]->slices[0].device_ids[0], 3); /* 3-4 on a mesh */
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(sched_job_save(a, a->jobs[i], &doc[i], &len), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(sched_job_load(b, doc[i], strlen(doc[i]), clk, why), 0);
+	assert_int_equal(sched_restore_finish(b, clk, why), 0);
+	/* 3 NPUs can never run on a 910: failed, saying why */
+	expect_state(sched_cluster_find_job(b, "three"), SCHED_JOB_FAILED);
+	assert_true(has_event(b, SCHED_EV_FAILED, "three", "rings of 4"));
+	/* devices 3 and 4 straddle two rings: requeued, then placed inside one ring */
+	assert_true(has_event(b, SCHED_EV_REQUEUED, "two", "HCCS"));
+	j = sched_cluster_find_job(b, "two");
+	expect_state(j, SCHED_JOB_RUNNING);
+	assert_int_equal(j->slices[0].device_ids[0] / 4, j->slices[0].device_ids[1] / 4);
+	assert_false(has_event(b, SCHED_EV_REQUEUED, "whole", NULL));
+	j = sched_cluster_find_job(b, "whole");
+	expect_state(j, SCHED_JOB_RUNNING);
+	assert_int_equal(j->generation, 1);
+	fx_check(b);
+	for (int i = 0; i < 3; i++)
+		free(doc[i]);
+	sched_cluster_free(a);
+	sched_cluster_free(b);
+}
+
+/* After sched_event_forget_all() the next kept event may start anywhere; numbering goes on. */
+static void test_state_event_history_restarts_after_a_bad_row(void **state)
+{
+	struct fx_opts o = { .servers = 1 };
+	struct sched_cluster *c = fx_cluster(&o);
+
+	(void)state;
+	assert_int_equal(sched_event_load(c, 1, clk, "submitted", "x", NULL, -1, "pending", "", NULL),
+			 0);
+	assert_int_equal(sched_event_load(c, 2, clk, "no-such-kind", NULL, NULL, -1, NULL, "", NULL),
+			 -EINVAL);
+	sched_event_forget_all(c);
+	c->next_event_seq = 3;
+	assert_int_equal(sched_event_load(c, 3, clk, "placed", "x", NULL, -1, "running", "", NULL),
+			 0);
+	assert_int_equal(sched_event_next(c, 0)->seq, 3);
+	assert_null(sched_event_next(c, 3));
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -590,6 +682,9 @@ int main(void)
 		cmocka_unit_test(test_state_versions_cover_every_change),
 		cmocka_unit_test(test_state_load_refuses_bad_documents),
 		cmocka_unit_test(test_state_inventory_changed),
+		cmocka_unit_test(test_state_quota_file_wins_when_changed),
+		cmocka_unit_test(test_state_type_change_requeues_illegal_placement),
+		cmocka_unit_test(test_state_event_history_restarts_after_a_bad_row),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
