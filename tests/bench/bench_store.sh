@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Durable state (issue 5): submissions per second through the mount with every close
 # committed to SQLite before it returns, against the same daemon with --state-dir=none
-# in the same run; and the restart time with 10,000 jobs in the store, against a start
-# on an empty store. Prints figures and ratios; asserts nothing about time.
+# in the same run; the restart time with 10,000 jobs in the store, against a start on an
+# empty store; and the daemon's memory (VmRSS) with 10,000 jobs on 1,024 servers (8,192
+# NPUs) against the same cluster empty. Prints figures and ratios; asserts nothing about
+# time.
 # Usage: bench_store.sh ASCENDFS BENCH_SUBMIT SRCDIR  (BENCH_JOBS=N total, default 10000)
 set -u
 ASCENDFS=$(realpath "$1")
@@ -69,5 +71,34 @@ printf '\nrestart with %s job records in the store (ascendfs.db %s KiB)\n' "$rec
 printf '  exec to usable mount: %s ms (empty store: %s ms)\n' "$restart_ms" "$start_ms_empty"
 printf '  daemon: %s\n' "${line#*info: }"
 check_eq "every job record restored" "$records" "$restored"
+it_stop >/dev/null
+
+# ---- memory: 1,024 Atlas 800T A2 servers (8,192 NPUs) under 64 leaf switches ----------
+rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$IT_PID/status"; }
+BIG=$IT_WORK/cluster1024.yaml
+{
+	printf 'cluster:\n  name: bench-8192\nresource:\n  total_npu: 8192\nservers:\n'
+	for s in $(seq 1 1024); do
+		printf '  - {name: node-%04d, host_ip: 10.1.%d.%d, type: atlas800t-a2, switch: leaf-%d}\n' \
+			"$s" $((s / 200)) $((s % 200 + 1)) $(((s - 1) / 16 + 1))
+	done
+} >"$BIG"
+CONFIG=$BIG
+start_timed --state-dir "$IT_WORK/state-big" || exit 1
+rss_empty=$(rss_kib)
+left=$JOBS
+n=0
+while [ "$left" -gt 0 ]; do
+	k=$((left > BATCH ? BATCH : left))
+	submit "big$n" "$k" >/dev/null
+	left=$((left - k))
+	n=$((n + 1))
+done
+cat "$IT_MNT/cluster/status" >/dev/null
+rss_full=$(rss_kib)
+printf '\ndaemon memory (VmRSS), 1,024 servers / 8,192 NPUs: empty %s MiB, with %s jobs %s MiB' \
+	$((rss_empty / 1024)) "$JOBS" $((rss_full / 1024))
+awk -v a="$rss_full" -v b="$rss_empty" -v n="$JOBS" \
+	'BEGIN { printf " (%.2fx; %.1f KiB per job)\n", a / b, (a - b) / n }'
 it_stop >/dev/null
 it_finish
