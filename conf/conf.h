@@ -216,6 +216,16 @@ int conf_cluster_render_yaml(const struct conf_cluster *c, char **ret_buf, size_
 /* conf_cluster_find_queue() - the queue called @name, or NULL. Borrowed. */
 const struct conf_queue *conf_cluster_find_queue(const struct conf_cluster *c, const char *name);
 
+/*
+ * conf_cluster_add_queue() - add queue @name (borrowed; copied) with the defaults of a
+ * configured queue that names nothing else: no quota, priority 500, weight 1,
+ * may_borrow, open to every group. For programs that build a configuration around
+ * given work (ascend-sim adds a trace's queues). Pointers into c->queues taken before
+ * the call are invalid after it. Returns 0, -EEXIST (a queue of that name exists),
+ * -EINVAL (not a valid name, conf_name_is_valid()) or -ENOMEM (@c unchanged).
+ */
+int conf_cluster_add_queue(struct conf_cluster *c, const char *name);
+
 enum conf_launch {
 	CONF_LAUNCH_MSRUN,	/* one msrun per server (hosts/<server>.env) */
 	CONF_LAUNCH_PER_RANK,	/* one process per NPU (ranks/<rank>.env) */

@@ -54,6 +54,8 @@ static const char *const server_keys[] = {
 };
 static const char *const log_levels[] = { "debug", "info", "warning", "error", NULL };
 
+static void queue_defaults(struct conf_queue *q);
+
 static void queue_release(struct conf_queue *q)
 {
 	size_t i;
@@ -104,6 +106,31 @@ const struct conf_queue *conf_cluster_find_queue(const struct conf_cluster *c, c
 		if (strcmp(c->queues[i].name, name) == 0)
 			return &c->queues[i];
 	return NULL;
+}
+
+int conf_cluster_add_queue(struct conf_cluster *c, const char *name)
+{
+	struct conf_queue *queues, *q;
+
+	if (!conf_name_is_valid(name))
+		return -EINVAL;
+	if (conf_cluster_find_queue(c, name))
+		return -EEXIST;
+	queues = realloc(c->queues, (c->queue_count + 1) * sizeof(*queues));
+	if (!queues)
+		return -ENOMEM;
+	c->queues = queues;
+	q = &queues[c->queue_count];
+	memset(q, 0, sizeof(*q));
+	queue_defaults(q);
+	q->name = strdup(name);
+	q->groups = calloc(1, sizeof(*q->groups));
+	if (!q->name || !q->groups) {
+		queue_release(q);
+		return -ENOMEM;
+	}
+	c->queue_count++;
+	return 0;
 }
 
 /* Replace *field with a copy of @text. */
