@@ -1,0 +1,512 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ascend-sim: replay a job trace against ascendfs's scheduler and against the static
+ * rank-table workflow, with a virtual clock, and print one table of ratios (sim.h).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+static const char usage[] =
+	"usage: ascend-sim --trace FILE.csv (--config CLUSTER.yaml | --servers N) [options]\n"
+	"\n"
+	"Replays a job trace twice on the same cluster, with the same NPU faults: through\n"
+	"ascendfs's scheduler (the configuration's queues, backfill, preemption, topology-\n"
+	"aware placement, recovery from the newest checkpoint) and through the static\n"
+	"rank-table workflow (whole servers, FIFO, first free servers, no backfill, a fault\n"
+	"restarts the job from scratch). Prints one table with the ratio ascendfs/static.\n"
+	"\n"
+	"Input:\n"
+	"  --trace FILE           CSV with the header timestamp,duration,num_gpus,gpu_time,\n"
+	"                         cluster (Philly: one GPU = one NPU, each virtual cluster a\n"
+	"                         queue) or submit_sec,duration_sec,npus,queue,priority\n"
+	"  --config FILE          cluster configuration (as for ascendfs); queues the trace\n"
+	"                         names and the file lacks are added with weight 1\n"
+	"  --servers N            instead of --config: N Atlas 800T A2 servers (8 NPUs each)\n"
+	"  --switch-size K        with --servers: servers per leaf switch (default 16)\n"
+	"  --slice A:B            only jobs A..B-1 in submit order, from 0 (A: and :B work)\n"
+	"  --load-scale X         arrivals X times as fast (run times unchanged; default 1)\n"
+	"Policies (ascendfs side; default: as the configuration says, on for --servers):\n"
+	"  --backfill on|off      EASY backfill\n"
+	"  --preemption on|off    priority preemption\n"
+	"  --time-limit hour|exact|none  each job's time_limit: its run time rounded up to\n"
+	"                         the hour (default), exact, or none (no backfill then)\n"
+	"Faults:\n"
+	"  --mtbf DURATION        mean time between failures of one NPU, e.g. 50000h;\n"
+	"                         default none\n"
+	"  --repair DURATION      a failed NPU returns to service after this (default 8h)\n"
+	"  --checkpoint-interval DURATION  jobs save a checkpoint every DURATION of run time\n"
+	"                         (default 30m; 0: never)\n"
+	"  --restart-cost DURATION  run time a restarted job needs before it makes progress\n"
+	"                         (relaunch, HCCL init, checkpoint load; default 0)\n"
+	"  --seed N               fault sequence (default 1)\n"
+	"Topology figures:\n"
+	"  --tp N                 tensor-parallel group size in ranks (default 8)\n"
+	"  --comm-share X         share of a step spent in collectives when ideally placed\n"
+	"                         (default 0.25), for the step-time proxy\n"
+	"  --spine-oversubscription X  leaf-to-spine oversubscription (default 2; 1 means a\n"
+	"                         non-blocking fabric, where crossing switches costs nothing)\n"
+	"Output:\n"
+	"  --out DIR              write summary.csv, utilization.csv, jobs.csv and\n"
+	"                         utilization.gp there, and plot with gnuplot\n"
+	"  --plot svg|png|none    figure format (default svg)\n"
+	"  --sample DURATION      time-series step (default 1h)\n"
+	"\n"
+	"Durations: 90, 90s, 30m, 2h, 1d, 1h30m. Exit status: 0, 1 (a replay error),\n"
+	"2 (bad arguments or input).\n";
+
+enum {
+	OPT_TRACE = 256, OPT_CONFIG, OPT_SERVERS, OPT_SWITCH, OPT_SLICE, OPT_LOAD, OPT_BACKFILL,
+	OPT_PREEMPT, OPT_LIMIT, OPT_MTBF, OPT_REPAIR, OPT_CKPT, OPT_COST, OPT_SEED, OPT_TP,
+	OPT_COMM, OPT_SPINE, OPT_OUT, OPT_PLOT, OPT_SAMPLE,
+};
+
+struct args {
+	const char *trace, *config, *out, *plot;
+	unsigned servers, switch_size;
+	size_t from, to;
+	double load;
+	int backfill, preemption; /* -1: as configured */
+};
+
+__attribute__((format(printf, 1, 2))) static int bad(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "ascend-sim: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n(ascend-sim --help lists the options)\n");
+	return 2;
+}
+
+static int read_duration(const char *opt, const char *v, uint64_t *ret)
+{
+	if (conf_parse_duration(v, ret) < 0)
+		return bad("%s: '%s' is not a duration (e.g. 90s, 30m, 2h, 1d)", opt, v);
+	return 0;
+}
+
+static int read_onoff(const char *opt, const char *v, int *ret)
+{
+	if (strcmp(v, "on") == 0 || strcmp(v, "true") == 0)
+		*ret = 1;
+	else if (strcmp(v, "off") == 0 || strcmp(v, "false") == 0)
+		*ret = 0;
+	else
+		return bad("%s: '%s' is not on or off", opt, v);
+	return 0;
+}
+
+static int read_number(const char *opt, const char *v, double lo, double hi, double *ret)
+{
+	char *end;
+	double x;
+
+	errno = 0;
+	x = strtod(v, &end);
+	if (errno || end == v || *end || !(x >= lo && x <= hi)) {
+		char range[64];
+
+		snprintf(range, sizeof(range), "%g to %g", lo, hi);
+		fprintf(stderr, "ascend-sim: %s: '%s' is not a number from %s\n", opt, v, range);
+		return 2;
+	}
+	*ret = x;
+	return 0;
+}
+
+static int read_slice(const char *v, size_t *from, size_t *to)
+{
+	const char *colon = strchr(v, ':');
+	char *end;
+
+	if (!colon)
+		return bad("--slice: '%s' is not A:B (e.g. 0:20000, 5000:, :1000)", v);
+	*from = 0;
+	*to = SIZE_MAX;
+	if (colon != v) {
+		*from = strtoull(v, &end, 10);
+		if (end != colon || *v == '-')
+			return bad("--slice: '%s': A is not a job number", v);
+	}
+	if (colon[1]) {
+		*to = strtoull(colon + 1, &end, 10);
+		if (*end || colon[1] == '-')
+			return bad("--slice: '%s': B is not a job number", v);
+	}
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct args *a, struct sim_options *o)
+{
+	static const struct option opts[] = {
+		{ "trace", required_argument, NULL, OPT_TRACE },
+		{ "config", required_argument, NULL, OPT_CONFIG },
+		{ "servers", required_argument, NULL, OPT_SERVERS },
+		{ "switch-size", required_argument, NULL, OPT_SWITCH },
+		{ "slice", required_argument, NULL, OPT_SLICE },
+		{ "load-scale", required_argument, NULL, OPT_LOAD },
+		{ "backfill", required_argument, NULL, OPT_BACKFILL },
+		{ "preemption", required_argument, NULL, OPT_PREEMPT },
+		{ "time-limit", required_argument, NULL, OPT_LIMIT },
+		{ "mtbf", required_argument, NULL, OPT_MTBF },
+		{ "repair", required_argument, NULL, OPT_REPAIR },
+		{ "checkpoint-interval", required_argument, NULL, OPT_CKPT },
+		{ "restart-cost", required_argument, NULL, OPT_COST },
+		{ "seed", required_argument, NULL, OPT_SEED },
+		{ "tp", required_argument, NULL, OPT_TP },
+		{ "comm-share", required_argument, NULL, OPT_COMM },
+		{ "spine-oversubscription", required_argument, NULL, OPT_SPINE },
+		{ "out", required_argument, NULL, OPT_OUT },
+		{ "plot", required_argument, NULL, OPT_PLOT },
+		{ "sample", required_argument, NULL, OPT_SAMPLE },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	double x;
+	int c, r = 0;
+
+	memset(a, 0, sizeof(*a));
+	a->switch_size = 16;
+	a->to = SIZE_MAX;
+	a->load = 1;
+	a->backfill = a->preemption = -1;
+	a->plot = "svg";
+	sim_options_default(o);
+	while (r == 0 && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case OPT_TRACE:
+			a->trace = optarg;
+			break;
+		case OPT_CONFIG:
+			a->config = optarg;
+			break;
+		case OPT_SERVERS:
+			r = read_number("--servers", optarg, 1, 16384, &x);
+			a->servers = (unsigned)x;
+			if (!r && x != (double)a->servers)
+				r = bad("--servers: '%s' is not a whole number", optarg);
+			break;
+		case OPT_SWITCH:
+			r = read_number("--switch-size", optarg, 1, 16384, &x);
+			a->switch_size = (unsigned)x;
+			break;
+		case OPT_SLICE:
+			r = read_slice(optarg, &a->from, &a->to);
+			break;
+		case OPT_LOAD:
+			r = read_number("--load-scale", optarg, 0.001, 1000, &a->load);
+			break;
+		case OPT_BACKFILL:
+			r = read_onoff("--backfill", optarg, &a->backfill);
+			break;
+		case OPT_PREEMPT:
+			r = read_onoff("--preemption", optarg, &a->preemption);
+			break;
+		case OPT_LIMIT:
+			if (strcmp(optarg, "hour") == 0)
+				o->time_limit = SIM_LIMIT_HOUR;
+			else if (strcmp(optarg, "exact") == 0)
+				o->time_limit = SIM_LIMIT_EXACT;
+			else if (strcmp(optarg, "none") == 0)
+				o->time_limit = SIM_LIMIT_NONE;
+			else
+				r = bad("--time-limit: '%s' is not hour, exact or none", optarg);
+			break;
+		case OPT_MTBF:
+			r = read_duration("--mtbf", optarg, &o->mtbf_sec);
+			break;
+		case OPT_REPAIR:
+			r = read_duration("--repair", optarg, &o->repair_sec);
+			if (!r && !o->repair_sec)
+				r = bad("--repair: '%s': a repair takes at least 1 s", optarg);
+			break;
+		case OPT_CKPT:
+			r = read_duration("--checkpoint-interval", optarg, &o->checkpoint_sec);
+			break;
+		case OPT_COST:
+			r = read_duration("--restart-cost", optarg, &o->restart_cost_sec);
+			break;
+		case OPT_SEED:
+			r = read_number("--seed", optarg, 0, 4294967295.0, &x);
+			o->seed = (uint64_t)x;
+			break;
+		case OPT_TP:
+			r = read_number("--tp", optarg, 1, 4096, &x);
+			o->tp = (unsigned)x;
+			break;
+		case OPT_COMM:
+			r = read_number("--comm-share", optarg, 0, 1, &o->comm_share);
+			break;
+		case OPT_SPINE:
+			r = read_number("--spine-oversubscription", optarg, 1, 64, &o->spine_oversub);
+			break;
+		case OPT_OUT:
+			a->out = optarg;
+			break;
+		case OPT_PLOT:
+			if (strcmp(optarg, "none") == 0)
+				a->plot = NULL;
+			else if (strcmp(optarg, "svg") == 0 || strcmp(optarg, "png") == 0)
+				a->plot = optarg;
+			else
+				r = bad("--plot: '%s' is not svg, png or none", optarg);
+			break;
+		case OPT_SAMPLE:
+			r = read_duration("--sample", optarg, &o->sample_sec);
+			if (!r && o->sample_sec < 60)
+				r = bad("--sample: '%s': use at least 60 s", optarg);
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			exit(0);
+		default:
+			return 2;
+		}
+	}
+	if (r)
+		return r;
+	if (optind < argc)
+		return bad("unexpected argument '%s'", argv[optind]);
+	if (!a->trace)
+		return bad("give the trace with --trace FILE.csv");
+	if (!a->config == !a->servers)
+		return bad("give the cluster with --config FILE or --servers N (one of them)");
+	return 0;
+}
+
+/* The generated cluster: @n Atlas 800T A2 servers, @k per leaf switch. */
+static char *generated_config(unsigned n, unsigned k, size_t *ret_len)
+{
+	char *text = NULL;
+	FILE *f = open_memstream(&text, ret_len);
+
+	if (!f)
+		return NULL;
+	fprintf(f, "cluster:\n  name: sim\n  scheduler_ip: 10.0.0.1\n"
+		   "resource:\n  total_npu: %u\n  allow_mix_task: true\n"
+		   "  backfill: true\n  preemption: true\nservers:\n",
+		n * 8);
+	for (unsigned i = 0; i < n; i++) {
+		fprintf(f, "  - name: node-%04u\n    host_ip: 10.%u.%u.%u\n    type: atlas800t-a2\n"
+			   "    switch: leaf-%03u\n    device_ips: [",
+			i, 100 + i / 65536, i / 256 % 256, i % 256, i / k);
+		for (unsigned d = 0; d < 8; d++)
+			fprintf(f, "%s10.%u.%u.%u", d ? ", " : "", 16 + d * 8 + i / 65536,
+				i / 256 % 256, i % 256);
+		fprintf(f, "]\n");
+	}
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+static int load_config(const struct args *a, const char *text, size_t len,
+		       struct conf_cluster **ret)
+{
+	struct conf_error err;
+	char msg[1024];
+	int r;
+
+	memset(&err, 0, sizeof(err));
+	r = a->config ? conf_cluster_load(a->config, ret, &err) :
+			conf_cluster_parse(text, len, "generated.yaml", ret, &err);
+	if (r < 0) {
+		fprintf(stderr, "ascend-sim: %s\n", conf_error_format(&err, msg, sizeof(msg)));
+		return r;
+	}
+	if (a->backfill >= 0)
+		(*ret)->backfill = a->backfill;
+	if (a->preemption >= 0)
+		(*ret)->preemption = a->preemption;
+	return 0;
+}
+
+static int load_trace(const char *path, struct sim_trace *t)
+{
+	char err[SIM_ERR_MAX], *buf = NULL;
+	size_t len = 0;
+	FILE *f = fopen(path, "re");
+	int r;
+
+	if (!f) {
+		fprintf(stderr, "ascend-sim: %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	{
+		FILE *m = open_memstream(&buf, &len);
+		char chunk[65536];
+		size_t n;
+
+		if (!m) {
+			fclose(f);
+			return -ENOMEM;
+		}
+		while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+			fwrite(chunk, 1, n, m);
+		r = ferror(f) ? -EIO : 0;
+		if (fclose(m) != 0)
+			r = -ENOMEM;
+	}
+	fclose(f);
+	if (r < 0) {
+		fprintf(stderr, "ascend-sim: %s: %s\n", path, strerror(-r));
+		free(buf);
+		return r;
+	}
+	r = sim_trace_parse(buf, len, path, t, err);
+	free(buf);
+	if (r < 0)
+		fprintf(stderr, "ascend-sim: %s\n", err);
+	return r;
+}
+
+static void print_goals(const struct sim_result *st, const struct sim_summary *ss,
+			const struct sim_result *as, const struct sim_summary *sa,
+			const struct sim_options *o)
+{
+	printf("\ngoals (ascendfs):\n");
+	printf("  allocation (NPUs running jobs) while jobs wait >= 90%%: %.1f%% (static "
+	       "%.1f%%): %s\n",
+	       sa->used_wait_pct, ss->used_wait_pct, sa->used_wait_pct >= 90 ? "met" : "NOT met");
+	printf("  mean queueing delay below static FIFO's: %.2f h vs %.2f h: %s\n",
+	       sa->wait_mean / 3600, ss->wait_mean / 3600,
+	       sa->wait_mean < ss->wait_mean ? "met" : "NOT met");
+	printf("  no tensor-parallel group across servers where one server could hold it: "
+	       "%llu of %llu groups: %s\n",
+	       (unsigned long long)as->tp_cross_avoidable, (unsigned long long)as->tp_groups,
+	       as->tp_cross_avoidable == 0 ? "met" : "NOT met");
+	if (o->mtbf_sec && o->checkpoint_sec)
+		printf("  work lost per interruption <= checkpoint interval + restart cost "
+		       "(%llu s): worst %.2f of it, %llu over: %s (static: worst %.1f, %llu over)\n",
+		       (unsigned long long)(o->checkpoint_sec + o->restart_cost_sec),
+		       as->worst_loss_ratio, (unsigned long long)as->interruptions_over_bound,
+		       as->interruptions_over_bound == 0 ? "met" : "NOT met", st->worst_loss_ratio,
+		       (unsigned long long)st->interruptions_over_bound);
+}
+
+int main(int argc, char **argv)
+{
+	struct sim_result st = { 0 }, as = { 0 };
+	struct sim_summary ss, sa;
+	struct conf_cluster *conf = NULL;
+	struct sched_cluster *view = NULL;
+	struct sim_trace t = { 0 };
+	struct sim_options o;
+	struct args a;
+	char err[SIM_ERR_MAX] = "", *gen = NULL;
+	size_t gen_len = 0, raised = 0, removed = 0, total_jobs;
+	double work = 0, span;
+	int r, status = 2;
+
+	r = parse_args(argc, argv, &a, &o);
+	if (r)
+		return r;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (a.servers && !(gen = generated_config(a.servers, a.switch_size, &gen_len))) {
+		fprintf(stderr, "ascend-sim: out of memory\n");
+		return 1;
+	}
+	if (load_config(&a, gen, gen_len, &conf) < 0)
+		goto out;
+	r = sched_cluster_new(conf, &view); /* steals conf */
+	conf = NULL;
+	if (r < 0) {
+		fprintf(stderr, "ascend-sim: out of memory\n");
+		goto out;
+	}
+	if (load_trace(a.trace, &t) < 0)
+		goto out;
+	total_jobs = t.n;
+	if ((a.from || a.to != SIZE_MAX) && sim_trace_slice(&t, a.from, a.to, err) < 0) {
+		fprintf(stderr, "ascend-sim: %s\n", err);
+		goto out;
+	}
+	sim_trace_scale_load(&t, a.load);
+	status = 1;
+	if (sim_trace_fit(&t, view, &raised, &removed) < 0)
+		goto out;
+	if (!t.n) {
+		fprintf(stderr, "ascend-sim: no job of the trace fits this cluster (%u NPUs)\n",
+			view->npus_total);
+		status = 2;
+		goto out;
+	}
+	for (size_t i = 0; i < t.n; i++)
+		work += (double)t.jobs[i].npus * (double)t.jobs[i].dur_sec;
+	span = (double)(t.jobs[t.n - 1].submit_sec ? t.jobs[t.n - 1].submit_sec : 1);
+	printf("ascend-sim: %s: %zu of %zu jobs (%s format, %zu queues), arrivals over %.1f days"
+	       "%s\n",
+	       a.trace, t.n, total_jobs, t.format == SIM_TRACE_PHILLY ? "Philly" : "plain", t.nqueue,
+	       span / 86400, a.load != 1 ? " after load scaling" : "");
+	printf("cluster: %zu servers, %u NPUs, %zu leaf switches (%s); offered load %.2f "
+	       "(NPU-time asked / NPU-time of the arrival window)\n",
+	       view->server_count, view->npus_total, view->switch_count,
+	       a.config ? a.config : "generated Atlas 800T A2", work / (view->npus_total * span));
+	if (raised || removed)
+		printf("sizes: %zu jobs raised to a legal size (multi-server jobs take whole servers),"
+		       " %zu larger than the cluster left out\n",
+		       raised, removed);
+	if (o.mtbf_sec)
+		printf("faults: NPU MTBF %.0f h (one fault every %.1f h on this cluster), repair "
+		       "%.1f h, checkpoint every %.0f min, restart cost %.0f s, seed %llu\n",
+		       o.mtbf_sec / 3600.0, o.mtbf_sec / 3600.0 / view->npus_total,
+		       o.repair_sec / 3600.0, o.checkpoint_sec / 60.0, (double)o.restart_cost_sec,
+		       (unsigned long long)o.seed);
+	else
+		printf("faults: none (--mtbf DURATION injects them)\n");
+	r = sim_run_static(&t, view, &o, &st, err);
+	if (r < 0) {
+		fprintf(stderr, "ascend-sim: static replay: %s\n", err);
+		goto out;
+	}
+	if (load_config(&a, gen, gen_len, &conf) < 0)
+		goto out;
+	printf("ascendfs policies: backfill %s, preemption %s, time_limit %s\n",
+	       conf->backfill ? "on" : "off", conf->preemption ? "on" : "off",
+	       o.time_limit == SIM_LIMIT_NONE ? "none" :
+	       o.time_limit == SIM_LIMIT_EXACT ? "run time" : "run time rounded up to the hour");
+	r = sim_run_ascendfs(&t, conf, &o, &as, err);
+	conf = NULL;
+	if (r < 0) {
+		fprintf(stderr, "ascend-sim: ascendfs replay: %s\n", err);
+		goto out;
+	}
+	if (sim_summarize(&t, &st, &ss) < 0 || sim_summarize(&t, &as, &sa) < 0) {
+		fprintf(stderr, "ascend-sim: out of memory\n");
+		goto out;
+	}
+	sim_report_table(stdout, &st, &ss, &as, &sa, &o);
+	print_goals(&st, &ss, &as, &sa, &o);
+	if (a.out) {
+		r = sim_report_files(a.out, &t, &st, &ss, &as, &sa, &o, a.plot, err);
+		if (r < 0) {
+			fprintf(stderr, "ascend-sim: %s\n", err);
+			goto out;
+		}
+		if (r > 0)
+			fprintf(stderr, "ascend-sim: %s\n", err);
+		printf("\nwrote %s/summary.csv, utilization.csv, jobs.csv, utilization.gp%s\n", a.out,
+		       a.plot && r == 0 ? (strcmp(a.plot, "png") == 0 ? ", utilization.png" :
+									", utilization.svg") :
+					 "");
+	}
+	status = 0;
+out:
+	conf_cluster_free(conf);
+	sched_cluster_free(view);
+	sim_trace_free(&t);
+	sim_result_free(&st);
+	sim_result_free(&as);
+	free(gen);
+	return status;
+}

@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ascend-sim: replay a job trace against the scheduler with a virtual clock.
+ *
+ * Two engines see the same trace and the same hardware faults:
+ *  - "ascendfs": the sched library the daemon runs (sched_job_submit, sched_tick,
+ *    sched_server_report, sched_job_checkpoint ...), with the cluster configuration's
+ *    policies (queues, backfill, preemption, fine-grained topology-aware placement) and
+ *    recovery from the newest checkpoint;
+ *  - "static": today's workflow of a hand-written rank table and an MPI/msrun launch,
+ *    modelled here in a few lines: whole servers per job, one FIFO line, the first
+ *    free servers in inventory order (topology-blind), no backfill, and a fault kills
+ *    the job, which starts again from scratch on other servers.
+ * Everything runs on one thread; time is virtual (seconds since the first arrival of
+ * the trace slice). Nothing here reads a clock except for the wall time it reports.
+ */
+#ifndef ASCENDFS_SIM_H
+#define ASCENDFS_SIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ascend_sched.h"
+#include "conf.h"
+
+#define SIM_ERR_MAX 512
+
+/* ---- the trace (sim_trace.c) ---- */
+
+enum sim_trace_format {
+	SIM_TRACE_PHILLY,	/* timestamp,duration,num_gpus,gpu_time,cluster */
+	SIM_TRACE_PLAIN,	/* submit_sec,duration_sec,npus,queue,priority */
+};
+
+/* One job of a trace. */
+struct sim_tjob {
+	uint64_t submit_sec;	/* after sim_trace_parse: seconds since the first arrival */
+	uint64_t dur_sec;	/* run time without interruptions, >= 1 */
+	unsigned npus;		/* as the trace asks; sim_trace_fit() may raise it */
+	unsigned queue;		/* index into sim_trace.queues */
+	unsigned priority;	/* 0-1000 (Philly has none: 500) */
+	size_t line;		/* line in the file, for messages and a stable order */
+};
+
+struct sim_trace {
+	enum sim_trace_format format;
+	struct sim_tjob *jobs;	/* owned; n entries, by submit time then line */
+	size_t n;
+	char (*queues)[CONF_NAME_MAX + 1]; /* owned; nqueue queue names */
+	size_t nqueue;
+	uint64_t origin_sec;	/* absolute time of the first arrival (Philly: Unix time) */
+};
+
+/*
+ * sim_trace_parse() - parse a trace CSV of @len bytes at @buf (need not end in NUL).
+ * The header line says the format: `timestamp,duration,num_gpus,gpu_time,cluster`
+ * (the Philly trace, Jeon et al., ATC'19: one GPU is taken as one NPU, the virtual
+ * cluster hash becomes queue "vc-<hash>") or `submit_sec,duration_sec,npus,queue,
+ * priority` (queue and priority may be empty: "default", 500). Durations are rounded
+ * to whole seconds, at least 1. Jobs are sorted by submit time (then file order) and
+ * times made relative to the first arrival. @file names the input in messages.
+ * On success fills *@ret (release with sim_trace_free()). Returns 0, -EINVAL with
+ * @err ("file:line: what is wrong and how to fix it"), or -ENOMEM.
+ */
+int sim_trace_parse(const char *buf, size_t len, const char *file, struct sim_trace *ret,
+		    char err[SIM_ERR_MAX]);
+
+/* sim_trace_free() - release what sim_trace_parse() filled. Zeroed or NULL is fine. */
+void sim_trace_free(struct sim_trace *t);
+
+/*
+ * sim_trace_slice() - keep jobs [@from, @to) in submit order (@to clamped to n) and
+ * make times relative to the first kept arrival again. Returns 0 or -EINVAL (an empty
+ * slice), with @err.
+ */
+int sim_trace_slice(struct sim_trace *t, size_t from, size_t to, char err[SIM_ERR_MAX]);
+
+/*
+ * sim_trace_scale_load() - multiply the arrival rate by @factor (> 0): every submit time
+ * is divided by it, run times stay. 2 offers twice the load. Returns 0 or -EINVAL.
+ */
+int sim_trace_scale_load(struct sim_trace *t, double factor);
+
+/* ---- options and results (sim_run.c, sim_static.c, sim_acct.c) ---- */
+
+struct sim_options {
+	uint64_t mtbf_sec;		/* mean time between failures of one NPU; 0 = none */
+	uint64_t repair_sec;		/* a failed NPU is back in service after this */
+	uint64_t checkpoint_sec;	/* jobs checkpoint every this much run time; 0 = never */
+	uint64_t restart_cost_sec;	/* run time a restarted job spends before it makes
+					 * progress again (relaunch, HCCL init, loading) */
+	uint64_t sample_sec;		/* width of a time-series bucket */
+	uint64_t seed;			/* fault sequence */
+	unsigned tp;			/* tensor-parallel group size (ranks); jobs smaller
+					 * than it are one group */
+	enum { SIM_LIMIT_NONE, SIM_LIMIT_EXACT, SIM_LIMIT_HOUR } time_limit;
+	double comm_share;		/* step-time proxy: share of a step spent in
+					 * collectives when placed ideally */
+	double spine_oversub;		/* leaf-to-spine oversubscription (1 = non-blocking) */
+	double hccs_per_roce;		/* HCCS bandwidth / RoCE bandwidth per NPU */
+};
+
+/* sim_options_default() - the defaults ascend-sim documents (--help). */
+void sim_options_default(struct sim_options *o);
+
+enum sim_outcome {
+	SIM_NEVER,	/* never started */
+	SIM_RUNNING,	/* started, not finished when the replay stopped */
+	SIM_DONE,
+	SIM_FAILED,	/* gave up (max_restarts) */
+	SIM_TIMEOUT,	/* stopped at its time_limit */
+};
+
+/* What became of one trace job under one engine. */
+struct sim_jobrec {
+	uint64_t first_start_sec, end_sec;	/* UINT64_MAX while unknown */
+	unsigned npus;				/* NPUs it ran with (last placement) */
+	unsigned fault_restarts, preemptions;
+	double lost_fault_npu_sec;		/* run time redone after faults, x NPUs */
+	double lost_preempt_npu_sec;		/* the same after preemption */
+	unsigned servers, switches;		/* of its first placement */
+	enum sim_outcome outcome;
+	/* the running model */
+	bool running;
+	unsigned gen;				/* placement the sim knows of */
+	uint64_t run_start_sec;			/* of the current placement */
+	uint64_t base_sec;			/* progress it resumed from */
+	uint64_t cost_sec;			/* restart cost of this placement */
+	uint64_t ckpt_sec;			/* newest checkpoint (progress, s) */
+	uint64_t done_at_sec;			/* planned completion */
+	uint64_t stop_tick_gen;			/* a tick is queued for this stop */
+};
+
+/* Time series, one bucket per sample_sec of virtual time. */
+struct sim_bucket {
+	double alloc_npu_sec;	/* NPUs held by jobs (whole servers for static) */
+	double used_npu_sec;	/* NPUs jobs asked for, while they ran */
+	double healthy_npu_sec;	/* NPUs not failed */
+	double pending_sec;	/* jobs waiting, x seconds */
+	double running_sec;	/* jobs running, x seconds */
+	double span_sec;	/* seconds of the bucket the replay covered */
+};
+
+struct sim_result {
+	const char *engine;		/* "static" or "ascendfs" (static string) */
+	struct sim_jobrec *jobs;	/* owned; one per trace job */
+	size_t njobs;
+	struct sim_bucket *buckets;	/* owned; nbuckets allocated, nseries filled (up to
+					 * the replay's end) */
+	size_t nbuckets, nseries;
+	unsigned npus_total;
+	/* integrals, NPU-seconds or job-seconds */
+	double alloc_wait, used_wait, time_wait; /* while at least one job waited */
+	double alloc_win, used_win, time_win; /* over the arrival window */
+	double alloc_all, used_all, time_all; /* first arrival to the last end */
+	/* placements */
+	uint64_t placements, tp_groups, tp_cross, tp_cross_avoidable;
+	uint64_t multi_placements, multi_extra_switch;
+	uint64_t multi_extra_switch_avoidable;	/* more switches than the servers free at
+						 * that moment needed */
+	double step_proxy_sum, step_proxy_weight;
+	/* faults */
+	uint64_t faults, faults_hit, faults_absorbed;
+	uint64_t interruptions_over_bound;	/* losses above npus x (checkpoint + cost) */
+	double worst_loss_ratio;		/* max over interruptions of loss /
+						 * (npus x (checkpoint + restart cost)) */
+	uint64_t preemptions, backfilled, timeouts;
+	unsigned max_pending;
+	double useful_npu_sec;			/* sum of npus x run time of finished jobs */
+	double wall_sec;
+};
+
+/* sim_result_free() - release @r's arrays. */
+void sim_result_free(struct sim_result *r);
+
+/*
+ * sim_run_ascendfs() - replay @t on a cluster built from @conf (stolen; freed on every
+ * path) through the sched library. Trace queues the configuration lacks are added
+ * (conf_cluster_add_queue). @t's npus must fit (sim_trace_fit). Fills *@res.
+ * Returns 0, or a negative errno with @err (an API call refused what every legal
+ * replay does, or a scheduler invariant broke: sched_check_invariants()).
+ */
+int sim_run_ascendfs(const struct sim_trace *t, struct conf_cluster *conf,
+		     const struct sim_options *o, struct sim_result *res, char err[SIM_ERR_MAX]);
+
+/*
+ * sim_run_static() - replay @t with the static workflow on the servers of @c (borrowed:
+ * its inventory and switches only). Fills *@res. Returns 0, -ENOMEM or -EINVAL (a job
+ * that no set of servers of one type can hold) with @err.
+ */
+int sim_run_static(const struct sim_trace *t, const struct sched_cluster *c,
+		   const struct sim_options *o, struct sim_result *res, char err[SIM_ERR_MAX]);
+
+/*
+ * sim_trace_fit() - make every job's NPU count legal on @c: sizes the placement rules
+ * refuse are raised to the next legal size (a 12-NPU job takes two 8-NPU servers: 16).
+ * Jobs no size up to the cluster's NPU count fits are removed. Reports how many were
+ * raised and removed. Returns 0 or -ENOMEM.
+ */
+int sim_trace_fit(struct sim_trace *t, const struct sched_cluster *c, size_t *ret_raised,
+		  size_t *ret_removed);
+
+/* ---- shared accounting (sim_acct.c) ---- */
+
+/* A fault source shared by both engines: the same seed gives the same sequence. */
+struct sim_faults {
+	uint64_t rng;
+	double mean_gap_sec;	/* cluster-wide: NPU MTBF / NPU count */
+	uint64_t next_sec;	/* UINT64_MAX without faults */
+	unsigned server, npu;	/* where the next fault strikes */
+};
+
+/* sim_faults_init() - the first fault of @c's NPUs (every NPU equally likely). */
+void sim_faults_init(struct sim_faults *f, const struct sched_cluster *c,
+		     const struct sim_options *o);
+
+/* sim_faults_advance() - draw the fault after the current one. */
+void sim_faults_advance(struct sim_faults *f, const struct sched_cluster *c);
+
+/* A min-heap of timed engine events. */
+enum sim_ev { SIM_EV_COMPLETE, SIM_EV_TICK, SIM_EV_REPAIR };
+
+struct sim_heap_item {
+	uint64_t t_sec;
+	enum sim_ev kind;
+	size_t job;		/* COMPLETE: trace job; REPAIR: server */
+	unsigned gen;		/* COMPLETE: placement; REPAIR: npu */
+	uint64_t order;		/* ties: first pushed first */
+};
+
+struct sim_heap {
+	struct sim_heap_item *h;
+	size_t n, cap;
+	uint64_t pushed;
+};
+
+int sim_heap_push(struct sim_heap *q, uint64_t t_sec, enum sim_ev kind, size_t job,
+		  unsigned gen);
+struct sim_heap_item sim_heap_pop(struct sim_heap *q);
+
+/* sim_result_init() - zero @r and allocate per-job records and buckets. */
+int sim_result_init(struct sim_result *r, const char *engine, const struct sim_trace *t,
+		    unsigned npus_total, const struct sim_options *o);
+
+/* The cluster state held since the last call, integrated into @r up to @now_sec. */
+struct sim_level {
+	unsigned alloc, used, healthy, pending, running;
+};
+void sim_acct_advance(struct sim_result *r, const struct sim_trace *t,
+		      const struct sim_options *o, uint64_t *prev_sec, uint64_t now_sec,
+		      const struct sim_level *l);
+
+/*
+ * sim_acct_start() - job @idx starts a placement at @now_sec resuming from progress
+ * @base_sec; returns the planned completion time. A restart first spends
+ * restart_cost_sec. Work its newest checkpoint held that the placement does not resume
+ * from is lost again.
+ */
+uint64_t sim_acct_start(struct sim_result *r, const struct sim_trace *t,
+			const struct sim_options *o, size_t idx, unsigned gen, unsigned npus,
+			uint64_t now_sec, uint64_t base_sec);
+
+enum sim_cause { SIM_CAUSE_FAULT, SIM_CAUSE_PREEMPT, SIM_CAUSE_OTHER };
+
+/*
+ * sim_acct_interrupt() - job @idx stops running at @now_sec. With @checkpointing its
+ * newest checkpoint (every checkpoint_sec of progress) is kept; without, progress
+ * starts again from zero. The run time not covered by a checkpoint is lost.
+ * Returns the newest checkpoint's progress in seconds.
+ */
+uint64_t sim_acct_interrupt(struct sim_result *r, const struct sim_options *o, size_t idx,
+			    uint64_t now_sec, enum sim_cause cause, bool checkpointing);
+
+/* sim_acct_finish() - job @idx ends at @now_sec with @outcome. */
+void sim_acct_finish(struct sim_result *r, const struct sim_trace *t, size_t idx,
+		     uint64_t now_sec, enum sim_outcome outcome);
+
+/* One server's share of a placement, in rank order. */
+struct sim_share {
+	unsigned server;
+	unsigned npus;
+};
+
+/*
+ * sim_acct_placement() - topology figures of a placement of @count shares (rank order)
+ * for job @idx: tensor-parallel groups crossing servers, leaf switches spanned beyond
+ * the fewest that could hold that many servers in an empty cluster and beyond
+ * @least_now (the fewest the servers free at that moment allowed; 0 = unknown), and
+ * the step-time proxy.
+ */
+void sim_acct_placement(struct sim_result *r, const struct sim_trace *t,
+			const struct sim_options *o, const struct sched_cluster *c, size_t idx,
+			const struct sim_share *shares, size_t count, unsigned least_now);
+
+/*
+ * sim_least_switches() - the fewest leaf switches that together hold @servers servers
+ * when switch k offers @per_switch[k] of them (@nswitch entries); 0 when they cannot.
+ */
+unsigned sim_least_switches(const unsigned *per_switch, size_t nswitch, unsigned servers);
+
+/* ---- output (sim_report.c) ---- */
+
+/* Summary figures of one engine's result, derived once. */
+struct sim_summary {
+	double alloc_wait_pct, used_wait_pct, alloc_win_pct, used_win_pct, useful_pct;
+	double wait_mean, wait_median, wait_p99, wait_max;	/* seconds */
+	double jct_mean, jct_median, jct_p99;			/* seconds */
+	size_t started, done, failed, timeout, never, unfinished;
+	double tp_cross_pct, extra_switch_pct, avoidable_switch_pct, step_proxy;
+	uint64_t restarts, preemptions;
+	size_t jobs_rerun;
+	double lost_fault_npu_h, lost_preempt_npu_h;
+	double makespan_sec;
+};
+
+/* sim_summarize() - derive @s from @r, a replay of @t. Returns 0 or -ENOMEM. */
+int sim_summarize(const struct sim_trace *t, const struct sim_result *r, struct sim_summary *s);
+
+/*
+ * sim_report_table() - print the side-by-side table with ratios (ascendfs / static) to
+ * @out.
+ */
+void sim_report_table(FILE *out, const struct sim_result *st, const struct sim_summary *ss,
+		      const struct sim_result *as, const struct sim_summary *sa,
+		      const struct sim_options *o);
+
+/*
+ * sim_report_files() - write summary.csv, utilization.csv, jobs.csv and utilization.gp
+ * into directory @dir (made when missing) and, with @plot ("svg", "png" or NULL for
+ * none), run gnuplot on it. Returns 0, or a negative errno with @err; a missing gnuplot
+ * is reported in @err with 1 returned (files written, no plot).
+ */
+int sim_report_files(const char *dir, const struct sim_trace *t, const struct sim_result *st,
+		     const struct sim_summary *ss, const struct sim_result *as,
+		     const struct sim_summary *sa, const struct sim_options *o, const char *plot,
+		     char err[SIM_ERR_MAX]);
+
+#endif

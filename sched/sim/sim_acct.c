@@ -1,0 +1,465 @@
+/* SPDX-License-Identifier: MIT */
+/* What both engines share: faults, the event heap, the job model and the figures. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+void sim_options_default(struct sim_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->mtbf_sec = 0;
+	o->repair_sec = 8 * 3600;
+	o->checkpoint_sec = 30 * 60;
+	o->restart_cost_sec = 0;
+	o->sample_sec = 3600;
+	o->seed = 1;
+	o->tp = 8;
+	o->time_limit = SIM_LIMIT_HOUR;
+	o->comm_share = 0.25;
+	o->spine_oversub = 2.0;
+	/* Atlas 800T A2: 7 HCCS links of 56 GB/s per NPU, one 200GE RoCE port per NPU */
+	o->hccs_per_roce = 392.0 / 25.0;
+}
+
+/* ---- faults ---- */
+
+static uint64_t rng_next(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * 2685821657736338717ull;
+}
+
+/* Uniform in (0, 1]. */
+static double rng_unit(uint64_t *state)
+{
+	return ((double)(rng_next(state) >> 11) + 1.0) / 9007199254740992.0;
+}
+
+static void faults_draw(struct sim_faults *f, const struct sched_cluster *c, uint64_t from_sec)
+{
+	uint64_t k;
+	double gap;
+
+	if (f->mean_gap_sec <= 0) {
+		f->next_sec = UINT64_MAX;
+		return;
+	}
+	gap = -log(rng_unit(&f->rng)) * f->mean_gap_sec;
+	f->next_sec = from_sec + (uint64_t)(gap < 1 ? 1 : gap);
+	k = rng_next(&f->rng) % c->npus_total;
+	for (size_t s = 0; s < c->server_count; s++) {
+		unsigned n = c->servers[s].conf->npu_count;
+
+		if (k < n) {
+			f->server = (unsigned)s;
+			f->npu = (unsigned)k;
+			return;
+		}
+		k -= n;
+	}
+	f->next_sec = UINT64_MAX; /* not reached: npus_total is the sum */
+}
+
+void sim_faults_init(struct sim_faults *f, const struct sched_cluster *c,
+		     const struct sim_options *o)
+{
+	memset(f, 0, sizeof(*f));
+	{
+		/* splitmix64 of the seed: every seed its own non-zero xorshift state */
+		uint64_t z = o->seed + 0x9e3779b97f4a7c15ull;
+
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+		z ^= z >> 31;
+		f->rng = z ? z : 1;
+	}
+	f->mean_gap_sec = o->mtbf_sec && c->npus_total ?
+				  (double)o->mtbf_sec / (double)c->npus_total : 0;
+	faults_draw(f, c, 0);
+}
+
+void sim_faults_advance(struct sim_faults *f, const struct sched_cluster *c)
+{
+	if (f->next_sec != UINT64_MAX)
+		faults_draw(f, c, f->next_sec);
+}
+
+/* ---- the event heap ---- */
+
+static bool item_before(const struct sim_heap_item *a, const struct sim_heap_item *b)
+{
+	return a->t_sec != b->t_sec ? a->t_sec < b->t_sec : a->order < b->order;
+}
+
+int sim_heap_push(struct sim_heap *q, uint64_t t_sec, enum sim_ev kind, size_t job,
+		  unsigned gen)
+{
+	struct sim_heap_item it = { t_sec, kind, job, gen, q->pushed++ };
+	size_t i;
+
+	if (q->n == q->cap) {
+		size_t nc = q->cap ? q->cap * 2 : 1024;
+		struct sim_heap_item *nh = realloc(q->h, nc * sizeof(*nh));
+
+		if (!nh)
+			return -ENOMEM;
+		q->h = nh;
+		q->cap = nc;
+	}
+	i = q->n++;
+	while (i > 0 && item_before(&it, &q->h[(i - 1) / 2])) {
+		q->h[i] = q->h[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	q->h[i] = it;
+	return 0;
+}
+
+struct sim_heap_item sim_heap_pop(struct sim_heap *q)
+{
+	struct sim_heap_item top = q->h[0], last = q->h[--q->n];
+	size_t i = 0;
+
+	for (;;) {
+		size_t l = 2 * i + 1, m = l;
+
+		if (l >= q->n)
+			break;
+		if (l + 1 < q->n && item_before(&q->h[l + 1], &q->h[l]))
+			m = l + 1;
+		if (!item_before(&q->h[m], &last))
+			break;
+		q->h[i] = q->h[m];
+		i = m;
+	}
+	if (q->n)
+		q->h[i] = last;
+	return top;
+}
+
+/* ---- results ---- */
+
+int sim_result_init(struct sim_result *r, const char *engine, const struct sim_trace *t,
+		    unsigned npus_total, const struct sim_options *o)
+{
+	memset(r, 0, sizeof(*r));
+	r->engine = engine;
+	r->npus_total = npus_total;
+	r->njobs = t->n;
+	r->jobs = calloc(t->n ? t->n : 1, sizeof(*r->jobs));
+	if (!r->jobs)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->n; i++) {
+		r->jobs[i].first_start_sec = UINT64_MAX;
+		r->jobs[i].end_sec = UINT64_MAX;
+		r->jobs[i].npus = t->jobs[i].npus;
+		r->jobs[i].stop_tick_gen = UINT64_MAX;
+	}
+	(void)o;
+	return 0;
+}
+
+void sim_result_free(struct sim_result *r)
+{
+	if (!r)
+		return;
+	free(r->jobs);
+	free(r->buckets);
+	r->jobs = NULL;
+	r->buckets = NULL;
+}
+
+/* Make room for bucket @b; false without memory (the series then stops growing). */
+static bool bucket_reserve(struct sim_result *r, size_t b)
+{
+	if (b < r->nbuckets)
+		return true;
+	{
+		size_t nn = b + 1 > r->nbuckets * 2 ? b + 1 : r->nbuckets * 2;
+		struct sim_bucket *nb = realloc(r->buckets, nn * sizeof(*nb));
+
+		if (!nb)
+			return false;
+		memset(nb + r->nbuckets, 0, (nn - r->nbuckets) * sizeof(*nb));
+		r->buckets = nb;
+		r->nbuckets = nn;
+	}
+	return true;
+}
+
+void sim_acct_advance(struct sim_result *r, const struct sim_trace *t,
+		      const struct sim_options *o, uint64_t *prev_sec, uint64_t now_sec,
+		      const struct sim_level *l)
+{
+	uint64_t from = *prev_sec, last_arrival = t->n ? t->jobs[t->n - 1].submit_sec : 0;
+	double dt;
+
+	if (now_sec <= from)
+		return;
+	dt = (double)(now_sec - from);
+	r->alloc_all += l->alloc * dt;
+	r->used_all += l->used * dt;
+	r->time_all += dt;
+	if (l->pending) {
+		r->alloc_wait += l->alloc * dt;
+		r->used_wait += l->used * dt;
+		r->time_wait += dt;
+	}
+	if (from < last_arrival) {
+		double w = (double)((now_sec < last_arrival ? now_sec : last_arrival) - from);
+
+		r->alloc_win += l->alloc * w;
+		r->used_win += l->used * w;
+		r->time_win += w;
+	}
+	if (l->pending > r->max_pending)
+		r->max_pending = l->pending;
+	/* the buckets this interval covers */
+	for (uint64_t s = from; s < now_sec;) {
+		size_t b = (size_t)(s / o->sample_sec);
+		uint64_t end = ((uint64_t)b + 1) * o->sample_sec;
+		double w;
+
+		if (end > now_sec)
+			end = now_sec;
+		w = (double)(end - s);
+		if (!bucket_reserve(r, b))
+			break;
+		r->buckets[b].alloc_npu_sec += l->alloc * w;
+		r->buckets[b].used_npu_sec += l->used * w;
+		r->buckets[b].healthy_npu_sec += l->healthy * w;
+		r->buckets[b].pending_sec += l->pending * w;
+		r->buckets[b].running_sec += l->running * w;
+		r->buckets[b].span_sec += w;
+		if (b + 1 > r->nseries)
+			r->nseries = b + 1;
+		s = end;
+	}
+	*prev_sec = now_sec;
+}
+
+uint64_t sim_acct_start(struct sim_result *r, const struct sim_trace *t,
+			const struct sim_options *o, size_t idx, unsigned gen, unsigned npus,
+			uint64_t now_sec, uint64_t base_sec)
+{
+	struct sim_jobrec *j = &r->jobs[idx];
+	uint64_t dur = t->jobs[idx].dur_sec, cost = 0;
+
+	if (j->first_start_sec == UINT64_MAX)
+		j->first_start_sec = now_sec;
+	else
+		cost = o->restart_cost_sec;
+	if (base_sec > dur)
+		base_sec = 0; /* not a checkpoint of this job */
+	if (base_sec < j->ckpt_sec) {
+		/* it resumes from older work than its newest checkpoint: redone again */
+		double lost = (double)(j->ckpt_sec - base_sec) * npus;
+
+		if (j->fault_restarts)
+			j->lost_fault_npu_sec += lost;
+		else
+			j->lost_preempt_npu_sec += lost;
+		r->interruptions_over_bound++;
+	}
+	j->ckpt_sec = base_sec;
+	j->base_sec = base_sec;
+	j->running = true;
+	j->gen = gen;
+	j->npus = npus;
+	j->run_start_sec = now_sec;
+	j->cost_sec = cost;
+	j->done_at_sec = now_sec + cost + (dur - base_sec);
+	r->placements++;
+	return j->done_at_sec;
+}
+
+uint64_t sim_acct_interrupt(struct sim_result *r, const struct sim_options *o, size_t idx,
+			    uint64_t now_sec, enum sim_cause cause, bool checkpointing)
+{
+	struct sim_jobrec *j = &r->jobs[idx];
+	uint64_t elapsed = now_sec - j->run_start_sec;
+	uint64_t cost = j->cost_sec, work, saved = 0, lost_sec;
+	double bound;
+
+	work = elapsed > cost ? elapsed - cost : 0;
+	if (checkpointing && o->checkpoint_sec)
+		saved = work / o->checkpoint_sec * o->checkpoint_sec;
+	lost_sec = elapsed - saved;
+	j->ckpt_sec = checkpointing ? j->base_sec + saved : 0;
+	j->running = false;
+	if (cause == SIM_CAUSE_FAULT) {
+		j->fault_restarts++;
+		j->lost_fault_npu_sec += (double)lost_sec * j->npus;
+	} else if (cause == SIM_CAUSE_PREEMPT) {
+		j->preemptions++;
+		j->lost_preempt_npu_sec += (double)lost_sec * j->npus;
+	}
+	if (cause != SIM_CAUSE_OTHER && o->checkpoint_sec) {
+		bound = (double)(o->checkpoint_sec + cost);
+		if ((double)lost_sec > bound)
+			r->interruptions_over_bound++;
+		if ((double)lost_sec / bound > r->worst_loss_ratio)
+			r->worst_loss_ratio = (double)lost_sec / bound;
+	}
+	return j->ckpt_sec;
+}
+
+void sim_acct_finish(struct sim_result *r, const struct sim_trace *t, size_t idx,
+		     uint64_t now_sec, enum sim_outcome outcome)
+{
+	struct sim_jobrec *j = &r->jobs[idx];
+
+	j->running = false;
+	j->outcome = outcome;
+	j->end_sec = now_sec;
+	if (outcome == SIM_DONE)
+		r->useful_npu_sec += (double)t->jobs[idx].dur_sec * j->npus;
+}
+
+unsigned sim_least_switches(const unsigned *per_switch, size_t nswitch, unsigned servers)
+{
+	bool used[4096] = { false };
+	unsigned n = 0, got = 0;
+
+	if (nswitch > 4096)
+		nswitch = 4096;
+	while (got < servers) {
+		unsigned best = 0;
+		size_t bi = 0;
+
+		for (size_t k = 0; k < nswitch; k++)
+			if (!used[k] && per_switch[k] > best) {
+				best = per_switch[k];
+				bi = k;
+			}
+		if (!best)
+			return 0;
+		got += best;
+		used[bi] = true;
+		n++;
+	}
+	return n;
+}
+
+/* The fewest leaf switches whose servers add up to @servers in an empty cluster. */
+static unsigned min_switches(const struct sched_cluster *c, unsigned servers)
+{
+	unsigned sizes[4096] = { 0 }, n;
+	size_t sw = c->switch_count < 4096 ? c->switch_count : 4096;
+
+	for (size_t s = 0; s < c->server_count; s++)
+		if (c->servers[s].switch_index < sw)
+			sizes[c->servers[s].switch_index]++;
+	n = sim_least_switches(sizes, sw, servers);
+	return n ? n : 1;
+}
+
+void sim_acct_placement(struct sim_result *r, const struct sim_trace *t,
+			const struct sim_options *o, const struct sched_cluster *c, size_t idx,
+			const struct sim_share *shares, size_t count, unsigned least_now)
+{
+	struct sim_jobrec *j = &r->jobs[idx];
+	unsigned npus = 0, tp, max_server = 0, spanned = 0, least;
+	bool seen[4096] = { false }, tp_crossed = false;
+	double slow_tp = 1, slow_dp = 1, weight;
+
+	for (size_t k = 0; k < count; k++) {
+		unsigned sw = c->servers[shares[k].server].switch_index;
+
+		npus += shares[k].npus;
+		if (sw < 4096 && !seen[sw]) {
+			seen[sw] = true;
+			spanned++;
+		}
+	}
+	for (size_t s = 0; s < c->server_count; s++)
+		if (c->servers[s].conf->npu_count > max_server)
+			max_server = c->servers[s].conf->npu_count;
+	if (!npus)
+		return;
+	tp = o->tp < npus ? o->tp : npus;
+	if (!tp)
+		tp = 1;
+	/* groups of tp consecutive ranks; a share holds ranks [first, first + npus) */
+	for (unsigned g = 0; g * tp < npus; g++) {
+		unsigned lo = g * tp, hi = (g + 1) * tp < npus ? (g + 1) * tp : npus, at = 0;
+		bool crossed = true;
+
+		for (size_t k = 0; k < count; k++) {
+			if (lo >= at && hi <= at + shares[k].npus) {
+				crossed = false;
+				break;
+			}
+			at += shares[k].npus;
+		}
+		r->tp_groups++;
+		if (crossed) {
+			r->tp_cross++;
+			tp_crossed = true;
+			r->tp_cross_avoidable += hi - lo <= max_server;
+		}
+	}
+	if (j->servers == 0) {
+		j->servers = (unsigned)count;
+		j->switches = spanned;
+	}
+	if (count > 1) {
+		least = min_switches(c, (unsigned)count);
+		r->multi_placements++;
+		r->multi_extra_switch += spanned > least;
+		r->multi_extra_switch_avoidable += least_now && spanned > least_now;
+		/* the data-parallel ring crosses the spine when the servers span switches */
+		slow_dp = (spanned > 1 ? o->spine_oversub : 1.0) /
+			  (least > 1 ? o->spine_oversub : 1.0);
+	}
+	if (tp_crossed)
+		slow_tp = o->hccs_per_roce;
+	weight = (double)npus * (double)t->jobs[idx].dur_sec;
+	r->step_proxy_sum += weight * ((1 - o->comm_share) +
+				       o->comm_share * (slow_tp > slow_dp ? slow_tp : slow_dp));
+	r->step_proxy_weight += weight;
+}
+
+/* ---- fitting a trace to a cluster ---- */
+
+int sim_trace_fit(struct sim_trace *t, const struct sched_cluster *c, size_t *ret_raised,
+		  size_t *ret_removed)
+{
+	unsigned *legal = calloc((size_t)c->npus_total + 1, sizeof(*legal));
+	size_t raised = 0, removed = 0, w = 0;
+	char reason[SCHED_REASON_MAX];
+
+	if (!legal)
+		return -ENOMEM;
+	/* legal[n]: the smallest legal size >= n, 0 = none (computed from the top) */
+	for (unsigned n = c->npus_total, next = 0; n >= 1; n--) {
+		if (sched_check_feasible(c, n, NULL, reason) == 0)
+			next = n;
+		legal[n] = next;
+	}
+	for (size_t i = 0; i < t->n; i++) {
+		struct sim_tjob *j = &t->jobs[i];
+		unsigned fit = j->npus <= c->npus_total ? legal[j->npus] : 0;
+
+		if (!fit) {
+			removed++;
+			continue;
+		}
+		raised += fit != j->npus;
+		j->npus = fit;
+		t->jobs[w++] = *j;
+	}
+	t->n = w;
+	free(legal);
+	*ret_raised = raised;
+	*ret_removed = removed;
+	return 0;
+}

@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: MIT */
+/* Trace CSV: the Philly job table and a plain format (sim.h). */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sim.h"
+
+#define PHILLY_HEADER "timestamp,duration,num_gpus,gpu_time,cluster"
+#define PLAIN_HEADER "submit_sec,duration_sec,npus,queue,priority"
+#define TRACE_NPUS_MAX 65536u
+#define TRACE_FIELDS_MAX 8
+
+__attribute__((format(printf, 4, 5))) static int fail(char err[SIM_ERR_MAX], const char *file,
+						      size_t line, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(err, SIM_ERR_MAX, "%s:%zu: ", file, line);
+
+	va_start(ap, fmt);
+	if (n > 0 && n < SIM_ERR_MAX)
+		vsnprintf(err + n, SIM_ERR_MAX - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static int tjob_cmp(const void *a, const void *b)
+{
+	const struct sim_tjob *x = a, *y = b;
+
+	if (x->submit_sec != y->submit_sec)
+		return x->submit_sec < y->submit_sec ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+/* Index of queue @name, added when new. */
+static int queue_index(struct sim_trace *t, const char *name, unsigned *ret)
+{
+	size_t i;
+
+	for (i = 0; i < t->nqueue && strcmp(t->queues[i], name) != 0; i++)
+		;
+	if (i == t->nqueue) {
+		char(*n)[CONF_NAME_MAX + 1] = realloc(t->queues, (t->nqueue + 1) * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		t->queues = n;
+		snprintf(t->queues[t->nqueue++], sizeof(t->queues[0]), "%s", name);
+	}
+	*ret = (unsigned)i;
+	return 0;
+}
+
+/* Split @line (modified) at commas into at most TRACE_FIELDS_MAX fields. */
+static size_t split(char *line, char *fields[TRACE_FIELDS_MAX])
+{
+	size_t n = 0;
+	char *p = line;
+
+	for (;;) {
+		char *comma = strchr(p, ',');
+
+		if (n == TRACE_FIELDS_MAX)
+			return n + 1; /* too many */
+		fields[n++] = p;
+		if (!comma)
+			return n;
+		*comma = '\0';
+		p = comma + 1;
+	}
+}
+
+/* A whole, non-negative decimal number of at most @max; false otherwise. */
+static bool read_uint(const char *s, unsigned long long max, unsigned long long *ret)
+{
+	char *end;
+	unsigned long long v;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v > max)
+		return false;
+	*ret = v;
+	return true;
+}
+
+/* A non-negative number of seconds (decimals allowed), rounded, at least 1. */
+static bool read_seconds(const char *s, uint64_t *ret)
+{
+	char *end;
+	double v;
+
+	if ((*s < '0' || *s > '9') && *s != '.')
+		return false;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !(v >= 0) || v > 1e11)
+		return false;
+	*ret = v < 1 ? 1 : (uint64_t)(v + 0.5);
+	return true;
+}
+
+static int parse_philly(struct sim_trace *t, char **f, size_t nf, const char *file, size_t line,
+			struct sim_tjob *j, char err[SIM_ERR_MAX])
+{
+	struct tm tm;
+	char *end, queue[CONF_NAME_MAX + 1];
+	unsigned long long gpus;
+	time_t when;
+	size_t hl;
+
+	if (nf != 5)
+		return fail(err, file, line, "expected 5 fields (" PHILLY_HEADER "), found %zu",
+			    nf > TRACE_FIELDS_MAX ? nf : nf);
+	memset(&tm, 0, sizeof(tm));
+	end = strptime(f[0], "%Y-%m-%d %H:%M:%S", &tm);
+	if (!end || *end)
+		return fail(err, file, line,
+			    "timestamp: '%.40s' is not a time like 2017-10-09 07:01:55 (UTC)", f[0]);
+	when = timegm(&tm);
+	if (when < 0)
+		return fail(err, file, line, "timestamp: '%.40s' is before 1970", f[0]);
+	j->submit_sec = (uint64_t)when;
+	if (!read_seconds(f[1], &j->dur_sec))
+		return fail(err, file, line,
+			    "duration: '%.40s' is not a number of seconds (e.g. 2951.0)", f[1]);
+	if (!read_uint(f[2], TRACE_NPUS_MAX, &gpus) || gpus == 0)
+		return fail(err, file, line, "num_gpus: '%.40s' is not a whole number from 1 to %u",
+			    f[2], TRACE_NPUS_MAX);
+	j->npus = (unsigned)gpus;
+	hl = strlen(f[4]);
+	if (hl == 0 || hl > CONF_NAME_MAX - 3 || strspn(f[4], "0123456789abcdefABCDEF") != hl)
+		return fail(err, file, line,
+			    "cluster: '%.40s' is not a virtual cluster hash (hexadecimal, 1-%d "
+			    "characters)",
+			    f[4], CONF_NAME_MAX - 3);
+	snprintf(queue, sizeof(queue), "vc-%s", f[4]);
+	for (char *p = queue; *p; p++)
+		*p = (char)(*p >= 'A' && *p <= 'F' ? *p - 'A' + 'a' : *p);
+	j->priority = 500;
+	return queue_index(t, queue, &j->queue);
+}
+
+static int parse_plain(struct sim_trace *t, char **f, size_t nf, const char *file, size_t line,
+		       struct sim_tjob *j, char err[SIM_ERR_MAX])
+{
+	unsigned long long v;
+	const char *queue;
+
+	if (nf != 5)
+		return fail(err, file, line, "expected 5 fields (" PLAIN_HEADER "), found %zu", nf);
+	if (!read_uint(f[0], (unsigned long long)1 << 40, &v))
+		return fail(err, file, line,
+			    "submit_sec: '%.40s' is not a whole number of seconds", f[0]);
+	j->submit_sec = v;
+	if (!read_seconds(f[1], &j->dur_sec))
+		return fail(err, file, line, "duration_sec: '%.40s' is not a number of seconds",
+			    f[1]);
+	if (!read_uint(f[2], TRACE_NPUS_MAX, &v) || v == 0)
+		return fail(err, file, line, "npus: '%.40s' is not a whole number from 1 to %u",
+			    f[2], TRACE_NPUS_MAX);
+	j->npus = (unsigned)v;
+	queue = *f[3] ? f[3] : "default";
+	if (!conf_name_is_valid(queue))
+		return fail(err, file, line,
+			    "queue: '%.40s' is not a queue name ([a-z0-9][a-z0-9._-]{0,62})", f[3]);
+	if (!*f[4])
+		j->priority = 500;
+	else if (read_uint(f[4], 1000, &v))
+		j->priority = (unsigned)v;
+	else
+		return fail(err, file, line,
+			    "priority: '%.40s' is not a whole number from 0 to 1000 (500 is normal)",
+			    f[4]);
+	return queue_index(t, queue, &j->queue);
+}
+
+int sim_trace_parse(const char *buf, size_t len, const char *file, struct sim_trace *ret,
+		    char err[SIM_ERR_MAX])
+{
+	struct sim_trace t = { 0 };
+	size_t cap = 0, lineno = 0, pos = 0;
+	bool header = false;
+	char line[1024];
+	int r = 0;
+
+	while (pos < len) {
+		const char *nl = memchr(buf + pos, '\n', len - pos);
+		size_t ll = nl ? (size_t)(nl - (buf + pos)) : len - pos;
+		char *fields[TRACE_FIELDS_MAX];
+		size_t nf;
+
+		lineno++;
+		if (ll >= sizeof(line)) {
+			r = fail(err, file, lineno, "line longer than %zu bytes; not a trace row",
+				 sizeof(line) - 1);
+			goto fail;
+		}
+		memcpy(line, buf + pos, ll);
+		line[ll] = '\0';
+		pos += ll + (nl ? 1 : 0);
+		if (ll && line[ll - 1] == '\r')
+			line[--ll] = '\0';
+		if (memchr(line, '\0', ll)) {
+			r = fail(err, file, lineno, "binary data (a NUL byte); not a CSV trace");
+			goto fail;
+		}
+		if (line[strspn(line, " \t")] == '\0')
+			continue;
+		if (!header) {
+			if (strcmp(line, PHILLY_HEADER) == 0)
+				t.format = SIM_TRACE_PHILLY;
+			else if (strcmp(line, PLAIN_HEADER) == 0)
+				t.format = SIM_TRACE_PLAIN;
+			else {
+				r = fail(err, file, lineno,
+					 "unknown trace format: the first line must be the header "
+					 "'" PHILLY_HEADER "' (Philly) or '" PLAIN_HEADER "'");
+				goto fail;
+			}
+			header = true;
+			continue;
+		}
+		if (t.n == cap) {
+			size_t nc = cap ? cap * 2 : 1024;
+			struct sim_tjob *nj = realloc(t.jobs, nc * sizeof(*nj));
+
+			if (!nj) {
+				r = -ENOMEM;
+				goto fail;
+			}
+			t.jobs = nj;
+			cap = nc;
+		}
+		memset(&t.jobs[t.n], 0, sizeof(t.jobs[0]));
+		t.jobs[t.n].line = lineno;
+		nf = split(line, fields);
+		if (nf > TRACE_FIELDS_MAX) {
+			r = fail(err, file, lineno, "more than %d fields; not a trace row",
+				 TRACE_FIELDS_MAX);
+			goto fail;
+		}
+		r = t.format == SIM_TRACE_PHILLY ?
+			    parse_philly(&t, fields, nf, file, lineno, &t.jobs[t.n], err) :
+			    parse_plain(&t, fields, nf, file, lineno, &t.jobs[t.n], err);
+		if (r < 0)
+			goto fail;
+		t.n++;
+	}
+	if (!header) {
+		r = fail(err, file, lineno ? lineno : 1,
+			 "empty trace: expected the header '" PHILLY_HEADER "' or '" PLAIN_HEADER
+			 "' and one row per job");
+		goto fail;
+	}
+	if (t.n == 0) {
+		r = fail(err, file, lineno, "the trace has a header but no job rows");
+		goto fail;
+	}
+	qsort(t.jobs, t.n, sizeof(*t.jobs), tjob_cmp);
+	t.origin_sec = t.jobs[0].submit_sec;
+	for (size_t i = 0; i < t.n; i++)
+		t.jobs[i].submit_sec -= t.origin_sec;
+	*ret = t;
+	return 0;
+fail:
+	if (r == -ENOMEM)
+		snprintf(err, SIM_ERR_MAX, "%s: out of memory", file);
+	sim_trace_free(&t);
+	return r;
+}
+
+void sim_trace_free(struct sim_trace *t)
+{
+	if (!t)
+		return;
+	free(t->jobs);
+	free(t->queues);
+	memset(t, 0, sizeof(*t));
+}
+
+int sim_trace_slice(struct sim_trace *t, size_t from, size_t to, char err[SIM_ERR_MAX])
+{
+	uint64_t base;
+
+	if (to > t->n)
+		to = t->n;
+	if (from >= to) {
+		snprintf(err, SIM_ERR_MAX,
+			 "--slice %zu:%zu keeps no job (the trace has %zu jobs, numbered from 0)",
+			 from, to, t->n);
+		return -EINVAL;
+	}
+	memmove(t->jobs, t->jobs + from, (to - from) * sizeof(*t->jobs));
+	t->n = to - from;
+	base = t->jobs[0].submit_sec;
+	t->origin_sec += base;
+	for (size_t i = 0; i < t->n; i++)
+		t->jobs[i].submit_sec -= base;
+	return 0;
+}
+
+int sim_trace_scale_load(struct sim_trace *t, double factor)
+{
+	if (!(factor > 0) || factor > 1e6)
+		return -EINVAL;
+	for (size_t i = 0; i < t->n; i++)
+		t->jobs[i].submit_sec = (uint64_t)((double)t->jobs[i].submit_sec / factor + 0.5);
+	return 0;
+}
