@@ -1,0 +1,539 @@
+/* SPDX-License-Identifier: MIT */
+/* ascend-sim (sched/sim): trace parsing, the two engines, faults, figures. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sched_fixture.h"
+#include "sim.h"
+#include "test_chaos.h"
+
+static void trace_ok(const char *csv, struct sim_trace *t)
+{
+	char err[SIM_ERR_MAX] = "";
+	int r = sim_trace_parse(csv, strlen(csv), "trace.csv", t, err);
+
+	if (r < 0)
+		fail_msg("trace refused: %s", err);
+}
+
+static struct conf_cluster *conf_of(const struct fx_opts *o)
+{
+	struct conf_cluster *conf = NULL;
+	struct conf_error err;
+	char *yaml = fx_cluster_yaml(o), msg[1024];
+
+	memset(&err, 0, sizeof(err));
+	if (conf_cluster_parse(yaml, strlen(yaml), "fixture.yaml", &conf, &err) < 0)
+		fail_msg("%s", conf_error_format(&err, msg, sizeof(msg)));
+	free(yaml);
+	return conf;
+}
+
+/* Both replays of @t (fitted to the cluster first) on the cluster of @fo. */
+static void run_both(struct sim_trace *t, const struct fx_opts *fo, const struct sim_options *o,
+		     struct sim_result *st, struct sim_result *as)
+{
+	struct sched_cluster *view = NULL;
+	char err[SIM_ERR_MAX] = "";
+	size_t raised, removed;
+
+	assert_int_equal(sched_cluster_new(conf_of(fo), &view), 0);
+	assert_int_equal(sim_trace_fit(t, view, &raised, &removed), 0);
+	if (sim_run_static(t, view, o, st, err) < 0)
+		fail_msg("static replay: %s", err);
+	if (sim_run_ascendfs(t, conf_of(fo), o, as, err) < 0)
+		fail_msg("ascendfs replay: %s", err);
+	sched_cluster_free(view);
+}
+
+/* ---- traces ---- */
+
+static void test_trace_philly_sorts_and_maps(void **state)
+{
+	struct sim_trace t;
+
+	(void)state;
+	trace_ok("timestamp,duration,num_gpus,gpu_time,cluster\n"
+		 "2017-10-09 07:01:55,66.0,1,66.0,11cb48\n"
+		 "2017-10-09 06:13:03,2951.4,16,47222.4,6214E9\n"
+		 "2017-10-09 06:13:03,0.2,2,0.4,11cb48\n",
+		 &t);
+	assert_int_equal(t.format, SIM_TRACE_PHILLY);
+	assert_int_equal(t.n, 3);
+	/* by submit time, then file order; times from the first arrival */
+	assert_int_equal(t.jobs[0].line, 3);
+	assert_int_equal(t.jobs[0].submit_sec, 0);
+	assert_int_equal(t.jobs[0].dur_sec, 2951);
+	assert_int_equal(t.jobs[0].npus, 16);
+	assert_string_equal(t.queues[t.jobs[0].queue], "vc-6214e9");
+	assert_int_equal(t.jobs[1].line, 4);
+	assert_int_equal(t.jobs[1].dur_sec, 1); /* a job runs at least 1 s */
+	assert_int_equal(t.jobs[2].submit_sec, 48 * 60 + 52);
+	assert_int_equal(t.jobs[2].priority, 500);
+	assert_string_equal(t.queues[t.jobs[2].queue], "vc-11cb48");
+	assert_int_equal(t.nqueue, 2);
+	assert_int_equal(t.origin_sec, 1507529583); /* 2017-10-09 06:13:03 UTC */
+	sim_trace_free(&t);
+}
+
+static void test_trace_plain_defaults(void **state)
+{
+	struct sim_trace t;
+
+	(void)state;
+	trace_ok("submit_sec,duration_sec,npus,queue,priority\r\n"
+		 "\r\n"
+		 "100,3600,8,,\r\n"
+		 "40,60,1,research,900\r\n",
+		 &t);
+	assert_int_equal(t.format, SIM_TRACE_PLAIN);
+	assert_int_equal(t.n, 2);
+	assert_int_equal(t.jobs[0].submit_sec, 0);
+	assert_string_equal(t.queues[t.jobs[0].queue], "research");
+	assert_int_equal(t.jobs[0].priority, 900);
+	assert_int_equal(t.jobs[1].submit_sec, 60);
+	assert_string_equal(t.queues[t.jobs[1].queue], "default");
+	assert_int_equal(t.jobs[1].priority, 500);
+	sim_trace_free(&t);
+}
+
+static void test_trace_errors_say_where(void **state)
+{
+	static const struct {
+		const char *csv, *want;
+	} cases[] = {
+		{ "", "trace.csv:1: empty trace" },
+		{ "job,npus\n1,2\n", "trace.csv:1: unknown trace format" },
+		{ "submit_sec,duration_sec,npus,queue,priority\n", "trace.csv:1: the trace has a "
+								   "header but no job rows" },
+		{ "submit_sec,duration_sec,npus,queue,priority\n0,10,0,,\n",
+		  "trace.csv:2: npus: '0' is not a whole number from 1 to 65536" },
+		{ "submit_sec,duration_sec,npus,queue,priority\n0,10,8,,\n0,x,8,,\n",
+		  "trace.csv:3: duration_sec: 'x' is not a number of seconds" },
+		{ "submit_sec,duration_sec,npus,queue,priority\n-5,10,8,,\n",
+		  "trace.csv:2: submit_sec: '-5' is not a whole number of seconds" },
+		{ "submit_sec,duration_sec,npus,queue,priority\n0,10,8,Big Queue,\n",
+		  "trace.csv:2: queue: 'Big Queue' is not a queue name" },
+		{ "submit_sec,duration_sec,npus,queue,priority\n0,10,8,,1001\n",
+		  "trace.csv:2: priority: '1001' is not a whole number from 0 to 1000" },
+		{ "submit_sec,duration_sec,npus,queue,priority\n0,10,8\n",
+		  "trace.csv:2: expected 5 fields" },
+		{ "submit_sec,duration_sec,npus,queue,priority\n0,10,8,,,,,,,,\n",
+		  "trace.csv:2: more than 8 fields" },
+		{ "timestamp,duration,num_gpus,gpu_time,cluster\n2017-13-40 07:01:55,66.0,1,66,ab\n",
+		  "trace.csv:2: timestamp: '2017-13-40 07:01:55' is not a time" },
+		{ "timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-09 07:01:55,66.0,1,66,xyz\n",
+		  "trace.csv:2: cluster: 'xyz' is not a virtual cluster hash" },
+		{ "timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-09 07:01:55,-1,1,66,ab\n",
+		  "trace.csv:2: duration: '-1' is not a number of seconds" },
+		{ "timestamp,duration,num_gpus,gpu_time,cluster\n2017-10-09 07:01:55,nan,1,66,ab\n",
+		  "trace.csv:2: duration: 'nan'" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct sim_trace t = { 0 };
+		char err[SIM_ERR_MAX] = "";
+		int r = sim_trace_parse(cases[i].csv, strlen(cases[i].csv), "trace.csv", &t, err);
+
+		if (r != -EINVAL || !strstr(err, cases[i].want))
+			fail_msg("case %zu: got %d '%s', want -EINVAL '%s'", i, r, err, cases[i].want);
+		assert_null(t.jobs);
+	}
+	{
+		static const char nul[] = "submit_sec,duration_sec,npus,queue,priority\n0,1\0,8,,\n";
+		struct sim_trace t = { 0 };
+		char err[SIM_ERR_MAX] = "";
+
+		assert_int_equal(sim_trace_parse(nul, sizeof(nul) - 1, "trace.csv", &t, err), -EINVAL);
+		assert_non_null(strstr(err, "trace.csv:2: binary data"));
+	}
+}
+
+static void test_trace_slice_and_scale(void **state)
+{
+	struct sim_trace t;
+	char err[SIM_ERR_MAX] = "";
+
+	(void)state;
+	trace_ok("submit_sec,duration_sec,npus,queue,priority\n"
+		 "0,10,1,,\n100,10,1,,\n300,10,1,,\n700,10,1,,\n",
+		 &t);
+	assert_int_equal(sim_trace_slice(&t, 1, 3, err), 0);
+	assert_int_equal(t.n, 2);
+	assert_int_equal(t.jobs[0].submit_sec, 0);
+	assert_int_equal(t.jobs[1].submit_sec, 200);
+	assert_int_equal(t.origin_sec, 100);
+	assert_int_equal(sim_trace_scale_load(&t, 4), 0);
+	assert_int_equal(t.jobs[1].submit_sec, 50);
+	assert_int_equal(t.jobs[1].dur_sec, 10); /* run times stay */
+	assert_int_equal(sim_trace_scale_load(&t, 0), -EINVAL);
+	assert_int_equal(sim_trace_slice(&t, 5, 9, err), -EINVAL);
+	assert_non_null(strstr(err, "keeps no job"));
+	assert_int_equal(t.n, 2); /* a refused slice changes nothing */
+	sim_trace_free(&t);
+}
+
+#ifdef TEST_CHAOS
+static int chaos_parse(void)
+{
+	static const char csv[] = "timestamp,duration,num_gpus,gpu_time,cluster\n"
+				  "2017-10-09 07:01:55,66.0,1,66.0,11cb48\n"
+				  "2017-10-09 06:13:03,2951.0,8,2951.0,6214e9\n"
+				  "2017-10-09 06:14:03,51.0,2,2951.0,aaaaaa\n";
+	struct sim_trace t = { 0 };
+	char err[SIM_ERR_MAX];
+	int r = sim_trace_parse(csv, sizeof(csv) - 1, "chaos.csv", &t, err);
+
+	if (r == 0) {
+		assert_int_equal(t.n, 3);
+		sim_trace_free(&t);
+	} else
+		assert_null(t.jobs);
+	return r;
+}
+#endif
+
+static void test_trace_parse_survives_allocation_failures(void **state)
+{
+	(void)state;
+#ifdef TEST_CHAOS
+	for (long n = 0;; n++) {
+		long live = chaos_live;
+		int r;
+
+		chaos_injected = false;
+		chaos_countdown = n;
+		r = chaos_parse();
+		chaos_countdown = -1;
+		assert_int_equal(chaos_live, live);
+		if (!chaos_injected) {
+			assert_int_equal(r, 0);
+			assert_true(n > 2);
+			break;
+		}
+		assert_int_equal(r, -ENOMEM);
+	}
+#else
+	print_message("allocation failures not injected in this build (sanitizer allocator)\n");
+#endif
+}
+
+static void test_fit_raises_and_removes(void **state)
+{
+	struct fx_opts fo = { .servers = 2 };
+	struct sched_cluster *c = fx_cluster(&fo);
+	struct sim_trace t;
+	size_t raised, removed;
+
+	(void)state;
+	trace_ok("submit_sec,duration_sec,npus,queue,priority\n"
+		 "0,10,12,,\n1,10,3,,\n2,10,17,,\n3,10,16,,\n",
+		 &t);
+	assert_int_equal(sim_trace_fit(&t, c, &raised, &removed), 0);
+	assert_int_equal(raised, 1);
+	assert_int_equal(removed, 1);
+	assert_int_equal(t.n, 3);
+	assert_int_equal(t.jobs[0].npus, 16); /* two whole servers */
+	assert_int_equal(t.jobs[1].npus, 3);  /* 910B: any 1-8 on one server */
+	assert_int_equal(t.jobs[2].npus, 16);
+	assert_int_equal(t.jobs[2].line, 5);
+	sim_trace_free(&t);
+	sched_cluster_free(c);
+}
+
+/* ---- the engines ---- */
+
+/*
+ * With whole-server jobs, one queue, no backfill and no faults the two engines must
+ * agree on every start: both are FIFO on the count of free servers. A cross-check of
+ * the baseline against the scheduler it is compared with.
+ */
+static void test_static_matches_sched_fifo(void **state)
+{
+	struct fx_opts fo = { .servers = 8, .switches = 2, .no_backfill = true,
+			      .no_preemption = true };
+	struct sim_result st, as;
+	struct sim_options o;
+	struct sim_trace t;
+	uint64_t rng = 0x51a7e5eedull, at = 0;
+	char *csv = NULL;
+	size_t len = 0, started = 0;
+	FILE *f = open_memstream(&csv, &len);
+
+	(void)state;
+	fprintf(f, "submit_sec,duration_sec,npus,queue,priority\n");
+	for (int i = 0; i < 300; i++) {
+		static const unsigned sizes[] = { 8, 8, 16, 16, 24, 32, 64 };
+
+		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+		at += (rng >> 33) % 1800;
+		/* one priority: sched serves higher priorities first, the static line not */
+		fprintf(f, "%llu,%llu,%u,,\n", (unsigned long long)at,
+			(unsigned long long)(60 + (rng >> 20) % 20000), sizes[(rng >> 40) % 7]);
+	}
+	assert_int_equal(fclose(f), 0);
+	trace_ok(csv, &t);
+	free(csv);
+	sim_options_default(&o);
+	run_both(&t, &fo, &o, &st, &as);
+	for (size_t i = 0; i < t.n; i++) {
+		if (st.jobs[i].first_start_sec != as.jobs[i].first_start_sec)
+			fail_msg("job %zu (%u NPUs, submitted at %llu s): static starts at %llu s, "
+				 "sched at %llu s",
+				 i, t.jobs[i].npus, (unsigned long long)t.jobs[i].submit_sec,
+				 (unsigned long long)st.jobs[i].first_start_sec,
+				 (unsigned long long)as.jobs[i].first_start_sec);
+		assert_int_equal(st.jobs[i].outcome, SIM_DONE);
+		assert_int_equal(as.jobs[i].outcome, SIM_DONE);
+		started += as.jobs[i].first_start_sec > t.jobs[i].submit_sec;
+	}
+	assert_true(started > 50); /* the line really formed */
+	assert_int_equal(as.backfilled, 0);
+	sim_result_free(&st);
+	sim_result_free(&as);
+	sim_trace_free(&t);
+}
+
+/*
+ * Faults: whatever the seed, a job hit by a fault resumes from its newest checkpoint
+ * (as sched hands it over in resume_path), so no interruption loses more than one
+ * checkpoint interval plus the restart cost; the static workflow restarts from scratch.
+ */
+static void test_faults_lose_at_most_a_checkpoint_interval(void **state)
+{
+	struct fx_opts fo = { .servers = 4, .switches = 2 };
+	uint64_t hits = 0, st_lost = 0, as_lost = 0, st_over = 0;
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 12; seed++) {
+		struct sim_result st, as;
+		struct sim_options o;
+		struct sim_trace t;
+
+		trace_ok("submit_sec,duration_sec,npus,queue,priority\n"
+			 "0,72000,8,,\n0,36000,16,,\n600,18000,4,,\n700,18000,4,,\n"
+			 "900,7200,2,,\n1000,50000,8,,\n",
+			 &t);
+		sim_options_default(&o);
+		o.seed = seed;
+		o.mtbf_sec = 300 * 3600; /* 32 NPUs: a fault every ~9 h */
+		o.repair_sec = 3600;
+		o.checkpoint_sec = 1800;
+		o.restart_cost_sec = 120;
+		run_both(&t, &fo, &o, &st, &as);
+		assert_int_equal(as.interruptions_over_bound, 0);
+		assert_true(as.worst_loss_ratio <= 1.0);
+		for (size_t i = 0; i < t.n; i++) {
+			const struct sim_jobrec *j = &as.jobs[i];
+
+			assert_int_equal(j->outcome, SIM_DONE);
+			assert_int_equal(st.jobs[i].outcome, SIM_DONE);
+			/* each restart redid at most one interval and paid the restart cost */
+			assert_true(j->lost_fault_npu_sec <=
+				    (double)j->fault_restarts * j->npus * (1800 + 120) + 1e-6);
+			if (j->fault_restarts)
+				assert_true(j->lost_fault_npu_sec > 0);
+		}
+		hits += as.faults_hit;
+		as_lost += (uint64_t)(as.jobs[0].lost_fault_npu_sec + as.jobs[5].lost_fault_npu_sec);
+		st_lost += (uint64_t)(st.jobs[0].lost_fault_npu_sec + st.jobs[5].lost_fault_npu_sec);
+		st_over += st.interruptions_over_bound;
+		assert_true(as.faults >= as.faults_hit + as.faults_absorbed);
+		sim_result_free(&st);
+		sim_result_free(&as);
+		sim_trace_free(&t);
+	}
+	assert_true(hits >= 5);	     /* the seeds really exercised recovery */
+	assert_true(st_over > 0);    /* from scratch: long jobs lose more than an interval */
+	assert_true(st_lost > as_lost);
+}
+
+/*
+ * Preemption: a low-priority job that fills the server is preempted by an urgent one;
+ * it loses only the work since its last checkpoint, and when it runs again it resumes
+ * from there: its end is the urgent job's end plus exactly the work it had left.
+ */
+static void test_preempted_job_resumes_from_its_checkpoint(void **state)
+{
+	struct fx_opts fo = { .servers = 1 };
+	struct sim_result st, as;
+	struct sim_options o;
+	struct sim_trace t;
+
+	(void)state;
+	trace_ok("submit_sec,duration_sec,npus,queue,priority\n"
+		 "0,36000,8,,100\n"
+		 "11400,3600,8,,900\n",
+		 &t);
+	sim_options_default(&o);
+	o.checkpoint_sec = 3600;
+	run_both(&t, &fo, &o, &st, &as);
+	/* ascendfs: preempted at 3 h 10 min, 10 min since its checkpoint at 3 h */
+	assert_int_equal(as.jobs[0].preemptions, 1);
+	assert_int_equal(as.preemptions, 1);
+	assert_true(as.jobs[0].lost_preempt_npu_sec == 600.0 * 8);
+	assert_true(as.jobs[1].first_start_sec > 11400);
+	assert_true(as.jobs[1].first_start_sec < 11400 + 300); /* the stop's grace */
+	assert_int_equal(as.jobs[0].end_sec, as.jobs[1].end_sec + (36000 - 3 * 3600));
+	assert_int_equal(as.jobs[0].outcome, SIM_DONE);
+	assert_int_equal(as.interruptions_over_bound, 0);
+	/* static: the urgent job waits for the whole 10 h job */
+	assert_int_equal(st.jobs[1].first_start_sec, 36000);
+	assert_int_equal(st.jobs[0].preemptions, 0);
+	sim_result_free(&st);
+	sim_result_free(&as);
+	sim_trace_free(&t);
+}
+
+/* Small jobs share servers under ascendfs; the static workflow gives each a server. */
+static void test_small_jobs_share_servers(void **state)
+{
+	struct fx_opts fo = { .servers = 2 };
+	struct sim_result st, as;
+	struct sim_summary ss, sa;
+	struct sim_options o;
+	struct sim_trace t;
+
+	(void)state;
+	trace_ok("submit_sec,duration_sec,npus,queue,priority\n"
+		 "0,3600,2,,\n0,3600,2,,\n0,3600,2,,\n0,3600,2,,\n0,3600,2,,\n0,3600,2,,\n",
+		 &t);
+	sim_options_default(&o);
+	run_both(&t, &fo, &o, &st, &as);
+	for (size_t i = 0; i < t.n; i++)
+		assert_int_equal(as.jobs[i].first_start_sec, 0);
+	/* static: two at a time, one per server */
+	assert_int_equal(st.jobs[5].first_start_sec, 2 * 3600);
+	assert_int_equal(sim_summarize(&t, &st, &ss), 0);
+	assert_int_equal(sim_summarize(&t, &as, &sa), 0);
+	assert_true(sa.wait_mean == 0);
+	assert_true(ss.wait_mean == 3600); /* 0, 0, 1 h, 1 h, 2 h, 2 h */
+	assert_true(sa.makespan_sec == 3600);
+	assert_true(ss.makespan_sec == 3 * 3600);
+	/* while jobs waited, static held both servers but ran 4 of 16 NPUs */
+	assert_true(ss.alloc_wait_pct == 100.0);
+	assert_true(ss.used_wait_pct == 25.0);
+	sim_result_free(&st);
+	sim_result_free(&as);
+	sim_trace_free(&t);
+}
+
+static void test_same_seed_same_replay(void **state)
+{
+	struct fx_opts fo = { .servers = 4, .switches = 2 };
+	struct sim_result a1, s1, a2, s2, a3, s3;
+	struct sim_options o;
+	struct sim_trace t;
+	static const char csv[] = "submit_sec,duration_sec,npus,queue,priority\n"
+				  "0,90000,8,,\n10,90000,16,,\n20,40000,4,,\n";
+
+	(void)state;
+	sim_options_default(&o);
+	o.mtbf_sec = 100 * 3600;
+	trace_ok(csv, &t);
+	run_both(&t, &fo, &o, &s1, &a1);
+	sim_trace_free(&t);
+	trace_ok(csv, &t);
+	run_both(&t, &fo, &o, &s2, &a2);
+	sim_trace_free(&t);
+	o.seed = 2;
+	trace_ok(csv, &t);
+	run_both(&t, &fo, &o, &s3, &a3);
+	assert_true(a1.faults > 0);
+	assert_int_equal(a1.faults, a2.faults);
+	assert_int_equal(a1.faults_hit, a2.faults_hit);
+	assert_int_equal(s1.faults_hit, s2.faults_hit);
+	for (size_t i = 0; i < t.n; i++) {
+		assert_int_equal(a1.jobs[i].end_sec, a2.jobs[i].end_sec);
+		assert_int_equal(s1.jobs[i].end_sec, s2.jobs[i].end_sec);
+	}
+	assert_true(a1.faults != a3.faults || a1.jobs[0].end_sec != a3.jobs[0].end_sec ||
+		    a1.jobs[1].end_sec != a3.jobs[1].end_sec);
+	sim_result_free(&a1);
+	sim_result_free(&s1);
+	sim_result_free(&a2);
+	sim_result_free(&s2);
+	sim_result_free(&a3);
+	sim_result_free(&s3);
+	sim_trace_free(&t);
+}
+
+/* ---- figures ---- */
+
+static void test_tp_groups_crossing_servers(void **state)
+{
+	struct fx_opts fo = { .servers = 4, .switches = 2 };
+	struct sched_cluster *c = fx_cluster(&fo);
+	struct sim_result r;
+	struct sim_options o;
+	struct sim_trace t;
+	const struct sim_share whole[] = { { 0, 8 }, { 1, 8 } };
+	const struct sim_share split[] = { { 0, 4 }, { 2, 4 } };
+	const struct sim_share odd[] = { { 0, 2 }, { 1, 6 } };
+
+	(void)state;
+	trace_ok("submit_sec,duration_sec,npus,queue,priority\n0,100,16,,\n1,100,8,,\n2,100,8,,\n",
+		 &t);
+	sim_options_default(&o);
+	assert_int_equal(sim_result_init(&r, "x", &t, c->npus_total, &o), 0);
+	sim_acct_placement(&r, &t, &o, c, 0, whole, 2, 1);
+	assert_int_equal(r.tp_groups, 2);
+	assert_int_equal(r.tp_cross, 0);
+	assert_int_equal(r.multi_extra_switch, 0); /* servers 0 and 1: leaf-0 */
+	sim_acct_placement(&r, &t, &o, c, 1, split, 2, 1);
+	assert_int_equal(r.tp_groups, 3);
+	assert_int_equal(r.tp_cross, 1);
+	assert_int_equal(r.tp_cross_avoidable, 1);
+	assert_int_equal(r.multi_extra_switch, 1);	    /* servers 0 and 2: two leaves */
+	assert_int_equal(r.multi_extra_switch_avoidable, 1); /* one leaf was free */
+	o.tp = 4;
+	sim_acct_placement(&r, &t, &o, c, 2, odd, 2, 0);
+	/* ranks 0-3 span servers 0 and 1; ranks 4-7 are on server 1 */
+	assert_int_equal(r.tp_groups, 5);
+	assert_int_equal(r.tp_cross, 2);
+	assert_true(r.step_proxy_sum / r.step_proxy_weight > 1.0);
+	sim_result_free(&r);
+	sim_trace_free(&t);
+	sched_cluster_free(c);
+}
+
+static void test_least_switches(void **state)
+{
+	const unsigned per[] = { 3, 1, 2 };
+
+	(void)state;
+	assert_int_equal(sim_least_switches(per, 3, 1), 1);
+	assert_int_equal(sim_least_switches(per, 3, 3), 1);
+	assert_int_equal(sim_least_switches(per, 3, 4), 2);
+	assert_int_equal(sim_least_switches(per, 3, 6), 3);
+	assert_int_equal(sim_least_switches(per, 3, 7), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_trace_philly_sorts_and_maps),
+		cmocka_unit_test(test_trace_plain_defaults),
+		cmocka_unit_test(test_trace_errors_say_where),
+		cmocka_unit_test(test_trace_slice_and_scale),
+		cmocka_unit_test(test_trace_parse_survives_allocation_failures),
+		cmocka_unit_test(test_fit_raises_and_removes),
+		cmocka_unit_test(test_static_matches_sched_fifo),
+		cmocka_unit_test(test_faults_lose_at_most_a_checkpoint_interval),
+		cmocka_unit_test(test_preempted_job_resumes_from_its_checkpoint),
+		cmocka_unit_test(test_small_jobs_share_servers),
+		cmocka_unit_test(test_same_seed_same_replay),
+		cmocka_unit_test(test_tp_groups_crossing_servers),
+		cmocka_unit_test(test_least_switches),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
