@@ -11,6 +11,7 @@ PACKAGES=(
 	libsqlite3-dev                             # durable state
 	libcmocka-dev python3 util-linux           # unit tests; JSON checks and setpriv in tests
 	inotify-tools                              # inotifywait, for people watching the mount
+	gnuplot-nox                                # ascend-sim's figures
 )
 
 if [ "${1:-}" = "--list" ]; then

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -289,13 +290,16 @@ void sim_trace_free(struct sim_trace *t)
 int sim_trace_slice(struct sim_trace *t, size_t from, size_t to, char err[SIM_ERR_MAX])
 {
 	uint64_t base;
+	char upto[32] = "";
 
+	if (to != SIZE_MAX)
+		snprintf(upto, sizeof(upto), "%zu", to);
 	if (to > t->n)
 		to = t->n;
 	if (from >= to) {
 		snprintf(err, SIM_ERR_MAX,
-			 "--slice %zu:%zu keeps no job (the trace has %zu jobs, numbered from 0)",
-			 from, to, t->n);
+			 "--slice %zu:%s keeps no job (the trace has %zu jobs, numbered from 0)",
+			 from, upto, t->n);
 		return -EINVAL;
 	}
 	memmove(t->jobs, t->jobs + from, (to - from) * sizeof(*t->jobs));
