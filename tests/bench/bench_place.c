@@ -1,14 +1,34 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench_place: the cost of one placement decision on a large, partly full cluster.
+ * bench_place: the cost of one placement decision on a large cluster, with no job
+ * waiting and with 10,000 jobs queued.
  *
- * Builds a 1,024-server Atlas 800T A2 inventory (8,192 NPUs) under 32 leaf switches from
- * cluster YAML (the daemon's path: conf_cluster_parse + sched_cluster_new), places 1,000
- * jobs of mixed sizes (1-64 NPUs, seeded PRNG; some complete again, which leaves the
- * cluster fragmented), then times sched_place() for one more job of 1, 8 and 32 NPUs,
- * REPS times each, with clock_gettime(CLOCK_MONOTONIC) around every call.
- * As a baseline, in the same run and over the same servers, it times a topology-blind
- * first-fit scan that only looks for the first k servers with room, and prints the ratio.
+ * Both parts build a 1,024-server Atlas 800T A2 inventory (8,192 NPUs) under 32 leaf
+ * switches from cluster YAML (the daemon's path: conf_cluster_parse + sched_cluster_new),
+ * then time sched_place() for one more job of 1, 8 and 32 NPUs, REPS times each, with
+ * clock_gettime(CLOCK_MONOTONIC) around every call, and print p50, p99 and max.
+ * As a baseline, in the same run and over the same servers, each table also times a
+ * topology-blind first-fit scan that only looks for the first k servers with room, and
+ * prints the ratio sched_place / first-fit at p50 and at p99. The rows of a table take
+ * turns (BLOCK calls each), so that load from elsewhere on the machine falls on all of
+ * them alike.
+ *
+ * 1. Partly full, nothing queued: 1,000 jobs of mixed sizes (1-64 NPUs, seeded PRNG)
+ *    are placed, and some complete again, which leaves the cluster fragmented.
+ * 2. Full, 10,000 jobs queued: bench_sched part A's set-up, same seed, so the same
+ *    cluster state its scheduling passes are timed on: 4 weighted queues, backfill and
+ *    preemption on; running jobs of mixed sizes (1-128 NPUs) until no size fits, then
+ *    10,000 jobs submitted through sched_job_submit (each submission runs a pass), which
+ *    stay pending, then 120 s on the virtual clock for preempted jobs to stop. The
+ *    reference is a second cluster built the same way whose pending jobs are then all
+ *    cancelled: the same jobs on the same NPUs (checked), without the queue. It prints
+ *    sched_place with / without the queue.
+ *
+ * sched_place() reads servers only (the cluster is const; it never walks the job list
+ * or the queues), so its cost should not depend on how many jobs wait: it depends on how
+ * full and how fragmented the servers are. Part 2 measures it anyway, to show that, and its
+ * reference separates the queue from the occupancy the queue leaves behind. What a queue
+ * costs is the pass that tries to place each waiting job (bench_sched part A).
  *
  * Figures only, no timed assertions (style.md). Run: meson test --benchmark -v place
  */
@@ -30,6 +50,11 @@
 #define FILL_JOBS 1000
 #define REPS 2000
 #define SEED 0x5eed2024u
+#define QUEUED_JOBS 10000
+#define QUEUED_SEED 0x5c4ed001u /* bench_sched part A's, for the same cluster state */
+#define OWNER_UID 1000u
+#define OWNER_GID 1000u
+#define USEC_PER_SEC 1000000ull
 
 static uint64_t rng_state = SEED;
 
@@ -44,6 +69,22 @@ static uint64_t rng_next(void)
 	return x * 2685821657736338717ull;
 }
 
+/* An index into @weights (@n entries) drawn by weight. */
+static size_t rng_pick(const unsigned *weights, size_t n)
+{
+	unsigned total = 0, x, acc = 0;
+
+	for (size_t i = 0; i < n; i++)
+		total += weights[i];
+	x = (unsigned)(rng_next() % total);
+	for (size_t i = 0; i < n; i++) {
+		acc += weights[i];
+		if (x < acc)
+			return i;
+	}
+	return n - 1;
+}
+
 static uint64_t fake_now(void)
 {
 	static uint64_t t = 1700000000000000ull;
@@ -51,7 +92,13 @@ static uint64_t fake_now(void)
 	return t += 1000;
 }
 
-static char *cluster_yaml(size_t *ret_len)
+static double usec_between(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) * 1e6 + (double)(b->tv_nsec - a->tv_nsec) / 1e3;
+}
+
+/* The inventory as cluster YAML; @queues: YAML items under `queues:`, or NULL. */
+static char *cluster_yaml(const char *queues, size_t *ret_len)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -60,9 +107,11 @@ static char *cluster_yaml(size_t *ret_len)
 	if (!f)
 		return NULL;
 	fprintf(f, "cluster:\n  name: bench\n  scheduler_ip: 10.0.0.1\n"
-		   "resource:\n  total_npu: %d\n  allow_mix_task: true\n"
-		   "servers:\n",
+		   "resource:\n  total_npu: %d\n  allow_mix_task: true\n",
 		SERVERS * NPUS_PER_SERVER);
+	if (queues)
+		fprintf(f, "queues:\n%s", queues);
+	fprintf(f, "servers:\n");
 	for (unsigned i = 0; i < SERVERS; i++) {
 		fprintf(f, "  - name: node-%04u\n    host_ip: 10.1.%u.%u\n    type: atlas800t-a2\n"
 			   "    switch: leaf-%02u\n    device_ips: [",
@@ -79,21 +128,25 @@ static char *cluster_yaml(size_t *ret_len)
 	return text;
 }
 
-static struct conf_job_spec *job_spec(const char *name, unsigned npus)
+/* A new job spec (stolen by sched_job_submit), or NULL. */
+static struct conf_job_spec *job_spec(const char *name, unsigned npus, const char *queue,
+				      unsigned priority, uint64_t time_limit_sec)
 {
 	struct conf_job_spec *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return NULL;
 	s->name = strdup(name);
-	s->queue = strdup("default");
+	s->queue = strdup(queue);
 	if (!s->name || !s->queue) {
 		conf_job_spec_free(s);
 		return NULL;
 	}
 	s->npus = s->npus_min = s->npus_max = npus;
-	s->priority = 500;
+	s->priority = priority;
+	s->launch = CONF_LAUNCH_MSRUN;
 	s->max_restarts = 3;
+	s->time_limit_sec = time_limit_sec;
 	return s;
 }
 
@@ -103,14 +156,7 @@ static const unsigned fill_weights[] = { 30, 20, 20, 15, 8, 5, 2 };
 
 static unsigned pick_size(void)
 {
-	unsigned x = (unsigned)(rng_next() % 100), acc = 0;
-
-	for (size_t i = 0; i < sizeof(fill_sizes) / sizeof(fill_sizes[0]); i++) {
-		acc += fill_weights[i];
-		if (x < acc)
-			return fill_sizes[i];
-	}
-	return 1;
+	return fill_sizes[rng_pick(fill_weights, sizeof(fill_weights) / sizeof(fill_weights[0]))];
 }
 
 struct fill_stats {
@@ -141,7 +187,8 @@ static int fill(struct sched_cluster *c, struct fill_stats *st)
 			return r;
 		}
 		snprintf(name, sizeof(name), "fill-%u", i);
-		r = sched_job_submit(c, job_spec(name, npus), 1000, 1000, fake_now(), reason, &j);
+		r = sched_job_submit(c, job_spec(name, npus, "default", 500, 0), OWNER_UID,
+				     OWNER_GID, fake_now(), reason, &j);
 		if (r < 0 || !j || j->state != SCHED_JOB_RUNNING) {
 			fprintf(stderr, "bench_place: submit %s: %d %s\n", name, r, reason);
 			return r < 0 ? r : -EIO;
@@ -154,7 +201,7 @@ static int fill(struct sched_cluster *c, struct fill_stats *st)
 
 				if (v->state != SCHED_JOB_RUNNING)
 					continue;
-				r = sched_job_complete(c, v->name, 1000, fake_now());
+				r = sched_job_complete(c, v->name, OWNER_UID, fake_now());
 				if (r < 0)
 					return r;
 				st->completed++;
@@ -163,6 +210,159 @@ static int fill(struct sched_cluster *c, struct fill_stats *st)
 		}
 	}
 	return 0;
+}
+
+/*
+ * Part 2's workload, copied from bench_sched part A (a_queues_yaml, a_sizes, a_fill_w,
+ * ...): with the same seed and the same order of draws it builds the same state.
+ */
+static const char queues_yaml[] = "  - name: prod\n    weight: 4\n"
+				  "  - name: research\n    weight: 2\n"
+				  "  - name: dev\n    weight: 1\n"
+				  "  - name: batch\n    weight: 1\n";
+static const char *const queue_names[] = { "prod", "research", "dev", "batch" };
+static const unsigned q_sizes[] = { 1, 2, 4, 8, 16, 32, 64, 128 };
+static const unsigned q_run_w[] = { 25, 10, 10, 25, 12, 10, 6, 2 };
+static const unsigned q_pend_w[] = { 30, 10, 10, 25, 10, 8, 5, 2 };
+static const unsigned q_prios[] = { 100, 500, 900 };
+static const unsigned q_run_prio_w[] = { 10, 90, 0 };
+static const unsigned q_pend_prio_w[] = { 20, 79, 1 };
+static const unsigned q_limits_h[] = { 1, 2, 4, 8, 24, 48 };
+
+struct job_pick {
+	unsigned npus, priority;
+	const char *queue;
+	uint64_t time_limit_sec;
+};
+
+/* One job of part A's mix; the draws in part A's order. */
+static struct job_pick pick_job(const unsigned *size_w, const unsigned *prio_w)
+{
+	struct job_pick p;
+
+	p.npus = q_sizes[rng_pick(size_w, 8)];
+	p.priority = q_prios[rng_pick(prio_w, 3)];
+	p.queue = queue_names[rng_next() % 4];
+	p.time_limit_sec = q_limits_h[rng_next() % 6] * 3600;
+	return p;
+}
+
+static int submit(struct sched_cluster *c, const char *name, const struct job_pick *p,
+		  uint64_t now_usec, struct sched_job **ret)
+{
+	char reason[SCHED_REASON_MAX] = "";
+	struct conf_job_spec *s = job_spec(name, p->npus, p->queue, p->priority,
+					   p->time_limit_sec);
+	int r;
+
+	if (!s)
+		return -ENOMEM;
+	r = sched_job_submit(c, s, OWNER_UID, OWNER_GID, now_usec, reason, ret);
+	if (r < 0)
+		fprintf(stderr, "bench_place: submit %s (%u NPUs): %s: %s\n", name, p->npus,
+			strerror(-r), reason);
+	return r;
+}
+
+struct queued_stats {
+	unsigned running;
+	double run_ms, queue_sec;
+};
+
+/*
+ * Fill @c with running jobs until no size fits, then submit QUEUED_JOBS jobs that wait,
+ * then let the jobs preempted meanwhile stop. *@now is the virtual clock (usec).
+ */
+static int queued_setup(struct sched_cluster *c, uint64_t *now, struct queued_stats *st)
+{
+	char reason[SCHED_REASON_MAX], name[32];
+	struct timespec a, b;
+	unsigned misses = 0;
+	int r;
+
+	memset(st, 0, sizeof(*st));
+	rng_state = QUEUED_SEED;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (unsigned k = 0; misses < 400 && c->npus_allocated < c->npus_total; k++) {
+		struct job_pick p = pick_job(q_run_w, q_run_prio_w);
+		struct sched_slice *sl = NULL;
+		struct sched_job *j = NULL;
+		size_t count = 0;
+
+		r = sched_place(c, p.npus, NULL, &sl, &count, reason);
+		free(sl);
+		if (r == -ENOSPC) {
+			misses++;
+			continue;
+		}
+		if (r < 0) {
+			fprintf(stderr, "bench_place: sched_place(%u): %s\n", p.npus, reason);
+			return r;
+		}
+		misses = 0;
+		snprintf(name, sizeof(name), "run-%05u", k);
+		r = submit(c, name, &p, *now += 1000, &j);
+		if (r < 0)
+			return r;
+		if (!j || j->state != SCHED_JOB_RUNNING) {
+			fprintf(stderr, "bench_place: %s did not start\n", name);
+			return -EIO;
+		}
+		st->running++;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	st->run_ms = usec_between(&a, &b) / 1e3;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (unsigned k = 0; k < QUEUED_JOBS; k++) {
+		struct job_pick p = pick_job(q_pend_w, q_pend_prio_w);
+
+		snprintf(name, sizeof(name), "pend-%05u", k);
+		r = submit(c, name, &p, *now += 1000, NULL);
+		if (r < 0)
+			return r;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	st->queue_sec = usec_between(&a, &b) / 1e6;
+	*now += 120 * USEC_PER_SEC;
+	sched_tick(c, *now);
+	return 0;
+}
+
+/*
+ * Cancel every pending job, newest first, and the jobs holding a backfill reservation
+ * last, all at one virtual time @now_usec: while a job first in line still waits and
+ * the clock stands still, no pass can start another job, so the servers stay as the
+ * queue left them. Each cancellation runs a pass; running jobs are left alone.
+ */
+static int queue_empty(struct sched_cluster *c, uint64_t now_usec, unsigned *ret_cancelled)
+{
+	char (*names)[CONF_NAME_MAX + 1] = calloc(c->job_count, sizeof(*names));
+	size_t n = 0;
+	int r = 0;
+
+	if (!names)
+		return -ENOMEM;
+	for (int holders = 1; holders >= 0; holders--)
+		for (size_t i = 0; i < c->job_count; i++)
+			if (c->jobs[i]->state == SCHED_JOB_PENDING &&
+			    (c->jobs[i]->reserved_start_usec != 0) == holders)
+				snprintf(names[n++], sizeof(names[0]), "%s", c->jobs[i]->name);
+	*ret_cancelled = 0;
+	while (n-- > 0) {
+		const struct sched_job *j = sched_cluster_find_job(c, names[n]);
+
+		if (!j || j->state != SCHED_JOB_PENDING)
+			continue;
+		r = sched_job_cancel(c, names[n], OWNER_UID, now_usec);
+		if (r < 0) {
+			fprintf(stderr, "bench_place: cancel %s: %s\n", names[n], strerror(-r));
+			break;
+		}
+		(*ret_cancelled)++;
+	}
+	free(names);
+	return r;
 }
 
 /*
@@ -184,11 +384,6 @@ static unsigned naive_first_fit(const struct sched_cluster *c, unsigned npus, un
 			out[found++] = (unsigned)i;
 	}
 	return found;
-}
-
-static double usec_between(const struct timespec *a, const struct timespec *b)
-{
-	return (double)(b->tv_sec - a->tv_sec) * 1e6 + (double)(b->tv_nsec - a->tv_nsec) / 1e3;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -213,105 +408,158 @@ static struct stats stats_of(double *v, size_t n)
 	return s;
 }
 
+static double ratio_of(double x, double y)
+{
+	return y > 0 ? x / y : 0;
+}
+
+/*
+ * One row of a table: a placer on a cluster. The rows of a table take turns, BLOCK calls
+ * at a time, so that load from elsewhere on the machine or a change of clock speed falls
+ * on every row alike and the ratios between rows stay fair.
+ */
+#define BLOCK 250
+#define BLOCK_WARMUP 10 /* calls at the start of each turn, not counted: caches warm up */
+_Static_assert(REPS % BLOCK == 0, "REPS is a whole number of turns");
+
+struct subject {
+	const char *label;
+	const struct sched_cluster *c;
+	bool first_fit;			/* the baseline instead of sched_place */
+	double t[REPS];			/* microseconds per call */
+	struct stats st;
+	char result[SCHED_REASON_MAX];	/* what the first call found, or why not */
+};
+
+static const unsigned sizes[] = { 1, 8, 32 };
+#define SIZE_COUNT (sizeof(sizes) / sizeof(sizes[0]))
+
 static volatile unsigned sink;
 
-static int bench_size(const struct sched_cluster *c, unsigned npus, double *t, double *ratio)
+/* One call of @s's placer for @npus; *@ret_usec: how long it took. */
+static int time_one(struct subject *s, unsigned npus, bool describe, double *ret_usec)
 {
+	char reason[SCHED_REASON_MAX] = "";
 	struct timespec a, b;
-	char reason[SCHED_REASON_MAX] = "", where[64] = "";
-	unsigned out[SERVERS];
-	struct stats sp, nf;
-	int r = 0;
 
-	for (unsigned i = 0; i < REPS + 50; i++) {
-		struct sched_slice *sl = NULL;
-		size_t count = 0;
+	if (s->first_fit) {
+		unsigned out[SERVERS], found;
 
 		clock_gettime(CLOCK_MONOTONIC, &a);
-		r = sched_place(c, npus, NULL, &sl, &count, reason);
+		found = naive_first_fit(s->c, npus, out);
 		clock_gettime(CLOCK_MONOTONIC, &b);
-		if (r == 0 && i == 0)
-			snprintf(where, sizeof(where), "%zu server%s from %s", count,
-				 count == 1 ? "" : "s", c->servers[sl[0].server].conf->name);
+		sink += found;
+		if (describe)
+			snprintf(s->result, sizeof(s->result), "%u server%s from %s", found,
+				 found == 1 ? "" : "s",
+				 found ? s->c->servers[out[0]].conf->name : "(none)");
+	} else {
+		struct sched_slice *sl = NULL;
+		size_t count = 0;
+		int r;
+
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		r = sched_place(s->c, npus, NULL, &sl, &count, reason);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		if (describe && r == 0)
+			snprintf(s->result, sizeof(s->result), "%zu server%s from %s", count,
+				 count == 1 ? "" : "s", s->c->servers[sl[0].server].conf->name);
+		else if (describe)
+			snprintf(s->result, sizeof(s->result), "%s", reason);
 		free(sl);
 		if (r < 0 && r != -ENOSPC) {
 			fprintf(stderr, "bench_place: sched_place(%u): %d %s\n", npus, r, reason);
 			return r;
 		}
-		if (i >= 50) /* the first 50 warm caches up */
-			t[i - 50] = usec_between(&a, &b);
 	}
-	sp = stats_of(t, REPS);
-	printf("%5u  %-14s %9.2f %9.2f %9.2f   %s\n", npus, "sched_place", sp.p50, sp.p99, sp.max,
-	       r == 0 ? where : reason);
-
-	for (unsigned i = 0; i < REPS + 50; i++) {
-		unsigned found;
-
-		clock_gettime(CLOCK_MONOTONIC, &a);
-		found = naive_first_fit(c, npus, out);
-		clock_gettime(CLOCK_MONOTONIC, &b);
-		sink += found;
-		if (i == 0)
-			snprintf(where, sizeof(where), "%u server%s from %s", found,
-				 found == 1 ? "" : "s",
-				 found ? c->servers[out[0]].conf->name : "(none)");
-		if (i >= 50)
-			t[i - 50] = usec_between(&a, &b);
-	}
-	nf = stats_of(t, REPS);
-	printf("%5u  %-14s %9.2f %9.2f %9.2f   %s\n", npus, "first-fit scan", nf.p50, nf.p99,
-	       nf.max, where);
-	*ratio = nf.p50 > 0 ? sp.p50 / nf.p50 : 0;
-	printf("%5u  %-14s %9.1fx\n", npus, "ratio p50", *ratio);
+	*ret_usec = usec_between(&a, &b);
 	return 0;
 }
 
-int main(void)
+/* Time each of @subjects (@n entries) REPS times for @npus, in turns; fills in ->st. */
+static int bench_subjects(struct subject *subjects, size_t n, unsigned npus)
 {
-	static const unsigned sizes[] = { 1, 8, 32 };
-	struct sched_cluster *c = NULL;
+	for (size_t done = 0; done < REPS; done += BLOCK) {
+		for (size_t k = 0; k < n; k++) {
+			for (size_t i = 0; i < BLOCK_WARMUP + BLOCK; i++) {
+				double usec;
+				int r = time_one(&subjects[k], npus, done == 0 && i == 0, &usec);
+
+				if (r < 0)
+					return r;
+				if (i >= BLOCK_WARMUP)
+					subjects[k].t[done + i - BLOCK_WARMUP] = usec;
+			}
+		}
+	}
+	for (size_t k = 0; k < n; k++)
+		subjects[k].st = stats_of(subjects[k].t, REPS);
+	return 0;
+}
+
+static void print_header(void)
+{
+	printf("%u calls per row, rows taking turns of %u calls; microseconds per call "
+	       "(CLOCK_MONOTONIC)\n",
+	       REPS, BLOCK);
+	printf("%5s  %-30s %9s %9s %9s   %s\n", "npus", "placer", "p50", "p99", "max", "result");
+	printf("-----  ------------------------------ --------- --------- ---------   ------\n");
+}
+
+static void print_row(unsigned npus, const struct subject *s)
+{
+	printf("%5u  %-30s %9.2f %9.2f %9.2f   %s\n", npus, s->label, s->st.p50, s->st.p99,
+	       s->st.max, s->result);
+}
+
+/* @x / @y at p50 and at p99. */
+static void print_ratio(unsigned npus, const char *label, const struct subject *x,
+			const struct subject *y)
+{
+	printf("%5u  %-30s %8.1fx %8.1fx\n", npus, label, ratio_of(x->st.p50, y->st.p50),
+	       ratio_of(x->st.p99, y->st.p99));
+}
+
+/* The inventory from YAML, the daemon's path; *@ret_ms: how long that took. */
+static int cluster_build(const char *queues, struct sched_cluster **ret, double *ret_ms)
+{
 	struct conf_cluster *conf = NULL;
 	struct conf_error err;
-	struct fill_stats st;
 	struct timespec a, b;
-	double *t, ratios[3];
-	unsigned whole = 0, sw_fit = 0, per_sw[SWITCHES] = { 0 };
 	char msg[1024];
 	size_t len = 0;
-	char *yaml;
+	char *yaml = cluster_yaml(queues, &len);
 	int r;
 
-	yaml = cluster_yaml(&len);
-	t = calloc(REPS, sizeof(*t));
-	if (!yaml || !t) {
-		fprintf(stderr, "bench_place: out of memory\n");
-		return 1;
-	}
+	if (!yaml)
+		return -ENOMEM;
 	memset(&err, 0, sizeof(err));
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	r = conf_cluster_parse(yaml, len, "bench.yaml", &conf, &err);
+	free(yaml);
 	if (r < 0) {
 		fprintf(stderr, "bench_place: %s\n", conf_error_format(&err, msg, sizeof(msg)));
-		return 1;
+		return r;
 	}
-	free(yaml);
-	if (sched_cluster_new(conf, &c) < 0) {
-		fprintf(stderr, "bench_place: out of memory\n");
-		return 1;
-	}
+	r = sched_cluster_new(conf, ret);
 	clock_gettime(CLOCK_MONOTONIC, &b);
-	printf("bench_place: %zu atlas800t-a2 servers (%u NPUs) under %zu leaf switches; "
-	       "config parsed and modelled in %.1f ms\n",
-	       c->server_count, c->npus_total, c->switch_count, usec_between(&a, &b) / 1e3);
+	*ret_ms = usec_between(&a, &b) / 1e3;
+	return r;
+}
 
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	r = fill(c, &st);
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	if (r < 0) {
-		sched_cluster_free(c);
-		return 1;
-	}
+static unsigned jobs_in_state(const struct sched_cluster *c, enum sched_job_state s)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < c->job_count; i++)
+		n += c->jobs[i]->state == s;
+	return n;
+}
+
+static void print_state(const struct sched_cluster *c)
+{
+	unsigned whole = 0, sw_fit = 0, per_sw[SWITCHES] = { 0 };
+
 	for (size_t i = 0; i < c->server_count; i++) {
 		const struct sched_server *s = &c->servers[i];
 
@@ -322,36 +570,197 @@ int main(void)
 	}
 	for (size_t i = 0; i < c->switch_count; i++)
 		sw_fit += per_sw[i] >= 4;
+	printf("state: %u of %u NPUs allocated (%.1f%%), %u whole servers free, "
+	       "%u switches with >= 4 whole free servers; jobs: %u running, %u pending, "
+	       "%u stopping\n",
+	       c->npus_allocated, c->npus_total, 100.0 * c->npus_allocated / c->npus_total, whole,
+	       sw_fit, jobs_in_state(c, SCHED_JOB_RUNNING), jobs_in_state(c, SCHED_JOB_PENDING),
+	       jobs_in_state(c, SCHED_JOB_STOPPING));
+}
+
+/* Do @a and @b give every NPU to a job of the same name (or to none)? */
+static bool servers_match(const struct sched_cluster *a, const struct sched_cluster *b)
+{
+	if (a->server_count != b->server_count)
+		return false;
+	for (size_t i = 0; i < a->server_count; i++) {
+		const struct sched_server *x = &a->servers[i], *y = &b->servers[i];
+
+		if (x->npus_free != y->npus_free || x->jobs_running != y->jobs_running)
+			return false;
+		for (unsigned d = 0; d < x->conf->npu_count; d++) {
+			const struct sched_job *jx = x->npus[d].job, *jy = y->npus[d].job;
+
+			if (!jx != !jy || (jx && strcmp(jx->name, jy->name) != 0))
+				return false;
+		}
+	}
+	return true;
+}
+
+/* Part 1's table: [size][sched_place, first-fit]. */
+static struct subject partly[SIZE_COUNT][2];
+
+/* Part 1: 1,000 jobs placed on the empty cluster, some completed again. */
+static int part_partly_full(void)
+{
+	struct sched_cluster *c = NULL;
+	struct fill_stats st;
+	struct timespec a, b;
+	double ms;
+	int r;
+
+	r = cluster_build(NULL, &c, &ms);
+	if (r < 0)
+		return r;
+	printf("== 1. partly full, nothing queued\n"
+	       "%zu atlas800t-a2 servers (%u NPUs) under %zu leaf switches; "
+	       "config parsed and modelled in %.1f ms\n",
+	       c->server_count, c->npus_total, c->switch_count, ms);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	r = fill(c, &st);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	if (r < 0)
+		goto out;
 	printf("fill (seed %#x): %u jobs placed, %u sizes skipped (no room), %u completed again, "
 	       "in %.1f ms\n",
 	       SEED, st.placed, st.skipped, st.completed, usec_between(&a, &b) / 1e3);
-	printf("state: %u of %u NPUs allocated (%.1f%%), %u whole servers free, "
-	       "%u switches with >= 4 whole free servers\n\n",
-	       c->npus_allocated, c->npus_total, 100.0 * c->npus_allocated / c->npus_total, whole,
-	       sw_fit);
+	print_state(c);
+	printf("\n");
+	print_header();
+	for (size_t i = 0; i < SIZE_COUNT; i++) {
+		struct subject *row = partly[i];
 
-	printf("%u calls per row, microseconds per call (CLOCK_MONOTONIC)\n", REPS);
-	printf("%5s  %-14s %9s %9s %9s   %s\n", "npus", "placer", "p50", "p99", "max", "result");
-	printf("-----  -------------- --------- --------- ---------   ------\n");
-	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		if (bench_size(c, sizes[i], t, &ratios[i]) < 0) {
-			sched_cluster_free(c);
-			free(t);
-			return 1;
-		}
+		row[0] = (struct subject){ .label = "sched_place", .c = c };
+		row[1] = (struct subject){ .label = "first-fit scan", .c = c, .first_fit = true };
+		r = bench_subjects(row, 2, sizes[i]);
+		if (r < 0)
+			goto out;
+		print_row(sizes[i], &row[0]);
+		print_row(sizes[i], &row[1]);
+		print_ratio(sizes[i], "ratio sched_place / first-fit", &row[0], &row[1]);
 	}
+out:
+	sched_cluster_free(c);
+	return r;
+}
+
+/* Part 2's table: [size][sched_place queued, first-fit queued, the same emptied]. */
+static struct subject queued[SIZE_COUNT][4];
+
+/* A cluster in part 2's state: full, QUEUED_JOBS waiting; *@now: its virtual clock. */
+static int queued_cluster(struct sched_cluster **ret, uint64_t *now)
+{
+	struct queued_stats st;
+	double ms;
+	int r;
+
+	*now = 1700000000000000ull;
+	r = cluster_build(queues_yaml, ret, &ms);
+	if (r < 0)
+		return r;
+	r = queued_setup(*ret, now, &st);
+	if (r < 0) {
+		sched_cluster_free(*ret);
+		*ret = NULL;
+		return r;
+	}
+	printf("seed %#x: %u running jobs submitted until no size fits, in %.0f ms; %u jobs "
+	       "submitted to wait, in %.1f s (%.2f ms per submission, each runs a pass); "
+	       "%" PRIu64 " preemptions\n",
+	       QUEUED_SEED, st.running, st.run_ms, QUEUED_JOBS, st.queue_sec,
+	       st.queue_sec * 1e3 / QUEUED_JOBS, (*ret)->preemptions);
+	print_state(*ret);
+	return 0;
+}
+
+/* Part 2: full with QUEUED_JOBS waiting, and the same servers without them. */
+static int part_queued(void)
+{
+	struct sched_cluster *c = NULL, *ref = NULL;
+	struct timespec a, b;
+	uint64_t now, ref_now;
+	unsigned cancelled;
+	int r;
+
+	printf("\n== 2. full, %u jobs queued (bench_sched part A's set-up: 4 queues weighted "
+	       "4/2/1/1, backfill and preemption on)\n",
+	       QUEUED_JOBS);
+	r = queued_cluster(&c, &now);
+	if (r < 0)
+		return r;
+	printf("reference: the same set-up again, then every pending job cancelled\n");
+	r = queued_cluster(&ref, &ref_now);
+	if (r < 0)
+		goto out;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	r = queue_empty(ref, ref_now, &cancelled);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	if (r < 0)
+		goto out;
+	printf("%u pending jobs cancelled (holders of a reservation last) in %.1f s\n", cancelled,
+	       usec_between(&a, &b) / 1e6);
+	print_state(ref);
+	printf("every NPU held by the same job as with the queue: %s\n\n",
+	       servers_match(c, ref) ? "yes" : "NO (the reference differs in more than the queue)");
+
+	print_header();
+	for (size_t i = 0; i < SIZE_COUNT; i++) {
+		struct subject *row = queued[i];
+
+		row[0] = (struct subject){ .label = "sched_place, queued", .c = c };
+		row[1] = (struct subject){ .label = "first-fit scan, queued", .c = c,
+					   .first_fit = true };
+		row[2] = (struct subject){ .label = "sched_place, queue emptied", .c = ref };
+		row[3] = (struct subject){ .label = "first-fit scan, queue emptied", .c = ref,
+					   .first_fit = true };
+		r = bench_subjects(row, 4, sizes[i]);
+		if (r < 0)
+			goto out;
+		print_row(sizes[i], &row[0]);
+		print_row(sizes[i], &row[1]);
+		print_ratio(sizes[i], "ratio sched_place / first-fit", &row[0], &row[1]);
+		print_row(sizes[i], &row[2]);
+		print_row(sizes[i], &row[3]);
+		print_ratio(sizes[i], "ratio sched_place / first-fit", &row[2], &row[3]);
+		print_ratio(sizes[i], "ratio queued / emptied (place)", &row[0], &row[2]);
+	}
+out:
+	sched_cluster_free(ref);
+	sched_cluster_free(c);
+	return r;
+}
+
+int main(void)
+{
+	struct timespec a, x;
+	double t[REPS];
+
+	if (part_partly_full() < 0 || part_queued() < 0)
+		return 1;
+
 	/* the timer's own cost, for reading the smallest figures */
 	for (unsigned i = 0; i < REPS; i++) {
-		struct timespec x;
-
 		clock_gettime(CLOCK_MONOTONIC, &a);
 		clock_gettime(CLOCK_MONOTONIC, &x);
 		t[i] = usec_between(&a, &x);
 	}
-	printf("\ntimer overhead p50: %.3f us; sched_place / first-fit p50: %.0fx (1), %.0fx (8), "
-	       "%.0fx (32)\n",
-	       stats_of(t, REPS).p50, ratios[0], ratios[1], ratios[2]);
-	sched_cluster_free(c);
-	free(t);
+	printf("\ntimer overhead p50: %.3f us\nsummary, ratios at p50 (p99) for npus:",
+	       stats_of(t, REPS).p50);
+	for (size_t i = 0; i < SIZE_COUNT; i++)
+		printf("%s %u", i ? "," : "", sizes[i]);
+	printf("\n  sched_place / first-fit, partly full:   ");
+	for (size_t i = 0; i < SIZE_COUNT; i++)
+		printf(" %5.1fx (%4.1fx)", ratio_of(partly[i][0].st.p50, partly[i][1].st.p50),
+		       ratio_of(partly[i][0].st.p99, partly[i][1].st.p99));
+	printf("\n  sched_place / first-fit, 10,000 queued: ");
+	for (size_t i = 0; i < SIZE_COUNT; i++)
+		printf(" %5.1fx (%4.1fx)", ratio_of(queued[i][0].st.p50, queued[i][1].st.p50),
+		       ratio_of(queued[i][0].st.p99, queued[i][1].st.p99));
+	printf("\n  sched_place, queued / queue emptied:    ");
+	for (size_t i = 0; i < SIZE_COUNT; i++)
+		printf(" %5.1fx (%4.1fx)", ratio_of(queued[i][0].st.p50, queued[i][2].st.p50),
+		       ratio_of(queued[i][0].st.p99, queued[i][2].st.p99));
+	printf("\n");
 	return 0;
 }
