@@ -45,6 +45,8 @@ static const char usage[] =
 	"  --restart-cost DURATION  run time a restarted job needs before it makes progress\n"
 	"                         (relaunch, HCCL init, checkpoint load; default 0)\n"
 	"  --seed N               fault sequence (default 1)\n"
+	"  --max-restarts N       restarts after faults before a job fails, in both\n"
+	"                         replays (default 100)\n"
 	"Topology figures:\n"
 	"  --tp N                 tensor-parallel group size in ranks (default 8)\n"
 	"  --comm-share X         share of a step spent in collectives when ideally placed\n"
@@ -63,7 +65,7 @@ static const char usage[] =
 enum {
 	OPT_TRACE = 256, OPT_CONFIG, OPT_SERVERS, OPT_SWITCH, OPT_SLICE, OPT_LOAD, OPT_BACKFILL,
 	OPT_PREEMPT, OPT_LIMIT, OPT_MTBF, OPT_REPAIR, OPT_CKPT, OPT_COST, OPT_SEED, OPT_TP,
-	OPT_COMM, OPT_SPINE, OPT_OUT, OPT_PLOT, OPT_SAMPLE,
+	OPT_COMM, OPT_SPINE, OPT_OUT, OPT_PLOT, OPT_SAMPLE, OPT_RESTARTS,
 };
 
 struct args {
@@ -161,6 +163,7 @@ static int parse_args(int argc, char **argv, struct args *a, struct sim_options 
 		{ "checkpoint-interval", required_argument, NULL, OPT_CKPT },
 		{ "restart-cost", required_argument, NULL, OPT_COST },
 		{ "seed", required_argument, NULL, OPT_SEED },
+		{ "max-restarts", required_argument, NULL, OPT_RESTARTS },
 		{ "tp", required_argument, NULL, OPT_TP },
 		{ "comm-share", required_argument, NULL, OPT_COMM },
 		{ "spine-oversubscription", required_argument, NULL, OPT_SPINE },
@@ -237,6 +240,10 @@ static int parse_args(int argc, char **argv, struct args *a, struct sim_options 
 		case OPT_SEED:
 			r = read_number("--seed", optarg, 0, 4294967295.0, &x);
 			o->seed = (uint64_t)x;
+			break;
+		case OPT_RESTARTS:
+			r = read_number("--max-restarts", optarg, 0, 1000, &x);
+			o->max_restarts = (unsigned)x;
 			break;
 		case OPT_TP:
 			r = read_number("--tp", optarg, 1, 4096, &x);

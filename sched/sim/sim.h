@@ -26,6 +26,7 @@
 #include "conf.h"
 
 #define SIM_ERR_MAX 512
+#define SIM_SERIES_MAX 262144	/* time-series buckets kept per engine (30 years of hours) */
 
 /* ---- the trace (sim_trace.c) ---- */
 
@@ -95,6 +96,8 @@ struct sim_options {
 	uint64_t seed;			/* fault sequence */
 	unsigned tp;			/* tensor-parallel group size (ranks); jobs smaller
 					 * than it are one group */
+	unsigned max_restarts;		/* restarts after faults before a job fails, both
+					 * engines (the spec's max_restarts) */
 	enum { SIM_LIMIT_NONE, SIM_LIMIT_EXACT, SIM_LIMIT_HOUR } time_limit;
 	double comm_share;		/* step-time proxy: share of a step spent in
 					 * collectives when placed ideally */
@@ -150,6 +153,7 @@ struct sim_result {
 	struct sim_bucket *buckets;	/* owned; nbuckets allocated, nseries filled (up to
 					 * the replay's end) */
 	size_t nbuckets, nseries;
+	bool series_cut;		/* the replay outlasted SIM_SERIES_MAX buckets */
 	unsigned npus_total;
 	/* integrals, NPU-seconds or job-seconds */
 	double alloc_wait, used_wait, time_wait; /* while at least one job waited */

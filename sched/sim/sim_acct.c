@@ -17,6 +17,7 @@ void sim_options_default(struct sim_options *o)
 	o->sample_sec = 3600;
 	o->seed = 1;
 	o->tp = 8;
+	o->max_restarts = 100;
 	o->time_limit = SIM_LIMIT_HOUR;
 	o->comm_share = 0.25;
 	o->spine_oversub = 2.0;
@@ -182,8 +183,15 @@ static bool bucket_reserve(struct sim_result *r, size_t b)
 {
 	if (b < r->nbuckets)
 		return true;
+	if (b >= SIM_SERIES_MAX) {
+		r->series_cut = true;
+		return false;
+	}
 	{
 		size_t nn = b + 1 > r->nbuckets * 2 ? b + 1 : r->nbuckets * 2;
+
+		if (nn > SIM_SERIES_MAX)
+			nn = SIM_SERIES_MAX;
 		struct sim_bucket *nb = realloc(r->buckets, nn * sizeof(*nb));
 
 		if (!nb)

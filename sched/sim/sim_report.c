@@ -313,6 +313,9 @@ static int write_series(const char *dir, const struct sim_result *st, const stru
 		} else
 			fprintf(f, ",,,,,\n");
 	}
+	if (st->series_cut || as->series_cut)
+		fprintf(f, "# the replay outlasted %d samples; a longer --sample covers it all\n",
+			SIM_SERIES_MAX);
 	return close_in(f, dir, "utilization.csv", err);
 }
 

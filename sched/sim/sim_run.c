@@ -78,7 +78,7 @@ static struct conf_job_spec *job_spec(const struct engine *e, size_t idx)
 	s->npus = s->npus_min = s->npus_max = tj->npus;
 	s->priority = tj->priority;
 	s->launch = CONF_LAUNCH_MSRUN;
-	s->max_restarts = 1000;
+	s->max_restarts = e->o->max_restarts;
 	switch (e->o->time_limit) {
 	case SIM_LIMIT_NONE:
 		break;
@@ -391,7 +391,7 @@ static int check(struct engine *e)
 	int r = sched_check_invariants(e->c, why);
 
 	if (r < 0)
-		snprintf(e->err, SIM_ERR_MAX, "scheduler invariant broken at t=%" PRIu64 " s: %s",
+		snprintf(e->err, SIM_ERR_MAX, "scheduler invariant broken at t=%" PRIu64 " s: %.400s",
 			 e->now, why);
 	return r;
 }
@@ -503,7 +503,9 @@ int sim_run_ascendfs(const struct sim_trace *t, struct conf_cluster *conf,
 		snprintf(err, SIM_ERR_MAX, "building the cluster: %s", strerror(-r));
 		return r;
 	}
+#ifndef ASCENDFS_PARANOID
 	e.c->check_invariants = false; /* checked every CHECK_EVERY steps instead */
+#endif
 	r = sim_result_init(res, "ascendfs", t, e.c->npus_total, o);
 	e.npu_down = calloc(e.c->server_count * CONF_SERVER_NPUS_MAX, sizeof(*e.npu_down));
 	e.touched = calloc(t->n ? t->n : 1, sizeof(*e.touched));

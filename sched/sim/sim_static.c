@@ -159,9 +159,14 @@ static int fault(struct st_engine *e)
 		sim_acct_interrupt(e->r, e->o, idx, e->now, SIM_CAUSE_FAULT, false);
 		release(e, idx);
 		e->running--;
-		e->waiting++;
 		e->used -= e->r->jobs[idx].npus;
-		line_push_front(e, idx);
+		if (e->r->jobs[idx].fault_restarts > e->o->max_restarts) {
+			/* as sched does at max_restarts: someone gives up on it */
+			sim_acct_finish(e->r, e->t, idx, e->now, SIM_FAILED);
+		} else {
+			e->waiting++;
+			line_push_front(e, idx);
+		}
 	}
 	e->server_down[s] |= bit;
 	e->down_npus++;
