@@ -223,6 +223,16 @@ void sim_faults_init(struct sim_faults *f, const struct sched_cluster *c,
 /* sim_faults_advance() - draw the fault after the current one. */
 void sim_faults_advance(struct sim_faults *f, const struct sched_cluster *c);
 
+/*
+ * sim_faults_skip_idle() - while the cluster is idle (nothing runs or waits), count the
+ * faults that would be repaired (@repair_sec) before @until_sec, the next arrival, in
+ * @r->faults without injecting them: they can change nothing. The sequence stays the
+ * one every engine draws. Keeps a long empty stretch of a trace from costing a
+ * scheduling pass per fault.
+ */
+void sim_faults_skip_idle(struct sim_faults *f, const struct sched_cluster *c,
+			  struct sim_result *r, uint64_t repair_sec, uint64_t until_sec);
+
 /* A min-heap of timed engine events. */
 enum sim_ev { SIM_EV_COMPLETE, SIM_EV_TICK, SIM_EV_REPAIR };
 

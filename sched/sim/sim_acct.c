@@ -93,6 +93,16 @@ void sim_faults_advance(struct sim_faults *f, const struct sched_cluster *c)
 		faults_draw(f, c, f->next_sec);
 }
 
+void sim_faults_skip_idle(struct sim_faults *f, const struct sched_cluster *c,
+			  struct sim_result *r, uint64_t repair_sec, uint64_t until_sec)
+{
+	while (f->next_sec != UINT64_MAX && f->next_sec + repair_sec < until_sec) {
+		r->faults++;
+		r->faults_absorbed++;
+		sim_faults_advance(f, c);
+	}
+}
+
 /* ---- the event heap ---- */
 
 static bool item_before(const struct sim_heap_item *a, const struct sim_heap_item *b)

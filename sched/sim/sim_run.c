@@ -415,8 +415,11 @@ static int replay(struct engine *e)
 		uint64_t next = UINT64_MAX;
 		bool active = ai < t->n || e->running || e->waiting;
 
-		if (ai < t->n)
+		if (ai < t->n) {
 			next = t->jobs[ai].submit_sec;
+			if (!e->running && !e->waiting)
+				sim_faults_skip_idle(&e->faults, e->c, e->r, e->o->repair_sec, next);
+		}
 		if (e->heap.n && e->heap.h[0].t_sec < next)
 			next = e->heap.h[0].t_sec;
 		if (active && e->faults.next_sec < next)

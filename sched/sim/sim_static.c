@@ -27,6 +27,7 @@ struct st_engine {
 	struct sim_faults faults;
 	uint64_t now, prev;
 	ssize_t *server_job;		/* per server: trace job on it, -1 free */
+	unsigned *server_used;		/* per server: NPUs its job runs on, devices 0.. */
 	uint64_t *server_down;		/* per server: failed NPUs not yet repaired */
 	size_t *line;			/* FIFO of trace jobs, a ring */
 	size_t head, count, cap;
@@ -103,6 +104,7 @@ static int start(struct st_engine *e, size_t idx, size_t n)
 	}
 	for (size_t k = 0; k < n; k++) {
 		e->server_job[e->shares[k].server] = (ssize_t)idx;
+		e->server_used[e->shares[k].server] = e->shares[k].npus;
 		e->alloc += e->c->servers[e->shares[k].server].conf->npu_count;
 	}
 	done = sim_acct_start(e->r, e->t, e->o, idx, rec->gen + 1, e->t->jobs[idx].npus, e->now, 0);
@@ -152,7 +154,8 @@ static int fault(struct st_engine *e)
 		e->r->faults_absorbed++;
 		return 0;
 	}
-	if (e->server_job[s] >= 0) {
+	/* the job dies when the NPU is one of its own; the server takes no new job anyway */
+	if (e->server_job[s] >= 0 && d < e->server_used[s]) {
 		size_t idx = (size_t)e->server_job[s];
 
 		e->r->faults_hit++;
@@ -191,8 +194,11 @@ static int replay(struct st_engine *e)
 		uint64_t next = UINT64_MAX;
 		bool active = ai < t->n || e->running || e->waiting;
 
-		if (ai < t->n)
+		if (ai < t->n) {
 			next = t->jobs[ai].submit_sec;
+			if (!e->running && !e->waiting)
+				sim_faults_skip_idle(&e->faults, e->c, e->r, e->o->repair_sec, next);
+		}
 		if (e->heap.n && e->heap.h[0].t_sec < next)
 			next = e->heap.h[0].t_sec;
 		if (active && e->faults.next_sec < next)
@@ -252,10 +258,11 @@ int sim_run_static(const struct sim_trace *t, const struct sched_cluster *c,
 	r = sim_result_init(res, "static", t, c->npus_total, o);
 	e.cap = t->n ? t->n : 1;
 	e.server_job = malloc(c->server_count * sizeof(*e.server_job));
+	e.server_used = calloc(c->server_count, sizeof(*e.server_used));
 	e.server_down = calloc(c->server_count, sizeof(*e.server_down));
 	e.line = malloc(e.cap * sizeof(*e.line));
 	e.shares = malloc((c->server_count ? c->server_count : 1) * sizeof(*e.shares));
-	if (r < 0 || !e.server_job || !e.server_down || !e.line || !e.shares) {
+	if (r < 0 || !e.server_job || !e.server_used || !e.server_down || !e.line || !e.shares) {
 		snprintf(err, SIM_ERR_MAX, "out of memory");
 		r = -ENOMEM;
 		goto out;
@@ -277,6 +284,7 @@ int sim_run_static(const struct sim_trace *t, const struct sched_cluster *c,
 out:
 	free(e.heap.h);
 	free(e.server_job);
+	free(e.server_used);
 	free(e.server_down);
 	free(e.line);
 	free(e.shares);
