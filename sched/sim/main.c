@@ -4,11 +4,14 @@
  * rank-table workflow, with a virtual clock, and print one table of ratios (sim.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "sim.h"
 
@@ -34,8 +37,10 @@ static const char usage[] =
 	"Policies (ascendfs side; default: as the configuration says, on for --servers):\n"
 	"  --backfill on|off      EASY backfill\n"
 	"  --preemption on|off    priority preemption\n"
-	"  --time-limit hour|exact|none  each job's time_limit: its run time rounded up to\n"
-	"                         the hour (default), exact, or none (no backfill then)\n"
+	"  --time-limit hour|exact|none  each job's time_limit: its run time plus what three\n"
+	"                         restarts may redo (checkpoint interval + restart cost\n"
+	"                         each), rounded up to the hour (default) or exact; none\n"
+	"                         leaves EASY backfill nothing to plan with\n"
 	"Faults:\n"
 	"  --mtbf DURATION        mean time between failures of one NPU, e.g. 50000h;\n"
 	"                         default none\n"
@@ -92,6 +97,23 @@ static int read_duration(const char *opt, const char *v, uint64_t *ret)
 {
 	if (conf_parse_duration(v, ret) < 0)
 		return bad("%s: '%s' is not a duration (e.g. 90s, 30m, 2h, 1d)", opt, v);
+	if (*ret > SIM_TIME_MAX)
+		return bad("%s: '%s' is longer than the 100 years ascend-sim replays", opt, v);
+	return 0;
+}
+
+/* A whole number from @lo to @hi. */
+static int read_whole(const char *opt, const char *v, unsigned long lo, unsigned long hi,
+		      unsigned long *ret)
+{
+	char *end;
+	unsigned long x;
+
+	errno = 0;
+	x = strtoul(v, &end, 10);
+	if (*v < '0' || *v > '9' || errno || *end || x < lo || x > hi)
+		return bad("%s: '%s' is not a whole number from %lu to %lu", opt, v, lo, hi);
+	*ret = x;
 	return 0;
 }
 
@@ -135,12 +157,12 @@ static int read_slice(const char *v, size_t *from, size_t *to)
 	*to = SIZE_MAX;
 	if (colon != v) {
 		*from = strtoull(v, &end, 10);
-		if (end != colon || *v == '-')
+		if (end != colon || *v < '0' || *v > '9')
 			return bad("--slice: '%s': A is not a job number", v);
 	}
 	if (colon[1]) {
 		*to = strtoull(colon + 1, &end, 10);
-		if (*end || colon[1] == '-')
+		if (*end || colon[1] < '0' || colon[1] > '9')
 			return bad("--slice: '%s': B is not a job number", v);
 	}
 	return 0;
@@ -173,7 +195,7 @@ static int parse_args(int argc, char **argv, struct args *a, struct sim_options 
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	double x;
+	unsigned long u;
 	int c, r = 0;
 
 	memset(a, 0, sizeof(*a));
@@ -192,14 +214,12 @@ static int parse_args(int argc, char **argv, struct args *a, struct sim_options 
 			a->config = optarg;
 			break;
 		case OPT_SERVERS:
-			r = read_number("--servers", optarg, 1, 16384, &x);
-			a->servers = (unsigned)x;
-			if (!r && x != (double)a->servers)
-				r = bad("--servers: '%s' is not a whole number", optarg);
+			r = read_whole("--servers", optarg, 1, 16384, &u);
+			a->servers = (unsigned)u;
 			break;
 		case OPT_SWITCH:
-			r = read_number("--switch-size", optarg, 1, 16384, &x);
-			a->switch_size = (unsigned)x;
+			r = read_whole("--switch-size", optarg, 1, 16384, &u);
+			a->switch_size = (unsigned)u;
 			break;
 		case OPT_SLICE:
 			r = read_slice(optarg, &a->from, &a->to);
@@ -238,16 +258,16 @@ static int parse_args(int argc, char **argv, struct args *a, struct sim_options 
 			r = read_duration("--restart-cost", optarg, &o->restart_cost_sec);
 			break;
 		case OPT_SEED:
-			r = read_number("--seed", optarg, 0, 4294967295.0, &x);
-			o->seed = (uint64_t)x;
+			r = read_whole("--seed", optarg, 0, 4294967295ul, &u);
+			o->seed = u;
 			break;
 		case OPT_RESTARTS:
-			r = read_number("--max-restarts", optarg, 0, 1000, &x);
-			o->max_restarts = (unsigned)x;
+			r = read_whole("--max-restarts", optarg, 0, 1000, &u);
+			o->max_restarts = (unsigned)u;
 			break;
 		case OPT_TP:
-			r = read_number("--tp", optarg, 1, 4096, &x);
-			o->tp = (unsigned)x;
+			r = read_whole("--tp", optarg, 1, 4096, &u);
+			o->tp = (unsigned)u;
 			break;
 		case OPT_COMM:
 			r = read_number("--comm-share", optarg, 0, 1, &o->comm_share);
@@ -257,6 +277,8 @@ static int parse_args(int argc, char **argv, struct args *a, struct sim_options 
 			break;
 		case OPT_OUT:
 			a->out = optarg;
+			if (!*optarg)
+				r = bad("--out: give a directory for the files");
 			break;
 		case OPT_PLOT:
 			if (strcmp(optarg, "none") == 0)
@@ -350,6 +372,16 @@ static int load_trace(const char *path, struct sim_trace *t)
 		return -errno;
 	}
 	{
+		struct stat st;
+
+		if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+			fprintf(stderr, "ascend-sim: %s is a directory; --trace takes a CSV file\n",
+				path);
+			fclose(f);
+			return -EISDIR;
+		}
+	}
+	{
 		FILE *m = open_memstream(&buf, &len);
 		char chunk[65536];
 		size_t n;
@@ -381,13 +413,25 @@ static void print_goals(const struct sim_result *st, const struct sim_summary *s
 			const struct sim_result *as, const struct sim_summary *sa,
 			const struct sim_options *o)
 {
+	bool all_ran = sa->never == 0 && sa->unfinished == 0;
+
 	printf("\ngoals (ascendfs):\n");
-	printf("  allocation (NPUs running jobs) while jobs wait >= 90%%: %.1f%% (static "
-	       "%.1f%%): %s\n",
-	       sa->used_wait_pct, ss->used_wait_pct, sa->used_wait_pct >= 90 ? "met" : "NOT met");
-	printf("  mean queueing delay below static FIFO's: %.2f h vs %.2f h: %s\n",
+	if (as->time_wait > 0)
+		printf("  allocation (NPUs running jobs) while jobs wait >= 90%%: %.1f%% (static "
+		       "%.1f%%): %s\n",
+		       sa->used_wait_pct, ss->used_wait_pct,
+		       sa->used_wait_pct >= 90 ? "met" : "NOT met");
+	else
+		printf("  allocation (NPUs running jobs) while jobs wait >= 90%%: no job ever "
+		       "waited: met\n");
+	printf("  mean queueing delay below static FIFO's, every job started: %.2f h vs %.2f h"
+	       "%s: %s\n",
 	       sa->wait_mean / 3600, ss->wait_mean / 3600,
-	       sa->wait_mean < ss->wait_mean ? "met" : "NOT met");
+	       all_ran ? "" : " (some jobs never started or never finished)",
+	       all_ran && (sa->wait_mean < ss->wait_mean ||
+			   (sa->wait_mean == 0 && ss->wait_mean == 0)) ?
+		       "met" :
+		       "NOT met");
 	printf("  no tensor-parallel group across servers where one server could hold it: "
 	       "%llu of %llu groups: %s\n",
 	       (unsigned long long)as->tp_cross_avoidable, (unsigned long long)as->tp_groups,
@@ -399,6 +443,45 @@ static void print_goals(const struct sim_result *st, const struct sim_summary *s
 		       as->worst_loss_ratio, (unsigned long long)as->interruptions_over_bound,
 		       as->interruptions_over_bound == 0 ? "met" : "NOT met", st->worst_loss_ratio,
 		       (unsigned long long)st->interruptions_over_bound);
+}
+
+/* Make @dir (when missing) and check it takes files, before hours of replay. */
+static int prepare_out(const char *dir)
+{
+	char probe[4096];
+	int fd;
+
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		fprintf(stderr, "ascend-sim: --out %s: cannot make the directory: %s\n", dir,
+			strerror(errno));
+		return -errno;
+	}
+	snprintf(probe, sizeof(probe), "%s/.ascend-sim-probe", dir);
+	fd = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		fprintf(stderr, "ascend-sim: --out %s: cannot write there: %s\n", dir,
+			strerror(errno));
+		return -errno;
+	}
+	close(fd);
+	unlink(probe);
+	return 0;
+}
+
+static void warn_cut(const struct sim_result *r, const struct sim_options *o)
+{
+	if (r->stalled)
+		fprintf(stderr,
+			"ascend-sim: %s replay stopped: jobs waited while nothing ran and nothing "
+			"started for %llu days after the last arrival (faults kept what they need "
+			"from ever being free); they count as never started or unfinished\n",
+			r->engine, SIM_STALL_SEC / 86400);
+	if (r->series_cut)
+		fprintf(stderr,
+			"ascend-sim: %s replay: the time series covers only its first %.0f days; a "
+			"longer --sample (now %llu s) covers it all\n",
+			r->engine, (double)SIM_SERIES_MAX * o->sample_sec / 86400,
+			(unsigned long long)o->sample_sec);
 }
 
 int main(int argc, char **argv)
@@ -439,53 +522,63 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	sim_trace_scale_load(&t, a.load);
-	status = 1;
-	if (sim_trace_fit(&t, view, &raised, &removed) < 0)
+	if (sim_trace_fit(&t, view, &raised, &removed) < 0) {
+		fprintf(stderr, "ascend-sim: out of memory\n");
+		status = 1;
 		goto out;
+	}
 	if (!t.n) {
 		fprintf(stderr, "ascend-sim: no job of the trace fits this cluster (%u NPUs)\n",
 			view->npus_total);
-		status = 2;
 		goto out;
 	}
+	if (a.out && prepare_out(a.out) < 0)
+		goto out;
 	for (size_t i = 0; i < t.n; i++)
 		work += (double)t.jobs[i].npus * (double)t.jobs[i].dur_sec;
-	span = (double)(t.jobs[t.n - 1].submit_sec ? t.jobs[t.n - 1].submit_sec : 1);
+	span = (double)t.jobs[t.n - 1].submit_sec;
 	printf("ascend-sim: %s: %zu of %zu jobs (%s format, %zu queues), arrivals over %.1f days"
 	       "%s\n",
 	       a.trace, t.n, total_jobs, t.format == SIM_TRACE_PHILLY ? "Philly" : "plain", t.nqueue,
 	       span / 86400, a.load != 1 ? " after load scaling" : "");
-	printf("cluster: %zu servers, %u NPUs, %zu leaf switches (%s); offered load %.2f "
-	       "(NPU-time asked / NPU-time of the arrival window)\n",
-	       view->server_count, view->npus_total, view->switch_count,
-	       a.config ? a.config : "generated Atlas 800T A2", work / (view->npus_total * span));
+	printf("cluster: %zu servers, %u NPUs, %zu leaf switches (%s)", view->server_count,
+	       view->npus_total, view->switch_count,
+	       a.config ? a.config : "generated Atlas 800T A2");
+	if (span >= 3600)
+		printf("; offered load %.2f (NPU-time asked / NPU-time of the arrival window)",
+		       work / (view->npus_total * span));
+	printf("\n");
 	if (raised || removed)
 		printf("sizes: %zu jobs raised to a legal size (multi-server jobs take whole servers),"
 		       " %zu larger than the cluster left out\n",
 		       raised, removed);
 	if (o.mtbf_sec)
-		printf("faults: NPU MTBF %.0f h (one fault every %.1f h on this cluster), repair "
-		       "%.1f h, checkpoint every %.0f min, restart cost %.0f s, seed %llu\n",
+		printf("faults: NPU MTBF %.4g h (one fault every %.3g h on this cluster), repair "
+		       "%.3g h, checkpoint every %.4g min, restart cost %.0f s, seed %llu\n",
 		       o.mtbf_sec / 3600.0, o.mtbf_sec / 3600.0 / view->npus_total,
 		       o.repair_sec / 3600.0, o.checkpoint_sec / 60.0, (double)o.restart_cost_sec,
 		       (unsigned long long)o.seed);
 	else
 		printf("faults: none (--mtbf DURATION injects them)\n");
-	r = sim_run_static(&t, view, &o, &st, err);
-	if (r < 0) {
-		fprintf(stderr, "ascend-sim: static replay: %s\n", err);
-		goto out;
-	}
 	if (load_config(&a, gen, gen_len, &conf) < 0)
 		goto out;
 	printf("ascendfs policies: backfill %s, preemption %s, time_limit %s\n",
 	       conf->backfill ? "on" : "off", conf->preemption ? "on" : "off",
 	       o.time_limit == SIM_LIMIT_NONE ? "none" :
-	       o.time_limit == SIM_LIMIT_EXACT ? "run time" : "run time rounded up to the hour");
+	       o.time_limit == SIM_LIMIT_EXACT ? "run time + 3 restarts' redo" :
+						 "run time + 3 restarts' redo, rounded up to the hour");
+	/* ascendfs first: it refuses rows the configuration refuses before anything runs */
 	r = sim_run_ascendfs(&t, conf, &o, &as, err);
 	conf = NULL;
 	if (r < 0) {
-		fprintf(stderr, "ascend-sim: ascendfs replay: %s\n", err);
+		fprintf(stderr, "ascend-sim: %s\n", err);
+		status = r == -EINVAL ? 2 : 1;
+		goto out;
+	}
+	status = 1;
+	r = sim_run_static(&t, view, &o, &st, err);
+	if (r < 0) {
+		fprintf(stderr, "ascend-sim: static replay: %s\n", err);
 		goto out;
 	}
 	if (sim_summarize(&t, &st, &ss) < 0 || sim_summarize(&t, &as, &sa) < 0) {
@@ -494,6 +587,8 @@ int main(int argc, char **argv)
 	}
 	sim_report_table(stdout, &st, &ss, &as, &sa, &o);
 	print_goals(&st, &ss, &as, &sa, &o);
+	warn_cut(&st, &o);
+	warn_cut(&as, &o);
 	if (a.out) {
 		r = sim_report_files(a.out, &t, &st, &ss, &as, &sa, &o, a.plot, err);
 		if (r < 0) {

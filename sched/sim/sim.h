@@ -27,6 +27,9 @@
 
 #define SIM_ERR_MAX 512
 #define SIM_SERIES_MAX 262144	/* time-series buckets kept per engine (30 years of hours) */
+#define SIM_TIME_MAX (100ull * 365 * 86400) /* longest duration or trace span accepted */
+#define SIM_STALL_SEC (365ull * 86400)	/* a replay where jobs wait, nothing runs and no
+					 * job starts for this long is stopped */
 
 /* ---- the trace (sim_trace.c) ---- */
 
@@ -52,6 +55,7 @@ struct sim_trace {
 	char (*queues)[CONF_NAME_MAX + 1]; /* owned; nqueue queue names */
 	size_t nqueue;
 	uint64_t origin_sec;	/* absolute time of the first arrival (Philly: Unix time) */
+	char file[256];		/* the name it was parsed under, for messages */
 };
 
 /*
@@ -120,7 +124,12 @@ enum sim_outcome {
 struct sim_jobrec {
 	uint64_t first_start_sec, end_sec;	/* UINT64_MAX while unknown */
 	unsigned npus;				/* NPUs it ran with (last placement) */
-	unsigned fault_restarts, preemptions;
+	unsigned fault_restarts;		/* interruptions by faults */
+	unsigned restarts;			/* placements after a fault interruption */
+	unsigned preemptions;
+	enum sim_cause_kind { SIM_LAST_NONE, SIM_LAST_FAULT, SIM_LAST_PREEMPT } last_cause;
+	uint64_t run_total_sec;			/* run time of every placement so far */
+	double lost_abandoned_npu_sec;		/* failed or timed out: all its other work */
 	double lost_fault_npu_sec;		/* run time redone after faults, x NPUs */
 	double lost_preempt_npu_sec;		/* the same after preemption */
 	unsigned servers, switches;		/* of its first placement */
@@ -171,6 +180,7 @@ struct sim_result {
 	double worst_loss_ratio;		/* max over interruptions of loss /
 						 * (npus x (checkpoint + restart cost)) */
 	uint64_t preemptions, backfilled, timeouts;
+	bool stalled;				/* stopped by the SIM_STALL_SEC rule */
 	unsigned max_pending;
 	double useful_npu_sec;			/* sum of npus x run time of finished jobs */
 	double wall_sec;
@@ -182,9 +192,12 @@ void sim_result_free(struct sim_result *r);
 /*
  * sim_run_ascendfs() - replay @t on a cluster built from @conf (stolen; freed on every
  * path) through the sched library. Trace queues the configuration lacks are added
- * (conf_cluster_add_queue). @t's npus must fit (sim_trace_fit). Fills *@res.
- * Returns 0, or a negative errno with @err (an API call refused what every legal
- * replay does, or a scheduler invariant broke: sched_check_invariants()).
+ * (conf_cluster_add_queue). @t's npus must fit (sim_trace_fit). Every server reports
+ * healthy at time 0, as a running agent would (cluster.require_agent). Fills *@res.
+ * Returns 0; -EINVAL with @err ("file:line: ...") when the configuration refuses a job
+ * of the trace outright (a queue quota smaller than the job, a queue closed to its
+ * groups), checked before anything runs; or another negative errno with @err (an API
+ * call refused what every legal replay does, or a scheduler invariant broke).
  */
 int sim_run_ascendfs(const struct sim_trace *t, struct conf_cluster *conf,
 		     const struct sim_options *o, struct sim_result *res, char err[SIM_ERR_MAX]);
@@ -200,8 +213,9 @@ int sim_run_static(const struct sim_trace *t, const struct sched_cluster *c,
 /*
  * sim_trace_fit() - make every job's NPU count legal on @c: sizes the placement rules
  * refuse are raised to the next legal size (a 12-NPU job takes two 8-NPU servers: 16).
- * Jobs no size up to the cluster's NPU count fits are removed. Reports how many were
- * raised and removed. Returns 0 or -ENOMEM.
+ * Jobs no size up to the cluster's NPU count fits are removed, and times count from
+ * the first job kept again. Reports how many were raised and removed.
+ * Returns 0 or -ENOMEM.
  */
 int sim_trace_fit(struct sim_trace *t, const struct sched_cluster *c, size_t *ret_raised,
 		  size_t *ret_removed);
@@ -323,9 +337,9 @@ struct sim_summary {
 	double jct_mean, jct_median, jct_p99;			/* seconds */
 	size_t started, done, failed, timeout, never, unfinished;
 	double tp_cross_pct, extra_switch_pct, avoidable_switch_pct, step_proxy;
-	uint64_t restarts, preemptions;
+	uint64_t restarts, fault_hits, preemptions;
 	size_t jobs_rerun;
-	double lost_fault_npu_h, lost_preempt_npu_h;
+	double lost_fault_npu_h, lost_preempt_npu_h, lost_abandoned_npu_h;
 	double makespan_sec;
 };
 

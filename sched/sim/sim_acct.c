@@ -54,6 +54,10 @@ static void faults_draw(struct sim_faults *f, const struct sched_cluster *c, uin
 		return;
 	}
 	gap = -log(rng_unit(&f->rng)) * f->mean_gap_sec;
+	if (!(gap < (double)SIM_TIME_MAX) || from_sec > UINT64_MAX / 2) {
+		f->next_sec = UINT64_MAX; /* beyond any replay */
+		return;
+	}
 	f->next_sec = from_sec + (uint64_t)(gap < 1 ? 1 : gap);
 	k = rng_next(&f->rng) % c->npus_total;
 	for (size_t s = 0; s < c->server_count; s++) {
@@ -281,12 +285,14 @@ uint64_t sim_acct_start(struct sim_result *r, const struct sim_trace *t,
 		/* it resumes from older work than its newest checkpoint: redone again */
 		double lost = (double)(j->ckpt_sec - base_sec) * npus;
 
-		if (j->fault_restarts)
-			j->lost_fault_npu_sec += lost;
-		else
+		if (j->last_cause == SIM_LAST_PREEMPT)
 			j->lost_preempt_npu_sec += lost;
+		else
+			j->lost_fault_npu_sec += lost;
 		r->interruptions_over_bound++;
 	}
+	j->restarts += j->last_cause == SIM_LAST_FAULT;
+	j->last_cause = SIM_LAST_NONE;
 	j->ckpt_sec = base_sec;
 	j->base_sec = base_sec;
 	j->running = true;
@@ -313,11 +319,14 @@ uint64_t sim_acct_interrupt(struct sim_result *r, const struct sim_options *o, s
 	lost_sec = elapsed - saved;
 	j->ckpt_sec = checkpointing ? j->base_sec + saved : 0;
 	j->running = false;
+	j->run_total_sec += elapsed;
 	if (cause == SIM_CAUSE_FAULT) {
 		j->fault_restarts++;
+		j->last_cause = SIM_LAST_FAULT;
 		j->lost_fault_npu_sec += (double)lost_sec * j->npus;
 	} else if (cause == SIM_CAUSE_PREEMPT) {
 		j->preemptions++;
+		j->last_cause = SIM_LAST_PREEMPT;
 		j->lost_preempt_npu_sec += (double)lost_sec * j->npus;
 	}
 	if (cause != SIM_CAUSE_OTHER && o->checkpoint_sec) {
@@ -335,11 +344,20 @@ void sim_acct_finish(struct sim_result *r, const struct sim_trace *t, size_t idx
 {
 	struct sim_jobrec *j = &r->jobs[idx];
 
+	if (j->running)
+		j->run_total_sec += now_sec - j->run_start_sec;
 	j->running = false;
 	j->outcome = outcome;
 	j->end_sec = now_sec;
 	if (outcome == SIM_DONE)
 		r->useful_npu_sec += (double)t->jobs[idx].dur_sec * j->npus;
+	if (outcome == SIM_FAILED || outcome == SIM_TIMEOUT) {
+		/* all of its work is thrown away; what faults and preemption cost is counted */
+		double all = (double)j->run_total_sec * j->npus;
+		double counted = j->lost_fault_npu_sec + j->lost_preempt_npu_sec;
+
+		j->lost_abandoned_npu_sec = all > counted ? all - counted : 0;
+	}
 }
 
 unsigned sim_least_switches(const unsigned *per_switch, size_t nswitch, unsigned servers)
@@ -385,7 +403,7 @@ void sim_acct_placement(struct sim_result *r, const struct sim_trace *t,
 			const struct sim_share *shares, size_t count, unsigned least_now)
 {
 	struct sim_jobrec *j = &r->jobs[idx];
-	unsigned npus = 0, tp, max_server = 0, spanned = 0, least;
+	unsigned npus = 0, tp, server_npus, spanned = 0, least;
 	bool seen[4096] = { false }, tp_crossed = false;
 	double slow_tp = 1, slow_dp = 1, weight;
 
@@ -398,11 +416,10 @@ void sim_acct_placement(struct sim_result *r, const struct sim_trace *t,
 			spanned++;
 		}
 	}
-	for (size_t s = 0; s < c->server_count; s++)
-		if (c->servers[s].conf->npu_count > max_server)
-			max_server = c->servers[s].conf->npu_count;
 	if (!npus)
 		return;
+	/* the best layout on the job's own server type: whole servers, ranks in order */
+	server_npus = c->servers[shares[0].server].conf->npu_count;
 	tp = o->tp < npus ? o->tp : npus;
 	if (!tp)
 		tp = 1;
@@ -422,7 +439,9 @@ void sim_acct_placement(struct sim_result *r, const struct sim_trace *t,
 		if (crossed) {
 			r->tp_cross++;
 			tp_crossed = true;
-			r->tp_cross_avoidable += hi - lo <= max_server;
+			/* avoidable: the job fits one server, or that layout keeps it whole */
+			r->tp_cross_avoidable += npus <= server_npus ||
+						 lo / server_npus == (hi - 1) / server_npus;
 		}
 	}
 	if (j->servers == 0) {
@@ -476,6 +495,14 @@ int sim_trace_fit(struct sim_trace *t, const struct sched_cluster *c, size_t *re
 		t->jobs[w++] = *j;
 	}
 	t->n = w;
+	if (w && t->jobs[0].submit_sec) {
+		/* times count from the first job kept */
+		uint64_t base = t->jobs[0].submit_sec;
+
+		t->origin_sec += base;
+		for (size_t i = 0; i < w; i++)
+			t->jobs[i].submit_sec -= base;
+	}
 	free(legal);
 	*ret_raised = raised;
 	*ret_removed = removed;

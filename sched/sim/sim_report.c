@@ -2,6 +2,7 @@
 /* The figures of a replay: one table of ratios, CSV files and a gnuplot figure (sim.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,8 +38,9 @@ static void stats(double *v, size_t n, double *mean, double *median, double *p99
 		sum += v[i];
 	*mean = sum / (double)n;
 	*median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-	k = (size_t)((double)n * 0.99);
-	*p99 = v[k < n ? k : n - 1];
+	/* nearest rank: the smallest value with at least 99% of them at or below it */
+	k = (size_t)ceil((double)n * 0.99);
+	*p99 = v[k ? k - 1 : 0];
 	if (max)
 		*max = v[n - 1];
 }
@@ -97,11 +99,13 @@ int sim_summarize(const struct sim_trace *t, const struct sim_result *r, struct 
 			s->timeout++;
 			break;
 		}
-		s->restarts += j->fault_restarts;
+		s->restarts += j->restarts;
+		s->fault_hits += j->fault_restarts;
 		s->preemptions += j->preemptions;
 		s->jobs_rerun += j->fault_restarts > 0;
 		s->lost_fault_npu_h += j->lost_fault_npu_sec / 3600;
 		s->lost_preempt_npu_h += j->lost_preempt_npu_sec / 3600;
+		s->lost_abandoned_npu_h += j->lost_abandoned_npu_sec / 3600;
 	}
 	s->alloc_wait_pct = r->time_wait > 0 ? 100 * r->alloc_wait / (r->time_wait * total) : 0;
 	s->used_wait_pct = r->time_wait > 0 ? 100 * r->used_wait / (r->time_wait * total) : 0;
@@ -183,11 +187,14 @@ void sim_report_table(FILE *out, const struct sim_result *st, const struct sim_s
 	row(out, "preemptions", "", (double)ss->preemptions, (double)sa->preemptions, 0);
 	row(out, "NPU-hours lost to preemption", "", ss->lost_preempt_npu_h, sa->lost_preempt_npu_h,
 	    0);
+	row(out, "NPU-hours of jobs that failed or timed out", "", ss->lost_abandoned_npu_h,
+	    sa->lost_abandoned_npu_h, 0);
 	row(out, "jobs backfilled", "", 0, (double)as->backfilled, 0);
 	row(out, "jobs finished", "", (double)ss->done, (double)sa->done, 0);
-	row(out, "jobs failed / timed out / never started", "",
-	    (double)(ss->failed + ss->timeout + ss->never),
-	    (double)(sa->failed + sa->timeout + sa->never), 0);
+	row(out, "jobs failed or timed out", "", (double)(ss->failed + ss->timeout),
+	    (double)(sa->failed + sa->timeout), 0);
+	row(out, "jobs never started or left unfinished", "", (double)(ss->never + ss->unfinished),
+	    (double)(sa->never + sa->unfinished), 0);
 	row(out, "most jobs waiting at once", "", st->max_pending, as->max_pending, 0);
 	fprintf(out, "  %-52s %12.1f s %12.1f s\n", "wall time of the replay", st->wall_sec,
 		as->wall_sec);
@@ -271,11 +278,14 @@ static int write_summary(const char *dir, const struct sim_result *st,
 	csv_row(f, "preemptions", "count", (double)ss->preemptions, (double)sa->preemptions);
 	csv_row(f, "npu_hours_lost_preemption", "npu_hours", ss->lost_preempt_npu_h,
 		sa->lost_preempt_npu_h);
+	csv_row(f, "npu_hours_failed_or_timed_out", "npu_hours", ss->lost_abandoned_npu_h,
+		sa->lost_abandoned_npu_h);
 	csv_row(f, "backfilled", "count", 0, (double)as->backfilled);
 	csv_row(f, "jobs_finished", "count", (double)ss->done, (double)sa->done);
 	csv_row(f, "jobs_failed", "count", (double)ss->failed, (double)sa->failed);
 	csv_row(f, "jobs_timed_out", "count", (double)ss->timeout, (double)sa->timeout);
 	csv_row(f, "jobs_never_started", "count", (double)ss->never, (double)sa->never);
+	csv_row(f, "jobs_unfinished", "count", (double)ss->unfinished, (double)sa->unfinished);
 	return close_in(f, dir, "summary.csv", err);
 }
 
@@ -346,7 +356,7 @@ static void job_cols(FILE *f, const struct sim_jobrec *j, uint64_t submit)
 static int write_jobs(const char *dir, const struct sim_trace *t, const struct sim_result *st,
 		      const struct sim_result *as, char err[SIM_ERR_MAX])
 {
-	static const char cols[] = "start_sec,wait_sec,end_sec,outcome,npus,fault_restarts,"
+	static const char cols[] = "start_sec,wait_sec,end_sec,outcome,npus,fault_interruptions,"
 				   "preemptions,lost_fault_npu_h,lost_preempt_npu_h,servers,"
 				   "switches";
 	FILE *f = open_in(dir, "jobs.csv", err);
@@ -464,6 +474,15 @@ int sim_report_files(const char *dir, const struct sim_trace *t, const struct si
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
 		snprintf(err, SIM_ERR_MAX, "%s: %s", dir, strerror(errno));
 		return -errno;
+	}
+	/* a figure of an earlier run must not sit next to these files */
+	for (const char *const *old = (const char *const[]){ "utilization.svg", "utilization.png",
+							     NULL };
+	     *old; old++) {
+		char path[4096];
+
+		snprintf(path, sizeof(path), "%s/%s", dir, *old);
+		unlink(path);
 	}
 	if ((r = write_summary(dir, st, ss, as, sa, err)) < 0 ||
 	    (r = write_series(dir, st, as, o, err)) < 0 || (r = write_jobs(dir, t, st, as, err)) < 0 ||

@@ -37,6 +37,7 @@ struct engine {
 	struct sim_faults faults;
 	uint64_t now, prev, cursor;
 	unsigned waiting, running, used, down;
+	uint64_t progress_sec;	/* the last arrival, start or end */
 	bool *npu_down;		/* server * CONF_SERVER_NPUS_MAX + npu */
 	size_t *touched;	/* trace jobs named by events since the last reconcile */
 	size_t ntouched;
@@ -219,6 +220,7 @@ static int reconcile(struct engine *e, size_t idx)
 		sim_acct_placement(e->r, e->t, e->o, e->c, idx, shares, n,
 				   n > 1 ? least_now(e, shares, n) : 1);
 		rec->outcome = SIM_RUNNING;
+		e->progress_sec = e->now;
 		e->running++;
 		e->waiting--;
 		e->used += rec->npus;
@@ -245,6 +247,7 @@ static int reconcile(struct engine *e, size_t idx)
 									 SIM_FAILED;
 
 		sim_acct_finish(e->r, e->t, idx, e->now, out);
+		e->progress_sec = e->now;
 		e->waiting--;
 		e->r->timeouts += out == SIM_TIMEOUT;
 		r = sched_job_remove(e->c, name, SIM_UID, e->now * USEC);
@@ -303,6 +306,7 @@ static int complete(struct engine *e, size_t idx, unsigned gen)
 	e->running--;
 	e->used -= rec->npus;
 	sim_acct_finish(e->r, e->t, idx, e->now, SIM_DONE);
+	e->progress_sec = e->now;
 	r = sched_job_complete(e->c, name, SIM_UID, e->now * USEC);
 	if (r == 0)
 		r = sched_job_remove(e->c, name, SIM_UID, e->now * USEC);
@@ -381,6 +385,7 @@ static int submit(struct engine *e, size_t idx)
 			 e->t->jobs[idx].npus);
 		return fail(e, r, "submitting %s refused: %s", what, reason);
 	}
+	e->progress_sec = e->now;
 	e->waiting++;
 	return 0;
 }
@@ -394,6 +399,44 @@ static int check(struct engine *e)
 		snprintf(e->err, SIM_ERR_MAX, "scheduler invariant broken at t=%" PRIu64 " s: %.400s",
 			 e->now, why);
 	return r;
+}
+
+/*
+ * Before anything runs: every job must be one the configuration accepts (else -EINVAL
+ * naming its trace line), and every server reports healthy, as its agent would.
+ */
+static int admit_all(struct engine *e)
+{
+	struct conf_health_report ok;
+	int r;
+
+	for (size_t i = 0; i < e->t->n; i++) {
+		char reason[SCHED_REASON_MAX] = "";
+		struct conf_job_spec *s = job_spec(e, i);
+
+		if (!s)
+			return fail(e, -ENOMEM, "out of memory");
+		r = sched_job_check(e->c, s, SIM_UID, reason);
+		if (r < 0) {
+			fail(e, r, "%.200s:%zu: the configuration refuses this job (%u NPUs, queue "
+				   "%s): %.200s; change the configuration or leave the row out",
+			     e->t->file, e->t->jobs[i].line, s->npus, s->queue, reason);
+			conf_job_spec_free(s);
+			return -EINVAL;
+		}
+		conf_job_spec_free(s);
+	}
+	memset(&ok, 0, sizeof(ok));
+	ok.has_node = true;
+	ok.node = CONF_HEALTH_OK;
+	for (size_t s = 0; s < e->c->server_count; s++) {
+		r = sched_server_report(e->c, (unsigned)s, &ok, 0);
+		if (r < 0)
+			return fail(e, r, "first report of %s: %s", e->c->servers[s].conf->name,
+				    strerror(-r));
+	}
+	e->cursor = e->c->next_event_seq - 1;
+	return 0;
 }
 
 static double mono_sec(void)
@@ -426,6 +469,10 @@ static int replay(struct engine *e)
 			next = e->faults.next_sec;
 		if (next == UINT64_MAX || !active)
 			break;
+		if (ai == t->n && !e->running && next - e->progress_sec >= SIM_STALL_SEC) {
+			e->r->stalled = true; /* faults keep what waits from ever fitting */
+			return check(e);
+		}
 		if (ai == t->n && !e->running && e->heap.n == 0) {
 			/* only faults could come: one more pass, then the rest never starts */
 			sched_schedule(e->c, e->now * USEC);
@@ -518,6 +565,9 @@ int sim_run_ascendfs(const struct sim_trace *t, struct conf_cluster *conf,
 		r = -ENOMEM;
 		goto out;
 	}
+	r = admit_all(&e);
+	if (r < 0)
+		goto out;
 	sim_faults_init(&e.faults, e.c, o);
 	r = replay(&e);
 	res->preemptions = e.c->preemptions;

@@ -28,6 +28,8 @@ struct st_engine {
 	uint64_t now, prev;
 	ssize_t *server_job;		/* per server: trace job on it, -1 free */
 	unsigned *server_used;		/* per server: NPUs its job runs on, devices 0.. */
+	uint32_t *type_ok;		/* per job: server types (c->types) it is legal on */
+	uint64_t progress_sec;		/* the last start or end */
 	uint64_t *server_down;		/* per server: failed NPUs not yet repaired */
 	size_t *line;			/* FIFO of trace jobs, a ring */
 	size_t head, count, cap;
@@ -68,6 +70,9 @@ static size_t first_fit(struct st_engine *e, size_t idx)
 		unsigned got = 0;
 		size_t n = 0;
 
+		/* only shapes a rank table of that type allows (whole servers beyond one) */
+		if (k < 32 && !(e->type_ok[idx] & (1u << k)))
+			continue;
 		for (size_t s = 0; s < e->c->server_count && got < need; s++) {
 			unsigned take;
 
@@ -110,6 +115,7 @@ static int start(struct st_engine *e, size_t idx, size_t n)
 	done = sim_acct_start(e->r, e->t, e->o, idx, rec->gen + 1, e->t->jobs[idx].npus, e->now, 0);
 	sim_acct_placement(e->r, e->t, e->o, e->c, idx, e->shares, n, least);
 	rec->outcome = SIM_RUNNING;
+	e->progress_sec = e->now;
 	e->waiting--;
 	e->running++;
 	e->used += rec->npus;
@@ -207,6 +213,10 @@ static int replay(struct st_engine *e)
 			return 0;
 		if (ai == t->n && !e->running && e->heap.n == 0)
 			return 0; /* what waits cannot start: the rest never runs */
+		if (ai == t->n && !e->running && next - e->progress_sec >= SIM_STALL_SEC) {
+			e->r->stalled = true; /* faults keep what waits from ever fitting */
+			return 0;
+		}
 		{
 			struct sim_level l = { e->alloc, e->used, e->r->npus_total - e->down_npus,
 					       e->waiting, e->running };
@@ -223,6 +233,7 @@ static int replay(struct st_engine *e)
 				e->running--;
 				e->used -= rec->npus;
 				sim_acct_finish(e->r, t, it.job, e->now, SIM_DONE);
+				e->progress_sec = e->now;
 			} else if (it.kind == SIM_EV_REPAIR) {
 				e->server_down[it.job] &= ~(1ull << (it.gen % 64));
 				e->down_npus--;
@@ -235,6 +246,14 @@ static int replay(struct st_engine *e)
 			sim_faults_advance(&e->faults, e->c);
 		}
 		while (ai < t->n && t->jobs[ai].submit_sec == next) {
+			char reason[SCHED_REASON_MAX];
+
+			e->type_ok[ai] = 0;
+			for (size_t k = 0; k < e->c->type_count && k < 32; k++)
+				if (sched_check_feasible(e->c, t->jobs[ai].npus, e->c->types[k],
+							 reason) == 0)
+					e->type_ok[ai] |= 1u << k;
+			e->progress_sec = next;
 			line_push_back(e, ai++);
 			e->waiting++;
 		}
@@ -259,10 +278,12 @@ int sim_run_static(const struct sim_trace *t, const struct sched_cluster *c,
 	e.cap = t->n ? t->n : 1;
 	e.server_job = malloc(c->server_count * sizeof(*e.server_job));
 	e.server_used = calloc(c->server_count, sizeof(*e.server_used));
+	e.type_ok = calloc(t->n ? t->n : 1, sizeof(*e.type_ok));
 	e.server_down = calloc(c->server_count, sizeof(*e.server_down));
 	e.line = malloc(e.cap * sizeof(*e.line));
 	e.shares = malloc((c->server_count ? c->server_count : 1) * sizeof(*e.shares));
-	if (r < 0 || !e.server_job || !e.server_used || !e.server_down || !e.line || !e.shares) {
+	if (r < 0 || !e.server_job || !e.server_used || !e.type_ok || !e.server_down || !e.line ||
+	    !e.shares) {
 		snprintf(err, SIM_ERR_MAX, "out of memory");
 		r = -ENOMEM;
 		goto out;
@@ -285,6 +306,7 @@ out:
 	free(e.heap.h);
 	free(e.server_job);
 	free(e.server_used);
+	free(e.type_ok);
 	free(e.server_down);
 	free(e.line);
 	free(e.shares);

@@ -92,17 +92,17 @@ static bool read_uint(const char *s, unsigned long long max, unsigned long long 
 	return true;
 }
 
-/* A non-negative number of seconds (decimals allowed), rounded, at least 1. */
+/* A non-negative decimal number of seconds, rounded, at least 1, at most SIM_TIME_MAX. */
 static bool read_seconds(const char *s, uint64_t *ret)
 {
 	char *end;
 	double v;
 
-	if ((*s < '0' || *s > '9') && *s != '.')
-		return false;
+	if (((*s < '0' || *s > '9') && *s != '.') || strspn(s, "0123456789.eE+-") != strlen(s))
+		return false; /* decimal only: no hex, inf or nan */
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno || *end || !(v >= 0) || v > 1e11)
+	if (errno || *end || !(v >= 0) || v > (double)SIM_TIME_MAX)
 		return false;
 	*ret = v < 1 ? 1 : (uint64_t)(v + 0.5);
 	return true;
@@ -125,13 +125,22 @@ static int parse_philly(struct sim_trace *t, char **f, size_t nf, const char *fi
 	if (!end || *end)
 		return fail(err, file, line,
 			    "timestamp: '%.40s' is not a time like 2017-10-09 07:01:55 (UTC)", f[0]);
-	when = timegm(&tm);
+	{
+		struct tm check = tm;
+
+		when = timegm(&check);
+		/* timegm() moves Feb 30 to Mar 2: a date that moved did not exist */
+		if (check.tm_mday != tm.tm_mday || check.tm_mon != tm.tm_mon)
+			return fail(err, file, line, "timestamp: '%.40s' is not a date", f[0]);
+	}
 	if (when < 0)
 		return fail(err, file, line, "timestamp: '%.40s' is before 1970", f[0]);
 	j->submit_sec = (uint64_t)when;
 	if (!read_seconds(f[1], &j->dur_sec))
 		return fail(err, file, line,
-			    "duration: '%.40s' is not a number of seconds (e.g. 2951.0)", f[1]);
+			    "duration: '%.40s' is not a number of seconds up to 100 years (e.g. "
+			    "2951.0)",
+			    f[1]);
 	if (!read_uint(f[2], TRACE_NPUS_MAX, &gpus) || gpus == 0)
 		return fail(err, file, line, "num_gpus: '%.40s' is not a whole number from 1 to %u",
 			    f[2], TRACE_NPUS_MAX);
@@ -157,13 +166,14 @@ static int parse_plain(struct sim_trace *t, char **f, size_t nf, const char *fil
 
 	if (nf != 5)
 		return fail(err, file, line, "expected 5 fields (" PLAIN_HEADER "), found %zu", nf);
-	if (!read_uint(f[0], (unsigned long long)1 << 40, &v))
+	if (!read_uint(f[0], SIM_TIME_MAX, &v))
 		return fail(err, file, line,
-			    "submit_sec: '%.40s' is not a whole number of seconds", f[0]);
+			    "submit_sec: '%.40s' is not a whole number of seconds up to 100 years",
+			    f[0]);
 	j->submit_sec = v;
 	if (!read_seconds(f[1], &j->dur_sec))
-		return fail(err, file, line, "duration_sec: '%.40s' is not a number of seconds",
-			    f[1]);
+		return fail(err, file, line,
+			    "duration_sec: '%.40s' is not a number of seconds up to 100 years", f[1]);
 	if (!read_uint(f[2], TRACE_NPUS_MAX, &v) || v == 0)
 		return fail(err, file, line, "npus: '%.40s' is not a whole number from 1 to %u",
 			    f[2], TRACE_NPUS_MAX);
@@ -209,6 +219,10 @@ int sim_trace_parse(const char *buf, size_t len, const char *file, struct sim_tr
 		pos += ll + (nl ? 1 : 0);
 		if (ll && line[ll - 1] == '\r')
 			line[--ll] = '\0';
+		if (lineno == 1 && ll >= 3 && memcmp(line, "\xef\xbb\xbf", 3) == 0) {
+			memmove(line, line + 3, ll - 2); /* a UTF-8 byte-order mark */
+			ll -= 3;
+		}
 		if (memchr(line, '\0', ll)) {
 			r = fail(err, file, lineno, "binary data (a NUL byte); not a CSV trace");
 			goto fail;
@@ -266,6 +280,14 @@ int sim_trace_parse(const char *buf, size_t len, const char *file, struct sim_tr
 		goto fail;
 	}
 	qsort(t.jobs, t.n, sizeof(*t.jobs), tjob_cmp);
+	snprintf(t.file, sizeof(t.file), "%s", file);
+	if (t.jobs[t.n - 1].submit_sec - t.jobs[0].submit_sec > SIM_TIME_MAX) {
+		r = fail(err, file, t.jobs[t.n - 1].line,
+			 "this job arrives more than 100 years after the first (line %zu); "
+			 "ascend-sim replays at most 100 years: fix or remove the row",
+			 t.jobs[0].line);
+		goto fail;
+	}
 	t.origin_sec = t.jobs[0].submit_sec;
 	for (size_t i = 0; i < t.n; i++)
 		t.jobs[i].submit_sec -= t.origin_sec;

@@ -101,7 +101,7 @@ expect "a bad plot format" 2 "--plot: 'gif' is not svg, png or none" \
 	"$sim" --trace "$week" --servers 4 --plot gif
 expect "jobs larger than the cluster" 2 "no job of the trace fits this cluster \(32 NPUs\)" \
 	"$sim" --trace "$work/huge.csv" --servers 4
-expect "an output directory that cannot be made" 1 "$work/bad.csv/out" \
+expect "an output directory that cannot be made, before any replay" 2 "--out $work/bad.csv/out: cannot make the directory" \
 	"$sim" --trace "$week" --servers 4 --out "$work/bad.csv/out"
 "$sim" --help | grep -q -- "--checkpoint-interval DURATION"
 check "--help lists the options" "[ $? -eq 0 ]"
