@@ -466,6 +466,78 @@ static void test_same_seed_same_replay(void **state)
 	sim_trace_free(&t);
 }
 
+/* A job that fails at max_restarts throws all its work away: that is counted too. */
+static void test_failed_job_work_is_counted(void **state)
+{
+	struct fx_opts fo = { .servers = 1 };
+	struct sim_result st, as;
+	struct sim_summary sa;
+	struct sim_options o;
+	struct sim_trace t;
+	bool seen = false;
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 20 && !seen; seed++) {
+		trace_ok("submit_sec,duration_sec,npus,queue,priority\n0,360000,8,,\n", &t);
+		sim_options_default(&o);
+		o.seed = seed;
+		o.mtbf_sec = 80 * 3600; /* 8 NPUs: a fault every ~10 h, within the 100 h job */
+		o.max_restarts = 0;
+		o.checkpoint_sec = 3600;
+		run_both(&t, &fo, &o, &st, &as);
+		if (as.jobs[0].outcome == SIM_FAILED) {
+			const struct sim_jobrec *j = &as.jobs[0];
+
+			seen = true;
+			assert_int_equal(j->fault_restarts, 1);
+			assert_int_equal(j->restarts, 0);
+			/* everything it ran is lost: what the fault cost plus the rest */
+			assert_true(j->lost_abandoned_npu_sec > 0);
+			assert_true(j->lost_fault_npu_sec + j->lost_abandoned_npu_sec ==
+				    (double)j->run_total_sec * 8);
+			assert_int_equal(st.jobs[0].outcome, SIM_FAILED);
+			assert_int_equal(sim_summarize(&t, &as, &sa), 0);
+			assert_int_equal(sa.failed, 1);
+			assert_true(sa.lost_abandoned_npu_h > 0);
+		}
+		sim_result_free(&st);
+		sim_result_free(&as);
+		sim_trace_free(&t);
+	}
+	assert_true(seen);
+}
+
+/* p99 by nearest rank: of the delays 0..99 s, the 99th smallest. */
+static void test_p99_is_nearest_rank(void **state)
+{
+	struct fx_opts fo = { .servers = 1 };
+	struct sim_result st, as;
+	struct sim_summary ss;
+	struct sim_options o;
+	struct sim_trace t;
+	char *csv = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&csv, &len);
+
+	(void)state;
+	/* 100 one-second jobs on all 8 NPUs arrive at 0: the k-th waits k seconds */
+	fprintf(f, "submit_sec,duration_sec,npus,queue,priority\n");
+	for (int i = 0; i < 100; i++)
+		fprintf(f, "0,1,8,,\n");
+	assert_int_equal(fclose(f), 0);
+	trace_ok(csv, &t);
+	free(csv);
+	sim_options_default(&o);
+	run_both(&t, &fo, &o, &st, &as);
+	assert_int_equal(sim_summarize(&t, &st, &ss), 0);
+	assert_true(ss.wait_max == 99);
+	assert_true(ss.wait_p99 == 98);
+	assert_true(ss.wait_median == 49.5);
+	sim_result_free(&st);
+	sim_result_free(&as);
+	sim_trace_free(&t);
+}
+
 /* ---- figures ---- */
 
 static void test_tp_groups_crossing_servers(void **state)
@@ -531,6 +603,8 @@ int main(void)
 		cmocka_unit_test(test_preempted_job_resumes_from_its_checkpoint),
 		cmocka_unit_test(test_small_jobs_share_servers),
 		cmocka_unit_test(test_same_seed_same_replay),
+		cmocka_unit_test(test_failed_job_work_is_counted),
+		cmocka_unit_test(test_p99_is_nearest_rank),
 		cmocka_unit_test(test_tp_groups_crossing_servers),
 		cmocka_unit_test(test_least_switches),
 	};
