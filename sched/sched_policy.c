@@ -367,7 +367,7 @@ struct pass {
 	uint64_t preempted_now[PREEMPT_TRIES_PER_PASS];
 	size_t npreempted_now;
 	/* jobs stopping because they were preempted, with their preemptor */
-	const struct sched_job **stopping;
+	struct sched_job **stopping;
 	size_t nstopping;
 	/* lowest effective priority among running jobs, and whether any borrow */
 	unsigned min_running_prio;
@@ -1143,14 +1143,11 @@ static void begin_stop(struct sched_cluster *c, struct sched_job *j, enum sched_
 	sched_job_transition(c, j, SCHED_JOB_STOPPING, kind, now_usec, reason);
 }
 
-/* Are jobs preempted for @j still stopping? *ret_deadline: when the last one is done. */
-static bool has_stopping_for(const struct pass *p, const struct sched_job *j,
-			     uint64_t *ret_deadline)
+/* The jobs of p->stopping preempted for @j: p->stopping[*ret_first ...), how many. */
+static size_t stopping_for(const struct pass *p, const struct sched_job *j, size_t *ret_first)
 {
-	size_t lo = 0, hi = p->nstopping;
-	bool any = false;
+	size_t lo = 0, hi = p->nstopping, n = 0;
 
-	*ret_deadline = 0;
 	/* p->stopping is sorted by preemptor serial: find the first of j's */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -1160,8 +1157,21 @@ static bool has_stopping_for(const struct pass *p, const struct sched_job *j,
 		else
 			hi = mid;
 	}
-	for (size_t i = lo; i < p->nstopping && p->stopping[i]->preempted_by_serial == j->serial;
-	     i++) {
+	while (lo + n < p->nstopping && p->stopping[lo + n]->preempted_by_serial == j->serial)
+		n++;
+	*ret_first = lo;
+	return n;
+}
+
+/* Are jobs preempted for @j still stopping? *ret_deadline: when the last one is done. */
+static bool has_stopping_for(const struct pass *p, const struct sched_job *j,
+			     uint64_t *ret_deadline)
+{
+	size_t first, n = stopping_for(p, j, &first);
+	bool any = false;
+
+	*ret_deadline = 0;
+	for (size_t i = first; i < first + n; i++) {
 		const struct sched_job *o = p->stopping[i];
 
 		if (o->state != SCHED_JOB_STOPPING)
@@ -1173,7 +1183,43 @@ static bool has_stopping_for(const struct pass *p, const struct sched_job *j,
 	return any;
 }
 
-/* Try to make room for @j by preemption. Returns true when victims were chosen. */
+/*
+ * Hold for preemptor @j, from @start, the NPUs it gets once the @n jobs @v that stop
+ * for it are gone: the placement keeps off NPUs other reservations hold. Unlike
+ * reserve_for() this does not yield to an earlier reservation of a server type @j may
+ * use (the first blocked job of another type): without it, backfill hands the NPUs the
+ * preemption counted on (its victims' included, once they have stopped) to other
+ * jobs, the victims first, and @j preempts again when they have stopped. Returns the
+ * reservation, or NULL (no placement: other jobs took NPUs it counted on).
+ */
+static const struct resv *reserve_preempted(struct pass *p, struct sched_job *j,
+					    struct sched_job *const *v, size_t n, uint64_t start)
+{
+	struct sched_cluster *c = p->c;
+	struct resv *rv = &p->resv[p->nresv];
+	char why[SCHED_REASON_MAX];
+	int r;
+
+	if (p->nresv >= 32)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		sim_release(c, v[i]);
+	r = sched_place_now(c, j->spec->npus_min, sched_job_type(c, j), &rv->slices, &rv->count,
+			    why);
+	for (size_t i = 0; i < n; i++)
+		sim_restore(c, v[i]);
+	if (r < 0)
+		return NULL;
+	rv->job = j;
+	rv->start = start;
+	rv->mask = j->type_mask;
+	p->nresv++;
+	p->resv_mask |= rv->mask;
+	mark_reserved(p, rv, true);
+	j->reserved_start_usec = rv->start;
+	return rv;
+}
+
 /*
  * Could preemption possibly make room for @j? A cheap necessary condition, so that jobs
  * that cannot preempt spend no search: whole-server requests need enough servers whose
@@ -1295,6 +1341,7 @@ static bool try_preempt(struct pass *p, struct sched_job *j, bool inq)
 		    "preempting %zu job%s (%.200s; %u NPUs); starts when they have stopped, by %s",
 		    vs.n, vs.n == 1 ? "" : "s", names, npus,
 		    fmt_time(deadline, when, sizeof(when)));
+	reserve_preempted(p, j, vs.v, vs.n, deadline);
 	free(vs.v);
 	return true;
 }
@@ -1479,17 +1526,21 @@ static void consider(struct pass *p, struct sched_job *j, bool borrow_phase)
 	}
 	/* victims of an earlier pass are still stopping for this job */
 	if (own) {
+		size_t first, nv = stopping_for(p, j, &first);
+
 		hold_line(p, j);
 		if (!pending_same(j, mix(KEY_STOPPING, deadline)))
 			set_pending(c, j, p->now, mix(KEY_STOPPING, deadline),
 				    "waiting for the jobs it preempted to stop, by %s",
 				    fmt_time(deadline, when, sizeof(when)));
-		reserve_for(p, j); /* nothing else takes its place meanwhile */
+		/* nothing else takes its place meanwhile */
+		if (!reserve_preempted(p, j, &p->stopping[first], nv, deadline))
+			reserve_for(p, j);
 		return;
 	}
 	if (try_preempt(p, j, inq)) {
 		hold_line(p, j);
-		reserve_for(p, j);
+		reserve_for(p, j); /* when try_preempt could not hold its placement */
 		return;
 	}
 	if (!fits_when_idle(p, j)) {
