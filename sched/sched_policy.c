@@ -343,6 +343,13 @@ struct capidx {
 	signed char *type_of;		/* per server: index into the cluster's types, -1 */
 };
 
+/* A pending job with its sort keys beside it (no pointer chasing while sorting). */
+struct pend {
+	unsigned prio;
+	uint64_t seq;
+	struct sched_job *job;
+};
+
 struct pass {
 	struct sched_cluster *c;
 	uint64_t now;
@@ -366,9 +373,13 @@ struct pass {
 	/* jobs that chose victims in this pass (their NPUs are in committed too) */
 	uint64_t preempted_now[PREEMPT_TRIES_PER_PASS];
 	size_t npreempted_now;
-	/* jobs stopping because they were preempted, with their preemptor */
+	/* jobs stopping because they were preempted, or requeued at this pass's instant
+	 * (frees_for_preemptor), sorted by preemptor */
 	struct sched_job **stopping;
 	size_t nstopping;
+	/* their pending preemptors, by priority (find_preemptors) */
+	struct pend *first;
+	size_t nfirst, next_first;
 	/* lowest effective priority among running jobs, and whether any borrow */
 	unsigned min_running_prio;
 	bool any_borrowing;
@@ -1143,6 +1154,18 @@ static void begin_stop(struct sched_cluster *c, struct sched_job *j, enum sched_
 	sched_job_transition(c, j, SCHED_JOB_STOPPING, kind, now_usec, reason);
 }
 
+/*
+ * Does victim @j free its NPUs for its preemptor in the pass at @now_usec: it is stopping
+ * for it, or it stopped at this instant (the pass in which the preemptor is to start)?
+ */
+static bool frees_for_preemptor(const struct sched_job *j, uint64_t now_usec)
+{
+	if (j->state == SCHED_JOB_STOPPING)
+		return j->stop_to == SCHED_JOB_PENDING;
+	return j->state == SCHED_JOB_PENDING && j->requeue_cause == SCHED_REQUEUE_PREEMPTED &&
+	       j->preempted_by_serial && j->change_usec == now_usec;
+}
+
 /* The jobs of p->stopping preempted for @j: p->stopping[*ret_first ...), how many. */
 static size_t stopping_for(const struct pass *p, const struct sched_job *j, size_t *ret_first)
 {
@@ -1670,13 +1693,6 @@ static int by_preemptor(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* A pending job with its sort keys beside it (no pointer chasing while sorting). */
-struct pend {
-	unsigned prio;
-	uint64_t seq;
-	struct sched_job *job;
-};
-
 static int fifo_cmp(const void *a, const void *b)
 {
 	const struct pend *x = a, *y = b;
@@ -1736,11 +1752,60 @@ static bool head_valid(struct qlist *l)
 	return l->next < l->n;
 }
 
+/*
+ * Preemptions in flight come first among the jobs of their priority: a preemptor whose
+ * victims are stopping, or stopped at this instant, was promised their NPUs (and the free
+ * ones it counted on) when it chose them. In queue order its turn may come after a job
+ * of the same priority (of a queue whose share the stop just made the smaller) that
+ * reserves those NPUs; the victims are backfilled there, and it preempts them again at
+ * the next pass. A job of higher priority still goes first, and takes the NPUs if it
+ * fits. find_preemptors() lists them (p->first, highest priority first); serve() gives
+ * them their turn before the first job of no higher priority.
+ */
+static void find_preemptors(struct pass *p)
+{
+	struct sched_cluster *c = p->c;
+	size_t first;
+
+	p->first = malloc(p->nstopping * sizeof(*p->first));
+	if (!p->first)
+		return; /* they wait their turn in the queues */
+	for (size_t i = 0; i < c->job_count; i++) {
+		struct sched_job *j = c->jobs[i];
+
+		if (j->state == SCHED_JOB_PENDING && j->spec && stopping_for(p, j, &first))
+			p->first[p->nfirst++] = (struct pend){ eff_priority(c, j), j->queue_seq, j };
+	}
+	qsort(p->first, p->nfirst, sizeof(*p->first), fifo_cmp);
+}
+
+/* Is @j one of p->first (its turn comes from serve_preemptors)? */
+static bool is_preemptor_first(const struct pass *p, const struct sched_job *j)
+{
+	size_t first;
+
+	return p->first && stopping_for(p, j, &first);
+}
+
+/* The turn of the preemptors in flight of priority @prio or higher. */
+static void serve_preemptors(struct pass *p, struct qlist *ql, unsigned prio)
+{
+	while (p->next_first < p->nfirst && p->first[p->next_first].prio >= prio) {
+		struct sched_job *j = p->first[p->next_first++].job;
+
+		if (j->state != SCHED_JOB_PENDING)
+			continue;
+		consider(p, j, false);
+		ql[j->queue_index].live = head_valid(&ql[j->queue_index]);
+	}
+}
+
 static void serve(struct pass *p, struct qlist *ql, size_t nq, bool borrow_phase)
 {
 	struct sched_cluster *c = p->c;
 
-	/* only the queue just served moves: a pass changes no other pending job's state */
+	/* only the queue just served moves (and those of preemptors served before it): a
+	 * pass changes no other pending job's state */
 	for (size_t i = 0; i < nq; i++) {
 		ql[i].next = 0;
 		ql[i].live = head_valid(&ql[i]);
@@ -1755,8 +1820,14 @@ static void serve(struct pass *p, struct qlist *ql, size_t nq, bool borrow_phase
 		if (best == SIZE_MAX)
 			break;
 		j = ql[best].jobs[ql[best].next++].job;
-		if (!borrow_phase || !had_turn(p, j))
-			consider(p, j, borrow_phase);
+		if (borrow_phase) {
+			if (!had_turn(p, j))
+				consider(p, j, true);
+		} else {
+			serve_preemptors(p, ql, eff_priority(c, j));
+			if (!is_preemptor_first(p, j))
+				consider(p, j, false);
+		}
 		ql[best].live = head_valid(&ql[best]);
 	}
 }
@@ -1823,6 +1894,7 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 			ql[j->queue_index].n++;
 			/* reservations last one pass: this pass says again who holds one */
 			j->reserved_start_usec = 0;
+			p->nstopping += frees_for_preemptor(j, now_usec);
 			break;
 		case SCHED_JOB_RUNNING:
 			if (!j->spec)
@@ -1849,8 +1921,7 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 		p->stopping = malloc(p->nstopping * sizeof(*p->stopping));
 		p->nstopping = 0;
 		for (size_t i = 0; p->stopping && i < c->job_count; i++)
-			if (c->jobs[i]->state == SCHED_JOB_STOPPING &&
-			    c->jobs[i]->stop_to == SCHED_JOB_PENDING)
+			if (frees_for_preemptor(c->jobs[i], now_usec))
 				p->stopping[p->nstopping++] = c->jobs[i];
 		if (p->stopping)
 			qsort(p->stopping, p->nstopping, sizeof(*p->stopping), by_preemptor);
@@ -1892,6 +1963,8 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 	}
 	if (n)
 		idx_build(p);
+	if (n && p->nstopping)
+		find_preemptors(p);
 	/* queues within quota first; then borrowers on what is left */
 	if (n)
 		serve(p, ql, nq, false);
@@ -1905,6 +1978,7 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 	placed = p->placed;
 	idx_free(p);
 	free(p->stopping);
+	free(p->first);
 	free(p->committed);
 	free(p);
 	free(ql);

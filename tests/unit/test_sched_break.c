@@ -1000,6 +1000,53 @@ static void test_regress_preemptor_unreserved_when_other_type_reserved(void **st
 	sched_cluster_free(c);
 }
 
+/*
+ * The same livelock through the order of the queues. qa and qb have the same priority,
+ * their head jobs too, so the queue with the smaller share goes first. p (qa) preempts
+ * v (qb) for v's server and the free one while qb's share is the larger; v's stop makes
+ * the shares equal and h (qb, older, 24 NPUs, no victims it may take) goes first in the
+ * pass of that instant: its reservation, from b's time limit, takes the two servers
+ * just freed, p cannot start, and v (time limit 1 h, done before h's start) is
+ * backfilled into its own hole. At the next pass qb's share is the larger again and p
+ * preempts v again: once per pass, for as long as h waits.
+ */
+static void test_regress_preemptor_loses_freed_npus_to_reservation_ahead(void **state)
+{
+	static const char queues[] = "  - name: qa\n"
+				     "    priority: 500\n"
+				     "  - name: qb\n"
+				     "    priority: 500\n";
+	struct fx_opts o = { .servers = 6, .queues = queues };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job *v, *h, *p;
+	uint64_t end;
+
+	(void)state;
+	run(c, spec("a", 16, "qa", 1000, 0));
+	run(c, spec("b", 16, "qb", 1000, 36000));
+	v = run(c, spec("v", 8, "qb", 0, 3600));
+	h = submit(c, spec("h", 24, "qb", 1000, 0));
+	expect_state(h, SCHED_JOB_PENDING);
+	assert_int_equal(c->preemptions, 0);
+	p = submit(c, spec("p", 16, "qa", 1000, 0));
+	expect_state(v, SCHED_JOB_STOPPING);
+	/* an hour of 1 s ticks; other activity (submissions, reports) runs a pass a minute */
+	end = clk + 3600 * SEC;
+	for (unsigned i = 0; clk < end; i++) {
+		sched_tick(c, adv(1));
+		if (i % 60 == 59)
+			sched_schedule(c, clk);
+		fx_check(c);
+	}
+	if (p->state != SCHED_JOB_RUNNING || c->preemptions != 1)
+		fail_msg("%llu preemptions in an hour (v %u); p is %s: %s",
+			 (unsigned long long)c->preemptions, v->preemptions,
+			 sched_job_state_name(p->state), p->reason);
+	expect_state(h, SCHED_JOB_PENDING);
+	expect_no_reserved(c);
+	sched_cluster_free(c);
+}
+
 /* ================= starvation by the preemption budget ================= */
 
 /*
@@ -1381,6 +1428,8 @@ int main(void)
 		cmocka_unit_test_setup(test_regress_mixed_types_whole_server_preemption, setup_abort),
 		cmocka_unit_test_setup(test_regress_preemption_ignores_reservation, setup_abort),
 		cmocka_unit_test_setup(test_regress_preemptor_unreserved_when_other_type_reserved,
+				       setup_abort),
+		cmocka_unit_test_setup(test_regress_preemptor_loses_freed_npus_to_reservation_ahead,
 				       setup_abort),
 		cmocka_unit_test_setup(test_regress_preempt_budget_starves_later_jobs, setup_abort),
 		cmocka_unit_test_setup(test_many_queues_order, setup_abort),
