@@ -1773,8 +1773,9 @@ static void find_preemptors(struct pass *p)
 	for (size_t i = 0; i < c->job_count; i++) {
 		struct sched_job *j = c->jobs[i];
 
-		if (j->state == SCHED_JOB_PENDING && j->spec && stopping_for(p, j, &first))
-			p->first[p->nfirst++] = (struct pend){ eff_priority(c, j), j->queue_seq, j };
+		if (j->state != SCHED_JOB_PENDING || !j->spec || !stopping_for(p, j, &first))
+			continue;
+		p->first[p->nfirst++] = (struct pend){ eff_priority(c, j), j->queue_seq, j };
 	}
 	qsort(p->first, p->nfirst, sizeof(*p->first), fifo_cmp);
 }

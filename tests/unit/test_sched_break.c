@@ -958,11 +958,16 @@ static void test_regress_preemptor_unreserved_when_other_type_reserved(void **st
 		"resource:\n  total_npu: 40\n"
 		"queues:\n  - name: default\n"
 		"servers:\n"
-		"  - name: a800-0\n    host_ip: 10.1.0.1\n    type: atlas800\n    switch: leaf-0\n"
-		"  - name: a800-1\n    host_ip: 10.1.0.2\n    type: atlas800\n    switch: leaf-0\n"
-		"  - name: a800-2\n    host_ip: 10.1.0.3\n    type: atlas800\n    switch: leaf-0\n"
-		"  - name: a2-0\n    host_ip: 10.1.0.4\n    type: atlas800t-a2\n    switch: leaf-1\n"
-		"  - name: a2-1\n    host_ip: 10.1.0.5\n    type: atlas800t-a2\n    switch: leaf-1\n";
+		"  - name: a800-0\n    host_ip: 10.1.0.1\n    type: atlas800\n"
+		"    switch: leaf-0\n"
+		"  - name: a800-1\n    host_ip: 10.1.0.2\n    type: atlas800\n"
+		"    switch: leaf-0\n"
+		"  - name: a800-2\n    host_ip: 10.1.0.3\n    type: atlas800\n"
+		"    switch: leaf-0\n"
+		"  - name: a2-0\n    host_ip: 10.1.0.4\n    type: atlas800t-a2\n"
+		"    switch: leaf-1\n"
+		"  - name: a2-1\n    host_ip: 10.1.0.5\n    type: atlas800t-a2\n"
+		"    switch: leaf-1\n";
 	struct sched_cluster *c = cluster_yaml(yaml);
 	struct sched_job *v, *w, *r, *p, *t;
 	uint64_t end;
