@@ -343,6 +343,13 @@ struct capidx {
 	signed char *type_of;		/* per server: index into the cluster's types, -1 */
 };
 
+/* A pending job with its sort keys beside it (no pointer chasing while sorting). */
+struct pend {
+	unsigned prio;
+	uint64_t seq;
+	struct sched_job *job;
+};
+
 struct pass {
 	struct sched_cluster *c;
 	uint64_t now;
@@ -366,9 +373,13 @@ struct pass {
 	/* jobs that chose victims in this pass (their NPUs are in committed too) */
 	uint64_t preempted_now[PREEMPT_TRIES_PER_PASS];
 	size_t npreempted_now;
-	/* jobs stopping because they were preempted, with their preemptor */
-	const struct sched_job **stopping;
+	/* jobs stopping because they were preempted, or requeued at this pass's instant
+	 * (frees_for_preemptor), sorted by preemptor */
+	struct sched_job **stopping;
 	size_t nstopping;
+	/* their pending preemptors, by priority (find_preemptors) */
+	struct pend *first;
+	size_t nfirst, next_first;
 	/* lowest effective priority among running jobs, and whether any borrow */
 	unsigned min_running_prio;
 	bool any_borrowing;
@@ -1143,14 +1154,23 @@ static void begin_stop(struct sched_cluster *c, struct sched_job *j, enum sched_
 	sched_job_transition(c, j, SCHED_JOB_STOPPING, kind, now_usec, reason);
 }
 
-/* Are jobs preempted for @j still stopping? *ret_deadline: when the last one is done. */
-static bool has_stopping_for(const struct pass *p, const struct sched_job *j,
-			     uint64_t *ret_deadline)
+/*
+ * Does victim @j free its NPUs for its preemptor in the pass at @now_usec: it is stopping
+ * for it, or it stopped at this instant (the pass in which the preemptor is to start)?
+ */
+static bool frees_for_preemptor(const struct sched_job *j, uint64_t now_usec)
 {
-	size_t lo = 0, hi = p->nstopping;
-	bool any = false;
+	if (j->state == SCHED_JOB_STOPPING)
+		return j->stop_to == SCHED_JOB_PENDING;
+	return j->state == SCHED_JOB_PENDING && j->requeue_cause == SCHED_REQUEUE_PREEMPTED &&
+	       j->preempted_by_serial && j->change_usec == now_usec;
+}
 
-	*ret_deadline = 0;
+/* The jobs of p->stopping preempted for @j: p->stopping[*ret_first ...), how many. */
+static size_t stopping_for(const struct pass *p, const struct sched_job *j, size_t *ret_first)
+{
+	size_t lo = 0, hi = p->nstopping, n = 0;
+
 	/* p->stopping is sorted by preemptor serial: find the first of j's */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -1160,8 +1180,21 @@ static bool has_stopping_for(const struct pass *p, const struct sched_job *j,
 		else
 			hi = mid;
 	}
-	for (size_t i = lo; i < p->nstopping && p->stopping[i]->preempted_by_serial == j->serial;
-	     i++) {
+	while (lo + n < p->nstopping && p->stopping[lo + n]->preempted_by_serial == j->serial)
+		n++;
+	*ret_first = lo;
+	return n;
+}
+
+/* Are jobs preempted for @j still stopping? *ret_deadline: when the last one is done. */
+static bool has_stopping_for(const struct pass *p, const struct sched_job *j,
+			     uint64_t *ret_deadline)
+{
+	size_t first, n = stopping_for(p, j, &first);
+	bool any = false;
+
+	*ret_deadline = 0;
+	for (size_t i = first; i < first + n; i++) {
 		const struct sched_job *o = p->stopping[i];
 
 		if (o->state != SCHED_JOB_STOPPING)
@@ -1173,7 +1206,43 @@ static bool has_stopping_for(const struct pass *p, const struct sched_job *j,
 	return any;
 }
 
-/* Try to make room for @j by preemption. Returns true when victims were chosen. */
+/*
+ * Hold for preemptor @j, from @start, the NPUs it gets once the @n jobs @v that stop
+ * for it are gone: the placement keeps off NPUs other reservations hold. Unlike
+ * reserve_for() this does not yield to an earlier reservation of a server type @j may
+ * use (the first blocked job of another type): without it, backfill hands the NPUs the
+ * preemption counted on (its victims' included, once they have stopped) to other
+ * jobs, the victims first, and @j preempts again when they have stopped. Returns the
+ * reservation, or NULL (no placement: other jobs took NPUs it counted on).
+ */
+static const struct resv *reserve_preempted(struct pass *p, struct sched_job *j,
+					    struct sched_job *const *v, size_t n, uint64_t start)
+{
+	struct sched_cluster *c = p->c;
+	struct resv *rv = &p->resv[p->nresv];
+	char why[SCHED_REASON_MAX];
+	int r;
+
+	if (p->nresv >= 32)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		sim_release(c, v[i]);
+	r = sched_place_now(c, j->spec->npus_min, sched_job_type(c, j), &rv->slices, &rv->count,
+			    why);
+	for (size_t i = 0; i < n; i++)
+		sim_restore(c, v[i]);
+	if (r < 0)
+		return NULL;
+	rv->job = j;
+	rv->start = start;
+	rv->mask = j->type_mask;
+	p->nresv++;
+	p->resv_mask |= rv->mask;
+	mark_reserved(p, rv, true);
+	j->reserved_start_usec = rv->start;
+	return rv;
+}
+
 /*
  * Could preemption possibly make room for @j? A cheap necessary condition, so that jobs
  * that cannot preempt spend no search: whole-server requests need enough servers whose
@@ -1295,6 +1364,7 @@ static bool try_preempt(struct pass *p, struct sched_job *j, bool inq)
 		    "preempting %zu job%s (%.200s; %u NPUs); starts when they have stopped, by %s",
 		    vs.n, vs.n == 1 ? "" : "s", names, npus,
 		    fmt_time(deadline, when, sizeof(when)));
+	reserve_preempted(p, j, vs.v, vs.n, deadline);
 	free(vs.v);
 	return true;
 }
@@ -1479,17 +1549,21 @@ static void consider(struct pass *p, struct sched_job *j, bool borrow_phase)
 	}
 	/* victims of an earlier pass are still stopping for this job */
 	if (own) {
+		size_t first, nv = stopping_for(p, j, &first);
+
 		hold_line(p, j);
 		if (!pending_same(j, mix(KEY_STOPPING, deadline)))
 			set_pending(c, j, p->now, mix(KEY_STOPPING, deadline),
 				    "waiting for the jobs it preempted to stop, by %s",
 				    fmt_time(deadline, when, sizeof(when)));
-		reserve_for(p, j); /* nothing else takes its place meanwhile */
+		/* nothing else takes its place meanwhile */
+		if (!reserve_preempted(p, j, &p->stopping[first], nv, deadline))
+			reserve_for(p, j);
 		return;
 	}
 	if (try_preempt(p, j, inq)) {
 		hold_line(p, j);
-		reserve_for(p, j);
+		reserve_for(p, j); /* when try_preempt could not hold its placement */
 		return;
 	}
 	if (!fits_when_idle(p, j)) {
@@ -1619,13 +1693,6 @@ static int by_preemptor(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* A pending job with its sort keys beside it (no pointer chasing while sorting). */
-struct pend {
-	unsigned prio;
-	uint64_t seq;
-	struct sched_job *job;
-};
-
 static int fifo_cmp(const void *a, const void *b)
 {
 	const struct pend *x = a, *y = b;
@@ -1685,11 +1752,61 @@ static bool head_valid(struct qlist *l)
 	return l->next < l->n;
 }
 
+/*
+ * Preemptions in flight come first among the jobs of their priority: a preemptor whose
+ * victims are stopping, or stopped at this instant, was promised their NPUs (and the free
+ * ones it counted on) when it chose them. In queue order its turn may come after a job
+ * of the same priority (of a queue whose share the stop just made the smaller) that
+ * reserves those NPUs; the victims are backfilled there, and it preempts them again at
+ * the next pass. A job of higher priority still goes first, and takes the NPUs if it
+ * fits. find_preemptors() lists them (p->first, highest priority first); serve() gives
+ * them their turn before the first job of no higher priority.
+ */
+static void find_preemptors(struct pass *p)
+{
+	struct sched_cluster *c = p->c;
+	size_t first;
+
+	p->first = malloc(p->nstopping * sizeof(*p->first));
+	if (!p->first)
+		return; /* they wait their turn in the queues */
+	for (size_t i = 0; i < c->job_count; i++) {
+		struct sched_job *j = c->jobs[i];
+
+		if (j->state != SCHED_JOB_PENDING || !j->spec || !stopping_for(p, j, &first))
+			continue;
+		p->first[p->nfirst++] = (struct pend){ eff_priority(c, j), j->queue_seq, j };
+	}
+	qsort(p->first, p->nfirst, sizeof(*p->first), fifo_cmp);
+}
+
+/* Is @j one of p->first (its turn comes from serve_preemptors)? */
+static bool is_preemptor_first(const struct pass *p, const struct sched_job *j)
+{
+	size_t first;
+
+	return p->first && stopping_for(p, j, &first);
+}
+
+/* The turn of the preemptors in flight of priority @prio or higher. */
+static void serve_preemptors(struct pass *p, struct qlist *ql, unsigned prio)
+{
+	while (p->next_first < p->nfirst && p->first[p->next_first].prio >= prio) {
+		struct sched_job *j = p->first[p->next_first++].job;
+
+		if (j->state != SCHED_JOB_PENDING)
+			continue;
+		consider(p, j, false);
+		ql[j->queue_index].live = head_valid(&ql[j->queue_index]);
+	}
+}
+
 static void serve(struct pass *p, struct qlist *ql, size_t nq, bool borrow_phase)
 {
 	struct sched_cluster *c = p->c;
 
-	/* only the queue just served moves: a pass changes no other pending job's state */
+	/* only the queue just served moves (and those of preemptors served before it): a
+	 * pass changes no other pending job's state */
 	for (size_t i = 0; i < nq; i++) {
 		ql[i].next = 0;
 		ql[i].live = head_valid(&ql[i]);
@@ -1704,8 +1821,14 @@ static void serve(struct pass *p, struct qlist *ql, size_t nq, bool borrow_phase
 		if (best == SIZE_MAX)
 			break;
 		j = ql[best].jobs[ql[best].next++].job;
-		if (!borrow_phase || !had_turn(p, j))
-			consider(p, j, borrow_phase);
+		if (borrow_phase) {
+			if (!had_turn(p, j))
+				consider(p, j, true);
+		} else {
+			serve_preemptors(p, ql, eff_priority(c, j));
+			if (!is_preemptor_first(p, j))
+				consider(p, j, false);
+		}
 		ql[best].live = head_valid(&ql[best]);
 	}
 }
@@ -1772,6 +1895,7 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 			ql[j->queue_index].n++;
 			/* reservations last one pass: this pass says again who holds one */
 			j->reserved_start_usec = 0;
+			p->nstopping += frees_for_preemptor(j, now_usec);
 			break;
 		case SCHED_JOB_RUNNING:
 			if (!j->spec)
@@ -1798,8 +1922,7 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 		p->stopping = malloc(p->nstopping * sizeof(*p->stopping));
 		p->nstopping = 0;
 		for (size_t i = 0; p->stopping && i < c->job_count; i++)
-			if (c->jobs[i]->state == SCHED_JOB_STOPPING &&
-			    c->jobs[i]->stop_to == SCHED_JOB_PENDING)
+			if (frees_for_preemptor(c->jobs[i], now_usec))
 				p->stopping[p->nstopping++] = c->jobs[i];
 		if (p->stopping)
 			qsort(p->stopping, p->nstopping, sizeof(*p->stopping), by_preemptor);
@@ -1841,6 +1964,8 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 	}
 	if (n)
 		idx_build(p);
+	if (n && p->nstopping)
+		find_preemptors(p);
 	/* queues within quota first; then borrowers on what is left */
 	if (n)
 		serve(p, ql, nq, false);
@@ -1854,6 +1979,7 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 	placed = p->placed;
 	idx_free(p);
 	free(p->stopping);
+	free(p->first);
 	free(p->committed);
 	free(p);
 	free(ql);

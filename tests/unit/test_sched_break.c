@@ -940,6 +940,118 @@ static void test_regress_preemption_ignores_reservation(void **state)
 	fail_msg("p (no time_limit) took node-1, reserved for b: b now waits: %s", b->reason);
 }
 
+/*
+ * Mixed cluster (the sim's ascend_cluster_mixed.yaml in small): three 910 servers and
+ * two A2 servers. r (priority 900, typed A2) waits behind the A2 jobs and holds the
+ * reservation of the A2 type. p (16 NPUs, no server_type, so either type) needs two
+ * whole servers; when t ends, node 2 is free and stopping v (priority 0) on node 0
+ * makes room. But p's reservation was refused because r already held one for a type
+ * p may use, so nothing kept the NPUs p counted on: w (priority 0) was backfilled onto
+ * node 2 at once, and when v had stopped p preempted w, then v was backfilled into its
+ * own hole, and so on every stop (about every 35 s): ~100 preemptions an hour, p never
+ * started (the simulator's trace: 151 preemptions, two jobs preempted 75 times each).
+ */
+static void test_regress_preemptor_unreserved_when_other_type_reserved(void **state)
+{
+	static const char yaml[] =
+		"cluster:\n  name: mixed\n  scheduler_ip: 10.0.0.1\n"
+		"resource:\n  total_npu: 40\n"
+		"queues:\n  - name: default\n"
+		"servers:\n"
+		"  - name: a800-0\n    host_ip: 10.1.0.1\n    type: atlas800\n"
+		"    switch: leaf-0\n"
+		"  - name: a800-1\n    host_ip: 10.1.0.2\n    type: atlas800\n"
+		"    switch: leaf-0\n"
+		"  - name: a800-2\n    host_ip: 10.1.0.3\n    type: atlas800\n"
+		"    switch: leaf-0\n"
+		"  - name: a2-0\n    host_ip: 10.1.0.4\n    type: atlas800t-a2\n"
+		"    switch: leaf-1\n"
+		"  - name: a2-1\n    host_ip: 10.1.0.5\n    type: atlas800t-a2\n"
+		"    switch: leaf-1\n";
+	struct sched_cluster *c = cluster_yaml(yaml);
+	struct sched_job *v, *w, *r, *p, *t;
+	uint64_t end;
+
+	(void)state;
+	v = run_on(c, spec("v", 8, NULL, 0, 0), 0);
+	run_on(c, spec("h", 8, NULL, 900, 0), 1);
+	t = run_on(c, spec("t", 8, NULL, 900, 0), 2);
+	run_on(c, spec("b0", 8, NULL, 900, 0), 3);
+	run_on(c, spec("b1", 8, NULL, 900, 0), 4);
+	w = submit(c, spec("w", 8, NULL, 0, 0));
+	r = submit(c, typed(spec("r", 8, NULL, 900, 0), "atlas800t-a2"));
+	p = submit(c, spec("p", 16, NULL, 500, 0));
+	expect_state(w, SCHED_JOB_PENDING);
+	expect_state(r, SCHED_JOB_PENDING);
+	expect_state(p, SCHED_JOB_PENDING);
+	assert_int_equal(c->preemptions, 0);
+	/* node 2 frees: v's server and node 2 make p's placement */
+	assert_int_equal(sched_job_complete(c, t->name, FX_UID, adv(1)), 0);
+	expect_state(v, SCHED_JOB_STOPPING);
+	/* an hour of the daemon's 1 s ticks */
+	end = clk + 3600 * SEC;
+	while (clk < end) {
+		sched_tick(c, adv(1));
+		fx_check(c);
+	}
+	if (p->state != SCHED_JOB_RUNNING || c->preemptions != 1)
+		fail_msg("%llu preemptions in an hour (v %u, w %u); p is %s: %s",
+			 (unsigned long long)c->preemptions, v->preemptions, w->preemptions,
+			 sched_job_state_name(p->state), p->reason);
+	assert_false(has_event(c, SCHED_EV_PLACED, "w", NULL));
+	expect_state(v, SCHED_JOB_PENDING);
+	expect_state(w, SCHED_JOB_PENDING);
+	expect_no_reserved(c);
+	sched_cluster_free(c);
+}
+
+/*
+ * The same livelock through the order of the queues. qa and qb have the same priority,
+ * their head jobs too, so the queue with the smaller share goes first. p (qa) preempts
+ * v (qb) for v's server and the free one while qb's share is the larger; v's stop makes
+ * the shares equal and h (qb, older, 24 NPUs, no victims it may take) goes first in the
+ * pass of that instant: its reservation, from b's time limit, takes the two servers
+ * just freed, p cannot start, and v (time limit 1 h, done before h's start) is
+ * backfilled into its own hole. At the next pass qb's share is the larger again and p
+ * preempts v again: once per pass, for as long as h waits.
+ */
+static void test_regress_preemptor_loses_freed_npus_to_reservation_ahead(void **state)
+{
+	static const char queues[] = "  - name: qa\n"
+				     "    priority: 500\n"
+				     "  - name: qb\n"
+				     "    priority: 500\n";
+	struct fx_opts o = { .servers = 6, .queues = queues };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job *v, *h, *p;
+	uint64_t end;
+
+	(void)state;
+	run(c, spec("a", 16, "qa", 1000, 0));
+	run(c, spec("b", 16, "qb", 1000, 36000));
+	v = run(c, spec("v", 8, "qb", 0, 3600));
+	h = submit(c, spec("h", 24, "qb", 1000, 0));
+	expect_state(h, SCHED_JOB_PENDING);
+	assert_int_equal(c->preemptions, 0);
+	p = submit(c, spec("p", 16, "qa", 1000, 0));
+	expect_state(v, SCHED_JOB_STOPPING);
+	/* an hour of 1 s ticks; other activity (submissions, reports) runs a pass a minute */
+	end = clk + 3600 * SEC;
+	for (unsigned i = 0; clk < end; i++) {
+		sched_tick(c, adv(1));
+		if (i % 60 == 59)
+			sched_schedule(c, clk);
+		fx_check(c);
+	}
+	if (p->state != SCHED_JOB_RUNNING || c->preemptions != 1)
+		fail_msg("%llu preemptions in an hour (v %u); p is %s: %s",
+			 (unsigned long long)c->preemptions, v->preemptions,
+			 sched_job_state_name(p->state), p->reason);
+	expect_state(h, SCHED_JOB_PENDING);
+	expect_no_reserved(c);
+	sched_cluster_free(c);
+}
+
 /* ================= starvation by the preemption budget ================= */
 
 /*
@@ -1320,6 +1432,10 @@ int main(void)
 		cmocka_unit_test_setup(test_elastic_borrower_reclaimed_whole, setup_abort),
 		cmocka_unit_test_setup(test_regress_mixed_types_whole_server_preemption, setup_abort),
 		cmocka_unit_test_setup(test_regress_preemption_ignores_reservation, setup_abort),
+		cmocka_unit_test_setup(test_regress_preemptor_unreserved_when_other_type_reserved,
+				       setup_abort),
+		cmocka_unit_test_setup(test_regress_preemptor_loses_freed_npus_to_reservation_ahead,
+				       setup_abort),
 		cmocka_unit_test_setup(test_regress_preempt_budget_starves_later_jobs, setup_abort),
 		cmocka_unit_test_setup(test_many_queues_order, setup_abort),
 		cmocka_unit_test_setup(test_5000_pending_on_256_servers, setup_abort),
