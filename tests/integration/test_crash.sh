@@ -241,6 +241,13 @@ for round in $(seq "$ROUNDS"); do
 		ops=$n
 	else
 		not_ok "round $round: state after the crash holds what was acknowledged" "$out"
+		# evidence for a failure that is rare (one in about ten runs of one build)
+		echo "# fault operations, last 20:"
+		grep ' fault ' "$ACK" | tail -20 | sed 's/^/#   /'
+		echo "# health events after the restart, last 30:"
+		timeout 10 grep '"health"' "$M/cluster/events" 2>/dev/null | tail -30 | sed 's/^/#   /'
+		echo "# daemon log, last 40 lines:"
+		tail -40 "$IT_LOG" | sed 's/^/#   /'
 		break
 	fi
 done
