@@ -413,6 +413,48 @@ static void test_weights_order_queues(void **state)
 /* ---- backfill ---- */
 
 /*
+ * A reservation's start moves whenever a running job ends; the jobs waiting behind it
+ * keep their reason and get no new event then (with 10,000 of them, re-rendering every
+ * reason made such a pass cost over 10 ms). The holder's status.json says when.
+ */
+static void test_backfill_waiting_reason_survives_a_moved_reservation(void **state)
+{
+	struct fx_opts o = { .servers = 2 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job *big, *lng;
+	const struct sched_event *e;
+	uint64_t start, cursor;
+	char before[SCHED_REASON_MAX];
+	unsigned events = 0;
+
+	(void)state;
+	run(c, spec("a", 8, NULL, 500, 3600));
+	run(c, spec("b", 8, NULL, 500, 7200));
+	big = submit(c, spec("big", 16, NULL, 500, 0));
+	expect_reason(big, "first in line");
+	start = big->reserved_start_usec;
+	lng = submit(c, spec("long", 8, NULL, 500, 86400));
+	expect_state(lng, SCHED_JOB_PENDING);
+	expect_reason(lng, "waiting behind job \"big\"");
+	expect_reason(lng, "status.json");
+	snprintf(before, sizeof(before), "%s", lng->reason);
+	cursor = c->next_event_seq - 1;
+
+	/* b ends early: big's reservation now starts when a's time_limit ends */
+	assert_int_equal(sched_job_complete(c, "b", FX_UID, adv(60)), 0);
+	assert_true(big->reserved_start_usec < start);
+	expect_state(lng, SCHED_JOB_PENDING);
+	assert_string_equal(lng->reason, before);
+	while ((e = sched_event_next(c, cursor))) {
+		cursor = e->seq;
+		events += strcmp(e->job, "long") == 0;
+	}
+	assert_int_equal(events, 0);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/*
  * Known failure: a big pending job blocks small ones forever. The head job gets a
  * reservation from running jobs' time limits; a short job starts on the reserved NPUs
  * (it ends before they are needed), a long one does not, and a job with no time_limit
@@ -740,6 +782,7 @@ int main(void)
 		cmocka_unit_test(test_quota_set_at_run_time),
 		cmocka_unit_test(test_fractional_shares_never_starve),
 		cmocka_unit_test(test_weights_order_queues),
+		cmocka_unit_test(test_backfill_waiting_reason_survives_a_moved_reservation),
 		cmocka_unit_test(test_backfill_short_jobs_around_reservation),
 		cmocka_unit_test(test_backfill_off_is_strict),
 		cmocka_unit_test(test_pending_gang_holds_nothing),
