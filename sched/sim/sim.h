@@ -268,6 +268,18 @@ int sim_heap_push(struct sim_heap *q, uint64_t t_sec, enum sim_ev kind, size_t j
 		  unsigned gen);
 struct sim_heap_item sim_heap_pop(struct sim_heap *q);
 
+/*
+ * sim_next_time() - the next moment something happens in a replay of @t whose next
+ * arrival is t->jobs[@ai] (@ai == t->n: all arrived): that arrival, the earliest item
+ * of @heap, or the next fault of @f while any job is to come, waits or runs. An idle
+ * cluster skips faults that would be repaired before the next arrival
+ * (sim_faults_skip_idle, counted in @r). UINT64_MAX when nothing is left to happen.
+ */
+uint64_t sim_next_time(const struct sim_trace *t, size_t ai, unsigned running, unsigned waiting,
+		       const struct sim_heap *heap, struct sim_faults *f,
+		       const struct sched_cluster *c, struct sim_result *r,
+		       const struct sim_options *o);
+
 /* sim_result_init() - zero @r and allocate per-job records and buckets. */
 int sim_result_init(struct sim_result *r, const char *engine, const struct sim_trace *t,
 		    unsigned npus_total, const struct sim_options *o);

@@ -160,6 +160,27 @@ struct sim_heap_item sim_heap_pop(struct sim_heap *q)
 	return top;
 }
 
+uint64_t sim_next_time(const struct sim_trace *t, size_t ai, unsigned running, unsigned waiting,
+		       const struct sim_heap *heap, struct sim_faults *f,
+		       const struct sched_cluster *c, struct sim_result *r,
+		       const struct sim_options *o)
+{
+	uint64_t next = UINT64_MAX;
+
+	if (ai >= t->n && !running && !waiting)
+		return UINT64_MAX;
+	if (ai < t->n) {
+		next = t->jobs[ai].submit_sec;
+		if (!running && !waiting)
+			sim_faults_skip_idle(f, c, r, o->repair_sec, next);
+	}
+	if (heap->n && heap->h[0].t_sec < next)
+		next = heap->h[0].t_sec;
+	if (f->next_sec < next)
+		next = f->next_sec;
+	return next;
+}
+
 /* ---- results ---- */
 
 int sim_result_init(struct sim_result *r, const char *engine, const struct sim_trace *t,

@@ -455,19 +455,10 @@ static int replay(struct engine *e)
 
 	e->cursor = e->c->next_event_seq - 1;
 	for (;;) {
-		uint64_t next = UINT64_MAX;
-		bool active = ai < t->n || e->running || e->waiting;
+		uint64_t next = sim_next_time(t, ai, e->running, e->waiting, &e->heap, &e->faults,
+					      e->c, e->r, e->o);
 
-		if (ai < t->n) {
-			next = t->jobs[ai].submit_sec;
-			if (!e->running && !e->waiting)
-				sim_faults_skip_idle(&e->faults, e->c, e->r, e->o->repair_sec, next);
-		}
-		if (e->heap.n && e->heap.h[0].t_sec < next)
-			next = e->heap.h[0].t_sec;
-		if (active && e->faults.next_sec < next)
-			next = e->faults.next_sec;
-		if (next == UINT64_MAX || !active)
+		if (next == UINT64_MAX)
 			break;
 		if (ai == t->n && !e->running && next - e->progress_sec >= SIM_STALL_SEC) {
 			e->r->stalled = true; /* faults keep what waits from ever fitting */

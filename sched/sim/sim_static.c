@@ -197,19 +197,10 @@ static int replay(struct st_engine *e)
 	int r;
 
 	for (;;) {
-		uint64_t next = UINT64_MAX;
-		bool active = ai < t->n || e->running || e->waiting;
+		uint64_t next = sim_next_time(t, ai, e->running, e->waiting, &e->heap, &e->faults,
+					      e->c, e->r, e->o);
 
-		if (ai < t->n) {
-			next = t->jobs[ai].submit_sec;
-			if (!e->running && !e->waiting)
-				sim_faults_skip_idle(&e->faults, e->c, e->r, e->o->repair_sec, next);
-		}
-		if (e->heap.n && e->heap.h[0].t_sec < next)
-			next = e->heap.h[0].t_sec;
-		if (active && e->faults.next_sec < next)
-			next = e->faults.next_sec;
-		if (next == UINT64_MAX || !active)
+		if (next == UINT64_MAX)
 			return 0;
 		if (ai == t->n && !e->running && e->heap.n == 0)
 			return 0; /* what waits cannot start: the rest never runs */
