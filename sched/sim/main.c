@@ -585,7 +585,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ascend-sim: out of memory\n");
 		goto out;
 	}
-	sim_report_table(stdout, &st, &ss, &as, &sa, &o);
+	sim_report_table(stdout, &st, &ss, &as, &sa);
 	print_goals(&st, &ss, &as, &sa, &o);
 	warn_cut(&st, &o);
 	warn_cut(&as, &o);

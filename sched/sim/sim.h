@@ -282,7 +282,7 @@ uint64_t sim_next_time(const struct sim_trace *t, size_t ai, unsigned running, u
 
 /* sim_result_init() - zero @r and allocate per-job records and buckets. */
 int sim_result_init(struct sim_result *r, const char *engine, const struct sim_trace *t,
-		    unsigned npus_total, const struct sim_options *o);
+		    unsigned npus_total);
 
 /* The cluster state held since the last call, integrated into @r up to @now_sec. */
 struct sim_level {
@@ -363,8 +363,7 @@ int sim_summarize(const struct sim_trace *t, const struct sim_result *r, struct 
  * @out.
  */
 void sim_report_table(FILE *out, const struct sim_result *st, const struct sim_summary *ss,
-		      const struct sim_result *as, const struct sim_summary *sa,
-		      const struct sim_options *o);
+		      const struct sim_result *as, const struct sim_summary *sa);
 
 /*
  * sim_report_files() - write summary.csv, utilization.csv, jobs.csv and utilization.gp

@@ -184,7 +184,7 @@ uint64_t sim_next_time(const struct sim_trace *t, size_t ai, unsigned running, u
 /* ---- results ---- */
 
 int sim_result_init(struct sim_result *r, const char *engine, const struct sim_trace *t,
-		    unsigned npus_total, const struct sim_options *o)
+		    unsigned npus_total)
 {
 	memset(r, 0, sizeof(*r));
 	r->engine = engine;
@@ -199,7 +199,6 @@ int sim_result_init(struct sim_result *r, const char *engine, const struct sim_t
 		r->jobs[i].npus = t->jobs[i].npus;
 		r->jobs[i].stop_tick_gen = UINT64_MAX;
 	}
-	(void)o;
 	return 0;
 }
 

@@ -141,8 +141,7 @@ static void row(FILE *out, const char *what, const char *unit, double st, double
 }
 
 void sim_report_table(FILE *out, const struct sim_result *st, const struct sim_summary *ss,
-		      const struct sim_result *as, const struct sim_summary *sa,
-		      const struct sim_options *o)
+		      const struct sim_result *as, const struct sim_summary *sa)
 {
 	double n = (double)(st->njobs ? st->njobs : 1);
 
@@ -198,7 +197,6 @@ void sim_report_table(FILE *out, const struct sim_result *st, const struct sim_s
 	row(out, "most jobs waiting at once", "", st->max_pending, as->max_pending, 0);
 	fprintf(out, "  %-52s %12.1f s %12.1f s\n", "wall time of the replay", st->wall_sec,
 		as->wall_sec);
-	(void)o;
 }
 
 /* ---- files ---- */

@@ -265,7 +265,7 @@ int sim_run_static(const struct sim_trace *t, const struct sched_cluster *c,
 	e.t = t;
 	e.o = o;
 	e.r = res;
-	r = sim_result_init(res, "static", t, c->npus_total, o);
+	r = sim_result_init(res, "static", t, c->npus_total);
 	e.cap = t->n ? t->n : 1;
 	e.server_job = malloc(c->server_count * sizeof(*e.server_job));
 	e.server_used = calloc(c->server_count, sizeof(*e.server_used));

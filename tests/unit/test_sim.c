@@ -555,7 +555,7 @@ static void test_tp_groups_crossing_servers(void **state)
 	trace_ok("submit_sec,duration_sec,npus,queue,priority\n0,100,16,,\n1,100,8,,\n2,100,8,,\n",
 		 &t);
 	sim_options_default(&o);
-	assert_int_equal(sim_result_init(&r, "x", &t, c->npus_total, &o), 0);
+	assert_int_equal(sim_result_init(&r, "x", &t, c->npus_total), 0);
 	sim_acct_placement(&r, &t, &o, c, 0, whole, 2, 1);
 	assert_int_equal(r.tp_groups, 2);
 	assert_int_equal(r.tp_cross, 0);

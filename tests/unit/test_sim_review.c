@@ -57,7 +57,7 @@ static void test_sim_tp_crossing_that_no_placement_avoids(void **state)
 	trace_ok("submit_sec,duration_sec,npus,queue,priority\n0,100,16,,\n", &t);
 	sim_options_default(&o);
 	o.tp = 6;
-	assert_int_equal(sim_result_init(&r, "x", &t, c->npus_total, &o), 0);
+	assert_int_equal(sim_result_init(&r, "x", &t, c->npus_total), 0);
 	sim_acct_placement(&r, &t, &o, c, 0, whole, 2, 1);
 	assert_int_equal(r.tp_groups, 3);
 	assert_int_equal(r.tp_cross, 1);
@@ -112,7 +112,7 @@ static void test_sim_tp_crossing_judged_by_the_jobs_server_type(void **state)
 	trace_ok("submit_sec,duration_sec,npus,queue,priority\n0,100,24,,\n", &t);
 	sim_options_default(&o);
 	o.tp = 16;
-	assert_int_equal(sim_result_init(&r, "x", &t, c->npus_total, &o), 0);
+	assert_int_equal(sim_result_init(&r, "x", &t, c->npus_total), 0);
 	sim_acct_placement(&r, &t, &o, c, 0, a2, 3, 1);
 	assert_int_equal(r.tp_groups, 2);
 	assert_int_equal(r.tp_cross, 1);
