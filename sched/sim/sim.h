@@ -12,7 +12,7 @@
  *    free servers in inventory order (topology-blind), no backfill, and a fault kills
  *    the job, which starts again from scratch on other servers.
  * Everything runs on one thread; time is virtual (seconds since the first arrival of
- * the trace slice). Nothing here reads a clock except for the wall time it reports.
+ * the trace slice). The library reads no clock; ascend-sim times the replays.
  */
 #ifndef ASCENDFS_SIM_H
 #define ASCENDFS_SIM_H
@@ -183,7 +183,7 @@ struct sim_result {
 	bool stalled;				/* stopped by the SIM_STALL_SEC rule */
 	unsigned max_pending;
 	double useful_npu_sec;			/* sum of npus x run time of finished jobs */
-	double wall_sec;
+	double wall_sec;			/* set by the caller that timed the replay */
 };
 
 /* sim_result_free() - release @r's arrays. */

@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "sim.h"
 
@@ -439,14 +438,6 @@ static int admit_all(struct engine *e)
 	return 0;
 }
 
-static double mono_sec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static int replay(struct engine *e)
 {
 	const struct sim_trace *t = e->t;
@@ -521,7 +512,6 @@ int sim_run_ascendfs(const struct sim_trace *t, struct conf_cluster *conf,
 		     const struct sim_options *o, struct sim_result *res, char err[SIM_ERR_MAX])
 {
 	struct engine e = { 0 };
-	double t0 = mono_sec();
 	int r;
 
 	e.t = t;
@@ -563,7 +553,6 @@ int sim_run_ascendfs(const struct sim_trace *t, struct conf_cluster *conf,
 	r = replay(&e);
 	res->preemptions = e.c->preemptions;
 	res->backfilled = e.c->backfilled;
-	res->wall_sec = mono_sec() - t0;
 out:
 	free(e.heap.h);
 	free(e.npu_down);

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "sim.h"
 
@@ -182,14 +181,6 @@ static int fault(struct st_engine *e)
 	return sim_heap_push(&e->heap, e->now + e->o->repair_sec, SIM_EV_REPAIR, s, d);
 }
 
-static double mono_sec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static int replay(struct st_engine *e)
 {
 	const struct sim_trace *t = e->t;
@@ -258,7 +249,6 @@ int sim_run_static(const struct sim_trace *t, const struct sched_cluster *c,
 		   const struct sim_options *o, struct sim_result *res, char err[SIM_ERR_MAX])
 {
 	struct st_engine e = { 0 };
-	double t0 = mono_sec();
 	int r;
 
 	e.c = c;
@@ -292,7 +282,6 @@ int sim_run_static(const struct sim_trace *t, const struct sched_cluster *c,
 	r = replay(&e);
 	if (r < 0)
 		snprintf(err, SIM_ERR_MAX, "out of memory");
-	res->wall_sec = mono_sec() - t0;
 out:
 	free(e.heap.h);
 	free(e.server_job);
