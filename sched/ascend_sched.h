@@ -119,6 +119,9 @@ struct sched_server {
 	bool cordoned;			/* admin: no new work */
 	bool draining;			/* admin: no new work; cordoned until empty */
 	uint64_t last_report_usec;	/* 0 = never */
+	char *last_refusal;		/* why the last refused health report was refused,
+					 * NULL when none since the last accepted one (owned) */
+	uint64_t last_refusal_usec;	/* when it was refused */
 	enum sched_health node_health;	/* the `node` line of the last report */
 	bool ips_confirmed;		/* the agent reported a device_ip for every NPU */
 	struct sched_npu npus[CONF_SERVER_NPUS_MAX];
@@ -505,8 +508,10 @@ int sched_server_report(struct sched_cluster *c, unsigned server,
 
 /*
  * sched_server_note_refusal() - append a "refused" event about server @server (a health
- * report that was refused; nothing else changes, not even the heartbeat).
- * Returns 0 or -ENOENT.
+ * report that was refused; nothing else changes, not even the heartbeat) and keep
+ * @reason as the server's last refusal (sched_render_server_info shows it until the next
+ * accepted report: an agent on a network mount, whose close() cannot carry the error,
+ * reads it there). Returns 0, -ENOENT or -ENOMEM (the event is added either way).
  */
 int sched_server_note_refusal(struct sched_cluster *c, unsigned server, const char *reason,
 			      uint64_t now_usec);
@@ -715,7 +720,12 @@ int sched_render_metrics(const struct sched_cluster *c, uint64_t now_usec, char 
 int sched_render_server_npus(const struct sched_cluster *c, unsigned server, char **ret,
 			     size_t *ret_len);
 
-/* sched_render_server_info() - JSON: host_ip, type, switch, super pod, heartbeat age. */
+/*
+ * sched_render_server_info() - JSON: host_ip, type, switch, super pod, heartbeat age
+ * ("heartbeat_age_sec", null before the first report), and "last_refused_report":
+ * {"reason", "age_sec"} of the last refused health report since the last accepted one,
+ * else null.
+ */
 int sched_render_server_info(const struct sched_cluster *c, unsigned server, uint64_t now_usec,
 			     char **ret, size_t *ret_len);
 

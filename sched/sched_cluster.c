@@ -150,6 +150,8 @@ void sched_cluster_free(struct sched_cluster *c)
 	for (size_t i = 0; i < c->event_count; i++)
 		free(c->events[(c->event_head + i) % c->event_cap].line);
 	free(c->jobs);
+	for (size_t i = 0; i < c->server_count; i++)
+		free(c->servers[i].last_refusal);
 	free(c->servers);
 	free(c->switch_names);
 	free(c->events);

@@ -245,6 +245,8 @@ int sched_server_report(struct sched_cluster *c, unsigned server,
 		s->state = SCHED_SERVER_READY;
 	}
 	s->last_report_usec = now_usec;
+	free(s->last_refusal);
+	s->last_refusal = NULL;
 	check_ips(c, s, r, now_usec);
 
 	if (r->has_node) {
@@ -285,10 +287,19 @@ int sched_server_report(struct sched_cluster *c, unsigned server,
 int sched_server_note_refusal(struct sched_cluster *c, unsigned server, const char *reason,
 			      uint64_t now_usec)
 {
+	struct sched_server *s;
+	char *copy;
+
 	if (server >= c->server_count)
 		return -ENOENT;
-	sched_event_add(c, now_usec, SCHED_EV_REFUSED, NULL, c->servers[server].conf->name, -1,
-			"%s", reason);
+	s = &c->servers[server];
+	sched_event_add(c, now_usec, SCHED_EV_REFUSED, NULL, s->conf->name, -1, "%s", reason);
+	copy = strdup(reason);
+	if (!copy)
+		return -ENOMEM;
+	free(s->last_refusal);
+	s->last_refusal = copy;
+	s->last_refusal_usec = now_usec;
 	return 0;
 }
 

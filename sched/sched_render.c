@@ -897,6 +897,17 @@ int sched_render_server_info(const struct sched_cluster *c, unsigned server, uin
 			    s->last_report_usec && now_usec >= s->last_report_usec ?
 				    json_real((double)(now_usec - s->last_report_usec) / 1e6) :
 				    json_null());
+	if (s->last_refusal) {
+		json_t *r = json_object();
+
+		jset(r, "reason", jstr(s->last_refusal));
+		jset(r, "age_sec", json_real(now_usec >= s->last_refusal_usec ?
+						     (double)(now_usec - s->last_refusal_usec) / 1e6 :
+						     0.0));
+		jset(o, "last_refused_report", r);
+	} else {
+		jset(o, "last_refused_report", json_null());
+	}
 	return json_finish(o, ret, ret_len, JSON_INDENT(2));
 }
 

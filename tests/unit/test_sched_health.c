@@ -354,6 +354,43 @@ static void test_health_hold_counts_healthy_time(void **state)
 	sched_cluster_free(c);
 }
 
+/*
+ * A refused report is kept in the server's info until an accepted one: an agent on a
+ * network mount, whose close() cannot carry the daemon's error, reads it there.
+ */
+static void test_health_refusal_shows_in_info_until_a_report_is_accepted(void **state)
+{
+	struct fx_opts o = { .servers = 2 };
+	struct sched_cluster *c = fx_cluster(&o);
+	char *text = NULL;
+	size_t len = 0;
+	uint64_t t0;
+
+	(void)state;
+	report_ok(c, 1, tick(1));
+	assert_int_equal(sched_render_server_info(c, 1, clock_usec, &text, &len), 0);
+	assert_non_null(strstr(text, "\"last_refused_report\": null"));
+	free(text);
+	t0 = tick(1);
+	assert_int_equal(sched_server_note_refusal(c, 1, "health:1:5: npu 99: no such NPU", t0), 0);
+	assert_int_equal(sched_server_note_refusal(c, 1, "health:1:1: \"x\" is not a line", t0),
+			 0);
+	assert_int_equal(sched_render_server_info(c, 1, t0 + 2 * SEC, &text, &len), 0);
+	/* the newest refusal, its age, and the heartbeat that did not move */
+	assert_non_null(strstr(text, "\"reason\": \"health:1:1: \\\"x\\\" is not a line\""));
+	assert_non_null(strstr(text, "\"age_sec\": 2.0"));
+	assert_non_null(strstr(text, "\"heartbeat_age_sec\": 3.0"));
+	free(text);
+	assert_int_equal(sched_server_note_refusal(c, 5, "x", t0), -ENOENT);
+	report_ok(c, 1, tick(1));
+	assert_int_equal(sched_render_server_info(c, 1, clock_usec, &text, &len), 0);
+	assert_non_null(strstr(text, "\"last_refused_report\": null"));
+	free(text);
+	/* a refusal left standing is freed with the cluster (ASan checks) */
+	assert_int_equal(sched_server_note_refusal(c, 0, "left", tick(1)), 0);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -368,6 +405,7 @@ int main(void)
 		cmocka_unit_test(test_health_node_critical_isolates_the_server),
 		cmocka_unit_test(test_health_reported_ips_used_and_checked),
 		cmocka_unit_test(test_health_hold_counts_healthy_time),
+		cmocka_unit_test(test_health_refusal_shows_in_info_until_a_report_is_accepted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
