@@ -96,6 +96,42 @@ int agent_parse_hccn_conf(const char *text, size_t len, const char *source,
 int agent_parse_node_info(const char *text, size_t len, const char *source,
 			  unsigned *ret_npu_count, struct conf_error *err);
 
+/* Size of agent_node_heartbeat.refusal: SCHED_REASON_MAX of the daemon, with room. */
+#define AGENT_REFUSAL_MAX 600
+
+/* What nodes/<node>/info says about the agent's reports. */
+struct agent_node_heartbeat {
+	double age_sec;			/* since the last accepted report; < 0: none yet */
+	bool refused;			/* a report was refused since the last accepted one */
+	double refused_age_sec;		/* how long ago (when @refused) */
+	char refusal[AGENT_REFUSAL_MAX];	/* why (when @refused), cut to fit */
+};
+
+/*
+ * agent_parse_node_heartbeat() - "heartbeat_age_sec" (a number or null) and
+ * "last_refused_report" (null or {"reason", "age_sec"}) from nodes/<node>/info, as
+ * sched_render_server_info() writes them. An agent on a network mount reads them after
+ * each report, because sshfs does not pass on the error the daemon returns from close().
+ * @text, @len: the file (need not be NUL-terminated). @source: for messages.
+ * Returns 0 with *@ret filled, -EINVAL (not JSON, or either key missing or of the wrong
+ * type: a daemon older than this agent; @err says which) or -ENOMEM.
+ */
+int agent_parse_node_heartbeat(const char *text, size_t len, const char *source,
+			       struct agent_node_heartbeat *ret, struct conf_error *err);
+
+/*
+ * agent_mount_fstype() - the filesystem type of the mount that holds @path, from the
+ * text of /proc/self/mountinfo (proc(5): the mount point is field 5, octal escapes such
+ * as "\040" for a space; the type follows the " - " separator). @path must be absolute
+ * and canonical (realpath); the mount whose point is the longest prefix of it wins, as
+ * the kernel resolves it (a later line of equal length stacks on an earlier one).
+ * ascendfs's own mount reads "fuse.ascendfs"; sshfs "fuse.sshfs"; NFS "nfs" or "nfs4".
+ * @ret: @ret_len bytes (>= 2), receives the type, cut to fit.
+ * Returns 0, or -ENOENT when no line parses (not a mountinfo text).
+ */
+int agent_mount_fstype(const char *mountinfo, size_t len, const char *path, char *ret,
+		       size_t ret_len);
+
 /*
  * agent_report_build() - the report the agent writes, from what its probes found.
  * @health: the probed or injected health (borrowed): its node level, if any, else OK;

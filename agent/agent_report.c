@@ -40,6 +40,137 @@ int agent_parse_node_info(const char *text, size_t len, const char *source,
 	return 0;
 }
 
+/* A JSON number as a double (jansson keeps integers apart from reals). */
+static bool json_number(const json_t *v, double *ret)
+{
+	if (!json_is_number(v))
+		return false;
+	*ret = json_number_value(v);
+	return true;
+}
+
+int agent_parse_node_heartbeat(const char *text, size_t len, const char *source,
+			       struct agent_node_heartbeat *ret, struct conf_error *err)
+{
+	struct agent_node_heartbeat hb = { .age_sec = -1 };
+	json_error_t jerr;
+	json_t *root, *age, *refused, *reason, *refused_age;
+	int r = 0;
+
+	root = json_loadb(text ? text : "", text ? len : 0, 0, &jerr);
+	if (!root) {
+		if (json_error_code(&jerr) == json_error_out_of_memory) {
+			agent_err_set(err, source, 0, 0, "out of memory");
+			return -ENOMEM;
+		}
+		return agent_err_set(err, source, jerr.line > 0 ? (unsigned)jerr.line : 0,
+				     jerr.column > 0 ? (unsigned)jerr.column : 0,
+				     "invalid JSON: %s", jerr.text);
+	}
+	age = json_is_object(root) ? json_object_get(root, "heartbeat_age_sec") : NULL;
+	refused = json_is_object(root) ? json_object_get(root, "last_refused_report") : NULL;
+	if (!age || (!json_is_null(age) && !json_number(age, &hb.age_sec)) || hb.age_sec < -1) {
+		r = agent_err_set(err, source, 0, 0, "no \"heartbeat_age_sec\" number or null");
+		goto out;
+	}
+	if (!refused) {
+		r = agent_err_set(err, source, 0, 0, "no \"last_refused_report\": the daemon is "
+				  "older than this agent");
+		goto out;
+	}
+	if (json_is_object(refused)) {
+		reason = json_object_get(refused, "reason");
+		refused_age = json_object_get(refused, "age_sec");
+		if (!json_is_string(reason) || !json_number(refused_age, &hb.refused_age_sec)) {
+			r = agent_err_set(err, source, 0, 0, "\"last_refused_report\" has no "
+					  "\"reason\" string and \"age_sec\" number");
+			goto out;
+		}
+		hb.refused = true;
+		snprintf(hb.refusal, sizeof(hb.refusal), "%s", json_string_value(reason));
+	} else if (!json_is_null(refused)) {
+		r = agent_err_set(err, source, 0, 0, "\"last_refused_report\" is neither an object "
+				  "nor null");
+		goto out;
+	}
+	*ret = hb;
+out:
+	json_decref(root);
+	return r;
+}
+
+/* Decode the mountinfo escapes (\ooo) of the field at @p (@n bytes) into @buf. */
+static void unescape_field(const char *p, size_t n, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n && o + 1 < len; i++) {
+		if (p[i] == '\\' && i + 3 < n && p[i + 1] >= '0' && p[i + 1] <= '3' &&
+		    p[i + 2] >= '0' && p[i + 2] <= '7' && p[i + 3] >= '0' && p[i + 3] <= '7') {
+			buf[o++] = (char)((p[i + 1] - '0') * 64 + (p[i + 2] - '0') * 8 +
+					  (p[i + 3] - '0'));
+			i += 3;
+		} else {
+			buf[o++] = p[i];
+		}
+	}
+	buf[o] = '\0';
+}
+
+/* Is mount point @mnt (canonical) @path itself or a directory above it? */
+static bool mount_holds(const char *mnt, const char *path)
+{
+	size_t n = strlen(mnt);
+
+	if (strcmp(mnt, "/") == 0)
+		return path[0] == '/';
+	return strncmp(mnt, path, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+int agent_mount_fstype(const char *mountinfo, size_t len, const char *path, char *ret,
+		       size_t ret_len)
+{
+	size_t best = 0, pos = 0;
+	bool found = false;
+
+	while (pos < len) {
+		const char *line = mountinfo + pos, *end = memchr(line, '\n', len - pos);
+		size_t n = end ? (size_t)(end - line) : len - pos;
+		const char *f[5] = { 0 }, *sep, *type;
+		size_t flen[5] = { 0 }, k = 0, i = 0, tlen;
+		char mnt[4096];
+
+		pos += n + 1;
+		/* fields 1-5: id, parent, major:minor, root, mount point */
+		while (k < 5 && i < n) {
+			while (i < n && line[i] == ' ')
+				i++;
+			f[k] = line + i;
+			while (i < n && line[i] != ' ')
+				i++;
+			flen[k] = (size_t)(line + i - f[k]);
+			if (flen[k])
+				k++;
+		}
+		if (k < 5)
+			continue;
+		sep = memmem(line + i, n - i, " - ", 3);
+		if (!sep)
+			continue;
+		type = sep + 3;
+		unescape_field(f[4], flen[4], mnt, sizeof(mnt));
+		if (!mount_holds(mnt, path) || strlen(mnt) < best)
+			continue;
+		best = strlen(mnt);
+		found = true;
+		tlen = 0;
+		while (type + tlen < line + n && type[tlen] != ' ')
+			tlen++;
+		snprintf(ret, ret_len, "%.*s", (int)tlen, type);
+	}
+	return found ? 0 : -ENOENT;
+}
+
 void agent_report_build(const struct conf_health_report *health, unsigned npu_count,
 			enum conf_health_level absent, const struct agent_device_ips *ips,
 			struct conf_health_report *ret)

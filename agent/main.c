@@ -2,9 +2,9 @@
 /*
  * ascend-agent: the node agent (design.md §1 and §6).
  *
- *   ascend-agent --mount MOUNTPOINT --node NAME [--interval SEC] [--npu-smi PATH]
- *                [--hccn-tool PATH] [--hccn-conf FILE] [--fault-file FILE]
- *                [--log-dir DIR] [--once]
+ *   ascend-agent --mount MOUNTPOINT --node NAME [--interval SEC] [--poll-interval SEC]
+ *                [--npu-smi PATH] [--hccn-tool PATH] [--hccn-conf FILE]
+ *                [--fault-file FILE] [--log-dir DIR] [--once]
  *
  * Every interval it writes one health report to MOUNTPOINT/nodes/NAME/health with one
  * open/write/close; that write is the heartbeat. Health comes from the fault file when
@@ -20,6 +20,12 @@
  * runs changes, it reads MOUNTPOINT/nodes/NAME/jobs, starts what is listed, stops what
  * is not, and reports exits to jobs/<job>/ctl. On SIGTERM or SIGINT it stops them as a
  * cancel would (SIGTERM, SIGKILL after the config's stop_grace_period), then exits.
+ *
+ * The mount may be ascendfs's own or a network filesystem in front of it on another
+ * server (sshfs, NFS: /proc/self/mountinfo tells). On a network mount inotify does not
+ * see the daemon's changes, so the listing is also read every --poll-interval (default
+ * 1 s), and close() does not return the daemon's refusal of a report, so each report is
+ * confirmed by reading nodes/NAME/info back (a refusal is logged with its reason).
  *
  * Logs go to stderr, one timestamped line per event; the report itself is logged only
  * when an NPU's level changes. Exit status: 0 after SIGTERM or SIGINT, or after --once
@@ -69,12 +75,17 @@ struct agent {
 	const char *fault_file;		/* NULL: npu-smi mode */
 	const char *log_dir;
 	unsigned interval_sec;		/* 0 until known */
+	int poll_interval_sec;		/* re-read the jobs listing; 0: off, -1: by mount */
 	bool once;
 	unsigned stop_grace_sec;	/* the config's stop_grace_period */
 
 	/* learned at start */
 	unsigned npu_count;
 	char health_path[PATH_MAX];
+	char info_path[PATH_MAX];
+	char fstype[64];		/* of the mount, e.g. "fuse.ascendfs", "fuse.sshfs" */
+	bool network_mount;		/* not ascendfs's own mount: no inotify, no close()
+					 * errors (sshfs, NFS) */
 
 	/* state between reports */
 	unsigned reports;			/* written */
@@ -87,10 +98,10 @@ struct agent {
 	bool ips_sent;
 	struct conf_health_report last_sent;	/* levels of the last accepted report */
 	bool warned_extra_npu;
-	char last_problem[3][1024];		/* health, ips, fault file: log each once */
+	char last_problem[4][1024];		/* by enum problem: log each once */
 };
 
-enum problem { PROBLEM_HEALTH, PROBLEM_IPS, PROBLEM_FAULT_FILE };
+enum problem { PROBLEM_HEALTH, PROBLEM_IPS, PROBLEM_FAULT_FILE, PROBLEM_CONFIRM };
 
 static volatile sig_atomic_t stop_signal;
 static volatile sig_atomic_t child_signal; /* a job process exited: reap it */
@@ -585,6 +596,50 @@ static int write_health(const struct agent *a, const char *text, size_t len)
 	return r;
 }
 
+/*
+ * On a network mount the close() of the health file succeeds even when the daemon
+ * refused the report (sshfs does not pass the head's close() error on), so read
+ * nodes/<node>/info back: the report counted when the heartbeat is younger than the
+ * time since the write began. Returns 0, or -EINVAL with the daemon's reason in @why.
+ * An info that cannot be read or parsed proves nothing either way: 0, logged once.
+ */
+static int confirm_report(struct agent *a, long long began_ms, char *why, size_t why_len)
+{
+	struct agent_node_heartbeat hb;
+	struct conf_error err;
+	char *buf = NULL, where[768], msg[1024];
+	double since_sec;
+	size_t len = 0;
+	int r;
+
+	r = agent_read_file(a->info_path, 64 * 1024, &buf, &len);
+	if (r < 0) {
+		snprintf(msg, sizeof(msg), "cannot read %.700s to confirm the report: %s",
+			 a->info_path, strerror(-r));
+		log_problem(a, PROBLEM_CONFIRM, AGENT_LOG_WARNING, msg);
+		return 0;
+	}
+	r = agent_parse_node_heartbeat(buf, len, a->info_path, &hb, &err);
+	free(buf);
+	if (r < 0) {
+		snprintf(msg, sizeof(msg), "%s; reports are not confirmed",
+			 conf_error_format(&err, where, sizeof(where)));
+		log_problem(a, PROBLEM_CONFIRM, AGENT_LOG_WARNING, msg);
+		return 0;
+	}
+	log_problem(a, PROBLEM_CONFIRM, AGENT_LOG_INFO, "");
+	/* 50 ms for the rounding of the two clocks' readings */
+	since_sec = (double)(agent_now_ms() - began_ms) / 1000.0 + 0.05;
+	if (hb.age_sec >= 0 && hb.age_sec <= since_sec)
+		return 0;
+	if (hb.refused && hb.refused_age_sec <= since_sec)
+		snprintf(why, why_len, "%s", hb.refusal);
+	else
+		snprintf(why, why_len, "the heartbeat in %.400s did not move (%s)", a->info_path,
+			 hb.age_sec < 0 ? "no report accepted yet" : "older than this write");
+	return -EINVAL;
+}
+
 static const char *write_error_hint(const struct agent *a, int r)
 {
 	char path[PATH_MAX];
@@ -666,7 +721,8 @@ static int report_once(struct agent *a)
 	enum conf_health_level absent;
 	char *text = NULL;
 	size_t len = 0;
-	long long write_ms;
+	long long write_ms, began_ms;
+	char refusal[AGENT_REFUSAL_MAX + 128];
 	bool with_ips;
 	int r;
 
@@ -693,14 +749,22 @@ static int report_once(struct agent *a)
 		agent_log(AGENT_LOG_ERROR, "cannot render the report: %s", strerror(-r));
 		return r;
 	}
-	write_ms = agent_now_ms();
+	began_ms = agent_now_ms();
 	r = write_health(a, text, len);
-	write_ms = agent_now_ms() - write_ms;
+	write_ms = agent_now_ms() - began_ms;
 	free(text);
+	refusal[0] = '\0';
+	if (r == 0 && a->network_mount)
+		r = confirm_report(a, began_ms, refusal, sizeof(refusal));
 	if (r < 0) {
 		/* Send the addresses again once writes pass: the daemon may have restarted. */
 		a->ips_sent = false;
-		if (a->failed_writes == 0 || r != a->last_write_error)
+		if (refusal[0])
+			agent_log(AGENT_LOG_ERROR, "the daemon refused the report written to %s: %s "
+				  "(read from nodes/%s/info: a %s mount does not return the "
+				  "refusal from close())",
+				  a->health_path, refusal, a->node, a->fstype);
+		else if (a->failed_writes == 0 || r != a->last_write_error)
 			agent_log(AGENT_LOG_ERROR, "cannot write %s: %s%s", a->health_path,
 				  strerror(-r), write_error_hint(a, r));
 		a->failed_writes++;
@@ -785,7 +849,39 @@ static int learn_node(struct agent *a)
 	}
 	snprintf(a->health_path, sizeof(a->health_path), "%s/nodes/%s/health", a->mount,
 		 a->node);
+	snprintf(a->info_path, sizeof(a->info_path), "%s/nodes/%s/info", a->mount, a->node);
 	return 0;
+}
+
+/* Poll the jobs listing this often on a network mount unless --poll-interval says. */
+#define NETWORK_POLL_SEC 1
+
+/*
+ * Which filesystem serves the mount: ascendfs's own (inotify sees the daemon's changes,
+ * close() returns its errors) or a network filesystem in between (sshfs, NFS: neither),
+ * from /proc/self/mountinfo. When that cannot be read, assume a network mount: polling
+ * and confirming cost a read each, missing a change costs an interval.
+ */
+static void learn_mount(struct agent *a)
+{
+	char canon[PATH_MAX], *buf = NULL;
+	size_t len = 0;
+	int r;
+
+	snprintf(a->fstype, sizeof(a->fstype), "unknown");
+	if (!realpath(a->mount, canon))
+		snprintf(canon, sizeof(canon), "%s", a->mount);
+	r = agent_read_file("/proc/self/mountinfo", 16 * 1024 * 1024, &buf, &len);
+	if (r == 0)
+		r = agent_mount_fstype(buf, len, canon, a->fstype, sizeof(a->fstype));
+	free(buf);
+	if (r < 0)
+		agent_log(AGENT_LOG_WARNING, "cannot tell which filesystem serves %s (/proc/self/"
+			  "mountinfo: %s); treating it as a network mount",
+			  a->mount, strerror(-r));
+	a->network_mount = strcmp(a->fstype, "fuse.ascendfs") != 0;
+	if (a->poll_interval_sec < 0)
+		a->poll_interval_sec = a->network_mount ? NETWORK_POLL_SEC : 0;
 }
 
 /*
@@ -918,6 +1014,11 @@ static void usage(FILE *f, const char *prog)
 		"    --interval SEC     seconds between reports (also \"5s\", \"1m\");\n"
 		"                       default: the cluster's fault_check_interval, read\n"
 		"                       from MOUNTPOINT/cluster/config\n"
+		"    --poll-interval SEC\n"
+		"                       also read nodes/NAME/jobs every SEC between\n"
+		"                       reports (0: off); default 1 s on a network mount\n"
+		"                       (sshfs, NFS), where inotify does not see the\n"
+		"                       daemon's changes, and off on ascendfs's own mount\n"
 		"    --npu-smi PATH     npu-smi to run as \"PATH info\"\n"
 		"                       (default: npu-smi in PATH)\n"
 		"    --hccn-tool PATH   hccn_tool for device IPs, run as \"PATH -i N -ip -g\"\n"
@@ -943,6 +1044,7 @@ int main(int argc, char **argv)
 		{ "mount", required_argument, NULL, 'm' },
 		{ "node", required_argument, NULL, 'n' },
 		{ "interval", required_argument, NULL, 'i' },
+		{ "poll-interval", required_argument, NULL, 'p' },
 		{ "npu-smi", required_argument, NULL, 's' },
 		{ "hccn-tool", required_argument, NULL, 't' },
 		{ "hccn-conf", required_argument, NULL, 'c' },
@@ -960,11 +1062,12 @@ int main(int argc, char **argv)
 	struct agent_launcher *l = NULL;
 	uint64_t interval;
 	char every[32];
-	long long next, give_up;
+	long long next, next_poll, give_up;
 	int opt, r;
 
 	a->npu_smi = "npu-smi";
 	a->hccn_conf = DEFAULT_HCCN_CONF;
+	a->poll_interval_sec = -1;
 	a->stop_grace_sec = 30;
 	while ((opt = getopt_long(argc, argv, "hV", options, NULL)) != -1) {
 		switch (opt) {
@@ -983,6 +1086,16 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			a->interval_sec = (unsigned)interval;
+			break;
+		case 'p':
+			if (conf_parse_duration(optarg, &interval) < 0 ||
+			    interval > INTERVAL_MAX_SEC) {
+				fprintf(stderr, "ascend-agent: --poll-interval: \"%s\" is not 0 to "
+					"%d seconds; use e.g. 1 or 2s (0: off)\n",
+					optarg, INTERVAL_MAX_SEC);
+				return 2;
+			}
+			a->poll_interval_sec = (int)interval;
 			break;
 		case 's':
 			a->npu_smi = optarg;
@@ -1039,6 +1152,7 @@ int main(int argc, char **argv)
 	    choose_ip_source(a, hccn_tool_given, hccn_conf_given) < 0 || learn_node(a) < 0 ||
 	    (!a->once && learn_config(a) < 0))
 		return 1;
+	learn_mount(a);
 	if (a->log_dir && (r = agent_make_dirs(a->log_dir, 0755)) < 0) {
 		agent_log(AGENT_LOG_ERROR, "cannot create --log-dir %s: %s", a->log_dir,
 			  strerror(-r));
@@ -1069,9 +1183,24 @@ int main(int argc, char **argv)
 	agent_log(AGENT_LOG_INFO, "running the job processes of %s/nodes/%s/jobs: logs under %s, "
 		  "SIGKILL %u s after SIGTERM",
 		  a->mount, a->node, lo.log_dir, lo.stop_grace_sec);
+	if (a->poll_interval_sec > 0)
+		agent_log(AGENT_LOG_INFO, "%s is a %s mount%s: reading the jobs listing every %d s "
+			  "and after every report; each report is confirmed in nodes/%s/info",
+			  a->mount, a->fstype,
+			  a->network_mount ? ", where inotify does not see the daemon's changes" : "",
+			  a->poll_interval_sec, a->node);
+	else
+		agent_log(AGENT_LOG_INFO, "%s is a %s mount: reading the jobs listing when inotify "
+			  "says it changed and after every report%s",
+			  a->mount, a->fstype, a->network_mount ?
+			  " (--poll-interval 0 on a network mount: changes made on the head are "
+			  "seen only at the next report)" : "");
 	next = agent_now_ms();
+	next_poll = -1;
 	while (!stop_signal) {
-		if (agent_now_ms() >= next) {
+		long long now = agent_now_ms();
+
+		if (now >= next) {
 			report_once(a);
 			/* right after the report: a fault it carried may have moved a job */
 			if (!stop_signal)
@@ -1081,10 +1210,16 @@ int main(int argc, char **argv)
 			 * debt. */
 			if (next < agent_now_ms())
 				next = agent_now_ms() + (long long)a->interval_sec * 1000;
+			if (a->poll_interval_sec > 0)
+				next_poll = agent_now_ms() + (long long)a->poll_interval_sec * 1000;
+		} else if (next_poll >= 0 && now >= next_poll) {
+			agent_launcher_sync(l);
+			next_poll = agent_now_ms() + (long long)a->poll_interval_sec * 1000;
 		}
 		child_signal = 0;
 		agent_launcher_poll(l);
-		wait_events(earliest(next, agent_launcher_wake_ms(l)), agent_launcher_fd(l), false);
+		wait_events(earliest(earliest(next, next_poll), agent_launcher_wake_ms(l)),
+			    agent_launcher_fd(l), false);
 	}
 	agent_log(AGENT_LOG_INFO, "stopping (%s) after %u reports", strsignal(stop_signal),
 		  a->reports);

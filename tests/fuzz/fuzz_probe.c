@@ -16,6 +16,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *text = (const char *)data;
 	struct conf_health_report health, rep, again;
 	struct agent_device_ips ips;
+	struct agent_node_heartbeat hb;
+	char fstype[32];
 	struct conf_error err;
 	char ip[AGENT_IP_MAX], mask[AGENT_IP_MAX], *out;
 	unsigned npus;
@@ -32,6 +34,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (agent_parse_node_info(text, size, "info", &npus, &err) == 0 &&
 	    (npus < 1 || npus > CONF_SERVER_NPUS_MAX))
+		abort();
+	if (agent_parse_node_heartbeat(text, size, "info", &hb, &err) == 0 &&
+	    (memchr(hb.refusal, '\0', sizeof(hb.refusal)) == NULL || hb.age_sec < -1))
+		abort();
+	if (agent_mount_fstype(text, size, "/ascend/nodes", fstype, sizeof(fstype)) == 0 &&
+	    memchr(fstype, '\0', sizeof(fstype)) == NULL)
 		abort();
 	if (agent_parse_npu_smi_info(text, size, "npu-smi info", &health, &err) < 0)
 		return 0;

@@ -49,6 +49,37 @@ expect "an unknown node lists the known ones" 1 \
 	"node \"n1\" is not in the cluster mounted at $work; its nodes are: n2" \
 	"$agent" --mount "$work" --node n1 --npu-smi "$src/tests/data/agent/fake-npu-smi" --once
 expect "--help exits 0" 0 "" "$agent" --help
+expect "a bad --poll-interval is a usage error" 2 '"fast" is not 0 to 3600 seconds' \
+	"$agent" --mount "$work" --node n1 --poll-interval fast
+
+# A directory that is not ascendfs's own mount stands for a network mount (sshfs, NFS),
+# whose close() does not carry the daemon's refusal: the agent reads nodes/<node>/info
+# back to confirm each report.
+mkdir -p "$work/nodes/n3"
+: >"$work/nodes/n3/health"
+info() { # HEARTBEAT_AGE REFUSAL_JSON
+	printf '{"name": "n3", "npu_count": 8, "heartbeat_age_sec": %s, "last_refused_report": %s}\n' \
+		"$1" "$2" >"$work/nodes/n3/info"
+}
+info 0.0 null
+expect "a report the info confirms: exit 0" 0 "first report written" \
+	"$agent" --mount "$work" --node n3 --fault-file "$work/none" --once
+info 42.5 '{"reason": "n3/health:1:5: npu 9: no such NPU", "age_sec": 0.0}'
+expect "a refusal in the info: logged with its reason, exit 1" 1 \
+	"the daemon refused the report written to $work/nodes/n3/health: n3/health:1:5: npu 9: no such NPU \\(read from nodes/n3/info" \
+	"$agent" --mount "$work" --node n3 --fault-file "$work/none" --once
+info 42.5 null
+expect "a heartbeat that did not move: exit 1" 1 \
+	"the heartbeat in $work/nodes/n3/info did not move \\(older than this write\\)" \
+	"$agent" --mount "$work" --node n3 --fault-file "$work/none" --once
+info null '{"reason": "old", "age_sec": 900.0}'
+expect "an old refusal is not this report's; no heartbeat yet: exit 1" 1 \
+	"did not move \\(no report accepted yet\\)" \
+	"$agent" --mount "$work" --node n3 --fault-file "$work/none" --once
+printf '{"name": "n3", "npu_count": 8}\n' >"$work/nodes/n3/info"
+expect "a daemon without the fields: warned, the report counts as written" 0 \
+	"no \"heartbeat_age_sec\" number or null; reports are not confirmed" \
+	"$agent" --mount "$work" --node n3 --fault-file "$work/none" --once
 
 echo "1..$n"
 [ "$fails" -eq 0 ]

@@ -359,6 +359,89 @@ static void test_node_info(void **state)
 	assert_int_equal(npus, 16);
 }
 
+static int hb_parse(const char *text, struct agent_node_heartbeat *hb, struct conf_error *err)
+{
+	return agent_parse_node_heartbeat(text, strlen(text), "info", hb, err);
+}
+
+/* The heartbeat and last refusal an agent on a network mount reads back. */
+static void test_node_heartbeat(void **state)
+{
+	static const char ok[] = "{\"npu_count\": 8, \"heartbeat_age_sec\": 0.25, "
+				 "\"last_refused_report\": null}";
+	static const char refused[] = "{\"heartbeat_age_sec\": 12, \"last_refused_report\": "
+				      "{\"reason\": \"h:1:5: npu 9: no such NPU\", \"age_sec\": 0.5}}";
+	struct agent_node_heartbeat hb;
+	struct conf_error err = { 0 };
+	char msg[1024];
+
+	(void)state;
+	assert_int_equal(agent_parse_node_heartbeat(ok, sizeof(ok) - 1, "info", &hb, &err), 0);
+	assert_true(hb.age_sec > 0.24 && hb.age_sec < 0.26);
+	assert_false(hb.refused);
+	assert_int_equal(agent_parse_node_heartbeat(refused, sizeof(refused) - 1, "info", &hb,
+						    &err), 0);
+	assert_true(hb.age_sec > 11.9 && hb.age_sec < 12.1); /* an integer is a number too */
+	assert_true(hb.refused);
+	assert_true(hb.refused_age_sec > 0.4 && hb.refused_age_sec < 0.6);
+	assert_string_equal(hb.refusal, "h:1:5: npu 9: no such NPU");
+	assert_int_equal(hb_parse("{\"heartbeat_age_sec\": null, \"last_refused_report\": null}",
+				  &hb, &err), 0);
+	assert_true(hb.age_sec < 0);
+	/* a daemon older than the agent: said, and *ret untouched */
+	hb.age_sec = 7;
+	assert_int_equal(hb_parse("{\"heartbeat_age_sec\": 1}", &hb, &err), -EINVAL);
+	assert_string_equal(conf_error_format(&err, msg, sizeof(msg)),
+			    "info: no \"last_refused_report\": the daemon is older than this agent");
+	assert_true(hb.age_sec == 7);
+	assert_int_equal(hb_parse("{\"heartbeat_age_sec\": \"1\", \"last_refused_report\": null}",
+				  &hb, &err), -EINVAL);
+	assert_int_equal(hb_parse("{\"heartbeat_age_sec\": 1, "
+				  "\"last_refused_report\": {\"reason\": 3}}", &hb, &err), -EINVAL);
+	assert_int_equal(hb_parse("{\"heartbeat_age_sec\": 1, \"last_refused_report\": []}", &hb,
+				  &err), -EINVAL);
+	assert_int_equal(hb_parse("{", &hb, &err), -EINVAL);
+	assert_non_null(strstr(conf_error_format(&err, msg, sizeof(msg)), "invalid JSON"));
+	assert_true(hb.age_sec == 7);
+}
+
+/* Which filesystem holds a path, from /proc/self/mountinfo (proc(5)). */
+static void test_mount_fstype(void **state)
+{
+	static const char mi[] =
+		"22 1 0:21 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+		"30 22 0:25 / /tmp rw shared:2 - tmpfs tmpfs rw\n"
+		"41 22 0:40 / /ascend rw,nosuid,nodev - fuse.ascendfs ascendfs rw,user_id=0\n"
+		"42 22 0:41 / /mnt/head\\040ascend rw master:7 - fuse.sshfs root@h:/ascend rw\n"
+		"43 41 0:42 / /ascend rw - fuse.sshfs root@head:/ascend rw,user_id=0\n"
+		"garbage line without fields\n"
+		"44 22 0:43 / /nfs rw - nfs4";
+	char t[64];
+
+	(void)state;
+	assert_int_equal(agent_mount_fstype(mi, sizeof(mi) - 1, "/tmp/x", t, sizeof(t)), 0);
+	assert_string_equal(t, "tmpfs");
+	assert_int_equal(agent_mount_fstype(mi, sizeof(mi) - 1, "/tmpfoo", t, sizeof(t)), 0);
+	assert_string_equal(t, "ext4"); /* a prefix of the name is not a parent */
+	/* sshfs mounted over the daemon's mount point: the later line is on top */
+	assert_int_equal(agent_mount_fstype(mi, sizeof(mi) - 1, "/ascend", t, sizeof(t)), 0);
+	assert_string_equal(t, "fuse.sshfs");
+	assert_int_equal(agent_mount_fstype(mi, (size_t)(strstr(mi, "43 41") - mi),
+					    "/ascend/jobs", t, sizeof(t)), 0);
+	assert_string_equal(t, "fuse.ascendfs");
+	/* an escaped space in the mount point */
+	assert_int_equal(agent_mount_fstype(mi, sizeof(mi) - 1, "/mnt/head ascend/nodes", t,
+					    sizeof(t)), 0);
+	assert_string_equal(t, "fuse.sshfs");
+	/* the last line has no newline; the type is cut to the buffer */
+	assert_int_equal(agent_mount_fstype(mi, sizeof(mi) - 1, "/nfs/a", t, sizeof(t)), 0);
+	assert_string_equal(t, "nfs4");
+	assert_int_equal(agent_mount_fstype(mi, sizeof(mi) - 1, "/nfs/a", t, 3), 0);
+	assert_string_equal(t, "nf");
+	assert_int_equal(agent_mount_fstype("no mounts here\n", 15, "/", t, sizeof(t)), -ENOENT);
+	assert_int_equal(agent_mount_fstype("", 0, "/", t, sizeof(t)), -ENOENT);
+}
+
 /* Render @rep to a static buffer. */
 static const char *render(const struct conf_health_report *rep)
 {
@@ -456,6 +539,8 @@ int main(void)
 		cmocka_unit_test(test_hccn_ip),
 		cmocka_unit_test(test_hccn_conf),
 		cmocka_unit_test(test_node_info),
+		cmocka_unit_test(test_node_heartbeat),
+		cmocka_unit_test(test_mount_fstype),
 		cmocka_unit_test(test_report_from_npu_smi),
 		cmocka_unit_test(test_report_from_fault_file),
 	};
