@@ -12,6 +12,7 @@ PACKAGES=(
 	libcmocka-dev python3 util-linux           # unit tests; JSON checks and setpriv in tests
 	inotify-tools                              # inotifywait, for people watching the mount
 	gnuplot-nox                                # ascend-sim's figures
+	iproute2 openssh-server openssh-client sshfs # remote access, and the netns cluster test
 )
 
 if [ "${1:-}" = "--list" ]; then
