@@ -12,6 +12,7 @@ PACKAGES=(
 	libcmocka-dev python3 util-linux           # unit tests; JSON checks and setpriv in tests
 	inotify-tools                              # inotifywait, for people watching the mount
 	gnuplot-nox                                # ascend-sim's figures
+	systemd                                    # systemd-analyze verify of the units
 )
 
 if [ "${1:-}" = "--list" ]; then
