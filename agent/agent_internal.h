@@ -37,8 +37,21 @@ enum agent_log_level { AGENT_LOG_ERROR, AGENT_LOG_WARNING, AGENT_LOG_INFO };
 void agent_log_set_node(const char *node);
 
 /*
- * agent_log() - one line on stderr: "<UTC time with ms> ascend-agent[<node>]: [error: |
- * warning: ]<message>", in one write so that agents sharing a log keep whole lines.
+ * agent_log_parse_level() - "error", "warning" or "info" (@name, not NULL) into *@ret.
+ * Returns 0 or -EINVAL (*@ret unchanged).
+ */
+int agent_log_parse_level(const char *name, enum agent_log_level *ret);
+
+/* agent_log_set_level() - from now on, log @level and what is more severe (default info). */
+void agent_log_set_level(enum agent_log_level level);
+
+/*
+ * agent_log() - one line on stderr, in one write so that agents sharing a log keep whole
+ * lines: "<UTC time with ms> ascend-agent[<node>]: [error: |warning: ]<message>"; or,
+ * when stderr is the journal (JOURNAL_STREAM, conf_journal_stream_matches()), which adds
+ * time, program and host itself, the syslog priority instead: "<3>error: ",
+ * "<4>warning: " or "<6>" (info), then the message. Nothing below the level set with
+ * agent_log_set_level().
  */
 void agent_log(enum agent_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

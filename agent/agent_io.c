@@ -14,10 +14,39 @@
 #include "agent_internal.h"
 
 static const char *log_node = "-";
+static enum agent_log_level log_level = AGENT_LOG_INFO;
 
 void agent_log_set_node(const char *node)
 {
 	log_node = node;
+}
+
+int agent_log_parse_level(const char *name, enum agent_log_level *ret)
+{
+	static const char *const names[] = { "error", "warning", "info" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (strcmp(name, names[i]) == 0) {
+			*ret = (enum agent_log_level)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+void agent_log_set_level(enum agent_log_level level)
+{
+	log_level = level;
+}
+
+/* Is stderr the journal (systemd.exec(5): JOURNAL_STREAM names its device and inode)? */
+static bool stderr_is_journal(void)
+{
+	struct stat st;
+
+	return fstat(STDERR_FILENO, &st) == 0 &&
+	       conf_journal_stream_matches(getenv("JOURNAL_STREAM"), (uint64_t)st.st_dev,
+					   (uint64_t)st.st_ino);
 }
 
 char *agent_time_text(char *buf, size_t len)
@@ -36,15 +65,30 @@ char *agent_time_text(char *buf, size_t len)
 void agent_log(enum agent_log_level level, const char *fmt, ...)
 {
 	static const char *const prefix[] = { "error: ", "warning: ", "" };
-	char when[40], msg[2048];
+	static const char *const journal_prefix[] = { "<3>error: ", "<4>warning: ", "<6>" };
+	char when[40], msg[2048], line[2200];
 	va_list ap;
+	int n;
 
+	if (level > log_level)
+		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* journald stamps each line itself and reads the priority from the "<N>" prefix */
+	if (stderr_is_journal())
+		n = snprintf(line, sizeof(line), "%s%s\n", journal_prefix[level], msg);
+	else
+		n = snprintf(line, sizeof(line), "%s ascend-agent[%s]: %s%s\n",
+			     agent_time_text(when, sizeof(when)), log_node, prefix[level], msg);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(line)) {
+		n = (int)sizeof(line) - 1;
+		line[n - 1] = '\n';
+	}
 	/* One write per line, so lines of several agents sharing a log stay whole. */
-	fprintf(stderr, "%s ascend-agent[%s]: %s%s\n", agent_time_text(when, sizeof(when)),
-		log_node, prefix[level], msg);
+	agent_write_all(STDERR_FILENO, line, (size_t)n);
 }
 
 int agent_write_all(int fd, const char *text, size_t len)

@@ -4,7 +4,7 @@
  *
  *   ascend-agent --mount MOUNTPOINT --node NAME [--interval SEC] [--poll-interval SEC]
  *                [--npu-smi PATH] [--hccn-tool PATH] [--hccn-conf FILE]
- *                [--fault-file FILE] [--log-dir DIR] [--once]
+ *                [--fault-file FILE] [--log-dir DIR] [--log-level LEVEL] [--once]
  *
  * Every interval it writes one health report to MOUNTPOINT/nodes/NAME/health with one
  * open/write/close; that write is the heartbeat. Health comes from the fault file when
@@ -27,7 +27,8 @@
  * 1 s), and close() does not return the daemon's refusal of a report, so each report is
  * confirmed by reading nodes/NAME/info back (a refusal is logged with its reason).
  *
- * Logs go to stderr, one timestamped line per event; the report itself is logged only
+ * Logs go to stderr, one timestamped line per event (with a syslog priority prefix
+ * instead of the time when stderr is the journal); the report itself is logged only
  * when an NPU's level changes. Exit status: 0 after SIGTERM or SIGINT, or after --once
  * wrote its report (--once starts no job process); 1 on an error at start (unknown
  * node, no health source, no mount) or when --once could not write; 2 on a usage error.
@@ -1033,6 +1034,9 @@ static void usage(FILE *f, const char *prog)
 		"                       server for msrun) under DIR/<job>/g<generation>/\n"
 		"                       (default %s, created when first needed)\n"
 		"    --once             write one report and exit (0 when it was accepted)\n"
+		"    --log-level LEVEL  error, warning or info (default): log that and what is\n"
+		"                       more severe. Under systemd (stderr is the journal)\n"
+		"                       lines carry their syslog priority instead of a time\n"
 		"    -h, --help         print this help\n"
 		"    -V, --version      print the version\n",
 		prog, DEFAULT_HCCN_CONF, DEFAULT_LOG_DIR);
@@ -1051,6 +1055,7 @@ int main(int argc, char **argv)
 		{ "fault-file", required_argument, NULL, 'f' },
 		{ "log-dir", required_argument, NULL, 'l' },
 		{ "once", no_argument, NULL, 'o' },
+		{ "log-level", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -1058,6 +1063,7 @@ int main(int argc, char **argv)
 	static struct agent agent; /* about 20 KiB, kept off the stack */
 	struct agent *a = &agent;
 	bool npu_smi_given = false, hccn_tool_given = false, hccn_conf_given = false;
+	enum agent_log_level log_level = AGENT_LOG_INFO;
 	struct agent_launcher_options lo;
 	struct agent_launcher *l = NULL;
 	uint64_t interval;
@@ -1118,6 +1124,13 @@ int main(int argc, char **argv)
 		case 'o':
 			a->once = true;
 			break;
+		case 'L':
+			if (agent_log_parse_level(optarg, &log_level) < 0) {
+				fprintf(stderr, "ascend-agent: --log-level: \"%s\" is not a level; "
+					"use error, warning or info\n", optarg);
+				return 2;
+			}
+			break;
 		case 'h':
 			usage(stdout, argv[0]);
 			return 0;
@@ -1142,6 +1155,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	agent_log_set_node(a->node);
+	agent_log_set_level(log_level);
 
 	r = setup_signals();
 	if (r < 0) {

@@ -374,4 +374,14 @@ int conf_parse_duration(const char *text, uint64_t *ret_sec);
 /* conf_ip_is_valid() - true for an IPv4 or IPv6 literal. */
 bool conf_ip_is_valid(const char *text);
 
+/*
+ * conf_journal_stream_matches() - true when @journal_stream (the JOURNAL_STREAM
+ * environment variable that systemd sets for a service whose stdout or stderr is the
+ * journal: "<device>:<inode>", both decimal; NULL or malformed: false) names the file
+ * with device @dev and inode @ino, as fstat() reports them for the descriptor in
+ * question (systemd.exec(5)). Such a descriptor takes "<N>" syslog priority prefixes
+ * (sd-daemon(3)). Pure: the caller reads the environment and calls fstat().
+ */
+bool conf_journal_stream_matches(const char *journal_stream, uint64_t dev, uint64_t ino);
+
 #endif

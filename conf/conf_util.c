@@ -101,6 +101,33 @@ bool conf_ip_is_valid(const char *text)
 	return inet_pton(AF_INET, text, addr) == 1 || inet_pton(AF_INET6, text, addr) == 1;
 }
 
+/* A decimal number without sign or blanks; *@end set past it. */
+static int parse_u64(const char *p, const char **end, uint64_t *ret)
+{
+	uint64_t v = 0;
+
+	if (*p < '0' || *p > '9')
+		return -EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	*end = p;
+	*ret = v;
+	return 0;
+}
+
+bool conf_journal_stream_matches(const char *journal_stream, uint64_t dev, uint64_t ino)
+{
+	const char *p = journal_stream;
+	uint64_t d, i;
+
+	if (!p || parse_u64(p, &p, &d) < 0 || *p++ != ':' || parse_u64(p, &p, &i) < 0 || *p)
+		return false;
+	return d == dev && i == ino;
+}
+
 char *conf_strdup_or_null(const char *s, bool *ok)
 {
 	char *d;

@@ -517,7 +517,13 @@ bool fs_may_operate(const struct conf_cluster *conf, uid_t uid, gid_t gid, const
  */
 uint64_t fs_now_usec(void);
 
-/* fs_log() - log one line to stderr at @level (0 error .. 3 debug) if enabled. */
+/*
+ * fs_log() - log one line to stderr at @level (0 error, 1 warning, 2 info, 3 debug) if
+ * @ctx (NULL: always) enables it, in one write(): "<UTC time> ascendfs <level>: <message>",
+ * or, when stderr is the journal (JOURNAL_STREAM, conf_journal_stream_matches()), the
+ * syslog priority instead of time and name: "<3>error: ", "<4>warning: ", "<6>" (info),
+ * "<7>debug: ", then the message. Any thread; takes no lock.
+ */
 void fs_log(const struct fs_ctx *ctx, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "fs.h"
 
@@ -43,26 +44,74 @@ uint64_t fs_now_usec(void)
 	return clock_real0 + (timespec_usec(&ts) - clock_mono0);
 }
 
+/* Is stderr the journal (systemd.exec(5): JOURNAL_STREAM names its device and inode)? */
+static bool stderr_is_journal(void)
+{
+	struct stat st;
+
+	return fstat(STDERR_FILENO, &st) == 0 &&
+	       conf_journal_stream_matches(getenv("JOURNAL_STREAM"), (uint64_t)st.st_dev,
+					   (uint64_t)st.st_ino);
+}
+
+static void write_stderr(const char *text, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(STDERR_FILENO, text, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		text += n;
+		len -= (size_t)n;
+	}
+}
+
 void fs_log(const struct fs_ctx *ctx, int level, const char *fmt, ...)
 {
 	static const char *const names[] = { "error", "warning", "info", "debug" };
-	char stamp[32];
+	static const char *const journal_prefix[] = { "<3>error: ", "<4>warning: ", "<6>",
+						      "<7>debug: " };
+	char stamp[32], line[4096], *big = NULL;
 	struct timespec ts;
 	struct tm tm;
 	va_list ap;
+	int head, n;
 
 	if (ctx && level > ctx->log_level)
 		return;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	flockfile(stderr);
-	fprintf(stderr, "%s ascendfs %s: ", stamp, names[level < 0 ? 0 : level > 3 ? 3 : level]);
+	level = level < 0 ? 0 : level > 3 ? 3 : level;
+	/* journald stamps each line itself and reads the priority from the "<N>" prefix */
+	if (stderr_is_journal()) {
+		head = snprintf(line, sizeof(line), "%s", journal_prefix[level]);
+	} else {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		gmtime_r(&ts.tv_sec, &tm);
+		strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		head = snprintf(line, sizeof(line), "%s ascendfs %s: ", stamp, names[level]);
+	}
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	n = vsnprintf(line + head, sizeof(line) - (size_t)head - 1, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
-	funlockfile(stderr);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(line) - (size_t)head - 1) {
+		/* a long message (a spec's error with its quote): format it again, whole */
+		big = malloc((size_t)head + (size_t)n + 2);
+		if (big) {
+			memcpy(big, line, (size_t)head);
+			va_start(ap, fmt);
+			vsnprintf(big + head, (size_t)n + 1, fmt, ap);
+			va_end(ap);
+		} else {
+			n = (int)(sizeof(line) - (size_t)head - 2);
+		}
+	}
+	/* one write per line: lines of several threads (and of journald) stay whole */
+	(big ? big : line)[head + n] = '\n';
+	write_stderr(big ? big : line, (size_t)head + (size_t)n + 1);
+	free(big);
 }
 
 static const struct {

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ascendfs: mount the cluster as a filesystem.
- *   ascendfs [-f] [-d] [-s] -c CONFIG.yaml [--state-dir DIR] [--log-level L] [-o OPT] MNT
+ *   ascendfs [-f] [-d] [-s] [-c CONFIG.yaml] [--state-dir DIR] [--log-level L] [-o OPT] MNT
+ * Without -c the configuration is ASCENDFS_CONFIG_DEFAULT (config.h:
+ * <sysconfdir>/ascendfs/cluster.yaml, /etc/ascendfs/cluster.yaml by default).
  * Exit status: 0 after a clean unmount (SIGTERM, SIGINT or fusermount3 -u), 1 on a
  * configuration or mount error, 2 on a usage error.
  */
@@ -63,17 +65,20 @@ static void strip_eq(char *value)
 
 static void usage(const char *prog)
 {
-	printf("usage: %s [options] -c CONFIG.yaml MOUNTPOINT\n"
+	printf("usage: %s [options] [-c CONFIG.yaml] MOUNTPOINT\n"
 	       "\n"
 	       "Mount an Ascend NPU cluster as a filesystem: write a job spec into\n"
 	       "MOUNTPOINT/jobs/ to place it; read MOUNTPOINT/jobs/<name>/ranktable.json.\n"
 	       "\n"
 	       "ascendfs options:\n"
-	       "    -c, --config=FILE      cluster configuration (ascend_cluster.yaml)\n"
+	       "    -c, --config=FILE      cluster configuration (ascend_cluster.yaml;\n"
+	       "                           default " ASCENDFS_CONFIG_DEFAULT ")\n"
 	       "    --state-dir=DIR        durable state (SQLite, ascendfs.db) in DIR,\n"
 	       "                           created if missing (default " FS_STATE_DIR_DEFAULT ");\n"
 	       "                           \"none\": keep state in memory only\n"
-	       "    --log-level=LEVEL      error, warning, info (default) or debug\n"
+	       "    --log-level=LEVEL      error, warning, info (default) or debug; with -f\n"
+	       "                           under systemd (stderr is the journal) lines\n"
+	       "                           carry their syslog priority instead of a time\n"
 	       "    --no-default-permissions  leave default_permissions out: the daemon's own\n"
 	       "                           checks decide who writes what (the kernel then lets\n"
 	       "                           every open through; for testing those checks)\n"
@@ -250,6 +255,7 @@ int main(int argc, char *argv[])
 	struct fs_ctx ctx = { 0 };
 	struct fuse *fuse = NULL;
 	char mnt[PATH_MAX], msg[1024];
+	bool config_defaulted = false;
 	int ret = 1, r;
 
 	/* the helper that announces the daemon's changes to inotify (fs_notify.c) */
@@ -283,15 +289,26 @@ int main(int argc, char *argv[])
 		ret = 2;
 		goto out_args;
 	}
-	if (!o.config || !cl.mountpoint) {
-		fprintf(stderr, "usage: %s [options] -c CONFIG.yaml MOUNTPOINT (see --help)\n",
+	if (!cl.mountpoint) {
+		fprintf(stderr, "usage: %s [options] [-c CONFIG.yaml] MOUNTPOINT (see --help)\n",
 			argv[0]);
 		ret = 2;
 		goto out_cl;
 	}
+	if (!o.config) {
+		config_defaulted = true;
+		o.config = strdup(ASCENDFS_CONFIG_DEFAULT);
+		if (!o.config)
+			goto out_cl;
+	}
 	r = conf_cluster_load(o.config, &conf, &err);
 	if (r < 0) {
 		fprintf(stderr, "ascendfs: %s\n", conf_error_format(&err, msg, sizeof(msg)));
+		if (config_defaulted && access(o.config, F_OK) < 0)
+			fprintf(stderr, "ascendfs: no -c was given, so the default configuration "
+					"%s was read; give -c CONFIG.yaml, or install one there "
+					"(`meson install` puts the example cluster there)\n",
+				o.config);
 		goto out_cl;
 	}
 	if (!o.state_dir)

@@ -13,6 +13,7 @@ PACKAGES=(
 	inotify-tools                              # inotifywait, for people watching the mount
 	gnuplot-nox                                # ascend-sim's figures
 	iproute2 openssh-server openssh-client sshfs # remote access, and the netns cluster test
+	systemd                                    # systemd-analyze verify of the units
 )
 
 if [ "${1:-}" = "--list" ]; then

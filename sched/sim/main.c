@@ -3,6 +3,8 @@
  * ascend-sim: replay a job trace against ascendfs's scheduler and against the static
  * rank-table workflow, with a virtual clock, and print one table of ratios (sim.h).
  */
+#include "config.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -64,6 +66,7 @@ static const char usage[] =
 	"                         utilization.gp there, and plot with gnuplot\n"
 	"  --plot svg|png|none    figure format (default svg)\n"
 	"  --sample DURATION      time-series step (default 1h)\n"
+	"  -h, --help             print this help; -V, --version: the version\n"
 	"\n"
 	"Durations: 90, 90s, 30m, 2h, 1d, 1h30m. Exit status: 0, 1 (a replay error),\n"
 	"2 (bad arguments or input).\n";
@@ -194,6 +197,7 @@ static int parse_args(int argc, char **argv, struct args *a, struct sim_options 
 		{ "plot", required_argument, NULL, OPT_PLOT },
 		{ "sample", required_argument, NULL, OPT_SAMPLE },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned long u;
@@ -206,7 +210,7 @@ static int parse_args(int argc, char **argv, struct args *a, struct sim_options 
 	a->backfill = a->preemption = -1;
 	a->plot = "svg";
 	sim_options_default(o);
-	while (r == 0 && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while (r == 0 && (c = getopt_long(argc, argv, "hV", opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_TRACE:
 			a->trace = optarg;
@@ -296,6 +300,9 @@ static int parse_args(int argc, char **argv, struct args *a, struct sim_options 
 			break;
 		case 'h':
 			fputs(usage, stdout);
+			exit(0);
+		case 'V':
+			printf("ascend-sim %s\n", ASCENDFS_VERSION);
 			exit(0);
 		default:
 			return 2;

@@ -81,5 +81,74 @@ expect "a daemon without the fields: warned, the report counts as written" 0 \
 	"no \"heartbeat_age_sec\" number or null; reports are not confirmed" \
 	"$agent" --mount "$work" --node n3 --fault-file "$work/none" --once
 
+expect "a bad --log-level is a usage error" 2 '--log-level: "verbose" is not a level' \
+	"$agent" --mount "$work" --node n1 --log-level verbose
+# getopt keeps the last --node: what the service's ASCEND_AGENT_OPTS="--node NAME" relies on
+expect "the last --node wins" 1 "node \"n4\" is not in the cluster" \
+	"$agent" --mount "$work" --node n2 --node n4 --fault-file "$work/faults" --once
+
+# Logging, on a directory that looks enough like a mount for --once: nodes/n2/info
+# gives the NPU count, the report lands in nodes/n2/health (which must exist).
+echo '{"npu_count": 8}' >"$work/nodes/n2/info"
+: >"$work/nodes/n2/health"
+once=("$agent" --mount "$work" --node n2 --fault-file "$work/faults" --once)
+# run_once [OPTIONS...]: one report, stderr into $work/log
+run_once() {
+	"${once[@]}" "$@" 2>"$work/log"
+}
+n=$((n + 1))
+if run_once && grep -qE '^[0-9T:.-]+Z ascend-agent\[n2\]: reporting to ' "$work/log" &&
+	! grep -q '^<' "$work/log"; then
+	echo "ok $n - without the journal, lines start with the time and the agent's name"
+else
+	echo "not ok $n - without the journal, lines start with the time and the agent's name"
+	sed 's/^/#   /' "$work/log"
+	fails=$((fails + 1))
+fi
+# stderr is the journal when JOURNAL_STREAM names its device and inode (systemd.exec(5))
+: >"$work/log"
+stream=$(stat -c '%d:%i' "$work/log")
+n=$((n + 1))
+if JOURNAL_STREAM=$stream run_once && grep -q '^<6>reporting to ' "$work/log" &&
+	! grep -qvE '^<[0-7]>' "$work/log" && ! grep -q 'ascend-agent\[' "$work/log"; then
+	echo "ok $n - on the journal, lines start with their syslog priority and no time"
+else
+	echo "not ok $n - on the journal, lines start with their syslog priority and no time"
+	sed 's/^/#   /' "$work/log"
+	fails=$((fails + 1))
+fi
+# another file's JOURNAL_STREAM (stderr redirected away from the journal): plain lines
+n=$((n + 1))
+if JOURNAL_STREAM=$(stat -c '%d:%i' "$work") run_once && ! grep -q '^<' "$work/log" &&
+	grep -q 'ascend-agent\[n2\]: reporting to ' "$work/log"; then
+	echo "ok $n - a JOURNAL_STREAM of another file leaves the lines plain"
+else
+	echo "not ok $n - a JOURNAL_STREAM of another file leaves the lines plain"
+	sed 's/^/#   /' "$work/log"
+	fails=$((fails + 1))
+fi
+: >"$work/log"
+n=$((n + 1))
+if JOURNAL_STREAM=$stream run_once --log-level error && [ ! -s "$work/log" ] &&
+	[ -s "$work/nodes/n2/health" ]; then
+	echo "ok $n - --log-level error leaves the info lines out (the report is still written)"
+else
+	echo "not ok $n - --log-level error leaves the info lines out (the report is still written)"
+	sed 's/^/#   /' "$work/log"
+	fails=$((fails + 1))
+fi
+# an error still shows at --log-level error, with its priority
+rm "$work/nodes/n2/health" # the write fails (ENOENT: the daemon would not know the node)
+n=$((n + 1))
+if ! JOURNAL_STREAM=$stream run_once --log-level=error &&
+	grep -q "^<3>error: cannot write $work/nodes/n2/health" "$work/log" &&
+	[ "$(wc -l <"$work/log")" -eq 1 ]; then
+	echo "ok $n - --log-level error keeps errors, with the <3> prefix"
+else
+	echo "not ok $n - --log-level error keeps errors, with the <3> prefix"
+	sed 's/^/#   /' "$work/log"
+	fails=$((fails + 1))
+fi
+
 echo "1..$n"
 [ "$fails" -eq 0 ]

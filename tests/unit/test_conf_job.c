@@ -724,6 +724,37 @@ static void test_conf_allocation_failures(void **state)
 #endif
 }
 
+static void test_conf_journal_stream_matches_table(void **state)
+{
+	static const struct {
+		const char *env;
+		bool match;
+	} cases[] = {
+		{ "2049:123456", true },
+		{ "2049:123457", false },
+		{ "2048:123456", false },
+		{ NULL, false },
+		{ "", false },
+		{ "2049", false },
+		{ "2049:", false },
+		{ ":123456", false },
+		{ "2049:123456 ", false },
+		{ " 2049:123456", false },
+		{ "2049:123456:1", false },
+		{ "-2049:123456", false },
+		{ "0x801:123456", false },
+		{ "2049:99999999999999999999", false },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (conf_journal_stream_matches(cases[i].env, 2049, 123456) != cases[i].match)
+			fail_msg("JOURNAL_STREAM \"%s\": expected %s", cases[i].env ? cases[i].env :
+				 "(unset)", cases[i].match ? "a match" : "no match");
+	}
+	assert_true(conf_journal_stream_matches("18446744073709551615:0", UINT64_MAX, 0));
+}
+
 static void test_conf_parse_duration_table(void **state)
 {
 	static const struct {
@@ -871,6 +902,7 @@ int main(void)
 		cmocka_unit_test(test_job_spec_mutations),
 		cmocka_unit_test(test_conf_allocation_failures),
 		cmocka_unit_test(test_conf_parse_duration_table),
+		cmocka_unit_test(test_conf_journal_stream_matches_table),
 		cmocka_unit_test(test_conf_name_is_valid_table),
 		cmocka_unit_test(test_conf_ip_is_valid_table),
 		cmocka_unit_test(test_conf_error_format_variants),
