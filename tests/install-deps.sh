@@ -12,6 +12,7 @@ PACKAGES=(
 	libcmocka-dev python3 util-linux           # unit tests; JSON checks and setpriv in tests
 	inotify-tools                              # inotifywait, for people watching the mount
 	gnuplot-nox                                # ascend-sim's figures
+	mandoc                                     # man_lint: mandoc -Tlint of the man pages
 )
 
 if [ "${1:-}" = "--list" ]; then
