@@ -14,6 +14,7 @@ PACKAGES=(
 	gnuplot-nox                                # ascend-sim's figures
 	iproute2 openssh-server openssh-client sshfs # remote access, and the netns cluster test
 	systemd                                    # systemd-analyze verify of the units
+	mandoc                                     # man_lint: mandoc -Tlint of the man pages
 )
 
 if [ "${1:-}" = "--list" ]; then
