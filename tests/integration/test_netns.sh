@@ -166,7 +166,7 @@ check_fails "the agents' key cannot run a command on the head" test -e "$W/shell
 SSHFS_OPTS="reconnect,ServerAliveInterval=5,ServerAliveCountMax=3,ConnectTimeout=5,BatchMode=yes"
 SSHFS_OPTS="$SSHFS_OPTS,IdentityFile=$W/ssh/id_ed25519,UserKnownHostsFile=$W/ssh/known_hosts"
 SSHFS_OPTS="$SSHFS_OPTS,StrictHostKeyChecking=yes,dir_cache=no,attr_timeout=0,entry_timeout=0"
-SSHFS_OPTS="$SSHFS_OPTS,negative_timeout=0,direct_io,allow_other,default_permissions"
+SSHFS_OPTS="$SSHFS_OPTS,negative_timeout=0,direct_io,allow_other,default_permissions,umask=0022"
 cat >"$W/compute.sh" <<'EOF'
 #!/bin/bash
 # compute.sh NODE HEAD_ADDR MOUNT WORK AGENT SSHFS_OPTS: one compute server's processes,
@@ -275,6 +275,18 @@ check_eq "a refused spec submitted through sshfs: status rejected" rejected \
 check_contains "and the error names the line and the fix" 'bad.yaml:2:7: npus: "eight" is not a whole number' \
 	"$(in_c1 cat "$M/jobs/bad/error")"
 rmdir "$M/jobs/bad"
+
+# Every SFTP request reaches the daemon as the SSH user (root): a spec that a user of a
+# compute server could create through the mount would become root's job, its command run
+# as root on the compute servers. The mount's umask takes write permission on jobs/ from
+# everyone but root there (the agents).
+printf 'name: sneak\nnpus: 1\ncommand: "sleep 1"\n' >"$W/sneak.yaml"
+chmod 644 "$W/sneak.yaml"
+in_c1 setpriv --reuid=65534 --regid=65534 --clear-groups cp "$W/sneak.yaml" "$M/jobs/sneak.yaml" \
+	>/dev/null 2>&1
+check_fails "a user other than root on c1 cannot submit a job through the mount" \
+	test -e "$M/jobs/sneak"
+[ -e "$M/jobs/sneak" ] && { echo cancel >"$M/jobs/sneak/ctl"; rmdir "$M/jobs/sneak"; }
 
 # ---- two jobs, one on each server ---------------------------------------------------
 submit() { cat >"$W/$1.yaml" && cp "$W/$1.yaml" "$M/jobs/$1.yaml"; }
