@@ -234,6 +234,18 @@ void agent_env_release(struct agent_env *env);
 const char *agent_env_get(const struct agent_env *env, const char *name);
 
 /*
+ * agent_env_head_mount() - the head's mount path in @env's RANK_TABLE_FILE, which the
+ * daemon writes as HEAD/jobs/@job/ranktable.json with HEAD its own mount point.
+ * @env: a job's env file (borrowed); @job: its name (borrowed).
+ * @ret_head: receives HEAD, NUL-terminated, @len bytes at most; untouched on failure.
+ * Returns 0; -ENOENT when @env has no RANK_TABLE_FILE or it has another shape;
+ * -ENAMETOOLONG when HEAD does not fit. An agent whose --mount differs from HEAD hands its
+ * job processes paths that may not exist on its server (README: the same path).
+ */
+int agent_env_head_mount(const struct agent_env *env, const char *job, char *ret_head,
+			 size_t len);
+
+/*
  * agent_env_merge() - the environment of a job process: every "NAME=value" of @base (a
  * NULL-terminated array such as environ; may be NULL) whose NAME @over does not set,
  * then all of @over.

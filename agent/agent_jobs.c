@@ -378,6 +378,27 @@ const char *agent_env_get(const struct agent_env *env, const char *name)
 	return NULL;
 }
 
+int agent_env_head_mount(const struct agent_env *env, const char *job, char *ret_head,
+			 size_t len)
+{
+	const char *v = agent_env_get(env, "RANK_TABLE_FILE");
+	char tail[CONF_NAME_MAX + 64];
+	size_t n, t;
+
+	if (!v)
+		return -ENOENT;
+	snprintf(tail, sizeof(tail), "/jobs/%s/ranktable.json", job);
+	n = strlen(v);
+	t = strlen(tail);
+	if (n < t || strcmp(v + n - t, tail) != 0)
+		return -ENOENT;
+	if (n - t + 1 > len)
+		return -ENAMETOOLONG;
+	memcpy(ret_head, v, n - t);
+	ret_head[n - t] = '\0';
+	return 0;
+}
+
 int agent_env_merge(char *const *base, const struct agent_env *over, char ***ret)
 {
 	size_t n = 0, o = 0;

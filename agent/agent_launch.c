@@ -658,6 +658,30 @@ static void env_array_release(struct agent_env *envs, size_t n)
  * nothing to run), -EAGAIN (the job changed while we read it: try with a fresh
  * listing) or -ENOSPC (too many runs).
  */
+/*
+ * The env files hold the head's paths (RANK_TABLE_FILE=HEAD/jobs/<job>/ranktable.json).
+ * On a server that mounts the head's files elsewhere, a job process finds no rank table
+ * and exits with its own error, restart after restart: say why, once per generation.
+ */
+static void warn_other_mount_path(const struct agent_launcher *l, const struct agent_share *s,
+				  const struct agent_env *env)
+{
+	char head[PATH_MAX], canon_head[PATH_MAX], canon_mount[PATH_MAX];
+	const char *rt = agent_env_get(env, "RANK_TABLE_FILE");
+
+	if (agent_env_head_mount(env, s->job, head, sizeof(head)) < 0 ||
+	    strcmp(head, l->o.mount) == 0 || access(rt, F_OK) == 0)
+		return;
+	if (realpath(head, canon_head) && realpath(l->o.mount, canon_mount) &&
+	    strcmp(canon_head, canon_mount) == 0)
+		return;
+	agent_log(AGENT_LOG_ERROR, "job %s generation %u: its processes get RANK_TABLE_FILE=%s, "
+		  "which does not exist on this server: the daemon is mounted at %s on the head, "
+		  "this agent reads it at %s; mount the head's files at %s here too (the env "
+		  "files and msrun arguments hold the head's paths)",
+		  s->job, s->generation, rt, head, l->o.mount, head);
+}
+
 static int start_run(struct agent_launcher *l, const struct agent_share *s)
 {
 	struct agent_env envs[CONF_SERVER_NPUS_MAX];
@@ -733,6 +757,9 @@ static int start_run(struct agent_launcher *l, const struct agent_share *s)
 			return -EAGAIN; /* restarted meanwhile */
 		}
 	}
+
+	if (!broken && count > 0)
+		warn_other_mount_path(l, s, &envs[0]);
 
 	r = calloc(1, sizeof(*r));
 	if (!r) {

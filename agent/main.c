@@ -647,8 +647,16 @@ static const char *write_error_hint(const struct agent *a, int r)
 	struct stat st;
 
 	switch (-r) {
-	case EACCES:
 	case EPERM:
+		/* sshfs turns SFTP's generic failure into EPERM: whatever the head's
+		 * sftp-server could not name (ENOTCONN from a dead ascendfs mount, an I/O
+		 * error) arrives as this, and a real permission refusal as EACCES */
+		if (a->network_mount)
+			return "; through a network mount this is also how the head's own failures "
+			       "arrive (a dead ascendfs mount there, an I/O error): is ascendfs "
+			       "running on the head, and do its log and nodes/<node>/info say more?";
+		/* fall through */
+	case EACCES:
 		return "; node health is writable by root (or the group the daemon allows): run "
 		       "the agent as that user";
 	case EINVAL:

@@ -1,7 +1,8 @@
 #!/bin/sh
 # A meson install script for files an administrator edits (the cluster configuration, the
 # /etc/default files): install SOURCE as DIR/NAME when there is no DIR/NAME yet; when
-# there is one, keep it and install SOURCE beside it as DIR/NAME.dist, and say so.
+# there is one, keep it and install SOURCE beside it as DIR/NAME.dist, and say so (unless
+# it is the same as SOURCE: nothing to do then).
 # $DESTDIR (meson install --destdir) is put in front of DIR.
 # Usage: install-if-absent.sh SOURCE DIR NAME MODE
 set -eu
@@ -23,7 +24,10 @@ say() {
 	fi
 }
 mkdir -p "$dest"
-if [ -e "$dest/$name" ] || [ -L "$dest/$name" ]; then
+if [ -f "$dest/$name" ] && cmp -s "$src" "$dest/$name"; then
+	# unchanged since the last install: no .dist to compare with
+	[ -n "${MESON_INSTALL_QUIET:-}" ] || say "Up-to-date: $dir/$name"
+elif [ -e "$dest/$name" ] || [ -L "$dest/$name" ]; then
 	install -m "$mode" "$src" "$dest/$name.dist"
 	say "Kept $dir/$name (it exists; it may hold your changes); installed the new" \
 		"version as $dir/$name.dist: compare them with diff"

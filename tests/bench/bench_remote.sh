@@ -86,7 +86,7 @@ Subsystem sftp $SFTP_SERVER
 EOF
 "$SSHD" -f "$W/ssh/sshd_config" -E "$W/ssh/sshd.log" || exit 1
 # the README's option set
-sshfs -F /dev/null -o "reconnect,ServerAliveInterval=5,ServerAliveCountMax=3,ConnectTimeout=5,BatchMode=yes,IdentityFile=$W/ssh/id,UserKnownHostsFile=$W/ssh/known_hosts,dir_cache=no,attr_timeout=0,entry_timeout=0,negative_timeout=0,direct_io,allow_other,default_permissions" \
+sshfs -F /dev/null -o "reconnect,ServerAliveInterval=5,ServerAliveCountMax=3,ConnectTimeout=5,BatchMode=yes,IdentityFile=$W/ssh/id,UserKnownHostsFile=$W/ssh/known_hosts,dir_cache=no,attr_timeout=0,entry_timeout=0,negative_timeout=0,direct_io,allow_other,default_permissions,umask=0022" \
 	"root@127.0.0.1:$M" "$R" || { cat "$W/ssh/sshd.log"; exit 1; }
 echo "sshfs: $(awk -v m="$R" '$2 == m { print $1, $3 }' /proc/mounts)"
 

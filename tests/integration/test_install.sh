@@ -101,6 +101,8 @@ check_contains "the install says it kept the configuration" \
 check "a second install keeps the edited $sysconfdir/default/ascendfs" \
 	grep -q '^ASCENDFS_OPTS="--log-level debug"' "$dest$sysconfdir/default/ascendfs"
 check "... and puts the new one beside it" test -s "$dest$sysconfdir/default/ascendfs.dist"
+check_fails "an unedited $sysconfdir/default/ascend-agent gets no .dist beside it" \
+	test -e "$dest$sysconfdir/default/ascend-agent.dist"
 
 # Man pages, each when installed.
 for page in man8/ascendfs.8 man8/ascend-agent.8 man5/ascendfs-spec.5; do

@@ -143,7 +143,11 @@ StrictModes no
 Subsystem sftp $SFTP_SERVER
 EOF
 check "sshd accepts its configuration" "$SSHD" -t -f "$W/ssh/sshd_config"
-ip netns exec "$NS_HEAD" "$SSHD" -f "$W/ssh/sshd_config" -E "$W/ssh/sshd.log"
+# In the head's network namespace but in the host's mount namespace, as sshd on a real
+# head shares its mounts: `ip netns exec` would give sshd a private copy of the mount
+# table, where a restarted daemon's new mount never appears (the compute mounts would get
+# EPERM for good).
+nsenter --net="/run/netns/$NS_HEAD" "$SSHD" -f "$W/ssh/sshd_config" -E "$W/ssh/sshd.log"
 check "sshd runs in the head's namespace" wait_until 10 test -s "$W/ssh/sshd.pid"
 check "c1 reaches sshd over its link" wait_until 5 tcp_open "$NS_C1" 10.231.1.1
 check "c2 reaches sshd over its link" wait_until 5 tcp_open "$NS_C2" 10.231.2.1
@@ -162,7 +166,7 @@ check_fails "the agents' key cannot run a command on the head" test -e "$W/shell
 SSHFS_OPTS="reconnect,ServerAliveInterval=5,ServerAliveCountMax=3,ConnectTimeout=5,BatchMode=yes"
 SSHFS_OPTS="$SSHFS_OPTS,IdentityFile=$W/ssh/id_ed25519,UserKnownHostsFile=$W/ssh/known_hosts"
 SSHFS_OPTS="$SSHFS_OPTS,StrictHostKeyChecking=yes,dir_cache=no,attr_timeout=0,entry_timeout=0"
-SSHFS_OPTS="$SSHFS_OPTS,negative_timeout=0,direct_io,allow_other,default_permissions"
+SSHFS_OPTS="$SSHFS_OPTS,negative_timeout=0,direct_io,allow_other,default_permissions,umask=0022"
 cat >"$W/compute.sh" <<'EOF'
 #!/bin/bash
 # compute.sh NODE HEAD_ADDR MOUNT WORK AGENT SSHFS_OPTS: one compute server's processes,
@@ -271,6 +275,18 @@ check_eq "a refused spec submitted through sshfs: status rejected" rejected \
 check_contains "and the error names the line and the fix" 'bad.yaml:2:7: npus: "eight" is not a whole number' \
 	"$(in_c1 cat "$M/jobs/bad/error")"
 rmdir "$M/jobs/bad"
+
+# Every SFTP request reaches the daemon as the SSH user (root): a spec that a user of a
+# compute server could create through the mount would become root's job, its command run
+# as root on the compute servers. The mount's umask takes write permission on jobs/ from
+# everyone but root there (the agents).
+printf 'name: sneak\nnpus: 1\ncommand: "sleep 1"\n' >"$W/sneak.yaml"
+chmod 644 "$W/sneak.yaml"
+in_c1 setpriv --reuid=65534 --regid=65534 --clear-groups cp "$W/sneak.yaml" "$M/jobs/sneak.yaml" \
+	>/dev/null 2>&1
+check_fails "a user other than root on c1 cannot submit a job through the mount" \
+	test -e "$M/jobs/sneak"
+[ -e "$M/jobs/sneak" ] && { echo cancel >"$M/jobs/sneak/ctl"; rmdir "$M/jobs/sneak"; }
 
 # ---- two jobs, one on each server ---------------------------------------------------
 submit() { cat >"$W/$1.yaml" && cp "$W/$1.yaml" "$M/jobs/$1.yaml"; }
@@ -393,6 +409,34 @@ if wait_until 60 bash -c "[ \"\$(cat '$M/jobs/mover/status')\" = completed ]"; t
 else
 	not_ok "mover completes on a2-node-01" "$(cat "$M/jobs/mover/status"): $(cat "$M/jobs/mover/error")"
 fi
+
+# ---- restart the daemon on the head while the agents stay on sshfs (README step 7,
+# "Upgrading"): the compute mounts need no remount, the agents' next reports pass, and
+# keeper keeps its generation and its processes
+keeper_gen=$(gen_of keeper)
+keeper_pid=$(sed -n 's/.*job keeper generation 1 rank 0: started pid \([0-9]*\):.*/\1/p' "$W/agent-a2-node-01.log")
+kill -TERM "$IT_PID"
+if wait_until 20 bash -c "! kill -0 $IT_PID"; then
+	wait "$IT_PID"
+	check_eq "the daemon stops on SIGTERM for a restart" 0 "$?"
+else
+	not_ok "the daemon stops on SIGTERM for a restart"
+fi
+IT_PID=""
+it_start "$ASCENDFS" "$CONFIG" || exit 1
+# past the 4 s heartbeat timeout: a server whose agent cannot report is unreachable by now
+sleep 6
+if both_ready; then
+	ok "after a daemon restart both agents report again through the same sshfs mounts"
+else
+	not_ok "after a daemon restart both agents report again through the same sshfs mounts" \
+		"states $(state_of a2-node-01) $(state_of a2-node-02)" \
+		"$(tail -n3 "$W"/agent-*.log)"
+fi
+check_contains "c2 reads the head's files through its mount after the restart" '"name": "a2-node-02"' \
+	"$(in_c2 cat "$M/nodes/a2-node-02/info" 2>&1)"
+check_eq "keeper keeps its generation across the restart" "$keeper_gen" "$(gen_of keeper)"
+check "and its process on a2-node-01" kill -0 "$keeper_pid"
 echo cancel >"$M/jobs/keeper/ctl"
 
 # ---- the end: everything goes --------------------------------------------------------

@@ -8,7 +8,7 @@ src=$2
 fails=0
 n=0
 work=$(mktemp -d /tmp/ascend-agent-cli.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+trap 'chattr -i "$work/nodes/n3/health" 2>/dev/null; rm -rf "$work"' EXIT
 
 # expect DESC STATUS PATTERN CMD...: CMD exits STATUS and its stderr matches PATTERN
 expect() {
@@ -81,6 +81,14 @@ expect "a daemon without the fields: warned, the report counts as written" 0 \
 	"no \"heartbeat_age_sec\" number or null; reports are not confirmed" \
 	"$agent" --mount "$work" --node n3 --fault-file "$work/none" --once
 
+# sshfs returns EPERM for every head-side failure SFTP has no code for (a dead ascendfs
+# mount on the head: ENOTCONN there); an immutable file gives EPERM to root here too
+if chattr +i "$work/nodes/n3/health" 2>/dev/null; then
+	expect "EPERM on a network mount points at the head, not at the agent's user" 1 \
+		"Operation not permitted; through a network mount this is also how the head's own failures arrive" \
+		"$agent" --mount "$work" --node n3 --fault-file "$work/none" --once
+	chattr -i "$work/nodes/n3/health"
+fi
 expect "a bad --log-level is a usage error" 2 '--log-level: "verbose" is not a level' \
 	"$agent" --mount "$work" --node n1 --log-level verbose
 # getopt keeps the last --node: what the service's ASCEND_AGENT_OPTS="--node NAME" relies on

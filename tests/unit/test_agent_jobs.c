@@ -389,6 +389,32 @@ static void test_env_merge_over_base(void **state)
 	agent_env_release(&env);
 }
 
+static void test_env_head_mount(void **state)
+{
+	static const char text[] = "export ASCEND_JOB_ID='llama'\n"
+				   "export RANK_TABLE_FILE='/ascend/jobs/llama/ranktable.json'\n";
+	static const char other[] = "export RANK_TABLE_FILE='/ascend/jobs/other/ranktable.json'\n";
+	static const char none[] = "export RANK_ID='0'\n";
+	struct agent_env env = { 0 };
+	char head[64] = "untouched", small[4] = "x";
+
+	env_ok(text, strlen(text), &env);
+	assert_int_equal(agent_env_head_mount(&env, "llama", head, sizeof(head)), 0);
+	assert_string_equal(head, "/ascend");
+	assert_int_equal(agent_env_head_mount(&env, "llama", small, sizeof(small)), -ENAMETOOLONG);
+	assert_string_equal(small, "x");
+	/* another job's rank table, or a name that is only a suffix of the job's */
+	assert_int_equal(agent_env_head_mount(&env, "ama", head, sizeof(head)), -ENOENT);
+	agent_env_release(&env);
+	env_ok(other, strlen(other), &env);
+	assert_int_equal(agent_env_head_mount(&env, "llama", head, sizeof(head)), -ENOENT);
+	agent_env_release(&env);
+	env_ok(none, strlen(none), &env);
+	assert_int_equal(agent_env_head_mount(&env, "llama", head, sizeof(head)), -ENOENT);
+	assert_string_equal(head, "/ascend");
+	agent_env_release(&env);
+}
+
 static void test_exit_code_of_wait_status(void **state)
 {
 	assert_int_equal(agent_exit_code(W_EXITCODE(0, 0)), 0);
@@ -489,6 +515,7 @@ int main(void)
 		cmocka_unit_test(test_env_round_trip_with_sched_quoting),
 		cmocka_unit_test(test_files_rendered_by_sched),
 		cmocka_unit_test(test_env_merge_over_base),
+		cmocka_unit_test(test_env_head_mount),
 		cmocka_unit_test(test_exit_code_of_wait_status),
 		cmocka_unit_test(test_agent_jobs_allocation_failures),
 	};
