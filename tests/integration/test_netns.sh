@@ -162,25 +162,36 @@ timeout 20 ip netns exec "$NS_C1" ssh -n -F /dev/null -o BatchMode=yes -o Connec
 check_fails "the agents' key cannot run a command on the head" test -e "$W/shell-ran"
 
 # ---- compute servers: own mount namespace, sshfs at the head's path, an agent ---------
-# The sshfs options of the README; only the key and host-key files are the test's.
-SSHFS_OPTS="reconnect,ServerAliveInterval=5,ServerAliveCountMax=3,ConnectTimeout=5,BatchMode=yes"
-SSHFS_OPTS="$SSHFS_OPTS,IdentityFile=$W/ssh/id_ed25519,UserKnownHostsFile=$W/ssh/known_hosts"
-SSHFS_OPTS="$SSHFS_OPTS,StrictHostKeyChecking=yes,dir_cache=no,attr_timeout=0,entry_timeout=0"
-SSHFS_OPTS="$SSHFS_OPTS,negative_timeout=0,direct_io,allow_other,default_permissions,umask=0022"
+# The options of the README's fstab line, read from the README itself; only the key and
+# the host-key file are the test's. c1 mounts with mount(8) and every option of the line
+# (_netdev and x-systemd.* are mount(8)'s), c2 runs sshfs in the foreground for its log.
+FSTAB_OPTS=$(awk '$1 == "root@HEAD:/ascend" && $3 == "fuse.sshfs" { print $4; exit }' "$SRC/README.md")
+check_contains "the README has the fstab line of the compute mounts" "dir_cache=no" "$FSTAB_OPTS"
+MOUNT_OPTS=$(echo "$FSTAB_OPTS" | sed "s#IdentityFile=[^,]*#IdentityFile=$W/ssh/id_ed25519#")
+MOUNT_OPTS="$MOUNT_OPTS,UserKnownHostsFile=$W/ssh/known_hosts,StrictHostKeyChecking=yes"
+SSHFS_OPTS=$(echo "$MOUNT_OPTS" | tr ',' '\n' | grep -v -e '^_netdev$' -e '^x-systemd\.' | paste -sd,)
 cat >"$W/compute.sh" <<'EOF'
 #!/bin/bash
-# compute.sh NODE HEAD_ADDR MOUNT WORK AGENT SSHFS_OPTS: one compute server's processes,
-# in its own network and mount namespaces. TERM stops the agent (which stops its job
-# processes), unmounts sshfs, and exits.
-node=$1 head=$2 mnt=$3 work=$4 agent=$5 opts=$6
-sshfs -f -F /dev/null -o "$opts" "root@$head:$mnt" "$mnt" >>"$work/sshfs-$node.log" 2>&1 &
-sshfs_pid=$!
+# compute.sh NODE HEAD_ADDR MOUNT WORK AGENT OPTS HOW: one compute server's processes,
+# in its own network and mount namespaces; HOW "mount": mount(8) -t fuse.sshfs (sshfs
+# goes to the background), "sshfs": sshfs -f with its messages in sshfs-NODE.log. TERM
+# stops the agent (which stops its job processes), unmounts sshfs, and exits.
+node=$1 head=$2 mnt=$3 work=$4 agent=$5 opts=$6 how=$7
+sshfs_pid=""
+if [ "$how" = mount ]; then
+	mount -t fuse.sshfs -o "$opts" "root@$head:$mnt" "$mnt" >>"$work/sshfs-$node.log" 2>&1
+else
+	sshfs -f -F /dev/null -o "$opts" "root@$head:$mnt" "$mnt" >>"$work/sshfs-$node.log" 2>&1 &
+	sshfs_pid=$!
+fi
 agent_pid=""
 stop() {
 	[ -n "$agent_pid" ] && kill -TERM "$agent_pid" 2>/dev/null && wait "$agent_pid"
 	fusermount3 -u "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null
-	kill -TERM "$sshfs_pid" 2>/dev/null
-	wait "$sshfs_pid"
+	if [ -n "$sshfs_pid" ]; then
+		kill -TERM "$sshfs_pid" 2>/dev/null
+		wait "$sshfs_pid"
+	fi
 	exit 0
 }
 trap stop TERM INT
@@ -196,16 +207,16 @@ while kill -0 "$agent_pid" 2>/dev/null; do wait "$agent_pid"; done
 stop
 EOF
 mkdir -p "$W/faults" "$W/logs"
-start_compute() { # start_compute NS NODE HEAD_ADDR
+start_compute() { # start_compute NS NODE HEAD_ADDR OPTS HOW
 	local i=${2#a2-node-}
 	# the device IPs the agent reports (as hccn_tool would): rank tables need them
 	for d in 0 1 2 3 4 5 6 7; do echo "address_$d=10.20.$d.$((10#$i))"; done >"$W/hccn-$2.conf"
 	ip netns exec "$1" unshare --mount --propagation private \
-		bash "$W/compute.sh" "$2" "$3" "$M" "$W" "$AGENT" "$SSHFS_OPTS" &
+		bash "$W/compute.sh" "$2" "$3" "$M" "$W" "$AGENT" "$4" "$5" &
 	COMPUTE_PID[$2]=$!
 }
-start_compute "$NS_C1" a2-node-01 10.231.1.1
-start_compute "$NS_C2" a2-node-02 10.231.2.1
+start_compute "$NS_C1" a2-node-01 10.231.1.1 "$MOUNT_OPTS" mount
+start_compute "$NS_C2" a2-node-02 10.231.2.1 "$SSHFS_OPTS" sshfs
 C1=${COMPUTE_PID[a2-node-01]}
 C2=${COMPUTE_PID[a2-node-02]}
 in_c1() { nsenter -t "$C1" -m -n "$@"; } # a command on compute server c1
