@@ -604,6 +604,14 @@ static int write_health(const struct agent *a, const char *text, size_t len)
  * time since the write began. Returns 0, or -EINVAL with the daemon's reason in @why.
  * An info that cannot be read or parsed proves nothing either way: 0, logged once.
  */
+/*
+ * sshfs sends the SFTP close of the health file (where the head's close() applies the
+ * report) after the local close() has returned, so the first read of info may come
+ * before it: a heartbeat that has not moved is read again this many times, this far apart.
+ */
+#define CONFIRM_TRIES 4
+#define CONFIRM_RETRY_MS 100
+
 static int confirm_report(struct agent *a, long long began_ms, char *why, size_t why_len)
 {
 	struct agent_node_heartbeat hb;
@@ -611,8 +619,9 @@ static int confirm_report(struct agent *a, long long began_ms, char *why, size_t
 	char *buf = NULL, where[768], msg[1024];
 	double since_sec;
 	size_t len = 0;
-	int r;
+	int r, tries = 0;
 
+again:
 	r = agent_read_file(a->info_path, 64 * 1024, &buf, &len);
 	if (r < 0) {
 		snprintf(msg, sizeof(msg), "cannot read %.700s to confirm the report: %s",
@@ -633,11 +642,17 @@ static int confirm_report(struct agent *a, long long began_ms, char *why, size_t
 	since_sec = (double)(agent_now_ms() - began_ms) / 1000.0 + 0.05;
 	if (hb.age_sec >= 0 && hb.age_sec <= since_sec)
 		return 0;
-	if (hb.refused && hb.refused_age_sec <= since_sec)
+	if (hb.refused && hb.refused_age_sec <= since_sec) {
 		snprintf(why, why_len, "%s", hb.refusal);
-	else
-		snprintf(why, why_len, "the heartbeat in %.400s did not move (%s)", a->info_path,
-			 hb.age_sec < 0 ? "no report accepted yet" : "older than this write");
+		return -EINVAL;
+	}
+	if (++tries < CONFIRM_TRIES && !stop_signal) {
+		usleep(CONFIRM_RETRY_MS * 1000);
+		goto again;
+	}
+	snprintf(why, why_len, "the heartbeat in %.400s did not move in %d ms (%s)", a->info_path,
+		 (int)(agent_now_ms() - began_ms),
+		 hb.age_sec < 0 ? "no report accepted yet" : "older than this write");
 	return -EINVAL;
 }
 
