@@ -307,14 +307,22 @@ struct conf_health_npu {
 	char device_ip[48];		/* from an `ip N ADDR` line or JSON "device_ip"; "" */
 };
 
+/* Longest agent identity in a report, with its NUL. */
+#define CONF_HEALTH_AGENT_MAX 160
+
 /*
  * One report. Line format (one item per line, '#' comments and blank lines ignored):
+ *     agent a2-node-01:4f1c0e6d2a9b4b7e8d3c5a6f7e8d9c0b
  *     node OK
  *     npu 0 OK
  *     npu 3 Critical 0x80C98000 HBM uncorrectable ECC
  *     ip 3 10.20.3.1
- * or JSON: {"node": "OK", "npus": [{"id": 3, "health": "Critical", "code": "0x80C98000",
- *          "message": "HBM uncorrectable ECC", "device_ip": "10.20.3.1"}]}
+ * or JSON: {"agent": "...", "node": "OK", "npus": [{"id": 3, "health": "Critical",
+ *          "code": "0x80C98000", "message": "HBM uncorrectable ECC",
+ *          "device_ip": "10.20.3.1"}]}
+ * `agent` (optional, at most once) names the agent that writes the reports: one word of
+ * 1 to 159 printable ASCII bytes; ascend-agent sends "<host name>:<machine-id>", so that
+ * the daemon can tell two agents that use one node name apart. It alone is not a report.
  * Levels (and the words node, npu, ip) are matched case-insensitively. The word after
  * the level is the error CODE when it is "0x" and 1 to 16 hex digits, or 8 hex digits as
  * npu-smi prints them; the rest of the line is the MESSAGE (at most 159 bytes). IP
@@ -324,6 +332,7 @@ struct conf_health_npu {
  * mentioned.
  */
 struct conf_health_report {
+	char agent[CONF_HEALTH_AGENT_MAX];	/* the `agent` item; "" when not given */
 	bool has_node;
 	enum conf_health_level node;
 	struct conf_health_npu npus[CONF_SERVER_NPUS_MAX];

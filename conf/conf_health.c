@@ -17,7 +17,8 @@
 
 #define LEVEL_COUNT 5
 #define LEVEL_HINT "use OK, Warning, Alarm, Critical or UNKNOWN"
-#define LINE_SHAPES "\"node LEVEL\", \"npu ID LEVEL [CODE] [MESSAGE]\" or \"ip ID ADDRESS\""
+#define LINE_SHAPES "\"node LEVEL\", \"npu ID LEVEL [CODE] [MESSAGE]\", \"ip ID ADDRESS\" or " \
+	"\"agent ID\""
 #define CODE_HEX_MAX 16 /* "0x" and up to 16 hex digits: a 64-bit code */
 #define CODE_NPU_SMI_DIGITS 8 /* npu-smi prints codes as 8 hex digits, e.g. 80C98000 */
 
@@ -29,7 +30,7 @@ static const char *const level_names[LEVEL_COUNT] = {
 	[CONF_HEALTH_UNKNOWN] = "UNKNOWN",
 };
 
-static const char *const report_keys[] = { "node", "npus", NULL };
+static const char *const report_keys[] = { "agent", "node", "npus", NULL };
 static const char *const npu_keys[] = { "id", "health", "code", "message", "device_ip", NULL };
 
 const char *conf_health_level_name(enum conf_health_level l)
@@ -84,6 +85,7 @@ struct health_builder {
 	unsigned server_npus;
 	struct conf_health_report rep;
 	unsigned node_line;
+	unsigned agent_line;
 	unsigned level_line[CONF_SERVER_NPUS_MAX];	/* 0: no level given yet */
 	unsigned ip_line[CONF_SERVER_NPUS_MAX];		/* 0: no address given yet */
 	int slot[CONF_SERVER_NPUS_MAX];			/* index in rep.npus, -1: none */
@@ -416,6 +418,46 @@ bad_address:
 			 item, quote_token(&t, q, sizeof(q)));
 }
 
+/* Is @p (@len bytes) an agent identity: 1 to CONF_HEALTH_AGENT_MAX - 1 printable ASCII
+ * bytes without blanks? */
+static bool agent_id_is_valid(const char *p, size_t len)
+{
+	if (len == 0 || len >= CONF_HEALTH_AGENT_MAX)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (p[i] <= ' ' || p[i] > '~')
+			return false;
+	return true;
+}
+
+#define AGENT_ID_RULE "1 to 159 printable ASCII characters without blanks, such as " \
+	"\"a2-node-01:4f1c0e6d\""
+
+static int line_agent(struct health_builder *b, const struct line *l, const char *pos)
+{
+	struct token t;
+	char q[CONF_QUOTE_MAX];
+
+	if (!next_token(l, &pos, &t))
+		return line_fail(b, l, end_column(l),
+				 "agent: the identity is missing; write \"agent ID\" with " AGENT_ID_RULE);
+	if (b->agent_line)
+		return line_fail(b, l, t.column,
+				 "agent: already given at line %u; name the agent once",
+				 b->agent_line);
+	if (!agent_id_is_valid(t.p, t.len))
+		return line_fail(b, l, t.column, "agent: %s is not an identity; use " AGENT_ID_RULE,
+				 quote_token(&t, q, sizeof(q)));
+	memcpy(b->rep.agent, t.p, t.len);
+	b->rep.agent[t.len] = '\0';
+	if (next_token(l, &pos, &t))
+		return line_fail(b, l, t.column,
+				 "agent: unexpected %s after the identity; write \"agent ID\"",
+				 quote_token(&t, q, sizeof(q)));
+	b->agent_line = l->number;
+	return 0;
+}
+
 static int parse_line(struct health_builder *b, const struct line *l)
 {
 	const char *pos = l->start;
@@ -430,6 +472,8 @@ static int parse_line(struct health_builder *b, const struct line *l)
 		return line_npu(b, l, pos);
 	if (token_is(&t, "ip"))
 		return line_ip(b, l, pos);
+	if (token_is(&t, "agent"))
+		return line_agent(b, l, pos);
 	return line_fail(b, l, t.column, "unknown item %s; each line is " LINE_SHAPES,
 			 quote_token(&t, q, sizeof(q)));
 }
@@ -600,6 +644,13 @@ static int json_report(struct health_builder *b, const struct conf_node *root)
 	r = conf_check_keys(&ctx, root, report_keys);
 	if (r < 0)
 		return r;
+	n = conf_map_get(root, "agent");
+	if (n) {
+		if (n->kind != CONF_NODE_SCALAR || !n->quoted ||
+		    !agent_id_is_valid(n->text, n->text_len))
+			return conf_fail(&ctx, n, "agent: expected a string of " AGENT_ID_RULE);
+		memcpy(b->rep.agent, n->text, n->text_len + 1);
+	}
 	n = conf_map_get(root, "node");
 	if (n) {
 		r = json_level(&ctx, n, "node", &b->rep.node);
@@ -744,6 +795,8 @@ int conf_health_render(const struct conf_health_report *r, char **ret_buf, size_
 	if (!o.buf)
 		return -ENOMEM;
 	o.buf[0] = '\0';
+	if (r->agent[0])
+		out_printf(&o, "agent %s\n", r->agent);
 	if (r->has_node)
 		out_printf(&o, "node %s\n", conf_health_level_name(r->node));
 	for (i = 0; i < r->npu_count && i < CONF_SERVER_NPUS_MAX; i++) {

@@ -317,6 +317,60 @@ static void test_health_json(void **state)
 	assert_string_equal(rep.npus[0].message, "");
 }
 
+/* The agent that writes the reports names itself: one word, once; alone it is no report. */
+static void test_health_agent(void **state)
+{
+	struct conf_health_report rep, again;
+	struct conf_error err;
+	char *text = NULL, long_id[CONF_HEALTH_AGENT_MAX + 8];
+	size_t len = 0;
+
+	(void)state;
+	parse_okz("agent a2-node-01:4f1c0e6d\nnode OK\n", &rep);
+	assert_string_equal(rep.agent, "a2-node-01:4f1c0e6d");
+	parse_okz("node OK\n", &rep);
+	assert_string_equal(rep.agent, "");
+	parse_okz("{\"agent\": \"h:1\", \"node\": \"OK\"}", &rep);
+	assert_string_equal(rep.agent, "h:1");
+	/* rendered first, and read back the same */
+	parse_okz("npu 2 Critical 0x1\nAGENT h:2\n", &rep);
+	assert_int_equal(conf_health_render(&rep, &text, &len), 0);
+	assert_string_equal(text, "agent h:2\nnpu 2 Critical 0x1\n");
+	assert_int_equal(conf_health_parse(text, len, "t/health", 8, &again, &err), 0);
+	assert_memory_equal(&rep, &again, sizeof(rep));
+	free(text);
+	assert_string_equal(parse_failz("agent h:1\n", -EINVAL),
+			    "t/health: the report is empty; write at least \"node OK\" or one "
+			    "\"npu ID LEVEL\" line");
+	assert_string_equal(parse_failz("agent h:1\nagent h:2\nnode OK\n", -EINVAL),
+			    "t/health:2:7: agent: already given at line 1; name the agent once");
+	assert_string_equal(parse_failz("agent\nnode OK\n", -EINVAL),
+			    "t/health:1:7: agent: the identity is missing; write \"agent ID\" with "
+			    "1 to 159 printable ASCII characters without blanks, such as "
+			    "\"a2-node-01:4f1c0e6d\"");
+	assert_string_equal(parse_failz("agent h 1\nnode OK\n", -EINVAL),
+			    "t/health:1:9: agent: unexpected \"1\" after the identity; write "
+			    "\"agent ID\"");
+	assert_non_null(strstr(parse_failz("agent caf\xc3\xa9\nnode OK\n", -EINVAL),
+			       "agent: \"caf\xc3\xa9\" is not an identity"));
+	memset(long_id, 'x', sizeof(long_id));
+	memcpy(long_id, "agent ", 6);
+	long_id[6 + CONF_HEALTH_AGENT_MAX - 1] = '\0'; /* 159 bytes of identity: accepted */
+	{
+		char buf[CONF_HEALTH_AGENT_MAX + 32];
+
+		snprintf(buf, sizeof(buf), "%s\nnode OK\n", long_id);
+		parse_okz(buf, &rep);
+		assert_int_equal(strlen(rep.agent), CONF_HEALTH_AGENT_MAX - 1);
+		snprintf(buf, sizeof(buf), "%sx\nnode OK\n", long_id);
+		assert_non_null(strstr(parse_failz(buf, -EINVAL), "is not an identity"));
+	}
+	assert_non_null(strstr(parse_failz("{\"agent\": 7, \"node\": \"OK\"}", -EINVAL),
+			       "agent: expected a string of 1 to 159 printable ASCII characters"));
+	assert_non_null(strstr(parse_failz("{\"agent\": \"a b\", \"node\": \"OK\"}", -EINVAL),
+			       "agent: expected a string"));
+}
+
 static void test_health_refusals(void **state)
 {
 	/* One line each; the data cases hold the rest. */
@@ -359,7 +413,8 @@ static void test_health_refusals(void **state)
 	/* Columns count characters, not bytes. */
 	assert_string_equal(parse_failz("npu 1 OK caf\xc3\xa9\n\xc3\xa9t\xc3\xa9 1 OK\n", -EINVAL),
 			    "t/health:2:1: unknown item \"\xc3\xa9t\xc3\xa9\"; each line is \"node "
-			    "LEVEL\", \"npu ID LEVEL [CODE] [MESSAGE]\" or \"ip ID ADDRESS\"");
+			    "LEVEL\", \"npu ID LEVEL [CODE] [MESSAGE]\", \"ip ID ADDRESS\" or "
+			    "\"agent ID\"");
 	/* "\r" alone ends a line, as conf_check_text() counts lines. */
 	assert_string_equal(parse_failz("node OK\rnpu 9 OK\r", -EINVAL),
 			    "t/health:2:5: npu 9: no such NPU; this server has NPUs 0 to 7");
@@ -641,6 +696,7 @@ int main(void)
 		cmocka_unit_test(test_health_message_limit),
 		cmocka_unit_test(test_health_server_sizes),
 		cmocka_unit_test(test_health_json),
+		cmocka_unit_test(test_health_agent),
 		cmocka_unit_test(test_health_refusals),
 		cmocka_unit_test(test_health_binary),
 		cmocka_unit_test(test_health_size_limit),
