@@ -966,6 +966,7 @@ static int health_apply(struct fs_ctx *ctx, struct fs_handle *h)
 	h->dirty = false;
 	if (h->len == 0)
 		return h->last_err = 0;
+	why[0] = '\0';
 	snprintf(file, sizeof(file), "%s/health", h->path.item);
 	pthread_mutex_lock(&ctx->lock);
 	server = sched_cluster_find_server(ctx->cluster, h->path.item);
@@ -978,6 +979,9 @@ static int health_apply(struct fs_ctx *ctx, struct fs_handle *h)
 	pthread_mutex_lock(&ctx->lock);
 	if (r < 0) {
 		conf_error_format(&err, why, sizeof(why));
+		sched_server_note_refusal(ctx->cluster, (unsigned)server, why, fs_now_usec());
+	} else if ((r = sched_server_check_agent(ctx->cluster, (unsigned)server, rep.agent,
+						 fs_now_usec(), why, sizeof(why))) < 0) {
 		sched_server_note_refusal(ctx->cluster, (unsigned)server, why, fs_now_usec());
 	} else {
 		r = sched_server_report(ctx->cluster, (unsigned)server, &rep, fs_now_usec());

@@ -122,6 +122,8 @@ struct sched_server {
 	char *last_refusal;		/* why the last refused health report was refused,
 					 * NULL when none since the last accepted one (owned) */
 	uint64_t last_refusal_usec;	/* when it was refused */
+	char agent[CONF_HEALTH_AGENT_MAX]; /* the `agent` of the last accepted report that
+					 * named one; "" = none yet */
 	enum sched_health node_health;	/* the `node` line of the last report */
 	bool ips_confirmed;		/* the agent reported a device_ip for every NPU */
 	struct sched_npu npus[CONF_SERVER_NPUS_MAX];
@@ -501,10 +503,24 @@ int sched_server_clear_npu(struct sched_cluster *c, const char *name, unsigned n
  *            isolation manual
  * Reported device IPs are compared with the inventory (a difference is an event; the
  * reported address is what the rank table uses); a server whose agent reported every
- * NPU's IP is confirmed. Returns 0 or -ENOENT (no such server).
+ * NPU's IP is confirmed. The report's `agent`, when given, becomes the server's agent
+ * (check it first with sched_server_check_agent()). Returns 0 or -ENOENT (no such server).
  */
 int sched_server_report(struct sched_cluster *c, unsigned server,
 			const struct conf_health_report *r, uint64_t now_usec);
+
+/*
+ * sched_server_check_agent() - may a report from agent @agent ("" = it names none) count
+ * for server @server at @now_usec? Not while another agent's report counted within
+ * conf->heartbeat_timeout_sec: two agents that use one node name (a copied host name or
+ * --node) would each run the jobs listed for it. Once the other has been silent that
+ * long (the server is unreachable by then, or was taken over), the new agent may.
+ * A report without an agent is not checked (older agents, hand-written reports).
+ * @why (@why_len bytes) receives the reason on refusal.
+ * Returns 0, -EEXIST (refuse the report) or -ENOENT (no such server).
+ */
+int sched_server_check_agent(const struct sched_cluster *c, unsigned server, const char *agent,
+			     uint64_t now_usec, char *why, size_t why_len);
 
 /*
  * sched_server_note_refusal() - append a "refused" event about server @server (a health
@@ -722,7 +738,8 @@ int sched_render_server_npus(const struct sched_cluster *c, unsigned server, cha
 
 /*
  * sched_render_server_info() - JSON: host_ip, type, switch, super pod, heartbeat age
- * ("heartbeat_age_sec", null before the first report), and "last_refused_report":
+ * ("heartbeat_age_sec", null before the first report), "agent" (the agent of the last
+ * accepted report that named one, or null), and "last_refused_report":
  * {"reason", "age_sec"} of the last refused health report since the last accepted one,
  * else null.
  */

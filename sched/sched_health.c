@@ -247,6 +247,13 @@ int sched_server_report(struct sched_cluster *c, unsigned server,
 	s->last_report_usec = now_usec;
 	free(s->last_refusal);
 	s->last_refusal = NULL;
+	if (r->agent[0] && strcmp(s->agent, r->agent) != 0) {
+		if (s->agent[0])
+			sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, s->conf->name, -1,
+					"reports now come from agent %s (was %s)", r->agent,
+					s->agent);
+		memcpy(s->agent, r->agent, sizeof(s->agent));
+	}
 	check_ips(c, s, r, now_usec);
 
 	if (r->has_node) {
@@ -282,6 +289,28 @@ int sched_server_report(struct sched_cluster *c, unsigned server,
 	}
 	sched_schedule(c, now_usec);
 	return 0;
+}
+
+int sched_server_check_agent(const struct sched_cluster *c, unsigned server, const char *agent,
+			     uint64_t now_usec, char *why, size_t why_len)
+{
+	const struct sched_server *s;
+	uint64_t timeout;
+
+	if (server >= c->server_count)
+		return -ENOENT;
+	s = &c->servers[server];
+	timeout = (uint64_t)c->conf->heartbeat_timeout_sec * 1000000u;
+	if (!agent || !agent[0] || !s->agent[0] || strcmp(agent, s->agent) == 0 ||
+	    !s->last_report_usec || elapsed(now_usec, s->last_report_usec) > timeout)
+		return 0;
+	snprintf(why, why_len, "agent %.160s reports for %s, but agent %.160s did %.1f s ago: two "
+		 "agents use the node name %s; give each server its own (--node, or the host "
+		 "name); the other agent takes over after %u s of its silence",
+		 agent, s->conf->name, s->agent,
+		 (double)elapsed(now_usec, s->last_report_usec) / 1e6, s->conf->name,
+		 c->conf->heartbeat_timeout_sec);
+	return -EEXIST;
 }
 
 int sched_server_note_refusal(struct sched_cluster *c, unsigned server, const char *reason,

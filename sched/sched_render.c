@@ -897,6 +897,7 @@ int sched_render_server_info(const struct sched_cluster *c, unsigned server, uin
 			    s->last_report_usec && now_usec >= s->last_report_usec ?
 				    json_real((double)(now_usec - s->last_report_usec) / 1e6) :
 				    json_null());
+	jset(o, "agent", s->agent[0] ? jstr(s->agent) : json_null());
 	if (s->last_refusal) {
 		json_t *r = json_object();
 

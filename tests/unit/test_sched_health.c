@@ -391,6 +391,71 @@ static void test_health_refusal_shows_in_info_until_a_report_is_accepted(void **
 	sched_cluster_free(c);
 }
 
+/* A report as agent @agent sends it: the node OK, every NPU OK. */
+static int report_as(struct sched_cluster *c, unsigned server, const char *agent, uint64_t now,
+		     char *why, size_t why_len)
+{
+	struct conf_health_report r = { .has_node = true, .node = CONF_HEALTH_OK };
+	int e;
+
+	snprintf(r.agent, sizeof(r.agent), "%s", agent);
+	r.npu_count = c->servers[server].conf->npu_count;
+	for (unsigned d = 0; d < r.npu_count; d++) {
+		r.npus[d].id = d;
+		r.npus[d].has_level = true;
+		r.npus[d].level = CONF_HEALTH_OK;
+	}
+	e = sched_server_check_agent(c, server, r.agent, now, why, why_len);
+	if (e < 0)
+		return e;
+	assert_int_equal(sched_server_report(c, server, &r, now), 0);
+	fx_check(c);
+	return 0;
+}
+
+/*
+ * Two agents that use one node name (a copied host name): the second is refused while
+ * the first reports, and takes over only after the first has been silent for the
+ * heartbeat timeout. A report without an agent is not checked.
+ */
+static void test_health_second_agent_for_one_node_is_refused(void **state)
+{
+	struct fx_opts o = { .servers = 2 };
+	struct sched_cluster *c = fx_cluster(&o);
+	unsigned timeout = c->conf->heartbeat_timeout_sec;
+	char why[SCHED_REASON_MAX] = "", *text = NULL;
+	size_t len = 0;
+
+	(void)state;
+	assert_int_equal(report_as(c, 0, "host-a:1111", tick(1), why, sizeof(why)), 0);
+	assert_int_equal(report_as(c, 0, "host-a:1111", tick(1), why, sizeof(why)), 0);
+	assert_int_equal(report_as(c, 0, "host-b:2222", tick(1), why, sizeof(why)), -EEXIST);
+	assert_string_equal(why, "agent host-b:2222 reports for node-0, but agent host-a:1111 "
+				 "did 1.0 s ago: two agents use the node name node-0; give "
+				 "each server its own (--node, or the host name); the other agent "
+				 "takes over after 15 s of its silence");
+	assert_string_equal(c->servers[0].agent, "host-a:1111");
+	assert_int_equal(sched_render_server_info(c, 0, clock_usec, &text, &len), 0);
+	assert_non_null(strstr(text, "\"agent\": \"host-a:1111\""));
+	free(text);
+	/* the same agent restarted (same identity) goes on at once */
+	assert_int_equal(report_as(c, 0, "host-a:1111", tick(1), why, sizeof(why)), 0);
+	/* other servers, and reports that name no agent, are not affected */
+	assert_int_equal(report_as(c, 1, "host-b:2222", clock_usec, why, sizeof(why)), 0);
+	assert_int_equal(report_as(c, 0, "", tick(1), why, sizeof(why)), 0);
+	assert_string_equal(c->servers[0].agent, "host-a:1111");
+	/* host-a falls silent: host-b may take over once the timeout has passed */
+	assert_int_equal(report_as(c, 0, "host-b:2222", tick(timeout), why, sizeof(why)),
+			 -EEXIST);
+	assert_int_equal(report_as(c, 0, "host-b:2222", tick(1), why, sizeof(why)), 0);
+	assert_string_equal(c->servers[0].agent, "host-b:2222");
+	assert_true(has_event(c, SCHED_EV_HEALTH, "reports now come from agent host-b:2222 "
+						  "(was host-a:1111)"));
+	assert_int_equal(sched_server_check_agent(c, 9, "x", clock_usec, why, sizeof(why)),
+			 -ENOENT);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -406,6 +471,7 @@ int main(void)
 		cmocka_unit_test(test_health_reported_ips_used_and_checked),
 		cmocka_unit_test(test_health_hold_counts_healthy_time),
 		cmocka_unit_test(test_health_refusal_shows_in_info_until_a_report_is_accepted),
+		cmocka_unit_test(test_health_second_agent_for_one_node_is_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
