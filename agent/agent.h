@@ -105,12 +105,13 @@ struct agent_node_heartbeat {
 	bool refused;			/* a report was refused since the last accepted one */
 	double refused_age_sec;		/* how long ago (when @refused) */
 	char refusal[AGENT_REFUSAL_MAX];	/* why (when @refused), cut to fit */
+	char agent[CONF_HEALTH_AGENT_MAX];	/* whose report counted last; "" = none said */
 };
 
 /*
  * agent_parse_node_heartbeat() - "heartbeat_age_sec" (a number or null) and
  * "last_refused_report" (null or {"reason", "age_sec"}) from nodes/<node>/info, as
- * sched_render_server_info() writes them. An agent on a network mount reads them after
+ * sched_render_server_info() writes them, and "agent" (a string, null or absent: ""). An agent on a network mount reads them after
  * each report, because sshfs does not pass on the error the daemon returns from close().
  * @text, @len: the file (need not be NUL-terminated). @source: for messages.
  * Returns 0 with *@ret filled, -EINVAL (not JSON, or either key missing or of the wrong

@@ -54,7 +54,7 @@ int agent_parse_node_heartbeat(const char *text, size_t len, const char *source,
 {
 	struct agent_node_heartbeat hb = { .age_sec = -1 };
 	json_error_t jerr;
-	json_t *root, *age, *refused, *reason, *refused_age;
+	json_t *root, *age, *refused, *reason, *refused_age, *agent;
 	int r = 0;
 
 	root = json_loadb(text ? text : "", text ? len : 0, 0, &jerr);
@@ -76,6 +76,13 @@ int agent_parse_node_heartbeat(const char *text, size_t len, const char *source,
 	if (!refused) {
 		r = agent_err_set(err, source, 0, 0, "no \"last_refused_report\": the daemon is "
 				  "older than this agent");
+		goto out;
+	}
+	agent = json_object_get(root, "agent");
+	if (json_is_string(agent))
+		snprintf(hb.agent, sizeof(hb.agent), "%s", json_string_value(agent));
+	else if (agent && !json_is_null(agent)) {
+		r = agent_err_set(err, source, 0, 0, "\"agent\" is neither a string nor null");
 		goto out;
 	}
 	if (json_is_object(refused)) {

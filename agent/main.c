@@ -85,6 +85,7 @@ struct agent {
 	char health_path[PATH_MAX];
 	char info_path[PATH_MAX];
 	char fstype[64];		/* of the mount, e.g. "fuse.ascendfs", "fuse.sshfs" */
+	char agent_id[CONF_HEALTH_AGENT_MAX]; /* "<host name>:<machine-id>", in each report */
 	bool network_mount;		/* not ascendfs's own mount: no inotify, no close()
 					 * errors (sshfs, NFS) */
 
@@ -640,19 +641,27 @@ again:
 	log_problem(a, PROBLEM_CONFIRM, AGENT_LOG_INFO, "");
 	/* 50 ms for the rounding of the two clocks' readings */
 	since_sec = (double)(agent_now_ms() - began_ms) / 1000.0 + 0.05;
-	if (hb.age_sec >= 0 && hb.age_sec <= since_sec)
-		return 0;
 	if (hb.refused && hb.refused_age_sec <= since_sec) {
 		snprintf(why, why_len, "%s", hb.refusal);
 		return -EINVAL;
 	}
+	/* a heartbeat that moved counts for this agent only when info names it (another
+	 * agent using this node name moves it too) */
+	if (hb.age_sec >= 0 && hb.age_sec <= since_sec &&
+	    (!hb.agent[0] || strcmp(hb.agent, a->agent_id) == 0))
+		return 0;
 	if (++tries < CONFIRM_TRIES && !stop_signal) {
 		usleep(CONFIRM_RETRY_MS * 1000);
 		goto again;
 	}
-	snprintf(why, why_len, "the heartbeat in %.400s did not move in %d ms (%s)", a->info_path,
-		 (int)(agent_now_ms() - began_ms),
-		 hb.age_sec < 0 ? "no report accepted yet" : "older than this write");
+	if (hb.agent[0] && strcmp(hb.agent, a->agent_id) != 0)
+		snprintf(why, why_len, "nodes/%.64s/info says the reports that count come from "
+			 "agent %.120s, not this one (%.120s): two agents use the node name %.64s",
+			 a->node, hb.agent, a->agent_id, a->node);
+	else
+		snprintf(why, why_len, "the heartbeat in %.400s did not move in %d ms (%s)",
+			 a->info_path, (int)(agent_now_ms() - began_ms),
+			 hb.age_sec < 0 ? "no report accepted yet" : "older than this write");
 	return -EINVAL;
 }
 
@@ -746,7 +755,7 @@ static int report_once(struct agent *a)
 	char *text = NULL;
 	size_t len = 0;
 	long long write_ms, began_ms;
-	char refusal[AGENT_REFUSAL_MAX + 128];
+	char refusal[AGENT_REFUSAL_MAX + 256];
 	bool with_ips;
 	int r;
 
@@ -764,6 +773,7 @@ static int report_once(struct agent *a)
 		return -EINTR;
 
 	agent_report_build(&health, a->npu_count, absent, &a->known_ips, &rep);
+	memcpy(rep.agent, a->agent_id, sizeof(rep.agent));
 	agent_report_ips(&rep, &ips);
 	with_ips = !a->ips_sent || memcmp(&ips, &a->sent_ips, sizeof(ips)) != 0;
 	if (!with_ips)
@@ -886,6 +896,38 @@ static int learn_node(struct agent *a)
  * from /proc/self/mountinfo. When that cannot be read, assume a network mount: polling
  * and confirming cost a read each, missing a change costs an interval.
  */
+/*
+ * This agent's identity in its reports: "<host name>:<machine-id>" (machine-id(5); the
+ * host name alone when there is none), so that the daemon refuses a second agent that
+ * uses the same node name on another server (sched_server_check_agent()).
+ */
+static void learn_identity(struct agent *a)
+{
+	static const char *const id_files[] = { "/etc/machine-id", "/var/lib/dbus/machine-id" };
+	char host[256] = "", *buf = NULL;
+	size_t len = 0, o;
+
+	if (gethostname(host, sizeof(host) - 1) < 0 || !host[0])
+		snprintf(host, sizeof(host), "unknown");
+	for (o = 0; host[o]; o++)
+		if (host[o] <= ' ' || host[o] > '~')
+			host[o] = '_';
+	snprintf(a->agent_id, sizeof(a->agent_id), "%.100s", host);
+	for (size_t i = 0; i < sizeof(id_files) / sizeof(id_files[0]); i++) {
+		if (agent_read_file(id_files[i], 256, &buf, &len) < 0)
+			continue;
+		len = strspn(buf, "0123456789abcdefABCDEF");
+		if (len > 0) {
+			o = strlen(a->agent_id);
+			snprintf(a->agent_id + o, sizeof(a->agent_id) - o, ":%.*s",
+				 (int)(len < 40 ? len : 40), buf);
+			free(buf);
+			return;
+		}
+		free(buf);
+	}
+}
+
 static void learn_mount(struct agent *a)
 {
 	char canon[PATH_MAX], *buf = NULL;
@@ -1190,6 +1232,7 @@ int main(int argc, char **argv)
 	    (!a->once && learn_config(a) < 0))
 		return 1;
 	learn_mount(a);
+	learn_identity(a);
 	if (a->log_dir && (r = agent_make_dirs(a->log_dir, 0755)) < 0) {
 		agent_log(AGENT_LOG_ERROR, "cannot create --log-dir %s: %s", a->log_dir,
 			  strerror(-r));
@@ -1199,8 +1242,9 @@ int main(int argc, char **argv)
 		snprintf(every, sizeof(every), "once");
 	else
 		snprintf(every, sizeof(every), "every %u s", a->interval_sec);
-	agent_log(AGENT_LOG_INFO, "reporting to %s %s: health from %s%s, device IPs from %s%s",
-		  a->health_path, every, a->fault_file ? "fault file " : "",
+	agent_log(AGENT_LOG_INFO, "reporting to %s %s as agent %s: health from %s%s, device IPs "
+		  "from %s%s",
+		  a->health_path, every, a->agent_id, a->fault_file ? "fault file " : "",
 		  a->fault_file ? a->fault_file : a->npu_smi,
 		  a->hccn_tool ? a->hccn_tool : a->hccn_conf ? a->hccn_conf : "nowhere",
 		  a->hccn_tool || a->hccn_conf ? "" : " (the inventory's device_ips are used)");

@@ -177,6 +177,7 @@ cat >"$W/compute.sh" <<'EOF'
 # goes to the background), "sshfs": sshfs -f with its messages in sshfs-NODE.log. TERM
 # stops the agent (which stops its job processes), unmounts sshfs, and exits.
 node=$1 head=$2 mnt=$3 work=$4 agent=$5 opts=$6 how=$7
+hostname "host-$node" # its own UTS namespace: a host name of its own, as a server has
 sshfs_pid=""
 if [ "$how" = mount ]; then
 	mount -t fuse.sshfs -o "$opts" "root@$head:$mnt" "$mnt" >>"$work/sshfs-$node.log" 2>&1
@@ -211,7 +212,7 @@ start_compute() { # start_compute NS NODE HEAD_ADDR OPTS HOW
 	local i=${2#a2-node-}
 	# the device IPs the agent reports (as hccn_tool would): rank tables need them
 	for d in 0 1 2 3 4 5 6 7; do echo "address_$d=10.20.$d.$((10#$i))"; done >"$W/hccn-$2.conf"
-	ip netns exec "$1" unshare --mount --propagation private \
+	ip netns exec "$1" unshare --mount --propagation private --uts \
 		bash "$W/compute.sh" "$2" "$3" "$M" "$W" "$AGENT" "$4" "$5" &
 	COMPUTE_PID[$2]=$!
 }
@@ -219,8 +220,8 @@ start_compute "$NS_C1" a2-node-01 10.231.1.1 "$MOUNT_OPTS" mount
 start_compute "$NS_C2" a2-node-02 10.231.2.1 "$SSHFS_OPTS" sshfs
 C1=${COMPUTE_PID[a2-node-01]}
 C2=${COMPUTE_PID[a2-node-02]}
-in_c1() { nsenter -t "$C1" -m -n "$@"; } # a command on compute server c1
-in_c2() { nsenter -t "$C2" -m -n "$@"; }
+in_c1() { nsenter -t "$C1" -m -n -u "$@"; } # a command on compute server c1
+in_c2() { nsenter -t "$C2" -m -n -u "$@"; }
 
 json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
 state_of() { json "$M/nodes/$1/info" 'd["state"]' 2>/dev/null; }
@@ -298,6 +299,17 @@ in_c1 setpriv --reuid=65534 --regid=65534 --clear-groups cp "$W/sneak.yaml" "$M/
 check_fails "a user other than root on c1 cannot submit a job through the mount" \
 	test -e "$M/jobs/sneak"
 [ -e "$M/jobs/sneak" ] && { echo cancel >"$M/jobs/sneak/ctl"; rmdir "$M/jobs/sneak"; }
+
+# A second agent that uses a2-node-01's name, on c2 (a copied host name, a wrong --node):
+# the daemon refuses its reports while c1's agent reports, and it says why through sshfs.
+dup=$(in_c2 "$AGENT" --mount "$M" --node a2-node-01 --fault-file "$W/none" --once 2>&1)
+check_eq "a second agent for a2-node-01 on c2 is refused (exit 1)" 1 "$?"
+check_contains "and says that two agents use the name" \
+	"agent host-a2-node-02:" "$dup"
+check_contains "(the daemon's reason, read through sshfs)" \
+	"two agents use the node name a2-node-01" "$dup"
+check_contains "a2-node-01's reports still come from c1's agent" '"agent": "host-a2-node-01:' \
+	"$(cat "$M/nodes/a2-node-01/info")"
 
 # ---- two jobs, one on each server ---------------------------------------------------
 submit() { cat >"$W/$1.yaml" && cp "$W/$1.yaml" "$M/jobs/$1.yaml"; }

@@ -76,6 +76,18 @@ info null '{"reason": "old", "age_sec": 900.0}'
 expect "an old refusal is not this report's; no heartbeat yet: exit 1" 1 \
 	"did not move in [0-9]+ ms \\(no report accepted yet\\)" \
 	"$agent" --mount "$work" --node n3 --fault-file "$work/none" --once
+# another agent's report moved the heartbeat (two agents with one node name): not ours
+printf '{"name": "n3", "npu_count": 8, "heartbeat_age_sec": 0.0, "agent": "other-host:42", "last_refused_report": null}\n' \
+	>"$work/nodes/n3/info"
+expect "a heartbeat moved by another agent: exit 1, both named" 1 \
+	"nodes/n3/info says the reports that count come from agent other-host:42, not this one \\($(hostname)[:)].*two agents use the node name n3" \
+	"$agent" --mount "$work" --node n3 --fault-file "$work/none" --once
+me=$(hostname)
+[ -r /etc/machine-id ] && me="$me:$(tr -cd '0-9a-fA-F' </etc/machine-id | head -c 40)"
+printf '{"name": "n3", "npu_count": 8, "heartbeat_age_sec": 0.0, "agent": "%s", "last_refused_report": null}\n' \
+	"$me" >"$work/nodes/n3/info"
+expect "a heartbeat moved by this agent ($me): exit 0" 0 "as agent $me: " \
+	"$agent" --mount "$work" --node n3 --fault-file "$work/none" --once
 # sshfs sends the SFTP close (where the head applies the report) after close() returned
 # here: a heartbeat that moves a moment later still confirms the report
 info 42.5 null

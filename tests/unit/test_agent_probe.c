@@ -385,6 +385,12 @@ static void test_node_heartbeat(void **state)
 	assert_true(hb.refused);
 	assert_true(hb.refused_age_sec > 0.4 && hb.refused_age_sec < 0.6);
 	assert_string_equal(hb.refusal, "h:1:5: npu 9: no such NPU");
+	assert_string_equal(hb.agent, ""); /* absent: an older daemon */
+	assert_int_equal(hb_parse("{\"heartbeat_age_sec\": 1, \"agent\": \"h:9\", "
+				  "\"last_refused_report\": null}", &hb, &err), 0);
+	assert_string_equal(hb.agent, "h:9");
+	assert_int_equal(hb_parse("{\"heartbeat_age_sec\": 1, \"agent\": 9, "
+				  "\"last_refused_report\": null}", &hb, &err), -EINVAL);
 	assert_int_equal(hb_parse("{\"heartbeat_age_sec\": null, \"last_refused_report\": null}",
 				  &hb, &err), 0);
 	assert_true(hb.age_sec < 0);
