@@ -8,23 +8,34 @@
 
 #include "agent_internal.h"
 
+/* The JSON document in @text (@len bytes; NULL: none) as *@ret_root (json_decref()). */
+static int load_json(const char *text, size_t len, const char *source, json_t **ret_root,
+		     struct conf_error *err)
+{
+	json_error_t jerr;
+
+	*ret_root = json_loadb(text ? text : "", text ? len : 0, 0, &jerr);
+	if (*ret_root)
+		return 0;
+	if (json_error_code(&jerr) == json_error_out_of_memory) {
+		agent_err_set(err, source, 0, 0, "out of memory");
+		return -ENOMEM;
+	}
+	return agent_err_set(err, source, jerr.line > 0 ? (unsigned)jerr.line : 0,
+			     jerr.column > 0 ? (unsigned)jerr.column : 0, "invalid JSON: %s",
+			     jerr.text);
+}
+
 int agent_parse_node_info(const char *text, size_t len, const char *source,
 			  unsigned *ret_npu_count, struct conf_error *err)
 {
-	json_error_t jerr;
 	json_t *root, *n;
 	json_int_t v;
+	int r;
 
-	root = json_loadb(text ? text : "", text ? len : 0, 0, &jerr);
-	if (!root) {
-		if (json_error_code(&jerr) == json_error_out_of_memory) {
-			agent_err_set(err, source, 0, 0, "out of memory");
-			return -ENOMEM;
-		}
-		return agent_err_set(err, source, jerr.line > 0 ? (unsigned)jerr.line : 0,
-				     jerr.column > 0 ? (unsigned)jerr.column : 0,
-				     "invalid JSON: %s", jerr.text);
-	}
+	r = load_json(text, len, source, &root, err);
+	if (r < 0)
+		return r;
 	n = json_is_object(root) ? json_object_get(root, "npu_count") : NULL;
 	if (!json_is_integer(n)) {
 		json_decref(root);
@@ -53,20 +64,12 @@ int agent_parse_node_heartbeat(const char *text, size_t len, const char *source,
 			       struct agent_node_heartbeat *ret, struct conf_error *err)
 {
 	struct agent_node_heartbeat hb = { .age_sec = -1 };
-	json_error_t jerr;
 	json_t *root, *age, *refused, *reason, *refused_age, *agent;
 	int r = 0;
 
-	root = json_loadb(text ? text : "", text ? len : 0, 0, &jerr);
-	if (!root) {
-		if (json_error_code(&jerr) == json_error_out_of_memory) {
-			agent_err_set(err, source, 0, 0, "out of memory");
-			return -ENOMEM;
-		}
-		return agent_err_set(err, source, jerr.line > 0 ? (unsigned)jerr.line : 0,
-				     jerr.column > 0 ? (unsigned)jerr.column : 0,
-				     "invalid JSON: %s", jerr.text);
-	}
+	r = load_json(text, len, source, &root, err);
+	if (r < 0)
+		return r;
 	age = json_is_object(root) ? json_object_get(root, "heartbeat_age_sec") : NULL;
 	refused = json_is_object(root) ? json_object_get(root, "last_refused_report") : NULL;
 	if (!age || (!json_is_null(age) && !json_number(age, &hb.age_sec)) || hb.age_sec < -1) {

@@ -47,6 +47,23 @@ bool conf_name_is_valid(const char *name)
 	return true;
 }
 
+/* A decimal number without sign or blanks; *@end set past it. */
+static int parse_u64(const char *p, const char **end, uint64_t *ret)
+{
+	uint64_t v = 0;
+
+	if (*p < '0' || *p > '9')
+		return -EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	*end = p;
+	*ret = v;
+	return 0;
+}
+
 int conf_parse_duration(const char *text, uint64_t *ret_sec)
 {
 	static const struct {
@@ -60,16 +77,11 @@ int conf_parse_duration(const char *text, uint64_t *ret_sec)
 	if (!text || !*text)
 		return -EINVAL;
 	while (*p) {
-		uint64_t v = 0;
+		uint64_t v;
 		size_t u;
 
-		if (*p < '0' || *p > '9')
+		if (parse_u64(p, &p, &v) < 0)
 			return -EINVAL;
-		for (; *p >= '0' && *p <= '9'; p++) {
-			if (v > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
-				return -EINVAL;
-			v = v * 10 + (uint64_t)(*p - '0');
-		}
 		if (!*p) {
 			/* A bare number is seconds, but only on its own: "1h30" is ambiguous. */
 			if (next_unit != 0)
@@ -99,23 +111,6 @@ bool conf_ip_is_valid(const char *text)
 	if (!text)
 		return false;
 	return inet_pton(AF_INET, text, addr) == 1 || inet_pton(AF_INET6, text, addr) == 1;
-}
-
-/* A decimal number without sign or blanks; *@end set past it. */
-static int parse_u64(const char *p, const char **end, uint64_t *ret)
-{
-	uint64_t v = 0;
-
-	if (*p < '0' || *p > '9')
-		return -EINVAL;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (v > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
-			return -EINVAL;
-		v = v * 10 + (uint64_t)(*p - '0');
-	}
-	*end = p;
-	*ret = v;
-	return 0;
 }
 
 bool conf_journal_stream_matches(const char *journal_stream, uint64_t dev, uint64_t ino)

@@ -55,18 +55,7 @@ trap bench_cleanup EXIT
 
 # 64 Atlas 800T A2 servers (512 NPUs) under 4 leaf switches; 5 s reports
 CONFIG=$W/cluster64.yaml
-{
-	printf 'cluster:\n  name: bench-512\n  fault_check_interval: 5\n'
-	printf 'resource:\n  total_npu: 512\nservers:\n'
-	for s in $(seq 1 64); do
-		printf '  - name: node-%02d\n    host_ip: 10.1.%d.%d\n    type: atlas800t-a2\n' "$s" $((s / 200)) $((s % 200 + 1))
-		printf '    switch: leaf-%d\n    device_ips: [' $(((s - 1) / 16 + 1))
-		for d in 0 1 2 3 4 5 6 7; do
-			printf '%s10.30.%d.%d' "$([ $d = 0 ] || echo ', ')" "$d" "$s"
-		done
-		printf ']\n'
-	done
-} >"$CONFIG"
+it_cluster_a2 "$CONFIG" 64 "fault_check_interval: 5"
 it_start "$ASCENDFS" "$CONFIG" --state-dir none || exit 1
 
 ssh-keygen -q -t ed25519 -N '' -f "$W/ssh/host" </dev/null

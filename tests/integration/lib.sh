@@ -94,6 +94,28 @@ it_cleanup() {
 	fi
 }
 
+# it_cluster_a2 FILE SERVERS [LINE...]: write a configuration of SERVERS Atlas 800T A2
+# servers (8 NPUs each, node-01 ...) under leaf switches of 16 to FILE; each LINE (such as
+# "fault_check_interval: 5") goes under cluster:
+it_cluster_a2() {
+	local file=$1 n=$2 s d
+	shift 2
+	{
+		printf 'cluster:\n  name: bench-%d\n' $((n * 8))
+		for d in "$@"; do printf '  %s\n' "$d"; done
+		printf 'resource:\n  total_npu: %d\nservers:\n' $((n * 8))
+		for s in $(seq 1 "$n"); do
+			printf '  - name: node-%02d\n    host_ip: 10.1.%d.%d\n    type: atlas800t-a2\n' \
+				"$s" $((s / 200)) $((s % 200 + 1))
+			printf '    switch: leaf-%d\n    device_ips: [' $(((s - 1) / 16 + 1))
+			for d in 0 1 2 3 4 5 6 7; do
+				printf '%s10.30.%d.%d' "$([ $d = 0 ] || echo ', ')" "$d" "$s"
+			done
+			printf ']\n'
+		done
+	} >"$file"
+}
+
 # it_setup: skip (77) where FUSE cannot run; make a work dir and the EXIT trap
 it_setup() {
 	if [ ! -c /dev/fuse ] || ! command -v fusermount3 >/dev/null; then

@@ -246,6 +246,9 @@ log_ms() { # log_ms PATTERN FILE: epoch ms of the first agent log line matching 
 	t=$(grep -m1 -- "$1" "$2" | cut -d' ' -f1)
 	[ -n "$t" ] && iso_ms "$t"
 }
+state_is() { [ "$(state_of "$1")" = "$2" ]; } # state_is SERVER STATE
+gen_is() { [ "$(gen_of "$1")" = "$2" ]; }       # gen_is JOB GENERATION
+status_is() { [ "$(cat "$M/jobs/$1/status" 2>/dev/null)" = "$2" ]; }
 both_ready() { [ "$(state_of a2-node-01)" = ready ] && [ "$(state_of a2-node-02)" = ready ]; }
 
 if wait_until 30 both_ready; then ok "both agents report through sshfs: their servers are ready"; else
@@ -366,13 +369,13 @@ t_cut=$(now_ms)
 ip -n "$NS_C2" link set "$P-c2" down
 check_fails "the link is down: c2 cannot reach the head" tcp_open "$NS_C2" 10.231.2.1
 # 4 s of silence, the daemon's 1 s heartbeat check, slack for slow (ASan) builds
-if wait_until 12 bash -c "[ \"\$(python3 -c 'import json;print(json.load(open(\"$M/nodes/a2-node-02/info\"))[\"state\"])')\" = unreachable ]"; then
+if wait_until 12 state_is a2-node-02 unreachable; then
 	ok "a2-node-02 is unreachable after its link was cut"
 else
 	not_ok "a2-node-02 is unreachable after its link was cut" "state $(state_of a2-node-02)"
 fi
 t_unreach=$(event_ms "server a2-node-02 unreachable")
-if wait_until 10 bash -c "[ \"\$(python3 -c 'import json;print(json.load(open(\"$M/jobs/mover/status.json\"))[\"generation\"])')\" = 2 ]"; then
+if wait_until 10 gen_is mover 2; then
 	ok "mover recovers as generation 2"
 else
 	not_ok "mover recovers as generation 2" "$(cat "$M/jobs/mover/status") $(gen_of mover)"
@@ -408,7 +411,7 @@ t_restore=$(now_ms)
 ip -n "$NS_C2" link set "$P-c2" up
 # ssh notices the dead connection within ServerAliveInterval x ServerAliveCountMax (15 s),
 # sshfs reconnects (ConnectTimeout 5 s), and the next report passes
-if wait_until 60 bash -c "[ \"\$(python3 -c 'import json;print(json.load(open(\"$M/nodes/a2-node-02/info\"))[\"state\"])')\" = ready ]"; then
+if wait_until 60 state_is a2-node-02 ready; then
 	ok "a2-node-02 rejoins once its link is back"
 else
 	not_ok "a2-node-02 rejoins once its link is back" "state $(state_of a2-node-02)" \
@@ -427,7 +430,7 @@ check_contains "and says why" "job mover generation 1: stopping (" \
 	"$(cat "$W/agent-a2-node-02.log")"
 check_contains "c2 sees the head again through the same mount" "a2-node-02" \
 	"$(in_c2 cat "$M/nodes/a2-node-02/info")"
-if wait_until 60 bash -c "[ \"\$(cat '$M/jobs/mover/status')\" = completed ]"; then
+if wait_until 60 status_is mover completed; then
 	ok "mover completes on a2-node-01"
 else
 	not_ok "mover completes on a2-node-01" "$(cat "$M/jobs/mover/status"): $(cat "$M/jobs/mover/error")"
