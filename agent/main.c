@@ -602,7 +602,9 @@ static int write_health(const struct agent *a, const char *text, size_t len)
  * On a network mount the close() of the health file succeeds even when the daemon
  * refused the report (sshfs does not pass the head's close() error on), so read
  * nodes/<node>/info back: the report counted when the heartbeat is younger than the
- * time since the write began. Returns 0, or -EINVAL with the daemon's reason in @why.
+ * time since the write began and info names this agent as the one whose reports count
+ * (or names none: an older daemon). Returns 0, or -EINVAL with the daemon's reason (or
+ * what info shows) in @why. Also used for the reason of a refusal close() did return.
  * An info that cannot be read or parsed proves nothing either way: 0, logged once.
  */
 /*
@@ -790,14 +792,19 @@ static int report_once(struct agent *a)
 	refusal[0] = '\0';
 	if (r == 0 && a->network_mount)
 		r = confirm_report(a, began_ms, refusal, sizeof(refusal));
+	else if (r == -EINVAL) /* refused: the reason is in info */
+		(void)confirm_report(a, began_ms, refusal, sizeof(refusal));
 	if (r < 0) {
 		/* Send the addresses again once writes pass: the daemon may have restarted. */
 		a->ips_sent = false;
-		if (refusal[0])
+		if (refusal[0] && a->network_mount)
 			agent_log(AGENT_LOG_ERROR, "the daemon refused the report written to %s: %s "
 				  "(read from nodes/%s/info: a %s mount does not return the "
 				  "refusal from close())",
 				  a->health_path, refusal, a->node, a->fstype);
+		else if (refusal[0])
+			agent_log(AGENT_LOG_ERROR, "the daemon refused the report written to %s: %s",
+				  a->health_path, refusal);
 		else if (a->failed_writes == 0 || r != a->last_write_error)
 			agent_log(AGENT_LOG_ERROR, "cannot write %s: %s%s", a->health_path,
 				  strerror(-r), write_error_hint(a, r));
@@ -1266,10 +1273,12 @@ int main(int argc, char **argv)
 		  a->mount, a->node, lo.log_dir, lo.stop_grace_sec);
 	if (a->poll_interval_sec > 0)
 		agent_log(AGENT_LOG_INFO, "%s is a %s mount%s: reading the jobs listing every %d s "
-			  "and after every report; each report is confirmed in nodes/%s/info",
+			  "and after every report%s%s%s",
 			  a->mount, a->fstype,
 			  a->network_mount ? ", where inotify does not see the daemon's changes" : "",
-			  a->poll_interval_sec, a->node);
+			  a->poll_interval_sec,
+			  a->network_mount ? "; each report is confirmed in nodes/" : "",
+			  a->network_mount ? a->node : "", a->network_mount ? "/info" : "");
 	else
 		agent_log(AGENT_LOG_INFO, "%s is a %s mount: reading the jobs listing when inotify "
 			  "says it changed and after every report%s",

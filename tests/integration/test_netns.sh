@@ -311,6 +311,11 @@ check_contains "and says that two agents use the name" \
 	"agent host-a2-node-02:" "$dup"
 check_contains "(the daemon's reason, read through sshfs)" \
 	"two agents use the node name a2-node-01" "$dup"
+# the same on the head's own mount, where close() itself returns the refusal
+dup=$("$AGENT" --mount "$M" --node a2-node-01 --fault-file "$W/none" --once 2>&1)
+check_eq "a second agent for a2-node-01 on the head's mount is refused (exit 1)" 1 "$?"
+check_contains "with the daemon's reason" "the daemon refused the report written to $M/nodes/a2-node-01/health: agent $(hostname)" \
+	"$dup"
 check_contains "a2-node-01's reports still come from c1's agent" '"agent": "host-a2-node-01:' \
 	"$(cat "$M/nodes/a2-node-01/info")"
 
