@@ -163,11 +163,22 @@ it_stop() {
 	if wait_until 30 bash -c "! kill -0 $IT_PID"; then
 		wait "$IT_PID"
 		status=$?
+		IT_PID=""
+		check_eq "daemon exits 0 after fusermount3 -u" 0 "$status"
 	else
-		status=timeout
+		# the evidence of a daemon that did not exit: is the mount still there, what
+		# do its threads wait in, and what did it log last
+		not_ok "daemon exits 0 after fusermount3 -u" "still running 30 s after it" \
+			"mounted: $(is_mounted "$IT_MNT" && echo yes || echo no);" \
+			"fusermount3 -u now says: $(fusermount3 -u "$IT_MNT" 2>&1 || true)" \
+			"threads (name wchan): $(for t in /proc/"$IT_PID"/task/*; do
+				printf '%s %s; ' "$(cat "$t/comm" 2>/dev/null)" "$(cat "$t/wchan" 2>/dev/null)"
+			done)" \
+			"processes with files in the mount: $(ls -l /proc/[0-9]*/fd /proc/[0-9]*/cwd 2>/dev/null |
+				grep -c -- "$IT_MNT" || true)" \
+			"daemon log, last lines: $(tail -n 8 "$IT_LOG" | tr '\n' '|')"
+		# IT_PID stays set: it_cleanup still stops it
 	fi
-	IT_PID=""
-	check_eq "daemon exits 0 after fusermount3 -u" 0 "$status"
 	if grep -qE 'AddressSanitizer|LeakSanitizer|runtime error:|UndefinedBehaviorSanitizer|definitely lost: [1-9]|ERROR SUMMARY: [1-9]' "$IT_LOG"; then
 		not_ok "daemon log has no sanitizer report" "$(grep -m5 -E 'Sanitizer|runtime error' "$IT_LOG")"
 	else
