@@ -28,6 +28,13 @@ start_daemon() {
 	wait_until 20 test -d "$M/jobs"
 }
 
+# Write standard input to file $1 and fail when close() does: a report or quota is
+# applied, and made durable, at close. A shell's `echo > file` ignores close()'s result,
+# so a daemon killed during that close would look like an acknowledgement.
+put() {
+	dd of="$1" status=none 2>/dev/null
+}
+
 # One client doing one operation at a time, logging "begin OP" before and "ack OP" (the
 # syscall succeeded) or "fail OP" after. It never stops by itself.
 client() {
@@ -91,8 +98,7 @@ client() {
 			node=$(printf 'a2-node-%02d' $((r % 16 + 1)))
 			npu=$((r / 16 % 8))
 			echo "begin fault $node $npu" >>"$ACK"
-			if sh -c "echo 'npu $npu Critical 0x80C98000 crash test' > '$M/nodes/$node/health'" \
-				2>/dev/null; then
+			if echo "npu $npu Critical 0x80C98000 crash test" | put "$M/nodes/$node/health"; then
 				echo "ack fault $node $npu" >>"$ACK"
 			else
 				echo "fail fault $node $npu" >>"$ACK"
@@ -101,7 +107,7 @@ client() {
 		9)
 			q=$((r % 65))
 			echo "begin quota research $q" >>"$ACK"
-			if sh -c "echo $q > '$M/queues/research/quota'" 2>/dev/null; then
+			if echo "$q" | put "$M/queues/research/quota"; then
 				echo "ack quota research $q" >>"$ACK"
 			else
 				echo "fail quota research $q" >>"$ACK"
