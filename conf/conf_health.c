@@ -478,7 +478,8 @@ static int parse_line(struct health_builder *b, const struct line *l)
 			 quote_token(&t, q, sizeof(q)));
 }
 
-static int parse_lines(struct health_builder *b, const char *buf, size_t len)
+/* @whole: the whole report (an empty one is refused), else its first complete lines. */
+static int parse_lines(struct health_builder *b, const char *buf, size_t len, bool whole)
 {
 	const char *p = buf, *end = buf + len;
 	struct line l = { .number = 0 };
@@ -502,7 +503,7 @@ static int parse_lines(struct health_builder *b, const char *buf, size_t len)
 			e++;
 		p = e + 1;
 	}
-	return builder_is_empty(b) ? fail_empty(b) : 0;
+	return whole && builder_is_empty(b) ? fail_empty(b) : 0;
 }
 
 /* ---- JSON ---- */
@@ -744,10 +745,42 @@ int conf_health_parse(const char *buf, size_t len, const char *file, unsigned se
 	if (r < 0)
 		return r;
 	builder_init(&b, file, server_npus, err);
-	r = starts_like_json(buf, len) ? parse_json(&b, buf, len) : parse_lines(&b, buf, len);
+	r = starts_like_json(buf, len) ? parse_json(&b, buf, len) : parse_lines(&b, buf, len, true);
 	if (r == 0)
 		*ret = b.rep;
 	return r;
+}
+
+int conf_health_check_start(const char *buf, size_t len, const char *file, unsigned server_npus,
+			    struct conf_error *err)
+{
+	struct health_builder b;
+	const char *nl;
+	int r;
+
+	if (len > CONF_HEALTH_MAX_BYTES) {
+		conf_err_set(err, file, 0, 0,
+			     "the health report is more than the limit of %d bytes; make it "
+			     "smaller",
+			     CONF_HEALTH_MAX_BYTES);
+		return -EFBIG;
+	}
+	if (server_npus == 0 || server_npus > CONF_SERVER_NPUS_MAX)
+		return conf_err_set(err, file, 0, 0,
+				    "the server has %u NPUs; a server has 1 to %d", server_npus,
+				    CONF_SERVER_NPUS_MAX);
+	if (!buf || starts_like_json(buf, len))
+		return 0;
+	nl = memrchr(buf, '\n', len);
+	if (!nl)
+		return 0; /* the first line is not finished */
+	len = (size_t)(nl - buf + 1);
+	/* a line end never splits a UTF-8 sequence, so the lines so far are text or not */
+	r = conf_check_text((const unsigned char *)buf, len, file, err);
+	if (r < 0)
+		return r;
+	builder_init(&b, file, server_npus, err);
+	return parse_lines(&b, buf, len, false);
 }
 
 /* ---- rendering ---- */

@@ -931,15 +931,14 @@ static int ctl_run(struct fs_ctx *ctx, struct fs_handle *h, bool all)
 }
 
 /*
- * Apply the buffered health report (at flush: every close; idempotent). A refused report
- * changes nothing, the heartbeat included, and is a "refused" event of the server.
+ * Refuse the report being written on @h for @why (which names the file): nothing of it
+ * is applied, the heartbeat included; it is a "refused" event of the server, and every
+ * later write and the close fail with @err.
  */
-static void health_refuse(struct fs_ctx *ctx, struct fs_handle *h, const char *what, int err)
+static void health_refuse(struct fs_ctx *ctx, struct fs_handle *h, const char *why, int err)
 {
-	char why[SCHED_REASON_MAX];
 	int server;
 
-	snprintf(why, sizeof(why), "%s/health: %s", h->path.item, what);
 	pthread_mutex_lock(&ctx->lock);
 	server = sched_cluster_find_server(ctx->cluster, h->path.item);
 	if (server >= 0)
@@ -993,6 +992,35 @@ static int health_apply(struct fs_ctx *ctx, struct fs_handle *h)
 		       r == -ENOMEM ? "out of memory" : why);
 	h->len = 0; /* the next report on this descriptor starts afresh */
 	return h->last_err = r == -EFBIG ? -EFBIG : r == -ENOMEM ? r : r < 0 ? -EINVAL : 0;
+}
+
+/*
+ * The report's bytes so far were buffered: refuse it now when its complete lines are
+ * already wrong, so that a shell's `echo ... > health`, which ignores close()'s result,
+ * still fails (at its write). Returns 0 or -EINVAL/-EFBIG.
+ */
+static int health_check_start(struct fs_ctx *ctx, struct fs_handle *h)
+{
+	struct conf_error err;
+	char file[CONF_NAME_MAX + 16], why[SCHED_REASON_MAX];
+	unsigned npus = 0;
+	int server, r;
+
+	pthread_mutex_lock(&ctx->lock);
+	server = sched_cluster_find_server(ctx->cluster, h->path.item);
+	if (server >= 0)
+		npus = ctx->cluster->servers[server].conf->npu_count;
+	pthread_mutex_unlock(&ctx->lock);
+	if (server < 0)
+		return -ENOENT;
+	snprintf(file, sizeof(file), "%s/health", h->path.item);
+	r = conf_health_check_start(h->buf, h->len, file, npus, &err);
+	if (r < 0) {
+		conf_error_format(&err, why, sizeof(why));
+		health_refuse(ctx, h, why, r == -EFBIG ? -EFBIG : -EINVAL);
+		return h->last_err;
+	}
+	return 0;
 }
 
 /* Longest quota text accepted: a 32-bit count and a newline, with room to spare. */
@@ -1206,13 +1234,17 @@ static int fs_write(const char *path, const char *data, size_t size, off_t off,
 						buffer_put(h, data, size, (off_t)h->len,
 							   CONF_HEALTH_MAX_BYTES);
 		if (r == -EINVAL || r == -EFBIG) {
+			char why[SCHED_REASON_MAX];
+
 			/* the whole report is refused: nothing of it is applied at close */
-			health_refuse(ctx, h, r == -EFBIG ? "the report is larger than 64 KiB" :
-							    "the report contains a NUL byte; it "
-							    "must be text",
-				      r);
+			snprintf(why, sizeof(why), "%s/health: %s", h->path.item,
+				 r == -EFBIG ? "the report is larger than 64 KiB" :
+					       "the report contains a NUL byte; it must be text");
+			health_refuse(ctx, h, why, r);
 			break;
 		}
+		if (r == 0)
+			r = health_check_start(ctx, h);
 		if (r == 0) {
 			h->dirty = true;
 			r = (int)size;

@@ -77,6 +77,16 @@ events_before=$(json "$M/cluster/status" 'd["event_seq"]')
 alloc_before=$(json "$M/cluster/status" 'd["npus"]["allocated"]')
 check_fails "unknown level refused" sh -c "printf 'npu 1 Broken\n' | tee '$M/nodes/a2-node-09/health' >/dev/null"
 check_fails "NPU id out of range refused" sh -c "printf 'npu 9 OK\n' | tee '$M/nodes/a2-node-09/health' >/dev/null"
+# a shell ignores close()'s result, so a bad line must already fail its write()
+out=$(sh -c "echo 'npu 1 Broken' > '$M/nodes/a2-node-09/health'" 2>&1)
+check_eq "a shell's echo of a bad line exits non-zero" 1 "$?"
+check_contains "and the shell says its write failed (dash: 'I/O error')" "error" "$out"
+check_fails "a bad third line written on its own fails (bash, three writes)" bash -c \
+	"{ echo 'node OK'; echo 'npu 2 Critical 0x1 ok so far'; echo 'npu 2 OK'; } > '$M/nodes/a2-node-10/health'"
+check_eq "and its good first lines were not applied" "0 unknown" \
+	"$(grep -c isolated "$M/nodes/a2-node-10/npus") $(json "$M/nodes/a2-node-10/info" 'd["state"]')"
+check_contains "info says why (NPU 2 given twice, line 3)" "health:3:" \
+	"$(json "$M/nodes/a2-node-10/info" 'd["last_refused_report"]["reason"]')"
 head -c $((1024 * 1024)) /dev/urandom | tr -d '\0' >"$IT_WORK/noise"
 check_fails "1 MiB of noise refused" cp "$IT_WORK/noise" "$M/nodes/a2-node-09/health"
 check_fails "a report with valid lines then a NUL byte is refused" python3 -c "

@@ -127,6 +127,58 @@ static int parse_doc(enum doc_kind kind, const char *buf, size_t len, const char
 	return r;
 }
 
+/*
+ * A health report that conf_health_parse() accepts passes conf_health_check_start() at
+ * every length it can have while it is being written. Returns the failures.
+ */
+static size_t check_start_valid(const char *name, const char *buf, size_t len)
+{
+	struct conf_error err = { 0 };
+	char msg[1024];
+
+	for (size_t n = 0; n <= len; n++) {
+		if (conf_health_check_start(buf, n, name, HEALTH_CASE_NPUS, &err) != 0) {
+			print_error("%s: its first %zu bytes are refused while written: %s\n",
+				    name, n, conf_error_format(&err, msg, sizeof(msg)));
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A refused line-format report, its last line finished, is refused by
+ * conf_health_check_start() with conf_health_parse()'s message, unless what is wrong is
+ * that it is empty: its lines could still be followed by a report. JSON passes (it is
+ * only checked whole). Returns the failures.
+ */
+static size_t check_start_invalid(const char *name, const char *buf, size_t len, const char *want)
+{
+	struct conf_error err = { 0 };
+	char got[1024], *text = malloc(len + 1);
+	bool json = strcmp(name + strlen(name) - 5, ".json") == 0;
+	bool later = json || strstr(want, "the report is empty") != NULL;
+	size_t failures = 0;
+	int r;
+
+	assert_non_null(text);
+	memcpy(text, buf, len);
+	text[len] = '\n';
+	r = conf_health_check_start(text, len + 1, name, HEALTH_CASE_NPUS, &err);
+	conf_error_format(&err, got, sizeof(got));
+	if (later && r != 0) {
+		print_error("%s: refused while written, expected only at the end: %s\n", name,
+			    got);
+		failures++;
+	} else if (!later && (r != -EINVAL || strcmp(got, want) != 0)) {
+		print_error("%s: while written, expected -EINVAL with\n  %s\ngot %d: %s\n", name,
+			    want, r, r ? got : "passed");
+		failures++;
+	}
+	free(text);
+	return failures;
+}
+
 /* Returns the number of failed cases; prints each failure. */
 static size_t check_valid(enum doc_kind kind, const char *rel, const char *name)
 {
@@ -144,6 +196,8 @@ static size_t check_valid(enum doc_kind kind, const char *rel, const char *name)
 		failures++;
 		goto out;
 	}
+	if (kind == DOC_HEALTH)
+		failures += check_start_valid(name, buf, len);
 	/* The normalized text is itself a valid document and renders to itself. */
 	r = parse_doc(kind, text, strlen(text), "rendered.yaml", stem, &err, &text2);
 	if (r != 0 || strcmp(text, text2) != 0) {
@@ -183,6 +237,8 @@ static size_t check_invalid(enum doc_kind kind, const char *rel, const char *nam
 		print_error("%s/%s: wrong message\n  expected: %s\n  got:      %s\n", rel, name,
 			    want, got);
 		failures++;
+	} else if (kind == DOC_HEALTH) {
+		failures += check_start_invalid(name, buf, len, want);
 	}
 	free(text);
 	free(want);
