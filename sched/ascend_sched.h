@@ -617,12 +617,17 @@ int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, cha
 int sched_job_load(struct sched_cluster *c, const char *text, size_t len, uint64_t now_usec,
 		   char *reason);
 
-/* sched_server_save() - server @server's health, isolation and cordon as one document. */
+/*
+ * sched_server_save() - server @server's health, isolation, cordon and the agent whose
+ * reports count as one document.
+ */
 int sched_server_save(const struct sched_cluster *c, unsigned server, char **ret,
 		      size_t *ret_len);
 
 /*
- * sched_server_load() - restore a saved server, found by name. Returns 0, -ENOENT (no
+ * sched_server_load() - restore a saved server, found by name. A server that had reported
+ * gets a full heartbeat_timeout from @now_usec, and its agent keeps it for that long
+ * against another agent (a record without "agent" restores none). Returns 0, -ENOENT (no
  * server of that name now; @reason says its state is dropped), -EINVAL (@reason).
  */
 int sched_server_load(struct sched_cluster *c, const char *text, size_t len, uint64_t now_usec,

@@ -622,6 +622,7 @@ int sched_server_save(const struct sched_cluster *c, unsigned server, char **ret
 	put(&d, "draining", json_boolean(s->draining));
 	put_str(&d, "node_health", sched_health_name(s->node_health));
 	put(&d, "ips_confirmed", json_boolean(s->ips_confirmed));
+	put_str(&d, "agent", s->agent);
 	for (unsigned i = 0; npus && i < s->conf->npu_count; i++) {
 		const struct sched_npu *n = &s->npus[i];
 		json_t *o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:i, s:s, s:s}", "health",
@@ -645,6 +646,7 @@ int sched_server_load(struct sched_cluster *c, const char *text, size_t len, uin
 {
 	json_t *o = parse_doc(text, len, "server record", reason);
 	char name[CONF_NAME_MAX + 1] = "", state[32], node_health[32];
+	char agent[sizeof(((struct sched_server *)0)->agent)] = "";
 	struct sched_server tmp, *s;
 	const json_t *npus;
 	int idx, st, nh;
@@ -656,6 +658,9 @@ int sched_server_load(struct sched_cluster *c, const char *text, size_t len, uin
 	    !get_str(o, "node_health", node_health, sizeof(node_health)) ||
 	    !get_bool(o, "cordoned", &tmp.cordoned) || !get_bool(o, "draining", &tmp.draining) ||
 	    !get_bool(o, "ips_confirmed", &tmp.ips_confirmed) || !json_is_array(npus))
+		goto malformed;
+	/* the agent whose reports count (records written before it was kept have none) */
+	if (json_object_get(o, "agent") && !get_str(o, "agent", agent, sizeof(agent)))
 		goto malformed;
 	st = name_index(server_state_names, 3, state);
 	nh = health_from_name(node_health);
@@ -689,6 +694,7 @@ int sched_server_load(struct sched_cluster *c, const char *text, size_t len, uin
 	s->cordoned = tmp.cordoned;
 	s->draining = tmp.draining;
 	s->node_health = (enum sched_health)nh;
+	memcpy(s->agent, agent, sizeof(s->agent));
 	/* an inventory that changed the NPU count needs the agent to confirm again */
 	s->ips_confirmed = tmp.ips_confirmed && json_array_size(npus) == s->conf->npu_count;
 	/* the daemon was down, so no agent could report: each gets a full heartbeat

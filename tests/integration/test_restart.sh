@@ -77,6 +77,10 @@ SEQ_BEFORE=$(last_seq)
 wait_until 10 test -f "$CK/demo-1_20.ckpt" && ok "it writes checkpoints" || not_ok "it writes checkpoints"
 
 # ---- SIGKILL the daemon, leave it down for a while, start it again ----------------
+AGENT_ID=$(json "$M/nodes/a2-node-01/info" 'd["agent"]')
+check_contains "info names a2-node-01's agent" ":" "$AGENT_ID"
+# a2-node-01's agent is held still until another agent has tried to take the name
+kill -STOP "${AGENT_PID[a2-node-01]}"
 kill -KILL "$IT_PID"
 wait "$IT_PID" 2>/dev/null
 IT_PID=""
@@ -92,6 +96,11 @@ for p in $PIDS; do kill -0 "$p" 2>/dev/null && alive=$((alive + 1)); done
 check_eq "its processes were not restarted (both still alive)" 2 "$alive"
 check_eq "no process was started again" "$PIDS" \
 	"$(sed -n 's/.*: started pid \([0-9]*\):.*/\1/p' "$W"/agent-*.log | sort | tr '\n' ' ')"
+check_fails "before its agent reports again, another agent's report for a2-node-01 is refused" \
+	sh -c "printf 'agent impostor:1\nnode OK\n' | dd of='$M/nodes/a2-node-01/health' status=none"
+check_eq "the agent from before the restart keeps the server" "$AGENT_ID" \
+	"$(json "$M/nodes/a2-node-01/info" 'd["agent"]')"
+kill -CONT "${AGENT_PID[a2-node-01]}"
 # past the heartbeat timeout (3 s) after the restart: the agents carry on writing
 sleep 4.5
 check_eq "a2-node-01 stays ready past the heartbeat timeout" ready "$(state_of a2-node-01)"

@@ -229,7 +229,7 @@ static struct sched_cluster *busy_cluster(const struct fx_opts *o)
 	run(c, spec("victim", 8, "batch", 100, 0));
 	submit(c, spec("waits", 32, "batch", 100, 0));	/* over its queue's quota */
 	/* a fault moves "big"; repeated faults make one NPU's isolation manual */
-	report(c, 0, "node OK\nnpu 3 Critical 0x80C98000 HBM ECC\n", adv(1));
+	report(c, 0, "agent host-a:0123\nnode OK\nnpu 3 Critical 0x80C98000 HBM ECC\n", adv(1));
 	report(c, 1, "node OK\nnpu 5 Alarm 0x1 hot\n", adv(1));
 	for (int i = 0; i < 3; i++) {
 		report(c, 2, "node OK\nnpu 7 Critical 0x2 link down\n", adv(1));
@@ -291,6 +291,23 @@ static void test_state_round_trip_keeps_quota_and_isolation(void **state)
 	/* a server that reported gets a fresh heartbeat timeout from the restore */
 	assert_int_equal(b->servers[0].last_report_usec, clk);
 	assert_int_equal(b->servers[4].last_report_usec, 0);
+	/* and its agent keeps it for that long: a second agent of the name is refused */
+	assert_string_equal(b->servers[0].agent, "host-a:0123");
+	assert_string_equal(b->servers[1].agent, "");
+	{
+		char why[SCHED_REASON_MAX];
+		uint64_t t = (uint64_t)b->conf->heartbeat_timeout_sec * 1000000u;
+
+		assert_int_equal(sched_server_check_agent(b, 0, "host-b:4567", clk + 1, why,
+							  sizeof(why)),
+				 -EEXIST);
+		assert_int_equal(sched_server_check_agent(b, 0, "host-a:0123", clk + 1, why,
+							  sizeof(why)),
+				 0);
+		assert_int_equal(sched_server_check_agent(b, 0, "host-b:4567", clk + t + 1, why,
+							  sizeof(why)),
+				 0);
+	}
 	saved_free(&s);
 	sched_cluster_free(a);
 	sched_cluster_free(b);
@@ -521,6 +538,39 @@ static void test_state_load_refuses_bad_documents(void **state)
 	assert_int_equal(b->job_count, 1);
 	assert_int_equal(b->npus_allocated, 8);
 	assert_int_equal(sched_server_load(b, "{\"format\":1}", 12, clk, why), -EINVAL);
+	/* an agent that is not a string, or longer than any agent id, is malformed */
+	{
+		char *sdoc, *bad;
+		size_t slen;
+
+		assert_int_equal(sched_server_save(a, 0, &sdoc, &slen), 0);
+		assert_non_null(strstr(sdoc, "\"agent\":\"\""));
+		for (int k = 0; k < 2; k++) {
+			char *p = strstr(sdoc, "\"agent\":\"\"");
+
+			assert_true(asprintf(&bad, "%.*s\"agent\":%s%s", (int)(p - sdoc), sdoc,
+					     k ? "\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+						 "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+						 "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+						 "xxxxxxxxxxxxxxxxxxxx\"" :
+						 "7",
+					     p + strlen("\"agent\":\"\"")) > 0);
+			assert_int_equal(sched_server_load(b, bad, strlen(bad), clk, why), -EINVAL);
+			free(bad);
+		}
+		/* a record from before agents were kept loads, with none */
+		{
+			char *p = strstr(sdoc, ",\"agent\":\"\"");
+
+			assert_non_null(p);
+			assert_true(asprintf(&bad, "%.*s%s", (int)(p - sdoc), sdoc,
+					     p + strlen(",\"agent\":\"\"")) > 0);
+			assert_int_equal(sched_server_load(b, bad, strlen(bad), clk, why), 0);
+			assert_string_equal(b->servers[0].agent, "");
+			free(bad);
+		}
+		free(sdoc);
+	}
 	assert_int_equal(sched_meta_load(b, "{\"format\":1}", 12, why), -EINVAL);
 	assert_int_equal(sched_event_load(b, 5, clk, "no-such-kind", NULL, NULL, -1, NULL, "",
 					  NULL),
