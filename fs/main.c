@@ -86,8 +86,8 @@ static void usage(const char *prog)
 	       "    -V, --version          print the version\n"
 	       "\n"
 	       "Defaults added to -o: default_permissions (unless --no-default-permissions),\n"
-	       "fsname=ascendfs, subtype=ascendfs, auto_unmount, and allow_other when run as\n"
-	       "root.\n"
+	       "fsname=ascendfs, subtype=ascendfs, auto_unmount (not with -d), and\n"
+	       "allow_other when run as root.\n"
 	       "\n",
 	       prog);
 }
