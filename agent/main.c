@@ -19,7 +19,8 @@
  * agent_internal.h): right after each report, when one of them exits, and when a job it
  * runs changes, it reads MOUNTPOINT/nodes/NAME/jobs, starts what is listed, stops what
  * is not, and reports exits to jobs/<job>/ctl. On SIGTERM or SIGINT it stops them as a
- * cancel would (SIGTERM, SIGKILL after the config's stop_grace_period), then exits.
+ * cancel would (SIGTERM, SIGKILL after the config's stop_grace_period), then exits. On
+ * SIGHUP it reports and reads the listing at once, and goes on.
  *
  * The mount may be ascendfs's own or a network filesystem in front of it on another
  * server (sshfs, NFS: /proc/self/mountinfo tells). On a network mount inotify does not
@@ -107,6 +108,7 @@ enum problem { PROBLEM_HEALTH, PROBLEM_IPS, PROBLEM_FAULT_FILE, PROBLEM_CONFIRM 
 
 static volatile sig_atomic_t stop_signal;
 static volatile sig_atomic_t child_signal; /* a job process exited: reap it */
+static volatile sig_atomic_t hup_signal;   /* SIGHUP: report and read the jobs now */
 static sigset_t wait_mask; /* the mask to wait with: stop signals and SIGCHLD deliverable */
 
 /* ---- logging ---- */
@@ -135,6 +137,11 @@ static void on_child(int sig)
 	child_signal = 1;
 }
 
+static void on_hup(int sig)
+{
+	hup_signal = 1;
+}
+
 /*
  * Stop signals and SIGCHLD are blocked except while waiting (ppoll with wait_mask), so a
  * signal that arrives between a check of the flags and the wait still ends the wait.
@@ -149,6 +156,10 @@ static int setup_signals(void)
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGTERM, &sa, NULL) < 0 || sigaction(SIGINT, &sa, NULL) < 0)
 		return -errno;
+	/* not a stop: a closed terminal must not take the jobs with it */
+	sa.sa_handler = on_hup;
+	if (sigaction(SIGHUP, &sa, NULL) < 0)
+		return -errno;
 	sa.sa_handler = on_child;
 	sa.sa_flags = SA_NOCLDSTOP;
 	if (sigaction(SIGCHLD, &sa, NULL) < 0)
@@ -158,11 +169,13 @@ static int setup_signals(void)
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGCHLD);
+	sigaddset(&block, SIGHUP);
 	if (sigprocmask(SIG_BLOCK, &block, &wait_mask) < 0)
 		return -errno;
 	sigdelset(&wait_mask, SIGTERM);
 	sigdelset(&wait_mask, SIGINT);
 	sigdelset(&wait_mask, SIGCHLD);
+	sigdelset(&wait_mask, SIGHUP);
 	return 0;
 }
 
@@ -1051,7 +1064,7 @@ static void wait_events(long long deadline_ms, int fd, bool ignore_stop)
 
 	if (deadline_ms < 0)
 		deadline_ms = agent_now_ms() + 60000;
-	while ((ignore_stop || !stop_signal) && !child_signal) {
+	while ((ignore_stop || !stop_signal) && !child_signal && !hup_signal) {
 		long long left = deadline_ms - agent_now_ms();
 		struct timespec ts;
 
@@ -1290,6 +1303,11 @@ int main(int argc, char **argv)
 	while (!stop_signal) {
 		long long now = agent_now_ms();
 
+		if (hup_signal) {
+			hup_signal = 0;
+			agent_log(AGENT_LOG_INFO, "SIGHUP: reporting and reading the jobs listing now");
+			next = now;
+		}
 		if (now >= next) {
 			report_once(a);
 			/* right after the report: a fault it carried may have moved a job */

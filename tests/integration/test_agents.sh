@@ -409,6 +409,28 @@ done
 check_eq "every agent exits 0 on SIGTERM" "${#AGENT_PID[@]}" "$agents_ok"
 AGENT_PID=()
 check_fails "after stopping the job processes they ran" kill -0 "${lpid:-0}"
+
+# ---- SIGHUP: report now, and go on -----------------------------------------------------
+# one report a minute: a2-node-07 turns unreachable after the 3 s heartbeat timeout, and
+# only the report SIGHUP asks for brings it back before the next minute
+mkdir -p "$W/logs/a2-node-07"
+"$AGENT" --mount "$M" --node a2-node-07 --interval 60 --fault-file "$W/faults/a2-node-07" \
+	--log-dir "$W/logs/a2-node-07" >>"$W/agent-a2-node-07.log" 2>&1 &
+AGENT_PID[a2-node-07]=$!
+wait_until 10 bash -c "[ \"\$(python3 -c 'import json;print(json.load(open(\"$M/nodes/a2-node-07/info\"))[\"state\"])')\" = unreachable ]" &&
+	ok "an agent reporting once a minute: its server is unreachable after 3 s" ||
+	not_ok "an agent reporting once a minute: its server is unreachable after 3 s" "$(state_of a2-node-07)"
+kill -HUP "${AGENT_PID[a2-node-07]}"
+wait_until 5 bash -c "[ \"\$(python3 -c 'import json;print(json.load(open(\"$M/nodes/a2-node-07/info\"))[\"state\"])')\" = ready ]" &&
+	ok "SIGHUP: the agent reports at once (ready again)" ||
+	not_ok "SIGHUP: the agent reports at once (ready again)" "$(state_of a2-node-07)"
+check "and it is still running" kill -0 "${AGENT_PID[a2-node-07]}"
+check_contains "and says why it reported" "SIGHUP: reporting" "$(cat "$W/agent-a2-node-07.log")"
+kill -TERM "${AGENT_PID[a2-node-07]}"
+wait_until 10 bash -c "! kill -0 ${AGENT_PID[a2-node-07]}"
+wait "${AGENT_PID[a2-node-07]}"
+check_eq "then exits 0 on SIGTERM" 0 "$?"
+AGENT_PID=()
 if grep -qE 'AddressSanitizer|LeakSanitizer|runtime error:|UndefinedBehaviorSanitizer' "$W"/agent-*.log; then
 	not_ok "agent logs have no sanitizer report" "$(grep -h -m5 -E 'Sanitizer|runtime error' "$W"/agent-*.log)"
 else
