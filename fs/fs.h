@@ -379,6 +379,27 @@ int fs_threads_start(struct fs_ctx *ctx);
  */
 bool fs_threads_stop(struct fs_ctx *ctx);
 
+/*
+ * fs_mountinfo_find() - look @path up in @mountinfo (a /proc/<pid>/mountinfo file): with
+ * @path, the FUSE mount ("fuse" or "fuse.*") whose mount point is @path (the top one when
+ * mounts are stacked; mountinfo's \ooo escapes are undone), whose device it stores in
+ * *@major:*@minor; with @path NULL, whether device *@major:*@minor is mounted anywhere.
+ * Returns 1 found, 0 not, -errno when the file cannot be read.
+ */
+int fs_mountinfo_find(const char *mountinfo, const char *path, unsigned *major, unsigned *minor);
+
+/*
+ * fs_mountwatch_start() - start the mount watch (fs_mountwatch.c): when the mount has
+ * been gone from the daemon's mount namespace for two seconds while the daemon still
+ * runs (a copy in another namespace keeps the file system alive), it aborts the FUSE
+ * connection through fusectl, so the daemon stops as after fusermount3 -u, and logs
+ * why. Call after the mount is up. Returns 0 or -errno.
+ */
+int fs_mountwatch_start(struct fs_ctx *ctx);
+
+/* fs_mountwatch_stop() - stop and join it (sets ctx->stopping). */
+void fs_mountwatch_stop(struct fs_ctx *ctx);
+
 /* fs_handles_free_all() - free files still open at exit (after fuse_destroy). */
 struct fs_handle;
 void fs_handles_free_all(struct fs_ctx *ctx);

@@ -371,6 +371,11 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "ascendfs: cannot start threads: %s\n", strerror(-r));
 		goto out_signals;
 	}
+	r = fs_mountwatch_start(&ctx);
+	if (r < 0)
+		fs_log(&ctx, 1, "cannot start the mount watch (%s): a copy of the mount in "
+				"another mount namespace would keep the daemon running after "
+				"fusermount3 -u", strerror(-r));
 	fs_log(&ctx, 2, "mounted %s: %zu servers, %u NPUs, config %s", mnt,
 	       ctx.cluster->server_count, ctx.cluster->npus_total, o.config);
 	if (ctx.cluster->conf->operator_group) {
@@ -406,6 +411,7 @@ out_signals:
 out_unmount:
 	/* unmount first: the notifier may be blocked in a syscall on the mount */
 	fuse_unmount(fuse);
+	fs_mountwatch_stop(&ctx);
 	if (!fs_threads_stop(&ctx)) {
 		fs_store_stop(&ctx); /* what is committed is written; then leave it to exit() */
 		fuse_destroy(fuse);

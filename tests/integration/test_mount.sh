@@ -318,6 +318,35 @@ fi
 IT_PID=""
 check "SIGTERM: the mount is gone" wait_until 10 bash -c "! awk -v m='$M' '\$2 == m { f = 1 } END { exit !f }' /proc/mounts"
 
+# A copy of the mount in another mount namespace (`unshare -m`, `ip netns exec` while it
+# is mounted) keeps the file system alive after fusermount3 -u here: the kernel aborts
+# nothing, so the daemon must notice by itself and stop
+if unshare -m --propagation private true 2>/dev/null; then
+	it_start "$ASCENDFS" "$CONFIG" || exit 1
+	unshare -m --propagation private sleep 120 &
+	holder=$!
+	wait_until 5 bash -c "[ \"\$(readlink /proc/$holder/ns/mnt)\" != \"\$(readlink /proc/self/ns/mnt)\" ]"
+	check "the copy in the other namespace is mounted" nsenter -t "$holder" -m test -d "$M/jobs"
+	fusermount3 -u "$M"
+	if wait_until 10 bash -c "! kill -0 $IT_PID"; then
+		wait "$IT_PID"
+		check_eq "a copy in another namespace: the daemon still exits 0 after fusermount3 -u" \
+			0 "$?"
+	else
+		not_ok "a copy in another namespace: the daemon still exits 0 after fusermount3 -u" \
+			"still running 10 s after it; $(tail -n 3 "$IT_LOG" | tr '\n' '|')"
+		kill -TERM "$IT_PID"
+	fi
+	IT_PID=""
+	check_contains "and says why" "a copy of the mount in another mount namespace" "$(cat "$IT_LOG")"
+	check_contains "the copy now answers ENOTCONN" "not connected" \
+		"$(nsenter -t "$holder" -m ls "$M" 2>&1)"
+	kill "$holder"
+	wait "$holder" 2>/dev/null
+else
+	echo "# unshare -m is not allowed here: the check of a mount copied into another namespace is skipped"
+fi
+
 # SIGKILL leaves no stale mount (auto_unmount), and a restart works on the same path
 it_start "$ASCENDFS" "$CONFIG" || exit 1
 kill -KILL "$IT_PID"

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The mount watch: stop when the mount is gone from the daemon's own mount namespace.
+ *
+ * `fusermount3 -u` ends the daemon because the kernel, once the file system's last
+ * mount is gone, aborts the FUSE connection and the daemon's reads of /dev/fuse fail.
+ * A copy of the mount in another mount namespace (made by `unshare -m` or `ip netns
+ * exec` while it was mounted, with private propagation) is such a mount too: the file
+ * system lives on there, the daemon sees nothing, and it runs on, unreachable from its
+ * own namespace, until that namespace ends. So a thread looks at /proc/self/mountinfo
+ * every second; when the daemon's device has been missing from it for two looks while
+ * the daemon still runs, it says so and aborts the connection through fusectl
+ * (/sys/fs/fuse/connections/<dev>/abort, the kernel's documented way). The copies then
+ * answer ENOTCONN and the daemon stops as after an unmount.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fs.h"
+
+static pthread_t watch_thread;
+static bool watch_running;
+
+/* /proc/self/mountinfo escapes space, tab, newline and backslash as \ooo: undo it. */
+static void unescape(char *s)
+{
+	char *w = s;
+
+	for (const char *r = s; *r; r++) {
+		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
+		    r[3] >= '0' && r[3] <= '7') {
+			*w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
+			r += 3;
+		} else {
+			*w++ = *r;
+		}
+	}
+	*w = '\0';
+}
+
+int fs_mountinfo_find(const char *mountinfo, const char *path, unsigned *major, unsigned *minor)
+{
+	FILE *f = fopen(mountinfo, "re");
+	char *line = NULL;
+	size_t cap = 0;
+	int found = 0;
+
+	if (!f)
+		return -errno;
+	while (getline(&line, &cap, f) > 0) {
+		char *mnt = NULL, *fstype = NULL;
+		const char *sep = strstr(line, " - ");
+		unsigned ma, mi;
+
+		/* fields: id parent major:minor root mountpoint ... - fstype source opts */
+		if (!sep || sscanf(line, "%*s %*s %u:%u %*s %ms", &ma, &mi, &mnt) != 3 ||
+		    sscanf(sep + 3, "%ms", &fstype) != 1) {
+			free(mnt);
+			continue;
+		}
+		unescape(mnt);
+		if (path ? strcmp(mnt, path) == 0 &&
+				   (strcmp(fstype, "fuse") == 0 || strncmp(fstype, "fuse.", 5) == 0) :
+			   ma == *major && mi == *minor) {
+			/* stacked mounts: the last one listed is on top */
+			*major = ma;
+			*minor = mi;
+			found = 1;
+		}
+		free(mnt);
+		free(fstype);
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
+/* Abort the connection of device @major:@minor. Returns 0 or -errno. */
+static int abort_connection(unsigned major, unsigned minor, char *path, size_t len)
+{
+	/* fusectl names a connection by the kernel's dev_t: major << 20 | minor */
+	unsigned long dev = ((unsigned long)major << 20) | minor;
+	int fd, r = 0;
+
+	snprintf(path, len, "/sys/fs/fuse/connections/%lu/abort", dev);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, "1", 1) != 1)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+static void *watch_main(void *arg)
+{
+	struct fs_ctx *ctx = arg;
+	unsigned major = 0, minor = 0, missing = 0;
+	bool known = false, acted = false;
+	struct timespec ts;
+
+	pthread_mutex_lock(&ctx->lock);
+	while (!ctx->stopping && !acted) {
+		char path[128];
+		int r;
+
+		pthread_mutex_unlock(&ctx->lock);
+		/* first by its mount point (at once: it is mounted when the thread starts), then
+		 * by its device (a moved mount is still ours) */
+		r = fs_mountinfo_find("/proc/self/mountinfo", known ? NULL : ctx->mount_path,
+				      &major, &minor);
+		if (r > 0) {
+			known = true;
+			missing = 0;
+		} else if (r == 0 && known && ++missing >= 2) {
+			acted = true;
+			r = abort_connection(major, minor, path, sizeof(path));
+			if (r == 0)
+				fs_log(ctx, 1, "%s is no longer mounted here, but a copy of the mount "
+					       "in another mount namespace (unshare -m, ip netns exec) "
+					       "kept the file system alive: aborted the connection "
+					       "(%s); the copies now fail with ENOTCONN",
+				       ctx->mount_path, path);
+			else
+				fs_log(ctx, 0, "%s is no longer mounted here, but a copy of the mount "
+					       "in another mount namespace (unshare -m, ip netns exec) "
+					       "keeps the file system alive, and the daemon cannot "
+					       "abort it (%s: %s): unmount the copies (grep %s "
+					       "/proc/*/mountinfo) or mount fusectl and write 1 there",
+				       ctx->mount_path, path, strerror(-r), ctx->mount_path);
+		}
+		pthread_mutex_lock(&ctx->lock);
+		if (ctx->stopping || acted)
+			break;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 1;
+		pthread_cond_timedwait(&ctx->stop_cv, &ctx->lock, &ts);
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	return NULL;
+}
+
+int fs_mountwatch_start(struct fs_ctx *ctx)
+{
+	int r = pthread_create(&watch_thread, NULL, watch_main, ctx);
+
+	if (r)
+		return -r;
+	watch_running = true;
+	return 0;
+}
+
+void fs_mountwatch_stop(struct fs_ctx *ctx)
+{
+	if (!watch_running)
+		return;
+	pthread_mutex_lock(&ctx->lock);
+	ctx->stopping = true;
+	pthread_cond_broadcast(&ctx->stop_cv);
+	pthread_mutex_unlock(&ctx->lock);
+	pthread_join(watch_thread, NULL);
+	watch_running = false;
+}
