@@ -124,6 +124,7 @@ struct sched_server {
 	uint64_t last_refusal_usec;	/* when it was refused */
 	char agent[CONF_HEALTH_AGENT_MAX]; /* the `agent` of the last accepted report that
 					 * named one; "" = none yet */
+	bool restored_heartbeat;	/* last_report_usec is the restore, not a report */
 	enum sched_health node_health;	/* the `node` line of the last report */
 	bool ips_confirmed;		/* the agent reported a device_ip for every NPU */
 	struct sched_npu npus[CONF_SERVER_NPUS_MAX];

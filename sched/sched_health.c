@@ -245,6 +245,7 @@ int sched_server_report(struct sched_cluster *c, unsigned server,
 		s->state = SCHED_SERVER_READY;
 	}
 	s->last_report_usec = now_usec;
+	s->restored_heartbeat = false;
 	free(s->last_refusal);
 	s->last_refusal = NULL;
 	if (r->agent[0] && strcmp(s->agent, r->agent) != 0) {
@@ -304,10 +305,11 @@ int sched_server_check_agent(const struct sched_cluster *c, unsigned server, con
 	if (!agent || !agent[0] || !s->agent[0] || strcmp(agent, s->agent) == 0 ||
 	    !s->last_report_usec || elapsed(now_usec, s->last_report_usec) > timeout)
 		return 0;
-	snprintf(why, why_len, "agent %.160s reports for %s, but agent %.160s did %.1f s ago: two "
+	snprintf(why, why_len, "agent %.160s reports for %s, but agent %.160s %s %.1f s ago: two "
 		 "agents use the node name %s; give each server its own (--node, or the host "
 		 "name); the other agent takes over after %u s of its silence",
 		 agent, s->conf->name, s->agent,
+		 s->restored_heartbeat ? "had it when the daemon restarted" : "did",
 		 (double)elapsed(now_usec, s->last_report_usec) / 1e6, s->conf->name,
 		 c->conf->heartbeat_timeout_sec);
 	return -EEXIST;

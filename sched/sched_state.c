@@ -694,12 +694,14 @@ int sched_server_load(struct sched_cluster *c, const char *text, size_t len, uin
 	s->cordoned = tmp.cordoned;
 	s->draining = tmp.draining;
 	s->node_health = (enum sched_health)nh;
-	memcpy(s->agent, agent, sizeof(s->agent));
+	/* a server that was unreachable had lost its agent already: any may take it now */
+	snprintf(s->agent, sizeof(s->agent), "%s", st == SCHED_SERVER_READY ? agent : "");
 	/* an inventory that changed the NPU count needs the agent to confirm again */
 	s->ips_confirmed = tmp.ips_confirmed && json_array_size(npus) == s->conf->npu_count;
 	/* the daemon was down, so no agent could report: each gets a full heartbeat
 	 * timeout from the restart */
 	s->last_report_usec = s->state == SCHED_SERVER_UNKNOWN ? 0 : now_usec;
+	s->restored_heartbeat = s->last_report_usec != 0;
 	for (size_t i = 0; i < json_array_size(npus) && i < s->conf->npu_count; i++) {
 		const json_t *n = json_array_get(npus, i);
 		struct sched_npu *p = &s->npus[i];

@@ -301,6 +301,7 @@ static void test_state_round_trip_keeps_quota_and_isolation(void **state)
 		assert_int_equal(sched_server_check_agent(b, 0, "host-b:4567", clk + 1, why,
 							  sizeof(why)),
 				 -EEXIST);
+		assert_non_null(strstr(why, "agent host-a:0123 had it when the daemon restarted"));
 		assert_int_equal(sched_server_check_agent(b, 0, "host-a:0123", clk + 1, why,
 							  sizeof(why)),
 				 0);
@@ -308,6 +309,40 @@ static void test_state_round_trip_keeps_quota_and_isolation(void **state)
 							  sizeof(why)),
 				 0);
 	}
+	saved_free(&s);
+	sched_cluster_free(a);
+	sched_cluster_free(b);
+}
+
+/* An agent that had gone silent (its server unreachable) holds no name after a restore. */
+static void test_state_unreachable_server_keeps_no_agent(void **state)
+{
+	struct fx_opts o = { .servers = 2, .switches = 1 };
+	struct sched_cluster *a = fx_cluster(&o), *b = fx_cluster(&o);
+	unsigned t = a->conf->heartbeat_timeout_sec;
+	char why[SCHED_REASON_MAX];
+	struct saved s;
+
+	(void)state;
+	report(a, 0, "agent host-a:1\nnode OK\n", adv(1));
+	report(a, 1, "agent host-b:1\nnode OK\n", clk);
+	report(a, 1, "agent host-b:1\nnode OK\n", adv(t - 1));
+	assert_int_equal(sched_check_heartbeats(a, adv(2)), 1);
+	assert_int_equal(a->servers[0].state, SCHED_SERVER_UNREACHABLE);
+	assert_int_equal(a->servers[1].state, SCHED_SERVER_READY);
+	save_all(a, &s);
+	load_all(b, &s, clk);
+	assert_string_equal(b->servers[0].agent, "");
+	assert_string_equal(b->servers[1].agent, "host-b:1");
+	assert_int_equal(sched_server_check_agent(b, 0, "host-c:1", clk + 1, why, sizeof(why)), 0);
+	assert_int_equal(sched_server_check_agent(b, 1, "host-c:1", clk + 1, why, sizeof(why)),
+			 -EEXIST);
+	/* once that agent reports after the restart, the message says when it did */
+	report(b, 1, "agent host-b:1\nnode OK\n", adv(2));
+	assert_int_equal(sched_server_check_agent(b, 1, "host-c:1", clk + SEC / 2, why,
+						  sizeof(why)),
+			 -EEXIST);
+	assert_non_null(strstr(why, "agent host-b:1 did 0.5 s ago"));
 	saved_free(&s);
 	sched_cluster_free(a);
 	sched_cluster_free(b);
@@ -729,6 +764,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_state_round_trip_same_files),
 		cmocka_unit_test(test_state_round_trip_keeps_quota_and_isolation),
+		cmocka_unit_test(test_state_unreachable_server_keeps_no_agent),
 		cmocka_unit_test(test_state_versions_cover_every_change),
 		cmocka_unit_test(test_state_load_refuses_bad_documents),
 		cmocka_unit_test(test_state_inventory_changed),
