@@ -805,15 +805,16 @@ static int report_once(struct agent *a)
 	refusal[0] = '\0';
 	if (r == 0 && a->network_mount)
 		r = confirm_report(a, began_ms, refusal, sizeof(refusal));
-	else if (r == -EINVAL) /* refused: the reason is in info */
+	else if (r == -EINVAL || (r == -EIO && a->network_mount))
+		/* refused (sshfs turns a refused write into EIO): the reason is in info */
 		(void)confirm_report(a, began_ms, refusal, sizeof(refusal));
 	if (r < 0) {
 		/* Send the addresses again once writes pass: the daemon may have restarted. */
 		a->ips_sent = false;
 		if (refusal[0] && a->network_mount)
 			agent_log(AGENT_LOG_ERROR, "the daemon refused the report written to %s: %s "
-				  "(read from nodes/%s/info: a %s mount does not return the "
-				  "refusal from close())",
+				  "(read from nodes/%s/info: a %s mount does not pass the "
+				  "daemon's reason on)",
 				  a->health_path, refusal, a->node, a->fstype);
 		else if (refusal[0])
 			agent_log(AGENT_LOG_ERROR, "the daemon refused the report written to %s: %s",
@@ -1056,7 +1057,7 @@ static int choose_ip_source(struct agent *a, bool hccn_tool_given, bool hccn_con
 
 /*
  * Wait until @deadline_ms (CLOCK_MONOTONIC; < 0: none, then at most a minute), a stop
- * signal (unless @ignore_stop), SIGCHLD, or until @fd (-1: none) is readable.
+ * signal or SIGHUP (unless @ignore_stop), SIGCHLD, or until @fd (-1: none) is readable.
  */
 static void wait_events(long long deadline_ms, int fd, bool ignore_stop)
 {
@@ -1064,7 +1065,8 @@ static void wait_events(long long deadline_ms, int fd, bool ignore_stop)
 
 	if (deadline_ms < 0)
 		deadline_ms = agent_now_ms() + 60000;
-	while ((ignore_stop || !stop_signal) && !child_signal && !hup_signal) {
+	/* while stopping (@ignore_stop) a SIGHUP asks for nothing: it must not end the wait */
+	while ((ignore_stop || (!stop_signal && !hup_signal)) && !child_signal) {
 		long long left = deadline_ms - agent_now_ms();
 		struct timespec ts;
 

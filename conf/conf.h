@@ -367,10 +367,10 @@ int conf_health_parse(const char *buf, size_t len, const char *file, unsigned se
 
 /*
  * conf_health_check_start() - check a line-format report while it is being written: the
- * complete lines of @buf (@len bytes, up to and including the last '\n'; need not be
- * NUL-terminated) must be able to begin a report that conf_health_parse() accepts, by
+ * complete lines of @buf (@len bytes, up to and including the last line end, '\n' or
+ * '\r'; need not be NUL-terminated) must be able to begin a report that conf_health_parse() accepts, by
  * the same rules, except that they may be empty or `agent` alone. Nothing to check yet
- * (no '\n', or JSON, which is only whole at the end) passes. So that a writer that never
+ * (no line end, or JSON, which is only whole at the end) passes. So that a writer that never
  * looks at close()'s result (a shell's `echo > health`) sees a bad line as a write()
  * error. Returns 0, -EINVAL/-EFBIG with @err. Allocates nothing; thread-safe.
  */

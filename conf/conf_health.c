@@ -755,7 +755,7 @@ int conf_health_check_start(const char *buf, size_t len, const char *file, unsig
 			    struct conf_error *err)
 {
 	struct health_builder b;
-	const char *nl;
+	const char *nl, *cr;
 	int r;
 
 	if (len > CONF_HEALTH_MAX_BYTES) {
@@ -771,7 +771,11 @@ int conf_health_check_start(const char *buf, size_t len, const char *file, unsig
 				    CONF_SERVER_NPUS_MAX);
 	if (!buf || starts_like_json(buf, len))
 		return 0;
+	/* "\n", "\r\n" and a lone "\r" end a line, as parse_lines() counts them */
 	nl = memrchr(buf, '\n', len);
+	cr = memrchr(buf, '\r', len);
+	if (cr > nl)
+		nl = cr;
 	if (!nl)
 		return 0; /* the first line is not finished */
 	len = (size_t)(nl - buf + 1);

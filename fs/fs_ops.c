@@ -933,7 +933,8 @@ static int ctl_run(struct fs_ctx *ctx, struct fs_handle *h, bool all)
 /*
  * Refuse the report being written on @h for @why (which names the file): nothing of it
  * is applied, the heartbeat included; it is a "refused" event of the server, and every
- * later write and the close fail with @err.
+ * later write up to the next flush (a close) fails with @err, as does that flush. Then
+ * the next write begins a new report.
  */
 static void health_refuse(struct fs_ctx *ctx, struct fs_handle *h, const char *why, int err)
 {
@@ -960,7 +961,12 @@ static int health_apply(struct fs_ctx *ctx, struct fs_handle *h)
 	unsigned npus = 0;
 	int server, r;
 
-	if (h->failed || !h->dirty)
+	if (h->failed) {
+		/* this flush answers the refused report; the next write starts a new one */
+		h->failed = false;
+		return h->last_err;
+	}
+	if (!h->dirty)
 		return h->last_err;
 	h->dirty = false;
 	if (h->len == 0)
@@ -1243,7 +1249,8 @@ static int fs_write(const char *path, const char *data, size_t size, off_t off,
 			health_refuse(ctx, h, why, r);
 			break;
 		}
-		if (r == 0)
+		/* lines already checked stay fine: only a write that ends one checks again */
+		if (r == 0 && (memchr(data, '\n', size) || memchr(data, '\r', size)))
 			r = health_check_start(ctx, h);
 		if (r == 0) {
 			h->dirty = true;

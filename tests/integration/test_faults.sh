@@ -87,6 +87,14 @@ check_eq "and its good first lines were not applied" "0 unknown" \
 	"$(grep -c isolated "$M/nodes/a2-node-10/npus") $(json "$M/nodes/a2-node-10/info" 'd["state"]')"
 check_contains "info says why (NPU 2 given twice, line 3)" "health:3:" \
 	"$(json "$M/nodes/a2-node-10/info" 'd["last_refused_report"]["reason"]')"
+check_fails "lines ended by a lone CR are checked as they are written" bash -c \
+	"printf 'node OK\rnpu 9 OK\r' > '$M/nodes/a2-node-10/health'"
+# a descriptor kept open for many reports: the close of each dup (flush) ends one
+out=$(bash -c "exec 3>'$M/nodes/a2-node-11/health'
+	printf 'npu 9 OK\n' >&3; echo \$?; printf 'npu 1 Bad\n' >&3; echo \$?
+	printf 'node OK\n' >&3; echo \$?" 2>/dev/null | tr '\n' ' ')
+check_eq "one descriptor: a refused report, then the next report is taken" "1 1 0 " "$out"
+check_eq "(so a2-node-11 is ready)" ready "$(json "$M/nodes/a2-node-11/info" 'd["state"]')"
 head -c $((1024 * 1024)) /dev/urandom | tr -d '\0' >"$IT_WORK/noise"
 check_fails "1 MiB of noise refused" cp "$IT_WORK/noise" "$M/nodes/a2-node-09/health"
 check_fails "a report with valid lines then a NUL byte is refused" python3 -c "

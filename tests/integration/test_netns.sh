@@ -296,6 +296,12 @@ check_eq "a refused spec submitted through sshfs: status rejected" rejected \
 check_contains "and the error names the line and the fix" 'bad.yaml:2:7: npus: "eight" is not a whole number' \
 	"$(in_c1 cat "$M/jobs/bad/error")"
 rmdir "$M/jobs/bad"
+# a bad health line, refused at its write on the head: sshfs returns EIO at the close
+out=$(in_c1 sh -c "printf 'npu 9 OK\n' | dd of='$M/nodes/a2-node-03/health' status=none" 2>&1)
+check_eq "a bad health line written through sshfs fails (exit 1)" "1" "$?"
+check_contains "with EIO at the close" "closing output file" "$out"
+check_contains "and nodes/<node>/info, read through sshfs, says why" "no such NPU" \
+	"$(in_c1 cat "$M/nodes/a2-node-03/info")"
 
 # Every SFTP request reaches the daemon as the SSH user (root): a spec that a user of a
 # compute server could create through the mount would become root's job, its command run
