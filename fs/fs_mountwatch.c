@@ -10,7 +10,8 @@
  * own namespace, until that namespace ends. So a thread looks at /proc/self/mountinfo
  * every second; when the daemon's device has been missing from it for two looks while
  * the daemon still runs, it says so and aborts the connection through fusectl
- * (/sys/fs/fuse/connections/<dev>/abort, the kernel's documented way). The copies then
+ * (/sys/fs/fuse/connections/<dev>/abort, the kernel's documented way; fusectl is mounted
+ * there first when it is not). The copies then
  * answer ENOTCONN and the daemon stops as after an unmount.
  */
 #include <errno.h>
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -80,15 +82,23 @@ int fs_mountinfo_find(const char *mountinfo, const char *path, unsigned *major, 
 	return found;
 }
 
-/* Abort the connection of device @major:@minor. Returns 0 or -errno. */
+#define FUSECTL_DIR "/sys/fs/fuse/connections"
+
+/*
+ * Abort the connection of device @major:@minor through fusectl, mounting fusectl first
+ * when it is not (as systemd's sys-fs-fuse-connections.mount would; root only). @path
+ * gets the abort file's name. Returns 0 or -errno.
+ */
 static int abort_connection(unsigned major, unsigned minor, char *path, size_t len)
 {
 	/* fusectl names a connection by the kernel's dev_t: major << 20 | minor */
 	unsigned long dev = ((unsigned long)major << 20) | minor;
 	int fd, r = 0;
 
-	snprintf(path, len, "/sys/fs/fuse/connections/%lu/abort", dev);
+	snprintf(path, len, FUSECTL_DIR "/%lu/abort", dev);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && mount("fusectl", FUSECTL_DIR, "fusectl", 0, NULL) == 0)
+		fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	if (write(fd, "1", 1) != 1)
