@@ -617,8 +617,10 @@ static int write_health(const struct agent *a, const char *text, size_t len)
  * nodes/<node>/info back: the report counted when the heartbeat is younger than the
  * time since the write began and info names this agent as the one whose reports count
  * (or names none: an older daemon). Returns 0, or -EINVAL with the daemon's reason (or
- * what info shows) in @why. Also used for the reason of a refusal close() did return.
- * An info that cannot be read or parsed proves nothing either way: 0, logged once.
+ * what info shows) in @why. With @refusal_only, for a write that failed (a refusal
+ * close() did return, or sshfs's EIO), only a refusal recorded since the write began is
+ * -EINVAL; anything else is 0. An info that cannot be read or parsed proves nothing
+ * either way: 0, logged once.
  */
 /*
  * sshfs sends the SFTP close of the health file (where the head's close() applies the
@@ -628,7 +630,8 @@ static int write_health(const struct agent *a, const char *text, size_t len)
 #define CONFIRM_TRIES 4
 #define CONFIRM_RETRY_MS 100
 
-static int confirm_report(struct agent *a, long long began_ms, char *why, size_t why_len)
+static int confirm_report(struct agent *a, long long began_ms, bool refusal_only, char *why,
+			  size_t why_len)
 {
 	struct agent_node_heartbeat hb;
 	struct conf_error err;
@@ -660,6 +663,8 @@ again:
 		snprintf(why, why_len, "%s", hb.refusal);
 		return -EINVAL;
 	}
+	if (refusal_only)
+		return 0; /* the write failed anyway; only the daemon's reason was wanted */
 	/* a heartbeat that moved counts for this agent only when info names it (another
 	 * agent using this node name moves it too) */
 	if (hb.age_sec >= 0 && hb.age_sec <= since_sec &&
@@ -804,10 +809,11 @@ static int report_once(struct agent *a)
 	free(text);
 	refusal[0] = '\0';
 	if (r == 0 && a->network_mount)
-		r = confirm_report(a, began_ms, refusal, sizeof(refusal));
+		r = confirm_report(a, began_ms, false, refusal, sizeof(refusal));
 	else if (r == -EINVAL || (r == -EIO && a->network_mount))
-		/* refused (sshfs turns a refused write into EIO): the reason is in info */
-		(void)confirm_report(a, began_ms, refusal, sizeof(refusal));
+		/* refused (sshfs turns a refused write into EIO): the reason is in info, if
+		 * the daemon refused it (an EIO may also be the link's) */
+		(void)confirm_report(a, began_ms, true, refusal, sizeof(refusal));
 	if (r < 0) {
 		/* Send the addresses again once writes pass: the daemon may have restarted. */
 		a->ips_sent = false;

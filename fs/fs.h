@@ -381,8 +381,9 @@ bool fs_threads_stop(struct fs_ctx *ctx);
 
 /*
  * fs_mountinfo_find() - look @path up in @mountinfo (a /proc/<pid>/mountinfo file): with
- * @path, the FUSE mount ("fuse" or "fuse.*") whose mount point is @path (the top one when
- * mounts are stacked; mountinfo's \ooo escapes are undone), whose device it stores in
+ * @path, ascendfs's mount there (type "fuse" or "fuse.*", source "ascendfs", the
+ * fsname the daemon mounts with; the top one when several are stacked; mountinfo's \ooo
+ * escapes are undone), whose device it stores in
  * *@major:*@minor; with @path NULL, whether device *@major:*@minor is mounted anywhere.
  * Returns 1 found, 0 not, -errno when the file cannot be read.
  */
@@ -390,10 +391,11 @@ int fs_mountinfo_find(const char *mountinfo, const char *path, unsigned *major, 
 
 /*
  * fs_mountwatch_start() - start the mount watch (fs_mountwatch.c): when the mount has
- * been gone from the daemon's mount namespace for two seconds while the daemon still
- * runs (a copy in another namespace keeps the file system alive), it aborts the FUSE
- * connection through fusectl, so the daemon stops as after fusermount3 -u, and logs
- * why. Call after the mount is up. Returns 0 or -errno.
+ * been gone from the daemon's mount namespace for two looks, a second apart, while the
+ * daemon still runs (a copy in another namespace, or a lazy unmount with files still
+ * open, keeps the file system alive), it aborts the FUSE connection through fusectl, so
+ * the daemon stops as after fusermount3 -u, and logs why. Call after the mount is up.
+ * Returns 0 or -errno.
  */
 int fs_mountwatch_start(struct fs_ctx *ctx);
 

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -55,7 +56,7 @@ int fs_mountinfo_find(const char *mountinfo, const char *path, unsigned *major, 
 	if (!f)
 		return -errno;
 	while (getline(&line, &cap, f) > 0) {
-		char *mnt = NULL, *fstype = NULL;
+		char *mnt = NULL, *fstype = NULL, src[16] = "";
 		const char *sep = strstr(line, " - ");
 		unsigned ma, mi;
 
@@ -67,7 +68,8 @@ int fs_mountinfo_find(const char *mountinfo, const char *path, unsigned *major, 
 		}
 		unescape(mnt);
 		if (path ? strcmp(mnt, path) == 0 &&
-				   (strcmp(fstype, "fuse") == 0 || strncmp(fstype, "fuse.", 5) == 0) :
+				   (strcmp(fstype, "fuse") == 0 || strncmp(fstype, "fuse.", 5) == 0) &&
+				   sscanf(sep + 3, "%*s %15s", src) == 1 && strcmp(src, "ascendfs") == 0 :
 			   ma == *major && mi == *minor) {
 			/* stacked mounts: the last one listed is on top */
 			*major = ma;
@@ -83,24 +85,32 @@ int fs_mountinfo_find(const char *mountinfo, const char *path, unsigned *major, 
 }
 
 #define FUSECTL_DIR "/sys/fs/fuse/connections"
+#define FUSECTL_SUPER_MAGIC 0x65735543 /* linux/magic.h */
 
 /*
  * Abort the connection of device @major:@minor through fusectl, mounting fusectl first
- * when it is not (as systemd's sys-fs-fuse-connections.mount would; root only). @path
- * gets the abort file's name. Returns 0 or -errno.
+ * when it is not (as systemd's sys-fs-fuse-connections.mount would; root only; said in
+ * the log). @path gets the abort file's name. Returns 0, -ESRCH when the connection is
+ * gone already (the daemon is stopping by itself), or -errno.
  */
-static int abort_connection(unsigned major, unsigned minor, char *path, size_t len)
+static int abort_connection(struct fs_ctx *ctx, unsigned major, unsigned minor, char *path,
+			    size_t len)
 {
 	/* fusectl names a connection by the kernel's dev_t: major << 20 | minor */
 	unsigned long dev = ((unsigned long)major << 20) | minor;
+	struct statfs sf;
 	int fd, r = 0;
 
+	if (statfs(FUSECTL_DIR, &sf) == 0 && sf.f_type != FUSECTL_SUPER_MAGIC) {
+		if (mount("fusectl", FUSECTL_DIR, "fusectl",
+			  MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RELATIME, NULL) < 0)
+			return -errno;
+		fs_log(ctx, 2, "mounted fusectl on %s to abort the connection", FUSECTL_DIR);
+	}
 	snprintf(path, len, FUSECTL_DIR "/%lu/abort", dev);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT && mount("fusectl", FUSECTL_DIR, "fusectl", 0, NULL) == 0)
-		fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
+		return errno == ENOENT ? -ESRCH : -errno;
 	if (write(fd, "1", 1) != 1)
 		r = -errno;
 	close(fd);
@@ -110,7 +120,7 @@ static int abort_connection(unsigned major, unsigned minor, char *path, size_t l
 static void *watch_main(void *arg)
 {
 	struct fs_ctx *ctx = arg;
-	unsigned major = 0, minor = 0, missing = 0;
+	unsigned major = 0, minor = 0, missing = 0, looks = 0;
 	bool known = false, acted = false;
 	struct timespec ts;
 
@@ -127,21 +137,28 @@ static void *watch_main(void *arg)
 		if (r > 0) {
 			known = true;
 			missing = 0;
+		} else if (r == 0 && !known && ++looks >= 3) {
+			/* never seen (gone before the first look): nothing to watch */
+			fs_log(ctx, 3, "mount watch: %s not found in /proc/self/mountinfo",
+			       ctx->mount_path);
+			acted = true;
 		} else if (r == 0 && known && ++missing >= 2) {
 			acted = true;
-			r = abort_connection(major, minor, path, sizeof(path));
+			r = abort_connection(ctx, major, minor, path, sizeof(path));
 			if (r == 0)
-				fs_log(ctx, 1, "%s is no longer mounted here, but a copy of the mount "
-					       "in another mount namespace (unshare -m, ip netns exec) "
-					       "kept the file system alive: aborted the connection "
-					       "(%s); the copies now fail with ENOTCONN",
+				fs_log(ctx, 1, "%s is no longer mounted here, but the file system "
+					       "lived on (a copy of the mount in another mount "
+					       "namespace, made by unshare -m or ip netns exec, or a "
+					       "lazy unmount with files still open): aborted the "
+					       "connection (%s); those now fail with ENOTCONN",
 				       ctx->mount_path, path);
-			else
-				fs_log(ctx, 0, "%s is no longer mounted here, but a copy of the mount "
-					       "in another mount namespace (unshare -m, ip netns exec) "
-					       "keeps the file system alive, and the daemon cannot "
-					       "abort it (%s: %s): unmount the copies (grep %s "
-					       "/proc/*/mountinfo) or mount fusectl and write 1 there",
+			else if (r != -ESRCH)
+				fs_log(ctx, 0, "%s is no longer mounted here, but the file system "
+					       "lives on (a copy of the mount in another mount "
+					       "namespace, or a lazy unmount with files still open), "
+					       "and the daemon cannot abort it (%s: %s): unmount the "
+					       "copies (grep %s /proc/*/mountinfo) or write 1 to that "
+					       "file",
 				       ctx->mount_path, path, strerror(-r), ctx->mount_path);
 		}
 		pthread_mutex_lock(&ctx->lock);

@@ -963,8 +963,10 @@ static int health_apply(struct fs_ctx *ctx, struct fs_handle *h)
 
 	if (h->failed) {
 		/* this flush answers the refused report; the next write starts a new one */
+		r = h->last_err;
 		h->failed = false;
-		return h->last_err;
+		h->last_err = 0;
+		return r;
 	}
 	if (!h->dirty)
 		return h->last_err;

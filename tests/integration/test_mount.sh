@@ -327,7 +327,7 @@ if unshare -m --propagation private true 2>/dev/null; then
 	holder=$!
 	wait_until 5 bash -c "[ \"\$(readlink /proc/$holder/ns/mnt)\" != \"\$(readlink /proc/self/ns/mnt)\" ]"
 	check "the copy in the other namespace is mounted" nsenter -t "$holder" -m test -d "$M/jobs"
-	fusermount3 -u "$M"
+	wait_until 30 fusermount3 -u "$M" 2>/dev/null || fusermount3 -u "$M"
 	if wait_until 10 bash -c "! kill -0 $IT_PID"; then
 		wait "$IT_PID"
 		check_eq "a copy in another namespace: the daemon still exits 0 after fusermount3 -u" \

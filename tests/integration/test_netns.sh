@@ -178,12 +178,12 @@ cat >"$W/compute.sh" <<'EOF'
 # stops the agent (which stops its job processes), unmounts sshfs, and exits.
 node=$1 head=$2 mnt=$3 work=$4 agent=$5 opts=$6 how=$7
 hostname "host-$node" # its own UTS namespace: a host name of its own, as a server has
-# This mount namespace began as a private copy of the host's mounts. A copy of a FUSE
-# mount keeps that file system alive after its owner unmounts it in the host: a daemon
-# of another test running meanwhile would not see its fusermount3 -u and not exit. A
-# compute server needs none of them (the head's own mount included): drop them here.
-awk '$3 == "fuse" || $3 ~ /^fuse\./ { print $2 }' /proc/self/mounts | sort -r |
-	while read -r m; do umount -l "$m" 2>/dev/null; done
+# This mount namespace began as a private copy of the host's mounts. A copy of an
+# ascendfs mount keeps that file system alive after its daemon's fusermount3 -u in the
+# host (another test's daemon, running meanwhile, would stop only through its mount
+# watch). A compute server needs none of them (the head's own mount included).
+awk '$3 == "fuse.ascendfs" { print $2 }' /proc/self/mounts | sort -r |
+	while read -r m; do umount -l "$(printf '%b' "$m")" 2>/dev/null; done
 sshfs_pid=""
 if [ "$how" = mount ]; then
 	mount -t fuse.sshfs -o "$opts" "root@$head:$mnt" "$mnt" >>"$work/sshfs-$node.log" 2>&1

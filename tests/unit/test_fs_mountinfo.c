@@ -27,6 +27,8 @@ static const char mountinfo[] =
 	"42 27 0:50 / /ascend rw,relatime - tmpfs tmpfs rw\n"
 	"43 42 0:51 / /ascend rw,relatime master:7 - fuse ascendfs rw\n"
 	"45 27 0:52 / /tmp/back\\134slash rw - fuse.ascendfs ascendfs rw\n"
+	"46 27 0:53 / /tmp/other rw - fuse.ascendfs ascendfsx rw\n"
+	"47 27 0:54 / /tmp/other2 rw - fuse.sshfs root@h:/ascend rw\n"
 	"garbage\n";
 
 static char *write_mountinfo(void)
@@ -48,10 +50,10 @@ static void test_find_by_path(void **state)
 	unsigned major = 9, minor = 9;
 
 	(void)state;
-	/* the top of a stack of two FUSE mounts, its mount point unescaped */
+	/* ascendfs's mount under an sshfs stacked on it, its mount point unescaped */
 	assert_int_equal(fs_mountinfo_find(file, "/tmp/with space", &major, &minor), 1);
 	assert_int_equal(major, 0);
-	assert_int_equal(minor, 45);
+	assert_int_equal(minor, 39);
 	/* a FUSE mount over a tmpfs, type "fuse" with no subtype */
 	assert_int_equal(fs_mountinfo_find(file, "/ascend", &major, &minor), 1);
 	assert_int_equal(minor, 51);
@@ -62,6 +64,9 @@ static void test_find_by_path(void **state)
 	assert_int_equal(fs_mountinfo_find(file, "/sys/fs/fuse/connections", &major, &minor), 0);
 	assert_int_equal(fs_mountinfo_find(file, "/tmp/with\\040space", &major, &minor), 0);
 	assert_int_equal(fs_mountinfo_find(file, "/nowhere", &major, &minor), 0);
+	/* another FUSE file system at the path is not ours (source is not "ascendfs") */
+	assert_int_equal(fs_mountinfo_find(file, "/tmp/other", &major, &minor), 0);
+	assert_int_equal(fs_mountinfo_find(file, "/tmp/other2", &major, &minor), 0);
 	unlink(file);
 	free(file);
 }
