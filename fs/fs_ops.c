@@ -953,6 +953,19 @@ static void health_refuse(struct fs_ctx *ctx, struct fs_handle *h, const char *w
 	h->dirty = false;
 }
 
+/* The index of @h's server (-1: none) and its NPU count in *@npus. */
+static int health_server(struct fs_ctx *ctx, const struct fs_handle *h, unsigned *npus)
+{
+	int server;
+
+	pthread_mutex_lock(&ctx->lock);
+	server = sched_cluster_find_server(ctx->cluster, h->path.item);
+	if (server >= 0)
+		*npus = ctx->cluster->servers[server].conf->npu_count;
+	pthread_mutex_unlock(&ctx->lock);
+	return server;
+}
+
 static int health_apply(struct fs_ctx *ctx, struct fs_handle *h)
 {
 	struct conf_health_report rep;
@@ -975,11 +988,7 @@ static int health_apply(struct fs_ctx *ctx, struct fs_handle *h)
 		return h->last_err = 0;
 	why[0] = '\0';
 	snprintf(file, sizeof(file), "%s/health", h->path.item);
-	pthread_mutex_lock(&ctx->lock);
-	server = sched_cluster_find_server(ctx->cluster, h->path.item);
-	if (server >= 0)
-		npus = ctx->cluster->servers[server].conf->npu_count;
-	pthread_mutex_unlock(&ctx->lock);
+	server = health_server(ctx, h, &npus);
 	if (server < 0)
 		return h->last_err = -ENOENT;
 	r = conf_health_parse(h->buf, h->len, file, npus, &rep, &err);
@@ -1014,11 +1023,7 @@ static int health_check_start(struct fs_ctx *ctx, struct fs_handle *h)
 	unsigned npus = 0;
 	int server, r;
 
-	pthread_mutex_lock(&ctx->lock);
-	server = sched_cluster_find_server(ctx->cluster, h->path.item);
-	if (server >= 0)
-		npus = ctx->cluster->servers[server].conf->npu_count;
-	pthread_mutex_unlock(&ctx->lock);
+	server = health_server(ctx, h, &npus);
 	if (server < 0)
 		return -ENOENT;
 	snprintf(file, sizeof(file), "%s/health", h->path.item);
