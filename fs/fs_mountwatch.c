@@ -5,14 +5,14 @@
  * `fusermount3 -u` ends the daemon because the kernel, once the file system's last
  * mount is gone, aborts the FUSE connection and the daemon's reads of /dev/fuse fail.
  * A copy of the mount in another mount namespace (made by `unshare -m` or `ip netns
- * exec` while it was mounted, with private propagation) is such a mount too: the file
- * system lives on there, the daemon sees nothing, and it runs on, unreachable from its
- * own namespace, until that namespace ends. So a thread looks at /proc/self/mountinfo
- * every second; when the daemon's device has been missing from it for two looks while
- * the daemon still runs, it says so and aborts the connection through fusectl
- * (/sys/fs/fuse/connections/<dev>/abort, the kernel's documented way; fusectl is mounted
- * there first when it is not). The copies then
- * answer ENOTCONN and the daemon stops as after an unmount.
+ * exec` while it was mounted, with private propagation) is such a mount too, and a lazy
+ * unmount with files still open keeps the file system the same way: it lives on, the
+ * daemon sees nothing, and it runs on, unreachable from its own namespace. So a thread
+ * looks at /proc/self/mountinfo every second; when the daemon's device has been missing
+ * from it for two looks while the daemon still runs, it says so and aborts the
+ * connection through fusectl (/sys/fs/fuse/connections/<dev>/abort, the kernel's
+ * documented way; fusectl is mounted there first when it is not). The remaining users
+ * then get ENOTCONN and the daemon stops as after an unmount.
  */
 #include <errno.h>
 #include <fcntl.h>
