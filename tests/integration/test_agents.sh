@@ -431,6 +431,42 @@ wait_until 10 bash -c "! kill -0 ${AGENT_PID[a2-node-07]}"
 wait "${AGENT_PID[a2-node-07]}"
 check_eq "then exits 0 on SIGTERM" 0 "$?"
 AGENT_PID=()
+
+# ---- SIGHUP while the agent stops: it waits for its processes, it does not spin -------
+# a job whose process ignores SIGTERM keeps the stopping agent waiting for the grace
+# period; a SIGHUP then must not turn that wait into a busy loop
+for j in "$M"/jobs/*/; do echo cancel >"$j/ctl" 2>/dev/null; done
+for n in $SERVERS a2-node-07; do echo cordon >"$M/nodes/$n/ctl"; done
+start_agent a2-node-08
+wait_until 10 bash -c "[ \"\$(python3 -c 'import json;print(json.load(open(\"$M/nodes/a2-node-08/info\"))[\"state\"])')\" = ready ]"
+submit stubborn <<EOF
+name: stubborn
+npus: 1
+command: "trap '' TERM; exec sleep 300"
+EOF
+if wait_until 10 grep -q "job stubborn generation 1 .*started pid" "$W/agent-a2-node-08.log"; then
+	ok "a process that ignores SIGTERM runs on a2-node-08"
+else
+	not_ok "a process that ignores SIGTERM runs on a2-node-08" "$(status_of stubborn); $(tail -n3 "$W/agent-a2-node-08.log")"
+fi
+ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+apid=${AGENT_PID[a2-node-08]}
+kill -TERM "$apid"
+sleep 0.3
+kill -HUP "$apid"
+t0=$(ticks "$apid")
+sleep 1
+t1=$(ticks "$apid")
+# 1 s of a busy loop is about 100 ticks (USER_HZ); waiting costs none
+[ $((t1 - t0)) -lt 20 ] && ok "SIGHUP while stopping: the agent waits ($((t1 - t0)) ticks of CPU in 1 s)" ||
+	not_ok "SIGHUP while stopping: the agent waits" "$((t1 - t0)) ticks of CPU in 1 s"
+if wait_until $((GRACE + 10)) bash -c "! kill -0 $apid"; then
+	wait "$apid"
+	check_eq "and exits 0 once the grace period's SIGKILL ended the process" 0 "$?"
+else
+	not_ok "and exits 0 once the grace period's SIGKILL ended the process" "still running"
+fi
+AGENT_PID=()
 if grep -qE 'AddressSanitizer|LeakSanitizer|runtime error:|UndefinedBehaviorSanitizer' "$W"/agent-*.log; then
 	not_ok "agent logs have no sanitizer report" "$(grep -h -m5 -E 'Sanitizer|runtime error' "$W"/agent-*.log)"
 else
