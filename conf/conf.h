@@ -310,6 +310,15 @@ struct conf_health_npu {
 /* Longest agent identity in a report, with its NUL. */
 #define CONF_HEALTH_AGENT_MAX 160
 
+/* Most job generations one `running` line may list (as many as ascend-agent tracks). */
+#define CONF_HEALTH_RUNNING_MAX 128
+
+/* A job generation that still has live processes on the reporting server. */
+struct conf_health_running {
+	char job[CONF_NAME_MAX + 1];	/* a valid job name (conf_job_name_is_valid) */
+	unsigned generation;		/* >= 1 */
+};
+
 /*
  * One report. Line format (one item per line, '#' comments and blank lines ignored):
  *     agent a2-node-01:4f1c0e6d2a9b4b7e8d3c5a6f7e8d9c0b
@@ -317,9 +326,17 @@ struct conf_health_npu {
  *     npu 0 OK
  *     npu 3 Critical 0x80C98000 HBM uncorrectable ECC
  *     ip 3 10.20.3.1
+ *     running llama/2 qwen-ft/1
  * or JSON: {"agent": "...", "node": "OK", "npus": [{"id": 3, "health": "Critical",
  *          "code": "0x80C98000", "message": "HBM uncorrectable ECC",
- *          "device_ip": "10.20.3.1"}]}
+ *          "device_ip": "10.20.3.1"}], "running": [{"job": "llama", "generation": 2}]}
+ * `running` (optional, at most once) lists the job generations that still have live
+ * processes on the server, as JOB/GENERATION words (a valid job name, '/', a generation
+ * of 1 or more without a leading zero; each at most once, at most
+ * CONF_HEALTH_RUNNING_MAX), or the single word "-" for none (JSON: a list, possibly
+ * empty). ascend-agent sends it in every report; a report without it says nothing about
+ * processes (older agents, hand-written reports), so the daemon then keeps a stopping
+ * job's NPUs until its stop deadline. Like `agent`, it alone is not a report.
  * `agent` (optional, at most once) names the agent that writes the reports: one word of
  * 1 to 159 printable ASCII bytes; ascend-agent sends "<host name>:<machine-id>", so that
  * the daemon can tell two agents that use one node name apart. It alone is not a report.
@@ -337,6 +354,9 @@ struct conf_health_report {
 	enum conf_health_level node;
 	struct conf_health_npu npus[CONF_SERVER_NPUS_MAX];
 	size_t npu_count;
+	bool has_running;			/* a `running` line (JSON "running") was given */
+	size_t running_count;			/* entries of running[] (0 for `running -`) */
+	struct conf_health_running running[CONF_HEALTH_RUNNING_MAX]; /* in the order given */
 };
 
 /* conf_health_level_name() - "OK", "Warning", "Alarm", "Critical", "UNKNOWN" (static). */
@@ -354,7 +374,8 @@ int conf_health_level_from_name(const char *word, size_t len, enum conf_health_l
  * @server_npus NPUs (1 to CONF_SERVER_NPUS_MAX). @buf holds @len bytes (need not be
  * NUL-terminated; NULL with 0). @file names the source in messages (borrowed, e.g.
  * "a2-node-01/health"). JSON when the first non-blank byte is '{', else the line format.
- * Refused: unknown level, NPU id >= @server_npus, an NPU or `node` given twice, invalid
+ * Refused: unknown level, NPU id >= @server_npus, an NPU, `node` or `running` given twice,
+ * a `running` word that is not JOB/GENERATION (or "-" alone), a generation listed twice, invalid
  * IP, a message over 159 bytes, binary or non-UTF-8 text, an empty report (blank lines
  * and comments only), more than CONF_HEALTH_MAX_BYTES (-EFBIG); in JSON also unknown
  * keys, wrong types, and a message whose first word reads as an error code when no
@@ -380,7 +401,7 @@ int conf_health_check_start(const char *buf, size_t len, const char *file, unsig
 /*
  * conf_health_render() - @r in the line format: "node LEVEL" when given, then for each
  * NPU in order its "npu ID LEVEL [CODE] [MESSAGE]" line (when it has a level) and its
- * "ip ID ADDRESS" line (when it has an address). What conf_health_parse() accepted
+ * "ip ID ADDRESS" line (when it has an address), then "running ..." when has_running. What conf_health_parse() accepted
  * renders to text it accepts again, with the same result. *@ret_buf is new (free()),
  * NUL-terminated, *@ret_len its length. Returns 0 or -ENOMEM.
  */

@@ -7,6 +7,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,8 +18,8 @@
 
 #define LEVEL_COUNT 5
 #define LEVEL_HINT "use OK, Warning, Alarm, Critical or UNKNOWN"
-#define LINE_SHAPES "\"node LEVEL\", \"npu ID LEVEL [CODE] [MESSAGE]\", \"ip ID ADDRESS\" or " \
-	"\"agent ID\""
+#define LINE_SHAPES "\"node LEVEL\", \"npu ID LEVEL [CODE] [MESSAGE]\", \"ip ID ADDRESS\", " \
+	"\"agent ID\" or \"running JOB/GENERATION ...\""
 #define CODE_HEX_MAX 16 /* "0x" and up to 16 hex digits: a 64-bit code */
 #define CODE_NPU_SMI_DIGITS 8 /* npu-smi prints codes as 8 hex digits, e.g. 80C98000 */
 
@@ -30,7 +31,8 @@ static const char *const level_names[LEVEL_COUNT] = {
 	[CONF_HEALTH_UNKNOWN] = "UNKNOWN",
 };
 
-static const char *const report_keys[] = { "agent", "node", "npus", NULL };
+static const char *const report_keys[] = { "agent", "node", "npus", "running", NULL };
+static const char *const running_keys[] = { "job", "generation", NULL };
 static const char *const npu_keys[] = { "id", "health", "code", "message", "device_ip", NULL };
 
 const char *conf_health_level_name(enum conf_health_level l)
@@ -86,6 +88,7 @@ struct health_builder {
 	struct conf_health_report rep;
 	unsigned node_line;
 	unsigned agent_line;
+	unsigned running_line;
 	unsigned level_line[CONF_SERVER_NPUS_MAX];	/* 0: no level given yet */
 	unsigned ip_line[CONF_SERVER_NPUS_MAX];		/* 0: no address given yet */
 	int slot[CONF_SERVER_NPUS_MAX];			/* index in rep.npus, -1: none */
@@ -458,6 +461,125 @@ static int line_agent(struct health_builder *b, const struct line *l, const char
 	return 0;
 }
 
+/* ---- `running`: the job generations with live processes on the server ---- */
+
+#define RUNNING_RULE "JOB/GENERATION words, such as \"running llama/2 qwen-ft/1\", or " \
+	"\"running -\" when none runs"
+
+/*
+ * A generation: 1 to 4294967295 in decimal without a leading zero, from the @len bytes
+ * at @p. Returns true and *@ret.
+ */
+static bool generation_parse(const char *p, size_t len, unsigned *ret)
+{
+	unsigned long long v = 0;
+
+	if (len == 0 || len > 10 || p[0] == '0')
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		if (p[i] < '0' || p[i] > '9')
+			return false;
+		v = v * 10 + (unsigned long long)(p[i] - '0');
+	}
+	if (v > UINT32_MAX)
+		return false;
+	*ret = (unsigned)v;
+	return true;
+}
+
+/*
+ * Add @job (@job_len bytes) generation @gen to the running list, unless it is there or
+ * the list is full. Returns 0, or 1 (already listed, *@ret_index: where), or 2 (full).
+ */
+static int running_add(struct health_builder *b, const char *job, size_t job_len, unsigned gen,
+		       size_t *ret_index)
+{
+	struct conf_health_running *e;
+
+	for (size_t i = 0; i < b->rep.running_count; i++) {
+		e = &b->rep.running[i];
+		if (e->generation == gen && strlen(e->job) == job_len &&
+		    memcmp(e->job, job, job_len) == 0) {
+			*ret_index = i;
+			return 1;
+		}
+	}
+	if (b->rep.running_count == CONF_HEALTH_RUNNING_MAX)
+		return 2;
+	e = &b->rep.running[b->rep.running_count++];
+	memcpy(e->job, job, job_len);
+	e->job[job_len] = '\0';
+	e->generation = gen;
+	return 0;
+}
+
+/* Is the @len bytes at @p a valid job name? */
+static bool job_name_ok(const char *p, size_t len)
+{
+	char name[CONF_NAME_MAX + 1];
+
+	if (len == 0 || len > CONF_NAME_MAX)
+		return false;
+	memcpy(name, p, len);
+	name[len] = '\0';
+	return conf_job_name_is_valid(name);
+}
+
+static int line_running(struct health_builder *b, const struct line *l, const char *pos)
+{
+	char q[CONF_QUOTE_MAX];
+	struct token t;
+	bool none = false, any = false;
+
+	if (b->running_line)
+		return line_fail(b, l, column_of(l, pos),
+				 "running: already given at line %u; list the running jobs once",
+				 b->running_line);
+	while (next_token(l, &pos, &t)) {
+		const char *slash = memchr(t.p, '/', t.len);
+		size_t job_len = slash ? (size_t)(slash - t.p) : 0, at;
+		unsigned gen;
+		int r;
+
+		if (t.len == 1 && t.p[0] == '-' && !any) {
+			none = true;
+			any = true;
+			continue;
+		}
+		if (none || (t.len == 1 && t.p[0] == '-'))
+			return line_fail(b, l, t.column,
+					 "running: \"-\" means no job runs and stands alone; "
+					 "write either \"running -\" or " RUNNING_RULE);
+		any = true;
+		if (!slash || !job_name_ok(t.p, job_len))
+			return line_fail(b, l, t.column,
+					 "running: %s is not JOB/GENERATION; write " RUNNING_RULE
+					 " (JOB a job name)",
+					 quote_token(&t, q, sizeof(q)));
+		if (!generation_parse(slash + 1, t.len - job_len - 1, &gen))
+			return line_fail(b, l, t.column,
+					 "running: %s has no generation after the '/'; use a whole "
+					 "number from 1 without a leading zero, such as \"%.*s/2\"",
+					 quote_token(&t, q, sizeof(q)), (int)job_len, t.p);
+		r = running_add(b, t.p, job_len, gen, &at);
+		if (r == 1)
+			return line_fail(b, l, t.column,
+					 "running: %s is listed twice; list each job generation once",
+					 quote_token(&t, q, sizeof(q)));
+		if (r == 2)
+			return line_fail(b, l, t.column,
+					 "running: more than %d job generations; a server runs "
+					 "fewer",
+					 CONF_HEALTH_RUNNING_MAX);
+	}
+	if (!any)
+		return line_fail(b, l, end_column(l),
+				 "running: the list is missing; write " RUNNING_RULE);
+	b->rep.has_running = true;
+	b->running_line = l->number;
+	return 0;
+}
+
 static int parse_line(struct health_builder *b, const struct line *l)
 {
 	const char *pos = l->start;
@@ -474,6 +596,8 @@ static int parse_line(struct health_builder *b, const struct line *l)
 		return line_ip(b, l, pos);
 	if (token_is(&t, "agent"))
 		return line_agent(b, l, pos);
+	if (token_is(&t, "running"))
+		return line_running(b, l, pos);
 	return line_fail(b, l, t.column, "unknown item %s; each line is " LINE_SHAPES,
 			 quote_token(&t, q, sizeof(q)));
 }
@@ -630,6 +754,58 @@ static int json_npu(struct health_builder *b, const struct conf_ctx *ctx,
 	return 0;
 }
 
+/* "running": [{"job": "llama", "generation": 2}, ...], the `running` line's list. */
+static int json_running(struct health_builder *b, const struct conf_ctx *ctx,
+			const struct conf_node *n)
+{
+	char q[CONF_QUOTE_MAX];
+
+	if (n->kind != CONF_NODE_SEQ)
+		return conf_fail(ctx, n,
+				 "running: expected a list such as [{\"job\": \"llama\", "
+				 "\"generation\": 2}] ([] when none runs), not %s",
+				 conf_node_kind_name(n));
+	for (size_t i = 0; i < n->count; i++) {
+		const struct conf_node *m = n->items[i], *job, *gen;
+		unsigned g;
+		size_t at;
+		int r;
+
+		if (m->kind != CONF_NODE_MAP)
+			return conf_fail(ctx, m,
+					 "running: each entry must be an object such as "
+					 "{\"job\": \"llama\", \"generation\": 2}, not %s",
+					 conf_node_kind_name(m));
+		r = conf_check_keys(ctx, m, running_keys);
+		if (r < 0)
+			return r;
+		job = conf_map_get(m, "job");
+		gen = conf_map_get(m, "generation");
+		if (!job || !gen)
+			return conf_fail(ctx, m, "running: this entry has no \"%s\"; give both "
+					 "\"job\" and \"generation\"", job ? "generation" : "job");
+		if (job->kind != CONF_NODE_SCALAR || !job->quoted ||
+		    !job_name_ok(job->text, job->text_len))
+			return conf_fail(ctx, job, "running: job: expected a job name as a "
+					 "string, such as \"llama\"");
+		if (gen->kind != CONF_NODE_SCALAR || gen->quoted ||
+		    !generation_parse(gen->text, gen->text_len, &g))
+			return conf_fail(ctx, gen, "running: generation: expected a whole number "
+					 "from 1, such as 2");
+		r = running_add(b, job->text, job->text_len, g, &at);
+		if (r == 1)
+			return conf_fail(ctx, m, "running: %s generation %u is listed twice; list "
+					 "each job generation once",
+					 conf_quote(job->text, q, sizeof(q)), g);
+		if (r == 2)
+			return conf_fail(ctx, m, "running: more than %d job generations; a server "
+					 "runs fewer", CONF_HEALTH_RUNNING_MAX);
+	}
+	b->rep.has_running = true;
+	b->running_line = n->line ? n->line : 1;
+	return 0;
+}
+
 static int json_report(struct health_builder *b, const struct conf_node *root)
 {
 	const struct conf_ctx ctx = { .file = b->file, .err = b->err };
@@ -673,6 +849,9 @@ static int json_report(struct health_builder *b, const struct conf_node *root)
 				return r;
 		}
 	}
+	n = conf_map_get(root, "running");
+	if (n && (r = json_running(b, &ctx, n)) < 0)
+		return r;
 	return builder_is_empty(b) ? fail_empty(b) : 0;
 }
 
@@ -845,6 +1024,12 @@ int conf_health_render(const struct conf_health_report *r, char **ret_buf, size_
 				   n->code, n->message[0] ? " " : "", n->message);
 		if (n->device_ip[0])
 			out_printf(&o, "ip %u %s\n", n->id, n->device_ip);
+	}
+	if (r->has_running) {
+		out_printf(&o, "running");
+		for (i = 0; i < r->running_count && i < CONF_HEALTH_RUNNING_MAX; i++)
+			out_printf(&o, " %s/%u", r->running[i].job, r->running[i].generation);
+		out_printf(&o, "%s\n", r->running_count ? "" : " -");
 	}
 	if (o.failed) {
 		free(o.buf);

@@ -371,6 +371,123 @@ static void test_health_agent(void **state)
 			       "agent: expected a string"));
 }
 
+
+/* `running`: the job generations with live processes (stophold), text and JSON. */
+static void test_health_running(void **state)
+{
+	struct conf_health_report rep, again;
+	struct conf_error err;
+	char *text = NULL, buf[CONF_HEALTH_RUNNING_MAX * 12 + 64];
+	size_t len = 0, off;
+
+	(void)state;
+	parse_okz("node OK\n", &rep);
+	assert_false(rep.has_running); /* says nothing about processes */
+	parse_okz("node OK\nrunning -\n", &rep);
+	assert_true(rep.has_running);
+	assert_int_equal(rep.running_count, 0);
+	parse_okz("Running llama/2 qwen-ft.v1/1 llama/1\nnode OK\n", &rep);
+	assert_true(rep.has_running);
+	assert_int_equal(rep.running_count, 3);
+	assert_string_equal(rep.running[0].job, "llama");
+	assert_int_equal(rep.running[0].generation, 2);
+	assert_string_equal(rep.running[1].job, "qwen-ft.v1");
+	assert_int_equal(rep.running[2].generation, 1);
+	/* rendered last, and read back the same */
+	assert_int_equal(conf_health_render(&rep, &text, &len), 0);
+	assert_string_equal(text, "node OK\nrunning llama/2 qwen-ft.v1/1 llama/1\n");
+	assert_int_equal(conf_health_parse(text, len, "t/health", 8, &again, &err), 0);
+	assert_memory_equal(&rep, &again, sizeof(rep));
+	free(text);
+	parse_okz("node OK\nrunning -\n", &rep);
+	assert_int_equal(conf_health_render(&rep, &text, &len), 0);
+	assert_string_equal(text, "node OK\nrunning -\n");
+	free(text);
+	/* JSON */
+	parse_okz("{\"node\": \"OK\", \"running\": [{\"job\": \"a\", \"generation\": 4}]}",
+		  &rep);
+	assert_true(rep.has_running);
+	assert_int_equal(rep.running_count, 1);
+	assert_string_equal(rep.running[0].job, "a");
+	assert_int_equal(rep.running[0].generation, 4);
+	parse_okz("{\"node\": \"OK\", \"running\": []}", &rep);
+	assert_true(rep.has_running);
+	assert_int_equal(rep.running_count, 0);
+	/* the most a line may list, and one more */
+	off = (size_t)snprintf(buf, sizeof(buf), "node OK\nrunning");
+	for (unsigned i = 1; i <= CONF_HEALTH_RUNNING_MAX; i++)
+		off += (size_t)snprintf(buf + off, sizeof(buf) - off, " j/%u", i);
+	snprintf(buf + off, sizeof(buf) - off, "\n");
+	parse_okz(buf, &rep);
+	assert_int_equal(rep.running_count, CONF_HEALTH_RUNNING_MAX);
+	snprintf(buf + off, sizeof(buf) - off, " j/999\n");
+	assert_non_null(strstr(parse_failz(buf, -EINVAL), "running: more than 128 job generations"));
+
+	/* refusals: where and what to write instead */
+	assert_string_equal(parse_failz("running -\n", -EINVAL),
+			    "t/health: the report is empty; write at least \"node OK\" or one "
+			    "\"npu ID LEVEL\" line");
+	assert_string_equal(parse_failz("node OK\nrunning\n", -EINVAL),
+			    "t/health:2:9: running: the list is missing; write JOB/GENERATION "
+			    "words, such as \"running llama/2 qwen-ft/1\", or \"running -\" when "
+			    "none runs");
+	assert_string_equal(parse_failz("node OK\nrunning llama\n", -EINVAL),
+			    "t/health:2:9: running: \"llama\" is not JOB/GENERATION; write "
+			    "JOB/GENERATION words, such as \"running llama/2 qwen-ft/1\", or "
+			    "\"running -\" when none runs (JOB a job name)");
+	assert_non_null(strstr(parse_failz("node OK\nrunning Bad/1\n", -EINVAL),
+			       "\"Bad/1\" is not JOB/GENERATION"));
+	assert_non_null(strstr(parse_failz("node OK\nrunning /1\n", -EINVAL),
+			       "\"/1\" is not JOB/GENERATION"));
+	assert_string_equal(parse_failz("node OK\nrunning a/0\n", -EINVAL),
+			    "t/health:2:9: running: \"a/0\" has no generation after the '/'; use "
+			    "a whole number from 1 without a leading zero, such as \"a/2\"");
+	assert_non_null(strstr(parse_failz("node OK\nrunning a/02\n", -EINVAL),
+			       "has no generation after the '/'"));
+	assert_non_null(strstr(parse_failz("node OK\nrunning a/\n", -EINVAL),
+			       "has no generation after the '/'"));
+	assert_non_null(strstr(parse_failz("node OK\nrunning a/4294967296\n", -EINVAL),
+			       "has no generation after the '/'"));
+	assert_string_equal(parse_failz("node OK\nrunning a/1 b/2 a/1\n", -EINVAL),
+			    "t/health:2:17: running: \"a/1\" is listed twice; list each job "
+			    "generation once");
+	assert_string_equal(parse_failz("node OK\nrunning - a/1\n", -EINVAL),
+			    "t/health:2:11: running: \"-\" means no job runs and stands alone; "
+			    "write either \"running -\" or JOB/GENERATION words, such as "
+			    "\"running llama/2 qwen-ft/1\", or \"running -\" when none runs");
+	assert_non_null(strstr(parse_failz("node OK\nrunning a/1 -\n", -EINVAL),
+			       "stands alone"));
+	assert_string_equal(parse_failz("node OK\nrunning -\nrunning a/1\n", -EINVAL),
+			    "t/health:3:8: running: already given at line 2; list the running "
+			    "jobs once");
+	assert_non_null(strstr(parse_failz("{\"node\": \"OK\", \"running\": \"a/1\"}",
+					   -EINVAL), "running: expected a list"));
+	assert_non_null(strstr(parse_failz("{\"node\": \"OK\", \"running\": [{\"job\": "
+					   "\"a\"}]}", -EINVAL),
+			       "running: this entry has no \"generation\""));
+	assert_non_null(strstr(parse_failz("{\"node\": \"OK\", \"running\": [{\"job\": "
+					   "\"a\", \"generation\": 0}]}", -EINVAL),
+			       "running: generation: expected a whole number from 1"));
+	assert_non_null(strstr(parse_failz("{\"node\": \"OK\", \"running\": [{\"job\": "
+					   "\"a\", \"generation\": \"1\"}]}", -EINVAL),
+			       "running: generation: expected a whole number"));
+	assert_non_null(strstr(parse_failz("{\"node\": \"OK\", \"running\": [{\"job\": "
+					   "7, \"generation\": 1}]}", -EINVAL),
+			       "running: job: expected a job name as a string"));
+	assert_non_null(strstr(parse_failz("{\"node\": \"OK\", \"running\": [{\"job\": "
+					   "\"a\", \"generation\": 1, \"pid\": 3}]}", -EINVAL),
+			       "pid"));
+	assert_non_null(strstr(parse_failz("{\"node\": \"OK\", \"running\": [{\"job\": "
+					   "\"a\", \"generation\": 1}, {\"job\": \"a\", "
+					   "\"generation\": 1}]}", -EINVAL),
+			       "running: \"a\" generation 1 is listed twice"));
+	/* checked while it is written, line by line */
+	assert_int_equal(conf_health_check_start("running a/1\n", 12, "t/health", 8, &err), 0);
+	assert_int_equal(conf_health_check_start("node OK\nrunning a/0\n", 20, "t/health", 8,
+						 &err), -EINVAL);
+	assert_non_null(strstr(err.msg, "has no generation after the '/'"));
+}
+
 static void test_health_refusals(void **state)
 {
 	/* One line each; the data cases hold the rest. */
@@ -413,8 +530,8 @@ static void test_health_refusals(void **state)
 	/* Columns count characters, not bytes. */
 	assert_string_equal(parse_failz("npu 1 OK caf\xc3\xa9\n\xc3\xa9t\xc3\xa9 1 OK\n", -EINVAL),
 			    "t/health:2:1: unknown item \"\xc3\xa9t\xc3\xa9\"; each line is \"node "
-			    "LEVEL\", \"npu ID LEVEL [CODE] [MESSAGE]\", \"ip ID ADDRESS\" or "
-			    "\"agent ID\"");
+			    "LEVEL\", \"npu ID LEVEL [CODE] [MESSAGE]\", \"ip ID ADDRESS\", "
+			    "\"agent ID\" or \"running JOB/GENERATION ...\"");
 	/* "\r" alone ends a line, as conf_check_text() counts lines. */
 	assert_string_equal(parse_failz("node OK\rnpu 9 OK\r", -EINVAL),
 			    "t/health:2:5: npu 9: no such NPU; this server has NPUs 0 to 7");
@@ -697,6 +814,7 @@ int main(void)
 		cmocka_unit_test(test_health_server_sizes),
 		cmocka_unit_test(test_health_json),
 		cmocka_unit_test(test_health_agent),
+		cmocka_unit_test(test_health_running),
 		cmocka_unit_test(test_health_refusals),
 		cmocka_unit_test(test_health_binary),
 		cmocka_unit_test(test_health_size_limit),
