@@ -44,10 +44,13 @@ enum sched_job_state {
 	SCHED_JOB_PENDING,    /* accepted, waiting for NPUs (reason says why) */
 	SCHED_JOB_RUNNING,    /* placed; rank table final */
 	SCHED_JOB_RECOVERING, /* a fault took NPUs away; being re-placed */
-	SCHED_JOB_STOPPING,   /* preempted or past its time_limit: gone from its servers'
-			       * jobs lists (the agents SIGTERM it), NPUs held until
-			       * stop_deadline_usec, then pending again (preempted) or
-			       * timeout */
+	SCHED_JOB_STOPPING,   /* preempted, past its time_limit, cancelled, completed or
+			       * failed while its processes may still run: gone from its
+			       * servers' jobs lists (the agents SIGTERM it), NPUs held
+			       * until every server it held has reported (a `running`
+			       * line, after the stop began) that none of its processes
+			       * runs, or stop_deadline_usec at the latest; then stop_to
+			       * (pending again when preempted) */
 	SCHED_JOB_COMPLETED,  /* finished successfully */
 	SCHED_JOB_FAILED,     /* gave up (max_restarts, fault without recovery) */
 	SCHED_JOB_CANCELLED,  /* cancelled by its owner or an admin */
@@ -127,6 +130,8 @@ struct sched_server {
 	bool restored_heartbeat;	/* last_report_usec is the restore, not a report */
 	enum sched_health node_health;	/* the `node` line of the last report */
 	bool ips_confirmed;		/* the agent reported a device_ip for every NPU */
+	bool reports_running;		/* the last accepted report had a `running` line: its
+					 * agent says which job generations still run */
 	struct sched_npu npus[CONF_SERVER_NPUS_MAX];
 	unsigned npus_free;		/* free and placeable NPUs */
 	unsigned jobs_running;		/* distinct jobs holding NPUs here */
@@ -141,6 +146,10 @@ struct sched_slice {
 	unsigned npu_count;
 	unsigned device_ids[CONF_SERVER_NPUS_MAX]; /* ascending physical ids */
 	unsigned first_rank;		/* rank of device_ids[0]; ranks are contiguous */
+	bool gone;			/* the job is stopping and this server's agent has
+					 * reported since the stop began that none of the
+					 * job's processes runs here (not saved: after a
+					 * restart the next report says it again) */
 };
 
 /* Why a job that has run before is pending again (it resumes from its checkpoint). */
@@ -179,8 +188,15 @@ struct sched_job {
 					 * a stop does not count); 0 otherwise */
 	uint64_t run_accum_usec;	/* run time of earlier runs; time_limit counts the
 					 * total, as Slurm does for a requeued job */
-	uint64_t stop_deadline_usec;	/* stopping: NPUs are released at this time */
-	enum sched_job_state stop_to;	/* stopping: pending (preempted) or timeout */
+	uint64_t stop_deadline_usec;	/* stopping: NPUs are released at this time at the
+					 * latest (stop_grace_period + fault_check_interval
+					 * after the stop began) */
+	enum sched_job_state stop_to;	/* stopping: pending (preempted), timeout, cancelled,
+					 * completed or failed: the state it ends in */
+	bool stop_cancelled;		/* stopping: cancelled during a stop of another kind
+					 * (preemption, time limit): ends cancelled */
+	bool stop_forget;		/* stopping: removed (rmdir) while active; the record
+					 * is dropped once its NPUs are released */
 	char preempted_by[CONF_NAME_MAX + 1]; /* last preemptor, "" */
 	uint64_t preempted_by_serial;	/* its serial (0 = none) */
 	unsigned preemptions;		/* times preempted */
@@ -355,14 +371,21 @@ int sched_job_reject(struct sched_cluster *c, const char *name, uid_t uid, gid_t
 
 /*
  * sched_job_cancel() - cancel @name on behalf of @uid (0 = root may cancel any).
- * Frees its NPUs and runs a scheduling pass. Cancelling a terminal job is a no-op
- * returning 0. Returns -ENOENT, -EPERM.
+ * A draft or pending job (no NPUs) is cancelled at once. A running job goes stopping
+ * (stop_to cancelled, event "cancelled" with state "stopping"): it leaves its servers'
+ * jobs lists, so the agents SIGTERM its processes, and it keeps its NPUs until they are
+ * gone (see SCHED_JOB_STOPPING: the agents' `running` lines, or stop_deadline_usec);
+ * then it is cancelled and a pass runs. A job already stopping keeps its deadline and
+ * ends cancelled (stop_cancelled). Cancelling a terminal job, or again a job stopping
+ * to cancelled, is a no-op returning 0. Returns -ENOENT, -EPERM.
  */
 int sched_job_cancel(struct sched_cluster *c, const char *name, uid_t uid, uint64_t now_usec);
 
 /*
- * sched_job_complete() - mark a running job completed (its processes all exited 0),
- * free its NPUs, schedule. Returns -ENOENT, -EPERM, -EBUSY (not running).
+ * sched_job_complete() - the owner says running job @name is done: it goes stopping
+ * (stop_to completed, event "completed" with state "stopping") and is completed once
+ * its processes are gone, as sched_job_cancel() does. Returns -ENOENT, -EPERM, -EBUSY
+ * (not running: a job already stopping included).
  */
 int sched_job_complete(struct sched_cluster *c, const char *name, uid_t uid, uint64_t now_usec);
 
@@ -383,6 +406,13 @@ int sched_job_checkpoint(struct sched_cluster *c, const char *name, uid_t uid, u
  * completes the job; any other code is a task fault: the job restarts on the same
  * placement from its newest checkpoint (generation + 1) until max_restarts, then
  * fails. @server must hold a share of the job (and @rank be one of its ranks).
+ * Completing or failing goes through stopping as sched_job_cancel() does: a server
+ * whose agent sends `running` lines (sched_server.reports_running) must report its
+ * processes gone, since a launcher's exit does not end what it started (msrun's
+ * workers, a process that left its group); on one that does not, the reported exits
+ * are all that can be known and count as gone (so without such agents a completion
+ * frees the NPUs at once, as before). A failure (another process still runs elsewhere)
+ * waits for every server.
  * Returns 0, -ENOENT, -EPERM, -EINVAL (@server or @rank not the job's) with @reason.
  */
 int sched_job_process_exit(struct sched_cluster *c, const char *name, uid_t uid,
@@ -407,8 +437,11 @@ int sched_job_checkpoint_found(struct sched_cluster *c, const char *name, uint64
 			       const char *path, uint64_t mtime_usec, uint64_t now_usec);
 
 /*
- * sched_job_remove() - forget job @name (rmdir): an active job is cancelled first.
- * Returns -ENOENT, -EPERM.
+ * sched_job_remove() - forget job @name (rmdir). A terminal job, draft or pending job
+ * is dropped at once (cancelled first when active). A running or stopping job is
+ * cancelled as sched_job_cancel() does and marked stop_forget: its record (and its
+ * directory) stays, state stopping, while it holds NPUs, so that what holds them stays
+ * visible, and is dropped once they are released. Returns 0, -ENOENT, -EPERM.
  */
 int sched_job_remove(struct sched_cluster *c, const char *name, uid_t uid, uint64_t now_usec);
 
@@ -439,7 +472,8 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec);
  * sched_tick() - what time alone changes, at @now_usec (the daemon calls it every
  * second): running jobs past their spec time_limit begin stopping (event "timeout");
  * stopping jobs past stop_deadline_usec release their NPUs and become pending again
- * (preempted: event "requeued") or timeout; then, when anything changed or an elastic
+ * (preempted: event "requeued"), timeout, cancelled, completed or failed (stop_to),
+ * whatever the agents said; then, when anything changed or an elastic
  * job's elastic_grow_delay has just passed, a scheduling pass. Returns the number of
  * jobs that changed state.
  */
@@ -505,7 +539,12 @@ int sched_server_clear_npu(struct sched_cluster *c, const char *name, unsigned n
  * Reported device IPs are compared with the inventory (a difference is an event; the
  * reported address is what the rank table uses); a server whose agent reported every
  * NPU's IP is confirmed. The report's `agent`, when given, becomes the server's agent
- * (check it first with sched_server_check_agent()). Returns 0 or -ENOENT (no such server).
+ * (check it first with sched_server_check_agent()).
+ * A report with a `running` line (r->has_running) ends the wait of every stopping job
+ * holding NPUs here whose name it does not list (any generation): this server's slice is
+ * gone, and a job whose slices are all gone releases its NPUs now and ends in stop_to,
+ * before this report's pass. A report without one leaves stopping jobs to their
+ * deadline. Returns 0 or -ENOENT (no such server).
  */
 int sched_server_report(struct sched_cluster *c, unsigned server,
 			const struct conf_health_report *r, uint64_t now_usec);
@@ -713,7 +752,10 @@ int sched_render_rank_env(const struct sched_cluster *c, const struct sched_job 
  * borrowing (placed beyond its queue's quota), preemptions, preempted_by ("" when never);
  * reserved_start (pending with a backfill reservation: its latest start, RFC 3339, or
  * "unknown" while it waits for jobs without a time_limit; else null); stop_deadline
- * (stopping: when its NPUs are released; else null); generation, restarts,
+ * (stopping: when its NPUs are released at the latest; else null); stop_to (stopping: the
+ * state it ends in, "cancelled", "completed", "failed", "timeout" or "pending"; else
+ * null) and stop_waits_for (stopping: the servers whose agents have not yet reported
+ * its processes gone; else []); generation, restarts,
  * npus_allocated, placement, MS_SCHED host/port, checkpoint, timestamps.
  */
 int sched_render_job_status_json(const struct sched_cluster *c, const struct sched_job *j,

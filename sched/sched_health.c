@@ -225,6 +225,54 @@ static void check_ips(struct sched_cluster *c, struct sched_server *s,
 	}
 }
 
+/* Does @r's `running` line list any generation of job @name? */
+static bool report_lists_job(const struct conf_health_report *r, const char *name)
+{
+	for (size_t i = 0; i < r->running_count && i < CONF_HEALTH_RUNNING_MAX; i++)
+		if (strcmp(r->running[i].job, name) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * A report with a `running` line from server @server: each stopping job holding NPUs
+ * here that it does not list has no process left here; one with none left anywhere
+ * releases its NPUs. Returns how many stops finished.
+ */
+static unsigned stops_note_running(struct sched_cluster *c, unsigned server,
+				   const struct conf_health_report *r, uint64_t now_usec)
+{
+	struct sched_server *s = &c->servers[server];
+	struct sched_job *seen[CONF_SERVER_NPUS_MAX];
+	size_t n = 0;
+	unsigned finished = 0;
+
+	for (unsigned d = 0; d < s->conf->npu_count; d++) {
+		struct sched_job *j = s->npus[d].job;
+		size_t k;
+
+		if (!j || j->state != SCHED_JOB_STOPPING)
+			continue;
+		for (k = 0; k < n && seen[k] != j; k++)
+			;
+		if (k == n)
+			seen[n++] = j;
+	}
+	for (size_t k = 0; k < n; k++) {
+		struct sched_job *j = seen[k];
+
+		if (report_lists_job(r, j->name))
+			continue;
+		for (size_t i = 0; i < j->slice_count; i++)
+			if (j->slices[i].server == server && !j->slices[i].gone) {
+				j->slices[i].gone = true;
+				j->version++;
+			}
+		finished += sched_job_stop_check_gone(c, j, now_usec) > 0;
+	}
+	return finished;
+}
+
 int sched_server_report(struct sched_cluster *c, unsigned server,
 			const struct conf_health_report *r, uint64_t now_usec)
 {
@@ -288,6 +336,9 @@ int sched_server_report(struct sched_cluster *c, unsigned server,
 		snprintf(why, sizeof(why), "NPU fault on %s", s->conf->name);
 		recover_hit_jobs(c, s, now_usec, why);
 	}
+	s->reports_running = r->has_running;
+	if (r->has_running)
+		stops_note_running(c, server, r, now_usec);
 	sched_schedule(c, now_usec);
 	return 0;
 }
@@ -421,18 +472,17 @@ void sched_job_recover(struct sched_cluster *c, struct sched_job *j, uint64_t no
 	if (j->state != SCHED_JOB_RUNNING)
 		return;
 	if (!c->conf->enable_fault_recovery) {
-		sched_alloc_release(c, j);
-		snprintf(reason, sizeof(reason), "%s; fault recovery is disabled "
+		/* the processes on its other servers run on: hold the NPUs until they stop */
+		snprintf(reason, sizeof(reason), "%.300s; fault recovery is disabled "
 						 "(enable_fault_recovery: false)", why);
-		sched_job_transition(c, j, SCHED_JOB_FAILED, SCHED_EV_FAILED, now_usec, reason);
+		sched_job_fail_stop(c, j, now_usec, reason);
 		return;
 	}
 	j->restarts++;
 	if (j->restarts > j->spec->max_restarts) {
-		sched_alloc_release(c, j);
-		snprintf(reason, sizeof(reason), "%s; max_restarts (%u) exhausted", why,
+		snprintf(reason, sizeof(reason), "%.300s; max_restarts (%u) exhausted", why,
 			 j->spec->max_restarts);
-		sched_job_transition(c, j, SCHED_JOB_FAILED, SCHED_EV_FAILED, now_usec, reason);
+		sched_job_fail_stop(c, j, now_usec, reason);
 		return;
 	}
 	c->recoveries++;
@@ -514,11 +564,10 @@ void sched_job_restart(struct sched_cluster *c, struct sched_job *j, uint64_t no
 		return;
 	j->restarts++;
 	if (j->restarts > j->spec->max_restarts) {
-		sched_alloc_release(c, j);
-		snprintf(reason, sizeof(reason), "%.400s; max_restarts (%u) exhausted", why,
+		/* one process failed; the others (other ranks, other servers) may run on */
+		snprintf(reason, sizeof(reason), "%.300s; max_restarts (%u) exhausted", why,
 			 j->spec->max_restarts);
-		sched_job_transition(c, j, SCHED_JOB_FAILED, SCHED_EV_FAILED, now_usec, reason);
-		sched_schedule(c, now_usec);
+		sched_job_fail_stop(c, j, now_usec, reason);
 		return;
 	}
 	snprintf(reason, sizeof(reason), "%.400s; restart %u of %u", why, j->restarts,

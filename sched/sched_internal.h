@@ -35,6 +35,44 @@ void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
 void sched_alloc_apply(struct sched_cluster *c, struct sched_job *j, struct sched_slice *slices,
 		       size_t count);
 
+/*
+ * sched_stop_overhead_usec() - how long a stop may take at most: the agent notices within
+ * one report interval (fault_check_interval), then SIGTERM, stop_grace_period, SIGKILL.
+ */
+uint64_t sched_stop_overhead_usec(const struct sched_cluster *c);
+
+/*
+ * sched_job_begin_stop() - running @j goes stopping towards @to (pending for a
+ * preemption victim, timeout, cancelled, completed, failed), with event @kind and
+ * @reason; its NPUs stay held until sched_job_finish_stop(). Slices are marked not gone.
+ */
+void sched_job_begin_stop(struct sched_cluster *c, struct sched_job *j, enum sched_job_state to,
+			  enum sched_event_kind kind, uint64_t now_usec, const char *reason);
+
+/*
+ * sched_job_finish_stop() - stopping @j releases its NPUs and ends in its stop_to
+ * (cancelled when stop_cancelled); @gone: its processes were reported gone (else the
+ * deadline passed). A stop_forget record is then dropped: returns true when @j was freed
+ * (the caller's index into c->jobs now names the next job). Runs no pass.
+ */
+bool sched_job_finish_stop(struct sched_cluster *c, struct sched_job *j, bool gone,
+			   uint64_t now_usec);
+
+/*
+ * sched_job_stop_check_gone() - if every slice of stopping @j is gone, finish the stop
+ * (sched_job_finish_stop with gone). Returns 0 (still stopping), 1 (finished) or 2
+ * (finished and the record dropped: @j is freed). Runs no pass.
+ */
+int sched_job_stop_check_gone(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec);
+
+/*
+ * sched_job_fail_stop() - running @j fails for @why (borrowed): it goes stopping towards
+ * failed, holding its NPUs until its processes are gone (the others of a job whose one
+ * process failed, or whose server faulted, run on). Runs no pass.
+ */
+void sched_job_fail_stop(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
+			 const char *why);
+
 /* sched_alloc_release() - take every NPU back from @j. */
 void sched_alloc_release(struct sched_cluster *c, struct sched_job *j);
 

@@ -69,10 +69,12 @@ static bool transition_is_legal(enum sched_job_state from, enum sched_job_state 
 		       to == SCHED_JOB_RUNNING;
 	case SCHED_JOB_RECOVERING:
 		return to == SCHED_JOB_RUNNING || to == SCHED_JOB_PENDING ||
-		       to == SCHED_JOB_FAILED || to == SCHED_JOB_CANCELLED;
+		       to == SCHED_JOB_FAILED || to == SCHED_JOB_CANCELLED ||
+		       to == SCHED_JOB_STOPPING;
 	case SCHED_JOB_STOPPING:
 		return to == SCHED_JOB_PENDING || to == SCHED_JOB_TIMEOUT ||
-		       to == SCHED_JOB_CANCELLED || to == SCHED_JOB_FAILED;
+		       to == SCHED_JOB_CANCELLED || to == SCHED_JOB_FAILED ||
+		       to == SCHED_JOB_COMPLETED;
 	default:
 		return false; /* terminal jobs are replaced, never revived */
 	}
@@ -487,6 +489,139 @@ int sched_job_reject(struct sched_cluster *c, const char *name, uid_t uid, gid_t
 	return 0;
 }
 
+/* ---- stopping: NPUs stay held while the processes may still run ---- */
+
+/*
+ * What the reason of a job stopping towards a terminal state adds while it waits, and
+ * what the final reason keeps: the text before it.
+ */
+#define STOP_HOLD_NOTE "; stopping: its NPUs stay held until its processes are gone"
+
+void sched_job_begin_stop(struct sched_cluster *c, struct sched_job *j, enum sched_job_state to,
+			  enum sched_event_kind kind, uint64_t now_usec, const char *reason)
+{
+	j->stop_deadline_usec = now_usec + sched_stop_overhead_usec(c);
+	j->stop_to = to;
+	j->stop_cancelled = false;
+	j->stop_forget = false;
+	for (size_t i = 0; i < j->slice_count; i++)
+		j->slices[i].gone = false;
+	sched_job_transition(c, j, SCHED_JOB_STOPPING, kind, now_usec, reason);
+}
+
+/* Stop running @j towards terminal @to for @why (event @kind), the wait said in its reason. */
+static void begin_terminal_stop(struct sched_cluster *c, struct sched_job *j,
+				enum sched_job_state to, enum sched_event_kind kind,
+				uint64_t now_usec, const char *why)
+{
+	char reason[SCHED_REASON_MAX];
+
+	snprintf(reason, sizeof(reason), "%.300s" STOP_HOLD_NOTE " (reported by its agents, or "
+		 "in %u s at the latest)", why,
+		 (unsigned)(sched_stop_overhead_usec(c) / 1000000u));
+	sched_job_begin_stop(c, j, to, kind, now_usec, reason);
+}
+
+static enum sched_event_kind end_kind(enum sched_job_state to)
+{
+	switch (to) {
+	case SCHED_JOB_COMPLETED:
+		return SCHED_EV_COMPLETED;
+	case SCHED_JOB_FAILED:
+		return SCHED_EV_FAILED;
+	case SCHED_JOB_TIMEOUT:
+		return SCHED_EV_TIMEOUT;
+	default:
+		return SCHED_EV_CANCELLED;
+	}
+}
+
+static ssize_t job_index(struct sched_cluster *c, const char *name);
+static void jobs_remove_at(struct sched_cluster *c, size_t i);
+
+bool sched_job_finish_stop(struct sched_cluster *c, struct sched_job *j, bool gone,
+			   uint64_t now_usec)
+{
+	char reason[SCHED_REASON_MAX];
+	const char *how = gone ? "" : "; NPUs released at the stop deadline (no report said its "
+				      "processes were gone)";
+	enum sched_job_state to = j->stop_cancelled ? SCHED_JOB_CANCELLED : j->stop_to;
+	char *cut;
+
+	sched_alloc_release(c, j);
+	if (to == SCHED_JOB_PENDING && j->spec && j->spec->time_limit_sec &&
+	    sched_job_run_usec(j, now_usec) >= j->spec->time_limit_sec * 1000000u) {
+		/* a victim whose time is used up does not run again */
+		c->timeouts++;
+		sched_reason(reason, "preempted by job %s when its time limit of %llu s was used "
+				     "up; not requeued",
+			     j->preempted_by, (unsigned long long)j->spec->time_limit_sec);
+		sched_job_transition(c, j, SCHED_JOB_TIMEOUT, SCHED_EV_TIMEOUT, now_usec, reason);
+	} else if (to == SCHED_JOB_PENDING) {
+		j->requeue_cause = SCHED_REQUEUE_PREEMPTED;
+		j->reason_key = 0;
+		sched_reason(reason, "preempted by job %s; stopped, waits to resume from its "
+				     "checkpoint",
+			     j->preempted_by);
+		sched_job_transition(c, j, SCHED_JOB_PENDING, SCHED_EV_REQUEUED, now_usec, reason);
+	} else if (to == SCHED_JOB_TIMEOUT) {
+		c->timeouts++;
+		sched_job_transition(c, j, SCHED_JOB_TIMEOUT, SCHED_EV_TIMEOUT, now_usec, j->reason);
+	} else {
+		snprintf(reason, sizeof(reason), "%s", j->reason);
+		cut = strstr(reason, STOP_HOLD_NOTE);
+		if (cut)
+			*cut = '\0';
+		else if (j->stop_cancelled)
+			snprintf(reason, sizeof(reason), "cancelled while stopping");
+		snprintf(reason + strlen(reason), sizeof(reason) - strlen(reason), "%s", how);
+		sched_job_transition(c, j, to, end_kind(to), now_usec, reason);
+	}
+	if (!j->stop_forget)
+		return false;
+	sched_event_add(c, now_usec, SCHED_EV_REMOVED, j, NULL, -1,
+			"job directory removed (rmdir while active): record dropped now that "
+			"its NPUs are released");
+	jobs_remove_at(c, (size_t)job_index(c, j->name));
+	return true;
+}
+
+int sched_job_stop_check_gone(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec)
+{
+	if (j->state != SCHED_JOB_STOPPING)
+		return 0;
+	for (size_t i = 0; i < j->slice_count; i++)
+		if (!j->slices[i].gone)
+			return 0;
+	return sched_job_finish_stop(c, j, true, now_usec) ? 2 : 1;
+}
+
+void sched_job_fail_stop(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
+			 const char *why)
+{
+	begin_terminal_stop(c, j, SCHED_JOB_FAILED, SCHED_EV_FAILED, now_usec, why);
+}
+
+/*
+ * Stopping @j is cancelled too (a cancel or rmdir during a stop of another kind): it
+ * keeps its deadline and ends cancelled. Returns true when something changed.
+ */
+static bool cancel_while_stopping(struct sched_cluster *c, struct sched_job *j, uid_t uid,
+				  uint64_t now_usec)
+{
+	if (j->stop_cancelled || j->stop_to == SCHED_JOB_CANCELLED)
+		return false;
+	j->stop_cancelled = true;
+	j->version++;
+	j->change_usec = now_usec;
+	c->version++;
+	sched_event_add(c, now_usec, SCHED_EV_CANCELLED, j, NULL, -1,
+			"cancelled by %s while stopping; its NPUs stay held until its processes "
+			"are gone, then it ends cancelled",
+			uid == j->uid ? "its owner" : "root");
+	return true;
+}
+
 static int job_for_owner(struct sched_cluster *c, const char *name, uid_t uid,
 			 struct sched_job **ret)
 {
@@ -502,6 +637,7 @@ static int job_for_owner(struct sched_cluster *c, const char *name, uid_t uid,
 
 int sched_job_cancel(struct sched_cluster *c, const char *name, uid_t uid, uint64_t now_usec)
 {
+	const char *why;
 	struct sched_job *j;
 	int r = job_for_owner(c, name, uid, &j);
 
@@ -509,9 +645,17 @@ int sched_job_cancel(struct sched_cluster *c, const char *name, uid_t uid, uint6
 		return r;
 	if (sched_job_state_is_terminal(j->state))
 		return 0;
-	sched_alloc_release(c, j);
-	sched_job_transition(c, j, SCHED_JOB_CANCELLED, SCHED_EV_CANCELLED, now_usec,
-			     uid == j->uid ? "cancelled by its owner" : "cancelled by root");
+	why = uid == j->uid ? "cancelled by its owner" : "cancelled by root";
+	if (j->state == SCHED_JOB_STOPPING) {
+		cancel_while_stopping(c, j, uid, now_usec);
+		return 0;
+	}
+	if (j->slice_count) {
+		/* its processes may run on: the NPUs stay with it until they are gone */
+		begin_terminal_stop(c, j, SCHED_JOB_CANCELLED, SCHED_EV_CANCELLED, now_usec, why);
+		return 0;
+	}
+	sched_job_transition(c, j, SCHED_JOB_CANCELLED, SCHED_EV_CANCELLED, now_usec, why);
 	sched_schedule(c, now_usec);
 	return 0;
 }
@@ -525,10 +669,8 @@ int sched_job_complete(struct sched_cluster *c, const char *name, uid_t uid, uin
 		return r;
 	if (j->state != SCHED_JOB_RUNNING)
 		return -EBUSY;
-	sched_alloc_release(c, j);
-	sched_job_transition(c, j, SCHED_JOB_COMPLETED, SCHED_EV_COMPLETED, now_usec,
-			     "every rank finished");
-	sched_schedule(c, now_usec);
+	begin_terminal_stop(c, j, SCHED_JOB_COMPLETED, SCHED_EV_COMPLETED, now_usec,
+			    "every rank finished");
 	return 0;
 }
 
@@ -650,10 +792,14 @@ int sched_job_process_exit(struct sched_cluster *c, const char *name, uid_t uid,
 	for (size_t i = 0; i < count; i++)
 		if (!j->exited_ok[i])
 			return 0;
-	sched_alloc_release(c, j);
-	sched_job_transition(c, j, SCHED_JOB_COMPLETED, SCHED_EV_COMPLETED, now_usec,
-			     "every process exited with status 0");
-	sched_schedule(c, now_usec);
+	begin_terminal_stop(c, j, SCHED_JOB_COMPLETED, SCHED_EV_COMPLETED, now_usec,
+			    "every process exited with status 0");
+	/* where the agent says nothing about processes, the exits are all there is to know */
+	for (size_t i = 0; i < j->slice_count; i++)
+		if (!c->servers[j->slices[i].server].reports_running)
+			j->slices[i].gone = true;
+	if (sched_job_stop_check_gone(c, j, now_usec))
+		sched_schedule(c, now_usec);
 	return 0;
 }
 
@@ -676,12 +822,27 @@ int sched_job_remove(struct sched_cluster *c, const char *name, uid_t uid, uint6
 
 	if (r < 0)
 		return r;
+	if (j->state == SCHED_JOB_STOPPING || j->slice_count) {
+		/* its processes may run on: the record holds the NPUs until they are gone,
+		 * and goes then */
+		if (j->state == SCHED_JOB_STOPPING)
+			cancel_while_stopping(c, j, uid, now_usec);
+		else
+			begin_terminal_stop(c, j, SCHED_JOB_CANCELLED, SCHED_EV_CANCELLED,
+					    now_usec, "removed (rmdir) while active");
+		if (!j->stop_forget) {
+			j->stop_forget = true;
+			j->version++;
+			sched_event_add(c, now_usec, SCHED_EV_REMOVED, j, NULL, -1,
+					"job directory removed while its processes may run: the "
+					"record stays until its NPUs are released");
+		}
+		return 0;
+	}
 	active = !sched_job_state_is_terminal(j->state);
-	if (active) {
-		sched_alloc_release(c, j);
+	if (active)
 		sched_job_transition(c, j, SCHED_JOB_CANCELLED, SCHED_EV_CANCELLED, now_usec,
 				     "removed (rmdir) while active");
-	}
 	sched_event_add(c, now_usec, SCHED_EV_REMOVED, j, NULL, -1, "job directory removed");
 	jobs_remove_at(c, (size_t)job_index(c, name));
 	if (active) /* forgetting a finished job frees nothing */

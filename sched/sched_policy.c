@@ -99,7 +99,7 @@ static uint64_t mix(uint64_t h, uint64_t v)
 
 /* The time a running or stopping job is expected to give its NPUs back; UINT64_MAX when
  * it has no time_limit. */
-static uint64_t stop_overhead_usec(const struct sched_cluster *c)
+uint64_t sched_stop_overhead_usec(const struct sched_cluster *c)
 {
 	/* the agent notices within one report interval, then SIGTERM, grace, SIGKILL */
 	return ((uint64_t)c->conf->stop_grace_sec + c->conf->fault_check_interval_sec) * 1000000u;
@@ -117,12 +117,12 @@ static uint64_t expected_end(const struct sched_cluster *c, const struct sched_j
 		return j->stop_deadline_usec;
 	if (j->state == SCHED_JOB_PENDING) /* what is left, kept on the job's first line */
 		return j->limit_left_usec == UINT64_MAX ? UINT64_MAX :
-		       now_usec + j->limit_left_usec + stop_overhead_usec(c);
+		       now_usec + j->limit_left_usec + sched_stop_overhead_usec(c);
 	if (!j->spec || !j->spec->time_limit_sec)
 		return UINT64_MAX;
 	limit = j->spec->time_limit_sec * 1000000u;
 	ran = sched_job_run_usec(j, now_usec);
-	return now_usec + (ran < limit ? limit - ran : 0) + stop_overhead_usec(c);
+	return now_usec + (ran < limit ? limit - ran : 0) + sched_stop_overhead_usec(c);
 }
 
 /* "2026-11-30T04:05:06Z" (UTC) into @buf, or "unknown" for UINT64_MAX. */
@@ -1146,14 +1146,6 @@ static int choose_victims(struct pass *p, struct sched_job *j, bool inq, struct 
 	return 0;
 }
 
-static void begin_stop(struct sched_cluster *c, struct sched_job *j, enum sched_job_state to,
-		       enum sched_event_kind kind, uint64_t now_usec, const char *reason)
-{
-	j->stop_deadline_usec = now_usec + stop_overhead_usec(c);
-	j->stop_to = to;
-	sched_job_transition(c, j, SCHED_JOB_STOPPING, kind, now_usec, reason);
-}
-
 /*
  * Does victim @j free its NPUs for its preemptor in the pass at @now_usec: it is stopping
  * for it, or it stopped at this instant (the pass in which the preemptor is to start)?
@@ -1352,7 +1344,7 @@ static bool try_preempt(struct pass *p, struct sched_job *j, bool inq)
 		v->preempted_by_serial = j->serial;
 		v->preemptions++;
 		c->preemptions++;
-		begin_stop(c, v, SCHED_JOB_PENDING, SCHED_EV_PREEMPTED, p->now, reason);
+		sched_job_begin_stop(c, v, SCHED_JOB_PENDING, SCHED_EV_PREEMPTED, p->now, reason);
 		if (v->stop_deadline_usec > deadline)
 			deadline = v->stop_deadline_usec;
 		npus += held;
@@ -1994,34 +1986,6 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 
 /* ---- time ---- */
 
-static void finish_stop(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec)
-{
-	char reason[SCHED_REASON_MAX];
-
-	sched_alloc_release(c, j);
-	if (j->stop_to == SCHED_JOB_TIMEOUT) {
-		c->timeouts++;
-		sched_job_transition(c, j, SCHED_JOB_TIMEOUT, SCHED_EV_TIMEOUT, now_usec,
-				     j->reason);
-		return;
-	}
-	/* a victim whose time is used up does not run again */
-	if (j->spec->time_limit_sec &&
-	    sched_job_run_usec(j, now_usec) >= j->spec->time_limit_sec * 1000000u) {
-		c->timeouts++;
-		sched_reason(reason, "preempted by job %s when its time limit of %llu s was used "
-				     "up; not requeued",
-			     j->preempted_by, (unsigned long long)j->spec->time_limit_sec);
-		sched_job_transition(c, j, SCHED_JOB_TIMEOUT, SCHED_EV_TIMEOUT, now_usec, reason);
-		return;
-	}
-	j->requeue_cause = SCHED_REQUEUE_PREEMPTED;
-	j->reason_key = 0;
-	sched_reason(reason, "preempted by job %s; stopped, waits to resume from its checkpoint",
-		     j->preempted_by);
-	sched_job_transition(c, j, SCHED_JOB_PENDING, SCHED_EV_REQUEUED, now_usec, reason);
-}
-
 unsigned sched_tick(struct sched_cluster *c, uint64_t now_usec)
 {
 	unsigned changed = 0;
@@ -2047,12 +2011,13 @@ unsigned sched_tick(struct sched_cluster *c, uint64_t now_usec)
 					     "SIGKILL after the %u s grace period)",
 				     (unsigned long long)j->spec->time_limit_sec,
 				     c->conf->stop_grace_sec);
-			begin_stop(c, j, SCHED_JOB_TIMEOUT, SCHED_EV_TIMEOUT, now_usec, reason);
+			sched_job_begin_stop(c, j, SCHED_JOB_TIMEOUT, SCHED_EV_TIMEOUT, now_usec, reason);
 			changed++;
 		}
 		if (j->state == SCHED_JOB_STOPPING && now_usec >= j->stop_deadline_usec) {
-			finish_stop(c, j, now_usec);
 			changed++;
+			if (sched_job_finish_stop(c, j, false, now_usec))
+				i--; /* the record was dropped (rmdir): jobs[i] is the next */
 		}
 	}
 	c->last_tick_usec = now_usec;

@@ -533,6 +533,19 @@ int sched_render_job_status_json(const struct sched_cluster *c, const struct sch
 		set_time(o, "reserved_start",
 			 j->state == SCHED_JOB_PENDING ? j->reserved_start_usec : 0);
 	set_time(o, "stop_deadline", j->state == SCHED_JOB_STOPPING ? j->stop_deadline_usec : 0);
+	if (j->state == SCHED_JOB_STOPPING) {
+		json_t *waits = json_array();
+
+		jset(o, "stop_to", jstr(sched_job_state_name(j->stop_cancelled ? SCHED_JOB_CANCELLED
+										: j->stop_to)));
+		for (size_t i = 0; i < j->slice_count; i++)
+			if (!j->slices[i].gone)
+				jpush(waits, jstr(slice_server(c, &j->slices[i])->conf->name));
+		jset(o, "stop_waits_for", waits);
+	} else {
+		jset(o, "stop_to", json_null());
+		jset(o, "stop_waits_for", json_array());
+	}
 	jset(o, "generation", json_integer(j->generation));
 	jset(o, "restarts", json_integer(j->restarts));
 	jset(o, "npus_allocated", json_integer(sched_job_total_npus(j)));

@@ -228,6 +228,81 @@ static inline struct sched_job *fx_run(struct sched_cluster *c, const char *name
 	return j;
 }
 
+/*
+ * fx_report_gone() - the agent of every server job @name holds says that none of its
+ * processes runs there any more: a report whose `running` line lists every other job
+ * holding NPUs on that server (so only @name's wait ends), at @now. The server's
+ * heartbeat state is put back afterwards, so a test's servers stay as they were (never
+ * reported, say) apart from the event the report adds.
+ */
+static inline void fx_report_gone(struct sched_cluster *c, const char *name, uint64_t now)
+{
+	struct sched_job *j = sched_cluster_find_job(c, name);
+	unsigned servers[64];
+	size_t n = 0;
+
+	if (!j || j->state != SCHED_JOB_STOPPING)
+		return;
+	for (size_t i = 0; i < j->slice_count && n < 64; i++)
+		servers[n++] = j->slices[i].server;
+	for (size_t i = 0; i < n; i++) {
+		struct sched_server *s = &c->servers[servers[i]];
+		struct sched_server keep = *s;
+		static struct conf_health_report rep;
+
+		memset(&rep, 0, sizeof(rep));
+		rep.has_running = true;
+		for (unsigned d = 0; d < s->conf->npu_count; d++) {
+			const struct sched_job *o = s->npus[d].job;
+			bool dup = false;
+
+			if (!o || strcmp(o->name, name) == 0)
+				continue;
+			for (size_t k = 0; k < rep.running_count; k++)
+				dup |= strcmp(rep.running[k].job, o->name) == 0;
+			if (dup || rep.running_count == CONF_HEALTH_RUNNING_MAX)
+				continue;
+			snprintf(rep.running[rep.running_count].job, CONF_NAME_MAX + 1, "%s",
+				 o->name);
+			rep.running[rep.running_count++].generation = o->generation;
+		}
+		assert_int_equal(sched_server_report(c, servers[i], &rep, now), 0);
+		s->state = keep.state;
+		s->last_report_usec = keep.last_report_usec;
+		s->restored_heartbeat = keep.restored_heartbeat;
+		s->reports_running = keep.reports_running;
+	}
+}
+
+/* fx_cancel(), fx_complete(), fx_remove() - the call, then fx_report_gone(). */
+static inline int fx_cancel(struct sched_cluster *c, const char *name, uid_t uid, uint64_t now)
+{
+	int r = sched_job_cancel(c, name, uid, now);
+
+	if (r == 0)
+		fx_report_gone(c, name, now);
+	return r;
+}
+
+static inline int fx_complete(struct sched_cluster *c, const char *name, uid_t uid,
+			      uint64_t now)
+{
+	int r = sched_job_complete(c, name, uid, now);
+
+	if (r == 0)
+		fx_report_gone(c, name, now);
+	return r;
+}
+
+static inline int fx_remove(struct sched_cluster *c, const char *name, uid_t uid, uint64_t now)
+{
+	int r = sched_job_remove(c, name, uid, now);
+
+	if (r == 0)
+		fx_report_gone(c, name, now);
+	return r;
+}
+
 /* fx_server_name() - "node-<i>". */
 static inline const char *fx_server_name(const struct sched_cluster *c, unsigned i)
 {

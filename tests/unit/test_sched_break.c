@@ -400,7 +400,7 @@ static void test_reclaim_higher_priority_victim_no_thrash(void **state)
 	assert_int_equal(count_events(c, SCHED_EV_PREEMPTED, NULL), 1);
 	assert_int_equal(l1->generation, 1);
 	/* h1 ends: h2 is within quota again and comes back on h1's NPUs, l1 untouched */
-	assert_int_equal(sched_job_complete(c, "h1", FX_UID, adv(1)), 0);
+	assert_int_equal(fx_complete(c, "h1", FX_UID, adv(1)), 0);
 	expect_state(h2, SCHED_JOB_RUNNING);
 	expect_state(l1, SCHED_JOB_RUNNING);
 	assert_false(h2->borrowing);
@@ -465,7 +465,7 @@ static void test_regress_requeued_victim_without_time_left_runs_again(void **sta
 	expect_state(hi, SCHED_JOB_RUNNING);
 	expect_state(v, SCHED_JOB_TIMEOUT);
 	l = submit(c, spec("l", 8, "batch", 100, 0));
-	assert_int_equal(sched_job_complete(c, "hi", FX_UID, adv(1)), 0);
+	assert_int_equal(fx_complete(c, "hi", FX_UID, adv(1)), 0);
 	expect_state(l, SCHED_JOB_RUNNING);
 	sched_cluster_free(c);
 
@@ -552,7 +552,7 @@ static void test_time_limit_across_restart_and_recovery(void **state)
 		assert_int_equal(sched_job_run_usec(j, clk), ran);
 		assert_true(ran >= 60 * SEC && ran < 100 * SEC);
 	}
-	assert_int_equal(sched_job_complete(c, "blk", FX_UID, adv(1)), 0);
+	assert_int_equal(fx_complete(c, "blk", FX_UID, adv(1)), 0);
 	/* the first server's 7 healthy NPUs are not 8; wait for the hold time */
 	if (j->state != SCHED_JOB_RUNNING) {
 		struct conf_health_report r = { .has_node = true, .node = CONF_HEALTH_OK };
@@ -622,10 +622,10 @@ static void test_cancel_and_remove_stopping_victims(void **state)
 	hi = submit(c, spec("hi", 16, "prod", 500, 0));
 	expect_state(v1, SCHED_JOB_STOPPING);
 	expect_state(v2, SCHED_JOB_STOPPING);
-	assert_int_equal(sched_job_cancel(c, "v1", FX_UID, adv(1)), 0);
+	assert_int_equal(fx_cancel(c, "v1", FX_UID, adv(1)), 0);
 	expect_state(v1, SCHED_JOB_CANCELLED);
 	expect_state(hi, SCHED_JOB_PENDING);
-	assert_int_equal(sched_job_remove(c, "v2", FX_UID, adv(1)), 0);
+	assert_int_equal(fx_remove(c, "v2", FX_UID, adv(1)), 0);
 	assert_null(sched_cluster_find_job(c, "v2"));
 	expect_state(hi, SCHED_JOB_RUNNING);
 	fx_check(c);
@@ -644,7 +644,7 @@ static void test_preemptor_cancelled_while_victims_stop(void **state)
 	v = run(c, spec("v", 8, "batch", 100, 0));
 	hi = submit(c, spec("hi", 8, "prod", 500, 0));
 	expect_state(v, SCHED_JOB_STOPPING);
-	assert_int_equal(sched_job_cancel(c, "hi", FX_UID, adv(1)), 0);
+	assert_int_equal(fx_cancel(c, "hi", FX_UID, adv(1)), 0);
 	stop_all(c);
 	expect_state(v, SCHED_JOB_RUNNING);
 	assert_int_equal(v->generation, 2);
@@ -671,7 +671,7 @@ static void test_regress_preemptor_identity_is_its_name(void **state)
 	hi = submit(c, spec("hi", 8, "prod", 500, 0));
 	expect_state(hi, SCHED_JOB_PENDING);
 	assert_int_equal(count_state(c, SCHED_JOB_STOPPING), 1);
-	assert_int_equal(sched_job_remove(c, "hi", FX_UID, adv(1)), 0);
+	assert_int_equal(fx_remove(c, "hi", FX_UID, adv(1)), 0);
 	/* a new, unrelated 16-NPU job called hi */
 	hi = submit(c, spec("hi", 16, "prod", 500, 0));
 	expect_state(hi, SCHED_JOB_PENDING);
@@ -986,7 +986,7 @@ static void test_regress_preemptor_unreserved_when_other_type_reserved(void **st
 	expect_state(p, SCHED_JOB_PENDING);
 	assert_int_equal(c->preemptions, 0);
 	/* node 2 frees: v's server and node 2 make p's placement */
-	assert_int_equal(sched_job_complete(c, t->name, FX_UID, adv(1)), 0);
+	assert_int_equal(fx_complete(c, t->name, FX_UID, adv(1)), 0);
 	expect_state(v, SCHED_JOB_STOPPING);
 	/* an hour of the daemon's 1 s ticks */
 	end = clk + 3600 * SEC;
@@ -1224,7 +1224,7 @@ static void test_5000_pending_on_256_servers(void **state)
 		char n[16];
 
 		snprintf(n, sizeof(n), "r%u", i);
-		sched_job_cancel(c, n, 0, adv(0));
+		fx_cancel(c, n, 0, adv(0));
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	sched_schedule(c, adv(1));
@@ -1290,13 +1290,13 @@ static void chaos(const char *type, unsigned servers, unsigned pod, uint64_t see
 			sched_job_submit(c, s, FX_UID, FX_GID, adv(0), reason, &j);
 		} else if (op < 55 && next) {
 			snprintf(n, sizeof(n), "j%u", (unsigned)((x >> 8) % next));
-			sched_job_cancel(c, n, FX_UID, adv(0));
+			fx_cancel(c, n, FX_UID, adv(0));
 		} else if (op < 60 && next) {
 			snprintf(n, sizeof(n), "j%u", (unsigned)((x >> 8) % next));
-			sched_job_remove(c, n, FX_UID, adv(0));
+			fx_remove(c, n, FX_UID, adv(0));
 		} else if (op < 70 && next) {
 			snprintf(n, sizeof(n), "j%u", (unsigned)((x >> 8) % next));
-			sched_job_complete(c, n, FX_UID, adv(0));
+			fx_complete(c, n, FX_UID, adv(0));
 		} else if (op < 78) {
 			struct conf_health_report r = { .npu_count = 1 };
 

@@ -172,8 +172,15 @@ static void test_health_max_restarts_fails_the_job(void **state)
 	report_npu(c, 0, j->slices[0].device_ids[0], CONF_HEALTH_CRITICAL, tick(1));
 	assert_int_equal(j->state, SCHED_JOB_RUNNING);
 	report_npu(c, 0, j->slices[0].device_ids[0], CONF_HEALTH_CRITICAL, tick(1));
+	/* it fails, but holds its NPUs while its processes may run (stophold) */
+	assert_int_equal(j->state, SCHED_JOB_STOPPING);
+	assert_int_equal(j->stop_to, SCHED_JOB_FAILED);
+	assert_non_null(strstr(j->reason, "max_restarts (1) exhausted"));
+	assert_int_equal(sched_job_total_npus(j), 1);
+	assert_int_equal(sched_tick(c, j->stop_deadline_usec), 1);
 	assert_int_equal(j->state, SCHED_JOB_FAILED);
 	assert_non_null(strstr(j->reason, "max_restarts (1) exhausted"));
+	assert_non_null(strstr(j->reason, "released at the stop deadline"));
 	assert_int_equal(sched_job_total_npus(j), 0);
 	sched_cluster_free(c);
 }

@@ -29,6 +29,12 @@ static const char queues_yaml[] = "  - name: default\n"
 				  "    quota_npus: 16\n"
 				  "    may_borrow: false\n";
 
+/* stop_grace_period + fault_check_interval: how long a stop may take at most. */
+static uint64_t sched_stop_overhead(const struct sched_cluster *c)
+{
+	return ((uint64_t)c->conf->stop_grace_sec + c->conf->fault_check_interval_sec) * 1000000u;
+}
+
 static struct sched_cluster *cluster_of(unsigned servers)
 {
 	struct fx_opts o = { .servers = servers, .queues = queues_yaml };
@@ -110,13 +116,13 @@ static void test_job_fifo_head_of_line_blocker(void **state)
 	assert_int_equal(small->state, SCHED_JOB_PENDING);
 	fx_check(c);
 
-	assert_int_equal(sched_job_complete(c, "a", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_complete(c, "a", FX_UID, fx_now()), 0);
 	fx_check(c);
 	assert_int_equal(a->state, SCHED_JOB_COMPLETED);
 	assert_int_equal(big->state, SCHED_JOB_RUNNING);
 	assert_int_equal(small->state, SCHED_JOB_PENDING);
 	expect_reason(small, "needs 1 NPU ");
-	assert_int_equal(sched_job_cancel(c, "big", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_cancel(c, "big", FX_UID, fx_now()), 0);
 	fx_check(c);
 	assert_int_equal(small->state, SCHED_JOB_RUNNING);
 	sched_cluster_free(c);
@@ -141,18 +147,18 @@ static void test_job_priority_order(void **state)
 	expect_reason(low, "\"high\"");
 	expect_reason(mid1, "\"high\"");
 
-	assert_int_equal(sched_job_complete(c, "a", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_complete(c, "a", FX_UID, fx_now()), 0);
 	fx_check(c);
 	assert_int_equal(high->state, SCHED_JOB_RUNNING);
 	expect_reason(mid1, "needs 8 NPUs");
 	expect_reason(mid2, "\"mid1\"");
-	assert_int_equal(sched_job_complete(c, "high", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_complete(c, "high", FX_UID, fx_now()), 0);
 	fx_check(c);
 	assert_int_equal(mid1->state, SCHED_JOB_RUNNING);
 	assert_int_equal(mid2->state, SCHED_JOB_PENDING);
-	assert_int_equal(sched_job_complete(c, "mid1", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_complete(c, "mid1", FX_UID, fx_now()), 0);
 	assert_int_equal(mid2->state, SCHED_JOB_RUNNING);
-	assert_int_equal(sched_job_complete(c, "mid2", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_complete(c, "mid2", FX_UID, fx_now()), 0);
 	assert_int_equal(low->state, SCHED_JOB_RUNNING);
 	fx_check(c);
 	sched_cluster_free(c);
@@ -171,7 +177,7 @@ static void test_job_cancel_frees_and_starts_next(void **state)
 	assert_int_equal(b->state, SCHED_JOB_PENDING);
 	assert_int_equal(c->servers[0].npus_free, 2);
 
-	assert_int_equal(sched_job_cancel(c, "a", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_cancel(c, "a", FX_UID, fx_now()), 0);
 	fx_check(c);
 	assert_int_equal(a->state, SCHED_JOB_CANCELLED);
 	assert_int_equal(a->slice_count, 0);
@@ -185,13 +191,13 @@ static void test_job_cancel_frees_and_starts_next(void **state)
 	assert_int_equal(c->npus_allocated, 4);
 
 	seq = c->next_event_seq;
-	assert_int_equal(sched_job_cancel(c, "a", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_cancel(c, "a", FX_UID, fx_now()), 0);
 	assert_int_equal(a->state, SCHED_JOB_CANCELLED);
 	assert_true(c->next_event_seq == seq);
-	assert_int_equal(sched_job_cancel(c, "nosuch", FX_UID, fx_now()), -ENOENT);
+	assert_int_equal(fx_cancel(c, "nosuch", FX_UID, fx_now()), -ENOENT);
 	/* a pending job can be cancelled too */
 	fx_submit(c, "c", 8);
-	assert_int_equal(sched_job_cancel(c, "c", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_cancel(c, "c", FX_UID, fx_now()), 0);
 	assert_int_equal(sched_cluster_find_job(c, "c")->state, SCHED_JOB_CANCELLED);
 	fx_check(c);
 	sched_cluster_free(c);
@@ -206,22 +212,22 @@ static void test_job_complete_only_running(void **state)
 	(void)state;
 	a = fx_run(c, "a", 8);
 	b = fx_submit(c, "b", 8);
-	assert_int_equal(sched_job_complete(c, "b", FX_UID, fx_now()), -EBUSY);
+	assert_int_equal(fx_complete(c, "b", FX_UID, fx_now()), -EBUSY);
 	assert_int_equal(b->state, SCHED_JOB_PENDING);
 	assert_int_equal(sched_job_create_draft(c, "d", FX_UID, FX_GID, fx_now(), NULL), 0);
-	assert_int_equal(sched_job_complete(c, "d", FX_UID, fx_now()), -EBUSY);
-	assert_int_equal(sched_job_complete(c, "nosuch", FX_UID, fx_now()), -ENOENT);
+	assert_int_equal(fx_complete(c, "d", FX_UID, fx_now()), -EBUSY);
+	assert_int_equal(fx_complete(c, "nosuch", FX_UID, fx_now()), -ENOENT);
 	fx_check(c);
 
-	assert_int_equal(sched_job_complete(c, "a", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_complete(c, "a", FX_UID, fx_now()), 0);
 	fx_check(c);
 	assert_int_equal(a->state, SCHED_JOB_COMPLETED);
 	assert_int_equal(a->slice_count, 0);
 	assert_int_equal(last_event(c)->kind, SCHED_EV_PLACED); /* b started right after */
 	assert_int_equal(b->state, SCHED_JOB_RUNNING);
-	assert_int_equal(sched_job_complete(c, "a", FX_UID, fx_now()), -EBUSY);
-	assert_int_equal(sched_job_cancel(c, "b", FX_UID, fx_now()), 0);
-	assert_int_equal(sched_job_complete(c, "b", FX_UID, fx_now()), -EBUSY);
+	assert_int_equal(fx_complete(c, "a", FX_UID, fx_now()), -EBUSY);
+	assert_int_equal(fx_cancel(c, "b", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_complete(c, "b", FX_UID, fx_now()), -EBUSY);
 	assert_int_equal(b->state, SCHED_JOB_CANCELLED);
 	fx_check(c);
 	sched_cluster_free(c);
@@ -235,17 +241,17 @@ static void test_job_owner_permissions(void **state)
 
 	(void)state;
 	a = fx_run(c, "a", 4);
-	assert_int_equal(sched_job_cancel(c, "a", FX_OTHER_UID, fx_now()), -EPERM);
-	assert_int_equal(sched_job_complete(c, "a", FX_OTHER_UID, fx_now()), -EPERM);
+	assert_int_equal(fx_cancel(c, "a", FX_OTHER_UID, fx_now()), -EPERM);
+	assert_int_equal(fx_complete(c, "a", FX_OTHER_UID, fx_now()), -EPERM);
 	assert_int_equal(sched_job_checkpoint(c, "a", FX_OTHER_UID, 10, "/ckpt/10", fx_now()),
 			 -EPERM);
-	assert_int_equal(sched_job_remove(c, "a", FX_OTHER_UID, fx_now()), -EPERM);
+	assert_int_equal(fx_remove(c, "a", FX_OTHER_UID, fx_now()), -EPERM);
 	assert_int_equal(a->state, SCHED_JOB_RUNNING);
 	assert_int_equal(sched_job_total_npus(a), 4);
 	assert_int_equal(a->checkpoint_step, 0);
 	fx_check(c);
 
-	assert_int_equal(sched_job_cancel(c, "a", 0, fx_now()), 0);
+	assert_int_equal(fx_cancel(c, "a", 0, fx_now()), 0);
 	assert_int_equal(a->state, SCHED_JOB_CANCELLED);
 	expect_reason(a, "cancelled by root");
 	assert_int_equal(c->npus_allocated, 0);
@@ -448,7 +454,7 @@ static void test_job_draft_filled_by_submit(void **state)
 	assert_int_equal(j->state, SCHED_JOB_RUNNING);
 	/* a draft can be cancelled */
 	assert_int_equal(sched_job_create_draft(c, "exp3", FX_UID, FX_GID, fx_now(), NULL), 0);
-	assert_int_equal(sched_job_cancel(c, "exp3", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_cancel(c, "exp3", FX_UID, fx_now()), 0);
 	assert_int_equal(sched_cluster_find_job(c, "exp3")->state, SCHED_JOB_CANCELLED);
 	fx_check(c);
 	sched_cluster_free(c);
@@ -468,7 +474,7 @@ static void test_job_terminal_replaced_by_resubmission(void **state)
 			 -EEXIST);
 	assert_non_null(strstr(reason, "already exists and is running"));
 	assert_int_equal(sched_job_total_npus(sched_cluster_find_job(c, "a")), 8);
-	assert_int_equal(sched_job_complete(c, "a", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_complete(c, "a", FX_UID, fx_now()), 0);
 	fx_check(c);
 
 	j = fx_run(c, "a", 4);
@@ -491,7 +497,7 @@ static void test_job_terminal_replaced_by_resubmission(void **state)
 	j = fx_submit_spec(c, fx_spec("r", 2), FX_UID);
 	assert_int_equal(j->state, SCHED_JOB_RUNNING);
 	assert_int_equal(j->uid, FX_UID);
-	assert_int_equal(sched_job_complete(c, "r", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_complete(c, "r", FX_UID, fx_now()), 0);
 	j = fx_submit_spec(c, fx_spec("r", 1), 0);
 	assert_int_equal(j->uid, 0);
 	assert_int_equal(c->job_count, 2);
@@ -522,7 +528,7 @@ static void test_job_quota_wait_does_not_block_other_queues(void **state)
 	assert_int_equal(f3->state, SCHED_JOB_PENDING);
 	fx_check(c);
 
-	assert_int_equal(sched_job_complete(c, "f2", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_complete(c, "f2", FX_UID, fx_now()), 0);
 	fx_check(c);
 	assert_int_equal(f3->state, SCHED_JOB_RUNNING);
 	sched_cluster_free(c);
@@ -560,7 +566,9 @@ static void test_job_events_consecutive(void **state)
 {
 	struct sched_cluster *c = cluster_of(1);
 	static const enum sched_event_kind want[] = {
-		SCHED_EV_SUBMITTED, SCHED_EV_PLACED, SCHED_EV_CHECKPOINT, SCHED_EV_COMPLETED,
+		SCHED_EV_SUBMITTED, SCHED_EV_PLACED, SCHED_EV_CHECKPOINT,
+		SCHED_EV_COMPLETED, /* stopping */
+		SCHED_EV_COMPLETED, /* its processes gone: completed */
 	};
 	const struct sched_event *e;
 	size_t k = 0;
@@ -571,27 +579,27 @@ static void test_job_events_consecutive(void **state)
 	fx_run(c, "a", 8);
 	fx_submit(c, "b", 8);
 	assert_int_equal(sched_job_checkpoint(c, "a", FX_UID, 5, "/ckpt/5", fx_now()), 0);
-	assert_int_equal(sched_job_complete(c, "a", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_complete(c, "a", FX_UID, fx_now()), 0);
 	assert_int_equal(sched_job_reject(c, "x", FX_UID, FX_GID, "no", fx_now()), 0);
 	assert_int_equal(sched_server_set_cordon(c, "node-0", true, false, fx_now()), 0);
-	assert_int_equal(sched_job_remove(c, "b", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_remove(c, "b", FX_UID, fx_now()), 0);
 	fx_check(c);
 	expect_gapless_events(c, 1);
 	for (e = sched_event_next(c, 0); e; e = sched_event_next(c, e->seq)) {
 		if (strcmp(e->job, "a") != 0)
 			continue;
-		assert_true(k < 4);
+		assert_true(k < 5);
 		assert_int_equal(e->kind, want[k]);
 		k++;
 	}
-	assert_int_equal(k, 4);
+	assert_int_equal(k, 5);
 
 	/* wrap the ring of SCHED_EVENTS_MAX: the oldest go, numbering stays gapless */
 	assert_int_equal(sched_server_set_cordon(c, "node-0", false, false, fx_now()), 0);
 	rounds = SCHED_EVENTS_MAX / 3 + 100;
 	for (uint64_t i = 0; i < rounds; i++) {
 		fx_submit(c, "loop", 1);
-		assert_int_equal(sched_job_complete(c, "loop", FX_UID, fx_now()), 0);
+		assert_int_equal(fx_complete(c, "loop", FX_UID, fx_now()), 0);
 	}
 	assert_true(c->next_event_seq - 1 > SCHED_EVENTS_MAX);
 	assert_int_equal(c->event_count, SCHED_EVENTS_MAX);
@@ -649,15 +657,15 @@ static void test_job_remove_active(void **state)
 	(void)state;
 	fx_run(c, "a", 8);
 	b = fx_submit(c, "b", 8);
-	assert_int_equal(sched_job_remove(c, "a", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_remove(c, "a", FX_UID, fx_now()), 0);
 	fx_check(c);
 	assert_null(sched_cluster_find_job(c, "a"));
 	assert_int_equal(last_event(c)->kind, SCHED_EV_PLACED);
 	assert_int_equal(b->state, SCHED_JOB_RUNNING);
 	assert_int_equal(c->job_count, 1);
-	assert_int_equal(sched_job_remove(c, "a", FX_UID, fx_now()), -ENOENT);
-	assert_int_equal(sched_job_complete(c, "b", FX_UID, fx_now()), 0);
-	assert_int_equal(sched_job_remove(c, "b", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_remove(c, "a", FX_UID, fx_now()), -ENOENT);
+	assert_int_equal(fx_complete(c, "b", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_remove(c, "b", FX_UID, fx_now()), 0);
 	assert_int_equal(last_event(c)->kind, SCHED_EV_REMOVED);
 	assert_int_equal(c->job_count, 0);
 	assert_int_equal(c->npus_allocated, 0);
@@ -685,7 +693,7 @@ static void test_job_blocker_on_cordoned_capacity_lets_others_start(void **state
 	assert_int_equal(sched_server_set_cordon(c, "node-1", false, false, fx_now()), 0);
 	assert_int_equal(big->state, SCHED_JOB_PENDING);
 	expect_reason(big, "needs 16 NPUs on 2 whole");
-	assert_int_equal(sched_job_complete(c, "small", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_complete(c, "small", FX_UID, fx_now()), 0);
 	assert_int_equal(big->state, SCHED_JOB_RUNNING);
 	fx_check(c);
 	sched_cluster_free(c);
@@ -771,8 +779,8 @@ static void test_job_count_limit(void **state)
 	/* a rejection needs a record too: refused the same way */
 	assert_int_equal(sched_job_reject(c, "e", FX_UID, FX_GID, "bad", fx_now()), -EAGAIN);
 
-	assert_int_equal(sched_job_complete(c, "b", FX_UID, fx_now()), 0);
-	assert_int_equal(sched_job_complete(c, "a", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_complete(c, "b", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_complete(c, "a", FX_UID, fx_now()), 0);
 	fx_run(c, "e", 1);
 	/* b ended first: its record went, a's stays */
 	assert_null(sched_cluster_find_job(c, "b"));
@@ -801,7 +809,7 @@ static void test_job_checkpoint_refused_when_finished(void **state)
 
 	(void)state;
 	fx_run(c, "done", 1);
-	assert_int_equal(sched_job_complete(c, "done", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_complete(c, "done", FX_UID, fx_now()), 0);
 	assert_int_equal(sched_job_checkpoint(c, "done", FX_UID, 5, "/ckpt/5.ckpt", fx_now()),
 			 -EBUSY);
 	assert_null(sched_cluster_find_job(c, "done")->checkpoint_path);
@@ -829,6 +837,350 @@ static void test_job_sched_ports_unique_near_the_top(void **state)
 	sched_cluster_free(c);
 }
 
+
+/* ---- stophold: a stopping job holds its NPUs until its processes are gone ---- */
+
+/* A report from server @server whose `running` line lists @list ("a/1 b/2", "" = none). */
+static void report_running(struct sched_cluster *c, unsigned server, const char *list,
+			   uint64_t now)
+{
+	static struct conf_health_report rep;
+	char buf[256], *save = NULL, *w;
+
+	memset(&rep, 0, sizeof(rep));
+	rep.has_running = true;
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (w = strtok_r(buf, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		char *slash = strchr(w, '/');
+
+		assert_non_null(slash);
+		*slash = '\0';
+		snprintf(rep.running[rep.running_count].job, CONF_NAME_MAX + 1, "%s", w);
+		rep.running[rep.running_count++].generation = (unsigned)atoi(slash + 1);
+	}
+	assert_int_equal(sched_server_report(c, server, &rep, now), 0);
+	fx_check(c);
+}
+
+/* A report with no `running` line (an older agent): says nothing about processes. */
+static void report_plain(struct sched_cluster *c, unsigned server, uint64_t now)
+{
+	static struct conf_health_report rep;
+
+	memset(&rep, 0, sizeof(rep));
+	rep.has_node = true;
+	rep.node = CONF_HEALTH_OK;
+	assert_int_equal(sched_server_report(c, server, &rep, now), 0);
+	fx_check(c);
+}
+
+/* status.json of @j contains @needle. */
+static void expect_status_json(const struct sched_cluster *c, const struct sched_job *j,
+			       const char *needle)
+{
+	char *text = NULL;
+	size_t len = 0;
+
+	assert_int_equal(sched_render_job_status_json(c, j, &text, &len), 0);
+	if (!strstr(text, needle))
+		fail_msg("status.json of %s lacks %s:\n%s", j->name, needle, text);
+	free(text);
+}
+
+/*
+ * Issue 14 item 2: a cancelled job keeps its NPUs in stopping while its processes may
+ * run; nothing else is placed on them; a report without the job in its `running` line
+ * frees them at once (and one that lists it, or says nothing, does not).
+ */
+static void test_job_cancel_holds_npus_until_processes_gone(void **state)
+{
+	struct sched_cluster *c = cluster_of(1);
+	struct sched_job *a, *b;
+	uint64_t t;
+
+	(void)state;
+	a = fx_run(c, "a", 8);
+	b = fx_submit(c, "b", 8);
+	assert_int_equal(sched_job_cancel(c, "a", FX_UID, t = fx_now()), 0);
+	fx_check(c);
+	assert_int_equal(a->state, SCHED_JOB_STOPPING);
+	assert_int_equal(a->stop_to, SCHED_JOB_CANCELLED);
+	assert_int_equal(sched_job_total_npus(a), 8);
+	assert_true(a->stop_deadline_usec == t + sched_stop_overhead(c));
+	expect_reason(a, "cancelled by its owner; stopping: its NPUs stay held until its "
+			 "processes are gone");
+	assert_int_equal(b->state, SCHED_JOB_PENDING);
+	assert_int_equal(c->servers[0].npus_free, 0);
+	expect_status_json(c, a, "\"stop_to\": \"cancelled\"");
+	expect_status_json(c, a, "\"stop_waits_for\": [\n    \"node-0\"\n  ]");
+	/* a second cancel changes nothing */
+	t = c->next_event_seq;
+	assert_int_equal(sched_job_cancel(c, "a", FX_UID, fx_now()), 0);
+	assert_true(c->next_event_seq == t);
+	/* its processes still run; an older agent says nothing: still held */
+	report_running(c, 0, "a/1", fx_now());
+	report_plain(c, 0, fx_now());
+	assert_int_equal(sched_tick(c, fx_now()), 0);
+	assert_int_equal(a->state, SCHED_JOB_STOPPING);
+	assert_int_equal(b->state, SCHED_JOB_PENDING);
+	/* gone: released at once, b starts on them */
+	report_running(c, 0, "", fx_now());
+	assert_int_equal(a->state, SCHED_JOB_CANCELLED);
+	assert_string_equal(a->reason, "cancelled by its owner");
+	assert_int_equal(a->slice_count, 0);
+	assert_int_equal(b->state, SCHED_JOB_RUNNING);
+	expect_status_json(c, a, "\"stop_to\": null");
+	sched_cluster_free(c);
+}
+
+/* Without any report the deadline (grace + report interval) still frees the NPUs. */
+static void test_job_cancel_deadline_frees_without_reports(void **state)
+{
+	struct sched_cluster *c = cluster_of(1);
+	struct sched_job *a, *b;
+
+	(void)state;
+	a = fx_run(c, "a", 8);
+	b = fx_submit(c, "b", 8);
+	assert_int_equal(sched_job_cancel(c, "a", 0, fx_now()), 0);
+	assert_int_equal(a->state, SCHED_JOB_STOPPING);
+	assert_int_equal(sched_tick(c, a->stop_deadline_usec - 1), 0);
+	assert_int_equal(a->state, SCHED_JOB_STOPPING);
+	assert_int_equal(b->state, SCHED_JOB_PENDING);
+	assert_int_equal(sched_tick(c, a->stop_deadline_usec), 1);
+	fx_check(c);
+	assert_int_equal(a->state, SCHED_JOB_CANCELLED);
+	expect_reason(a, "cancelled by root; NPUs released at the stop deadline");
+	assert_int_equal(b->state, SCHED_JOB_RUNNING);
+	sched_cluster_free(c);
+}
+
+/* A job on two servers waits for both; one report at a time. */
+static void test_job_stop_waits_for_every_server(void **state)
+{
+	struct sched_cluster *c = cluster_of(2);
+	struct sched_job *a, *b;
+
+	(void)state;
+	a = fx_run(c, "a", 16);
+	b = fx_submit(c, "b", 8);
+	assert_int_equal(b->state, SCHED_JOB_PENDING);
+	assert_int_equal(sched_job_complete(c, "a", FX_UID, fx_now()), 0);
+	assert_int_equal(a->state, SCHED_JOB_STOPPING);
+	assert_int_equal(a->stop_to, SCHED_JOB_COMPLETED);
+	report_running(c, 1, "", fx_now());
+	assert_int_equal(a->state, SCHED_JOB_STOPPING);
+	expect_status_json(c, a, "\"stop_waits_for\": [\n    \"node-0\"\n  ]");
+	assert_int_equal(b->state, SCHED_JOB_PENDING); /* node-1's NPUs are still a's */
+	/* another job's generation listed there does not hold a */
+	report_running(c, 0, "zzz/3", fx_now());
+	assert_int_equal(a->state, SCHED_JOB_COMPLETED);
+	assert_string_equal(a->reason, "every rank finished");
+	assert_int_equal(b->state, SCHED_JOB_RUNNING);
+	sched_cluster_free(c);
+}
+
+/*
+ * The converse waste: a stop of another kind (here a time limit) ends as soon as the
+ * agents say the processes are gone, not at the deadline.
+ */
+static void test_job_timeout_stop_ends_when_gone(void **state)
+{
+	struct sched_cluster *c = cluster_of(1);
+	struct conf_job_spec *spec = fx_spec("a", 8);
+	struct sched_job *a, *b;
+	uint64_t t;
+
+	(void)state;
+	spec->time_limit_sec = 60;
+	a = fx_submit_spec(c, spec, FX_UID);
+	b = fx_submit(c, "b", 8);
+	t = a->run_since_usec + 60 * 1000000ull;
+	assert_int_equal(sched_tick(c, t), 1);
+	assert_int_equal(a->state, SCHED_JOB_STOPPING);
+	assert_int_equal(a->stop_to, SCHED_JOB_TIMEOUT);
+	report_running(c, 0, "a/1", t + 1000000);
+	assert_int_equal(a->state, SCHED_JOB_STOPPING);
+	report_running(c, 0, "", t + 2000000);
+	assert_int_equal(a->state, SCHED_JOB_TIMEOUT);
+	expect_reason(a, "time limit of 60 s reached");
+	assert_int_equal(b->state, SCHED_JOB_RUNNING);
+	sched_cluster_free(c);
+}
+
+/* A cancel while another stop runs keeps the deadline and ends cancelled. */
+static void test_job_cancel_while_stopping_ends_cancelled(void **state)
+{
+	struct sched_cluster *c = cluster_of(1);
+	struct conf_job_spec *spec = fx_spec("a", 8);
+	struct sched_job *a;
+	uint64_t t, deadline;
+
+	(void)state;
+	spec->time_limit_sec = 60;
+	a = fx_submit_spec(c, spec, FX_UID);
+	t = a->run_since_usec + 60 * 1000000ull;
+	assert_int_equal(sched_tick(c, t), 1);
+	deadline = a->stop_deadline_usec;
+	assert_int_equal(sched_job_cancel(c, "a", FX_UID, t + 1000000), 0);
+	assert_int_equal(a->state, SCHED_JOB_STOPPING);
+	assert_true(a->stop_deadline_usec == deadline);
+	assert_int_equal(last_event(c)->kind, SCHED_EV_CANCELLED);
+	expect_status_json(c, a, "\"stop_to\": \"cancelled\"");
+	assert_int_equal(sched_tick(c, deadline), 1);
+	assert_int_equal(a->state, SCHED_JOB_CANCELLED);
+	assert_int_equal(c->npus_allocated, 0);
+	sched_cluster_free(c);
+}
+
+/*
+ * Exits: every process exited 0. On a server whose agent sends `running` lines the job
+ * waits for one that no longer lists it (msrun's workers may outlive it); where the
+ * agent sends none the exits are all there is, and the job completes at once.
+ */
+static void test_job_exit_completion_waits_for_running_lines(void **state)
+{
+	struct sched_cluster *c = cluster_of(2);
+	char why[SCHED_REASON_MAX];
+	struct sched_job *a, *b;
+
+	(void)state;
+	a = fx_run(c, "a", 16);
+	b = fx_submit(c, "b", 16);
+	report_running(c, 0, "a/1", fx_now()); /* node-0's agent sends running lines */
+	assert_int_equal(sched_job_process_exit(c, "a", FX_UID, 1, "node-0", -1, 0, fx_now(),
+						why), 0);
+	assert_int_equal(sched_job_process_exit(c, "a", FX_UID, 1, "node-1", -1, 0, fx_now(),
+						why), 0);
+	assert_int_equal(a->state, SCHED_JOB_STOPPING);
+	assert_int_equal(a->stop_to, SCHED_JOB_COMPLETED);
+	expect_status_json(c, a, "\"stop_waits_for\": [\n    \"node-0\"\n  ]");
+	assert_int_equal(b->state, SCHED_JOB_PENDING);
+	report_running(c, 0, "", fx_now());
+	assert_int_equal(a->state, SCHED_JOB_COMPLETED);
+	assert_string_equal(a->reason, "every process exited with status 0");
+	assert_int_equal(b->state, SCHED_JOB_RUNNING);
+	/* no agent with running lines on b's servers... node-0's last report had one */
+	report_plain(c, 0, fx_now());
+	assert_int_equal(sched_job_process_exit(c, "b", FX_UID, b->generation, "node-0", -1, 0,
+						fx_now(), why), 0);
+	assert_int_equal(sched_job_process_exit(c, "b", FX_UID, b->generation, "node-1", -1, 0,
+						fx_now(), why), 0);
+	assert_int_equal(b->state, SCHED_JOB_COMPLETED);
+	assert_int_equal(c->npus_allocated, 0);
+	sched_cluster_free(c);
+}
+
+/*
+ * Sibling: a failure after max_restarts (one process exited non-zero) leaves the other
+ * servers' processes running: the NPUs stay held in stopping until they are gone.
+ */
+static void test_job_fail_holds_npus(void **state)
+{
+	struct sched_cluster *c = cluster_of(2);
+	struct conf_job_spec *spec = fx_spec("a", 16);
+	char why[SCHED_REASON_MAX];
+	struct sched_job *a, *b;
+
+	(void)state;
+	spec->max_restarts = 0;
+	a = fx_submit_spec(c, spec, FX_UID);
+	b = fx_submit(c, "b", 8);
+	assert_int_equal(sched_job_process_exit(c, "a", FX_UID, 1, "node-1", -1, 3, fx_now(),
+						why), 0);
+	assert_int_equal(a->state, SCHED_JOB_STOPPING);
+	assert_int_equal(a->stop_to, SCHED_JOB_FAILED);
+	expect_reason(a, "msrun on node-1 exited with status 3; max_restarts (0) exhausted");
+	assert_int_equal(sched_job_total_npus(a), 16);
+	assert_int_equal(b->state, SCHED_JOB_PENDING);
+	report_running(c, 0, "", fx_now());
+	report_running(c, 1, "", fx_now());
+	assert_int_equal(a->state, SCHED_JOB_FAILED);
+	assert_string_equal(a->reason,
+			    "msrun on node-1 exited with status 3; max_restarts (0) exhausted");
+	assert_int_equal(b->state, SCHED_JOB_RUNNING);
+	sched_cluster_free(c);
+}
+
+/*
+ * Sibling: rmdir of a running job cancels it; the record (and what holds the NPUs)
+ * stays, stopping, until its processes are gone, and is dropped then. Its name stays
+ * taken meanwhile.
+ */
+static void test_job_remove_running_keeps_record_until_stopped(void **state)
+{
+	struct sched_cluster *c = cluster_of(1);
+	char reason[SCHED_REASON_MAX] = "";
+	struct sched_job *a, *b;
+
+	(void)state;
+	a = fx_run(c, "a", 8);
+	b = fx_submit(c, "b", 8);
+	assert_int_equal(sched_job_remove(c, "a", FX_UID, fx_now()), 0);
+	fx_check(c);
+	assert_ptr_equal(sched_cluster_find_job(c, "a"), a);
+	assert_int_equal(a->state, SCHED_JOB_STOPPING);
+	assert_true(a->stop_forget);
+	assert_int_equal(b->state, SCHED_JOB_PENDING);
+	assert_int_equal(last_event(c)->kind, SCHED_EV_REMOVED);
+	assert_int_equal(sched_job_submit(c, fx_spec("a", 1), FX_UID, FX_GID, fx_now(), reason,
+					  NULL), -EEXIST);
+	assert_non_null(strstr(reason, "is stopping"));
+	/* a second rmdir is fine and changes nothing */
+	assert_int_equal(sched_job_remove(c, "a", FX_UID, fx_now()), 0);
+	report_running(c, 0, "", fx_now());
+	assert_null(sched_cluster_find_job(c, "a"));
+	assert_int_equal(b->state, SCHED_JOB_RUNNING);
+	assert_int_equal(c->job_count, 1);
+	/* the deadline drops it too */
+	assert_int_equal(sched_job_remove(c, "b", FX_UID, fx_now()), 0);
+	assert_int_equal(sched_tick(c, b->stop_deadline_usec), 1);
+	assert_null(sched_cluster_find_job(c, "b"));
+	assert_int_equal(c->job_count, 0);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/* Sibling: max_job_count never drops a stopping record (it holds NPUs). */
+static void test_job_count_limit_keeps_stopping_records(void **state)
+{
+	struct sched_cluster *c = cluster_of(2);
+	char reason[SCHED_REASON_MAX] = "";
+	struct sched_job *a;
+
+	(void)state;
+	c->conf->max_job_count = 2;
+	a = fx_run(c, "a", 8);
+	fx_run(c, "b", 8);
+	assert_int_equal(sched_job_cancel(c, "a", FX_UID, fx_now()), 0);
+	assert_int_equal(a->state, SCHED_JOB_STOPPING);
+	assert_int_equal(sched_job_submit(c, fx_spec("c", 1), FX_UID, FX_GID, fx_now(), reason,
+					  NULL), -EAGAIN);
+	assert_ptr_equal(sched_cluster_find_job(c, "a"), a);
+	assert_int_equal(sched_job_total_npus(a), 8);
+	report_running(c, a->slices[0].server, "", fx_now());
+	assert_int_equal(a->state, SCHED_JOB_CANCELLED);
+	fx_run(c, "c", 1); /* now a's finished record may go */
+	assert_null(sched_cluster_find_job(c, "a"));
+	sched_cluster_free(c);
+}
+
+/* Sibling: cordon and drain take no NPUs from a running job. */
+static void test_job_cordon_drain_keep_running_job(void **state)
+{
+	struct sched_cluster *c = cluster_of(1);
+	struct sched_job *a;
+
+	(void)state;
+	a = fx_run(c, "a", 8);
+	assert_int_equal(sched_server_set_cordon(c, "node-0", true, false, fx_now()), 0);
+	assert_int_equal(sched_server_set_cordon(c, "node-0", true, true, fx_now()), 0);
+	assert_int_equal(sched_tick(c, fx_now()), 0);
+	assert_int_equal(a->state, SCHED_JOB_RUNNING);
+	assert_int_equal(sched_job_total_npus(a), 8);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -853,6 +1205,16 @@ int main(void)
 		cmocka_unit_test(test_job_count_limit),
 		cmocka_unit_test(test_job_checkpoint_refused_when_finished),
 		cmocka_unit_test(test_job_sched_ports_unique_near_the_top),
+		cmocka_unit_test(test_job_cancel_holds_npus_until_processes_gone),
+		cmocka_unit_test(test_job_cancel_deadline_frees_without_reports),
+		cmocka_unit_test(test_job_stop_waits_for_every_server),
+		cmocka_unit_test(test_job_timeout_stop_ends_when_gone),
+		cmocka_unit_test(test_job_cancel_while_stopping_ends_cancelled),
+		cmocka_unit_test(test_job_exit_completion_waits_for_running_lines),
+		cmocka_unit_test(test_job_fail_holds_npus),
+		cmocka_unit_test(test_job_remove_running_keeps_record_until_stopped),
+		cmocka_unit_test(test_job_count_limit_keeps_stopping_records),
+		cmocka_unit_test(test_job_cordon_drain_keep_running_job),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

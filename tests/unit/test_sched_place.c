@@ -118,7 +118,7 @@ static void test_ring910_one_npu_jobs_pack_rings(void **state)
 	for (size_t i = 0; i < 5; i++)
 		fx_expect_slice(fx_run(c, names[i], 1), 0, 0, want[i]);
 	/* ring 0 now has 1 free (id 1), ring 1 has 3 free: the 1-free ring wins */
-	assert_int_equal(sched_job_cancel(c, "b", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_cancel(c, "b", FX_UID, fx_now()), 0);
 	fx_check(c);
 	fx_expect_slice(fx_run(c, "f", 1), 0, 0, "1");
 	/* a 2-NPU job: ring 0 full, ring 1 has 3 free -> its two lowest */
@@ -215,7 +215,7 @@ static void test_ring910_never_crosses_rings(void **state)
 			do
 				v = c->jobs[fx_rand(&rng) % c->job_count];
 			while (v->state != SCHED_JOB_RUNNING);
-			assert_int_equal(sched_job_complete(c, v->name, FX_UID, fx_now()), 0);
+			assert_int_equal(fx_complete(c, v->name, FX_UID, fx_now()), 0);
 		} else {
 			struct sched_job *j;
 
@@ -226,7 +226,7 @@ static void test_ring910_never_crosses_rings(void **state)
 			} else {
 				/* no room now: withdraw it, so that FIFO does not stall the rest */
 				waited++;
-				assert_int_equal(sched_job_cancel(c, name, FX_UID, fx_now()), 0);
+				assert_int_equal(fx_cancel(c, name, FX_UID, fx_now()), 0);
 			}
 		}
 		fx_check(c);
@@ -272,7 +272,7 @@ static void test_node_order_healthy_first(void **state)
 	fx_run_on(c, "b", 6, 1);
 	fx_expect_place(c, 4, 0, "4,5,6,7");
 	fx_set_health(c, 0, 7, SCHED_HEALTH_OK);
-	assert_int_equal(sched_job_cancel(c, "b", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_cancel(c, "b", FX_UID, fx_now()), 0);
 	fx_check(c);
 	/* an isolated NPU counts as unhealthy too */
 	fx_isolate(c, 0, 7);
@@ -331,7 +331,7 @@ static void test_910b_best_fit_lowest_free_ids(void **state)
 	fx_expect_slice(fx_run(c, "a", 2), 0, 0, "0,1");
 	fx_expect_slice(fx_run(c, "b", 2), 0, 0, "2,3");
 	fx_expect_slice(fx_run(c, "c", 1), 0, 0, "4");
-	assert_int_equal(sched_job_cancel(c, "b", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_cancel(c, "b", FX_UID, fx_now()), 0);
 	fx_check(c);
 	/* free on server 0: 2,3,5,6,7 -> lowest three, not a contiguous run */
 	fx_expect_slice(fx_run(c, "d", 3), 0, 0, "2,3,5");
@@ -393,7 +393,7 @@ static void test_a3_single_prefers_half_used_pair(void **state)
 	fx_expect_slice(fx_run(c, "b", 2), 0, 0, "2,3");
 	fx_expect_slice(fx_run(c, "c", 1), 0, 0, "4");
 	fx_expect_slice(fx_run(c, "d", 2), 0, 0, "6,7");
-	assert_int_equal(sched_job_cancel(c, "b", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_cancel(c, "b", FX_UID, fx_now()), 0);
 	fx_check(c);
 	/* free: 2,3 (whole pair), 5 (half of a used pair), 8-15: take 5 */
 	fx_expect_place(c, 1, 0, "5");
@@ -564,7 +564,7 @@ static void test_gang_all_or_nothing(void **state)
 	assert_true(c->version == version);
 	fx_check(c);
 
-	assert_int_equal(sched_job_cancel(c, "small", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_cancel(c, "small", FX_UID, fx_now()), 0);
 	fx_check(c);
 	assert_int_equal(big->state, SCHED_JOB_RUNNING);
 	assert_int_equal(big->slice_count, 4);
@@ -599,7 +599,7 @@ static void test_rank_contiguous_in_topology_order(void **state)
 		}
 	}
 	fx_check(c);
-	assert_int_equal(sched_job_complete(c, "big", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_complete(c, "big", FX_UID, fx_now()), 0);
 	fx_check(c);
 
 	/* a sub-server job: ranks follow ascending device ids */
@@ -718,7 +718,7 @@ static void test_topology_blind_keeps_ring_legality(void **state)
 	fx_run(c, "a", 4);
 	fx_expect_slice(fx_run(c, "b", 2), 0, 0, "4,5");
 	fx_expect_slice(fx_run(c, "c", 1), 0, 0, "6");
-	assert_int_equal(sched_job_cancel(c, "a", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_cancel(c, "a", FX_UID, fx_now()), 0);
 	fx_expect_place(c, 1, 0, "0");
 	fx_check(c);
 	sched_cluster_free(c);
@@ -740,7 +740,7 @@ static void test_no_mix_one_job_per_server(void **state)
 	assert_int_equal(sched_job_total_npus(j), 0);
 	for (size_t i = 0; i < c->server_count; i++)
 		assert_int_equal(c->servers[i].jobs_running, 1);
-	assert_int_equal(sched_job_complete(c, "a", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_complete(c, "a", FX_UID, fx_now()), 0);
 	fx_check(c);
 	assert_int_equal(j->state, SCHED_JOB_RUNNING);
 	fx_expect_slice(j, 0, 0, "0");

@@ -81,7 +81,7 @@ static void test_preempt_whole_job_then_resume(void **state)
 	assert_int_equal(c->preemptions, 1);
 
 	/* capacity returns: b resumes from its checkpoint as generation 2 */
-	assert_int_equal(sched_job_complete(c, "a", FX_UID, adv(1)), 0);
+	assert_int_equal(fx_complete(c, "a", FX_UID, adv(1)), 0);
 	expect_state(b, SCHED_JOB_RUNNING);
 	assert_int_equal(b->generation, 2);
 	assert_string_equal(b->resume_path, "/ckpt/b/40");
@@ -367,10 +367,10 @@ static void test_fractional_shares_never_starve(void **state)
 	expect_reasons(c);
 	assert_int_equal(sched_job_total_npus(ja), 8);
 	/* a uses 8 of weight 1, b uses 0: b is served first though ja2 is older in a */
-	assert_int_equal(sched_job_complete(c, "ja", FX_UID, adv(1)), 0);
+	assert_int_equal(fx_complete(c, "ja", FX_UID, adv(1)), 0);
 	expect_state(jb, SCHED_JOB_RUNNING);
 	expect_state(ja2, SCHED_JOB_PENDING);
-	assert_int_equal(sched_job_complete(c, "jb", FX_UID, adv(1)), 0);
+	assert_int_equal(fx_complete(c, "jb", FX_UID, adv(1)), 0);
 	expect_state(ja2, SCHED_JOB_RUNNING);
 	fx_check(c);
 	sched_cluster_free(c);
@@ -399,7 +399,7 @@ static void test_weights_order_queues(void **state)
 	(void)blk;
 	/* 8 NPUs for six 2-NPU jobs: shares 0/1 vs 0/3 tie -> older l0; then heavy
 	 * (0/3 < 2/1) h0, h1 (2/3 < 2/1), h2 (4/3 < 2/1): light gets 2, heavy 6 */
-	assert_int_equal(sched_job_complete(c, "blk", FX_UID, adv(1)), 0);
+	assert_int_equal(fx_complete(c, "blk", FX_UID, adv(1)), 0);
 	expect_state(l[0], SCHED_JOB_RUNNING);
 	expect_state(h[0], SCHED_JOB_RUNNING);
 	expect_state(h[1], SCHED_JOB_RUNNING);
@@ -441,7 +441,7 @@ static void test_backfill_waiting_reason_survives_a_moved_reservation(void **sta
 	cursor = c->next_event_seq - 1;
 
 	/* b ends early: big's reservation now starts when a's time_limit ends */
-	assert_int_equal(sched_job_complete(c, "b", FX_UID, adv(60)), 0);
+	assert_int_equal(fx_complete(c, "b", FX_UID, adv(60)), 0);
 	assert_true(big->reserved_start_usec < start);
 	expect_state(lng, SCHED_JOB_PENDING);
 	assert_string_equal(lng->reason, before);
@@ -492,9 +492,9 @@ static void test_backfill_short_jobs_around_reservation(void **state)
 	assert_true(c->backfilled >= 1);
 
 	/* big starts when a and short are done, before long */
-	assert_int_equal(sched_job_complete(c, "short", FX_UID, adv(60)), 0);
+	assert_int_equal(fx_complete(c, "short", FX_UID, adv(60)), 0);
 	expect_state(big, SCHED_JOB_PENDING);
-	assert_int_equal(sched_job_complete(c, "a", FX_UID, adv(60)), 0);
+	assert_int_equal(fx_complete(c, "a", FX_UID, adv(60)), 0);
 	expect_state(big, SCHED_JOB_RUNNING);
 	expect_state(lng, SCHED_JOB_PENDING);
 	expect_state(a, SCHED_JOB_COMPLETED);
@@ -586,7 +586,7 @@ static void test_time_limit_counts_earlier_runs(void **state)
 	submit(c, spec("hi", 8, "prod", 500, 0));
 	stop_all(c);
 	expect_state(lo, SCHED_JOB_PENDING);
-	assert_int_equal(sched_job_complete(c, "hi", FX_UID, adv(3000)), 0);
+	assert_int_equal(fx_complete(c, "hi", FX_UID, adv(3000)), 0);
 	expect_state(lo, SCHED_JOB_RUNNING);
 	/* ran ~606 s before; 394 s more reach the limit */
 	assert_int_equal(sched_tick(c, adv(380)), 0);
@@ -620,7 +620,7 @@ static void test_elastic_start_grow_shrink(void **state)
 	assert_int_equal(sched_job_total_npus(e), 16);
 	assert_int_equal(e->generation, 1);
 	/* grows when capacity frees and nobody waits */
-	assert_int_equal(sched_job_complete(c, "x", FX_UID, adv(1)), 0);
+	assert_int_equal(fx_complete(c, "x", FX_UID, adv(1)), 0);
 	assert_int_equal(sched_job_total_npus(e), 32);
 	assert_int_equal(e->generation, 2);
 	assert_true(has_event(c, SCHED_EV_RESIZED, "e", "grew from 16 to 32"));
@@ -653,7 +653,7 @@ static void test_elastic_grows_after_delay(void **state)
 	e = run(c, elastic("e", 8, 16));
 	assert_int_equal(sched_job_total_npus(e), 8);
 	sched_tick(c, adv(1));
-	assert_int_equal(sched_job_complete(c, "x", FX_UID, adv(10)), 0);
+	assert_int_equal(fx_complete(c, "x", FX_UID, adv(10)), 0);
 	assert_int_equal(sched_job_total_npus(e), 8); /* too soon */
 	assert_int_equal(sched_tick(c, adv(500)), 0);
 	assert_int_equal(sched_job_total_npus(e), 8);
@@ -752,9 +752,9 @@ static void test_random_mix_keeps_invariants(void **state)
 			struct sched_job *j = c->jobs[fx_rand(&seed) % c->job_count];
 
 			if (j->state == SCHED_JOB_RUNNING)
-				sched_job_complete(c, j->name, FX_UID, adv(1));
+				fx_complete(c, j->name, FX_UID, adv(1));
 			else if (!sched_job_state_is_terminal(j->state) && op == 7)
-				sched_job_cancel(c, j->name, FX_UID, adv(1));
+				fx_cancel(c, j->name, FX_UID, adv(1));
 		} else {
 			sched_tick(c, adv((unsigned)(fx_rand(&seed) % 120)));
 		}

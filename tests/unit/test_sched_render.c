@@ -308,7 +308,7 @@ static void test_ranktable_initializing_and_unplaced(void **state)
 	assert_null(text);
 
 	/* a single-server job needs no device IPs: completed */
-	assert_int_equal(sched_job_cancel(c, "big", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_cancel(c, "big", FX_UID, fx_now()), 0);
 	assert_int_equal(p->state, SCHED_JOB_RUNNING);
 	text = render_table(c, p, &len);
 	root = load_table(text, len);
@@ -852,7 +852,7 @@ static void test_env_sched_port_per_master(void **state)
 	expect_env(&e, "MS_SCHED_PORT", "8119");
 	env_free(&e);
 	free(text);
-	assert_int_equal(sched_job_complete(c, "a", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_complete(c, "a", FX_UID, fx_now()), 0);
 	d = fx_run(c, "d", 4);
 	assert_int_equal(d->sched_port, 8118);
 	sched_cluster_free(c);
@@ -1251,7 +1251,7 @@ static void test_job_status_elastic_and_resize_metric(void **state)
 	assert_int_equal(jint(o, "npus_max"), 32);
 	assert_int_equal(jint(o, "npus_allocated"), 24);
 	json_decref(o);
-	assert_int_equal(sched_job_cancel(c, "x", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_cancel(c, "x", FX_UID, fx_now()), 0);
 	assert_int_equal(sched_job_total_npus(j), 32);
 	m = metrics_of(c);
 	expect_metric(m, "ascendfs_resizes_total 1");

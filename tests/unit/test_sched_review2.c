@@ -91,8 +91,8 @@ static void test_review2_a3_pair_preempt_not_fewest(void **state)
 	run(c, spec("b", 1, NULL, 100, 0));
 	run(c, spec("c", 1, NULL, 100, 0));
 	run(c, spec("d", 1, NULL, 100, 0));
-	assert_int_equal(sched_job_cancel(c, "tmp1", FX_UID, adv(1)), 0);
-	assert_int_equal(sched_job_cancel(c, "tmp2", FX_UID, adv(1)), 0);
+	assert_int_equal(fx_cancel(c, "tmp1", FX_UID, adv(1)), 0);
+	assert_int_equal(fx_cancel(c, "tmp2", FX_UID, adv(1)), 0);
 	fx_check(c);
 	assert_int_equal(c->servers[0].npus_free, 2);
 	assert_int_equal(e->slices[0].device_ids[0] / 2, 4);
@@ -210,7 +210,7 @@ static void test_review2_elastic_growth_takes_committed_quota(void **state)
 	expect_state(ba2, SCHED_JOB_STOPPING);
 	expect_state(p, SCHED_JOB_PENDING);
 	/* the other 910 server frees while p's victim stops */
-	assert_int_equal(sched_job_complete(c, b910->name, FX_UID, adv(1)), 0);
+	assert_int_equal(fx_complete(c, b910->name, FX_UID, adv(1)), 0);
 	fx_check(c);
 	stop_all(c);
 	if (p->state != SCHED_JOB_RUNNING)

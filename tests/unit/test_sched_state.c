@@ -219,9 +219,9 @@ static struct sched_cluster *busy_cluster(const struct fx_opts *o)
 	assert_int_equal(sched_job_checkpoint(c, "small", FX_UID, 42, "/ckpt/small-1_42.ckpt",
 					      adv(1)), 0);
 	run(c, spec("done", 1, NULL, 500, 0));
-	assert_int_equal(sched_job_complete(c, "done", FX_UID, adv(1)), 0);
+	assert_int_equal(fx_complete(c, "done", FX_UID, adv(1)), 0);
 	run(c, spec("gone", 1, NULL, 500, 0));
-	assert_int_equal(sched_job_cancel(c, "gone", FX_UID, adv(1)), 0);
+	assert_int_equal(fx_cancel(c, "gone", FX_UID, adv(1)), 0);
 	assert_int_equal(sched_job_create_draft(c, "draft", FX_UID, FX_GID, adv(1), NULL), 0);
 	assert_int_equal(sched_job_reject(c, "nope", FX_UID, FX_GID, "npus: 3 is odd", adv(1)),
 			 0);
@@ -451,11 +451,11 @@ static void test_state_versions_cover_every_change(void **state)
 		}
 		case 2:
 			snprintf(op, sizeof(op), "cancel %s", name);
-			sched_job_cancel(c, name, FX_UID, adv(1));
+			fx_cancel(c, name, FX_UID, adv(1));
 			break;
 		case 3:
 			snprintf(op, sizeof(op), "complete %s", name);
-			sched_job_complete(c, name, FX_UID, adv(1));
+			fx_complete(c, name, FX_UID, adv(1));
 			break;
 		case 4:
 			snprintf(op, sizeof(op), "checkpoint %s", name);
@@ -492,7 +492,7 @@ static void test_state_versions_cover_every_change(void **state)
 			break;
 		case 11:
 			snprintf(op, sizeof(op), "remove %s", name);
-			sched_job_remove(c, name, FX_UID, adv(1));
+			fx_remove(c, name, FX_UID, adv(1));
 			break;
 		default:
 			snprintf(op, sizeof(op), "quota");
@@ -633,7 +633,7 @@ static void test_state_inventory_changed(void **state)
 	run_on(a, spec("on-three", 8, NULL, 500, 0), 3);
 	run(a, spec("huge", 24, NULL, 500, 0));
 	run(a, spec("fin", 1, NULL, 500, 0));
-	assert_int_equal(sched_job_complete(a, "fin", FX_UID, adv(1)), 0);
+	assert_int_equal(fx_complete(a, "fin", FX_UID, adv(1)), 0);
 	save_all(a, &s);
 	for (size_t i = 0; i < s.event_count; i++)
 		assert_int_equal(sched_event_load(b, s.events[i].seq, s.events[i].time_usec,
