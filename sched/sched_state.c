@@ -211,6 +211,8 @@ int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, cha
 	put_u64(&d, "run_accum_usec", j->run_accum_usec);
 	put_u64(&d, "stop_deadline_usec", j->stop_deadline_usec);
 	put_str(&d, "stop_to", sched_job_state_name(j->stop_to));
+	put(&d, "stop_cancelled", json_boolean(j->stop_cancelled));
+	put(&d, "stop_forget", json_boolean(j->stop_forget));
 	put_str(&d, "preempted_by", j->preempted_by);
 	put_u64(&d, "preempted_by_serial", j->preempted_by_serial);
 	put_u64(&d, "preemptions", j->preemptions);
@@ -454,6 +456,11 @@ static int load_job_fields(struct sched_cluster *c, const json_t *o, struct sche
 		goto malformed;
 	*ret_state = s;
 	j->stop_to = (enum sched_job_state)r;
+	/* records saved before stops could end in cancel, complete or fail have neither */
+	if ((json_object_get(o, "stop_cancelled") &&
+	     !get_bool(o, "stop_cancelled", &j->stop_cancelled)) ||
+	    (json_object_get(o, "stop_forget") && !get_bool(o, "stop_forget", &j->stop_forget)))
+		goto malformed;
 	j->requeue_cause = (enum sched_requeue_cause)name_index(requeue_names, 3, requeue);
 	r = get_dup(o, "checkpoint_path", &j->checkpoint_path);
 	if (r == 0)
@@ -572,11 +579,28 @@ int sched_job_load(struct sched_cluster *c, const char *text, size_t len, uint64
 		sched_job_transition(c, j, SCHED_JOB_FAILED, SCHED_EV_FAILED, now_usec, unfit);
 		return 0;
 	}
+	/* a job stopping to an end (cancel, complete, failure) whose placement is gone with
+	 * the configuration (or was not saved) ends there: it must not run again */
+	if ((stale || slice_count == 0) && j->state == SCHED_JOB_STOPPING &&
+	    (j->stop_cancelled || sched_job_state_is_terminal(j->stop_to))) {
+		enum sched_job_state to = j->stop_cancelled ? SCHED_JOB_CANCELLED : j->stop_to;
+		char why[SCHED_REASON_MAX];
+
+		free(slices);
+		sched_reason(why, "%.200s; its placement could not be restored: %.200s",
+			     j->stop_cancelled ? "cancelled while stopping" : j->reason,
+			     stale ? moved : "not saved");
+		sched_job_transition(c, j, to, to == SCHED_JOB_COMPLETED ? SCHED_EV_COMPLETED :
+				     to == SCHED_JOB_FAILED ? SCHED_EV_FAILED : SCHED_EV_CANCELLED,
+				     now_usec, why);
+		return 0;
+	}
 	if (stale && j->state != SCHED_JOB_PENDING) {
 		char why[SCHED_REASON_MAX];
 
 		free(slices);
-		if (j->state == SCHED_JOB_STOPPING && j->stop_to == SCHED_JOB_TIMEOUT) {
+		if (j->state == SCHED_JOB_STOPPING && j->stop_to == SCHED_JOB_TIMEOUT &&
+		    !j->stop_cancelled) {
 			sched_job_transition(c, j, SCHED_JOB_TIMEOUT, SCHED_EV_TIMEOUT, now_usec,
 					     j->reason);
 			return 0;

@@ -4,7 +4,8 @@
  * drives it, with a virtual clock (sim.h).
  *
  * The simulator plays the parts outside sched: users submit (sched_job_submit), jobs
- * end (sched_job_complete, then sched_job_remove as a user's rmdir), jobs report their
+ * end (their agents report every process's exit 0, sched_job_process_exit, then
+ * sched_job_remove as a user's rmdir), jobs report their
  * newest checkpoint when they are interrupted (sched_job_checkpoint), node agents
  * report a Critical NPU (sched_server_report) and an admin returns the repaired NPU
  * (sched_server_clear_npu), and the daemon's 1 s timer becomes sched_tick() at every
@@ -293,6 +294,40 @@ static int drain(struct engine *e)
 	}
 }
 
+/*
+ * Every process of job @name's current generation exits 0, as its agents report it: one
+ * per server for msrun, one per rank for per-rank. The simulated servers send no
+ * `running` lines, so the exits are what is known and the job completes at once.
+ */
+static int report_exits(struct engine *e, const char *name)
+{
+	struct sched_job *j = sched_cluster_find_job(e->c, name);
+	char why[SCHED_REASON_MAX];
+	bool per_rank;
+	int r = 0;
+
+	if (!j || j->state != SCHED_JOB_RUNNING)
+		return -EBUSY;
+	per_rank = j->spec->launch == CONF_LAUNCH_PER_RANK;
+	for (size_t i = 0; r == 0 && i < j->slice_count && j->state == SCHED_JOB_RUNNING; i++) {
+		const struct sched_slice *sl = &j->slices[i];
+		const char *server = e->c->servers[sl->server].conf->name;
+		unsigned gen = j->generation;
+
+		if (!per_rank) {
+			r = sched_job_process_exit(e->c, name, SIM_UID, gen, server, -1, 0,
+						   e->now * USEC, why);
+			continue;
+		}
+		for (unsigned k = 0; r == 0 && k < sl->npu_count && j->state == SCHED_JOB_RUNNING;
+		     k++)
+			r = sched_job_process_exit(e->c, name, SIM_UID, gen, server,
+						   (int)(sl->first_rank + k), 0, e->now * USEC,
+						   why);
+	}
+	return r;
+}
+
 static int complete(struct engine *e, size_t idx, unsigned gen)
 {
 	struct sim_jobrec *rec = &e->r->jobs[idx];
@@ -306,7 +341,7 @@ static int complete(struct engine *e, size_t idx, unsigned gen)
 	e->used -= rec->npus;
 	sim_acct_finish(e->r, e->t, idx, e->now, SIM_DONE);
 	e->progress_sec = e->now;
-	r = sched_job_complete(e->c, name, SIM_UID, e->now * USEC);
+	r = report_exits(e, name);
 	if (r == 0)
 		r = sched_job_remove(e->c, name, SIM_UID, e->now * USEC);
 	if (r < 0)

@@ -667,6 +667,58 @@ static void test_state_inventory_changed(void **state)
 	sched_cluster_free(b);
 }
 
+
+/*
+ * stophold: a job stopping to an end survives a restart holding its NPUs, still
+ * cancelled-to-be (not requeued), and ends when an agent reports its processes gone;
+ * one whose server left the inventory ends cancelled, never pending again.
+ */
+static void test_state_stopping_cancel_survives_restart(void **state)
+{
+	struct fx_opts big = { .servers = 5 }, small = { .servers = 2 };
+	struct sched_cluster *a = fx_cluster(&big), *b = fx_cluster(&big), *d = fx_cluster(&small);
+	struct sched_job *j;
+	struct saved s;
+	char why[SCHED_REASON_MAX];
+
+	(void)state;
+	run_on(a, spec("held", 8, NULL, 500, 0), 0);
+	run_on(a, spec("on-three", 8, NULL, 500, 0), 3);
+	assert_int_equal(sched_job_cancel(a, "held", FX_UID, adv(1)), 0);
+	assert_int_equal(sched_job_remove(a, "on-three", FX_UID, adv(1)), 0);
+	save_all(a, &s);
+	load_all(b, &s, clk);
+	j = sched_cluster_find_job(b, "held");
+	expect_state(j, SCHED_JOB_STOPPING);
+	assert_int_equal(j->stop_to, SCHED_JOB_CANCELLED);
+	assert_int_equal(sched_job_total_npus(j), 8);
+	assert_true(sched_cluster_find_job(b, "on-three")->stop_forget);
+	report(b, 0, "node OK\nrunning -\n", adv(1));
+	expect_state(j, SCHED_JOB_CANCELLED);
+	report(b, 3, "node OK\nrunning -\n", adv(1));
+	assert_null(sched_cluster_find_job(b, "on-three"));
+	fx_check(b);
+	/* node-3 is gone from the inventory: on-three ends cancelled there */
+	for (size_t i = 0; i < s.event_count; i++)
+		assert_int_equal(sched_event_load(d, s.events[i].seq, s.events[i].time_usec,
+						  sched_event_kind_name(s.events[i].kind),
+						  s.events[i].job, s.events[i].server,
+						  s.events[i].npu, s.events[i].state,
+						  s.events[i].reason, s.events[i].line),
+				 0);
+	assert_int_equal(sched_meta_load(d, s.meta, strlen(s.meta), why), 0);
+	for (size_t i = 0; i < s.job_count; i++)
+		if (sched_job_load(d, s.jobs[i], strlen(s.jobs[i]), clk, why) != 0)
+			fail_msg("%s", why);
+	assert_int_equal(sched_restore_finish(d, clk, why), 0);
+	expect_state(sched_cluster_find_job(d, "on-three"), SCHED_JOB_CANCELLED);
+	expect_state(sched_cluster_find_job(d, "held"), SCHED_JOB_STOPPING);
+	fx_check(d);
+	saved_free(&s);
+	sched_cluster_free(a);
+	sched_cluster_free(b);
+	sched_cluster_free(d);
+}
 /*
  * A quota set at run time survives a restart, unless the configuration file changed that
  * queue's quota since: then the file wins and the load says so.
@@ -768,6 +820,7 @@ int main(void)
 		cmocka_unit_test(test_state_versions_cover_every_change),
 		cmocka_unit_test(test_state_load_refuses_bad_documents),
 		cmocka_unit_test(test_state_inventory_changed),
+		cmocka_unit_test(test_state_stopping_cancel_survives_restart),
 		cmocka_unit_test(test_state_quota_file_wins_when_changed),
 		cmocka_unit_test(test_state_type_change_requeues_illegal_placement),
 		cmocka_unit_test(test_state_event_history_restarts_after_a_bad_row),
