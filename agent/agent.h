@@ -205,6 +205,26 @@ int agent_parse_server_jobs(const char *text, size_t len, const char *source,
 			    struct agent_share *ret, size_t max, size_t *ret_count,
 			    struct conf_error *err);
 
+/* One (job, generation) the launcher tracks, as agent_report_running() reads it. */
+struct agent_run_info {
+	const char *job;		/* borrowed */
+	unsigned generation;		/* >= 1 */
+	bool alive;			/* a process of it, or a member of one of its process
+					 * groups, still lives (stopping ones included) */
+};
+
+/*
+ * agent_report_running() - set the `running` line of @report (has_running,
+ * running_count, running[]): each (job, generation) of @runs (@count entries) that is
+ * alive, once, in the order given; none alive gives `running -`. With more distinct live
+ * generations than CONF_HEALTH_RUNNING_MAX the line is left out (has_running false): a
+ * report without it says nothing, and the daemon keeps its stop deadlines, rather than
+ * be told that a generation left out has stopped. Job names that are not valid
+ * (conf_job_name_is_valid) or generation 0 are skipped: the listing never gives them.
+ */
+void agent_report_running(struct conf_health_report *report, const struct agent_run_info *runs,
+			  size_t count);
+
 /* A process environment: "NAME=value" strings. */
 struct agent_env {
 	char **vars;			/* count entries, then NULL; owned */

@@ -174,6 +174,21 @@ int agent_launcher_fd(const struct agent_launcher *l);
  */
 void agent_launcher_stop_all(struct agent_launcher *l);
 
+/*
+ * agent_launcher_running() - set @report's `running` line (agent_report_running()):
+ * the (job, generation) runs with a live process or process group member, stopping ones
+ * included. Call it right before the report is rendered and written, with no sync in
+ * between, so that a generation started from a listing read earlier is in it.
+ */
+void agent_launcher_running(const struct agent_launcher *l, struct conf_health_report *report);
+
+/*
+ * agent_launcher_take_report_due() - true (once) when a run that is no longer listed has
+ * lost its last process since the last call: the caller reports now rather than at the
+ * next interval, so that the daemon gives the job's NPUs back at once.
+ */
+bool agent_launcher_take_report_due(struct agent_launcher *l);
+
 /* agent_launcher_is_idle() - true when no process of any run is left. */
 bool agent_launcher_is_idle(const struct agent_launcher *l);
 

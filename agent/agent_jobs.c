@@ -439,3 +439,31 @@ int agent_exit_code(int wait_status)
 	}
 	return 255;
 }
+
+void agent_report_running(struct conf_health_report *report, const struct agent_run_info *runs,
+			  size_t count)
+{
+	size_t n = 0;
+
+	report->has_running = false;
+	report->running_count = 0;
+	for (size_t i = 0; i < count; i++) {
+		const struct agent_run_info *r = &runs[i];
+		bool dup = false;
+
+		if (!r->alive || !r->job || r->generation == 0 || !conf_job_name_is_valid(r->job))
+			continue;
+		for (size_t k = 0; k < n && !dup; k++)
+			dup = report->running[k].generation == r->generation &&
+			      strcmp(report->running[k].job, r->job) == 0;
+		if (dup)
+			continue;
+		if (n == CONF_HEALTH_RUNNING_MAX)
+			return; /* has_running stays false: say nothing rather than too little */
+		snprintf(report->running[n].job, sizeof(report->running[n].job), "%s", r->job);
+		report->running[n].generation = r->generation;
+		n++;
+	}
+	report->running_count = n;
+	report->has_running = true;
+}

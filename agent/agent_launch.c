@@ -78,6 +78,7 @@ struct agent_launcher {
 	int inotify_fd;
 	int jobs_wd;		/* watch of nodes/<node>/jobs, or -1 */
 	bool stopping_all;
+	bool report_due;	/* a run no longer listed has no process left: say so now */
 	bool is_root;
 	long long retry_at_ms;	/* 0 = nothing to retry */
 	char last_problem[PATH_MAX + 256];
@@ -876,6 +877,7 @@ static void tick(struct agent_launcher *l)
 					  "%lld ms", r->share.job, r->share.generation,
 					  now - r->stop_ms);
 			run_drop(l, i);
+			l->report_due = true;
 			continue;
 		}
 		if (!r->killed && now >= r->kill_at_ms) {
@@ -1107,6 +1109,7 @@ static bool sync_once(struct agent_launcher *l, bool *ret_read)
 		}
 		if (!run_is_alive(r)) {
 			run_drop(l, i); /* ran to its end here, and the job has moved on */
+			l->report_due = true;
 			continue;
 		}
 		begin_stop(l, r, unlisted_reason(r, l->shares, n, why, sizeof(why)));
@@ -1193,6 +1196,28 @@ void agent_launcher_stop_all(struct agent_launcher *l)
 	for (size_t i = 0; i < l->run_count; i++)
 		if (l->runs[i]->state != RUN_STOPPING)
 			begin_stop(l, l->runs[i], "the agent is stopping");
+}
+
+bool agent_launcher_take_report_due(struct agent_launcher *l)
+{
+	bool due = l->report_due;
+
+	l->report_due = false;
+	return due;
+}
+
+void agent_launcher_running(const struct agent_launcher *l, struct conf_health_report *report)
+{
+	struct agent_run_info info[AGENT_RUNS_MAX];
+	size_t n = 0;
+
+	for (size_t i = 0; i < l->run_count && n < AGENT_RUNS_MAX; i++) {
+		const struct run *r = l->runs[i];
+
+		info[n++] = (struct agent_run_info){ r->share.job, r->share.generation,
+						     run_is_alive(r) };
+	}
+	agent_report_running(report, info, n);
 }
 
 bool agent_launcher_is_idle(const struct agent_launcher *l)

@@ -68,6 +68,8 @@
 extern char **environ;
 
 struct agent {
+	struct agent_launcher *launcher; /* the job processes (NULL with --once): each report
+					 * lists the generations that still run */
 	/* options */
 	const char *mount;
 	const char *node;
@@ -794,6 +796,10 @@ static int report_once(struct agent *a)
 
 	agent_report_build(&health, a->npu_count, absent, &a->known_ips, &rep);
 	memcpy(rep.agent, a->agent_id, sizeof(rep.agent));
+	/* what still runs, as of this write: the daemon frees a stopping job's NPUs once no
+	 * server lists it */
+	if (a->launcher)
+		agent_launcher_running(a->launcher, &rep);
 	agent_report_ips(&rep, &ips);
 	with_ips = !a->ips_sent || memcmp(&ips, &a->sent_ips, sizeof(ips)) != 0;
 	if (!with_ips)
@@ -1289,6 +1295,7 @@ int main(int argc, char **argv)
 		agent_log(AGENT_LOG_ERROR, "out of memory");
 		return 1;
 	}
+	a->launcher = l;
 	agent_log(AGENT_LOG_INFO, "running the job processes of %s/nodes/%s/jobs: logs under %s, "
 		  "SIGKILL %u s after SIGTERM",
 		  a->mount, a->node, lo.log_dir, lo.stop_grace_sec);
@@ -1334,6 +1341,9 @@ int main(int argc, char **argv)
 		}
 		child_signal = 0;
 		agent_launcher_poll(l);
+		/* a stopped job's processes are gone: tell the daemon now (its NPUs wait) */
+		if (agent_launcher_take_report_due(l) && next > agent_now_ms())
+			next = agent_now_ms();
 		wait_events(earliest(earliest(next, next_poll), agent_launcher_wake_ms(l)),
 			    agent_launcher_fd(l), false);
 	}
@@ -1352,6 +1362,7 @@ int main(int argc, char **argv)
 	if (!agent_launcher_is_idle(l))
 		agent_log(AGENT_LOG_ERROR, "job processes still running %d ms after SIGKILL; "
 			  "leaving them", STOP_EXTRA_MS);
+	a->launcher = NULL;
 	agent_launcher_free(l);
 	return 0;
 }

@@ -504,6 +504,62 @@ static void test_agent_jobs_allocation_failures(void **state)
 #endif
 }
 
+
+/* ---- the `running` line (stophold) ---- */
+
+/* The agent lists the generations that still have live processes, each once. */
+static void test_agent_report_running(void **state)
+{
+	static struct conf_health_report rep;
+	static struct agent_run_info many[CONF_HEALTH_RUNNING_MAX + 1];
+	static char names[CONF_HEALTH_RUNNING_MAX + 1][16];
+	const struct agent_run_info runs[] = {
+		{ "llama", 2, true },
+		{ "llama", 1, true },	/* an older generation still stopping */
+		{ "done", 1, false },	/* exited: not listed */
+		{ "llama", 2, true },	/* per-rank: one run entry per rank in a caller */
+		{ "Bad", 1, true },	/* never from the listing: skipped */
+		{ "zero", 0, true },
+	};
+	char *text = NULL;
+	size_t len = 0;
+
+	(void)state;
+	memset(&rep, 0, sizeof(rep));
+	agent_report_running(&rep, runs, sizeof(runs) / sizeof(runs[0]));
+	assert_true(rep.has_running);
+	assert_int_equal(rep.running_count, 2);
+	assert_string_equal(rep.running[0].job, "llama");
+	assert_int_equal(rep.running[0].generation, 2);
+	assert_int_equal(rep.running[1].generation, 1);
+	rep.has_node = true;
+	assert_int_equal(conf_health_render(&rep, &text, &len), 0);
+	assert_string_equal(text, "node OK\nrunning llama/2 llama/1\n");
+	free(text);
+	/* nothing alive: "running -", which the daemon reads as every job gone */
+	agent_report_running(&rep, runs + 2, 1);
+	assert_true(rep.has_running);
+	assert_int_equal(rep.running_count, 0);
+	assert_int_equal(conf_health_render(&rep, &text, &len), 0);
+	assert_string_equal(text, "node OK\nrunning -\n");
+	free(text);
+	agent_report_running(&rep, NULL, 0);
+	assert_true(rep.has_running);
+	/* more than a line may carry: no line, rather than one that leaves some out */
+	for (size_t i = 0; i <= CONF_HEALTH_RUNNING_MAX; i++) {
+		snprintf(names[i], sizeof(names[i]), "j%zu", i);
+		many[i] = (struct agent_run_info){ names[i], 1, true };
+	}
+	agent_report_running(&rep, many, CONF_HEALTH_RUNNING_MAX);
+	assert_true(rep.has_running);
+	assert_int_equal(rep.running_count, CONF_HEALTH_RUNNING_MAX);
+	agent_report_running(&rep, many, CONF_HEALTH_RUNNING_MAX + 1);
+	assert_false(rep.has_running);
+	assert_int_equal(conf_health_render(&rep, &text, &len), 0);
+	assert_null(strstr(text, "running"));
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -518,6 +574,7 @@ int main(void)
 		cmocka_unit_test(test_env_head_mount),
 		cmocka_unit_test(test_exit_code_of_wait_status),
 		cmocka_unit_test(test_agent_jobs_allocation_failures),
+		cmocka_unit_test(test_agent_report_running),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
