@@ -40,8 +40,12 @@
  *   nodes/<server>/            dr-xr-xr-x root
  *     health                   -rw-r--r-- root  operators write the agent's report (conf.h
  *                                          conf_health_report: `node OK`, `npu 3 Critical
- *                                          0x80C98000 text`, `ip 3 10.20.3.1`, or JSON),
- *                                          applied at close; it is the heartbeat. A bad
+ *                                          0x80C98000 text`, `ip 3 10.20.3.1`, `running
+ *                                          llama/2` or `running -` (the job generations
+ *                                          with live processes here: a stopping job not
+ *                                          listed has none left here, and once no server
+ *                                          of it lists it its NPUs are released), or
+ *                                          JSON), applied at close; it is the heartbeat. A bad
  *                                          report fails the close (EINVAL, EFBIG over
  *                                          64 KiB), is a "refused" event and changes
  *                                          nothing. Read: "node <level> <state>" then
@@ -100,14 +104,22 @@
  *       spec                   -r--r--r-- (-rw-r--r-- for drafts and finished jobs: write
  *                                          a spec to (re)submit)
  *       status                 -r--r--r--  one word + "\n": draft, pending, running,
- *                                          recovering, stopping (preempted or past its
- *                                          time_limit; gone from nodes/<server>/jobs, NPUs
- *                                          held until stop_deadline), completed, failed,
- *                                          cancelled, rejected, timeout
+ *                                          recovering, stopping (preempted, past its
+ *                                          time_limit, cancelled, completed or failed
+ *                                          while its processes may run: gone from
+ *                                          nodes/<server>/jobs, NPUs held until every
+ *                                          server's report no longer lists it in
+ *                                          `running`, or stop_deadline at the latest),
+ *                                          completed, failed, cancelled, rejected,
+ *                                          timeout; `cancel` and `complete` read
+ *                                          stopping until the NPUs are free
  *       status.json            -r--r--r--  state, reason, queue, priority, npus,
  *                                          npus_min/max, time_limit_sec, run_accum_sec +
  *                                          run_since, borrowing, preemptions,
  *                                          preempted_by, reserved_start, stop_deadline,
+ *                                          stop_to (stopping: the state it ends in) and
+ *                                          stop_waits_for (the servers whose agents have
+ *                                          not yet reported its processes gone),
  *                                          generation, restarts, placement, timestamps
  *                                          (RFC 3339, UTC); see
  *                                          sched_render_job_status_json()
@@ -117,9 +129,12 @@
  *                                          MSRUN_ARGS
  *       ranks/<rank>.env       -r--r--r--  once placed: job-wide + RANK_ID, DEVICE_ID
  *       events                 -r--r--r--  this job's lines of cluster/events
- *       error                  -r--r--r--  why it was rejected, failed or timed out, else
- *                                          empty
- *       ctl                    -rw-r--r-- owner  "cancel" | "complete" |
+ *       error                  -r--r--r--  why it was rejected, failed or timed out (also
+ *                                          while it stops towards failed or timeout),
+ *                                          else empty
+ *       ctl                    -rw-r--r-- owner  "cancel" | "complete" (a running job goes
+ *                                          stopping, NPUs held until its processes are
+ *                                          gone, then cancelled/completed) |
  *                                          "checkpoint <step> <abs path> [<generation>]" |
  *                                          "exit <generation> <server> <code> [<rank>]"
  *                                          (agents report process exits); one per line,

@@ -1400,6 +1400,7 @@ static int fs_rmdir(const char *path)
 	struct fs_ctx *ctx = get_ctx();
 	struct fuse_context *fc = fuse_get_context();
 	struct fs_path p;
+	bool held;
 	int r = fs_path_parse(path, &p);
 
 	if (r < 0)
@@ -1409,10 +1410,15 @@ static int fs_rmdir(const char *path)
 	pthread_mutex_lock(&ctx->lock);
 	wait_for_closing_uploads(ctx, &p);
 	r = sched_job_remove(ctx->cluster, p.job, fc->uid, fs_now_usec());
+	/* a job whose processes may still run stays, stopping, until they are gone */
+	held = r == 0 && sched_cluster_find_job(ctx->cluster, p.job) != NULL;
 	fs_changed(ctx);
 	pthread_mutex_unlock(&ctx->lock);
 	if (r == 0)
-		fs_log(ctx, 2, "job %s removed by uid %u", p.job, (unsigned)fc->uid);
+		fs_log(ctx, 2, "job %s %s by uid %u", p.job,
+		       held ? "cancelled by rmdir (its record goes once its processes are gone)"
+			    : "removed",
+		       (unsigned)fc->uid);
 	return durable(ctx, r);
 }
 

@@ -560,8 +560,11 @@ int fs_render(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec, ch
 	case FS_JOB_EVENTS:
 		return sched_render_events(c, j->name, ret, ret_len);
 	case FS_JOB_ERROR:
+		/* a failure or time-out is known while the job still stops */
 		if (j->state == SCHED_JOB_REJECTED || j->state == SCHED_JOB_FAILED ||
-		    j->state == SCHED_JOB_TIMEOUT)
+		    j->state == SCHED_JOB_TIMEOUT ||
+		    (j->state == SCHED_JOB_STOPPING && !j->stop_cancelled &&
+		     (j->stop_to == SCHED_JOB_FAILED || j->stop_to == SCHED_JOB_TIMEOUT)))
 			return printf_text(ret, ret_len, "%s\n", j->reason);
 		return dup_text("", 0, ret, ret_len);
 	case FS_CLUSTER_CTL:

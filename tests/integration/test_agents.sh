@@ -347,18 +347,88 @@ if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
 	opids=$(sed -n 's/.*job owned generation 1 rank [0-9]*: started pid \([0-9]*\):.*/\1/p' "$W/agent-$O_SERVER.log" | xargs)
 	t0=$(now_ms)
 	setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "echo cancel > '$M/jobs/owned/ctl'"
-	check_eq "its owner cancels it" cancelled "$(status_of owned)"
+	check_eq "its owner cancels it: stopping while its processes run" stopping "$(status_of owned)"
+	check_eq "status.json names the state it ends in" cancelled "$(json "$M/jobs/owned/status.json" 'd["stop_to"]')"
 	gone() { for p in $opids; do kill -0 "$p" 2>/dev/null && return 1; done; return 0; }
 	if [ -n "$opids" ] && wait_until $((GRACE + 5)) gone; then
 		ok "processes that ignore SIGTERM are killed after the grace period ($(($(now_ms) - t0)) ms)"
 	else
 		not_ok "processes that ignore SIGTERM are killed after the grace period" "pids '$opids'"
 	fi
+	if wait_until 5 bash -c "[ \"\$(cat '$M/jobs/owned/status')\" = cancelled ]"; then
+		ok "then it is cancelled"
+	else
+		not_ok "then it is cancelled" "$(status_of owned)"
+	fi
 	check_contains "the agent says so" "job owned generation 1: 2 process groups still running $GRACE s after SIGTERM: SIGKILL" \
 		"$(cat "$W/agent-$O_SERVER.log")"
 else
 	echo "# not root or no setpriv: the owner and SIGKILL checks are skipped"
 fi
+
+# ---- cancel holds the NPUs until the processes are gone (issue 14 item 2) -----------
+# "hold" fills one server with a process that ignores SIGTERM and sleeps on (SIGKILLed
+# after the grace period); every other server is cordoned, so "next" can only start on
+# hold's NPUs. next must not start while hold's process lives; and a job whose process
+# dies at once frees its NPUs well before grace + interval.
+submit hold <<EOF
+name: hold
+npus: 8
+command: "trap '' TERM; exec sleep 300"
+EOF
+H_SERVER=$(servers_of hold)
+wait_until 10 grep -q "job hold generation 1 (node rank 0): started pid" "$W/agent-$H_SERVER.log"
+hpid=$(sed -n 's/.*job hold generation 1 (node rank 0): started pid \([0-9]*\):.*/\1/p' "$W/agent-$H_SERVER.log")
+for n in $SERVERS; do [ "$n" = "$H_SERVER" ] || echo cordon >"$M/nodes/$n/ctl"; done
+submit next <<EOF
+name: next
+npus: 8
+command: "exec sleep 300"
+EOF
+check_eq "next waits for hold's server" pending "$(status_of next)"
+t0=$(now_ms)
+echo cancel >"$M/jobs/hold/ctl"
+check_eq "cancelled hold is stopping" stopping "$(status_of hold)"
+check_eq "its NPUs stay held" 8 "$(json "$M/jobs/hold/status.json" 'd["npus_allocated"]')"
+check_eq "next is not placed on them" pending "$(status_of next)"
+overlap=0
+while [ "$(status_of next)" != running ] && [ $(($(now_ms) - t0)) -lt $((GRACE * 1000 + 8000)) ]; do
+	[ -n "$hpid" ] && kill -0 "$hpid" 2>/dev/null || break
+	sleep 0.02
+done
+while [ "$(status_of next)" != running ] && [ $(($(now_ms) - t0)) -lt $((GRACE * 1000 + 8000)) ]; do
+	sleep 0.02
+done
+t_next=$(now_ms)
+# next may run only once hold's process is gone (SIGKILL after the grace period)
+[ "$(status_of next)" = running ] && [ -n "$hpid" ] && ! kill -0 "$hpid" 2>/dev/null && overlap=0 || overlap=1
+check_eq "next starts, and hold's process is gone" "running 0" "$(status_of next) $overlap"
+hold_ms=$((t_next - t0))
+[ "$hold_ms" -ge $((GRACE * 1000)) ] && ok "not before the grace period's SIGKILL ($hold_ms ms)" ||
+	not_ok "not before the grace period's SIGKILL" "$hold_ms ms"
+check_eq "hold ends cancelled" cancelled "$(status_of hold)"
+check_fails "released by its agent's report, not by the stop deadline" \
+	grep -q "stop deadline" "$M/jobs/hold/status.json"
+# the converse: a process that dies on SIGTERM frees the NPUs at once, not after 3 s
+N_SERVER=$(servers_of next)
+wait_until 10 grep -q "job next generation 1 (node rank 0): started pid" "$W/agent-$N_SERVER.log"
+submit after <<EOF
+name: after
+npus: 8
+command: "exec sleep 300"
+EOF
+check_eq "after waits for next's server" pending "$(status_of after)"
+t0=$(now_ms)
+echo cancel >"$M/jobs/next/ctl"
+wait_until $((GRACE + 8)) bash -c "[ \"\$(cat '$M/jobs/after/status')\" = running ]"
+quick_ms=$(($(now_ms) - t0))
+deadline_ms=$(((GRACE + 1) * 1000))
+[ "$quick_ms" -lt $((deadline_ms / 2)) ] &&
+	ok "a job whose process exits at once frees its NPUs in $quick_ms ms (deadline $deadline_ms ms)" ||
+	not_ok "a job whose process exits at once frees its NPUs well before the deadline" "$quick_ms ms of $deadline_ms ms"
+echo cancel >"$M/jobs/after/ctl"
+wait_until 10 bash -c "[ \"\$(cat '$M/jobs/after/status')\" = cancelled ]"
+for n in $SERVERS; do echo uncordon >"$M/nodes/$n/ctl"; done
 
 # ---- an agent stopped and restarted: the job restarts from its checkpoint ---------
 CK4=$W/ckpt/long
@@ -484,6 +554,8 @@ echo "# Critical report to every generation 2 process started: $((${t_restarted:
 echo "# agent SIGKILL to server unreachable and job re-placed (daemon event): $((${t_unreach:-0} - t_kill)) ms (heartbeat_timeout 3 s; goal <= 3 intervals + 1 s = 4000 ms)"
 echo "# agent SIGKILL to every generation 2 process of hb started: $((${t_hb_started:-0} - t_kill)) ms"
 echo "# steps lost to the Critical fault: stopped at step ${stopped_at:-?}, resumed at step ${min_resume:-?}: $((${stopped_at:-0} - ${min_resume:-0})) steps (goal <= the checkpoint interval, $EVERY steps of $STEP_MS ms)"
+echo "# cancel of a job whose process ignores SIGTERM to the next job placed on its NPUs: ${hold_ms:-?} ms (stop_grace_period $GRACE s, then SIGKILL; before the fix: at once)"
+echo "# cancel of a job whose process exits on SIGTERM to the next job placed on its NPUs: ${quick_ms:-?} ms (the stop deadline, grace + interval, is ${deadline_ms:-?} ms)"
 echo "# generation 2 of train32 resumed at steps:$resumes (each agent reads the resume point when it starts its process)"
 
 FINISHED=1
