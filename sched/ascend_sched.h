@@ -198,6 +198,16 @@ struct sched_job {
 	bool checkpoint_reported;	/* it came from `checkpoint STEP PATH`, not the disk */
 	char *resume_path;		/* owned: the checkpoint this generation resumes from
 					 * (ASCEND_RESUME_CHECKPOINT), frozen when it began */
+	bool resume_scan_pending;	/* the generation began and waits for the embedding
+					 * program to look in checkpoint_dir (with
+					 * scan_resume_at_start): its servers' job lists leave
+					 * it out until sched_job_resume_scanned() or the
+					 * SCHED_RESUME_SCAN_TIMEOUT_SEC bound */
+	uint64_t resume_scan_since_usec; /* when that wait began */
+	uint64_t restart_counted_usec;	/* the fault of the last restart that counted against
+					 * max_restarts (0 = none); see sched_health.c */
+	unsigned restarts_coalesced;	/* restarts not counted: same incident as a counted
+					 * one (sched_health.c) */
 	bool *exited_ok;		/* owned: per process of this generation (per server for
 					 * msrun, per rank for per-rank), exited with status 0 */
 	size_t exited_count;		/* entries of exited_ok */
@@ -286,6 +296,13 @@ struct sched_cluster {
 	bool check_invariants;		/* run sched_check_invariants() after every job
 					 * transition and abort on a breach (tests; on by
 					 * default in debug builds) */
+	bool scan_resume_at_start;	/* set by an embedding program that reads checkpoint
+					 * directories (the daemon): a generation of a job with
+					 * a checkpoint_dir begins in resume_scan_pending */
+	bool resume_scan_wanted;	/* a generation began that waits for that scan; the
+					 * embedding program clears it when it collects them */
+	uint64_t place_now_usec;	/* time of the entry point that is placing jobs now
+					 * (sched_server_is_suspect() during placement) */
 };
 
 /*
@@ -405,6 +422,29 @@ int sched_job_note_refusal(struct sched_cluster *c, const char *name, const char
  */
 int sched_job_checkpoint_found(struct sched_cluster *c, const char *name, uint64_t step,
 			       const char *path, uint64_t mtime_usec, uint64_t now_usec);
+
+/*
+ * How long a new generation waits for the embedding program's look into its
+ * checkpoint_dir (resume_scan_pending) before it starts with the newest checkpoint
+ * already known: a checkpoint directory on a dead network filesystem must not hold a
+ * recovery forever. Seconds.
+ */
+#define SCHED_RESUME_SCAN_TIMEOUT_SEC 10
+
+/*
+ * sched_job_resume_scanned() - the embedding program looked into job @name's
+ * checkpoint_dir for generation @generation, after that generation began: @path
+ * (borrowed; NULL when the directory holds no checkpoint) with @step and @mtime_usec is
+ * the newest file there. It is recorded as sched_job_checkpoint_found() does; then, when
+ * the job is still at @generation and waits for this scan, its resume point
+ * (ASCEND_RESUME_CHECKPOINT) becomes the newest checkpoint known, the wait ends, the
+ * time spent waiting is not counted against time_limit, and its servers' job lists show
+ * it (event "checkpoint": "generation N resumes from ..."). Returns 1 when the wait
+ * ended, 0 when the job was not waiting for this generation's scan, -ENOENT, -ENOMEM.
+ */
+int sched_job_resume_scanned(struct sched_cluster *c, const char *name, unsigned generation,
+			     const char *path, uint64_t step, uint64_t mtime_usec,
+			     uint64_t now_usec);
 
 /*
  * sched_job_remove() - forget job @name (rmdir): an active job is cancelled first.
@@ -539,6 +579,18 @@ int sched_server_note_refusal(struct sched_cluster *c, unsigned server, const ch
  * Servers that never reported are left alone. Returns how many servers it marked.
  */
 unsigned sched_check_heartbeats(struct sched_cluster *c, uint64_t now_usec);
+
+/*
+ * sched_server_is_suspect() - is @s under suspicion at @now_usec, so that a placement
+ * takes it only when no clean server will do (sched_health.c)? True when one of its
+ * NPUs had a fault (Critical, UNKNOWN, or the server's heartbeat lost) within
+ * fault_escalate_window, or its last report is overdue by half a report interval
+ * (fault_check_interval * 1.5 old) though not yet heartbeat_timeout: a server that
+ * died with another that was just found lost. Placement still uses a suspect server
+ * when there is no other choice.
+ */
+bool sched_server_is_suspect(const struct sched_cluster *c, const struct sched_server *s,
+			     uint64_t now_usec);
 
 /*
  * sched_server_is_schedulable() - new work may land on @s: not cordoned, not
