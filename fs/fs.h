@@ -282,6 +282,9 @@ struct fs_ctx {
 					 * no-ops); 0 = none */
 	pthread_cond_t notify_cv;	/* signalled after a change (under lock) */
 	pthread_cond_t stop_cv;		/* signalled when the threads must end */
+	pthread_cond_t scan_cv;		/* wakes the checkpoint scanner (a generation waits
+					 * for its scan, or the threads must end) */
+	pthread_cond_t resume_cv;	/* signalled when a generation's scan ended */
 	bool stopping;			/* threads end (under lock) */
 	struct fs_handle *handles;	/* every open file (under lock) */
 	size_t notified_job_count;	/* the notifier's view of jobs/ (under lock) */
@@ -499,10 +502,28 @@ void fs_staged_replay(struct fs_ctx *ctx, const struct fs_staged *s);
 /*
  * fs_checkpoint_newest() - the newest MindSpore checkpoint ("<prefix>-<epoch>_<step>.ckpt")
  * in @dir or its immediate subdirectories. *@ret_step orders checkpoints (epoch in the
- * high 32 bits, step in the low); *@ret_path (size @len) is the file. Reads the disk;
- * call without ctx->lock. Returns 0 or -ENOENT (none found, or no such directory).
+ * high 32 bits, step in the low); *@ret_path (size @len) is the file. Nothing inside
+ * @mount (the daemon's own mount point, absolute and resolved; NULL: no such check) is
+ * read: a @dir that resolves into it is refused and symlinks that lead into it are
+ * skipped (fs_checkpoint_dir_check()). Reads the disk; call without ctx->lock.
+ * Returns 0, -ENOENT (none found, or no such directory), -EXDEV (@dir lies inside
+ * @mount), or fs_checkpoint_dir_check()'s other errors.
  */
-int fs_checkpoint_newest(const char *dir, uint64_t *ret_step, char *ret_path, size_t len);
+int fs_checkpoint_newest(const char *dir, const char *mount, uint64_t *ret_step, char *ret_path,
+			 size_t len);
+
+/*
+ * fs_checkpoint_dir_check() - does checkpoint directory @dir (absolute) lie outside
+ * @mount (absolute, resolved, no trailing '/'; NULL: anything is outside)? @dir is
+ * resolved component by component like realpath(3) up to its nearest existing parent
+ * (symlinks followed, at most 40), and every component is compared with @mount BEFORE
+ * it is looked at, so the check never issues a request to the mount. Components past
+ * the nearest existing parent are taken as written. *@ret_resolved (size @len; NULL
+ * allowed) gets the resolved path, also on -EXDEV. Reads the disk (lstat, readlink):
+ * call without ctx->lock. Returns 0, -EXDEV (inside @mount), -EINVAL (not absolute),
+ * -ELOOP, -ENAMETOOLONG.
+ */
+int fs_checkpoint_dir_check(const char *dir, const char *mount, char *ret_resolved, size_t len);
 
 /*
  * fs_queue_check_groups() - may a caller submit to queue @q (borrowed)? Yes for root

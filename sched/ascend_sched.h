@@ -198,9 +198,9 @@ struct sched_job {
 	bool checkpoint_reported;	/* it came from `checkpoint STEP PATH`, not the disk */
 	char *resume_path;		/* owned: the checkpoint this generation resumes from
 					 * (ASCEND_RESUME_CHECKPOINT), frozen when it began */
-	bool resume_scan_pending;	/* the generation began and waits for the embedding
-					 * program to look in checkpoint_dir (with
-					 * scan_resume_at_start): its servers' job lists leave
+	bool resume_scan_pending;	/* a generation after the job's first began and waits
+					 * for the embedding program to look in checkpoint_dir
+					 * (scan_resume_at_start): its servers' job lists leave
 					 * it out until sched_job_resume_scanned() or the
 					 * SCHED_RESUME_SCAN_TIMEOUT_SEC bound */
 	uint64_t resume_scan_since_usec; /* when that wait began */

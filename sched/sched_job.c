@@ -134,7 +134,9 @@ void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
  * Every path that begins a generation passes here: the first placement, a fault
  * recovery, a process-exit restart, a preemption or requeue resume, an elastic resize.
  * The resume point is frozen now from the newest checkpoint known; with
- * scan_resume_at_start the generation then waits until the embedding program has
+ * scan_resume_at_start every generation after the job's first (which starts afresh:
+ * checkpoints left by an earlier job of the same name or directory are not its own)
+ * then waits until the embedding program has
  * looked into checkpoint_dir (sched_job_resume_scanned()), because a periodic scan
  * alone may be a whole fault_check_interval old, and a recovery a few seconds after a
  * save would resume from the save before it (issue 14 item 10).
@@ -148,7 +150,9 @@ void sched_job_begin_generation(struct sched_cluster *c, struct sched_job *j, ui
 	/* on allocation failure the generation resumes from nothing rather than a mix */
 	free(j->resume_path);
 	j->resume_path = resume;
-	j->resume_scan_pending = c->scan_resume_at_start && j->spec && j->spec->checkpoint_dir;
+	/* a job's first run starts afresh, as it always has; every later one resumes */
+	j->resume_scan_pending = c->scan_resume_at_start && j->spec && j->spec->checkpoint_dir &&
+				 j->start_usec != 0;
 	if (j->resume_scan_pending) {
 		j->resume_scan_since_usec = now_usec;
 		c->resume_scan_wanted = true;

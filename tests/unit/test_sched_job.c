@@ -867,30 +867,29 @@ static void test_job_generation_waits_for_the_checkpoint_scan(void **state)
 
 	(void)state;
 	c->scan_resume_at_start = true;
+	/* the first generation starts afresh: nothing to wait for */
 	j = submit_with_ckpt(c, "a", 8);
 	assert_int_equal(j->state, SCHED_JOB_RUNNING);
-	assert_true(j->resume_scan_pending);
-	assert_true(c->resume_scan_wanted);
-	assert_false(server_lists(c, j->slices[0].server, "a 1 "));
-	/* a job without checkpoint_dir has nothing to wait for */
-	plain = fx_run(c, "plain", 8);
-	assert_false(plain->resume_scan_pending);
-	assert_true(server_lists(c, plain->slices[0].server, "plain 1 "));
-
+	assert_false(j->resume_scan_pending);
+	assert_true(server_lists(c, j->slices[0].server, "a 1 "));
 	t = fx_now();
 	assert_int_equal(sched_job_resume_scanned(c, "a", 1, "/data/ckpt/n-1_10.ckpt", 10, t - 5,
 						  t),
-			 1);
-	assert_false(j->resume_scan_pending);
-	assert_string_equal(j->resume_path, "/data/ckpt/n-1_10.ckpt");
-	assert_true(server_lists(c, j->slices[0].server, "a 1 "));
-	assert_int_equal(sched_job_resume_scanned(c, "a", 1, NULL, 0, 0, fx_now()), 0);
+			 0);
+	assert_string_equal(j->checkpoint_path, "/data/ckpt/n-1_10.ckpt"); /* recorded */
+	assert_null(j->resume_path);
 
-	/* a task fault: generation 2 waits; a checkpoint reported meanwhile is newer */
+	/* a task fault: generation 2 waits for its scan; its servers do not list it yet */
 	assert_int_equal(sched_job_process_exit(c, "a", FX_UID, 1, fx_server_name(c,
 				j->slices[0].server), -1, 1, fx_now(), reason), 0);
 	assert_int_equal(j->generation, 2);
 	assert_true(j->resume_scan_pending);
+	assert_true(c->resume_scan_wanted);
+	assert_false(server_lists(c, j->slices[0].server, "a 2 "));
+	/* a job without checkpoint_dir has nothing to wait for */
+	plain = fx_run(c, "plain", 8);
+	assert_false(plain->resume_scan_pending);
+	assert_true(server_lists(c, plain->slices[0].server, "plain 1 "));
 	assert_int_equal(sched_job_checkpoint(c, "a", FX_UID, 20, "/data/ckpt/n-1_20.ckpt",
 					      fx_now()), 0);
 	/* a scan for an older generation records its find but ends no wait */
@@ -899,6 +898,8 @@ static void test_job_generation_waits_for_the_checkpoint_scan(void **state)
 	assert_int_equal(sched_job_resume_scanned(c, "a", 2, "/data/ckpt/n-1_10.ckpt", 10, t - 5,
 						  fx_now()), 1);
 	assert_string_equal(j->resume_path, "/data/ckpt/n-1_20.ckpt");
+	assert_true(server_lists(c, j->slices[0].server, "a 2 "));
+	assert_int_equal(sched_job_resume_scanned(c, "a", 2, NULL, 0, 0, fx_now()), 0);
 
 	/* generation 3: the scan never answers; the tick lets it start after the bound */
 	assert_int_equal(sched_job_process_exit(c, "a", FX_UID, 2, fx_server_name(c,
@@ -924,17 +925,22 @@ static void test_job_scan_wait_is_not_run_time(void **state)
 {
 	struct sched_cluster *c = cluster_of(1);
 	struct conf_job_spec *spec = fx_spec("t", 8);
+	char reason[SCHED_REASON_MAX] = "";
 	struct sched_job *j;
-	uint64_t t0;
+	uint64_t t0, ran;
 
 	(void)state;
 	c->scan_resume_at_start = true;
 	spec->checkpoint_dir = strdup("/data/ckpt");
 	spec->time_limit_sec = 100;
 	j = fx_submit_spec(c, spec, FX_UID);
+	assert_int_equal(sched_job_process_exit(c, "t", FX_UID, 1, "node-0", -1, 1, fx_now(),
+						reason), 0);
+	assert_true(j->resume_scan_pending);
 	t0 = j->resume_scan_since_usec;
-	assert_int_equal(sched_job_resume_scanned(c, "t", 1, NULL, 0, 0, t0 + 8000000ull), 1);
-	assert_true(sched_job_run_usec(j, t0 + 10000000ull) <= 2000000ull);
+	ran = sched_job_run_usec(j, t0);
+	assert_int_equal(sched_job_resume_scanned(c, "t", 2, NULL, 0, 0, t0 + 8000000ull), 1);
+	assert_int_equal(sched_job_run_usec(j, t0 + 10000000ull), ran + 2000000ull);
 	sched_cluster_free(c);
 }
 
