@@ -56,7 +56,11 @@
  *                                          <first_rank> <npu_count> <uid> <gid> <serial>"
  *                                          lines (serial: unique per job object), for
  *                                          running jobs only: a job that leaves (stopping,
- *                                          recovering, ended) is one its agent stops
+ *                                          recovering, ended) is one its agent stops. A
+ *                                          new generation of a job with a checkpoint_dir
+ *                                          is listed once the daemon has read that
+ *                                          directory (at most 10 s,
+ *                                          SCHED_RESUME_SCAN_TIMEOUT_SEC)
  *     ctl                      -rw-r--r-- root  "cordon" | "uncordon" | "drain" |
  *                                          "clear <npu>" (return an isolated NPU);
  *                                          operators write it (others: EACCES at open)
@@ -95,7 +99,12 @@
  *                                          (EACCES at close, rejected with the reason)
  *                                          unless the writer's primary or a
  *                                          supplementary group, as of open(), is one of
- *                                          them (root always may).
+ *                                          them (root always may). A
+ *                                          checkpoint_dir that resolves (symlinks too, up
+ *                                          to its nearest existing parent) into this
+ *                                          mount is refused (EINVAL at close, rejected
+ *                                          with the reason): the daemon never reads its
+ *                                          own mount (fs_checkpoint_dir_check()).
  *     <name>/                  drwxr-xr-x owner   made by a submission or by mkdir (draft)
  *       spec                   -r--r--r-- (-rw-r--r-- for drafts and finished jobs: write
  *                                          a spec to (re)submit)
@@ -108,11 +117,16 @@
  *                                          npus_min/max, time_limit_sec, run_accum_sec +
  *                                          run_since, borrowing, preemptions,
  *                                          preempted_by, reserved_start, stop_deadline,
- *                                          generation, restarts, placement, timestamps
+ *                                          generation, restarts, restarts_not_counted,
+ *                                          resume_scan_pending, placement, timestamps
  *                                          (RFC 3339, UTC); see
  *                                          sched_render_job_status_json()
  *       ranktable.json         -r--r--r--  once placed: HCCL rank table (design.md §4)
- *       env                    -r--r--r--  once placed: job-wide `export` lines
+ *       env                    -r--r--r--  once placed: job-wide `export` lines;
+ *                                          ASCEND_RESUME_CHECKPOINT is the newest
+ *                                          checkpoint on disk when the generation began
+ *                                          (an open of env, hosts/ or ranks/ files waits
+ *                                          up to 2 s for that directory to be read)
  *       hosts/<server>.env     -r--r--r--  once placed: job-wide + per-server exports and
  *                                          MSRUN_ARGS
  *       ranks/<rank>.env       -r--r--r--  once placed: job-wide + RANK_ID, DEVICE_ID
@@ -366,7 +380,10 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
  * fs_threads_start() - start the daemon's background threads: the heartbeat check
  * (once a second: servers silent past heartbeat_timeout become unreachable, then
  * sched_tick(): running jobs past their time_limit begin stopping, stopping jobs past
- * their stop deadline are requeued or time out), the checkpoint scanner, and the
+ * their stop deadline are requeued or time out), the checkpoint scanner (every
+ * fault_check_interval, and at once for a job whose new generation waits for it: that
+ * job's checkpoint_dir is read before its servers list the generation; never a path
+ * inside the mount), and the
  * notifier, which announces the daemon's own changes to inotify watchers by operating
  * on the mount (truncate to the same size -> IN_MODIFY on status, status.json,
  * ranktable.json, env, events, nodes/<server>/jobs; utimensat -> IN_ATTRIB on jobs/

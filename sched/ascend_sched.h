@@ -399,7 +399,10 @@ int sched_job_checkpoint(struct sched_cluster *c, const char *name, uid_t uid, u
  * stopped by a recovery) are ignored. Code 0 from every process of the generation
  * completes the job; any other code is a task fault: the job restarts on the same
  * placement from its newest checkpoint (generation + 1) until max_restarts, then
- * fails. @server must hold a share of the job (and @rank be one of its ranks).
+ * fails; when @server is under suspicion (sched_server_is_suspect()) the exit is taken
+ * for that server's fault and the job recovers off it, as from a fault (restart
+ * counting in sched_health.c). @server must hold a share of the job (and @rank be one
+ * of its ranks).
  * Returns 0, -ENOENT, -EPERM, -EINVAL (@server or @rank not the job's) with @reason.
  */
 int sched_job_process_exit(struct sched_cluster *c, const char *name, uid_t uid,
@@ -575,8 +578,10 @@ int sched_server_note_refusal(struct sched_cluster *c, unsigned server, const ch
 
 /*
  * sched_check_heartbeats() - mark servers whose last report is older than
- * conf->heartbeat_timeout_sec unreachable, isolate their NPUs and recover their jobs.
- * Servers that never reported are left alone. Returns how many servers it marked.
+ * conf->heartbeat_timeout_sec unreachable, isolate their NPUs and recover their jobs;
+ * every server found lost in one call is marked before any job recovers, so a job on
+ * several of them moves once. Servers that never reported are left alone. Returns how
+ * many servers it marked.
  */
 unsigned sched_check_heartbeats(struct sched_cluster *c, uint64_t now_usec);
 
@@ -765,8 +770,11 @@ int sched_render_rank_env(const struct sched_cluster *c, const struct sched_job 
  * borrowing (placed beyond its queue's quota), preemptions, preempted_by ("" when never);
  * reserved_start (pending with a backfill reservation: its latest start, RFC 3339, or
  * "unknown" while it waits for jobs without a time_limit; else null); stop_deadline
- * (stopping: when its NPUs are released; else null); generation, restarts,
- * npus_allocated, placement, MS_SCHED host/port, checkpoint, timestamps.
+ * (stopping: when its NPUs are released; else null); generation, restarts (counted
+ * against max_restarts), restarts_not_counted (recoveries of the same incident as a
+ * counted one, sched_health.c), resume_scan_pending (the generation waits for its
+ * checkpoint_dir to be read), npus_allocated, placement, MS_SCHED host/port,
+ * checkpoint, timestamps.
  */
 int sched_render_job_status_json(const struct sched_cluster *c, const struct sched_job *j,
 				 char **ret, size_t *ret_len);
@@ -807,7 +815,9 @@ int sched_render_server_info(const struct sched_cluster *c, unsigned server, uin
 /*
  * sched_render_server_jobs() - what server @server must run, for its agent: one line per
  * running job with a share here, "<job> <generation> <msrun|per-rank> <node_rank>
- * <first_rank> <npu_count> <uid> <gid> <serial>", after a "# ..." header line.
+ * <first_rank> <npu_count> <uid> <gid> <serial>", after a "# ..." header line. A
+ * generation waiting for its checkpoint scan (resume_scan_pending) is left out until
+ * the scan ends, so no process starts from an older checkpoint than the newest.
  */
 int sched_render_server_jobs(const struct sched_cluster *c, unsigned server, char **ret,
 			     size_t *ret_len);
