@@ -513,9 +513,10 @@ static void test_health_servers_lost_in_one_pass_count_one_restart(void **state)
 }
 
 /*
- * Faults that reach the daemon one after the other, each on a server the last recovery
- * kept or chose (no clean choice left), are one incident: the job moves each time, but
- * only the first move counts; the events say why the others did not.
+ * Faults that reach the daemon one after the other, each on a server of the placement
+ * the last recovery made, are one incident: the job moves each time, but only the first
+ * move counts, the events say why the others did not, and the uncounted generation's
+ * time is not counted against time_limit.
  */
 static void test_health_faults_of_one_incident_count_one_restart(void **state)
 {
@@ -526,10 +527,15 @@ static void test_health_faults_of_one_incident_count_one_restart(void **state)
 	size_t len = 0;
 
 	(void)state;
+	uint64_t ran;
+
 	j = fx_run(c, "pair", 16);
 	report_npu(c, j->slices[0].server, 0, CONF_HEALTH_CRITICAL, tick(1));
 	assert_int_equal(j->restarts, 1);
+	ran = sched_job_run_usec(j, clock_usec);
 	report_npu(c, j->slices[1].server, 0, CONF_HEALTH_CRITICAL, tick(1));
+	/* the second of generation 2, which never really ran, is not time_limit time */
+	assert_int_equal(sched_job_run_usec(j, clock_usec), ran);
 	assert_int_equal(j->state, SCHED_JOB_RUNNING);
 	assert_int_equal(j->generation, 3);
 	assert_int_equal(j->restarts, 1);
@@ -631,6 +637,30 @@ static void test_health_overdue_server_is_suspect(void **state)
 	sched_cluster_free(c);
 }
 
+/* An elastic job that shrinks through one incident spends one restart, not one a shrink. */
+static void test_health_elastic_shrinks_of_one_incident_count_one_restart(void **state)
+{
+	struct fx_opts o = { .servers = 4 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct conf_job_spec *spec = fx_spec("flex", 8);
+	struct sched_job *j;
+
+	(void)state;
+	spec->npus_min = 8;
+	spec->npus_max = 32;
+	j = fx_submit_spec(c, spec, FX_UID);
+	sched_schedule(c, fx_now());
+	assert_int_equal(sched_job_total_npus(j), 32);
+	report_npu(c, j->slices[0].server, 0, CONF_HEALTH_CRITICAL, tick(1));
+	assert_int_equal(sched_job_total_npus(j), 24);
+	report_npu(c, j->slices[0].server, 0, CONF_HEALTH_CRITICAL, tick(1));
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(sched_job_total_npus(j), 16);
+	assert_int_equal(j->restarts, 1);
+	assert_int_equal(j->restarts_coalesced, 1);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -652,6 +682,7 @@ int main(void)
 		cmocka_unit_test(test_health_budget_ends_a_job_that_keeps_failing),
 		cmocka_unit_test(test_health_placement_prefers_clean_servers),
 		cmocka_unit_test(test_health_overdue_server_is_suspect),
+		cmocka_unit_test(test_health_elastic_shrinks_of_one_incident_count_one_restart),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
