@@ -490,6 +490,14 @@ static bool fault_is_same_incident(const struct sched_cluster *c, const struct s
 	       elapsed(now_usec, j->restart_counted_usec) < window;
 }
 
+static bool job_holds_server(const struct sched_job *j, unsigned server)
+{
+	for (size_t i = 0; i < j->slice_count; i++)
+		if (j->slices[i].server == server)
+			return true;
+	return false;
+}
+
 /* Servers of @j that are suspect but not failed: replaced too when clean ones are free. */
 static size_t mark_suspects(const struct sched_cluster *c, const struct sched_job *j,
 			    uint64_t now_usec, bool *bad)
@@ -590,8 +598,18 @@ static void recover(struct sched_cluster *c, struct sched_job *j, uint64_t now_u
 		size_t nsus = mark_suspects(c, j, now_usec, bad);
 
 		r = -ENOSPC;
-		if (nsus && nkeep > nsus)
+		if (nsus && nkeep > nsus) {
 			r = sched_replace(c, j, bad, &slices, &count);
+			/* only for clean replacements: never one suspect for another */
+			for (size_t i = 0; r == 0 && i < count; i++)
+				if (sched_server_is_suspect(c, &c->servers[slices[i].server],
+							    now_usec) &&
+				    !job_holds_server(j, slices[i].server)) {
+					free(slices);
+					slices = NULL;
+					r = -ENOSPC;
+				}
+		}
 		if (r == -ENOSPC)
 			r = sched_replace(c, j, bad_only, &slices, &count);
 		else if (r == 0)
@@ -660,8 +678,7 @@ void sched_job_restart(struct sched_cluster *c, struct sched_job *j, uint64_t no
 						 "or a late report): moving off it",
 			 why);
 		recover(c, j, now_usec, reason, server);
-		if (j->state != SCHED_JOB_RUNNING && !sched_job_state_is_terminal(j->state))
-			sched_schedule(c, now_usec);
+		sched_schedule(c, now_usec); /* the suspect server's NPUs are free for others */
 		return;
 	}
 	j->restarts++;

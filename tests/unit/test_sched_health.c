@@ -661,6 +661,38 @@ static void test_health_elastic_shrinks_of_one_incident_count_one_restart(void *
 	sched_cluster_free(c);
 }
 
+/*
+ * A recovery also swaps a suspect server the job holds (its report is overdue: it may
+ * have died with the failed one) for a clean free one, so the next fault does not move
+ * the job again.
+ */
+static void test_health_recovery_swaps_a_suspect_server_it_holds(void **state)
+{
+	struct fx_opts o = { .servers = 6 };
+	struct sched_cluster *c = fx_cluster(&o);
+	unsigned interval = c->conf->fault_check_interval_sec;
+	unsigned held[3], late;
+	struct sched_job *j;
+
+	(void)state;
+	j = fx_run(c, "trio", 24);
+	for (size_t k = 0; k < 3; k++)
+		held[k] = j->slices[k].server;
+	late = held[2];
+	report_all_but(c, 0, tick(1));
+	report_all_but(c, 1u << late, tick(2 * interval));
+	report_npu(c, held[0], 0, CONF_HEALTH_CRITICAL, clock_usec);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->slice_count, 3);
+	for (size_t k = 0; k < 3; k++) {
+		assert_int_not_equal(j->slices[k].server, held[0]);
+		assert_int_not_equal(j->slices[k].server, late);
+	}
+	assert_true(has_event(c, SCHED_EV_PLACED, "kept 1 server, replaced 2"));
+	check_table(c, j, 24);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -683,6 +715,7 @@ int main(void)
 		cmocka_unit_test(test_health_placement_prefers_clean_servers),
 		cmocka_unit_test(test_health_overdue_server_is_suspect),
 		cmocka_unit_test(test_health_elastic_shrinks_of_one_incident_count_one_restart),
+		cmocka_unit_test(test_health_recovery_swaps_a_suspect_server_it_holds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
