@@ -60,7 +60,11 @@
  *                                          <first_rank> <npu_count> <uid> <gid> <serial>"
  *                                          lines (serial: unique per job object), for
  *                                          running jobs only: a job that leaves (stopping,
- *                                          recovering, ended) is one its agent stops
+ *                                          recovering, ended) is one its agent stops. A
+ *                                          new generation of a job with a checkpoint_dir
+ *                                          is listed once the daemon has read that
+ *                                          directory (at most 10 s,
+ *                                          SCHED_RESUME_SCAN_TIMEOUT_SEC)
  *     ctl                      -rw-r--r-- root  "cordon" | "uncordon" | "drain" |
  *                                          "clear <npu>" (return an isolated NPU);
  *                                          operators write it (others: EACCES at open)
@@ -99,7 +103,12 @@
  *                                          (EACCES at close, rejected with the reason)
  *                                          unless the writer's primary or a
  *                                          supplementary group, as of open(), is one of
- *                                          them (root always may).
+ *                                          them (root always may). A
+ *                                          checkpoint_dir that resolves (symlinks too, up
+ *                                          to its nearest existing parent) into this
+ *                                          mount is refused (EINVAL at close, rejected
+ *                                          with the reason): the daemon never reads its
+ *                                          own mount (fs_checkpoint_dir_check()).
  *     <name>/                  drwxr-xr-x owner   made by a submission or by mkdir (draft)
  *       spec                   -r--r--r-- (-rw-r--r-- for drafts and finished jobs: write
  *                                          a spec to (re)submit)
@@ -120,11 +129,16 @@
  *                                          stop_to (stopping: the state it ends in) and
  *                                          stop_waits_for (the servers whose agents have
  *                                          not yet reported its processes gone),
- *                                          generation, restarts, placement, timestamps
+ *                                          generation, restarts, restarts_not_counted,
+ *                                          resume_scan_pending, placement, timestamps
  *                                          (RFC 3339, UTC); see
  *                                          sched_render_job_status_json()
  *       ranktable.json         -r--r--r--  once placed: HCCL rank table (design.md §4)
- *       env                    -r--r--r--  once placed: job-wide `export` lines
+ *       env                    -r--r--r--  once placed: job-wide `export` lines;
+ *                                          ASCEND_RESUME_CHECKPOINT is the newest
+ *                                          checkpoint on disk when the generation began
+ *                                          (an open of env, hosts/ or ranks/ files waits
+ *                                          up to 2 s for that directory to be read)
  *       hosts/<server>.env     -r--r--r--  once placed: job-wide + per-server exports and
  *                                          MSRUN_ARGS
  *       ranks/<rank>.env       -r--r--r--  once placed: job-wide + RANK_ID, DEVICE_ID
@@ -297,6 +311,9 @@ struct fs_ctx {
 					 * no-ops); 0 = none */
 	pthread_cond_t notify_cv;	/* signalled after a change (under lock) */
 	pthread_cond_t stop_cv;		/* signalled when the threads must end */
+	pthread_cond_t scan_cv;		/* wakes the checkpoint scanner (a generation waits
+					 * for its scan, or the threads must end) */
+	pthread_cond_t resume_cv;	/* signalled when a generation's scan ended */
 	bool stopping;			/* threads end (under lock) */
 	struct fs_handle *handles;	/* every open file (under lock) */
 	size_t notified_job_count;	/* the notifier's view of jobs/ (under lock) */
@@ -378,7 +395,10 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
  * fs_threads_start() - start the daemon's background threads: the heartbeat check
  * (once a second: servers silent past heartbeat_timeout become unreachable, then
  * sched_tick(): running jobs past their time_limit begin stopping, stopping jobs past
- * their stop deadline are requeued or time out), the checkpoint scanner, and the
+ * their stop deadline are requeued or time out), the checkpoint scanner (every
+ * fault_check_interval, and at once for a job whose new generation waits for it: that
+ * job's checkpoint_dir is read before its servers list the generation; never a path
+ * inside the mount), and the
  * notifier, which announces the daemon's own changes to inotify watchers by operating
  * on the mount (truncate to the same size -> IN_MODIFY on status, status.json,
  * ranktable.json, env, events, nodes/<server>/jobs; utimensat -> IN_ATTRIB on jobs/
@@ -514,10 +534,28 @@ void fs_staged_replay(struct fs_ctx *ctx, const struct fs_staged *s);
 /*
  * fs_checkpoint_newest() - the newest MindSpore checkpoint ("<prefix>-<epoch>_<step>.ckpt")
  * in @dir or its immediate subdirectories. *@ret_step orders checkpoints (epoch in the
- * high 32 bits, step in the low); *@ret_path (size @len) is the file. Reads the disk;
- * call without ctx->lock. Returns 0 or -ENOENT (none found, or no such directory).
+ * high 32 bits, step in the low); *@ret_path (size @len) is the file. Nothing inside
+ * @mount (the daemon's own mount point, absolute and resolved; NULL: no such check) is
+ * read: a @dir that resolves into it is refused and symlinks that lead into it are
+ * skipped (fs_checkpoint_dir_check()). Reads the disk; call without ctx->lock.
+ * Returns 0, -ENOENT (none found, or no such directory), -EXDEV (@dir lies inside
+ * @mount), or fs_checkpoint_dir_check()'s other errors.
  */
-int fs_checkpoint_newest(const char *dir, uint64_t *ret_step, char *ret_path, size_t len);
+int fs_checkpoint_newest(const char *dir, const char *mount, uint64_t *ret_step, char *ret_path,
+			 size_t len);
+
+/*
+ * fs_checkpoint_dir_check() - does checkpoint directory @dir (absolute) lie outside
+ * @mount (absolute, resolved, no trailing '/'; NULL: anything is outside)? @dir is
+ * resolved component by component like realpath(3) up to its nearest existing parent
+ * (symlinks followed, at most 40), and every component is compared with @mount BEFORE
+ * it is looked at, so the check never issues a request to the mount. Components past
+ * the nearest existing parent are taken as written. *@ret_resolved (size @len; NULL
+ * allowed) gets the resolved path, also on -EXDEV. Reads the disk (lstat, readlink):
+ * call without ctx->lock. Returns 0, -EXDEV (inside @mount), -EINVAL (not absolute),
+ * -ELOOP, -ENAMETOOLONG.
+ */
+int fs_checkpoint_dir_check(const char *dir, const char *mount, char *ret_resolved, size_t len);
 
 /*
  * fs_queue_check_groups() - may a caller submit to queue @q (borrowed)? Yes for root

@@ -116,6 +116,9 @@ static void helper_stop(void)
 void fs_changed(struct fs_ctx *ctx)
 {
 	pthread_cond_broadcast(&ctx->notify_cv);
+	/* a generation began that must see its checkpoint directory first */
+	if (ctx->cluster->resume_scan_wanted)
+		pthread_cond_signal(&ctx->scan_cv);
 	fs_store_note_change(ctx);
 }
 
@@ -133,49 +136,71 @@ static void deadline_in(struct timespec *ts, long msec)
 struct ckpt_scan {
 	char name[CONF_NAME_MAX + 1];
 	char *dir;
+	unsigned generation;
+	bool for_resume;	/* a new generation waits for this scan */
 };
 
 /*
- * Look for newer checkpoints of jobs that have run (ctx->lock held on entry and exit;
- * dropped while reading the disk), so ASCEND_RESUME_CHECKPOINT names the newest one.
+ * Look for newer checkpoints (ctx->lock held on entry and exit; dropped while reading
+ * the disk), so ASCEND_RESUME_CHECKPOINT names the newest one. Generations waiting for
+ * their scan (resume_scan_pending) come first; with @resume_only they are all it reads.
  */
-static void scan_checkpoints(struct fs_ctx *ctx)
+static void scan_checkpoints(struct fs_ctx *ctx, bool resume_only)
 {
 	struct sched_cluster *c = ctx->cluster;
 	struct ckpt_scan *list;
 	size_t n = 0;
 
+	c->resume_scan_wanted = false;
 	list = calloc(c->job_count ? c->job_count : 1, sizeof(*list));
 	if (!list)
 		return;
-	for (size_t i = 0; i < c->job_count; i++) {
-		const struct sched_job *j = c->jobs[i];
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < c->job_count; i++) {
+			const struct sched_job *j = c->jobs[i];
 
-		if (!j->spec || !j->spec->checkpoint_dir || !j->generation ||
-		    sched_job_state_is_terminal(j->state))
-			continue;
-		snprintf(list[n].name, sizeof(list[n].name), "%s", j->name);
-		list[n].dir = strdup(j->spec->checkpoint_dir);
-		if (list[n].dir)
-			n++;
+			if (!j->spec || !j->spec->checkpoint_dir || !j->generation ||
+			    sched_job_state_is_terminal(j->state) ||
+			    j->resume_scan_pending != (pass == 0) || (resume_only && pass == 1))
+				continue;
+			snprintf(list[n].name, sizeof(list[n].name), "%s", j->name);
+			list[n].dir = strdup(j->spec->checkpoint_dir);
+			list[n].generation = j->generation;
+			list[n].for_resume = j->resume_scan_pending;
+			if (list[n].dir)
+				n++;
+		}
 	}
 	pthread_mutex_unlock(&ctx->lock);
 	for (size_t i = 0; i < n; i++) {
 		char path[4096];
-		uint64_t step;
+		uint64_t step = 0, mtime = 0;
 		struct stat st;
+		int r = fs_checkpoint_newest(list[i].dir, ctx->mount_path, &step, path,
+					     sizeof(path));
 
-		if (fs_checkpoint_newest(list[i].dir, &step, path, sizeof(path)) == 0 &&
-		    stat(path, &st) == 0) {
-			uint64_t mtime = (uint64_t)st.st_mtim.tv_sec * 1000000u +
-					 (uint64_t)st.st_mtim.tv_nsec / 1000u;
-
-			pthread_mutex_lock(&ctx->lock);
-			if (sched_job_checkpoint_found(c, list[i].name, step, path, mtime,
-						       fs_now_usec()) > 0)
+		if (r == 0 && stat(path, &st) == 0)
+			mtime = (uint64_t)st.st_mtim.tv_sec * 1000000u +
+				(uint64_t)st.st_mtim.tv_nsec / 1000u;
+		else if (r == 0)
+			r = -ENOENT;
+		if (r == -EXDEV && list[i].for_resume)
+			fs_log(ctx, 1, "job %s: checkpoint_dir %s lies inside the mount %s; the "
+				       "daemon never reads its own mount", list[i].name,
+			       list[i].dir, ctx->mount_path);
+		pthread_mutex_lock(&ctx->lock);
+		if (list[i].for_resume) {
+			if (sched_job_resume_scanned(c, list[i].name, list[i].generation,
+						     r == 0 ? path : NULL, step, mtime,
+						     fs_now_usec()) > 0) {
 				fs_changed(ctx);
-			pthread_mutex_unlock(&ctx->lock);
+				pthread_cond_broadcast(&ctx->resume_cv);
+			}
+		} else if (r == 0 && sched_job_checkpoint_found(c, list[i].name, step, path, mtime,
+								  fs_now_usec()) > 0) {
+			fs_changed(ctx);
 		}
+		pthread_mutex_unlock(&ctx->lock);
 		free(list[i].dir);
 	}
 	free(list);
@@ -214,22 +239,39 @@ static void *heartbeat_main(void *arg)
 	return NULL;
 }
 
+static bool deadline_passed(const struct timespec *ts)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	return now.tv_sec > ts->tv_sec || (now.tv_sec == ts->tv_sec && now.tv_nsec >= ts->tv_nsec);
+}
+
 /*
  * Checkpoint directories may sit on a slow or dead network filesystem: they are read by
- * a thread of their own, so heartbeats never wait for them.
+ * a thread of their own, so heartbeats and FUSE workers never wait for them. Every
+ * fault_check_interval it reads them all; a generation that begins (sched sets
+ * resume_scan_wanted, fs_changed() wakes this thread) has its job's directory read at
+ * once, before its servers are told to start it (issue 14 item 10).
  */
 static void *scanner_main(void *arg)
 {
 	struct fs_ctx *ctx = arg;
-	struct timespec ts;
+	struct timespec next;
 
 	pthread_mutex_lock(&ctx->lock);
+	deadline_in(&next, 1000L * ctx->cluster->conf->fault_check_interval_sec);
 	while (!ctx->stopping) {
-		deadline_in(&ts, 1000L * ctx->cluster->conf->fault_check_interval_sec);
-		pthread_cond_timedwait(&ctx->stop_cv, &ctx->lock, &ts);
+		if (!ctx->cluster->resume_scan_wanted)
+			pthread_cond_timedwait(&ctx->scan_cv, &ctx->lock, &next);
 		if (ctx->stopping)
 			break;
-		scan_checkpoints(ctx);
+		if (deadline_passed(&next)) {
+			scan_checkpoints(ctx, false);
+			deadline_in(&next, 1000L * ctx->cluster->conf->fault_check_interval_sec);
+		} else if (ctx->cluster->resume_scan_wanted) {
+			scan_checkpoints(ctx, true);
+		}
 	}
 	pthread_mutex_unlock(&ctx->lock);
 	return NULL;
@@ -289,16 +331,20 @@ static void collect(struct fs_ctx *ctx, struct pokes *p, uint64_t *cluster_seen)
 	for (size_t i = 0; i < c->job_count; i++) {
 		struct sched_job *j = c->jobs[i];
 
+		/* a generation waiting for its checkpoint scan is announced once it has
+		 * been read (its servers' job lists leave it out until then) */
+		bool announce = (j->notified_state != (int)j->state + 1 ||
+				 j->notified_generation != j->generation) &&
+				!j->resume_scan_pending;
+
 		if (j->notified_version == j->version)
 			continue;
-		if (j->notified_state != (int)j->state + 1 ||
-		    j->notified_generation != j->generation)
+		if (announce)
 			jobs_changed = true;
 		j->notified_version = j->version;
 		/* a recovery (new generation) wakes status watchers even when the word
 		 * reads "running" before and after */
-		if (j->notified_state != (int)j->state + 1 ||
-		    j->notified_generation != j->generation) {
+		if (announce) {
 			j->notified_state = (int)j->state + 1; /* 0 = never announced */
 			poke_add(p, ctx->mount_path, "/jobs/%s/status", j->name);
 			/* the agents of its servers: what they must run changed */
@@ -414,6 +460,8 @@ bool fs_threads_stop(struct fs_ctx *ctx)
 	ctx->stopping = true;
 	pthread_cond_broadcast(&ctx->notify_cv);
 	pthread_cond_broadcast(&ctx->stop_cv);
+	pthread_cond_broadcast(&ctx->scan_cv);
+	pthread_cond_broadcast(&ctx->resume_cv);
 	pthread_mutex_unlock(&ctx->lock);
 	pthread_join(heartbeat_thread, NULL);
 	pthread_join(notifier_thread, NULL);

@@ -18,6 +18,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -434,6 +435,37 @@ static void upload_unregister(struct fs_ctx *ctx, struct fs_handle *h)
 	h->upload = NULL;
 }
 
+/* How long an open of a job's env file waits for its generation's checkpoint scan. */
+#define RESUME_WAIT_MSEC 2000
+
+/*
+ * Wait (ctx->lock held, dropped while waiting) until the generation of job @p->job has
+ * had its checkpoint_dir read, so its env files name the newest checkpoint on disk
+ * (issue 14 item 10). Bounded: the scan runs in the scanner thread, never here, and a
+ * directory that does not answer lets the open go on with the newest checkpoint known.
+ */
+static void wait_for_resume_scan(struct fs_ctx *ctx, const struct fs_path *p)
+{
+	struct timespec deadline;
+	const struct sched_job *j;
+
+	if (!ctx->multithreaded ||
+	    (p->kind != FS_JOB_ENV && p->kind != FS_JOB_HOST_ENV && p->kind != FS_JOB_RANK_ENV) ||
+	    fuse_get_context()->pid == ctx->notifier_tid)
+		return;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += RESUME_WAIT_MSEC / 1000;
+	deadline.tv_nsec += (RESUME_WAIT_MSEC % 1000) * 1000000L;
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+	while ((j = sched_cluster_find_job(ctx->cluster, p->job)) && j->resume_scan_pending &&
+	       !ctx->stopping)
+		if (pthread_cond_timedwait(&ctx->resume_cv, &ctx->lock, &deadline) == ETIMEDOUT)
+			return;
+}
+
 static int fs_open(const char *path, struct fuse_file_info *fi)
 {
 	struct fs_ctx *ctx = get_ctx();
@@ -455,6 +487,7 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 	pthread_mutex_lock(&ctx->lock);
 	wait_for_closing_uploads(ctx, &p);
 	if (acc == O_RDONLY) {
+		wait_for_resume_scan(ctx, &p);
 		h = handle_new_locked(ctx, H_SNAPSHOT, &p);
 		r = h ? fs_snapshot(ctx, &p, fs_now_usec(), &h->snap) : -ENOMEM;
 		goto out;
@@ -753,6 +786,38 @@ static int check_queue_groups(struct fs_ctx *ctx, const struct fs_handle *h,
 }
 
 /*
+ * A checkpoint_dir that resolves into the mount would have the daemon's scanner read
+ * its own filesystem, which can wedge the mount (issue 15 item 3): refused. Resolved
+ * without ctx->lock, and without ever looking inside the mount (fs_checkpoint.c).
+ */
+static int check_checkpoint_dir(struct fs_ctx *ctx, const struct conf_job_spec *spec,
+				char *reason)
+{
+	char resolved[PATH_MAX];
+	int r;
+
+	if (!spec->checkpoint_dir)
+		return 0;
+	r = fs_checkpoint_dir_check(spec->checkpoint_dir, ctx->mount_path, resolved,
+				    sizeof(resolved));
+	if (r == -EXDEV)
+		snprintf(reason, SCHED_REASON_MAX,
+			 "checkpoint_dir: \"%.100s\" lies inside the ascendfs mount %.100s (as "
+			 "%.100s); the daemon never reads its own mount: put checkpoints on a local "
+			 "or shared filesystem outside it",
+			 spec->checkpoint_dir, ctx->mount_path, resolved);
+	else if (r == -ELOOP)
+		snprintf(reason, SCHED_REASON_MAX,
+			 "checkpoint_dir: \"%.200s\": too many levels of symbolic links; give a "
+			 "path without a symlink loop", spec->checkpoint_dir);
+	else if (r < 0)
+		snprintf(reason, SCHED_REASON_MAX,
+			 "checkpoint_dir: \"%.200s\": %s; give a shorter absolute path",
+			 spec->checkpoint_dir, strerror(-r));
+	return r;
+}
+
+/*
  * Parse the buffered spec and check it against the cluster. With @submit, submit it or
  * record the rejection; without, change nothing (flush). Returns 0 or the negative errno
  * the writer should see; *@why gets the sentence.
@@ -780,6 +845,12 @@ static int spec_process(struct fs_ctx *ctx, struct fs_handle *h, bool submit, ch
 			return r;
 		snprintf(why, SCHED_REASON_MAX, "%s: %.420s", name, reason);
 		return submit ? record_rejection(ctx, h, why, r) : r;
+	}
+	r = check_checkpoint_dir(ctx, spec, reason);
+	if (r < 0) {
+		conf_job_spec_free(spec);
+		snprintf(why, SCHED_REASON_MAX, "%s: %.420s", name, reason);
+		return submit ? record_rejection(ctx, h, why, -EINVAL) : -EINVAL;
 	}
 	pthread_mutex_lock(&ctx->lock);
 	if (submit) {

@@ -344,6 +344,10 @@ int main(int argc, char *argv[])
 	pthread_cond_init(&ctx.uploads_cv, NULL);
 	pthread_cond_init(&ctx.notify_cv, NULL);
 	pthread_cond_init(&ctx.stop_cv, NULL);
+	pthread_cond_init(&ctx.scan_cv, NULL);
+	pthread_cond_init(&ctx.resume_cv, NULL);
+	/* new generations wait for a look into their checkpoint_dir (fs_notify.c) */
+	ctx.cluster->scan_resume_at_start = true;
 	pthread_cond_init(&ctx.commit_cv, NULL);
 	pthread_cond_init(&ctx.durable_cv, NULL);
 	if (strcmp(o.state_dir, "none") != 0 && open_state(&ctx, o.state_dir) < 0)

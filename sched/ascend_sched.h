@@ -214,6 +214,16 @@ struct sched_job {
 	bool checkpoint_reported;	/* it came from `checkpoint STEP PATH`, not the disk */
 	char *resume_path;		/* owned: the checkpoint this generation resumes from
 					 * (ASCEND_RESUME_CHECKPOINT), frozen when it began */
+	bool resume_scan_pending;	/* a generation after the job's first began and waits
+					 * for the embedding program to look in checkpoint_dir
+					 * (scan_resume_at_start): its servers' job lists leave
+					 * it out until sched_job_resume_scanned() or the
+					 * SCHED_RESUME_SCAN_TIMEOUT_SEC bound */
+	uint64_t resume_scan_since_usec; /* when that wait began */
+	uint64_t restart_counted_usec;	/* the fault of the last restart that counted against
+					 * max_restarts (0 = none); see sched_health.c */
+	unsigned restarts_coalesced;	/* restarts not counted: same incident as a counted
+					 * one (sched_health.c) */
 	bool *exited_ok;		/* owned: per process of this generation (per server for
 					 * msrun, per rank for per-rank), exited with status 0 */
 	size_t exited_count;		/* entries of exited_ok */
@@ -302,6 +312,13 @@ struct sched_cluster {
 	bool check_invariants;		/* run sched_check_invariants() after every job
 					 * transition and abort on a breach (tests; on by
 					 * default in debug builds) */
+	bool scan_resume_at_start;	/* set by an embedding program that reads checkpoint
+					 * directories (the daemon): a generation of a job with
+					 * a checkpoint_dir begins in resume_scan_pending */
+	bool resume_scan_wanted;	/* a generation began that waits for that scan; the
+					 * embedding program clears it when it collects them */
+	uint64_t place_now_usec;	/* time of the entry point that is placing jobs now
+					 * (sched_server_is_suspect() during placement) */
 };
 
 /*
@@ -405,7 +422,10 @@ int sched_job_checkpoint(struct sched_cluster *c, const char *name, uid_t uid, u
  * stopped by a recovery) are ignored. Code 0 from every process of the generation
  * completes the job; any other code is a task fault: the job restarts on the same
  * placement from its newest checkpoint (generation + 1) until max_restarts, then
- * fails. @server must hold a share of the job (and @rank be one of its ranks).
+ * fails; when @server is under suspicion (sched_server_is_suspect()) the exit is taken
+ * for that server's fault and the job recovers off it, as from a fault (restart
+ * counting in sched_health.c). @server must hold a share of the job (and @rank be one
+ * of its ranks).
  * Completing or failing goes through stopping as sched_job_cancel() does: a server
  * whose agent sends `running` lines (sched_server.reports_running) must report its
  * processes gone, since a launcher's exit does not end what it started (msrun's
@@ -435,6 +455,29 @@ int sched_job_note_refusal(struct sched_cluster *c, const char *name, const char
  */
 int sched_job_checkpoint_found(struct sched_cluster *c, const char *name, uint64_t step,
 			       const char *path, uint64_t mtime_usec, uint64_t now_usec);
+
+/*
+ * How long a new generation waits for the embedding program's look into its
+ * checkpoint_dir (resume_scan_pending) before it starts with the newest checkpoint
+ * already known: a checkpoint directory on a dead network filesystem must not hold a
+ * recovery forever. Seconds.
+ */
+#define SCHED_RESUME_SCAN_TIMEOUT_SEC 10
+
+/*
+ * sched_job_resume_scanned() - the embedding program looked into job @name's
+ * checkpoint_dir for generation @generation, after that generation began: @path
+ * (borrowed; NULL when the directory holds no checkpoint) with @step and @mtime_usec is
+ * the newest file there. It is recorded as sched_job_checkpoint_found() does; then, when
+ * the job is still at @generation and waits for this scan, its resume point
+ * (ASCEND_RESUME_CHECKPOINT) becomes the newest checkpoint known, the wait ends, the
+ * time spent waiting is not counted against time_limit, and its servers' job lists show
+ * it (event "checkpoint": "generation N resumes from ..."). Returns 1 when the wait
+ * ended, 0 when the job was not waiting for this generation's scan, -ENOENT, -ENOMEM.
+ */
+int sched_job_resume_scanned(struct sched_cluster *c, const char *name, unsigned generation,
+			     const char *path, uint64_t step, uint64_t mtime_usec,
+			     uint64_t now_usec);
 
 /*
  * sched_job_remove() - forget job @name (rmdir). A terminal job, draft or pending job
@@ -574,10 +617,24 @@ int sched_server_note_refusal(struct sched_cluster *c, unsigned server, const ch
 
 /*
  * sched_check_heartbeats() - mark servers whose last report is older than
- * conf->heartbeat_timeout_sec unreachable, isolate their NPUs and recover their jobs.
- * Servers that never reported are left alone. Returns how many servers it marked.
+ * conf->heartbeat_timeout_sec unreachable, isolate their NPUs and recover their jobs;
+ * every server found lost in one call is marked before any job recovers, so a job on
+ * several of them moves once. Servers that never reported are left alone. Returns how
+ * many servers it marked.
  */
 unsigned sched_check_heartbeats(struct sched_cluster *c, uint64_t now_usec);
+
+/*
+ * sched_server_is_suspect() - is @s under suspicion at @now_usec, so that a placement
+ * takes it only when no clean server will do (sched_health.c)? True when one of its
+ * NPUs had a fault (Critical, UNKNOWN, or the server's heartbeat lost) within
+ * fault_escalate_window, or its last report is overdue by half a report interval
+ * (fault_check_interval * 1.5 old) though not yet heartbeat_timeout: a server that
+ * died with another that was just found lost. Placement still uses a suspect server
+ * when there is no other choice.
+ */
+bool sched_server_is_suspect(const struct sched_cluster *c, const struct sched_server *s,
+			     uint64_t now_usec);
 
 /*
  * sched_server_is_schedulable() - new work may land on @s: not cordoned, not
@@ -755,8 +812,10 @@ int sched_render_rank_env(const struct sched_cluster *c, const struct sched_job 
  * (stopping: when its NPUs are released at the latest; else null); stop_to (stopping: the
  * state it ends in, "cancelled", "completed", "failed", "timeout" or "pending"; else
  * null) and stop_waits_for (stopping: the servers whose agents have not yet reported
- * its processes gone; else []); generation, restarts,
- * npus_allocated, placement, MS_SCHED host/port, checkpoint, timestamps.
+ * its processes gone; else []); generation, restarts (counted against max_restarts),
+ * restarts_not_counted (recoveries of the same incident as a counted one,
+ * sched_health.c), resume_scan_pending (the generation waits for its checkpoint_dir to
+ * be read), npus_allocated, placement, MS_SCHED host/port, checkpoint, timestamps.
  */
 int sched_render_job_status_json(const struct sched_cluster *c, const struct sched_job *j,
 				 char **ret, size_t *ret_len);
@@ -797,7 +856,9 @@ int sched_render_server_info(const struct sched_cluster *c, unsigned server, uin
 /*
  * sched_render_server_jobs() - what server @server must run, for its agent: one line per
  * running job with a share here, "<job> <generation> <msrun|per-rank> <node_rank>
- * <first_rank> <npu_count> <uid> <gid> <serial>", after a "# ..." header line.
+ * <first_rank> <npu_count> <uid> <gid> <serial>", after a "# ..." header line. A
+ * generation waiting for its checkpoint scan (resume_scan_pending) is left out until
+ * the scan ends, so no process starts from an older checkpoint than the newest.
  */
 int sched_render_server_jobs(const struct sched_cluster *c, unsigned server, char **ret,
 			     size_t *ret_len);

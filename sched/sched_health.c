@@ -3,6 +3,36 @@
  * NPU and server health, isolation, heartbeats and job recovery (design.md §6).
  * Levels follow npu-smi's Health column; the default handling is Ascend's: Warning is
  * logged, Alarm pre-isolates, Critical/UNKNOWN isolate and move the job.
+ *
+ * Which restarts count against max_restarts (issue 14 item 11). Servers that fail
+ * together (a rack's power, a switch) reach the daemon one by one: NPU reports once per
+ * report interval each, lost heartbeats heartbeat_timeout after each server's last
+ * report. Counting each of them moved a job three times in a second and spent its
+ * whole budget ("restart 3 of 3") on one incident, and on generations that never ran.
+ * The rule here: a fault-driven recovery counts when it ends a generation that began
+ * before the last counted restart, or when heartbeat_timeout has passed since that
+ * restart's fault; a fault that ends a generation begun by the incident's own recovery
+ * within heartbeat_timeout of it is the same incident, is not counted, and says so in
+ * its event (restarts_coalesced, "restarts_not_counted" in status.json). The window is
+ * heartbeat_timeout because it bounds how far apart the daemon learns of faults that
+ * happened at one moment (every agent reports within one fault_check_interval, and
+ * heartbeat_timeout is at least that). The budget still ends a job that keeps failing:
+ * at most one restart is free per window, and each needs a new fault. A process that
+ * exits non-zero counts always (its processes ran), unless it ran on a suspect server:
+ * then it is that server's fault and follows the rule above. Peers do the same in
+ * spirit: Volcano's job controller counts one retry per RestartJob action and handles
+ * further pod events of a job already Restarting without counting them again
+ * (pkg/controllers/job/state, maxRetry/retryCount); MindX DL's Resilience-Controller
+ * "does not handle the new fault of the job" while it is rescheduling it (MindX DL
+ * user guide, resumable training constraints); the Kubernetes Job backoffLimit resets
+ * when no new failure comes between its checks.
+ *
+ * Suspicion (sched_server_is_suspect()): a server whose NPU had a fault within
+ * fault_escalate_window (the window in which sched already treats faults as related),
+ * or whose report is overdue by half an interval (it may have died with the server
+ * just found lost), is placed on only when no clean server will do: placement ranks it
+ * last (sched_place.c), and a recovery replaces a suspect server the job holds when
+ * enough clean whole servers are free.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -385,11 +415,35 @@ int sched_server_note_refusal(struct sched_cluster *c, unsigned server, const ch
 	return 0;
 }
 
+bool sched_server_is_suspect(const struct sched_cluster *c, const struct sched_server *s,
+			     uint64_t now_usec)
+{
+	const struct conf_cluster *cf = c->conf;
+	uint64_t window = (uint64_t)(cf->fault_escalate_window_sec > cf->fault_hold_sec ?
+					     cf->fault_escalate_window_sec :
+					     cf->fault_hold_sec) * 1000000u;
+	uint64_t overdue = (uint64_t)cf->fault_check_interval_sec * 1500000u;
+
+	if (s->state == SCHED_SERVER_READY && s->last_report_usec &&
+	    elapsed(now_usec, s->last_report_usec) > overdue)
+		return true;
+	for (unsigned d = 0; d < s->conf->npu_count; d++)
+		if (s->npus[d].last_fault_usec &&
+		    elapsed(now_usec, s->npus[d].last_fault_usec) < window)
+			return true;
+	return false;
+}
+
 unsigned sched_check_heartbeats(struct sched_cluster *c, uint64_t now_usec)
 {
 	uint64_t timeout = (uint64_t)c->conf->heartbeat_timeout_sec * 1000000u;
 	unsigned marked = 0;
+	bool *lost = calloc(c->server_count ? c->server_count : 1, sizeof(*lost));
 
+	/*
+	 * Every server found lost in this pass is marked before any job recovers: a job on
+	 * three of them moves once, not three times onto servers about to be marked.
+	 */
 	for (size_t i = 0; i < c->server_count; i++) {
 		struct sched_server *s = &c->servers[i];
 		char why[SCHED_REASON_MAX];
@@ -415,9 +469,24 @@ unsigned sched_check_heartbeats(struct sched_cluster *c, uint64_t now_usec)
 		}
 		sched_server_recount(s);
 		sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, s->conf->name, -1, "%s", why);
-		recover_hit_jobs(c, s, now_usec, why);
+		if (lost)
+			lost[i] = true;
+		else
+			recover_hit_jobs(c, s, now_usec, why); /* no memory: one at a time */
 		marked++;
 	}
+	for (size_t i = 0; lost && i < c->server_count; i++) {
+		struct sched_server *s = &c->servers[i];
+		char why[SCHED_REASON_MAX];
+
+		if (!lost[i])
+			continue;
+		snprintf(why, sizeof(why), "server %s unreachable: no health report for %u s",
+			 s->conf->name,
+			 (unsigned)(elapsed(now_usec, s->last_report_usec) / 1000000u));
+		recover_hit_jobs(c, s, now_usec, why);
+	}
+	free(lost);
 	if (marked)
 		sched_schedule(c, now_usec);
 	return marked;
@@ -459,14 +528,55 @@ static bool preemption_in_flight(const struct sched_cluster *c, const struct sch
 	return false;
 }
 
-void sched_job_recover(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
-		       const char *why)
+/*
+ * Does a fault now, ending @j's current generation, belong to the incident of the last
+ * counted restart (see the top of this file)?
+ */
+static bool fault_is_same_incident(const struct sched_cluster *c, const struct sched_job *j,
+				   uint64_t now_usec)
 {
-	bool bad[4096];
+	uint64_t window = (uint64_t)c->conf->heartbeat_timeout_sec * 1000000u;
+
+	return j->restart_counted_usec && j->generation_usec >= j->restart_counted_usec &&
+	       elapsed(now_usec, j->restart_counted_usec) < window;
+}
+
+static bool job_holds_server(const struct sched_job *j, unsigned server)
+{
+	for (size_t i = 0; i < j->slice_count; i++)
+		if (j->slices[i].server == server)
+			return true;
+	return false;
+}
+
+/* Servers of @j that are suspect but not failed: replaced too when clean ones are free. */
+static size_t mark_suspects(const struct sched_cluster *c, const struct sched_job *j,
+			    uint64_t now_usec, bool *bad)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < j->slice_count; i++)
+		if (!bad[i] && sched_server_is_suspect(c, &c->servers[j->slices[i].server],
+						       now_usec)) {
+			bad[i] = true;
+			n++;
+		}
+	return n;
+}
+
+/*
+ * The recovery of sched_job_recover(); @also_bad is a server index whose share must move
+ * too (a process exit taken for its fault), or -1.
+ */
+static void recover(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
+		    const char *why, int also_bad)
+{
+	bool bad[4096], bad_only[4096];
 	struct sched_slice *slices = NULL;
 	size_t count = 0, nbad = 0, nkeep;
 	char reason[SCHED_REASON_MAX];
 	unsigned had = sched_job_total_npus(j), now_npus;
+	bool same_incident;
 	int r = -ENOSPC;
 
 	if (j->state != SCHED_JOB_RUNNING)
@@ -478,21 +588,43 @@ void sched_job_recover(struct sched_cluster *c, struct sched_job *j, uint64_t no
 		sched_job_fail_stop(c, j, now_usec, reason);
 		return;
 	}
-	j->restarts++;
-	if (j->restarts > j->spec->max_restarts) {
-		snprintf(reason, sizeof(reason), "%.300s; max_restarts (%u) exhausted", why,
+	c->place_now_usec = now_usec;
+	same_incident = fault_is_same_incident(c, j, now_usec);
+	if (same_incident) {
+		uint64_t ran_from = j->generation_usec > j->run_since_usec ? j->generation_usec :
+									      j->run_since_usec;
+
+		j->restarts_coalesced++;
+		/* a generation of the incident barely ran: its time is not the job's */
+		if (j->run_since_usec && now_usec > ran_from)
+			j->run_since_usec += now_usec - ran_from;
+		snprintf(reason, sizeof(reason),
+			 "%.300s; not counted against max_restarts: generation %u began %.1f s "
+			 "after the fault of restart %u, within heartbeat_timeout (%u s), so it is "
+			 "the same incident",
+			 why, j->generation,
+			 (double)elapsed(j->generation_usec, j->restart_counted_usec) / 1e6,
+			 j->restarts, c->conf->heartbeat_timeout_sec);
+	} else {
+		j->restarts++;
+		if (j->restarts > j->spec->max_restarts) {
+			snprintf(reason, sizeof(reason), "%.300s; max_restarts (%u) exhausted", why,
+				 j->spec->max_restarts);
+			sched_job_fail_stop(c, j, now_usec, reason);
+			return;
+		}
+		j->restart_counted_usec = now_usec;
+		snprintf(reason, sizeof(reason), "%.400s; restart %u of %u", why, j->restarts,
 			 j->spec->max_restarts);
-		sched_job_fail_stop(c, j, now_usec, reason);
-		return;
 	}
 	c->recoveries++;
-	snprintf(reason, sizeof(reason), "%.400s; restart %u of %u", why, j->restarts,
-		 j->spec->max_restarts);
 	sched_job_transition(c, j, SCHED_JOB_RECOVERING, SCHED_EV_RECOVERING, now_usec, reason);
 
 	/* keep the healthy servers, replace the failed ones (multi-server jobs) */
 	for (size_t i = 0; i < j->slice_count && i < sizeof(bad) / sizeof(bad[0]); i++) {
-		bad[i] = slice_is_bad(c, &j->slices[i]);
+		bad[i] = slice_is_bad(c, &j->slices[i]) ||
+			 (also_bad >= 0 && j->slices[i].server == (unsigned)also_bad);
+		bad_only[i] = bad[i];
 		nbad += bad[i];
 	}
 	nkeep = j->slice_count - nbad;
@@ -510,8 +642,28 @@ void sched_job_recover(struct sched_cluster *c, struct sched_job *j, uint64_t no
 		sched_job_transition(c, j, SCHED_JOB_PENDING, SCHED_EV_PENDING, now_usec, reason);
 		return;
 	}
-	if (j->slice_count > 1 && nkeep > 0 && j->slice_count <= sizeof(bad) / sizeof(bad[0]))
-		r = sched_replace(c, j, bad, &slices, &count);
+	if (j->slice_count > 1 && nkeep > 0 && j->slice_count <= sizeof(bad) / sizeof(bad[0])) {
+		/* suspect servers it holds go too when clean ones can take their place */
+		size_t nsus = mark_suspects(c, j, now_usec, bad);
+
+		r = -ENOSPC;
+		if (nsus && nkeep > nsus) {
+			r = sched_replace(c, j, bad, &slices, &count);
+			/* only for clean replacements: never one suspect for another */
+			for (size_t i = 0; r == 0 && i < count; i++)
+				if (sched_server_is_suspect(c, &c->servers[slices[i].server],
+							    now_usec) &&
+				    !job_holds_server(j, slices[i].server)) {
+					free(slices);
+					slices = NULL;
+					r = -ENOSPC;
+				}
+		}
+		if (r == -ENOSPC)
+			r = sched_replace(c, j, bad_only, &slices, &count);
+		else if (r == 0)
+			nkeep -= nsus;
+	}
 	sched_alloc_release(c, j);
 	if (r == -ENOSPC || r == -ENOMEM) {
 		/*
@@ -535,7 +687,7 @@ void sched_job_recover(struct sched_cluster *c, struct sched_job *j, uint64_t no
 	}
 	sched_alloc_apply(c, j, slices, count);
 	j->sched_port = sched_pick_port(c, j, slices[0].server);
-	sched_job_begin_generation(j, now_usec);
+	sched_job_begin_generation(c, j, now_usec);
 	now_npus = sched_job_total_npus(j);
 	if (now_npus != had) {
 		c->resizes++;
@@ -555,14 +707,31 @@ void sched_job_recover(struct sched_cluster *c, struct sched_job *j, uint64_t no
 	sched_job_transition(c, j, SCHED_JOB_RUNNING, SCHED_EV_PLACED, now_usec, reason);
 }
 
-void sched_job_restart(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
+void sched_job_recover(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
 		       const char *why)
+{
+	recover(c, j, now_usec, why, -1);
+}
+
+void sched_job_restart(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
+		       const char *why, int server)
 {
 	char reason[SCHED_REASON_MAX];
 
 	if (j->state != SCHED_JOB_RUNNING)
 		return;
+	/* processes that die on a server under suspicion: that server's fault, not the task's */
+	if (server >= 0 && (size_t)server < c->server_count &&
+	    sched_server_is_suspect(c, &c->servers[server], now_usec)) {
+		snprintf(reason, sizeof(reason), "%.300s, a server under suspicion (a recent fault "
+						 "or a late report): moving off it",
+			 why);
+		recover(c, j, now_usec, reason, server);
+		sched_schedule(c, now_usec); /* the suspect server's NPUs are free for others */
+		return;
+	}
 	j->restarts++;
+	j->restart_counted_usec = now_usec;
 	if (j->restarts > j->spec->max_restarts) {
 		/* one process failed; the others (other ranks, other servers) may run on */
 		snprintf(reason, sizeof(reason), "%.300s; max_restarts (%u) exhausted", why,
@@ -573,7 +742,7 @@ void sched_job_restart(struct sched_cluster *c, struct sched_job *j, uint64_t no
 	snprintf(reason, sizeof(reason), "%.400s; restart %u of %u", why, j->restarts,
 		 j->spec->max_restarts);
 	sched_job_transition(c, j, SCHED_JOB_RECOVERING, SCHED_EV_RECOVERING, now_usec, reason);
-	sched_job_begin_generation(j, now_usec);
+	sched_job_begin_generation(c, j, now_usec);
 	snprintf(reason, sizeof(reason), "restarted on the same NPUs; generation %u",
 		 j->generation);
 	sched_job_transition(c, j, SCHED_JOB_RUNNING, SCHED_EV_PLACED, now_usec, reason);

@@ -126,12 +126,15 @@ void sched_job_recover(struct sched_cluster *c, struct sched_job *j, uint64_t no
 		       const char *why);
 
 /*
- * sched_job_restart() - a task fault (a process exited non-zero): restarts + 1; beyond
- * max_restarts the job fails with @why; else it stays on its NPUs as a new generation
- * (its processes restart from the newest checkpoint).
+ * sched_job_restart() - a task fault (a process exited non-zero on server index
+ * @server, or -1): restarts + 1; beyond max_restarts the job fails with @why; else it
+ * stays on its NPUs as a new generation (its processes restart from the newest
+ * checkpoint). When @server is under suspicion (sched_server_is_suspect()) the exit is
+ * taken for that server's fault: the job recovers as from a fault (sched_job_recover()
+ * rules, counting included), off that server when a clean one can take its share.
  */
 void sched_job_restart(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
-		       const char *why);
+		       const char *why, int server);
 
 /*
  * sched_replace() - a placement for @j keeping its slices whose @bad entry is false and
@@ -148,9 +151,18 @@ unsigned sched_pick_port(const struct sched_cluster *c, const struct sched_job *
 
 /*
  * sched_job_begin_generation() - generation + 1, and freeze the checkpoint it resumes
- * from (every process of one generation must load the same one).
+ * from (every process of one generation must load the same one). With
+ * c->scan_resume_at_start and a checkpoint_dir the generation waits for the embedding
+ * program's scan (resume_scan_pending; c->resume_scan_wanted set).
  */
-void sched_job_begin_generation(struct sched_job *j, uint64_t now_usec);
+void sched_job_begin_generation(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec);
+
+/*
+ * sched_job_resume_scan_expire() - end the scan wait of every generation that has
+ * waited SCHED_RESUME_SCAN_TIMEOUT_SEC: it starts with the newest checkpoint known
+ * (sched_tick()). Returns how many.
+ */
+unsigned sched_job_resume_scan_expire(struct sched_cluster *c, uint64_t now_usec);
 
 /*
  * sched_place_now() - sched_place() without the feasibility check (the caller knows the

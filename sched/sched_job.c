@@ -132,7 +132,18 @@ void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
 	}
 }
 
-void sched_job_begin_generation(struct sched_job *j, uint64_t now_usec)
+/*
+ * Every path that begins a generation passes here: the first placement, a fault
+ * recovery, a process-exit restart, a preemption or requeue resume, an elastic resize.
+ * The resume point is frozen now from the newest checkpoint known; with
+ * scan_resume_at_start every generation after the job's first (which starts afresh:
+ * checkpoints left by an earlier job of the same name or directory are not its own)
+ * then waits until the embedding program has
+ * looked into checkpoint_dir (sched_job_resume_scanned()), because a periodic scan
+ * alone may be a whole fault_check_interval old, and a recovery a few seconds after a
+ * save would resume from the save before it (issue 14 item 10).
+ */
+void sched_job_begin_generation(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec)
 {
 	char *resume = j->checkpoint_path ? strdup(j->checkpoint_path) : NULL;
 
@@ -141,6 +152,82 @@ void sched_job_begin_generation(struct sched_job *j, uint64_t now_usec)
 	/* on allocation failure the generation resumes from nothing rather than a mix */
 	free(j->resume_path);
 	j->resume_path = resume;
+	/* a job's first run starts afresh, as it always has; every later one resumes */
+	j->resume_scan_pending = c->scan_resume_at_start && j->spec && j->spec->checkpoint_dir &&
+				 j->start_usec != 0;
+	if (j->resume_scan_pending) {
+		j->resume_scan_since_usec = now_usec;
+		c->resume_scan_wanted = true;
+	}
+}
+
+/* End @j's wait for its scan: freeze the newest checkpoint known, refund the wait. */
+static void resume_scan_end(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
+			    const char *how)
+{
+	char *resume = NULL;
+
+	if (j->checkpoint_path) {
+		resume = strdup(j->checkpoint_path);
+		if (!resume)
+			return; /* keep waiting: the next scan or the tick tries again */
+	}
+	free(j->resume_path);
+	j->resume_path = resume;
+	j->resume_scan_pending = false;
+	/* its processes did not run while it waited: no time_limit spent */
+	if (j->run_since_usec && now_usec > j->resume_scan_since_usec) {
+		uint64_t from = j->resume_scan_since_usec > j->run_since_usec ?
+					j->resume_scan_since_usec : j->run_since_usec;
+
+		if (now_usec > from)
+			j->run_since_usec += now_usec - from;
+	}
+	j->change_usec = now_usec;
+	j->version++;
+	c->version++;
+	sched_event_add(c, now_usec, SCHED_EV_CHECKPOINT, j, NULL, -1,
+			"generation %u resumes from %s (%s)", j->generation,
+			j->resume_path ? j->resume_path : "no checkpoint", how);
+}
+
+int sched_job_resume_scanned(struct sched_cluster *c, const char *name, unsigned generation,
+			     const char *path, uint64_t step, uint64_t mtime_usec,
+			     uint64_t now_usec)
+{
+	struct sched_job *j = sched_cluster_find_job(c, name);
+	int r;
+
+	if (!j)
+		return -ENOENT;
+	if (path) {
+		r = sched_job_checkpoint_found(c, name, step, path, mtime_usec, now_usec);
+		if (r < 0)
+			return r;
+	}
+	if (!j->resume_scan_pending || j->generation != generation)
+		return 0;
+	resume_scan_end(c, j, now_usec, "checkpoint_dir read when the generation began");
+	return j->resume_scan_pending ? -ENOMEM : 1;
+}
+
+unsigned sched_job_resume_scan_expire(struct sched_cluster *c, uint64_t now_usec)
+{
+	uint64_t bound = (uint64_t)SCHED_RESUME_SCAN_TIMEOUT_SEC * 1000000u;
+	unsigned n = 0;
+	char how[128];
+
+	for (size_t i = 0; i < c->job_count; i++) {
+		struct sched_job *j = c->jobs[i];
+
+		if (!j->resume_scan_pending || now_usec < j->resume_scan_since_usec + bound)
+			continue;
+		snprintf(how, sizeof(how), "checkpoint_dir did not answer within %u s; the newest "
+					   "checkpoint known before", SCHED_RESUME_SCAN_TIMEOUT_SEC);
+		resume_scan_end(c, j, now_usec, how);
+		n++;
+	}
+	return n;
 }
 
 void sched_job_free(struct sched_job *j)
@@ -785,7 +872,7 @@ int sched_job_process_exit(struct sched_cluster *c, const char *name, uid_t uid,
 				 server, code);
 		else
 			snprintf(why, sizeof(why), "msrun on %s exited with status %d", server, code);
-		sched_job_restart(c, j, now_usec, why);
+		sched_job_restart(c, j, now_usec, why, (int)j->slices[slice].server);
 		return 0;
 	}
 	j->exited_ok[idx] = true;

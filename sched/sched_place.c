@@ -7,11 +7,14 @@
  *      preference for 1 NPU: a ring with 1 free, then 3, 2, 4; for 2: 2, then 4, 3;
  *    910B (8-NPU mesh): any 1-8, lowest free ids;
  *    A3 (pairs of dies): even requests take whole pairs;
- *    node order: all-healthy servers first, best ring fit, then the fullest server
- *    (best fit keeps whole servers free for big jobs);
+ *    node order: servers under no suspicion first (sched_server_is_suspect(): a recent
+ *    fault, a late report; issue 14 item 11), then all-healthy servers, best ring
+ *    fit, then the fullest server (best fit keeps whole servers free for big jobs);
  *  - larger requests take whole servers: one leaf switch when one has room (the
  *    switch with the fewest free servers that still fits), else one super pod, else
  *    the fewest switches;
+ *  - whole-server placements and replacements take suspect servers only when clean
+ *    ones do not suffice (first a placement among clean servers, then among all);
  *  - ranks go server by server in topology order (switch, server, device id).
  * With topology_aware_schedule false the HCCS legality rules still hold, but servers
  * and rings are taken first-fit in inventory order, as a topology-blind scheduler does.
@@ -189,8 +192,9 @@ static int place_single(const struct sched_cluster *c, unsigned n,
 			best = (int)i;
 			break;
 		}
-		/* healthy first, then ring fit, then fullest server, then inventory order */
-		score = ((long)!server_is_healthy(s) << 40) | ((long)fit << 32) |
+		/* clean, healthy first, then ring fit, then fullest server, then inventory order */
+		score = ((long)sched_server_is_suspect(c, s, c->place_now_usec) << 41) |
+			((long)!server_is_healthy(s) << 40) | ((long)fit << 32) |
 			((long)s->npus_free << 24) | (long)i;
 		if (score < best_score) {
 			best_score = score;
@@ -211,6 +215,14 @@ static bool server_is_whole_free(const struct sched_cluster *c, const struct sch
 {
 	return server_accepts(c, s, type) && s->jobs_running == 0 &&
 	       s->npus_free == s->conf->npu_count;
+}
+
+/* Whole free and, with @clean_only, under no suspicion. */
+static bool server_is_whole_free_for(const struct sched_cluster *c, const struct sched_server *s,
+				     const struct conf_server_type *type, bool clean_only)
+{
+	return server_is_whole_free(c, s, type) &&
+	       (!clean_only || !sched_server_is_suspect(c, s, c->place_now_usec));
 }
 
 struct group_count {
@@ -273,7 +285,7 @@ static int slice_topo_cmp(const void *a, const void *b, void *arg)
  */
 static int pick_switches(const struct sched_cluster *c, unsigned k,
 			 const struct conf_server_type *type, const char *super_pod,
-			 unsigned *out)
+			 bool clean_only, unsigned *out)
 {
 	struct group_count *g;
 	unsigned taken = 0;
@@ -294,7 +306,7 @@ static int pick_switches(const struct sched_cluster *c, unsigned k,
 
 		if (super_pod && (!s->conf->super_pod || strcmp(s->conf->super_pod, super_pod)))
 			continue;
-		if (server_is_whole_free(c, s, type))
+		if (server_is_whole_free_for(c, s, type, clean_only))
 			g[s->switch_index].free++;
 	}
 	/* One switch: the one with the fewest free servers that still fits (best fit). */
@@ -341,7 +353,8 @@ collect:
 		for (size_t i = 0; i < c->server_count && taken < k; i++) {
 			const struct sched_server *s = &c->servers[i];
 
-			if (s->switch_index != sw || !server_is_whole_free(c, s, type))
+			if (s->switch_index != sw ||
+			    !server_is_whole_free_for(c, s, type, clean_only))
 				continue;
 			if (super_pod &&
 			    (!s->conf->super_pod || strcmp(s->conf->super_pod, super_pod)))
@@ -374,7 +387,7 @@ static int pod_cmp_asc(const void *a, const void *b)
  * else the fewest pods that can each give k/P servers.
  */
 static int place_super_pods(const struct sched_cluster *c, unsigned k,
-			    const struct conf_server_type *type, unsigned *out)
+			    const struct conf_server_type *type, bool clean_only, unsigned *out)
 {
 	struct pod_count *pods;
 	size_t np = 0;
@@ -393,7 +406,7 @@ static int place_super_pods(const struct sched_cluster *c, unsigned k,
 			;
 		if (p == np)
 			pods[np++].pod = s->conf->super_pod;
-		pods[p].free += server_is_whole_free(c, s, type);
+		pods[p].free += server_is_whole_free_for(c, s, type, clean_only);
 	}
 	/* stable: pods with equal counts keep inventory order */
 	for (size_t i = 1; i < np; i++)
@@ -418,7 +431,7 @@ static int place_super_pods(const struct sched_cluster *c, unsigned k,
 		for (size_t p = 0; p < np && got < parts && r == 0; p++) {
 			if (pods[p].free < per)
 				continue;
-			r = pick_switches(c, per, type, pods[p].pod, out + got * per);
+			r = pick_switches(c, per, type, pods[p].pod, clean_only, out + got * per);
 			got++;
 		}
 	}
@@ -426,21 +439,30 @@ static int place_super_pods(const struct sched_cluster *c, unsigned k,
 	return r;
 }
 
-static int place_multi(const struct sched_cluster *c, unsigned k,
-		       const struct conf_server_type *type, unsigned *out)
+static int place_multi_among(const struct sched_cluster *c, unsigned k,
+			     const struct conf_server_type *type, bool clean_only, unsigned *out)
 {
 	unsigned taken = 0;
 
 	if (strcmp(type->rank_table_version, "1.2") == 0)
-		return place_super_pods(c, k, type, out);
+		return place_super_pods(c, k, type, clean_only, out);
 	if (!c->conf->topology_aware_schedule) {
 		for (size_t i = 0; i < c->server_count && taken < k; i++)
-			if (server_is_whole_free(c, &c->servers[i], type))
+			if (server_is_whole_free_for(c, &c->servers[i], type, clean_only))
 				out[taken++] = (unsigned)i;
 		return taken == k ? 0 : -ENOSPC;
 	}
 	/* one leaf switch when one has room, else the fewest switches */
-	return pick_switches(c, k, type, NULL, out);
+	return pick_switches(c, k, type, NULL, clean_only, out);
+}
+
+/* Clean servers when they suffice; else the same rules over every server. */
+static int place_multi(const struct sched_cluster *c, unsigned k,
+		       const struct conf_server_type *type, unsigned *out)
+{
+	int r = place_multi_among(c, k, type, true, out);
+
+	return r == -ENOSPC ? place_multi_among(c, k, type, false, out) : r;
 }
 
 /* Types present in the cluster, in inventory order, filtered by @want. */
@@ -852,13 +874,17 @@ int sched_replace(const struct sched_cluster *c, const struct sched_job *j, cons
 		out[n++] = j->slices[i];
 		kept_switch[c->servers[j->slices[i].server].switch_index] = true;
 	}
-	/* replacements: whole free servers, under a switch the job already uses first */
-	for (int pass = 0; pass < 2 && need; pass++) {
+	/*
+	 * replacements: whole free servers, clean ones first, and under a switch the job
+	 * already uses first
+	 */
+	for (int pass = 0; pass < 4 && need; pass++) {
 		for (size_t i = 0; i < c->server_count && need; i++) {
 			const struct sched_server *s = &c->servers[i];
 
-			if (kept_switch[s->switch_index] != (pass == 0) ||
-			    !server_is_whole_free(c, s, t))
+			if (kept_switch[s->switch_index] != (pass % 2 == 0) ||
+			    !server_is_whole_free(c, s, t) ||
+			    sched_server_is_suspect(c, s, c->place_now_usec) != (pass >= 2))
 				continue;
 			out[n].server = (unsigned)i;
 			out[n].npu_count = t->npu_count;

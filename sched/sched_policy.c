@@ -520,7 +520,7 @@ static void start_job(struct pass *p, struct sched_job *j, struct sched_slice *s
 	j->borrowing = borrowing;
 	j->requeue_cause = SCHED_REQUEUE_NONE;
 	j->reason_key = 0;
-	sched_job_begin_generation(j, p->now);
+	sched_job_begin_generation(c, j, p->now);
 	c->backfilled += backfilled;
 	if (eff_priority(c, j) < p->min_running_prio)
 		p->min_running_prio = eff_priority(c, j);
@@ -1668,7 +1668,7 @@ static void grow_elastic(struct pass *p)
 			sched_alloc_apply(c, j, sl, n);
 			idx_slices(p, sl, n, +1);
 			j->sched_port = sched_pick_port(c, j, sl[0].server);
-			sched_job_begin_generation(j, p->now);
+			sched_job_begin_generation(c, j, p->now);
 			c->resizes++;
 			sched_reason(reason, "grew from %u to %u NPUs (elastic, max %u) on freed "
 					     "capacity; generation %u resumes from its checkpoint",
@@ -1882,6 +1882,7 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 	p->c = c;
 	p->now = now_usec;
 	p->min_running_prio = UINT32_MAX;
+	c->place_now_usec = now_usec; /* suspect servers are the last choice (sched_health.c) */
 	/* one sweep over the jobs: what the pass needs to know up front */
 	for (size_t i = 0; i < c->job_count; i++) {
 		struct sched_job *j = c->jobs[i];
@@ -2020,6 +2021,7 @@ unsigned sched_tick(struct sched_cluster *c, uint64_t now_usec)
 				i--; /* the record was dropped (rmdir): jobs[i] is the next */
 		}
 	}
+	changed += sched_job_resume_scan_expire(c, now_usec);
 	c->last_tick_usec = now_usec;
 	if (changed || grow)
 		sched_schedule(c, now_usec);

@@ -548,6 +548,8 @@ int sched_render_job_status_json(const struct sched_cluster *c, const struct sch
 	}
 	jset(o, "generation", json_integer(j->generation));
 	jset(o, "restarts", json_integer(j->restarts));
+	jset(o, "restarts_not_counted", json_integer(j->restarts_coalesced));
+	jset(o, "resume_scan_pending", json_boolean(j->resume_scan_pending));
 	jset(o, "npus_allocated", json_integer(sched_job_total_npus(j)));
 	jset(o, "placement", placement_json(c, j));
 	if (j->slice_count) {
@@ -936,7 +938,8 @@ int sched_render_server_jobs(const struct sched_cluster *c, unsigned server, cha
 	for (size_t i = 0; i < c->job_count; i++) {
 		const struct sched_job *j = c->jobs[i];
 
-		if (j->state != SCHED_JOB_RUNNING)
+		/* a generation that waits for its checkpoint scan is not to be run yet */
+		if (j->state != SCHED_JOB_RUNNING || j->resume_scan_pending)
 			continue;
 		for (size_t k = 0; k < j->slice_count; k++) {
 			const struct sched_slice *sl = &j->slices[k];

@@ -223,6 +223,10 @@ int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, cha
 	put_u64(&d, "checkpoint_usec", j->checkpoint_usec);
 	put(&d, "checkpoint_reported", json_boolean(j->checkpoint_reported));
 	put_str(&d, "resume_path", j->resume_path);
+	put(&d, "resume_scan_pending", json_boolean(j->resume_scan_pending));
+	put_u64(&d, "resume_scan_since_usec", j->resume_scan_since_usec);
+	put_u64(&d, "restart_counted_usec", j->restart_counted_usec);
+	put_u64(&d, "restarts_coalesced", j->restarts_coalesced);
 	put_u64(&d, "exits_generation", j->exits_generation);
 	for (size_t i = 0; exits && i < j->exited_count; i++)
 		if (json_array_append_new(exits, json_boolean(j->exited_ok[i])) < 0)
@@ -448,6 +452,11 @@ static int load_job_fields(struct sched_cluster *c, const json_t *o, struct sche
 	    !get_bool(o, "checkpoint_reported", &j->checkpoint_reported) ||
 	    !get_uint(o, "exits_generation", &j->exits_generation) || !json_is_array(exits))
 		goto malformed;
+	/* kept since issue 14; a record saved before has none of them (all 0) */
+	get_bool(o, "resume_scan_pending", &j->resume_scan_pending);
+	get_u64(o, "resume_scan_since_usec", &j->resume_scan_since_usec);
+	get_u64(o, "restart_counted_usec", &j->restart_counted_usec);
+	get_uint(o, "restarts_coalesced", &j->restarts_coalesced);
 	j->uid = (uid_t)uid;
 	j->gid = (gid_t)gid;
 	s = state_from_name(state);
@@ -620,6 +629,11 @@ int sched_job_load(struct sched_cluster *c, const char *text, size_t len, uint64
 		sched_alloc_apply(c, j, slices, slice_count);
 	else
 		free(slices);
+	/* a generation saved while it waited for its checkpoint scan waits again */
+	if (j->resume_scan_pending && j->state == SCHED_JOB_RUNNING)
+		c->resume_scan_wanted = true;
+	else
+		j->resume_scan_pending = false;
 	return 0;
 
 fail:

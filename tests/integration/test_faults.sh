@@ -168,11 +168,33 @@ wait_until 5 bash -c "grep -q llama-2_300.ckpt '$M/jobs/ck/status.json'"
 check_contains "a file written later on disk takes over" "llama-2_300.ckpt" "$(ck_path)"
 ck_server=$(servers_of ck)
 ck_npu=$(json "$M/jobs/ck/status.json" 'd["placement"][0]["device_ids"][0]')
+# a save right before the fault, well within the scan interval: the new generation
+# must still resume from it (issue 14 item 10: it resumed from the save before)
+sleep 0.2
+touch "$CK/rank_0/llama-2_400.ckpt"
 printf 'npu %s Critical 0x2 test\n' "$ck_npu" >"$M/nodes/$ck_server/health"
-check_eq "after a fault, generation 2 resumes from it" \
-	"export ASCEND_RESUME_CHECKPOINT='$CK/rank_0/llama-2_300.ckpt'" \
+check_eq "after a fault, generation 2 resumes from the newest checkpoint on disk at its start" \
+	"export ASCEND_RESUME_CHECKPOINT='$CK/rank_0/llama-2_400.ckpt'" \
 	"$(grep ASCEND_RESUME_CHECKPOINT "$M/jobs/ck/env")"
+check_contains "its servers list generation 2 once the directory was read" "ck 2 " \
+	"$(cat "$M/nodes/$(servers_of ck)/jobs")"
+check_contains "and the event says where it resumes from" "generation 2 resumes from $CK/rank_0/llama-2_400.ckpt" \
+	"$(cat "$M/jobs/ck/events")"
 echo cancel >"$M/jobs/ck/ctl"
+
+# ---- a checkpoint_dir inside the mount is refused (issue 15 item 3) --------------
+ln -s "$M/jobs" "$IT_WORK/into-mount"
+printf 'npus: 1\ncheckpoint_dir: %s/jobs/x\n' "$M" >"$IT_WORK/inmount.yaml"
+printf 'npus: 1\ncheckpoint_dir: %s/into-mount/y\n' "$IT_WORK" >"$IT_WORK/inmount2.yaml"
+printf 'npus: 1\ncheckpoint_dir: %s-ckpt\n' "$M" >"$IT_WORK/nextto.yaml"
+out=$(cp "$IT_WORK/inmount.yaml" "$M/jobs/" 2>&1)
+check_eq "a checkpoint_dir inside the mount is refused (cp fails)" 1 "$?"
+check_contains "and the error says why and what to do" "lies inside the ascendfs mount" \
+	"$(cat "$M/jobs/inmount/error" 2>&1)"
+check_fails "so is one that reaches it through a symlink" cp "$IT_WORK/inmount2.yaml" "$M/jobs/"
+check_contains "(named as it resolves)" "(as $M/jobs/y)" "$(cat "$M/jobs/inmount2/error" 2>&1)"
+check "a path next to the mount is accepted" cp "$IT_WORK/nextto.yaml" "$M/jobs/"
+echo cancel >"$M/jobs/nextto/ctl"
 
 # ---- max_restarts exhausted -> failed with a reason -------------------------------
 printf 'npus: 1\nmax_restarts: 0\n' >"$M/jobs/fragile.yaml"

@@ -171,8 +171,10 @@ static void test_health_max_restarts_fails_the_job(void **state)
 	j = fx_submit_spec(c, spec, FX_UID);
 	report_npu(c, 0, j->slices[0].device_ids[0], CONF_HEALTH_CRITICAL, tick(1));
 	assert_int_equal(j->state, SCHED_JOB_RUNNING);
-	report_npu(c, 0, j->slices[0].device_ids[0], CONF_HEALTH_CRITICAL, tick(1));
-	/* it fails, but holds its NPUs while its processes may run (stophold) */
+	/* a fault after the incident window (heartbeat_timeout) is a new incident */
+	report_npu(c, 0, j->slices[0].device_ids[0], CONF_HEALTH_CRITICAL,
+		   tick(c->conf->heartbeat_timeout_sec));
+	/* it fails, but holds its NPUs while its processes may run */
 	assert_int_equal(j->state, SCHED_JOB_STOPPING);
 	assert_int_equal(j->stop_to, SCHED_JOB_FAILED);
 	assert_non_null(strstr(j->reason, "max_restarts (1) exhausted"));
@@ -463,6 +465,241 @@ static void test_health_second_agent_for_one_node_is_refused(void **state)
 	sched_cluster_free(c);
 }
 
+/* Every server reports OK at @now except those in @silent (a bitmask). */
+static void report_all_but(struct sched_cluster *c, uint32_t silent, uint64_t now)
+{
+	for (unsigned i = 0; i < c->server_count; i++)
+		if (!(silent & (1u << i)))
+			report_ok(c, i, now);
+}
+
+static unsigned count_events(const struct sched_cluster *c, enum sched_event_kind k,
+			     const char *needle)
+{
+	uint64_t seq = 0;
+	const struct sched_event *e;
+	unsigned n = 0;
+
+	while ((e = sched_event_next(c, seq))) {
+		seq = e->seq;
+		n += e->kind == k && (!needle || strstr(e->reason, needle));
+	}
+	return n;
+}
+
+/*
+ * Three servers of one job lose their heartbeat together (found in one pass): one
+ * recovery, one restart counted, onto the three clean servers (issue 14 item 11: it
+ * was moved three times within a second, "restart 3 of 3").
+ */
+static void test_health_servers_lost_in_one_pass_count_one_restart(void **state)
+{
+	struct fx_opts o = { .servers = 6 };
+	struct sched_cluster *c = fx_cluster(&o);
+	unsigned timeout = c->conf->heartbeat_timeout_sec;
+	uint32_t silent = 0;
+	struct sched_job *j;
+
+	(void)state;
+	j = fx_run(c, "trio", 24);
+	for (size_t k = 0; k < 3; k++)
+		silent |= 1u << j->slices[k].server;
+	report_all_but(c, 0, tick(1));
+	report_all_but(c, silent, tick(timeout));
+	assert_int_equal(sched_check_heartbeats(c, tick(1)), 3);
+	fx_check(c);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->restarts, 1);
+	assert_int_equal(j->generation, 2);
+	for (size_t k = 0; k < j->slice_count; k++)
+		assert_false(silent & (1u << j->slices[k].server));
+	assert_int_equal(count_events(c, SCHED_EV_RECOVERING, NULL), 1);
+	assert_true(has_event(c, SCHED_EV_RECOVERING, "restart 1 of 3"));
+	check_table(c, j, 24);
+	sched_cluster_free(c);
+}
+
+/*
+ * Faults that reach the daemon one after the other, each on a server of the placement
+ * the last recovery made, are one incident: the job moves each time, but only the first
+ * move counts, the events say why the others did not, and the uncounted generation's
+ * time is not counted against time_limit.
+ */
+static void test_health_faults_of_one_incident_count_one_restart(void **state)
+{
+	struct fx_opts o = { .servers = 4 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job *j;
+	char *text = NULL;
+	size_t len = 0;
+
+	(void)state;
+	uint64_t ran;
+
+	j = fx_run(c, "pair", 16);
+	report_npu(c, j->slices[0].server, 0, CONF_HEALTH_CRITICAL, tick(1));
+	assert_int_equal(j->restarts, 1);
+	ran = sched_job_run_usec(j, clock_usec);
+	report_npu(c, j->slices[1].server, 0, CONF_HEALTH_CRITICAL, tick(1));
+	/* the second of generation 2, which never really ran, is not time_limit time */
+	assert_int_equal(sched_job_run_usec(j, clock_usec), ran);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->generation, 3);
+	assert_int_equal(j->restarts, 1);
+	assert_int_equal(j->restarts_coalesced, 1);
+	assert_true(has_event(c, SCHED_EV_RECOVERING, "not counted against max_restarts"));
+	assert_int_equal(sched_render_job_status_json(c, j, &text, &len), 0);
+	assert_non_null(strstr(text, "\"restarts_not_counted\": 1"));
+	free(text);
+	sched_cluster_free(c);
+}
+
+/*
+ * The budget still ends a job that keeps failing: a fault past the incident window
+ * counts, however many uncounted ones came between.
+ */
+static void test_health_budget_ends_a_job_that_keeps_failing(void **state)
+{
+	struct fx_opts o = { .servers = 2 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct conf_job_spec *spec = fx_spec("doomed", 1);
+	unsigned window = c->conf->heartbeat_timeout_sec;
+	struct sched_job *j;
+
+	(void)state;
+	spec->max_restarts = 2;
+	j = fx_submit_spec(c, spec, FX_UID);
+	for (unsigned k = 0; k < 6 && j->state == SCHED_JOB_RUNNING; k++) {
+		const struct sched_slice *sl = &j->slices[0];
+
+		/* odd faults come right after the one before: coalesced */
+		report_npu(c, sl->server, sl->device_ids[0], CONF_HEALTH_CRITICAL,
+			   tick(k % 2 ? 1 : window));
+	}
+	assert_int_equal(j->state, SCHED_JOB_FAILED);
+	assert_int_equal(j->restarts, 3);
+	assert_int_equal(j->restarts_coalesced, 2);
+	assert_non_null(strstr(j->reason, "max_restarts (2) exhausted"));
+	sched_cluster_free(c);
+}
+
+/*
+ * A server with a fresh fault (a sibling NPU failed, within fault_escalate_window) is
+ * not the first choice for new work, single- or multi-server; with no other choice it
+ * is still used.
+ */
+static void test_health_placement_prefers_clean_servers(void **state)
+{
+	struct fx_opts o = { .servers = 4 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job *j;
+
+	(void)state;
+	report_npu(c, 0, 5, CONF_HEALTH_CRITICAL, tick(1));
+	report_ok(c, 0, tick(1));
+	report_ok(c, 0, tick(c->conf->fault_hold_sec + 1));
+	assert_false(c->servers[0].npus[5].isolated);
+	assert_true(sched_server_is_suspect(c, &c->servers[0], clock_usec));
+	assert_false(sched_server_is_suspect(c, &c->servers[1], clock_usec));
+	report_all_but(c, 0, clock_usec);
+	j = fx_run(c, "one", 8);
+	assert_int_equal(j->slices[0].server, 1);
+	j = fx_run(c, "two", 16);
+	assert_int_equal(j->slices[0].server, 2);
+	assert_int_equal(j->slices[1].server, 3);
+	/* no clean server left: the suspect one is used */
+	j = fx_run(c, "last", 8);
+	assert_int_equal(j->slices[0].server, 0);
+	sched_cluster_free(c);
+}
+
+/*
+ * A server whose report is overdue (it missed one) is suspect before its heartbeat
+ * times out: the recovery from a lost sibling does not move the job onto it, and a
+ * server that reported on time is not suspect.
+ */
+static void test_health_overdue_server_is_suspect(void **state)
+{
+	struct fx_opts o = { .servers = 4 };
+	struct sched_cluster *c = fx_cluster(&o);
+	unsigned interval = c->conf->fault_check_interval_sec;
+	unsigned timeout = c->conf->heartbeat_timeout_sec;
+	struct sched_job *j;
+
+	(void)state;
+	j = fx_run_on(c, "mover", 8, 0);
+	report_all_but(c, 0, tick(1));
+	report_ok(c, 0, clock_usec);
+	/* servers 0 and 1 die together; 1's last report came 2 s after 0's */
+	tick(2);
+	report_all_but(c, 1u << 0, clock_usec);
+	tick(timeout - interval);
+	report_all_but(c, 3u, clock_usec);
+	assert_true(sched_server_is_suspect(c, &c->servers[1], clock_usec + (interval - 1) * SEC));
+	assert_false(sched_server_is_suspect(c, &c->servers[2], clock_usec));
+	assert_int_equal(sched_check_heartbeats(c, tick(interval - 1)), 1);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_not_equal(j->slices[0].server, 1);
+	assert_int_not_equal(j->slices[0].server, 0);
+	sched_cluster_free(c);
+}
+
+/* An elastic job that shrinks through one incident spends one restart, not one a shrink. */
+static void test_health_elastic_shrinks_of_one_incident_count_one_restart(void **state)
+{
+	struct fx_opts o = { .servers = 4 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct conf_job_spec *spec = fx_spec("flex", 8);
+	struct sched_job *j;
+
+	(void)state;
+	spec->npus_min = 8;
+	spec->npus_max = 32;
+	j = fx_submit_spec(c, spec, FX_UID);
+	sched_schedule(c, fx_now());
+	assert_int_equal(sched_job_total_npus(j), 32);
+	report_npu(c, j->slices[0].server, 0, CONF_HEALTH_CRITICAL, tick(1));
+	assert_int_equal(sched_job_total_npus(j), 24);
+	report_npu(c, j->slices[0].server, 0, CONF_HEALTH_CRITICAL, tick(1));
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(sched_job_total_npus(j), 16);
+	assert_int_equal(j->restarts, 1);
+	assert_int_equal(j->restarts_coalesced, 1);
+	sched_cluster_free(c);
+}
+
+/*
+ * A recovery also swaps a suspect server the job holds (its report is overdue: it may
+ * have died with the failed one) for a clean free one, so the next fault does not move
+ * the job again.
+ */
+static void test_health_recovery_swaps_a_suspect_server_it_holds(void **state)
+{
+	struct fx_opts o = { .servers = 6 };
+	struct sched_cluster *c = fx_cluster(&o);
+	unsigned interval = c->conf->fault_check_interval_sec;
+	unsigned held[3], late;
+	struct sched_job *j;
+
+	(void)state;
+	j = fx_run(c, "trio", 24);
+	for (size_t k = 0; k < 3; k++)
+		held[k] = j->slices[k].server;
+	late = held[2];
+	report_all_but(c, 0, tick(1));
+	report_all_but(c, 1u << late, tick(2 * interval));
+	report_npu(c, held[0], 0, CONF_HEALTH_CRITICAL, clock_usec);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->slice_count, 3);
+	for (size_t k = 0; k < 3; k++) {
+		assert_int_not_equal(j->slices[k].server, held[0]);
+		assert_int_not_equal(j->slices[k].server, late);
+	}
+	assert_true(has_event(c, SCHED_EV_PLACED, "kept 1 server, replaced 2"));
+	check_table(c, j, 24);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -479,6 +716,13 @@ int main(void)
 		cmocka_unit_test(test_health_hold_counts_healthy_time),
 		cmocka_unit_test(test_health_refusal_shows_in_info_until_a_report_is_accepted),
 		cmocka_unit_test(test_health_second_agent_for_one_node_is_refused),
+		cmocka_unit_test(test_health_servers_lost_in_one_pass_count_one_restart),
+		cmocka_unit_test(test_health_faults_of_one_incident_count_one_restart),
+		cmocka_unit_test(test_health_budget_ends_a_job_that_keeps_failing),
+		cmocka_unit_test(test_health_placement_prefers_clean_servers),
+		cmocka_unit_test(test_health_overdue_server_is_suspect),
+		cmocka_unit_test(test_health_elastic_shrinks_of_one_incident_count_one_restart),
+		cmocka_unit_test(test_health_recovery_swaps_a_suspect_server_it_holds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

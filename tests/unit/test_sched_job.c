@@ -1181,6 +1181,150 @@ static void test_job_cordon_drain_keep_running_job(void **state)
 	sched_cluster_free(c);
 }
 
+static struct sched_job *submit_with_ckpt(struct sched_cluster *c, const char *name,
+					  unsigned npus)
+{
+	struct conf_job_spec *spec = fx_spec(name, npus);
+
+	spec->checkpoint_dir = strdup("/data/ckpt");
+	assert_non_null(spec->checkpoint_dir);
+	return fx_submit_spec(c, spec, FX_UID);
+}
+
+static bool server_lists(const struct sched_cluster *c, unsigned server, const char *line)
+{
+	char *text = NULL;
+	size_t len = 0;
+	bool found;
+
+	assert_int_equal(sched_render_server_jobs(c, server, &text, &len), 0);
+	found = strstr(text, line) != NULL;
+	free(text);
+	return found;
+}
+
+/*
+ * Every generation starts from the newest checkpoint on disk at its start (issue 14
+ * item 10): with scan_resume_at_start, a new generation waits for the embedding
+ * program's scan; its servers do not list it until then; what the scan found (or a
+ * checkpoint reported meanwhile) is what it resumes from; a scan that does not answer
+ * within SCHED_RESUME_SCAN_TIMEOUT_SEC lets it start with what is known.
+ */
+static void test_job_generation_waits_for_the_checkpoint_scan(void **state)
+{
+	struct sched_cluster *c = cluster_of(2);
+	char reason[SCHED_REASON_MAX] = "";
+	struct sched_job *j, *plain;
+	uint64_t t;
+
+	(void)state;
+	c->scan_resume_at_start = true;
+	/* the first generation starts afresh: nothing to wait for */
+	j = submit_with_ckpt(c, "a", 8);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_false(j->resume_scan_pending);
+	assert_true(server_lists(c, j->slices[0].server, "a 1 "));
+	t = fx_now();
+	assert_int_equal(sched_job_resume_scanned(c, "a", 1, "/data/ckpt/n-1_10.ckpt", 10, t - 5,
+						  t),
+			 0);
+	assert_string_equal(j->checkpoint_path, "/data/ckpt/n-1_10.ckpt"); /* recorded */
+	assert_null(j->resume_path);
+
+	/* a task fault: generation 2 waits for its scan; its servers do not list it yet */
+	assert_int_equal(sched_job_process_exit(c, "a", FX_UID, 1, fx_server_name(c,
+				j->slices[0].server), -1, 1, fx_now(), reason), 0);
+	assert_int_equal(j->generation, 2);
+	assert_true(j->resume_scan_pending);
+	assert_true(c->resume_scan_wanted);
+	assert_false(server_lists(c, j->slices[0].server, "a 2 "));
+	/* a job without checkpoint_dir has nothing to wait for */
+	plain = fx_run(c, "plain", 8);
+	assert_false(plain->resume_scan_pending);
+	assert_true(server_lists(c, plain->slices[0].server, "plain 1 "));
+	assert_int_equal(sched_job_checkpoint(c, "a", FX_UID, 20, "/data/ckpt/n-1_20.ckpt",
+					      fx_now()), 0);
+	/* a scan for an older generation records its find but ends no wait */
+	assert_int_equal(sched_job_resume_scanned(c, "a", 1, NULL, 0, 0, fx_now()), 0);
+	assert_true(j->resume_scan_pending);
+	assert_int_equal(sched_job_resume_scanned(c, "a", 2, "/data/ckpt/n-1_10.ckpt", 10, t - 5,
+						  fx_now()), 1);
+	assert_string_equal(j->resume_path, "/data/ckpt/n-1_20.ckpt");
+	assert_true(server_lists(c, j->slices[0].server, "a 2 "));
+	assert_int_equal(sched_job_resume_scanned(c, "a", 2, NULL, 0, 0, fx_now()), 0);
+
+	/* generation 3: the scan never answers; the tick lets it start after the bound */
+	assert_int_equal(sched_job_process_exit(c, "a", FX_UID, 2, fx_server_name(c,
+				j->slices[0].server), -1, 1, fx_now(), reason), 0);
+	assert_true(j->resume_scan_pending);
+	t = j->resume_scan_since_usec;
+	sched_tick(c, t + (SCHED_RESUME_SCAN_TIMEOUT_SEC - 1) * 1000000ull);
+	assert_true(j->resume_scan_pending);
+	sched_tick(c, t + SCHED_RESUME_SCAN_TIMEOUT_SEC * 1000000ull);
+	assert_false(j->resume_scan_pending);
+	assert_string_equal(j->resume_path, "/data/ckpt/n-1_20.ckpt");
+	assert_true(server_lists(c, j->slices[0].server, "a 3 "));
+	assert_int_equal(sched_job_resume_scanned(c, "nope", 1, NULL, 0, 0, fx_now()), -ENOENT);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/*
+ * The waiting time is not run time: a generation that waits for its scan does not
+ * spend its time_limit.
+ */
+static void test_job_scan_wait_is_not_run_time(void **state)
+{
+	struct sched_cluster *c = cluster_of(1);
+	struct conf_job_spec *spec = fx_spec("t", 8);
+	char reason[SCHED_REASON_MAX] = "";
+	struct sched_job *j;
+	uint64_t t0, ran;
+
+	(void)state;
+	c->scan_resume_at_start = true;
+	spec->checkpoint_dir = strdup("/data/ckpt");
+	spec->time_limit_sec = 100;
+	j = fx_submit_spec(c, spec, FX_UID);
+	assert_int_equal(sched_job_process_exit(c, "t", FX_UID, 1, "node-0", -1, 1, fx_now(),
+						reason), 0);
+	assert_true(j->resume_scan_pending);
+	t0 = j->resume_scan_since_usec;
+	ran = sched_job_run_usec(j, t0);
+	assert_int_equal(sched_job_resume_scanned(c, "t", 2, NULL, 0, 0, t0 + 8000000ull), 1);
+	assert_int_equal(sched_job_run_usec(j, t0 + 10000000ull), ran + 2000000ull);
+	sched_cluster_free(c);
+}
+
+/*
+ * A process that exits non-zero on a server under suspicion (a sibling NPU just
+ * failed) is that server's fault: the job restarts on a clean server rather than on
+ * the same NPUs; with no clean server it restarts in place.
+ */
+static void test_job_exit_on_a_suspect_server_moves_the_job(void **state)
+{
+	struct sched_cluster *c = cluster_of(2);
+	struct conf_health_report r = { .npu_count = 1 };
+	char reason[SCHED_REASON_MAX] = "";
+	struct sched_job *j;
+
+	(void)state;
+	j = fx_run_on(c, "a", 4, 0);
+	r.npus[0].id = 7;
+	r.npus[0].has_level = true;
+	r.npus[0].level = CONF_HEALTH_CRITICAL;
+	assert_int_equal(sched_server_report(c, 0, &r, fx_now()), 0);
+	assert_int_equal(j->generation, 1); /* NPU 7 is not the job's */
+	assert_int_equal(sched_job_process_exit(c, "a", FX_UID, 1, "node-0", -1, 1, fx_now(),
+						reason), 0);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->generation, 2);
+	assert_int_equal(j->slices[0].server, 1);
+	assert_int_equal(j->restarts, 1);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1215,6 +1359,9 @@ int main(void)
 		cmocka_unit_test(test_job_remove_running_keeps_record_until_stopped),
 		cmocka_unit_test(test_job_count_limit_keeps_stopping_records),
 		cmocka_unit_test(test_job_cordon_drain_keep_running_job),
+		cmocka_unit_test(test_job_generation_waits_for_the_checkpoint_scan),
+		cmocka_unit_test(test_job_scan_wait_is_not_run_time),
+		cmocka_unit_test(test_job_exit_on_a_suspect_server_moves_the_job),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
