@@ -576,10 +576,15 @@ static void test_health_budget_ends_a_job_that_keeps_failing(void **state)
 		report_npu(c, sl->server, sl->device_ids[0], CONF_HEALTH_CRITICAL,
 			   tick(k % 2 ? 1 : window));
 	}
-	assert_int_equal(j->state, SCHED_JOB_FAILED);
+	/* it fails through stopping: its NPUs stay held until its processes are gone */
+	assert_int_equal(j->state, SCHED_JOB_STOPPING);
+	assert_int_equal(j->stop_to, SCHED_JOB_FAILED);
 	assert_int_equal(j->restarts, 3);
 	assert_int_equal(j->restarts_coalesced, 2);
 	assert_non_null(strstr(j->reason, "max_restarts (2) exhausted"));
+	assert_int_equal(sched_tick(c, j->stop_deadline_usec), 1);
+	assert_int_equal(j->state, SCHED_JOB_FAILED);
+	assert_int_equal(sched_job_total_npus(j), 0);
 	sched_cluster_free(c);
 }
 
