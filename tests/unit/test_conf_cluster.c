@@ -140,6 +140,11 @@ static void test_cluster_example_a2(void **state)
 	assert_non_null(q);
 	assert_false(q->may_borrow);
 	assert_int_equal(q->group_count, 2);
+	assert_int_equal(q->max_priority, 900);
+	assert_int_equal(q->max_npus, 16);
+	assert_int_equal(q->max_time_limit_sec, 86400);
+	assert_int_equal(q->default_time_limit_sec, 4 * 3600);
+	assert_int_equal(conf_cluster_find_queue(c, "research")->max_npus, 0);
 	assert_null(conf_cluster_find_queue(c, "nope"));
 	assert_null(conf_cluster_find_queue(c, NULL));
 	assert_render_stable(c);
