@@ -809,10 +809,10 @@ static int spec_process(struct fs_ctx *ctx, struct fs_handle *h, bool submit, ch
 	if (r == 0 || r == -ENOMEM)
 		return r;
 	snprintf(why, SCHED_REASON_MAX, "%s: %.420s", name, reason);
-	/* no record for these: the name is another job's, or there is no room for one */
-	/* over a job cap: EACCES, as the queue `groups` refusal above */
+	/* a job cap refuses with EACCES, as the queue `groups` check above does */
 	if (!submit)
 		return r == -EEXIST || r == -EPERM || r == -EAGAIN || r == -EACCES ? r : -EINVAL;
+	/* no record for these: the name is another job's, or there is no room for one */
 	if (r == -EEXIST || r == -EPERM || r == -EAGAIN) {
 		fs_log(ctx, 2, "job %s not submitted: %s", h->path.job, why);
 		return r;
