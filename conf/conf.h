@@ -120,6 +120,21 @@ struct conf_queue {
 	bool may_borrow;		/* may use idle NPUs beyond quota */
 	char **groups;			/* unix group names allowed to submit; NULL-terminated */
 	size_t group_count;
+	/*
+	 * Job caps: what a user may ask for in this queue (Slurm's partition MaxTime,
+	 * DefaultTime and MaxNodes). Root and members of cluster.operator_group are exempt;
+	 * a user's spec over a cap is refused at submission (sched_job_check). Each is the
+	 * queue's own key, or else the resource: key of the same name (conf_cluster).
+	 */
+	unsigned max_priority;		/* max_priority: highest job priority, 500-1000;
+					 * default resource.max_priority (900, "high") */
+	unsigned max_npus;		/* max_npus: most NPUs per job, an elastic job's max
+					 * included; 0 = no cap */
+	unsigned max_time_limit_sec;	/* max_time_limit: longest time_limit; 0 = no cap */
+	unsigned default_time_limit_sec; /* default_time_limit: the time_limit of a spec
+					 * without one (everyone's); 0 = max_time_limit.
+					 * Inherited from resource: it is at most this
+					 * queue's max_time_limit */
 };
 
 /* The whole cluster configuration. Create with conf_cluster_load/_parse. */
@@ -175,6 +190,12 @@ struct conf_cluster {
 					 * after its generation ran this long (each resize
 					 * restarts it from a checkpoint); default 600,
 					 * 0 = at once, at most 7 days */
+	/* job caps every queue inherits unless it sets its own (struct conf_queue) */
+	unsigned max_priority;		/* max_priority: default 900; 500-1000 */
+	unsigned max_npus;		/* max_npus: default 0 (no cap) */
+	unsigned max_time_limit_sec;	/* max_time_limit: default 0 (no cap), at most 365 d */
+	unsigned default_time_limit_sec; /* default_time_limit: default 0; at most
+					 * max_time_limit when that is set */
 
 	/* hccl: */
 	char *hccl_log_level;		/* debug|info|warning|error */
@@ -219,7 +240,7 @@ const struct conf_queue *conf_cluster_find_queue(const struct conf_cluster *c, c
 /*
  * conf_cluster_add_queue() - add queue @name (borrowed; copied) with the defaults of a
  * configured queue that names nothing else: no quota, priority 500, weight 1,
- * may_borrow, open to every group. For programs that build a configuration around
+ * may_borrow, open to every group, the job caps of resource: (@c's max_priority etc.). For programs that build a configuration around
  * given work (ascend-sim adds a trace's queues). Pointers into c->queues taken before
  * the call are invalid after it. Returns 0, -EEXIST (a queue of that name exists),
  * -EINVAL (not a valid name, conf_name_is_valid()) or -ENOMEM (@c unchanged).

@@ -28,6 +28,11 @@
 #define EVENT_HISTORY_MAX 1048576
 #define HCCL_EXEC_TIMEOUT_MAX_SEC 17340 /* CANN's documented upper bound */
 #define GROUP_NAME_MAX 32
+/* job caps (struct conf_queue): a user's job priority cap is at least the priority of a
+ * spec that sets none, or every such spec of a user would be refused */
+#define JOB_PRIORITY_DEFAULT 500
+#define JOB_PRIORITY_CAP_DEFAULT 900 /* "high": users keep the three named priorities */
+#define TIME_LIMIT_CAP_MAX_SEC (365u * 86400)
 #define IFNAME_MAX 15 /* IFNAMSIZ - 1 */
 
 static const char *const top_keys[] = { "cluster", "resource", "hccl", "queues", "servers", NULL };
@@ -40,21 +45,23 @@ static const char *const cluster_keys[] = {
 };
 static const char *const resource_keys[] = {
 	"total_npu", "allow_mix_task", "enable_quota_limit", "backfill", "preemption",
-	"elastic_grow_delay", NULL,
+	"elastic_grow_delay", "max_priority", "max_npus", "max_time_limit", "default_time_limit",
+	NULL,
 };
 static const char *const hccl_keys[] = {
 	"hccl_log_level", "hccl_connect_timeout", "hccl_exec_timeout", "hccl_if_ip",
 	"hccl_socket_ifname", NULL,
 };
 static const char *const queue_keys[] = {
-	"name", "quota_npus", "priority", "weight", "may_borrow", "groups", NULL,
+	"name", "quota_npus", "priority", "weight", "may_borrow", "groups", "max_priority",
+	"max_npus", "max_time_limit", "default_time_limit", NULL,
 };
 static const char *const server_keys[] = {
 	"name", "host_ip", "type", "switch", "super_pod", "device_ips", NULL,
 };
 static const char *const log_levels[] = { "debug", "info", "warning", "error", NULL };
 
-static void queue_defaults(struct conf_queue *q);
+static void queue_defaults(struct conf_queue *q, const struct conf_cluster *c);
 
 static void queue_release(struct conf_queue *q)
 {
@@ -122,7 +129,7 @@ int conf_cluster_add_queue(struct conf_cluster *c, const char *name)
 	c->queues = queues;
 	q = &queues[c->queue_count];
 	memset(q, 0, sizeof(*q));
-	queue_defaults(q);
+	queue_defaults(q, c);
 	q->name = strdup(name);
 	q->groups = calloc(1, sizeof(*q->groups));
 	if (!q->name || !q->groups) {
@@ -331,6 +338,51 @@ static int read_cluster_section(const struct conf_ctx *ctx, const struct conf_no
 	return 0;
 }
 
+/*
+ * The job caps of a queue or of resource: (@map may be NULL: none given) into the
+ * fields, which hold the inherited values on entry. A default_time_limit longer than
+ * max_time_limit is an error where it is written; an inherited one is cut to
+ * max_time_limit. The rules follow Slurm's partition limits (slurm.conf(5): MaxTime,
+ * DefaultTime "must be less than or equal to MaxTime", MaxNodes; root is not bound).
+ */
+static int read_job_caps(const struct conf_ctx *ctx, const struct conf_node *map,
+			 unsigned *max_priority, unsigned *max_npus, unsigned *max_time_limit_sec,
+			 unsigned *default_time_limit_sec)
+{
+	const struct conf_node *n = conf_map_get(map, "max_priority"), *def;
+	uint64_t v;
+	int r;
+
+	if (n) {
+		/* below the default job priority every spec that names none would be refused */
+		r = conf_read_uint(ctx, n, "max_priority", JOB_PRIORITY_DEFAULT, QUEUE_PRIORITY_MAX,
+				   " (a job that sets no priority has 500; a lower cap would refuse "
+				   "every such job of a user)",
+				   &v);
+		if (r < 0)
+			return r;
+		*max_priority = (unsigned)v;
+	}
+	if ((r = opt_uint(ctx, map, "max_npus", 0, QUOTA_NPUS_MAX, max_npus)) < 0 ||
+	    (r = opt_seconds(ctx, map, "max_time_limit", 0, TIME_LIMIT_CAP_MAX_SEC,
+			     max_time_limit_sec)) < 0 ||
+	    (r = opt_seconds(ctx, map, "default_time_limit", 0, TIME_LIMIT_CAP_MAX_SEC,
+			     default_time_limit_sec)) < 0)
+		return r;
+	if (!*max_time_limit_sec || *default_time_limit_sec <= *max_time_limit_sec)
+		return 0;
+	def = conf_map_get(map, "default_time_limit");
+	if (!def) {
+		*default_time_limit_sec = *max_time_limit_sec;
+		return 0;
+	}
+	return conf_fail(ctx, def,
+			 "default_time_limit: %s is longer than max_time_limit (%u seconds), so a "
+			 "job without time_limit would be refused; use at most %u seconds or raise "
+			 "max_time_limit",
+			 def->text, *max_time_limit_sec, *max_time_limit_sec);
+}
+
 static int read_resource_section(const struct conf_ctx *ctx, const struct conf_node *root,
 				 struct conf_cluster *c, const struct conf_node **ret_total)
 {
@@ -350,7 +402,8 @@ static int read_resource_section(const struct conf_ctx *ctx, const struct conf_n
 	    (r = opt_seconds(ctx, sec, "elastic_grow_delay", 0, ELASTIC_GROW_DELAY_MAX_SEC,
 			     &c->elastic_grow_delay_sec)) < 0)
 		return r;
-	return 0;
+	return read_job_caps(ctx, sec, &c->max_priority, &c->max_npus, &c->max_time_limit_sec,
+			     &c->default_time_limit_sec);
 }
 
 /*
@@ -460,15 +513,22 @@ static int read_groups(const struct conf_ctx *ctx, const struct conf_node *n, st
 	return 0;
 }
 
-static void queue_defaults(struct conf_queue *q)
+static void queue_defaults(struct conf_queue *q, const struct conf_cluster *c)
 {
 	q->quota_npus = 0;
 	q->priority = 500;
 	q->weight = 1;
 	q->may_borrow = true;
+	q->max_priority = c->max_priority;
+	q->max_npus = c->max_npus;
+	q->max_time_limit_sec = c->max_time_limit_sec;
+	q->default_time_limit_sec = c->default_time_limit_sec;
+	if (q->max_time_limit_sec && q->default_time_limit_sec > q->max_time_limit_sec)
+		q->default_time_limit_sec = q->max_time_limit_sec;
 }
 
-static int read_queue(const struct conf_ctx *ctx, const struct conf_node *m, struct conf_queue *q)
+static int read_queue(const struct conf_ctx *ctx, const struct conf_node *m, struct conf_queue *q,
+		      const struct conf_cluster *c)
 {
 	const struct conf_node *n;
 	const char *name;
@@ -491,11 +551,15 @@ static int read_queue(const struct conf_ctx *ctx, const struct conf_node *m, str
 	q->name = strdup(name);
 	if (!q->name)
 		return conf_err_nomem(ctx->err, ctx->file);
-	queue_defaults(q);
+	queue_defaults(q, c);
+	/* the cluster's default is cut to this queue's own max_time_limit, read below */
+	q->default_time_limit_sec = c->default_time_limit_sec;
 	if ((r = opt_uint(ctx, m, "quota_npus", 0, QUOTA_NPUS_MAX, &q->quota_npus)) < 0 ||
 	    (r = opt_uint(ctx, m, "priority", 0, QUEUE_PRIORITY_MAX, &q->priority)) < 0 ||
 	    (r = opt_uint(ctx, m, "weight", 1, QUEUE_WEIGHT_MAX, &q->weight)) < 0 ||
-	    (r = opt_bool(ctx, m, "may_borrow", &q->may_borrow)) < 0)
+	    (r = opt_bool(ctx, m, "may_borrow", &q->may_borrow)) < 0 ||
+	    (r = read_job_caps(ctx, m, &q->max_priority, &q->max_npus, &q->max_time_limit_sec,
+			       &q->default_time_limit_sec)) < 0)
 		return r;
 	n = conf_map_get(m, "groups");
 	if (n)
@@ -531,7 +595,7 @@ static int read_queues(const struct conf_ctx *ctx, const struct conf_node *root,
 		const void *old;
 
 		c->queue_count++;
-		r = read_queue(ctx, m, &c->queues[i]);
+		r = read_queue(ctx, m, &c->queues[i], c);
 		if (r < 0)
 			goto release;
 		name = conf_map_get(m, "name");
@@ -553,7 +617,7 @@ static int read_queues(const struct conf_ctx *ctx, const struct conf_node *root,
 	if (conf_cluster_find_queue(c, "default"))
 		goto release;
 	q = &c->queues[c->queue_count++];
-	queue_defaults(q);
+	queue_defaults(q, c);
 	q->name = strdup("default");
 	q->groups = calloc(1, sizeof(*q->groups));
 	if (!q->name || !q->groups)
@@ -798,6 +862,7 @@ static int set_defaults(struct conf_cluster *c, const char *file)
 	c->backfill = true;
 	c->preemption = true;
 	c->elastic_grow_delay_sec = 600;
+	c->max_priority = JOB_PRIORITY_CAP_DEFAULT;
 	c->hccl_connect_timeout_sec = 600;
 	c->hccl_exec_timeout_sec = 0;
 	c->source = strdup(file ? file : "");
@@ -980,6 +1045,14 @@ static void render_queue(struct conf_out *o, const struct conf_queue *q)
 	conf_out_uint(o, q->weight);
 	conf_out_key(o, "may_borrow");
 	conf_out_bool(o, q->may_borrow);
+	conf_out_key(o, "max_priority");
+	conf_out_uint(o, q->max_priority);
+	conf_out_key(o, "max_npus");
+	conf_out_uint(o, q->max_npus);
+	conf_out_key(o, "max_time_limit");
+	conf_out_uint(o, q->max_time_limit_sec);
+	conf_out_key(o, "default_time_limit");
+	conf_out_uint(o, q->default_time_limit_sec);
 	conf_out_key(o, "groups");
 	conf_out_seq_start(o, true);
 	for (i = 0; i < q->group_count; i++)
@@ -1075,6 +1148,14 @@ int conf_cluster_render_yaml(const struct conf_cluster *c, char **ret_buf, size_
 	conf_out_bool(o, c->preemption);
 	conf_out_key(o, "elastic_grow_delay");
 	conf_out_uint(o, c->elastic_grow_delay_sec);
+	conf_out_key(o, "max_priority");
+	conf_out_uint(o, c->max_priority);
+	conf_out_key(o, "max_npus");
+	conf_out_uint(o, c->max_npus);
+	conf_out_key(o, "max_time_limit");
+	conf_out_uint(o, c->max_time_limit_sec);
+	conf_out_key(o, "default_time_limit");
+	conf_out_uint(o, c->default_time_limit_sec);
 	conf_out_map_end(o);
 
 	conf_out_key(o, "hccl");

@@ -85,6 +85,9 @@
  *     status                   -r--r--r--  JSON: queue, quota_npus, enable_quota_limit
  *                                          (false: the quota is shown, not enforced),
  *                                          priority, weight, may_borrow, groups,
+ *                                          the job caps max_priority, max_npus (0 =
+ *                                          none), max_time_limit_sec and
+ *                                          default_time_limit_sec (0 = none),
  *                                          used_npus (stopping jobs included),
  *                                          borrowed_npus (beyond the quota), pending,
  *                                          running, stopping (jobs)
@@ -103,7 +106,13 @@
  *                                          (EACCES at close, rejected with the reason)
  *                                          unless the writer's primary or a
  *                                          supplementary group, as of open(), is one of
- *                                          them (root always may). A
+ *                                          them (root always may). So is a spec over its
+ *                                          queue's max_priority, max_npus (an elastic
+ *                                          max too) or max_time_limit from anyone but
+ *                                          root and operators (EACCES at close, rejected
+ *                                          naming the cap); one without time_limit gets
+ *                                          the queue's default_time_limit (else its
+ *                                          max_time_limit), shown in spec. A
  *                                          checkpoint_dir that resolves (symlinks too, up
  *                                          to its nearest existing parent) into this
  *                                          mount is refused (EINVAL at close, rejected
@@ -165,7 +174,7 @@
  *   `error` file and in cluster/events);  EFBIG  spec over 64 KiB;  EEXIST  an active
  *   job has that name;  EPERM/EACCES  not the owner (or root), also for replacing another
  *   user's finished job, and (EACCES) a spec for a queue whose `groups` the writer is in
- *   none of;  EBUSY  the job's state forbids it (e.g. `complete` on a pending job);
+ *   none of, or over one of its queue's job caps (a user, not root or an operator);  EBUSY  the job's state forbids it (e.g. `complete` on a pending job);
  *   EAGAIN  max_job_count records exist and all are active (nothing is recorded; submit
  *   again later);  EACCES  a write to an operator file by a non-operator, or truncate(2)
  *   or touch of a file the caller may not write;  EPERM  rmdir or rename of another's job

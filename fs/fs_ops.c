@@ -827,6 +827,7 @@ static int spec_process(struct fs_ctx *ctx, struct fs_handle *h, bool submit, ch
 	struct conf_job_spec *spec = NULL;
 	struct conf_error err;
 	char name[CONF_NAME_MAX + 16], reason[SCHED_REASON_MAX];
+	bool is_operator;
 	int r;
 
 	spec_file_name(h, name, sizeof(name));
@@ -838,6 +839,9 @@ static int spec_process(struct fs_ctx *ctx, struct fs_handle *h, bool submit, ch
 		return submit ? record_rejection(ctx, h, why, r == -EFBIG ? -EFBIG : -EINVAL) :
 				(r == -EFBIG ? -EFBIG : -EINVAL);
 	}
+	/* operators are exempt from the queue's job caps, as root is (NSS: outside the lock) */
+	is_operator = h->uid != 0 &&
+		      fs_may_operate(ctx->cluster->conf, h->uid, h->gid, h->groups, h->group_count);
 	r = check_queue_groups(ctx, h, spec, reason);
 	if (r < 0) {
 		conf_job_spec_free(spec);
@@ -854,14 +858,14 @@ static int spec_process(struct fs_ctx *ctx, struct fs_handle *h, bool submit, ch
 	}
 	pthread_mutex_lock(&ctx->lock);
 	if (submit) {
-		r = sched_job_submit(ctx->cluster, spec, h->uid, h->gid, fs_now_usec(), reason,
-				     NULL);
+		r = sched_job_submit_as(ctx->cluster, spec, h->uid, h->gid, is_operator,
+					fs_now_usec(), reason, NULL);
 		/* in the same batch as the job: the staged copy is applied exactly once */
 		if (r == 0 || r == -EEXIST || r == -EPERM || r == -EAGAIN)
 			fs_stage_drop(ctx, "spec", h->path.job);
 		fs_changed(ctx);
 	} else {
-		r = sched_job_check(ctx->cluster, spec, h->uid, reason);
+		r = sched_job_check_as(ctx->cluster, spec, h->uid, is_operator, reason);
 	}
 	if (submit && r == 0) {
 		struct sched_job *j = sched_cluster_find_job(ctx->cluster, h->path.job);
@@ -876,14 +880,15 @@ static int spec_process(struct fs_ctx *ctx, struct fs_handle *h, bool submit, ch
 	if (r == 0 || r == -ENOMEM)
 		return r;
 	snprintf(why, SCHED_REASON_MAX, "%s: %.420s", name, reason);
-	/* no record for these: the name is another job's, or there is no room for one */
+	/* a job cap refuses with EACCES, as the queue `groups` check above does */
 	if (!submit)
-		return r == -EEXIST || r == -EPERM || r == -EAGAIN ? r : -EINVAL;
+		return r == -EEXIST || r == -EPERM || r == -EAGAIN || r == -EACCES ? r : -EINVAL;
+	/* no record for these: the name is another job's, or there is no room for one */
 	if (r == -EEXIST || r == -EPERM || r == -EAGAIN) {
 		fs_log(ctx, 2, "job %s not submitted: %s", h->path.job, why);
 		return r;
 	}
-	return record_rejection(ctx, h, why, -EINVAL);
+	return record_rejection(ctx, h, why, r == -EACCES ? r : -EINVAL);
 }
 
 /* flush: say now whether the spec would be accepted; submit nothing (see top). */

@@ -19,6 +19,9 @@
  *   -EEXIST   a job with that name is active
  *   -ENOENT   unknown job or server
  *   -EPERM    caller is not the job's owner (nor root)
+ *   -EACCES   the submitter may not ask for this: a queue cap (max_priority, max_npus,
+ *             max_time_limit) that only root and operators may exceed; the daemon's
+ *             queue `groups` refusal uses the same errno
  *   -EBUSY    the operation conflicts with the job's state
  *   -EAGAIN   max_job_count job records exist and none is finished (none can be dropped)
  *   -ENOMEM   allocation failed
@@ -353,12 +356,27 @@ int sched_job_may_submit(struct sched_cluster *c, const char *name, uid_t uid);
 
 /*
  * sched_job_check() - would sched_job_submit() accept @spec (borrowed) from @uid now?
- * The same checks, no state change: name, ownership, queue, quota, server type and
- * whether the job could ever fit. Returns 0 or an error as sched_job_submit() does,
- * with @reason filled.
+ * The same checks, no state change: name, ownership, queue, the queue's job caps, quota,
+ * server type and whether the job could ever fit. Returns 0 or an error as
+ * sched_job_submit() does, with @reason filled. @uid is taken for no operator: callers
+ * that know the submitter's groups use sched_job_check_as().
  */
 int sched_job_check(struct sched_cluster *c, const struct conf_job_spec *spec, uid_t uid,
 		    char *reason);
+
+/*
+ * sched_job_check_as() - sched_job_check() for a submitter who is a member of
+ * cluster.operator_group when @is_operator (the caller resolves membership: sched makes
+ * no system calls). Root (@uid 0) and operators are exempt from the job caps of the
+ * spec's queue (struct conf_queue: max_priority, max_npus, max_time_limit); for anyone
+ * else a spec over one is -EACCES with a @reason that names the value, the cap, the
+ * queue and the uid, who may exceed it and what to do, e.g.
+ * `priority 1000 exceeds queue "default"'s max_priority 900 for uid 1000 (only root may
+ * exceed it); lower priority to at most 900 or ask an operator`. The caps are checked
+ * after the name and the queue's existence, before quota and size.
+ */
+int sched_job_check_as(struct sched_cluster *c, const struct conf_job_spec *spec, uid_t uid,
+		       bool is_operator, char *reason);
 
 /*
  * sched_job_submit() - admit @spec (stolen, freed on failure too) for @uid/@gid.
@@ -369,11 +387,23 @@ int sched_job_check(struct sched_cluster *c, const struct conf_job_spec *spec, u
  * An existing draft of the same name owned by @uid (or @uid 0) is filled in; a
  * terminal job of the same name owned by @uid (or @uid 0) is replaced; an active one
  * gives -EEXIST, another user's -EPERM (see sched_job_may_submit).
+ * A spec without time_limit gets its queue's default_time_limit, or else its
+ * max_time_limit (Slurm's DefaultTime, then MaxTime), whoever submits it; the job's
+ * spec_text shows it.
  * Returns 0 and *ret (borrowed, may be NULL), or -EINVAL, -ENOSPC, -EEXIST, -EPERM,
- * -ENOMEM, with @reason filled for all but -ENOMEM.
+ * -EACCES (over a job cap, see sched_job_check_as), -EAGAIN, -ENOMEM, with @reason
+ * filled for all but -ENOMEM. @uid is taken for no operator (sched_job_submit_as).
  */
 int sched_job_submit(struct sched_cluster *c, struct conf_job_spec *spec, uid_t uid, gid_t gid,
 		     uint64_t now_usec, char *reason, struct sched_job **ret);
+
+/*
+ * sched_job_submit_as() - sched_job_submit() by a member of cluster.operator_group when
+ * @is_operator: exempt from the job caps as root is (sched_job_check_as).
+ */
+int sched_job_submit_as(struct sched_cluster *c, struct conf_job_spec *spec, uid_t uid,
+			gid_t gid, bool is_operator, uint64_t now_usec, char *reason,
+			struct sched_job **ret);
 
 /*
  * sched_job_reject() - record a refused submission of job @name: the job shows state

@@ -422,9 +422,77 @@ static void queue_list(const struct sched_cluster *c, char *buf, size_t len)
 					c->conf->queues[i].name);
 }
 
+/* @sec as the shortest duration a spec may write: "90m", "5h", "2d" */
+static void duration_text(uint64_t sec, char *buf, size_t len)
+{
+	if (sec && sec % 86400 == 0)
+		snprintf(buf, len, "%llud", (unsigned long long)(sec / 86400));
+	else if (sec && sec % 3600 == 0)
+		snprintf(buf, len, "%lluh", (unsigned long long)(sec / 3600));
+	else if (sec && sec % 60 == 0)
+		snprintf(buf, len, "%llum", (unsigned long long)(sec / 60));
+	else
+		snprintf(buf, len, "%llus", (unsigned long long)sec);
+}
+
+/*
+ * The job caps of queue @q (issue 14: a user's priority-1000 job for the whole cluster
+ * preempted root's). As Slurm's partition MaxTime and MaxNodes bind users but not root
+ * or SlurmUser (slurm.conf(5)), and Volcano leaves priority classes to the cluster
+ * admin, root and operators may exceed them; anyone else gets -EACCES, like a queue's
+ * `groups`.
+ */
+static int job_caps_check(const struct sched_cluster *c, const struct conf_queue *q,
+			  const struct conf_job_spec *spec, uid_t uid, bool is_operator,
+			  char *reason)
+{
+	char who[96], want[32], cap[32];
+	bool elastic = spec->npus_min != spec->npus_max;
+
+	if (uid == 0 || is_operator)
+		return 0;
+	if (c->conf->operator_group)
+		snprintf(who, sizeof(who),
+			 "only root and members of operator_group \"%s\" may exceed it",
+			 c->conf->operator_group);
+	else
+		snprintf(who, sizeof(who), "only root may exceed it");
+	if (spec->priority > q->max_priority) {
+		sched_reason(reason, "priority %u exceeds queue \"%s\"'s max_priority %u for uid %u "
+				     "(%s); lower priority to at most %u or ask an operator",
+			     spec->priority, q->name, q->max_priority, (unsigned)uid, who,
+			     q->max_priority);
+		return -EACCES;
+	}
+	if (q->max_npus && spec->npus_max > q->max_npus) {
+		sched_reason(reason, "npus %s%u exceeds queue \"%s\"'s max_npus %u for uid %u (%s); "
+				     "ask for at most %u NPUs%s or ask an operator",
+			     elastic ? "max " : "", spec->npus_max, q->name, q->max_npus,
+			     (unsigned)uid, who, q->max_npus, elastic ? " as the max" : "");
+		return -EACCES;
+	}
+	if (q->max_time_limit_sec && spec->time_limit_sec > q->max_time_limit_sec) {
+		duration_text(spec->time_limit_sec, want, sizeof(want));
+		duration_text(q->max_time_limit_sec, cap, sizeof(cap));
+		sched_reason(reason, "time_limit %s exceeds queue \"%s\"'s max_time_limit %s for "
+				     "uid %u (%s); ask for at most %s (or leave time_limit out) or "
+				     "ask an operator",
+			     want, q->name, cap, (unsigned)uid, who, cap);
+		return -EACCES;
+	}
+	return 0;
+}
+
 int sched_job_check(struct sched_cluster *c, const struct conf_job_spec *spec, uid_t uid,
 		    char *reason)
 {
+	return sched_job_check_as(c, spec, uid, false, reason);
+}
+
+int sched_job_check_as(struct sched_cluster *c, const struct conf_job_spec *spec, uid_t uid,
+		       bool is_operator, char *reason)
+{
+	const struct conf_queue *queue;
 	const struct conf_server_type *type = NULL;
 	struct sched_job *old;
 	char known[256];
@@ -453,12 +521,16 @@ int sched_job_check(struct sched_cluster *c, const struct conf_job_spec *spec, u
 			     c->conf->max_job_count);
 		return -EAGAIN;
 	}
-	if (!conf_cluster_find_queue(c->conf, spec->queue)) {
+	queue = conf_cluster_find_queue(c->conf, spec->queue);
+	if (!queue) {
 		queue_list(c, known, sizeof(known));
 		sched_reason(reason, "queue: unknown queue \"%s\"; known queues: %s", spec->queue,
 			     known);
 		return -EINVAL;
 	}
+	r = job_caps_check(c, queue, spec, uid, is_operator, reason);
+	if (r < 0)
+		return r;
 	if (c->conf->enable_quota_limit) {
 		const struct conf_queue *q = conf_cluster_find_queue(c->conf, spec->queue);
 
@@ -498,14 +570,27 @@ int sched_job_check(struct sched_cluster *c, const struct conf_job_spec *spec, u
 int sched_job_submit(struct sched_cluster *c, struct conf_job_spec *spec, uid_t uid, gid_t gid,
 		     uint64_t now_usec, char *reason, struct sched_job **ret)
 {
+	return sched_job_submit_as(c, spec, uid, gid, false, now_usec, reason, ret);
+}
+
+int sched_job_submit_as(struct sched_cluster *c, struct conf_job_spec *spec, uid_t uid,
+			gid_t gid, bool is_operator, uint64_t now_usec, char *reason,
+			struct sched_job **ret)
+{
+	const struct conf_queue *q;
 	struct sched_job *old, *j;
 	char *text = NULL;
 	size_t len = 0;
 	int r;
 
-	r = sched_job_check(c, spec, uid, reason);
+	r = sched_job_check_as(c, spec, uid, is_operator, reason);
 	if (r < 0)
 		goto fail;
+	/* Slurm: a job without a time limit gets the partition's DefaultTime, else MaxTime */
+	q = conf_cluster_find_queue(c->conf, spec->queue);
+	if (!spec->time_limit_sec)
+		spec->time_limit_sec = q->default_time_limit_sec ? q->default_time_limit_sec :
+								   q->max_time_limit_sec;
 	r = conf_job_spec_render_yaml(spec, &text, &len);
 	if (r < 0) {
 		sched_reason(reason, "out of memory");

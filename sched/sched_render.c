@@ -996,6 +996,11 @@ int sched_render_queue_status(const struct sched_cluster *c, const struct conf_q
 	jset(o, "weight", json_integer(q->weight));
 	jset(o, "may_borrow", json_boolean(q->may_borrow));
 	jset(o, "groups", groups);
+	/* the job caps users are held to (root and operators are exempt) */
+	jset(o, "max_priority", json_integer(q->max_priority));
+	jset(o, "max_npus", json_integer(q->max_npus));
+	jset(o, "max_time_limit_sec", json_integer(q->max_time_limit_sec));
+	jset(o, "default_time_limit_sec", json_integer(q->default_time_limit_sec));
 	jset(o, "used_npus", json_integer(u.used_npus));
 	jset(o, "borrowed_npus", json_integer(u.borrowed_npus));
 	jset(o, "pending", json_integer(u.pending));

@@ -6,7 +6,8 @@
 # daemon's own checks answer: a refused job ctl line is a "refused" event of the job.
 # Then cluster.operator_group: its members (supplementary or primary group) write node
 # health, node and cluster ctl and quotas, which show as 0664 root:<group>; others still
-# cannot.
+# cannot. Then job caps: a stranger's spec over a queue's max_priority, max_npus or
+# max_time_limit is refused at close with the reason, root's and an operator's are not.
 # Usage: test_perms.sh ASCENDFS SRCDIR
 set -u
 ASCENDFS=$(realpath "$1")
@@ -337,6 +338,55 @@ check_eq "an unknown operator_group: the files stay -rw-r--r-- root:root" "-rw-r
 	"$(stat -c '%A %U %G' "$M/nodes/a2-node-01/health")"
 check_contains "and the daemon says so" "operator_group ascop-none-$$ is not a known group" "$(cat "$IT_LOG")"
 check "root still writes health" ok_report a2-node-02
+it_stop
+
+# ---- 6. job caps (issue 14 item 1): a user cannot take the cluster ---------------------
+# A queue's max_priority (default 900), max_npus and max_time_limit bound what a user
+# may ask for; a spec over a cap is refused at close (EACCES) with the reason in
+# jobs/<name>/error and nothing changes; root and operator_group members are exempt.
+make_config "$W/caps.yaml" "$GROUP"
+sed -i 's/^  - name: batch$/  - name: capped\n    max_priority: 500\n    max_npus: 8\n    max_time_limit: 1h\n  - name: batch/' "$W/caps.yaml"
+it_start "$ASCENDFS" "$W/caps.yaml" || exit 1
+fp=$(job_fp rj)
+used=$(json "$M/queues/default/status" 'd["used_npus"]')
+check_eq "caps: root's job rj runs" running "$(cat "$M/jobs/rj/status")"
+check_eq "caps: a stranger's priority-1000 spec for the whole cluster: EACCES at close" \
+	close:EACCES "$(as_stranger "$PY" "$W/fsop.py" create "$M/jobs/grab.yaml" "$(printf 'npus: 16\npriority: 1000')")"
+check_eq "caps: it is rejected" rejected "$(cat "$M/jobs/grab/status")"
+check_contains "caps: its error names the cap, the queue, the uid and who may exceed it" \
+	"priority 1000 exceeds queue \"default\"'s max_priority 900 for uid $STRANGER (only root and members of operator_group \"$GROUP\" may exceed it); lower priority to at most 900 or ask an operator" \
+	"$(cat "$M/jobs/grab/error")"
+check_eq "caps: root's job is unchanged" "$fp" "$(job_fp rj)"
+check_eq "caps: a stranger's 16 NPUs in queue capped (max_npus 8): EACCES" close:EACCES \
+	"$(as_stranger "$PY" "$W/fsop.py" create "$M/jobs/wide.yaml" "$(printf 'npus: 16\nqueue: capped\npriority: low')")"
+check_contains "caps: saying so" "npus 16 exceeds queue \"capped\"'s max_npus 8 for uid $STRANGER" \
+	"$(cat "$M/jobs/wide/error")"
+check_eq "caps: an elastic max over it too" close:EACCES \
+	"$(as_stranger "$PY" "$W/fsop.py" create "$M/jobs/el.yaml" "$(printf 'npus: {min: 1, max: 16}\nqueue: capped')")"
+check_eq "caps: a stranger's time_limit 2h in queue capped (max_time_limit 1h): EACCES" close:EACCES \
+	"$(as_stranger "$PY" "$W/fsop.py" create "$M/jobs/long.yaml" "$(printf 'npus: 1\nqueue: capped\ntime_limit: 2h')")"
+check_contains "caps: saying so" "time_limit 2h exceeds queue \"capped\"'s max_time_limit 1h" \
+	"$(cat "$M/jobs/long/error")"
+check_eq "caps: a draft filled over the cap: EACCES" "ok close:EACCES" \
+	"$(as_stranger "$PY" "$W/fsop.py" mkdir "$M/jobs/dr") $(as_stranger "$PY" "$W/fsop.py" write "$M/jobs/dr/spec" "$(printf 'npus: 1\npriority: 1000')")"
+check_eq "caps: it is rejected" rejected "$(cat "$M/jobs/dr/status")"
+check_eq "caps: root's job still runs, no refused job holds NPUs" "$fp $used" \
+	"$(job_fp rj) $(json "$M/queues/default/status" 'd["used_npus"]')"
+check_eq "caps: a stranger's spec within the caps is accepted" ok \
+	"$(as_stranger "$PY" "$W/fsop.py" create "$M/jobs/fine.yaml" "$(printf 'npus: 1\nqueue: capped')")"
+check_contains "caps: and gets the queue's time limit (max_time_limit, no default_time_limit)" \
+	"time_limit: 1h" "$(cat "$M/jobs/fine/spec")"
+check_eq "caps: an operator may exceed the caps" ok \
+	"$(as_member "$PY" "$W/fsop.py" create "$M/jobs/opjob.yaml" "$(printf 'npus: 1\nqueue: capped\npriority: 1000\ntime_limit: 3h')")"
+check_eq "caps: root may too" ok \
+	"$(fsop create "$M/jobs/rootjob.yaml" "$(printf 'npus: 1\nqueue: capped\npriority: 1000')")"
+check_eq "caps: both are accepted" "running running" \
+	"$(cat "$M/jobs/opjob/status") $(cat "$M/jobs/rootjob/status")"
+check_eq "caps: queues/capped/status shows the caps" "500 8 3600 0" \
+	"$(json "$M/queues/capped/status" '"%s %s %s %s" % (d["max_priority"], d["max_npus"], d["max_time_limit_sec"], d["default_time_limit_sec"])')"
+check_contains "caps: cluster/config shows the cluster default" "  max_priority: 900" \
+	"$(cat "$M/cluster/config")"
+for j in fine opjob rootjob; do echo cancel >"$M/jobs/$j/ctl"; done
 it_stop
 
 it_finish

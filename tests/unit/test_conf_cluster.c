@@ -140,6 +140,11 @@ static void test_cluster_example_a2(void **state)
 	assert_non_null(q);
 	assert_false(q->may_borrow);
 	assert_int_equal(q->group_count, 2);
+	assert_int_equal(q->max_priority, 900);
+	assert_int_equal(q->max_npus, 16);
+	assert_int_equal(q->max_time_limit_sec, 86400);
+	assert_int_equal(q->default_time_limit_sec, 4 * 3600);
+	assert_int_equal(conf_cluster_find_queue(c, "research")->max_npus, 0);
 	assert_null(conf_cluster_find_queue(c, "nope"));
 	assert_null(conf_cluster_find_queue(c, NULL));
 	assert_render_stable(c);
@@ -220,6 +225,122 @@ static void test_cluster_operator_group(void **state)
 	free(yaml);
 	assert_render_stable(c);
 	conf_cluster_free(c);
+}
+
+/*
+ * Job caps (issue 14 item 1): resource: holds the defaults every queue inherits, a queue
+ * overrides them, the implicit "default" queue inherits too, and both render.
+ */
+static void test_cluster_job_caps(void **state)
+{
+	static const char text[] = "resource:\n"
+				   "  max_priority: 700\n"
+				   "  max_npus: 16\n"
+				   "  max_time_limit: 2d\n"
+				   "  default_time_limit: 1d\n"
+				   "queues:\n"
+				   "  - name: prod\n"
+				   "    max_priority: 1000\n"
+				   "    max_npus: 0\n"
+				   "    max_time_limit: 0\n"
+				   "    default_time_limit: 0\n"
+				   "  - name: short\n"
+				   "    max_time_limit: 1h\n"
+				   "  - name: debug\n"
+				   "    max_npus: 8\n"
+				   "    default_time_limit: 30m\n" ONE_SERVER;
+	struct conf_cluster *c = parse_ok(text, strlen(text), "caps.yaml"), *d;
+	const struct conf_queue *q;
+	char *yaml;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(c->max_priority, 700);
+	assert_int_equal(c->max_npus, 16);
+	assert_int_equal(c->max_time_limit_sec, 2 * 86400);
+	assert_int_equal(c->default_time_limit_sec, 86400);
+	q = conf_cluster_find_queue(c, "prod");
+	assert_int_equal(q->max_priority, 1000);
+	assert_int_equal(q->max_npus, 0);
+	assert_int_equal(q->max_time_limit_sec, 0);
+	assert_int_equal(q->default_time_limit_sec, 0);
+	/* the cluster's default time limit is longer than this queue's cap: the cap is it */
+	q = conf_cluster_find_queue(c, "short");
+	assert_int_equal(q->max_priority, 700);
+	assert_int_equal(q->max_npus, 16);
+	assert_int_equal(q->max_time_limit_sec, 3600);
+	assert_int_equal(q->default_time_limit_sec, 3600);
+	q = conf_cluster_find_queue(c, "debug");
+	assert_int_equal(q->max_npus, 8);
+	assert_int_equal(q->max_time_limit_sec, 2 * 86400);
+	assert_int_equal(q->default_time_limit_sec, 1800);
+	q = conf_cluster_find_queue(c, "default");
+	assert_int_equal(q->max_priority, 700);
+	assert_int_equal(q->max_npus, 16);
+	assert_int_equal(q->default_time_limit_sec, 86400);
+	assert_int_equal(conf_cluster_render_yaml(c, &yaml, &len), 0);
+	assert_non_null(strstr(yaml, "  max_priority: 700\n  max_npus: 16\n  max_time_limit: 172800\n"
+				     "  default_time_limit: 86400\n"));
+	assert_non_null(strstr(yaml, "name: short\n"));
+	free(yaml);
+	assert_render_stable(c);
+	/* a queue added later (ascend-sim) inherits the cluster's caps too */
+	assert_int_equal(conf_cluster_add_queue(c, "sim"), 0);
+	q = conf_cluster_find_queue(c, "sim");
+	assert_int_equal(q->max_priority, 700);
+	assert_int_equal(q->max_npus, 16);
+	assert_int_equal(q->max_time_limit_sec, 2 * 86400);
+	assert_int_equal(q->default_time_limit_sec, 86400);
+	conf_cluster_free(c);
+
+	/* without any: users may ask up to "high" (900), nothing else is capped */
+	d = parse_ok(ONE_SERVER, strlen(ONE_SERVER), "min.yaml");
+	assert_int_equal(d->max_priority, 900);
+	assert_int_equal(d->max_npus, 0);
+	assert_int_equal(d->max_time_limit_sec, 0);
+	assert_int_equal(d->default_time_limit_sec, 0);
+	q = conf_cluster_find_queue(d, "default");
+	assert_int_equal(q->max_priority, 900);
+	assert_int_equal(q->max_npus, 0);
+	conf_cluster_free(d);
+}
+
+/* Each bad cap is refused with its place and what to do. */
+static void test_cluster_job_cap_errors(void **state)
+{
+	static const struct {
+		const char *text, *msg;
+	} cases[] = {
+		{ "resource:\n  max_priority: 1001\n" ONE_SERVER,
+		  "caps.yaml:2:17: max_priority: 1001 is out of range; use a whole number from 500 to "
+		  "1000 (a job that sets no priority has 500" },
+		{ "resource:\n  max_priority: 300\n" ONE_SERVER,
+		  "caps.yaml:2:17: max_priority: 300 is out of range; use a whole number from 500 to "
+		  "1000 (a job that sets no priority has 500" },
+		{ "queues:\n  - name: q\n    max_priority: 100\n" ONE_SERVER,
+		  "caps.yaml:3:19: max_priority: 100 is out of range; use a whole number from 500" },
+		{ "resource:\n  max_time_limit: 1h\n  default_time_limit: 2h\n" ONE_SERVER,
+		  "caps.yaml:3:23: default_time_limit: 2h is longer than max_time_limit (3600 "
+		  "seconds)" },
+		{ "queues:\n  - name: q\n    max_time_limit: 10m\n    default_time_limit: 1h\n"
+		  ONE_SERVER,
+		  "caps.yaml:4:25: default_time_limit: 1h is longer than max_time_limit (600 "
+		  "seconds)" },
+		{ "resource:\n  max_npus: 9000000\n" ONE_SERVER,
+		  "caps.yaml:2:13: max_npus: 9000000 is out of range" },
+		{ "queues:\n  - name: q\n    max_time_limit: soon\n" ONE_SERVER,
+		  "caps.yaml:3:21: max_time_limit:" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *msg = parse_fail(cases[i].text, strlen(cases[i].text), "caps.yaml",
+					     -EINVAL);
+
+		if (strncmp(msg, cases[i].msg, strlen(cases[i].msg)) != 0)
+			fail_msg("case %zu: got \"%s\", want a message starting \"%s\"", i, msg,
+				 cases[i].msg);
+	}
 }
 
 static void test_cluster_heartbeat_follows_interval(void **state)
@@ -465,6 +586,8 @@ int main(void)
 		cmocka_unit_test(test_cluster_example_mixed),
 		cmocka_unit_test(test_cluster_defaults),
 		cmocka_unit_test(test_cluster_operator_group),
+		cmocka_unit_test(test_cluster_job_caps),
+		cmocka_unit_test(test_cluster_job_cap_errors),
 		cmocka_unit_test(test_cluster_heartbeat_follows_interval),
 		cmocka_unit_test(test_cluster_ip_canonical_duplicates),
 		cmocka_unit_test(test_cluster_a3_super_pods),

@@ -1207,7 +1207,9 @@ static void test_5000_pending_on_256_servers(void **state)
 			s->npus_min = s->npus = sizes[x % 7];
 			s->npus_max = s->npus_min * 4;
 		}
-		assert_int_equal(sched_job_submit(c, s, FX_UID, FX_GID, adv(0), reason, &j), 0);
+		/* as an operator: priorities up to 1000, no job caps (test_sched_job.c) */
+		assert_int_equal(sched_job_submit_as(c, s, FX_UID, FX_GID, true, adv(0), reason, &j),
+				 0);
 	}
 	submit_ms = ms_since(&t0);
 	for (unsigned k = 0; k < 5; k++) {
@@ -1287,7 +1289,7 @@ static void chaos(const char *type, unsigned servers, unsigned pod, uint64_t see
 			if ((x >> 45) % 6 == 0 && npus <= per) {
 				s->npus_max = per * (1 + (unsigned)((x >> 46) % 3));
 			}
-			sched_job_submit(c, s, FX_UID, FX_GID, adv(0), reason, &j);
+			sched_job_submit_as(c, s, FX_UID, FX_GID, true, adv(0), reason, &j);
 		} else if (op < 55 && next) {
 			snprintf(n, sizeof(n), "j%u", (unsigned)((x >> 8) % next));
 			fx_cancel(c, n, FX_UID, adv(0));

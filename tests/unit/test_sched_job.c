@@ -1325,6 +1325,193 @@ static void test_job_exit_on_a_suspect_server_moves_the_job(void **state)
 	sched_cluster_free(c);
 }
 
+/* submit @spec as @uid (@is_operator: a member of operator_group); the errno */
+static int submit_as(struct sched_cluster *c, struct conf_job_spec *spec, uid_t uid,
+		     bool is_operator, char *reason)
+{
+	reason[0] = '\0';
+	return sched_job_submit_as(c, spec, uid, FX_GID, is_operator, fx_now(), reason, NULL);
+}
+
+static void expect_text(const char *text, const char *needle)
+{
+	if (!strstr(text, needle))
+		fail_msg("\"%s\" lacks \"%s\"", text, needle);
+}
+
+/*
+ * Issue 14 item 1: a user's priority-1000 job for the whole cluster preempted root's
+ * priority-900 job. Job priority above the queue's max_priority (resource default 900)
+ * is refused for users with -EACCES, a reason naming the cap and nothing changed; root
+ * and operators are exempt.
+ */
+static void test_job_priority_cap(void **state)
+{
+	static const char queues[] = "  - name: default\n"
+				     "  - name: batch\n"
+				     "    max_priority: 500\n";
+	struct fx_opts o = { .servers = 2, .queues = queues };
+	struct sched_cluster *c = fx_cluster(&o);
+	char reason[SCHED_REASON_MAX];
+	struct snapshot before;
+	struct sched_job *root_job;
+	uint64_t events;
+
+	(void)state;
+	root_job = fx_submit_spec(c, fx_spec_full("rootjob", 8, NULL, 900), 0);
+	assert_int_equal(root_job->state, SCHED_JOB_RUNNING);
+	take_snapshot(c, &before);
+	events = c->next_event_seq;
+
+	assert_int_equal(submit_as(c, fx_spec_full("grab", 16, NULL, 1000), FX_UID, false,
+				   reason),
+			 -EACCES);
+	expect_text(reason, "priority 1000 exceeds queue \"default\"'s max_priority 900 for "
+			    "uid 1000");
+	expect_text(reason, "only root may exceed it");
+	expect_text(reason, "lower priority to at most 900");
+	assert_null(sched_cluster_find_job(c, "grab"));
+	assert_int_equal(c->next_event_seq, events);
+	expect_same_allocation(c, &before);
+	assert_int_equal(root_job->state, SCHED_JOB_RUNNING);
+	/* sched_job_check says the same and changes nothing either */
+	{
+		struct conf_job_spec *s = fx_spec_full("grab", 16, NULL, 1000);
+
+		assert_int_equal(sched_job_check(c, s, FX_UID, reason), -EACCES);
+		expect_text(reason, "max_priority 900");
+		conf_job_spec_free(s);
+	}
+	/* a queue's own cap */
+	assert_int_equal(submit_as(c, fx_spec_full("b", 8, "batch", 900), FX_UID, false, reason),
+			 -EACCES);
+	expect_text(reason, "priority 900 exceeds queue \"batch\"'s max_priority 500");
+	/* at the cap is fine */
+	fx_submit_spec(c, fx_spec_full("b", 8, "batch", 500), FX_UID);
+	/* an operator and root may exceed it */
+	assert_int_equal(submit_as(c, fx_spec_full("op", 8, "batch", 1000), FX_UID, true, reason),
+			 0);
+	assert_int_equal(submit_as(c, fx_spec_full("r", 8, "batch", 1000), 0, false, reason), 0);
+	fx_check(c);
+	sched_cluster_free(c);
+
+	/* with an operator_group the refusal names it */
+	{
+		static const char text[] = "cluster:\n  operator_group: ascend-ops\n"
+					   "servers:\n  - name: n1\n    host_ip: 10.0.1.1\n"
+					   "    type: atlas800t-a2\n    switch: leaf-1\n";
+		struct conf_cluster *conf = NULL;
+		struct conf_error err;
+
+		assert_int_equal(conf_cluster_parse(text, strlen(text), "ops.yaml", &conf, &err), 0);
+		assert_int_equal(sched_cluster_new(conf, &c), 0);
+		assert_int_equal(submit_as(c, fx_spec_full("x", 8, NULL, 950), FX_UID, false,
+					   reason),
+				 -EACCES);
+		expect_text(reason, "only root and members of operator_group \"ascend-ops\" may "
+				    "exceed it");
+		sched_cluster_free(c);
+	}
+}
+
+/*
+ * Slurm's MaxNodes/MaxTRESPerJob: a queue's max_npus bounds a user's job, and an elastic
+ * job's max too; root and operators are exempt.
+ */
+static void test_job_npus_cap(void **state)
+{
+	static const char queues[] = "  - name: default\n"
+				     "    max_npus: 8\n";
+	struct fx_opts o = { .servers = 4, .queues = queues };
+	struct sched_cluster *c = fx_cluster(&o);
+	char reason[SCHED_REASON_MAX];
+	struct conf_job_spec *s;
+
+	(void)state;
+	assert_int_equal(submit_as(c, fx_spec_full("big", 16, NULL, 500), FX_UID, false, reason),
+			 -EACCES);
+	expect_text(reason, "npus 16 exceeds queue \"default\"'s max_npus 8 for uid 1000");
+	expect_text(reason, "ask for at most 8 NPUs");
+	assert_null(sched_cluster_find_job(c, "big"));
+	s = fx_spec_full("el", 8, NULL, 500);
+	s->npus_max = 32;
+	assert_int_equal(submit_as(c, s, FX_UID, false, reason), -EACCES);
+	expect_text(reason, "npus max 32 exceeds queue \"default\"'s max_npus 8");
+	assert_null(sched_cluster_find_job(c, "el"));
+	fx_submit_spec(c, fx_spec_full("fits", 8, NULL, 500), FX_UID);
+	assert_int_equal(submit_as(c, fx_spec_full("op", 16, NULL, 500), FX_UID, true, reason), 0);
+	assert_int_equal(submit_as(c, fx_spec_full("root", 16, NULL, 500), 0, false, reason), 0);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/*
+ * Slurm's MaxTime and DefaultTime: a user's time_limit above the queue's max_time_limit
+ * is refused; a spec without one gets default_time_limit (or max_time_limit when the
+ * queue has no default), root's included; root and operators may ask for more.
+ */
+static void test_job_time_limit_cap(void **state)
+{
+	static const char queues[] = "  - name: default\n"
+				     "    max_time_limit: 4h\n"
+				     "    default_time_limit: 1h\n"
+				     "  - name: short\n"
+				     "    max_time_limit: 30m\n";
+	struct fx_opts o = { .servers = 4, .queues = queues };
+	struct sched_cluster *c = fx_cluster(&o);
+	char reason[SCHED_REASON_MAX];
+	struct conf_job_spec *s;
+	struct sched_job *j;
+
+	(void)state;
+	s = fx_spec_full("long", 8, NULL, 500);
+	s->time_limit_sec = 5 * 3600;
+	assert_int_equal(submit_as(c, s, FX_UID, false, reason), -EACCES);
+	expect_text(reason, "time_limit 5h exceeds queue \"default\"'s max_time_limit 4h for "
+			    "uid 1000");
+	assert_null(sched_cluster_find_job(c, "long"));
+	j = fx_submit_spec(c, fx_spec_full("plain", 8, NULL, 500), FX_UID);
+	assert_int_equal(j->spec->time_limit_sec, 3600);
+	expect_text(j->spec_text, "time_limit: 1h");
+	j = fx_submit_spec(c, fx_spec_full("sh", 8, "short", 500), FX_UID);
+	assert_int_equal(j->spec->time_limit_sec, 1800);
+	j = fx_submit_spec(c, fx_spec_full("rootplain", 8, NULL, 500), 0);
+	assert_int_equal(j->spec->time_limit_sec, 3600);
+	s = fx_spec_full("oplong", 8, NULL, 500);
+	s->time_limit_sec = 5 * 3600;
+	assert_int_equal(submit_as(c, s, FX_UID, true, reason), 0);
+	assert_int_equal(sched_cluster_find_job(c, "oplong")->spec->time_limit_sec, 5 * 3600);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/*
+ * No way around the caps after submission: resubmitting a finished job's name and
+ * filling a draft go through the same check (a refused draft stays a draft).
+ */
+static void test_job_caps_on_resubmission_and_drafts(void **state)
+{
+	struct sched_cluster *c = cluster_of(2);
+	char reason[SCHED_REASON_MAX];
+	struct sched_job *j;
+
+	(void)state;
+	assert_int_equal(sched_job_reject(c, "again", FX_UID, FX_GID, "bad spec", fx_now()), 0);
+	j = sched_cluster_find_job(c, "again");
+	assert_true(sched_job_state_is_terminal(j->state));
+	assert_int_equal(submit_as(c, fx_spec_full("again", 8, NULL, 1000), FX_UID, false,
+				   reason),
+			 -EACCES);
+	assert_ptr_equal(sched_cluster_find_job(c, "again"), j);
+	assert_int_equal(j->state, SCHED_JOB_REJECTED);
+	assert_int_equal(sched_job_create_draft(c, "dr", FX_UID, FX_GID, fx_now(), NULL), 0);
+	assert_int_equal(submit_as(c, fx_spec_full("dr", 8, NULL, 1000), FX_UID, false, reason),
+			 -EACCES);
+	assert_int_equal(sched_cluster_find_job(c, "dr")->state, SCHED_JOB_DRAFT);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1362,6 +1549,10 @@ int main(void)
 		cmocka_unit_test(test_job_generation_waits_for_the_checkpoint_scan),
 		cmocka_unit_test(test_job_scan_wait_is_not_run_time),
 		cmocka_unit_test(test_job_exit_on_a_suspect_server_moves_the_job),
+		cmocka_unit_test(test_job_priority_cap),
+		cmocka_unit_test(test_job_npus_cap),
+		cmocka_unit_test(test_job_time_limit_cap),
+		cmocka_unit_test(test_job_caps_on_resubmission_and_drafts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

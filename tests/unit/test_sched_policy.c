@@ -102,7 +102,7 @@ static void test_preempt_never_equal_priority_or_when_off(void **state)
 	b = submit(c, spec("b", 8, "prod", 500, 0));
 	expect_state(b, SCHED_JOB_PENDING);
 	expect_state(a, SCHED_JOB_RUNNING);
-	b = submit(c, spec("c", 8, "batch", 1000, 0)); /* a lower queue priority wins nothing */
+	b = submit(c, spec("c", 8, "batch", 900, 0)); /* a lower queue priority wins nothing */
 	expect_state(b, SCHED_JOB_PENDING);
 	expect_state(a, SCHED_JOB_RUNNING);
 	expect_reasons(c);
@@ -664,6 +664,42 @@ static void test_elastic_grows_after_delay(void **state)
 	sched_cluster_free(c);
 }
 
+/*
+ * A queue's max_npus bounds an elastic job's max (Slurm's MaxNodes applies to the upper
+ * end of a node range too): a user's range above it is refused, one within it grows no
+ * further than its max however much is free, and an operator's may exceed it.
+ */
+static void test_elastic_max_bounded_by_queue_max_npus(void **state)
+{
+	static const char queues[] = "  - name: default\n"
+				     "    max_npus: 16\n";
+	struct fx_opts o = { .servers = 4, .queues = queues };
+	struct sched_cluster *c = fx_cluster(&o);
+	char reason[SCHED_REASON_MAX] = "";
+	struct sched_job *e, *op = NULL;
+
+	(void)state;
+	assert_int_equal(sched_job_submit(c, elastic("wide", 8, 32), FX_UID, FX_GID, adv(1),
+					  reason, NULL),
+			 -EACCES);
+	if (!strstr(reason, "npus max 32 exceeds queue \"default\"'s max_npus 16"))
+		fail_msg("reason: %s", reason);
+	assert_null(sched_cluster_find_job(c, "wide"));
+	e = run(c, elastic("e", 8, 16));
+	sched_tick(c, adv(1));
+	assert_int_equal(sched_job_total_npus(e), 16); /* 16 NPUs idle, but 16 is its max */
+	sched_cluster_free(c);
+
+	c = fx_cluster(&o);
+	assert_int_equal(sched_job_submit_as(c, elastic("op", 8, 32), FX_UID, FX_GID, true,
+					     adv(1), reason, &op),
+			 0);
+	sched_tick(c, adv(1));
+	assert_int_equal(sched_job_total_npus(op), 32);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
 /* An elastic job does not grow while another job waits for those NPUs. */
 static void test_elastic_no_growth_while_others_wait(void **state)
 {
@@ -791,6 +827,7 @@ int main(void)
 		cmocka_unit_test(test_elastic_start_grow_shrink),
 		cmocka_unit_test(test_elastic_no_growth_while_others_wait),
 		cmocka_unit_test(test_elastic_grows_after_delay),
+		cmocka_unit_test(test_elastic_max_bounded_by_queue_max_npus),
 		cmocka_unit_test(test_fine_grained_sharing_on_rings),
 		cmocka_unit_test(test_random_mix_keeps_invariants),
 	};

@@ -1027,6 +1027,11 @@ static void test_queue_status_usage_and_borrowing(void **state)
 	assert_int_equal(json_array_size(g), 2);
 	assert_string_equal(json_string_value(json_array_get(g, 0)), "ml-research");
 	assert_string_equal(json_string_value(json_array_get(g, 1)), "infra");
+	/* the job caps users are held to: the cluster's defaults here */
+	assert_int_equal(jint(o, "max_priority"), 900);
+	assert_int_equal(jint(o, "max_npus"), 0);
+	assert_int_equal(jint(o, "max_time_limit_sec"), 0);
+	assert_int_equal(jint(o, "default_time_limit_sec"), 0);
 	assert_int_equal(jint(o, "used_npus"), 0);
 	assert_int_equal(jint(o, "borrowed_npus"), 0);
 	assert_int_equal(jint(o, "pending"), 0);
