@@ -422,7 +422,10 @@ int sched_job_reject(struct sched_cluster *c, const char *name, uid_t uid, gid_t
  * (stop_to cancelled, event "cancelled" with state "stopping"): it leaves its servers'
  * jobs lists, so the agents SIGTERM its processes, and it keeps its NPUs until they are
  * gone (see SCHED_JOB_STOPPING: the agents' `running` lines, or stop_deadline_usec);
- * then it is cancelled and a pass runs. A job already stopping keeps its deadline and
+ * then it is cancelled and a pass runs. A server that has never reported has no agent:
+ * nothing there starts or stops processes or reports them gone, so its share counts as
+ * gone at once (a cluster without agents cancels at once, as before). A job already
+ * stopping keeps its deadline and
  * ends cancelled (stop_cancelled). Cancelling a terminal job, or again a job stopping
  * to cancelled, is a no-op returning 0. Returns -ENOENT, -EPERM.
  */

@@ -681,7 +681,13 @@ void sched_job_begin_stop(struct sched_cluster *c, struct sched_job *j, enum sch
 	sched_job_transition(c, j, SCHED_JOB_STOPPING, kind, now_usec, reason);
 }
 
-/* Stop running @j towards terminal @to for @why (event @kind), the wait said in its reason. */
+/*
+ * Stop running @j towards terminal @to for @why (event @kind), the wait said in its
+ * reason. A server that has never reported has no agent: nothing started processes
+ * there that anything would stop or report gone, so its slice is gone at once (with no
+ * agent anywhere, the job ends at once, as before agents said what runs). The caller
+ * then calls sched_job_stop_check_gone().
+ */
 static void begin_terminal_stop(struct sched_cluster *c, struct sched_job *j,
 				enum sched_job_state to, enum sched_event_kind kind,
 				uint64_t now_usec, const char *why)
@@ -692,6 +698,12 @@ static void begin_terminal_stop(struct sched_cluster *c, struct sched_job *j,
 		 "in %u s at the latest)", why,
 		 (unsigned)(sched_stop_overhead_usec(c) / 1000000u));
 	sched_job_begin_stop(c, j, to, kind, now_usec, reason);
+	for (size_t i = 0; i < j->slice_count; i++) {
+		const struct sched_server *s = &c->servers[j->slices[i].server];
+
+		if (s->state == SCHED_SERVER_UNKNOWN && !s->last_report_usec)
+			j->slices[i].gone = true;
+	}
 }
 
 static enum sched_event_kind end_kind(enum sched_job_state to)
@@ -772,6 +784,7 @@ void sched_job_fail_stop(struct sched_cluster *c, struct sched_job *j, uint64_t 
 			 const char *why)
 {
 	begin_terminal_stop(c, j, SCHED_JOB_FAILED, SCHED_EV_FAILED, now_usec, why);
+	sched_job_stop_check_gone(c, j, now_usec);
 }
 
 /*
@@ -825,6 +838,8 @@ int sched_job_cancel(struct sched_cluster *c, const char *name, uid_t uid, uint6
 	if (j->slice_count) {
 		/* its processes may run on: the NPUs stay with it until they are gone */
 		begin_terminal_stop(c, j, SCHED_JOB_CANCELLED, SCHED_EV_CANCELLED, now_usec, why);
+		if (sched_job_stop_check_gone(c, j, now_usec))
+			sched_schedule(c, now_usec);
 		return 0;
 	}
 	sched_job_transition(c, j, SCHED_JOB_CANCELLED, SCHED_EV_CANCELLED, now_usec, why);
@@ -843,6 +858,8 @@ int sched_job_complete(struct sched_cluster *c, const char *name, uid_t uid, uin
 		return -EBUSY;
 	begin_terminal_stop(c, j, SCHED_JOB_COMPLETED, SCHED_EV_COMPLETED, now_usec,
 			    "every rank finished");
+	if (sched_job_stop_check_gone(c, j, now_usec))
+		sched_schedule(c, now_usec);
 	return 0;
 }
 
@@ -958,6 +975,8 @@ int sched_job_process_exit(struct sched_cluster *c, const char *name, uid_t uid,
 		else
 			snprintf(why, sizeof(why), "msrun on %s exited with status %d", server, code);
 		sched_job_restart(c, j, now_usec, why, (int)j->slices[slice].server);
+		if (j->state != SCHED_JOB_RUNNING && j->state != SCHED_JOB_STOPPING)
+			sched_schedule(c, now_usec); /* it failed, and its NPUs are free */
 		return 0;
 	}
 	j->exited_ok[idx] = true;
@@ -989,7 +1008,7 @@ int sched_job_note_refusal(struct sched_cluster *c, const char *name, const char
 int sched_job_remove(struct sched_cluster *c, const char *name, uid_t uid, uint64_t now_usec)
 {
 	struct sched_job *j;
-	bool active;
+	bool active, freed = false;
 	int r = job_for_owner(c, name, uid, &j);
 
 	if (r < 0)
@@ -1002,14 +1021,24 @@ int sched_job_remove(struct sched_cluster *c, const char *name, uid_t uid, uint6
 		else
 			begin_terminal_stop(c, j, SCHED_JOB_CANCELLED, SCHED_EV_CANCELLED,
 					    now_usec, "removed (rmdir) while active");
-		if (!j->stop_forget) {
-			j->stop_forget = true;
-			j->version++;
-			sched_event_add(c, now_usec, SCHED_EV_REMOVED, j, NULL, -1,
-					"job directory removed while its processes may run: the "
-					"record stays until its NPUs are released");
+		/* on servers without an agent there is nothing to wait for */
+		r = sched_job_stop_check_gone(c, j, now_usec);
+		if (r == 2) { /* an earlier rmdir's record, dropped now */
+			sched_schedule(c, now_usec);
+			return 0;
 		}
-		return 0;
+		freed = r == 1;
+		if (!freed) {
+			if (!j->stop_forget) {
+				j->stop_forget = true;
+				j->version++;
+				sched_event_add(c, now_usec, SCHED_EV_REMOVED, j, NULL, -1,
+						"job directory removed while its processes may "
+						"run: the record stays until its NPUs are "
+						"released");
+			}
+			return 0;
+		}
 	}
 	active = !sched_job_state_is_terminal(j->state);
 	if (active)
@@ -1017,7 +1046,7 @@ int sched_job_remove(struct sched_cluster *c, const char *name, uid_t uid, uint6
 				     "removed (rmdir) while active");
 	sched_event_add(c, now_usec, SCHED_EV_REMOVED, j, NULL, -1, "job directory removed");
 	jobs_remove_at(c, (size_t)job_index(c, name));
-	if (active) /* forgetting a finished job frees nothing */
+	if (active || freed) /* forgetting a finished job frees nothing */
 		sched_schedule(c, now_usec);
 	return 0;
 }

@@ -89,6 +89,17 @@ for line in open(sys.argv[1]):
         print(int(t.replace(tzinfo=d.timezone.utc).timestamp() * 1000))
         break' "$M/cluster/events" "$1"
 }
+# stop_ms JOB: epoch ms of JOB's first event in state stopping
+stop_ms() {
+	python3 -c '
+import json, sys, datetime as d
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e["state"] == "stopping":
+        t = d.datetime.strptime(e["time"], "%Y-%m-%dT%H:%M:%S.%fZ")
+        print(int(t.replace(tzinfo=d.timezone.utc).timestamp() * 1000))
+        break' "$M/jobs/$1/events"
+}
 # log_ms PATTERN FILES...: epoch ms of the last agent log line matching PATTERN
 log_ms() {
 	local p=$1 t
@@ -347,8 +358,8 @@ if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
 	opids=$(sed -n 's/.*job owned generation 1 rank [0-9]*: started pid \([0-9]*\):.*/\1/p' "$W/agent-$O_SERVER.log" | xargs)
 	t0=$(now_ms)
 	setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "echo cancel > '$M/jobs/owned/ctl'"
-	check_eq "its owner cancels it: stopping while its processes run" stopping "$(status_of owned)"
-	check_eq "status.json names the state it ends in" cancelled "$(json "$M/jobs/owned/status.json" 'd["stop_to"]')"
+	check_contains "its owner cancels it: stopping while its processes run" \
+		'"state":"stopping","reason":"cancelled by its owner; stopping' "$(cat "$M/jobs/owned/events")"
 	gone() { for p in $opids; do kill -0 "$p" 2>/dev/null && return 1; done; return 0; }
 	if [ -n "$opids" ] && wait_until $((GRACE + 5)) gone; then
 		ok "processes that ignore SIGTERM are killed after the grace period ($(($(now_ms) - t0)) ms)"
@@ -378,7 +389,6 @@ command: "trap '' TERM; exec sleep 300"
 EOF
 H_SERVER=$(servers_of hold)
 wait_until 10 grep -q "job hold generation 1 (node rank 0): started pid" "$W/agent-$H_SERVER.log"
-hpid=$(sed -n 's/.*job hold generation 1 (node rank 0): started pid \([0-9]*\):.*/\1/p' "$W/agent-$H_SERVER.log")
 for n in $SERVERS; do [ "$n" = "$H_SERVER" ] || echo cordon >"$M/nodes/$n/ctl"; done
 submit next <<EOF
 name: next
@@ -386,27 +396,26 @@ npus: 8
 command: "exec sleep 300"
 EOF
 check_eq "next waits for hold's server" pending "$(status_of next)"
-t0=$(now_ms)
 echo cancel >"$M/jobs/hold/ctl"
-check_eq "cancelled hold is stopping" stopping "$(status_of hold)"
-check_eq "its NPUs stay held" 8 "$(json "$M/jobs/hold/status.json" 'd["npus_allocated"]')"
-check_eq "next is not placed on them" pending "$(status_of next)"
-overlap=0
-while [ "$(status_of next)" != running ] && [ $(($(now_ms) - t0)) -lt $((GRACE * 1000 + 8000)) ]; do
-	[ -n "$hpid" ] && kill -0 "$hpid" 2>/dev/null || break
-	sleep 0.02
-done
-while [ "$(status_of next)" != running ] && [ $(($(now_ms) - t0)) -lt $((GRACE * 1000 + 8000)) ]; do
-	sleep 0.02
-done
-t_next=$(now_ms)
-# next may run only once hold's process is gone (SIGKILL after the grace period)
-[ "$(status_of next)" = running ] && [ -n "$hpid" ] && ! kill -0 "$hpid" 2>/dev/null && overlap=0 || overlap=1
-check_eq "next starts, and hold's process is gone" "running 0" "$(status_of next) $overlap"
-hold_ms=$((t_next - t0))
-[ "$hold_ms" -ge $((GRACE * 1000)) ] && ok "not before the grace period's SIGKILL ($hold_ms ms)" ||
-	not_ok "not before the grace period's SIGKILL" "$hold_ms ms"
+# what follows is judged by recorded times (events, status.json, agent logs), not by when
+# this shell gets to look: on a loaded machine a check can run seconds late
+check_contains "cancelled hold is stopping, its NPUs held" \
+	'"state":"stopping","reason":"cancelled by its owner; stopping: its NPUs stay held until its processes are gone' \
+	"$(cat "$M/jobs/hold/events")"
+t0=$(stop_ms hold)
+wait_until $((GRACE + 10)) bash -c "[ \"\$(cat '$M/jobs/next/status')\" = running ]"
+check_eq "next starts once hold has stopped" running "$(status_of next)"
 check_eq "hold ends cancelled" cancelled "$(status_of hold)"
+t_next=$(iso_ms "$(json "$M/jobs/next/status.json" 'd["started"]')")
+t_gone=$(log_ms "job hold generation 1 (node rank 0): pid .* ended after the stop" "$W/agent-$H_SERVER.log")
+if [ -n "$t_gone" ] && [ -n "$t_next" ] && [ "$t_next" -ge "$t_gone" ]; then
+	ok "next started $((t_next - t_gone)) ms after hold's process ended (SIGKILL after the grace period)"
+else
+	not_ok "next started only after hold's process ended" "next started at ${t_next:-?}, hold's process ended at ${t_gone:-?}"
+fi
+hold_ms=$((${t_next:-0} - ${t0:-0}))
+[ "$hold_ms" -ge $((GRACE * 1000)) ] && ok "not before the grace period's SIGKILL ($hold_ms ms after the cancel)" ||
+	not_ok "not before the grace period's SIGKILL" "$hold_ms ms"
 check_fails "released by its agent's report, not by the stop deadline" \
 	grep -q "stop deadline" "$M/jobs/hold/status.json"
 # the converse: a process that dies on SIGTERM frees the NPUs at once, not after 3 s
@@ -418,10 +427,10 @@ npus: 8
 command: "exec sleep 300"
 EOF
 check_eq "after waits for next's server" pending "$(status_of after)"
-t0=$(now_ms)
 echo cancel >"$M/jobs/next/ctl"
 wait_until $((GRACE + 8)) bash -c "[ \"\$(cat '$M/jobs/after/status')\" = running ]"
-quick_ms=$(($(now_ms) - t0))
+t0=$(stop_ms next)
+quick_ms=$(($(iso_ms "$(json "$M/jobs/after/status.json" 'd["started"]')") - ${t0:-0}))
 deadline_ms=$(((GRACE + 1) * 1000))
 [ "$quick_ms" -lt $((deadline_ms / 2)) ] &&
 	ok "a job whose process exits at once frees its NPUs in $quick_ms ms (deadline $deadline_ms ms)" ||

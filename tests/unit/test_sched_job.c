@@ -874,6 +874,15 @@ static void report_plain(struct sched_cluster *c, unsigned server, uint64_t now)
 	fx_check(c);
 }
 
+/* Every server of @c has an agent: one report each (no `running` line yet). */
+static void agents_on(struct sched_cluster *c)
+{
+	uint64_t now = fx_now();
+
+	for (unsigned i = 0; i < c->server_count; i++)
+		report_plain(c, i, now);
+}
+
 /* status.json of @j contains @needle. */
 static void expect_status_json(const struct sched_cluster *c, const struct sched_job *j,
 			       const char *needle)
@@ -899,6 +908,7 @@ static void test_job_cancel_holds_npus_until_processes_gone(void **state)
 	uint64_t t;
 
 	(void)state;
+	agents_on(c);
 	a = fx_run(c, "a", 8);
 	b = fx_submit(c, "b", 8);
 	assert_int_equal(sched_job_cancel(c, "a", FX_UID, t = fx_now()), 0);
@@ -940,6 +950,7 @@ static void test_job_cancel_deadline_frees_without_reports(void **state)
 	struct sched_job *a, *b;
 
 	(void)state;
+	agents_on(c);
 	a = fx_run(c, "a", 8);
 	b = fx_submit(c, "b", 8);
 	assert_int_equal(sched_job_cancel(c, "a", 0, fx_now()), 0);
@@ -962,6 +973,7 @@ static void test_job_stop_waits_for_every_server(void **state)
 	struct sched_job *a, *b;
 
 	(void)state;
+	agents_on(c);
 	a = fx_run(c, "a", 16);
 	b = fx_submit(c, "b", 8);
 	assert_int_equal(b->state, SCHED_JOB_PENDING);
@@ -992,6 +1004,7 @@ static void test_job_timeout_stop_ends_when_gone(void **state)
 	uint64_t t;
 
 	(void)state;
+	agents_on(c);
 	spec->time_limit_sec = 60;
 	a = fx_submit_spec(c, spec, FX_UID);
 	b = fx_submit(c, "b", 8);
@@ -1017,6 +1030,7 @@ static void test_job_cancel_while_stopping_ends_cancelled(void **state)
 	uint64_t t, deadline;
 
 	(void)state;
+	agents_on(c);
 	spec->time_limit_sec = 60;
 	a = fx_submit_spec(c, spec, FX_UID);
 	t = a->run_since_usec + 60 * 1000000ull;
@@ -1045,6 +1059,7 @@ static void test_job_exit_completion_waits_for_running_lines(void **state)
 	struct sched_job *a, *b;
 
 	(void)state;
+	agents_on(c);
 	a = fx_run(c, "a", 16);
 	b = fx_submit(c, "b", 16);
 	report_running(c, 0, "a/1", fx_now()); /* node-0's agent sends running lines */
@@ -1083,6 +1098,7 @@ static void test_job_fail_holds_npus(void **state)
 	struct sched_job *a, *b;
 
 	(void)state;
+	agents_on(c);
 	spec->max_restarts = 0;
 	a = fx_submit_spec(c, spec, FX_UID);
 	b = fx_submit(c, "b", 8);
@@ -1114,6 +1130,7 @@ static void test_job_remove_running_keeps_record_until_stopped(void **state)
 	struct sched_job *a, *b;
 
 	(void)state;
+	agents_on(c);
 	a = fx_run(c, "a", 8);
 	b = fx_submit(c, "b", 8);
 	assert_int_equal(sched_job_remove(c, "a", FX_UID, fx_now()), 0);
@@ -1149,6 +1166,7 @@ static void test_job_count_limit_keeps_stopping_records(void **state)
 	struct sched_job *a;
 
 	(void)state;
+	agents_on(c);
 	c->conf->max_job_count = 2;
 	a = fx_run(c, "a", 8);
 	fx_run(c, "b", 8);
@@ -1162,6 +1180,28 @@ static void test_job_count_limit_keeps_stopping_records(void **state)
 	assert_int_equal(a->state, SCHED_JOB_CANCELLED);
 	fx_run(c, "c", 1); /* now a's finished record may go */
 	assert_null(sched_cluster_find_job(c, "a"));
+	sched_cluster_free(c);
+}
+
+
+/* Where no agent ever reported, nothing runs processes or reports them gone: a cancel,
+ * complete or rmdir frees the NPUs at once, as before agents said what runs. */
+static void test_job_cancel_without_agents_frees_at_once(void **state)
+{
+	struct sched_cluster *c = cluster_of(1);
+	struct sched_job *a, *b;
+
+	(void)state;
+	a = fx_run(c, "a", 8);
+	b = fx_submit(c, "b", 8);
+	assert_int_equal(sched_job_cancel(c, "a", FX_UID, fx_now()), 0);
+	assert_int_equal(a->state, SCHED_JOB_CANCELLED);
+	assert_string_equal(a->reason, "cancelled by its owner");
+	assert_int_equal(b->state, SCHED_JOB_RUNNING);
+	assert_int_equal(sched_job_remove(c, "b", FX_UID, fx_now()), 0);
+	assert_null(sched_cluster_find_job(c, "b"));
+	assert_int_equal(c->npus_allocated, 0);
+	fx_check(c);
 	sched_cluster_free(c);
 }
 
@@ -1553,6 +1593,7 @@ int main(void)
 		cmocka_unit_test(test_job_npus_cap),
 		cmocka_unit_test(test_job_time_limit_cap),
 		cmocka_unit_test(test_job_caps_on_resubmission_and_drafts),
+		cmocka_unit_test(test_job_cancel_without_agents_frees_at_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

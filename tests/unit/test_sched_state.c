@@ -682,6 +682,8 @@ static void test_state_stopping_cancel_survives_restart(void **state)
 	char why[SCHED_REASON_MAX];
 
 	(void)state;
+	report(a, 0, "node OK\n", adv(1)); /* agents run on node-0 and node-3 */
+	report(a, 3, "node OK\n", adv(1));
 	run_on(a, spec("held", 8, NULL, 500, 0), 0);
 	run_on(a, spec("on-three", 8, NULL, 500, 0), 3);
 	assert_int_equal(sched_job_cancel(a, "held", FX_UID, adv(1)), 0);
