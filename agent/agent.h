@@ -262,18 +262,28 @@ int agent_env_merge(char *const *base, const struct agent_env *over, char ***ret
  * reaches all its descendants (a setsid, a double fork), a restarted agent finds what
  * it left, and its CPU and memory use is accounted (README "Cluster deployment"):
  *
- *     <root>/node-<node>/job-<job>.g<generation>/{node,rank-<rank>}
+ *     <root>/node-<node>-<hash>/job-<job>.g<generation>/{node,rank-<rank>}
  *
  * <root> is --cgroup-root, else the agent's own cgroup (the "0::" line of
  * /proc/self/cgroup, below the cgroup2 mount of /proc/self/mountinfo); when that cgroup
  * is a leaf named "agent" (where the agent moved itself, or systemd's
- * DelegateSubgroup=agent put it), its parent. One directory per node keeps agents that
- * share a root (tests, several nodes on one machine) apart; one leaf per process (the
+ * DelegateSubgroup=agent put it), its parent. One directory per node and mount keeps
+ * agents that share a root (tests, several nodes on one machine) apart; one leaf per
+ * process (the
  * msrun process of the server, or each rank) tells which of them still runs. Job and
  * node names are [a-z0-9._-] (conf_name_is_valid()), so they need no escaping; the
  * "job-" and "node-" prefixes keep them clear of the kernel's "cgroup." and controller
  * file names, and the generation is the number after the last ".g".
  */
+
+/*
+ * agent_cgroup_node_name() - "node-<node>-<8 hex digits>" into @ret (@len bytes): the
+ * digits are the FNV-1a hash of @mount (the --mount path as given), so that agents of
+ * two ascendfs mounts that use the same node names (tests) keep apart, and an agent
+ * restarted with the same --mount finds its directory again.
+ * Returns 0, -EINVAL (@node is not a server name) or -ENAMETOOLONG.
+ */
+int agent_cgroup_node_name(const char *node, const char *mount, char *ret, size_t len);
 
 /* Longest cgroup directory name the agent makes ("job-" NAME ".g" 4294967295). */
 #define AGENT_CGROUP_NAME_MAX (CONF_NAME_MAX + 20)

@@ -8,6 +8,7 @@
  * "populated", cpu.stat's usage_usec) and of cgroups(7) and proc(5).
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,19 @@
 #include "agent_internal.h"
 
 #define JOB_PREFIX "job-"
+
+int agent_cgroup_node_name(const char *node, const char *mount, char *ret, size_t len)
+{
+	uint32_t h = 2166136261u; /* FNV-1a, 32 bits */
+	int n;
+
+	if (!conf_name_is_valid(node) || !mount)
+		return -EINVAL;
+	for (const unsigned char *p = (const unsigned char *)mount; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	n = snprintf(ret, len, "node-%s-%08x", node, (unsigned)h);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
 
 int agent_cgroup_job_name(const char *job, unsigned generation, char *ret, size_t len)
 {

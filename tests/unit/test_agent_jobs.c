@@ -451,6 +451,15 @@ static void test_cgroup_job_name_round_trip(void **state)
 	assert_int_equal(agent_cgroup_job_name(max, 4294967295u, name, sizeof(name)), 0);
 	assert_int_equal(agent_cgroup_parse_job_name(name, job, &g), 0);
 	assert_string_equal(job, max);
+	/* the node's directory: its name and a hash of the mount path */
+	assert_int_equal(agent_cgroup_node_name("a2-node-01", "/ascend", name, sizeof(name)), 0);
+	assert_int_equal(strncmp(name, "node-a2-node-01-", 16), 0);
+	assert_int_equal(strlen(name), 16 + 8);
+	assert_int_equal(agent_cgroup_node_name("a2-node-01", "/ascend", job, sizeof(job)), 0);
+	assert_string_equal(job, name); /* the same mount: the same directory */
+	assert_int_equal(agent_cgroup_node_name("a2-node-01", "/tmp/m", job, sizeof(job)), 0);
+	assert_string_not_equal(job, name);
+	assert_int_equal(agent_cgroup_node_name("../x", "/ascend", job, sizeof(job)), -EINVAL);
 	/* no path separators or dot names can be made: job names are checked */
 	assert_int_equal(agent_cgroup_job_name("../x", 1, name, sizeof(name)), -EINVAL);
 	assert_int_equal(agent_cgroup_job_name("a/b", 1, name, sizeof(name)), -EINVAL);
