@@ -112,6 +112,14 @@ char *agent_time_text(char *buf, size_t len);
  * were stopped by its SIGTERM) is reported as killed (137), so that the daemon restarts
  * the job from its checkpoint rather than leaving one server's share missing.
  *
+ * With per-job cgroups (agent.h, agent_cgroups_init()), each process joins its leaf
+ * cgroup before exec and gets no PR_SET_PDEATHSIG; a stop signals every process of the
+ * cgroup and ends with cgroup.kill; a run's cgroup is removed when the run is dropped.
+ * At the first listing it reads, the launcher looks at the cgroups an earlier agent
+ * left: a listed generation whose leaf still holds processes is adopted (not started;
+ * its end is seen when the leaf empties and reported with the status recorded in the
+ * state file, else EXIT_LOST, 137), an unlisted one is stopped and removed.
+ *
  * Single-threaded: every function is called from the agent's loop. The caller reaps no
  * children of its own while the launcher has any (it waits for specific pids only).
  */
