@@ -228,8 +228,9 @@ static void check_ips(struct sched_cluster *c, struct sched_server *s,
 /*
  * Keep what the report says each job generation's cgroup used on @server: per server,
  * the newest generation reported (an older one still stopping there reports too). No
- * event and no job version (not a state change, nothing to save or announce): only the
- * cluster's version, so that status.json is rendered again.
+ * event and no version, of the job or the cluster: not a state change, nothing to save
+ * or announce (a version bump with every report would make every report wait for the
+ * store); the daemon renders status.json afresh at every open (fs_snapshot()).
  */
 static void note_usage(struct sched_cluster *c, unsigned server,
 		       const struct conf_health_report *r)
@@ -255,9 +256,6 @@ static void note_usage(struct sched_cluster *c, unsigned server,
 		}
 		if (u->generation < e->generation)
 			continue;
-		if (e->generation != u->generation || e->cpu_usec != u->cpu_usec ||
-		    e->memory_bytes != u->memory_bytes)
-			c->version++;
 		e->generation = u->generation;
 		e->cpu_usec = u->cpu_usec;
 		e->memory_bytes = u->memory_bytes;

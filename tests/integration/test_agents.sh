@@ -281,6 +281,10 @@ t_kill=$(now_ms)
 kill -KILL "${AGENT_PID[$LOST]}"
 wait "${AGENT_PID[$LOST]}" 2>/dev/null
 unset "AGENT_PID[$LOST]"
+# (hb runs 5 s: see at once whether its process outlived the agent)
+if [ -n "$CGROOT" ]; then
+	check "the dead agent's process outlives it in its cgroup" kill -0 "${lost_pid:-0}"
+fi
 # 3 intervals of silence, the daemon's 1 s heartbeat check, slack for slow builds
 if wait_until 8 bash -c "[ \"\$(python3 -c 'import json;print(json.load(open(\"$M/nodes/$LOST/info\"))[\"state\"])')\" = unreachable ]"; then
 	ok "$LOST is unreachable after its agent was killed"
@@ -307,16 +311,21 @@ if [ -z "$CGROOT" ]; then
 		not_ok "the dead agent's process died with it (PR_SET_PDEATHSIG)" "pid '$lost_pid'"
 	fi
 else
-	# in a cgroup it outlives the agent; the restarted agent stops what is not listed
-	check "the dead agent's process outlives it in its cgroup" kill -0 "${lost_pid:-0}"
+	# the restarted agent stops what is not listed (unless it ended on its own by then)
+	still=0
+	all_gone "$lost_pid" || still=1
 	start_agent "$LOST"
 	if wait_until $((GRACE + 8)) all_gone "$lost_pid"; then
 		ok "the restarted agent stops the generation it no longer runs"
 	else
 		not_ok "the restarted agent stops the generation it no longer runs" "pid '$lost_pid'; $(tail -n5 "$W/agent-$LOST.log")"
 	fi
-	check_contains "and says so" "job hb generation 1: an earlier agent left its processes running" \
-		"$(cat "$W/agent-$LOST.log")"
+	if [ "$still" = 1 ]; then
+		check_contains "and says so" "job hb generation 1: an earlier agent left its processes running" \
+			"$(cat "$W/agent-$LOST.log")"
+	else
+		echo "# hb's generation 1 ended on its own before its agent restarted (slow machine)"
+	fi
 	wait_until 5 bash -c "! ls -d $(job_cgroup "$LOST" hb 1) >/dev/null 2>&1"
 	check_fails "and removes its cgroup" ls -d $(job_cgroup "$LOST" hb 1)
 fi
