@@ -276,6 +276,96 @@ int agent_env_head_mount(const struct agent_env *env, const char *job, char *ret
  */
 int agent_env_merge(char *const *base, const struct agent_env *over, char ***ret);
 
+/* ---- per-job cgroups (cgroup v2), the pure parts (agent_cgroup.c) ----
+ *
+ * Every job generation the launcher starts runs in a cgroup of its own, so that a stop
+ * reaches all its descendants (a setsid, a double fork), a restarted agent finds what
+ * it left, and its CPU and memory use is accounted (README "Cluster deployment"):
+ *
+ *     <root>/node-<node>-<hash>/job-<job>.g<generation>/{node,rank-<rank>}
+ *
+ * <root> is --cgroup-root, else the agent's own cgroup (the "0::" line of
+ * /proc/self/cgroup, below the cgroup2 mount of /proc/self/mountinfo); when that cgroup
+ * is a leaf named "agent" (where the agent moved itself, or systemd's
+ * DelegateSubgroup=agent put it), its parent. One directory per node and mount keeps
+ * agents that share a root (tests, several nodes on one machine) apart; one leaf per
+ * process (the
+ * msrun process of the server, or each rank) tells which of them still runs. Job and
+ * node names are [a-z0-9._-] (conf_name_is_valid()), so they need no escaping; the
+ * "job-" and "node-" prefixes keep them clear of the kernel's "cgroup." and controller
+ * file names, and the generation is the number after the last ".g".
+ */
+
+/*
+ * agent_cgroup_node_name() - "node-<node>-<8 hex digits>" into @ret (@len bytes): the
+ * digits are the FNV-1a hash of @mount (the --mount path as given), so that agents of
+ * two ascendfs mounts that use the same node names (tests) keep apart, and an agent
+ * restarted with the same --mount finds its directory again.
+ * Returns 0, -EINVAL (@node is not a server name) or -ENAMETOOLONG.
+ */
+int agent_cgroup_node_name(const char *node, const char *mount, char *ret, size_t len);
+
+/* Longest cgroup directory name the agent makes ("job-" NAME ".g" 4294967295). */
+#define AGENT_CGROUP_NAME_MAX (CONF_NAME_MAX + 20)
+
+/*
+ * agent_cgroup_job_name() - "job-<job>.g<generation>" into @ret (@len bytes).
+ * Returns 0, -EINVAL (@job is not a job name, @generation is 0) or -ENAMETOOLONG.
+ */
+int agent_cgroup_job_name(const char *job, unsigned generation, char *ret, size_t len);
+
+/*
+ * agent_cgroup_parse_job_name() - the job and generation of a directory @name made by
+ * agent_cgroup_job_name(). @ret_job: CONF_NAME_MAX + 1 bytes.
+ * Returns 0, or -EINVAL when @name is not one (then the directory is not the agent's:
+ * it is left alone); outputs untouched on failure.
+ */
+int agent_cgroup_parse_job_name(const char *name, char *ret_job, unsigned *ret_generation);
+
+/* What a restarted agent does with a job cgroup it finds (agent_cgroup_decide()). */
+enum agent_cgroup_verdict {
+	AGENT_CGROUP_FOREIGN,	/* not a job cgroup name: not ours, left alone */
+	AGENT_CGROUP_ADOPT,	/* its generation is still listed: watch it, report its end */
+	AGENT_CGROUP_STOP,	/* not listed (cancelled, moved, restarted): stop, remove */
+};
+
+/*
+ * agent_cgroup_decide() - the verdict on each directory of <root>/node-<node> a
+ * restarted agent finds.
+ * @names: @count directory names (borrowed; NULL entries are FOREIGN).
+ * @shares: the @share_count shares of nodes/<node>/jobs, as agent_parse_server_jobs()
+ *        read them (borrowed; may be NULL when @share_count is 0).
+ * @ret: @count verdicts, in the order of @names.
+ */
+void agent_cgroup_decide(const char *const *names, size_t count,
+			 const struct agent_share *shares, size_t share_count,
+			 enum agent_cgroup_verdict *ret);
+
+/*
+ * agent_cgroup_keyed() - the value of @key in a cgroup "flat keyed" file such as
+ * cpu.stat ("usage_usec 1234") or cgroup.events ("populated 1"): @text, @len (need not
+ * be NUL-terminated), one "KEY VALUE" per line.
+ * Returns 0 (sets *@ret), -ENOENT (no such key) or -EINVAL (its value is not a
+ * whole number that fits 64 bits).
+ */
+int agent_cgroup_keyed(const char *text, size_t len, const char *key, unsigned long long *ret);
+
+/*
+ * agent_cgroup_self() - the agent's cgroup v2 path from the text of /proc/self/cgroup:
+ * the "0::PATH" line (cgroups(7); a hybrid system also lists v1 hierarchies, which are
+ * skipped). @ret: @ret_len bytes, receives PATH ("/" for the root).
+ * Returns 0, -ENOENT (no "0::" line: no cgroup v2 hierarchy) or -ENAMETOOLONG.
+ */
+int agent_cgroup_self(const char *text, size_t len, char *ret, size_t ret_len);
+
+/*
+ * agent_cgroup2_mount() - the mount point of the cgroup2 filesystem from the text of
+ * /proc/self/mountinfo (/sys/fs/cgroup on a unified system, /sys/fs/cgroup/unified on
+ * a hybrid one); the first such mount wins. @ret: @ret_len bytes.
+ * Returns 0, -ENOENT (no cgroup2 mount) or -ENAMETOOLONG.
+ */
+int agent_cgroup2_mount(const char *mountinfo, size_t len, char *ret, size_t ret_len);
+
 /*
  * agent_exit_code() - the status an agent reports for a process, from a waitpid()
  * status: the exit status, or 128 + the signal number for a process killed by a signal

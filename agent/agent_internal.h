@@ -3,7 +3,9 @@
 #ifndef ASCENDFS_AGENT_INTERNAL_H
 #define ASCENDFS_AGENT_INTERNAL_H
 
+#include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "agent.h"
@@ -110,6 +112,14 @@ char *agent_time_text(char *buf, size_t len);
  * were stopped by its SIGTERM) is reported as killed (137), so that the daemon restarts
  * the job from its checkpoint rather than leaving one server's share missing.
  *
+ * With per-job cgroups (agent.h, agent_cgroups_init()), each process joins its leaf
+ * cgroup before exec and gets no PR_SET_PDEATHSIG; a stop signals every process of the
+ * cgroup and ends with cgroup.kill; a run's cgroup is removed when the run is dropped.
+ * At the first listing it reads, the launcher looks at the cgroups an earlier agent
+ * left: a listed generation whose leaf still holds processes is adopted (not started;
+ * its end is seen when the leaf empties and reported with the status recorded in the
+ * state file, else EXIT_LOST, 137), an unlisted one is stopped and removed.
+ *
  * Single-threaded: every function is called from the agent's loop. The caller reaps no
  * children of its own while the launcher has any (it waits for specific pids only).
  */
@@ -120,6 +130,7 @@ struct agent_launcher_options {
 	const char *node;		/* borrowed, lives on */
 	const char *log_dir;		/* borrowed, lives on; created when first needed */
 	unsigned stop_grace_sec;	/* SIGTERM to SIGKILL */
+	const char *cgroup_root;	/* --cgroup-root, borrowed; NULL: derived */
 };
 
 /* Most (job, generation) runs tracked at once, stopping ones included. */
@@ -191,5 +202,78 @@ bool agent_launcher_take_report_due(struct agent_launcher *l);
 
 /* agent_launcher_is_idle() - true when no process of any run is left. */
 bool agent_launcher_is_idle(const struct agent_launcher *l);
+
+/*
+ * ---- per-job cgroups, the file system side (agent_cgroup_sys.c) ----
+ * agent.h describes the layout. Used by agent_launch.c; paths are absolute directories
+ * of the cgroup2 filesystem, borrowed.
+ */
+struct agent_cgroups {
+	bool enabled;			/* job processes get cgroups below node_dir */
+	bool memory;			/* the memory controller is enabled for them */
+	char node_dir[PATH_MAX];	/* <root>/node-<node>-<hash of the mount path> */
+};
+
+/*
+ * agent_cgroups_init() - find the root (@root_opt: --cgroup-root, or NULL: derived from
+ * /proc/self/cgroup and the cgroup2 mount), move the agent into <root>/agent when that
+ * is what lets <root> enable controllers (not under systemd: see ascend-agent(8)),
+ * enable cpu, memory and pids for the job cgroups where offered, and create the node's
+ * directory (@node_dir_name, from agent_cgroup_node_name()). Logs one line: where job
+ * cgroups go, or one warning why there are none and what to do (then
+ * @cg->enabled is false and the launcher stops processes by process group, as before).
+ */
+void agent_cgroups_init(struct agent_cgroups *cg, const char *root_opt,
+			const char *node_dir_name);
+
+/* agent_cgroup_make() - mkdir @path (an existing one is fine). Returns 0 or -errno. */
+int agent_cgroup_make(const char *path);
+
+/*
+ * agent_cgroup_open_procs() - @path/cgroup.procs opened for writing (O_CLOEXEC): a new
+ * process writes "0" to it to join @path. Returns the descriptor or -errno.
+ */
+int agent_cgroup_open_procs(const char *path);
+
+/* agent_cgroup_is_populated() - does @path or a cgroup below it hold a process? */
+bool agent_cgroup_is_populated(const char *path);
+
+/*
+ * agent_cgroup_signal() - send @sig to every process of @path and the cgroups below it.
+ * Returns how many were sent one.
+ */
+unsigned agent_cgroup_signal(const char *path, int sig);
+
+/*
+ * agent_cgroup_kill() - SIGKILL every process of @path and below: cgroup.kill (Linux
+ * 5.14), else each pid of cgroup.procs. Returns 0, or the -errno of cgroup.kill (the
+ * processes were then sent SIGKILL one by one).
+ */
+int agent_cgroup_kill(const char *path);
+
+/*
+ * agent_cgroup_remove() - rmdir the cgroups below @path, then @path (each must be empty
+ * of processes). A @path already gone is fine. Returns 0 or -errno of the last rmdir.
+ */
+int agent_cgroup_remove(const char *path);
+
+/*
+ * agent_cgroup_usage() - what @path's processes used: cpu.stat usage_usec (µs of CPU),
+ * memory.peak, else memory.current, else 0 (bytes). Returns 0 or -errno / -ENOENT.
+ */
+int agent_cgroup_usage(const char *path, uint64_t *ret_cpu_usec, uint64_t *ret_memory_bytes);
+
+/*
+ * agent_cgroups_list() - the directory names below @cg->node_dir: *@ret_names new
+ * (free each, then the array), *@ret_count of them. Returns 0, -ENOMEM or -errno.
+ */
+int agent_cgroups_list(const struct agent_cgroups *cg, char ***ret_names, size_t *ret_count);
+
+/*
+ * agent_launcher_usage() - one entry per run with a cgroup (what it used so far), for
+ * the health report: at most @max into @ret. Returns how many were filled.
+ */
+size_t agent_launcher_usage(const struct agent_launcher *l, struct conf_health_usage *ret,
+			    size_t max);
 
 #endif

@@ -39,6 +39,8 @@ extern char **environ;
 #define EXIT_NOT_STARTED 127
 /* The status reported for a process lost with an earlier agent (128 + SIGKILL). */
 #define EXIT_LOST 137
+/* Polling of the cgroups of adopted processes (not our children: no SIGCHLD). */
+#define ADOPTED_POLL_MS 1000
 
 struct proc {
 	int rank;		/* -1 for msrun: one process per server */
@@ -47,6 +49,10 @@ struct proc {
 	bool running;		/* started, not reaped */
 	int code;		/* 0-255, as reported, once it has exited */
 	bool report_due;	/* the exit is still to be reported */
+	char *cgroup;		/* owned: its leaf cgroup (<run cgroup>/node or rank-<r>);
+				 * NULL without per-job cgroups */
+	bool adopted;		/* left running by an earlier agent: watched through its
+				 * cgroup until it empties */
 };
 
 enum run_state {
@@ -66,6 +72,7 @@ struct run {
 	bool signalled;		/* STOPPING: a process group was sent a signal */
 	bool killed;		/* STOPPING: SIGKILL sent */
 	int wd;			/* inotify watch of jobs/<job>/status.json, or -1 */
+	char cgroup[PATH_MAX];	/* <node dir>/job-<job>.g<generation>; "" = none */
 	bool listed;		/* scratch of sync() */
 	size_t proc_count;
 	struct proc procs[CONF_SERVER_NPUS_MAX];
@@ -80,6 +87,8 @@ struct agent_launcher {
 	bool stopping_all;
 	bool report_due;	/* a run no longer listed has no process left: say so now */
 	bool is_root;
+	struct agent_cgroups cg;
+	bool scanned;		/* the cgroups an earlier agent left were looked at */
 	long long retry_at_ms;	/* 0 = nothing to retry */
 	char last_problem[PATH_MAX + 256];
 	struct agent_share shares[AGENT_SHARES_MAX]; /* scratch of sync() */
@@ -142,6 +151,8 @@ static bool group_is_alive(pid_t pgid)
 
 static bool proc_is_alive(const struct proc *p)
 {
+	if (p->cgroup)
+		return p->running || agent_cgroup_is_populated(p->cgroup);
 	return p->running || (p->pid > 0 && group_is_alive(p->pid));
 }
 
@@ -352,11 +363,11 @@ struct exec_failure {
 };
 
 enum { STAGE_PGID, STAGE_STDIO, STAGE_GROUPS, STAGE_GID, STAGE_UID, STAGE_CHDIR,
-       STAGE_PDEATHSIG, STAGE_EXEC };
+       STAGE_PDEATHSIG, STAGE_CGROUP, STAGE_EXEC };
 
 static const char *const stage_name[] = {
 	"setpgid", "redirecting output", "setgroups", "setgid", "setuid", "chdir",
-	"PR_SET_PDEATHSIG", "exec /bin/sh",
+	"PR_SET_PDEATHSIG", "joining the job's cgroup", "exec /bin/sh",
 };
 
 /* Everything the child needs, prepared before fork(): it may call no allocator. */
@@ -373,6 +384,7 @@ struct child_plan {
 	const char *cwd;
 	const char *cwd_fallback;
 	pid_t parent;
+	int cgroup_fd;		/* cgroup.procs of its leaf cgroup, or -1 */
 };
 
 static void child_fail(const struct child_plan *c, int stage)
@@ -398,6 +410,9 @@ static void child_exec(const struct child_plan *c)
 		sigaction(sigs[i], &dfl, NULL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* first, so that everything it does is the job's (and a stop reaches it) */
+	if (c->cgroup_fd >= 0 && write(c->cgroup_fd, "0", 1) != 1)
+		child_fail(c, STAGE_CGROUP);
 	if (setpgid(0, 0) < 0)
 		child_fail(c, STAGE_PGID);
 	fd = open("/dev/null", O_RDONLY | O_NOCTTY);
@@ -417,8 +432,12 @@ static void child_exec(const struct child_plan *c)
 	/* as the job's owner: a checkpoint directory it cannot enter falls back to the log */
 	if (chdir(c->cwd) < 0 && chdir(c->cwd_fallback) < 0 && chdir("/") < 0)
 		child_fail(c, STAGE_CHDIR);
-	/* The processes die with the agent that would stop them (see agent_internal.h). */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+	/*
+	 * Without a cgroup, the processes die with the agent that would stop them (see
+	 * agent_internal.h). In a cgroup they outlive a crashed agent: the next one adopts
+	 * or stops them (agent.h).
+	 */
+	if (c->cgroup_fd < 0 && prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		child_fail(c, STAGE_PDEATHSIG);
 	if (getppid() != c->parent)
 		_exit(EXIT_LOST);
@@ -482,6 +501,7 @@ static void spawn(struct agent_launcher *l, struct run *r, struct proc *p, const
 			   r->dir;
 	plan.cwd_fallback = r->dir;
 	plan.parent = getpid();
+	plan.cgroup_fd = -1;
 	if (plan.drop)
 		plan_identity(&plan, &ident);
 
@@ -514,6 +534,15 @@ static void spawn(struct agent_launcher *l, struct run *r, struct proc *p, const
 	if (pipe2(fds, O_CLOEXEC) < 0) {
 		snprintf(why, sizeof(why), "pipe: %s", strerror(errno));
 		goto failed;
+	}
+	if (p->cgroup) {
+		e = agent_cgroup_make(p->cgroup);
+		plan.cgroup_fd = e < 0 ? e : agent_cgroup_open_procs(p->cgroup);
+		if (plan.cgroup_fd < 0) {
+			snprintf(why, sizeof(why), "cannot create the cgroup %s: %s", p->cgroup,
+				 strerror(-plan.cgroup_fd));
+			goto failed;
+		}
 	}
 	plan.argv = argv;
 	plan.envp = envp;
@@ -557,9 +586,10 @@ static void spawn(struct agent_launcher *l, struct run *r, struct proc *p, const
 		agent_log(AGENT_LOG_WARNING, "%s: pid %d did not reach exec within %d ms; counting "
 			  "it as started", label, (int)pid, EXEC_WAIT_MS);
 	state_write(l, r, p, "started", (long)pid);
-	agent_log(AGENT_LOG_INFO, "%s: started pid %d: sh -c %s (cwd %s, log %s%s)", label,
+	agent_log(AGENT_LOG_INFO, "%s: started pid %d: sh -c %s (cwd %s, log %s%s%s%s)", label,
 		  (int)pid, command, plan.cwd, path,
-		  plan.drop ? ", as the job's owner" : "");
+		  plan.drop ? ", as the job's owner" : "", p->cgroup ? ", cgroup " : "",
+		  p->cgroup ? p->cgroup : "");
 	goto out;
 
 failed:
@@ -577,6 +607,8 @@ failed:
 	p->report_due = true;
 	state_write(l, r, p, "exit", EXIT_NOT_STARTED);
 out:
+	if (plan.cgroup_fd >= 0)
+		close(plan.cgroup_fd);
 	if (fds[0] >= 0)
 		close(fds[0]);
 	if (fds[1] >= 0)
@@ -646,6 +678,54 @@ static void unwatch_job(struct agent_launcher *l, struct run *r)
 			return;
 	inotify_rm_watch(l->inotify_fd, r->wd);
 	r->wd = -1;
+}
+
+/* Give run @r and its processes their cgroup paths (when the agent has cgroups). */
+static void run_set_cgroups(struct agent_launcher *l, struct run *r)
+{
+	char name[AGENT_CGROUP_NAME_MAX];
+
+	if (!l->cg.enabled ||
+	    agent_cgroup_job_name(r->share.job, r->share.generation, name, sizeof(name)) < 0 ||
+	    snprintf(r->cgroup, sizeof(r->cgroup), "%s/%s", l->cg.node_dir, name) >=
+		    (int)sizeof(r->cgroup)) {
+		r->cgroup[0] = '\0';
+		return;
+	}
+	if (agent_cgroup_make(r->cgroup) < 0) {
+		agent_log(AGENT_LOG_WARNING, "job %s generation %u: cannot create the cgroup %s: "
+			  "%s; its processes are stopped by process group", r->share.job,
+			  r->share.generation, r->cgroup, strerror(errno));
+		r->cgroup[0] = '\0';
+		return;
+	}
+	for (size_t i = 0; i < r->proc_count; i++) {
+		struct proc *p = &r->procs[i];
+		char *leaf = NULL;
+		int n = p->rank >= 0 ? asprintf(&leaf, "%s/rank-%d", r->cgroup, p->rank) :
+				       asprintf(&leaf, "%s/node", r->cgroup);
+
+		p->cgroup = n < 0 ? NULL : leaf;
+	}
+}
+
+/*
+ * A process an earlier agent started and left running in its cgroup: watch it instead
+ * of starting it again. Returns true when @p is adopted.
+ */
+static bool adopt_cgroup(struct run *r, struct proc *p)
+{
+	char label[160];
+
+	if (!p->cgroup || !agent_cgroup_is_populated(p->cgroup))
+		return false;
+	p->adopted = true;
+	proc_label(r, p, label, sizeof(label));
+	agent_log(AGENT_LOG_INFO, "%s: adopted: an earlier agent left it running in cgroup %s; "
+		  "not starting it again, watching for its end (its exit status cannot be "
+		  "known: reported as %d, or as the status the earlier agent recorded)",
+		  label, p->cgroup, EXIT_LOST);
+	return true;
 }
 
 static void env_array_release(struct agent_env *envs, size_t n)
@@ -777,6 +857,8 @@ static int start_run(struct agent_launcher *l, const struct agent_share *s)
 	l->runs[l->run_count++] = r;
 	read_submitted(l, s->job, r->submitted, sizeof(r->submitted));
 	watch_job(l, r);
+	if (!broken && spec && spec->command)
+		run_set_cgroups(l, r);
 
 	if (!broken && (!spec || !spec->command)) {
 		r->state = RUN_IDLE;
@@ -808,7 +890,7 @@ static int start_run(struct agent_launcher *l, const struct agent_share *s)
 			p->report_due = true;
 			continue;
 		}
-		if (adopt_state(l, r, p))
+		if (adopt_cgroup(r, p) || adopt_state(l, r, p))
 			continue;
 		spawn(l, r, p, spec->command, spec->checkpoint_dir, &envs[i]);
 	}
@@ -820,12 +902,24 @@ static int start_run(struct agent_launcher *l, const struct agent_share *s)
 
 /* ---- stopping ---- */
 
+static void run_free(struct run *r)
+{
+	for (size_t k = 0; k < r->proc_count; k++)
+		free(r->procs[k].cgroup);
+	free(r);
+}
+
 static void run_drop(struct agent_launcher *l, size_t i)
 {
 	struct run *r = l->runs[i];
+	int e;
 
 	unwatch_job(l, r);
-	free(r);
+	/* nothing is left in it (the caller checked): the cgroup goes with the run */
+	if (r->cgroup[0] && (e = agent_cgroup_remove(r->cgroup)) < 0)
+		agent_log(AGENT_LOG_WARNING, "job %s generation %u: cannot remove the cgroup %s: "
+			  "%s", r->share.job, r->share.generation, r->cgroup, strerror(-e));
+	run_free(r);
 	memmove(&l->runs[i], &l->runs[i + 1], (l->run_count - i - 1) * sizeof(l->runs[0]));
 	l->run_count--;
 }
@@ -844,6 +938,16 @@ static void begin_stop(struct agent_launcher *l, struct run *r, const char *why)
 		p->report_due = false; /* stopped on purpose: not a task fault */
 		if (!proc_is_alive(p))
 			continue;
+		/* in a cgroup: every process, however it detached (setsid, double fork) */
+		if (p->cgroup) {
+			if (!l->o.stop_grace_sec) {
+				agent_cgroup_kill(p->cgroup);
+				groups++;
+			} else if (agent_cgroup_signal(p->cgroup, SIGTERM) > 0) {
+				groups++;
+			}
+			continue;
+		}
 		if (kill(-p->pid, l->o.stop_grace_sec ? SIGTERM : SIGKILL) == 0)
 			groups++;
 	}
@@ -886,8 +990,14 @@ static void tick(struct agent_launcher *l)
 			for (size_t k = 0; k < r->proc_count; k++) {
 				const struct proc *p = &r->procs[k];
 
-				if (proc_is_alive(p) && kill(-p->pid, SIGKILL) == 0)
+				if (!proc_is_alive(p))
+					continue;
+				if (p->cgroup) {
+					agent_cgroup_kill(p->cgroup);
 					groups++;
+				} else if (kill(-p->pid, SIGKILL) == 0) {
+					groups++;
+				}
 			}
 			r->killed = true;
 			agent_log(AGENT_LOG_WARNING, "job %s generation %u: %u process group%s "
@@ -947,6 +1057,71 @@ static bool reap(struct agent_launcher *l)
 		}
 	}
 	return due;
+}
+
+/*
+ * The end of adopted processes (not our children: their cgroup empties). The status an
+ * earlier agent recorded beside the log (the leader exited while it still ran) is
+ * reported if there is one; else the status cannot be known and is reported as
+ * EXIT_LOST, as for a process lost with an earlier agent: the job restarts from its
+ * checkpoint rather than being taken as complete on a guess. Returns true when an exit
+ * is to be reported.
+ */
+static bool watch_adopted(struct agent_launcher *l)
+{
+	bool due = false;
+
+	for (size_t i = 0; i < l->run_count; i++) {
+		struct run *r = l->runs[i];
+
+		for (size_t k = 0; k < r->proc_count; k++) {
+			struct proc *p = &r->procs[k];
+			char label[160];
+
+			if (!p->adopted || agent_cgroup_is_populated(p->cgroup))
+				continue;
+			p->adopted = false;
+			proc_label(r, p, label, sizeof(label));
+			if (r->state != RUN_ACTIVE) {
+				agent_log(AGENT_LOG_INFO, "%s: the adopted processes ended after the "
+					  "stop", label);
+				continue;
+			}
+			if (!adopt_state(l, r, p)) {
+				p->code = EXIT_LOST;
+				p->report_due = true;
+				state_write(l, r, p, "exit", EXIT_LOST);
+			}
+			agent_log(AGENT_LOG_INFO, "%s: the adopted processes ended (cgroup %s is "
+				  "empty); reporting exit status %d", label, p->cgroup, p->code);
+			log_note(l, r, p, "the adopted processes ended");
+			due = true;
+		}
+	}
+	return due;
+}
+
+/*
+ * With PR_SET_CHILD_SUBREAPER (main.c), processes whose parent died are re-parented to
+ * the agent: reap those that are not a leader we track (a leader is left to reap()).
+ */
+static void reap_orphans(struct agent_launcher *l)
+{
+	for (;;) {
+		siginfo_t si;
+		bool tracked = false;
+
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid == 0)
+			return;
+		for (size_t i = 0; i < l->run_count && !tracked; i++)
+			for (size_t k = 0; k < l->runs[i]->proc_count && !tracked; k++)
+				tracked = l->runs[i]->procs[k].running &&
+					  l->runs[i]->procs[k].pid == si.si_pid;
+		if (tracked)
+			return;
+		waitpid(si.si_pid, NULL, WNOHANG);
+	}
 }
 
 /*
@@ -1015,6 +1190,12 @@ int agent_launcher_new(const struct agent_launcher_options *o, struct agent_laun
 	l->is_root = geteuid() == 0;
 	l->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	l->jobs_wd = -1;
+	{
+		char name[AGENT_CGROUP_NAME_MAX];
+
+		if (agent_cgroup_node_name(o->node, o->mount, name, sizeof(name)) == 0)
+			agent_cgroups_init(&l->cg, o->cgroup_root, name);
+	}
 	*ret = l;
 	return 0;
 }
@@ -1023,8 +1204,16 @@ void agent_launcher_free(struct agent_launcher *l)
 {
 	if (!l)
 		return;
-	for (size_t i = 0; i < l->run_count; i++)
-		free(l->runs[i]);
+	for (size_t i = 0; i < l->run_count; i++) {
+		struct run *r = l->runs[i];
+
+		if (r->cgroup[0] && !run_is_alive(r))
+			agent_cgroup_remove(r->cgroup);
+		run_free(r);
+	}
+	/* empty once every run is gone; else kept for the next agent */
+	if (l->cg.enabled)
+		rmdir(l->cg.node_dir);
 	if (l->inotify_fd >= 0)
 		close(l->inotify_fd);
 	free(l);
@@ -1052,6 +1241,78 @@ static const char *unlisted_reason(const struct run *r, const struct agent_share
 		}
 	snprintf(buf, len, "no longer listed for this server: cancelled, moved or ended");
 	return buf;
+}
+
+/*
+ * The cgroups an earlier agent left (it was killed, or crashed): those of a generation
+ * still listed are adopted when start_run() finds their processes (adopt_cgroup());
+ * the others are stopped as a cancel would (SIGTERM, SIGKILL after the grace period)
+ * and removed. Once, at the first listing read.
+ */
+static void scan_cgroups(struct agent_launcher *l, const struct agent_share *shares, size_t n)
+{
+	enum agent_cgroup_verdict *v;
+	char **names = NULL;
+	size_t count = 0;
+
+	if (!l->cg.enabled || agent_cgroups_list(&l->cg, &names, &count) < 0)
+		return;
+	v = calloc(count ? count : 1, sizeof(*v));
+	if (v)
+		agent_cgroup_decide((const char *const *)names, count, shares, n, v);
+	for (size_t i = 0; v && i < count; i++) {
+		struct run *r;
+		char **leaves = NULL, path[PATH_MAX];
+		size_t leaf_count = 0;
+		struct agent_cgroups sub;
+
+		if (v[i] != AGENT_CGROUP_STOP || l->run_count >= AGENT_RUNS_MAX ||
+		    !(r = calloc(1, sizeof(*r))))
+			continue;
+		agent_cgroup_parse_job_name(names[i], r->share.job, &r->share.generation);
+		r->wd = -1;
+		if (snprintf(r->cgroup, sizeof(r->cgroup), "%s/%s", l->cg.node_dir, names[i]) >=
+		    (int)sizeof(r->cgroup)) {
+			free(r);
+			continue;
+		}
+		/* its leaves: "node" or "rank-<r>" */
+		memset(&sub, 0, sizeof(sub));
+		memcpy(sub.node_dir, r->cgroup, sizeof(sub.node_dir));
+		if (agent_cgroups_list(&sub, &leaves, &leaf_count) == 0) {
+			for (size_t k = 0; k < leaf_count; k++) {
+				struct proc *p;
+				int rank = -1;
+
+				if (r->proc_count < CONF_SERVER_NPUS_MAX &&
+				    (strcmp(leaves[k], "node") == 0 ||
+				     sscanf(leaves[k], "rank-%d", &rank) == 1) &&
+				    snprintf(path, sizeof(path), "%s/%s", r->cgroup, leaves[k]) <
+					    (int)sizeof(path)) {
+					p = &r->procs[r->proc_count++];
+					p->rank = rank;
+					p->cgroup = strdup(path);
+					p->adopted = p->cgroup != NULL;
+				}
+				free(leaves[k]);
+			}
+			free(leaves);
+		}
+		l->runs[l->run_count++] = r;
+		if (!run_is_alive(r)) {
+			run_drop(l, l->run_count - 1);
+			continue;
+		}
+		agent_log(AGENT_LOG_WARNING, "job %s generation %u: an earlier agent left its "
+			  "processes running in cgroup %s",
+			  r->share.job, r->share.generation, r->cgroup);
+		begin_stop(l, r, "left by an earlier agent, and no longer listed for this "
+			   "server");
+	}
+	for (size_t i = 0; i < count; i++)
+		free(names[i]);
+	free(names);
+	free(v);
 }
 
 /* One pass: returns true when a start was deferred (the listing is stale). */
@@ -1083,6 +1344,10 @@ static bool sync_once(struct agent_launcher *l, bool *ret_read)
 	}
 	log_problem(l, AGENT_LOG_INFO, "");
 	*ret_read = true;
+	if (!l->scanned) {
+		l->scanned = true;
+		scan_cgroups(l, l->shares, n);
+	}
 	/* A daemon that announces changes of this listing wakes us at once (else: the
 	 * interval, and the watches of the jobs we run). */
 	if (l->jobs_wd < 0 && l->inotify_fd >= 0)
@@ -1151,6 +1416,9 @@ void agent_launcher_poll(struct agent_launcher *l)
 {
 	bool due = reap(l), changed = drain_events(l);
 
+	reap_orphans(l);
+	due |= watch_adopted(l);
+
 	forget_empty_groups(l);
 	tick(l);
 	if (l->stopping_all)
@@ -1173,6 +1441,9 @@ long long agent_launcher_wake_ms(const struct agent_launcher *l)
 		bool leaders = false;
 		long long t;
 
+		for (size_t k = 0; k < r->proc_count; k++)
+			if (r->procs[k].adopted && (wake < 0 || now + ADOPTED_POLL_MS < wake))
+				wake = now + ADOPTED_POLL_MS;
 		if (r->state != RUN_STOPPING)
 			continue;
 		for (size_t k = 0; k < r->proc_count; k++)
@@ -1183,6 +1454,25 @@ long long agent_launcher_wake_ms(const struct agent_launcher *l)
 			wake = t;
 	}
 	return wake;
+}
+
+size_t agent_launcher_usage(const struct agent_launcher *l, struct conf_health_usage *ret,
+			    size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < l->run_count && n < max; i++) {
+		const struct run *r = l->runs[i];
+		struct conf_health_usage *u = &ret[n];
+
+		if (!r->cgroup[0] ||
+		    agent_cgroup_usage(r->cgroup, &u->cpu_usec, &u->memory_bytes) < 0)
+			continue;
+		snprintf(u->job, sizeof(u->job), "%s", r->share.job);
+		u->generation = r->share.generation;
+		n++;
+	}
+	return n;
 }
 
 int agent_launcher_fd(const struct agent_launcher *l)

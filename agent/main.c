@@ -4,7 +4,8 @@
  *
  *   ascend-agent --mount MOUNTPOINT --node NAME [--interval SEC] [--poll-interval SEC]
  *                [--npu-smi PATH] [--hccn-tool PATH] [--hccn-conf FILE]
- *                [--fault-file FILE] [--log-dir DIR] [--log-level LEVEL] [--once]
+ *                [--fault-file FILE] [--log-dir DIR] [--cgroup-root DIR] [--log-level LEVEL]
+ *                [--once]
  *
  * Every interval it writes one health report to MOUNTPOINT/nodes/NAME/health with one
  * open/write/close; that write is the heartbeat. Health comes from the fault file when
@@ -49,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -82,6 +84,8 @@ struct agent {
 	int poll_interval_sec;		/* re-read the jobs listing; 0: off, -1: by mount */
 	bool once;
 	unsigned stop_grace_sec;	/* the config's stop_grace_period */
+	const char *cgroup_root;	/* --cgroup-root; NULL: derived */
+	struct agent_launcher *launcher; /* NULL with --once: no usage lines */
 
 	/* learned at start */
 	unsigned npu_count;
@@ -800,6 +804,10 @@ static int report_once(struct agent *a)
 	 * server lists it */
 	if (a->launcher)
 		agent_launcher_running(a->launcher, &rep);
+	/* what each job generation's cgroup used so far */
+	if (a->launcher)
+		rep.usage_count = agent_launcher_usage(a->launcher, rep.usage,
+						       CONF_HEALTH_USAGE_MAX);
 	agent_report_ips(&rep, &ips);
 	with_ips = !a->ips_sent || memcmp(&ips, &a->sent_ips, sizeof(ips)) != 0;
 	if (!with_ips)
@@ -1132,6 +1140,8 @@ static void usage(FILE *f, const char *prog)
 		"    --log-dir DIR      directory for job process logs, one per rank (or per\n"
 		"                       server for msrun) under DIR/<job>/g<generation>/\n"
 		"                       (default %s, created when first needed)\n"
+		"    --cgroup-root DIR  put job cgroups below DIR, a cgroup2 directory\n"
+		"                       (default: the agent's own cgroup)\n"
 		"    --once             write one report and exit (0 when it was accepted)\n"
 		"    --log-level LEVEL  error, warning or info (default): log that and what is\n"
 		"                       more severe. Under systemd (stderr is the journal)\n"
@@ -1153,6 +1163,7 @@ int main(int argc, char **argv)
 		{ "hccn-conf", required_argument, NULL, 'c' },
 		{ "fault-file", required_argument, NULL, 'f' },
 		{ "log-dir", required_argument, NULL, 'l' },
+		{ "cgroup-root", required_argument, NULL, 'g' },
 		{ "once", no_argument, NULL, 'o' },
 		{ "log-level", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
@@ -1219,6 +1230,15 @@ int main(int argc, char **argv)
 			break;
 		case 'l':
 			a->log_dir = optarg;
+			break;
+		case 'g':
+			if (optarg[0] != '/') {
+				fprintf(stderr, "ascend-agent: --cgroup-root: \"%s\" is not an "
+					"absolute path; give a directory of the cgroup2 filesystem, "
+					"e.g. /sys/fs/cgroup/ascend\n", optarg);
+				return 2;
+			}
+			a->cgroup_root = optarg;
 			break;
 		case 'o':
 			a->once = true;
@@ -1287,6 +1307,12 @@ int main(int argc, char **argv)
 		r = report_once(a);
 		return r < 0 ? 1 : 0;
 	}
+	/* Orphaned descendants of job processes come to the agent to be reaped (not to
+	 * init), and stay below it while it runs. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		agent_log(AGENT_LOG_WARNING, "PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
+	memset(&lo, 0, sizeof(lo));
+	lo.cgroup_root = a->cgroup_root;
 	lo.mount = a->mount;
 	lo.node = a->node;
 	lo.log_dir = a->log_dir ? a->log_dir : DEFAULT_LOG_DIR;

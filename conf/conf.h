@@ -369,6 +369,28 @@ struct conf_health_running {
  * "message" need "health"); npus[] holds each mentioned NPU once, in the order first
  * mentioned.
  */
+/*
+ * Most `usage` lines in one report: one per job generation with a cgroup on the server
+ * (the agent runs at most 64 shares at once, stopping ones included, twice that).
+ */
+#define CONF_HEALTH_USAGE_MAX 128
+
+/*
+ * A `usage JOB GENERATION CPU_USEC MEMORY_BYTES` line (JSON "usage": [{"job",
+ * "generation", "cpu_usec", "memory_bytes"}]): what one job generation's processes used
+ * on the server so far, from its cgroup (ascend-agent(8): cpu.stat usage_usec, the CPU
+ * time of all its processes in microseconds; memory.peak, else memory.current, in bytes,
+ * 0 when the memory controller is not enabled there). A job name as conf_name_is_valid()
+ * has it, a generation >= 1, whole numbers below 2^64; the same job and generation
+ * twice is refused. Like `agent`, usage alone is not a report.
+ */
+struct conf_health_usage {
+	char job[CONF_NAME_MAX + 1];
+	unsigned generation;
+	uint64_t cpu_usec;
+	uint64_t memory_bytes;
+};
+
 struct conf_health_report {
 	char agent[CONF_HEALTH_AGENT_MAX];	/* the `agent` item; "" when not given */
 	bool has_node;
@@ -378,6 +400,8 @@ struct conf_health_report {
 	bool has_running;			/* a `running` line (JSON "running") was given */
 	size_t running_count;			/* entries of running[] (0 for `running -`) */
 	struct conf_health_running running[CONF_HEALTH_RUNNING_MAX]; /* in the order given */
+	struct conf_health_usage usage[CONF_HEALTH_USAGE_MAX]; /* `usage` lines, in order */
+	size_t usage_count;
 };
 
 /* conf_health_level_name() - "OK", "Warning", "Alarm", "Critical", "UNKNOWN" (static). */
@@ -422,7 +446,9 @@ int conf_health_check_start(const char *buf, size_t len, const char *file, unsig
 /*
  * conf_health_render() - @r in the line format: "node LEVEL" when given, then for each
  * NPU in order its "npu ID LEVEL [CODE] [MESSAGE]" line (when it has a level) and its
- * "ip ID ADDRESS" line (when it has an address), then "running ..." when has_running. What conf_health_parse() accepted
+ * "ip ID ADDRESS" line (when it has an address), then "running ..." when has_running,
+ * then each "usage JOB GENERATION CPU_USEC MEMORY_BYTES" line. What conf_health_parse()
+ * accepted
  * renders to text it accepts again, with the same result. *@ret_buf is new (free()),
  * NUL-terminated, *@ret_len its length. Returns 0 or -ENOMEM.
  */

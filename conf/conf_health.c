@@ -31,8 +31,10 @@ static const char *const level_names[LEVEL_COUNT] = {
 	[CONF_HEALTH_UNKNOWN] = "UNKNOWN",
 };
 
-static const char *const report_keys[] = { "agent", "node", "npus", "running", NULL };
+static const char *const report_keys[] = { "agent", "node", "npus", "running", "usage", NULL };
 static const char *const running_keys[] = { "job", "generation", NULL };
+static const char *const usage_keys[] = { "job", "generation", "cpu_usec", "memory_bytes",
+					  NULL };
 static const char *const npu_keys[] = { "id", "health", "code", "message", "device_ip", NULL };
 
 const char *conf_health_level_name(enum conf_health_level l)
@@ -89,6 +91,7 @@ struct health_builder {
 	unsigned node_line;
 	unsigned agent_line;
 	unsigned running_line;
+	unsigned usage_line[CONF_HEALTH_USAGE_MAX];	/* where each usage entry was given */
 	unsigned level_line[CONF_SERVER_NPUS_MAX];	/* 0: no level given yet */
 	unsigned ip_line[CONF_SERVER_NPUS_MAX];		/* 0: no address given yet */
 	int slot[CONF_SERVER_NPUS_MAX];			/* index in rep.npus, -1: none */
@@ -580,6 +583,108 @@ static int line_running(struct health_builder *b, const struct line *l, const ch
 	return 0;
 }
 
+/* ---- usage: what a job generation's cgroup used (either format) ---- */
+
+/* One field of a usage entry: its text and where it was given. */
+struct usage_field {
+	const char *p;
+	size_t len;
+	unsigned line, column;
+};
+
+#define USAGE_SHAPE "\"usage JOB GENERATION CPU_USEC MEMORY_BYTES\", e.g. \"usage llama 2 " \
+	"1234567 8589934592\""
+
+/* A whole number below 2^64 (@min or more), without a leading zero. */
+static bool read_u64(const struct usage_field *f, uint64_t min, uint64_t *ret)
+{
+	uint64_t v = 0;
+
+	if (f->len == 0 || f->len > 20 || (f->len > 1 && f->p[0] == '0'))
+		return false;
+	for (size_t i = 0; i < f->len; i++) {
+		unsigned d = (unsigned)(f->p[i] - '0');
+
+		if (f->p[i] < '0' || f->p[i] > '9' || v > (UINT64_MAX - d) / 10)
+			return false;
+		v = v * 10 + d;
+	}
+	if (v < min)
+		return false;
+	*ret = v;
+	return true;
+}
+
+/* Validate and add one usage entry: job, generation, cpu_usec, memory_bytes (@f[4]). */
+static int add_usage(struct health_builder *b, const struct usage_field *f, unsigned line)
+{
+	static const char *const what[] = { "job", "generation", "cpu_usec", "memory_bytes" };
+	struct conf_health_usage u;
+	char q[CONF_QUOTE_MAX];
+	uint64_t v[4] = { 0 };
+	int bad = -1;
+
+	memset(&u, 0, sizeof(u));
+	if (f[0].len > CONF_NAME_MAX) {
+		bad = 0;
+	} else {
+		memcpy(u.job, f[0].p, f[0].len);
+		u.job[f[0].len] = '\0';
+		if (!conf_name_is_valid(u.job))
+			bad = 0;
+	}
+	for (int i = 1; i < 4 && bad < 0; i++)
+		if (!read_u64(&f[i], i == 1 ? 1 : 0, &v[i]) || (i == 1 && v[1] > UINT32_MAX))
+			bad = i;
+	if (bad >= 0) {
+		const struct token t = { .p = f[bad].p, .len = f[bad].len };
+
+		return conf_err_set(b->err, b->file, f[bad].line, f[bad].column,
+				    "usage: %s %s is not %s; write " USAGE_SHAPE, what[bad],
+				    quote_token(&t, q, sizeof(q)),
+				    bad == 0 ? "a job name" :
+				    bad == 1 ? "a generation (1 to 4294967295)" :
+					       "a whole number below 2^64");
+	}
+	u.generation = (unsigned)v[1];
+	u.cpu_usec = v[2];
+	u.memory_bytes = v[3];
+	for (size_t i = 0; i < b->rep.usage_count; i++)
+		if (b->rep.usage[i].generation == u.generation &&
+		    strcmp(b->rep.usage[i].job, u.job) == 0)
+			return conf_err_set(b->err, b->file, f[0].line, f[0].column,
+					    "usage: job %s generation %u already given at line %u; "
+					    "give each generation once",
+					    u.job, u.generation, b->usage_line[i]);
+	if (b->rep.usage_count >= CONF_HEALTH_USAGE_MAX)
+		return conf_err_set(b->err, b->file, f[0].line, f[0].column,
+				    "usage: more than %d job generations; a report holds at most "
+				    "%d usage entries",
+				    CONF_HEALTH_USAGE_MAX, CONF_HEALTH_USAGE_MAX);
+	b->usage_line[b->rep.usage_count] = line;
+	b->rep.usage[b->rep.usage_count++] = u;
+	return 0;
+}
+
+static int line_usage(struct health_builder *b, const struct line *l, const char *pos)
+{
+	struct usage_field f[4];
+	struct token t;
+	char q[CONF_QUOTE_MAX];
+
+	for (int i = 0; i < 4; i++) {
+		if (!next_token(l, &pos, &t))
+			return line_fail(b, l, end_column(l),
+					 "usage: the line has %d of 4 words; write " USAGE_SHAPE, i);
+		f[i] = (struct usage_field){ t.p, t.len, l->number, t.column };
+	}
+	if (next_token(l, &pos, &t))
+		return line_fail(b, l, t.column,
+				 "usage: unexpected %s after the memory bytes; write " USAGE_SHAPE,
+				 quote_token(&t, q, sizeof(q)));
+	return add_usage(b, f, l->number);
+}
+
 static int parse_line(struct health_builder *b, const struct line *l)
 {
 	const char *pos = l->start;
@@ -598,6 +703,8 @@ static int parse_line(struct health_builder *b, const struct line *l)
 		return line_agent(b, l, pos);
 	if (token_is(&t, "running"))
 		return line_running(b, l, pos);
+	if (token_is(&t, "usage"))
+		return line_usage(b, l, pos);
 	return line_fail(b, l, t.column, "unknown item %s; each line is " LINE_SHAPES,
 			 quote_token(&t, q, sizeof(q)));
 }
@@ -806,6 +913,37 @@ static int json_running(struct health_builder *b, const struct conf_ctx *ctx,
 	return 0;
 }
 
+static int json_usage(struct health_builder *b, const struct conf_ctx *ctx,
+		      const struct conf_node *m)
+{
+	static const char *const keys[] = { "job", "generation", "cpu_usec", "memory_bytes" };
+	struct usage_field f[4];
+	int r;
+
+	if (m->kind != CONF_NODE_MAP)
+		return conf_fail(ctx, m,
+				 "usage: each entry must be an object such as {\"job\": \"llama\", "
+				 "\"generation\": 2, \"cpu_usec\": 1234567, \"memory_bytes\": 0}, "
+				 "not %s",
+				 conf_node_kind_name(m));
+	r = conf_check_keys(ctx, m, usage_keys);
+	if (r < 0)
+		return r;
+	for (int i = 0; i < 4; i++) {
+		const struct conf_node *n = conf_map_get(m, keys[i]);
+
+		if (!n)
+			return conf_fail(ctx, m, "usage: this entry has no \"%s\"; give job, "
+					 "generation, cpu_usec and memory_bytes", keys[i]);
+		/* the job is a string, the numbers are numbers */
+		if (n->kind != CONF_NODE_SCALAR || n->quoted != (i == 0))
+			return conf_fail(ctx, n, "usage: \"%s\" must be %s", keys[i],
+					 i == 0 ? "a string" : "a whole number");
+		f[i] = (struct usage_field){ n->text, n->text_len, n->line, n->column };
+	}
+	return add_usage(b, f, m->line);
+}
+
 static int json_report(struct health_builder *b, const struct conf_node *root)
 {
 	const struct conf_ctx ctx = { .file = b->file, .err = b->err };
@@ -852,6 +990,20 @@ static int json_report(struct health_builder *b, const struct conf_node *root)
 	n = conf_map_get(root, "running");
 	if (n && (r = json_running(b, &ctx, n)) < 0)
 		return r;
+	n = conf_map_get(root, "usage");
+	if (n) {
+		if (n->kind != CONF_NODE_SEQ)
+			return conf_fail(&ctx, n,
+					 "usage: expected a list such as [{\"job\": \"llama\", "
+					 "\"generation\": 2, \"cpu_usec\": 1234567, "
+					 "\"memory_bytes\": 0}], not %s",
+					 conf_node_kind_name(n));
+		for (i = 0; i < n->count; i++) {
+			r = json_usage(b, &ctx, n->items[i]);
+			if (r < 0)
+				return r;
+		}
+	}
 	return builder_is_empty(b) ? fail_empty(b) : 0;
 }
 
@@ -1031,6 +1183,10 @@ int conf_health_render(const struct conf_health_report *r, char **ret_buf, size_
 			out_printf(&o, " %s/%u", r->running[i].job, r->running[i].generation);
 		out_printf(&o, "%s\n", r->running_count ? "" : " -");
 	}
+	for (i = 0; i < r->usage_count && i < CONF_HEALTH_USAGE_MAX; i++)
+		out_printf(&o, "usage %s %u %llu %llu\n", r->usage[i].job, r->usage[i].generation,
+			   (unsigned long long)r->usage[i].cpu_usec,
+			   (unsigned long long)r->usage[i].memory_bytes);
 	if (o.failed) {
 		free(o.buf);
 		return -ENOMEM;

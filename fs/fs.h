@@ -140,8 +140,15 @@
  *                                          not yet reported its processes gone),
  *                                          generation, restarts, restarts_not_counted,
  *                                          resume_scan_pending, placement, timestamps
- *                                          (RFC 3339, UTC); see
- *                                          sched_render_job_status_json()
+ *                                          (RFC 3339, UTC); "usage" once an agent
+ *                                          reported the job's cgroup: {"cpu_usec",
+ *                                          "memory_bytes" (sums over "servers"),
+ *                                          "servers": [{"server", "generation",
+ *                                          "cpu_usec", "memory_bytes"}]}, per server the
+ *                                          newest generation's last `usage` line (CPU
+ *                                          µs, memory bytes: peak, else current, 0 when
+ *                                          not accounted; not kept across a daemon
+ *                                          restart); see sched_render_job_status_json()
  *       ranktable.json         -r--r--r--  once placed: HCCL rank table (design.md §4)
  *       env                    -r--r--r--  once placed: job-wide `export` lines;
  *                                          ASCEND_RESUME_CHECKPOINT is the newest

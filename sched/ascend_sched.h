@@ -162,6 +162,19 @@ enum sched_requeue_cause {
 	SCHED_REQUEUE_PREEMPTED, /* preempted by a higher-priority job or a reclaim */
 };
 
+/*
+ * What one server's agent last reported of a job generation's cgroup (a `usage` line of
+ * its health report, conf.h): CPU time in microseconds and memory in bytes (the peak
+ * where the kernel has memory.peak, else the current use; 0 without the memory
+ * controller). Not saved: the agents report it again while the generation runs.
+ */
+struct sched_job_usage {
+	unsigned server;		/* index in the cluster's servers */
+	unsigned generation;
+	uint64_t cpu_usec;
+	uint64_t memory_bytes;
+};
+
 struct sched_job {
 	/* fields a scheduling pass reads for every pending job, kept on one cache line */
 	enum sched_job_state state;
@@ -236,6 +249,9 @@ struct sched_job {
 	uint64_t saved_version;		/* for the embedding program's store: what it saved */
 	int notified_state;		/* (the daemon's inotify pokes); see fs_notify.c */
 	unsigned notified_generation;
+	struct sched_job_usage *usage;	/* owned: per server, its newest generation's
+					 * last usage report; usage_count entries */
+	size_t usage_count;
 };
 
 enum sched_event_kind {

@@ -303,6 +303,43 @@ static unsigned stops_note_running(struct sched_cluster *c, unsigned server,
 	return finished;
 }
 
+/*
+ * Keep what the report says each job generation's cgroup used on @server: per server,
+ * the newest generation reported (an older one still stopping there reports too). No
+ * event and no version, of the job or the cluster: not a state change, nothing to save
+ * or announce (a version bump with every report would make every report wait for the
+ * store); the daemon renders status.json afresh at every open (fs_snapshot()).
+ */
+static void note_usage(struct sched_cluster *c, unsigned server,
+		       const struct conf_health_report *r)
+{
+	for (size_t i = 0; i < r->usage_count && i < CONF_HEALTH_USAGE_MAX; i++) {
+		const struct conf_health_usage *u = &r->usage[i];
+		struct sched_job *j = sched_cluster_find_job(c, u->job);
+		struct sched_job_usage *e = NULL, *n;
+
+		if (!j || u->generation > j->generation)
+			continue; /* not this job (a name reused since), or not yet */
+		for (size_t k = 0; k < j->usage_count && !e; k++)
+			if (j->usage[k].server == server)
+				e = &j->usage[k];
+		if (!e) {
+			n = realloc(j->usage, (j->usage_count + 1) * sizeof(*n));
+			if (!n)
+				continue; /* out of memory: the next report tries again */
+			j->usage = n;
+			e = &j->usage[j->usage_count++];
+			e->server = server;
+			e->generation = 0;
+		}
+		if (u->generation < e->generation)
+			continue;
+		e->generation = u->generation;
+		e->cpu_usec = u->cpu_usec;
+		e->memory_bytes = u->memory_bytes;
+	}
+}
+
 int sched_server_report(struct sched_cluster *c, unsigned server,
 			const struct conf_health_report *r, uint64_t now_usec)
 {
@@ -334,6 +371,7 @@ int sched_server_report(struct sched_cluster *c, unsigned server,
 		memcpy(s->agent, r->agent, sizeof(s->agent));
 	}
 	check_ips(c, s, r, now_usec);
+	note_usage(c, server, r);
 
 	if (r->has_node) {
 		enum conf_health_level l = r->node;

@@ -241,6 +241,7 @@ void sched_job_free(struct sched_job *j)
 	free(j->checkpoint_path);
 	free(j->resume_path);
 	free(j->exited_ok);
+	free(j->usage);
 	free(j);
 }
 

@@ -564,6 +564,27 @@ int sched_render_job_status_json(const struct sched_cluster *c, const struct sch
 		jset(ck, "path", jstr(j->checkpoint_path));
 		jset(o, "checkpoint", ck);
 	}
+	if (j->usage_count) {
+		json_t *u = json_object(), *per = json_array();
+		uint64_t cpu = 0, mem = 0;
+
+		for (size_t i = 0; i < j->usage_count; i++) {
+			const struct sched_job_usage *e = &j->usage[i];
+			json_t *s = json_object();
+
+			jset(s, "server", jstr(c->servers[e->server].conf->name));
+			jset(s, "generation", json_integer(e->generation));
+			jset(s, "cpu_usec", json_integer((json_int_t)e->cpu_usec));
+			jset(s, "memory_bytes", json_integer((json_int_t)e->memory_bytes));
+			json_array_append_new(per, s);
+			cpu += e->cpu_usec;
+			mem += e->memory_bytes;
+		}
+		jset(u, "cpu_usec", json_integer((json_int_t)cpu));
+		jset(u, "memory_bytes", json_integer((json_int_t)mem));
+		jset(u, "servers", per);
+		jset(o, "usage", u);
+	}
 	set_time(o, "submitted", j->submit_usec);
 	set_time(o, "started", j->start_usec);
 	set_time(o, "ended", j->end_usec);

@@ -77,8 +77,41 @@ it_unmount() {
 	fi
 }
 
+# it_cgroup_kill DIR: kill every process of cgroup DIR and below (cgroup.kill, else one
+# by one), wait for it to empty, and remove it and the cgroups below it
+it_cgroup_kill() {
+	local d=$1 f
+	[ -d "$d" ] || return 0
+	echo 1 >"$d/cgroup.kill" 2>/dev/null ||
+		find "$d" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -KILL 2>/dev/null
+	wait_until 5 grep -q "populated 0" "$d/cgroup.events"
+	find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+	for f in 1 2 3; do [ -d "$d" ] && { sleep 0.2; find "$d" -depth -type d -exec rmdir {} + 2>/dev/null; }; done
+	[ ! -d "$d" ]
+}
+
+# it_cgroup_cleanup: the per-job cgroups that agents of this test's mount left where they
+# put them by default (ascend-agent(8): <own cgroup>/node-<node>-<hash of --mount>)
+it_cgroup_cleanup() {
+	local mnt own h d
+	[ -n "$IT_MNT" ] || return 0
+	mnt=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	[ -n "$mnt" ] || return 0
+	own=$(sed -n 's/^0:://p' /proc/self/cgroup)
+	compgen -G "$mnt${own%/}/node-*" >/dev/null || return 0
+	h=$(python3 -c 'import sys
+h = 2166136261
+for b in sys.argv[1].encode(): h = ((h ^ b) * 16777619) & 0xffffffff
+print("%08x" % h)' "$IT_MNT")
+	for d in "$mnt${own%/}"/node-*-"$h"; do
+		[ -d "$d" ] && it_cgroup_kill "$d"
+	done
+	return 0
+}
+
 it_cleanup() {
 	set +e
+	it_cgroup_cleanup
 	[ -n "$IT_MNT" ] && it_unmount "$IT_MNT"
 	if [ -n "$IT_PID" ] && kill -0 "$IT_PID" 2>/dev/null; then
 		kill -TERM "$IT_PID" 2>/dev/null

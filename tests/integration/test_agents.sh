@@ -4,7 +4,10 @@
 # 32-NPU msrun job and it resumes from its last checkpoint; a SIGKILLed agent makes its
 # server unreachable and its job moves; a process exiting non-zero restarts its job from
 # its checkpoint, or fails it once max_restarts is spent; per-rank processes run as the
-# job's owner; cancel and agent shutdown stop processes (SIGTERM, then SIGKILL).
+# job's owner; cancel and agent shutdown stop processes (SIGTERM, then SIGKILL). Each job
+# generation runs in a cgroup of its own (below $CGROOT): a detached grandchild that
+# ignores SIGTERM is stopped with its job, survives a SIGKILLed agent and is adopted by
+# the restarted one, or stopped by it once the job is no longer listed; usage is shown.
 # Usage: test_agents.sh ASCENDFS ASCEND_AGENT TRAIN_DEMO CHECK_RANKTABLE SRCDIR
 set -u
 ASCENDFS=$(realpath "$1")
@@ -31,6 +34,15 @@ if ! grep -q 'heartbeat_timeout: 3$' "$CONFIG" || ! grep -q 'require_agent: true
 	exit 1
 fi
 
+# ---- per-job cgroups: a cgroup root of this test's own, removed on every path ---------
+CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+CGROOT=""
+if [ -n "$CG2" ] && mkdir "$CG2/ascendfs-it-$$" 2>/dev/null; then
+	CGROOT=$CG2/ascendfs-it-$$
+else
+	echo "# cgroup v2 is not writable here (mount: '${CG2:-none}'): the per-job cgroup checks are skipped"
+fi
+
 # ---- agents -----------------------------------------------------------------------
 declare -A AGENT_PID=()
 FINISHED=""
@@ -42,6 +54,7 @@ agents_cleanup() {
 	for n in "${!AGENT_PID[@]}"; do
 		kill -KILL "${AGENT_PID[$n]}" 2>/dev/null
 	done
+	[ -n "$CGROOT" ] && it_cgroup_kill "$CGROOT"
 	# every group was stopped and checked on the normal path: do not touch reused pids
 	[ -n "$FINISHED" ] && return
 	for n in $SERVERS; do
@@ -60,9 +73,22 @@ start_agent() { # start_agent SERVER
 	mkdir -p "$W/faults" "$W/logs/$n"
 	{ for d in 0 1 2 3 4 5 6 7; do echo "address_$d=10.20.$d.$i"; done; } >"$W/hccn-$n.conf"
 	"$AGENT" --mount "$M" --node "$n" --fault-file "$W/faults/$n" \
-		--hccn-conf "$W/hccn-$n.conf" --log-dir "$W/logs/$n" >>"$W/agent-$n.log" 2>&1 &
+		--hccn-conf "$W/hccn-$n.conf" --log-dir "$W/logs/$n" \
+		${CGROOT:+--cgroup-root "$CGROOT"} >>"$W/agent-$n.log" 2>&1 &
 	AGENT_PID[$n]=$!
 }
+# all_gone PID...: none of them runs (an exited process whose parent died may stay a zombie
+# of pid 1 for a while: that does not run)
+all_gone() {
+	local p
+	for p in "$@"; do
+		[ -n "$p" ] || return 1
+		[ -e "/proc/$p" ] && ! grep -q '^State:.*Z' "/proc/$p/status" 2>/dev/null && return 1
+	done
+	return 0
+}
+# job_cgroup SERVER JOB GEN: the cgroup of that job generation on SERVER (may not exist)
+job_cgroup() { echo "$CGROOT"/node-"$1"-*/job-"$2".g"$3"; }
 
 json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
 state_of() { json "$M/nodes/$1/info" 'd["state"]' 2>/dev/null; }
@@ -266,6 +292,10 @@ t_kill=$(now_ms)
 kill -KILL "${AGENT_PID[$LOST]}"
 wait "${AGENT_PID[$LOST]}" 2>/dev/null
 unset "AGENT_PID[$LOST]"
+# (hb runs 5 s: see at once whether its process outlived the agent)
+if [ -n "$CGROOT" ]; then
+	check "the dead agent's process outlives it in its cgroup" kill -0 "${lost_pid:-0}"
+fi
 # 3 intervals of silence, the daemon's 1 s heartbeat check, slack for slow builds
 if wait_until 8 bash -c "[ \"\$(python3 -c 'import json;print(json.load(open(\"$M/nodes/$LOST/info\"))[\"state\"])')\" = unreachable ]"; then
 	ok "$LOST is unreachable after its agent was killed"
@@ -285,10 +315,30 @@ case " $(servers_of hb) " in
 *" $LOST "*) not_ok "hb left $LOST" "placement: $(servers_of hb)" ;;
 *) ok "hb left $LOST" ;;
 esac
-if [ -n "$lost_pid" ] && wait_until 5 bash -c "! kill -0 $lost_pid"; then
-	ok "the dead agent's process died with it (PR_SET_PDEATHSIG)"
+if [ -z "$CGROOT" ]; then
+	if [ -n "$lost_pid" ] && wait_until 5 bash -c "! kill -0 $lost_pid"; then
+		ok "the dead agent's process died with it (PR_SET_PDEATHSIG)"
+	else
+		not_ok "the dead agent's process died with it (PR_SET_PDEATHSIG)" "pid '$lost_pid'"
+	fi
 else
-	not_ok "the dead agent's process died with it (PR_SET_PDEATHSIG)" "pid '$lost_pid'"
+	# the restarted agent stops what is not listed (unless it ended on its own by then)
+	still=0
+	all_gone "$lost_pid" || still=1
+	start_agent "$LOST"
+	if wait_until $((GRACE + 8)) all_gone "$lost_pid"; then
+		ok "the restarted agent stops the generation it no longer runs"
+	else
+		not_ok "the restarted agent stops the generation it no longer runs" "pid '$lost_pid'; $(tail -n5 "$W/agent-$LOST.log")"
+	fi
+	if [ "$still" = 1 ]; then
+		check_contains "and says so" "job hb generation 1: an earlier agent left its processes running" \
+			"$(cat "$W/agent-$LOST.log")"
+	else
+		echo "# hb's generation 1 ended on its own before its agent restarted (slow machine)"
+	fi
+	wait_until 5 bash -c "! ls -d $(job_cgroup "$LOST" hb 1) >/dev/null 2>&1"
+	check_fails "and removes its cgroup" ls -d $(job_cgroup "$LOST" hb 1)
 fi
 if wait_until 30 bash -c "[ \"\$(cat '$M/jobs/hb/status')\" = completed ]"; then
 	ok "hb completes on its new servers"
@@ -438,8 +488,78 @@ deadline_ms=$(((GRACE + 1) * 1000))
 echo cancel >"$M/jobs/after/ctl"
 wait_until 10 bash -c "[ \"\$(cat '$M/jobs/after/status')\" = cancelled ]"
 for n in $SERVERS; do echo uncordon >"$M/nodes/$n/ctl"; done
+# ---- per-job cgroups: what detaches and ignores SIGTERM still stops with its job ------
+if [ -n "$CGROOT" ]; then
+	# the job's process starts a grandchild that leaves its session and process group
+	# (setsid, double fork), ignores SIGTERM, burns some CPU, then sleeps
+	cat >"$W/detach.sh" <<'EOF'
+#!/bin/sh
+( setsid sh -c 'trap "" TERM; echo $$ > "$0"; i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; exec sleep 300' "$1" </dev/null >/dev/null 2>&1 & )
+exec sleep 300
+EOF
+	cgjob() { # cgjob NAME: submit a detaching job, wait for its grandchild; sets D_SERVER D_GPID D_PID
+		rm -f "$W/$1.gpid"
+		submit "$1" <<EOF
+name: $1
+npus: 1
+command: "exec sh $W/detach.sh $W/$1.gpid"
+EOF
+		D_SERVER=$(servers_of "$1")
+		wait_until 10 test -s "$W/$1.gpid"
+		D_GPID=$(cat "$W/$1.gpid" 2>/dev/null)
+		D_PID=$(sed -n "s/.*job $1 generation 1 (node rank 0): started pid \([0-9]*\):.*/\1/p" "$W/agent-$D_SERVER.log")
+	}
+	cgjob detached
+	check "a job whose grandchild detaches runs" test -n "$D_GPID" -a -n "$D_PID"
+	CGD=$(job_cgroup "$D_SERVER" detached 1)
+	check_contains "its grandchild is in the generation's cgroup" "$D_GPID" "$(cat "$CGD/node/cgroup.procs" 2>/dev/null)"
+	cpu_of() { json "$M/jobs/$1/status.json" 'd.get("usage", {}).get("cpu_usec", 0)' 2>/dev/null; }
+	if wait_until 10 bash -c "[ \"\$(python3 -c 'import json;print(json.load(open(\"$M/jobs/detached/status.json\")).get(\"usage\", {}).get(\"cpu_usec\", 0))')\" -gt 0 ]"; then
+		ok "status.json shows its CPU time ($(cpu_of detached) µs)"
+	else
+		not_ok "status.json shows its CPU time" "$(json "$M/jobs/detached/status.json" 'd.get("usage")')"
+	fi
+	check_eq "per server" "$D_SERVER" "$(json "$M/jobs/detached/status.json" 'd["usage"]["servers"][0]["server"]')"
+	# SIGKILL the agent: the generation is still listed, so the next agent adopts it
+	kill -KILL "${AGENT_PID[$D_SERVER]}"
+	wait "${AGENT_PID[$D_SERVER]}" 2>/dev/null
+	start_agent "$D_SERVER"
+	check "its processes outlive a SIGKILLed agent" kill -0 "${D_PID:-0}"
+	if wait_until 10 grep -q "job detached generation 1 (node rank 0): adopted" "$W/agent-$D_SERVER.log"; then
+		ok "the restarted agent adopts the generation it left"
+	else
+		not_ok "the restarted agent adopts the generation it left" "$(tail -n5 "$W/agent-$D_SERVER.log")"
+	fi
+	sleep 1.5 # a report or two: an adopted generation is not reported as exited
+	check_eq "the job runs on as generation 1" "running 1" "$(status_of detached) $(gen_of detached)"
+	check_eq "its processes were not started again" 1 "$(grep -c "job detached generation 1 (node rank 0): started pid" "$W/agent-$D_SERVER.log")"
+	echo cancel >"$M/jobs/detached/ctl"
+	if wait_until $((GRACE + 8)) all_gone "$D_GPID" "$D_PID"; then
+		ok "cancel stops all of it, the detached grandchild that ignores SIGTERM included"
+	else
+		not_ok "cancel stops all of it, the detached grandchild that ignores SIGTERM included" "$(tail -n5 "$W/agent-$D_SERVER.log")"
+	fi
+	wait_until 5 bash -c "[ ! -d $CGD ]"
+	check "and its cgroup is removed" test ! -d "$CGD"
+	# SIGKILL the agent, cancel while it is down: the next agent stops what it finds
+	cgjob orphaned
+	CGD=$(job_cgroup "$D_SERVER" orphaned 1)
+	kill -KILL "${AGENT_PID[$D_SERVER]}"
+	wait "${AGENT_PID[$D_SERVER]}" 2>/dev/null
+	echo cancel >"$M/jobs/orphaned/ctl"
+	check "a cancelled job's processes run on while its agent is down" kill -0 "${D_GPID:-0}"
+	start_agent "$D_SERVER"
+	if wait_until $((GRACE + 8)) all_gone "$D_GPID" "$D_PID"; then
+		ok "the restarted agent stops every process of the generation no longer listed"
+	else
+		not_ok "the restarted agent stops every process of the generation no longer listed" "$(tail -n5 "$W/agent-$D_SERVER.log")"
+	fi
+	wait_until 5 bash -c "[ ! -d $CGD ]"
+	check "and removes its cgroup" test ! -d "$CGD"
+fi
 
 # ---- an agent stopped and restarted: the job restarts from its checkpoint ---------
+
 CK4=$W/ckpt/long
 mkdir -p "$CK4"
 submit long <<EOF

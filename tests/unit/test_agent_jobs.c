@@ -425,6 +425,149 @@ static void test_exit_code_of_wait_status(void **state)
 	assert_int_equal(agent_exit_code(W_EXITCODE(0, 64)), 192);
 }
 
+/* ---- per-job cgroups ---- */
+
+static void test_cgroup_job_name_round_trip(void **state)
+{
+	static const char *const jobs[] = { "llama", "a.g2", "x-1_y.z", "cgroup", "0", "a.g" };
+	char name[AGENT_CGROUP_NAME_MAX], job[CONF_NAME_MAX + 1], max[CONF_NAME_MAX + 1];
+	unsigned g;
+
+	for (size_t i = 0; i < sizeof(jobs) / sizeof(jobs[0]); i++) {
+		assert_int_equal(agent_cgroup_job_name(jobs[i], 7, name, sizeof(name)), 0);
+		assert_int_equal(strncmp(name, "job-", 4), 0);
+		assert_int_equal(agent_cgroup_parse_job_name(name, job, &g), 0);
+		assert_string_equal(job, jobs[i]);
+		assert_int_equal(g, 7);
+	}
+	assert_int_equal(agent_cgroup_job_name("llama", 2, name, sizeof(name)), 0);
+	assert_string_equal(name, "job-llama.g2");
+	assert_int_equal(agent_cgroup_job_name("llama", 4294967295u, name, sizeof(name)), 0);
+	assert_string_equal(name, "job-llama.g4294967295");
+	/* the longest job name fits */
+	memset(max, 'a', CONF_NAME_MAX);
+	max[CONF_NAME_MAX] = '\0';
+	max[CONF_NAME_MAX - 1] = '\0'; /* conf_name_is_valid: shorter than CONF_NAME_MAX */
+	assert_int_equal(agent_cgroup_job_name(max, 4294967295u, name, sizeof(name)), 0);
+	assert_int_equal(agent_cgroup_parse_job_name(name, job, &g), 0);
+	assert_string_equal(job, max);
+	/* the node's directory: its name and a hash of the mount path */
+	assert_int_equal(agent_cgroup_node_name("a2-node-01", "/ascend", name, sizeof(name)), 0);
+	assert_int_equal(strncmp(name, "node-a2-node-01-", 16), 0);
+	assert_int_equal(strlen(name), 16 + 8);
+	assert_int_equal(agent_cgroup_node_name("a2-node-01", "/ascend", job, sizeof(job)), 0);
+	assert_string_equal(job, name); /* the same mount: the same directory */
+	assert_int_equal(agent_cgroup_node_name("a2-node-01", "/tmp/m", job, sizeof(job)), 0);
+	assert_string_not_equal(job, name);
+	assert_int_equal(agent_cgroup_node_name("../x", "/ascend", job, sizeof(job)), -EINVAL);
+	/* no path separators or dot names can be made: job names are checked */
+	assert_int_equal(agent_cgroup_job_name("../x", 1, name, sizeof(name)), -EINVAL);
+	assert_int_equal(agent_cgroup_job_name("a/b", 1, name, sizeof(name)), -EINVAL);
+	assert_int_equal(agent_cgroup_job_name("Llama", 1, name, sizeof(name)), -EINVAL);
+	assert_int_equal(agent_cgroup_job_name("llama", 0, name, sizeof(name)), -EINVAL);
+	assert_int_equal(agent_cgroup_job_name("llama", 2, name, 8), -ENAMETOOLONG);
+}
+
+static void test_cgroup_job_name_refused(void **state)
+{
+	static const char *const bad[] = {
+		"agent", "node", "rank-3", "job-", "job-llama", "job-llama.", "job-llama.g",
+		"job-llama.g0", "job-llama.g01", "job-llama.g-1", "job-llama.g4294967296",
+		"job-llama.gx", "job-.g1", "job-Llama.g1", "job-a/b.g1", "job-..g1",
+		"cgroup.procs", "job-llama.g2 ", "xjob-llama.g2",
+	};
+	char job[CONF_NAME_MAX + 1] = "untouched";
+	unsigned g = 99;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (agent_cgroup_parse_job_name(bad[i], job, &g) != -EINVAL)
+			fail_msg("%s read as a job cgroup", bad[i]);
+		assert_string_equal(job, "untouched");
+		assert_int_equal(g, 99);
+	}
+	assert_int_equal(agent_cgroup_parse_job_name(NULL, job, &g), -EINVAL);
+}
+
+/* What a restarted agent does with the cgroups an earlier one left. */
+static void test_cgroup_scan_decision(void **state)
+{
+	struct agent_share shares[2];
+	const char *names[] = {
+		"job-llama.g2",	/* listed: adopt */
+		"job-llama.g1",	/* an older generation of a listed job: stop */
+		"job-gone.g5",	/* cancelled while the agent was down: stop */
+		"job-bert.g3",	/* listed: adopt */
+		"agent",	/* not a job cgroup: leave */
+		NULL,
+		"job-bert.g33",	/* another generation: stop */
+	};
+	enum agent_cgroup_verdict v[7];
+
+	memset(shares, 0, sizeof(shares));
+	snprintf(shares[0].job, sizeof(shares[0].job), "llama");
+	shares[0].generation = 2;
+	snprintf(shares[1].job, sizeof(shares[1].job), "bert");
+	shares[1].generation = 3;
+	agent_cgroup_decide(names, 7, shares, 2, v);
+	assert_int_equal(v[0], AGENT_CGROUP_ADOPT);
+	assert_int_equal(v[1], AGENT_CGROUP_STOP);
+	assert_int_equal(v[2], AGENT_CGROUP_STOP);
+	assert_int_equal(v[3], AGENT_CGROUP_ADOPT);
+	assert_int_equal(v[4], AGENT_CGROUP_FOREIGN);
+	assert_int_equal(v[5], AGENT_CGROUP_FOREIGN);
+	assert_int_equal(v[6], AGENT_CGROUP_STOP);
+	/* an empty listing (the daemon lists nothing here): every job cgroup stops */
+	agent_cgroup_decide(names, 7, NULL, 0, v);
+	for (size_t i = 0; i < 7; i++)
+		assert_int_equal(v[i], i == 4 || i == 5 ? AGENT_CGROUP_FOREIGN : AGENT_CGROUP_STOP);
+}
+
+static void test_cgroup_kernel_files(void **state)
+{
+	static const char stat[] = "usage_usec 1234567\nuser_usec 1000000\nsystem_usec 234567\n"
+				   "nr_periods 0\n";
+	static const char events[] = "populated 1\nfrozen 0\n";
+	static const char self_hybrid[] = "12:pids:/user.slice\n1:name=systemd:/user.slice\n"
+					  "0::/system.slice/ascend-agent.service\n";
+	static const char mountinfo[] =
+		"24 30 0:22 / /sys rw,nosuid - sysfs sysfs rw\n"
+		"33 24 0:28 / /sys/fs/cgroup ro - tmpfs tmpfs ro,mode=755\n"
+		"34 33 0:29 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw,nsdelegate\n"
+		"35 33 0:30 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n";
+	static const char escaped[] = "40 1 0:5 / /a\\040b rw - cgroup2 none rw\n";
+	char buf[256];
+	unsigned long long v = 42;
+
+	assert_int_equal(agent_cgroup_keyed(stat, strlen(stat), "usage_usec", &v), 0);
+	assert_int_equal(v, 1234567);
+	assert_int_equal(agent_cgroup_keyed(stat, strlen(stat), "system_usec", &v), 0);
+	assert_int_equal(v, 234567);
+	assert_int_equal(agent_cgroup_keyed(stat, strlen(stat), "usage", &v), -ENOENT);
+	assert_int_equal(agent_cgroup_keyed(events, strlen(events), "populated", &v), 0);
+	assert_int_equal(v, 1);
+	/* not NUL-terminated: the length bounds the read */
+	assert_int_equal(agent_cgroup_keyed(events, 11, "populated", &v), 0);
+	assert_int_equal(agent_cgroup_keyed(events, 10, "populated", &v), -EINVAL);
+	assert_int_equal(agent_cgroup_keyed("max 18446744073709551616\n", 25, "max", &v), -EINVAL);
+	assert_int_equal(agent_cgroup_keyed("max 18446744073709551615\n", 25, "max", &v), 0);
+	assert_true(v == 18446744073709551615ULL);
+	assert_int_equal(agent_cgroup_keyed("max x\n", 6, "max", &v), -EINVAL);
+
+	assert_int_equal(agent_cgroup_self(self_hybrid, strlen(self_hybrid), buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "/system.slice/ascend-agent.service");
+	assert_int_equal(agent_cgroup_self("0::/\n", 5, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "/");
+	assert_int_equal(agent_cgroup_self("1:name=systemd:/\n", 17, buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(agent_cgroup_self(self_hybrid, strlen(self_hybrid), buf, 8),
+			 -ENAMETOOLONG);
+
+	assert_int_equal(agent_cgroup2_mount(mountinfo, strlen(mountinfo), buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "/sys/fs/cgroup/unified");
+	assert_int_equal(agent_cgroup2_mount(escaped, strlen(escaped), buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "/a b");
+	assert_int_equal(agent_cgroup2_mount(mountinfo, 120, buf, sizeof(buf)), -ENOENT);
+}
+
 #ifdef TEST_CHAOS
 static long chaos_run(int (*fn)(void))
 {
@@ -573,6 +716,10 @@ int main(void)
 		cmocka_unit_test(test_env_merge_over_base),
 		cmocka_unit_test(test_env_head_mount),
 		cmocka_unit_test(test_exit_code_of_wait_status),
+		cmocka_unit_test(test_cgroup_job_name_round_trip),
+		cmocka_unit_test(test_cgroup_job_name_refused),
+		cmocka_unit_test(test_cgroup_scan_decision),
+		cmocka_unit_test(test_cgroup_kernel_files),
 		cmocka_unit_test(test_agent_jobs_allocation_failures),
 		cmocka_unit_test(test_agent_report_running),
 	};

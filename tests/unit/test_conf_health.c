@@ -728,6 +728,102 @@ static void test_health_allocation_failures(void **state)
 #endif
 }
 
+/* `usage` lines: what each job generation's cgroup used, in both formats. */
+static void test_health_usage(void **state)
+{
+	static const char text[] = "node OK\n"
+				   "usage llama 2 1234567 8589934592\n"
+				   "USAGE bert.v2 1 0 0\n"
+				   "usage x 4294967295 18446744073709551615 1\n";
+	static const char json[] =
+		"{\"node\": \"OK\", \"usage\": [{\"job\": \"llama\", \"generation\": 2, "
+		"\"cpu_usec\": 1234567, \"memory_bytes\": 8589934592}]}";
+	struct conf_health_report rep, again;
+	char *out;
+	size_t len;
+
+	parse_okz(text, &rep);
+	assert_int_equal(rep.usage_count, 3);
+	assert_string_equal(rep.usage[0].job, "llama");
+	assert_int_equal(rep.usage[0].generation, 2);
+	assert_true(rep.usage[0].cpu_usec == 1234567);
+	assert_true(rep.usage[0].memory_bytes == 8589934592ULL);
+	assert_string_equal(rep.usage[1].job, "bert.v2");
+	assert_int_equal(rep.usage[2].generation, 4294967295u);
+	assert_true(rep.usage[2].cpu_usec == UINT64_MAX);
+	/* renders to what parses to the same */
+	assert_int_equal(conf_health_render(&rep, &out, &len), 0);
+	assert_non_null(strstr(out, "usage llama 2 1234567 8589934592\n"));
+	assert_non_null(strstr(out, "usage x 4294967295 18446744073709551615 1\n"));
+	parse_ok(out, len, 8, &again);
+	free(out);
+	assert_int_equal(again.usage_count, 3);
+	assert_memory_equal(again.usage, rep.usage, 3 * sizeof(rep.usage[0]));
+
+	parse_okz(json, &rep);
+	assert_int_equal(rep.usage_count, 1);
+	assert_string_equal(rep.usage[0].job, "llama");
+	assert_true(rep.usage[0].memory_bytes == 8589934592ULL);
+	/* usage alone is not a report (it says nothing about health) */
+	assert_non_null(strstr(parse_failz("usage llama 2 1 1\n", -EINVAL), "the report is empty"));
+}
+
+static void test_health_usage_refused(void **state)
+{
+	static const struct {
+		const char *text, *want;
+	} cases[] = {
+		{ "node OK\nusage llama 2 1\n", "t/health:2:17: usage: the line has 3 of 4 words" },
+		{ "node OK\nusage\n", "usage: the line has 0 of 4 words" },
+		{ "node OK\nusage Llama 2 1 1\n", "usage: job \"Llama\" is not a job name" },
+		{ "node OK\nusage ../x 2 1 1\n", "job \"../x\" is not a job name" },
+		{ "node OK\nusage llama 0 1 1\n", "t/health:2:13: usage: generation \"0\" is not a "
+						  "generation" },
+		{ "node OK\nusage llama 4294967296 1 1\n", "generation \"4294967296\" is not" },
+		{ "node OK\nusage llama 02 1 1\n", "generation \"02\"" },
+		{ "node OK\nusage llama 2 -1 1\n", "cpu_usec \"-1\" is not a whole number" },
+		{ "node OK\nusage llama 2 18446744073709551616 1\n", "cpu_usec \"18446744073709551616\"" },
+		{ "node OK\nusage llama 2 1 1.5\n", "memory_bytes \"1.5\" is not a whole number" },
+		{ "node OK\nusage llama 2 1 1 extra\n", "unexpected \"extra\" after the memory bytes" },
+		{ "node OK\nusage llama 2 1 1\nusage llama 2 3 4\n",
+		  "t/health:3:7: usage: job llama generation 2 already given at line 2" },
+		{ "{\"node\": \"OK\", \"usage\": {}}", "usage: expected a list" },
+		{ "{\"node\": \"OK\", \"usage\": [1]}", "usage: each entry must be an object" },
+		{ "{\"node\": \"OK\", \"usage\": [{\"job\": \"a\", \"generation\": 1, \"cpu_usec\": 1}]}",
+		  "this entry has no \"memory_bytes\"" },
+		{ "{\"node\": \"OK\", \"usage\": [{\"job\": \"a\", \"generation\": \"1\", \"cpu_usec\": 1, "
+		  "\"memory_bytes\": 1}]}", "\"generation\" must be a whole number" },
+		{ "{\"node\": \"OK\", \"usage\": [{\"job\": 7, \"generation\": 1, \"cpu_usec\": 1, "
+		  "\"memory_bytes\": 1}]}", "\"job\" must be a string" },
+		{ "{\"node\": \"OK\", \"usage\": [{\"job\": \"a\", \"generation\": 1, \"cpu_usec\": -1, "
+		  "\"memory_bytes\": 1}]}", "cpu_usec \"-1\" is not a whole number" },
+		{ "{\"node\": \"OK\", \"usage\": [{\"job\": \"a\", \"generation\": 1, \"cpu_usec\": 1, "
+		  "\"memory_bytes\": 1, \"rss\": 2}]}", "rss" },
+	};
+	char big[CONF_HEALTH_MAX_BYTES];
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *msg = parse_failz(cases[i].text, -EINVAL);
+
+		if (!strstr(msg, cases[i].want))
+			fail_msg("%s: got \"%s\", want \"%s\"", cases[i].text, msg, cases[i].want);
+	}
+	/* one more generation than a report holds */
+	n += (size_t)snprintf(big, sizeof(big), "node OK\n");
+	for (int i = 0; i <= CONF_HEALTH_USAGE_MAX; i++)
+		n += (size_t)snprintf(big + n, sizeof(big) - n, "usage j%d 1 1 1\n", i);
+	assert_non_null(strstr(parse_fail(big, n, 8, -EINVAL), "more than 128 job generations"));
+	/* while a report is written, a bad usage line is a write error */
+	{
+		struct conf_error err = { 0 };
+		const char *partial = "node OK\nusage llama 0 1 1\n";
+
+		assert_int_equal(conf_health_check_start(partial, strlen(partial), "t/health", 8,
+							 &err), -EINVAL);
+	}
+}
+
 static void test_health_render(void **state)
 {
 	struct conf_health_report rep = { 0 };
@@ -822,6 +918,8 @@ int main(void)
 		cmocka_unit_test(test_health_truncations_and_mutations),
 		cmocka_unit_test(test_health_allocation_failures),
 		cmocka_unit_test(test_health_render),
+		cmocka_unit_test(test_health_usage),
+		cmocka_unit_test(test_health_usage_refused),
 		cmocka_unit_test(test_cluster_fault_policy),
 	};
 

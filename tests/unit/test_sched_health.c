@@ -554,6 +554,52 @@ static void test_health_faults_of_one_incident_count_one_restart(void **state)
 	sched_cluster_free(c);
 }
 
+/* `usage` lines reach the job's status.json: per server and in total, newest generation. */
+static void test_health_usage_in_status_json(void **state)
+{
+	struct fx_opts o = { .servers = 2 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct conf_health_report r = { .has_node = true, .node = CONF_HEALTH_OK };
+	struct sched_job *j;
+	char *text = NULL;
+	size_t len = 0;
+	uint64_t version, job_version;
+
+	(void)state;
+	j = fx_run_on(c, "one", 4, 0);
+	assert_int_equal(sched_render_job_status_json(c, j, &text, &len), 0);
+	assert_null(strstr(text, "\"usage\""));
+	free(text);
+
+	report_ok(c, 0, tick(1));
+	report_ok(c, 1, tick(1));
+	r.usage_count = 3;
+	r.usage[0] = (struct conf_health_usage){ .job = "one", .generation = 1,
+						 .cpu_usec = 2500000, .memory_bytes = 1048576 };
+	/* a job the daemon does not know, and a generation not yet placed: ignored */
+	r.usage[1] = (struct conf_health_usage){ .job = "nobody", .generation = 1, .cpu_usec = 9 };
+	r.usage[2] = (struct conf_health_usage){ .job = "one", .generation = 7, .cpu_usec = 9 };
+	version = c->version;
+	job_version = j->version;
+	assert_int_equal(sched_server_report(c, 0, &r, tick(1)), 0);
+	/* not a change to save or announce: reports would wait for the store */
+	assert_int_equal(c->version, version);
+	assert_int_equal(j->version, job_version);
+	r.usage_count = 1;
+	r.usage[0].cpu_usec = 500000;
+	r.usage[0].memory_bytes = 0;
+	assert_int_equal(sched_server_report(c, 1, &r, tick(1)), 0);
+	fx_check(c);
+	assert_int_equal(j->usage_count, 2);
+	assert_int_equal(sched_render_job_status_json(c, j, &text, &len), 0);
+	assert_non_null(strstr(text, "\"usage\": {\n    \"cpu_usec\": 3000000,\n"
+				     "    \"memory_bytes\": 1048576,"));
+	assert_non_null(strstr(text, "\"server\": \"node-0\",\n        \"generation\": 1,\n"
+				     "        \"cpu_usec\": 2500000"));
+	free(text);
+	sched_cluster_free(c);
+}
+
 /*
  * The budget still ends a job that keeps failing: a fault past the incident window
  * counts, however many uncounted ones came between.
@@ -728,6 +774,7 @@ int main(void)
 		cmocka_unit_test(test_health_overdue_server_is_suspect),
 		cmocka_unit_test(test_health_elastic_shrinks_of_one_incident_count_one_restart),
 		cmocka_unit_test(test_health_recovery_swaps_a_suspect_server_it_holds),
+		cmocka_unit_test(test_health_usage_in_status_json),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
