@@ -70,8 +70,6 @@
 extern char **environ;
 
 struct agent {
-	struct agent_launcher *launcher; /* the job processes (NULL with --once): each report
-					 * lists the generations that still run */
 	/* options */
 	const char *mount;
 	const char *node;
@@ -85,7 +83,9 @@ struct agent {
 	bool once;
 	unsigned stop_grace_sec;	/* the config's stop_grace_period */
 	const char *cgroup_root;	/* --cgroup-root; NULL: derived */
-	struct agent_launcher *launcher; /* NULL with --once: no usage lines */
+	struct agent_launcher *launcher; /* the job processes (NULL with --once): each report
+					  * lists the generations that still run and their
+					  * usage lines */
 
 	/* learned at start */
 	unsigned npu_count;
