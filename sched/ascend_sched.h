@@ -127,6 +127,9 @@ struct sched_server {
 	bool restored_heartbeat;	/* last_report_usec is the restore, not a report */
 	enum sched_health node_health;	/* the `node` line of the last report */
 	bool ips_confirmed;		/* the agent reported a device_ip for every NPU */
+	bool suspect;			/* sched_server_is_suspect() as of the cluster's
+					 * place_now_usec (sched_place_begin()): placement
+					 * takes it last */
 	struct sched_npu npus[CONF_SERVER_NPUS_MAX];
 	unsigned npus_free;		/* free and placeable NPUs */
 	unsigned jobs_running;		/* distinct jobs holding NPUs here */
@@ -303,6 +306,7 @@ struct sched_cluster {
 					 * embedding program clears it when it collects them */
 	uint64_t place_now_usec;	/* time of the entry point that is placing jobs now
 					 * (sched_server_is_suspect() during placement) */
+	unsigned suspect_count;		/* servers with suspect set */
 };
 
 /*
