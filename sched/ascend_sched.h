@@ -135,6 +135,9 @@ struct sched_server {
 	bool ips_confirmed;		/* the agent reported a device_ip for every NPU */
 	bool reports_running;		/* the last accepted report had a `running` line: its
 					 * agent says which job generations still run */
+	bool suspect;			/* sched_server_is_suspect() as of the cluster's
+					 * place_now_usec (sched_place_begin()): placement
+					 * takes it last */
 	struct sched_npu npus[CONF_SERVER_NPUS_MAX];
 	unsigned npus_free;		/* free and placeable NPUs */
 	unsigned jobs_running;		/* distinct jobs holding NPUs here */
@@ -338,6 +341,7 @@ struct sched_cluster {
 					 * embedding program clears it when it collects them */
 	uint64_t place_now_usec;	/* time of the entry point that is placing jobs now
 					 * (sched_server_is_suspect() during placement) */
+	unsigned suspect_count;		/* servers with suspect set */
 };
 
 /*

@@ -472,6 +472,18 @@ bool sched_server_is_suspect(const struct sched_cluster *c, const struct sched_s
 	return false;
 }
 
+void sched_place_begin(struct sched_cluster *c, uint64_t now_usec)
+{
+	c->place_now_usec = now_usec;
+	c->suspect_count = 0;
+	for (size_t i = 0; i < c->server_count; i++) {
+		struct sched_server *s = &c->servers[i];
+
+		s->suspect = sched_server_is_suspect(c, s, now_usec);
+		c->suspect_count += s->suspect;
+	}
+}
+
 unsigned sched_check_heartbeats(struct sched_cluster *c, uint64_t now_usec)
 {
 	uint64_t timeout = (uint64_t)c->conf->heartbeat_timeout_sec * 1000000u;
@@ -588,14 +600,12 @@ static bool job_holds_server(const struct sched_job *j, unsigned server)
 }
 
 /* Servers of @j that are suspect but not failed: replaced too when clean ones are free. */
-static size_t mark_suspects(const struct sched_cluster *c, const struct sched_job *j,
-			    uint64_t now_usec, bool *bad)
+static size_t mark_suspects(const struct sched_cluster *c, const struct sched_job *j, bool *bad)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < j->slice_count; i++)
-		if (!bad[i] && sched_server_is_suspect(c, &c->servers[j->slices[i].server],
-						       now_usec)) {
+		if (!bad[i] && c->servers[j->slices[i].server].suspect) {
 			bad[i] = true;
 			n++;
 		}
@@ -626,7 +636,7 @@ static void recover(struct sched_cluster *c, struct sched_job *j, uint64_t now_u
 		sched_job_fail_stop(c, j, now_usec, reason);
 		return;
 	}
-	c->place_now_usec = now_usec;
+	sched_place_begin(c, now_usec);
 	same_incident = fault_is_same_incident(c, j, now_usec);
 	if (same_incident) {
 		uint64_t ran_from = j->generation_usec > j->run_since_usec ? j->generation_usec :
@@ -682,15 +692,14 @@ static void recover(struct sched_cluster *c, struct sched_job *j, uint64_t now_u
 	}
 	if (j->slice_count > 1 && nkeep > 0 && j->slice_count <= sizeof(bad) / sizeof(bad[0])) {
 		/* suspect servers it holds go too when clean ones can take their place */
-		size_t nsus = mark_suspects(c, j, now_usec, bad);
+		size_t nsus = mark_suspects(c, j, bad);
 
 		r = -ENOSPC;
 		if (nsus && nkeep > nsus) {
 			r = sched_replace(c, j, bad, &slices, &count);
 			/* only for clean replacements: never one suspect for another */
 			for (size_t i = 0; r == 0 && i < count; i++)
-				if (sched_server_is_suspect(c, &c->servers[slices[i].server],
-							    now_usec) &&
+				if (c->servers[slices[i].server].suspect &&
 				    !job_holds_server(j, slices[i].server)) {
 					free(slices);
 					slices = NULL;

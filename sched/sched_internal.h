@@ -217,6 +217,13 @@ const struct conf_server_type *sched_job_type(const struct sched_cluster *c,
 int sched_place_job(const struct sched_cluster *c, const struct sched_job *j, unsigned hi,
 		    struct sched_slice **ret_slices, size_t *ret_count, char *reason);
 
+/*
+ * sched_place_begin() - placement is about to happen at @now_usec (a scheduling pass, a
+ * recovery): note the time and cache every server's sched_server_is_suspect() in
+ * its suspect flag (and c->suspect_count), so placement reads one flag per server.
+ */
+void sched_place_begin(struct sched_cluster *c, uint64_t now_usec);
+
 /* sched_server_recount() - recompute a server's free NPUs and job count. */
 void sched_server_recount(struct sched_server *s);
 

@@ -193,7 +193,7 @@ static int place_single(const struct sched_cluster *c, unsigned n,
 			break;
 		}
 		/* clean, healthy first, then ring fit, then fullest server, then inventory order */
-		score = ((long)sched_server_is_suspect(c, s, c->place_now_usec) << 41) |
+		score = ((long)s->suspect << 41) |
 			((long)!server_is_healthy(s) << 40) | ((long)fit << 32) |
 			((long)s->npus_free << 24) | (long)i;
 		if (score < best_score) {
@@ -221,8 +221,7 @@ static bool server_is_whole_free(const struct sched_cluster *c, const struct sch
 static bool server_is_whole_free_for(const struct sched_cluster *c, const struct sched_server *s,
 				     const struct conf_server_type *type, bool clean_only)
 {
-	return server_is_whole_free(c, s, type) &&
-	       (!clean_only || !sched_server_is_suspect(c, s, c->place_now_usec));
+	return server_is_whole_free(c, s, type) && (!clean_only || !s->suspect);
 }
 
 struct group_count {
@@ -460,7 +459,7 @@ static int place_multi_among(const struct sched_cluster *c, unsigned k,
 static int place_multi(const struct sched_cluster *c, unsigned k,
 		       const struct conf_server_type *type, unsigned *out)
 {
-	int r = place_multi_among(c, k, type, true, out);
+	int r = c->suspect_count ? place_multi_among(c, k, type, true, out) : -ENOSPC;
 
 	return r == -ENOSPC ? place_multi_among(c, k, type, false, out) : r;
 }
@@ -884,7 +883,7 @@ int sched_replace(const struct sched_cluster *c, const struct sched_job *j, cons
 
 			if (kept_switch[s->switch_index] != (pass % 2 == 0) ||
 			    !server_is_whole_free(c, s, t) ||
-			    sched_server_is_suspect(c, s, c->place_now_usec) != (pass >= 2))
+			    s->suspect != (pass >= 2))
 				continue;
 			out[n].server = (unsigned)i;
 			out[n].npu_count = t->npu_count;

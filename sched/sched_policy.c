@@ -1882,7 +1882,7 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 	p->c = c;
 	p->now = now_usec;
 	p->min_running_prio = UINT32_MAX;
-	c->place_now_usec = now_usec; /* suspect servers are the last choice (sched_health.c) */
+	sched_place_begin(c, now_usec); /* suspect servers are the last choice (sched_health.c) */
 	/* one sweep over the jobs: what the pass needs to know up front */
 	for (size_t i = 0; i < c->job_count; i++) {
 		struct sched_job *j = c->jobs[i];
