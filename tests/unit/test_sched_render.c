@@ -567,6 +567,51 @@ static void test_ranktable_waiting_for_names_servers(void **state)
 	sched_cluster_free(c);
 }
 
+/*
+ * A job launched from its rank table whose table does not complete within
+ * hccl_connect_timeout of its generation's start fails, saying what was missing,
+ * instead of looking running forever (issue 14 item 7); a completed table is untouched.
+ */
+static void test_ranktable_not_completed_within_bound_fails(void **state)
+{
+	struct fx_opts o = { .servers = 4, .no_device_ips = true, .rank_table_launch = true,
+			     .connect_timeout_sec = 120, .grace_sec = 5 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job *stuck, *fine;
+	uint64_t t0;
+	char text[512];
+	size_t n = 0;
+
+	(void)state;
+	stuck = fx_run(c, "stuck", 16);
+	for (unsigned d = 0; d < 8; d++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "ip %u 10.50.0.%u\n", d, d + 1);
+	fine = fx_run(c, "fine", 8);
+	report_text(c, fine->slices[0].server, text);
+	assert_string_equal(waiting_for(c, fine), "");
+	t0 = stuck->generation_usec;
+	sched_tick(c, t0 + 119 * 1000000ull);
+	assert_int_equal(stuck->state, SCHED_JOB_RUNNING);
+	sched_tick(c, t0 + 121 * 1000000ull);
+	assert_int_equal(stuck->state, SCHED_JOB_STOPPING);
+	if (!strstr(stuck->reason, "hccl_connect_timeout") || !strstr(stuck->reason, "device_ip"))
+		fail_msg("%s", stuck->reason);
+	assert_int_equal(fine->state, SCHED_JOB_RUNNING);
+	sched_tick(c, t0 + 200 * 1000000ull);
+	assert_int_equal(stuck->state, SCHED_JOB_FAILED);
+	assert_non_null(strstr(stuck->reason, "device_ip"));
+	assert_int_equal(fine->state, SCHED_JOB_RUNNING);
+	sched_cluster_free(c);
+
+	/* dynamic networking does not read the table: nothing waits on it */
+	o.rank_table_launch = false;
+	c = fx_cluster(&o);
+	stuck = fx_run(c, "stuck", 16);
+	sched_tick(c, stuck->generation_usec + 200 * 1000000ull);
+	assert_int_equal(stuck->state, SCHED_JOB_RUNNING);
+	sched_cluster_free(c);
+}
+
 /* The checker used above really bites: a numeric rank_id or a ring-crossing table fails. */
 static void test_ranktable_checker_rejects_broken_copies(void **state)
 {
@@ -1559,6 +1604,7 @@ int main(void)
 		cmocka_unit_test(test_ranktable_910_requires_device_ip),
 		cmocka_unit_test(test_ranktable_device_ip_conflicts),
 		cmocka_unit_test(test_ranktable_waiting_for_names_servers),
+		cmocka_unit_test(test_ranktable_not_completed_within_bound_fails),
 		cmocka_unit_test(test_ranktable_checker_rejects_broken_copies),
 		cmocka_unit_test(test_shell_quote_special_characters),
 		cmocka_unit_test(test_env_job_values),
