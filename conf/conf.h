@@ -336,10 +336,10 @@ struct conf_health_npu {
  *     npu 0 OK
  *     npu 3 Critical 0x80C98000 HBM uncorrectable ECC
  *     ip 3 10.20.3.1
- *     sdid 3 113508355 1 27
+ *     sdid 3 113573891 1 27
  * or JSON: {"agent": "...", "node": "OK", "npus": [{"id": 3, "health": "Critical",
  *          "code": "0x80C98000", "message": "HBM uncorrectable ECC",
- *          "device_ip": "10.20.3.1", "super_device_id": 113508355, "super_pod_id": 1,
+ *          "device_ip": "10.20.3.1", "super_device_id": 113573891, "super_pod_id": 1,
  *          "server_index": 27}]}
  * `sdid ID SDID SUPER_POD_ID SERVER_INDEX` (A3; JSON: the three numbers together) is
  * what `npu-smi info -t spod-info -i CARD -c CHIP` says of NPU ID: decimal numbers below

@@ -40,11 +40,15 @@
  *   nodes/<server>/            dr-xr-xr-x root
  *     health                   -rw-r--r-- root  operators write the agent's report (conf.h
  *                                          conf_health_report: `node OK`, `npu 3 Critical
- *                                          0x80C98000 text`, `ip 3 10.20.3.1`, or JSON),
- *                                          applied at close; it is the heartbeat. A bad
- *                                          report fails the close (EINVAL, EFBIG over
- *                                          64 KiB), is a "refused" event and changes
- *                                          nothing. Read: "node <level> <state>" then
+ *                                          0x80C98000 text`, `ip 3 10.20.3.1`, `sdid
+ *                                          3 113573891 1 27` (A3), or JSON), applied at
+ *                                          close; it is the heartbeat. A bad report
+ *                                          fails the close (EINVAL, EFBIG over 64 KiB),
+ *                                          is a "refused" event and changes nothing; a
+ *                                          bad line already fails its write. Bad also:
+ *                                          a device IP conf_device_ip_problem() names,
+ *                                          one on two NPUs, any server's host_ip (at
+ *                                          close: sched_server_check_report()). Read: "node <level> <state>" then
  *                                          "npu <id> <level> [isolated:<kind> (fault)]"
  *     npus                     -r--r--r--  "# id device_ip health job rank" then one line
  *                                          per NPU, "-" for none; health may carry
@@ -109,15 +113,24 @@
  *                                          run_since, borrowing, preemptions,
  *                                          preempted_by, reserved_start, stop_deadline,
  *                                          generation, restarts, placement, timestamps
- *                                          (RFC 3339, UTC); see
+ *                                          (RFC 3339, UTC), ranktable_status
+ *                                          ("completed", "initializing", null when not
+ *                                          placed) and ranktable_waiting_for (what it
+ *                                          waits for, null when nothing); see
  *                                          sched_render_job_status_json()
- *       ranktable.json         -r--r--r--  once placed: HCCL rank table (design.md §4)
+ *       ranktable.json         -r--r--r--  once placed: HCCL rank table (design.md §4),
+ *                                          "initializing" until
+ *                                          sched_ranktable_waiting_for() waits for
+ *                                          nothing
  *       env                    -r--r--r--  once placed: job-wide `export` lines
  *       hosts/<server>.env     -r--r--r--  once placed: job-wide + per-server exports and
  *                                          MSRUN_ARGS
  *       ranks/<rank>.env       -r--r--r--  once placed: job-wide + RANK_ID, DEVICE_ID
  *       events                 -r--r--r--  this job's lines of cluster/events
- *       error                  -r--r--r--  why it was rejected, failed or timed out, else
+ *       error                  -r--r--r--  why it was rejected, failed or timed out; for
+ *                                          a placed job whose rank table is not
+ *                                          completed "rank table not completed (HCCL
+ *                                          waits for it): waiting for <what>"; else
  *                                          empty
  *       ctl                    -rw-r--r-- owner  "cancel" | "complete" |
  *                                          "checkpoint <step> <abs path> [<generation>]" |

@@ -185,7 +185,8 @@ struct sched_job {
 	uint64_t run_accum_usec;	/* run time of earlier runs; time_limit counts the
 					 * total, as Slurm does for a requeued job */
 	uint64_t stop_deadline_usec;	/* stopping: NPUs are released at this time */
-	enum sched_job_state stop_to;	/* stopping: pending (preempted) or timeout */
+	enum sched_job_state stop_to;	/* stopping: pending (preempted), timeout, or failed
+					 * (rank table not completed in time) */
 	char preempted_by[CONF_NAME_MAX + 1]; /* last preemptor, "" */
 	uint64_t preempted_by_serial;	/* its serial (0 = none) */
 	unsigned preemptions;		/* times preempted */
@@ -443,6 +444,10 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec);
 /*
  * sched_tick() - what time alone changes, at @now_usec (the daemon calls it every
  * second): running jobs past their spec time_limit begin stopping (event "timeout");
+ * running jobs launched from their rank table (enable_dynamic_network false) whose
+ * table sched_ranktable_waiting_for() still waits for when hccl_connect_timeout has
+ * passed since their generation began begin stopping, then fail (event "failed", the
+ * reason naming what was missing; looked at once, as the bound passes);
  * stopping jobs past stop_deadline_usec release their NPUs and become pending again
  * (preempted: event "requeued") or timeout; then, when anything changed or an elastic
  * job's elastic_grow_delay has just passed, a scheduling pass. Returns the number of
@@ -754,7 +759,9 @@ int sched_render_rank_env(const struct sched_cluster *c, const struct sched_job 
 			  const struct sched_render_ctx *ctx, char **ret, size_t *ret_len);
 
 /*
- * sched_render_job_status_json() - JSON: job, state, reason, owner_uid; from the spec
+ * sched_render_job_status_json() - JSON: job, state, reason, owner_uid; ranktable_status
+ * ("completed"/"initializing", null when not placed) and ranktable_waiting_for (the
+ * sentence of sched_ranktable_waiting_for(), null when nothing); from the spec
  * (when there is one) queue, priority, npus, npus_min, npus_max, time_limit_sec (0 =
  * none); run_accum_sec (run time of earlier runs, seconds) and run_since (start of the
  * current run, RFC 3339, null when not running): time_limit counts their sum with now;

@@ -581,6 +581,12 @@ int sched_job_load(struct sched_cluster *c, const char *text, size_t len, uint64
 					     j->reason);
 			return 0;
 		}
+		/* stopping to fail (a rank table that never completed): it fails */
+		if (j->state == SCHED_JOB_STOPPING && j->stop_to == SCHED_JOB_FAILED) {
+			sched_job_transition(c, j, SCHED_JOB_FAILED, SCHED_EV_FAILED, now_usec,
+					     j->reason);
+			return 0;
+		}
 		sched_reason(why, "its placement could not be restored: %s", moved);
 		j->requeue_cause = SCHED_REQUEUE_FAULT;
 		sched_job_transition(c, j, SCHED_JOB_PENDING, SCHED_EV_REQUEUED, now_usec, why);
