@@ -612,7 +612,9 @@ static void gather_spod(struct agent *a)
 {
 	char msg[1024] = "", where[768];
 
-	if (!a->npu_smi || a->spod_unsupported)
+	if (!a->npu_smi)
+		a->spod_unsupported = true; /* a fault file has no hardware to ask */
+	if (a->spod_unsupported)
 		return;
 	for (unsigned id = 0; id < a->npu_count && !stop_signal; id++) {
 		char card[16], chip[16], what[PATH_MAX + 64];
