@@ -375,13 +375,18 @@ static int ip_family(const char *ip)
 /* Device IPs HCCL would refuse: unusable, a host's, twice in the table, mixed families. */
 static int wait_bad_ips(struct wait *w, const struct sched_cluster *c, const struct sched_job *j)
 {
-	json_t *seen = json_object();
+	json_t *seen = json_object(), *hosts = json_object();
 	const char *first_ip = NULL, *first_server = NULL;
 	unsigned first_dev = 0;
 	int family = 0, r = 0;
 
-	if (!seen)
+	for (size_t h = 0; hosts && h < c->server_count; h++)
+		json_object_set_new(hosts, c->servers[h].conf->host_ip, json_integer((json_int_t)h));
+	if (!seen || !hosts) {
+		json_decref(seen);
+		json_decref(hosts);
 		return wait_say(w, "memory to check the device IPs");
+	}
 	for (size_t i = 0; i < j->slice_count && !r; i++) {
 		const struct sched_slice *sl = &j->slices[i];
 		const struct sched_server *s = slice_server(c, sl);
@@ -400,14 +405,15 @@ static int wait_bad_ips(struct wait *w, const struct sched_cluster *c, const str
 					     s->conf->name, ip, problem);
 				break;
 			}
-			for (size_t h = 0; h < c->server_count && !r; h++)
-				if (strcmp(c->servers[h].conf->host_ip, ip) == 0)
-					r = wait_say(w,
-						     "a usable device_ip of NPU %u on %s: %s is the "
-						     "host_ip of %s",
-						     d, s->conf->name, ip, c->servers[h].conf->name);
-			if (r)
+			other = json_object_get(hosts, ip);
+			if (other) {
+				r = wait_say(w,
+					     "a usable device_ip of NPU %u on %s: %s is the host_ip "
+					     "of %s",
+					     d, s->conf->name, ip,
+					     c->servers[json_integer_value(other)].conf->name);
 				break;
+			}
 			other = json_object_get(seen, ip);
 			if (other) {
 				size_t at = (size_t)json_integer_value(other);
@@ -441,6 +447,7 @@ static int wait_bad_ips(struct wait *w, const struct sched_cluster *c, const str
 		}
 	}
 	json_decref(seen);
+	json_decref(hosts);
 	return r;
 }
 
