@@ -24,6 +24,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "conf.h"
 
@@ -67,7 +68,8 @@ int agent_parse_npu_smi_info(const char *text, size_t len, const char *source,
  * @ret_netmask: receives the netmask ("" when not printed), AGENT_IP_MAX bytes; may be
  *        NULL.
  * Returns 0, -ENOENT (no ipaddr line: the NPU has no address), -EINVAL (an address or
- * netmask that is not one, a line given twice) or -EFBIG.
+ * netmask that is not one, a line given twice, an address HCCL cannot use as a device
+ * IP: conf_device_ip_problem(), with the reason) or -EFBIG.
  */
 int agent_parse_hccn_ip(const char *text, size_t len, const char *source, char *ret_ip,
 			char *ret_netmask, struct conf_error *err);
@@ -80,10 +82,46 @@ int agent_parse_hccn_ip(const char *text, size_t len, const char *source, char *
  * @source: names the file in messages (borrowed).
  * @ret: on success every address found, the others "".
  * Returns 0, -EINVAL (a line without '=', a device id that is not a number below
- * CONF_SERVER_NPUS_MAX, an address that is not one, an address given twice) or -EFBIG.
+ * CONF_SERVER_NPUS_MAX, an address that is not one, an address given twice, an address
+ * HCCL cannot use as a device IP (conf_device_ip_problem()) or one address for two
+ * device ids, with the reason) or -EFBIG.
  */
 int agent_parse_hccn_conf(const char *text, size_t len, const char *source,
 			  struct agent_device_ips *ret, struct conf_error *err);
+
+/*
+ * agent_device_ips_check() - drop the addresses of @ips (NPUs 0..@npu_count-1) that two
+ * NPUs share: HCCL refuses a rank table that gives one device_ip twice (hcomm
+ * CheckUniqueAndInsertPool), and the daemon refuses a report that does. Addresses read
+ * one NPU at a time (hccn_tool) can only be compared here. @why (@why_len bytes, may be
+ * NULL with 0) receives a sentence about the first pair found, or "".
+ */
+void agent_device_ips_check(struct agent_device_ips *ips, unsigned npu_count, char *why,
+			    size_t why_len);
+
+/* What `npu-smi info -t spod-info -i CARD -c CHIP` says of one A3 NPU (die). */
+struct agent_spod_info {
+	uint32_t sdid;			/* "SDID": the NPU's id in its super pod */
+	uint32_t super_pod_id;		/* "Super Pod ID" */
+	unsigned server_index;		/* "Server Index": the server's place in the pod */
+	unsigned super_pod_size;	/* "Super Pod Size" (0 when not printed) */
+};
+
+/*
+ * agent_parse_spod_info() - the super-pod information of one NPU: "SDID : N",
+ * "Super Pod Size : N", "Super Pod ID : N" and "Server Index : N" lines (npu-smi
+ * reference, "querying the super node information of a chip"; other lines are
+ * ignored). The card and chip of physical device P on A3 are P / 2 and P % 2 (the
+ * "NPU" and "Chip" columns of npu-smi info, whose Phy-ID is card * 2 + chip).
+ * @text, @len: the output (need not be NUL-terminated). @source: for messages.
+ * Returns 0 (fills *@ret), -ENOENT (none of those lines: npu-smi prints "This device
+ * does not support querying spod-info." on Atlas 800 and A2), -EINVAL (a value that is
+ * not a decimal number below 2^32, a line printed twice, SDID, Super Pod ID or Server
+ * Index missing) or -EFBIG. The values are checked against each other by the daemon
+ * (conf_health_parse(), the sdid line).
+ */
+int agent_parse_spod_info(const char *text, size_t len, const char *source,
+			  struct agent_spod_info *ret, struct conf_error *err);
 
 /*
  * agent_parse_node_info() - the NPU count of a server from <mount>/nodes/<node>/info

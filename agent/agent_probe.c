@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -471,6 +472,11 @@ int agent_parse_hccn_ip(const char *text, size_t len, const char *source, char *
 			return agent_err_set(err, source, l.number, (unsigned)(value - l.p) + 1,
 					     "%.*s: %s is not an IP address", (int)key_len, key,
 					     agent_quote(value, value_len, q, sizeof(q)));
+		if (field == ip && conf_device_ip_problem(ip))
+			return agent_err_set(err, source, l.number, (unsigned)(value - l.p) + 1,
+					     "ipaddr: %s %s; HCCL cannot use it as the NPU's "
+					     "device IP (set one with hccn_tool -i N -ip -s)",
+					     ip, conf_device_ip_problem(ip));
 		*seen = l.number;
 	}
 	if (!ip_line) {
@@ -538,8 +544,111 @@ int agent_parse_hccn_conf(const char *text, size_t len, const char *source,
 			return agent_err_set(err, source, l.number, (unsigned)(value - l.p) + 1,
 					     "address_%u: %s is not an IP address", id,
 					     agent_quote(value, value_len, q, sizeof(q)));
+		if (conf_device_ip_problem(ips.ip[id]))
+			return agent_err_set(err, source, l.number, (unsigned)(value - l.p) + 1,
+					     "address_%u: %s %s; HCCL cannot use it as the NPU's "
+					     "device IP",
+					     id, ips.ip[id], conf_device_ip_problem(ips.ip[id]));
+		for (unsigned o = 0; o < CONF_SERVER_NPUS_MAX; o++)
+			if (o != id && line_of[o] && strcmp(ips.ip[o], ips.ip[id]) == 0)
+				return agent_err_set(err, source, l.number,
+						     (unsigned)(value - l.p) + 1,
+						     "address_%u: %s is also address_%u (line %u); "
+						     "every NPU has its own address",
+						     id, ips.ip[id], o, line_of[o]);
 		line_of[id] = l.number;
 	}
 	*ret = ips;
+	return 0;
+}
+
+void agent_device_ips_check(struct agent_device_ips *ips, unsigned npu_count, char *why,
+			    size_t why_len)
+{
+	bool dup[CONF_SERVER_NPUS_MAX] = { false };
+
+	if (why_len)
+		why[0] = '\0';
+	if (npu_count > CONF_SERVER_NPUS_MAX)
+		npu_count = CONF_SERVER_NPUS_MAX;
+	for (unsigned a = 0; a < npu_count; a++)
+		for (unsigned b = a + 1; b < npu_count; b++)
+			if (ips->ip[a][0] && strcmp(ips->ip[a], ips->ip[b]) == 0) {
+				if (why_len && !why[0])
+					snprintf(why, why_len,
+						 "NPUs %u and %u both have device IP %s; neither "
+						 "is reported until hccn_tool gives them their own",
+						 a, b, ips->ip[a]);
+				dup[a] = dup[b] = true;
+			}
+	for (unsigned d = 0; d < npu_count; d++)
+		if (dup[d])
+			ips->ip[d][0] = '\0';
+}
+
+/* ---- npu-smi info -t spod-info -i CARD -c CHIP ---- */
+
+int agent_parse_spod_info(const char *text, size_t len, const char *source,
+			  struct agent_spod_info *ret, struct conf_error *err)
+{
+	static const char *const keys[4] = { "SDID", "Super Pod ID", "Server Index",
+					     "Super Pod Size" };
+	unsigned line_of[4] = { 0 };
+	uint32_t v[4] = { 0 };
+	struct text_line l = { 0 };
+	char q[AGENT_QUOTE_MAX];
+	size_t pos = 0;
+
+	if (len > AGENT_PROBE_MAX_BYTES)
+		return fail_too_big(err, source, len);
+	if (!text)
+		len = 0;
+	while (next_line(text, len, &pos, &l)) {
+		const char *colon = memchr(l.p, ':', l.len), *key = l.p, *value;
+		size_t key_len, value_len;
+		uint64_t n = 0;
+		int k;
+
+		if (!colon)
+			continue;
+		key_len = (size_t)(colon - l.p);
+		trim(&key, &key_len);
+		for (k = 0; k < 4; k++)
+			if (word_is(key, key_len, keys[k]))
+				break;
+		if (k == 4)
+			continue; /* Chassis ID, Super Pod Type ... */
+		value = colon + 1;
+		value_len = (size_t)(l.p + l.len - value);
+		trim(&value, &value_len);
+		if (line_of[k])
+			return agent_err_set(err, source, l.number, 1,
+					     "%s is printed twice (also at line %u)", keys[k],
+					     line_of[k]);
+		for (size_t i = 0; i < value_len && n <= UINT32_MAX; i++)
+			n = is_digit(value[i]) ? n * 10 + (uint64_t)(value[i] - '0') :
+						 UINT64_MAX;
+		if (value_len == 0 || value_len > 10 || n > UINT32_MAX)
+			return agent_err_set(err, source, l.number, (unsigned)(value - l.p) + 1,
+					     "%s: %s is not a number below 4294967296", keys[k],
+					     agent_quote(value, value_len, q, sizeof(q)));
+		v[k] = (uint32_t)n;
+		line_of[k] = l.number;
+	}
+	if (!line_of[0] && !line_of[1] && !line_of[2]) {
+		agent_err_set(err, source, 0, 0,
+			      "no super-pod information (not an A3 super pod device)");
+		return -ENOENT;
+	}
+	for (int k = 0; k < 3; k++)
+		if (!line_of[k])
+			return agent_err_set(err, source, 0, 0,
+					     "no \"%s\" line; expected SDID, Super Pod ID and "
+					     "Server Index",
+					     keys[k]);
+	ret->sdid = v[0];
+	ret->super_pod_id = v[1];
+	ret->server_index = v[2];
+	ret->super_pod_size = v[3];
 	return 0;
 }

@@ -107,10 +107,15 @@ struct agent {
 	bool ips_sent;
 	struct conf_health_report last_sent;	/* levels of the last accepted report */
 	bool warned_extra_npu;
-	char last_problem[4][1024];		/* by enum problem: log each once */
+	char last_problem[5][1024];		/* by enum problem: log each once */
+	/* super-pod identity per NPU (A3, npu-smi mode), sent with the addresses */
+	bool spod_unsupported;			/* npu-smi has none here: do not ask again */
+	bool spod_known[CONF_SERVER_NPUS_MAX];
+	struct agent_spod_info spod[CONF_SERVER_NPUS_MAX];
+	bool spod_sent;				/* the last accepted report had them */
 };
 
-enum problem { PROBLEM_HEALTH, PROBLEM_IPS, PROBLEM_FAULT_FILE, PROBLEM_CONFIRM };
+enum problem { PROBLEM_HEALTH, PROBLEM_IPS, PROBLEM_FAULT_FILE, PROBLEM_CONFIRM, PROBLEM_SPOD };
 
 static volatile sig_atomic_t stop_signal;
 static volatile sig_atomic_t child_signal; /* a job process exited: reap it */
@@ -598,7 +603,87 @@ static void gather_ips(struct agent *a)
 	if (msg[0])
 		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
 			 "; device IPs keep their last known values");
+	if (!msg[0])
+		/* one address on two NPUs would have the whole report refused */
+		agent_device_ips_check(&a->known_ips, a->npu_count, msg, sizeof(msg));
 	log_problem(a, PROBLEM_IPS, AGENT_LOG_WARNING, msg);
+}
+
+/*
+ * Read each NPU's super-pod identity once (A3: `npu-smi info -t spod-info -i CARD -c
+ * CHIP`, card and chip = physical id / 2 and % 2); a server whose npu-smi has none
+ * (Atlas 800, A2) is asked once only.
+ */
+static void gather_spod(struct agent *a)
+{
+	char msg[1024] = "", where[768];
+
+	if (!a->npu_smi)
+		a->spod_unsupported = true; /* a fault file has no hardware to ask */
+	if (a->spod_unsupported)
+		return;
+	for (unsigned id = 0; id < a->npu_count && !stop_signal; id++) {
+		char card[16], chip[16], what[PATH_MAX + 64];
+		char *argv[] = { (char *)a->npu_smi, (char *)"info", (char *)"-t",
+				 (char *)"spod-info", (char *)"-i", card, (char *)"-c", chip, NULL };
+		struct agent_spod_info info;
+		struct conf_error err;
+		char *out = NULL;
+		size_t len = 0;
+		int status = 0, r;
+
+		if (a->spod_known[id])
+			continue;
+		snprintf(card, sizeof(card), "%u", id / 2);
+		snprintf(chip, sizeof(chip), "%u", id % 2);
+		snprintf(what, sizeof(what), "%s info -t spod-info -i %u -c %u", a->npu_smi,
+			 id / 2, id % 2);
+		r = run_probe(argv, probe_timeout_ms(a), &out, &len, &status);
+		if (r == -EINTR) {
+			free(out);
+			return;
+		}
+		r = r < 0 ? r : agent_parse_spod_info(out ? out : "", len, what, &info, &err);
+		free(out);
+		if (r == -ENOENT && id == 0) {
+			a->spod_unsupported = true; /* not a super pod server */
+			return;
+		}
+		if (r < 0) {
+			if (!msg[0])
+				snprintf(msg, sizeof(msg), "%.900s; the NPU's SDID is not reported",
+					 r == -EINVAL || r == -EFBIG ?
+						 conf_error_format(&err, where, sizeof(where)) :
+						 what);
+			continue;
+		}
+		a->spod[id] = info;
+		a->spod_known[id] = true;
+	}
+	log_problem(a, PROBLEM_SPOD, AGENT_LOG_WARNING, msg);
+}
+
+/* Add the super-pod identities known to @rep (one entry per NPU, in id order). */
+static void report_add_spod(const struct agent *a, struct conf_health_report *rep)
+{
+	for (size_t i = 0; i < rep->npu_count; i++) {
+		struct conf_health_npu *n = &rep->npus[i];
+
+		if (n->id >= CONF_SERVER_NPUS_MAX || !a->spod_known[n->id])
+			continue;
+		n->has_sdid = true;
+		n->sdid = a->spod[n->id].sdid;
+		n->super_pod_id = a->spod[n->id].super_pod_id;
+		n->server_index = a->spod[n->id].server_index;
+	}
+}
+
+static bool spod_all_known(const struct agent *a)
+{
+	for (unsigned id = 0; id < a->npu_count; id++)
+		if (!a->spod_known[id])
+			return false;
+	return true;
 }
 
 /* ---- the report ---- */
@@ -795,6 +880,7 @@ static int report_once(struct agent *a)
 	if (r < 0)
 		return r;
 	gather_ips(a);
+	gather_spod(a);
 	if (stop_signal)
 		return -EINTR;
 
@@ -809,9 +895,12 @@ static int report_once(struct agent *a)
 		rep.usage_count = agent_launcher_usage(a->launcher, rep.usage,
 						       CONF_HEALTH_USAGE_MAX);
 	agent_report_ips(&rep, &ips);
-	with_ips = !a->ips_sent || memcmp(&ips, &a->sent_ips, sizeof(ips)) != 0;
+	with_ips = !a->ips_sent || memcmp(&ips, &a->sent_ips, sizeof(ips)) != 0 ||
+		   (!a->spod_unsupported && !a->spod_sent);
 	if (!with_ips)
 		agent_report_strip_ips(&rep);
+	else if (!a->spod_unsupported)
+		report_add_spod(a, &rep);
 	r = conf_health_render(&rep, &text, &len);
 	if (r < 0) {
 		agent_log(AGENT_LOG_ERROR, "cannot render the report: %s", strerror(-r));
@@ -831,6 +920,7 @@ static int report_once(struct agent *a)
 	if (r < 0) {
 		/* Send the addresses again once writes pass: the daemon may have restarted. */
 		a->ips_sent = false;
+		a->spod_sent = false;
 		if (refusal[0] && a->network_mount)
 			agent_log(AGENT_LOG_ERROR, "the daemon refused the report written to %s: %s "
 				  "(read from nodes/%s/info: a %s mount does not pass the "
@@ -854,6 +944,7 @@ static int report_once(struct agent *a)
 	if (with_ips) {
 		a->sent_ips = ips;
 		a->ips_sent = true;
+		a->spod_sent = spod_all_known(a);
 	}
 	a->last_sent = rep;
 	a->reports++;

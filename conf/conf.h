@@ -326,7 +326,26 @@ struct conf_health_npu {
 	char code[24];			/* error code as reported, e.g. "0x80C98000"; "" */
 	char message[160];		/* free text after the code; "" */
 	char device_ip[48];		/* from an `ip N ADDR` line or JSON "device_ip"; "" */
+	bool has_sdid;			/* a `sdid` line (JSON "super_device_id") was given */
+	uint32_t sdid;			/* SDID: the NPU's id in its super pod (A3) */
+	uint32_t super_pod_id;		/* npu-smi "Super Pod ID" */
+	unsigned server_index;		/* npu-smi "Server Index", 0-CONF_SDID_SERVER_INDEX_MAX */
 };
+
+/*
+ * An A3 SDID (super device id) is 32 bits: bits 22-31 the server index in the super pod
+ * (0-47), 18-21 the chip id (0-7), 16-17 the die id, 0-15 the device id = chip id * 2 +
+ * die id, which is the physical device id the rank table's device_id gives (Ascend
+ * DCMI dcmi_get_spod_node_status(), "SDID legality"; a published A3 table has device 2
+ * of server index 27 at super_device_id 113508354). HCCL compares the rank table's
+ * super_device_id with the driver's SDID and fails with EI0014 when they differ
+ * (hcomm HcclCommunicatorAttrs::CheckSuperDeviceId()).
+ */
+#define CONF_SDID_SERVER_INDEX_MAX 47
+#define CONF_SDID_SERVER_INDEX(sdid) ((unsigned)((sdid) >> 22))
+#define CONF_SDID_CHIP(sdid) ((unsigned)(((sdid) >> 18) & 0xf))
+#define CONF_SDID_DIE(sdid) ((unsigned)(((sdid) >> 16) & 0x3))
+#define CONF_SDID_DEVICE(sdid) ((unsigned)((sdid) & 0xffff))
 
 /* Longest agent identity in a report, with its NUL. */
 #define CONF_HEALTH_AGENT_MAX 160
@@ -347,10 +366,22 @@ struct conf_health_running {
  *     npu 0 OK
  *     npu 3 Critical 0x80C98000 HBM uncorrectable ECC
  *     ip 3 10.20.3.1
+ *     sdid 3 113573891 1 27
  *     running llama/2 qwen-ft/1
  * or JSON: {"agent": "...", "node": "OK", "npus": [{"id": 3, "health": "Critical",
  *          "code": "0x80C98000", "message": "HBM uncorrectable ECC",
- *          "device_ip": "10.20.3.1"}], "running": [{"job": "llama", "generation": 2}]}
+ *          "device_ip": "10.20.3.1", "super_device_id": 113573891, "super_pod_id": 1,
+ *          "server_index": 27}], "running": [{"job": "llama", "generation": 2}]}
+ * `sdid ID SDID SUPER_POD_ID SERVER_INDEX` (A3; JSON: the three numbers together) is
+ * what `npu-smi info -t spod-info -i CARD -c CHIP` says of NPU ID: decimal numbers below
+ * 2^32, SERVER_INDEX 0 to CONF_SDID_SERVER_INDEX_MAX. Refused: an SDID whose server
+ * index field is not SERVER_INDEX, whose device field is not ID or whose chip and die
+ * fields do not make the device field (the layout at CONF_SDID_SERVER_INDEX_MAX),
+ * and NPUs of one report in two super pods or at two server indexes (one server is at
+ * one place of one super pod).
+ * A device IP must pass conf_device_ip_problem() and be given to one NPU only: the
+ * same address on two NPUs of the server is refused (HCCL refuses a duplicate
+ * device_ip: hcomm CheckUniqueAndInsertPool(UNIQUE_INFO_TYPE_DEVICE_IP)).
  * `running` (optional, at most once) lists the job generations that still have live
  * processes on the server, as JOB/GENERATION words (a valid job name, '/', a generation
  * of 1 or more without a leading zero; each at most once, at most
@@ -361,11 +392,12 @@ struct conf_health_running {
  * `agent` (optional, at most once) names the agent that writes the reports: one word of
  * 1 to 159 printable ASCII bytes; ascend-agent sends "<host name>:<machine-id>", so that
  * the daemon can tell two agents that use one node name apart. It alone is not a report.
- * Levels (and the words node, npu, ip) are matched case-insensitively. The word after
+ * Levels (and the words node, npu, ip, sdid) are matched case-insensitively. The word after
  * the level is the error CODE when it is "0x" and 1 to 16 hex digits, or 8 hex digits as
  * npu-smi prints them; the rest of the line is the MESSAGE (at most 159 bytes). IP
  * addresses are stored in canonical form. An NPU may appear in one `npu` line and one
- * `ip` line (in JSON: one entry, with "health", "device_ip" or both; "code" and
+ * `ip` line and one `sdid` line (in JSON: one entry, with "health", "device_ip",
+ * "super_device_id" or any of them; "code" and
  * "message" need "health"); npus[] holds each mentioned NPU once, in the order first
  * mentioned.
  */
@@ -453,6 +485,20 @@ int conf_health_check_start(const char *buf, size_t len, const char *file, unsig
  * NUL-terminated, *@ret_len its length. Returns 0 or -ENOMEM.
  */
 int conf_health_render(const struct conf_health_report *r, char **ret_buf, size_t *ret_len);
+
+/*
+ * conf_device_ip_problem() - why the IP literal @ip cannot be an NPU's device IP (the
+ * address of its RoCE NIC in the rank table), or NULL when it can. A device IP must be
+ * a unicast address another server can reach: not the unspecified address (0.0.0.0/8,
+ * ::), which HCCL's HcclIpAddress::IsInvalid() reads as "no address"; not a broadcast
+ * (255.255.255.255), loopback (127.0.0.0/8, ::1), multicast (224.0.0.0/4, ff00::/8) or
+ * link-local (169.254.0.0/16, fe80::/10) address, which no other server routes to the
+ * NIC (hcomm topoinfo_ranktableConcise GetSingleDeviceIp() and HCCN device network
+ * setup: one routable address per NIC). @ip that is not an IP literal gives "is not an
+ * IP address". The result is a static phrase that follows the address, e.g. "is a
+ * loopback address". Thread-safe.
+ */
+const char *conf_device_ip_problem(const char *ip);
 
 /*
  * conf_parse_duration() - "90", "90s", "30m", "2h", "1d", "1h30m" -> seconds.

@@ -667,6 +667,12 @@ static int read_device_ips(const struct conf_ctx *ctx, const struct conf_node *n
 		r = conf_read_ip(ctx, item, "device_ips", &s->device_ips[d], &family);
 		if (r < 0)
 			return r;
+		if (conf_device_ip_problem(s->device_ips[d]))
+			return conf_fail(ctx, item,
+					 "device_ips: %s %s; list the unicast address of each "
+					 "NPU's RoCE NIC (hccn_tool -i N -ip -g)",
+					 conf_quote(item->text, q1, sizeof(q1)),
+					 conf_device_ip_problem(s->device_ips[d]));
 		if (!inv->device_family) {
 			inv->device_family = family;
 			inv->device_family_line = item->line;

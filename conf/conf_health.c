@@ -19,7 +19,8 @@
 #define LEVEL_COUNT 5
 #define LEVEL_HINT "use OK, Warning, Alarm, Critical or UNKNOWN"
 #define LINE_SHAPES "\"node LEVEL\", \"npu ID LEVEL [CODE] [MESSAGE]\", \"ip ID ADDRESS\", " \
-	"\"agent ID\" or \"running JOB/GENERATION ...\""
+	"\"sdid ID SDID SUPER_POD_ID SERVER_INDEX\", \"agent ID\", " \
+	"\"running JOB/GENERATION ...\" or \"usage JOB GENERATION CPU_USEC MEMORY_BYTES\""
 #define CODE_HEX_MAX 16 /* "0x" and up to 16 hex digits: a 64-bit code */
 #define CODE_NPU_SMI_DIGITS 8 /* npu-smi prints codes as 8 hex digits, e.g. 80C98000 */
 
@@ -35,7 +36,9 @@ static const char *const report_keys[] = { "agent", "node", "npus", "running", "
 static const char *const running_keys[] = { "job", "generation", NULL };
 static const char *const usage_keys[] = { "job", "generation", "cpu_usec", "memory_bytes",
 					  NULL };
-static const char *const npu_keys[] = { "id", "health", "code", "message", "device_ip", NULL };
+static const char *const npu_keys[] = { "id",		"health",	"code",
+					"message",	"device_ip",	"super_device_id",
+					"super_pod_id", "server_index", NULL };
 
 const char *conf_health_level_name(enum conf_health_level l)
 {
@@ -94,6 +97,8 @@ struct health_builder {
 	unsigned usage_line[CONF_HEALTH_USAGE_MAX];	/* where each usage entry was given */
 	unsigned level_line[CONF_SERVER_NPUS_MAX];	/* 0: no level given yet */
 	unsigned ip_line[CONF_SERVER_NPUS_MAX];		/* 0: no address given yet */
+	unsigned sdid_line[CONF_SERVER_NPUS_MAX];	/* 0: no SDID given yet */
+	unsigned first_sdid_npu;			/* the NPU of the first SDID given */
 	int slot[CONF_SERVER_NPUS_MAX];			/* index in rep.npus, -1: none */
 };
 
@@ -142,6 +147,91 @@ static int fail_no_such_npu(const struct health_builder *b, unsigned line, unsig
 	return conf_err_set(b->err, b->file, line, column,
 			    "%s %llu: no such NPU; this server has NPUs 0 to %u", item, id,
 			    b->server_npus - 1);
+}
+
+/*
+ * Give NPU @id the device IP @canon (canonical text), mentioned at @line:@column: the
+ * address must be one HCCL can use and no other NPU of the report may have it.
+ */
+static int builder_set_ip(struct health_builder *b, unsigned id, const char *canon,
+			  unsigned line, unsigned column)
+{
+	const char *problem = conf_device_ip_problem(canon);
+	struct conf_health_npu *n;
+
+	if (problem)
+		return conf_err_set(b->err, b->file, line, column,
+				    "ip %u: %s %s; a device IP is the unicast address of the "
+				    "NPU's RoCE NIC (hccn_tool -i %u -ip -g)",
+				    id, canon, problem, id);
+	for (size_t i = 0; i < b->rep.npu_count; i++)
+		if (b->rep.npus[i].id != id && strcmp(b->rep.npus[i].device_ip, canon) == 0)
+			return conf_err_set(b->err, b->file, line, column,
+					    "ip %u: %s is already the address of NPU %u (line "
+					    "%u); every NPU has its own",
+					    id, canon, b->rep.npus[i].id,
+					    b->ip_line[b->rep.npus[i].id]);
+	n = builder_npu(b, id);
+	snprintf(n->device_ip, sizeof(n->device_ip), "%s", canon);
+	b->ip_line[id] = line;
+	return 0;
+}
+
+/*
+ * Give NPU @id the super-pod identity read at @line:@column, after checking it against
+ * the SDID's own fields and the identities already given (conf.h, SDID layout).
+ */
+static int builder_set_sdid(struct health_builder *b, unsigned id, uint32_t sdid,
+			    uint32_t pod, unsigned server_index, unsigned line, unsigned column)
+{
+	struct conf_health_npu *n;
+
+	if (server_index > CONF_SDID_SERVER_INDEX_MAX)
+		return conf_err_set(b->err, b->file, line, column,
+				    "sdid %u: server index %u is out of range; a super pod "
+				    "numbers its servers 0 to %d",
+				    id, server_index, CONF_SDID_SERVER_INDEX_MAX);
+	if (CONF_SDID_SERVER_INDEX(sdid) != server_index)
+		return conf_err_set(b->err, b->file, line, column,
+				    "sdid %u: SDID %u is of server index %u, not %u; give the "
+				    "SDID and Server Index that npu-smi info -t spod-info prints",
+				    id, (unsigned)sdid, CONF_SDID_SERVER_INDEX(sdid), server_index);
+	if (CONF_SDID_DEVICE(sdid) != id)
+		return conf_err_set(b->err, b->file, line, column,
+				    "sdid %u: SDID %u is of device %u, not NPU %u; give each "
+				    "NPU its own SDID",
+				    id, (unsigned)sdid, CONF_SDID_DEVICE(sdid), id);
+	if (CONF_SDID_CHIP(sdid) * 2 + CONF_SDID_DIE(sdid) != id)
+		return conf_err_set(b->err, b->file, line, column,
+				    "sdid %u: SDID %u has chip %u die %u, which is not device "
+				    "%u (device = chip * 2 + die)",
+				    id, (unsigned)sdid, CONF_SDID_CHIP(sdid), CONF_SDID_DIE(sdid),
+				    id);
+	if (b->sdid_line[b->first_sdid_npu]) {
+		const struct conf_health_npu *f = &b->rep.npus[b->slot[b->first_sdid_npu]];
+
+		if (f->super_pod_id != pod)
+			return conf_err_set(b->err, b->file, line, column,
+					    "sdid %u: super pod %u, but NPU %u (line %u) is in "
+					    "super pod %u; one server is in one super pod",
+					    id, (unsigned)pod, f->id, b->sdid_line[f->id],
+					    (unsigned)f->super_pod_id);
+		if (f->server_index != server_index)
+			return conf_err_set(b->err, b->file, line, column,
+					    "sdid %u: server index %u, but NPU %u (line %u) is at "
+					    "server index %u; one server has one index",
+					    id, server_index, f->id, b->sdid_line[f->id],
+					    f->server_index);
+	} else {
+		b->first_sdid_npu = id;
+	}
+	n = builder_npu(b, id);
+	n->has_sdid = true;
+	n->sdid = sdid;
+	n->super_pod_id = pod;
+	n->server_index = server_index;
+	b->sdid_line[id] = line;
+	return 0;
 }
 
 /* ---- line format ---- */
@@ -378,7 +468,6 @@ static bool canonical_ip(const char *text, char *buf, size_t len)
 
 static int line_ip(struct health_builder *b, const struct line *l, const char *pos)
 {
-	struct conf_health_npu *n;
 	struct token id_tok, t;
 	char item[32], q[CONF_QUOTE_MAX], addr[INET6_ADDRSTRLEN + 1], canon[INET6_ADDRSTRLEN];
 	unsigned id;
@@ -412,16 +501,69 @@ static int line_ip(struct health_builder *b, const struct line *l, const char *p
 		return line_fail(b, l, id_tok.column,
 				 "%s: unexpected %s after the address; write \"ip ID ADDRESS\"",
 				 item, quote_token(&id_tok, q, sizeof(q)));
-	n = builder_npu(b, id);
-	snprintf(n->device_ip, sizeof(n->device_ip), "%s", canon);
-	b->ip_line[id] = l->number;
-	return 0;
+	return builder_set_ip(b, id, canon, l->number, t.column);
 
 bad_address:
 	return line_fail(b, l, t.column,
 			 "%s: %s is not an IP address; use an IPv4 address such as 10.20.0.1 or "
 			 "an IPv6 address such as fd00::1",
 			 item, quote_token(&t, q, sizeof(q)));
+}
+
+/* A decimal number below 2^32 from the @len bytes at @p, without sign or blanks. */
+static bool read_u32(const char *p, size_t len, uint32_t *ret)
+{
+	uint64_t v = 0;
+
+	if (len == 0 || len > 10 || (len > 1 && p[0] == '0'))
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		if (p[i] < '0' || p[i] > '9')
+			return false;
+		v = v * 10 + (uint64_t)(p[i] - '0');
+	}
+	if (v > UINT32_MAX)
+		return false;
+	*ret = (uint32_t)v;
+	return true;
+}
+
+#define SDID_SHAPE "write \"sdid ID SDID SUPER_POD_ID SERVER_INDEX\" as npu-smi info -t " \
+	"spod-info prints them, e.g. \"sdid 2 113508354 1 27\""
+
+static int line_sdid(struct health_builder *b, const struct line *l, const char *pos)
+{
+	static const char *const what[3] = { "SDID", "super pod id", "server index" };
+	struct token id_tok, t[3];
+	char q[CONF_QUOTE_MAX];
+	uint32_t v[3];
+	unsigned id;
+	int r;
+
+	if (!next_token(l, &pos, &id_tok))
+		return line_fail(b, l, end_column(l), "sdid: the NPU id is missing; " SDID_SHAPE);
+	r = read_npu_id(b, id_tok.p, id_tok.len, l->number, id_tok.column, "sdid", &id);
+	if (r < 0)
+		return r;
+	for (int i = 0; i < 3; i++) {
+		if (!next_token(l, &pos, &t[i]))
+			return line_fail(b, l, end_column(l),
+					 "sdid %u: the %s is missing; " SDID_SHAPE, id, what[i]);
+		if (!read_u32(t[i].p, t[i].len, &v[i]))
+			return line_fail(b, l, t[i].column,
+					 "sdid %u: %s is not a %s; use a decimal number below "
+					 "4294967296",
+					 id, quote_token(&t[i], q, sizeof(q)), what[i]);
+	}
+	if (next_token(l, &pos, &t[0]))
+		return line_fail(b, l, t[0].column, "sdid %u: unexpected %s; " SDID_SHAPE, id,
+				 quote_token(&t[0], q, sizeof(q)));
+	if (b->sdid_line[id])
+		return line_fail(b, l, id_tok.column,
+				 "sdid %u: the SDID of NPU %u is already given at line %u; give "
+				 "it once",
+				 id, id, b->sdid_line[id]);
+	return builder_set_sdid(b, id, v[0], v[1], v[2], l->number, t[0].column);
 }
 
 /* Is @p (@len bytes) an agent identity: 1 to CONF_HEALTH_AGENT_MAX - 1 printable ASCII
@@ -699,6 +841,8 @@ static int parse_line(struct health_builder *b, const struct line *l)
 		return line_npu(b, l, pos);
 	if (token_is(&t, "ip"))
 		return line_ip(b, l, pos);
+	if (token_is(&t, "sdid"))
+		return line_sdid(b, l, pos);
 	if (token_is(&t, "agent"))
 		return line_agent(b, l, pos);
 	if (token_is(&t, "running"))
@@ -756,7 +900,7 @@ static int json_level(const struct conf_ctx *ctx, const struct conf_node *n, con
 static int json_npu(struct health_builder *b, const struct conf_ctx *ctx,
 		    const struct conf_node *m)
 {
-	const struct conf_node *id_node, *health, *code, *message, *device_ip;
+	const struct conf_node *id_node, *health, *code, *message, *device_ip, *sdid[3];
 	struct conf_health_npu *n;
 	enum conf_health_level level = CONF_HEALTH_OK;
 	char item[32], q[CONF_QUOTE_MAX], *ip = NULL;
@@ -788,18 +932,29 @@ static int json_npu(struct health_builder *b, const struct conf_ctx *ctx,
 	if (b->slot[id] >= 0)
 		return conf_fail(ctx, id_node,
 				 "%s: already listed at line %u; list each NPU once", item,
-				 b->level_line[id] ? b->level_line[id] : b->ip_line[id]);
+				 b->level_line[id] ? b->level_line[id] : b->ip_line[id] ? b->ip_line[id] : b->sdid_line[id]);
 
 	health = conf_map_get(m, "health");
 	code = conf_map_get(m, "code");
 	message = conf_map_get(m, "message");
 	device_ip = conf_map_get(m, "device_ip");
+	sdid[0] = conf_map_get(m, "super_device_id");
+	sdid[1] = conf_map_get(m, "super_pod_id");
+	sdid[2] = conf_map_get(m, "server_index");
+	if (!sdid[0] != !sdid[1] || !sdid[0] != !sdid[2])
+		return conf_fail(ctx, m,
+				 "%s: give \"super_device_id\", \"super_pod_id\" and "
+				 "\"server_index\" together",
+				 item);
 	if (!health && (code || message))
 		return conf_fail(ctx, code ? code : message,
 				 "%s: \"code\" and \"message\" need \"health\"; add the level",
 				 item);
-	if (!health && !device_ip)
-		return conf_fail(ctx, m, "%s: give \"health\", \"device_ip\" or both", item);
+	if (!health && !device_ip && !sdid[0])
+		return conf_fail(ctx, m,
+				 "%s: give \"health\", \"device_ip\", \"super_device_id\" or "
+				 "more of them",
+				 item);
 	if (health && (r = json_level(ctx, health, item, &level)) < 0)
 		return r;
 	if (code) {
@@ -854,9 +1009,25 @@ static int json_npu(struct health_builder *b, const struct conf_ctx *ctx,
 		n->message[msg_len] = '\0';
 	}
 	if (ip) {
-		snprintf(n->device_ip, sizeof(n->device_ip), "%s", ip);
-		b->ip_line[id] = id_node->line;
+		r = builder_set_ip(b, id, ip, device_ip->line, device_ip->column);
 		free(ip);
+		if (r < 0)
+			return r;
+	}
+	if (sdid[0]) {
+		static const char *const keys[3] = { "super_device_id", "super_pod_id",
+						     "server_index" };
+		uint32_t v[3];
+
+		for (int i = 0; i < 3; i++)
+			if (sdid[i]->kind != CONF_NODE_SCALAR || sdid[i]->quoted ||
+			    !read_u32(sdid[i]->text, sdid[i]->text_len, &v[i]))
+				return conf_fail(ctx, sdid[i],
+						 "%s: %s: expected a whole number below "
+						 "4294967296",
+						 item, keys[i]);
+		return builder_set_sdid(b, id, v[0], v[1], v[2], sdid[0]->line,
+					sdid[0]->column);
 	}
 	return 0;
 }
@@ -1176,6 +1347,9 @@ int conf_health_render(const struct conf_health_report *r, char **ret_buf, size_
 				   n->code, n->message[0] ? " " : "", n->message);
 		if (n->device_ip[0])
 			out_printf(&o, "ip %u %s\n", n->id, n->device_ip);
+		if (n->has_sdid)
+			out_printf(&o, "sdid %u %u %u %u\n", n->id, (unsigned)n->sdid,
+				   (unsigned)n->super_pod_id, n->server_index);
 	}
 	if (r->has_running) {
 		out_printf(&o, "running");

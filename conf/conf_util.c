@@ -402,6 +402,37 @@ int conf_read_name(const struct conf_ctx *ctx, const struct conf_node *n, const 
 	return 0;
 }
 
+const char *conf_device_ip_problem(const char *ip)
+{
+	unsigned char a[sizeof(struct in6_addr)];
+	static const unsigned char zero[sizeof(struct in6_addr)];
+
+	if (ip && inet_pton(AF_INET, ip, a) == 1) {
+		if (a[0] == 0)
+			return "is the unspecified address (0.0.0.0/8, no address)";
+		if (a[0] == 255 && a[1] == 255 && a[2] == 255 && a[3] == 255)
+			return "is the broadcast address";
+		if (a[0] == 127)
+			return "is a loopback address (127.0.0.0/8)";
+		if (a[0] >= 224 && a[0] <= 239)
+			return "is a multicast address (224.0.0.0/4)";
+		if (a[0] == 169 && a[1] == 254)
+			return "is a link-local address (169.254.0.0/16)";
+		return NULL;
+	}
+	if (!ip || inet_pton(AF_INET6, ip, a) != 1)
+		return "is not an IP address";
+	if (memcmp(a, zero, sizeof(a)) == 0)
+		return "is the unspecified address (::, no address)";
+	if (memcmp(a, zero, 15) == 0 && a[15] == 1)
+		return "is the loopback address (::1)";
+	if (a[0] == 0xff)
+		return "is a multicast address (ff00::/8)";
+	if (a[0] == 0xfe && (a[1] & 0xc0) == 0x80)
+		return "is a link-local address (fe80::/10)";
+	return NULL;
+}
+
 int conf_read_ip(const struct conf_ctx *ctx, const struct conf_node *n, const char *key,
 		 char **ret, int *ret_family)
 {

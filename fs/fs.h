@@ -40,15 +40,20 @@
  *   nodes/<server>/            dr-xr-xr-x root
  *     health                   -rw-r--r-- root  operators write the agent's report (conf.h
  *                                          conf_health_report: `node OK`, `npu 3 Critical
- *                                          0x80C98000 text`, `ip 3 10.20.3.1`, `running
- *                                          llama/2` or `running -` (the job generations
- *                                          with live processes here: a stopping job not
- *                                          listed has none left here, and once no server
- *                                          of it lists it its NPUs are released), or
- *                                          JSON), applied at close; it is the heartbeat. A bad
+ *                                          0x80C98000 text`, `ip 3 10.20.3.1`, `sdid
+ *                                          3 113573891 1 27` (A3), `running llama/2` or
+ *                                          `running -` (the job generations with live
+ *                                          processes here: a stopping job not listed has
+ *                                          none left here, and once no server of it
+ *                                          lists it its NPUs are released), or JSON),
+ *                                          applied at close; it is the heartbeat. A bad
  *                                          report fails the close (EINVAL, EFBIG over
  *                                          64 KiB), is a "refused" event and changes
- *                                          nothing. Read: "node <level> <state>" then
+ *                                          nothing; a bad line already fails its write.
+ *                                          Bad also: a device IP conf_device_ip_problem()
+ *                                          names, one on two NPUs, any server's host_ip
+ *                                          (at close: sched_server_check_report()).
+ *                                          Read: "node <level> <state>" then
  *                                          "npu <id> <level> [isolated:<kind> (fault)]"
  *     npus                     -r--r--r--  "# id device_ip health job rank" then one line
  *                                          per NPU, "-" for none; health may carry
@@ -140,16 +145,23 @@
  *                                          not yet reported its processes gone),
  *                                          generation, restarts, restarts_not_counted,
  *                                          resume_scan_pending, placement, timestamps
- *                                          (RFC 3339, UTC); "usage" once an agent
- *                                          reported the job's cgroup: {"cpu_usec",
- *                                          "memory_bytes" (sums over "servers"),
- *                                          "servers": [{"server", "generation",
- *                                          "cpu_usec", "memory_bytes"}]}, per server the
- *                                          newest generation's last `usage` line (CPU
- *                                          µs, memory bytes: peak, else current, 0 when
- *                                          not accounted; not kept across a daemon
- *                                          restart); see sched_render_job_status_json()
- *       ranktable.json         -r--r--r--  once placed: HCCL rank table (design.md §4)
+ *                                          (RFC 3339, UTC), ranktable_status
+ *                                          ("completed", "initializing", null when not
+ *                                          placed) and ranktable_waiting_for (what it
+ *                                          waits for, null when nothing); "usage" once
+ *                                          an agent reported the job's cgroup:
+ *                                          {"cpu_usec", "memory_bytes" (sums over
+ *                                          "servers"), "servers": [{"server",
+ *                                          "generation", "cpu_usec", "memory_bytes"}]},
+ *                                          per server the newest generation's last
+ *                                          `usage` line (CPU µs, memory bytes: peak, else
+ *                                          current, 0 when not accounted; not kept across
+ *                                          a daemon restart); see
+ *                                          sched_render_job_status_json()
+ *       ranktable.json         -r--r--r--  once placed: HCCL rank table (design.md §4),
+ *                                          "initializing" until
+ *                                          sched_ranktable_waiting_for() waits for
+ *                                          nothing
  *       env                    -r--r--r--  once placed: job-wide `export` lines;
  *                                          ASCEND_RESUME_CHECKPOINT is the newest
  *                                          checkpoint on disk when the generation began
@@ -160,8 +172,11 @@
  *       ranks/<rank>.env       -r--r--r--  once placed: job-wide + RANK_ID, DEVICE_ID
  *       events                 -r--r--r--  this job's lines of cluster/events
  *       error                  -r--r--r--  why it was rejected, failed or timed out (also
- *                                          while it stops towards failed or timeout),
- *                                          else empty
+ *                                          while it stops towards failed or timeout);
+ *                                          for a placed job whose rank table is not
+ *                                          completed "rank table not completed (HCCL
+ *                                          waits for it): waiting for <what>"; else
+ *                                          empty
  *       ctl                    -rw-r--r-- owner  "cancel" | "complete" (a running job goes
  *                                          stopping, NPUs held until its processes are
  *                                          gone, then cancelled/completed) |

@@ -1075,6 +1075,9 @@ static int health_apply(struct fs_ctx *ctx, struct fs_handle *h)
 	} else if ((r = sched_server_check_agent(ctx->cluster, (unsigned)server, rep.agent,
 						 fs_now_usec(), why, sizeof(why))) < 0) {
 		sched_server_note_refusal(ctx->cluster, (unsigned)server, why, fs_now_usec());
+	} else if ((r = sched_server_check_report(ctx->cluster, (unsigned)server, &rep, why,
+						  sizeof(why))) < 0) {
+		sched_server_note_refusal(ctx->cluster, (unsigned)server, why, fs_now_usec());
 	} else {
 		r = sched_server_report(ctx->cluster, (unsigned)server, &rep, fs_now_usec());
 	}

@@ -496,6 +496,19 @@ static int printf_text(char **ret, size_t *ret_len, const char *fmt, ...)
 	return 0;
 }
 
+/* A placed job whose rank table is not completed says what it waits for, else "". */
+static int job_error_waiting(const struct sched_cluster *c, const struct sched_job *j,
+			     char **ret, size_t *ret_len)
+{
+	char why[SCHED_REASON_MAX];
+
+	if (sched_ranktable_waiting_for(c, j, why, sizeof(why)) > 0)
+		return printf_text(ret, ret_len,
+				   "rank table not completed (HCCL waits for it): waiting for %s\n",
+				   why);
+	return dup_text("", 0, ret, ret_len);
+}
+
 int fs_render(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec, char **ret,
 	      size_t *ret_len)
 {
@@ -566,7 +579,7 @@ int fs_render(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec, ch
 		    (j->state == SCHED_JOB_STOPPING && !j->stop_cancelled &&
 		     (j->stop_to == SCHED_JOB_FAILED || j->stop_to == SCHED_JOB_TIMEOUT)))
 			return printf_text(ret, ret_len, "%s\n", j->reason);
-		return dup_text("", 0, ret, ret_len);
+		return job_error_waiting(c, j, ret, ret_len);
 	case FS_CLUSTER_CTL:
 		return printf_text(ret, ret_len, "# write one command per line (root):\n"
 						 "# cordon <server> | uncordon <server> | "

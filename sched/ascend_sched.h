@@ -107,6 +107,11 @@ struct sched_npu {
 	unsigned window_faults;		/* faults since window_start_usec */
 	char fault[200];		/* last fault: code and message, "" */
 	char reported_ip[48];		/* device_ip the agent reported, "" */
+	bool has_sdid;			/* the agent reported the NPU's super-pod identity
+					 * (A3: the report's `sdid` line) */
+	uint32_t sdid;			/* its SDID, the rank table's super_device_id */
+	uint32_t super_pod_id;		/* the physical super pod npu-smi names */
+	unsigned server_index;		/* the server's index in that pod */
 	bool reserved;			/* during a scheduling pass only: free but held for a
 					 * backfill reservation (not placeable) */
 };
@@ -211,7 +216,8 @@ struct sched_job {
 					 * latest (stop_grace_period + fault_check_interval
 					 * after the stop began) */
 	enum sched_job_state stop_to;	/* stopping: pending (preempted), timeout, cancelled,
-					 * completed or failed: the state it ends in */
+					 * completed or failed (also: rank table not
+					 * completed in time): the state it ends in */
 	bool stop_cancelled;		/* stopping: cancelled during a stop of another kind
 					 * (preemption, time limit): ends cancelled */
 	bool stop_forget;		/* stopping: removed (rmdir) while active; the record
@@ -567,6 +573,10 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec);
 /*
  * sched_tick() - what time alone changes, at @now_usec (the daemon calls it every
  * second): running jobs past their spec time_limit begin stopping (event "timeout");
+ * running jobs launched from their rank table (enable_dynamic_network false) whose
+ * table sched_ranktable_waiting_for() still waits for when hccl_connect_timeout has
+ * passed since their generation began begin stopping, then fail (event "failed", the
+ * reason naming what was missing; looked at once, as the bound passes);
  * stopping jobs past stop_deadline_usec release their NPUs and become pending again
  * (preempted: event "requeued"), timeout, cancelled, completed or failed (stop_to),
  * whatever the agents said; then, when anything changed or an elastic
@@ -634,8 +644,10 @@ int sched_server_clear_npu(struct sched_cluster *c, const char *name, unsigned n
  *            isolation manual
  * Reported device IPs are compared with the inventory (a difference is an event; the
  * reported address is what the rank table uses); a server whose agent reported every
- * NPU's IP is confirmed. The report's `agent`, when given, becomes the server's agent
- * (check it first with sched_server_check_agent()).
+ * NPU's IP is confirmed. A reported super-pod identity (`sdid` line) is kept per NPU
+ * (sched_npu.sdid ...; a change is an event) and is what A3 rank tables use. The
+ * report's `agent`, when given, becomes the server's agent (check it first with
+ * sched_server_check_agent()).
  * A report with a `running` line (r->has_running) ends the wait of every stopping job
  * holding NPUs here whose name it does not list (any generation): this server's slice is
  * gone, and a job whose slices are all gone releases its NPUs now and ends in stop_to,
@@ -644,6 +656,20 @@ int sched_server_clear_npu(struct sched_cluster *c, const char *name, unsigned n
  */
 int sched_server_report(struct sched_cluster *c, unsigned server,
 			const struct conf_health_report *r, uint64_t now_usec);
+
+/*
+ * sched_server_check_report() - may report @r (borrowed, already parsed for server
+ * @server) be applied? Refused: a device IP that is the host_ip of any server of the
+ * inventory (a device IP is the address of the NPU's own RoCE NIC; what one report
+ * alone can be refused for is conf_health_parse()'s). Addresses two servers share, or
+ * families mixed across servers, are not refused here (either server may be the one
+ * that is wrong, and a report is also the heartbeat): the rank tables that would hold
+ * both stay "initializing" and say why (sched_ranktable_waiting_for()).
+ * @why (@why_len bytes) receives the sentence, or "". Changes nothing.
+ * Returns 0, -EINVAL (refused) or -ENOENT (no such server).
+ */
+int sched_server_check_report(const struct sched_cluster *c, unsigned server,
+			      const struct conf_health_report *r, char *why, size_t why_len);
 
 /*
  * sched_server_check_agent() - may a report from agent @agent ("" = it names none) count
@@ -836,11 +862,39 @@ struct sched_render_ctx {
 /*
  * sched_render_ranktable() - rank table JSON for a placed job (design.md §4: version
  * "1.0"/"1.2", every value a string, server_count, server_list with server_id,
- * host_ip, pod_ip, host_nic_ip "reserve", device list of device_id/device_ip/rank_id,
- * status "completed" when placed). -ENOENT when the job holds no placement.
+ * host_ip, pod_ip, host_nic_ip "reserve", device list of device_id/device_ip/rank_id;
+ * version "1.2" (A3) adds each device's super_device_id, the SDID its agent reported,
+ * and super_pod_list; status "completed" when sched_ranktable_waiting_for() waits for
+ * nothing, else "initializing", which HCCL polls). -ENOENT when the job holds no
+ * placement.
  */
 int sched_render_ranktable(const struct sched_cluster *c, const struct sched_job *j, char **ret,
 			   size_t *ret_len);
+
+/*
+ * sched_ranktable_waiting_for() - what placed job @j's rank table waits for before it
+ * can be "completed", as one sentence into @why (@why_len bytes), naming the servers,
+ * NPUs and field; "" when nothing. The rules, from what HCCL refuses (hcomm
+ * topoinfo_ranktableConcise.cc GetSingleDeviceIp(), CheckSuperPodInfo(),
+ * HcclCommunicatorAttrs::CheckSuperDeviceId()) and tests/hccl_check.h:
+ *   device_ip   every device has one on Atlas 800 (910: its rank table template has
+ *               device_ip on every device), on 910B when the job spans servers, and on
+ *               A3 when it spans super pods (within one pod HCCL links over the vnic
+ *               and needs none); the reported address, else the inventory's
+ *   agents      with cluster.require_agent, every server of the job has had its device
+ *               IPs confirmed by its agent (A3 within one pod: its SDIDs instead)
+ *   valid       every device_ip passes conf_device_ip_problem() and is no server's
+ *               host_ip; no address twice in the table; one address family
+ *   SDIDs (A3)  every device has a reported SDID; the servers of one configured super
+ *               pod report one physical super pod; no SDID twice within a pod
+ * Waiting ("device_ip of NPUs 0-7 on node-1 (no agent has reported them) and of 2 more
+ * servers") and conflicts ("device_ip 10.0.0.1 is NPU 0 of node-0 and NPU 3 of node-1;
+ * HCCL refuses a duplicate device_ip") both keep the table "initializing": each names
+ * the first problem found, in the order above. Returns 1 (waiting; @why set), 0
+ * (completed; @why ""), or -ENOENT (not placed).
+ */
+int sched_ranktable_waiting_for(const struct sched_cluster *c, const struct sched_job *j,
+				char *why, size_t why_len);
 
 /* sched_render_job_env() - job-wide shell exports (`. env`). -ENOENT when unplaced. */
 int sched_render_job_env(const struct sched_cluster *c, const struct sched_job *j,
@@ -855,7 +909,9 @@ int sched_render_rank_env(const struct sched_cluster *c, const struct sched_job 
 			  const struct sched_render_ctx *ctx, char **ret, size_t *ret_len);
 
 /*
- * sched_render_job_status_json() - JSON: job, state, reason, owner_uid; from the spec
+ * sched_render_job_status_json() - JSON: job, state, reason, owner_uid; ranktable_status
+ * ("completed"/"initializing", null when not placed) and ranktable_waiting_for (the
+ * sentence of sched_ranktable_waiting_for(), null when nothing); from the spec
  * (when there is one) queue, priority, npus, npus_min, npus_max, time_limit_sec (0 =
  * none); run_accum_sec (run time of earlier runs, seconds) and run_since (start of the
  * current run, RFC 3339, null when not running): time_limit counts their sum with now;

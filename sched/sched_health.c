@@ -340,6 +340,64 @@ static void note_usage(struct sched_cluster *c, unsigned server,
 	}
 }
 
+/* Keep the super-pod identity each NPU reported (A3 `sdid` lines). */
+static void check_sdids(struct sched_cluster *c, struct sched_server *s,
+			const struct conf_health_report *r, uint64_t now_usec)
+{
+	unsigned changed = 0, first = 0;
+
+	for (size_t i = 0; i < r->npu_count; i++) {
+		const struct conf_health_npu *h = &r->npus[i];
+		struct sched_npu *n = &s->npus[h->id];
+
+		if (!h->has_sdid || (n->has_sdid && n->sdid == h->sdid &&
+				     n->super_pod_id == h->super_pod_id &&
+				     n->server_index == h->server_index))
+			continue;
+		if (!changed++)
+			first = h->id;
+		n->has_sdid = true;
+		n->sdid = h->sdid;
+		n->super_pod_id = h->super_pod_id;
+		n->server_index = h->server_index;
+	}
+	if (!changed)
+		return;
+	sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, s->conf->name, -1,
+			"agent reported the SDIDs of %u NPU%s: super pod %u, server index %u",
+			changed, changed == 1 ? "" : "s", (unsigned)s->npus[first].super_pod_id,
+			s->npus[first].server_index);
+	c->version++;
+}
+
+int sched_server_check_report(const struct sched_cluster *c, unsigned server,
+			      const struct conf_health_report *r, char *why, size_t why_len)
+{
+	if (why_len)
+		why[0] = '\0';
+	if (server >= c->server_count)
+		return -ENOENT;
+	for (size_t i = 0; i < r->npu_count; i++) {
+		const struct conf_health_npu *h = &r->npus[i];
+
+		if (!h->device_ip[0])
+			continue;
+		for (size_t k = 0; k < c->server_count; k++) {
+			const struct conf_server *cs = c->servers[k].conf;
+
+			if (strcmp(cs->host_ip, h->device_ip) != 0)
+				continue;
+			if (why_len)
+				snprintf(why, why_len,
+					 "ip %u: %s is the host_ip of server %s; a device IP is "
+					 "the address of the NPU's own RoCE NIC",
+					 h->id, h->device_ip, cs->name);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 int sched_server_report(struct sched_cluster *c, unsigned server,
 			const struct conf_health_report *r, uint64_t now_usec)
 {
@@ -372,6 +430,7 @@ int sched_server_report(struct sched_cluster *c, unsigned server,
 	}
 	check_ips(c, s, r, now_usec);
 	note_usage(c, server, r);
+	check_sdids(c, s, r, now_usec);
 
 	if (r->has_node) {
 		enum conf_health_level l = r->node;

@@ -1987,6 +1987,24 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 
 /* ---- time ---- */
 
+/*
+ * Has running job @j's rank table, which its processes read (rank table launch), just
+ * passed hccl_connect_timeout since its generation began without completing? HCCL
+ * gives up on a peer after HCCL_CONNECT_TIMEOUT, so a table later than that starts
+ * nothing. Looked at once, when the bound passes, so that idle ticks cost nothing.
+ */
+static bool ranktable_overdue(const struct sched_cluster *c, const struct sched_job *j,
+			      uint64_t now_usec)
+{
+	uint64_t at = j->generation_usec + (uint64_t)c->conf->hccl_connect_timeout_sec * 1000000u;
+
+	if (c->conf->enable_dynamic_network || !c->conf->hccl_connect_timeout_sec)
+		return false;
+	if (at <= c->last_tick_usec || at > now_usec)
+		return false;
+	return sched_ranktable_waiting_for(c, j, NULL, 0) > 0;
+}
+
 unsigned sched_tick(struct sched_cluster *c, uint64_t now_usec)
 {
 	unsigned changed = 0;
@@ -2013,6 +2031,18 @@ unsigned sched_tick(struct sched_cluster *c, uint64_t now_usec)
 				     (unsigned long long)j->spec->time_limit_sec,
 				     c->conf->stop_grace_sec);
 			sched_job_begin_stop(c, j, SCHED_JOB_TIMEOUT, SCHED_EV_TIMEOUT, now_usec, reason);
+			changed++;
+		}
+		if (j->state == SCHED_JOB_RUNNING && ranktable_overdue(c, j, now_usec)) {
+			char why[SCHED_REASON_MAX], reason[SCHED_REASON_MAX];
+
+			sched_ranktable_waiting_for(c, j, why, sizeof(why));
+			sched_reason(reason, "rank table not completed within hccl_connect_timeout "
+					     "(%u s), so HCCL cannot start; stopped, then failed: "
+					     "waiting for %s",
+				     c->conf->hccl_connect_timeout_sec, why);
+			sched_job_begin_stop(c, j, SCHED_JOB_FAILED, SCHED_EV_FAILED, now_usec,
+					     reason);
 			changed++;
 		}
 		if (j->state == SCHED_JOB_STOPPING && now_usec >= j->stop_deadline_usec) {

@@ -4,12 +4,14 @@
  * topology JSON, Prometheus metrics, events. Rank table rules: design.md §4 (MindSpore
  * "rank table startup" and HCCL rank table documentation).
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include <jansson.h>
@@ -233,14 +235,321 @@ static const char *device_ip(const struct sched_server *s, unsigned d)
 	return s->conf->device_ips[d];
 }
 
-/* True when every device of a multi-server job has a known device_ip. */
-static bool job_device_ips_known(const struct sched_cluster *c, const struct sched_job *j)
+/*
+ * ---- what a rank table waits for (sched_ranktable_waiting_for(), ascend_sched.h) ----
+ * The rules are HCCL's: hcomm topoinfo_ranktableConcise.cc GetSingleDeviceIp() (when
+ * device_ip is required; A3 inside one super pod links over the vnic without it),
+ * CheckUniqueAndInsertPool(UNIQUE_INFO_TYPE_DEVICE_IP) (no address twice),
+ * CheckSuperPodInfo() (every A3 device has an SDID, unique within its pod) and
+ * HcclCommunicatorAttrs::CheckSuperDeviceId() (the SDID is the driver's, so only the
+ * agent, which reads npu-smi, can know it).
+ */
+
+struct wait {
+	char *why;
+	size_t len;
+};
+
+static int wait_say(struct wait *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int wait_say(struct wait *w, const char *fmt, ...)
 {
-	for (size_t i = 0; i < j->slice_count; i++)
-		for (unsigned k = 0; k < j->slices[i].npu_count; k++)
-			if (!device_ip(slice_server(c, &j->slices[i]), j->slices[i].device_ids[k]))
-				return false;
-	return true;
+	va_list ap;
+
+	if (w->len) {
+		va_start(ap, fmt);
+		vsnprintf(w->why, w->len, fmt, ap);
+		va_end(ap);
+	}
+	return 1;
+}
+
+/* "0-3, 6" for the ids flagged in @set (CONF_SERVER_NPUS_MAX entries) into @buf. */
+static const char *id_ranges(const bool *set, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (unsigned d = 0; d < CONF_SERVER_NPUS_MAX; d++) {
+		unsigned e = d;
+
+		if (!set[d])
+			continue;
+		while (e + 1 < CONF_SERVER_NPUS_MAX && set[e + 1])
+			e++;
+		if (n < len)
+			n += (size_t)snprintf(buf + n, len - n, e > d ? "%s%u-%u" : "%s%u",
+					      n ? ", " : "", d, e);
+		d = e;
+	}
+	return buf;
+}
+
+static unsigned count_set(const bool *set)
+{
+	unsigned k = 0;
+
+	for (unsigned d = 0; d < CONF_SERVER_NPUS_MAX; d++)
+		k += set[d];
+	return k;
+}
+
+/* Number of distinct configured super pods the job's servers are in. */
+static unsigned job_pod_count(const struct sched_cluster *c, const struct sched_job *j)
+{
+	unsigned pods = 0;
+
+	for (size_t i = 0; i < j->slice_count; i++) {
+		const char *p = slice_server(c, &j->slices[i])->conf->super_pod;
+		bool seen = false;
+
+		for (size_t k = 0; k < i && !seen; k++) {
+			const char *q = slice_server(c, &j->slices[k])->conf->super_pod;
+
+			seen = (!p && !q) || (p && q && strcmp(p, q) == 0);
+		}
+		pods += !seen;
+	}
+	return pods;
+}
+
+/*
+ * The first server of @j with devices lacking what @lacks tells, as "@field of NPUs
+ * 0-7 on node-1 (@hint) and of 2 more servers"; 0 when none lacks it.
+ */
+static int wait_missing(struct wait *w, const struct sched_cluster *c, const struct sched_job *j,
+			bool (*lacks)(const struct sched_server *s, unsigned d), const char *field,
+			const char *hint)
+{
+	const struct sched_server *first = NULL;
+	bool set[CONF_SERVER_NPUS_MAX] = { false };
+	unsigned more = 0;
+	char ids[96];
+
+	for (size_t i = 0; i < j->slice_count; i++) {
+		const struct sched_slice *sl = &j->slices[i];
+		const struct sched_server *s = slice_server(c, sl);
+		bool any = false;
+
+		for (unsigned k = 0; k < sl->npu_count; k++)
+			if (lacks(s, sl->device_ids[k])) {
+				any = true;
+				if (!first)
+					set[sl->device_ids[k]] = true;
+			}
+		if (any && !first)
+			first = s;
+		else if (any)
+			more++;
+	}
+	if (!first)
+		return 0;
+	id_ranges(set, ids, sizeof(ids));
+	if (more)
+		return wait_say(w, "%s of NPU%s %s on %s (%s) and of %u more server%s", field,
+				count_set(set) == 1 ? "" : "s", ids, first->conf->name, hint, more,
+				more == 1 ? "" : "s");
+	return wait_say(w, "%s of NPU%s %s on %s (%s)", field, count_set(set) == 1 ? "" : "s",
+			ids, first->conf->name, hint);
+}
+
+static bool lacks_device_ip(const struct sched_server *s, unsigned d)
+{
+	return !device_ip(s, d);
+}
+
+static bool lacks_sdid(const struct sched_server *s, unsigned d)
+{
+	return !s->npus[d].has_sdid;
+}
+
+/* Family of the IP literal @ip: AF_INET, AF_INET6 or 0. */
+static int ip_family(const char *ip)
+{
+	unsigned char a[16];
+
+	if (inet_pton(AF_INET, ip, a) == 1)
+		return AF_INET;
+	return inet_pton(AF_INET6, ip, a) == 1 ? AF_INET6 : 0;
+}
+
+/* Device IPs HCCL would refuse: unusable, a host's, twice in the table, mixed families. */
+static int wait_bad_ips(struct wait *w, const struct sched_cluster *c, const struct sched_job *j)
+{
+	json_t *seen = json_object(), *hosts = json_object();
+	const char *first_ip = NULL, *first_server = NULL;
+	unsigned first_dev = 0;
+	int family = 0, r = 0;
+
+	for (size_t h = 0; hosts && h < c->server_count; h++)
+		json_object_set_new(hosts, c->servers[h].conf->host_ip, json_integer((json_int_t)h));
+	if (!seen || !hosts) {
+		json_decref(seen);
+		json_decref(hosts);
+		return wait_say(w, "memory to check the device IPs");
+	}
+	for (size_t i = 0; i < j->slice_count && !r; i++) {
+		const struct sched_slice *sl = &j->slices[i];
+		const struct sched_server *s = slice_server(c, sl);
+
+		for (unsigned k = 0; k < sl->npu_count && !r; k++) {
+			unsigned d = sl->device_ids[k];
+			const char *ip = device_ip(s, d), *problem;
+			json_t *other;
+			int f;
+
+			if (!ip)
+				continue;
+			problem = conf_device_ip_problem(ip);
+			if (problem) {
+				r = wait_say(w, "a usable device_ip of NPU %u on %s: %s %s", d,
+					     s->conf->name, ip, problem);
+				break;
+			}
+			other = json_object_get(hosts, ip);
+			if (other) {
+				r = wait_say(w,
+					     "a usable device_ip of NPU %u on %s: %s is the host_ip "
+					     "of %s",
+					     d, s->conf->name, ip,
+					     c->servers[json_integer_value(other)].conf->name);
+				break;
+			}
+			other = json_object_get(seen, ip);
+			if (other) {
+				size_t at = (size_t)json_integer_value(other);
+
+				r = wait_say(w,
+					     "distinct device IPs: %s is NPU %u of %s and NPU %u "
+					     "of %s; HCCL refuses a duplicate device_ip",
+					     ip, j->slices[at / CONF_SERVER_NPUS_MAX].device_ids
+							 [at % CONF_SERVER_NPUS_MAX],
+					     slice_server(c, &j->slices[at / CONF_SERVER_NPUS_MAX])
+						     ->conf->name,
+					     d, s->conf->name);
+				break;
+			}
+			json_object_set_new(seen, ip,
+					    json_integer((json_int_t)(i * CONF_SERVER_NPUS_MAX + k)));
+			f = ip_family(ip);
+			if (!family) {
+				family = f;
+				first_ip = ip;
+				first_server = s->conf->name;
+				first_dev = d;
+			} else if (f != family) {
+				r = wait_say(w,
+					     "one address family: device_ip %s of NPU %u on %s is "
+					     "%s but %s of NPU %u on %s is %s",
+					     ip, d, s->conf->name, f == AF_INET6 ? "IPv6" : "IPv4",
+					     first_ip, first_dev, first_server,
+					     family == AF_INET6 ? "IPv6" : "IPv4");
+			}
+		}
+	}
+	json_decref(seen);
+	json_decref(hosts);
+	return r;
+}
+
+/* A3: the servers of one configured pod in one physical pod; no SDID twice in a pod. */
+static int wait_bad_sdids(struct wait *w, const struct sched_cluster *c, const struct sched_job *j)
+{
+	json_t *seen = json_object();
+	int r = 0;
+
+	if (!seen)
+		return wait_say(w, "memory to check the SDIDs");
+	for (size_t i = 0; i < j->slice_count && !r; i++) {
+		const struct sched_slice *sl = &j->slices[i];
+		const struct sched_server *s = slice_server(c, sl);
+		const char *pod = s->conf->super_pod ? s->conf->super_pod : "0";
+
+		for (size_t k = 0; k < i && !r; k++) {
+			const struct sched_server *o = slice_server(c, &j->slices[k]);
+			const char *opod = o->conf->super_pod ? o->conf->super_pod : "0";
+			unsigned od = j->slices[k].device_ids[0], sd = sl->device_ids[0];
+
+			if (strcmp(pod, opod) == 0 &&
+			    o->npus[od].super_pod_id != s->npus[sd].super_pod_id)
+				r = wait_say(w,
+					     "one physical super pod for the servers of super pod %s: "
+					     "%s reports super pod %u, %s super pod %u (fix "
+					     "super_pod in the inventory)",
+					     pod, o->conf->name, (unsigned)o->npus[od].super_pod_id,
+					     s->conf->name, (unsigned)s->npus[sd].super_pod_id);
+		}
+		for (unsigned k = 0; k < sl->npu_count && !r; k++) {
+			unsigned d = sl->device_ids[k];
+			char key[CONF_NAME_MAX + 16];
+			json_t *other;
+
+			snprintf(key, sizeof(key), "%s:%u", pod, (unsigned)s->npus[d].sdid);
+			other = json_object_get(seen, key);
+			if (other) {
+				size_t at = (size_t)json_integer_value(other);
+				const struct sched_server *o =
+					slice_server(c, &j->slices[at / CONF_SERVER_NPUS_MAX]);
+
+				r = wait_say(w,
+					     "distinct SDIDs in super pod %s: SDID %u is NPU %u of %s "
+					     "and of %s (both at server index %u); HCCL refuses a "
+					     "duplicate super_device_id",
+					     pod, (unsigned)s->npus[d].sdid, d, o->conf->name,
+					     s->conf->name, s->npus[d].server_index);
+				break;
+			}
+			json_object_set_new(seen, key,
+					    json_integer((json_int_t)(i * CONF_SERVER_NPUS_MAX + k)));
+		}
+	}
+	json_decref(seen);
+	return r;
+}
+
+int sched_ranktable_waiting_for(const struct sched_cluster *c, const struct sched_job *j,
+				char *why, size_t why_len)
+{
+	struct wait w = { .why = why, .len = why_len };
+	const struct conf_server_type *t;
+	bool v12, need_ip;
+	unsigned pods;
+	int r;
+
+	if (why_len)
+		why[0] = '\0';
+	if (!j->slice_count)
+		return -ENOENT;
+	t = slice_server(c, &j->slices[0])->conf->type;
+	v12 = strcmp(t->rank_table_version, "1.2") == 0;
+	pods = v12 ? job_pod_count(c, j) : 1;
+	if (strcmp(t->chip, "910") == 0)
+		need_ip = true;
+	else if (v12)
+		need_ip = pods > 1;
+	else
+		need_ip = j->slice_count > 1 || c->conf->require_agent;
+	if (need_ip) {
+		r = wait_missing(&w, c, j, lacks_device_ip, "device_ip",
+				 "neither the inventory nor its agent gives them");
+		if (r)
+			return r;
+	}
+	for (size_t i = 0; i < j->slice_count && need_ip && c->conf->require_agent; i++)
+		if (!slice_server(c, &j->slices[i])->ips_confirmed)
+			return wait_say(&w,
+					"the agent of %s to confirm its device IPs "
+					"(cluster.require_agent)",
+					slice_server(c, &j->slices[i])->conf->name);
+	r = wait_bad_ips(&w, c, j);
+	if (r)
+		return r;
+	if (!v12)
+		return 0;
+	r = wait_missing(&w, c, j, lacks_sdid, "the SDID",
+			 "its agent reports them from npu-smi info -t spod-info");
+	if (r)
+		return r;
+	return wait_bad_sdids(&w, c, j);
 }
 
 int sched_render_ranktable(const struct sched_cluster *c, const struct sched_job *j, char **ret,
@@ -248,13 +557,13 @@ int sched_render_ranktable(const struct sched_cluster *c, const struct sched_job
 {
 	const struct conf_server_type *t;
 	json_t *root, *list, *pods = NULL;
-	bool v12, ips_known;
+	char why[SCHED_REASON_MAX];
+	bool v12;
 
 	if (!j->slice_count)
 		return -ENOENT;
 	t = slice_server(c, &j->slices[0])->conf->type;
 	v12 = strcmp(t->rank_table_version, "1.2") == 0;
-	ips_known = job_device_ips_known(c, j);
 	root = json_object();
 	list = json_array();
 	if (!root || !list) {
@@ -267,7 +576,8 @@ int sched_render_ranktable(const struct sched_cluster *c, const struct sched_job
 	jset(root, "server_list", list);
 	for (size_t i = 0; i < j->slice_count; i++) {
 		const struct sched_slice *sl = &j->slices[i];
-		const struct conf_server *cs = slice_server(c, sl)->conf;
+		const struct sched_server *ss = slice_server(c, sl);
+		const struct conf_server *cs = ss->conf;
 		json_t *srv = json_object(), *devs = json_array();
 
 		for (unsigned k = 0; k < sl->npu_count; k++) {
@@ -275,14 +585,12 @@ int sched_render_ranktable(const struct sched_cluster *c, const struct sched_job
 			json_t *dev = json_object();
 
 			jset(dev, "device_id", json_uint_str(d));
-			if (device_ip(slice_server(c, sl), d))
-				jset(dev, "device_ip", jstr(device_ip(slice_server(c, sl), d)));
-			if (v12)
-				/* super_device_id: position in the super pod, until agents report
-				 * the SDID read from the hardware */
-				jset(dev, "super_device_id",
-						    json_uint_str((unsigned long long)cs->npu_count *
-								  sl->server + d));
+			if (device_ip(ss, d))
+				jset(dev, "device_ip", jstr(device_ip(ss, d)));
+			/* the SDID the driver has, as the agent read it; none until then
+			 * (the table is initializing) */
+			if (v12 && ss->npus[d].has_sdid)
+				jset(dev, "super_device_id", json_uint_str(ss->npus[d].sdid));
 			jset(dev, "rank_id", json_uint_str(sl->first_rank + k));
 			jpush(devs, dev);
 		}
@@ -319,16 +627,10 @@ int sched_render_ranktable(const struct sched_cluster *c, const struct sched_job
 		}
 		jset(root, "super_pod_list", pods);
 	}
-	/*
-	 * HCCL polls until "completed": device IPs must be known first, and when agents are
-	 * required every server of the job must have confirmed its device IPs.
-	 */
-	for (size_t i = 0; i < j->slice_count && c->conf->require_agent; i++)
-		if (!slice_server(c, &j->slices[i])->ips_confirmed)
-			ips_known = false;
+	/* HCCL polls until "completed" */
 	jset(root, "status",
-	     jstr((j->slice_count > 1 || c->conf->require_agent) && !ips_known ? "initializing" :
-										 "completed"));
+	     jstr(sched_ranktable_waiting_for(c, j, why, sizeof(why)) ? "initializing" :
+									  "completed"));
 	return json_finish(root, ret, ret_len, JSON_INDENT(2));
 }
 
@@ -502,6 +804,18 @@ static void set_time(json_t *o, const char *key, uint64_t usec)
 	jset(o, key, jstr(t));
 }
 
+/* "ranktable_status" and what it waits for (null when completed or not placed). */
+static void ranktable_status_json(const struct sched_cluster *c, const struct sched_job *j,
+				  json_t *o)
+{
+	char why[SCHED_REASON_MAX];
+	int r = sched_ranktable_waiting_for(c, j, why, sizeof(why));
+
+	jset(o, "ranktable_status",
+	     r < 0 ? json_null() : jstr(r ? "initializing" : "completed"));
+	jset(o, "ranktable_waiting_for", r > 0 ? jstr(why) : json_null());
+}
+
 int sched_render_job_status_json(const struct sched_cluster *c, const struct sched_job *j,
 				 char **ret, size_t *ret_len)
 {
@@ -552,6 +866,7 @@ int sched_render_job_status_json(const struct sched_cluster *c, const struct sch
 	jset(o, "resume_scan_pending", json_boolean(j->resume_scan_pending));
 	jset(o, "npus_allocated", json_integer(sched_job_total_npus(j)));
 	jset(o, "placement", placement_json(c, j));
+	ranktable_status_json(c, j, o);
 	if (j->slice_count) {
 		jset(o, "ms_sched_host",
 				    jstr(slice_server(c, &j->slices[0])->conf->host_ip));

@@ -614,6 +614,12 @@ int sched_job_load(struct sched_cluster *c, const char *text, size_t len, uint64
 					     j->reason);
 			return 0;
 		}
+		/* stopping to fail (a rank table that never completed): it fails */
+		if (j->state == SCHED_JOB_STOPPING && j->stop_to == SCHED_JOB_FAILED) {
+			sched_job_transition(c, j, SCHED_JOB_FAILED, SCHED_EV_FAILED, now_usec,
+					     j->reason);
+			return 0;
+		}
 		sched_reason(why, "its placement could not be restored: %s", moved);
 		j->requeue_cause = SCHED_REQUEUE_FAULT;
 		sched_job_transition(c, j, SCHED_JOB_PENDING, SCHED_EV_REQUEUED, now_usec, why);
@@ -672,11 +678,50 @@ int sched_server_save(const struct sched_cluster *c, unsigned server, char **ret
 				      (int)n->window_faults, "fault", n->fault, "reported_ip",
 				      n->reported_ip);
 
+		/* the super-pod identity the agent reported (A3), null when none */
+		if (o && json_object_set_new(o, "sdid",
+					     n->has_sdid ?
+						     json_pack("{s:I, s:I, s:I}", "sdid",
+							       (json_int_t)n->sdid, "super_pod_id",
+							       (json_int_t)n->super_pod_id,
+							       "server_index",
+							       (json_int_t)n->server_index) :
+						     json_null()) < 0)
+			d.failed = true;
 		if (!o || json_array_append_new(npus, o) < 0)
 			d.failed = true;
 	}
 	put(&d, "npus", npus);
 	return doc_finish(&d, ret, ret_len);
+}
+
+/* The saved "sdid" of an NPU: absent (records older than it) or null, or the three
+ * numbers, each below 2^32 (server_index at most CONF_SDID_SERVER_INDEX_MAX). */
+static bool sdid_is_valid(const json_t *v)
+{
+	uint64_t u[3];
+
+	if (!v || json_is_null(v))
+		return true;
+	return json_is_object(v) && get_u64(v, "sdid", &u[0]) && u[0] <= UINT32_MAX &&
+	       get_u64(v, "super_pod_id", &u[1]) && u[1] <= UINT32_MAX &&
+	       get_u64(v, "server_index", &u[2]) && u[2] <= CONF_SDID_SERVER_INDEX_MAX;
+}
+
+static void sdid_load(const json_t *v, struct sched_npu *p)
+{
+	uint64_t u[3] = { 0, 0, 0 };
+
+	p->has_sdid = false;
+	if (!v || !json_is_object(v))
+		return;
+	get_u64(v, "sdid", &u[0]);
+	get_u64(v, "super_pod_id", &u[1]);
+	get_u64(v, "server_index", &u[2]);
+	p->has_sdid = true;
+	p->sdid = (uint32_t)u[0];
+	p->super_pod_id = (uint32_t)u[1];
+	p->server_index = (unsigned)u[2];
 }
 
 int sched_server_load(struct sched_cluster *c, const char *text, size_t len, uint64_t now_usec,
@@ -725,7 +770,8 @@ int sched_server_load(struct sched_cluster *c, const char *text, size_t len, uin
 		    !get_u64(n, "ok_since_usec", &u) || !get_u64(n, "window_start_usec", &u) ||
 		    !get_uint(n, "window_faults", &f) ||
 		    !get_str(n, "fault", w, sizeof(s->npus[0].fault)) ||
-		    !get_str(n, "reported_ip", w, sizeof(s->npus[0].reported_ip)))
+		    !get_str(n, "reported_ip", w, sizeof(s->npus[0].reported_ip)) ||
+		    !sdid_is_valid(json_object_get(n, "sdid")))
 			goto malformed;
 	}
 	s->state = (enum sched_server_state)st;
@@ -756,6 +802,7 @@ int sched_server_load(struct sched_cluster *c, const char *text, size_t len, uin
 		get_uint(n, "window_faults", &p->window_faults);
 		get_str(n, "fault", p->fault, sizeof(p->fault));
 		get_str(n, "reported_ip", p->reported_ip, sizeof(p->reported_ip));
+		sdid_load(json_object_get(n, "sdid"), p);
 	}
 	sched_server_recount(s);
 	s->version++;

@@ -2,7 +2,8 @@
 /*
  * check-ranktable: run hccl_check_ranktable() on a file, for the shell tests.
  *
- *   check-ranktable [--npus-per-server N] [--ring-910] [--completed] [--ranks N] FILE
+ *   check-ranktable [--npus-per-server N] [--ring-910] [--sdid-layout] [--completed]
+ *                   [--ranks N] FILE
  *
  * FILE "-" reads standard input. Both verdicts go to standard output, so that
  * `out=$(check-ranktable f)` captures either:
@@ -29,12 +30,15 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: check-ranktable [--npus-per-server N] [--ring-910] [--completed] "
+		"usage: check-ranktable [--npus-per-server N] [--ring-910] [--sdid-layout] "
+		"[--completed] "
 		"[--ranks N] FILE\n"
 		"Checks an HCCL/MindSpore rank table (FILE \"-\" = stdin).\n"
 		"  --npus-per-server N  device_id must be below N (8: 910/910B, 16: A3)\n"
 		"  --ring-910           Atlas 800 (910): 1, 2, 4 or 8 NPUs per server, inside one\n"
 		"                       HCCS ring (0-3 or 4-7) when fewer than 8; implies N = 8\n"
+		"                       and a device_ip on every device (the 910 template)\n"
+		"  --sdid-layout        A3: super_device_id is the hardware SDID of its device\n"
 		"  --completed          status must be \"completed\"\n"
 		"  --ranks N            the table must hold exactly N ranks\n"
 		"Prints \"ok: N ranks on M servers\" (exit 0) or the first violation (exit 1);\n"
@@ -125,6 +129,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "npus-per-server", required_argument, NULL, 'n' },
 		{ "ring-910", no_argument, NULL, 'r' },
+		{ "sdid-layout", no_argument, NULL, 's' },
 		{ "completed", no_argument, NULL, 'c' },
 		{ "ranks", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
@@ -144,6 +149,9 @@ int main(int argc, char **argv)
 			break;
 		case 'r':
 			opts.ring_910 = true;
+			break;
+		case 's':
+			opts.sdid_layout = true;
 			break;
 		case 'c':
 			opts.require_completed = true;

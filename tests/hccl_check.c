@@ -55,6 +55,7 @@ struct ctx {
 	json_t *server_ids;   /* set: server_id -> server index, owned */
 	json_t *device_ips;   /* set: normalized device_ip -> devs index, owned */
 	int ip_family;	      /* family of the first device_ip, 0 before it */
+	size_t npods;	      /* entries of super_pod_list (version "1.2"), 0 when none */
 	size_t ip_family_dev; /* devs index of that first device_ip */
 };
 
@@ -375,6 +376,39 @@ static int check_ip(struct ctx *c, const char *path, const char *s, int *ret_fam
 	return 0;
 }
 
+/*
+ * Why the address @a (@family) cannot be an NPU's RoCE address, or NULL [IP]: HCCL reads
+ * the unspecified address as "no address" (HcclIpAddress::IsInvalid), and broadcast,
+ * loopback, multicast and link-local addresses reach no other server's NIC.
+ */
+static const char *ip_unusable(int family, const unsigned char *a)
+{
+	static const unsigned char zero[16];
+
+	if (family == AF_INET) {
+		if (a[0] == 0)
+			return "the unspecified address";
+		if (a[0] == 255 && a[1] == 255 && a[2] == 255 && a[3] == 255)
+			return "the broadcast address";
+		if (a[0] == 127)
+			return "a loopback address";
+		if ((a[0] & 0xf0) == 0xe0)
+			return "a multicast address";
+		if (a[0] == 169 && a[1] == 254)
+			return "a link-local address";
+		return NULL;
+	}
+	if (memcmp(a, zero, 16) == 0)
+		return "the unspecified address";
+	if (memcmp(a, zero, 15) == 0 && a[15] == 1)
+		return "the loopback address";
+	if (a[0] == 0xff)
+		return "a multicast address";
+	if (a[0] == 0xfe && (a[1] & 0xc0) == 0x80)
+		return "a link-local address";
+	return NULL;
+}
+
 static int fail_duplicate_ip(struct ctx *c, const char *path, const char *ip,
 			     const struct dev *first)
 {
@@ -433,18 +467,35 @@ static int check_device(struct ctx *c, size_t s, size_t d, json_t *dev, json_t *
 		return fail_nomem(c);
 
 	/* device_ip */
-	r = get_string(c, dev, path, "device_ip", c->nservers > 1,
-		       "a table of more than one server needs each NPU's RoCE address", &str);
+	if (c->opts->ring_910)
+		r = get_string(c, dev, path, "device_ip", true,
+			       "the Atlas 800 (910) rank table gives every NPU its RoCE address",
+			       &str);
+	else
+		r = get_string(c, dev, path, "device_ip",
+			       c->nservers > 1 && !(c->v12 && c->npods <= 1),
+			       c->v12 ? "a table of more than one super pod needs each NPU's RoCE "
+					"address" :
+					"a table of more than one server needs each NPU's RoCE "
+					"address",
+			       &str);
 	if (r < 0)
 		return r;
 	out->device_ip = str;
 	if (str) {
 		const struct dev *first;
+		unsigned char addr[sizeof(struct in6_addr)];
+		const char *why;
 
 		join(key_path, sizeof(key_path), path, "device_ip");
 		r = check_ip(c, key_path, str, &family, norm, sizeof(norm));
 		if (r < 0)
 			return r;
+		if (inet_pton(family, str, addr) == 1 && (why = ip_unusable(family, addr)))
+			return fail(c,
+				    "%s: %s is %s (a device IP is the unicast address of the "
+				    "NPU's RoCE NIC)",
+				    key_path, quote(&q1, str), why);
 		if (!c->ip_family) {
 			c->ip_family = family;
 			c->ip_family_dev = (size_t)(out - c->devs);
@@ -475,6 +526,30 @@ static int check_device(struct ctx *c, size_t s, size_t d, json_t *dev, json_t *
 				&out->super_device_id, NULL);
 		if (r < 0)
 			return r;
+		if (c->opts->sdid_layout) {
+			unsigned v = out->super_device_id, dev_field = v & 0xffff;
+
+			join(key_path, sizeof(key_path), path, "super_device_id");
+			if (dev_field != out->device_id ||
+			    ((v >> 18) & 0xf) * 2 + ((v >> 16) & 0x3) != dev_field)
+				return fail(c,
+					    "%s: \"%u\" is not the SDID of device %u (its device "
+					    "field is %u, chip %u die %u; device = chip * 2 + die)",
+					    key_path, v, out->device_id, dev_field, (v >> 18) & 0xf,
+					    (v >> 16) & 0x3);
+			if ((v >> 22) > 47)
+				return fail(c,
+					    "%s: \"%u\" has server index %u (a super pod numbers "
+					    "its servers 0 to 47)",
+					    key_path, v, v >> 22);
+			if (d > 0 && (c->devs[c->first_dev[s]].super_device_id >> 22) != (v >> 22))
+				return fail(c,
+					    "%s: \"%u\" is of server index %u but "
+					    "server_list[%zu].device[0] is of server index %u (one "
+					    "server is at one place of its super pod)",
+					    key_path, v, v >> 22, s,
+					    c->devs[c->first_dev[s]].super_device_id >> 22);
+		}
 	}
 	return 0;
 }
@@ -825,6 +900,19 @@ static int check_super_pods_with(struct ctx *c, struct pods *pp, json_t *pod_lis
 		if (r < 0)
 			return fail_nomem(c);
 	}
+	/* A3 hardware: two servers of one pod never share a server index [SDIDL] */
+	for (s = 0; c->opts->sdid_layout && s < c->nservers; s++)
+		for (k = 0; k < s; k++) {
+			unsigned a = c->devs[c->first_dev[s]].super_device_id >> 22;
+			unsigned b = c->devs[c->first_dev[k]].super_device_id >> 22;
+
+			if (pp->pod_of[s] == pp->pod_of[k] && a == b)
+				return fail(c,
+					    "server_list[%zu].device[0].super_device_id: server "
+					    "index %u is also server_list[%zu]'s in super pod %s "
+					    "(each server of a super pod has its own index)",
+					    s, a, k, pod_name(pod_list, pp->pod_of[s] - 1, &q1));
+		}
 	return 0;
 }
 
@@ -915,6 +1003,8 @@ static int check_top(struct ctx *c, json_t *root)
 			    "version: %s is not a rank table version HCCL reads (\"1.0\", or "
 			    "\"1.2\" with super pods)",
 			    quote(&q, str));
+	if (c->v12 && json_is_array(json_object_get(root, "super_pod_list")))
+		c->npods = json_array_size(json_object_get(root, "super_pod_list"));
 
 	json_object_foreach(root, key, v) {
 		for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)

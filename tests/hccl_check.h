@@ -24,6 +24,17 @@
  *          contiguously, never interleaved with another pod's.
  *   [D5]   design.md §5 and MindCluster affinity rules for Atlas 800 (910): two
  *          HCCS rings 0-3 and 4-7; 1, 2, 4 or 8 NPUs per server.
+ *   [HC]   hcomm (CANN HCCL) topoinfo_ranktableConcise.cc: GetSingleDeviceIp()
+ *          requires device_ip in a table of more than one server, except on 910_93
+ *          (A3) inside one super pod (superPodNum <= 1: the vnic links them), and
+ *          refuses a device_ip given twice (CheckUniqueAndInsertPool); the Atlas 800
+ *          (910) rank table template gives every device its device_ip.
+ *   [IP]   HcclIpAddress::IsInvalid() reads the unspecified address as "no address";
+ *          a RoCE NIC's address is a unicast one other servers route to.
+ *   [SDIDL] Ascend DCMI dcmi_get_spod_node_status(), "SDID legality": bits 22-31 the
+ *          server index (0-47), 18-21 the chip id, 16-17 the die id, 0-15 the device
+ *          id = chip id * 2 + die id; HCCL compares super_device_id with the
+ *          driver's SDID (HcclCommunicatorAttrs::CheckSuperDeviceId(), EI0014).
  *
  * Rules, checked in this order; the first one broken is reported:
  *   1. the text is one JSON object, without duplicate keys (jansson).
@@ -42,10 +53,16 @@
  *      non-empty array [D4].
  *   7. per device, in order: an object; device_id a decimal string, unique within its
  *      server, and below the per-server NPU count when one is given [D4][MS];
- *      device_ip required when the table has more than one server, an IP literal,
- *      unique across the table (compared as addresses, so "::1" equals "0::1") and
- *      of one family (all IPv4 or all IPv6) [D4][MS]; rank_id a decimal string [D4];
- *      with version "1.2", super_device_id a decimal string [MC].
+ *      device_ip required when the table has more than one server, except a
+ *      version "1.2" table of one super pod, and always with opts->ring_910 (the 910
+ *      template) [D4][MS][HC]; an IP literal, not the unspecified, broadcast,
+ *      loopback, multicast or link-local address [IP], unique across the table
+ *      (compared as addresses, so "fd00::1" equals "fd00:0::1") [HC] and of one
+ *      family (all IPv4 or all IPv6) [D4][MS]; rank_id a decimal string [D4];
+ *      with version "1.2", super_device_id a decimal string [MC], and with
+ *      opts->sdid_layout one that is device device_id's SDID (device field =
+ *      device_id = chip * 2 + die), of server index 0-47, the same index for all
+ *      devices of a server [SDIDL].
  *   8. with opts->ring_910, per server: 1, 2, 4 or 8 devices, and fewer than 8 stay
  *      inside one HCCS ring (ids 0-3 or 4-7) [D4][D5].
  *   9. ranks: the N devices carry rank_id 0..N-1, each once [D4][CANN], and rank k is
@@ -55,7 +72,8 @@
  *      unique super_pod_id and a non-empty server_list of {server_id} naming servers
  *      of the table; every server is in exactly one pod; every pod holds the same
  *      number of servers [D4]; the servers of one pod are contiguous in server_list
- *      [D4][SPOD]; super_device_id is unique within each pod [SDID].
+ *      [D4][SPOD]; super_device_id is unique within each pod [SDID]; with
+ *      opts->sdid_layout, no two servers of a pod at one server index [SDIDL].
  *
  * Decimal strings are canonical: ASCII digits only, no sign, no spaces, no leading
  * zero (except "0" itself), at most 9 digits. Other keys inside servers, devices and
@@ -88,9 +106,14 @@ struct hccl_check_opts {
 	unsigned expect_ranks;
 	/*
 	 * Atlas 800 (910) HCCS rings, rule 8. Implies device ids 0-7: npus_per_server
-	 * must be 0 or 8 with it.
+	 * must be 0 or 8 with it; and the 910 template: every device has a device_ip.
 	 */
 	bool ring_910;
+	/*
+	 * super_device_id values are A3 hardware SDIDs ([SDIDL], rule 7 and 10), as the
+	 * driver and npu-smi give them, not just ids unique within a pod.
+	 */
+	bool sdid_layout;
 };
 
 /*

@@ -17,6 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct conf_health_report health, rep, again;
 	struct agent_device_ips ips;
 	struct agent_node_heartbeat hb;
+	struct agent_spod_info spod;
 	char fstype[32];
 	struct conf_error err;
 	char ip[AGENT_IP_MAX], mask[AGENT_IP_MAX], *out;
@@ -32,6 +33,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (agent_parse_hccn_ip(text, size, "hccn_tool", ip, mask, &err) == 0 &&
 	    (!ip[0] || strlen(ip) >= AGENT_IP_MAX))
 		abort();
+	if (agent_parse_spod_info(text, size, "spod-info", &spod, &err) == 0) {
+		/* what the agent would send as a sdid line parses or is refused, never more */
+		struct conf_health_report one = { .npu_count = 1 };
+
+		one.npus[0].id = spod.sdid & 0xffff;
+		one.npus[0].has_sdid = true;
+		one.npus[0].sdid = spod.sdid;
+		one.npus[0].super_pod_id = spod.super_pod_id;
+		one.npus[0].server_index = spod.server_index;
+		if (one.npus[0].id < CONF_SERVER_NPUS_MAX &&
+		    conf_health_render(&one, &out, &len) == 0) {
+			(void)conf_health_parse(out, len, "report", CONF_SERVER_NPUS_MAX, &again,
+						&err);
+			free(out);
+		}
+	}
 	if (agent_parse_node_info(text, size, "info", &npus, &err) == 0 &&
 	    (npus < 1 || npus > CONF_SERVER_NPUS_MAX))
 		abort();

@@ -95,6 +95,23 @@ out=$(bash -c "exec 3>'$M/nodes/a2-node-11/health'
 	printf 'node OK\n' >&3; echo \$?" 2>/dev/null | tr '\n' ' ')
 check_eq "one descriptor: a refused report, then the next report is taken" "1 1 0 " "$out"
 check_eq "(so a2-node-11 is ready)" ready "$(json "$M/nodes/a2-node-11/info" 'd["state"]')"
+# device IPs HCCL cannot use fail the write with the reason and change nothing (issue 14
+# item 8, issue 15 item 9)
+ips_before=$(cat "$M/nodes/a2-node-12/npus")
+out=$(sh -c "printf 'node OK\nip 0 10.20.12.1\nip 1 127.0.0.1\n' > '$M/nodes/a2-node-12/health'" 2>&1)
+check_eq "a loopback device IP fails the shell's write" 1 "$?"
+check_contains "info says why (loopback, line 3)" "health:3:6: ip 1: 127.0.0.1 is a loopback address" \
+	"$(json "$M/nodes/a2-node-12/info" 'd["last_refused_report"]["reason"]')"
+check_fails "0.0.0.0 refused" sh -c "printf 'ip 2 0.0.0.0\n' > '$M/nodes/a2-node-12/health'"
+check_fails "a link-local fe80::1 among IPv4 refused" sh -c "printf 'ip 2 fe80::1\n' > '$M/nodes/a2-node-12/health'"
+check_fails "one address on two NPUs refused" sh -c \
+	"printf 'ip 2 10.20.12.3\nip 3 10.20.12.3\n' > '$M/nodes/a2-node-12/health'"
+check_fails "another server's host address refused (at close: tee sees it)" sh -c \
+	"printf 'node OK\nip 2 10.0.1.1\n' | tee '$M/nodes/a2-node-12/health' >/dev/null"
+check_contains "info says whose host address it is" "host_ip of server a2-node-01" \
+	"$(json "$M/nodes/a2-node-12/info" 'd["last_refused_report"]["reason"]')"
+check_eq "and nothing of them was applied (no heartbeat, same addresses)" \
+	"unknown $ips_before" "$(json "$M/nodes/a2-node-12/info" 'd["state"]') $(cat "$M/nodes/a2-node-12/npus")"
 head -c $((1024 * 1024)) /dev/urandom | tr -d '\0' >"$IT_WORK/noise"
 check_fails "1 MiB of noise refused" cp "$IT_WORK/noise" "$M/nodes/a2-node-09/health"
 check_fails "a report with valid lines then a NUL byte is refused" python3 -c "

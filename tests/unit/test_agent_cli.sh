@@ -178,5 +178,27 @@ else
 	fails=$((fails + 1))
 fi
 
+# A3 (issue 14 item 6): the report carries each die's SDID, super pod and server index
+# from `npu-smi info -t spod-info`, and no address hccn_tool gives HCCL could not use
+mkdir -p "$work/nodes/a3"
+: >"$work/nodes/a3/health"
+printf '{"name": "a3", "npu_count": 16, "heartbeat_age_sec": 0.0, "last_refused_report": null}\n' \
+	>"$work/nodes/a3/info"
+n=$((n + 1))
+if FAKE_NPU_SMI_OUTPUT="$src/tests/data/agent/npu-smi-a3.txt" FAKE_SPOD_SERVER_INDEX=5 \
+	FAKE_SPOD_ID=3 FAKE_HCCN_IP_FORMAT=127.0.0.%d "$agent" --mount "$work" --node a3 \
+	--npu-smi "$src/tests/data/agent/fake-npu-smi" \
+	--hccn-tool "$src/tests/data/agent/fake-hccn-tool" --once >"$work/a3.log" 2>&1 &&
+	grep -qx "sdid 3 $((5 * 4194304 + 1 * 262144 + 1 * 65536 + 3)) 3 5" "$work/nodes/a3/health" &&
+	[ "$(grep -c '^sdid ' "$work/nodes/a3/health")" -eq 16 ] &&
+	! grep -q '^ip ' "$work/nodes/a3/health" &&
+	grep -q "127.0.0.0 is the unspecified\|is a loopback address" "$work/a3.log"; then
+	echo "ok $n - A3: sdid lines from npu-smi spod-info; loopback hccn_tool addresses not sent"
+else
+	echo "not ok $n - A3: sdid lines from npu-smi spod-info; loopback hccn_tool addresses not sent"
+	sed 's/^/#   /' "$work/nodes/a3/health" "$work/a3.log"
+	fails=$((fails + 1))
+fi
+
 echo "1..$n"
 [ "$fails" -eq 0 ]

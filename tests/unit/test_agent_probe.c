@@ -331,6 +331,97 @@ static void test_hccn_conf(void **state)
 #undef CONF_FAIL
 }
 
+/*
+ * Addresses hccn_tool or hccn.conf give that HCCL cannot use are not reported (issue 14
+ * item 8): the parsers refuse them with the reason, and agent_device_ips_check() drops
+ * one address on two NPUs, so the daemon never refuses the agent's report for them.
+ */
+static void test_hccn_unusable_addresses(void **state)
+{
+	static const char *const bad[] = { "0.0.0.0", "255.255.255.255", "127.0.0.1",
+					   "224.0.0.5", "169.254.0.1", "fe80::1", "::1" };
+	struct agent_device_ips ips;
+	struct conf_error err = { 0 };
+	char ip[AGENT_IP_MAX], text[128], msg[1024], why[512];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "ipaddr:%s\nnetmask:255.255.255.0\n", bad[i]);
+		strcpy(ip, "untouched");
+		assert_int_equal(agent_parse_hccn_ip(text, strlen(text), "h", ip, NULL, &err),
+				 -EINVAL);
+		assert_string_equal(ip, "untouched");
+		conf_error_format(&err, msg, sizeof(msg));
+		if (!strstr(msg, "h:1:8: ipaddr: ") || !strstr(msg, conf_device_ip_problem(bad[i])))
+			fail_msg("%s: %s", bad[i], msg);
+		snprintf(text, sizeof(text), "address_3=%s\n", bad[i]);
+		assert_int_equal(agent_parse_hccn_conf(text, strlen(text), "c", &ips, &err),
+				 -EINVAL);
+		conf_error_format(&err, msg, sizeof(msg));
+		assert_non_null(strstr(msg, "address_3: "));
+	}
+	/* hccn.conf giving one address to two NPUs */
+	assert_int_equal(agent_parse_hccn_conf("address_0=10.20.0.1\naddress_4=10.20.0.1\n", 40,
+					       "c", &ips, &err),
+			 -EINVAL);
+	assert_string_equal(conf_error_format(&err, msg, sizeof(msg)),
+			    "c:2:11: address_4: 10.20.0.1 is also address_0 (line 1); every NPU "
+			    "has its own address");
+
+	/* addresses from one probe each (hccn_tool): both holders of a duplicate go */
+	memset(&ips, 0, sizeof(ips));
+	strcpy(ips.ip[0], "10.20.0.1");
+	strcpy(ips.ip[1], "10.20.0.9");
+	strcpy(ips.ip[2], "10.20.0.3");
+	strcpy(ips.ip[5], "10.20.0.9");
+	agent_device_ips_check(&ips, 8, why, sizeof(why));
+	assert_string_equal(ips.ip[0], "10.20.0.1");
+	assert_string_equal(ips.ip[1], "");
+	assert_string_equal(ips.ip[2], "10.20.0.3");
+	assert_string_equal(ips.ip[5], "");
+	assert_string_equal(why, "NPUs 1 and 5 both have device IP 10.20.0.9; neither is "
+				 "reported until hccn_tool gives them their own");
+	agent_device_ips_check(&ips, 8, why, sizeof(why));
+	assert_string_equal(why, "");
+}
+
+/* `npu-smi info -t spod-info -i CARD -c CHIP` (issue 14 item 6). */
+static void test_spod_info(void **state)
+{
+	static const char a3[] = "SDID                           : 113508354\n"
+				 "Super Pod Size                 : 48\n"
+				 "Super Pod ID                   : 1\n"
+				 "Server Index                   : 27\n"
+				 "Chassis ID                     : 0\n";
+	struct agent_spod_info info;
+	struct conf_error err = { 0 };
+	char msg[1024];
+
+	(void)state;
+	assert_int_equal(agent_parse_spod_info(a3, strlen(a3), "s", &info, &err), 0);
+	assert_int_equal(info.sdid, 113508354U);
+	assert_int_equal(info.super_pod_size, 48);
+	assert_int_equal(info.super_pod_id, 1);
+	assert_int_equal(info.server_index, 27);
+	/* Atlas 800 and A2 have none */
+	assert_int_equal(agent_parse_spod_info("This device does not support querying "
+					       "spod-info.\n", 50, "s", &info, &err),
+			 -ENOENT);
+	assert_int_equal(agent_parse_spod_info("SDID : 12x\nSuper Pod ID : 1\nServer Index : "
+					       "0\n", 44, "s", &info, &err),
+			 -EINVAL);
+	assert_string_equal(conf_error_format(&err, msg, sizeof(msg)),
+			    "s:1:8: SDID: \"12x\" is not a number below 4294967296");
+	assert_int_equal(agent_parse_spod_info("SDID : 1\nSDID : 2\n", 18, "s", &info, &err),
+			 -EINVAL);
+	assert_int_equal(agent_parse_spod_info("SDID : 1\nSuper Pod ID : 1\n", 26, "s", &info,
+					       &err),
+			 -EINVAL);
+	assert_string_equal(conf_error_format(&err, msg, sizeof(msg)),
+			    "s: no \"Server Index\" line; expected SDID, Super Pod ID and Server "
+			    "Index");
+}
+
 static void test_node_info(void **state)
 {
 	static const char info[] = "{\"name\": \"a2-node-01\", \"host_ip\": \"10.0.1.1\", "
@@ -544,6 +635,8 @@ int main(void)
 		cmocka_unit_test(test_npu_smi_truncations_and_mutations),
 		cmocka_unit_test(test_hccn_ip),
 		cmocka_unit_test(test_hccn_conf),
+		cmocka_unit_test(test_hccn_unusable_addresses),
+		cmocka_unit_test(test_spod_info),
 		cmocka_unit_test(test_node_info),
 		cmocka_unit_test(test_node_heartbeat),
 		cmocka_unit_test(test_mount_fstype),

@@ -303,7 +303,8 @@ static void test_health_json(void **state)
 					"\"extra\": 1}]}",
 					-EINVAL),
 			    "t/health:1:37: unknown key \"extra\"; expected one of: id, health, "
-			    "code, message, device_ip");
+			    "code, message, device_ip, super_device_id, super_pod_id, "
+			    "server_index");
 	assert_string_equal(parse_failz("{\"npus\": [{\"id\": 1, \"health\": 2}]}", -EINVAL),
 			    "t/health:1:31: npu 1: \"2\" is not a health level; use OK, Warning, "
 			    "Alarm, Critical or UNKNOWN");
@@ -531,7 +532,9 @@ static void test_health_refusals(void **state)
 	assert_string_equal(parse_failz("npu 1 OK caf\xc3\xa9\n\xc3\xa9t\xc3\xa9 1 OK\n", -EINVAL),
 			    "t/health:2:1: unknown item \"\xc3\xa9t\xc3\xa9\"; each line is \"node "
 			    "LEVEL\", \"npu ID LEVEL [CODE] [MESSAGE]\", \"ip ID ADDRESS\", "
-			    "\"agent ID\" or \"running JOB/GENERATION ...\"");
+			    "\"sdid ID SDID SUPER_POD_ID SERVER_INDEX\", \"agent ID\", "
+			    "\"running JOB/GENERATION ...\" or "
+			    "\"usage JOB GENERATION CPU_USEC MEMORY_BYTES\"");
 	/* "\r" alone ends a line, as conf_check_text() counts lines. */
 	assert_string_equal(parse_failz("node OK\rnpu 9 OK\r", -EINVAL),
 			    "t/health:2:5: npu 9: no such NPU; this server has NPUs 0 to 7");
@@ -868,6 +871,150 @@ static struct conf_cluster *cluster_ok(const char *text)
 	return c;
 }
 
+/*
+ * Device IPs HCCL cannot use are refused at the report (issue 14 item 8, issue 15 item
+ * 9): the unspecified, broadcast, loopback, multicast and link-local addresses, and one
+ * address on two NPUs of the server; in both formats, and while the report is written.
+ */
+static void test_health_device_ip_rules(void **state)
+{
+	static const char *const bad[] = { "0.0.0.0", "0.1.2.3", "255.255.255.255",
+					   "127.0.0.1", "127.9.9.9", "224.0.0.1",
+					   "239.1.1.1", "169.254.3.4", "::", "::1",
+					   "ff02::1", "fe80::1", "FE80::1:2" };
+	static const char *const why[] = { "unspecified", "unspecified", "broadcast",
+					   "loopback", "loopback", "multicast",
+					   "multicast", "link-local", "unspecified", "loopback",
+					   "multicast", "link-local", "link-local" };
+	struct conf_health_report rep;
+	struct conf_error err = { 0 };
+	char text[256];
+	const char *msg;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "npu 0 OK\nip 2 %s\n", bad[i]);
+		msg = parse_failz(text, -EINVAL);
+		if (!strstr(msg, why[i]) || !strstr(msg, "t/health:2:"))
+			fail_msg("%s: %s", bad[i], msg);
+		/* a shell's echo sees it at its write */
+		assert_int_equal(conf_health_check_start(text, strlen(text), "t/health", 8, &err),
+				 -EINVAL);
+		snprintf(text, sizeof(text), "{\"npus\": [{\"id\": 2, \"device_ip\": \"%s\"}]}",
+			 bad[i]);
+		msg = parse_failz(text, -EINVAL);
+		if (!strstr(msg, why[i]))
+			fail_msg("json %s: %s", bad[i], msg);
+	}
+	assert_null(conf_device_ip_problem("10.20.0.1"));
+	assert_null(conf_device_ip_problem("fd00::1"));
+	assert_null(conf_device_ip_problem("2001:db8::8"));
+	assert_non_null(conf_device_ip_problem("fe80"));
+
+	/* one address on two NPUs of one server, also written differently */
+	msg = parse_failz("ip 0 10.20.0.1\nip 1 10.20.0.2\nip 4 10.20.0.1\n", -EINVAL);
+	assert_non_null(strstr(msg, "t/health:3:"));
+	assert_non_null(strstr(msg, "NPU 0"));
+	msg = parse_failz("ip 0 fd00::1\nip 1 FD00:0::1\n", -EINVAL);
+	assert_non_null(strstr(msg, "NPU 0"));
+	msg = parse_failz("{\"npus\": [{\"id\": 0, \"device_ip\": \"10.0.0.1\"},"
+			  " {\"id\": 1, \"device_ip\": \"10.0.0.1\"}]}",
+			  -EINVAL);
+	assert_non_null(strstr(msg, "NPU 0"));
+	parse_okz("ip 0 10.20.0.1\nip 1 10.20.0.2\n", &rep);
+	assert_int_equal(rep.npu_count, 2);
+}
+
+/* The SDID of A3 die @dev of the server at @server_index (DCMI SDID layout). */
+static unsigned long sdid_of(unsigned server_index, unsigned dev)
+{
+	return (unsigned long)server_index << 22 | (dev / 2) << 18 | (dev % 2) << 16 | dev;
+}
+
+/*
+ * `sdid NPU SDID SUPER_POD_ID SERVER_INDEX` (issue 14 item 6): what npu-smi's super-pod
+ * information says of each NPU, checked against the SDID's own fields.
+ */
+static void test_health_sdid(void **state)
+{
+	struct conf_health_report rep, again;
+	char text[512], *out;
+	size_t len;
+	const char *msg;
+
+	(void)state;
+	/* a published A3 SDID: server index 27, device 2 (chip 1, die 0) */
+	assert_int_equal(sdid_of(27, 2), 113508354UL);
+	snprintf(text, sizeof(text), "npu 0 OK\nsdid 0 %lu 1 27\nsdid 3 %lu 1 27\n",
+		 sdid_of(27, 0), sdid_of(27, 3));
+	parse_ok(text, strlen(text), 16, &rep);
+	assert_int_equal(rep.npu_count, 2);
+	assert_true(rep.npus[0].has_sdid);
+	assert_int_equal(rep.npus[0].sdid, 113246208U);
+	assert_int_equal(rep.npus[0].super_pod_id, 1);
+	assert_int_equal(rep.npus[0].server_index, 27);
+	assert_true(rep.npus[1].has_sdid);
+	assert_false(rep.npus[1].has_level);
+	assert_int_equal(rep.npus[1].sdid, sdid_of(27, 3));
+	/* renders to what parses again the same */
+	assert_int_equal(conf_health_render(&rep, &out, &len), 0);
+	assert_non_null(strstr(out, "sdid 3 "));
+	parse_ok(out, len, 16, &again);
+	assert_memory_equal(&rep, &again, sizeof(rep));
+	free(out);
+
+	/* JSON */
+	snprintf(text, sizeof(text),
+		 "{\"npus\": [{\"id\": 5, \"health\": \"OK\", \"super_device_id\": %lu, "
+		 "\"super_pod_id\": 7, \"server_index\": 3}]}",
+		 sdid_of(3, 5));
+	parse_ok(text, strlen(text), 16, &rep);
+	assert_true(rep.npus[0].has_sdid);
+	assert_int_equal(rep.npus[0].sdid, sdid_of(3, 5));
+	assert_int_equal(rep.npus[0].super_pod_id, 7);
+
+	/* refusals, each naming what is wrong */
+	snprintf(text, sizeof(text), "sdid 1 %lu 1 27\n", sdid_of(27, 0));
+	msg = parse_fail(text, strlen(text), 16, -EINVAL);
+	assert_non_null(strstr(msg, "device 0"));
+	snprintf(text, sizeof(text), "sdid 0 %lu 1 26\n", sdid_of(27, 0));
+	msg = parse_fail(text, strlen(text), 16, -EINVAL);
+	assert_non_null(strstr(msg, "server index 27"));
+	snprintf(text, sizeof(text), "sdid 0 %lu 1 48\n", sdid_of(48, 0));
+	msg = parse_fail(text, strlen(text), 16, -EINVAL);
+	assert_non_null(strstr(msg, "0 to 47"));
+	msg = parse_fail("sdid 0 4294967296 1 0\n", 22, 16, -EINVAL);
+	assert_non_null(strstr(msg, "SDID"));
+	msg = parse_fail("sdid 0 abc 1 0\n", 15, 16, -EINVAL);
+	assert_non_null(strstr(msg, "SDID"));
+	msg = parse_fail("sdid 0 0 1\n", 11, 16, -EINVAL);
+	assert_non_null(strstr(msg, "missing"));
+	msg = parse_fail("sdid 0 0 1 0 extra\n", 19, 16, -EINVAL);
+	assert_non_null(strstr(msg, "unexpected"));
+	/* die field against the device: device 1 is chip 0 die 1 */
+	snprintf(text, sizeof(text), "sdid 1 %lu 1 0\n", 1UL);
+	msg = parse_fail(text, strlen(text), 16, -EINVAL);
+	assert_non_null(strstr(msg, "chip"));
+	/* given twice */
+	snprintf(text, sizeof(text), "sdid 0 %lu 1 2\nsdid 0 %lu 1 2\n", sdid_of(2, 0),
+		 sdid_of(2, 0));
+	msg = parse_fail(text, strlen(text), 16, -EINVAL);
+	assert_non_null(strstr(msg, "already"));
+	/* one server is in one super pod, at one server index */
+	snprintf(text, sizeof(text), "sdid 0 %lu 1 2\nsdid 1 %lu 2 2\n", sdid_of(2, 0),
+		 sdid_of(2, 1));
+	msg = parse_fail(text, strlen(text), 16, -EINVAL);
+	assert_non_null(strstr(msg, "super pod 1"));
+	snprintf(text, sizeof(text), "sdid 0 %lu 1 2\nsdid 1 %lu 1 3\n", sdid_of(2, 0),
+		 sdid_of(3, 1));
+	msg = parse_fail(text, strlen(text), 16, -EINVAL);
+	assert_non_null(strstr(msg, "server index 2"));
+	snprintf(text, sizeof(text), "sdid 0 %lu 1 2\nsdid 1 %lu 1 3\n", sdid_of(2, 0),
+		 sdid_of(3, 1));
+	assert_int_equal(conf_health_check_start(text, strlen(text), "t/health", 16, NULL),
+			 -EINVAL);
+}
+
 static void test_cluster_fault_policy(void **state)
 {
 	struct conf_cluster *c;
@@ -920,6 +1067,8 @@ int main(void)
 		cmocka_unit_test(test_health_render),
 		cmocka_unit_test(test_health_usage),
 		cmocka_unit_test(test_health_usage_refused),
+		cmocka_unit_test(test_health_device_ip_rules),
+		cmocka_unit_test(test_health_sdid),
 		cmocka_unit_test(test_cluster_fault_policy),
 	};
 

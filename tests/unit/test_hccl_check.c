@@ -641,6 +641,110 @@ static void test_hccl_check_rejects_bad_device_ip(void **state)
 	expect_fail(t, NULL, "server_list[0].device[1].device_ip", NULL);
 }
 
+/* Addresses no other NIC can reach are refused [IP] (issue 14 item 8). */
+static void test_hccl_check_rejects_unusable_device_ips(void **state)
+{
+	static const char *const bad[] = { "0.0.0.0", "255.255.255.255", "127.0.0.1",
+					   "224.0.0.1", "169.254.1.1", "::", "::1",
+					   "ff02::1", "fe80::1" };
+	json_t *t;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		t = make_table(2, 2, 0);
+		if (strchr(bad[i], ':'))
+			for (size_t s = 0; s < 2; s++)
+				for (size_t d = 0; d < 2; d++)
+					set_strf(dev_of(t, s, d), "device_ip", "fd00::%zu:%zu",
+						 s, d + 1);
+		set_str(dev_of(t, 1, 1), "device_ip", bad[i]);
+		expect_fail(t, NULL, "server_list[1].device[1].device_ip", "RoCE NIC");
+	}
+	/* fe80::1 among IPv4 addresses: refused for what it is, before the family */
+	t = make_table(2, 2, 0);
+	set_str(dev_of(t, 0, 1), "device_ip", "fe80::1");
+	expect_fail(t, NULL, "server_list[0].device[1].device_ip", "link-local");
+}
+
+/* The Atlas 800 (910) template gives every device its device_ip, even on one server [HC]. */
+static void test_hccl_check_910_requires_device_ip(void **state)
+{
+	json_t *t = make_table(1, 8, 0);
+
+	(void)state;
+	json_object_del(dev_of(t, 0, 5), "device_ip");
+	expect_fail(t, &opts_910, "server_list[0].device[5].device_ip", "Atlas 800");
+	/* other products: one server needs none */
+	t = make_table(1, 8, 0);
+	json_object_del(dev_of(t, 0, 5), "device_ip");
+	expect_ok(t, NULL);
+}
+
+/* A3 inside one super pod links over the vnic: no device_ip needed; across pods it is [HC]. */
+static void test_hccl_check_a3_device_ip_by_super_pods(void **state)
+{
+	json_t *t = make_table(2, 2, 2);
+
+	(void)state;
+	for (size_t s = 0; s < 2; s++)
+		for (size_t d = 0; d < 2; d++)
+			json_object_del(dev_of(t, s, d), "device_ip");
+	expect_ok(t, NULL);
+	t = make_table(2, 2, 1);
+	json_object_del(dev_of(t, 1, 0), "device_ip");
+	expect_fail(t, NULL, "server_list[1].device[0].device_ip", "super pod");
+}
+
+/* Set the hardware SDIDs of @t's devices: server @s of its pod at server index s % per_pod. */
+static void set_hw_sdids(json_t *t, size_t nservers, size_t ndev, size_t per_pod)
+{
+	for (size_t s = 0; s < nservers; s++)
+		for (size_t d = 0; d < ndev; d++)
+			set_strf(dev_of(t, s, d), "super_device_id", "%lu",
+				 (unsigned long)(s % per_pod) << 22 | (d / 2) << 18 |
+					 (d % 2) << 16 | d);
+}
+
+/* opts.sdid_layout: super_device_id is the SDID the driver has [SDIDL] (item 6). */
+static void test_hccl_check_sdid_layout(void **state)
+{
+	const struct hccl_check_opts hw = { .npus_per_server = 16, .sdid_layout = true };
+	json_t *t;
+
+	(void)state;
+	t = make_table(4, 16, 2);
+	set_hw_sdids(t, 4, 16, 2);
+	expect_ok(t, &hw);
+	/* make_table's ids (s * ndev + d) are unique, but no hardware gives them */
+	t = make_table(2, 16, 2);
+	expect_ok(json_incref(t), NULL);
+	expect_fail(t, &hw, "server_list[0].device[1].super_device_id", "chip 0 die 0");
+	/* the device field is not the device */
+	t = make_table(1, 16, 1);
+	set_hw_sdids(t, 1, 16, 1);
+	set_str(dev_of(t, 0, 3), "super_device_id", "2");
+	expect_fail(t, &hw, "server_list[0].device[3].super_device_id", "device 3");
+	/* chip and die do not make the device: device 1 is chip 0 die 1 */
+	t = make_table(1, 16, 1);
+	set_hw_sdids(t, 1, 16, 1);
+	set_str(dev_of(t, 0, 1), "super_device_id", "1");
+	expect_fail(t, &hw, "server_list[0].device[1].super_device_id", "chip 0 die 0");
+	/* server index beyond 47 */
+	t = make_table(1, 16, 1);
+	set_hw_sdids(t, 1, 16, 1);
+	set_strf(dev_of(t, 0, 0), "super_device_id", "%lu", 48UL << 22);
+	expect_fail(t, &hw, "server_list[0].device[0].super_device_id", "0 to 47");
+	/* two indexes on one server */
+	t = make_table(1, 16, 1);
+	set_hw_sdids(t, 1, 16, 1);
+	set_strf(dev_of(t, 0, 2), "super_device_id", "%lu", 1UL << 22 | 1UL << 18 | 2);
+	expect_fail(t, &hw, "server_list[0].device[2].super_device_id", "one place");
+	/* two servers of a pod at one index: distinct devices, same place */
+	t = make_table(2, 16, 2);
+	set_hw_sdids(t, 2, 16, 1);
+	expect_fail(t, &hw, "server_list[1].device[0].super_device_id", "super_device_id");
+}
+
 static void test_hccl_check_rejects_missing_rank_id(void **state)
 {
 	json_t *t = make_table(1, 2, 0);
@@ -915,6 +1019,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hccl_check_accepts_two_servers_16_ranks),
 		cmocka_unit_test(test_hccl_check_accepts_v12_super_pods),
+		cmocka_unit_test(test_hccl_check_rejects_unusable_device_ips),
+		cmocka_unit_test(test_hccl_check_910_requires_device_ip),
+		cmocka_unit_test(test_hccl_check_a3_device_ip_by_super_pods),
+		cmocka_unit_test(test_hccl_check_sdid_layout),
 		cmocka_unit_test(test_hccl_check_accepts_super_device_id_reused_in_another_pod),
 		cmocka_unit_test(test_hccl_check_accepts_single_server_without_device_ip),
 		cmocka_unit_test(test_hccl_check_accepts_initializing_status),

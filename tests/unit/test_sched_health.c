@@ -751,6 +751,71 @@ static void test_health_recovery_swaps_a_suspect_server_it_holds(void **state)
 	sched_cluster_free(c);
 }
 
+/*
+ * A device IP that is a server's host address is refused before it changes anything
+ * (issue 14 item 8, issue 15 item 9): the address plan of a server is its own.
+ */
+static void test_health_device_ip_of_a_host_is_refused(void **state)
+{
+	struct fx_opts o = { .servers = 2 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct conf_health_report r = { .npu_count = 1 };
+	char why[SCHED_REASON_MAX] = "";
+
+	(void)state;
+	r.npus[0].id = 3;
+	snprintf(r.npus[0].device_ip, sizeof(r.npus[0].device_ip), "10.1.0.2");
+	assert_int_equal(sched_server_check_report(c, 0, &r, why, sizeof(why)), -EINVAL);
+	assert_string_equal(why, "ip 3: 10.1.0.2 is the host_ip of server node-1; a device IP "
+				 "is the address of the NPU's own RoCE NIC");
+	snprintf(r.npus[0].device_ip, sizeof(r.npus[0].device_ip), "10.1.0.1");
+	assert_int_equal(sched_server_check_report(c, 0, &r, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "server node-0"));
+	snprintf(r.npus[0].device_ip, sizeof(r.npus[0].device_ip), "10.19.0.1");
+	assert_int_equal(sched_server_check_report(c, 0, &r, why, sizeof(why)), 0);
+	assert_string_equal(why, "");
+	assert_int_equal(sched_server_check_report(c, 7, &r, why, sizeof(why)), -ENOENT);
+	sched_cluster_free(c);
+}
+
+/* Reported SDIDs are kept per NPU and survive the server record (sched_state.c). */
+static void test_health_sdids_are_kept_and_saved(void **state)
+{
+	struct fx_opts o = { .type = "atlas900-a3", .servers = 1 };
+	struct sched_cluster *c = fx_cluster(&o), *c2;
+	struct conf_health_report r = { .npu_count = 2 };
+	char *doc, why[SCHED_REASON_MAX];
+	size_t len;
+
+	(void)state;
+	for (unsigned i = 0; i < 2; i++) {
+		r.npus[i].id = i + 4;
+		r.npus[i].has_sdid = true;
+		r.npus[i].sdid = 9u << 22 | 2u << 18 | i << 16 | (i + 4);
+		r.npus[i].super_pod_id = 3;
+		r.npus[i].server_index = 9;
+	}
+	assert_int_equal(sched_server_report(c, 0, &r, tick(1)), 0);
+	assert_true(c->servers[0].npus[4].has_sdid);
+	assert_int_equal(c->servers[0].npus[5].sdid, 9u << 22 | 2u << 18 | 1u << 16 | 5);
+	assert_int_equal(c->servers[0].npus[5].super_pod_id, 3);
+	assert_int_equal(c->servers[0].npus[5].server_index, 9);
+	assert_false(c->servers[0].npus[0].has_sdid);
+	assert_true(has_event(c, SCHED_EV_HEALTH, "SDID"));
+
+	assert_int_equal(sched_server_save(c, 0, &doc, &len), 0);
+	c2 = fx_cluster(&o);
+	assert_int_equal(sched_server_load(c2, doc, len, tick(1), why), 0);
+	assert_true(c2->servers[0].npus[5].has_sdid);
+	assert_int_equal(c2->servers[0].npus[5].sdid, c->servers[0].npus[5].sdid);
+	assert_int_equal(c2->servers[0].npus[5].super_pod_id, 3);
+	assert_int_equal(c2->servers[0].npus[5].server_index, 9);
+	assert_false(c2->servers[0].npus[0].has_sdid);
+	free(doc);
+	sched_cluster_free(c2);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -775,6 +840,8 @@ int main(void)
 		cmocka_unit_test(test_health_elastic_shrinks_of_one_incident_count_one_restart),
 		cmocka_unit_test(test_health_recovery_swaps_a_suspect_server_it_holds),
 		cmocka_unit_test(test_health_usage_in_status_json),
+		cmocka_unit_test(test_health_device_ip_of_a_host_is_refused),
+		cmocka_unit_test(test_health_sdids_are_kept_and_saved),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -242,12 +242,15 @@ static void test_ranktable_910_ring_jobs(void **state)
 	sched_cluster_free(c);
 }
 
+static void report_sdids(struct sched_cluster *c, unsigned server, unsigned pod,
+			 unsigned server_index);
+
 /* A3 super pods: version 1.2, super_pod_list, each pod's servers contiguous. */
 static void test_ranktable_super_pod(void **state)
 {
 	struct fx_opts o = { .type = "atlas900-a3", .servers = 4, .servers_per_pod = 2 };
 	struct hccl_check_opts opts = { .npus_per_server = 16, .require_completed = true,
-					.expect_ranks = 64 };
+					.expect_ranks = 64, .sdid_layout = true };
 	struct sched_cluster *c = fx_cluster(&o);
 	struct sched_job *j;
 	json_t *root, *pods;
@@ -255,6 +258,8 @@ static void test_ranktable_super_pod(void **state)
 	char *text;
 
 	(void)state;
+	for (unsigned s = 0; s < 4; s++)
+		report_sdids(c, s, s / 2, s % 2);
 	j = fx_run(c, "a3", 64);
 	text = render_table(c, j, &len);
 	expect_hccl_ok(text, len, &opts);
@@ -272,6 +277,8 @@ static void test_ranktable_super_pod(void **state)
 	o.switches = 2;
 	o.interleave = true;
 	c = fx_cluster(&o);
+	for (unsigned s = 0; s < 4; s++)
+		report_sdids(c, s, s / 2, s % 2);
 	j = fx_run(c, "a3", 64);
 	text = render_table(c, j, &len);
 	expect_hccl_ok(text, len, &opts);
@@ -315,6 +322,293 @@ static void test_ranktable_initializing_and_unplaced(void **state)
 	assert_string_equal(jstr(root, "status"), "completed");
 	json_decref(root);
 	free(text);
+	sched_cluster_free(c);
+}
+
+/* ---- what a table waits for, and what it never completes with (issue 14 items 6-8) ---- */
+
+/* Apply the line-format report @text to server @server (it must parse). */
+static void report_text(struct sched_cluster *c, unsigned server, const char *text)
+{
+	struct conf_health_report rep;
+	struct conf_error err = { 0 };
+	char msg[1024];
+
+	if (conf_health_parse(text, strlen(text), "t/health", c->servers[server].conf->npu_count,
+			      &rep, &err) < 0)
+		fail_msg("report refused: %s", conf_error_format(&err, msg, sizeof(msg)));
+	assert_int_equal(sched_server_report(c, server, &rep, fx_now()), 0);
+}
+
+/* Report the super-pod identity of every die of A3 server @server. */
+static void report_sdids(struct sched_cluster *c, unsigned server, unsigned pod,
+			 unsigned server_index)
+{
+	char text[2048];
+	size_t n = 0;
+
+	for (unsigned d = 0; d < 16; d++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "sdid %u %lu %u %u\n", d,
+				      (unsigned long)server_index << 22 | (d / 2) << 18 |
+					      (d % 2) << 16 | d,
+				      pod, server_index);
+	report_text(c, server, text);
+}
+
+static const char *table_status(const struct sched_cluster *c, const struct sched_job *j)
+{
+	static char status[32];
+	size_t len;
+	char *text = render_table(c, j, &len);
+	json_t *root = load_table(text, len);
+
+	snprintf(status, sizeof(status), "%s", jstr(root, "status"));
+	json_decref(root);
+	free(text);
+	return status;
+}
+
+/* What sched_ranktable_waiting_for() says; "" when the table is completed. */
+static const char *waiting_for(const struct sched_cluster *c, const struct sched_job *j)
+{
+	static char why[SCHED_REASON_MAX];
+	int r = sched_ranktable_waiting_for(c, j, why, sizeof(why));
+
+	assert_true(r == 0 || r == 1);
+	assert_int_equal(r == 0, why[0] == '\0');
+	assert_string_equal(table_status(c, j), r ? "initializing" : "completed");
+	return why;
+}
+
+/* A3: super_device_id is the SDID the agents reported, never an invented one. */
+static void test_ranktable_a3_reported_sdids(void **state)
+{
+	struct fx_opts o = { .type = "atlas900-a3", .servers = 4, .servers_per_pod = 2 };
+	struct hccl_check_opts opts = { .npus_per_server = 16, .require_completed = true,
+					.expect_ranks = 64, .sdid_layout = true };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job *j;
+	json_t *root, *dev;
+	char *text;
+	size_t len;
+
+	(void)state;
+	j = fx_run(c, "a3", 64);
+	assert_non_null(strstr(waiting_for(c, j), "SDID"));
+	assert_non_null(strstr(waiting_for(c, j), "node-0"));
+	for (unsigned s = 0; s < 4; s++)
+		report_sdids(c, s, 10 + s / 2, 5 + s % 2);
+	assert_string_equal(waiting_for(c, j), "");
+	text = render_table(c, j, &len);
+	expect_hccl_ok(text, len, &opts);
+	root = load_table(text, len);
+	/* rank 17 is device 1 of the second server, node-1: server index 6 */
+	dev = json_array_get(json_object_get(json_array_get(json_object_get(root, "server_list"),
+							    1),
+					     "device"),
+			     1);
+	assert_string_equal(jstr(dev, "device_id"), "1");
+	assert_string_equal(jstr(dev, "super_device_id"), "25231361"); /* 6<<22|1<<16|1 */
+	json_decref(root);
+	free(text);
+	sched_cluster_free(c);
+}
+
+/* A3: SDIDs that HCCL would refuse keep the table initializing, and say why. */
+static void test_ranktable_a3_inconsistent_sdids(void **state)
+{
+	struct fx_opts o = { .type = "atlas900-a3", .servers = 2 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job *j;
+	const char *why;
+
+	(void)state;
+	j = fx_run(c, "a3", 32);
+	/* both servers of pod p0 at server index 3: every SDID twice in the pod */
+	report_sdids(c, 0, 1, 3);
+	report_sdids(c, 1, 1, 3);
+	why = waiting_for(c, j);
+	if (!strstr(why, "node-0") || !strstr(why, "node-1") || !strstr(why, "server index 3"))
+		fail_msg("%s", why);
+	/* one configured pod, two physical super pods */
+	report_sdids(c, 1, 2, 4);
+	why = waiting_for(c, j);
+	if (!strstr(why, "super pod 2") || !strstr(why, "super pod 1") || !strstr(why, "p0"))
+		fail_msg("%s", why);
+	report_sdids(c, 1, 1, 4);
+	assert_string_equal(waiting_for(c, j), "");
+	sched_cluster_free(c);
+}
+
+/* A3 within one super pod needs no device_ip (HCCL uses the vnic); across pods it does. */
+static void test_ranktable_a3_device_ips(void **state)
+{
+	struct fx_opts o = { .type = "atlas900-a3", .servers = 4, .servers_per_pod = 2,
+			     .no_device_ips = true };
+	struct hccl_check_opts opts = { .npus_per_server = 16, .require_completed = true,
+					.sdid_layout = true };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job *one, *two;
+	const char *why;
+	char *text;
+	size_t len;
+
+	(void)state;
+	for (unsigned s = 0; s < 4; s++)
+		report_sdids(c, s, s / 2, s % 2);
+	one = fx_run(c, "one", 32);
+	assert_string_equal(waiting_for(c, one), "");
+	text = render_table(c, one, &len);
+	expect_hccl_ok(text, len, &opts);
+	assert_null(strstr(text, "device_ip"));
+	free(text);
+	assert_int_equal(sched_job_cancel(c, "one", FX_UID, fx_now()), 0);
+	two = fx_run(c, "two", 64);
+	why = waiting_for(c, two);
+	if (!strstr(why, "device_ip") || !strstr(why, "node-0"))
+		fail_msg("%s", why);
+	sched_cluster_free(c);
+}
+
+/* Atlas 800 (910): its template requires device_ip even on one server. */
+static void test_ranktable_910_requires_device_ip(void **state)
+{
+	struct fx_opts o = { .type = "atlas800", .servers = 1, .no_device_ips = true };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct hccl_check_opts opts = { .ring_910 = true, .require_completed = true };
+	struct sched_job *j;
+	const char *why;
+	char text[512], *table;
+	size_t len = 0, n = 0;
+
+	(void)state;
+	j = fx_run(c, "a", 4);
+	why = waiting_for(c, j);
+	if (!strstr(why, "device_ip") || !strstr(why, "node-0") || !strstr(why, "0-3"))
+		fail_msg("%s", why);
+	for (unsigned d = 0; d < 8; d++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "ip %u 10.30.0.%u\n", d, d + 1);
+	report_text(c, 0, text);
+	assert_string_equal(waiting_for(c, j), "");
+	table = render_table(c, j, &len);
+	expect_hccl_ok(table, len, &opts);
+	free(table);
+	sched_cluster_free(c);
+}
+
+/* Device IPs that reach sched but break HCCL's rules keep the table initializing. */
+static void test_ranktable_device_ip_conflicts(void **state)
+{
+	struct fx_opts o = { .servers = 2 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job *j;
+	const char *why;
+	char *text;
+	size_t len;
+	json_t *st;
+
+	(void)state;
+	j = fx_run(c, "big", 16);
+	assert_string_equal(waiting_for(c, j), "");
+	/* node-1's NPU 2 reports node-0's NPU 5 address */
+	report_text(c, 1, "ip 2 10.21.0.1\n");
+	why = waiting_for(c, j);
+	if (!strstr(why, "10.21.0.1") || !strstr(why, "node-0") || !strstr(why, "node-1"))
+		fail_msg("%s", why);
+	/* status.json and nothing else says so */
+	assert_int_equal(sched_render_job_status_json(c, j, &text, &len), 0);
+	st = json_loads(text, 0, NULL);
+	assert_non_null(st);
+	assert_string_equal(json_string_value(json_object_get(st, "ranktable_status")),
+			    "initializing");
+	assert_non_null(strstr(json_string_value(json_object_get(st, "ranktable_waiting_for")),
+			       "10.21.0.1"));
+	json_decref(st);
+	free(text);
+	/* an IPv6 address among IPv4 ones */
+	report_text(c, 1, "ip 2 fd00::2\n");
+	why = waiting_for(c, j);
+	if (!strstr(why, "IPv6") || !strstr(why, "IPv4"))
+		fail_msg("%s", why);
+	report_text(c, 1, "ip 2 10.18.0.2\n");
+	assert_string_equal(waiting_for(c, j), "");
+	assert_int_equal(sched_render_job_status_json(c, j, &text, &len), 0);
+	st = json_loads(text, 0, NULL);
+	assert_string_equal(json_string_value(json_object_get(st, "ranktable_status")),
+			    "completed");
+	assert_true(json_is_null(json_object_get(st, "ranktable_waiting_for")));
+	json_decref(st);
+	free(text);
+	sched_cluster_free(c);
+}
+
+/* Without device IPs the table names the servers and NPUs it waits for. */
+static void test_ranktable_waiting_for_names_servers(void **state)
+{
+	struct fx_opts o = { .servers = 3, .no_device_ips = true };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job *j;
+	const char *why;
+	char text[512];
+	size_t n = 0;
+
+	(void)state;
+	j = fx_run(c, "big", 24);
+	why = waiting_for(c, j);
+	if (!strstr(why, "device_ip of NPUs 0-7 on node-0") || !strstr(why, "2 more servers"))
+		fail_msg("%s", why);
+	for (unsigned d = 0; d < 8; d++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "ip %u 10.40.0.%u\n", d, d + 1);
+	report_text(c, 0, text);
+	report_text(c, 1, "ip 0 10.40.1.1\nip 1 10.40.1.2\n");
+	why = waiting_for(c, j);
+	if (!strstr(why, "device_ip of NPUs 2-7 on node-1") || !strstr(why, "1 more server"))
+		fail_msg("%s", why);
+	sched_cluster_free(c);
+}
+
+/*
+ * A job launched from its rank table whose table does not complete within
+ * hccl_connect_timeout of its generation's start fails, saying what was missing,
+ * instead of looking running forever (issue 14 item 7); a completed table is untouched.
+ */
+static void test_ranktable_not_completed_within_bound_fails(void **state)
+{
+	struct fx_opts o = { .servers = 4, .no_device_ips = true, .rank_table_launch = true,
+			     .connect_timeout_sec = 120, .grace_sec = 5 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job *stuck, *fine;
+	uint64_t t0;
+	char text[512];
+	size_t n = 0;
+
+	(void)state;
+	stuck = fx_run(c, "stuck", 16);
+	for (unsigned d = 0; d < 8; d++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "ip %u 10.50.0.%u\n", d, d + 1);
+	fine = fx_run(c, "fine", 8);
+	report_text(c, fine->slices[0].server, text);
+	assert_string_equal(waiting_for(c, fine), "");
+	t0 = stuck->generation_usec;
+	sched_tick(c, t0 + 119 * 1000000ull);
+	assert_int_equal(stuck->state, SCHED_JOB_RUNNING);
+	sched_tick(c, t0 + 121 * 1000000ull);
+	assert_int_equal(stuck->state, SCHED_JOB_STOPPING);
+	if (!strstr(stuck->reason, "hccl_connect_timeout") || !strstr(stuck->reason, "device_ip"))
+		fail_msg("%s", stuck->reason);
+	assert_int_equal(fine->state, SCHED_JOB_RUNNING);
+	sched_tick(c, t0 + 200 * 1000000ull);
+	assert_int_equal(stuck->state, SCHED_JOB_FAILED);
+	assert_non_null(strstr(stuck->reason, "device_ip"));
+	assert_int_equal(fine->state, SCHED_JOB_RUNNING);
+	sched_cluster_free(c);
+
+	/* dynamic networking does not read the table: nothing waits on it */
+	o.rank_table_launch = false;
+	c = fx_cluster(&o);
+	stuck = fx_run(c, "stuck", 16);
+	sched_tick(c, stuck->generation_usec + 200 * 1000000ull);
+	assert_int_equal(stuck->state, SCHED_JOB_RUNNING);
 	sched_cluster_free(c);
 }
 
@@ -1309,6 +1603,13 @@ int main(void)
 		cmocka_unit_test(test_ranktable_910_ring_jobs),
 		cmocka_unit_test(test_ranktable_super_pod),
 		cmocka_unit_test(test_ranktable_initializing_and_unplaced),
+		cmocka_unit_test(test_ranktable_a3_reported_sdids),
+		cmocka_unit_test(test_ranktable_a3_inconsistent_sdids),
+		cmocka_unit_test(test_ranktable_a3_device_ips),
+		cmocka_unit_test(test_ranktable_910_requires_device_ip),
+		cmocka_unit_test(test_ranktable_device_ip_conflicts),
+		cmocka_unit_test(test_ranktable_waiting_for_names_servers),
+		cmocka_unit_test(test_ranktable_not_completed_within_bound_fails),
 		cmocka_unit_test(test_ranktable_checker_rejects_broken_copies),
 		cmocka_unit_test(test_shell_quote_special_characters),
 		cmocka_unit_test(test_env_job_values),
