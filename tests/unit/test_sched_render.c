@@ -462,7 +462,7 @@ static void test_ranktable_a3_device_ips(void **state)
 	expect_hccl_ok(text, len, &opts);
 	assert_null(strstr(text, "device_ip"));
 	free(text);
-	assert_int_equal(sched_job_cancel(c, "one", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_cancel(c, "one", FX_UID, fx_now()), 0);
 	two = fx_run(c, "two", 64);
 	why = waiting_for(c, two);
 	if (!strstr(why, "device_ip") || !strstr(why, "node-0"))
