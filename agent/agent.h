@@ -276,6 +276,17 @@ bool agent_env_is_placement(const char *var);
 int agent_env_clean(char *const *base, char ***ret);
 
 /*
+ * agent_env_scheduler() - the environment of the MindSpore scheduler (MS_SCHED) process
+ * of a per-rank job in dynamic mode, from @worker, a worker's rank env (MS_ROLE
+ * MS_WORKER): the same with MS_ROLE=MS_SCHED and RANK_ID=0, without MS_NODE_ID and
+ * DEVICE_ID, as msrun starts its scheduler (MindSpore parallel/cluster/process_entity/
+ * _api.py: the job's command again, MS_ROLE MS_SCHED, RANK_ID 0).
+ * @ret: receives a new env (agent_env_release()); untouched on failure.
+ * Returns 0, -ENOENT when @worker is not a dynamic-cluster worker's, or -ENOMEM.
+ */
+int agent_env_scheduler(const struct agent_env *worker, struct agent_env *ret);
+
+/*
  * agent_env_merge() - the environment of a job process: every "NAME=value" of @base (a
  * NULL-terminated array such as environ; may be NULL) whose NAME @over does not set,
  * then all of @over.

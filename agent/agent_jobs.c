@@ -450,6 +450,37 @@ int agent_env_clean(char *const *base, char ***ret)
 	return 0;
 }
 
+int agent_env_scheduler(const struct agent_env *worker, struct agent_env *ret)
+{
+	static const char *const set[] = { "MS_ROLE=MS_SCHED", "RANK_ID=0" };
+	struct agent_env env = { 0 };
+	const char *role = agent_env_get(worker, "MS_ROLE");
+	int r = 0;
+
+	if (!role || strcmp(role, "MS_WORKER") != 0)
+		return -ENOENT;
+	for (size_t i = 0; i < worker->count && r == 0; i++) {
+		const char *v = worker->vars[i];
+		char *copy;
+
+		if (strncmp(v, "MS_NODE_ID=", 11) == 0 || strncmp(v, "DEVICE_ID=", 10) == 0)
+			continue;
+		copy = strdup(v);
+		r = copy ? env_put(&env, copy, strcspn(copy, "=")) : -ENOMEM;
+	}
+	for (size_t i = 0; i < sizeof(set) / sizeof(set[0]) && r == 0; i++) {
+		char *copy = strdup(set[i]);
+
+		r = copy ? env_put(&env, copy, strcspn(copy, "=")) : -ENOMEM;
+	}
+	if (r < 0) {
+		agent_env_release(&env);
+		return r == -EFBIG ? -ENOMEM : r;
+	}
+	*ret = env;
+	return 0;
+}
+
 int agent_env_merge(char *const *base, const struct agent_env *over, char ***ret)
 {
 	size_t n = 0, o = 0;

@@ -501,6 +501,43 @@ static void test_env_clean_drops_placement(void **state)
 	assert_false(agent_env_is_placement("ASCEND_AICPU_PATH=/x"));
 }
 
+/*
+ * Item 4: a per-rank job in dynamic mode needs MindSpore's scheduler; its environment is
+ * a worker's with MS_ROLE MS_SCHED and RANK_ID 0, as msrun starts it; none for a
+ * rank-table rank env (no MS_ROLE).
+ */
+static void test_env_scheduler_from_worker(void **state)
+{
+	static const char worker[] = "export ASCEND_JOB_ID='dyn'\nexport RANK_ID='8'\n"
+				     "export DEVICE_ID='0'\nexport ASCEND_RT_VISIBLE_DEVICES='4,5'\n"
+				     "export MS_SCHED_HOST='10.0.1.1'\nexport MS_SCHED_PORT='8118'\n"
+				     "export MS_WORKER_NUM='16'\nexport MS_ROLE='MS_WORKER'\n"
+				     "export MS_NODE_ID='8'\n";
+	static const char table[] = "export RANK_ID='8'\nexport DEVICE_ID='0'\n"
+				    "export RANK_TABLE_FILE='/ascend/jobs/x/ranktable.json'\n";
+	struct agent_env env = { 0 }, sched = { 0 };
+
+	(void)state;
+	env_ok(worker, strlen(worker), &env);
+	assert_int_equal(agent_env_scheduler(&env, &sched), 0);
+	assert_string_equal(agent_env_get(&sched, "MS_ROLE"), "MS_SCHED");
+	assert_string_equal(agent_env_get(&sched, "RANK_ID"), "0");
+	assert_null(agent_env_get(&sched, "MS_NODE_ID"));
+	assert_null(agent_env_get(&sched, "DEVICE_ID"));
+	assert_string_equal(agent_env_get(&sched, "MS_SCHED_HOST"), "10.0.1.1");
+	assert_string_equal(agent_env_get(&sched, "MS_SCHED_PORT"), "8118");
+	assert_string_equal(agent_env_get(&sched, "MS_WORKER_NUM"), "16");
+	assert_string_equal(agent_env_get(&sched, "ASCEND_RT_VISIBLE_DEVICES"), "4,5");
+	assert_int_equal(sched.count, 7);
+	agent_env_release(&sched);
+	agent_env_release(&env);
+	env_ok(table, strlen(table), &env);
+	sched.count = 99;
+	assert_int_equal(agent_env_scheduler(&env, &sched), -ENOENT);
+	assert_int_equal(sched.count, 99);
+	agent_env_release(&env);
+}
+
 static void test_exit_code_of_wait_status(void **state)
 {
 	assert_int_equal(agent_exit_code(W_EXITCODE(0, 0)), 0);
@@ -604,6 +641,7 @@ int main(void)
 		cmocka_unit_test(test_env_head_mount),
 		cmocka_unit_test(test_env_head_mount_from_job_dir),
 		cmocka_unit_test(test_env_clean_drops_placement),
+		cmocka_unit_test(test_env_scheduler_from_worker),
 		cmocka_unit_test(test_exit_code_of_wait_status),
 		cmocka_unit_test(test_agent_jobs_allocation_failures),
 	};
