@@ -335,8 +335,11 @@ check_contains "with a reason" "max_restarts (0) exhausted" "$(cat "$M/jobs/frag
 check_contains "naming the rank" "rank " "$(cat "$M/jobs/fragile/error")"
 # per-rank in dynamic mode (item 4): MindSpore's workers need an MS_SCHED process, which
 # the agent of node rank 0 starts as msrun would; its exit is not a task fault
-FR_SERVER=$(servers_of fragile)
-FR_FIRST=$(json "$M/jobs/fragile/status.json" 'd["placement"][0]["first_rank"]')
+# (fragile has ended: its server and first rank are in its agent's log)
+FR_LOG=$(grep -l "job fragile generation 1 rank [0-9]*: started pid" "$W"/agent-*.log | head -n1)
+FR_SERVER=${FR_LOG##*/agent-}
+FR_SERVER=${FR_SERVER%.log}
+FR_FIRST=$(sed -n 's/.*job fragile generation 1 rank \([0-9]*\): started pid.*/\1/p' "$FR_LOG" | sort -n | head -n1)
 check_contains "fragile's ranks are msrun workers (MS_WORKER, MS_NODE_ID = RANK_ID)" \
 	"dynamic cluster: MS_WORKER, scheduler " "$(cat "$W/logs/$FR_SERVER/fragile/g1/rank-$FR_FIRST.log")"
 check_contains "its agent starts the MindSpore scheduler beside them" \
