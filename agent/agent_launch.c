@@ -785,9 +785,15 @@ static int start_run(struct agent_launcher *l, const struct agent_share *s)
 	 * would start on the master (MS_SCHED_HOST, node rank 0): its agent starts it, one
 	 * more process of the job's command (agent_env_scheduler()).
 	 */
-	if (!broken && s->launch == CONF_LAUNCH_PER_RANK && s->node_rank == 0 &&
-	    agent_env_scheduler(&envs[0], &envs[count]) == 0)
-		count++;
+	if (!broken && s->launch == CONF_LAUNCH_PER_RANK && s->node_rank == 0) {
+		e = agent_env_scheduler(&envs[0], &envs[count]);
+		if (e == 0)
+			count++;
+		else if (e != -ENOENT)
+			agent_log(AGENT_LOG_ERROR, "job %s generation %u: cannot prepare MindSpore's "
+				  "scheduler: %s; its workers will wait for one", s->job,
+				  s->generation, strerror(-e));
+	}
 
 	r = calloc(1, sizeof(*r));
 	if (!r) {
