@@ -293,16 +293,56 @@ void agent_env_release(struct agent_env *env);
 const char *agent_env_get(const struct agent_env *env, const char *name);
 
 /*
- * agent_env_head_mount() - the head's mount path in @env's RANK_TABLE_FILE, which the
- * daemon writes as HEAD/jobs/@job/ranktable.json with HEAD its own mount point.
+ * agent_env_head_mount() - the head's mount path in @env: its ASCEND_JOB_DIR, which the
+ * daemon writes as HEAD/jobs/@job in every env file (HEAD its own mount point), else its
+ * RANK_TABLE_FILE, HEAD/jobs/@job/ranktable.json (rank-table mode only; env files of older
+ * daemons).
  * @env: a job's env file (borrowed); @job: its name (borrowed).
  * @ret_head: receives HEAD, NUL-terminated, @len bytes at most; untouched on failure.
- * Returns 0; -ENOENT when @env has no RANK_TABLE_FILE or it has another shape;
+ * Returns 0; -ENOENT when @env has neither, or they have another shape;
  * -ENAMETOOLONG when HEAD does not fit. An agent whose --mount differs from HEAD hands its
  * job processes paths that may not exist on its server (README: the same path).
  */
 int agent_env_head_mount(const struct agent_env *env, const char *job, char *ret_head,
 			 size_t len);
+
+/*
+ * agent_env_is_placement() - whether @var ("NAME=value" or "NAME") is a variable by which
+ * the Ascend runtime, HCCL, MindSpore/msrun or torch_npu place or identify a job process,
+ * which a job process must get from its env file or not at all, never from the agent's
+ * own environment (where it would name another job, another rank or the agent's NPUs):
+ * every name beginning with MS_, RANK_, HCCL_, OMPI_COMM_WORLD_ or ASCEND_, and DEVICE_ID,
+ * MINDSPORE_HCCL_CONFIG_PATH, SERVER_ID, SERVER_COUNT, MSRUN_ARGS, OMPI_COMMAND,
+ * PMIX_RANK, RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT.
+ * Kept: ASCEND_ names ending in _PATH or _HOME, the CANN installation's own paths that
+ * its set_env.sh exports (ASCEND_HOME_PATH, ASCEND_TOOLKIT_HOME, ASCEND_OPP_PATH,
+ * ASCEND_AICPU_PATH ...).
+ * Sources: MindSpore reads MS_ROLE/MS_SCHED_HOST (dynamic cluster), RANK_TABLE_FILE or
+ * MINDSPORE_HCCL_CONFIG_PATH, RANK_ID, DEVICE_ID, RANK_SIZE and the OpenMPI variables
+ * (communication/management.py); the runtime ASCEND_RT_VISIBLE_DEVICES; HCCL HCCL_*.
+ */
+bool agent_env_is_placement(const char *var);
+
+/*
+ * agent_env_clean() - @base (NULL-terminated, such as environ; may be NULL) without its
+ * placement variables (agent_env_is_placement()) and entries without '='.
+ * @ret: a new NULL-terminated array (free() the array only) of strings borrowed from
+ *        @base, in @base's order.
+ * Returns 0 or -ENOMEM. The agent starts every job process (msrun launch and per-rank)
+ * from this, then the owner's identity, then the env file.
+ */
+int agent_env_clean(char *const *base, char ***ret);
+
+/*
+ * agent_env_scheduler() - the environment of the MindSpore scheduler (MS_SCHED) process
+ * of a per-rank job in dynamic mode, from @worker, a worker's rank env (MS_ROLE
+ * MS_WORKER): the same with MS_ROLE=MS_SCHED and RANK_ID=0, without MS_NODE_ID and
+ * DEVICE_ID, as msrun starts its scheduler (MindSpore parallel/cluster/process_entity/
+ * _api.py: the job's command again, MS_ROLE MS_SCHED, RANK_ID 0).
+ * @ret: receives a new env (agent_env_release()); untouched on failure.
+ * Returns 0, -ENOENT when @worker is not a dynamic-cluster worker's, or -ENOMEM.
+ */
+int agent_env_scheduler(const struct agent_env *worker, struct agent_env *ret);
 
 /*
  * agent_env_merge() - the environment of a job process: every "NAME=value" of @base (a

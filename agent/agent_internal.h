@@ -89,14 +89,19 @@ char *agent_time_text(char *buf, size_t len);
  * Runs the processes of the job shares listed in <mount>/nodes/<node>/jobs (design.md
  * §3): for each (job, generation) listed and not yet run, the spec's command with the
  * job's env (`launch: msrun`: once, with hosts/<node>.env; `per-rank`: once per local
- * rank, with ranks/<rank>.env), as `/bin/sh -c COMMAND` in a process group of its own,
- * output to <log-dir>/<job>/g<generation>/{node-<node>,rank-<rank>}.log. A process that
- * exits is reported with "exit <generation> <node> <status> [<rank>]" to jobs/<job>/ctl.
+ * rank, with ranks/<rank>.env; and when those are a MindSpore dynamic cluster's workers
+ * (MS_ROLE MS_WORKER) the agent of node rank 0 also runs the job's MS_SCHED process, as
+ * msrun would, with agent_env_scheduler()'s env), as `/bin/sh -c COMMAND` in a process
+ * group of its own, output to
+ * <log-dir>/<job>/g<generation>/{node-<node>,rank-<rank>,scheduler}.log. A process that
+ * exits is reported with "exit <generation> <node> <status> [<rank>]" to jobs/<job>/ctl
+ * (the scheduler's exit is only logged: its workers' exits decide the job).
  * A (job, generation) that is no longer listed (cancelled, moved, restarted) is stopped:
  * SIGTERM to each process group, SIGKILL after the stop grace period; those exits are
  * not reported.
  *
- * A process gets the agent's environment with the env file's exports over it, stdin
+ * A process gets the agent's environment without its placement variables
+ * (agent_env_clean()) with the env file's exports over it, stdin
  * from /dev/null, the spec's checkpoint_dir as its working directory when that is a
  * directory (else its log directory). When the agent runs as root and the job's owner is
  * not root, it runs as the owner (uid, gid, supplementary groups, HOME, USER, LOGNAME);

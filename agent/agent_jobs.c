@@ -378,24 +378,106 @@ const char *agent_env_get(const struct agent_env *env, const char *name)
 	return NULL;
 }
 
-int agent_env_head_mount(const struct agent_env *env, const char *job, char *ret_head,
-			 size_t len)
+/* @v without its @tail (NUL-terminated into @ret_head), or -ENOENT/-ENAMETOOLONG. */
+static int strip_tail(const char *v, const char *tail, char *ret_head, size_t len)
 {
-	const char *v = agent_env_get(env, "RANK_TABLE_FILE");
-	char tail[CONF_NAME_MAX + 64];
-	size_t n, t;
+	size_t n = strlen(v), t = strlen(tail);
 
-	if (!v)
-		return -ENOENT;
-	snprintf(tail, sizeof(tail), "/jobs/%s/ranktable.json", job);
-	n = strlen(v);
-	t = strlen(tail);
 	if (n < t || strcmp(v + n - t, tail) != 0)
 		return -ENOENT;
 	if (n - t + 1 > len)
 		return -ENAMETOOLONG;
 	memcpy(ret_head, v, n - t);
 	ret_head[n - t] = '\0';
+	return 0;
+}
+
+int agent_env_head_mount(const struct agent_env *env, const char *job, char *ret_head,
+			 size_t len)
+{
+	const char *dir = agent_env_get(env, "ASCEND_JOB_DIR");
+	const char *table = agent_env_get(env, "RANK_TABLE_FILE");
+	char tail[CONF_NAME_MAX + 64];
+
+	if (dir) {
+		snprintf(tail, sizeof(tail), "/jobs/%s", job);
+		return strip_tail(dir, tail, ret_head, len);
+	}
+	if (!table)
+		return -ENOENT;
+	snprintf(tail, sizeof(tail), "/jobs/%s/ranktable.json", job);
+	return strip_tail(table, tail, ret_head, len);
+}
+
+bool agent_env_is_placement(const char *var)
+{
+	static const char *const prefixes[] = { "MS_", "RANK_", "HCCL_", "OMPI_COMM_WORLD_" };
+	static const char *const names[] = {
+		"DEVICE_ID",   "MINDSPORE_HCCL_CONFIG_PATH", "SERVER_ID", "SERVER_COUNT",
+		"MSRUN_ARGS",  "OMPI_COMMAND", "PMIX_RANK",  "RANK",      "LOCAL_RANK",
+		"WORLD_SIZE",  "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+	};
+	size_t n = strcspn(var, "=");
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (strncmp(var, prefixes[i], strlen(prefixes[i])) == 0)
+			return true;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strlen(names[i]) == n && strncmp(var, names[i], n) == 0)
+			return true;
+	if (strncmp(var, "ASCEND_", 7) != 0)
+		return false;
+	/* the CANN installation's paths (set_env.sh) are the toolkit's, not the job's */
+	return !((n > 12 && strncmp(var + n - 5, "_PATH", 5) == 0) ||
+		 (n > 12 && strncmp(var + n - 5, "_HOME", 5) == 0));
+}
+
+int agent_env_clean(char *const *base, char ***ret)
+{
+	size_t n = 0, o = 0;
+	char **out;
+
+	while (base && base[n])
+		n++;
+	out = calloc(n + 1, sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (strchr(base[i], '=') && !agent_env_is_placement(base[i]))
+			out[o++] = base[i];
+	out[o] = NULL;
+	*ret = out;
+	return 0;
+}
+
+int agent_env_scheduler(const struct agent_env *worker, struct agent_env *ret)
+{
+	static const char *const set[] = { "MS_ROLE=MS_SCHED", "RANK_ID=0" };
+	struct agent_env env = { 0 };
+	const char *role = agent_env_get(worker, "MS_ROLE");
+	int r = 0;
+
+	if (!role || strcmp(role, "MS_WORKER") != 0)
+		return -ENOENT;
+	for (size_t i = 0; i < worker->count && r == 0; i++) {
+		const char *v = worker->vars[i];
+		char *copy;
+
+		if (strncmp(v, "MS_NODE_ID=", 11) == 0 || strncmp(v, "DEVICE_ID=", 10) == 0)
+			continue;
+		copy = strdup(v);
+		r = copy ? env_put(&env, copy, strcspn(copy, "=")) : -ENOMEM;
+	}
+	for (size_t i = 0; i < sizeof(set) / sizeof(set[0]) && r == 0; i++) {
+		char *copy = strdup(set[i]);
+
+		r = copy ? env_put(&env, copy, strcspn(copy, "=")) : -ENOMEM;
+	}
+	if (r < 0) {
+		agent_env_release(&env);
+		return r == -EFBIG ? -ENOMEM : r;
+	}
+	*ret = env;
 	return 0;
 }
 

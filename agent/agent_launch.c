@@ -42,8 +42,11 @@ extern char **environ;
 /* Polling of the cgroups of adopted processes (not our children: no SIGCHLD). */
 #define ADOPTED_POLL_MS 1000
 
+/* proc.rank of the MindSpore scheduler of a per-rank job in dynamic mode */
+#define PROC_SCHEDULER (-2)
+
 struct proc {
-	int rank;		/* -1 for msrun: one process per server */
+	int rank;		/* -1 for msrun: one process per server; PROC_SCHEDULER */
 	pid_t pid;		/* the leader, whose pid is the process group id; 0 = none
 				 * (not started, or its group has emptied) */
 	bool running;		/* started, not reaped */
@@ -75,7 +78,7 @@ struct run {
 	char cgroup[PATH_MAX];	/* <node dir>/job-<job>.g<generation>; "" = none */
 	bool listed;		/* scratch of sync() */
 	size_t proc_count;
-	struct proc procs[CONF_SERVER_NPUS_MAX];
+	struct proc procs[CONF_SERVER_NPUS_MAX + 1]; /* + the scheduler */
 };
 
 struct agent_launcher {
@@ -110,6 +113,9 @@ static const char *proc_label(const struct run *r, const struct proc *p, char *b
 	if (p->rank >= 0)
 		snprintf(buf, len, "job %s generation %u rank %d", r->share.job,
 			 r->share.generation, p->rank);
+	else if (p->rank == PROC_SCHEDULER)
+		snprintf(buf, len, "job %s generation %u MindSpore scheduler (MS_SCHED)",
+			 r->share.job, r->share.generation);
 	else
 		snprintf(buf, len, "job %s generation %u (node rank %u)", r->share.job,
 			 r->share.generation, r->share.node_rank);
@@ -126,6 +132,8 @@ static int proc_base(const struct agent_launcher *l, const struct run *r, const 
 		return -ENOENT;
 	if (p->rank >= 0)
 		n = snprintf(buf, len, "%s/rank-%d", r->dir, p->rank);
+	else if (p->rank == PROC_SCHEDULER)
+		n = snprintf(buf, len, "%s/scheduler", r->dir);
 	else
 		n = snprintf(buf, len, "%s/node-%s", r->dir, l->o.node);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
@@ -292,6 +300,11 @@ static bool report_exit(struct agent_launcher *l, struct run *r, struct proc *p)
 	char line[256], label[160];
 	int e;
 
+	if (p->rank == PROC_SCHEDULER) {
+		/* as msrun: the workers' exits decide the job; a scheduler lost makes them fail */
+		p->report_due = false;
+		return true;
+	}
 	if (p->rank >= 0)
 		snprintf(line, sizeof(line), "exit %u %s %d %d\n", r->share.generation, l->o.node,
 			 p->code, p->rank);
@@ -484,7 +497,7 @@ static void spawn(struct agent_launcher *l, struct run *r, struct proc *p, const
 	struct child_plan plan;
 	struct exec_failure f;
 	char base[PATH_MAX], path[PATH_MAX + 8], label[160], when[40], note[PATH_MAX + 512];
-	char **envp1 = NULL, **envp = NULL, why[PATH_MAX + 128] = "";
+	char **envp0 = NULL, **envp1 = NULL, **envp = NULL, why[PATH_MAX + 128] = "";
 	struct stat st;
 	struct pollfd pfd;
 	int fds[2] = { -1, -1 }, log_fd = -1, e;
@@ -526,7 +539,8 @@ static void spawn(struct agent_launcher *l, struct run *r, struct proc *p, const
 		     plan.drop ? r->share.gid : (unsigned)getgid());
 	if (e > 0 && write(log_fd, note, strnlen(note, sizeof(note))) < 0)
 		e = 0;
-	if (agent_env_merge(environ, &ident, &envp1) < 0 ||
+	/* none of the agent's own placement variables (ASCEND_RT_VISIBLE_DEVICES ...) */
+	if (agent_env_clean(environ, &envp0) < 0 || agent_env_merge(envp0, &ident, &envp1) < 0 ||
 	    agent_env_merge(envp1, env, &envp) < 0) {
 		snprintf(why, sizeof(why), "out of memory");
 		goto failed;
@@ -617,6 +631,7 @@ out:
 		close(log_fd);
 	free(envp);
 	free(envp1);
+	free(envp0);
 	agent_env_release(&ident);
 }
 
@@ -740,32 +755,37 @@ static void env_array_release(struct agent_env *envs, size_t n)
  * listing) or -ENOSPC (too many runs).
  */
 /*
- * The env files hold the head's paths (RANK_TABLE_FILE=HEAD/jobs/<job>/ranktable.json).
- * On a server that mounts the head's files elsewhere, a job process finds no rank table
- * and exits with its own error, restart after restart: say why, once per generation.
+ * The env files hold the head's paths (ASCEND_JOB_DIR=HEAD/jobs/<job>, and in rank-table
+ * mode RANK_TABLE_FILE=HEAD/jobs/<job>/ranktable.json). On a server that mounts the head's
+ * files elsewhere, a job process finds no rank table (nor ctl) and exits with its own
+ * error, restart after restart: say why, once per generation.
  */
 static void warn_other_mount_path(const struct agent_launcher *l, const struct agent_share *s,
 				  const struct agent_env *env)
 {
-	char head[PATH_MAX], canon_head[PATH_MAX], canon_mount[PATH_MAX];
+	char head[PATH_MAX], canon_head[PATH_MAX], canon_mount[PATH_MAX], dir[PATH_MAX + 80];
 	const char *rt = agent_env_get(env, "RANK_TABLE_FILE");
 
 	if (agent_env_head_mount(env, s->job, head, sizeof(head)) < 0 ||
-	    strcmp(head, l->o.mount) == 0 || access(rt, F_OK) == 0)
+	    strcmp(head, l->o.mount) == 0)
+		return;
+	snprintf(dir, sizeof(dir), "%s/jobs/%s", head, s->job);
+	if (access(rt ? rt : dir, F_OK) == 0)
 		return;
 	if (realpath(head, canon_head) && realpath(l->o.mount, canon_mount) &&
 	    strcmp(canon_head, canon_mount) == 0)
 		return;
-	agent_log(AGENT_LOG_ERROR, "job %s generation %u: its processes get RANK_TABLE_FILE=%s, "
+	agent_log(AGENT_LOG_ERROR, "job %s generation %u: its processes get %s=%s, "
 		  "which does not exist on this server: the daemon is mounted at %s on the head, "
 		  "this agent reads it at %s; mount the head's files at %s here too (the env "
 		  "files and msrun arguments hold the head's paths)",
-		  s->job, s->generation, rt, head, l->o.mount, head);
+		  s->job, s->generation, rt ? "RANK_TABLE_FILE" : "ASCEND_JOB_DIR", rt ? rt : dir,
+		  head, l->o.mount, head);
 }
 
 static int start_run(struct agent_launcher *l, const struct agent_share *s)
 {
-	struct agent_env envs[CONF_SERVER_NPUS_MAX];
+	struct agent_env envs[CONF_SERVER_NPUS_MAX + 1];
 	struct conf_job_spec *spec = NULL;
 	struct conf_error err;
 	struct run *r;
@@ -841,6 +861,20 @@ static int start_run(struct agent_launcher *l, const struct agent_share *s)
 
 	if (!broken && count > 0)
 		warn_other_mount_path(l, s, &envs[0]);
+	/*
+	 * Per-rank in dynamic mode: the workers wait for MindSpore's scheduler, which msrun
+	 * would start on the master (MS_SCHED_HOST, node rank 0): its agent starts it, one
+	 * more process of the job's command (agent_env_scheduler()).
+	 */
+	if (!broken && s->launch == CONF_LAUNCH_PER_RANK && s->node_rank == 0) {
+		e = agent_env_scheduler(&envs[0], &envs[count]);
+		if (e == 0)
+			count++;
+		else if (e != -ENOENT)
+			agent_log(AGENT_LOG_ERROR, "job %s generation %u: cannot prepare MindSpore's "
+				  "scheduler: %s; its workers will wait for one", s->job,
+				  s->generation, strerror(-e));
+	}
 
 	r = calloc(1, sizeof(*r));
 	if (!r) {
@@ -852,8 +886,9 @@ static int start_run(struct agent_launcher *l, const struct agent_share *s)
 	r->wd = -1;
 	r->proc_count = count;
 	for (size_t i = 0; i < count; i++)
-		r->procs[i].rank =
-			s->launch == CONF_LAUNCH_PER_RANK ? (int)(s->first_rank + i) : -1;
+		r->procs[i].rank = s->launch != CONF_LAUNCH_PER_RANK ? -1 :
+				   i < s->npu_count ? (int)(s->first_rank + i) :
+						      PROC_SCHEDULER;
 	l->runs[l->run_count++] = r;
 	read_submitted(l, s->job, r->submitted, sizeof(r->submitted));
 	watch_job(l, r);

@@ -12,7 +12,8 @@
 #   2. sources $ASCEND_MOUNT/jobs/JOB/env (job-wide) and then
 #      $ASCEND_MOUNT/jobs/JOB/hosts/$NODE.env (this server's part) with every
 #      assignment exported: MS_WORKER_NUM, MS_LOCAL_WORKER, MS_SCHED_HOST,
-#      MS_SCHED_PORT, MS_NODE_RANK, RANK_TABLE_FILE, ASCEND_RT_VISIBLE_DEVICES,
+#      MS_SCHED_PORT, MS_NODE_RANK, ASCEND_JOB_DIR, RANK_TABLE_FILE (rank-table
+#      mode only), ASCEND_RT_VISIBLE_DEVICES,
 #      HCCL_* ... and MSRUN_ARGS, the ready msrun options for this server, e.g.
 #      "--worker_num=32 --local_worker_num=8 --master_addr=10.0.1.1
 #       --master_port=8118 --node_rank=0 --log_dir=/ckpt/llama/logs --join=True";

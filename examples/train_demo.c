@@ -7,19 +7,26 @@
  *              [--no-report] [--ranktable-wait SEC]
  *
  * It reads the environment ascend-agent gives a job process (design.md §4):
- * ASCEND_JOB_ID, ASCEND_JOB_GENERATION, RANK_ID (per-rank launch) or MS_NODE_RANK
- * (msrun launch: one process per server), RANK_SIZE, RANK_TABLE_FILE,
- * ASCEND_CHECKPOINT_DIR and ASCEND_RESUME_CHECKPOINT. The rank table is read as HCCL
- * would: it waits until its status is "completed", then checks that the table is this
- * job's and that this process is in it.
+ * ASCEND_JOB_ID, ASCEND_JOB_GENERATION, ASCEND_JOB_DIR, RANK_ID (per-rank launch) or
+ * MS_NODE_RANK (msrun launch: one process per server), RANK_SIZE, RANK_TABLE_FILE,
+ * ASCEND_CHECKPOINT_DIR and ASCEND_RESUME_CHECKPOINT. In rank-table mode (RANK_TABLE_FILE
+ * set) the rank table is read as HCCL would: it waits until its status is "completed",
+ * then checks that the table is this job's and that this process is in it; a per-rank
+ * process that also has MS_ROLE or MS_SCHED_HOST is refused (MindSpore would wait for a
+ * scheduler nobody starts). In dynamic mode (MS_ROLE or MS_SCHED_HOST, no RANK_TABLE_FILE)
+ * nothing is awaited: it checks MindSpore's variables (MS_SCHED_HOST, MS_SCHED_PORT,
+ * MS_WORKER_NUM = RANK_SIZE, MS_NODE_ID = RANK_ID for a worker) and says what it got. With
+ * MS_ROLE=MS_SCHED it is the job's MindSpore scheduler: it counts no steps and waits for
+ * SIGTERM (the end of the job), then exits 0. A line "environment: ..." says what it
+ * got of ASCEND_RT_VISIBLE_DEVICES, DEVICE_ID and MS_ROLE.
  *
  * Then it counts steps, one every --step-ms. Every --ckpt-every steps the process that
  * holds rank 0 (RANK_ID 0, MS_NODE_RANK 0, or the only process) writes
  * <ASCEND_CHECKPOINT_DIR>/demo-1_<step>.ckpt, whose content is the step number, in
  * MindSpore's "<prefix>-<epoch>_<step>.ckpt" naming; it is written to a temporary file
  * and renamed, so a reader sees a whole checkpoint or none. Unless --no-report, it also
- * tells the daemon with "checkpoint <step> <path>" into the job's ctl (beside
- * RANK_TABLE_FILE), so the resume point is known at once rather than at the daemon's
+ * tells the daemon with "checkpoint <step> <path>" into the job's ctl (ASCEND_JOB_DIR/ctl,
+ * else beside RANK_TABLE_FILE), so the resume point is known at once rather than at the daemon's
  * next scan. A non-empty ASCEND_RESUME_CHECKPOINT is where it starts: "resumed at
  * step N". It exits 0 after step --steps (counted from step 0 across restarts), 3 at
  * step --fail-at-step in generation 1 only (a task fault), 2 on a bad environment or
@@ -345,15 +352,13 @@ static int write_checkpoint(const char *dir, unsigned long long step, char *ret_
 	return r;
 }
 
-/* "checkpoint <step> <path>" into the ctl beside the rank table. */
-static int report_checkpoint(const char *rank_table, unsigned long long step, const char *path)
+/* "checkpoint <step> <path>" into the job's ctl, @job_dir/ctl. */
+static int report_checkpoint(const char *job_dir, unsigned long long step, const char *path)
 {
 	char ctl[PATH_MAX], line[PATH_MAX + 64];
-	const char *slash = strrchr(rank_table, '/');
 	int fd, n, r = 0;
 
-	if (!slash || snprintf(ctl, sizeof(ctl), "%.*s/ctl", (int)(slash - rank_table),
-			       rank_table) >= (int)sizeof(ctl))
+	if (snprintf(ctl, sizeof(ctl), "%s/ctl", job_dir) >= (int)sizeof(ctl))
 		return -EINVAL;
 	n = snprintf(line, sizeof(line), "checkpoint %llu %s\n", step, path);
 	if (n < 0 || n >= (int)sizeof(line))
@@ -377,6 +382,48 @@ static void sleep_ms(unsigned long long ms)
 		;
 }
 
+static const char *env_or(const char *name, const char *def)
+{
+	const char *v = getenv(name);
+
+	return v ? v : def;
+}
+
+/*
+ * Dynamic networking (msrun's environment): check MindSpore's variables. Returns 0, or 2
+ * after saying why.
+ */
+static int check_dynamic(const struct identity *id, const char *role)
+{
+	const char *host = getenv("MS_SCHED_HOST");
+	long long port, workers, node_id;
+
+	if (!host || !*host || env_number("MS_SCHED_PORT", 65535, -1, &port) < 0 || port <= 0 ||
+	    env_number("MS_WORKER_NUM", INT_MAX, -1, &workers) < 0 || workers <= 0) {
+		say("dynamic cluster without MS_SCHED_HOST, MS_SCHED_PORT and MS_WORKER_NUM: "
+		    "MindSpore cannot find its scheduler");
+		return 2;
+	}
+	if (workers != id->rank_size) {
+		say("MS_WORKER_NUM %lld but RANK_SIZE %lld", workers, id->rank_size);
+		return 2;
+	}
+	if (role && strcmp(role, "MS_WORKER") == 0) {
+		if (env_number("MS_NODE_ID", INT_MAX, -1, &node_id) < 0 ||
+		    (id->rank >= 0 && node_id != id->rank)) {
+			say("MS_NODE_ID %s is not RANK_ID %lld", env_or("MS_NODE_ID", "(unset)"),
+			    id->rank);
+			return 2;
+		}
+	} else if (role && strcmp(role, "MS_SCHED") != 0) {
+		say("MS_ROLE %s is neither MS_WORKER nor MS_SCHED", role);
+		return 2;
+	}
+	say("dynamic cluster: %s, scheduler %s:%lld, %lld workers (no rank table awaited)",
+	    role ? role : "msrun", host, port, workers);
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -387,7 +434,9 @@ static void usage(FILE *f)
 		"(default 10; 0 = never) rank 0 writes $ASCEND_CHECKPOINT_DIR/demo-1_<step>.ckpt\n"
 		"and reports it to the job's ctl (not with --no-report). Resumes from\n"
 		"$ASCEND_RESUME_CHECKPOINT. --fail-at-step S exits 3 at step S in generation 1.\n"
-		"Waits up to SEC (default 60) for a RANK_TABLE_FILE to be \"completed\".\n");
+		"Waits up to SEC (default 60) for a RANK_TABLE_FILE to be \"completed\";\n"
+		"waits for nothing in dynamic mode (MS_ROLE or MS_SCHED_HOST set). With\n"
+		"MS_ROLE=MS_SCHED it is the job's MindSpore scheduler: it waits for SIGTERM.\n");
 }
 
 int main(int argc, char **argv)
@@ -405,6 +454,10 @@ int main(int argc, char **argv)
 	unsigned long long steps = 100, step_ms = 100, every = 10, fail_at = 0, wait_sec = 60;
 	unsigned long long step = 0, start, last_ckpt = 0, *target;
 	const char *rank_table = getenv("RANK_TABLE_FILE");
+	const char *job_dir = getenv("ASCEND_JOB_DIR");
+	const char *role = getenv("MS_ROLE");
+	char table_dir[PATH_MAX];
+	bool dynamic;
 	const char *ckpt_dir = getenv("ASCEND_CHECKPOINT_DIR");
 	const char *resume = getenv("ASCEND_RESUME_CHECKPOINT");
 	const char *note = NULL;
@@ -488,14 +541,54 @@ int main(int argc, char **argv)
 		note = "(rank 0 writes them)";
 	else if (!ckpt_dir)
 		note = "(no ASCEND_CHECKPOINT_DIR: none written)";
+	if (rank_table && !*rank_table)
+		rank_table = NULL;
+	if (role && !*role)
+		role = NULL;
+	/* MindSpore's test: MS_ROLE or MS_SCHED_HOST makes a dynamic-cluster member */
+	dynamic = role || (getenv("MS_SCHED_HOST") && *getenv("MS_SCHED_HOST"));
+	if (role && strcmp(role, "MS_SCHED") == 0) {
+		snprintf(who, sizeof(who), "train_demo[%s g%lld scheduler]", id.job ? id.job : "-",
+			 id.generation);
+		writer = false;
+	}
 	say("start: pid %d, %lld rank%s in the job, %llu steps of %llu ms, checkpoint every "
 	    "%llu steps %s%s", (int)getpid(), id.rank_size, id.rank_size == 1 ? "" : "s", steps,
 	    step_ms, every, note ? note : "into ", note ? "" : ckpt_dir);
-	if (rank_table && *rank_table) {
+	say("environment: ASCEND_RT_VISIBLE_DEVICES=%s DEVICE_ID=%s MS_ROLE=%s",
+	    env_or("ASCEND_RT_VISIBLE_DEVICES", "(unset)"), env_or("DEVICE_ID", "(unset)"),
+	    env_or("MS_ROLE", "(unset)"));
+	if (rank_table && id.rank >= 0 && dynamic) {
+		say("a per-rank process with RANK_TABLE_FILE and MS_ROLE or MS_SCHED_HOST: "
+		    "MindSpore would take it for a dynamic-cluster worker and wait for a scheduler");
+		return 2;
+	}
+	if (rank_table) {
 		r = check_rank_table(rank_table, &id, (unsigned)wait_sec);
 		if (r)
 			return r;
+	} else if (dynamic) {
+		r = check_dynamic(&id, role);
+		if (r)
+			return r;
 	}
+	if (role && strcmp(role, "MS_SCHED") == 0) {
+		/* the scheduler lives as long as the job: until its workers end and it is
+		 * stopped */
+		while (!terminated)
+			sleep_ms(1000);
+		say("scheduler stopped by %s", strsignal((int)terminated));
+		return 0;
+	}
+	if ((!job_dir || !*job_dir) && rank_table) {
+		const char *slash = strrchr(rank_table, '/');
+
+		if (slash && snprintf(table_dir, sizeof(table_dir), "%.*s",
+				      (int)(slash - rank_table), rank_table) < (int)sizeof(table_dir))
+			job_dir = table_dir;
+	}
+	if (job_dir && !*job_dir)
+		job_dir = NULL;
 	if (resume && *resume) {
 		r = read_checkpoint_step(resume, &step);
 		if (r < 0) {
@@ -532,8 +625,8 @@ int main(int argc, char **argv)
 			continue;
 		}
 		last_ckpt = step;
-		if (report && rank_table && *rank_table) {
-			r = report_checkpoint(rank_table, step, path);
+		if (report && job_dir) {
+			r = report_checkpoint(job_dir, step, path);
 			say("checkpoint step %llu: %s%s%s", step, path,
 			    r < 0 ? "; cannot report it: " : " (reported)",
 			    r < 0 ? strerror(-r) : "");

@@ -162,7 +162,10 @@
  *                                          "initializing" until
  *                                          sched_ranktable_waiting_for() waits for
  *                                          nothing
- *       env                    -r--r--r--  once placed: job-wide `export` lines;
+ *       env                    -r--r--r--  once placed: job-wide `export` lines
+ *                                          (ASCEND_JOB_DIR; RANK_TABLE_FILE in rank-table
+ *                                          mode, MS_SCHED_* in dynamic mode, never both:
+ *                                          sched_render.c, job_env_lines());
  *                                          ASCEND_RESUME_CHECKPOINT is the newest
  *                                          checkpoint on disk when the generation began
  *                                          (an open of env, hosts/ or ranks/ files waits
@@ -170,6 +173,10 @@
  *       hosts/<server>.env     -r--r--r--  once placed: job-wide + per-server exports and
  *                                          MSRUN_ARGS
  *       ranks/<rank>.env       -r--r--r--  once placed: job-wide + RANK_ID, DEVICE_ID
+ *                                          (physical; rank-table mode, no MS_*) or an
+ *                                          msrun worker's MS_ROLE, MS_NODE_ID,
+ *                                          ASCEND_RT_VISIBLE_DEVICES, DEVICE_ID = local
+ *                                          rank (dynamic mode)
  *       events                 -r--r--r--  this job's lines of cluster/events
  *       error                  -r--r--r--  why it was rejected, failed or timed out (also
  *                                          while it stops towards failed or timeout);
@@ -332,7 +339,7 @@ struct fs_store;
 struct fs_ctx {
 	pthread_mutex_t lock;
 	struct sched_cluster *cluster;	/* owned */
-	char *mount_path;		/* absolute; used in RANK_TABLE_FILE */
+	char *mount_path;		/* absolute; used in ASCEND_JOB_DIR, RANK_TABLE_FILE */
 	char *config_path;
 	int log_level;			/* 0 error, 1 warning, 2 info, 3 debug */
 	struct fs_upload *uploads;	/* specs open for writing (under lock) */

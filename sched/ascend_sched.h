@@ -853,7 +853,8 @@ int sched_restore_finish(struct sched_cluster *c, uint64_t now_usec, char *reaso
 
 /*
  * Where the job's files are seen by the processes that use them: the mount point,
- * e.g. "/ascend". RANK_TABLE_FILE = <mount>/jobs/<name>/ranktable.json.
+ * e.g. "/ascend". ASCEND_JOB_DIR = <mount>/jobs/<name>; in rank-table mode
+ * RANK_TABLE_FILE = <mount>/jobs/<name>/ranktable.json.
  */
 struct sched_render_ctx {
 	const char *mount_path;
@@ -896,15 +897,32 @@ int sched_render_ranktable(const struct sched_cluster *c, const struct sched_job
 int sched_ranktable_waiting_for(const struct sched_cluster *c, const struct sched_job *j,
 				char *why, size_t why_len);
 
-/* sched_render_job_env() - job-wide shell exports (`. env`). -ENOENT when unplaced. */
+/*
+ * sched_render_job_env() - job-wide shell exports (`. env`). -ENOENT when unplaced.
+ * By the cluster's enable_dynamic_network (rules and their MindSpore sources in
+ * sched_render.c): false (rank-table mode) exports RANK_TABLE_FILE and no MS_*; true
+ * (dynamic mode) MS_SCHED_HOST, MS_SCHED_PORT, MS_WORKER_NUM and no RANK_TABLE_FILE.
+ * Both: ASCEND_JOB_ID, ASCEND_JOB_GENERATION, ASCEND_RESUME_CHECKPOINT, ASCEND_JOB_DIR,
+ * RANK_SIZE, SERVER_COUNT, HCCL_*, ASCEND_* of the spec.
+ */
 int sched_render_job_env(const struct sched_cluster *c, const struct sched_job *j,
 			 const struct sched_render_ctx *ctx, char **ret, size_t *ret_len);
 
-/* sched_render_host_env() - exports for slice @slice (index) plus MSRUN_ARGS. */
+/*
+ * sched_render_host_env() - exports for slice @slice (index) plus MSRUN_ARGS: the job's,
+ * with msrun's MS_SCHED_* in both modes, and --rank_table_file in rank-table mode.
+ */
 int sched_render_host_env(const struct sched_cluster *c, const struct sched_job *j, size_t slice,
 			  const struct sched_render_ctx *ctx, char **ret, size_t *ret_len);
 
-/* sched_render_rank_env() - per-process exports for @rank. -ENOENT when out of range. */
+/*
+ * sched_render_rank_env() - per-process exports for @rank. -ENOENT when out of range.
+ * Rank-table mode: the job's, RANK_ID and the physical DEVICE_ID, no MS_* and no
+ * ASCEND_RT_VISIBLE_DEVICES. Dynamic mode: an msrun worker's, MS_ROLE=MS_WORKER,
+ * MS_NODE_ID = RANK_ID = @rank, ASCEND_RT_VISIBLE_DEVICES = the slice's NPUs, DEVICE_ID
+ * = the local rank (@rank - first rank of its slice), which MindSpore makes the device;
+ * the agent of slice 0 adds the MS_SCHED process (agent_env_scheduler()).
+ */
 int sched_render_rank_env(const struct sched_cluster *c, const struct sched_job *j, unsigned rank,
 			  const struct sched_render_ctx *ctx, char **ret, size_t *ret_len);
 

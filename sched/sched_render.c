@@ -647,23 +647,47 @@ static const char *log_level_number(const char *level)
 	return "1";
 }
 
+/*
+ * MindSpore's launch environment, in the two modes of enable_dynamic_network. Rules, from
+ * MindSpore's own code:
+ * - A process with MS_ROLE or MS_SCHED_HOST set is a member of a dynamic cluster
+ *   (common UseDynamicCluster(); communication.init() takes the host path when MS_ROLE is
+ *   set) and waits for an MS_SCHED process: msrun starts one on the master
+ *   (parallel/cluster/process_entity/_api.py: MS_ROLE=MS_SCHED, RANK_ID 0, same command).
+ * - With RANK_TABLE_FILE set, HCCL is initialized from the table, and in a dynamic cluster
+ *   DEVICE_ID must then be set (collective_manager.cc, AssignLocalRank(): use_ranktable);
+ *   without it the device is the process's local rank (the position of its rank among
+ *   those of its host), mapped through ASCEND_RT_VISIBLE_DEVICES.
+ * So in rank-table mode no file but hosts/<server>.env (msrun's own, whose children msrun
+ * gives MS_* anyway) has an MS_* variable, and in dynamic mode no file has RANK_TABLE_FILE
+ * (the table stays readable at ASCEND_JOB_DIR/ranktable.json).
+ */
+static void sched_lines(struct buf *b, const struct sched_cluster *c, const struct sched_job *j)
+{
+	const struct conf_server *master = slice_server(c, &j->slices[0])->conf;
+
+	buf_export(b, "MS_SCHED_HOST", master->host_ip);
+	buf_exportf(b, "MS_SCHED_PORT", "%u", j->sched_port);
+	buf_exportf(b, "MS_WORKER_NUM", "%u", sched_job_total_npus(j));
+}
+
 static void job_env_lines(struct buf *b, const struct sched_cluster *c,
 			  const struct sched_job *j, const struct sched_render_ctx *ctx)
 {
 	const struct conf_cluster *cf = c->conf;
-	const struct conf_server *master = slice_server(c, &j->slices[0])->conf;
+	const char *mount = ctx && ctx->mount_path ? ctx->mount_path : "";
 	unsigned ranks = sched_job_total_npus(j);
 
 	buf_export(b, "ASCEND_JOB_ID", j->name);
 	buf_exportf(b, "ASCEND_JOB_GENERATION", "%u", j->generation);
 	buf_export(b, "ASCEND_RESUME_CHECKPOINT", j->resume_path ? j->resume_path : "");
-	buf_exportf(b, "RANK_TABLE_FILE", "%s/jobs/%s/ranktable.json",
-		    ctx && ctx->mount_path ? ctx->mount_path : "", j->name);
+	buf_exportf(b, "ASCEND_JOB_DIR", "%s/jobs/%s", mount, j->name);
+	if (!cf->enable_dynamic_network)
+		buf_exportf(b, "RANK_TABLE_FILE", "%s/jobs/%s/ranktable.json", mount, j->name);
 	buf_exportf(b, "RANK_SIZE", "%u", ranks);
 	buf_exportf(b, "SERVER_COUNT", "%zu", j->slice_count);
-	buf_export(b, "MS_SCHED_HOST", master->host_ip);
-	buf_exportf(b, "MS_SCHED_PORT", "%u", j->sched_port);
-	buf_exportf(b, "MS_WORKER_NUM", "%u", ranks);
+	if (cf->enable_dynamic_network)
+		sched_lines(b, c, j);
 	buf_exportf(b, "HCCL_CONNECT_TIMEOUT", "%u", cf->hccl_connect_timeout_sec);
 	if (cf->hccl_exec_timeout_sec)
 		buf_exportf(b, "HCCL_EXEC_TIMEOUT", "%u", cf->hccl_exec_timeout_sec);
@@ -729,6 +753,8 @@ int sched_render_host_env(const struct sched_cluster *c, const struct sched_job 
 	buf_printf(&b, "# job %s, generation %u: server %s (msrun node rank %zu)\n", j->name,
 		   j->generation, cs->name, slice);
 	job_env_lines(&b, c, j, ctx);
+	if (!c->conf->enable_dynamic_network)
+		sched_lines(&b, c, j); /* msrun's master, as msrun gives its children */
 	buf_export(&b, "SERVER_ID", cs->host_ip);
 	buf_export(&b, "ASCEND_SERVER_NAME", cs->name);
 	buf_exportf(&b, "MS_NODE_RANK", "%zu", slice);
@@ -747,7 +773,7 @@ int sched_render_host_env(const struct sched_cluster *c, const struct sched_job 
 int sched_render_rank_env(const struct sched_cluster *c, const struct sched_job *j, unsigned rank,
 			  const struct sched_render_ctx *ctx, char **ret, size_t *ret_len)
 {
-	struct buf b = { 0 };
+	struct buf b = { 0 }, devs = { 0 };
 
 	for (size_t i = 0; i < j->slice_count; i++) {
 		const struct sched_slice *sl = &j->slices[i];
@@ -761,10 +787,23 @@ int sched_render_rank_env(const struct sched_cluster *c, const struct sched_job 
 		buf_export(&b, "SERVER_ID", cs->host_ip);
 		buf_export(&b, "ASCEND_SERVER_NAME", cs->name);
 		buf_exportf(&b, "RANK_ID", "%u", rank);
-		/* physical id, as in the rank table; ASCEND_RT_VISIBLE_DEVICES stays unset so
-		 * that DEVICE_ID keeps meaning the physical NPU */
-		buf_exportf(&b, "DEVICE_ID", "%u", sl->device_ids[rank - sl->first_rank]);
-		buf_exportf(&b, "MS_ROLE", "%s", "MS_WORKER");
+		if (!c->conf->enable_dynamic_network) {
+			/* rank-table startup: the physical id, as in the rank table;
+			 * ASCEND_RT_VISIBLE_DEVICES stays unset so that it keeps meaning the
+			 * physical NPU, and no MS_* variable makes it a dynamic cluster */
+			buf_exportf(&b, "DEVICE_ID", "%u", sl->device_ids[rank - sl->first_rank]);
+			return buf_finish(&b, ret, ret_len);
+		}
+		/* a worker of msrun's dynamic cluster (the agent of the master server starts
+		 * its MS_SCHED process): MindSpore makes the local rank the device, a logical
+		 * id among this server's NPUs of the job, so DEVICE_ID says the same */
+		buf_exportf(&b, "DEVICE_ID", "%u", rank - sl->first_rank);
+		device_list(&devs, sl);
+		buf_export(&b, "ASCEND_RT_VISIBLE_DEVICES", devs.err ? "" : devs.p);
+		if (devs.err)
+			b.err = -ENOMEM;
+		free(devs.p);
+		buf_export(&b, "MS_ROLE", "MS_WORKER");
 		buf_exportf(&b, "MS_NODE_ID", "%u", rank);
 		return buf_finish(&b, ret, ret_len);
 	}

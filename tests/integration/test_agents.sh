@@ -72,6 +72,10 @@ start_agent() { # start_agent SERVER
 	i=$((10#$i))
 	mkdir -p "$W/faults" "$W/logs/$n"
 	{ for d in 0 1 2 3 4 5 6 7; do echo "address_$d=10.20.$d.$i"; done; } >"$W/hccn-$n.conf"
+	# placement variables in the agent's own environment must reach no job process
+	# (item 9): a leaked MS_ROLE would make train_demo a scheduler, a leaked
+	# RANK_TABLE_FILE would make it wait for a table that does not exist
+	ASCEND_RT_VISIBLE_DEVICES=7 DEVICE_ID=9 MS_ROLE=MS_SCHED RANK_TABLE_FILE=/nonexistent/rt.json \
 	"$AGENT" --mount "$M" --node "$n" --fault-file "$W/faults/$n" \
 		--hccn-conf "$W/hccn-$n.conf" --log-dir "$W/logs/$n" \
 		${CGROOT:+--cgroup-root "$CGROOT"} >>"$W/agent-$n.log" 2>&1 &
@@ -167,10 +171,10 @@ EOF
 check_eq "train32 runs" running "$(status_of train32)"
 A_SERVERS=$(servers_of train32)
 check_eq "on four of the six servers" 4 "$(echo "$A_SERVERS" | wc -w)"
-all_started() { # all_started JOB GEN SERVERS...: each server's process passed the rank table
+all_started() { # all_started JOB GEN SERVERS...: each server's process passed its start checks
 	local j=$1 g=$2 s
 	shift 2
-	for s in "$@"; do grep -q "rank table .*status completed" "$(log_of "$j" "$g" "$s")" || return 1; done
+	for s in "$@"; do grep -qE "rank table .*status completed|dynamic cluster: " "$(log_of "$j" "$g" "$s")" || return 1; done
 }
 # shellcheck disable=SC2086
 if wait_until 15 all_started train32 1 $A_SERVERS; then ok "a process runs on each of its servers"; else
@@ -179,8 +183,12 @@ fi
 # shellcheck disable=SC2086
 set -- $A_SERVERS
 VICTIM=$1 # node rank 0: the process that writes the checkpoints
-check_contains "node rank 0 checks the rank table: 4 servers, 32 ranks" \
-	"server_count 4, ranks 32; this server: 10.0.1.$((10#${VICTIM#a2-node-})), 8 devices" \
+# enable_dynamic_network: true (the example's): msrun's environment, no rank table to wait for
+check_contains "node rank 0 gets msrun's dynamic cluster: its own server is the scheduler's, 32 workers" \
+	"dynamic cluster: msrun, scheduler 10.0.1.$((10#${VICTIM#a2-node-})):" \
+	"$(cat "$(log_of train32 1 "$VICTIM")")"
+check_contains "none of the agent's placement variables: the job's NPUs, no DEVICE_ID, no MS_ROLE" \
+	"environment: ASCEND_RT_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 DEVICE_ID=(unset) MS_ROLE=(unset)" \
 	"$(cat "$(log_of train32 1 "$VICTIM")")"
 check_contains "msrun env: node rank 3 is the fourth server" "train_demo[train32 g1 node 3]" \
 	"$(cat "$(log_of train32 1 "$4")")"
@@ -386,6 +394,37 @@ else
 fi
 check_contains "with a reason" "max_restarts (0) exhausted" "$(cat "$M/jobs/fragile/error")"
 check_contains "naming the rank" "rank " "$(cat "$M/jobs/fragile/error")"
+# per-rank in dynamic mode (item 4): MindSpore's workers need an MS_SCHED process, which
+# the agent of node rank 0 starts as msrun would; its exit is not a task fault
+# (fragile has ended: its server and first rank are in its agent's log)
+FR_LOG=$(grep -l "job fragile generation 1 rank [0-9]*: started pid" "$W"/agent-*.log | head -n1)
+FR_SERVER=${FR_LOG##*/agent-}
+FR_SERVER=${FR_SERVER%.log}
+FR_FIRST=$(sed -n 's/.*job fragile generation 1 rank \([0-9]*\): started pid.*/\1/p' "$FR_LOG" | sort -n | head -n1)
+check_contains "fragile's ranks are msrun workers (MS_WORKER, MS_NODE_ID = RANK_ID)" \
+	"dynamic cluster: MS_WORKER, scheduler " "$(cat "$W/logs/$FR_SERVER/fragile/g1/rank-$FR_FIRST.log")"
+check_contains "its agent starts the MindSpore scheduler beside them" \
+	"job fragile generation 1 MindSpore scheduler (MS_SCHED): started pid" "$(cat "$W/agent-$FR_SERVER.log")"
+check_contains "which gets MS_ROLE MS_SCHED and counts no steps" "dynamic cluster: MS_SCHED, scheduler " \
+	"$(cat "$W/logs/$FR_SERVER/fragile/g1/scheduler.log")"
+if wait_until $((GRACE + 5)) grep -q "scheduler stopped" "$W/logs/$FR_SERVER/fragile/g1/scheduler.log"; then
+	ok "and is stopped with the job"
+else
+	not_ok "and is stopped with the job" "$(tail -n3 "$W/logs/$FR_SERVER/fragile/g1/scheduler.log")"
+fi
+check_fails "its exit is not reported as a rank's" grep -q "fragile generation 1 MindSpore scheduler (MS_SCHED): reported" \
+	"$W/agent-$FR_SERVER.log"
+# in dynamic mode nothing waits for the rank table (item 5); in rank-table mode HCCL does
+T5=$W/t5/jobs/t5
+mkdir -p "$T5"
+echo '{"status": "initializing"}' >"$T5/ranktable.json"
+: >"$T5/ctl"
+check "dynamic mode: a table still initializing blocks nothing" \
+	env -i ASCEND_JOB_ID=t5 ASCEND_JOB_DIR="$T5" RANK_SIZE=2 RANK_ID=1 MS_ROLE=MS_WORKER MS_NODE_ID=1 \
+	MS_SCHED_HOST=10.0.1.1 MS_SCHED_PORT=8118 MS_WORKER_NUM=2 timeout 5 "$TRAIN" --steps 2 --step-ms 10 --ranktable-wait 30
+check_fails "rank-table mode: the same table is waited for" \
+	env -i ASCEND_JOB_ID=t5 RANK_TABLE_FILE="$T5/ranktable.json" RANK_SIZE=2 RANK_ID=1 DEVICE_ID=1 \
+	timeout 5 "$TRAIN" --steps 2 --step-ms 10 --ranktable-wait 1
 
 # ---- per-rank processes run as the job's owner; cancel stops them with SIGKILL -----
 if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
@@ -421,7 +460,8 @@ if command -v setpriv >/dev/null && [ "$(id -u)" = 0 ]; then
 	else
 		not_ok "then it is cancelled" "$(status_of owned)"
 	fi
-	check_contains "the agent says so" "job owned generation 1: 2 process groups still running $GRACE s after SIGTERM: SIGKILL" \
+	# two ranks and, in dynamic mode, the MindSpore scheduler
+	check_contains "the agent says so" "job owned generation 1: 3 process groups still running $GRACE s after SIGTERM: SIGKILL" \
 		"$(cat "$W/agent-$O_SERVER.log")"
 else
 	echo "# not root or no setpriv: the owner and SIGKILL checks are skipped"

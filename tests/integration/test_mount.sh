@@ -52,11 +52,12 @@ check_eq "ranks contiguous per server in server order" "0 8 16 24" \
 	"$(json "$M/jobs/$J/status.json" '" ".join(str(p["first_rank"]) for p in d["placement"])')"
 check_eq "device ids are physical 0-7" "01234567" \
 	"$(json "$M/jobs/$J/ranktable.json" '"".join(x["device_id"] for x in d["server_list"][0]["device"])')"
-check_eq "env sources cleanly and names the rank table" \
-	"$M/jobs/$J/ranktable.json 32 32" \
-	"$(sh -ec ". '$M/jobs/$J/env'; echo \"\$RANK_TABLE_FILE \$RANK_SIZE \$MS_WORKER_NUM\"")"
-check "RANK_TABLE_FILE resolves with realpath" \
-	sh -ec ". '$M/jobs/$J/env'; realpath -e \"\$RANK_TABLE_FILE\""
+# enable_dynamic_network: true (the example's): msrun's variables, no RANK_TABLE_FILE
+check_eq "env sources cleanly: the job's directory, no rank table for MindSpore" \
+	"$M/jobs/$J - 32 32" \
+	"$(sh -ec ". '$M/jobs/$J/env'; echo \"\$ASCEND_JOB_DIR \${RANK_TABLE_FILE:--} \$RANK_SIZE \$MS_WORKER_NUM\"")"
+check "the rank table stays readable in ASCEND_JOB_DIR" \
+	sh -ec ". '$M/jobs/$J/env'; realpath -e \"\$ASCEND_JOB_DIR/ranktable.json\""
 check_eq "hosts/ has one env file per server" 4 "$(ls "$M/jobs/$J/hosts" | wc -l)"
 ranks=""
 for h in "$M/jobs/$J/hosts/"*.env; do

@@ -111,13 +111,16 @@ tcp_open() { timeout 3 ip netns exec "$1" bash -c "exec 3<>/dev/tcp/$2/22" 2>/de
 
 # ---- the head: ascendfs, and sshd whose agent key can run SFTP only ------------------
 # The example cluster: 1 s reports, 4 s heartbeat timeout, 2 s stop grace period, agents
-# required, so only a2-node-01 (c1) and a2-node-02 (c2) are used.
+# required, so only a2-node-01 (c1) and a2-node-02 (c2) are used; rank-table mode, so
+# that the jobs' processes read their rank tables through sshfs.
 CONFIG=$W/cluster.yaml
 sed -e 's/^  fault_check_interval: 5 .*/  fault_check_interval: 1/' \
+	-e 's/^  enable_dynamic_network: true .*/  enable_dynamic_network: false/' \
 	-e 's/^  heartbeat_timeout: 15 .*/  heartbeat_timeout: 4\n  stop_grace_period: 2/' \
 	-e 's/^  require_agent: false .*/  require_agent: true/' \
 	"$SRC/examples/ascend_cluster.yaml" >"$CONFIG"
-grep -q 'heartbeat_timeout: 4$' "$CONFIG" && grep -q 'require_agent: true$' "$CONFIG" ||
+grep -q 'heartbeat_timeout: 4$' "$CONFIG" && grep -q 'require_agent: true$' "$CONFIG" &&
+	grep -q 'enable_dynamic_network: false$' "$CONFIG" ||
 	{ echo "could not derive the test config"; exit 1; }
 it_start "$ASCENDFS" "$CONFIG" || exit 1
 

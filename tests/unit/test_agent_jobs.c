@@ -351,8 +351,15 @@ static void test_files_rendered_by_sched(void **state)
 	assert_string_equal(agent_env_get(&env, "MS_NODE_RANK"), "1");
 	assert_string_equal(agent_env_get(&env, "RANK_START"), "8");
 	assert_string_equal(agent_env_get(&env, "ASCEND_CHECKPOINT_DIR"), "/data/it's here");
-	assert_string_equal(agent_env_get(&env, "RANK_TABLE_FILE"),
-			    "/ascend/jobs/llama/ranktable.json");
+	/* dynamic networking (the fixture's default): no rank table for MindSpore */
+	assert_null(agent_env_get(&env, "RANK_TABLE_FILE"));
+	assert_string_equal(agent_env_get(&env, "ASCEND_JOB_DIR"), "/ascend/jobs/llama");
+	{
+		char head[64];
+
+		assert_int_equal(agent_env_head_mount(&env, "llama", head, sizeof(head)), 0);
+		assert_string_equal(head, "/ascend");
+	}
 	assert_non_null(strstr(agent_env_get(&env, "MSRUN_ARGS"), "--node_rank=1"));
 	agent_env_release(&env);
 	free(text);
@@ -412,6 +419,122 @@ static void test_env_head_mount(void **state)
 	env_ok(none, strlen(none), &env);
 	assert_int_equal(agent_env_head_mount(&env, "llama", head, sizeof(head)), -ENOENT);
 	assert_string_equal(head, "/ascend");
+	agent_env_release(&env);
+}
+
+/* Item 5: in dynamic mode the env files have no RANK_TABLE_FILE: ASCEND_JOB_DIR says it. */
+static void test_env_head_mount_from_job_dir(void **state)
+{
+	static const char text[] = "export ASCEND_JOB_DIR='/mnt/head/jobs/llama'\n"
+				   "export RANK_TABLE_FILE='/x/jobs/llama/ranktable.json'\n";
+	static const char other[] = "export ASCEND_JOB_DIR='/mnt/head/jobs/llama2'\n";
+	struct agent_env env = { 0 };
+	char head[64] = "untouched";
+
+	(void)state;
+	env_ok(text, strlen(text), &env);
+	assert_int_equal(agent_env_head_mount(&env, "llama", head, sizeof(head)), 0);
+	assert_string_equal(head, "/mnt/head");
+	agent_env_release(&env);
+	env_ok(other, strlen(other), &env);
+	assert_int_equal(agent_env_head_mount(&env, "llama", head, sizeof(head)), -ENOENT);
+	assert_string_equal(head, "/mnt/head");
+	agent_env_release(&env);
+}
+
+/*
+ * Item 9: what the agent's own environment may hand a job process. Every variable that
+ * places or identifies a job (the runtime's, HCCL's, MindSpore's, msrun's, torch_npu's)
+ * is dropped, whatever the env file sets; the CANN toolkit's paths and the rest stay.
+ */
+static void test_env_clean_drops_placement(void **state)
+{
+	char *base[] = {
+		(char *)"PATH=/usr/bin", (char *)"ASCEND_RT_VISIBLE_DEVICES=7",
+		(char *)"ASCEND_VISIBLE_DEVICES=0,1", (char *)"RANK_TABLE_FILE=/old/rt.json",
+		(char *)"RANK_ID=5", (char *)"RANK_SIZE=64", (char *)"DEVICE_ID=3",
+		(char *)"MS_ROLE=MS_SCHED", (char *)"MS_SCHED_HOST=10.9.9.9",
+		(char *)"HCCL_IF_IP=10.9.9.9", (char *)"MINDSPORE_HCCL_CONFIG_PATH=/old",
+		(char *)"ASCEND_JOB_ID=other", (char *)"ASCEND_HOME_PATH=/usr/local/Ascend",
+		(char *)"ASCEND_TOOLKIT_HOME=/usr/local/Ascend/latest",
+		(char *)"ASCEND_OPP_PATH=/usr/local/Ascend/opp", (char *)"LD_LIBRARY_PATH=/lib",
+		(char *)"OMPI_COMM_WORLD_RANK=2", (char *)"RANK=1", (char *)"RANKS=keep",
+		(char *)"MASTER_ADDR=10.9.9.9", (char *)"SERVER_ID=10.9.9.9",
+		(char *)"noequals", (char *)"HOME=/root", NULL,
+	};
+	static const char *const kept[] = {
+		"PATH=/usr/bin", "ASCEND_HOME_PATH=/usr/local/Ascend",
+		"ASCEND_TOOLKIT_HOME=/usr/local/Ascend/latest",
+		"ASCEND_OPP_PATH=/usr/local/Ascend/opp", "LD_LIBRARY_PATH=/lib", "RANKS=keep",
+		"HOME=/root",
+	};
+	static const char text[] = "export RANK_ID='0'\nexport DEVICE_ID='1'\n";
+	struct agent_env env = { 0 };
+	char **clean = NULL, **out = NULL;
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(agent_env_clean(base, &clean), 0);
+	while (clean[n])
+		n++;
+	assert_int_equal(n, sizeof(kept) / sizeof(kept[0]));
+	for (size_t i = 0; i < n; i++)
+		assert_string_equal(clean[i], kept[i]);
+	/* then the env file: only what it sets comes back */
+	env_ok(text, strlen(text), &env);
+	assert_int_equal(agent_env_merge(clean, &env, &out), 0);
+	for (size_t i = 0; out[i]; i++) {
+		assert_null(strstr(out[i], "ASCEND_RT_VISIBLE_DEVICES"));
+		assert_null(strstr(out[i], "RANK_TABLE_FILE"));
+		assert_null(strstr(out[i], "MS_"));
+	}
+	assert_string_equal(out[n], "RANK_ID=0");
+	assert_string_equal(out[n + 1], "DEVICE_ID=1");
+	assert_null(out[n + 2]);
+	free(out);
+	free(clean);
+	agent_env_release(&env);
+	assert_int_equal(agent_env_clean(NULL, &clean), 0);
+	assert_null(clean[0]);
+	free(clean);
+	assert_true(agent_env_is_placement("ASCEND_RT_VISIBLE_DEVICES"));
+	assert_false(agent_env_is_placement("ASCEND_AICPU_PATH=/x"));
+}
+
+/*
+ * Item 4: a per-rank job in dynamic mode needs MindSpore's scheduler; its environment is
+ * a worker's with MS_ROLE MS_SCHED and RANK_ID 0, as msrun starts it; none for a
+ * rank-table rank env (no MS_ROLE).
+ */
+static void test_env_scheduler_from_worker(void **state)
+{
+	static const char worker[] = "export ASCEND_JOB_ID='dyn'\nexport RANK_ID='8'\n"
+				     "export DEVICE_ID='0'\nexport ASCEND_RT_VISIBLE_DEVICES='4,5'\n"
+				     "export MS_SCHED_HOST='10.0.1.1'\nexport MS_SCHED_PORT='8118'\n"
+				     "export MS_WORKER_NUM='16'\nexport MS_ROLE='MS_WORKER'\n"
+				     "export MS_NODE_ID='8'\n";
+	static const char table[] = "export RANK_ID='8'\nexport DEVICE_ID='0'\n"
+				    "export RANK_TABLE_FILE='/ascend/jobs/x/ranktable.json'\n";
+	struct agent_env env = { 0 }, sched = { 0 };
+
+	(void)state;
+	env_ok(worker, strlen(worker), &env);
+	assert_int_equal(agent_env_scheduler(&env, &sched), 0);
+	assert_string_equal(agent_env_get(&sched, "MS_ROLE"), "MS_SCHED");
+	assert_string_equal(agent_env_get(&sched, "RANK_ID"), "0");
+	assert_null(agent_env_get(&sched, "MS_NODE_ID"));
+	assert_null(agent_env_get(&sched, "DEVICE_ID"));
+	assert_string_equal(agent_env_get(&sched, "MS_SCHED_HOST"), "10.0.1.1");
+	assert_string_equal(agent_env_get(&sched, "MS_SCHED_PORT"), "8118");
+	assert_string_equal(agent_env_get(&sched, "MS_WORKER_NUM"), "16");
+	assert_string_equal(agent_env_get(&sched, "ASCEND_RT_VISIBLE_DEVICES"), "4,5");
+	assert_int_equal(sched.count, 7);
+	agent_env_release(&sched);
+	agent_env_release(&env);
+	env_ok(table, strlen(table), &env);
+	sched.count = 99;
+	assert_int_equal(agent_env_scheduler(&env, &sched), -ENOENT);
+	assert_int_equal(sched.count, 99);
 	agent_env_release(&env);
 }
 
@@ -715,6 +838,9 @@ int main(void)
 		cmocka_unit_test(test_files_rendered_by_sched),
 		cmocka_unit_test(test_env_merge_over_base),
 		cmocka_unit_test(test_env_head_mount),
+		cmocka_unit_test(test_env_head_mount_from_job_dir),
+		cmocka_unit_test(test_env_clean_drops_placement),
+		cmocka_unit_test(test_env_scheduler_from_worker),
 		cmocka_unit_test(test_exit_code_of_wait_status),
 		cmocka_unit_test(test_cgroup_job_name_round_trip),
 		cmocka_unit_test(test_cgroup_job_name_refused),

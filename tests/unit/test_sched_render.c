@@ -937,7 +937,9 @@ static void test_env_job_values(void **state)
 	assert_int_equal(sched_render_job_env(c, j, &ascend_ctx, &text, &len), 0);
 	assert_int_equal(strlen(text), len);
 	env_parse(text, len, &e);
-	expect_env(&e, "RANK_TABLE_FILE", "/ascend/jobs/llama70b/ranktable.json");
+	/* dynamic networking: no rank table for HCCL, the job's directory instead */
+	assert_null(env_get(&e, "RANK_TABLE_FILE"));
+	expect_env(&e, "ASCEND_JOB_DIR", "/ascend/jobs/llama70b");
 	expect_env(&e, "RANK_SIZE", "32");
 	expect_env(&e, "MS_SCHED_HOST", "10.1.0.3"); /* node-2: first in topology order */
 	expect_env(&e, "MS_SCHED_PORT", "9000");
@@ -998,7 +1000,7 @@ static void test_env_host_values(void **state)
 		assert_int_equal(sched_render_host_env(c, j, s, &ascend_ctx, &text, &len), 0);
 		env_parse(text, len, &e);
 		expect_env(&e, "ASCEND_SERVER_NAME", hosts[s]);
-		expect_env(&e, "RANK_TABLE_FILE", "/ascend/jobs/llama70b/ranktable.json");
+		assert_null(env_get(&e, "RANK_TABLE_FILE"));
 		expect_env(&e, "RANK_SIZE", "32");
 		expect_env(&e, "MS_SCHED_HOST", "10.1.0.3");
 		expect_env(&e, "MS_SCHED_PORT", "9000");
@@ -1028,10 +1030,14 @@ static void test_env_host_values(void **state)
 	sched_cluster_free(c);
 }
 
-/* ranks/<rank>.env: RANK_ID and the physical DEVICE_ID, on a 910 job in ring 4-7. */
+/*
+ * ranks/<rank>.env in rank-table mode: RANK_ID and the physical DEVICE_ID, on a 910 job in
+ * ring 4-7, and no MS_* variable (MindSpore would wait for a scheduler).
+ */
 static void test_env_rank_values_ring(void **state)
 {
-	struct fx_opts o = { .type = "atlas800", .servers = 1, .connect_timeout_sec = 300 };
+	struct fx_opts o = { .type = "atlas800", .servers = 1, .connect_timeout_sec = 300,
+			     .rank_table_launch = true };
 	struct sched_cluster *c = fx_cluster(&o);
 	struct sched_job *j;
 	struct env e;
@@ -1051,7 +1057,9 @@ static void test_env_rank_values_ring(void **state)
 		expect_env(&e, "DEVICE_ID", want);
 		expect_env(&e, "RANK_SIZE", "4");
 		expect_env(&e, "RANK_TABLE_FILE", "/ascend/jobs/ring/ranktable.json");
-		expect_env(&e, "MS_SCHED_HOST", "10.1.0.1");
+		for (size_t i = 0; i < e.n; i++)
+			if (strncmp(e.v[i].name, "MS_", 3) == 0)
+				fail_msg("rank %u: %s in a rank-table rank env", r, e.v[i].name);
 		expect_env(&e, "HCCL_CONNECT_TIMEOUT", "300");
 		/* DEVICE_ID is physical, so no visibility remap may be in force */
 		assert_null(env_get(&e, "ASCEND_RT_VISIBLE_DEVICES"));
@@ -1156,7 +1164,7 @@ static void test_env_sched_port_per_master(void **state)
 static void test_env_sourced_by_sh(void **state)
 {
 	static const char *const mounts[] = { "/ascend", "/mnt/it's a $dir `x`" };
-	struct fx_opts o = { .servers = 2 };
+	struct fx_opts o = { .servers = 2, .rank_table_launch = true };
 	struct sched_cluster *c = fx_cluster(&o);
 	struct sched_job *j;
 
@@ -1186,6 +1194,213 @@ static void test_env_sourced_by_sh(void **state)
 		free(path);
 		free(text);
 	}
+	sched_cluster_free(c);
+}
+
+
+/*
+ * What a process has after `. file` in a shell that started with nothing: the names of
+ * every variable of @prefix, one per line, sorted.
+ */
+static char *sourced_names(const char *text, size_t len, const char *prefix)
+{
+	char *path = test_write_tmp(text, len, ".env"), *out = NULL, script[256];
+	size_t out_len = 0;
+	int r;
+
+	snprintf(script, sizeof(script),
+		 "exec env -i /bin/sh -c '. \"$1\" && env | sed -n \"s/^\\(%s[A-Z_]*\\)=.*/\\1/p\" "
+		 "| sort' sh \"$1\"", prefix);
+	r = run_sh(script, path, &out, &out_len);
+	unlink(path);
+	free(path);
+	assert_int_equal(r, 0);
+	out = realloc(out, out_len + 1);
+	assert_non_null(out);
+	out[out_len] = '\0';
+	return out;
+}
+
+/*
+ * Item 4/5, rank-table mode (enable_dynamic_network: false): MindSpore takes a process
+ * with MS_ROLE or MS_SCHED_HOST for a dynamic-cluster member that waits for an MS_SCHED
+ * process, so the job env and every rank env, as sourced by sh, hold no MS_* variable;
+ * they hold RANK_TABLE_FILE, RANK_ID, DEVICE_ID and RANK_SIZE. msrun's host env keeps
+ * its master (msrun starts the scheduler itself).
+ */
+static void test_env_rank_table_mode_has_no_ms(void **state)
+{
+	struct fx_opts o = { .servers = 2, .rank_table_launch = true };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job *j;
+	struct env e;
+	char *text, *names;
+	size_t len;
+
+	(void)state;
+	j = fx_run(c, "rt", 16);
+	j->spec->launch = CONF_LAUNCH_PER_RANK;
+	assert_int_equal(sched_render_job_env(c, j, &ascend_ctx, &text, &len), 0);
+	names = sourced_names(text, len, "MS_");
+	assert_string_equal(names, "");
+	free(names);
+	names = sourced_names(text, len, "RANK_");
+	assert_string_equal(names, "RANK_SIZE\nRANK_TABLE_FILE\n");
+	free(names);
+	free(text);
+	for (unsigned r = 0; r < 16; r += 5) {
+		char want[16];
+
+		assert_int_equal(sched_render_rank_env(c, j, r, &ascend_ctx, &text, &len), 0);
+		names = sourced_names(text, len, "MS_");
+		if (names[0])
+			fail_msg("rank %u's env has %s", r, names);
+		free(names);
+		names = sourced_names(text, len, "RANK_");
+		assert_string_equal(names, "RANK_ID\nRANK_SIZE\nRANK_TABLE_FILE\n");
+		free(names);
+		env_parse(text, len, &e);
+		snprintf(want, sizeof(want), "%u", r);
+		expect_env(&e, "RANK_ID", want);
+		snprintf(want, sizeof(want), "%u", r % 8);
+		expect_env(&e, "DEVICE_ID", want);
+		expect_env(&e, "RANK_TABLE_FILE", "/ascend/jobs/rt/ranktable.json");
+		assert_null(env_get(&e, "ASCEND_RT_VISIBLE_DEVICES"));
+		env_free(&e);
+		free(text);
+	}
+	assert_int_equal(sched_render_host_env(c, j, 1, &ascend_ctx, &text, &len), 0);
+	env_parse(text, len, &e);
+	expect_env(&e, "MS_SCHED_HOST", "10.1.0.1");
+	expect_env(&e, "MS_WORKER_NUM", "16");
+	expect_env(&e, "RANK_TABLE_FILE", "/ascend/jobs/rt/ranktable.json");
+	env_free(&e);
+	free(text);
+	sched_cluster_free(c);
+}
+
+/*
+ * Item 5, dynamic mode (enable_dynamic_network: true): no env file has RANK_TABLE_FILE
+ * (MindSpore would initialize HCCL from the table, and need DEVICE_ID), each has the
+ * msrun environment; a rank env is an msrun worker's (MS_ROLE MS_WORKER, MS_NODE_ID =
+ * its rank, the server's NPUs of the job visible, DEVICE_ID = its local rank).
+ */
+static void expect_dynamic_rank_envs(struct sched_cluster *c, struct sched_job *j)
+{
+	struct env e;
+	char *text, *names, want[16];
+	size_t len;
+
+	for (size_t s = 0; s < j->slice_count; s++) {
+		const struct sched_slice *sl = &j->slices[s];
+		char devs[64] = "";
+
+		for (unsigned k = 0; k < sl->npu_count; k++)
+			snprintf(devs + strlen(devs), sizeof(devs) - strlen(devs), "%s%u",
+				 k ? "," : "", sl->device_ids[k]);
+		for (unsigned r = sl->first_rank; r < sl->first_rank + sl->npu_count; r++) {
+			assert_int_equal(sched_render_rank_env(c, j, r, &ascend_ctx, &text, &len), 0);
+			names = sourced_names(text, len, "RANK_");
+			assert_string_equal(names, "RANK_ID\nRANK_SIZE\n");
+			free(names);
+			names = sourced_names(text, len, "MS_");
+			assert_string_equal(names, "MS_NODE_ID\nMS_ROLE\nMS_SCHED_HOST\n"
+						   "MS_SCHED_PORT\nMS_WORKER_NUM\n");
+			free(names);
+			env_parse(text, len, &e);
+			expect_env(&e, "MS_ROLE", "MS_WORKER");
+			snprintf(want, sizeof(want), "%u", r);
+			expect_env(&e, "MS_NODE_ID", want);
+			expect_env(&e, "RANK_ID", want);
+			snprintf(want, sizeof(want), "%u", r - sl->first_rank);
+			expect_env(&e, "DEVICE_ID", want);
+			expect_env(&e, "ASCEND_RT_VISIBLE_DEVICES", devs);
+			expect_env(&e, "MS_SCHED_HOST",
+				   c->servers[j->slices[0].server].conf->host_ip);
+			expect_sh_agrees(text, len, &e);
+			env_free(&e);
+			free(text);
+		}
+	}
+}
+
+static void test_env_dynamic_mode_has_no_rank_table(void **state)
+{
+	struct fx_opts o = { .servers = 3 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job *j, *ring;
+	struct env e;
+	char *text, *names;
+	size_t len;
+
+	(void)state;
+	fx_run(c, "a", 4); /* NPUs 0-3 of one server */
+	j = fx_run(c, "dyn", 16);
+	ring = fx_run(c, "ring", 4);
+	fx_expect_slice(ring, 0, 0, "4,5,6,7");
+	j->spec->launch = CONF_LAUNCH_PER_RANK;
+	ring->spec->launch = CONF_LAUNCH_PER_RANK;
+	assert_int_equal(sched_render_job_env(c, j, &ascend_ctx, &text, &len), 0);
+	names = sourced_names(text, len, "RANK_");
+	assert_string_equal(names, "RANK_SIZE\n");
+	free(names);
+	names = sourced_names(text, len, "MS_");
+	assert_string_equal(names, "MS_SCHED_HOST\nMS_SCHED_PORT\nMS_WORKER_NUM\n");
+	free(names);
+	env_parse(text, len, &e);
+	expect_env(&e, "ASCEND_JOB_DIR", "/ascend/jobs/dyn");
+	env_free(&e);
+	free(text);
+	for (size_t s = 0; s < j->slice_count; s++) {
+		assert_int_equal(sched_render_host_env(c, j, s, &ascend_ctx, &text, &len), 0);
+		names = sourced_names(text, len, "RANK_");
+		assert_string_equal(names, "RANK_SIZE\nRANK_START\n");
+		free(names);
+		env_parse(text, len, &e);
+		assert_null(strstr(env_get(&e, "MSRUN_ARGS"), "rank_table"));
+		env_free(&e);
+		free(text);
+	}
+	expect_dynamic_rank_envs(c, j);
+	expect_dynamic_rank_envs(c, ring);
+	sched_cluster_free(c);
+}
+
+/*
+ * Item 9: a rank table's pod_ip is the address its processes are reached at, the same
+ * one MS_SCHED_HOST names for the job's first server and SERVER_ID for each server.
+ */
+static void test_env_pod_ip_is_sched_host(void **state)
+{
+	struct sched_cluster *c = four_server_cluster(true);
+	struct sched_job *j;
+	json_t *root, *list;
+	struct env e;
+	char *text;
+	size_t len;
+
+	(void)state;
+	j = fx_run(c, "pods", 32);
+	assert_int_equal(sched_render_ranktable(c, j, &text, &len), 0);
+	root = json_loadb(text, len, 0, NULL);
+	assert_non_null(root);
+	free(text);
+	list = json_object_get(root, "server_list");
+	assert_int_equal(json_array_size(list), j->slice_count);
+	for (size_t s = 0; s < j->slice_count; s++) {
+		const char *pod = json_string_value(
+			json_object_get(json_array_get(list, s), "pod_ip"));
+
+		assert_non_null(pod);
+		assert_int_equal(sched_render_host_env(c, j, s, &ascend_ctx, &text, &len), 0);
+		env_parse(text, len, &e);
+		expect_env(&e, "SERVER_ID", pod);
+		if (s == 0)
+			expect_env(&e, "MS_SCHED_HOST", pod);
+		env_free(&e);
+		free(text);
+	}
+	json_decref(root);
 	sched_cluster_free(c);
 }
 
@@ -1619,6 +1834,9 @@ int main(void)
 		cmocka_unit_test(test_env_msrun_rank_table_launch),
 		cmocka_unit_test(test_env_sched_port_per_master),
 		cmocka_unit_test(test_env_sourced_by_sh),
+		cmocka_unit_test(test_env_rank_table_mode_has_no_ms),
+		cmocka_unit_test(test_env_dynamic_mode_has_no_rank_table),
+		cmocka_unit_test(test_env_pod_ip_is_sched_host),
 		cmocka_unit_test(test_queue_status_usage_and_borrowing),
 		cmocka_unit_test(test_job_status_preemption_fields),
 		cmocka_unit_test(test_job_status_time_limit),
