@@ -109,7 +109,9 @@
  *                                          run_since, borrowing, preemptions,
  *                                          preempted_by, reserved_start, stop_deadline,
  *                                          generation, restarts, placement, timestamps
- *                                          (RFC 3339, UTC); see
+ *                                          (RFC 3339, UTC: `started` is the first
+ *                                          generation's start, `generation_started` the
+ *                                          current one's); see
  *                                          sched_render_job_status_json()
  *       ranktable.json         -r--r--r--  once placed: HCCL rank table (design.md §4)
  *       env                    -r--r--r--  once placed: job-wide `export` lines
@@ -117,6 +119,18 @@
  *                                          MSRUN_ARGS
  *       ranks/<rank>.env       -r--r--r--  once placed: job-wide + RANK_ID, DEVICE_ID
  *       events                 -r--r--r--  this job's lines of cluster/events
+ *       history                -r--r--r--  JSON lines, one per generation, oldest first
+ *                                          (sacct's steps): generation, state (running,
+ *                                          stopping, or how it ended: completed, failed,
+ *                                          node_fail, preempted, timeout, cancelled,
+ *                                          resized, requeued), start, end, elapsed_sec,
+ *                                          npus, placement [{server, device_ids,
+ *                                          first_rank}], exit_code, reason; see
+ *                                          sched_render_job_history(). Saved with the
+ *                                          job (survives restarts and kill -9) and
+ *                                          readable after it ends, until its record is
+ *                                          dropped; the first generation and the newest
+ *                                          31 are kept (SCHED_JOB_RUNS_MAX)
  *       error                  -r--r--r--  why it was rejected, failed or timed out, else
  *                                          empty
  *       ctl                    -rw-r--r-- owner  "cancel" | "complete" |
@@ -194,6 +208,7 @@ enum fs_node_kind {
 	FS_JOB_RANKS_DIR,
 	FS_JOB_RANK_ENV,
 	FS_JOB_EVENTS,
+	FS_JOB_HISTORY,
 	FS_JOB_ERROR,
 	FS_JOB_CTL,
 };

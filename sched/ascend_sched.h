@@ -150,6 +150,58 @@ enum sched_requeue_cause {
 	SCHED_REQUEUE_PREEMPTED, /* preempted by a higher-priority job or a reclaim */
 };
 
+/*
+ * ---- job history (sched_history.c) ----
+ * One record per generation of a job (Slurm's sacct shows a job's steps the same way):
+ * where it ran (servers by name and device ids, so a record outlives a changed
+ * inventory), when it began and ended, how it ended and why, and the exit status its
+ * agents reported. A record is opened when a generation begins (sched_job_begin_generation)
+ * and closed when the generation ends: a fault, a task fault, a resize, a preemption, a
+ * time limit, cancel or completion. Records are kept with the job (saved in its state
+ * document) until its record is dropped: the first generation and the newest
+ * SCHED_JOB_RUNS_MAX - 1; the ones between are counted in runs_dropped.
+ */
+#define SCHED_JOB_RUNS_MAX 32
+
+/* How a generation ended; names are sacct's State words in lowercase. */
+enum sched_run_end {
+	SCHED_RUN_OPEN,		/* still running (or stopping: `end` not reached yet) */
+	SCHED_RUN_COMPLETED,	/* every process exited 0, or `complete` */
+	SCHED_RUN_FAILED,	/* a process exited non-zero (task fault), or the job failed */
+	SCHED_RUN_NODE_FAIL,	/* an NPU fault or a lost server took its NPUs (recovered) */
+	SCHED_RUN_PREEMPTED,	/* stopped for a higher-priority job or a reclaim */
+	SCHED_RUN_TIMEOUT,	/* stopped at its time_limit */
+	SCHED_RUN_CANCELLED,	/* cancelled by its owner or root */
+	SCHED_RUN_RESIZED,	/* an elastic job grew or shrank: the next generation follows */
+	SCHED_RUN_REQUEUED,	/* taken off its NPUs to wait again (the inventory changed) */
+	SCHED_RUN_END_COUNT
+};
+
+/* sched_run_end_name() - "running", "completed", "failed", "node_fail", ... (static). */
+const char *sched_run_end_name(enum sched_run_end e);
+
+/* One server's share of a generation, by name. */
+struct sched_run_slice {
+	char server[CONF_NAME_MAX + 1];
+	unsigned npu_count;
+	unsigned first_rank;
+	unsigned device_ids[CONF_SERVER_NPUS_MAX]; /* ascending physical ids */
+};
+
+/* One generation of a job. */
+struct sched_job_run {
+	unsigned generation;
+	uint64_t start_usec;		/* when it began */
+	uint64_t end_usec;		/* when it ended; 0 while open */
+	enum sched_run_end end;		/* SCHED_RUN_OPEN until it ends (a stopping job's
+					 * generation has its cause here before end_usec) */
+	bool has_exit;			/* an agent reported an exit status for it */
+	int exit_code;			/* the first non-zero one, else 0 */
+	char *reason;			/* owned: why it ended (the job's reason then), NULL */
+	struct sched_run_slice *slices;	/* owned, slice_count entries, rank order */
+	size_t slice_count;
+};
+
 struct sched_job {
 	/* fields a scheduling pass reads for every pending job, kept on one cache line */
 	enum sched_job_state state;
@@ -202,6 +254,13 @@ struct sched_job {
 					 * msrun, per rank for per-rank), exited with status 0 */
 	size_t exited_count;		/* entries of exited_ok */
 	unsigned exits_generation;	/* generation exited_ok belongs to */
+	uint64_t first_start_usec;	/* when the first generation began (status.json's
+					 * `started`; start_usec is the current run's) */
+	struct sched_job_run *runs;	/* owned: the job's history (sched_history.c), oldest
+					 * first, run_count entries: the first generation and
+					 * the newest SCHED_JOB_RUNS_MAX - 1 */
+	size_t run_count;
+	unsigned runs_dropped;		/* generations dropped between runs[0] and runs[1] */
 	uint64_t version;		/* bumped on every change (cache key for readers) */
 	uint64_t notified_version;	/* for the embedding program: what it last announced */
 	uint64_t saved_version;		/* for the embedding program's store: what it saved */
@@ -714,10 +773,26 @@ int sched_render_rank_env(const struct sched_cluster *c, const struct sched_job 
  * reserved_start (pending with a backfill reservation: its latest start, RFC 3339, or
  * "unknown" while it waits for jobs without a time_limit; else null); stop_deadline
  * (stopping: when its NPUs are released; else null); generation, restarts,
- * npus_allocated, placement, MS_SCHED host/port, checkpoint, timestamps.
+ * npus_allocated, placement, MS_SCHED host/port, checkpoint, timestamps: submitted,
+ * started (when the first generation began; never moved by a later one),
+ * generation_started (when the current generation began; null while unplaced), ended,
+ * changed.
  */
 int sched_render_job_status_json(const struct sched_cluster *c, const struct sched_job *j,
 				 char **ret, size_t *ret_len);
+
+/*
+ * sched_render_job_history() - the job's history as JSON lines, one object per kept
+ * generation, oldest first (the first generation, then the newest SCHED_JOB_RUNS_MAX - 1:
+ * a gap in "generation" shows dropped ones): job, generation, state ("running",
+ * "stopping", or how it ended: sched_run_end_name()), start and end (RFC 3339, end null
+ * while open), elapsed_sec (integer seconds, null while open), npus, placement
+ * ([{server, device_ids, first_rank}]), exit_code (the first non-zero status an agent
+ * reported, 0, or null when none reported) and reason (why it ended, null while open).
+ * Empty for a job that never ran.
+ */
+int sched_render_job_history(const struct sched_cluster *c, const struct sched_job *j,
+			     char **ret, size_t *ret_len);
 
 /* sched_render_events() - JSON lines of events (all when @job is NULL, else that job's). */
 int sched_render_events(const struct sched_cluster *c, const char *job, char **ret,

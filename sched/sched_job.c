@@ -93,6 +93,8 @@ void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
 	j->change_usec = now_usec;
 	if (to == SCHED_JOB_RUNNING && from != SCHED_JOB_RUNNING)
 		j->start_usec = now_usec;
+	if (to == SCHED_JOB_RUNNING && !j->first_start_usec)
+		j->first_start_usec = now_usec;
 	/* run time for time_limit: counts while the job holds NPUs */
 	if (state_runs(to) && (from == SCHED_JOB_NONE || !state_runs(from)))
 		j->run_since_usec = now_usec;
@@ -111,6 +113,7 @@ void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
 	}
 	if (sched_job_state_is_terminal(to))
 		j->end_usec = now_usec;
+	sched_history_note(c, j, from, to, kind, now_usec);
 	j->version++;
 	/* A pending job that stays pending with a new reason is not worth an event each pass. */
 	if (from == to && from == SCHED_JOB_PENDING) {
@@ -152,6 +155,7 @@ void sched_job_free(struct sched_job *j)
 	free(j->checkpoint_path);
 	free(j->resume_path);
 	free(j->exited_ok);
+	sched_history_free(j);
 	free(j);
 }
 
@@ -635,6 +639,7 @@ int sched_job_process_exit(struct sched_cluster *c, const char *name, uid_t uid,
 		j->exited_count = count;
 		j->exits_generation = j->generation;
 	}
+	sched_history_note_exit(j, code);
 	if (code != 0) {
 		char why[SCHED_REASON_MAX];
 

@@ -550,10 +550,71 @@ int sched_render_job_status_json(const struct sched_cluster *c, const struct sch
 		jset(o, "checkpoint", ck);
 	}
 	set_time(o, "submitted", j->submit_usec);
-	set_time(o, "started", j->start_usec);
+	/* the first start stays; each generation's own is in the history */
+	set_time(o, "started", j->first_start_usec);
+	set_time(o, "generation_started", j->slice_count ? j->generation_usec : 0);
 	set_time(o, "ended", j->end_usec);
 	set_time(o, "changed", j->change_usec);
 	return json_finish(o, ret, ret_len, JSON_INDENT(2));
+}
+
+static json_t *run_json(const struct sched_job *j, const struct sched_job_run *r)
+{
+	json_t *o = json_object(), *place = json_array();
+	unsigned npus = 0;
+
+	for (size_t i = 0; i < r->slice_count; i++) {
+		const struct sched_run_slice *sl = &r->slices[i];
+		json_t *e = json_object(), *ids = json_array();
+
+		for (unsigned k = 0; k < sl->npu_count; k++)
+			jpush(ids, json_integer(sl->device_ids[k]));
+		jset(e, "server", jstr(sl->server));
+		jset(e, "device_ids", ids);
+		jset(e, "first_rank", json_integer(sl->first_rank));
+		jpush(place, e);
+		npus += sl->npu_count;
+	}
+	jset(o, "job", jstr(j->name));
+	jset(o, "generation", json_integer(r->generation));
+	/* a generation whose processes are being stopped has its cause but no end yet */
+	jset(o, "state", jstr(r->end_usec		? sched_run_end_name(r->end) :
+			      r->end != SCHED_RUN_OPEN ? "stopping" :
+							 "running"));
+	set_time(o, "start", r->start_usec);
+	set_time(o, "end", r->end_usec);
+	jset(o, "elapsed_sec", r->end_usec ? json_integer((json_int_t)((r->end_usec >
+								r->start_usec ?
+							r->end_usec - r->start_usec : 0) /
+							       1000000u)) :
+					     json_null());
+	jset(o, "npus", json_integer(npus));
+	jset(o, "placement", place);
+	jset(o, "exit_code", r->has_exit ? json_integer(r->exit_code) : json_null());
+	jset(o, "reason", r->reason ? jstr(r->reason) : json_null());
+	return o;
+}
+
+int sched_render_job_history(const struct sched_cluster *c, const struct sched_job *j,
+			     char **ret, size_t *ret_len)
+{
+	struct buf b = { 0 };
+
+	(void)c;
+	for (size_t i = 0; i < j->run_count && !b.err; i++) {
+		json_t *o = run_json(j, &j->runs[i]);
+		char *line = o && !json_failed ? json_dumps(o, JSON_COMPACT) : NULL;
+
+		json_failed = 0;
+		json_decref(o);
+		if (!line) {
+			b.err = -ENOMEM;
+			break;
+		}
+		buf_printf(&b, "%s\n", line);
+		free(line);
+	}
+	return buf_finish(&b, ret, ret_len);
 }
 
 static json_t *event_json(const struct sched_event *e)
