@@ -342,6 +342,11 @@ struct sched_cluster {
 	bool track_removals;
 	bool removed_overflow;		/* a serial could not be recorded (no memory): the
 					 * store must compare all of its records */
+	const struct sched_job *subject_job; /* while set (by a fault's handler): the job
+					 * whose events are about subject_server and
+					 * subject_npu (-1 = no one NPU), as their reasons say */
+	const char *subject_server;
+	int subject_npu;
 	bool check_invariants;		/* run sched_check_invariants() after every job
 					 * transition and abort on a breach (tests; on by
 					 * default in debug builds) */
@@ -604,6 +609,59 @@ unsigned sched_check_heartbeats(struct sched_cluster *c, uint64_t now_usec);
  * unreachable, and (when conf->require_agent) it has reported.
  */
 bool sched_server_is_schedulable(const struct sched_cluster *c, const struct sched_server *s);
+
+/*
+ * ---- one answer per fact, for every view (sched_cluster.c) ----
+ * cluster/status, metrics, topology.json, nodes/<server>/{info,npus,health} and
+ * queues/<q>/status all take an NPU's use and a server's state from these, so that no
+ * two files can disagree about them.
+ */
+
+/* What an NPU is doing now: every NPU is in exactly one. */
+enum sched_npu_use {
+	SCHED_NPU_ALLOCATED,	/* held by a job (stopping ones too; an Alarm NPU its job
+				 * keeps is allocated, and isolated:alarm besides) */
+	SCHED_NPU_FREE,		/* new work may use it now */
+	SCHED_NPU_ISOLATED,	/* not held, isolated or not healthy (a lost server's NPUs
+				 * are isolated too) */
+	SCHED_NPU_UNAVAILABLE,	/* healthy and not held, but its server takes no new work:
+				 * cordoned, draining, or never reported with require_agent */
+	SCHED_NPU_USE_COUNT
+};
+
+/* sched_npu_use_name() - "allocated", "free", "isolated", "unavailable" (static). */
+const char *sched_npu_use_name(enum sched_npu_use u);
+
+/* sched_npu_use() - the use of NPU @n (borrowed) of server @s (borrowed) of @c. */
+enum sched_npu_use sched_npu_use(const struct sched_cluster *c, const struct sched_server *s,
+				 const struct sched_npu *n);
+
+/* NPUs by use; by_use[] sums to total. */
+struct sched_npu_counts {
+	unsigned total;
+	unsigned by_use[SCHED_NPU_USE_COUNT];
+};
+
+/* sched_npu_count() - fill @ret for server @server (index), or the cluster when < 0. */
+void sched_npu_count(const struct sched_cluster *c, int server, struct sched_npu_counts *ret);
+
+/* A server's state as every view shows it: one word, the first that holds. */
+enum sched_server_condition {
+	SCHED_SERVER_IS_UNKNOWN,	/* never reported */
+	SCHED_SERVER_IS_READY,		/* reported, takes work */
+	SCHED_SERVER_IS_CORDONED,	/* admin: no new work */
+	SCHED_SERVER_IS_DRAINING,	/* admin: no new work, running jobs stay */
+	SCHED_SERVER_IS_UNREACHABLE,	/* heartbeat lost (cordoned or not) */
+	SCHED_SERVER_CONDITION_COUNT
+};
+
+/* sched_server_condition() - the state of @s: unreachable, draining, cordoned, ready or
+ * unknown, in that order of precedence. */
+enum sched_server_condition sched_server_condition(const struct sched_server *s);
+
+/* sched_server_condition_name() - "unknown", "ready", "cordoned", "draining",
+ * "unreachable" (static). */
+const char *sched_server_condition_name(enum sched_server_condition k);
 
 /*
  * sched_place() - find a placement for @npus NPUs without changing anything.

@@ -31,6 +31,14 @@ void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
 			  enum sched_job_state to, enum sched_event_kind kind, uint64_t now_usec,
 			  const char *reason);
 
+/*
+ * sched_job_subject() - until sched_job_subject(c, NULL, NULL, -1): the events of @j
+ * that sched_job_transition() adds name server @server (borrowed, must outlive the
+ * subject) and NPU @npu (-1 = none), because their reasons do (a fault's recovery).
+ */
+void sched_job_subject(struct sched_cluster *c, const struct sched_job *j, const char *server,
+		       int npu);
+
 /* sched_alloc_apply() - give @j the NPUs of @slices (stolen array of @count). */
 void sched_alloc_apply(struct sched_cluster *c, struct sched_job *j, struct sched_slice *slices,
 		       size_t count);

@@ -120,7 +120,12 @@ void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
 		c->version++;
 		return;
 	}
-	sched_event_add(c, now_usec, kind, j, NULL, -1, "%s", j->reason);
+	/* a placement's reason names where it went, not the fault it came from */
+	if (c->subject_job == j && kind != SCHED_EV_PLACED)
+		sched_event_add(c, now_usec, kind, j, c->subject_server, c->subject_npu, "%s",
+				j->reason);
+	else
+		sched_event_add(c, now_usec, kind, j, NULL, -1, "%s", j->reason);
 	if (c->check_invariants) {
 		char why[SCHED_REASON_MAX];
 
@@ -131,6 +136,14 @@ void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
 			abort();
 		}
 	}
+}
+
+void sched_job_subject(struct sched_cluster *c, const struct sched_job *j, const char *server,
+		       int npu)
+{
+	c->subject_job = j;
+	c->subject_server = j ? server : NULL;
+	c->subject_npu = j ? npu : -1;
 }
 
 void sched_job_begin_generation(struct sched_job *j, uint64_t now_usec)
@@ -648,7 +661,12 @@ int sched_job_process_exit(struct sched_cluster *c, const char *name, uid_t uid,
 				 server, code);
 		else
 			snprintf(why, sizeof(why), "msrun on %s exited with status %d", server, code);
+		/* the restart's events name the server (and for a rank, its NPU) */
+		sched_job_subject(c, j, c->servers[j->slices[slice].server].conf->name,
+				  per_rank ? (int)j->slices[slice].device_ids[rank -
+						(int)j->slices[slice].first_rank] : -1);
 		sched_job_restart(c, j, now_usec, why);
+		sched_job_subject(c, NULL, NULL, -1);
 		return 0;
 	}
 	j->exited_ok[idx] = true;
