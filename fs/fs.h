@@ -22,14 +22,23 @@
  *     config                   -r--r--r--  effective configuration, normalized YAML
  *     status                   -r--r--r--  JSON: npus {total, allocated, free, isolated,
  *                                          unavailable (on cordoned/unreachable servers)},
- *                                          which sum to total; servers, jobs by state,
- *                                          utilization (0-1),
+ *                                          which sum to total; servers {total,
+ *                                          schedulable, unknown, ready, cordoned,
+ *                                          draining, unreachable} (the states sum to
+ *                                          total), jobs by state, utilization (0-1),
  *                                          event_seq
- *     topology.json            -r--r--r--  JSON: switches, servers with per-NPU state
+ *     topology.json            -r--r--r--  JSON: switches, servers (state, schedulable,
+ *                                          npus_free, npu_counts) with per-NPU health,
+ *                                          isolated, isolation, fault, job, rank and
+ *                                          state (allocated|free|isolated|unavailable).
+ *                                          Every file takes an NPU's state and a
+ *                                          server's state from sched_npu_use() and
+ *                                          sched_server_condition(): they agree
  *     metrics                  -r--r--r--  Prometheus text format (see
- *                                          sched_render_metrics(): per-queue used NPUs
- *                                          and pending jobs, preemption, backfill,
- *                                          timeout and resize counters)
+ *                                          sched_render_metrics(): NPUs and servers by
+ *                                          state, ascendfs_npu_state per NPU, per-queue
+ *                                          used NPUs and pending jobs, preemption,
+ *                                          backfill, timeout and resize counters)
  *     events                   -r--r--r--  JSON lines {seq, time, kind, job, server, npu,
  *                                          state, reason}; seq counts up by one; the
  *                                          newest event_history (65,536) are
@@ -50,6 +59,7 @@
  *                                          per NPU, "-" for none; health may carry
  *                                          ",isolated:<alarm|fault|manual>"
  *     info                     -r--r--r--  JSON: host_ip, type, switch, super pod, state,
+ *                                          npus_free and npu_counts (as topology.json),
  *                                          heartbeat_age_sec
  *     jobs                     -r--r--r--  what this server's agent must run: "# ..." then
  *                                          "<job> <generation> <msrun|per-rank> <node_rank>

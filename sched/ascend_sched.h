@@ -856,15 +856,26 @@ int sched_render_job_history(const struct sched_cluster *c, const struct sched_j
 int sched_render_events(const struct sched_cluster *c, const char *job, char **ret,
 			size_t *ret_len);
 
-/* sched_render_cluster_status() - JSON: NPUs total/allocated/free/isolated, jobs by state. */
+/*
+ * sched_render_cluster_status() - JSON: npus {total, and by sched_npu_use(): allocated,
+ * free, isolated, unavailable}, servers {total, schedulable, and by
+ * sched_server_condition()}, jobs by state, utilization, event_seq.
+ */
 int sched_render_cluster_status(const struct sched_cluster *c, char **ret, size_t *ret_len);
 
-/* sched_render_topology() - JSON: switches, super pods, servers, per-NPU state. */
+/*
+ * sched_render_topology() - JSON: switches, super pods, servers (state by
+ * sched_server_condition(), schedulable, npus_free and npu_counts by sched_npu_use()),
+ * per NPU: device_ip, hccs_group, health, isolated, isolation, fault (while isolated,
+ * else null), job, rank, state (sched_npu_use_name()).
+ */
 int sched_render_topology(const struct sched_cluster *c, char **ret, size_t *ret_len);
 
 /*
  * sched_render_metrics() - Prometheus text exposition format: NPU health
- * (npu_chip_info_health_status), NPUs and jobs by state, servers by state, counters
+ * (npu_chip_info_health_status), ascendfs_npu_state{id,node,state,isolation} 1 per NPU,
+ * ascendfs_npus by state (total and sched_npu_use(), which sum to it), jobs by state,
+ * ascendfs_servers by sched_server_condition(), counters
  * ascendfs_{recoveries,preemptions,backfilled,timeouts,resizes,events}_total, per queue
  * ascendfs_queue_used_npus and ascendfs_queue_pending_jobs.
  */
@@ -876,7 +887,8 @@ int sched_render_server_npus(const struct sched_cluster *c, unsigned server, cha
 			     size_t *ret_len);
 
 /*
- * sched_render_server_info() - JSON: host_ip, type, switch, super pod, heartbeat age
+ * sched_render_server_info() - JSON: host_ip, type, switch, super pod, state and
+ * schedulable, npus_free and npu_counts (as sched_render_topology()), heartbeat age
  * ("heartbeat_age_sec", null before the first report), "agent" (the agent of the last
  * accepted report that named one, or null), and "last_refused_report":
  * {"reason", "age_sec"} of the last refused health report since the last accepted one,
