@@ -391,7 +391,7 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
  * their stop deadline are requeued or time out), the checkpoint scanner, and the
  * notifier, which announces the daemon's own changes to inotify watchers by operating
  * on the mount (truncate to the same size -> IN_MODIFY on status, status.json,
- * ranktable.json, env, events, nodes/<server>/jobs; utimensat -> IN_ATTRIB on jobs/
+ * ranktable.json, env, events, history, nodes/<server>/jobs; utimensat -> IN_ATTRIB on jobs/
  * when a job appears, goes or changes state; the daemon treats these requests as
  * no-ops). Call after the mount is up. Returns 0 or -errno.
  */

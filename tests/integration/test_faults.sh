@@ -39,6 +39,8 @@ if command -v inotifywait >/dev/null; then
 	watcher=$!
 	inotifywait -q -t 15 -e attrib "$M/jobs" >"$watch_log.dir" 2>&1 &
 	dir_watcher=$!
+	inotifywait -q -t 15 -e modify "$M/jobs/$J/history" >"$watch_log.hist" 2>&1 &
+	hist_watcher=$!
 	sleep 0.5 # let it set its watch
 fi
 t0=$(date +%s%N)
@@ -83,6 +85,8 @@ if [ -n "${watcher:-}" ]; then
 	check_contains "with a MODIFY event" "MODIFY" "$(cat "$watch_log")"
 	wait "$dir_watcher"
 	check_eq "inotifywait -e attrib on jobs/ woke up too" 0 "$?"
+	wait "$hist_watcher"
+	check_eq "inotifywait -e modify on the job's history woke up" 0 "$?"
 fi
 
 # ---- garbage reports are refused and change nothing -------------------------------

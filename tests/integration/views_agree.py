@@ -112,6 +112,11 @@ for j in sorted(os.listdir(os.path.join(M, "jobs"))):
     if js["state"] != word:
         err(f"job {j}: status says {word}, status.json {js['state']}")
     by_state[word] = by_state.get(word, 0) + 1
+    # the newest of its events that says a state says this one
+    said = [json.loads(l)["state"] for l in text(f"jobs/{j}/events").splitlines()]
+    said = [x for x in said if x]
+    if said and said[-1] != word:
+        err(f"job {j}: status says {word}, its newest event says {said[-1]}")
 for st, n in status["jobs"].items():
     m = metric('ascendfs_jobs{state="%s"}' % st)
     if n != by_state.get(st, 0) or m != n:

@@ -1615,8 +1615,17 @@ static void test_views_agree(void **state)
 	for (size_t i = 0; i < c->job_count; i++) {
 		json_t *js = render_json(sched_render_job_status_json, c, c->jobs[i]);
 
+		const char *said = NULL;
+
 		assert_string_equal(jtext(js, "state"), sched_job_state_name(c->jobs[i]->state));
 		by_state[c->jobs[i]->state]++;
+		/* the newest of its events that says a state says this one */
+		for (const struct sched_event *e = sched_event_next(c, 0); e;
+		     e = sched_event_next(c, e->seq))
+			if (strcmp(e->job, c->jobs[i]->name) == 0 && e->state)
+				said = e->state;
+		assert_non_null(said);
+		assert_string_equal(said, jtext(js, "state"));
 		json_decref(js);
 	}
 	for (int st = 0; st < SCHED_JOB_STATE_COUNT; st++) {
