@@ -7,6 +7,7 @@
  * or ends a generation can skip them.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,8 +99,8 @@ static void begin_run(struct sched_cluster *c, struct sched_job *j, uint64_t now
 	for (size_t i = 0; i < j->slice_count; i++) {
 		const struct sched_slice *s = &j->slices[i];
 
-		memcpy(sl[i].server, c->servers[s->server].conf->name,
-		       sizeof(sl[i].server));
+		snprintf(sl[i].server, sizeof(sl[i].server), "%s",
+			 c->servers[s->server].conf->name);
 		sl[i].npu_count = s->npu_count;
 		sl[i].first_rank = s->first_rank;
 		memcpy(sl[i].device_ids, s->device_ids, sizeof(sl[i].device_ids));
