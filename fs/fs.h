@@ -22,14 +22,23 @@
  *     config                   -r--r--r--  effective configuration, normalized YAML
  *     status                   -r--r--r--  JSON: npus {total, allocated, free, isolated,
  *                                          unavailable (on cordoned/unreachable servers)},
- *                                          which sum to total; servers, jobs by state,
- *                                          utilization (0-1),
+ *                                          which sum to total; servers {total,
+ *                                          schedulable, unknown, ready, cordoned,
+ *                                          draining, unreachable} (the states sum to
+ *                                          total), jobs by state, utilization (0-1),
  *                                          event_seq
- *     topology.json            -r--r--r--  JSON: switches, servers with per-NPU state
+ *     topology.json            -r--r--r--  JSON: switches, servers (state, schedulable,
+ *                                          npus_free, npu_counts) with per-NPU health,
+ *                                          isolated, isolation, fault, job, rank and
+ *                                          state (allocated|free|isolated|unavailable).
+ *                                          Every file takes an NPU's state and a
+ *                                          server's state from sched_npu_use() and
+ *                                          sched_server_condition(): they agree
  *     metrics                  -r--r--r--  Prometheus text format (see
- *                                          sched_render_metrics(): per-queue used NPUs
- *                                          and pending jobs, preemption, backfill,
- *                                          timeout and resize counters)
+ *                                          sched_render_metrics(): NPUs and servers by
+ *                                          state, ascendfs_npu_state per NPU, per-queue
+ *                                          used NPUs and pending jobs, preemption,
+ *                                          backfill, timeout and resize counters)
  *     events                   -r--r--r--  JSON lines {seq, time, kind, job, server, npu,
  *                                          state, reason}; seq counts up by one; the
  *                                          newest event_history (65,536) are
@@ -59,6 +68,7 @@
  *                                          per NPU, "-" for none; health may carry
  *                                          ",isolated:<alarm|fault|manual>"
  *     info                     -r--r--r--  JSON: host_ip, type, switch, super pod, state,
+ *                                          npus_free and npu_counts (as topology.json),
  *                                          heartbeat_age_sec
  *     jobs                     -r--r--r--  what this server's agent must run: "# ..." then
  *                                          "<job> <generation> <msrun|per-rank> <node_rank>
@@ -145,7 +155,9 @@
  *                                          not yet reported its processes gone),
  *                                          generation, restarts, restarts_not_counted,
  *                                          resume_scan_pending, placement, timestamps
- *                                          (RFC 3339, UTC), ranktable_status
+ *                                          (RFC 3339, UTC: `started` is the first
+ *                                          generation's start, `generation_started` the
+ *                                          current one's), ranktable_status
  *                                          ("completed", "initializing", null when not
  *                                          placed) and ranktable_waiting_for (what it
  *                                          waits for, null when nothing); "usage" once
@@ -178,6 +190,18 @@
  *                                          ASCEND_RT_VISIBLE_DEVICES, DEVICE_ID = local
  *                                          rank (dynamic mode)
  *       events                 -r--r--r--  this job's lines of cluster/events
+ *       history                -r--r--r--  JSON lines, one per generation, oldest first
+ *                                          (sacct's steps): generation, state (running,
+ *                                          stopping, or how it ended: completed, failed,
+ *                                          node_fail, preempted, timeout, cancelled,
+ *                                          resized, requeued), start, end, elapsed_sec,
+ *                                          npus, placement [{server, device_ids,
+ *                                          first_rank}], exit_code, reason; see
+ *                                          sched_render_job_history(). Saved with the
+ *                                          job (survives restarts and kill -9) and
+ *                                          readable after it ends, until its record is
+ *                                          dropped; the first generation and the newest
+ *                                          31 are kept (SCHED_JOB_RUNS_MAX)
  *       error                  -r--r--r--  why it was rejected, failed or timed out (also
  *                                          while it stops towards failed or timeout);
  *                                          for a placed job whose rank table is not
@@ -261,6 +285,7 @@ enum fs_node_kind {
 	FS_JOB_RANKS_DIR,
 	FS_JOB_RANK_ENV,
 	FS_JOB_EVENTS,
+	FS_JOB_HISTORY,
 	FS_JOB_ERROR,
 	FS_JOB_CTL,
 };
@@ -439,7 +464,7 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
  * inside the mount), and the
  * notifier, which announces the daemon's own changes to inotify watchers by operating
  * on the mount (truncate to the same size -> IN_MODIFY on status, status.json,
- * ranktable.json, env, events, nodes/<server>/jobs; utimensat -> IN_ATTRIB on jobs/
+ * ranktable.json, env, events, history, nodes/<server>/jobs; utimensat -> IN_ATTRIB on jobs/
  * when a job appears, goes or changes state; the daemon treats these requests as
  * no-ops). Call after the mount is up. Returns 0 or -errno.
  */

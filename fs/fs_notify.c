@@ -347,6 +347,8 @@ static void collect(struct fs_ctx *ctx, struct pokes *p, uint64_t *cluster_seen)
 		if (announce) {
 			j->notified_state = (int)j->state + 1; /* 0 = never announced */
 			poke_add(p, ctx->mount_path, "/jobs/%s/status", j->name);
+			/* a generation began or ended: its history has a new line or an end */
+			poke_add(p, ctx->mount_path, "/jobs/%s/history", j->name);
 			/* the agents of its servers: what they must run changed */
 			for (size_t k = 0; k < j->slice_count; k++)
 				poke_add(p, ctx->mount_path, "/nodes/%s/jobs",

@@ -130,7 +130,8 @@ static const struct {
 	{ "spec", FS_JOB_SPEC }, { "status", FS_JOB_STATUS },
 	{ "status.json", FS_JOB_STATUS_JSON }, { "ranktable.json", FS_JOB_RANKTABLE },
 	{ "env", FS_JOB_ENV }, { "hosts", FS_JOB_HOSTS_DIR }, { "ranks", FS_JOB_RANKS_DIR },
-	{ "events", FS_JOB_EVENTS }, { "error", FS_JOB_ERROR }, { "ctl", FS_JOB_CTL },
+	{ "events", FS_JOB_EVENTS }, { "history", FS_JOB_HISTORY }, { "error", FS_JOB_ERROR },
+	{ "ctl", FS_JOB_CTL },
 };
 
 #define LOOKUP(table, name, out)                                                     \
@@ -572,6 +573,8 @@ int fs_render(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec, ch
 		return sched_render_rank_env(c, j, p->rank, &rc, ret, ret_len);
 	case FS_JOB_EVENTS:
 		return sched_render_events(c, j->name, ret, ret_len);
+	case FS_JOB_HISTORY:
+		return sched_render_job_history(c, j, ret, ret_len);
 	case FS_JOB_ERROR:
 		/* a failure or time-out is known while the job still stops */
 		if (j->state == SCHED_JOB_REJECTED || j->state == SCHED_JOB_FAILED ||

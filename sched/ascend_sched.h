@@ -183,6 +183,58 @@ struct sched_job_usage {
 	uint64_t memory_bytes;
 };
 
+/*
+ * ---- job history (sched_history.c) ----
+ * One record per generation of a job (Slurm's sacct shows a job's steps the same way):
+ * where it ran (servers by name and device ids, so a record outlives a changed
+ * inventory), when it began and ended, how it ended and why, and the exit status its
+ * agents reported. A record is opened when a generation begins (sched_job_begin_generation)
+ * and closed when the generation ends: a fault, a task fault, a resize, a preemption, a
+ * time limit, cancel or completion. Records are kept with the job (saved in its state
+ * document) until its record is dropped: the first generation and the newest
+ * SCHED_JOB_RUNS_MAX - 1; the ones between are counted in runs_dropped.
+ */
+#define SCHED_JOB_RUNS_MAX 32
+
+/* How a generation ended; names are sacct's State words in lowercase. */
+enum sched_run_end {
+	SCHED_RUN_OPEN,		/* still running (or stopping: `end` not reached yet) */
+	SCHED_RUN_COMPLETED,	/* every process exited 0, or `complete` */
+	SCHED_RUN_FAILED,	/* a process exited non-zero (task fault), or the job failed */
+	SCHED_RUN_NODE_FAIL,	/* an NPU fault or a lost server took its NPUs (recovered) */
+	SCHED_RUN_PREEMPTED,	/* stopped for a higher-priority job or a reclaim */
+	SCHED_RUN_TIMEOUT,	/* stopped at its time_limit */
+	SCHED_RUN_CANCELLED,	/* cancelled by its owner or root */
+	SCHED_RUN_RESIZED,	/* an elastic job grew or shrank: the next generation follows */
+	SCHED_RUN_REQUEUED,	/* taken off its NPUs to wait again (the inventory changed) */
+	SCHED_RUN_END_COUNT
+};
+
+/* sched_run_end_name() - "running", "completed", "failed", "node_fail", ... (static). */
+const char *sched_run_end_name(enum sched_run_end e);
+
+/* One server's share of a generation, by name. */
+struct sched_run_slice {
+	char server[CONF_NAME_MAX + 1];
+	unsigned npu_count;
+	unsigned first_rank;
+	unsigned device_ids[CONF_SERVER_NPUS_MAX]; /* ascending physical ids */
+};
+
+/* One generation of a job. */
+struct sched_job_run {
+	unsigned generation;
+	uint64_t start_usec;		/* when it began */
+	uint64_t end_usec;		/* when it ended; 0 while open */
+	enum sched_run_end end;		/* SCHED_RUN_OPEN until it ends (a stopping job's
+					 * generation has its cause here before end_usec) */
+	bool has_exit;			/* an agent reported an exit status for it */
+	int exit_code;			/* the first non-zero one, else 0 */
+	char *reason;			/* owned: why it ended (the job's reason then), NULL */
+	struct sched_run_slice *slices;	/* owned, slice_count entries, rank order */
+	size_t slice_count;
+};
+
 struct sched_job {
 	/* fields a scheduling pass reads for every pending job, kept on one cache line */
 	enum sched_job_state state;
@@ -253,6 +305,13 @@ struct sched_job {
 					 * msrun, per rank for per-rank), exited with status 0 */
 	size_t exited_count;		/* entries of exited_ok */
 	unsigned exits_generation;	/* generation exited_ok belongs to */
+	uint64_t first_start_usec;	/* when the first generation began (status.json's
+					 * `started`; start_usec is the current run's) */
+	struct sched_job_run *runs;	/* owned: the job's history (sched_history.c), oldest
+					 * first, run_count entries: the first generation and
+					 * the newest SCHED_JOB_RUNS_MAX - 1 */
+	size_t run_count;
+	unsigned runs_dropped;		/* generations dropped between runs[0] and runs[1] */
 	uint64_t version;		/* bumped on every change (cache key for readers) */
 	uint64_t notified_version;	/* for the embedding program: what it last announced */
 	uint64_t saved_version;		/* for the embedding program's store: what it saved */
@@ -337,6 +396,11 @@ struct sched_cluster {
 	bool track_removals;
 	bool removed_overflow;		/* a serial could not be recorded (no memory): the
 					 * store must compare all of its records */
+	const struct sched_job *subject_job; /* while set (by a fault's handler): the job
+					 * whose events are about subject_server and
+					 * subject_npu (-1 = no one NPU), as their reasons say */
+	const char *subject_server;
+	int subject_npu;
 	bool check_invariants;		/* run sched_check_invariants() after every job
 					 * transition and abort on a breach (tests; on by
 					 * default in debug builds) */
@@ -722,6 +786,59 @@ bool sched_server_is_suspect(const struct sched_cluster *c, const struct sched_s
 bool sched_server_is_schedulable(const struct sched_cluster *c, const struct sched_server *s);
 
 /*
+ * ---- one answer per fact, for every view (sched_cluster.c) ----
+ * cluster/status, metrics, topology.json, nodes/<server>/{info,npus,health} and
+ * queues/<q>/status all take an NPU's use and a server's state from these, so that no
+ * two files can disagree about them.
+ */
+
+/* What an NPU is doing now: every NPU is in exactly one. */
+enum sched_npu_use {
+	SCHED_NPU_ALLOCATED,	/* held by a job (stopping ones too; an Alarm NPU its job
+				 * keeps is allocated, and isolated:alarm besides) */
+	SCHED_NPU_FREE,		/* new work may use it now */
+	SCHED_NPU_ISOLATED,	/* not held, isolated or not healthy (a lost server's NPUs
+				 * are isolated too) */
+	SCHED_NPU_UNAVAILABLE,	/* healthy and not held, but its server takes no new work:
+				 * cordoned, draining, or never reported with require_agent */
+	SCHED_NPU_USE_COUNT
+};
+
+/* sched_npu_use_name() - "allocated", "free", "isolated", "unavailable" (static). */
+const char *sched_npu_use_name(enum sched_npu_use u);
+
+/* sched_npu_use() - the use of NPU @n (borrowed) of server @s (borrowed) of @c. */
+enum sched_npu_use sched_npu_use(const struct sched_cluster *c, const struct sched_server *s,
+				 const struct sched_npu *n);
+
+/* NPUs by use; by_use[] sums to total. */
+struct sched_npu_counts {
+	unsigned total;
+	unsigned by_use[SCHED_NPU_USE_COUNT];
+};
+
+/* sched_npu_count() - fill @ret for server @server (index), or the cluster when < 0. */
+void sched_npu_count(const struct sched_cluster *c, int server, struct sched_npu_counts *ret);
+
+/* A server's state as every view shows it: one word, the first that holds. */
+enum sched_server_condition {
+	SCHED_SERVER_IS_UNKNOWN,	/* never reported */
+	SCHED_SERVER_IS_READY,		/* reported, takes work */
+	SCHED_SERVER_IS_CORDONED,	/* admin: no new work */
+	SCHED_SERVER_IS_DRAINING,	/* admin: no new work, running jobs stay */
+	SCHED_SERVER_IS_UNREACHABLE,	/* heartbeat lost (cordoned or not) */
+	SCHED_SERVER_CONDITION_COUNT
+};
+
+/* sched_server_condition() - the state of @s: unreachable, draining, cordoned, ready or
+ * unknown, in that order of precedence. */
+enum sched_server_condition sched_server_condition(const struct sched_server *s);
+
+/* sched_server_condition_name() - "unknown", "ready", "cordoned", "draining",
+ * "unreachable" (static). */
+const char *sched_server_condition_name(enum sched_server_condition k);
+
+/*
  * sched_place() - find a placement for @npus NPUs without changing anything.
  * Follows design.md §5: a request that fits one server stays on one server (910 ring
  * preferences, 910B best fit, A3 whole pairs); larger requests take whole servers,
@@ -942,24 +1059,51 @@ int sched_render_rank_env(const struct sched_cluster *c, const struct sched_job 
  * its processes gone; else []); generation, restarts (counted against max_restarts),
  * restarts_not_counted (recoveries of the same incident as a counted one,
  * sched_health.c), resume_scan_pending (the generation waits for its checkpoint_dir to
- * be read), npus_allocated, placement, MS_SCHED host/port, checkpoint, timestamps.
+ * be read), npus_allocated, placement, MS_SCHED host/port, checkpoint, timestamps:
+ * submitted, started (when the first generation began; never moved by a later one),
+ * generation_started (when the current generation began; null while unplaced), ended,
+ * changed.
  */
 int sched_render_job_status_json(const struct sched_cluster *c, const struct sched_job *j,
 				 char **ret, size_t *ret_len);
+
+/*
+ * sched_render_job_history() - the job's history as JSON lines, one object per kept
+ * generation, oldest first (the first generation, then the newest SCHED_JOB_RUNS_MAX - 1:
+ * a gap in "generation" shows dropped ones): job, generation, state ("running",
+ * "stopping", or how it ended: sched_run_end_name()), start and end (RFC 3339, end null
+ * while open), elapsed_sec (integer seconds, null while open), npus, placement
+ * ([{server, device_ids, first_rank}]), exit_code (the first non-zero status an agent
+ * reported, 0, or null when none reported) and reason (why it ended, null while open).
+ * Empty for a job that never ran.
+ */
+int sched_render_job_history(const struct sched_cluster *c, const struct sched_job *j,
+			     char **ret, size_t *ret_len);
 
 /* sched_render_events() - JSON lines of events (all when @job is NULL, else that job's). */
 int sched_render_events(const struct sched_cluster *c, const char *job, char **ret,
 			size_t *ret_len);
 
-/* sched_render_cluster_status() - JSON: NPUs total/allocated/free/isolated, jobs by state. */
+/*
+ * sched_render_cluster_status() - JSON: npus {total, and by sched_npu_use(): allocated,
+ * free, isolated, unavailable}, servers {total, schedulable, and by
+ * sched_server_condition()}, jobs by state, utilization, event_seq.
+ */
 int sched_render_cluster_status(const struct sched_cluster *c, char **ret, size_t *ret_len);
 
-/* sched_render_topology() - JSON: switches, super pods, servers, per-NPU state. */
+/*
+ * sched_render_topology() - JSON: switches, super pods, servers (state by
+ * sched_server_condition(), schedulable, npus_free and npu_counts by sched_npu_use()),
+ * per NPU: device_ip, hccs_group, health, isolated, isolation, fault (while isolated,
+ * else null), job, rank, state (sched_npu_use_name()).
+ */
 int sched_render_topology(const struct sched_cluster *c, char **ret, size_t *ret_len);
 
 /*
  * sched_render_metrics() - Prometheus text exposition format: NPU health
- * (npu_chip_info_health_status), NPUs and jobs by state, servers by state, counters
+ * (npu_chip_info_health_status), ascendfs_npu_state{id,node,state,isolation} 1 per NPU,
+ * ascendfs_npus by state (total and sched_npu_use(), which sum to it), jobs by state,
+ * ascendfs_servers by sched_server_condition(), counters
  * ascendfs_{recoveries,preemptions,backfilled,timeouts,resizes,events}_total, per queue
  * ascendfs_queue_used_npus and ascendfs_queue_pending_jobs.
  */
@@ -971,7 +1115,8 @@ int sched_render_server_npus(const struct sched_cluster *c, unsigned server, cha
 			     size_t *ret_len);
 
 /*
- * sched_render_server_info() - JSON: host_ip, type, switch, super pod, heartbeat age
+ * sched_render_server_info() - JSON: host_ip, type, switch, super pod, state and
+ * schedulable, npus_free and npu_counts (as sched_render_topology()), heartbeat age
  * ("heartbeat_age_sec", null before the first report), "agent" (the agent of the last
  * accepted report that named one, or null), and "last_refused_report":
  * {"reason", "age_sec"} of the last refused health report since the last accepted one,

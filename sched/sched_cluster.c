@@ -279,6 +279,74 @@ bool sched_server_is_schedulable(const struct sched_cluster *c, const struct sch
 	return true;
 }
 
+static const char *const npu_use_names[SCHED_NPU_USE_COUNT] = {
+	[SCHED_NPU_ALLOCATED] = "allocated",
+	[SCHED_NPU_FREE] = "free",
+	[SCHED_NPU_ISOLATED] = "isolated",
+	[SCHED_NPU_UNAVAILABLE] = "unavailable",
+};
+
+const char *sched_npu_use_name(enum sched_npu_use u)
+{
+	if ((unsigned)u >= SCHED_NPU_USE_COUNT)
+		return "unknown";
+	return npu_use_names[u];
+}
+
+enum sched_npu_use sched_npu_use(const struct sched_cluster *c, const struct sched_server *s,
+				 const struct sched_npu *n)
+{
+	/* the order is the rule: held beats isolated (an Alarm NPU its job keeps), isolated
+	 * beats the server's state (a lost server's NPUs are isolated themselves) */
+	if (n->job)
+		return SCHED_NPU_ALLOCATED;
+	if (n->isolated || (n->health != SCHED_HEALTH_OK && n->health != SCHED_HEALTH_WARNING))
+		return SCHED_NPU_ISOLATED;
+	if (!sched_server_is_schedulable(c, s))
+		return SCHED_NPU_UNAVAILABLE;
+	return SCHED_NPU_FREE;
+}
+
+void sched_npu_count(const struct sched_cluster *c, int server, struct sched_npu_counts *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	for (size_t i = 0; i < c->server_count; i++) {
+		const struct sched_server *s = &c->servers[i];
+
+		if (server >= 0 && (size_t)server != i)
+			continue;
+		for (unsigned d = 0; d < s->conf->npu_count; d++)
+			ret->by_use[sched_npu_use(c, s, &s->npus[d])]++;
+		ret->total += s->conf->npu_count;
+	}
+}
+
+static const char *const server_condition_names[SCHED_SERVER_CONDITION_COUNT] = {
+	[SCHED_SERVER_IS_UNKNOWN] = "unknown",
+	[SCHED_SERVER_IS_READY] = "ready",
+	[SCHED_SERVER_IS_CORDONED] = "cordoned",
+	[SCHED_SERVER_IS_DRAINING] = "draining",
+	[SCHED_SERVER_IS_UNREACHABLE] = "unreachable",
+};
+
+const char *sched_server_condition_name(enum sched_server_condition k)
+{
+	if ((unsigned)k >= SCHED_SERVER_CONDITION_COUNT)
+		return "unknown";
+	return server_condition_names[k];
+}
+
+enum sched_server_condition sched_server_condition(const struct sched_server *s)
+{
+	if (s->state == SCHED_SERVER_UNREACHABLE)
+		return SCHED_SERVER_IS_UNREACHABLE;
+	if (s->draining)
+		return SCHED_SERVER_IS_DRAINING;
+	if (s->cordoned)
+		return SCHED_SERVER_IS_CORDONED;
+	return s->state == SCHED_SERVER_READY ? SCHED_SERVER_IS_READY : SCHED_SERVER_IS_UNKNOWN;
+}
+
 void sched_server_recount(struct sched_server *s)
 {
 	struct sched_job *seen[CONF_SERVER_NPUS_MAX];

@@ -109,6 +109,7 @@ static void recover_hit_jobs(struct sched_cluster *c, struct sched_server *s, ui
 
 	for (size_t i = 0; i < n; i++) {
 		char reason[SCHED_REASON_MAX];
+		int npu = -1;
 
 		if (hit[i]->state != SCHED_JOB_RUNNING)
 			continue;
@@ -123,10 +124,14 @@ static void recover_hit_jobs(struct sched_cluster *c, struct sched_server *s, ui
 				snprintf(reason, sizeof(reason), "NPU %u of %s: %s", d,
 					 s->conf->name,
 					 np->fault);
+				npu = (int)d;
 				break;
 			}
 		}
+		/* its events carry the server and NPU their reasons name */
+		sched_job_subject(c, hit[i], s->conf->name, npu);
 		sched_job_recover(c, hit[i], now_usec, reason);
+		sched_job_subject(c, NULL, NULL, -1);
 	}
 }
 
@@ -167,6 +172,10 @@ static bool apply_level(struct sched_cluster *c, struct sched_server *s, struct 
 	char fault[sizeof(n->fault)];
 
 	n->health = (enum sched_health)level;
+	/* every view shows the health: a change no event announces (OK again while
+	 * isolated manually) must still move the version readers cache by */
+	if (old != n->health)
+		c->version++;
 	switch (level) {
 	case CONF_HEALTH_OK:
 		if (old != SCHED_HEALTH_OK && n->isolation == SCHED_ISOLATION_NONE)

@@ -31,6 +31,14 @@ void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
 			  enum sched_job_state to, enum sched_event_kind kind, uint64_t now_usec,
 			  const char *reason);
 
+/*
+ * sched_job_subject() - until sched_job_subject(c, NULL, NULL, -1): the events of @j
+ * that sched_job_transition() adds name server @server (borrowed, must outlive the
+ * subject) and NPU @npu (-1 = none), because their reasons do (a fault's recovery).
+ */
+void sched_job_subject(struct sched_cluster *c, const struct sched_job *j, const char *server,
+		       int npu);
+
 /* sched_alloc_apply() - give @j the NPUs of @slices (stolen array of @count). */
 void sched_alloc_apply(struct sched_cluster *c, struct sched_job *j, struct sched_slice *slices,
 		       size_t count);
@@ -226,6 +234,27 @@ void sched_place_begin(struct sched_cluster *c, uint64_t now_usec);
 
 /* sched_server_recount() - recompute a server's free NPUs and job count. */
 void sched_server_recount(struct sched_server *s);
+
+/*
+ * ---- job history (sched_history.c) ----
+ * sched_history_note() - called by sched_job_transition() for every change of @j from
+ * @from to @to (by an event of @kind), after j->reason is set: closes the record of the
+ * generation that ended (with j->reason) and opens the record of one that began.
+ * Never fails: without memory a generation goes unrecorded.
+ * sched_history_note_exit() - an agent reported exit status @code for a process of
+ * @j's current generation (the first non-zero status is kept).
+ * sched_history_free() - free j->runs. sched_job_run_release() - free what @r owns.
+ * sched_run_end_from_name() - the enum of a sched_run_end_name(), or -1.
+ */
+void sched_history_note(struct sched_cluster *c, struct sched_job *j, enum sched_job_state from,
+			enum sched_job_state to, enum sched_event_kind kind, uint64_t now_usec);
+void sched_history_note_exit(struct sched_job *j, int code);
+/* sched_history_restored() - a running or stopping job restored from a record written
+ * before histories were kept gets the record of its current generation. */
+void sched_history_restored(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec);
+void sched_history_free(struct sched_job *j);
+void sched_job_run_release(struct sched_job_run *r);
+int sched_run_end_from_name(const char *name);
 
 /* sched_reason() - snprintf into a SCHED_REASON_MAX buffer. */
 void sched_reason(char *reason, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -95,6 +95,8 @@ void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
 	j->change_usec = now_usec;
 	if (to == SCHED_JOB_RUNNING && from != SCHED_JOB_RUNNING)
 		j->start_usec = now_usec;
+	if (to == SCHED_JOB_RUNNING && !j->first_start_usec)
+		j->first_start_usec = now_usec;
 	/* run time for time_limit: counts while the job holds NPUs */
 	if (state_runs(to) && (from == SCHED_JOB_NONE || !state_runs(from)))
 		j->run_since_usec = now_usec;
@@ -113,13 +115,19 @@ void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
 	}
 	if (sched_job_state_is_terminal(to))
 		j->end_usec = now_usec;
+	sched_history_note(c, j, from, to, kind, now_usec);
 	j->version++;
 	/* A pending job that stays pending with a new reason is not worth an event each pass. */
 	if (from == to && from == SCHED_JOB_PENDING) {
 		c->version++;
 		return;
 	}
-	sched_event_add(c, now_usec, kind, j, NULL, -1, "%s", j->reason);
+	/* a placement's reason names where it went, not the fault it came from */
+	if (c->subject_job == j && kind != SCHED_EV_PLACED)
+		sched_event_add(c, now_usec, kind, j, c->subject_server, c->subject_npu, "%s",
+				j->reason);
+	else
+		sched_event_add(c, now_usec, kind, j, NULL, -1, "%s", j->reason);
 	if (c->check_invariants) {
 		char why[SCHED_REASON_MAX];
 
@@ -130,6 +138,14 @@ void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
 			abort();
 		}
 	}
+}
+
+void sched_job_subject(struct sched_cluster *c, const struct sched_job *j, const char *server,
+		       int npu)
+{
+	c->subject_job = j;
+	c->subject_server = j ? server : NULL;
+	c->subject_npu = j ? npu : -1;
 }
 
 /*
@@ -242,6 +258,7 @@ void sched_job_free(struct sched_job *j)
 	free(j->resume_path);
 	free(j->exited_ok);
 	free(j->usage);
+	sched_history_free(j);
 	free(j);
 }
 
@@ -967,6 +984,7 @@ int sched_job_process_exit(struct sched_cluster *c, const char *name, uid_t uid,
 		j->exited_count = count;
 		j->exits_generation = j->generation;
 	}
+	sched_history_note_exit(j, code);
 	if (code != 0) {
 		char why[SCHED_REASON_MAX];
 
@@ -975,7 +993,12 @@ int sched_job_process_exit(struct sched_cluster *c, const char *name, uid_t uid,
 				 server, code);
 		else
 			snprintf(why, sizeof(why), "msrun on %s exited with status %d", server, code);
+		/* the restart's events name the server (and for a rank, its NPU) */
+		sched_job_subject(c, j, c->servers[j->slices[slice].server].conf->name,
+				  per_rank ? (int)j->slices[slice].device_ids[rank -
+						(int)j->slices[slice].first_rank] : -1);
 		sched_job_restart(c, j, now_usec, why, (int)j->slices[slice].server);
+		sched_job_subject(c, NULL, NULL, -1);
 		if (j->state != SCHED_JOB_RUNNING && j->state != SCHED_JOB_STOPPING)
 			sched_schedule(c, now_usec); /* it failed, and its NPUs are free */
 		return 0;

@@ -940,10 +940,71 @@ int sched_render_job_status_json(const struct sched_cluster *c, const struct sch
 		jset(o, "usage", u);
 	}
 	set_time(o, "submitted", j->submit_usec);
-	set_time(o, "started", j->start_usec);
+	/* the first start stays; each generation's own is in the history */
+	set_time(o, "started", j->first_start_usec);
+	set_time(o, "generation_started", j->slice_count ? j->generation_usec : 0);
 	set_time(o, "ended", j->end_usec);
 	set_time(o, "changed", j->change_usec);
 	return json_finish(o, ret, ret_len, JSON_INDENT(2));
+}
+
+static json_t *run_json(const struct sched_job *j, const struct sched_job_run *r)
+{
+	json_t *o = json_object(), *place = json_array();
+	unsigned npus = 0;
+
+	for (size_t i = 0; i < r->slice_count; i++) {
+		const struct sched_run_slice *sl = &r->slices[i];
+		json_t *e = json_object(), *ids = json_array();
+
+		for (unsigned k = 0; k < sl->npu_count; k++)
+			jpush(ids, json_integer(sl->device_ids[k]));
+		jset(e, "server", jstr(sl->server));
+		jset(e, "device_ids", ids);
+		jset(e, "first_rank", json_integer(sl->first_rank));
+		jpush(place, e);
+		npus += sl->npu_count;
+	}
+	jset(o, "job", jstr(j->name));
+	jset(o, "generation", json_integer(r->generation));
+	/* a generation whose processes are being stopped has its cause but no end yet */
+	jset(o, "state", jstr(r->end_usec		? sched_run_end_name(r->end) :
+			      r->end != SCHED_RUN_OPEN ? "stopping" :
+							 "running"));
+	set_time(o, "start", r->start_usec);
+	set_time(o, "end", r->end_usec);
+	jset(o, "elapsed_sec", r->end_usec ? json_integer((json_int_t)((r->end_usec >
+								r->start_usec ?
+							r->end_usec - r->start_usec : 0) /
+							       1000000u)) :
+					     json_null());
+	jset(o, "npus", json_integer(npus));
+	jset(o, "placement", place);
+	jset(o, "exit_code", r->has_exit ? json_integer(r->exit_code) : json_null());
+	jset(o, "reason", r->reason ? jstr(r->reason) : json_null());
+	return o;
+}
+
+int sched_render_job_history(const struct sched_cluster *c, const struct sched_job *j,
+			     char **ret, size_t *ret_len)
+{
+	struct buf b = { 0 };
+
+	(void)c;
+	for (size_t i = 0; i < j->run_count && !b.err; i++) {
+		json_t *o = run_json(j, &j->runs[i]);
+		char *line = o && !json_failed ? json_dumps(o, JSON_COMPACT) : NULL;
+
+		json_failed = 0;
+		json_decref(o);
+		if (!line) {
+			b.err = -ENOMEM;
+			break;
+		}
+		buf_printf(&b, "%s\n", line);
+		free(line);
+	}
+	return buf_finish(&b, ret, ret_len);
 }
 
 static json_t *event_json(const struct sched_event *e)
@@ -1003,69 +1064,39 @@ int sched_render_events(const struct sched_cluster *c, const char *job, char **r
 	return buf_finish(&b, ret, ret_len);
 }
 
-static unsigned count_isolated(const struct sched_cluster *c)
+/* {total, allocated, free, isolated, unavailable} of server @server, or all when < 0 */
+static json_t *npu_counts_json(const struct sched_cluster *c, int server)
 {
-	unsigned n = 0;
+	struct sched_npu_counts n;
+	json_t *o = json_object();
 
-	for (size_t i = 0; i < c->server_count; i++)
-		for (unsigned d = 0; d < c->servers[i].conf->npu_count; d++)
-			n += c->servers[i].npus[d].isolated;
-	return n;
-}
-
-/* NPUs new work could use now: placeable, on schedulable servers. */
-static unsigned count_free(const struct sched_cluster *c)
-{
-	unsigned n = 0;
-
-	for (size_t i = 0; i < c->server_count; i++)
-		if (sched_server_is_schedulable(c, &c->servers[i]))
-			n += c->servers[i].npus_free;
-	return n;
+	sched_npu_count(c, server, &n);
+	jset(o, "total", json_integer(n.total));
+	for (int u = 0; u < SCHED_NPU_USE_COUNT; u++)
+		jset(o, sched_npu_use_name(u), json_integer(n.by_use[u]));
+	return o;
 }
 
 int sched_render_cluster_status(const struct sched_cluster *c, char **ret, size_t *ret_len)
 {
-	json_t *o = json_object(), *npus = json_object(), *jobs = json_object(),
-	       *servers = json_object();
+	json_t *o = json_object(), *jobs = json_object(), *servers = json_object();
 	unsigned by_state[SCHED_JOB_STATE_COUNT] = { 0 };
-	unsigned free_npus = 0, isolated = 0, unavailable = 0;
-	unsigned cordoned = 0, unreachable = 0, schedulable = 0;
+	unsigned by_cond[SCHED_SERVER_CONDITION_COUNT] = { 0 }, schedulable = 0;
 
 	for (size_t i = 0; i < c->job_count; i++)
 		by_state[c->jobs[i]->state]++;
-	/* every NPU is in exactly one of allocated, free, isolated, unavailable */
 	for (size_t i = 0; i < c->server_count; i++) {
-		const struct sched_server *s = &c->servers[i];
-		bool ok = sched_server_is_schedulable(c, s);
-
-		schedulable += ok;
-		cordoned += s->cordoned || s->draining;
-		unreachable += s->state == SCHED_SERVER_UNREACHABLE;
-		for (unsigned d = 0; d < s->conf->npu_count; d++) {
-			const struct sched_npu *n = &s->npus[d];
-
-			if (n->job)
-				continue;
-			if (!sched_npu_is_placeable(n))
-				isolated++;
-			else if (!ok)
-				unavailable++;
-			else
-				free_npus++;
-		}
+		schedulable += sched_server_is_schedulable(c, &c->servers[i]);
+		by_cond[sched_server_condition(&c->servers[i])]++;
 	}
 	jset(o, "cluster", jstr(c->conf->name));
-	jset(npus, "total", json_integer(c->npus_total));
-	jset(npus, "allocated", json_integer(c->npus_allocated));
-	jset(npus, "free", json_integer(free_npus));
-	jset(npus, "isolated", json_integer(isolated));
-	jset(npus, "unavailable", json_integer(unavailable));
-	jset(o, "npus", npus);
+	/* every NPU is in exactly one of allocated, free, isolated, unavailable */
+	jset(o, "npus", npu_counts_json(c, -1));
 	jset(servers, "total", json_integer((json_int_t)c->server_count));
 	jset(servers, "schedulable", json_integer(schedulable));
-	jset(servers, "cordoned", json_integer(cordoned));
-	jset(servers, "unreachable", json_integer(unreachable));
+	/* every server is in exactly one state */
+	for (int k = 0; k < SCHED_SERVER_CONDITION_COUNT; k++)
+		jset(servers, sched_server_condition_name(k), json_integer(by_cond[k]));
 	jset(o, "servers", servers);
 	for (int st = 0; st < SCHED_JOB_STATE_COUNT; st++)
 		jset(jobs, sched_job_state_name(st), json_integer(by_state[st]));
@@ -1078,13 +1109,16 @@ int sched_render_cluster_status(const struct sched_cluster *c, char **ret, size_
 
 static const char *server_state_name(const struct sched_server *s)
 {
-	if (s->state == SCHED_SERVER_UNREACHABLE)
-		return "unreachable";
-	if (s->draining)
-		return "draining";
-	if (s->cordoned)
-		return "cordoned";
-	return s->state == SCHED_SERVER_READY ? "ready" : "unknown";
+	return sched_server_condition_name(sched_server_condition(s));
+}
+
+/* Free NPUs of server @server as every view counts them (0 on a cordoned server). */
+static unsigned server_npus_free(const struct sched_cluster *c, unsigned server)
+{
+	struct sched_npu_counts n;
+
+	sched_npu_count(c, (int)server, &n);
+	return n.by_use[SCHED_NPU_FREE];
 }
 
 int sched_render_topology(const struct sched_cluster *c, char **ret, size_t *ret_len)
@@ -1120,6 +1154,9 @@ int sched_render_topology(const struct sched_cluster *c, char **ret, size_t *ret
 								      cs->npu_count)));
 			jset(ne, "health", jstr(sched_health_name(n->health)));
 			jset(ne, "isolated", json_boolean(n->isolated));
+			jset(ne, "isolation", jstr(sched_isolation_name(n->isolation)));
+			jset(ne, "fault", n->isolated && n->fault[0] ? jstr(n->fault) : json_null());
+			jset(ne, "state", jstr(sched_npu_use_name(sched_npu_use(c, s, n))));
 			jset(ne, "job", n->job ? jstr(n->job->name) : json_null());
 			jset(ne, "rank", n->job ? json_integer(n->rank) : json_null());
 			jpush(npus, ne);
@@ -1133,7 +1170,9 @@ int sched_render_topology(const struct sched_cluster *c, char **ret, size_t *ret
 		jset(e, "super_pod",
 				    cs->super_pod ? jstr(cs->super_pod) : json_null());
 		jset(e, "state", jstr(server_state_name(s)));
-		jset(e, "npus_free", json_integer(s->npus_free));
+		jset(e, "schedulable", json_boolean(sched_server_is_schedulable(c, s)));
+		jset(e, "npus_free", json_integer(server_npus_free(c, (unsigned)i)));
+		jset(e, "npu_counts", npu_counts_json(c, (int)i));
 		jset(e, "npus", npus);
 		jpush(servers, e);
 	}
@@ -1165,13 +1204,32 @@ int sched_render_metrics(const struct sched_cluster *c, uint64_t now_usec, char 
 									     1 :
 									     0);
 	}
-	buf_printf(&b, "# HELP ascendfs_npus NPUs by allocation state\n"
-		       "# TYPE ascendfs_npus gauge\n"
-		       "ascendfs_npus{state=\"total\"} %u\n"
-		       "ascendfs_npus{state=\"allocated\"} %u\n"
-		       "ascendfs_npus{state=\"free\"} %u\n"
-		       "ascendfs_npus{state=\"isolated\"} %u\n",
-		   c->npus_total, c->npus_allocated, count_free(c), count_isolated(c));
+	/* one sample per NPU with its use and isolation, as topology.json says them */
+	buf_printf(&b, "# HELP ascendfs_npu_state NPU use (allocated, free, isolated, "
+		       "unavailable) and isolation (none, alarm, fault, manual): 1 per NPU\n"
+		       "# TYPE ascendfs_npu_state gauge\n");
+	for (size_t i = 0; i < c->server_count; i++) {
+		const struct sched_server *s = &c->servers[i];
+
+		for (unsigned d = 0; d < s->conf->npu_count; d++)
+			buf_printf(&b, "ascendfs_npu_state{id=\"%u\",node=\"%s\",state=\"%s\","
+				       "isolation=\"%s\"} 1\n",
+				   d, s->conf->name,
+				   sched_npu_use_name(sched_npu_use(c, s, &s->npus[d])),
+				   sched_isolation_name(s->npus[d].isolation));
+	}
+	{
+		struct sched_npu_counts n;
+
+		sched_npu_count(c, -1, &n);
+		buf_printf(&b, "# HELP ascendfs_npus NPUs by allocation state (allocated, free, "
+			       "isolated and unavailable sum to total)\n"
+			       "# TYPE ascendfs_npus gauge\n"
+			       "ascendfs_npus{state=\"total\"} %u\n", n.total);
+		for (int u = 0; u < SCHED_NPU_USE_COUNT; u++)
+			buf_printf(&b, "ascendfs_npus{state=\"%s\"} %u\n", sched_npu_use_name(u),
+				   n.by_use[u]);
+	}
 	buf_printf(&b, "# HELP ascendfs_jobs Jobs by state\n# TYPE ascendfs_jobs gauge\n");
 	for (int s = 0; s < SCHED_JOB_STATE_COUNT; s++)
 		buf_printf(&b, "ascendfs_jobs{state=\"%s\"} %u\n", sched_job_state_name(s),
@@ -1220,13 +1278,13 @@ int sched_render_metrics(const struct sched_cluster *c, uint64_t now_usec, char 
 	}
 	buf_printf(&b, "# HELP ascendfs_servers Servers by state\n# TYPE ascendfs_servers gauge\n");
 	{
-		static const char *const names[] = { "unknown", "ready", "unreachable" };
-		unsigned by[3] = { 0 };
+		unsigned by[SCHED_SERVER_CONDITION_COUNT] = { 0 };
 
 		for (size_t i = 0; i < c->server_count; i++)
-			by[c->servers[i].state]++;
-		for (int k = 0; k < 3; k++)
-			buf_printf(&b, "ascendfs_servers{state=\"%s\"} %u\n", names[k], by[k]);
+			by[sched_server_condition(&c->servers[i])]++;
+		for (int k = 0; k < SCHED_SERVER_CONDITION_COUNT; k++)
+			buf_printf(&b, "ascendfs_servers{state=\"%s\"} %u\n",
+				   sched_server_condition_name(k), by[k]);
 	}
 	buf_printf(&b, "# HELP ascendfs_events_total Events recorded since start\n"
 		       "# TYPE ascendfs_events_total counter\n"
@@ -1281,7 +1339,8 @@ int sched_render_server_info(const struct sched_cluster *c, unsigned server, uin
 			    s->conf->super_pod ? jstr(s->conf->super_pod) : json_null());
 	jset(o, "state", jstr(server_state_name(s)));
 	jset(o, "schedulable", json_boolean(sched_server_is_schedulable(c, s)));
-	jset(o, "npus_free", json_integer(s->npus_free));
+	jset(o, "npus_free", json_integer(server_npus_free(c, server)));
+	jset(o, "npu_counts", npu_counts_json(c, (int)server));
 	jset(o, "jobs", json_integer(s->jobs_running));
 	jset(o, "heartbeat_age_sec",
 			    s->last_report_usec && now_usec >= s->last_report_usec ?

@@ -184,6 +184,8 @@ static json_t *parse_doc(const char *text, size_t len, const char *what, char *r
 
 /* ---- jobs ---- */
 
+static json_t *history_json(const struct sched_job *j, struct doc *d);
+
 int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, char **ret,
 		   size_t *ret_len)
 {
@@ -249,7 +251,119 @@ int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, cha
 		}
 	}
 	put(&d, "placement", slices);
+	put_u64(&d, "first_start_usec", j->first_start_usec);
+	put_u64(&d, "runs_dropped", j->runs_dropped);
+	put(&d, "history", history_json(j, &d));
 	return doc_finish(&d, ret, ret_len);
+}
+
+/* The history records of @j as an array (an allocation failure latches in @d). */
+static json_t *history_json(const struct sched_job *j, struct doc *d)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; arr && i < j->run_count; i++) {
+		const struct sched_job_run *r = &j->runs[i];
+		json_t *o = json_object(), *sl = json_array();
+
+		for (size_t k = 0; sl && k < r->slice_count; k++) {
+			json_t *e = json_object(), *devs = json_array();
+
+			for (unsigned n = 0; devs && n < r->slices[k].npu_count; n++)
+				if (json_array_append_new(devs,
+							  json_integer(r->slices[k].device_ids[n])) < 0)
+					d->failed = true;
+			if (!e || !devs ||
+			    json_object_set_new(e, "server", json_string(r->slices[k].server)) < 0 ||
+			    json_object_set_new(e, "first_rank",
+						json_integer(r->slices[k].first_rank)) < 0 ||
+			    json_object_set_new(e, "devices", devs) < 0 ||
+			    json_array_append_new(sl, e) < 0)
+				d->failed = true;
+		}
+		if (!o || !sl ||
+		    json_object_set_new(o, "generation", json_integer(r->generation)) < 0 ||
+		    json_object_set_new(o, "start_usec", json_integer((json_int_t)r->start_usec)) < 0 ||
+		    json_object_set_new(o, "end_usec", json_integer((json_int_t)r->end_usec)) < 0 ||
+		    json_object_set_new(o, "end", json_string(sched_run_end_name(r->end))) < 0 ||
+		    json_object_set_new(o, "exit_code", r->has_exit ? json_integer(r->exit_code) :
+								       json_null()) < 0 ||
+		    json_object_set_new(o, "reason", r->reason ? json_string(r->reason) :
+								  json_null()) < 0 ||
+		    json_object_set_new(o, "placement", sl) < 0 ||
+		    json_array_append_new(arr, o) < 0)
+			d->failed = true;
+	}
+	if (!arr)
+		d->failed = true;
+	return arr;
+}
+
+/*
+ * Load the saved history of @j from @arr (absent in records written before it existed:
+ * then the job has none). Servers are kept by name: a record may name a server that is
+ * no longer in the inventory. Returns 0, -EINVAL (malformed) or -ENOMEM.
+ */
+static int load_history(struct sched_job *j, const json_t *arr)
+{
+	size_t n = json_array_size(arr);
+
+	if (!arr)
+		return 0;
+	if (!json_is_array(arr) || n > SCHED_JOB_RUNS_MAX)
+		return -EINVAL;
+	if (!n)
+		return 0;
+	j->runs = calloc(n, sizeof(*j->runs));
+	if (!j->runs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *o = json_array_get(arr, i), *pl = json_object_get(o, "placement");
+		const json_t *code = json_object_get(o, "exit_code");
+		struct sched_job_run *r = &j->runs[i];
+		char end[32];
+		int e;
+
+		j->run_count = i + 1;
+		if (!get_uint(o, "generation", &r->generation) ||
+		    !get_u64(o, "start_usec", &r->start_usec) ||
+		    !get_u64(o, "end_usec", &r->end_usec) || !get_str(o, "end", end, sizeof(end)) ||
+		    (e = sched_run_end_from_name(end)) < 0 || !json_is_array(pl) ||
+		    json_array_size(pl) > 4096 || (!json_is_null(code) && !json_is_integer(code)) ||
+		    (code && json_is_integer(code) &&
+		     (json_integer_value(code) < INT32_MIN || json_integer_value(code) > INT32_MAX)))
+			return -EINVAL;
+		r->end = (enum sched_run_end)e;
+		r->has_exit = json_is_integer(code);
+		r->exit_code = r->has_exit ? (int)json_integer_value(code) : 0;
+		int rr = get_dup(o, "reason", &r->reason);
+
+		if (rr < 0)
+			return rr;
+		r->slice_count = json_array_size(pl);
+		r->slices = calloc(r->slice_count ? r->slice_count : 1, sizeof(*r->slices));
+		if (!r->slices)
+			return -ENOMEM;
+		for (size_t k = 0; k < r->slice_count; k++) {
+			const json_t *so = json_array_get(pl, k), *devs = json_object_get(so, "devices");
+			struct sched_run_slice *sl = &r->slices[k];
+
+			if (!get_str(so, "server", sl->server, sizeof(sl->server)) ||
+			    !get_uint(so, "first_rank", &sl->first_rank) || !json_is_array(devs) ||
+			    json_array_size(devs) > CONF_SERVER_NPUS_MAX)
+				return -EINVAL;
+			sl->npu_count = (unsigned)json_array_size(devs);
+			for (unsigned d = 0; d < sl->npu_count; d++) {
+				const json_t *v = json_array_get(devs, d);
+
+				if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+				    json_integer_value(v) >= CONF_SERVER_NPUS_MAX)
+					return -EINVAL;
+				sl->device_ids[d] = (unsigned)json_integer_value(v);
+			}
+		}
+	}
+	return 0;
 }
 
 /*
@@ -480,6 +594,16 @@ static int load_job_fields(struct sched_cluster *c, const json_t *o, struct sche
 		return r;
 	if (r < 0)
 		goto malformed;
+	/* records older than the history have neither: their start is the first known */
+	if (!get_u64(o, "first_start_usec", &j->first_start_usec))
+		j->first_start_usec = j->start_usec;
+	if (json_object_get(o, "runs_dropped") && !get_uint(o, "runs_dropped", &j->runs_dropped))
+		goto malformed;
+	r = load_history(j, json_object_get(o, "history"));
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		goto malformed;
 	if (json_array_size(exits) > 0) {
 		j->exited_ok = calloc(json_array_size(exits), sizeof(*j->exited_ok));
 		if (!j->exited_ok)
@@ -631,9 +755,10 @@ int sched_job_load(struct sched_cluster *c, const char *text, size_t len, uint64
 				     "its placement was not saved; it waits to be placed again");
 		return 0;
 	}
-	if (slice_count > 0 && j->state != SCHED_JOB_PENDING)
+	if (slice_count > 0 && j->state != SCHED_JOB_PENDING) {
 		sched_alloc_apply(c, j, slices, slice_count);
-	else
+		sched_history_restored(c, j, now_usec);
+	} else
 		free(slices);
 	/* a generation saved while it waited for its checkpoint scan waits again */
 	if (j->resume_scan_pending && j->state == SCHED_JOB_RUNNING)

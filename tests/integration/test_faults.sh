@@ -30,6 +30,7 @@ cp "$SRC/examples/jobs/$J.yaml" "$M/jobs/"
 check_eq "$J runs" running "$(cat "$M/jobs/$J/status")"
 before=$(servers_of $J)
 victim=$(echo "$before" | cut -d' ' -f2)
+started=$(json "$M/jobs/$J/status.json" 'd["started"]')
 
 # ---- a Critical NPU: isolate it, keep the healthy servers, replace the failed one --
 watch_log=$IT_WORK/inotify.log
@@ -38,6 +39,8 @@ if command -v inotifywait >/dev/null; then
 	watcher=$!
 	inotifywait -q -t 15 -e attrib "$M/jobs" >"$watch_log.dir" 2>&1 &
 	dir_watcher=$!
+	inotifywait -q -t 15 -e modify "$M/jobs/$J/history" >"$watch_log.hist" 2>&1 &
+	hist_watcher=$!
 	sleep 0.5 # let it set its watch
 fi
 t0=$(date +%s%N)
@@ -64,12 +67,26 @@ check_contains "metrics report it unhealthy" "npu_chip_info_health_status{id=\"3
 	"$(cat "$M/cluster/metrics")"
 check_contains "the job's events say why it moved" '"kind":"recovering"' "$(cat "$M/jobs/$J/events")"
 check_contains "and name the fault" "0x80C98000" "$(cat "$M/jobs/$J/events")"
+check_eq "the recovering event names the server and NPU" "$victim 3" \
+	"$(grep '"kind":"recovering"' "$M/jobs/$J/events" | tail -1 | python3 -c 'import json,sys; e=json.loads(sys.stdin.read()); print(e["server"], e["npu"])')"
+check_eq "status.json's started is still the first start" "$started" \
+	"$(json "$M/jobs/$J/status.json" 'd["started"]')"
+check_eq "jobs/$J/history: generation 1 ended node_fail on the failed server; 2 runs" \
+	"1 node_fail $started True | 2 running - False" \
+	"$(python3 -c 'import json, sys
+out = []
+for r in (json.loads(l) for l in open(sys.argv[1])):
+    on = sys.argv[2] in [p["server"] for p in r["placement"]]
+    out.append("%d %s %s %s" % (r["generation"], r["state"], r["start"] if r["end"] else "-", on))
+print(" | ".join(out))' "$M/jobs/$J/history" "$victim")"
 if [ -n "${watcher:-}" ]; then
 	wait "$watcher"
 	check_eq "inotifywait -e modify on status woke up" 0 "$?"
 	check_contains "with a MODIFY event" "MODIFY" "$(cat "$watch_log")"
 	wait "$dir_watcher"
 	check_eq "inotifywait -e attrib on jobs/ woke up too" 0 "$?"
+	wait "$hist_watcher"
+	check_eq "inotifywait -e modify on the job's history woke up" 0 "$?"
 fi
 
 # ---- garbage reports are refused and change nothing -------------------------------
@@ -224,6 +241,39 @@ check_contains "and says why" "max_restarts (0) exhausted" "$(cat "$M/jobs/fragi
 # ---- clear returns a manually isolated NPU ----------------------------------------
 check "clear <npu> is accepted" sh -c "echo 'clear $f_npu' > '$M/nodes/$f_server/ctl'"
 check_fails "the NPU is no longer isolated" sh -c "grep '^$f_npu ' '$M/nodes/$f_server/npus' | grep -q isolated"
+
+# ---- every view agrees: an escalated NPU, cordoned and draining servers --------------
+# a server whose NPUs are all free, and another
+free_servers=$(json "$M/cluster/topology.json" '" ".join(s["name"] for s in d["servers"] if s["state"] in ("unknown", "ready") and all(n["job"] is None and not n["isolated"] for n in s["npus"]))')
+E=$(echo "$free_servers" | cut -d' ' -f1)
+C=$(echo "$free_servers" | cut -d' ' -f2)
+for k in 1 2 3; do # fault_escalate_count (3) faults within fault_escalate_window
+	printf 'node OK\nnpu 6 Critical 0x80C98000 HBM ECC\n' >"$M/nodes/$E/health"
+	[ $k = 3 ] && break
+	ok_report "$E"
+	sleep 2.2 # the hold time
+	ok_report "$E"
+done
+check_contains "3 faults: NPU 6 of $E is isolated until clear" "npu 6 Critical isolated:manual" \
+	"$(cat "$M/nodes/$E/health")"
+cat "$M/nodes/$E/health" >/dev/null # the daemon caches what was just read
+ok_report "$E"
+check_eq "its agent says OK: health shows it, still isolated" "npu 6 OK isolated:manual" \
+	"$(grep '^npu 6 ' "$M/nodes/$E/health" | cut -d' ' -f1-4)"
+check_contains "npus says the same" " OK,isolated:manual " "$(grep '^6 ' "$M/nodes/$E/npus")"
+check_eq "topology.json says the same" "OK manual isolated" \
+	"$(json "$M/cluster/topology.json" '" ".join(str(n[k]) for s in d["servers"] if s["name"] == "'"$E"'" for n in s["npus"] if n["device_id"] == 6 for k in ("health", "isolation", "state"))')"
+check_contains "and the metrics" "ascendfs_npu_state{id=\"6\",node=\"$E\",state=\"isolated\",isolation=\"manual\"} 1" \
+	"$(cat "$M/cluster/metrics")"
+echo "cordon $C" >"$M/cluster/ctl"
+D=$(servers_of hb)
+echo "drain $D" >"$M/cluster/ctl"
+check_eq "a cordoned server is no ready server in the metrics" "cordoned 1" \
+	"$(json "$M/nodes/$C/info" 'd["state"]') $(sed -n 's/^ascendfs_servers{state="cordoned"} //p' "$M/cluster/metrics")"
+check_contains "NPUs on cordoned and draining servers are unavailable" "ascendfs_npus{state=\"unavailable\"}" \
+	"$(cat "$M/cluster/metrics")"
+check "every view agrees NPU by NPU, server by server, in totals, jobs and events" \
+	python3 "$SRC/tests/integration/views_agree.py" "$M"
 
 it_stop
 it_finish

@@ -78,6 +78,8 @@ wait_until 10 test -f "$CK/demo-1_20.ckpt" && ok "it writes checkpoints" || not_
 
 # ---- SIGKILL the daemon, leave it down for a while, start it again ----------------
 AGENT_ID=$(json "$M/nodes/a2-node-01/info" 'd["agent"]')
+HIST_BEFORE=$(cat "$M/jobs/keep/history")
+STARTED_BEFORE=$(json "$M/jobs/keep/status.json" 'd["started"]')
 check_contains "info names a2-node-01's agent" ":" "$AGENT_ID"
 # a2-node-01's agent is held still until another agent has tried to take the name
 kill -STOP "${AGENT_PID[a2-node-01]}"
@@ -91,6 +93,11 @@ echo "# restart to usable mount: $((($(date +%s%N) - t0) / 1000000)) ms"
 check_eq "the job is still running" running "$(status_of keep)"
 check_eq "same generation (no restart)" "$GEN_BEFORE" "$(json "$M/jobs/keep/status.json" 'd["generation"]')"
 check_eq "same rank table, byte for byte" "$RT_BEFORE" "$(cat "$M/jobs/keep/ranktable.json")"
+first_run() { python3 -c 'import json,sys; r=json.loads(open(sys.argv[1]).readline()); print(r["generation"], r["start"], json.dumps(r["placement"]))' "$1"; }
+echo "$HIST_BEFORE" >"$W/hist-before"
+check_eq "its history's first generation: same start and placement" "$(first_run "$W/hist-before")" \
+	"$(first_run "$M/jobs/keep/history")"
+check_eq "same first start" "$STARTED_BEFORE" "$(json "$M/jobs/keep/status.json" 'd["started"]')"
 alive=0
 for p in $PIDS; do kill -0 "$p" 2>/dev/null && alive=$((alive + 1)); done
 check_eq "its processes were not restarted (both still alive)" 2 "$alive"
@@ -123,6 +130,46 @@ wait_until 10 gone && ok "the agents stop its processes" || not_ok "the agents s
 for n in $SERVERS; do kill -TERM "${AGENT_PID[$n]}"; done
 for n in $SERVERS; do wait "${AGENT_PID[$n]}" 2>/dev/null; done
 AGENT_PID=()
+check_eq "the ended job's history: its last generation was cancelled, on 16 NPUs" \
+	"$(json "$M/jobs/keep/status.json" 'd["generation"]') cancelled 16 True" \
+	"$(python3 -c 'import json,sys; r=json.loads(open(sys.argv[1]).readlines()[-1]); print(r["generation"], r["state"], r["npus"], r["end"] is not None)' "$M/jobs/keep/history")"
+
+# ---- a job's history survives SIGKILL: generations, first start, exit status ---------
+# (agents are required here: a2-node-05 gets hand-written reports, at most for 40 s)
+lost() { [ "$(state_of a2-node-01)" = unreachable ] && [ "$(state_of a2-node-02)" = unreachable ]; }
+wait_until 10 lost || not_ok "the agents' servers are unreachable once they stopped"
+( for _ in $(seq 80); do
+	printf 'node OK\n' | dd of="$M/nodes/a2-node-05/health" status=none 2>/dev/null
+	sleep 0.5
+done ) &
+H_REPORTER=$!
+wait_until 5 sh -c "[ \"\$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"state\"])' '$M/nodes/a2-node-05/info')\" = ready ]"
+printf 'npus: 8\nmax_restarts: 5\n' >"$M/jobs/hist.yaml"
+H_SERVER=$(json "$M/jobs/hist/status.json" 'd["placement"][0]["server"]')
+H_STARTED=$(json "$M/jobs/hist/status.json" 'd["started"]')
+sleep 1.1 # so that generation 2 starts in another second
+check "a task fault is reported (exit 1 $H_SERVER 7)" sh -c "echo 'exit 1 $H_SERVER 7' > '$M/jobs/hist/ctl'"
+check_eq "generation 2 runs" "running 2" \
+	"$(status_of hist) $(json "$M/jobs/hist/status.json" 'd["generation"]')"
+H_GEN2=$(json "$M/jobs/hist/status.json" 'd["generation_started"]')
+[ "$H_GEN2" != "$H_STARTED" ] && ok "generation_started moved, started did not" ||
+	not_ok "generation_started moved, started did not" "both $H_STARTED"
+H_BEFORE=$(cat "$M/jobs/hist/history")
+kill -KILL "$IT_PID"
+wait "$IT_PID" 2>/dev/null
+IT_PID=""
+sleep 1
+it_start "$ASCENDFS" "$CONFIG" --state-dir "$STATE" || { not_ok "the daemon restarts"; it_finish; exit 1; }
+check_eq "after SIGKILL: the same history" "$H_BEFORE" "$(cat "$M/jobs/hist/history")"
+check_eq "it holds generation 1 (failed, exit 7, on $H_SERVER) and 2 (running)" \
+	"1 failed 7 $H_SERVER $H_STARTED | 2 running None $H_SERVER $H_GEN2" \
+	"$(python3 -c 'import json, sys
+print(" | ".join("%d %s %s %s %s" % (r["generation"], r["state"], r["exit_code"], r["placement"][0]["server"], r["start"]) for r in map(json.loads, open(sys.argv[1]))))' "$M/jobs/hist/history")"
+check_eq "status.json's started is the first start still" "$H_STARTED" \
+	"$(json "$M/jobs/hist/status.json" 'd["started"]')"
+echo cancel >"$M/jobs/hist/ctl"
+kill "$H_REPORTER" 2>/dev/null
+wait "$H_REPORTER" 2>/dev/null
 
 # ---- the event history is bounded, and rotates without losing its numbering --------
 for _ in $(seq 40); do

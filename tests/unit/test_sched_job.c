@@ -1552,6 +1552,220 @@ static void test_job_caps_on_resubmission_and_drafts(void **state)
 	sched_cluster_free(c);
 }
 
+#include <jansson.h>
+
+/* A report naming NPU @npu of server @server at @level, sent at @now. */
+static void report_level(struct sched_cluster *c, unsigned server, unsigned npu,
+			 enum conf_health_level level, uint64_t now)
+{
+	struct conf_health_report r = { .npu_count = 1 };
+
+	r.npus[0].id = npu;
+	r.npus[0].has_level = true;
+	r.npus[0].level = level;
+	snprintf(r.npus[0].code, sizeof(r.npus[0].code), "0x80C98000");
+	assert_int_equal(sched_server_report(c, server, &r, now), 0);
+	fx_check(c);
+}
+
+/* jobs/<name>/history as parsed JSON lines (a new array). */
+static json_t *history_of(const struct sched_cluster *c, const struct sched_job *j)
+{
+	char *text = NULL, *line, *save = NULL;
+	size_t len = 0;
+	json_t *arr = json_array();
+
+	assert_int_equal(sched_render_job_history(c, j, &text, &len), 0);
+	assert_int_equal(strlen(text), len);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		json_error_t err;
+		json_t *o = json_loads(line, JSON_REJECT_DUPLICATES, &err);
+
+		if (!o)
+			fail_msg("history line is not JSON: %s: %s", err.text, line);
+		json_array_append_new(arr, o);
+	}
+	free(text);
+	return arr;
+}
+
+static const char *hstr(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (!json_is_string(v))
+		fail_msg("history: %s is not a string", key);
+	return json_string_value(v);
+}
+
+/* status.json's value of @key (a string or null -> NULL), copied to @buf. */
+static const char *status_time(const struct sched_cluster *c, const struct sched_job *j,
+			       const char *key, char *buf, size_t len)
+{
+	char *text = NULL;
+	size_t n = 0;
+	json_t *o, *v;
+
+	assert_int_equal(sched_render_job_status_json(c, j, &text, &n), 0);
+	o = json_loads(text, 0, NULL);
+	assert_non_null(o);
+	v = json_object_get(o, key);
+	if (!json_is_string(v) && !json_is_null(v))
+		fail_msg("status.json: %s is neither a string nor null", key);
+	snprintf(buf, len, "%s", json_is_string(v) ? json_string_value(v) : "");
+	json_decref(o);
+	free(text);
+	return buf[0] ? buf : NULL;
+}
+
+/*
+ * Every generation is a record of jobs/<name>/history: its servers and device ids,
+ * start, end, how it ended and the exit status; status.json's `started` stays the first
+ * start while `generation_started` follows the generations.
+ */
+static void test_job_history_every_generation(void **state)
+{
+	struct sched_cluster *c = cluster_of(2);
+	struct sched_job *j;
+	char reason[SCHED_REASON_MAX], first[64], t[64], g1[64];
+	unsigned srv0, bad;
+	json_t *h, *r;
+
+	(void)state;
+	j = fx_run(c, "hist", 8);
+	srv0 = j->slices[0].server;
+	status_time(c, j, "started", first, sizeof(first));
+	assert_non_null(status_time(c, j, "generation_started", g1, sizeof(g1)));
+	h = history_of(c, j);
+	assert_int_equal(json_array_size(h), 1);
+	r = json_array_get(h, 0);
+	assert_int_equal(json_integer_value(json_object_get(r, "generation")), 1);
+	assert_string_equal(hstr(r, "state"), "running");
+	assert_true(json_is_null(json_object_get(r, "end")));
+	assert_true(json_is_null(json_object_get(r, "exit_code")));
+	json_decref(h);
+
+	/* generation 1: a task fault, restarted on the same NPUs */
+	assert_int_equal(sched_job_process_exit(c, "hist", FX_UID, 1, fx_server_name(c, srv0), -1,
+						 3, fx_now(), reason),
+			 0);
+	assert_int_equal(j->generation, 2);
+	/* generation 2: an NPU fault moves it to the other server */
+	bad = j->slices[0].device_ids[5];
+	report_level(c, srv0, bad, CONF_HEALTH_CRITICAL, fx_now());
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->generation, 3);
+	assert_int_not_equal(j->slices[0].server, srv0);
+	assert_string_equal(status_time(c, j, "started", t, sizeof(t)), first);
+	assert_string_not_equal(status_time(c, j, "generation_started", t, sizeof(t)), g1);
+	/* generation 3: every process exits 0 */
+	assert_int_equal(sched_job_process_exit(c, "hist", FX_UID, 3,
+						 fx_server_name(c, j->slices[0].server), -1, 0,
+						 fx_now(), reason),
+			 0);
+	assert_int_equal(j->state, SCHED_JOB_COMPLETED);
+	assert_string_equal(status_time(c, j, "started", t, sizeof(t)), first);
+
+	h = history_of(c, j);
+	assert_int_equal(json_array_size(h), 3);
+	for (size_t i = 0; i < 3; i++) {
+		json_t *pl;
+
+		r = json_array_get(h, i);
+		assert_string_equal(hstr(r, "job"), "hist");
+		assert_int_equal(json_integer_value(json_object_get(r, "generation")), i + 1);
+		assert_int_equal(json_integer_value(json_object_get(r, "npus")), 8);
+		hstr(r, "start");
+		hstr(r, "end"); /* every one has ended */
+		assert_true(json_is_integer(json_object_get(r, "elapsed_sec")));
+		pl = json_object_get(r, "placement");
+		assert_int_equal(json_array_size(pl), 1);
+		assert_string_equal(hstr(json_array_get(pl, 0), "server"),
+				    fx_server_name(c, i < 2 ? srv0 : 1 - srv0));
+		assert_int_equal(json_array_size(json_object_get(json_array_get(pl, 0),
+								 "device_ids")),
+				 8);
+	}
+	assert_string_equal(hstr(json_array_get(h, 0), "start"), first);
+	r = json_array_get(h, 0);
+	assert_string_equal(hstr(r, "state"), "failed");
+	assert_int_equal(json_integer_value(json_object_get(r, "exit_code")), 3);
+	assert_non_null(strstr(hstr(r, "reason"), "exited with status 3"));
+	r = json_array_get(h, 1);
+	assert_string_equal(hstr(r, "state"), "node_fail");
+	assert_true(json_is_null(json_object_get(r, "exit_code")));
+	snprintf(t, sizeof(t), "NPU %u of %s", bad, fx_server_name(c, srv0));
+	assert_non_null(strstr(hstr(r, "reason"), t));
+	r = json_array_get(h, 2);
+	assert_string_equal(hstr(r, "state"), "completed");
+	assert_int_equal(json_integer_value(json_object_get(r, "exit_code")), 0);
+	json_decref(h);
+	sched_cluster_free(c);
+}
+
+/* Preemption, time limit and cancel each end a generation with their own word. */
+static void test_job_history_stop_causes(void **state)
+{
+	struct fx_opts o = { .servers = 1, .grace_sec = 30 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct conf_job_spec *spec = fx_spec_full("low", 8, NULL, 100);
+	struct sched_job *low, *high;
+	uint64_t now;
+	json_t *h;
+
+	(void)state;
+	low = fx_submit_spec(c, spec, FX_UID);
+	assert_int_equal(low->state, SCHED_JOB_RUNNING);
+	high = fx_submit_spec(c, fx_spec_full("high", 8, NULL, 900), FX_UID);
+	assert_int_equal(low->state, SCHED_JOB_STOPPING);
+	h = history_of(c, low);
+	assert_string_equal(hstr(json_array_get(h, 0), "state"), "stopping");
+	assert_true(json_is_null(json_object_get(json_array_get(h, 0), "end")));
+	json_decref(h);
+	now = low->stop_deadline_usec + 1;
+	sched_tick(c, now);
+	assert_int_equal(high->state, SCHED_JOB_RUNNING);
+	h = history_of(c, low);
+	assert_int_equal(json_array_size(h), 1);
+	assert_string_equal(hstr(json_array_get(h, 0), "state"), "preempted");
+	hstr(json_array_get(h, 0), "end");
+	json_decref(h);
+	assert_int_equal(sched_job_cancel(c, "high", FX_UID, now + 1000000), 0);
+	fx_check(c);
+	h = history_of(c, high);
+	assert_int_equal(json_array_size(h), 1);
+	if (high->state == SCHED_JOB_CANCELLED || high->state == SCHED_JOB_STOPPING)
+		assert_string_equal(hstr(json_array_get(h, 0), "state"),
+				    high->state == SCHED_JOB_CANCELLED ? "cancelled" : "stopping");
+	json_decref(h);
+	sched_cluster_free(c);
+}
+
+/* A job restarted more often than SCHED_JOB_RUNS_MAX keeps its first and newest runs. */
+static void test_job_history_bounded(void **state)
+{
+	struct sched_cluster *c = cluster_of(1);
+	struct conf_job_spec *spec = fx_spec("many", 8);
+	char reason[SCHED_REASON_MAX];
+	struct sched_job *j;
+	unsigned gens = SCHED_JOB_RUNS_MAX + 9;
+
+	(void)state;
+	spec->max_restarts = 1000;
+	j = fx_submit_spec(c, spec, FX_UID);
+	for (unsigned g = 1; g < gens; g++)
+		assert_int_equal(sched_job_process_exit(c, "many", FX_UID, g, fx_server_name(c, 0),
+							 -1, 1, fx_now(), reason),
+				 0);
+	assert_int_equal(j->generation, gens);
+	assert_int_equal(j->run_count, SCHED_JOB_RUNS_MAX);
+	assert_int_equal(j->runs[0].generation, 1);
+	assert_int_equal(j->runs[1].generation, gens - SCHED_JOB_RUNS_MAX + 2);
+	assert_int_equal(j->runs[SCHED_JOB_RUNS_MAX - 1].generation, gens);
+	assert_int_equal(j->runs_dropped, gens - SCHED_JOB_RUNS_MAX);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1594,6 +1808,9 @@ int main(void)
 		cmocka_unit_test(test_job_time_limit_cap),
 		cmocka_unit_test(test_job_caps_on_resubmission_and_drafts),
 		cmocka_unit_test(test_job_cancel_without_agents_frees_at_once),
+		cmocka_unit_test(test_job_history_every_generation),
+		cmocka_unit_test(test_job_history_stop_causes),
+		cmocka_unit_test(test_job_history_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1810,6 +1810,380 @@ static void test_metrics_backfilled(void **state)
 	sched_cluster_free(c);
 }
 
+/* ---- every view of the cluster tells the same story ---- */
+
+/* What an agent sends when all is well: the node and every NPU OK. */
+static void views_report_ok(struct sched_cluster *c, unsigned server, uint64_t now)
+{
+	struct conf_health_report r = { .has_node = true, .node = CONF_HEALTH_OK };
+
+	r.npu_count = c->servers[server].conf->npu_count;
+	for (unsigned d = 0; d < r.npu_count; d++) {
+		r.npus[d].id = d;
+		r.npus[d].has_level = true;
+		r.npus[d].level = CONF_HEALTH_OK;
+	}
+	assert_int_equal(sched_server_report(c, server, &r, now), 0);
+	fx_check(c);
+}
+
+static void views_report_npu(struct sched_cluster *c, unsigned server, unsigned npu,
+			     enum conf_health_level level, uint64_t now)
+{
+	struct conf_health_report r = { .npu_count = 1 };
+
+	r.npus[0].id = npu;
+	r.npus[0].has_level = true;
+	r.npus[0].level = level;
+	snprintf(r.npus[0].code, sizeof(r.npus[0].code), "0x80C98000");
+	snprintf(r.npus[0].message, sizeof(r.npus[0].message), "HBM ECC");
+	assert_int_equal(sched_server_report(c, server, &r, now), 0);
+	fx_check(c);
+}
+
+/* Every server but @silent (UINT_MAX: none) reports OK at @now: their heartbeat. */
+static void views_heartbeat(struct sched_cluster *c, unsigned silent, uint64_t now)
+{
+	for (unsigned i = 0; i < c->server_count; i++)
+		if (i != silent)
+			views_report_ok(c, i, now);
+}
+
+typedef int (*server_render_fn)(const struct sched_cluster *, unsigned, char **, size_t *);
+
+static char *server_text(server_render_fn fn, const struct sched_cluster *c, unsigned server)
+{
+	char *text = NULL;
+	size_t len = 0;
+
+	assert_int_equal(fn(c, server, &text, &len), 0);
+	assert_int_equal(strlen(text), len);
+	return text;
+}
+
+static json_t *parse_or_fail(char *text, const char *what)
+{
+	json_error_t err;
+	json_t *o = json_loads(text, 0, &err);
+
+	if (!o)
+		fail_msg("%s is not JSON: %s\n%s", what, err.text, text);
+	free(text);
+	return o;
+}
+
+static json_t *cluster_json(int (*fn)(const struct sched_cluster *, char **, size_t *),
+			    const struct sched_cluster *c, const char *what)
+{
+	char *text = NULL;
+	size_t len = 0;
+
+	assert_int_equal(fn(c, &text, &len), 0);
+	return parse_or_fail(text, what);
+}
+
+/* The value of the metrics sample that starts with @series (name and labels). */
+static long metric_value(const char *metrics, const char *series)
+{
+	size_t n = strlen(series);
+
+	for (const char *p = metrics; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (strncmp(p, series, n) == 0 && p[n] == ' ')
+			return strtol(p + n + 1, NULL, 10);
+	fail_msg("metrics lack a sample %s\n%s", series, metrics);
+	return -1;
+}
+
+/* The line of @text that starts with @prefix, copied to @buf (must exist). */
+static const char *line_of(const char *text, const char *prefix, char *buf, size_t len)
+{
+	size_t n = strlen(prefix);
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (strncmp(p, prefix, n) == 0) {
+			const char *end = strchr(p, '\n');
+
+			snprintf(buf, len, "%.*s", (int)(end ? end - p : (long)strlen(p)), p);
+			return buf;
+		}
+	fail_msg("no line starts with \"%s\" in\n%s", prefix, text);
+	return NULL;
+}
+
+/* The one server name of @c that @reason names as a word, NULL for none or several. */
+static const char *server_named(const struct sched_cluster *c, const char *reason)
+{
+	const char *found = NULL;
+
+	for (unsigned i = 0; i < c->server_count; i++) {
+		const char *name = c->servers[i].conf->name, *p = reason;
+		size_t n = strlen(name);
+
+		while ((p = strstr(p, name))) {
+			if ((p == reason || p[-1] == ' ' || p[-1] == '"') &&
+			    !(p[n] >= '0' && p[n] <= '9')) {
+				if (found && strcmp(found, name) != 0)
+					return NULL;
+				found = name;
+				break;
+			}
+			p += n;
+		}
+	}
+	return found;
+}
+
+static const char *const use_names[] = { "allocated", "free", "isolated", "unavailable" };
+
+/*
+ * A cluster with an escalated NPU (manual isolation, OK again), an Alarm NPU under its
+ * running job, a cordoned server, a draining server with a job, an unreachable server,
+ * moved and pending jobs; every view must say the same thing about every NPU, every
+ * server and every job, and total = allocated + free + isolated + unavailable in each.
+ */
+static void test_views_agree(void **state)
+{
+	struct fx_opts o = { .servers = 6 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job *a;
+	json_t *topo, *status, *servers;
+	char *metrics, buf[512], prefix[256];
+	unsigned by_use[4] = { 0 }, by_state[SCHED_JOB_STATE_COUNT] = { 0 };
+	unsigned srv_states[5] = { 0 };
+	static const char *const srv_names[5] = { "unknown", "ready", "cordoned", "draining",
+						  "unreachable" };
+	unsigned q_pending = 0, q_running = 0, q_stopping = 0, q_used = 0;
+	uint64_t now = fx_now(), version;
+
+	(void)state;
+	views_heartbeat(c, UINT32_MAX, now);
+	a = fx_run_on(c, "a", 8, 0);
+	fx_run_on(c, "b", 8, 1);
+	fx_run_on(c, "d", 4, 3);
+	fx_run_on(c, "u", 8, 4);
+	fx_submit(c, "p", 40);
+	assert_int_equal(sched_server_set_cordon(c, "node-5", true, false, fx_now()), 0);
+	assert_int_equal(sched_server_set_cordon(c, "node-3", true, true, fx_now()), 0);
+	/* node-0's NPU 2 faults fault_escalate_count times: isolated until `clear` */
+	for (unsigned k = 0; k < c->conf->fault_escalate_count; k++) {
+		now = fx_later(1);
+		views_heartbeat(c, 4, now);
+		views_report_npu(c, 0, 2, CONF_HEALTH_CRITICAL, now);
+		if (k + 1 == c->conf->fault_escalate_count)
+			break;
+		now = fx_later(c->conf->fault_hold_sec + 1);
+		views_heartbeat(c, 4, now);
+		views_heartbeat(c, 4, fx_later(c->conf->fault_hold_sec + 1));
+		assert_false(c->servers[0].npus[2].isolated);
+	}
+	assert_int_equal(c->servers[0].npus[2].isolation, SCHED_ISOLATION_MANUAL);
+	assert_int_equal(a->state, SCHED_JOB_RUNNING);
+	assert_int_equal(a->slices[0].server, 2);
+	/* the agent says OK again: the NPU stays out, and the views must show the new
+	 * health (the daemon's file cache is keyed on the cluster version) */
+	version = c->version;
+	views_report_ok(c, 0, fx_later(1));
+	assert_int_equal(c->servers[0].npus[2].health, SCHED_HEALTH_OK);
+	assert_true(c->version != version);
+	/* node-4 has been silent for longer than heartbeat_timeout */
+	now = fx_later(c->conf->heartbeat_timeout_sec + 1);
+	views_heartbeat(c, 4, now);
+	/* an Alarm under job b: pre-isolated, b keeps it */
+	views_report_npu(c, 1, 5, CONF_HEALTH_ALARM, now);
+	assert_int_equal(sched_check_heartbeats(c, now), 1);
+	fx_check(c);
+
+	topo = cluster_json(sched_render_topology, c, "topology.json");
+	status = cluster_json(sched_render_cluster_status, c, "cluster/status");
+	metrics = NULL;
+	{
+		size_t len;
+
+		assert_int_equal(sched_render_metrics(c, now, &metrics, &len), 0);
+	}
+	servers = json_object_get(topo, "servers");
+	assert_int_equal(json_array_size(servers), c->server_count);
+	for (unsigned i = 0; i < c->server_count; i++) {
+		json_t *ts = json_array_get(servers, i), *tn = json_object_get(ts, "npus");
+		char *npus = server_text(sched_render_server_npus, c, i);
+		char *health = server_text(sched_render_server_health, c, i);
+		char *info_text = NULL;
+		json_t *info;
+		const char *name = c->servers[i].conf->name, *sstate;
+		unsigned server_free = 0;
+		size_t len;
+
+		assert_int_equal(sched_render_server_info(c, i, now, &info_text, &len), 0);
+		info = parse_or_fail(info_text, "nodes/<server>/info");
+		/* the server's state: topology, info, health's node line */
+		sstate = jtext(ts, "state");
+		assert_string_equal(jtext(info, "state"), sstate);
+		snprintf(buf, sizeof(buf), "node %s %s",
+			 sched_health_name(c->servers[i].node_health), sstate);
+		assert_non_null(strstr(health, buf));
+		for (unsigned k = 0; k < 5; k++)
+			srv_states[k] += strcmp(srv_names[k], sstate) == 0;
+		/* NPU by NPU */
+		for (unsigned d = 0; d < c->servers[i].conf->npu_count; d++) {
+			json_t *tnpu = json_array_get(tn, d);
+			const char *h = jtext(tnpu, "health"), *iso = jtext(tnpu, "isolation");
+			const char *use = jtext(tnpu, "state");
+			json_t *job = json_object_get(tnpu, "job");
+			char want[256], got[256];
+			unsigned u;
+
+			/* topology's isolated flag and isolation kind agree */
+			assert_int_equal(jbool(tnpu, "isolated"), strcmp(iso, "none") != 0);
+			/* npus: "<id> <ip> <health>[,isolated:<kind>] <job> <rank>" */
+			snprintf(prefix, sizeof(prefix), "%u ", d);
+			line_of(npus, prefix, got, sizeof(got));
+			snprintf(want, sizeof(want), "%s%s%s ", h, strcmp(iso, "none") ? ",isolated:" : "",
+				 strcmp(iso, "none") ? iso : "");
+			if (!strstr(got, want))
+				fail_msg("%s NPU %u: npus says \"%s\", topology \"%s\"", name, d, got,
+					 want);
+			if (json_is_string(job)) {
+				snprintf(want, sizeof(want), " %s %lld", json_string_value(job),
+					 (long long)jint(tnpu, "rank"));
+				assert_non_null(strstr(got, want));
+			} else {
+				assert_non_null(strstr(got, " - -"));
+			}
+			/* health: "npu <id> <health>[ isolated:<kind> (fault)]" */
+			snprintf(prefix, sizeof(prefix), "npu %u ", d);
+			line_of(health, prefix, got, sizeof(got));
+			snprintf(want, sizeof(want), "npu %u %s%s%s", d, h,
+				 strcmp(iso, "none") ? " isolated:" : "", strcmp(iso, "none") ? iso : "");
+			if (strncmp(got, want, strlen(want)) != 0 ||
+			    (got[strlen(want)] != '\0' && got[strlen(want)] != ' '))
+				fail_msg("%s NPU %u: health says \"%s\", topology \"%s\"", name, d, got,
+					 want);
+			/* metrics: NPU Exporter's health and ascendfs's own state */
+			snprintf(prefix, sizeof(prefix), "npu_chip_info_health_status{id=\"%u\",node=\"%s\"}",
+				 d, name);
+			assert_int_equal(metric_value(metrics, prefix),
+					 strcmp(h, "UNKNOWN") == 0 ? -1 :
+					 strcmp(h, "OK") == 0 || strcmp(h, "Warning") == 0 ? 1 : 0);
+			snprintf(prefix, sizeof(prefix),
+				 "ascendfs_npu_state{id=\"%u\",node=\"%s\",state=\"%s\",isolation=\"%s\"}",
+				 d, name, use, iso);
+			assert_int_equal(metric_value(metrics, prefix), 1);
+			for (u = 0; u < 4 && strcmp(use_names[u], use) != 0; u++)
+				;
+			if (u == 4)
+				fail_msg("%s NPU %u: state \"%s\"", name, d, use);
+			by_use[u]++;
+			server_free += u == 1;
+			/* a held NPU is allocated whatever its health */
+			assert_int_equal(json_is_string(job), u == 0);
+		}
+		assert_int_equal(jint(ts, "npus_free"), server_free);
+		assert_int_equal(jint(info, "npus_free"), server_free);
+		json_decref(info);
+		free(npus);
+		free(health);
+	}
+	/* the facts this cluster was built with */
+	{
+		json_t *n0 = json_array_get(json_object_get(json_array_get(servers, 0), "npus"), 2);
+		json_t *n1 = json_array_get(json_object_get(json_array_get(servers, 1), "npus"), 5);
+
+		assert_string_equal(jtext(n0, "health"), "OK");
+		assert_string_equal(jtext(n0, "isolation"), "manual");
+		assert_string_equal(jtext(n0, "state"), "isolated");
+		assert_string_equal(jtext(n1, "health"), "Alarm");
+		assert_string_equal(jtext(n1, "isolation"), "alarm");
+		assert_string_equal(jtext(n1, "state"), "allocated");
+		assert_string_equal(jtext(json_array_get(servers, 3), "state"), "draining");
+		assert_string_equal(jtext(json_array_get(servers, 4), "state"), "unreachable");
+		assert_string_equal(jtext(json_array_get(servers, 5), "state"), "cordoned");
+	}
+	assert_int_equal(by_use[0], 20);
+	assert_int_equal(by_use[1], 7);
+	assert_int_equal(by_use[2], 9);
+	assert_int_equal(by_use[3], 12);
+	/* the totals: cluster/status and metrics count what the NPUs say */
+	{
+		json_t *np = json_object_get(status, "npus"), *ss = json_object_get(status, "servers");
+		unsigned total = 0;
+
+		for (unsigned u = 0; u < 4; u++) {
+			snprintf(prefix, sizeof(prefix), "ascendfs_npus{state=\"%s\"}", use_names[u]);
+			assert_int_equal(jint(np, use_names[u]), by_use[u]);
+			assert_int_equal(metric_value(metrics, prefix), by_use[u]);
+			total += by_use[u];
+		}
+		assert_int_equal(jint(np, "total"), total);
+		assert_int_equal(metric_value(metrics, "ascendfs_npus{state=\"total\"}"), total);
+		total = 0;
+		for (unsigned k = 0; k < 5; k++) {
+			snprintf(prefix, sizeof(prefix), "ascendfs_servers{state=\"%s\"}", srv_names[k]);
+			assert_int_equal(metric_value(metrics, prefix), srv_states[k]);
+			assert_int_equal(jint(ss, srv_names[k]), srv_states[k]);
+			total += srv_states[k];
+		}
+		assert_int_equal(jint(ss, "total"), total);
+		assert_int_equal(jint(ss, "schedulable"), srv_states[0] + srv_states[1]);
+	}
+	/* jobs: status.json of each, cluster/status, metrics and the queues */
+	for (size_t i = 0; i < c->job_count; i++) {
+		json_t *js = render_json(sched_render_job_status_json, c, c->jobs[i]);
+
+		const char *said = NULL;
+
+		assert_string_equal(jtext(js, "state"), sched_job_state_name(c->jobs[i]->state));
+		by_state[c->jobs[i]->state]++;
+		/* the newest of its events that says a state says this one */
+		for (const struct sched_event *e = sched_event_next(c, 0); e;
+		     e = sched_event_next(c, e->seq))
+			if (strcmp(e->job, c->jobs[i]->name) == 0 && e->state)
+				said = e->state;
+		assert_non_null(said);
+		assert_string_equal(said, jtext(js, "state"));
+		json_decref(js);
+	}
+	for (int st = 0; st < SCHED_JOB_STATE_COUNT; st++) {
+		snprintf(prefix, sizeof(prefix), "ascendfs_jobs{state=\"%s\"}",
+			 sched_job_state_name(st));
+		assert_int_equal(metric_value(metrics, prefix), by_state[st]);
+		assert_int_equal(jint(json_object_get(status, "jobs"), sched_job_state_name(st)),
+				 by_state[st]);
+	}
+	for (size_t q = 0; q < c->conf->queue_count; q++) {
+		json_t *qs = queue_json(c, c->conf->queues[q].name);
+
+		q_pending += (unsigned)jint(qs, "pending");
+		q_running += (unsigned)jint(qs, "running");
+		q_stopping += (unsigned)jint(qs, "stopping");
+		q_used += (unsigned)jint(qs, "used_npus");
+		json_decref(qs);
+	}
+	assert_int_equal(q_pending, by_state[SCHED_JOB_PENDING]);
+	assert_int_equal(q_running, by_state[SCHED_JOB_RUNNING] + by_state[SCHED_JOB_RECOVERING]);
+	assert_int_equal(q_stopping, by_state[SCHED_JOB_STOPPING]);
+	assert_int_equal(q_used, by_use[0]);
+	/* events: one whose reason names a server (or "NPU n of <server>") carries it */
+	for (const struct sched_event *e = sched_event_next(c, 0); e; e = sched_event_next(c, e->seq)) {
+		const char *named = server_named(c, e->reason), *of = strstr(e->reason, "NPU ");
+		unsigned npu;
+		char srv[CONF_NAME_MAX + 1];
+
+		if (named && strcmp(e->server, named) != 0)
+			fail_msg("event %llu (%s) names server %s but its server is \"%s\": %s",
+				 (unsigned long long)e->seq, sched_event_kind_name(e->kind), named,
+				 e->server, e->line);
+		if (of && sscanf(of, "NPU %u of %63[^:;, ]", &npu, srv) == 2 &&
+		    strcmp(srv, e->server) == 0 && e->npu != (int)npu)
+			fail_msg("event %llu (%s) names NPU %u of %s but its npu is %d: %s",
+				 (unsigned long long)e->seq, sched_event_kind_name(e->kind), npu, srv,
+				 e->npu, e->line);
+	}
+	json_decref(topo);
+	json_decref(status);
+	free(metrics);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1842,6 +2216,7 @@ int main(void)
 		cmocka_unit_test(test_job_status_time_limit),
 		cmocka_unit_test(test_job_status_elastic_and_resize_metric),
 		cmocka_unit_test(test_metrics_backfilled),
+		cmocka_unit_test(test_views_agree),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

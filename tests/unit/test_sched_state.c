@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "ascend_sched.h"
 #include "sched_fixture.h"
 #include "sched_policy_fixture.h"
@@ -169,14 +171,16 @@ static void expect_same_cluster(const struct sched_cluster *a, const struct sche
 	assert_int_equal(a->job_count, b->job_count);
 	for (size_t i = 0; i < a->job_count; i++) {
 		const struct sched_job *ja = a->jobs[i], *jb = b->jobs[i];
-		render_fn fns[] = { sched_render_job_status_json, sched_render_ranktable };
+		render_fn fns[] = { sched_render_job_status_json, sched_render_ranktable,
+				    sched_render_job_history };
+		const char *names[] = { "status.json", "ranktable.json", "history" };
 
 		assert_string_equal(ja->name, jb->name);
 		assert_int_equal(ja->serial, jb->serial);
-		for (size_t f = 0; f < 2; f++) {
+		for (size_t f = 0; f < 3; f++) {
 			rx = fns[f](a, ja, &x, &lx);
 			ry = fns[f](b, jb, &y, &ly);
-			expect_same_text(f ? "ranktable.json" : "status.json", rx, &x, ry, &y);
+			expect_same_text(names[f], rx, &x, ry, &y);
 		}
 		rx = sched_render_job_env(a, ja, &ctx, &x, &lx);
 		ry = sched_render_job_env(b, jb, &ctx, &y, &ly);
@@ -813,10 +817,94 @@ static void test_state_event_history_restarts_after_a_bad_row(void **state)
 	sched_cluster_free(c);
 }
 
+
+/*
+ * A job's history goes through its state document: every generation (a fault moved
+ * "big"), the first start, and a malformed history refuses the record; a record
+ * written before histories existed loads with its current generation's record.
+ */
+static void test_state_history_round_trip(void **state)
+{
+	struct fx_opts o = { .servers = 6, .switches = 2, .quota = true, .queues = QUEUES };
+	struct sched_cluster *a, *b;
+	struct sched_job *big, *big_b;
+	char *doc = NULL, *bad, *at, why[SCHED_REASON_MAX];
+	size_t len;
+	struct saved s;
+
+	(void)state;
+	a = busy_cluster(&o);
+	big = sched_cluster_find_job(a, "big");
+	assert_non_null(big);
+	assert_int_equal(big->run_count, 2);
+	assert_int_equal(big->runs[0].end, SCHED_RUN_NODE_FAIL);
+	assert_true(big->runs[0].end_usec > 0);
+	assert_int_equal(big->runs[1].end, SCHED_RUN_OPEN);
+	assert_true(big->first_start_usec < big->generation_usec);
+	save_all(a, &s);
+	b = fx_cluster(&o);
+	load_all(b, &s, clk);
+	big_b = sched_cluster_find_job(b, "big");
+	assert_int_equal(big_b->run_count, 2);
+	assert_int_equal(big_b->first_start_usec, big->first_start_usec);
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(big_b->runs[i].generation, big->runs[i].generation);
+		assert_int_equal(big_b->runs[i].start_usec, big->runs[i].start_usec);
+		assert_int_equal(big_b->runs[i].end_usec, big->runs[i].end_usec);
+		assert_int_equal(big_b->runs[i].slice_count, big->runs[i].slice_count);
+		assert_string_equal(big_b->runs[i].slices[0].server, big->runs[i].slices[0].server);
+		assert_memory_equal(big_b->runs[i].slices[0].device_ids,
+				    big->runs[i].slices[0].device_ids,
+				    sizeof(big->runs[i].slices[0].device_ids));
+	}
+	assert_string_equal(big_b->runs[0].reason, big->runs[0].reason);
+	sched_cluster_free(b);
+
+	/* a malformed history refuses the whole record */
+	assert_int_equal(sched_job_save(a, big, &doc, &len), 0);
+	at = strstr(doc, "\"history\":[");
+	assert_non_null(at);
+	bad = malloc(len + 8);
+	assert_non_null(bad);
+	snprintf(bad, len + 8, "%.*s\"history\":[7,%s", (int)(at - doc), doc,
+		 at + strlen("\"history\":["));
+	b = fx_cluster(&o);
+	assert_int_equal(sched_job_load(b, bad, strlen(bad), clk, why), -EINVAL);
+	assert_null(sched_cluster_find_job(b, "big"));
+	sched_cluster_free(b);
+	free(bad);
+	/* an older record without history or first start: its generation gets a record */
+	{
+		json_t *o2 = json_loads(doc, 0, NULL);
+		char *old;
+
+		assert_non_null(o2);
+		json_object_del(o2, "history");
+		json_object_del(o2, "first_start_usec");
+		json_object_del(o2, "runs_dropped");
+		old = json_dumps(o2, JSON_COMPACT);
+		json_decref(o2);
+		b = fx_cluster(&o);
+		assert_int_equal(sched_job_load(b, old, strlen(old), clk, why), 0);
+		big_b = sched_cluster_find_job(b, "big");
+		assert_non_null(big_b);
+		assert_int_equal(big_b->first_start_usec, big->start_usec);
+		assert_int_equal(big_b->run_count, 1);
+		assert_int_equal(big_b->runs[0].generation, big->generation);
+		assert_int_equal(big_b->runs[0].end, SCHED_RUN_OPEN);
+		free(old);
+		sched_cluster_free(b);
+	}
+	free(doc);
+	saved_free(&s);
+	sched_cluster_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_state_round_trip_same_files),
+		cmocka_unit_test(test_state_history_round_trip),
 		cmocka_unit_test(test_state_round_trip_keeps_quota_and_isolation),
 		cmocka_unit_test(test_state_unreachable_server_keeps_no_agent),
 		cmocka_unit_test(test_state_versions_cover_every_change),
