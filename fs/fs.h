@@ -142,7 +142,7 @@
  *   or touch of a file the caller may not write;  EPERM  rmdir or rename of another's job
  *   (sticky jobs/), rename of anything (names are fixed), unlink, chmod/chown of anything
  *   but a spec one is writing, times set on a file one does not own;  EOPNOTSUPP  a
- *   verb not supported yet;  ENODEV  mmap of a generated file (direct_io);  EIO  the
+ *   verb not offered (resize: elastic jobs are sized by the scheduler; reload);  ENODEV  mmap of a generated file (direct_io);  EIO  the
  *   change was made but could not be written to the state store (--state-dir): it may
  *   not survive a restart (the daemon logs why).
  *
@@ -539,6 +539,16 @@ bool fs_may_operate(const struct conf_cluster *conf, uid_t uid, gid_t gid, const
  * wall clock read at the first call (the only clock the daemon's state sees).
  */
 uint64_t fs_now_usec(void);
+
+/*
+ * fs_text_escape() - user-supplied bytes @in (a path, a ctl line; NUL-terminated) as they
+ * may appear in a log line or an event's reason: printable ASCII as is, '\\' and '"'
+ * backslashed, every other byte (control characters, newlines, non-ASCII) as \xNN, so
+ * nobody can forge a log line or break an event's JSON. Writes at most @len bytes
+ * including the NUL into @out (@len > 0); a longer result is cut at a whole escape and
+ * ends in "...". Returns @out.
+ */
+char *fs_text_escape(const char *in, char *out, size_t len);
 
 /*
  * fs_log() - log one line to stderr at @level (0 error, 1 warning, 2 info, 3 debug) if

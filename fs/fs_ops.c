@@ -534,6 +534,39 @@ out:
 	return 0;
 }
 
+/*
+ * A refused request that names no job the user can look at (a bad name in jobs/, a
+ * cluster/ctl or nodes/<server>/ctl line): logged at @level and, so the user can read why
+ * without the daemon's log, a "refused" event in cluster/events. @reason holds user bytes
+ * only escaped (fs_text_escape). Takes ctx->lock.
+ */
+static void refusal_note(struct fs_ctx *ctx, int level, const char *server, const char *reason)
+{
+	fs_log(ctx, level, "%s", reason);
+	pthread_mutex_lock(&ctx->lock);
+	sched_cluster_note_refusal(ctx->cluster, server, reason, fs_now_usec());
+	fs_changed(ctx);
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+/* Why a name in jobs/ is refused: the rule it breaks, for create and mkdir alike. */
+static void name_refusal(struct fs_ctx *ctx, const char *op, const char *path, uid_t uid,
+			 int err)
+{
+	char shown[192], why[SCHED_REASON_MAX];
+
+	fs_text_escape(path, shown, sizeof(shown));
+	snprintf(why, sizeof(why), "%s \"%s\" by uid %u refused: %s", op, shown, (unsigned)uid,
+		 err == -ENAMETOOLONG ?
+			 "the name is too long; job names have at most 63 characters" :
+		 strcmp(op, "mkdir") == 0 ?
+			 "a job directory is named with lowercase letters, digits, '.', '_' "
+			 "and '-', and does not end in .yaml, .yml or .json" :
+			 "job specs are named <name>.yaml, .yml or .json with <name> of "
+			 "lowercase letters, digits, '.', '_' and '-'");
+	refusal_note(ctx, 2, NULL, why);
+}
+
 static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 {
 	struct fs_ctx *ctx = get_ctx();
@@ -545,10 +578,11 @@ static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 
 	(void)mode;
 	if (r == -EINVAL || (r == 0 && p.kind == FS_JOB_DIR)) {
-		fs_log(ctx, 2, "create %s refused: job specs are named <name>.yaml, .yml or .json "
-			       "with <name> of lowercase letters, digits, '.', '_' and '-'", path);
+		name_refusal(ctx, "create", path, fuse_get_context()->uid, -EINVAL);
 		return -EINVAL;
 	}
+	if (r == -ENAMETOOLONG && strncmp(path, "/jobs/", 6) == 0 && !strchr(path + 6, '/'))
+		name_refusal(ctx, "create", path, fuse_get_context()->uid, r);
 	if (r < 0)
 		return r == -ENAMETOOLONG ? r : -EACCES;
 	if (p.kind != FS_JOB_UPLOAD)
@@ -564,15 +598,20 @@ static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 		h->group_count = group_count;
 		groups = NULL;
 	}
-	if (r < 0) {
-		if (r == -EEXIST)
-			fs_log(ctx, 2, "create %s refused: job %s is active; cancel or remove it "
-				       "first", path, p.job);
-		if (r == -EPERM)
-			fs_log(ctx, 2, "create %s by uid %u refused: job %s belongs to another "
-				       "user", path, (unsigned)h->uid, p.job);
-		handle_free_locked(ctx, h);
+	if (r < 0 && h && (r == -EEXIST || r == -EPERM)) {
+		char why[SCHED_REASON_MAX];
+
+		/* the job's own events say it too: its owner reads why a resubmission failed */
+		snprintf(why, sizeof(why), "create %s.%s by uid %u refused: job %s %s", p.job,
+			 p.ext, (unsigned)h->uid, p.job,
+			 r == -EEXIST ? "is active; cancel or remove it first" :
+					"belongs to another user");
+		fs_log(ctx, 2, "%s", why);
+		sched_job_note_refusal(ctx->cluster, p.job, why, fs_now_usec());
+		fs_changed(ctx);
 	}
+	if (r < 0 && h)
+		handle_free_locked(ctx, h);
 	pthread_mutex_unlock(&ctx->lock);
 	free(groups);
 	if (r < 0)
@@ -868,16 +907,6 @@ static void spec_release(struct fs_ctx *ctx, struct fs_handle *h)
 	spec_process(ctx, h, true, why);
 }
 
-/* A ctl line as it may appear in a log: printable ASCII, the rest as '?'. */
-static void log_safe(const char *in, char *out, size_t len)
-{
-	size_t i;
-
-	for (i = 0; in[i] && i + 1 < len; i++)
-		out[i] = in[i] >= 0x20 && in[i] < 0x7f ? in[i] : '?';
-	out[i] = '\0';
-}
-
 /*
  * Run every complete line in the ctl buffer; with @all also a final partial one. The
  * first refused line stops the rest of what was written (they are dropped, not run).
@@ -892,11 +921,12 @@ static int ctl_run(struct fs_ctx *ctx, struct fs_handle *h, bool all)
 		char *nl = memchr(h->buf + start, '\n', h->len - start);
 		size_t end = nl ? (size_t)(nl - h->buf) : h->len;
 		const struct sched_job *j;
+		bool job_gone = false;
 
 		if (!nl && !all)
 			break;
 		h->buf[end] = '\0';
-		log_safe(h->buf + start, shown, sizeof(shown));
+		fs_text_escape(h->buf + start, shown, sizeof(shown));
 		why[0] = '\0';
 		pthread_mutex_lock(&ctx->lock);
 		j = h->path.kind == FS_JOB_CTL ? sched_cluster_find_job(ctx->cluster, h->path.job) :
@@ -905,19 +935,30 @@ static int ctl_run(struct fs_ctx *ctx, struct fs_handle *h, bool all)
 			snprintf(why, sizeof(why), "job %s was removed after this file was opened",
 				 h->path.job);
 			r = -ENOENT;
+			job_gone = true;
 		} else {
 			r = fs_ctl(ctx, &h->path, h->buf + start, h->uid, h->may_operate,
 				   fs_now_usec(), why);
-			if (r < 0 && h->path.kind == FS_JOB_CTL && why[0])
-				sched_job_note_refusal(ctx->cluster, h->path.job, why,
+		}
+		if (r < 0) {
+			char line[SCHED_REASON_MAX];
+
+			/* the job's events, or cluster/events for cluster and server ctl */
+			snprintf(line, sizeof(line), "ctl \"%s\" by uid %u refused: %s", shown,
+				 (unsigned)h->uid, why[0] ? why : strerror(-r));
+			if (h->path.kind == FS_JOB_CTL && !job_gone)
+				sched_job_note_refusal(ctx->cluster, h->path.job, line,
 						       fs_now_usec());
+			else
+				sched_cluster_note_refusal(ctx->cluster,
+							   h->path.kind == FS_NODE_CTL ?
+								   h->path.item : NULL,
+							   line, fs_now_usec());
+			fs_log(ctx, 1, "%s", line);
 		}
 		fs_changed(ctx);
 		pthread_mutex_unlock(&ctx->lock);
-		if (r < 0)
-			fs_log(ctx, 1, "ctl \"%s\" by uid %u refused: %s", shown, (unsigned)h->uid,
-			       why[0] ? why : strerror(-r));
-		else if (h->buf[start])
+		if (r >= 0 && h->buf[start])
 			fs_log(ctx, 2, "ctl \"%s\" by uid %u done", shown, (unsigned)h->uid);
 		start = end + 1;
 	}
@@ -1382,8 +1423,13 @@ static int fs_mkdir(const char *path, mode_t mode)
 	int r = fs_path_parse(path, &p);
 
 	(void)mode;
-	if (r == -EINVAL || (r == 0 && p.kind == FS_JOB_UPLOAD))
-		return -EINVAL; /* not a job name (or one ending like a spec file) */
+	if (r == -EINVAL || (r == 0 && p.kind == FS_JOB_UPLOAD)) {
+		/* not a job name (or one ending like a spec file) */
+		name_refusal(ctx, "mkdir", path, fc->uid, -EINVAL);
+		return -EINVAL;
+	}
+	if (r == -ENAMETOOLONG && strncmp(path, "/jobs/", 6) == 0 && !strchr(path + 6, '/'))
+		name_refusal(ctx, "mkdir", path, fc->uid, r);
 	if (r < 0 || p.kind != FS_JOB_DIR)
 		return -EACCES;
 	pthread_mutex_lock(&ctx->lock);

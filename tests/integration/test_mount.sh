@@ -142,6 +142,27 @@ check_fails "a 300-character name is refused" sh -c "echo 'npus: 1' > '$M/jobs/$
 check_fails "non-spec files cannot be created in jobs/" touch "$M/jobs/notes.txt"
 check_fails "a job name that ends like a spec file is refused" sh -c "echo 'npus: 1' > '$M/jobs/trap.yaml.yaml'"
 check_fails "and leaves no job" test -e "$M/jobs/trap.yaml"
+# a refused name is a "refused" event in cluster/events (uid, reason), user bytes escaped
+refused_events() { grep '"kind":"refused"' "$M/cluster/events"; }
+check_fails "cp Bad6.yaml jobs/ is refused" cp "$SRC/examples/jobs/llama7b-eval.yaml" "$M/jobs/Bad6.yaml"
+check_contains "and cluster/events says so, with the uid and the rule" \
+	'create \"/jobs/Bad6.yaml\" by uid 0 refused: job specs are named <name>.yaml' "$(refused_events)"
+check_contains "notes.txt too" 'create \"/jobs/notes.txt\" by uid 0 refused' "$(refused_events)"
+check_fails "mkdir of a bad name is refused" mkdir "$M/jobs/Bad7"
+check_contains "and cluster/events says so" 'mkdir \"/jobs/Bad7\" by uid 0 refused' "$(refused_events)"
+check_fails "a name with an escape byte and a newline is refused" touch "$M/jobs/$(printf 'e\033[31m\nx').yaml"
+check_contains "its event shows the bytes escaped" 'create \"/jobs/e\\x1b[31m\\x0ax.yaml\"' "$(refused_events)"
+check_contains "so does the log" 'create "/jobs/e\x1b[31m\x0ax.yaml" by uid 0 refused' "$(cat "$IT_LOG")"
+check "cluster/events stays one JSON object a line" python3 -c '
+import json, sys
+for l in open(sys.argv[1]): json.loads(l)' "$M/cluster/events"
+check_fails "a bad cluster/ctl line is refused" sh -c "echo 'frobnicate a2-node-01' > '$M/cluster/ctl'"
+check_contains "and cluster/events says why" \
+	'ctl \"frobnicate a2-node-01\" by uid 0 refused: unknown command' "$(refused_events)"
+check_fails "a bad nodes/<server>/ctl line is refused" sh -c "echo 'clear 99' > '$M/nodes/a2-node-03/ctl'"
+check_contains "and its event names the server" \
+	'"server":"a2-node-03","npu":null,"state":null,"reason":"ctl \"clear 99\" by uid 0 refused: clear: \"99\" is not an NPU' \
+	"$(refused_events)"
 cp /dev/null "$M/jobs/empty.yaml"
 wait_until 5 test -e "$M/jobs/empty/error"
 check_contains "an empty spec is rejected with a reason" "the spec is empty" "$(cat "$M/jobs/empty/error")"
@@ -159,6 +180,10 @@ check_fails "removed job is gone" test -e "$M/jobs/zero"
 check_fails "unknown ctl verb is refused at write" sh -c "echo frobnicate > '$M/jobs/$J/ctl'"
 check_fails "complete on a job that is not running is refused" sh -c "echo complete > '$M/jobs/builtin/ctl'"
 check_contains "reading ctl shows its verbs" "cancel | complete" "$(cat "$M/jobs/$J/ctl")"
+check_fails "resize is refused (EOPNOTSUPP)" sh -c "echo 'resize 16' > '$M/jobs/$J/ctl'"
+check_contains "and says elastic specs do it, not that they are planned" \
+	'the scheduler sizes elastic jobs itself (a spec with npus: {min: N, max: M}' \
+	"$(grep '"kind":"refused"' "$M/jobs/$J/events")"
 check_fails "a refused line stops the lines after it" sh -c "printf 'bogus\ncancel\n' > '$M/jobs/$J/ctl'"
 check_eq "so the job was not cancelled" running "$(cat "$M/jobs/$J/status")"
 check_contains "the refusal is in the job's events" '"kind":"refused"' "$(cat "$M/jobs/$J/events")"
