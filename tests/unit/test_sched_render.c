@@ -1232,6 +1232,34 @@ static void test_job_status_time_limit(void **state)
 	sched_cluster_free(c);
 }
 
+/* Reals are short: heartbeat_age_sec to the ms, utilization to 4 decimals. */
+static void test_reals_are_short(void **state)
+{
+	struct fx_opts o = { .servers = 3 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct conf_health_report r = { .has_node = true, .node = CONF_HEALTH_OK };
+	char *text;
+	size_t len;
+	json_t *d;
+
+	(void)state;
+	assert_int_equal(sched_server_report(c, 0, &r, 1000000000), 0);
+	/* 1945 us: 0.0019449999999999999 as %.17g */
+	assert_int_equal(sched_render_server_info(c, 0, 1000001945, &text, &len), 0);
+	assert_non_null(strstr(text, "\"heartbeat_age_sec\": 0.002,"));
+	d = json_loads(text, 0, NULL);
+	assert_non_null(d);
+	assert_true(json_real_value(json_object_get(d, "heartbeat_age_sec")) == 0.002);
+	json_decref(d);
+	free(text);
+	fx_run(c, "one", 8);
+	assert_int_equal(sched_render_cluster_status(c, &text, &len), 0);
+	/* 8 of 24 NPUs */
+	assert_non_null(strstr(text, "\"utilization\": 0.3333,"));
+	free(text);
+	sched_cluster_free(c);
+}
+
 /* Elastic sizes in status.json; a grown job counts as a resize. */
 static void test_job_status_elastic_and_resize_metric(void **state)
 {
@@ -1316,6 +1344,7 @@ int main(void)
 		cmocka_unit_test(test_queue_status_usage_and_borrowing),
 		cmocka_unit_test(test_job_status_preemption_fields),
 		cmocka_unit_test(test_job_status_time_limit),
+		cmocka_unit_test(test_reals_are_short),
 		cmocka_unit_test(test_job_status_elastic_and_resize_metric),
 		cmocka_unit_test(test_metrics_backfilled),
 	};
