@@ -1207,8 +1207,13 @@ static int quota_apply(struct fs_ctx *ctx, struct fs_handle *h, bool commit)
 	pthread_mutex_unlock(&ctx->lock);
 	if (r < 0)
 		return quota_refuse(ctx, h, why, r);
-	fs_log(ctx, 2, "queues/%s/quota set to %llu NPUs by uid %u", h->path.item, npus,
-	       (unsigned)h->uid);
+	fs_log(ctx, npus && !ctx->cluster->conf->enable_quota_limit ? 1 : 2,
+	       "queues/%s/quota set to %llu %s by uid %u%s", h->path.item, npus,
+	       conf_plural(npus, "NPU", "NPUs"), (unsigned)h->uid,
+	       npus && !ctx->cluster->conf->enable_quota_limit ?
+		       ": not enforced, resource.enable_quota_limit is false (set it to true in "
+		       "the configuration and restart the daemon)" :
+		       "");
 	h->dirty = false;
 	return h->last_err = 0;
 }

@@ -2097,8 +2097,8 @@ int sched_queue_set_quota(struct sched_cluster *c, const char *queue, unsigned n
 		used += held;
 	}
 	sched_event_add(c, now_usec, SCHED_EV_QUEUE, NULL, NULL, -1,
-			"queue %s: quota set to %u NPU%s%s", q->name, npus, npus == 1 ? "" : "s",
-			npus ? "" : " (no limit)");
+			"queue %s: quota set to %u NPU%s%s%s", q->name, npus, npus == 1 ? "" : "s",
+			npus ? "" : " (no limit)", SCHED_QUOTA_OFF_NOTE(c, npus));
 	c->version++;
 	sched_schedule(c, now_usec);
 	return 0;

@@ -990,6 +990,12 @@ int sched_render_queue_status(const struct sched_cluster *c, const struct conf_q
 	jset(o, "queue", jstr(q->name));
 	jset(o, "quota_npus", json_integer(q->quota_npus));
 	jset(o, "enable_quota_limit", json_boolean(c->conf->enable_quota_limit));
+	/* a quota kept but without effect says so (SCHED_QUOTA_OFF_NOTE) */
+	jset(o, "quota_enforced",
+	     json_boolean(q->quota_npus && c->conf->enable_quota_limit));
+	jset(o, "quota_note", q->quota_npus && !c->conf->enable_quota_limit ?
+				      jstr("not enforced: resource.enable_quota_limit is false") :
+				      json_null());
 	jset(o, "priority", json_integer(q->priority));
 	jset(o, "weight", json_integer(q->weight));
 	jset(o, "may_borrow", json_boolean(q->may_borrow));
