@@ -285,7 +285,10 @@ struct fs_ctx {
 	bool stopping;			/* threads end (under lock) */
 	struct fs_handle *handles;	/* every open file (under lock) */
 	size_t notified_job_count;	/* the notifier's view of jobs/ (under lock) */
+	struct fs_job_dir *job_dirs;	/* job directories announced (fs_notify.c; under lock) */
+	struct fs_job_dir *dir_pokes;	/* mkdir/rmdir the helper is to make (under lock) */
 	char *config_text;		/* normalized config, rendered once */
+	char *config_warnings;		/* fs_config_warnings(), appended to it; or NULL */
 	size_t config_len;
 	struct fs_cache_slot cache[FS_CACHE_SLOTS]; /* under lock */
 	uint64_t cache_clock;
@@ -367,8 +370,12 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
  * notifier, which announces the daemon's own changes to inotify watchers by operating
  * on the mount (truncate to the same size -> IN_MODIFY on status, status.json,
  * ranktable.json, env, events, nodes/<server>/jobs; utimensat -> IN_ATTRIB on jobs/
- * when a job appears, goes or changes state; the daemon treats these requests as
- * no-ops). Call after the mount is up. Returns 0 or -errno.
+ * when a job appears, goes or changes state; mkdir/rmdir of jobs/<name> -> IN_CREATE or
+ * IN_DELETE with IN_ISDIR and the name when a job directory appears or goes by the
+ * daemon's doing (a spec accepted or rejected at close, a finished record dropped; a
+ * user's own mkdir and rmdir the kernel announces itself), see fs_notify_job_dir(); the
+ * daemon treats these requests as no-ops). Call after the mount is up. Returns 0 or
+ * -errno.
  */
 int fs_threads_start(struct fs_ctx *ctx);
 
@@ -413,6 +420,24 @@ void fs_handles_free_all(struct fs_ctx *ctx);
  * exit status.
  */
 int fs_notify_helper_main(void);
+
+/*
+ * Job directories and inotify (fs_notify.c). The kernel raises IN_CREATE/IN_DELETE only
+ * for a mkdir/rmdir that passes through the mount, and libfuse 3.14 has no notification
+ * that yields them (notify_inval_entry and notify_delete only drop cached entries), so
+ * the helper makes that mkdir or rmdir itself: the daemon then answers the helper alone
+ * as if the directory did not exist yet (before its mkdir) or still existed (before its
+ * rmdir). These need ctx->lock.
+ *
+ * fs_notify_job_dir_user() - a user's mkdir (@made) or rmdir of job @name (serial @serial)
+ * succeeded: the kernel announced it, the notifier must not again.
+ * fs_notify_job_dir() - for a request of the helper about jobs/@name: 0 none pending
+ * (answer as usual), 1 a mkdir pending (answer getattr ENOENT), 2 an rmdir pending
+ * (answer getattr as a directory). With @take, a pending one of kind @take (1 or 2) is
+ * consumed (the helper's mkdir or rmdir itself); returns what was pending.
+ */
+void fs_notify_job_dir_user(struct fs_ctx *ctx, const char *name, uint64_t serial, bool made);
+int fs_notify_job_dir(struct fs_ctx *ctx, const char *name, int take);
 
 /*
  * fs_changed() - after a change (caller holds ctx->lock): wake the notifier and the
@@ -514,6 +539,16 @@ int fs_checkpoint_newest(const char *dir, uint64_t *ret_step, char *ret_path, si
  */
 int fs_queue_check_groups(const struct conf_queue *q, uid_t uid, gid_t gid, const gid_t *groups,
 			  size_t group_count, char *why);
+
+/*
+ * fs_config_warnings() - what in configuration @conf (borrowed) has no effect, found at
+ * start: a queue's group that does not resolve (getgrnam_r: no such group, so nobody
+ * submits to the queue through it), a queue quota_npus while
+ * resource.enable_quota_limit is false. *@ret (new, caller frees; NULL when there is
+ * nothing) gets one "# warning: <text>\n" line each, the form cluster/config shows
+ * them in. May block on NSS: call without ctx->lock. Returns the count or -ENOMEM.
+ */
+int fs_config_warnings(const struct conf_cluster *conf, char **ret);
 
 /*
  * fs_operator_gid() - the gid of cluster.operator_group of @conf (borrowed) into *@ret,

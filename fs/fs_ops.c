@@ -159,6 +159,22 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
 
 	if (r < 0)
 		return r == -ENAMETOOLONG ? r : -ENOENT;
+	/* the helper announcing a job directory: not there yet, or still there (fs_notify.c) */
+	if (!h && p.kind == FS_JOB_DIR && fuse_get_context()->pid == ctx->notifier_tid) {
+		pthread_mutex_lock(&ctx->lock);
+		r = fs_notify_job_dir(ctx, p.job, 0);
+		pthread_mutex_unlock(&ctx->lock);
+		if (r == 1)
+			return -ENOENT;
+		if (r == 2) {
+			memset(st, 0, sizeof(*st));
+			st->st_mode = S_IFDIR | 0755;
+			st->st_nlink = 2;
+			st->st_uid = geteuid();
+			st->st_gid = getegid();
+			return 0;
+		}
+	}
 	if (h)
 		pthread_mutex_lock(&h->mu);
 	pthread_mutex_lock(&ctx->lock);
@@ -1424,10 +1440,18 @@ static int fs_mkdir(const char *path, mode_t mode)
 {
 	struct fs_ctx *ctx = get_ctx();
 	struct fuse_context *fc = fuse_get_context();
+	struct sched_job *j = NULL;
 	struct fs_path p;
 	int r = fs_path_parse(path, &p);
 
 	(void)mode;
+	if (r == 0 && p.kind == FS_JOB_DIR && fc->pid == ctx->notifier_tid) {
+		/* the helper's announcement of a job directory the daemon made */
+		pthread_mutex_lock(&ctx->lock);
+		r = fs_notify_job_dir(ctx, p.job, 1);
+		pthread_mutex_unlock(&ctx->lock);
+		return r == 1 ? 0 : -EEXIST;
+	}
 	if (r == -EINVAL || (r == 0 && p.kind == FS_JOB_UPLOAD)) {
 		/* not a job name (or one ending like a spec file) */
 		name_refusal(ctx, "mkdir", path, fc->uid, -EINVAL);
@@ -1438,7 +1462,9 @@ static int fs_mkdir(const char *path, mode_t mode)
 	if (r < 0 || p.kind != FS_JOB_DIR)
 		return -EACCES;
 	pthread_mutex_lock(&ctx->lock);
-	r = sched_job_create_draft(ctx->cluster, p.job, fc->uid, fc->gid, fs_now_usec(), NULL);
+	r = sched_job_create_draft(ctx->cluster, p.job, fc->uid, fc->gid, fs_now_usec(), &j);
+	if (r == 0 && j) /* the kernel announces this mkdir itself */
+		fs_notify_job_dir_user(ctx, p.job, j->serial, true);
 	fs_changed(ctx);
 	pthread_mutex_unlock(&ctx->lock);
 	if (r == 0)
@@ -1457,9 +1483,18 @@ static int fs_rmdir(const char *path)
 		return -ENOENT;
 	if (p.kind != FS_JOB_DIR)
 		return -EACCES;
+	if (fc->pid == ctx->notifier_tid) {
+		/* the helper's announcement of a job directory the daemon dropped */
+		pthread_mutex_lock(&ctx->lock);
+		r = fs_notify_job_dir(ctx, p.job, 2);
+		pthread_mutex_unlock(&ctx->lock);
+		return r == 2 ? 0 : -ENOENT;
+	}
 	pthread_mutex_lock(&ctx->lock);
 	wait_for_closing_uploads(ctx, &p);
 	r = sched_job_remove(ctx->cluster, p.job, fc->uid, fs_now_usec());
+	if (r == 0) /* the kernel announces this rmdir itself */
+		fs_notify_job_dir_user(ctx, p.job, 0, false);
 	fs_changed(ctx);
 	pthread_mutex_unlock(&ctx->lock);
 	if (r == 0)

@@ -637,6 +637,18 @@ int fs_config_refresh(struct fs_ctx *ctx)
 
 	if (r < 0)
 		return r;
+	if (ctx->config_warnings) {
+		size_t wl = strlen(ctx->config_warnings);
+		char *n = realloc(text, len + wl + 1);
+
+		if (!n) {
+			free(text);
+			return -ENOMEM;
+		}
+		memcpy(n + len, ctx->config_warnings, wl + 1);
+		text = n;
+		len += wl;
+	}
 	free(ctx->config_text);
 	ctx->config_text = text;
 	ctx->config_len = len;

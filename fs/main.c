@@ -390,6 +390,15 @@ int main(int argc, char *argv[])
 					"cluster ctl and queue quotas",
 			       ctx.cluster->conf->operator_group, (unsigned)g);
 	}
+	/* settings that have no effect: in the log and at the end of cluster/config */
+	if (fs_config_warnings(ctx.cluster->conf, &ctx.config_warnings) > 0) {
+		for (char *l = ctx.config_warnings, *e; (e = strchr(l, '\n')); l = e + 1)
+			fs_log(&ctx, 1, "%.*s", (int)(e - l - 11), l + 11);
+		pthread_mutex_lock(&ctx.lock);
+		if (fs_config_refresh(&ctx) < 0)
+			fs_log(&ctx, 1, "cluster/config shows no warnings: out of memory");
+		pthread_mutex_unlock(&ctx.lock);
+	}
 	if (cl.singlethread) {
 		r = fuse_loop(fuse);
 	} else {
@@ -434,6 +443,7 @@ out_ctx:
 		free(u);
 	}
 	free(ctx.config_text);
+	free(ctx.config_warnings);
 	free(ctx.mount_path);
 	free(ctx.config_path);
 out_cl:

@@ -29,6 +29,20 @@ check "cluster/status is JSON" python3 -m json.tool "$M/cluster/status"
 check "cluster/topology.json is JSON" python3 -m json.tool "$M/cluster/topology.json"
 check_eq "cluster/status: 128 NPUs total" 128 "$(json "$M/cluster/status" 'd["npus"]["total"]')"
 check_contains "cluster/config is the normalized config" "hccl_connect_timeout" "$(cat "$M/cluster/config")"
+# settings without effect are warned about at start, in the log and in cluster/config
+check_contains "a quota with quotas off: warned in the log" \
+	"queue finetune: quota_npus 16 is not enforced: resource.enable_quota_limit is false" "$(cat "$IT_LOG")"
+check_contains "and at the end of cluster/config" \
+	"# warning: queue research: quota_npus 64 is not enforced" "$(tail -n 5 "$M/cluster/config")"
+if ! getent group ml-research >/dev/null; then
+	check_contains "a queue group that does not exist: warned in the log, naming queue and group" \
+		"queue research: group ml-research is not a known group (getent group ml-research)" \
+		"$(cat "$IT_LOG")"
+	check_contains "and in cluster/config" "# warning: queue finetune: group ml-research is not" \
+		"$(cat "$M/cluster/config")"
+fi
+check "cluster/config with its warnings is still YAML" python3 -c '
+import sys, yaml; yaml.safe_load(open(sys.argv[1]))' "$M/cluster/config"
 check_contains "cluster/metrics is Prometheus text" 'npu_chip_info_health_status{id="0",node="a2-node-01"} 1' \
 	"$(cat "$M/cluster/metrics")"
 check_eq "nodes/ lists 16 servers" 16 "$(ls "$M/nodes" | wc -l)"
@@ -385,5 +399,37 @@ fi
 it_start "$ASCENDFS" "$CONFIG"
 check "restart after SIGKILL mounts again" test -d "$M/jobs"
 it_stop
+
+# ---- inotify on jobs/: a job directory the daemon makes or drops is CREATE/DELETE,ISDIR
+# with its name (the notify helper's mkdir/rmdir), a user's mkdir/rmdir once (the kernel's)
+if command -v inotifywait >/dev/null; then
+	sed -e 's/^cluster:$/cluster:\n  max_job_count: 2/' "$CONFIG" >"$IT_WORK/two-jobs.yaml"
+	it_start "$ASCENDFS" "$IT_WORK/two-jobs.yaml" || exit 1
+	ino=$IT_WORK/jobs-inotify.log
+	inotifywait -m -q -e create -e delete "$M/jobs" >"$ino" 2>&1 &
+	ino_pid=$!
+	sleep 0.5 # let it set its watch
+	printf 'npus: 1\ncommand: "sleep 600"\n' >"$IT_WORK/first.yaml"
+	cp "$IT_WORK/first.yaml" "$M/jobs/"
+	check "a submission by cp: CREATE,ISDIR first" wait_until 5 grep -q "CREATE,ISDIR first$" "$ino"
+	mkdir "$M/jobs/draft1"
+	rmdir "$M/jobs/draft1"
+	check "a draft by mkdir and its rmdir: DELETE,ISDIR draft1" wait_until 5 grep -q "DELETE,ISDIR draft1$" "$ino"
+	echo cancel >"$M/jobs/first/ctl"
+	echo 'npus: 0' >"$M/jobs/second.yaml" 2>/dev/null # rejected: a finished record
+	check "a rejected spec's directory: CREATE,ISDIR second" wait_until 5 grep -q "CREATE,ISDIR second$" "$ino"
+	cp "$IT_WORK/first.yaml" "$M/jobs/third.yaml" # max_job_count 2: first's record is dropped
+	check "a finished record dropped by the daemon: DELETE,ISDIR first" \
+		wait_until 5 grep -q "DELETE,ISDIR first$" "$ino"
+	check "and third appears" wait_until 5 grep -q "CREATE,ISDIR third$" "$ino"
+	sleep 1
+	check_eq "a user's mkdir is announced once, by the kernel" 1 "$(grep -c "CREATE,ISDIR draft1$" "$ino")"
+	check_eq "each job directory appears once" 1 "$(grep -c "CREATE,ISDIR first$" "$ino")"
+	check "after the announcements the directories read as usual" test -d "$M/jobs/third"
+	check_fails "and a dropped one is gone" test -e "$M/jobs/first"
+	kill "$ino_pid"
+	wait "$ino_pid" 2>/dev/null
+	it_stop
+fi
 
 it_finish
