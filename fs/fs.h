@@ -19,11 +19,16 @@
  *
  *   /                          dr-xr-xr-x root
  *   cluster/                   dr-xr-xr-x root
- *     config                   -r--r--r--  effective configuration, normalized YAML
+ *     config                   -r--r--r--  effective configuration, normalized YAML;
+ *                                          ends in "# warning: ..." lines for settings
+ *                                          without effect (fs_config_warnings(), also
+ *                                          logged at start)
  *     status                   -r--r--r--  JSON: npus {total, allocated, free, isolated,
  *                                          unavailable (on cordoned/unreachable servers)},
  *                                          which sum to total; servers, jobs by state,
- *                                          utilization (0-1),
+ *                                          utilization (0-1, 4 decimals; every JSON
+ *                                          real the daemon prints is short: seconds
+ *                                          to the ms, at most 15 digits),
  *                                          event_seq
  *     topology.json            -r--r--r--  JSON: switches, servers with per-NPU state
  *     metrics                  -r--r--r--  Prometheus text format (see
@@ -33,7 +38,13 @@
  *     events                   -r--r--r--  JSON lines {seq, time, kind, job, server, npu,
  *                                          state, reason}; seq counts up by one; the
  *                                          newest event_history (65,536) are
- *                                          kept, in memory and on disk
+ *                                          kept, in memory and on disk. A refused
+ *                                          create/mkdir in jobs/ (bad name) and a refused
+ *                                          cluster/ctl or nodes/<server>/ctl line are
+ *                                          "refused" events here (job null; "server" for
+ *                                          a node's ctl), reason "<op> \"<what>\" by uid
+ *                                          <uid> refused: <why>", user bytes escaped
+ *                                          (fs_text_escape(), as in the log)
  *     ctl                      -rw-r--r-- root  "cordon|uncordon|drain <server>";
  *                                          operators write it (others: EACCES at open);
  *                                          reading any ctl file shows its verbs
@@ -73,15 +84,21 @@
  *                                          shows it. Anything but digits, or more than the
  *                                          cluster's NPUs, fails the write() or the close
  *                                          (EINVAL); others get EACCES. A refusal is
- *                                          logged by the daemon and changes nothing
+ *                                          logged by the daemon and changes nothing.
+ *                                          With enable_quota_limit false a quota is kept
+ *                                          but not enforced: its event, the log and
+ *                                          status say so
  *     status                   -r--r--r--  JSON: queue, quota_npus, enable_quota_limit
  *                                          (false: the quota is shown, not enforced),
+ *                                          quota_enforced, quota_note (why not, or null),
  *                                          priority, weight, may_borrow, groups,
  *                                          used_npus (stopping jobs included),
  *                                          borrowed_npus (beyond the quota), pending,
  *                                          running, stopping (jobs)
  *   jobs/                      drwxrwxrwt root (anyone submits; sticky: only the owner
- *                                          removes)
+ *                                          removes); inotify: IN_CREATE/IN_DELETE with
+ *                                          IN_ISDIR and the name when a job directory
+ *                                          appears or goes, whoever made it
  *     <name>.yaml|.yml|.json   -rw-r--r-- writer  exists only while open for writing.
  *                                          Every close (flush) says whether the spec as
  *                                          written so far would be accepted (cp and tee
