@@ -1116,11 +1116,17 @@ static int quota_parse(const char *s, size_t len, unsigned long long *ret)
 	return 0;
 }
 
-/* A refused quota write: logged (queues have no error file), the handle fails from now. */
+/*
+ * A refused quota write: logged and a "refused" event in cluster/events (queues have no
+ * error file); the handle fails from now. Call without ctx->lock.
+ */
 static int quota_refuse(struct fs_ctx *ctx, struct fs_handle *h, const char *why, int err)
 {
-	fs_log(ctx, 1, "queues/%s/quota by uid %u refused: %s", h->path.item, (unsigned)h->uid,
-	       why);
+	char line[SCHED_REASON_MAX];
+
+	snprintf(line, sizeof(line), "queues/%s/quota by uid %u refused: %s", h->path.item,
+		 (unsigned)h->uid, why);
+	refusal_note(ctx, 1, NULL, line);
 	h->failed = true;
 	h->last_err = err;
 	h->len = 0;
