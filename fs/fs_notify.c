@@ -255,8 +255,9 @@ static void poke_add(struct pokes *p, const char *mount, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void poke_add(struct pokes *p, const char *mount, const char *fmt, ...)
 {
-	char rel[256], *path;
+	char rel[4096 + 2 * CONF_NAME_MAX], *path;
 	va_list ap;
+	int w;
 
 	if (p->count == p->cap) {
 		size_t cap = p->cap ? p->cap * 2 : 32;
@@ -268,8 +269,11 @@ static void poke_add(struct pokes *p, const char *mount, const char *fmt, ...)
 		p->cap = cap;
 	}
 	va_start(ap, fmt);
-	vsnprintf(rel, sizeof(rel), fmt, ap);
+	w = vsnprintf(rel, sizeof(rel), fmt, ap);
 	va_end(ap);
+	/* a cut path would name another file, or (a mkdir) one outside the mount */
+	if (w < 0 || (size_t)w >= sizeof(rel))
+		return;
 	/* room for the newline the helper's protocol adds */
 	if (asprintf(&path, "%s%s ", mount, rel) < 0)
 		return;
