@@ -617,13 +617,13 @@ static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 	if (r < 0 && h && (r == -EEXIST || r == -EPERM)) {
 		char why[SCHED_REASON_MAX];
 
-		/* the job's own events say it too: its owner reads why a resubmission failed */
+		/* in cluster/events: the job itself is untouched, its events stay its own */
 		snprintf(why, sizeof(why), "create %s.%s by uid %u refused: job %s %s", p.job,
 			 p.ext, (unsigned)h->uid, p.job,
 			 r == -EEXIST ? "is active; cancel or remove it first" :
 					"belongs to another user");
 		fs_log(ctx, 2, "%s", why);
-		sched_job_note_refusal(ctx->cluster, p.job, why, fs_now_usec());
+		sched_cluster_note_refusal(ctx->cluster, NULL, why, fs_now_usec());
 		fs_changed(ctx);
 	}
 	if (r < 0 && h)
