@@ -404,7 +404,7 @@ it_stop
 # with its name (the notify helper's mkdir/rmdir), a user's mkdir/rmdir once (the kernel's)
 if command -v inotifywait >/dev/null; then
 	sed -e 's/^cluster:$/cluster:\n  max_job_count: 2/' "$CONFIG" >"$IT_WORK/two-jobs.yaml"
-	it_start "$ASCENDFS" "$IT_WORK/two-jobs.yaml" || exit 1
+	it_start "$ASCENDFS" "$IT_WORK/two-jobs.yaml" --state-dir "$IT_WORK/state-two" || exit 1
 	ino=$IT_WORK/jobs-inotify.log
 	inotifywait -m -q -e create -e delete "$M/jobs" >"$ino" 2>&1 &
 	ino_pid=$!
