@@ -105,11 +105,11 @@ int agent_parse_server_jobs(const char *text, size_t len, const char *source,
 		/* words after the eighth are for a later agent */
 		if (n < 8) {
 			r = agent_err_set(err, source, number, 0,
-					  "%s: the line has %u words; a share is \"<job> "
+					  "%s: the line has %u %s; a share is \"<job> "
 					  "<generation> <msrun|per-rank> <node_rank> <first_rank> "
 					  "<npu_count> <uid> <gid>\" (no %s)",
 					  agent_quote(text + start, end - start, q, sizeof(q)), n,
-					  field[n]);
+					  conf_plural(n, "word", "words"), field[n]);
 			break;
 		}
 		memset(&s, 0, sizeof(s));

@@ -833,9 +833,11 @@ static void log_changes(struct agent *a, const struct conf_health_report *rep, b
 				o += (size_t)snprintf(list + o, sizeof(list) - o, "; %s",
 						      npu_text(&rep->npus[i], line, sizeof(line)));
 		}
-		agent_log(AGENT_LOG_INFO, "first report written: node %s, %zu NPUs, %zu not OK%s; "
-			  "%zu device IPs",
-			  conf_health_level_name(rep->node), rep->npu_count, bad, list, ips);
+		agent_log(AGENT_LOG_INFO, "first report written: node %s, %zu %s, %zu not OK%s; "
+			  "%zu device %s",
+			  conf_health_level_name(rep->node), rep->npu_count,
+			  conf_plural(rep->npu_count, "NPU", "NPUs"), bad, list, ips,
+			  conf_plural(ips, "IP", "IPs"));
 		return;
 	}
 	if (rep->node != a->last_sent.node)

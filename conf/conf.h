@@ -436,6 +436,13 @@ struct conf_health_report {
 	size_t usage_count;
 };
 
+/*
+ * conf_plural() - @singular when @n is 1, else @plural (both borrowed, returned as is): the
+ * counted noun of a message, so it reads "1 NPU", "2 NPUs", "0 NPUs", "1 whole server".
+ * Every module's messages use this one helper (sched, fs and agent depend on conf).
+ */
+const char *conf_plural(unsigned long long n, const char *singular, const char *plural);
+
 /* conf_health_level_name() - "OK", "Warning", "Alarm", "Critical", "UNKNOWN" (static). */
 const char *conf_health_level_name(enum conf_health_level l);
 

@@ -771,3 +771,8 @@ int conf_out_null(struct conf_out *o)
 {
 	return out_scalar(o, "null", true);
 }
+
+const char *conf_plural(unsigned long long n, const char *singular, const char *plural)
+{
+	return n == 1 ? singular : plural;
+}

@@ -19,13 +19,19 @@
  *
  *   /                          dr-xr-xr-x root
  *   cluster/                   dr-xr-xr-x root
- *     config                   -r--r--r--  effective configuration, normalized YAML
+ *     config                   -r--r--r--  effective configuration, normalized YAML;
+ *                                          ends in "# warning: ..." lines for settings
+ *                                          without effect (fs_config_warnings(), also
+ *                                          logged at start)
  *     status                   -r--r--r--  JSON: npus {total, allocated, free, isolated,
  *                                          unavailable (on cordoned/unreachable servers)},
  *                                          which sum to total; servers {total,
  *                                          schedulable, unknown, ready, cordoned,
  *                                          draining, unreachable} (the states sum to
- *                                          total), jobs by state, utilization (0-1),
+ *                                          total), jobs by state, utilization (0-1,
+ *                                          4 decimals; every JSON real the daemon
+ *                                          prints is short: seconds to the ms, at most
+ *                                          15 digits),
  *                                          event_seq
  *     topology.json            -r--r--r--  JSON: switches, servers (state, schedulable,
  *                                          npus_free, npu_counts) with per-NPU health,
@@ -42,7 +48,13 @@
  *     events                   -r--r--r--  JSON lines {seq, time, kind, job, server, npu,
  *                                          state, reason}; seq counts up by one; the
  *                                          newest event_history (65,536) are
- *                                          kept, in memory and on disk
+ *                                          kept, in memory and on disk. A refused
+ *                                          create/mkdir in jobs/ (bad name) and a refused
+ *                                          cluster/ctl or nodes/<server>/ctl line are
+ *                                          "refused" events here (job null; "server" for
+ *                                          a node's ctl), reason "<op> \"<what>\" by uid
+ *                                          <uid> refused: <why>", user bytes escaped
+ *                                          (fs_text_escape(), as in the log)
  *     ctl                      -rw-r--r-- root  "cordon|uncordon|drain <server>";
  *                                          operators write it (others: EACCES at open);
  *                                          reading any ctl file shows its verbs
@@ -96,9 +108,13 @@
  *                                          shows it. Anything but digits, or more than the
  *                                          cluster's NPUs, fails the write() or the close
  *                                          (EINVAL); others get EACCES. A refusal is
- *                                          logged by the daemon and changes nothing
+ *                                          logged by the daemon and changes nothing.
+ *                                          With enable_quota_limit false a quota is kept
+ *                                          but not enforced: its event, the log and
+ *                                          status say so
  *     status                   -r--r--r--  JSON: queue, quota_npus, enable_quota_limit
  *                                          (false: the quota is shown, not enforced),
+ *                                          quota_enforced, quota_note (why not, or null),
  *                                          priority, weight, may_borrow, groups,
  *                                          the job caps max_priority, max_npus (0 =
  *                                          none), max_time_limit_sec and
@@ -107,7 +123,9 @@
  *                                          borrowed_npus (beyond the quota), pending,
  *                                          running, stopping (jobs)
  *   jobs/                      drwxrwxrwt root (anyone submits; sticky: only the owner
- *                                          removes)
+ *                                          removes); inotify: IN_CREATE/IN_DELETE with
+ *                                          IN_ISDIR and the name when a job directory
+ *                                          appears or goes, whoever made it
  *     <name>.yaml|.yml|.json   -rw-r--r-- writer  exists only while open for writing.
  *                                          Every close (flush) says whether the spec as
  *                                          written so far would be accepted (cp and tee
@@ -233,7 +251,7 @@
  *   or touch of a file the caller may not write;  EPERM  rmdir or rename of another's job
  *   (sticky jobs/), rename of anything (names are fixed), unlink, chmod/chown of anything
  *   but a spec one is writing, times set on a file one does not own;  EOPNOTSUPP  a
- *   verb not supported yet;  ENODEV  mmap of a generated file (direct_io);  EIO  the
+ *   verb not offered (resize: elastic jobs are sized by the scheduler; reload);  ENODEV  mmap of a generated file (direct_io);  EIO  the
  *   change was made but could not be written to the state store (--state-dir): it may
  *   not survive a restart (the daemon logs why).
  *
@@ -380,7 +398,10 @@ struct fs_ctx {
 	bool stopping;			/* threads end (under lock) */
 	struct fs_handle *handles;	/* every open file (under lock) */
 	size_t notified_job_count;	/* the notifier's view of jobs/ (under lock) */
+	struct fs_job_dir *job_dirs;	/* job directories announced (fs_notify.c; under lock) */
+	struct fs_job_dir *dir_pokes;	/* mkdir/rmdir the helper is to make (under lock) */
 	char *config_text;		/* normalized config, rendered once */
+	char *config_warnings;		/* fs_config_warnings(), appended to it; or NULL */
 	size_t config_len;
 	struct fs_cache_slot cache[FS_CACHE_SLOTS]; /* under lock */
 	uint64_t cache_clock;
@@ -465,8 +486,12 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
  * notifier, which announces the daemon's own changes to inotify watchers by operating
  * on the mount (truncate to the same size -> IN_MODIFY on status, status.json,
  * ranktable.json, env, events, history, nodes/<server>/jobs; utimensat -> IN_ATTRIB on jobs/
- * when a job appears, goes or changes state; the daemon treats these requests as
- * no-ops). Call after the mount is up. Returns 0 or -errno.
+ * when a job appears, goes or changes state; mkdir/rmdir of jobs/<name> -> IN_CREATE or
+ * IN_DELETE with IN_ISDIR and the name when a job directory appears or goes by the
+ * daemon's doing (a spec accepted or rejected at close, a finished record dropped; a
+ * user's own mkdir and rmdir the kernel announces itself), see fs_notify_job_dir(); the
+ * daemon treats these requests as no-ops). Call after the mount is up. Returns 0 or
+ * -errno.
  */
 int fs_threads_start(struct fs_ctx *ctx);
 
@@ -511,6 +536,24 @@ void fs_handles_free_all(struct fs_ctx *ctx);
  * exit status.
  */
 int fs_notify_helper_main(void);
+
+/*
+ * Job directories and inotify (fs_notify.c). The kernel raises IN_CREATE/IN_DELETE only
+ * for a mkdir/rmdir that passes through the mount, and libfuse 3.14 has no notification
+ * that yields them (notify_inval_entry and notify_delete only drop cached entries), so
+ * the helper makes that mkdir or rmdir itself: the daemon then answers the helper alone
+ * as if the directory did not exist yet (before its mkdir) or still existed (before its
+ * rmdir). These need ctx->lock.
+ *
+ * fs_notify_job_dir_user() - a user's mkdir (@made) or rmdir of job @name (serial @serial)
+ * succeeded: the kernel announced it, the notifier must not again.
+ * fs_notify_job_dir() - for a request of the helper about jobs/@name: 0 none pending
+ * (answer as usual), 1 a mkdir pending (answer getattr ENOENT), 2 an rmdir pending
+ * (answer getattr as a directory). With @take, a pending one of kind @take (1 or 2) is
+ * consumed (the helper's mkdir or rmdir itself); returns what was pending.
+ */
+void fs_notify_job_dir_user(struct fs_ctx *ctx, const char *name, uint64_t serial, bool made);
+int fs_notify_job_dir(struct fs_ctx *ctx, const char *name, int take);
 
 /*
  * fs_changed() - after a change (caller holds ctx->lock): wake the notifier and the
@@ -632,6 +675,16 @@ int fs_queue_check_groups(const struct conf_queue *q, uid_t uid, gid_t gid, cons
 			  size_t group_count, char *why);
 
 /*
+ * fs_config_warnings() - what in configuration @conf (borrowed) has no effect, found at
+ * start: a queue's group that does not resolve (getgrnam_r: no such group, so nobody
+ * submits to the queue through it), a queue quota_npus while
+ * resource.enable_quota_limit is false. *@ret (new, caller frees; NULL when there is
+ * nothing) gets one "# warning: <text>\n" line each, the form cluster/config shows
+ * them in. May block on NSS: call without ctx->lock. Returns the count or -ENOMEM.
+ */
+int fs_config_warnings(const struct conf_cluster *conf, char **ret);
+
+/*
  * fs_operator_gid() - the gid of cluster.operator_group of @conf (borrowed) into *@ret,
  * resolved with getgrnam_r. May block on NSS: call without ctx->lock (the configuration's
  * operator_group never changes while the daemon runs, so reading it needs no lock).
@@ -655,6 +708,16 @@ bool fs_may_operate(const struct conf_cluster *conf, uid_t uid, gid_t gid, const
  * wall clock read at the first call (the only clock the daemon's state sees).
  */
 uint64_t fs_now_usec(void);
+
+/*
+ * fs_text_escape() - user-supplied bytes @in (a path, a ctl line; NUL-terminated) as they
+ * may appear in a log line or an event's reason: printable ASCII as is, '\\' and '"'
+ * backslashed, every other byte (control characters, newlines, non-ASCII) as \xNN, so
+ * nobody can forge a log line or break an event's JSON. Writes at most @len bytes
+ * including the NUL into @out (@len > 0); a longer result is cut at a whole escape and
+ * ends in "...". Returns @out.
+ */
+char *fs_text_escape(const char *in, char *out, size_t len);
 
 /*
  * fs_log() - log one line to stderr at @level (0 error, 1 warning, 2 info, 3 debug) if

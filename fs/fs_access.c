@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <grp.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,4 +109,67 @@ bool fs_may_operate(const struct conf_cluster *conf, uid_t uid, gid_t gid, const
 		if (groups[i] == g)
 			return true;
 	return false;
+}
+
+/* Append one "# warning: " line to *@text (NULL at first); -ENOMEM leaves it as it was. */
+static int warning_add(char **text, size_t *len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int warning_add(char **text, size_t *len, const char *fmt, ...)
+{
+	char line[512], *n;
+	va_list ap;
+	int w;
+
+	va_start(ap, fmt);
+	w = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (w < 0)
+		return -ENOMEM;
+	if ((size_t)w >= sizeof(line))
+		w = sizeof(line) - 1;
+	n = realloc(*text, *len + 12 + (size_t)w + 2);
+	if (!n)
+		return -ENOMEM;
+	*len += (size_t)sprintf(n + *len, "# warning: %s\n", line);
+	*text = n;
+	return 0;
+}
+
+int fs_config_warnings(const struct conf_cluster *conf, char **ret)
+{
+	char *text = NULL, *buf = NULL;
+	size_t len = 0, buf_len = GROUP_BUF_START;
+	int count = 0, r = 0;
+
+	for (size_t i = 0; i < conf->queue_count && r == 0; i++) {
+		const struct conf_queue *q = &conf->queues[i];
+
+		for (size_t k = 0; k < q->group_count && r == 0; k++) {
+			gid_t g;
+
+			if (group_gid(q->groups[k], &buf, &buf_len, &g) == -ENOENT) {
+				r = warning_add(&text, &len,
+						"queue %s: group %s is not a known group (getent "
+						"group %s): nobody submits to queue %s through it",
+						q->name, q->groups[k], q->groups[k], q->name);
+				count++;
+			}
+		}
+		/* the quota is kept (and may be enforced after a restart with quotas on) */
+		if (r == 0 && q->quota_npus && !conf->enable_quota_limit) {
+			r = warning_add(&text, &len,
+					"queue %s: quota_npus %u is not enforced: "
+					"resource.enable_quota_limit is false; set it to true to "
+					"enforce queue quotas",
+					q->name, q->quota_npus);
+			count++;
+		}
+	}
+	free(buf);
+	if (r < 0) {
+		free(text);
+		return r;
+	}
+	*ret = text;
+	return count;
 }

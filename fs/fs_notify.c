@@ -58,6 +58,16 @@ int fs_notify_helper_main(void)
 
 		if (line[n - 1] == '\n')
 			line[n - 1] = '\0';
+		/* a job directory to announce: the daemon answers these as if it were new, or
+		 * still there (fs_notify_job_dir) */
+		if (line[0] == '+') {
+			mkdir(line + 1, 0755);
+			continue;
+		}
+		if (line[0] == '-') {
+			rmdir(line + 1);
+			continue;
+		}
 		/* a file that vanished meanwhile is simply skipped */
 		if (stat(line, &st) < 0)
 			continue;
@@ -287,8 +297,9 @@ static void poke_add(struct pokes *p, const char *mount, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void poke_add(struct pokes *p, const char *mount, const char *fmt, ...)
 {
-	char rel[256], *path;
+	char rel[4096 + 2 * CONF_NAME_MAX], *path;
 	va_list ap;
+	int w;
 
 	if (p->count == p->cap) {
 		size_t cap = p->cap ? p->cap * 2 : 32;
@@ -300,13 +311,154 @@ static void poke_add(struct pokes *p, const char *mount, const char *fmt, ...)
 		p->cap = cap;
 	}
 	va_start(ap, fmt);
-	vsnprintf(rel, sizeof(rel), fmt, ap);
+	w = vsnprintf(rel, sizeof(rel), fmt, ap);
 	va_end(ap);
+	/* a cut path would name another file, or (a mkdir) one outside the mount */
+	if (w < 0 || (size_t)w >= sizeof(rel))
+		return;
 	/* room for the newline the helper's protocol adds */
 	if (asprintf(&path, "%s%s ", mount, rel) < 0)
 		return;
 	path[strlen(path) - 1] = '\0';
 	p->paths[p->count++] = path;
+}
+
+/* A job directory the notifier knows of (job_dirs), or a mkdir/rmdir pending (dir_pokes). */
+struct fs_job_dir {
+	struct fs_job_dir *next;
+	uint64_t serial;
+	int kind;		/* in dir_pokes: 1 mkdir, 2 rmdir */
+	uint64_t since_usec;
+	char name[CONF_NAME_MAX + 1];
+};
+
+/* a pending mkdir or rmdir the helper never made (it died, the mount went) is dropped */
+#define DIR_POKE_MAX_USEC (5 * 1000000ull)
+
+static struct fs_job_dir *job_dir_push(struct fs_job_dir **list, const char *name,
+				       uint64_t serial, int kind)
+{
+	struct fs_job_dir *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	snprintf(d->name, sizeof(d->name), "%s", name);
+	d->serial = serial;
+	d->kind = kind;
+	d->since_usec = fs_now_usec();
+	d->next = *list;
+	*list = d;
+	return d;
+}
+
+static void job_dirs_free(struct fs_job_dir **list)
+{
+	while (*list) {
+		struct fs_job_dir *d = *list;
+
+		*list = d->next;
+		free(d);
+	}
+}
+
+void fs_notify_job_dir_user(struct fs_ctx *ctx, const char *name, uint64_t serial, bool made)
+{
+	struct fs_job_dir **pp = &ctx->job_dirs;
+
+	if (made) {
+		job_dir_push(&ctx->job_dirs, name, serial, 0);
+		return;
+	}
+	while (*pp) {
+		struct fs_job_dir *d = *pp;
+
+		if (strcmp(d->name, name) == 0) {
+			*pp = d->next;
+			free(d);
+		} else {
+			pp = &d->next;
+		}
+	}
+}
+
+int fs_notify_job_dir(struct fs_ctx *ctx, const char *name, int take)
+{
+	for (struct fs_job_dir **pp = &ctx->dir_pokes; *pp; pp = &(*pp)->next) {
+		struct fs_job_dir *d = *pp;
+		int kind = d->kind;
+
+		if (strcmp(d->name, name) != 0)
+			continue;
+		if (take == kind) {
+			*pp = d->next;
+			free(d);
+		}
+		return kind;
+	}
+	return 0;
+}
+
+static bool job_dir_known(const struct fs_job_dir *list, uint64_t serial, const char *name,
+			  bool *same_name)
+{
+	for (; list; list = list->next) {
+		if (list->serial == serial)
+			return true;
+		if (strcmp(list->name, name) == 0)
+			*same_name = true;
+	}
+	return false;
+}
+
+/*
+ * Job directories that appeared or went since the last round: a mkdir or rmdir for the
+ * helper to make (IN_CREATE / IN_DELETE with IN_ISDIR and the name). A name whose job was
+ * replaced by a new one (a resubmission) is neither: its directory stayed.
+ */
+static void collect_job_dirs(struct fs_ctx *ctx, struct pokes *p)
+{
+	struct sched_cluster *c = ctx->cluster;
+	uint64_t now = fs_now_usec();
+	struct fs_job_dir **pp;
+
+	for (pp = &ctx->dir_pokes; *pp;) {
+		struct fs_job_dir *d = *pp;
+
+		if (now - d->since_usec > DIR_POKE_MAX_USEC) {
+			*pp = d->next;
+			free(d);
+		} else {
+			pp = &d->next;
+		}
+	}
+	/* new jobs have never been announced (notified_state 0): only those are looked up */
+	for (size_t i = 0; i < c->job_count; i++) {
+		const struct sched_job *j = c->jobs[i];
+		bool replaced = false;
+
+		if (j->notified_state != 0 || job_dir_known(ctx->job_dirs, j->serial, j->name,
+							    &replaced))
+			continue;
+		if (!job_dir_push(&ctx->job_dirs, j->name, j->serial, 0) || replaced ||
+		    fs_notify_job_dir(ctx, j->name, 0))
+			continue;
+		if (job_dir_push(&ctx->dir_pokes, j->name, j->serial, 1))
+			poke_add(p, "", "+%s/jobs/%s", ctx->mount_path, j->name);
+	}
+	for (pp = &ctx->job_dirs; *pp;) {
+		struct fs_job_dir *d = *pp;
+		const struct sched_job *j = sched_cluster_find_job(c, d->name);
+
+		if (j && j->serial == d->serial) {
+			pp = &d->next;
+			continue;
+		}
+		*pp = d->next;
+		if (!j && !fs_notify_job_dir(ctx, d->name, 0) &&
+		    job_dir_push(&ctx->dir_pokes, d->name, d->serial, 2))
+			poke_add(p, "", "-%s/jobs/%s", ctx->mount_path, d->name);
+		free(d);
+	}
 }
 
 /*
@@ -321,6 +473,7 @@ static void collect(struct fs_ctx *ctx, struct pokes *p, uint64_t *cluster_seen)
 		return;
 	*cluster_seen = c->version;
 	poke_add(p, ctx->mount_path, "/cluster/status");
+	collect_job_dirs(ctx, p);
 	if (c->next_event_seq != c->notified_event_seq) {
 		c->notified_event_seq = c->next_event_seq;
 		poke_add(p, ctx->mount_path, "/cluster/events");
@@ -375,6 +528,10 @@ static void *notifier_main(void *arg)
 
 	pthread_mutex_lock(&ctx->lock);
 	seen = ctx->cluster->version;
+	/* what exists at start was there before any watcher: no announcement */
+	for (size_t i = 0; i < ctx->cluster->job_count; i++)
+		job_dir_push(&ctx->job_dirs, ctx->cluster->jobs[i]->name,
+			     ctx->cluster->jobs[i]->serial, 0);
 	while (!ctx->stopping) {
 		struct pokes p = { 0 };
 
@@ -409,6 +566,8 @@ static void *notifier_main(void *arg)
 		free(p.paths);
 		pthread_mutex_lock(&ctx->lock);
 	}
+	job_dirs_free(&ctx->job_dirs);
+	job_dirs_free(&ctx->dir_pokes);
 	pthread_mutex_unlock(&ctx->lock);
 	return NULL;
 }

@@ -160,6 +160,22 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
 
 	if (r < 0)
 		return r == -ENAMETOOLONG ? r : -ENOENT;
+	/* the helper announcing a job directory: not there yet, or still there (fs_notify.c) */
+	if (!h && p.kind == FS_JOB_DIR && fuse_get_context()->pid == ctx->notifier_tid) {
+		pthread_mutex_lock(&ctx->lock);
+		r = fs_notify_job_dir(ctx, p.job, 0);
+		pthread_mutex_unlock(&ctx->lock);
+		if (r == 1)
+			return -ENOENT;
+		if (r == 2) {
+			memset(st, 0, sizeof(*st));
+			st->st_mode = S_IFDIR | 0755;
+			st->st_nlink = 2;
+			st->st_uid = geteuid();
+			st->st_gid = getegid();
+			return 0;
+		}
+	}
 	if (h)
 		pthread_mutex_lock(&h->mu);
 	pthread_mutex_lock(&ctx->lock);
@@ -567,6 +583,39 @@ out:
 	return 0;
 }
 
+/*
+ * A refused request that names no job the user can look at (a bad name in jobs/, a
+ * cluster/ctl or nodes/<server>/ctl line): logged at @level and, so the user can read why
+ * without the daemon's log, a "refused" event in cluster/events. @reason holds user bytes
+ * only escaped (fs_text_escape). Takes ctx->lock.
+ */
+static void refusal_note(struct fs_ctx *ctx, int level, const char *server, const char *reason)
+{
+	fs_log(ctx, level, "%s", reason);
+	pthread_mutex_lock(&ctx->lock);
+	sched_cluster_note_refusal(ctx->cluster, server, reason, fs_now_usec());
+	fs_changed(ctx);
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+/* Why a name in jobs/ is refused: the rule it breaks, for create and mkdir alike. */
+static void name_refusal(struct fs_ctx *ctx, const char *op, const char *path, uid_t uid,
+			 int err)
+{
+	char shown[192], why[SCHED_REASON_MAX];
+
+	fs_text_escape(path, shown, sizeof(shown));
+	snprintf(why, sizeof(why), "%s \"%s\" by uid %u refused: %s", op, shown, (unsigned)uid,
+		 err == -ENAMETOOLONG ?
+			 "the name is too long; job names have at most 63 characters" :
+		 strcmp(op, "mkdir") == 0 ?
+			 "a job directory is named with lowercase letters, digits, '.', '_' "
+			 "and '-', and does not end in .yaml, .yml or .json" :
+			 "job specs are named <name>.yaml, .yml or .json with <name> of "
+			 "lowercase letters, digits, '.', '_' and '-'");
+	refusal_note(ctx, 2, NULL, why);
+}
+
 static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 {
 	struct fs_ctx *ctx = get_ctx();
@@ -578,10 +627,11 @@ static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 
 	(void)mode;
 	if (r == -EINVAL || (r == 0 && p.kind == FS_JOB_DIR)) {
-		fs_log(ctx, 2, "create %s refused: job specs are named <name>.yaml, .yml or .json "
-			       "with <name> of lowercase letters, digits, '.', '_' and '-'", path);
+		name_refusal(ctx, "create", path, fuse_get_context()->uid, -EINVAL);
 		return -EINVAL;
 	}
+	if (r == -ENAMETOOLONG && strncmp(path, "/jobs/", 6) == 0 && !strchr(path + 6, '/'))
+		name_refusal(ctx, "create", path, fuse_get_context()->uid, r);
 	if (r < 0)
 		return r == -ENAMETOOLONG ? r : -EACCES;
 	if (p.kind != FS_JOB_UPLOAD)
@@ -597,15 +647,20 @@ static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 		h->group_count = group_count;
 		groups = NULL;
 	}
-	if (r < 0) {
-		if (r == -EEXIST)
-			fs_log(ctx, 2, "create %s refused: job %s is active; cancel or remove it "
-				       "first", path, p.job);
-		if (r == -EPERM)
-			fs_log(ctx, 2, "create %s by uid %u refused: job %s belongs to another "
-				       "user", path, (unsigned)h->uid, p.job);
-		handle_free_locked(ctx, h);
+	if (r < 0 && h && (r == -EEXIST || r == -EPERM)) {
+		char why[SCHED_REASON_MAX];
+
+		/* in cluster/events: the job itself is untouched, its events stay its own */
+		snprintf(why, sizeof(why), "create %s.%s by uid %u refused: job %s %s", p.job,
+			 p.ext, (unsigned)h->uid, p.job,
+			 r == -EEXIST ? "is active; cancel or remove it first" :
+					"belongs to another user");
+		fs_log(ctx, 2, "%s", why);
+		sched_cluster_note_refusal(ctx->cluster, NULL, why, fs_now_usec());
+		fs_changed(ctx);
 	}
+	if (r < 0 && h)
+		handle_free_locked(ctx, h);
 	pthread_mutex_unlock(&ctx->lock);
 	free(groups);
 	if (r < 0)
@@ -944,16 +999,6 @@ static void spec_release(struct fs_ctx *ctx, struct fs_handle *h)
 	spec_process(ctx, h, true, why);
 }
 
-/* A ctl line as it may appear in a log: printable ASCII, the rest as '?'. */
-static void log_safe(const char *in, char *out, size_t len)
-{
-	size_t i;
-
-	for (i = 0; in[i] && i + 1 < len; i++)
-		out[i] = in[i] >= 0x20 && in[i] < 0x7f ? in[i] : '?';
-	out[i] = '\0';
-}
-
 /*
  * Run every complete line in the ctl buffer; with @all also a final partial one. The
  * first refused line stops the rest of what was written (they are dropped, not run).
@@ -968,11 +1013,12 @@ static int ctl_run(struct fs_ctx *ctx, struct fs_handle *h, bool all)
 		char *nl = memchr(h->buf + start, '\n', h->len - start);
 		size_t end = nl ? (size_t)(nl - h->buf) : h->len;
 		const struct sched_job *j;
+		bool job_gone = false;
 
 		if (!nl && !all)
 			break;
 		h->buf[end] = '\0';
-		log_safe(h->buf + start, shown, sizeof(shown));
+		fs_text_escape(h->buf + start, shown, sizeof(shown));
 		why[0] = '\0';
 		pthread_mutex_lock(&ctx->lock);
 		j = h->path.kind == FS_JOB_CTL ? sched_cluster_find_job(ctx->cluster, h->path.job) :
@@ -981,19 +1027,30 @@ static int ctl_run(struct fs_ctx *ctx, struct fs_handle *h, bool all)
 			snprintf(why, sizeof(why), "job %s was removed after this file was opened",
 				 h->path.job);
 			r = -ENOENT;
+			job_gone = true;
 		} else {
 			r = fs_ctl(ctx, &h->path, h->buf + start, h->uid, h->may_operate,
 				   fs_now_usec(), why);
-			if (r < 0 && h->path.kind == FS_JOB_CTL && why[0])
-				sched_job_note_refusal(ctx->cluster, h->path.job, why,
+		}
+		if (r < 0) {
+			char line[SCHED_REASON_MAX];
+
+			/* the job's events, or cluster/events for cluster and server ctl */
+			snprintf(line, sizeof(line), "ctl \"%s\" by uid %u refused: %s", shown,
+				 (unsigned)h->uid, why[0] ? why : strerror(-r));
+			if (h->path.kind == FS_JOB_CTL && !job_gone)
+				sched_job_note_refusal(ctx->cluster, h->path.job, line,
 						       fs_now_usec());
+			else
+				sched_cluster_note_refusal(ctx->cluster,
+							   h->path.kind == FS_NODE_CTL ?
+								   h->path.item : NULL,
+							   line, fs_now_usec());
+			fs_log(ctx, 1, "%s", line);
 		}
 		fs_changed(ctx);
 		pthread_mutex_unlock(&ctx->lock);
-		if (r < 0)
-			fs_log(ctx, 1, "ctl \"%s\" by uid %u refused: %s", shown, (unsigned)h->uid,
-			       why[0] ? why : strerror(-r));
-		else if (h->buf[start])
+		if (r >= 0 && h->buf[start])
 			fs_log(ctx, 2, "ctl \"%s\" by uid %u done", shown, (unsigned)h->uid);
 		start = end + 1;
 	}
@@ -1138,11 +1195,17 @@ static int quota_parse(const char *s, size_t len, unsigned long long *ret)
 	return 0;
 }
 
-/* A refused quota write: logged (queues have no error file), the handle fails from now. */
+/*
+ * A refused quota write: logged and a "refused" event in cluster/events (queues have no
+ * error file); the handle fails from now. Call without ctx->lock.
+ */
 static int quota_refuse(struct fs_ctx *ctx, struct fs_handle *h, const char *why, int err)
 {
-	fs_log(ctx, 1, "queues/%s/quota by uid %u refused: %s", h->path.item, (unsigned)h->uid,
-	       why);
+	char line[SCHED_REASON_MAX];
+
+	snprintf(line, sizeof(line), "queues/%s/quota by uid %u refused: %s", h->path.item,
+		 (unsigned)h->uid, why);
+	refusal_note(ctx, 1, NULL, line);
 	h->failed = true;
 	h->last_err = err;
 	h->len = 0;
@@ -1245,8 +1308,13 @@ static int quota_apply(struct fs_ctx *ctx, struct fs_handle *h, bool commit)
 	pthread_mutex_unlock(&ctx->lock);
 	if (r < 0)
 		return quota_refuse(ctx, h, why, r);
-	fs_log(ctx, 2, "queues/%s/quota set to %llu NPUs by uid %u", h->path.item, npus,
-	       (unsigned)h->uid);
+	fs_log(ctx, npus && !ctx->cluster->conf->enable_quota_limit ? 1 : 2,
+	       "queues/%s/quota set to %llu %s by uid %u%s", h->path.item, npus,
+	       conf_plural(npus, "NPU", "NPUs"), (unsigned)h->uid,
+	       npus && !ctx->cluster->conf->enable_quota_limit ?
+		       ": not enforced, resource.enable_quota_limit is false (set it to true in "
+		       "the configuration and restart the daemon)" :
+		       "");
 	h->dirty = false;
 	return h->last_err = 0;
 }
@@ -1457,16 +1525,31 @@ static int fs_mkdir(const char *path, mode_t mode)
 {
 	struct fs_ctx *ctx = get_ctx();
 	struct fuse_context *fc = fuse_get_context();
+	struct sched_job *j = NULL;
 	struct fs_path p;
 	int r = fs_path_parse(path, &p);
 
 	(void)mode;
-	if (r == -EINVAL || (r == 0 && p.kind == FS_JOB_UPLOAD))
-		return -EINVAL; /* not a job name (or one ending like a spec file) */
+	if (r == 0 && p.kind == FS_JOB_DIR && fc->pid == ctx->notifier_tid) {
+		/* the helper's announcement of a job directory the daemon made */
+		pthread_mutex_lock(&ctx->lock);
+		r = fs_notify_job_dir(ctx, p.job, 1);
+		pthread_mutex_unlock(&ctx->lock);
+		return r == 1 ? 0 : -EEXIST;
+	}
+	if (r == -EINVAL || (r == 0 && p.kind == FS_JOB_UPLOAD)) {
+		/* not a job name (or one ending like a spec file) */
+		name_refusal(ctx, "mkdir", path, fc->uid, -EINVAL);
+		return -EINVAL;
+	}
+	if (r == -ENAMETOOLONG && strncmp(path, "/jobs/", 6) == 0 && !strchr(path + 6, '/'))
+		name_refusal(ctx, "mkdir", path, fc->uid, r);
 	if (r < 0 || p.kind != FS_JOB_DIR)
 		return -EACCES;
 	pthread_mutex_lock(&ctx->lock);
-	r = sched_job_create_draft(ctx->cluster, p.job, fc->uid, fc->gid, fs_now_usec(), NULL);
+	r = sched_job_create_draft(ctx->cluster, p.job, fc->uid, fc->gid, fs_now_usec(), &j);
+	if (r == 0 && j) /* the kernel announces this mkdir itself */
+		fs_notify_job_dir_user(ctx, p.job, j->serial, true);
 	fs_changed(ctx);
 	pthread_mutex_unlock(&ctx->lock);
 	if (r == 0)
@@ -1486,11 +1569,20 @@ static int fs_rmdir(const char *path)
 		return -ENOENT;
 	if (p.kind != FS_JOB_DIR)
 		return -EACCES;
+	if (fc->pid == ctx->notifier_tid) {
+		/* the helper's announcement of a job directory the daemon dropped */
+		pthread_mutex_lock(&ctx->lock);
+		r = fs_notify_job_dir(ctx, p.job, 2);
+		pthread_mutex_unlock(&ctx->lock);
+		return r == 2 ? 0 : -ENOENT;
+	}
 	pthread_mutex_lock(&ctx->lock);
 	wait_for_closing_uploads(ctx, &p);
 	r = sched_job_remove(ctx->cluster, p.job, fc->uid, fs_now_usec());
 	/* a job whose processes may still run stays, stopping, until they are gone */
 	held = r == 0 && sched_cluster_find_job(ctx->cluster, p.job) != NULL;
+	if (r == 0) /* the kernel announces this rmdir itself */
+		fs_notify_job_dir_user(ctx, p.job, 0, false);
 	fs_changed(ctx);
 	pthread_mutex_unlock(&ctx->lock);
 	if (r == 0)

@@ -68,6 +68,53 @@ static void write_stderr(const char *text, size_t len)
 	}
 }
 
+/* The escape of byte @c into @e (at least 5 bytes); returns its length. */
+static size_t escape_byte(unsigned char c, char *e)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	if (c == '\\' || c == '"') {
+		e[0] = '\\';
+		e[1] = (char)c;
+		return 2;
+	}
+	if (c >= 0x20 && c < 0x7f) {
+		e[0] = (char)c;
+		return 1;
+	}
+	e[0] = '\\';
+	e[1] = 'x';
+	e[2] = hex[c >> 4];
+	e[3] = hex[c & 0xf];
+	return 4;
+}
+
+char *fs_text_escape(const char *in, char *out, size_t len)
+{
+	const unsigned char *p;
+	size_t total = 0, o = 0, limit;
+	char e[5];
+
+	for (p = (const unsigned char *)in; *p; p++)
+		total += escape_byte(*p, e);
+	/* all of it, or as much as leaves room for "..." and the NUL */
+	limit = total < len ? total : len > 4 ? len - 4 : 0;
+	for (p = (const unsigned char *)in; *p; p++) {
+		size_t n = escape_byte(*p, e);
+
+		if (o + n > limit)
+			break;
+		memcpy(out + o, e, n);
+		o += n;
+	}
+	if (total >= len && len > 4) {
+		memcpy(out + o, "...", 3);
+		o += 3;
+	}
+	out[o] = '\0';
+	return out;
+}
+
 void fs_log(const struct fs_ctx *ctx, int level, const char *fmt, ...)
 {
 	static const char *const names[] = { "error", "warning", "info", "debug" };
@@ -609,6 +656,18 @@ int fs_config_refresh(struct fs_ctx *ctx)
 
 	if (r < 0)
 		return r;
+	if (ctx->config_warnings) {
+		size_t wl = strlen(ctx->config_warnings);
+		char *n = realloc(text, len + wl + 1);
+
+		if (!n) {
+			free(text);
+			return -ENOMEM;
+		}
+		memcpy(n + len, ctx->config_warnings, wl + 1);
+		text = n;
+		len += wl;
+	}
 	free(ctx->config_text);
 	ctx->config_text = text;
 	ctx->config_len = len;
@@ -965,9 +1024,12 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 		if (r == -EINVAL)
 			return r;
 	} else if (n == 2 && strcmp(w[0], "resize") == 0) {
+		/* elastic jobs work (conf/ascendfs-spec.5): the scheduler sizes them itself */
 		snprintf(why, SCHED_REASON_MAX,
-			 "resize is not supported yet (elastic jobs are planned); cancel and "
-			 "resubmit with the new npus");
+			 "resize by hand is not offered: the scheduler sizes elastic jobs itself "
+			 "(a spec with npus: {min: N, max: M} grows into free NPUs and shrinks "
+			 "when a server fails); to change this job's size, cancel it and "
+			 "resubmit it with the new npus or an npus range");
 		return -EOPNOTSUPP;
 	} else {
 		snprintf(why, SCHED_REASON_MAX,

@@ -222,9 +222,12 @@ static int open_state(struct fs_ctx *ctx, const char *dir)
 		return r;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	fs_log(ctx, 2, "state %s/ascendfs.db: restored %zu jobs (%zu active), %zu server "
-		       "records, %zu events, %zu staged uploads in %.0f ms%s",
-	       dir, stats.jobs, stats.active, stats.servers, stats.events, stats.staged,
+	fs_log(ctx, 2, "state %s/ascendfs.db: restored %zu %s (%zu active), %zu server "
+		       "%s, %zu %s, %zu staged %s in %.0f ms%s",
+	       dir, stats.jobs, conf_plural(stats.jobs, "job", "jobs"), stats.active,
+	       stats.servers, conf_plural(stats.servers, "record", "records"), stats.events,
+	       conf_plural(stats.events, "event", "events"), stats.staged,
+	       conf_plural(stats.staged, "upload", "uploads"),
 	       (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6,
 	       stats.dropped ? "; some records were dropped, see above" : "");
 	r = fs_store_start(ctx);
@@ -380,8 +383,9 @@ int main(int argc, char *argv[])
 		fs_log(&ctx, 1, "cannot start the mount watch (%s): a copy of the mount in "
 				"another mount namespace would keep the daemon running after "
 				"fusermount3 -u", strerror(-r));
-	fs_log(&ctx, 2, "mounted %s: %zu servers, %u NPUs, config %s", mnt,
-	       ctx.cluster->server_count, ctx.cluster->npus_total, o.config);
+	fs_log(&ctx, 2, "mounted %s: %zu %s, %u %s, config %s", mnt, ctx.cluster->server_count,
+	       conf_plural(ctx.cluster->server_count, "server", "servers"),
+	       ctx.cluster->npus_total, conf_plural(ctx.cluster->npus_total, "NPU", "NPUs"), o.config);
 	if (ctx.cluster->conf->operator_group) {
 		gid_t g;
 
@@ -393,6 +397,15 @@ int main(int argc, char *argv[])
 			fs_log(&ctx, 2, "operator_group %s (gid %u) may write node health, node and "
 					"cluster ctl and queue quotas",
 			       ctx.cluster->conf->operator_group, (unsigned)g);
+	}
+	/* settings that have no effect: in the log and at the end of cluster/config */
+	if (fs_config_warnings(ctx.cluster->conf, &ctx.config_warnings) > 0) {
+		for (char *l = ctx.config_warnings, *e; (e = strchr(l, '\n')); l = e + 1)
+			fs_log(&ctx, 1, "%.*s", (int)(e - l - 11), l + 11);
+		pthread_mutex_lock(&ctx.lock);
+		if (fs_config_refresh(&ctx) < 0)
+			fs_log(&ctx, 1, "cluster/config shows no warnings: out of memory");
+		pthread_mutex_unlock(&ctx.lock);
 	}
 	if (cl.singlethread) {
 		r = fuse_loop(fuse);
@@ -438,6 +451,7 @@ out_ctx:
 		free(u);
 	}
 	free(ctx.config_text);
+	free(ctx.config_warnings);
 	free(ctx.mount_path);
 	free(ctx.config_path);
 out_cl:

@@ -571,6 +571,17 @@ int sched_job_note_refusal(struct sched_cluster *c, const char *name, const char
 			   uint64_t now_usec);
 
 /*
+ * sched_cluster_note_refusal() - append a "refused" event about no job: a refused create
+ * or mkdir in jobs/, or a refused line of cluster/ctl or nodes/<server>/ctl, so the user
+ * reads why in cluster/events and not only in the daemon's log. @server (borrowed, NULL
+ * or "" when the request names none) fills the event's "server"; @reason (borrowed)
+ * should say who asked (the uid) and must hold user bytes only escaped
+ * (fs_text_escape). Changes nothing else; never fails.
+ */
+void sched_cluster_note_refusal(struct sched_cluster *c, const char *server, const char *reason,
+				uint64_t now_usec);
+
+/*
  * sched_job_checkpoint_found() - a checkpoint file @path (borrowed) of job @name was
  * found on disk, written at @mtime_usec, ordered by @step. It becomes the resume point
  * when it is newer than the current one (a reported checkpoint counts from the time it

@@ -490,6 +490,13 @@ void sched_event_add(struct sched_cluster *c, uint64_t now_usec, enum sched_even
 	c->version++;
 }
 
+void sched_cluster_note_refusal(struct sched_cluster *c, const char *server, const char *reason,
+				uint64_t now_usec)
+{
+	sched_event_add(c, now_usec, SCHED_EV_REFUSED, NULL, server && server[0] ? server : NULL,
+			-1, "%s", reason);
+}
+
 const struct sched_event *sched_event_next(const struct sched_cluster *c, uint64_t after_seq)
 {
 	uint64_t first, idx;
@@ -525,9 +532,9 @@ int sched_server_set_cordon(struct sched_cluster *c, const char *name, bool cord
 	if (drain && s->jobs_running > 0) {
 		s->draining = true;
 		sched_event_add(c, now_usec, SCHED_EV_SERVER, NULL, name, -1,
-				"draining: no new work; %u running job(s) keep their NPUs until "
+				"draining: no new work; %u running %s their NPUs until "
 				"they end",
-				s->jobs_running);
+				s->jobs_running, conf_plural(s->jobs_running, "job keeps", "jobs keep"));
 	} else {
 		s->cordoned = true;
 		s->draining = false;

@@ -807,9 +807,10 @@ static void recover(struct sched_cluster *c, struct sched_job *j, uint64_t now_u
 	if (now_npus != had) {
 		c->resizes++;
 		snprintf(reason, sizeof(reason),
-			 "recovered: shrank from %u to %u NPUs (elastic, min %u) rather than wait; "
+			 "recovered: shrank from %u to %u %s (elastic, min %u) rather than wait; "
 			 "placed on %zu server%s, generation %u",
-			 had, now_npus, j->spec->npus_min, count, count == 1 ? "" : "s",
+			 had, now_npus, conf_plural(now_npus, "NPU", "NPUs"), j->spec->npus_min, count,
+			 count == 1 ? "" : "s",
 			 j->generation);
 	} else if (nkeep)
 		snprintf(reason, sizeof(reason),

@@ -9,6 +9,18 @@
 #define SCHED_JOB_NONE SCHED_JOB_STATE_COUNT
 
 /*
+ * A quota written while resource.enable_quota_limit is false is kept (an admin may stage
+ * quotas before turning enforcement on, as Slurm keeps association limits that
+ * AccountingStorageEnforce does not enforce yet), but every place that shows it says it
+ * has no effect and how to turn it on: the event, queues/<q>/status, the daemon's log.
+ */
+#define SCHED_QUOTA_OFF_NOTE(c, npus)                                                        \
+	((npus) && !(c)->conf->enable_quota_limit ?                                          \
+		 "; not enforced: resource.enable_quota_limit is false (set it to true in "  \
+		 "the configuration and restart the daemon)" :                               \
+		 "")
+
+/*
  * sched_event_add() - append an event (printf-style reason). Never fails: when the ring
  * is full the oldest event is dropped; sequence numbers keep counting.
  */

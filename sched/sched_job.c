@@ -554,9 +554,10 @@ int sched_job_check_as(struct sched_cluster *c, const struct conf_job_spec *spec
 
 		/* a queue that may borrow can run it on idle NPUs beyond its quota */
 		if (q->quota_npus && spec->npus_min > q->quota_npus && !q->may_borrow) {
-			sched_reason(reason, "queue %s has a quota of %u NPUs and this job needs "
+			sched_reason(reason, "queue %s has a quota of %u %s and this job needs "
 					     "%u; use a queue with a larger quota or ask for fewer",
-				     q->name, q->quota_npus, spec->npus_min);
+				     q->name, q->quota_npus,
+				     conf_plural(q->quota_npus, "NPU", "NPUs"), spec->npus_min);
 			return -ENOSPC;
 		}
 	}

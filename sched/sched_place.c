@@ -578,9 +578,9 @@ static int feasible_on_type(const struct sched_cluster *c, unsigned npus,
 	}
 	if (npus / t->npu_count > servers) {
 		sched_reason(reason,
-			     "npus: %u needs %u whole %s servers but the cluster has %u (%u NPUs)",
+			     "npus: %u needs %u whole %s servers but the cluster has %u (%u %s)",
 			     npus, npus / t->npu_count, t->product, servers,
-			     servers * t->npu_count);
+			     servers * t->npu_count, conf_plural(servers * t->npu_count, "NPU", "NPUs"));
 		return -ENOSPC;
 	}
 	if (strcmp(t->rank_table_version, "1.2") == 0 &&
@@ -655,19 +655,23 @@ static void explain_no_room(const struct sched_cluster *c, unsigned npus,
 	}
 	if (npus > t->npu_count)
 		sched_reason(reason,
-			     "needs %u NPUs on %u whole %s servers; %u whole servers are free "
-			     "(%u NPUs free in all)",
-			     npus, npus / t->npu_count, t->product, whole, free_npus);
+			     "needs %u NPUs on %u whole %s servers; %u whole %s free "
+			     "(%u %s free in all)",
+			     npus, npus / t->npu_count, t->product, whole,
+			     conf_plural(whole, "server is", "servers are"), free_npus,
+			     conf_plural(free_npus, "NPU", "NPUs"));
 	else if (t->hccs == CONF_HCCS_RING && npus < t->npu_count)
 		sched_reason(reason,
 			     "needs %u NPU%s inside one HCCS ring of an %s server; no ring has "
-			     "%u free (%u NPUs free in all)",
-			     npus, npus == 1 ? "" : "s", t->product, npus, free_npus);
+			     "%u free (%u %s free in all)",
+			     npus, npus == 1 ? "" : "s", t->product, npus, free_npus,
+			     conf_plural(free_npus, "NPU", "NPUs"));
 	else
 		sched_reason(reason,
 			     "needs %u NPU%s on one %s server; the most free on one server is %u "
-			     "(%u NPUs free in all)",
-			     npus, npus == 1 ? "" : "s", t->product, most, free_npus);
+			     "(%u %s free in all)",
+			     npus, npus == 1 ? "" : "s", t->product, most, free_npus,
+			     conf_plural(free_npus, "NPU", "NPUs"));
 	if (off) {
 		len = strlen(reason);
 		snprintf(reason + len, SCHED_REASON_MAX - len,
@@ -781,7 +785,8 @@ int sched_place_now(const struct sched_cluster *c, unsigned npus,
 		}
 	}
 	if (!explained && reason)
-		sched_reason(reason, "no server has room for %u NPUs", npus);
+		sched_reason(reason, "no server has room for %u %s", npus,
+			     conf_plural(npus, "NPU", "NPUs"));
 	return -ENOSPC;
 }
 

@@ -525,8 +525,8 @@ static void start_job(struct pass *p, struct sched_job *j, struct sched_slice *s
 	if (eff_priority(c, j) < p->min_running_prio)
 		p->min_running_prio = eff_priority(c, j);
 	p->any_borrowing |= borrowing;
-	sched_reason(reason, "placed on %zu server%s (%u NPUs), generation %u%s%s", count,
-		     count == 1 ? "" : "s", npus, j->generation,
+	sched_reason(reason, "placed on %zu server%s (%u %s), generation %u%s%s", count,
+		     count == 1 ? "" : "s", npus, conf_plural(npus, "NPU", "NPUs"), j->generation,
 		     borrowing ? "; borrowing idle NPUs beyond its queue's quota" : "",
 		     backfilled ? "; backfilled ahead of a reservation it does not delay" : "");
 	sched_job_transition(c, j, SCHED_JOB_RUNNING, SCHED_EV_PLACED, p->now, reason);
@@ -1327,19 +1327,21 @@ static bool try_preempt(struct pass *p, struct sched_job *j, bool inq)
 
 		if (reclaim)
 			sched_reason(reason, "preempted by job %s of queue %s: queue %s borrowed "
-					     "these %u NPUs beyond its quota of %u and queue %s "
+					     "these %u %s beyond its quota of %u and queue %s "
 					     "reclaims them; stopping, then pending to resume "
 					     "from its checkpoint",
 				     j->name, job_queue(c, j)->name, job_queue(c, v)->name, held,
+				     conf_plural(held, "NPU", "NPUs"),
 				     job_queue(c, v)->quota_npus, job_queue(c, j)->name);
 		else
 			sched_reason(reason, "preempted by job %s (queue %s priority %u, job "
 					     "priority %u) over this job (queue %s priority %u, "
-					     "job priority %u) to free %u NPUs; stopping, then "
+					     "job priority %u) to free %u %s; stopping, then "
 					     "pending to resume from its checkpoint",
 				     j->name, job_queue(c, j)->name, job_queue(c, j)->priority,
 				     j->spec->priority, job_queue(c, v)->name,
-				     job_queue(c, v)->priority, v->spec->priority, held);
+				     job_queue(c, v)->priority, v->spec->priority, held,
+				     conf_plural(held, "NPU", "NPUs"));
 		snprintf(v->preempted_by, sizeof(v->preempted_by), "%s", j->name);
 		v->preempted_by_serial = j->serial;
 		v->preemptions++;
@@ -1353,8 +1355,8 @@ static bool try_preempt(struct pass *p, struct sched_job *j, bool inq)
 						i ? ", " : "", v->name);
 	}
 	set_pending(c, j, p->now, 0,
-		    "preempting %zu job%s (%.200s; %u NPUs); starts when they have stopped, by %s",
-		    vs.n, vs.n == 1 ? "" : "s", names, npus,
+		    "preempting %zu job%s (%.200s; %u %s); starts when they have stopped, by %s",
+		    vs.n, vs.n == 1 ? "" : "s", names, npus, conf_plural(npus, "NPU", "NPUs"),
 		    fmt_time(deadline, when, sizeof(when)));
 	reserve_preempted(p, j, vs.v, vs.n, deadline);
 	free(vs.v);
@@ -1491,16 +1493,18 @@ static void consider(struct pass *p, struct sched_job *j, bool borrow_phase)
 	if (!inq && !q->may_borrow) {
 		if (need > q->quota_npus)
 			set_pending(c, j, p->now, mix(mix(KEY_QUOTA, need), q->quota_npus),
-				    "queue %s now has a quota of %u NPUs and this job needs %u; it "
+				    "queue %s now has a quota of %u %s and this job needs %u; it "
 				    "waits until root raises the quota (queues/%s/quota), or "
 				    "cancel it",
-				    q->name, q->quota_npus, need, q->name);
+				    q->name, q->quota_npus, conf_plural(q->quota_npus, "NPU", "NPUs"),
+				    need, q->name);
 		else
 			set_pending(c, j, p->now,
 				    mix(mix(KEY_QUOTA, c->queue_used[j->queue_index]),
 					q->quota_npus),
-				    "queue %s uses %u of %u NPUs; job needs %u", q->name,
-				    c->queue_used[j->queue_index], q->quota_npus, need);
+				    "queue %s uses %u of %u %s; job needs %u", q->name,
+				    c->queue_used[j->queue_index], q->quota_npus,
+				    conf_plural(q->quota_npus, "NPU", "NPUs"), need);
 		return;
 	}
 	if (!inq && !borrow_phase)
@@ -1539,9 +1543,10 @@ static void consider(struct pass *p, struct sched_job *j, bool borrow_phase)
 	if (borrow_phase && !inq) {
 		set_pending(c, j, p->now, mix(mix(KEY_BORROW, c->queue_used[j->queue_index]),
 					      q->quota_npus),
-			    "queue %s uses %u of %u NPUs; job needs %u and may borrow only idle "
+			    "queue %s uses %u of %u %s; job needs %u and may borrow only idle "
 			    "NPUs, and none fit",
-			    q->name, c->queue_used[j->queue_index], q->quota_npus, need);
+			    q->name, c->queue_used[j->queue_index], q->quota_npus,
+			    conf_plural(q->quota_npus, "NPU", "NPUs"), need);
 		return;
 	}
 	/* victims of an earlier pass are still stopping for this job */
@@ -2089,8 +2094,8 @@ int sched_queue_set_quota(struct sched_cluster *c, const char *queue, unsigned n
 		used += held;
 	}
 	sched_event_add(c, now_usec, SCHED_EV_QUEUE, NULL, NULL, -1,
-			"queue %s: quota set to %u NPU%s%s", q->name, npus, npus == 1 ? "" : "s",
-			npus ? "" : " (no limit)");
+			"queue %s: quota set to %u NPU%s%s%s", q->name, npus, npus == 1 ? "" : "s",
+			npus ? "" : " (no limit)", SCHED_QUOTA_OFF_NOTE(c, npus));
 	c->version++;
 	sched_schedule(c, now_usec);
 	return 0;

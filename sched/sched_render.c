@@ -130,6 +130,22 @@ static void buf_exportf(struct buf *b, const char *name, const char *fmt, ...)
 static _Thread_local int json_failed;
 
 /* A JSON string of @s; bytes that are not UTF-8 become '?' (user text, truncation). */
+/*
+ * Reals the daemon prints are short and stable: durations in seconds to the millisecond
+ * (heartbeat_age_sec: 0.002, not 0.0019449999999999999), ratios to 4 decimals, and
+ * json_finish() prints at most 15 significant digits, so a rounded value reads as
+ * written.
+ */
+static json_t *jsec_from_usec(uint64_t usec)
+{
+	return json_real((double)((usec + 500) / 1000) / 1e3);
+}
+
+static json_t *jratio(uint64_t num, uint64_t den)
+{
+	return json_real(den ? (double)((num * 10000 + den / 2) / den) / 1e4 : 0.0);
+}
+
 static json_t *jstr(const char *s)
 {
 	json_t *v;
@@ -177,7 +193,7 @@ static int json_finish(json_t *root, char **ret, size_t *ret_len, size_t flags)
 		json_decref(root);
 		return -ENOMEM;
 	}
-	s = json_dumps(root, flags);
+	s = json_dumps(root, flags | JSON_REAL_PRECISION(15));
 	json_decref(root);
 	if (!s)
 		return -ENOMEM;
@@ -875,7 +891,7 @@ int sched_render_job_status_json(const struct sched_cluster *c, const struct sch
 		jset(o, "time_limit_sec", json_integer((json_int_t)j->spec->time_limit_sec));
 	}
 	/* run time so far = run_accum_sec + (now - run_since) while run_since is set */
-	jset(o, "run_accum_sec", json_real((double)j->run_accum_usec / 1e6));
+	jset(o, "run_accum_sec", jsec_from_usec(j->run_accum_usec));
 	set_time(o, "run_since", j->run_since_usec);
 	jset(o, "borrowing", json_boolean(j->borrowing));
 	jset(o, "preemptions", json_integer(j->preemptions));
@@ -1101,8 +1117,7 @@ int sched_render_cluster_status(const struct sched_cluster *c, char **ret, size_
 	for (int st = 0; st < SCHED_JOB_STATE_COUNT; st++)
 		jset(jobs, sched_job_state_name(st), json_integer(by_state[st]));
 	jset(o, "jobs", jobs);
-	jset(o, "utilization",
-	     json_real(c->npus_total ? (double)c->npus_allocated / c->npus_total : 0));
+	jset(o, "utilization", jratio(c->npus_allocated, c->npus_total));
 	jset(o, "event_seq", json_integer((json_int_t)(c->next_event_seq - 1)));
 	return json_finish(o, ret, ret_len, JSON_INDENT(2));
 }
@@ -1344,16 +1359,15 @@ int sched_render_server_info(const struct sched_cluster *c, unsigned server, uin
 	jset(o, "jobs", json_integer(s->jobs_running));
 	jset(o, "heartbeat_age_sec",
 			    s->last_report_usec && now_usec >= s->last_report_usec ?
-				    json_real((double)(now_usec - s->last_report_usec) / 1e6) :
+				    jsec_from_usec(now_usec - s->last_report_usec) :
 				    json_null());
 	jset(o, "agent", s->agent[0] ? jstr(s->agent) : json_null());
 	if (s->last_refusal) {
 		json_t *r = json_object();
 
 		jset(r, "reason", jstr(s->last_refusal));
-		jset(r, "age_sec", json_real(now_usec >= s->last_refusal_usec ?
-						     (double)(now_usec - s->last_refusal_usec) / 1e6 :
-						     0.0));
+		jset(r, "age_sec", jsec_from_usec(now_usec >= s->last_refusal_usec ?
+							  now_usec - s->last_refusal_usec : 0));
 		jset(o, "last_refused_report", r);
 	} else {
 		jset(o, "last_refused_report", json_null());
@@ -1426,6 +1440,12 @@ int sched_render_queue_status(const struct sched_cluster *c, const struct conf_q
 	jset(o, "queue", jstr(q->name));
 	jset(o, "quota_npus", json_integer(q->quota_npus));
 	jset(o, "enable_quota_limit", json_boolean(c->conf->enable_quota_limit));
+	/* a quota kept but without effect says so (SCHED_QUOTA_OFF_NOTE) */
+	jset(o, "quota_enforced",
+	     json_boolean(q->quota_npus && c->conf->enable_quota_limit));
+	jset(o, "quota_note", q->quota_npus && !c->conf->enable_quota_limit ?
+				      jstr("not enforced: resource.enable_quota_limit is false") :
+				      json_null());
 	jset(o, "priority", json_integer(q->priority));
 	jset(o, "weight", json_integer(q->weight));
 	jset(o, "may_borrow", json_boolean(q->may_borrow));

@@ -29,6 +29,20 @@ check "cluster/status is JSON" python3 -m json.tool "$M/cluster/status"
 check "cluster/topology.json is JSON" python3 -m json.tool "$M/cluster/topology.json"
 check_eq "cluster/status: 128 NPUs total" 128 "$(json "$M/cluster/status" 'd["npus"]["total"]')"
 check_contains "cluster/config is the normalized config" "hccl_connect_timeout" "$(cat "$M/cluster/config")"
+# settings without effect are warned about at start, in the log and in cluster/config
+check_contains "a quota with quotas off: warned in the log" \
+	"queue finetune: quota_npus 16 is not enforced: resource.enable_quota_limit is false" "$(cat "$IT_LOG")"
+check_contains "and at the end of cluster/config" \
+	"# warning: queue research: quota_npus 64 is not enforced" "$(tail -n 5 "$M/cluster/config")"
+if ! getent group ml-research >/dev/null; then
+	check_contains "a queue group that does not exist: warned in the log, naming queue and group" \
+		"queue research: group ml-research is not a known group (getent group ml-research)" \
+		"$(cat "$IT_LOG")"
+	check_contains "and in cluster/config" "# warning: queue finetune: group ml-research is not" \
+		"$(cat "$M/cluster/config")"
+fi
+check "cluster/config with its warnings is still YAML" python3 -c '
+import sys, yaml; yaml.safe_load(open(sys.argv[1]))' "$M/cluster/config"
 check_contains "cluster/metrics is Prometheus text" 'npu_chip_info_health_status{id="0",node="a2-node-01"} 1' \
 	"$(cat "$M/cluster/metrics")"
 check_eq "nodes/ lists 16 servers" 16 "$(ls "$M/nodes" | wc -l)"
@@ -143,6 +157,27 @@ check_fails "a 300-character name is refused" sh -c "echo 'npus: 1' > '$M/jobs/$
 check_fails "non-spec files cannot be created in jobs/" touch "$M/jobs/notes.txt"
 check_fails "a job name that ends like a spec file is refused" sh -c "echo 'npus: 1' > '$M/jobs/trap.yaml.yaml'"
 check_fails "and leaves no job" test -e "$M/jobs/trap.yaml"
+# a refused name is a "refused" event in cluster/events (uid, reason), user bytes escaped
+refused_events() { grep '"kind":"refused"' "$M/cluster/events"; }
+check_fails "cp Bad6.yaml jobs/ is refused" cp "$SRC/examples/jobs/llama7b-eval.yaml" "$M/jobs/Bad6.yaml"
+check_contains "and cluster/events says so, with the uid and the rule" \
+	'create \"/jobs/Bad6.yaml\" by uid 0 refused: job specs are named <name>.yaml' "$(refused_events)"
+check_contains "notes.txt too" 'create \"/jobs/notes.txt\" by uid 0 refused' "$(refused_events)"
+check_fails "mkdir of a bad name is refused" mkdir "$M/jobs/Bad7"
+check_contains "and cluster/events says so" 'mkdir \"/jobs/Bad7\" by uid 0 refused' "$(refused_events)"
+check_fails "a name with an escape byte and a newline is refused" touch "$M/jobs/$(printf 'e\033[31m\nx').yaml"
+check_contains "its event shows the bytes escaped" 'create \"/jobs/e\\x1b[31m\\x0ax.yaml\"' "$(refused_events)"
+check_contains "so does the log" 'create "/jobs/e\x1b[31m\x0ax.yaml" by uid 0 refused' "$(cat "$IT_LOG")"
+check "cluster/events stays one JSON object a line" python3 -c '
+import json, sys
+for l in open(sys.argv[1]): json.loads(l)' "$M/cluster/events"
+check_fails "a bad cluster/ctl line is refused" sh -c "echo 'frobnicate a2-node-01' > '$M/cluster/ctl'"
+check_contains "and cluster/events says why" \
+	'ctl \"frobnicate a2-node-01\" by uid 0 refused: unknown command' "$(refused_events)"
+check_fails "a bad nodes/<server>/ctl line is refused" sh -c "echo 'clear 99' > '$M/nodes/a2-node-03/ctl'"
+check_contains "and its event names the server" \
+	'"server":"a2-node-03","npu":null,"state":null,"reason":"ctl \"clear 99\" by uid 0 refused: clear: \"99\" is not an NPU' \
+	"$(refused_events)"
 cp /dev/null "$M/jobs/empty.yaml"
 wait_until 5 test -e "$M/jobs/empty/error"
 check_contains "an empty spec is rejected with a reason" "the spec is empty" "$(cat "$M/jobs/empty/error")"
@@ -160,6 +195,10 @@ check_fails "removed job is gone" test -e "$M/jobs/zero"
 check_fails "unknown ctl verb is refused at write" sh -c "echo frobnicate > '$M/jobs/$J/ctl'"
 check_fails "complete on a job that is not running is refused" sh -c "echo complete > '$M/jobs/builtin/ctl'"
 check_contains "reading ctl shows its verbs" "cancel | complete" "$(cat "$M/jobs/$J/ctl")"
+check_fails "resize is refused (EOPNOTSUPP)" sh -c "echo 'resize 16' > '$M/jobs/$J/ctl'"
+check_contains "and says elastic specs do it, not that they are planned" \
+	'the scheduler sizes elastic jobs itself (a spec with npus: {min: N, max: M}' \
+	"$(grep '"kind":"refused"' "$M/jobs/$J/events")"
 check_fails "a refused line stops the lines after it" sh -c "printf 'bogus\ncancel\n' > '$M/jobs/$J/ctl'"
 check_eq "so the job was not cancelled" running "$(cat "$M/jobs/$J/status")"
 check_contains "the refusal is in the job's events" '"kind":"refused"' "$(cat "$M/jobs/$J/events")"
@@ -361,5 +400,37 @@ fi
 it_start "$ASCENDFS" "$CONFIG"
 check "restart after SIGKILL mounts again" test -d "$M/jobs"
 it_stop
+
+# ---- inotify on jobs/: a job directory the daemon makes or drops is CREATE/DELETE,ISDIR
+# with its name (the notify helper's mkdir/rmdir), a user's mkdir/rmdir once (the kernel's)
+if command -v inotifywait >/dev/null; then
+	sed -e 's/^cluster:$/cluster:\n  max_job_count: 2/' "$CONFIG" >"$IT_WORK/two-jobs.yaml"
+	it_start "$ASCENDFS" "$IT_WORK/two-jobs.yaml" --state-dir "$IT_WORK/state-two" || exit 1
+	ino=$IT_WORK/jobs-inotify.log
+	inotifywait -m -q -e create -e delete "$M/jobs" >"$ino" 2>&1 &
+	ino_pid=$!
+	sleep 0.5 # let it set its watch
+	printf 'npus: 1\ncommand: "sleep 600"\n' >"$IT_WORK/first.yaml"
+	cp "$IT_WORK/first.yaml" "$M/jobs/"
+	check "a submission by cp: CREATE,ISDIR first" wait_until 5 grep -q "CREATE,ISDIR first$" "$ino"
+	mkdir "$M/jobs/draft1"
+	rmdir "$M/jobs/draft1"
+	check "a draft by mkdir and its rmdir: DELETE,ISDIR draft1" wait_until 5 grep -q "DELETE,ISDIR draft1$" "$ino"
+	echo cancel >"$M/jobs/first/ctl"
+	echo 'npus: 0' >"$M/jobs/second.yaml" 2>/dev/null # rejected: a finished record
+	check "a rejected spec's directory: CREATE,ISDIR second" wait_until 5 grep -q "CREATE,ISDIR second$" "$ino"
+	cp "$IT_WORK/first.yaml" "$M/jobs/third.yaml" # max_job_count 2: first's record is dropped
+	check "a finished record dropped by the daemon: DELETE,ISDIR first" \
+		wait_until 5 grep -q "DELETE,ISDIR first$" "$ino"
+	check "and third appears" wait_until 5 grep -q "CREATE,ISDIR third$" "$ino"
+	sleep 1
+	check_eq "a user's mkdir is announced once, by the kernel" 1 "$(grep -c "CREATE,ISDIR draft1$" "$ino")"
+	check_eq "each job directory appears once" 1 "$(grep -c "CREATE,ISDIR first$" "$ino")"
+	check "after the announcements the directories read as usual" test -d "$M/jobs/third"
+	check_fails "and a dropped one is gone" test -e "$M/jobs/first"
+	kill "$ino_pid"
+	wait "$ino_pid" 2>/dev/null
+	it_stop
+fi
 
 it_finish

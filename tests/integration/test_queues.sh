@@ -117,6 +117,9 @@ check_eq "a number with junk after it is EINVAL" EINVAL "$(errno_of "$Q/batch/qu
 check_eq "more NPUs than the cluster has is EINVAL" EINVAL "$(errno_of "$Q/batch/quota" '33')"
 check_fails "bash's echo sees the refusal too" bash -c "echo junk > '$Q/batch/quota'"
 check_eq "refused writes changed nothing" 24 "$(cat "$Q/batch/quota")"
+check_contains "a refused quota is a refused event in cluster/events, with uid and reason" \
+	'queues/batch/quota by uid 0 refused: a quota is a decimal number of NPUs' \
+	"$(grep '"kind":"refused"' "$M/cluster/events")"
 if $can_switch_users; then
 	check_eq "a non-root write is refused (EACCES)" EACCES \
 		"$(setpriv --reuid=65534 --regid=65534 --clear-groups bash -c "$(declare -f errno_of); errno_of '$Q/batch/quota' 4")"

@@ -94,6 +94,7 @@ static void test_jobs_listing_refused(void **state)
 {
 	assert_non_null(strstr(jobs_fail("llama 1 msrun 0 0 8 0\n", 4, -EINVAL),
 			       "nodes/n1/jobs:1: \"llama 1 msrun 0 0 8 0\": the line has 7 words"));
+	assert_non_null(strstr(jobs_fail("llama\n", 4, -EINVAL), "the line has 1 word;"));
 	assert_non_null(strstr(jobs_fail("Llama 1 msrun 0 0 8 0 0\n", 4, -EINVAL),
 			       "\"Llama\" is not a job name"));
 	assert_non_null(strstr(jobs_fail("../x 1 msrun 0 0 8 0 0\n", 4, -EINVAL),

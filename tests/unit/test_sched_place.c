@@ -537,6 +537,32 @@ static void test_switch_locality_fewest_switches(void **state)
 	sched_cluster_free(c);
 }
 
+/* Counted nouns in reasons: "1 NPU", "1 whole server is", "2 NPUs", "0 whole servers are". */
+static void test_reason_counted_nouns(void **state)
+{
+	struct fx_opts o = { .servers = 2 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job *j;
+
+	(void)state;
+	fx_run(c, "a", 8);
+	j = fx_submit(c, "big", 16);
+	assert_non_null(strstr(j->reason, "1 whole server is free (8 NPUs free in all)"));
+	sched_cluster_free(c);
+
+	c = fx_cluster(&o);
+	fx_run(c, "a", 8);
+	fx_run(c, "b", 4);
+	j = fx_run(c, "c", 2);
+	assert_non_null(strstr(j->reason, "placed on 1 server (2 NPUs)"));
+	j = fx_run(c, "d", 1);
+	assert_non_null(strstr(j->reason, "placed on 1 server (1 NPU),"));
+	j = fx_submit(c, "big", 16);
+	assert_non_null(strstr(j->reason, "0 whole servers are free (1 NPU free in all)"));
+	assert_null(strstr(j->reason, "1 NPUs"));
+	sched_cluster_free(c);
+}
+
 /* Gang: a job that cannot get every server gets nothing, then starts when room frees. */
 static void test_gang_all_or_nothing(void **state)
 {
@@ -802,6 +828,7 @@ int main(void)
 		cmocka_unit_test(test_multi_not_multiple_of_server_rejected),
 		cmocka_unit_test(test_switch_locality_best_fit_switch),
 		cmocka_unit_test(test_switch_locality_fewest_switches),
+		cmocka_unit_test(test_reason_counted_nouns),
 		cmocka_unit_test(test_gang_all_or_nothing),
 		cmocka_unit_test(test_rank_contiguous_in_topology_order),
 		cmocka_unit_test(test_topology_blind_first_fit),

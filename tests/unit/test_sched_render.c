@@ -1746,6 +1746,71 @@ static void test_job_status_time_limit(void **state)
 	sched_cluster_free(c);
 }
 
+/* A quota set while quotas are off is kept, but its event and the queue's status say it
+ * has no effect and how to turn quotas on; with quotas on, nothing of that. */
+static void test_quota_while_quotas_off_says_not_enforced(void **state)
+{
+	static const char queues[] = "  - name: q\n";
+	struct fx_opts o = { .servers = 2, .queues = queues };
+	struct sched_cluster *c = fx_cluster(&o);
+	const struct sched_event *e, *last = NULL;
+	json_t *d;
+
+	(void)state;
+	assert_int_equal(sched_queue_set_quota(c, "q", 8, fx_now()), 0);
+	for (e = sched_event_next(c, 0); e; e = sched_event_next(c, e->seq))
+		last = e;
+	assert_non_null(last);
+	assert_non_null(strstr(last->reason, "quota set to 8 NPUs; not enforced: "
+					     "resource.enable_quota_limit is false (set it to true"));
+	d = queue_json(c, "q");
+	assert_false(json_is_true(json_object_get(d, "quota_enforced")));
+	assert_non_null(strstr(json_string_value(json_object_get(d, "quota_note")),
+			       "not enforced"));
+	json_decref(d);
+	sched_cluster_free(c);
+
+	o.quota = true;
+	c = fx_cluster(&o);
+	assert_int_equal(sched_queue_set_quota(c, "q", 1, fx_now()), 0);
+	for (e = sched_event_next(c, 0); e; e = sched_event_next(c, e->seq))
+		last = e;
+	assert_null(strstr(last->reason, "not enforced"));
+	d = queue_json(c, "q");
+	assert_true(json_is_true(json_object_get(d, "quota_enforced")));
+	assert_true(json_is_null(json_object_get(d, "quota_note")));
+	json_decref(d);
+	sched_cluster_free(c);
+}
+
+/* Reals are short: heartbeat_age_sec to the ms, utilization to 4 decimals. */
+static void test_reals_are_short(void **state)
+{
+	struct fx_opts o = { .servers = 3 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct conf_health_report r = { .has_node = true, .node = CONF_HEALTH_OK };
+	char *text;
+	size_t len;
+	json_t *d;
+
+	(void)state;
+	assert_int_equal(sched_server_report(c, 0, &r, 1000000000), 0);
+	/* 1945 us: 0.0019449999999999999 as %.17g */
+	assert_int_equal(sched_render_server_info(c, 0, 1000001945, &text, &len), 0);
+	assert_non_null(strstr(text, "\"heartbeat_age_sec\": 0.002,"));
+	d = json_loads(text, 0, NULL);
+	assert_non_null(d);
+	assert_true(json_real_value(json_object_get(d, "heartbeat_age_sec")) == 0.002);
+	json_decref(d);
+	free(text);
+	fx_run(c, "one", 8);
+	assert_int_equal(sched_render_cluster_status(c, &text, &len), 0);
+	/* 8 of 24 NPUs */
+	assert_non_null(strstr(text, "\"utilization\": 0.3333,"));
+	free(text);
+	sched_cluster_free(c);
+}
+
 /* Elastic sizes in status.json; a grown job counts as a resize. */
 static void test_job_status_elastic_and_resize_metric(void **state)
 {
@@ -2214,6 +2279,8 @@ int main(void)
 		cmocka_unit_test(test_queue_status_usage_and_borrowing),
 		cmocka_unit_test(test_job_status_preemption_fields),
 		cmocka_unit_test(test_job_status_time_limit),
+		cmocka_unit_test(test_reals_are_short),
+		cmocka_unit_test(test_quota_while_quotas_off_says_not_enforced),
 		cmocka_unit_test(test_job_status_elastic_and_resize_metric),
 		cmocka_unit_test(test_metrics_backfilled),
 		cmocka_unit_test(test_views_agree),
