@@ -235,7 +235,14 @@ printf 'npus: 1\nmax_restarts: 0\n' >"$M/jobs/fragile.yaml"
 f_server=$(servers_of fragile)
 f_npu=$(json "$M/jobs/fragile/status.json" 'd["placement"][0]["device_ids"][0]')
 printf 'npu %s Critical 0x1 test\n' "$f_npu" >"$M/nodes/$f_server/health"
-check_eq "a job with max_restarts 0 fails on a fault" failed "$(cat "$M/jobs/fragile/status")"
+# it fails through stopping: its NPUs stay held until the server's report says its
+# processes are gone (a `running` line without it), or the stop deadline passes
+check_eq "a job with max_restarts 0 stops on a fault, towards failed" "stopping failed" \
+	"$(cat "$M/jobs/fragile/status") $(json "$M/jobs/fragile/status.json" 'd["stop_to"]')"
+printf 'npu %s Critical 0x1 test\nrunning -\n' "$f_npu" >"$M/nodes/$f_server/health"
+wait_until 5 bash -c "[ \"\$(cat '$M/jobs/fragile/status')\" = failed ]"
+check_eq "a job with max_restarts 0 fails once its server reports no process left" failed \
+	"$(cat "$M/jobs/fragile/status")"
 check_contains "and says why" "max_restarts (0) exhausted" "$(cat "$M/jobs/fragile/error")"
 
 # ---- clear returns a manually isolated NPU ----------------------------------------
