@@ -158,6 +158,22 @@ struct agent_node_heartbeat {
 int agent_parse_node_heartbeat(const char *text, size_t len, const char *source,
 			       struct agent_node_heartbeat *ret, struct conf_error *err);
 
+/* One line of /proc/self/mountinfo, as agent_mountinfo_next() reads it. */
+struct agent_mount_entry {
+	char mount_point[4096];	/* field 5, octal escapes decoded; cut to fit */
+	const char *fstype;	/* borrowed from the text: the field after " - " */
+	size_t fstype_len;	/* its length in bytes (not NUL-terminated) */
+};
+
+/*
+ * agent_mountinfo_next() - the next line of @mountinfo (@len bytes of
+ * /proc/self/mountinfo, proc(5)) from byte *@pos on that has five fields and the " - "
+ * separator; lines without them are passed over. Advances *@pos past the line.
+ * Returns the line's start (borrowed) with *@ret filled, or NULL at the end.
+ */
+const char *agent_mountinfo_next(const char *mountinfo, size_t len, size_t *pos,
+				 struct agent_mount_entry *ret);
+
 /*
  * agent_mount_fstype() - the filesystem type of the mount that holds @path, from the
  * text of /proc/self/mountinfo (proc(5): the mount point is field 5, octal escapes such

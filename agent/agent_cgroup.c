@@ -147,44 +147,16 @@ int agent_cgroup_self(const char *text, size_t len, char *ret, size_t ret_len)
 
 int agent_cgroup2_mount(const char *mountinfo, size_t len, char *ret, size_t ret_len)
 {
+	struct agent_mount_entry e;
 	size_t pos = 0;
 
-	while (pos < len) {
-		const char *line = mountinfo + pos, *end = memchr(line, '\n', len - pos);
-		size_t n = end ? (size_t)(end - line) : len - pos, i = 0, k = 0, o = 0;
-		const char *f[5] = { 0 }, *sep;
-		size_t flen[5] = { 0 };
-
-		pos += n + 1;
-		/* fields 1-5: id, parent, major:minor, root, mount point (proc(5)) */
-		while (k < 5 && i < n) {
-			while (i < n && line[i] == ' ')
-				i++;
-			f[k] = line + i;
-			while (i < n && line[i] != ' ')
-				i++;
-			flen[k] = (size_t)(line + i - f[k]);
-			if (flen[k])
-				k++;
-		}
-		sep = k == 5 ? memmem(line + i, n - i, " - ", 3) : NULL;
-		if (!sep || (size_t)(line + n - (sep + 3)) < 8 || memcmp(sep + 3, "cgroup2 ", 8) != 0)
+	while (agent_mountinfo_next(mountinfo, len, &pos, &e)) {
+		if (e.fstype_len != 7 || memcmp(e.fstype, "cgroup2", 7) != 0)
 			continue;
-		/* the mount point with its octal escapes ("\040" for a space) decoded */
-		for (size_t c = 0; c < flen[4]; c++) {
-			const char *p = f[4] + c;
-
-			if (o + 1 >= ret_len)
-				return -ENAMETOOLONG;
-			if (p[0] == '\\' && c + 3 < flen[4] && p[1] >= '0' && p[1] <= '3' &&
-			    p[2] >= '0' && p[2] <= '7' && p[3] >= '0' && p[3] <= '7') {
-				ret[o++] = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
-				c += 3;
-			} else {
-				ret[o++] = *p;
-			}
-		}
-		ret[o] = '\0';
+		if (strlen(e.mount_point) + 1 > ret_len ||
+		    strlen(e.mount_point) + 1 >= sizeof(e.mount_point))
+			return -ENAMETOOLONG;
+		memcpy(ret, e.mount_point, strlen(e.mount_point) + 1);
 		return 0;
 	}
 	return -ENOENT;

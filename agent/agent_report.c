@@ -127,6 +127,41 @@ static void unescape_field(const char *p, size_t n, char *buf, size_t len)
 	buf[o] = '\0';
 }
 
+const char *agent_mountinfo_next(const char *mountinfo, size_t len, size_t *pos,
+				 struct agent_mount_entry *ret)
+{
+	while (*pos < len) {
+		const char *line = mountinfo + *pos, *end = memchr(line, '\n', len - *pos);
+		size_t n = end ? (size_t)(end - line) : len - *pos;
+		const char *f[5] = { 0 }, *sep, *type;
+		size_t flen[5] = { 0 }, k = 0, i = 0, tlen = 0;
+
+		*pos += n + 1;
+		/* fields 1-5: id, parent, major:minor, root, mount point (proc(5)) */
+		while (k < 5 && i < n) {
+			while (i < n && line[i] == ' ')
+				i++;
+			f[k] = line + i;
+			while (i < n && line[i] != ' ')
+				i++;
+			flen[k] = (size_t)(line + i - f[k]);
+			if (flen[k])
+				k++;
+		}
+		sep = k == 5 ? memmem(line + i, n - i, " - ", 3) : NULL;
+		if (!sep)
+			continue;
+		type = sep + 3;
+		while (type + tlen < line + n && type[tlen] != ' ')
+			tlen++;
+		unescape_field(f[4], flen[4], ret->mount_point, sizeof(ret->mount_point));
+		ret->fstype = type;
+		ret->fstype_len = tlen;
+		return line;
+	}
+	return NULL;
+}
+
 /* Is mount point @mnt (canonical) @path itself or a directory above it? */
 static bool mount_holds(const char *mnt, const char *path)
 {
@@ -140,43 +175,16 @@ static bool mount_holds(const char *mnt, const char *path)
 int agent_mount_fstype(const char *mountinfo, size_t len, const char *path, char *ret,
 		       size_t ret_len)
 {
+	struct agent_mount_entry e;
 	size_t best = 0, pos = 0;
 	bool found = false;
 
-	while (pos < len) {
-		const char *line = mountinfo + pos, *end = memchr(line, '\n', len - pos);
-		size_t n = end ? (size_t)(end - line) : len - pos;
-		const char *f[5] = { 0 }, *sep, *type;
-		size_t flen[5] = { 0 }, k = 0, i = 0, tlen;
-		char mnt[4096];
-
-		pos += n + 1;
-		/* fields 1-5: id, parent, major:minor, root, mount point */
-		while (k < 5 && i < n) {
-			while (i < n && line[i] == ' ')
-				i++;
-			f[k] = line + i;
-			while (i < n && line[i] != ' ')
-				i++;
-			flen[k] = (size_t)(line + i - f[k]);
-			if (flen[k])
-				k++;
-		}
-		if (k < 5)
+	while (agent_mountinfo_next(mountinfo, len, &pos, &e)) {
+		if (!mount_holds(e.mount_point, path) || strlen(e.mount_point) < best)
 			continue;
-		sep = memmem(line + i, n - i, " - ", 3);
-		if (!sep)
-			continue;
-		type = sep + 3;
-		unescape_field(f[4], flen[4], mnt, sizeof(mnt));
-		if (!mount_holds(mnt, path) || strlen(mnt) < best)
-			continue;
-		best = strlen(mnt);
+		best = strlen(e.mount_point);
 		found = true;
-		tlen = 0;
-		while (type + tlen < line + n && type[tlen] != ' ')
-			tlen++;
-		snprintf(ret, ret_len, "%.*s", (int)tlen, type);
+		snprintf(ret, ret_len, "%.*s", (int)e.fstype_len, e.fstype);
 	}
 	return found ? 0 : -ENOENT;
 }
