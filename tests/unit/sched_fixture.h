@@ -228,6 +228,37 @@ static inline struct sched_job *fx_run(struct sched_cluster *c, const char *name
 	return j;
 }
 
+/* fx_report_npu() - a report naming NPU @npu of @server at @level (others unmentioned), at
+ * @now; Critical and worse carry an error code, as npu-smi gives one. */
+static inline void fx_report_npu(struct sched_cluster *c, unsigned server, unsigned npu,
+				 enum conf_health_level level, uint64_t now)
+{
+	struct conf_health_report r = { .npu_count = 1 };
+
+	r.npus[0].id = npu;
+	r.npus[0].has_level = true;
+	r.npus[0].level = level;
+	snprintf(r.npus[0].code, sizeof(r.npus[0].code), "%s",
+		 level >= CONF_HEALTH_CRITICAL ? "0x80C98000" : "");
+	assert_int_equal(sched_server_report(c, server, &r, now), 0);
+	fx_check(c);
+}
+
+/* fx_report_ok() - what an agent sends when all is well: the node and every NPU OK. */
+static inline void fx_report_ok(struct sched_cluster *c, unsigned server, uint64_t now)
+{
+	struct conf_health_report r = { .has_node = true, .node = CONF_HEALTH_OK };
+
+	r.npu_count = c->servers[server].conf->npu_count;
+	for (unsigned d = 0; d < r.npu_count; d++) {
+		r.npus[d].id = d;
+		r.npus[d].has_level = true;
+		r.npus[d].level = CONF_HEALTH_OK;
+	}
+	assert_int_equal(sched_server_report(c, server, &r, now), 0);
+	fx_check(c);
+}
+
 /*
  * fx_report_gone() - the agent of every server job @name holds says that none of its
  * processes runs there any more: a report whose `running` line lists every other job

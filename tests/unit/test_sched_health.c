@@ -25,36 +25,6 @@ static uint64_t tick(unsigned sec)
 	return clock_usec;
 }
 
-/* A report naming NPU @npu at @level (others unmentioned), sent at @now. */
-static void report_npu(struct sched_cluster *c, unsigned server, unsigned npu,
-		       enum conf_health_level level, uint64_t now)
-{
-	struct conf_health_report r = { .npu_count = 1 };
-
-	r.npus[0].id = npu;
-	r.npus[0].has_level = true;
-	r.npus[0].level = level;
-	snprintf(r.npus[0].code, sizeof(r.npus[0].code), "%s",
-		 level >= CONF_HEALTH_CRITICAL ? "0x80C98000" : "");
-	assert_int_equal(sched_server_report(c, server, &r, now), 0);
-	fx_check(c);
-}
-
-/* What an agent sends when all is well: the node and every NPU OK. */
-static void report_ok(struct sched_cluster *c, unsigned server, uint64_t now)
-{
-	struct conf_health_report r = { .has_node = true, .node = CONF_HEALTH_OK };
-
-	r.npu_count = c->servers[server].conf->npu_count;
-	for (unsigned d = 0; d < r.npu_count; d++) {
-		r.npus[d].id = d;
-		r.npus[d].has_level = true;
-		r.npus[d].level = CONF_HEALTH_OK;
-	}
-	assert_int_equal(sched_server_report(c, server, &r, now), 0);
-	fx_check(c);
-}
-
 static bool has_event(const struct sched_cluster *c, enum sched_event_kind k, const char *needle)
 {
 	uint64_t seq = 0;
@@ -90,7 +60,7 @@ static void test_health_critical_moves_single_server_job(void **state)
 
 	(void)state;
 	j = fx_run_on(c, "one", 4, 0);
-	report_npu(c, 0, j->slices[0].device_ids[2], CONF_HEALTH_CRITICAL, tick(1));
+	fx_report_npu(c, 0, j->slices[0].device_ids[2], CONF_HEALTH_CRITICAL, tick(1));
 	assert_true(c->servers[0].npus[2].isolated);
 	assert_int_equal(c->servers[0].npus[2].isolation, SCHED_ISOLATION_FAULT);
 	assert_int_equal(j->state, SCHED_JOB_RUNNING);
@@ -118,7 +88,7 @@ static void test_health_multi_server_job_replaces_only_the_failed_server(void **
 	for (size_t k = 0; k < 4; k++)
 		before[k] = j->slices[k].server;
 	failed = before[1];
-	report_npu(c, failed, 5, CONF_HEALTH_UNKNOWN, tick(1));
+	fx_report_npu(c, failed, 5, CONF_HEALTH_UNKNOWN, tick(1));
 	assert_int_equal(j->state, SCHED_JOB_RUNNING);
 	assert_int_equal(j->generation, 2);
 	assert_int_equal(j->slice_count, 4);
@@ -142,16 +112,16 @@ static void test_health_no_capacity_pending_then_resumes(void **state)
 
 	(void)state;
 	j = fx_run(c, "whole", 8);
-	report_npu(c, 0, 3, CONF_HEALTH_CRITICAL, tick(1));
+	fx_report_npu(c, 0, 3, CONF_HEALTH_CRITICAL, tick(1));
 	assert_int_equal(j->state, SCHED_JOB_PENDING);
 	assert_non_null(strstr(j->reason, "recovering from a fault; waits for capacity"));
 	assert_int_equal(sched_job_total_npus(j), 0);
 	/* OK again but within the hold time: still isolated */
-	report_ok(c, 0, tick(1));
+	fx_report_ok(c, 0, tick(1));
 	assert_true(c->servers[0].npus[3].isolated);
 	assert_int_equal(j->state, SCHED_JOB_PENDING);
 	/* past the hold time: back in service, and the job resumes as generation 2 */
-	report_ok(c, 0, tick(c->conf->fault_hold_sec + 1));
+	fx_report_ok(c, 0, tick(c->conf->fault_hold_sec + 1));
 	assert_false(c->servers[0].npus[3].isolated);
 	assert_int_equal(j->state, SCHED_JOB_RUNNING);
 	assert_int_equal(j->generation, 2);
@@ -169,10 +139,10 @@ static void test_health_max_restarts_fails_the_job(void **state)
 	(void)state;
 	spec->max_restarts = 1;
 	j = fx_submit_spec(c, spec, FX_UID);
-	report_npu(c, 0, j->slices[0].device_ids[0], CONF_HEALTH_CRITICAL, tick(1));
+	fx_report_npu(c, 0, j->slices[0].device_ids[0], CONF_HEALTH_CRITICAL, tick(1));
 	assert_int_equal(j->state, SCHED_JOB_RUNNING);
 	/* a fault after the incident window (heartbeat_timeout) is a new incident */
-	report_npu(c, 0, j->slices[0].device_ids[0], CONF_HEALTH_CRITICAL,
+	fx_report_npu(c, 0, j->slices[0].device_ids[0], CONF_HEALTH_CRITICAL,
 		   tick(c->conf->heartbeat_timeout_sec));
 	/* it fails, but holds its NPUs while its processes may run */
 	assert_int_equal(j->state, SCHED_JOB_STOPPING);
@@ -198,14 +168,14 @@ static void test_health_alarm_preisolates_and_keeps_the_job(void **state)
 	(void)state;
 	j = fx_run(c, "stay", 1);
 	dev = j->slices[0].device_ids[0];
-	report_npu(c, 0, dev, CONF_HEALTH_ALARM, tick(1));
+	fx_report_npu(c, 0, dev, CONF_HEALTH_ALARM, tick(1));
 	assert_int_equal(j->state, SCHED_JOB_RUNNING);
 	assert_int_equal(j->generation, 1);
 	assert_int_equal(c->servers[0].npus[dev].isolation, SCHED_ISOLATION_ALARM);
-	report_npu(c, 0, (dev + 1) % 8, CONF_HEALTH_ALARM, tick(1));
+	fx_report_npu(c, 0, (dev + 1) % 8, CONF_HEALTH_ALARM, tick(1));
 	/* 6 placeable NPUs left: a 7-NPU job cannot start */
 	assert_int_equal(fx_submit(c, "seven", 7)->state, SCHED_JOB_PENDING);
-	report_ok(c, 0, tick(1));
+	fx_report_ok(c, 0, tick(1));
 	assert_int_equal(c->servers[0].npus[dev].isolation, SCHED_ISOLATION_NONE);
 	assert_int_equal(sched_cluster_find_job(c, "seven")->state, SCHED_JOB_RUNNING);
 	sched_cluster_free(c);
@@ -218,7 +188,7 @@ static void test_health_warning_is_logged_only(void **state)
 	struct sched_cluster *c = fx_cluster(&o);
 
 	(void)state;
-	report_npu(c, 0, 4, CONF_HEALTH_WARNING, tick(1));
+	fx_report_npu(c, 0, 4, CONF_HEALTH_WARNING, tick(1));
 	assert_false(c->servers[0].npus[4].isolated);
 	assert_true(has_event(c, SCHED_EV_HEALTH, "Warning"));
 	fx_run(c, "all", 8);
@@ -234,17 +204,17 @@ static void test_health_repeated_faults_escalate_to_manual(void **state)
 
 	(void)state;
 	for (int k = 0; k < 2; k++) {
-		report_npu(c, 0, 6, CONF_HEALTH_CRITICAL, tick(1));
-		report_ok(c, 0, tick(1)); /* the hold starts at the first healthy report */
+		fx_report_npu(c, 0, 6, CONF_HEALTH_CRITICAL, tick(1));
+		fx_report_ok(c, 0, tick(1)); /* the hold starts at the first healthy report */
 		assert_true(c->servers[0].npus[6].isolated);
-		report_ok(c, 0, tick(hold));
+		fx_report_ok(c, 0, tick(hold));
 		assert_false(c->servers[0].npus[6].isolated);
 	}
-	report_npu(c, 0, 6, CONF_HEALTH_CRITICAL, tick(1));
+	fx_report_npu(c, 0, 6, CONF_HEALTH_CRITICAL, tick(1));
 	assert_int_equal(c->servers[0].npus[6].isolation, SCHED_ISOLATION_MANUAL);
 	assert_true(has_event(c, SCHED_EV_HEALTH, "isolated until `clear 6`"));
-	report_ok(c, 0, tick(1));
-	report_ok(c, 0, tick(hold));
+	fx_report_ok(c, 0, tick(1));
+	fx_report_ok(c, 0, tick(hold));
 	assert_int_equal(c->servers[0].npus[6].isolation, SCHED_ISOLATION_MANUAL);
 	assert_int_equal(sched_server_clear_npu(c, "node-0", 6, tick(1)), 0);
 	assert_false(c->servers[0].npus[6].isolated);
@@ -261,10 +231,10 @@ static void test_health_heartbeat_loss_recovers_elsewhere(void **state)
 
 	(void)state;
 	j = fx_run_on(c, "mover", 8, 0);
-	report_ok(c, 0, tick(1));
-	report_ok(c, 1, clock_usec);
+	fx_report_ok(c, 0, tick(1));
+	fx_report_ok(c, 1, clock_usec);
 	assert_int_equal(sched_check_heartbeats(c, tick(timeout - 1)), 0);
-	report_ok(c, 1, clock_usec); /* server 1 keeps reporting, server 0 went silent */
+	fx_report_ok(c, 1, clock_usec); /* server 1 keeps reporting, server 0 went silent */
 	assert_int_equal(sched_check_heartbeats(c, tick(2)), 1);
 	assert_int_equal(c->servers[0].state, SCHED_SERVER_UNREACHABLE);
 	assert_int_equal(j->state, SCHED_JOB_RUNNING);
@@ -273,10 +243,10 @@ static void test_health_heartbeat_loss_recovers_elsewhere(void **state)
 	assert_true(has_event(c, SCHED_EV_RECOVERING, "unreachable"));
 	fx_check(c);
 	/* the server reports again: ready; its NPUs return after the hold time */
-	report_ok(c, 0, tick(1));
+	fx_report_ok(c, 0, tick(1));
 	assert_int_equal(c->servers[0].state, SCHED_SERVER_READY);
 	assert_true(c->servers[0].npus[0].isolated);
-	report_ok(c, 0, tick(c->conf->fault_hold_sec + 1));
+	fx_report_ok(c, 0, tick(c->conf->fault_hold_sec + 1));
 	assert_false(c->servers[0].npus[0].isolated);
 	sched_cluster_free(c);
 }
@@ -341,22 +311,22 @@ static void test_health_hold_counts_healthy_time(void **state)
 	uint64_t t;
 
 	(void)state;
-	report_npu(c, 0, 2, CONF_HEALTH_CRITICAL, tick(1));
+	fx_report_npu(c, 0, 2, CONF_HEALTH_CRITICAL, tick(1));
 	for (unsigned k = 0; k < 4; k++)
-		report_npu(c, 0, 2, CONF_HEALTH_CRITICAL, tick(hold)); /* still failing */
-	report_ok(c, 0, tick(1));
+		fx_report_npu(c, 0, 2, CONF_HEALTH_CRITICAL, tick(hold)); /* still failing */
+	fx_report_ok(c, 0, tick(1));
 	assert_true(c->servers[0].npus[2].isolated); /* hold not over since the last fault */
-	report_npu(c, 0, 2, CONF_HEALTH_WARNING, tick(hold));
+	fx_report_npu(c, 0, 2, CONF_HEALTH_WARNING, tick(hold));
 	assert_false(c->servers[0].npus[2].isolated); /* Warning is healthy: the hold ran out */
 	/* an Alarm followed by Warning returns at once */
-	report_npu(c, 0, 5, CONF_HEALTH_ALARM, tick(1));
-	report_npu(c, 0, 5, CONF_HEALTH_WARNING, tick(1));
+	fx_report_npu(c, 0, 5, CONF_HEALTH_ALARM, tick(1));
+	fx_report_npu(c, 0, 5, CONF_HEALTH_WARNING, tick(1));
 	assert_false(c->servers[0].npus[5].isolated);
 	/* a report stamped before the last one (a clock step) does not free an NPU early */
 	t = tick(1);
-	report_npu(c, 0, 1, CONF_HEALTH_CRITICAL, t);
-	report_ok(c, 0, t - 100 * SEC);
-	report_ok(c, 0, t - 99 * SEC);
+	fx_report_npu(c, 0, 1, CONF_HEALTH_CRITICAL, t);
+	fx_report_ok(c, 0, t - 100 * SEC);
+	fx_report_ok(c, 0, t - 99 * SEC);
 	assert_true(c->servers[0].npus[1].isolated);
 	/* and a heartbeat check stamped in the past marks nothing */
 	assert_int_equal(sched_check_heartbeats(c, t - 3600 * SEC), 0);
@@ -376,7 +346,7 @@ static void test_health_refusal_shows_in_info_until_a_report_is_accepted(void **
 	uint64_t t0;
 
 	(void)state;
-	report_ok(c, 1, tick(1));
+	fx_report_ok(c, 1, tick(1));
 	assert_int_equal(sched_render_server_info(c, 1, clock_usec, &text, &len), 0);
 	assert_non_null(strstr(text, "\"last_refused_report\": null"));
 	free(text);
@@ -391,7 +361,7 @@ static void test_health_refusal_shows_in_info_until_a_report_is_accepted(void **
 	assert_non_null(strstr(text, "\"heartbeat_age_sec\": 3.0"));
 	free(text);
 	assert_int_equal(sched_server_note_refusal(c, 5, "x", t0), -ENOENT);
-	report_ok(c, 1, tick(1));
+	fx_report_ok(c, 1, tick(1));
 	assert_int_equal(sched_render_server_info(c, 1, clock_usec, &text, &len), 0);
 	assert_non_null(strstr(text, "\"last_refused_report\": null"));
 	free(text);
@@ -470,7 +440,7 @@ static void report_all_but(struct sched_cluster *c, uint32_t silent, uint64_t no
 {
 	for (unsigned i = 0; i < c->server_count; i++)
 		if (!(silent & (1u << i)))
-			report_ok(c, i, now);
+			fx_report_ok(c, i, now);
 }
 
 static unsigned count_events(const struct sched_cluster *c, enum sched_event_kind k,
@@ -537,10 +507,10 @@ static void test_health_faults_of_one_incident_count_one_restart(void **state)
 	uint64_t ran;
 
 	j = fx_run(c, "pair", 16);
-	report_npu(c, j->slices[0].server, 0, CONF_HEALTH_CRITICAL, tick(1));
+	fx_report_npu(c, j->slices[0].server, 0, CONF_HEALTH_CRITICAL, tick(1));
 	assert_int_equal(j->restarts, 1);
 	ran = sched_job_run_usec(j, clock_usec);
-	report_npu(c, j->slices[1].server, 0, CONF_HEALTH_CRITICAL, tick(1));
+	fx_report_npu(c, j->slices[1].server, 0, CONF_HEALTH_CRITICAL, tick(1));
 	/* the second of generation 2, which never really ran, is not time_limit time */
 	assert_int_equal(sched_job_run_usec(j, clock_usec), ran);
 	assert_int_equal(j->state, SCHED_JOB_RUNNING);
@@ -571,8 +541,8 @@ static void test_health_usage_in_status_json(void **state)
 	assert_null(strstr(text, "\"usage\""));
 	free(text);
 
-	report_ok(c, 0, tick(1));
-	report_ok(c, 1, tick(1));
+	fx_report_ok(c, 0, tick(1));
+	fx_report_ok(c, 1, tick(1));
 	r.usage_count = 3;
 	r.usage[0] = (struct conf_health_usage){ .job = "one", .generation = 1,
 						 .cpu_usec = 2500000, .memory_bytes = 1048576 };
@@ -619,7 +589,7 @@ static void test_health_budget_ends_a_job_that_keeps_failing(void **state)
 		const struct sched_slice *sl = &j->slices[0];
 
 		/* odd faults come right after the one before: coalesced */
-		report_npu(c, sl->server, sl->device_ids[0], CONF_HEALTH_CRITICAL,
+		fx_report_npu(c, sl->server, sl->device_ids[0], CONF_HEALTH_CRITICAL,
 			   tick(k % 2 ? 1 : window));
 	}
 	/* it fails through stopping: its NPUs stay held until its processes are gone */
@@ -646,9 +616,9 @@ static void test_health_placement_prefers_clean_servers(void **state)
 	struct sched_job *j;
 
 	(void)state;
-	report_npu(c, 0, 5, CONF_HEALTH_CRITICAL, tick(1));
-	report_ok(c, 0, tick(1));
-	report_ok(c, 0, tick(c->conf->fault_hold_sec + 1));
+	fx_report_npu(c, 0, 5, CONF_HEALTH_CRITICAL, tick(1));
+	fx_report_ok(c, 0, tick(1));
+	fx_report_ok(c, 0, tick(c->conf->fault_hold_sec + 1));
 	assert_false(c->servers[0].npus[5].isolated);
 	assert_true(sched_server_is_suspect(c, &c->servers[0], clock_usec));
 	assert_false(sched_server_is_suspect(c, &c->servers[1], clock_usec));
@@ -680,7 +650,7 @@ static void test_health_overdue_server_is_suspect(void **state)
 	(void)state;
 	j = fx_run_on(c, "mover", 8, 0);
 	report_all_but(c, 0, tick(1));
-	report_ok(c, 0, clock_usec);
+	fx_report_ok(c, 0, clock_usec);
 	/* servers 0 and 1 die together; 1's last report came 2 s after 0's */
 	tick(2);
 	report_all_but(c, 1u << 0, clock_usec);
@@ -709,9 +679,9 @@ static void test_health_elastic_shrinks_of_one_incident_count_one_restart(void *
 	j = fx_submit_spec(c, spec, FX_UID);
 	sched_schedule(c, fx_now());
 	assert_int_equal(sched_job_total_npus(j), 32);
-	report_npu(c, j->slices[0].server, 0, CONF_HEALTH_CRITICAL, tick(1));
+	fx_report_npu(c, j->slices[0].server, 0, CONF_HEALTH_CRITICAL, tick(1));
 	assert_int_equal(sched_job_total_npus(j), 24);
-	report_npu(c, j->slices[0].server, 0, CONF_HEALTH_CRITICAL, tick(1));
+	fx_report_npu(c, j->slices[0].server, 0, CONF_HEALTH_CRITICAL, tick(1));
 	assert_int_equal(j->state, SCHED_JOB_RUNNING);
 	assert_int_equal(sched_job_total_npus(j), 16);
 	assert_int_equal(j->restarts, 1);
@@ -739,7 +709,7 @@ static void test_health_recovery_swaps_a_suspect_server_it_holds(void **state)
 	late = held[2];
 	report_all_but(c, 0, tick(1));
 	report_all_but(c, 1u << late, tick(2 * interval));
-	report_npu(c, held[0], 0, CONF_HEALTH_CRITICAL, clock_usec);
+	fx_report_npu(c, held[0], 0, CONF_HEALTH_CRITICAL, clock_usec);
 	assert_int_equal(j->state, SCHED_JOB_RUNNING);
 	assert_int_equal(j->slice_count, 3);
 	for (size_t k = 0; k < 3; k++) {

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <jansson.h>
 
 #include "ascend_sched.h"
 #include "sched_fixture.h"
@@ -1552,21 +1553,6 @@ static void test_job_caps_on_resubmission_and_drafts(void **state)
 	sched_cluster_free(c);
 }
 
-#include <jansson.h>
-
-/* A report naming NPU @npu of server @server at @level, sent at @now. */
-static void report_level(struct sched_cluster *c, unsigned server, unsigned npu,
-			 enum conf_health_level level, uint64_t now)
-{
-	struct conf_health_report r = { .npu_count = 1 };
-
-	r.npus[0].id = npu;
-	r.npus[0].has_level = true;
-	r.npus[0].level = level;
-	snprintf(r.npus[0].code, sizeof(r.npus[0].code), "0x80C98000");
-	assert_int_equal(sched_server_report(c, server, &r, now), 0);
-	fx_check(c);
-}
 
 /* jobs/<name>/history as parsed JSON lines (a new array). */
 static json_t *history_of(const struct sched_cluster *c, const struct sched_job *j)
@@ -1652,7 +1638,7 @@ static void test_job_history_every_generation(void **state)
 	assert_int_equal(j->generation, 2);
 	/* generation 2: an NPU fault moves it to the other server */
 	bad = j->slices[0].device_ids[5];
-	report_level(c, srv0, bad, CONF_HEALTH_CRITICAL, fx_now());
+	fx_report_npu(c, srv0, bad, CONF_HEALTH_CRITICAL, fx_now());
 	assert_int_equal(j->state, SCHED_JOB_RUNNING);
 	assert_int_equal(j->generation, 3);
 	assert_int_not_equal(j->slices[0].server, srv0);

@@ -1877,41 +1877,12 @@ static void test_metrics_backfilled(void **state)
 
 /* ---- every view of the cluster tells the same story ---- */
 
-/* What an agent sends when all is well: the node and every NPU OK. */
-static void views_report_ok(struct sched_cluster *c, unsigned server, uint64_t now)
-{
-	struct conf_health_report r = { .has_node = true, .node = CONF_HEALTH_OK };
-
-	r.npu_count = c->servers[server].conf->npu_count;
-	for (unsigned d = 0; d < r.npu_count; d++) {
-		r.npus[d].id = d;
-		r.npus[d].has_level = true;
-		r.npus[d].level = CONF_HEALTH_OK;
-	}
-	assert_int_equal(sched_server_report(c, server, &r, now), 0);
-	fx_check(c);
-}
-
-static void views_report_npu(struct sched_cluster *c, unsigned server, unsigned npu,
-			     enum conf_health_level level, uint64_t now)
-{
-	struct conf_health_report r = { .npu_count = 1 };
-
-	r.npus[0].id = npu;
-	r.npus[0].has_level = true;
-	r.npus[0].level = level;
-	snprintf(r.npus[0].code, sizeof(r.npus[0].code), "0x80C98000");
-	snprintf(r.npus[0].message, sizeof(r.npus[0].message), "HBM ECC");
-	assert_int_equal(sched_server_report(c, server, &r, now), 0);
-	fx_check(c);
-}
-
 /* Every server but @silent (UINT_MAX: none) reports OK at @now: their heartbeat. */
 static void views_heartbeat(struct sched_cluster *c, unsigned silent, uint64_t now)
 {
 	for (unsigned i = 0; i < c->server_count; i++)
 		if (i != silent)
-			views_report_ok(c, i, now);
+			fx_report_ok(c, i, now);
 }
 
 typedef int (*server_render_fn)(const struct sched_cluster *, unsigned, char **, size_t *);
@@ -2033,7 +2004,7 @@ static void test_views_agree(void **state)
 	for (unsigned k = 0; k < c->conf->fault_escalate_count; k++) {
 		now = fx_later(1);
 		views_heartbeat(c, 4, now);
-		views_report_npu(c, 0, 2, CONF_HEALTH_CRITICAL, now);
+		fx_report_npu(c, 0, 2, CONF_HEALTH_CRITICAL, now);
 		if (k + 1 == c->conf->fault_escalate_count)
 			break;
 		now = fx_later(c->conf->fault_hold_sec + 1);
@@ -2047,14 +2018,14 @@ static void test_views_agree(void **state)
 	/* the agent says OK again: the NPU stays out, and the views must show the new
 	 * health (the daemon's file cache is keyed on the cluster version) */
 	version = c->version;
-	views_report_ok(c, 0, fx_later(1));
+	fx_report_ok(c, 0, fx_later(1));
 	assert_int_equal(c->servers[0].npus[2].health, SCHED_HEALTH_OK);
 	assert_true(c->version != version);
 	/* node-4 has been silent for longer than heartbeat_timeout */
 	now = fx_later(c->conf->heartbeat_timeout_sec + 1);
 	views_heartbeat(c, 4, now);
 	/* an Alarm under job b: pre-isolated, b keeps it */
-	views_report_npu(c, 1, 5, CONF_HEALTH_ALARM, now);
+	fx_report_npu(c, 1, 5, CONF_HEALTH_ALARM, now);
 	assert_int_equal(sched_check_heartbeats(c, now), 1);
 	fx_check(c);
 
