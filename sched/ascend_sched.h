@@ -274,6 +274,10 @@ struct sched_job {
 					 * (preemption, time limit): ends cancelled */
 	bool stop_forget;		/* stopping: removed (rmdir) while active; the record
 					 * is dropped once its NPUs are released */
+	char stop_server[CONF_NAME_MAX + 1]; /* stopping: the server (and stop_npu, -1 =
+					 * none) of the fault it stops for, "" when none: the
+					 * event that ends the stop names them too */
+	int stop_npu;
 	char preempted_by[CONF_NAME_MAX + 1]; /* last preemptor, "" */
 	uint64_t preempted_by_serial;	/* its serial (0 = none) */
 	unsigned preemptions;		/* times preempted */

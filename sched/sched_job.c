@@ -695,6 +695,10 @@ void sched_job_begin_stop(struct sched_cluster *c, struct sched_job *j, enum sch
 	j->stop_to = to;
 	j->stop_cancelled = false;
 	j->stop_forget = false;
+	/* a fault's handler is running: the stop's end is about the same server and NPU */
+	snprintf(j->stop_server, sizeof(j->stop_server), "%s",
+		 c->subject_job == j && c->subject_server ? c->subject_server : "");
+	j->stop_npu = c->subject_job == j ? c->subject_npu : -1;
 	for (size_t i = 0; i < j->slice_count; i++)
 		j->slices[i].gone = false;
 	sched_job_transition(c, j, SCHED_JOB_STOPPING, kind, now_usec, reason);
@@ -778,7 +782,17 @@ bool sched_job_finish_stop(struct sched_cluster *c, struct sched_job *j, bool go
 		else if (j->stop_cancelled)
 			snprintf(reason, sizeof(reason), "cancelled while stopping");
 		snprintf(reason + strlen(reason), sizeof(reason) - strlen(reason), "%s", how);
-		sched_job_transition(c, j, to, end_kind(to), now_usec, reason);
+		if (j->stop_server[0] && !j->stop_cancelled && c->subject_job != j) {
+			const struct sched_job *was = c->subject_job;
+			const char *was_server = c->subject_server;
+			int was_npu = c->subject_npu;
+
+			sched_job_subject(c, j, j->stop_server, j->stop_npu);
+			sched_job_transition(c, j, to, end_kind(to), now_usec, reason);
+			sched_job_subject(c, was, was_server, was_npu);
+		} else {
+			sched_job_transition(c, j, to, end_kind(to), now_usec, reason);
+		}
 	}
 	if (!j->stop_forget)
 		return false;

@@ -154,6 +154,20 @@ static void test_health_max_restarts_fails_the_job(void **state)
 	assert_non_null(strstr(j->reason, "max_restarts (1) exhausted"));
 	assert_non_null(strstr(j->reason, "released at the stop deadline"));
 	assert_int_equal(sched_job_total_npus(j), 0);
+	/* the event that ends the stop names the fault's server and NPU, as its reason does */
+	{
+		const struct sched_event *e, *failed = NULL;
+		uint64_t seq = 0;
+
+		while ((e = sched_event_next(c, seq))) {
+			seq = e->seq;
+			if (e->kind == SCHED_EV_FAILED)
+				failed = e;
+		}
+		assert_non_null(failed);
+		assert_string_equal(failed->server, "node-0");
+		assert_int_equal(failed->npu, (int)j->runs[j->run_count - 1].slices[0].device_ids[0]);
+	}
 	sched_cluster_free(c);
 }
 
