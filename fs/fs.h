@@ -171,7 +171,10 @@
  *                                          stop_to (stopping: the state it ends in) and
  *                                          stop_waits_for (the servers whose agents have
  *                                          not yet reported its processes gone),
- *                                          generation, restarts, restarts_not_counted,
+ *                                          stop_removes (true after an rmdir of the
+ *                                          active job: the directory goes when the stop
+ *                                          ends), generation, restarts,
+ *                                          restarts_not_counted,
  *                                          resume_scan_pending, placement, timestamps
  *                                          (RFC 3339, UTC: `started` is the first
  *                                          generation's start, `generation_started` the

@@ -1071,7 +1071,8 @@ int sched_render_rank_env(const struct sched_cluster *c, const struct sched_job 
  * (stopping: when its NPUs are released at the latest; else null); stop_to (stopping: the
  * state it ends in, "cancelled", "completed", "failed", "timeout" or "pending"; else
  * null) and stop_waits_for (stopping: the servers whose agents have not yet reported
- * its processes gone; else []); generation, restarts (counted against max_restarts),
+ * its processes gone; else []), stop_removes (stopping after an rmdir: the record goes
+ * when the stop ends); generation, restarts (counted against max_restarts),
  * restarts_not_counted (recoveries of the same incident as a counted one,
  * sched_health.c), resume_scan_pending (the generation waits for its checkpoint_dir to
  * be read), npus_allocated, placement, MS_SCHED host/port, checkpoint, timestamps:

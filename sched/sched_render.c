@@ -915,6 +915,8 @@ int sched_render_job_status_json(const struct sched_cluster *c, const struct sch
 		jset(o, "stop_to", json_null());
 		jset(o, "stop_waits_for", json_array());
 	}
+	/* rmdir of an active job: the record (and its directory) goes once the stop ends */
+	jset(o, "stop_removes", json_boolean(j->state == SCHED_JOB_STOPPING && j->stop_forget));
 	jset(o, "generation", json_integer(j->generation));
 	jset(o, "restarts", json_integer(j->restarts));
 	jset(o, "restarts_not_counted", json_integer(j->restarts_coalesced));

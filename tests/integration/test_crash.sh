@@ -180,6 +180,17 @@ for job, ops in names.items():
     s = status(job)
     seen = "absent" if s is None else "cancelled" if s == "cancelled" else \
         "rejected" if s in ("rejected", "draft") else "active"
+    if s == "stopping":
+        # a cancel or rmdir of a running job holds its NPUs, stopping, until its
+        # processes are gone: acknowledged, but not yet at its end
+        try:
+            st = json.load(open(f"{mnt}/jobs/{job}/status.json"))
+            if st.get("stop_removes"):
+                seen = "absent"
+            elif st.get("stop_to") == "cancelled":
+                seen = "cancelled"
+        except FileNotFoundError:
+            seen = "absent"
     if seen not in possible:
         errors.append(f"job {job}: {seen} ({s}) after {ops}; expected one of {sorted(possible)}")
     checked += sum(1 for tag, _ in ops if tag == "ack")

@@ -286,6 +286,8 @@ check_contains "a job submitted on the head is listed on c1 at once" probe "$(in
 check_eq "and its status reads the same there" "$(cat "$M/jobs/probe/status")" \
 	"$(in_c1 cat "$M/jobs/probe/status")"
 rmdir "$M/jobs/probe" 2>/dev/null || { echo cancel >"$M/jobs/probe/ctl"; rmdir "$M/jobs/probe"; }
+# its directory stays (stopping) until its agent reports its process gone; then on c1 too
+wait_until 10 bash -c "! ls '$M/jobs' | grep -qx probe"
 case " $(in_c1 ls "$M/jobs" | tr '\n' ' ') " in
 *" probe "*) not_ok "a removed job is gone from c1's listing at once" ;;
 *) ok "a removed job is gone from c1's listing at once" ;;

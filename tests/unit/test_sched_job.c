@@ -1139,6 +1139,7 @@ static void test_job_remove_running_keeps_record_until_stopped(void **state)
 	assert_ptr_equal(sched_cluster_find_job(c, "a"), a);
 	assert_int_equal(a->state, SCHED_JOB_STOPPING);
 	assert_true(a->stop_forget);
+	expect_status_json(c, a, "\"stop_removes\": true");
 	assert_int_equal(b->state, SCHED_JOB_PENDING);
 	assert_int_equal(last_event(c)->kind, SCHED_EV_REMOVED);
 	assert_int_equal(sched_job_submit(c, fx_spec("a", 1), FX_UID, FX_GID, fx_now(), reason,
