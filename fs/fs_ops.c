@@ -1036,7 +1036,7 @@ static int ctl_run(struct fs_ctx *ctx, struct fs_handle *h, bool all)
 			char line[SCHED_REASON_MAX];
 
 			/* the job's events, or cluster/events for cluster and server ctl */
-			snprintf(line, sizeof(line), "ctl \"%s\" by uid %u refused: %s", shown,
+			snprintf(line, sizeof(line), "ctl \"%.120s\" by uid %u refused: %.320s", shown,
 				 (unsigned)h->uid, why[0] ? why : strerror(-r));
 			if (h->path.kind == FS_JOB_CTL && !job_gone)
 				sched_job_note_refusal(ctx->cluster, h->path.job, line,
