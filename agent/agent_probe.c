@@ -64,6 +64,26 @@ static void trim(const char **p, size_t *len)
 		(*len)--;
 }
 
+/*
+ * Split "key: value" line @l at its first ':' into the trimmed key and value (borrowed
+ * from the line). Returns false for a line without a colon.
+ */
+static bool split_key_value(const struct text_line *l, const char **key, size_t *key_len,
+			    const char **value, size_t *value_len)
+{
+	const char *colon = memchr(l->p, ':', l->len);
+
+	if (!colon)
+		return false;
+	*key = l->p;
+	*key_len = (size_t)(colon - l->p);
+	trim(key, key_len);
+	*value = colon + 1;
+	*value_len = (size_t)(l->p + l->len - *value);
+	trim(value, value_len);
+	return true;
+}
+
 char *agent_quote(const char *p, size_t len, char *buf, size_t buf_len)
 {
 	size_t o = 0, i;
@@ -443,15 +463,13 @@ int agent_parse_hccn_ip(const char *text, size_t len, const char *source, char *
 	if (!text)
 		len = 0;
 	while (next_line(text, len, &pos, &l)) {
-		const char *colon = memchr(l.p, ':', l.len), *key = l.p, *value;
+		const char *key, *value;
 		size_t key_len, value_len;
 		unsigned *seen;
 		char *field;
 
-		if (!colon)
+		if (!split_key_value(&l, &key, &key_len, &value, &value_len))
 			continue;
-		key_len = (size_t)(colon - l.p);
-		trim(&key, &key_len);
 		if (word_is(key, key_len, "ipaddr")) {
 			seen = &ip_line;
 			field = ip;
@@ -461,9 +479,6 @@ int agent_parse_hccn_ip(const char *text, size_t len, const char *source, char *
 		} else {
 			continue;
 		}
-		value = colon + 1;
-		value_len = (size_t)(l.p + l.len - value);
-		trim(&value, &value_len);
 		if (*seen)
 			return agent_err_set(err, source, l.number, 1,
 					     "%.*s is printed twice (also at line %u)",
@@ -604,23 +619,18 @@ int agent_parse_spod_info(const char *text, size_t len, const char *source,
 	if (!text)
 		len = 0;
 	while (next_line(text, len, &pos, &l)) {
-		const char *colon = memchr(l.p, ':', l.len), *key = l.p, *value;
+		const char *key, *value;
 		size_t key_len, value_len;
 		uint64_t n = 0;
 		int k;
 
-		if (!colon)
+		if (!split_key_value(&l, &key, &key_len, &value, &value_len))
 			continue;
-		key_len = (size_t)(colon - l.p);
-		trim(&key, &key_len);
 		for (k = 0; k < 4; k++)
 			if (word_is(key, key_len, keys[k]))
 				break;
 		if (k == 4)
 			continue; /* Chassis ID, Super Pod Type ... */
-		value = colon + 1;
-		value_len = (size_t)(l.p + l.len - value);
-		trim(&value, &value_len);
 		if (line_of[k])
 			return agent_err_set(err, source, l.number, 1,
 					     "%s is printed twice (also at line %u)", keys[k],
