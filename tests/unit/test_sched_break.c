@@ -40,18 +40,11 @@ static unsigned count_events(const struct sched_cluster *c, enum sched_event_kin
 	return n;
 }
 
+/* a health report for NPU @npu of @server, a second after the last one */
 static void report_npu(struct sched_cluster *c, unsigned server, unsigned npu,
 		       enum conf_health_level level)
 {
-	struct conf_health_report r = { .npu_count = 1 };
-
-	r.npus[0].id = npu;
-	r.npus[0].has_level = true;
-	r.npus[0].level = level;
-	snprintf(r.npus[0].code, sizeof(r.npus[0].code), "%s",
-		 level >= CONF_HEALTH_CRITICAL ? "0x80C98000" : "");
-	assert_int_equal(sched_server_report(c, server, &r, adv(1)), 0);
-	fx_check(c);
+	fx_report_npu(c, server, npu, level, adv(1));
 }
 
 static const char queues_two[] = "  - name: prod\n"

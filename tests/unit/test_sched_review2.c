@@ -222,18 +222,11 @@ static void test_review2_elastic_growth_takes_committed_quota(void **state)
 
 /* ================= recovery while an unrelated preemption is in flight ================= */
 
+/* a health report for NPU @npu of @server, a second after the last one */
 static void report_npu(struct sched_cluster *c, unsigned server, unsigned npu,
 		       enum conf_health_level level)
 {
-	struct conf_health_report r = { .npu_count = 1 };
-
-	r.npus[0].id = npu;
-	r.npus[0].has_level = true;
-	r.npus[0].level = level;
-	snprintf(r.npus[0].code, sizeof(r.npus[0].code), "%s",
-		 level >= CONF_HEALTH_CRITICAL ? "0x80C98000" : "");
-	assert_int_equal(sched_server_report(c, server, &r, adv(1)), 0);
-	fx_check(c);
+	fx_report_npu(c, server, npu, level, adv(1));
 }
 
 /*
