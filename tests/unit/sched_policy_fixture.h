@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sched_policy_fixture.h: the helpers of the scheduling-policy tests
- * (test_sched_policy.c, test_sched_break.c, test_sched_review2.c): a virtual clock,
+ * (test_sched_policy.c, test_sched_preempt.c, test_sched_elastic.c): a virtual clock,
  * specs with time limits and elastic sizes, submit/run with checks, and expectations
- * about states, reasons and events.
+ * about states, reasons and events, and setup_abort, which turns an abort inside sched
+ * into a failure of the running test.
  *
  * Header-only (static inline); include after <cmocka.h> and sched_fixture.h. Each test
  * binary has its own clock `clk` (microseconds since the epoch), moved by adv().
  */
 #ifndef ASCENDFS_SCHED_POLICY_FIXTURE_H
 #define ASCENDFS_SCHED_POLICY_FIXTURE_H
+
+#include <signal.h>
+#include <string.h>
 
 #include "sched_fixture.h"
 
@@ -176,6 +180,44 @@ static inline struct conf_job_spec *typed(struct conf_job_spec *s, const char *t
 	s->server_type = strdup(type);
 	assert_non_null(s->server_type);
 	return s;
+}
+
+/* How many events of @kind (of job @job; NULL: any) the cluster's ring holds. */
+static inline unsigned count_events(const struct sched_cluster *c, enum sched_event_kind kind,
+				    const char *job)
+{
+	unsigned n = 0;
+
+	for (const struct sched_event *e = sched_event_next(c, 0); e;
+	     e = sched_event_next(c, e->seq))
+		n += e->kind == kind && (!job || strcmp(e->job, job) == 0);
+	return n;
+}
+
+/* A health report for NPU @npu of @server, a second after the last one. */
+static inline void report_npu(struct sched_cluster *c, unsigned server, unsigned npu,
+			      enum conf_health_level level)
+{
+	fx_report_npu(c, server, npu, level, adv(1));
+}
+
+/* An abort (assert or invariant breach) fails the running test, not the binary. */
+static inline void on_abort(int sig)
+{
+	(void)sig;
+	fail_msg("SIGABRT: an assert or invariant check in sched aborted (see stderr)");
+}
+
+static inline int setup_abort(void **state)
+{
+	struct sigaction sa;
+
+	(void)state;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_abort;
+	sa.sa_flags = SA_NODEFER | SA_RESETHAND;
+	sigaction(SIGABRT, &sa, NULL);
+	return 0;
 }
 
 #endif

@@ -1,14 +1,14 @@
 #!/bin/bash
-# ascend-sim review: inputs that hang the replay, configurations it misreads, values
+# ascend-sim on inputs that once hung the replay, configurations it misread, values
 # that overflow, and a scheduling livelock the replay exposes. Every case says what
 # should happen; deadlines only tell a hang from an answer (generous, not timing).
-# Usage: test_sim_review.sh ASCEND_SIM SRCDIR
+# Usage: test_sim_replay.sh ASCEND_SIM SRCDIR
 set -u
 sim=$1
 src=$2
 fails=0
 n=0
-work=$(mktemp -d /tmp/ascend-sim-review.XXXXXX)
+work=$(mktemp -d /tmp/ascend-sim-replay.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 hdr='submit_sec,duration_sec,npus,queue,priority'
 # under ASan a memory limit (ulimit -v) breaks the runtime: cases that need one skip
