@@ -140,8 +140,11 @@
  *                                          it is not, rejected with the reason when the
  *                                          error is not EEXIST, EPERM, EAGAIN or EBUSY.
  *                                          Then it shows as the directory below;
- *                                          lookups under jobs/<name>/ wait (up to 2 s) for
- *                                          that. An empty file is rejected. A spec
+ *                                          lookups under jobs/<name>/ and of any
+ *                                          jobs/<name>.<ext> wait (up to 2 s) for that,
+ *                                          so a spec written again at once finds the old
+ *                                          job, never the upload being released. An
+ *                                          empty file is rejected. A spec
  *                                          naming a queue with `groups` is refused
  *                                          (EACCES at close, rejected with the reason)
  *                                          unless the writer's primary or a

@@ -16,8 +16,9 @@
  * else (sched_job_check_hold) and release submits what it accepted without checking
  * again; one that refused is what release records. So a close that returned 0 is a
  * job, and a refused one is none. The kernel sends release() after close() has
- * returned, so lookups under jobs/<name> wait (bounded) for a closing upload of that
- * name: `cp x.yaml jobs/ && cat jobs/x/status` always sees the outcome.
+ * returned, so lookups under jobs/<name> and of jobs/<name>.<ext> wait (bounded) for a
+ * closing upload of that name: `cp x.yaml jobs/ && cat jobs/x/status` always sees the
+ * outcome, and writing the file again at once finds the old job or a clean slot.
  */
 #include "config.h"
 
@@ -104,13 +105,15 @@ static bool is_job_subtree(enum fs_node_kind k)
 
 /*
  * Wait (ctx->lock held) until no upload that @p depends on is between its last close and
- * its release: one for job @p->job under jobs/<job>/, any for the jobs/ listing.
+ * its release: one for job @p->job under jobs/<job>/ and for jobs/<job>.<ext> (whatever
+ * its ext: a job has one spec writer), any for the jobs/ listing.
  */
 static void wait_for_closing_uploads(struct fs_ctx *ctx, const struct fs_path *p)
 {
 	struct timespec deadline;
 
-	if (!ctx->multithreaded || (!is_job_subtree(p->kind) && p->kind != FS_JOBS_DIR) ||
+	if (!ctx->multithreaded ||
+	    (!is_job_subtree(p->kind) && p->kind != FS_JOBS_DIR && p->kind != FS_JOB_UPLOAD) ||
 	    fuse_get_context()->pid == ctx->notifier_tid)
 		return;
 	clock_gettime(CLOCK_REALTIME, &deadline);
@@ -424,14 +427,22 @@ static bool is_ctl(enum fs_node_kind k)
 	return k == FS_CLUSTER_CTL || k == FS_NODE_CTL || k == FS_JOB_CTL;
 }
 
+/* The open upload of job @name (any ext, or its jobs/<name>/spec), or NULL (ctx->lock held). */
+static const struct fs_upload *upload_of(const struct fs_ctx *ctx, const char *name)
+{
+	for (const struct fs_upload *u = ctx->uploads; u; u = u->next)
+		if (strcmp(u->name, name) == 0)
+			return u;
+	return NULL;
+}
+
 /* Register @h as the one writer of job @name's spec (ctx->lock held). */
 static int upload_register(struct fs_ctx *ctx, struct fs_handle *h, const char *ext)
 {
 	struct fs_upload *u;
 
-	for (struct fs_upload *o = ctx->uploads; o; o = o->next)
-		if (strcmp(o->name, h->path.job) == 0)
-			return -EBUSY; /* another open file is writing this job's spec */
+	if (upload_of(ctx, h->path.job))
+		return -EBUSY; /* another open file is writing this job's spec */
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
@@ -492,6 +503,8 @@ static void wait_for_resume_scan(struct fs_ctx *ctx, const struct fs_path *p)
 		if (pthread_cond_timedwait(&ctx->resume_cv, &ctx->lock, &deadline) == ETIMEDOUT)
 			return;
 }
+
+static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi);
 
 static int fs_open(const char *path, struct fuse_file_info *fi)
 {
@@ -581,11 +594,17 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 		goto out;
 	}
 	r = p.kind == FS_JOB_UPLOAD ? -EBUSY : -EACCES;
+	/* the kernel looked the name up while an upload of it was there; it has been
+	 * released since: a clean slot, as create finds it */
+	if (p.kind == FS_JOB_UPLOAD && acc == O_WRONLY && !upload_of(ctx, p.job))
+		r = 1;
 out:
 	if (r < 0)
 		handle_free_locked(ctx, h);
 	pthread_mutex_unlock(&ctx->lock);
 	free(groups);
+	if (r == 1)
+		return fs_create(path, 0644, fi);
 	if (r < 0)
 		return r;
 	fi->direct_io = 1;
@@ -649,6 +668,8 @@ static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 		return -EACCES;
 	caller_groups(ctx, &groups, &group_count);
 	pthread_mutex_lock(&ctx->lock);
+	/* a resubmission right after a close finds the old job or a clean slot */
+	wait_for_closing_uploads(ctx, &p);
 	h = handle_new_locked(ctx, H_UPLOAD, &p);
 	r = h ? sched_job_may_submit(ctx->cluster, p.job, h->uid) : -ENOMEM;
 	if (r == 0)

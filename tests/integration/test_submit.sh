@@ -4,7 +4,12 @@
 #   (max_job_count) get exactly 10 closes that return 0, each of them a submitted job,
 #   and 22 that return EAGAIN, none of them a job (issue 15 item 1); what a close
 #   accepted is submitted at release even when, before it, another user took the name
-#   (mkdir: EBUSY) or an operator lowered the queue's quota (the job waits).
+#   (mkdir: EBUSY) or an operator lowered the queue's quota (the job waits);
+# - a resubmission right after a close sees the old job or a clean slot, never EBUSY or
+#   ENOENT from the upload still being released: a rejected spec written twice in a row,
+#   from the shell and from Python, 100 times each; the same for a job resubmitted at
+#   once after cancel or rmdir, for a draft's spec, and for name.json after name.yaml
+#   (issue 15 item 12).
 # Usage: test_submit.sh ASCENDFS SRCDIR
 set -u
 ASCENDFS=$(realpath "$1")
@@ -100,7 +105,6 @@ check_eq "no refused close left a job" "" "$existing"
 check_eq "max_job_count holds: 200 records" 200 \
 	"$(find "$M/jobs" -mindepth 1 -maxdepth 1 -type d | wc -l)"
 
-
 # what a close accepted is not refused at release: between a duplicate's close (which
 # accepts) and the last close, another user's mkdir of the name, and a quota lowered
 # below the job's size; prints each close's errno, then mkdir's
@@ -146,6 +150,82 @@ check_eq "a quota lowered between the accepting close and the last" "lowered 0 q
 check_contains "leaves the accepted job pending, not rejected" "pending" \
 	"$(cat "$M/jobs/lowered/status" 2>&1)"
 echo 8 >"$M/queues/capped/quota"
+
+# make room for the rest: drop the pending fillers and the race's jobs
+for d in "$M"/jobs/fill-* "$M"/jobs/race-* "$M"/jobs/taken "$M"/jobs/lowered; do
+	rmdir "$d" 2>/dev/null
+done
+wait_until 10 bash -c "[ \$(ls '$M/jobs' | wc -l) -eq 0 ]"
+check_eq "the jobs are gone" "" "$(ls "$M/jobs")"
+
+# ---- item 12: resubmission right after a close ----
+# a spurious error is one from open (EBUSY, ENOENT): the spec itself is refused at close
+# with EINVAL, which bash does not report for a redirection
+spurious=0
+for i in $(seq 1 100); do
+	echo bad 2>>"$W/sh-errors" >"$M/jobs/x.yaml" || spurious=$((spurious + 1))
+	echo bad 2>>"$W/sh-errors" >"$M/jobs/x.yaml" || spurious=$((spurious + 1))
+done
+check_eq "shell: 100 back-to-back rejected resubmissions open every time" 0 "$spurious"
+check_eq "shell: no open error" "" "$(sort -u "$W/sh-errors" | head -3)"
+check_contains "the job holds the last rejection" "rejected" "$(cat "$M/jobs/x/status")"
+
+# Python: open/write/close twice per round; prints "<where> <errno>" per failure
+py_resubmit() {
+	python3 - "$@" <<'PY'
+import errno, os, sys
+m, mode = sys.argv[1], sys.argv[2]
+bad = {}
+def note(where, e):
+    key = f"{where} {errno.errorcode.get(e.errno, e.errno)}"
+    bad[key] = bad.get(key, 0) + 1
+def write(path, data, expect_close):
+    try:
+        f = open(path, "w")
+    except OSError as e:
+        note("open", e)
+        return False
+    try:
+        f.write(data)
+        f.close()
+    except OSError as e:
+        if e.errno != expect_close:
+            note("close", e)
+    return True
+for i in range(100):
+    if mode == "rejected":
+        write(f"{m}/jobs/x.yaml", "bad\n", errno.EINVAL)
+        write(f"{m}/jobs/x.yaml", "bad\n", errno.EINVAL)
+    elif mode == "ext":
+        write(f"{m}/jobs/e.yaml", "bad\n", errno.EINVAL)
+        write(f"{m}/jobs/e.json", '{"npus": "x"}\n', errno.EINVAL)
+    elif mode == "cancel":
+        write(f"{m}/jobs/c.yaml", "npus: 8\n", 0)
+        write(f"{m}/jobs/c/ctl", "cancel\n", 0)
+    elif mode == "rmdir":
+        write(f"{m}/jobs/r.yaml", "npus: 8\n", 0)
+        try:
+            os.rmdir(f"{m}/jobs/r")
+        except OSError as e:
+            note("rmdir", e)
+    elif mode == "draft":
+        if i == 0:
+            os.mkdir(f"{m}/jobs/d")
+        write(f"{m}/jobs/d/spec", "bad\n", errno.EINVAL)
+        write(f"{m}/jobs/d/spec", "bad\n", errno.EINVAL)
+print(" ".join(f"{k}:{v}" for k, v in sorted(bad.items())))
+PY
+}
+check_eq "python: 100 back-to-back rejected resubmissions, no spurious error" "" \
+	"$(py_resubmit "$M" rejected)"
+check_eq "python: name.json right after a rejected name.yaml, no spurious error" "" \
+	"$(py_resubmit "$M" ext)"
+check_eq "python: resubmission right after cancel, no spurious error" "" \
+	"$(py_resubmit "$M" cancel)"
+check_eq "python: resubmission right after rmdir, no spurious error" "" \
+	"$(py_resubmit "$M" rmdir)"
+check_eq "python: a draft's spec rewritten right after its rejection, no spurious error" "" \
+	"$(py_resubmit "$M" draft)"
 
 it_stop
 it_finish
