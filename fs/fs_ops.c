@@ -1094,7 +1094,7 @@ static void spec_release(struct fs_ctx *ctx, struct fs_handle *h)
 		record_rejection(ctx, h, why, -EINVAL);
 		return;
 	}
-	if (h->checked && !h->dirty && h->last_err != -ENOMEM)
+	if (h->checked && !h->dirty && h->last_err != -ENOMEM && (h->last_err < 0 || h->accepted))
 		spec_commit(ctx, h);
 	else
 		spec_process(ctx, h, true, why);
