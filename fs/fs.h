@@ -131,10 +131,20 @@
  *                                          written so far would be accepted (cp and tee
  *                                          report it); the spec is submitted when the
  *                                          last descriptor is released, so pieces written
- *                                          through duplicated fds make one spec. Then it
- *                                          shows as the directory below, rejected or not;
- *                                          lookups under jobs/<name>/ wait (up to 2 s) for
- *                                          that. An empty file is rejected. A spec
+ *                                          through duplicated fds make one spec. The last
+ *                                          close's answer is the outcome: 0 means the job
+ *                                          is submitted (a record under max_job_count and
+ *                                          the name are held for it from that close on:
+ *                                          another's mkdir of it is EBUSY, and nothing
+ *                                          changed meanwhile refuses it); an error means
+ *                                          it is not, rejected with the reason when the
+ *                                          error is not EEXIST, EPERM, EAGAIN or EBUSY.
+ *                                          Then it shows as the directory below;
+ *                                          lookups under jobs/<name>/ and of any
+ *                                          jobs/<name>.<ext> wait (up to 2 s) for that,
+ *                                          so a spec written again at once finds the old
+ *                                          job, never the upload being released. An
+ *                                          empty file is rejected. A spec
  *                                          naming a queue with `groups` is refused
  *                                          (EACCES at close, rejected with the reason)
  *                                          unless the writer's primary or a
@@ -248,7 +258,8 @@
  *   `error` file and in cluster/events);  EFBIG  spec over 64 KiB;  EEXIST  an active
  *   job has that name;  EPERM/EACCES  not the owner (or root), also for replacing another
  *   user's finished job, and (EACCES) a spec for a queue whose `groups` the writer is in
- *   none of, or over one of its queue's job caps (a user, not root or an operator);  EBUSY  the job's state forbids it (e.g. `complete` on a pending job);
+ *   none of, or over one of its queue's job caps (a user, not root or an operator);  EBUSY  the job's state forbids it (e.g. `complete` on a pending job),
+ *   or another open file writes that job's spec or had it accepted at a close;
  *   EAGAIN  max_job_count records exist and all are active (nothing is recorded; submit
  *   again later);  EACCES  a write to an operator file by a non-operator, or truncate(2)
  *   or touch of a file the caller may not write;  EPERM  rmdir or rename of another's job

@@ -10,10 +10,15 @@
  * Why specs commit at release: flush() runs at every close of every duplicate of a
  * descriptor (`{ cat base.yaml; echo "priority: high"; } > jobs/x.yaml` closes once
  * when cat exits, before the echo), so committing at flush would submit half a spec.
- * flush() only validates, to give cp, tee and friends an error at close; release()
- * submits or records the rejection. The kernel sends release() after close() has
- * returned, so lookups under jobs/<name> wait (bounded) for a closing upload of that
- * name: `cp x.yaml jobs/ && cat jobs/x/status` always sees the outcome.
+ * flush() validates, to give cp, tee and friends an error at close; release() submits
+ * or records the rejection. The last flush's answer is the submission's: one that
+ * accepted holds a record for the job under max_job_count and the name against anyone
+ * else (sched_job_check_hold) and release submits what it accepted without checking
+ * again; one that refused is what release records. So a close that returned 0 is a
+ * job, and a refused one is none. The kernel sends release() after close() has
+ * returned, so lookups under jobs/<name> and of jobs/<name>.<ext> wait (bounded) for a
+ * closing upload of that name: `cp x.yaml jobs/ && cat jobs/x/status` always sees the
+ * outcome, and writing the file again at once finds the old job or a clean slot.
  */
 #include "config.h"
 
@@ -52,7 +57,12 @@ struct fs_handle {
 	size_t len, cap;
 	bool dirty;	/* written since the last validation */
 	bool failed;	/* refused at write(): oversize or binary; the rejection is recorded */
+	bool checked;	/* H_UPLOAD, H_SPEC: a flush validated the buffer */
 	int last_err;	/* outcome of the last validation, repeated on further flushes */
+	char *last_why;	/* the last validation's refusal (NULL when it accepted) */
+	struct conf_job_spec *accepted; /* what the last validation accepted, submitted at
+				 * release under @hold */
+	struct sched_hold *hold;  /* the accepted job's record (sched_job_check_hold) */
 	uid_t uid;
 	gid_t gid;
 	bool may_operate;	  /* root or in operator_group as of open(): fs_may_operate() */
@@ -95,13 +105,15 @@ static bool is_job_subtree(enum fs_node_kind k)
 
 /*
  * Wait (ctx->lock held) until no upload that @p depends on is between its last close and
- * its release: one for job @p->job under jobs/<job>/, any for the jobs/ listing.
+ * its release: one for job @p->job under jobs/<job>/ and for jobs/<job>.<ext> (whatever
+ * its ext: a job has one spec writer), any for the jobs/ listing.
  */
 static void wait_for_closing_uploads(struct fs_ctx *ctx, const struct fs_path *p)
 {
 	struct timespec deadline;
 
-	if (!ctx->multithreaded || (!is_job_subtree(p->kind) && p->kind != FS_JOBS_DIR) ||
+	if (!ctx->multithreaded ||
+	    (!is_job_subtree(p->kind) && p->kind != FS_JOBS_DIR && p->kind != FS_JOB_UPLOAD) ||
 	    fuse_get_context()->pid == ctx->notifier_tid)
 		return;
 	clock_gettime(CLOCK_REALTIME, &deadline);
@@ -380,6 +392,8 @@ static void handle_destroy(struct fs_handle *h)
 	free(h->buf);
 	free(h->groups);
 	free(h->upload);
+	free(h->last_why);
+	conf_job_spec_free(h->accepted);
 	free(h);
 }
 
@@ -413,14 +427,22 @@ static bool is_ctl(enum fs_node_kind k)
 	return k == FS_CLUSTER_CTL || k == FS_NODE_CTL || k == FS_JOB_CTL;
 }
 
+/* The open upload of job @name (any ext, or its jobs/<name>/spec), or NULL (ctx->lock held). */
+static const struct fs_upload *upload_of(const struct fs_ctx *ctx, const char *name)
+{
+	for (const struct fs_upload *u = ctx->uploads; u; u = u->next)
+		if (strcmp(u->name, name) == 0)
+			return u;
+	return NULL;
+}
+
 /* Register @h as the one writer of job @name's spec (ctx->lock held). */
 static int upload_register(struct fs_ctx *ctx, struct fs_handle *h, const char *ext)
 {
 	struct fs_upload *u;
 
-	for (struct fs_upload *o = ctx->uploads; o; o = o->next)
-		if (strcmp(o->name, h->path.job) == 0)
-			return -EBUSY; /* another open file is writing this job's spec */
+	if (upload_of(ctx, h->path.job))
+		return -EBUSY; /* another open file is writing this job's spec */
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
@@ -481,6 +503,8 @@ static void wait_for_resume_scan(struct fs_ctx *ctx, const struct fs_path *p)
 		if (pthread_cond_timedwait(&ctx->resume_cv, &ctx->lock, &deadline) == ETIMEDOUT)
 			return;
 }
+
+static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi);
 
 static int fs_open(const char *path, struct fuse_file_info *fi)
 {
@@ -570,11 +594,17 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 		goto out;
 	}
 	r = p.kind == FS_JOB_UPLOAD ? -EBUSY : -EACCES;
+	/* the kernel looked the name up while an upload of it was there; it has been
+	 * released since: a clean slot, as create finds it */
+	if (p.kind == FS_JOB_UPLOAD && acc == O_WRONLY && !upload_of(ctx, p.job))
+		r = 1;
 out:
 	if (r < 0)
 		handle_free_locked(ctx, h);
 	pthread_mutex_unlock(&ctx->lock);
 	free(groups);
+	if (r == 1)
+		return fs_create(path, 0644, fi);
 	if (r < 0)
 		return r;
 	fi->direct_io = 1;
@@ -638,6 +668,8 @@ static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 		return -EACCES;
 	caller_groups(ctx, &groups, &group_count);
 	pthread_mutex_lock(&ctx->lock);
+	/* a resubmission right after a close finds the old job or a clean slot */
+	wait_for_closing_uploads(ctx, &p);
 	h = handle_new_locked(ctx, H_UPLOAD, &p);
 	r = h ? sched_job_may_submit(ctx->cluster, p.job, h->uid) : -ENOMEM;
 	if (r == 0)
@@ -765,6 +797,7 @@ static int record_rejection(struct fs_ctx *ctx, struct fs_handle *h, const char 
 	int r;
 
 	pthread_mutex_lock(&ctx->lock);
+	sched_hold_drop(ctx->cluster, &h->hold); /* what is refused holds no record */
 	r = sched_job_reject(ctx->cluster, h->path.job, h->uid, h->gid, why, fs_now_usec());
 	fs_stage_drop(ctx, "spec", h->path.job);
 	fs_changed(ctx);
@@ -873,9 +906,19 @@ static int check_checkpoint_dir(struct fs_ctx *ctx, const struct conf_job_spec *
 }
 
 /*
+ * Refusals that leave no rejected record: the name is another job's (active, another
+ * user's, or held for another submission), or there is no room for a record.
+ */
+static bool is_refusal_without_record(int r)
+{
+	return r == -EEXIST || r == -EPERM || r == -EAGAIN || r == -EBUSY;
+}
+
+/*
  * Parse the buffered spec and check it against the cluster. With @submit, submit it or
- * record the rejection; without, change nothing (flush). Returns 0 or the negative errno
- * the writer should see; *@why gets the sentence.
+ * record the rejection; without (flush), keep what it accepts in h->accepted under the
+ * hold h->hold and change nothing else (a refusal leaves both to the caller to drop).
+ * Returns 0 or the negative errno the writer should see; *@why gets the sentence.
  */
 static int spec_process(struct fs_ctx *ctx, struct fs_handle *h, bool submit, char *why)
 {
@@ -913,14 +956,17 @@ static int spec_process(struct fs_ctx *ctx, struct fs_handle *h, bool submit, ch
 	}
 	pthread_mutex_lock(&ctx->lock);
 	if (submit) {
+		/* written since a flush checked it (or never checked): checked again now */
+		sched_hold_drop(ctx->cluster, &h->hold);
 		r = sched_job_submit_as(ctx->cluster, spec, h->uid, h->gid, is_operator,
 					fs_now_usec(), reason, NULL);
 		/* in the same batch as the job: the staged copy is applied exactly once */
-		if (r == 0 || r == -EEXIST || r == -EPERM || r == -EAGAIN)
+		if (r == 0 || r == -EEXIST || r == -EPERM || r == -EAGAIN || r == -EBUSY)
 			fs_stage_drop(ctx, "spec", h->path.job);
 		fs_changed(ctx);
 	} else {
-		r = sched_job_check_as(ctx->cluster, spec, h->uid, is_operator, reason);
+		r = sched_job_check_hold(ctx->cluster, spec, h->uid, is_operator, reason,
+					 &h->hold);
 	}
 	if (submit && r == 0) {
 		struct sched_job *j = sched_cluster_find_job(ctx->cluster, h->path.job);
@@ -930,16 +976,20 @@ static int spec_process(struct fs_ctx *ctx, struct fs_handle *h, bool submit, ch
 		fs_changed(ctx);
 	}
 	pthread_mutex_unlock(&ctx->lock);
-	if (!submit)
-		conf_job_spec_free(spec);
+	if (!submit) {
+		conf_job_spec_free(h->accepted);
+		h->accepted = r == 0 ? spec : NULL;
+		if (r < 0)
+			conf_job_spec_free(spec);
+	}
 	if (r == 0 || r == -ENOMEM)
 		return r;
 	snprintf(why, SCHED_REASON_MAX, "%s: %.420s", name, reason);
 	/* a job cap refuses with EACCES, as the queue `groups` check above does */
 	if (!submit)
-		return r == -EEXIST || r == -EPERM || r == -EAGAIN || r == -EACCES ? r : -EINVAL;
+		return is_refusal_without_record(r) || r == -EACCES ? r : -EINVAL;
 	/* no record for these: the name is another job's, or there is no room for one */
-	if (r == -EEXIST || r == -EPERM || r == -EAGAIN) {
+	if (is_refusal_without_record(r)) {
 		fs_log(ctx, 2, "job %s not submitted: %s", h->path.job, why);
 		return r;
 	}
@@ -962,7 +1012,11 @@ static int spec_flush(struct fs_ctx *ctx, struct fs_handle *h)
 	if (h->len == 0)
 		return 0; /* bash flushes its duplicate before the first write */
 	h->dirty = false;
+	h->checked = true;
+	why[0] = '\0';
 	h->last_err = spec_process(ctx, h, false, why);
+	free(h->last_why);
+	h->last_why = h->last_err < 0 && why[0] ? strdup(why) : NULL;
 	if (h->last_err < 0)
 		fs_log(ctx, 3, "job %s: spec not valid at this close: %s", h->path.job, why);
 	/* what the opener's close accepted survives a crash before the release submits it
@@ -975,9 +1029,53 @@ static int spec_flush(struct fs_ctx *ctx, struct fs_handle *h)
 		h->last_err = -ENOMEM;
 	else if (h->last_err < 0)
 		fs_stage_drop(ctx, "spec", h->path.job);
+	if (h->last_err < 0) {
+		/* what this close refused, no earlier close's acceptance holds */
+		sched_hold_drop(ctx->cluster, &h->hold);
+		conf_job_spec_free(h->accepted);
+		h->accepted = NULL;
+	}
 	fs_changed(ctx);
 	pthread_mutex_unlock(&ctx->lock);
 	return h->last_err;
+}
+
+/*
+ * release after a flush checked everything written: that flush's answer is the outcome.
+ * What it accepted is submitted under its hold, unchecked (it cannot be refused now);
+ * what it refused is recorded with its reason, or, when it left no record (the name was
+ * another job's, no room), stays unsubmitted.
+ */
+static void spec_commit(struct fs_ctx *ctx, struct fs_handle *h)
+{
+	char reason[SCHED_REASON_MAX];
+	struct conf_job_spec *spec = h->accepted;
+	const char *why = h->last_why ? h->last_why : strerror(-h->last_err);
+	struct sched_job *j = NULL;
+	int r;
+
+	if (h->last_err < 0) {
+		if (is_refusal_without_record(h->last_err))
+			fs_log(ctx, 2, "job %s not submitted: %s", h->path.job, why);
+		else
+			record_rejection(ctx, h, why, h->last_err);
+		return;
+	}
+	h->accepted = NULL;
+	pthread_mutex_lock(&ctx->lock);
+	r = sched_job_submit_held(ctx->cluster, &h->hold, spec, h->uid, h->gid, fs_now_usec(),
+				  reason, &j);
+	/* in the same batch as the job: the staged copy is applied exactly once */
+	if (r == 0)
+		fs_stage_drop(ctx, "spec", h->path.job);
+	fs_changed(ctx);
+	if (r == 0)
+		fs_log(ctx, 2, "job %s submitted by uid %u: %s", h->path.job, (unsigned)h->uid,
+		       sched_job_state_name(j->state));
+	else
+		fs_log(ctx, 1, "job %s accepted at close but not submitted (%s): %s", h->path.job,
+		       strerror(-r), r == -ENOMEM ? "out of memory" : reason);
+	pthread_mutex_unlock(&ctx->lock);
 }
 
 /* release: the last descriptor is gone; submit, or leave a readable rejection. */
@@ -996,7 +1094,10 @@ static void spec_release(struct fs_ctx *ctx, struct fs_handle *h)
 		record_rejection(ctx, h, why, -EINVAL);
 		return;
 	}
-	spec_process(ctx, h, true, why);
+	if (h->checked && !h->dirty && h->last_err != -ENOMEM && (h->last_err < 0 || h->accepted))
+		spec_commit(ctx, h);
+	else
+		spec_process(ctx, h, true, why);
 }
 
 /*
@@ -1472,6 +1573,11 @@ static int fs_release(const char *path, struct fuse_file_info *fi)
 		health_apply(ctx, h);
 	else if (h->kind == H_QUOTA)
 		quota_apply(ctx, h, true);
+	if (h->hold) { /* a release that did not submit (a spec truncated to nothing) */
+		pthread_mutex_lock(&ctx->lock);
+		sched_hold_drop(ctx->cluster, &h->hold);
+		pthread_mutex_unlock(&ctx->lock);
+	}
 	pthread_mutex_unlock(&h->mu);
 	upload_unregister(ctx, h);
 	pthread_mutex_lock(&ctx->lock);

@@ -22,7 +22,8 @@
  *   -EACCES   the submitter may not ask for this: a queue cap (max_priority, max_npus,
  *             max_time_limit) that only root and operators may exceed; the daemon's
  *             queue `groups` refusal uses the same errno
- *   -EBUSY    the operation conflicts with the job's state
+ *   -EBUSY    the operation conflicts with the job's state, or its name is held for
+ *             another submitter (sched_job_check_hold)
  *   -EAGAIN   max_job_count job records exist and none is finished (none can be dropped)
  *   -ENOMEM   allocation failed
  * Reasons are written into caller buffers as one lowercase sentence, no final period.
@@ -80,6 +81,7 @@ enum sched_health {
 const char *sched_health_name(enum sched_health h);
 
 struct sched_job;
+struct sched_hold;
 
 /* Why an NPU takes no new work (design.md §6). */
 enum sched_isolation {
@@ -318,6 +320,8 @@ struct sched_job {
 	unsigned runs_dropped;		/* generations dropped between runs[0] and runs[1] */
 	uint64_t version;		/* bumped on every change (cache key for readers) */
 	uint64_t notified_version;	/* for the embedding program: what it last announced */
+	bool held;			/* a sched_hold names it: its holder's submission
+					 * replaces it, max_job_count never drops it */
 	uint64_t saved_version;		/* for the embedding program's store: what it saved */
 	int notified_state;		/* (the daemon's inotify pokes); see fs_notify.c */
 	unsigned notified_generation;
@@ -416,6 +420,9 @@ struct sched_cluster {
 	uint64_t place_now_usec;	/* time of the entry point that is placing jobs now
 					 * (sched_server_is_suspect() during placement) */
 	unsigned suspect_count;		/* servers with suspect set */
+	struct sched_hold *holds;	/* owned: checked submissions not made yet, each
+					 * holding a record (sched_job_check_hold) */
+	size_t hold_count;
 };
 
 /*
@@ -471,6 +478,39 @@ int sched_job_check(struct sched_cluster *c, const struct conf_job_spec *spec, u
  */
 int sched_job_check_as(struct sched_cluster *c, const struct conf_job_spec *spec, uid_t uid,
 		       bool is_operator, char *reason);
+
+/*
+ * sched_job_check_hold() - sched_job_check_as(), and on success a hold (*@io_hold, owned
+ * by the caller until it passes it to sched_job_submit_held() or sched_hold_drop()):
+ * for a caller that answers "accepted" now and submits later (the daemon checks a spec
+ * at close and submits it at release). While held, a record under max_job_count is set
+ * aside for @spec->name (held records and holds never exceed it, and a held finished
+ * record is never dropped to make room), and the name is the holder's: anyone else's
+ * check, submission, rejection or draft of it is -EBUSY. The checks' answer stands:
+ * sched_job_submit_held() does not repeat them.
+ * @io_hold: in, NULL or this caller's hold from an earlier check of the same name and
+ * @uid (kept: a second check under one hold takes no second record; a hold of another
+ * name or uid is dropped first); out, the hold on success, NULL on failure (the hold is
+ * dropped: what a later check refused, no earlier check holds).
+ * Returns 0 or an error as sched_job_check_as(), -EBUSY (held for another), -ENOMEM.
+ */
+int sched_job_check_hold(struct sched_cluster *c, const struct conf_job_spec *spec, uid_t uid,
+			 bool is_operator, char *reason, struct sched_hold **io_hold);
+
+/*
+ * sched_job_submit_held() - admit @spec (stolen, freed on failure too) as a hold's
+ * submission: the hold *@hold (consumed: *@hold is NULL on return, failure too) must be
+ * of @spec->name and @uid, from sched_job_check_hold() of this spec. Nothing checked at
+ * the hold is checked again (a quota lowered meanwhile leaves the job pending, as it
+ * would an older one); the hold guarantees the record. Returns 0 and *ret (borrowed,
+ * may be NULL), -ENOMEM, or -EINVAL when the hold is not this spec's (a caller's bug).
+ */
+int sched_job_submit_held(struct sched_cluster *c, struct sched_hold **hold,
+			  struct conf_job_spec *spec, uid_t uid, gid_t gid, uint64_t now_usec,
+			  char *reason, struct sched_job **ret);
+
+/* sched_hold_drop() - give up the hold *@hold (NULL is fine); *@hold becomes NULL. */
+void sched_hold_drop(struct sched_cluster *c, struct sched_hold **hold);
 
 /*
  * sched_job_submit() - admit @spec (stolen, freed on failure too) for @uid/@gid.

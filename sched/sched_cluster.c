@@ -150,6 +150,7 @@ void sched_cluster_free(struct sched_cluster *c)
 	for (size_t i = 0; i < c->event_count; i++)
 		free(c->events[(c->event_head + i) % c->event_cap].line);
 	free(c->jobs);
+	sched_holds_free(c);
 	for (size_t i = 0; i < c->server_count; i++)
 		free(c->servers[i].last_refusal);
 	free(c->servers);

@@ -107,6 +107,9 @@ bool sched_npu_is_placeable(const struct sched_npu *n);
 void sched_jobs_append(struct sched_cluster *c, struct sched_job *j);
 void sched_jobs_unindex(struct sched_cluster *c, const struct sched_job *j);
 
+/* sched_holds_free() - free every sched_hold of @c (the cluster is being freed). */
+void sched_holds_free(struct sched_cluster *c);
+
 /* sched_job_free() - free a job and what it owns (it must hold no NPUs). */
 void sched_job_free(struct sched_job *j);
 

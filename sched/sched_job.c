@@ -310,7 +310,10 @@ static ssize_t job_index(struct sched_cluster *c, const char *name)
 	return -1;
 }
 
-/* Index of the finished record that ended first, or -1 when every job is active. */
+/*
+ * Index of the finished record that ended first, or -1 when every job is active. A held
+ * one (sched_hold) is not a candidate: its holder's submission replaces it.
+ */
 static ssize_t oldest_finished(const struct sched_cluster *c)
 {
 	ssize_t best = -1;
@@ -318,27 +321,139 @@ static ssize_t oldest_finished(const struct sched_cluster *c)
 	for (size_t i = 0; i < c->job_count; i++) {
 		const struct sched_job *j = c->jobs[i];
 
-		if (sched_job_state_is_terminal(j->state) &&
+		if (sched_job_state_is_terminal(j->state) && !j->held &&
 		    (best < 0 || j->end_usec < c->jobs[best]->end_usec))
 			best = (ssize_t)i;
 	}
 	return best;
 }
 
-/* Would a new record of @name fit under max_job_count (after dropping a finished one)? */
-static bool job_room(struct sched_cluster *c, const char *name)
+/* ---- max_job_count: records, and holds on records a submission will need ---- */
+
+/*
+ * A sched_hold is a record under max_job_count set aside for a submission that has been
+ * checked and will be made later (the daemon checks a spec at close and submits it at
+ * release): it is what makes the check's answer the submission's. The rule all of this
+ * keeps: the records no new job may push out (active ones, drafts, held finished ones)
+ * plus the holds without a record of their own never exceed max_job_count, so every
+ * hold's submission finds a record (its own, a free slot, or an unheld finished one to
+ * drop). A held name is the holder's: anyone else's submission, rejection or draft of
+ * it is -EBUSY.
+ */
+struct sched_hold {
+	char name[CONF_NAME_MAX + 1];
+	uid_t uid;
+	struct sched_hold *prev, *next;
+};
+
+static struct sched_hold *hold_find(const struct sched_cluster *c, const char *name)
 {
-	return c->job_count < c->conf->max_job_count || job_index(c, name) >= 0 ||
-	       oldest_finished(c) >= 0;
+	for (struct sched_hold *h = c->holds; h; h = h->next)
+		if (strcmp(h->name, name) == 0)
+			return h;
+	return NULL;
 }
 
-/* A new job object in state NONE appended to the list (replacing a terminal one). */
-static int job_new(struct sched_cluster *c, const char *name, uid_t uid, gid_t gid,
-		   uint64_t now_usec, struct sched_job **ret)
+/* Records no new job may push out, plus the holds that will need a record of their own. */
+static size_t records_spoken_for(struct sched_cluster *c)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->job_count; i++)
+		n += !sched_job_state_is_terminal(c->jobs[i]->state) || c->jobs[i]->held;
+	for (const struct sched_hold *h = c->holds; h; h = h->next)
+		n += !sched_cluster_find_job(c, h->name);
+	return n;
+}
+
+/*
+ * Is there room under max_job_count for an active record (pending, running or a draft) of
+ * @name, held by @own (NULL = none)? A record the name has that already counts is
+ * replaced in place; any other takes one more.
+ */
+static bool job_room(struct sched_cluster *c, const char *name, const struct sched_hold *own)
+{
+	const struct sched_job *old = sched_cluster_find_job(c, name);
+
+	if (own && strcmp(own->name, name) == 0)
+		return true; /* counted since the hold was taken */
+	if (old && (!sched_job_state_is_terminal(old->state) || old->held))
+		return true;
+	/* records and holds together bound what is spoken for: the common case is O(1) */
+	if (c->job_count + c->hold_count < c->conf->max_job_count)
+		return true;
+	return records_spoken_for(c) < c->conf->max_job_count;
+}
+
+void sched_holds_free(struct sched_cluster *c)
+{
+	while (c->holds) {
+		struct sched_hold *h = c->holds;
+
+		c->holds = h->next;
+		free(h);
+	}
+	c->hold_count = 0;
+}
+
+void sched_hold_drop(struct sched_cluster *c, struct sched_hold **hold)
+{
+	struct sched_hold *h = *hold;
+	struct sched_job *j;
+
+	if (!h)
+		return;
+	*hold = NULL;
+	if (h->prev)
+		h->prev->next = h->next;
+	else
+		c->holds = h->next;
+	if (h->next)
+		h->next->prev = h->prev;
+	c->hold_count--;
+	j = sched_cluster_find_job(c, h->name);
+	if (j)
+		j->held = false;
+	free(h);
+}
+
+/* A new hold on @name for @uid (the caller checked room and the name). */
+static int hold_take(struct sched_cluster *c, const char *name, uid_t uid,
+		     struct sched_hold **ret)
+{
+	struct sched_hold *h = calloc(1, sizeof(*h));
+	struct sched_job *j;
+
+	if (!h)
+		return -ENOMEM;
+	snprintf(h->name, sizeof(h->name), "%s", name);
+	h->uid = uid;
+	h->next = c->holds;
+	if (h->next)
+		h->next->prev = h;
+	c->holds = h;
+	c->hold_count++;
+	j = sched_cluster_find_job(c, name);
+	if (j)
+		j->held = true;
+	*ret = h;
+	return 0;
+}
+
+/*
+ * A new job object in state NONE appended to the list (replacing a terminal one). One
+ * that is to be @active (not a rejection) needs room under max_job_count (job_room);
+ * any needs a record, freed by dropping the finished one that ended first when all are
+ * taken.
+ */
+static int job_new(struct sched_cluster *c, const char *name, bool active, uid_t uid,
+		   gid_t gid, uint64_t now_usec, struct sched_job **ret)
 {
 	struct sched_job *j;
 	ssize_t old = job_index(c, name);
 
+	if (active && !job_room(c, name, NULL))
+		return -EAGAIN;
 	/* at max_job_count: drop the finished record that ended first (as Slurm purges) */
 	if (old < 0 && c->job_count >= c->conf->max_job_count) {
 		ssize_t drop = oldest_finished(c);
@@ -374,15 +489,20 @@ static int job_new(struct sched_cluster *c, const char *name, uid_t uid, gid_t g
 	return 0;
 }
 
+/* May @uid, holding @own (NULL = no hold), use @name now? 0 or -EINVAL, -EBUSY, -EEXIST, -EPERM. */
 static int job_name_check(struct sched_cluster *c, const char *name, uid_t uid,
-			  struct sched_job **ret_existing)
+			  const struct sched_hold *own, struct sched_job **ret_existing)
 {
 	struct sched_job *old;
+	const struct sched_hold *h;
 
 	if (!conf_job_name_is_valid(name))
 		return -EINVAL;
 	old = sched_cluster_find_job(c, name);
 	*ret_existing = old;
+	h = c->holds ? hold_find(c, name) : NULL;
+	if (h && h != own)
+		return -EBUSY; /* checked and accepted for someone, submitted soon */
 	if (!old)
 		return 0;
 	if (!sched_job_state_is_terminal(old->state) && old->state != SCHED_JOB_DRAFT)
@@ -397,7 +517,7 @@ int sched_job_may_submit(struct sched_cluster *c, const char *name, uid_t uid)
 {
 	struct sched_job *old;
 
-	return job_name_check(c, name, uid, &old);
+	return job_name_check(c, name, uid, NULL, &old);
 }
 
 int sched_job_create_draft(struct sched_cluster *c, const char *name, uid_t uid, gid_t gid,
@@ -406,12 +526,12 @@ int sched_job_create_draft(struct sched_cluster *c, const char *name, uid_t uid,
 	struct sched_job *old, *j;
 	int r;
 
-	r = job_name_check(c, name, uid, &old);
+	r = job_name_check(c, name, uid, NULL, &old);
 	if (r < 0)
 		return r;
 	if (old && old->state == SCHED_JOB_DRAFT)
 		return -EEXIST;
-	r = job_new(c, name, uid, gid, now_usec, &j);
+	r = job_new(c, name, true, uid, gid, now_usec, &j);
 	if (r < 0)
 		return r;
 	sched_job_transition(c, j, SCHED_JOB_DRAFT, SCHED_EV_SUBMITTED, now_usec,
@@ -507,8 +627,9 @@ int sched_job_check(struct sched_cluster *c, const struct conf_job_spec *spec, u
 	return sched_job_check_as(c, spec, uid, false, reason);
 }
 
-int sched_job_check_as(struct sched_cluster *c, const struct conf_job_spec *spec, uid_t uid,
-		       bool is_operator, char *reason)
+/* sched_job_check_as() for a submitter holding @own (NULL = none) */
+static int job_check(struct sched_cluster *c, const struct conf_job_spec *spec, uid_t uid,
+		     bool is_operator, const struct sched_hold *own, char *reason)
 {
 	const struct conf_queue *queue;
 	const struct conf_server_type *type = NULL;
@@ -516,7 +637,13 @@ int sched_job_check_as(struct sched_cluster *c, const struct conf_job_spec *spec
 	char known[256];
 	int r;
 
-	r = job_name_check(c, spec->name, uid, &old);
+	r = job_name_check(c, spec->name, uid, own, &old);
+	if (r == -EBUSY) {
+		sched_reason(reason, "job \"%s\" is being submitted by another open file, its "
+				     "spec accepted at a close; try again once that file is closed, "
+				     "or choose another name", spec->name);
+		return r;
+	}
 	if (r == -EINVAL) {
 		sched_reason(reason, "name: \"%s\" is not a valid job name; use lowercase letters, "
 				     "digits, '.', '_' and '-' (at most 63)", spec->name);
@@ -533,7 +660,7 @@ int sched_job_check_as(struct sched_cluster *c, const struct conf_job_spec *spec
 			     spec->name, (unsigned)old->uid);
 		return r;
 	}
-	if (!job_room(c, spec->name)) {
+	if (!job_room(c, spec->name, own)) {
 		sched_reason(reason, "the cluster already holds %u active jobs, its max_job_count; "
 				     "submit again when some have ended",
 			     c->conf->max_job_count);
@@ -592,9 +719,32 @@ int sched_job_submit(struct sched_cluster *c, struct conf_job_spec *spec, uid_t 
 	return sched_job_submit_as(c, spec, uid, gid, false, now_usec, reason, ret);
 }
 
-int sched_job_submit_as(struct sched_cluster *c, struct conf_job_spec *spec, uid_t uid,
-			gid_t gid, bool is_operator, uint64_t now_usec, char *reason,
-			struct sched_job **ret)
+int sched_job_check_as(struct sched_cluster *c, const struct conf_job_spec *spec, uid_t uid,
+		       bool is_operator, char *reason)
+{
+	return job_check(c, spec, uid, is_operator, NULL, reason);
+}
+
+int sched_job_check_hold(struct sched_cluster *c, const struct conf_job_spec *spec, uid_t uid,
+			 bool is_operator, char *reason, struct sched_hold **io_hold)
+{
+	int r;
+
+	if (*io_hold && (strcmp((*io_hold)->name, spec->name) != 0 || (*io_hold)->uid != uid))
+		sched_hold_drop(c, io_hold);
+	r = job_check(c, spec, uid, is_operator, *io_hold, reason);
+	if (r == 0 && !*io_hold && hold_take(c, spec->name, uid, io_hold) < 0) {
+		sched_reason(reason, "out of memory");
+		r = -ENOMEM;
+	}
+	if (r < 0)
+		sched_hold_drop(c, io_hold);
+	return r;
+}
+
+/* Admit @spec (stolen), checked by the caller, as job @spec->name of @uid/@gid. */
+static int job_admit(struct sched_cluster *c, struct conf_job_spec *spec, uid_t uid, gid_t gid,
+		     uint64_t now_usec, char *reason, struct sched_job **ret)
 {
 	const struct conf_queue *q;
 	struct sched_job *old, *j;
@@ -602,9 +752,6 @@ int sched_job_submit_as(struct sched_cluster *c, struct conf_job_spec *spec, uid
 	size_t len = 0;
 	int r;
 
-	r = sched_job_check_as(c, spec, uid, is_operator, reason);
-	if (r < 0)
-		goto fail;
 	/* Slurm: a job without a time limit gets the partition's DefaultTime, else MaxTime */
 	q = conf_cluster_find_queue(c->conf, spec->queue);
 	if (!spec->time_limit_sec)
@@ -619,7 +766,7 @@ int sched_job_submit_as(struct sched_cluster *c, struct conf_job_spec *spec, uid
 	if (old && old->state == SCHED_JOB_DRAFT) {
 		j = old;
 	} else {
-		r = job_new(c, spec->name, uid, gid, now_usec, &j);
+		r = job_new(c, spec->name, true, uid, gid, now_usec, &j);
 		if (r < 0) {
 			free(text);
 			if (r == -EAGAIN)
@@ -660,19 +807,57 @@ fail:
 	return r;
 }
 
+int sched_job_submit_as(struct sched_cluster *c, struct conf_job_spec *spec, uid_t uid,
+			gid_t gid, bool is_operator, uint64_t now_usec, char *reason,
+			struct sched_job **ret)
+{
+	int r = sched_job_check_as(c, spec, uid, is_operator, reason);
+
+	if (r < 0) {
+		conf_job_spec_free(spec);
+		return r;
+	}
+	return job_admit(c, spec, uid, gid, now_usec, reason, ret);
+}
+
+int sched_job_submit_held(struct sched_cluster *c, struct sched_hold **hold,
+			  struct conf_job_spec *spec, uid_t uid, gid_t gid, uint64_t now_usec,
+			  char *reason, struct sched_job **ret)
+{
+	struct sched_job *old;
+	int r;
+
+	if (!*hold || strcmp((*hold)->name, spec->name) != 0 || (*hold)->uid != uid) {
+		sched_hold_drop(c, hold);
+		conf_job_spec_free(spec);
+		sched_reason(reason, "internal error: submitted under another job's hold");
+		return -EINVAL;
+	}
+	/* the hold kept the name the holder's and its record: only these can have changed */
+	r = job_name_check(c, spec->name, uid, *hold, &old);
+	sched_hold_drop(c, hold);
+	if (r < 0) {
+		conf_job_spec_free(spec);
+		sched_reason(reason, "job \"%s\" changed hands while its hold was taken",
+			     spec->name);
+		return r;
+	}
+	return job_admit(c, spec, uid, gid, now_usec, reason, ret);
+}
+
 int sched_job_reject(struct sched_cluster *c, const char *name, uid_t uid, gid_t gid,
 		     const char *reason, uint64_t now_usec)
 {
 	struct sched_job *old, *j;
 	int r;
 
-	r = job_name_check(c, name, uid, &old);
+	r = job_name_check(c, name, uid, NULL, &old);
 	if (r < 0)
 		return r;
 	if (old && old->state == SCHED_JOB_DRAFT) {
 		j = old;
 	} else {
-		r = job_new(c, name, uid, gid, now_usec, &j);
+		r = job_new(c, name, false, uid, gid, now_usec, &j);
 		if (r < 0)
 			return r;
 	}

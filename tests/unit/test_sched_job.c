@@ -803,6 +803,152 @@ static void test_job_count_limit(void **state)
 	sched_cluster_free(c);
 }
 
+/*
+ * Issue 15 item 1: a hold (sched_job_check_hold) sets a record aside from its check to
+ * its submission, so the check's yes is the submission's. At max_job_count 3 with two
+ * active jobs, one hold takes the last record: every other check, submission and draft
+ * is -EAGAIN, and the held submission is made.
+ */
+static void test_job_hold_sets_a_record_aside(void **state)
+{
+	struct sched_cluster *c = cluster_of(4);
+	char reason[SCHED_REASON_MAX] = "";
+	struct sched_hold *x = NULL, *y = NULL;
+	struct conf_job_spec *xs = fx_spec("x", 1), *ys = fx_spec("y", 1);
+	struct sched_job *j = NULL;
+
+	(void)state;
+	c->conf->max_job_count = 3;
+	fx_run(c, "a", 1);
+	fx_run(c, "b", 1);
+	assert_int_equal(sched_job_check_hold(c, xs, FX_UID, false, reason, &x), 0);
+	assert_non_null(x);
+	/* a second check under the same hold takes no second record */
+	assert_int_equal(sched_job_check_hold(c, xs, FX_UID, false, reason, &x), 0);
+	assert_int_equal(c->hold_count, 1);
+	assert_int_equal(sched_job_check_hold(c, ys, FX_UID, false, reason, &y), -EAGAIN);
+	assert_null(y);
+	assert_non_null(strstr(reason, "max_job_count"));
+	assert_int_equal(sched_job_submit(c, fx_spec("z", 1), FX_UID, FX_GID, fx_now(), reason,
+					  NULL), -EAGAIN);
+	assert_int_equal(sched_job_create_draft(c, "z", FX_UID, FX_GID, fx_now(), NULL), -EAGAIN);
+	assert_null(sched_cluster_find_job(c, "z"));
+	assert_int_equal(sched_job_submit_held(c, &x, xs, FX_UID, FX_GID, fx_now(), reason, &j),
+			 0);
+	assert_null(x);
+	assert_int_equal(c->hold_count, 0);
+	assert_ptr_equal(sched_cluster_find_job(c, "x"), j);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(c->job_count, 3);
+	conf_job_spec_free(ys);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/*
+ * A held name is the holder's until it submits or drops the hold: anyone else's check,
+ * submission, rejection or draft of it is -EBUSY, the holder's own rejection too (the
+ * daemon drops the hold before it records one); a check that refuses drops the hold.
+ */
+static void test_job_hold_name_is_the_holders(void **state)
+{
+	struct sched_cluster *c = cluster_of(4);
+	char reason[SCHED_REASON_MAX] = "";
+	struct sched_hold *x = NULL, *other = NULL;
+	struct conf_job_spec *xs = fx_spec("x", 1);
+	struct conf_job_spec *bad = fx_spec_full("x", 1, "no-such-queue", 500);
+
+	(void)state;
+	assert_int_equal(sched_job_check_hold(c, xs, FX_UID, false, reason, &x), 0);
+	assert_int_equal(sched_job_check_hold(c, xs, FX_OTHER_UID, false, reason, &other),
+			 -EBUSY);
+	assert_non_null(strstr(reason, "being submitted"));
+	assert_int_equal(sched_job_submit(c, fx_spec("x", 1), 0, 0, fx_now(), reason, NULL),
+			 -EBUSY);
+	assert_int_equal(sched_job_create_draft(c, "x", FX_UID, FX_GID, fx_now(), NULL), -EBUSY);
+	assert_int_equal(sched_job_reject(c, "x", FX_UID, FX_GID, "bad", fx_now()), -EBUSY);
+	assert_int_equal(sched_job_may_submit(c, "x", FX_OTHER_UID), -EBUSY);
+	assert_null(sched_cluster_find_job(c, "x"));
+	/* the holder's next check refuses (an unknown queue): the hold is gone */
+	assert_int_equal(sched_job_check_hold(c, bad, FX_UID, false, reason, &x), -EINVAL);
+	assert_null(x);
+	assert_int_equal(c->hold_count, 0);
+	assert_int_equal(sched_job_may_submit(c, "x", FX_OTHER_UID), 0);
+	assert_int_equal(sched_job_check_hold(c, xs, FX_OTHER_UID, false, reason, &other), 0);
+	sched_hold_drop(c, &other);
+	assert_null(other);
+	sched_hold_drop(c, &other); /* NULL is fine */
+	assert_int_equal(c->hold_count, 0);
+	conf_job_spec_free(xs);
+	conf_job_spec_free(bad);
+	sched_cluster_free(c);
+}
+
+/*
+ * A hold on the holder's own finished record keeps that record: max_job_count does not
+ * drop it to make room for someone else (the held submission replaces it in place), and
+ * when the owner removes it meanwhile, the hold still has its record.
+ */
+static void test_job_hold_keeps_its_finished_record(void **state)
+{
+	struct sched_cluster *c = cluster_of(4);
+	char reason[SCHED_REASON_MAX] = "";
+	struct sched_hold *a = NULL;
+	struct conf_job_spec *as = fx_spec("a", 1);
+	struct sched_job *j = NULL;
+
+	(void)state;
+	c->conf->max_job_count = 2;
+	fx_run(c, "a", 1);
+	fx_run(c, "b", 1);
+	assert_int_equal(fx_complete(c, "a", FX_UID, fx_now()), 0);
+	assert_int_equal(sched_job_check_hold(c, as, FX_UID, false, reason, &a), 0);
+	/* without the hold, c would take a's record (it is finished): now none is free */
+	assert_int_equal(sched_job_submit(c, fx_spec("c", 1), FX_UID, FX_GID, fx_now(), reason,
+					  NULL), -EAGAIN);
+	assert_int_equal(sched_job_reject(c, "c", FX_UID, FX_GID, "bad", fx_now()), -EAGAIN);
+	assert_int_equal(sched_cluster_find_job(c, "a")->state, SCHED_JOB_COMPLETED);
+	/* rmdir of the held record: the hold keeps the slot it counted */
+	assert_int_equal(sched_job_remove(c, "a", FX_UID, fx_now()), 0);
+	assert_null(sched_cluster_find_job(c, "a"));
+	assert_int_equal(sched_job_submit(c, fx_spec("c", 1), FX_UID, FX_GID, fx_now(), reason,
+					  NULL), -EAGAIN);
+	assert_int_equal(sched_job_submit_held(c, &a, as, FX_UID, FX_GID, fx_now(), reason, &j),
+			 0);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(c->job_count, 2);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/*
+ * What the hold's check accepted is submitted unchecked: a quota lowered between the
+ * check and the submission leaves the job pending (as it would an older job), it does
+ * not refuse what was accepted.
+ */
+static void test_job_hold_submission_is_not_checked_again(void **state)
+{
+	struct fx_opts o = { .servers = 4, .queues = queues_yaml, .quota = true };
+	struct sched_cluster *c = fx_cluster(&o);
+	char reason[SCHED_REASON_MAX] = "";
+	struct conf_job_spec *s = fx_spec_full("ft", 16, "finetune", 500);
+	struct conf_job_spec *twin = fx_spec_full("ft2", 16, "finetune", 500);
+	struct sched_hold *h = NULL;
+	struct sched_job *j = NULL;
+
+	(void)state;
+	assert_int_equal(sched_job_check_hold(c, s, FX_UID, false, reason, &h), 0);
+	assert_int_equal(sched_queue_set_quota(c, "finetune", 8, fx_now()), 0);
+	/* control: checked now, the same spec is refused */
+	assert_int_equal(sched_job_check(c, twin, FX_UID, reason), -ENOSPC);
+	conf_job_spec_free(twin);
+	assert_int_equal(sched_job_submit_held(c, &h, s, FX_UID, FX_GID, fx_now(), reason, &j), 0);
+	assert_non_null(j);
+	assert_int_equal(j->state, SCHED_JOB_PENDING);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
 /* Checkpoints are for active jobs; a finished job answers EBUSY. */
 static void test_job_checkpoint_refused_when_finished(void **state)
 {
@@ -1795,6 +1941,10 @@ int main(void)
 		cmocka_unit_test(test_job_time_limit_cap),
 		cmocka_unit_test(test_job_caps_on_resubmission_and_drafts),
 		cmocka_unit_test(test_job_cancel_without_agents_frees_at_once),
+		cmocka_unit_test(test_job_hold_sets_a_record_aside),
+		cmocka_unit_test(test_job_hold_name_is_the_holders),
+		cmocka_unit_test(test_job_hold_keeps_its_finished_record),
+		cmocka_unit_test(test_job_hold_submission_is_not_checked_again),
 		cmocka_unit_test(test_job_history_every_generation),
 		cmocka_unit_test(test_job_history_stop_causes),
 		cmocka_unit_test(test_job_history_bounded),
