@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -369,6 +370,17 @@ int main(int argc, char *argv[])
 		goto out_store;
 	if (fuse_mount(fuse, mnt) != 0)
 		goto out_fuse;
+	{
+		/* the device that marks "inside the mount" for checkpoint_dir (a bind mount
+		 * of it too), before any thread or request can look */
+		unsigned ma = 0, mi = 0;
+
+		if (fs_mountinfo_find("/proc/self/mountinfo", mnt, &ma, &mi) > 0)
+			ctx.mount_dev = makedev(ma, mi);
+		else
+			fs_log(&ctx, 1, "%s is not in /proc/self/mountinfo: a checkpoint_dir in a "
+					"bind mount of it is not recognised", mnt);
+	}
 	if (fuse_daemonize(cl.foreground) != 0)
 		goto out_unmount;
 	if (fuse_set_signal_handlers(fuse_get_session(fuse)) != 0)
