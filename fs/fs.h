@@ -386,7 +386,7 @@ struct fs_ctx {
 	pthread_mutex_t lock;
 	struct sched_cluster *cluster;	/* owned */
 	char *mount_path;		/* absolute; used in ASCEND_JOB_DIR, RANK_TABLE_FILE */
-	dev_t mount_dev;		/* the mount's device (0 until mounted): never read */
+	dev_t mount_dev;		/* the mount's device (0 until mounted): nothing on it is read */
 	char *config_path;
 	int log_level;			/* 0 error, 1 warning, 2 info, 3 debug */
 	struct fs_upload *uploads;	/* specs open for writing (under lock) */
@@ -516,6 +516,10 @@ bool fs_threads_stop(struct fs_ctx *ctx);
  */
 int fs_mountinfo_find(const char *mountinfo, const char *path, unsigned *major, unsigned *minor);
 
+/* fs_mountinfo_unescape() - undo mountinfo's \ooo escapes (space, tab, newline, backslash)
+ * in the NUL-terminated field @s, in place. */
+void fs_mountinfo_unescape(char *s);
+
 /*
  * fs_mountwatch_start() - start the mount watch (fs_mountwatch.c): when the mount has
  * been gone from the daemon's mount namespace for two looks, a second apart, while the
@@ -528,6 +532,34 @@ int fs_mountwatch_start(struct fs_ctx *ctx);
 
 /* fs_mountwatch_stop() - stop and join it (sets ctx->stopping). */
 void fs_mountwatch_stop(struct fs_ctx *ctx);
+
+/*
+ * fs_fuse_abort() - abort the FUSE connection of device @major:@minor through fusectl
+ * (/sys/fs/fuse/connections/<major << 20 | minor>/abort): its waiting requests fail, new
+ * ones get ENOTCONN. fusectl is mounted there first when it is not (root only; then
+ * *@ret_mounted is set true, else left alone). @path (size @len) gets the abort file's
+ * name, also on failure. Returns 0, -ESRCH when there is no such connection (gone
+ * already), or -errno (-EACCES: not the mount's owner nor root).
+ */
+int fs_fuse_abort(unsigned major, unsigned minor, char *path, size_t len, bool *ret_mounted);
+
+/* How long a predecessor's mount may take to answer before it counts as wedged. */
+#define FS_MOUNTPOINT_PROBE_MSEC 3000
+
+/*
+ * fs_mountpoint_prepare() - make @mnt (as given on the command line) ready to mount on,
+ * before anything looks at it (libfuse's command-line parser realpath()s it, which would
+ * wait forever on a wedged mount): see fs_mountpoint.c. A mount of a dead ascendfs
+ * (ENOTCONN) is lazily unmounted; one whose daemon does not answer within
+ * FS_MOUNTPOINT_PROBE_MSEC (stopped, or a zombie waiting on its own mount) has its
+ * connection aborted (fs_fuse_abort()) and is unmounted; a live ascendfs or any other
+ * mount there is refused. Never calls anything that could wait on the mount in this
+ * process. *@resolved (size @len) gets the absolute, resolved path. Says what it did
+ * or why it refuses on stderr. Call single-threaded (it forks). Returns 1 when it
+ * removed a predecessor's mount (that daemon may still be exiting, holding its state
+ * directory), 0 when there was none, or -1 (a sentence on stderr).
+ */
+int fs_mountpoint_prepare(const char *mnt, char *resolved, size_t len);
 
 /* fs_handles_free_all() - free files still open at exit (after fuse_destroy). */
 struct fs_handle;
