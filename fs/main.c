@@ -136,6 +136,21 @@ static int make_dirs(const char *path)
 	return 0;
 }
 
+/* Does @dir (absolute or relative) resolve into the mount point @mnt (resolved)? */
+static bool state_dir_is_inside(const char *dir, const char *mnt)
+{
+	char abs[2 * PATH_MAX], cwd[PATH_MAX];
+
+	if (dir[0] == '/')
+		snprintf(abs, sizeof(abs), "%s", dir);
+	else if (getcwd(cwd, sizeof(cwd)))
+		snprintf(abs, sizeof(abs), "%s/%s", cwd, dir);
+	else
+		return false;
+	/* the resolver that keeps checkpoint_dir out of the mount (fs_checkpoint.c) */
+	return fs_checkpoint_dir_check(abs, mnt, 0, NULL, 0) == -EXDEV;
+}
+
 /*
  * Open the store in @dir, restore what it holds, and start the committer. A
  * predecessor whose mount was just aborted may still be exiting, holding the directory:
@@ -264,6 +279,13 @@ int main(int argc, char *argv[])
 	 * forever on a wedged predecessor's mount */
 	cleared = fs_mountpoint_prepare(o.mountpoint, mnt, sizeof(mnt));
 	if (cleared < 0) {
+		conf_cluster_free(conf);
+		goto out_cl;
+	}
+	if (strcmp(o.state_dir, "none") != 0 && state_dir_is_inside(o.state_dir, mnt)) {
+		fprintf(stderr, "ascendfs: --state-dir %s lies inside the mount point %s: the "
+				"mount would hide it, and the daemon never reads its own mount; "
+				"give a directory outside it\n", o.state_dir, mnt);
 		conf_cluster_free(conf);
 		goto out_cl;
 	}

@@ -342,6 +342,13 @@ check_contains "and says how to fix it" "already mounted" "$out"
 mkdir -p "$IT_WORK/other"
 out=$("$ASCENDFS" -f -c "$SRC/tests/data/invalid/cluster/cluster-unknown-key.yaml" "$IT_WORK/other" 2>&1)
 check_contains "a bad config fails before mounting, with file:line:column" "cluster-unknown-key.yaml:" "$out"
+# a state directory under the mount point would be hidden by the mount, and reaching it
+# would be a request to the daemon's own mount (issue 15 item 3)
+mkdir -p "$IT_WORK/inner"
+out=$(timeout -s KILL 20 "$ASCENDFS" -f -c "$CONFIG" --state-dir "$IT_WORK/inner/./state" \
+	"$IT_WORK/inner" 2>&1)
+check_eq "a --state-dir inside the mount point is refused" 1 "$?"
+check_contains "and says why" "lies inside the mount point $IT_WORK/inner" "$out"
 
 it_stop
 check_fails "nothing is left mounted" is_mounted "$M"
