@@ -397,6 +397,7 @@ struct fs_ctx {
 	pthread_mutex_t lock;
 	struct sched_cluster *cluster;	/* owned */
 	char *mount_path;		/* absolute; used in ASCEND_JOB_DIR, RANK_TABLE_FILE */
+	dev_t mount_dev;		/* the mount's device (0 until mounted): nothing on it is read */
 	char *config_path;
 	int log_level;			/* 0 error, 1 warning, 2 info, 3 debug */
 	struct fs_upload *uploads;	/* specs open for writing (under lock) */
@@ -526,6 +527,10 @@ bool fs_threads_stop(struct fs_ctx *ctx);
  */
 int fs_mountinfo_find(const char *mountinfo, const char *path, unsigned *major, unsigned *minor);
 
+/* fs_mountinfo_unescape() - undo mountinfo's \ooo escapes (space, tab, newline, backslash)
+ * in the NUL-terminated field @s, in place. */
+void fs_mountinfo_unescape(char *s);
+
 /*
  * fs_mountwatch_start() - start the mount watch (fs_mountwatch.c): when the mount has
  * been gone from the daemon's mount namespace for two looks, a second apart, while the
@@ -538,6 +543,34 @@ int fs_mountwatch_start(struct fs_ctx *ctx);
 
 /* fs_mountwatch_stop() - stop and join it (sets ctx->stopping). */
 void fs_mountwatch_stop(struct fs_ctx *ctx);
+
+/*
+ * fs_fuse_abort() - abort the FUSE connection of device @major:@minor through fusectl
+ * (/sys/fs/fuse/connections/<major << 20 | minor>/abort): its waiting requests fail, new
+ * ones get ENOTCONN. fusectl is mounted there first when it is not (root only; then
+ * *@ret_mounted is set true, else left alone). @path (size @len) gets the abort file's
+ * name, also on failure. Returns 0, -ESRCH when there is no such connection (gone
+ * already), or -errno (-EACCES: not the mount's owner nor root).
+ */
+int fs_fuse_abort(unsigned major, unsigned minor, char *path, size_t len, bool *ret_mounted);
+
+/* How long a predecessor's mount may take to answer before it counts as wedged. */
+#define FS_MOUNTPOINT_PROBE_MSEC 3000
+
+/*
+ * fs_mountpoint_prepare() - make @mnt (as given on the command line) ready to mount on,
+ * before anything looks at it (libfuse's command-line parser realpath()s it, which would
+ * wait forever on a wedged mount): see fs_mountpoint.c. A mount of a dead ascendfs
+ * (ENOTCONN) is lazily unmounted; one whose daemon does not answer within
+ * FS_MOUNTPOINT_PROBE_MSEC (stopped, or a zombie waiting on its own mount) has its
+ * connection aborted (fs_fuse_abort()) and is unmounted; a live ascendfs or any other
+ * mount there is refused. Never calls anything that could wait on the mount in this
+ * process. *@resolved (size @len) gets the absolute, resolved path. Says what it did
+ * or why it refuses on stderr. Call single-threaded (it forks). Returns 1 when it
+ * removed a predecessor's mount (that daemon may still be exiting, holding its state
+ * directory), 0 when there was none, or -1 (a sentence on stderr).
+ */
+int fs_mountpoint_prepare(const char *mnt, char *resolved, size_t len);
 
 /* fs_handles_free_all() - free files still open at exit (after fuse_destroy). */
 struct fs_handle;
@@ -654,28 +687,35 @@ void fs_staged_replay(struct fs_ctx *ctx, const struct fs_staged *s);
 /*
  * fs_checkpoint_newest() - the newest MindSpore checkpoint ("<prefix>-<epoch>_<step>.ckpt")
  * in @dir or its immediate subdirectories. *@ret_step orders checkpoints (epoch in the
- * high 32 bits, step in the low); *@ret_path (size @len) is the file. Nothing inside
- * @mount (the daemon's own mount point, absolute and resolved; NULL: no such check) is
- * read: a @dir that resolves into it is refused and symlinks that lead into it are
- * skipped (fs_checkpoint_dir_check()). Reads the disk; call without ctx->lock.
- * Returns 0, -ENOENT (none found, or no such directory), -EXDEV (@dir lies inside
- * @mount), or fs_checkpoint_dir_check()'s other errors.
+ * high 32 bits, step in the low); *@ret_path (size @len) is the file, named below @dir
+ * as given; *@ret_mtime_usec (NULL allowed) its modification time, microseconds since
+ * the epoch. Nothing inside the mount (@mount, @mount_dev: see fs_checkpoint_dir_check())
+ * is read: a @dir that resolves into it is refused, and entries that lead into it
+ * (symlinks, a bind mount of it) are skipped, as they are when the scan meets them, so
+ * what changed after submit counts. Reads the disk; call without ctx->lock.
+ * Returns 0, -ENOENT (none found, or no such directory), -EXDEV (@dir lies inside the
+ * mount), or fs_checkpoint_dir_check()'s other errors.
  */
-int fs_checkpoint_newest(const char *dir, const char *mount, uint64_t *ret_step, char *ret_path,
-			 size_t len);
+int fs_checkpoint_newest(const char *dir, const char *mount, dev_t mount_dev, uint64_t *ret_step,
+			 char *ret_path, size_t len, uint64_t *ret_mtime_usec);
 
 /*
- * fs_checkpoint_dir_check() - does checkpoint directory @dir (absolute) lie outside
- * @mount (absolute, resolved, no trailing '/'; NULL: anything is outside)? @dir is
- * resolved component by component like realpath(3) up to its nearest existing parent
- * (symlinks followed, at most 40), and every component is compared with @mount BEFORE
- * it is looked at, so the check never issues a request to the mount. Components past
- * the nearest existing parent are taken as written. *@ret_resolved (size @len; NULL
- * allowed) gets the resolved path, also on -EXDEV. Reads the disk (lstat, readlink):
- * call without ctx->lock. Returns 0, -EXDEV (inside @mount), -EINVAL (not absolute),
- * -ELOOP, -ENAMETOOLONG.
+ * fs_checkpoint_dir_check() - does checkpoint directory @dir (absolute) lie outside the
+ * daemon's mount? The mount is @mount (absolute, resolved, no trailing '/'; NULL: no name
+ * check) and @mount_dev (its device, from /proc/self/mountinfo; 0: unknown, no device
+ * check): a path inside it by name, or any object on its device (a bind mount of it
+ * elsewhere), is inside. @dir is resolved component by component like realpath(3) up to
+ * its nearest existing parent (symlinks followed, at most 40); each component is
+ * compared with @mount by name BEFORE it is opened, and opened alone (O_PATH|O_NOFOLLOW)
+ * and its device read from the kernel's cache (statx AT_STATX_DONT_SYNC) before anything
+ * below it is looked up, so the check never issues a request to the mount, and may run
+ * on a FUSE worker. Components past the nearest existing parent are taken as written.
+ * *@ret_resolved (size @len; NULL allowed) gets the resolved path, also on -EXDEV. Reads
+ * the disk: call without ctx->lock. Returns 0, -EXDEV (inside the mount), -EINVAL (not
+ * absolute), -ELOOP, -ENAMETOOLONG.
  */
-int fs_checkpoint_dir_check(const char *dir, const char *mount, char *ret_resolved, size_t len);
+int fs_checkpoint_dir_check(const char *dir, const char *mount, dev_t mount_dev,
+			    char *ret_resolved, size_t len);
 
 /*
  * fs_queue_check_groups() - may a caller submit to queue @q (borrowed)? Yes for root

@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +30,7 @@
 static pthread_t watch_thread;
 static bool watch_running;
 
-/* /proc/self/mountinfo escapes space, tab, newline and backslash as \ooo: undo it. */
-static void unescape(char *s)
+void fs_mountinfo_unescape(char *s)
 {
 	char *w = s;
 
@@ -66,7 +66,7 @@ int fs_mountinfo_find(const char *mountinfo, const char *path, unsigned *major, 
 			free(mnt);
 			continue;
 		}
-		unescape(mnt);
+		fs_mountinfo_unescape(mnt);
 		if (path ? strcmp(mnt, path) == 0 &&
 				   (strcmp(fstype, "fuse") == 0 || strncmp(fstype, "fuse.", 5) == 0) &&
 				   sscanf(sep + 3, "%*s %15s", src) == 1 && strcmp(src, "ascendfs") == 0 :
@@ -87,27 +87,20 @@ int fs_mountinfo_find(const char *mountinfo, const char *path, unsigned *major, 
 #define FUSECTL_DIR "/sys/fs/fuse/connections"
 #define FUSECTL_SUPER_MAGIC 0x65735543 /* linux/magic.h */
 
-/*
- * Abort the connection of device @major:@minor through fusectl, mounting fusectl first
- * when it is not (as systemd's sys-fs-fuse-connections.mount would; root only; said in
- * the log). @path gets the abort file's name. Returns 0, -ESRCH when the connection is
- * gone already (the daemon is stopping by itself), or -errno.
- */
-static int abort_connection(struct fs_ctx *ctx, unsigned major, unsigned minor, char *path,
-			    size_t len)
+int fs_fuse_abort(unsigned major, unsigned minor, char *path, size_t len, bool *ret_mounted)
 {
 	/* fusectl names a connection by the kernel's dev_t: major << 20 | minor */
 	unsigned long dev = ((unsigned long)major << 20) | minor;
 	struct statfs sf;
 	int fd, r = 0;
 
+	snprintf(path, len, FUSECTL_DIR "/%lu/abort", dev);
 	if (statfs(FUSECTL_DIR, &sf) == 0 && sf.f_type != FUSECTL_SUPER_MAGIC) {
 		if (mount("fusectl", FUSECTL_DIR, "fusectl",
 			  MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RELATIME, NULL) < 0)
 			return -errno;
-		fs_log(ctx, 2, "mounted fusectl on %s to abort the connection", FUSECTL_DIR);
+		*ret_mounted = true;
 	}
-	snprintf(path, len, FUSECTL_DIR "/%lu/abort", dev);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
@@ -143,8 +136,13 @@ static void *watch_main(void *arg)
 			       ctx->mount_path);
 			acted = true;
 		} else if (r == 0 && known && ++missing >= 2) {
+			bool mounted = false;
+
 			acted = true;
-			r = abort_connection(ctx, major, minor, path, sizeof(path));
+			r = fs_fuse_abort(major, minor, path, sizeof(path), &mounted);
+			if (mounted)
+				fs_log(ctx, 2, "mounted fusectl on %s to abort the connection",
+				       FUSECTL_DIR);
 			if (r == 0)
 				fs_log(ctx, 1, "%s is no longer mounted here, but the file system "
 					       "lived on (a copy of the mount in another mount "

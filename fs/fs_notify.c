@@ -185,15 +185,11 @@ static void scan_checkpoints(struct fs_ctx *ctx, bool resume_only)
 	for (size_t i = 0; i < n; i++) {
 		char path[4096];
 		uint64_t step = 0, mtime = 0;
-		struct stat st;
-		int r = fs_checkpoint_newest(list[i].dir, ctx->mount_path, &step, path,
-					     sizeof(path));
+		/* the file's time comes from the scan: a second stat(path) could follow a
+		 * symlink made since into the mount */
+		int r = fs_checkpoint_newest(list[i].dir, ctx->mount_path, ctx->mount_dev, &step,
+					     path, sizeof(path), &mtime);
 
-		if (r == 0 && stat(path, &st) == 0)
-			mtime = (uint64_t)st.st_mtim.tv_sec * 1000000u +
-				(uint64_t)st.st_mtim.tv_nsec / 1000u;
-		else if (r == 0)
-			r = -ENOENT;
 		if (r == -EXDEV && list[i].for_resume)
 			fs_log(ctx, 1, "job %s: checkpoint_dir %s lies inside the mount %s; the "
 				       "daemon never reads its own mount", list[i].name,

@@ -886,8 +886,8 @@ static int check_checkpoint_dir(struct fs_ctx *ctx, const struct conf_job_spec *
 
 	if (!spec->checkpoint_dir)
 		return 0;
-	r = fs_checkpoint_dir_check(spec->checkpoint_dir, ctx->mount_path, resolved,
-				    sizeof(resolved));
+	r = fs_checkpoint_dir_check(spec->checkpoint_dir, ctx->mount_path, ctx->mount_dev,
+				    resolved, sizeof(resolved));
 	if (r == -EXDEV)
 		snprintf(reason, SCHED_REASON_MAX,
 			 "checkpoint_dir: \"%.100s\" lies inside the ascendfs mount %.100s (as "

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,6 +37,7 @@ struct options {
 	int no_default_permissions;
 	int help;
 	int version;
+	const char *mountpoint; /* borrowed from argv: the first non-option argument */
 };
 
 /*
@@ -56,6 +58,17 @@ static const struct fuse_opt option_spec[] = {
 	OPT("--version", version),
 	FUSE_OPT_END
 };
+
+/* Note the mount point as libfuse will take it (the first non-option), keep every arg. */
+static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
+{
+	struct options *o = data;
+
+	(void)outargs;
+	if (key == FUSE_OPT_KEY_NONOPT && !o->mountpoint)
+		o->mountpoint = arg;
+	return 1;
+}
 
 static void strip_eq(char *value)
 {
@@ -92,84 +105,6 @@ static void usage(const char *prog)
 	       prog);
 }
 
-/* Is @path the mount point of something right now (per /proc/self/mountinfo)? */
-static int mount_type_at(const char *path, char *type, size_t len)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char line[4096];
-	int found = 0;
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		char mnt[PATH_MAX], fstype[256];
-		const char *sep = strstr(line, " - ");
-
-		/* fields: id parent major:minor root mountpoint ... - fstype source opts */
-		if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
-		    sscanf(sep + 3, "%255s", fstype) != 1)
-			continue;
-		if (strcmp(mnt, path) == 0) {
-			snprintf(type, len, "%s", fstype);
-			found = 1;
-		}
-	}
-	fclose(f);
-	return found;
-}
-
-static int run_fusermount_lazy(const char *mnt)
-{
-	pid_t pid = fork();
-	int status;
-
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		execlp("fusermount3", "fusermount3", "-u", "-z", mnt, (char *)NULL);
-		_exit(127);
-	}
-	if (waitpid(pid, &status, 0) < 0)
-		return -errno;
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EIO;
-}
-
-/* Clean a stale mount (ENOTCONN: its daemon died); refuse to stack on a live one. */
-static int prepare_mountpoint(const char *mnt, char *resolved)
-{
-	struct stat st;
-	char type[256];
-
-	if (stat(mnt, &st) < 0 && errno == ENOTCONN) {
-		fprintf(stderr, "ascendfs: %s is a stale mount left by a dead daemon; "
-				"unmounting it\n", mnt);
-		/* auto_unmount's helper may get there first (then both fail with EINVAL):
-		 * what counts is that the path answers again */
-		if (umount2(mnt, MNT_DETACH) < 0 && run_fusermount_lazy(mnt) < 0 &&
-		    stat(mnt, &st) < 0 && errno == ENOTCONN) {
-			fprintf(stderr, "ascendfs: cannot clean the stale mount at %s; run "
-					"`fusermount3 -uz %s` and retry\n", mnt, mnt);
-			return -1;
-		}
-	}
-	if (!realpath(mnt, resolved)) {
-		fprintf(stderr, "ascendfs: mount point %s: %s; create it with `mkdir -p %s`\n",
-			mnt, strerror(errno), mnt);
-		return -1;
-	}
-	if (stat(resolved, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "ascendfs: mount point %s is not a directory\n", resolved);
-		return -1;
-	}
-	if (mount_type_at(resolved, type, sizeof(type))) {
-		fprintf(stderr, "ascendfs: %s is already mounted (%s); unmount it first "
-				"(`fusermount3 -u %s`) rather than stacking a second mount\n",
-			resolved, type, resolved);
-		return -1;
-	}
-	return 0;
-}
-
 /* mkdir -p @path (mode 0700 for what it creates); fails unless a directory results. */
 static int make_dirs(const char *path)
 {
@@ -201,8 +136,27 @@ static int make_dirs(const char *path)
 	return 0;
 }
 
-/* Open the store in @dir, restore what it holds, and start the committer. */
-static int open_state(struct fs_ctx *ctx, const char *dir)
+/* Does @dir (absolute or relative) resolve into the mount point @mnt (resolved)? */
+static bool state_dir_is_inside(const char *dir, const char *mnt)
+{
+	char abs[2 * PATH_MAX], cwd[PATH_MAX];
+
+	if (dir[0] == '/')
+		snprintf(abs, sizeof(abs), "%s", dir);
+	else if (getcwd(cwd, sizeof(cwd)))
+		snprintf(abs, sizeof(abs), "%s/%s", cwd, dir);
+	else
+		return false;
+	/* the resolver that keeps checkpoint_dir out of the mount (fs_checkpoint.c) */
+	return fs_checkpoint_dir_check(abs, mnt, 0, NULL, 0) == -EXDEV;
+}
+
+/*
+ * Open the store in @dir, restore what it holds, and start the committer. A
+ * predecessor whose mount was just aborted may still be exiting, holding the directory:
+ * wait up to @busy_msec for it.
+ */
+static int open_state(struct fs_ctx *ctx, const char *dir, unsigned busy_msec)
 {
 	struct fs_restore_stats stats;
 	char why[SCHED_REASON_MAX];
@@ -210,7 +164,12 @@ static int open_state(struct fs_ctx *ctx, const char *dir)
 	int r;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	r = fs_store_open(dir, ctx->cluster->server_count, &ctx->store, why);
+	for (unsigned waited = 0;; waited += 100) {
+		r = fs_store_open(dir, ctx->cluster->server_count, &ctx->store, why);
+		if (r != -EBUSY || waited >= busy_msec)
+			break;
+		usleep(100000);
+	}
 	if (r == 0)
 		r = fs_store_restore(ctx, fs_now_usec(), &stats, why);
 	if (r < 0) {
@@ -259,12 +218,12 @@ int main(int argc, char *argv[])
 	struct fuse *fuse = NULL;
 	char mnt[PATH_MAX], msg[1024];
 	bool config_defaulted = false;
-	int ret = 1, r;
+	int ret = 1, r, cleared;
 
 	/* the helper that announces the daemon's changes to inotify (fs_notify.c) */
 	if (argc == 2 && strcmp(argv[1], "--notify-helper") == 0)
 		return fs_notify_helper_main();
-	if (fuse_opt_parse(&args, &o, option_spec, NULL) < 0)
+	if (fuse_opt_parse(&args, &o, option_spec, opt_proc) < 0)
 		return 2;
 	strip_eq(o.config);
 	strip_eq(o.state_dir);
@@ -288,15 +247,11 @@ int main(int argc, char *argv[])
 		ret = 2;
 		goto out_args;
 	}
-	if (fuse_parse_cmdline(&args, &cl) != 0) {
-		ret = 2;
-		goto out_args;
-	}
-	if (!cl.mountpoint) {
+	if (!o.mountpoint) {
 		fprintf(stderr, "usage: %s [options] [-c CONFIG.yaml] MOUNTPOINT (see --help)\n",
 			argv[0]);
 		ret = 2;
-		goto out_cl;
+		goto out_args;
 	}
 	if (!o.config) {
 		config_defaulted = true;
@@ -320,6 +275,20 @@ int main(int argc, char *argv[])
 		conf_cluster_free(conf);
 		goto out_cl;
 	}
+	/* before libfuse's parser: it realpath()s the mount point, which would wait
+	 * forever on a wedged predecessor's mount */
+	cleared = fs_mountpoint_prepare(o.mountpoint, mnt, sizeof(mnt));
+	if (cleared < 0) {
+		conf_cluster_free(conf);
+		goto out_cl;
+	}
+	if (strcmp(o.state_dir, "none") != 0 && state_dir_is_inside(o.state_dir, mnt)) {
+		fprintf(stderr, "ascendfs: --state-dir %s lies inside the mount point %s: the "
+				"mount would hide it, and the daemon never reads its own mount; "
+				"give a directory outside it\n", o.state_dir, mnt);
+		conf_cluster_free(conf);
+		goto out_cl;
+	}
 	if (strcmp(o.state_dir, "none") != 0 && make_dirs(o.state_dir) < 0) {
 		fprintf(stderr, "ascendfs: --state-dir %s: %s; give a directory that exists or "
 				"can be created (or --state-dir=none to keep state in memory)\n",
@@ -327,8 +296,9 @@ int main(int argc, char *argv[])
 		conf_cluster_free(conf);
 		goto out_cl;
 	}
-	if (prepare_mountpoint(cl.mountpoint, mnt) < 0) {
+	if (fuse_parse_cmdline(&args, &cl) != 0 || !cl.mountpoint) {
 		conf_cluster_free(conf);
+		ret = 2;
 		goto out_cl;
 	}
 	r = conf_cluster_render_yaml(conf, &ctx.config_text, &ctx.config_len);
@@ -353,7 +323,7 @@ int main(int argc, char *argv[])
 	ctx.cluster->scan_resume_at_start = true;
 	pthread_cond_init(&ctx.commit_cv, NULL);
 	pthread_cond_init(&ctx.durable_cv, NULL);
-	if (strcmp(o.state_dir, "none") != 0 && open_state(&ctx, o.state_dir) < 0)
+	if (strcmp(o.state_dir, "none") != 0 && open_state(&ctx, o.state_dir, cleared ? 5000 : 0) < 0)
 		goto out_ctx;
 
 	/* libfuse adds subtype=<program name> itself */
@@ -369,6 +339,17 @@ int main(int argc, char *argv[])
 		goto out_store;
 	if (fuse_mount(fuse, mnt) != 0)
 		goto out_fuse;
+	{
+		/* the device that marks "inside the mount" for checkpoint_dir (a bind mount
+		 * of it too), before any thread or request can look */
+		unsigned ma = 0, mi = 0;
+
+		if (fs_mountinfo_find("/proc/self/mountinfo", mnt, &ma, &mi) > 0)
+			ctx.mount_dev = makedev(ma, mi);
+		else
+			fs_log(&ctx, 1, "%s is not in /proc/self/mountinfo: a checkpoint_dir in a "
+					"bind mount of it is not recognised", mnt);
+	}
 	if (fuse_daemonize(cl.foreground) != 0)
 		goto out_unmount;
 	if (fuse_set_signal_handlers(fuse_get_session(fuse)) != 0)

@@ -11,6 +11,7 @@ IT_WORK=""
 IT_MNT=""
 IT_LOG=""
 IT_PID=""
+IT_OTHER_PIDS="" # more daemons a test started (stopped ones too): killed at exit
 
 ok() {
 	IT_N=$((IT_N + 1))
@@ -110,7 +111,13 @@ print("%08x" % h)' "$IT_MNT")
 }
 
 it_cleanup() {
+	local p
 	set +e
+	# first: a stopped daemon of these would keep its mount hanging
+	for p in $IT_OTHER_PIDS; do
+		kill -KILL "$p" 2>/dev/null
+		kill -CONT "$p" 2>/dev/null
+	done
 	it_cgroup_cleanup
 	[ -n "$IT_MNT" ] && it_unmount "$IT_MNT"
 	if [ -n "$IT_PID" ] && kill -0 "$IT_PID" 2>/dev/null; then

@@ -229,6 +229,42 @@ check_fails "so is one that reaches it through a symlink" cp "$IT_WORK/inmount2.
 check_contains "(named as it resolves)" "(as $M/jobs/y)" "$(cat "$M/jobs/inmount2/error" 2>&1)"
 check "a path next to the mount is accepted" cp "$IT_WORK/nextto.yaml" "$M/jobs/"
 echo cancel >"$M/jobs/nextto/ctl"
+# a bind mount of the mount elsewhere has another path but the mount's device; a symlink
+# made after submit is met at scan time: neither is ever read (the scan at generation 2
+# says so in the log)
+mkdir -p "$IT_WORK/bindm"
+if mount --bind "$M" "$IT_WORK/bindm" 2>/dev/null; then
+	printf 'npus: 1\ncheckpoint_dir: %s/bindm/jobs\n' "$IT_WORK" >"$IT_WORK/viabind.yaml"
+	check_fails "a checkpoint_dir in a bind mount of the mount is refused" \
+		cp "$IT_WORK/viabind.yaml" "$M/jobs/"
+	check_contains "(and the error says why)" "lies inside the ascendfs mount" \
+		"$(cat "$M/jobs/viabind/error" 2>&1)"
+	printf 'npus: 8\ncheckpoint_dir: %s/later/ck\n' "$IT_WORK" >"$IT_WORK/later.yaml"
+	check "a checkpoint_dir that does not exist yet is accepted" cp "$IT_WORK/later.yaml" "$M/jobs/"
+	ln -s "$IT_WORK/bindm/jobs" "$IT_WORK/later"
+	l_server=$(servers_of later)
+	l_npu=$(json "$M/jobs/later/status.json" 'd["placement"][0]["device_ids"][0]')
+	printf 'npu %s Critical 0x2 test\n' "$l_npu" >"$M/nodes/$l_server/health"
+	check "a symlink into the mount made after submit: the scan at generation 2 does not read it" \
+		wait_until 5 grep -q "job later: checkpoint_dir $IT_WORK/later/ck lies inside the mount" "$IT_LOG"
+	check_eq "and generation 2 resumes from nothing" "export ASCEND_RESUME_CHECKPOINT=''" \
+		"$(grep ASCEND_RESUME_CHECKPOINT "$M/jobs/later/env")"
+	echo cancel >"$M/jobs/later/ctl"
+	# a symlink made after submit straight into the mount (not through the bind mount)
+	printf 'npus: 8\ncheckpoint_dir: %s/later2\n' "$IT_WORK" >"$IT_WORK/later2.yaml"
+	check "a checkpoint_dir that does not exist yet is accepted (2)" cp "$IT_WORK/later2.yaml" "$M/jobs/"
+	ln -s "$M/jobs" "$IT_WORK/later2"
+	l_server=$(servers_of later2)
+	l_npu=$(json "$M/jobs/later2/status.json" 'd["placement"][0]["device_ids"][0]')
+	printf 'npu %s Critical 0x2 test\n' "$l_npu" >"$M/nodes/$l_server/health"
+	check "a symlink straight into the mount made after submit is not read either" \
+		wait_until 5 grep -q "job later2: checkpoint_dir $IT_WORK/later2 lies inside the mount" "$IT_LOG"
+	echo cancel >"$M/jobs/later2/ctl"
+	# the bind mount would keep the file system alive after fusermount3 -u
+	umount -l "$IT_WORK/bindm"
+else
+	echo "# mount --bind is not allowed here: the bind-mount and late-symlink checks are skipped"
+fi
 
 # ---- max_restarts exhausted -> failed with a reason -------------------------------
 printf 'npus: 1\nmax_restarts: 0\n' >"$M/jobs/fragile.yaml"

@@ -342,6 +342,13 @@ check_contains "and says how to fix it" "already mounted" "$out"
 mkdir -p "$IT_WORK/other"
 out=$("$ASCENDFS" -f -c "$SRC/tests/data/invalid/cluster/cluster-unknown-key.yaml" "$IT_WORK/other" 2>&1)
 check_contains "a bad config fails before mounting, with file:line:column" "cluster-unknown-key.yaml:" "$out"
+# a state directory under the mount point would be hidden by the mount, and reaching it
+# would be a request to the daemon's own mount (issue 15 item 3)
+mkdir -p "$IT_WORK/inner"
+out=$(timeout -s KILL 20 "$ASCENDFS" -f -c "$CONFIG" --state-dir "$IT_WORK/inner/./state" \
+	"$IT_WORK/inner" 2>&1)
+check_eq "a --state-dir inside the mount point is refused" 1 "$?"
+check_contains "and says why" "lies inside the mount point $IT_WORK/inner" "$out"
 
 it_stop
 check_fails "nothing is left mounted" is_mounted "$M"
@@ -399,6 +406,100 @@ else
 fi
 it_start "$ASCENDFS" "$CONFIG"
 check "restart after SIGKILL mounts again" test -d "$M/jobs"
+it_stop
+
+# ---- a wedged predecessor is cleared at start (issue 15 item 3) -----------------------
+# A daemon that no longer answers (here stopped; a zombie whose thread waits on its own
+# mount is the same to the kernel) leaves a mount where every request hangs. A new daemon
+# on that mount point must not hang on it: it aborts the old connection and mounts.
+mount_dev() { awk -v m="$1" '$5 == m { d = $3 } END { print d }' /proc/self/mountinfo; }
+fusectl_of() { # fusectl_of MAJOR:MINOR: the connection's directory name (major << 20 | minor)
+	echo $(((${1%%:*} << 20) | ${1##*:}))
+}
+# does the mount on $M answer? (the old daemon is stopped: only a new one can; the new
+# mount may well get the old one's device number, freed with it)
+new_mount_answers() { timeout -s KILL 2 cat "$M/cluster/status" >/dev/null 2>&1; }
+log_from() { tail -c +$(($1 + 1)) "$IT_LOG"; } # log_from OFFSET: the log written since
+aborted_line() { # aborted_line OFFSET DEV: has the log since OFFSET said DEV was aborted?
+	log_from "$1" | grep -qF "aborted its connection (/sys/fs/fuse/connections/$(fusectl_of "$2")/abort"
+}
+wedged_start() { # wedged_start STATE-DIR: a new daemon on $M, into IT_PID
+	"$ASCENDFS" -f -c "$CONFIG" --state-dir "$1" "$M" >>"$IT_LOG" 2>&1 &
+	IT_PID=$!
+}
+it_start "$ASCENDFS" "$CONFIG" || exit 1
+old=$IT_PID
+IT_OTHER_PIDS=$old
+IT_PID=""
+old_dev=$(mount_dev "$M")
+kill -STOP "$old"
+timeout -s KILL 2 cat "$M/cluster/status" >/dev/null 2>&1
+check_eq "a stopped daemon's mount hangs (a read is killed after 2 s)" 137 "$?"
+# its state directory stays locked by the stopped process: the new one gets its own
+t0=$(date +%s%N)
+off=$(stat -c %s "$IT_LOG")
+wedged_start "$IT_WORK/state-wedged"
+if wait_until 30 new_mount_answers; then
+	ok "a new daemon on a hung mount point comes up"
+	echo "# came up on the hung mount point in $((($(date +%s%N) - t0) / 1000000)) ms"
+else
+	not_ok "a new daemon on a hung mount point comes up" "not within 30 s" \
+		"mounts there: $(awk -v m="$M" '$5 == m { printf "%s ", $3 }' /proc/self/mountinfo)" \
+		"log: $(tail -n 5 "$IT_LOG" | tr '\n' '|')"
+fi
+check "and says it aborted the old connection" aborted_line "$off" "$old_dev"
+kill -CONT "$old"
+if wait_until 10 bash -c "! kill -0 $old"; then
+	ok "the old daemon, continued, ends by itself (its connection was aborted)"
+else
+	not_ok "the old daemon, continued, ends by itself (its connection was aborted)" \
+		"still running 10 s after SIGCONT"
+fi
+kill -KILL "$old" 2>/dev/null
+wait "$old" 2>/dev/null
+IT_OTHER_PIDS=""
+check_eq "the new mount is the only one on the mount point" 1 \
+	"$(awk -v m="$M" '$5 == m' /proc/self/mountinfo | wc -l)"
+it_stop
+
+# The restart a supervisor makes: the same state directory, held by the wedged daemon
+# until its connection is aborted and it exits (continued here, as a zombie ends once its
+# stuck request fails)
+it_start "$ASCENDFS" "$CONFIG" --state-dir "$IT_WORK/state-same" || exit 1
+old=$IT_PID
+IT_OTHER_PIDS=$old
+IT_PID=""
+old_dev=$(mount_dev "$M")
+kill -STOP "$old"
+off=$(stat -c %s "$IT_LOG")
+wedged_start "$IT_WORK/state-same"
+check "with the same state directory: the new daemon aborts the old connection" \
+	wait_until 20 aborted_line "$off" "$old_dev"
+kill -CONT "$old"
+check "and once the old daemon lets the directory go, it comes up with it" \
+	wait_until 30 new_mount_answers
+check_fails "(the state directory was not refused as in use)" \
+	bash -c "tail -c +$((off + 1)) '$IT_LOG' | grep -q 'is in use by another ascendfs'"
+wait_until 10 bash -c "! kill -0 $old"
+kill -KILL "$old" 2>/dev/null
+wait "$old" 2>/dev/null
+IT_OTHER_PIDS=""
+it_stop
+
+# A mount whose connection was aborted while its daemon lives on (ENOTCONN): cleaned too
+it_start "$ASCENDFS" "$CONFIG" || exit 1
+old=$IT_PID
+IT_OTHER_PIDS=$old
+IT_PID=""
+old_dev=$(mount_dev "$M")
+kill -STOP "$old"
+echo 1 >"/sys/fs/fuse/connections/$(fusectl_of "$old_dev")/abort"
+check_contains "an aborted connection answers ENOTCONN" "not connected" "$(timeout -s KILL 2 ls "$M" 2>&1)"
+wedged_start "$IT_WORK/state-stale"
+check "a new daemon on an ENOTCONN mount point comes up" wait_until 30 new_mount_answers
+kill -KILL "$old"
+wait "$old" 2>/dev/null
+IT_OTHER_PIDS=""
 it_stop
 
 # ---- inotify on jobs/: a job directory the daemon makes or drops is CREATE/DELETE,ISDIR
