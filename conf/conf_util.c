@@ -80,8 +80,14 @@ int conf_parse_duration(const char *text, uint64_t *ret_sec)
 		uint64_t v;
 		size_t u;
 
-		if (parse_u64(p, &p, &v) < 0)
+		if (*p < '0' || *p > '9')
 			return -EINVAL;
+		/* digits past 2^64 are still a number, only too large: -ERANGE, not -EINVAL */
+		if (parse_u64(p, &p, &v) < 0) {
+			while (*p >= '0' && *p <= '9')
+				p++;
+			v = UINT64_MAX;
+		}
 		if (!*p) {
 			/* A bare number is seconds, but only on its own: "1h30" is ambiguous. */
 			if (next_unit != 0)
@@ -94,12 +100,16 @@ int conf_parse_duration(const char *text, uint64_t *ret_sec)
 				break;
 		if (u == sizeof(units) / sizeof(units[0]))
 			return -EINVAL;
-		if (v > UINT64_MAX / units[u].sec || total > UINT64_MAX - v * units[u].sec)
-			return -EINVAL;
-		total += v * units[u].sec;
+		/* saturate: a huge value is refused below, but only once the text is known good */
+		if (v > (UINT64_MAX - total) / units[u].sec)
+			total = UINT64_MAX;
+		else
+			total += v * units[u].sec;
 		next_unit = u + 1;
 		p++;
 	}
+	if (total > CONF_DURATION_MAX_SEC)
+		return -ERANGE;
 	*ret_sec = total;
 	return 0;
 }
@@ -316,6 +326,7 @@ int conf_read_seconds(const struct conf_ctx *ctx, const struct conf_node *n, con
 {
 	char q[CONF_QUOTE_MAX];
 	uint64_t v;
+	int r;
 
 	if (n->kind != CONF_NODE_SCALAR)
 		return conf_fail(ctx, n, "%s: expected a number of seconds, not %s; use %llu to "
@@ -325,11 +336,12 @@ int conf_read_seconds(const struct conf_ctx *ctx, const struct conf_node *n, con
 	if (n->text[0] == '-')
 		return conf_fail(ctx, n, "%s: %s is out of range; use %llu to %llu seconds", key,
 				 n->text, (unsigned long long)min, (unsigned long long)max);
-	if (conf_parse_duration(n->text, &v) < 0)
+	r = conf_parse_duration(n->text, &v);
+	if (r == -EINVAL)
 		return conf_fail(ctx, n, "%s: %s is not a number of seconds; use a whole number "
 				 "or a duration such as \"30s\" or \"10m\"",
 				 key, conf_quote(n->text, q, sizeof(q)));
-	if (v < min || v > max)
+	if (r < 0 || v < min || v > max)
 		return conf_fail(ctx, n, "%s: %s is out of range; use %llu to %llu seconds", key,
 				 n->text, (unsigned long long)min, (unsigned long long)max);
 	*ret = v;
