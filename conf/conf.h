@@ -536,4 +536,18 @@ bool conf_ip_is_valid(const char *text);
  */
 bool conf_journal_stream_matches(const char *journal_stream, uint64_t dev, uint64_t ino);
 
+/*
+ * conf_log_escape() - the @len bytes at @in (need not be NUL-terminated; NUL bytes
+ * count as bytes) as one log line's text: every byte below 0x20 (newline, carriage
+ * return, tab, escape ...) and 0x7f written as "\\xNN", everything else as is. So a
+ * message cannot end its line and start another (a forged "<3>error: ..." record in the
+ * journal, or a line that reads as another daemon's) nor move the terminal's cursor.
+ * User bytes inside a message still want fs_text_escape() (or conf_quote()) where the
+ * reader must tell them from the message's own words. Writes the result and a
+ * NUL into @out, which must hold conf_log_escape(@in, @len, NULL) + 1 bytes (at most
+ * 4 * @len + 1); @out NULL: only counts. Returns the result's length without the NUL.
+ * fs_log() and agent_log() pass every message through it.
+ */
+size_t conf_log_escape(const char *in, size_t len, char *out);
+
 #endif

@@ -133,6 +133,33 @@ bool conf_journal_stream_matches(const char *journal_stream, uint64_t dev, uint6
 	return d == dev && i == ino;
 }
 
+size_t conf_log_escape(const char *in, size_t len, char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)in[i];
+
+		if (c >= 0x20 && c != 0x7f) {
+			if (out)
+				out[o] = (char)c;
+			o++;
+			continue;
+		}
+		if (out) {
+			out[o] = '\\';
+			out[o + 1] = 'x';
+			out[o + 2] = hex[c >> 4];
+			out[o + 3] = hex[c & 0xf];
+		}
+		o += 4;
+	}
+	if (out)
+		out[o] = '\0';
+	return o;
+}
+
 char *conf_strdup_or_null(const char *s, bool *ok)
 {
 	char *d;
@@ -333,7 +360,8 @@ int conf_read_seconds(const struct conf_ctx *ctx, const struct conf_node *n, con
 				 "%llu seconds",
 				 key, conf_node_kind_name(n), (unsigned long long)min,
 				 (unsigned long long)max);
-	if (n->text[0] == '-')
+	/* only a negative duration is out of range; "-" and any other text is not one */
+	if (n->text[0] == '-' && conf_parse_duration(n->text + 1, &v) != -EINVAL)
 		return conf_fail(ctx, n, "%s: %s is out of range; use %llu to %llu seconds", key,
 				 n->text, (unsigned long long)min, (unsigned long long)max);
 	r = conf_parse_duration(n->text, &v);
