@@ -356,6 +356,27 @@ static void test_cluster_duration_bounds(void **state)
 	}
 }
 
+/*
+ * A refusal quotes a value it cannot read escaped: a text starting with '-' used to be
+ * printed raw as "out of range", newline and all, into the daemon's log.
+ */
+static void test_cluster_duration_error_quotes_bad_text(void **state)
+{
+	static const char text[] = "cluster:\n  heartbeat_timeout: \"-1\\n<3>error: forged\"\n"
+		ONE_SERVER;
+	const char *msg;
+
+	(void)state;
+	msg = parse_fail(text, strlen(text), "d.yaml", -EINVAL);
+	assert_null(strchr(msg, '\n'));
+	assert_non_null(strstr(msg, "heartbeat_timeout: \"-1\\n<3>error: forged\" is not a number "
+				    "of seconds"));
+	msg = parse_fail("cluster:\n  heartbeat_timeout: -5m\n" ONE_SERVER,
+			 strlen("cluster:\n  heartbeat_timeout: -5m\n" ONE_SERVER), "d.yaml", -EINVAL);
+	assert_non_null(strstr(msg, "heartbeat_timeout: -5m is out of range; use 1 to 86400 "
+				    "seconds"));
+}
+
 /* Each bad cap is refused with its place and what to do. */
 static void test_cluster_job_cap_errors(void **state)
 {
@@ -639,6 +660,7 @@ int main(void)
 		cmocka_unit_test(test_cluster_operator_group),
 		cmocka_unit_test(test_cluster_job_caps),
 		cmocka_unit_test(test_cluster_duration_bounds),
+		cmocka_unit_test(test_cluster_duration_error_quotes_bad_text),
 		cmocka_unit_test(test_cluster_job_cap_errors),
 		cmocka_unit_test(test_cluster_heartbeat_follows_interval),
 		cmocka_unit_test(test_cluster_ip_canonical_duplicates),
