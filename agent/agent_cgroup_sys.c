@@ -323,8 +323,9 @@ int agent_cgroup_usage(const char *path, uint64_t *ret_cpu_usec, uint64_t *ret_m
 		mem = strtoull(buf, NULL, 10);
 	}
 	free(buf);
-	*ret_cpu_usec = cpu;
-	*ret_memory_bytes = mem;
+	/* the report carries at most CONF_HEALTH_USAGE_VALUE_MAX: say that much, not nothing */
+	*ret_cpu_usec = cpu > CONF_HEALTH_USAGE_VALUE_MAX ? CONF_HEALTH_USAGE_VALUE_MAX : cpu;
+	*ret_memory_bytes = mem > CONF_HEALTH_USAGE_VALUE_MAX ? CONF_HEALTH_USAGE_VALUE_MAX : mem;
 	return 0;
 }
 

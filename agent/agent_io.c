@@ -66,21 +66,28 @@ void agent_log(enum agent_log_level level, const char *fmt, ...)
 {
 	static const char *const prefix[] = { "error: ", "warning: ", "" };
 	static const char *const journal_prefix[] = { "<3>error: ", "<4>warning: ", "<6>" };
-	char when[40], msg[2048], line[2200];
+	char when[40], msg[2048], shown[4 * sizeof(msg)], line[sizeof(shown) + 200];
 	va_list ap;
 	int n;
 
 	if (level > log_level)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	if (n < 0)
+		return;
+	/*
+	 * One message, one line: a spec's command, env or a path the message quotes cannot
+	 * end the line and start a forged one (conf_log_escape()).
+	 */
+	conf_log_escape(msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1, shown);
 	/* journald stamps each line itself and reads the priority from the "<N>" prefix */
 	if (stderr_is_journal())
-		n = snprintf(line, sizeof(line), "%s%s\n", journal_prefix[level], msg);
+		n = snprintf(line, sizeof(line), "%s%s\n", journal_prefix[level], shown);
 	else
 		n = snprintf(line, sizeof(line), "%s ascend-agent[%s]: %s%s\n",
-			     agent_time_text(when, sizeof(when)), log_node, prefix[level], msg);
+			     agent_time_text(when, sizeof(when)), log_node, prefix[level], shown);
 	if (n < 0)
 		return;
 	if ((size_t)n >= sizeof(line)) {

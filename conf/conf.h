@@ -37,6 +37,13 @@
 /* HCCL_CONNECT_TIMEOUT bounds in seconds (CANN environment-variable reference). */
 #define CONF_HCCL_CONNECT_TIMEOUT_MIN_SEC 120
 #define CONF_HCCL_CONNECT_TIMEOUT_MAX_SEC 7200
+/*
+ * Longest duration any input may give (conf_parse_duration(): 36500 days), so that its
+ * microseconds, added to any clock reading, fit a signed 64-bit number.
+ */
+#define CONF_DURATION_MAX_SEC (36500ull * 86400)
+/* Longest job time_limit, and longest queue max_time_limit/default_time_limit: 365 days. */
+#define CONF_TIME_LIMIT_MAX_SEC (365u * 86400)
 
 /*
  * Where and why a document was refused. `msg` is one lowercase sentence without a
@@ -406,6 +413,8 @@ struct conf_health_running {
  * (the agent runs at most 64 shares at once, stopping ones included, twice that).
  */
 #define CONF_HEALTH_USAGE_MAX 128
+/* Largest cpu_usec or memory_bytes of a usage line: INT64_MAX. */
+#define CONF_HEALTH_USAGE_VALUE_MAX 9223372036854775807ull
 
 /*
  * A `usage JOB GENERATION CPU_USEC MEMORY_BYTES` line (JSON "usage": [{"job",
@@ -413,8 +422,8 @@ struct conf_health_running {
  * on the server so far, from its cgroup (ascend-agent(8): cpu.stat usage_usec, the CPU
  * time of all its processes in microseconds; memory.peak, else memory.current, in bytes,
  * 0 when the memory controller is not enabled there). A job name as conf_name_is_valid()
- * has it, a generation >= 1, whole numbers below 2^64; the same job and generation
- * twice is refused. Like `agent`, usage alone is not a report.
+ * has it, a generation >= 1, whole numbers up to CONF_HEALTH_USAGE_VALUE_MAX (they are
+ * JSON integers, which are signed 64-bit); the same job and generation twice is refused. Like `agent`, usage alone is not a report.
  */
 struct conf_health_usage {
 	char job[CONF_NAME_MAX + 1];
@@ -509,7 +518,8 @@ const char *conf_device_ip_problem(const char *ip);
 
 /*
  * conf_parse_duration() - "90", "90s", "30m", "2h", "1d", "1h30m" -> seconds.
- * Returns 0 or -EINVAL (empty, unknown unit, overflow).
+ * Returns 0, -EINVAL (empty, unknown unit) or -ERANGE (over CONF_DURATION_MAX_SEC,
+ * however many digits); *@ret_sec untouched on failure.
  */
 int conf_parse_duration(const char *text, uint64_t *ret_sec);
 
@@ -525,5 +535,19 @@ bool conf_ip_is_valid(const char *text);
  * (sd-daemon(3)). Pure: the caller reads the environment and calls fstat().
  */
 bool conf_journal_stream_matches(const char *journal_stream, uint64_t dev, uint64_t ino);
+
+/*
+ * conf_log_escape() - the @len bytes at @in (need not be NUL-terminated; NUL bytes
+ * count as bytes) as one log line's text: every byte below 0x20 (newline, carriage
+ * return, tab, escape ...) and 0x7f written as "\\xNN", everything else as is. So a
+ * message cannot end its line and start another (a forged "<3>error: ..." record in the
+ * journal, or a line that reads as another daemon's) nor move the terminal's cursor.
+ * User bytes inside a message still want fs_text_escape() (or conf_quote()) where the
+ * reader must tell them from the message's own words. Writes the result and a
+ * NUL into @out, which must hold conf_log_escape(@in, @len, NULL) + 1 bytes (at most
+ * 4 * @len + 1); @out NULL: only counts. Returns the result's length without the NUL.
+ * fs_log() and agent_log() pass every message through it.
+ */
+size_t conf_log_escape(const char *in, size_t len, char *out);
 
 #endif

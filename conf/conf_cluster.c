@@ -32,7 +32,7 @@
  * spec that sets none, or every such spec of a user would be refused */
 #define JOB_PRIORITY_DEFAULT 500
 #define JOB_PRIORITY_CAP_DEFAULT 900 /* "high": users keep the three named priorities */
-#define TIME_LIMIT_CAP_MAX_SEC (365u * 86400)
+#define TIME_LIMIT_CAP_MAX_SEC CONF_TIME_LIMIT_MAX_SEC
 #define IFNAME_MAX 15 /* IFNAMSIZ - 1 */
 
 static const char *const top_keys[] = { "cluster", "resource", "hccl", "queues", "servers", NULL };

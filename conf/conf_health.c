@@ -737,8 +737,8 @@ struct usage_field {
 #define USAGE_SHAPE "\"usage JOB GENERATION CPU_USEC MEMORY_BYTES\", e.g. \"usage llama 2 " \
 	"1234567 8589934592\""
 
-/* A whole number below 2^64 (@min or more), without a leading zero. */
-static bool read_u64(const struct usage_field *f, uint64_t min, uint64_t *ret)
+/* A whole number in [@min, @max], without a leading zero. */
+static bool read_u64(const struct usage_field *f, uint64_t min, uint64_t max, uint64_t *ret)
 {
 	uint64_t v = 0;
 
@@ -751,7 +751,7 @@ static bool read_u64(const struct usage_field *f, uint64_t min, uint64_t *ret)
 			return false;
 		v = v * 10 + d;
 	}
-	if (v < min)
+	if (v < min || v > max)
 		return false;
 	*ret = v;
 	return true;
@@ -776,7 +776,8 @@ static int add_usage(struct health_builder *b, const struct usage_field *f, unsi
 			bad = 0;
 	}
 	for (int i = 1; i < 4 && bad < 0; i++)
-		if (!read_u64(&f[i], i == 1 ? 1 : 0, &v[i]) || (i == 1 && v[1] > UINT32_MAX))
+		if (!read_u64(&f[i], i == 1 ? 1 : 0,
+			      i == 1 ? UINT32_MAX : CONF_HEALTH_USAGE_VALUE_MAX, &v[i]))
 			bad = i;
 	if (bad >= 0) {
 		const struct token t = { .p = f[bad].p, .len = f[bad].len };
@@ -786,7 +787,7 @@ static int add_usage(struct health_builder *b, const struct usage_field *f, unsi
 				    quote_token(&t, q, sizeof(q)),
 				    bad == 0 ? "a job name" :
 				    bad == 1 ? "a generation (1 to 4294967295)" :
-					       "a whole number below 2^64");
+					       "a whole number from 0 to 9223372036854775807");
 	}
 	u.generation = (unsigned)v[1];
 	u.cpu_usec = v[2];

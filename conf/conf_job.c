@@ -210,16 +210,23 @@ static int read_time_limit(const struct conf_ctx *ctx, const struct conf_node *n
 			   struct conf_job_spec *s)
 {
 	char q[CONF_QUOTE_MAX];
-	uint64_t v;
+	uint64_t v = 0;
+	int r;
 
 	if (n->kind != CONF_NODE_SCALAR)
 		return conf_fail(ctx, n, "time_limit: expected a duration such as \"2h\", not %s",
 				 conf_node_kind_name(n));
-	if (conf_parse_duration(n->text, &v) < 0)
+	r = conf_parse_duration(n->text, &v);
+	if (r == -EINVAL)
 		return conf_fail(ctx, n,
 				 "time_limit: %s is not a duration; use whole numbers with the "
 				 "units d, h, m or s, such as \"90m\", \"2h\", \"1d\" or \"1h30m\"",
 				 conf_quote(n->text, q, sizeof(q)));
+	/* the scheduler counts in microseconds: a longer limit would wrap to a short one */
+	if (r < 0 || v > CONF_TIME_LIMIT_MAX_SEC)
+		return conf_fail(ctx, n,
+				 "time_limit: %s is too long; the maximum is 365d (%u seconds)",
+				 conf_quote(n->text, q, sizeof(q)), CONF_TIME_LIMIT_MAX_SEC);
 	s->time_limit_sec = v;
 	return 0;
 }

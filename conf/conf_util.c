@@ -80,8 +80,14 @@ int conf_parse_duration(const char *text, uint64_t *ret_sec)
 		uint64_t v;
 		size_t u;
 
-		if (parse_u64(p, &p, &v) < 0)
+		if (*p < '0' || *p > '9')
 			return -EINVAL;
+		/* digits past 2^64 are still a number, only too large: -ERANGE, not -EINVAL */
+		if (parse_u64(p, &p, &v) < 0) {
+			while (*p >= '0' && *p <= '9')
+				p++;
+			v = UINT64_MAX;
+		}
 		if (!*p) {
 			/* A bare number is seconds, but only on its own: "1h30" is ambiguous. */
 			if (next_unit != 0)
@@ -94,12 +100,16 @@ int conf_parse_duration(const char *text, uint64_t *ret_sec)
 				break;
 		if (u == sizeof(units) / sizeof(units[0]))
 			return -EINVAL;
-		if (v > UINT64_MAX / units[u].sec || total > UINT64_MAX - v * units[u].sec)
-			return -EINVAL;
-		total += v * units[u].sec;
+		/* saturate: a huge value is refused below, but only once the text is known good */
+		if (v > (UINT64_MAX - total) / units[u].sec)
+			total = UINT64_MAX;
+		else
+			total += v * units[u].sec;
 		next_unit = u + 1;
 		p++;
 	}
+	if (total > CONF_DURATION_MAX_SEC)
+		return -ERANGE;
 	*ret_sec = total;
 	return 0;
 }
@@ -121,6 +131,33 @@ bool conf_journal_stream_matches(const char *journal_stream, uint64_t dev, uint6
 	if (!p || parse_u64(p, &p, &d) < 0 || *p++ != ':' || parse_u64(p, &p, &i) < 0 || *p)
 		return false;
 	return d == dev && i == ino;
+}
+
+size_t conf_log_escape(const char *in, size_t len, char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)in[i];
+
+		if (c >= 0x20 && c != 0x7f) {
+			if (out)
+				out[o] = (char)c;
+			o++;
+			continue;
+		}
+		if (out) {
+			out[o] = '\\';
+			out[o + 1] = 'x';
+			out[o + 2] = hex[c >> 4];
+			out[o + 3] = hex[c & 0xf];
+		}
+		o += 4;
+	}
+	if (out)
+		out[o] = '\0';
+	return o;
 }
 
 char *conf_strdup_or_null(const char *s, bool *ok)
@@ -316,20 +353,23 @@ int conf_read_seconds(const struct conf_ctx *ctx, const struct conf_node *n, con
 {
 	char q[CONF_QUOTE_MAX];
 	uint64_t v;
+	int r;
 
 	if (n->kind != CONF_NODE_SCALAR)
 		return conf_fail(ctx, n, "%s: expected a number of seconds, not %s; use %llu to "
 				 "%llu seconds",
 				 key, conf_node_kind_name(n), (unsigned long long)min,
 				 (unsigned long long)max);
-	if (n->text[0] == '-')
+	/* only a negative duration is out of range; "-" and any other text is not one */
+	if (n->text[0] == '-' && conf_parse_duration(n->text + 1, &v) != -EINVAL)
 		return conf_fail(ctx, n, "%s: %s is out of range; use %llu to %llu seconds", key,
 				 n->text, (unsigned long long)min, (unsigned long long)max);
-	if (conf_parse_duration(n->text, &v) < 0)
+	r = conf_parse_duration(n->text, &v);
+	if (r == -EINVAL)
 		return conf_fail(ctx, n, "%s: %s is not a number of seconds; use a whole number "
 				 "or a duration such as \"30s\" or \"10m\"",
 				 key, conf_quote(n->text, q, sizeof(q)));
-	if (v < min || v > max)
+	if (r < 0 || v < min || v > max)
 		return conf_fail(ctx, n, "%s: %s is out of range; use %llu to %llu seconds", key,
 				 n->text, (unsigned long long)min, (unsigned long long)max);
 	*ret = v;

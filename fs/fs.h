@@ -72,8 +72,10 @@
  *                                          64 KiB), is a "refused" event and changes
  *                                          nothing; a bad line already fails its write.
  *                                          Bad also: a device IP conf_device_ip_problem()
- *                                          names, one on two NPUs, any server's host_ip
- *                                          (at close: sched_server_check_report()).
+ *                                          names, one on two NPUs (of any server), any
+ *                                          server's host_ip, one of the other family
+ *                                          than the server's other NPUs (at close:
+ *                                          sched_server_check_report()).
  *                                          Read: "node <level> <state>" then
  *                                          "npu <id> <level> [isolated:<kind> (fault)]"
  *     npus                     -r--r--r--  "# id device_ip health job rank" then one line

@@ -115,6 +115,36 @@ char *fs_text_escape(const char *in, char *out, size_t len)
 	return out;
 }
 
+/*
+ * Write the @head bytes at @text and the @n bytes of message after them as one line:
+ * the message with its control bytes escaped (conf_log_escape()), so that no message,
+ * whatever user bytes it quotes, can end its line and start a forged one.
+ */
+static void write_line(char *text, size_t head, size_t n)
+{
+	size_t m = conf_log_escape(text + head, n, NULL);
+	char *esc = NULL;
+
+	if (m != n) {
+		esc = malloc(head + m + 2);
+		if (esc) {
+			memcpy(esc, text, head);
+			conf_log_escape(text + head, n, esc + head);
+			text = esc;
+			n = m;
+		} else {
+			/* no memory for the escapes: still one line */
+			for (size_t i = head; i < head + n; i++)
+				if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f)
+					text[i] = '?';
+		}
+	}
+	/* one write per line: lines of several threads (and of journald) stay whole */
+	text[head + n] = '\n';
+	write_stderr(text, head + n + 1);
+	free(esc);
+}
+
 void fs_log(const struct fs_ctx *ctx, int level, const char *fmt, ...)
 {
 	static const char *const names[] = { "error", "warning", "info", "debug" };
@@ -155,9 +185,7 @@ void fs_log(const struct fs_ctx *ctx, int level, const char *fmt, ...)
 			n = (int)(sizeof(line) - (size_t)head - 2);
 		}
 	}
-	/* one write per line: lines of several threads (and of journald) stay whole */
-	(big ? big : line)[head + n] = '\n';
-	write_stderr(big ? big : line, (size_t)head + (size_t)n + 1);
+	write_line(big ? big : line, (size_t)head, (size_t)n);
 	free(big);
 }
 

@@ -383,6 +383,8 @@ struct sched_cluster {
 					 * NULL when it could not be allocated (then lookups
 					 * scan jobs) */
 	size_t job_index_cap;
+	struct sched_devip_index *devip; /* owned: who has which host and device IP
+					 * (sched_devip.c); NULL without memory */
 	uint64_t next_queue_seq;
 	uint64_t next_job_serial;
 	struct sched_event *events;	/* ring of event_cap, grown up to conf->event_history */
@@ -778,13 +780,16 @@ int sched_server_report(struct sched_cluster *c, unsigned server,
 
 /*
  * sched_server_check_report() - may report @r (borrowed, already parsed for server
- * @server) be applied? Refused: a device IP that is the host_ip of any server of the
- * inventory (a device IP is the address of the NPU's own RoCE NIC; what one report
- * alone can be refused for is conf_health_parse()'s). Addresses two servers share, or
- * families mixed across servers, are not refused here (either server may be the one
- * that is wrong, and a report is also the heartbeat): the rank tables that would hold
- * both stay "initializing" and say why (sched_ranktable_waiting_for()).
- * @why (@why_len bytes) receives the sentence, or "". Changes nothing.
+ * @server) be applied? Refused, for a device IP the report gives (what one report alone
+ * can be refused for is conf_health_parse()'s): the host_ip of any server of the
+ * inventory (a device IP is the address of the NPU's own RoCE NIC); the device IP of an
+ * NPU of another server (reported, else the inventory's); the device IP another NPU of
+ * this server keeps (from an earlier report or the inventory); an address of the other
+ * family than this server's other NPUs have. An address the report does not give is not
+ * its doing and refuses nothing (a report is also the heartbeat); families mixed across
+ * servers are not refused: the rank tables that would hold both stay "initializing" and
+ * say why (sched_ranktable_waiting_for()). Costs the same whatever the cluster's size
+ * (sched_devip.c). @why (@why_len bytes) receives the sentence, or "". Changes nothing.
  * Returns 0, -EINVAL (refused) or -ENOENT (no such server).
  */
 int sched_server_check_report(const struct sched_cluster *c, unsigned server,

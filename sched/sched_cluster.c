@@ -122,6 +122,7 @@ int sched_cluster_new(struct conf_cluster *conf, struct sched_cluster **ret)
 	}
 	c->next_event_seq = 1;
 	c->next_queue_seq = 1;
+	sched_devip_index_build(c); /* without it, lookups scan */
 	*ret = c;
 	return 0;
 
@@ -153,6 +154,7 @@ void sched_cluster_free(struct sched_cluster *c)
 	sched_holds_free(c);
 	for (size_t i = 0; i < c->server_count; i++)
 		free(c->servers[i].last_refusal);
+	sched_devip_index_free(c);
 	free(c->servers);
 	free(c->switch_names);
 	free(c->events);

@@ -34,6 +34,7 @@
  * last (sched_place.c), and a recovery replaces a suspect server the job holds when
  * enough clean whole servers are free.
  */
+#include <stdarg.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -253,6 +254,7 @@ static void check_ips(struct sched_cluster *c, struct sched_server *s,
 					"table uses the reported address: fix the inventory",
 					h->device_ip, inv);
 		snprintf(n->reported_ip, sizeof(n->reported_ip), "%s", h->device_ip);
+		sched_devip_changed(c, s->index, h->id);
 		c->version++;
 	}
 	for (unsigned d = 0; d < s->conf->npu_count; d++)
@@ -379,29 +381,103 @@ static void check_sdids(struct sched_cluster *c, struct sched_server *s,
 	c->version++;
 }
 
+/* The device IP the report @r gives NPU @d, or NULL. */
+static const char *report_gives_ip(const struct conf_health_report *r, unsigned d)
+{
+	for (size_t i = 0; i < r->npu_count; i++)
+		if (r->npus[i].id == d && r->npus[i].device_ip[0])
+			return r->npus[i].device_ip;
+	return NULL;
+}
+
+/* The device IP NPU @d of @s would have after @r: its own, reported or inventory's. */
+static const char *report_ip(const struct sched_server *s, const struct conf_health_report *r,
+			     unsigned d)
+{
+	const char *ip = report_gives_ip(r, d);
+
+	if (ip)
+		return ip;
+	if (s->npus[d].reported_ip[0])
+		return s->npus[d].reported_ip;
+	return s->conf->device_ips[d];
+}
+
+static int refuse(char *why, size_t why_len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int refuse(char *why, size_t why_len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (why_len) {
+		va_start(ap, fmt);
+		vsnprintf(why, why_len, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
 int sched_server_check_report(const struct sched_cluster *c, unsigned server,
 			      const struct conf_health_report *r, char *why, size_t why_len)
 {
+	const struct sched_server *s;
+	const char *first_ip = NULL;
+	unsigned first_id = 0;
+	int family = 0;
+
 	if (why_len)
 		why[0] = '\0';
 	if (server >= c->server_count)
 		return -ENOENT;
-	for (size_t i = 0; i < r->npu_count; i++) {
-		const struct conf_health_npu *h = &r->npus[i];
+	s = &c->servers[server];
+	/* the device IPs this server's NPUs would have after the report */
+	for (unsigned d = 0; d < s->conf->npu_count; d++) {
+		const char *ip = report_ip(s, r, d);
+		unsigned other_server;
+		int other, f;
 
-		if (!h->device_ip[0])
+		if (!ip)
 			continue;
-		for (size_t k = 0; k < c->server_count; k++) {
-			const struct conf_server *cs = c->servers[k].conf;
+		if (sched_devip_find(c, ip, server, &other_server, &other)) {
+			if (!report_gives_ip(r, d))
+				continue; /* not this report's doing */
+			if (other < 0)
+				return refuse(why, why_len,
+					      "ip %u: %s is the host_ip of server %s; a device IP is "
+					      "the address of the NPU's own RoCE NIC",
+					      d, ip, c->servers[other_server].conf->name);
+			return refuse(why, why_len,
+				      "ip %u: %s is already the device IP of NPU %d of server %s; "
+				      "every NPU has its own (hccn_tool -i %u -ip -g shows this "
+				      "one's)",
+				      d, ip, other, c->servers[other_server].conf->name, d);
+		}
+		for (unsigned e = 0; e < d; e++) {
+			const char *mine = report_ip(s, r, e);
 
-			if (strcmp(cs->host_ip, h->device_ip) != 0)
-				continue;
-			if (why_len)
-				snprintf(why, why_len,
-					 "ip %u: %s is the host_ip of server %s; a device IP is "
-					 "the address of the NPU's own RoCE NIC",
-					 h->id, h->device_ip, cs->name);
-			return -EINVAL;
+			if (mine && strcmp(mine, ip) == 0 &&
+			    (report_gives_ip(r, d) || report_gives_ip(r, e)))
+				return refuse(why, why_len,
+					      "ip %u: %s is already the device IP of NPU %u of this "
+					      "server; every NPU has its own",
+					      report_gives_ip(r, d) ? d : e, ip,
+					      report_gives_ip(r, d) ? e : d);
+		}
+		f = strchr(ip, ':') ? 6 : 4;
+		if (!family) {
+			family = f;
+			first_ip = ip;
+			first_id = d;
+		} else if (f != family && (report_gives_ip(r, d) || report_gives_ip(r, first_id))) {
+			unsigned bad = report_gives_ip(r, d) ? d : first_id;
+
+			return refuse(why, why_len,
+				      "ip %u: %s is IPv%d but NPU %u has %s (IPv%d); the NPUs of a "
+				      "server use one address family (HCCL refuses a rank table "
+				      "that mixes them)",
+				      bad, bad == d ? ip : first_ip, bad == d ? f : family,
+				      bad == d ? first_id : d, bad == d ? first_ip : ip,
+				      bad == d ? family : f);
 		}
 	}
 	return 0;

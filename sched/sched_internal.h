@@ -274,4 +274,22 @@ int sched_run_end_from_name(const char *name);
 /* sched_reason() - snprintf into a SCHED_REASON_MAX buffer. */
 void sched_reason(char *reason, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/*
+ * ---- who has which address (sched_devip.c) ----
+ * sched_devip_index_build() - (re)build c->devip, the hash of every server's host_ip and
+ * every NPU's device IP (reported, else the inventory's). Returns 0 or -ENOMEM (then
+ * c->devip is NULL and sched_devip_find() looks at every address).
+ * sched_devip_index_free() - free c->devip; NULL after.
+ * sched_devip_changed() - NPU @npu of server @server has another device IP now: call
+ * after every change of its reported_ip.
+ * sched_devip_find() - is @ip the host_ip of a server, or the device IP of an NPU of a
+ * server other than @skip_server? Then *@ret_server and *@ret_npu (-1: the host_ip) say
+ * whose (one of them, when several). Changes nothing.
+ */
+int sched_devip_index_build(struct sched_cluster *c);
+void sched_devip_index_free(struct sched_cluster *c);
+void sched_devip_changed(struct sched_cluster *c, unsigned server, unsigned npu);
+bool sched_devip_find(const struct sched_cluster *c, const char *ip, unsigned skip_server,
+		      unsigned *ret_server, int *ret_npu);
+
 #endif

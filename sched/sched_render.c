@@ -949,8 +949,9 @@ int sched_render_job_status_json(const struct sched_cluster *c, const struct sch
 			jset(s, "cpu_usec", json_integer((json_int_t)e->cpu_usec));
 			jset(s, "memory_bytes", json_integer((json_int_t)e->memory_bytes));
 			json_array_append_new(per, s);
-			cpu += e->cpu_usec;
-			mem += e->memory_bytes;
+			/* each is at most INT64_MAX (conf): the sums saturate there */
+			cpu = cpu + e->cpu_usec > INT64_MAX ? INT64_MAX : cpu + e->cpu_usec;
+			mem = mem + e->memory_bytes > INT64_MAX ? INT64_MAX : mem + e->memory_bytes;
 		}
 		jset(u, "cpu_usec", json_integer((json_int_t)cpu));
 		jset(u, "memory_bytes", json_integer((json_int_t)mem));

@@ -928,6 +928,7 @@ int sched_server_load(struct sched_cluster *c, const char *text, size_t len, uin
 		get_str(n, "fault", p->fault, sizeof(p->fault));
 		get_str(n, "reported_ip", p->reported_ip, sizeof(p->reported_ip));
 		sdid_load(json_object_get(n, "sdid"), p);
+		sched_devip_changed(c, s->index, (unsigned)i);
 	}
 	sched_server_recount(s);
 	s->version++;

@@ -49,6 +49,11 @@ expect "an unknown node lists the known ones" 1 \
 	"node \"n1\" is not in the cluster mounted at $work; its nodes are: n2" \
 	"$agent" --mount "$work" --node n1 --npu-smi "$src/tests/data/agent/fake-npu-smi" --once
 expect "--help exits 0" 0 "" "$agent" --help
+expect "an interval past 64 bits is a usage error, not a wrapped one" 2 \
+	'"18446744073709551616s" is not 1 to 3600 seconds' \
+	"$agent" --mount "$work" --node n1 --interval 18446744073709551616s
+expect "the longest interval is 3600 seconds" 2 '"3601" is not 1 to 3600 seconds' \
+	"$agent" --mount "$work" --node n1 --interval 3601
 expect "a bad --poll-interval is a usage error" 2 '"fast" is not 0 to 3600 seconds' \
 	"$agent" --mount "$work" --node n1 --poll-interval fast
 

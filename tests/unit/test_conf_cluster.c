@@ -305,6 +305,78 @@ static void test_cluster_job_caps(void **state)
 	conf_cluster_free(d);
 }
 
+/*
+ * Every duration of the configuration has a maximum: the maximum is accepted, one second
+ * more is refused naming the field, the range and the unit, and so is a number too large
+ * for 64 bits (it used to read as "not a number of seconds").
+ */
+static void test_cluster_duration_bounds(void **state)
+{
+	static const struct {
+		const char *section, *key, *max, *over;
+		unsigned long long max_sec;
+	} cases[] = {
+		{ "cluster", "heartbeat_timeout", "1d", "86401", 86400 },
+		{ "cluster", "fault_check_interval", "1h", "3601", 3600 },
+		{ "cluster", "fault_hold_time", "86400", "1d1s", 86400 },
+		{ "cluster", "stop_grace_period", "3600", "3601", 3600 },
+		{ "resource", "max_time_limit", "365d", "365d1s", 31536000 },
+		{ "resource", "default_time_limit", "31536000", "31536001", 31536000 },
+		{ "hccl", "hccl_connect_timeout", "7200", "7201", 7200 },
+		{ "hccl", "hccl_exec_timeout", "17340", "17341", 17340 },
+		{ "cluster", "heartbeat_timeout", NULL, "18446744073709551616", 86400 },
+		{ "resource", "max_time_limit", NULL, "213503982334602d", 31536000 },
+	};
+	char text[1024], want[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *msg;
+		int n;
+
+		if (cases[i].max) {
+			struct conf_cluster *c;
+
+			n = snprintf(text, sizeof(text), "%s:\n  %s: %s\n" ONE_SERVER,
+				     cases[i].section, cases[i].key, cases[i].max);
+			c = parse_ok(text, (size_t)n, "d.yaml");
+			conf_cluster_free(c);
+		}
+		n = snprintf(text, sizeof(text), "%s:\n  %s: %s\n" ONE_SERVER, cases[i].section,
+			     cases[i].key, cases[i].over);
+		msg = parse_fail(text, (size_t)n, "d.yaml", -EINVAL);
+		snprintf(want, sizeof(want), "%s: %s is out of range; use ", cases[i].key,
+			 cases[i].over);
+		if (!strstr(msg, want) || !strstr(msg, "seconds"))
+			fail_msg("%s: %s: got \"%s\", want \"%s... seconds\"", cases[i].key,
+				 cases[i].over, msg, want);
+		snprintf(want, sizeof(want), " to %llu seconds", cases[i].max_sec);
+		if (!strstr(msg, want))
+			fail_msg("%s: got \"%s\", want the maximum \"%s\"", cases[i].key, msg, want);
+	}
+}
+
+/*
+ * A refusal quotes a value it cannot read escaped: a text starting with '-' used to be
+ * printed raw as "out of range", newline and all, into the daemon's log.
+ */
+static void test_cluster_duration_error_quotes_bad_text(void **state)
+{
+	static const char text[] = "cluster:\n  heartbeat_timeout: \"-1\\n<3>error: forged\"\n"
+		ONE_SERVER;
+	const char *msg;
+
+	(void)state;
+	msg = parse_fail(text, strlen(text), "d.yaml", -EINVAL);
+	assert_null(strchr(msg, '\n'));
+	assert_non_null(strstr(msg, "heartbeat_timeout: \"-1\\n<3>error: forged\" is not a number "
+				    "of seconds"));
+	msg = parse_fail("cluster:\n  heartbeat_timeout: -5m\n" ONE_SERVER,
+			 strlen("cluster:\n  heartbeat_timeout: -5m\n" ONE_SERVER), "d.yaml", -EINVAL);
+	assert_non_null(strstr(msg, "heartbeat_timeout: -5m is out of range; use 1 to 86400 "
+				    "seconds"));
+}
+
 /* Each bad cap is refused with its place and what to do. */
 static void test_cluster_job_cap_errors(void **state)
 {
@@ -587,6 +659,8 @@ int main(void)
 		cmocka_unit_test(test_cluster_defaults),
 		cmocka_unit_test(test_cluster_operator_group),
 		cmocka_unit_test(test_cluster_job_caps),
+		cmocka_unit_test(test_cluster_duration_bounds),
+		cmocka_unit_test(test_cluster_duration_error_quotes_bad_text),
 		cmocka_unit_test(test_cluster_job_cap_errors),
 		cmocka_unit_test(test_cluster_heartbeat_follows_interval),
 		cmocka_unit_test(test_cluster_ip_canonical_duplicates),

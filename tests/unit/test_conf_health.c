@@ -737,7 +737,7 @@ static void test_health_usage(void **state)
 	static const char text[] = "node OK\n"
 				   "usage llama 2 1234567 8589934592\n"
 				   "USAGE bert.v2 1 0 0\n"
-				   "usage x 4294967295 18446744073709551615 1\n";
+				   "usage x 4294967295 9223372036854775807 1\n";
 	static const char json[] =
 		"{\"node\": \"OK\", \"usage\": [{\"job\": \"llama\", \"generation\": 2, "
 		"\"cpu_usec\": 1234567, \"memory_bytes\": 8589934592}]}";
@@ -753,11 +753,11 @@ static void test_health_usage(void **state)
 	assert_true(rep.usage[0].memory_bytes == 8589934592ULL);
 	assert_string_equal(rep.usage[1].job, "bert.v2");
 	assert_int_equal(rep.usage[2].generation, 4294967295u);
-	assert_true(rep.usage[2].cpu_usec == UINT64_MAX);
+	assert_true(rep.usage[2].cpu_usec == CONF_HEALTH_USAGE_VALUE_MAX);
 	/* renders to what parses to the same */
 	assert_int_equal(conf_health_render(&rep, &out, &len), 0);
 	assert_non_null(strstr(out, "usage llama 2 1234567 8589934592\n"));
-	assert_non_null(strstr(out, "usage x 4294967295 18446744073709551615 1\n"));
+	assert_non_null(strstr(out, "usage x 4294967295 9223372036854775807 1\n"));
 	parse_ok(out, len, 8, &again);
 	free(out);
 	assert_int_equal(again.usage_count, 3);
@@ -786,6 +786,15 @@ static void test_health_usage_refused(void **state)
 		{ "node OK\nusage llama 02 1 1\n", "generation \"02\"" },
 		{ "node OK\nusage llama 2 -1 1\n", "cpu_usec \"-1\" is not a whole number" },
 		{ "node OK\nusage llama 2 18446744073709551616 1\n", "cpu_usec \"18446744073709551616\"" },
+		/* JSON integers are signed 64-bit: one more than INT64_MAX would print negative */
+		{ "node OK\nusage llama 2 9223372036854775808 1\n",
+		  "cpu_usec \"9223372036854775808\" is not a whole number from 0 to "
+		  "9223372036854775807" },
+		{ "node OK\nusage llama 2 1 9223372036854775808\n",
+		  "memory_bytes \"9223372036854775808\" is not a whole number from 0 to "
+		  "9223372036854775807" },
+		{ "{\"node\": \"OK\", \"usage\": [{\"job\": \"a\", \"generation\": 1, \"cpu_usec\": 1, "
+		  "\"memory_bytes\": 9223372036854775808}]}", "too big integer" },
 		{ "node OK\nusage llama 2 1 1.5\n", "memory_bytes \"1.5\" is not a whole number" },
 		{ "node OK\nusage llama 2 1 1 extra\n", "unexpected \"extra\" after the memory bytes" },
 		{ "node OK\nusage llama 2 1 1\nusage llama 2 3 4\n",

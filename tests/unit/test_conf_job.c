@@ -208,6 +208,41 @@ static void test_job_spec_null_value_means_default(void **state)
 	conf_job_spec_free(s);
 }
 
+/*
+ * time_limit is counted in microseconds: 18446744073710s used to wrap to about one second
+ * and time the job out at once. The longest is 365d; one more second is refused, saying
+ * the field, the maximum and the unit, and so is any number too large for 64 bits.
+ */
+static void test_job_spec_time_limit_range(void **state)
+{
+	static const char *const too_long[] = {
+		"31536001", "365d1s", "366d", "18446744073710s", "18446744073709551616",
+		"99999999999999999999999999999h", "213503982334602d",
+	};
+	struct conf_job_spec *s;
+	char text[128];
+
+	(void)state;
+	s = parse_ok("npus: 8\ntime_limit: 365d\n", "x.yaml", "x");
+	assert_true(s->time_limit_sec == CONF_TIME_LIMIT_MAX_SEC);
+	conf_job_spec_free(s);
+	s = parse_ok("npus: 8\ntime_limit: 31536000\n", "x.yaml", "x");
+	assert_true(s->time_limit_sec == 31536000);
+	conf_job_spec_free(s);
+	for (size_t i = 0; i < sizeof(too_long) / sizeof(too_long[0]); i++) {
+		char want[160];
+		const char *msg;
+
+		snprintf(text, sizeof(text), "npus: 8\ntime_limit: %s\n", too_long[i]);
+		snprintf(want, sizeof(want),
+			 "x.yaml:2:13: time_limit: \"%s\" is too long; the maximum is 365d "
+			 "(31536000 seconds)", too_long[i]);
+		msg = parse_failz(text, "x.yaml", "x", -EINVAL);
+		if (strcmp(msg, want) != 0)
+			fail_msg("time_limit %s: got \"%s\", want \"%s\"", too_long[i], msg, want);
+	}
+}
+
 static void test_job_spec_full_round_trip(void **state)
 {
 	struct conf_job_spec *s = parse_ok(full_spec, "full-job.yaml", NULL);
@@ -771,10 +806,18 @@ static void test_conf_parse_duration_table(void **state)
 		{ "1h30m", 0, 5400 },
 		{ "1d2h3m4s", 0, 93784 },
 		{ "72h", 0, 259200 },
-		{ "18446744073709551615", 0, UINT64_MAX },
-		{ "18446744073709551616", -EINVAL, 0 },
-		{ "213503982334601d", 0, 213503982334601ULL * 86400 },
-		{ "213503982334602d", -EINVAL, 0 },
+		/* at most CONF_DURATION_MAX_SEC, so its microseconds fit with room to add */
+		{ "3153600000", 0, CONF_DURATION_MAX_SEC },
+		{ "36500d", 0, CONF_DURATION_MAX_SEC },
+		{ "3153600001", -ERANGE, 0 },
+		{ "36500d1s", -ERANGE, 0 },
+		{ "18446744073709551615", -ERANGE, 0 },
+		{ "18446744073709551616", -ERANGE, 0 },
+		{ "99999999999999999999999999d", -ERANGE, 0 },
+		{ "213503982334601d", -ERANGE, 0 },
+		{ "213503982334602d", -ERANGE, 0 },
+		{ "18446744073710s", -ERANGE, 0 },
+		{ "99999999999999999999999999x", -EINVAL, 0 },
 		{ "", -EINVAL, 0 },
 		{ "2x", -EINVAL, 0 },
 		{ "h", -EINVAL, 0 },
@@ -902,6 +945,7 @@ int main(void)
 		cmocka_unit_test(test_job_spec_mutations),
 		cmocka_unit_test(test_conf_allocation_failures),
 		cmocka_unit_test(test_conf_parse_duration_table),
+		cmocka_unit_test(test_job_spec_time_limit_range),
 		cmocka_unit_test(test_conf_journal_stream_matches_table),
 		cmocka_unit_test(test_conf_name_is_valid_table),
 		cmocka_unit_test(test_conf_ip_is_valid_table),

@@ -762,6 +762,116 @@ static void test_health_device_ip_of_a_host_is_refused(void **state)
 	sched_cluster_free(c);
 }
 
+/*
+ * One health report through both checks, as the daemon's close does: conf_health_parse()
+ * (what one report alone shows) then sched_server_check_report() (what the cluster
+ * knows); only a report both accept is applied. Returns what the close would.
+ */
+static int try_report(struct sched_cluster *c, unsigned server, const char *text, char *why)
+{
+	struct conf_health_report rep;
+	struct conf_error err = { 0 };
+	int r;
+
+	why[0] = '\0';
+	r = conf_health_parse(text, strlen(text), "t/health", 8, &rep, &err);
+	if (r < 0) {
+		conf_error_format(&err, why, SCHED_REASON_MAX);
+		return r;
+	}
+	r = sched_server_check_report(c, server, &rep, why, SCHED_REASON_MAX);
+	if (r < 0)
+		return r;
+	return sched_server_report(c, server, &rep, clock_usec);
+}
+
+/*
+ * Health `ip` lines (issue 15 item 9, issue 14 item 8): another server's device IP, or
+ * host_ip, an address twice in a report, a link-local IPv6 among IPv4, an IPv6 among this
+ * server's IPv4, an address another NPU of this server keeps, an address another server's
+ * NPU reported: each refused with EINVAL, changing nothing. After every report accepted,
+ * the rank table of a job over both servers passes the project's HCCL checker.
+ */
+static void test_health_device_ip_conflicts_are_refused(void **state)
+{
+	static const struct {
+		unsigned server;
+		const char *text, *why;
+	} refused[] = {
+		{ 0, "node OK\nip 0 10.16.0.2\n",
+		  "ip 0: 10.16.0.2 is already the device IP of NPU 0 of server node-1; every NPU "
+		  "has its own (hccn_tool -i 0 -ip -g shows this one's)" },
+		{ 0, "node OK\nip 4 10.1.0.2\n", "ip 4: 10.1.0.2 is the host_ip of server node-1" },
+		{ 0, "node OK\nip 0 10.30.0.9\nip 1 10.30.0.9\n",
+		  "ip 1: 10.30.0.9 is already the address of NPU 0" },
+		{ 0, "node OK\nip 2 fe80::1\n", "ip 2: fe80::1 is a link-local address" },
+		{ 0, "node OK\nip 2 fd00::1\n",
+		  "ip 2: fd00::1 is IPv6 but NPU 0 has 10.16.0.1 (IPv4); the NPUs of a server use "
+		  "one address family" },
+		{ 1, "node OK\nip 6 10.16.0.1\nip 7 fd00::7\n", "10.16.0.1 is already the device "
+		  "IP of NPU 0 of server node-0" },
+		{ 0, "node OK\nip 5 10.17.0.1\n",
+		  "ip 5: 10.17.0.1 is already the device IP of NPU 1 of this server" },
+		{ 0, "{\"node\": \"OK\", \"npus\": [{\"id\": 3, \"health\": \"OK\", "
+		  "\"device_ip\": \"10.21.0.2\"}]}",
+		  "10.21.0.2 is already the device IP of NPU 5 of server node-1" },
+	};
+	struct fx_opts o = { .servers = 2 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_npu before[2][CONF_SERVER_NPUS_MAX];
+	char why[SCHED_REASON_MAX];
+	struct sched_job *j;
+	uint64_t version;
+
+	(void)state;
+	fx_report_ok(c, 0, clock_usec);
+	fx_report_ok(c, 1, clock_usec);
+	j = fx_run(c, "pair", 16);
+	check_table(c, j, 16);
+	for (int round = 0; round < 2; round++) {
+		for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+			memcpy(before[0], c->servers[0].npus, sizeof(before[0]));
+			memcpy(before[1], c->servers[1].npus, sizeof(before[1]));
+			version = c->version;
+			if (try_report(c, refused[i].server, refused[i].text, why) != -EINVAL)
+				fail_msg("round %d: accepted: %s", round, refused[i].text);
+			if (!strstr(why, refused[i].why))
+				fail_msg("%s: got \"%s\", want \"%s\"", refused[i].text, why,
+					 refused[i].why);
+			assert_true(c->version == version);
+			assert_memory_equal(before[0], c->servers[0].npus, sizeof(before[0]));
+			assert_memory_equal(before[1], c->servers[1].npus, sizeof(before[1]));
+			check_table(c, j, 16);
+		}
+		/*
+		 * Accepted: node-1's NPU 0 moves to a new address; its old one is free again
+		 * and node-0 may take it; the new one is node-1's (the index follows).
+		 */
+		if (round == 1)
+			break;
+		assert_int_equal(try_report(c, 1, "node OK\nip 0 10.40.0.1\n", why), 0);
+		check_table(c, j, 16);
+		assert_int_equal(try_report(c, 0, "node OK\nip 3 10.40.0.1\n", why), -EINVAL);
+		assert_non_null(strstr(why, "NPU 0 of server node-1"));
+		assert_int_equal(try_report(c, 0, "node OK\nip 3 10.16.0.2\n", why), 0);
+		check_table(c, j, 16);
+		assert_int_equal(try_report(c, 1, "node OK\nip 0 10.16.0.2\n", why), -EINVAL);
+		/* and back, so the second round sees the inventory's plan, now reported */
+		assert_int_equal(try_report(c, 0, "node OK\nip 3 10.19.0.1\n", why), 0);
+		assert_int_equal(try_report(c, 1, "node OK\nip 0 10.16.0.2\n", why), 0);
+		check_table(c, j, 16);
+	}
+	/* a report that does not give a conflicting address is not refused for it */
+	assert_int_equal(try_report(c, 0, "node OK\nnpu 1 OK\n", why), 0);
+	/* a whole server moving to IPv6 at once is one family */
+	assert_int_equal(try_report(c, 0, "node OK\nip 0 fd00::10\nip 1 fd00::11\nip 2 "
+				       "fd00::12\nip 3 fd00::13\nip 4 fd00::14\nip 5 fd00::15\n"
+				       "ip 6 fd00::16\nip 7 fd00::17\n", why), 0);
+	assert_int_equal(try_report(c, 0, "node OK\nip 7 10.23.0.1\n", why), -EINVAL);
+	assert_non_null(strstr(why, "ip 7: 10.23.0.1 is IPv4 but NPU 0 has fd00::10 (IPv6)"));
+	sched_cluster_free(c);
+}
+
 /* Reported SDIDs are kept per NPU and survive the server record (sched_state.c). */
 static void test_health_sdids_are_kept_and_saved(void **state)
 {
@@ -825,6 +935,7 @@ int main(void)
 		cmocka_unit_test(test_health_recovery_swaps_a_suspect_server_it_holds),
 		cmocka_unit_test(test_health_usage_in_status_json),
 		cmocka_unit_test(test_health_device_ip_of_a_host_is_refused),
+		cmocka_unit_test(test_health_device_ip_conflicts_are_refused),
 		cmocka_unit_test(test_health_sdids_are_kept_and_saved),
 	};
 
