@@ -54,12 +54,13 @@ agents_cleanup() {
 	for n in "${!AGENT_PID[@]}"; do
 		kill -KILL "${AGENT_PID[$n]}" 2>/dev/null
 	done
+	[ -n "${DUP:-}" ] && kill -KILL "$DUP" 2>/dev/null
 	[ -n "$CGROOT" ] && it_cgroup_kill "$CGROOT"
 	# every group was stopped and checked on the normal path: do not touch reused pids
 	[ -n "$FINISHED" ] && return
-	for n in $SERVERS; do
-		[ -f "$W/agent-$n.log" ] || continue
-		sed -n 's/.*: started pid \([0-9]*\):.*/\1/p' "$W/agent-$n.log" | while read -r pg; do
+	for f in "$W"/agent-*.log "$W/dup-agent.log"; do
+		[ -f "$f" ] || continue
+		sed -n 's/.*: started pid \([0-9]*\):.*/\1/p' "$f" | while read -r pg; do
 			kill -KILL -- "-$pg" 2>/dev/null
 		done
 	done
@@ -635,6 +636,64 @@ if wait_until 10 all_started long 2 "$L2_SERVER"; then ok "generation 2 of long 
 	not_ok "generation 2 of long runs" "$(tail -n5 "$W/agent-$L2_SERVER.log")"
 fi
 check_fails "from its checkpoint, not from step 0" grep -q "starting at step 0" "$(log_of long 2 "$L2_SERVER")"
+
+# ---- one agent per server and machine (issue 15 item 10) ------------------------------
+# A second agent for a server whose agent runs here refuses to start and names the first
+# (the instance lock); the first goes on, and the job's process runs once. Then the first
+# is SIGKILLed and a new one started at once: it takes over (the daemon lets it after the
+# other's 1.5 intervals of silence) and adopts the running generation.
+A1=${AGENT_PID[$L2_SERVER]}
+LG=$(gen_of long)
+procs_of_long() { cat "$(job_cgroup "$L2_SERVER" long "$LG")"/*/cgroup.procs 2>/dev/null | sort; }
+started_long() { grep -c "job long generation $LG (node rank 0): started pid" "$W/agent-$L2_SERVER.log"; }
+n_started=$(started_long)
+procs_before=$(procs_of_long)
+DUP_LOG=$W/dup-agent.log # not agent-*.log: its refusal is an error on purpose
+mkdir -p "$W/logs/dup"
+"$AGENT" --mount "$M" --node "$L2_SERVER" --fault-file "$W/faults/$L2_SERVER" \
+	--hccn-conf "$W/hccn-$L2_SERVER.conf" --log-dir "$W/logs/dup" \
+	${CGROOT:+--cgroup-root "$CGROOT"} >"$DUP_LOG" 2>&1 &
+DUP=$!
+if wait_until 10 bash -c "! kill -0 $DUP"; then
+	wait "$DUP"
+	check_eq "a second agent for $L2_SERVER on this machine refuses to start (exit 1)" 1 "$?"
+else
+	not_ok "a second agent for $L2_SERVER on this machine refuses to start" "still running after 10 s: $(tail -n3 "$DUP_LOG")"
+	kill -TERM "$DUP"
+	wait_until $((GRACE + 10)) bash -c "! kill -0 $DUP"
+	kill -KILL "$DUP" 2>/dev/null
+	wait "$DUP" 2>/dev/null
+fi
+check_contains "saying which agent runs the server" \
+	"another agent already runs node $L2_SERVER of the mount $(realpath "$M"): " "$(cat "$DUP_LOG")"
+check_contains "with its pid and how to stop it" "is held by pid $A1 node $L2_SERVER" "$(cat "$DUP_LOG")"
+check_contains "(kill -TERM)" "kill -TERM $A1" "$(cat "$DUP_LOG")"
+check "the first agent goes on" kill -0 "$A1"
+check_fails "the second started or adopted no job process" grep -qE "started pid|adopted" "$DUP_LOG"
+check_eq "the job's process was started once" "$n_started" "$(started_long)"
+if [ -n "$CGROOT" ]; then
+	check_eq "and only it runs in the generation's cgroup" "$procs_before" "$(procs_of_long)"
+	kill -KILL "$A1"
+	wait "$A1" 2>/dev/null
+	start_agent "$L2_SERVER"
+	A2=${AGENT_PID[$L2_SERVER]}
+	agent_of() { json "$M/nodes/$1/info" 'd["agent"]' 2>/dev/null; }
+	agent_is() { agent_of "$1" | grep -q "/$2\."; } # agent_is SERVER PID: its reports count
+	if wait_until 10 agent_is "$L2_SERVER" "$A2"; then
+		ok "an agent restarted at once after a SIGKILL takes over: info names it ($(agent_of "$L2_SERVER"))"
+	else
+		not_ok "an agent restarted at once after a SIGKILL takes over" "info names $(agent_of "$L2_SERVER"), not pid $A2; $(tail -n4 "$W/agent-$L2_SERVER.log")"
+	fi
+	check_eq "its server stayed ready" ready "$(state_of "$L2_SERVER")"
+	if wait_until 10 grep -q "job long generation $LG (node rank 0): adopted" "$W/agent-$L2_SERVER.log"; then
+		ok "and it adopts the running generation"
+	else
+		not_ok "and it adopts the running generation" "$(tail -n5 "$W/agent-$L2_SERVER.log")"
+	fi
+	check_eq "which runs on as generation $LG, its process started once" "running $LG $n_started" \
+		"$(status_of long) $(gen_of long) $(started_long)"
+	check_eq "and only it runs in the generation's cgroup" "$procs_before" "$(procs_of_long)"
+fi
 
 # ---- agent shutdown stops the processes it runs ----------------------------------
 lpid=$(sed -n 's/.*job long generation 2 (node rank 0): started pid \([0-9]*\):.*/\1/p' "$W/agent-$L2_SERVER.log")

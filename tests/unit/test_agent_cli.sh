@@ -84,9 +84,18 @@ expect "a heartbeat moved by another agent: exit 1, both named" 1 \
 	"$agent" --mount "$work" --node n3 --fault-file "$work/none" --once
 me=$(hostname)
 [ -r /etc/machine-id ] && me="$me:$(tr -cd '0-9a-fA-F' </etc/machine-id | head -c 40)"
-printf '{"name": "n3", "npu_count": 8, "heartbeat_age_sec": 0.0, "agent": "%s", "last_refused_report": null}\n' \
-	"$me" >"$work/nodes/n3/info"
-expect "a heartbeat moved by this agent ($me): exit 0" 0 "as agent $me: " \
+# the identity ends in the agent's pid and boot id: the shell writes the info with its own
+# pid, then becomes the agent (exec keeps the pid)
+boot=$(tr -cd '0-9a-f' </proc/sys/kernel/random/boot_id | head -c 8)
+expect "a heartbeat moved by this agent ($me/<pid>.$boot): exit 0" 0 "as agent $me/[0-9]+\\.$boot: " \
+	bash -c 'printf "{\"name\": \"n3\", \"npu_count\": 8, \"heartbeat_age_sec\": 0.0, \"agent\": \"%s/%s.%s\", \"last_refused_report\": null}\n" "$1" "$$" "$2" >"$3/nodes/n3/info"
+		exec "$4" --mount "$3" --node n3 --fault-file "$3/none" --once' _ "$me" "$boot" "$work" "$agent"
+# an info that names this machine but another agent process (one restarted, or a second
+# one beside it) is not this agent's
+printf '{"name": "n3", "npu_count": 8, "heartbeat_age_sec": 0.0, "agent": "%s/1.%s", "last_refused_report": null}\n' \
+	"$me" "$boot" >"$work/nodes/n3/info"
+expect "a heartbeat moved by another agent of this machine: exit 1" 1 \
+	"come from agent $me/1\\.$boot, not this one \\($me/[0-9]+\\.$boot\\)" \
 	"$agent" --mount "$work" --node n3 --fault-file "$work/none" --once
 # sshfs sends the SFTP close (where the head applies the report) after close() returned
 # here: a heartbeat that moves a moment later still confirms the report
