@@ -4,8 +4,8 @@
  *
  *   ascend-agent --mount MOUNTPOINT --node NAME [--interval SEC] [--poll-interval SEC]
  *                [--npu-smi PATH] [--hccn-tool PATH] [--hccn-conf FILE]
- *                [--fault-file FILE] [--log-dir DIR] [--cgroup-root DIR] [--log-level LEVEL]
- *                [--once]
+ *                [--fault-file FILE] [--log-dir DIR] [--cgroup-root DIR] [--lock-dir DIR]
+ *                [--log-level LEVEL] [--once]
  *
  * Every interval it writes one health report to MOUNTPOINT/nodes/NAME/health with one
  * open/write/close; that write is the heartbeat. Health comes from the fault file when
@@ -84,6 +84,7 @@ struct agent {
 	bool once;
 	unsigned stop_grace_sec;	/* the config's stop_grace_period */
 	const char *cgroup_root;	/* --cgroup-root; NULL: derived */
+	const char *lock_dir;		/* --lock-dir; NULL: agent_lock_dir() */
 	struct agent_launcher *launcher; /* the job processes (NULL with --once): each report
 					  * lists the generations that still run and their
 					  * usage lines */
@@ -1185,7 +1186,12 @@ static int take_lock(struct agent *a)
 
 	if (!realpath(a->mount, canon))
 		snprintf(canon, sizeof(canon), "%s", a->mount);
-	r = agent_lock_dir((unsigned)geteuid(), getenv("XDG_RUNTIME_DIR"), dir, sizeof(dir));
+	if (a->lock_dir)
+		r = snprintf(dir, sizeof(dir), "%s", a->lock_dir) < (int)sizeof(dir) ?
+			    0 : -ENAMETOOLONG;
+	else
+		r = agent_lock_dir((unsigned)geteuid(), getenv("XDG_RUNTIME_DIR"), dir,
+				   sizeof(dir));
 	if (r == 0)
 		r = agent_lock_name(a->node, canon, a->npu_smi != NULL, name, sizeof(name));
 	if (r < 0) {
@@ -1336,6 +1342,8 @@ static void usage(FILE *f, const char *prog)
 		"                       (default %s, created when first needed)\n"
 		"    --cgroup-root DIR  put job cgroups below DIR, a cgroup2 directory\n"
 		"                       (default: the agent's own cgroup)\n"
+		"    --lock-dir DIR     keep the lock that allows one agent per server and\n"
+		"                       machine in DIR (default /run/ascend-agent as root)\n"
 		"    --once             write one report and exit (0 when it was accepted)\n"
 		"    --log-level LEVEL  error, warning or info (default): log that and what is\n"
 		"                       more severe. Under systemd (stderr is the journal)\n"
@@ -1358,6 +1366,7 @@ int main(int argc, char **argv)
 		{ "fault-file", required_argument, NULL, 'f' },
 		{ "log-dir", required_argument, NULL, 'l' },
 		{ "cgroup-root", required_argument, NULL, 'g' },
+		{ "lock-dir", required_argument, NULL, 'k' },
 		{ "once", no_argument, NULL, 'o' },
 		{ "log-level", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
@@ -1434,6 +1443,13 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			a->cgroup_root = optarg;
+			break;
+		case 'k':
+			if (!optarg[0]) {
+				fprintf(stderr, "ascend-agent: --lock-dir: give a directory\n");
+				return 2;
+			}
+			a->lock_dir = optarg;
 			break;
 		case 'o':
 			a->once = true;
