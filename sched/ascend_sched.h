@@ -758,10 +758,10 @@ int sched_server_check_report(const struct sched_cluster *c, unsigned server,
  * "<host name>:<machine-id>/<pid>.<boot id>"; an identity without '/' is a machine
  * alone). Agents of two machines (a copied host name or --node) are refused while the
  * other reported within conf->heartbeat_timeout_sec; two agents of one machine (a
- * second one started, or one restarted) while the other reported within 1.5
+ * second one started, or one restarted) while the other reported within two
  * fault_check_intervals: a live agent reports every interval, so one that alternates
  * with it is always refused, and a restarted one takes over before the server's
- * heartbeat times out. Once the other has been silent that long, the new agent may.
+ * heartbeat times out (with the default heartbeat_timeout of three intervals). Once the other has been silent that long, the new agent may.
  * A report without an agent is not checked (older agents, hand-written reports).
  * @why (@why_len bytes) receives the reason on refusal: which agent holds the server
  * (with its pid, when its identity has one), how long ago it reported, and when the
@@ -774,7 +774,7 @@ int sched_server_check_agent(const struct sched_cluster *c, unsigned server, con
 /*
  * sched_agent_takeover_usec() - how long the agent whose reports count for a server must
  * have been silent before another may take over (microseconds): with @same_machine (the
- * identities' machine parts agree) 1.5 conf->fault_check_interval_sec, at most the
+ * identities' machine parts agree) 2 conf->fault_check_interval_sec, at most the
  * heartbeat timeout; else conf->heartbeat_timeout_sec.
  */
 uint64_t sched_agent_takeover_usec(const struct conf_cluster *conf, bool same_machine);

@@ -504,7 +504,7 @@ static unsigned long agent_pid(const char *agent)
 uint64_t sched_agent_takeover_usec(const struct conf_cluster *conf, bool same_machine)
 {
 	uint64_t timeout = (uint64_t)conf->heartbeat_timeout_sec * 1000000u;
-	uint64_t restart = (uint64_t)conf->fault_check_interval_sec * 1500000u;
+	uint64_t restart = (uint64_t)conf->fault_check_interval_sec * 2000000u;
 
 	return same_machine && restart < timeout ? restart : timeout;
 }

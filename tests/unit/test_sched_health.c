@@ -454,7 +454,7 @@ static void test_health_second_agent_for_one_node_is_refused(void **state)
  * item 10: the identities differ in their instance ("/<pid>.<boot id>"). While the one
  * whose reports count reports every interval, the other's are refused, however they
  * alternate, and the reason names the holder, its pid and how to take over; once the
- * holder has been silent 1.5 intervals (an agent restarted), the new one takes over,
+ * holder has been silent two intervals (an agent restarted), the new one takes over,
  * within the heartbeat timeout. An agent of another machine still waits for the whole
  * heartbeat timeout.
  */
@@ -467,7 +467,7 @@ static void test_health_second_agent_of_one_machine_is_refused(void **state)
 	char why[SCHED_REASON_MAX] = "", want[SCHED_REASON_MAX];
 
 	(void)state;
-	assert_int_equal(takeover, interval * 1500000ull);
+	assert_int_equal(takeover, interval * 2000000ull);
 	assert_true(takeover < c->conf->heartbeat_timeout_sec * 1000000ull);
 	assert_int_equal(sched_agent_takeover_usec(c->conf, false),
 			 c->conf->heartbeat_timeout_sec * 1000000ull);
@@ -490,13 +490,13 @@ static void test_health_second_agent_of_one_machine_is_refused(void **state)
 		 "run for node-0 on one machine, each would start the jobs' processes on the same "
 		 "NPUs; stop one of them (kill -TERM 100 there); a restarted agent takes over "
 		 "after %.1f s of the other's silence",
-		 (double)(interval / 2), interval * 1.5);
+		 (double)(interval / 2), interval * 2.0);
 	assert_string_equal(why, want);
 	assert_string_equal(c->servers[0].agent, "host-a:1111/100.0badc0de");
 	/* an older agent's identity, the machine alone, is the same machine too */
 	assert_int_equal(report_as(c, 0, "host-a:1111", clock_usec, why, sizeof(why)), -EEXIST);
 	assert_non_null(strstr(why, "of the same machine"));
-	/* the first falls silent (restarted): the second takes over after 1.5 intervals */
+	/* the first falls silent (restarted): the second takes over after two intervals */
 	assert_int_equal(report_as(c, 0, "host-a:1111/200.0badc0de", tick(interval), why,
 				   sizeof(why)),
 			 -EEXIST);
@@ -510,7 +510,7 @@ static void test_health_second_agent_of_one_machine_is_refused(void **state)
 	/* and the first, should it come back, is the newcomer now */
 	assert_int_equal(report_as(c, 0, "host-a:1111/100.0badc0de", tick(1), why, sizeof(why)),
 			 -EEXIST);
-	/* another machine's agent waits for the heartbeat timeout, not 1.5 intervals */
+	/* another machine's agent waits for the heartbeat timeout, not two intervals */
 	assert_int_equal(report_as(c, 0, "host-b:2222/300.12345678", tick(interval * 2), why,
 				   sizeof(why)),
 			 -EEXIST);
