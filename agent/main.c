@@ -94,7 +94,8 @@ struct agent {
 	char health_path[PATH_MAX];
 	char info_path[PATH_MAX];
 	char fstype[64];		/* of the mount, e.g. "fuse.ascendfs", "fuse.sshfs" */
-	char agent_id[CONF_HEALTH_AGENT_MAX]; /* "<host name>:<machine-id>", in each report */
+	char agent_id[CONF_HEALTH_AGENT_MAX]; /* "<host name>:<machine-id>/<pid>.<boot id>", in
+					      * each report */
 	bool network_mount;		/* not ascendfs's own mount: no inotify, no close()
 					 * errors (sshfs, NFS) */
 	int lock_fd;			/* holds the instance lock (agent.h); -1: none */
