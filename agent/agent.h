@@ -467,4 +467,53 @@ int agent_cgroup2_mount(const char *mountinfo, size_t len, char *ret, size_t ret
  */
 int agent_exit_code(int wait_status);
 
+/*
+ * The instance lock: one agent per server and machine. An agent that runs job processes
+ * (not --once) takes an exclusive flock(2) on <dir>/<name> at start and holds it while
+ * it runs; a second one finds it held and refuses to start, naming the holder. What the
+ * lock is keyed by is what the agent drives:
+ *   npu-smi mode    the NPUs of this machine: one lock, "npus.lock", whatever --node
+ *                   and --mount say (two node names on one machine would put two jobs'
+ *                   processes on the same devices);
+ *   --fault-file    simulated NPUs (tests, several servers on one machine): one lock per
+ *                   node and mount, "node-<node>-<hash of the mount>.lock".
+ * The file holds the holder's text ("pid PID node NODE mount MOUNT"); the kernel drops
+ * the lock when the holder exits, however it exits.
+ */
+
+/* Longest holder text agent_lock_take() reads back. */
+#define AGENT_LOCK_TEXT_MAX 512
+
+/*
+ * agent_lock_dir() - the directory of the lock file into @ret (@len bytes):
+ * /run/ascend-agent for root (@euid 0), else <@runtime_dir>/ascend-agent when
+ * @runtime_dir ($XDG_RUNTIME_DIR; NULL allowed) is an absolute path, else
+ * /tmp/ascend-agent-<euid>. Returns 0 or -ENAMETOOLONG.
+ */
+int agent_lock_dir(unsigned euid, const char *runtime_dir, char *ret, size_t len);
+
+/*
+ * agent_lock_name() - the lock file's name into @ret (@len bytes): "npus.lock" with
+ * @per_machine (npu-smi mode), else "node-<@node>-<8 hex digits>.lock", the digits the
+ * hash of @mount as agent_cgroup_node_name() makes it (give the canonical path, so that
+ * "/ascend" and "/ascend/" are one mount). Returns 0, -EINVAL (@node is not a server
+ * name) or -ENAMETOOLONG.
+ */
+int agent_lock_name(const char *node, const char *mount, bool per_machine, char *ret,
+		    size_t len);
+
+/*
+ * agent_lock_take() - create @dir (mode 0755, its parent must exist) and take the
+ * exclusive lock on @dir/@name without waiting; on success write @holder (borrowed, a
+ * line) into the file and set *@ret_fd, the descriptor (close-on-exec) that holds the
+ * lock: keep it open for the life of the process.
+ * When another open file holds the lock: -EBUSY, with *@ret_pid (NULL allowed) the
+ * holder's pid (0 when its file does not say yet) and @ret_text (@text_len bytes, NULL
+ * allowed) its first line. Other errors: -ENOTDIR, -EPERM (@dir is not a directory
+ * owned by this user or root and writable by it alone), -ENAMETOOLONG, -errno of
+ * mkdir(), open(), flock() or the write; *@ret_fd is set only on success.
+ */
+int agent_lock_take(const char *dir, const char *name, const char *holder, int *ret_fd,
+		    long *ret_pid, char *ret_text, size_t text_len);
+
 #endif

@@ -161,6 +161,14 @@ void agent_launcher_free(struct agent_launcher *l);
 void agent_launcher_sync(struct agent_launcher *l);
 
 /*
+ * agent_launcher_set_standby() - with @standby, the daemon counts another agent's reports
+ * for this server (two agents use one node name): sync does nothing, so this agent
+ * starts no job process (the other runs them) and stops none; exits are still reaped.
+ * Cleared once a report of this agent counts again.
+ */
+void agent_launcher_set_standby(struct agent_launcher *l, bool standby);
+
+/*
  * agent_launcher_poll() - reap exited processes (waitpid WNOHANG on each) and report
  * them, send SIGKILL to process groups past their grace period, forget finished stops;
  * when an exit was reported or a watched job changed (the inotify descriptor is

@@ -88,6 +88,8 @@ struct agent_launcher {
 	int inotify_fd;
 	int jobs_wd;		/* watch of nodes/<node>/jobs, or -1 */
 	bool stopping_all;
+	bool standby;		/* another agent's reports count for this server: start and
+				 * stop nothing (agent_launcher_set_standby()) */
 	bool report_due;	/* a run no longer listed has no process left: say so now */
 	bool is_root;
 	struct agent_cgroups cg;
@@ -1428,7 +1430,7 @@ void agent_launcher_sync(struct agent_launcher *l)
 {
 	bool deferred = false, read_ok;
 
-	if (l->stopping_all)
+	if (l->stopping_all || l->standby)
 		return;
 	forget_empty_groups(l);
 	l->retry_at_ms = 0;
@@ -1464,6 +1466,11 @@ void agent_launcher_poll(struct agent_launcher *l)
 		changed = true;
 	if (changed)
 		agent_launcher_sync(l);
+}
+
+void agent_launcher_set_standby(struct agent_launcher *l, bool standby)
+{
+	l->standby = standby;
 }
 
 long long agent_launcher_wake_ms(const struct agent_launcher *l)

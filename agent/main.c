@@ -4,8 +4,8 @@
  *
  *   ascend-agent --mount MOUNTPOINT --node NAME [--interval SEC] [--poll-interval SEC]
  *                [--npu-smi PATH] [--hccn-tool PATH] [--hccn-conf FILE]
- *                [--fault-file FILE] [--log-dir DIR] [--cgroup-root DIR] [--log-level LEVEL]
- *                [--once]
+ *                [--fault-file FILE] [--log-dir DIR] [--cgroup-root DIR] [--lock-dir DIR]
+ *                [--log-level LEVEL] [--once]
  *
  * Every interval it writes one health report to MOUNTPOINT/nodes/NAME/health with one
  * open/write/close; that write is the heartbeat. Health comes from the fault file when
@@ -33,7 +33,8 @@
  * instead of the time when stderr is the journal); the report itself is logged only
  * when an NPU's level changes. Exit status: 0 after SIGTERM or SIGINT, or after --once
  * wrote its report (--once starts no job process); 1 on an error at start (unknown
- * node, no health source, no mount) or when --once could not write; 2 on a usage error.
+ * node, no health source, no mount, another agent holding the instance lock: one agent
+ * per server and machine, agent.h) or when --once could not write; 2 on a usage error.
  */
 #include "config.h"
 
@@ -83,6 +84,7 @@ struct agent {
 	bool once;
 	unsigned stop_grace_sec;	/* the config's stop_grace_period */
 	const char *cgroup_root;	/* --cgroup-root; NULL: derived */
+	const char *lock_dir;		/* --lock-dir; NULL: agent_lock_dir() */
 	struct agent_launcher *launcher; /* the job processes (NULL with --once): each report
 					  * lists the generations that still run and their
 					  * usage lines */
@@ -92,9 +94,11 @@ struct agent {
 	char health_path[PATH_MAX];
 	char info_path[PATH_MAX];
 	char fstype[64];		/* of the mount, e.g. "fuse.ascendfs", "fuse.sshfs" */
-	char agent_id[CONF_HEALTH_AGENT_MAX]; /* "<host name>:<machine-id>", in each report */
+	char agent_id[CONF_HEALTH_AGENT_MAX]; /* "<host name>:<machine-id>/<pid>.<boot id>", in
+					      * each report */
 	bool network_mount;		/* not ascendfs's own mount: no inotify, no close()
 					 * errors (sshfs, NFS) */
+	int lock_fd;			/* holds the instance lock (agent.h); -1: none */
 
 	/* state between reports */
 	unsigned reports;			/* written */
@@ -113,6 +117,10 @@ struct agent {
 	bool spod_known[CONF_SERVER_NPUS_MAX];
 	struct agent_spod_info spod[CONF_SERVER_NPUS_MAX];
 	bool spod_sent;				/* the last accepted report had them */
+	/* the agent whose reports count, as info said after a refusal, when not this one:
+	 * two agents use this node name, and this one runs no job process meanwhile */
+	char holder[CONF_HEALTH_AGENT_MAX];
+	bool standby;
 };
 
 enum problem { PROBLEM_HEALTH, PROBLEM_IPS, PROBLEM_FAULT_FILE, PROBLEM_CONFIRM, PROBLEM_SPOD };
@@ -748,6 +756,10 @@ again:
 		return 0;
 	}
 	log_problem(a, PROBLEM_CONFIRM, AGENT_LOG_INFO, "");
+	if (hb.agent[0] && strcmp(hb.agent, a->agent_id) != 0)
+		memcpy(a->holder, hb.agent, sizeof(a->holder));
+	else
+		a->holder[0] = '\0';
 	/* 50 ms for the rounding of the two clocks' readings */
 	since_sec = (double)(agent_now_ms() - began_ms) / 1000.0 + 0.05;
 	if (hb.refused && hb.refused_age_sec <= since_sec) {
@@ -859,6 +871,26 @@ static void log_changes(struct agent *a, const struct conf_health_report *rep, b
 			  a->ips_sent ? "changed" : "not yet accepted");
 }
 
+/*
+ * Another agent's reports count for this server (a refusal, and info names that agent):
+ * run none of its job processes meanwhile, or each would run twice; the daemon lets
+ * this agent take over once the other falls silent (ascend-agent(8)).
+ */
+static void set_standby(struct agent *a, bool standby)
+{
+	if (standby && !a->standby)
+		agent_log(AGENT_LOG_WARNING, "the reports of agent %s count for %s, not this "
+			  "agent's (%s): starting no job process until they stop; if that agent "
+			  "is gone, this one takes over after its silence",
+			  a->holder, a->node, a->agent_id);
+	else if (!standby && a->standby)
+		agent_log(AGENT_LOG_INFO, "this agent's reports count for %s now: running its "
+			  "job processes", a->node);
+	a->standby = standby;
+	if (a->launcher)
+		agent_launcher_set_standby(a->launcher, standby);
+}
+
 /* Gather, build, write. Returns 0 when a report was written. */
 static int report_once(struct agent *a)
 {
@@ -913,6 +945,7 @@ static int report_once(struct agent *a)
 	write_ms = agent_now_ms() - began_ms;
 	free(text);
 	refusal[0] = '\0';
+	a->holder[0] = '\0';
 	if (r == 0 && a->network_mount)
 		r = confirm_report(a, began_ms, false, refusal, sizeof(refusal));
 	else if (r == -EINVAL || (r == -EIO && a->network_mount))
@@ -936,8 +969,10 @@ static int report_once(struct agent *a)
 				  strerror(-r), write_error_hint(a, r));
 		a->failed_writes++;
 		a->last_write_error = r;
+		set_standby(a, a->holder[0] != '\0');
 		return r;
 	}
+	set_standby(a, false);
 	if (a->failed_writes)
 		agent_log(AGENT_LOG_INFO, "report written again after %u failed write%s",
 			  a->failed_writes, a->failed_writes == 1 ? "" : "s");
@@ -1031,20 +1066,22 @@ static int learn_node(struct agent *a)
  * and confirming cost a read each, missing a change costs an interval.
  */
 /*
- * This agent's identity in its reports: "<host name>:<machine-id>" (machine-id(5); the
- * host name alone when there is none), so that the daemon refuses a second agent that
- * uses the same node name on another server (sched_server_check_agent()).
+ * This agent's identity in its reports: "<host name>:<machine-id>/<pid>.<boot id>"
+ * (machine-id(5), the host name alone when there is none; the first 8 hex digits of the
+ * kernel's boot_id), so that the daemon refuses a second agent that uses the same node
+ * name on another server, or on this one (sched_server_check_agent()): the part before
+ * the '/' names the machine, the rest this process.
  */
 static void learn_identity(struct agent *a)
 {
 	static const char *const id_files[] = { "/etc/machine-id", "/var/lib/dbus/machine-id" };
-	char host[256] = "", *buf = NULL;
+	char host[256] = "", boot[9], *buf = NULL;
 	size_t len = 0, o;
 
 	if (gethostname(host, sizeof(host) - 1) < 0 || !host[0])
 		snprintf(host, sizeof(host), "unknown");
 	for (o = 0; host[o]; o++)
-		if (host[o] <= ' ' || host[o] > '~')
+		if (host[o] <= ' ' || host[o] > '~' || host[o] == '/')
 			host[o] = '_';
 	snprintf(a->agent_id, sizeof(a->agent_id), "%.100s", host);
 	for (size_t i = 0; i < sizeof(id_files) / sizeof(id_files[0]); i++) {
@@ -1056,10 +1093,23 @@ static void learn_identity(struct agent *a)
 			snprintf(a->agent_id + o, sizeof(a->agent_id) - o, ":%.*s",
 				 (int)(len < 40 ? len : 40), buf);
 			free(buf);
-			return;
+			break;
 		}
 		free(buf);
+		buf = NULL;
 	}
+	/* the instance: two agents of one machine, or one restarted, differ here */
+	o = 0;
+	if (agent_read_file("/proc/sys/kernel/random/boot_id", 256, &buf, &len) == 0) {
+		for (size_t i = 0; buf[i] && o < 8; i++)
+			if (strchr("0123456789abcdef", buf[i]))
+				boot[o++] = buf[i];
+		free(buf);
+	}
+	boot[o] = '\0';
+	o = strlen(a->agent_id);
+	snprintf(a->agent_id + o, sizeof(a->agent_id) - o, "/%ld%s%s", (long)getpid(),
+		 boot[0] ? "." : "", boot);
 }
 
 static void learn_mount(struct agent *a)
@@ -1121,6 +1171,64 @@ static int learn_config(struct agent *a)
 		a->interval_sec = c->fault_check_interval_sec;
 	a->stop_grace_sec = c->stop_grace_sec;
 	conf_cluster_free(c);
+	return 0;
+}
+
+/*
+ * One agent per server and machine: take the instance lock (agent.h) for the life of the
+ * process, or refuse to start, naming the agent that holds it and how to stop it.
+ */
+static int take_lock(struct agent *a)
+{
+	char canon[PATH_MAX], dir[PATH_MAX], name[AGENT_CGROUP_NAME_MAX + 16];
+	char holder[PATH_MAX + 128], text[AGENT_LOCK_TEXT_MAX], what[PATH_MAX + 128];
+	long pid = 0;
+	int r;
+
+	if (!realpath(a->mount, canon))
+		snprintf(canon, sizeof(canon), "%s", a->mount);
+	if (a->lock_dir)
+		r = snprintf(dir, sizeof(dir), "%s", a->lock_dir) < (int)sizeof(dir) ?
+			    0 : -ENAMETOOLONG;
+	else
+		r = agent_lock_dir((unsigned)geteuid(), getenv("XDG_RUNTIME_DIR"), dir,
+				   sizeof(dir));
+	if (r == 0)
+		r = agent_lock_name(a->node, canon, a->npu_smi != NULL, name, sizeof(name));
+	if (r < 0) {
+		agent_log(AGENT_LOG_ERROR, "cannot name the agent's lock file: %s", strerror(-r));
+		return r;
+	}
+	if (a->npu_smi)
+		snprintf(what, sizeof(what), "the NPUs of this machine");
+	else
+		snprintf(what, sizeof(what), "node %s of the mount %.4000s", a->node, canon);
+	snprintf(holder, sizeof(holder), "pid %ld node %s mount %.4000s\n", (long)getpid(),
+		 a->node, canon);
+	r = agent_lock_take(dir, name, holder, &a->lock_fd, &pid, text, sizeof(text));
+	if (r == -EBUSY && pid > 0) {
+		agent_log(AGENT_LOG_ERROR, "another agent already runs %s: %s/%s is held by %s; "
+			  "one agent per server and machine (two would each start the jobs' "
+			  "processes on the same NPUs): stop that agent first (kill -TERM %ld, or "
+			  "systemctl stop ascend-agent), then start this one",
+			  what, dir, name, text, pid);
+		return r;
+	}
+	if (r == -EBUSY) {
+		agent_log(AGENT_LOG_ERROR, "another agent already runs %s: %s/%s is held by an "
+			  "agent that has not written its pid yet (it is starting); one agent per "
+			  "server and machine: stop that agent first, then start this one",
+			  what, dir, name);
+		return r;
+	}
+	if (r < 0) {
+		agent_log(AGENT_LOG_ERROR, "cannot take the lock %s/%s that keeps a second agent "
+			  "from running %s: %s%s",
+			  dir, name, what, strerror(-r),
+			  r == -EPERM ? " (the directory must belong to this user or root and be "
+					"writable by it alone)" : "");
+		return r;
+	}
 	return 0;
 }
 
@@ -1235,6 +1343,8 @@ static void usage(FILE *f, const char *prog)
 		"                       (default %s, created when first needed)\n"
 		"    --cgroup-root DIR  put job cgroups below DIR, a cgroup2 directory\n"
 		"                       (default: the agent's own cgroup)\n"
+		"    --lock-dir DIR     keep the lock that allows one agent per server and\n"
+		"                       machine in DIR (default /run/ascend-agent as root)\n"
 		"    --once             write one report and exit (0 when it was accepted)\n"
 		"    --log-level LEVEL  error, warning or info (default): log that and what is\n"
 		"                       more severe. Under systemd (stderr is the journal)\n"
@@ -1257,6 +1367,7 @@ int main(int argc, char **argv)
 		{ "fault-file", required_argument, NULL, 'f' },
 		{ "log-dir", required_argument, NULL, 'l' },
 		{ "cgroup-root", required_argument, NULL, 'g' },
+		{ "lock-dir", required_argument, NULL, 'k' },
 		{ "once", no_argument, NULL, 'o' },
 		{ "log-level", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
@@ -1276,6 +1387,7 @@ int main(int argc, char **argv)
 
 	a->npu_smi = "npu-smi";
 	a->hccn_conf = DEFAULT_HCCN_CONF;
+	a->lock_fd = -1;
 	a->poll_interval_sec = -1;
 	a->stop_grace_sec = 30;
 	while ((opt = getopt_long(argc, argv, "hV", options, NULL)) != -1) {
@@ -1333,6 +1445,13 @@ int main(int argc, char **argv)
 			}
 			a->cgroup_root = optarg;
 			break;
+		case 'k':
+			if (!optarg[0]) {
+				fprintf(stderr, "ascend-agent: --lock-dir: give a directory\n");
+				return 2;
+			}
+			a->lock_dir = optarg;
+			break;
 		case 'o':
 			a->once = true;
 			break;
@@ -1377,6 +1496,10 @@ int main(int argc, char **argv)
 	if (choose_health_source(a, npu_smi_given) < 0 ||
 	    choose_ip_source(a, hccn_tool_given, hccn_conf_given) < 0 || learn_node(a) < 0 ||
 	    (!a->once && learn_config(a) < 0))
+		return 1;
+	/* --once runs no job process: it takes no lock (while another agent's reports count,
+	 * the daemon refuses its report) */
+	if (!a->once && take_lock(a) < 0)
 		return 1;
 	learn_mount(a);
 	learn_identity(a);
@@ -1448,6 +1571,10 @@ int main(int argc, char **argv)
 			if (!stop_signal)
 				agent_launcher_sync(l);
 			next += (long long)a->interval_sec * 1000;
+			/* waiting for another agent to fall silent: try twice an interval, so that
+			 * a restarted agent takes over well within the heartbeat timeout */
+			if (a->standby)
+				next -= (long long)a->interval_sec * 500;
 			/* After a stall (a slow probe, a suspended machine): the rhythm, not the
 			 * debt. */
 			if (next < agent_now_ms())

@@ -368,7 +368,7 @@ struct conf_health_running {
 
 /*
  * One report. Line format (one item per line, '#' comments and blank lines ignored):
- *     agent a2-node-01:4f1c0e6d2a9b4b7e8d3c5a6f7e8d9c0b
+ *     agent a2-node-01:4f1c0e6d2a9b4b7e8d3c5a6f7e8d9c0b/4242.9e1d07c3
  *     node OK
  *     npu 0 OK
  *     npu 3 Critical 0x80C98000 HBM uncorrectable ECC
@@ -397,8 +397,9 @@ struct conf_health_running {
  * processes (older agents, hand-written reports), so the daemon then keeps a stopping
  * job's NPUs until its stop deadline. Like `agent`, it alone is not a report.
  * `agent` (optional, at most once) names the agent that writes the reports: one word of
- * 1 to 159 printable ASCII bytes; ascend-agent sends "<host name>:<machine-id>", so that
- * the daemon can tell two agents that use one node name apart. It alone is not a report.
+ * 1 to 159 printable ASCII bytes; ascend-agent sends "<host name>:<machine-id>/<pid>.<boot
+ * id>" (the machine, then the process), so that the daemon can tell two agents that use
+ * one node name apart (sched_server_check_agent()). It alone is not a report.
  * Levels (and the words node, npu, ip, sdid) are matched case-insensitively. The word after
  * the level is the error CODE when it is "0x" and 1 to 16 hex digits, or 8 hex digits as
  * npu-smi prints them; the rest of the line is the MESSAGE (at most 159 bytes). IP

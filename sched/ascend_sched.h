@@ -798,15 +798,31 @@ int sched_server_check_report(const struct sched_cluster *c, unsigned server,
 /*
  * sched_server_check_agent() - may a report from agent @agent ("" = it names none) count
  * for server @server at @now_usec? Not while another agent's report counted within
- * conf->heartbeat_timeout_sec: two agents that use one node name (a copied host name or
- * --node) would each run the jobs listed for it. Once the other has been silent that
- * long (the server is unreachable by then, or was taken over), the new agent may.
+ * sched_agent_takeover_usec(): two agents that use one node name would each run the jobs
+ * listed for it. Identities are "<machine>/<instance>" (ascend-agent sends
+ * "<host name>:<machine-id>/<pid>.<boot id>"; an identity without '/' is a machine
+ * alone). Agents of two machines (a copied host name or --node) are refused while the
+ * other reported within conf->heartbeat_timeout_sec; two agents of one machine (a
+ * second one started, or one restarted) while the other reported within two
+ * fault_check_intervals: a live agent reports every interval, so one that alternates
+ * with it is always refused, and a restarted one takes over before the server's
+ * heartbeat times out (with the default heartbeat_timeout of three intervals). Once the other has been silent that long, the new agent may.
  * A report without an agent is not checked (older agents, hand-written reports).
- * @why (@why_len bytes) receives the reason on refusal.
+ * @why (@why_len bytes) receives the reason on refusal: which agent holds the server
+ * (with its pid, when its identity has one), how long ago it reported, and when the
+ * newcomer takes over.
  * Returns 0, -EEXIST (refuse the report) or -ENOENT (no such server).
  */
 int sched_server_check_agent(const struct sched_cluster *c, unsigned server, const char *agent,
 			     uint64_t now_usec, char *why, size_t why_len);
+
+/*
+ * sched_agent_takeover_usec() - how long the agent whose reports count for a server must
+ * have been silent before another may take over (microseconds): with @same_machine (the
+ * identities' machine parts agree) 2 conf->fault_check_interval_sec, at most the
+ * heartbeat timeout; else conf->heartbeat_timeout_sec.
+ */
+uint64_t sched_agent_takeover_usec(const struct conf_cluster *conf, bool same_machine);
 
 /*
  * sched_server_note_refusal() - append a "refused" event about server @server (a health

@@ -555,26 +555,73 @@ int sched_server_report(struct sched_cluster *c, unsigned server,
 	return 0;
 }
 
+/* The machine part of an agent identity: up to its first '/' (ascend-agent sends
+ * "<host name>:<machine-id>/<pid>.<boot id>", older agents the machine part alone). */
+static bool agents_share_machine(const char *x, const char *y)
+{
+	size_t n = strcspn(x, "/");
+
+	return n == strcspn(y, "/") && memcmp(x, y, n) == 0;
+}
+
+/* The pid of an identity's instance part ("/<pid>.<boot id>"), 0 when it has none. */
+static unsigned long agent_pid(const char *agent)
+{
+	const char *p = strchr(agent, '/');
+	unsigned long pid = 0;
+
+	if (!p)
+		return 0;
+	for (p++; *p >= '0' && *p <= '9' && pid < 100000000ul; p++)
+		pid = pid * 10 + (unsigned long)(*p - '0');
+	return *p == '.' || *p == '\0' ? pid : 0;
+}
+
+uint64_t sched_agent_takeover_usec(const struct conf_cluster *conf, bool same_machine)
+{
+	uint64_t timeout = (uint64_t)conf->heartbeat_timeout_sec * 1000000u;
+	uint64_t restart = (uint64_t)conf->fault_check_interval_sec * 2000000u;
+
+	return same_machine && restart < timeout ? restart : timeout;
+}
+
 int sched_server_check_agent(const struct sched_cluster *c, unsigned server, const char *agent,
 			     uint64_t now_usec, char *why, size_t why_len)
 {
 	const struct sched_server *s;
-	uint64_t timeout;
+	char stop[64] = "";
+	uint64_t takeover, age;
+	bool same;
 
 	if (server >= c->server_count)
 		return -ENOENT;
 	s = &c->servers[server];
-	timeout = (uint64_t)c->conf->heartbeat_timeout_sec * 1000000u;
 	if (!agent || !agent[0] || !s->agent[0] || strcmp(agent, s->agent) == 0 ||
-	    !s->last_report_usec || elapsed(now_usec, s->last_report_usec) > timeout)
+	    !s->last_report_usec)
 		return 0;
-	snprintf(why, why_len, "agent %.160s reports for %s, but agent %.160s %s %.1f s ago: two "
-		 "agents use the node name %s; give each server its own (--node, or the host "
-		 "name); the other agent takes over after %u s of its silence",
+	same = agents_share_machine(agent, s->agent);
+	takeover = sched_agent_takeover_usec(c->conf, same);
+	age = elapsed(now_usec, s->last_report_usec);
+	if (age > takeover)
+		return 0;
+	if (!same) {
+		snprintf(why, why_len, "agent %.160s reports for %s, but agent %.160s %s %.1f s "
+			 "ago: two agents use the node name %s; give each server its own (--node, "
+			 "or the host name); the other agent takes over after %u s of its silence",
+			 agent, s->conf->name, s->agent,
+			 s->restored_heartbeat ? "had it when the daemon restarted" : "did",
+			 (double)age / 1e6, s->conf->name, c->conf->heartbeat_timeout_sec);
+		return -EEXIST;
+	}
+	if (agent_pid(s->agent))
+		snprintf(stop, sizeof(stop), " (kill -TERM %lu there)", agent_pid(s->agent));
+	snprintf(why, why_len, "agent %.160s reports for %s, but agent %.160s of the same machine "
+		 "%s %.1f s ago: two agents run for %s on one machine, each would start the "
+		 "jobs' processes on the same NPUs; stop one of them%s; a restarted agent takes "
+		 "over after %.1f s of the other's silence",
 		 agent, s->conf->name, s->agent,
 		 s->restored_heartbeat ? "had it when the daemon restarted" : "did",
-		 (double)elapsed(now_usec, s->last_report_usec) / 1e6, s->conf->name,
-		 c->conf->heartbeat_timeout_sec);
+		 (double)age / 1e6, s->conf->name, stop, (double)takeover / 1e6);
 	return -EEXIST;
 }
 

@@ -89,9 +89,18 @@ expect "a heartbeat moved by another agent: exit 1, both named" 1 \
 	"$agent" --mount "$work" --node n3 --fault-file "$work/none" --once
 me=$(hostname)
 [ -r /etc/machine-id ] && me="$me:$(tr -cd '0-9a-fA-F' </etc/machine-id | head -c 40)"
-printf '{"name": "n3", "npu_count": 8, "heartbeat_age_sec": 0.0, "agent": "%s", "last_refused_report": null}\n' \
-	"$me" >"$work/nodes/n3/info"
-expect "a heartbeat moved by this agent ($me): exit 0" 0 "as agent $me: " \
+# the identity ends in the agent's pid and boot id: the shell writes the info with its own
+# pid, then becomes the agent (exec keeps the pid)
+boot=$(tr -cd '0-9a-f' </proc/sys/kernel/random/boot_id | head -c 8)
+expect "a heartbeat moved by this agent ($me/<pid>.$boot): exit 0" 0 "as agent $me/[0-9]+\\.$boot: " \
+	bash -c 'printf "{\"name\": \"n3\", \"npu_count\": 8, \"heartbeat_age_sec\": 0.0, \"agent\": \"%s/%s.%s\", \"last_refused_report\": null}\n" "$1" "$$" "$2" >"$3/nodes/n3/info"
+		exec "$4" --mount "$3" --node n3 --fault-file "$3/none" --once' _ "$me" "$boot" "$work" "$agent"
+# an info that names this machine but another agent process (one restarted, or a second
+# one beside it) is not this agent's
+printf '{"name": "n3", "npu_count": 8, "heartbeat_age_sec": 0.0, "agent": "%s/1.%s", "last_refused_report": null}\n' \
+	"$me" "$boot" >"$work/nodes/n3/info"
+expect "a heartbeat moved by another agent of this machine: exit 1" 1 \
+	"come from agent $me/1\\.$boot, not this one \\($me/[0-9]+\\.$boot\\)" \
 	"$agent" --mount "$work" --node n3 --fault-file "$work/none" --once
 # sshfs sends the SFTP close (where the head applies the report) after close() returned
 # here: a heartbeat that moves a moment later still confirms the report
@@ -204,6 +213,70 @@ else
 	sed 's/^/#   /' "$work/nodes/a3/health" "$work/a3.log"
 	fails=$((fails + 1))
 fi
+
+# One agent per server and machine (issue 15 item 10): with npu-smi the lock is the
+# machine's, whatever --node says, so a second agent, even for another node name, refuses
+# to start and names the first; the first goes on; once it is gone a new one starts.
+# (--lock-dir keeps this test's lock apart from /run/ascend-agent.)
+lockdir=$work/lock
+canon=$(realpath "$work")
+for nn in n5 n6; do
+	mkdir -p "$work/nodes/$nn"
+	echo '{"npu_count": 8}' >"$work/nodes/$nn/info"
+	: >"$work/nodes/$nn/health"
+done
+# holds_lock PID: the lock file names PID (bounded: 5 s)
+holds_lock() {
+	for _ in $(seq 100); do
+		grep -q "^pid $1 " "$lockdir/npus.lock" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+# ended PID: PID exited within 10 s (it is reaped by wait afterwards)
+ended() {
+	for _ in $(seq 200); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.05
+	done
+	return 1
+}
+# tap DESC CMD...: one result line
+tap() {
+	local desc=$1
+	shift
+	n=$((n + 1))
+	if "$@"; then echo "ok $n - $desc"; else
+		echo "not ok $n - $desc"
+		fails=$((fails + 1))
+	fi
+}
+"$agent" --mount "$work" --node n5 --interval 60 --npu-smi "$src/tests/data/agent/fake-npu-smi" \
+	--lock-dir "$lockdir" >"$work/first.log" 2>&1 &
+first=$!
+tap "an agent in npu-smi mode holds the machine's lock ($lockdir/npus.lock)" holds_lock "$first"
+expect "a second agent of this machine, for another node, refuses to start: exit 1, the first named" 1 \
+	"another agent already runs the NPUs of this machine: $lockdir/npus.lock is held by pid $first node n5 mount $canon; one agent per server and machine .*kill -TERM $first" \
+	"$agent" --mount "$work" --node n6 --interval 60 --npu-smi "$src/tests/data/agent/fake-npu-smi" \
+	--lock-dir "$lockdir"
+tap "the first goes on" kill -0 "$first"
+tap "and still holds the lock" holds_lock "$first"
+kill -TERM "$first"
+tap "the first stops on SIGTERM" ended "$first"
+wait "$first"
+"$agent" --mount "$work" --node n6 --interval 60 --npu-smi "$src/tests/data/agent/fake-npu-smi" \
+	--lock-dir "$lockdir" >"$work/second.log" 2>&1 &
+second=$!
+tap "once it is gone, a new agent takes the lock" holds_lock "$second"
+kill -TERM "$second"
+tap "and stops on SIGTERM" ended "$second"
+wait "$second"
+mkdir -m 0777 "$work/open"
+chmod 0777 "$work/open"
+expect "a lock directory others may write: refused, exit 1" 1 \
+	"cannot take the lock $work/open/npus.lock .*Operation not permitted \(the directory must belong to this user or root and be writable by it alone\)" \
+	"$agent" --mount "$work" --node n6 --interval 60 --npu-smi "$src/tests/data/agent/fake-npu-smi" \
+	--lock-dir "$work/open"
 
 echo "1..$n"
 [ "$fails" -eq 0 ]

@@ -449,6 +449,75 @@ static void test_health_second_agent_for_one_node_is_refused(void **state)
 	sched_cluster_free(c);
 }
 
+/*
+ * Two agents of one machine (same host name and machine-id) for one server, issue 15
+ * item 10: the identities differ in their instance ("/<pid>.<boot id>"). While the one
+ * whose reports count reports every interval, the other's are refused, however they
+ * alternate, and the reason names the holder, its pid and how to take over; once the
+ * holder has been silent two intervals (an agent restarted), the new one takes over,
+ * within the heartbeat timeout. An agent of another machine still waits for the whole
+ * heartbeat timeout.
+ */
+static void test_health_second_agent_of_one_machine_is_refused(void **state)
+{
+	struct fx_opts o = { .servers = 2 };
+	struct sched_cluster *c = fx_cluster(&o);
+	unsigned interval = c->conf->fault_check_interval_sec;
+	uint64_t takeover = sched_agent_takeover_usec(c->conf, true);
+	char why[SCHED_REASON_MAX] = "", want[SCHED_REASON_MAX];
+
+	(void)state;
+	assert_int_equal(takeover, interval * 2000000ull);
+	assert_true(takeover < c->conf->heartbeat_timeout_sec * 1000000ull);
+	assert_int_equal(sched_agent_takeover_usec(c->conf, false),
+			 c->conf->heartbeat_timeout_sec * 1000000ull);
+	assert_int_equal(report_as(c, 0, "host-a:1111/100.0badc0de", tick(1), why, sizeof(why)),
+			 0);
+	/* the second agent reports between the first's reports, for a while */
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(report_as(c, 0, "host-a:1111/200.0badc0de", tick(interval / 2),
+					   why, sizeof(why)),
+				 -EEXIST);
+		assert_int_equal(report_as(c, 0, "host-a:1111/100.0badc0de",
+					   tick(interval - interval / 2), why, sizeof(why)),
+				 0);
+	}
+	assert_int_equal(report_as(c, 0, "host-a:1111/200.0badc0de", tick(interval / 2), why,
+				   sizeof(why)),
+			 -EEXIST);
+	snprintf(want, sizeof(want), "agent host-a:1111/200.0badc0de reports for node-0, but "
+		 "agent host-a:1111/100.0badc0de of the same machine did %.1f s ago: two agents "
+		 "run for node-0 on one machine, each would start the jobs' processes on the same "
+		 "NPUs; stop one of them (kill -TERM 100 there); a restarted agent takes over "
+		 "after %.1f s of the other's silence",
+		 (double)(interval / 2), interval * 2.0);
+	assert_string_equal(why, want);
+	assert_string_equal(c->servers[0].agent, "host-a:1111/100.0badc0de");
+	/* an older agent's identity, the machine alone, is the same machine too */
+	assert_int_equal(report_as(c, 0, "host-a:1111", clock_usec, why, sizeof(why)), -EEXIST);
+	assert_non_null(strstr(why, "of the same machine"));
+	/* the first falls silent (restarted): the second takes over after two intervals */
+	assert_int_equal(report_as(c, 0, "host-a:1111/200.0badc0de", tick(interval), why,
+				   sizeof(why)),
+			 -EEXIST);
+	assert_int_equal(report_as(c, 0, "host-a:1111/200.0badc0de", tick(interval), why,
+				   sizeof(why)),
+			 0);
+	assert_string_equal(c->servers[0].agent, "host-a:1111/200.0badc0de");
+	assert_int_equal(c->servers[0].state, SCHED_SERVER_READY);
+	assert_true(has_event(c, SCHED_EV_HEALTH, "reports now come from agent "
+						  "host-a:1111/200.0badc0de (was host-a:1111/100.0badc0de)"));
+	/* and the first, should it come back, is the newcomer now */
+	assert_int_equal(report_as(c, 0, "host-a:1111/100.0badc0de", tick(1), why, sizeof(why)),
+			 -EEXIST);
+	/* another machine's agent waits for the heartbeat timeout, not two intervals */
+	assert_int_equal(report_as(c, 0, "host-b:2222/300.12345678", tick(interval * 2), why,
+				   sizeof(why)),
+			 -EEXIST);
+	assert_non_null(strstr(why, "two agents use the node name node-0"));
+	sched_cluster_free(c);
+}
+
 /* Every server reports OK at @now except those in @silent (a bitmask). */
 static void report_all_but(struct sched_cluster *c, uint32_t silent, uint64_t now)
 {
@@ -926,6 +995,7 @@ int main(void)
 		cmocka_unit_test(test_health_hold_counts_healthy_time),
 		cmocka_unit_test(test_health_refusal_shows_in_info_until_a_report_is_accepted),
 		cmocka_unit_test(test_health_second_agent_for_one_node_is_refused),
+		cmocka_unit_test(test_health_second_agent_of_one_machine_is_refused),
 		cmocka_unit_test(test_health_servers_lost_in_one_pass_count_one_restart),
 		cmocka_unit_test(test_health_faults_of_one_incident_count_one_restart),
 		cmocka_unit_test(test_health_budget_ends_a_job_that_keeps_failing),
