@@ -344,14 +344,51 @@ struct fs_upload {
 };
 
 /*
- * Rendered bytes, shared by the render cache and every open file that snapshots them.
- * Immutable once made; the reference count is atomic so release() needs no lock.
+ * Rendered bytes, shared by the render cache, the events stream and every open file that
+ * snapshots them (fs_snapshot.c). Bytes below len never change once written: the render
+ * cache's blobs are complete when made, and the events stream's live blob only appends
+ * (under ctx->lock), so an open file reads its view without the lock. The reference
+ * count is atomic so release() needs no lock.
  */
 struct fs_blob {
 	unsigned refs;		/* changed only with __atomic builtins once shared */
-	size_t len;
-	char data[];		/* len bytes + NUL */
+	bool live;		/* held by the render cache or the events stream: the current
+				 * state, which nobody is charged for (under ctx->lock) */
+	uint64_t mark;		/* fs_snapshot_admit()'s walk (under ctx->lock) */
+	size_t len;		/* bytes written (only the stream's live blob grows) */
+	size_t cap;		/* bytes allocated at data: what holding it costs */
+	char *data;		/* owned; len bytes (cache blobs: + NUL) */
 };
+
+/* What one open file reads: bytes [off, off + len) of blob (a reference it holds). */
+struct fs_view {
+	struct fs_blob *blob;
+	size_t off, len;
+};
+
+/*
+ * cluster/events as one append-only blob (fs_snapshot.c): a new event appends its line,
+ * so the opens between two changes share every byte and an open after a change costs
+ * nothing new; a new blob (the kept lines copied once) only when the blob is full or the
+ * ring dropped events it never saw. Under ctx->lock.
+ */
+struct fs_event_stream {
+	struct fs_blob *blob;	/* live; NULL until first read */
+	uint64_t first_seq;	/* the event whose line starts the blob */
+	uint64_t last_seq;	/* the newest event appended */
+	size_t *ends;		/* ends[i]: offset after the line of event first_seq + i
+				 * (an event without a line adds none) */
+	size_t end_count, end_cap;
+};
+
+/*
+ * Bounds on what one user's open snapshots hold (root is exempt): at most
+ * FS_SNAPSHOTS_PER_USER open read-only files, and at most FS_SNAPSHOT_BYTES_PER_USER
+ * bytes in blobs that are no longer the current state (each distinct blob counted once,
+ * by its allocation). Past either, open() fails with EMFILE (fs_snapshot_admit()).
+ */
+#define FS_SNAPSHOTS_PER_USER 4096
+#define FS_SNAPSHOT_BYTES_PER_USER (256u << 20)
 
 #define FS_CACHE_SLOTS 128
 
@@ -409,6 +446,8 @@ struct fs_ctx {
 	struct fs_cache_slot cache[FS_CACHE_SLOTS]; /* under lock */
 	uint64_t cache_clock;
 	uint64_t cache_hits, cache_misses;
+	struct fs_event_stream events;	/* cluster/events (under lock) */
+	uint64_t admit_epoch;		/* fs_snapshot_admit() (under lock) */
 	/* durable state (fs_store.c); all under lock. store NULL: in memory only */
 	struct fs_store *store;
 	struct fs_staged *staged;	/* uploads accepted by a close, not yet released */
@@ -422,13 +461,40 @@ struct fs_ctx {
 };
 
 /*
- * fs_snapshot() - the bytes of readable node @p as an immutable blob with a reference
- * for the caller (fs_blob_put). Served from the render cache while the cluster's
- * version is unchanged; time-dependent nodes are rendered every time.
- * Caller holds ctx->lock. Errors as fs_render().
+ * ---- snapshots (fs_snapshot.c) ----
+ * fs_snapshot() - the bytes of readable node @p as a view with a blob reference for the
+ * caller (fs_blob_put(ret->blob)). Served from the render cache while the cluster's
+ * version is unchanged; time-dependent nodes are rendered every time; cluster/events
+ * from the events stream, whose blob every open between two of its rebuilds shares.
+ * Caller holds ctx->lock. Errors as fs_render(); *ret untouched on failure.
  */
 int fs_snapshot(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec,
-		struct fs_blob **ret);
+		struct fs_view *ret);
+
+/*
+ * Counting what one user's open snapshots hold, for the bounds above: begin, add the
+ * blob of each of the user's open snapshots and of the one about to be opened, then
+ * check. A blob counts once however many snapshots share it, and not at all while live.
+ * All under ctx->lock (the marks are in the blobs).
+ */
+struct fs_snapshot_tally {
+	uint64_t epoch;
+	size_t count;		/* snapshots added */
+	size_t bytes;		/* cap of the distinct blobs added that are not live */
+};
+
+/* fs_snapshot_tally_begin() - start an empty tally @t (caller's storage). */
+void fs_snapshot_tally_begin(struct fs_ctx *ctx, struct fs_snapshot_tally *t);
+
+/* fs_snapshot_tally_add() - count one snapshot, holding @b (borrowed, not NULL). */
+void fs_snapshot_tally_add(struct fs_snapshot_tally *t, struct fs_blob *b);
+
+/*
+ * fs_snapshot_tally_check() - 0 when user @uid may hold what @t counted (root always),
+ * else -EMFILE: more than FS_SNAPSHOTS_PER_USER snapshots or FS_SNAPSHOT_BYTES_PER_USER
+ * bytes.
+ */
+int fs_snapshot_tally_check(const struct fs_snapshot_tally *t, uid_t uid);
 
 /*
  * fs_config_refresh() - render cluster/config again from the cluster's configuration,
@@ -440,7 +506,8 @@ int fs_config_refresh(struct fs_ctx *ctx);
 /* fs_blob_put() - drop one reference; frees at zero. NULL is fine. Any thread. */
 void fs_blob_put(struct fs_blob *b);
 
-/* fs_cache_clear() - drop every cached blob (at exit). Caller holds ctx->lock. */
+/* fs_cache_clear() - drop every cached blob and the events stream (at exit). Caller holds
+ * ctx->lock. */
 void fs_cache_clear(struct fs_ctx *ctx);
 
 /*

@@ -47,7 +47,7 @@ enum handle_kind {
 struct fs_handle {
 	enum handle_kind kind;
 	struct fs_path path;
-	struct fs_blob *snap;	/* H_SNAPSHOT: bytes as of open() */
+	struct fs_view snap;	/* H_SNAPSHOT: bytes as of open() (a blob reference) */
 	char *buf;		/* H_UPLOAD, H_SPEC, H_CTL: what was written */
 	size_t len, cap;
 	bool dirty;	/* written since the last validation */
@@ -197,7 +197,7 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	 * whole snapshot whatever st_size says.
 	 */
 	if (r == 0 && h && h->kind == H_SNAPSHOT)
-		st->st_size = (off_t)h->snap->len;
+		st->st_size = (off_t)h->snap.len;
 	if (r == 0 && h && h->kind == H_UPLOAD)
 		st->st_size = (off_t)h->len;
 	if (h)
@@ -376,7 +376,7 @@ static bool caller_may_write(struct fs_ctx *ctx, const struct fs_path *p, const 
 static void handle_destroy(struct fs_handle *h)
 {
 	pthread_mutex_destroy(&h->mu);
-	fs_blob_put(h->snap);
+	fs_blob_put(h->snap.blob);
 	free(h->buf);
 	free(h->groups);
 	free(h->upload);
@@ -482,6 +482,24 @@ static void wait_for_resume_scan(struct fs_ctx *ctx, const struct fs_path *p)
 			return;
 }
 
+/*
+ * May user @uid hold one more snapshot, of @b? What the user's open snapshots hold,
+ * counted over the open files (ctx->lock held): fs_snapshot_tally_check().
+ */
+static int snapshot_admit(struct fs_ctx *ctx, uid_t uid, struct fs_blob *b)
+{
+	struct fs_snapshot_tally t;
+
+	if (uid == 0)
+		return 0;
+	fs_snapshot_tally_begin(ctx, &t);
+	for (struct fs_handle *h = ctx->handles; h; h = h->next)
+		if (h->kind == H_SNAPSHOT && h->uid == uid)
+			fs_snapshot_tally_add(&t, h->snap.blob);
+	fs_snapshot_tally_add(&t, b);
+	return fs_snapshot_tally_check(&t, uid);
+}
+
 static int fs_open(const char *path, struct fuse_file_info *fi)
 {
 	struct fs_ctx *ctx = get_ctx();
@@ -503,9 +521,18 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 	pthread_mutex_lock(&ctx->lock);
 	wait_for_closing_uploads(ctx, &p);
 	if (acc == O_RDONLY) {
+		struct fs_view v;
+
 		wait_for_resume_scan(ctx, &p);
-		h = handle_new_locked(ctx, H_SNAPSHOT, &p);
-		r = h ? fs_snapshot(ctx, &p, fs_now_usec(), &h->snap) : -ENOMEM;
+		r = fs_snapshot(ctx, &p, fs_now_usec(), &v);
+		if (r == 0 && (r = snapshot_admit(ctx, fuse_get_context()->uid, v.blob)) < 0)
+			fs_blob_put(v.blob);
+		if (r == 0 && !(h = handle_new_locked(ctx, H_SNAPSHOT, &p))) {
+			fs_blob_put(v.blob);
+			r = -ENOMEM;
+		}
+		if (r == 0)
+			h->snap = v;
 		goto out;
 	}
 	if (is_ctl(p.kind)) {
@@ -682,18 +709,21 @@ static bool is_event_stream(enum fs_node_kind k)
  */
 static void snapshot_extend(struct fs_ctx *ctx, struct fs_handle *h)
 {
-	struct fs_blob *b = NULL;
+	struct fs_view v = { 0 }, *o = &h->snap;
 
 	pthread_mutex_lock(&ctx->lock);
-	if (fs_snapshot(ctx, &h->path, fs_now_usec(), &b) < 0)
-		b = NULL;
+	if (fs_snapshot(ctx, &h->path, fs_now_usec(), &v) < 0)
+		v.blob = NULL;
 	pthread_mutex_unlock(&ctx->lock);
-	if (b && b->len > h->snap->len && memcmp(b->data, h->snap->data, h->snap->len) == 0) {
-		fs_blob_put(h->snap);
-		h->snap = b;
+	/* the same stream blob from the same line on holds the old bytes: no compare */
+	if (v.blob && v.len > o->len &&
+	    ((v.blob == o->blob && v.off == o->off) ||
+	     memcmp(v.blob->data + v.off, o->blob->data + o->off, o->len) == 0)) {
+		fs_blob_put(o->blob);
+		*o = v;
 		return;
 	}
-	fs_blob_put(b);
+	fs_blob_put(v.blob);
 }
 
 static int fs_read(const char *path, char *buf, size_t size, off_t off,
@@ -709,14 +739,14 @@ static int fs_read(const char *path, char *buf, size_t size, off_t off,
 	if (off < 0)
 		return -EINVAL;
 	pthread_mutex_lock(&h->mu);
-	if ((size_t)off >= h->snap->len && is_event_stream(h->path.kind))
+	if ((size_t)off >= h->snap.len && is_event_stream(h->path.kind))
 		snapshot_extend(ctx, h);
-	if ((size_t)off >= h->snap->len) {
+	if ((size_t)off >= h->snap.len) {
 		r = 0;
 	} else {
-		if (size > h->snap->len - (size_t)off)
-			size = h->snap->len - (size_t)off;
-		memcpy(buf, h->snap->data + off, size);
+		if (size > h->snap.len - (size_t)off)
+			size = h->snap.len - (size_t)off;
+		memcpy(buf, h->snap.blob->data + h->snap.off + off, size);
 		r = (int)size;
 	}
 	pthread_mutex_unlock(&h->mu);

@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Snapshots: the bytes an open read-only file reads, shared as far as they can be (issue
+ * 15 item 4). The render cache hands every open of an unchanged node the same blob; the
+ * events stream makes cluster/events one append-only blob, so that opens between changes
+ * share it too, each holding only a view (offset, length) of it. What a user's open files
+ * hold beyond the current state is counted and bounded (the tally).
+ *
+ * Why the stream: each refused request is an event, so a user can change cluster/events
+ * before every open; with one rendered blob per version, 1,000 opens held 1,000 copies
+ * of the event history.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs.h"
+
+/* The least a stream blob grows by; also its size with no events. */
+#define STREAM_SLACK_BYTES (64u << 10)
+
+static struct fs_blob *blob_new(char *data, size_t len, size_t cap)
+{
+	struct fs_blob *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->refs = 1;
+	b->len = len;
+	b->cap = cap;
+	b->data = data;
+	return b;
+}
+
+void fs_blob_put(struct fs_blob *b)
+{
+	if (b && __atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+		free(b->data);
+		free(b);
+	}
+}
+
+static struct fs_blob *blob_get(struct fs_blob *b)
+{
+	__atomic_add_fetch(&b->refs, 1, __ATOMIC_RELAXED);
+	return b;
+}
+
+/* Drop the reference of the cache or the stream (ctx->lock held): no longer current. */
+static void blob_unlive(struct fs_blob *b)
+{
+	if (!b)
+		return;
+	b->live = false;
+	fs_blob_put(b);
+}
+
+static bool path_equal(const struct fs_path *a, const struct fs_path *b)
+{
+	return a->kind == b->kind && a->rank == b->rank && strcmp(a->job, b->job) == 0 &&
+	       strcmp(a->item, b->item) == 0 && strcmp(a->ext, b->ext) == 0;
+}
+
+void fs_cache_clear(struct fs_ctx *ctx)
+{
+	for (size_t i = 0; i < FS_CACHE_SLOTS; i++) {
+		blob_unlive(ctx->cache[i].blob);
+		ctx->cache[i].blob = NULL;
+	}
+	blob_unlive(ctx->events.blob);
+	free(ctx->events.ends);
+	memset(&ctx->events, 0, sizeof(ctx->events));
+}
+
+static int ends_push(struct fs_event_stream *s, size_t end)
+{
+	if (s->end_count == s->end_cap) {
+		size_t cap = s->end_cap ? 2 * s->end_cap : 1024;
+		size_t *n = realloc(s->ends, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		s->ends = n;
+		s->end_cap = cap;
+	}
+	s->ends[s->end_count++] = end;
+	return 0;
+}
+
+/*
+ * A new live blob of the kept events' lines, with room to append as many bytes again
+ * (at least STREAM_SLACK_BYTES): copying is then paid once per that many new bytes.
+ */
+static int stream_rebuild(struct fs_ctx *ctx)
+{
+	struct fs_event_stream *s = &ctx->events, n = { 0 };
+	const struct sched_event *e;
+	size_t kept = 0, cap, len = 0;
+	char *data;
+	int r;
+
+	for (e = sched_event_next(ctx->cluster, 0); e; e = sched_event_next(ctx->cluster, e->seq))
+		if (e->line)
+			kept += e->line_len + 1;
+	cap = kept + (kept / 2 > STREAM_SLACK_BYTES ? kept / 2 : STREAM_SLACK_BYTES);
+	data = malloc(cap);
+	if (!data)
+		return -ENOMEM;
+	for (e = sched_event_next(ctx->cluster, 0); e; e = sched_event_next(ctx->cluster, e->seq)) {
+		if (!n.end_count)
+			n.first_seq = e->seq;
+		n.last_seq = e->seq;
+		if (e->line) {
+			memcpy(data + len, e->line, e->line_len);
+			len += e->line_len;
+			data[len++] = '\n';
+		}
+		if ((r = ends_push(&n, len)) < 0) {
+			free(n.ends);
+			free(data);
+			return r;
+		}
+	}
+	n.blob = blob_new(data, len, cap);
+	if (!n.blob) {
+		free(n.ends);
+		free(data);
+		return -ENOMEM;
+	}
+	n.blob->live = true;
+	if (!n.end_count)
+		n.first_seq = n.last_seq = ctx->cluster->next_event_seq - 1;
+	blob_unlive(s->blob);
+	free(s->ends);
+	*s = n;
+	return 0;
+}
+
+/* Append the events after s->last_seq; false when they do not fit (rebuild instead). */
+static bool stream_append(struct fs_ctx *ctx)
+{
+	struct fs_event_stream *s = &ctx->events;
+	struct fs_blob *b = s->blob;
+	const struct sched_event *e;
+
+	for (e = sched_event_next(ctx->cluster, s->last_seq); e;
+	     e = sched_event_next(ctx->cluster, e->seq)) {
+		size_t need = e->line ? e->line_len + 1 : 0;
+
+		if (e->seq != s->last_seq + 1 || need > b->cap - b->len ||
+		    s->end_count >= 2 * (size_t)ctx->cluster->conf->event_history)
+			return false;
+		if (ends_push(s, b->len + need) < 0)
+			return false;
+		if (e->line) {
+			/* beyond every view handed out: nobody reads these bytes yet */
+			memcpy(b->data + b->len, e->line, e->line_len);
+			b->data[b->len + e->line_len] = '\n';
+			b->len += need;
+		}
+		s->last_seq = e->seq;
+	}
+	return true;
+}
+
+static int events_snapshot(struct fs_ctx *ctx, struct fs_view *ret)
+{
+	struct fs_event_stream *s = &ctx->events;
+	const struct sched_event *first = sched_event_next(ctx->cluster, 0);
+	size_t off = 0;
+	int r;
+
+	/* the blob must hold every kept event from its first line on */
+	if (!s->blob || (first && (first->seq < s->first_seq || first->seq > s->last_seq + 1)) ||
+	    !stream_append(ctx)) {
+		if ((r = stream_rebuild(ctx)) < 0)
+			return r;
+	}
+	if (first && first->seq > s->first_seq)
+		off = s->ends[first->seq - s->first_seq - 1];
+	ret->blob = blob_get(s->blob);
+	ret->off = off;
+	ret->len = s->blob->len - off;
+	return 0;
+}
+
+int fs_snapshot(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec,
+		struct fs_view *ret)
+{
+	uint64_t version = ctx->cluster->version;
+	/* heartbeat age changes with the clock, not with the state; a job's usage with
+	 * every health report, which bumps no version (sched_server_report()) */
+	bool cacheable = p->kind != FS_NODE_INFO && p->kind != FS_JOB_STATUS_JSON;
+	struct fs_cache_slot *victim = &ctx->cache[0];
+	struct fs_blob *b;
+	char *buf;
+	size_t len;
+	int r;
+
+	if (p->kind == FS_CLUSTER_EVENTS)
+		return events_snapshot(ctx, ret);
+	if (cacheable) {
+		for (size_t i = 0; i < FS_CACHE_SLOTS; i++) {
+			struct fs_cache_slot *s = &ctx->cache[i];
+
+			if (s->blob && s->version == version && path_equal(&s->path, p)) {
+				s->last_use = ++ctx->cache_clock;
+				ctx->cache_hits++;
+				*ret = (struct fs_view){ blob_get(s->blob), 0, s->blob->len };
+				return 0;
+			}
+			if (!s->blob || s->version != version)
+				victim = s; /* empty or stale: reuse first */
+			else if (victim->blob && victim->version == version &&
+				 s->last_use < victim->last_use)
+				victim = s;
+		}
+	}
+	ctx->cache_misses++;
+	r = fs_render(ctx, p, now_usec, &buf, &len);
+	if (r < 0)
+		return r;
+	/* the rendered buffer becomes the blob: no second copy of a large render */
+	b = blob_new(buf, len, len + 1);
+	if (!b) {
+		free(buf);
+		return -ENOMEM;
+	}
+	if (cacheable) {
+		blob_unlive(victim->blob);
+		victim->path = *p;
+		victim->version = version;
+		victim->last_use = ++ctx->cache_clock;
+		victim->blob = blob_get(b);
+		b->live = true;
+	}
+	*ret = (struct fs_view){ b, 0, len };
+	return 0;
+}
+
+void fs_snapshot_tally_begin(struct fs_ctx *ctx, struct fs_snapshot_tally *t)
+{
+	*t = (struct fs_snapshot_tally){ .epoch = ++ctx->admit_epoch };
+}
+
+void fs_snapshot_tally_add(struct fs_snapshot_tally *t, struct fs_blob *b)
+{
+	t->count++;
+	if (b->live || b->mark == t->epoch)
+		return;
+	b->mark = t->epoch;
+	t->bytes += b->cap;
+}
+
+int fs_snapshot_tally_check(const struct fs_snapshot_tally *t, uid_t uid)
+{
+	if (uid == 0)
+		return 0;
+	if (t->count > FS_SNAPSHOTS_PER_USER || t->bytes > FS_SNAPSHOT_BYTES_PER_USER)
+		return -EMFILE;
+	return 0;
+}
