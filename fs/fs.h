@@ -352,8 +352,11 @@ struct fs_upload {
  */
 struct fs_blob {
 	unsigned refs;		/* changed only with __atomic builtins once shared */
-	bool live;		/* held by the render cache or the events stream: the current
-				 * state, which nobody is charged for (under ctx->lock) */
+	bool live;		/* held by the render cache or the events stream (under
+				 * ctx->lock) */
+	uint64_t version;	/* cluster->version it was rendered at; UINT64_MAX for
+				 * the events stream's, current as long as it is live.
+				 * Live and current: the state itself, charged to nobody */
 	uint64_t mark;		/* fs_snapshot_admit()'s walk (under ctx->lock) */
 	size_t len;		/* bytes written (only the stream's live blob grows) */
 	size_t cap;		/* bytes allocated at data: what holding it costs */
@@ -385,7 +388,7 @@ struct fs_event_stream {
  * Bounds on what one user's open snapshots hold (root is exempt): at most
  * FS_SNAPSHOTS_PER_USER open read-only files, and at most FS_SNAPSHOT_BYTES_PER_USER
  * bytes in blobs that are no longer the current state (each distinct blob counted once,
- * by its allocation). Past either, open() fails with EMFILE (fs_snapshot_admit()).
+ * by its allocation: what the user keeps alive that the daemon would have dropped). Past either, open() fails with EMFILE (fs_snapshot_admit()).
  */
 #define FS_SNAPSHOTS_PER_USER 4096
 #define FS_SNAPSHOT_BYTES_PER_USER (256u << 20)
@@ -474,11 +477,13 @@ int fs_snapshot(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec,
 /*
  * Counting what one user's open snapshots hold, for the bounds above: begin, add the
  * blob of each of the user's open snapshots and of the one about to be opened, then
- * check. A blob counts once however many snapshots share it, and not at all while live.
+ * check. A blob counts once however many snapshots share it, and not at all while it is
+ * live and current (what any new open would share anyway).
  * All under ctx->lock (the marks are in the blobs).
  */
 struct fs_snapshot_tally {
 	uint64_t epoch;
+	uint64_t version;	/* the cluster's, at begin */
 	size_t count;		/* snapshots added */
 	size_t bytes;		/* cap of the distinct blobs added that are not live */
 };

@@ -11,6 +11,7 @@
  * of the event history.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,6 +129,7 @@ static int stream_rebuild(struct fs_ctx *ctx)
 		return -ENOMEM;
 	}
 	n.blob->live = true;
+	n.blob->version = UINT64_MAX;
 	if (!n.end_count)
 		n.first_seq = n.last_seq = ctx->cluster->next_event_seq - 1;
 	blob_unlive(s->blob);
@@ -148,7 +150,7 @@ static bool stream_append(struct fs_ctx *ctx)
 		size_t need = e->line ? e->line_len + 1 : 0;
 
 		if (e->seq != s->last_seq + 1 || need > b->cap - b->len ||
-		    s->end_count >= 2 * (size_t)ctx->cluster->conf->event_history)
+		    s->end_count >= 2 * ctx->cluster->event_cap + 64)
 			return false;
 		if (ends_push(s, b->len + need) < 0)
 			return false;
@@ -233,6 +235,7 @@ int fs_snapshot(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec,
 		victim->last_use = ++ctx->cache_clock;
 		victim->blob = blob_get(b);
 		b->live = true;
+		b->version = version;
 	}
 	*ret = (struct fs_view){ b, 0, len };
 	return 0;
@@ -240,13 +243,15 @@ int fs_snapshot(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec,
 
 void fs_snapshot_tally_begin(struct fs_ctx *ctx, struct fs_snapshot_tally *t)
 {
-	*t = (struct fs_snapshot_tally){ .epoch = ++ctx->admit_epoch };
+	*t = (struct fs_snapshot_tally){ .epoch = ++ctx->admit_epoch,
+					 .version = ctx->cluster->version };
 }
 
 void fs_snapshot_tally_add(struct fs_snapshot_tally *t, struct fs_blob *b)
 {
 	t->count++;
-	if (b->live || b->mark == t->epoch)
+	if ((b->live && (b->version == t->version || b->version == UINT64_MAX)) ||
+	    b->mark == t->epoch)
 		return;
 	b->mark = t->epoch;
 	t->bytes += b->cap;
