@@ -370,18 +370,27 @@ struct fs_view {
 };
 
 /*
- * cluster/events as one append-only blob (fs_snapshot.c): a new event appends its line,
- * so the opens between two changes share every byte and an open after a change costs
- * nothing new; a new blob (the kept lines copied once) only when the blob is full or the
- * ring dropped events it never saw. Under ctx->lock.
+ * An events file, cluster/events or jobs/<job>/events, as one append-only blob
+ * (fs_snapshot.c): a new event appends its line, so the opens between two changes share
+ * every byte and an open after a change costs nothing new; a new blob (the kept lines
+ * copied once) only when the blob is full. FS_EVENT_STREAMS of them, the least recently
+ * used one reused. Under ctx->lock.
  */
+#define FS_EVENT_STREAMS 16
+
+struct fs_event_line {
+	uint64_t seq;		/* the event's */
+	size_t start;		/* where its line starts in the blob */
+};
+
 struct fs_event_stream {
-	struct fs_blob *blob;	/* live; NULL until first read */
-	uint64_t first_seq;	/* the event whose line starts the blob */
-	uint64_t last_seq;	/* the newest event appended */
-	size_t *ends;		/* ends[i]: offset after the line of event first_seq + i
-				 * (an event without a line adds none) */
-	size_t end_count, end_cap;
+	char job[CONF_NAME_MAX + 1];	/* "" for cluster/events */
+	struct fs_blob *blob;		/* live; NULL = slot unused */
+	uint64_t last_seq;		/* the newest event looked at */
+	uint64_t last_use;
+	struct fs_event_line *lines;	/* the blob's lines, oldest first (those of events
+					 * the ring dropped since come first) */
+	size_t line_count, line_cap;
 };
 
 /*
@@ -449,7 +458,7 @@ struct fs_ctx {
 	struct fs_cache_slot cache[FS_CACHE_SLOTS]; /* under lock */
 	uint64_t cache_clock;
 	uint64_t cache_hits, cache_misses;
-	struct fs_event_stream events;	/* cluster/events (under lock) */
+	struct fs_event_stream events[FS_EVENT_STREAMS]; /* under lock */
 	uint64_t admit_epoch;		/* fs_snapshot_admit() (under lock) */
 	/* durable state (fs_store.c); all under lock. store NULL: in memory only */
 	struct fs_store *store;
@@ -467,8 +476,8 @@ struct fs_ctx {
  * ---- snapshots (fs_snapshot.c) ----
  * fs_snapshot() - the bytes of readable node @p as a view with a blob reference for the
  * caller (fs_blob_put(ret->blob)). Served from the render cache while the cluster's
- * version is unchanged; time-dependent nodes are rendered every time; cluster/events
- * from the events stream, whose blob every open between two of its rebuilds shares.
+ * version is unchanged; time-dependent nodes are rendered every time; the events files
+ * from their streams, whose blob every open between two rebuilds shares.
  * Caller holds ctx->lock. Errors as fs_render(); *ret untouched on failure.
  */
 int fs_snapshot(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec,
@@ -511,8 +520,8 @@ int fs_config_refresh(struct fs_ctx *ctx);
 /* fs_blob_put() - drop one reference; frees at zero. NULL is fine. Any thread. */
 void fs_blob_put(struct fs_blob *b);
 
-/* fs_cache_clear() - drop every cached blob and the events stream (at exit). Caller holds
- * ctx->lock. */
+/* fs_cache_clear() - drop every cached blob and the events streams (at exit). Caller
+ * holds ctx->lock. */
 void fs_cache_clear(struct fs_ctx *ctx);
 
 /*

@@ -12,13 +12,14 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fs.h"
 
 /* The least a stream blob grows by; also its size with no events. */
-#define STREAM_SLACK_BYTES (64u << 10)
+#define STREAM_SLACK_BYTES (16u << 10)
 
 static struct fs_blob *blob_new(char *data, size_t len, size_t cap)
 {
@@ -62,127 +63,169 @@ static bool path_equal(const struct fs_path *a, const struct fs_path *b)
 	       strcmp(a->item, b->item) == 0 && strcmp(a->ext, b->ext) == 0;
 }
 
+static void stream_clear(struct fs_event_stream *s)
+{
+	blob_unlive(s->blob);
+	free(s->lines);
+	memset(s, 0, sizeof(*s));
+}
+
 void fs_cache_clear(struct fs_ctx *ctx)
 {
 	for (size_t i = 0; i < FS_CACHE_SLOTS; i++) {
 		blob_unlive(ctx->cache[i].blob);
 		ctx->cache[i].blob = NULL;
 	}
-	blob_unlive(ctx->events.blob);
-	free(ctx->events.ends);
-	memset(&ctx->events, 0, sizeof(ctx->events));
+	for (size_t i = 0; i < FS_EVENT_STREAMS; i++)
+		stream_clear(&ctx->events[i]);
 }
 
-static int ends_push(struct fs_event_stream *s, size_t end)
+static bool stream_wants(const struct fs_event_stream *s, const struct sched_event *e)
 {
-	if (s->end_count == s->end_cap) {
-		size_t cap = s->end_cap ? 2 * s->end_cap : 1024;
-		size_t *n = realloc(s->ends, cap * sizeof(*n));
+	return e->line && (!s->job[0] || strcmp(e->job, s->job) == 0);
+}
+
+static int lines_push(struct fs_event_stream *s, uint64_t seq, size_t start)
+{
+	if (s->line_count == s->line_cap) {
+		size_t cap = s->line_cap ? 2 * s->line_cap : 64;
+		struct fs_event_line *n = realloc(s->lines, cap * sizeof(*n));
 
 		if (!n)
 			return -ENOMEM;
-		s->ends = n;
-		s->end_cap = cap;
+		s->lines = n;
+		s->line_cap = cap;
 	}
-	s->ends[s->end_count++] = end;
+	s->lines[s->line_count++] = (struct fs_event_line){ seq, start };
 	return 0;
 }
 
 /*
- * A new live blob of the kept events' lines, with room to append as many bytes again
- * (at least STREAM_SLACK_BYTES): copying is then paid once per that many new bytes.
+ * A new live blob of @s's kept lines, with room to append as many bytes again (at least
+ * STREAM_SLACK_BYTES): copying is then paid once per that many new bytes.
  */
-static int stream_rebuild(struct fs_ctx *ctx)
+static int stream_rebuild(struct fs_ctx *ctx, struct fs_event_stream *s)
 {
-	struct fs_event_stream *s = &ctx->events, n = { 0 };
+	struct fs_event_stream n = { 0 };
 	const struct sched_event *e;
 	size_t kept = 0, cap, len = 0;
 	char *data;
 	int r;
 
 	for (e = sched_event_next(ctx->cluster, 0); e; e = sched_event_next(ctx->cluster, e->seq))
-		if (e->line)
+		if (stream_wants(s, e))
 			kept += e->line_len + 1;
 	cap = kept + (kept / 2 > STREAM_SLACK_BYTES ? kept / 2 : STREAM_SLACK_BYTES);
 	data = malloc(cap);
 	if (!data)
 		return -ENOMEM;
+	memcpy(n.job, s->job, sizeof(n.job));
+	n.last_use = s->last_use;
+	n.last_seq = ctx->cluster->next_event_seq - 1;
 	for (e = sched_event_next(ctx->cluster, 0); e; e = sched_event_next(ctx->cluster, e->seq)) {
-		if (!n.end_count)
-			n.first_seq = e->seq;
-		n.last_seq = e->seq;
-		if (e->line) {
-			memcpy(data + len, e->line, e->line_len);
-			len += e->line_len;
-			data[len++] = '\n';
-		}
-		if ((r = ends_push(&n, len)) < 0) {
-			free(n.ends);
+		if (!stream_wants(s, e))
+			continue;
+		if ((r = lines_push(&n, e->seq, len)) < 0) {
+			free(n.lines);
 			free(data);
 			return r;
 		}
+		memcpy(data + len, e->line, e->line_len);
+		len += e->line_len;
+		data[len++] = '\n';
 	}
 	n.blob = blob_new(data, len, cap);
 	if (!n.blob) {
-		free(n.ends);
+		free(n.lines);
 		free(data);
 		return -ENOMEM;
 	}
 	n.blob->live = true;
 	n.blob->version = UINT64_MAX;
-	if (!n.end_count)
-		n.first_seq = n.last_seq = ctx->cluster->next_event_seq - 1;
-	blob_unlive(s->blob);
-	free(s->ends);
+	stream_clear(s);
 	*s = n;
 	return 0;
 }
 
 /* Append the events after s->last_seq; false when they do not fit (rebuild instead). */
-static bool stream_append(struct fs_ctx *ctx)
+static bool stream_append(struct fs_ctx *ctx, struct fs_event_stream *s)
 {
-	struct fs_event_stream *s = &ctx->events;
 	struct fs_blob *b = s->blob;
 	const struct sched_event *e;
 
 	for (e = sched_event_next(ctx->cluster, s->last_seq); e;
 	     e = sched_event_next(ctx->cluster, e->seq)) {
-		size_t need = e->line ? e->line_len + 1 : 0;
-
-		if (e->seq != s->last_seq + 1 || need > b->cap - b->len ||
-		    s->end_count >= 2 * ctx->cluster->event_cap + 64)
-			return false;
-		if (ends_push(s, b->len + need) < 0)
-			return false;
-		if (e->line) {
+		if (stream_wants(s, e)) {
+			if (e->line_len + 1 > b->cap - b->len || lines_push(s, e->seq, b->len) < 0)
+				return false;
 			/* beyond every view handed out: nobody reads these bytes yet */
 			memcpy(b->data + b->len, e->line, e->line_len);
 			b->data[b->len + e->line_len] = '\n';
-			b->len += need;
+			b->len += e->line_len + 1;
 		}
 		s->last_seq = e->seq;
 	}
 	return true;
 }
 
-static int events_snapshot(struct fs_ctx *ctx, struct fs_view *ret)
+/* The index of @s's first line of an event the ring still keeps (line_count: none). */
+static size_t stream_first_kept(const struct fs_ctx *ctx, const struct fs_event_stream *s)
 {
-	struct fs_event_stream *s = &ctx->events;
 	const struct sched_event *first = sched_event_next(ctx->cluster, 0);
-	size_t off = 0;
+	size_t lo = 0, hi = s->line_count;
+
+	if (!first)
+		return s->line_count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->lines[mid].seq < first->seq)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static struct fs_event_stream *stream_find(struct fs_ctx *ctx, const char *job)
+{
+	struct fs_event_stream *victim = &ctx->events[0];
+
+	for (size_t i = 0; i < FS_EVENT_STREAMS; i++) {
+		struct fs_event_stream *s = &ctx->events[i];
+
+		if (s->blob && strcmp(s->job, job) == 0)
+			return s;
+		if (!s->blob || (victim->blob && s->last_use < victim->last_use))
+			victim = s;
+	}
+	stream_clear(victim);
+	snprintf(victim->job, sizeof(victim->job), "%s", job);
+	return victim;
+}
+
+static int events_snapshot(struct fs_ctx *ctx, const char *job, struct fs_view *ret)
+{
+	struct fs_event_stream *s = stream_find(ctx, job);
+	size_t first;
 	int r;
 
-	/* the blob must hold every kept event from its first line on */
-	if (!s->blob || (first && (first->seq < s->first_seq || first->seq > s->last_seq + 1)) ||
-	    !stream_append(ctx)) {
-		if ((r = stream_rebuild(ctx)) < 0)
-			return r;
+	s->last_use = ++ctx->cache_clock;
+	if ((!s->blob || !stream_append(ctx, s)) && (r = stream_rebuild(ctx, s)) < 0) {
+		if (!s->blob)
+			stream_clear(s);
+		return r;
 	}
-	if (first && first->seq > s->first_seq)
-		off = s->ends[first->seq - s->first_seq - 1];
+	first = stream_first_kept(ctx, s);
+	if (first > s->line_count / 2 && first > 64) {
+		/* the lines of dropped events: forget them (their bytes stay until a rebuild) */
+		memmove(s->lines, s->lines + first, (s->line_count - first) * sizeof(*s->lines));
+		s->line_count -= first;
+		first = 0;
+	}
 	ret->blob = blob_get(s->blob);
-	ret->off = off;
-	ret->len = s->blob->len - off;
+	ret->off = first < s->line_count ? s->lines[first].start : s->blob->len;
+	ret->len = s->blob->len - ret->off;
 	return 0;
 }
 
@@ -200,7 +243,10 @@ int fs_snapshot(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec,
 	int r;
 
 	if (p->kind == FS_CLUSTER_EVENTS)
-		return events_snapshot(ctx, ret);
+		return events_snapshot(ctx, "", ret);
+	if (p->kind == FS_JOB_EVENTS)
+		return sched_cluster_find_job(ctx->cluster, p->job) ?
+			       events_snapshot(ctx, p->job, ret) : -ENOENT;
 	if (cacheable) {
 		for (size_t i = 0; i < FS_CACHE_SLOTS; i++) {
 			struct fs_cache_slot *s = &ctx->cache[i];

@@ -4,8 +4,9 @@
 # makes events (refused creates), then opens cluster/events N times, each right after a
 # refusal of their own, so that no two opens see the same file. The daemon's VmRSS must
 # grow by a few renders, not by N renders, must come back near where it was once the
-# descriptors are closed, and every descriptor must still read its own snapshot. Then
-# the per-user bound: past fs.h's FS_SNAPSHOTS_PER_USER open snapshots, open() fails with
+# descriptors are closed, and every descriptor must still read its own snapshot. The
+# same for a job's events file, made by bogus lines in the job's own ctl. Then the
+# per-user bound: past fs.h's FS_SNAPSHOTS_PER_USER open snapshots, open() fails with
 # EMFILE for that user and for nobody else.
 # Usage: test_snapshots.sh ASCENDFS SRCDIR
 set -u
@@ -39,17 +40,24 @@ it_start "$ASCENDFS" "$W/c.yaml" || { not_ok "daemon starts"; it_finish; exit 1;
 
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$IT_PID/status"; }
 
-# holder.py M FILL N: FILL refused creates, then N times: one refused create and one open
-# of cluster/events, held. Prints "held <bytes of one render>", waits for a line, checks
-# that descriptors read their own snapshots (each ending at the refusal before its open,
-# an earlier one a prefix of a later one), closes them all and prints "closed <verdict>".
+# holder.py M FILE HOW FILL N: FILL refusals, then N times: one refusal and one open of
+# FILE (cluster/events, jobs/<job>/events), held. HOW "create" refuses a create in jobs/
+# (a bad name), "ctl:<job>" a bogus line in that job's ctl. Prints "held <bytes of the
+# last snapshot>", waits for a line, checks that descriptors read their own snapshots
+# (each ending at the refusal before its open, an earlier one a prefix of a later one),
+# closes them all and prints "closed <verdict>".
 cat >"$W/holder.py" <<'PY'
 import os, sys
-m, fill, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+m, target, how, fill, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+path = m + "/" + target
+ctl = os.open("%s/jobs/%s/ctl" % (m, how[4:]), os.O_WRONLY) if how.startswith("ctl:") else -1
 def refuse(i):
     try:
-        os.close(os.open("%s/jobs/Bad!%07d%s.yaml" % (m, i, "x" * 180),
-                         os.O_WRONLY | os.O_CREAT, 0o644))
+        if ctl >= 0:
+            os.write(ctl, b"Bad!%07d%s\n" % (i, b"x" * 100))
+        else:
+            os.close(os.open("%s/jobs/Bad!%07d%s.yaml" % (m, i, "x" * 180),
+                             os.O_WRONLY | os.O_CREAT, 0o644))
     except OSError:
         pass
 for i in range(fill):
@@ -57,8 +65,8 @@ for i in range(fill):
 fds, sizes = [], []
 for i in range(n):
     refuse(fill + i)
-    sizes.append(os.stat(m + "/cluster/events").st_size)
-    fds.append(os.open(m + "/cluster/events", os.O_RDONLY))
+    sizes.append(os.stat(path).st_size)
+    fds.append(os.open(path, os.O_RDONLY))
 print("held %d" % sizes[-1], flush=True)
 sys.stdin.readline()
 # a read of exactly its size is the whole snapshot (a read past its end would take newer
@@ -81,46 +89,56 @@ print("closed " + verdict, flush=True)
 PY
 chmod 644 "$W/holder.py"
 
-# ---- 1. N opens after N changes cost about one render ---------------------------------
-FILL=4000
-N=1000
-# one open, for the reference: the daemon's RSS with one snapshot held
-coproc ONE { as_stranger "$PY" "$W/holder.py" "$M" "$FILL" 1; }
-read -r -t 120 tag render <&"${ONE[0]}"
-check_eq "uid $STRANGER made events and holds one snapshot" held "$tag"
-rss_one=$(rss_kib)
-echo >&"${ONE[1]}"
-read -r -t 60 tag verdict <&"${ONE[0]}"
-wait "$ONE_PID" 2>/dev/null
-sleep 0.5
-rss_base=$(rss_kib)
-coproc MANY { as_stranger "$PY" "$W/holder.py" "$M" 0 "$N"; }
-read -r -t 300 tag render <&"${MANY[0]}"
-check_eq "uid $STRANGER holds $N snapshots of cluster/events" held "$tag"
-rss_many=$(rss_kib)
-echo >&"${MANY[1]}"
-read -r -t 300 tag verdict <&"${MANY[0]}"
-wait "$MANY_PID" 2>/dev/null
-check_eq "each of the $N descriptors read its own snapshot" "closed ok" "$tag $verdict"
-# memory goes back as the descriptors close: wait for it rather than sleeping a fixed time
-render_kib=$((render / 1024))
-back_ok() { [ "$(rss_kib)" -le $((rss_base + 2 * render_kib + 16384)) ]; }
-wait_until 10 back_ok
-rss_after=$(rss_kib)
-echo "# cluster/events: $render bytes; VmRSS KiB: 1 open $rss_one, base $rss_base," \
-	"$N opens $rss_many, after closing $rss_after"
-bound=$((rss_base + 4 * render_kib + 32768))
-if [ "$rss_many" -le "$bound" ]; then
-	ok "$N open snapshots cost a few renders ($((rss_many - rss_base)) KiB, render $render_kib KiB)"
-else
-	not_ok "$N open snapshots cost a few renders" \
-		"VmRSS grew by $((rss_many - rss_base)) KiB for a render of $render_kib KiB (bound $((bound - rss_base)) KiB)"
-fi
-if back_ok; then
-	ok "VmRSS returns near its baseline after closing ($rss_after KiB, base $rss_base KiB)"
-else
-	not_ok "VmRSS returns near its baseline after closing" "base $rss_base KiB, after $rss_after KiB"
-fi
+# many_opens FILE HOW FILL N: the measurement, for one events file
+many_opens() {
+	local file=$1 how=$2 fill=$3 n=$4 tag render verdict rss_one rss_base rss_many rss_after
+	local render_kib bound
+	# one open, for the reference: the daemon's RSS with one snapshot held
+	coproc ONE { as_stranger "$PY" "$W/holder.py" "$M" "$file" "$how" "$fill" 1; }
+	read -r -t 120 tag render <&"${ONE[0]}"
+	check_eq "uid $STRANGER made events and holds one snapshot of $file" held "$tag"
+	rss_one=$(rss_kib)
+	echo >&"${ONE[1]}"
+	read -r -t 60 tag verdict <&"${ONE[0]}"
+	wait "$ONE_PID" 2>/dev/null
+	rss_base=$(rss_kib)
+	coproc MANY { as_stranger "$PY" "$W/holder.py" "$M" "$file" "$how" 0 "$n"; }
+	read -r -t 300 tag render <&"${MANY[0]}"
+	check_eq "uid $STRANGER holds $n snapshots of $file" held "$tag"
+	rss_many=$(rss_kib)
+	echo >&"${MANY[1]}"
+	read -r -t 300 tag verdict <&"${MANY[0]}"
+	wait "$MANY_PID" 2>/dev/null
+	check_eq "each of the $n descriptors of $file read its own snapshot" "closed ok" \
+		"$tag $verdict"
+	# memory goes back as the descriptors close: wait for it, not a fixed time
+	render_kib=$((render / 1024))
+	back_ok() { [ "$(rss_kib)" -le $((rss_base + 2 * render_kib + 16384)) ]; }
+	wait_until 10 back_ok
+	rss_after=$(rss_kib)
+	echo "# $file: $render bytes; VmRSS KiB: 1 open $rss_one, then $rss_base;" \
+		"$n opens $rss_many; after closing $rss_after"
+	bound=$((rss_base + 4 * render_kib + 32768))
+	if [ "$rss_many" -le "$bound" ]; then
+		ok "$n open snapshots of $file cost a few renders ($((rss_many - rss_base)) KiB, render $render_kib KiB)"
+	else
+		not_ok "$n open snapshots of $file cost a few renders" \
+			"VmRSS grew by $((rss_many - rss_base)) KiB for a render of $render_kib KiB (bound $((bound - rss_base)) KiB)"
+	fi
+	if back_ok; then
+		ok "VmRSS returns near its baseline after closing $file ($rss_after KiB, then $rss_base KiB)"
+	else
+		not_ok "VmRSS returns near its baseline after closing $file" \
+			"base $rss_base KiB, after $rss_after KiB"
+	fi
+}
+
+# ---- 1. N opens of cluster/events after N changes cost about one render ---------------
+many_opens cluster/events create 4000 1000
+
+# ---- 2. the same for a job's events, made by bogus lines in its own ctl -----------------
+check "uid $STRANGER makes a job directory" as_stranger mkdir "$M/jobs/mine"
+many_opens jobs/mine/events ctl:mine 4000 1000
 
 it_stop
 it_finish

@@ -132,6 +132,40 @@ static void test_fs_snapshot_events_follow_the_ring(void **state)
 	}
 }
 
+static void test_fs_snapshot_job_events_share_one_blob(void **state)
+{
+	struct fixture *f = *state;
+	struct fs_view v[40];
+	struct fs_path p;
+	char *text, *before[40];
+	size_t len;
+
+	assert_int_equal(fs_path_parse("/jobs/train/events", &p), 0);
+	assert_int_equal(fs_snapshot(&f->ctx, &p, fx_now(), &v[0]), -ENOENT);
+	assert_non_null(fx_submit(f->ctx.cluster, "train", 8));
+	assert_non_null(fx_submit(f->ctx.cluster, "other", 8));
+	for (unsigned k = 0; k < 40; k++) {
+		/* the job's refusals and other events around them */
+		sched_job_note_refusal(f->ctx.cluster, "train", "ctl \"x\" by uid 1000 refused",
+				       fx_now());
+		sched_job_note_refusal(f->ctx.cluster, "other", "ctl \"y\" by uid 1000 refused",
+				       fx_now());
+		refuse(f, k);
+		assert_int_equal(fs_snapshot(&f->ctx, &p, fx_now(), &v[k]), 0);
+		assert_int_equal(sched_render_events(f->ctx.cluster, "train", &text, &len), 0);
+		assert_int_equal(v[k].len, len);
+		assert_memory_equal(v[k].blob->data + v[k].off, text, len);
+		free(text);
+		before[k] = copy_view(&v[k]);
+		assert_ptr_equal(v[k].blob, v[0].blob);
+	}
+	for (unsigned k = 0; k < 40; k++) {
+		assert_memory_equal(v[k].blob->data + v[k].off, before[k], v[k].len);
+		fs_blob_put(v[k].blob);
+		free(before[k]);
+	}
+}
+
 static void test_fs_snapshot_cache_shares_until_a_change(void **state)
 {
 	struct fixture *f = *state;
@@ -193,6 +227,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fs_snapshot_events_share_one_blob, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_fs_snapshot_events_follow_the_ring, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_fs_snapshot_job_events_share_one_blob, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_fs_snapshot_cache_shares_until_a_change,
 						setup, teardown),
