@@ -13,7 +13,11 @@
  * members write them (a group name that does not resolve leaves them root's).
  * All generated files are opened with direct_io and hold a snapshot taken at open():
  * every read() of one open file returns bytes of the same snapshot; st_size is the size
- * of a snapshot rendered at stat() time. Linux does not say which open file an fstat()
+ * of a snapshot rendered at stat() time. Snapshots share memory (fs_snapshot.c): the
+ * opens of an unchanged file one blob, those of an events file one blob however it grew
+ * in between. Per user other than root, at most FS_SNAPSHOTS_PER_USER open snapshots and
+ * FS_SNAPSHOT_BYTES_PER_USER bytes of snapshots no longer current: past either, open()
+ * is EMFILE. Linux does not say which open file an fstat()
  * is for, so fstat() also gives the current size; read to EOF rather than trusting it
  * across a change.
  *

@@ -140,5 +140,52 @@ many_opens cluster/events create 4000 1000
 check "uid $STRANGER makes a job directory" as_stranger mkdir "$M/jobs/mine"
 many_opens jobs/mine/events ctl:mine 4000 1000
 
+# ---- 3. the per-user bound: EMFILE past FS_SNAPSHOTS_PER_USER, for that user alone -----
+LIMIT=$(sed -n 's/^#define FS_SNAPSHOTS_PER_USER \([0-9]*\).*/\1/p' "$SRC/fs/fs.h")
+cat >"$W/limit.py" <<'PY'
+import errno, os, resource, sys
+path, limit = sys.argv[1], int(sys.argv[2])
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+if hard != resource.RLIM_INFINITY and hard < limit + 64:
+    print("skip: RLIMIT_NOFILE hard limit %d" % hard, flush=True)
+    sys.exit(0)
+resource.setrlimit(resource.RLIMIT_NOFILE, (limit + 64, hard))
+fds = [os.open(path, os.O_RDONLY) for _ in range(limit)]
+def one_more():
+    try:
+        fds.append(os.open(path, os.O_RDONLY))
+        return "ok"
+    except OSError as e:
+        return errno.errorcode[e.errno]
+first = one_more()
+print("held %d, one more: %s" % (len(fds), first), flush=True)
+sys.stdin.readline()
+os.close(fds.pop())
+print("after closing one: %s" % one_more(), flush=True)
+for fd in fds:
+    os.close(fd)
+PY
+chmod 644 "$W/limit.py"
+if [ -z "$LIMIT" ]; then
+	not_ok "FS_SNAPSHOTS_PER_USER is in fs/fs.h"
+else
+	coproc LIM { as_stranger "$PY" "$W/limit.py" "$M/cluster/status" "$LIMIT"; }
+	read -r -t 120 line <&"${LIM[0]}"
+	case $line in
+	skip:*) echo "# $line: the per-user bound is not tried" ;;
+	*)
+		check_eq "uid $STRANGER holding $LIMIT snapshots opens no more" \
+			"held $LIMIT, one more: EMFILE" "$line"
+		check "root still opens cluster/status" cat "$M/cluster/status"
+		check "another user still opens cluster/status" \
+			setpriv --reuid=65533 --regid=65533 --clear-groups cat "$M/cluster/status"
+		echo >&"${LIM[1]}"
+		read -r -t 60 line <&"${LIM[0]}"
+		check_eq "uid $STRANGER opens again after closing one" "after closing one: ok" "$line"
+		;;
+	esac
+	wait "$LIM_PID" 2>/dev/null
+fi
+
 it_stop
 it_finish
