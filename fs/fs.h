@@ -15,9 +15,9 @@
  * every read() of one open file returns bytes of the same snapshot; st_size is the size
  * of a snapshot rendered at stat() time. Snapshots share memory (fs_snapshot.c): the
  * opens of an unchanged file one blob, those of an events file one blob however it grew
- * in between. Per user other than root, at most FS_SNAPSHOTS_PER_USER open snapshots and
- * FS_SNAPSHOT_BYTES_PER_USER bytes of snapshots no longer current: past either, open()
- * is EMFILE. Linux does not say which open file an fstat()
+ * in between. Per user other than root, at most FS_OPEN_FILES_PER_USER open snapshots and
+ * FS_SNAPSHOT_BYTES_PER_USER bytes of snapshots no longer current (ctl files count in
+ * both too): past either, open() is EMFILE. Linux does not say which open file an fstat()
  * is for, so fstat() also gives the current size; read to EOF rather than trusting it
  * across a change.
  *
@@ -398,12 +398,14 @@ struct fs_event_stream {
 };
 
 /*
- * Bounds on what one user's open snapshots hold (root is exempt): at most
- * FS_SNAPSHOTS_PER_USER open read-only files, and at most FS_SNAPSHOT_BYTES_PER_USER
- * bytes in blobs that are no longer the current state (each distinct blob counted once,
- * by its allocation: what the user keeps alive that the daemon would have dropped). Past either, open() fails with EMFILE (fs_snapshot_admit()).
+ * Bounds on what one user's open files hold (root is exempt): at most
+ * FS_OPEN_FILES_PER_USER open snapshots and ctl files together (each ctl file buffers
+ * up to 64 KiB of a line), and at most FS_SNAPSHOT_BYTES_PER_USER bytes in blobs that are
+ * no longer the current state (each distinct blob counted once, by its allocation: what
+ * the user keeps alive that the daemon would have dropped) and ctl buffers. Past either,
+ * open() fails with EMFILE (the tally below). Uploads of specs are bounded apart.
  */
-#define FS_SNAPSHOTS_PER_USER 4096
+#define FS_OPEN_FILES_PER_USER 4096
 #define FS_SNAPSHOT_BYTES_PER_USER (256u << 20)
 
 #define FS_CACHE_SLOTS 128
@@ -497,8 +499,9 @@ int fs_snapshot(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec,
 struct fs_snapshot_tally {
 	uint64_t epoch;
 	uint64_t version;	/* the cluster's, at begin */
-	size_t count;		/* snapshots added */
-	size_t bytes;		/* cap of the distinct blobs added that are not live */
+	size_t count;		/* open files added */
+	size_t bytes;		/* cap of the distinct blobs added that are not live and
+				 * current, plus the buffers added */
 };
 
 /* fs_snapshot_tally_begin() - start an empty tally @t (caller's storage). */
@@ -507,9 +510,12 @@ void fs_snapshot_tally_begin(struct fs_ctx *ctx, struct fs_snapshot_tally *t);
 /* fs_snapshot_tally_add() - count one snapshot, holding @b (borrowed, not NULL). */
 void fs_snapshot_tally_add(struct fs_snapshot_tally *t, struct fs_blob *b);
 
+/* fs_snapshot_tally_add_buffer() - count one open file that buffers @bytes (a ctl file). */
+void fs_snapshot_tally_add_buffer(struct fs_snapshot_tally *t, size_t bytes);
+
 /*
  * fs_snapshot_tally_check() - 0 when user @uid may hold what @t counted (root always),
- * else -EMFILE: more than FS_SNAPSHOTS_PER_USER snapshots or FS_SNAPSHOT_BYTES_PER_USER
+ * else -EMFILE: more than FS_OPEN_FILES_PER_USER files or FS_SNAPSHOT_BYTES_PER_USER
  * bytes.
  */
 int fs_snapshot_tally_check(const struct fs_snapshot_tally *t, uid_t uid);

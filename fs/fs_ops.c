@@ -483,20 +483,29 @@ static void wait_for_resume_scan(struct fs_ctx *ctx, const struct fs_path *p)
 }
 
 /*
- * May user @uid hold one more snapshot, of @b? What the user's open snapshots hold,
- * counted over the open files (ctx->lock held): fs_snapshot_tally_check().
+ * May user @uid hold one more open file: a snapshot of @b, or a ctl file (@b NULL)? What
+ * the user's open snapshots and ctl files hold, counted over the open files (ctx->lock
+ * held): fs_snapshot_tally_check().
  */
-static int snapshot_admit(struct fs_ctx *ctx, uid_t uid, struct fs_blob *b)
+static int open_file_admit(struct fs_ctx *ctx, uid_t uid, struct fs_blob *b)
 {
 	struct fs_snapshot_tally t;
 
 	if (uid == 0)
 		return 0;
 	fs_snapshot_tally_begin(ctx, &t);
-	for (struct fs_handle *h = ctx->handles; h; h = h->next)
-		if (h->kind == H_SNAPSHOT && h->uid == uid)
+	for (struct fs_handle *h = ctx->handles; h; h = h->next) {
+		if (h->uid != uid)
+			continue;
+		if (h->kind == H_SNAPSHOT)
 			fs_snapshot_tally_add(&t, h->snap.blob);
-	fs_snapshot_tally_add(&t, b);
+		else if (h->kind == H_CTL)
+			fs_snapshot_tally_add_buffer(&t, h->cap);
+	}
+	if (b)
+		fs_snapshot_tally_add(&t, b);
+	else
+		fs_snapshot_tally_add_buffer(&t, 0);
 	return fs_snapshot_tally_check(&t, uid);
 }
 
@@ -525,7 +534,7 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 
 		wait_for_resume_scan(ctx, &p);
 		r = fs_snapshot(ctx, &p, fs_now_usec(), &v);
-		if (r == 0 && (r = snapshot_admit(ctx, fuse_get_context()->uid, v.blob)) < 0)
+		if (r == 0 && (r = open_file_admit(ctx, fuse_get_context()->uid, v.blob)) < 0)
 			fs_blob_put(v.blob);
 		if (r == 0 && !(h = handle_new_locked(ctx, H_SNAPSHOT, &p))) {
 			fs_blob_put(v.blob);
@@ -543,6 +552,8 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 		 * from someone who does not own the job is refused (EPERM) and a "refused" event */
 		if (r == 0 && p.kind != FS_JOB_CTL && !may_operate)
 			r = -EACCES;
+		if (r == 0)
+			r = open_file_admit(ctx, fuse_get_context()->uid, NULL);
 		if (r == 0 && !(h = handle_new_locked(ctx, H_CTL, &p)))
 			r = -ENOMEM;
 		if (r == 0)

@@ -303,11 +303,17 @@ void fs_snapshot_tally_add(struct fs_snapshot_tally *t, struct fs_blob *b)
 	t->bytes += b->cap;
 }
 
+void fs_snapshot_tally_add_buffer(struct fs_snapshot_tally *t, size_t bytes)
+{
+	t->count++;
+	t->bytes += bytes;
+}
+
 int fs_snapshot_tally_check(const struct fs_snapshot_tally *t, uid_t uid)
 {
 	if (uid == 0)
 		return 0;
-	if (t->count > FS_SNAPSHOTS_PER_USER || t->bytes > FS_SNAPSHOT_BYTES_PER_USER)
+	if (t->count > FS_OPEN_FILES_PER_USER || t->bytes > FS_SNAPSHOT_BYTES_PER_USER)
 		return -EMFILE;
 	return 0;
 }

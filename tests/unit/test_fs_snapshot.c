@@ -212,7 +212,7 @@ static void test_fs_snapshot_tally_charges_what_is_kept(void **state)
 	assert_int_equal(fs_snapshot_tally_check(&t, 65534), -EMFILE);
 	assert_int_equal(fs_snapshot_tally_check(&t, 0), 0);
 	t.bytes = 0;
-	t.count = FS_SNAPSHOTS_PER_USER;
+	t.count = FS_OPEN_FILES_PER_USER;
 	assert_int_equal(fs_snapshot_tally_check(&t, 65534), 0);
 	t.count++;
 	assert_int_equal(fs_snapshot_tally_check(&t, 65534), -EMFILE);
