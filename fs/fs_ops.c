@@ -715,8 +715,8 @@ static bool is_event_stream(enum fs_node_kind k)
 
 /*
  * Event files only grow: a read at the end of the snapshot takes a newer one when the
- * old bytes are its prefix, so `tail -f` sees new lines while every byte already read
- * stays as it was.
+ * old bytes are its prefix (or it is the same stream blob, grown), so `tail -f` sees
+ * new lines while every byte already read stays as it was.
  */
 static void snapshot_extend(struct fs_ctx *ctx, struct fs_handle *h)
 {
@@ -726,10 +726,15 @@ static void snapshot_extend(struct fs_ctx *ctx, struct fs_handle *h)
 	if (fs_snapshot(ctx, &h->path, fs_now_usec(), &v) < 0)
 		v.blob = NULL;
 	pthread_mutex_unlock(&ctx->lock);
-	/* the same stream blob from the same line on holds the old bytes: no compare */
+	/* the same stream blob only grew: the view keeps its start (lines of events the
+	 * ring dropped since stay readable in it) and takes the new end */
+	if (v.blob && v.blob == o->blob && v.off + v.len > o->off + o->len) {
+		o->len = v.off + v.len - o->off;
+		fs_blob_put(v.blob);
+		return;
+	}
 	if (v.blob && v.len > o->len &&
-	    ((v.blob == o->blob && v.off == o->off) ||
-	     memcmp(v.blob->data + v.off, o->blob->data + o->off, o->len) == 0)) {
+	    memcmp(v.blob->data + v.off, o->blob->data + o->off, o->len) == 0) {
 		fs_blob_put(o->blob);
 		*o = v;
 		return;

@@ -211,6 +211,10 @@ static int events_snapshot(struct fs_ctx *ctx, const char *job, struct fs_view *
 	int r;
 
 	s->last_use = ++ctx->cache_clock;
+	/* sequence numbers only grow while the daemon serves; anything else (a reload of
+	 * the events) starts the stream over */
+	if (s->blob && ctx->cluster->next_event_seq - 1 < s->last_seq)
+		stream_clear(s);
 	if ((!s->blob || !stream_append(ctx, s)) && (r = stream_rebuild(ctx, s)) < 0) {
 		if (!s->blob)
 			stream_clear(s);
