@@ -32,6 +32,9 @@
 
 #include "fs.h"
 
+/* What a ctl file buffers at most: a partial line and one write. */
+#define CTL_BUFFER_MAX_BYTES (64 * 1024)
+
 /* How long a lookup waits for a closing upload's release before going on without it. */
 #define UPLOAD_WAIT_MSEC 2000
 
@@ -485,7 +488,8 @@ static void wait_for_resume_scan(struct fs_ctx *ctx, const struct fs_path *p)
 /*
  * May user @uid hold one more open file: a snapshot of @b, or a ctl file (@b NULL)? What
  * the user's open snapshots and ctl files hold, counted over the open files (ctx->lock
- * held): fs_snapshot_tally_check().
+ * held; a handle's blob changes under it) with each ctl file at the most it may buffer
+ * (its buffer is the handle's, under its own mutex): fs_snapshot_tally_check().
  */
 static int open_file_admit(struct fs_ctx *ctx, uid_t uid, struct fs_blob *b)
 {
@@ -500,12 +504,12 @@ static int open_file_admit(struct fs_ctx *ctx, uid_t uid, struct fs_blob *b)
 		if (h->kind == H_SNAPSHOT)
 			fs_snapshot_tally_add(&t, h->snap.blob);
 		else if (h->kind == H_CTL)
-			fs_snapshot_tally_add_buffer(&t, h->cap);
+			fs_snapshot_tally_add_buffer(&t, CTL_BUFFER_MAX_BYTES);
 	}
 	if (b)
 		fs_snapshot_tally_add(&t, b);
 	else
-		fs_snapshot_tally_add_buffer(&t, 0);
+		fs_snapshot_tally_add_buffer(&t, CTL_BUFFER_MAX_BYTES);
 	return fs_snapshot_tally_check(&t, uid);
 }
 
@@ -735,8 +739,13 @@ static void snapshot_extend(struct fs_ctx *ctx, struct fs_handle *h)
 	}
 	if (v.blob && v.len > o->len &&
 	    memcmp(v.blob->data + v.off, o->blob->data + o->off, o->len) == 0) {
-		fs_blob_put(o->blob);
+		struct fs_blob *old = o->blob;
+
+		/* under the lock: open_file_admit() reads the blobs of every open file */
+		pthread_mutex_lock(&ctx->lock);
 		*o = v;
+		pthread_mutex_unlock(&ctx->lock);
+		fs_blob_put(old);
 		return;
 	}
 	fs_blob_put(v.blob);
@@ -1463,7 +1472,7 @@ static int fs_write(const char *path, const char *data, size_t size, off_t off,
 			break;
 		}
 		/* ctl files are streams: append whatever the offset says */
-		r = buffer_put(h, data, size, (off_t)h->len, 64 * 1024);
+		r = buffer_put(h, data, size, (off_t)h->len, CTL_BUFFER_MAX_BYTES);
 		if (r == 0)
 			r = ctl_run(ctx, h, false);
 		if (r == 0)
