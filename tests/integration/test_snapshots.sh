@@ -18,6 +18,9 @@ if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null || ! command -v python
 	echo "SKIP: needs root, setpriv and python3"
 	exit 77
 fi
+# under AddressSanitizer, freed memory waits in a quarantine (256 MiB) before it is
+# reused or unmapped: without it, RSS measures the daemon's own frees here too
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0"
 it_setup
 M=$IT_MNT
 W=$IT_WORK
