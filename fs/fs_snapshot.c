@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Snapshots: the bytes an open read-only file reads, shared as far as they can be (issue
- * 15 item 4). The render cache hands every open of an unchanged node the same blob; the
- * events stream makes cluster/events one append-only blob, so that opens between changes
- * share it too, each holding only a view (offset, length) of it. What a user's open files
- * hold beyond the current state is counted and bounded (the tally).
+ * 15 item 4). The render cache hands every open of an unchanged node the same blob; an
+ * events stream makes an events file (cluster/events, jobs/<job>/events) one append-only
+ * blob, so that opens between changes share it too, each holding only a view (offset,
+ * length) of it. What a user's open files hold beyond the current state is counted and
+ * bounded (the tally).
  *
- * Why the stream: each refused request is an event, so a user can change cluster/events
- * before every open; with one rendered blob per version, 1,000 opens held 1,000 copies
- * of the event history.
+ * Why the streams: each refused request is an event, so a user can change an events
+ * file before every open; with one rendered blob per version, 1,000 opens held 1,000
+ * copies of the event history.
  */
 #include <errno.h>
 #include <stdint.h>
