@@ -13,7 +13,11 @@
  * members write them (a group name that does not resolve leaves them root's).
  * All generated files are opened with direct_io and hold a snapshot taken at open():
  * every read() of one open file returns bytes of the same snapshot; st_size is the size
- * of a snapshot rendered at stat() time. Linux does not say which open file an fstat()
+ * of a snapshot rendered at stat() time. Snapshots share memory (fs_snapshot.c): the
+ * opens of an unchanged file one blob, those of an events file one blob however it grew
+ * in between. Per user other than root, at most FS_OPEN_FILES_PER_USER open snapshots and
+ * FS_SNAPSHOT_BYTES_PER_USER bytes of snapshots no longer current (ctl files count in
+ * both too): past either, open() is EMFILE. Linux does not say which open file an fstat()
  * is for, so fstat() also gives the current size; read to EOF rather than trusting it
  * across a change.
  *
@@ -357,14 +361,65 @@ struct fs_upload {
 };
 
 /*
- * Rendered bytes, shared by the render cache and every open file that snapshots them.
- * Immutable once made; the reference count is atomic so release() needs no lock.
+ * Rendered bytes, shared by the render cache, the events stream and every open file that
+ * snapshots them (fs_snapshot.c). Bytes below len never change once written: the render
+ * cache's blobs are complete when made, and the events stream's live blob only appends
+ * (under ctx->lock), so an open file reads its view without the lock. The reference
+ * count is atomic so release() needs no lock.
  */
 struct fs_blob {
 	unsigned refs;		/* changed only with __atomic builtins once shared */
-	size_t len;
-	char data[];		/* len bytes + NUL */
+	bool live;		/* held by the render cache or the events stream (under
+				 * ctx->lock) */
+	uint64_t version;	/* cluster->version it was rendered at; UINT64_MAX for
+				 * the events stream's, current as long as it is live.
+				 * Live and current: the state itself, charged to nobody */
+	uint64_t mark;		/* fs_snapshot_admit()'s walk (under ctx->lock) */
+	size_t len;		/* bytes written (only the stream's live blob grows) */
+	size_t cap;		/* bytes allocated at data: what holding it costs */
+	char *data;		/* owned; len bytes (cache blobs: + NUL) */
 };
+
+/* What one open file reads: bytes [off, off + len) of blob (a reference it holds). */
+struct fs_view {
+	struct fs_blob *blob;
+	size_t off, len;
+};
+
+/*
+ * An events file, cluster/events or jobs/<job>/events, as one append-only blob
+ * (fs_snapshot.c): a new event appends its line, so the opens between two changes share
+ * every byte and an open after a change costs nothing new; a new blob (the kept lines
+ * copied once) only when the blob is full. FS_EVENT_STREAMS of them, the least recently
+ * used one reused. Under ctx->lock.
+ */
+#define FS_EVENT_STREAMS 16
+
+struct fs_event_line {
+	uint64_t seq;		/* the event's */
+	size_t start;		/* where its line starts in the blob */
+};
+
+struct fs_event_stream {
+	char job[CONF_NAME_MAX + 1];	/* "" for cluster/events */
+	struct fs_blob *blob;		/* live; NULL = slot unused */
+	uint64_t last_seq;		/* the newest event looked at */
+	uint64_t last_use;
+	struct fs_event_line *lines;	/* the blob's lines, oldest first (those of events
+					 * the ring dropped since come first) */
+	size_t line_count, line_cap;
+};
+
+/*
+ * Bounds on what one user's open files hold (root is exempt): at most
+ * FS_OPEN_FILES_PER_USER open snapshots and ctl files together (each ctl file buffers
+ * up to 64 KiB of a line), and at most FS_SNAPSHOT_BYTES_PER_USER bytes in blobs that are
+ * no longer the current state (each distinct blob counted once, by its allocation: what
+ * the user keeps alive that the daemon would have dropped) and ctl buffers. Past either,
+ * open() fails with EMFILE (the tally below). Uploads of specs are bounded apart.
+ */
+#define FS_OPEN_FILES_PER_USER 4096
+#define FS_SNAPSHOT_BYTES_PER_USER (256u << 20)
 
 #define FS_CACHE_SLOTS 128
 
@@ -423,6 +478,8 @@ struct fs_ctx {
 	struct fs_cache_slot cache[FS_CACHE_SLOTS]; /* under lock */
 	uint64_t cache_clock;
 	uint64_t cache_hits, cache_misses;
+	struct fs_event_stream events[FS_EVENT_STREAMS]; /* under lock */
+	uint64_t admit_epoch;		/* fs_snapshot_admit() (under lock) */
 	/* durable state (fs_store.c); all under lock. store NULL: in memory only */
 	struct fs_store *store;
 	struct fs_staged *staged;	/* uploads accepted by a close, not yet released */
@@ -436,13 +493,46 @@ struct fs_ctx {
 };
 
 /*
- * fs_snapshot() - the bytes of readable node @p as an immutable blob with a reference
- * for the caller (fs_blob_put). Served from the render cache while the cluster's
- * version is unchanged; time-dependent nodes are rendered every time.
- * Caller holds ctx->lock. Errors as fs_render().
+ * ---- snapshots (fs_snapshot.c) ----
+ * fs_snapshot() - the bytes of readable node @p as a view with a blob reference for the
+ * caller (fs_blob_put(ret->blob)). Served from the render cache while the cluster's
+ * version is unchanged; time-dependent nodes are rendered every time; the events files
+ * from their streams, whose blob every open between two rebuilds shares.
+ * Caller holds ctx->lock. Errors as fs_render(); *ret untouched on failure.
  */
 int fs_snapshot(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec,
-		struct fs_blob **ret);
+		struct fs_view *ret);
+
+/*
+ * Counting what one user's open snapshots hold, for the bounds above: begin, add the
+ * blob of each of the user's open snapshots and of the one about to be opened, then
+ * check. A blob counts once however many snapshots share it, and not at all while it is
+ * live and current (what any new open would share anyway).
+ * All under ctx->lock (the marks are in the blobs).
+ */
+struct fs_snapshot_tally {
+	uint64_t epoch;
+	uint64_t version;	/* the cluster's, at begin */
+	size_t count;		/* open files added */
+	size_t bytes;		/* cap of the distinct blobs added that are not live and
+				 * current, plus the buffers added */
+};
+
+/* fs_snapshot_tally_begin() - start an empty tally @t (caller's storage). */
+void fs_snapshot_tally_begin(struct fs_ctx *ctx, struct fs_snapshot_tally *t);
+
+/* fs_snapshot_tally_add() - count one snapshot, holding @b (borrowed, not NULL). */
+void fs_snapshot_tally_add(struct fs_snapshot_tally *t, struct fs_blob *b);
+
+/* fs_snapshot_tally_add_buffer() - count one open file that buffers @bytes (a ctl file). */
+void fs_snapshot_tally_add_buffer(struct fs_snapshot_tally *t, size_t bytes);
+
+/*
+ * fs_snapshot_tally_check() - 0 when user @uid may hold what @t counted (root always),
+ * else -EMFILE: more than FS_OPEN_FILES_PER_USER files or FS_SNAPSHOT_BYTES_PER_USER
+ * bytes.
+ */
+int fs_snapshot_tally_check(const struct fs_snapshot_tally *t, uid_t uid);
 
 /*
  * fs_config_refresh() - render cluster/config again from the cluster's configuration,
@@ -454,7 +544,8 @@ int fs_config_refresh(struct fs_ctx *ctx);
 /* fs_blob_put() - drop one reference; frees at zero. NULL is fine. Any thread. */
 void fs_blob_put(struct fs_blob *b);
 
-/* fs_cache_clear() - drop every cached blob (at exit). Caller holds ctx->lock. */
+/* fs_cache_clear() - drop every cached blob and the events streams (at exit). Caller
+ * holds ctx->lock. */
 void fs_cache_clear(struct fs_ctx *ctx);
 
 /*

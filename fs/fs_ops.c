@@ -37,6 +37,9 @@
 
 #include "fs.h"
 
+/* What a ctl file buffers at most: a partial line and one write. */
+#define CTL_BUFFER_MAX_BYTES (64 * 1024)
+
 /* How long a lookup waits for a closing upload's release before going on without it. */
 #define UPLOAD_WAIT_MSEC 2000
 
@@ -52,7 +55,7 @@ enum handle_kind {
 struct fs_handle {
 	enum handle_kind kind;
 	struct fs_path path;
-	struct fs_blob *snap;	/* H_SNAPSHOT: bytes as of open() */
+	struct fs_view snap;	/* H_SNAPSHOT: bytes as of open() (a blob reference) */
 	char *buf;		/* H_UPLOAD, H_SPEC, H_CTL: what was written */
 	size_t len, cap;
 	bool dirty;	/* written since the last validation */
@@ -209,7 +212,7 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	 * whole snapshot whatever st_size says.
 	 */
 	if (r == 0 && h && h->kind == H_SNAPSHOT)
-		st->st_size = (off_t)h->snap->len;
+		st->st_size = (off_t)h->snap.len;
 	if (r == 0 && h && h->kind == H_UPLOAD)
 		st->st_size = (off_t)h->len;
 	if (h)
@@ -388,7 +391,7 @@ static bool caller_may_write(struct fs_ctx *ctx, const struct fs_path *p, const 
 static void handle_destroy(struct fs_handle *h)
 {
 	pthread_mutex_destroy(&h->mu);
-	fs_blob_put(h->snap);
+	fs_blob_put(h->snap.blob);
 	free(h->buf);
 	free(h->groups);
 	free(h->upload);
@@ -506,6 +509,34 @@ static void wait_for_resume_scan(struct fs_ctx *ctx, const struct fs_path *p)
 
 static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi);
 
+/*
+ * May user @uid hold one more open file: a snapshot of @b, or a ctl file (@b NULL)? What
+ * the user's open snapshots and ctl files hold, counted over the open files (ctx->lock
+ * held; a handle's blob changes under it) with each ctl file at the most it may buffer
+ * (its buffer is the handle's, under its own mutex): fs_snapshot_tally_check().
+ */
+static int open_file_admit(struct fs_ctx *ctx, uid_t uid, struct fs_blob *b)
+{
+	struct fs_snapshot_tally t;
+
+	if (uid == 0)
+		return 0;
+	fs_snapshot_tally_begin(ctx, &t);
+	for (struct fs_handle *h = ctx->handles; h; h = h->next) {
+		if (h->uid != uid)
+			continue;
+		if (h->kind == H_SNAPSHOT)
+			fs_snapshot_tally_add(&t, h->snap.blob);
+		else if (h->kind == H_CTL)
+			fs_snapshot_tally_add_buffer(&t, CTL_BUFFER_MAX_BYTES);
+	}
+	if (b)
+		fs_snapshot_tally_add(&t, b);
+	else
+		fs_snapshot_tally_add_buffer(&t, CTL_BUFFER_MAX_BYTES);
+	return fs_snapshot_tally_check(&t, uid);
+}
+
 static int fs_open(const char *path, struct fuse_file_info *fi)
 {
 	struct fs_ctx *ctx = get_ctx();
@@ -527,9 +558,18 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 	pthread_mutex_lock(&ctx->lock);
 	wait_for_closing_uploads(ctx, &p);
 	if (acc == O_RDONLY) {
+		struct fs_view v;
+
 		wait_for_resume_scan(ctx, &p);
-		h = handle_new_locked(ctx, H_SNAPSHOT, &p);
-		r = h ? fs_snapshot(ctx, &p, fs_now_usec(), &h->snap) : -ENOMEM;
+		r = fs_snapshot(ctx, &p, fs_now_usec(), &v);
+		if (r == 0 && (r = open_file_admit(ctx, fuse_get_context()->uid, v.blob)) < 0)
+			fs_blob_put(v.blob);
+		if (r == 0 && !(h = handle_new_locked(ctx, H_SNAPSHOT, &p))) {
+			fs_blob_put(v.blob);
+			r = -ENOMEM;
+		}
+		if (r == 0)
+			h->snap = v;
 		goto out;
 	}
 	if (is_ctl(p.kind)) {
@@ -540,6 +580,8 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 		 * from someone who does not own the job is refused (EPERM) and a "refused" event */
 		if (r == 0 && p.kind != FS_JOB_CTL && !may_operate)
 			r = -EACCES;
+		if (r == 0)
+			r = open_file_admit(ctx, fuse_get_context()->uid, NULL);
 		if (r == 0 && !(h = handle_new_locked(ctx, H_CTL, &p)))
 			r = -ENOMEM;
 		if (r == 0)
@@ -709,23 +751,36 @@ static bool is_event_stream(enum fs_node_kind k)
 
 /*
  * Event files only grow: a read at the end of the snapshot takes a newer one when the
- * old bytes are its prefix, so `tail -f` sees new lines while every byte already read
- * stays as it was.
+ * old bytes are its prefix (or it is the same stream blob, grown), so `tail -f` sees
+ * new lines while every byte already read stays as it was.
  */
 static void snapshot_extend(struct fs_ctx *ctx, struct fs_handle *h)
 {
-	struct fs_blob *b = NULL;
+	struct fs_view v = { 0 }, *o = &h->snap;
 
 	pthread_mutex_lock(&ctx->lock);
-	if (fs_snapshot(ctx, &h->path, fs_now_usec(), &b) < 0)
-		b = NULL;
+	if (fs_snapshot(ctx, &h->path, fs_now_usec(), &v) < 0)
+		v.blob = NULL;
 	pthread_mutex_unlock(&ctx->lock);
-	if (b && b->len > h->snap->len && memcmp(b->data, h->snap->data, h->snap->len) == 0) {
-		fs_blob_put(h->snap);
-		h->snap = b;
+	/* the same stream blob only grew: the view keeps its start (lines of events the
+	 * ring dropped since stay readable in it) and takes the new end */
+	if (v.blob && v.blob == o->blob && v.off + v.len > o->off + o->len) {
+		o->len = v.off + v.len - o->off;
+		fs_blob_put(v.blob);
 		return;
 	}
-	fs_blob_put(b);
+	if (v.blob && v.len > o->len &&
+	    memcmp(v.blob->data + v.off, o->blob->data + o->off, o->len) == 0) {
+		struct fs_blob *old = o->blob;
+
+		/* under the lock: open_file_admit() reads the blobs of every open file */
+		pthread_mutex_lock(&ctx->lock);
+		*o = v;
+		pthread_mutex_unlock(&ctx->lock);
+		fs_blob_put(old);
+		return;
+	}
+	fs_blob_put(v.blob);
 }
 
 static int fs_read(const char *path, char *buf, size_t size, off_t off,
@@ -741,14 +796,14 @@ static int fs_read(const char *path, char *buf, size_t size, off_t off,
 	if (off < 0)
 		return -EINVAL;
 	pthread_mutex_lock(&h->mu);
-	if ((size_t)off >= h->snap->len && is_event_stream(h->path.kind))
+	if ((size_t)off >= h->snap.len && is_event_stream(h->path.kind))
 		snapshot_extend(ctx, h);
-	if ((size_t)off >= h->snap->len) {
+	if ((size_t)off >= h->snap.len) {
 		r = 0;
 	} else {
-		if (size > h->snap->len - (size_t)off)
-			size = h->snap->len - (size_t)off;
-		memcpy(buf, h->snap->data + off, size);
+		if (size > h->snap.len - (size_t)off)
+			size = h->snap.len - (size_t)off;
+		memcpy(buf, h->snap.blob->data + h->snap.off + off, size);
 		r = (int)size;
 	}
 	pthread_mutex_unlock(&h->mu);
@@ -1518,7 +1573,7 @@ static int fs_write(const char *path, const char *data, size_t size, off_t off,
 			break;
 		}
 		/* ctl files are streams: append whatever the offset says */
-		r = buffer_put(h, data, size, (off_t)h->len, 64 * 1024);
+		r = buffer_put(h, data, size, (off_t)h->len, CTL_BUFFER_MAX_BYTES);
 		if (r == 0)
 			r = ctl_run(ctx, h, false);
 		if (r == 0)

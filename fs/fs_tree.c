@@ -530,13 +530,13 @@ int fs_stat(struct fs_ctx *ctx, const struct fs_path *p, struct stat *st, uint64
 	st->st_ctim = st->st_mtim;
 	st->st_atim = st->st_mtim;
 	if (S_ISREG(st->st_mode) && p->kind != FS_JOB_UPLOAD && (st->st_mode & 0444)) {
-		struct fs_blob *b;
+		struct fs_view v;
 
-		r = fs_snapshot(ctx, p, now_usec, &b);
+		r = fs_snapshot(ctx, p, now_usec, &v);
 		if (r < 0)
 			return r;
-		st->st_size = (off_t)b->len;
-		fs_blob_put(b);
+		st->st_size = (off_t)v.len;
+		fs_blob_put(v.blob);
 	}
 	st->st_blksize = 4096;
 	st->st_blocks = (st->st_size + 511) / 512;
@@ -699,83 +699,6 @@ int fs_config_refresh(struct fs_ctx *ctx)
 	free(ctx->config_text);
 	ctx->config_text = text;
 	ctx->config_len = len;
-	return 0;
-}
-
-void fs_blob_put(struct fs_blob *b)
-{
-	if (b && __atomic_sub_fetch(&b->refs, 1, __ATOMIC_ACQ_REL) == 0)
-		free(b);
-}
-
-static bool path_equal(const struct fs_path *a, const struct fs_path *b)
-{
-	return a->kind == b->kind && a->rank == b->rank && strcmp(a->job, b->job) == 0 &&
-	       strcmp(a->item, b->item) == 0 && strcmp(a->ext, b->ext) == 0;
-}
-
-void fs_cache_clear(struct fs_ctx *ctx)
-{
-	for (size_t i = 0; i < FS_CACHE_SLOTS; i++) {
-		fs_blob_put(ctx->cache[i].blob);
-		ctx->cache[i].blob = NULL;
-	}
-}
-
-int fs_snapshot(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec,
-		struct fs_blob **ret)
-{
-	uint64_t version = ctx->cluster->version;
-	/* heartbeat age changes with the clock, not with the state; a job's usage with
-	 * every health report, which bumps no version (sched_server_report()) */
-	bool cacheable = p->kind != FS_NODE_INFO && p->kind != FS_JOB_STATUS_JSON;
-	struct fs_cache_slot *victim = &ctx->cache[0];
-	struct fs_blob *b;
-	char *buf;
-	size_t len;
-	int r;
-
-	if (cacheable) {
-		for (size_t i = 0; i < FS_CACHE_SLOTS; i++) {
-			struct fs_cache_slot *s = &ctx->cache[i];
-
-			if (s->blob && s->version == version && path_equal(&s->path, p)) {
-				s->last_use = ++ctx->cache_clock;
-				ctx->cache_hits++;
-				__atomic_add_fetch(&s->blob->refs, 1, __ATOMIC_RELAXED);
-				*ret = s->blob;
-				return 0;
-			}
-			if (!s->blob || s->version != version)
-				victim = s; /* empty or stale: reuse first */
-			else if (victim->blob && victim->version == version &&
-				 s->last_use < victim->last_use)
-				victim = s;
-		}
-	}
-	ctx->cache_misses++;
-	r = fs_render(ctx, p, now_usec, &buf, &len);
-	if (r < 0)
-		return r;
-	b = malloc(sizeof(*b) + len + 1);
-	if (!b) {
-		free(buf);
-		return -ENOMEM;
-	}
-	b->refs = 1;
-	b->len = len;
-	memcpy(b->data, buf, len);
-	b->data[len] = '\0';
-	free(buf);
-	if (cacheable) {
-		fs_blob_put(victim->blob);
-		victim->path = *p;
-		victim->version = version;
-		victim->last_use = ++ctx->cache_clock;
-		victim->blob = b;
-		b->refs++;
-	}
-	*ret = b;
 	return 0;
 }
 
