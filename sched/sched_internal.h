@@ -268,6 +268,18 @@ void sched_history_free(struct sched_job *j);
 void sched_job_run_release(struct sched_job_run *r);
 int sched_run_end_from_name(const char *name);
 
+/*
+ * ---- job-count limits (sched_limits.c) ----
+ * sched_limits_check() - may @uid (a member of operator_group when @is_operator) add a
+ * draft (@q NULL) or a job of queue @q called @name (a draft of that name being filled
+ * adds no record) under cluster.max_job_count_per_user, cluster.reserved_job_count and
+ * @q's max_submit_jobs_per_user and max_submit_jobs? Root and operators always may.
+ * Returns 0, or -EAGAIN with @reason (SCHED_REASON_MAX, may be NULL) naming the limit,
+ * the queue and what to do. Changes nothing.
+ */
+int sched_limits_check(struct sched_cluster *c, const char *name, const struct conf_queue *q,
+		       uid_t uid, bool is_operator, char *reason);
+
 /* sched_reason() - snprintf into a SCHED_REASON_MAX buffer. */
 void sched_reason(char *reason, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
