@@ -83,6 +83,7 @@ enum sched_health {
 const char *sched_health_name(enum sched_health h);
 
 struct sched_job;
+struct sched_uid_jobs;
 
 /* Why an NPU takes no new work (design.md §6). */
 enum sched_isolation {
@@ -419,6 +420,15 @@ struct sched_cluster {
 	uint64_t place_now_usec;	/* time of the entry point that is placing jobs now
 					 * (sched_server_is_suspect() during placement) */
 	unsigned suspect_count;		/* servers with suspect set */
+	size_t live_job_count;		/* drafts and active jobs (records that cannot be
+					 * dropped): what reserved_job_count bounds */
+	struct sched_uid_jobs *uid_jobs; /* each uid's drafts and active jobs (what
+					 * max_job_count_per_user bounds): open addressing,
+					 * uid_jobs_cap slots, a power of two; kept by
+					 * sched_limits.c at every transition */
+	size_t uid_jobs_cap, uid_jobs_used;
+	bool uid_jobs_lost;		/* the table could not grow (no memory): the count
+					 * scans jobs from then on */
 };
 
 /*

@@ -91,6 +91,7 @@ void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
 
 	assert(transition_is_legal(from, to));
 	j->state = to;
+	sched_limits_account(c, j, from, to);
 	if (reason != j->reason)
 		snprintf(j->reason, sizeof(j->reason), "%s", reason ? reason : "");
 	j->change_usec = now_usec;
@@ -297,6 +298,7 @@ static void jobs_remove_at(struct sched_cluster *c, size_t i)
 			c->removed_overflow = true;
 	}
 	sched_jobs_unindex(c, c->jobs[i]);
+	sched_limits_account(c, c->jobs[i], c->jobs[i]->state, SCHED_JOB_NONE);
 	sched_job_free(c->jobs[i]);
 	memmove(&c->jobs[i], &c->jobs[i + 1], (c->job_count - i - 1) * sizeof(c->jobs[0]));
 	c->job_count--;
