@@ -422,8 +422,9 @@ struct sched_cluster {
 	unsigned suspect_count;		/* servers with suspect set */
 	size_t live_job_count;		/* drafts and active jobs (records that cannot be
 					 * dropped): what reserved_job_count bounds */
-	struct sched_uid_jobs *uid_jobs; /* each uid's drafts and active jobs (what
-					 * max_job_count_per_user bounds): open addressing,
+	struct sched_uid_jobs *uid_jobs; /* the job-count limits' counts: each uid's
+					 * drafts and active jobs, each uid's and everyone's
+					 * active jobs per queue; open addressing,
 					 * uid_jobs_cap slots, a power of two; kept by
 					 * sched_limits.c at every transition */
 	size_t uid_jobs_cap, uid_jobs_used;

@@ -16,9 +16,12 @@
  * members of operator_group are exempt, as from the job caps; root still meets
  * max_job_count itself.
  *
- * The cluster-wide counts (everyone's and each uid's drafts and active jobs) are kept at
- * every transition, so that a check costs nothing however many records exist; a queue's
- * counts are taken from the job list, and only for a queue that sets a limit.
+ * The counts are kept at every transition (sched_limits_account()), so that a check costs
+ * nothing however many records exist: one table, keyed by (queue, uid), holds each uid's
+ * drafts and active jobs (queue 0) and, per queue (1 + its index), each uid's active jobs
+ * and everyone's (the key marked `all`). A job's queue and uid never change while it
+ * counts. Should the table not grow (no memory), the counts are scanned from the records
+ * from then on.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -28,8 +31,10 @@
 #include "sched_internal.h"
 
 struct sched_uid_jobs {
-	uid_t uid;
+	size_t queue;	/* 0: the cluster's drafts and active jobs; 1 + queue index */
+	bool all;	/* with a queue: everyone's active jobs there (uid 0) */
 	bool used;
+	uid_t uid;
 	size_t live;
 };
 
@@ -38,133 +43,164 @@ static bool is_live(enum sched_job_state s)
 	return s != SCHED_JOB_NONE && !sched_job_state_is_terminal(s);
 }
 
-static size_t uid_home(uid_t uid, size_t cap)
+/* Counted in its queue: pending, running, recovering or stopping (not a draft). */
+static bool is_queued(const struct sched_job *j, enum sched_job_state s)
 {
-	return ((size_t)uid * 2654435761u) & (cap - 1);
+	return is_live(s) && s != SCHED_JOB_DRAFT && j->spec;
 }
 
-static struct sched_uid_jobs *uid_find(const struct sched_cluster *c, uid_t uid)
+static size_t key_home(size_t queue, bool all, uid_t uid, size_t cap)
+{
+	return (((size_t)uid * 2654435761u) ^ (queue * 40503u) ^ (all ? 0x9e37u : 0)) & (cap - 1);
+}
+
+static struct sched_uid_jobs *key_find(const struct sched_cluster *c, size_t queue, bool all,
+				       uid_t uid)
 {
 	size_t i;
 
 	if (!c->uid_jobs)
 		return NULL;
-	for (i = uid_home(uid, c->uid_jobs_cap); c->uid_jobs[i].used;
-	     i = (i + 1) & (c->uid_jobs_cap - 1))
-		if (c->uid_jobs[i].uid == uid)
+	for (i = key_home(queue, all, uid, c->uid_jobs_cap); c->uid_jobs[i].used;
+	     i = (i + 1) & (c->uid_jobs_cap - 1)) {
+		const struct sched_uid_jobs *e = &c->uid_jobs[i];
+
+		if (e->queue == queue && e->all == all && e->uid == uid)
 			return &c->uid_jobs[i];
+	}
 	return NULL;
 }
 
-/* The slot of @uid, added (the table grown at three quarters) when new; NULL: no memory. */
-static struct sched_uid_jobs *uid_add(struct sched_cluster *c, uid_t uid)
+static size_t free_slot(const struct sched_uid_jobs *t, size_t cap, const struct sched_uid_jobs *e)
 {
-	struct sched_uid_jobs *s = uid_find(c, uid);
 	size_t i;
 
-	if (s)
-		return s;
+	for (i = key_home(e->queue, e->all, e->uid, cap); t[i].used; i = (i + 1) & (cap - 1))
+		;
+	return i;
+}
+
+/* The entry of the key, added (the table grown at three quarters) when new; NULL: no memory. */
+static struct sched_uid_jobs *key_add(struct sched_cluster *c, size_t queue, bool all, uid_t uid)
+{
+	struct sched_uid_jobs *e = key_find(c, queue, all, uid), key = { queue, all, true, uid, 0 };
+
+	if (e)
+		return e;
 	if ((c->uid_jobs_used + 1) * 4 > c->uid_jobs_cap * 3) {
 		size_t cap = c->uid_jobs_cap ? c->uid_jobs_cap * 2 : 64;
 		struct sched_uid_jobs *n = calloc(cap, sizeof(*n));
 
 		if (!n)
 			return NULL;
-		for (size_t k = 0; k < c->uid_jobs_cap; k++) {
-			if (!c->uid_jobs[k].used)
-				continue;
-			for (i = uid_home(c->uid_jobs[k].uid, cap); n[i].used; i = (i + 1) & (cap - 1))
-				;
-			n[i] = c->uid_jobs[k];
-		}
+		for (size_t k = 0; k < c->uid_jobs_cap; k++)
+			if (c->uid_jobs[k].used)
+				n[free_slot(n, cap, &c->uid_jobs[k])] = c->uid_jobs[k];
 		free(c->uid_jobs);
 		c->uid_jobs = n;
 		c->uid_jobs_cap = cap;
 	}
-	for (i = uid_home(uid, c->uid_jobs_cap); c->uid_jobs[i].used;
-	     i = (i + 1) & (c->uid_jobs_cap - 1))
-		;
-	c->uid_jobs[i].used = true;
-	c->uid_jobs[i].uid = uid;
+	e = &c->uid_jobs[free_slot(c->uid_jobs, c->uid_jobs_cap, &key)];
+	*e = key;
 	c->uid_jobs_used++;
-	return &c->uid_jobs[i];
+	return e;
+}
+
+/* Add @delta (+1 or -1) to the key's count; false when the table could not grow. */
+static bool key_count(struct sched_cluster *c, size_t queue, bool all, uid_t uid, int delta)
+{
+	struct sched_uid_jobs *e = delta > 0 ? key_add(c, queue, all, uid) :
+					       key_find(c, queue, all, uid);
+
+	if (!e)
+		return delta < 0; /* a key that counts nothing has nothing to take away */
+	if (delta > 0)
+		e->live++;
+	else if (e->live)
+		e->live--;
+	return true;
 }
 
 void sched_limits_account(struct sched_cluster *c, const struct sched_job *j,
 			  enum sched_job_state from, enum sched_job_state to)
 {
-	struct sched_uid_jobs *s;
+	int live = (int)is_live(to) - (int)is_live(from);
+	int queued = (int)is_queued(j, to) - (int)is_queued(j, from);
+	size_t q = 1 + j->queue_index;
+	bool ok = true;
 
-	if (is_live(from) == is_live(to))
-		return;
-	if (is_live(to))
+	if (live > 0)
 		c->live_job_count++;
-	else
+	else if (live < 0)
 		c->live_job_count--;
 	if (c->uid_jobs_lost)
 		return;
-	s = is_live(to) ? uid_add(c, j->uid) : uid_find(c, j->uid);
-	if (!s) {
-		/* no memory: the counts are scanned from now on */
+	if (live)
+		ok = key_count(c, 0, false, j->uid, live);
+	if (ok && queued)
+		ok = key_count(c, q, false, j->uid, queued) && key_count(c, q, true, 0, queued);
+	if (!ok) {
 		free(c->uid_jobs);
 		c->uid_jobs = NULL;
 		c->uid_jobs_cap = c->uid_jobs_used = 0;
 		c->uid_jobs_lost = true;
-		return;
 	}
-	if (is_live(to))
-		s->live++;
-	else
-		s->live--;
+}
+
+/* The count of a key, from the table or (lost) from the records. */
+static size_t key_live(const struct sched_cluster *c, size_t queue, bool all, uid_t uid)
+{
+	const struct sched_uid_jobs *e;
+	size_t n = 0;
+
+	if (!c->uid_jobs_lost) {
+		e = key_find(c, queue, all, uid);
+		return e ? e->live : 0;
+	}
+	for (size_t i = 0; i < c->job_count; i++) {
+		const struct sched_job *j = c->jobs[i];
+
+		if (!all && j->uid != uid)
+			continue;
+		n += queue ? is_queued(j, j->state) && 1 + j->queue_index == queue :
+			     is_live(j->state);
+	}
+	return n;
 }
 
 size_t sched_limits_user_jobs(const struct sched_cluster *c, uid_t uid)
 {
-	const struct sched_uid_jobs *s;
-	size_t n = 0;
-
-	if (c->uid_jobs_lost) {
-		for (size_t i = 0; i < c->job_count; i++)
-			n += c->jobs[i]->uid == uid && is_live(c->jobs[i]->state);
-		return n;
-	}
-	s = uid_find(c, uid);
-	return s ? s->live : 0;
+	return key_live(c, 0, false, uid);
 }
 
 int sched_limits_check_counts(const struct sched_cluster *c, char *reason)
 {
-	size_t live = 0, kept = 0;
+	size_t live = 0, queued = 0, kept = 0, kept_queued = 0, kept_all = 0;
 
-	for (size_t i = 0; i < c->job_count; i++)
+	for (size_t i = 0; i < c->job_count; i++) {
 		live += is_live(c->jobs[i]->state);
-	for (size_t i = 0; i < c->uid_jobs_cap; i++)
-		kept += c->uid_jobs[i].used ? c->uid_jobs[i].live : 0;
-	if (live != c->live_job_count || (!c->uid_jobs_lost && kept != live)) {
-		sched_reason(reason, "%zu drafts and active jobs, but the counters say %zu (%zu by "
-				     "uid)", live, c->live_job_count, kept);
+		queued += is_queued(c->jobs[i], c->jobs[i]->state);
+	}
+	for (size_t i = 0; i < c->uid_jobs_cap; i++) {
+		const struct sched_uid_jobs *e = &c->uid_jobs[i];
+
+		if (!e->used)
+			continue;
+		if (!e->queue)
+			kept += e->live;
+		else if (e->all)
+			kept_all += e->live;
+		else
+			kept_queued += e->live;
+	}
+	if (live != c->live_job_count ||
+	    (!c->uid_jobs_lost && (kept != live || kept_queued != queued || kept_all != queued))) {
+		sched_reason(reason, "%zu drafts and active jobs and %zu in queues, but the counters "
+				     "say %zu, %zu by uid, %zu and %zu in queues",
+			     live, queued, c->live_job_count, kept, kept_queued, kept_all);
 		return -EUCLEAN;
 	}
 	return 0;
-}
-
-/* @q's active jobs: @uid's and everyone's (one pass, for a queue that sets a limit). */
-static void count_queue(const struct sched_cluster *c, const struct conf_queue *q, uid_t uid,
-			size_t *ret_user, size_t *ret_all)
-{
-	size_t qi = (size_t)(q - c->conf->queues);
-
-	*ret_user = *ret_all = 0;
-	for (size_t i = 0; i < c->job_count; i++) {
-		const struct sched_job *j = c->jobs[i];
-
-		if (!is_live(j->state) || j->state == SCHED_JOB_DRAFT || !j->spec ||
-		    j->queue_index != qi)
-			continue;
-		(*ret_all)++;
-		if (j->uid == uid)
-			(*ret_user)++;
-	}
 }
 
 int sched_limits_check(struct sched_cluster *c, const char *name,
@@ -180,8 +216,12 @@ int sched_limits_check(struct sched_cluster *c, const char *name,
 	if (uid == 0 || is_operator)
 		return 0;
 	user_live = sched_limits_user_jobs(c, uid);
-	if (q && (q->max_submit_jobs_per_user || q->max_submit_jobs))
-		count_queue(c, q, uid, &queue_user, &queue_all);
+	if (q) {
+		size_t key = 1 + (size_t)(q - conf->queues);
+
+		queue_user = key_live(c, key, false, uid);
+		queue_all = key_live(c, key, true, 0);
+	}
 	if (conf->operator_group)
 		snprintf(who, sizeof(who),
 			 "only root and members of operator_group \"%s\" may exceed it",
