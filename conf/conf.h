@@ -142,6 +142,15 @@ struct conf_queue {
 					 * without one (everyone's); 0 = max_time_limit.
 					 * Inherited from resource: it is at most this
 					 * queue's max_time_limit */
+	/*
+	 * Job-count limits of the queue (Slurm's QOS MaxSubmitJobsPerUser and
+	 * GrpSubmitJobs): pending, running, recovering and stopping jobs count, drafts and
+	 * finished ones do not. Root and operators are exempt; anyone else's submission
+	 * over one is refused (-EAGAIN, sched_job_check_as). 0 = no limit; inherited
+	 * from the resource: key of the same name.
+	 */
+	unsigned max_submit_jobs_per_user; /* max_submit_jobs_per_user: one user's jobs */
+	unsigned max_submit_jobs;	/* max_submit_jobs: everyone's jobs together */
 };
 
 /* The whole cluster configuration. Create with conf_cluster_load/_parse. */
@@ -173,6 +182,17 @@ struct conf_cluster {
 					 * finished, as Slurm's MaxJobCount); at the limit the
 					 * oldest finished record is dropped, and with none a
 					 * submission is refused; default 100000 */
+	unsigned max_job_count_per_user; /* max_job_count_per_user: the drafts and active
+					 * jobs (the records that cannot be dropped) one user
+					 * may hold; finished records do not count. Root and
+					 * operators are exempt. Default max_job_count / 10
+					 * (at least 1), 1 to max_job_count */
+	unsigned reserved_job_count;	/* reserved_job_count: records kept for root and
+					 * operators: a user's draft or job is refused while
+					 * everyone's drafts and active jobs leave no more
+					 * than this many of max_job_count. Default
+					 * max_job_count / 20 (at least 1 when max_job_count
+					 * > 1), 0 to max_job_count - 1 */
 	unsigned event_history;		/* event_history: events kept (cluster/events and the
 					 * durable store); older ones are dropped, sequence
 					 * numbers go on; default 65536, 16 to 1048576 */
@@ -203,6 +223,8 @@ struct conf_cluster {
 	unsigned max_time_limit_sec;	/* max_time_limit: default 0 (no cap), at most 365 d */
 	unsigned default_time_limit_sec; /* default_time_limit: default 0; at most
 					 * max_time_limit when that is set */
+	unsigned max_submit_jobs_per_user; /* max_submit_jobs_per_user: default 0 (none) */
+	unsigned max_submit_jobs;	/* max_submit_jobs: default 0 (none) */
 
 	/* hccl: */
 	char *hccl_log_level;		/* debug|info|warning|error */
@@ -247,7 +269,8 @@ const struct conf_queue *conf_cluster_find_queue(const struct conf_cluster *c, c
 /*
  * conf_cluster_add_queue() - add queue @name (borrowed; copied) with the defaults of a
  * configured queue that names nothing else: no quota, priority 500, weight 1,
- * may_borrow, open to every group, the job caps of resource: (@c's max_priority etc.). For programs that build a configuration around
+ * may_borrow, open to every group, the job caps and job-count limits of resource: (@c's
+ * max_priority, max_submit_jobs etc.). For programs that build a configuration around
  * given work (ascend-sim adds a trace's queues). Pointers into c->queues taken before
  * the call are invalid after it. Returns 0, -EEXIST (a queue of that name exists),
  * -EINVAL (not a valid name, conf_name_is_valid()) or -ENOMEM (@c unchanged).

@@ -41,12 +41,12 @@ static const char *const cluster_keys[] = {
 	"enable_fault_recovery", "fault_check_interval", "heartbeat_timeout",
 	"topology_aware_schedule", "require_agent", "fault_hold_time", "fault_escalate_count",
 	"fault_escalate_window", "stop_grace_period", "max_job_count", "event_history",
-	"operator_group", NULL,
+	"operator_group", "max_job_count_per_user", "reserved_job_count", NULL,
 };
 static const char *const resource_keys[] = {
 	"total_npu", "allow_mix_task", "enable_quota_limit", "backfill", "preemption",
 	"elastic_grow_delay", "max_priority", "max_npus", "max_time_limit", "default_time_limit",
-	NULL,
+	"max_submit_jobs_per_user", "max_submit_jobs", NULL,
 };
 static const char *const hccl_keys[] = {
 	"hccl_log_level", "hccl_connect_timeout", "hccl_exec_timeout", "hccl_if_ip",
@@ -54,7 +54,8 @@ static const char *const hccl_keys[] = {
 };
 static const char *const queue_keys[] = {
 	"name", "quota_npus", "priority", "weight", "may_borrow", "groups", "max_priority",
-	"max_npus", "max_time_limit", "default_time_limit", NULL,
+	"max_npus", "max_time_limit", "default_time_limit", "max_submit_jobs_per_user",
+	"max_submit_jobs", NULL,
 };
 static const char *const server_keys[] = {
 	"name", "host_ip", "type", "switch", "super_pod", "device_ips", NULL,
@@ -260,6 +261,42 @@ static int read_group_name(const struct conf_ctx *ctx, const struct conf_node *n
 	return 0;
 }
 
+/*
+ * cluster.max_job_count_per_user and cluster.reserved_job_count (issue 15 item 5: one
+ * user's pending jobs filled max_job_count and root could submit nothing). Unless
+ * written, one user may hold a tenth of max_job_count as drafts and active jobs, and a
+ * twentieth (at least one record when there are two) is kept for root and operators.
+ */
+static int read_job_count_limits(const struct conf_ctx *ctx, const struct conf_node *sec,
+				 struct conf_cluster *c)
+{
+	const struct conf_node *n;
+	int r;
+
+	c->max_job_count_per_user = c->max_job_count / 10 ? c->max_job_count / 10 : 1;
+	c->reserved_job_count = c->max_job_count / 20;
+	if (!c->reserved_job_count && c->max_job_count > 1)
+		c->reserved_job_count = 1;
+	if ((r = opt_uint(ctx, sec, "max_job_count_per_user", 1, MAX_JOB_COUNT_MAX,
+			  &c->max_job_count_per_user)) < 0 ||
+	    (r = opt_uint(ctx, sec, "reserved_job_count", 0, MAX_JOB_COUNT_MAX,
+			  &c->reserved_job_count)) < 0)
+		return r;
+	n = conf_map_get(sec, "max_job_count_per_user");
+	if (n && c->max_job_count_per_user > c->max_job_count)
+		return conf_fail(ctx, n,
+				 "max_job_count_per_user: %s is more than max_job_count (%u); use "
+				 "at most %u",
+				 n->text, c->max_job_count, c->max_job_count);
+	n = conf_map_get(sec, "reserved_job_count");
+	if (n && c->reserved_job_count >= c->max_job_count)
+		return conf_fail(ctx, n,
+				 "reserved_job_count: %s leaves users no job record of max_job_count "
+				 "(%u); use at most %u",
+				 n->text, c->max_job_count, c->max_job_count - 1);
+	return 0;
+}
+
 static int read_cluster_section(const struct conf_ctx *ctx, const struct conf_node *root,
 				struct conf_cluster *c)
 {
@@ -335,7 +372,7 @@ static int read_cluster_section(const struct conf_ctx *ctx, const struct conf_no
 		if (r < 0)
 			return r;
 	}
-	return 0;
+	return read_job_count_limits(ctx, sec, c);
 }
 
 /*
@@ -383,6 +420,22 @@ static int read_job_caps(const struct conf_ctx *ctx, const struct conf_node *map
 			 def->text, *max_time_limit_sec, *max_time_limit_sec);
 }
 
+/*
+ * The per-queue job-count limits of a queue or of resource: (@map may be NULL), into
+ * the fields, which hold the inherited values on entry: Slurm's QOS MaxSubmitJobsPerUser
+ * and GrpSubmitJobs. 0 = no limit.
+ */
+static int read_submit_limits(const struct conf_ctx *ctx, const struct conf_node *map,
+			      unsigned *max_submit_jobs_per_user, unsigned *max_submit_jobs)
+{
+	int r;
+
+	if ((r = opt_uint(ctx, map, "max_submit_jobs_per_user", 0, MAX_JOB_COUNT_MAX,
+			  max_submit_jobs_per_user)) < 0)
+		return r;
+	return opt_uint(ctx, map, "max_submit_jobs", 0, MAX_JOB_COUNT_MAX, max_submit_jobs);
+}
+
 static int read_resource_section(const struct conf_ctx *ctx, const struct conf_node *root,
 				 struct conf_cluster *c, const struct conf_node **ret_total)
 {
@@ -401,6 +454,9 @@ static int read_resource_section(const struct conf_ctx *ctx, const struct conf_n
 	    (r = opt_bool(ctx, sec, "preemption", &c->preemption)) < 0 ||
 	    (r = opt_seconds(ctx, sec, "elastic_grow_delay", 0, ELASTIC_GROW_DELAY_MAX_SEC,
 			     &c->elastic_grow_delay_sec)) < 0)
+		return r;
+	r = read_submit_limits(ctx, sec, &c->max_submit_jobs_per_user, &c->max_submit_jobs);
+	if (r < 0)
 		return r;
 	return read_job_caps(ctx, sec, &c->max_priority, &c->max_npus, &c->max_time_limit_sec,
 			     &c->default_time_limit_sec);
@@ -525,6 +581,8 @@ static void queue_defaults(struct conf_queue *q, const struct conf_cluster *c)
 	q->default_time_limit_sec = c->default_time_limit_sec;
 	if (q->max_time_limit_sec && q->default_time_limit_sec > q->max_time_limit_sec)
 		q->default_time_limit_sec = q->max_time_limit_sec;
+	q->max_submit_jobs_per_user = c->max_submit_jobs_per_user;
+	q->max_submit_jobs = c->max_submit_jobs;
 }
 
 static int read_queue(const struct conf_ctx *ctx, const struct conf_node *m, struct conf_queue *q,
@@ -559,7 +617,8 @@ static int read_queue(const struct conf_ctx *ctx, const struct conf_node *m, str
 	    (r = opt_uint(ctx, m, "weight", 1, QUEUE_WEIGHT_MAX, &q->weight)) < 0 ||
 	    (r = opt_bool(ctx, m, "may_borrow", &q->may_borrow)) < 0 ||
 	    (r = read_job_caps(ctx, m, &q->max_priority, &q->max_npus, &q->max_time_limit_sec,
-			       &q->default_time_limit_sec)) < 0)
+			       &q->default_time_limit_sec)) < 0 ||
+	    (r = read_submit_limits(ctx, m, &q->max_submit_jobs_per_user, &q->max_submit_jobs)) < 0)
 		return r;
 	n = conf_map_get(m, "groups");
 	if (n)
@@ -1059,6 +1118,10 @@ static void render_queue(struct conf_out *o, const struct conf_queue *q)
 	conf_out_uint(o, q->max_time_limit_sec);
 	conf_out_key(o, "default_time_limit");
 	conf_out_uint(o, q->default_time_limit_sec);
+	conf_out_key(o, "max_submit_jobs_per_user");
+	conf_out_uint(o, q->max_submit_jobs_per_user);
+	conf_out_key(o, "max_submit_jobs");
+	conf_out_uint(o, q->max_submit_jobs);
 	conf_out_key(o, "groups");
 	conf_out_seq_start(o, true);
 	for (i = 0; i < q->group_count; i++)
@@ -1134,6 +1197,10 @@ int conf_cluster_render_yaml(const struct conf_cluster *c, char **ret_buf, size_
 	conf_out_uint(o, c->stop_grace_sec);
 	conf_out_key(o, "max_job_count");
 	conf_out_uint(o, c->max_job_count);
+	conf_out_key(o, "max_job_count_per_user");
+	conf_out_uint(o, c->max_job_count_per_user);
+	conf_out_key(o, "reserved_job_count");
+	conf_out_uint(o, c->reserved_job_count);
 	conf_out_key(o, "event_history");
 	conf_out_uint(o, c->event_history);
 	conf_out_key(o, "operator_group");
@@ -1162,6 +1229,10 @@ int conf_cluster_render_yaml(const struct conf_cluster *c, char **ret_buf, size_
 	conf_out_uint(o, c->max_time_limit_sec);
 	conf_out_key(o, "default_time_limit");
 	conf_out_uint(o, c->default_time_limit_sec);
+	conf_out_key(o, "max_submit_jobs_per_user");
+	conf_out_uint(o, c->max_submit_jobs_per_user);
+	conf_out_key(o, "max_submit_jobs");
+	conf_out_uint(o, c->max_submit_jobs);
 	conf_out_map_end(o);
 
 	conf_out_key(o, "hccl");

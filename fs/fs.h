@@ -124,7 +124,9 @@
  *                                          priority, weight, may_borrow, groups,
  *                                          the job caps max_priority, max_npus (0 =
  *                                          none), max_time_limit_sec and
- *                                          default_time_limit_sec (0 = none),
+ *                                          default_time_limit_sec (0 = none), the
+ *                                          job-count limits max_submit_jobs_per_user
+ *                                          and max_submit_jobs (0 = none),
  *                                          used_npus (stopping jobs included),
  *                                          borrowed_npus (beyond the quota), pending,
  *                                          running, stopping (jobs)
@@ -266,8 +268,12 @@
  *   user's finished job, and (EACCES) a spec for a queue whose `groups` the writer is in
  *   none of, or over one of its queue's job caps (a user, not root or an operator);  EBUSY  the job's state forbids it (e.g. `complete` on a pending job),
  *   or another open file writes that job's spec or had it accepted at a close;
- *   EAGAIN  max_job_count records exist and all are active (nothing is recorded; submit
- *   again later);  EACCES  a write to an operator file by a non-operator, or truncate(2)
+ *   EAGAIN  no room for a job record now, at a spec's close or a mkdir: max_job_count
+ *   records exist and all are active, or (not root or an operator) a job-count limit:
+ *   cluster.max_job_count_per_user, reserved_job_count, the queue's
+ *   max_submit_jobs_per_user or max_submit_jobs (sched_job_check_as()). Nothing is
+ *   recorded; a "refused" event in cluster/events names the limit and the fix;
+ *   finished jobs never count;  EACCES  a write to an operator file by a non-operator, or truncate(2)
  *   or touch of a file the caller may not write;  EPERM  rmdir or rename of another's job
  *   (sticky jobs/), rename of anything (names are fixed), unlink, chmod/chown of anything
  *   but a spec one is writing, times set on a file one does not own;  EOPNOTSUPP  a

@@ -1687,6 +1687,8 @@ static int fs_mkdir(const char *path, mode_t mode)
 	struct fs_ctx *ctx = get_ctx();
 	struct fuse_context *fc = fuse_get_context();
 	struct sched_job *j = NULL;
+	char why[SCHED_REASON_MAX] = "";
+	bool is_operator;
 	struct fs_path p;
 	int r = fs_path_parse(path, &p);
 
@@ -1707,14 +1709,20 @@ static int fs_mkdir(const char *path, mode_t mode)
 		name_refusal(ctx, "mkdir", path, fc->uid, r);
 	if (r < 0 || p.kind != FS_JOB_DIR)
 		return -EACCES;
+	/* operators are exempt from the job-count limits, as root is (NSS: outside the lock) */
+	is_operator = fc->uid != 0 && caller_may_operate(ctx);
 	pthread_mutex_lock(&ctx->lock);
-	r = sched_job_create_draft(ctx->cluster, p.job, fc->uid, fc->gid, fs_now_usec(), &j);
+	r = sched_job_create_draft_as(ctx->cluster, p.job, fc->uid, fc->gid, is_operator,
+				      fs_now_usec(), why, &j);
 	if (r == 0 && j) /* the kernel announces this mkdir itself */
 		fs_notify_job_dir_user(ctx, p.job, j->serial, true);
 	fs_changed(ctx);
 	pthread_mutex_unlock(&ctx->lock);
 	if (r == 0)
 		fs_log(ctx, 2, "job %s: draft created by uid %u", p.job, (unsigned)fc->uid);
+	else if (r == -EAGAIN) /* a "refused" event says so too */
+		fs_log(ctx, 2, "mkdir jobs/%s by uid %u refused: %s", p.job, (unsigned)fc->uid,
+		       why);
 	return durable(ctx, r);
 }
 

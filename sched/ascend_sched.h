@@ -24,7 +24,10 @@
  *             queue `groups` refusal uses the same errno
  *   -EBUSY    the operation conflicts with the job's state, or its name is held for
  *             another submitter (sched_job_check_hold)
- *   -EAGAIN   max_job_count job records exist and none is finished (none can be dropped)
+ *   -EAGAIN   no room for a job record now: max_job_count records exist and none is
+ *             finished (none can be dropped), or a job-count limit binds the submitter
+ *             (cluster.max_job_count_per_user, reserved_job_count, a queue's
+ *             max_submit_jobs_per_user or max_submit_jobs; sched_job_check_as)
  *   -ENOMEM   allocation failed
  * Reasons are written into caller buffers as one lowercase sentence, no final period.
  */
@@ -82,6 +85,7 @@ const char *sched_health_name(enum sched_health h);
 
 struct sched_job;
 struct sched_hold;
+struct sched_uid_jobs;
 
 /* Why an NPU takes no new work (design.md §6). */
 enum sched_isolation {
@@ -425,6 +429,16 @@ struct sched_cluster {
 	struct sched_hold *holds;	/* owned: checked submissions not made yet, each
 					 * holding a record (sched_job_check_hold) */
 	size_t hold_count;
+	size_t live_job_count;		/* drafts and active jobs (records that cannot be
+					 * dropped): what reserved_job_count bounds */
+	struct sched_uid_jobs *uid_jobs; /* the job-count limits' counts: each uid's
+					 * drafts and active jobs, each uid's and everyone's
+					 * active jobs per queue; open addressing,
+					 * uid_jobs_cap slots, a power of two; kept by
+					 * sched_limits.c at every transition */
+	size_t uid_jobs_cap, uid_jobs_used;
+	bool uid_jobs_lost;		/* the table could not grow (no memory): the count
+					 * scans jobs from then on */
 };
 
 /*
@@ -445,10 +459,22 @@ int sched_cluster_find_server(const struct sched_cluster *c, const char *name);
 /*
  * sched_job_create_draft() - a job directory made with mkdir: state draft, owned by
  * @uid/@gid. Returns 0 (*ret borrowed, may be NULL), -EINVAL bad name, -EEXIST an active
- * job or draft of that name exists, -ENOMEM. A terminal job of that name is replaced.
+ * job or draft of that name exists, -EPERM another user's finished job has it, -EAGAIN
+ * no record for it (max_job_count, or for anyone but root the job-count limits, see
+ * sched_job_check_as(); a "refused" event says why), -ENOMEM. A terminal job of that
+ * name is replaced. @uid is taken for no operator: see sched_job_create_draft_as().
  */
 int sched_job_create_draft(struct sched_cluster *c, const char *name, uid_t uid, gid_t gid,
 			   uint64_t now_usec, struct sched_job **ret);
+
+/*
+ * sched_job_create_draft_as() - sched_job_create_draft() by a member of
+ * cluster.operator_group when @is_operator (exempt from the job-count limits as root
+ * is). On -EAGAIN @reason (SCHED_REASON_MAX bytes, may be NULL) gets the sentence.
+ */
+int sched_job_create_draft_as(struct sched_cluster *c, const char *name, uid_t uid, gid_t gid,
+			      bool is_operator, uint64_t now_usec, char *reason,
+			      struct sched_job **ret);
 
 /*
  * sched_job_may_submit() - may @uid submit a job called @name now? Returns 0, -EINVAL
@@ -477,6 +503,17 @@ int sched_job_check(struct sched_cluster *c, const struct conf_job_spec *spec, u
  * `priority 1000 exceeds queue "default"'s max_priority 900 for uid 1000 (only root may
  * exceed it); lower priority to at most 900 or ask an operator`. The caps are checked
  * after the name and the queue's existence, before quota and size.
+ * Then the job-count limits (issue 15 item 5; sched_limits.c), which bind all but root
+ * and operators: the submitter's drafts and active jobs (pending, running, recovering,
+ * stopping) under cluster.max_job_count_per_user, everyone's under max_job_count less
+ * cluster.reserved_job_count, and the submitter's and everyone's active jobs in the
+ * queue under its max_submit_jobs_per_user and max_submit_jobs (0 = none). Finished
+ * records never count (at max_job_count the oldest is dropped); filling one's own draft
+ * adds no record. Over one: -EAGAIN, as for max_job_count (no room for a record now,
+ * nothing is recorded), with a @reason naming the count, the limit, the queue and the
+ * fix, e.g. `uid 1000 already has 2 pending or running jobs in queue "debug", its
+ * max_submit_jobs_per_user 2 (only root may exceed it); wait for some to end, cancel
+ * some, use another queue or ask an operator`.
  */
 int sched_job_check_as(struct sched_cluster *c, const struct conf_job_spec *spec, uid_t uid,
 		       bool is_operator, char *reason);
@@ -527,7 +564,9 @@ void sched_hold_drop(struct sched_cluster *c, struct sched_hold **hold);
  * max_time_limit (Slurm's DefaultTime, then MaxTime), whoever submits it; the job's
  * spec_text shows it.
  * Returns 0 and *ret (borrowed, may be NULL), or -EINVAL, -ENOSPC, -EEXIST, -EPERM,
- * -EACCES (over a job cap, see sched_job_check_as), -EAGAIN, -ENOMEM, with @reason
+ * -EACCES (over a job cap, see sched_job_check_as), -EAGAIN (max_job_count or a
+ * job-count limit: no record is made, a "refused" event of no job says
+ * `job <name> by uid <uid> not submitted: <reason>`), -ENOMEM, with @reason
  * filled for all but -ENOMEM. @uid is taken for no operator (sched_job_submit_as).
  */
 int sched_job_submit(struct sched_cluster *c, struct conf_job_spec *spec, uid_t uid, gid_t gid,

@@ -162,6 +162,7 @@ void sched_cluster_free(struct sched_cluster *c)
 	free(c->queue_quota_file);
 	free(c->removed_serials);
 	free(c->job_index);
+	free(c->uid_jobs);
 	conf_cluster_free(c->conf);
 	free(c);
 }
@@ -215,6 +216,7 @@ void sched_jobs_append(struct sched_cluster *c, struct sched_job *j)
 	c->jobs[c->job_count++] = j;
 	if (c->job_index)
 		index_put(c->job_index, c->job_index_cap, j);
+	sched_limits_account(c, j, SCHED_JOB_NONE, j->state);
 }
 
 void sched_jobs_unindex(struct sched_cluster *c, const struct sched_job *j)
@@ -574,6 +576,10 @@ int sched_server_clear_npu(struct sched_cluster *c, const char *name, unsigned n
 int sched_check_invariants(const struct sched_cluster *c, char *reason)
 {
 	unsigned allocated = 0;
+	int r = sched_limits_check_counts(c, reason);
+
+	if (r < 0)
+		return r;
 
 	for (size_t i = 0; i < c->server_count; i++) {
 		const struct sched_server *s = &c->servers[i];

@@ -271,6 +271,30 @@ void sched_history_free(struct sched_job *j);
 void sched_job_run_release(struct sched_job_run *r);
 int sched_run_end_from_name(const char *name);
 
+/*
+ * ---- job-count limits (sched_limits.c) ----
+ * sched_limits_check() - may @uid (a member of operator_group when @is_operator) add a
+ * draft (@q NULL) or a job of queue @q called @name (a draft of that name being filled
+ * adds no record) under cluster.max_job_count_per_user, cluster.reserved_job_count and
+ * @q's max_submit_jobs_per_user and max_submit_jobs? Root and operators always may.
+ * Returns 0, or -EAGAIN with @reason (SCHED_REASON_MAX, may be NULL) naming the limit,
+ * the queue and what to do. Changes nothing.
+ */
+int sched_limits_check(struct sched_cluster *c, const char *name, const struct conf_queue *q,
+		       uid_t uid, bool is_operator, char *reason);
+/*
+ * sched_limits_account() - job @j (its uid) went from state @from to @to
+ * (SCHED_JOB_NONE: it was not, or is no longer, in c->jobs): keep live_job_count and
+ * the uid's count. Called by sched_job_transition(), sched_jobs_append() and the
+ * removal of a record; never fails (without memory the count falls back to a scan).
+ * sched_limits_user_jobs() - @uid's drafts and active jobs.
+ */
+void sched_limits_account(struct sched_cluster *c, const struct sched_job *j,
+			  enum sched_job_state from, enum sched_job_state to);
+size_t sched_limits_user_jobs(const struct sched_cluster *c, uid_t uid);
+/* sched_limits_check_counts() - do the kept counts match the records? 0 or -EUCLEAN. */
+int sched_limits_check_counts(const struct sched_cluster *c, char *reason);
+
 /* sched_reason() - snprintf into a SCHED_REASON_MAX buffer. */
 void sched_reason(char *reason, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -2,6 +2,7 @@
 /* Job lifecycle: every state change passes through sched_job_transition(). */
 #include <assert.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +91,7 @@ void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
 
 	assert(transition_is_legal(from, to));
 	j->state = to;
+	sched_limits_account(c, j, from, to);
 	if (reason != j->reason)
 		snprintf(j->reason, sizeof(j->reason), "%s", reason ? reason : "");
 	j->change_usec = now_usec;
@@ -296,6 +298,7 @@ static void jobs_remove_at(struct sched_cluster *c, size_t i)
 			c->removed_overflow = true;
 	}
 	sched_jobs_unindex(c, c->jobs[i]);
+	sched_limits_account(c, c->jobs[i], c->jobs[i]->state, SCHED_JOB_NONE);
 	sched_job_free(c->jobs[i]);
 	memmove(&c->jobs[i], &c->jobs[i + 1], (c->job_count - i - 1) * sizeof(c->jobs[0]));
 	c->job_count--;
@@ -523,6 +526,38 @@ int sched_job_may_submit(struct sched_cluster *c, const char *name, uid_t uid)
 int sched_job_create_draft(struct sched_cluster *c, const char *name, uid_t uid, gid_t gid,
 			   uint64_t now_usec, struct sched_job **ret)
 {
+	return sched_job_create_draft_as(c, name, uid, gid, false, now_usec, NULL, ret);
+}
+
+/*
+ * A refusal for want of a record (-EAGAIN: max_job_count or a job-count limit) is a
+ * "refused" event of cluster/events, as a refused create is: the writer sees only the
+ * errno, and no record of the job exists to carry the reason. @name is a valid job name.
+ */
+static void __attribute__((format(printf, 3, 4)))
+note_no_room(struct sched_cluster *c, uint64_t now_usec, const char *fmt, ...)
+{
+	char line[SCHED_REASON_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	sched_cluster_note_refusal(c, NULL, line, now_usec);
+}
+
+static void max_job_count_reason(const struct sched_cluster *c, char *reason)
+{
+	sched_reason(reason, "the cluster already holds %u active jobs, its max_job_count; "
+			     "submit again when some have ended",
+		     c->conf->max_job_count);
+}
+
+int sched_job_create_draft_as(struct sched_cluster *c, const char *name, uid_t uid, gid_t gid,
+			      bool is_operator, uint64_t now_usec, char *reason,
+			      struct sched_job **ret)
+{
+	char why[SCHED_REASON_MAX] = "";
 	struct sched_job *old, *j;
 	int r;
 
@@ -531,7 +566,21 @@ int sched_job_create_draft(struct sched_cluster *c, const char *name, uid_t uid,
 		return r;
 	if (old && old->state == SCHED_JOB_DRAFT)
 		return -EEXIST;
-	r = job_new(c, name, true, uid, gid, now_usec, &j);
+	/* as sched_job_check_as: max_job_count first, then the job-count limits */
+	if (!job_room(c, name, NULL)) {
+		max_job_count_reason(c, why);
+		r = -EAGAIN;
+	} else {
+		r = sched_limits_check(c, name, NULL, uid, is_operator, why);
+	}
+	if (r == 0)
+		r = job_new(c, name, true, uid, gid, now_usec, &j);
+	if (r == -EAGAIN) {
+		note_no_room(c, now_usec, "mkdir jobs/%.64s by uid %u refused: %.400s", name,
+			     (unsigned)uid, why);
+		if (reason)
+			snprintf(reason, SCHED_REASON_MAX, "%s", why);
+	}
 	if (r < 0)
 		return r;
 	sched_job_transition(c, j, SCHED_JOB_DRAFT, SCHED_EV_SUBMITTED, now_usec,
@@ -661,9 +710,7 @@ static int job_check(struct sched_cluster *c, const struct conf_job_spec *spec, 
 		return r;
 	}
 	if (!job_room(c, spec->name, own)) {
-		sched_reason(reason, "the cluster already holds %u active jobs, its max_job_count; "
-				     "submit again when some have ended",
-			     c->conf->max_job_count);
+		max_job_count_reason(c, reason);
 		return -EAGAIN;
 	}
 	queue = conf_cluster_find_queue(c->conf, spec->queue);
@@ -674,6 +721,9 @@ static int job_check(struct sched_cluster *c, const struct conf_job_spec *spec, 
 		return -EINVAL;
 	}
 	r = job_caps_check(c, queue, spec, uid, is_operator, reason);
+	if (r < 0)
+		return r;
+	r = sched_limits_check(c, spec->name, queue, uid, is_operator, reason);
 	if (r < 0)
 		return r;
 	if (c->conf->enable_quota_limit) {
@@ -770,10 +820,7 @@ static int job_admit(struct sched_cluster *c, struct conf_job_spec *spec, uid_t 
 		if (r < 0) {
 			free(text);
 			if (r == -EAGAIN)
-				sched_reason(reason, "the cluster already holds %u active "
-						     "jobs, its max_job_count; submit again "
-						     "when some have ended",
-					     c->conf->max_job_count);
+				max_job_count_reason(c, reason);
 			else
 				sched_reason(reason, "out of memory");
 			goto fail;
@@ -803,6 +850,9 @@ static int job_admit(struct sched_cluster *c, struct conf_job_spec *spec, uid_t 
 	return 0;
 
 fail:
+	if (r == -EAGAIN)
+		note_no_room(c, now_usec, "job %.64s by uid %u not submitted: %.400s", spec->name,
+			     (unsigned)uid, reason ? reason : "");
 	conf_job_spec_free(spec);
 	return r;
 }

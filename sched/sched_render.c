@@ -1458,6 +1458,8 @@ int sched_render_queue_status(const struct sched_cluster *c, const struct conf_q
 	jset(o, "max_npus", json_integer(q->max_npus));
 	jset(o, "max_time_limit_sec", json_integer(q->max_time_limit_sec));
 	jset(o, "default_time_limit_sec", json_integer(q->default_time_limit_sec));
+	jset(o, "max_submit_jobs_per_user", json_integer(q->max_submit_jobs_per_user));
+	jset(o, "max_submit_jobs", json_integer(q->max_submit_jobs));
 	jset(o, "used_npus", json_integer(u.used_npus));
 	jset(o, "borrowed_npus", json_integer(u.borrowed_npus));
 	jset(o, "pending", json_integer(u.pending));

@@ -8,6 +8,7 @@
 # health, node and cluster ctl and quotas, which show as 0664 root:<group>; others still
 # cannot. Then job caps: a stranger's spec over a queue's max_priority, max_npus or
 # max_time_limit is refused at close with the reason, root's and an operator's are not.
+# Then job-count limits: a stranger stops at max_job_count_per_user, root's cp still works.
 # Usage: test_perms.sh ASCENDFS SRCDIR
 set -u
 ASCENDFS=$(realpath "$1")
@@ -387,6 +388,78 @@ check_eq "caps: queues/capped/status shows the caps" "500 8 3600 0" \
 check_contains "caps: cluster/config shows the cluster default" "  max_priority: 900" \
 	"$(cat "$M/cluster/config")"
 for j in fine opjob rootjob; do echo cancel >"$M/jobs/$j/ctl"; done
+it_stop
+
+# ---- 7. job-count limits (issue 15 item 5): one user cannot fill max_job_count ----------
+# With max_job_count 40 and no other limit configured, a user holds at most 4 drafts and
+# active jobs (max_job_count_per_user, a tenth); over it a spec fails at close and a
+# mkdir fails (EAGAIN), nothing is recorded and cluster/events says why; finished jobs do
+# not count; a queue's max_submit_jobs_per_user binds within it; root and operators are
+# exempt. On main the user filled all 40 records and root's cp failed.
+make_config "$W/limits.yaml" "$GROUP"
+sed -i 's/^cluster:$/cluster:\n  max_job_count: 40/; s/^  - name: batch$/  - name: limited\n    max_submit_jobs_per_user: 1\n  - name: batch/' \
+	"$W/limits.yaml"
+it_start "$ASCENDFS" "$W/limits.yaml" --state-dir "$W/state-limits" || exit 1
+cat >"$W/sweep.py" <<'PY'
+import errno, os, sys
+# create PREFIX0..PREFIX(N-1).yaml of one NPU each; print how many closes succeeded and
+# the first failure as "<name>:<ERRNO>"
+prefix, n = sys.argv[1], int(sys.argv[2])
+for i in range(n):
+    path = "%s%d.yaml" % (prefix, i)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.write(fd, b"npus: 1\n")
+    try:
+        os.close(fd)
+    except OSError as e:
+        print(i, "%s:%s" % (os.path.basename(path), errno.errorcode[e.errno]))
+        sys.exit(0)
+print(n, "none")
+PY
+chmod 644 "$W/sweep.py"
+check_eq "limits: a stranger's sweep of 40 specs stops at 4 (EAGAIN at the 5th close)" \
+	"4 sw4.yaml:EAGAIN" "$(as_stranger "$PY" "$W/sweep.py" "$M/jobs/sw" 40)"
+check_fails "limits: the refused spec left no record" test -e "$M/jobs/sw4"
+check_contains "limits: cluster/events says why, naming the limit and the fix" \
+	"job sw4 by uid $STRANGER not submitted: uid $STRANGER already has 4 drafts and active jobs, the cluster's max_job_count_per_user 4 (only root and members of operator_group \\\"$GROUP\\\" may exceed it); wait for some to end, cancel some or remove drafts you do not need (rmdir jobs/<name>; finished jobs do not count), or ask an operator" \
+	"$(cat "$M/cluster/events")"
+check_eq "limits: a draft is a record too: mkdir fails with EAGAIN" mkdir:EAGAIN \
+	"$(as_stranger "$PY" "$W/fsop.py" mkdir "$M/jobs/swdraft")"
+check_contains "limits: and says so" "mkdir jobs/swdraft by uid $STRANGER refused: uid $STRANGER already has 4" \
+	"$(cat "$M/cluster/events")"
+printf 'npus: 1\n' >"$W/root.yaml"
+check "limits: root's cp still works after the user hit their limit" cp "$W/root.yaml" "$M/jobs/rootjob.yaml"
+check_eq "limits: and root's job exists" running "$(cat "$M/jobs/rootjob/status" 2>&1)"
+check_eq "limits: an operator's sweep is not bound by the per-user limit" "6 none" \
+	"$(as_member "$PY" "$W/sweep.py" "$M/jobs/op" 6)"
+echo cancel | as_stranger tee "$M/jobs/sw0/ctl" >/dev/null
+check_eq "limits: a finished job does not count: the stranger submits again" ok \
+	"$(as_stranger "$PY" "$W/fsop.py" create "$M/jobs/again.yaml" 'npus: 1')"
+check_eq "limits: and is at the limit again" close:EAGAIN \
+	"$(as_stranger "$PY" "$W/fsop.py" create "$M/jobs/more.yaml" 'npus: 1')"
+check_eq "limits: its finished record stays readable" cancelled "$(cat "$M/jobs/sw0/status")"
+for j in again sw1 sw2; do echo cancel >"$M/jobs/$j/ctl"; done
+check_eq "limits: in queue limited (max_submit_jobs_per_user 1), a first job is accepted" ok \
+	"$(as_stranger "$PY" "$W/fsop.py" create "$M/jobs/lim1.yaml" "$(printf 'npus: 1\nqueue: limited')")"
+check_eq "limits: a second is refused at close" close:EAGAIN \
+	"$(as_stranger "$PY" "$W/fsop.py" create "$M/jobs/lim2.yaml" "$(printf 'npus: 1\nqueue: limited')")"
+check_contains "limits: naming the queue and the limit" \
+	"uid $STRANGER already has 1 pending or running jobs in queue \\\"limited\\\", its max_submit_jobs_per_user 1" \
+	"$(cat "$M/cluster/events")"
+check_eq "limits: queues/limited/status shows the limits" "1 0" \
+	"$(json "$M/queues/limited/status" '"%s %s" % (d["max_submit_jobs_per_user"], d["max_submit_jobs"])')"
+check_contains "limits: cluster/config shows the effective cluster limits" \
+	"  max_job_count: 40
+  max_job_count_per_user: 4
+  reserved_job_count: 2" "$(cat "$M/cluster/config")"
+check_eq "limits: the stranger fills its share again" "2 none" \
+	"$(as_stranger "$PY" "$W/sweep.py" "$M/jobs/fill" 2)"
+it_stop
+# a restart counts what it restored: the stranger is still at the limit, root is not
+it_start "$ASCENDFS" "$W/limits.yaml" --state-dir "$W/state-limits" || exit 1
+check_eq "limits: after a restart the stranger is still at the limit" close:EAGAIN \
+	"$(as_stranger "$PY" "$W/fsop.py" create "$M/jobs/more.yaml" 'npus: 1')"
+check "limits: and root's cp still works" cp "$W/root.yaml" "$M/jobs/rootjob2.yaml"
 it_stop
 
 it_finish

@@ -415,6 +415,116 @@ static void test_cluster_job_cap_errors(void **state)
 	}
 }
 
+/*
+ * Job-count limits (issue 15 item 5: one user's 200 pending jobs filled max_job_count and
+ * root's cp failed). cluster: bounds one user's drafts and active jobs
+ * (max_job_count_per_user, default a tenth of max_job_count) and keeps records for root
+ * and operators (reserved_job_count, default a twentieth); resource: holds the per-queue
+ * defaults every queue inherits, as Slurm's QOS MaxSubmitJobsPerUser and GrpSubmitJobs.
+ */
+static void test_cluster_job_count_limits(void **state)
+{
+	static const char text[] = "cluster:\n"
+				   "  max_job_count: 200\n"
+				   "resource:\n"
+				   "  max_submit_jobs_per_user: 8\n"
+				   "  max_submit_jobs: 50\n"
+				   "queues:\n"
+				   "  - name: prod\n"
+				   "    max_submit_jobs_per_user: 0\n"
+				   "    max_submit_jobs: 0\n"
+				   "  - name: debug\n"
+				   "    max_submit_jobs_per_user: 2\n" ONE_SERVER;
+	static const char own[] = "cluster:\n"
+				  "  max_job_count: 1000\n"
+				  "  max_job_count_per_user: 1000\n"
+				  "  reserved_job_count: 0\n" ONE_SERVER;
+	struct conf_cluster *c = parse_ok(text, strlen(text), "limits.yaml"), *d;
+	const struct conf_queue *q;
+	char *yaml;
+	size_t len;
+
+	(void)state;
+	/* defaults below max_job_count: one user cannot fill it, root keeps a reserve */
+	assert_int_equal(c->max_job_count_per_user, 20);
+	assert_int_equal(c->reserved_job_count, 10);
+	assert_int_equal(c->max_submit_jobs_per_user, 8);
+	assert_int_equal(c->max_submit_jobs, 50);
+	q = conf_cluster_find_queue(c, "prod");
+	assert_int_equal(q->max_submit_jobs_per_user, 0);
+	assert_int_equal(q->max_submit_jobs, 0);
+	q = conf_cluster_find_queue(c, "debug");
+	assert_int_equal(q->max_submit_jobs_per_user, 2);
+	assert_int_equal(q->max_submit_jobs, 50);
+	q = conf_cluster_find_queue(c, "default");
+	assert_int_equal(q->max_submit_jobs_per_user, 8);
+	assert_int_equal(q->max_submit_jobs, 50);
+	assert_int_equal(conf_cluster_render_yaml(c, &yaml, &len), 0);
+	assert_non_null(strstr(yaml, "  max_job_count: 200\n"));
+	assert_non_null(strstr(yaml, "  max_job_count_per_user: 20\n  reserved_job_count: 10\n"));
+	assert_non_null(strstr(yaml, "  max_submit_jobs_per_user: 8\n  max_submit_jobs: 50\n"));
+	free(yaml);
+	assert_render_stable(c);
+	assert_int_equal(conf_cluster_add_queue(c, "sim"), 0);
+	assert_int_equal(conf_cluster_find_queue(c, "sim")->max_submit_jobs_per_user, 8);
+	assert_int_equal(conf_cluster_find_queue(c, "sim")->max_submit_jobs, 50);
+	conf_cluster_free(c);
+
+	d = parse_ok(ONE_SERVER, strlen(ONE_SERVER), "min.yaml");
+	assert_int_equal(d->max_job_count, 100000);
+	assert_int_equal(d->max_job_count_per_user, 10000);
+	assert_int_equal(d->reserved_job_count, 5000);
+	assert_int_equal(conf_cluster_find_queue(d, "default")->max_submit_jobs_per_user, 0);
+	assert_int_equal(conf_cluster_find_queue(d, "default")->max_submit_jobs, 0);
+	conf_cluster_free(d);
+	/* tiny clusters still keep one record for root; a site may give users everything */
+	d = parse_ok("cluster:\n  max_job_count: 2\n" ONE_SERVER,
+		     strlen("cluster:\n  max_job_count: 2\n" ONE_SERVER), "two.yaml");
+	assert_int_equal(d->max_job_count_per_user, 1);
+	assert_int_equal(d->reserved_job_count, 1);
+	conf_cluster_free(d);
+	d = parse_ok("cluster:\n  max_job_count: 1\n" ONE_SERVER,
+		     strlen("cluster:\n  max_job_count: 1\n" ONE_SERVER), "one.yaml");
+	assert_int_equal(d->max_job_count_per_user, 1);
+	assert_int_equal(d->reserved_job_count, 0);
+	conf_cluster_free(d);
+	d = parse_ok(own, strlen(own), "own.yaml");
+	assert_int_equal(d->max_job_count_per_user, 1000);
+	assert_int_equal(d->reserved_job_count, 0);
+	conf_cluster_free(d);
+}
+
+/* A job-count limit that cannot hold is refused where it is written. */
+static void test_cluster_job_count_limit_errors(void **state)
+{
+	static const struct {
+		const char *text, *msg;
+	} cases[] = {
+		{ "cluster:\n  max_job_count: 100\n  max_job_count_per_user: 101\n" ONE_SERVER,
+		  "limits.yaml:3:27: max_job_count_per_user: 101 is more than max_job_count (100); "
+		  "use at most 100" },
+		{ "cluster:\n  max_job_count: 100\n  reserved_job_count: 100\n" ONE_SERVER,
+		  "limits.yaml:3:23: reserved_job_count: 100 leaves users no job record of "
+		  "max_job_count (100); use at most 99" },
+		{ "cluster:\n  max_job_count_per_user: 0\n" ONE_SERVER,
+		  "limits.yaml:2:27: max_job_count_per_user: 0 is out of range" },
+		{ "resource:\n  max_submit_jobs: many\n" ONE_SERVER,
+		  "limits.yaml:2:20: max_submit_jobs:" },
+		{ "queues:\n  - name: q\n    max_submit_jobs_per_user: -1\n" ONE_SERVER,
+		  "limits.yaml:3:31: max_submit_jobs_per_user:" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *msg = parse_fail(cases[i].text, strlen(cases[i].text), "limits.yaml",
+					     -EINVAL);
+
+		if (strncmp(msg, cases[i].msg, strlen(cases[i].msg)) != 0)
+			fail_msg("case %zu: got \"%s\", want a message starting \"%s\"", i, msg,
+				 cases[i].msg);
+	}
+}
+
 static void test_cluster_heartbeat_follows_interval(void **state)
 {
 	static const char text[] = "cluster:\n  fault_check_interval: 2m\n" ONE_SERVER;
@@ -661,6 +771,8 @@ int main(void)
 		cmocka_unit_test(test_cluster_job_caps),
 		cmocka_unit_test(test_cluster_duration_bounds),
 		cmocka_unit_test(test_cluster_duration_error_quotes_bad_text),
+		cmocka_unit_test(test_cluster_job_count_limits),
+		cmocka_unit_test(test_cluster_job_count_limit_errors),
 		cmocka_unit_test(test_cluster_job_cap_errors),
 		cmocka_unit_test(test_cluster_heartbeat_follows_interval),
 		cmocka_unit_test(test_cluster_ip_canonical_duplicates),

@@ -756,7 +756,9 @@ static void test_job_over_quota_refused_at_submit(void **state)
 /*
  * max_job_count (Slurm's MaxJobCount): at the limit the finished record that ended first
  * is dropped (a "removed" event says why); with every record active a submission is
- * refused with -EAGAIN and the reason, and nothing changes.
+ * refused with -EAGAIN and the reason, a "refused" event says so (the writer sees only
+ * the errno) and nothing else changes. The user here may hold the whole cluster
+ * (max_job_count_per_user, no reserved_job_count), as root may.
  */
 static void test_job_count_limit(void **state)
 {
@@ -766,6 +768,8 @@ static void test_job_count_limit(void **state)
 
 	(void)state;
 	c->conf->max_job_count = 3;
+	c->conf->max_job_count_per_user = 3;
+	c->conf->reserved_job_count = 0;
 	fx_run(c, "a", 1);
 	fx_run(c, "b", 1);
 	fx_run(c, "d", 1);
@@ -776,9 +780,20 @@ static void test_job_count_limit(void **state)
 	assert_non_null(strstr(reason, "max_job_count"));
 	assert_null(sched_cluster_find_job(c, "e"));
 	assert_int_equal(c->job_count, 3);
-	assert_true(c->next_event_seq == seq);
+	assert_true(c->next_event_seq == seq + 1);
+	assert_int_equal(last_event(c)->kind, SCHED_EV_REFUSED);
+	assert_non_null(strstr(last_event(c)->reason,
+			       "job e by uid 1000 not submitted: the cluster already holds 3 "
+			       "active jobs, its max_job_count"));
 	/* a rejection needs a record too: refused the same way */
 	assert_int_equal(sched_job_reject(c, "e", FX_UID, FX_GID, "bad", fx_now()), -EAGAIN);
+	/* and a draft: the same refusal, in cluster/events too */
+	seq = c->next_event_seq;
+	assert_int_equal(sched_job_create_draft(c, "e", FX_UID, FX_GID, fx_now(), NULL), -EAGAIN);
+	assert_true(c->next_event_seq == seq + 1);
+	assert_non_null(strstr(last_event(c)->reason, "mkdir jobs/e by uid 1000 refused: the "
+						      "cluster already holds 3 active jobs"));
+	assert_int_equal(sched_job_create_draft(c, "e", 0, 0, fx_now(), NULL), -EAGAIN);
 
 	assert_int_equal(fx_complete(c, "b", FX_UID, fx_now()), 0);
 	assert_int_equal(fx_complete(c, "a", FX_UID, fx_now()), 0);
@@ -1316,6 +1331,8 @@ static void test_job_count_limit_keeps_stopping_records(void **state)
 	(void)state;
 	agents_on(c);
 	c->conf->max_job_count = 2;
+	c->conf->max_job_count_per_user = 2;
+	c->conf->reserved_job_count = 0;
 	a = fx_run(c, "a", 8);
 	fx_run(c, "b", 8);
 	assert_int_equal(sched_job_cancel(c, "a", FX_UID, fx_now()), 0);
@@ -1701,6 +1718,232 @@ static void test_job_caps_on_resubmission_and_drafts(void **state)
 }
 
 
+/* The newest event must be the one refusal of a submission, saying @needle. */
+static void expect_one_refusal(const struct sched_cluster *c, uint64_t seq, const char *needle)
+{
+	assert_true(c->next_event_seq == seq + 1);
+	assert_int_equal(last_event(c)->kind, SCHED_EV_REFUSED);
+	expect_text(last_event(c)->reason, needle);
+}
+
+/*
+ * Issue 15 item 5: one user's 200 pending jobs filled max_job_count and root's cp then
+ * failed with EAGAIN. cluster.max_job_count_per_user bounds the records one user holds
+ * that cannot be dropped (drafts and active jobs; a finished record is dropped when room
+ * is needed, so it never counts): over it a draft or submission is -EAGAIN with the limit
+ * and the fix in the reason, the submission's refusal is a "refused" event and nothing
+ * else changes. Root, operators and other users are not bound by one user's count.
+ */
+static void test_job_user_limit_counts_drafts_and_active_jobs(void **state)
+{
+	struct sched_cluster *c = cluster_of(1);
+	char reason[SCHED_REASON_MAX];
+	struct conf_job_spec *spec;
+	uint64_t seq;
+
+	(void)state;
+	c->conf->max_job_count = 100;
+	c->conf->max_job_count_per_user = 3;
+	c->conf->reserved_job_count = 0;
+	fx_run(c, "a", 8);
+	assert_int_equal(fx_submit(c, "b", 8)->state, SCHED_JOB_PENDING);
+	assert_int_equal(sched_job_create_draft(c, "d", FX_UID, FX_GID, fx_now(), NULL), 0);
+	/* flush's check: refused, and nothing changes */
+	seq = c->next_event_seq;
+	spec = fx_spec("e", 8);
+	assert_int_equal(sched_job_check_as(c, spec, FX_UID, false, reason), -EAGAIN);
+	conf_job_spec_free(spec);
+	expect_text(reason, "uid 1000 already has 3 drafts and active jobs, the cluster's "
+			    "max_job_count_per_user 3 (only root may exceed it)");
+	expect_text(reason, "rmdir jobs/<name>");
+	assert_true(c->next_event_seq == seq);
+	/* release's submission: the same refusal, told in cluster/events, no record */
+	assert_int_equal(submit_as(c, fx_spec("e", 8), FX_UID, false, reason), -EAGAIN);
+	expect_text(reason, "max_job_count_per_user 3");
+	assert_null(sched_cluster_find_job(c, "e"));
+	assert_int_equal(c->job_count, 3);
+	expect_one_refusal(c, seq, "job e by uid 1000 not submitted: uid 1000 already has 3");
+	/* a draft is a record too */
+	reason[0] = '\0';
+	assert_int_equal(sched_job_create_draft_as(c, "d2", FX_UID, FX_GID, false, fx_now(), reason,
+						   NULL),
+			 -EAGAIN);
+	expect_text(reason, "max_job_count_per_user 3");
+	assert_int_equal(sched_job_create_draft(c, "d2", FX_UID, FX_GID, fx_now(), NULL), -EAGAIN);
+	assert_null(sched_cluster_find_job(c, "d2"));
+	/* filling one's own draft takes no new record */
+	assert_int_equal(fx_submit(c, "d", 8)->state, SCHED_JOB_PENDING);
+	/* a rejection is a finished record: it does not count */
+	assert_int_equal(sched_job_reject(c, "bad", FX_UID, FX_GID, "bad spec", fx_now()), 0);
+	/* another user, root and an operator are not bound by uid 1000's count */
+	fx_submit_spec(c, fx_spec("other", 8), FX_UID + 1);
+	fx_submit_spec(c, fx_spec("root", 8), 0);
+	assert_int_equal(sched_job_create_draft(c, "rootdraft", 0, 0, fx_now(), NULL), 0);
+	assert_int_equal(submit_as(c, fx_spec("op", 8), FX_UID, true, reason), 0);
+	assert_int_equal(sched_job_create_draft_as(c, "opdraft", FX_UID, FX_GID, true, fx_now(),
+						   NULL, NULL),
+			 0);
+	/* finished jobs do not count; resubmitting a finished name counts again */
+	assert_int_equal(fx_cancel(c, "b", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_cancel(c, "op", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_remove(c, "opdraft", FX_UID, fx_now()), 0);
+	assert_int_equal(sched_cluster_find_job(c, "b")->state, SCHED_JOB_CANCELLED);
+	assert_int_equal(submit_as(c, fx_spec("b", 8), FX_UID, false, reason), 0);
+	assert_int_equal(submit_as(c, fx_spec("e", 8), FX_UID, false, reason), -EAGAIN);
+	assert_int_equal(sched_cluster_find_job(c, "b")->state, SCHED_JOB_PENDING);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/*
+ * The shape issue 15 item 5 found, with the defaults: max_job_count 200 and nothing
+ * else configured, one user's submissions stop well short of it, and then another user
+ * and root still submit.
+ */
+static void test_job_one_user_cannot_fill_max_job_count(void **state)
+{
+	static const char text[] = "cluster:\n  max_job_count: 200\n"
+				   "servers:\n  - name: n1\n    host_ip: 10.0.1.1\n"
+				   "    type: atlas800t-a2\n    switch: leaf-1\n";
+	struct conf_cluster *conf = NULL;
+	struct sched_cluster *c = NULL;
+	char reason[SCHED_REASON_MAX] = "", name[32];
+	struct conf_error err;
+	unsigned i;
+	int r = 0;
+
+	(void)state;
+	assert_int_equal(conf_cluster_parse(text, strlen(text), "200.yaml", &conf, &err), 0);
+	assert_int_equal(sched_cluster_new(conf, &c), 0);
+	for (i = 0; i < 200 && r == 0; i++) {
+		snprintf(name, sizeof(name), "sweep-%u", i);
+		r = sched_job_submit(c, fx_spec(name, 8), FX_UID, FX_GID, fx_now(), reason, NULL);
+	}
+	assert_int_equal(r, -EAGAIN);
+	expect_text(reason, "max_job_count_per_user");
+	assert_true(i - 1 < 200 / 2);
+	fx_submit_spec(c, fx_spec("colleague", 8), FX_UID + 1);
+	fx_submit_spec(c, fx_spec("root-job", 8), 0);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/*
+ * cluster.reserved_job_count: users' drafts and active jobs stop that many records short
+ * of max_job_count, so root and operators can always submit (issue 15 item 5: root's cp
+ * failed once users had filled the cluster). The count is everyone's: records root took
+ * from the reserve are not given back to users until drafts and jobs end.
+ */
+static void test_job_reserve_keeps_records_for_root(void **state)
+{
+	struct sched_cluster *c = cluster_of(1);
+	char reason[SCHED_REASON_MAX];
+	uint64_t seq;
+
+	(void)state;
+	c->conf->max_job_count = 6;
+	c->conf->max_job_count_per_user = 6;
+	c->conf->reserved_job_count = 2;
+	fx_run(c, "a", 8);
+	fx_submit(c, "b", 8);
+	fx_submit_spec(c, fx_spec("c1", 8), FX_UID + 1);
+	assert_int_equal(sched_job_create_draft(c, "c2", FX_UID + 1, FX_GID, fx_now(), NULL), 0);
+	seq = c->next_event_seq;
+	assert_int_equal(submit_as(c, fx_spec("x", 8), FX_UID + 2, false, reason), -EAGAIN);
+	expect_text(reason, "the last 2 of the cluster's 6 job records are kept for root "
+			    "(reserved_job_count) and 4 drafts and active jobs hold the others");
+	expect_one_refusal(c, seq, "reserved_job_count");
+	assert_int_equal(sched_job_create_draft(c, "x", FX_UID + 2, FX_GID, fx_now(), NULL),
+			 -EAGAIN);
+	assert_null(sched_cluster_find_job(c, "x"));
+	/* root and an operator take the reserve */
+	fx_submit_spec(c, fx_spec("r1", 8), 0);
+	assert_int_equal(submit_as(c, fx_spec("r2", 8), FX_UID + 3, true, reason), 0);
+	/* then the cluster is full for root too: max_job_count */
+	assert_int_equal(submit_as(c, fx_spec("r3", 8), 0, false, reason), -EAGAIN);
+	expect_text(reason, "max_job_count");
+	/* a finished record is dropped for root; users wait until the reserve is free again */
+	assert_int_equal(fx_cancel(c, "b", FX_UID, fx_now()), 0);
+	assert_int_equal(submit_as(c, fx_spec("x", 8), FX_UID + 2, false, reason), -EAGAIN);
+	assert_int_equal(fx_cancel(c, "r1", 0, fx_now()), 0);
+	assert_int_equal(submit_as(c, fx_spec("x", 8), FX_UID + 2, false, reason), -EAGAIN);
+	assert_int_equal(fx_cancel(c, "c1", FX_UID + 1, fx_now()), 0);
+	assert_int_equal(submit_as(c, fx_spec("x", 8), FX_UID + 2, false, reason), 0);
+	assert_int_equal(submit_as(c, fx_spec("r3", 8), 0, false, reason), 0);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/*
+ * A queue's max_submit_jobs_per_user (Slurm's QOS MaxSubmitJobsPerUser) bounds one
+ * user's pending and running jobs in it (stopping ones too: they still hold NPUs), its
+ * max_submit_jobs (GrpSubmitJobs) everyone's; over one, -EAGAIN naming the queue and
+ * the limit. Other queues, root and operators are not bound.
+ */
+static void test_job_queue_submit_limits(void **state)
+{
+	static const char queues[] = "  - name: default\n"
+				     "  - name: debug\n"
+				     "    max_submit_jobs_per_user: 2\n"
+				     "    max_submit_jobs: 3\n";
+	struct fx_opts o = { .servers = 1, .queues = queues };
+	struct sched_cluster *c = fx_cluster(&o);
+	char reason[SCHED_REASON_MAX];
+	struct conf_job_spec *spec;
+	struct sched_job *q1;
+	uint64_t seq;
+
+	(void)state;
+	agents_on(c);
+	q1 = fx_submit_spec(c, fx_spec_full("q1", 8, "debug", 500), FX_UID);
+	assert_int_equal(q1->state, SCHED_JOB_RUNNING);
+	fx_submit_spec(c, fx_spec_full("q2", 8, "debug", 500), FX_UID);
+	seq = c->next_event_seq;
+	spec = fx_spec_full("q3", 8, "debug", 500);
+	assert_int_equal(sched_job_check_as(c, spec, FX_UID, false, reason), -EAGAIN);
+	conf_job_spec_free(spec);
+	assert_true(c->next_event_seq == seq);
+	assert_int_equal(submit_as(c, fx_spec_full("q3", 8, "debug", 500), FX_UID, false, reason),
+			 -EAGAIN);
+	expect_text(reason, "uid 1000 already has 2 pending or running jobs in queue \"debug\", "
+			    "its max_submit_jobs_per_user 2 (only root may exceed it)");
+	expect_one_refusal(c, seq, "queue \"debug\"");
+	assert_null(sched_cluster_find_job(c, "q3"));
+	/* another queue is not bound */
+	fx_submit_spec(c, fx_spec_full("elsewhere", 8, NULL, 500), FX_UID);
+	/* the queue's total */
+	fx_submit_spec(c, fx_spec_full("q4", 8, "debug", 500), FX_UID + 1);
+	assert_int_equal(submit_as(c, fx_spec_full("q5", 8, "debug", 500), FX_UID + 2, false,
+				   reason),
+			 -EAGAIN);
+	expect_text(reason, "queue \"debug\" already has 3 pending or running jobs, its "
+			    "max_submit_jobs 3 (only root may exceed it)");
+	/* a draft filled for the queue is refused the same way and stays a draft */
+	assert_int_equal(sched_job_create_draft(c, "dr", FX_UID + 2, FX_GID, fx_now(), NULL), 0);
+	assert_int_equal(submit_as(c, fx_spec_full("dr", 8, "debug", 500), FX_UID + 2, false,
+				   reason),
+			 -EAGAIN);
+	assert_int_equal(sched_cluster_find_job(c, "dr")->state, SCHED_JOB_DRAFT);
+	/* root and operators are exempt */
+	fx_submit_spec(c, fx_spec_full("q6", 8, "debug", 500), 0);
+	assert_int_equal(submit_as(c, fx_spec_full("q7", 8, "debug", 500), FX_UID, true, reason),
+			 0);
+	/* a stopping job still counts; once it has ended it does not */
+	assert_int_equal(sched_job_cancel(c, "q7", FX_UID, fx_now()), 0);
+	assert_int_equal(sched_job_cancel(c, "q6", 0, fx_now()), 0);
+	assert_int_equal(sched_job_cancel(c, "q4", FX_UID + 1, fx_now()), 0);
+	assert_int_equal(sched_job_cancel(c, "q1", FX_UID, fx_now()), 0);
+	assert_int_equal(q1->state, SCHED_JOB_STOPPING);
+	assert_int_equal(submit_as(c, fx_spec_full("q3", 8, "debug", 500), FX_UID, false, reason),
+			 -EAGAIN);
+	report_running(c, q1->slices[0].server, "", fx_now());
+	assert_int_equal(q1->state, SCHED_JOB_CANCELLED);
+	assert_int_equal(submit_as(c, fx_spec_full("q3", 8, "debug", 500), FX_UID, false, reason),
+			 0);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
 /* jobs/<name>/history as parsed JSON lines (a new array). */
 static json_t *history_of(const struct sched_cluster *c, const struct sched_job *j)
 {
@@ -1939,6 +2182,10 @@ int main(void)
 		cmocka_unit_test(test_job_priority_cap),
 		cmocka_unit_test(test_job_npus_cap),
 		cmocka_unit_test(test_job_time_limit_cap),
+		cmocka_unit_test(test_job_user_limit_counts_drafts_and_active_jobs),
+		cmocka_unit_test(test_job_one_user_cannot_fill_max_job_count),
+		cmocka_unit_test(test_job_reserve_keeps_records_for_root),
+		cmocka_unit_test(test_job_queue_submit_limits),
 		cmocka_unit_test(test_job_caps_on_resubmission_and_drafts),
 		cmocka_unit_test(test_job_cancel_without_agents_frees_at_once),
 		cmocka_unit_test(test_job_hold_sets_a_record_aside),

@@ -1541,6 +1541,8 @@ static void test_queue_status_usage_and_borrowing(void **state)
 	assert_int_equal(jint(o, "max_npus"), 0);
 	assert_int_equal(jint(o, "max_time_limit_sec"), 0);
 	assert_int_equal(jint(o, "default_time_limit_sec"), 0);
+	assert_int_equal(jint(o, "max_submit_jobs_per_user"), 0);
+	assert_int_equal(jint(o, "max_submit_jobs"), 0);
 	assert_int_equal(jint(o, "used_npus"), 0);
 	assert_int_equal(jint(o, "borrowed_npus"), 0);
 	assert_int_equal(jint(o, "pending"), 0);

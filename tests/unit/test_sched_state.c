@@ -900,6 +900,49 @@ static void test_state_history_round_trip(void **state)
 	sched_cluster_free(a);
 }
 
+/*
+ * Job-count limits (issue 15 item 5) count what a restart restored: jobs loaded over a
+ * limit lowered since all come back (a limit bounds new drafts and submissions, never
+ * accepted ones), and the user's next submission is refused until enough have ended.
+ */
+static void test_state_job_limits_count_restored_jobs(void **state)
+{
+	struct fx_opts o = { .servers = 1 };
+	struct sched_cluster *a = fx_cluster(&o), *b = fx_cluster(&o);
+	char reason[SCHED_REASON_MAX];
+	struct saved s;
+
+	(void)state;
+	run(a, spec("j1", 8, NULL, 500, 0));
+	submit(a, spec("j2", 8, NULL, 500, 0));
+	submit(a, spec("j3", 8, NULL, 500, 0));
+	assert_int_equal(sched_job_create_draft(a, "d", FX_UID, FX_GID, adv(1), NULL), 0);
+	submit(a, spec("done", 8, NULL, 500, 0)); /* pending, then finished */
+	assert_int_equal(fx_cancel(a, "done", FX_UID, adv(1)), 0);
+	save_all(a, &s);
+	b->conf->max_job_count_per_user = 2;
+	load_all(b, &s, clk);
+	assert_int_equal(b->job_count, 5);
+	assert_int_equal(sched_job_submit(b, spec("j4", 8, NULL, 500, 0), FX_UID, FX_GID, adv(1),
+					  reason, NULL),
+			 -EAGAIN);
+	if (!strstr(reason, "uid 1000 already has 4 drafts and active jobs"))
+		fail_msg("reason: %s", reason);
+	assert_int_equal(fx_cancel(b, "j2", FX_UID, adv(1)), 0);
+	assert_int_equal(fx_cancel(b, "j3", FX_UID, adv(1)), 0);
+	assert_int_equal(sched_job_submit(b, spec("j4", 8, NULL, 500, 0), FX_UID, FX_GID, adv(1),
+					  reason, NULL),
+			 -EAGAIN);
+	assert_int_equal(fx_remove(b, "d", FX_UID, adv(1)), 0);
+	assert_int_equal(sched_job_submit(b, spec("j4", 8, NULL, 500, 0), FX_UID, FX_GID, adv(1),
+					  reason, NULL),
+			 0);
+	fx_check(b);
+	saved_free(&s);
+	sched_cluster_free(a);
+	sched_cluster_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -914,6 +957,7 @@ int main(void)
 		cmocka_unit_test(test_state_quota_file_wins_when_changed),
 		cmocka_unit_test(test_state_type_change_requeues_illegal_placement),
 		cmocka_unit_test(test_state_event_history_restarts_after_a_bad_row),
+		cmocka_unit_test(test_state_job_limits_count_restored_jobs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
