@@ -1110,10 +1110,22 @@ static void spec_commit(struct fs_ctx *ctx, struct fs_handle *h)
 	int r;
 
 	if (h->last_err < 0) {
-		if (is_refusal_without_record(h->last_err))
-			fs_log(ctx, 2, "job %s not submitted: %s", h->path.job, why);
-		else
+		if (!is_refusal_without_record(h->last_err)) {
 			record_rejection(ctx, h, why, h->last_err);
+			return;
+		}
+		fs_log(ctx, 2, "job %s not submitted: %s", h->path.job, why);
+		if (h->last_err == -EAGAIN) {
+			/* no record carries the reason: a "refused" event of cluster/events does */
+			char line[SCHED_REASON_MAX];
+
+			snprintf(line, sizeof(line), "job %.64s by uid %u not submitted: %.400s",
+				 h->path.job, (unsigned)h->uid, why);
+			pthread_mutex_lock(&ctx->lock);
+			sched_cluster_note_refusal(ctx->cluster, NULL, line, fs_now_usec());
+			fs_changed(ctx);
+			pthread_mutex_unlock(&ctx->lock);
+		}
 		return;
 	}
 	h->accepted = NULL;

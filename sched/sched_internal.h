@@ -272,11 +272,24 @@ void sched_job_run_release(struct sched_job_run *r);
 int sched_run_end_from_name(const char *name);
 
 /*
+ * A record under max_job_count set aside for a submission checked at a close and made at
+ * release (sched_job_check_hold(); sched_job.c keeps the list): it counts as the job it
+ * will be, for max_job_count there and for the job-count limits in sched_limits.c.
+ */
+struct sched_hold {
+	char name[CONF_NAME_MAX + 1];
+	uid_t uid;
+	const struct conf_queue *queue; /* the held spec's queue (c->conf's) */
+	struct sched_hold *prev, *next;
+};
+
+/*
  * ---- job-count limits (sched_limits.c) ----
  * sched_limits_check() - may @uid (a member of operator_group when @is_operator) add a
  * draft (@q NULL) or a job of queue @q called @name (a draft of that name being filled
  * adds no record) under cluster.max_job_count_per_user, cluster.reserved_job_count and
- * @q's max_submit_jobs_per_user and max_submit_jobs? Root and operators always may.
+ * @q's max_submit_jobs_per_user and max_submit_jobs? Holds of other names count as the
+ * jobs they will be (a hold of @name is the caller's own). Root and operators always may.
  * Returns 0, or -EAGAIN with @reason (SCHED_REASON_MAX, may be NULL) naming the limit,
  * the queue and what to do. Changes nothing.
  */

@@ -343,11 +343,6 @@ static ssize_t oldest_finished(const struct sched_cluster *c)
  * drop). A held name is the holder's: anyone else's submission, rejection or draft of
  * it is -EBUSY.
  */
-struct sched_hold {
-	char name[CONF_NAME_MAX + 1];
-	uid_t uid;
-	struct sched_hold *prev, *next;
-};
 
 static struct sched_hold *hold_find(const struct sched_cluster *c, const char *name)
 {
@@ -422,7 +417,7 @@ void sched_hold_drop(struct sched_cluster *c, struct sched_hold **hold)
 
 /* A new hold on @name for @uid (the caller checked room and the name). */
 static int hold_take(struct sched_cluster *c, const char *name, uid_t uid,
-		     struct sched_hold **ret)
+		     const struct conf_queue *queue, struct sched_hold **ret)
 {
 	struct sched_hold *h = calloc(1, sizeof(*h));
 	struct sched_job *j;
@@ -431,6 +426,7 @@ static int hold_take(struct sched_cluster *c, const char *name, uid_t uid,
 		return -ENOMEM;
 	snprintf(h->name, sizeof(h->name), "%s", name);
 	h->uid = uid;
+	h->queue = queue;
 	h->next = c->holds;
 	if (h->next)
 		h->next->prev = h;
@@ -783,7 +779,11 @@ int sched_job_check_hold(struct sched_cluster *c, const struct conf_job_spec *sp
 	if (*io_hold && (strcmp((*io_hold)->name, spec->name) != 0 || (*io_hold)->uid != uid))
 		sched_hold_drop(c, io_hold);
 	r = job_check(c, spec, uid, is_operator, *io_hold, reason);
-	if (r == 0 && !*io_hold && hold_take(c, spec->name, uid, io_hold) < 0) {
+	if (r == 0 && *io_hold) /* a spec written again may name another queue */
+		(*io_hold)->queue = conf_cluster_find_queue(c->conf, spec->queue);
+	if (r == 0 && !*io_hold &&
+	    hold_take(c, spec->name, uid, conf_cluster_find_queue(c->conf, spec->queue),
+		      io_hold) < 0) {
 		sched_reason(reason, "out of memory");
 		r = -ENOMEM;
 	}
@@ -864,6 +864,9 @@ int sched_job_submit_as(struct sched_cluster *c, struct conf_job_spec *spec, uid
 	int r = sched_job_check_as(c, spec, uid, is_operator, reason);
 
 	if (r < 0) {
+		if (r == -EAGAIN) /* no record: cluster/events tells why */
+			note_no_room(c, now_usec, "job %.64s by uid %u not submitted: %.400s",
+				     spec->name, (unsigned)uid, reason ? reason : "");
 		conf_job_spec_free(spec);
 		return r;
 	}

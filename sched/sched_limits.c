@@ -210,7 +210,7 @@ int sched_limits_check(struct sched_cluster *c, const char *name,
 	const struct sched_job *old = sched_cluster_find_job(c, name);
 	/* filling one's draft keeps its record: it counts already */
 	bool new_record = !old || old->state != SCHED_JOB_DRAFT;
-	size_t users_max, user_live, queue_user = 0, queue_all = 0;
+	size_t users_max, user_live, all_live, queue_user = 0, queue_all = 0;
 	char who[96];
 
 	if (uid == 0 || is_operator)
@@ -221,6 +221,25 @@ int sched_limits_check(struct sched_cluster *c, const char *name,
 
 		queue_user = key_live(c, key, false, uid);
 		queue_all = key_live(c, key, true, 0);
+	}
+	all_live = c->live_job_count;
+	/* checked submissions not made yet are the jobs they will be (item 1 of issue 15:
+	 * concurrent closes must not all pass one limit); a draft being filled counts
+	 * already as a draft, not yet in its queue */
+	for (const struct sched_hold *h = c->holds; h; h = h->next) {
+		const struct sched_job *hj;
+
+		if (strcmp(h->name, name) == 0)
+			continue;
+		hj = sched_cluster_find_job(c, h->name);
+		if (!hj || !is_live(hj->state)) {
+			all_live++;
+			user_live += h->uid == uid;
+		}
+		if (q && h->queue == q) {
+			queue_all++;
+			queue_user += h->uid == uid;
+		}
 	}
 	if (conf->operator_group)
 		snprintf(who, sizeof(who),
@@ -239,12 +258,12 @@ int sched_limits_check(struct sched_cluster *c, const char *name,
 	users_max = conf->max_job_count > conf->reserved_job_count ?
 			    conf->max_job_count - conf->reserved_job_count :
 			    0;
-	if (new_record && c->live_job_count >= users_max) {
+	if (new_record && all_live >= users_max) {
 		sched_reason(reason, "the last %u of the cluster's %u job records are kept for "
 				     "root%s (reserved_job_count) and %zu drafts and active jobs "
 				     "hold the others; submit again when some have ended",
 			     conf->reserved_job_count, conf->max_job_count,
-			     conf->operator_group ? " and operators" : "", c->live_job_count);
+			     conf->operator_group ? " and operators" : "", all_live);
 		return -EAGAIN;
 	}
 	if (q && q->max_submit_jobs_per_user && queue_user >= q->max_submit_jobs_per_user) {

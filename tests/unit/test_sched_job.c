@@ -834,6 +834,8 @@ static void test_job_hold_sets_a_record_aside(void **state)
 
 	(void)state;
 	c->conf->max_job_count = 3;
+	c->conf->reserved_job_count = 0; /* the holds of one user, under max_job_count alone */
+	c->conf->max_job_count_per_user = 3;
 	fx_run(c, "a", 1);
 	fx_run(c, "b", 1);
 	assert_int_equal(sched_job_check_hold(c, xs, FX_UID, false, reason, &x), 0);
@@ -914,6 +916,8 @@ static void test_job_hold_keeps_its_finished_record(void **state)
 
 	(void)state;
 	c->conf->max_job_count = 2;
+	c->conf->reserved_job_count = 0;
+	c->conf->max_job_count_per_user = 2;
 	fx_run(c, "a", 1);
 	fx_run(c, "b", 1);
 	assert_int_equal(fx_complete(c, "a", FX_UID, fx_now()), 0);
@@ -2142,6 +2146,56 @@ static void test_job_history_bounded(void **state)
 	sched_cluster_free(c);
 }
 
+/*
+ * Checked submissions not made yet (holds, taken at a spec's close) count as the jobs
+ * they will be under the job-count limits: two closes of one user one short of a limit
+ * cannot both pass (the limits' sibling of issue 15 item 1). The hold's own check under
+ * it passes again, and dropping a hold gives its place back.
+ */
+static void test_job_holds_count_under_the_job_count_limits(void **state)
+{
+	static const char queues[] = "  - name: default\n"
+				     "  - name: debug\n"
+				     "    max_submit_jobs_per_user: 1\n";
+	struct fx_opts o = { .servers = 1, .queues = queues };
+	struct sched_cluster *c = fx_cluster(&o);
+	char reason[SCHED_REASON_MAX] = "";
+	struct sched_hold *x = NULL, *y = NULL, *q1 = NULL, *q2 = NULL;
+	struct conf_job_spec *xs = fx_spec("x", 1), *ys = fx_spec("y", 1);
+	struct conf_job_spec *q1s = fx_spec_full("q1", 1, "debug", 500);
+	struct conf_job_spec *q2s = fx_spec_full("q2", 1, "debug", 500);
+
+	(void)state;
+	c->conf->max_job_count = 100;
+	c->conf->max_job_count_per_user = 3;
+	c->conf->reserved_job_count = 0;
+	fx_run(c, "a", 1);
+	assert_int_equal(sched_job_check_hold(c, xs, FX_UID, false, reason, &x), 0);
+	/* a, x's hold and q1's hold: the user's 3 */
+	assert_int_equal(sched_job_check_hold(c, q1s, FX_UID, false, reason, &q1), 0);
+	assert_int_equal(sched_job_check_hold(c, ys, FX_UID, false, reason, &y), -EAGAIN);
+	expect_text(reason, "max_job_count_per_user 3");
+	assert_null(y);
+	/* the queue's per-user limit counts q1's hold; the holder's own check passes */
+	c->conf->max_job_count_per_user = 10;
+	assert_int_equal(sched_job_check_hold(c, q2s, FX_UID, false, reason, &q2), -EAGAIN);
+	expect_text(reason, "max_submit_jobs_per_user 1");
+	assert_int_equal(sched_job_check_hold(c, q1s, FX_UID, false, reason, &q1), 0);
+	/* root is exempt; a dropped hold frees its place */
+	assert_int_equal(sched_job_check_as(c, q2s, 0, false, reason), 0);
+	sched_hold_drop(c, &q1);
+	assert_int_equal(sched_job_check_hold(c, q2s, FX_UID, false, reason, &q2), 0);
+	sched_hold_drop(c, &q2);
+	sched_hold_drop(c, &x);
+	assert_int_equal(c->hold_count, 0);
+	conf_job_spec_free(xs);
+	conf_job_spec_free(ys);
+	conf_job_spec_free(q1s);
+	conf_job_spec_free(q2s);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2186,6 +2240,7 @@ int main(void)
 		cmocka_unit_test(test_job_one_user_cannot_fill_max_job_count),
 		cmocka_unit_test(test_job_reserve_keeps_records_for_root),
 		cmocka_unit_test(test_job_queue_submit_limits),
+		cmocka_unit_test(test_job_holds_count_under_the_job_count_limits),
 		cmocka_unit_test(test_job_caps_on_resubmission_and_drafts),
 		cmocka_unit_test(test_job_cancel_without_agents_frees_at_once),
 		cmocka_unit_test(test_job_hold_sets_a_record_aside),
