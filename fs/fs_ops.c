@@ -1116,9 +1116,15 @@ static void spec_commit(struct fs_ctx *ctx, struct fs_handle *h)
 		}
 		fs_log(ctx, 2, "job %s not submitted: %s", h->path.job, why);
 		if (h->last_err == -EAGAIN) {
-			/* no record carries the reason: a "refused" event of cluster/events does */
-			char line[SCHED_REASON_MAX];
+			/* no record carries the reason: a "refused" event of cluster/events does,
+			 * in the words sched uses for a refused submission (without the file) */
+			char line[SCHED_REASON_MAX], file[CONF_NAME_MAX + 16];
+			size_t n;
 
+			spec_file_name(h, file, sizeof(file));
+			n = strlen(file);
+			if (strncmp(why, file, n) == 0 && strncmp(why + n, ": ", 2) == 0)
+				why += n + 2;
 			snprintf(line, sizeof(line), "job %.64s by uid %u not submitted: %.400s",
 				 h->path.job, (unsigned)h->uid, why);
 			pthread_mutex_lock(&ctx->lock);
