@@ -132,16 +132,6 @@ void fs_changed(struct fs_ctx *ctx)
 	fs_store_note_change(ctx);
 }
 
-static void deadline_in(struct timespec *ts, long msec)
-{
-	clock_gettime(CLOCK_REALTIME, ts);
-	ts->tv_sec += msec / 1000;
-	ts->tv_nsec += (msec % 1000) * 1000000L;
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
-}
 
 struct ckpt_scan {
 	char name[CONF_NAME_MAX + 1];
@@ -228,7 +218,7 @@ static void *heartbeat_main(void *arg)
 	while (!ctx->stopping) {
 		/* stop_cv, not notify_cv: a change brings no deadline closer, and waking on
 		 * every health report would run both scans hundreds of times a second */
-		deadline_in(&ts, 1000);
+		fs_deadline_in(&ts, 1000);
 		pthread_cond_timedwait(&ctx->stop_cv, &ctx->lock, &ts);
 		if (ctx->stopping)
 			break;
@@ -249,13 +239,6 @@ static void *heartbeat_main(void *arg)
 	return NULL;
 }
 
-static bool deadline_passed(const struct timespec *ts)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_REALTIME, &now);
-	return now.tv_sec > ts->tv_sec || (now.tv_sec == ts->tv_sec && now.tv_nsec >= ts->tv_nsec);
-}
 
 /*
  * Checkpoint directories may sit on a slow or dead network filesystem: they are read by
@@ -270,15 +253,15 @@ static void *scanner_main(void *arg)
 	struct timespec next;
 
 	pthread_mutex_lock(&ctx->lock);
-	deadline_in(&next, 1000L * ctx->cluster->conf->fault_check_interval_sec);
+	fs_deadline_in(&next, 1000L * ctx->cluster->conf->fault_check_interval_sec);
 	while (!ctx->stopping) {
 		if (!ctx->cluster->resume_scan_wanted)
 			pthread_cond_timedwait(&ctx->scan_cv, &ctx->lock, &next);
 		if (ctx->stopping)
 			break;
-		if (deadline_passed(&next)) {
+		if (fs_deadline_passed(&next)) {
 			scan_checkpoints(ctx, false);
-			deadline_in(&next, 1000L * ctx->cluster->conf->fault_check_interval_sec);
+			fs_deadline_in(&next, 1000L * ctx->cluster->conf->fault_check_interval_sec);
 		} else if (ctx->cluster->resume_scan_wanted) {
 			scan_checkpoints(ctx, true);
 		}
@@ -535,7 +518,7 @@ static void *notifier_main(void *arg)
 	while (!ctx->stopping) {
 		struct pokes p = { 0 };
 
-		deadline_in(&ts, 500);
+		fs_deadline_in(&ts, 500);
 		pthread_cond_timedwait(&ctx->notify_cv, &ctx->lock, &ts);
 		if (ctx->stopping)
 			break;
@@ -628,7 +611,9 @@ bool fs_threads_stop(struct fs_ctx *ctx)
 	pthread_join(notifier_thread, NULL);
 	helper_stop();
 	/* a scan stuck on a dead filesystem must not keep the daemon from exiting */
-	deadline_in(&ts, 3000);
+	/* pthread_timedjoin_np() waits on CLOCK_REALTIME */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 3;
 	if (pthread_timedjoin_np(scanner_thread, NULL, &ts) != 0) {
 		fs_log(ctx, 1, "a checkpoint directory does not answer; exiting without waiting "
 			       "for it");
