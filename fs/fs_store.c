@@ -766,15 +766,20 @@ static int restore_clock(struct fs_ctx *ctx, uint64_t now_usec, char *why)
 	fs_clock_mark_now(&now);
 	now.clock_usec = now_usec;
 	shift = fs_clock_restart_shift(&saved, &now, &down, &measured);
-	sched_restore_shift(ctx->cluster, shift);
 	fs_log(ctx, 2, "restore: down %.1f s since the last write (%s)", (double)down / 1e6,
 	       measured ? "CLOCK_BOOTTIME" : "the wall clock, another boot");
-	/* a step under a second is NTP slewing or rounding, not worth a warning */
-	if (shift > 1000000 || shift < -1000000)
-		fs_log(ctx, 1, "restore: the wall clock moved %+.1f s more than the %.1f s of "
-			       "downtime (at most %u s counts across a reboot); run times and "
-			       "deadlines count the downtime only",
-		       (double)shift / 1e6, (double)down / 1e6, FS_RESTART_DOWNTIME_MAX_SEC);
+	/* under a second is NTP slewing between the clocks, not a step: nothing moves */
+	if (shift <= 1000000 && shift >= -1000000)
+		return 0;
+	fs_log(ctx, 1, "restore: the wall clock moved %+.1f s more than the %.1f s of downtime "
+		       "(at most %u s counts across a reboot); run times and deadlines count the "
+		       "downtime only",
+	       (double)shift / 1e6, (double)down / 1e6, FS_RESTART_DOWNTIME_MAX_SEC);
+	sched_restore_shift(ctx->cluster, shift);
+	/* every record is read on this daemon's clock now: the first write rewrites them
+	 * all, with the mark of this clock (a record left as it was would be moved again
+	 * by the next restart) */
+	st->resync = true;
 	return 0;
 }
 
