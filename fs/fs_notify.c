@@ -416,7 +416,7 @@ static void collect_job_dirs(struct fs_ctx *ctx, struct pokes *p)
 	}
 	/* new jobs have never been announced (notified_state 0): only those are looked up */
 	for (size_t i = 0; i < c->job_count; i++) {
-		const struct sched_job *j = c->jobs[i];
+		struct sched_job *j = c->jobs[i];
 		bool replaced = false;
 
 		if (j->notified_state != 0 || job_dir_known(ctx->job_dirs, j->serial, j->name,
@@ -425,8 +425,18 @@ static void collect_job_dirs(struct fs_ctx *ctx, struct pokes *p)
 		if (!job_dir_push(&ctx->job_dirs, j->name, j->serial, 0) || replaced ||
 		    fs_notify_job_dir(ctx, j->name, 0))
 			continue;
-		if (job_dir_push(&ctx->dir_pokes, j->name, j->serial, 1))
-			poke_add(p, "", "+%s/jobs/%s", ctx->mount_path, j->name);
+		if (!job_dir_push(&ctx->dir_pokes, j->name, j->serial, 1))
+			continue;
+		poke_add(p, "", "+%s/jobs/%s", ctx->mount_path, j->name);
+		/* a pending job's files appeared with its directory: none has changed for a
+		 * watcher yet, and announcing each of them made 10,000 submissions cost a
+		 * minute of FUSE round trips (issue 15 item 13); a placed job also changes
+		 * its servers' job lists, announced below as usual */
+		if (j->state == SCHED_JOB_PENDING && !j->slice_count && !j->resume_scan_pending) {
+			j->notified_state = (int)j->state + 1;
+			j->notified_generation = j->generation;
+			j->notified_version = j->version;
+		}
 	}
 	for (pp = &ctx->job_dirs; *pp;) {
 		struct fs_job_dir *d = *pp;

@@ -445,7 +445,8 @@ static bool spec_is_writable(const struct sched_job *j)
 	return j->state == SCHED_JOB_DRAFT || sched_job_state_is_terminal(j->state);
 }
 
-int fs_stat(struct fs_ctx *ctx, const struct fs_path *p, struct stat *st, uint64_t now_usec)
+static int stat_node(struct fs_ctx *ctx, const struct fs_path *p, struct stat *st,
+		     uint64_t now_usec, bool sized)
 {
 	struct sched_job *j;
 	uint64_t t;
@@ -501,7 +502,7 @@ int fs_stat(struct fs_ctx *ctx, const struct fs_path *p, struct stat *st, uint64
 	st->st_mtim.tv_nsec = (long)(t % 1000000) * 1000;
 	st->st_ctim = st->st_mtim;
 	st->st_atim = st->st_mtim;
-	if (S_ISREG(st->st_mode) && p->kind != FS_JOB_UPLOAD && (st->st_mode & 0444)) {
+	if (sized && S_ISREG(st->st_mode) && p->kind != FS_JOB_UPLOAD && (st->st_mode & 0444)) {
 		struct fs_blob *b;
 
 		r = fs_snapshot(ctx, p, now_usec, &b);
@@ -513,6 +514,17 @@ int fs_stat(struct fs_ctx *ctx, const struct fs_path *p, struct stat *st, uint64
 	st->st_blksize = 4096;
 	st->st_blocks = (st->st_size + 511) / 512;
 	return 0;
+}
+
+int fs_stat(struct fs_ctx *ctx, const struct fs_path *p, struct stat *st, uint64_t now_usec)
+{
+	return stat_node(ctx, p, st, now_usec, true);
+}
+
+int fs_stat_unsized(struct fs_ctx *ctx, const struct fs_path *p, struct stat *st,
+		    uint64_t now_usec)
+{
+	return stat_node(ctx, p, st, now_usec, false);
 }
 
 static int dup_text(const char *s, size_t len, char **ret, size_t *ret_len)
