@@ -454,15 +454,6 @@ void fs_cache_clear(struct fs_ctx *ctx);
 struct stat;
 int fs_stat(struct fs_ctx *ctx, const struct fs_path *p, struct stat *st, uint64_t now_usec);
 
-/*
- * fs_stat_unsized() - fs_stat() without the size (st_size 0: nothing is rendered), for
- * the notify helper, whose lookups only announce a change: a render per poke made the
- * announcement of 10,000 changed jobs cost a minute of CPU (issue 15 item 13). Nobody
- * else sees these attributes (attr_timeout is 0). Caller holds ctx->lock. Returns 0 or
- * -ENOENT.
- */
-int fs_stat_unsized(struct fs_ctx *ctx, const struct fs_path *p, struct stat *st,
-		    uint64_t now_usec);
 
 /*
  * fs_render() - the bytes of readable node @p (a snapshot). *ret new (free()).

@@ -175,11 +175,7 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	pthread_mutex_lock(&ctx->lock);
 	if (!h && p.kind != FS_JOBS_DIR)
 		wait_for_closing_uploads(ctx, &p);
-	/* the helper's announcement needs no size: nothing rendered for it */
-	if (!h && fuse_get_context()->pid == ctx->notifier_tid)
-		r = fs_stat_unsized(ctx, &p, st, fs_now_usec());
-	else
-		r = fs_stat(ctx, &p, st, fs_now_usec());
+	r = fs_stat(ctx, &p, st, fs_now_usec());
 	pthread_mutex_unlock(&ctx->lock);
 	if (r == 0 && is_operator_file(p.kind))
 		operator_attr(ctx, st);

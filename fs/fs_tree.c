@@ -445,8 +445,7 @@ static bool spec_is_writable(const struct sched_job *j)
 	return j->state == SCHED_JOB_DRAFT || sched_job_state_is_terminal(j->state);
 }
 
-static int stat_node(struct fs_ctx *ctx, const struct fs_path *p, struct stat *st,
-		     uint64_t now_usec, bool sized)
+int fs_stat(struct fs_ctx *ctx, const struct fs_path *p, struct stat *st, uint64_t now_usec)
 {
 	struct sched_job *j;
 	uint64_t t;
@@ -502,7 +501,7 @@ static int stat_node(struct fs_ctx *ctx, const struct fs_path *p, struct stat *s
 	st->st_mtim.tv_nsec = (long)(t % 1000000) * 1000;
 	st->st_ctim = st->st_mtim;
 	st->st_atim = st->st_mtim;
-	if (sized && S_ISREG(st->st_mode) && p->kind != FS_JOB_UPLOAD && (st->st_mode & 0444)) {
+	if (S_ISREG(st->st_mode) && p->kind != FS_JOB_UPLOAD && (st->st_mode & 0444)) {
 		struct fs_blob *b;
 
 		r = fs_snapshot(ctx, p, now_usec, &b);
@@ -514,17 +513,6 @@ static int stat_node(struct fs_ctx *ctx, const struct fs_path *p, struct stat *s
 	st->st_blksize = 4096;
 	st->st_blocks = (st->st_size + 511) / 512;
 	return 0;
-}
-
-int fs_stat(struct fs_ctx *ctx, const struct fs_path *p, struct stat *st, uint64_t now_usec)
-{
-	return stat_node(ctx, p, st, now_usec, true);
-}
-
-int fs_stat_unsized(struct fs_ctx *ctx, const struct fs_path *p, struct stat *st,
-		    uint64_t now_usec)
-{
-	return stat_node(ctx, p, st, now_usec, false);
 }
 
 static int dup_text(const char *s, size_t len, char **ret, size_t *ret_len)
