@@ -293,6 +293,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "ascend_sched.h"
 
@@ -563,6 +564,7 @@ void fs_cache_clear(struct fs_ctx *ctx);
  */
 struct stat;
 int fs_stat(struct fs_ctx *ctx, const struct fs_path *p, struct stat *st, uint64_t now_usec);
+
 
 /*
  * fs_render() - the bytes of readable node @p (a snapshot). *ret new (free()).
@@ -861,6 +863,67 @@ bool fs_may_operate(const struct conf_cluster *conf, uid_t uid, gid_t gid, const
  * wall clock read at the first call (the only clock the daemon's state sees).
  */
 uint64_t fs_now_usec(void);
+
+/* ---- time across clock steps (fs_clock.c) ---- */
+
+/*
+ * At most this much downtime counts toward time_limit and stop deadlines when the head
+ * rebooted between two daemons (only the wall clock spans that gap, and it may have
+ * stepped). Within one boot CLOCK_BOOTTIME measures the gap exactly.
+ */
+#define FS_RESTART_DOWNTIME_MAX_SEC 3600u
+
+/*
+ * fs_cond_init() - pthread_cond_init() of @cv on CLOCK_MONOTONIC: pass it deadlines from
+ * fs_deadline_in() only, so that a wall clock step neither cuts a wait short nor makes
+ * it last a day. Returns 0 or a negative errno from pthread_cond_init().
+ */
+int fs_cond_init(pthread_cond_t *cv);
+
+/* fs_deadline_in() - @ts := CLOCK_MONOTONIC now + @msec (>= 0), for an fs_cond_init() cv. */
+void fs_deadline_in(struct timespec *ts, long msec);
+
+/* fs_deadline_passed() - has CLOCK_MONOTONIC reached @ts (from fs_deadline_in())? */
+bool fs_deadline_passed(const struct timespec *ts);
+
+/*
+ * A point in time that a later daemon can measure from: the daemon's clock
+ * (fs_now_usec()), CLOCK_BOOTTIME, both in usec, and the kernel's boot id ("" when
+ * unknown). The state store writes one with every batch (meta key "clock").
+ */
+struct fs_clock_mark {
+	uint64_t clock_usec;
+	uint64_t boottime_usec;
+	char boot_id[40];
+};
+
+/* fs_clock_mark_now() - the mark of this moment into @m. */
+void fs_clock_mark_now(struct fs_clock_mark *m);
+
+/*
+ * fs_clock_mark_format() - @m as one line "CLOCK BOOTTIME BOOT_ID" ("-" for no boot id)
+ * into @buf of @len bytes (64 are enough). -ENOSPC when it does not fit.
+ */
+int fs_clock_mark_format(const struct fs_clock_mark *m, char *buf, size_t len);
+
+/*
+ * fs_clock_mark_parse() - the mark that fs_clock_mark_format() wrote, from @text
+ * (NUL-terminated; NULL allowed) into @ret. -EINVAL, @ret untouched, for anything else
+ * (a clock of 0, a value past INT64_MAX, trailing bytes).
+ */
+int fs_clock_mark_parse(const char *text, struct fs_clock_mark *ret);
+
+/*
+ * fs_clock_restart_shift() - how far the wall clock stepped between mark @saved (the last
+ * write of the previous daemon) and @now (this daemon's start), in usec; positive when it
+ * moved forward by more than the real time between them. The real time between them, the
+ * downtime, goes to @ret_downtime_usec (NULL allowed): CLOCK_BOOTTIME's difference when
+ * both marks are of one boot (@ret_measured true; NULL allowed), otherwise the wall
+ * clock's, at least 0 and at most FS_RESTART_DOWNTIME_MAX_SEC. Saved timestamps plus the
+ * result read as if the clock had never stepped (sched_restore_shift()).
+ */
+int64_t fs_clock_restart_shift(const struct fs_clock_mark *saved, const struct fs_clock_mark *now,
+			       uint64_t *ret_downtime_usec, bool *ret_measured);
 
 /*
  * fs_text_escape() - user-supplied bytes @in (a path, a ctl line; NUL-terminated) as they

@@ -162,8 +162,7 @@ static void *watch_main(void *arg)
 		pthread_mutex_lock(&ctx->lock);
 		if (ctx->stopping || acted)
 			break;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += 1;
+		fs_deadline_in(&ts, 1000);
 		pthread_cond_timedwait(&ctx->stop_cv, &ctx->lock, &ts);
 	}
 	pthread_mutex_unlock(&ctx->lock);

@@ -132,16 +132,6 @@ void fs_changed(struct fs_ctx *ctx)
 	fs_store_note_change(ctx);
 }
 
-static void deadline_in(struct timespec *ts, long msec)
-{
-	clock_gettime(CLOCK_REALTIME, ts);
-	ts->tv_sec += msec / 1000;
-	ts->tv_nsec += (msec % 1000) * 1000000L;
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
-}
 
 struct ckpt_scan {
 	char name[CONF_NAME_MAX + 1];
@@ -224,7 +214,7 @@ static void *heartbeat_main(void *arg)
 	while (!ctx->stopping) {
 		/* stop_cv, not notify_cv: a change brings no deadline closer, and waking on
 		 * every health report would run both scans hundreds of times a second */
-		deadline_in(&ts, 1000);
+		fs_deadline_in(&ts, 1000);
 		pthread_cond_timedwait(&ctx->stop_cv, &ctx->lock, &ts);
 		if (ctx->stopping)
 			break;
@@ -245,13 +235,6 @@ static void *heartbeat_main(void *arg)
 	return NULL;
 }
 
-static bool deadline_passed(const struct timespec *ts)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_REALTIME, &now);
-	return now.tv_sec > ts->tv_sec || (now.tv_sec == ts->tv_sec && now.tv_nsec >= ts->tv_nsec);
-}
 
 /*
  * Checkpoint directories may sit on a slow or dead network filesystem: they are read by
@@ -266,15 +249,15 @@ static void *scanner_main(void *arg)
 	struct timespec next;
 
 	pthread_mutex_lock(&ctx->lock);
-	deadline_in(&next, 1000L * ctx->cluster->conf->fault_check_interval_sec);
+	fs_deadline_in(&next, 1000L * ctx->cluster->conf->fault_check_interval_sec);
 	while (!ctx->stopping) {
 		if (!ctx->cluster->resume_scan_wanted)
 			pthread_cond_timedwait(&ctx->scan_cv, &ctx->lock, &next);
 		if (ctx->stopping)
 			break;
-		if (deadline_passed(&next)) {
+		if (fs_deadline_passed(&next)) {
 			scan_checkpoints(ctx, false);
-			deadline_in(&next, 1000L * ctx->cluster->conf->fault_check_interval_sec);
+			fs_deadline_in(&next, 1000L * ctx->cluster->conf->fault_check_interval_sec);
 		} else if (ctx->cluster->resume_scan_wanted) {
 			scan_checkpoints(ctx, true);
 		}
@@ -429,7 +412,7 @@ static void collect_job_dirs(struct fs_ctx *ctx, struct pokes *p)
 	}
 	/* new jobs have never been announced (notified_state 0): only those are looked up */
 	for (size_t i = 0; i < c->job_count; i++) {
-		const struct sched_job *j = c->jobs[i];
+		struct sched_job *j = c->jobs[i];
 		bool replaced = false;
 
 		if (j->notified_state != 0 || job_dir_known(ctx->job_dirs, j->serial, j->name,
@@ -438,8 +421,18 @@ static void collect_job_dirs(struct fs_ctx *ctx, struct pokes *p)
 		if (!job_dir_push(&ctx->job_dirs, j->name, j->serial, 0) || replaced ||
 		    fs_notify_job_dir(ctx, j->name, 0))
 			continue;
-		if (job_dir_push(&ctx->dir_pokes, j->name, j->serial, 1))
-			poke_add(p, "", "+%s/jobs/%s", ctx->mount_path, j->name);
+		if (!job_dir_push(&ctx->dir_pokes, j->name, j->serial, 1))
+			continue;
+		poke_add(p, "", "+%s/jobs/%s", ctx->mount_path, j->name);
+		/* a pending job's files appeared with its directory: none has changed for a
+		 * watcher yet, and announcing each of them made 10,000 submissions cost a
+		 * minute of FUSE round trips (issue 15 item 13); a placed job also changes
+		 * its servers' job lists, announced below as usual */
+		if (j->state == SCHED_JOB_PENDING && !j->slice_count && !j->resume_scan_pending) {
+			j->notified_state = (int)j->state + 1;
+			j->notified_generation = j->generation;
+			j->notified_version = j->version;
+		}
 	}
 	for (pp = &ctx->job_dirs; *pp;) {
 		struct fs_job_dir *d = *pp;
@@ -531,7 +524,7 @@ static void *notifier_main(void *arg)
 	while (!ctx->stopping) {
 		struct pokes p = { 0 };
 
-		deadline_in(&ts, 500);
+		fs_deadline_in(&ts, 500);
 		pthread_cond_timedwait(&ctx->notify_cv, &ctx->lock, &ts);
 		if (ctx->stopping)
 			break;
@@ -624,7 +617,9 @@ bool fs_threads_stop(struct fs_ctx *ctx)
 	pthread_join(notifier_thread, NULL);
 	helper_stop();
 	/* a scan stuck on a dead filesystem must not keep the daemon from exiting */
-	deadline_in(&ts, 3000);
+	/* pthread_timedjoin_np() waits on CLOCK_REALTIME */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 3;
 	if (pthread_timedjoin_np(scanner_thread, NULL, &ts) != 0) {
 		fs_log(ctx, 1, "a checkpoint directory does not answer; exiting without waiting "
 			       "for it");

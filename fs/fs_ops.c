@@ -119,13 +119,7 @@ static void wait_for_closing_uploads(struct fs_ctx *ctx, const struct fs_path *p
 	    (!is_job_subtree(p->kind) && p->kind != FS_JOBS_DIR && p->kind != FS_JOB_UPLOAD) ||
 	    fuse_get_context()->pid == ctx->notifier_tid)
 		return;
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += UPLOAD_WAIT_MSEC / 1000;
-	deadline.tv_nsec += (UPLOAD_WAIT_MSEC % 1000) * 1000000L;
-	if (deadline.tv_nsec >= 1000000000L) {
-		deadline.tv_sec++;
-		deadline.tv_nsec -= 1000000000L;
-	}
+	fs_deadline_in(&deadline, UPLOAD_WAIT_MSEC);
 	for (;;) {
 		bool closing = false;
 
@@ -494,13 +488,7 @@ static void wait_for_resume_scan(struct fs_ctx *ctx, const struct fs_path *p)
 	    (p->kind != FS_JOB_ENV && p->kind != FS_JOB_HOST_ENV && p->kind != FS_JOB_RANK_ENV) ||
 	    fuse_get_context()->pid == ctx->notifier_tid)
 		return;
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += RESUME_WAIT_MSEC / 1000;
-	deadline.tv_nsec += (RESUME_WAIT_MSEC % 1000) * 1000000L;
-	if (deadline.tv_nsec >= 1000000000L) {
-		deadline.tv_sec++;
-		deadline.tv_nsec -= 1000000000L;
-	}
+	fs_deadline_in(&deadline, RESUME_WAIT_MSEC);
 	while ((j = sched_cluster_find_job(ctx->cluster, p->job)) && j->resume_scan_pending &&
 	       !ctx->stopping)
 		if (pthread_cond_timedwait(&ctx->resume_cv, &ctx->lock, &deadline) == ETIMEDOUT)

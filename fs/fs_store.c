@@ -19,7 +19,8 @@
  * the daemon died before its release.
  *
  * Schema (version 1):
- *   meta(key PRIMARY KEY, value)       "schema" -> "1", "cluster" -> sched_meta_save()
+ *   meta(key PRIMARY KEY, value)       "schema" -> "1", "cluster" -> sched_meta_save(),
+ *                                      "clock" -> fs_clock_mark_format() (each write)
  *   jobs(serial PRIMARY KEY, name, state, doc)   one row per job record
  *   servers(name PRIMARY KEY, doc)
  *   events(seq PRIMARY KEY, time_usec, kind, job, server, npu, state, reason, line),
@@ -494,6 +495,8 @@ nomem:
 
 static int batch_write(struct fs_store *st, const struct batch *b, char *why)
 {
+	struct fs_clock_mark mark;
+	char clock[96];
 	int r = exec(st, "BEGIN IMMEDIATE", why);
 
 	if (r < 0)
@@ -551,6 +554,14 @@ static int batch_write(struct fs_store *st, const struct batch *b, char *why)
 	bind_text(st->put_meta, 2, b->meta);
 	if (step_done(st->put_meta) < 0)
 		goto fail;
+	/* where the next daemon measures its downtime from (fs_clock.c) */
+	fs_clock_mark_now(&mark);
+	if (fs_clock_mark_format(&mark, clock, sizeof(clock)) == 0) {
+		bind_text(st->put_meta, 1, "clock");
+		bind_text(st->put_meta, 2, clock);
+		if (step_done(st->put_meta) < 0)
+			goto fail;
+	}
 	if (b->staged) {
 		if (step_done(st->clear_staged) < 0)
 			goto fail;
@@ -605,8 +616,7 @@ static void *committer_main(void *arg)
 			if (ctx->stopping)
 				break;
 			/* woken by fs_changed(); the timeout catches changes made without one */
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_sec += 1;
+			fs_deadline_in(&ts, 1000);
 			pthread_cond_timedwait(&ctx->commit_cv, &ctx->lock, &ts);
 			continue;
 		}
@@ -644,8 +654,7 @@ static void *committer_main(void *arg)
 		if (r < 0) {
 			struct timespec ts;
 
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_sec += 1;
+			fs_deadline_in(&ts, 1000);
 			pthread_cond_timedwait(&ctx->stop_cv, &ctx->lock, &ts);
 			if (ctx->stopping)
 				break;
@@ -726,6 +735,54 @@ static const char *col_text(sqlite3_stmt *q, int i)
 	return (const char *)sqlite3_column_text(q, i);
 }
 
+/*
+ * The saved run times and deadlines count the downtime since the previous daemon's last
+ * write, not a step of the wall clock (issue 15 item 11). A store written before the
+ * mark existed moves nothing (sched_job_load() still bounds what it restores).
+ */
+static int restore_clock(struct fs_ctx *ctx, uint64_t now_usec, char *why)
+{
+	struct fs_store *st = ctx->store;
+	struct fs_clock_mark saved, now;
+	sqlite3_stmt *q = NULL;
+	uint64_t down;
+	bool measured;
+	int64_t shift;
+	int r = prepare(st, &q, "SELECT value FROM meta WHERE key = 'clock'", why);
+
+	if (r < 0)
+		return r;
+	if (sqlite3_step(q) != SQLITE_ROW) {
+		sqlite3_finalize(q);
+		return 0;
+	}
+	if (fs_clock_mark_parse(col_text(q, 0), &saved) < 0) {
+		fs_log(ctx, 1, "state store: its clock mark is malformed; run times and "
+			       "deadlines are restored as the wall clock reads them");
+		sqlite3_finalize(q);
+		return 0;
+	}
+	sqlite3_finalize(q);
+	fs_clock_mark_now(&now);
+	now.clock_usec = now_usec;
+	shift = fs_clock_restart_shift(&saved, &now, &down, &measured);
+	fs_log(ctx, 2, "restore: down %.1f s since the last write (%s)", (double)down / 1e6,
+	       measured ? "CLOCK_BOOTTIME" : "the wall clock, another boot");
+	/* under a second is NTP slewing between the clocks, not a step: nothing moves */
+	if (shift <= 1000000 && shift >= -1000000)
+		return 0;
+	fs_log(ctx, 1, "restore: the wall clock moved %+.1f s more than the %.1f s of downtime "
+		       "(at most %u s counts across a reboot); run times and deadlines count the "
+		       "downtime only",
+	       (double)shift / 1e6, (double)down / 1e6, FS_RESTART_DOWNTIME_MAX_SEC);
+	sched_restore_shift(ctx->cluster, shift);
+	/* every record is read on this daemon's clock now: the first write rewrites them
+	 * all, with the mark of this clock (a record left as it was would be moved again
+	 * by the next restart) */
+	st->resync = true;
+	return 0;
+}
+
 int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, struct fs_restore_stats *stats,
 		     char *why)
 {
@@ -793,6 +850,9 @@ int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, struct fs_restore_st
 	}
 	sqlite3_finalize(q);
 	q = NULL;
+	r = restore_clock(ctx, now_usec, why);
+	if (r < 0)
+		goto out;
 	r = prepare(st, &q, "SELECT name, doc FROM servers", why);
 	if (r < 0)
 		goto out;

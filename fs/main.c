@@ -325,15 +325,15 @@ int main(int argc, char *argv[])
 	ctx.config_path = strdup(o.config);
 	ctx.multithreaded = !cl.singlethread;
 	pthread_mutex_init(&ctx.lock, NULL);
-	pthread_cond_init(&ctx.uploads_cv, NULL);
-	pthread_cond_init(&ctx.notify_cv, NULL);
-	pthread_cond_init(&ctx.stop_cv, NULL);
-	pthread_cond_init(&ctx.scan_cv, NULL);
-	pthread_cond_init(&ctx.resume_cv, NULL);
+	fs_cond_init(&ctx.uploads_cv);
+	fs_cond_init(&ctx.notify_cv);
+	fs_cond_init(&ctx.stop_cv);
+	fs_cond_init(&ctx.scan_cv);
+	fs_cond_init(&ctx.resume_cv);
 	/* new generations wait for a look into their checkpoint_dir (fs_notify.c) */
 	ctx.cluster->scan_resume_at_start = true;
-	pthread_cond_init(&ctx.commit_cv, NULL);
-	pthread_cond_init(&ctx.durable_cv, NULL);
+	fs_cond_init(&ctx.commit_cv);
+	fs_cond_init(&ctx.durable_cv);
 	if (strcmp(o.state_dir, "none") != 0 && open_state(&ctx, o.state_dir, cleared ? 5000 : 0) < 0)
 		goto out_ctx;
 

@@ -404,6 +404,8 @@ struct sched_cluster {
 					 * run time) */
 	uint64_t preemptions, backfilled, timeouts, resizes; /* counters for metrics */
 	uint64_t last_tick_usec;	/* the previous sched_tick() */
+	int64_t restore_shift_usec;	/* sched_restore_shift(): added to the saved run
+					 * times and deadlines that loads restore */
 	uint64_t *removed_serials;	/* with track_removals: serials of job records dropped
 					 * since the embedding program last emptied it */
 	size_t removed_count, removed_cap;
@@ -1008,6 +1010,18 @@ const struct sched_event *sched_event_next(const struct sched_cluster *c, uint64
  * -ENOMEM. Load functions never crash on a bad document: -EINVAL with the sentence in
  * @reason (SCHED_REASON_MAX) and nothing changed.
  */
+
+/*
+ * sched_restore_shift() - before the loads: the clock that wrote the saved documents
+ * reads @shift_usec less than the @now_usec of the loads would have, had it not stepped
+ * (positive: the wall clock stepped forward across the restart). The loads add it to the
+ * timestamps that measure intervals (a run's start for time_limit, a stop's deadline, a
+ * generation's start, restart and fault windows), so a job's run time and its deadlines
+ * count the real downtime, never the step; timestamps that are shown (submitted,
+ * started, events) stay as they were written. 0 (the default) moves nothing. A moved
+ * time is never earlier than 1 (0 means "none" in the records) nor past UINT64_MAX.
+ */
+void sched_restore_shift(struct sched_cluster *c, int64_t shift_usec);
 
 /* sched_job_save() - job record @j (borrowed) as one document. */
 int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, char **ret,

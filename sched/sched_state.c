@@ -533,6 +533,24 @@ static int job_derive(struct sched_cluster *c, struct sched_job *j, char *reason
 	return 0;
 }
 
+void sched_restore_shift(struct sched_cluster *c, int64_t shift_usec)
+{
+	c->restore_shift_usec = shift_usec;
+}
+
+/* Saved time @t (0: none) on this daemon's clock (sched_restore_shift()). */
+static uint64_t shifted(const struct sched_cluster *c, uint64_t t)
+{
+	int64_t d = c->restore_shift_usec;
+
+	if (t == 0 || d == 0)
+		return t;
+	if (d > 0)
+		return t > UINT64_MAX - (uint64_t)d ? UINT64_MAX : t + (uint64_t)d;
+	/* -(d + 1) + 1: no overflow at INT64_MIN */
+	return t > (uint64_t)(-(d + 1)) + 1 ? t - ((uint64_t)(-(d + 1)) + 1) : 1;
+}
+
 static int load_job_fields(struct sched_cluster *c, const json_t *o, struct sched_job *j,
 			   int *ret_state, char *reason)
 {
@@ -571,6 +589,12 @@ static int load_job_fields(struct sched_cluster *c, const json_t *o, struct sche
 	get_u64(o, "resume_scan_since_usec", &j->resume_scan_since_usec);
 	get_u64(o, "restart_counted_usec", &j->restart_counted_usec);
 	get_uint(o, "restarts_coalesced", &j->restarts_coalesced);
+	/* the times intervals are measured from, on this daemon's clock */
+	j->run_since_usec = shifted(c, j->run_since_usec);
+	j->stop_deadline_usec = shifted(c, j->stop_deadline_usec);
+	j->generation_usec = shifted(c, j->generation_usec);
+	j->resume_scan_since_usec = shifted(c, j->resume_scan_since_usec);
+	j->restart_counted_usec = shifted(c, j->restart_counted_usec);
 	j->uid = (uid_t)uid;
 	j->gid = (gid_t)gid;
 	s = state_from_name(state);
@@ -645,6 +669,26 @@ malformed:
 	return -EINVAL;
 }
 
+static void clamp_to(uint64_t *t, uint64_t latest)
+{
+	if (*t > latest)
+		*t = latest;
+}
+
+/*
+ * Whatever the saved clock said (a store written before the clock mark, a step the mark
+ * could not see): no run began after @now_usec, and no stop lasts longer from the
+ * restore than a stop takes (@stop_usec).
+ */
+static void not_after_now(struct sched_job *j, uint64_t now_usec, uint64_t stop_usec)
+{
+	clamp_to(&j->run_since_usec, now_usec);
+	clamp_to(&j->generation_usec, now_usec);
+	clamp_to(&j->resume_scan_since_usec, now_usec);
+	clamp_to(&j->restart_counted_usec, now_usec);
+	clamp_to(&j->stop_deadline_usec, now_usec + stop_usec);
+}
+
 int sched_job_load(struct sched_cluster *c, const char *text, size_t len, uint64_t now_usec,
 		   char *reason)
 {
@@ -666,6 +710,7 @@ int sched_job_load(struct sched_cluster *c, const char *text, size_t len, uint64
 	r = load_job_fields(c, o, j, &state, reason);
 	if (r < 0)
 		goto fail;
+	not_after_now(j, now_usec, sched_stop_overhead_usec(c));
 	if (sched_cluster_find_job(c, j->name)) {
 		sched_reason(reason, "job record %s: a second record of that name", j->name);
 		r = -EINVAL;
@@ -924,6 +969,12 @@ int sched_server_load(struct sched_cluster *c, const char *text, size_t len, uin
 		get_u64(n, "last_fault_usec", &p->last_fault_usec);
 		get_u64(n, "ok_since_usec", &p->ok_since_usec);
 		get_u64(n, "window_start_usec", &p->window_start_usec);
+		p->last_fault_usec = shifted(c, p->last_fault_usec);
+		p->ok_since_usec = shifted(c, p->ok_since_usec);
+		p->window_start_usec = shifted(c, p->window_start_usec);
+		clamp_to(&p->last_fault_usec, now_usec);
+		clamp_to(&p->ok_since_usec, now_usec);
+		clamp_to(&p->window_start_usec, now_usec);
 		get_uint(n, "window_faults", &p->window_faults);
 		get_str(n, "fault", p->fault, sizeof(p->fault));
 		get_str(n, "reported_ip", p->reported_ip, sizeof(p->reported_ip));

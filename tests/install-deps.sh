@@ -15,6 +15,7 @@ PACKAGES=(
 	iproute2 openssh-server openssh-client sshfs # remote access, and the netns cluster test
 	systemd                                    # systemd-analyze verify of the units
 	mandoc                                     # man_lint: mandoc -Tlint of the man pages
+	faketime                                   # integration_clock: clock steps across a restart
 )
 
 if [ "${1:-}" = "--list" ]; then

@@ -5,7 +5,9 @@
  * byte picks the kind (job, server, meta); the rest is the document. It is loaded into a
  * fresh cluster that already holds one running job; whatever is accepted must leave the
  * cluster's invariants intact (no NPU held twice, ranks 0..N-1), save again, and that
- * saved document must load again into another fresh cluster.
+ * saved document must load again into another fresh cluster. The first byte also picks
+ * a clock step across the restart (sched_restore_shift(): none, +2 days, -1 day, or the
+ * extremes); whatever it is, no restored run began after the restore.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -72,6 +74,9 @@ static int load(struct sched_cluster *c, int kind, const char *doc, size_t len)
 	return r;
 }
 
+static const int64_t shifts[] = { 0, 2 * 86400000000ll, -86400000000ll, INT64_MAX,
+				   INT64_MIN };
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct sched_cluster *c, *again;
@@ -105,6 +110,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		json_decref(o);
 	}
 	c = fresh_cluster();
+	sched_restore_shift(c, shifts[(data[0] / 3) % (sizeof(shifts) / sizeof(shifts[0]))]);
 	if (load(c, kind, doc, len) == 0) {
 		char *saved = NULL;
 		size_t saved_len = 0;
@@ -112,6 +118,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		if (sched_restore_finish(c, NOW + 2, reason) < 0)
 			abort(); /* accepted, yet the invariants broke */
+		for (size_t i = 0; i < c->job_count; i++)
+			if (c->jobs[i]->run_since_usec > NOW + 2 ||
+			    c->jobs[i]->generation_usec > NOW + 2)
+				abort(); /* a run that began after the restore (or its pass) */
 		if (kind == 0)
 			r = sched_job_save(c, c->jobs[c->job_count - 1], &saved, &saved_len);
 		else if (kind == 1)

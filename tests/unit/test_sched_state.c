@@ -943,6 +943,89 @@ static void test_state_job_limits_count_restored_jobs(void **state)
 	sched_cluster_free(b);
 }
 
+/*
+ * Issue 15 item 11: the wall clock steps across a restart. The daemon passes the step it
+ * measured (sched_restore_shift(): the clock moved more than the real downtime), and a
+ * job's run time and a stop's deadline count the downtime, never the step. Without a
+ * measured step (a store written before the clock mark), a stop still ends within one
+ * stop's time of the restore, and no run began in the future.
+ */
+static void test_state_clock_step_across_restart(void **state)
+{
+	const uint64_t day = 86400ull * SEC, down = 5 * SEC;
+	uint64_t overhead, saved_at;
+	struct fx_opts o = { .servers = 2 };
+	struct sched_cluster *a = fx_cluster(&o), *b, *d;
+	struct sched_job *j;
+	struct saved s;
+
+	(void)state;
+	report(a, 0, "node OK\n", adv(1)); /* agents run the jobs: a cancel stops */
+	report(a, 1, "node OK\n", adv(1));
+	run(a, spec("day", 8, NULL, 500, 86400)); /* time_limit: 1d */
+	run(a, spec("held", 8, NULL, 500, 0));
+	adv(1); /* "day" has run about a second */
+	assert_int_equal(sched_job_cancel(a, "held", FX_UID, adv(0)), 0);
+	expect_state(sched_cluster_find_job(a, "held"), SCHED_JOB_STOPPING);
+	overhead = sched_cluster_find_job(a, "held")->stop_deadline_usec - clk;
+	saved_at = clk;
+	save_all(a, &s);
+
+	/* +2 days: the daemon measured 5 s of downtime, so the step is 2 days - 5 s */
+	b = fx_cluster(&o);
+	clk = saved_at + 2 * day;
+	sched_restore_shift(b, (int64_t)(2 * day - down));
+	load_all(b, &s, clk);
+	j = sched_cluster_find_job(b, "day");
+	expect_state(j, SCHED_JOB_RUNNING);
+	assert_true(sched_job_run_usec(j, clk) < 10 * SEC);
+	assert_true(sched_job_run_usec(j, clk) >= down);
+	sched_tick(b, adv(1));
+	expect_state(j, SCHED_JOB_RUNNING);
+	/* the stop's deadline is where it was in real time: 5 s of it went by */
+	j = sched_cluster_find_job(b, "held");
+	expect_state(j, SCHED_JOB_STOPPING);
+	assert_int_equal(j->stop_deadline_usec, saved_at + overhead + 2 * day - down);
+	fx_check(b);
+
+	/* -1 day, 5 s down: the step is -1 day - 5 s; the stop ends by its real deadline */
+	d = fx_cluster(&o);
+	clk = saved_at - day;
+	sched_restore_shift(d, -(int64_t)(day + down));
+	load_all(d, &s, clk);
+	j = sched_cluster_find_job(d, "held");
+	expect_state(j, SCHED_JOB_STOPPING);
+	assert_true(j->stop_deadline_usec <= clk - down + overhead);
+	clk = clk - down + overhead;
+	sched_tick(d, clk);
+	expect_state(j, SCHED_JOB_CANCELLED);
+	assert_int_equal(sched_job_total_npus(j), 0);
+	j = sched_cluster_find_job(d, "day");
+	expect_state(j, SCHED_JOB_RUNNING);
+	assert_true(sched_job_run_usec(j, clk) <= overhead + 2 * SEC);
+	fx_check(d);
+	sched_cluster_free(b);
+	sched_cluster_free(d);
+
+	/* no measured step, -1 day: the stop ends one stop's time after the restore at
+	 * the latest, and the run has not gone negative (it began no later than now) */
+	b = fx_cluster(&o);
+	clk = saved_at - day;
+	load_all(b, &s, clk);
+	j = sched_cluster_find_job(b, "held");
+	assert_true(j->stop_deadline_usec <= clk + overhead);
+	sched_tick(b, clk + overhead);
+	expect_state(j, SCHED_JOB_CANCELLED);
+	j = sched_cluster_find_job(b, "day");
+	assert_true(j->run_since_usec <= clk);
+	expect_state(j, SCHED_JOB_RUNNING);
+	fx_check(b);
+	sched_cluster_free(b);
+	clk = saved_at + 3 * day; /* the file's clock only moves forward */
+	saved_free(&s);
+	sched_cluster_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -958,6 +1041,7 @@ int main(void)
 		cmocka_unit_test(test_state_type_change_requeues_illegal_placement),
 		cmocka_unit_test(test_state_event_history_restarts_after_a_bad_row),
 		cmocka_unit_test(test_state_job_limits_count_restored_jobs),
+		cmocka_unit_test(test_state_clock_step_across_restart),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
