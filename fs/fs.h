@@ -261,6 +261,11 @@
  * Durability: with a state store, every request that changes state (the close() of a
  * spec, health report or quota, a write() to a ctl file, mkdir, rmdir) returns only
  * once its change is committed to disk (fs_store.c); reads never wait for the disk.
+ * A spec or quota is applied at its release, after close() returned: what a close by
+ * the opener (the process that opened the file, from any of its threads) accepted is
+ * staged, durably, and applied at restart if the release never came; a close by another
+ * process holding a duplicate (a forked child such as `cat` in `{ cat a; echo b; } >
+ * x.yaml`, a receiver of SCM_RIGHTS) stages nothing (fs_ops.c flush_is_openers()).
  */
 #ifndef ASCENDFS_FS_H
 #define ASCENDFS_FS_H
@@ -705,6 +710,29 @@ int fs_operator_gid(const struct conf_cluster *conf, gid_t *ret);
  */
 bool fs_may_operate(const struct conf_cluster *conf, uid_t uid, gid_t gid, const gid_t *groups,
 		    size_t group_count);
+
+/*
+ * A process, named so that the name outlives its threads and is never another process's:
+ * the thread group id (what getpid() returns in it) and when the group started (clock
+ * ticks since boot, /proc/<pid>/stat field 22), so a pid recycled after the process
+ * exited names someone else. { 0, 0 } = unknown.
+ */
+struct fs_proc_id {
+	pid_t tgid;
+	uint64_t start_ticks;
+};
+
+/*
+ * fs_proc_id_of() - the process of thread @tid (a FUSE request's pid, which names the
+ * calling thread) into *@ret, from /proc; call while that thread's request is in flight,
+ * so it is alive. Any thread, no lock. Returns 0, -ESRCH (@tid 0, which the kernel sends
+ * for a caller outside the daemon's pid namespace, or no such thread), or -errno of
+ * reading /proc; *@ret untouched on failure.
+ */
+int fs_proc_id_of(pid_t tid, struct fs_proc_id *ret);
+
+/* fs_proc_id_equal() - do @a and @b (borrowed) name the same process? */
+bool fs_proc_id_equal(const struct fs_proc_id *a, const struct fs_proc_id *b);
 
 /*
  * fs_now_usec() - microseconds since the epoch, stepping with CLOCK_MONOTONIC from the

@@ -56,7 +56,9 @@ struct fs_handle {
 	uid_t uid;
 	gid_t gid;
 	bool may_operate;	  /* root or in operator_group as of open(): fs_may_operate() */
-	pid_t opener_tid;	  /* the thread that opened it */
+	struct fs_proc_id opener; /* H_UPLOAD, H_SPEC, H_QUOTA: the process that opened it */
+	bool staged;		  /* H_UPLOAD, H_SPEC: what the last validation accepted is
+				   * staged (fs_stage_put) */
 	gid_t *groups;		  /* H_UPLOAD, H_SPEC: the writer's supplementary groups */
 	size_t group_count;
 	uint64_t job_serial;	  /* H_CTL on a job: the job it was opened on */
@@ -239,43 +241,27 @@ static int fs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t
 	return r == -ENOMEM ? 0 : r; /* a full reply buffer is not an error */
 }
 
-/* A new handle, listed in ctx->handles. Caller holds ctx->lock. */
-/* The process (thread group) of thread @tid, from /proc; 0 when it is gone. */
-static pid_t tgid_of(pid_t tid)
-{
-	char path[64], line[128];
-	pid_t tgid = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
-	fclose(f);
-	return tgid;
-}
-
 /*
- * Is the close being flushed the opener's own (the process that opened the file closes
- * it, as cp, tee, or a shell's `echo > file` do)? Staging a spec that a close accepted
- * makes it survive a crash before its release; but in `{ cat a; echo b; } > x.yaml` the
- * first flush is cat's, a child holding a duplicate, and what it accepts is half of the
- * spec. Only the opener's close stages; the others wait for the release.
+ * Is the close being flushed the opener's own: the process that opened the file, from
+ * any of its threads (cp, tee, a shell's `echo > file`, a program that opened the spec in
+ * a thread that has exited since)? Staging a spec that a close accepted makes it survive
+ * a crash before its release; but in `{ cat a; echo b; } > x.yaml` the first flush is
+ * cat's, a child holding a duplicate, and what it accepts is half of the spec. Only the
+ * opener's close stages; those of other processes holding a duplicate (a forked child,
+ * a receiver of SCM_RIGHTS) wait for the release. Processes are told apart by thread
+ * group and start time (fs_proc.c), which no thread's exit and no recycled pid changes.
+ * A caller the daemon cannot see (pid 0: another pid namespace) is unknown at open and
+ * at flush alike and counts as the opener, as it always did.
  */
 static bool flush_is_openers(const struct fs_handle *h)
 {
-	pid_t tid = fuse_get_context()->pid, a, b;
+	struct fs_proc_id me = { 0 };
 
-	if (tid == h->opener_tid)
-		return true;
-	a = tgid_of(tid);
-	b = tgid_of(h->opener_tid);
-	return a && a == b;
+	(void)fs_proc_id_of(fuse_get_context()->pid, &me);
+	return fs_proc_id_equal(&me, &h->opener);
 }
 
+/* A new handle, listed in ctx->handles. Caller holds ctx->lock. */
 static struct fs_handle *handle_new_locked(struct fs_ctx *ctx, enum handle_kind kind,
 					   const struct fs_path *p)
 {
@@ -289,7 +275,9 @@ static struct fs_handle *handle_new_locked(struct fs_ctx *ctx, enum handle_kind 
 	h->path = *p;
 	h->uid = fc->uid;
 	h->gid = fc->gid;
-	h->opener_tid = fc->pid;
+	/* the uploads that stage at close (a read of /proc: cheap, and not of the mount) */
+	if (kind == H_UPLOAD || kind == H_SPEC || kind == H_QUOTA)
+		(void)fs_proc_id_of(fc->pid, &h->opener);
 	h->next = ctx->handles;
 	if (h->next)
 		h->next->prev = h;
@@ -957,14 +945,20 @@ static int spec_flush(struct fs_ctx *ctx, struct fs_handle *h)
 		h->upload->closing_usec = fs_now_usec();
 	h->upload->closing = true;
 	pthread_mutex_unlock(&ctx->lock);
-	if (h->failed || !h->dirty)
+	/* nothing written since: the same answer, unless what a duplicate's close accepted
+	 * still waits for the opener's close to stage it */
+	if (h->failed || (!h->dirty && (h->last_err < 0 || h->staged || !ctx->store)))
 		return h->last_err;
 	if (h->len == 0)
 		return 0; /* bash flushes its duplicate before the first write */
-	h->dirty = false;
-	h->last_err = spec_process(ctx, h, false, why);
-	if (h->last_err < 0)
-		fs_log(ctx, 3, "job %s: spec not valid at this close: %s", h->path.job, why);
+	if (h->dirty) {
+		h->dirty = false;
+		h->staged = false;
+		h->last_err = spec_process(ctx, h, false, why);
+		if (h->last_err < 0)
+			fs_log(ctx, 3, "job %s: spec not valid at this close: %s", h->path.job,
+			       why);
+	}
 	/* what the opener's close accepted survives a crash before the release submits it
 	 * (see flush_is_openers); what a close refused replaces an earlier accepted version */
 	staging = h->last_err == 0 && ctx->store && flush_is_openers(h);
@@ -975,6 +969,7 @@ static int spec_flush(struct fs_ctx *ctx, struct fs_handle *h)
 		h->last_err = -ENOMEM;
 	else if (h->last_err < 0)
 		fs_stage_drop(ctx, "spec", h->path.job);
+	h->staged = staging && h->last_err == 0;
 	fs_changed(ctx);
 	pthread_mutex_unlock(&ctx->lock);
 	return h->last_err;
