@@ -250,8 +250,11 @@
  *   user's finished job, and (EACCES) a spec for a queue whose `groups` the writer is in
  *   none of, or over one of its queue's job caps (a user, not root or an operator);  EBUSY  the job's state forbids it (e.g. `complete` on a pending job);
  *   EAGAIN  max_job_count records exist and all are active (nothing is recorded; submit
- *   again later);  EACCES  a write to an operator file by a non-operator, or truncate(2)
- *   or touch of a file the caller may not write;  EPERM  rmdir or rename of another's job
+ *   again later);  EMFILE  create or open of a spec for writing by a user (not root, not an
+ *   operator) who already holds cluster.max_uploads_per_user (default 200) open, with a
+ *   "refused" event saying so (close one first);  EACCES  a write to an operator file
+ *   by a non-operator, or truncate(2) or touch of a file the caller may not write;
+ *   EPERM  rmdir or rename of another's job
  *   (sticky jobs/), rename of anything (names are fixed), unlink, chmod/chown of anything
  *   but a spec one is writing, times set on a file one does not own;  EOPNOTSUPP  a
  *   verb not offered (resize: elastic jobs are sized by the scheduler; reload);  ENODEV  mmap of a generated file (direct_io);  EIO  the
@@ -345,7 +348,15 @@ struct fs_upload {
 	uint64_t mtime_usec;
 	bool closing;			/* flushed since the last write: release is near */
 	uint64_t closing_usec;		/* when closing was set */
-	struct fs_upload *next;
+	struct fs_upload *prev, *next;	/* ctx->uploads, newest first */
+	struct fs_upload *hnext;	/* in its ctx->upload_index bucket */
+};
+
+/* How many uploads one user holds (fs_uploads.c). */
+struct fs_upload_user {
+	uid_t uid;
+	unsigned open_count;
+	struct fs_upload_user *next;	/* in its ctx->upload_users bucket */
 };
 
 /*
@@ -381,7 +392,8 @@ struct fs_staged {
 	size_t group_count;
 	char *body;			/* owned, NUL-terminated */
 	size_t len;
-	struct fs_staged *next;
+	bool drop;			/* in ctx->stage_ops: (kind, key) is no longer staged */
+	struct fs_staged *next;		/* in its ctx->staged bucket, or in ctx->stage_ops */
 };
 
 struct fs_store;
@@ -393,7 +405,12 @@ struct fs_ctx {
 	char *mount_path;		/* absolute; used in ASCEND_JOB_DIR, RANK_TABLE_FILE */
 	char *config_path;
 	int log_level;			/* 0 error, 1 warning, 2 info, 3 debug */
-	struct fs_upload *uploads;	/* specs open for writing (under lock) */
+	struct fs_upload *uploads;	/* specs open for writing (under lock; fs_uploads.c) */
+	struct fs_upload **upload_index; /* ... by name: upload_cap buckets (0 or 2^n) */
+	size_t upload_cap, upload_count;
+	struct fs_upload_user **upload_users; /* open uploads per uid: upload_user_cap
+					 * buckets (0 or 2^n) */
+	size_t upload_user_cap, upload_user_count;
 	pthread_cond_t uploads_cv;	/* signalled when an upload is released */
 	bool multithreaded;		/* false with -s: nobody could release while we wait */
 	pid_t notifier_tid;		/* the thread that pokes the mount (its requests are
@@ -416,8 +433,14 @@ struct fs_ctx {
 	uint64_t cache_hits, cache_misses;
 	/* durable state (fs_store.c); all under lock. store NULL: in memory only */
 	struct fs_store *store;
-	struct fs_staged *staged;	/* uploads accepted by a close, not yet released */
-	bool staged_changed;
+	/* uploads accepted by a close, not yet released: a hash by key of staged_cap
+	 * buckets (0 or a power of two), so staging costs the same however many there are */
+	struct fs_staged **staged;
+	size_t staged_cap, staged_count;
+	struct fs_staged *stage_ops;	/* the staged table's changes since the last batch, in
+					 * order: owned copies of what was put, or drops */
+	struct fs_staged **stage_ops_tail; /* where the next one goes (NULL: &stage_ops) */
+	bool staged_changed;		/* the next batch rewrites the whole staged table */
 	pthread_cond_t commit_cv;	/* wakes the committer */
 	pthread_cond_t durable_cv;	/* signalled after each write (or failure) */
 	uint64_t collected_version;	/* cluster version of the newest batch taken */
@@ -624,15 +647,45 @@ void fs_store_note_change(struct fs_ctx *ctx);
 int fs_store_sync(struct fs_ctx *ctx);
 
 /*
+ * ---- specs open for writing (fs_uploads.c); ctx->lock held for all ----
+ * Each costs the same however many uploads are open.
+ *
+ * fs_upload_add() - list @u (filled in: name, uid; owned by its handle, which frees it
+ * after fs_upload_remove()) as job @u->name's one writer. @max_per_user > 0: refuse
+ * when @u->uid already holds that many (0: no limit, for root and operators). Returns 0,
+ * -EBUSY (an upload of that name is open), -EMFILE (the user's limit) or -ENOMEM;
+ * nothing changed on failure.
+ */
+int fs_upload_add(struct fs_ctx *ctx, struct fs_upload *u, unsigned max_per_user);
+
+/* fs_upload_remove() - unlist @u (not freed); one not listed is ignored. */
+void fs_upload_remove(struct fs_ctx *ctx, struct fs_upload *u);
+
+/* fs_upload_find() - the upload of job @name (borrowed), or NULL. */
+struct fs_upload *fs_upload_find(const struct fs_ctx *ctx, const char *name);
+
+/* fs_upload_count() - how many uploads @uid holds open. */
+unsigned fs_upload_count(const struct fs_ctx *ctx, uid_t uid);
+
+/* fs_uploads_free_all() - at exit: frees every listed upload and the indexes. */
+void fs_uploads_free_all(struct fs_ctx *ctx);
+
+/*
  * fs_stage_put() - stage an upload a close() accepted (ctx->lock held): replaces one of
  * the same @kind and @key. Strings and @groups (@group_count entries) are copied.
- * No-op without a store. Returns 0 or -ENOMEM.
+ * The next batch writes this one row (a full rewrite only after a failed write): the
+ * cost does not depend on how many others are staged. No-op without a store. Returns 0
+ * or -ENOMEM (nothing changed).
  */
 int fs_stage_put(struct fs_ctx *ctx, const char *kind, const char *key, const char *ext,
 		 uid_t uid, gid_t gid, const gid_t *groups, size_t group_count, const char *body,
 		 size_t len);
 
-/* fs_stage_drop() - the upload was applied or refused at release (ctx->lock held). */
+/*
+ * fs_stage_drop() - the upload was applied or refused at release (ctx->lock held); the
+ * next batch deletes its row. Nothing staged under @kind, @key: no-op. Out of memory for
+ * the deletion: the next batch rewrites the staged table whole.
+ */
 void fs_stage_drop(struct fs_ctx *ctx, const char *kind, const char *key);
 
 /* fs_stage_free_all() - at exit. */

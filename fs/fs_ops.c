@@ -120,10 +120,13 @@ static void wait_for_closing_uploads(struct fs_ctx *ctx, const struct fs_path *p
 
 		/* only a close within the wait window: a descriptor held open after one of
 		 * its duplicates closed does not stall anybody for long */
-		for (const struct fs_upload *u = ctx->uploads; u && !closing; u = u->next)
+		/* one job's: found by name; the listing (which lists them all anyway): any */
+		for (const struct fs_upload *u = p->kind == FS_JOBS_DIR ?
+							 ctx->uploads :
+							 fs_upload_find(ctx, p->job);
+		     u && !closing; u = p->kind == FS_JOBS_DIR ? u->next : NULL)
 			closing = u->closing &&
-				  now - u->closing_usec < (uint64_t)UPLOAD_WAIT_MSEC * 1000u &&
-				  (p->kind == FS_JOBS_DIR || strcmp(u->name, p->job) == 0);
+				  now - u->closing_usec < (uint64_t)UPLOAD_WAIT_MSEC * 1000u;
 		if (!closing)
 			return;
 		if (pthread_cond_timedwait(&ctx->uploads_cv, &ctx->lock, &deadline) == ETIMEDOUT)
@@ -401,15 +404,21 @@ static bool is_ctl(enum fs_node_kind k)
 	return k == FS_CLUSTER_CTL || k == FS_NODE_CTL || k == FS_JOB_CTL;
 }
 
-/* Register @h as the one writer of job @name's spec (ctx->lock held). */
-static int upload_register(struct fs_ctx *ctx, struct fs_handle *h, const char *ext)
+/*
+ * Register @h as the one writer of job @h->path.job's spec (ctx->lock held; dropped and
+ * taken again while NSS says whether a user at cluster.max_uploads_per_user is an
+ * operator, who has no limit, as root has none). @groups (@group_count) are the writer's.
+ * Returns 0, -EBUSY (another open file writes this spec), -EMFILE (the user's limit:
+ * a "refused" event says so) or -ENOMEM.
+ */
+static int upload_register(struct fs_ctx *ctx, struct fs_handle *h, const char *ext,
+			   const gid_t *groups, size_t group_count)
 {
-	struct fs_upload *u;
+	const struct conf_cluster *conf = ctx->cluster->conf;
+	struct fs_upload *u = calloc(1, sizeof(*u));
+	char why[SCHED_REASON_MAX];
+	int r;
 
-	for (struct fs_upload *o = ctx->uploads; o; o = o->next)
-		if (strcmp(o->name, h->path.job) == 0)
-			return -EBUSY; /* another open file is writing this job's spec */
-	u = calloc(1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
 	snprintf(u->name, sizeof(u->name), "%s", h->path.job);
@@ -417,8 +426,31 @@ static int upload_register(struct fs_ctx *ctx, struct fs_handle *h, const char *
 	u->uid = h->uid;
 	u->gid = h->gid;
 	u->mtime_usec = fs_now_usec();
-	u->next = ctx->uploads;
-	ctx->uploads = u;
+	r = fs_upload_add(ctx, u, h->uid == 0 ? 0 : conf->max_uploads_per_user);
+	if (r == -EMFILE && conf->operator_group) {
+		bool is_operator;
+
+		/* the configuration never changes while the daemon runs: no lock needed */
+		pthread_mutex_unlock(&ctx->lock);
+		is_operator = fs_may_operate(conf, h->uid, h->gid, groups, group_count);
+		pthread_mutex_lock(&ctx->lock);
+		if (is_operator)
+			r = fs_upload_add(ctx, u, 0);
+	}
+	if (r == -EMFILE) {
+		snprintf(why, sizeof(why),
+			 "%s %s%s%s by uid %u refused: uid %u holds %u job specs open for writing, "
+			 "the cluster's max_uploads_per_user; close one and try again",
+			 ext[0] ? "create" : "open", h->path.job, ext[0] ? "." : "/spec", ext,
+			 (unsigned)h->uid, (unsigned)h->uid, conf->max_uploads_per_user);
+		fs_log(ctx, 2, "%s", why);
+		sched_cluster_note_refusal(ctx->cluster, NULL, why, fs_now_usec());
+		fs_changed(ctx);
+	}
+	if (r < 0) {
+		free(u);
+		return r;
+	}
 	h->upload = u;
 	return 0;
 }
@@ -428,11 +460,7 @@ static void upload_unregister(struct fs_ctx *ctx, struct fs_handle *h)
 	if (!h->upload)
 		return;
 	pthread_mutex_lock(&ctx->lock);
-	for (struct fs_upload **pp = &ctx->uploads; *pp; pp = &(*pp)->next)
-		if (*pp == h->upload) {
-			*pp = h->upload->next;
-			break;
-		}
+	fs_upload_remove(ctx, h->upload);
 	pthread_cond_broadcast(&ctx->uploads_cv);
 	pthread_mutex_unlock(&ctx->lock);
 	free(h->upload);
@@ -549,7 +577,7 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 		else if (!(h = handle_new_locked(ctx, H_SPEC, &p)))
 			r = -ENOMEM;
 		else
-			r = upload_register(ctx, h, "");
+			r = upload_register(ctx, h, "", groups, group_count);
 		if (r == 0) {
 			h->groups = groups;
 			h->group_count = group_count;
@@ -629,7 +657,7 @@ static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 	h = handle_new_locked(ctx, H_UPLOAD, &p);
 	r = h ? sched_job_may_submit(ctx->cluster, p.job, h->uid) : -ENOMEM;
 	if (r == 0)
-		r = upload_register(ctx, h, p.ext);
+		r = upload_register(ctx, h, p.ext, groups, group_count);
 	if (r == 0) {
 		h->groups = groups;
 		h->group_count = group_count;
@@ -1645,9 +1673,12 @@ static int attr_change(const char *path)
 		return -EPERM;
 	pthread_mutex_lock(&ctx->lock);
 	r = -ENOENT;
-	for (const struct fs_upload *u = ctx->uploads; u; u = u->next)
-		if (u->ext[0] && strcmp(u->name, p.job) == 0)
+	{
+		const struct fs_upload *u = fs_upload_find(ctx, p.job);
+
+		if (u && u->ext[0])
 			r = uid == 0 || uid == u->uid ? 0 : -EPERM;
+	}
 	pthread_mutex_unlock(&ctx->lock);
 	return r;
 }

@@ -9,6 +9,10 @@
 #    stages nothing: in `{ cat a; echo b; } > x.yaml` that close is cat's and half of the
 #    spec. Every scenario below keeps one descriptor open, so no release comes, and the
 #    daemon is killed -9; after the restart each job is there or not, as documented.
+# 2. Open uploads per user are bounded (issue 15 item 6): a user who is neither root nor
+#    an operator holds at most cluster.max_uploads_per_user (200) specs open for
+#    writing; the next create fails with EMFILE and says why in cluster/events, while
+#    another user and root still submit, and a close makes room again.
 #
 # Usage: test_uploads.sh ASCENDFS SRCDIR
 set -u
@@ -136,6 +140,12 @@ it_start "$ASCENDFS" "$CONF" || { it_finish; exit 1; }
 # scenario -> the job exists after kill -9 before the release (1) or not (0)
 declare -A WANT=([thread]=1 [dup]=1 [fork-half]=0 [fork-whole]=1 [fork-holder]=1
 	[scm-opener]=1 [scm-receiver]=0 [scm-late-opener]=1)
+# specs submitted the ordinary way before: staged at close, unstaged at release
+for i in 1 2 3 4 5; do
+	printf 'npus: 1\n' >"$W/plain-$i.yaml"
+	cp "$W/plain-$i.yaml" "$M/jobs/"
+done
+wait_until 10 test -d "$M/jobs/plain-5"
 HOLDERS=()
 for s in "${!WANT[@]}"; do
 	setsid python3 "$W/hold.py" "$s" "$M/jobs/own-$s.yaml" "$W/ready-$s" \
@@ -165,9 +175,74 @@ for s in "${!WANT[@]}"; do
 			test -e "$M/jobs/own-$s"
 	fi
 done
+n=0
+for s in "${!WANT[@]}"; do n=$((n + WANT[$s])); done
+check_contains "the restart found exactly the specs still staged (released ones unstaged)" \
+	" $n staged uploads" "$(grep 'staged upload' "$IT_LOG" | tail -1)"
 grep -q 'spec accepted before the restart' "$IT_LOG" &&
 	ok "the log says staged specs were submitted at restart" ||
 	not_ok "the log says staged specs were submitted at restart" "$(tail -5 "$IT_LOG")"
+
+# ---- 2. open uploads per user are bounded ---------------------------------------------
+# a python3 the other users may run (root's may live under /root)
+PY=""
+for c in "$(command -v python3)" /usr/bin/python3 /usr/local/bin/python3; do
+	if [ -x "$c" ] && setpriv --reuid=65534 --regid=65534 --clear-groups "$c" -c pass \
+		2>/dev/null; then
+		PY=$c
+		break
+	fi
+done
+if [ "$(id -u)" != 0 ] || [ -z "$PY" ]; then
+	echo "# SKIP part 2: needs root, setpriv and a python3 uid 65534 may run"
+else
+	mkdir -m 777 "$W/many"
+	# many.py DIR COUNT: create COUNT uploads and hold them; print how the next create
+	# ends; after DIR/go appears, close one and create once more, print how that ends
+	cat >"$W/many.py" <<'PY'
+import errno, os, sys, time
+mnt, d, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def create(name):
+    try:
+        return os.open(f"{mnt}/jobs/{name}.yaml", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), "ok"
+    except OSError as e:
+        return None, errno.errorcode[e.errno]
+fds = []
+for i in range(n):
+    fd, how = create(f"many-{os.getuid()}-{i}")
+    if fd is None:
+        print(f"upload {i + 1} of {n}: {how}", flush=True)
+        sys.exit(1)
+    fds.append(fd)
+fd, how = create(f"many-{os.getuid()}-over")
+print(how, flush=True)
+open(f"{d}/held", "w").close()
+deadline = time.time() + 60
+while not os.path.exists(f"{d}/go") and time.time() < deadline:
+    time.sleep(0.05)
+os.close(fds.pop())
+fd, how = create(f"many-{os.getuid()}-again")
+print(how, flush=True)
+PY
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$PY" "$W/many.py" "$M" "$W/many" 200 \
+		>"$W/many.out" 2>&1 &
+	MANY=$!
+	wait_until 120 test -e "$W/many/held"
+	check_eq "upload 201 of one user is refused with EMFILE" "EMFILE" "$(head -1 "$W/many.out")"
+	check_contains "the refusal says why in cluster/events" "max_uploads_per_user" \
+		"$(grep -a 'many-65534-over' "$M/cluster/events" | tail -1)"
+	check_eq "another user still submits meanwhile" "ok" \
+		"$(setpriv --reuid=65533 --regid=65533 --clear-groups sh -c \
+			"echo 'npus: 8' > '$M/jobs/other-user.yaml' && echo ok" 2>&1)"
+	check_eq "root still submits meanwhile" "ok" \
+		"$(sh -c "echo 'npus: 8' > '$M/jobs/root-meanwhile.yaml' && echo ok" 2>&1)"
+	touch "$W/many/go"
+	wait_until 60 bash -c "! kill -0 $MANY"
+	wait "$MANY"
+	check_eq "after a close the user may open one again" "ok" "$(sed -n 2p "$W/many.out")"
+	check_eq "the other user's job exists" "pending" "$(sed 's/running/pending/' \
+		"$M/jobs/other-user/status" 2>&1)"
+fi
 
 it_stop
 it_finish
