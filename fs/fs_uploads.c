@@ -145,9 +145,13 @@ int fs_upload_add(struct fs_ctx *ctx, struct fs_upload *u, unsigned max_per_user
 
 void fs_upload_remove(struct fs_ctx *ctx, struct fs_upload *u)
 {
-	struct fs_upload **pp = &ctx->upload_index[name_hash(u->name) & (ctx->upload_cap - 1)];
-	struct fs_upload_user **wp = user_slot(ctx, u->uid);
+	struct fs_upload **pp;
+	struct fs_upload_user **wp;
 
+	if (!ctx->upload_cap)
+		return; /* nothing listed */
+	pp = &ctx->upload_index[name_hash(u->name) & (ctx->upload_cap - 1)];
+	wp = user_slot(ctx, u->uid);
 	while (*pp && *pp != u)
 		pp = &(*pp)->hnext;
 	if (!*pp)
