@@ -196,6 +196,10 @@ struct conf_cluster {
 	unsigned event_history;		/* event_history: events kept (cluster/events and the
 					 * durable store); older ones are dropped, sequence
 					 * numbers go on; default 65536, 16 to 1048576 */
+	unsigned max_uploads_per_user;	/* max_uploads_per_user: specs one user (not root,
+					 * not an operator) may hold open for writing at once;
+					 * the next create or open fails with EMFILE; default
+					 * 200, 1 to 1000000 */
 	char *operator_group;		/* operator_group: members of this unix group (primary
 					 * or supplementary) may do what root may on the
 					 * cluster: write nodes/<server>/health (an agent

@@ -24,6 +24,7 @@
 #define STOP_GRACE_MAX_SEC 3600
 #define ELASTIC_GROW_DELAY_MAX_SEC (7 * 86400)
 #define MAX_JOB_COUNT_MAX 10000000
+#define MAX_UPLOADS_PER_USER_MAX 1000000
 #define EVENT_HISTORY_MIN 16
 #define EVENT_HISTORY_MAX 1048576
 #define HCCL_EXEC_TIMEOUT_MAX_SEC 17340 /* CANN's documented upper bound */
@@ -41,7 +42,8 @@ static const char *const cluster_keys[] = {
 	"enable_fault_recovery", "fault_check_interval", "heartbeat_timeout",
 	"topology_aware_schedule", "require_agent", "fault_hold_time", "fault_escalate_count",
 	"fault_escalate_window", "stop_grace_period", "max_job_count", "event_history",
-	"operator_group", "max_job_count_per_user", "reserved_job_count", NULL,
+	"operator_group", "max_job_count_per_user", "reserved_job_count",
+	"max_uploads_per_user", NULL,
 };
 static const char *const resource_keys[] = {
 	"total_npu", "allow_mix_task", "enable_quota_limit", "backfill", "preemption",
@@ -357,7 +359,9 @@ static int read_cluster_section(const struct conf_ctx *ctx, const struct conf_no
 	    (r = opt_uint(ctx, sec, "max_job_count", 1, MAX_JOB_COUNT_MAX,
 			  &c->max_job_count)) < 0 ||
 	    (r = opt_uint(ctx, sec, "event_history", EVENT_HISTORY_MIN, EVENT_HISTORY_MAX,
-			  &c->event_history)) < 0)
+			  &c->event_history)) < 0 ||
+	    (r = opt_uint(ctx, sec, "max_uploads_per_user", 1, MAX_UPLOADS_PER_USER_MAX,
+			  &c->max_uploads_per_user)) < 0)
 		return r;
 	n = conf_map_get(sec, "operator_group");
 	if (n && n->kind == CONF_NODE_SEQ)
@@ -920,6 +924,7 @@ static int set_defaults(struct conf_cluster *c, const char *file)
 	c->stop_grace_sec = 30;
 	c->max_job_count = 100000;
 	c->event_history = 65536;
+	c->max_uploads_per_user = 200;
 	c->topology_aware_schedule = true;
 	c->require_agent = false;
 	c->allow_mix_task = true;
@@ -1205,6 +1210,8 @@ int conf_cluster_render_yaml(const struct conf_cluster *c, char **ret_buf, size_
 	conf_out_uint(o, c->event_history);
 	conf_out_key(o, "operator_group");
 	conf_out_str_or_null(o, c->operator_group);
+	conf_out_key(o, "max_uploads_per_user");
+	conf_out_uint(o, c->max_uploads_per_user);
 	conf_out_map_end(o);
 
 	conf_out_key(o, "resource");

@@ -273,7 +273,10 @@
  *   cluster.max_job_count_per_user, reserved_job_count, the queue's
  *   max_submit_jobs_per_user or max_submit_jobs (sched_job_check_as()). Nothing is
  *   recorded; a "refused" event in cluster/events names the limit and the fix;
- *   finished jobs never count;  EACCES  a write to an operator file by a non-operator, or truncate(2)
+ *   finished jobs never count;  EMFILE  create or open of a spec for writing by a user
+ *   (not root, not an operator) who already holds cluster.max_uploads_per_user (default
+ *   200) open, with a "refused" event saying so (close one first);  EACCES  a write to an
+ *   operator file by a non-operator, or truncate(2)
  *   or touch of a file the caller may not write;  EPERM  rmdir or rename of another's job
  *   (sticky jobs/), rename of anything (names are fixed), unlink, chmod/chown of anything
  *   but a spec one is writing, times set on a file one does not own;  EOPNOTSUPP  a
@@ -284,6 +287,11 @@
  * Durability: with a state store, every request that changes state (the close() of a
  * spec, health report or quota, a write() to a ctl file, mkdir, rmdir) returns only
  * once its change is committed to disk (fs_store.c); reads never wait for the disk.
+ * A spec or quota is applied at its release, after close() returned: what a close by
+ * the opener (the process that opened the file, from any of its threads) accepted is
+ * staged, durably, and applied at restart if the release never came; a close by another
+ * process holding a duplicate (a forked child such as `cat` in `{ cat a; echo b; } >
+ * x.yaml`, a receiver of SCM_RIGHTS) stages nothing (fs_ops.c flush_is_openers()).
  */
 #ifndef ASCENDFS_FS_H
 #define ASCENDFS_FS_H
@@ -364,7 +372,15 @@ struct fs_upload {
 	uint64_t mtime_usec;
 	bool closing;			/* flushed since the last write: release is near */
 	uint64_t closing_usec;		/* when closing was set */
-	struct fs_upload *next;
+	struct fs_upload *prev, *next;	/* ctx->uploads, newest first */
+	struct fs_upload *hnext;	/* in its ctx->upload_index bucket */
+};
+
+/* How many uploads one user holds (fs_uploads.c). */
+struct fs_upload_user {
+	uid_t uid;
+	unsigned open_count;
+	struct fs_upload_user *next;	/* in its ctx->upload_users bucket */
 };
 
 /*
@@ -451,7 +467,8 @@ struct fs_staged {
 	size_t group_count;
 	char *body;			/* owned, NUL-terminated */
 	size_t len;
-	struct fs_staged *next;
+	bool drop;			/* in ctx->stage_ops: (kind, key) is no longer staged */
+	struct fs_staged *next;		/* in its ctx->staged bucket, or in ctx->stage_ops */
 };
 
 struct fs_store;
@@ -464,7 +481,12 @@ struct fs_ctx {
 	dev_t mount_dev;		/* the mount's device (0 until mounted): nothing on it is read */
 	char *config_path;
 	int log_level;			/* 0 error, 1 warning, 2 info, 3 debug */
-	struct fs_upload *uploads;	/* specs open for writing (under lock) */
+	struct fs_upload *uploads;	/* specs open for writing (under lock; fs_uploads.c) */
+	struct fs_upload **upload_index; /* ... by name: upload_cap buckets (0 or 2^n) */
+	size_t upload_cap, upload_count;
+	struct fs_upload_user **upload_users; /* open uploads per uid: upload_user_cap
+					 * buckets (0 or 2^n) */
+	size_t upload_user_cap, upload_user_count;
 	pthread_cond_t uploads_cv;	/* signalled when an upload is released */
 	bool multithreaded;		/* false with -s: nobody could release while we wait */
 	pid_t notifier_tid;		/* the thread that pokes the mount (its requests are
@@ -489,8 +511,14 @@ struct fs_ctx {
 	uint64_t admit_epoch;		/* fs_snapshot_admit() (under lock) */
 	/* durable state (fs_store.c); all under lock. store NULL: in memory only */
 	struct fs_store *store;
-	struct fs_staged *staged;	/* uploads accepted by a close, not yet released */
-	bool staged_changed;
+	/* uploads accepted by a close, not yet released: a hash by key of staged_cap
+	 * buckets (0 or a power of two), so staging costs the same however many there are */
+	struct fs_staged **staged;
+	size_t staged_cap, staged_count;
+	struct fs_staged *stage_ops;	/* the staged table's changes since the last batch, in
+					 * order: owned copies of what was put, or drops */
+	struct fs_staged **stage_ops_tail; /* where the next one goes (NULL: &stage_ops) */
+	bool staged_changed;		/* the next batch rewrites the whole staged table */
 	pthread_cond_t commit_cv;	/* wakes the committer */
 	pthread_cond_t durable_cv;	/* signalled after each write (or failure) */
 	uint64_t collected_version;	/* cluster version of the newest batch taken */
@@ -764,15 +792,45 @@ void fs_store_note_change(struct fs_ctx *ctx);
 int fs_store_sync(struct fs_ctx *ctx);
 
 /*
+ * ---- specs open for writing (fs_uploads.c); ctx->lock held for all ----
+ * Each costs the same however many uploads are open.
+ *
+ * fs_upload_add() - list @u (filled in: name, uid; owned by its handle, which frees it
+ * after fs_upload_remove()) as job @u->name's one writer. @max_per_user > 0: refuse
+ * when @u->uid already holds that many (0: no limit, for root and operators). Returns 0,
+ * -EBUSY (an upload of that name is open), -EMFILE (the user's limit) or -ENOMEM;
+ * nothing changed on failure.
+ */
+int fs_upload_add(struct fs_ctx *ctx, struct fs_upload *u, unsigned max_per_user);
+
+/* fs_upload_remove() - unlist @u (not freed); one not listed is ignored. */
+void fs_upload_remove(struct fs_ctx *ctx, struct fs_upload *u);
+
+/* fs_upload_find() - the upload of job @name (borrowed), or NULL. */
+struct fs_upload *fs_upload_find(const struct fs_ctx *ctx, const char *name);
+
+/* fs_upload_count() - how many uploads @uid holds open. */
+unsigned fs_upload_count(const struct fs_ctx *ctx, uid_t uid);
+
+/* fs_uploads_free_all() - at exit: frees every listed upload and the indexes. */
+void fs_uploads_free_all(struct fs_ctx *ctx);
+
+/*
  * fs_stage_put() - stage an upload a close() accepted (ctx->lock held): replaces one of
  * the same @kind and @key. Strings and @groups (@group_count entries) are copied.
- * No-op without a store. Returns 0 or -ENOMEM.
+ * The next batch writes this one row (a full rewrite only after a failed write): the
+ * cost does not depend on how many others are staged. No-op without a store. Returns 0
+ * or -ENOMEM (nothing changed).
  */
 int fs_stage_put(struct fs_ctx *ctx, const char *kind, const char *key, const char *ext,
 		 uid_t uid, gid_t gid, const gid_t *groups, size_t group_count, const char *body,
 		 size_t len);
 
-/* fs_stage_drop() - the upload was applied or refused at release (ctx->lock held). */
+/*
+ * fs_stage_drop() - the upload was applied or refused at release (ctx->lock held); the
+ * next batch deletes its row. Nothing staged under @kind, @key: no-op. Out of memory for
+ * the deletion: the next batch rewrites the staged table whole.
+ */
 void fs_stage_drop(struct fs_ctx *ctx, const char *kind, const char *key);
 
 /* fs_stage_free_all() - at exit. */
@@ -857,6 +915,29 @@ int fs_operator_gid(const struct conf_cluster *conf, gid_t *ret);
  */
 bool fs_may_operate(const struct conf_cluster *conf, uid_t uid, gid_t gid, const gid_t *groups,
 		    size_t group_count);
+
+/*
+ * A process, named so that the name outlives its threads and is never another process's:
+ * the thread group id (what getpid() returns in it) and when the group started (clock
+ * ticks since boot, /proc/<pid>/stat field 22), so a pid recycled after the process
+ * exited names someone else. { 0, 0 } = unknown.
+ */
+struct fs_proc_id {
+	pid_t tgid;
+	uint64_t start_ticks;
+};
+
+/*
+ * fs_proc_id_of() - the process of thread @tid (a FUSE request's pid, which names the
+ * calling thread) into *@ret, from /proc; call while that thread's request is in flight,
+ * so it is alive. Any thread, no lock. Returns 0, -ESRCH (@tid 0, which the kernel sends
+ * for a caller outside the daemon's pid namespace, or no such thread), or -errno of
+ * reading /proc; *@ret untouched on failure.
+ */
+int fs_proc_id_of(pid_t tid, struct fs_proc_id *ret);
+
+/* fs_proc_id_equal() - do @a and @b (borrowed) name the same process? */
+bool fs_proc_id_equal(const struct fs_proc_id *a, const struct fs_proc_id *b);
 
 /*
  * fs_now_usec() - microseconds since the epoch, stepping with CLOCK_MONOTONIC from the

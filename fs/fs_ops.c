@@ -69,7 +69,9 @@ struct fs_handle {
 	uid_t uid;
 	gid_t gid;
 	bool may_operate;	  /* root or in operator_group as of open(): fs_may_operate() */
-	pid_t opener_tid;	  /* the thread that opened it */
+	struct fs_proc_id opener; /* H_UPLOAD, H_SPEC, H_QUOTA: the process that opened it */
+	bool staged;		  /* H_UPLOAD, H_SPEC: what the last validation accepted is
+				   * staged (fs_stage_put) */
 	gid_t *groups;		  /* H_UPLOAD, H_SPEC: the writer's supplementary groups */
 	size_t group_count;
 	uint64_t job_serial;	  /* H_CTL on a job: the job it was opened on */
@@ -127,10 +129,13 @@ static void wait_for_closing_uploads(struct fs_ctx *ctx, const struct fs_path *p
 
 		/* only a close within the wait window: a descriptor held open after one of
 		 * its duplicates closed does not stall anybody for long */
-		for (const struct fs_upload *u = ctx->uploads; u && !closing; u = u->next)
+		/* one job's: found by name; the listing (which lists them all anyway): any */
+		for (const struct fs_upload *u = p->kind == FS_JOBS_DIR ?
+							 ctx->uploads :
+							 fs_upload_find(ctx, p->job);
+		     u && !closing; u = p->kind == FS_JOBS_DIR ? u->next : NULL)
 			closing = u->closing &&
-				  now - u->closing_usec < (uint64_t)UPLOAD_WAIT_MSEC * 1000u &&
-				  (p->kind == FS_JOBS_DIR || strcmp(u->name, p->job) == 0);
+				  now - u->closing_usec < (uint64_t)UPLOAD_WAIT_MSEC * 1000u;
 		if (!closing)
 			return;
 		if (pthread_cond_timedwait(&ctx->uploads_cv, &ctx->lock, &deadline) == ETIMEDOUT)
@@ -248,43 +253,27 @@ static int fs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t
 	return r == -ENOMEM ? 0 : r; /* a full reply buffer is not an error */
 }
 
-/* A new handle, listed in ctx->handles. Caller holds ctx->lock. */
-/* The process (thread group) of thread @tid, from /proc; 0 when it is gone. */
-static pid_t tgid_of(pid_t tid)
-{
-	char path[64], line[128];
-	pid_t tgid = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
-	fclose(f);
-	return tgid;
-}
-
 /*
- * Is the close being flushed the opener's own (the process that opened the file closes
- * it, as cp, tee, or a shell's `echo > file` do)? Staging a spec that a close accepted
- * makes it survive a crash before its release; but in `{ cat a; echo b; } > x.yaml` the
- * first flush is cat's, a child holding a duplicate, and what it accepts is half of the
- * spec. Only the opener's close stages; the others wait for the release.
+ * Is the close being flushed the opener's own: the process that opened the file, from
+ * any of its threads (cp, tee, a shell's `echo > file`, a program that opened the spec in
+ * a thread that has exited since)? Staging a spec that a close accepted makes it survive
+ * a crash before its release; but in `{ cat a; echo b; } > x.yaml` the first flush is
+ * cat's, a child holding a duplicate, and what it accepts is half of the spec. Only the
+ * opener's close stages; those of other processes holding a duplicate (a forked child,
+ * a receiver of SCM_RIGHTS) wait for the release. Processes are told apart by thread
+ * group and start time (fs_proc.c), which no thread's exit and no recycled pid changes.
+ * A caller the daemon cannot see (pid 0: another pid namespace) is unknown at open and
+ * at flush alike and counts as the opener, as it always did.
  */
 static bool flush_is_openers(const struct fs_handle *h)
 {
-	pid_t tid = fuse_get_context()->pid, a, b;
+	struct fs_proc_id me = { 0 };
 
-	if (tid == h->opener_tid)
-		return true;
-	a = tgid_of(tid);
-	b = tgid_of(h->opener_tid);
-	return a && a == b;
+	(void)fs_proc_id_of(fuse_get_context()->pid, &me);
+	return fs_proc_id_equal(&me, &h->opener);
 }
 
+/* A new handle, listed in ctx->handles. Caller holds ctx->lock. */
 static struct fs_handle *handle_new_locked(struct fs_ctx *ctx, enum handle_kind kind,
 					   const struct fs_path *p)
 {
@@ -298,7 +287,9 @@ static struct fs_handle *handle_new_locked(struct fs_ctx *ctx, enum handle_kind 
 	h->path = *p;
 	h->uid = fc->uid;
 	h->gid = fc->gid;
-	h->opener_tid = fc->pid;
+	/* the uploads that stage at close (a read of /proc: cheap, and not of the mount) */
+	if (kind == H_UPLOAD || kind == H_SPEC || kind == H_QUOTA)
+		(void)fs_proc_id_of(fc->pid, &h->opener);
 	h->next = ctx->handles;
 	if (h->next)
 		h->next->prev = h;
@@ -427,20 +418,24 @@ static bool is_ctl(enum fs_node_kind k)
 /* The open upload of job @name (any ext, or its jobs/<name>/spec), or NULL (ctx->lock held). */
 static const struct fs_upload *upload_of(const struct fs_ctx *ctx, const char *name)
 {
-	for (const struct fs_upload *u = ctx->uploads; u; u = u->next)
-		if (strcmp(u->name, name) == 0)
-			return u;
-	return NULL;
+	return fs_upload_find(ctx, name);
 }
 
-/* Register @h as the one writer of job @name's spec (ctx->lock held). */
-static int upload_register(struct fs_ctx *ctx, struct fs_handle *h, const char *ext)
+/*
+ * Register @h as the one writer of job @h->path.job's spec (ctx->lock held; dropped and
+ * taken again while NSS says whether a user at cluster.max_uploads_per_user is an
+ * operator, who has no limit, as root has none). @groups (@group_count) are the writer's.
+ * Returns 0, -EBUSY (another open file writes this spec), -EMFILE (the user's limit:
+ * a "refused" event says so) or -ENOMEM.
+ */
+static int upload_register(struct fs_ctx *ctx, struct fs_handle *h, const char *ext,
+			   const gid_t *groups, size_t group_count)
 {
-	struct fs_upload *u;
+	const struct conf_cluster *conf = ctx->cluster->conf;
+	struct fs_upload *u = calloc(1, sizeof(*u));
+	char why[SCHED_REASON_MAX];
+	int r;
 
-	if (upload_of(ctx, h->path.job))
-		return -EBUSY; /* another open file is writing this job's spec */
-	u = calloc(1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
 	snprintf(u->name, sizeof(u->name), "%s", h->path.job);
@@ -448,8 +443,31 @@ static int upload_register(struct fs_ctx *ctx, struct fs_handle *h, const char *
 	u->uid = h->uid;
 	u->gid = h->gid;
 	u->mtime_usec = fs_now_usec();
-	u->next = ctx->uploads;
-	ctx->uploads = u;
+	r = fs_upload_add(ctx, u, h->uid == 0 ? 0 : conf->max_uploads_per_user);
+	if (r == -EMFILE && conf->operator_group) {
+		bool is_operator;
+
+		/* the configuration never changes while the daemon runs: no lock needed */
+		pthread_mutex_unlock(&ctx->lock);
+		is_operator = fs_may_operate(conf, h->uid, h->gid, groups, group_count);
+		pthread_mutex_lock(&ctx->lock);
+		if (is_operator)
+			r = fs_upload_add(ctx, u, 0);
+	}
+	if (r == -EMFILE) {
+		snprintf(why, sizeof(why),
+			 "%s %s%s%s by uid %u refused: uid %u holds %u job specs open for writing, "
+			 "the cluster's max_uploads_per_user; close one and try again",
+			 ext[0] ? "create" : "open", h->path.job, ext[0] ? "." : "/spec", ext,
+			 (unsigned)h->uid, (unsigned)h->uid, conf->max_uploads_per_user);
+		fs_log(ctx, 2, "%s", why);
+		sched_cluster_note_refusal(ctx->cluster, NULL, why, fs_now_usec());
+		fs_changed(ctx);
+	}
+	if (r < 0) {
+		free(u);
+		return r;
+	}
 	h->upload = u;
 	return 0;
 }
@@ -459,11 +477,7 @@ static void upload_unregister(struct fs_ctx *ctx, struct fs_handle *h)
 	if (!h->upload)
 		return;
 	pthread_mutex_lock(&ctx->lock);
-	for (struct fs_upload **pp = &ctx->uploads; *pp; pp = &(*pp)->next)
-		if (*pp == h->upload) {
-			*pp = h->upload->next;
-			break;
-		}
+	fs_upload_remove(ctx, h->upload);
 	pthread_cond_broadcast(&ctx->uploads_cv);
 	pthread_mutex_unlock(&ctx->lock);
 	free(h->upload);
@@ -615,7 +629,7 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 		else if (!(h = handle_new_locked(ctx, H_SPEC, &p)))
 			r = -ENOMEM;
 		else
-			r = upload_register(ctx, h, "");
+			r = upload_register(ctx, h, "", groups, group_count);
 		if (r == 0) {
 			h->groups = groups;
 			h->group_count = group_count;
@@ -703,7 +717,7 @@ static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 	h = handle_new_locked(ctx, H_UPLOAD, &p);
 	r = h ? sched_job_may_submit(ctx->cluster, p.job, h->uid) : -ENOMEM;
 	if (r == 0)
-		r = upload_register(ctx, h, p.ext);
+		r = upload_register(ctx, h, p.ext, groups, group_count);
 	if (r == 0) {
 		h->groups = groups;
 		h->group_count = group_count;
@@ -1050,18 +1064,24 @@ static int spec_flush(struct fs_ctx *ctx, struct fs_handle *h)
 		h->upload->closing_usec = fs_now_usec();
 	h->upload->closing = true;
 	pthread_mutex_unlock(&ctx->lock);
-	if (h->failed || !h->dirty)
+	/* nothing written since: the same answer, unless what a duplicate's close accepted
+	 * still waits for the opener's close to stage it */
+	if (h->failed || (!h->dirty && (h->last_err < 0 || h->staged || !ctx->store)))
 		return h->last_err;
 	if (h->len == 0)
 		return 0; /* bash flushes its duplicate before the first write */
-	h->dirty = false;
-	h->checked = true;
-	why[0] = '\0';
-	h->last_err = spec_process(ctx, h, false, why);
-	free(h->last_why);
-	h->last_why = h->last_err < 0 && why[0] ? strdup(why) : NULL;
-	if (h->last_err < 0)
-		fs_log(ctx, 3, "job %s: spec not valid at this close: %s", h->path.job, why);
+	if (h->dirty) {
+		h->dirty = false;
+		h->staged = false;
+		h->checked = true;
+		why[0] = '\0';
+		h->last_err = spec_process(ctx, h, false, why);
+		free(h->last_why);
+		h->last_why = h->last_err < 0 && why[0] ? strdup(why) : NULL;
+		if (h->last_err < 0)
+			fs_log(ctx, 3, "job %s: spec not valid at this close: %s", h->path.job,
+			       why);
+	}
 	/* what the opener's close accepted survives a crash before the release submits it
 	 * (see flush_is_openers); what a close refused replaces an earlier accepted version */
 	staging = h->last_err == 0 && ctx->store && flush_is_openers(h);
@@ -1078,6 +1098,7 @@ static int spec_flush(struct fs_ctx *ctx, struct fs_handle *h)
 		conf_job_spec_free(h->accepted);
 		h->accepted = NULL;
 	}
+	h->staged = staging && h->last_err == 0;
 	fs_changed(ctx);
 	pthread_mutex_unlock(&ctx->lock);
 	return h->last_err;
@@ -1825,9 +1846,12 @@ static int attr_change(const char *path)
 		return -EPERM;
 	pthread_mutex_lock(&ctx->lock);
 	r = -ENOENT;
-	for (const struct fs_upload *u = ctx->uploads; u; u = u->next)
-		if (u->ext[0] && strcmp(u->name, p.job) == 0)
+	{
+		const struct fs_upload *u = fs_upload_find(ctx, p.job);
+
+		if (u && u->ext[0])
 			r = uid == 0 || uid == u->uid ? 0 : -EPERM;
+	}
 	pthread_mutex_unlock(&ctx->lock);
 	return r;
 }

@@ -49,7 +49,7 @@ struct fs_store {
 	char *path;
 	int lock_fd;
 	sqlite3_stmt *put_job, *del_job, *put_server, *put_event, *trim_events, *put_meta,
-		*put_staged, *clear_staged, *clear_jobs;
+		*put_staged, *del_staged, *clear_staged, *clear_jobs;
 	uint64_t collected_event_seq;	/* events up to here are in a batch */
 	uint64_t written_event_seq;	/* ... and durable */
 	char **server_docs;		/* what is durable per server (to skip heartbeats) */
@@ -126,6 +126,7 @@ void fs_store_close(struct fs_store *st)
 	sqlite3_finalize(st->trim_events);
 	sqlite3_finalize(st->put_meta);
 	sqlite3_finalize(st->put_staged);
+	sqlite3_finalize(st->del_staged);
 	sqlite3_finalize(st->clear_staged);
 	sqlite3_finalize(st->clear_jobs);
 	sqlite3_close(st->db);
@@ -225,6 +226,9 @@ int fs_store_open(const char *dir, size_t server_count, struct fs_store **ret, c
 		r = prepare(st, &st->put_staged,
 			    "INSERT OR REPLACE INTO staged VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)", why);
 	if (r == 0)
+		r = prepare(st, &st->del_staged, "DELETE FROM staged WHERE kind = ?1 AND key = ?2",
+			    why);
+	if (r == 0)
 		r = prepare(st, &st->clear_staged, "DELETE FROM staged", why);
 	if (r < 0) {
 		fs_store_close(st);
@@ -245,17 +249,62 @@ static void staged_free(struct fs_staged *s)
 	free(s);
 }
 
-int fs_stage_put(struct fs_ctx *ctx, const char *kind, const char *key, const char *ext,
-		 uid_t uid, gid_t gid, const gid_t *groups, size_t group_count, const char *body,
-		 size_t len)
+static size_t stage_hash(const char *key)
 {
-	struct fs_staged *s, **pp;
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
 
-	if (!ctx->store)
+	for (; *key; key++) {
+		h ^= (unsigned char)*key;
+		h *= 1099511628211ULL;
+	}
+	return (size_t)h;
+}
+
+/* The bucket link that holds (@kind, @key), or the empty end of its bucket. */
+static struct fs_staged **stage_slot(struct fs_ctx *ctx, const char *kind, const char *key)
+{
+	struct fs_staged **pp = &ctx->staged[stage_hash(key) & (ctx->staged_cap - 1)];
+
+	for (; *pp; pp = &(*pp)->next)
+		if (strcmp((*pp)->key, key) == 0 && strcmp((*pp)->kind, kind) == 0)
+			break;
+	return pp;
+}
+
+/* Room for one more at a load of at most 1 (doubling: amortized constant). */
+static int stage_reserve(struct fs_ctx *ctx)
+{
+	size_t cap = ctx->staged_cap ? ctx->staged_cap * 2 : 64;
+	struct fs_staged **n;
+
+	if (ctx->staged_count < ctx->staged_cap)
 		return 0;
-	s = calloc(1, sizeof(*s));
-	if (!s)
+	n = calloc(cap, sizeof(*n));
+	if (!n)
 		return -ENOMEM;
+	for (size_t i = 0; i < ctx->staged_cap; i++)
+		while (ctx->staged[i]) {
+			struct fs_staged *s = ctx->staged[i];
+			size_t b = stage_hash(s->key) & (cap - 1);
+
+			ctx->staged[i] = s->next;
+			s->next = n[b];
+			n[b] = s;
+		}
+	free(ctx->staged);
+	ctx->staged = n;
+	ctx->staged_cap = cap;
+	return 0;
+}
+
+static struct fs_staged *staged_new(const char *kind, const char *key, const char *ext,
+				    uid_t uid, gid_t gid, const gid_t *groups,
+				    size_t group_count, const char *body, size_t len)
+{
+	struct fs_staged *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
 	snprintf(s->kind, sizeof(s->kind), "%s", kind);
 	snprintf(s->key, sizeof(s->key), "%s", key);
 	snprintf(s->ext, sizeof(s->ext), "%s", ext ? ext : "");
@@ -265,7 +314,7 @@ int fs_stage_put(struct fs_ctx *ctx, const char *kind, const char *key, const ch
 	s->groups = group_count ? malloc(group_count * sizeof(gid_t)) : NULL;
 	if (!s->body || (group_count && !s->groups)) {
 		staged_free(s);
-		return -ENOMEM;
+		return NULL;
 	}
 	memcpy(s->body, body, len);
 	s->body[len] = '\0';
@@ -273,38 +322,100 @@ int fs_stage_put(struct fs_ctx *ctx, const char *kind, const char *key, const ch
 	if (group_count)
 		memcpy(s->groups, groups, group_count * sizeof(gid_t));
 	s->group_count = group_count;
-	fs_stage_drop(ctx, kind, key);
-	for (pp = &ctx->staged; *pp; pp = &(*pp)->next)
-		;
+	return s;
+}
+
+static void stage_op_append(struct fs_ctx *ctx, struct fs_staged *op)
+{
+	if (!ctx->stage_ops_tail)
+		ctx->stage_ops_tail = &ctx->stage_ops;
+	*ctx->stage_ops_tail = op;
+	ctx->stage_ops_tail = &op->next;
+}
+
+static void stage_ops_free(struct fs_ctx *ctx)
+{
+	while (ctx->stage_ops) {
+		struct fs_staged *s = ctx->stage_ops;
+
+		ctx->stage_ops = s->next;
+		staged_free(s);
+	}
+	ctx->stage_ops_tail = &ctx->stage_ops;
+}
+
+int fs_stage_put(struct fs_ctx *ctx, const char *kind, const char *key, const char *ext,
+		 uid_t uid, gid_t gid, const gid_t *groups, size_t group_count, const char *body,
+		 size_t len)
+{
+	struct fs_staged *s, *op = NULL, **pp;
+
+	if (!ctx->store)
+		return 0;
+	if (stage_reserve(ctx) < 0)
+		return -ENOMEM;
+	s = staged_new(kind, key, ext, uid, gid, groups, group_count, body, len);
+	/* the batch's own copy: the committer writes it without ctx->lock */
+	if (s && !ctx->staged_changed)
+		op = staged_new(kind, key, ext, uid, gid, groups, group_count, body, len);
+	if (!s || (!ctx->staged_changed && !op)) {
+		staged_free(s);
+		return -ENOMEM;
+	}
+	pp = stage_slot(ctx, kind, key);
+	if (*pp) {
+		s->next = (*pp)->next;
+		staged_free(*pp);
+	} else {
+		ctx->staged_count++;
+	}
 	*pp = s;
-	ctx->staged_changed = true;
+	if (op)
+		stage_op_append(ctx, op);
 	ctx->cluster->version++; /* a change to make durable (and a ticket to wait for) */
 	return 0;
 }
 
 void fs_stage_drop(struct fs_ctx *ctx, const char *kind, const char *key)
 {
-	for (struct fs_staged **pp = &ctx->staged; *pp; pp = &(*pp)->next) {
-		struct fs_staged *s = *pp;
+	struct fs_staged **pp, *s, *op;
 
-		if (strcmp(s->kind, kind) == 0 && strcmp(s->key, key) == 0) {
-			*pp = s->next;
-			staged_free(s);
-			ctx->staged_changed = true;
-			ctx->cluster->version++;
-			return;
+	if (!ctx->staged_cap)
+		return;
+	pp = stage_slot(ctx, kind, key);
+	s = *pp;
+	if (!s)
+		return;
+	*pp = s->next;
+	ctx->staged_count--;
+	staged_free(s);
+	if (!ctx->staged_changed) {
+		op = calloc(1, sizeof(*op));
+		if (op) {
+			snprintf(op->kind, sizeof(op->kind), "%s", kind);
+			snprintf(op->key, sizeof(op->key), "%s", key);
+			op->drop = true;
+			stage_op_append(ctx, op);
+		} else {
+			ctx->staged_changed = true; /* the table is written whole instead */
 		}
 	}
+	ctx->cluster->version++;
 }
 
 void fs_stage_free_all(struct fs_ctx *ctx)
 {
-	while (ctx->staged) {
-		struct fs_staged *s = ctx->staged;
+	for (size_t i = 0; i < ctx->staged_cap; i++)
+		while (ctx->staged[i]) {
+			struct fs_staged *s = ctx->staged[i];
 
-		ctx->staged = s->next;
-		staged_free(s);
-	}
+			ctx->staged[i] = s->next;
+			staged_free(s);
+		}
+	free(ctx->staged);
+	ctx->staged = NULL;
+	ctx->staged_cap = ctx->staged_count = 0;
+	stage_ops_free(ctx);
 }
 
 /* ---- batches: collected under ctx->lock, written without it ---- */
@@ -335,8 +446,8 @@ struct batch {
 	struct sched_event *events;	/* copies; line owned */
 	size_t event_count;
 	char *meta;
-	bool staged;			/* rewrite the staged table from this list */
-	struct fs_staged *staged_list;	/* owned copies */
+	bool staged_all;		/* clear the staged table, then write staged_list */
+	struct fs_staged *staged_list;	/* owned copies (or drops), written in order */
 };
 
 static void batch_free(struct batch *b)
@@ -463,13 +574,15 @@ static int batch_collect(struct fs_ctx *ctx, struct batch *b)
 	if (ctx->staged_changed || full) {
 		struct fs_staged **tail = &b->staged_list;
 
-		b->staged = true;
-		for (const struct fs_staged *s = ctx->staged; s; s = s->next) {
-			*tail = staged_copy(s);
-			if (!*tail)
-				goto nomem;
-			tail = &(*tail)->next;
-		}
+		/* after a failed write or the restore: everything staged, rewritten */
+		b->staged_all = true;
+		for (size_t i = 0; i < ctx->staged_cap; i++)
+			for (const struct fs_staged *s = ctx->staged[i]; s; s = s->next) {
+				*tail = staged_copy(s);
+				if (!*tail)
+					goto nomem;
+				tail = &(*tail)->next;
+			}
 	}
 	/* all taken: mark it saved */
 	for (size_t i = 0; i < c->job_count; i++)
@@ -484,6 +597,14 @@ static int batch_collect(struct fs_ctx *ctx, struct batch *b)
 	c->removed_overflow = false;
 	if (b->event_count)
 		st->collected_event_seq = b->events[b->event_count - 1].seq;
+	/* the changes since the last batch, each a row: taken whole (or superseded) */
+	if (b->staged_all) {
+		stage_ops_free(ctx);
+	} else {
+		b->staged_list = ctx->stage_ops;
+		ctx->stage_ops = NULL;
+		ctx->stage_ops_tail = &ctx->stage_ops;
+	}
 	ctx->staged_changed = false;
 	st->resync = false;
 	return 0;
@@ -562,26 +683,31 @@ static int batch_write(struct fs_store *st, const struct batch *b, char *why)
 		if (step_done(st->put_meta) < 0)
 			goto fail;
 	}
-	if (b->staged) {
-		if (step_done(st->clear_staged) < 0)
-			goto fail;
-		for (const struct fs_staged *s = b->staged_list; s; s = s->next) {
-			char groups[1024] = "";
-			size_t off = 0;
+	if (b->staged_all && step_done(st->clear_staged) < 0)
+		goto fail;
+	for (const struct fs_staged *s = b->staged_list; s; s = s->next) {
+		char groups[1024] = "";
+		size_t off = 0;
 
-			for (size_t i = 0; i < s->group_count && off + 12 < sizeof(groups); i++)
-				off += (size_t)snprintf(groups + off, sizeof(groups) - off, "%s%u",
-							i ? " " : "", (unsigned)s->groups[i]);
-			bind_text(st->put_staged, 1, s->kind);
-			bind_text(st->put_staged, 2, s->key);
-			bind_text(st->put_staged, 3, s->ext);
-			sqlite3_bind_int64(st->put_staged, 4, s->uid);
-			sqlite3_bind_int64(st->put_staged, 5, s->gid);
-			bind_text(st->put_staged, 6, groups);
-			sqlite3_bind_blob(st->put_staged, 7, s->body, (int)s->len, SQLITE_STATIC);
-			if (step_done(st->put_staged) < 0)
+		if (s->drop) {
+			bind_text(st->del_staged, 1, s->kind);
+			bind_text(st->del_staged, 2, s->key);
+			if (step_done(st->del_staged) < 0)
 				goto fail;
+			continue;
 		}
+		for (size_t i = 0; i < s->group_count && off + 12 < sizeof(groups); i++)
+			off += (size_t)snprintf(groups + off, sizeof(groups) - off, "%s%u",
+						i ? " " : "", (unsigned)s->groups[i]);
+		bind_text(st->put_staged, 1, s->kind);
+		bind_text(st->put_staged, 2, s->key);
+		bind_text(st->put_staged, 3, s->ext);
+		sqlite3_bind_int64(st->put_staged, 4, s->uid);
+		sqlite3_bind_int64(st->put_staged, 5, s->gid);
+		bind_text(st->put_staged, 6, groups);
+		sqlite3_bind_blob(st->put_staged, 7, s->body, (int)s->len, SQLITE_STATIC);
+		if (step_done(st->put_staged) < 0)
+			goto fail;
 	}
 	r = exec(st, "COMMIT", why);
 	if (r < 0)

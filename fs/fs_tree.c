@@ -398,10 +398,9 @@ static bool node_is_dir(enum fs_node_kind k)
 /* The jobs/<name>.<ext> file being written, if any (not a jobs/<name>/spec writer). */
 static const struct fs_upload *find_upload(const struct fs_ctx *ctx, const char *name)
 {
-	for (const struct fs_upload *u = ctx->uploads; u; u = u->next)
-		if (u->ext[0] && strcmp(u->name, name) == 0)
-			return u;
-	return NULL;
+	const struct fs_upload *u = fs_upload_find(ctx, name);
+
+	return u && u->ext[0] ? u : NULL;
 }
 
 static int host_slice(const struct sched_cluster *c, const struct sched_job *j,

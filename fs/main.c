@@ -436,12 +436,7 @@ out_ctx:
 	fs_handles_free_all(&ctx);
 	fs_cache_clear(&ctx);
 	sched_cluster_free(ctx.cluster);
-	while (ctx.uploads) {
-		struct fs_upload *u = ctx.uploads;
-
-		ctx.uploads = u->next;
-		free(u);
-	}
+	fs_uploads_free_all(&ctx);
 	free(ctx.config_text);
 	free(ctx.config_warnings);
 	free(ctx.mount_path);

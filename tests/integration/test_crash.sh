@@ -35,11 +35,28 @@ put() {
 	dd of="$1" status=none 2>/dev/null
 }
 
+# Submit spec $1 as $2 the way a threaded program may: a thread opens and writes it and
+# exits, the main thread closes it; exits 0 when close() did (issue 15 item 2).
+submit_from_thread() {
+	python3 -c 'import os, sys, threading
+src, dst, box = sys.argv[1], sys.argv[2], []
+def opener():
+    fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    box.append(fd)
+    os.write(fd, open(src, "rb").read())
+t = threading.Thread(target=opener)
+t.start()
+t.join()
+os.close(box[0])' "$1" "$2"
+}
+
+cp_spec() { cp "$1" "$2"; }
+
 # One client doing one operation at a time, logging "begin OP" before and "ack OP" (the
 # syscall succeeded) or "fail OP" after. It never stops by itself.
 client() {
 	local round=$1 i=0 r name node npu q
-	local sizes=(1 2 4 8 16) jobs=() gone=() keep=() x k
+	local sizes=(1 2 4 8 16) jobs=() gone=() keep=() x k how
 	while :; do
 		i=$((i + 1))
 		r=$RANDOM
@@ -49,7 +66,10 @@ client() {
 			printf 'npus: %s\npriority: %s\n' "${sizes[$((r / 10 % 5))]}" $((r % 900 + 1)) \
 				>"$IT_WORK/spec/$name.yaml"
 			echo "begin submit $name" >>"$ACK"
-			if cp "$IT_WORK/spec/$name.yaml" "$M/jobs/" 2>/dev/null; then
+			# one in five from a thread that has exited before the close
+			how=cp_spec
+			[ $((r / 4500 % 5)) = 0 ] && how=submit_from_thread
+			if $how "$IT_WORK/spec/$name.yaml" "$M/jobs/$name.yaml" 2>/dev/null; then
 				echo "ack submit $name" >>"$ACK"
 				jobs+=("$name")
 			else
