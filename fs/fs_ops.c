@@ -1053,6 +1053,35 @@ static int spec_process(struct fs_ctx *ctx, struct fs_handle *h, bool submit, ch
 	return record_rejection(ctx, h, why, r == -EACCES ? r : -EINVAL);
 }
 
+/*
+ * A flush of a spec truncated to nothing after a close had checked it (ftruncate(fd, 0)
+ * then close): what that close accepted no longer stands. Refused like an empty upload
+ * (EINVAL; the release records "the spec is empty" for jobs/<name>.<ext>), the hold and
+ * the staged copy dropped, so neither a release nor a restart submits the old version.
+ */
+static int spec_emptied(struct fs_ctx *ctx, struct fs_handle *h)
+{
+	char file[CONF_NAME_MAX + 16], why[SCHED_REASON_MAX];
+
+	spec_file_name(h, file, sizeof(file));
+	snprintf(why, sizeof(why), "%s: the spec is empty; write a job spec with at least `npus`",
+		 file);
+	h->dirty = false;
+	h->staged = false;
+	h->last_err = -EINVAL;
+	free(h->last_why);
+	h->last_why = strdup(why);
+	pthread_mutex_lock(&ctx->lock);
+	sched_hold_drop(ctx->cluster, &h->hold);
+	conf_job_spec_free(h->accepted);
+	h->accepted = NULL;
+	fs_stage_drop(ctx, "spec", h->path.job);
+	fs_changed(ctx);
+	pthread_mutex_unlock(&ctx->lock);
+	fs_log(ctx, 3, "job %s: spec not valid at this close: %s", h->path.job, why);
+	return h->last_err;
+}
+
 /* flush: say now whether the spec would be accepted; submit nothing (see top). */
 static int spec_flush(struct fs_ctx *ctx, struct fs_handle *h)
 {
@@ -1068,8 +1097,10 @@ static int spec_flush(struct fs_ctx *ctx, struct fs_handle *h)
 	 * still waits for the opener's close to stage it */
 	if (h->failed || (!h->dirty && (h->last_err < 0 || h->staged || !ctx->store)))
 		return h->last_err;
-	if (h->len == 0)
+	if (h->len == 0 && !h->checked)
 		return 0; /* bash flushes its duplicate before the first write */
+	if (h->len == 0)
+		return spec_emptied(ctx, h);
 	if (h->dirty) {
 		h->dirty = false;
 		h->staged = false;

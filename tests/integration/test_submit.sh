@@ -9,7 +9,8 @@
 #   ENOENT from the upload still being released: a rejected spec written twice in a row,
 #   from the shell and from Python, 100 times each; the same for a job resubmitted at
 #   once after cancel or rmdir, for a draft's spec, and for name.json after name.yaml
-#   (issue 15 item 12).
+#   (issue 15 item 12);
+# - a spec truncated to nothing after a close accepted it is refused at its last close.
 # Usage: test_submit.sh ASCENDFS SRCDIR
 set -u
 ASCENDFS=$(realpath "$1")
@@ -226,6 +227,32 @@ check_eq "python: resubmission right after rmdir, no spurious error" "" \
 	"$(py_resubmit "$M" rmdir)"
 check_eq "python: a draft's spec rewritten right after its rejection, no spurious error" "" \
 	"$(py_resubmit "$M" draft)"
+
+# ---- a spec emptied after a close accepted it: the close says EINVAL, no job ----
+# A dup's close accepts the spec (a hold is taken); ftruncate(fd, 0) and the last close
+# then submit nothing: that close fails with EINVAL and the record is the rejection
+# "the spec is empty" (on the first version of the hold, the close returned 0 and the
+# release recorded that rejection, so close() = 0 was not a job).
+check_eq "an accepted spec truncated to nothing: its last close fails with EINVAL" "dup:0 last:EINVAL" \
+	"$(python3 - "$M/jobs/emptied.yaml" <<'PY'
+import errno, os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+os.write(fd, b"npus: 1\n")
+os.close(os.dup(fd))
+out = ["dup:0"]
+os.ftruncate(fd, 0)
+try:
+    os.close(fd)
+    out.append("last:0")
+except OSError as e:
+    out.append("last:" + errno.errorcode[e.errno])
+print(" ".join(out))
+PY
+)"
+check_contains "and the job is the rejection of an empty spec" "spec is empty" \
+	"$(cat "$M/jobs/emptied/status" "$M/jobs/emptied/error" 2>&1)"
+check_eq "the name is free again: a spec written now is submitted" 0 \
+	"$(rmdir "$M/jobs/emptied" && printf 'npus: 1\n' >"$M/jobs/emptied.yaml"; echo $?)"
 
 it_stop
 it_finish
