@@ -352,15 +352,21 @@ static struct sched_hold *hold_find(const struct sched_cluster *c, const char *n
 	return NULL;
 }
 
-/* Records no new job may push out, plus the holds that will need a record of their own. */
+/*
+ * Records no new job may push out (drafts and active ones, which sched_limits.c counts
+ * at every transition, and held finished ones), plus the holds that will need a record of
+ * their own: O(holds), which open uploads bound, not O(records), so that a cluster whose
+ * history is full (job_count at max_job_count, the steady state) checks in constant time.
+ */
 static size_t records_spoken_for(struct sched_cluster *c)
 {
-	size_t n = 0;
+	size_t n = c->live_job_count;
 
-	for (size_t i = 0; i < c->job_count; i++)
-		n += !sched_job_state_is_terminal(c->jobs[i]->state) || c->jobs[i]->held;
-	for (const struct sched_hold *h = c->holds; h; h = h->next)
-		n += !sched_cluster_find_job(c, h->name);
+	for (const struct sched_hold *h = c->holds; h; h = h->next) {
+		const struct sched_job *j = sched_cluster_find_job(c, h->name);
+
+		n += !j || sched_job_state_is_terminal(j->state);
+	}
 	return n;
 }
 
