@@ -368,6 +368,8 @@ command: "exec $TRAIN --steps 40 --step-ms 20 --ckpt-every 10 --fail-at-step 25"
 checkpoint_dir: $CK3
 max_restarts: 3
 EOF
+# at once: flaky ends in about 2 s, and an ended job's placement is empty
+F_SERVER=$(servers_of flaky)
 submit fragile <<EOF
 name: fragile
 npus: 2
@@ -375,7 +377,6 @@ launch: per-rank
 command: "exec $TRAIN --steps 40 --step-ms 20 --ckpt-every 10 --fail-at-step 5"
 max_restarts: 0
 EOF
-F_SERVER=$(servers_of flaky)
 if wait_until 20 bash -c "[ \"\$(cat '$M/jobs/flaky/status')\" = completed ]"; then
 	ok "flaky completes"
 else
