@@ -489,6 +489,8 @@ struct fs_ctx {
 	size_t upload_user_cap, upload_user_count;
 	pthread_cond_t uploads_cv;	/* signalled when an upload is released */
 	bool multithreaded;		/* false with -s: nobody could release while we wait */
+	unsigned test_slow_root_getattr_ms; /* tests only: ASCENDFS_TEST_SLOW_GETATTR_MS, read
+					 * at start; the GETATTR of "/" waits this long first */
 	pid_t notifier_tid;		/* the thread that pokes the mount (its requests are
 					 * no-ops); 0 = none */
 	pthread_cond_t notify_cv;	/* signalled after a change (under lock) */
