@@ -288,7 +288,7 @@ int main(int argc, char *argv[])
 	}
 	/* before libfuse's parser: it realpath()s the mount point, which would wait
 	 * forever on a wedged predecessor's mount */
-	cleared = fs_mountpoint_prepare(o.mountpoint, mnt, sizeof(mnt));
+	cleared = fs_mountpoint_prepare(o.mountpoint, o.state_dir, mnt, sizeof(mnt));
 	if (cleared < 0) {
 		conf_cluster_free(conf);
 		goto out_cl;

@@ -546,9 +546,11 @@ check "and says which daemon serves the mount point" \
 check_fails "and aborted nothing" aborted_line "$off" "$old_dev"
 check "the slow daemon's mount still answers" old_still_serves
 # its own state directory: only the connection tells; clients are being served meanwhile
+# (from 3 s before: their answers, 5 s each, then come during the probe's 3 s)
 off=$(stat -c %s "$IT_LOG")
-slow_traffic 5 &
+slow_traffic 8 &
 traffic=$!
+sleep 3
 status=$(slow_newcomer "$IT_WORK/state-slow-2")
 wait "$traffic"
 check_fails "a second daemon on a slow but live mount fails (its own state dir)" test "$status" = 0
