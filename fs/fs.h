@@ -489,6 +489,8 @@ struct fs_ctx {
 	size_t upload_user_cap, upload_user_count;
 	pthread_cond_t uploads_cv;	/* signalled when an upload is released */
 	bool multithreaded;		/* false with -s: nobody could release while we wait */
+	unsigned test_slow_root_getattr_ms; /* tests only: ASCENDFS_TEST_SLOW_GETATTR_MS, read
+					 * at start; the GETATTR of "/" waits this long first */
 	pid_t notifier_tid;		/* the thread that pokes the mount (its requests are
 					 * no-ops); 0 = none */
 	pthread_cond_t notify_cv;	/* signalled after a change (under lock) */
@@ -683,8 +685,19 @@ void fs_mountwatch_stop(struct fs_ctx *ctx);
  */
 int fs_fuse_abort(unsigned major, unsigned minor, char *path, size_t len, bool *ret_mounted);
 
+/*
+ * fs_fuse_waiting() - how many requests of the FUSE connection of device @major:@minor
+ * wait for an answer now (fusectl's <dev>/waiting: the kernel counts a request from its
+ * start until it is answered, or dropped unread because its caller was killed). fusectl
+ * is mounted first as for fs_fuse_abort(). Returns the count (>= 0), -ESRCH when there is
+ * no such connection, or -errno (-EACCES: not the mount's owner nor root).
+ */
+int fs_fuse_waiting(unsigned major, unsigned minor, bool *ret_mounted);
+
 /* How long a predecessor's mount may take to answer before it counts as wedged. */
 #define FS_MOUNTPOINT_PROBE_MSEC 3000
+/* ... and, when some request of its connection was answered meanwhile, in all. */
+#define FS_MOUNTPOINT_LIVE_MSEC 15000
 
 /*
  * fs_mountpoint_prepare() - make @mnt (as given on the command line) ready to mount on,
@@ -692,14 +705,17 @@ int fs_fuse_abort(unsigned major, unsigned minor, char *path, size_t len, bool *
  * wait forever on a wedged mount): see fs_mountpoint.c. A mount of a dead ascendfs
  * (ENOTCONN) is lazily unmounted; one whose daemon does not answer within
  * FS_MOUNTPOINT_PROBE_MSEC (stopped, or a zombie waiting on its own mount) has its
- * connection aborted (fs_fuse_abort()) and is unmounted; a live ascendfs or any other
- * mount there is refused. Never calls anything that could wait on the mount in this
+ * connection aborted (fs_fuse_abort()) and is unmounted, but only when it is shown to be
+ * wedged: no request of that connection was answered meanwhile (fs_fuse_waiting()), or
+ * one was but its own answer did not come within FS_MOUNTPOINT_LIVE_MSEC either, and
+ * @state_dir's store lock (NULL or "none": not looked at) is not held by a process that
+ * runs. A live ascendfs, slow or not, or any other mount there is refused. Never calls anything that could wait on the mount in this
  * process. *@resolved (size @len) gets the absolute, resolved path. Says what it did
  * or why it refuses on stderr. Call single-threaded (it forks). Returns 1 when it
  * removed a predecessor's mount (that daemon may still be exiting, holding its state
  * directory), 0 when there was none, or -1 (a sentence on stderr).
  */
-int fs_mountpoint_prepare(const char *mnt, char *resolved, size_t len);
+int fs_mountpoint_prepare(const char *mnt, const char *state_dir, char *resolved, size_t len);
 
 /* fs_handles_free_all() - free files still open at exit (after fuse_destroy). */
 struct fs_handle;

@@ -11,8 +11,15 @@
  * could wait on it. The path is resolved through its parent (realpath of the parent,
  * readlink of the last name: neither asks the file system mounted there), the mount is
  * found in /proc/self/mountinfo, and only a child process asks it a question (statx
- * forcing a GETATTR), for at most FS_MOUNTPOINT_PROBE_MSEC. No answer: the connection is
- * aborted through fusectl, /sys/fs/fuse/connections/<dev>/abort (the kernel's documented
+ * forcing a GETATTR), for at most FS_MOUNTPOINT_PROBE_MSEC. No answer is not proof of a
+ * wedge: a live daemon can be slow (busy workers, a slow disk, swapping), and aborting it
+ * would fail every client with ENOTCONN. So the connection's waiting count (fusectl) is
+ * watched meanwhile: a live daemon answers requests and the count goes down, a stopped one
+ * answers none (but a killed client's request is dropped unanswered: a count that goes
+ * down only buys the daemon FS_MOUNTPOINT_LIVE_MSEC to answer). And the state store's lock, when there is one, names its holder: held by
+ * a process that runs (not stopped, not a zombie), the newcomer refuses. Only a daemon so
+ * shown wedged has its connection aborted through fusectl,
+ * /sys/fs/fuse/connections/<dev>/abort (the kernel's documented
  * way), which fails the stuck requests and lets the zombie exit; then the mount is
  * lazily unmounted. Only ascendfs's own mounts (source "ascendfs") are ever aborted.
  */
@@ -23,7 +30,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
+#include <sys/sysmacros.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -140,17 +149,42 @@ static int resolve_mountpoint(const char *mnt, char *ret, size_t len)
 
 enum probe_result { PROBE_ANSWERS, PROBE_ENOTCONN, PROBE_OTHER, PROBE_NO_ANSWER };
 
-/*
- * Ask the file system at @path one question from a child process (a GETATTR the kernel
- * must send), waiting at most @msec. On PROBE_NO_ANSWER *@ret_child is the child, still
- * waiting: the caller ends it once the connection is aborted.
- */
-static enum probe_result probe(const char *path, unsigned msec, pid_t *ret_child, int *ret_errno)
+/* What the connection's waiting count did while the probe waited (fs_fuse_waiting()). */
+struct probe_watch {
+	int last;	/* the last count read, or -errno when it could not be read */
+	bool drained;	/* it went down once: a request was answered (or dropped unread) */
+	bool mounted;	/* fusectl was mounted to read it */
+	unsigned waited_msec; /* until the answer (or until given up) */
+};
+
+/* End the probe's child @pid and reap it, waiting at most 1 s: its request may hold it
+ * (uninterruptibly, once the daemon has read it) until the daemon answers. */
+static void end_child(pid_t pid)
 {
-	uint64_t deadline = mono_msec() + msec;
-	pid_t pid = fork();
+	kill(pid, SIGKILL);
+	for (int i = 0; i < 100 && waitpid(pid, NULL, WNOHANG) == 0; i++)
+		usleep(10000);
+}
+
+/*
+ * Ask the file system at @path (device @e) one question from a child process (a GETATTR
+ * the kernel must send), waiting at most @msec, and watch the connection's waiting count
+ * meanwhile (into *@w). When the count went down in that time (a request was answered: the
+ * daemon may be live but slow; or one was dropped, its caller killed, which a wedged
+ * daemon sees too), wait for the answer up to @live_msec in all. On PROBE_NO_ANSWER
+ * *@ret_child is the child, still waiting: the caller ends it (end_child()) once it decided.
+ */
+static enum probe_result probe(const char *path, const struct mount_entry *e, unsigned msec,
+			       unsigned live_msec, struct probe_watch *w, pid_t *ret_child,
+			       int *ret_errno)
+{
+	uint64_t start = mono_msec();
+	pid_t pid;
 	int status;
 
+	w->drained = false;
+	w->last = fs_fuse_waiting(e->major, e->minor, &w->mounted);
+	pid = fork();
 	if (pid < 0) {
 		*ret_errno = errno;
 		return PROBE_OTHER;
@@ -163,20 +197,32 @@ static enum probe_result probe(const char *path, unsigned msec, pid_t *ret_child
 		_exit(errno > 0 && errno < 256 ? errno : 255);
 	}
 	for (;;) {
-		pid_t w = waitpid(pid, &status, WNOHANG);
+		pid_t r = waitpid(pid, &status, WNOHANG);
+		int n;
 
-		if (w == pid)
+		if (r == pid)
 			break;
-		if (w < 0 && errno != EINTR) {
+		if (r < 0 && errno != EINTR) {
 			*ret_errno = errno;
+			end_child(pid);
 			return PROBE_OTHER;
 		}
-		if (mono_msec() >= deadline) {
+		n = fs_fuse_waiting(e->major, e->minor, &w->mounted);
+		if (n >= 0) {
+			if (w->last >= 0 && n < w->last)
+				w->drained = true;
+			w->last = n;
+		} else if (w->last < 0) {
+			w->last = n; /* keep the last count read, if any */
+		}
+		w->waited_msec = (unsigned)(mono_msec() - start);
+		if (w->waited_msec >= (w->drained ? live_msec : msec)) {
 			*ret_child = pid;
 			return PROBE_NO_ANSWER;
 		}
 		usleep(10000);
 	}
+	w->waited_msec = (unsigned)(mono_msec() - start);
 	if (!WIFEXITED(status)) {
 		*ret_errno = EIO;
 		return PROBE_OTHER;
@@ -185,6 +231,90 @@ static enum probe_result probe(const char *path, unsigned msec, pid_t *ret_child
 	if (*ret_errno == 0)
 		return PROBE_ANSWERS;
 	return *ret_errno == ENOTCONN ? PROBE_ENOTCONN : PROBE_OTHER;
+}
+
+/* The state letter of process @pid (/proc/<pid>/stat: R, S, D, T, t, Z, ...), 0 if gone. */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* "pid (comm) S ...": comm may hold ") ", so the last ')' ends it */
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] ? p[2] : 0;
+}
+
+/*
+ * Who holds the state store's lock, @dir/ascendfs.lock (fs_store.c takes flock(2) on it)?
+ * Returns 1 held (*@ret_pid the holder from /proc/locks, or 0 when it is not listed), 0 not
+ * held (or no such file), or -errno.
+ */
+static int store_lock_holder(const char *dir, pid_t *ret_pid)
+{
+	char path[PATH_MAX], *line = NULL;
+	size_t cap = 0;
+	struct stat st;
+	pid_t by_ino = 0;
+	FILE *f;
+	int fd;
+
+	*ret_pid = 0;
+	if ((size_t)snprintf(path, sizeof(path), "%s/ascendfs.lock", dir) >= sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+	if (fstat(fd, &st) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+		close(fd); /* got it (closing lets it go): nobody holds it */
+		return 0;
+	}
+	if (errno != EWOULDBLOCK) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	close(fd);
+	f = fopen("/proc/locks", "re");
+	if (!f)
+		return 1;
+	while (getline(&line, &cap, f) > 0) {
+		char type[16];
+		unsigned ma, mi;
+		unsigned long ino;
+		int pid;
+
+		/* "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"; waiters have "->" */
+		if (strstr(line, "->") ||
+		    sscanf(line, "%*d: %15s %*s %*s %d %x:%x:%lu", type, &pid, &ma, &mi, &ino) != 5 ||
+		    strcmp(type, "FLOCK") != 0 || ino != (unsigned long)st.st_ino || pid <= 0)
+			continue;
+		/* the device as the kernel names the super block (st_dev can differ: btrfs) */
+		if (ma == major(st.st_dev) && mi == minor(st.st_dev)) {
+			*ret_pid = pid;
+			break;
+		}
+		by_ino = pid;
+	}
+	if (!*ret_pid)
+		*ret_pid = by_ino;
+	free(line);
+	fclose(f);
+	return 1;
 }
 
 static int run_fusermount_lazy(const char *mnt)
@@ -223,9 +353,86 @@ static int detach(const char *mnt, const struct mount_entry *e)
 	return 0;
 }
 
-int fs_mountpoint_prepare(const char *mnt, char *resolved, size_t len)
+/*
+ * Is @dir, made absolute with the working directory, @mnt or under it, by its words? (Its
+ * lock is then not looked at: that would ask the mount. A daemon never keeps its state
+ * there, main.c refuses it; a symlink into the mount is not caught.)
+ */
+static bool lexically_inside(const char *dir, const char *mnt)
+{
+	char cwd[PATH_MAX], abs[PATH_MAX];
+	size_t n = strlen(mnt);
+
+	if (dir[0] != '/') {
+		if (!getcwd(cwd, sizeof(cwd)) ||
+		    (size_t)snprintf(abs, sizeof(abs), "%s/%s", cwd, dir) >= sizeof(abs))
+			return true; /* cannot tell: do not look */
+		dir = abs;
+	}
+	while (dir[0] == '/' && dir[1] == '/')
+		dir++;
+	return strncmp(dir, mnt, n) == 0 && (dir[n] == '\0' || dir[n] == '/' || n == 1);
+}
+
+/*
+ * The probe of @resolved (device @e) got no answer in time (*@w: what the connection's
+ * waiting count did meanwhile; probe() already gave a daemon that answered other requests
+ * FS_MOUNTPOINT_LIVE_MSEC). Abort only a daemon shown to be wedged. Returns true when it
+ * is: our request is among those waiting, and the state store's lock (@state_dir, or
+ * NULL/"none") is not held by a process that runs (one stopped, T/t, or a zombie, Z,
+ * counts as wedged; a live one would fail the newcomer anyway). Else says why it refuses
+ * on stderr and returns false.
+ */
+static bool predecessor_is_wedged(const char *resolved, const char *state_dir,
+				  const struct mount_entry *e, const struct probe_watch *w)
+{
+	pid_t holder;
+	char state;
+	int r;
+
+	if (state_dir && strcmp(state_dir, "none") != 0 && !lexically_inside(state_dir, resolved)) {
+		r = store_lock_holder(state_dir, &holder);
+		if (r < 0) {
+			fprintf(stderr, "ascendfs: %s does not answer, and whether its daemon lives "
+					"cannot be told: %s/ascendfs.lock: %s; stop that daemon "
+					"first\n", resolved, state_dir, strerror(-r));
+			return false;
+		}
+		state = r > 0 && holder > 0 ? proc_state(holder) : 0;
+		if (r > 0 && holder <= 0) {
+			fprintf(stderr, "ascendfs: %s does not answer, and %s/ascendfs.lock is held "
+					"by a process /proc/locks does not name; stop the ascendfs "
+					"that serves %s first\n", resolved, state_dir, resolved);
+			return false;
+		}
+		if (r > 0 && state && !strchr("TtZX", state)) {
+			fprintf(stderr, "ascendfs: another ascendfs (pid %d) serves %s; stop it "
+					"first (it answers slowly, so nothing was aborted; it holds "
+					"%s/ascendfs.lock)\n", (int)holder, resolved, state_dir);
+			return false;
+		}
+	}
+	if (w->last < 0) {
+		fprintf(stderr, "ascendfs: %s does not answer within %u ms, and whether its "
+				"daemon lives cannot be told (fusectl's waiting for %u:%u: %s); "
+				"stop that daemon first\n", resolved, FS_MOUNTPOINT_PROBE_MSEC,
+			e->major, e->minor, strerror(-w->last));
+		return false;
+	}
+	if (w->last == 0) {
+		/* ours is not even waiting: not the wedge a count shows */
+		fprintf(stderr, "ascendfs: %s does not answer within %u ms, but its connection "
+				"has no request waiting; nothing was aborted: stop its daemon "
+				"first (`fusermount3 -uz %s`)\n", resolved, w->waited_msec, resolved);
+		return false;
+	}
+	return true;
+}
+
+int fs_mountpoint_prepare(const char *mnt, const char *state_dir, char *resolved, size_t len)
 {
 	struct mount_entry e;
+	struct probe_watch w = { 0 };
 	struct stat st;
 	pid_t child = -1;
 	int r, err = 0, cleared = 0;
@@ -243,8 +450,16 @@ int fs_mountpoint_prepare(const char *mnt, char *resolved, size_t len)
 				resolved, e.fstype, resolved);
 			return -1;
 		}
-		switch (probe(resolved, FS_MOUNTPOINT_PROBE_MSEC, &child, &err)) {
+		switch (probe(resolved, &e, FS_MOUNTPOINT_PROBE_MSEC, FS_MOUNTPOINT_LIVE_MSEC, &w,
+			      &child, &err)) {
 		case PROBE_ANSWERS:
+			if (w.waited_msec >= FS_MOUNTPOINT_PROBE_MSEC) {
+				fprintf(stderr, "ascendfs: %s is served by a live ascendfs that "
+						"answers slowly (in %u ms); nothing was aborted: stop "
+						"it first (`fusermount3 -u %s`)\n",
+					resolved, w.waited_msec, resolved);
+				return -1;
+			}
 			fprintf(stderr, "ascendfs: %s is already mounted (%s) by a running "
 					"ascendfs; unmount it first (`fusermount3 -u %s`) rather "
 					"than stacking a second mount\n",
@@ -252,8 +467,12 @@ int fs_mountpoint_prepare(const char *mnt, char *resolved, size_t len)
 			return -1;
 		case PROBE_NO_ANSWER: {
 			char path[128];
-			bool mounted = false;
+			bool mounted = w.mounted;
 
+			if (!predecessor_is_wedged(resolved, state_dir, &e, &w)) {
+				end_child(child);
+				return -1;
+			}
 			r = fs_fuse_abort(e.major, e.minor, path, sizeof(path), &mounted);
 			kill(child, SIGKILL);
 			if (r < 0 && r != -ESRCH) {
@@ -266,7 +485,7 @@ int fs_mountpoint_prepare(const char *mnt, char *resolved, size_t len)
 			fprintf(stderr, "ascendfs: %s is the mount of an ascendfs that has not "
 					"answered for %u ms (stopped, or a zombie waiting on its own "
 					"mount): aborted its connection (%s%s) and unmounting it\n",
-				resolved, FS_MOUNTPOINT_PROBE_MSEC, path,
+				resolved, w.waited_msec, path,
 				mounted ? "; fusectl was mounted for it" : "");
 			/* the abort ends the child's request; do not wait long for it anyway */
 			for (int i = 0; i < 100 && waitpid(child, NULL, WNOHANG) == 0; i++)

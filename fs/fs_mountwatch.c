@@ -87,20 +87,56 @@ int fs_mountinfo_find(const char *mountinfo, const char *path, unsigned *major, 
 #define FUSECTL_DIR "/sys/fs/fuse/connections"
 #define FUSECTL_SUPER_MAGIC 0x65735543 /* linux/magic.h */
 
-int fs_fuse_abort(unsigned major, unsigned minor, char *path, size_t len, bool *ret_mounted)
+/* Mount fusectl on FUSECTL_DIR when it is not (root only). Returns 0 or -errno. */
+static int fusectl_ready(bool *ret_mounted)
 {
-	/* fusectl names a connection by the kernel's dev_t: major << 20 | minor */
-	unsigned long dev = ((unsigned long)major << 20) | minor;
 	struct statfs sf;
-	int fd, r = 0;
 
-	snprintf(path, len, FUSECTL_DIR "/%lu/abort", dev);
 	if (statfs(FUSECTL_DIR, &sf) == 0 && sf.f_type != FUSECTL_SUPER_MAGIC) {
 		if (mount("fusectl", FUSECTL_DIR, "fusectl",
 			  MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RELATIME, NULL) < 0)
 			return -errno;
 		*ret_mounted = true;
 	}
+	return 0;
+}
+
+int fs_fuse_waiting(unsigned major, unsigned minor, bool *ret_mounted)
+{
+	unsigned long dev = ((unsigned long)major << 20) | minor;
+	char path[128], buf[32];
+	ssize_t n;
+	int fd, r = fusectl_ready(ret_mounted);
+
+	if (r < 0)
+		return r;
+	snprintf(path, sizeof(path), FUSECTL_DIR "/%lu/waiting", dev);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	r = n < 0 ? -errno : 0;
+	close(fd);
+	if (r < 0)
+		return r;
+	buf[n] = '\0';
+	/* the kernel prints an int: a negative one would be its bug, not a count */
+	if (sscanf(buf, "%d", &r) != 1 || r < 0)
+		return -EIO;
+	return r;
+}
+
+int fs_fuse_abort(unsigned major, unsigned minor, char *path, size_t len, bool *ret_mounted)
+{
+	/* fusectl names a connection by the kernel's dev_t: major << 20 | minor */
+	unsigned long dev = ((unsigned long)major << 20) | minor;
+	int fd, r;
+
+	snprintf(path, len, FUSECTL_DIR "/%lu/abort", dev);
+	r = fusectl_ready(ret_mounted);
+	if (r < 0)
+		return r;
+	r = 0;
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;

@@ -174,6 +174,8 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
 
 	if (r < 0)
 		return r == -ENAMETOOLONG ? r : -ENOENT;
+	if (ctx->test_slow_root_getattr_ms && strcmp(path, "/") == 0)
+		usleep(ctx->test_slow_root_getattr_ms * 1000u); /* tests only: see fs.h */
 	/* the helper announcing a job directory: not there yet, or still there (fs_notify.c) */
 	if (!h && p.kind == FS_JOB_DIR && fuse_get_context()->pid == ctx->notifier_tid) {
 		pthread_mutex_lock(&ctx->lock);

@@ -288,7 +288,7 @@ int main(int argc, char *argv[])
 	}
 	/* before libfuse's parser: it realpath()s the mount point, which would wait
 	 * forever on a wedged predecessor's mount */
-	cleared = fs_mountpoint_prepare(o.mountpoint, mnt, sizeof(mnt));
+	cleared = fs_mountpoint_prepare(o.mountpoint, o.state_dir, mnt, sizeof(mnt));
 	if (cleared < 0) {
 		conf_cluster_free(conf);
 		goto out_cl;
@@ -324,6 +324,11 @@ int main(int argc, char *argv[])
 	ctx.mount_path = strdup(mnt);
 	ctx.config_path = strdup(o.config);
 	ctx.multithreaded = !cl.singlethread;
+	/* tests only (test_mount.sh's slow-but-alive daemon): a slow answer to the GETATTR a
+	 * newcomer's probe sends (fs_mountpoint.c) */
+	if (getenv("ASCENDFS_TEST_SLOW_GETATTR_MS"))
+		ctx.test_slow_root_getattr_ms =
+			(unsigned)strtoul(getenv("ASCENDFS_TEST_SLOW_GETATTR_MS"), NULL, 10) % 60001;
 	pthread_mutex_init(&ctx.lock, NULL);
 	fs_cond_init(&ctx.uploads_cv);
 	fs_cond_init(&ctx.notify_cv);

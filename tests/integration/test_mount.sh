@@ -502,6 +502,44 @@ wait "$old" 2>/dev/null
 IT_OTHER_PIDS=""
 it_stop
 
+# ---- a live daemon that answers slowly is never aborted (issue 15 item 3) ------------
+# A newcomer's probe that gets no answer in time is not proof of a wedge: a live daemon
+# can be slow (busy workers, a slow state disk, swapping). ASCENDFS_TEST_SLOW_GETATTR_MS,
+# read at start and used only by tests, makes the GETATTR of the mount's root (what the
+# probe asks) take that long, past the probe's 3 s; every other request is served at once.
+# The newcomer must refuse, and the first mount must keep working.
+slow_newcomer() { # slow_newcomer STATE-DIR: a second daemon on $M; prints its exit status
+	local pid status
+	"$ASCENDFS" -f -c "$CONFIG" --state-dir "$1" "$M" >>"$IT_LOG" 2>&1 &
+	pid=$!
+	if ! wait_until 30 bash -c "! kill -0 $pid"; then
+		kill -KILL "$pid"
+		echo "# the second daemon still ran after 30 s: killed" >&2
+	fi
+	wait "$pid"
+	status=$?
+	echo "$status"
+}
+old_still_serves() { # the first daemon's mount: the same device, and it answers
+	[ "$(mount_dev "$M")" = "$old_dev" ] && timeout -s KILL 10 cat "$M/cluster/status" >/dev/null
+}
+export ASCENDFS_TEST_SLOW_GETATTR_MS=5000
+it_start "$ASCENDFS" "$CONFIG" --state-dir "$IT_WORK/state-slow" || exit 1
+unset ASCENDFS_TEST_SLOW_GETATTR_MS
+old=$IT_PID
+IT_OTHER_PIDS=$old
+old_dev=$(mount_dev "$M")
+# the restart race: the same state directory, held by the live daemon
+off=$(stat -c %s "$IT_LOG")
+status=$(slow_newcomer "$IT_WORK/state-slow")
+check_fails "a second daemon on a slow but live mount fails (same state dir)" test "$status" = 0
+check "and says which daemon serves the mount point" \
+	bash -c "tail -c +$((off + 1)) '$IT_LOG' | grep -qF 'another ascendfs (pid $old) serves $M; stop it first'"
+check_fails "and aborted nothing" aborted_line "$off" "$old_dev"
+check "the slow daemon's mount still answers" old_still_serves
+IT_OTHER_PIDS=""
+it_stop
+
 # ---- inotify on jobs/: a job directory the daemon makes or drops is CREATE/DELETE,ISDIR
 # with its name (the notify helper's mkdir/rmdir), a user's mkdir/rmdir once (the kernel's)
 if command -v inotifywait >/dev/null; then
