@@ -156,6 +156,34 @@ it_cluster_a2() {
 	} >"$file"
 }
 
+# it_python_as RUNNER...: set PY to a python3 that the command prefix RUNNER (such as a
+# setpriv wrapper) may run: root's may live under /root, out of other users' reach.
+# Skips the test (77) when there is none.
+it_python_as() {
+	local c
+	PY=""
+	for c in "$(command -v python3)" /usr/bin/python3 /usr/local/bin/python3; do
+		if [ -x "$c" ] && "$@" "$c" -c pass 2>/dev/null; then
+			PY=$c
+			return 0
+		fi
+	done
+	echo "SKIP: no python3 that '$*' may run"
+	exit 77
+}
+
+# it_kill_started LOG...: kill -KILL the process groups that agent logs say they started
+# (lines "...: started pid N: ..."); a log that does not exist is skipped
+it_kill_started() {
+	local f pg
+	for f in "$@"; do
+		[ -f "$f" ] || continue
+		sed -n 's/.*: started pid \([0-9]*\):.*/\1/p' "$f" | while read -r pg; do
+			kill -KILL -- "-$pg" 2>/dev/null
+		done
+	done
+}
+
 # it_setup: skip (77) where FUSE cannot run; make a work dir and the EXIT trap
 it_setup() {
 	if [ ! -c /dev/fuse ] || ! command -v fusermount3 >/dev/null; then

@@ -50,7 +50,7 @@ SERVERS="a2-node-01 a2-node-02 a2-node-03 a2-node-04 a2-node-05 a2-node-06"
 
 # Kill what the agents started (process groups named in their logs), then the agents.
 agents_cleanup() {
-	local n pg
+	local n
 	for n in "${!AGENT_PID[@]}"; do
 		kill -KILL "${AGENT_PID[$n]}" 2>/dev/null
 	done
@@ -58,12 +58,7 @@ agents_cleanup() {
 	[ -n "$CGROOT" ] && it_cgroup_kill "$CGROOT"
 	# every group was stopped and checked on the normal path: do not touch reused pids
 	[ -n "$FINISHED" ] && return
-	for f in "$W"/agent-*.log "$W/dup-agent.log" "$W/dup2-agent.log"; do
-		[ -f "$f" ] || continue
-		sed -n 's/.*: started pid \([0-9]*\):.*/\1/p' "$f" | while read -r pg; do
-			kill -KILL -- "-$pg" 2>/dev/null
-		done
-	done
+	it_kill_started "$W"/agent-*.log "$W/dup-agent.log" "$W/dup2-agent.log"
 	AGENT_PID=()
 }
 trap 'agents_cleanup; it_cleanup' EXIT

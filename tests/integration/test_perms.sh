@@ -41,17 +41,7 @@ as_member() { setpriv --reuid=$MEMBER --regid=$MEMBER --groups="$GID" "$@"; }
 as_primary_member() { setpriv --reuid=$MEMBER --regid="$GID" --clear-groups "$@"; }
 
 # a python3 the other users may run (root's may live under /root)
-PY=""
-for c in "$(command -v python3)" /usr/bin/python3 /usr/local/bin/python3; do
-	if [ -x "$c" ] && as_stranger "$c" -c pass 2>/dev/null; then
-		PY=$c
-		break
-	fi
-done
-if [ -z "$PY" ]; then
-	echo "SKIP: no python3 that uid $STRANGER may run"
-	exit 77
-fi
+it_python_as as_stranger
 
 # fsop OP PATH [ARG]: do one thing with plain syscalls and print "ok" or
 # "<step>:<ERRNO>", the step being open, write or close for writes

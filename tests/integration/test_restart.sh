@@ -29,14 +29,9 @@ grep -q 'event_history: 64$' "$CONFIG" || { echo "could not derive the test conf
 declare -A AGENT_PID=()
 SERVERS="a2-node-01 a2-node-02"
 agents_cleanup() {
-	local n pg
+	local n
 	for n in "${!AGENT_PID[@]}"; do kill -KILL "${AGENT_PID[$n]}" 2>/dev/null; done
-	for n in $SERVERS; do
-		[ -f "$W/agent-$n.log" ] || continue
-		sed -n 's/.*: started pid \([0-9]*\):.*/\1/p' "$W/agent-$n.log" | while read -r pg; do
-			kill -KILL -- "-$pg" 2>/dev/null
-		done
-	done
+	for n in $SERVERS; do it_kill_started "$W/agent-$n.log"; done
 }
 trap 'agents_cleanup; it_cleanup' EXIT
 

@@ -26,17 +26,7 @@ M=$IT_MNT
 W=$IT_WORK
 STRANGER=65534
 as_stranger() { setpriv --reuid=$STRANGER --regid=$STRANGER --clear-groups "$@"; }
-PY=""
-for c in "$(command -v python3)" /usr/bin/python3 /usr/local/bin/python3; do
-	if [ -x "$c" ] && as_stranger "$c" -c pass 2>/dev/null; then
-		PY=$c
-		break
-	fi
-done
-if [ -z "$PY" ]; then
-	echo "SKIP: no python3 that uid $STRANGER may run"
-	exit 77
-fi
+it_python_as as_stranger
 
 it_cluster_a2 "$W/c.yaml" 2 "fault_check_interval: 60"
 it_start "$ASCENDFS" "$W/c.yaml" || { not_ok "daemon starts"; it_finish; exit 1; }

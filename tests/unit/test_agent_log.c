@@ -13,39 +13,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "agent_internal.h"
+#include "test_util.h"
+
+static void log_msg(void *msg)
+{
+	agent_log(AGENT_LOG_INFO, "job x generation 1: started pid 7: sh -c %s", (const char *)msg);
+}
 
 /* What agent_log() writes for @msg (as "%s"), with stderr the journal when @journal. */
 static char *log_once(const char *msg, bool journal)
 {
-	char path[] = "/tmp/test_agent_log.XXXXXX", env[64], *out;
-	int fd = mkstemp(path), saved = dup(STDERR_FILENO);
-	struct stat st;
-	off_t len;
-
-	assert_true(fd >= 0 && saved >= 0);
-	unlink(path);
-	assert_int_equal(fstat(fd, &st), 0);
-	snprintf(env, sizeof(env), "%llu:%llu", (unsigned long long)st.st_dev,
-		 (unsigned long long)st.st_ino);
-	if (journal)
-		setenv("JOURNAL_STREAM", env, 1);
-	else
-		unsetenv("JOURNAL_STREAM");
-	assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
-	agent_log(AGENT_LOG_INFO, "job x generation 1: started pid 7: sh -c %s", msg);
-	assert_int_equal(dup2(saved, STDERR_FILENO), STDERR_FILENO);
-	close(saved);
-	unsetenv("JOURNAL_STREAM");
-	len = lseek(fd, 0, SEEK_END);
-	out = calloc(1, (size_t)len + 1);
-	assert_non_null(out);
-	assert_int_equal(pread(fd, out, (size_t)len, 0), len);
-	close(fd);
-	return out;
+	return test_capture_stderr(log_msg, (void *)msg, journal);
 }
 
 static void test_agent_log_one_line_per_message(void **state)

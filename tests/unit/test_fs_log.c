@@ -13,14 +13,12 @@
 #include <cmocka.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "fs.h"
+#include "test_util.h"
 
 static void test_conf_log_escape_controls(void **state)
 {
@@ -67,33 +65,11 @@ static void test_fs_text_escape_bytes(void **state)
 	assert_string_equal(fs_text_escape("", out, 1), "");
 }
 
-/* Everything fs_log() writes to stderr while @fn runs, NUL-terminated (free()). */
-static char *capture_stderr(void (*fn)(void))
-{
-	char path[] = "/tmp/test_fs_log.XXXXXX", *buf;
-	int fd = mkstemp(path), saved = dup(STDERR_FILENO);
-	off_t len;
-
-	assert_true(fd >= 0 && saved >= 0);
-	unlink(path);
-	fflush(stderr);
-	assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
-	fn();
-	assert_int_equal(dup2(saved, STDERR_FILENO), STDERR_FILENO);
-	close(saved);
-	len = lseek(fd, 0, SEEK_END);
-	assert_true(len >= 0);
-	buf = calloc(1, (size_t)len + 1);
-	assert_non_null(buf);
-	assert_int_equal(pread(fd, buf, (size_t)len, 0), len);
-	close(fd);
-	return buf;
-}
-
-static void log_hostile(void)
+static void log_hostile(void *arg)
 {
 	char big[10000];
 
+	(void)arg;
 	fs_log(NULL, 2, "job %s rejected: %s", "x",
 	       "bad\njob llama70b-pretrain removed by uid 0\n<3>error: forged");
 	fs_log(NULL, 1, "ctl \"%s\" refused", "a\rb\x1b[2Kc");
@@ -112,8 +88,7 @@ static void test_fs_log_one_line_per_record(void **state)
 	int lines = 0;
 
 	(void)state;
-	unsetenv("JOURNAL_STREAM");
-	out = capture_stderr(log_hostile);
+	out = test_capture_stderr(log_hostile, NULL, false);
 	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		lines++;
 		if (!strstr(line, " ascendfs "))
@@ -133,32 +108,19 @@ static void test_fs_log_one_line_per_record(void **state)
 }
 
 /* With stderr the journal, no message can start a record of its own priority. */
+static void log_forged(void *arg)
+{
+	(void)arg;
+	fs_log(NULL, 2, "job x submitted: %s", "ok\n<3>error: forged\n<0>panic");
+}
+
 static void test_fs_log_journal_priority_not_forged(void **state)
 {
-	char *out, *line, *save = NULL, env[64];
-	struct stat st;
+	char *out, *line, *save = NULL;
 	int lines = 0;
-	char path[] = "/tmp/test_fs_log_j.XXXXXX";
-	int fd = mkstemp(path), saved = dup(STDERR_FILENO);
-	off_t len;
 
 	(void)state;
-	assert_true(fd >= 0 && saved >= 0);
-	unlink(path);
-	assert_int_equal(fstat(fd, &st), 0);
-	snprintf(env, sizeof(env), "%llu:%llu", (unsigned long long)st.st_dev,
-		 (unsigned long long)st.st_ino);
-	setenv("JOURNAL_STREAM", env, 1);
-	assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
-	fs_log(NULL, 2, "job x submitted: %s", "ok\n<3>error: forged\n<0>panic");
-	assert_int_equal(dup2(saved, STDERR_FILENO), STDERR_FILENO);
-	close(saved);
-	unsetenv("JOURNAL_STREAM");
-	len = lseek(fd, 0, SEEK_END);
-	out = calloc(1, (size_t)len + 1);
-	assert_non_null(out);
-	assert_int_equal(pread(fd, out, (size_t)len, 0), len);
-	close(fd);
+	out = test_capture_stderr(log_forged, NULL, true);
 	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		lines++;
 		assert_true(strncmp(line, "<6>job x submitted: ok\\x0a<3>error: forged\\x0a<0>panic",

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "test_util.h"
@@ -62,4 +63,36 @@ char *test_write_tmp(const char *data, size_t len, const char *suffix)
 	assert_int_equal(write(fd, data, len), (ssize_t)len);
 	close(fd);
 	return path;
+}
+
+char *test_capture_stderr(void (*fn)(void *arg), void *arg, bool journal)
+{
+	char path[] = "/tmp/ascendfs-test-stderr.XXXXXX", env[64], *out;
+	int fd = mkstemp(path), saved = dup(STDERR_FILENO);
+	struct stat st;
+	off_t len;
+
+	assert_true(fd >= 0 && saved >= 0);
+	unlink(path);
+	assert_int_equal(fstat(fd, &st), 0);
+	snprintf(env, sizeof(env), "%llu:%llu", (unsigned long long)st.st_dev,
+		 (unsigned long long)st.st_ino);
+	if (journal)
+		setenv("JOURNAL_STREAM", env, 1);
+	else
+		unsetenv("JOURNAL_STREAM");
+	fflush(stderr);
+	assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
+	fn(arg);
+	fflush(stderr);
+	assert_int_equal(dup2(saved, STDERR_FILENO), STDERR_FILENO);
+	close(saved);
+	unsetenv("JOURNAL_STREAM");
+	len = lseek(fd, 0, SEEK_END);
+	assert_true(len >= 0);
+	out = calloc(1, (size_t)len + 1);
+	assert_non_null(out);
+	assert_int_equal(pread(fd, out, (size_t)len, 0), len);
+	close(fd);
+	return out;
 }

@@ -3,6 +3,7 @@
 #ifndef ASCENDFS_TEST_UTIL_H
 #define ASCENDFS_TEST_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /*
@@ -16,5 +17,13 @@ char *test_read_file(const char *rel, size_t *ret_len);
 
 /* test_write_tmp() - write @len bytes of @data to a new temp file; returns its new path. */
 char *test_write_tmp(const char *data, size_t len, const char *suffix);
+
+/*
+ * test_capture_stderr() - run @fn(@arg) with stderr sent to a new temp file, and return
+ * what it wrote (new NUL-terminated buffer). With @journal, JOURNAL_STREAM names that file
+ * while @fn runs, so code that logs to the journal when stderr is the journal does so
+ * (sd_journal's stream protocol: "<N>" priority prefixes); without, it is unset.
+ */
+char *test_capture_stderr(void (*fn)(void *arg), void *arg, bool journal);
 
 #endif
