@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the scheduling policy (sched/sched_policy.c): queue order and weights,
+ * Unit tests of the scheduling policy (sched/sched_pass.c and the files it calls): queue order and weights,
  * quotas and borrowing, preemption of the fewest whole jobs, EASY backfill with
  * reservations, time limits, elastic jobs; and the known failures of other schedulers
  * (a gang holding NPUs while pending, one member of many gangs evicted, over-eviction,
