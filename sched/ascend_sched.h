@@ -249,7 +249,7 @@ struct sched_job {
 	size_t queue_index;		/* into conf->queues; set at submission */
 	uint64_t queue_seq;		/* FIFO order among pending jobs */
 	uint64_t serial;		/* unique per job object (a resubmitted name: new) */
-	uint64_t reason_key;		/* key of the pending reason (sched_policy.c) */
+	uint64_t reason_key;		/* key of the pending reason (sched_queue.c) */
 	struct conf_job_spec *spec;	/* owned; NULL for drafts and some rejections */
 	unsigned prio;			/* spec priority, and npus_min/npus_max (as raised */
 	unsigned need_min, need_max;	/* at submission), copied here for the pass */
@@ -710,7 +710,7 @@ int sched_job_resume_scanned(struct sched_cluster *c, const char *name, unsigned
 int sched_job_remove(struct sched_cluster *c, const char *name, uid_t uid, uint64_t now_usec);
 
 /*
- * sched_schedule() - one scheduling pass (sched_policy.c). Pending jobs are served in
+ * sched_schedule() - one scheduling pass (sched_pass.c). Pending jobs are served in
  * order: queue priority, job priority, then the queue with the smallest share (used
  * NPUs / weight, so weights never leave NPUs idle), then submission order. Each is
  * placed all-or-nothing (a gang never holds NPUs while pending) or gets a reason:

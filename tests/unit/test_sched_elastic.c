@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of elastic jobs (npus {min, max}; sched/sched_policy.c and sched_place.c):
+ * Unit tests of elastic jobs (npus {min, max}; sched/sched_elastic.c and sched_place.c):
  * start at the largest legal size that fits, grow after elastic_grow_delay when nobody
  * waits, shrink on faults, stay within the queue's max_npus and quota (growth never
  * takes NPUs other queues are promised), keep tp*pp whole, and are reclaimed whole when
@@ -272,7 +272,7 @@ static void test_elastic_borrower_reclaimed_whole(void **state)
  * only on A2, so waiting_mask does not cover the 910 type) and q is at 16 of 16. When
  * the victim has stopped p may not start ("queue q uses 16 of 16 NPUs"): the batch job
  * was stopped for nothing.
- * Suspected cause: sched_policy.c grow_elastic (quota room ignores p->committed).
+ * Suspected cause: sched_elastic.c grow_elastic (quota room ignores p->committed).
  */
 static void test_elastic_growth_leaves_committed_quota(void **state)
 {

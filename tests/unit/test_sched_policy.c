@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the scheduling policy (sched/sched_policy.c): queue order and weights,
- * quotas and borrowing, preemption of the fewest whole jobs, EASY backfill with
+ * Unit tests of the scheduling policy (sched/sched_pass.c and the files it calls): queue
+ * order and weights, quotas and borrowing, preemption of the fewest whole jobs, EASY backfill with
  * reservations, time limits, elastic jobs; and the known failures of other schedulers
  * (a gang holding NPUs while pending, one member of many gangs evicted, over-eviction,
  * a big job blocking small ones forever, fractional shares where nothing runs, a

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of preemption and reclaim (sched/sched_policy.c): the fewest whole jobs on
+ * Unit tests of preemption and reclaim (sched/sched_preempt.c): the fewest whole jobs on
  * every topology (mesh, 910 rings, A3 pairs and super pods, switches), reclaim of
  * borrowed NPUs by quota, victims that stop for their grace period while faults,
  * cancels and rmdir hit them, and how preemption meets reservations, time limits,
@@ -513,7 +513,7 @@ static void test_atlas800_ring_preemption(void **state)
  * z alone frees ring 1. victims_single adds candidates largest share first (x, y, z)
  * until the server fits, so it stops x and y (two jobs) and can only drop from that
  * prefix, never swap in z. Largest-first is optimal on a mesh, not on rings.
- * Suspected cause: sched_policy.c victims_single (prefix of on_server_cmp order).
+ * Suspected cause: sched_preempt.c victims_single (prefix of on_server_cmp order).
  */
 static void test_preempt_ring_fewest_victims(void **state)
 {
@@ -547,7 +547,7 @@ static void test_preempt_ring_fewest_victims(void **state)
  * 100, e and f started first. A 4-NPU job needs two whole pairs: stopping e and f (two
  * jobs, two NPUs) is the fewest. Candidates of equal share are added newest first
  * (d, c, b, a, f, e) until the server fits, so d, c, b and a stop: four jobs.
- * Suspected cause: sched_policy.c victims_single (prefix of on_server_cmp order).
+ * Suspected cause: sched_preempt.c victims_single (prefix of on_server_cmp order).
  */
 static void test_preempt_a3_pair_fewest_victims(void **state)
 {
@@ -742,7 +742,7 @@ static void test_quota_change_while_stopping(void **state)
  * as if it were another job's: f1 looks over quota, is considered again, and its
  * reason becomes "queue finetune uses 0 of 8 NPUs; job needs 8" -- which stays for the
  * whole grace period (no pass runs until the victim stops).
- * Suspected cause: sched_policy.c serve (borrow filter) / consider (own is false for a
+ * Suspected cause: sched_pass.c serve (borrow filter) / consider (own is false for a
  * preemption made in this pass: p->stopping is built before the pass).
  */
 static void test_preemptor_reason_kept_through_borrow_phase(void **state)

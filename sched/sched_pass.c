@@ -1,0 +1,483 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The scheduling pass: sched_schedule() serves the queues in order (sched_queue.c), gives
+ * each pending job its turn (consider: quota, then a placement around reservations, then
+ * preemption, then a reservation or the reason it waits), lets elastic jobs grow, and
+ * ends with no NPU reserved. The rules are stated at sched_schedule() in ascend_sched.h.
+ * Also here: the entry points that end in a pass, sched_tick() (time limits, stops that
+ * are overdue, the rank-table deadline) and sched_queue_set_quota().
+ *
+ * Calls: every other file of the pass (sched_preempt.c, sched_backfill.c,
+ * sched_elastic.c, sched_queue.c), sched_place.c, sched_job.c; none of them calls here
+ * (sched_pass.h says the direction).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched_pass.h"
+
+/* ---- one job's turn ---- */
+
+static void start_job(struct pass *p, struct sched_job *j, struct sched_slice *slices,
+		      size_t count, bool borrowing, bool backfilled)
+{
+	struct sched_cluster *c = p->c;
+	unsigned npus = 0;
+	char reason[SCHED_REASON_MAX];
+
+	for (size_t i = 0; i < count; i++)
+		npus += slices[i].npu_count;
+	sched_capidx_slices(p, slices, count, -1);
+	sched_alloc_apply(c, j, slices, count);
+	sched_capidx_slices(p, slices, count, +1);
+	j->sched_port = sched_pick_port(c, j, slices[0].server);
+	j->borrowing = borrowing;
+	j->requeue_cause = SCHED_REQUEUE_NONE;
+	j->reason_key = 0;
+	sched_job_begin_generation(c, j, p->now);
+	c->backfilled += backfilled;
+	if (eff_priority(c, j) < p->min_running_prio)
+		p->min_running_prio = eff_priority(c, j);
+	p->any_borrowing |= borrowing;
+	sched_reason(reason, "placed on %zu server%s (%u %s), generation %u%s%s", count,
+		     count == 1 ? "" : "s", npus, conf_plural(npus, "NPU", "NPUs"), j->generation,
+		     borrowing ? "; borrowing idle NPUs beyond its queue's quota" : "",
+		     backfilled ? "; backfilled ahead of a reservation it does not delay" : "");
+	sched_job_transition(c, j, SCHED_JOB_RUNNING, SCHED_EV_PLACED, p->now, reason);
+	p->placed++;
+}
+
+static bool fits_when_idle(struct pass *p, const struct sched_job *j)
+{
+	typeof(p->idle_cache[0]) *e =
+		&p->idle_cache[(j->need_min * 2654435761u ^ j->type_mask * 40503u) & 255];
+
+	/* the usable capacity does not change during a pass: one answer per size/types */
+	if (e->used && e->need == j->need_min && e->mask == j->type_mask)
+		return e->fits;
+	*e = (typeof(*e)){ j->need_min, j->type_mask,
+			   sched_fits_when_idle(p->c, j->need_min, sched_job_type(p->c, j)), true };
+	return e->fits;
+}
+
+static void consider(struct pass *p, struct sched_job *j, bool borrow_phase)
+{
+	struct sched_cluster *c = p->c;
+	const struct conf_queue *q = job_queue(c, j);
+	unsigned need = j->need_min, hi = j->need_max;
+	struct sched_slice *sl;
+	size_t n;
+	bool backfill = false, inq, own;
+	unsigned others;
+	const struct resv *delays = NULL;
+	uint64_t deadline;
+	char reason[SCHED_REASON_MAX], when[40];
+	int r;
+
+	own = p->committed && sched_has_stopping_for(p, j, &deadline);
+	others = p->committed ? p->committed[j->queue_index] - (own ? need : 0) : 0;
+	inq = within_quota(c, j, need, others);
+	if (!inq && !q->may_borrow) {
+		if (need > q->quota_npus)
+			sched_set_pending(
+				c, j, p->now, mix(mix(KEY_QUOTA, need), q->quota_npus),
+				"queue %s now has a quota of %u %s and this job needs %u; it "
+				"waits until root raises the quota (queues/%s/quota), or "
+				"cancel it",
+				q->name, q->quota_npus, conf_plural(q->quota_npus, "NPU", "NPUs"),
+				need, q->name);
+		else
+			sched_set_pending(
+				c, j, p->now,
+				mix(mix(KEY_QUOTA, c->queue_used[j->queue_index]), q->quota_npus),
+				"queue %s uses %u of %u %s; job needs %u", q->name,
+				c->queue_used[j->queue_index], q->quota_npus,
+				conf_plural(q->quota_npus, "NPU", "NPUs"), need);
+		return;
+	}
+	if (!inq && !borrow_phase)
+		return; /* borrowers get what is left, after every queue within quota */
+	if (inq && quota_applies(c, q)) {
+		/* an elastic job grows only within the quota */
+		unsigned room = q->quota_npus - c->queue_used[j->queue_index] - others;
+
+		if (hi > room)
+			hi = room > need ? room : need;
+	}
+	if (!c->conf->backfill && (j->type_mask & p->blocked)) {
+		const struct sched_job *b = NULL;
+
+		for (unsigned t = 0; t < 32 && !b; t++)
+			if (j->type_mask & p->blocked & (1u << t))
+				b = p->blocker_of[t];
+		sched_set_pending(c, j, p->now, mix(KEY_BEHIND, b->serial),
+				  "waiting behind job \"%s\" (first in line for the same servers; "
+				  "jobs start in priority then submission order)", b->name);
+		p->waiting_mask |= j->type_mask;
+		return;
+	}
+	/* no sentence is written while trying: most waiting jobs never need theirs */
+	if (sched_capidx_may_fit(p, j->type_mask, need) || sched_may_use_reserved(p, j)) {
+		r = sched_place_around(p, j, hi, &sl, &n, &backfill, &delays, NULL);
+		if (r == 0) {
+			start_job(p, j, sl, n, !inq, backfill);
+			return;
+		}
+		if (r != -ENOSPC) /* -ENOMEM: the next pass retries */
+			return;
+	}
+	reason[0] = '\0';
+	p->waiting_mask |= j->type_mask;
+	if (borrow_phase && !inq) {
+		sched_set_pending(
+			c, j, p->now,
+			mix(mix(KEY_BORROW, c->queue_used[j->queue_index]), q->quota_npus),
+			"queue %s uses %u of %u %s; job needs %u and may borrow only idle "
+			"NPUs, and none fit",
+			q->name, c->queue_used[j->queue_index], q->quota_npus,
+			conf_plural(q->quota_npus, "NPU", "NPUs"), need);
+		return;
+	}
+	/* victims of an earlier pass are still stopping for this job */
+	if (own) {
+		size_t first, nv = sched_stopping_for(p, j, &first);
+
+		sched_hold_line(p, j);
+		if (!sched_pending_same(j, mix(KEY_STOPPING, deadline)))
+			sched_set_pending(c, j, p->now, mix(KEY_STOPPING, deadline),
+					  "waiting for the jobs it preempted to stop, by %s",
+					  sched_fmt_time(deadline, when, sizeof(when)));
+		/* nothing else takes its place meanwhile */
+		if (!sched_reserve_preempted(p, j, &p->stopping[first], nv, deadline))
+			sched_reserve_for(p, j);
+		return;
+	}
+	if (sched_try_preempt(p, j, inq)) {
+		sched_hold_line(p, j);
+		sched_reserve_for(p, j); /* when sched_try_preempt could not hold its placement */
+		return;
+	}
+	if (!fits_when_idle(p, j)) {
+		sched_explain(p, j, hi, reason);
+		sched_set_pending(c, j, p->now, 0,
+				  "%.300s; it cannot fit until cordoned, unreachable "
+				  "or isolated capacity returns, so jobs behind it may "
+				  "start",
+				  reason);
+		return;
+	}
+	if (!c->conf->backfill) {
+		sched_hold_line(p, j);
+		sched_explain(p, j, hi, reason);
+		sched_set_pending(c, j, p->now, 0, "%s", reason);
+		return;
+	}
+	if (delays) {
+		sched_wait_behind(p, j, delays, need);
+		return;
+	}
+	if (!(p->resv_mask & j->type_mask)) {
+		const struct resv *rv = sched_reserve_for(p, j);
+		char where[200];
+
+		if (rv) {
+			sched_explain(p, j, hi, reason);
+			sched_describe_slices(c, rv->slices, rv->count, where, sizeof(where));
+			if (rv->start == UINT64_MAX)
+				sched_set_pending(
+					c, j, p->now, 0,
+					"%.200s; first in line: %s reserved for it, from when "
+					"running jobs end (some have no time_limit)",
+					reason, where);
+			else
+				sched_set_pending(
+					c, j, p->now, 0,
+					"%.200s; first in line: %s reserved for it from %s "
+					"(running jobs' time limits)",
+					reason, where,
+					sched_fmt_time(rv->start, when, sizeof(when)));
+			return;
+		}
+	}
+	{
+		const struct resv *h = NULL;
+
+		for (size_t i = 0; i < p->nresv && !h; i++)
+			if (p->resv[i].mask & j->type_mask)
+				h = &p->resv[i];
+		if (h) {
+			sched_wait_behind(p, j, h, need);
+		} else if (!sched_pending_same(j, mix(KEY_NOROOM, need))) {
+			sched_explain(p, j, hi, reason);
+			sched_set_pending(c, j, p->now, mix(KEY_NOROOM, need), "%s", reason);
+		}
+	}
+}
+
+/* ---- service order ---- */
+
+/* Was @j already handled in the first phase (within its quota, or a preemptor)? */
+static bool had_turn(struct pass *p, const struct sched_job *j)
+{
+	uint64_t dl;
+	bool own = false;
+	unsigned need = j->spec->npus_min, committed;
+
+	for (size_t i = 0; i < p->npreempted_now; i++)
+		own |= p->preempted_now[i] == j->serial;
+	if (own)
+		return true;
+	own = sched_has_stopping_for(p, j, &dl);
+	committed = p->committed ? p->committed[j->queue_index] : 0;
+	return within_quota(p->c, j, need, committed - (own && committed >= need ? need : 0));
+}
+
+/* The turn of the preemptors in flight of priority @prio or higher. */
+static void serve_preemptors(struct pass *p, struct qlist *ql, unsigned prio)
+{
+	while (p->next_first < p->nfirst && p->first[p->next_first].prio >= prio) {
+		struct sched_job *j = p->first[p->next_first++].job;
+
+		if (j->state != SCHED_JOB_PENDING)
+			continue;
+		consider(p, j, false);
+		ql[j->queue_index].live = sched_queue_head_valid(&ql[j->queue_index]);
+	}
+}
+
+static void serve(struct pass *p, struct qlist *ql, size_t nq, bool borrow_phase)
+{
+	struct sched_cluster *c = p->c;
+
+	/* only the queue just served moves (and those of preemptors served before it): a
+	 * pass changes no other pending job's state */
+	for (size_t i = 0; i < nq; i++) {
+		ql[i].next = 0;
+		ql[i].live = sched_queue_head_valid(&ql[i]);
+	}
+	for (;;) {
+		size_t best = sched_queue_next(c, ql, nq);
+		struct sched_job *j;
+
+		if (best == SIZE_MAX)
+			break;
+		j = ql[best].jobs[ql[best].next++].job;
+		if (borrow_phase) {
+			if (!had_turn(p, j))
+				consider(p, j, true);
+		} else {
+			serve_preemptors(p, ql, eff_priority(c, j));
+			if (!sched_is_preemptor_first(p, j))
+				consider(p, j, false);
+		}
+		ql[best].live = sched_queue_head_valid(&ql[best]);
+	}
+}
+
+/* ---- the pass ---- */
+
+unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
+{
+	struct pass *p;
+	struct qlist *ql;
+	struct pend *all;
+	size_t nq = c->conf->queue_count, n = 0;
+	unsigned placed;
+
+	p = calloc(1, sizeof(*p));
+	ql = calloc(nq ? nq : 1, sizeof(*ql));
+	if (!p || !ql) {
+		free(p);
+		free(ql);
+		return 0; /* the next pass retries; nothing was changed */
+	}
+	p->c = c;
+	p->now = now_usec;
+	p->min_running_prio = UINT32_MAX;
+	sched_place_begin(c, now_usec); /* suspect servers are the last choice (sched_health.c) */
+	/* one sweep over the jobs: what the pass needs to know up front */
+	for (size_t i = 0; i < c->job_count; i++) {
+		struct sched_job *j = c->jobs[i];
+
+		switch (j->state) {
+		case SCHED_JOB_PENDING:
+			n++;
+			ql[j->queue_index].n++;
+			/* reservations last one pass: this pass says again who holds one */
+			j->reserved_start_usec = 0;
+			p->nstopping += sched_frees_for_preemptor(j, now_usec);
+			break;
+		case SCHED_JOB_RUNNING:
+			if (!j->spec)
+				break;
+			if (eff_priority(c, j) < p->min_running_prio)
+				p->min_running_prio = eff_priority(c, j);
+			p->any_borrowing |= j->borrowing;
+			p->any_elastic |= j->spec->npus_min != j->spec->npus_max;
+			break;
+		case SCHED_JOB_STOPPING:
+			p->nstopping += j->stop_to == SCHED_JOB_PENDING;
+			break;
+		default:
+			break;
+		}
+	}
+	all = malloc((n ? n : 1) * sizeof(*all));
+	if (!all) {
+		free(p);
+		free(ql);
+		return 0;
+	}
+	sched_preempt_collect(p);
+	/* per queue, in job priority then submission order */
+	n = 0;
+	for (size_t q = 0; q < nq; q++) {
+		ql[q].jobs = all + n;
+		n += ql[q].n;
+		ql[q].n = 0;
+	}
+	for (size_t i = 0; i < c->job_count; i++) {
+		struct sched_job *j = c->jobs[i];
+		struct qlist *l = &ql[j->queue_index];
+
+		if (j->state == SCHED_JOB_PENDING)
+			l->jobs[l->n++] = (struct pend){ j->prio, j->queue_seq, j };
+	}
+	{
+		struct pend *tmp = malloc((n ? n : 1) * sizeof(*tmp));
+		unsigned *count = malloc(1002 * sizeof(*count));
+
+		for (size_t q = 0; q < nq; q++) {
+			if (tmp && count)
+				sched_pend_sort(ql[q].jobs, ql[q].n, tmp, count);
+			else
+				qsort(ql[q].jobs, ql[q].n, sizeof(ql[q].jobs[0]), sched_pend_cmp);
+		}
+		free(tmp);
+		free(count);
+	}
+	if (n)
+		sched_capidx_build(p);
+	if (n && p->nstopping)
+		sched_find_preemptors(p);
+	/* queues within quota first; then borrowers on what is left */
+	if (n)
+		serve(p, ql, nq, false);
+	if (n && c->conf->enable_quota_limit)
+		serve(p, ql, nq, true);
+	sched_resv_unmark_all(p);
+	if (p->any_elastic)
+		sched_grow_elastic(p);
+	for (size_t i = 0; i < p->nresv; i++)
+		free(p->resv[i].slices);
+	placed = p->placed;
+	sched_capidx_free(p);
+	free(p->stopping);
+	free(p->first);
+	free(p->committed);
+	free(p);
+	free(ql);
+	free(all);
+	return placed;
+}
+
+/* ---- time ---- */
+
+/*
+ * Has running job @j's rank table, which its processes read (rank table launch), just
+ * passed hccl_connect_timeout since its generation began without completing? HCCL
+ * gives up on a peer after HCCL_CONNECT_TIMEOUT, so a table later than that starts
+ * nothing. Looked at once, when the bound passes, so that idle ticks cost nothing.
+ */
+static bool ranktable_overdue(const struct sched_cluster *c, const struct sched_job *j,
+			      uint64_t now_usec)
+{
+	uint64_t at = j->generation_usec + (uint64_t)c->conf->hccl_connect_timeout_sec * 1000000u;
+
+	if (c->conf->enable_dynamic_network || !c->conf->hccl_connect_timeout_sec)
+		return false;
+	if (at <= c->last_tick_usec || at > now_usec)
+		return false;
+	return sched_ranktable_waiting_for(c, j, NULL, 0) > 0;
+}
+
+unsigned sched_tick(struct sched_cluster *c, uint64_t now_usec)
+{
+	unsigned changed = 0;
+	bool grow = false;
+
+	for (size_t i = 0; i < c->job_count; i++) {
+		struct sched_job *j = c->jobs[i];
+
+		/* an elastic job below its max may grow once its delay has passed */
+		if (j->state == SCHED_JOB_RUNNING && j->spec && sched_job_total_npus(j) <
+		    j->spec->npus_max) {
+			uint64_t at = j->generation_usec +
+				      (uint64_t)c->conf->elastic_grow_delay_sec * 1000000u;
+
+			grow |= at > c->last_tick_usec && at <= now_usec;
+		}
+
+		if (j->state == SCHED_JOB_RUNNING && j->spec && j->spec->time_limit_sec &&
+		    sched_job_run_usec(j, now_usec) >= j->spec->time_limit_sec * 1000000u) {
+			char reason[SCHED_REASON_MAX];
+
+			sched_reason(reason, "time limit of %llu s reached; stopped (SIGTERM, then "
+					     "SIGKILL after the %u s grace period)",
+				     (unsigned long long)j->spec->time_limit_sec,
+				     c->conf->stop_grace_sec);
+			sched_job_begin_stop(c, j, SCHED_JOB_TIMEOUT, SCHED_EV_TIMEOUT, now_usec, reason);
+			changed++;
+		}
+		if (j->state == SCHED_JOB_RUNNING && ranktable_overdue(c, j, now_usec)) {
+			char why[SCHED_REASON_MAX], reason[SCHED_REASON_MAX];
+
+			sched_ranktable_waiting_for(c, j, why, sizeof(why));
+			sched_reason(reason, "rank table not completed within hccl_connect_timeout "
+					     "(%u s), so HCCL cannot start; stopped, then failed: "
+					     "waiting for %s",
+				     c->conf->hccl_connect_timeout_sec, why);
+			sched_job_begin_stop(c, j, SCHED_JOB_FAILED, SCHED_EV_FAILED, now_usec,
+					     reason);
+			changed++;
+		}
+		if (j->state == SCHED_JOB_STOPPING && now_usec >= j->stop_deadline_usec) {
+			changed++;
+			if (sched_job_finish_stop(c, j, false, now_usec))
+				i--; /* the record was dropped (rmdir): jobs[i] is the next */
+		}
+	}
+	changed += sched_job_resume_scan_expire(c, now_usec);
+	c->last_tick_usec = now_usec;
+	if (changed || grow)
+		sched_schedule(c, now_usec);
+	return changed;
+}
+
+
+int sched_queue_set_quota(struct sched_cluster *c, const char *queue, unsigned npus,
+			  uint64_t now_usec)
+{
+	struct conf_queue *q = NULL;
+	size_t qi = 0;
+
+	for (size_t i = 0; i < c->conf->queue_count && !q; i++)
+		if (strcmp(c->conf->queues[i].name, queue) == 0) {
+			q = &c->conf->queues[i];
+			qi = i;
+		}
+	if (!q)
+		return -ENOENT;
+	if (npus > c->npus_total)
+		return -EINVAL;
+	q->quota_npus = npus;
+	sched_queue_rebalance_borrowing(c, qi, npus);
+	sched_event_add(c, now_usec, SCHED_EV_QUEUE, NULL, NULL, -1,
+			"queue %s: quota set to %u NPU%s%s%s", q->name, npus, npus == 1 ? "" : "s",
+			npus ? "" : " (no limit)", SCHED_QUOTA_OFF_NOTE(c, npus));
+	c->version++;
+	sched_schedule(c, now_usec);
+	return 0;
+}

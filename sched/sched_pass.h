@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The scheduling pass's cross-file internals: the state of one pass (struct pass), the
+ * small rules every part of it shares, and the functions one part of the pass offers
+ * another. Only the files of the pass include it (sched_pass.c, sched_queue.c,
+ * sched_backfill.c, sched_preempt.c, sched_elastic.c); the rest of sched/ sees the pass
+ * through sched_internal.h and ascend_sched.h.
+ *
+ * Direction of calls (no file calls one above it):
+ *   sched_pass.c      the pass driver: sched_schedule(), one job's turn (consider),
+ *                     sched_tick(), sched_queue_set_quota()
+ *     -> sched_preempt.c    victim choice, preemptions in flight
+ *       -> sched_backfill.c reservations, EASY backfill, the capacity index
+ *         -> sched_elastic.c  job sizes, elastic growth
+ *         -> sched_queue.c    queue order, fair share, quotas, pending reasons
+ * sched_pass.c calls every file below it; sched_elastic.c and sched_queue.c call none
+ * of the others.
+ */
+#ifndef SCHED_PASS_H
+#define SCHED_PASS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sched_internal.h"
+
+/* Preemption searches per pass: each costs a few placements; the next pass goes on. */
+#define PREEMPT_TRIES_PER_PASS 8
+
+/* A backfill reservation: NPUs a blocked job will get at @start (UINT64_MAX unknown). */
+struct resv {
+	struct sched_job *job;
+	uint64_t start;
+	uint32_t mask;
+	struct sched_slice *slices;	/* owned */
+	size_t count;
+};
+
+/* Per server type: how many accepting servers have f placeable NPUs (f = 0..16), and how
+ * many are whole and free. A necessary condition for a fit, kept up to date as the pass
+ * places jobs and marks reservations, so that jobs that cannot fit cost O(1). Reserved
+ * NPUs do not count (a job that may use them takes the slow path). */
+struct capidx {
+	unsigned hist[32][CONF_SERVER_NPUS_MAX + 1];
+	unsigned whole[32];
+	unsigned char *free_of;		/* per server: what it contributes now */
+	bool *whole_of;
+	signed char *type_of;		/* per server: index into the cluster's types, -1 */
+};
+
+/* A pending job with its sort keys beside it (no pointer chasing while sorting). */
+struct pend {
+	unsigned prio;
+	uint64_t seq;
+	struct sched_job *job;
+};
+
+struct pass {
+	struct sched_cluster *c;
+	uint64_t now;
+	struct resv resv[32];
+	size_t nresv;
+	uint32_t resv_mask;		/* server types covered by a reservation */
+	uint32_t blocked;		/* backfill off: types held by a blocked job */
+	const struct sched_job *blocker_of[32];
+	uint32_t waiting_mask;		/* types some job waits for (no elastic growth) */
+	unsigned preempt_tries;
+	/* preemption searches that found nothing: a job of no higher priority needing no
+	 * fewer NPUs of the same server types finds nothing either */
+	struct { unsigned prio, need; uint32_t mask; bool inq, used; } preempt_failed[256];
+	unsigned placed;
+	const struct conf_server_type *types[32];
+	size_t ntypes;
+	struct capidx idx;
+	bool idx_ok;
+	/* per queue: NPUs promised to its preemptors whose victims are still stopping */
+	unsigned *committed;
+	/* jobs that chose victims in this pass (their NPUs are in committed too) */
+	uint64_t preempted_now[PREEMPT_TRIES_PER_PASS];
+	size_t npreempted_now;
+	/* jobs stopping because they were preempted, or requeued at this pass's instant
+	 * (sched_frees_for_preemptor), sorted by preemptor */
+	struct sched_job **stopping;
+	size_t nstopping;
+	/* their pending preemptors, by priority (sched_find_preemptors) */
+	struct pend *first;
+	size_t nfirst, next_first;
+	/* lowest effective priority among running jobs, and whether any borrow */
+	unsigned min_running_prio;
+	bool any_borrowing;
+	bool any_elastic;		/* a running job may grow */
+	/* sched_fits_when_idle() answers: the cluster's usable capacity is fixed in a pass */
+	struct { unsigned need; uint32_t mask; bool fits, used; } idle_cache[256];
+};
+/* Reason keys: what a reason depends on, without formatting it. */
+enum { KEY_QUOTA = 1, KEY_BEHIND, KEY_NOROOM, KEY_RESV, KEY_STOPPING, KEY_BORROW };
+struct qlist {
+	struct pend *jobs;
+	size_t n, next;
+	bool live;		/* jobs[next] is a pending job */
+};
+
+/* ---- what-if: take a job's NPUs away for one question, then give them back ---- */
+
+static inline void sim_release(struct sched_cluster *c, const struct sched_job *j)
+{
+	for (size_t i = 0; i < j->slice_count; i++) {
+		struct sched_server *s = &c->servers[j->slices[i].server];
+
+		for (unsigned k = 0; k < j->slices[i].npu_count; k++)
+			s->npus[j->slices[i].device_ids[k]].job = NULL;
+		sched_server_recount(s);
+	}
+}
+
+static inline void sim_restore(struct sched_cluster *c, struct sched_job *j)
+{
+	for (size_t i = 0; i < j->slice_count; i++) {
+		struct sched_server *s = &c->servers[j->slices[i].server];
+
+		for (unsigned k = 0; k < j->slices[i].npu_count; k++) {
+			struct sched_npu *n = &s->npus[j->slices[i].device_ids[k]];
+
+			n->job = j;
+			n->rank = j->slices[i].first_rank + k;
+		}
+		sched_server_recount(s);
+	}
+}
+static inline const struct conf_queue *job_queue(const struct sched_cluster *c,
+					  const struct sched_job *j)
+{
+	return &c->conf->queues[j->queue_index];
+}
+
+/* Effective priority: queue priority first, then the job's own (both 0-1000). */
+static inline unsigned eff_priority(const struct sched_cluster *c, const struct sched_job *j)
+{
+	return job_queue(c, j)->priority * 1001u + j->prio;
+}
+
+static inline bool quota_applies(const struct sched_cluster *c, const struct conf_queue *q)
+{
+	return c->conf->enable_quota_limit && q->quota_npus;
+}
+
+/* Would @npus more NPUs keep the queue of @j within its quota, counting @committed NPUs
+ * promised to its preemptors whose victims are still stopping? */
+static inline bool within_quota(const struct sched_cluster *c, const struct sched_job *j,
+			 unsigned npus, unsigned committed)
+{
+	const struct conf_queue *q = job_queue(c, j);
+
+	return !quota_applies(c, q) ||
+	       c->queue_used[j->queue_index] + committed + npus <= q->quota_npus;
+}
+
+static inline uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	return h;
+}
+
+/* ---- sched_queue.c: queue order, fair share, quotas, pending reasons ---- */
+
+/* "2026-11-30T04:05:06Z" (UTC) into @buf (@len bytes), or "unknown" for UINT64_MAX;
+ * returns @buf. */
+const char *sched_fmt_time(uint64_t usec, char *buf, size_t len);
+
+/*
+ * sched_set_pending() - make @j pending (an event) with the reason @fmt, unless it is
+ * pending with that reason already. @key summarizes the reason's inputs: when the job is
+ * already pending with the same key the sentence is not formatted again (a pass over
+ * 10,000 pending jobs must not print 10,000 strings). Key 0 always formats.
+ */
+void sched_set_pending(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
+		       uint64_t key, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+/* Is @j already pending for the reason @key stands for? (skip formatting it again) */
+bool sched_pending_same(const struct sched_job *j, uint64_t key);
+
+/* qsort order of struct pend: priority (high first), then queue_seq. */
+int sched_pend_cmp(const void *a, const void *b);
+
+/* Sort @n entries of @e by sched_pend_cmp(); @tmp holds @n entries, @count 1002. */
+void sched_pend_sort(struct pend *e, size_t n, struct pend *tmp, unsigned *count);
+
+/* Move queue @l's head past jobs that are no longer pending; false when it is empty. */
+bool sched_queue_head_valid(struct qlist *l);
+
+/* The queue (index into @ql, @nq entries) whose head job is served next: queue
+ * priority, head job priority, smaller share (used/weight), older; SIZE_MAX when no
+ * queue is live. */
+size_t sched_queue_next(const struct sched_cluster *c, const struct qlist *ql, size_t nq);
+
+/* After queue @queue_index's quota became @npus: the oldest runs fill it, later ones
+ * borrow (their borrowing flag and version change). */
+void sched_queue_rebalance_borrowing(struct sched_cluster *c, size_t queue_index, unsigned npus);
+
+/* ---- sched_elastic.c: job sizes, elastic growth (also sched_internal.h) ---- */
+
+/* Grow running elastic jobs onto NPUs left free at the end of pass @p. */
+void sched_grow_elastic(struct pass *p);
+
+/* ---- sched_backfill.c: reservations, EASY backfill, the capacity index ---- */
+
+/* The capacity index of @p (struct capidx): build from the cluster as it is; free;
+ * update for @count slices @sl (sign -1 before they change, +1 after). */
+void sched_capidx_build(struct pass *p);
+void sched_capidx_free(struct pass *p);
+void sched_capidx_slices(struct pass *p, const struct sched_slice *sl, size_t count, int sign);
+
+/* Could @npus fit now on some type of @mask (ignoring reservations)? False is certain. */
+bool sched_capidx_may_fit(const struct pass *p, uint32_t mask, unsigned npus);
+
+/* Unmark the reserved NPUs of every reservation of @p (at the end of the pass). */
+void sched_resv_unmark_all(struct pass *p);
+
+/*
+ * Place @j now, keeping clear of reservations: on unreserved NPUs, or on reserved ones
+ * when its time_limit ends before every reservation it would touch begins.
+ * Returns 0 with the slices (new, caller frees), or -ENOSPC with *ret_delays set when
+ * only reserved NPUs would do; *ret_backfill says whether it goes ahead of one.
+ */
+int sched_place_around(struct pass *p, struct sched_job *j, unsigned hi, struct sched_slice **ret,
+		       size_t *ret_count, bool *ret_backfill, const struct resv **ret_delays,
+		       char *reason);
+
+/* Give @j the reservation of its server types (EASY: the first blocked job only);
+ * NULL when one is held already or it has no placement even when jobs end. */
+const struct resv *sched_reserve_for(struct pass *p, struct sched_job *j);
+
+/* Hold for preemptor @j, from @start, the NPUs it gets once the @n jobs @v that stop
+ * for it are gone; NULL when other jobs took NPUs it counted on. */
+const struct resv *sched_reserve_preempted(struct pass *p, struct sched_job *j,
+					   struct sched_job *const *v, size_t n, uint64_t start);
+
+/* Would @j end before some reservation of its server types starts? */
+bool sched_may_use_reserved(const struct pass *p, const struct sched_job *j);
+
+/* Fill @reason (SCHED_REASON_MAX, when still empty) with what keeps @j from fitting. */
+void sched_explain(struct pass *p, const struct sched_job *j, unsigned hi, char *reason);
+
+/* Backfill off: @j holds the line for the server types it needs. */
+void sched_hold_line(struct pass *p, const struct sched_job *j);
+
+/* @j waits behind reservation @h: its pending reason says whose and what would help. */
+void sched_wait_behind(struct pass *p, struct sched_job *j, const struct resv *h, unsigned need);
+
+/* "a2-node-01, a2-node-02 and 3 more" for @n slices @sl into @buf (@len bytes). */
+void sched_describe_slices(const struct sched_cluster *c, const struct sched_slice *sl, size_t n,
+			   char *buf, size_t len);
+
+/* ---- sched_preempt.c: victim choice, preemptions in flight ---- */
+
+/* Does victim @j free its NPUs for its preemptor in the pass at @now_usec? */
+bool sched_frees_for_preemptor(const struct sched_job *j, uint64_t now_usec);
+
+/* The jobs of p->stopping preempted for @j: p->stopping[*ret_first ...), how many. */
+size_t sched_stopping_for(const struct pass *p, const struct sched_job *j, size_t *ret_first);
+
+/* Are jobs preempted for @j still stopping? *ret_deadline: when the last one is done. */
+bool sched_has_stopping_for(const struct pass *p, const struct sched_job *j,
+			    uint64_t *ret_deadline);
+
+/* Try to preempt running jobs for pending @j (@inq: its queue stays within its quota);
+ * true when victims were chosen and are stopping (j's reason says so). */
+bool sched_try_preempt(struct pass *p, struct sched_job *j, bool inq);
+
+/* List in p->first the pending preemptors with victims in p->stopping. */
+void sched_find_preemptors(struct pass *p);
+
+/* Is @j one of p->first (its turn comes from serve_preemptors)? */
+bool sched_is_preemptor_first(const struct pass *p, const struct sched_job *j);
+
+/* Fill p->stopping (sorted by preemptor; p->nstopping counts them on entry) and
+ * p->committed from the jobs of the cluster. */
+void sched_preempt_collect(struct pass *p);
+
+#endif

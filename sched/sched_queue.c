@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Queue order, fair share, quotas and pending reasons: in which order the pass serves
+ * pending jobs (queue priority, then job priority, then the smaller share used/weight
+ * between queues, then submission), what a quota change does to running jobs, the
+ * per-queue usage figures, and how a pending reason is set without formatting it again.
+ * The quota tests themselves (quota_applies, within_quota) are in sched_pass.h.
+ *
+ * Calls: sched_job.c (sched_job_transition); none of the other files of the pass
+ * (sched_pass.h says the direction).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sched_pass.h"
+
+/* ---- pending reasons ---- */
+
+const char *sched_fmt_time(uint64_t usec, char *buf, size_t len)
+{
+	time_t t = (time_t)(usec / 1000000u);
+	struct tm tm;
+
+	if (usec == UINT64_MAX || !gmtime_r(&t, &tm)) {
+		snprintf(buf, len, "unknown");
+		return buf;
+	}
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return buf;
+}
+
+/* Is @j already pending for the reason @key stands for? (skip formatting it again) */
+bool sched_pending_same(const struct sched_job *j, uint64_t key)
+{
+	return key && j->state == SCHED_JOB_PENDING && j->reason_key == mix(key, j->requeue_cause);
+}
+
+void sched_set_pending(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
+		       uint64_t key, const char *fmt, ...)
+{
+	char body[SCHED_REASON_MAX], full[SCHED_REASON_MAX];
+	const char *reason = body;
+	va_list ap;
+
+	key = key ? mix(key, j->requeue_cause) : 0;
+	if (key && j->state == SCHED_JOB_PENDING && j->reason_key == key)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(body, sizeof(body), fmt, ap);
+	va_end(ap);
+	/* a job that ran before waits to resume, not to start: say so */
+	if (j->requeue_cause == SCHED_REQUEUE_FAULT) {
+		snprintf(full, sizeof(full), "recovering from a fault; waits for capacity: %.400s",
+			 body);
+		reason = full;
+	} else if (j->requeue_cause == SCHED_REQUEUE_PREEMPTED) {
+		snprintf(full, sizeof(full), "preempted by job \"%s\"; waits to resume from its "
+					     "checkpoint: %.380s",
+			 j->preempted_by, body);
+		reason = full;
+	}
+	j->reason_key = key;
+	if (j->state == SCHED_JOB_PENDING && strcmp(j->reason, reason) == 0)
+		return;
+	sched_job_transition(c, j, SCHED_JOB_PENDING, SCHED_EV_PENDING, now_usec, reason);
+}
+
+/* ---- usage ---- */
+
+void sched_queue_usage(const struct sched_cluster *c, size_t queue_index,
+		       struct sched_queue_usage *u)
+{
+	const struct conf_queue *q = &c->conf->queues[queue_index];
+
+	memset(u, 0, sizeof(*u));
+	u->used_npus = c->queue_used[queue_index];
+	if (quota_applies(c, q) && u->used_npus > q->quota_npus)
+		u->borrowed_npus = u->used_npus - q->quota_npus;
+	for (size_t i = 0; i < c->job_count; i++) {
+		const struct sched_job *j = c->jobs[i];
+
+		if (!j->spec || j->queue_index != queue_index)
+			continue;
+		u->pending += j->state == SCHED_JOB_PENDING;
+		u->running += j->state == SCHED_JOB_RUNNING || j->state == SCHED_JOB_RECOVERING;
+		u->stopping += j->state == SCHED_JOB_STOPPING;
+	}
+}
+
+/* ---- service order ---- */
+
+int sched_pend_cmp(const void *a, const void *b)
+{
+	const struct pend *x = a, *y = b;
+
+	if (x->prio != y->prio)
+		return x->prio > y->prio ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Which queue serves next: queue priority, head job priority, smaller share, older. */
+static bool queue_before(const struct sched_cluster *c, const struct qlist *ql, size_t a,
+			 size_t b)
+{
+	const struct conf_queue *qa = &c->conf->queues[a], *qb = &c->conf->queues[b];
+	const struct pend *ja = &ql[a].jobs[ql[a].next], *jb = &ql[b].jobs[ql[b].next];
+	uint64_t sa, sb;
+
+	if (qa->priority != qb->priority)
+		return qa->priority > qb->priority;
+	if (ja->prio != jb->prio)
+		return ja->prio > jb->prio;
+	/* used/weight, compared without division */
+	sa = (uint64_t)c->queue_used[a] * qb->weight;
+	sb = (uint64_t)c->queue_used[b] * qa->weight;
+	if (sa != sb)
+		return sa < sb;
+	return ja->seq < jb->seq;
+}
+
+/* Move queue @l's head past jobs that are no longer pending; false when it is empty. */
+bool sched_queue_head_valid(struct qlist *l)
+{
+	while (l->next < l->n && l->jobs[l->next].job->state != SCHED_JOB_PENDING)
+		l->next++;
+	return l->next < l->n;
+}
+
+/*
+ * Sort @n entries by priority (high first), then submission: a stable counting sort by
+ * priority (0-1000) keeps the jobs' list order, which is nearly submission order, and an
+ * insertion pass fixes the rest; qsort when that would be long.
+ */
+void sched_pend_sort(struct pend *e, size_t n, struct pend *tmp, unsigned *count)
+{
+	size_t moves = 0;
+
+	memset(count, 0, 1002 * sizeof(*count));
+	for (size_t i = 0; i < n; i++)
+		count[1000 - (e[i].prio > 1000 ? 1000 : e[i].prio) + 1]++;
+	for (size_t k = 1; k < 1002; k++)
+		count[k] += count[k - 1];
+	for (size_t i = 0; i < n; i++)
+		tmp[count[1000 - (e[i].prio > 1000 ? 1000 : e[i].prio)]++] = e[i];
+	memcpy(e, tmp, n * sizeof(*e));
+	for (size_t i = 1; i < n; i++) {
+		struct pend x = e[i];
+		size_t k = i;
+
+		while (k > 0 && sched_pend_cmp(&e[k - 1], &x) > 0) {
+			e[k] = e[k - 1];
+			k--;
+			if (++moves > 4 * n + 64) {
+				e[k] = x;
+				qsort(e, n, sizeof(*e), sched_pend_cmp);
+				return;
+			}
+		}
+		e[k] = x;
+	}
+}
+
+size_t sched_queue_next(const struct sched_cluster *c, const struct qlist *ql, size_t nq)
+{
+	size_t best = SIZE_MAX;
+
+	for (size_t i = 0; i < nq; i++)
+		if (ql[i].live && (best == SIZE_MAX || queue_before(c, ql, i, best)))
+			best = i;
+	return best;
+}
+
+void sched_queue_rebalance_borrowing(struct sched_cluster *c, size_t queue_index, unsigned npus)
+{
+	unsigned used = 0;
+
+	/* the oldest runs fill the new quota; later ones borrow */
+	for (size_t i = 0; i < c->job_count; i++) {
+		struct sched_job *j = c->jobs[i];
+		unsigned held = sched_job_total_npus(j);
+
+		if (!j->spec || j->queue_index != queue_index || !held)
+			continue;
+		if (j->borrowing != (npus && used + held > npus)) {
+			j->borrowing = !j->borrowing;
+			j->version++;
+		}
+		used += held;
+	}
+}
