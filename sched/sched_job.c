@@ -118,7 +118,7 @@ void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
 	if (sched_job_state_is_terminal(to))
 		j->end_usec = now_usec;
 	sched_history_note(c, j, from, to, kind, now_usec);
-	j->version++;
+	sched_job_touch(c, j);
 	/* A pending job that stays pending with a new reason is not worth an event each pass. */
 	if (from == to && from == SCHED_JOB_PENDING) {
 		c->version++;
@@ -202,7 +202,7 @@ static void resume_scan_end(struct sched_cluster *c, struct sched_job *j, uint64
 			j->run_since_usec += now_usec - from;
 	}
 	j->change_usec = now_usec;
-	j->version++;
+	sched_job_touch(c, j);
 	c->version++;
 	sched_event_add(c, now_usec, SCHED_EV_CHECKPOINT, j, NULL, -1,
 			"generation %u resumes from %s (%s)", j->generation,
@@ -1133,7 +1133,7 @@ static bool cancel_while_stopping(struct sched_cluster *c, struct sched_job *j, 
 	if (j->stop_cancelled || j->stop_to == SCHED_JOB_CANCELLED)
 		return false;
 	j->stop_cancelled = true;
-	j->version++;
+	sched_job_touch(c, j);
 	j->change_usec = now_usec;
 	c->version++;
 	sched_event_add(c, now_usec, SCHED_EV_CANCELLED, j, NULL, -1,
@@ -1223,7 +1223,7 @@ int sched_job_checkpoint(struct sched_cluster *c, const char *name, uid_t uid, u
 	j->checkpoint_usec = now_usec;
 	j->checkpoint_reported = true;
 	j->change_usec = now_usec;
-	j->version++;
+	sched_job_touch(c, j);
 	sched_event_add(c, now_usec, SCHED_EV_CHECKPOINT, j, NULL, -1, "step %llu at %s",
 			(unsigned long long)step, path);
 	return 0;
@@ -1251,7 +1251,7 @@ int sched_job_checkpoint_found(struct sched_cluster *c, const char *name, uint64
 	j->checkpoint_usec = mtime_usec;
 	j->checkpoint_reported = false;
 	j->change_usec = now_usec;
-	j->version++;
+	sched_job_touch(c, j);
 	sched_event_add(c, now_usec, SCHED_EV_CHECKPOINT, j, NULL, -1,
 			"found on disk: %s", path);
 	return 1;
@@ -1373,7 +1373,7 @@ int sched_job_remove(struct sched_cluster *c, const char *name, uid_t uid, uint6
 		if (!freed) {
 			if (!j->stop_forget) {
 				j->stop_forget = true;
-				j->version++;
+				sched_job_touch(c, j);
 				sched_event_add(c, now_usec, SCHED_EV_REMOVED, j, NULL, -1,
 						"job directory removed while its processes may "
 						"run: the record stays until its NPUs are "

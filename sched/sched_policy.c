@@ -2089,7 +2089,7 @@ int sched_queue_set_quota(struct sched_cluster *c, const char *queue, unsigned n
 			continue;
 		if (j->borrowing != (npus && used + held > npus)) {
 			j->borrowing = !j->borrowing;
-			j->version++;
+			sched_job_touch(c, j);
 		}
 		used += held;
 	}
