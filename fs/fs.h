@@ -501,7 +501,11 @@ struct fs_ctx {
 	bool stopping;			/* threads end (under lock) */
 	struct fs_handle *handles;	/* every open file (under lock) */
 	size_t notified_job_count;	/* the notifier's view of jobs/ (under lock) */
-	struct fs_job_dir *job_dirs;	/* job directories announced (fs_notify.c; under lock) */
+	struct fs_job_dir **job_dirs;	/* job directories announced (fs_notify.c; under
+					 * lock): chained hash by name, job_dir_cap buckets
+					 * (a power of two, 0 = none yet) */
+	size_t job_dir_cap, job_dir_count;
+	uint64_t notified_jobs_dropped;	/* sched_cluster.jobs_dropped the notifier last saw */
 	struct fs_job_dir *dir_pokes;	/* mkdir/rmdir the helper is to make (under lock) */
 	char *config_text;		/* normalized config, rendered once */
 	char *config_warnings;		/* fs_config_warnings(), appended to it; or NULL */

@@ -340,20 +340,79 @@ static void job_dirs_free(struct fs_job_dir **list)
 	}
 }
 
+/* The known job directories are looked up by name for every new job: a hash, so a
+ * submission costs the same with 10 or 10,000 directories (FNV-1a). */
+static struct fs_job_dir **job_dir_bucket(struct fs_ctx *ctx, const char *name)
+{
+	uint64_t h = 14695981039346656037ull;
+
+	for (const unsigned char *s = (const unsigned char *)name; *s; s++)
+		h = (h ^ *s) * 1099511628211ull;
+	return &ctx->job_dirs[h & (ctx->job_dir_cap - 1)];
+}
+
+/* A directory watchers have seen; NULL without memory (a missed announcement later). */
+static struct fs_job_dir *job_dir_add(struct fs_ctx *ctx, const char *name, uint64_t serial)
+{
+	struct fs_job_dir *d;
+
+	if (ctx->job_dir_count >= ctx->job_dir_cap) {
+		size_t cap = ctx->job_dir_cap ? ctx->job_dir_cap * 2 : 1024;
+		struct fs_job_dir **old = ctx->job_dirs;
+		size_t old_cap = ctx->job_dir_cap;
+
+		ctx->job_dirs = calloc(cap, sizeof(*ctx->job_dirs));
+		if (ctx->job_dirs) {
+			ctx->job_dir_cap = cap;
+			for (size_t i = 0; i < old_cap; i++)
+				while (old[i]) {
+					struct fs_job_dir **b;
+
+					d = old[i];
+					old[i] = d->next;
+					b = job_dir_bucket(ctx, d->name);
+					d->next = *b;
+					*b = d;
+				}
+			free(old);
+		} else {
+			ctx->job_dirs = old; /* longer chains, still right */
+			if (!old_cap)
+				return NULL;
+		}
+	}
+	d = job_dir_push(job_dir_bucket(ctx, name), name, serial, 0);
+	ctx->job_dir_count += d != NULL;
+	return d;
+}
+
+static void job_dir_table_free(struct fs_ctx *ctx)
+{
+	for (size_t i = 0; i < ctx->job_dir_cap; i++)
+		job_dirs_free(&ctx->job_dirs[i]);
+	free(ctx->job_dirs);
+	ctx->job_dirs = NULL;
+	ctx->job_dir_cap = ctx->job_dir_count = 0;
+}
+
 void fs_notify_job_dir_user(struct fs_ctx *ctx, const char *name, uint64_t serial, bool made)
 {
-	struct fs_job_dir **pp = &ctx->job_dirs;
+	struct fs_job_dir **pp;
 
 	if (made) {
-		job_dir_push(&ctx->job_dirs, name, serial, 0);
+		job_dir_add(ctx, name, serial);
 		return;
 	}
+	if (!ctx->job_dir_cap)
+		return;
+	pp = job_dir_bucket(ctx, name);
 	while (*pp) {
 		struct fs_job_dir *d = *pp;
 
 		if (strcmp(d->name, name) == 0) {
 			*pp = d->next;
 			free(d);
+			ctx->job_dir_count--;
 		} else {
 			pp = &d->next;
 		}
@@ -377,10 +436,13 @@ int fs_notify_job_dir(struct fs_ctx *ctx, const char *name, int take)
 	return 0;
 }
 
-static bool job_dir_known(const struct fs_job_dir *list, uint64_t serial, const char *name,
+static bool job_dir_known(struct fs_ctx *ctx, uint64_t serial, const char *name,
 			  bool *same_name)
 {
-	for (; list; list = list->next) {
+	if (!ctx->job_dir_cap)
+		return false;
+	/* a serial is known under its job's name only */
+	for (const struct fs_job_dir *list = *job_dir_bucket(ctx, name); list; list = list->next) {
 		if (list->serial == serial)
 			return true;
 		if (strcmp(list->name, name) == 0)
@@ -410,15 +472,16 @@ static void collect_job_dirs(struct fs_ctx *ctx, struct pokes *p)
 			pp = &d->next;
 		}
 	}
-	/* new jobs have never been announced (notified_state 0): only those are looked up */
-	for (size_t i = 0; i < c->job_count; i++) {
-		struct sched_job *j = c->jobs[i];
+	/* new jobs have never been announced (notified_state 0): only those are looked up,
+	 * and a new job is a changed one, on the notifier's dirty list (still there: collect()
+	 * takes them after this) */
+	for (struct sched_job *j = c->dirty_head[SCHED_DIRTY_NOTIFY]; j;
+	     j = j->dirty[SCHED_DIRTY_NOTIFY].next) {
 		bool replaced = false;
 
-		if (j->notified_state != 0 || job_dir_known(ctx->job_dirs, j->serial, j->name,
-							    &replaced))
+		if (j->notified_state != 0 || job_dir_known(ctx, j->serial, j->name, &replaced))
 			continue;
-		if (!job_dir_push(&ctx->job_dirs, j->name, j->serial, 0) || replaced ||
+		if (!job_dir_add(ctx, j->name, j->serial) || replaced ||
 		    fs_notify_job_dir(ctx, j->name, 0))
 			continue;
 		if (!job_dir_push(&ctx->dir_pokes, j->name, j->serial, 1))
@@ -434,19 +497,26 @@ static void collect_job_dirs(struct fs_ctx *ctx, struct pokes *p)
 			j->notified_version = j->version;
 		}
 	}
-	for (pp = &ctx->job_dirs; *pp;) {
-		struct fs_job_dir *d = *pp;
-		const struct sched_job *j = sched_cluster_find_job(c, d->name);
+	/* a directory goes only with its job's record: none dropped, none to look for */
+	if (c->jobs_dropped == ctx->notified_jobs_dropped)
+		return;
+	ctx->notified_jobs_dropped = c->jobs_dropped;
+	for (size_t i = 0; i < ctx->job_dir_cap; i++) {
+		for (pp = &ctx->job_dirs[i]; *pp;) {
+			struct fs_job_dir *d = *pp;
+			const struct sched_job *j = sched_cluster_find_job(c, d->name);
 
-		if (j && j->serial == d->serial) {
-			pp = &d->next;
-			continue;
+			if (j && j->serial == d->serial) {
+				pp = &d->next;
+				continue;
+			}
+			*pp = d->next;
+			ctx->job_dir_count--;
+			if (!j && !fs_notify_job_dir(ctx, d->name, 0) &&
+			    job_dir_push(&ctx->dir_pokes, d->name, d->serial, 2))
+				poke_add(p, "", "-%s/jobs/%s", ctx->mount_path, d->name);
+			free(d);
 		}
-		*pp = d->next;
-		if (!j && !fs_notify_job_dir(ctx, d->name, 0) &&
-		    job_dir_push(&ctx->dir_pokes, d->name, d->serial, 2))
-			poke_add(p, "", "-%s/jobs/%s", ctx->mount_path, d->name);
-		free(d);
 	}
 }
 
@@ -470,9 +540,8 @@ static void collect(struct fs_ctx *ctx, struct pokes *p, uint64_t *cluster_seen)
 	bool jobs_changed = c->job_count != ctx->notified_job_count;
 
 	ctx->notified_job_count = c->job_count;
-	for (size_t i = 0; i < c->job_count; i++) {
-		struct sched_job *j = c->jobs[i];
-
+	/* only the jobs that changed since the last round (sched_job_touch()) */
+	for (struct sched_job *j; (j = sched_dirty_pop(c, SCHED_DIRTY_NOTIFY));) {
 		/* a generation waiting for its checkpoint scan is announced once it has
 		 * been read (its servers' job lists leave it out until then) */
 		bool announce = (j->notified_state != (int)j->state + 1 ||
@@ -519,8 +588,8 @@ static void *notifier_main(void *arg)
 	seen = ctx->cluster->version;
 	/* what exists at start was there before any watcher: no announcement */
 	for (size_t i = 0; i < ctx->cluster->job_count; i++)
-		job_dir_push(&ctx->job_dirs, ctx->cluster->jobs[i]->name,
-			     ctx->cluster->jobs[i]->serial, 0);
+		job_dir_add(ctx, ctx->cluster->jobs[i]->name, ctx->cluster->jobs[i]->serial);
+	ctx->notified_jobs_dropped = ctx->cluster->jobs_dropped;
 	while (!ctx->stopping) {
 		struct pokes p = { 0 };
 
@@ -555,7 +624,7 @@ static void *notifier_main(void *arg)
 		free(p.paths);
 		pthread_mutex_lock(&ctx->lock);
 	}
-	job_dirs_free(&ctx->job_dirs);
+	job_dir_table_free(ctx);
 	job_dirs_free(&ctx->dir_pokes);
 	pthread_mutex_unlock(&ctx->lock);
 	return NULL;

@@ -494,6 +494,21 @@ static struct fs_staged *staged_copy(const struct fs_staged *s)
 	return n;
 }
 
+/* One job record into @b (room reserved). 0 or -ENOMEM. */
+static int batch_add_job(const struct sched_cluster *c, struct batch *b, const struct sched_job *j)
+{
+	struct batch_job *bj = &b->jobs[b->job_count];
+	size_t len;
+
+	if (sched_job_save(c, j, &bj->doc, &len) < 0)
+		return -ENOMEM;
+	bj->serial = j->serial;
+	snprintf(bj->name, sizeof(bj->name), "%s", j->name);
+	bj->state = sched_job_state_name(j->state);
+	b->job_count++;
+	return 0;
+}
+
 /*
  * Turn what changed since the last batch into documents (ctx->lock held). Marks the
  * objects saved; if the write then fails, st->resync makes the next batch write all.
@@ -510,25 +525,23 @@ static int batch_collect(struct fs_ctx *ctx, struct batch *b)
 	b->version = c->version;
 	b->event_history = c->conf->event_history;
 	b->full = full;
-	for (size_t i = 0; i < c->job_count; i++)
-		n += full || c->jobs[i]->saved_version != c->jobs[i]->version;
+	/* the jobs that changed are on the store's dirty list (sched_job_touch()): a batch
+	 * costs what changed, not what is held; a full one writes every record */
+	n = full ? c->job_count : c->dirty_count[SCHED_DIRTY_STORE];
 	b->jobs = calloc(n + 1, sizeof(*b->jobs));
 	b->removed = calloc(c->removed_count + 1, sizeof(*b->removed));
 	b->servers = calloc(c->server_count + 1, sizeof(*b->servers));
 	if (!b->jobs || !b->removed || !b->servers)
 		goto nomem;
-	for (size_t i = 0; i < c->job_count; i++) {
-		struct sched_job *j = c->jobs[i];
-		struct batch_job *bj = &b->jobs[b->job_count];
-
-		if (!full && j->saved_version == j->version)
-			continue;
-		if (sched_job_save(c, j, &bj->doc, &len) < 0)
-			goto nomem;
-		bj->serial = j->serial;
-		snprintf(bj->name, sizeof(bj->name), "%s", j->name);
-		bj->state = sched_job_state_name(j->state);
-		b->job_count++;
+	if (full) {
+		for (size_t i = 0; i < c->job_count; i++)
+			if (batch_add_job(c, b, c->jobs[i]) < 0)
+				goto nomem;
+	} else {
+		for (const struct sched_job *j = c->dirty_head[SCHED_DIRTY_STORE]; j;
+		     j = j->dirty[SCHED_DIRTY_STORE].next)
+			if (j->saved_version != j->version && batch_add_job(c, b, j) < 0)
+				goto nomem;
 	}
 	if (c->removed_count)
 		memcpy(b->removed, c->removed_serials, c->removed_count * sizeof(uint64_t));
@@ -584,9 +597,13 @@ static int batch_collect(struct fs_ctx *ctx, struct batch *b)
 				tail = &(*tail)->next;
 			}
 	}
-	/* all taken: mark it saved */
-	for (size_t i = 0; i < c->job_count; i++)
-		c->jobs[i]->saved_version = c->jobs[i]->version;
+	/* all taken: mark it saved. Off the list now, a job changed while this batch is
+	 * written is touched onto it again, and is in the next batch. */
+	if (full)
+		for (size_t i = 0; i < c->job_count; i++)
+			c->jobs[i]->saved_version = c->jobs[i]->version;
+	for (struct sched_job *j; (j = sched_dirty_pop(c, SCHED_DIRTY_STORE));)
+		j->saved_version = j->version;
 	for (size_t i = 0; i < c->server_count; i++)
 		c->servers[i].saved_version = c->servers[i].version;
 	for (size_t i = 0; i < b->server_count; i++) {

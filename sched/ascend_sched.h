@@ -241,6 +241,24 @@ struct sched_job_run {
 	size_t slice_count;
 };
 
+/*
+ * Dirty lists: the jobs whose record or files changed, one list per reader of changes in
+ * the embedding program (the daemon's state store and its inotify notifier), so each
+ * takes them at its own pace and neither walks every job. sched_job_touch() puts a job
+ * on every list it is not on yet; a reader takes jobs off its own list
+ * (sched_dirty_pop()); a record that is dropped leaves every list.
+ */
+enum sched_dirty_list {
+	SCHED_DIRTY_STORE,	/* records to write */
+	SCHED_DIRTY_NOTIFY,	/* files to announce */
+	SCHED_DIRTY_LIST_COUNT
+};
+
+struct sched_dirty_link {
+	struct sched_job *prev, *next;	/* borrowed; oldest touch first */
+	bool linked;			/* on the list (then touching it again adds nothing) */
+};
+
 struct sched_job {
 	/* fields a scheduling pass reads for every pending job, kept on one cache line */
 	enum sched_job_state state;
@@ -322,8 +340,10 @@ struct sched_job {
 					 * the newest SCHED_JOB_RUNS_MAX - 1 */
 	size_t run_count;
 	unsigned runs_dropped;		/* generations dropped between runs[0] and runs[1] */
-	uint64_t version;		/* bumped on every change (cache key for readers) */
+	uint64_t version;		/* bumped on every change (cache key for readers), by
+					 * sched_job_touch() only */
 	uint64_t notified_version;	/* for the embedding program: what it last announced */
+	struct sched_dirty_link dirty[SCHED_DIRTY_LIST_COUNT]; /* see sched_job_touch() */
 	bool held;			/* a sched_hold names it: its holder's submission
 					 * replaces it, max_job_count never drops it */
 	uint64_t saved_version;		/* for the embedding program's store: what it saved */
@@ -397,6 +417,13 @@ struct sched_cluster {
 	uint64_t version;		/* bumped on every change anywhere */
 	uint64_t recoveries;		/* jobs moved off failed NPUs or servers */
 	uint64_t notified_event_seq;	/* for the embedding program, like notified_version */
+	struct sched_job *dirty_head[SCHED_DIRTY_LIST_COUNT]; /* borrowed: each dirty list,
+					 * oldest first, linked by sched_job.dirty[list] */
+	struct sched_job *dirty_tail[SCHED_DIRTY_LIST_COUNT];
+	size_t dirty_count[SCHED_DIRTY_LIST_COUNT];
+	uint64_t jobs_dropped;		/* job records dropped so far (never goes down): an
+					 * embedding program compares it to know whether a name
+					 * it holds may have gone */
 	unsigned npus_total, npus_allocated;
 	unsigned *queue_used;		/* per conf->queues entry: NPUs its jobs hold */
 	unsigned *queue_quota_file;	/* per conf->queues entry: quota_npus as the
@@ -454,6 +481,23 @@ void sched_cluster_free(struct sched_cluster *c);
 
 /* sched_cluster_find_job() - the job called @name or NULL (borrowed). */
 struct sched_job *sched_cluster_find_job(struct sched_cluster *c, const char *name);
+
+/*
+ * sched_job_touch() - @j (borrowed, in c->jobs) changed: bump j->version and put it on
+ * every dirty list it is not on yet, at the tail. O(1); touching a job already on a list
+ * keeps its place there. Every change to a job goes through it (never j->version++):
+ * a job whose version moved is on each list until that list's reader takes it.
+ */
+void sched_job_touch(struct sched_cluster *c, struct sched_job *j);
+
+/*
+ * sched_dirty_pop() - take the oldest job off dirty list @list: the job (borrowed), or
+ * NULL when the list is empty. A job touched after it was taken is put back, at the
+ * tail: a reader that takes jobs, releases its lock and writes them sees the later
+ * change on its next round. To look without taking, walk c->dirty_head[list] through
+ * j->dirty[list].next (no change to the cluster meanwhile).
+ */
+struct sched_job *sched_dirty_pop(struct sched_cluster *c, enum sched_dirty_list list);
 
 /* sched_cluster_find_server() - index of the server called @name, or -ENOENT. */
 int sched_cluster_find_server(const struct sched_cluster *c, const char *name);
@@ -1003,7 +1047,8 @@ const struct sched_event *sched_event_next(const struct sched_cluster *c, uint64
  * derives (backfill reservations, the order of pending jobs) is not saved; heartbeat
  * times are not saved either: every server that had reported gets a full
  * heartbeat_timeout from the restore, as the daemon could not hear its agent.
- * Which objects changed since the last save: sched_job.version != saved_version,
+ * Which objects changed since the last save: sched_job.version != saved_version (each
+ * such job is on the SCHED_DIRTY_STORE list, see sched_job_touch()),
  * sched_server.version != saved_version (the caller updates saved_version), records
  * dropped since (track_removals, removed_serials), events with a newer seq.
  * Documents are new (free()); *ret_len excludes the NUL. Save functions return 0 or

@@ -307,7 +307,7 @@ static unsigned stops_note_running(struct sched_cluster *c, unsigned server,
 		for (size_t i = 0; i < j->slice_count; i++)
 			if (j->slices[i].server == server && !j->slices[i].gone) {
 				j->slices[i].gone = true;
-				j->version++;
+				sched_job_touch(c, j);
 			}
 		finished += sched_job_stop_check_gone(c, j, now_usec) > 0;
 	}

@@ -118,7 +118,7 @@ void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
 	if (sched_job_state_is_terminal(to))
 		j->end_usec = now_usec;
 	sched_history_note(c, j, from, to, kind, now_usec);
-	j->version++;
+	sched_job_touch(c, j);
 	/* A pending job that stays pending with a new reason is not worth an event each pass. */
 	if (from == to && from == SCHED_JOB_PENDING) {
 		c->version++;
@@ -202,7 +202,7 @@ static void resume_scan_end(struct sched_cluster *c, struct sched_job *j, uint64
 			j->run_since_usec += now_usec - from;
 	}
 	j->change_usec = now_usec;
-	j->version++;
+	sched_job_touch(c, j);
 	c->version++;
 	sched_event_add(c, now_usec, SCHED_EV_CHECKPOINT, j, NULL, -1,
 			"generation %u resumes from %s (%s)", j->generation,
@@ -280,6 +280,53 @@ static int jobs_reserve(struct sched_cluster *c)
 	return 0;
 }
 
+void sched_job_touch(struct sched_cluster *c, struct sched_job *job)
+{
+	job->version++;
+	for (int l = 0; l < SCHED_DIRTY_LIST_COUNT; l++) {
+		struct sched_dirty_link *d = &job->dirty[l];
+
+		if (d->linked)
+			continue;
+		d->linked = true;
+		d->next = NULL;
+		d->prev = c->dirty_tail[l];
+		if (d->prev)
+			d->prev->dirty[l].next = job;
+		else
+			c->dirty_head[l] = job;
+		c->dirty_tail[l] = job;
+		c->dirty_count[l]++;
+	}
+}
+
+static void dirty_unlink(struct sched_cluster *c, struct sched_job *j, int l)
+{
+	struct sched_dirty_link *d = &j->dirty[l];
+
+	if (!d->linked)
+		return;
+	if (d->prev)
+		d->prev->dirty[l].next = d->next;
+	else
+		c->dirty_head[l] = d->next;
+	if (d->next)
+		d->next->dirty[l].prev = d->prev;
+	else
+		c->dirty_tail[l] = d->prev;
+	memset(d, 0, sizeof(*d));
+	c->dirty_count[l]--;
+}
+
+struct sched_job *sched_dirty_pop(struct sched_cluster *c, enum sched_dirty_list list)
+{
+	struct sched_job *j = c->dirty_head[list];
+
+	if (j)
+		dirty_unlink(c, j, list);
+	return j;
+}
+
 static void jobs_remove_at(struct sched_cluster *c, size_t i)
 {
 	if (c->track_removals) {
@@ -297,6 +344,9 @@ static void jobs_remove_at(struct sched_cluster *c, size_t i)
 		else
 			c->removed_overflow = true;
 	}
+	for (int l = 0; l < SCHED_DIRTY_LIST_COUNT; l++)
+		dirty_unlink(c, c->jobs[i], l);
+	c->jobs_dropped++;
 	sched_jobs_unindex(c, c->jobs[i]);
 	sched_limits_account(c, c->jobs[i], c->jobs[i]->state, SCHED_JOB_NONE);
 	sched_job_free(c->jobs[i]);
@@ -305,10 +355,17 @@ static void jobs_remove_at(struct sched_cluster *c, size_t i)
 	c->version++;
 }
 
+/* Position in c->jobs of the job called @name, or -1: the name index answers whether
+ * there is one (a submission of a new name costs no walk); only a record about to be
+ * dropped is looked for in the array, by pointer, as its removal moves the rest anyway. */
 static ssize_t job_index(struct sched_cluster *c, const char *name)
 {
-	for (size_t i = 0; i < c->job_count; i++)
-		if (strcmp(c->jobs[i]->name, name) == 0)
+	const struct sched_job *j = sched_cluster_find_job(c, name);
+
+	if (!j)
+		return -1;
+	for (size_t i = c->job_count; i-- > 0;)
+		if (c->jobs[i] == j)
 			return (ssize_t)i;
 	return -1;
 }
@@ -490,6 +547,8 @@ static int job_new(struct sched_cluster *c, const char *name, bool active, uid_t
 	j->submit_usec = now_usec;
 	j->change_usec = now_usec;
 	sched_jobs_append(c, j);
+	/* a new record is a change for every reader (its directory appears) */
+	sched_job_touch(c, j);
 	*ret = j;
 	return 0;
 }
@@ -1074,7 +1133,7 @@ static bool cancel_while_stopping(struct sched_cluster *c, struct sched_job *j, 
 	if (j->stop_cancelled || j->stop_to == SCHED_JOB_CANCELLED)
 		return false;
 	j->stop_cancelled = true;
-	j->version++;
+	sched_job_touch(c, j);
 	j->change_usec = now_usec;
 	c->version++;
 	sched_event_add(c, now_usec, SCHED_EV_CANCELLED, j, NULL, -1,
@@ -1164,7 +1223,7 @@ int sched_job_checkpoint(struct sched_cluster *c, const char *name, uid_t uid, u
 	j->checkpoint_usec = now_usec;
 	j->checkpoint_reported = true;
 	j->change_usec = now_usec;
-	j->version++;
+	sched_job_touch(c, j);
 	sched_event_add(c, now_usec, SCHED_EV_CHECKPOINT, j, NULL, -1, "step %llu at %s",
 			(unsigned long long)step, path);
 	return 0;
@@ -1192,7 +1251,7 @@ int sched_job_checkpoint_found(struct sched_cluster *c, const char *name, uint64
 	j->checkpoint_usec = mtime_usec;
 	j->checkpoint_reported = false;
 	j->change_usec = now_usec;
-	j->version++;
+	sched_job_touch(c, j);
 	sched_event_add(c, now_usec, SCHED_EV_CHECKPOINT, j, NULL, -1,
 			"found on disk: %s", path);
 	return 1;
@@ -1314,7 +1373,7 @@ int sched_job_remove(struct sched_cluster *c, const char *name, uid_t uid, uint6
 		if (!freed) {
 			if (!j->stop_forget) {
 				j->stop_forget = true;
-				j->version++;
+				sched_job_touch(c, j);
 				sched_event_add(c, now_usec, SCHED_EV_REMOVED, j, NULL, -1,
 						"job directory removed while its processes may "
 						"run: the record stays until its NPUs are "

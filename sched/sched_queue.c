@@ -187,7 +187,7 @@ void sched_queue_rebalance_borrowing(struct sched_cluster *c, size_t queue_index
 			continue;
 		if (j->borrowing != (npus && used + held > npus)) {
 			j->borrowing = !j->borrowing;
-			j->version++;
+			sched_job_touch(c, j);
 		}
 		used += held;
 	}

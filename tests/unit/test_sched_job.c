@@ -2196,6 +2196,141 @@ static void test_job_holds_count_under_the_job_count_limits(void **state)
 	sched_cluster_free(c);
 }
 
+/* ---- dirty lists (sched_job_touch, sched_dirty_pop) ---- */
+
+/* List @l is well formed: linked both ways, dirty_count long, only live records on it,
+ * each once. Returns whether @j is on it. */
+static bool dirty_list_check(struct sched_cluster *c, enum sched_dirty_list l,
+			     const struct sched_job *j)
+{
+	const struct sched_job *prev = NULL;
+	size_t n = 0;
+	bool found = false;
+
+	for (const struct sched_job *k = c->dirty_head[l]; k; k = k->dirty[l].next) {
+		assert_true(k->dirty[l].linked);
+		assert_ptr_equal(k->dirty[l].prev, prev);
+		assert_ptr_equal(sched_cluster_find_job(c, k->name), k);
+		found |= k == j;
+		prev = k;
+		assert_true(++n <= c->job_count);
+	}
+	assert_ptr_equal(c->dirty_tail[l], prev);
+	assert_int_equal(n, c->dirty_count[l]);
+	return found;
+}
+
+/* What the daemon's store does with its list: take every job, mark it saved. */
+static size_t store_take_all(struct sched_cluster *c)
+{
+	size_t n = 0;
+
+	for (struct sched_job *j; (j = sched_dirty_pop(c, SCHED_DIRTY_STORE)); n++)
+		j->saved_version = j->version;
+	return n;
+}
+
+/* Every job whose version moved since it was taken is on the list: none is missed. */
+static void expect_changed_on_store_list(struct sched_cluster *c)
+{
+	for (size_t i = 0; i < c->job_count; i++)
+		if (c->jobs[i]->version != c->jobs[i]->saved_version)
+			assert_true(dirty_list_check(c, SCHED_DIRTY_STORE, c->jobs[i]));
+}
+
+/*
+ * A job that changes is on each reader's list once, however often it changed; each
+ * reader takes it at its own time; one that changes after it was taken (while the store
+ * writes the batch it was taken into) is on the list again, for the next batch.
+ */
+static void test_job_dirty_lists_take_each_change_once(void **state)
+{
+	struct sched_cluster *c = cluster_of(4);
+	struct sched_job *a, *b;
+
+	(void)state;
+	assert_int_equal(c->dirty_count[SCHED_DIRTY_STORE], 0);
+	assert_null(sched_dirty_pop(c, SCHED_DIRTY_NOTIFY));
+	a = fx_run(c, "a", 8);
+	b = fx_submit(c, "b", 32); /* pending: 4 servers are busy enough */
+	assert_true(a->version > 2);
+	for (int l = 0; l < SCHED_DIRTY_LIST_COUNT; l++) {
+		assert_int_equal(c->dirty_count[l], 2);
+		assert_true(dirty_list_check(c, l, a) && dirty_list_check(c, l, b));
+		assert_ptr_equal(c->dirty_head[l], a);
+	}
+	expect_changed_on_store_list(c);
+	/* the store takes both; the notifier's list is its own */
+	assert_ptr_equal(sched_dirty_pop(c, SCHED_DIRTY_STORE), a);
+	a->saved_version = a->version;
+	/* a change between the store's take and its write ... */
+	assert_int_equal(fx_cancel(c, "a", FX_UID, fx_now()), 0);
+	assert_ptr_equal(sched_dirty_pop(c, SCHED_DIRTY_STORE), b);
+	b->saved_version = b->version;
+	/* ... is on the list for the next batch, behind nothing it was taken with */
+	assert_int_equal(c->dirty_count[SCHED_DIRTY_STORE], 1);
+	assert_ptr_equal(c->dirty_head[SCHED_DIRTY_STORE], a);
+	expect_changed_on_store_list(c);
+	assert_int_equal(store_take_all(c), 1);
+	assert_null(sched_dirty_pop(c, SCHED_DIRTY_STORE));
+	/* the notifier still holds both, once each */
+	assert_int_equal(c->dirty_count[SCHED_DIRTY_NOTIFY], 2);
+	assert_ptr_equal(sched_dirty_pop(c, SCHED_DIRTY_NOTIFY), a);
+	assert_ptr_equal(sched_dirty_pop(c, SCHED_DIRTY_NOTIFY), b);
+	assert_null(sched_dirty_pop(c, SCHED_DIRTY_NOTIFY));
+	/* nothing changed: nothing to take */
+	sched_schedule(c, fx_now());
+	expect_changed_on_store_list(c);
+	sched_cluster_free(c);
+}
+
+/* A record that is dropped (rmdir, or pushed out at max_job_count) leaves every list. */
+static void test_job_dirty_lists_drop_removed_records(void **state)
+{
+	struct sched_cluster *c = cluster_of(4);
+	uint64_t dropped = c->jobs_dropped;
+	struct sched_job *a, *b;
+
+	(void)state;
+	c->conf->max_job_count = 2;
+	c->conf->max_job_count_per_user = 2;
+	c->conf->reserved_job_count = 0;
+	fx_run(c, "a", 1);
+	b = fx_run(c, "b", 1);
+	/* taken by the store, then changed again: both back on its list, a first */
+	store_take_all(c);
+	assert_int_equal(fx_complete(c, "a", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_cancel(c, "b", FX_UID, fx_now()), 0);
+	a = sched_cluster_find_job(c, "a");
+	assert_true(dirty_list_check(c, SCHED_DIRTY_STORE, a));
+	assert_true(dirty_list_check(c, SCHED_DIRTY_STORE, b));
+	/* a ended first: a third submission pushes it out */
+	fx_submit(c, "c", 1);
+	assert_null(sched_cluster_find_job(c, "a"));
+	assert_true(c->jobs_dropped == dropped + 1);
+	for (int l = 0; l < SCHED_DIRTY_LIST_COUNT; l++) {
+		assert_false(dirty_list_check(c, l, NULL));
+		assert_int_equal(c->dirty_count[l], 2);
+	}
+	assert_int_equal(sched_job_remove(c, "b", FX_UID, fx_now()), 0);
+	assert_true(c->jobs_dropped == dropped + 2);
+	for (int l = 0; l < SCHED_DIRTY_LIST_COUNT; l++) {
+		dirty_list_check(c, l, NULL);
+		assert_int_equal(c->dirty_count[l], 1);
+		assert_string_equal(c->dirty_head[l]->name, "c");
+	}
+	expect_changed_on_store_list(c);
+	/* a resubmission of a name replaces its record: the old one leaves the lists */
+	store_take_all(c);
+	assert_int_equal(fx_cancel(c, "c", FX_UID, fx_now()), 0);
+	fx_submit(c, "c", 1);
+	for (int l = 0; l < SCHED_DIRTY_LIST_COUNT; l++)
+		dirty_list_check(c, l, NULL);
+	assert_int_equal(c->dirty_count[SCHED_DIRTY_STORE], 1);
+	assert_ptr_equal(c->dirty_head[SCHED_DIRTY_STORE], sched_cluster_find_job(c, "c"));
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2250,6 +2385,8 @@ int main(void)
 		cmocka_unit_test(test_job_history_every_generation),
 		cmocka_unit_test(test_job_history_stop_causes),
 		cmocka_unit_test(test_job_history_bounded),
+		cmocka_unit_test(test_job_dirty_lists_take_each_change_once),
+		cmocka_unit_test(test_job_dirty_lists_drop_removed_records),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
