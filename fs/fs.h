@@ -812,6 +812,16 @@ void fs_store_note_change(struct fs_ctx *ctx);
 int fs_store_sync(struct fs_ctx *ctx);
 
 /*
+ * fs_pass_run_owed() - run the scheduling pass that deferred requests owe, if any
+ * (sched_pass_run_owed(); the daemon defers passes, see ascend_sched.h), and when it
+ * changed anything wake the notifier, the committer and the checkpoint scanner as
+ * fs_changed() does (without a ticket for this thread). Caller holds ctx->lock. Run by
+ * the committer before each batch, by fs_store_sync() without a store, by the
+ * heartbeat thread, and by a lookup that waited for a closing upload.
+ */
+void fs_pass_run_owed(struct fs_ctx *ctx);
+
+/*
  * ---- specs open for writing (fs_uploads.c); ctx->lock held for all ----
  * Each costs the same however many uploads are open.
  *

@@ -225,6 +225,9 @@ static void *heartbeat_main(void *arg)
 		}
 		/* time limits and the end of preemption grace periods: time alone changes them */
 		changed = sched_tick(ctx->cluster, now);
+		/* what the heartbeat check and the tick owe; also any pass a request without
+		 * an fs_store_sync() left owed */
+		fs_pass_run_owed(ctx);
 		if (changed > 0) {
 			fs_log(ctx, 2, "%u job%s stopped, requeued or timed out; see "
 				       "cluster/events", changed, changed == 1 ? "" : "s");

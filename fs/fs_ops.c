@@ -116,6 +116,7 @@ static bool is_job_subtree(enum fs_node_kind k)
 static void wait_for_closing_uploads(struct fs_ctx *ctx, const struct fs_path *p)
 {
 	struct timespec deadline;
+	int r;
 
 	if (!ctx->multithreaded ||
 	    (!is_job_subtree(p->kind) && p->kind != FS_JOBS_DIR && p->kind != FS_JOB_UPLOAD) ||
@@ -138,7 +139,10 @@ static void wait_for_closing_uploads(struct fs_ctx *ctx, const struct fs_path *p
 				  now - u->closing_usec < (uint64_t)UPLOAD_WAIT_MSEC * 1000u;
 		if (!closing)
 			return;
-		if (pthread_cond_timedwait(&ctx->uploads_cv, &ctx->lock, &deadline) == ETIMEDOUT)
+		r = pthread_cond_timedwait(&ctx->uploads_cv, &ctx->lock, &deadline);
+		/* the release it waited for may leave its pass owed (deferred, ascend_sched.h) */
+		fs_pass_run_owed(ctx);
+		if (r == ETIMEDOUT)
 			return;
 	}
 }
@@ -1027,13 +1031,6 @@ static int spec_process(struct fs_ctx *ctx, struct fs_handle *h, bool submit, ch
 		r = sched_job_check_hold(ctx->cluster, spec, h->uid, is_operator, reason,
 					 &h->hold);
 	}
-	if (submit && r == 0) {
-		struct sched_job *j = sched_cluster_find_job(ctx->cluster, h->path.job);
-
-		fs_log(ctx, 2, "job %s submitted by uid %u: %s", h->path.job, (unsigned)h->uid,
-		       j ? sched_job_state_name(j->state) : "?");
-		fs_changed(ctx);
-	}
 	pthread_mutex_unlock(&ctx->lock);
 	if (!submit) {
 		conf_job_spec_free(h->accepted);
@@ -1143,7 +1140,7 @@ static int spec_flush(struct fs_ctx *ctx, struct fs_handle *h)
  * what it refused is recorded with its reason, or, when it left no record (the name was
  * another job's, no room), stays unsubmitted.
  */
-static void spec_commit(struct fs_ctx *ctx, struct fs_handle *h)
+static int spec_commit(struct fs_ctx *ctx, struct fs_handle *h)
 {
 	char reason[SCHED_REASON_MAX];
 	struct conf_job_spec *spec = h->accepted;
@@ -1154,7 +1151,7 @@ static void spec_commit(struct fs_ctx *ctx, struct fs_handle *h)
 	if (h->last_err < 0) {
 		if (!is_refusal_without_record(h->last_err)) {
 			record_rejection(ctx, h, why, h->last_err);
-			return;
+			return h->last_err;
 		}
 		fs_log(ctx, 2, "job %s not submitted: %s", h->path.job, why);
 		if (h->last_err == -EAGAIN) {
@@ -1174,7 +1171,7 @@ static void spec_commit(struct fs_ctx *ctx, struct fs_handle *h)
 			fs_changed(ctx);
 			pthread_mutex_unlock(&ctx->lock);
 		}
-		return;
+		return h->last_err;
 	}
 	h->accepted = NULL;
 	pthread_mutex_lock(&ctx->lock);
@@ -1184,35 +1181,45 @@ static void spec_commit(struct fs_ctx *ctx, struct fs_handle *h)
 	if (r == 0)
 		fs_stage_drop(ctx, "spec", h->path.job);
 	fs_changed(ctx);
-	if (r == 0)
-		fs_log(ctx, 2, "job %s submitted by uid %u: %s", h->path.job, (unsigned)h->uid,
-		       sched_job_state_name(j->state));
-	else
+	if (r < 0)
 		fs_log(ctx, 1, "job %s accepted at close but not submitted (%s): %s", h->path.job,
 		       strerror(-r), r == -ENOMEM ? "out of memory" : reason);
 	pthread_mutex_unlock(&ctx->lock);
+	return r;
 }
 
-/* release: the last descriptor is gone; submit, or leave a readable rejection. */
-static void spec_release(struct fs_ctx *ctx, struct fs_handle *h)
+/* The state a submission led to, once its pass ran (after durable(): see fs_release). */
+static void log_submitted(struct fs_ctx *ctx, const char *name, uid_t uid)
+{
+	const struct sched_job *j;
+
+	pthread_mutex_lock(&ctx->lock);
+	j = sched_cluster_find_job(ctx->cluster, name);
+	fs_log(ctx, 2, "job %s submitted by uid %u: %s", name, (unsigned)uid,
+	       j ? sched_job_state_name(j->state) : "?");
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+/* release: the last descriptor is gone; submit, or leave a readable rejection. Returns
+ * whether it submitted. */
+static bool spec_release(struct fs_ctx *ctx, struct fs_handle *h)
 {
 	char why[SCHED_REASON_MAX];
 
 	if (h->failed)
-		return; /* recorded when the write was refused */
+		return false; /* recorded when the write was refused */
 	if (h->len == 0) {
 		if (h->kind != H_UPLOAD)
-			return; /* opening a draft's spec and writing nothing changes nothing */
+			return false; /* opening a draft's spec and writing nothing changes nothing */
 		snprintf(why, sizeof(why),
 			 "%s.%s: the spec is empty; write a job spec with at least `npus`",
 			 h->path.job, h->path.ext);
 		record_rejection(ctx, h, why, -EINVAL);
-		return;
+		return false;
 	}
 	if (h->checked && !h->dirty && h->last_err != -ENOMEM && (h->last_err < 0 || h->accepted))
-		spec_commit(ctx, h);
-	else
-		spec_process(ctx, h, true, why);
+		return spec_commit(ctx, h) == 0;
+	return spec_process(ctx, h, true, why) == 0;
 }
 
 /*
@@ -1237,6 +1244,8 @@ static int ctl_run(struct fs_ctx *ctx, struct fs_handle *h, bool all)
 		fs_text_escape(h->buf + start, shown, sizeof(shown));
 		why[0] = '\0';
 		pthread_mutex_lock(&ctx->lock);
+		if (start > 0) /* each line sees what the ones before it decided */
+			fs_pass_run_owed(ctx);
 		j = h->path.kind == FS_JOB_CTL ? sched_cluster_find_job(ctx->cluster, h->path.job) :
 						 NULL;
 		if (h->path.kind == FS_JOB_CTL && (!j || j->serial != h->job_serial)) {
@@ -1570,6 +1579,8 @@ void fs_staged_replay(struct fs_ctx *ctx, const struct fs_staged *s)
 	h.groups = s->groups;
 	h.group_count = s->group_count;
 	r = spec_process(ctx, &h, true, why);
+	if (r == 0)
+		log_submitted(ctx, s->key, h.uid);
 	fs_log(ctx, 2, "job %s: spec accepted before the restart, submitted now: %s", s->key,
 	       r < 0 ? why : "ok");
 }
@@ -1675,13 +1686,18 @@ static int fs_release(const char *path, struct fuse_file_info *fi)
 {
 	struct fs_ctx *ctx = get_ctx();
 	struct fs_handle *h = get_handle(fi);
+	char job[CONF_NAME_MAX + 1];
+	bool submitted = false;
+	uid_t uid;
 
 	(void)path;
 	if (!h)
 		return 0;
+	snprintf(job, sizeof(job), "%s", h->path.job);
+	uid = h->uid;
 	pthread_mutex_lock(&h->mu);
 	if (h->kind == H_UPLOAD || h->kind == H_SPEC)
-		spec_release(ctx, h); /* nobody sees an error here; the job's files say it */
+		submitted = spec_release(ctx, h); /* nobody sees an error; the files say it */
 	else if (h->kind == H_CTL)
 		ctl_run(ctx, h, true);
 	else if (h->kind == H_HEALTH)
@@ -1699,6 +1715,8 @@ static int fs_release(const char *path, struct fuse_file_info *fi)
 	handle_free_locked(ctx, h);
 	pthread_mutex_unlock(&ctx->lock);
 	durable(ctx, 0); /* nobody sees release's outcome; the close was the answer */
+	if (submitted) /* its pass has run (fs_store_sync) */
+		log_submitted(ctx, job, uid);
 	return 0;
 }
 

@@ -753,6 +753,10 @@ static void *committer_main(void *arg)
 		struct batch b;
 		int r;
 
+		/* one pass for every request that arrived while the last batch was written,
+		 * under the same lock hold as the collection: their placements are durable
+		 * with them, and a request's wait for its batch is a wait for its pass */
+		fs_pass_run_owed(ctx);
 		if (ctx->cluster->version == ctx->collected_version && !ctx->staged_changed) {
 			struct timespec ts;
 
@@ -851,8 +855,14 @@ int fs_store_sync(struct fs_ctx *ctx)
 	if (!thread_has_ticket)
 		return 0;
 	thread_has_ticket = false;
-	if (!ctx->store)
+	if (!ctx->store) {
+		/* no committer to run it: the pass this change owes runs before the answer
+		 * (shared with whatever else arrived meanwhile) */
+		pthread_mutex_lock(&ctx->lock);
+		fs_pass_run_owed(ctx);
+		pthread_mutex_unlock(&ctx->lock);
 		return 0;
+	}
 	pthread_mutex_lock(&ctx->lock);
 	/* a failed write that covered this change answers EIO: not known to be durable */
 	while (ctx->durable_version < want && ctx->failed_version < want && !ctx->committer_gone)
@@ -861,6 +871,23 @@ int fs_store_sync(struct fs_ctx *ctx)
 		r = -EIO;
 	pthread_mutex_unlock(&ctx->lock);
 	return r;
+}
+
+void fs_pass_run_owed(struct fs_ctx *ctx)
+{
+	struct sched_cluster *c = ctx->cluster;
+	uint64_t before = c->version;
+
+	if (!sched_pass_is_owed(c))
+		return;
+	sched_pass_run_owed(c, fs_now_usec());
+	if (c->version == before)
+		return;
+	/* fs_changed()'s wake-ups, without its ticket: fs_changed() calls into this file */
+	pthread_cond_broadcast(&ctx->notify_cv);
+	if (c->resume_scan_wanted)
+		pthread_cond_signal(&ctx->scan_cv);
+	pthread_cond_signal(&ctx->commit_cv);
 }
 
 /* ---- restore ---- */

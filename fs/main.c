@@ -341,6 +341,12 @@ int main(int argc, char *argv[])
 	fs_cond_init(&ctx.durable_cv);
 	if (strcmp(o.state_dir, "none") != 0 && open_state(&ctx, o.state_dir, cleared ? 5000 : 0) < 0)
 		goto out_ctx;
+	/* after the restore (its pass and staged submissions run at once): from here, the
+	 * requests that arrive together share one scheduling pass, run by the committer
+	 * before each batch or, without a store, before a request answers (fs_store.c) */
+	pthread_mutex_lock(&ctx.lock);
+	sched_cluster_set_deferred_passes(ctx.cluster, true);
+	pthread_mutex_unlock(&ctx.lock);
 
 	/* libfuse adds subtype=<program name> itself */
 	fuse_opt_add_arg(&args, o.no_default_permissions ? "-ofsname=ascendfs" :
@@ -420,6 +426,12 @@ int main(int argc, char *argv[])
 	/* the loop returns the signal that ended it: SIGTERM, SIGINT and SIGHUP are clean */
 	ret = r == 0 || r == SIGTERM || r == SIGINT || r == SIGHUP ? 0 : 1;
 	fs_log(&ctx, 2, "unmounting %s", mnt);
+	/* how well requests shared their passes (tests/bench/bench_held.sh reads it) */
+	pthread_mutex_lock(&ctx.lock);
+	fs_log(&ctx, 2, "scheduling passes: %llu for %llu requests",
+	       (unsigned long long)ctx.cluster->passes_run,
+	       (unsigned long long)ctx.cluster->pass_requests);
+	pthread_mutex_unlock(&ctx.lock);
 out_signals:
 	fuse_remove_signal_handlers(fuse_get_session(fuse));
 out_unmount:

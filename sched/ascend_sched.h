@@ -468,6 +468,11 @@ struct sched_cluster {
 	size_t uid_jobs_cap, uid_jobs_used;
 	bool uid_jobs_lost;		/* the table could not grow (no memory): the count
 					 * scans jobs from then on */
+	bool defer_passes;		/* sched_cluster_set_deferred_passes(): a change that
+					 * asks for a pass marks it owed instead of running it */
+	bool pass_owed;			/* a deferred pass waits for sched_pass_run_owed() */
+	uint64_t pass_requests;		/* sched_pass_request() calls, deferred or not */
+	uint64_t passes_run;		/* passes they ran: at once, or owed and run */
 };
 
 /*
@@ -599,7 +604,9 @@ void sched_hold_drop(struct sched_cluster *c, struct sched_hold **hold);
 
 /*
  * sched_job_submit() - admit @spec (stolen, freed on failure too) for @uid/@gid.
- * The job becomes pending, then a scheduling pass runs, so it may be running on return.
+ * The job becomes pending, then a scheduling pass runs, so it may be running on return
+ * (with deferred passes, sched_pass_request(), the pass is owed instead: pending until
+ * sched_pass_run_owed()).
  * A job that can never fit, names an unknown queue or asks for an illegal size is NOT
  * created: returns -EINVAL or -ENOSPC with the sentence in @reason (size
  * SCHED_REASON_MAX); the caller records it with sched_job_reject().
@@ -775,6 +782,51 @@ int sched_job_remove(struct sched_cluster *c, const char *name, uid_t uid, uint6
  * Returns the number of jobs placed.
  */
 unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec);
+
+/*
+ * Deferred passes (sched_defer.c). Every entry point that changes what a pass would
+ * decide (a submission, cancel, completion, process exit, rmdir, health report, lost
+ * heartbeat, uncordon, NPU clear, the end of a restore) asks for a pass with
+ * sched_pass_request() instead of running sched_schedule() itself. By default (the
+ * library, the unit tests, ascend-sim) the request runs the pass at once, exactly as a
+ * direct call did. An embedding program that serves many requests (the daemon) turns
+ * deferral on: a request then only marks one pass owed, so that a burst of N
+ * submissions shares one pass instead of running N, and the state until that pass runs
+ * is what the entry points left (a new job pending, reason "waiting for the first
+ * scheduling pass"; freed NPUs unused). Whoever enabled deferral must run the owed pass
+ * with sched_pass_run_owed() before anyone reads or answers with the state those
+ * requests changed: the daemon's committer before it collects each batch (so the
+ * placements are durable with the submissions), a request without a state store
+ * before it answers, the heartbeat thread after each tick. Entry points that run a
+ * pass of their own (sched_tick, sched_queue_set_quota) still do.
+ * Locking: like every sched call, under the caller's one lock of the cluster; the owed
+ * pass must run under the same lock hold as whatever must see its outcome.
+ */
+
+/*
+ * sched_cluster_set_deferred_passes() - with @deferred, later sched_pass_request()
+ * calls mark a pass owed instead of running it; without, they run it at once (the
+ * default). Turning deferral off leaves an owed pass owed: run it with
+ * sched_pass_run_owed().
+ */
+void sched_cluster_set_deferred_passes(struct sched_cluster *c, bool deferred);
+
+/*
+ * sched_pass_request() - a change at @now_usec needs a scheduling pass: without
+ * deferral, run it now (sched_schedule()) and return what it returns; with deferral,
+ * mark one owed (once, however many requests) and return 0.
+ */
+unsigned sched_pass_request(struct sched_cluster *c, uint64_t now_usec);
+
+/* sched_pass_is_owed() - does a deferred pass wait to be run? */
+bool sched_pass_is_owed(const struct sched_cluster *c);
+
+/*
+ * sched_pass_run_owed() - when a pass is owed, run it at @now_usec (one pass, for every
+ * request since the last) and return what sched_schedule() returns; else 0, nothing
+ * done. A request made during that pass leaves a pass owed again.
+ */
+unsigned sched_pass_run_owed(struct sched_cluster *c, uint64_t now_usec);
 
 /*
  * sched_tick() - what time alone changes, at @now_usec (the daemon calls it every
@@ -1131,7 +1183,8 @@ void sched_event_forget_all(struct sched_cluster *c);
 
 /*
  * sched_restore_finish() - after the loads: check the invariants (no NPU held twice,
- * counters, ranks) and run a scheduling pass. Returns 0 or -EUCLEAN with @reason.
+ * counters, ranks) and run a scheduling pass (sched_pass_request(): owed when deferred).
+ * Returns 0 or -EUCLEAN with @reason.
  */
 int sched_restore_finish(struct sched_cluster *c, uint64_t now_usec, char *reason);
 

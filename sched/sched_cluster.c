@@ -531,7 +531,7 @@ int sched_server_set_cordon(struct sched_cluster *c, const char *name, bool cord
 		s->cordoned = false;
 		s->draining = false;
 		sched_event_add(c, now_usec, SCHED_EV_SERVER, NULL, name, -1, "uncordoned");
-		sched_schedule(c, now_usec);
+		sched_pass_request(c, now_usec);
 		return 0;
 	}
 	if (drain && s->jobs_running > 0) {
@@ -569,7 +569,7 @@ int sched_server_clear_npu(struct sched_cluster *c, const char *name, unsigned n
 	sched_server_recount(s);
 	sched_event_add(c, now_usec, SCHED_EV_SERVER, NULL, name, (int)npu,
 			"NPU %u cleared by root: back in service", npu);
-	sched_schedule(c, now_usec);
+	sched_pass_request(c, now_usec);
 	return 0;
 }
 

@@ -551,7 +551,7 @@ int sched_server_report(struct sched_cluster *c, unsigned server,
 	s->reports_running = r->has_running;
 	if (r->has_running)
 		stops_note_running(c, server, r, now_usec);
-	sched_schedule(c, now_usec);
+	sched_pass_request(c, now_usec);
 	return 0;
 }
 
@@ -729,7 +729,7 @@ unsigned sched_check_heartbeats(struct sched_cluster *c, uint64_t now_usec)
 	}
 	free(lost);
 	if (marked)
-		sched_schedule(c, now_usec);
+		sched_pass_request(c, now_usec);
 	return marked;
 }
 
@@ -966,7 +966,7 @@ void sched_job_restart(struct sched_cluster *c, struct sched_job *j, uint64_t no
 						 "or a late report): moving off it",
 			 why);
 		recover(c, j, now_usec, reason, server);
-		sched_schedule(c, now_usec); /* the suspect server's NPUs are free for others */
+		sched_pass_request(c, now_usec); /* the suspect server's NPUs are free for others */
 		return;
 	}
 	j->restarts++;

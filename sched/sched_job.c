@@ -909,7 +909,7 @@ static int job_admit(struct sched_cluster *c, struct conf_job_spec *spec, uid_t 
 	j->type_mask = sched_type_mask(c, spec->npus_min, sched_job_type(c, j));
 	sched_job_transition(c, j, SCHED_JOB_PENDING, SCHED_EV_SUBMITTED, now_usec,
 			     "waiting for the first scheduling pass");
-	sched_schedule(c, now_usec);
+	sched_pass_request(c, now_usec);
 	if (ret)
 		*ret = j;
 	return 0;
@@ -1175,11 +1175,11 @@ int sched_job_cancel(struct sched_cluster *c, const char *name, uid_t uid, uint6
 		/* its processes may run on: the NPUs stay with it until they are gone */
 		begin_terminal_stop(c, j, SCHED_JOB_CANCELLED, SCHED_EV_CANCELLED, now_usec, why);
 		if (sched_job_stop_check_gone(c, j, now_usec))
-			sched_schedule(c, now_usec);
+			sched_pass_request(c, now_usec);
 		return 0;
 	}
 	sched_job_transition(c, j, SCHED_JOB_CANCELLED, SCHED_EV_CANCELLED, now_usec, why);
-	sched_schedule(c, now_usec);
+	sched_pass_request(c, now_usec);
 	return 0;
 }
 
@@ -1195,7 +1195,7 @@ int sched_job_complete(struct sched_cluster *c, const char *name, uid_t uid, uin
 	begin_terminal_stop(c, j, SCHED_JOB_COMPLETED, SCHED_EV_COMPLETED, now_usec,
 			    "every rank finished");
 	if (sched_job_stop_check_gone(c, j, now_usec))
-		sched_schedule(c, now_usec);
+		sched_pass_request(c, now_usec);
 	return 0;
 }
 
@@ -1318,7 +1318,7 @@ int sched_job_process_exit(struct sched_cluster *c, const char *name, uid_t uid,
 		sched_job_restart(c, j, now_usec, why, (int)j->slices[slice].server);
 		sched_job_subject(c, NULL, NULL, -1);
 		if (j->state != SCHED_JOB_RUNNING && j->state != SCHED_JOB_STOPPING)
-			sched_schedule(c, now_usec); /* it failed, and its NPUs are free */
+			sched_pass_request(c, now_usec); /* it failed, and its NPUs are free */
 		return 0;
 	}
 	j->exited_ok[idx] = true;
@@ -1332,7 +1332,7 @@ int sched_job_process_exit(struct sched_cluster *c, const char *name, uid_t uid,
 		if (!c->servers[j->slices[i].server].reports_running)
 			j->slices[i].gone = true;
 	if (sched_job_stop_check_gone(c, j, now_usec))
-		sched_schedule(c, now_usec);
+		sched_pass_request(c, now_usec);
 	return 0;
 }
 
@@ -1366,7 +1366,7 @@ int sched_job_remove(struct sched_cluster *c, const char *name, uid_t uid, uint6
 		/* on servers without an agent there is nothing to wait for */
 		r = sched_job_stop_check_gone(c, j, now_usec);
 		if (r == 2) { /* an earlier rmdir's record, dropped now */
-			sched_schedule(c, now_usec);
+			sched_pass_request(c, now_usec);
 			return 0;
 		}
 		freed = r == 1;
@@ -1389,7 +1389,7 @@ int sched_job_remove(struct sched_cluster *c, const char *name, uid_t uid, uint6
 	sched_event_add(c, now_usec, SCHED_EV_REMOVED, j, NULL, -1, "job directory removed");
 	jobs_remove_at(c, (size_t)job_index(c, name));
 	if (active || freed) /* forgetting a finished job frees nothing */
-		sched_schedule(c, now_usec);
+		sched_pass_request(c, now_usec);
 	return 0;
 }
 

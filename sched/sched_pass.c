@@ -452,7 +452,7 @@ unsigned sched_tick(struct sched_cluster *c, uint64_t now_usec)
 	changed += sched_job_resume_scan_expire(c, now_usec);
 	c->last_tick_usec = now_usec;
 	if (changed || grow)
-		sched_schedule(c, now_usec);
+		sched_pass_request(c, now_usec);
 	return changed;
 }
 
@@ -478,6 +478,6 @@ int sched_queue_set_quota(struct sched_cluster *c, const char *queue, unsigned n
 			"queue %s: quota set to %u NPU%s%s%s", q->name, npus, npus == 1 ? "" : "s",
 			npus ? "" : " (no limit)", SCHED_QUOTA_OFF_NOTE(c, npus));
 	c->version++;
-	sched_schedule(c, now_usec);
+	sched_pass_request(c, now_usec);
 	return 0;
 }

@@ -1138,6 +1138,6 @@ int sched_restore_finish(struct sched_cluster *c, uint64_t now_usec, char *reaso
 	r = sched_check_invariants(c, reason);
 	if (r < 0)
 		return r;
-	sched_schedule(c, now_usec);
+	sched_pass_request(c, now_usec);
 	return 0;
 }
