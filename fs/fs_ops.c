@@ -7,18 +7,9 @@
  * handle's own mutex guards its buffer (dup'd descriptors may write and close from
  * several threads). Order: handle, then ctx->lock. Spec parsing runs outside ctx->lock.
  *
- * Why specs commit at release: flush() runs at every close of every duplicate of a
- * descriptor (`{ cat base.yaml; echo "priority: high"; } > jobs/x.yaml` closes once
- * when cat exits, before the echo), so committing at flush would submit half a spec.
- * flush() validates, to give cp, tee and friends an error at close; release() submits
- * or records the rejection. The last flush's answer is the submission's: one that
- * accepted holds a record for the job under max_job_count and the name against anyone
- * else (sched_job_check_hold) and release submits what it accepted without checking
- * again; one that refused is what release records. So a close that returned 0 is a
- * job, and a refused one is none. The kernel sends release() after close() has
- * returned, so lookups under jobs/<name> and of jobs/<name>.<ext> wait (bounded) for a
- * closing upload of that name: `cp x.yaml jobs/ && cat jobs/x/status` always sees the
- * outcome, and writing the file again at once finds the old job or a clean slot.
+ * Each writable kind has its own file: job specs fs_spec.c (why they commit at release
+ * is said there), ctl files fs_ctl.c, health reports fs_health.c, quotas fs_quota.c;
+ * what they share fs_handle.c and fs_internal.h.
  */
 #include "config.h"
 
@@ -35,50 +26,12 @@
 
 #include <fuse.h>
 
-#include "fs.h"
+#include "fs_internal.h"
 
-/* What a ctl file buffers at most: a partial line and one write. */
-#define CTL_BUFFER_MAX_BYTES (64 * 1024)
 
 /* How long a lookup waits for a closing upload's release before going on without it. */
 #define UPLOAD_WAIT_MSEC 2000
 
-enum handle_kind {
-	H_SNAPSHOT,	/* read-only: bytes rendered at open() */
-	H_UPLOAD,	/* jobs/<name>.<ext> being written */
-	H_SPEC,		/* jobs/<name>/spec being written */
-	H_CTL,		/* a ctl file: one verb per line */
-	H_HEALTH,	/* nodes/<server>/health: an agent's report */
-	H_QUOTA,	/* queues/<queue>/quota: root writes a number */
-};
-
-struct fs_handle {
-	enum handle_kind kind;
-	struct fs_path path;
-	struct fs_view snap;	/* H_SNAPSHOT: bytes as of open() (a blob reference) */
-	char *buf;		/* H_UPLOAD, H_SPEC, H_CTL: what was written */
-	size_t len, cap;
-	bool dirty;	/* written since the last validation */
-	bool failed;	/* refused at write(): oversize or binary; the rejection is recorded */
-	bool checked;	/* H_UPLOAD, H_SPEC: a flush validated the buffer */
-	int last_err;	/* outcome of the last validation, repeated on further flushes */
-	char *last_why;	/* the last validation's refusal (NULL when it accepted) */
-	struct conf_job_spec *accepted; /* what the last validation accepted, submitted at
-				 * release under @hold */
-	struct sched_hold *hold;  /* the accepted job's record (sched_job_check_hold) */
-	uid_t uid;
-	gid_t gid;
-	bool may_operate;	  /* root or in operator_group as of open(): fs_may_operate() */
-	struct fs_proc_id opener; /* H_UPLOAD, H_SPEC, H_QUOTA: the process that opened it */
-	bool staged;		  /* H_UPLOAD, H_SPEC: what the last validation accepted is
-				   * staged (fs_stage_put) */
-	gid_t *groups;		  /* H_UPLOAD, H_SPEC: the writer's supplementary groups */
-	size_t group_count;
-	uint64_t job_serial;	  /* H_CTL on a job: the job it was opened on */
-	struct fs_upload *upload; /* H_UPLOAD, H_SPEC: entry in ctx->uploads */
-	pthread_mutex_t mu;
-	struct fs_handle *prev, *next; /* ctx->handles, so none outlives the daemon */
-};
 
 static struct fs_ctx *get_ctx(void)
 {
@@ -259,25 +212,6 @@ static int fs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t
 	return r == -ENOMEM ? 0 : r; /* a full reply buffer is not an error */
 }
 
-/*
- * Is the close being flushed the opener's own: the process that opened the file, from
- * any of its threads (cp, tee, a shell's `echo > file`, a program that opened the spec in
- * a thread that has exited since)? Staging a spec that a close accepted makes it survive
- * a crash before its release; but in `{ cat a; echo b; } > x.yaml` the first flush is
- * cat's, a child holding a duplicate, and what it accepts is half of the spec. Only the
- * opener's close stages; those of other processes holding a duplicate (a forked child,
- * a receiver of SCM_RIGHTS) wait for the release. Processes are told apart by thread
- * group and start time (fs_proc.c), which no thread's exit and no recycled pid changes.
- * A caller the daemon cannot see (pid 0: another pid namespace) is unknown at open and
- * at flush alike and counts as the opener, as it always did.
- */
-static bool flush_is_openers(const struct fs_handle *h)
-{
-	struct fs_proc_id me = { 0 };
-
-	(void)fs_proc_id_of(fuse_get_context()->pid, &me);
-	return fs_proc_id_equal(&me, &h->opener);
-}
 
 /* A new handle, listed in ctx->handles. Caller holds ctx->lock. */
 static struct fs_handle *handle_new_locked(struct fs_ctx *ctx, enum handle_kind kind,
@@ -427,68 +361,6 @@ static const struct fs_upload *upload_of(const struct fs_ctx *ctx, const char *n
 	return fs_upload_find(ctx, name);
 }
 
-/*
- * Register @h as the one writer of job @h->path.job's spec (ctx->lock held; dropped and
- * taken again while NSS says whether a user at cluster.max_uploads_per_user is an
- * operator, who has no limit, as root has none). @groups (@group_count) are the writer's.
- * Returns 0, -EBUSY (another open file writes this spec), -EMFILE (the user's limit:
- * a "refused" event says so) or -ENOMEM.
- */
-static int upload_register(struct fs_ctx *ctx, struct fs_handle *h, const char *ext,
-			   const gid_t *groups, size_t group_count)
-{
-	const struct conf_cluster *conf = ctx->cluster->conf;
-	struct fs_upload *u = calloc(1, sizeof(*u));
-	char why[SCHED_REASON_MAX];
-	int r;
-
-	if (!u)
-		return -ENOMEM;
-	snprintf(u->name, sizeof(u->name), "%s", h->path.job);
-	snprintf(u->ext, sizeof(u->ext), "%s", ext);
-	u->uid = h->uid;
-	u->gid = h->gid;
-	u->mtime_usec = fs_now_usec();
-	r = fs_upload_add(ctx, u, h->uid == 0 ? 0 : conf->max_uploads_per_user);
-	if (r == -EMFILE && conf->operator_group) {
-		bool is_operator;
-
-		/* the configuration never changes while the daemon runs: no lock needed */
-		pthread_mutex_unlock(&ctx->lock);
-		is_operator = fs_may_operate(conf, h->uid, h->gid, groups, group_count);
-		pthread_mutex_lock(&ctx->lock);
-		if (is_operator)
-			r = fs_upload_add(ctx, u, 0);
-	}
-	if (r == -EMFILE) {
-		snprintf(why, sizeof(why),
-			 "%s %s%s%s by uid %u refused: uid %u holds %u job specs open for writing, "
-			 "the cluster's max_uploads_per_user; close one and try again",
-			 ext[0] ? "create" : "open", h->path.job, ext[0] ? "." : "/spec", ext,
-			 (unsigned)h->uid, (unsigned)h->uid, conf->max_uploads_per_user);
-		fs_log(ctx, 2, "%s", why);
-		sched_cluster_note_refusal(ctx->cluster, NULL, why, fs_now_usec());
-		fs_changed(ctx);
-	}
-	if (r < 0) {
-		free(u);
-		return r;
-	}
-	h->upload = u;
-	return 0;
-}
-
-static void upload_unregister(struct fs_ctx *ctx, struct fs_handle *h)
-{
-	if (!h->upload)
-		return;
-	pthread_mutex_lock(&ctx->lock);
-	fs_upload_remove(ctx, h->upload);
-	pthread_cond_broadcast(&ctx->uploads_cv);
-	pthread_mutex_unlock(&ctx->lock);
-	free(h->upload);
-	h->upload = NULL;
-}
 
 /* How long an open of a job's env file waits for its generation's checkpoint scan. */
 #define RESUME_WAIT_MSEC 2000
@@ -635,7 +507,7 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 		else if (!(h = handle_new_locked(ctx, H_SPEC, &p)))
 			r = -ENOMEM;
 		else
-			r = upload_register(ctx, h, "", groups, group_count);
+			r = fs_spec_upload_register(ctx, h, "", groups, group_count);
 		if (r == 0) {
 			h->groups = groups;
 			h->group_count = group_count;
@@ -663,21 +535,6 @@ out:
 	return 0;
 }
 
-/*
- * A refused request that names no job the user can look at (a bad name in jobs/, a
- * cluster/ctl or nodes/<server>/ctl line): logged at @level and, so the user can read why
- * without the daemon's log, a "refused" event in cluster/events. @reason holds user bytes
- * only escaped (fs_text_escape). Takes ctx->lock.
- */
-static void refusal_note(struct fs_ctx *ctx, int level, const char *server, const char *reason)
-{
-	fs_log(ctx, level, "%s", reason);
-	pthread_mutex_lock(&ctx->lock);
-	sched_cluster_note_refusal(ctx->cluster, server, reason, fs_now_usec());
-	fs_changed(ctx);
-	pthread_mutex_unlock(&ctx->lock);
-}
-
 /* Why a name in jobs/ is refused: the rule it breaks, for create and mkdir alike. */
 static void name_refusal(struct fs_ctx *ctx, const char *op, const char *path, uid_t uid,
 			 int err)
@@ -693,7 +550,7 @@ static void name_refusal(struct fs_ctx *ctx, const char *op, const char *path, u
 			 "and '-', and does not end in .yaml, .yml or .json" :
 			 "job specs are named <name>.yaml, .yml or .json with <name> of "
 			 "lowercase letters, digits, '.', '_' and '-'");
-	refusal_note(ctx, 2, NULL, why);
+	fs_refusal_note(ctx, 2, NULL, why);
 }
 
 static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
@@ -723,7 +580,7 @@ static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 	h = handle_new_locked(ctx, H_UPLOAD, &p);
 	r = h ? sched_job_may_submit(ctx->cluster, p.job, h->uid) : -ENOMEM;
 	if (r == 0)
-		r = upload_register(ctx, h, p.ext, groups, group_count);
+		r = fs_spec_upload_register(ctx, h, p.ext, groups, group_count);
 	if (r == 0) {
 		h->groups = groups;
 		h->group_count = group_count;
@@ -818,773 +675,6 @@ static int fs_read(const char *path, char *buf, size_t size, off_t off,
 	return r;
 }
 
-static int buffer_put(struct fs_handle *h, const char *data, size_t size, off_t off, size_t max)
-{
-	size_t end;
-
-	if (off < 0 || (size_t)off > h->len)
-		return -EINVAL; /* no holes in a spec */
-	end = (size_t)off + size;
-	if (end > max)
-		return -EFBIG;
-	if (end + 1 > h->cap) {
-		size_t cap = h->cap ? h->cap : 1024;
-		char *n;
-
-		while (cap < end + 1)
-			cap *= 2;
-		n = realloc(h->buf, cap);
-		if (!n)
-			return -ENOMEM;
-		h->buf = n;
-		h->cap = cap;
-	}
-	memcpy(h->buf + off, data, size);
-	if (end > h->len)
-		h->len = end;
-	h->buf[h->len] = '\0';
-	return 0;
-}
-
-static void spec_file_name(const struct fs_handle *h, char *out, size_t len)
-{
-	if (h->kind == H_UPLOAD)
-		snprintf(out, len, "%s.%s", h->path.job, h->path.ext);
-	else
-		snprintf(out, len, "%s/spec", h->path.job);
-}
-
-/* Record a refused submission so `cat jobs/<name>/error` explains it. */
-static int record_rejection(struct fs_ctx *ctx, struct fs_handle *h, const char *why, int err)
-{
-	int r;
-
-	pthread_mutex_lock(&ctx->lock);
-	sched_hold_drop(ctx->cluster, &h->hold); /* what is refused holds no record */
-	r = sched_job_reject(ctx->cluster, h->path.job, h->uid, h->gid, why, fs_now_usec());
-	fs_stage_drop(ctx, "spec", h->path.job);
-	fs_changed(ctx);
-	pthread_mutex_unlock(&ctx->lock);
-	if (r == 0)
-		fs_log(ctx, 2, "job %s rejected: %s", h->path.job, why);
-	else
-		fs_log(ctx, 2, "job %s not submitted (%s): %s", h->path.job, strerror(-r), why);
-	h->last_err = r == -EEXIST || r == -EPERM || r == -EAGAIN ? r : err;
-	return h->last_err;
-}
-
-static int spec_write(struct fs_ctx *ctx, struct fs_handle *h, const char *data, size_t size,
-		      off_t off)
-{
-	char name[CONF_NAME_MAX + 16], why[SCHED_REASON_MAX];
-	const char *nul;
-	int r;
-
-	if (h->failed)
-		return h->last_err;
-	spec_file_name(h, name, sizeof(name));
-	nul = memchr(data, '\0', size);
-	if (nul) {
-		snprintf(why, sizeof(why),
-			 "%s: the spec contains a NUL byte at offset %lld; a job spec is UTF-8 "
-			 "text (YAML or JSON)",
-			 name, (long long)off + (long long)(nul - data));
-		h->failed = true;
-		return record_rejection(ctx, h, why, -EINVAL);
-	}
-	r = buffer_put(h, data, size, off, CONF_SPEC_MAX_BYTES);
-	if (r == -EFBIG) {
-		snprintf(why, sizeof(why),
-			 "%s: the spec is larger than %u KiB; a job spec is a few hundred bytes, "
-			 "keep data and scripts out of it",
-			 name, CONF_SPEC_MAX_BYTES / 1024);
-		h->failed = true;
-		return record_rejection(ctx, h, why, -EFBIG);
-	}
-	if (r == -EINVAL) {
-		snprintf(why, sizeof(why), "%s: write at offset %lld leaves a hole; write the spec "
-					   "from the start", name, (long long)off);
-		h->failed = true;
-		return record_rejection(ctx, h, why, -EINVAL);
-	}
-	if (r < 0)
-		return r;
-	h->dirty = true;
-	pthread_mutex_lock(&ctx->lock);
-	h->upload->len = h->len;
-	h->upload->mtime_usec = fs_now_usec();
-	h->upload->closing = false;
-	pthread_mutex_unlock(&ctx->lock);
-	return (int)size;
-}
-
-/*
- * A queue with `groups` takes jobs from its members only (root always). The group names
- * are resolved without ctx->lock (NSS may be slow); the queue entry stays valid because
- * the configuration's queues live as long as the cluster (no reload).
- */
-static int check_queue_groups(struct fs_ctx *ctx, const struct fs_handle *h,
-			      const struct conf_job_spec *spec, char *reason)
-{
-	const struct conf_queue *q;
-
-	pthread_mutex_lock(&ctx->lock);
-	q = conf_cluster_find_queue(ctx->cluster->conf, spec->queue);
-	pthread_mutex_unlock(&ctx->lock);
-	if (!q)
-		return 0; /* sched_job_check() says it is unknown */
-	return fs_queue_check_groups(q, h->uid, h->gid, h->groups, h->group_count, reason);
-}
-
-/*
- * A checkpoint_dir that resolves into the mount would have the daemon's scanner read
- * its own filesystem, which can wedge the mount (issue 15 item 3): refused. Resolved
- * without ctx->lock, and without ever looking inside the mount (fs_checkpoint.c).
- */
-static int check_checkpoint_dir(struct fs_ctx *ctx, const struct conf_job_spec *spec,
-				char *reason)
-{
-	char resolved[PATH_MAX];
-	int r;
-
-	if (!spec->checkpoint_dir)
-		return 0;
-	r = fs_checkpoint_dir_check(spec->checkpoint_dir, ctx->mount_path, ctx->mount_dev,
-				    resolved, sizeof(resolved));
-	if (r == -EXDEV)
-		snprintf(reason, SCHED_REASON_MAX,
-			 "checkpoint_dir: \"%.100s\" lies inside the ascendfs mount %.100s (as "
-			 "%.100s); the daemon never reads its own mount: put checkpoints on a local "
-			 "or shared filesystem outside it",
-			 spec->checkpoint_dir, ctx->mount_path, resolved);
-	else if (r == -ELOOP)
-		snprintf(reason, SCHED_REASON_MAX,
-			 "checkpoint_dir: \"%.200s\": too many levels of symbolic links; give a "
-			 "path without a symlink loop", spec->checkpoint_dir);
-	else if (r < 0)
-		snprintf(reason, SCHED_REASON_MAX,
-			 "checkpoint_dir: \"%.200s\": %s; give a shorter absolute path",
-			 spec->checkpoint_dir, strerror(-r));
-	return r;
-}
-
-/*
- * Refusals that leave no rejected record: the name is another job's (active, another
- * user's, or held for another submission), or there is no room for a record.
- */
-static bool is_refusal_without_record(int r)
-{
-	return r == -EEXIST || r == -EPERM || r == -EAGAIN || r == -EBUSY;
-}
-
-/*
- * Parse the buffered spec and check it against the cluster. With @submit, submit it or
- * record the rejection; without (flush), keep what it accepts in h->accepted under the
- * hold h->hold and change nothing else (a refusal leaves both to the caller to drop).
- * Returns 0 or the negative errno the writer should see; *@why gets the sentence.
- */
-static int spec_process(struct fs_ctx *ctx, struct fs_handle *h, bool submit, char *why)
-{
-	struct conf_job_spec *spec = NULL;
-	struct conf_error err;
-	char name[CONF_NAME_MAX + 16], reason[SCHED_REASON_MAX];
-	bool is_operator;
-	int r;
-
-	spec_file_name(h, name, sizeof(name));
-	r = conf_job_spec_parse(h->buf, h->len, name, h->path.job, &spec, &err);
-	if (r == -ENOMEM)
-		return r;
-	if (r < 0) {
-		conf_error_format(&err, why, SCHED_REASON_MAX);
-		return submit ? record_rejection(ctx, h, why, r == -EFBIG ? -EFBIG : -EINVAL) :
-				(r == -EFBIG ? -EFBIG : -EINVAL);
-	}
-	/* operators are exempt from the queue's job caps, as root is (NSS: outside the lock) */
-	is_operator = h->uid != 0 &&
-		      fs_may_operate(ctx->cluster->conf, h->uid, h->gid, h->groups, h->group_count);
-	r = check_queue_groups(ctx, h, spec, reason);
-	if (r < 0) {
-		conf_job_spec_free(spec);
-		if (r == -ENOMEM)
-			return r;
-		snprintf(why, SCHED_REASON_MAX, "%s: %.420s", name, reason);
-		return submit ? record_rejection(ctx, h, why, r) : r;
-	}
-	r = check_checkpoint_dir(ctx, spec, reason);
-	if (r < 0) {
-		conf_job_spec_free(spec);
-		snprintf(why, SCHED_REASON_MAX, "%s: %.420s", name, reason);
-		return submit ? record_rejection(ctx, h, why, -EINVAL) : -EINVAL;
-	}
-	pthread_mutex_lock(&ctx->lock);
-	if (submit) {
-		/* written since a flush checked it (or never checked): checked again now */
-		sched_hold_drop(ctx->cluster, &h->hold);
-		r = sched_job_submit_as(ctx->cluster, spec, h->uid, h->gid, is_operator,
-					fs_now_usec(), reason, NULL);
-		/* in the same batch as the job: the staged copy is applied exactly once */
-		if (r == 0 || r == -EEXIST || r == -EPERM || r == -EAGAIN || r == -EBUSY)
-			fs_stage_drop(ctx, "spec", h->path.job);
-		fs_changed(ctx);
-	} else {
-		r = sched_job_check_hold(ctx->cluster, spec, h->uid, is_operator, reason,
-					 &h->hold);
-	}
-	pthread_mutex_unlock(&ctx->lock);
-	if (!submit) {
-		conf_job_spec_free(h->accepted);
-		h->accepted = r == 0 ? spec : NULL;
-		if (r < 0)
-			conf_job_spec_free(spec);
-	}
-	if (r == 0 || r == -ENOMEM)
-		return r;
-	snprintf(why, SCHED_REASON_MAX, "%s: %.420s", name, reason);
-	/* a job cap refuses with EACCES, as the queue `groups` check above does */
-	if (!submit)
-		return is_refusal_without_record(r) || r == -EACCES ? r : -EINVAL;
-	/* no record for these: the name is another job's, or there is no room for one */
-	if (is_refusal_without_record(r)) {
-		fs_log(ctx, 2, "job %s not submitted: %s", h->path.job, why);
-		return r;
-	}
-	return record_rejection(ctx, h, why, r == -EACCES ? r : -EINVAL);
-}
-
-/*
- * A flush of a spec truncated to nothing after a close had checked it (ftruncate(fd, 0)
- * then close): what that close accepted no longer stands. Refused like an empty upload
- * (EINVAL; the release records "the spec is empty" for jobs/<name>.<ext>), the hold and
- * the staged copy dropped, so neither a release nor a restart submits the old version.
- */
-static int spec_emptied(struct fs_ctx *ctx, struct fs_handle *h)
-{
-	char file[CONF_NAME_MAX + 16], why[SCHED_REASON_MAX];
-
-	spec_file_name(h, file, sizeof(file));
-	snprintf(why, sizeof(why), "%s: the spec is empty; write a job spec with at least `npus`",
-		 file);
-	h->dirty = false;
-	h->staged = false;
-	h->last_err = -EINVAL;
-	free(h->last_why);
-	h->last_why = strdup(why);
-	pthread_mutex_lock(&ctx->lock);
-	sched_hold_drop(ctx->cluster, &h->hold);
-	conf_job_spec_free(h->accepted);
-	h->accepted = NULL;
-	fs_stage_drop(ctx, "spec", h->path.job);
-	fs_changed(ctx);
-	pthread_mutex_unlock(&ctx->lock);
-	fs_log(ctx, 3, "job %s: spec not valid at this close: %s", h->path.job, why);
-	return h->last_err;
-}
-
-/* flush: say now whether the spec would be accepted; submit nothing (see top). */
-static int spec_flush(struct fs_ctx *ctx, struct fs_handle *h)
-{
-	char why[SCHED_REASON_MAX];
-	bool staging;
-
-	pthread_mutex_lock(&ctx->lock);
-	if (!h->upload->closing)
-		h->upload->closing_usec = fs_now_usec();
-	h->upload->closing = true;
-	pthread_mutex_unlock(&ctx->lock);
-	/* nothing written since: the same answer, unless what a duplicate's close accepted
-	 * still waits for the opener's close to stage it */
-	if (h->failed || (!h->dirty && (h->last_err < 0 || h->staged || !ctx->store)))
-		return h->last_err;
-	if (h->len == 0 && !h->checked)
-		return 0; /* bash flushes its duplicate before the first write */
-	if (h->len == 0)
-		return spec_emptied(ctx, h);
-	if (h->dirty) {
-		h->dirty = false;
-		h->staged = false;
-		h->checked = true;
-		why[0] = '\0';
-		h->last_err = spec_process(ctx, h, false, why);
-		free(h->last_why);
-		h->last_why = h->last_err < 0 && why[0] ? strdup(why) : NULL;
-		if (h->last_err < 0)
-			fs_log(ctx, 3, "job %s: spec not valid at this close: %s", h->path.job,
-			       why);
-	}
-	/* what the opener's close accepted survives a crash before the release submits it
-	 * (see flush_is_openers); what a close refused replaces an earlier accepted version */
-	staging = h->last_err == 0 && ctx->store && flush_is_openers(h);
-	pthread_mutex_lock(&ctx->lock);
-	if (staging &&
-	    fs_stage_put(ctx, "spec", h->path.job, h->kind == H_UPLOAD ? h->path.ext : "", h->uid,
-			 h->gid, h->groups, h->group_count, h->buf, h->len) < 0)
-		h->last_err = -ENOMEM;
-	else if (h->last_err < 0)
-		fs_stage_drop(ctx, "spec", h->path.job);
-	if (h->last_err < 0) {
-		/* what this close refused, no earlier close's acceptance holds */
-		sched_hold_drop(ctx->cluster, &h->hold);
-		conf_job_spec_free(h->accepted);
-		h->accepted = NULL;
-	}
-	h->staged = staging && h->last_err == 0;
-	fs_changed(ctx);
-	pthread_mutex_unlock(&ctx->lock);
-	return h->last_err;
-}
-
-/*
- * release after a flush checked everything written: that flush's answer is the outcome.
- * What it accepted is submitted under its hold, unchecked (it cannot be refused now);
- * what it refused is recorded with its reason, or, when it left no record (the name was
- * another job's, no room), stays unsubmitted.
- */
-static int spec_commit(struct fs_ctx *ctx, struct fs_handle *h)
-{
-	char reason[SCHED_REASON_MAX];
-	struct conf_job_spec *spec = h->accepted;
-	const char *why = h->last_why ? h->last_why : strerror(-h->last_err);
-	struct sched_job *j = NULL;
-	int r;
-
-	if (h->last_err < 0) {
-		if (!is_refusal_without_record(h->last_err)) {
-			record_rejection(ctx, h, why, h->last_err);
-			return h->last_err;
-		}
-		fs_log(ctx, 2, "job %s not submitted: %s", h->path.job, why);
-		if (h->last_err == -EAGAIN) {
-			/* no record carries the reason: a "refused" event of cluster/events does,
-			 * in the words sched uses for a refused submission (without the file) */
-			char line[SCHED_REASON_MAX], file[CONF_NAME_MAX + 16];
-			size_t n;
-
-			spec_file_name(h, file, sizeof(file));
-			n = strlen(file);
-			if (strncmp(why, file, n) == 0 && strncmp(why + n, ": ", 2) == 0)
-				why += n + 2;
-			snprintf(line, sizeof(line), "job %.64s by uid %u not submitted: %.400s",
-				 h->path.job, (unsigned)h->uid, why);
-			pthread_mutex_lock(&ctx->lock);
-			sched_cluster_note_refusal(ctx->cluster, NULL, line, fs_now_usec());
-			fs_changed(ctx);
-			pthread_mutex_unlock(&ctx->lock);
-		}
-		return h->last_err;
-	}
-	h->accepted = NULL;
-	pthread_mutex_lock(&ctx->lock);
-	r = sched_job_submit_held(ctx->cluster, &h->hold, spec, h->uid, h->gid, fs_now_usec(),
-				  reason, &j);
-	/* in the same batch as the job: the staged copy is applied exactly once */
-	if (r == 0)
-		fs_stage_drop(ctx, "spec", h->path.job);
-	fs_changed(ctx);
-	if (r < 0)
-		fs_log(ctx, 1, "job %s accepted at close but not submitted (%s): %s", h->path.job,
-		       strerror(-r), r == -ENOMEM ? "out of memory" : reason);
-	pthread_mutex_unlock(&ctx->lock);
-	return r;
-}
-
-/* The state a submission led to, once its pass ran (after durable(): see fs_release). */
-static void log_submitted(struct fs_ctx *ctx, const char *name, uid_t uid)
-{
-	const struct sched_job *j;
-
-	pthread_mutex_lock(&ctx->lock);
-	j = sched_cluster_find_job(ctx->cluster, name);
-	fs_log(ctx, 2, "job %s submitted by uid %u: %s", name, (unsigned)uid,
-	       j ? sched_job_state_name(j->state) : "?");
-	pthread_mutex_unlock(&ctx->lock);
-}
-
-/* release: the last descriptor is gone; submit, or leave a readable rejection. Returns
- * whether it submitted. */
-static bool spec_release(struct fs_ctx *ctx, struct fs_handle *h)
-{
-	char why[SCHED_REASON_MAX];
-
-	if (h->failed)
-		return false; /* recorded when the write was refused */
-	if (h->len == 0) {
-		if (h->kind != H_UPLOAD)
-			return false; /* opening a draft's spec and writing nothing changes nothing */
-		snprintf(why, sizeof(why),
-			 "%s.%s: the spec is empty; write a job spec with at least `npus`",
-			 h->path.job, h->path.ext);
-		record_rejection(ctx, h, why, -EINVAL);
-		return false;
-	}
-	if (h->checked && !h->dirty && h->last_err != -ENOMEM && (h->last_err < 0 || h->accepted))
-		return spec_commit(ctx, h) == 0;
-	return spec_process(ctx, h, true, why) == 0;
-}
-
-/*
- * Run every complete line in the ctl buffer; with @all also a final partial one. The
- * first refused line stops the rest of what was written (they are dropped, not run).
- */
-static int ctl_run(struct fs_ctx *ctx, struct fs_handle *h, bool all)
-{
-	char why[SCHED_REASON_MAX], shown[128];
-	size_t start = 0;
-	int r = 0;
-
-	while (start < h->len && r == 0) {
-		char *nl = memchr(h->buf + start, '\n', h->len - start);
-		size_t end = nl ? (size_t)(nl - h->buf) : h->len;
-		const struct sched_job *j;
-		bool job_gone = false;
-
-		if (!nl && !all)
-			break;
-		h->buf[end] = '\0';
-		fs_text_escape(h->buf + start, shown, sizeof(shown));
-		why[0] = '\0';
-		pthread_mutex_lock(&ctx->lock);
-		if (start > 0) /* each line sees what the ones before it decided */
-			fs_pass_run_owed(ctx);
-		j = h->path.kind == FS_JOB_CTL ? sched_cluster_find_job(ctx->cluster, h->path.job) :
-						 NULL;
-		if (h->path.kind == FS_JOB_CTL && (!j || j->serial != h->job_serial)) {
-			snprintf(why, sizeof(why), "job %s was removed after this file was opened",
-				 h->path.job);
-			r = -ENOENT;
-			job_gone = true;
-		} else {
-			r = fs_ctl(ctx, &h->path, h->buf + start, h->uid, h->may_operate,
-				   fs_now_usec(), why);
-		}
-		if (r < 0) {
-			char line[SCHED_REASON_MAX];
-
-			/* the job's events, or cluster/events for cluster and server ctl */
-			snprintf(line, sizeof(line), "ctl \"%.120s\" by uid %u refused: %.320s", shown,
-				 (unsigned)h->uid, why[0] ? why : strerror(-r));
-			if (h->path.kind == FS_JOB_CTL && !job_gone)
-				sched_job_note_refusal(ctx->cluster, h->path.job, line,
-						       fs_now_usec());
-			else
-				sched_cluster_note_refusal(ctx->cluster,
-							   h->path.kind == FS_NODE_CTL ?
-								   h->path.item : NULL,
-							   line, fs_now_usec());
-			fs_log(ctx, 1, "%s", line);
-		}
-		fs_changed(ctx);
-		pthread_mutex_unlock(&ctx->lock);
-		if (r >= 0 && h->buf[start])
-			fs_log(ctx, 2, "ctl \"%s\" by uid %u done", shown, (unsigned)h->uid);
-		start = end + 1;
-	}
-	if (r < 0 || start >= h->len) {
-		h->len = 0;
-	} else {
-		memmove(h->buf, h->buf + start, h->len - start);
-		h->len -= start;
-	}
-	return r;
-}
-
-/*
- * Refuse the report being written on @h for @why (which names the file): nothing of it
- * is applied, the heartbeat included; it is a "refused" event of the server, and every
- * later write up to the next flush (a close) fails with @err, as does that flush. Then
- * the next write begins a new report.
- */
-static void health_refuse(struct fs_ctx *ctx, struct fs_handle *h, const char *why, int err)
-{
-	int server;
-
-	pthread_mutex_lock(&ctx->lock);
-	server = sched_cluster_find_server(ctx->cluster, h->path.item);
-	if (server >= 0)
-		sched_server_note_refusal(ctx->cluster, (unsigned)server, why, fs_now_usec());
-	fs_changed(ctx);
-	pthread_mutex_unlock(&ctx->lock);
-	fs_log(ctx, 1, "health report refused: %s", why);
-	h->failed = true;
-	h->last_err = err;
-	h->len = 0;
-	h->dirty = false;
-}
-
-/* The index of @h's server (-1: none) and its NPU count in *@npus. */
-static int health_server(struct fs_ctx *ctx, const struct fs_handle *h, unsigned *npus)
-{
-	int server;
-
-	pthread_mutex_lock(&ctx->lock);
-	server = sched_cluster_find_server(ctx->cluster, h->path.item);
-	if (server >= 0)
-		*npus = ctx->cluster->servers[server].conf->npu_count;
-	pthread_mutex_unlock(&ctx->lock);
-	return server;
-}
-
-static int health_apply(struct fs_ctx *ctx, struct fs_handle *h)
-{
-	struct conf_health_report rep;
-	struct conf_error err;
-	char file[CONF_NAME_MAX + 16], why[SCHED_REASON_MAX];
-	unsigned npus = 0;
-	int server, r;
-
-	if (h->failed) {
-		/* this flush answers the refused report; the next write starts a new one */
-		r = h->last_err;
-		h->failed = false;
-		h->last_err = 0;
-		return r;
-	}
-	if (!h->dirty)
-		return h->last_err;
-	h->dirty = false;
-	if (h->len == 0)
-		return h->last_err = 0;
-	why[0] = '\0';
-	snprintf(file, sizeof(file), "%s/health", h->path.item);
-	server = health_server(ctx, h, &npus);
-	if (server < 0)
-		return h->last_err = -ENOENT;
-	r = conf_health_parse(h->buf, h->len, file, npus, &rep, &err);
-	pthread_mutex_lock(&ctx->lock);
-	if (r < 0) {
-		conf_error_format(&err, why, sizeof(why));
-		sched_server_note_refusal(ctx->cluster, (unsigned)server, why, fs_now_usec());
-	} else if ((r = sched_server_check_agent(ctx->cluster, (unsigned)server, rep.agent,
-						 fs_now_usec(), why, sizeof(why))) < 0) {
-		sched_server_note_refusal(ctx->cluster, (unsigned)server, why, fs_now_usec());
-	} else if ((r = sched_server_check_report(ctx->cluster, (unsigned)server, &rep, why,
-						  sizeof(why))) < 0) {
-		sched_server_note_refusal(ctx->cluster, (unsigned)server, why, fs_now_usec());
-	} else {
-		r = sched_server_report(ctx->cluster, (unsigned)server, &rep, fs_now_usec());
-	}
-	fs_changed(ctx);
-	pthread_mutex_unlock(&ctx->lock);
-	if (r < 0)
-		fs_log(ctx, 1, "health report for %s refused: %s", h->path.item,
-		       r == -ENOMEM ? "out of memory" : why);
-	h->len = 0; /* the next report on this descriptor starts afresh */
-	return h->last_err = r == -EFBIG ? -EFBIG : r == -ENOMEM ? r : r < 0 ? -EINVAL : 0;
-}
-
-/*
- * The report's bytes so far were buffered: refuse it now when its complete lines are
- * already wrong, so that a shell's `echo ... > health`, which ignores close()'s result,
- * still fails (at its write). Returns 0 or -EINVAL/-EFBIG.
- */
-static int health_check_start(struct fs_ctx *ctx, struct fs_handle *h)
-{
-	struct conf_error err;
-	char file[CONF_NAME_MAX + 16], why[SCHED_REASON_MAX];
-	unsigned npus = 0;
-	int server, r;
-
-	server = health_server(ctx, h, &npus);
-	if (server < 0)
-		return -ENOENT;
-	snprintf(file, sizeof(file), "%s/health", h->path.item);
-	r = conf_health_check_start(h->buf, h->len, file, npus, &err);
-	if (r < 0) {
-		conf_error_format(&err, why, sizeof(why));
-		health_refuse(ctx, h, why, r == -EFBIG ? -EFBIG : -EINVAL);
-		return h->last_err;
-	}
-	return 0;
-}
-
-/* Longest quota text accepted: a 32-bit count and a newline, with room to spare. */
-#define QUOTA_MAX_BYTES 32
-
-/*
- * The number in the buffered quota text "<digits>[\n]" (digits so far while it is being
- * written). Returns 0, or -EINVAL when no more bytes can make it valid.
- */
-static int quota_parse(const char *s, size_t len, unsigned long long *ret)
-{
-	unsigned long long v = 0;
-
-	for (size_t i = 0; i < len; i++) {
-		if (s[i] == '\n' && i > 0 && i + 1 == len)
-			break;
-		if (s[i] < '0' || s[i] > '9')
-			return -EINVAL;
-		if (v <= UINT32_MAX)
-			v = v * 10 + (unsigned)(s[i] - '0');
-	}
-	*ret = v;
-	return 0;
-}
-
-/*
- * A refused quota write: logged and a "refused" event in cluster/events (queues have no
- * error file); the handle fails from now. Call without ctx->lock.
- */
-static int quota_refuse(struct fs_ctx *ctx, struct fs_handle *h, const char *why, int err)
-{
-	char line[SCHED_REASON_MAX];
-
-	snprintf(line, sizeof(line), "queues/%s/quota by uid %u refused: %s", h->path.item,
-		 (unsigned)h->uid, why);
-	refusal_note(ctx, 1, NULL, line);
-	h->failed = true;
-	h->last_err = err;
-	h->len = 0;
-	h->dirty = false;
-	return err;
-}
-
-/* @text: the digits as written (@len bytes, maybe with the newline). */
-static void quota_too_large(char *why, const char *text, size_t len, unsigned total)
-{
-	if (len && text[len - 1] == '\n')
-		len--;
-	snprintf(why, SCHED_REASON_MAX,
-		 "%.*s NPUs is more than the cluster's %u; write 0 (no limit) to %u", (int)len,
-		 text, total, total);
-}
-
-/*
- * Checked at every write, so that junk, and a number already larger than the cluster,
- * fail the write() itself, which every writer sees (bash's builtin echo included).
- */
-static int quota_write(struct fs_ctx *ctx, struct fs_handle *h, const char *data, size_t size)
-{
-	char why[SCHED_REASON_MAX];
-	unsigned long long npus;
-	unsigned total;
-	int r;
-
-	if (h->failed)
-		return h->last_err;
-	r = memchr(data, '\0', size) ? -EINVAL :
-					buffer_put(h, data, size, (off_t)h->len, QUOTA_MAX_BYTES);
-	if (r == -ENOMEM)
-		return r;
-	if (r < 0 || quota_parse(h->buf, h->len, &npus) < 0)
-		return quota_refuse(ctx, h,
-				    "a quota is a decimal number of NPUs (0 = no limit), e.g. "
-				    "`echo 16 > quota`",
-				    -EINVAL);
-	pthread_mutex_lock(&ctx->lock);
-	total = ctx->cluster->npus_total;
-	pthread_mutex_unlock(&ctx->lock);
-	if (npus > total) {
-		quota_too_large(why, h->buf, h->len, total);
-		return quota_refuse(ctx, h, why, -EINVAL);
-	}
-	h->dirty = true;
-	return (int)size;
-}
-
-/*
- * Check the buffered quota at every close (flush: cp and echo see EINVAL/EACCES), and
- * apply it when the last descriptor is released (@commit), so a number written in
- * pieces through duplicated descriptors is applied whole, once. The uid is checked
- * again: the mode is only enforced with default_permissions.
- */
-static int quota_apply(struct fs_ctx *ctx, struct fs_handle *h, bool commit)
-{
-	char why[SCHED_REASON_MAX];
-	unsigned long long npus = 0;
-	bool staging;
-	int r;
-
-	if (h->failed || !h->dirty)
-		return h->last_err;
-	if (h->len == 0)
-		return h->last_err = 0;
-	if (!h->may_operate)
-		return quota_refuse(ctx, h,
-				    "only root and members of operator_group may change a queue's "
-				    "quota",
-				    -EACCES);
-	if (quota_parse(h->buf, h->len, &npus) < 0)
-		return quota_refuse(ctx, h, "a quota is a decimal number of NPUs (0 = no limit)",
-				    -EINVAL);
-	snprintf(why, sizeof(why), "no queue %s", h->path.item);
-	staging = !commit && ctx->store && flush_is_openers(h);
-	pthread_mutex_lock(&ctx->lock);
-	if (npus > ctx->cluster->npus_total) {
-		quota_too_large(why, h->buf, h->len, ctx->cluster->npus_total);
-		r = -EINVAL;
-	} else if (!commit) {
-		/* applied when the last descriptor goes; durable from the opener's close on
-		 * (a number written in pieces through duplicates counts whole) */
-		r = staging ? fs_stage_put(ctx, "quota", h->path.item, "", h->uid, h->gid, NULL,
-					   0, h->buf, h->len)
-			    : 0;
-		fs_changed(ctx);
-		pthread_mutex_unlock(&ctx->lock);
-		return h->last_err = r;
-	} else {
-		r = sched_queue_set_quota(ctx->cluster, h->path.item, (unsigned)npus,
-					  fs_now_usec());
-	}
-	fs_stage_drop(ctx, "quota", h->path.item);
-	if (r == 0 && fs_config_refresh(ctx) < 0)
-		fs_log(ctx, 1, "cluster/config still shows the old quota of %s: out of memory",
-		       h->path.item);
-	fs_changed(ctx);
-	pthread_mutex_unlock(&ctx->lock);
-	if (r < 0)
-		return quota_refuse(ctx, h, why, r);
-	fs_log(ctx, npus && !ctx->cluster->conf->enable_quota_limit ? 1 : 2,
-	       "queues/%s/quota set to %llu %s by uid %u%s", h->path.item, npus,
-	       conf_plural(npus, "NPU", "NPUs"), (unsigned)h->uid,
-	       npus && !ctx->cluster->conf->enable_quota_limit ?
-		       ": not enforced, resource.enable_quota_limit is false (set it to true in "
-		       "the configuration and restart the daemon)" :
-		       "");
-	h->dirty = false;
-	return h->last_err = 0;
-}
-
-void fs_staged_replay(struct fs_ctx *ctx, const struct fs_staged *s)
-{
-	struct fs_handle h = { .uid = s->uid, .gid = s->gid };
-	char why[SCHED_REASON_MAX];
-	int r;
-
-	if (strcmp(s->kind, "quota") == 0) {
-		unsigned long long npus;
-
-		pthread_mutex_lock(&ctx->lock);
-		r = quota_parse(s->body, s->len, &npus) < 0 || npus > ctx->cluster->npus_total ?
-			    -EINVAL :
-			    sched_queue_set_quota(ctx->cluster, s->key, (unsigned)npus,
-						  fs_now_usec());
-		if (r == 0 && fs_config_refresh(ctx) < 0)
-			r = -ENOMEM;
-		fs_changed(ctx);
-		pthread_mutex_unlock(&ctx->lock);
-		fs_log(ctx, r < 0 ? 1 : 2, "queues/%s/quota %.*s accepted before the restart: %s",
-		       s->key, (int)strcspn(s->body, "\n"), s->body,
-		       r < 0 ? strerror(-r) : "applied");
-		return;
-	}
-	if (strcmp(s->kind, "spec") != 0 || !conf_job_name_is_valid(s->key))
-		return;
-	/* the handle its release would have had */
-	h.kind = s->ext[0] ? H_UPLOAD : H_SPEC;
-	h.path.kind = s->ext[0] ? FS_JOB_UPLOAD : FS_JOB_SPEC;
-	snprintf(h.path.job, sizeof(h.path.job), "%s", s->key);
-	snprintf(h.path.ext, sizeof(h.path.ext), "%s", s->ext);
-	h.buf = s->body;
-	h.len = s->len;
-	h.groups = s->groups;
-	h.group_count = s->group_count;
-	r = spec_process(ctx, &h, true, why);
-	if (r == 0)
-		log_submitted(ctx, s->key, h.uid);
-	fs_log(ctx, 2, "job %s: spec accepted before the restart, submitted now: %s", s->key,
-	       r < 0 ? why : "ok");
-}
-
 /*
  * Before a request that changed state returns: wait until the change is durable
  * (fs_store_sync). A change that could not be written fails the request with EIO.
@@ -1610,48 +700,16 @@ static int fs_write(const char *path, const char *data, size_t size, off_t off,
 	switch (h->kind) {
 	case H_UPLOAD:
 	case H_SPEC:
-		r = spec_write(ctx, h, data, size, off);
+		r = fs_spec_write(ctx, h, data, size, off);
 		break;
 	case H_HEALTH:
-		if (h->failed) {
-			r = h->last_err;
-			break;
-		}
-		r = memchr(data, '\0', size) ? -EINVAL :
-						buffer_put(h, data, size, (off_t)h->len,
-							   CONF_HEALTH_MAX_BYTES);
-		if (r == -EINVAL || r == -EFBIG) {
-			char why[SCHED_REASON_MAX];
-
-			/* the whole report is refused: nothing of it is applied at close */
-			snprintf(why, sizeof(why), "%s/health: %s", h->path.item,
-				 r == -EFBIG ? "the report is larger than 64 KiB" :
-					       "the report contains a NUL byte; it must be text");
-			health_refuse(ctx, h, why, r);
-			break;
-		}
-		/* lines already checked stay fine: only a write that ends one checks again */
-		if (r == 0 && (memchr(data, '\n', size) || memchr(data, '\r', size)))
-			r = health_check_start(ctx, h);
-		if (r == 0) {
-			h->dirty = true;
-			r = (int)size;
-		}
+		r = fs_health_write(ctx, h, data, size);
 		break;
 	case H_CTL:
-		if (memchr(data, '\0', size)) {
-			r = -EINVAL;
-			break;
-		}
-		/* ctl files are streams: append whatever the offset says */
-		r = buffer_put(h, data, size, (off_t)h->len, CTL_BUFFER_MAX_BYTES);
-		if (r == 0)
-			r = ctl_run(ctx, h, false);
-		if (r == 0)
-			r = (int)size;
+		r = fs_ctl_write(ctx, h, data, size);
 		break;
 	case H_QUOTA:
-		r = quota_write(ctx, h, data, size);
+		r = fs_quota_write(ctx, h, data, size);
 		break;
 	default:
 		r = -EBADF;
@@ -1671,13 +729,13 @@ static int fs_flush(const char *path, struct fuse_file_info *fi)
 		return 0;
 	pthread_mutex_lock(&h->mu);
 	if (h->kind == H_UPLOAD || h->kind == H_SPEC)
-		r = spec_flush(ctx, h);
+		r = fs_spec_flush(ctx, h);
 	else if (h->kind == H_CTL)
-		r = ctl_run(ctx, h, true);
+		r = fs_ctl_run(ctx, h, true);
 	else if (h->kind == H_HEALTH)
-		r = health_apply(ctx, h);
+		r = fs_health_apply(ctx, h);
 	else if (h->kind == H_QUOTA)
-		r = quota_apply(ctx, h, false);
+		r = fs_quota_apply(ctx, h, false);
 	pthread_mutex_unlock(&h->mu);
 	return durable(ctx, r);
 }
@@ -1697,26 +755,26 @@ static int fs_release(const char *path, struct fuse_file_info *fi)
 	uid = h->uid;
 	pthread_mutex_lock(&h->mu);
 	if (h->kind == H_UPLOAD || h->kind == H_SPEC)
-		submitted = spec_release(ctx, h); /* nobody sees an error; the files say it */
+		submitted = fs_spec_release(ctx, h); /* nobody sees an error; the files say it */
 	else if (h->kind == H_CTL)
-		ctl_run(ctx, h, true);
+		fs_ctl_run(ctx, h, true);
 	else if (h->kind == H_HEALTH)
-		health_apply(ctx, h);
+		fs_health_apply(ctx, h);
 	else if (h->kind == H_QUOTA)
-		quota_apply(ctx, h, true);
+		fs_quota_apply(ctx, h, true);
 	if (h->hold) { /* a release that did not submit (a spec truncated to nothing) */
 		pthread_mutex_lock(&ctx->lock);
 		sched_hold_drop(ctx->cluster, &h->hold);
 		pthread_mutex_unlock(&ctx->lock);
 	}
 	pthread_mutex_unlock(&h->mu);
-	upload_unregister(ctx, h);
+	fs_spec_upload_unregister(ctx, h);
 	pthread_mutex_lock(&ctx->lock);
 	handle_free_locked(ctx, h);
 	pthread_mutex_unlock(&ctx->lock);
 	durable(ctx, 0); /* nobody sees release's outcome; the close was the answer */
 	if (submitted) /* its pass has run (fs_store_sync) */
-		log_submitted(ctx, job, uid);
+		fs_spec_log_submitted(ctx, job, uid);
 	return 0;
 }
 

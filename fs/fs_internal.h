@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fs internals shared by the FUSE operations (fs_ops.c) and the files of each writable
+ * kind: job specs (fs_spec.c), ctl files (fs_ctl.c), health reports (fs_health.c),
+ * quotas (fs_quota.c), and what they share (fs_handle.c). Calls go one way: fs_ops.c
+ * calls the kind files, which call fs_handle.c (and fs_spec.c fs_quota.c for a staged
+ * quota). Not for use outside fs/.
+ *
+ * Locking, for every function below unless it says otherwise: called with the handle's
+ * own mutex held (h->mu) and without ctx->lock, which each takes as it needs (order:
+ * handle, then ctx->lock).
+ */
+#ifndef ASCEND_FS_INTERNAL_H
+#define ASCEND_FS_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "fs.h"
+
+/* What a ctl file buffers at most: a partial line and one write. */
+#define CTL_BUFFER_MAX_BYTES (64 * 1024)
+
+enum handle_kind {
+	H_SNAPSHOT,	/* read-only: bytes rendered at open() */
+	H_UPLOAD,	/* jobs/<name>.<ext> being written */
+	H_SPEC,		/* jobs/<name>/spec being written */
+	H_CTL,		/* a ctl file: one verb per line */
+	H_HEALTH,	/* nodes/<server>/health: an agent's report */
+	H_QUOTA,	/* queues/<queue>/quota: root writes a number */
+};
+
+struct fs_handle {
+	enum handle_kind kind;
+	struct fs_path path;
+	struct fs_view snap;	/* H_SNAPSHOT: bytes as of open() (a blob reference) */
+	char *buf;		/* H_UPLOAD, H_SPEC, H_CTL: what was written */
+	size_t len, cap;
+	bool dirty;	/* written since the last validation */
+	bool failed;	/* refused at write(): oversize or binary; the rejection is recorded */
+	bool checked;	/* H_UPLOAD, H_SPEC: a flush validated the buffer */
+	int last_err;	/* outcome of the last validation, repeated on further flushes */
+	char *last_why;	/* the last validation's refusal (NULL when it accepted) */
+	struct conf_job_spec *accepted; /* what the last validation accepted, submitted at
+				 * release under @hold */
+	struct sched_hold *hold;  /* the accepted job's record (sched_job_check_hold) */
+	uid_t uid;
+	gid_t gid;
+	bool may_operate;	  /* root or in operator_group as of open(): fs_may_operate() */
+	struct fs_proc_id opener; /* H_UPLOAD, H_SPEC, H_QUOTA: the process that opened it */
+	bool staged;		  /* H_UPLOAD, H_SPEC: what the last validation accepted is
+				   * staged (fs_stage_put) */
+	gid_t *groups;		  /* H_UPLOAD, H_SPEC: the writer's supplementary groups */
+	size_t group_count;
+	uint64_t job_serial;	  /* H_CTL on a job: the job it was opened on */
+	struct fs_upload *upload; /* H_UPLOAD, H_SPEC: entry in ctx->uploads */
+	pthread_mutex_t mu;
+	struct fs_handle *prev, *next; /* ctx->handles, so none outlives the daemon */
+};
+
+/* fs_handle.c */
+
+/*
+ * fs_handle_buffer_put() - write @size bytes of @data at @off into @h's buffer (kept
+ * NUL-terminated), growing it up to @max bytes. Returns 0, -EINVAL (@off leaves a hole),
+ * -EFBIG (past @max) or -ENOMEM.
+ */
+int fs_handle_buffer_put(struct fs_handle *h, const char *data, size_t size, off_t off,
+			 size_t max);
+
+/*
+ * fs_handle_flush_is_openers() - is the close being flushed (the current request's) by
+ * the process that opened @h? Only the opener's close stages what it accepted.
+ */
+bool fs_handle_flush_is_openers(const struct fs_handle *h);
+
+/*
+ * fs_refusal_note() - log @reason (borrowed; user bytes escaped) at @level and record it
+ * as a "refused" event of server @server (NULL: cluster/events). Takes ctx->lock.
+ */
+void fs_refusal_note(struct fs_ctx *ctx, int level, const char *server, const char *reason);
+
+/* fs_spec.c: jobs/<name>.<ext> (H_UPLOAD) and jobs/<name>/spec (H_SPEC) */
+
+/*
+ * fs_spec_upload_register() - register @h as the one writer of job @h->path.job's spec,
+ * with @ext ("" for jobs/<name>/spec) and the writer's @groups (@group_count, borrowed).
+ * Called with ctx->lock held (dropped and taken again around NSS). Returns 0, -EBUSY,
+ * -EMFILE (the user's max_uploads_per_user; a "refused" event says so) or -ENOMEM.
+ */
+int fs_spec_upload_register(struct fs_ctx *ctx, struct fs_handle *h, const char *ext,
+			    const gid_t *groups, size_t group_count);
+
+/* fs_spec_upload_unregister() - unlist and free @h's upload, if any (takes ctx->lock). */
+void fs_spec_upload_unregister(struct fs_ctx *ctx, struct fs_handle *h);
+
+/* fs_spec_write() - buffer a write; returns @size or the negative errno (refusals recorded). */
+int fs_spec_write(struct fs_ctx *ctx, struct fs_handle *h, const char *data, size_t size,
+		  off_t off);
+
+/* fs_spec_flush() - a close: say whether the spec would be accepted; submit nothing. */
+int fs_spec_flush(struct fs_ctx *ctx, struct fs_handle *h);
+
+/*
+ * fs_spec_release() - the last descriptor is gone: submit, or record the rejection.
+ * Returns whether it submitted a job (its pass may be owed: see fs_spec_log_submitted).
+ */
+bool fs_spec_release(struct fs_ctx *ctx, struct fs_handle *h);
+
+/*
+ * fs_spec_log_submitted() - log the state job @name (submitted by @uid) is in. Called
+ * after the request's durable() wait, when its deferred pass has run. Takes ctx->lock.
+ */
+void fs_spec_log_submitted(struct fs_ctx *ctx, const char *name, uid_t uid);
+
+/* fs_ctl.c: H_CTL */
+
+/* fs_ctl_write() - append a write and run its complete lines; returns @size or -errno. */
+int fs_ctl_write(struct fs_ctx *ctx, struct fs_handle *h, const char *data, size_t size);
+
+/*
+ * fs_ctl_run() - run the complete lines buffered in @h; with @all also a final partial
+ * one (close). The first refused line drops the rest. Returns 0 or its -errno.
+ */
+int fs_ctl_run(struct fs_ctx *ctx, struct fs_handle *h, bool all);
+
+/* fs_health.c: H_HEALTH */
+
+/* fs_health_write() - buffer a report's bytes; returns @size or -EINVAL/-EFBIG/-ENOMEM. */
+int fs_health_write(struct fs_ctx *ctx, struct fs_handle *h, const char *data, size_t size);
+
+/* fs_health_apply() - a close: apply the buffered report whole, or refuse it. */
+int fs_health_apply(struct fs_ctx *ctx, struct fs_handle *h);
+
+/* fs_quota.c: H_QUOTA */
+
+/* fs_quota_write() - buffer the number; returns @size or -EINVAL (refused) / -ENOMEM. */
+int fs_quota_write(struct fs_ctx *ctx, struct fs_handle *h, const char *data, size_t size);
+
+/*
+ * fs_quota_apply() - check the buffered quota at a close, staging it from the opener's;
+ * apply it with @commit (the release). Returns 0 or -EINVAL/-EACCES/-ENOMEM.
+ */
+int fs_quota_apply(struct fs_ctx *ctx, struct fs_handle *h, bool commit);
+
+/* fs_quota_replay() - apply staged quota @s (borrowed) at start, as its release would. */
+void fs_quota_replay(struct fs_ctx *ctx, const struct fs_staged *s);
+
+#endif
