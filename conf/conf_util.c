@@ -698,6 +698,16 @@ int conf_out_finish(struct conf_out *o, char **ret_buf, size_t *ret_len)
 		conf_out_free(o);
 		return -ENOMEM;
 	}
+	/* kept for the life of a job (its spec file): no slack of the doubling above */
+	if (o->cap > o->len + 1) {
+		char *p = realloc(o->buf, o->len + 1);
+
+		if (!p) {
+			conf_out_free(o);
+			return -ENOMEM;
+		}
+		o->buf = p;
+	}
 	*ret_buf = o->buf;
 	*ret_len = o->len;
 	o->buf = NULL;

@@ -443,7 +443,7 @@ struct batch {
 	size_t removed_count;
 	struct batch_server *servers;
 	size_t server_count;
-	struct sched_event *events;	/* copies; line owned */
+	struct sched_event *events;	/* copies (sched_event_copy) */
 	size_t event_count;
 	char *meta;
 	bool staged_all;		/* clear the staged table, then write staged_list */
@@ -457,7 +457,7 @@ static void batch_free(struct batch *b)
 	for (size_t i = 0; i < b->server_count; i++)
 		free(b->servers[i].doc);
 	for (size_t i = 0; i < b->event_count; i++)
-		free(b->events[i].line);
+		sched_event_release(&b->events[i]);
 	while (b->staged_list) {
 		struct fs_staged *s = b->staged_list;
 
@@ -576,9 +576,7 @@ static int batch_collect(struct fs_ctx *ctx, struct batch *b)
 	     e = sched_event_next(c, e->seq)) {
 		struct sched_event *d = &b->events[b->event_count];
 
-		*d = *e;
-		d->line = e->line ? strdup(e->line) : NULL;
-		if (e->line && !d->line)
+		if (sched_event_copy(d, e) < 0)
 			goto nomem;
 		b->event_count++;
 	}

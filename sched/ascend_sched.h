@@ -379,18 +379,43 @@ enum sched_event_kind {
 /* sched_event_kind_name() - "submitted", "placed", ... (static string). */
 const char *sched_event_kind_name(enum sched_event_kind k);
 
+/*
+ * One kept event. Its strings live in one allocation sized to their content: @line, its
+ * rendered JSON line (line_len bytes and a NUL), followed by the NUL-terminated @job,
+ * @server and @reason, which point into it. When that allocation failed, @line is NULL
+ * and the three strings are "" (static): readers skip an event without a line. The
+ * slots of the ring (struct sched_cluster.events) are valid from event_head for
+ * event_count entries only. Copy one with sched_event_copy(), never by assignment.
+ */
 struct sched_event {
 	uint64_t seq;		/* 1, 2, 3 ... never reused, no gaps */
 	uint64_t time_usec;
 	enum sched_event_kind kind;
-	char job[CONF_NAME_MAX + 1];	/* "" when not about a job */
-	char server[CONF_NAME_MAX + 1]; /* "" when not about a server */
-	int npu;			/* -1 when not about one NPU */
-	const char *state;		/* job state after the event, or NULL; static */
-	char reason[SCHED_REASON_MAX];
-	char *line;			/* owned: the JSON line, rendered when added */
+	int npu;		/* -1 when not about one NPU */
+	const char *state;	/* job state after the event, or NULL; static */
+	const char *job;	/* "" when not about a job; in @line's allocation */
+	const char *server;	/* "" when not about a server; likewise */
+	const char *reason;	/* at most SCHED_REASON_MAX - 1 bytes; likewise */
+	char *line;		/* owned: the JSON line, rendered when added, then the
+				 * strings above */
 	size_t line_len;
 };
+
+/*
+ * sched_event_size() - bytes of @e's own allocation (its line and strings), 0 without
+ * one. What struct sched_cluster.event_bytes sums.
+ */
+size_t sched_event_size(const struct sched_event *e);
+
+/*
+ * sched_event_copy() - make @dst a copy of @src (borrowed) with an allocation of its own
+ * (release it with sched_event_release()). Returns 0 or -ENOMEM (then @dst is a copy
+ * without a line, which owns nothing).
+ */
+int sched_event_copy(struct sched_event *dst, const struct sched_event *src);
+
+/* sched_event_release() - free what a copy owns; @e is then an event without a line. */
+void sched_event_release(struct sched_event *e);
 
 struct sched_cluster {
 	struct conf_cluster *conf;	/* owned */
@@ -411,8 +436,11 @@ struct sched_cluster {
 					 * (sched_devip.c); NULL without memory */
 	uint64_t next_queue_seq;
 	uint64_t next_job_serial;
-	struct sched_event *events;	/* ring of event_cap, grown up to conf->event_history */
+	struct sched_event *events;	/* ring of event_cap slots, grown (doubling, not
+					 * zeroed ahead of use) up to conf->event_history */
 	size_t event_head, event_count, event_cap;
+	size_t event_bytes;		/* the kept events' own allocations:
+					 * sum of sched_event_size() */
 	uint64_t next_event_seq;
 	uint64_t version;		/* bumped on every change anywhere */
 	uint64_t recoveries;		/* jobs moved off failed NPUs or servers */

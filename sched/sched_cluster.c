@@ -85,7 +85,7 @@ int sched_cluster_new(struct conf_cluster *conf, struct sched_cluster **ret)
 	c->switch_names = calloc(conf->server_count ? conf->server_count : 1, sizeof(char *));
 	c->event_cap = conf->event_history < 64 ? conf->event_history : 64; /* grows to
 			 * conf->event_history, then wraps */
-	c->events = calloc(c->event_cap, sizeof(*c->events));
+	c->events = malloc(c->event_cap * sizeof(*c->events));
 	c->queue_used = calloc(conf->queue_count ? conf->queue_count : 1, sizeof(*c->queue_used));
 	c->queue_quota_file = calloc(conf->queue_count ? conf->queue_count : 1,
 				     sizeof(*c->queue_quota_file));
@@ -435,64 +435,144 @@ unsigned sched_job_total_npus(const struct sched_job *j)
 	return n;
 }
 
-struct sched_event *sched_event_slot(struct sched_cluster *c)
+size_t sched_event_size(const struct sched_event *e)
+{
+	if (!e->line)
+		return 0;
+	return (size_t)(e->reason + strlen(e->reason) + 1 - e->line);
+}
+
+void sched_event_release(struct sched_event *e)
+{
+	free(e->line);
+	e->line = NULL;
+	e->line_len = 0;
+	e->job = e->server = e->reason = "";
+}
+
+int sched_event_copy(struct sched_event *dst, const struct sched_event *src)
+{
+	size_t n = sched_event_size(src);
+
+	*dst = *src;
+	if (!src->line)
+		return 0;
+	dst->line = malloc(n);
+	if (!dst->line) {
+		sched_event_release(dst);
+		return -ENOMEM;
+	}
+	memcpy(dst->line, src->line, n);
+	dst->job = dst->line + (src->job - src->line);
+	dst->server = dst->line + (src->server - src->line);
+	dst->reason = dst->line + (src->reason - src->line);
+	return 0;
+}
+
+/*
+ * The next slot of the ring, its old event (if any) released. Growing only while the
+ * ring has not wrapped (head 0) keeps it linear, so realloc moves it whole; the new part
+ * is left untouched (no memset): slots are read only below event_count, so the pages
+ * of a ring that never fills are never faulted in.
+ */
+static struct sched_event *event_slot(struct sched_cluster *c)
 {
 	struct sched_event *e;
-	size_t slot;
 
 	if (c->event_count == c->event_cap && c->event_cap < c->conf->event_history) {
-		/* still linear (head 0) until the ring first fills: grow in place */
 		size_t cap = c->event_cap * 2;
 		struct sched_event *n;
 
 		if (cap > c->conf->event_history)
 			cap = c->conf->event_history;
 		n = realloc(c->events, cap * sizeof(*n));
-
 		if (n) {
-			memset(n + c->event_cap, 0, (cap - c->event_cap) * sizeof(*n));
 			c->events = n;
 			c->event_cap = cap;
 		}
 	}
 	if (c->event_count < c->event_cap) {
-		slot = (c->event_head + c->event_count) % c->event_cap;
+		e = &c->events[(c->event_head + c->event_count) % c->event_cap];
 		c->event_count++;
 	} else {
 		/* full (or could not grow): the oldest event makes room */
-		slot = c->event_head;
+		e = &c->events[c->event_head];
 		c->event_head = (c->event_head + 1) % c->event_cap;
+		c->event_bytes -= sched_event_size(e);
+		free(e->line);
 	}
-	e = &c->events[slot];
-	free(e->line);
-	memset(e, 0, sizeof(*e));
-	e->seq = c->next_event_seq++;
-	c->version++;
 	return e;
+}
+
+/* Copy @src (NULL: "") into @dst of @size bytes, cut to fit; returns its length. */
+static size_t copy_cut(char *dst, size_t size, const char *src)
+{
+	size_t n = src ? strnlen(src, size - 1) : 0;
+
+	memcpy(dst, src ? src : "", n);
+	dst[n] = '\0';
+	return n;
+}
+
+void sched_event_put(struct sched_cluster *c, uint64_t time_usec, enum sched_event_kind kind,
+		     const char *job, const char *server, int npu, const char *state,
+		     const char *reason, const char *line)
+{
+	/* cut as the fields always were (names never exceed CONF_NAME_MAX) */
+	char job_cut[CONF_NAME_MAX + 1], server_cut[CONF_NAME_MAX + 1];
+	char reason_cut[SCHED_REASON_MAX];
+	size_t job_len = copy_cut(job_cut, sizeof(job_cut), job);
+	size_t server_len = copy_cut(server_cut, sizeof(server_cut), server);
+	size_t reason_len = copy_cut(reason_cut, sizeof(reason_cut), reason);
+	size_t extra = job_len + server_len + reason_len + 3;
+	struct sched_event *e = event_slot(c);
+	char *p;
+
+	*e = (struct sched_event){
+		.seq = c->next_event_seq++,
+		.time_usec = time_usec,
+		.kind = kind,
+		.npu = npu,
+		.state = state,
+		.job = job_cut,
+		.server = server_cut,
+		.reason = reason_cut,
+	};
+	if (line) {
+		e->line_len = strlen(line);
+		e->line = malloc(e->line_len + 1 + extra);
+		if (e->line)
+			memcpy(e->line, line, e->line_len + 1);
+	} else {
+		e->line = sched_event_render_line(e, extra, &e->line_len);
+	}
+	if (!e->line) {
+		sched_event_release(e);
+	} else {
+		p = e->line + e->line_len + 1;
+		e->job = memcpy(p, job_cut, job_len + 1);
+		p += job_len + 1;
+		e->server = memcpy(p, server_cut, server_len + 1);
+		p += server_len + 1;
+		e->reason = memcpy(p, reason_cut, reason_len + 1);
+		c->event_bytes += e->line_len + 1 + extra;
+	}
+	c->version++;
 }
 
 void sched_event_add(struct sched_cluster *c, uint64_t now_usec, enum sched_event_kind kind,
 		     const struct sched_job *j, const char *server, int npu, const char *fmt, ...)
 {
-	struct sched_event *e = sched_event_slot(c);
+	char reason[SCHED_REASON_MAX] = "";
 	va_list ap;
 
-	e->time_usec = now_usec;
-	e->kind = kind;
-	e->npu = npu;
-	if (j) {
-		snprintf(e->job, sizeof(e->job), "%s", j->name);
-		e->state = sched_job_state_name(j->state);
-	}
-	if (server)
-		snprintf(e->server, sizeof(e->server), "%s", server);
 	if (fmt) {
 		va_start(ap, fmt);
-		vsnprintf(e->reason, sizeof(e->reason), fmt, ap);
+		vsnprintf(reason, sizeof(reason), fmt, ap);
 		va_end(ap);
 	}
-	sched_event_render_line(e); /* on failure the event is kept without its line */
-	c->version++;
+	sched_event_put(c, now_usec, kind, j ? j->name : NULL, server, npu,
+			j ? sched_job_state_name(j->state) : NULL, reason, NULL);
 }
 
 void sched_cluster_note_refusal(struct sched_cluster *c, const char *server, const char *reason,

@@ -29,10 +29,15 @@ void sched_event_add(struct sched_cluster *c, uint64_t now_usec, enum sched_even
 	__attribute__((format(printf, 7, 8)));
 
 /*
- * sched_event_slot() - a new, zeroed event with the next sequence number (the oldest is
- * dropped when the ring is full); the caller fills in the rest. Never fails.
+ * sched_event_put() - append an event with the next sequence number and these fields
+ * (strings borrowed, copied into the event's one allocation; NULL means ""; @reason cut
+ * at SCHED_REASON_MAX - 1 bytes; @state static or NULL; @line its rendered JSON line,
+ * rendered here when NULL). The oldest event is dropped when the ring is full. Never
+ * fails: without memory the event is kept without its line (and with "" strings).
  */
-struct sched_event *sched_event_slot(struct sched_cluster *c);
+void sched_event_put(struct sched_cluster *c, uint64_t time_usec, enum sched_event_kind kind,
+		     const char *job, const char *server, int npu, const char *state,
+		     const char *reason, const char *line);
 
 /*
  * sched_job_transition() - the one place a job changes state. Checks the transition is
@@ -130,10 +135,11 @@ bool sched_fits_when_idle(const struct sched_cluster *c, unsigned npus,
 			  const struct conf_server_type *type);
 
 /*
- * sched_event_render_line() - render @e as one compact JSON object into e->line
- * (replacing what was there). Returns 0 or -ENOMEM (e->line left as it was).
+ * sched_event_render_line() - @e (its fields; e->line is not read) as one compact JSON
+ * object: a new string (free()) of *ret_len bytes, with room for @extra bytes after its
+ * NUL. NULL without memory.
  */
-int sched_event_render_line(struct sched_event *e);
+char *sched_event_render_line(const struct sched_event *e, size_t extra, size_t *ret_len);
 
 /*
  * sched_job_recover() - a fault took NPUs from running job @j: restarts + 1; beyond

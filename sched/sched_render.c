@@ -1043,20 +1043,29 @@ static json_t *event_json(const struct sched_event *e)
 	return o;
 }
 
-int sched_event_render_line(struct sched_event *e)
+char *sched_event_render_line(const struct sched_event *e, size_t extra, size_t *ret_len)
 {
 	json_t *o = event_json(e);
 	char *line = o && !json_failed ? json_dumps(o, JSON_COMPACT) : NULL;
+	size_t len;
 
 	json_failed = 0;
 	json_decref(o);
 	if (!line)
-		return -ENOMEM;
-	free(e->line);
-	e->line_len = strlen(line);
-	line[e->line_len] = '\0';
-	e->line = line;
-	return 0;
+		return NULL;
+	len = strlen(line);
+	if (extra) {
+		/* the event's strings go after it, in the same allocation */
+		char *n = realloc(line, len + 1 + extra);
+
+		if (!n) {
+			free(line);
+			return NULL;
+		}
+		line = n;
+	}
+	*ret_len = len;
+	return line;
 }
 
 int sched_render_events(const struct sched_cluster *c, const char *job, char **ret,

@@ -1087,7 +1087,6 @@ int sched_event_load(struct sched_cluster *c, uint64_t seq, uint64_t time_usec, 
 		     const char *job, const char *server, int npu, const char *state,
 		     const char *reason, const char *line)
 {
-	struct sched_event *e;
 	int k = -1, s = -1;
 
 	for (int i = 0; i < SCHED_EV_KIND_COUNT; i++)
@@ -1099,33 +1098,18 @@ int sched_event_load(struct sched_cluster *c, uint64_t seq, uint64_t time_usec, 
 	    (c->event_count > 0 && seq != c->next_event_seq))
 		return -EINVAL;
 	c->next_event_seq = seq;
-	e = sched_event_slot(c);
-	e->time_usec = time_usec;
-	e->kind = (enum sched_event_kind)k;
-	e->npu = npu;
-	e->state = state ? sched_job_state_name((enum sched_job_state)s) : NULL;
-	snprintf(e->job, sizeof(e->job), "%s", job ? job : "");
-	snprintf(e->server, sizeof(e->server), "%s", server ? server : "");
-	snprintf(e->reason, sizeof(e->reason), "%s", reason ? reason : "");
-	if (line) {
-		e->line = strdup(line);
-		e->line_len = e->line ? strlen(line) : 0;
-	}
-	if (!e->line)
-		sched_event_render_line(e);
+	sched_event_put(c, time_usec, (enum sched_event_kind)k, job, server, npu,
+			state ? sched_job_state_name((enum sched_job_state)s) : NULL, reason, line);
 	return 0;
 }
 
 void sched_event_forget_all(struct sched_cluster *c)
 {
-	for (size_t i = 0; i < c->event_count; i++) {
-		struct sched_event *e = &c->events[(c->event_head + i) % c->event_cap];
-
-		free(e->line);
-		e->line = NULL;
-	}
+	for (size_t i = 0; i < c->event_count; i++)
+		free(c->events[(c->event_head + i) % c->event_cap].line);
 	c->event_head = 0;
 	c->event_count = 0;
+	c->event_bytes = 0;
 	c->version++;
 }
 

@@ -2,10 +2,13 @@
 # Durable state (issue 5): submissions per second through the mount with every close
 # committed to SQLite before it returns, against the same daemon with --state-dir=none
 # in the same run; the restart time with 10,000 jobs in the store, against a start on an
-# empty store; and the daemon's memory (VmRSS) with 10,000 jobs on 1,024 servers (8,192
-# NPUs) against the same cluster empty. Prints figures and ratios; asserts nothing about
+# empty store; and the daemon's memory (VmRSS, VmHWM) with 10,000 jobs on 1,024 servers
+# (8,192 NPUs), after every file of the mount was read, against the same cluster empty
+# (every file read too) in the same run. Prints figures and ratios; asserts nothing about
 # time.
 # Usage: bench_store.sh ASCENDFS BENCH_SUBMIT SRCDIR  (BENCH_JOBS=N total, default 10000)
+#   BENCH_STORE_PARTS="throughput memory" (default both): which parts run
+#   BENCH_MEM_JOBS="10000 100000" (default 10000): the job counts of the memory part
 set -u
 ASCENDFS=$(realpath "$1")
 SUBMIT=$(realpath "$2")
@@ -17,6 +20,9 @@ BATCH=2000
 it_setup
 CONFIG=$SRC/examples/ascend_cluster.yaml
 STATE=$IT_WORK/state
+
+PARTS=${BENCH_STORE_PARTS:-throughput memory}
+MEM_JOBS=${BENCH_MEM_JOBS:-$JOBS}
 
 msec() { echo $(($(date +%s%N) / 1000000)); }
 
@@ -32,6 +38,7 @@ submit() { # PREFIX COUNT -> "ok failed seconds rate"
 	"$SUBMIT" "$IT_MNT" "$1" "$2" "$CLIENTS"
 }
 
+if [[ " $PARTS " == *" throughput "* ]]; then
 echo "# $BATCH submissions of 'npus: 1' from $CLIENTS threads (open+write+close, as cp)"
 start_timed --state-dir=none || exit 1
 read -r ok_m fail_m sec_m rate_m < <(submit mem $BATCH)
@@ -72,9 +79,13 @@ printf '  exec to usable mount: %s ms (empty store: %s ms)\n' "$restart_ms" "$st
 printf '  daemon: %s\n' "${line#*info: }"
 check_eq "every job record restored" "$records" "$restored"
 it_stop >/dev/null
+fi
 
 # ---- memory: 1,024 Atlas 800T A2 servers (8,192 NPUs) under 64 leaf switches ----------
-rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$IT_PID/status"; }
+[[ " $PARTS " == *" memory "* ]] || { it_finish; exit 0; }
+status_kib() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$IT_PID/status"; }
+# every file of the mount, read whole (the render caches and snapshots of each kind)
+read_all() { find "$IT_MNT" -type f -exec cat {} + >/dev/null 2>&1; }
 BIG=$IT_WORK/cluster1024.yaml
 {
 	printf 'cluster:\n  name: bench-8192\nresource:\n  total_npu: 8192\nservers:\n'
@@ -84,21 +95,30 @@ BIG=$IT_WORK/cluster1024.yaml
 	done
 } >"$BIG"
 CONFIG=$BIG
-start_timed --state-dir "$IT_WORK/state-big" || exit 1
-rss_empty=$(rss_kib)
-left=$JOBS
-n=0
-while [ "$left" -gt 0 ]; do
-	k=$((left > BATCH ? BATCH : left))
-	submit "big$n" "$k" >/dev/null
-	left=$((left - k))
-	n=$((n + 1))
+printf '\ndaemon memory, 1,024 servers / 8,192 NPUs, after every file was read (MiB):\n'
+printf '%-10s %8s %8s %8s %8s %10s %8s\n' jobs "RSS" "HWM" "empty" "emptyHWM" "KiB/job" "read s"
+for mem_jobs in $MEM_JOBS; do
+	rm -rf "$IT_WORK/state-big"
+	start_timed --state-dir "$IT_WORK/state-big" || exit 1
+	read_all
+	rss_empty=$(status_kib VmRSS)
+	hwm_empty=$(status_kib VmHWM)
+	left=$mem_jobs
+	n=0
+	while [ "$left" -gt 0 ]; do
+		k=$((left > BATCH ? BATCH : left))
+		submit "big$n" "$k" >/dev/null
+		left=$((left - k))
+		n=$((n + 1))
+	done
+	t0=$(msec)
+	read_all
+	read_ms=$(($(msec) - t0))
+	rss_full=$(status_kib VmRSS)
+	hwm_full=$(status_kib VmHWM)
+	awk -v j="$mem_jobs" -v a="$rss_full" -v h="$hwm_full" -v b="$rss_empty" -v hb="$hwm_empty" \
+		-v ms="$read_ms" 'BEGIN { printf "%-10s %8.1f %8.1f %8.1f %8.1f %10.2f %8.1f\n",
+		j, a / 1024, h / 1024, b / 1024, hb / 1024, (a - b) / j, ms / 1000 }'
+	it_stop >/dev/null
 done
-cat "$IT_MNT/cluster/status" >/dev/null
-rss_full=$(rss_kib)
-printf '\ndaemon memory (VmRSS), 1,024 servers / 8,192 NPUs: empty %s MiB, with %s jobs %s MiB' \
-	$((rss_empty / 1024)) "$JOBS" $((rss_full / 1024))
-awk -v a="$rss_full" -v b="$rss_empty" -v n="$JOBS" \
-	'BEGIN { printf " (%.2fx; %.1f KiB per job)\n", a / b, (a - b) / n }'
-it_stop >/dev/null
 it_finish

@@ -72,8 +72,7 @@ static void save_all(const struct sched_cluster *c, struct saved *s)
 	     e = sched_event_next(c, e->seq)) {
 		struct sched_event *d = &s->events[s->event_count++];
 
-		*d = *e;
-		d->line = strdup(e->line);
+		assert_int_equal(sched_event_copy(d, e), 0);
 		assert_non_null(d->line);
 	}
 }
