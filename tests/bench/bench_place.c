@@ -111,8 +111,11 @@ static char *cluster_yaml(const char *queues, size_t *ret_len)
 
 	if (!f)
 		return NULL;
-	fprintf(f, "cluster:\n  name: bench\n  scheduler_ip: 10.0.0.1\n"
-		   "resource:\n  total_npu: %d\n  allow_mix_task: true\n",
+	fprintf(f, "cluster:\n  name: bench\n  scheduler_ip: 10.0.0.1\n");
+	/* 16,000 fill jobs of one owner at 16,384 servers: above the default tenth */
+	if (servers > 1024)
+		fprintf(f, "  max_job_count_per_user: 100000\n");
+	fprintf(f, "resource:\n  total_npu: %d\n  allow_mix_task: true\n",
 		servers * NPUS_PER_SERVER);
 	if (queues)
 		fprintf(f, "queues:\n%s", queues);
