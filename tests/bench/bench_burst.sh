@@ -24,7 +24,7 @@ bench_cluster "$CONFIG" 1024 "max_job_count: 400000"
 
 # burst N STATE_ARG: prints "ms_until_placed_or_pending submit_ms running pending other reasons_seen sampled"
 burst() {
-	local n=$1 t0 t1 t2 ok fail r p o tot
+	local n=$1 t0 t1 t2 ok fail r p o
 	rm -rf "$IT_WORK/state"
 	it_start "$ASCENDFS" "$CONFIG" "$2" >/dev/null || return 1
 	t0=$(bench_msec)
@@ -32,10 +32,12 @@ burst() {
 	t1=$(bench_msec)
 	[ "$fail" = 0 ] || echo "# burst $n: $fail submissions failed" >&2
 	while :; do
-		read -r r p o tot < <(bench_jobs_by_state "$IT_MNT")
+		bench_jobs_by_state "$IT_MNT"
+		r=$JOBS_RUNNING p=$JOBS_PENDING o=$JOBS_OTHER
 		[ $((r + p)) -ge "$ok" ] && break
-		[ $(($(bench_msec) - t0)) -gt 600000 ] && { echo "# burst $n: not settled after 600 s" >&2; break; }
-		sleep 0.01
+		bench_nap 0.005
+		bench_now
+		[ $((NOW_MS - t0)) -gt 600000 ] && { echo "# burst $n: not settled after 600 s" >&2; break; }
 	done
 	t2=$(bench_msec)
 	# pending with a reason: a sample of the pending jobs (untimed)

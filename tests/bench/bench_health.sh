@@ -26,14 +26,17 @@ CONFIG=$IT_WORK/cluster.yaml
 	for s in $(seq 1 "$N"); do
 		printf '  - name: node-%03d\n    host_ip: 10.1.%d.%d\n    type: atlas800t-a2\n' \
 			"$s" $((s / 250)) $((s % 250 + 1))
-		printf '    switch: leaf-%d\n    device_ips: [' $(((s - 1) / 16 + 1))
-		for d in 0 1 2 3 4 5 6 7; do
-			printf '%s10.%d.%d.%d' "$([ $d = 0 ] || echo ', ')" $((30 + s / 250)) "$d" $((s % 250 + 1))
+		printf '    switch: leaf-%d\n    device_ips: [10.%d.0.%d' $(((s - 1) / 16 + 1)) \
+			$((30 + s / 250)) $((s % 250 + 1))
+		for d in 1 2 3 4 5 6 7; do
+			printf ', 10.%d.%d.%d' $((30 + s / 250)) "$d" $((s % 250 + 1))
 		done
 		printf ']\n'
 	done
 } >"$CONFIG"
+t0=$(bench_msec)
 it_start "$ASCENDFS" "$CONFIG" --state-dir "$IT_WORK/state" >/dev/null || exit 1
+echo "# set-up and start: $((($(bench_msec) - t_part) / 1000)) s (start alone $((($(bench_msec) - t0) / 1000)) s)"
 printf 'npus: 512\nparallel: {tp: 8, pp: 8}\nmax_restarts: 1000\n' >"$IT_MNT/jobs/bench512.yaml"
 st=$(cat "$IT_MNT/jobs/bench512/status")
 [ "$st" = running ] || { echo "bench512: $st: $(cat "$IT_MNT/jobs/bench512/status.json")"; exit 1; }
@@ -51,6 +54,8 @@ read -r _ reps_done < <(grep "^reps" <<<"$out")
 check_eq "one generation per report" "$((${reps_done:-0} + 1))" "${gen:-none}"
 bench_row "health report to the new rank table readable through the mount, durable, p99" \
 	"${f99:-n/a} ms (p50 ${f50:-n/a})" "plain report write+close: p99 ${p99:-n/a} ms (p50 ${p50:-n/a})" "< 5 ms"
+t0=$(bench_msec)
 it_stop >/dev/null
+echo "stop: $((($(bench_msec) - t0) / 1000)) s"
 echo "part took $((($(bench_msec) - t_part) / 1000)) s"
 it_finish

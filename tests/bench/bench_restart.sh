@@ -27,14 +27,15 @@ grep -q 'max_job_count: 400000' "$CONFIG" || { echo "cannot set max_job_count in
 # start_usable STATE N: exec to a mount whose cluster/status counts N jobs; START_MS: how
 # long that took (not in a subshell: it_stop needs the daemon's pid)
 start_usable() {
-	local t0 tot
+	local t0
 	t0=$(bench_msec)
 	it_start "$ASCENDFS" "$CONFIG" --state-dir "$1" >/dev/null || return 1
 	while :; do
-		read -r _ _ _ tot < <(bench_jobs_by_state "$IT_MNT")
-		[ "${tot:-0}" -ge "$2" ] && break
-		[ $(($(bench_msec) - t0)) -gt 600000 ] && { echo "# $tot of $2 records after 600 s" >&2; break; }
-		sleep 0.01
+		bench_jobs_by_state "$IT_MNT"
+		[ "$JOBS_TOTAL" -ge "$2" ] && break
+		bench_nap 0.005
+		bench_now
+		[ $((NOW_MS - t0)) -gt 600000 ] && { echo "# $JOBS_TOTAL of $2 records after 600 s" >&2; break; }
 	done
 	START_MS=$(($(bench_msec) - t0))
 }
@@ -59,12 +60,14 @@ for n in $SIZES; do
 		k=$((k + 1))
 	done
 	fill_sec=$((($(bench_msec) - t0) / 1000))
-	read -r _ _ _ held < <(bench_jobs_by_state "$IT_MNT")
+	bench_jobs_by_state "$IT_MNT"
+	held=$JOBS_TOTAL
 	it_stop >/dev/null
 	db_mib=$(($(stat -c %s "$st/ascendfs.db") / 1048576))
 	start_usable "$st" "$held" || exit 1
 	ms=$START_MS
-	read -r _ _ _ got < <(bench_jobs_by_state "$IT_MNT")
+	bench_jobs_by_state "$IT_MNT"
+	got=$JOBS_TOTAL
 	line=$(grep 'restored' "$IT_LOG" | tail -1)
 	it_stop >/dev/null
 	# the empty start again, right after: the same machine load

@@ -65,7 +65,7 @@ fallback() {
 		;;
 	cat)
 		awk '/^through the mount/ { m = $(NF - 2) } /^same bytes on/ { t = $(NF - 2) }
-			/^ratio mount\/tmpfs/ { r = $4 }
+			/^ratio mount\/tmpfs/ { r = $4; sub(/,$/, "", r) }
 			END { if (m != "") printf "TABLE|open+read+close of a 512-rank ranktable.json vs the same bytes on tmpfs|%s (p50 %s us)|tmpfs p50 %s us|<= 3x\n", r, m, t }' "$log"
 		;;
 	store)
