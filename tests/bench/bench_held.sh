@@ -1,61 +1,101 @@
 #!/usr/bin/env bash
-# Submissions per second against the jobs held (issue 16): 'npus: 1' specs from 32
-# threads into the example cluster (128 NPUs, so nearly every job stays pending), each
-# close durable before it returns; measured with 0 jobs held, then after filling the
-# daemon up to each of BENCH_HELD (default "10000 20000"), with --state-dir=none in the
-# same run as the reference. With REF_ASCENDFS=<another ascendfs binary> (e.g. main's,
-# built in a scratch dir) that binary is measured too, in the same run, for a
-# before/after. Prints one row per binary and store: the rates and rate(held)/rate(0).
-# Asserts nothing about time.
-# Usage: bench_held.sh ASCENDFS BENCH_SUBMIT SRCDIR
+# Issue 16, row 1: durable submissions per second through the mount, 32 threads, as a
+# function of the jobs the daemon already holds. One daemon with a state dir on the
+# 16-server example cluster (128 NPUs, so almost every held job stays pending): for each
+# H of BENCH_HELD_LEVELS, fill up to H jobs held, then time a batch of BENCH_HELD_BATCH
+# submissions (bench_submit: open+write+close, as cp; a close returns once the job is
+# durable and accepted). References from the same run: the rate at 0 held, and the same
+# daemon with --state-dir=none (at 0 held; at every level too with BENCH_HELD_MEM=curve).
+# Writes held.dat and, when gnuplot is there, held.png into OUTDIR. Prints figures;
+# asserts nothing about time.
+# Usage: bench_held.sh ASCENDFS BENCH_SUBMIT SRCDIR OUTDIR
+#   BENCH_HELD_LEVELS="0 1000 2500 5000 10000 20000"  BENCH_HELD_BATCH=1000
+#   BENCH_HELD_MEM=zero|curve  BENCH_HELD_CONFIG=cluster.yaml
 set -u
 ASCENDFS=$(realpath "$1")
 SUBMIT=$(realpath "$2")
 SRC=$(realpath "$3")
-HELD=${BENCH_HELD:-10000 20000}
-SAMPLE=${BENCH_SAMPLE:-2000}
+OUT=$(mkdir -p "$4" && realpath "$4")
+LEVELS=${BENCH_HELD_LEVELS:-0 1000 2500 5000 10000 20000}
+BATCH=${BENCH_HELD_BATCH:-1000}
+MEM=${BENCH_HELD_MEM:-zero}
 CLIENTS=32
-FILL=2000
 . "$SRC/tests/integration/lib.sh"
+. "$SRC/tests/bench/bench_lib.sh"
 it_setup
-CONFIG=$SRC/examples/ascend_cluster.yaml
+CONFIG=${BENCH_HELD_CONFIG:-$SRC/examples/ascend_cluster.yaml}
+t_part=$(bench_msec)
 
-# one row: BIN LABEL STATE-ARGS...
-measure() {
-	local bin=$1 label=$2 held=0 row rate0 rate n=0 k
-	shift 2
-	it_start "$bin" "$CONFIG" "$@" >/dev/null || return 1
-	read -r _ _ _ rate0 < <("$SUBMIT" "$IT_MNT" s0 "$SAMPLE" "$CLIENTS")
-	held=$SAMPLE
-	row=$(printf '%-28s %9s' "$label" "$rate0")
-	for target in $HELD; do
-		while [ "$held" -lt "$target" ]; do
-			k=$((target - held > FILL ? FILL : target - held))
-			"$SUBMIT" "$IT_MNT" "fill$n" "$k" "$CLIENTS" >/dev/null
-			held=$((held + k))
+# curve STATE_ARGS...: one daemon; prints "H rate" per level
+curve() {
+	local held=0 h n=0 ok fail sec rate
+	it_start "$ASCENDFS" "$CONFIG" "$@" >/dev/null || return 1
+	for h in $LEVELS; do
+		while [ "$held" -lt "$h" ]; do
+			k=$((h - held > 5000 ? 5000 : h - held))
+			read -r ok fail _ _ < <("$SUBMIT" "$IT_MNT" "fill$n" "$k" $CLIENTS)
+			held=$((held + ok))
 			n=$((n + 1))
+			[ "$fail" = 0 ] || { echo "# fill: $fail submissions failed" >&2; break 2; }
 		done
-		read -r _ _ _ rate < <("$SUBMIT" "$IT_MNT" "s$target" "$SAMPLE" "$CLIENTS")
-		held=$((held + SAMPLE))
-		row+=$(awk -v r="$rate" -v z="$rate0" 'BEGIN { printf " %9s (%.2fx)", r, r / z }')
+		read -r ok fail sec rate < <("$SUBMIT" "$IT_MNT" "at$h" "$BATCH" $CLIENTS)
+		[ "$fail" = 0 ] || echo "# $fail of $BATCH submissions at $h held failed" >&2
+		echo "$h $rate"
+		held=$((held + ok))
 	done
 	it_stop >/dev/null
-	rm -rf "$IT_WORK/state"
-	# a daemon that defers passes says how many it ran (one before deferral: one each)
-	passes=$(grep -o 'scheduling passes: .*' "$IT_LOG" | tail -1)
-	: >"$IT_LOG"
-	echo "$row${passes:+  [$passes]}"
 }
 
-printf '# %s submissions of npus: 1 from %s threads at 0 and at %s jobs held\n' \
-	"$SAMPLE" "$CLIENTS" "$HELD"
-printf '%-28s %9s' "jobs/s, jobs held:" 0
-for target in $HELD; do printf ' %17s' "$target"; done
-echo
-for bin in "$ASCENDFS" ${REF_ASCENDFS:+"$(realpath "$REF_ASCENDFS")"}; do
-	tag=this
-	[ "$bin" = "$ASCENDFS" ] || tag=ref
-	measure "$bin" "$tag durable (SQLite)" --state-dir "$IT_WORK/state"
-	measure "$bin" "$tag in memory (none)" --state-dir=none
+echo "# $BATCH submissions of 'npus: 1' from $CLIENTS threads at each number of jobs held"
+echo "# (cluster: $(basename "$CONFIG"); fills between levels are not timed)"
+t0=$(bench_msec)
+mapfile -t dur < <(curve --state-dir "$IT_WORK/state")
+dur_sec=$(( ($(bench_msec) - t0) / 1000 ))
+if [ "$MEM" = curve ]; then
+	mapfile -t mem < <(curve --state-dir=none)
+else
+	mapfile -t mem < <(LEVELS=0 curve --state-dir=none)
+fi
+[ ${#dur[@]} -gt 0 ] || { echo "no figures"; exit 1; }
+
+printf '%10s %14s %14s %10s\n' "held" "durable /s" "in memory /s" "vs 0 held"
+rate0=${dur[0]#* }
+: >"$OUT/held.dat.tmp"
+echo "# jobs_held durable_per_sec in_memory_per_sec (batch $BATCH, $CLIENTS threads)" >>"$OUT/held.dat.tmp"
+declare -A at=()
+for i in "${!dur[@]}"; do
+	h=${dur[$i]% *}
+	r=${dur[$i]#* }
+	m=-
+	for x in "${mem[@]}"; do [ "${x% *}" = "$h" ] && m=${x#* }; done
+	at[$h]=$r
+	printf '%10s %14s %14s %9sx\n' "$h" "$r" "$m" "$(bench_ratio "$r" "$rate0")"
+	echo "$h $r $([ "$m" = - ] && echo NaN || echo "$m")" >>"$OUT/held.dat.tmp"
 done
+mv "$OUT/held.dat.tmp" "$OUT/held.dat"
+echo "durable curve: ${dur_sec} s in all (fills included); data: $OUT/held.dat"
+if command -v gnuplot >/dev/null; then
+	if gnuplot -e "set terminal pngcairo size 800,500 2>/dev/null" -e "" 2>/dev/null; then
+		term="pngcairo size 800,500"
+	else
+		term="png size 800,500"
+	fi
+	gnuplot -e "set terminal $term; set output '$OUT/held.png';
+		set title 'ascendfs: submissions/s through the mount, $CLIENTS threads, vs jobs held';
+		set xlabel 'jobs held (mostly pending)'; set ylabel 'submissions per second';
+		set yrange [0:*]; set key top right; set grid;
+		plot '$OUT/held.dat' using 1:2 with linespoints lw 2 title 'durable (SQLite, fsync)',
+		     '' using 1:3 with points pt 7 ps 1.5 title 'in memory (--state-dir=none)',
+		     $rate0 * 0.8 with lines dt 2 title '0.8 x durable at 0 held (goal: above)'" &&
+		echo "plot: $OUT/held.png"
+else
+	echo "plot skipped: gnuplot is not installed (apt-get install gnuplot-nox); the data is in $OUT/held.dat"
+fi
+m0=${mem[0]#* }
+pick() { echo "${at[$1]:-n/a}"; }
+bench_row "durable submissions/s, 32 threads, at 0 / 5k / 10k / 20k jobs held" \
+	"$(pick 0) / $(pick 5000) / $(pick 10000) / $(pick 20000)" \
+	"in memory at 0: $m0/s; 20k held / 0 held: $(bench_ratio "$(pick 20000)" "$rate0")x" \
+	">= 5,000/s at 0, 20k >= 0.8x of 0"
+echo "part took $(( ($(bench_msec) - t_part) / 1000 )) s"
 it_finish

@@ -4,7 +4,7 @@
  * waiting and with 10,000 jobs queued.
  *
  * Both parts build a 1,024-server Atlas 800T A2 inventory (8,192 NPUs) under 32 leaf
- * switches from cluster YAML (the daemon's path: conf_cluster_parse + sched_cluster_new),
+ * switches (part 1 also 16,384 servers, 131,072 NPUs, under 512) from cluster YAML (the daemon's path: conf_cluster_parse + sched_cluster_new),
  * then time sched_place() for one more job of 1, 8 and 32 NPUs, REPS times each, with
  * clock_gettime(CLOCK_MONOTONIC) around every call, and print p50, p99 and max.
  * As a baseline, in the same run and over the same servers, each table also times a
@@ -14,7 +14,8 @@
  * them alike.
  *
  * 1. Partly full, nothing queued: 1,000 jobs of mixed sizes (1-64 NPUs, seeded PRNG)
- *    are placed, and some complete again, which leaves the cluster fragmented.
+ *    are placed, and some complete again, which leaves the cluster fragmented. Then the
+ *    same at 16,384 servers with 16,000 jobs (as full; skip it with --no-16k).
  * 2. Full, 10,000 jobs queued: bench_sched part A's set-up, same seed, so the same
  *    cluster state its scheduling passes are timed on: 4 weighted queues, backfill and
  *    preemption on; running jobs of mixed sizes (1-128 NPUs) until no size fits, then
@@ -30,7 +31,9 @@
  * reference separates the queue from the occupancy the queue leaves behind. What a queue
  * costs is the pass that tries to place each waiting job (bench_sched part A).
  *
- * Figures only, no timed assertions (style.md). Run: meson test --benchmark -v place
+ * The last lines, "TABLE|figure|measured|reference|goal", are issue 16's rows for
+ * bench_table.sh. Figures only, no timed assertions (style.md).
+ * Run: meson test --benchmark -v place   or: bench_place [--no-16k]
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -44,10 +47,11 @@
 #include "ascend_sched.h"
 #include "conf.h"
 
-#define SERVERS 1024
-#define SWITCHES 32
+#define SERVERS_MAX 16384
+#define SERVERS_PER_SWITCH 32
+#define SWITCHES_MAX (SERVERS_MAX / SERVERS_PER_SWITCH)
 #define NPUS_PER_SERVER 8
-#define FILL_JOBS 1000
+#define FILL_JOBS_PER_1024 1000 /* part 1's fill scales with the servers: as full */
 #define REPS 2000
 #define SEED 0x5eed2024u
 #define QUEUED_JOBS 10000
@@ -57,6 +61,7 @@
 #define USEC_PER_SEC 1000000ull
 
 static uint64_t rng_state = SEED;
+static unsigned servers = 1024; /* the inventory's size: 1,024 or --servers */
 
 static uint64_t rng_next(void)
 {
@@ -106,16 +111,21 @@ static char *cluster_yaml(const char *queues, size_t *ret_len)
 
 	if (!f)
 		return NULL;
+	/*
+	 * One owner holds every job here: 16,000 fill jobs at 16,384 servers, part 2's
+	 * running and queued jobs: above the default max_job_count_per_user (a tenth).
+	 */
 	fprintf(f, "cluster:\n  name: bench\n  scheduler_ip: 10.0.0.1\n"
-		   "resource:\n  total_npu: %d\n  allow_mix_task: true\n",
-		SERVERS * NPUS_PER_SERVER);
+		   "  max_job_count_per_user: 100000\n");
+	fprintf(f, "resource:\n  total_npu: %d\n  allow_mix_task: true\n",
+		servers * NPUS_PER_SERVER);
 	if (queues)
 		fprintf(f, "queues:\n%s", queues);
 	fprintf(f, "servers:\n");
-	for (unsigned i = 0; i < SERVERS; i++) {
+	for (unsigned i = 0; i < servers; i++) {
 		fprintf(f, "  - name: node-%04u\n    host_ip: 10.1.%u.%u\n    type: atlas800t-a2\n"
 			   "    switch: leaf-%02u\n    device_ips: [",
-			i, i / 250, i % 250 + 1, i / (SERVERS / SWITCHES));
+			i, i / 250, i % 250 + 1, i / SERVERS_PER_SWITCH);
 		for (unsigned d = 0; d < NPUS_PER_SERVER; d++)
 			fprintf(f, "%s10.%u.%u.%u", d ? ", " : "", 16 + d, i / 250, i % 250 + 1);
 		fprintf(f, "]\n");
@@ -163,13 +173,17 @@ struct fill_stats {
 	unsigned placed, skipped, completed;
 };
 
-/* Place FILL_JOBS jobs (skipping sizes that do not fit now); complete one in five again. */
+/*
+ * Place FILL_JOBS_PER_1024 jobs per 1,024 servers (skipping sizes that do not fit now);
+ * complete one in five again.
+ */
 static int fill(struct sched_cluster *c, struct fill_stats *st)
 {
 	char reason[SCHED_REASON_MAX], name[32];
+	unsigned fill_jobs = FILL_JOBS_PER_1024 * servers / 1024;
 
 	memset(st, 0, sizeof(*st));
-	for (unsigned i = 0; st->placed < FILL_JOBS && i < FILL_JOBS * 4; i++) {
+	for (unsigned i = 0; st->placed < fill_jobs && i < fill_jobs * 4; i++) {
 		unsigned npus = pick_size();
 		struct sched_slice *sl = NULL;
 		struct sched_job *j = NULL;
@@ -443,7 +457,8 @@ static int time_one(struct subject *s, unsigned npus, bool describe, double *ret
 	struct timespec a, b;
 
 	if (s->first_fit) {
-		unsigned out[SERVERS], found;
+		static unsigned out[SERVERS_MAX];
+		unsigned found;
 
 		clock_gettime(CLOCK_MONOTONIC, &a);
 		found = naive_first_fit(s->c, npus, out);
@@ -558,7 +573,7 @@ static unsigned jobs_in_state(const struct sched_cluster *c, enum sched_job_stat
 
 static void print_state(const struct sched_cluster *c)
 {
-	unsigned whole = 0, sw_fit = 0, per_sw[SWITCHES] = { 0 };
+	unsigned whole = 0, sw_fit = 0, per_sw[SWITCHES_MAX] = { 0 };
 
 	for (size_t i = 0; i < c->server_count; i++) {
 		const struct sched_server *s = &c->servers[i];
@@ -598,11 +613,14 @@ static bool servers_match(const struct sched_cluster *a, const struct sched_clus
 	return true;
 }
 
-/* Part 1's table: [size][sched_place, first-fit]. */
-static struct subject partly[SIZE_COUNT][2];
+/* Part 1's tables: [size][sched_place, first-fit], at 1,024 and at 16,384 servers. */
+static struct subject partly[SIZE_COUNT][2], partly_16k[SIZE_COUNT][2];
 
-/* Part 1: 1,000 jobs placed on the empty cluster, some completed again. */
-static int part_partly_full(void)
+/*
+ * Part 1 on @servers servers: 1,000 jobs per 1,024 servers placed on the empty cluster,
+ * some completed again. Fills in @table.
+ */
+static int part_partly_full(struct subject (*table)[2])
 {
 	struct sched_cluster *c = NULL;
 	struct fill_stats st;
@@ -610,13 +628,14 @@ static int part_partly_full(void)
 	double ms;
 	int r;
 
+	rng_state = SEED;
 	r = cluster_build(NULL, &c, &ms);
 	if (r < 0)
 		return r;
-	printf("== 1. partly full, nothing queued\n"
+	printf("== 1. partly full, nothing queued, %u servers\n"
 	       "%zu atlas800t-a2 servers (%u NPUs) under %zu leaf switches; "
 	       "config parsed and modelled in %.1f ms\n",
-	       c->server_count, c->npus_total, c->switch_count, ms);
+	       servers, c->server_count, c->npus_total, c->switch_count, ms);
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	r = fill(c, &st);
 	clock_gettime(CLOCK_MONOTONIC, &b);
@@ -629,7 +648,7 @@ static int part_partly_full(void)
 	printf("\n");
 	print_header();
 	for (size_t i = 0; i < SIZE_COUNT; i++) {
-		struct subject *row = partly[i];
+		struct subject *row = table[i];
 
 		row[0] = (struct subject){ .label = "sched_place", .c = c };
 		row[1] = (struct subject){ .label = "first-fit scan", .c = c, .first_fit = true };
@@ -731,12 +750,43 @@ out:
 	return r;
 }
 
-int main(void)
+/* The p99 figures of @table as "a / b / c" (one per size), into @buf. */
+static const char *p99_list(struct subject (*table)[2], size_t k, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < SIZE_COUNT && n < size; i++)
+		n += (size_t)snprintf(buf + n, size - n, "%s%.1f", i ? " / " : "",
+				      table[i][k].st.p99);
+	return buf;
+}
+
+int main(int argc, char **argv)
 {
 	struct timespec a, x;
 	double t[REPS];
+	char m1[64], r1[64], m16[64], r16[64];
+	bool big = true;
 
-	if (part_partly_full() < 0 || part_queued() < 0)
+	/* --no-16k: the 1,024-server parts only (the 16,384-server fill takes a while) */
+	if (argc > 1 && strcmp(argv[1], "--no-16k") == 0)
+		big = false;
+	else if (argc > 1) {
+		fprintf(stderr, "usage: bench_place [--no-16k]\n");
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (part_partly_full(partly) < 0)
+		return 1;
+	if (big) {
+		servers = SERVERS_MAX;
+		printf("\n");
+		if (part_partly_full(partly_16k) < 0)
+			return 1;
+		servers = 1024;
+	}
+	if (part_queued() < 0)
 		return 1;
 
 	/* the timer's own cost, for reading the smallest figures */
@@ -753,6 +803,13 @@ int main(void)
 	for (size_t i = 0; i < SIZE_COUNT; i++)
 		printf(" %5.1fx (%4.1fx)", ratio_of(partly[i][0].st.p50, partly[i][1].st.p50),
 		       ratio_of(partly[i][0].st.p99, partly[i][1].st.p99));
+	if (big) {
+		printf("\n  the same at 16,384 servers:             ");
+		for (size_t i = 0; i < SIZE_COUNT; i++)
+			printf(" %5.1fx (%4.1fx)",
+			       ratio_of(partly_16k[i][0].st.p50, partly_16k[i][1].st.p50),
+			       ratio_of(partly_16k[i][0].st.p99, partly_16k[i][1].st.p99));
+	}
 	printf("\n  sched_place / first-fit, 10,000 queued: ");
 	for (size_t i = 0; i < SIZE_COUNT; i++)
 		printf(" %5.1fx (%4.1fx)", ratio_of(queued[i][0].st.p50, queued[i][1].st.p50),
@@ -762,5 +819,18 @@ int main(void)
 		printf(" %5.1fx (%4.1fx)", ratio_of(queued[i][0].st.p50, queued[i][2].st.p50),
 		       ratio_of(queued[i][0].st.p99, queued[i][2].st.p99));
 	printf("\n");
+	/* for bench_table.sh: figure | measured | reference | goal */
+	p99_list(partly, 0, m1, sizeof(m1));
+	p99_list(partly, 1, r1, sizeof(r1));
+	printf("TABLE|placement of one job (1/8/32 NPUs), p99, 1,024 servers|%s us|first-fit "
+	       "scan %s us|< 20 us\n",
+	       m1, r1);
+	if (big) {
+		p99_list(partly_16k, 0, m16, sizeof(m16));
+		p99_list(partly_16k, 1, r16, sizeof(r16));
+		printf("TABLE|placement of one job (1/8/32 NPUs), p99, 16,384 servers|%s us|"
+		       "first-fit scan %s us|< 100 us\n",
+		       m16, r16);
+	}
 	return 0;
 }

@@ -5,7 +5,8 @@
  * when close() returned 0 (the daemon acknowledged it, durably when it has a state
  * dir). Prints "<ok> <failed> <seconds> <per second>" on one line.
  *
- * Usage: bench_submit MOUNT PREFIX COUNT THREADS [SPEC]   (SPEC default "npus: 1\n")
+ * Usage: bench_submit MOUNT PREFIX COUNT THREADS [SPEC...]   (SPEC default "npus: 1\n";
+ *        with several, submission i takes SPEC number i modulo their count)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,8 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *mount_dir, *prefix, *spec = "npus: 1\n";
-static unsigned total;
+static const char *mount_dir, *prefix;
+static const char *default_spec[] = { "npus: 1\n" };
+static const char **specs = default_spec;
+static unsigned total, spec_count = 1;
 static atomic_uint next_index, ok_count, failed_count;
 
 static void *worker(void *arg)
@@ -28,6 +31,7 @@ static void *worker(void *arg)
 
 	(void)arg;
 	while ((i = atomic_fetch_add(&next_index, 1)) < total) {
+		const char *spec = specs[i % spec_count];
 		size_t len = strlen(spec);
 		int fd;
 
@@ -55,15 +59,17 @@ int main(int argc, char **argv)
 	double sec;
 
 	if (argc < 5) {
-		fprintf(stderr, "usage: %s MOUNT PREFIX COUNT THREADS [SPEC]\n", argv[0]);
+		fprintf(stderr, "usage: %s MOUNT PREFIX COUNT THREADS [SPEC...]\n", argv[0]);
 		return 2;
 	}
 	mount_dir = argv[1];
 	prefix = argv[2];
 	total = (unsigned)strtoul(argv[3], NULL, 10);
 	threads = (unsigned)strtoul(argv[4], NULL, 10);
-	if (argc > 5)
-		spec = argv[5];
+	if (argc > 5) {
+		specs = (const char **)&argv[5];
+		spec_count = (unsigned)(argc - 5);
+	}
 	if (threads == 0 || threads > 1024) {
 		fprintf(stderr, "%s: THREADS must be 1-1024\n", argv[0]);
 		return 2;
