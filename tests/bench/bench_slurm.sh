@@ -111,8 +111,23 @@ start_in_cgroup() {
 }
 
 # ---- the inventory, twice: ascendfs's configuration and Slurm's ----------------------
+# the file it_cluster_a2 (tests/integration/lib.sh) writes, byte for byte, without its
+# 10 forks a server (minutes for 1,024 on a loaded machine)
+cluster_a2() { # FILE SERVERS
+	awk -v n="$2" 'BEGIN {
+		printf "cluster:\n  name: bench-%d\nresource:\n  total_npu: %d\nservers:\n", n * 8, n * 8
+		for (s = 1; s <= n; s++) {
+			printf "  - name: node-%02d\n    host_ip: 10.1.%d.%d\n    type: atlas800t-a2\n",
+				s, int(s / 200), s % 200 + 1
+			printf "    switch: leaf-%d\n    device_ips: [", int((s - 1) / 16) + 1
+			for (d = 0; d < 8; d++)
+				printf "%s10.30.%d.%d", (d ? ", " : ""), d, s
+			printf "]\n"
+		}
+	}' >"$1"
+}
 CONFIG=$IT_WORK/cluster.yaml
-it_cluster_a2 "$CONFIG" "$SERVERS"
+cluster_a2 "$CONFIG" "$SERVERS"
 
 free_range() { # PORT COUNT: true when no TCP socket listens in [PORT, PORT+COUNT]
 	ss -Htln | awk -v lo="$1" -v hi=$(($1 + $2)) '{ n = split($4, a, ":"); p = a[n] + 0
