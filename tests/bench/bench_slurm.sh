@@ -232,7 +232,7 @@ t0=$(msec)
 for s in $(seq 1 "$SERVERS"); do
 	node=$(printf 'node-%04d' "$s")
 	mkdir -p "$SW/spool/$node"
-	start_in_cgroup nodes nice -n 19 slurmd -D -f "$SW/slurm.conf" -N "$node"
+	start_in_cgroup nodes slurmd -D -f "$SW/slurm.conf" -N "$node"
 	SLURM_PIDS="$SLURM_PIDS $BG_PID"
 	[ $((s % 64)) = 0 ] && sleep 0.2
 done
@@ -244,6 +244,10 @@ if ! wait_until 600 all_idle; then
 	sinfo -h -o '%T %D' | sed 's/^/#   /'
 	exit 1
 fi
+# started at the usual priority (niced, their start takes minutes on a loaded machine);
+# from now on they and the jobs they start (slurmstepd inherits it) yield to the rest
+# shellcheck disable=SC2086 # a list of pids
+renice -n 19 -p $SLURM_PIDS >/dev/null
 echo "# $SERVERS slurmd registered, every node idle, in $((($(msec) - t0) / 1000)) s" \
 	"($(awk -v a="$(cg_cpu_usec "$CG/nodes")" 'BEGIN { printf "%.0f", a / 1e6 }') s CPU)"
 
