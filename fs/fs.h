@@ -817,7 +817,9 @@ int fs_store_sync(struct fs_ctx *ctx);
  * changed anything wake the notifier, the committer and the checkpoint scanner as
  * fs_changed() does (without a ticket for this thread). Caller holds ctx->lock. Run by
  * the committer before each batch, by fs_store_sync() without a store, by the
- * heartbeat thread, and by a lookup that waited for a closing upload.
+ * heartbeat thread, before each further line of one ctl write, and by a lookup whose
+ * wait for a closing upload timed out (a release unregisters its upload only once its
+ * pass ran: fs_release).
  */
 void fs_pass_run_owed(struct fs_ctx *ctx);
 

@@ -69,7 +69,6 @@ static bool is_job_subtree(enum fs_node_kind k)
 static void wait_for_closing_uploads(struct fs_ctx *ctx, const struct fs_path *p)
 {
 	struct timespec deadline;
-	int r;
 
 	if (!ctx->multithreaded ||
 	    (!is_job_subtree(p->kind) && p->kind != FS_JOBS_DIR && p->kind != FS_JOB_UPLOAD) ||
@@ -92,11 +91,11 @@ static void wait_for_closing_uploads(struct fs_ctx *ctx, const struct fs_path *p
 				  now - u->closing_usec < (uint64_t)UPLOAD_WAIT_MSEC * 1000u;
 		if (!closing)
 			return;
-		r = pthread_cond_timedwait(&ctx->uploads_cv, &ctx->lock, &deadline);
-		/* the release it waited for may leave its pass owed (deferred, ascend_sched.h) */
-		fs_pass_run_owed(ctx);
-		if (r == ETIMEDOUT)
+		if (pthread_cond_timedwait(&ctx->uploads_cv, &ctx->lock, &deadline) == ETIMEDOUT) {
+			/* a release that came late may leave its pass owed (ascend_sched.h) */
+			fs_pass_run_owed(ctx);
 			return;
+		}
 	}
 }
 
@@ -768,11 +767,13 @@ static int fs_release(const char *path, struct fuse_file_info *fi)
 		pthread_mutex_unlock(&ctx->lock);
 	}
 	pthread_mutex_unlock(&h->mu);
+	/* nobody sees release's outcome (the close was the answer), but a lookup that waits
+	 * for this upload finds its job placed by the pass it owes (ascend_sched.h) */
+	durable(ctx, 0);
 	fs_spec_upload_unregister(ctx, h);
 	pthread_mutex_lock(&ctx->lock);
 	handle_free_locked(ctx, h);
 	pthread_mutex_unlock(&ctx->lock);
-	durable(ctx, 0); /* nobody sees release's outcome; the close was the answer */
 	if (submitted) /* its pass has run (fs_store_sync) */
 		fs_spec_log_submitted(ctx, job, uid);
 	return 0;
