@@ -85,6 +85,12 @@ slurm_cleanup() {
 	for p in $CTLD_PID $SLURM_PIDS $MUNGED_PID; do kill -TERM "$p" 2>/dev/null; done
 	wait_until 10 pids_gone $CTLD_PID $SLURM_PIDS $MUNGED_PID
 	[ -d "$CG" ] && it_cgroup_kill "$CG"
+	# 1,024 slurmd on a loaded machine may take longer to go than it_cgroup_kill waits
+	if [ -d "$CG" ]; then
+		echo 1 >"$CG/cgroup.kill"
+		wait_until 120 grep -q "populated 0" "$CG/cgroup.events"
+		find "$CG" -depth -type d -exec rmdir {} + 2>/dev/null
+	fi
 }
 pids_gone() {
 	local p
