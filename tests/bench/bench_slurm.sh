@@ -85,6 +85,12 @@ slurm_cleanup() {
 	for p in $CTLD_PID $SLURM_PIDS $MUNGED_PID; do kill -TERM "$p" 2>/dev/null; done
 	wait_until 10 pids_gone $CTLD_PID $SLURM_PIDS $MUNGED_PID
 	[ -d "$CG" ] && it_cgroup_kill "$CG"
+	# 1,024 slurmd on a loaded machine may take longer to go than it_cgroup_kill waits
+	if [ -d "$CG" ]; then
+		echo 1 >"$CG/cgroup.kill"
+		wait_until 120 grep -q "populated 0" "$CG/cgroup.events"
+		find "$CG" -depth -type d -exec rmdir {} + 2>/dev/null
+	fi
 }
 pids_gone() {
 	local p
@@ -260,7 +266,14 @@ mix_file() { # N -> file of N NPU counts, 1/2/4/8 uniformly, from SEED
 
 run_ascendfs() { # N MIX -> A_PLACED A_SUBMIT A_RUN A_PEND A_CPU
 	local out c0
-	it_start "$ASCENDFS" "$CONFIG" --state-dir "$IT_WORK/state-$1-$run" >/dev/null || exit 1
+	# it_start waits 20 s for the mount; a loaded machine may need longer for 1,024 servers
+	if ! it_start "$ASCENDFS" "$CONFIG" --state-dir "$IT_WORK/state-$1-$run" >"$IT_WORK/start.out"; then
+		if ! wait_until 300 is_mounted "$IT_MNT" || ! wait_until 10 test -d "$IT_MNT/jobs"; then
+			echo "# ascendfs did not mount within 320 s:"
+			sed 's/^/#   /' "$IT_WORK/start.out" | tail -20
+			exit 1
+		fi
+	fi
 	c0=$(pid_cpu_ticks "$IT_PID")
 	out=$("$PLACE" "$IT_MNT" "b$1" "$2" "$THREADS" 900)
 	A_CPU=$(awk -v a="$(pid_cpu_ticks "$IT_PID")" -v b="$c0" -v hz="$HZ" \
