@@ -380,6 +380,9 @@ int main(int argc, char *argv[])
 		fs_log(&ctx, 1, "cannot start the mount watch (%s): a copy of the mount in "
 				"another mount namespace would keep the daemon running after "
 				"fusermount3 -u", strerror(-r));
+	if (fs_memory_start(&ctx) < 0)
+		fs_log(&ctx, 1, "cannot start the memory trimmer: freed memory stays with the "
+				"daemon (a higher RSS, nothing else)");
 	fs_log(&ctx, 2, "mounted %s: %zu %s, %u %s, config %s", mnt, ctx.cluster->server_count,
 	       conf_plural(ctx.cluster->server_count, "server", "servers"),
 	       ctx.cluster->npus_total, conf_plural(ctx.cluster->npus_total, "NPU", "NPUs"), o.config);
@@ -426,6 +429,7 @@ out_unmount:
 	/* unmount first: the notifier may be blocked in a syscall on the mount */
 	fuse_unmount(fuse);
 	fs_mountwatch_stop(&ctx);
+	fs_memory_stop(&ctx);
 	if (!fs_threads_stop(&ctx)) {
 		fs_store_stop(&ctx); /* what is committed is written; then leave it to exit() */
 		fuse_destroy(fuse);
