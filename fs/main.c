@@ -230,6 +230,17 @@ int main(int argc, char *argv[])
 	 * descriptors had closed).
 	 */
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+	/*
+	 * glibc makes up to 8 arenas a core for threads that contend, and each arena
+	 * keeps its own freed holes: with 32 writers on 2 cores that was 10 MiB more RSS
+	 * after 10,000 submissions (52.6 against 42.9 MiB with 2 arenas; issue 16). One
+	 * arena a core keeps contention low; MALLOC_ARENA_MAX in the environment wins.
+	 */
+	if (!getenv("MALLOC_ARENA_MAX")) {
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+		mallopt(M_ARENA_MAX, cpus > 2 ? (int)(cpus < 64 ? cpus : 64) : 2);
+	}
 
 	/* the helper that announces the daemon's changes to inotify (fs_notify.c) */
 	if (argc == 2 && strcmp(argv[1], "--notify-helper") == 0)
