@@ -680,6 +680,17 @@ int fs_mountwatch_start(struct fs_ctx *ctx);
 void fs_mountwatch_stop(struct fs_ctx *ctx);
 
 /*
+ * fs_memory_start() - start the trimmer (fs_memory.c): a second after a burst of renders
+ * or changes has gone quiet (or every 10 s while it goes on), it gives the pages glibc
+ * holds free in its arenas back to the system (malloc_trim), off ctx->lock. Without it
+ * the daemon works the same with a higher RSS. Returns 0 or -errno.
+ */
+int fs_memory_start(struct fs_ctx *ctx);
+
+/* fs_memory_stop() - stop and join it (sets ctx->stopping); fine if it never started. */
+void fs_memory_stop(struct fs_ctx *ctx);
+
+/*
  * fs_fuse_abort() - abort the FUSE connection of device @major:@minor through fusectl
  * (/sys/fs/fuse/connections/<major << 20 | minor>/abort): its waiting requests fail, new
  * ones get ENOTCONN. fusectl is mounted there first when it is not (root only; then

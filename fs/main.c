@@ -230,6 +230,17 @@ int main(int argc, char *argv[])
 	 * descriptors had closed).
 	 */
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+	/*
+	 * glibc makes up to 8 arenas a core for threads that contend, and each arena
+	 * keeps its own freed holes: with 32 writers on 2 cores that was 10 MiB more RSS
+	 * after 10,000 submissions (52.6 against 42.9 MiB with 2 arenas; issue 16). One
+	 * arena a core keeps contention low; MALLOC_ARENA_MAX in the environment wins.
+	 */
+	if (!getenv("MALLOC_ARENA_MAX")) {
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+		mallopt(M_ARENA_MAX, cpus > 2 ? (int)(cpus < 64 ? cpus : 64) : 2);
+	}
 
 	/* the helper that announces the daemon's changes to inotify (fs_notify.c) */
 	if (argc == 2 && strcmp(argv[1], "--notify-helper") == 0)
@@ -386,6 +397,9 @@ int main(int argc, char *argv[])
 		fs_log(&ctx, 1, "cannot start the mount watch (%s): a copy of the mount in "
 				"another mount namespace would keep the daemon running after "
 				"fusermount3 -u", strerror(-r));
+	if (fs_memory_start(&ctx) < 0)
+		fs_log(&ctx, 1, "cannot start the memory trimmer: freed memory stays with the "
+				"daemon (a higher RSS, nothing else)");
 	fs_log(&ctx, 2, "mounted %s: %zu %s, %u %s, config %s", mnt, ctx.cluster->server_count,
 	       conf_plural(ctx.cluster->server_count, "server", "servers"),
 	       ctx.cluster->npus_total, conf_plural(ctx.cluster->npus_total, "NPU", "NPUs"), o.config);
@@ -438,6 +452,7 @@ out_unmount:
 	/* unmount first: the notifier may be blocked in a syscall on the mount */
 	fuse_unmount(fuse);
 	fs_mountwatch_stop(&ctx);
+	fs_memory_stop(&ctx);
 	if (!fs_threads_stop(&ctx)) {
 		fs_store_stop(&ctx); /* what is committed is written; then leave it to exit() */
 		fuse_destroy(fuse);

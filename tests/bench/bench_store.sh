@@ -3,8 +3,8 @@
 # committed to SQLite before it returns, against the same daemon with --state-dir=none
 # in the same run; the restart time with 10,000 jobs in the store, against a start on an
 # empty store; and the daemon's memory (VmRSS, VmHWM) with 10,000 jobs on 1,024 servers
-# (8,192 NPUs), after every file of the mount was read, against the same cluster empty
-# (every file read too) in the same run. Prints figures and ratios; asserts nothing about
+# (8,192 NPUs), after every file of the mount was read (and 3 s of quiet), against the
+# same cluster empty (every file read too) in the same run. Prints figures and ratios; asserts nothing about
 # time.
 # Usage: bench_store.sh ASCENDFS BENCH_SUBMIT SRCDIR  (BENCH_JOBS=N total, default 10000)
 #   BENCH_STORE_PARTS="throughput memory" (default both): which parts run
@@ -101,6 +101,7 @@ for mem_jobs in $MEM_JOBS; do
 	rm -rf "$IT_WORK/state-big"
 	start_timed --state-dir "$IT_WORK/state-big" || exit 1
 	read_all
+	sleep 3
 	rss_empty=$(status_kib VmRSS)
 	hwm_empty=$(status_kib VmHWM)
 	left=$mem_jobs
@@ -114,6 +115,7 @@ for mem_jobs in $MEM_JOBS; do
 	t0=$(msec)
 	read_all
 	read_ms=$(($(msec) - t0))
+	sleep 3 # the daemon trims its heap a second after a burst (fs_memory.c)
 	rss_full=$(status_kib VmRSS)
 	hwm_full=$(status_kib VmHWM)
 	awk -v j="$mem_jobs" -v a="$rss_full" -v h="$hwm_full" -v b="$rss_empty" -v hb="$hwm_empty" \
