@@ -8,7 +8,10 @@
  * The notifier thread therefore has the mount operated on from outside any FUSE handler
  * and without holding ctx->lock (either would deadlock): truncate() to the current size
  * raises IN_MODIFY. The handlers recognise those requests by the caller's pid and do
- * nothing.
+ * nothing. Each round announces each changed file once, and only the jobs that changed
+ * (the notifier's dirty list, see sched_job_touch()); the helper opens each file O_PATH
+ * through its parent directory, kept open for the round, and truncates it through
+ * /proc/self/fd, so a file costs a lookup of its name, a getattr and the setattr.
  *
  * The operations run in a helper process (the daemon's own binary, exec'd with
  * --notify-helper), never in a thread of the daemon: a daemon thread blocked in a request
@@ -43,8 +46,46 @@ static pid_t helper_pid;
 
 extern char **environ;
 
+/*
+ * The parent directory of the last file poked, open (O_PATH) until a round ends: the
+ * files of one job follow each other, and each then costs the lookup of its own name
+ * only, not of every component of its path (entry timeouts are short: every component
+ * would be looked up again, twice per file).
+ */
+struct helper_parent {
+	int fd;
+	char path[4096];
+};
+
+static void helper_parent_close(struct helper_parent *hp)
+{
+	if (hp->fd >= 0)
+		close(hp->fd);
+	hp->fd = -1;
+}
+
+/* @path opened O_PATH (no inotify event, no permission asked), or -1. */
+static int helper_open(struct helper_parent *hp, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	size_t len = slash ? (size_t)(slash - path) : 0;
+
+	if (!slash || len == 0 || len >= sizeof(hp->path))
+		return open(path, O_PATH | O_CLOEXEC);
+	if (hp->fd < 0 || strlen(hp->path) != len || memcmp(hp->path, path, len) != 0) {
+		helper_parent_close(hp);
+		memcpy(hp->path, path, len);
+		hp->path[len] = '\0';
+		hp->fd = open(hp->path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (hp->fd < 0)
+			return -1;
+	}
+	return openat(hp->fd, slash + 1, O_PATH | O_CLOEXEC);
+}
+
 int fs_notify_helper_main(void)
 {
+	struct helper_parent hp = { .fd = -1 };
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
@@ -54,10 +95,18 @@ int fs_notify_helper_main(void)
 	if (getppid() == 1)
 		return 0;
 	while ((n = getline(&line, &cap, stdin)) > 0) {
+		char self[64];
 		struct stat st;
+		int fd;
 
 		if (line[n - 1] == '\n')
 			line[n - 1] = '\0';
+		/* the end of a round: what was open may be replaced before the next one, and
+		 * an open directory keeps an unmount from succeeding */
+		if (line[0] == '\0') {
+			helper_parent_close(&hp);
+			continue;
+		}
 		/* a job directory to announce: the daemon answers these as if it were new, or
 		 * still there (fs_notify_job_dir) */
 		if (line[0] == '+') {
@@ -69,13 +118,25 @@ int fs_notify_helper_main(void)
 			continue;
 		}
 		/* a file that vanished meanwhile is simply skipped */
-		if (stat(line, &st) < 0)
+		fd = helper_open(&hp, line);
+		if (fd < 0)
 			continue;
-		if (S_ISDIR(st.st_mode))
-			utimensat(AT_FDCWD, line, NULL, 0);
-		else
+		if (fstat(fd, &st) < 0) {
+			close(fd);
+			continue;
+		}
+		/* the open file itself, not its path looked up again (a /proc without it:
+		 * the path) */
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+		if (S_ISDIR(st.st_mode)) {
+			if (utimensat(AT_FDCWD, self, NULL, 0) < 0 && errno == ENOENT)
+				utimensat(AT_FDCWD, line, NULL, 0);
+		} else if (truncate(self, st.st_size) < 0 && errno == ENOENT) {
 			truncate(line, st.st_size);
+		}
+		close(fd);
 	}
+	helper_parent_close(&hp);
 	free(line);
 	return 0;
 }
@@ -573,7 +634,10 @@ static void collect(struct fs_ctx *ctx, struct pokes *p, uint64_t *cluster_seen)
 		}
 		poke_add(p, ctx->mount_path, "/jobs/%s/status.json", j->name);
 		poke_add(p, ctx->mount_path, "/jobs/%s/events", j->name);
-		if (j->slice_count)
+		/* env says what a generation runs with (its number, placement, the
+		 * checkpoint it resumes from): a new state or generation, or the end of a
+		 * resume scan, which announce covers; a checkpoint or a reason does not */
+		if (j->slice_count && announce)
 			poke_add(p, ctx->mount_path, "/jobs/%s/env", j->name);
 	}
 	/* a job appeared, went or changed state: IN_ATTRIB on jobs/ itself (utimensat) */
@@ -601,6 +665,9 @@ static void *notifier_main(void *arg)
 		if (ctx->stopping)
 			break;
 		collect(ctx, &p, &seen);
+		/* an empty line ends the round: the helper closes the directory it holds */
+		if (p.count)
+			poke_add(&p, "", "%s", "");
 		pthread_mutex_unlock(&ctx->lock);
 		for (size_t i = 0; i < p.count; i++) {
 			size_t len = strlen(p.paths[i]), off = 0;

@@ -495,7 +495,8 @@ static struct fs_staged *staged_copy(const struct fs_staged *s)
 }
 
 /* One job record into @b (room reserved). 0 or -ENOMEM. */
-static int batch_add_job(const struct sched_cluster *c, struct batch *b, const struct sched_job *j)
+static int batch_add_job(const struct sched_cluster *c, struct batch *b,
+			 const struct sched_job *j)
 {
 	struct batch_job *bj = &b->jobs[b->job_count];
 	size_t len;
