@@ -151,6 +151,7 @@ void sched_cluster_free(struct sched_cluster *c)
 	for (size_t i = 0; i < c->event_count; i++)
 		free(c->events[(c->event_head + i) % c->event_cap].line);
 	free(c->jobs);
+	sched_pend_order_free(c);
 	sched_holds_free(c);
 	for (size_t i = 0; i < c->server_count; i++)
 		free(c->servers[i].last_refusal);
@@ -217,12 +218,16 @@ void sched_jobs_append(struct sched_cluster *c, struct sched_job *j)
 	if (c->job_index)
 		index_put(c->job_index, c->job_index_cap, j);
 	sched_limits_account(c, j, SCHED_JOB_NONE, j->state);
+	if (j->state == SCHED_JOB_PENDING) /* restored: no transition told the pending order */
+		sched_pend_order_invalidate(c);
 }
 
 void sched_jobs_unindex(struct sched_cluster *c, const struct sched_job *j)
 {
 	size_t cap = c->job_index_cap, i, k;
 
+	if (j->state == SCHED_JOB_PENDING)
+		sched_pend_order_invalidate(c);
 	if (!c->job_index)
 		return;
 	i = name_hash(j->name) & (cap - 1);
@@ -658,7 +663,7 @@ int sched_check_invariants(const struct sched_cluster *c, char *reason)
 	unsigned allocated = 0;
 	int r = sched_limits_check_counts(c, reason);
 
-	if (r < 0)
+	if (r < 0 || (r = sched_pend_order_check(c, reason)) < 0)
 		return r;
 
 	for (size_t i = 0; i < c->server_count; i++) {

@@ -67,6 +67,21 @@ void sched_alloc_apply(struct sched_cluster *c, struct sched_job *j, struct sche
 uint64_t sched_stop_overhead_usec(const struct sched_cluster *c);
 
 /*
+ * The pending jobs of each queue in service order (priority, then queue_seq), kept
+ * between passes so that a pass neither sweeps every job nor sorts (sched_queue.c).
+ * sched_pend_order_note() - job @j entered (@entered) or left the pending state; called
+ * by sched_job_transition() only. sched_pend_order_invalidate() - a job became or
+ * stopped being pending without a transition (a record restored or dropped): the next
+ * pass rebuilds the order from the jobs. sched_pend_order_free() - at sched_cluster_free.
+ * sched_pend_order_check() - does the kept order equal a fresh sort of the pending jobs?
+ * 0, or -EINVAL with @reason (SCHED_REASON_MAX) filled; for sched_check_invariants().
+ */
+void sched_pend_order_note(struct sched_cluster *c, struct sched_job *j, bool entered);
+void sched_pend_order_invalidate(struct sched_cluster *c);
+void sched_pend_order_free(struct sched_cluster *c);
+int sched_pend_order_check(const struct sched_cluster *c, char *reason);
+
+/*
  * sched_job_begin_stop() - running @j goes stopping towards @to (pending for a
  * preemption victim, timeout, cancelled, completed, failed), with event @kind and
  * @reason; its NPUs stay held until sched_job_finish_stop(). Slices are marked not gone.

@@ -92,6 +92,8 @@ void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
 	assert(transition_is_legal(from, to));
 	j->state = to;
 	sched_limits_account(c, j, from, to);
+	if ((from == SCHED_JOB_PENDING) != (to == SCHED_JOB_PENDING))
+		sched_pend_order_note(c, j, to == SCHED_JOB_PENDING);
 	if (reason != j->reason)
 		snprintf(j->reason, sizeof(j->reason), "%s", reason ? reason : "");
 	j->change_usec = now_usec;

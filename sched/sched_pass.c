@@ -303,8 +303,6 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 
 		switch (j->state) {
 		case SCHED_JOB_PENDING:
-			n++;
-			ql[j->queue_index].n++;
 			/* reservations last one pass: this pass says again who holds one */
 			j->reserved_start_usec = 0;
 			p->nstopping += sched_frees_for_preemptor(j, now_usec);
@@ -324,40 +322,13 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 			break;
 		}
 	}
-	all = malloc((n ? n : 1) * sizeof(*all));
-	if (!all) {
+	/* per queue, in job priority then submission order: kept between passes */
+	if (sched_pend_order_take(c, ql, &all, &n) < 0) {
 		free(p);
 		free(ql);
 		return 0;
 	}
 	sched_preempt_collect(p);
-	/* per queue, in job priority then submission order */
-	n = 0;
-	for (size_t q = 0; q < nq; q++) {
-		ql[q].jobs = all + n;
-		n += ql[q].n;
-		ql[q].n = 0;
-	}
-	for (size_t i = 0; i < c->job_count; i++) {
-		struct sched_job *j = c->jobs[i];
-		struct qlist *l = &ql[j->queue_index];
-
-		if (j->state == SCHED_JOB_PENDING)
-			l->jobs[l->n++] = (struct pend){ j->prio, j->queue_seq, j };
-	}
-	{
-		struct pend *tmp = malloc((n ? n : 1) * sizeof(*tmp));
-		unsigned *count = malloc(1002 * sizeof(*count));
-
-		for (size_t q = 0; q < nq; q++) {
-			if (tmp && count)
-				sched_pend_sort(ql[q].jobs, ql[q].n, tmp, count);
-			else
-				qsort(ql[q].jobs, ql[q].n, sizeof(ql[q].jobs[0]), sched_pend_cmp);
-		}
-		free(tmp);
-		free(count);
-	}
 	if (n)
 		sched_capidx_build(p);
 	if (n && p->nstopping)

@@ -195,6 +195,16 @@ bool sched_queue_head_valid(struct qlist *l);
  * queue is live. */
 size_t sched_queue_next(const struct sched_cluster *c, const struct qlist *ql, size_t nq);
 
+/*
+ * sched_pend_order_take() - the pending jobs of every queue in service order, for one
+ * pass: *ret_all (new, caller frees; *ret_n entries) holds them queue after queue, and
+ * ql[q].jobs / ql[q].n (@ql: conf->queue_count entries) point into it. The order kept in
+ * the cluster is compacted on the way (sched_internal.h, sched_pend_order_note).
+ * Returns 0, or -ENOMEM with nothing changed but the kept order (then rebuilt).
+ */
+int sched_pend_order_take(struct sched_cluster *c, struct qlist *ql, struct pend **ret_all,
+			  size_t *ret_n);
+
 /* After queue @queue_index's quota became @npus: the oldest runs fill it, later ones
  * borrow (their borrowing flag and version change). */
 void sched_queue_rebalance_borrowing(struct sched_cluster *c, size_t queue_index, unsigned npus);

@@ -5,10 +5,10 @@
  * Part A, pass time. A 1,024-server Atlas 800T A2 cluster (8,192 NPUs, 32 leaf switches
  * of 32, 4 queues with weights 4/2/1/1) is filled with running jobs of mixed sizes
  * (1-8 NPUs and 16-128 on whole servers, all with time limits), then 10,000 pending
- * jobs of mixed size, priority and time_limit are submitted (seeded PRNG). Then PASSES
- * times: the virtual clock moves one second (sched_tick), one running job completes
- * (sched_job_complete, which runs a pass itself), every SUBMIT_EVERY-th time one more job
- * is submitted, and one sched_schedule() is timed with clock_gettime(CLOCK_MONOTONIC).
+ * jobs (--pending N) of mixed size, priority and time_limit are submitted (seeded PRNG).
+ * Then PASSES times: the virtual clock moves one second (sched_tick), one running job
+ * completes (sched_job_complete, which runs a pass itself), every SUBMIT_EVERY-th time one
+ * more job is submitted, and one sched_schedule() is timed with clock_gettime(CLOCK_MONOTONIC).
  * Configuration under test: resource.backfill and resource.preemption on. Baseline in
  * the same run: the same workload with both off (strict priority FIFO).
  *
@@ -29,6 +29,7 @@
  *
  * Run: meson test -C build --benchmark -v sched
  *  or: bench_sched [--part a|b] [--philly PATH] [--philly-jobs N] [--philly-servers N]
+ *                  [--pending N]  (part A's backlog; 100000 for the issue-16 row)
  */
 #include <errno.h>
 #include <getopt.h>
@@ -52,7 +53,7 @@
 /* Part A */
 #define A_SERVERS 1024
 #define A_SWITCHES 32
-#define A_PENDING 10000
+#define A_PENDING 10000 /* default of --pending */
 #define A_PASSES 200
 #define A_SUBMIT_EVERY 4
 #define A_CHECK_EVERY 50
@@ -146,7 +147,9 @@ static int cluster_new(const struct cluster_opts *o, struct sched_cluster **ret)
 
 	if (!f)
 		return -ENOMEM;
+	/* one uid submits the whole backlog: room for it under the record limits */
 	fprintf(f, "cluster:\n  name: bench\n  scheduler_ip: 10.0.0.1\n"
+		   "  max_job_count: 2000000\n  max_job_count_per_user: 2000000\n"
 		   "resource:\n  total_npu: %u\n  allow_mix_task: true\n"
 		   "  backfill: %s\n  preemption: %s\n",
 		o->servers * NPUS_PER_SERVER, o->backfill ? "true" : "false",
@@ -259,6 +262,8 @@ static unsigned jobs_in_state(const struct sched_cluster *c, enum sched_job_stat
 }
 
 /* ---- part A: pass time ---- */
+
+static unsigned a_pending = A_PENDING;
 
 static const char a_queues_yaml[] = "  - name: prod\n    weight: 4\n"
 				    "  - name: research\n    weight: 2\n"
@@ -380,7 +385,7 @@ static int a_run(bool easy, struct a_result *res)
 
 	/* the backlog */
 	t0 = mono_usec();
-	for (unsigned k = 0; k < A_PENDING; k++) {
+	for (unsigned k = 0; k < a_pending; k++) {
 		r = a_submit_pending(c, &rng, "pend", k, now += 1000);
 		if (r < 0)
 			goto out;
@@ -498,15 +503,21 @@ static void a_row(const char *what, const double *easy, const double *fifo, size
 	       f.p99 > 0 ? e.p99 / f.p99 : 0.0);
 }
 
+/* The goal of one pass's p99 at a_pending pending jobs (issue 16). */
+static double a_goal_ms(void)
+{
+	return a_pending <= 10000 ? 2.0 : a_pending <= 100000 ? 20.0 : 200.0;
+}
+
 static int part_a(void)
 {
 	static struct a_result easy, fifo;
 	double pass_p99;
 	int r;
 
-	printf("== part A: pass time, %u Atlas 800T A2 servers (%u NPUs, %u leaf switches), "
-	       "4 queues (weights 4/2/1/1)\n",
-	       A_SERVERS, A_SERVERS * NPUS_PER_SERVER, A_SWITCHES);
+	printf("== part A: pass time at %u pending, %u Atlas 800T A2 servers (%u NPUs, %u leaf "
+	       "switches), 4 queues (weights 4/2/1/1)\n",
+	       a_pending, A_SERVERS, A_SERVERS * NPUS_PER_SERVER, A_SWITCHES);
 	r = a_run(true, &easy);
 	if (r < 0)
 		return r;
@@ -523,7 +534,7 @@ static int part_a(void)
 		       k ? "baseline (backfill off, preemption off)" :
 			   "under test (backfill on, preemption on)",
 		       x->fill_jobs, x->fill_npus, 100.0 * x->fill_npus / (A_SERVERS * 8.0),
-		       x->fill_ms, A_PENDING, x->pend_sec, x->pend_sec * 1e3 / A_PENDING,
+		       x->fill_ms, a_pending, x->pend_sec, x->pend_sec * 1e3 / a_pending,
 		       x->pre_running, x->pre_pending, x->pre_stopping, x->pre_alloc,
 		       x->pre_preemptions);
 	}
@@ -555,8 +566,9 @@ static int part_a(void)
 	}
 	a_split("under test", &easy);
 	a_split("baseline  ", &fifo);
-	printf("goal p99 < 10 ms per pass (backfill+preemption): %.2f ms, %s\n\n", pass_p99,
-	       pass_p99 < 10.0 ? "met" : "NOT met");
+	/* issue 16: < 2 ms at 10,000 pending, < 20 ms at 100,000 */
+	printf("goal p99 < %.0f ms per pass at %u pending (backfill+preemption): %.2f ms, %s\n\n",
+	       a_goal_ms(), a_pending, pass_p99, pass_p99 < a_goal_ms() ? "met" : "NOT met");
 	return 0;
 }
 
@@ -1063,6 +1075,7 @@ int main(int argc, char **argv)
 		{ "philly", required_argument, NULL, 'f' },
 		{ "philly-jobs", required_argument, NULL, 'n' },
 		{ "philly-servers", required_argument, NULL, 's' },
+		{ "pending", required_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = "philly.csv";
@@ -1088,10 +1101,16 @@ int main(int argc, char **argv)
 		case 's':
 			servers = (unsigned)strtoul(optarg, NULL, 10);
 			break;
+		case 'P':
+			a_pending = (unsigned)strtoul(optarg, NULL, 10);
+			if (a_pending < 1 || a_pending > 1000000)
+				goto usage;
+			break;
 		default:
 usage:
 			fprintf(stderr, "usage: bench_sched [--part a|b] [--philly PATH] "
-					"[--philly-jobs N (0 = all)] [--philly-servers N]\n");
+					"[--philly-jobs N (0 = all)] [--philly-servers N] "
+					"[--pending N (part A's backlog, 1-1000000)]\n");
 			return 2;
 		}
 	}
