@@ -817,7 +817,7 @@ int sched_job_remove(struct sched_cluster *c, const char *name, uid_t uid, uint6
 unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec);
 
 /*
- * Deferred passes (sched_defer.c). Every entry point that changes what a pass would
+ * Deferred passes (sched_pass.c). Every entry point that changes what a pass would
  * decide (a submission, cancel, completion, process exit, rmdir, health report, lost
  * heartbeat, uncordon, NPU clear, the end of a restore) asks for a pass with
  * sched_pass_request() instead of running sched_schedule() itself. By default (the

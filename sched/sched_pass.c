@@ -5,7 +5,11 @@
  * preemption, then a reservation or the reason it waits), lets elastic jobs grow, and
  * ends with no NPU reserved. The rules are stated at sched_schedule() in ascend_sched.h.
  * Also here: the entry points that end in a pass, sched_tick() (time limits, stops that
- * are overdue, the rank-table deadline) and sched_queue_set_quota().
+ * are overdue, the rank-table deadline) and sched_queue_set_quota(), and the deferral of
+ * passes (sched_pass_request()): a pass costs O(jobs + pending) whatever changed, so one
+ * per submission makes a burst quadratic; the daemon defers them and runs one for every
+ * request that arrived while its committer wrote the previous batch, the way that batch
+ * shares one fsync.
  *
  * Calls: every other file of the pass (sched_preempt.c, sched_backfill.c,
  * sched_elastic.c, sched_queue.c), sched_place.c, sched_job.c; none of them calls here
@@ -451,4 +455,37 @@ int sched_queue_set_quota(struct sched_cluster *c, const char *queue, unsigned n
 	c->version++;
 	sched_pass_request(c, now_usec);
 	return 0;
+}
+
+/* ---- deferred passes (the rules: sched_pass_request() in ascend_sched.h) ---- */
+
+void sched_cluster_set_deferred_passes(struct sched_cluster *c, bool deferred)
+{
+	c->defer_passes = deferred;
+}
+
+unsigned sched_pass_request(struct sched_cluster *c, uint64_t now_usec)
+{
+	c->pass_requests++;
+	if (c->defer_passes) {
+		c->pass_owed = true;
+		return 0;
+	}
+	c->passes_run++;
+	return sched_schedule(c, now_usec);
+}
+
+bool sched_pass_is_owed(const struct sched_cluster *c)
+{
+	return c->pass_owed;
+}
+
+unsigned sched_pass_run_owed(struct sched_cluster *c, uint64_t now_usec)
+{
+	if (!c->pass_owed)
+		return 0;
+	/* cleared first: what the pass itself asks for is owed again, not lost */
+	c->pass_owed = false;
+	c->passes_run++;
+	return sched_schedule(c, now_usec);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of deferred scheduling passes (sched/sched_defer.c): with deferral off a
+ * Unit tests of deferred scheduling passes (sched/sched_pass.c): with deferral off a
  * request runs its pass at once, as sched_schedule() did; with deferral on, N requests
  * then one owed pass give the same placements, states, reasons and per-job events as N
  * immediate ones where the order cannot matter (everything at one instant, one queue,
