@@ -291,7 +291,8 @@
  * the opener (the process that opened the file, from any of its threads) accepted is
  * staged, durably, and applied at restart if the release never came; a close by another
  * process holding a duplicate (a forked child such as `cat` in `{ cat a; echo b; } >
- * x.yaml`, a receiver of SCM_RIGHTS) stages nothing (fs_ops.c flush_is_openers()).
+ * x.yaml`, a receiver of SCM_RIGHTS) stages nothing (fs_handle_flush_is_openers(),
+ * fs_handle.c).
  */
 #ifndef ASCENDFS_FS_H
 #define ASCENDFS_FS_H

@@ -360,7 +360,7 @@ int fs_spec_flush(struct fs_ctx *ctx, struct fs_handle *h)
 			       why);
 	}
 	/* what the opener's close accepted survives a crash before the release submits it
-	 * (see flush_is_openers); what a close refused replaces an earlier accepted version */
+	 * (see fs_handle_flush_is_openers); what a close refused replaces an earlier accepted version */
 	staging = h->last_err == 0 && ctx->store && fs_handle_flush_is_openers(h);
 	pthread_mutex_lock(&ctx->lock);
 	if (staging &&
