@@ -357,7 +357,8 @@ int sched_pend_order_take(struct sched_cluster *c, struct qlist *ql, struct pend
 			else
 				out[w++] = tail[k++];
 		}
-		memcpy(o->v, out, w * sizeof(*out));
+		if (w) /* an empty queue may have no array yet */
+			memcpy(o->v, out, w * sizeof(*out));
 		o->n = o->sorted = w;
 		ql[q].jobs = out;
 		ql[q].n = w;
