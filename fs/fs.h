@@ -806,7 +806,11 @@ struct fs_restore_stats {
 int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, struct fs_restore_stats *stats,
 		     char *why);
 
-/* fs_store_start() - start the committer thread (no-op without a store). 0 or -errno. */
+/*
+ * fs_store_start() - start the committer thread (no-op without a store). 0 or -errno.
+ * May be called again after fs_store_stop() while no other thread runs (main.c stops
+ * and starts it around fuse_daemonize(), whose fork() keeps no thread).
+ */
 int fs_store_start(struct fs_ctx *ctx);
 
 /* fs_store_stop() - write what is left and stop the committer (after unmounting). */

@@ -819,6 +819,7 @@ int fs_store_start(struct fs_ctx *ctx)
 	if (!ctx->store)
 		return 0;
 	ctx->collected_version = ctx->durable_version = ctx->cluster->version;
+	ctx->stopping = false; /* started again after fs_store_stop() (main.c, daemonizing) */
 	r = pthread_create(&committer_thread, NULL, committer_main, ctx);
 	if (r)
 		return -r;

@@ -383,8 +383,17 @@ int main(int argc, char *argv[])
 			fs_log(&ctx, 1, "%s is not in /proc/self/mountinfo: a checkpoint_dir in a "
 					"bind mount of it is not recognised", mnt);
 	}
+	/* threads do not survive fork(): without -f the committer stops here (having
+	 * written what is left) and starts again in the daemonized child, or every close
+	 * would wait for a commit that never comes */
+	if (!cl.foreground)
+		fs_store_stop(&ctx);
 	if (fuse_daemonize(cl.foreground) != 0)
 		goto out_unmount;
+	if (!cl.foreground && (r = fs_store_start(&ctx)) < 0) {
+		fprintf(stderr, "ascendfs: cannot start the state writer: %s\n", strerror(-r));
+		goto out_unmount;
+	}
 	if (fuse_set_signal_handlers(fuse_get_session(fuse)) != 0)
 		goto out_unmount;
 	r = fs_threads_start(&ctx);

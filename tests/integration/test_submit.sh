@@ -254,5 +254,29 @@ check_contains "and the job is the rejection of an empty spec" "spec is empty" \
 check_eq "the name is free again: a spec written now is submitted" 0 \
 	"$(rmdir "$M/jobs/emptied" && printf 'npus: 1\n' >"$M/jobs/emptied.yaml"; echo $?)"
 
+# ---- a daemon started without -f (it daemonizes: fork) acknowledges closes too ----
+# Threads do not survive fork(): a committer started before fuse_daemonize() was gone in
+# the daemon, and every close of a spec waited for a commit that never came.
+BG=$W/bg
+mkdir -p "$BG/mnt"
+"$ASCENDFS" -c "$CONFIG" --state-dir "$BG/state" "$BG/mnt" >"$BG/log" 2>&1
+check_eq "started without -f, the daemon returns 0 once mounted" 0 $?
+wait_until 10 is_mounted "$BG/mnt"
+# (a writer stuck on the mount must not hold this script's pipes: output to files)
+timeout -s KILL 10 sh -c "printf 'npus: 1\n' >'$BG/mnt/jobs/bg1.yaml'" </dev/null >/dev/null 2>&1
+bg_close=$?
+check_eq "and a durable close there returns within 10 s" 0 $bg_close
+[ "$bg_close" = 0 ] && timeout -s KILL 5 cat "$BG/mnt/jobs/bg1/status" </dev/null >"$BG/status" 2>&1
+check_eq "its job is running" "running" "$(cat "$BG/status")"
+BG_PID=$(pgrep -f -- "--state-dir $BG/state $BG/mnt")
+# a daemon that stopped answering must not keep the mount: abort its connection first
+if [ "$bg_close" != 0 ]; then
+	mi=$(awk -v m="$BG/mnt" '$5 == m { print $3 }' /proc/self/mountinfo | cut -d: -f2)
+	[ -n "$mi" ] && echo 1 >"/sys/fs/fuse/connections/$mi/abort" 2>/dev/null
+fi
+fusermount3 -u "$BG/mnt" 2>/dev/null || umount -l "$BG/mnt"
+wait_until 10 bash -c "! pgrep -f -- '--state-dir $BG/state $BG/mnt' >/dev/null"
+[ -n "$BG_PID" ] && kill -KILL $BG_PID 2>/dev/null
+
 it_stop
 it_finish
