@@ -61,12 +61,8 @@ static bool is_job_subtree(enum fs_node_kind k)
 	return k >= FS_JOB_DIR && k <= FS_JOB_CTL;
 }
 
-/*
- * Wait (ctx->lock held) until no upload that @p depends on is between its last close and
- * its release: one for job @p->job under jobs/<job>/ and for jobs/<job>.<ext> (whatever
- * its ext: a job has one spec writer), any for the jobs/ listing.
- */
-static void wait_for_closing_uploads(struct fs_ctx *ctx, const struct fs_path *p)
+/* The waiting part of wait_for_closing_uploads(); ctx->lock held. */
+static void wait_for_releases(struct fs_ctx *ctx, const struct fs_path *p)
 {
 	struct timespec deadline;
 
@@ -91,12 +87,23 @@ static void wait_for_closing_uploads(struct fs_ctx *ctx, const struct fs_path *p
 				  now - u->closing_usec < (uint64_t)UPLOAD_WAIT_MSEC * 1000u;
 		if (!closing)
 			return;
-		if (pthread_cond_timedwait(&ctx->uploads_cv, &ctx->lock, &deadline) == ETIMEDOUT) {
-			/* a release that came late may leave its pass owed (ascend_sched.h) */
-			fs_pass_run_owed(ctx);
+		if (pthread_cond_timedwait(&ctx->uploads_cv, &ctx->lock, &deadline) == ETIMEDOUT)
 			return;
-		}
 	}
+}
+
+/*
+ * Wait (ctx->lock held) until no upload that @p depends on is between its last close and
+ * its release: one for job @p->job under jobs/<job>/ and for jobs/<job>.<ext> (whatever
+ * its ext: a job has one spec writer), any for the jobs/ listing. Then run the pass the
+ * requests before it owe (deferred passes, ascend_sched.h), so that what the caller
+ * reads is the state after that pass: `cp x.yaml jobs/ && cat jobs/x/status` says
+ * running or pending with its reason, as when each submission ran its own pass.
+ */
+static void wait_for_closing_uploads(struct fs_ctx *ctx, const struct fs_path *p)
+{
+	wait_for_releases(ctx, p);
+	fs_pass_run_owed(ctx);
 }
 
 /* Files root writes, and members of cluster.operator_group when one is configured. */
@@ -767,13 +774,12 @@ static int fs_release(const char *path, struct fuse_file_info *fi)
 		pthread_mutex_unlock(&ctx->lock);
 	}
 	pthread_mutex_unlock(&h->mu);
-	/* nobody sees release's outcome (the close was the answer), but a lookup that waits
-	 * for this upload finds its job placed by the pass it owes (ascend_sched.h) */
-	durable(ctx, 0);
+	/* a lookup that waited for this upload runs the pass it owes (wait_for_closing_uploads) */
 	fs_spec_upload_unregister(ctx, h);
 	pthread_mutex_lock(&ctx->lock);
 	handle_free_locked(ctx, h);
 	pthread_mutex_unlock(&ctx->lock);
+	durable(ctx, 0); /* nobody sees release's outcome; the close was the answer */
 	if (submitted) /* its pass has run (fs_store_sync) */
 		fs_spec_log_submitted(ctx, job, uid);
 	return 0;
