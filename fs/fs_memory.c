@@ -45,7 +45,8 @@ static unsigned long rss_kib(void)
 
 static void trim(struct fs_ctx *ctx)
 {
-	struct mallinfo2 m = mallinfo2();
+	/* mallinfo2() walks every arena under its lock: only when it is logged */
+	struct mallinfo2 m = ctx->log_level >= 3 ? mallinfo2() : (struct mallinfo2){ 0 };
 	unsigned long before = ctx->log_level >= 3 ? rss_kib() : 0;
 
 	malloc_trim(0);

@@ -830,8 +830,8 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec);
  * with sched_pass_run_owed() before anyone reads or answers with the state those
  * requests changed: the daemon's committer before it collects each batch (so the
  * placements are durable with the submissions), a request without a state store
- * before it answers, the heartbeat thread after each tick. Entry points that run a
- * pass of their own (sched_tick, sched_queue_set_quota) still do.
+ * before it answers, the heartbeat thread after each tick. sched_tick() and
+ * sched_queue_set_quota() request their pass the same way (owed when deferred).
  * Locking: like every sched call, under the caller's one lock of the cluster; the owed
  * pass must run under the same lock hold as whatever must see its outcome.
  */
