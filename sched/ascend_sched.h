@@ -284,6 +284,8 @@ struct sched_job {
 	unsigned restarts;
 	uint64_t generation_usec;	/* when the current generation began */
 	uint64_t submit_usec, start_usec, end_usec, change_usec;
+	uint64_t pending_since_usec;	/* when it last entered the pending state (a new
+					 * reason while pending does not move it); not saved */
 	uint64_t run_since_usec;	/* start of the current run (running or recovering;
 					 * a stop does not count); 0 otherwise */
 	uint64_t run_accum_usec;	/* run time of earlier runs; time_limit counts the
@@ -488,6 +490,8 @@ struct sched_cluster {
 	uint64_t place_now_usec;	/* time of the entry point that is placing jobs now
 					 * (sched_server_is_suspect() during placement) */
 	unsigned suspect_count;		/* servers with suspect set */
+	uint64_t suspect_sig;		/* which ones, as a signature (the kept pass holds
+					 * only while the same servers are suspect) */
 	struct sched_hold *holds;	/* owned: checked submissions not made yet, each
 					 * holding a record (sched_job_check_hold) */
 	size_t hold_count;
@@ -506,6 +510,16 @@ struct sched_cluster {
 	bool pass_owed;			/* a deferred pass waits for sched_pass_run_owed() */
 	uint64_t pass_requests;		/* sched_pass_request() calls, deferred or not */
 	uint64_t passes_run;		/* passes they ran: at once, or owed and run */
+	uint64_t mutations;		/* bumped by every change a pass's decisions depend
+					 * on (sched_job_touch(), sched_cluster_changed(),
+					 * every event): what tells an incremental pass
+					 * whether the kept state still holds */
+	struct sched_kept_pass *kept_pass; /* owned (sched_pass.c): where the last pass
+					 * ended, while nothing but new submissions came
+					 * since (kept_mark == mutations); NULL when not kept */
+	uint64_t kept_mark;
+	bool incremental_off;		/* sched_cluster_set_incremental(c, false) */
+	uint64_t passes_incremental;	/* passes that tried only the new jobs */
 };
 
 /*
@@ -850,6 +864,17 @@ void sched_cluster_set_deferred_passes(struct sched_cluster *c, bool deferred);
  * mark one owed (once, however many requests) and return 0.
  */
 unsigned sched_pass_request(struct sched_cluster *c, uint64_t now_usec);
+
+/*
+ * sched_cluster_set_incremental() - incremental passes on (the default) or off. A pass
+ * that changed nothing but pending reasons and reservations is kept; while nothing but
+ * new submissions comes after it, the next pass resumes it and gives a turn to the new
+ * jobs only (O(new jobs) instead of O(jobs + pending)), which decides exactly what a
+ * full pass would: the rules and the conditions are at struct sched_kept_pass in
+ * sched_pass.c, and tests/unit/test_sched_incremental.c runs both side by side. Off,
+ * every pass is a full one (the reference; kept state is freed).
+ */
+void sched_cluster_set_incremental(struct sched_cluster *c, bool on);
 
 /* sched_pass_is_owed() - does a deferred pass wait to be run? */
 bool sched_pass_is_owed(const struct sched_cluster *c);

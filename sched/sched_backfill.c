@@ -164,7 +164,7 @@ void sched_resv_unmark_all(struct pass *p)
 		mark_reserved(p, &p->resv[i], false);
 }
 
-static void mark_all(struct pass *p)
+void sched_resv_mark_all(struct pass *p)
 {
 	for (size_t i = 0; i < p->nresv; i++)
 		mark_reserved(p, &p->resv[i], true);
@@ -216,7 +216,7 @@ int sched_place_around(struct pass *p, struct sched_job *j, unsigned hi, struct 
 	if (!opened)
 		return -ENOSPC;
 	r = sched_place_job(c, j, hi, &sl, &n, reason);
-	mark_all(p);
+	sched_resv_mark_all(p);
 	if (r == 0) {
 		*ret = sl;
 		*ret_count = n;
@@ -297,7 +297,7 @@ static int compute_reservation(struct pass *p, struct sched_job *j, struct resv 
 	}
 	for (size_t i = 0; i < released; i++)
 		sim_restore(c, h[i].job);
-	mark_all(p);
+	sched_resv_mark_all(p);
 	if (r == 0) {
 		out->job = j;
 		out->start = h[released - 1].end;
@@ -415,7 +415,7 @@ void sched_explain(struct pass *p, const struct sched_job *j, unsigned hi, char 
 		sched_reason(reason, "needs %u NPU%s that are held for a reservation",
 			     j->spec->npus_min, j->spec->npus_min == 1 ? "" : "s");
 	}
-	mark_all(p);
+	sched_resv_mark_all(p);
 }
 
 /* backfill off: @j holds the line for the server types it needs */

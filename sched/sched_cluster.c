@@ -151,6 +151,7 @@ void sched_cluster_free(struct sched_cluster *c)
 	for (size_t i = 0; i < c->event_count; i++)
 		free(c->events[(c->event_head + i) % c->event_cap].line);
 	free(c->jobs);
+	sched_pass_kept_free(c);
 	sched_pend_order_free(c);
 	sched_holds_free(c);
 	for (size_t i = 0; i < c->server_count; i++)
@@ -400,7 +401,7 @@ void sched_alloc_apply(struct sched_cluster *c, struct sched_job *j, struct sche
 			c->queue_used[j->queue_index] += slices[i].npu_count;
 		sched_server_recount(s);
 	}
-	c->version++;
+	sched_cluster_changed(c);
 }
 
 void sched_alloc_release(struct sched_cluster *c, struct sched_job *j)
@@ -428,7 +429,7 @@ void sched_alloc_release(struct sched_cluster *c, struct sched_job *j)
 	free(j->slices);
 	j->slices = NULL;
 	j->slice_count = 0;
-	c->version++;
+	sched_cluster_changed(c);
 }
 
 unsigned sched_job_total_npus(const struct sched_job *j)
@@ -533,6 +534,7 @@ void sched_event_put(struct sched_cluster *c, uint64_t time_usec, enum sched_eve
 	struct sched_event *e = event_slot(c);
 	char *p;
 
+	c->mutations++; /* whatever an event announces may matter to the next pass */
 	*e = (struct sched_event){
 		.seq = c->next_event_seq++,
 		.time_usec = time_usec,
@@ -562,7 +564,7 @@ void sched_event_put(struct sched_cluster *c, uint64_t time_usec, enum sched_eve
 		e->reason = memcpy(p, reason_cut, reason_len + 1);
 		c->event_bytes += e->line_len + 1 + extra;
 	}
-	c->version++;
+	sched_cluster_changed(c);
 }
 
 void sched_event_add(struct sched_cluster *c, uint64_t now_usec, enum sched_event_kind kind,
@@ -612,6 +614,7 @@ int sched_server_set_cordon(struct sched_cluster *c, const char *name, bool cord
 		return idx;
 	s = &c->servers[idx];
 	s->version++;
+	c->mutations++;
 	if (!cordon) {
 		s->cordoned = false;
 		s->draining = false;
@@ -646,6 +649,7 @@ int sched_server_clear_npu(struct sched_cluster *c, const char *name, unsigned n
 	if (npu >= s->conf->npu_count)
 		return -EINVAL;
 	s->version++;
+	c->mutations++;
 	s->npus[npu].isolated = false;
 	s->npus[npu].isolation = SCHED_ISOLATION_NONE;
 	s->npus[npu].health = SCHED_HEALTH_OK;

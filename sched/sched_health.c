@@ -176,7 +176,7 @@ static bool apply_level(struct sched_cluster *c, struct sched_server *s, struct 
 	/* every view shows the health: a change no event announces (OK again while
 	 * isolated manually) must still move the version readers cache by */
 	if (old != n->health)
-		c->version++;
+		sched_cluster_changed(c);
 	switch (level) {
 	case CONF_HEALTH_OK:
 		if (old != SCHED_HEALTH_OK && n->isolation == SCHED_ISOLATION_NONE)
@@ -255,7 +255,7 @@ static void check_ips(struct sched_cluster *c, struct sched_server *s,
 					h->device_ip, inv);
 		snprintf(n->reported_ip, sizeof(n->reported_ip), "%s", h->device_ip);
 		sched_devip_changed(c, s->index, h->id);
-		c->version++;
+		sched_cluster_changed(c);
 	}
 	for (unsigned d = 0; d < s->conf->npu_count; d++)
 		known += s->npus[d].reported_ip[0] != '\0';
@@ -378,7 +378,7 @@ static void check_sdids(struct sched_cluster *c, struct sched_server *s,
 			"agent reported the SDIDs of %u NPU%s: super pod %u, server index %u",
 			changed, changed == 1 ? "" : "s", (unsigned)s->npus[first].super_pod_id,
 			s->npus[first].server_index);
-	c->version++;
+	sched_cluster_changed(c);
 }
 
 /* The device IP the report @r gives NPU @d, or NULL. */
@@ -667,11 +667,14 @@ void sched_place_begin(struct sched_cluster *c, uint64_t now_usec)
 {
 	c->place_now_usec = now_usec;
 	c->suspect_count = 0;
+	c->suspect_sig = 0;
 	for (size_t i = 0; i < c->server_count; i++) {
 		struct sched_server *s = &c->servers[i];
 
 		s->suspect = sched_server_is_suspect(c, s, now_usec);
 		c->suspect_count += s->suspect;
+		if (s->suspect) /* order-independent: a sum of mixed indices */
+			c->suspect_sig += (i + 1) * 0x9e3779b97f4a7c15ull ^ (i >> 3);
 	}
 }
 
@@ -694,6 +697,7 @@ unsigned sched_check_heartbeats(struct sched_cluster *c, uint64_t now_usec)
 			continue;
 		s->state = SCHED_SERVER_UNREACHABLE;
 		s->version++;
+		c->mutations++;
 		snprintf(why, sizeof(why), "server %s unreachable: no health report for %u s",
 			 s->conf->name,
 			 (unsigned)(elapsed(now_usec, s->last_report_usec) / 1000000u));

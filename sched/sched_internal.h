@@ -5,6 +5,27 @@
 
 #include "ascend_sched.h"
 
+/*
+ * sched_cluster_changed() - something the views or the pass depend on changed outside a
+ * job record: bump c->version (readers' caches) and c->mutations (the kept pass,
+ * sched_pass.c). Use it, never c->version++, in sched/.
+ */
+static inline void sched_cluster_changed(struct sched_cluster *c)
+{
+	c->version++;
+	c->mutations++;
+}
+
+/*
+ * sched_pass_absorb() - the changes since c->mutations was @mark are new submissions
+ * only (a job entered the pending state, with its records and events): when the kept
+ * pass (sched_pass.c) was valid at @mark it stays valid, and its next resume gives those
+ * jobs their turn. Call it only for that. sched_pass_kept_free() - drop the kept pass
+ * (sched_cluster_free, or incremental passes turned off).
+ */
+void sched_pass_absorb(struct sched_cluster *c, uint64_t mark);
+void sched_pass_kept_free(struct sched_cluster *c);
+
 /* Sentinel "from" state of a job that is being created. */
 #define SCHED_JOB_NONE SCHED_JOB_STATE_COUNT
 

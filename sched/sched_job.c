@@ -97,6 +97,8 @@ void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
 	if (reason != j->reason)
 		snprintf(j->reason, sizeof(j->reason), "%s", reason ? reason : "");
 	j->change_usec = now_usec;
+	if (to == SCHED_JOB_PENDING && from != SCHED_JOB_PENDING)
+		j->pending_since_usec = now_usec;
 	if (to == SCHED_JOB_RUNNING && from != SCHED_JOB_RUNNING)
 		j->start_usec = now_usec;
 	if (to == SCHED_JOB_RUNNING && !j->first_start_usec)
@@ -123,7 +125,7 @@ void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
 	sched_job_touch(c, j);
 	/* A pending job that stays pending with a new reason is not worth an event each pass. */
 	if (from == to && from == SCHED_JOB_PENDING) {
-		c->version++;
+		sched_cluster_changed(c);
 		return;
 	}
 	/* a placement's reason names where it went, not the fault it came from */
@@ -205,7 +207,7 @@ static void resume_scan_end(struct sched_cluster *c, struct sched_job *j, uint64
 	}
 	j->change_usec = now_usec;
 	sched_job_touch(c, j);
-	c->version++;
+	sched_cluster_changed(c);
 	sched_event_add(c, now_usec, SCHED_EV_CHECKPOINT, j, NULL, -1,
 			"generation %u resumes from %s (%s)", j->generation,
 			j->resume_path ? j->resume_path : "no checkpoint", how);
@@ -285,6 +287,7 @@ static int jobs_reserve(struct sched_cluster *c)
 void sched_job_touch(struct sched_cluster *c, struct sched_job *job)
 {
 	job->version++;
+	c->mutations++;
 	for (int l = 0; l < SCHED_DIRTY_LIST_COUNT; l++) {
 		struct sched_dirty_link *d = &job->dirty[l];
 
@@ -354,7 +357,7 @@ static void jobs_remove_at(struct sched_cluster *c, size_t i)
 	sched_job_free(c->jobs[i]);
 	memmove(&c->jobs[i], &c->jobs[i + 1], (c->job_count - i - 1) * sizeof(c->jobs[0]));
 	c->job_count--;
-	c->version++;
+	sched_cluster_changed(c);
 }
 
 /* Position in c->jobs of the job called @name, or -1: the name index answers whether
@@ -867,6 +870,7 @@ static int job_admit(struct sched_cluster *c, struct conf_job_spec *spec, uid_t 
 	struct sched_job *old, *j;
 	char *text = NULL;
 	size_t len = 0;
+	uint64_t mark = c->mutations;
 	int r;
 
 	/* Slurm: a job without a time limit gets the partition's DefaultTime, else MaxTime */
@@ -911,6 +915,7 @@ static int job_admit(struct sched_cluster *c, struct conf_job_spec *spec, uid_t 
 	j->type_mask = sched_type_mask(c, spec->npus_min, sched_job_type(c, j));
 	sched_job_transition(c, j, SCHED_JOB_PENDING, SCHED_EV_SUBMITTED, now_usec,
 			     "waiting for the first scheduling pass");
+	sched_pass_absorb(c, mark); /* a new pending job: the kept pass gives it a turn */
 	sched_pass_request(c, now_usec);
 	if (ret)
 		*ret = j;
@@ -1137,7 +1142,7 @@ static bool cancel_while_stopping(struct sched_cluster *c, struct sched_job *j, 
 	j->stop_cancelled = true;
 	sched_job_touch(c, j);
 	j->change_usec = now_usec;
-	c->version++;
+	sched_cluster_changed(c);
 	sched_event_add(c, now_usec, SCHED_EV_CANCELLED, j, NULL, -1,
 			"cancelled by %s while stopping; its NPUs stay held until its processes "
 			"are gone, then it ends cancelled",

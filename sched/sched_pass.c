@@ -129,8 +129,10 @@ static void consider(struct pass *p, struct sched_job *j, bool borrow_phase)
 			start_job(p, j, sl, n, !inq, backfill);
 			return;
 		}
-		if (r != -ENOSPC) /* -ENOMEM: the next pass retries */
+		if (r != -ENOSPC) { /* -ENOMEM: the next pass retries */
+			p->incomplete = true;
 			return;
+		}
 	}
 	reason[0] = '\0';
 	p->waiting_mask |= j->type_mask;
@@ -269,10 +271,15 @@ static void serve(struct pass *p, struct qlist *ql, size_t nq, bool borrow_phase
 			break;
 		j = ql[best].jobs[ql[best].next++].job;
 		if (borrow_phase) {
-			if (!had_turn(p, j))
+			if (!had_turn(p, j)) {
+				p->borrow_turns++;
 				consider(p, j, true);
+			}
 		} else {
 			serve_preemptors(p, ql, eff_priority(c, j));
+			p->served_any = true;
+			p->last_queue = best;
+			p->last = ql[best].jobs[ql[best].next - 1];
 			if (!sched_is_preemptor_first(p, j))
 				consider(p, j, false);
 		}
@@ -282,6 +289,151 @@ static void serve(struct pass *p, struct qlist *ql, size_t nq, bool borrow_phase
 
 /* ---- the pass ---- */
 
+/*
+ * The kept pass. A pass that changed nothing but pending reasons and reservations (it
+ * placed no job, chose no victims, had preemption searches to spare, no preemption in
+ * flight, no elastic job running, gave no borrowing turn) is settled: run again on the
+ * same cluster at the same instant it decides the same, job by job. So while nothing
+ * else changes (c->mutations, absorbed only for new submissions: sched_pass_absorb),
+ * the next pass is that one resumed: the kept reservations, masks, counters and caches,
+ * and a turn for each new job only. That is exact when every new job comes after every
+ * job the kept pass served (sched_pend_order_take_new checks it): a full pass would give
+ * each old job the same turn with the same outcome before the first new one, and then
+ * the new ones, as here. Time: at another instant only reservations with a known start
+ * (time limits) could decide otherwise, so then a kept pass with one is not resumed.
+ */
+struct sched_kept_pass {
+	struct pass *p;
+};
+
+static void pass_free(struct pass *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->nresv; i++)
+		free(p->resv[i].slices);
+	sched_capidx_free(p);
+	free(p->stopping);
+	free(p->first);
+	free(p->committed);
+	free(p);
+}
+
+void sched_pass_kept_free(struct sched_cluster *c)
+{
+	if (!c->kept_pass)
+		return;
+	pass_free(c->kept_pass->p);
+	free(c->kept_pass);
+	c->kept_pass = NULL;
+}
+
+void sched_pass_absorb(struct sched_cluster *c, uint64_t mark)
+{
+	if (c->kept_pass && c->kept_mark == mark)
+		c->kept_mark = c->mutations;
+}
+
+void sched_cluster_set_incremental(struct sched_cluster *c, bool on)
+{
+	c->incremental_off = !on;
+	if (!on)
+		sched_pass_kept_free(c);
+}
+
+static bool pass_settled(const struct pass *p)
+{
+	return !p->placed && !p->npreempted_now && p->preempt_tries < PREEMPT_TRIES_PER_PASS &&
+	       !p->nstopping && !p->nfirst && !p->any_elastic && !p->borrow_turns &&
+	       !p->incomplete && p->committed;
+}
+
+/* End pass @p (its reservations unmarked): keep it when settled, else free it. */
+static void pass_end(struct sched_cluster *c, struct pass *p)
+{
+	sched_pass_kept_free(c);
+	if (c->incremental_off || !pass_settled(p) ||
+	    !(c->kept_pass = malloc(sizeof(*c->kept_pass)))) {
+		pass_free(p);
+		return;
+	}
+	c->kept_pass->p = p;
+	c->kept_mark = c->mutations;
+}
+
+/* May the kept pass be resumed at @now_usec? */
+static struct pass *kept_usable(struct sched_cluster *c, uint64_t now_usec)
+{
+	struct pass *p = c->kept_pass ? c->kept_pass->p : NULL;
+
+	if (!p || c->incremental_off || c->kept_mark != c->mutations)
+		return NULL;
+	for (size_t i = 0; now_usec != p->now && i < p->nresv; i++)
+		if (p->resv[i].start != UINT64_MAX)
+			return NULL;
+	return p;
+}
+
+/* Resume kept pass @p at @now_usec with the new jobs; false when it may not (nothing
+ * was changed then). */
+static bool pass_resume(struct sched_cluster *c, struct pass *p, uint64_t now_usec,
+			unsigned *ret_placed)
+{
+	size_t nq = c->conf->queue_count, n = 0;
+	struct qlist *ql = calloc(nq ? nq : 1, sizeof(*ql));
+	struct pend *fresh = NULL;
+
+	/* suspect servers are the last choice: which ones they are moves with time and
+	 * heartbeats, and with it where reservations go */
+	sched_place_begin(c, now_usec);
+	if (c->suspect_sig != p->suspect_sig || !ql ||
+	    sched_pend_order_take_new(c, ql, p->served_any, p->last_queue, &p->last,
+					     &fresh, &n) < 0) {
+		free(ql);
+		return false;
+	}
+	c->kept_pass->p = NULL;
+	sched_pass_kept_free(c);
+	p->now = now_usec;
+	p->placed = 0;
+	if (n) {
+		if (!p->idx_ok) { /* the kept pass had no one to index for */
+			sched_capidx_free(p);
+			memset(&p->idx, 0, sizeof(p->idx));
+			p->ntypes = 0;
+			sched_capidx_build(p);
+		}
+		sched_resv_mark_all(p);
+		serve(p, ql, nq, false);
+		if (c->conf->enable_quota_limit && !p->placed) {
+			/* every old job had its turn within quota, and still has */
+			serve(p, ql, nq, true);
+		} else if (c->conf->enable_quota_limit) {
+			struct qlist *all_ql = calloc(nq ? nq : 1, sizeof(*all_ql));
+			struct pend *all = NULL;
+			size_t nall;
+
+			/* placements moved the shares: every job's standing is asked again,
+			 * in the order a full pass has here */
+			sched_pend_order_settle_new(c);
+			if (all_ql && sched_pend_order_take(c, all_ql, &all, &nall) == 0 && nall)
+				serve(p, all_ql, nq, true);
+			else if (!all_ql || !all)
+				p->incomplete = true;
+			free(all);
+			free(all_ql);
+		}
+		sched_resv_unmark_all(p);
+	}
+	sched_pend_order_settle_new(c);
+	c->passes_incremental++;
+	*ret_placed = p->placed;
+	pass_end(c, p);
+	free(ql);
+	free(fresh);
+	return true;
+}
+
 unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 {
 	struct pass *p;
@@ -290,6 +442,10 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 	size_t nq = c->conf->queue_count, n = 0;
 	unsigned placed;
 
+	p = kept_usable(c, now_usec);
+	if (p && pass_resume(c, p, now_usec, &placed))
+		return placed;
+	sched_pass_kept_free(c);
 	p = calloc(1, sizeof(*p));
 	ql = calloc(nq ? nq : 1, sizeof(*ql));
 	if (!p || !ql) {
@@ -301,6 +457,7 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 	p->now = now_usec;
 	p->min_running_prio = UINT32_MAX;
 	sched_place_begin(c, now_usec); /* suspect servers are the last choice (sched_health.c) */
+	p->suspect_sig = c->suspect_sig;
 	/* one sweep over the jobs: what the pass needs to know up front */
 	for (size_t i = 0; i < c->job_count; i++) {
 		struct sched_job *j = c->jobs[i];
@@ -345,14 +502,8 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 	sched_resv_unmark_all(p);
 	if (p->any_elastic)
 		sched_grow_elastic(p);
-	for (size_t i = 0; i < p->nresv; i++)
-		free(p->resv[i].slices);
 	placed = p->placed;
-	sched_capidx_free(p);
-	free(p->stopping);
-	free(p->first);
-	free(p->committed);
-	free(p);
+	pass_end(c, p);
 	free(ql);
 	free(all);
 	return placed;
@@ -452,7 +603,7 @@ int sched_queue_set_quota(struct sched_cluster *c, const char *queue, unsigned n
 	sched_event_add(c, now_usec, SCHED_EV_QUEUE, NULL, NULL, -1,
 			"queue %s: quota set to %u NPU%s%s%s", q->name, npus, npus == 1 ? "" : "s",
 			npus ? "" : " (no limit)", SCHED_QUOTA_OFF_NOTE(c, npus));
-	c->version++;
+	sched_cluster_changed(c);
 	sched_pass_request(c, now_usec);
 	return 0;
 }

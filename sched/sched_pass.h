@@ -92,6 +92,14 @@ struct pass {
 	bool any_elastic;		/* a running job may grow */
 	/* sched_fits_when_idle() answers: the cluster's usable capacity is fixed in a pass */
 	struct { unsigned need; uint32_t mask; bool fits, used; } idle_cache[256];
+	/* the last job the first phase served (its queue and keys): a kept pass tries only
+	 * jobs that come after it in service order (sched_pend_order_take_new) */
+	bool served_any;
+	size_t last_queue;
+	struct pend last;
+	unsigned borrow_turns;		/* jobs the borrowing phase gave a turn */
+	uint64_t suspect_sig;		/* c->suspect_sig the pass placed with */
+	bool incomplete;		/* a turn was cut short (no memory) */
 };
 /* Reason keys: what a reason depends on, without formatting it. */
 enum { KEY_QUOTA = 1, KEY_BEHIND, KEY_NOROOM, KEY_RESV, KEY_STOPPING, KEY_BORROW };
@@ -190,6 +198,26 @@ void sched_pend_sort(struct pend *e, size_t n, struct pend *tmp, unsigned *count
 /* Move queue @l's head past jobs that are no longer pending; false when it is empty. */
 bool sched_queue_head_valid(struct qlist *l);
 
+/*
+ * sched_pend_order_take_new() - for an incremental pass: only the jobs that entered the
+ * pending state since the last take, per queue in service order, into *ret_all (new,
+ * caller frees; *ret_n entries; ql[q] points into it as with sched_pend_order_take()).
+ * Every one must come after the job @last of queue @last_queue in service order, with
+ * the queues' shares as they are now (when @any_last); otherwise -EAGAIN and nothing is
+ * changed: the pass must be a full one. -ENOMEM likewise changes nothing. The kept order
+ * is not changed: sched_pend_order_settle_new() does that after the pass.
+ */
+int sched_pend_order_take_new(struct sched_cluster *c, struct qlist *ql, bool any_last,
+			      size_t last_queue, const struct pend *last, struct pend **ret_all,
+			      size_t *ret_n);
+
+/*
+ * sched_pend_order_settle_new() - after a pass that sched_pend_order_take_new() fed: the
+ * new jobs still pending join the sorted part of their queue's kept order (they come
+ * after every job there, which is what take_new checked).
+ */
+void sched_pend_order_settle_new(struct sched_cluster *c);
+
 /* The queue (index into @ql, @nq entries) whose head job is served next: queue
  * priority, head job priority, smaller share (used/weight), older; SIZE_MAX when no
  * queue is live. */
@@ -225,8 +253,10 @@ void sched_capidx_slices(struct pass *p, const struct sched_slice *sl, size_t co
 /* Could @npus fit now on some type of @mask (ignoring reservations)? False is certain. */
 bool sched_capidx_may_fit(const struct pass *p, uint32_t mask, unsigned npus);
 
-/* Unmark the reserved NPUs of every reservation of @p (at the end of the pass). */
+/* Unmark the reserved NPUs of every reservation of @p (at the end of the pass); mark
+ * them again (a kept pass that goes on). */
 void sched_resv_unmark_all(struct pass *p);
+void sched_resv_mark_all(struct pass *p);
 
 /*
  * Place @j now, keeping clear of reservations: on unreserved NPUs, or on reserved ones

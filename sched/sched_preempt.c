@@ -483,13 +483,15 @@ static int choose_victims(struct pass *p, struct sched_job *j, bool inq, struct 
 /*
  * Does victim @j free its NPUs for its preemptor in the pass at @now_usec: it is stopping
  * for it, or it stopped at this instant (the pass in which the preemptor is to start)?
+ * Stopped: became pending at this instant, not merely given a new pending reason (that
+ * made a second pass at one instant serve preemptors first and move reservations).
  */
 bool sched_frees_for_preemptor(const struct sched_job *j, uint64_t now_usec)
 {
 	if (j->state == SCHED_JOB_STOPPING)
 		return j->stop_to == SCHED_JOB_PENDING;
 	return j->state == SCHED_JOB_PENDING && j->requeue_cause == SCHED_REQUEUE_PREEMPTED &&
-	       j->preempted_by_serial && j->change_usec == now_usec;
+	       j->preempted_by_serial && j->pending_since_usec == now_usec;
 }
 
 /* The jobs of p->stopping preempted for @j: p->stopping[*ret_first ...), how many. */

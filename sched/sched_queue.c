@@ -371,6 +371,103 @@ int sched_pend_order_take(struct sched_cluster *c, struct qlist *ql, struct pend
 	return 0;
 }
 
+/* Is pending job @a of queue @qa served after @b of queue @qb, the shares as they are?
+ * While a pass places nothing the shares stay put and the service order is this one:
+ * queue priority, job priority, share, submission (queue_before() as a total order). */
+static bool pend_after(const struct sched_cluster *c, size_t qa, const struct pend *a,
+		       size_t qb, const struct pend *b)
+{
+	const struct conf_queue *x = &c->conf->queues[qa], *y = &c->conf->queues[qb];
+
+	if (x->priority != y->priority)
+		return x->priority < y->priority;
+	if (a->prio != b->prio)
+		return a->prio < b->prio;
+	if (qa != qb) {
+		uint64_t sa = (uint64_t)c->queue_used[qa] * y->weight;
+		uint64_t sb = (uint64_t)c->queue_used[qb] * x->weight;
+
+		if (sa != sb)
+			return sa > sb;
+	}
+	return a->seq > b->seq;
+}
+
+int sched_pend_order_take_new(struct sched_cluster *c, struct qlist *ql, bool any_last,
+			      size_t last_queue, const struct pend *last, struct pend **ret_all,
+			      size_t *ret_n)
+{
+	size_t nq = c->conf->queue_count, total = 0, off = 0;
+	struct pend *all, *tmp;
+	unsigned *count;
+
+	if (!c->pend_order_valid || c->pend_order_count != nq || (any_last && last_queue >= nq))
+		return -EAGAIN;
+	for (size_t q = 0; q < nq; q++) {
+		const struct sched_pend_order *o = &c->pend_order[q];
+
+		for (size_t i = o->sorted; any_last && i < o->n; i++)
+			if (!pend_after(c, q, &o->v[i], last_queue, last))
+				return -EAGAIN;
+		total += o->n - o->sorted;
+	}
+	all = malloc((total ? total : 1) * sizeof(*all));
+	tmp = malloc((total ? total : 1) * sizeof(*tmp));
+	count = malloc(1002 * sizeof(*count));
+	if (!all || !tmp || !count) {
+		free(all);
+		free(tmp);
+		free(count);
+		return -ENOMEM;
+	}
+	for (size_t q = 0; q < nq; q++) {
+		const struct sched_pend_order *o = &c->pend_order[q];
+		size_t k = o->n - o->sorted;
+
+		if (k)
+			memcpy(all + off, o->v + o->sorted, k * sizeof(*all));
+		sched_pend_sort(all + off, k, tmp, count);
+		ql[q].jobs = all + off;
+		ql[q].n = k;
+		off += k;
+	}
+	free(tmp);
+	free(count);
+	*ret_all = all;
+	*ret_n = off;
+	return 0;
+}
+
+void sched_pend_order_settle_new(struct sched_cluster *c)
+{
+	size_t nq = c->conf->queue_count, most = 0;
+	struct pend *tmp;
+	unsigned *count;
+
+	if (!c->pend_order_valid || c->pend_order_count != nq)
+		return;
+	for (size_t q = 0; q < nq; q++)
+		if (c->pend_order[q].n - c->pend_order[q].sorted > most)
+			most = c->pend_order[q].n - c->pend_order[q].sorted;
+	if (!most)
+		return;
+	tmp = malloc(most * sizeof(*tmp));
+	count = malloc(1002 * sizeof(*count));
+	for (size_t q = 0; tmp && count && q < nq; q++) {
+		struct sched_pend_order *o = &c->pend_order[q];
+
+		if (o->n == o->sorted)
+			continue;
+		sched_pend_sort(o->v + o->sorted, o->n - o->sorted, tmp, count);
+		/* a hole keeps its keys: the last sorted entry bounds the part */
+		if (!o->sorted || sched_pend_cmp(&o->v[o->sorted - 1], &o->v[o->sorted]) < 0)
+			o->sorted = o->n;
+	}
+	free(tmp);
+	free(count);
+	/* without memory the arrivals stay arrivals: the next full take merges them */
+}
+
 int sched_pend_order_check(const struct sched_cluster *c, char *reason)
 {
 	size_t nq = c->conf->queue_count, listed = 0, pending = 0;

@@ -983,7 +983,7 @@ int sched_server_load(struct sched_cluster *c, const char *text, size_t len, uin
 	}
 	sched_server_recount(s);
 	s->version++;
-	c->version++;
+	sched_cluster_changed(c);
 	json_decref(o);
 	return 0;
 
@@ -1076,7 +1076,7 @@ int sched_meta_load(struct sched_cluster *c, const char *text, size_t len, char 
 		}
 		q->quota_npus = npus > c->npus_total ? c->npus_total : (unsigned)npus;
 	}
-	c->version++;
+	sched_cluster_changed(c);
 	json_decref(o);
 	return 0;
 }
@@ -1110,7 +1110,7 @@ void sched_event_forget_all(struct sched_cluster *c)
 	c->event_head = 0;
 	c->event_count = 0;
 	c->event_bytes = 0;
-	c->version++;
+	sched_cluster_changed(c);
 }
 
 int sched_restore_finish(struct sched_cluster *c, uint64_t now_usec, char *reason)

@@ -1,0 +1,452 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of incremental scheduling passes (sched/sched_pass.c, struct
+ * sched_kept_pass): a pass that resumes the kept one and tries only the new jobs must
+ * decide exactly what a full pass decides. Two clusters get the same seeded random
+ * operations (submissions alone and in bursts, at one instant and later; cancels,
+ * completions, faults, OK reports, quota changes, ticks, passes with nothing new), one
+ * with incremental passes on, one with them off (every pass a full one). After every
+ * operation both hold the same jobs in the same states, reasons, places and
+ * reservations, and have announced the same events. The incremental side must really
+ * have resumed passes, or the comparison proves nothing.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ascend_sched.h"
+#include "sched_fixture.h"
+#include "test_util.h"
+
+#define T0 1700000000000000ull
+
+static const char queues_prio[] = "  - name: prod\n"
+				  "    priority: 900\n"
+				  "    weight: 2\n"
+				  "  - name: batch\n"
+				  "    priority: 100\n"
+				  "  - name: research\n"
+				  "    priority: 100\n"
+				  "    weight: 3\n";
+
+static const char queues_quota[] = "  - name: train\n"
+				   "    quota_npus: 16\n"
+				   "  - name: finetune\n"
+				   "    quota_npus: 8\n"
+				   "    may_borrow: true\n"
+				   "  - name: strict\n"
+				   "    quota_npus: 8\n"
+				   "    may_borrow: false\n";
+
+struct pair {
+	struct sched_cluster *inc, *full;
+	uint64_t now, seen_seq, rng;
+	unsigned next_name;
+	bool plain;		/* every spec of the same priority and queue, no elastic */
+	bool one_prio;		/* every spec of priority 500, no elastic (queues vary) */
+	const char *const *queues;
+	size_t queue_count;
+};
+
+/* The events after @after of @c, one line each; new string. */
+static char *events_after(const struct sched_cluster *c, uint64_t after, uint64_t *ret_last)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_non_null(f);
+	*ret_last = after;
+	for (const struct sched_event *e = sched_event_next(c, after); e;
+	     e = sched_event_next(c, e->seq)) {
+		fprintf(f, "%llu %llu %s %s %s %d %s %s\n", (unsigned long long)e->seq,
+			(unsigned long long)e->time_usec, sched_event_kind_name(e->kind), e->job,
+			e->server, e->npu, e->state ? e->state : "-", e->reason);
+		*ret_last = e->seq;
+	}
+	assert_int_equal(fclose(f), 0);
+	return text;
+}
+
+static void expect_same(struct pair *pr, const char *after_what)
+{
+	const struct sched_cluster *a = pr->inc, *b = pr->full;
+	uint64_t la, lb;
+	char *ea, *eb;
+
+	fx_check(a);
+	fx_check(b);
+	assert_int_equal(a->job_count, b->job_count);
+	assert_int_equal(a->npus_allocated, b->npus_allocated);
+	for (size_t i = 0; i < a->job_count; i++) {
+		const struct sched_job *x = a->jobs[i], *y = b->jobs[i];
+
+		assert_string_equal(x->name, y->name);
+		if (x->state != y->state || strcmp(x->reason, y->reason) != 0 ||
+		    x->reserved_start_usec != y->reserved_start_usec)
+			fail_msg("after %s: job %s is %s (%s; reserved from %llu) incrementally, "
+				 "%s (%s; reserved from %llu) with full passes",
+				 after_what, x->name, sched_job_state_name(x->state), x->reason,
+				 (unsigned long long)x->reserved_start_usec,
+				 sched_job_state_name(y->state), y->reason,
+				 (unsigned long long)y->reserved_start_usec);
+		assert_int_equal(x->generation, y->generation);
+		assert_int_equal(x->slice_count, y->slice_count);
+		for (size_t s = 0; s < x->slice_count; s++) {
+			assert_int_equal(x->slices[s].server, y->slices[s].server);
+			assert_int_equal(x->slices[s].npu_count, y->slices[s].npu_count);
+			assert_int_equal(x->slices[s].first_rank, y->slices[s].first_rank);
+			assert_memory_equal(x->slices[s].device_ids, y->slices[s].device_ids,
+					    x->slices[s].npu_count * sizeof(unsigned));
+		}
+	}
+	ea = events_after(a, pr->seen_seq, &la);
+	eb = events_after(b, pr->seen_seq, &lb);
+	if (strcmp(ea, eb) != 0)
+		fail_msg("after %s: events differ\nincremental:\n%s\nfull passes:\n%s", after_what,
+			 ea, eb);
+	assert_int_equal(la, lb);
+	pr->seen_seq = la;
+	free(ea);
+	free(eb);
+}
+
+static unsigned pick(struct pair *pr, unsigned n)
+{
+	return (unsigned)(fx_rand(&pr->rng) % n);
+}
+
+/* A random spec, the same for both clusters (two copies: each submission steals one). */
+static void random_specs(struct pair *pr, struct conf_job_spec **x, struct conf_job_spec **y)
+{
+	static const unsigned sizes[] = { 1, 1, 1, 2, 2, 4, 8, 8, 16 };
+	static const unsigned prios[] = { 100, 500, 500, 500, 900 };
+	static const uint64_t limits[] = { 0, 0, 0, 600, 7200 };
+	char name[32];
+	unsigned npus = sizes[pick(pr, sizeof(sizes) / sizeof(sizes[0]))];
+	unsigned prio = prios[pick(pr, sizeof(prios) / sizeof(prios[0]))];
+	uint64_t limit = limits[pick(pr, sizeof(limits) / sizeof(limits[0]))];
+	const char *queue = pr->queues[pick(pr, (unsigned)pr->queue_count)];
+	bool elastic = pick(pr, 20) == 0;
+
+	if (pr->plain || pr->one_prio) {
+		prio = 500;
+		elastic = false;
+	}
+	if (pr->plain)
+		queue = pr->queues[0];
+	struct conf_job_spec **both[2] = { x, y };
+
+	snprintf(name, sizeof(name), "j%u", pr->next_name++);
+	for (int k = 0; k < 2; k++) {
+		struct conf_job_spec *s = fx_spec_full(name, npus, queue, prio);
+
+		s->time_limit_sec = limit;
+		if (elastic) {
+			s->npus_min = 2;
+			s->npus = 2;
+			s->npus_max = 8;
+		}
+		*both[k] = s;
+	}
+}
+
+static void submit_one(struct pair *pr)
+{
+	struct conf_job_spec *x, *y;
+	char reason[SCHED_REASON_MAX];
+	int ra, rb;
+
+	random_specs(pr, &x, &y);
+	ra = sched_job_submit(pr->inc, x, FX_UID, FX_GID, pr->now, reason, NULL);
+	rb = sched_job_submit(pr->full, y, FX_UID, FX_GID, pr->now, reason, NULL);
+	assert_int_equal(ra, rb);
+}
+
+/* A job of @c (same index in both) in state @want, or NULL. */
+static const char *random_job(struct pair *pr, enum sched_job_state want)
+{
+	size_t n = 0, k;
+
+	for (size_t i = 0; i < pr->inc->job_count; i++)
+		n += pr->inc->jobs[i]->state == want;
+	if (!n)
+		return NULL;
+	k = pick(pr, (unsigned)n);
+	for (size_t i = 0; i < pr->inc->job_count; i++)
+		if (pr->inc->jobs[i]->state == want && k-- == 0)
+			return pr->inc->jobs[i]->name;
+	return NULL;
+}
+
+static void one_step(struct pair *pr)
+{
+	unsigned op = pick(pr, 100);
+	const char *what;
+	char name[CONF_NAME_MAX + 1];
+	const char *j;
+
+	if (op < 45) {
+		what = "a submission";
+		submit_one(pr);
+	} else if (op < 65) {
+		unsigned k = 2 + pick(pr, 6);
+
+		/* the daemon's way: requests deferred, one owed pass for the burst */
+		what = "a deferred burst";
+		sched_cluster_set_deferred_passes(pr->inc, true);
+		sched_cluster_set_deferred_passes(pr->full, true);
+		for (unsigned i = 0; i < k; i++)
+			submit_one(pr);
+		sched_pass_run_owed(pr->inc, pr->now);
+		sched_pass_run_owed(pr->full, pr->now);
+		sched_cluster_set_deferred_passes(pr->inc, false);
+		sched_cluster_set_deferred_passes(pr->full, false);
+	} else if (op < 72) {
+		what = "a tick";
+		pr->now += (1 + pick(pr, 120)) * 1000000ull;
+		sched_tick(pr->inc, pr->now);
+		sched_tick(pr->full, pr->now);
+	} else if (op < 78) {
+		what = "a pass with nothing new, later";
+		pr->now += (1 + pick(pr, 30)) * 1000000ull;
+		sched_schedule(pr->inc, pr->now);
+		sched_schedule(pr->full, pr->now);
+	} else if (op < 84) {
+		what = "a completion";
+		j = random_job(pr, SCHED_JOB_RUNNING);
+		if (!j)
+			return;
+		snprintf(name, sizeof(name), "%s", j);
+		assert_int_equal(fx_complete(pr->inc, name, FX_UID, pr->now),
+				 fx_complete(pr->full, name, FX_UID, pr->now));
+	} else if (op < 90) {
+		what = "a cancel";
+		j = random_job(pr, pick(pr, 2) ? SCHED_JOB_PENDING : SCHED_JOB_RUNNING);
+		if (!j)
+			return;
+		snprintf(name, sizeof(name), "%s", j);
+		assert_int_equal(fx_cancel(pr->inc, name, FX_UID, pr->now),
+				 fx_cancel(pr->full, name, FX_UID, pr->now));
+	} else if (op < 93) {
+		unsigned s = pick(pr, (unsigned)pr->inc->server_count), d = pick(pr, 8);
+
+		what = "an NPU fault";
+		fx_report_npu(pr->inc, s, d, CONF_HEALTH_CRITICAL, pr->now);
+		fx_report_npu(pr->full, s, d, CONF_HEALTH_CRITICAL, pr->now);
+	} else if (op < 97) {
+		unsigned s = pick(pr, (unsigned)pr->inc->server_count);
+
+		what = "an OK report";
+		fx_report_ok(pr->inc, s, pr->now);
+		fx_report_ok(pr->full, s, pr->now);
+	} else {
+		unsigned q = pick(pr, (unsigned)pr->inc->conf->queue_count);
+		unsigned npus = 8 * pick(pr, 4);
+
+		what = "a quota change";
+		assert_int_equal(
+			sched_queue_set_quota(pr->inc, pr->inc->conf->queues[q].name, npus, pr->now),
+			sched_queue_set_quota(pr->full, pr->full->conf->queues[q].name, npus,
+					      pr->now));
+	}
+	expect_same(pr, what);
+}
+
+/* @steps random operations on two clusters built from @o, @seeds times; returns how many
+ * passes the incremental side resumed. */
+static uint64_t run_pairs_as(const struct fx_opts *o, const char *const *queues, size_t nq,
+			     unsigned seeds, unsigned steps, bool one_prio)
+{
+	uint64_t resumed = 0, passes = 0;
+
+	for (unsigned seed = 1; seed <= seeds; seed++) {
+		struct pair pr = { .now = T0, .rng = 0x9e3779b97f4a7c15ull * seed,
+				   .queues = queues, .queue_count = nq,
+				   .one_prio = one_prio };
+
+		pr.inc = fx_cluster(o);
+		pr.full = fx_cluster(o);
+		sched_cluster_set_incremental(pr.full, false);
+		for (unsigned i = 0; i < steps; i++)
+			one_step(&pr);
+		assert_int_equal(pr.full->passes_incremental, 0);
+		resumed += pr.inc->passes_incremental;
+		passes += pr.inc->passes_run + pr.inc->pass_requests;
+		sched_cluster_free(pr.inc);
+		sched_cluster_free(pr.full);
+	}
+	print_message("%llu passes resumed of about %llu\n", (unsigned long long)resumed,
+		      (unsigned long long)passes / 2);
+	return resumed;
+}
+
+static uint64_t run_pairs(const struct fx_opts *o, const char *const *queues, size_t nq,
+			  unsigned seeds, unsigned steps)
+{
+	return run_pairs_as(o, queues, nq, seeds, steps, false) +
+	       run_pairs_as(o, queues, nq, seeds / 2, steps, true);
+}
+
+static const char *const q_default[] = { "default" };
+static const char *const q_prio[] = { "prod", "batch", "research" };
+static const char *const q_quota[] = { "train", "finetune", "strict" };
+
+static void test_one_queue_backfill_preemption(void **state)
+{
+	struct fx_opts o = { .servers = 6, .switches = 2 };
+
+	(void)state;
+	assert_true(run_pairs(&o, q_default, 1, 40, 250) > 50);
+}
+
+static void test_queue_priorities_and_shares(void **state)
+{
+	struct fx_opts o = { .servers = 6, .switches = 2, .queues = queues_prio };
+
+	(void)state;
+	assert_true(run_pairs(&o, q_prio, 3, 40, 250) > 50);
+}
+
+static void test_quotas_and_borrowing(void **state)
+{
+	struct fx_opts o = { .servers = 6, .queues = queues_quota, .quota = true };
+
+	(void)state;
+	assert_true(run_pairs(&o, q_quota, 3, 40, 250) > 50);
+}
+
+static void test_strict_order_no_preemption(void **state)
+{
+	struct fx_opts a = { .servers = 5, .no_backfill = true };
+	struct fx_opts b = { .servers = 5, .no_preemption = true, .queues = queues_prio };
+
+	(void)state;
+	assert_true(run_pairs(&a, q_default, 1, 30, 250) > 50);
+	assert_true(run_pairs(&b, q_prio, 3, 30, 250) > 50);
+}
+
+/* The case the kept pass is for: a full cluster and a long queue; each new submission is
+ * tried alone, and the pass after a completion is a full one again. */
+static void test_full_cluster_long_queue(void **state)
+{
+	struct fx_opts o = { .servers = 4 };
+	struct pair pr = { .now = T0, .rng = 7, .queues = q_default, .queue_count = 1,
+			   .plain = true };
+	char name[CONF_NAME_MAX + 1];
+	uint64_t before;
+
+	(void)state;
+	pr.inc = fx_cluster(&o);
+	pr.full = fx_cluster(&o);
+	sched_cluster_set_incremental(pr.full, false);
+	for (int i = 0; i < 200; i++) {
+		submit_one(&pr);
+		expect_same(&pr, "a submission");
+	}
+	assert_true(pr.inc->passes_incremental > 150);
+	/* a completion frees NPUs: its pass is a full one, with the same outcome */
+	before = pr.inc->passes_incremental;
+	snprintf(name, sizeof(name), "%s", random_job(&pr, SCHED_JOB_RUNNING));
+	assert_int_equal(fx_complete(pr.inc, name, FX_UID, pr.now), 0);
+	assert_int_equal(fx_complete(pr.full, name, FX_UID, pr.now), 0);
+	expect_same(&pr, "a completion");
+	assert_int_equal(pr.inc->passes_incremental, before);
+	sched_cluster_free(pr.inc);
+	sched_cluster_free(pr.full);
+}
+
+/*
+ * A pass that placed nothing and preempted nothing, run again at the same instant on the
+ * same cluster, changes nothing: no event, no reason, no reservation moves. (What the
+ * kept pass relies on; a victim whose pending reason had just changed once counted as
+ * requeued at that instant, and the second pass served preemptors first.)
+ */
+static void test_settled_pass_is_idempotent(void **state)
+{
+	static const struct {
+		struct fx_opts o;
+		const char *const *queues;
+		size_t nq;
+	} cases[] = {
+		{ { .servers = 6, .switches = 2 }, q_default, 1 },
+		{ { .servers = 6, .switches = 2, .queues = queues_prio }, q_prio, 3 },
+		{ { .servers = 6, .queues = queues_quota, .quota = true }, q_quota, 3 },
+	};
+	unsigned checked = 0;
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++)
+		for (unsigned seed = 1; seed <= 30; seed++) {
+			struct pair pr = { .now = T0, .rng = 0x51ed27a3ull * seed,
+					   .queues = cases[k].queues,
+					   .queue_count = cases[k].nq,
+					   .one_prio = seed % 2 };
+
+			/* both sides full passes: the pair's comparison still runs */
+			pr.inc = fx_cluster(&cases[k].o);
+			pr.full = fx_cluster(&cases[k].o);
+			sched_cluster_set_incremental(pr.inc, false);
+			sched_cluster_set_incremental(pr.full, false);
+			for (unsigned i = 0; i < 250; i++) {
+				struct sched_cluster *c = pr.full;
+				uint64_t pre = c->preemptions, seq;
+				char **reasons;
+
+				unsigned placed;
+
+				one_step(&pr);
+				placed = sched_schedule(c, pr.now);
+				sched_schedule(pr.inc, pr.now);
+				expect_same(&pr, "a pass right after");
+				if (placed || c->preemptions != pre)
+					continue;
+				seq = c->next_event_seq;
+				reasons = calloc(c->job_count, sizeof(*reasons));
+				assert_non_null(reasons);
+				for (size_t j = 0; j < c->job_count; j++)
+					assert_non_null(reasons[j] = strdup(c->jobs[j]->reason));
+				if (sched_schedule(c, pr.now) == 0 && c->preemptions == pre) {
+					checked++;
+					for (size_t j = 0; j < c->job_count; j++)
+						if (strcmp(reasons[j], c->jobs[j]->reason) != 0)
+							fail_msg("seed %u step %u: a second pass at "
+								 "the same instant changed job %s: "
+								 "\"%s\" -> \"%s\"",
+								 seed, i, c->jobs[j]->name,
+								 reasons[j], c->jobs[j]->reason);
+					assert_int_equal(c->next_event_seq, seq);
+				}
+				for (size_t j = 0; j < c->job_count; j++)
+					free(reasons[j]);
+				free(reasons);
+				sched_schedule(pr.inc, pr.now); /* keep the pair in step */
+				expect_same(&pr, "a second pass");
+			}
+			sched_cluster_free(pr.inc);
+			sched_cluster_free(pr.full);
+		}
+	assert_true(checked > 1000);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_one_queue_backfill_preemption),
+		cmocka_unit_test(test_queue_priorities_and_shares),
+		cmocka_unit_test(test_quotas_and_borrowing),
+		cmocka_unit_test(test_strict_order_no_preemption),
+		cmocka_unit_test(test_full_cluster_long_queue),
+		cmocka_unit_test(test_settled_pass_is_idempotent),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
