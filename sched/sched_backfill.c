@@ -438,8 +438,11 @@ void sched_wait_behind(struct pass *p, struct sched_job *j, const struct resv *h
 	 * then cost a pass with 10,000 waiting jobs over 10 ms. The holder's status.json
 	 * (reserved_start) says when.
 	 */
+	/* what the sentence depends on, from the job's first cache line (a pending job has
+	 * limit_left_usec UINT64_MAX exactly when its spec has no time_limit): a pass
+	 * reads this for every job waiting behind a reservation */
 	uint64_t key = mix(mix(mix(mix(KEY_RESV, h->job->serial), need), h->start == UINT64_MAX),
-			   j->spec->time_limit_sec);
+			   j->limit_left_usec != UINT64_MAX);
 
 	if (sched_pending_same(j, key))
 		return;
