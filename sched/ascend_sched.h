@@ -826,6 +826,10 @@ int sched_job_remove(struct sched_cluster *c, const char *name, uid_t uid, uint6
  *    With backfill off, a blocked job holds the line for the server types it needs;
  *  - elastic jobs (npus {min, max}) start with the largest legal size that fits, and
  *    grow at the end of a pass when nothing waits for the NPUs.
+ * Cost: a full pass is O(jobs + pending) (one sweep, one turn per pending job). When the
+ * last pass changed nothing but reasons and reservations and only submissions came
+ * since, the pass resumes it instead and costs O(servers + new jobs), with the same
+ * outcome (sched_cluster_set_incremental()).
  * Returns the number of jobs placed.
  */
 unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec);
