@@ -357,6 +357,8 @@ const struct resv *sched_reserve_preempted(struct pass *p, struct sched_job *j,
 	rv->mask = j->type_mask;
 	p->nresv++;
 	p->resv_mask |= rv->mask;
+	if (rv->start != UINT64_MAX)
+		p->finite_resv_mask |= rv->mask;
 	mark_reserved(p, rv, true);
 	j->reserved_start_usec = rv->start;
 	return rv;
@@ -372,6 +374,8 @@ const struct resv *sched_reserve_for(struct pass *p, struct sched_job *j)
 		return NULL;
 	p->nresv++;
 	p->resv_mask |= rv->mask;
+	if (rv->start != UINT64_MAX)
+		p->finite_resv_mask |= rv->mask;
 	mark_reserved(p, rv, true);
 	j->reserved_start_usec = rv->start;
 	return rv;
@@ -385,6 +389,10 @@ bool sched_may_use_reserved(const struct pass *p, const struct sched_job *j)
 {
 	uint64_t latest = 0, end;
 
+	/* no reservation of its types has a known start, or it has no time limit: the case
+	 * of most waiting jobs, answered without a loop */
+	if (!(p->finite_resv_mask & j->type_mask) || j->limit_left_usec == UINT64_MAX)
+		return false;
 	/* the latest known start first: most jobs are rejected without reading more */
 	for (size_t i = 0; i < p->nresv; i++)
 		if ((p->resv[i].mask & j->type_mask) && p->resv[i].start != UINT64_MAX &&

@@ -80,7 +80,8 @@ static void consider(struct pass *p, struct sched_job *j, bool borrow_phase)
 	char reason[SCHED_REASON_MAX], when[40];
 	int r;
 
-	own = p->committed && sched_has_stopping_for(p, j, &deadline);
+	deadline = 0;
+	own = p->committed && p->nstopping && sched_has_stopping_for(p, j, &deadline);
 	others = p->committed ? p->committed[j->queue_index] - (own ? need : 0) : 0;
 	inq = within_quota(c, j, need, others);
 	if (!inq && !q->may_borrow) {

@@ -62,6 +62,7 @@ struct pass {
 	struct resv resv[32];
 	size_t nresv;
 	uint32_t resv_mask;		/* server types covered by a reservation */
+	uint32_t finite_resv_mask;	/* ... by one with a known start (backfill may use it) */
 	uint32_t blocked;		/* backfill off: types held by a blocked job */
 	const struct sched_job *blocker_of[32];
 	uint32_t waiting_mask;		/* types some job waits for (no elastic growth) */
