@@ -305,7 +305,7 @@ static void test_one_queue_backfill_preemption(void **state)
 	struct fx_opts o = { .servers = 6, .switches = 2 };
 
 	(void)state;
-	assert_true(run_pairs(&o, q_default, 1, 40, 250) > 50);
+	assert_true(run_pairs(&o, q_default, 1, 30, 250) > 50);
 }
 
 static void test_queue_priorities_and_shares(void **state)
@@ -313,7 +313,7 @@ static void test_queue_priorities_and_shares(void **state)
 	struct fx_opts o = { .servers = 6, .switches = 2, .queues = queues_prio };
 
 	(void)state;
-	assert_true(run_pairs(&o, q_prio, 3, 40, 250) > 50);
+	assert_true(run_pairs(&o, q_prio, 3, 30, 250) > 50);
 }
 
 static void test_quotas_and_borrowing(void **state)
@@ -321,7 +321,7 @@ static void test_quotas_and_borrowing(void **state)
 	struct fx_opts o = { .servers = 6, .queues = queues_quota, .quota = true };
 
 	(void)state;
-	assert_true(run_pairs(&o, q_quota, 3, 40, 250) > 50);
+	assert_true(run_pairs(&o, q_quota, 3, 30, 250) > 50);
 }
 
 static void test_strict_order_no_preemption(void **state)
