@@ -435,7 +435,7 @@ struct sched_cluster {
 	struct sched_devip_index *devip; /* owned: who has which host and device IP
 					 * (sched_devip.c); NULL without memory */
 	uint64_t next_queue_seq;
-	/* pending jobs per queue in service order, kept between passes (sched_queue.c);
+	/* pending jobs per queue in service order, kept between passes (sched_pend_order.c);
 	 * rebuilt by the next pass when not valid */
 	struct sched_pend_order *pend_order;	/* pend_order_count entries */
 	size_t pend_order_count;

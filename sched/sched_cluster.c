@@ -24,6 +24,26 @@ const char *sched_health_name(enum sched_health h)
 	return health_names[h];
 }
 
+static const char *const state_names[SCHED_JOB_STATE_COUNT] = {
+	[SCHED_JOB_DRAFT] = "draft",
+	[SCHED_JOB_PENDING] = "pending",
+	[SCHED_JOB_RUNNING] = "running",
+	[SCHED_JOB_RECOVERING] = "recovering",
+	[SCHED_JOB_STOPPING] = "stopping",
+	[SCHED_JOB_COMPLETED] = "completed",
+	[SCHED_JOB_FAILED] = "failed",
+	[SCHED_JOB_CANCELLED] = "cancelled",
+	[SCHED_JOB_REJECTED] = "rejected",
+	[SCHED_JOB_TIMEOUT] = "timeout",
+};
+
+const char *sched_job_state_name(enum sched_job_state s)
+{
+	if ((unsigned)s >= SCHED_JOB_STATE_COUNT)
+		return "unknown";
+	return state_names[s];
+}
+
 static const char *const event_names[SCHED_EV_KIND_COUNT] = {
 	[SCHED_EV_SUBMITTED] = "submitted",
 	[SCHED_EV_REJECTED] = "rejected",

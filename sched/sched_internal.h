@@ -68,7 +68,7 @@ uint64_t sched_stop_overhead_usec(const struct sched_cluster *c);
 
 /*
  * The pending jobs of each queue in service order (priority, then queue_seq), kept
- * between passes so that a pass neither sweeps every job nor sorts (sched_queue.c).
+ * between passes so that a pass neither sweeps every job nor sorts (sched_pend_order.c).
  * sched_pend_order_note() - job @j entered (@entered) or left the pending state; called
  * by sched_job_transition() only. sched_pend_order_invalidate() - a job became or
  * stopped being pending without a transition (a record restored or dropped): the next

@@ -9,26 +9,6 @@
 
 #include "sched_internal.h"
 
-static const char *const state_names[SCHED_JOB_STATE_COUNT] = {
-	[SCHED_JOB_DRAFT] = "draft",
-	[SCHED_JOB_PENDING] = "pending",
-	[SCHED_JOB_RUNNING] = "running",
-	[SCHED_JOB_RECOVERING] = "recovering",
-	[SCHED_JOB_STOPPING] = "stopping",
-	[SCHED_JOB_COMPLETED] = "completed",
-	[SCHED_JOB_FAILED] = "failed",
-	[SCHED_JOB_CANCELLED] = "cancelled",
-	[SCHED_JOB_REJECTED] = "rejected",
-	[SCHED_JOB_TIMEOUT] = "timeout",
-};
-
-const char *sched_job_state_name(enum sched_job_state s)
-{
-	if ((unsigned)s >= SCHED_JOB_STATE_COUNT)
-		return "unknown";
-	return state_names[s];
-}
-
 bool sched_job_state_is_terminal(enum sched_job_state s)
 {
 	return s == SCHED_JOB_COMPLETED || s == SCHED_JOB_FAILED || s == SCHED_JOB_CANCELLED ||
