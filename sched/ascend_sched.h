@@ -447,6 +447,10 @@ struct sched_cluster {
 	size_t event_bytes;		/* the kept events' own allocations:
 					 * sum of sched_event_size() */
 	uint64_t next_event_seq;
+	uint64_t events_dropped;	/* events whose own allocation failed since
+					 * sched_cluster_new: their seq is used, their text
+					 * lost, no view shows them (cluster/status says how
+					 * many) */
 	uint64_t version;		/* bumped on every change anywhere */
 	uint64_t recoveries;		/* jobs moved off failed NPUs or servers */
 	uint64_t notified_event_seq;	/* for the embedding program, like notified_version */
@@ -1348,7 +1352,8 @@ int sched_render_events(const struct sched_cluster *c, const char *job, char **r
 /*
  * sched_render_cluster_status() - JSON: npus {total, and by sched_npu_use(): allocated,
  * free, isolated, unavailable}, servers {total, schedulable, and by
- * sched_server_condition()}, jobs by state, utilization, event_seq.
+ * sched_server_condition()}, jobs by state, utilization, event_seq, events_dropped (events
+ * since the start whose text could not be allocated: cluster/events skips their seq).
  */
 int sched_render_cluster_status(const struct sched_cluster *c, char **ret, size_t *ret_len);
 

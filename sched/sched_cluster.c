@@ -572,7 +572,9 @@ void sched_event_put(struct sched_cluster *c, uint64_t time_usec, enum sched_eve
 		e->line = sched_event_render_line(e, extra, &e->line_len);
 	}
 	if (!e->line) {
+		/* out of memory: the slot keeps the seq without text; say how many */
 		sched_event_release(e);
+		c->events_dropped++;
 	} else {
 		p = e->line + e->line_len + 1;
 		e->job = memcpy(p, job_cut, job_len + 1);
