@@ -325,6 +325,8 @@ struct sched_job {
 					 * it out until sched_job_resume_scanned() or the
 					 * SCHED_RESUME_SCAN_TIMEOUT_SEC bound */
 	uint64_t resume_scan_since_usec; /* when that wait began */
+	struct sched_dirty_link resume_wait; /* on sched_cluster.resume_wait_head while
+					 * resume_scan_pending (sched_job_set_resume_scan_pending) */
 	uint64_t restart_counted_usec;	/* the fault of the last restart that counted against
 					 * max_restarts (0 = none); see sched_health.c */
 	unsigned restarts_coalesced;	/* restarts not counted: same incident as a counted
@@ -489,6 +491,10 @@ struct sched_cluster {
 					 * a checkpoint_dir begins in resume_scan_pending */
 	bool resume_scan_wanted;	/* a generation began that waits for that scan; the
 					 * embedding program clears it when it collects them */
+	struct sched_job *resume_wait_head, *resume_wait_tail; /* borrowed: the jobs with
+					 * resume_scan_pending, oldest wait first, linked by
+					 * sched_job.resume_wait: what the tick looks at */
+	size_t resume_wait_count;
 	uint64_t place_now_usec;	/* time of the entry point that is placing jobs now
 					 * (sched_server_is_suspect() during placement) */
 	unsigned suspect_count;		/* servers with suspect set */

@@ -240,6 +240,8 @@ void sched_jobs_append(struct sched_cluster *c, struct sched_job *j)
 	sched_limits_account(c, j, SCHED_JOB_NONE, j->state);
 	if (j->state == SCHED_JOB_PENDING) /* restored: no transition told the pending order */
 		sched_pend_order_invalidate(c);
+	/* restored waiting for its checkpoint scan: on the list the tick looks at */
+	sched_job_set_resume_scan_pending(c, j, j->resume_scan_pending);
 }
 
 void sched_jobs_unindex(struct sched_cluster *c, const struct sched_job *j)
@@ -680,12 +682,42 @@ int sched_server_clear_npu(struct sched_cluster *c, const char *name, unsigned n
 	return 0;
 }
 
+/* The list the tick looks at holds exactly the jobs waiting for their checkpoint scan. */
+static int resume_wait_check(const struct sched_cluster *c, char *reason)
+{
+	size_t waiting = 0, listed = 0;
+
+	for (size_t i = 0; i < c->job_count; i++) {
+		const struct sched_job *j = c->jobs[i];
+
+		waiting += j->resume_scan_pending;
+		if (j->resume_scan_pending != j->resume_wait.linked) {
+			sched_reason(reason, "job %s: resume_scan_pending %d but %son the list of "
+					     "generations waiting for their scan", j->name,
+				     j->resume_scan_pending, j->resume_wait.linked ? "" : "not ");
+			return -EUCLEAN;
+		}
+	}
+	for (const struct sched_job *j = c->resume_wait_head; j; j = j->resume_wait.next)
+		if (++listed > waiting)
+			break;
+	if (listed != waiting || c->resume_wait_count != waiting) {
+		sched_reason(reason, "%zu generations wait for their scan; the list holds %zu, "
+				     "its count says %zu", waiting, listed, c->resume_wait_count);
+		return -EUCLEAN;
+	}
+	return 0;
+}
+
 int sched_check_invariants(const struct sched_cluster *c, char *reason)
 {
 	unsigned allocated = 0;
 	int r = sched_limits_check_counts(c, reason);
 
 	if (r < 0 || (r = sched_pend_order_check(c, reason)) < 0)
+		return r;
+	r = resume_wait_check(c, reason);
+	if (r < 0)
 		return r;
 
 	for (size_t i = 0; i < c->server_count; i++) {
