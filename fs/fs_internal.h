@@ -53,7 +53,8 @@ struct fs_handle {
 				   * staged (fs_stage_put) */
 	gid_t *groups;		  /* H_UPLOAD, H_SPEC: the writer's supplementary groups */
 	size_t group_count;
-	uint64_t job_serial;	  /* H_CTL on a job: the job it was opened on */
+	uint64_t job_serial;	  /* H_CTL on a job: the job it was opened on; H_UPLOAD,
+				   * H_SPEC: the job its release submitted (0: none) */
 	struct fs_upload *upload; /* H_UPLOAD, H_SPEC: entry in ctx->uploads */
 	pthread_mutex_t mu;
 	struct fs_handle *prev, *next; /* ctx->handles, so none outlives the daemon */
@@ -104,13 +105,19 @@ int fs_spec_flush(struct fs_ctx *ctx, struct fs_handle *h);
 
 /*
  * fs_spec_release() - the last descriptor is gone: submit, or record the rejection.
- * Returns whether it submitted a job (its pass may be owed: see fs_spec_log_submitted).
+ * Returns whether it submitted a job (its pass may be owed: see fs_spec_log_submitted);
+ * then h->job_serial is that job's serial, and the calling thread remembers it for
+ * fs_spec_log_submitted().
  */
 bool fs_spec_release(struct fs_ctx *ctx, struct fs_handle *h);
 
 /*
- * fs_spec_log_submitted() - log the state job @name (submitted by @uid) is in. Called
- * after the request's durable() wait, when its deferred pass has run. Takes ctx->lock.
+ * fs_spec_log_submitted() - log the state of the job the calling thread's last
+ * fs_spec_release() submitted as @name (by @uid): by its serial, so a job of that name
+ * submitted since (the first cancelled and removed meanwhile) is not reported in its
+ * place ("removed since"). Logs nothing when that release submitted nothing. Called on
+ * the releasing thread after the request's durable() wait, when its deferred pass has
+ * run. Takes ctx->lock.
  */
 void fs_spec_log_submitted(struct fs_ctx *ctx, const char *name, uid_t uid);
 

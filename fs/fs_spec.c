@@ -235,6 +235,7 @@ static int spec_process(struct fs_ctx *ctx, struct fs_handle *h, bool submit, ch
 	struct conf_job_spec *spec = NULL;
 	struct conf_error err;
 	char name[CONF_NAME_MAX + 16], reason[SCHED_REASON_MAX];
+	struct sched_job *j = NULL;
 	bool is_operator;
 	int r;
 
@@ -269,7 +270,9 @@ static int spec_process(struct fs_ctx *ctx, struct fs_handle *h, bool submit, ch
 		/* written since a flush checked it (or never checked): checked again now */
 		sched_hold_drop(ctx->cluster, &h->hold);
 		r = sched_job_submit_as(ctx->cluster, spec, h->uid, h->gid, is_operator,
-					fs_now_usec(), reason, NULL);
+					fs_now_usec(), reason, &j);
+		if (r == 0)
+			h->job_serial = j->serial;
 		/* in the same batch as the job: the staged copy is applied exactly once */
 		if (r == 0 || r == -EEXIST || r == -EPERM || r == -EAGAIN || r == -EBUSY)
 			fs_stage_drop(ctx, "spec", h->path.job);
@@ -425,8 +428,10 @@ static int spec_commit(struct fs_ctx *ctx, struct fs_handle *h)
 	r = sched_job_submit_held(ctx->cluster, &h->hold, spec, h->uid, h->gid, fs_now_usec(),
 				  reason, &j);
 	/* in the same batch as the job: the staged copy is applied exactly once */
-	if (r == 0)
+	if (r == 0) {
+		h->job_serial = j->serial;
 		fs_stage_drop(ctx, "spec", h->path.job);
+	}
 	fs_changed(ctx);
 	if (r < 0)
 		fs_log(ctx, 1, "job %s accepted at close but not submitted (%s): %s", h->path.job,
@@ -435,22 +440,43 @@ static int spec_commit(struct fs_ctx *ctx, struct fs_handle *h)
 	return r;
 }
 
-void fs_spec_log_submitted(struct fs_ctx *ctx, const char *name, uid_t uid)
+/*
+ * The serial of the job this thread's last fs_spec_release() submitted (0: none): what
+ * fs_release() logs after its durability wait, on the same thread, as fs_store.c keeps
+ * the request's ticket (thread_ticket). The name alone could be a job submitted since.
+ */
+static _Thread_local uint64_t released_serial;
+
+/* Log the state of job @serial, submitted as @name by @uid; another job of that name now
+ * means ours was removed since. */
+static void log_submitted(struct fs_ctx *ctx, const char *name, uint64_t serial, uid_t uid)
 {
 	const struct sched_job *j;
 
 	pthread_mutex_lock(&ctx->lock);
 	j = sched_cluster_find_job(ctx->cluster, name);
 	fs_log(ctx, 2, "job %s submitted by uid %u: %s", name, (unsigned)uid,
-	       j ? sched_job_state_name(j->state) : "?");
+	       j && j->serial == serial ? sched_job_state_name(j->state) : "removed since");
 	pthread_mutex_unlock(&ctx->lock);
+}
+
+void fs_spec_log_submitted(struct fs_ctx *ctx, const char *name, uid_t uid)
+{
+	uint64_t serial = released_serial;
+
+	released_serial = 0;
+	if (serial)
+		log_submitted(ctx, name, serial, uid);
 }
 
 /* release: the last descriptor is gone; submit, or leave a readable rejection. */
 bool fs_spec_release(struct fs_ctx *ctx, struct fs_handle *h)
 {
 	char why[SCHED_REASON_MAX];
+	bool submitted;
 
+	released_serial = 0;
+	h->job_serial = 0;
 	if (h->failed)
 		return false; /* recorded when the write was refused */
 	if (h->len == 0) {
@@ -463,8 +489,12 @@ bool fs_spec_release(struct fs_ctx *ctx, struct fs_handle *h)
 		return false;
 	}
 	if (h->checked && !h->dirty && h->last_err != -ENOMEM && (h->last_err < 0 || h->accepted))
-		return spec_commit(ctx, h) == 0;
-	return spec_process(ctx, h, true, why) == 0;
+		submitted = spec_commit(ctx, h) == 0;
+	else
+		submitted = spec_process(ctx, h, true, why) == 0;
+	if (submitted)
+		released_serial = h->job_serial;
+	return submitted;
 }
 
 void fs_staged_replay(struct fs_ctx *ctx, const struct fs_staged *s)
@@ -490,7 +520,7 @@ void fs_staged_replay(struct fs_ctx *ctx, const struct fs_staged *s)
 	h.group_count = s->group_count;
 	r = spec_process(ctx, &h, true, why);
 	if (r == 0)
-		fs_spec_log_submitted(ctx, s->key, h.uid);
+		log_submitted(ctx, s->key, h.job_serial, h.uid);
 	fs_log(ctx, 2, "job %s: spec accepted before the restart, submitted now: %s", s->key,
 	       r < 0 ? why : "ok");
 }

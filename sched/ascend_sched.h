@@ -327,6 +327,8 @@ struct sched_job {
 					 * it out until sched_job_resume_scanned() or the
 					 * SCHED_RESUME_SCAN_TIMEOUT_SEC bound */
 	uint64_t resume_scan_since_usec; /* when that wait began */
+	struct sched_dirty_link resume_wait; /* on sched_cluster.resume_wait_head while
+					 * resume_scan_pending (sched_job_set_resume_scan_pending) */
 	uint64_t restart_counted_usec;	/* the fault of the last restart that counted against
 					 * max_restarts (0 = none); see sched_health.c */
 	unsigned restarts_coalesced;	/* restarts not counted: same incident as a counted
@@ -437,7 +439,7 @@ struct sched_cluster {
 	struct sched_devip_index *devip; /* owned: who has which host and device IP
 					 * (sched_devip.c); NULL without memory */
 	uint64_t next_queue_seq;
-	/* pending jobs per queue in service order, kept between passes (sched_queue.c);
+	/* pending jobs per queue in service order, kept between passes (sched_pend_order.c);
 	 * rebuilt by the next pass when not valid */
 	struct sched_pend_order *pend_order;	/* pend_order_count entries */
 	size_t pend_order_count;
@@ -449,6 +451,10 @@ struct sched_cluster {
 	size_t event_bytes;		/* the kept events' own allocations:
 					 * sum of sched_event_size() */
 	uint64_t next_event_seq;
+	uint64_t events_dropped;	/* events whose own allocation failed since
+					 * sched_cluster_new: their seq is used, their text
+					 * lost, no view shows them (cluster/status says how
+					 * many) */
 	uint64_t version;		/* bumped on every change anywhere */
 	uint64_t recoveries;		/* jobs moved off failed NPUs or servers */
 	uint64_t notified_event_seq;	/* for the embedding program, like notified_version */
@@ -487,6 +493,10 @@ struct sched_cluster {
 					 * a checkpoint_dir begins in resume_scan_pending */
 	bool resume_scan_wanted;	/* a generation began that waits for that scan; the
 					 * embedding program clears it when it collects them */
+	struct sched_job *resume_wait_head, *resume_wait_tail; /* borrowed: the jobs with
+					 * resume_scan_pending, oldest wait first, linked by
+					 * sched_job.resume_wait: what the tick looks at */
+	size_t resume_wait_count;
 	uint64_t place_now_usec;	/* time of the entry point that is placing jobs now
 					 * (sched_server_is_suspect() during placement) */
 	unsigned suspect_count;		/* servers with suspect set */
@@ -1377,7 +1387,8 @@ int sched_render_events(const struct sched_cluster *c, const char *job, char **r
 /*
  * sched_render_cluster_status() - JSON: npus {total, and by sched_npu_use(): allocated,
  * free, isolated, unavailable}, servers {total, schedulable, and by
- * sched_server_condition()}, jobs by state, utilization, event_seq.
+ * sched_server_condition()}, jobs by state, utilization, event_seq, events_dropped (events
+ * since the start whose text could not be allocated: cluster/events skips their seq).
  */
 int sched_render_cluster_status(const struct sched_cluster *c, char **ret, size_t *ret_len);
 

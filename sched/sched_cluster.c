@@ -24,6 +24,26 @@ const char *sched_health_name(enum sched_health h)
 	return health_names[h];
 }
 
+static const char *const state_names[SCHED_JOB_STATE_COUNT] = {
+	[SCHED_JOB_DRAFT] = "draft",
+	[SCHED_JOB_PENDING] = "pending",
+	[SCHED_JOB_RUNNING] = "running",
+	[SCHED_JOB_RECOVERING] = "recovering",
+	[SCHED_JOB_STOPPING] = "stopping",
+	[SCHED_JOB_COMPLETED] = "completed",
+	[SCHED_JOB_FAILED] = "failed",
+	[SCHED_JOB_CANCELLED] = "cancelled",
+	[SCHED_JOB_REJECTED] = "rejected",
+	[SCHED_JOB_TIMEOUT] = "timeout",
+};
+
+const char *sched_job_state_name(enum sched_job_state s)
+{
+	if ((unsigned)s >= SCHED_JOB_STATE_COUNT)
+		return "unknown";
+	return state_names[s];
+}
+
 static const char *const event_names[SCHED_EV_KIND_COUNT] = {
 	[SCHED_EV_SUBMITTED] = "submitted",
 	[SCHED_EV_REJECTED] = "rejected",
@@ -221,6 +241,8 @@ void sched_jobs_append(struct sched_cluster *c, struct sched_job *j)
 	sched_limits_account(c, j, SCHED_JOB_NONE, j->state);
 	if (j->state == SCHED_JOB_PENDING) /* restored: no transition told the pending order */
 		sched_pend_order_invalidate(c);
+	/* restored waiting for its checkpoint scan: on the list the tick looks at */
+	sched_job_set_resume_scan_pending(c, j, j->resume_scan_pending);
 }
 
 void sched_jobs_unindex(struct sched_cluster *c, const struct sched_job *j)
@@ -554,7 +576,9 @@ void sched_event_put(struct sched_cluster *c, uint64_t time_usec, enum sched_eve
 		e->line = sched_event_render_line(e, extra, &e->line_len);
 	}
 	if (!e->line) {
+		/* out of memory: the slot keeps the seq without text; say how many */
 		sched_event_release(e);
+		c->events_dropped++;
 	} else {
 		p = e->line + e->line_len + 1;
 		e->job = memcpy(p, job_cut, job_len + 1);
@@ -662,12 +686,42 @@ int sched_server_clear_npu(struct sched_cluster *c, const char *name, unsigned n
 	return 0;
 }
 
+/* The list the tick looks at holds exactly the jobs waiting for their checkpoint scan. */
+static int resume_wait_check(const struct sched_cluster *c, char *reason)
+{
+	size_t waiting = 0, listed = 0;
+
+	for (size_t i = 0; i < c->job_count; i++) {
+		const struct sched_job *j = c->jobs[i];
+
+		waiting += j->resume_scan_pending;
+		if (j->resume_scan_pending != j->resume_wait.linked) {
+			sched_reason(reason, "job %s: resume_scan_pending %d but %son the list of "
+					     "generations waiting for their scan", j->name,
+				     j->resume_scan_pending, j->resume_wait.linked ? "" : "not ");
+			return -EUCLEAN;
+		}
+	}
+	for (const struct sched_job *j = c->resume_wait_head; j; j = j->resume_wait.next)
+		if (++listed > waiting)
+			break;
+	if (listed != waiting || c->resume_wait_count != waiting) {
+		sched_reason(reason, "%zu generations wait for their scan; the list holds %zu, "
+				     "its count says %zu", waiting, listed, c->resume_wait_count);
+		return -EUCLEAN;
+	}
+	return 0;
+}
+
 int sched_check_invariants(const struct sched_cluster *c, char *reason)
 {
 	unsigned allocated = 0;
 	int r = sched_limits_check_counts(c, reason);
 
 	if (r < 0 || (r = sched_pend_order_check(c, reason)) < 0)
+		return r;
+	r = resume_wait_check(c, reason);
+	if (r < 0)
 		return r;
 
 	for (size_t i = 0; i < c->server_count; i++) {

@@ -89,7 +89,7 @@ uint64_t sched_stop_overhead_usec(const struct sched_cluster *c);
 
 /*
  * The pending jobs of each queue in service order (priority, then queue_seq), kept
- * between passes so that a pass neither sweeps every job nor sorts (sched_queue.c).
+ * between passes so that a pass neither sweeps every job nor sorts (sched_pend_order.c).
  * sched_pend_order_note() - job @j entered (@entered) or left the pending state; called
  * by sched_job_transition() only. sched_pend_order_invalidate() - a job became or
  * stopped being pending without a transition (a record restored or dropped): the next
@@ -223,9 +223,18 @@ unsigned sched_pick_port(const struct sched_cluster *c, const struct sched_job *
 void sched_job_begin_generation(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec);
 
 /*
+ * sched_job_set_resume_scan_pending() - set j->resume_scan_pending to @pending, and keep
+ * @j on the cluster's list of waiting generations (resume_wait_head) exactly while it
+ * is set. @j must be in c->jobs (sched_jobs_append() calls it for a restored job).
+ * Every write of the flag passes here, so the tick looks at the waiting jobs only.
+ */
+void sched_job_set_resume_scan_pending(struct sched_cluster *c, struct sched_job *j,
+				       bool pending);
+
+/*
  * sched_job_resume_scan_expire() - end the scan wait of every generation that has
  * waited SCHED_RESUME_SCAN_TIMEOUT_SEC: it starts with the newest checkpoint known
- * (sched_tick()). Returns how many.
+ * (sched_tick()). Returns how many. O(waiting generations), not O(jobs).
  */
 unsigned sched_job_resume_scan_expire(struct sched_cluster *c, uint64_t now_usec);
 

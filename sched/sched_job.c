@@ -9,26 +9,6 @@
 
 #include "sched_internal.h"
 
-static const char *const state_names[SCHED_JOB_STATE_COUNT] = {
-	[SCHED_JOB_DRAFT] = "draft",
-	[SCHED_JOB_PENDING] = "pending",
-	[SCHED_JOB_RUNNING] = "running",
-	[SCHED_JOB_RECOVERING] = "recovering",
-	[SCHED_JOB_STOPPING] = "stopping",
-	[SCHED_JOB_COMPLETED] = "completed",
-	[SCHED_JOB_FAILED] = "failed",
-	[SCHED_JOB_CANCELLED] = "cancelled",
-	[SCHED_JOB_REJECTED] = "rejected",
-	[SCHED_JOB_TIMEOUT] = "timeout",
-};
-
-const char *sched_job_state_name(enum sched_job_state s)
-{
-	if ((unsigned)s >= SCHED_JOB_STATE_COUNT)
-		return "unknown";
-	return state_names[s];
-}
-
 bool sched_job_state_is_terminal(enum sched_job_state s)
 {
 	return s == SCHED_JOB_COMPLETED || s == SCHED_JOB_FAILED || s == SCHED_JOB_CANCELLED ||
@@ -175,8 +155,8 @@ void sched_job_begin_generation(struct sched_cluster *c, struct sched_job *j, ui
 	free(j->resume_path);
 	j->resume_path = resume;
 	/* a job's first run starts afresh, as it always has; every later one resumes */
-	j->resume_scan_pending = c->scan_resume_at_start && j->spec && j->spec->checkpoint_dir &&
-				 j->start_usec != 0;
+	sched_job_set_resume_scan_pending(c, j, c->scan_resume_at_start && j->spec &&
+						j->spec->checkpoint_dir && j->start_usec != 0);
 	if (j->resume_scan_pending) {
 		j->resume_scan_since_usec = now_usec;
 		c->resume_scan_wanted = true;
@@ -196,7 +176,7 @@ static void resume_scan_end(struct sched_cluster *c, struct sched_job *j, uint64
 	}
 	free(j->resume_path);
 	j->resume_path = resume;
-	j->resume_scan_pending = false;
+	sched_job_set_resume_scan_pending(c, j, false);
 	/* its processes did not run while it waited: no time_limit spent */
 	if (j->run_since_usec && now_usec > j->resume_scan_since_usec) {
 		uint64_t from = j->resume_scan_since_usec > j->run_since_usec ?
@@ -233,16 +213,47 @@ int sched_job_resume_scanned(struct sched_cluster *c, const char *name, unsigned
 	return j->resume_scan_pending ? -ENOMEM : 1;
 }
 
+void sched_job_set_resume_scan_pending(struct sched_cluster *c, struct sched_job *j,
+				       bool pending)
+{
+	struct sched_dirty_link *d = &j->resume_wait;
+
+	j->resume_scan_pending = pending;
+	if (pending && !d->linked) {
+		d->linked = true;
+		d->next = NULL;
+		d->prev = c->resume_wait_tail;
+		if (d->prev)
+			d->prev->resume_wait.next = j;
+		else
+			c->resume_wait_head = j;
+		c->resume_wait_tail = j;
+		c->resume_wait_count++;
+	} else if (!pending && d->linked) {
+		if (d->prev)
+			d->prev->resume_wait.next = d->next;
+		else
+			c->resume_wait_head = d->next;
+		if (d->next)
+			d->next->resume_wait.prev = d->prev;
+		else
+			c->resume_wait_tail = d->prev;
+		memset(d, 0, sizeof(*d));
+		c->resume_wait_count--;
+	}
+}
+
 unsigned sched_job_resume_scan_expire(struct sched_cluster *c, uint64_t now_usec)
 {
 	uint64_t bound = (uint64_t)SCHED_RESUME_SCAN_TIMEOUT_SEC * 1000000u;
+	struct sched_job *j, *next;
 	unsigned n = 0;
 	char how[128];
 
-	for (size_t i = 0; i < c->job_count; i++) {
-		struct sched_job *j = c->jobs[i];
-
-		if (!j->resume_scan_pending || now_usec < j->resume_scan_since_usec + bound)
+	/* next taken first: a wait that ends leaves the list */
+	for (j = c->resume_wait_head; j; j = next) {
+		next = j->resume_wait.next;
+		if (now_usec < j->resume_scan_since_usec + bound)
 			continue;
 		snprintf(how, sizeof(how), "checkpoint_dir did not answer within %u s; the newest "
 					   "checkpoint known before", SCHED_RESUME_SCAN_TIMEOUT_SEC);
@@ -351,6 +362,7 @@ static void jobs_remove_at(struct sched_cluster *c, size_t i)
 	}
 	for (int l = 0; l < SCHED_DIRTY_LIST_COUNT; l++)
 		dirty_unlink(c, c->jobs[i], l);
+	sched_job_set_resume_scan_pending(c, c->jobs[i], false);
 	c->jobs_dropped++;
 	sched_jobs_unindex(c, c->jobs[i]);
 	sched_limits_account(c, c->jobs[i], c->jobs[i]->state, SCHED_JOB_NONE);

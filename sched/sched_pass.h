@@ -3,8 +3,8 @@
  * The scheduling pass's cross-file internals: the state of one pass (struct pass), the
  * small rules every part of it shares, and the functions one part of the pass offers
  * another. Only the files of the pass include it (sched_pass.c, sched_queue.c,
- * sched_backfill.c, sched_preempt.c, sched_elastic.c); the rest of sched/ sees the pass
- * through sched_internal.h and ascend_sched.h.
+ * sched_backfill.c, sched_preempt.c, sched_elastic.c, sched_pend_order.c); the rest of
+ * sched/ sees the pass through sched_internal.h and ascend_sched.h.
  *
  * Direction of calls (no file calls one above it):
  *   sched_pass.c      the pass driver: sched_schedule(), one job's turn (consider),
@@ -13,8 +13,12 @@
  *       -> sched_backfill.c reservations, EASY backfill, the capacity index
  *         -> sched_elastic.c  job sizes, elastic growth
  *         -> sched_queue.c    queue order, fair share, quotas, pending reasons
+ *           -> sched_pend_order.c  the service order within a queue, the pending order
+ *                                  kept between passes
  * sched_pass.c calls every file below it; sched_elastic.c and sched_queue.c call none
- * of the others.
+ * of the others; sched_pend_order.c calls none of them, nor sched_job.c, so that
+ * sched_job_transition() (sched_job.c, called by the pass) may note a job entering or
+ * leaving the pending state there without a cycle.
  */
 #ifndef SCHED_PASS_H
 #define SCHED_PASS_H
@@ -190,12 +194,6 @@ void sched_set_pending(struct sched_cluster *c, struct sched_job *j, uint64_t no
 /* Is @j already pending for the reason @key stands for? (skip formatting it again) */
 bool sched_pending_same(const struct sched_job *j, uint64_t key);
 
-/* qsort order of struct pend: priority (high first), then queue_seq. */
-int sched_pend_cmp(const void *a, const void *b);
-
-/* Sort @n entries of @e by sched_pend_cmp(); @tmp holds @n entries, @count 1002. */
-void sched_pend_sort(struct pend *e, size_t n, struct pend *tmp, unsigned *count);
-
 /* Move queue @l's head past jobs that are no longer pending; false when it is empty. */
 bool sched_queue_head_valid(struct qlist *l);
 
@@ -224,6 +222,18 @@ void sched_pend_order_settle_new(struct sched_cluster *c);
  * queue is live. */
 size_t sched_queue_next(const struct sched_cluster *c, const struct qlist *ql, size_t nq);
 
+/* After queue @queue_index's quota became @npus: the oldest runs fill it, later ones
+ * borrow (their borrowing flag and version change). */
+void sched_queue_rebalance_borrowing(struct sched_cluster *c, size_t queue_index, unsigned npus);
+
+/* ---- sched_pend_order.c: the service order within a queue, the kept pending order ---- */
+
+/* qsort order of struct pend: priority (high first), then queue_seq. */
+int sched_pend_cmp(const void *a, const void *b);
+
+/* Sort @n entries of @e by sched_pend_cmp(); @tmp holds @n entries, @count 1002. */
+void sched_pend_sort(struct pend *e, size_t n, struct pend *tmp, unsigned *count);
+
 /*
  * sched_pend_order_take() - the pending jobs of every queue in service order, for one
  * pass: *ret_all (new, caller frees; *ret_n entries) holds them queue after queue, and
@@ -233,10 +243,6 @@ size_t sched_queue_next(const struct sched_cluster *c, const struct qlist *ql, s
  */
 int sched_pend_order_take(struct sched_cluster *c, struct qlist *ql, struct pend **ret_all,
 			  size_t *ret_n);
-
-/* After queue @queue_index's quota became @npus: the oldest runs fill it, later ones
- * borrow (their borrowing flag and version change). */
-void sched_queue_rebalance_borrowing(struct sched_cluster *c, size_t queue_index, unsigned npus);
 
 /* ---- sched_elastic.c: job sizes, elastic growth (also sched_internal.h) ---- */
 

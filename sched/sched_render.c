@@ -1131,6 +1131,7 @@ int sched_render_cluster_status(const struct sched_cluster *c, char **ret, size_
 	jset(o, "jobs", jobs);
 	jset(o, "utilization", jratio(c->npus_allocated, c->npus_total));
 	jset(o, "event_seq", json_integer((json_int_t)(c->next_event_seq - 1)));
+	jset(o, "events_dropped", json_integer((json_int_t)c->events_dropped));
 	return json_finish(o, ret, ret_len, JSON_INDENT(2));
 }
 

@@ -809,7 +809,7 @@ int sched_job_load(struct sched_cluster *c, const char *text, size_t len, uint64
 	if (j->resume_scan_pending && j->state == SCHED_JOB_RUNNING)
 		c->resume_scan_wanted = true;
 	else
-		j->resume_scan_pending = false;
+		sched_job_set_resume_scan_pending(c, j, false);
 	return 0;
 
 fail:

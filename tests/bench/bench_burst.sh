@@ -17,28 +17,20 @@ SIZES=${BENCH_BURST_SIZES:-1000 10000}
 CLIENTS=32
 . "$SRC/tests/integration/lib.sh"
 . "$SRC/tests/bench/bench_lib.sh"
-it_setup
-t_part=$(bench_msec)
+bench_part_begin
 CONFIG=$IT_WORK/cluster1024.yaml
 bench_cluster "$CONFIG" 1024 "max_job_count: 400000"
 
 # burst N STATE_ARG: prints "ms_until_placed_or_pending submit_ms running pending other reasons_seen sampled"
 burst() {
-	local n=$1 t0 t1 t2 ok fail r p o
+	local n=$1 t0 t1 t2 ok fail
 	rm -rf "$IT_WORK/state"
 	it_start "$ASCENDFS" "$CONFIG" "$2" >/dev/null || return 1
 	t0=$(bench_msec)
 	read -r ok fail _ _ < <("$SUBMIT" "$IT_MNT" b "$n" $CLIENTS "npus: 1" "npus: 2" "npus: 4" "npus: 8")
 	t1=$(bench_msec)
 	[ "$fail" = 0 ] || echo "# burst $n: $fail submissions failed" >&2
-	while :; do
-		bench_jobs_by_state "$IT_MNT"
-		r=$JOBS_RUNNING p=$JOBS_PENDING o=$JOBS_OTHER
-		[ $((r + p)) -ge "$ok" ] && break
-		bench_nap 0.005
-		bench_now
-		[ $((NOW_MS - t0)) -gt 600000 ] && { echo "# burst $n: not settled after 600 s" >&2; break; }
-	done
+	bench_wait_jobs "$IT_MNT" placed "$ok" "$t0" || echo "# burst $n: not settled after 600 s" >&2
 	t2=$(bench_msec)
 	# pending with a reason: a sample of the pending jobs (untimed)
 	local seen sampled
@@ -54,7 +46,7 @@ for name in sorted(os.listdir(m + "/jobs")):
     seen += bool(d.get("reason"))
 print(seen, sampled)' "$IT_MNT")
 	it_stop >/dev/null
-	echo "$((t2 - t0)) $((t1 - t0)) $r $p $o $seen $sampled"
+	echo "$((t2 - t0)) $((t1 - t0)) $JOBS_RUNNING $JOBS_PENDING $JOBS_OTHER $seen $sampled"
 }
 
 printf '%8s %-12s %10s %10s %9s %9s %7s %s\n' "jobs" "state" "settled ms" "submit ms" "running" \
@@ -71,17 +63,15 @@ for n in $SIZES; do
 			"$o" "$seen" "$sampled" $((($(bench_msec) - t) / 1000))
 	done
 done
-sec() { awk -v m="${1:-}" 'BEGIN { if (m ~ /^[0-9]+$/) printf "%.2f s", m / 1000; else print "n/a" }'; }
 bench_row "burst of 10,000 specs (1/2/4/8 NPUs), 32 threads, 1,024 servers, until running or pending" \
-	"$(sec "${T[10000.durable]:-}") ($(bench_ratio "${T[10000.durable]:-}" "${T[1000.durable]:-}")x the 1,000 burst's $(sec "${T[1000.durable]:-}"))" \
-	"in memory: $(sec "${T[10000.memory]:-}") (1,000: $(sec "${T[1000.memory]:-}"))" \
+	"$(bench_sec "${T[10000.durable]:-}") ($(bench_ratio "${T[10000.durable]:-}" "${T[1000.durable]:-}")x the 1,000 burst's $(bench_sec "${T[1000.durable]:-}"))" \
+	"in memory: $(bench_sec "${T[10000.memory]:-}") (1,000: $(bench_sec "${T[1000.memory]:-}"))" \
 	"< 1 s"
 if [ -n "${T[100000.durable]:-}" ]; then
 	bench_row "burst of 100,000 specs, same" \
-		"$(sec "${T[100000.durable]}") ($(bench_ratio "${T[100000.durable]}" "${T[10000.durable]:-}")x the 10,000 burst)" \
-		"in memory: $(sec "${T[100000.memory]:-}")" "<= 11x the 10,000 burst"
+		"$(bench_sec "${T[100000.durable]}") ($(bench_ratio "${T[100000.durable]}" "${T[10000.durable]:-}")x the 10,000 burst)" \
+		"in memory: $(bench_sec "${T[100000.memory]:-}")" "<= 11x the 10,000 burst"
 else
 	bench_row "burst of 100,000 specs, same" "skipped (BENCH_BURST_100K=1)" "-" "<= 11x the 10,000 burst"
 fi
-echo "part took $((($(bench_msec) - t_part) / 1000)) s"
-it_finish
+bench_part_end

@@ -24,8 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "bench_submit_lib.h"
 
 #define FILE_MAX (4u << 20)
 
@@ -33,10 +34,7 @@ static char buf[FILE_MAX];
 
 static double mono_msec(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+	return bench_mono_sec() * 1e3;
 }
 
 /* The whole of @path into buf (NUL-terminated); its length, or -1. */
@@ -55,20 +53,10 @@ static ssize_t read_file(const char *path)
 	return (ssize_t)n;
 }
 
+/* An agent's report: one open + write + close of an existing file. */
 static int write_file(const char *path, const char *text)
 {
-	size_t len = strlen(text);
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, len) != (ssize_t)len) {
-		int e = -errno;
-
-		close(fd);
-		return e;
-	}
-	return close(fd) == 0 ? 0 : -errno;
+	return bench_write_file(path, O_WRONLY, text, strlen(text));
 }
 
 static int cmp_double(const void *a, const void *b)

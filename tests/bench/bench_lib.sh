@@ -64,3 +64,37 @@ bench_nap() {
 	[ -n "${BENCH_NAP_FD:-}" ] || exec {BENCH_NAP_FD}<> <(:)
 	read -r -t "$1" -u "$BENCH_NAP_FD" _ || :
 }
+
+# bench_sec MS: MS milliseconds as "1.23 s", or "n/a" when MS is not a number
+bench_sec() {
+	awk -v m="${1:-}" 'BEGIN { if (m ~ /^[0-9]+$/) printf "%.2f s", m / 1000; else print "n/a" }'
+}
+
+# bench_part_begin: a temporary work directory and mount point (it_setup), and the
+# part's start time (BENCH_PART_T0, milliseconds); bench_part_end prints how long the
+# part took and ends it (it_finish: its status)
+bench_part_begin() {
+	it_setup
+	BENCH_PART_T0=$(bench_msec)
+}
+bench_part_end() {
+	echo "part took $((($(bench_msec) - BENCH_PART_T0) / 1000)) s"
+	it_finish
+}
+
+# bench_wait_jobs MOUNT WHAT N T0: poll MOUNT's cluster/status (bench_jobs_by_state, every
+# 5 ms) until WHAT reaches N: "placed" counts the jobs running or pending, "records" every
+# job record. Returns 1 when that has not happened 600 s after T0 (milliseconds,
+# bench_msec). Either way JOBS_* are as last read.
+bench_wait_jobs() {
+	local mnt=$1 what=$2 n=$3 t0=$4 have
+	while :; do
+		bench_jobs_by_state "$mnt"
+		have=$JOBS_TOTAL
+		[ "$what" = placed ] && have=$((JOBS_RUNNING + JOBS_PENDING))
+		[ "$have" -ge "$n" ] && return 0
+		bench_nap 0.005
+		bench_now
+		[ $((NOW_MS - t0)) -gt 600000 ] && return 1
+	done
+}

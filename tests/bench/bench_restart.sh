@@ -17,8 +17,7 @@ SIZES=${BENCH_RESTART_SIZES:-10000}
 CLIENTS=32
 . "$SRC/tests/integration/lib.sh"
 . "$SRC/tests/bench/bench_lib.sh"
-it_setup
-t_part=$(bench_msec)
+bench_part_begin
 CONFIG=$IT_WORK/cluster.yaml
 # the example cluster, with room for 100,000 records and more
 sed 's/^cluster:$/cluster:\n  max_job_count: 400000/' "$SRC/examples/ascend_cluster.yaml" >"$CONFIG"
@@ -30,13 +29,7 @@ start_usable() {
 	local t0
 	t0=$(bench_msec)
 	it_start "$ASCENDFS" "$CONFIG" --state-dir "$1" >/dev/null || return 1
-	while :; do
-		bench_jobs_by_state "$IT_MNT"
-		[ "$JOBS_TOTAL" -ge "$2" ] && break
-		bench_nap 0.005
-		bench_now
-		[ $((NOW_MS - t0)) -gt 600000 ] && { echo "# $JOBS_TOTAL of $2 records after 600 s" >&2; break; }
-	done
+	bench_wait_jobs "$IT_MNT" records "$2" "$t0" || echo "# $JOBS_TOTAL of $2 records after 600 s" >&2
 	START_MS=$(($(bench_msec) - t0))
 }
 
@@ -81,15 +74,13 @@ for n in $SIZES; do
 	echo "  daemon: ${line#*info: }"
 	check_eq "every job record restored ($n)" "$held" "$got"
 done
-sec() { awk -v m="${1:-}" 'BEGIN { if (m ~ /^[0-9]+$/) printf "%.2f s", m / 1000; else print "n/a" }'; }
 if [ -n "${R[100000]:-}" ]; then
-	m="$(sec "${R[100000]}") (10,000: $(sec "${R[10000]:-}"))"
-	ref="empty store: $(sec "${R[100000.empty]}")"
+	m="$(bench_sec "${R[100000]}") (10,000: $(bench_sec "${R[10000]:-}"))"
+	ref="empty store: $(bench_sec "${R[100000.empty]}")"
 else
 	n=${SIZES%% *}
-	m="100,000 skipped (BENCH_RESTART_100K=1); $n: $(sec "${R[$n]:-}")"
-	ref="empty store: $(sec "${R[$n.empty]:-$empty_ms}")"
+	m="100,000 skipped (BENCH_RESTART_100K=1); $n: $(bench_sec "${R[$n]:-}")"
+	ref="empty store: $(bench_sec "${R[$n.empty]:-$empty_ms}")"
 fi
 bench_row "restart to a usable mount with 100,000 job records" "$m" "$ref" "< 3 s"
-echo "part took $((($(bench_msec) - t_part) / 1000)) s"
-it_finish
+bench_part_end

@@ -3,7 +3,8 @@
  * Unit tests of the event ring (sched/sched_cluster.c, sched_event_load in
  * sched_state.c): events with short and long reasons keep their fields and lines byte for
  * byte through a copy and a reload; the ring wraps in sequence order without gaps; an
- * event's memory is its content (the event_bytes counter), not a fixed-size slot.
+ * event's memory is its content (the event_bytes counter), not a fixed-size slot; an
+ * event whose allocation fails is counted in cluster/status events_dropped.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +21,7 @@
 #include "ascend_sched.h"
 #include "sched_fixture.h"
 #include "test_util.h"
+#include "test_chaos.h"
 
 /* A 2-server cluster that keeps @history events. */
 static struct sched_cluster *cluster_keeping(unsigned history)
@@ -241,12 +243,88 @@ static void test_event_memory_is_its_content(void **state)
 	sched_cluster_free(c);
 }
 
+#ifdef TEST_CHAOS
+/* cluster/status "events_dropped" (-1 when absent). */
+static long long status_events_dropped(const struct sched_cluster *c)
+{
+	char *out = NULL;
+	size_t len = 0;
+	json_t *root, *v;
+	long long n = -1;
+
+	assert_int_equal(sched_render_cluster_status(c, &out, &len), 0);
+	root = json_loadb(out, len, 0, NULL);
+	assert_non_null(root);
+	v = json_object_get(root, "events_dropped");
+	if (json_is_integer(v))
+		n = json_integer_value(v);
+	json_decref(root);
+	free(out);
+	return n;
+}
+
+/* Events cluster/events shows: one line each. */
+static size_t rendered_events(const struct sched_cluster *c)
+{
+	char *out = NULL;
+	size_t len = 0, lines = 0;
+
+	assert_int_equal(sched_render_events(c, NULL, &out, &len), 0);
+	for (size_t i = 0; i < len; i++)
+		lines += out[i] == '\n';
+	free(out);
+	return lines;
+}
+
+#endif
+
+static void test_event_allocation_failure_is_counted(void **state)
+{
+#ifdef TEST_CHAOS
+	struct sched_cluster *c = cluster_keeping(1000);
+	void *volatile probe;
+	unsigned drops = 0;
+
+	(void)state;
+	/* Under valgrind (or another replacing allocator) the hooks are not called. */
+	chaos_countdown = 0;
+	probe = malloc(16);
+	chaos_countdown = -1;
+	if (probe) {
+		free(probe);
+		sched_cluster_free(c);
+		print_message("malloc is not ours to fail here (valgrind?); not run\n");
+		return;
+	}
+	assert_int_equal(status_events_dropped(c), 0);
+	/* each allocation of adding one event fails in turn: the event is shown, or, when
+	 * its own allocation failed, counted; every sequence number is one or the other */
+	for (long n = 0;; n++) {
+		chaos_injected = false;
+		chaos_countdown = n;
+		sched_cluster_note_refusal(c, "node-1", "refused under test", fx_now());
+		chaos_countdown = -1;
+		assert_true(rendered_events(c) + (size_t)status_events_dropped(c) ==
+			    c->next_event_seq - 1);
+		if (!chaos_injected)
+			break;
+		drops += status_events_dropped(c) > (long long)drops;
+	}
+	assert_true(drops >= 1);
+	sched_cluster_free(c);
+#else
+	(void)state;
+	print_message("allocation-failure injection needs glibc without a sanitizer; not run\n");
+#endif
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_event_reasons_round_trip),
 		cmocka_unit_test(test_event_ring_wraps_in_seq_order),
 		cmocka_unit_test(test_event_memory_is_its_content),
+		cmocka_unit_test(test_event_allocation_failure_is_counted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

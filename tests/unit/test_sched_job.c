@@ -1506,6 +1506,58 @@ static void test_job_scan_wait_is_not_run_time(void **state)
 }
 
 /*
+ * The tick looks only at the generations waiting for their scan (resume_wait_head):
+ * the list holds them as they begin waiting, and loses them as their wait ends (a scan,
+ * the bound) or their record is removed; a job without checkpoint_dir never joins.
+ */
+static void test_job_resume_wait_list_holds_the_waiting(void **state)
+{
+	struct sched_cluster *c = cluster_of(3);
+	char reason[SCHED_REASON_MAX] = "";
+	struct sched_job *a, *b;
+	uint64_t t;
+
+	(void)state;
+	c->scan_resume_at_start = true;
+	a = submit_with_ckpt(c, "a", 8);
+	b = submit_with_ckpt(c, "b", 8);
+	fx_run(c, "plain", 8);
+	assert_int_equal(c->resume_wait_count, 0);
+	assert_null(c->resume_wait_head);
+	assert_int_equal(sched_job_process_exit(c, "a", FX_UID, 1, fx_server_name(c,
+				a->slices[0].server), -1, 1, fx_now(), reason), 0);
+	assert_int_equal(sched_job_process_exit(c, "b", FX_UID, 1, fx_server_name(c,
+				b->slices[0].server), -1, 1, fx_now(), reason), 0);
+	assert_true(a->resume_scan_pending && b->resume_scan_pending);
+	assert_int_equal(c->resume_wait_count, 2);
+	assert_ptr_equal(c->resume_wait_head, a); /* oldest wait first */
+	assert_ptr_equal(c->resume_wait_tail, b);
+	fx_check(c);
+	/* b's record goes while it waits: off the list */
+	assert_int_equal(fx_cancel(c, "b", FX_UID, fx_now()), 0);
+	assert_int_equal(sched_job_remove(c, "b", FX_UID, fx_now()), 0);
+	assert_int_equal(c->resume_wait_count, 1);
+	assert_ptr_equal(c->resume_wait_head, a);
+	assert_ptr_equal(c->resume_wait_tail, a);
+	fx_check(c);
+	/* the bound ends a's wait */
+	t = a->resume_scan_since_usec;
+	sched_tick(c, t + SCHED_RESUME_SCAN_TIMEOUT_SEC * 1000000ull);
+	assert_false(a->resume_scan_pending);
+	assert_int_equal(c->resume_wait_count, 0);
+	assert_null(c->resume_wait_head);
+	assert_null(c->resume_wait_tail);
+	/* a scan ends the next one */
+	assert_int_equal(sched_job_process_exit(c, "a", FX_UID, 2, fx_server_name(c,
+				a->slices[0].server), -1, 1, fx_now(), reason), 0);
+	assert_int_equal(c->resume_wait_count, 1);
+	assert_int_equal(sched_job_resume_scanned(c, "a", 3, NULL, 0, 0, fx_now()), 1);
+	assert_int_equal(c->resume_wait_count, 0);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/*
  * A process that exits non-zero on a server under suspicion (a sibling NPU just
  * failed) is that server's fault: the job restarts on a clean server rather than on
  * the same NPUs; with no clean server it restarts in place.
@@ -2367,6 +2419,7 @@ int main(void)
 		cmocka_unit_test(test_job_cordon_drain_keep_running_job),
 		cmocka_unit_test(test_job_generation_waits_for_the_checkpoint_scan),
 		cmocka_unit_test(test_job_scan_wait_is_not_run_time),
+		cmocka_unit_test(test_job_resume_wait_list_holds_the_waiting),
 		cmocka_unit_test(test_job_exit_on_a_suspect_server_moves_the_job),
 		cmocka_unit_test(test_job_priority_cap),
 		cmocka_unit_test(test_job_npus_cap),

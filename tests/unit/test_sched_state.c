@@ -278,6 +278,46 @@ static void test_state_round_trip_same_files(void **state)
 	sched_cluster_free(b);
 }
 
+/*
+ * A generation saved while it waited for its checkpoint scan waits again after the
+ * restore, on the list the tick looks at (resume_wait_head), and the bound ends it.
+ */
+static void test_state_restored_scan_wait_is_listed(void **state)
+{
+	struct fx_opts o = { .servers = 2 };
+	struct sched_cluster *a = fx_cluster(&o), *b;
+	struct conf_job_spec *s = spec("w", 8, NULL, 500, 0);
+	char reason[SCHED_REASON_MAX] = "";
+	struct sched_job *j;
+	struct saved saved;
+
+	(void)state;
+	a->scan_resume_at_start = true;
+	s->checkpoint_dir = strdup("/data/ckpt");
+	assert_non_null(s->checkpoint_dir);
+	j = run(a, s);
+	assert_int_equal(sched_job_process_exit(a, "w", FX_UID, 1,
+						a->servers[j->slices[0].server].conf->name, -1, 1,
+						adv(1), reason), 0);
+	assert_true(j->resume_scan_pending);
+	save_all(a, &saved);
+	b = fx_cluster(&o);
+	b->scan_resume_at_start = true;
+	load_all(b, &saved, adv(1));
+	j = sched_cluster_find_job(b, "w");
+	assert_true(j->resume_scan_pending);
+	assert_int_equal(b->resume_wait_count, 1);
+	assert_ptr_equal(b->resume_wait_head, j);
+	fx_check(b);
+	sched_tick(b, adv(SCHED_RESUME_SCAN_TIMEOUT_SEC));
+	assert_false(j->resume_scan_pending);
+	assert_int_equal(b->resume_wait_count, 0);
+	fx_check(b);
+	saved_free(&saved);
+	sched_cluster_free(a);
+	sched_cluster_free(b);
+}
+
 static void test_state_round_trip_keeps_quota_and_isolation(void **state)
 {
 	struct fx_opts o = { .servers = 6, .switches = 2, .quota = true, .queues = QUEUES };
@@ -1029,6 +1069,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_state_round_trip_same_files),
+		cmocka_unit_test(test_state_restored_scan_wait_is_listed),
 		cmocka_unit_test(test_state_history_round_trip),
 		cmocka_unit_test(test_state_round_trip_keeps_quota_and_isolation),
 		cmocka_unit_test(test_state_unreachable_server_keeps_no_agent),

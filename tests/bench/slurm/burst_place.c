@@ -13,51 +13,23 @@
  *
  * Usage: burst_place MOUNT PREFIX MIXFILE THREADS [TIMEOUT]
  */
+#include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "bench_submit_lib.h"
 
 static const char *mount_dir, *prefix;
 static unsigned total, *npus;
-static atomic_uint next_index, ok_count, failed_count;
 
-static double now_sec(void)
+static const char *spec_of(unsigned i, char *buf, size_t size, void *arg)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void *worker(void *arg)
-{
-	char path[4096], spec[64];
-	unsigned i;
-
 	(void)arg;
-	while ((i = atomic_fetch_add(&next_index, 1)) < total) {
-		int len = snprintf(spec, sizeof(spec), "npus: %u\n", npus[i]);
-		int fd;
-
-		snprintf(path, sizeof(path), "%s/jobs/%s-%u.yaml", mount_dir, prefix, i);
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd < 0 || write(fd, spec, (size_t)len) != len) {
-			if (fd >= 0)
-				close(fd);
-			atomic_fetch_add(&failed_count, 1);
-			continue;
-		}
-		if (close(fd) == 0)
-			atomic_fetch_add(&ok_count, 1);
-		else
-			atomic_fetch_add(&failed_count, 1);
-	}
-	return NULL;
+	snprintf(buf, size, "npus: %u\n", npus[i]);
+	return buf;
 }
 
 /* 1 running, 2 pending with a reason, 0 neither (yet), -1 unreadable */
@@ -98,10 +70,10 @@ static int job_placed(unsigned i)
 int main(int argc, char **argv)
 {
 	double t0, t_submit, t_placed = 0, timeout_sec = 600;
-	unsigned threads, cap = 0, left, running = 0, pending = 0;
+	unsigned threads, cap = 0, left, running = 0, pending = 0, ok, failed;
 	unsigned char *done;
-	pthread_t *th;
 	char line[64];
+	int r;
 	FILE *mix;
 
 	if (argc < 5) {
@@ -132,27 +104,22 @@ int main(int argc, char **argv)
 		npus[total++] = (unsigned)strtoul(line, NULL, 10);
 	}
 	fclose(mix);
-	th = calloc(threads, sizeof(*th));
 	done = calloc(total ? total : 1, 1);
-	if (!th || !done)
+	if (!done)
 		return 1;
 
-	t0 = now_sec();
-	for (unsigned i = 0; i < threads; i++)
-		if (pthread_create(&th[i], NULL, worker, NULL) != 0) {
-			fprintf(stderr, "%s: pthread_create failed\n", argv[0]);
-			return 1;
-		}
-	for (unsigned i = 0; i < threads; i++)
-		pthread_join(th[i], NULL);
-	t_submit = now_sec() - t0;
+	t0 = bench_mono_sec();
+	r = bench_submit_burst(mount_dir, prefix, total, threads, spec_of, NULL, &ok, &failed);
+	if (r == -EAGAIN)
+		fprintf(stderr, "%s: pthread_create failed\n", argv[0]);
+	if (r < 0)
+		return 1;
+	t_submit = bench_mono_sec() - t0;
 
 	/* every job is read until it is running or pending with a reason; then no more */
 	left = total;
-	while (left > 0 && now_sec() - t0 < timeout_sec) {
+	while (left > 0 && bench_mono_sec() - t0 < timeout_sec) {
 		for (unsigned i = 0; i < total; i++) {
-			int r;
-
 			if (done[i])
 				continue;
 			r = job_placed(i);
@@ -165,15 +132,14 @@ int main(int argc, char **argv)
 			usleep(10000);
 	}
 	if (left == 0)
-		t_placed = now_sec() - t0;
+		t_placed = bench_mono_sec() - t0;
 	for (unsigned i = 0; i < total; i++) {
 		running += done[i] == 1;
 		pending += done[i] == 2;
 	}
-	printf("%u %u %.3f %.3f %u %u\n", atomic_load(&ok_count), atomic_load(&failed_count),
-	       t_submit, left ? -1.0 : t_placed, running, pending);
+	printf("%u %u %.3f %.3f %u %u\n", ok, failed, t_submit, left ? -1.0 : t_placed, running,
+	       pending);
 	free(done);
-	free(th);
 	free(npus);
-	return atomic_load(&failed_count) || left ? 1 : 0;
+	return failed || left ? 1 : 0;
 }
