@@ -86,6 +86,7 @@ const char *sched_health_name(enum sched_health h);
 struct sched_job;
 struct sched_hold;
 struct sched_uid_jobs;
+struct sched_reason_str;
 
 /* Why an NPU takes no new work (design.md §6). */
 enum sched_isolation {
@@ -276,7 +277,11 @@ struct sched_job {
 	char name[CONF_NAME_MAX + 1];	/* also the job id */
 	uid_t uid;			/* owner (submitting uid) */
 	gid_t gid;
-	char reason[SCHED_REASON_MAX];	/* pending reason / rejection / failure */
+	const char *reason;		/* pending reason / rejection / failure: at most
+					 * SCHED_REASON_MAX - 1 bytes, never NULL once the
+					 * job is in c->jobs; shared by every job of the same
+					 * text (interned, sched_reason.c): read-only, changed
+					 * by sched_job_set_reason() only */
 	char *spec_text;		/* owned; normalized spec YAML, NULL without spec */
 	size_t spec_len;
 	unsigned generation;		/* +1 per placement; a resubmitted name continues from
@@ -506,6 +511,10 @@ struct sched_cluster {
 	bool pass_owed;			/* a deferred pass waits for sched_pass_run_owed() */
 	uint64_t pass_requests;		/* sched_pass_request() calls, deferred or not */
 	uint64_t passes_run;		/* passes they ran: at once, or owed and run */
+	struct sched_reason_str **reason_table; /* the interned job reasons (sched_reason.c):
+					 * chained hash, reason_table_cap buckets (a power of
+					 * two, 0 before the first), reason_count strings */
+	size_t reason_table_cap, reason_count;
 };
 
 /*

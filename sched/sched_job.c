@@ -94,8 +94,7 @@ void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
 	sched_limits_account(c, j, from, to);
 	if ((from == SCHED_JOB_PENDING) != (to == SCHED_JOB_PENDING))
 		sched_pend_order_note(c, j, to == SCHED_JOB_PENDING);
-	if (reason != j->reason)
-		snprintf(j->reason, sizeof(j->reason), "%s", reason ? reason : "");
+	sched_job_set_reason(c, j, reason);
 	j->change_usec = now_usec;
 	if (to == SCHED_JOB_RUNNING && from != SCHED_JOB_RUNNING)
 		j->start_usec = now_usec;
@@ -263,6 +262,7 @@ void sched_job_free(struct sched_job *j)
 	free(j->exited_ok);
 	free(j->usage);
 	sched_history_free(j);
+	sched_reason_put(j->reason);
 	free(j);
 }
 
@@ -535,6 +535,7 @@ static int job_new(struct sched_cluster *c, const char *name, bool active, uid_t
 	j = calloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;
+	j->reason = "";
 	if (old >= 0) {
 		/* generations go on counting: a report about the old job's processes (an
 		 * exit, a log dir) can never be taken for the new one's */

@@ -554,7 +554,7 @@ static uint64_t shifted(const struct sched_cluster *c, uint64_t t)
 static int load_job_fields(struct sched_cluster *c, const json_t *o, struct sched_job *j,
 			   int *ret_state, char *reason)
 {
-	char state[32], stop_to[32], requeue[32];
+	char state[32], stop_to[32], requeue[32], why[SCHED_REASON_MAX];
 	const json_t *exits = json_object_get(o, "exited_ok");
 	uint64_t uid, gid;
 	int s, r;
@@ -565,7 +565,7 @@ static int load_job_fields(struct sched_cluster *c, const json_t *o, struct sche
 	    !get_str(o, "state", state, sizeof(state)) ||
 	    !get_str(o, "requeue_cause", requeue, sizeof(requeue)) ||
 	    !get_u64(o, "queue_seq", &j->queue_seq) ||
-	    !get_str(o, "reason", j->reason, sizeof(j->reason)) ||
+	    !get_str(o, "reason", why, sizeof(why)) ||
 	    !get_uint(o, "generation", &j->generation) || !get_uint(o, "restarts", &j->restarts) ||
 	    !get_u64(o, "generation_usec", &j->generation_usec) ||
 	    !get_u64(o, "submit_usec", &j->submit_usec) ||
@@ -597,6 +597,7 @@ static int load_job_fields(struct sched_cluster *c, const json_t *o, struct sche
 	j->restart_counted_usec = shifted(c, j->restart_counted_usec);
 	j->uid = (uid_t)uid;
 	j->gid = (gid_t)gid;
+	sched_job_set_reason(c, j, why);
 	s = state_from_name(state);
 	r = state_from_name(stop_to);
 	if (s < 0 || r < 0 || name_index(requeue_names, 3, requeue) < 0)
@@ -707,6 +708,7 @@ int sched_job_load(struct sched_cluster *c, const char *text, size_t len, uint64
 		json_decref(o);
 		return -ENOMEM;
 	}
+	j->reason = "";
 	r = load_job_fields(c, o, j, &state, reason);
 	if (r < 0)
 		goto fail;
