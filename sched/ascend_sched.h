@@ -307,7 +307,8 @@ struct sched_job {
 					 * none) of the fault it stops for, "" when none: the
 					 * event that ends the stop names them too */
 	int stop_npu;
-	char preempted_by[CONF_NAME_MAX + 1]; /* last preemptor, "" */
+	const char *preempted_by;	/* last preemptor, "": interned as reason is,
+					 * changed by sched_text_set() only */
 	uint64_t preempted_by_serial;	/* its serial (0 = none) */
 	unsigned preemptions;		/* times preempted */
 	bool borrowing;			/* placed beyond its queue's quota (reclaimable) */
@@ -511,7 +512,8 @@ struct sched_cluster {
 	bool pass_owed;			/* a deferred pass waits for sched_pass_run_owed() */
 	uint64_t pass_requests;		/* sched_pass_request() calls, deferred or not */
 	uint64_t passes_run;		/* passes they ran: at once, or owed and run */
-	struct sched_reason_str **reason_table; /* the interned job reasons (sched_reason.c):
+	struct sched_reason_str **reason_table; /* the interned job reasons and preemptors
+					 * (sched_reason.c):
 					 * chained hash, reason_table_cap buckets (a power of
 					 * two, 0 before the first), reason_count strings */
 	size_t reason_table_cap, reason_count;

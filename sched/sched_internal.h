@@ -338,8 +338,11 @@ int sched_limits_check_counts(const struct sched_cluster *c, char *reason);
  * a new text the job says so instead. sched_reason_put() - release a reason (NULL, "" or
  * one sched_job_set_reason() gave; sched_job_free() releases the job's).
  * sched_reason_table_free() - free the table (sched_cluster_free, after every job).
+ * sched_text_set() - the same for another interned text field of a job (@slot, e.g.
+ * &j->preempted_by), cut at @max - 1 bytes.
  */
 void sched_job_set_reason(struct sched_cluster *c, struct sched_job *j, const char *reason);
+void sched_text_set(struct sched_cluster *c, const char **slot, const char *text, size_t max);
 void sched_reason_put(const char *reason);
 void sched_reason_table_free(struct sched_cluster *c);
 

@@ -263,6 +263,7 @@ void sched_job_free(struct sched_job *j)
 	free(j->usage);
 	sched_history_free(j);
 	sched_reason_put(j->reason);
+	sched_reason_put(j->preempted_by);
 	free(j);
 }
 
@@ -535,7 +536,7 @@ static int job_new(struct sched_cluster *c, const char *name, bool active, uid_t
 	j = calloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;
-	j->reason = "";
+	j->reason = j->preempted_by = "";
 	if (old >= 0) {
 		/* generations go on counting: a report about the old job's processes (an
 		 * exit, a log dir) can never be taken for the new one's */

@@ -3,7 +3,8 @@
  * Job reasons, interned (issue 16). Every job carried a 512-byte reason buffer, most of
  * it unused, and the pending jobs of a busy cluster mostly say the same sentence: one
  * reference-counted copy per distinct text, looked up in a chained hash, is what a job
- * holds now. The empty reason is the static "" and never in the table. Only the holder
+ * holds now (and the name of its last preemptor, likewise). The empty text is the static
+ * "" and never in the table. Only the holder
  * of the cluster's lock reads or changes them, as every other field of a job.
  */
 #include <stddef.h>
@@ -116,21 +117,26 @@ void sched_reason_put(const char *text)
 	free(s);
 }
 
-void sched_job_set_reason(struct sched_cluster *c, struct sched_job *j, const char *reason)
+void sched_text_set(struct sched_cluster *c, const char **slot, const char *text, size_t max)
 {
-	const char *old = j->reason;
-	size_t len = reason ? strnlen(reason, SCHED_REASON_MAX - 1) : 0;
+	const char *old = *slot;
+	size_t len = text ? strnlen(text, max - 1) : 0;
 
 	if (len == 0) {
-		j->reason = "";
-	} else if (old && strncmp(old, reason, len) == 0 && old[len] == '\0') {
-		return; /* the same text (also when @reason is j->reason) */
+		*slot = "";
+	} else if (old && strncmp(old, text, len) == 0 && old[len] == '\0') {
+		return; /* the same text (also when @text is *@slot) */
 	} else {
-		j->reason = intern(c, reason, len);
-		if (!j->reason)
-			j->reason = no_memory_reason;
+		*slot = intern(c, text, len);
+		if (!*slot)
+			*slot = no_memory_reason;
 	}
 	sched_reason_put(old);
+}
+
+void sched_job_set_reason(struct sched_cluster *c, struct sched_job *j, const char *reason)
+{
+	sched_text_set(c, &j->reason, reason, SCHED_REASON_MAX);
 }
 
 void sched_reason_table_free(struct sched_cluster *c)
