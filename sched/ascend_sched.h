@@ -303,9 +303,10 @@ struct sched_job {
 					 * (preemption, time limit): ends cancelled */
 	bool stop_forget;		/* stopping: removed (rmdir) while active; the record
 					 * is dropped once its NPUs are released */
-	char stop_server[CONF_NAME_MAX + 1]; /* stopping: the server (and stop_npu, -1 =
-					 * none) of the fault it stops for, "" when none: the
-					 * event that ends the stop names them too */
+	const char *stop_server;	/* stopping: the server (and stop_npu, -1 = none)
+					 * of the fault it stops for, "" when none: the event
+					 * that ends the stop names them too; interned as
+					 * reason is (sched_text_set()) */
 	int stop_npu;
 	const char *preempted_by;	/* last preemptor, "": interned as reason is,
 					 * changed by sched_text_set() only */

@@ -3,9 +3,9 @@
  * Job reasons, interned (issue 16). Every job carried a 512-byte reason buffer, most of
  * it unused, and the pending jobs of a busy cluster mostly say the same sentence: one
  * reference-counted copy per distinct text, looked up in a chained hash, is what a job
- * holds now (and the name of its last preemptor, likewise). The empty text is the static
- * "" and never in the table. Only the holder
- * of the cluster's lock reads or changes them, as every other field of a job.
+ * holds now (and so are the names of its last preemptor and of the server it stops
+ * for). The empty text is the static "" and never in the table. Only the holder of the
+ * cluster's lock reads or changes them, as every other field of a job.
  */
 #include <stddef.h>
 #include <stdint.h>

@@ -710,7 +710,7 @@ int sched_job_load(struct sched_cluster *c, const char *text, size_t len, uint64
 		json_decref(o);
 		return -ENOMEM;
 	}
-	j->reason = j->preempted_by = "";
+	j->reason = j->preempted_by = j->stop_server = "";
 	r = load_job_fields(c, o, j, &state, reason);
 	if (r < 0)
 		goto fail;
