@@ -372,7 +372,7 @@ struct fs_job_dir {
 	uint64_t serial;
 	int kind;		/* in dir_pokes: 1 mkdir, 2 rmdir */
 	uint64_t since_usec;
-	char name[CONF_NAME_MAX + 1];
+	char name[];		/* sized to the name: one of these per job (issue 16) */
 };
 
 /* a pending mkdir or rmdir the helper never made (it died, the mount went) is dropped */
@@ -381,11 +381,13 @@ struct fs_job_dir {
 static struct fs_job_dir *job_dir_push(struct fs_job_dir **list, const char *name,
 				       uint64_t serial, int kind)
 {
-	struct fs_job_dir *d = calloc(1, sizeof(*d));
+	size_t len = strnlen(name, CONF_NAME_MAX);
+	struct fs_job_dir *d = calloc(1, sizeof(*d) + len + 1);
 
 	if (!d)
 		return NULL;
-	snprintf(d->name, sizeof(d->name), "%s", name);
+	memcpy(d->name, name, len);
+	d->name[len] = '\0';
 	d->serial = serial;
 	d->kind = kind;
 	d->since_usec = fs_now_usec();

@@ -86,6 +86,7 @@ const char *sched_health_name(enum sched_health h);
 struct sched_job;
 struct sched_hold;
 struct sched_uid_jobs;
+struct sched_reason_str;
 
 /* Why an NPU takes no new work (design.md §6). */
 enum sched_isolation {
@@ -276,7 +277,11 @@ struct sched_job {
 	char name[CONF_NAME_MAX + 1];	/* also the job id */
 	uid_t uid;			/* owner (submitting uid) */
 	gid_t gid;
-	char reason[SCHED_REASON_MAX];	/* pending reason / rejection / failure */
+	const char *reason;		/* pending reason / rejection / failure: at most
+					 * SCHED_REASON_MAX - 1 bytes, never NULL once the
+					 * job is in c->jobs; shared by every job of the same
+					 * text (interned, sched_reason.c): read-only, changed
+					 * by sched_job_set_reason() only */
 	char *spec_text;		/* owned; normalized spec YAML, NULL without spec */
 	size_t spec_len;
 	unsigned generation;		/* +1 per placement; a resubmitted name continues from
@@ -300,11 +305,13 @@ struct sched_job {
 					 * (preemption, time limit): ends cancelled */
 	bool stop_forget;		/* stopping: removed (rmdir) while active; the record
 					 * is dropped once its NPUs are released */
-	char stop_server[CONF_NAME_MAX + 1]; /* stopping: the server (and stop_npu, -1 =
-					 * none) of the fault it stops for, "" when none: the
-					 * event that ends the stop names them too */
+	const char *stop_server;	/* stopping: the server (and stop_npu, -1 = none)
+					 * of the fault it stops for, "" when none: the event
+					 * that ends the stop names them too; interned as
+					 * reason is (sched_text_set()) */
 	int stop_npu;
-	char preempted_by[CONF_NAME_MAX + 1]; /* last preemptor, "" */
+	const char *preempted_by;	/* last preemptor, "": interned as reason is,
+					 * changed by sched_text_set() only */
 	uint64_t preempted_by_serial;	/* its serial (0 = none) */
 	unsigned preemptions;		/* times preempted */
 	bool borrowing;			/* placed beyond its queue's quota (reclaimable) */
@@ -530,6 +537,11 @@ struct sched_cluster {
 	uint64_t kept_mark;
 	bool incremental_off;		/* sched_cluster_set_incremental(c, false) */
 	uint64_t passes_incremental;	/* passes that tried only the new jobs */
+	struct sched_reason_str **reason_table; /* the interned job reasons and preemptors
+					 * (sched_reason.c):
+					 * chained hash, reason_table_cap buckets (a power of
+					 * two, 0 before the first), reason_count strings */
+	size_t reason_table_cap, reason_count;
 };
 
 /*

@@ -185,6 +185,7 @@ void sched_cluster_free(struct sched_cluster *c)
 	free(c->removed_serials);
 	free(c->job_index);
 	free(c->uid_jobs);
+	sched_reason_table_free(c);
 	conf_cluster_free(c->conf);
 	free(c);
 }

@@ -359,6 +359,23 @@ size_t sched_limits_user_jobs(const struct sched_cluster *c, uid_t uid);
 /* sched_limits_check_counts() - do the kept counts match the records? 0 or -EUCLEAN. */
 int sched_limits_check_counts(const struct sched_cluster *c, char *reason);
 
+/*
+ * ---- job reasons (sched_reason.c) ----
+ * sched_job_set_reason() - @j's reason becomes @reason (borrowed; NULL or "" for none; cut
+ * at SCHED_REASON_MAX - 1 bytes, as the buffer it replaced cut it): a reference to the
+ * one copy of that text in @c's table, shared with every job that says the same; the
+ * old one is released. @reason may be j->reason itself. Never fails: without memory for
+ * a new text the job says so instead. sched_reason_put() - release a reason (NULL, "" or
+ * one sched_job_set_reason() gave; sched_job_free() releases the job's).
+ * sched_reason_table_free() - free the table (sched_cluster_free, after every job).
+ * sched_text_set() - the same for another interned text field of a job (@slot, e.g.
+ * &j->preempted_by), cut at @max - 1 bytes.
+ */
+void sched_job_set_reason(struct sched_cluster *c, struct sched_job *j, const char *reason);
+void sched_text_set(struct sched_cluster *c, const char **slot, const char *text, size_t max);
+void sched_reason_put(const char *reason);
+void sched_reason_table_free(struct sched_cluster *c);
+
 /* sched_reason() - snprintf into a SCHED_REASON_MAX buffer. */
 void sched_reason(char *reason, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

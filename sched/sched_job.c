@@ -74,8 +74,7 @@ void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
 	sched_limits_account(c, j, from, to);
 	if ((from == SCHED_JOB_PENDING) != (to == SCHED_JOB_PENDING))
 		sched_pend_order_note(c, j, to == SCHED_JOB_PENDING);
-	if (reason != j->reason)
-		snprintf(j->reason, sizeof(j->reason), "%s", reason ? reason : "");
+	sched_job_set_reason(c, j, reason);
 	j->change_usec = now_usec;
 	if (to == SCHED_JOB_PENDING && from != SCHED_JOB_PENDING)
 		j->pending_since_usec = now_usec;
@@ -276,6 +275,9 @@ void sched_job_free(struct sched_job *j)
 	free(j->exited_ok);
 	free(j->usage);
 	sched_history_free(j);
+	sched_reason_put(j->reason);
+	sched_reason_put(j->preempted_by);
+	sched_reason_put(j->stop_server);
 	free(j);
 }
 
@@ -550,6 +552,7 @@ static int job_new(struct sched_cluster *c, const char *name, bool active, uid_t
 	j = calloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;
+	j->reason = j->preempted_by = j->stop_server = "";
 	if (old >= 0) {
 		/* generations go on counting: a report about the old job's processes (an
 		 * exit, a log dir) can never be taken for the new one's */
@@ -1018,8 +1021,9 @@ void sched_job_begin_stop(struct sched_cluster *c, struct sched_job *j, enum sch
 	j->stop_cancelled = false;
 	j->stop_forget = false;
 	/* a fault's handler is running: the stop's end is about the same server and NPU */
-	snprintf(j->stop_server, sizeof(j->stop_server), "%s",
-		 c->subject_job == j && c->subject_server ? c->subject_server : "");
+	sched_text_set(c, &j->stop_server,
+		       c->subject_job == j && c->subject_server ? c->subject_server : "",
+		       CONF_NAME_MAX + 1);
 	j->stop_npu = c->subject_job == j ? c->subject_npu : -1;
 	for (size_t i = 0; i < j->slice_count; i++)
 		j->slices[i].gone = false;

@@ -640,7 +640,7 @@ bool sched_try_preempt(struct pass *p, struct sched_job *j, bool inq)
 				     j->spec->priority, job_queue(c, v)->name,
 				     job_queue(c, v)->priority, v->spec->priority, held,
 				     conf_plural(held, "NPU", "NPUs"));
-		snprintf(v->preempted_by, sizeof(v->preempted_by), "%s", j->name);
+		sched_text_set(c, &v->preempted_by, j->name, CONF_NAME_MAX + 1);
 		v->preempted_by_serial = j->serial;
 		v->preemptions++;
 		c->preemptions++;

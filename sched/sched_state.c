@@ -554,7 +554,8 @@ static uint64_t shifted(const struct sched_cluster *c, uint64_t t)
 static int load_job_fields(struct sched_cluster *c, const json_t *o, struct sched_job *j,
 			   int *ret_state, char *reason)
 {
-	char state[32], stop_to[32], requeue[32];
+	char state[32], stop_to[32], requeue[32], why[SCHED_REASON_MAX];
+	char preemptor[CONF_NAME_MAX + 1];
 	const json_t *exits = json_object_get(o, "exited_ok");
 	uint64_t uid, gid;
 	int s, r;
@@ -565,7 +566,7 @@ static int load_job_fields(struct sched_cluster *c, const json_t *o, struct sche
 	    !get_str(o, "state", state, sizeof(state)) ||
 	    !get_str(o, "requeue_cause", requeue, sizeof(requeue)) ||
 	    !get_u64(o, "queue_seq", &j->queue_seq) ||
-	    !get_str(o, "reason", j->reason, sizeof(j->reason)) ||
+	    !get_str(o, "reason", why, sizeof(why)) ||
 	    !get_uint(o, "generation", &j->generation) || !get_uint(o, "restarts", &j->restarts) ||
 	    !get_u64(o, "generation_usec", &j->generation_usec) ||
 	    !get_u64(o, "submit_usec", &j->submit_usec) ||
@@ -575,7 +576,7 @@ static int load_job_fields(struct sched_cluster *c, const json_t *o, struct sche
 	    !get_u64(o, "run_accum_usec", &j->run_accum_usec) ||
 	    !get_u64(o, "stop_deadline_usec", &j->stop_deadline_usec) ||
 	    !get_str(o, "stop_to", stop_to, sizeof(stop_to)) ||
-	    !get_str(o, "preempted_by", j->preempted_by, sizeof(j->preempted_by)) ||
+	    !get_str(o, "preempted_by", preemptor, sizeof(preemptor)) ||
 	    !get_u64(o, "preempted_by_serial", &j->preempted_by_serial) ||
 	    !get_uint(o, "preemptions", &j->preemptions) ||
 	    !get_bool(o, "borrowing", &j->borrowing) || !get_uint(o, "sched_port", &j->sched_port) ||
@@ -597,6 +598,8 @@ static int load_job_fields(struct sched_cluster *c, const json_t *o, struct sche
 	j->restart_counted_usec = shifted(c, j->restart_counted_usec);
 	j->uid = (uid_t)uid;
 	j->gid = (gid_t)gid;
+	sched_job_set_reason(c, j, why);
+	sched_text_set(c, &j->preempted_by, preemptor, sizeof(preemptor));
 	s = state_from_name(state);
 	r = state_from_name(stop_to);
 	if (s < 0 || r < 0 || name_index(requeue_names, 3, requeue) < 0)
@@ -707,6 +710,7 @@ int sched_job_load(struct sched_cluster *c, const char *text, size_t len, uint64
 		json_decref(o);
 		return -ENOMEM;
 	}
+	j->reason = j->preempted_by = j->stop_server = "";
 	r = load_job_fields(c, o, j, &state, reason);
 	if (r < 0)
 		goto fail;

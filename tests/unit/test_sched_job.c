@@ -2383,6 +2383,56 @@ static void test_job_dirty_lists_drop_removed_records(void **state)
 	sched_cluster_free(c);
 }
 
+/* Equal reasons are one pointer, and the table holds exactly the distinct non-empty ones. */
+static void expect_reasons_interned(const struct sched_cluster *c)
+{
+	size_t distinct = 0;
+
+	for (size_t i = 0; i < c->job_count; i++) {
+		const char *r = c->jobs[i]->reason;
+		bool first = r[0] != '\0';
+
+		for (size_t k = 0; k < i && first; k++)
+			if (strcmp(c->jobs[k]->reason, r) == 0) {
+				assert_ptr_equal(c->jobs[k]->reason, r);
+				first = false;
+			}
+		distinct += first;
+	}
+	assert_int_equal(c->reason_count, distinct);
+}
+
+/*
+ * Jobs that say the same hold one copy of the text (issue 16: a 512-byte buffer per job
+ * was most of a pending job's record); a job that changes its reason lets go of the old
+ * one, and the last to let go frees it (ASan's leak check sees the rest).
+ */
+static void test_job_reasons_shared(void **state)
+{
+	struct sched_cluster *c = cluster_of(1);
+	struct sched_job *big1, *big2, *big3;
+
+	(void)state;
+	fx_run(c, "small", 1);
+	big1 = fx_submit(c, "big1", 8);
+	big2 = fx_submit(c, "big2", 8);
+	big3 = fx_submit(c, "big3", 8);
+	assert_int_equal(big2->state, SCHED_JOB_PENDING);
+	assert_string_equal(big2->reason, big3->reason);
+	assert_ptr_equal(big2->reason, big3->reason);
+	assert_string_not_equal(big1->reason, big2->reason);
+	expect_reasons_interned(c);
+	assert_int_equal(fx_complete(c, "small", FX_UID, fx_now()), 0);
+	assert_int_equal(big1->state, SCHED_JOB_RUNNING);
+	expect_reasons_interned(c);
+	assert_int_equal(fx_cancel(c, "big2", FX_UID, fx_now()), 0);
+	assert_int_equal(sched_job_remove(c, "big2", FX_UID, fx_now()), 0);
+	assert_int_equal(sched_job_remove(c, "small", FX_UID, fx_now()), 0);
+	expect_reasons_interned(c);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2440,6 +2490,7 @@ int main(void)
 		cmocka_unit_test(test_job_history_bounded),
 		cmocka_unit_test(test_job_dirty_lists_take_each_change_once),
 		cmocka_unit_test(test_job_dirty_lists_drop_removed_records),
+		cmocka_unit_test(test_job_reasons_shared),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
