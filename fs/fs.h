@@ -455,6 +455,22 @@ struct fs_cache_slot {
 };
 
 /*
+ * The kernel's page cache of the files fs_kcache_kind() names (fs_kcache.c): per path,
+ * the bytes that its cached-mode opens read and how many are open. FS_KCACHE_SLOTS
+ * slots, a path's among FS_KCACHE_PROBE of them from its hash; a slot no open file holds
+ * is reused, least recently used first. Under ctx->lock.
+ */
+#define FS_KCACHE_SLOTS 128
+#define FS_KCACHE_PROBE 8
+
+struct fs_kcache_slot {
+	struct fs_path path;
+	struct fs_blob *blob;	/* a reference: the bytes the page cache may hold; NULL = free */
+	unsigned open_count;	/* cached-mode opens of it (fs_kcache_open() > 0 or 0) */
+	uint64_t last_use;
+};
+
+/*
  * An upload a close() accepted, kept durable until its release applies it: a spec
  * (kind "spec", key = job name) or a quota (kind "quota", key = queue name).
  */
@@ -473,6 +489,7 @@ struct fs_staged {
 };
 
 struct fs_store;
+struct fuse;
 
 /* The daemon's state; one lock guards the cluster. */
 struct fs_ctx {
@@ -515,6 +532,8 @@ struct fs_ctx {
 	uint64_t cache_clock;
 	uint64_t cache_hits, cache_misses;
 	struct fs_event_stream events[FS_EVENT_STREAMS]; /* under lock */
+	struct fs_kcache_slot kcache[FS_KCACHE_SLOTS]; /* under lock (fs_kcache.c) */
+	struct fuse *fuse;		/* set by the init handler: the invalidations */
 	uint64_t admit_epoch;		/* fs_snapshot_admit() (under lock) */
 	/* durable state (fs_store.c); all under lock. store NULL: in memory only */
 	struct fs_store *store;
@@ -585,6 +604,50 @@ int fs_config_refresh(struct fs_ctx *ctx);
 
 /* fs_blob_put() - drop one reference; frees at zero. NULL is fine. Any thread. */
 void fs_blob_put(struct fs_blob *b);
+
+/* fs_blob_get() - take one more reference of @b (not NULL); returns @b. Any thread. */
+struct fs_blob *fs_blob_get(struct fs_blob *b);
+
+/*
+ * ---- the kernel's page cache (fs_kcache.c); ctx->lock held for all ----
+ * fs_kcache_kind() - may files of kind @k be read through the page cache? ranktable.json,
+ * env, hosts/<server>.env and ranks/<rank>.env: they change only with the job's
+ * generation, its placement or its rank table's completion.
+ *
+ * fs_kcache_open() - how a read-only open of @p whose snapshot is @v (borrowed) reads:
+ * -1 around the cache (direct_io: not such a kind, no slot free, or cached-mode opens of
+ * other bytes are open), 1 through it with the pages kept (keep_cache: they are of these
+ * bytes), 0 through it after the kernel drops its pages (keep_cache off) and, which the
+ * caller does without ctx->lock before answering, its attributes (fuse_invalidate_path()).
+ * On 0 or 1 *@ret is the slot (borrowed; the handle holds it until
+ * fs_kcache_release()).
+ *
+ * fs_kcache_release() - a cached-mode open of slot @s (NULL: none) was released.
+ *
+ * fs_kcache_size() - while cached-mode opens of @p exist: true and their size in *@ret
+ * (what getattr reports, so that the kernel never cuts their reads short at another
+ * snapshot's size). Otherwise false, *@ret untouched.
+ *
+ * fs_kcache_clear() - drop every slot's blob (at exit; by fs_cache_clear()).
+ */
+bool fs_kcache_kind(enum fs_node_kind k);
+int fs_kcache_open(struct fs_ctx *ctx, const struct fs_path *p, const struct fs_view *v,
+		   struct fs_kcache_slot **ret);
+void fs_kcache_release(struct fs_kcache_slot *s);
+bool fs_kcache_size(struct fs_ctx *ctx, const struct fs_path *p, size_t *ret);
+void fs_kcache_clear(struct fs_ctx *ctx);
+
+/* How long the kernel keeps names and attributes (a daemon run as root: fs_init()). */
+#define FS_ATTR_TIMEOUT_SEC 1.0
+
+/*
+ * fs_kcache_invalidate() - drop what the kernel caches of file @path (relative to the
+ * mount, "/jobs/x/status"): its attributes and pages (fuse_invalidate_path()). A path the
+ * kernel never looked up, or a daemon not mounted yet, is a no-op. Call WITHOUT ctx->lock
+ * or any handle's mutex: the kernel may wait for a read of that file in flight, which a
+ * FUSE worker answers.
+ */
+void fs_kcache_invalidate(struct fs_ctx *ctx, const char *path);
 
 /* fs_cache_clear() - drop every cached blob and the events streams (at exit). Caller
  * holds ctx->lock. */
