@@ -11,9 +11,28 @@
  * (cluster/ctl, nodes/<server>/health and ctl, queues/<queue>/quota) are reported as
  * -rw-rw-r-- root:<that group> instead of -rw-r--r-- root:root, so that the kernel lets
  * members write them (a group name that does not resolve leaves them root's).
- * All generated files are opened with direct_io and hold a snapshot taken at open():
- * every read() of one open file returns bytes of the same snapshot; st_size is the size
- * of a snapshot rendered at stat() time. Snapshots share memory (fs_snapshot.c): the
+ * Every generated file holds a snapshot taken at open(): every read() of one open file
+ * returns bytes of the same snapshot. Most are opened with direct_io (each read asks the
+ * daemon). ranktable.json, env, hosts/<server>.env and ranks/<rank>.env, which change
+ * only with the job's generation, placement or rank table completion, are read through
+ * the kernel's page cache (fs_kcache.c): an open whose bytes are those the cache holds
+ * keeps its pages (no READ reaches the daemon); an open of new bytes drops them and the
+ * cached attributes, at that open, so the first read after a generation change already
+ * gets the new bytes and size; an open of new bytes while an open file still reads the
+ * old ones through the cache reads with direct_io, and while such an open file exists
+ * stat() gives the size of the bytes it reads (otherwise the kernel would cut its reads
+ * at the new size). No read-only open sends a FLUSH at close.
+ * The kernel caches names and attributes (mode, owner, size, times) for
+ * FS_ATTR_TIMEOUT_SEC (a daemon run as root; otherwise nothing is cached); names that do
+ * not exist never. After the daemon changes a file by itself (a placement, a fault, a
+ * state change) the notifier drops the kernel's attributes of what changed (status,
+ * status.json, events, history, spec, error, ranktable.json, env, nodes/<server>/jobs,
+ * cluster/status, cluster/events) right after the change; the attributes of other files
+ * (topology.json, metrics, nodes/<server>/info and npus, queue status, hosts/ and ranks/
+ * env files) may lag by up to FS_ATTR_TIMEOUT_SEC; their contents never do (reads to
+ * EOF always give the snapshot of the open). st_size is otherwise the size of a snapshot
+ * rendered at stat() time. jobs/<name>.<ext> may be found by stat() for up to
+ * FS_ATTR_TIMEOUT_SEC after its last close. Snapshots share memory (fs_snapshot.c): the
  * opens of an unchanged file one blob, those of an events file one blob however it grew
  * in between. Per user other than root, at most FS_OPEN_FILES_PER_USER open snapshots and
  * FS_SNAPSHOT_BYTES_PER_USER bytes of snapshots no longer current (ctl files count in
@@ -280,7 +299,8 @@
  *   or touch of a file the caller may not write;  EPERM  rmdir or rename of another's job
  *   (sticky jobs/), rename of anything (names are fixed), unlink, chmod/chown of anything
  *   but a spec one is writing, times set on a file one does not own;  EOPNOTSUPP  a
- *   verb not offered (resize: elastic jobs are sized by the scheduler; reload);  ENODEV  mmap of a generated file (direct_io);  EIO  the
+ *   verb not offered (resize: elastic jobs are sized by the scheduler; reload);  ENODEV  mmap of a generated file opened with direct_io (all but the page-cached
+ *   ones above, and those too while another open reads older bytes);  EIO  the
  *   change was made but could not be written to the state store (--state-dir): it may
  *   not survive a restart (the daemon logs why).
  *
