@@ -16,27 +16,17 @@
  * daemon). ranktable.json, env, hosts/<server>.env and ranks/<rank>.env, which change
  * only with the job's generation, placement or rank table completion, are read through
  * the kernel's page cache (fs_kcache.c): an open whose bytes are those the cache holds
- * keeps its pages (no READ reaches the daemon); an open of new bytes drops them and the
- * cached attributes, at that open, so the first read after a generation change already
- * gets the new bytes and size; an open of new bytes while an open file still reads the
- * old ones through the cache reads with direct_io, and while such an open file exists
- * stat() gives the size of the bytes it reads (otherwise the kernel would cut its reads
- * at the new size). No read-only open sends a FLUSH at close.
- * The kernel caches names and attributes (mode, owner, size, times) for
- * FS_ATTR_TIMEOUT_SEC (a daemon run as root; otherwise nothing is cached); names that do
- * not exist never. After the daemon changes a file by itself (a placement, a fault, a
- * state change) the notifier drops the kernel's attributes of what changed (status,
- * status.json, events, history, spec, error, ranktable.json, env, nodes/<server>/jobs,
- * cluster/status, cluster/events) right after the change; the attributes of other files
- * (topology.json, metrics, nodes/<server>/info and npus, queue status, hosts/ and ranks/
- * env files) may lag by up to FS_ATTR_TIMEOUT_SEC; their contents never do (reads to
- * EOF always give the snapshot of the open). st_size is otherwise the size of a snapshot
- * rendered at stat() time. jobs/<name>.<ext> may be found by stat() for up to
- * FS_ATTR_TIMEOUT_SEC after its last close. Snapshots share memory (fs_snapshot.c): the
- * opens of an unchanged file one blob, those of an events file one blob however it grew
- * in between. Per user other than root, at most FS_OPEN_FILES_PER_USER open snapshots and
- * FS_SNAPSHOT_BYTES_PER_USER bytes of snapshots no longer current (ctl files count in
- * both too): past either, open() is EMFILE. Linux does not say which open file an fstat()
+ * keeps its pages (no READ reaches the daemon); an open of new bytes has the kernel drop
+ * them at that open, so the first read after a generation change already gets the new
+ * bytes; an open of new bytes while an open file still reads the old ones through the
+ * cache reads with direct_io, and while such an open file exists stat() gives the size of
+ * the bytes it reads (the kernel cuts cached reads at the size it was last told). No
+ * read-only open sends a FLUSH at close. Names and attributes are never cached: st_size
+ * is otherwise the size of a snapshot rendered at stat() time. Snapshots share memory
+ * (fs_snapshot.c): the opens of an unchanged file one blob, those of an events file one
+ * blob however it grew in between. Per user other than root, at most
+ * FS_OPEN_FILES_PER_USER open snapshots and FS_SNAPSHOT_BYTES_PER_USER bytes of snapshots
+ * no longer current (ctl files count in both too): past either, open() is EMFILE. Linux does not say which open file an fstat()
  * is for, so fstat() also gives the current size; read to EOF rather than trusting it
  * across a change.
  *
@@ -509,7 +499,6 @@ struct fs_staged {
 };
 
 struct fs_store;
-struct fuse;
 
 /* The daemon's state; one lock guards the cluster. */
 struct fs_ctx {
@@ -553,7 +542,6 @@ struct fs_ctx {
 	uint64_t cache_hits, cache_misses;
 	struct fs_event_stream events[FS_EVENT_STREAMS]; /* under lock */
 	struct fs_kcache_slot kcache[FS_KCACHE_SLOTS]; /* under lock (fs_kcache.c) */
-	struct fuse *fuse;		/* set by the init handler: the invalidations */
 	uint64_t admit_epoch;		/* fs_snapshot_admit() (under lock) */
 	/* durable state (fs_store.c); all under lock. store NULL: in memory only */
 	struct fs_store *store;
@@ -637,8 +625,8 @@ struct fs_blob *fs_blob_get(struct fs_blob *b);
  * fs_kcache_open() - how a read-only open of @p whose snapshot is @v (borrowed) reads:
  * -1 around the cache (direct_io: not such a kind, no slot free, or cached-mode opens of
  * other bytes are open), 1 through it with the pages kept (keep_cache: they are of these
- * bytes), 0 through it after the kernel drops its pages (keep_cache off) and, which the
- * caller does without ctx->lock before answering, its attributes (fuse_invalidate_path()).
+ * bytes), 0 through it after the kernel drops its pages at open (keep_cache off; the
+ * kernel asks the size again at the first read: attributes are never cached).
  * On 0 or 1 *@ret is the slot (borrowed; the handle holds it until
  * fs_kcache_release()).
  *
@@ -656,18 +644,6 @@ int fs_kcache_open(struct fs_ctx *ctx, const struct fs_path *p, const struct fs_
 void fs_kcache_release(struct fs_kcache_slot *s);
 bool fs_kcache_size(struct fs_ctx *ctx, const struct fs_path *p, size_t *ret);
 void fs_kcache_clear(struct fs_ctx *ctx);
-
-/* How long the kernel keeps names and attributes (a daemon run as root: fs_init()). */
-#define FS_ATTR_TIMEOUT_SEC 1.0
-
-/*
- * fs_kcache_invalidate() - drop what the kernel caches of file @path (relative to the
- * mount, "/jobs/x/status"): its attributes and pages (fuse_invalidate_path()). A path the
- * kernel never looked up, or a daemon not mounted yet, is a no-op. Call WITHOUT ctx->lock
- * or any handle's mutex: the kernel may wait for a read of that file in flight, which a
- * FUSE worker answers.
- */
-void fs_kcache_invalidate(struct fs_ctx *ctx, const char *path);
 
 /* fs_cache_clear() - drop every cached blob and the events streams (at exit). Caller
  * holds ctx->lock. */

@@ -10,21 +10,16 @@
  * cached-mode opens of that path read, and how many are open. An open whose snapshot has
  * those bytes joins them (keep_cache); one with other bytes while any is open reads around
  * the cache (direct_io), and one with other bytes when none is open takes the slot over
- * (keep_cache off: the kernel drops the old pages at open; its attributes are invalidated
- * too, so that st_size is of the new bytes). Pages are filled only through cached-mode
+ * (keep_cache off: the kernel drops the old pages at open; attributes are never cached,
+ * so it asks the size at the first read). Pages are filled only through cached-mode
  * opens (the kernel reads a page through the file that misses it), all of one snapshot.
  *
  * The kernel clamps cached reads to i_size, which any stat() of the path sets: while
  * cached-mode opens exist, getattr of that path reports their size (fs_kcache_size()), so
  * that a reader holding the old bytes never sees them cut short by the new size.
  */
-#include "config.h"
-
-#include <errno.h>
 #include <stdint.h>
 #include <string.h>
-
-#include <fuse.h>
 
 #include "fs.h"
 
@@ -148,12 +143,4 @@ void fs_kcache_clear(struct fs_ctx *ctx)
 		fs_blob_put(ctx->kcache[i].blob);
 		memset(&ctx->kcache[i], 0, sizeof(ctx->kcache[i]));
 	}
-}
-
-void fs_kcache_invalidate(struct fs_ctx *ctx, const char *path)
-{
-	struct fuse *f = __atomic_load_n(&ctx->fuse, __ATOMIC_ACQUIRE);
-
-	if (f)
-		(void)fuse_invalidate_path(f, path);
 }

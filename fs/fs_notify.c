@@ -630,16 +630,6 @@ static void collect(struct fs_ctx *ctx, struct pokes *p, uint64_t *cluster_seen)
 					 c->servers[j->slices[k].server].conf->name);
 			if (j->slice_count && j->notified_generation != j->generation)
 				poke_add(p, ctx->mount_path, "/jobs/%s/ranktable.json", j->name);
-			/* no watcher's business, but their modes and sizes changed: the
-			 * kernel's cached attributes only ('=': not poked) */
-			poke_add(p, "", "=%s/jobs/%s/spec", ctx->mount_path, j->name);
-			poke_add(p, "", "=%s/jobs/%s/error", ctx->mount_path, j->name);
-			/* placed or no longer: the rank table and env appear or go */
-			if (!j->slice_count || j->notified_generation != j->generation)
-				poke_add(p, "", "=%s/jobs/%s/ranktable.json", ctx->mount_path,
-					 j->name);
-			if (!j->slice_count)
-				poke_add(p, "", "=%s/jobs/%s/env", ctx->mount_path, j->name);
 			j->notified_generation = j->generation;
 		}
 		poke_add(p, ctx->mount_path, "/jobs/%s/status.json", j->name);
@@ -679,26 +669,8 @@ static void *notifier_main(void *arg)
 		if (p.count)
 			poke_add(&p, "", "%s", "");
 		pthread_mutex_unlock(&ctx->lock);
-		/*
-		 * First the kernel forgets the attributes (and pages) it caches of what changed
-		 * (fs_kcache_invalidate()), here, without ctx->lock and outside any FUSE
-		 * request: the kernel may wait for a read in flight of such a file, which a
-		 * worker answers.
-		 */
-		for (size_t i = 0; i < p.count; i++) {
-			const char *path = p.paths[i] + (p.paths[i][0] == '=');
-			size_t mlen = strlen(ctx->mount_path);
-
-			if (strncmp(path, ctx->mount_path, mlen) == 0 && path[mlen] == '/')
-				fs_kcache_invalidate(ctx, path + mlen);
-		}
 		for (size_t i = 0; i < p.count; i++) {
 			size_t len = strlen(p.paths[i]), off = 0;
-
-			if (p.paths[i][0] == '=') {
-				free(p.paths[i]);
-				continue;
-			}
 
 			/* one path per line to the helper (names never hold a newline) */
 			p.paths[i][len++] = '\n';

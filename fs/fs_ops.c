@@ -45,24 +45,21 @@ static struct fs_handle *get_handle(struct fuse_file_info *fi)
 
 static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
-	struct fs_ctx *ctx = get_ctx();
-
 	/*
-	 * Names and attributes are cached for a second (every path component's permission
-	 * check would otherwise be a GETATTR); the daemon invalidates what it changes (the
-	 * notifier, fs_kcache_invalidate()). Not for a daemon that is not root: the notifier's
-	 * requests see files writable and its own (fs_getattr), which the kernel would then
-	 * show to everyone. Names that do not exist are never cached: a job appears at once.
+	 * Generated content changes behind the kernel's back: names and attributes are
+	 * never cached (a stat() right after a change must see it, and a name whose file
+	 * went must not be found: both would need an invalidation before the change shows
+	 * anywhere, which the path-based API cannot do without waiting on the kernel under
+	 * ctx->lock). File contents are, for the kinds fs_kcache_kind() names: fs_open().
 	 */
-	cfg->entry_timeout = geteuid() == 0 ? FS_ATTR_TIMEOUT_SEC : 0;
-	cfg->attr_timeout = geteuid() == 0 ? FS_ATTR_TIMEOUT_SEC : 0;
+	cfg->entry_timeout = 0;
+	cfg->attr_timeout = 0;
 	cfg->negative_timeout = 0;
 	cfg->kernel_cache = 0;
 	cfg->direct_io = 0; /* chosen per open: fs_open() */
 	cfg->use_ino = 0;
 	(void)conn;
-	__atomic_store_n(&ctx->fuse, fuse_get_context()->fuse, __ATOMIC_RELEASE);
-	return ctx;
+	return get_ctx();
 }
 
 static bool is_job_subtree(enum fs_node_kind k)
@@ -179,10 +176,8 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	pthread_mutex_unlock(&ctx->lock);
 	if (r == 0 && is_operator_file(p.kind))
 		operator_attr(ctx, st);
-	/* the notifier truncates read-only files: show them writable to it alone (root
-	 * needs no mode bit, and its attributes are cached for everyone: fs_init()) */
-	if (r == 0 && fuse_get_context()->pid == ctx->notifier_tid && S_ISREG(st->st_mode) &&
-	    geteuid() != 0) {
+	/* the notifier truncates read-only files: show them writable to it alone */
+	if (r == 0 && fuse_get_context()->pid == ctx->notifier_tid && S_ISREG(st->st_mode)) {
 		st->st_uid = geteuid();
 		st->st_mode |= 0200;
 	}
@@ -555,9 +550,6 @@ out:
 		return fs_create(path, 0644, fi);
 	if (r < 0)
 		return r;
-	/* new bytes in the page cache: the kernel's size must be theirs before the first read */
-	if (cache_mode == 0)
-		fs_kcache_invalidate(ctx, path);
 	fi->direct_io = cache_mode < 0;
 	/* direct_io beside cached-mode opens of other bytes: leave their pages alone */
 	fi->keep_cache = cache_mode != 0 && h->kind == H_SNAPSHOT;
