@@ -26,9 +26,9 @@
  * (fs_snapshot.c): the opens of an unchanged file one blob, those of an events file one
  * blob however it grew in between. Per user other than root, at most
  * FS_OPEN_FILES_PER_USER open snapshots and FS_SNAPSHOT_BYTES_PER_USER bytes of snapshots
- * no longer current (ctl files count in both too): past either, open() is EMFILE. Linux does not say which open file an fstat()
- * is for, so fstat() also gives the current size; read to EOF rather than trusting it
- * across a change.
+ * no longer current (ctl files count in both too): past either, open() is EMFILE. Linux
+ * does not say which open file an fstat() is for, so fstat() also gives the current size;
+ * read to EOF rather than trusting it across a change.
  *
  *   /                          dr-xr-xr-x root
  *   cluster/                   dr-xr-xr-x root
