@@ -11,15 +11,28 @@
  * (cluster/ctl, nodes/<server>/health and ctl, queues/<queue>/quota) are reported as
  * -rw-rw-r-- root:<that group> instead of -rw-r--r-- root:root, so that the kernel lets
  * members write them (a group name that does not resolve leaves them root's).
- * All generated files are opened with direct_io and hold a snapshot taken at open():
- * every read() of one open file returns bytes of the same snapshot; st_size is the size
- * of a snapshot rendered at stat() time. Snapshots share memory (fs_snapshot.c): the
- * opens of an unchanged file one blob, those of an events file one blob however it grew
- * in between. Per user other than root, at most FS_OPEN_FILES_PER_USER open snapshots and
- * FS_SNAPSHOT_BYTES_PER_USER bytes of snapshots no longer current (ctl files count in
- * both too): past either, open() is EMFILE. Linux does not say which open file an fstat()
- * is for, so fstat() also gives the current size; read to EOF rather than trusting it
- * across a change.
+ * Every generated file holds a snapshot taken at open(): every read() of one open file
+ * returns bytes of the same snapshot. Most are opened with direct_io (each read asks the
+ * daemon). ranktable.json, env, hosts/<server>.env and ranks/<rank>.env, which change
+ * only with the job's generation, placement or rank table completion, are read through
+ * the kernel's page cache (fs_kcache.c): an open whose bytes are those the cache holds
+ * keeps its pages (no READ reaches the daemon); an open of new bytes has the kernel drop
+ * them at that open, so the first read after a generation change already gets the new
+ * bytes; an open of new bytes while an open file still reads the old ones through the
+ * cache reads with direct_io, and while such an open file exists stat() gives the size of
+ * the bytes it reads (the kernel cuts cached reads at the size it was last told). No
+ * read-only open sends a FLUSH at close. Names are never cached: every path walk looks
+ * each name up, and the attributes of that lookup (mode, owner, size, times) serve the
+ * rest of the walk and the calls on the open file for up to FS_ATTR_TIMEOUT_SEC (a daemon
+ * run as root; else they are never cached). So stat() of a path is exact: st_size is the
+ * size of a snapshot rendered at stat() time. Snapshots share memory
+ * (fs_snapshot.c): the opens of an unchanged file one blob, those of an events file one
+ * blob however it grew in between. Per user other than root, at most
+ * FS_OPEN_FILES_PER_USER open snapshots and FS_SNAPSHOT_BYTES_PER_USER bytes of snapshots
+ * no longer current (ctl files count in both too): past either, open() is EMFILE. Linux
+ * does not say which open file an fstat() is for, so fstat() gives the size of the last
+ * lookup of the path (at most FS_ATTR_TIMEOUT_SEC old), not its own snapshot's; read to
+ * EOF rather than trusting it across a change.
  *
  *   /                          dr-xr-xr-x root
  *   cluster/                   dr-xr-xr-x root
@@ -280,7 +293,8 @@
  *   or touch of a file the caller may not write;  EPERM  rmdir or rename of another's job
  *   (sticky jobs/), rename of anything (names are fixed), unlink, chmod/chown of anything
  *   but a spec one is writing, times set on a file one does not own;  EOPNOTSUPP  a
- *   verb not offered (resize: elastic jobs are sized by the scheduler; reload);  ENODEV  mmap of a generated file (direct_io);  EIO  the
+ *   verb not offered (resize: elastic jobs are sized by the scheduler; reload);  ENODEV  mmap of a generated file opened with direct_io (all but the page-cached
+ *   ones above, and those too while another open reads older bytes);  EIO  the
  *   change was made but could not be written to the state store (--state-dir): it may
  *   not survive a restart (the daemon logs why).
  *
@@ -455,6 +469,22 @@ struct fs_cache_slot {
 };
 
 /*
+ * The kernel's page cache of the files fs_kcache_kind() names (fs_kcache.c): per path,
+ * the bytes that its cached-mode opens read and how many are open. FS_KCACHE_SLOTS
+ * slots, a path's among FS_KCACHE_PROBE of them from its hash; a slot no open file holds
+ * is reused, least recently used first. Under ctx->lock.
+ */
+#define FS_KCACHE_SLOTS 128
+#define FS_KCACHE_PROBE 8
+
+struct fs_kcache_slot {
+	struct fs_path path;
+	struct fs_blob *blob;	/* a reference: the bytes the page cache may hold; NULL = free */
+	unsigned open_count;	/* cached-mode opens of it (fs_kcache_open() > 0 or 0) */
+	uint64_t last_use;
+};
+
+/*
  * An upload a close() accepted, kept durable until its release applies it: a spec
  * (kind "spec", key = job name) or a quota (kind "quota", key = queue name).
  */
@@ -515,6 +545,7 @@ struct fs_ctx {
 	uint64_t cache_clock;
 	uint64_t cache_hits, cache_misses;
 	struct fs_event_stream events[FS_EVENT_STREAMS]; /* under lock */
+	struct fs_kcache_slot kcache[FS_KCACHE_SLOTS]; /* under lock (fs_kcache.c) */
 	uint64_t admit_epoch;		/* fs_snapshot_admit() (under lock) */
 	/* durable state (fs_store.c); all under lock. store NULL: in memory only */
 	struct fs_store *store;
@@ -585,6 +616,42 @@ int fs_config_refresh(struct fs_ctx *ctx);
 
 /* fs_blob_put() - drop one reference; frees at zero. NULL is fine. Any thread. */
 void fs_blob_put(struct fs_blob *b);
+
+/* fs_blob_get() - take one more reference of @b (not NULL); returns @b. Any thread. */
+struct fs_blob *fs_blob_get(struct fs_blob *b);
+
+/*
+ * ---- the kernel's page cache (fs_kcache.c); ctx->lock held for all ----
+ * fs_kcache_kind() - may files of kind @k be read through the page cache? ranktable.json,
+ * env, hosts/<server>.env and ranks/<rank>.env: they change only with the job's
+ * generation, its placement or its rank table's completion.
+ *
+ * fs_kcache_open() - how a read-only open of @p whose snapshot is @v (borrowed) reads:
+ * -1 around the cache (direct_io: not such a kind, no slot free, or cached-mode opens of
+ * other bytes are open), 1 through it with the pages kept (keep_cache: they are of these
+ * bytes), 0 through it after the kernel drops its pages at open (keep_cache off) and,
+ * which the caller does without ctx->lock before answering, its attributes
+ * (fuse_invalidate_path(): the size is asked again at the first read).
+ * On 0 or 1 *@ret is the slot (borrowed; the handle holds it until
+ * fs_kcache_release()).
+ *
+ * fs_kcache_release() - a cached-mode open of slot @s (NULL: none) was released.
+ *
+ * fs_kcache_size() - while cached-mode opens of @p exist: true and their size in *@ret
+ * (what getattr reports, so that the kernel never cuts their reads short at another
+ * snapshot's size). Otherwise false, *@ret untouched.
+ *
+ * fs_kcache_clear() - drop every slot's blob (at exit; by fs_cache_clear()).
+ */
+bool fs_kcache_kind(enum fs_node_kind k);
+int fs_kcache_open(struct fs_ctx *ctx, const struct fs_path *p, const struct fs_view *v,
+		   struct fs_kcache_slot **ret);
+void fs_kcache_release(struct fs_kcache_slot *s);
+bool fs_kcache_size(struct fs_ctx *ctx, const struct fs_path *p, size_t *ret);
+void fs_kcache_clear(struct fs_ctx *ctx);
+
+/* How long the kernel keeps the attributes a lookup gave (a daemon run as root; else 0). */
+#define FS_ATTR_TIMEOUT_SEC 1.0
 
 /* fs_cache_clear() - drop every cached blob and the events streams (at exit). Caller
  * holds ctx->lock. */

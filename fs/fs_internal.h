@@ -35,6 +35,8 @@ struct fs_handle {
 	enum handle_kind kind;
 	struct fs_path path;
 	struct fs_view snap;	/* H_SNAPSHOT: bytes as of open() (a blob reference) */
+	struct fs_kcache_slot *kslot; /* H_SNAPSHOT read through the page cache: its slot
+				 * (fs_kcache_open()), under ctx->lock; NULL: direct_io */
 	char *buf;		/* H_UPLOAD, H_SPEC, H_CTL: what was written */
 	size_t len, cap;
 	bool dirty;	/* written since the last validation */

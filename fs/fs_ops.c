@@ -45,12 +45,22 @@ static struct fs_handle *get_handle(struct fuse_file_info *fi)
 
 static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
-	/* Generated content changes behind the kernel's back: cache nothing. */
+	/*
+	 * Generated content changes behind the kernel's back. Names are never cached: every
+	 * path walk looks each name up, so a stat() right after a change sees it and a name
+	 * whose file went is not found (invalidating cached names or attributes before the
+	 * change shows anywhere would mean waiting on the kernel under ctx->lock). Each
+	 * lookup's attributes are kept for FS_ATTR_TIMEOUT_SEC, so the permission checks and
+	 * reads that follow it in the same walk ask nothing more; only calls on an open file
+	 * (fstat) may see them that old. Not for a daemon that is not root: the notifier's
+	 * requests see files writable and its own (fs_getattr). File contents are cached for
+	 * the kinds fs_kcache_kind() names: fs_open().
+	 */
 	cfg->entry_timeout = 0;
-	cfg->attr_timeout = 0;
+	cfg->attr_timeout = geteuid() == 0 ? FS_ATTR_TIMEOUT_SEC : 0;
 	cfg->negative_timeout = 0;
 	cfg->kernel_cache = 0;
-	cfg->direct_io = 1;
+	cfg->direct_io = 0; /* chosen per open: fs_open() */
 	cfg->use_ino = 0;
 	(void)conn;
 	return get_ctx();
@@ -132,6 +142,7 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
 {
 	struct fs_ctx *ctx = get_ctx();
 	struct fs_handle *h = fi ? get_handle(fi) : NULL;
+	size_t kcache_len;
 	struct fs_path p;
 	int r = fs_path_parse(path, &p);
 
@@ -161,22 +172,28 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	if (!h && p.kind != FS_JOBS_DIR)
 		wait_for_closing_uploads(ctx, &p);
 	r = fs_stat(ctx, &p, st, fs_now_usec());
+	if (r == 0 && h && h->kind == H_SNAPSHOT)
+		st->st_size = (off_t)h->snap.len;
+	/* while the page cache serves one snapshot, the kernel's i_size must stay its size */
+	if (r == 0 && fs_kcache_size(ctx, &p, &kcache_len))
+		st->st_size = (off_t)kcache_len;
 	pthread_mutex_unlock(&ctx->lock);
 	if (r == 0 && is_operator_file(p.kind))
 		operator_attr(ctx, st);
-	/* the notifier truncates read-only files: show them writable to it alone */
-	if (r == 0 && fuse_get_context()->pid == ctx->notifier_tid && S_ISREG(st->st_mode)) {
+	/* the notifier truncates read-only files: show them writable to it alone (root needs
+	 * no mode bit, and the kernel keeps its answers for everyone a moment: fs_init()) */
+	if (r == 0 && fuse_get_context()->pid == ctx->notifier_tid && S_ISREG(st->st_mode) &&
+	    geteuid() != 0) {
 		st->st_uid = geteuid();
 		st->st_mode |= 0200;
 	}
 	/*
 	 * Linux sends fstat() as a plain GETATTR without the file handle, so an open
 	 * snapshot cannot report its own size there; only calls that carry the handle
-	 * (ftruncate and the like) land here with @fi. Reads use direct_io and return the
-	 * whole snapshot whatever st_size says.
+	 * (ftruncate, and a read through the page cache past i_size) land here with @fi.
+	 * Reads with direct_io return the whole snapshot whatever st_size says; those
+	 * through the page cache stop at i_size: see fs_kcache_size() above.
 	 */
-	if (r == 0 && h && h->kind == H_SNAPSHOT)
-		st->st_size = (off_t)h->snap.len;
 	if (r == 0 && h && h->kind == H_UPLOAD)
 		st->st_size = (off_t)h->len;
 	if (h)
@@ -336,6 +353,7 @@ static void handle_free_locked(struct fs_ctx *ctx, struct fs_handle *h)
 {
 	if (!h)
 		return;
+	fs_kcache_release(h->kslot);
 	if (h->prev)
 		h->prev->next = h->next;
 	else
@@ -431,6 +449,7 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 	gid_t *groups = NULL;
 	size_t group_count = 0;
 	bool may_operate = false;
+	int cache_mode = -1; /* fs_kcache_open(): -1 direct_io */
 	struct fs_path p;
 	int r = fs_path_parse(path, &p);
 
@@ -454,8 +473,10 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 			fs_blob_put(v.blob);
 			r = -ENOMEM;
 		}
-		if (r == 0)
+		if (r == 0) {
 			h->snap = v;
+			cache_mode = fs_kcache_open(ctx, &p, &v, &h->kslot);
+		}
 		goto out;
 	}
 	if (is_ctl(p.kind)) {
@@ -535,8 +556,19 @@ out:
 		return fs_create(path, 0644, fi);
 	if (r < 0)
 		return r;
-	fi->direct_io = 1;
-	fi->keep_cache = 0;
+	/*
+	 * New bytes in the page cache: the size the kernel keeps from this walk's lookup may
+	 * be of a snapshot before this one, and cached reads stop there. No cached-mode open
+	 * of the old bytes is left (fs_kcache_open()), so no page is locked by a read in
+	 * flight, and neither ctx->lock nor a handle's mutex is held here.
+	 */
+	if (cache_mode == 0)
+		(void)fuse_invalidate_path(fuse_get_context()->fuse, path);
+	fi->direct_io = cache_mode < 0;
+	/* direct_io beside cached-mode opens of other bytes: leave their pages alone */
+	fi->keep_cache = cache_mode != 0 && h->kind == H_SNAPSHOT;
+	/* nothing to do at a read-only file's close: no FLUSH round trip */
+	fi->noflush = h->kind == H_SNAPSHOT;
 	fi->fh = (uint64_t)(uintptr_t)h;
 	return 0;
 }

@@ -43,10 +43,15 @@ void fs_blob_put(struct fs_blob *b)
 	}
 }
 
-static struct fs_blob *blob_get(struct fs_blob *b)
+struct fs_blob *fs_blob_get(struct fs_blob *b)
 {
 	__atomic_add_fetch(&b->refs, 1, __ATOMIC_RELAXED);
 	return b;
+}
+
+static struct fs_blob *blob_get(struct fs_blob *b)
+{
+	return fs_blob_get(b);
 }
 
 /* Drop the reference of the cache or the stream (ctx->lock held): no longer current. */
@@ -79,6 +84,7 @@ void fs_cache_clear(struct fs_ctx *ctx)
 	}
 	for (size_t i = 0; i < FS_EVENT_STREAMS; i++)
 		stream_clear(&ctx->events[i]);
+	fs_kcache_clear(ctx);
 }
 
 static bool stream_wants(const struct fs_event_stream *s, const struct sched_event *e)
