@@ -21,18 +21,14 @@
  * bytes; an open of new bytes while an open file still reads the old ones through the
  * cache reads with direct_io, and while such an open file exists stat() gives the size of
  * the bytes it reads (the kernel cuts cached reads at the size it was last told). No
- * read-only open sends a FLUSH at close. Names are never cached: every path walk looks
- * each name up, and the attributes of that lookup (mode, owner, size, times) serve the
- * rest of the walk and the calls on the open file for up to FS_ATTR_TIMEOUT_SEC (a daemon
- * run as root; else they are never cached). So stat() of a path is exact: st_size is the
- * size of a snapshot rendered at stat() time. Snapshots share memory
+ * read-only open sends a FLUSH at close. Names and attributes are never cached: st_size
+ * is otherwise the size of a snapshot rendered at stat() time. Snapshots share memory
  * (fs_snapshot.c): the opens of an unchanged file one blob, those of an events file one
  * blob however it grew in between. Per user other than root, at most
  * FS_OPEN_FILES_PER_USER open snapshots and FS_SNAPSHOT_BYTES_PER_USER bytes of snapshots
  * no longer current (ctl files count in both too): past either, open() is EMFILE. Linux
- * does not say which open file an fstat() is for, so fstat() gives the size of the last
- * lookup of the path (at most FS_ATTR_TIMEOUT_SEC old), not its own snapshot's; read to
- * EOF rather than trusting it across a change.
+ * does not say which open file an fstat() is for, so fstat() also gives the current size;
+ * read to EOF rather than trusting it across a change.
  *
  *   /                          dr-xr-xr-x root
  *   cluster/                   dr-xr-xr-x root
@@ -629,9 +625,8 @@ struct fs_blob *fs_blob_get(struct fs_blob *b);
  * fs_kcache_open() - how a read-only open of @p whose snapshot is @v (borrowed) reads:
  * -1 around the cache (direct_io: not such a kind, no slot free, or cached-mode opens of
  * other bytes are open), 1 through it with the pages kept (keep_cache: they are of these
- * bytes), 0 through it after the kernel drops its pages at open (keep_cache off) and,
- * which the caller does without ctx->lock before answering, its attributes
- * (fuse_invalidate_path(): the size is asked again at the first read).
+ * bytes), 0 through it after the kernel drops its pages at open (keep_cache off; the
+ * kernel asks the size again at the first read: attributes are never cached).
  * On 0 or 1 *@ret is the slot (borrowed; the handle holds it until
  * fs_kcache_release()).
  *
@@ -649,9 +644,6 @@ int fs_kcache_open(struct fs_ctx *ctx, const struct fs_path *p, const struct fs_
 void fs_kcache_release(struct fs_kcache_slot *s);
 bool fs_kcache_size(struct fs_ctx *ctx, const struct fs_path *p, size_t *ret);
 void fs_kcache_clear(struct fs_ctx *ctx);
-
-/* How long the kernel keeps the attributes a lookup gave (a daemon run as root; else 0). */
-#define FS_ATTR_TIMEOUT_SEC 1.0
 
 /* fs_cache_clear() - drop every cached blob and the events streams (at exit). Caller
  * holds ctx->lock. */

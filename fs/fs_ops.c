@@ -46,18 +46,14 @@ static struct fs_handle *get_handle(struct fuse_file_info *fi)
 static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
 	/*
-	 * Generated content changes behind the kernel's back. Names are never cached: every
-	 * path walk looks each name up, so a stat() right after a change sees it and a name
-	 * whose file went is not found (invalidating cached names or attributes before the
-	 * change shows anywhere would mean waiting on the kernel under ctx->lock). Each
-	 * lookup's attributes are kept for FS_ATTR_TIMEOUT_SEC, so the permission checks and
-	 * reads that follow it in the same walk ask nothing more; only calls on an open file
-	 * (fstat) may see them that old. Not for a daemon that is not root: the notifier's
-	 * requests see files writable and its own (fs_getattr). File contents are cached for
-	 * the kinds fs_kcache_kind() names: fs_open().
+	 * Generated content changes behind the kernel's back: names and attributes are
+	 * never cached (a stat() right after a change must see it, and a name whose file
+	 * went must not be found: both would need an invalidation before the change shows
+	 * anywhere, which the path-based API cannot do without waiting on the kernel under
+	 * ctx->lock). File contents are, for the kinds fs_kcache_kind() names: fs_open().
 	 */
 	cfg->entry_timeout = 0;
-	cfg->attr_timeout = geteuid() == 0 ? FS_ATTR_TIMEOUT_SEC : 0;
+	cfg->attr_timeout = 0;
 	cfg->negative_timeout = 0;
 	cfg->kernel_cache = 0;
 	cfg->direct_io = 0; /* chosen per open: fs_open() */
@@ -180,10 +176,8 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	pthread_mutex_unlock(&ctx->lock);
 	if (r == 0 && is_operator_file(p.kind))
 		operator_attr(ctx, st);
-	/* the notifier truncates read-only files: show them writable to it alone (root needs
-	 * no mode bit, and the kernel keeps its answers for everyone a moment: fs_init()) */
-	if (r == 0 && fuse_get_context()->pid == ctx->notifier_tid && S_ISREG(st->st_mode) &&
-	    geteuid() != 0) {
+	/* the notifier truncates read-only files: show them writable to it alone */
+	if (r == 0 && fuse_get_context()->pid == ctx->notifier_tid && S_ISREG(st->st_mode)) {
 		st->st_uid = geteuid();
 		st->st_mode |= 0200;
 	}
@@ -556,14 +550,6 @@ out:
 		return fs_create(path, 0644, fi);
 	if (r < 0)
 		return r;
-	/*
-	 * New bytes in the page cache: the size the kernel keeps from this walk's lookup may
-	 * be of a snapshot before this one, and cached reads stop there. No cached-mode open
-	 * of the old bytes is left (fs_kcache_open()), so no page is locked by a read in
-	 * flight, and neither ctx->lock nor a handle's mutex is held here.
-	 */
-	if (cache_mode == 0)
-		(void)fuse_invalidate_path(fuse_get_context()->fuse, path);
 	fi->direct_io = cache_mode < 0;
 	/* direct_io beside cached-mode opens of other bytes: leave their pages alone */
 	fi->keep_cache = cache_mode != 0 && h->kind == H_SNAPSHOT;
