@@ -103,6 +103,7 @@ int sched_cluster_new(struct conf_cluster *conf, struct sched_cluster **ret)
 
 		s->conf = &conf->servers[i];
 		s->index = (unsigned)i;
+		s->cluster = c;
 		s->switch_index = (unsigned)switch_index_of(c, conf->servers[i].leaf_switch);
 		s->state = SCHED_SERVER_UNKNOWN;
 		for (unsigned d = 0; d < s->conf->npu_count; d++) {
@@ -123,6 +124,7 @@ int sched_cluster_new(struct conf_cluster *conf, struct sched_cluster **ret)
 	c->next_event_seq = 1;
 	c->next_queue_seq = 1;
 	sched_devip_index_build(c); /* without it, lookups scan */
+	sched_placeidx_build(c);    /* without it, placement scans */
 	*ret = c;
 	return 0;
 
@@ -156,6 +158,7 @@ void sched_cluster_free(struct sched_cluster *c)
 	for (size_t i = 0; i < c->server_count; i++)
 		free(c->servers[i].last_refusal);
 	sched_devip_index_free(c);
+	sched_placeidx_free(c);
 	free(c->servers);
 	free(c->switch_names);
 	free(c->events);
@@ -377,6 +380,7 @@ void sched_server_recount(struct sched_server *s)
 			seen[nseen++] = n->job;
 	}
 	s->jobs_running = nseen;
+	sched_placeidx_update(s->cluster, s);
 }
 
 void sched_alloc_apply(struct sched_cluster *c, struct sched_job *j, struct sched_slice *slices,
@@ -663,7 +667,8 @@ int sched_check_invariants(const struct sched_cluster *c, char *reason)
 	unsigned allocated = 0;
 	int r = sched_limits_check_counts(c, reason);
 
-	if (r < 0 || (r = sched_pend_order_check(c, reason)) < 0)
+	if (r < 0 || (r = sched_pend_order_check(c, reason)) < 0 ||
+	    (r = sched_placeidx_check(c, reason)) < 0)
 		return r;
 
 	for (size_t i = 0; i < c->server_count; i++) {
