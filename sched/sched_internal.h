@@ -312,13 +312,15 @@ void sched_placeidx_update(struct sched_cluster *c, const struct sched_server *s
  * sched_placeidx_key() / sched_placeidx_size() - bucket @b's key (borrowed) and how many
  * servers it holds; sched_placeidx_next() - the first server index >= @from in bucket
  * @b, SIZE_MAX when none; sched_placeidx_whole_next() - the same over the whole free
- * servers of type index @type.
+ * servers of type index @type; sched_placeidx_type_servers() - how many servers of type
+ * index @type the inventory has.
  */
 size_t sched_placeidx_buckets(const struct sched_placeidx *x);
 const struct sched_placekey *sched_placeidx_key(const struct sched_placeidx *x, size_t b);
 size_t sched_placeidx_size(const struct sched_placeidx *x, size_t b);
 size_t sched_placeidx_next(const struct sched_placeidx *x, size_t b, size_t from);
 size_t sched_placeidx_whole_next(const struct sched_placeidx *x, size_t type, size_t from);
+unsigned sched_placeidx_type_servers(const struct sched_placeidx *x, size_t type);
 
 /* sched_placeidx_check() - does c->placeidx match every server? 0 or -EUCLEAN. */
 int sched_placeidx_check(const struct sched_cluster *c, char *reason);

@@ -715,11 +715,15 @@ static bool super_pod_split_exists(const struct sched_cluster *c, const struct c
 static int feasible_on_type(const struct sched_cluster *c, unsigned npus,
 			    const struct conf_server_type *t, char *reason)
 {
+	size_t ti = type_index(c, t);
 	unsigned servers = 0;
 	char sizes[64];
 
-	for (size_t i = 0; i < c->server_count; i++)
-		servers += c->servers[i].conf->type == t;
+	if (c->placeidx && ti < c->type_count)
+		servers = sched_placeidx_type_servers(c->placeidx, ti);
+	else
+		for (size_t i = 0; i < c->server_count; i++)
+			servers += c->servers[i].conf->type == t;
 	if (npus <= t->npu_count) {
 		if (size_is_legal(t, npus))
 			return 0;

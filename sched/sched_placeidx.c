@@ -36,6 +36,7 @@ struct sched_placeidx {
 	struct bucket *b;
 	size_t nb, cap;
 	struct idxset whole[16];	/* per c->types entry */
+	unsigned type_servers[16];	/* per c->types entry: servers in the inventory */
 };
 
 #define NO_BUCKET UINT32_MAX
@@ -205,6 +206,7 @@ int sched_placeidx_build(struct sched_cluster *c)
 			;
 		if (t == c->type_count || place_server(c, x, s) < 0)
 			goto fail;
+		x->type_servers[t]++;
 	}
 	c->placeidx = x;
 	return 0;
@@ -234,6 +236,11 @@ size_t sched_placeidx_size(const struct sched_placeidx *x, size_t b)
 	return x->b[b].size;
 }
 
+unsigned sched_placeidx_type_servers(const struct sched_placeidx *x, size_t type)
+{
+	return x->type_servers[type];
+}
+
 size_t sched_placeidx_next(const struct sched_placeidx *x, size_t b, size_t from)
 {
 	return set_next(x, &x->b[b].set, from);
@@ -247,6 +254,8 @@ size_t sched_placeidx_whole_next(const struct sched_placeidx *x, size_t type, si
 int sched_placeidx_check(const struct sched_cluster *c, char *reason)
 {
 	const struct sched_placeidx *x = c->placeidx;
+
+	unsigned per_type[16] = { 0 };
 
 	if (!x)
 		return 0;
@@ -265,6 +274,14 @@ int sched_placeidx_check(const struct sched_cluster *c, char *reason)
 				     "server %s: the placement index is stale (%u free NPUs, %u "
 				     "jobs; was a change made without sched_server_recount?)",
 				     s->conf->name, s->npus_free, s->jobs_running);
+			return -EUCLEAN;
+		}
+		per_type[k.type]++;
+	}
+	for (size_t t = 0; t < c->type_count; t++) {
+		if (per_type[t] != x->type_servers[t]) {
+			sched_reason(reason, "the placement index counts %u %s servers, not %u",
+				     x->type_servers[t], c->types[t]->name, per_type[t]);
 			return -EUCLEAN;
 		}
 	}
