@@ -378,11 +378,6 @@ static int slice_topo_cmp(const void *a, const void *b, void *arg)
 	return x->server < y->server ? -1 : x->server > y->server;
 }
 
-/*
- * Choose @k whole free servers of @type among those for which @in_scope is true (NULL:
- * all), minimizing switches spanned. Writes server indices to @out. Returns 0 or
- * -ENOSPC.
- */
 static bool server_in_pod(const struct sched_server *s, const char *super_pod)
 {
 	return !super_pod || (s->conf->super_pod && strcmp(s->conf->super_pod, super_pod) == 0);
