@@ -427,6 +427,7 @@ void sched_alloc_release(struct sched_cluster *c, struct sched_job *j)
 			s->draining = false;
 			s->cordoned = true;
 			s->version++;
+			sched_placeidx_update(c, s);
 		}
 	}
 	free(j->slices);
@@ -619,6 +620,7 @@ int sched_server_set_cordon(struct sched_cluster *c, const char *name, bool cord
 	if (!cordon) {
 		s->cordoned = false;
 		s->draining = false;
+		sched_placeidx_update(c, s);
 		sched_event_add(c, now_usec, SCHED_EV_SERVER, NULL, name, -1, "uncordoned");
 		sched_pass_request(c, now_usec);
 		return 0;
@@ -635,6 +637,7 @@ int sched_server_set_cordon(struct sched_cluster *c, const char *name, bool cord
 		sched_event_add(c, now_usec, SCHED_EV_SERVER, NULL, name, -1,
 				drain ? "drained: no job runs here" : "cordoned: no new work");
 	}
+	sched_placeidx_update(c, s);
 	return 0;
 }
 

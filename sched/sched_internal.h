@@ -280,9 +280,10 @@ void sched_server_recount(struct sched_server *s);
  * Every server sits in one bucket of servers with the same key: what sched_place() can
  * take from it by its NPUs alone (the server's schedulability, suspicion and the
  * request's type are read live by the placement), and in its type's set of whole free
- * servers (no job, every NPU placeable). A placement then looks only at the buckets that
- * can hold it and, in each, at the first servers in inventory order. Kept by
- * sched_server_recount(); sched_check_invariants() compares it with a fresh computation.
+ * servers (no job, every NPU placeable), counted per leaf switch when schedulable too.
+ * A placement then looks only at the buckets that can hold it and, in each, at the first
+ * servers in inventory order. Kept by sched_server_recount() (and, for a cordon, by
+ * sched_placeidx_update()); sched_check_invariants() compares it with a fresh computation.
  */
 struct sched_placekey {
 	unsigned char type;		/* index into c->types */
@@ -301,7 +302,8 @@ void sched_place_key(const struct sched_cluster *c, const struct sched_server *s
  * sched_placeidx_build() - (re)build c->placeidx from every server. Returns 0, or
  * -ENOMEM (c->placeidx is then NULL: placement scans every server, as it always gives
  * the same answer). sched_placeidx_free() - free it; NULL after.
- * sched_placeidx_update() - @s changed: move it to its bucket (no-op without an index).
+ * sched_placeidx_update() - @s changed (its NPUs, its jobs, its cordon or state): move it
+ * to its bucket and recount it (no-op without an index).
  */
 int sched_placeidx_build(struct sched_cluster *c);
 void sched_placeidx_free(struct sched_cluster *c);
@@ -321,6 +323,16 @@ size_t sched_placeidx_size(const struct sched_placeidx *x, size_t b);
 size_t sched_placeidx_next(const struct sched_placeidx *x, size_t b, size_t from);
 size_t sched_placeidx_whole_next(const struct sched_placeidx *x, size_t type, size_t from);
 unsigned sched_placeidx_type_servers(const struct sched_placeidx *x, size_t type);
+/*
+ * sched_placeidx_avail() - how many servers of type index @type under switch @sw are
+ * whole free and schedulable (sched_server_is_whole_free(); suspicion not counted): kept
+ * by sched_server_recount() and by sched_placeidx_update() after a cordon or a change of
+ * a server's state. sched_placeidx_switch_servers() - the servers of switch @sw in
+ * inventory order (borrowed, *@ret_count entries).
+ */
+unsigned sched_placeidx_avail(const struct sched_placeidx *x, size_t type, size_t sw);
+const unsigned *sched_placeidx_switch_servers(const struct sched_placeidx *x, size_t sw,
+					      size_t *ret_count);
 
 /* sched_placeidx_check() - does c->placeidx match every server? 0 or -EUCLEAN. */
 int sched_placeidx_check(const struct sched_cluster *c, char *reason);

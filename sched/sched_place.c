@@ -429,8 +429,8 @@ static int pick_switches(const struct sched_cluster *c, unsigned k,
 {
 	struct group_count *g;
 	unsigned taken = 0, *list, *start;
-	size_t ng = c->switch_count, nl;
-	bool *pick_sw;
+	size_t ng = c->switch_count, nl, ti;
+	bool *pick_sw, counted;
 	int r = -ENOSPC;
 
 	g = calloc(ng ? ng : 1, sizeof(*g));
@@ -443,7 +443,20 @@ static int pick_switches(const struct sched_cluster *c, unsigned k,
 	}
 	for (size_t i = 0; i < ng; i++)
 		g[i].id = (unsigned)i;
-	nl = whole_free_list(c, type, super_pod, clean_only, g, list);
+	/*
+	 * Without a pod to stay in and with no server under suspicion, the index counts the
+	 * candidates of every switch, and only the chosen switches' servers are read.
+	 */
+	ti = type_index(c, type);
+	counted = c->placeidx && ti < c->type_count && !super_pod &&
+		  (!clean_only || c->suspect_count == 0);
+	if (counted) {
+		for (size_t i = 0; i < ng; i++)
+			g[i].free = sched_placeidx_avail(c->placeidx, ti, i);
+		nl = 0;
+	} else {
+		nl = whole_free_list(c, type, super_pod, clean_only, g, list);
+	}
 	/* the list by switch, inventory order kept within one (g[].free are the sizes) */
 	for (size_t i = 0; i < ng; i++)
 		start[i + 1] = start[i] + g[i].free;
@@ -485,7 +498,19 @@ static int pick_switches(const struct sched_cluster *c, unsigned k,
 	}
 collect:
 	/* Take whole free servers of the chosen switches in topology order. */
-	{
+	if (counted) {
+		for (size_t sw = 0; sw < ng && taken < k; sw++) {
+			const unsigned *m;
+			size_t nm;
+
+			if (!pick_sw[sw])
+				continue;
+			m = sched_placeidx_switch_servers(c->placeidx, sw, &nm);
+			for (size_t i = 0; i < nm && taken < k; i++)
+				if (server_is_whole_free_for(c, &c->servers[m[i]], type, clean_only))
+					out[taken++] = m[i];
+		}
+	} else {
 		unsigned *by_switch = malloc((nl ? nl : 1) * sizeof(*by_switch));
 		unsigned *fill = calloc(ng ? ng : 1, sizeof(*fill));
 

@@ -7,7 +7,9 @@
  * indices kept as a two-level bitmap, so "the first member in inventory order from i" is
  * a couple of word scans. What placement reads live (schedulable, suspect, the request's
  * type) is not in the key: a server that is cordoned or suspect stays in its bucket and
- * placement skips it, so those changes need no hook here.
+ * placement skips it. Only the count of whole free schedulable servers per type and leaf
+ * switch (what a whole-server placement chooses its switches by) follows cordons and
+ * server states: sched_server_recount() and sched_placeidx_update() keep it.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -37,6 +39,13 @@ struct sched_placeidx {
 	size_t nb, cap;
 	struct idxset whole[16];	/* per c->types entry */
 	unsigned type_servers[16];	/* per c->types entry: servers in the inventory */
+	/* whole free and schedulable (sched_server_is_whole_free()), per server and per
+	 * type and leaf switch: avail[type * switches + switch] */
+	bool *avail_of;
+	unsigned *avail;
+	size_t switches;
+	unsigned *sw_start, *sw_list;	/* the servers of switch k, inventory order:
+					 * sw_list[sw_start[k] .. sw_start[k + 1]) */
 };
 
 #define NO_BUCKET UINT32_MAX
@@ -135,7 +144,7 @@ static int place_server(struct sched_cluster *c, struct sched_placeidx *x,
 	size_t i = s->index;
 	struct sched_placekey k;
 	unsigned b;
-	bool whole = server_is_whole(s);
+	bool whole = server_is_whole(s), avail;
 
 	sched_place_key(c, s, &k);
 	if (x->bucket_of[i] == NO_BUCKET || !key_equal(&x->b[x->bucket_of[i]].key, &k)) {
@@ -154,6 +163,11 @@ static int place_server(struct sched_cluster *c, struct sched_placeidx *x,
 		set_put(&x->whole[k.type], i, whole);
 		x->whole_of[i] = whole;
 	}
+	avail = whole && sched_server_is_schedulable(c, s);
+	if (avail != x->avail_of[i]) {
+		x->avail[k.type * x->switches + s->switch_index] += avail ? 1u : -1u;
+		x->avail_of[i] = avail;
+	}
 	return 0;
 }
 
@@ -168,6 +182,10 @@ static void idx_free(struct sched_placeidx *x)
 	free(x->b);
 	free(x->bucket_of);
 	free(x->whole_of);
+	free(x->avail_of);
+	free(x->avail);
+	free(x->sw_start);
+	free(x->sw_list);
 	free(x);
 }
 
@@ -190,8 +208,32 @@ int sched_placeidx_build(struct sched_cluster *c)
 	x->sum_words = (x->words + 63) / 64;
 	x->bucket_of = malloc((n ? n : 1) * sizeof(*x->bucket_of));
 	x->whole_of = calloc(n ? n : 1, sizeof(*x->whole_of));
-	if (!x->bucket_of || !x->whole_of)
+	x->switches = c->switch_count;
+	x->avail_of = calloc(n ? n : 1, sizeof(*x->avail_of));
+	x->avail = calloc(c->type_count * x->switches + 1,
+			  sizeof(*x->avail));
+	x->sw_start = calloc(x->switches + 1, sizeof(*x->sw_start));
+	x->sw_list = malloc((n ? n : 1) * sizeof(*x->sw_list));
+	if (!x->bucket_of || !x->whole_of || !x->avail_of || !x->avail || !x->sw_start ||
+	    !x->sw_list)
 		goto fail;
+	/* servers by switch, inventory order within one (a counting sort) */
+	for (size_t i = 0; i < n; i++)
+		x->sw_start[c->servers[i].switch_index + 1]++;
+	for (size_t k = 0; k < x->switches; k++)
+		x->sw_start[k + 1] += x->sw_start[k];
+	{
+		unsigned *fill = calloc(x->switches ? x->switches : 1, sizeof(*fill));
+
+		if (!fill)
+			goto fail;
+		for (size_t i = 0; i < n; i++) {
+			unsigned k = c->servers[i].switch_index;
+
+			x->sw_list[x->sw_start[k] + fill[k]++] = (unsigned)i;
+		}
+		free(fill);
+	}
 	for (size_t i = 0; i < n; i++)
 		x->bucket_of[i] = NO_BUCKET;
 	for (size_t t = 0; t < c->type_count; t++)
@@ -236,6 +278,18 @@ size_t sched_placeidx_size(const struct sched_placeidx *x, size_t b)
 	return x->b[b].size;
 }
 
+unsigned sched_placeidx_avail(const struct sched_placeidx *x, size_t type, size_t sw)
+{
+	return x->avail[type * x->switches + sw];
+}
+
+const unsigned *sched_placeidx_switch_servers(const struct sched_placeidx *x, size_t sw,
+					      size_t *ret_count)
+{
+	*ret_count = x->sw_start[sw + 1] - x->sw_start[sw];
+	return x->sw_list + x->sw_start[sw];
+}
+
 unsigned sched_placeidx_type_servers(const struct sched_placeidx *x, size_t type)
 {
 	return x->type_servers[type];
@@ -255,10 +309,14 @@ int sched_placeidx_check(const struct sched_cluster *c, char *reason)
 {
 	const struct sched_placeidx *x = c->placeidx;
 
-	unsigned per_type[16] = { 0 };
+	unsigned per_type[16] = { 0 }, *avail;
 
 	if (!x)
 		return 0;
+	avail = calloc(c->type_count * x->switches + 1,
+		       sizeof(*avail));
+	if (!avail)
+		return 0; /* cannot tell */
 	for (size_t i = 0; i < c->server_count; i++) {
 		const struct sched_server *s = &c->servers[i];
 		struct sched_placekey k;
@@ -274,16 +332,33 @@ int sched_placeidx_check(const struct sched_cluster *c, char *reason)
 				     "server %s: the placement index is stale (%u free NPUs, %u "
 				     "jobs; was a change made without sched_server_recount?)",
 				     s->conf->name, s->npus_free, s->jobs_running);
+			free(avail);
 			return -EUCLEAN;
 		}
 		per_type[k.type]++;
+		avail[k.type * x->switches + s->switch_index] +=
+			sched_server_is_whole_free(c, (unsigned)i, NULL);
 	}
 	for (size_t t = 0; t < c->type_count; t++) {
 		if (per_type[t] != x->type_servers[t]) {
 			sched_reason(reason, "the placement index counts %u %s servers, not %u",
 				     x->type_servers[t], c->types[t]->name, per_type[t]);
+			free(avail);
 			return -EUCLEAN;
 		}
+		for (size_t k = 0; k < x->switches; k++) {
+			if (avail[t * x->switches + k] != x->avail[t * x->switches + k]) {
+				sched_reason(reason,
+					     "the placement index counts %u whole free %s servers "
+					     "under %s, not %u (a cordon or a server's state changed "
+					     "without sched_placeidx_update?)",
+					     x->avail[t * x->switches + k], c->types[t]->name,
+					     c->switch_names[k], avail[t * x->switches + k]);
+				free(avail);
+				return -EUCLEAN;
+			}
+		}
 	}
+	free(avail);
 	return 0;
 }

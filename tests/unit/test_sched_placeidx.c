@@ -203,14 +203,20 @@ static void random_sequence(uint64_t seed)
 								 1700000000000000ull + step),
 					 0);
 		} else if (op < 95) {
-			/* suspicion, as sched_place_begin() caches it */
-			s->suspect = !s->suspect;
+			/* suspicion, as sched_place_begin() caches it: a few, or none again */
+			if (rnd(3))
+				s->suspect = !s->suspect;
+			else
+				for (size_t i = 0; i < c->server_count; i++)
+					c->servers[i].suspect = false;
 			c->suspect_count = 0;
 			for (size_t i = 0; i < c->server_count; i++)
 				c->suspect_count += c->servers[i].suspect;
 		} else if (op < 96) {
+			/* a lost heartbeat and a report again: sched_health.c recounts after */
 			s->state = s->state == SCHED_SERVER_UNREACHABLE ? SCHED_SERVER_READY :
 									  SCHED_SERVER_UNREACHABLE;
+			sched_server_recount(s);
 		} else if (op < 97) {
 			c->conf->allow_mix_task = !c->conf->allow_mix_task;
 		} else if (op < 98) {
