@@ -331,6 +331,9 @@ unsigned sched_placeidx_type_servers(const struct sched_placeidx *x, size_t type
  * inventory order (borrowed, *@ret_count entries).
  */
 unsigned sched_placeidx_avail(const struct sched_placeidx *x, size_t type, size_t sw);
+/* sched_placeidx_unschedulable() - servers of type index @type that are not
+ * sched_server_is_schedulable(), kept as sched_placeidx_avail() is. */
+unsigned sched_placeidx_unschedulable(const struct sched_placeidx *x, size_t type);
 const unsigned *sched_placeidx_switch_servers(const struct sched_placeidx *x, size_t sw,
 					      size_t *ret_count);
 

@@ -826,21 +826,45 @@ static void explain_no_room(const struct sched_cluster *c, unsigned npus,
 	if (!reason)
 		return; /* the caller does not want the sentence: skip the scan */
 	unsigned whole = 0, free_npus = 0, most = 0, off = 0;
-	size_t len;
+	size_t len, ti = type_index(c, t);
 
-	for (size_t i = 0; i < c->server_count; i++) {
-		const struct sched_server *s = &c->servers[i];
+	if (c->placeidx && ti < c->type_count) {
+		/* only servers with a free NPU add to the sums: the index's buckets of them */
+		const struct sched_placeidx *x = c->placeidx;
 
-		if (s->conf->type != t)
-			continue;
-		if (!server_accepts(c, s, t)) {
-			off += !sched_server_is_schedulable(c, s);
-			continue;
+		off = sched_placeidx_unschedulable(x, ti);
+		for (size_t b = 0; b < sched_placeidx_buckets(x); b++) {
+			const struct sched_placekey *k = sched_placeidx_key(x, b);
+
+			if (k->type != ti || !k->npus_free || !sched_placeidx_size(x, b))
+				continue;
+			for (size_t i = sched_placeidx_next(x, b, 0); i != SIZE_MAX;
+			     i = sched_placeidx_next(x, b, i + 1)) {
+				const struct sched_server *s = &c->servers[i];
+
+				if (!server_accepts(c, s, t))
+					continue;
+				free_npus += s->npus_free;
+				whole += server_is_whole_free(c, s, t);
+				if (s->npus_free > most)
+					most = s->npus_free;
+			}
 		}
-		free_npus += s->npus_free;
-		whole += server_is_whole_free(c, s, t);
-		if (s->npus_free > most)
-			most = s->npus_free;
+	} else {
+		for (size_t i = 0; i < c->server_count; i++) {
+			const struct sched_server *s = &c->servers[i];
+
+			if (s->conf->type != t)
+				continue;
+			if (!server_accepts(c, s, t)) {
+				off += !sched_server_is_schedulable(c, s);
+				continue;
+			}
+			free_npus += s->npus_free;
+			whole += server_is_whole_free(c, s, t);
+			if (s->npus_free > most)
+				most = s->npus_free;
+		}
 	}
 	if (npus > t->npu_count)
 		sched_reason(reason,

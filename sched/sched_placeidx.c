@@ -43,6 +43,8 @@ struct sched_placeidx {
 	 * type and leaf switch: avail[type * switches + switch] */
 	bool *avail_of;
 	unsigned *avail;
+	bool *unsched_of;		/* per server: not sched_server_is_schedulable() */
+	unsigned unsched[16];		/* per c->types entry: how many */
 	size_t switches;
 	unsigned *sw_start, *sw_list;	/* the servers of switch k, inventory order:
 					 * sw_list[sw_start[k] .. sw_start[k + 1]) */
@@ -144,7 +146,7 @@ static int place_server(struct sched_cluster *c, struct sched_placeidx *x,
 	size_t i = s->index;
 	struct sched_placekey k;
 	unsigned b;
-	bool whole = server_is_whole(s), avail;
+	bool whole = server_is_whole(s), avail, sched;
 
 	sched_place_key(c, s, &k);
 	if (x->bucket_of[i] == NO_BUCKET || !key_equal(&x->b[x->bucket_of[i]].key, &k)) {
@@ -163,7 +165,12 @@ static int place_server(struct sched_cluster *c, struct sched_placeidx *x,
 		set_put(&x->whole[k.type], i, whole);
 		x->whole_of[i] = whole;
 	}
-	avail = whole && sched_server_is_schedulable(c, s);
+	sched = sched_server_is_schedulable(c, s);
+	if (!sched != x->unsched_of[i]) {
+		x->unsched[k.type] += sched ? -1u : 1u;
+		x->unsched_of[i] = !sched;
+	}
+	avail = whole && sched;
 	if (avail != x->avail_of[i]) {
 		x->avail[k.type * x->switches + s->switch_index] += avail ? 1u : -1u;
 		x->avail_of[i] = avail;
@@ -184,6 +191,7 @@ static void idx_free(struct sched_placeidx *x)
 	free(x->whole_of);
 	free(x->avail_of);
 	free(x->avail);
+	free(x->unsched_of);
 	free(x->sw_start);
 	free(x->sw_list);
 	free(x);
@@ -214,8 +222,9 @@ int sched_placeidx_build(struct sched_cluster *c)
 			  sizeof(*x->avail));
 	x->sw_start = calloc(x->switches + 1, sizeof(*x->sw_start));
 	x->sw_list = malloc((n ? n : 1) * sizeof(*x->sw_list));
+	x->unsched_of = calloc(n ? n : 1, sizeof(*x->unsched_of));
 	if (!x->bucket_of || !x->whole_of || !x->avail_of || !x->avail || !x->sw_start ||
-	    !x->sw_list)
+	    !x->sw_list || !x->unsched_of)
 		goto fail;
 	/* servers by switch, inventory order within one (a counting sort) */
 	for (size_t i = 0; i < n; i++)
@@ -290,6 +299,11 @@ const unsigned *sched_placeidx_switch_servers(const struct sched_placeidx *x, si
 	return x->sw_list + x->sw_start[sw];
 }
 
+unsigned sched_placeidx_unschedulable(const struct sched_placeidx *x, size_t type)
+{
+	return x->unsched[type];
+}
+
 unsigned sched_placeidx_type_servers(const struct sched_placeidx *x, size_t type)
 {
 	return x->type_servers[type];
@@ -309,7 +323,7 @@ int sched_placeidx_check(const struct sched_cluster *c, char *reason)
 {
 	const struct sched_placeidx *x = c->placeidx;
 
-	unsigned per_type[16] = { 0 }, *avail;
+	unsigned per_type[16] = { 0 }, unsched[16] = { 0 }, *avail;
 
 	if (!x)
 		return 0;
@@ -336,13 +350,17 @@ int sched_placeidx_check(const struct sched_cluster *c, char *reason)
 			return -EUCLEAN;
 		}
 		per_type[k.type]++;
+		unsched[k.type] += !sched_server_is_schedulable(c, s);
 		avail[k.type * x->switches + s->switch_index] +=
 			sched_server_is_whole_free(c, (unsigned)i, NULL);
 	}
 	for (size_t t = 0; t < c->type_count; t++) {
-		if (per_type[t] != x->type_servers[t]) {
-			sched_reason(reason, "the placement index counts %u %s servers, not %u",
-				     x->type_servers[t], c->types[t]->name, per_type[t]);
+		if (per_type[t] != x->type_servers[t] || unsched[t] != x->unsched[t]) {
+			sched_reason(reason,
+				     "the placement index counts %u %s servers (%u not "
+				     "schedulable), not %u (%u)",
+				     x->type_servers[t], c->types[t]->name, x->unsched[t],
+				     per_type[t], unsched[t]);
 			free(avail);
 			return -EUCLEAN;
 		}
