@@ -147,6 +147,8 @@ struct sched_server {
 	bool ips_confirmed;		/* the agent reported a device_ip for every NPU */
 	bool reports_running;		/* the last accepted report had a `running` line: its
 					 * agent says which job generations still run */
+	struct sched_cluster *cluster;	/* borrowed: the cluster it belongs to (its placement
+					 * index is kept by sched_server_recount()) */
 	bool suspect;			/* sched_server_is_suspect() as of the cluster's
 					 * place_now_usec (sched_place_begin()): placement
 					 * takes it last */
@@ -509,6 +511,9 @@ struct sched_cluster {
 	unsigned suspect_count;		/* servers with suspect set */
 	uint64_t suspect_sig;		/* which ones, as a signature (the kept pass holds
 					 * only while the same servers are suspect) */
+	struct sched_placeidx *placeidx; /* owned: servers by what a placement can take
+					 * from them (sched_placeidx.c); NULL without memory
+					 * (then placement scans every server) */
 	struct sched_hold *holds;	/* owned: checked submissions not made yet, each
 					 * holding a record (sched_job_check_hold) */
 	size_t hold_count;

@@ -123,6 +123,7 @@ int sched_cluster_new(struct conf_cluster *conf, struct sched_cluster **ret)
 
 		s->conf = &conf->servers[i];
 		s->index = (unsigned)i;
+		s->cluster = c;
 		s->switch_index = (unsigned)switch_index_of(c, conf->servers[i].leaf_switch);
 		s->state = SCHED_SERVER_UNKNOWN;
 		for (unsigned d = 0; d < s->conf->npu_count; d++) {
@@ -143,6 +144,7 @@ int sched_cluster_new(struct conf_cluster *conf, struct sched_cluster **ret)
 	c->next_event_seq = 1;
 	c->next_queue_seq = 1;
 	sched_devip_index_build(c); /* without it, lookups scan */
+	sched_placeidx_build(c);    /* without it, placement scans */
 	*ret = c;
 	return 0;
 
@@ -177,6 +179,7 @@ void sched_cluster_free(struct sched_cluster *c)
 	for (size_t i = 0; i < c->server_count; i++)
 		free(c->servers[i].last_refusal);
 	sched_devip_index_free(c);
+	sched_placeidx_free(c);
 	free(c->servers);
 	free(c->switch_names);
 	free(c->events);
@@ -401,6 +404,7 @@ void sched_server_recount(struct sched_server *s)
 			seen[nseen++] = n->job;
 	}
 	s->jobs_running = nseen;
+	sched_placeidx_update(s->cluster, s);
 }
 
 void sched_alloc_apply(struct sched_cluster *c, struct sched_job *j, struct sched_slice *slices,
@@ -447,6 +451,7 @@ void sched_alloc_release(struct sched_cluster *c, struct sched_job *j)
 			s->draining = false;
 			s->cordoned = true;
 			s->version++;
+			sched_placeidx_update(c, s);
 		}
 	}
 	free(j->slices);
@@ -643,6 +648,7 @@ int sched_server_set_cordon(struct sched_cluster *c, const char *name, bool cord
 	if (!cordon) {
 		s->cordoned = false;
 		s->draining = false;
+		sched_placeidx_update(c, s);
 		sched_event_add(c, now_usec, SCHED_EV_SERVER, NULL, name, -1, "uncordoned");
 		sched_pass_request(c, now_usec);
 		return 0;
@@ -659,6 +665,7 @@ int sched_server_set_cordon(struct sched_cluster *c, const char *name, bool cord
 		sched_event_add(c, now_usec, SCHED_EV_SERVER, NULL, name, -1,
 				drain ? "drained: no job runs here" : "cordoned: no new work");
 	}
+	sched_placeidx_update(c, s);
 	return 0;
 }
 
@@ -719,7 +726,8 @@ int sched_check_invariants(const struct sched_cluster *c, char *reason)
 	unsigned allocated = 0;
 	int r = sched_limits_check_counts(c, reason);
 
-	if (r < 0 || (r = sched_pend_order_check(c, reason)) < 0)
+	if (r < 0 || (r = sched_pend_order_check(c, reason)) < 0 ||
+	    (r = sched_placeidx_check(c, reason)) < 0)
 		return r;
 	r = resume_wait_check(c, reason);
 	if (r < 0)

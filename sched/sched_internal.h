@@ -298,8 +298,77 @@ int sched_place_job(const struct sched_cluster *c, const struct sched_job *j, un
  */
 void sched_place_begin(struct sched_cluster *c, uint64_t now_usec);
 
-/* sched_server_recount() - recompute a server's free NPUs and job count. */
+/*
+ * sched_server_recount() - recompute a server's free NPUs and job count, and its entry
+ * in the cluster's placement index: call after every change of its NPUs' job, health,
+ * isolation or reservation.
+ */
 void sched_server_recount(struct sched_server *s);
+
+/*
+ * ---- the placement index (sched_placeidx.c) ----
+ * Every server sits in one bucket of servers with the same key: what sched_place() can
+ * take from it by its NPUs alone (the server's schedulability, suspicion and the
+ * request's type are read live by the placement), and in its type's set of whole free
+ * servers (no job, every NPU placeable), counted per leaf switch when schedulable too.
+ * A placement then looks only at the buckets that can hold it and, in each, at the first
+ * servers in inventory order. Kept by sched_server_recount() (and, for a cordon, by
+ * sched_placeidx_update()); sched_check_invariants() compares it with a fresh computation.
+ */
+struct sched_placekey {
+	unsigned char type;		/* index into c->types */
+	bool healthy;			/* every NPU OK and not isolated */
+	bool busy;			/* some job holds NPUs here */
+	unsigned char npus_free;	/* as sched_server.npus_free */
+	signed char fit[CONF_SERVER_NPUS_MAX + 1]; /* [n]: rank of the best device choice
+					 * for n NPUs (lower is better), -1: cannot hold n */
+};
+
+/* sched_place_key() - the key of server @s (sched_place.c: the HCCS rules live there). */
+void sched_place_key(const struct sched_cluster *c, const struct sched_server *s,
+		     struct sched_placekey *ret);
+
+/*
+ * sched_placeidx_build() - (re)build c->placeidx from every server. Returns 0, or
+ * -ENOMEM (c->placeidx is then NULL: placement scans every server, as it always gives
+ * the same answer). sched_placeidx_free() - free it; NULL after.
+ * sched_placeidx_update() - @s changed (its NPUs, its jobs, its cordon or state): move it
+ * to its bucket and recount it (no-op without an index).
+ */
+int sched_placeidx_build(struct sched_cluster *c);
+void sched_placeidx_free(struct sched_cluster *c);
+void sched_placeidx_update(struct sched_cluster *c, const struct sched_server *s);
+
+/*
+ * sched_placeidx_buckets() - how many buckets @x has (some may be empty now);
+ * sched_placeidx_key() / sched_placeidx_size() - bucket @b's key (borrowed) and how many
+ * servers it holds; sched_placeidx_next() - the first server index >= @from in bucket
+ * @b, SIZE_MAX when none; sched_placeidx_whole_next() - the same over the whole free
+ * servers of type index @type; sched_placeidx_type_servers() - how many servers of type
+ * index @type the inventory has.
+ */
+size_t sched_placeidx_buckets(const struct sched_placeidx *x);
+const struct sched_placekey *sched_placeidx_key(const struct sched_placeidx *x, size_t b);
+size_t sched_placeidx_size(const struct sched_placeidx *x, size_t b);
+size_t sched_placeidx_next(const struct sched_placeidx *x, size_t b, size_t from);
+size_t sched_placeidx_whole_next(const struct sched_placeidx *x, size_t type, size_t from);
+unsigned sched_placeidx_type_servers(const struct sched_placeidx *x, size_t type);
+/*
+ * sched_placeidx_avail() - how many servers of type index @type under switch @sw are
+ * whole free and schedulable (sched_server_is_whole_free(); suspicion not counted): kept
+ * by sched_server_recount() and by sched_placeidx_update() after a cordon or a change of
+ * a server's state. sched_placeidx_switch_servers() - the servers of switch @sw in
+ * inventory order (borrowed, *@ret_count entries).
+ */
+unsigned sched_placeidx_avail(const struct sched_placeidx *x, size_t type, size_t sw);
+/* sched_placeidx_unschedulable() - servers of type index @type that are not
+ * sched_server_is_schedulable(), kept as sched_placeidx_avail() is. */
+unsigned sched_placeidx_unschedulable(const struct sched_placeidx *x, size_t type);
+const unsigned *sched_placeidx_switch_servers(const struct sched_placeidx *x, size_t sw,
+					      size_t *ret_count);
+
+/* sched_placeidx_check() - does c->placeidx match every server? 0 or -EUCLEAN. */
+int sched_placeidx_check(const struct sched_cluster *c, char *reason);
 
 /*
  * ---- job history (sched_history.c) ----

@@ -170,12 +170,112 @@ static int choose_devices(const struct sched_server *s, unsigned n, bool topo, u
 	}
 }
 
+/* Index of @t in c->types, or c->type_count. */
+static size_t type_index(const struct sched_cluster *c, const struct conf_server_type *t)
+{
+	size_t k;
+
+	for (k = 0; k < c->type_count && c->types[k] != t; k++)
+		;
+	return k;
+}
+
+void sched_place_key(const struct sched_cluster *c, const struct sched_server *s,
+		     struct sched_placekey *ret)
+{
+	unsigned ids[CONF_SERVER_NPUS_MAX];
+
+	memset(ret, 0, sizeof(*ret));
+	ret->type = (unsigned char)type_index(c, s->conf->type);
+	ret->healthy = server_is_healthy(s);
+	ret->busy = s->jobs_running > 0;
+	ret->npus_free = (unsigned char)s->npus_free;
+	ret->fit[0] = -1;
+	for (unsigned n = 1; n <= CONF_SERVER_NPUS_MAX; n++)
+		ret->fit[n] = (signed char)choose_devices(s, n, true, ids);
+}
+
+struct cand {
+	long order;	/* place_single's score without suspicion and inventory index */
+	size_t bucket;
+};
+
+/*
+ * place_single() by the index: the same score, minimized over the buckets whose key can
+ * hold @n, each bucket's first servers in inventory order read live for what the key
+ * leaves out (schedulable, suspect). Returns the server index, -1 when none, or -2
+ * without memory (the caller scans).
+ */
+static long place_single_indexed(const struct sched_cluster *c, unsigned n,
+				 const struct conf_server_type *type)
+{
+	const struct sched_placeidx *x = c->placeidx;
+	size_t nb = sched_placeidx_buckets(x), nc = 0;
+	struct cand *cs;
+	long found = -1;
+
+	if (n > CONF_SERVER_NPUS_MAX)
+		return -1;
+	cs = malloc((nb ? nb : 1) * sizeof(*cs));
+	if (!cs)
+		return -2;
+	for (size_t b = 0; b < nb; b++) {
+		const struct sched_placekey *k = sched_placeidx_key(x, b);
+		struct cand t;
+		size_t j;
+
+		if (!sched_placeidx_size(x, b) || k->fit[n] < 0 ||
+		    (type && c->types[k->type] != type) ||
+		    (k->busy && !c->conf->allow_mix_task))
+			continue;
+		t.order = ((long)!k->healthy << 40) | ((long)k->fit[n] << 32) |
+			  ((long)k->npus_free << 24);
+		t.bucket = b;
+		for (j = nc++; j > 0 && cs[j - 1].order > t.order; j--)
+			cs[j] = cs[j - 1];
+		cs[j] = t;
+	}
+	/* clean servers first: a suspect one only when no clean one can hold it */
+	for (int pass = 0; pass < 2 && found < 0; pass++) {
+		for (size_t g = 0, e; g < nc && found < 0; g = e) {
+			size_t best = SIZE_MAX;
+
+			for (e = g; e < nc && cs[e].order == cs[g].order; e++) {
+				size_t i = sched_placeidx_next(x, cs[e].bucket, 0);
+
+				for (; i < best; i = sched_placeidx_next(x, cs[e].bucket, i + 1)) {
+					const struct sched_server *s = &c->servers[i];
+
+					if (sched_server_is_schedulable(c, s) &&
+					    (pass == 1 || !s->suspect))
+						break;
+				}
+				if (i < best)
+					best = i;
+			}
+			if (best != SIZE_MAX)
+				found = (long)best;
+		}
+	}
+	free(cs);
+	return found;
+}
+
 static int place_single(const struct sched_cluster *c, unsigned n,
 			const struct conf_server_type *type, struct sched_slice *out)
 {
 	bool topo = c->conf->topology_aware_schedule;
 	long best_score = LONG_MAX;
 	int best = -1;
+
+	if (topo && c->placeidx) {
+		long i = place_single_indexed(c, n, type);
+
+		if (i >= 0 || i == -1) {
+			best = (int)i;
+			goto chosen;
+		}
+	}
 
 	for (size_t i = 0; i < c->server_count; i++) {
 		const struct sched_server *s = &c->servers[i];
@@ -201,6 +301,7 @@ static int place_single(const struct sched_cluster *c, unsigned n,
 			best = (int)i;
 		}
 	}
+chosen:
 	if (best < 0)
 		return -ENOSPC;
 	out->server = (unsigned)best;
@@ -277,37 +378,88 @@ static int slice_topo_cmp(const void *a, const void *b, void *arg)
 	return x->server < y->server ? -1 : x->server > y->server;
 }
 
+static bool server_in_pod(const struct sched_server *s, const char *super_pod)
+{
+	return !super_pod || (s->conf->super_pod && strcmp(s->conf->super_pod, super_pod) == 0);
+}
+
 /*
- * Choose @k whole free servers of @type among those for which @in_scope is true (NULL:
- * all), minimizing switches spanned. Writes server indices to @out. Returns 0 or
- * -ENOSPC.
+ * The whole free servers pick_switches() chooses among, in inventory order, into @list
+ * (server_count entries), each counted in g[its switch].free. Returns how many: from
+ * the index's whole free set when there is one, else from every server.
+ */
+static size_t whole_free_list(const struct sched_cluster *c, const struct conf_server_type *type,
+			      const char *super_pod, bool clean_only, struct group_count *g,
+			      unsigned *list)
+{
+	const struct sched_placeidx *x = c->placeidx;
+	size_t t = type_index(c, type), n = 0;
+
+	if (x && t < c->type_count) {
+		for (size_t i = sched_placeidx_whole_next(x, t, 0); i != SIZE_MAX;
+		     i = sched_placeidx_whole_next(x, t, i + 1)) {
+			const struct sched_server *s = &c->servers[i];
+
+			if (server_in_pod(s, super_pod) &&
+			    server_is_whole_free_for(c, s, type, clean_only)) {
+				g[s->switch_index].free++;
+				list[n++] = (unsigned)i;
+			}
+		}
+		return n;
+	}
+	for (size_t i = 0; i < c->server_count; i++) {
+		const struct sched_server *s = &c->servers[i];
+
+		if (server_in_pod(s, super_pod) && server_is_whole_free_for(c, s, type, clean_only)) {
+			g[s->switch_index].free++;
+			list[n++] = (unsigned)i;
+		}
+	}
+	return n;
+}
+
+/*
+ * Choose @k whole free servers of @type (in @super_pod when not NULL), minimizing
+ * switches spanned. Writes server indices to @out. Returns 0, -ENOSPC or -ENOMEM.
  */
 static int pick_switches(const struct sched_cluster *c, unsigned k,
 			 const struct conf_server_type *type, const char *super_pod,
 			 bool clean_only, unsigned *out)
 {
 	struct group_count *g;
-	unsigned taken = 0;
-	size_t ng = c->switch_count;
-	bool *pick_sw;
+	unsigned taken = 0, *list, *start;
+	size_t ng = c->switch_count, nl, ti;
+	bool *pick_sw, counted;
 	int r = -ENOSPC;
 
 	g = calloc(ng ? ng : 1, sizeof(*g));
 	pick_sw = calloc(ng ? ng : 1, sizeof(*pick_sw));
-	if (!g || !pick_sw) {
+	list = malloc((c->server_count ? c->server_count : 1) * sizeof(*list));
+	start = calloc(ng + 1, sizeof(*start));
+	if (!g || !pick_sw || !list || !start) {
 		r = -ENOMEM;
 		goto out;
 	}
 	for (size_t i = 0; i < ng; i++)
 		g[i].id = (unsigned)i;
-	for (size_t i = 0; i < c->server_count; i++) {
-		const struct sched_server *s = &c->servers[i];
-
-		if (super_pod && (!s->conf->super_pod || strcmp(s->conf->super_pod, super_pod)))
-			continue;
-		if (server_is_whole_free_for(c, s, type, clean_only))
-			g[s->switch_index].free++;
+	/*
+	 * Without a pod to stay in and with no server under suspicion, the index counts the
+	 * candidates of every switch, and only the chosen switches' servers are read.
+	 */
+	ti = type_index(c, type);
+	counted = c->placeidx && ti < c->type_count && !super_pod &&
+		  (!clean_only || c->suspect_count == 0);
+	if (counted) {
+		for (size_t i = 0; i < ng; i++)
+			g[i].free = sched_placeidx_avail(c->placeidx, ti, i);
+		nl = 0;
+	} else {
+		nl = whole_free_list(c, type, super_pod, clean_only, g, list);
 	}
+	/* the list by switch, inventory order kept within one (g[].free are the sizes) */
+	for (size_t i = 0; i < ng; i++)
+		start[i + 1] = start[i] + g[i].free;
 	/* One switch: the one with the fewest free servers that still fits (best fit). */
 	{
 		int best = -1;
@@ -346,25 +498,48 @@ static int pick_switches(const struct sched_cluster *c, unsigned k,
 	}
 collect:
 	/* Take whole free servers of the chosen switches in topology order. */
-	for (size_t sw = 0; sw < ng && taken < k; sw++) {
-		if (!pick_sw[sw])
-			continue;
-		for (size_t i = 0; i < c->server_count && taken < k; i++) {
-			const struct sched_server *s = &c->servers[i];
+	if (counted) {
+		for (size_t sw = 0; sw < ng && taken < k; sw++) {
+			const unsigned *m;
+			size_t nm;
 
-			if (s->switch_index != sw ||
-			    !server_is_whole_free_for(c, s, type, clean_only))
+			if (!pick_sw[sw])
 				continue;
-			if (super_pod &&
-			    (!s->conf->super_pod || strcmp(s->conf->super_pod, super_pod)))
-				continue;
-			out[taken++] = (unsigned)i;
+			m = sched_placeidx_switch_servers(c->placeidx, sw, &nm);
+			for (size_t i = 0; i < nm && taken < k; i++)
+				if (server_is_whole_free_for(c, &c->servers[m[i]], type, clean_only))
+					out[taken++] = m[i];
 		}
+	} else {
+		unsigned *by_switch = malloc((nl ? nl : 1) * sizeof(*by_switch));
+		unsigned *fill = calloc(ng ? ng : 1, sizeof(*fill));
+
+		if (!by_switch || !fill) {
+			free(by_switch);
+			free(fill);
+			r = -ENOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < nl; i++) {
+			unsigned sw = c->servers[list[i]].switch_index;
+
+			by_switch[start[sw] + fill[sw]++] = list[i];
+		}
+		for (size_t sw = 0; sw < ng && taken < k; sw++) {
+			if (!pick_sw[sw])
+				continue;
+			for (unsigned i = start[sw]; i < start[sw + 1] && taken < k; i++)
+				out[taken++] = by_switch[i];
+		}
+		free(by_switch);
+		free(fill);
 	}
 	r = taken == k ? 0 : -ENOSPC;
 out:
 	free(g);
 	free(pick_sw);
+	free(list);
+	free(start);
 	return r;
 }
 
@@ -446,6 +621,16 @@ static int place_multi_among(const struct sched_cluster *c, unsigned k,
 	if (strcmp(type->rank_table_version, "1.2") == 0)
 		return place_super_pods(c, k, type, clean_only, out);
 	if (!c->conf->topology_aware_schedule) {
+		size_t t = type_index(c, type);
+
+		if (c->placeidx && t < c->type_count) {
+			for (size_t i = sched_placeidx_whole_next(c->placeidx, t, 0);
+			     i != SIZE_MAX && taken < k;
+			     i = sched_placeidx_whole_next(c->placeidx, t, i + 1))
+				if (server_is_whole_free_for(c, &c->servers[i], type, clean_only))
+					out[taken++] = (unsigned)i;
+			return taken == k ? 0 : -ENOSPC;
+		}
 		for (size_t i = 0; i < c->server_count && taken < k; i++)
 			if (server_is_whole_free_for(c, &c->servers[i], type, clean_only))
 				out[taken++] = (unsigned)i;
@@ -550,11 +735,15 @@ static bool super_pod_split_exists(const struct sched_cluster *c, const struct c
 static int feasible_on_type(const struct sched_cluster *c, unsigned npus,
 			    const struct conf_server_type *t, char *reason)
 {
+	size_t ti = type_index(c, t);
 	unsigned servers = 0;
 	char sizes[64];
 
-	for (size_t i = 0; i < c->server_count; i++)
-		servers += c->servers[i].conf->type == t;
+	if (c->placeidx && ti < c->type_count)
+		servers = sched_placeidx_type_servers(c->placeidx, ti);
+	else
+		for (size_t i = 0; i < c->server_count; i++)
+			servers += c->servers[i].conf->type == t;
 	if (npus <= t->npu_count) {
 		if (size_is_legal(t, npus))
 			return 0;
@@ -637,21 +826,45 @@ static void explain_no_room(const struct sched_cluster *c, unsigned npus,
 	if (!reason)
 		return; /* the caller does not want the sentence: skip the scan */
 	unsigned whole = 0, free_npus = 0, most = 0, off = 0;
-	size_t len;
+	size_t len, ti = type_index(c, t);
 
-	for (size_t i = 0; i < c->server_count; i++) {
-		const struct sched_server *s = &c->servers[i];
+	if (c->placeidx && ti < c->type_count) {
+		/* only servers with a free NPU add to the sums: the index's buckets of them */
+		const struct sched_placeidx *x = c->placeidx;
 
-		if (s->conf->type != t)
-			continue;
-		if (!server_accepts(c, s, t)) {
-			off += !sched_server_is_schedulable(c, s);
-			continue;
+		off = sched_placeidx_unschedulable(x, ti);
+		for (size_t b = 0; b < sched_placeidx_buckets(x); b++) {
+			const struct sched_placekey *k = sched_placeidx_key(x, b);
+
+			if (k->type != ti || !k->npus_free || !sched_placeidx_size(x, b))
+				continue;
+			for (size_t i = sched_placeidx_next(x, b, 0); i != SIZE_MAX;
+			     i = sched_placeidx_next(x, b, i + 1)) {
+				const struct sched_server *s = &c->servers[i];
+
+				if (!server_accepts(c, s, t))
+					continue;
+				free_npus += s->npus_free;
+				whole += server_is_whole_free(c, s, t);
+				if (s->npus_free > most)
+					most = s->npus_free;
+			}
 		}
-		free_npus += s->npus_free;
-		whole += server_is_whole_free(c, s, t);
-		if (s->npus_free > most)
-			most = s->npus_free;
+	} else {
+		for (size_t i = 0; i < c->server_count; i++) {
+			const struct sched_server *s = &c->servers[i];
+
+			if (s->conf->type != t)
+				continue;
+			if (!server_accepts(c, s, t)) {
+				off += !sched_server_is_schedulable(c, s);
+				continue;
+			}
+			free_npus += s->npus_free;
+			whole += server_is_whole_free(c, s, t);
+			if (s->npus_free > most)
+				most = s->npus_free;
+		}
 	}
 	if (npus > t->npu_count)
 		sched_reason(reason,
@@ -883,7 +1096,13 @@ int sched_replace(const struct sched_cluster *c, const struct sched_job *j, cons
 	 * already uses first
 	 */
 	for (int pass = 0; pass < 4 && need; pass++) {
-		for (size_t i = 0; i < c->server_count && need; i++) {
+		size_t ti = type_index(c, t);
+		bool indexed = c->placeidx && ti < c->type_count;
+
+		/* whole free servers only: the index's set of them when there is one */
+		for (size_t i = indexed ? sched_placeidx_whole_next(c->placeidx, ti, 0) : 0;
+		     i < c->server_count && need;
+		     i = indexed ? sched_placeidx_whole_next(c->placeidx, ti, i + 1) : i + 1) {
 			const struct sched_server *s = &c->servers[i];
 
 			if (kept_switch[s->switch_index] != (pass % 2 == 0) ||

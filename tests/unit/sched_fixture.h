@@ -373,18 +373,12 @@ static inline struct sched_job *fx_run_on(struct sched_cluster *c, const char *n
 	return j;
 }
 
-/* Same rule as sched's own "placeable": free, not isolated, health OK or Warning. */
-static inline bool fx_npu_placeable(const struct sched_npu *n)
-{
-	return !n->job && !n->isolated &&
-	       (n->health == SCHED_HEALTH_OK || n->health == SCHED_HEALTH_WARNING);
-}
+/* The library's own recount: it keeps the cluster's placement index too. */
+void sched_server_recount(struct sched_server *s);
 
 static inline void fx_recount(struct sched_server *s)
 {
-	s->npus_free = 0;
-	for (unsigned d = 0; d < s->conf->npu_count; d++)
-		s->npus_free += fx_npu_placeable(&s->npus[d]);
+	sched_server_recount(s);
 }
 
 /*
