@@ -187,10 +187,122 @@ static const char *random_job(struct pair *pr, enum sched_job_state want)
 	return NULL;
 }
 
+
+/* Operations on servers and records: cordon, drain, uncordon, NPU clear, rmdir, a lost
+ * heartbeat (time moves on, some servers report), checkpoint reports, reports that only
+ * move the suspect servers, passes at later instants. */
+static void more_step(struct pair *pr)
+{
+	unsigned op = pick(pr, 100), ns = (unsigned)pr->inc->server_count;
+	unsigned s = pick(pr, ns);
+	char name[CONF_NAME_MAX + 1];
+	const char *what, *j;
+
+	if (op < 12) {
+		bool drain = pick(pr, 2);
+
+		what = drain ? "a drain" : "a cordon";
+		assert_int_equal(sched_server_set_cordon(pr->inc, fx_server_name(pr->inc, s), true,
+							 drain, pr->now),
+				 sched_server_set_cordon(pr->full, fx_server_name(pr->full, s),
+							 true, drain, pr->now));
+	} else if (op < 24) {
+		what = "an uncordon";
+		assert_int_equal(sched_server_set_cordon(pr->inc, fx_server_name(pr->inc, s), false,
+							 false, pr->now),
+				 sched_server_set_cordon(pr->full, fx_server_name(pr->full, s),
+							 false, false, pr->now));
+	} else if (op < 32) {
+		unsigned d = pick(pr, 8);
+
+		what = "an NPU clear";
+		assert_int_equal(sched_server_clear_npu(pr->inc, fx_server_name(pr->inc, s), d,
+							pr->now),
+				 sched_server_clear_npu(pr->full, fx_server_name(pr->full, s), d,
+							pr->now));
+	} else if (op < 42) {
+		static const enum sched_job_state states[] = { SCHED_JOB_PENDING,
+							       SCHED_JOB_RUNNING,
+							       SCHED_JOB_COMPLETED };
+
+		what = "a remove";
+		j = random_job(pr, states[pick(pr, 3)]);
+		if (!j)
+			return;
+		snprintf(name, sizeof(name), "%s", j);
+		assert_int_equal(fx_remove(pr->inc, name, FX_UID, pr->now),
+				 fx_remove(pr->full, name, FX_UID, pr->now));
+	} else if (op < 54) {
+		uint64_t hb = (uint64_t)pr->inc->conf->heartbeat_timeout_sec * 1000000u;
+
+		/* every server but @s reports on time; @s is lost when the time is up */
+		what = "time moving on, heartbeats checked";
+		pr->now += hb / 2 + pick(pr, 3) * hb / 4;
+		for (unsigned k = 0; k < ns; k++)
+			if (k != s || pick(pr, 3) == 0) {
+				fx_report_ok(pr->inc, k, pr->now);
+				fx_report_ok(pr->full, k, pr->now);
+			}
+		assert_int_equal(sched_check_heartbeats(pr->inc, pr->now),
+				 sched_check_heartbeats(pr->full, pr->now));
+		sched_tick(pr->inc, pr->now);
+		sched_tick(pr->full, pr->now);
+	} else if (op < 66) {
+		uint64_t iv = (uint64_t)pr->inc->conf->fault_check_interval_sec * 1000000u;
+
+		/* deferred: the reports move which servers are late, the pass comes after */
+		what = "reports of some servers, a pass later";
+		sched_cluster_set_deferred_passes(pr->inc, true);
+		sched_cluster_set_deferred_passes(pr->full, true);
+		for (unsigned k = 0; k < ns; k++)
+			if (pick(pr, 2)) {
+				fx_report_ok(pr->inc, k, pr->now);
+				fx_report_ok(pr->full, k, pr->now);
+			}
+		pr->now += iv / 2 + pick(pr, 4) * iv / 2;
+		sched_pass_run_owed(pr->inc, pr->now);
+		sched_pass_run_owed(pr->full, pr->now);
+		sched_schedule(pr->inc, pr->now);
+		sched_schedule(pr->full, pr->now);
+		sched_cluster_set_deferred_passes(pr->inc, false);
+		sched_cluster_set_deferred_passes(pr->full, false);
+	} else if (op < 76) {
+		uint64_t step = 1 + pick(pr, 50);
+
+		what = "a checkpoint report";
+		j = random_job(pr, SCHED_JOB_RUNNING);
+		if (!j)
+			return;
+		snprintf(name, sizeof(name), "%s", j);
+		assert_int_equal(sched_job_checkpoint(pr->inc, name, FX_UID, step, "/ckpt/x",
+						      pr->now),
+				 sched_job_checkpoint(pr->full, name, FX_UID, step, "/ckpt/x",
+						      pr->now));
+	} else if (op < 88) {
+		unsigned d = pick(pr, 8);
+		enum conf_health_level l = pick(pr, 2) ? CONF_HEALTH_ALARM : CONF_HEALTH_WARNING;
+
+		what = "an NPU alarm or warning";
+		fx_report_npu(pr->inc, s, d, l, pr->now);
+		fx_report_npu(pr->full, s, d, l, pr->now);
+	} else {
+		what = "a submission at a later instant";
+		pr->now += (1 + pick(pr, 900)) * 1000000ull;
+		submit_one(pr);
+	}
+	expect_same(pr, what);
+}
+
+
 static void one_step(struct pair *pr)
 {
 	unsigned op = pick(pr, 100);
 	const char *what;
+
+	if (pick(pr, 4) == 0) {
+		more_step(pr);
+		return;
+	}
 	char name[CONF_NAME_MAX + 1];
 	const char *j;
 
