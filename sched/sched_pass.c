@@ -301,7 +301,8 @@ static void serve(struct pass *p, struct qlist *ql, size_t nq, bool borrow_phase
  * job the kept pass served (sched_pend_order_take_new checks it): a full pass would give
  * each old job the same turn with the same outcome before the first new one, and then
  * the new ones, as here. Time: at another instant only reservations with a known start
- * (time limits) could decide otherwise, so then a kept pass with one is not resumed.
+ * (time limits) could decide otherwise, so then a kept pass with one is not resumed;
+ * nor one placed with another set of suspect servers (compared server by server).
  */
 struct sched_kept_pass {
 	struct pass *p;
@@ -317,6 +318,7 @@ static void pass_free(struct pass *p)
 	free(p->stopping);
 	free(p->first);
 	free(p->committed);
+	free(p->suspect);
 	free(p);
 }
 
@@ -353,11 +355,15 @@ static bool pass_settled(const struct pass *p)
 static void pass_end(struct sched_cluster *c, struct pass *p)
 {
 	sched_pass_kept_free(c);
-	if (c->incremental_off || !pass_settled(p) ||
+	if (!c->incremental_off && pass_settled(p) && !p->suspect)
+		p->suspect = malloc(c->server_count ? c->server_count : 1);
+	if (c->incremental_off || !pass_settled(p) || !p->suspect ||
 	    !(c->kept_pass = malloc(sizeof(*c->kept_pass)))) {
 		pass_free(p);
 		return;
 	}
+	for (size_t i = 0; i < c->server_count; i++)
+		p->suspect[i] = c->servers[i].suspect;
 	c->kept_pass->p = p;
 	c->kept_mark = c->mutations;
 }
@@ -375,6 +381,17 @@ static struct pass *kept_usable(struct sched_cluster *c, uint64_t now_usec)
 	return p;
 }
 
+/* Are the servers suspect now those kept pass @p placed with? */
+static bool same_suspects(const struct sched_cluster *c, const struct pass *p)
+{
+	if (c->suspect_sig != p->suspect_sig)
+		return false;
+	for (size_t i = 0; i < c->server_count; i++)
+		if (p->suspect[i] != c->servers[i].suspect)
+			return false;
+	return true;
+}
+
 /* Resume kept pass @p at @now_usec with the new jobs; false when it may not (nothing
  * was changed then). */
 static bool pass_resume(struct sched_cluster *c, struct pass *p, uint64_t now_usec,
@@ -387,7 +404,7 @@ static bool pass_resume(struct sched_cluster *c, struct pass *p, uint64_t now_us
 	/* suspect servers are the last choice: which ones they are moves with time and
 	 * heartbeats, and with it where reservations go */
 	sched_place_begin(c, now_usec);
-	if (c->suspect_sig != p->suspect_sig || !ql ||
+	if (!same_suspects(c, p) || !ql ||
 	    sched_pend_order_take_new(c, ql, p->served_any, p->last_queue, &p->last,
 					     &fresh, &n) < 0) {
 		free(ql);
@@ -406,8 +423,9 @@ static bool pass_resume(struct sched_cluster *c, struct pass *p, uint64_t now_us
 		}
 		sched_resv_mark_all(p);
 		serve(p, ql, nq, false);
-		if (c->conf->enable_quota_limit && !p->placed) {
-			/* every old job had its turn within quota, and still has */
+		if (c->conf->enable_quota_limit && !p->placed && !p->npreempted_now) {
+			/* every old job had its turn within quota, and still has (a preemptor
+			 * moves its queue's committed NPUs: then every job is asked again) */
 			serve(p, ql, nq, true);
 		} else if (c->conf->enable_quota_limit) {
 			struct qlist *all_ql = calloc(nq ? nq : 1, sizeof(*all_ql));

@@ -104,6 +104,9 @@ struct pass {
 	struct pend last;
 	unsigned borrow_turns;		/* jobs the borrowing phase gave a turn */
 	uint64_t suspect_sig;		/* c->suspect_sig the pass placed with */
+	unsigned char *suspect;		/* kept pass only: each server's suspect flag it
+					 * placed with (c->server_count entries; the
+					 * signature alone cannot tell every set apart) */
 	bool incomplete;		/* a turn was cut short (no memory) */
 };
 /* Reason keys: what a reason depends on, without formatting it. */

@@ -187,10 +187,122 @@ static const char *random_job(struct pair *pr, enum sched_job_state want)
 	return NULL;
 }
 
+
+/* Operations on servers and records: cordon, drain, uncordon, NPU clear, rmdir, a lost
+ * heartbeat (time moves on, some servers report), checkpoint reports, reports that only
+ * move the suspect servers, passes at later instants. */
+static void more_step(struct pair *pr)
+{
+	unsigned op = pick(pr, 100), ns = (unsigned)pr->inc->server_count;
+	unsigned s = pick(pr, ns);
+	char name[CONF_NAME_MAX + 1];
+	const char *what, *j;
+
+	if (op < 12) {
+		bool drain = pick(pr, 2);
+
+		what = drain ? "a drain" : "a cordon";
+		assert_int_equal(sched_server_set_cordon(pr->inc, fx_server_name(pr->inc, s), true,
+							 drain, pr->now),
+				 sched_server_set_cordon(pr->full, fx_server_name(pr->full, s),
+							 true, drain, pr->now));
+	} else if (op < 24) {
+		what = "an uncordon";
+		assert_int_equal(sched_server_set_cordon(pr->inc, fx_server_name(pr->inc, s), false,
+							 false, pr->now),
+				 sched_server_set_cordon(pr->full, fx_server_name(pr->full, s),
+							 false, false, pr->now));
+	} else if (op < 32) {
+		unsigned d = pick(pr, 8);
+
+		what = "an NPU clear";
+		assert_int_equal(sched_server_clear_npu(pr->inc, fx_server_name(pr->inc, s), d,
+							pr->now),
+				 sched_server_clear_npu(pr->full, fx_server_name(pr->full, s), d,
+							pr->now));
+	} else if (op < 42) {
+		static const enum sched_job_state states[] = { SCHED_JOB_PENDING,
+							       SCHED_JOB_RUNNING,
+							       SCHED_JOB_COMPLETED };
+
+		what = "a remove";
+		j = random_job(pr, states[pick(pr, 3)]);
+		if (!j)
+			return;
+		snprintf(name, sizeof(name), "%s", j);
+		assert_int_equal(fx_remove(pr->inc, name, FX_UID, pr->now),
+				 fx_remove(pr->full, name, FX_UID, pr->now));
+	} else if (op < 54) {
+		uint64_t hb = (uint64_t)pr->inc->conf->heartbeat_timeout_sec * 1000000u;
+
+		/* every server but @s reports on time; @s is lost when the time is up */
+		what = "time moving on, heartbeats checked";
+		pr->now += hb / 2 + pick(pr, 3) * hb / 4;
+		for (unsigned k = 0; k < ns; k++)
+			if (k != s || pick(pr, 3) == 0) {
+				fx_report_ok(pr->inc, k, pr->now);
+				fx_report_ok(pr->full, k, pr->now);
+			}
+		assert_int_equal(sched_check_heartbeats(pr->inc, pr->now),
+				 sched_check_heartbeats(pr->full, pr->now));
+		sched_tick(pr->inc, pr->now);
+		sched_tick(pr->full, pr->now);
+	} else if (op < 66) {
+		uint64_t iv = (uint64_t)pr->inc->conf->fault_check_interval_sec * 1000000u;
+
+		/* deferred: the reports move which servers are late, the pass comes after */
+		what = "reports of some servers, a pass later";
+		sched_cluster_set_deferred_passes(pr->inc, true);
+		sched_cluster_set_deferred_passes(pr->full, true);
+		for (unsigned k = 0; k < ns; k++)
+			if (pick(pr, 2)) {
+				fx_report_ok(pr->inc, k, pr->now);
+				fx_report_ok(pr->full, k, pr->now);
+			}
+		pr->now += iv / 2 + pick(pr, 4) * iv / 2;
+		sched_pass_run_owed(pr->inc, pr->now);
+		sched_pass_run_owed(pr->full, pr->now);
+		sched_schedule(pr->inc, pr->now);
+		sched_schedule(pr->full, pr->now);
+		sched_cluster_set_deferred_passes(pr->inc, false);
+		sched_cluster_set_deferred_passes(pr->full, false);
+	} else if (op < 76) {
+		uint64_t step = 1 + pick(pr, 50);
+
+		what = "a checkpoint report";
+		j = random_job(pr, SCHED_JOB_RUNNING);
+		if (!j)
+			return;
+		snprintf(name, sizeof(name), "%s", j);
+		assert_int_equal(sched_job_checkpoint(pr->inc, name, FX_UID, step, "/ckpt/x",
+						      pr->now),
+				 sched_job_checkpoint(pr->full, name, FX_UID, step, "/ckpt/x",
+						      pr->now));
+	} else if (op < 88) {
+		unsigned d = pick(pr, 8);
+		enum conf_health_level l = pick(pr, 2) ? CONF_HEALTH_ALARM : CONF_HEALTH_WARNING;
+
+		what = "an NPU alarm or warning";
+		fx_report_npu(pr->inc, s, d, l, pr->now);
+		fx_report_npu(pr->full, s, d, l, pr->now);
+	} else {
+		what = "a submission at a later instant";
+		pr->now += (1 + pick(pr, 900)) * 1000000ull;
+		submit_one(pr);
+	}
+	expect_same(pr, what);
+}
+
+
 static void one_step(struct pair *pr)
 {
 	unsigned op = pick(pr, 100);
 	const char *what;
+
+	if (pick(pr, 4) == 0) {
+		more_step(pr);
+		return;
+	}
 	char name[CONF_NAME_MAX + 1];
 	const char *j;
 
@@ -437,6 +549,129 @@ static void test_settled_pass_is_idempotent(void **state)
 	assert_true(checked > 1000);
 }
 
+
+/* ---- deterministic cases: each once diverged ---- */
+
+/* A pair for a hand-written case, both sides deferring their passes (the daemon's way):
+ * a pass runs only where the case says. */
+static void pair_begin(struct pair *pr, const struct fx_opts *o)
+{
+	*pr = (struct pair){ .now = T0, .rng = 1, .queues = q_default, .queue_count = 1 };
+	pr->inc = fx_cluster(o);
+	pr->full = fx_cluster(o);
+	sched_cluster_set_incremental(pr->full, false);
+	sched_cluster_set_deferred_passes(pr->inc, true);
+	sched_cluster_set_deferred_passes(pr->full, true);
+}
+
+static void pair_end(struct pair *pr)
+{
+	sched_cluster_free(pr->inc);
+	sched_cluster_free(pr->full);
+}
+
+static void pair_pass(struct pair *pr, const char *after_what)
+{
+	sched_pass_run_owed(pr->inc, pr->now);
+	sched_pass_run_owed(pr->full, pr->now);
+	expect_same(pr, after_what);
+}
+
+static void pair_schedule(struct pair *pr, const char *after_what)
+{
+	sched_schedule(pr->inc, pr->now);
+	sched_schedule(pr->full, pr->now);
+	expect_same(pr, after_what);
+}
+
+static void pair_submit(struct pair *pr, const char *name, unsigned npus, const char *queue,
+			unsigned prio)
+{
+	char reason[SCHED_REASON_MAX];
+
+	assert_int_equal(sched_job_submit(pr->inc, fx_spec_full(name, npus, queue, prio), FX_UID,
+					  FX_GID, pr->now, reason, NULL),
+			 0);
+	assert_int_equal(sched_job_submit(pr->full, fx_spec_full(name, npus, queue, prio), FX_UID,
+					  FX_GID, pr->now, reason, NULL),
+			 0);
+}
+
+static void pair_report_ok(struct pair *pr, unsigned server)
+{
+	fx_report_ok(pr->inc, server, pr->now);
+	fx_report_ok(pr->full, server, pr->now);
+}
+
+/*
+ * Which servers are suspect moves with time and with heartbeats that change nothing else
+ * (a late report makes a server the last choice): the kept pass holds only while the
+ * same servers are suspect. Server 2 suspect when the pass was kept, servers 0 and 1 when
+ * it is resumed: a signature that sums a linear function of the index cannot tell {2}
+ * from {0, 1}, and the kept reservation stayed on node-0, which a full pass moves.
+ */
+static void test_suspect_servers_change_exactly(void **state)
+{
+	struct fx_opts o = { .servers = 4 };
+	struct pair pr;
+	uint64_t interval;
+
+	(void)state;
+	pair_begin(&pr, &o);
+	interval = (uint64_t)pr.inc->conf->fault_check_interval_sec * 1000000u;
+	for (unsigned s = 0; s < 4; s++)
+		pair_report_ok(&pr, s);
+	pair_pass(&pr, "reports");
+	pair_submit(&pr, "all", 32, NULL, 500);
+	pair_pass(&pr, "a job on every server");
+	pair_submit(&pr, "next", 8, NULL, 500);
+	pair_pass(&pr, "a job that waits with a reservation");
+	/* node-0, 1 and 3 report again; node-2 becomes late */
+	pr.now += interval;
+	pair_report_ok(&pr, 0);
+	pair_report_ok(&pr, 1);
+	pair_report_ok(&pr, 3);
+	pr.now += interval * 6 / 10;
+	pair_schedule(&pr, "a pass with node-2 late");
+	/* node-2 and 3 report again; node-0 and 1 become late */
+	pr.now += 1000000;
+	pair_report_ok(&pr, 2);
+	pair_report_ok(&pr, 3);
+	pr.now += interval - 1000000;
+	pair_schedule(&pr, "a pass with node-0 and node-1 late");
+	pair_end(&pr);
+}
+
+/*
+ * A new job that preempts moves its queue's promised NPUs (committed): a job of that queue
+ * that had its turn within the quota before may now be beyond it, and the borrowing
+ * phase of a full pass gives it a turn (a new reason). The resumed pass must too.
+ */
+static void test_preemption_by_new_job_moves_quota_standing(void **state)
+{
+	static const char queues[] = "  - name: a\n"
+				     "    quota_npus: 24\n"
+				     "    may_borrow: true\n"
+				     "  - name: b\n";
+	struct fx_opts o = { .servers = 3, .queues = queues, .quota = true };
+	struct pair pr;
+
+	(void)state;
+	pair_begin(&pr, &o);
+	assert_int_equal(sched_server_set_cordon(pr.inc, "node-2", true, false, pr.now), 0);
+	assert_int_equal(sched_server_set_cordon(pr.full, "node-2", true, false, pr.now), 0);
+	pair_pass(&pr, "a cordon");
+	pair_submit(&pr, "victim", 8, "b", 100);
+	pair_submit(&pr, "keeper", 8, "b", 900);
+	pair_pass(&pr, "two running jobs");
+	pair_submit(&pr, "big", 24, "a", 500);
+	pair_pass(&pr, "a job that cannot fit while node-2 is cordoned");
+	pr.now += 1000000;
+	pair_submit(&pr, "small", 8, "a", 500);
+	pair_pass(&pr, "a new job that preempts");
+	pair_end(&pr);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -446,6 +681,8 @@ int main(void)
 		cmocka_unit_test(test_strict_order_no_preemption),
 		cmocka_unit_test(test_full_cluster_long_queue),
 		cmocka_unit_test(test_settled_pass_is_idempotent),
+		cmocka_unit_test(test_suspect_servers_change_exactly),
+		cmocka_unit_test(test_preemption_by_new_job_moves_quota_standing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
