@@ -20,7 +20,7 @@ static inline void sched_cluster_changed(struct sched_cluster *c)
  * sched_pass_absorb() - the changes since c->mutations was @mark are new submissions
  * only (a job entered the pending state, with its records and events): when the kept
  * pass (sched_pass.c) was valid at @mark it stays valid, and its next resume gives those
- * jobs their turn. Call it only for that. sched_pass_kept_free() - drop the kept pass
+ * jobs their turn. Call it only for that, or for a new draft (which no pass looks at). sched_pass_kept_free() - drop the kept pass
  * (sched_cluster_free, or incremental passes turned off).
  */
 void sched_pass_absorb(struct sched_cluster *c, uint64_t mark);

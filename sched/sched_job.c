@@ -640,6 +640,7 @@ int sched_job_create_draft_as(struct sched_cluster *c, const char *name, uid_t u
 {
 	char why[SCHED_REASON_MAX] = "";
 	struct sched_job *old, *j;
+	uint64_t mark = c->mutations;
 	int r;
 
 	r = job_name_check(c, name, uid, NULL, &old);
@@ -666,6 +667,7 @@ int sched_job_create_draft_as(struct sched_cluster *c, const char *name, uid_t u
 		return r;
 	sched_job_transition(c, j, SCHED_JOB_DRAFT, SCHED_EV_SUBMITTED, now_usec,
 			     "draft: write a spec into spec to submit it");
+	sched_pass_absorb(c, mark); /* a draft is nothing to a pass (it waits for its spec) */
 	if (ret)
 		*ret = j;
 	return 0;

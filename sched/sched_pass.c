@@ -295,7 +295,8 @@ static void serve(struct pass *p, struct qlist *ql, size_t nq, bool borrow_phase
  * placed no job, chose no victims, had preemption searches to spare, no preemption in
  * flight, no elastic job running, gave no borrowing turn) is settled: run again on the
  * same cluster at the same instant it decides the same, job by job. So while nothing
- * else changes (c->mutations, absorbed only for new submissions: sched_pass_absorb),
+ * else changes (c->mutations, absorbed only for new submissions and drafts:
+ * sched_pass_absorb),
  * the next pass is that one resumed: the kept reservations, masks, counters and caches,
  * and a turn for each new job only. That is exact when every new job comes after every
  * job the kept pass served (sched_pend_order_take_new checks it): a full pass would give
