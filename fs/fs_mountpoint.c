@@ -453,6 +453,13 @@ int fs_mountpoint_prepare(const char *mnt, const char *state_dir, char *resolved
 		switch (probe(resolved, &e, FS_MOUNTPOINT_PROBE_MSEC, FS_MOUNTPOINT_LIVE_MSEC, &w,
 			      &child, &err)) {
 		case PROBE_ANSWERS:
+			/*
+			 * A dead daemon's mount can go while it is probed (its fusermount3
+			 * unmounts it once the connection closes: auto_unmount), and the
+			 * stat is then answered by the directory beneath: nothing is here.
+			 */
+			if (!mount_at(resolved, &e))
+				break;
 			if (w.waited_msec >= FS_MOUNTPOINT_PROBE_MSEC) {
 				fprintf(stderr, "ascendfs: %s is served by a live ascendfs that "
 						"answers slowly (in %u ms); nothing was aborted: stop "
@@ -502,6 +509,8 @@ int fs_mountpoint_prepare(const char *mnt, const char *state_dir, char *resolved
 				resolved, strerror(err), resolved);
 			return -1;
 		}
+		if (!mount_at(resolved, &e))
+			goto gone; /* it went while probed: nothing to detach */
 		if (detach(resolved, &e) < 0) {
 			fprintf(stderr, "ascendfs: cannot clean the stale mount at %s; run "
 					"`fusermount3 -uz %s` and retry\n", resolved, resolved);
@@ -515,6 +524,7 @@ int fs_mountpoint_prepare(const char *mnt, const char *state_dir, char *resolved
 		}
 		cleared = 1;
 	}
+gone:
 	/* nothing is mounted here now: stat cannot wait on a file system */
 	if (stat(resolved, &st) < 0) {
 		fprintf(stderr, "ascendfs: mount point %s: %s; create it with `mkdir -p %s`\n",
