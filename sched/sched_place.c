@@ -270,8 +270,12 @@ static int place_single(const struct sched_cluster *c, unsigned n,
 
 	if (topo && c->placeidx) {
 		long i = place_single_indexed(c, n, type);
+		unsigned ids[CONF_SERVER_NPUS_MAX];
 
-		if (i >= 0 || i == -1) {
+		/* the index's choice is checked against the NPUs as they are: a stale entry
+		 * (a change without sched_server_recount()) must never hand out a held NPU;
+		 * then the scan below answers */
+		if (i == -1 || (i >= 0 && choose_devices(&c->servers[i], n, topo, ids) >= 0)) {
 			best = (int)i;
 			goto chosen;
 		}
@@ -307,7 +311,8 @@ chosen:
 	out->server = (unsigned)best;
 	out->npu_count = n;
 	out->first_rank = 0;
-	choose_devices(&c->servers[best], n, topo, out->device_ids);
+	if (choose_devices(&c->servers[best], n, topo, out->device_ids) < 0)
+		return -ENOSPC; /* never expected: the choice was checked */
 	return 0;
 }
 
