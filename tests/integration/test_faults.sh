@@ -294,8 +294,10 @@ check "clear <npu> is accepted" sh -c "echo 'clear $f_npu' > '$M/nodes/$f_server
 check_fails "the NPU is no longer isolated" sh -c "grep '^$f_npu ' '$M/nodes/$f_server/npus' | grep -q isolated"
 
 # ---- every view agrees: an escalated NPU, cordoned and draining servers --------------
-# a server whose NPUs are all free, and another
-free_servers=$(json "$M/cluster/topology.json" '" ".join(s["name"] for s in d["servers"] if s["state"] in ("unknown", "ready") and all(n["job"] is None and not n["isolated"] for n in s["npus"]))')
+# a server whose NPUs are all free, and another; never-reported ones first: a server
+# that reported earlier in this test goes unreachable (heartbeat_timeout 3 s) during the
+# sleeps below, and a cordon does not show over that
+free_servers=$(json "$M/cluster/topology.json" '" ".join(s["name"] for s in sorted(d["servers"], key=lambda s: s["state"] != "unknown") if s["state"] in ("unknown", "ready") and all(n["job"] is None and not n["isolated"] for n in s["npus"]))')
 E=$(echo "$free_servers" | cut -d' ' -f1)
 C=$(echo "$free_servers" | cut -d' ' -f2)
 for k in 1 2 3; do # fault_escalate_count (3) faults within fault_escalate_window
