@@ -551,8 +551,9 @@ out:
 	if (r < 0)
 		return r;
 	fi->direct_io = cache_mode < 0;
-	/* direct_io beside cached-mode opens of other bytes: leave their pages alone */
-	fi->keep_cache = cache_mode != 0 && h->kind == H_SNAPSHOT;
+	/* direct_io beside cached-mode opens of other bytes: leave their pages alone; every
+	 * other generated file keeps nothing, as before the page cache (fs_kcache.c) */
+	fi->keep_cache = cache_mode != 0 && h->kind == H_SNAPSHOT && fs_kcache_kind(p.kind);
 	/* nothing to do at a read-only file's close: no FLUSH round trip */
 	fi->noflush = h->kind == H_SNAPSHOT;
 	fi->fh = (uint64_t)(uintptr_t)h;
