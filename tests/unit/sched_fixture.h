@@ -463,6 +463,20 @@ static inline void fx_expect_slice(const struct sched_job *j, size_t k, unsigned
 			 j->slices[k].server, buf, server, want);
 }
 
+/* fx_expect_same_slices() - jobs @x and @y (of two clusters) hold the same slices: the
+ * same servers, NPU counts, first ranks and device ids, in the same order. */
+static inline void fx_expect_same_slices(const struct sched_job *x, const struct sched_job *y)
+{
+	assert_int_equal(x->slice_count, y->slice_count);
+	for (size_t s = 0; s < x->slice_count; s++) {
+		assert_int_equal(x->slices[s].server, y->slices[s].server);
+		assert_int_equal(x->slices[s].npu_count, y->slices[s].npu_count);
+		assert_int_equal(x->slices[s].first_rank, y->slices[s].first_rank);
+		assert_memory_equal(x->slices[s].device_ids, y->slices[s].device_ids,
+				    x->slices[s].npu_count * sizeof(unsigned));
+	}
+}
+
 /* fx_rand() - xorshift64*, for seeded random scenarios. */
 static inline uint64_t fx_rand(uint64_t *state)
 {

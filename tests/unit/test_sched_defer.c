@@ -87,14 +87,7 @@ static void expect_same_outcome(const struct sched_cluster *a, const struct sche
 				 sched_job_state_name(x->state), sched_job_state_name(y->state));
 		assert_string_equal(x->reason, y->reason);
 		assert_int_equal(x->generation, y->generation);
-		assert_int_equal(x->slice_count, y->slice_count);
-		for (size_t s = 0; s < x->slice_count; s++) {
-			assert_int_equal(x->slices[s].server, y->slices[s].server);
-			assert_int_equal(x->slices[s].npu_count, y->slices[s].npu_count);
-			assert_int_equal(x->slices[s].first_rank, y->slices[s].first_rank);
-			assert_memory_equal(x->slices[s].device_ids, y->slices[s].device_ids,
-					    x->slices[s].npu_count * sizeof(unsigned));
-		}
+		fx_expect_same_slices(x, y);
 		ex = job_events(a, x->name);
 		ey = job_events(b, y->name);
 		assert_string_equal(ex, ey);

@@ -99,14 +99,7 @@ static void expect_same(struct pair *pr, const char *after_what)
 				 sched_job_state_name(y->state), y->reason,
 				 (unsigned long long)y->reserved_start_usec);
 		assert_int_equal(x->generation, y->generation);
-		assert_int_equal(x->slice_count, y->slice_count);
-		for (size_t s = 0; s < x->slice_count; s++) {
-			assert_int_equal(x->slices[s].server, y->slices[s].server);
-			assert_int_equal(x->slices[s].npu_count, y->slices[s].npu_count);
-			assert_int_equal(x->slices[s].first_rank, y->slices[s].first_rank);
-			assert_memory_equal(x->slices[s].device_ids, y->slices[s].device_ids,
-					    x->slices[s].npu_count * sizeof(unsigned));
-		}
+		fx_expect_same_slices(x, y);
 	}
 	ea = events_after(a, pr->seen_seq, &la);
 	eb = events_after(b, pr->seen_seq, &lb);
