@@ -776,6 +776,8 @@ static int fs_release(const char *path, struct fuse_file_info *fi)
 	(void)path;
 	if (!h)
 		return 0;
+	if (ctx->test_slow_release_ms && (h->kind == H_UPLOAD || h->kind == H_SPEC))
+		usleep(ctx->test_slow_release_ms * 1000u); /* tests only: see fs.h */
 	snprintf(job, sizeof(job), "%s", h->path.job);
 	uid = h->uid;
 	pthread_mutex_lock(&h->mu);

@@ -340,6 +340,10 @@ int main(int argc, char *argv[])
 	if (getenv("ASCENDFS_TEST_SLOW_GETATTR_MS"))
 		ctx.test_slow_root_getattr_ms =
 			(unsigned)strtoul(getenv("ASCENDFS_TEST_SLOW_GETATTR_MS"), NULL, 10) % 60001;
+	/* tests only (test_uploads.sh): a RELEASE that comes late after its close */
+	if (getenv("ASCENDFS_TEST_SLOW_RELEASE_MS"))
+		ctx.test_slow_release_ms =
+			(unsigned)strtoul(getenv("ASCENDFS_TEST_SLOW_RELEASE_MS"), NULL, 10) % 60001;
 	pthread_mutex_init(&ctx.lock, NULL);
 	fs_cond_init(&ctx.uploads_cv);
 	fs_cond_init(&ctx.notify_cv);
