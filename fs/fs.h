@@ -381,7 +381,8 @@ struct fs_upload {
 	gid_t gid;
 	size_t len;			/* bytes buffered so far */
 	uint64_t mtime_usec;
-	bool closing;			/* flushed since the last write: release is near */
+	bool closing;			/* flushed since the last write: release is near
+					 * (set through fs_upload_set_closing()) */
 	uint64_t closing_usec;		/* when closing was set */
 	struct fs_upload *prev, *next;	/* ctx->uploads, newest first */
 	struct fs_upload *hnext;	/* in its ctx->upload_index bucket */
@@ -391,6 +392,9 @@ struct fs_upload {
 struct fs_upload_user {
 	uid_t uid;
 	unsigned open_count;
+	unsigned closing_count;		/* of them closing: their RELEASE is on its way */
+	uint64_t closing_usec;		/* the latest of their closes */
+	bool waiter;			/* a create waits for one of them to be released */
 	struct fs_upload_user *next;	/* in its ctx->upload_users bucket */
 };
 
@@ -913,6 +917,29 @@ void fs_pass_run_owed(struct fs_ctx *ctx);
  * nothing changed on failure.
  */
 int fs_upload_add(struct fs_ctx *ctx, struct fs_upload *u, unsigned max_per_user);
+
+/*
+ * How long a request that depends on a closing upload (its close() returned, the kernel's
+ * RELEASE, sent after it, not yet here) waits for that release before going on without
+ * it: a lookup of the job (fs_ops.c), a create at the user's limit (below).
+ */
+#define FS_UPLOAD_WAIT_MSEC 2000
+
+/*
+ * fs_upload_add_after_releases() - for a create that fs_upload_add() refused with
+ * -EMFILE: while one of @u->uid's uploads is closing, closed within FS_UPLOAD_WAIT_MSEC,
+ * wait (ctx->lock dropped meanwhile) for releases and try again, up to that long. A
+ * close() that returned makes room, however late its RELEASE comes. One request per
+ * user waits; the others, and a user whose uploads are all held open, are answered at
+ * once. Never waits in single-threaded mode (nobody could release). Returns what the
+ * last fs_upload_add() returned.
+ */
+int fs_upload_add_after_releases(struct fs_ctx *ctx, struct fs_upload *u, unsigned max_per_user);
+
+/* fs_upload_set_closing() - @u (listed) was flushed (@closing) or written since (!@closing)
+ * at @now_usec; keeps its user's closing_count. */
+void fs_upload_set_closing(struct fs_ctx *ctx, struct fs_upload *u, bool closing,
+			   uint64_t now_usec);
 
 /* fs_upload_remove() - unlist @u (not freed); one not listed is ignored. */
 void fs_upload_remove(struct fs_ctx *ctx, struct fs_upload *u);

@@ -29,10 +29,6 @@
 #include "fs_internal.h"
 
 
-/* How long a lookup waits for a closing upload's release before going on without it. */
-#define UPLOAD_WAIT_MSEC 2000
-
-
 static struct fs_ctx *get_ctx(void)
 {
 	return fuse_get_context()->private_data;
@@ -76,7 +72,7 @@ static void wait_for_releases(struct fs_ctx *ctx, const struct fs_path *p)
 	    (!is_job_subtree(p->kind) && p->kind != FS_JOBS_DIR && p->kind != FS_JOB_UPLOAD) ||
 	    fuse_get_context()->pid == ctx->notifier_tid)
 		return;
-	fs_deadline_in(&deadline, UPLOAD_WAIT_MSEC);
+	fs_deadline_in(&deadline, FS_UPLOAD_WAIT_MSEC);
 	for (;;) {
 		bool closing = false;
 
@@ -90,7 +86,7 @@ static void wait_for_releases(struct fs_ctx *ctx, const struct fs_path *p)
 							 fs_upload_find(ctx, p->job);
 		     u && !closing; u = p->kind == FS_JOBS_DIR ? u->next : NULL)
 			closing = u->closing &&
-				  now - u->closing_usec < (uint64_t)UPLOAD_WAIT_MSEC * 1000u;
+				  now - u->closing_usec < (uint64_t)FS_UPLOAD_WAIT_MSEC * 1000u;
 		if (!closing)
 			return;
 		if (pthread_cond_timedwait(&ctx->uploads_cv, &ctx->lock, &deadline) == ETIMEDOUT)

@@ -62,6 +62,10 @@ int fs_spec_upload_register(struct fs_ctx *ctx, struct fs_handle *h, const char 
 		if (is_operator)
 			r = fs_upload_add(ctx, u, 0);
 	}
+	/* a close() of one of the user's uploads that returned made room, although its
+	 * RELEASE (sent after it) may not be here yet */
+	if (r == -EMFILE)
+		r = fs_upload_add_after_releases(ctx, u, conf->max_uploads_per_user);
 	if (r == -EMFILE) {
 		snprintf(why, sizeof(why),
 			 "%s %s%s%s by uid %u refused: uid %u holds %u job specs open for writing, "
@@ -160,7 +164,7 @@ int fs_spec_write(struct fs_ctx *ctx, struct fs_handle *h, const char *data, siz
 	pthread_mutex_lock(&ctx->lock);
 	h->upload->len = h->len;
 	h->upload->mtime_usec = fs_now_usec();
-	h->upload->closing = false;
+	fs_upload_set_closing(ctx, h->upload, false, 0);
 	pthread_mutex_unlock(&ctx->lock);
 	return (int)size;
 }
@@ -338,9 +342,7 @@ int fs_spec_flush(struct fs_ctx *ctx, struct fs_handle *h)
 	bool staging;
 
 	pthread_mutex_lock(&ctx->lock);
-	if (!h->upload->closing)
-		h->upload->closing_usec = fs_now_usec();
-	h->upload->closing = true;
+	fs_upload_set_closing(ctx, h->upload, true, fs_now_usec());
 	pthread_mutex_unlock(&ctx->lock);
 	/* nothing written since: the same answer, unless what a duplicate's close accepted
 	 * still waits for the opener's close to stage it */

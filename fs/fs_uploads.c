@@ -4,9 +4,12 @@
  * listing, a hash by name for every lookup of one job, and a count per user for
  * cluster.max_uploads_per_user. Each operation costs the same however many uploads are
  * open (issue 15 item 6: a client holding 20,000 must not slow anybody else down).
- * Everything here runs under ctx->lock.
+ * Per user also how many are closing (close() returned; the kernel's RELEASE, sent after
+ * it, on its way), so that a create at the limit right after a close waits for that
+ * release rather than fail. Everything here runs under ctx->lock.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -143,6 +146,57 @@ int fs_upload_add(struct fs_ctx *ctx, struct fs_upload *u, unsigned max_per_user
 	return 0;
 }
 
+void fs_upload_set_closing(struct fs_ctx *ctx, struct fs_upload *u, bool closing,
+			   uint64_t now_usec)
+{
+	struct fs_upload_user **wp;
+
+	if (u->closing == closing)
+		return;
+	u->closing = closing;
+	if (closing)
+		u->closing_usec = now_usec;
+	if (fs_upload_find(ctx, u->name) != u || !(wp = user_slot(ctx, u->uid)) || !*wp)
+		return; /* not listed */
+	if (!closing) {
+		(*wp)->closing_count--;
+		return;
+	}
+	(*wp)->closing_count++;
+	if (now_usec > (*wp)->closing_usec)
+		(*wp)->closing_usec = now_usec;
+}
+
+int fs_upload_add_after_releases(struct fs_ctx *ctx, struct fs_upload *u, unsigned max_per_user)
+{
+	struct timespec deadline;
+	int r = -EMFILE;
+
+	if (!ctx->multithreaded)
+		return r;
+	fs_deadline_in(&deadline, FS_UPLOAD_WAIT_MSEC);
+	for (;;) {
+		struct fs_upload_user **wp = user_slot(ctx, u->uid);
+		struct fs_upload_user *w = wp ? *wp : NULL;
+		int t;
+
+		/* only a close within the window: a descriptor held open after one of its
+		 * duplicates closed makes no room */
+		if (!w || !w->closing_count || w->waiter ||
+		    fs_now_usec() - w->closing_usec >= (uint64_t)FS_UPLOAD_WAIT_MSEC * 1000u)
+			return r;
+		w->waiter = true;
+		t = pthread_cond_timedwait(&ctx->uploads_cv, &ctx->lock, &deadline);
+		/* the entry may have gone with the user's last upload, and come back */
+		wp = user_slot(ctx, u->uid);
+		if (wp && *wp)
+			(*wp)->waiter = false;
+		r = fs_upload_add(ctx, u, max_per_user);
+		if (r != -EMFILE || t == ETIMEDOUT)
+			return r;
+	}
+}
+
 void fs_upload_remove(struct fs_ctx *ctx, struct fs_upload *u)
 {
 	struct fs_upload **pp;
@@ -165,6 +219,8 @@ void fs_upload_remove(struct fs_ctx *ctx, struct fs_upload *u)
 	if (u->next)
 		u->next->prev = u->prev;
 	u->prev = u->next = u->hnext = NULL;
+	if (wp && *wp && u->closing)
+		(*wp)->closing_count--;
 	if (wp && *wp && --(*wp)->open_count == 0) {
 		struct fs_upload_user *w = *wp;
 

@@ -246,6 +246,13 @@ PY
 			"echo 'npus: 8' > '$M/jobs/other-user.yaml' && echo ok" 2>&1)"
 	check_eq "root still submits meanwhile" "ok" \
 		"$(sh -c "echo 'npus: 8' > '$M/jobs/root-meanwhile.yaml' && echo ok" 2>&1)"
+	echo 'npus: 1' >"$M/jobs/root-after-close.yaml"
+	check_eq "right after the close, the listing has the job's directory" "root-after-close" \
+		"$(ls "$M/jobs/" | grep -x 'root-after-close')"
+	# the RELEASE that submits it comes 300 ms after the close: what is read right after
+	# the close waits for it
+	check_eq "right after the close, the job's status is readable" "admitted" \
+		"$(sed 's/^pending$\|^running$/admitted/' "$M/jobs/root-after-close/status" 2>&1)"
 	touch "$W/many/go"
 	wait_until 60 bash -c "! kill -0 $MANY"
 	wait "$MANY"
