@@ -565,7 +565,9 @@ struct sched_job *sched_cluster_find_job(struct sched_cluster *c, const char *na
  * sched_job_touch() - @j (borrowed, in c->jobs) changed: bump j->version and put it on
  * every dirty list it is not on yet, at the tail. O(1); touching a job already on a list
  * keeps its place there. Every change to a job goes through it (never j->version++):
- * a job whose version moved is on each list until that list's reader takes it.
+ * a job whose version moved is on each list until that list's reader takes it, except
+ * a pending job whose only change is the reason a pass gave it: that is not on the
+ * store's list (sched_job_set_pending_reason() in sched_internal.h).
  */
 void sched_job_touch(struct sched_cluster *c, struct sched_job *j);
 
@@ -1189,7 +1191,8 @@ const struct sched_event *sched_event_next(const struct sched_cluster *c, uint64
  * times are not saved either: every server that had reported gets a full
  * heartbeat_timeout from the restore, as the daemon could not hear its agent.
  * Which objects changed since the last save: sched_job.version != saved_version (each
- * such job is on the SCHED_DIRTY_STORE list, see sched_job_touch()),
+ * such job is on the SCHED_DIRTY_STORE list, see sched_job_touch(), but for a pending
+ * job's new reason from a pass, which the first pass after a restore gives again),
  * sched_server.version != saved_version (the caller updates saved_version), records
  * dropped since (track_removals, removed_serials), events with a newer seq.
  * Documents are new (free()); *ret_len excludes the NUL. Save functions return 0 or

@@ -70,6 +70,18 @@ void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
 			  const char *reason);
 
 /*
+ * sched_job_set_pending_reason() - pending job @j waits on, for the new @reason a pass
+ * gave it: sched_job_transition() to pending, but the record is not put on the store's
+ * dirty list for that (its files are, for the notifier). A reason a pass gives, the
+ * first pass after a restore gives again, and one decision (who is first in line for a
+ * type of server) can rename the reason of every job waiting behind it: 10,000 of them
+ * at once, which must not cost 10,000 record writes. Whatever else changes in the job
+ * later writes its record, reason and all.
+ */
+void sched_job_set_pending_reason(struct sched_cluster *c, struct sched_job *j,
+				  uint64_t now_usec, const char *reason);
+
+/*
  * sched_job_subject() - until sched_job_subject(c, NULL, NULL, -1): the events of @j
  * that sched_job_transition() adds name server @server (borrowed, must outlive the
  * subject) and NPU @npu (-1 = none), because their reasons do (a fault's recovery).

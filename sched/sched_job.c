@@ -61,9 +61,14 @@ static bool transition_is_legal(enum sched_job_state from, enum sched_job_state 
 	}
 }
 
-void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
-			  enum sched_job_state to, enum sched_event_kind kind, uint64_t now_usec,
-			  const char *reason)
+/* sched_job_touch() for the dirty lists of @lists (a bit per enum sched_dirty_list). */
+static void touch_lists(struct sched_cluster *c, struct sched_job *job, unsigned lists);
+
+/* sched_job_transition(), where a pending job's new reason alone is written to the store
+ * only with @record_reason (sched_job_set_pending_reason()). */
+static void transition(struct sched_cluster *c, struct sched_job *j, enum sched_job_state to,
+		       enum sched_event_kind kind, uint64_t now_usec, const char *reason,
+		       bool record_reason)
 {
 	enum sched_job_state from = j->state;
 
@@ -101,12 +106,14 @@ void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
 	if (sched_job_state_is_terminal(to))
 		j->end_usec = now_usec;
 	sched_history_note(c, j, from, to, kind, now_usec);
-	sched_job_touch(c, j);
-	/* A pending job that stays pending with a new reason is not worth an event each pass. */
+	/* A pending job that stays pending with a new reason is not worth an event each pass
+	 * (nor, from a pass, a record write: sched_job_set_pending_reason()). */
 	if (from == to && from == SCHED_JOB_PENDING) {
+		touch_lists(c, j, record_reason ? ~0u : ~(1u << SCHED_DIRTY_STORE));
 		sched_cluster_changed(c);
 		return;
 	}
+	sched_job_touch(c, j);
 	/* a placement's reason names where it went, not the fault it came from */
 	if (c->subject_job == j && kind != SCHED_EV_PLACED)
 		sched_event_add(c, now_usec, kind, j, c->subject_server, c->subject_npu, "%s",
@@ -123,6 +130,20 @@ void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
 			abort();
 		}
 	}
+}
+
+void sched_job_transition(struct sched_cluster *c, struct sched_job *j,
+			  enum sched_job_state to, enum sched_event_kind kind, uint64_t now_usec,
+			  const char *reason)
+{
+	transition(c, j, to, kind, now_usec, reason, true);
+}
+
+void sched_job_set_pending_reason(struct sched_cluster *c, struct sched_job *j,
+				  uint64_t now_usec, const char *reason)
+{
+	assert(j->state == SCHED_JOB_PENDING);
+	transition(c, j, SCHED_JOB_PENDING, SCHED_EV_PENDING, now_usec, reason, false);
 }
 
 void sched_job_subject(struct sched_cluster *c, const struct sched_job *j, const char *server,
@@ -299,12 +320,17 @@ static int jobs_reserve(struct sched_cluster *c)
 
 void sched_job_touch(struct sched_cluster *c, struct sched_job *job)
 {
+	touch_lists(c, job, ~0u);
+}
+
+static void touch_lists(struct sched_cluster *c, struct sched_job *job, unsigned lists)
+{
 	job->version++;
 	c->mutations++;
 	for (int l = 0; l < SCHED_DIRTY_LIST_COUNT; l++) {
 		struct sched_dirty_link *d = &job->dirty[l];
 
-		if (d->linked)
+		if (d->linked || !(lists & (1u << l)))
 			continue;
 		d->linked = true;
 		d->next = NULL;

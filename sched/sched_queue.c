@@ -67,7 +67,10 @@ void sched_set_pending(struct sched_cluster *c, struct sched_job *j, uint64_t no
 	j->reason_key = key;
 	if (j->state == SCHED_JOB_PENDING && strcmp(j->reason, reason) == 0)
 		return;
-	sched_job_transition(c, j, SCHED_JOB_PENDING, SCHED_EV_PENDING, now_usec, reason);
+	if (j->state == SCHED_JOB_PENDING)
+		sched_job_set_pending_reason(c, j, now_usec, reason);
+	else
+		sched_job_transition(c, j, SCHED_JOB_PENDING, SCHED_EV_PENDING, now_usec, reason);
 }
 
 /* ---- usage ---- */

@@ -278,6 +278,84 @@ static void test_state_round_trip_same_files(void **state)
 	sched_cluster_free(b);
 }
 
+/* Is @j on dirty list @l? */
+static bool on_dirty_list(const struct sched_cluster *c, const struct sched_job *j, int l)
+{
+	for (const struct sched_job *k = c->dirty_head[l]; k; k = k->dirty[l].next)
+		if (k == j)
+			return true;
+	return false;
+}
+
+/*
+ * One decision renames the reason of every job waiting behind it: a job of higher
+ * priority takes the reservation, and each job behind the old holder now waits behind
+ * the new one. Those reasons are the pass's to give, and the first pass after a restore
+ * gives them again, so they are not records to write (with 10,000 jobs waiting, one
+ * such pass wrote 10,000 records): the notifier announces them, the store keeps the
+ * older records, and a restore from those shows the same files.
+ */
+static void test_state_new_pending_reasons_are_not_records_to_write(void **state)
+{
+	struct fx_opts o = { .servers = 2 };
+	struct sched_cluster *a = fx_cluster(&o), *b;
+	struct sched_job *behind[5], *urgent;
+	struct saved s, t;
+	size_t n = 0;
+	char name[16];
+
+	(void)state;
+	/* above every job that waits: nobody preempts them */
+	run(a, spec("a", 8, NULL, 950, 3600));
+	run(a, spec("b", 8, NULL, 950, 7200));
+	submit(a, spec("big", 16, NULL, 500, 0));
+	for (int i = 0; i < 5; i++) {
+		snprintf(name, sizeof(name), "long-%d", i);
+		behind[i] = submit(a, spec(name, 8, NULL, 500, 86400));
+		assert_non_null(strstr(behind[i]->reason, "waiting behind job \"big\""));
+	}
+	/* what the store holds now: every record, then nothing left to write */
+	save_all(a, &s);
+	while (sched_dirty_pop(a, SCHED_DIRTY_STORE))
+		;
+	while (sched_dirty_pop(a, SCHED_DIRTY_NOTIFY))
+		;
+	urgent = submit(a, spec("urgent", 16, NULL, 900, 0));
+	assert_non_null(strstr(urgent->reason, "first in line"));
+	assert_int_equal(urgent->state, SCHED_JOB_PENDING);
+	for (int i = 0; i < 5; i++) {
+		assert_non_null(strstr(behind[i]->reason, "waiting behind job \"urgent\""));
+		assert_false(on_dirty_list(a, behind[i], SCHED_DIRTY_STORE));
+		assert_true(on_dirty_list(a, behind[i], SCHED_DIRTY_NOTIFY));
+	}
+	assert_false(on_dirty_list(a, sched_cluster_find_job(a, "big"), SCHED_DIRTY_STORE));
+	/* the new job is a record to write, and the only one */
+	for (const struct sched_job *k = a->dirty_head[SCHED_DIRTY_STORE]; k;
+	     k = k->dirty[SCHED_DIRTY_STORE].next)
+		n++;
+	assert_int_equal(n, 1);
+	assert_true(on_dirty_list(a, urgent, SCHED_DIRTY_STORE));
+	/* the store as the committer leaves it: every record on its list written anew, the
+	 * others as they were (and the events and sequences as they are) */
+	save_all(a, &t);
+	for (size_t i = 0; i < s.job_count; i++)
+		if (!on_dirty_list(a, a->jobs[i], SCHED_DIRTY_STORE)) {
+			free(t.jobs[i]);
+			t.jobs[i] = strdup(s.jobs[i]);
+			assert_non_null(t.jobs[i]);
+		}
+	b = fx_cluster(&o);
+	load_all(b, &t, clk);
+	for (int i = 0; i < 5; i++)
+		assert_string_equal(sched_cluster_find_job(b, behind[i]->name)->reason,
+				    behind[i]->reason);
+	expect_same_cluster(a, b, clk);
+	saved_free(&s);
+	saved_free(&t);
+	sched_cluster_free(a);
+	sched_cluster_free(b);
+}
+
 /*
  * A generation saved while it waited for its checkpoint scan waits again after the
  * restore, on the list the tick looks at (resume_wait_head), and the bound ends it.
@@ -1069,6 +1147,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_state_round_trip_same_files),
+		cmocka_unit_test(test_state_new_pending_reasons_are_not_records_to_write),
 		cmocka_unit_test(test_state_restored_scan_wait_is_listed),
 		cmocka_unit_test(test_state_history_round_trip),
 		cmocka_unit_test(test_state_round_trip_keeps_quota_and_isolation),
