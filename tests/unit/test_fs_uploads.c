@@ -142,17 +142,22 @@ static void test_create_after_a_close_waits_for_its_release(void **state)
 }
 
 /* A close long ago whose descriptor a duplicate still holds makes no room: no wait. */
-static void test_old_close_held_open_is_not_waited_for(void **state)
+/* a0 closed at @closed_usec, its release not here: a create at the limit is refused at
+ * once (no release to wait for would come before the answer is due) */
+static void expect_refused_at_once(struct fixture *f, uint64_t closed_usec)
 {
-	struct fixture *f = *state;
 	struct fs_upload *u = upload_new("b", UID);
 
 	pthread_mutex_lock(&f->ctx.lock);
-	fs_upload_set_closing(&f->ctx, f->held[0], true,
-			      fs_now_usec() - (uint64_t)FS_UPLOAD_WAIT_MSEC * 1000u - 1);
+	fs_upload_set_closing(&f->ctx, f->held[0], true, closed_usec);
 	assert_int_equal(fs_upload_add_after_releases(&f->ctx, u, LIMIT), -EMFILE);
 	pthread_mutex_unlock(&f->ctx.lock);
 	free(u);
+}
+
+static void test_old_close_held_open_is_not_waited_for(void **state)
+{
+	expect_refused_at_once(*state, fs_now_usec() - (uint64_t)FS_UPLOAD_WAIT_MSEC * 1000u - 1);
 }
 
 /* Written again after its close: not closing any more; its release is not near. */
@@ -203,14 +208,9 @@ static void test_release_of_a_closing_upload_forgets_it(void **state)
 static void test_single_threaded_never_waits(void **state)
 {
 	struct fixture *f = *state;
-	struct fs_upload *u = upload_new("b", UID);
 
 	f->ctx.multithreaded = false;
-	pthread_mutex_lock(&f->ctx.lock);
-	fs_upload_set_closing(&f->ctx, f->held[0], true, fs_now_usec());
-	assert_int_equal(fs_upload_add_after_releases(&f->ctx, u, LIMIT), -EMFILE);
-	pthread_mutex_unlock(&f->ctx.lock);
-	free(u);
+	expect_refused_at_once(f, fs_now_usec());
 }
 
 struct waiter {
