@@ -523,8 +523,8 @@ struct fs_ctx {
 	unsigned test_slow_root_getattr_ms; /* tests only: ASCENDFS_TEST_SLOW_GETATTR_MS, read
 					 * at start; the GETATTR of "/" waits this long first */
 	unsigned test_slow_release_ms;	/* tests only: ASCENDFS_TEST_SLOW_RELEASE_MS, read at
-					 * start; the RELEASE of a spec open for writing waits
-					 * this long first (the kernel sends it after close()
+					 * start; a RELEASE waits this long first, unless
+					 * another of its user's is waiting (the kernel sends it after close()
 					 * returned; on a loaded machine it comes late) */
 	pid_t notifier_tid;		/* the thread that pokes the mount (its requests are
 					 * no-ops); 0 = none */

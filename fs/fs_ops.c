@@ -761,6 +761,33 @@ static int fs_flush(const char *path, struct fuse_file_info *fi)
 	return durable(ctx, r);
 }
 
+/* Tests only (fs.h's test_slow_release_ms): this RELEASE of @uid's comes late, unless
+ * another of @uid's is already late (a test's thousands of closes cost one wait each
+ * user, not thousands). */
+static void test_slow_release(struct fs_ctx *ctx, uid_t uid)
+{
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	static uid_t late[16];
+	static size_t late_count;
+	size_t i;
+
+	pthread_mutex_lock(&mu);
+	for (i = 0; i < late_count && late[i] != uid; i++)
+		;
+	if (i < late_count || late_count == sizeof(late) / sizeof(late[0])) {
+		pthread_mutex_unlock(&mu);
+		return;
+	}
+	late[late_count++] = uid;
+	pthread_mutex_unlock(&mu);
+	usleep(ctx->test_slow_release_ms * 1000u);
+	pthread_mutex_lock(&mu);
+	for (i = 0; late[i] != uid; i++)
+		;
+	late[i] = late[--late_count];
+	pthread_mutex_unlock(&mu);
+}
+
 static int fs_release(const char *path, struct fuse_file_info *fi)
 {
 	struct fs_ctx *ctx = get_ctx();
@@ -772,8 +799,8 @@ static int fs_release(const char *path, struct fuse_file_info *fi)
 	(void)path;
 	if (!h)
 		return 0;
-	if (ctx->test_slow_release_ms && (h->kind == H_UPLOAD || h->kind == H_SPEC))
-		usleep(ctx->test_slow_release_ms * 1000u); /* tests only: see fs.h */
+	if (ctx->test_slow_release_ms)
+		test_slow_release(ctx, h->uid);
 	snprintf(job, sizeof(job), "%s", h->path.job);
 	uid = h->uid;
 	pthread_mutex_lock(&h->mu);
