@@ -370,6 +370,12 @@ struct fs_path {
  */
 int fs_path_parse(const char *path, struct fs_path *out);
 
+/* fs_uid_hash() - a bucket hash of @uid, for tables of users (mask it to a power of 2). */
+static inline size_t fs_uid_hash(uid_t uid)
+{
+	return (size_t)((uint64_t)uid * 0x9E3779B97F4A7C15ULL >> 17);
+}
+
 /*
  * A spec open for writing: jobs/<name>.<ext> (listed, so that stat() sees it) or
  * jobs/<name>/spec. The spec is submitted when its last descriptor is released.
@@ -503,6 +509,7 @@ struct fs_staged {
 };
 
 struct fs_store;
+struct fs_handle_user;
 
 /* The daemon's state; one lock guards the cluster. */
 struct fs_ctx {
@@ -524,8 +531,9 @@ struct fs_ctx {
 					 * at start; the GETATTR of "/" waits this long first */
 	unsigned test_slow_release_ms;	/* tests only: ASCENDFS_TEST_SLOW_RELEASE_MS, read at
 					 * start; a RELEASE waits this long first, unless
-					 * another of its user's is waiting (the kernel sends it after close()
-					 * returned; on a loaded machine it comes late) */
+					 * another of its user's is waiting (the kernel sends
+					 * it after close() returned; on a loaded machine it
+					 * comes late) */
 	pid_t notifier_tid;		/* the thread that pokes the mount (its requests are
 					 * no-ops); 0 = none */
 	pthread_cond_t notify_cv;	/* signalled after a change (under lock) */
@@ -534,7 +542,12 @@ struct fs_ctx {
 					 * for its scan, or the threads must end) */
 	pthread_cond_t resume_cv;	/* signalled when a generation's scan ended */
 	bool stopping;			/* threads end (under lock) */
-	struct fs_handle *handles;	/* every open file (under lock) */
+	struct fs_handle_user **handle_users; /* every open file, listed by its opener's uid
+					 * (fs_handle.c; under lock): handle_user_cap buckets
+					 * (0 or 2^n) */
+	size_t handle_user_cap, handle_user_count;
+	pthread_cond_t handles_cv;	/* signalled when a file of a user with a request
+					 * waiting for a release is released */
 	size_t notified_job_count;	/* the notifier's view of jobs/ (under lock) */
 	struct fs_job_dir **job_dirs;	/* job directories announced (fs_notify.c; under
 					 * lock): chained hash by name, job_dir_cap buckets
@@ -919,15 +932,16 @@ void fs_pass_run_owed(struct fs_ctx *ctx);
 int fs_upload_add(struct fs_ctx *ctx, struct fs_upload *u, unsigned max_per_user);
 
 /*
- * How long a request that depends on a closing upload (its close() returned, the kernel's
+ * How long a request that depends on a closed file (its close() returned, the kernel's
  * RELEASE, sent after it, not yet here) waits for that release before going on without
- * it: a lookup of the job (fs_ops.c), a create at the user's limit (below).
+ * it: a lookup of a job whose upload is closing (fs_ops.c), a create at the user's upload
+ * limit (below), an open at the user's bound on open files (fs_handle_wait_release()).
  */
-#define FS_UPLOAD_WAIT_MSEC 2000
+#define FS_RELEASE_WAIT_MSEC 2000
 
 /*
  * fs_upload_add_after_releases() - for a create that fs_upload_add() refused with
- * -EMFILE: while one of @u->uid's uploads is closing, closed within FS_UPLOAD_WAIT_MSEC,
+ * -EMFILE: while one of @u->uid's uploads is closing, closed within FS_RELEASE_WAIT_MSEC,
  * wait (ctx->lock dropped meanwhile) for releases and try again, up to that long. A
  * close() that returned makes room, however late its RELEASE comes. One request per
  * user waits; the others, and a user whose uploads are all held open, are answered at

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What every handle kind shares: the write buffer, who the opener is, and the
- * "refused" note for a request that names no job.
+ * What every handle kind shares: the list of each user's open files (and the per-user
+ * bound on them), the write buffer, who the opener is, and the "refused" note for a
+ * request that names no job.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,170 @@
 #include <fuse.h>
 
 #include "fs_internal.h"
+
+static int users_reserve(struct fs_ctx *ctx)
+{
+	size_t cap = ctx->handle_user_cap ? ctx->handle_user_cap * 2 : 16;
+	struct fs_handle_user **n;
+
+	if (ctx->handle_user_count < ctx->handle_user_cap)
+		return 0;
+	n = calloc(cap, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	for (size_t i = 0; i < ctx->handle_user_cap; i++)
+		while (ctx->handle_users[i]) {
+			struct fs_handle_user *w = ctx->handle_users[i];
+			size_t b = fs_uid_hash(w->uid) & (cap - 1);
+
+			ctx->handle_users[i] = w->next;
+			w->next = n[b];
+			n[b] = w;
+		}
+	free(ctx->handle_users);
+	ctx->handle_users = n;
+	ctx->handle_user_cap = cap;
+	return 0;
+}
+
+/* @uid's slot in its bucket (*slot NULL: no entry), or NULL with no buckets yet. */
+static struct fs_handle_user **user_slot(const struct fs_ctx *ctx, uid_t uid)
+{
+	struct fs_handle_user **pp;
+
+	if (!ctx->handle_user_cap)
+		return NULL;
+	pp = &ctx->handle_users[fs_uid_hash(uid) & (ctx->handle_user_cap - 1)];
+	while (*pp && (*pp)->uid != uid)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+int fs_handle_list(struct fs_ctx *ctx, struct fs_handle *h)
+{
+	struct fs_handle_user **wp;
+
+	if (users_reserve(ctx) < 0)
+		return -ENOMEM;
+	wp = user_slot(ctx, h->uid);
+	if (!*wp) {
+		struct fs_handle_user *w = calloc(1, sizeof(*w));
+
+		if (!w)
+			return -ENOMEM;
+		w->uid = h->uid;
+		*wp = w;
+		ctx->handle_user_count++;
+	}
+	h->prev = NULL;
+	h->next = (*wp)->head;
+	if (h->next)
+		h->next->prev = h;
+	(*wp)->head = h;
+	(*wp)->count++;
+	return 0;
+}
+
+void fs_handle_unlist(struct fs_ctx *ctx, struct fs_handle *h)
+{
+	struct fs_handle_user **wp = user_slot(ctx, h->uid);
+	struct fs_handle_user *w = wp ? *wp : NULL;
+
+	if (!w)
+		return; /* not listed */
+	if (h->prev)
+		h->prev->next = h->next;
+	else
+		w->head = h->next;
+	if (h->next)
+		h->next->prev = h->prev;
+	h->prev = h->next = NULL;
+	w->count--;
+	w->releases++;
+	if (w->waiter)
+		pthread_cond_broadcast(&ctx->handles_cv);
+	else if (w->count == 0) { /* a waiter's entry stays until it has looked */
+		*wp = w->next;
+		free(w);
+		ctx->handle_user_count--;
+	}
+}
+
+struct fs_handle *fs_handles_of(const struct fs_ctx *ctx, uid_t uid)
+{
+	struct fs_handle_user **wp = user_slot(ctx, uid);
+
+	return wp && *wp ? (*wp)->head : NULL;
+}
+
+struct fs_handle *fs_handle_unlist_any(struct fs_ctx *ctx)
+{
+	for (size_t i = 0; i < ctx->handle_user_cap; i++)
+		while (ctx->handle_users[i]) {
+			struct fs_handle_user *w = ctx->handle_users[i];
+			struct fs_handle *h = w->head;
+
+			if (h) {
+				w->waiter = false; /* at exit nobody waits */
+				fs_handle_unlist(ctx, h);
+				return h;
+			}
+			ctx->handle_users[i] = w->next;
+			free(w);
+			ctx->handle_user_count--;
+		}
+	free(ctx->handle_users);
+	ctx->handle_users = NULL;
+	ctx->handle_user_cap = 0;
+	return NULL;
+}
+
+int fs_handle_admit(struct fs_ctx *ctx, uid_t uid, struct fs_blob *b)
+{
+	struct fs_snapshot_tally t;
+
+	if (uid == 0)
+		return 0;
+	fs_snapshot_tally_begin(ctx, &t);
+	for (struct fs_handle *h = fs_handles_of(ctx, uid); h; h = h->next) {
+		if (h->kind == H_SNAPSHOT)
+			fs_snapshot_tally_add(&t, h->snap.blob);
+		else if (h->kind == H_CTL)
+			fs_snapshot_tally_add_buffer(&t, CTL_BUFFER_MAX_BYTES);
+	}
+	if (b)
+		fs_snapshot_tally_add(&t, b);
+	else
+		fs_snapshot_tally_add_buffer(&t, CTL_BUFFER_MAX_BYTES);
+	return fs_snapshot_tally_check(&t, uid);
+}
+
+bool fs_handle_wait_release(struct fs_ctx *ctx, uid_t uid)
+{
+	struct fs_handle_user **wp = user_slot(ctx, uid);
+	struct fs_handle_user *w = wp ? *wp : NULL;
+	struct timespec deadline;
+	uint64_t releases;
+	bool released = false;
+
+	if (!ctx->multithreaded || !w || !w->count || w->waiter)
+		return false;
+	releases = w->releases;
+	w->waiter = true;
+	fs_deadline_in(&deadline, FS_RELEASE_WAIT_MSEC);
+	while (!released && pthread_cond_timedwait(&ctx->handles_cv, &ctx->lock, &deadline) !=
+				    ETIMEDOUT)
+		released = w->releases != releases;
+	released = w->releases != releases; /* a release and the deadline at once */
+	w->waiter = false;
+	if (w->count == 0) { /* its last file went while we waited: the entry is ours */
+		wp = user_slot(ctx, uid);
+		*wp = w->next;
+		free(w);
+		ctx->handle_user_count--;
+	}
+	return released;
+}
 
 /*
  * Is the close being flushed the opener's own: the process that opened the file, from

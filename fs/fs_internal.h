@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "fs.h"
@@ -59,7 +60,18 @@ struct fs_handle {
 				   * H_SPEC: the job its release submitted (0: none) */
 	struct fs_upload *upload; /* H_UPLOAD, H_SPEC: entry in ctx->uploads */
 	pthread_mutex_t mu;
-	struct fs_handle *prev, *next; /* ctx->handles, so none outlives the daemon */
+	struct fs_handle *prev, *next; /* among its user's (fs_handle_list()), so none
+				 * outlives the daemon */
+};
+
+/* The open files of one uid (ctx->handle_users, fs_handle.c). */
+struct fs_handle_user {
+	uid_t uid;
+	unsigned count;			/* files listed */
+	bool waiter;			/* a request waits for one of them to be released */
+	uint64_t releases;		/* files released so far (while the entry lived) */
+	struct fs_handle *head;
+	struct fs_handle_user *next;	/* bucket chain */
 };
 
 /* fs_handle.c */
@@ -71,6 +83,46 @@ struct fs_handle {
  */
 int fs_handle_buffer_put(struct fs_handle *h, const char *data, size_t size, off_t off,
 			 size_t max);
+
+/*
+ * Every open file is listed by its opener's uid, so that what a user holds is counted
+ * from that user's files alone: an open's check costs the same however many files others
+ * hold (a client holding 20,000 uploads must not slow anybody else's `cat`). The
+ * functions below run under ctx->lock, not h->mu.
+ */
+
+/* fs_handle_list() - list @h (h->uid set) among its user's. Returns 0 or -ENOMEM. */
+int fs_handle_list(struct fs_ctx *ctx, struct fs_handle *h);
+
+/* fs_handle_unlist() - unlist @h (listed); wakes a request waiting for a release of its
+ * user's (fs_handle_wait_release()). */
+void fs_handle_unlist(struct fs_ctx *ctx, struct fs_handle *h);
+
+/* fs_handles_of() - the first of @uid's open files (then ->next), or NULL. */
+struct fs_handle *fs_handles_of(const struct fs_ctx *ctx, uid_t uid);
+
+/* fs_handle_unlist_any() - unlist and return one open file, NULL when none is left (for
+ * freeing them all at exit). */
+struct fs_handle *fs_handle_unlist_any(struct fs_ctx *ctx);
+
+/*
+ * fs_handle_admit() - may @uid open one more file that holds snapshot blob @b (borrowed;
+ * NULL: a ctl file, which buffers up to CTL_BUFFER_MAX_BYTES)? Counts @uid's open
+ * snapshots and ctl files against FS_OPEN_FILES_PER_USER and FS_SNAPSHOT_BYTES_PER_USER
+ * (fs_snapshot_tally_*), in O(files @uid holds). Returns 0 (root always) or -EMFILE.
+ */
+int fs_handle_admit(struct fs_ctx *ctx, uid_t uid, struct fs_blob *b);
+
+/*
+ * fs_handle_wait_release() - for an open fs_handle_admit() refused: wait (ctx->lock
+ * dropped meanwhile) up to FS_RELEASE_WAIT_MSEC for one of @uid's files to be released.
+ * The kernel sends RELEASE after close() returned (read-only files send no FLUSH either),
+ * so right after a close the daemon may still count the file; the caller then looks
+ * again. One request per user waits; the others are answered at once, and nothing waits
+ * for a user holding no file or in single-threaded mode (nobody could release). Returns
+ * true when one of @uid's files was released meanwhile.
+ */
+bool fs_handle_wait_release(struct fs_ctx *ctx, uid_t uid);
 
 /*
  * fs_handle_flush_is_openers() - is the close being flushed (the current request's) by

@@ -72,7 +72,7 @@ static void wait_for_releases(struct fs_ctx *ctx, const struct fs_path *p)
 	    (!is_job_subtree(p->kind) && p->kind != FS_JOBS_DIR && p->kind != FS_JOB_UPLOAD) ||
 	    fuse_get_context()->pid == ctx->notifier_tid)
 		return;
-	fs_deadline_in(&deadline, FS_UPLOAD_WAIT_MSEC);
+	fs_deadline_in(&deadline, FS_RELEASE_WAIT_MSEC);
 	for (;;) {
 		bool closing = false;
 
@@ -86,7 +86,7 @@ static void wait_for_releases(struct fs_ctx *ctx, const struct fs_path *p)
 							 fs_upload_find(ctx, p->job);
 		     u && !closing; u = p->kind == FS_JOBS_DIR ? u->next : NULL)
 			closing = u->closing &&
-				  now - u->closing_usec < (uint64_t)FS_UPLOAD_WAIT_MSEC * 1000u;
+				  now - u->closing_usec < (uint64_t)FS_RELEASE_WAIT_MSEC * 1000u;
 		if (!closing)
 			return;
 		if (pthread_cond_timedwait(&ctx->uploads_cv, &ctx->lock, &deadline) == ETIMEDOUT)
@@ -226,7 +226,7 @@ static int fs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t
 }
 
 
-/* A new handle, listed in ctx->handles. Caller holds ctx->lock. */
+/* A new handle, listed among its user's (fs_handle_list()). Caller holds ctx->lock. */
 static struct fs_handle *handle_new_locked(struct fs_ctx *ctx, enum handle_kind kind,
 					   const struct fs_path *p)
 {
@@ -243,10 +243,11 @@ static struct fs_handle *handle_new_locked(struct fs_ctx *ctx, enum handle_kind 
 	/* the uploads that stage at close (a read of /proc: cheap, and not of the mount) */
 	if (kind == H_UPLOAD || kind == H_SPEC || kind == H_QUOTA)
 		(void)fs_proc_id_of(fc->pid, &h->opener);
-	h->next = ctx->handles;
-	if (h->next)
-		h->next->prev = h;
-	ctx->handles = h;
+	if (fs_handle_list(ctx, h) < 0) {
+		pthread_mutex_destroy(&h->mu);
+		free(h);
+		return NULL;
+	}
 	return h;
 }
 
@@ -344,21 +345,15 @@ static void handle_free_locked(struct fs_ctx *ctx, struct fs_handle *h)
 	if (!h)
 		return;
 	fs_kcache_release(h->kslot);
-	if (h->prev)
-		h->prev->next = h->next;
-	else
-		ctx->handles = h->next;
-	if (h->next)
-		h->next->prev = h->prev;
+	fs_handle_unlist(ctx, h);
 	handle_destroy(h);
 }
 
 void fs_handles_free_all(struct fs_ctx *ctx)
 {
-	while (ctx->handles) {
-		struct fs_handle *h = ctx->handles;
+	struct fs_handle *h;
 
-		ctx->handles = h->next;
+	while ((h = fs_handle_unlist_any(ctx))) {
 		h->upload = NULL; /* freed with ctx->uploads */
 		handle_destroy(h);
 	}
@@ -404,31 +399,25 @@ static void wait_for_resume_scan(struct fs_ctx *ctx, const struct fs_path *p)
 static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi);
 
 /*
- * May user @uid hold one more open file: a snapshot of @b, or a ctl file (@b NULL)? What
- * the user's open snapshots and ctl files hold, counted over the open files (ctx->lock
- * held; a handle's blob changes under it) with each ctl file at the most it may buffer
- * (its buffer is the handle's, under its own mutex): fs_snapshot_tally_check().
+ * May the caller hold snapshot @v of @p? On a refusal at the user's bound, right after one
+ * of the user's closes, waits for its late RELEASE (fs_handle_wait_release()) and takes
+ * the file again as of then. Returns 0 (@v is the caller's) or -errno (@v put).
  */
-static int open_file_admit(struct fs_ctx *ctx, uid_t uid, struct fs_blob *b)
+static int snapshot_admit(struct fs_ctx *ctx, const struct fs_path *p, struct fs_view *v)
 {
-	struct fs_snapshot_tally t;
+	uid_t uid = fuse_get_context()->uid;
+	int r = fs_handle_admit(ctx, uid, v->blob);
 
-	if (uid == 0)
-		return 0;
-	fs_snapshot_tally_begin(ctx, &t);
-	for (struct fs_handle *h = ctx->handles; h; h = h->next) {
-		if (h->uid != uid)
-			continue;
-		if (h->kind == H_SNAPSHOT)
-			fs_snapshot_tally_add(&t, h->snap.blob);
-		else if (h->kind == H_CTL)
-			fs_snapshot_tally_add_buffer(&t, CTL_BUFFER_MAX_BYTES);
+	if (r == -EMFILE && fs_handle_wait_release(ctx, uid)) {
+		fs_blob_put(v->blob);
+		r = fs_snapshot(ctx, p, fs_now_usec(), v);
+		if (r < 0)
+			return r;
+		r = fs_handle_admit(ctx, uid, v->blob);
 	}
-	if (b)
-		fs_snapshot_tally_add(&t, b);
-	else
-		fs_snapshot_tally_add_buffer(&t, CTL_BUFFER_MAX_BYTES);
-	return fs_snapshot_tally_check(&t, uid);
+	if (r < 0)
+		fs_blob_put(v->blob);
+	return r;
 }
 
 static int fs_open(const char *path, struct fuse_file_info *fi)
@@ -457,8 +446,8 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 
 		wait_for_resume_scan(ctx, &p);
 		r = fs_snapshot(ctx, &p, fs_now_usec(), &v);
-		if (r == 0 && (r = open_file_admit(ctx, fuse_get_context()->uid, v.blob)) < 0)
-			fs_blob_put(v.blob);
+		if (r == 0)
+			r = snapshot_admit(ctx, &p, &v);
 		if (r == 0 && !(h = handle_new_locked(ctx, H_SNAPSHOT, &p))) {
 			fs_blob_put(v.blob);
 			r = -ENOMEM;
@@ -470,6 +459,7 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 		goto out;
 	}
 	if (is_ctl(p.kind)) {
+		uid_t uid = fuse_get_context()->uid;
 		struct stat st;
 
 		r = acc == O_WRONLY ? fs_stat(ctx, &p, &st, fs_now_usec()) : -EACCES;
@@ -477,8 +467,9 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 		 * from someone who does not own the job is refused (EPERM) and a "refused" event */
 		if (r == 0 && p.kind != FS_JOB_CTL && !may_operate)
 			r = -EACCES;
-		if (r == 0)
-			r = open_file_admit(ctx, fuse_get_context()->uid, NULL);
+		if (r == 0 && (r = fs_handle_admit(ctx, uid, NULL)) == -EMFILE &&
+		    fs_handle_wait_release(ctx, uid) && (r = fs_stat(ctx, &p, &st, fs_now_usec())) == 0)
+			r = fs_handle_admit(ctx, uid, NULL); /* after a late release, as of now */
 		if (r == 0 && !(h = handle_new_locked(ctx, H_CTL, &p)))
 			r = -ENOMEM;
 		if (r == 0)

@@ -26,11 +26,6 @@ static size_t name_hash(const char *s)
 	return (size_t)h;
 }
 
-static size_t uid_hash(uid_t uid)
-{
-	return (size_t)((uint64_t)uid * 0x9E3779B97F4A7C15ULL >> 17);
-}
-
 /* Rehash into twice the buckets once there are as many entries as buckets. */
 static int index_reserve(struct fs_ctx *ctx)
 {
@@ -70,7 +65,7 @@ static int users_reserve(struct fs_ctx *ctx)
 	for (size_t i = 0; i < ctx->upload_user_cap; i++)
 		while (ctx->upload_users[i]) {
 			struct fs_upload_user *w = ctx->upload_users[i];
-			size_t b = uid_hash(w->uid) & (cap - 1);
+			size_t b = fs_uid_hash(w->uid) & (cap - 1);
 
 			ctx->upload_users[i] = w->next;
 			w->next = n[b];
@@ -88,7 +83,7 @@ static struct fs_upload_user **user_slot(const struct fs_ctx *ctx, uid_t uid)
 
 	if (!ctx->upload_user_cap)
 		return NULL;
-	pp = &ctx->upload_users[uid_hash(uid) & (ctx->upload_user_cap - 1)];
+	pp = &ctx->upload_users[fs_uid_hash(uid) & (ctx->upload_user_cap - 1)];
 	while (*pp && (*pp)->uid != uid)
 		pp = &(*pp)->next;
 	return pp;
@@ -174,7 +169,7 @@ int fs_upload_add_after_releases(struct fs_ctx *ctx, struct fs_upload *u, unsign
 
 	if (!ctx->multithreaded)
 		return r;
-	fs_deadline_in(&deadline, FS_UPLOAD_WAIT_MSEC);
+	fs_deadline_in(&deadline, FS_RELEASE_WAIT_MSEC);
 	for (;;) {
 		struct fs_upload_user **wp = user_slot(ctx, u->uid);
 		struct fs_upload_user *w = wp ? *wp : NULL;
@@ -183,7 +178,7 @@ int fs_upload_add_after_releases(struct fs_ctx *ctx, struct fs_upload *u, unsign
 		/* only a close within the window: a descriptor held open after one of its
 		 * duplicates closed makes no room */
 		if (!w || !w->closing_count || w->waiter ||
-		    fs_now_usec() - w->closing_usec >= (uint64_t)FS_UPLOAD_WAIT_MSEC * 1000u)
+		    fs_now_usec() - w->closing_usec >= (uint64_t)FS_RELEASE_WAIT_MSEC * 1000u)
 			return r;
 		w->waiter = true;
 		t = pthread_cond_timedwait(&ctx->uploads_cv, &ctx->lock, &deadline);

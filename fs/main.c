@@ -346,6 +346,7 @@ int main(int argc, char *argv[])
 			(unsigned)strtoul(getenv("ASCENDFS_TEST_SLOW_RELEASE_MS"), NULL, 10) % 60001;
 	pthread_mutex_init(&ctx.lock, NULL);
 	fs_cond_init(&ctx.uploads_cv);
+	fs_cond_init(&ctx.handles_cv);
 	fs_cond_init(&ctx.notify_cv);
 	fs_cond_init(&ctx.stop_cv);
 	fs_cond_init(&ctx.scan_cv);

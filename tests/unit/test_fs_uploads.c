@@ -157,7 +157,7 @@ static void expect_refused_at_once(struct fixture *f, uint64_t closed_usec)
 
 static void test_old_close_held_open_is_not_waited_for(void **state)
 {
-	expect_refused_at_once(*state, fs_now_usec() - (uint64_t)FS_UPLOAD_WAIT_MSEC * 1000u - 1);
+	expect_refused_at_once(*state, fs_now_usec() - (uint64_t)FS_RELEASE_WAIT_MSEC * 1000u - 1);
 }
 
 /* Written again after its close: not closing any more; its release is not near. */
