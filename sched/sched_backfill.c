@@ -325,6 +325,21 @@ void sched_describe_slices(const struct sched_cluster *c, const struct sched_sli
 	}
 }
 
+/* Count @rv, filled in at p->resv[p->nresv], among @p's reservations, and hold its NPUs. */
+static void resv_add(struct pass *p, struct resv *rv)
+{
+	p->nresv++;
+	p->resv_mask |= rv->mask;
+	if (rv->start != UINT64_MAX) {
+		p->finite_resv_mask |= rv->mask;
+		for (unsigned t = 0; t < 32; t++)
+			if ((rv->mask & (1u << t)) && rv->start > p->latest_start[t])
+				p->latest_start[t] = rv->start;
+	}
+	mark_reserved(p, rv, true);
+	rv->job->reserved_start_usec = rv->start;
+}
+
 /*
  * Hold for preemptor @j, from @start, the NPUs it gets once the @n jobs @v that stop
  * for it are gone: the placement keeps off NPUs other reservations hold. Unlike
@@ -355,12 +370,7 @@ const struct resv *sched_reserve_preempted(struct pass *p, struct sched_job *j,
 	rv->job = j;
 	rv->start = start;
 	rv->mask = j->type_mask;
-	p->nresv++;
-	p->resv_mask |= rv->mask;
-	if (rv->start != UINT64_MAX)
-		p->finite_resv_mask |= rv->mask;
-	mark_reserved(p, rv, true);
-	j->reserved_start_usec = rv->start;
+	resv_add(p, rv);
 	return rv;
 }
 
@@ -372,12 +382,7 @@ const struct resv *sched_reserve_for(struct pass *p, struct sched_job *j)
 	if ((p->resv_mask & j->type_mask) || p->nresv >= 32 ||
 	    compute_reservation(p, j, rv) < 0)
 		return NULL;
-	p->nresv++;
-	p->resv_mask |= rv->mask;
-	if (rv->start != UINT64_MAX)
-		p->finite_resv_mask |= rv->mask;
-	mark_reserved(p, rv, true);
-	j->reserved_start_usec = rv->start;
+	resv_add(p, rv);
 	return rv;
 }
 
@@ -387,25 +392,18 @@ const struct resv *sched_reserve_for(struct pass *p, struct sched_job *j)
  * NPUs)? */
 bool sched_may_use_reserved(const struct pass *p, const struct sched_job *j)
 {
-	uint64_t latest = 0, end;
+	uint32_t types = p->finite_resv_mask & j->type_mask;
+	uint64_t latest = 0;
 
 	/* no reservation of its types has a known start, or it has no time limit: the case
 	 * of most waiting jobs, answered without a loop */
-	if (!(p->finite_resv_mask & j->type_mask) || j->limit_left_usec == UINT64_MAX)
+	if (!types || j->limit_left_usec == UINT64_MAX)
 		return false;
-	/* the latest known start first: most jobs are rejected without reading more */
-	for (size_t i = 0; i < p->nresv; i++)
-		if ((p->resv[i].mask & j->type_mask) && p->resv[i].start != UINT64_MAX &&
-		    p->resv[i].start > latest)
-			latest = p->resv[i].start;
-	if (!latest || j->limit_left_usec == UINT64_MAX)
-		return false;
-	end = expected_end(p->c, j, p->now);
-	for (size_t i = 0; i < p->nresv; i++)
-		if ((p->resv[i].mask & j->type_mask) && p->resv[i].start != UINT64_MAX &&
-		    end <= p->resv[i].start)
-			return true;
-	return false;
+	/* it ends before some known start exactly when it ends before the latest one */
+	for (unsigned t = 0; types >> t; t++)
+		if ((types & (1u << t)) && p->latest_start[t] > latest)
+			latest = p->latest_start[t];
+	return latest && expected_end(p->c, j, p->now) <= latest;
 }
 
 /* Fill @reason (when still empty) with what keeps @j from fitting now. */
@@ -452,16 +450,15 @@ void sched_wait_behind(struct pass *p, struct sched_job *j, const struct resv *h
 	uint64_t key = mix(mix(mix(mix(KEY_RESV, h->job->serial), need), h->start == UINT64_MAX),
 			   j->limit_left_usec != UINT64_MAX);
 
-	if (sched_pending_same(j, key))
-		return;
-	sched_set_pending(p->c, j, p->now, key,
-			  "waiting behind job \"%s\", first in line with NPUs reserved %s: "
-			  "needs %u NPU%s and none are free outside that reservation; %s",
-			  h->job->name,
-			  h->start == UINT64_MAX ? "until running jobs without a time_limit end" :
-						   "(its status.json says from when)",
-			  need, need == 1 ? "" : "s",
-			  h->start == UINT64_MAX ? "it starts when they do" :
-			  j->spec->time_limit_sec ? "its time_limit runs past that start" :
-			  "with a time_limit that ends before then it could start at once");
+	sched_set_pending_shared(
+		p, j, key,
+		"waiting behind job \"%s\", first in line with NPUs reserved %s: "
+		"needs %u NPU%s and none are free outside that reservation; %s",
+		h->job->name,
+		h->start == UINT64_MAX ? "until running jobs without a time_limit end" :
+					 "(its status.json says from when)",
+		need, need == 1 ? "" : "s",
+		h->start == UINT64_MAX ? "it starts when they do" :
+		j->spec->time_limit_sec ? "its time_limit runs past that start" :
+		"with a time_limit that ends before then it could start at once");
 }

@@ -453,6 +453,15 @@ int sched_limits_check_counts(const struct sched_cluster *c, char *reason);
  * &j->preempted_by), cut at @max - 1 bytes.
  */
 void sched_job_set_reason(struct sched_cluster *c, struct sched_job *j, const char *reason);
+/*
+ * sched_reason_get() - a new reference to @text, one sched_job_set_reason() gave (a job's
+ * reason); NULL for "" and for the out-of-memory text (nothing to hold).
+ * sched_job_share_reason() - @j's reason becomes @text, an interned text from
+ * sched_reason_get() (another reference taken; the old one released), neither compared
+ * nor hashed: for a pass giving thousands of jobs one sentence.
+ */
+const char *sched_reason_get(const char *text);
+void sched_job_share_reason(struct sched_cluster *c, struct sched_job *j, const char *text);
 void sched_text_set(struct sched_cluster *c, const char **slot, const char *text, size_t max);
 void sched_reason_put(const char *reason);
 void sched_reason_table_free(struct sched_cluster *c);

@@ -117,9 +117,10 @@ static void consider(struct pass *p, struct sched_job *j, bool borrow_phase)
 		for (unsigned t = 0; t < 32 && !b; t++)
 			if (j->type_mask & p->blocked & (1u << t))
 				b = p->blocker_of[t];
-		sched_set_pending(c, j, p->now, mix(KEY_BEHIND, b->serial),
-				  "waiting behind job \"%s\" (first in line for the same servers; "
-				  "jobs start in priority then submission order)", b->name);
+		sched_set_pending_shared(p, j, mix(KEY_BEHIND, b->serial),
+					 "waiting behind job \"%s\" (first in line for the same "
+					 "servers; jobs start in priority then submission order)",
+					 b->name);
 		p->waiting_mask |= j->type_mask;
 		return;
 	}
@@ -315,6 +316,7 @@ static void pass_free(struct pass *p)
 		return;
 	for (size_t i = 0; i < p->nresv; i++)
 		free(p->resv[i].slices);
+	sched_pass_shared_reasons_free(p);
 	sched_capidx_free(p);
 	free(p->stopping);
 	free(p->first);

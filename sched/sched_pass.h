@@ -67,6 +67,8 @@ struct pass {
 	size_t nresv;
 	uint32_t resv_mask;		/* server types covered by a reservation */
 	uint32_t finite_resv_mask;	/* ... by one with a known start (backfill may use it) */
+	uint64_t latest_start[32];	/* per server type: the latest known start of a
+					 * reservation covering it (0: none) */
 	uint32_t blocked;		/* backfill off: types held by a blocked job */
 	const struct sched_job *blocker_of[32];
 	uint32_t waiting_mask;		/* types some job waits for (no elastic growth) */
@@ -108,6 +110,10 @@ struct pass {
 					 * placed with (c->server_count entries; the
 					 * signature alone cannot tell every set apart) */
 	bool incomplete;		/* a turn was cut short (no memory) */
+	/* sentences whose key alone decides them for every job (sched_set_pending_shared):
+	 * the text each key gave, one reference held, so that when a job first in line
+	 * changes the thousands waiting behind it take the new one without formatting */
+	struct { uint64_t key; const char *text; } shared_reason[32];
 };
 /* Reason keys: what a reason depends on, without formatting it. */
 enum { KEY_QUOTA = 1, KEY_BEHIND, KEY_NOROOM, KEY_RESV, KEY_STOPPING, KEY_BORROW };
@@ -193,6 +199,18 @@ const char *sched_fmt_time(uint64_t usec, char *buf, size_t len);
 void sched_set_pending(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
 		       uint64_t key, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
+
+/*
+ * sched_set_pending_shared() - sched_set_pending() for a sentence that @key decides for
+ * every job alike (not only for @j: a reason naming who a job waits behind, not one
+ * explaining its own placement). The first job given @key in pass @p formats it; the
+ * others take the same text (interned) without formatting, comparing or hashing it.
+ */
+void sched_set_pending_shared(struct pass *p, struct sched_job *j, uint64_t key,
+			      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* sched_pass_shared_reasons_free() - release what @p->shared_reason holds. */
+void sched_pass_shared_reasons_free(struct pass *p);
 
 /* Is @j already pending for the reason @key stands for? (skip formatting it again) */
 bool sched_pending_same(const struct sched_job *j, uint64_t key);

@@ -40,19 +40,13 @@ bool sched_pending_same(const struct sched_job *j, uint64_t key)
 	return key && j->state == SCHED_JOB_PENDING && j->reason_key == mix(key, j->requeue_cause);
 }
 
-void sched_set_pending(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
-		       uint64_t key, const char *fmt, ...)
+static void set_pending_v(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
+			  uint64_t key, const char *fmt, va_list ap)
 {
 	char body[SCHED_REASON_MAX], full[SCHED_REASON_MAX];
 	const char *reason = body;
-	va_list ap;
 
-	key = key ? mix(key, j->requeue_cause) : 0;
-	if (key && j->state == SCHED_JOB_PENDING && j->reason_key == key)
-		return;
-	va_start(ap, fmt);
 	vsnprintf(body, sizeof(body), fmt, ap);
-	va_end(ap);
 	/* a job that ran before waits to resume, not to start: say so */
 	if (j->requeue_cause == SCHED_REQUEUE_FAULT) {
 		snprintf(full, sizeof(full), "recovering from a fault; waits for capacity: %.400s",
@@ -71,6 +65,57 @@ void sched_set_pending(struct sched_cluster *c, struct sched_job *j, uint64_t no
 		sched_job_set_pending_reason(c, j, now_usec, reason);
 	else
 		sched_job_transition(c, j, SCHED_JOB_PENDING, SCHED_EV_PENDING, now_usec, reason);
+}
+
+void sched_set_pending(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
+		       uint64_t key, const char *fmt, ...)
+{
+	va_list ap;
+
+	key = key ? mix(key, j->requeue_cause) : 0;
+	if (key && j->state == SCHED_JOB_PENDING && j->reason_key == key)
+		return;
+	va_start(ap, fmt);
+	set_pending_v(c, j, now_usec, key, fmt, ap);
+	va_end(ap);
+}
+
+void sched_set_pending_shared(struct pass *p, struct sched_job *j, uint64_t key,
+			      const char *fmt, ...)
+{
+	/* the "preempted by" prefix names the job's own preemptor: not shared */
+	bool shared = j->requeue_cause != SCHED_REQUEUE_PREEMPTED;
+	typeof(p->shared_reason[0]) *e;
+	va_list ap;
+
+	key = mix(key, j->requeue_cause);
+	if (j->state == SCHED_JOB_PENDING && j->reason_key == key)
+		return;
+	e = &p->shared_reason[(key ^ key >> 29) & 31];
+	if (shared && e->text && e->key == key && j->state == SCHED_JOB_PENDING) {
+		j->reason_key = key;
+		if (j->reason != e->text) {
+			sched_job_share_reason(p->c, j, e->text);
+			sched_job_set_pending_reason(p->c, j, p->now, j->reason);
+		}
+		return;
+	}
+	va_start(ap, fmt);
+	set_pending_v(p->c, j, p->now, key, fmt, ap);
+	va_end(ap);
+	if (!shared || j->reason_key != key)
+		return;
+	sched_reason_put(e->text);
+	e->key = key;
+	e->text = sched_reason_get(j->reason);
+}
+
+void sched_pass_shared_reasons_free(struct pass *p)
+{
+	for (size_t i = 0; i < sizeof(p->shared_reason) / sizeof(p->shared_reason[0]); i++) {
+		sched_reason_put(p->shared_reason[i].text);
+		p->shared_reason[i].text = NULL;
+	}
 }
 
 /* ---- usage ---- */

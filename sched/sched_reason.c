@@ -117,11 +117,33 @@ void sched_reason_put(const char *text)
 	free(s);
 }
 
+const char *sched_reason_get(const char *text)
+{
+	if (!is_interned(text))
+		return NULL;
+	str_of(text)->refs++;
+	return text;
+}
+
+void sched_job_share_reason(struct sched_cluster *c, struct sched_job *j, const char *text)
+{
+	const char *old = j->reason;
+
+	(void)c;
+	if (text == old)
+		return;
+	j->reason = sched_reason_get(text);
+	sched_reason_put(old);
+}
+
 void sched_text_set(struct sched_cluster *c, const char **slot, const char *text, size_t max)
 {
 	const char *old = *slot;
-	size_t len = text ? strnlen(text, max - 1) : 0;
+	size_t len;
 
+	if (text && text == old)
+		return; /* the same text, not even compared */
+	len = text ? strnlen(text, max - 1) : 0;
 	if (len == 0) {
 		*slot = "";
 	} else if (old && strncmp(old, text, len) == 0 && old[len] == '\0') {
