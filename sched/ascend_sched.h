@@ -263,19 +263,21 @@ struct sched_dirty_link {
 };
 
 struct sched_job {
-	/* fields a scheduling pass reads for every pending job, kept on one cache line */
+	/* fields a scheduling pass reads for every pending job, kept on one cache line
+	 * (the first: a job is allocated on a line of its own, sched_job_alloc()) */
 	enum sched_job_state state;
 	enum sched_requeue_cause requeue_cause;
 	uint32_t type_mask;		/* server types it can run on (sched_type_mask) */
+	unsigned prio;			/* spec priority, and npus_min/npus_max (as raised */
+	unsigned need_min, need_max;	/* at submission), copied here for the pass */
 	size_t queue_index;		/* into conf->queues; set at submission */
 	uint64_t queue_seq;		/* FIFO order among pending jobs */
 	uint64_t serial;		/* unique per job object (a resubmitted name: new) */
 	uint64_t reason_key;		/* key of the pending reason (sched_queue.c) */
-	struct conf_job_spec *spec;	/* owned; NULL for drafts and some rejections */
-	unsigned prio;			/* spec priority, and npus_min/npus_max (as raised */
-	unsigned need_min, need_max;	/* at submission), copied here for the pass */
 	uint64_t limit_left_usec;	/* pending: time_limit minus run time so far;
 					 * UINT64_MAX without a time_limit */
+	/* end of the first cache line */
+	struct conf_job_spec *spec;	/* owned; NULL for drafts and some rejections */
 	char name[CONF_NAME_MAX + 1];	/* also the job id */
 	uid_t uid;			/* owner (submitting uid) */
 	gid_t gid;
