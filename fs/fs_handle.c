@@ -94,10 +94,14 @@ void fs_handle_unlist(struct fs_ctx *ctx, struct fs_handle *h)
 		h->next->prev = h->prev;
 	h->prev = h->next = NULL;
 	w->count--;
-	w->releases++;
-	if (w->waiter)
-		pthread_cond_broadcast(&ctx->handles_cv);
-	else if (w->count == 0) { /* a waiter's entry stays until it has looked */
+	if (h->closing) {
+		h->closing = false;
+		w->closing_count--;
+		w->releases++;
+		if (w->waiter)
+			pthread_cond_broadcast(&ctx->handles_cv);
+	}
+	if (w->count == 0 && !w->waiter) { /* a waiter's entry stays until it has looked */
 		*wp = w->next;
 		free(w);
 		ctx->handle_user_count--;
@@ -153,20 +157,35 @@ int fs_handle_admit(struct fs_ctx *ctx, uid_t uid, struct fs_blob *b)
 	return fs_snapshot_tally_check(&t, uid);
 }
 
-bool fs_handle_wait_release(struct fs_ctx *ctx, uid_t uid)
+void fs_handle_set_closing(struct fs_ctx *ctx, struct fs_handle *h, uint64_t now_usec)
+{
+	struct fs_handle_user **wp = user_slot(ctx, h->uid);
+
+	if ((h->kind != H_SNAPSHOT && h->kind != H_CTL) || !wp || !*wp)
+		return;
+	if (!h->closing) {
+		h->closing = true;
+		(*wp)->closing_count++;
+	}
+	if (now_usec > (*wp)->closing_usec)
+		(*wp)->closing_usec = now_usec;
+}
+
+bool fs_handle_wait_release(struct fs_ctx *ctx, uid_t uid, const struct timespec *deadline)
 {
 	struct fs_handle_user **wp = user_slot(ctx, uid);
 	struct fs_handle_user *w = wp ? *wp : NULL;
-	struct timespec deadline;
 	uint64_t releases;
 	bool released = false;
 
-	if (!ctx->multithreaded || !w || !w->count || w->waiter)
+	/* only a close within the window: a descriptor held open after one of its
+	 * duplicates closed makes no room */
+	if (!ctx->multithreaded || !w || !w->closing_count || w->waiter ||
+	    fs_now_usec() - w->closing_usec >= (uint64_t)FS_RELEASE_WAIT_MSEC * 1000u)
 		return false;
 	releases = w->releases;
 	w->waiter = true;
-	fs_deadline_in(&deadline, FS_RELEASE_WAIT_MSEC);
-	while (!released && pthread_cond_timedwait(&ctx->handles_cv, &ctx->lock, &deadline) !=
+	while (!released && pthread_cond_timedwait(&ctx->handles_cv, &ctx->lock, deadline) !=
 				    ETIMEDOUT)
 		released = w->releases != releases;
 	released = w->releases != releases; /* a release and the deadline at once */

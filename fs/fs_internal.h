@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "fs.h"
 
@@ -60,6 +61,8 @@ struct fs_handle {
 				   * H_SPEC: the job its release submitted (0: none) */
 	struct fs_upload *upload; /* H_UPLOAD, H_SPEC: entry in ctx->uploads */
 	pthread_mutex_t mu;
+	bool closing;		/* H_SNAPSHOT, H_CTL: flushed, its release not yet here
+				 * (fs_handle_set_closing()) */
 	struct fs_handle *prev, *next; /* among its user's (fs_handle_list()), so none
 				 * outlives the daemon */
 };
@@ -68,8 +71,11 @@ struct fs_handle {
 struct fs_handle_user {
 	uid_t uid;
 	unsigned count;			/* files listed */
-	bool waiter;			/* a request waits for one of them to be released */
-	uint64_t releases;		/* files released so far (while the entry lived) */
+	unsigned closing_count;		/* ... of them closing (a FLUSH came, no RELEASE yet) */
+	uint64_t closing_usec;		/* the latest of those FLUSHes */
+	bool waiter;			/* a request waits for a closing one's release */
+	uint64_t releases;		/* closing files released so far (while the entry
+					 * lived) */
 	struct fs_handle *head;
 	struct fs_handle_user *next;	/* bucket chain */
 };
@@ -114,15 +120,23 @@ struct fs_handle *fs_handle_unlist_any(struct fs_ctx *ctx);
 int fs_handle_admit(struct fs_ctx *ctx, uid_t uid, struct fs_blob *b);
 
 /*
- * fs_handle_wait_release() - for an open fs_handle_admit() refused: wait (ctx->lock
- * dropped meanwhile) up to FS_RELEASE_WAIT_MSEC for one of @uid's files to be released.
- * The kernel sends RELEASE after close() returned (read-only files send no FLUSH either),
- * so right after a close the daemon may still count the file; the caller then looks
- * again. One request per user waits; the others are answered at once, and nothing waits
- * for a user holding no file or in single-threaded mode (nobody could release). Returns
- * true when one of @uid's files was released meanwhile.
+ * fs_handle_set_closing() - a FLUSH of @h (listed) came: for the bound, one of its
+ * user's files is closing, at @now_usec. Only H_SNAPSHOT and H_CTL count; a user other
+ * than root gets no noflush on a read-only open, so that its close() says so (fs_open()).
  */
-bool fs_handle_wait_release(struct fs_ctx *ctx, uid_t uid);
+void fs_handle_set_closing(struct fs_ctx *ctx, struct fs_handle *h, uint64_t now_usec);
+
+/*
+ * fs_handle_wait_release() - for an open fs_handle_admit() refused: while one of @uid's
+ * files is closing, flushed within FS_RELEASE_WAIT_MSEC (the kernel sends RELEASE after
+ * close() returned), wait (ctx->lock dropped meanwhile) for such a release, until
+ * @deadline (an fs_deadline_in() time) at the latest; the caller then looks again, and
+ * may wait again until the same deadline. One request per user waits; the others, and a
+ * user whose files are all held open (a duplicate descriptor closed says nothing), are
+ * answered at once, and nothing waits in single-threaded mode (nobody could release).
+ * Returns true when a closing file of @uid's was released meanwhile.
+ */
+bool fs_handle_wait_release(struct fs_ctx *ctx, uid_t uid, const struct timespec *deadline);
 
 /*
  * fs_handle_flush_is_openers() - is the close being flushed (the current request's) by

@@ -399,24 +399,49 @@ static void wait_for_resume_scan(struct fs_ctx *ctx, const struct fs_path *p)
 static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi);
 
 /*
- * May the caller hold snapshot @v of @p? On a refusal at the user's bound, right after one
- * of the user's closes, waits for its late RELEASE (fs_handle_wait_release()) and takes
- * the file again as of then. Returns 0 (@v is the caller's) or -errno (@v put).
+ * May the caller hold snapshot @v of @p? A refusal at the user's bound right after one of
+ * the user's closes waits for its late RELEASE (fs_handle_wait_release()), and the file
+ * is then taken again as of then. Returns 0 (@v is the caller's) or -errno (@v put).
  */
 static int snapshot_admit(struct fs_ctx *ctx, const struct fs_path *p, struct fs_view *v)
 {
 	uid_t uid = fuse_get_context()->uid;
 	int r = fs_handle_admit(ctx, uid, v->blob);
+	struct timespec deadline;
 
-	if (r == -EMFILE && fs_handle_wait_release(ctx, uid)) {
+	fs_deadline_in(&deadline, FS_RELEASE_WAIT_MSEC);
+	while (r == -EMFILE && fs_handle_wait_release(ctx, uid, &deadline)) {
 		fs_blob_put(v->blob);
+		v->blob = NULL;
+		/* the lock was dropped: what an open waits for, it waits for again */
+		wait_for_closing_uploads(ctx, p);
+		wait_for_resume_scan(ctx, p);
 		r = fs_snapshot(ctx, p, fs_now_usec(), v);
 		if (r < 0)
 			return r;
 		r = fs_handle_admit(ctx, uid, v->blob);
 	}
-	if (r < 0)
+	if (r < 0) {
 		fs_blob_put(v->blob);
+		v->blob = NULL;
+	}
+	return r;
+}
+
+/* The same for a ctl file @p (it buffers a line): 0 or -errno. */
+static int ctl_admit(struct fs_ctx *ctx, const struct fs_path *p)
+{
+	uid_t uid = fuse_get_context()->uid;
+	int r = fs_handle_admit(ctx, uid, NULL);
+	struct timespec deadline;
+	struct stat st;
+
+	fs_deadline_in(&deadline, FS_RELEASE_WAIT_MSEC);
+	while (r == -EMFILE && fs_handle_wait_release(ctx, uid, &deadline)) {
+		r = fs_stat(ctx, p, &st, fs_now_usec()); /* the job may have gone meanwhile */
+		if (r == 0)
+			r = fs_handle_admit(ctx, uid, NULL);
+	}
 	return r;
 }
 
@@ -459,7 +484,6 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 		goto out;
 	}
 	if (is_ctl(p.kind)) {
-		uid_t uid = fuse_get_context()->uid;
 		struct stat st;
 
 		r = acc == O_WRONLY ? fs_stat(ctx, &p, &st, fs_now_usec()) : -EACCES;
@@ -467,9 +491,8 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 		 * from someone who does not own the job is refused (EPERM) and a "refused" event */
 		if (r == 0 && p.kind != FS_JOB_CTL && !may_operate)
 			r = -EACCES;
-		if (r == 0 && (r = fs_handle_admit(ctx, uid, NULL)) == -EMFILE &&
-		    fs_handle_wait_release(ctx, uid) && (r = fs_stat(ctx, &p, &st, fs_now_usec())) == 0)
-			r = fs_handle_admit(ctx, uid, NULL); /* after a late release, as of now */
+		if (r == 0)
+			r = ctl_admit(ctx, &p);
 		if (r == 0 && !(h = handle_new_locked(ctx, H_CTL, &p)))
 			r = -ENOMEM;
 		if (r == 0)
@@ -541,8 +564,10 @@ out:
 	/* direct_io beside cached-mode opens of other bytes: leave their pages alone; every
 	 * other generated file keeps nothing, as before the page cache (fs_kcache.c) */
 	fi->keep_cache = cache_mode != 0 && h->kind == H_SNAPSHOT && fs_kcache_kind(p.kind);
-	/* nothing to do at a read-only file's close: no FLUSH round trip */
-	fi->noflush = h->kind == H_SNAPSHOT;
+	/* nothing to do at a read-only file's close: no FLUSH round trip; but a user under
+	 * the bound on open files is told of it, for a RELEASE that comes late after it
+	 * (fs_handle_wait_release()) */
+	fi->noflush = h->kind == H_SNAPSHOT && h->uid == 0;
 	fi->fh = (uint64_t)(uintptr_t)h;
 	return 0;
 }
@@ -650,7 +675,7 @@ static void snapshot_extend(struct fs_ctx *ctx, struct fs_handle *h)
 	    memcmp(v.blob->data + v.off, o->blob->data + o->off, o->len) == 0) {
 		struct fs_blob *old = o->blob;
 
-		/* under the lock: open_file_admit() reads the blobs of every open file */
+		/* under the lock: fs_handle_admit() reads the blobs of the user's open files */
 		pthread_mutex_lock(&ctx->lock);
 		*o = v;
 		pthread_mutex_unlock(&ctx->lock);
@@ -739,6 +764,11 @@ static int fs_flush(const char *path, struct fuse_file_info *fi)
 	(void)path;
 	if (!h)
 		return 0;
+	if (h->kind == H_SNAPSHOT || h->kind == H_CTL) {
+		pthread_mutex_lock(&ctx->lock);
+		fs_handle_set_closing(ctx, h, fs_now_usec());
+		pthread_mutex_unlock(&ctx->lock);
+	}
 	pthread_mutex_lock(&h->mu);
 	if (h->kind == H_UPLOAD || h->kind == H_SPEC)
 		r = fs_spec_flush(ctx, h);
@@ -753,27 +783,29 @@ static int fs_flush(const char *path, struct fuse_file_info *fi)
 }
 
 /* Tests only (fs.h's test_slow_release_ms): this RELEASE of @uid's comes late, unless
- * another of @uid's is already late (a test's thousands of closes cost one wait each
- * user, not thousands). */
-static void test_slow_release(struct fs_ctx *ctx, uid_t uid)
+ * another of @uid's of the same class (a spec upload, or any other file) is already
+ * late: a test's thousands of closes cost one wait each, not thousands. */
+static void test_slow_release(struct fs_ctx *ctx, uid_t uid, enum handle_kind kind)
 {
 	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-	static uid_t late[16];
+	static struct { uid_t uid; bool upload; } late[16];
 	static size_t late_count;
+	bool upload = kind == H_UPLOAD || kind == H_SPEC;
 	size_t i;
 
 	pthread_mutex_lock(&mu);
-	for (i = 0; i < late_count && late[i] != uid; i++)
+	for (i = 0; i < late_count && (late[i].uid != uid || late[i].upload != upload); i++)
 		;
 	if (i < late_count || late_count == sizeof(late) / sizeof(late[0])) {
 		pthread_mutex_unlock(&mu);
 		return;
 	}
-	late[late_count++] = uid;
+	late[late_count].uid = uid;
+	late[late_count++].upload = upload;
 	pthread_mutex_unlock(&mu);
 	usleep(ctx->test_slow_release_ms * 1000u);
 	pthread_mutex_lock(&mu);
-	for (i = 0; late[i] != uid; i++)
+	for (i = 0; late[i].uid != uid || late[i].upload != upload; i++)
 		;
 	late[i] = late[--late_count];
 	pthread_mutex_unlock(&mu);
@@ -791,7 +823,7 @@ static int fs_release(const char *path, struct fuse_file_info *fi)
 	if (!h)
 		return 0;
 	if (ctx->test_slow_release_ms)
-		test_slow_release(ctx, h->uid);
+		test_slow_release(ctx, h->uid, h->kind);
 	snprintf(job, sizeof(job), "%s", h->path.job);
 	uid = h->uid;
 	pthread_mutex_lock(&h->mu);

@@ -2,9 +2,9 @@
 /*
  * fs_handle.c's lists of each user's open files, without a mount: the per-user bound on
  * open snapshots and ctl files counts the user's own files alone, and an open refused
- * at that bound right after one of the user's closes waits for the kernel's late
- * RELEASE (fs_handle_wait_release()), one request per user, never past
- * FS_RELEASE_WAIT_MSEC.
+ * at that bound right after one of the user's closes (a FLUSH came) waits for that
+ * file's late RELEASE (fs_handle_wait_release()): one request per user, only after a
+ * close within FS_RELEASE_WAIT_MSEC, never past its deadline.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -165,6 +165,22 @@ static void *release_later(void *arg)
 	return NULL;
 }
 
+/* close() of @h: the FLUSH, under ctx->lock as fs_flush() takes it. */
+static void flushed(struct fixture *f, struct fs_handle *h)
+{
+	pthread_mutex_lock(&f->ctx.lock);
+	fs_handle_set_closing(&f->ctx, h, fs_now_usec());
+	pthread_mutex_unlock(&f->ctx.lock);
+}
+
+static bool wait_release(struct fixture *f, uid_t uid)
+{
+	struct timespec deadline;
+
+	fs_deadline_in(&deadline, FS_RELEASE_WAIT_MSEC);
+	return fs_handle_wait_release(&f->ctx, uid, &deadline);
+}
+
 static void test_handle_open_at_the_bound_waits_for_a_late_release(void **state)
 {
 	struct fixture *f = *state;
@@ -174,16 +190,46 @@ static void test_handle_open_at_the_bound_waits_for_a_late_release(void **state)
 
 	fill_to_bound(f, HOLDER);
 	l.h = fs_handles_of(&f->ctx, HOLDER);
+	flushed(f, l.h);
 	assert_int_equal(pthread_create(&t, NULL, release_later, &l), 0);
 	pthread_mutex_lock(&f->ctx.lock);
 	t0 = fs_now_usec();
 	assert_int_equal(fs_handle_admit(&f->ctx, HOLDER, f->status.blob), -EMFILE);
-	assert_true(fs_handle_wait_release(&f->ctx, HOLDER));
+	assert_true(wait_release(f, HOLDER));
 	assert_true(fs_now_usec() - t0 >= 150 * 1000u);
 	assert_true(fs_now_usec() - t0 < (uint64_t)FS_RELEASE_WAIT_MSEC * 1000u);
 	assert_int_equal(fs_handle_admit(&f->ctx, HOLDER, f->status.blob), 0);
 	pthread_mutex_unlock(&f->ctx.lock);
 	pthread_join(t, NULL);
+}
+
+/* Other files' releases (an upload; a file never flushed) make no room for the bound:
+ * the wait goes on for the closing one. */
+static void test_handle_wait_is_for_a_closing_files_release(void **state)
+{
+	struct fixture *f = *state;
+	struct late_release upload = { .f = f, .msec = 50 }, held = { .f = f, .msec = 100 };
+	struct late_release closing = { .f = f, .msec = 300 };
+	pthread_t t[3];
+	uint64_t t0;
+
+	pthread_mutex_lock(&f->ctx.lock);
+	upload.h = open_one(f, HOLDER, H_UPLOAD);
+	fill_to_bound(f, HOLDER);
+	held.h = fs_handles_of(&f->ctx, HOLDER);
+	closing.h = held.h->next;
+	pthread_mutex_unlock(&f->ctx.lock);
+	flushed(f, closing.h);
+	assert_int_equal(pthread_create(&t[0], NULL, release_later, &upload), 0);
+	assert_int_equal(pthread_create(&t[1], NULL, release_later, &held), 0);
+	assert_int_equal(pthread_create(&t[2], NULL, release_later, &closing), 0);
+	pthread_mutex_lock(&f->ctx.lock);
+	t0 = fs_now_usec();
+	assert_true(wait_release(f, HOLDER));
+	assert_true(fs_now_usec() - t0 >= 250 * 1000u);
+	pthread_mutex_unlock(&f->ctx.lock);
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
 }
 
 /* The user's last file released while a request waits: the entry stays for the waiter,
@@ -194,10 +240,13 @@ static void test_handle_wait_sees_the_users_last_file_go(void **state)
 	struct late_release l = { .f = f, .msec = 100 };
 	pthread_t t;
 
+	pthread_mutex_lock(&f->ctx.lock);
 	l.h = open_one(f, HOLDER, H_SNAPSHOT);
+	pthread_mutex_unlock(&f->ctx.lock);
+	flushed(f, l.h);
 	assert_int_equal(pthread_create(&t, NULL, release_later, &l), 0);
 	pthread_mutex_lock(&f->ctx.lock);
-	assert_true(fs_handle_wait_release(&f->ctx, HOLDER));
+	assert_true(wait_release(f, HOLDER));
 	assert_int_equal(f->ctx.handle_user_count, 0);
 	pthread_mutex_unlock(&f->ctx.lock);
 	pthread_join(t, NULL);
@@ -215,13 +264,13 @@ static void *wait_too(void *arg)
 	uint64_t t0 = fs_now_usec();
 
 	pthread_mutex_lock(&s->f->ctx.lock);
-	s->released = fs_handle_wait_release(&s->f->ctx, HOLDER);
+	s->released = wait_release(s->f, HOLDER);
 	pthread_mutex_unlock(&s->f->ctx.lock);
 	s->usec = fs_now_usec() - t0;
 	return NULL;
 }
 
-static void test_handle_wait_is_one_request_per_user_and_ends_at_the_deadline(void **state)
+static void test_handle_wait_only_after_a_close_one_request_per_user(void **state)
 {
 	struct fixture *f = *state;
 	struct second s = { .f = f };
@@ -229,30 +278,38 @@ static void test_handle_wait_is_one_request_per_user_and_ends_at_the_deadline(vo
 	pthread_t t, r;
 	uint64_t t0;
 
-	/* nothing held, or nobody to release (-s): no wait */
+	/* nothing held; nothing closing (a user really at the bound); nobody to release
+	 * (-s); a close longer ago than the window: no wait */
 	pthread_mutex_lock(&f->ctx.lock);
-	assert_false(fs_handle_wait_release(&f->ctx, HOLDER));
-	fill_to_bound(f, HOLDER);
-	f->ctx.multithreaded = false;
 	t0 = fs_now_usec();
-	assert_false(fs_handle_wait_release(&f->ctx, HOLDER));
-	assert_true(fs_now_usec() - t0 < 100 * 1000u);
+	assert_false(wait_release(f, HOLDER));
+	fill_to_bound(f, HOLDER);
+	assert_false(wait_release(f, HOLDER));
+	fs_handle_set_closing(&f->ctx, fs_handles_of(&f->ctx, HOLDER),
+			      fs_now_usec() - (uint64_t)FS_RELEASE_WAIT_MSEC * 1000u - 1);
+	assert_false(wait_release(f, HOLDER));
+	fs_handle_set_closing(&f->ctx, fs_handles_of(&f->ctx, HOLDER), fs_now_usec());
+	f->ctx.multithreaded = false;
+	assert_false(wait_release(f, HOLDER));
 	f->ctx.multithreaded = true;
 	pthread_mutex_unlock(&f->ctx.lock);
+	assert_true(fs_now_usec() - t0 < 100 * 1000u);
 	/* a second request of the user's while one waits is answered at once; the first,
-	 * with no release, waits FS_RELEASE_WAIT_MSEC and no longer */
+	 * with no release, waits until its deadline and no longer */
+	flushed(f, fs_handles_of(&f->ctx, HOLDER));
 	t0 = fs_now_usec();
 	assert_int_equal(pthread_create(&t, NULL, wait_too, &s), 0);
 	usleep(100 * 1000);
 	pthread_mutex_lock(&f->ctx.lock);
-	assert_false(fs_handle_wait_release(&f->ctx, HOLDER));
+	assert_false(wait_release(f, HOLDER));
 	assert_true(fs_now_usec() - t0 < (uint64_t)FS_RELEASE_WAIT_MSEC * 1000u);
+	other.h = open_one(f, OTHER, H_SNAPSHOT);
 	pthread_mutex_unlock(&f->ctx.lock);
 	/* another user's request waits on its own */
-	other.h = open_one(f, OTHER, H_SNAPSHOT);
+	flushed(f, other.h);
 	assert_int_equal(pthread_create(&r, NULL, release_later, &other), 0);
 	pthread_mutex_lock(&f->ctx.lock);
-	assert_true(fs_handle_wait_release(&f->ctx, OTHER));
+	assert_true(wait_release(f, OTHER));
 	pthread_mutex_unlock(&f->ctx.lock);
 	pthread_join(r, NULL);
 	pthread_join(t, NULL);
@@ -270,11 +327,12 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(
 			test_handle_open_at_the_bound_waits_for_a_late_release, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_handle_wait_is_for_a_closing_files_release,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_handle_wait_sees_the_users_last_file_go,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(
-			test_handle_wait_is_one_request_per_user_and_ends_at_the_deadline, setup,
-			teardown),
+			test_handle_wait_only_after_a_close_one_request_per_user, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
