@@ -263,8 +263,8 @@ struct sched_dirty_link {
 };
 
 struct sched_job {
-	/* fields a scheduling pass reads for every pending job, kept on one cache line
-	 * (the first: a job is allocated on a line of its own, sched_job_alloc()) */
+	/* fields a scheduling pass reads for every pending job, kept in the first 64
+	 * bytes (one or two cache lines, as malloc places the job) */
 	enum sched_job_state state;
 	enum sched_requeue_cause requeue_cause;
 	uint32_t type_mask;		/* server types it can run on (sched_type_mask) */

@@ -82,12 +82,6 @@ void sched_job_set_pending_reason(struct sched_cluster *c, struct sched_job *j,
 				  uint64_t now_usec, const char *reason);
 
 /*
- * sched_job_alloc() - a zeroed job, starting on a cache line of its own (its first line
- * holds what a pass reads of every pending job); free() frees it. NULL without memory.
- */
-struct sched_job *sched_job_alloc(void);
-
-/*
  * sched_job_subject() - until sched_job_subject(c, NULL, NULL, -1): the events of @j
  * that sched_job_transition() adds name server @server (borrowed, must outlive the
  * subject) and NPU @npu (-1 = none), because their reasons do (a fault's recovery).

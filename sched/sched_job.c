@@ -152,19 +152,9 @@ void sched_job_set_pending_reason(struct sched_cluster *c, struct sched_job *j,
 	sched_cluster_changed(c);
 }
 
-/* One cache line per job's start: a pass reads the first line of every pending job. */
+/* What a pass reads of every pending job stays within the job's first 64 bytes. */
 _Static_assert(offsetof(struct sched_job, limit_left_usec) + sizeof(uint64_t) <= 64,
-	       "the fields a pass reads fit in a job's first cache line");
-
-struct sched_job *sched_job_alloc(void)
-{
-	size_t size = (sizeof(struct sched_job) + 63) & ~(size_t)63;
-	struct sched_job *j = aligned_alloc(64, size);
-
-	if (j)
-		memset(j, 0, size);
-	return j;
-}
+	       "the fields a pass reads fit in a job's first 64 bytes");
 
 void sched_job_subject(struct sched_cluster *c, const struct sched_job *j, const char *server,
 		       int npu)
@@ -595,7 +585,7 @@ static int job_new(struct sched_cluster *c, const char *name, bool active, uid_t
 	/* allocate first: a refused submission must not lose the old record */
 	if (jobs_reserve(c) < 0)
 		return -ENOMEM;
-	j = sched_job_alloc();
+	j = calloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;
 	j->reason = j->preempted_by = j->stop_server = "";

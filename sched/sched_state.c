@@ -705,7 +705,7 @@ int sched_job_load(struct sched_cluster *c, const char *text, size_t len, uint64
 
 	if (!o)
 		return -EINVAL;
-	j = sched_job_alloc();
+	j = calloc(1, sizeof(*j));
 	if (!j) {
 		json_decref(o);
 		return -ENOMEM;
