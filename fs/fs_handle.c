@@ -84,8 +84,8 @@ void fs_handle_unlist(struct fs_ctx *ctx, struct fs_handle *h)
 	struct fs_handle_user **wp = user_slot(ctx, h->uid);
 	struct fs_handle_user *w = wp ? *wp : NULL;
 
-	if (!w)
-		return; /* not listed */
+	if (!w || (!h->prev && w->head != h))
+		return; /* not listed (a listed file without a predecessor heads the list) */
 	if (h->prev)
 		h->prev->next = h->next;
 	else

@@ -100,8 +100,8 @@ int fs_handle_buffer_put(struct fs_handle *h, const char *data, size_t size, off
 /* fs_handle_list() - list @h (h->uid set) among its user's. Returns 0 or -ENOMEM. */
 int fs_handle_list(struct fs_ctx *ctx, struct fs_handle *h);
 
-/* fs_handle_unlist() - unlist @h (listed); wakes a request waiting for a release of its
- * user's (fs_handle_wait_release()). */
+/* fs_handle_unlist() - unlist @h (one not listed is ignored); wakes a request waiting
+ * for the release of a closing file of its user's (fs_handle_wait_release()). */
 void fs_handle_unlist(struct fs_ctx *ctx, struct fs_handle *h);
 
 /* fs_handles_of() - the first of @uid's open files (then ->next), or NULL. */

@@ -138,6 +138,11 @@ static void test_handle_users_go_with_their_last_file(void **state)
 	struct fs_handle *c = open_one(f, OTHER, H_SNAPSHOT);
 
 	assert_int_equal(f->ctx.handle_user_count, 2);
+	fs_handle_unlist(&f->ctx, a);
+	fs_handle_unlist(&f->ctx, a); /* not listed any more: nothing happens */
+	assert_ptr_equal(fs_handles_of(&f->ctx, HOLDER), b);
+	assert_int_equal(count_listed(f, HOLDER), 1);
+	assert_int_equal(fs_handle_list(&f->ctx, a), 0);
 	close_one(f, a); /* the head of the list */
 	assert_ptr_equal(fs_handles_of(&f->ctx, HOLDER), b);
 	close_one(f, b);
