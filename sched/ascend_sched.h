@@ -917,7 +917,8 @@ bool sched_pass_is_owed(const struct sched_cluster *c);
 /*
  * sched_pass_run_owed() - when a pass is owed, run it at @now_usec (one pass, for every
  * request since the last) and return what sched_schedule() returns; else 0, nothing
- * done. A request made during that pass leaves a pass owed again.
+ * done. A request made during that pass leaves a pass owed again, and so does a pass
+ * that an allocation failure cut short (with deferral on): the next run makes up for it.
  */
 unsigned sched_pass_run_owed(struct sched_cluster *c, uint64_t now_usec);
 

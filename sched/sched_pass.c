@@ -310,6 +310,14 @@ struct sched_kept_pass {
 	struct pass *p;
 };
 
+/* A pass cut short without memory: with deferred passes the next round runs it again
+ * (the daemon's heartbeat thread runs owed passes each second). */
+static void owe_again(struct sched_cluster *c)
+{
+	if (c->defer_passes)
+		c->pass_owed = true;
+}
+
 static void pass_free(struct pass *p)
 {
 	if (!p)
@@ -450,6 +458,8 @@ static bool pass_resume(struct sched_cluster *c, struct pass *p, uint64_t now_us
 	sched_pend_order_settle_new(c);
 	c->passes_incremental++;
 	*ret_placed = p->placed;
+	if (p->incomplete)
+		owe_again(c);
 	pass_end(c, p);
 	free(ql);
 	free(fresh);
@@ -473,7 +483,8 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 	if (!p || !ql) {
 		free(p);
 		free(ql);
-		return 0; /* the next pass retries; nothing was changed */
+		owe_again(c); /* nothing was changed */
+		return 0;
 	}
 	p->c = c;
 	p->now = now_usec;
@@ -509,6 +520,7 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 	if (sched_pend_order_take(c, ql, &all, &n) < 0) {
 		free(p);
 		free(ql);
+		owe_again(c);
 		return 0;
 	}
 	sched_preempt_collect(p);
@@ -525,6 +537,8 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 	if (p->any_elastic)
 		sched_grow_elastic(p);
 	placed = p->placed;
+	if (p->incomplete)
+		owe_again(c);
 	pass_end(c, p);
 	free(ql);
 	free(all);
