@@ -532,6 +532,8 @@ struct sched_cluster {
 	bool defer_passes;		/* sched_cluster_set_deferred_passes(): a change that
 					 * asks for a pass marks it owed instead of running it */
 	bool pass_owed;			/* a deferred pass waits for sched_pass_run_owed() */
+	uint64_t pass_retry_usec;	/* an owed pass that memory cut short runs again from
+					 * then on, not before (0: at once) */
 	uint64_t pass_requests;		/* sched_pass_request() calls, deferred or not */
 	uint64_t passes_run;		/* passes they ran: at once, or owed and run */
 	uint64_t mutations;		/* bumped by every change a pass's decisions depend
@@ -547,7 +549,9 @@ struct sched_cluster {
 	struct sched_reason_str **reason_table; /* the interned job reasons and preemptors
 					 * (sched_reason.c):
 					 * chained hash, reason_table_cap buckets (a power of
-					 * two, 0 before the first), reason_count strings */
+					 * two, 0 before the first), reason_count strings
+					 * (a kept pass holds up to 32 that no job may hold
+					 * any more: its shared reasons, sched_pass.h) */
 	size_t reason_table_cap, reason_count;
 };
 
@@ -918,7 +922,9 @@ bool sched_pass_is_owed(const struct sched_cluster *c);
  * sched_pass_run_owed() - when a pass is owed, run it at @now_usec (one pass, for every
  * request since the last) and return what sched_schedule() returns; else 0, nothing
  * done. A request made during that pass leaves a pass owed again, and so does a pass
- * that an allocation failure cut short (with deferral on): the next run makes up for it.
+ * that an allocation failure cut short (with deferral on): a run from 1 s later makes up
+ * for it (at once after a new request), so that a shortage of memory does not cost a
+ * full pass at every call.
  */
 unsigned sched_pass_run_owed(struct sched_cluster *c, uint64_t now_usec);
 

@@ -378,9 +378,14 @@ const struct resv *sched_reserve_preempted(struct pass *p, struct sched_job *j,
 const struct resv *sched_reserve_for(struct pass *p, struct sched_job *j)
 {
 	struct resv *rv = &p->resv[p->nresv];
+	int r;
 
-	if ((p->resv_mask & j->type_mask) || p->nresv >= 32 ||
-	    compute_reservation(p, j, rv) < 0)
+	if ((p->resv_mask & j->type_mask) || p->nresv >= 32)
+		return NULL;
+	r = compute_reservation(p, j, rv);
+	if (r == -ENOMEM)
+		p->incomplete = true; /* not "no room": the pass is owed again */
+	if (r < 0)
 		return NULL;
 	resv_add(p, rv);
 	return rv;
@@ -400,7 +405,7 @@ bool sched_may_use_reserved(const struct pass *p, const struct sched_job *j)
 	if (!types || j->limit_left_usec == UINT64_MAX)
 		return false;
 	/* it ends before some known start exactly when it ends before the latest one */
-	for (unsigned t = 0; types >> t; t++)
+	for (unsigned t = 0; t < 32; t++)
 		if ((types & (1u << t)) && p->latest_start[t] > latest)
 			latest = p->latest_start[t];
 	return latest && expected_end(p->c, j, p->now) <= latest;

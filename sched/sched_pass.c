@@ -310,12 +310,20 @@ struct sched_kept_pass {
 	struct pass *p;
 };
 
-/* A pass cut short without memory: with deferred passes the next round runs it again
- * (the daemon's heartbeat thread runs owed passes each second). */
-static void owe_again(struct sched_cluster *c)
+/* How long a pass cut short without memory waits to be run again: the daemon runs owed
+ * passes at almost every request, and a full pass each while memory is short would only
+ * make it shorter. */
+#define PASS_RETRY_USEC 1000000u
+
+/* A pass at @now_usec cut short without memory: with deferred passes it is owed again,
+ * from PASS_RETRY_USEC on (the daemon's heartbeat thread runs owed passes each second);
+ * a new request makes it due at once. */
+static void owe_again(struct sched_cluster *c, uint64_t now_usec)
 {
-	if (c->defer_passes)
-		c->pass_owed = true;
+	if (!c->defer_passes)
+		return;
+	c->pass_owed = true;
+	c->pass_retry_usec = now_usec + PASS_RETRY_USEC;
 }
 
 static void pass_free(struct pass *p)
@@ -459,7 +467,7 @@ static bool pass_resume(struct sched_cluster *c, struct pass *p, uint64_t now_us
 	c->passes_incremental++;
 	*ret_placed = p->placed;
 	if (p->incomplete)
-		owe_again(c);
+		owe_again(c, now_usec);
 	pass_end(c, p);
 	free(ql);
 	free(fresh);
@@ -483,7 +491,7 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 	if (!p || !ql) {
 		free(p);
 		free(ql);
-		owe_again(c); /* nothing was changed */
+		owe_again(c, now_usec); /* nothing was changed */
 		return 0;
 	}
 	p->c = c;
@@ -520,7 +528,7 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 	if (sched_pend_order_take(c, ql, &all, &n) < 0) {
 		free(p);
 		free(ql);
-		owe_again(c);
+		owe_again(c, now_usec);
 		return 0;
 	}
 	sched_preempt_collect(p);
@@ -538,7 +546,7 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 		sched_grow_elastic(p);
 	placed = p->placed;
 	if (p->incomplete)
-		owe_again(c);
+		owe_again(c, now_usec);
 	pass_end(c, p);
 	free(ql);
 	free(all);
@@ -656,6 +664,7 @@ unsigned sched_pass_request(struct sched_cluster *c, uint64_t now_usec)
 	c->pass_requests++;
 	if (c->defer_passes) {
 		c->pass_owed = true;
+		c->pass_retry_usec = 0; /* due at once, a retry too */
 		return 0;
 	}
 	c->passes_run++;
@@ -670,6 +679,9 @@ bool sched_pass_is_owed(const struct sched_cluster *c)
 unsigned sched_pass_run_owed(struct sched_cluster *c, uint64_t now_usec)
 {
 	if (!c->pass_owed)
+		return 0;
+	/* a retry after a pass cut short waits its turn (unless the clock went back) */
+	if (now_usec < c->pass_retry_usec && c->pass_retry_usec - now_usec <= PASS_RETRY_USEC)
 		return 0;
 	/* cleared first: what the pass itself asks for is owed again, not lost */
 	c->pass_owed = false;

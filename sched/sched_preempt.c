@@ -591,6 +591,7 @@ bool sched_try_preempt(struct pass *p, struct sched_job *j, bool inq)
 	size_t off = 0;
 	unsigned npus = 0;
 	uint64_t deadline = 0;
+	int r;
 
 	if (!c->conf->preemption || p->preempt_tries >= PREEMPT_TRIES_PER_PASS || !p->committed)
 		return false;
@@ -604,10 +605,16 @@ bool sched_try_preempt(struct pass *p, struct sched_job *j, bool inq)
 	    slot->inq == inq && slot->prio >= eff_priority(c, j))
 		return false;
 	/* the budget is spent only on searches that may succeed */
-	if (!preempt_possible(p, j, inq) ||
-	    (p->preempt_tries++, choose_victims(p, j, inq, &vs) < 0) || vs.n == 0) {
-		if (!slot->used || slot->need != j->need_min || slot->mask != j->type_mask ||
-		    slot->inq != inq || slot->prio < eff_priority(c, j))
+	r = -ENOSPC;
+	if (preempt_possible(p, j, inq)) {
+		p->preempt_tries++;
+		r = choose_victims(p, j, inq, &vs);
+	}
+	if (r < 0 || vs.n == 0) {
+		if (r == -ENOMEM) /* not a search that found nothing: the pass is owed again */
+			p->incomplete = true;
+		else if (!slot->used || slot->need != j->need_min || slot->mask != j->type_mask ||
+			 slot->inq != inq || slot->prio < eff_priority(c, j))
 			*slot = (typeof(*slot)){ eff_priority(c, j), j->need_min, j->type_mask, inq,
 						 true };
 		free(vs.v);

@@ -129,9 +129,12 @@ void sched_job_share_reason(struct sched_cluster *c, struct sched_job *j, const 
 {
 	const char *old = j->reason;
 
-	(void)c;
 	if (text == old)
 		return;
+	if (!is_interned(text)) { /* "" or the out-of-memory text: nothing to share */
+		sched_job_set_reason(c, j, text);
+		return;
+	}
 	j->reason = sched_reason_get(text);
 	sched_reason_put(old);
 }
