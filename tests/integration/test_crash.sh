@@ -199,15 +199,21 @@ for job, ops in names.items():
             done = i + 1 < len(ops) and ops[i + 1] == ("ack", op)
             after = {apply(op, st) for st in possible}
             possible = after if done else possible | after
+    def judged(s):
+        return "absent" if s is None else "cancelled" if s == "cancelled" else \
+            "rejected" if s in ("rejected", "draft") else "active"
     s = status(job)
-    seen = "absent" if s is None else "cancelled" if s == "cancelled" else \
-        "rejected" if s in ("rejected", "draft") else "active"
+    seen = judged(s)
     if s == "stopping":
         # a cancel or rmdir of a running job holds its NPUs, stopping, until its
         # processes are gone: acknowledged, but not yet at its end
         try:
             st = json.load(open(f"{mnt}/jobs/{job}/status.json"))
-            if st.get("stop_removes"):
+            if st.get("state") != "stopping":
+                # the stop ended between the two reads (the first tick after a
+                # restart ends overdue stops): judge where it ended
+                seen = judged(st.get("state"))
+            elif st.get("stop_removes"):
                 seen = "absent"
             elif st.get("stop_to") == "cancelled":
                 seen = "cancelled"
