@@ -532,9 +532,8 @@ struct fs_ctx {
 	unsigned test_slow_release_ms;	/* tests only: ASCENDFS_TEST_SLOW_RELEASE_MS, read at
 					 * start; a RELEASE waits this long first, unless
 					 * another of its user's of its class (spec or
-					 * other) is late (the kernel sends
-					 * it after close() returned; on a loaded machine it
-					 * comes late) */
+					 * other) is late (the kernel sends it after close()
+					 * returned; on a loaded machine it comes late) */
 	pid_t notifier_tid;		/* the thread that pokes the mount (its requests are
 					 * no-ops); 0 = none */
 	pthread_cond_t notify_cv;	/* signalled after a change (under lock) */

@@ -132,9 +132,10 @@ void fs_handle_set_closing(struct fs_ctx *ctx, struct fs_handle *h, uint64_t now
  * close() returned), wait (ctx->lock dropped meanwhile) for such a release, until
  * @deadline (an fs_deadline_in() time) at the latest; the caller then looks again, and
  * may wait again until the same deadline. One request per user waits; the others, and a
- * user whose files are all held open (a duplicate descriptor closed says nothing), are
- * answered at once, and nothing waits in single-threaded mode (nobody could release).
- * Returns true when a closing file of @uid's was released meanwhile.
+ * user who closed nothing within the window, are answered at once (a duplicate
+ * descriptor's close flushes too, and its file stays open: such a wait ends at the
+ * deadline), and nothing waits in single-threaded mode (nobody could release). Returns
+ * true when a closing file of @uid's was released meanwhile.
  */
 bool fs_handle_wait_release(struct fs_ctx *ctx, uid_t uid, const struct timespec *deadline);
 
