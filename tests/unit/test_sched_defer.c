@@ -254,6 +254,70 @@ static void test_defer_pass_cut_short_by_no_memory_stays_owed(void **state)
 #endif
 }
 
+#ifdef TEST_CHAOS
+/* One 8-NPU server held by a job with a time limit, and an 8-NPU job owed its first pass:
+ * that pass reserves the server for it. */
+static struct sched_cluster *reservation_case(void)
+{
+	struct sched_cluster *c = cluster_of(1);
+	struct conf_job_spec *s = fx_spec("holder", 8);
+
+	s->time_limit_sec = 3600;
+	fx_submit_spec(c, s, FX_UID);
+	sched_cluster_set_deferred_passes(c, true);
+	fx_submit(c, "waiter", 8);
+	assert_true(sched_pass_is_owed(c));
+	return c;
+}
+#endif
+
+/*
+ * The same where the pass reserves NPUs: an allocation failure while it works out the
+ * reservation cut the pass short too. After each failure in turn the pass is owed again,
+ * or the waiting job says, as the pass with memory does, that the server is reserved for
+ * it (or that its reason was not kept); before, it was told there was no room, as if nothing could be reserved.
+ */
+static void test_defer_reservation_cut_short_by_no_memory_stays_owed(void **state)
+{
+#ifdef TEST_CHAOS
+	struct sched_cluster *ref;
+	const char *want;
+
+	(void)state;
+	if (!chaos_hooks_work())
+		return;
+	ref = reservation_case();
+	sched_pass_run_owed(ref, fx_now());
+	want = sched_cluster_find_job(ref, "waiter")->reason;
+	if (!strstr(want, "first in line: node-0 reserved"))
+		fail_msg("the pass with memory reserves nothing: \"%s\"", want);
+	sched_cluster_free(ref);
+	for (long n = 0;; n++) {
+		struct sched_cluster *c = reservation_case();
+		const struct sched_job *j;
+		bool injected;
+
+		chaos_injected = false;
+		chaos_countdown = n;
+		sched_pass_run_owed(c, fx_now());
+		chaos_countdown = -1;
+		injected = chaos_injected;
+		j = sched_cluster_find_job(c, "waiter");
+		if (!sched_pass_is_owed(c) && !strstr(j->reason, "first in line: node-0 reserved") &&
+		    !strstr(j->reason, "reason not kept"))
+			fail_msg("allocation %ld failed, the pass is not owed and the job says \"%s\"",
+				 n, j->reason);
+		fx_check(c);
+		sched_cluster_free(c);
+		if (!injected)
+			break;
+	}
+#else
+	(void)state;
+	print_message("allocation-failure injection needs glibc without a sanitizer; not run\n");
+#endif
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -262,6 +326,7 @@ int main(void)
 		cmocka_unit_test(test_defer_cancel_starts_waiting_job_in_owed_pass),
 		cmocka_unit_test(test_defer_off_again_keeps_owed_pass),
 		cmocka_unit_test(test_defer_pass_cut_short_by_no_memory_stays_owed),
+		cmocka_unit_test(test_defer_reservation_cut_short_by_no_memory_stays_owed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
