@@ -720,6 +720,7 @@ void sched_preempt_collect(struct pass *p)
 
 	if (p->nstopping) {
 		p->stopping = malloc(p->nstopping * sizeof(*p->stopping));
+		p->incomplete |= !p->stopping; /* owed again: its preemptions were not seen */
 		p->nstopping = 0;
 		for (size_t i = 0; p->stopping && i < c->job_count; i++)
 			if (sched_frees_for_preemptor(c->jobs[i], p->now))
@@ -728,6 +729,7 @@ void sched_preempt_collect(struct pass *p)
 			qsort(p->stopping, p->nstopping, sizeof(*p->stopping), by_preemptor);
 	}
 	p->committed = calloc(nq ? nq : 1, sizeof(*p->committed));
+	p->incomplete |= !p->committed; /* owed again: it could preempt nothing */
 	for (size_t i = 0; p->committed && p->nstopping && i < c->job_count; i++) {
 		struct sched_job *j = c->jobs[i];
 		uint64_t dl;

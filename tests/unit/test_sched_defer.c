@@ -318,6 +318,70 @@ static void test_defer_reservation_cut_short_by_no_memory_stays_owed(void **stat
 #endif
 }
 
+#ifdef TEST_CHAOS
+/* One 8-NPU server held by a job of a low-priority queue, and an 8-NPU job of a
+ * high-priority queue owed its first pass: that pass preempts the first. */
+static struct sched_cluster *preemption_case(void)
+{
+	static const char queues[] = "  - name: prod\n"
+				     "    priority: 900\n"
+				     "  - name: batch\n"
+				     "    priority: 100\n";
+	struct fx_opts o = { .servers = 1, .queues = queues };
+	struct sched_cluster *c = fx_cluster(&o);
+
+	fx_submit_spec(c, fx_spec_full("low", 8, "batch", 500), FX_UID);
+	assert_int_equal(sched_cluster_find_job(c, "low")->state, SCHED_JOB_RUNNING);
+	sched_cluster_set_deferred_passes(c, true);
+	fx_submit_spec(c, fx_spec_full("hi", 8, "prod", 500), FX_UID);
+	assert_true(sched_pass_is_owed(c));
+	return c;
+}
+#endif
+
+/*
+ * The same where the pass preempts: an allocation failure while it chooses the victims
+ * is a pass cut short, not a search that found none. After each failure in turn the
+ * pass is owed again, or the low-priority job is stopping for the other (or the other's
+ * reason was not kept).
+ */
+static void test_defer_preemption_cut_short_by_no_memory_stays_owed(void **state)
+{
+#ifdef TEST_CHAOS
+	struct sched_cluster *ref;
+
+	(void)state;
+	if (!chaos_hooks_work())
+		return;
+	ref = preemption_case();
+	sched_pass_run_owed(ref, fx_now());
+	assert_int_equal(sched_cluster_find_job(ref, "low")->state, SCHED_JOB_STOPPING);
+	sched_cluster_free(ref);
+	for (long n = 0;; n++) {
+		struct sched_cluster *c = preemption_case();
+		bool injected;
+
+		chaos_injected = false;
+		chaos_countdown = n;
+		sched_pass_run_owed(c, fx_now());
+		chaos_countdown = -1;
+		injected = chaos_injected;
+		if (!sched_pass_is_owed(c) &&
+		    sched_cluster_find_job(c, "low")->state != SCHED_JOB_STOPPING &&
+		    !strstr(sched_cluster_find_job(c, "hi")->reason, "reason not kept"))
+			fail_msg("allocation %ld failed, the pass is not owed and nothing was "
+				 "preempted: \"%s\"", n, sched_cluster_find_job(c, "hi")->reason);
+		fx_check(c);
+		sched_cluster_free(c);
+		if (!injected)
+			break;
+	}
+#else
+	(void)state;
+	print_message("allocation-failure injection needs glibc without a sanitizer; not run\n");
+#endif
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -327,6 +391,7 @@ int main(void)
 		cmocka_unit_test(test_defer_off_again_keeps_owed_pass),
 		cmocka_unit_test(test_defer_pass_cut_short_by_no_memory_stays_owed),
 		cmocka_unit_test(test_defer_reservation_cut_short_by_no_memory_stays_owed),
+		cmocka_unit_test(test_defer_preemption_cut_short_by_no_memory_stays_owed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
