@@ -200,6 +200,14 @@ struct conf_cluster {
 					 * not an operator) may hold open for writing at once;
 					 * the next create or open fails with EMFILE; default
 					 * 200, 1 to 1000000 */
+	unsigned recovery_allowed;	/* recovery_strategies: the strategies a job's
+					 * `recovery:` may name, a bit set of
+					 * (1u << enum conf_recovery); default all
+					 * (CONF_RECOVERY_ALL); job is always allowed */
+	unsigned recovery_timeout_sec;	/* recovery_timeout: how long one step of a
+					 * recovery ladder waits for the job's processes
+					 * (a dump's saves) before it falls back to the
+					 * next strategy; default 30, 1-3600 */
 	char *operator_group;		/* operator_group: members of this unix group (primary
 					 * or supplementary) may do what root may on the
 					 * cluster: write nodes/<server>/health (an agent
@@ -281,6 +289,36 @@ const struct conf_queue *conf_cluster_find_queue(const struct conf_cluster *c, c
  */
 int conf_cluster_add_queue(struct conf_cluster *c, const char *name);
 
+/*
+ * Recovery strategies, the rungs of a job's recovery ladder (issue 17). A fault walks the
+ * job's `recovery:` list in order; the first strategy that applies is used, and when it
+ * fails (a deadline passes, a process says it cannot) the next one is tried. Words are
+ * MindCluster's recover-strategy words where it has one (MindCluster resumable-training
+ * guide: "dump" saves the dying-gasp checkpoint).
+ */
+enum conf_recovery {
+	CONF_RECOVERY_DUMP,	/* the surviving processes save the step they finished
+				 * (jobs/<id>/recovery), then every process restarts
+				 * from that checkpoint: one step lost at most */
+	CONF_RECOVERY_JOB,	/* job-level: every process restarts from the newest
+				 * checkpoint on disk, healthy servers kept */
+	CONF_RECOVERY_COUNT
+};
+
+/* Every strategy, as a bit set of (1u << enum conf_recovery). */
+#define CONF_RECOVERY_ALL ((1u << CONF_RECOVERY_COUNT) - 1)
+
+/* conf_recovery_name() - "dump", "job"; "unknown" for another value. Static text. */
+const char *conf_recovery_name(enum conf_recovery r);
+
+/*
+ * conf_recovery_list_text() - @count strategies of @list as "dump, job" into @buf
+ * (@len bytes, NUL-terminated; cut at a whole name when too small). Returns the
+ * length written.
+ */
+size_t conf_recovery_list_text(const enum conf_recovery *list, size_t count, char *buf,
+			       size_t len);
+
 enum conf_launch {
 	CONF_LAUNCH_MSRUN,	/* one msrun per server (hosts/<server>.env) */
 	CONF_LAUNCH_PER_RANK,	/* one process per NPU (ranks/<rank>.env) */
@@ -301,6 +339,10 @@ struct conf_job_spec {
 	uint64_t time_limit_sec; /* 0 = none */
 	unsigned tp, pp, dp;	/* parallel hints; 0 = not given */
 	char *server_type;	/* restrict to one server type; NULL = any */
+	enum conf_recovery recovery[CONF_RECOVERY_COUNT]; /* `recovery:` ladder, in order,
+				 * each strategy at most once; default [job] */
+	size_t recovery_count;	/* entries of recovery, >= 1 when parsed; 0 (a spec a
+				 * program built field by field) means [job] */
 };
 
 /*

@@ -35,6 +35,7 @@
 #define JOB_PRIORITY_CAP_DEFAULT 900 /* "high": users keep the three named priorities */
 #define TIME_LIMIT_CAP_MAX_SEC CONF_TIME_LIMIT_MAX_SEC
 #define IFNAME_MAX 15 /* IFNAMSIZ - 1 */
+#define RECOVERY_TIMEOUT_MAX_SEC 3600
 
 static const char *const top_keys[] = { "cluster", "resource", "hccl", "queues", "servers", NULL };
 static const char *const cluster_keys[] = {
@@ -43,7 +44,7 @@ static const char *const cluster_keys[] = {
 	"topology_aware_schedule", "require_agent", "fault_hold_time", "fault_escalate_count",
 	"fault_escalate_window", "stop_grace_period", "max_job_count", "event_history",
 	"operator_group", "max_job_count_per_user", "reserved_job_count",
-	"max_uploads_per_user", NULL,
+	"max_uploads_per_user", "recovery_strategies", "recovery_timeout", NULL,
 };
 static const char *const resource_keys[] = {
 	"total_npu", "allow_mix_task", "enable_quota_limit", "backfill", "preemption",
@@ -299,6 +300,26 @@ static int read_job_count_limits(const struct conf_ctx *ctx, const struct conf_n
 	return 0;
 }
 
+/* recovery_strategies: what a job's recovery ladder may name; job-level is always there */
+static int read_recovery_strategies(const struct conf_ctx *ctx, const struct conf_node *sec,
+				    struct conf_cluster *c)
+{
+	const struct conf_node *n = conf_map_get(sec, "recovery_strategies");
+	enum conf_recovery list[CONF_RECOVERY_COUNT];
+	size_t count;
+	int r;
+
+	if (!n)
+		return 0;
+	r = conf_read_recovery_list(ctx, n, "recovery_strategies", list, &count);
+	if (r < 0)
+		return r;
+	c->recovery_allowed = 1u << CONF_RECOVERY_JOB;
+	for (size_t i = 0; i < count; i++)
+		c->recovery_allowed |= 1u << list[i];
+	return 0;
+}
+
 static int read_cluster_section(const struct conf_ctx *ctx, const struct conf_node *root,
 				struct conf_cluster *c)
 {
@@ -361,7 +382,10 @@ static int read_cluster_section(const struct conf_ctx *ctx, const struct conf_no
 	    (r = opt_uint(ctx, sec, "event_history", EVENT_HISTORY_MIN, EVENT_HISTORY_MAX,
 			  &c->event_history)) < 0 ||
 	    (r = opt_uint(ctx, sec, "max_uploads_per_user", 1, MAX_UPLOADS_PER_USER_MAX,
-			  &c->max_uploads_per_user)) < 0)
+			  &c->max_uploads_per_user)) < 0 ||
+	    (r = opt_seconds(ctx, sec, "recovery_timeout", 1, RECOVERY_TIMEOUT_MAX_SEC,
+			     &c->recovery_timeout_sec)) < 0 ||
+	    (r = read_recovery_strategies(ctx, sec, c)) < 0)
 		return r;
 	n = conf_map_get(sec, "operator_group");
 	if (n && n->kind == CONF_NODE_SEQ)
@@ -925,6 +949,8 @@ static int set_defaults(struct conf_cluster *c, const char *file)
 	c->max_job_count = 100000;
 	c->event_history = 65536;
 	c->max_uploads_per_user = 200;
+	c->recovery_allowed = CONF_RECOVERY_ALL;
+	c->recovery_timeout_sec = 30;
 	c->topology_aware_schedule = true;
 	c->require_agent = false;
 	c->allow_mix_task = true;
@@ -1212,6 +1238,14 @@ int conf_cluster_render_yaml(const struct conf_cluster *c, char **ret_buf, size_
 	conf_out_str_or_null(o, c->operator_group);
 	conf_out_key(o, "max_uploads_per_user");
 	conf_out_uint(o, c->max_uploads_per_user);
+	conf_out_key(o, "recovery_strategies");
+	conf_out_seq_start(o, true);
+	for (unsigned k = 0; k < CONF_RECOVERY_COUNT; k++)
+		if (c->recovery_allowed & (1u << k))
+			conf_out_str(o, conf_recovery_name((enum conf_recovery)k));
+	conf_out_seq_end(o);
+	conf_out_key(o, "recovery_timeout");
+	conf_out_uint(o, c->recovery_timeout_sec);
 	conf_out_map_end(o);
 
 	conf_out_key(o, "resource");

@@ -187,6 +187,15 @@ int conf_read_ip(const struct conf_ctx *ctx, const struct conf_node *n, const ch
 int conf_read_server_type(const struct conf_ctx *ctx, const struct conf_node *n,
 			  const char *key, const struct conf_server_type **ret);
 
+/*
+ * conf_read_recovery_list() - @n as a list of recovery strategy words (or one word),
+ * each at most once, at least one: into @list (CONF_RECOVERY_COUNT entries), their
+ * number in *ret_count. Words not built yet ("retry", "in-place", "process") are
+ * refused with a sentence of their own (conf_recovery.c). Returns 0 or -EINVAL.
+ */
+int conf_read_recovery_list(const struct conf_ctx *ctx, const struct conf_node *n,
+			    const char *key, enum conf_recovery *list, size_t *ret_count);
+
 /* ---- string helpers (conf_util.c) ---- */
 
 /* conf_strdup_or_null() - strdup(@s), or NULL for NULL. Sets *ok false on ENOMEM. */

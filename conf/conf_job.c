@@ -14,7 +14,7 @@
 
 static const char *const spec_keys[] = {
 	"name", "npus", "queue", "priority", "command", "launch", "checkpoint_dir",
-	"max_restarts", "time_limit", "parallel", "server_type", NULL,
+	"max_restarts", "time_limit", "parallel", "server_type", "recovery", NULL,
 };
 
 static const struct {
@@ -297,6 +297,30 @@ static int read_parallel(const struct conf_ctx *ctx, const struct conf_node *n,
 	return 0;
 }
 
+/* recovery: the ladder; a dying-gasp save needs a place to write its checkpoint */
+static int read_recovery(const struct conf_ctx *ctx, const struct conf_node *root,
+			 struct conf_job_spec *s)
+{
+	const struct conf_node *n = conf_map_get(root, "recovery");
+	int r;
+
+	s->recovery[0] = CONF_RECOVERY_JOB;
+	s->recovery_count = 1;
+	if (!n)
+		return 0;
+	r = conf_read_recovery_list(ctx, n, "recovery", s->recovery, &s->recovery_count);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < s->recovery_count; i++)
+		if (s->recovery[i] == CONF_RECOVERY_DUMP && !s->checkpoint_dir)
+			return conf_fail(ctx, n,
+					 "recovery: dump saves a checkpoint into checkpoint_dir, "
+					 "and this spec has none; add checkpoint_dir: "
+					 "/data/ckpt/%s (an absolute path the job's servers share)",
+					 s->name);
+	return 0;
+}
+
 static int read_spec(const struct conf_ctx *ctx, const struct conf_node *root,
 		     const char *default_name, struct conf_job_spec *s)
 {
@@ -375,7 +399,7 @@ static int read_spec(const struct conf_ctx *ctx, const struct conf_node *root,
 		if (r < 0)
 			return r;
 	}
-	return 0;
+	return read_recovery(ctx, root, s);
 }
 
 int conf_job_spec_parse(const char *buf, size_t len, const char *file, const char *default_name,
@@ -476,6 +500,13 @@ int conf_job_spec_render_yaml(const struct conf_job_spec *s, char **ret_buf, siz
 	conf_out_map_end(o);
 	conf_out_key(o, "server_type");
 	conf_out_str_or_null(o, s->server_type);
+	conf_out_key(o, "recovery");
+	conf_out_seq_start(o, true);
+	for (size_t i = 0; i < s->recovery_count; i++)
+		conf_out_str(o, conf_recovery_name(s->recovery[i]));
+	if (!s->recovery_count) /* a spec built field by field: the default */
+		conf_out_str(o, conf_recovery_name(CONF_RECOVERY_JOB));
+	conf_out_seq_end(o);
 	conf_out_map_end(o);
 	return conf_out_finish(o, ret_buf, ret_len);
 }

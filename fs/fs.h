@@ -250,6 +250,15 @@
  *                                          readable after it ends, until its record is
  *                                          dropped; the first generation and the newest
  *                                          31 are kept (SCHED_JOB_RUNS_MAX)
+ *       recovery               -r--r--r--  the recovery ladder's requests to the job's
+ *                                          processes (sched_render_job_recovery()): one
+ *                                          JSON object; watch it with inotify
+ *                                          (IN_CLOSE_WRITE/IN_MODIFY). While "action" is
+ *                                          "save", each process listed in "processes"
+ *                                          saves the step it finished (the first listed
+ *                                          writes the checkpoint into checkpoint_dir),
+ *                                          answers "saved ..." into ctl and waits: the
+ *                                          job restarts from that checkpoint
  *       error                  -r--r--r--  why it was rejected, failed or timed out (also
  *                                          while it stops towards failed or timeout);
  *                                          for a placed job whose rank table is not
@@ -261,7 +270,14 @@
  *                                          gone, then cancelled/completed) |
  *                                          "checkpoint <step> <abs path> [<generation>]" |
  *                                          "exit <generation> <server> <code> [<rank>]"
- *                                          (agents report process exits); one per line,
+ *                                          (agents report process exits) |
+ *                                          "saved <request> <server> <rank|-> <step>
+ *                                          [<abs path>]" | "save-failed <request>
+ *                                          <server> <rank|->" (answers to recovery's
+ *                                          request: rank "-" for an msrun process;
+ *                                          sched_job_recovery_answer(); an answer to a
+ *                                          request no longer open is refused, ESTALE);
+ *                                          one per line,
  *                                          the first refused line stops the rest and is
  *                                          a "refused" event of the job. The owner or
  *                                          root only (operators too are strangers here):
@@ -350,6 +366,7 @@ enum fs_node_kind {
 	FS_JOB_RANK_ENV,
 	FS_JOB_EVENTS,
 	FS_JOB_HISTORY,
+	FS_JOB_RECOVERY,
 	FS_JOB_ERROR,
 	FS_JOB_CTL,
 };

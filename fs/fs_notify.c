@@ -636,6 +636,9 @@ static void collect(struct fs_ctx *ctx, struct pokes *p, uint64_t *cluster_seen)
 		}
 		poke_add(p, ctx->mount_path, "/jobs/%s/status.json", j->name);
 		poke_add(p, ctx->mount_path, "/jobs/%s/events", j->name);
+		/* the ladder's requests, for the processes that watch them */
+		if (j->ladder.request && (j->ladder.active || announce))
+			poke_add(p, ctx->mount_path, "/jobs/%s/recovery", j->name);
 		/* env says what a generation runs with (its number, placement, the
 		 * checkpoint it resumes from): a new state or generation, or the end of a
 		 * resume scan, which announce covers; a checkpoint or a reason does not */

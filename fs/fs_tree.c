@@ -205,7 +205,8 @@ static const struct {
 	{ "spec", FS_JOB_SPEC }, { "status", FS_JOB_STATUS },
 	{ "status.json", FS_JOB_STATUS_JSON }, { "ranktable.json", FS_JOB_RANKTABLE },
 	{ "env", FS_JOB_ENV }, { "hosts", FS_JOB_HOSTS_DIR }, { "ranks", FS_JOB_RANKS_DIR },
-	{ "events", FS_JOB_EVENTS }, { "history", FS_JOB_HISTORY }, { "error", FS_JOB_ERROR },
+	{ "events", FS_JOB_EVENTS }, { "history", FS_JOB_HISTORY },
+	{ "recovery", FS_JOB_RECOVERY }, { "error", FS_JOB_ERROR },
 	{ "ctl", FS_JOB_CTL },
 };
 
@@ -649,6 +650,8 @@ int fs_render(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec, ch
 		return sched_render_events(c, j->name, ret, ret_len);
 	case FS_JOB_HISTORY:
 		return sched_render_job_history(c, j, ret, ret_len);
+	case FS_JOB_RECOVERY:
+		return sched_render_job_recovery(c, j, ret, ret_len);
 	case FS_JOB_ERROR:
 		/* a failure or time-out is known while the job still stops */
 		if (j->state == SCHED_JOB_REJECTED || j->state == SCHED_JOB_FAILED ||
@@ -669,7 +672,9 @@ int fs_render(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec, ch
 				   "# write one command per line (the job's owner or root):\n"
 				   "# cancel | complete |\n"
 				   "# checkpoint <step> <absolute path> [<generation>] |\n"
-				   "# exit <generation> <server> <status> [<rank>]\n");
+				   "# exit <generation> <server> <status> [<rank>] |\n"
+				   "# saved <request> <server> <rank|-> <step> [<path>] |\n"
+				   "# save-failed <request> <server> <rank|->\n");
 	default:
 		return -ENOENT;
 	}
@@ -973,6 +978,26 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 					   (int)code, now_usec, why);
 		if (r == -EINVAL)
 			return r;
+	} else if (((n == 5 || n == 6) && strcmp(w[0], "saved") == 0) ||
+		   (n == 4 && strcmp(w[0], "save-failed") == 0)) {
+		bool saved = w[0][4] == 'd';
+		uint64_t req, rank = 0, step = 0;
+
+		if (parse_u64(w[1], &req) < 0 || req > UINT32_MAX ||
+		    (strcmp(w[3], "-") != 0 && (parse_u64(w[3], &rank) < 0 || rank > INT32_MAX)) ||
+		    (saved && (parse_u64(w[4], &step) < 0 || step > INT64_MAX ||
+			       (n == 6 && w[5][0] != '/')))) {
+			snprintf(why, SCHED_REASON_MAX,
+				 "usage: saved <request> <server> <rank|-> <step> [<absolute "
+				 "path>] or save-failed <request> <server> <rank|->, e.g. saved 1 "
+				 "node-01 - 1200 /data/ckpt/llama-1_1200.ckpt");
+			return -EINVAL;
+		}
+		r = sched_job_recovery_answer(c, p->job, uid, (unsigned)req, w[2],
+					      strcmp(w[3], "-") == 0 ? -1 : (int)rank, saved, step,
+					      saved && n == 6 ? w[5] : NULL, now_usec, why);
+		if (r == -EINVAL || r == -ESTALE)
+			return r;
 	} else if (n == 2 && strcmp(w[0], "resize") == 0) {
 		/* elastic jobs work (conf/ascendfs-spec.5): the scheduler sizes them itself */
 		snprintf(why, SCHED_REASON_MAX,
@@ -984,8 +1009,10 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 	} else {
 		snprintf(why, SCHED_REASON_MAX,
 			 "unknown command \"%s\"; use cancel, complete, "
-			 "checkpoint <step> <path> or "
-			 "exit <generation> <server> <status> [<rank>]",
+			 "checkpoint <step> <path>, "
+			 "exit <generation> <server> <status> [<rank>], "
+			 "saved <request> <server> <rank|-> <step> [<path>] or "
+			 "save-failed <request> <server> <rank|->",
 			 line);
 		return -EINVAL;
 	}

@@ -230,6 +230,35 @@ struct sched_run_slice {
 	unsigned device_ids[CONF_SERVER_NPUS_MAX]; /* ascending physical ids */
 };
 
+/*
+ * A job's recovery ladder (sched_ladder.c, issue 17): the step in progress, if any, and
+ * how the last one ended. jobs/<id>/recovery shows it to the job's processes; it is
+ * saved with the job record. Processes are indexed as sched_job_process_index() says.
+ */
+struct sched_ladder {
+	unsigned request;		/* number of the newest request to the processes (0 =
+					 * none yet); +1 per step that asks them something */
+	bool active;			/* a step waits for the processes (the job is
+					 * recovering) */
+	enum conf_recovery strategy;	/* the active step's, or the last one's */
+	size_t rung;			/* its index in spec->recovery */
+	uint64_t began_usec;		/* when the active step began */
+	uint64_t deadline_usec;		/* when it falls back (recovery_timeout) */
+	char *why;			/* owned: the fault, a sentence; NULL when none */
+	bool process_fault;		/* a process exit (sched_job_restart()), not a lost
+					 * NPU or server */
+	int fault_server;		/* the exit's server index, the server taken for
+					 * faulty with it, or -1 */
+	bool *waited;			/* owned: per process, asked and not yet answered
+					 * nor gone */
+	bool *answered;			/* owned: per process, answered */
+	size_t process_count;		/* entries of waited and answered */
+	size_t waited_count, answered_count;
+	uint64_t saved_step;		/* the newest step a process saved (0 = none) */
+	char *saved_path;		/* owned: its checkpoint; NULL = none */
+	char *outcome;			/* owned: how the last step ended; NULL = none yet */
+};
+
 /* One generation of a job. */
 struct sched_job_run {
 	unsigned generation;
@@ -367,6 +396,7 @@ struct sched_job {
 	struct sched_job_usage *usage;	/* owned: per server, its newest generation's
 					 * last usage report; usage_count entries */
 	size_t usage_count;
+	struct sched_ladder ladder;	/* its recovery ladder (sched_ladder.c) */
 };
 
 enum sched_event_kind {
@@ -388,6 +418,8 @@ enum sched_event_kind {
 	SCHED_EV_TIMEOUT,	/* a job reached its time_limit (stopping, then timeout) */
 	SCHED_EV_RESIZED,	/* an elastic job grew or shrank: a new generation */
 	SCHED_EV_QUEUE,		/* a queue's quota changed */
+	SCHED_EV_RECOVERY,	/* a step of a job's recovery ladder began, ended or fell
+				 * back (sched_ladder.c) */
 	SCHED_EV_KIND_COUNT
 };
 
@@ -468,6 +500,8 @@ struct sched_cluster {
 					 * many) */
 	uint64_t version;		/* bumped on every change anywhere */
 	uint64_t recoveries;		/* jobs moved off failed NPUs or servers */
+	unsigned ladder_active;		/* jobs whose recovery ladder has a step waiting
+					 * (sched_ladder.c) */
 	uint64_t notified_event_seq;	/* for the embedding program, like notified_version */
 	struct sched_job *dirty_head[SCHED_DIRTY_LIST_COUNT]; /* borrowed: each dirty list,
 					 * oldest first, linked by sched_job.dirty[list] */
@@ -757,6 +791,29 @@ int sched_job_complete(struct sched_cluster *c, const char *name, uid_t uid, uin
  */
 int sched_job_checkpoint(struct sched_cluster *c, const char *name, uid_t uid, uint64_t step,
 			 const char *path, uint64_t now_usec);
+
+/*
+ * sched_job_recovery_answer() - a process of job @name answers request @request of its
+ * recovery ladder (jobs/<id>/recovery): the process on server @server (a name) with
+ * rank @rank (per-rank launch; ignored for msrun) saved (@saved) step @step at @path
+ * (absolute; NULL: it saved nothing itself, another process writes the checkpoint), or
+ * could not save (!@saved: the step falls back to the next strategy at once). When
+ * every process asked has answered, the newest saved checkpoint becomes the job's and
+ * the job restarts from it (job-level); without one the step falls back. A repeated
+ * answer is accepted and changes nothing. @uid must own the job or be 0.
+ * Returns 0, -ENOENT (no such job), -EPERM, -ESTALE (@request is not the open request;
+ * @reason says which is), -EINVAL (@reason: not a process of the job, not asked, a
+ * relative path) or -ENOMEM (nothing changed).
+ */
+int sched_job_recovery_answer(struct sched_cluster *c, const char *name, uid_t uid,
+			      unsigned request, const char *server, int rank, bool saved,
+			      uint64_t step, const char *path, uint64_t now_usec, char *reason);
+
+/*
+ * sched_ladder_expire() - steps of recovery ladders whose recovery_timeout passed by
+ * @now_usec fall back to their next strategy (sched_tick() calls it). Returns how many.
+ */
+unsigned sched_ladder_expire(struct sched_cluster *c, uint64_t now_usec);
 
 /*
  * sched_job_process_exit() - a process of job @name's generation @generation exited
@@ -1370,6 +1427,22 @@ int sched_render_host_env(const struct sched_cluster *c, const struct sched_job 
  */
 int sched_render_rank_env(const struct sched_cluster *c, const struct sched_job *j, unsigned rank,
 			  const struct sched_render_ctx *ctx, char **ret, size_t *ret_len);
+
+/*
+ * sched_render_job_recovery() - jobs/<id>/recovery, the file a job's processes watch
+ * (inotify) for requests of its recovery ladder (sched_ladder.c): one JSON object and a
+ * newline: job, generation, request (the newest request's number, 0 = none yet; a
+ * process acts on a request once), action ("save": save the step you finished and
+ * answer; "none"), strategy ("dump" while a step waits, else null), ladder (the spec's
+ * recovery list), fault (the sentence of the fault, null when idle), began and deadline
+ * (RFC 3339, null when idle), timeout_sec (recovery_timeout), processes (while a step
+ * waits: those asked, in rank order, [{server, rank (per-rank launch; null for msrun),
+ * answered}]: the first one listed writes the checkpoint, the others only answer),
+ * last_outcome (how the last step ended, null before any). *ret new (free()). Returns
+ * 0 or -ENOMEM.
+ */
+int sched_render_job_recovery(const struct sched_cluster *c, const struct sched_job *j,
+			      char **ret, size_t *ret_len);
 
 /*
  * sched_render_job_status_json() - JSON: job, state, reason, owner_uid; ranktable_status

@@ -3,6 +3,8 @@
 #ifndef ASCENDFS_SCHED_INTERNAL_H
 #define ASCENDFS_SCHED_INTERNAL_H
 
+#include <jansson.h>
+
 #include "ascend_sched.h"
 
 /*
@@ -190,28 +192,119 @@ bool sched_fits_when_idle(const struct sched_cluster *c, unsigned npus,
 char *sched_event_render_line(const struct sched_event *e, size_t extra, size_t *ret_len);
 
 /*
- * sched_job_recover() - a fault took NPUs from running job @j: restarts + 1; beyond
+ * Job-level recovery, the ladder's last rung (sched_recover.c); the ladder
+ * (sched_ladder.c: sched_job_recover(), sched_job_restart()) calls these for a job that
+ * is running or, after an earlier rung, recovering.
+ *
+ * sched_recover_job_level() - a fault took NPUs from @j: restarts + 1; beyond
  * max_restarts, or with enable_fault_recovery off, the job fails with @why. Otherwise
- * it goes recovering, keeps its healthy servers and replaces the failed ones when whole
- * free servers allow (else a whole new placement), generation + 1, and runs; with no
+ * it goes recovering, keeps its healthy servers and replaces the failed ones (those
+ * sched_slice_is_bad() says, and server index @also_bad unless -1) when whole free
+ * servers allow (else a whole new placement), generation + 1, and runs; with no
  * capacity it goes pending with the reason and resumes when capacity returns. While a
  * preemption is in flight (victims stopping) it goes pending at once and the caller's
  * pass re-places it, so it cannot take NPUs the preemptor's reservation needs.
  * An elastic job shrinks (down to npus.min) rather than wait.
  */
+void sched_recover_job_level(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
+			     const char *why, int also_bad);
+
+/*
+ * sched_restart_job_level() - a task fault (a process exited non-zero on server index
+ * @server, or -1): restarts + 1; beyond max_restarts the job fails with @why; else it
+ * stays on its NPUs as a new generation (its processes restart from the newest
+ * checkpoint). When @server is under suspicion (sched_server_is_suspect()) the exit is
+ * taken for that server's fault: the job recovers as from a fault
+ * (sched_recover_job_level() rules, counting included), off that server when a clean one
+ * can take its share.
+ */
+void sched_restart_job_level(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
+			     const char *why, int server);
+
+/* sched_slice_is_bad() - is @sl unusable now (its server lost, or one of its NPUs
+ * isolated by a fault, not an Alarm)? */
+bool sched_slice_is_bad(const struct sched_cluster *c, const struct sched_slice *sl);
+
+/*
+ * The recovery ladder (sched_ladder.c, issue 17). A fault walks the job's spec->recovery
+ * list: the first strategy that applies is used, and a step that fails falls back to
+ * the next one. Every step is an event (SCHED_EV_RECOVERY) with its reason.
+ *
+ * sched_job_recover() - a fault (an NPU isolated, a server lost) took NPUs from @j,
+ * which is running (anything else is ignored), or one of its servers failed while a
+ * step of its ladder waits (that step's processes there are no longer waited for).
+ */
 void sched_job_recover(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
 		       const char *why);
 
 /*
- * sched_job_restart() - a task fault (a process exited non-zero on server index
- * @server, or -1): restarts + 1; beyond max_restarts the job fails with @why; else it
- * stays on its NPUs as a new generation (its processes restart from the newest
- * checkpoint). When @server is under suspicion (sched_server_is_suspect()) the exit is
- * taken for that server's fault: the job recovers as from a fault (sched_job_recover()
- * rules, counting included), off that server when a clean one can take its share.
+ * sched_job_restart() - a task fault: process @process of @j's generation (index as
+ * sched_job_process_index() gives, or -1) exited non-zero on server index @server
+ * (or -1). Walks the ladder as sched_job_recover() does; job-level is
+ * sched_restart_job_level().
  */
 void sched_job_restart(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
-		       const char *why, int server);
+		       const char *why, int server, long process);
+
+/*
+ * sched_ladder_process_gone() - process @process of @j's generation ended (any exit)
+ * while a step of its ladder waits: it is no longer waited for.
+ */
+void sched_ladder_process_gone(struct sched_cluster *c, struct sched_job *j, size_t process,
+			       uint64_t now_usec);
+
+/* sched_ladder_release() - forget @j's step in progress, if any (the job is stopping,
+ * cancelled or freed): what it owned is freed, the outcome kept. */
+void sched_ladder_release(struct sched_cluster *c, struct sched_job *j);
+
+/* sched_ladder_free() - free everything @j's ladder owns (sched_job_free()). */
+void sched_ladder_free(struct sched_ladder *l);
+
+/*
+ * sched_ladder_lists() - is slice @slice of @j listed for its agent while a step of the
+ * ladder waits (the job is recovering): its server did not fail, so its processes run on
+ * to answer.
+ */
+bool sched_ladder_lists(const struct sched_cluster *c, const struct sched_job *j,
+			size_t slice);
+
+/* sched_ladder_save() - @j's ladder as a JSON object (new reference), NULL on ENOMEM. */
+json_t *sched_ladder_save(const struct sched_job *j);
+
+/*
+ * sched_ladder_load() - restore @j's ladder from @o (a record's "ladder"; NULL: a
+ * record saved before the ladder, nothing to do), after @j's spec. A step in progress
+ * keeps its saved began_usec and deadline_usec (the caller moves them to this daemon's
+ * clock) and does not count yet: sched_ladder_restored() follows once the job's state
+ * and placement are restored. Returns 0, -EINVAL (malformed) or -ENOMEM.
+ */
+int sched_ladder_load(struct sched_cluster *c, struct sched_job *j, const json_t *o);
+
+/*
+ * sched_ladder_restored() - @j's state and placement are restored: a job recovering
+ * waits on its step (counted in c->ladder_active), or, when the record had no usable
+ * step (none saved, another placement), one that falls back at @now_usec's tick;
+ * any other job keeps no step.
+ */
+void sched_ladder_restored(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec);
+
+/* sched_iso_time() - @usec (wall clock) as "2025-01-31T12:00:00.123Z" into @out; "" for 0. */
+void sched_iso_time(uint64_t usec, char *out, size_t len);
+
+/*
+ * sched_job_process_count() - how many processes a generation of @j has: one per
+ * server for msrun, one per rank for per-rank.
+ */
+size_t sched_job_process_count(const struct sched_job *j);
+
+/*
+ * sched_job_process_index() - the index (0 to sched_job_process_count() - 1) of the
+ * process of @j on server @server (a name) with rank @rank (per-rank; < 0 for msrun),
+ * into *ret. Returns 0, or -EINVAL with @reason (the server holds no part of the job,
+ * the rank is not on it).
+ */
+int sched_job_process_index(const struct sched_cluster *c, const struct sched_job *j,
+			    const char *server, int rank, size_t *ret, char *reason);
 
 /*
  * sched_replace() - a placement for @j keeping its slices whose @bad entry is false and

@@ -75,6 +75,9 @@ static void transition(struct sched_cluster *c, struct sched_job *j, enum sched_
 	uint64_t ran = from == SCHED_JOB_NONE ? 0 : sched_job_run_usec(j, now_usec);
 
 	assert(transition_is_legal(from, to));
+	/* a stop, a cancel, a failure ends a step of the ladder that waits */
+	if (from == SCHED_JOB_RECOVERING && j->ladder.active)
+		sched_ladder_release(c, j);
 	j->state = to;
 	sched_limits_account(c, j, from, to);
 	if ((from == SCHED_JOB_PENDING) != (to == SCHED_JOB_PENDING))
@@ -305,6 +308,7 @@ void sched_job_free(struct sched_job *j)
 	free(j->resume_path);
 	free(j->exited_ok);
 	free(j->usage);
+	sched_ladder_free(&j->ladder);
 	sched_history_free(j);
 	sched_reason_put(j->reason);
 	sched_reason_put(j->preempted_by);
@@ -857,6 +861,21 @@ static int job_check(struct sched_cluster *c, const struct conf_job_spec *spec, 
 			return -ENOSPC;
 		}
 	}
+	for (size_t i = 0; i < spec->recovery_count; i++)
+		if (!(c->conf->recovery_allowed & (1u << spec->recovery[i]))) {
+			enum conf_recovery allowed[CONF_RECOVERY_COUNT];
+			size_t n = 0;
+
+			for (unsigned k = 0; k < CONF_RECOVERY_COUNT; k++)
+				if (c->conf->recovery_allowed & (1u << k))
+					allowed[n++] = (enum conf_recovery)k;
+			conf_recovery_list_text(allowed, n, known, sizeof(known));
+			sched_reason(reason, "recovery: %s is not allowed on this cluster "
+					     "(cluster: recovery_strategies: [%s]); leave it out "
+					     "of the list or ask the cluster's operators",
+				     conf_recovery_name(spec->recovery[i]), known);
+			return -EINVAL;
+		}
 	if (spec->server_type) {
 		type = cluster_type(c, spec->server_type);
 		if (!type) {
@@ -1318,30 +1337,26 @@ int sched_job_checkpoint_found(struct sched_cluster *c, const char *name, uint64
 	return 1;
 }
 
-int sched_job_process_exit(struct sched_cluster *c, const char *name, uid_t uid,
-			   unsigned generation, const char *server, int rank, int code,
-			   uint64_t now_usec, char *reason)
+size_t sched_job_process_count(const struct sched_job *j)
 {
-	struct sched_job *j;
-	size_t slice = SIZE_MAX, idx, count;
-	bool per_rank;
-	int r = job_for_owner(c, name, uid, &j);
+	return j->spec && j->spec->launch == CONF_LAUNCH_PER_RANK ? sched_job_total_npus(j) :
+								     j->slice_count;
+}
 
-	if (r < 0)
-		return r;
-	if (j->state != SCHED_JOB_RUNNING || generation != j->generation)
-		return 0; /* a process of an earlier generation, stopped on purpose */
+int sched_job_process_index(const struct sched_cluster *c, const struct sched_job *j,
+			    const char *server, int rank, size_t *ret, char *reason)
+{
+	size_t slice = SIZE_MAX;
+
 	for (size_t i = 0; i < j->slice_count; i++)
 		if (strcmp(c->servers[j->slices[i].server].conf->name, server) == 0)
 			slice = i;
 	if (slice == SIZE_MAX) {
 		sched_reason(reason, "server %s holds no part of job %s generation %u", server,
-			     name, generation);
+			     j->name, j->generation);
 		return -EINVAL;
 	}
-	per_rank = j->spec->launch == CONF_LAUNCH_PER_RANK;
-	count = per_rank ? sched_job_total_npus(j) : j->slice_count;
-	if (per_rank) {
+	if (j->spec->launch == CONF_LAUNCH_PER_RANK) {
 		const struct sched_slice *sl = &j->slices[slice];
 
 		if (rank < (int)sl->first_rank || rank >= (int)(sl->first_rank + sl->npu_count)) {
@@ -1349,10 +1364,53 @@ int sched_job_process_exit(struct sched_cluster *c, const char *name, uid_t uid,
 				     rank, server, sl->first_rank, sl->first_rank + sl->npu_count - 1);
 			return -EINVAL;
 		}
-		idx = (size_t)rank;
+		*ret = (size_t)rank;
 	} else {
-		idx = slice;
+		*ret = slice;
 	}
+	return 0;
+}
+
+/* The slice of @j holding process @idx (sched_job_process_index()). */
+static size_t process_slice(const struct sched_job *j, size_t idx)
+{
+	if (j->spec->launch != CONF_LAUNCH_PER_RANK)
+		return idx;
+	for (size_t i = 0; i < j->slice_count; i++)
+		if (idx < j->slices[i].first_rank + j->slices[i].npu_count)
+			return i;
+	return j->slice_count - 1;
+}
+
+int sched_job_process_exit(struct sched_cluster *c, const char *name, uid_t uid,
+			   unsigned generation, const char *server, int rank, int code,
+			   uint64_t now_usec, char *reason)
+{
+	struct sched_job *j;
+	size_t slice, idx, count;
+	bool per_rank;
+	int r = job_for_owner(c, name, uid, &j);
+
+	if (r < 0)
+		return r;
+	if (generation != j->generation)
+		return 0; /* a process of an earlier generation, stopped on purpose */
+	if (j->state == SCHED_JOB_RECOVERING && j->ladder.active) {
+		/* a process the ladder's step waits for will not answer now */
+		if (sched_job_process_index(c, j, server, rank, &idx, reason) < 0)
+			return -EINVAL;
+		sched_history_note_exit(j, code);
+		sched_ladder_process_gone(c, j, idx, now_usec);
+		return 0;
+	}
+	if (j->state != SCHED_JOB_RUNNING)
+		return 0;
+	r = sched_job_process_index(c, j, server, rank, &idx, reason);
+	if (r < 0)
+		return r;
+	slice = process_slice(j, idx);
+	per_rank = j->spec->launch == CONF_LAUNCH_PER_RANK;
+	count = sched_job_process_count(j);
 	if (j->exits_generation != j->generation || j->exited_count != count) {
 		bool *n = calloc(count, sizeof(*n));
 
@@ -1376,9 +1434,10 @@ int sched_job_process_exit(struct sched_cluster *c, const char *name, uid_t uid,
 		sched_job_subject(c, j, c->servers[j->slices[slice].server].conf->name,
 				  per_rank ? (int)j->slices[slice].device_ids[rank -
 						(int)j->slices[slice].first_rank] : -1);
-		sched_job_restart(c, j, now_usec, why, (int)j->slices[slice].server);
+		sched_job_restart(c, j, now_usec, why, (int)j->slices[slice].server, (long)idx);
 		sched_job_subject(c, NULL, NULL, -1);
-		if (j->state != SCHED_JOB_RUNNING && j->state != SCHED_JOB_STOPPING)
+		if (j->state != SCHED_JOB_RUNNING && j->state != SCHED_JOB_STOPPING &&
+		    j->state != SCHED_JOB_RECOVERING)
 			sched_pass_request(c, now_usec); /* it failed, and its NPUs are free */
 		return 0;
 	}

@@ -214,7 +214,7 @@ static int json_finish(json_t *root, char **ret, size_t *ret_len, size_t flags)
 	return 0;
 }
 
-static void iso_time(uint64_t usec, char *out, size_t len)
+void sched_iso_time(uint64_t usec, char *out, size_t len)
 {
 	time_t t = (time_t)(usec / 1000000);
 	struct tm tm;
@@ -855,7 +855,7 @@ static void set_time(json_t *o, const char *key, uint64_t usec)
 		jset(o, key, json_null());
 		return;
 	}
-	iso_time(usec, t, sizeof(t));
+	sched_iso_time(usec, t, sizeof(t));
 	jset(o, key, jstr(t));
 }
 
@@ -1031,7 +1031,7 @@ static json_t *event_json(const struct sched_event *e)
 	json_t *o = json_object();
 	char t[64];
 
-	iso_time(e->time_usec, t, sizeof(t));
+	sched_iso_time(e->time_usec, t, sizeof(t));
 	jset(o, "seq", json_integer((json_int_t)e->seq));
 	jset(o, "time", jstr(t));
 	jset(o, "kind", jstr(sched_event_kind_name(e->kind)));
@@ -1399,13 +1399,16 @@ int sched_render_server_jobs(const struct sched_cluster *c, unsigned server, cha
 	for (size_t i = 0; i < c->job_count; i++) {
 		const struct sched_job *j = c->jobs[i];
 
-		/* a generation that waits for its checkpoint scan is not to be run yet */
-		if (j->state != SCHED_JOB_RUNNING || j->resume_scan_pending)
+		bool recovering = j->state == SCHED_JOB_RECOVERING && j->ladder.active;
+
+		/* a generation that waits for its checkpoint scan is not to be run yet; one
+		 * whose ladder waits for its processes runs on where its servers did not fail */
+		if ((j->state != SCHED_JOB_RUNNING || j->resume_scan_pending) && !recovering)
 			continue;
 		for (size_t k = 0; k < j->slice_count; k++) {
 			const struct sched_slice *sl = &j->slices[k];
 
-			if (sl->server != server)
+			if (sl->server != server || (recovering && !sched_ladder_lists(c, j, k)))
 				continue;
 			buf_printf(&b, "%s %u %s %zu %u %u %u %u %" PRIu64 "\n", j->name,
 				   j->generation,

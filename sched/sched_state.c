@@ -254,6 +254,7 @@ int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, cha
 	put_u64(&d, "first_start_usec", j->first_start_usec);
 	put_u64(&d, "runs_dropped", j->runs_dropped);
 	put(&d, "history", history_json(j, &d));
+	put(&d, "ladder", sched_ladder_save(j));
 	return doc_finish(&d, ret, ret_len);
 }
 
@@ -739,6 +740,11 @@ int sched_job_load(struct sched_cluster *c, const char *text, size_t len, uint64
 	stale = r == -ESTALE;
 	if (j->spec && job_derive(c, j, unfit) < 0)
 		unrunnable = true;
+	r = j->spec ? sched_ladder_load(c, j, json_object_get(o, "ladder")) : 0;
+	if (r == -EINVAL)
+		sched_reason(reason, "job record %s: malformed recovery ladder", j->name);
+	if (r < 0)
+		goto fail;
 	json_decref(o);
 
 	j->state = (enum sched_job_state)state;
@@ -809,6 +815,16 @@ int sched_job_load(struct sched_cluster *c, const char *text, size_t len, uint64
 		sched_history_restored(c, j, now_usec);
 	} else
 		free(slices);
+	/* a step of the recovery ladder waits again, for what is left of its time */
+	if (j->state == SCHED_JOB_RECOVERING) {
+		uint64_t timeout = (uint64_t)c->conf->recovery_timeout_sec * 1000000u;
+
+		j->ladder.began_usec = shifted(c, j->ladder.began_usec);
+		j->ladder.deadline_usec = shifted(c, j->ladder.deadline_usec);
+		clamp_to(&j->ladder.began_usec, now_usec);
+		clamp_to(&j->ladder.deadline_usec, now_usec + timeout);
+	}
+	sched_ladder_restored(c, j, now_usec);
 	/* a generation saved while it waited for its checkpoint scan waits again */
 	if (j->resume_scan_pending && j->state == SCHED_JOB_RUNNING)
 		c->resume_scan_wanted = true;

@@ -54,6 +54,8 @@ struct fx_opts {
 	unsigned scheduler_port;     /* cluster.scheduler_port; 0 = leave default */
 	const char *queues;	     /* YAML list items for `queues:` (indented 2), or NULL */
 	bool no_device_ips;	     /* leave device_ips out of the inventory */
+	const char *cluster_extra;   /* more `cluster:` lines (each indented 2, ending in a
+				      * newline), or NULL */
 };
 
 /* fx_now() - a strictly increasing fake clock (microseconds since the epoch). */
@@ -110,6 +112,8 @@ static inline char *fx_cluster_yaml(const struct fx_opts *o)
 	fprintf(f, "  enable_dynamic_network: %s\n", o->rank_table_launch ? "false" : "true");
 	if (o->grace_sec)
 		fprintf(f, "  stop_grace_period: %d\n", o->grace_sec < 0 ? 0 : o->grace_sec);
+	if (o->cluster_extra)
+		fprintf(f, "%s", o->cluster_extra);
 	fprintf(f, "resource:\n  total_npu: %u\n  allow_mix_task: %s\n  enable_quota_limit: %s\n",
 		total * t->npu_count, o->no_mix ? "false" : "true", o->quota ? "true" : "false");
 	fprintf(f, "  backfill: %s\n  preemption: %s\n  elastic_grow_delay: %u\n",

@@ -360,6 +360,58 @@ static void test_state_new_pending_reasons_are_not_records_to_write(void **state
  * A generation saved while it waited for its checkpoint scan waits again after the
  * restore, on the list the tick looks at (resume_wait_head), and the bound ends it.
  */
+/*
+ * A daemon restart during a dying-gasp save (recovery: [dump, job]): the step waits on
+ * with what is left of its time, and the survivor's answer restarts the job from it.
+ */
+static void test_state_restored_dump_step_waits_on(void **state)
+{
+	struct fx_opts o = { .servers = 3, .cluster_extra = "  recovery_timeout: 60\n" };
+	struct sched_cluster *a = fx_cluster(&o), *b;
+	struct conf_job_spec *s = spec("d", 16, NULL, 500, 0);
+	char why[SCHED_REASON_MAX] = "";
+	struct sched_job *j;
+	struct saved saved;
+	unsigned s0, s1;
+	uint64_t t = adv(1);
+
+	(void)state;
+	for (unsigned i = 0; i < 3; i++)
+		fx_report_ok(a, i, t);
+	s->checkpoint_dir = strdup("/data/ckpt");
+	assert_non_null(s->checkpoint_dir);
+	s->recovery[0] = CONF_RECOVERY_DUMP;
+	s->recovery[1] = CONF_RECOVERY_JOB;
+	s->recovery_count = 2;
+	j = run(a, s);
+	s0 = j->slices[0].server;
+	s1 = j->slices[1].server;
+	fx_report_npu(a, s0, j->slices[0].device_ids[0], CONF_HEALTH_CRITICAL, adv(1));
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+	save_all(a, &saved);
+	b = fx_cluster(&o);
+	load_all(b, &saved, adv(1));
+	j = sched_cluster_find_job(b, "d");
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+	assert_true(j->ladder.active);
+	assert_int_equal(b->ladder_active, 1);
+	assert_int_equal(j->ladder.request, 1);
+	assert_int_equal(j->ladder.waited_count, 1);
+	assert_true(j->ladder.deadline_usec > adv(0));
+	fx_check(b);
+	assert_int_equal(sched_job_recovery_answer(b, "d", FX_UID, 1, b->servers[s1].conf->name, -1,
+						   true, 42, "/data/ckpt/d-1_42.ckpt", adv(1), why),
+			 0);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->generation, 2);
+	assert_string_equal(j->resume_path, "/data/ckpt/d-1_42.ckpt");
+	assert_int_equal(b->ladder_active, 0);
+	fx_check(b);
+	saved_free(&saved);
+	sched_cluster_free(a);
+	sched_cluster_free(b);
+}
+
 static void test_state_restored_scan_wait_is_listed(void **state)
 {
 	struct fx_opts o = { .servers = 2 };
@@ -1149,6 +1201,7 @@ int main(void)
 		cmocka_unit_test(test_state_round_trip_same_files),
 		cmocka_unit_test(test_state_new_pending_reasons_are_not_records_to_write),
 		cmocka_unit_test(test_state_restored_scan_wait_is_listed),
+		cmocka_unit_test(test_state_restored_dump_step_waits_on),
 		cmocka_unit_test(test_state_history_round_trip),
 		cmocka_unit_test(test_state_round_trip_keeps_quota_and_isolation),
 		cmocka_unit_test(test_state_unreachable_server_keeps_no_agent),

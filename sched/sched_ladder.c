@@ -1,0 +1,729 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The recovery ladder (issue 17). A fault walks the job's `recovery:` list in order
+ * (conf_recovery.c names the strategies): a strategy that does not apply to this fault
+ * is passed over with its reason, the first that applies is used, and when it fails
+ * the next one is tried; the last rung, job-level, is sched_recover.c. Every step is an
+ * event (SCHED_EV_RECOVERY) with its reason and time.
+ *
+ * dump, the dying-gasp checkpoint (MindCluster's "dump", MindIO TTP's end-of-life
+ * save): the job goes recovering and keeps every NPU it holds; the processes that
+ * survived the fault (those on servers that did not fail, the failed process left out)
+ * go on running and are asked, through jobs/<id>/recovery, to save the step they
+ * finished and answer `saved` into the job's ctl. Processes on failed servers are left
+ * out of the agents' job lists, so they are stopped. When every surviving process has
+ * answered, the newest saved checkpoint becomes the job's and job-level recovery
+ * restarts it from there: the step in flight is all that is lost. The step falls back
+ * to the next rung when recovery_timeout passes, when a process says it could not save
+ * (`save-failed`), or when no surviving process is left to answer. It does not apply
+ * when no process survived, when none of the surviving servers has an agent (nobody
+ * would answer), or while the generation waits for its checkpoint scan (its processes
+ * have not started).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "sched_internal.h"
+
+static uint64_t elapsed(uint64_t now, uint64_t then)
+{
+	return now > then ? now - then : 0;
+}
+
+void sched_ladder_free(struct sched_ladder *l)
+{
+	free(l->why);
+	free(l->waited);
+	free(l->answered);
+	free(l->saved_path);
+	free(l->outcome);
+	memset(l, 0, sizeof(*l));
+	l->fault_server = -1;
+}
+
+/* End the step in progress: what it owned goes, the request number and outcome stay. */
+static void step_end(struct sched_cluster *c, struct sched_job *j)
+{
+	struct sched_ladder *l = &j->ladder;
+
+	if (l->active && c->ladder_active)
+		c->ladder_active--;
+	l->active = false;
+	free(l->waited);
+	free(l->answered);
+	free(l->saved_path);
+	l->waited = l->answered = NULL;
+	l->saved_path = NULL;
+	l->process_count = l->waited_count = l->answered_count = 0;
+	l->saved_step = 0;
+}
+
+void sched_ladder_release(struct sched_cluster *c, struct sched_job *j)
+{
+	step_end(c, j);
+}
+
+static void set_outcome(struct sched_ladder *l, const char *text)
+{
+	char *copy = strdup(text);
+
+	if (!copy)
+		return; /* the file then shows the older outcome; nothing else depends on it */
+	free(l->outcome);
+	l->outcome = copy;
+}
+
+/* "dump, job": the job's ladder, for reasons. */
+static void ladder_text(const struct sched_job *j, char *buf, size_t len)
+{
+	conf_recovery_list_text(j->spec->recovery, j->spec->recovery_count, buf, len);
+}
+
+/* The slice of @j holding process @idx. */
+static size_t slice_of(const struct sched_job *j, size_t idx)
+{
+	if (j->spec->launch != CONF_LAUNCH_PER_RANK)
+		return idx;
+	for (size_t i = 0; i < j->slice_count; i++)
+		if (idx < j->slices[i].first_rank + j->slices[i].npu_count)
+			return i;
+	return j->slice_count - 1;
+}
+
+/* Has process @idx of @j survived the fault the ladder holds (or @failed, -1)? */
+static bool survives(const struct sched_cluster *c, const struct sched_job *j, size_t idx,
+		     long failed)
+{
+	const struct sched_slice *sl = &j->slices[slice_of(j, idx)];
+
+	return (long)idx != failed && !sched_slice_is_bad(c, sl) &&
+	       !(j->ladder.fault_server >= 0 && !j->ladder.process_fault &&
+		 sl->server == (unsigned)j->ladder.fault_server);
+}
+
+/*
+ * Run job-level recovery for the fault the ladder holds; the step in progress, if any,
+ * ends first. @note is added to the fault's sentence ("" for none).
+ */
+static void job_level(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
+		      const char *note)
+{
+	struct sched_ladder *l = &j->ladder;
+	char why[SCHED_REASON_MAX];
+	bool process_fault = l->process_fault;
+	int server = l->fault_server;
+
+	snprintf(why, sizeof(why), "%.300s%.150s", l->why ? l->why : "a fault", note);
+	step_end(c, j);
+	if (process_fault)
+		sched_restart_job_level(c, j, now_usec, why, server);
+	else
+		sched_recover_job_level(c, j, now_usec, why, server);
+}
+
+/*
+ * Begin a dump step for @j (running). Returns 1 when it began, 0 when it does not apply
+ * (@skip says why), -ENOMEM.
+ */
+static int dump_begin(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
+		      long failed, char *skip, size_t skip_len)
+{
+	struct sched_ladder *l = &j->ladder;
+	size_t count = sched_job_process_count(j), waited = 0, servers = 0;
+	char reason[SCHED_REASON_MAX], list[64];
+	bool agent = false;
+	bool *w, *a;
+
+	if (j->resume_scan_pending || !j->slice_count) {
+		snprintf(skip, skip_len, "dump: the generation's processes have not started");
+		return 0;
+	}
+	w = calloc(count ? count : 1, sizeof(*w));
+	a = calloc(count ? count : 1, sizeof(*a));
+	if (!w || !a) {
+		free(w);
+		free(a);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < count; i++)
+		if (survives(c, j, i, failed)) {
+			const struct sched_server *s = &c->servers[j->slices[slice_of(j, i)].server];
+
+			w[i] = true;
+			waited++;
+			agent |= s->last_report_usec != 0;
+		}
+	for (size_t i = 0; i < j->slice_count; i++)
+		servers += !sched_slice_is_bad(c, &j->slices[i]);
+	if (!waited || !agent) {
+		free(w);
+		free(a);
+		snprintf(skip, skip_len, "%s",
+			 !waited ? "dump: no process survived the fault" :
+				   "dump: no surviving server has an agent to run its processes");
+		return 0;
+	}
+	l->active = true;
+	c->ladder_active++;
+	l->request++;
+	l->strategy = CONF_RECOVERY_DUMP;
+	l->began_usec = now_usec;
+	l->deadline_usec = now_usec + (uint64_t)c->conf->recovery_timeout_sec * 1000000u;
+	l->waited = w;
+	l->answered = a;
+	l->process_count = count;
+	l->waited_count = waited;
+	l->answered_count = 0;
+	l->saved_step = 0;
+	ladder_text(j, list, sizeof(list));
+	snprintf(reason, sizeof(reason),
+		 "%.200s; dump (recovery [%s]): %zu surviving %s on %zu %s save the step they "
+		 "finished (request %u of jobs/%s/recovery), within %u s",
+		 l->why, list, waited, waited == 1 ? "process" : "processes", servers,
+		 servers == 1 ? "server" : "servers", l->request, j->name,
+		 c->conf->recovery_timeout_sec);
+	sched_job_transition(c, j, SCHED_JOB_RECOVERING, SCHED_EV_RECOVERING, now_usec, reason);
+	return 1;
+}
+
+/* Fail @j: no rung of its ladder is left. */
+static void ladder_spent(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
+			 const char *skipped)
+{
+	char reason[SCHED_REASON_MAX], list[64];
+
+	ladder_text(j, list, sizeof(list));
+	snprintf(reason, sizeof(reason),
+		 "%.180s; no strategy of recovery [%s] is left (%.120s); add job to the "
+		 "spec's recovery list to restart from the newest checkpoint",
+		 j->ladder.why ? j->ladder.why : "a fault", list, skipped);
+	step_end(c, j);
+	sched_job_fail_stop(c, j, now_usec, reason);
+}
+
+/* Walk @j's ladder from rung @from for the fault it holds; @failed as in survives(). */
+static void walk(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec, size_t from,
+		 long failed)
+{
+	struct sched_ladder *l = &j->ladder;
+	char skipped[SCHED_REASON_MAX] = "";
+
+	if (!j->spec->recovery_count) {
+		/* a spec a program built without a ladder: job-level, as before the ladder */
+		job_level(c, j, now_usec, "");
+		return;
+	}
+
+	for (size_t k = from; k < j->spec->recovery_count; k++) {
+		enum conf_recovery s = j->spec->recovery[k];
+		char skip[160];
+		int r;
+
+		l->rung = k;
+		l->strategy = s;
+		if (!(c->conf->recovery_allowed & (1u << s))) {
+			snprintf(skip, sizeof(skip), "%s: not allowed by recovery_strategies",
+				 conf_recovery_name(s));
+		} else if (s == CONF_RECOVERY_JOB) {
+			if (skipped[0])
+				sched_event_add(c, now_usec, SCHED_EV_RECOVERY, j, NULL, -1,
+						"job-level recovery (passed over: %s)", skipped);
+			job_level(c, j, now_usec, "");
+			return;
+		} else if ((r = dump_begin(c, j, now_usec, failed, skip, sizeof(skip))) != 0) {
+			if (r > 0)
+				return;
+			snprintf(skip, sizeof(skip), "dump: out of memory");
+		}
+		snprintf(skipped + strlen(skipped), sizeof(skipped) - strlen(skipped), "%s%s",
+			 skipped[0] ? "; " : "", skip);
+	}
+	ladder_spent(c, j, now_usec, skipped[0] ? skipped : "none applies");
+}
+
+/* Start the ladder for a fault of running @j. */
+static void fault(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
+		  const char *why, bool process_fault, int server, long failed)
+{
+	struct sched_ladder *l = &j->ladder;
+	char *copy;
+
+	if (!c->conf->enable_fault_recovery || !j->spec) {
+		/* job-level says what happens then (the job fails) */
+		if (process_fault)
+			sched_restart_job_level(c, j, now_usec, why, server);
+		else
+			sched_recover_job_level(c, j, now_usec, why, server);
+		return;
+	}
+	copy = strdup(why);
+	if (!copy) {
+		/* no memory for the ladder: today's behaviour, which needs none of it */
+		if (process_fault)
+			sched_restart_job_level(c, j, now_usec, why, server);
+		else
+			sched_recover_job_level(c, j, now_usec, why, server);
+		return;
+	}
+	free(l->why);
+	l->why = copy;
+	l->process_fault = process_fault;
+	l->fault_server = server;
+	walk(c, j, now_usec, 0, failed);
+}
+
+/* The step in progress has nobody left to wait for: done, or fall back. */
+static void step_settle(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec);
+
+static void fall_back(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
+		      const char *what)
+{
+	struct sched_ladder *l = &j->ladder;
+	size_t next = l->rung + 1;
+
+	set_outcome(l, what);
+	sched_event_add(c, now_usec, SCHED_EV_RECOVERY, j, NULL, -1, "%s; falling back to %s", what,
+			next < j->spec->recovery_count ?
+				conf_recovery_name(j->spec->recovery[next]) : "nothing");
+	step_end(c, j);
+	if (next >= j->spec->recovery_count) {
+		ladder_spent(c, j, now_usec, what);
+		return;
+	}
+	/* the fault's process is not among those a later rung asks (-1: recomputed) */
+	walk(c, j, now_usec, next, -1);
+	sched_pass_request(c, now_usec);
+}
+
+static void step_settle(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec)
+{
+	struct sched_ladder *l = &j->ladder;
+	char what[SCHED_REASON_MAX], note[SCHED_REASON_MAX];
+	double took = (double)elapsed(now_usec, l->began_usec) / 1e6;
+
+	if (!l->saved_path) {
+		snprintf(what, sizeof(what), "dump: %s", l->answered_count ?
+			 "the processes answered but none saved a checkpoint" :
+			 "no surviving process is left to save");
+		fall_back(c, j, now_usec, what);
+		return;
+	}
+	/* the dying-gasp checkpoint is the job's newest: the restart resumes from it */
+	free(j->checkpoint_path);
+	j->checkpoint_path = l->saved_path;
+	l->saved_path = NULL;
+	j->checkpoint_step = l->saved_step;
+	j->checkpoint_usec = now_usec;
+	j->checkpoint_reported = true;
+	sched_event_add(c, now_usec, SCHED_EV_CHECKPOINT, j, NULL, -1,
+			"step %llu at %s (dying-gasp save)", (unsigned long long)j->checkpoint_step,
+			j->checkpoint_path);
+	snprintf(what, sizeof(what), "dump: %zu %s saved step %llu in %.1f s (%s)",
+		 l->answered_count, l->answered_count == 1 ? "process" : "processes",
+		 (unsigned long long)j->checkpoint_step, took, j->checkpoint_path);
+	set_outcome(l, what);
+	sched_event_add(c, now_usec, SCHED_EV_RECOVERY, j, NULL, -1, "%s; job-level restart from it",
+			what);
+	snprintf(note, sizeof(note), "; resumes from the dying-gasp checkpoint of step %llu",
+		 (unsigned long long)j->checkpoint_step);
+	job_level(c, j, now_usec, note);
+	sched_pass_request(c, now_usec);
+}
+
+void sched_job_recover(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
+		       const char *why)
+{
+	struct sched_ladder *l = &j->ladder;
+
+	if (j->state == SCHED_JOB_RECOVERING && l->active) {
+		/* another server failed during the step: its processes will not answer */
+		for (size_t i = 0; i < l->process_count; i++)
+			if (l->waited[i] && !survives(c, j, i, -1)) {
+				l->waited[i] = false;
+				l->waited_count--;
+			}
+		sched_event_add(c, now_usec, SCHED_EV_RECOVERY, j, NULL, -1,
+				"%.300s during the dump; %zu surviving %s still to answer", why,
+				l->waited_count, l->waited_count == 1 ? "process" : "processes");
+		sched_job_touch(c, j);
+		if (!l->waited_count)
+			step_settle(c, j, now_usec);
+		return;
+	}
+	if (j->state != SCHED_JOB_RUNNING)
+		return;
+	fault(c, j, now_usec, why, false, -1, -1);
+}
+
+void sched_job_restart(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
+		       const char *why, int server, long process)
+{
+	if (j->state != SCHED_JOB_RUNNING)
+		return;
+	fault(c, j, now_usec, why, true, server, process);
+}
+
+void sched_ladder_process_gone(struct sched_cluster *c, struct sched_job *j, size_t process,
+			       uint64_t now_usec)
+{
+	struct sched_ladder *l = &j->ladder;
+
+	if (!l->active || process >= l->process_count || !l->waited[process])
+		return;
+	l->waited[process] = false;
+	l->waited_count--;
+	sched_job_touch(c, j);
+	if (!l->waited_count)
+		step_settle(c, j, now_usec);
+}
+
+int sched_job_recovery_answer(struct sched_cluster *c, const char *name, uid_t uid,
+			      unsigned request, const char *server, int rank, bool saved,
+			      uint64_t step, const char *path, uint64_t now_usec, char *reason)
+{
+	struct sched_job *j = sched_cluster_find_job(c, name);
+	struct sched_ladder *l;
+	size_t idx;
+	char *copy = NULL;
+
+	if (!j)
+		return -ENOENT;
+	if (uid != 0 && uid != j->uid)
+		return -EPERM;
+	l = &j->ladder;
+	if (!l->active || request != l->request) {
+		if (l->active)
+			sched_reason(reason, "request %u of job %s is over; the open request is %u",
+				     request, name, l->request);
+		else
+			sched_reason(reason, "job %s has no open recovery request (the last was "
+					     "%u)", name, l->request);
+		return -ESTALE;
+	}
+	if (path && (path[0] != '/' || step > INT64_MAX)) {
+		sched_reason(reason, "a saved checkpoint is an absolute path and a step");
+		return -EINVAL;
+	}
+	if (sched_job_process_index(c, j, server, j->spec->launch == CONF_LAUNCH_PER_RANK ?
+							  rank : -1, &idx, reason) < 0)
+		return -EINVAL;
+	if (l->answered[idx])
+		return 0; /* the same answer again: a retry of a write */
+	if (!l->waited[idx]) {
+		sched_reason(reason, "the process on %s%s is not asked to answer (its server or "
+				     "it failed)", server,
+			     j->spec->launch == CONF_LAUNCH_PER_RANK ? " of that rank" : "");
+		return -EINVAL;
+	}
+	if (!saved) {
+		char what[SCHED_REASON_MAX];
+
+		if (j->spec->launch == CONF_LAUNCH_PER_RANK)
+			snprintf(what, sizeof(what), "dump: rank %d on %s could not save", rank,
+				 server);
+		else
+			snprintf(what, sizeof(what), "dump: the process on %s could not save",
+				 server);
+		fall_back(c, j, now_usec, what);
+		return 0;
+	}
+	if (path && (!l->saved_path || step >= l->saved_step)) {
+		copy = strdup(path);
+		if (!copy)
+			return -ENOMEM;
+		free(l->saved_path);
+		l->saved_path = copy;
+		l->saved_step = step;
+	}
+	l->waited[idx] = false;
+	l->waited_count--;
+	l->answered[idx] = true;
+	l->answered_count++;
+	j->change_usec = now_usec;
+	sched_job_touch(c, j);
+	if (!l->waited_count)
+		step_settle(c, j, now_usec);
+	return 0;
+}
+
+unsigned sched_ladder_expire(struct sched_cluster *c, uint64_t now_usec)
+{
+	unsigned changed = 0;
+
+	if (!c->ladder_active)
+		return 0;
+	for (size_t i = 0; i < c->job_count; i++) {
+		struct sched_job *j = c->jobs[i];
+		struct sched_ladder *l = &j->ladder;
+		char what[SCHED_REASON_MAX];
+
+		if (j->state != SCHED_JOB_RECOVERING || !l->active || now_usec < l->deadline_usec)
+			continue;
+		snprintf(what, sizeof(what),
+			 "dump timed out: %zu of %zu surviving processes answered within %u s "
+			 "(recovery_timeout)",
+			 l->answered_count, l->answered_count + l->waited_count,
+			 c->conf->recovery_timeout_sec);
+		fall_back(c, j, now_usec, what);
+		changed++;
+	}
+	return changed;
+}
+
+bool sched_ladder_lists(const struct sched_cluster *c, const struct sched_job *j,
+			size_t slice)
+{
+	return j->state == SCHED_JOB_RECOVERING && j->ladder.active &&
+	       slice < j->slice_count && !sched_slice_is_bad(c, &j->slices[slice]) &&
+	       !(j->ladder.fault_server >= 0 && !j->ladder.process_fault &&
+		 j->slices[slice].server == (unsigned)j->ladder.fault_server);
+}
+
+/* ---- jobs/<id>/recovery ---- */
+
+static int jset(json_t *o, const char *key, json_t *v)
+{
+	return v ? json_object_set_new(o, key, v) : -1;
+}
+
+static json_t *time_or_null(uint64_t usec)
+{
+	char t[64];
+
+	if (!usec)
+		return json_null();
+	sched_iso_time(usec, t, sizeof(t));
+	return json_string(t);
+}
+
+int sched_render_job_recovery(const struct sched_cluster *c, const struct sched_job *j,
+			      char **ret, size_t *ret_len)
+{
+	const struct sched_ladder *l = &j->ladder;
+	json_t *o = json_object(), *ladder = json_array(), *procs = json_array();
+	bool per_rank = j->spec && j->spec->launch == CONF_LAUNCH_PER_RANK;
+	int bad = !o || !ladder || !procs;
+	char *text;
+
+	for (size_t i = 0; !bad && j->spec && i < j->spec->recovery_count; i++)
+		bad |= json_array_append_new(ladder,
+					     json_string(conf_recovery_name(j->spec->recovery[i])));
+	for (size_t i = 0; !bad && l->active && i < l->process_count; i++) {
+		const struct sched_slice *sl;
+		json_t *p;
+
+		if (!l->waited[i] && !l->answered[i])
+			continue;
+		sl = &j->slices[slice_of(j, i)];
+		p = json_object();
+		bad |= !p || jset(p, "server", json_string(c->servers[sl->server].conf->name)) ||
+		       jset(p, "rank", per_rank ? json_integer((json_int_t)i) : json_null()) ||
+		       jset(p, "answered", json_boolean(l->answered[i])) ||
+		       json_array_append_new(procs, p);
+	}
+	bad |= jset(o, "job", json_string(j->name)) ||
+	       jset(o, "generation", json_integer(j->generation)) ||
+	       jset(o, "request", json_integer(l->request)) ||
+	       jset(o, "action", json_string(l->active ? "save" : "none")) ||
+	       jset(o, "strategy", l->active ? json_string(conf_recovery_name(l->strategy)) :
+					      json_null()) ||
+	       jset(o, "ladder", json_incref(ladder)) ||
+	       jset(o, "fault", l->active && l->why ? json_string(l->why) : json_null()) ||
+	       jset(o, "began", l->active ? time_or_null(l->began_usec) : json_null()) ||
+	       jset(o, "deadline", l->active ? time_or_null(l->deadline_usec) : json_null()) ||
+	       jset(o, "timeout_sec", json_integer(c->conf->recovery_timeout_sec)) ||
+	       jset(o, "processes", json_incref(procs)) ||
+	       jset(o, "last_outcome", l->outcome ? json_string(l->outcome) : json_null());
+	json_decref(ladder);
+	json_decref(procs);
+	if (bad) {
+		json_decref(o);
+		return -ENOMEM;
+	}
+	text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	if (!text)
+		return -ENOMEM;
+	*ret_len = strlen(text);
+	{
+		char *n = realloc(text, *ret_len + 2);
+
+		if (!n) {
+			free(text);
+			return -ENOMEM;
+		}
+		text = n;
+	}
+	text[(*ret_len)++] = '\n';
+	text[*ret_len] = '\0';
+	*ret = text;
+	return 0;
+}
+
+/* ---- the job record's "ladder" (sched_state.c) ---- */
+
+static json_t *bools(const bool *v, size_t n)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < n; i++)
+		if (json_array_append_new(a, json_boolean(v[i])) < 0) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+json_t *sched_ladder_save(const struct sched_job *j)
+{
+	const struct sched_ladder *l = &j->ladder;
+	json_t *o = json_object();
+
+	if (!o || jset(o, "request", json_integer(l->request)) ||
+	    jset(o, "active", json_boolean(l->active)) ||
+	    jset(o, "strategy", json_string(conf_recovery_name(l->strategy))) ||
+	    jset(o, "rung", json_integer((json_int_t)l->rung)) ||
+	    jset(o, "began_usec", json_integer((json_int_t)l->began_usec)) ||
+	    jset(o, "deadline_usec", json_integer((json_int_t)l->deadline_usec)) ||
+	    jset(o, "why", l->why ? json_string(l->why) : json_null()) ||
+	    jset(o, "process_fault", json_boolean(l->process_fault)) ||
+	    jset(o, "fault_server", json_integer(l->fault_server)) ||
+	    jset(o, "waited", bools(l->waited, l->active ? l->process_count : 0)) ||
+	    jset(o, "answered", bools(l->answered, l->active ? l->process_count : 0)) ||
+	    jset(o, "saved_step", json_integer((json_int_t)l->saved_step)) ||
+	    jset(o, "saved_path", l->saved_path ? json_string(l->saved_path) : json_null()) ||
+	    jset(o, "outcome", l->outcome ? json_string(l->outcome) : json_null())) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+static int dup_or_null(const json_t *v, char **ret)
+{
+	if (!v || json_is_null(v)) {
+		*ret = NULL;
+		return 0;
+	}
+	if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))
+		return -EINVAL;
+	*ret = strdup(json_string_value(v));
+	return *ret ? 0 : -ENOMEM;
+}
+
+static int load_bools(const json_t *a, bool **ret, size_t n)
+{
+	if (!json_is_array(a) || json_array_size(a) != n)
+		return -EINVAL;
+	*ret = calloc(n ? n : 1, sizeof(**ret));
+	if (!*ret)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (!json_is_boolean(json_array_get(a, i)))
+			return -EINVAL;
+		(*ret)[i] = json_is_true(json_array_get(a, i));
+	}
+	return 0;
+}
+
+static bool get_uint64(const json_t *o, const char *key, uint64_t *ret)
+{
+	const json_t *v = json_object_get(o, key);
+
+	if (!json_is_integer(v) || json_integer_value(v) < 0)
+		return false;
+	*ret = (uint64_t)json_integer_value(v);
+	return true;
+}
+
+int sched_ladder_load(struct sched_cluster *c, struct sched_job *j, const json_t *o)
+{
+	struct sched_ladder *l = &j->ladder;
+	uint64_t request, rung, began, deadline, step;
+	const json_t *srv = json_object_get(o, "fault_server");
+	const char *strategy = json_string_value(json_object_get(o, "strategy"));
+	int r;
+
+	if (!o)
+		return 0; /* a record saved before the ladder */
+	if (!json_is_object(o) || !get_uint64(o, "request", &request) || request > UINT32_MAX ||
+	    !get_uint64(o, "rung", &rung) || !get_uint64(o, "began_usec", &began) ||
+	    !get_uint64(o, "deadline_usec", &deadline) || !get_uint64(o, "saved_step", &step) ||
+	    !json_is_boolean(json_object_get(o, "active")) ||
+	    !json_is_boolean(json_object_get(o, "process_fault")) || !json_is_integer(srv) ||
+	    json_integer_value(srv) < -1 || json_integer_value(srv) >= (json_int_t)c->server_count ||
+	    !strategy)
+		return -EINVAL;
+	sched_ladder_free(l);
+	l->request = (unsigned)request;
+	l->strategy = CONF_RECOVERY_COUNT;
+	for (unsigned k = 0; k < CONF_RECOVERY_COUNT; k++)
+		if (strcmp(strategy, conf_recovery_name((enum conf_recovery)k)) == 0)
+			l->strategy = (enum conf_recovery)k;
+	if (l->strategy == CONF_RECOVERY_COUNT)
+		return -EINVAL;
+	l->rung = (size_t)rung;
+	l->process_fault = json_is_true(json_object_get(o, "process_fault"));
+	l->fault_server = (int)json_integer_value(srv);
+	l->saved_step = step;
+	if ((r = dup_or_null(json_object_get(o, "why"), &l->why)) < 0 ||
+	    (r = dup_or_null(json_object_get(o, "saved_path"), &l->saved_path)) < 0 ||
+	    (r = dup_or_null(json_object_get(o, "outcome"), &l->outcome)) < 0)
+		return r;
+	if (!json_is_true(json_object_get(o, "active")))
+		return 0;
+	/* a step in progress: sched_ladder_restored() decides whether it waits on */
+	l->process_count = json_array_size(json_object_get(o, "waited"));
+	if ((r = load_bools(json_object_get(o, "waited"), &l->waited, l->process_count)) < 0 ||
+	    (r = load_bools(json_object_get(o, "answered"), &l->answered, l->process_count)) < 0)
+		return r;
+	for (size_t i = 0; i < l->process_count; i++) {
+		l->waited_count += l->waited[i];
+		l->answered_count += l->answered[i];
+	}
+	if (!j->spec || l->rung >= j->spec->recovery_count || l->why == NULL)
+		return -EINVAL;
+	l->began_usec = began;
+	l->deadline_usec = deadline;
+	l->active = true;
+	return 0;
+}
+
+void sched_ladder_restored(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec)
+{
+	struct sched_ladder *l = &j->ladder;
+	size_t count = sched_job_process_count(j);
+
+	if (j->state != SCHED_JOB_RECOVERING) {
+		step_end(c, j);
+		return;
+	}
+	if (!l->active || l->process_count != count) {
+		/* no step to wait on (a record without one, a placement that changed): the
+		 * next tick falls back from it to the ladder's next rung */
+		bool *w = calloc(count ? count : 1, sizeof(*w));
+		bool *a = calloc(count ? count : 1, sizeof(*a));
+
+		step_end(c, j);
+		if (!w || !a) {
+			free(w);
+			free(a);
+			return; /* nothing to fall back from: the job stays as it is */
+		}
+		if (!l->why)
+			l->why = strdup("the daemon restarted during a recovery");
+		l->waited = w;
+		l->answered = a;
+		l->process_count = count;
+		l->began_usec = now_usec;
+		l->deadline_usec = now_usec;
+		if (!j->spec || l->rung >= j->spec->recovery_count)
+			l->rung = 0;
+	}
+	l->active = true;
+	c->ladder_active++;
+}

@@ -1,0 +1,394 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sched recovery ladder (sched_ladder.c, issue 17): a fault walks the job's recovery
+ * list; dump asks the surviving processes to save the step they finished
+ * (jobs/<id>/recovery), restarts the job from that checkpoint when they answer, and
+ * falls back to the next strategy when its deadline passes, a process cannot save, or
+ * nobody is left; the cluster bounds which strategies a spec may name.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+
+#include "sched_fixture.h"
+#include "test_util.h"
+
+#define SEC 1000000ull
+
+/* Health times run on their own clock, far ahead of fx_now()'s. */
+static uint64_t clock_usec = 1800000000ull * SEC;
+
+static uint64_t tick(unsigned sec)
+{
+	clock_usec += (uint64_t)sec * SEC;
+	return clock_usec;
+}
+
+static bool has_event(const struct sched_cluster *c, enum sched_event_kind k, const char *needle)
+{
+	for (const struct sched_event *e = sched_event_next(c, 0); e;
+	     e = sched_event_next(c, e->seq))
+		if (e->kind == k && (!needle || strstr(e->reason, needle)))
+			return true;
+	return false;
+}
+
+/* A job of @npus NPUs with checkpoint_dir and recovery [dump, job] (or @only_dump: [dump]). */
+static struct conf_job_spec *dump_spec(const char *name, unsigned npus, bool only_dump)
+{
+	struct conf_job_spec *s = fx_spec(name, npus);
+
+	s->checkpoint_dir = strdup("/data/ckpt");
+	assert_non_null(s->checkpoint_dir);
+	s->recovery[0] = CONF_RECOVERY_DUMP;
+	s->recovery[1] = CONF_RECOVERY_JOB;
+	s->recovery_count = only_dump ? 1 : 2;
+	return s;
+}
+
+/* Every server's agent reports all is well (so processes run there to answer). */
+static void agents_report(struct sched_cluster *c)
+{
+	uint64_t t = tick(1);
+
+	for (unsigned i = 0; i < c->server_count; i++)
+		fx_report_ok(c, i, t);
+}
+
+/* A cluster of @servers whose agents report, running a 2-server dump job "big". */
+static struct sched_cluster *two_server_job(unsigned servers, const char *extra, bool only_dump,
+					    struct sched_job **ret)
+{
+	struct fx_opts o = { .servers = servers, .cluster_extra = extra };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job *j;
+
+	agents_report(c);
+	j = fx_submit_spec(c, dump_spec("big", 16, only_dump), FX_UID);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->slice_count, 2);
+	*ret = j;
+	return c;
+}
+
+static json_t *recovery_file(const struct sched_cluster *c, const struct sched_job *j)
+{
+	char *text = NULL;
+	size_t len;
+	json_error_t err;
+	json_t *o;
+
+	assert_int_equal(sched_render_job_recovery(c, j, &text, &len), 0);
+	assert_int_equal(strlen(text), len);
+	assert_true(len > 0 && text[len - 1] == '\n');
+	o = json_loads(text, 0, &err);
+	if (!o)
+		fail_msg("recovery file is not JSON: %s\n%s", err.text, text);
+	free(text);
+	return o;
+}
+
+static bool server_lists(const struct sched_cluster *c, unsigned server, const char *job)
+{
+	char *text = NULL, needle[80];
+	size_t len;
+	bool found;
+
+	assert_int_equal(sched_render_server_jobs(c, server, &text, &len), 0);
+	snprintf(needle, sizeof(needle), "\n%s ", job);
+	found = strstr(text, needle) != NULL;
+	free(text);
+	return found;
+}
+
+static int answer(struct sched_cluster *c, const char *job, unsigned request, unsigned server,
+		  bool saved, uint64_t step, const char *path, char *why)
+{
+	return sched_job_recovery_answer(c, job, FX_UID, request, fx_server_name(c, server), -1,
+					 saved, step, path, tick(1), why);
+}
+
+/*
+ * A Critical NPU on the server of rank 0: the job recovers on the NPUs it holds, the
+ * survivor on the other server is asked to save; its answer restarts the job from that
+ * checkpoint, generation 2, with the failed server replaced.
+ */
+static void test_ladder_dump_saves_then_restarts_from_it(void **state)
+{
+	struct sched_job *j;
+	struct sched_cluster *c = two_server_job(3, NULL, false, &j);
+	unsigned s0 = j->slices[0].server, s1 = j->slices[1].server;
+	char why[SCHED_REASON_MAX] = "";
+	json_t *f, *procs;
+
+	(void)state;
+	fx_report_npu(c, s0, j->slices[0].device_ids[3], CONF_HEALTH_CRITICAL, tick(1));
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+	assert_int_equal(j->generation, 1);
+	assert_int_equal(j->slice_count, 2); /* it keeps what it holds while it saves */
+	assert_non_null(strstr(j->reason, "dump"));
+	assert_int_equal(c->ladder_active, 1);
+	/* the failed server's processes stop, the survivor's run on to answer */
+	assert_false(server_lists(c, s0, "big"));
+	assert_true(server_lists(c, s1, "big"));
+
+	f = recovery_file(c, j);
+	assert_string_equal(json_string_value(json_object_get(f, "action")), "save");
+	assert_string_equal(json_string_value(json_object_get(f, "strategy")), "dump");
+	assert_int_equal(json_integer_value(json_object_get(f, "request")), 1);
+	procs = json_object_get(f, "processes");
+	assert_int_equal(json_array_size(procs), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(procs, 0), "server")),
+			    fx_server_name(c, s1));
+	assert_true(json_is_null(json_object_get(json_array_get(procs, 0), "rank")));
+	assert_non_null(json_string_value(json_object_get(f, "deadline")));
+	json_decref(f);
+
+	assert_int_equal(answer(c, "big", 1, s1, true, 1234, "/data/ckpt/demo-1_1234.ckpt", why),
+			 0);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->generation, 2);
+	assert_int_equal(c->ladder_active, 0);
+	assert_int_equal(j->checkpoint_step, 1234);
+	assert_string_equal(j->checkpoint_path, "/data/ckpt/demo-1_1234.ckpt");
+	assert_non_null(j->resume_path);
+	assert_string_equal(j->resume_path, "/data/ckpt/demo-1_1234.ckpt");
+	for (size_t k = 0; k < j->slice_count; k++)
+		assert_int_not_equal(j->slices[k].server, s0);
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "saved step 1234"));
+	assert_true(has_event(c, SCHED_EV_CHECKPOINT, "dying-gasp"));
+	assert_non_null(strstr(j->reason, "recovered"));
+	f = recovery_file(c, j);
+	assert_string_equal(json_string_value(json_object_get(f, "action")), "none");
+	assert_non_null(strstr(json_string_value(json_object_get(f, "last_outcome")), "1234"));
+	json_decref(f);
+	/* the request is over: a late answer is told so */
+	assert_int_equal(answer(c, "big", 1, s1, true, 1235, "/data/ckpt/x.ckpt", why), -ESTALE);
+	assert_non_null(strstr(why, "no open recovery request"));
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/* Nobody answers within recovery_timeout: job-level from the newest checkpoint. */
+static void test_ladder_dump_timeout_falls_back_to_job(void **state)
+{
+	struct sched_job *j;
+	struct sched_cluster *c = two_server_job(3, "  recovery_timeout: 5\n", false, &j);
+	unsigned s0 = j->slices[0].server;
+	char why[SCHED_REASON_MAX] = "";
+
+	(void)state;
+	assert_int_equal(sched_job_checkpoint(c, "big", FX_UID, 100, "/data/ckpt/demo-1_100.ckpt",
+					      tick(1)), 0);
+	fx_report_npu(c, s0, j->slices[0].device_ids[0], CONF_HEALTH_CRITICAL, tick(1));
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+	sched_tick(c, tick(4));
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING); /* not yet */
+	sched_tick(c, tick(2));
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->generation, 2);
+	assert_int_equal(c->ladder_active, 0);
+	assert_string_equal(j->resume_path, "/data/ckpt/demo-1_100.ckpt");
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "dump timed out: 0 of 1"));
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "falling back to job"));
+	assert_int_equal(answer(c, "big", 1, j->slices[0].server, true, 7, NULL, why), -ESTALE);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/* A process that cannot save ends the step at once. */
+static void test_ladder_save_failed_falls_back_at_once(void **state)
+{
+	struct sched_job *j;
+	struct sched_cluster *c = two_server_job(3, NULL, false, &j);
+	unsigned s0 = j->slices[0].server, s1 = j->slices[1].server;
+	char why[SCHED_REASON_MAX] = "";
+
+	(void)state;
+	fx_report_npu(c, s0, j->slices[0].device_ids[0], CONF_HEALTH_CRITICAL, tick(1));
+	/* only the survivors are asked; the failed server's process is not */
+	assert_int_equal(answer(c, "big", 1, s0, true, 5, "/data/ckpt/a.ckpt", why), -EINVAL);
+	assert_non_null(strstr(why, "not asked"));
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+	assert_int_equal(answer(c, "big", 2, s1, true, 5, "/data/ckpt/a.ckpt", why), -ESTALE);
+	assert_int_equal(sched_job_recovery_answer(c, "big", FX_OTHER_UID, 1, fx_server_name(c, s1),
+						   -1, true, 5, "/data/ckpt/a.ckpt", tick(1), why),
+			 -EPERM);
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+	assert_int_equal(answer(c, "big", 1, s1, false, 0, NULL, why), 0);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->generation, 2);
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "could not save; falling back to job"));
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/* recovery: [dump] alone: when the dump fails there is nothing left, and the job fails. */
+static void test_ladder_spent_fails_the_job(void **state)
+{
+	struct sched_job *j;
+	struct sched_cluster *c = two_server_job(3, "  recovery_timeout: 1\n", true, &j);
+
+	(void)state;
+	fx_report_npu(c, j->slices[1].server, j->slices[1].device_ids[0], CONF_HEALTH_CRITICAL,
+		      tick(1));
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+	sched_tick(c, tick(2));
+	assert_true(j->state == SCHED_JOB_STOPPING || j->state == SCHED_JOB_FAILED);
+	assert_non_null(strstr(j->reason, "no strategy of recovery [dump] is left"));
+	assert_int_equal(c->ladder_active, 0);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/* The survivor's server fails too during the save: nobody is left, it falls back at once. */
+static void test_ladder_second_fault_during_dump(void **state)
+{
+	struct sched_job *j;
+	struct sched_cluster *c = two_server_job(4, NULL, false, &j);
+	unsigned s0 = j->slices[0].server, s1 = j->slices[1].server;
+
+	(void)state;
+	fx_report_npu(c, s0, j->slices[0].device_ids[0], CONF_HEALTH_CRITICAL, tick(1));
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+	fx_report_npu(c, s1, j->slices[1].device_ids[0], CONF_HEALTH_CRITICAL, tick(1));
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->generation, 2);
+	for (size_t k = 0; k < j->slice_count; k++) {
+		assert_int_not_equal(j->slices[k].server, s0);
+		assert_int_not_equal(j->slices[k].server, s1);
+	}
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "no surviving process is left to save"));
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/*
+ * The surviving server has no agent (nobody would start or answer a process there; only
+ * the failed server's agent reports): dump is passed over at once.
+ */
+static void test_ladder_dump_needs_an_agent(void **state)
+{
+	struct fx_opts o = { .servers = 3 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job *j = fx_submit_spec(c, dump_spec("big", 16, false), FX_UID);
+
+	(void)state;
+	fx_report_npu(c, j->slices[0].server, j->slices[0].device_ids[0], CONF_HEALTH_CRITICAL,
+		      tick(1));
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->generation, 2);
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "no surviving server has an agent"));
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/* A task fault of an msrun process: the others save; the failed process is not asked. */
+static void test_ladder_process_exit_asks_the_others(void **state)
+{
+	struct sched_job *j;
+	struct sched_cluster *c = two_server_job(2, NULL, false, &j);
+	unsigned s0 = j->slices[0].server, s1 = j->slices[1].server;
+	char why[SCHED_REASON_MAX] = "";
+
+	(void)state;
+	assert_int_equal(sched_job_process_exit(c, "big", FX_UID, 1, fx_server_name(c, s1), -1, 3,
+						tick(1), why),
+			 0);
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+	assert_true(server_lists(c, s0, "big"));
+	assert_int_equal(j->ladder.waited_count, 1);
+	assert_true(j->ladder.waited[0]);
+	assert_int_equal(answer(c, "big", 1, s0, true, 77, "/data/ckpt/demo-1_77.ckpt", why), 0);
+	/* a task fault restarts on the same NPUs */
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->generation, 2);
+	assert_int_equal(j->slices[0].server, s0);
+	assert_int_equal(j->slices[1].server, s1);
+	assert_string_equal(j->resume_path, "/data/ckpt/demo-1_77.ckpt");
+	assert_int_equal(j->restarts, 1);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/* A survivor that exits during the save will not answer: the step ends without it. */
+static void test_ladder_survivor_exit_during_dump(void **state)
+{
+	struct sched_job *j;
+	struct sched_cluster *c = two_server_job(3, NULL, false, &j);
+	unsigned s0 = j->slices[0].server, s1 = j->slices[1].server;
+	char why[SCHED_REASON_MAX] = "";
+
+	(void)state;
+	fx_report_npu(c, s0, j->slices[0].device_ids[0], CONF_HEALTH_CRITICAL, tick(1));
+	assert_int_equal(sched_job_process_exit(c, "big", FX_UID, 1, fx_server_name(c, s1), -1, 1,
+						tick(1), why),
+			 0);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->generation, 2);
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "no surviving process is left"));
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/* A cancel during the save stops the job and ends the step. */
+static void test_ladder_cancel_during_dump(void **state)
+{
+	struct sched_job *j;
+	struct sched_cluster *c = two_server_job(3, NULL, false, &j);
+	unsigned s1 = j->slices[1].server;
+	char why[SCHED_REASON_MAX] = "";
+
+	(void)state;
+	fx_report_npu(c, j->slices[0].server, j->slices[0].device_ids[0], CONF_HEALTH_CRITICAL,
+		      tick(1));
+	assert_int_equal(fx_cancel(c, "big", FX_UID, tick(1)), 0);
+	assert_true(j->state == SCHED_JOB_STOPPING || j->state == SCHED_JOB_CANCELLED);
+	assert_int_equal(c->ladder_active, 0);
+	assert_false(j->ladder.active);
+	assert_int_equal(answer(c, "big", 1, s1, true, 1, NULL, why), -ESTALE);
+	sched_tick(c, tick(100));
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/* recovery_strategies bounds what a spec may name: a refused spec changes nothing. */
+static void test_ladder_cluster_bounds_strategies(void **state)
+{
+	struct fx_opts o = { .servers = 2, .cluster_extra = "  recovery_strategies: [job]\n" };
+	struct sched_cluster *c = fx_cluster(&o);
+	char reason[SCHED_REASON_MAX] = "";
+	struct sched_job *j = NULL;
+	struct conf_job_spec *s = dump_spec("big", 16, false);
+
+	(void)state;
+	assert_int_equal(c->conf->recovery_allowed, 1u << CONF_RECOVERY_JOB);
+	assert_int_equal(sched_job_submit(c, s, FX_UID, FX_GID, fx_now(), reason, &j), -EINVAL);
+	assert_non_null(strstr(reason, "recovery: dump is not allowed on this cluster"));
+	assert_non_null(strstr(reason, "recovery_strategies: [job]"));
+	assert_null(sched_cluster_find_job(c, "big")); /* @s was stolen, freed */
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ladder_dump_saves_then_restarts_from_it),
+		cmocka_unit_test(test_ladder_dump_timeout_falls_back_to_job),
+		cmocka_unit_test(test_ladder_save_failed_falls_back_at_once),
+		cmocka_unit_test(test_ladder_spent_fails_the_job),
+		cmocka_unit_test(test_ladder_second_fault_during_dump),
+		cmocka_unit_test(test_ladder_dump_needs_an_agent),
+		cmocka_unit_test(test_ladder_process_exit_asks_the_others),
+		cmocka_unit_test(test_ladder_survivor_exit_during_dump),
+		cmocka_unit_test(test_ladder_cancel_during_dump),
+		cmocka_unit_test(test_ladder_cluster_bounds_strategies),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
