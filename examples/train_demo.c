@@ -32,6 +32,16 @@
  * step --fail-at-step in generation 1 only (a task fault), 2 on a bad environment or
  * rank table; on SIGTERM it says where it was and dies of the signal.
  *
+ * The recovery protocol (ascendfs(8), jobs/<id>/recovery; issue 17): unless
+ * --ignore-recovery, it watches ASCEND_JOB_DIR/recovery with inotify (and reads it at
+ * least once a second, for mounts without inotify such as sshfs). When the file asks
+ * this generation to save ("action": "save") and lists this process (by MS_NODE_RANK,
+ * or RANK_ID for a per-rank process), it saves at the step boundary: the first process
+ * listed writes <ASCEND_CHECKPOINT_DIR>/demo-1_<step>.ckpt of the step it finished, and
+ * every listed process answers "saved <request> <server> <rank|-> <step> [<path>]" into
+ * the job's ctl; then it stops stepping ("paused at step N") and waits for the restart
+ * (SIGTERM). A save it cannot write is answered "save-failed".
+ *
  * Output: one line per event on stdout, "train_demo[<job> g<generation> <who>]: ...".
  */
 #include <errno.h>
@@ -46,6 +56,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/inotify.h>
 
 #include <jansson.h>
 
@@ -373,6 +384,125 @@ static int report_checkpoint(const char *job_dir, unsigned long long step, const
 	return r;
 }
 
+/* One line into the job's ctl, @job_dir/ctl. */
+static int ctl_write(const char *job_dir, const char *line)
+{
+	char ctl[PATH_MAX];
+	size_t n = strlen(line);
+	int fd, r = 0;
+
+	if (snprintf(ctl, sizeof(ctl), "%s/ctl", job_dir) >= (int)sizeof(ctl))
+		return -EINVAL;
+	fd = open(ctl, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, line, n) != (ssize_t)n)
+		r = -errno;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	return r;
+}
+
+/* A JSON number member (the recovery file's), >= 0. */
+static bool json_count(json_t *o, const char *key, unsigned long long *ret)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (!json_is_integer(v) || json_integer_value(v) < 0)
+		return false;
+	*ret = (unsigned long long)json_integer_value(v);
+	return true;
+}
+
+/* What the recovery protocol needs to know (see the top of this file). */
+struct recovery {
+	char path[PATH_MAX];	/* ASCEND_JOB_DIR/recovery; "" = protocol off */
+	int inotify_fd;		/* -1 without inotify: read once a second */
+	struct timespec last_read;
+	long long handled;	/* the newest request acted on */
+};
+
+static void recovery_open(struct recovery *rc, const char *job_dir)
+{
+	rc->inotify_fd = -1;
+	rc->handled = 0;
+	rc->path[0] = '\0';
+	clock_gettime(CLOCK_MONOTONIC, &rc->last_read);
+	if (!job_dir ||
+	    snprintf(rc->path, sizeof(rc->path), "%s/recovery", job_dir) >= (int)sizeof(rc->path)) {
+		rc->path[0] = '\0';
+		return;
+	}
+	rc->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (rc->inotify_fd >= 0 &&
+	    inotify_add_watch(rc->inotify_fd, rc->path, IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB) < 0) {
+		close(rc->inotify_fd);
+		rc->inotify_fd = -1;
+	}
+}
+
+/* Is it time to read the file: an inotify event came, or a second passed? */
+static bool recovery_due(struct recovery *rc)
+{
+	struct timespec now;
+	char buf[4096];
+	bool due = false;
+
+	if (!rc->path[0])
+		return false;
+	while (rc->inotify_fd >= 0 && read(rc->inotify_fd, buf, sizeof(buf)) > 0)
+		due = true;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec > rc->last_read.tv_sec)
+		due = true;
+	if (due)
+		rc->last_read = now;
+	return due;
+}
+
+/*
+ * The save this process is asked for now, if any: *ret_request, its entry's server into
+ * @server, and whether it is the first listed (it writes the checkpoint). Returns 1 when
+ * asked, 0 when not.
+ */
+static int recovery_asked(struct recovery *rc, const struct identity *id, long long *ret_request,
+			  char *server, size_t len, bool *ret_first)
+{
+	json_t *o = json_load_file(rc->path, 0, NULL), *procs;
+	unsigned long long req = 0, gen = 0;
+	const char *action;
+	int asked = 0;
+
+	if (!o)
+		return 0;
+	action = json_string_value(json_object_get(o, "action"));
+	procs = json_object_get(o, "processes");
+	if (action && strcmp(action, "save") == 0 && json_count(o, "request", &req) &&
+	    json_count(o, "generation", &gen) && gen == (unsigned long long)id->generation &&
+	    (long long)req > rc->handled && json_is_array(procs)) {
+		for (size_t i = 0; i < json_array_size(procs); i++) {
+			json_t *p = json_array_get(procs, i);
+			unsigned long long node = 0, rank = 0;
+			bool me = id->rank >= 0 ? json_count(p, "rank", &rank) &&
+							  rank == (unsigned long long)id->rank :
+						  json_count(p, "node_rank", &node) &&
+							  node == (unsigned long long)
+								  (id->node_rank < 0 ? 0 : id->node_rank);
+			const char *srv = json_string_value(json_object_get(p, "server"));
+
+			if (me && srv) {
+				snprintf(server, len, "%s", srv);
+				*ret_first = i == 0;
+				*ret_request = (long long)req;
+				asked = 1;
+				break;
+			}
+		}
+	}
+	json_decref(o);
+	return asked;
+}
+
 /* Sleep @ms, cut short by SIGTERM. */
 static void sleep_ms(unsigned long long ms)
 {
@@ -429,6 +559,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: train_demo [--steps N] [--step-ms MS] [--ckpt-every K]\n"
 		"                  [--fail-at-step S] [--no-report] [--ranktable-wait SEC]\n"
+		"                  [--ignore-recovery]\n"
 		"\n"
 		"Count N steps (default 100), one every MS ms (default 100); every K steps\n"
 		"(default 10; 0 = never) rank 0 writes $ASCEND_CHECKPOINT_DIR/demo-1_<step>.ckpt\n"
@@ -436,7 +567,9 @@ static void usage(FILE *f)
 		"$ASCEND_RESUME_CHECKPOINT. --fail-at-step S exits 3 at step S in generation 1.\n"
 		"Waits up to SEC (default 60) for a RANK_TABLE_FILE to be \"completed\";\n"
 		"waits for nothing in dynamic mode (MS_ROLE or MS_SCHED_HOST set). With\n"
-		"MS_ROLE=MS_SCHED it is the job's MindSpore scheduler: it waits for SIGTERM.\n");
+		"MS_ROLE=MS_SCHED it is the job's MindSpore scheduler: it waits for SIGTERM.\n"
+		"Follows the recovery protocol of $ASCEND_JOB_DIR/recovery (a dying-gasp save\n"
+		"when asked), unless --ignore-recovery.\n");
 }
 
 int main(int argc, char **argv)
@@ -448,6 +581,7 @@ int main(int argc, char **argv)
 		{ "fail-at-step", required_argument, NULL, 'f' },
 		{ "no-report", no_argument, NULL, 'n' },
 		{ "ranktable-wait", required_argument, NULL, 'w' },
+		{ "ignore-recovery", no_argument, NULL, 'i' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -463,7 +597,8 @@ int main(int argc, char **argv)
 	const char *note = NULL;
 	struct identity id = { 0 };
 	struct sigaction sa;
-	bool report = true, writer;
+	bool report = true, writer, follow_recovery = true, paused = false;
+	struct recovery rc;
 	char path[PATH_MAX + 64];
 	int opt, r, idx = 0;
 
@@ -491,6 +626,9 @@ int main(int argc, char **argv)
 			break;
 		case 'n':
 			report = false;
+			continue;
+		case 'i':
+			follow_recovery = false;
 			continue;
 		case 'h':
 			usage(stdout);
@@ -602,10 +740,43 @@ int main(int argc, char **argv)
 		say("starting at step 0 (no checkpoint to resume from)");
 	}
 	start = step;
+	recovery_open(&rc, follow_recovery ? job_dir : NULL);
 	while (step < steps) {
+		long long req;
+		bool first = false;
+		char server[256], line[PATH_MAX + 400];
+
 		sleep_ms(step_ms);
 		if (terminated)
 			break;
+		if (paused)
+			continue; /* saved: wait for the restart */
+		if (recovery_due(&rc) &&
+		    recovery_asked(&rc, &id, &req, server, sizeof(server), &first)) {
+			char rank[24] = "-";
+
+			rc.handled = req;
+			if (id.rank >= 0)
+				snprintf(rank, sizeof(rank), "%lld", id.rank);
+			r = first && ckpt_dir ? write_checkpoint(ckpt_dir, step, path, sizeof(path)) :
+						(first ? -ENOENT : 0);
+			if (r < 0)
+				snprintf(line, sizeof(line), "save-failed %lld %s %s\n", req, server,
+					 rank);
+			else if (first)
+				snprintf(line, sizeof(line), "saved %lld %s %s %llu %s\n", req, server,
+					 rank, step, path);
+			else
+				snprintf(line, sizeof(line), "saved %lld %s %s %llu\n", req, server,
+					 rank, step);
+			r = ctl_write(job_dir, line);
+			say("dying-gasp save (request %lld) at step %llu%s%s: answered%s%s", req, step,
+			    first ? ": " : "", first ? path : "", r < 0 ? " but: " : "",
+			    r < 0 ? strerror(-r) : "");
+			say("paused at step %llu, waiting for the restart", step);
+			paused = true;
+			continue;
+		}
 		step++;
 		if (fail_at && step == fail_at && id.generation == 1) {
 			say("failing at step %llu in generation 1: exit 3 (last checkpoint step "

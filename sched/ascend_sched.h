@@ -1436,8 +1436,9 @@ int sched_render_rank_env(const struct sched_cluster *c, const struct sched_job 
  * answer; "none"), strategy ("dump" while a step waits, else null), ladder (the spec's
  * recovery list), fault (the sentence of the fault, null when idle), began and deadline
  * (RFC 3339, null when idle), timeout_sec (recovery_timeout), processes (while a step
- * waits: those asked, in rank order, [{server, rank (per-rank launch; null for msrun),
- * answered}]: the first one listed writes the checkpoint, the others only answer),
+ * waits: those asked, in rank order, [{server, node_rank (the server's place in the
+ * job, MS_NODE_RANK), rank (per-rank launch: RANK_ID; null for msrun), answered}]: the
+ * first one listed writes the checkpoint, the others only answer),
  * last_outcome (how the last step ended, null before any). *ret new (free()). Returns
  * 0 or -ENOMEM.
  */

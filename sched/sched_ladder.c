@@ -521,6 +521,7 @@ int sched_render_job_recovery(const struct sched_cluster *c, const struct sched_
 		sl = &j->slices[slice_of(j, i)];
 		p = json_object();
 		bad |= !p || jset(p, "server", json_string(c->servers[sl->server].conf->name)) ||
+		       jset(p, "node_rank", json_integer((json_int_t)slice_of(j, i))) ||
 		       jset(p, "rank", per_rank ? json_integer((json_int_t)i) : json_null()) ||
 		       jset(p, "answered", json_boolean(l->answered[i])) ||
 		       json_array_append_new(procs, p);

@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# The recovery ladder through a real mount (issue 17): node agents run
+# examples/train_demo as a 2-server msrun job with recovery: [dump, job].
+#  (a) a Critical NPU on the server of node rank 0: the surviving process is asked
+#      through jobs/<id>/recovery, saves the step it finished and answers; the job
+#      restarts from that checkpoint (the steps lost are printed), the MindSpore
+#      scheduler role moves with the rank table;
+#  (b) a job whose processes ignore the protocol: the dump times out after
+#      recovery_timeout and job-level recovery restarts it from its newest periodic
+#      checkpoint;
+#  (c) the daemon is SIGKILLed during a dump and restarted: the request is still open,
+#      and the answer written after the restart restarts the job from it.
+# Usage: test_recovery.sh ASCENDFS ASCEND_AGENT TRAIN_DEMO SRCDIR
+set -u
+ASCENDFS=$(realpath "$1")
+AGENT=$(realpath "$2")
+TRAIN=$(realpath "$3")
+SRC=$(realpath "$4")
+. "$SRC/tests/integration/lib.sh"
+
+it_setup
+M=$IT_MNT
+W=$IT_WORK
+STATE=$W/state
+TIMEOUT=8 # recovery_timeout of the test cluster
+
+# The example cluster, 1 s check interval, 3 s heartbeat timeout, agents required, and
+# a recovery_timeout short enough to wait for here.
+CONFIG=$W/cluster.yaml
+sed -e 's/^  fault_check_interval: 5 .*/  fault_check_interval: 1/' \
+	-e 's/^  heartbeat_timeout: 15 .*/  heartbeat_timeout: 3\n  stop_grace_period: 2/' \
+	-e "s/^  require_agent: false .*/  require_agent: true\n  recovery_timeout: $TIMEOUT/" \
+	"$SRC/examples/ascend_cluster.yaml" >"$CONFIG"
+if ! grep -q "recovery_timeout: $TIMEOUT$" "$CONFIG" || ! grep -q 'require_agent: true$' "$CONFIG"; then
+	echo "could not derive the test config"
+	exit 1
+fi
+
+declare -A AGENT_PID=()
+SERVERS="a2-node-01 a2-node-02 a2-node-03 a2-node-04 a2-node-05 a2-node-06"
+agents_cleanup() {
+	local n
+	for n in "${!AGENT_PID[@]}"; do kill -KILL "${AGENT_PID[$n]}" 2>/dev/null; done
+	it_kill_started "$W"/agent-*.log
+	AGENT_PID=()
+}
+trap 'agents_cleanup; it_cleanup' EXIT
+start_agent() { # start_agent SERVER
+	local n=$1 i=${1#a2-node-}
+	i=$((10#$i))
+	mkdir -p "$W/faults" "$W/logs/$n"
+	{ for d in 0 1 2 3 4 5 6 7; do echo "address_$d=10.20.$d.$i"; done; } >"$W/hccn-$n.conf"
+	"$AGENT" --mount "$M" --node "$n" --fault-file "$W/faults/$n" \
+		--hccn-conf "$W/hccn-$n.conf" --log-dir "$W/logs/$n" >>"$W/agent-$n.log" 2>&1 &
+	AGENT_PID[$n]=$!
+}
+json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+state_of() { json "$M/nodes/$1/info" 'd["state"]' 2>/dev/null; }
+gen_of() { json "$M/jobs/$1/status.json" 'd["generation"]' 2>/dev/null; }
+status_of() { cat "$M/jobs/$1/status" 2>/dev/null; }
+servers_of() { json "$M/jobs/$1/status.json" '" ".join(p["server"] for p in d["placement"])'; }
+log_of() { echo "$W/logs/$3/$1/g$2/node-$3.log"; } # log_of JOB GEN SERVER
+step_in() { sed -n "s/.*$2 \([0-9]*\).*/\1/p" "$1" 2>/dev/null | tail -n1; }
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+submit() { cat >"$W/$1.yaml" && cp "$W/$1.yaml" "$M/jobs/$1.yaml"; }
+fault() { # fault SERVER: NPU 3 of SERVER reports Critical
+	printf 'npu 3 Critical 0x80C98000 HBM uncorrectable ECC\n' >"$W/faults/$1.tmp"
+	mv "$W/faults/$1.tmp" "$W/faults/$1"
+}
+all_started() { # all_started JOB GEN SERVERS...
+	local j=$1 g=$2 s
+	shift 2
+	for s in "$@"; do grep -q "dynamic cluster: " "$(log_of "$j" "$g" "$s")" 2>/dev/null || return 1; done
+}
+
+it_start "$ASCENDFS" "$CONFIG" --state-dir "$STATE" || exit 1
+for n in $SERVERS; do start_agent "$n"; sleep 0.1; done
+all_ready() { for n in $SERVERS; do [ "$(state_of "$n")" = ready ] || return 1; done; }
+if wait_until 20 all_ready; then ok "six agents report"; else
+	not_ok "six agents report" "$(for n in $SERVERS; do echo "$n $(state_of "$n")"; done)"
+fi
+
+# ---- (a) dump: the survivor saves the step it finished, the job resumes there --------
+CK=$W/ckpt/dg
+mkdir -p "$CK"
+# one checkpoint interval (200 steps of 20 ms = 4 s) is longer than the job runs before
+# the fault: job-level recovery would start it again from step 0
+submit dg <<EOF
+name: dg
+npus: 16
+command: "exec $TRAIN --steps 100000 --step-ms 20 --ckpt-every 200"
+checkpoint_dir: $CK
+recovery: [dump, job]
+EOF
+check_eq "dg runs" running "$(status_of dg)"
+check_contains "its spec keeps the ladder" "recovery: [dump, job]" "$(cat "$M/jobs/dg/spec")"
+read -r A0 A1 <<<"$(servers_of dg)"
+if wait_until 20 all_started dg 1 "$A0" "$A1"; then ok "a process runs on each of its two servers"; else
+	not_ok "a process runs on each of its two servers" "$(tail -n3 "$W"/agent-*.log)"
+fi
+sleep 1.5
+check_contains "no request yet" '"action":"none"' "$(cat "$M/jobs/dg/recovery")"
+t_fault=$(now_ms)
+fault "$A0" # the server of node rank 0, the scheduler's
+if wait_until 10 grep -q "dying-gasp save (request 1)" "$(log_of dg 1 "$A1")"; then
+	ok "the survivor on $A1 is asked to save and answers"
+else
+	not_ok "the survivor on $A1 is asked to save and answers" "$(cat "$M/jobs/dg/recovery")" \
+		"$(tail -n3 "$(log_of dg 1 "$A1")")"
+fi
+saved=$(step_in "$(log_of dg 1 "$A1")" "dying-gasp save (request 1) at step")
+if wait_until 15 bash -c "[ \"\$(python3 -c 'import json;print(json.load(open(\"$M/jobs/dg/status.json\"))[\"generation\"])')\" = 2 ]"; then
+	ok "dg restarts as generation 2"
+else
+	not_ok "dg restarts as generation 2" "$(status_of dg) $(gen_of dg): $(tail -n4 "$M/jobs/dg/events")"
+fi
+read -r B0 B1 <<<"$(servers_of dg)"
+case " $B0 $B1 " in *" $A0 "*) not_ok "generation 2 left $A0" "$B0 $B1" ;; *) ok "generation 2 left $A0" ;; esac
+if wait_until 20 all_started dg 2 "$B0" "$B1"; then ok "generation 2 runs on both servers"; else
+	not_ok "generation 2 runs on both servers" "$(tail -n3 "$W"/agent-*.log)"
+fi
+t_running=$(now_ms)
+r0=$(step_in "$(log_of dg 2 "$B0")" "resumed at step")
+r1=$(step_in "$(log_of dg 2 "$B1")" "resumed at step")
+check_eq "node rank 0 of generation 2 resumes at the saved step" "${saved:-no save}" "$r0"
+check_eq "node rank 1 of generation 2 resumes at the saved step" "${saved:-no save}" "$r1"
+paused=$(step_in "$(log_of dg 1 "$A1")" "terminated at step")
+failed_at=$(step_in "$(log_of dg 1 "$A0")" "terminated at step")
+check_eq "the survivor did no step after its save" "${saved:-no save}" "$paused"
+if [ -n "$saved" ] && [ -n "$failed_at" ] && [ "$saved" -gt 0 ]; then
+	ok "steps lost by the dump: $((failed_at > saved ? failed_at - saved : 0)) (failed process at step $failed_at when it was stopped, survivor saved $saved; job-level would resume at 0)"
+else
+	not_ok "the dump saved a step" "saved '$saved', failed process at '$failed_at'"
+fi
+echo "# (a) fault report to generation 2 running on both servers: $((t_running - t_fault)) ms (polled)"
+check_contains "the event says what was saved" "dump: 1 process saved step $saved" "$(cat "$M/jobs/dg/events")"
+check_contains "the recovery file's outcome says so too" "saved step $saved" "$(cat "$M/jobs/dg/recovery")"
+check_contains "the scheduler moves with the rank table: node rank 0 of generation 2 names its own server's" \
+	"dynamic cluster: msrun, scheduler 10.0.1.$((10#${B0#a2-node-})):" "$(cat "$(log_of dg 2 "$B0")")"
+echo "cancel" >"$M/jobs/dg/ctl"
+
+# ---- (b) processes that ignore the protocol: the dump times out, job-level follows --
+CK=$W/ckpt/ig
+mkdir -p "$CK"
+submit ig <<EOF
+name: ig
+npus: 16
+command: "exec $TRAIN --steps 100000 --step-ms 20 --ckpt-every 25 --ignore-recovery"
+checkpoint_dir: $CK
+recovery: [dump, job]
+EOF
+read -r A0 A1 <<<"$(servers_of ig)"
+wait_until 20 all_started ig 1 "$A0" "$A1"
+if wait_until 20 test -f "$CK/demo-1_50.ckpt"; then ok "ig writes periodic checkpoints"; else
+	not_ok "ig writes periodic checkpoints" "$(ls "$CK")"
+fi
+t_fault=$(now_ms)
+fault "$A1"
+wait_until 10 bash -c "[ \"\$(cat '$M/jobs/ig/status')\" = recovering ]"
+check_eq "ig recovers: a dump waits for its survivor" recovering "$(status_of ig)"
+if wait_until $((TIMEOUT + 15)) bash -c "[ \"\$(python3 -c 'import json;print(json.load(open(\"$M/jobs/ig/status.json\"))[\"generation\"])')\" = 2 ]"; then
+	ok "after recovery_timeout, ig restarts as generation 2"
+else
+	not_ok "after recovery_timeout, ig restarts as generation 2" "$(status_of ig): $(tail -n4 "$M/jobs/ig/events")"
+fi
+waited=$(($(now_ms) - t_fault))
+if [ "$waited" -ge $(((TIMEOUT - 1) * 1000)) ]; then ok "it waited for recovery_timeout ($waited ms)"; else
+	not_ok "it waited for recovery_timeout" "$waited ms"
+fi
+check_contains "the event says the dump timed out and fell back" \
+	"dump timed out: 0 of 1 surviving processes answered within $TIMEOUT s (recovery_timeout); falling back to job" \
+	"$(cat "$M/jobs/ig/events")"
+read -r B0 B1 <<<"$(servers_of ig)"
+wait_until 20 all_started ig 2 "$B0" "$B1"
+r0=$(step_in "$(log_of ig 2 "$B0")" "resumed at step")
+if [ -n "$r0" ] && [ "$r0" -ge 50 ]; then ok "generation 2 resumes from a periodic checkpoint (step $r0)"; else
+	not_ok "generation 2 resumes from a periodic checkpoint" "resumed at '$r0'"
+fi
+echo "cancel" >"$M/jobs/ig/ctl"
+
+# ---- (c) the daemon restarts during a dump: the request stays open -------------------
+CK=$W/ckpt/rs
+mkdir -p "$CK"
+submit rs <<EOF
+name: rs
+npus: 16
+command: "exec $TRAIN --steps 100000 --step-ms 20 --ckpt-every 0 --ignore-recovery"
+checkpoint_dir: $CK
+recovery: [dump, job]
+EOF
+read -r A0 A1 <<<"$(servers_of rs)"
+wait_until 20 all_started rs 1 "$A0" "$A1"
+fault "$A0"
+wait_until 10 bash -c "[ \"\$(cat '$M/jobs/rs/status')\" = recovering ]"
+check_eq "rs recovers: a dump waits" recovering "$(status_of rs)"
+kill -KILL "$IT_PID"
+wait "$IT_PID" 2>/dev/null
+IT_PID=""
+it_start "$ASCENDFS" "$CONFIG" --state-dir "$STATE" || { not_ok "the daemon restarts"; it_finish; exit 1; }
+check_eq "after the restart rs still recovers" recovering "$(status_of rs)"
+check_eq "its request is still open" "save 1" \
+	"$(json "$M/jobs/rs/recovery" 'd["action"] + " " + str(d["request"])')"
+check_eq "it waits for the process on $A1" "$A1" "$(json "$M/jobs/rs/recovery" 'd["processes"][0]["server"]')"
+# what a framework's process would do: save, then answer
+echo 777 >"$CK/demo-1_777.ckpt"
+check "the answer is accepted after the restart" sh -c "echo 'saved 1 $A1 - 777 $CK/demo-1_777.ckpt' >'$M/jobs/rs/ctl'"
+if wait_until 10 bash -c "[ \"\$(python3 -c 'import json;print(json.load(open(\"$M/jobs/rs/status.json\"))[\"generation\"])')\" = 2 ]"; then
+	ok "rs restarts as generation 2"
+else
+	not_ok "rs restarts as generation 2" "$(status_of rs): $(tail -n4 "$M/jobs/rs/events")"
+fi
+read -r B0 B1 <<<"$(servers_of rs)"
+wait_until 20 all_started rs 2 "$B0" "$B1"
+check_eq "generation 2 resumes from the answer's checkpoint" 777 \
+	"$(step_in "$(log_of rs 2 "$B0")" "resumed at step")"
+check_fails "a late answer is refused (the request is over)" \
+	sh -c "echo 'saved 1 $A1 - 778 $CK/demo-1_777.ckpt' >'$M/jobs/rs/ctl'"
+check_contains "and says why" "no open recovery request" "$(tail -n 3 "$M/cluster/events")"
+echo "cancel" >"$M/jobs/rs/ctl"
+
+agents_cleanup
+it_stop
+it_finish
