@@ -104,6 +104,11 @@ int conf_read_recovery_list(const struct conf_ctx *ctx, const struct conf_node *
 					 "%s: \"%s\" is listed twice; name each strategy once, "
 					 "in the order to try them",
 					 key, names[s]);
+		if (seen & (1u << CONF_RECOVERY_JOB))
+			return conf_fail(ctx, n->items[i],
+					 "%s: \"%s\" comes after job, which always applies, so it "
+					 "would never be tried; put job last",
+					 key, names[s]);
 		seen |= 1u << s;
 		list[count++] = s;
 	}

@@ -792,6 +792,9 @@ int fs_list(struct fs_ctx *ctx, const struct fs_path *p, int (*fill)(void *data,
 }
 
 /* Split "verb arg1 arg2" in place; returns the count (at most @max). */
+/* The most words a ctl command has ("saved REQUEST SERVER RANK STEP PATH"). */
+#define CTL_WORDS_MAX 6
+
 static size_t split_words(char *line, char **words, size_t max)
 {
 	size_t n = 0;
@@ -901,7 +904,7 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 	   bool may_operate, uint64_t now_usec, char *why)
 {
 	struct sched_cluster *c = ctx->cluster;
-	char copy[512], *w[6];
+	char copy[512], *w[CTL_WORDS_MAX + 1];
 	size_t n;
 	int r;
 
@@ -916,9 +919,16 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 		return -EINVAL;
 	}
 	snprintf(copy, sizeof(copy), "%s", line);
-	n = split_words(copy, w, 6);
+	/* one word more than any verb takes: a line with more is refused, not cut */
+	n = split_words(copy, w, CTL_WORDS_MAX + 1);
 	if (n == 0)
 		return 0; /* blank lines are harmless */
+	if (n > CTL_WORDS_MAX) {
+		snprintf(why, SCHED_REASON_MAX,
+			 "\"%.40s\": too many words for a ctl command (at most %d; a path "
+			 "with a space in it cannot be given)", w[0], CTL_WORDS_MAX);
+		return -EINVAL;
+	}
 
 	switch (p->kind) {
 	case FS_CLUSTER_CTL:

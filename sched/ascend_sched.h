@@ -240,6 +240,9 @@ struct sched_ladder {
 					 * none yet); +1 per step that asks them something */
 	bool active;			/* a step waits for the processes (the job is
 					 * recovering) */
+	bool counted;			/* active and counted in c->ladder_active (a step
+					 * restored from a record is not until
+					 * sched_ladder_restored()) */
 	enum conf_recovery strategy;	/* the active step's, or the last one's */
 	size_t rung;			/* its index in spec->recovery */
 	uint64_t began_usec;		/* when the active step began */

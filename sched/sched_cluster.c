@@ -747,6 +747,23 @@ int sched_check_invariants(const struct sched_cluster *c, char *reason)
 		return -EUCLEAN;
 	}
 	allocated = 0;
+	for (size_t i = 0, steps = 0; i <= c->job_count; i++) {
+		if (i == c->job_count) {
+			if (steps != c->ladder_active) {
+				sched_reason(reason, "%zu recovery steps wait but the counter says "
+						     "%u", steps, c->ladder_active);
+				return -EUCLEAN;
+			}
+			break;
+		}
+		steps += c->jobs[i]->ladder.counted;
+		if (c->jobs[i]->ladder.counted &&
+		    (!c->jobs[i]->ladder.active || c->jobs[i]->state != SCHED_JOB_RECOVERING)) {
+			sched_reason(reason, "job %s is %s with a recovery step counted", c->jobs[i]->name,
+				     sched_job_state_name(c->jobs[i]->state));
+			return -EUCLEAN;
+		}
+	}
 	for (size_t i = 0; i < c->job_count; i++) {
 		const struct sched_job *j = c->jobs[i];
 		unsigned next_rank = 0;

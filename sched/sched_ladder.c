@@ -50,9 +50,9 @@ static void step_end(struct sched_cluster *c, struct sched_job *j)
 {
 	struct sched_ladder *l = &j->ladder;
 
-	if (l->active && c->ladder_active)
+	if (l->counted)
 		c->ladder_active--;
-	l->active = false;
+	l->active = l->counted = false;
 	free(l->waited);
 	free(l->answered);
 	free(l->saved_path);
@@ -125,6 +125,13 @@ static void job_level(struct sched_cluster *c, struct sched_job *j, uint64_t now
 		sched_recover_job_level(c, j, now_usec, why, server);
 }
 
+/* Has running @j used up its time_limit (a save would outlive it)? */
+static bool limit_spent(const struct sched_job *j, uint64_t now_usec)
+{
+	return j->spec->time_limit_sec &&
+	       sched_job_run_usec(j, now_usec) >= j->spec->time_limit_sec * 1000000u;
+}
+
 /*
  * Begin a dump step for @j (running). Returns 1 when it began, 0 when it does not apply
  * (@skip says why), -ENOMEM.
@@ -149,25 +156,29 @@ static int dump_begin(struct sched_cluster *c, struct sched_job *j, uint64_t now
 		free(a);
 		return -ENOMEM;
 	}
+	/* a survivor on a server without an agent: nothing runs there to answer */
 	for (size_t i = 0; i < count; i++)
 		if (survives(c, j, i, failed)) {
 			const struct sched_server *s = &c->servers[j->slices[slice_of(j, i)].server];
 
-			w[i] = true;
-			waited++;
-			agent |= s->last_report_usec != 0;
+			agent = true;
+			if (s->last_report_usec) {
+				w[i] = true;
+				waited++;
+			}
 		}
 	for (size_t i = 0; i < j->slice_count; i++)
 		servers += !sched_slice_is_bad(c, &j->slices[i]);
-	if (!waited || !agent) {
+	if (!waited || limit_spent(j, now_usec)) {
 		free(w);
 		free(a);
 		snprintf(skip, skip_len, "%s",
-			 !waited ? "dump: no process survived the fault" :
-				   "dump: no surviving server has an agent to run its processes");
+			 !agent ? "dump: no process survived the fault" :
+			 !waited ? "dump: no surviving server has an agent to run its processes" :
+				   "dump: the job's time_limit is used up");
 		return 0;
 	}
-	l->active = true;
+	l->active = l->counted = true;
 	c->ladder_active++;
 	l->request++;
 	l->strategy = CONF_RECOVERY_DUMP;
@@ -312,6 +323,17 @@ static void step_settle(struct sched_cluster *c, struct sched_job *j, uint64_t n
 		fall_back(c, j, now_usec, what);
 		return;
 	}
+	if (j->checkpoint_path && j->checkpoint_step > l->saved_step) {
+		/* a newer checkpoint is known: never resume from an older step */
+		snprintf(what, sizeof(what), "dump: the saved step %llu is older than checkpoint "
+			 "step %llu; the job restarts from the newer",
+			 (unsigned long long)l->saved_step, (unsigned long long)j->checkpoint_step);
+		set_outcome(l, what);
+		sched_event_add(c, now_usec, SCHED_EV_RECOVERY, j, NULL, -1, "%s", what);
+		job_level(c, j, now_usec, "");
+		sched_pass_request(c, now_usec);
+		return;
+	}
 	/* the dying-gasp checkpoint is the job's newest: the restart resumes from it */
 	free(j->checkpoint_path);
 	j->checkpoint_path = l->saved_path;
@@ -340,7 +362,12 @@ void sched_job_recover(struct sched_cluster *c, struct sched_job *j, uint64_t no
 	struct sched_ladder *l = &j->ladder;
 
 	if (j->state == SCHED_JOB_RECOVERING && l->active) {
-		/* another server failed during the step: its processes will not answer */
+		/*
+		 * another server failed during the step: its processes will not answer, and
+		 * the job-level rung must move off it, whatever fault opened the step
+		 */
+		l->process_fault = false;
+		l->fault_server = -1;
 		for (size_t i = 0; i < l->process_count; i++)
 			if (l->waited[i] && !survives(c, j, i, -1)) {
 				l->waited[i] = false;
@@ -408,11 +435,21 @@ int sched_job_recovery_answer(struct sched_cluster *c, const char *name, uid_t u
 		sched_reason(reason, "a saved checkpoint is an absolute path and a step");
 		return -EINVAL;
 	}
+	if (j->spec->launch == CONF_LAUNCH_PER_RANK && rank < 0) {
+		sched_reason(reason, "job %s runs one process per rank: answer with the process's "
+				     "rank (RANK_ID), not \"-\"", name);
+		return -EINVAL;
+	}
 	if (sched_job_process_index(c, j, server, j->spec->launch == CONF_LAUNCH_PER_RANK ?
 							  rank : -1, &idx, reason) < 0)
 		return -EINVAL;
-	if (l->answered[idx])
+	if (l->answered[idx] && saved)
 		return 0; /* the same answer again: a retry of a write */
+	if (l->answered[idx]) {
+		sched_reason(reason, "the process on %s already answered saved to request %u",
+			     server, request);
+		return -EINVAL;
+	}
 	if (!l->waited[idx]) {
 		sched_reason(reason, "the process on %s%s is not asked to answer (its server or "
 				     "it failed)", server,
@@ -725,6 +762,9 @@ void sched_ladder_restored(struct sched_cluster *c, struct sched_job *j, uint64_
 		if (!j->spec || l->rung >= j->spec->recovery_count)
 			l->rung = 0;
 	}
-	l->active = true;
+	/* a strategy the configuration no longer allows falls back at the next tick */
+	if (!(c->conf->recovery_allowed & (1u << l->strategy)))
+		l->deadline_usec = now_usec;
+	l->active = l->counted = true;
 	c->ladder_active++;
 }

@@ -375,6 +375,120 @@ static void test_ladder_cluster_bounds_strategies(void **state)
 	sched_cluster_free(c);
 }
 
+/* True when @j holds an NPU that is isolated. */
+static bool holds_isolated(const struct sched_cluster *c, const struct sched_job *j)
+{
+	for (size_t k = 0; k < j->slice_count; k++)
+		for (unsigned d = 0; d < j->slices[k].npu_count; d++)
+			if (c->servers[j->slices[k].server].npus[j->slices[k].device_ids[d]].isolated)
+				return true;
+	return false;
+}
+
+/*
+ * A process exit opens the dump, then an NPU of the survivor's server fails: the
+ * job-level rung moves the job off it, not "restarted on the same NPUs" (review).
+ */
+static void test_ladder_npu_fault_during_process_dump_moves_the_job(void **state)
+{
+	struct sched_job *j;
+	struct sched_cluster *c = two_server_job(4, NULL, false, &j);
+	unsigned s0 = j->slices[0].server, s1 = j->slices[1].server;
+	char why[SCHED_REASON_MAX] = "";
+
+	(void)state;
+	assert_int_equal(sched_job_process_exit(c, "big", FX_UID, 1, fx_server_name(c, s1), -1, 3,
+						tick(1), why),
+			 0);
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+	fx_report_npu(c, s0, j->slices[0].device_ids[0], CONF_HEALTH_CRITICAL, tick(1));
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->generation, 2);
+	assert_false(holds_isolated(c, j));
+	assert_null(strstr(j->reason, "same NPUs"));
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/* A dying-gasp save older than a checkpoint already known does not replace it (review). */
+static void test_ladder_older_save_keeps_the_newer_checkpoint(void **state)
+{
+	struct sched_job *j;
+	struct sched_cluster *c = two_server_job(3, NULL, false, &j);
+	char why[SCHED_REASON_MAX] = "";
+
+	(void)state;
+	assert_int_equal(sched_job_checkpoint(c, "big", FX_UID, 500, "/data/ckpt/demo-1_500.ckpt",
+					      tick(1)), 0);
+	fx_report_npu(c, j->slices[0].server, j->slices[0].device_ids[0], CONF_HEALTH_CRITICAL,
+		      tick(1));
+	assert_int_equal(answer(c, "big", 1, j->slices[1].server, true, 100,
+				"/data/ckpt/demo-1_100.ckpt", why), 0);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->checkpoint_step, 500);
+	assert_string_equal(j->resume_path, "/data/ckpt/demo-1_500.ckpt");
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "older than checkpoint step 500"));
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/* Per-rank answers name their rank; a second, different answer is refused. */
+static void test_ladder_per_rank_answers(void **state)
+{
+	struct fx_opts o = { .servers = 3 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct conf_job_spec *s = dump_spec("pr", 16, false);
+	const char *srv;
+	char why[SCHED_REASON_MAX] = "";
+	struct sched_job *j;
+
+	(void)state;
+	s->launch = CONF_LAUNCH_PER_RANK;
+	agents_report(c);
+	j = fx_submit_spec(c, s, FX_UID);
+	assert_int_equal(sched_job_process_exit(c, "pr", FX_UID, 1,
+						fx_server_name(c, j->slices[1].server), 9, 3,
+						tick(1), why), 0);
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+	assert_int_equal(j->ladder.waited_count, 15); /* every rank but the one that exited */
+	srv = fx_server_name(c, j->slices[0].server);
+	assert_int_equal(sched_job_recovery_answer(c, "pr", FX_UID, 1, srv, -1, true, 5, NULL,
+						   tick(1), why), -EINVAL);
+	assert_non_null(strstr(why, "RANK_ID"));
+	assert_int_equal(sched_job_recovery_answer(c, "pr", FX_UID, 1, srv, 0, true, 5,
+						   "/data/ckpt/a.ckpt", tick(1), why), 0);
+	assert_int_equal(sched_job_recovery_answer(c, "pr", FX_UID, 1, srv, 0, true, 5,
+						   "/data/ckpt/a.ckpt", tick(1), why), 0);
+	assert_int_equal(sched_job_recovery_answer(c, "pr", FX_UID, 1, srv, 0, false, 0, NULL,
+						   tick(1), why), -EINVAL);
+	assert_non_null(strstr(why, "already answered"));
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+	assert_int_equal(j->ladder.waited_count, 14);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/* A job whose time_limit is used up gets no dump: a save would outlive it. */
+static void test_ladder_no_dump_past_the_time_limit(void **state)
+{
+	struct fx_opts o = { .servers = 3 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct conf_job_spec *s = dump_spec("tl", 16, false);
+	struct sched_job *j;
+
+	(void)state;
+	s->time_limit_sec = 10;
+	agents_report(c);
+	j = fx_submit_spec(c, s, FX_UID);
+	j->run_accum_usec = 10 * SEC; /* as if it had run its 10 s before */
+	fx_report_npu(c, j->slices[0].server, j->slices[0].device_ids[0], CONF_HEALTH_CRITICAL,
+		      tick(1));
+	assert_int_not_equal(j->state, SCHED_JOB_RECOVERING);
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "time_limit is used up"));
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -388,6 +502,10 @@ int main(void)
 		cmocka_unit_test(test_ladder_survivor_exit_during_dump),
 		cmocka_unit_test(test_ladder_cancel_during_dump),
 		cmocka_unit_test(test_ladder_cluster_bounds_strategies),
+		cmocka_unit_test(test_ladder_npu_fault_during_process_dump_moves_the_job),
+		cmocka_unit_test(test_ladder_older_save_keeps_the_newer_checkpoint),
+		cmocka_unit_test(test_ladder_per_rank_answers),
+		cmocka_unit_test(test_ladder_no_dump_past_the_time_limit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -412,6 +412,72 @@ static void test_state_restored_dump_step_waits_on(void **state)
 	sched_cluster_free(b);
 }
 
+/*
+ * Two jobs wait on dumps; the restore drops the server one of them held (it requeues):
+ * the other's step is still counted, and times out (review: the counter drifted to 0
+ * and the step waited forever).
+ */
+static void test_state_restored_dump_steps_stay_counted(void **state)
+{
+	struct fx_opts o4 = { .servers = 4, .cluster_extra = "  recovery_timeout: 5\n" };
+	struct fx_opts o3 = { .servers = 3, .cluster_extra = "  recovery_timeout: 5\n" };
+	struct sched_cluster *a = fx_cluster(&o4), *b = fx_cluster(&o3);
+	struct sched_job *ja, *jb;
+	char *text[2], why[SCHED_REASON_MAX] = "", *meta;
+	const char *names[2] = { "ja", "jb" };
+	size_t len;
+	uint64_t now = adv(1);
+
+	(void)state;
+	for (unsigned i = 0; i < 4; i++)
+		fx_report_ok(a, i, now);
+	for (int i = 0; i < 2; i++) {
+		struct conf_job_spec *s = spec(names[i], 16, NULL, 500, 0);
+
+		s->checkpoint_dir = strdup("/data/ckpt");
+		assert_non_null(s->checkpoint_dir);
+		s->recovery[0] = CONF_RECOVERY_DUMP;
+		s->recovery[1] = CONF_RECOVERY_JOB;
+		s->recovery_count = 2;
+		run(a, s);
+	}
+	ja = sched_cluster_find_job(a, "ja");
+	jb = sched_cluster_find_job(a, "jb");
+	if (ja->slices[0].server == 3 || ja->slices[1].server == 3) {
+		struct sched_job *t = ja;
+
+		ja = jb;
+		jb = t;
+	}
+	assert_true(jb->slices[0].server == 3 || jb->slices[1].server == 3);
+	fx_report_npu(a, ja->slices[0].server, ja->slices[0].device_ids[0], CONF_HEALTH_CRITICAL,
+		      adv(1));
+	fx_report_npu(a, jb->slices[0].server, jb->slices[0].device_ids[0], CONF_HEALTH_CRITICAL,
+		      adv(1));
+	assert_int_equal(a->ladder_active, 2);
+	assert_int_equal(sched_meta_save(a, &meta, &len), 0);
+	assert_int_equal(sched_job_save(a, ja, &text[0], &len), 0);
+	assert_int_equal(sched_job_save(a, jb, &text[1], &len), 0);
+	now = adv(1);
+	assert_int_equal(sched_meta_load(b, meta, strlen(meta), why), 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(sched_job_load(b, text[i], strlen(text[i]), now, why), 0);
+	assert_int_equal(sched_restore_finish(b, now, why), 0);
+	ja = sched_cluster_find_job(b, ja->name);
+	assert_int_equal(ja->state, SCHED_JOB_RECOVERING);
+	assert_int_equal(b->ladder_active, 1);
+	fx_check(b);
+	sched_tick(b, adv(6));
+	assert_int_not_equal(ja->state, SCHED_JOB_RECOVERING);
+	assert_int_equal(b->ladder_active, 0);
+	fx_check(b);
+	free(meta);
+	free(text[0]);
+	free(text[1]);
+	sched_cluster_free(a);
+	sched_cluster_free(b);
+}
+
 static void test_state_restored_scan_wait_is_listed(void **state)
 {
 	struct fx_opts o = { .servers = 2 };
@@ -1202,6 +1268,7 @@ int main(void)
 		cmocka_unit_test(test_state_new_pending_reasons_are_not_records_to_write),
 		cmocka_unit_test(test_state_restored_scan_wait_is_listed),
 		cmocka_unit_test(test_state_restored_dump_step_waits_on),
+		cmocka_unit_test(test_state_restored_dump_steps_stay_counted),
 		cmocka_unit_test(test_state_history_round_trip),
 		cmocka_unit_test(test_state_round_trip_keeps_quota_and_isolation),
 		cmocka_unit_test(test_state_unreachable_server_keeps_no_agent),
