@@ -52,6 +52,13 @@ static const char usage[] =
 	"                         (default 30m; 0: never)\n"
 	"  --restart-cost DURATION  run time a restarted job needs before it makes progress\n"
 	"                         (relaunch, HCCL init, checkpoint load; default 0)\n"
+	"  --recovery job|dump    ascendfs's recovery ladder: job (default) restarts from the\n"
+	"                         newest checkpoint; dump (recovery: [dump, job]) has the\n"
+	"                         survivors save the step they finished first, so a fault\n"
+	"                         loses the step in flight and the restart costs --dump-save\n"
+	"                         more\n"
+	"  --dump-save DURATION   time of the dying-gasp save (default 10s)\n"
+	"  --step-time DURATION   one training step, the most a dump loses (default 5s)\n"
 	"  --seed N               fault sequence (default 1)\n"
 	"  --max-restarts N       restarts after faults before a job fails, in both\n"
 	"                         replays (default 100)\n"
@@ -74,7 +81,8 @@ static const char usage[] =
 enum {
 	OPT_TRACE = 256, OPT_CONFIG, OPT_SERVERS, OPT_SWITCH, OPT_SLICE, OPT_LOAD, OPT_BACKFILL,
 	OPT_PREEMPT, OPT_LIMIT, OPT_MTBF, OPT_REPAIR, OPT_CKPT, OPT_COST, OPT_SEED, OPT_TP,
-	OPT_COMM, OPT_SPINE, OPT_OUT, OPT_PLOT, OPT_SAMPLE, OPT_RESTARTS,
+	OPT_COMM, OPT_SPINE, OPT_OUT, OPT_PLOT, OPT_SAMPLE, OPT_RESTARTS, OPT_RECOVERY,
+	OPT_DUMP_SAVE, OPT_STEP,
 };
 
 struct args {
@@ -188,6 +196,9 @@ static int parse_args(int argc, char **argv, struct args *a, struct sim_options 
 		{ "repair", required_argument, NULL, OPT_REPAIR },
 		{ "checkpoint-interval", required_argument, NULL, OPT_CKPT },
 		{ "restart-cost", required_argument, NULL, OPT_COST },
+		{ "recovery", required_argument, NULL, OPT_RECOVERY },
+		{ "dump-save", required_argument, NULL, OPT_DUMP_SAVE },
+		{ "step-time", required_argument, NULL, OPT_STEP },
 		{ "seed", required_argument, NULL, OPT_SEED },
 		{ "max-restarts", required_argument, NULL, OPT_RESTARTS },
 		{ "tp", required_argument, NULL, OPT_TP },
@@ -261,6 +272,18 @@ static int parse_args(int argc, char **argv, struct args *a, struct sim_options 
 			break;
 		case OPT_COST:
 			r = read_duration("--restart-cost", optarg, &o->restart_cost_sec);
+			break;
+		case OPT_RECOVERY:
+			if (strcmp(optarg, "dump") == 0 || strcmp(optarg, "job") == 0)
+				o->dump = optarg[0] == 'd';
+			else
+				r = bad("--recovery: '%s': use job or dump", optarg);
+			break;
+		case OPT_DUMP_SAVE:
+			r = read_duration("--dump-save", optarg, &o->dump_save_sec);
+			break;
+		case OPT_STEP:
+			r = read_duration("--step-time", optarg, &o->step_sec);
 			break;
 		case OPT_SEED:
 			r = read_whole("--seed", optarg, 0, 4294967295ul, &u);
@@ -575,7 +598,11 @@ int main(int argc, char **argv)
 		       o.mtbf_sec / 3600.0, o.mtbf_sec / 3600.0 / view->npus_total,
 		       o.repair_sec / 3600.0, o.checkpoint_sec / 60.0, (double)o.restart_cost_sec,
 		       (unsigned long long)o.seed);
-	else
+	if (o.mtbf_sec && o.dump)
+		printf("recovery: dump (the survivors save the step they finished: a fault loses "
+		       "at most a %llu s step; the save adds %llu s to the restart)\n",
+		       (unsigned long long)o.step_sec, (unsigned long long)o.dump_save_sec);
+	if (!o.mtbf_sec)
 		printf("faults: none (--mtbf DURATION injects them)\n");
 	if (load_config(&a, gen, gen_len, &conf) < 0)
 		goto out;

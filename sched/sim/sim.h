@@ -96,6 +96,13 @@ struct sim_options {
 	uint64_t checkpoint_sec;	/* jobs checkpoint every this much run time; 0 = never */
 	uint64_t restart_cost_sec;	/* run time a restarted job spends before it makes
 					 * progress again (relaunch, HCCL init, loading) */
+	bool dump;			/* ascendfs's ladder is recovery: [dump, job]: at a
+					 * fault the survivors save the step they finished
+					 * (modelled in the accounting: the work lost is the
+					 * step in flight, and the restart costs dump_save_sec
+					 * more); false: job-level from the newest checkpoint */
+	uint64_t dump_save_sec;		/* how long the dying-gasp save takes */
+	uint64_t step_sec;		/* one training step: what a dump loses at most */
 	uint64_t sample_sec;		/* width of a time-series bucket */
 	uint64_t seed;			/* fault sequence */
 	unsigned tp;			/* tensor-parallel group size (ranks); jobs smaller
@@ -136,6 +143,8 @@ struct sim_jobrec {
 	enum sim_outcome outcome;
 	/* the running model */
 	bool running;
+	bool dumped;				/* its last fault was saved by a dump: the
+						 * next placement pays dump_save_sec */
 	unsigned gen;				/* placement the sim knows of */
 	uint64_t run_start_sec;			/* of the current placement */
 	uint64_t base_sec;			/* progress it resumed from */

@@ -14,6 +14,9 @@ void sim_options_default(struct sim_options *o)
 	o->repair_sec = 8 * 3600;
 	o->checkpoint_sec = 30 * 60;
 	o->restart_cost_sec = 0;
+	o->dump = false;
+	o->dump_save_sec = 10;
+	o->step_sec = 5;
 	o->sample_sec = 3600;
 	o->seed = 1;
 	o->tp = 8;
@@ -298,7 +301,8 @@ uint64_t sim_acct_start(struct sim_result *r, const struct sim_trace *t,
 	if (j->first_start_sec == UINT64_MAX)
 		j->first_start_sec = now_sec;
 	else
-		cost = o->restart_cost_sec;
+		cost = o->restart_cost_sec + (j->dumped ? o->dump_save_sec : 0);
+	j->dumped = false;
 	if (base_sec > dur)
 		base_sec = 0; /* not a checkpoint of this job */
 	if (base_sec < j->ckpt_sec) {
@@ -336,6 +340,11 @@ uint64_t sim_acct_interrupt(struct sim_result *r, const struct sim_options *o, s
 	work = elapsed > cost ? elapsed - cost : 0;
 	if (checkpointing && o->checkpoint_sec)
 		saved = work / o->checkpoint_sec * o->checkpoint_sec;
+	if (checkpointing && o->dump && cause == SIM_CAUSE_FAULT) {
+		/* the survivors save the last whole step (sched_ladder.c's dump) */
+		saved = o->step_sec ? work / o->step_sec * o->step_sec : work;
+		j->dumped = true;
+	}
 	lost_sec = elapsed - saved;
 	j->ckpt_sec = checkpointing ? j->base_sec + saved : 0;
 	j->running = false;

@@ -357,6 +357,60 @@ static void test_faults_lose_at_most_a_checkpoint_interval(void **state)
 }
 
 /*
+ * --recovery dump: each fault loses at most the step in flight (and pays the save on
+ * top of the restart cost), far less than job-level on the same fault sequence.
+ */
+static void test_faults_with_dump_lose_at_most_a_step(void **state)
+{
+	struct fx_opts fo = { .servers = 4, .switches = 2 };
+	double job_lost = 0, dump_lost = 0;
+	uint64_t hits = 0;
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 12; seed++) {
+		struct sim_result st, as, st2, dump;
+		struct sim_options o;
+		struct sim_trace t;
+
+		trace_ok("submit_sec,duration_sec,npus,queue,priority\n"
+			 "0,72000,8,,\n0,36000,16,,\n600,18000,4,,\n700,18000,4,,\n"
+			 "900,7200,2,,\n1000,50000,8,,\n",
+			 &t);
+		sim_options_default(&o);
+		o.seed = seed;
+		o.mtbf_sec = 300 * 3600;
+		o.repair_sec = 3600;
+		o.checkpoint_sec = 1800;
+		o.restart_cost_sec = 120;
+		run_both(&t, &fo, &o, &st, &as);
+		o.dump = true;
+		o.step_sec = 5;
+		o.dump_save_sec = 10;
+		run_both(&t, &fo, &o, &st2, &dump);
+		for (size_t i = 0; i < t.n; i++) {
+			const struct sim_jobrec *j = &dump.jobs[i];
+
+			assert_int_equal(j->outcome, SIM_DONE);
+			/* a step in flight and the restart (with the save) per fault, no more */
+			assert_true(j->lost_fault_npu_sec <=
+				    (double)j->fault_restarts * j->npus * (5 + 120 + 10) + 1e-6);
+			job_lost += as.jobs[i].lost_fault_npu_sec;
+			dump_lost += j->lost_fault_npu_sec;
+		}
+		hits += dump.faults_hit;
+		sim_result_free(&st);
+		sim_result_free(&as);
+		sim_result_free(&st2);
+		sim_result_free(&dump);
+		sim_trace_free(&t);
+	}
+	assert_true(hits >= 5);
+	print_message("# NPU-seconds lost to faults over 12 seeds: job-level %.0f, dump %.0f\n",
+		      job_lost, dump_lost);
+	assert_true(dump_lost * 4 < job_lost);
+}
+
+/*
  * Preemption: a low-priority job that fills the server is preempted by an urgent one;
  * it loses only the work since its last checkpoint, and when it runs again it resumes
  * from there: its end is the urgent job's end plus exactly the work it had left.
@@ -751,6 +805,7 @@ int main(void)
 		cmocka_unit_test(test_fit_raises_and_removes),
 		cmocka_unit_test(test_static_matches_sched_fifo),
 		cmocka_unit_test(test_faults_lose_at_most_a_checkpoint_interval),
+		cmocka_unit_test(test_faults_with_dump_lose_at_most_a_step),
 		cmocka_unit_test(test_preempted_job_resumes_from_its_checkpoint),
 		cmocka_unit_test(test_small_jobs_share_servers),
 		cmocka_unit_test(test_same_seed_same_replay),
