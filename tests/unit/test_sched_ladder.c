@@ -489,6 +489,42 @@ static void test_ladder_no_dump_past_the_time_limit(void **state)
 	sched_cluster_free(c);
 }
 
+/*
+ * The replacement that a dump's restart placed the job on fails too: the ladder starts
+ * again for the new fault (a new request) and the job moves on once more.
+ */
+static void test_ladder_replacement_fails_too(void **state)
+{
+	struct sched_job *j;
+	struct sched_cluster *c = two_server_job(4, NULL, false, &j);
+	unsigned s0 = j->slices[0].server, s1 = j->slices[1].server, r0;
+	char why[SCHED_REASON_MAX] = "";
+
+	(void)state;
+	fx_report_npu(c, s0, j->slices[0].device_ids[0], CONF_HEALTH_CRITICAL, tick(1));
+	assert_int_equal(answer(c, "big", 1, s1, true, 10, "/data/ckpt/demo-1_10.ckpt", why), 0);
+	assert_int_equal(j->generation, 2);
+	r0 = j->slices[0].server == s1 ? j->slices[1].server : j->slices[0].server;
+	assert_int_not_equal(r0, s0);
+	/* generation 2's processes run on the kept and the new server; the new one fails */
+	fx_report_npu(c, r0, 0, CONF_HEALTH_CRITICAL, tick(1));
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+	assert_int_equal(j->ladder.request, 2);
+	assert_int_equal(answer(c, "big", 2, s1, true, 20, "/data/ckpt/demo-1_20.ckpt", why), 0);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->generation, 3);
+	assert_string_equal(j->resume_path, "/data/ckpt/demo-1_20.ckpt");
+	for (size_t k = 0; k < j->slice_count; k++) {
+		assert_int_not_equal(j->slices[k].server, s0);
+		assert_int_not_equal(j->slices[k].server, r0);
+	}
+	/* within heartbeat_timeout of the first: the same incident, not counted again */
+	assert_int_equal(j->restarts, 1);
+	assert_int_equal(j->restarts_coalesced, 1);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -506,6 +542,7 @@ int main(void)
 		cmocka_unit_test(test_ladder_older_save_keeps_the_newer_checkpoint),
 		cmocka_unit_test(test_ladder_per_rank_answers),
 		cmocka_unit_test(test_ladder_no_dump_past_the_time_limit),
+		cmocka_unit_test(test_ladder_replacement_fails_too),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
