@@ -297,6 +297,10 @@ void sched_iso_time(uint64_t usec, char *out, size_t len);
  */
 size_t sched_job_process_count(const struct sched_job *j);
 
+/* sched_job_process_slice() - the slice of @j (placed) holding process @idx
+ * (sched_job_process_index()). */
+size_t sched_job_process_slice(const struct sched_job *j, size_t idx);
+
 /*
  * sched_job_process_index() - the index (0 to sched_job_process_count() - 1) of the
  * process of @j on server @server (a name) with rank @rank (per-rank; < 0 for msrun),

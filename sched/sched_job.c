@@ -1371,8 +1371,7 @@ int sched_job_process_index(const struct sched_cluster *c, const struct sched_jo
 	return 0;
 }
 
-/* The slice of @j holding process @idx (sched_job_process_index()). */
-static size_t process_slice(const struct sched_job *j, size_t idx)
+size_t sched_job_process_slice(const struct sched_job *j, size_t idx)
 {
 	if (j->spec->launch != CONF_LAUNCH_PER_RANK)
 		return idx;
@@ -1408,7 +1407,7 @@ int sched_job_process_exit(struct sched_cluster *c, const char *name, uid_t uid,
 	r = sched_job_process_index(c, j, server, rank, &idx, reason);
 	if (r < 0)
 		return r;
-	slice = process_slice(j, idx);
+	slice = sched_job_process_slice(j, idx);
 	per_rank = j->spec->launch == CONF_LAUNCH_PER_RANK;
 	count = sched_job_process_count(j);
 	if (j->exits_generation != j->generation || j->exited_count != count) {

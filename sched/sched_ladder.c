@@ -83,22 +83,11 @@ static void ladder_text(const struct sched_job *j, char *buf, size_t len)
 	conf_recovery_list_text(j->spec->recovery, j->spec->recovery_count, buf, len);
 }
 
-/* The slice of @j holding process @idx. */
-static size_t slice_of(const struct sched_job *j, size_t idx)
-{
-	if (j->spec->launch != CONF_LAUNCH_PER_RANK)
-		return idx;
-	for (size_t i = 0; i < j->slice_count; i++)
-		if (idx < j->slices[i].first_rank + j->slices[i].npu_count)
-			return i;
-	return j->slice_count - 1;
-}
-
 /* Has process @idx of @j survived the fault the ladder holds (or @failed, -1)? */
 static bool survives(const struct sched_cluster *c, const struct sched_job *j, size_t idx,
 		     long failed)
 {
-	const struct sched_slice *sl = &j->slices[slice_of(j, idx)];
+	const struct sched_slice *sl = &j->slices[sched_job_process_slice(j, idx)];
 
 	return (long)idx != failed && !sched_slice_is_bad(c, sl) &&
 	       !(j->ladder.fault_server >= 0 && !j->ladder.process_fault &&
@@ -159,7 +148,7 @@ static int dump_begin(struct sched_cluster *c, struct sched_job *j, uint64_t now
 	/* a survivor on a server without an agent: nothing runs there to answer */
 	for (size_t i = 0; i < count; i++)
 		if (survives(c, j, i, failed)) {
-			const struct sched_server *s = &c->servers[j->slices[slice_of(j, i)].server];
+			const struct sched_server *s = &c->servers[j->slices[sched_job_process_slice(j, i)].server];
 
 			agent = true;
 			if (s->last_report_usec) {
@@ -555,10 +544,10 @@ int sched_render_job_recovery(const struct sched_cluster *c, const struct sched_
 
 		if (!l->waited[i] && !l->answered[i])
 			continue;
-		sl = &j->slices[slice_of(j, i)];
+		sl = &j->slices[sched_job_process_slice(j, i)];
 		p = json_object();
 		bad |= !p || jset(p, "server", json_string(c->servers[sl->server].conf->name)) ||
-		       jset(p, "node_rank", json_integer((json_int_t)slice_of(j, i))) ||
+		       jset(p, "node_rank", json_integer((json_int_t)sched_job_process_slice(j, i))) ||
 		       jset(p, "rank", per_rank ? json_integer((json_int_t)i) : json_null()) ||
 		       jset(p, "answered", json_boolean(l->answered[i])) ||
 		       json_array_append_new(procs, p);

@@ -254,7 +254,9 @@ int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, cha
 	put_u64(&d, "first_start_usec", j->first_start_usec);
 	put_u64(&d, "runs_dropped", j->runs_dropped);
 	put(&d, "history", history_json(j, &d));
-	put(&d, "ladder", sched_ladder_save(j));
+	/* only a job that ever walked its recovery ladder has one to keep */
+	if (j->ladder.request || j->ladder.active)
+		put(&d, "ladder", sched_ladder_save(j));
 	return doc_finish(&d, ret, ret_len);
 }
 
