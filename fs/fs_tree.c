@@ -1008,6 +1008,11 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 					      saved && n == 6 ? w[5] : NULL, now_usec, why);
 		if (r == -EINVAL || r == -ESTALE)
 			return r;
+	} else if (strcmp(w[0], "saved") == 0 || strcmp(w[0], "save-failed") == 0) {
+		snprintf(why, SCHED_REASON_MAX,
+			 "usage: saved <request> <server> <rank|-> <step> [<absolute path>] or "
+			 "save-failed <request> <server> <rank|->");
+		return -EINVAL;
 	} else if (n == 2 && strcmp(w[0], "resize") == 0) {
 		/* elastic jobs work (conf/ascendfs-spec.5): the scheduler sizes them itself */
 		snprintf(why, SCHED_REASON_MAX,

@@ -34,6 +34,16 @@ static uint64_t elapsed(uint64_t now, uint64_t then)
 	return now > then ? now - then : 0;
 }
 
+/*
+ * A step's progress changed (an answer, a process gone): the job's files, its record in
+ * the store and the cluster's views follow the cluster's version, not the job's alone.
+ */
+static void step_changed(struct sched_cluster *c, struct sched_job *j)
+{
+	sched_job_touch(c, j);
+	sched_cluster_changed(c);
+}
+
 void sched_ladder_free(struct sched_ladder *l)
 {
 	free(l->why);
@@ -181,10 +191,11 @@ static int dump_begin(struct sched_cluster *c, struct sched_job *j, uint64_t now
 	l->saved_step = 0;
 	ladder_text(j, list, sizeof(list));
 	snprintf(reason, sizeof(reason),
-		 "%.200s; dump (recovery [%s]): %zu surviving %s on %zu %s save the step they "
+		 "%.200s; dump (recovery [%s]): %zu surviving %s on %zu %s the step %s "
 		 "finished (request %u of jobs/%s/recovery), within %u s",
 		 l->why, list, waited, waited == 1 ? "process" : "processes", servers,
-		 servers == 1 ? "server" : "servers", l->request, j->name,
+		 servers == 1 ? "server saves" : "servers save", waited == 1 ? "it" : "they",
+		 l->request, j->name,
 		 c->conf->recovery_timeout_sec);
 	sched_job_transition(c, j, SCHED_JOB_RECOVERING, SCHED_EV_RECOVERING, now_usec, reason);
 	return 1;
@@ -365,7 +376,7 @@ void sched_job_recover(struct sched_cluster *c, struct sched_job *j, uint64_t no
 		sched_event_add(c, now_usec, SCHED_EV_RECOVERY, j, NULL, -1,
 				"%.300s during the dump; %zu surviving %s still to answer", why,
 				l->waited_count, l->waited_count == 1 ? "process" : "processes");
-		sched_job_touch(c, j);
+		step_changed(c, j);
 		if (!l->waited_count)
 			step_settle(c, j, now_usec);
 		return;
@@ -392,7 +403,7 @@ void sched_ladder_process_gone(struct sched_cluster *c, struct sched_job *j, siz
 		return;
 	l->waited[process] = false;
 	l->waited_count--;
-	sched_job_touch(c, j);
+	step_changed(c, j);
 	if (!l->waited_count)
 		step_settle(c, j, now_usec);
 }
@@ -412,9 +423,12 @@ int sched_job_recovery_answer(struct sched_cluster *c, const char *name, uid_t u
 		return -EPERM;
 	l = &j->ladder;
 	if (!l->active || request != l->request) {
-		if (l->active)
+		if (l->active && request && request < l->request)
 			sched_reason(reason, "request %u of job %s is over; the open request is %u",
 				     request, name, l->request);
+		else if (l->active)
+			sched_reason(reason, "job %s has no request %u; the open request is %u",
+				     name, request, l->request);
 		else
 			sched_reason(reason, "job %s has no open recovery request (the last was "
 					     "%u)", name, l->request);
@@ -422,6 +436,11 @@ int sched_job_recovery_answer(struct sched_cluster *c, const char *name, uid_t u
 	}
 	if (path && (path[0] != '/' || step > INT64_MAX)) {
 		sched_reason(reason, "a saved checkpoint is an absolute path and a step");
+		return -EINVAL;
+	}
+	if (j->spec->launch != CONF_LAUNCH_PER_RANK && rank >= 0) {
+		sched_reason(reason, "job %s runs one msrun process per server: answer with \"-\" "
+				     "as the rank", name);
 		return -EINVAL;
 	}
 	if (j->spec->launch == CONF_LAUNCH_PER_RANK && rank < 0) {
@@ -432,10 +451,13 @@ int sched_job_recovery_answer(struct sched_cluster *c, const char *name, uid_t u
 	if (sched_job_process_index(c, j, server, j->spec->launch == CONF_LAUNCH_PER_RANK ?
 							  rank : -1, &idx, reason) < 0)
 		return -EINVAL;
-	if (l->answered[idx] && saved)
-		return 0; /* the same answer again: a retry of a write */
+	/* the same answer again is a retry of a write; another one is refused */
+	if (l->answered[idx] && saved &&
+	    (!path || (l->saved_path && strcmp(path, l->saved_path) == 0 && step == l->saved_step)))
+		return 0;
 	if (l->answered[idx]) {
-		sched_reason(reason, "the process on %s already answered saved to request %u",
+		sched_reason(reason, "the process on %s already answered request %u (saved); a "
+				     "second answer with another step or checkpoint is refused",
 			     server, request);
 		return -EINVAL;
 	}
@@ -470,7 +492,7 @@ int sched_job_recovery_answer(struct sched_cluster *c, const char *name, uid_t u
 	l->answered[idx] = true;
 	l->answered_count++;
 	j->change_usec = now_usec;
-	sched_job_touch(c, j);
+	step_changed(c, j);
 	if (!l->waited_count)
 		step_settle(c, j, now_usec);
 	return 0;

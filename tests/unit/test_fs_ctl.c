@@ -87,7 +87,7 @@ static void test_ctl_answers_say_what_is_wrong(void **state)
 
 	(void)state;
 	assert_int_equal(ctl(&ctx, "saved 1", why), -EINVAL);
-	assert_non_null(strstr(why, "unknown command"));
+	assert_non_null(strstr(why, "usage: saved"));
 	snprintf(line, sizeof(line), "saved x %s - 42", srv);
 	assert_int_equal(ctl(&ctx, line, why), -EINVAL);
 	assert_non_null(strstr(why, "usage: saved"));
@@ -97,7 +97,13 @@ static void test_ctl_answers_say_what_is_wrong(void **state)
 	assert_int_equal(ctl(&ctx, line, why), -EINVAL);
 	snprintf(line, sizeof(line), "saved 2 %s - 42 /data/x", srv);
 	assert_int_equal(ctl(&ctx, line, why), -ESTALE);
-	assert_non_null(strstr(why, "the open request is 1"));
+	assert_non_null(strstr(why, "has no request 2; the open request is 1"));
+	snprintf(line, sizeof(line), "saved 1 %s 3 42 /data/x", srv);
+	assert_int_equal(ctl(&ctx, line, why), -EINVAL);
+	assert_non_null(strstr(why, "answer with \"-\""));
+	snprintf(line, sizeof(line), "saved 0 %s - 42 /data/x", srv);
+	assert_int_equal(ctl(&ctx, line, why), -ESTALE);
+	assert_non_null(strstr(why, "has no request 0"));
 	assert_int_equal(ctl(&ctx, "saved 1 no-such-server - 42 /data/x", why), -EINVAL);
 	assert_non_null(strstr(why, "holds no part"));
 	assert_int_equal(ctl(&ctx, "cancel now please", why), -EINVAL);

@@ -525,6 +525,52 @@ static void test_ladder_replacement_fails_too(void **state)
 	sched_cluster_free(c);
 }
 
+/*
+ * An answer that leaves others to wait for, and a process gone during the step, are
+ * changes of the cluster (its version moves): the daemon's store writes them and its
+ * files show them (a newcomer's report: the answer stayed invisible and was lost at a
+ * restart). A second answer with another step or checkpoint is refused.
+ */
+static void test_ladder_partial_answers_are_changes(void **state)
+{
+	struct fx_opts o = { .servers = 4 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job *j;
+	char why[SCHED_REASON_MAX] = "";
+	uint64_t v;
+	json_t *f;
+	unsigned s0, s1, s2;
+
+	(void)state;
+	agents_report(c);
+	j = fx_submit_spec(c, dump_spec("three", 24, false), FX_UID);
+	assert_int_equal(j->slice_count, 3);
+	s0 = j->slices[0].server;
+	s1 = j->slices[1].server;
+	s2 = j->slices[2].server;
+	fx_report_npu(c, s0, j->slices[0].device_ids[0], CONF_HEALTH_CRITICAL, tick(1));
+	assert_int_equal(j->ladder.waited_count, 2);
+	v = c->version;
+	assert_int_equal(answer(c, "three", 1, s1, true, 50, NULL, why), 0);
+	assert_true(c->version > v);
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+	f = recovery_file(c, j);
+	assert_true(json_is_true(json_object_get(json_array_get(json_object_get(f, "processes"), 0),
+						 "answered")));
+	json_decref(f);
+	assert_int_equal(answer(c, "three", 1, s1, true, 60, "/data/ckpt/other.ckpt", why), -EINVAL);
+	assert_non_null(strstr(why, "already answered"));
+	assert_int_equal(answer(c, "three", 1, s1, true, 50, NULL, why), 0); /* a retry */
+	v = c->version;
+	assert_int_equal(sched_job_process_exit(c, "three", FX_UID, 1, fx_server_name(c, s2), -1, 1,
+						tick(1), why), 0);
+	/* the last one asked is gone: the step settles (no checkpoint: falls back) */
+	assert_true(c->version > v);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -543,6 +589,7 @@ int main(void)
 		cmocka_unit_test(test_ladder_per_rank_answers),
 		cmocka_unit_test(test_ladder_no_dump_past_the_time_limit),
 		cmocka_unit_test(test_ladder_replacement_fails_too),
+		cmocka_unit_test(test_ladder_partial_answers_are_changes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
