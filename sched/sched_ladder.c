@@ -141,7 +141,7 @@ static int dump_begin(struct sched_cluster *c, struct sched_job *j, uint64_t now
 	struct sched_ladder *l = &j->ladder;
 	size_t count = sched_job_process_count(j), waited = 0, servers = 0;
 	char reason[SCHED_REASON_MAX], list[64];
-	bool agent = false;
+	bool survivor = false;
 	bool *w, *a;
 
 	if (j->resume_scan_pending || !j->slice_count) {
@@ -158,10 +158,10 @@ static int dump_begin(struct sched_cluster *c, struct sched_job *j, uint64_t now
 	/* a survivor on a server without an agent: nothing runs there to answer */
 	for (size_t i = 0; i < count; i++)
 		if (survives(c, j, i, failed)) {
-			const struct sched_server *s = &c->servers[j->slices[sched_job_process_slice(j, i)].server];
+			size_t k = sched_job_process_slice(j, i);
 
-			agent = true;
-			if (s->last_report_usec) {
+			survivor = true;
+			if (c->servers[j->slices[k].server].last_report_usec) {
 				w[i] = true;
 				waited++;
 			}
@@ -172,7 +172,7 @@ static int dump_begin(struct sched_cluster *c, struct sched_job *j, uint64_t now
 		free(w);
 		free(a);
 		snprintf(skip, skip_len, "%s",
-			 !agent ? "dump: no process survived the fault" :
+			 !survivor ? "dump: no process survived the fault" :
 			 !waited ? "dump: no surviving server has an agent to run its processes" :
 				   "dump: the job's time_limit is used up");
 		return 0;
