@@ -37,6 +37,13 @@ static bool has_event(const struct sched_cluster *c, enum sched_event_kind k, co
 	return false;
 }
 
+/* A Critical NPU (the first of its share) on the server of slice @k of @j. */
+static void fail_npu(struct sched_cluster *c, const struct sched_job *j, size_t k)
+{
+	fx_report_npu(c, j->slices[k].server, j->slices[k].device_ids[0], CONF_HEALTH_CRITICAL,
+		      tick(1));
+}
+
 /* A job of @npus NPUs with checkpoint_dir and recovery [dump, job] (or @only_dump: [dump]). */
 static struct conf_job_spec *dump_spec(const char *name, unsigned npus, bool only_dump)
 {
@@ -178,13 +185,12 @@ static void test_ladder_dump_timeout_falls_back_to_job(void **state)
 {
 	struct sched_job *j;
 	struct sched_cluster *c = two_server_job(3, "  recovery_timeout: 5\n", false, &j);
-	unsigned s0 = j->slices[0].server;
 	char why[SCHED_REASON_MAX] = "";
 
 	(void)state;
 	assert_int_equal(sched_job_checkpoint(c, "big", FX_UID, 100, "/data/ckpt/demo-1_100.ckpt",
 					      tick(1)), 0);
-	fx_report_npu(c, s0, j->slices[0].device_ids[0], CONF_HEALTH_CRITICAL, tick(1));
+	fail_npu(c, j, 0);
 	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
 	sched_tick(c, tick(4));
 	assert_int_equal(j->state, SCHED_JOB_RECOVERING); /* not yet */
@@ -209,7 +215,7 @@ static void test_ladder_save_failed_falls_back_at_once(void **state)
 	char why[SCHED_REASON_MAX] = "";
 
 	(void)state;
-	fx_report_npu(c, s0, j->slices[0].device_ids[0], CONF_HEALTH_CRITICAL, tick(1));
+	fail_npu(c, j, 0);
 	/* only the survivors are asked; the failed server's process is not */
 	assert_int_equal(answer(c, "big", 1, s0, true, 5, "/data/ckpt/a.ckpt", why), -EINVAL);
 	assert_non_null(strstr(why, "not asked"));
@@ -234,8 +240,7 @@ static void test_ladder_spent_fails_the_job(void **state)
 	struct sched_cluster *c = two_server_job(3, "  recovery_timeout: 1\n", true, &j);
 
 	(void)state;
-	fx_report_npu(c, j->slices[1].server, j->slices[1].device_ids[0], CONF_HEALTH_CRITICAL,
-		      tick(1));
+	fail_npu(c, j, 1);
 	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
 	sched_tick(c, tick(2));
 	assert_true(j->state == SCHED_JOB_STOPPING || j->state == SCHED_JOB_FAILED);
@@ -253,9 +258,9 @@ static void test_ladder_second_fault_during_dump(void **state)
 	unsigned s0 = j->slices[0].server, s1 = j->slices[1].server;
 
 	(void)state;
-	fx_report_npu(c, s0, j->slices[0].device_ids[0], CONF_HEALTH_CRITICAL, tick(1));
+	fail_npu(c, j, 0);
 	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
-	fx_report_npu(c, s1, j->slices[1].device_ids[0], CONF_HEALTH_CRITICAL, tick(1));
+	fail_npu(c, j, 1);
 	assert_int_equal(j->state, SCHED_JOB_RUNNING);
 	assert_int_equal(j->generation, 2);
 	for (size_t k = 0; k < j->slice_count; k++) {
@@ -278,8 +283,7 @@ static void test_ladder_dump_needs_an_agent(void **state)
 	struct sched_job *j = fx_submit_spec(c, dump_spec("big", 16, false), FX_UID);
 
 	(void)state;
-	fx_report_npu(c, j->slices[0].server, j->slices[0].device_ids[0], CONF_HEALTH_CRITICAL,
-		      tick(1));
+	fail_npu(c, j, 0);
 	assert_int_equal(j->state, SCHED_JOB_RUNNING);
 	assert_int_equal(j->generation, 2);
 	assert_true(has_event(c, SCHED_EV_RECOVERY, "no surviving server has an agent"));
@@ -320,11 +324,11 @@ static void test_ladder_survivor_exit_during_dump(void **state)
 {
 	struct sched_job *j;
 	struct sched_cluster *c = two_server_job(3, NULL, false, &j);
-	unsigned s0 = j->slices[0].server, s1 = j->slices[1].server;
+	unsigned s1 = j->slices[1].server;
 	char why[SCHED_REASON_MAX] = "";
 
 	(void)state;
-	fx_report_npu(c, s0, j->slices[0].device_ids[0], CONF_HEALTH_CRITICAL, tick(1));
+	fail_npu(c, j, 0);
 	assert_int_equal(sched_job_process_exit(c, "big", FX_UID, 1, fx_server_name(c, s1), -1, 1,
 						tick(1), why),
 			 0);
@@ -344,8 +348,7 @@ static void test_ladder_cancel_during_dump(void **state)
 	char why[SCHED_REASON_MAX] = "";
 
 	(void)state;
-	fx_report_npu(c, j->slices[0].server, j->slices[0].device_ids[0], CONF_HEALTH_CRITICAL,
-		      tick(1));
+	fail_npu(c, j, 0);
 	assert_int_equal(fx_cancel(c, "big", FX_UID, tick(1)), 0);
 	assert_true(j->state == SCHED_JOB_STOPPING || j->state == SCHED_JOB_CANCELLED);
 	assert_int_equal(c->ladder_active, 0);
@@ -393,7 +396,7 @@ static void test_ladder_npu_fault_during_process_dump_moves_the_job(void **state
 {
 	struct sched_job *j;
 	struct sched_cluster *c = two_server_job(4, NULL, false, &j);
-	unsigned s0 = j->slices[0].server, s1 = j->slices[1].server;
+	unsigned s1 = j->slices[1].server;
 	char why[SCHED_REASON_MAX] = "";
 
 	(void)state;
@@ -401,7 +404,7 @@ static void test_ladder_npu_fault_during_process_dump_moves_the_job(void **state
 						tick(1), why),
 			 0);
 	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
-	fx_report_npu(c, s0, j->slices[0].device_ids[0], CONF_HEALTH_CRITICAL, tick(1));
+	fail_npu(c, j, 0);
 	assert_int_equal(j->state, SCHED_JOB_RUNNING);
 	assert_int_equal(j->generation, 2);
 	assert_false(holds_isolated(c, j));
@@ -420,8 +423,7 @@ static void test_ladder_older_save_keeps_the_newer_checkpoint(void **state)
 	(void)state;
 	assert_int_equal(sched_job_checkpoint(c, "big", FX_UID, 500, "/data/ckpt/demo-1_500.ckpt",
 					      tick(1)), 0);
-	fx_report_npu(c, j->slices[0].server, j->slices[0].device_ids[0], CONF_HEALTH_CRITICAL,
-		      tick(1));
+	fail_npu(c, j, 0);
 	assert_int_equal(answer(c, "big", 1, j->slices[1].server, true, 100,
 				"/data/ckpt/demo-1_100.ckpt", why), 0);
 	assert_int_equal(j->state, SCHED_JOB_RUNNING);
@@ -481,8 +483,7 @@ static void test_ladder_no_dump_past_the_time_limit(void **state)
 	agents_report(c);
 	j = fx_submit_spec(c, s, FX_UID);
 	j->run_accum_usec = 10 * SEC; /* as if it had run its 10 s before */
-	fx_report_npu(c, j->slices[0].server, j->slices[0].device_ids[0], CONF_HEALTH_CRITICAL,
-		      tick(1));
+	fail_npu(c, j, 0);
 	assert_int_not_equal(j->state, SCHED_JOB_RECOVERING);
 	assert_true(has_event(c, SCHED_EV_RECOVERY, "time_limit is used up"));
 	fx_check(c);
@@ -501,7 +502,7 @@ static void test_ladder_replacement_fails_too(void **state)
 	char why[SCHED_REASON_MAX] = "";
 
 	(void)state;
-	fx_report_npu(c, s0, j->slices[0].device_ids[0], CONF_HEALTH_CRITICAL, tick(1));
+	fail_npu(c, j, 0);
 	assert_int_equal(answer(c, "big", 1, s1, true, 10, "/data/ckpt/demo-1_10.ckpt", why), 0);
 	assert_int_equal(j->generation, 2);
 	r0 = j->slices[0].server == s1 ? j->slices[1].server : j->slices[0].server;
@@ -539,16 +540,15 @@ static void test_ladder_partial_answers_are_changes(void **state)
 	char why[SCHED_REASON_MAX] = "";
 	uint64_t v;
 	json_t *f;
-	unsigned s0, s1, s2;
+	unsigned s1, s2;
 
 	(void)state;
 	agents_report(c);
 	j = fx_submit_spec(c, dump_spec("three", 24, false), FX_UID);
 	assert_int_equal(j->slice_count, 3);
-	s0 = j->slices[0].server;
 	s1 = j->slices[1].server;
 	s2 = j->slices[2].server;
-	fx_report_npu(c, s0, j->slices[0].device_ids[0], CONF_HEALTH_CRITICAL, tick(1));
+	fail_npu(c, j, 0);
 	assert_int_equal(j->ladder.waited_count, 2);
 	v = c->version;
 	assert_int_equal(answer(c, "three", 1, s1, true, 50, NULL, why), 0);

@@ -303,6 +303,24 @@ static void test_static_matches_sched_fifo(void **state)
 }
 
 /*
+ * Six jobs on 4 servers with faults of fault sequence @seed (32 NPUs: a fault every ~9 h),
+ * a checkpoint every 30 min and a 2 min restart, into @t and @o.
+ */
+static void faulty_replay(uint64_t seed, struct sim_trace *t, struct sim_options *o)
+{
+	trace_ok("submit_sec,duration_sec,npus,queue,priority\n"
+		 "0,72000,8,,\n0,36000,16,,\n600,18000,4,,\n700,18000,4,,\n"
+		 "900,7200,2,,\n1000,50000,8,,\n",
+		 t);
+	sim_options_default(o);
+	o->seed = seed;
+	o->mtbf_sec = 300 * 3600;
+	o->repair_sec = 3600;
+	o->checkpoint_sec = 1800;
+	o->restart_cost_sec = 120;
+}
+
+/*
  * Faults: whatever the seed, a job hit by a fault resumes from its newest checkpoint
  * (as sched hands it over in resume_path), so no interruption loses more than one
  * checkpoint interval plus the restart cost; the static workflow restarts from scratch.
@@ -318,16 +336,7 @@ static void test_faults_lose_at_most_a_checkpoint_interval(void **state)
 		struct sim_options o;
 		struct sim_trace t;
 
-		trace_ok("submit_sec,duration_sec,npus,queue,priority\n"
-			 "0,72000,8,,\n0,36000,16,,\n600,18000,4,,\n700,18000,4,,\n"
-			 "900,7200,2,,\n1000,50000,8,,\n",
-			 &t);
-		sim_options_default(&o);
-		o.seed = seed;
-		o.mtbf_sec = 300 * 3600; /* 32 NPUs: a fault every ~9 h */
-		o.repair_sec = 3600;
-		o.checkpoint_sec = 1800;
-		o.restart_cost_sec = 120;
+		faulty_replay(seed, &t, &o);
 		run_both(&t, &fo, &o, &st, &as);
 		assert_int_equal(as.interruptions_over_bound, 0);
 		assert_true(as.worst_loss_ratio <= 1.0);
@@ -372,16 +381,7 @@ static void test_faults_with_dump_lose_at_most_a_step(void **state)
 		struct sim_options o;
 		struct sim_trace t;
 
-		trace_ok("submit_sec,duration_sec,npus,queue,priority\n"
-			 "0,72000,8,,\n0,36000,16,,\n600,18000,4,,\n700,18000,4,,\n"
-			 "900,7200,2,,\n1000,50000,8,,\n",
-			 &t);
-		sim_options_default(&o);
-		o.seed = seed;
-		o.mtbf_sec = 300 * 3600;
-		o.repair_sec = 3600;
-		o.checkpoint_sec = 1800;
-		o.restart_cost_sec = 120;
+		faulty_replay(seed, &t, &o);
 		run_both(&t, &fo, &o, &st, &as);
 		o.dump = true;
 		o.step_sec = 5;
