@@ -15,7 +15,7 @@
 #   place    bench_place: placement of one job at 1,024 and 16,384 servers
 #   health   bench_health.sh: health report to the new rank table through the mount
 # BENCH_SLOW=1 adds the slow sizes: the 100,000 burst and the restart with 100,000
-# records (BENCH_BURST_100K=1, BENCH_RESTART_100K=1; each may take many minutes today).
+# records (BENCH_BURST_100K=1, BENCH_RESTART_100K=1; each takes minutes).
 #
 # Usage: bench_table.sh SRCDIR OUTDIR ASCENDFS BENCH_SUBMIT BENCH_READ BENCH_SCHED \
 #                       BENCH_PLACE BENCH_HEALTH
