@@ -877,7 +877,8 @@ void fs_changed(struct fs_ctx *ctx);
  * fs_store_open() - open or create the store in directory @dir (borrowed; it must
  * exist) for a cluster of @server_count servers. Returns 0 and *ret (fs_store_close), or
  * -EBUSY (another daemon holds the directory), -EPROTO (a schema this version does not
- * read), -EIO (SQLite could not open or create it), -ENOMEM, with a sentence in @why
+ * read; a version 1 store is marked version 2 when opened, so that an older ascendfs
+ * refuses it rather than drop the job records it cannot read), -EIO (SQLite could not open or create it), -ENOMEM, with a sentence in @why
  * (SCHED_REASON_MAX).
  */
 int fs_store_open(const char *dir, size_t server_count, struct fs_store **ret, char *why);

@@ -18,8 +18,10 @@
  * is "staged": written durably before that close returns, and applied on restart if
  * the daemon died before its release.
  *
- * Schema (version 1):
- *   meta(key PRIMARY KEY, value)       "schema" -> "1", "cluster" -> sched_meta_save(),
+ * Schema (version 2; version 1 had the same tables, and job records of format 1 only,
+ * which still load: a version 1 store is marked version 2 when opened, so an ascendfs
+ * that reads only version 1 refuses it rather than drop the job records it cannot read):
+ *   meta(key PRIMARY KEY, value)       "schema" -> "2", "cluster" -> sched_meta_save(),
  *                                      "clock" -> fs_clock_mark_format() (each write)
  *   jobs(serial PRIMARY KEY, name, state, doc)   one row per job record
  *   servers(name PRIMARY KEY, doc)
@@ -42,7 +44,7 @@
 
 #include "fs.h"
 
-#define SCHEMA_VERSION "1"
+#define SCHEMA_VERSION "2"
 
 struct fs_store {
 	sqlite3 *db;
@@ -200,10 +202,16 @@ int fs_store_open(const char *dir, size_t server_count, struct fs_store **ret, c
 	if (r == 0 && sqlite3_step(q) == SQLITE_ROW)
 		snprintf(schema, sizeof(schema), "%s", (const char *)sqlite3_column_text(q, 0));
 	sqlite3_finalize(q);
+	if (r == 0 && strcmp(schema, "1") == 0) {
+		r = exec(st, "UPDATE meta SET value = '" SCHEMA_VERSION "' WHERE key = 'schema'",
+			 why);
+		if (r == 0)
+			snprintf(schema, sizeof(schema), "%s", SCHEMA_VERSION);
+	}
 	if (r == 0 && strcmp(schema, SCHEMA_VERSION) != 0) {
 		snprintf(why, SCHED_REASON_MAX,
-			 "state store %s has schema version %s; this ascendfs reads version "
-			 SCHEMA_VERSION " (use the ascendfs that wrote it, or move the file away "
+			 "state store %s has schema version %s; this ascendfs reads versions 1 "
+			 "and " SCHEMA_VERSION " (use the ascendfs that wrote it, or move the file away "
 			 "to start empty)", st->path, schema);
 		r = -EPROTO;
 	}

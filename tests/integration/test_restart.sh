@@ -240,7 +240,49 @@ mkdir -p "$W/mnt2"
 out=$("$ASCENDFS" -f -c "$CONFIG" --state-dir "$STATE" "$W/mnt2" 2>&1)
 check_contains "a second daemon on the same --state-dir is refused" \
 	"is in use by another ascendfs" "$out"
+cat "$M/jobs/keep/history" >"$W/keep-history"
 it_stop
+# ---- the store's schema: a version 1 store is read and marked 2, a newer one refused --
+# version 1 held job records of format 1, which wrote every field, defaults too: 'keep'
+# is made one again (what format 2 leaves out put back at its default)
+sql() { python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); r=c.execute(sys.argv[2]).fetchall(); c.commit(); print(*[x for row in r for x in row])' "$@"; }
+cp -r "$STATE" "$W/v1"
+rm -f "$W/v1/ascendfs.lock"
+python3 - "$W/v1/ascendfs.db" <<'PY'
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+(doc,) = db.execute("select doc from jobs where name = 'keep'").fetchone()
+d = json.loads(doc)
+old = {"uid": 0, "gid": 0, "requeue_cause": "none", "reason": "", "spec": None,
+       "generation": 0, "restarts": 0, "generation_usec": 0, "start_usec": 0,
+       "end_usec": 0, "change_usec": 0, "run_since_usec": 0, "run_accum_usec": 0,
+       "stop_deadline_usec": 0, "stop_to": "draft", "stop_cancelled": False,
+       "stop_forget": False, "preempted_by": "", "preempted_by_serial": 0,
+       "preemptions": 0, "borrowing": False, "sched_port": 0, "checkpoint_step": 0,
+       "checkpoint_path": None, "checkpoint_usec": 0, "checkpoint_reported": False,
+       "resume_path": None, "resume_scan_pending": False, "resume_scan_since_usec": 0,
+       "restart_counted_usec": 0, "restarts_coalesced": 0, "exits_generation": 0,
+       "exited_ok": [], "placement": [], "first_start_usec": d.get("start_usec", 0),
+       "runs_dropped": 0, "history": []}
+d = {**old, **d, "format": 1}
+db.execute("update jobs set doc = ? where name = 'keep'", (json.dumps(d),))
+db.execute("update meta set value = '1' where key = 'schema'")
+db.commit()
+PY
+check_eq "fixture: a version 1 store" 1 "$(sql "$W/v1/ascendfs.db" "select value from meta where key = 'schema'")"
+it_start "$ASCENDFS" "$CONFIG" --state-dir "$W/v1" || { not_ok "a version 1 store is read"; it_finish; exit 1; }
+check_eq "a version 1 store is read: its format 1 job is there" cancelled "$(status_of keep)"
+check_eq "and its history with it" "$(cat "$W/keep-history")" "$(cat "$M/jobs/keep/history")"
+it_stop
+check_eq "and the store is marked version 2" 2 "$(sql "$W/v1/ascendfs.db" "select value from meta where key = 'schema'")"
+sql "$W/v1/ascendfs.db" "update meta set value = '3' where key = 'schema'" >/dev/null
+jobs_before=$(sql "$W/v1/ascendfs.db" "select count(*) from jobs")
+out=$("$ASCENDFS" -f -c "$CONFIG" --state-dir "$W/v1" "$W/mnt2" 2>&1)
+check_eq "a store of a newer schema: the daemon exits 1" 1 "$?"
+check_contains "and says which version it found and what to do" \
+	"has schema version 3; this ascendfs reads versions 1 and 2 (use the ascendfs that wrote it" "$out"
+check_eq "and changes nothing in it" "3 $jobs_before" \
+	"$(sql "$W/v1/ascendfs.db" "select value from meta where key = 'schema'") $(sql "$W/v1/ascendfs.db" "select count(*) from jobs")"
 mkdir -p "$W/junk"
 head -c 4096 /dev/urandom >"$W/junk/ascendfs.db"
 out=$("$ASCENDFS" -f -c "$CONFIG" --state-dir "$W/junk" "$W/mnt2" 2>&1)
