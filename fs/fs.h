@@ -905,6 +905,30 @@ int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, struct fs_restore_st
 		     char *why);
 
 /*
+ * ---- job records decoded in parallel (fs_decode.c), for fs_store_restore() ----
+ * One slot per record: @text and @len (owned by the caller) in; sched_job_decode()'s
+ * result out in @r, @decoded (new, or NULL) and @reason.
+ */
+struct fs_decode_slot {
+	char *text;
+	size_t len;
+	int64_t serial; /* the row's, for the log */
+	int r;
+	struct sched_job_decoded *decoded;
+	char reason[SCHED_REASON_MAX];
+};
+
+/* fs_decode_threads() - how many threads decode: the online CPUs, at most 8. */
+unsigned fs_decode_threads(void);
+
+/*
+ * fs_decode_jobs() - decode @count slots on up to @threads threads, the caller's among
+ * them; returns when every slot is done (a thread that cannot be started leaves its
+ * share to the others). Touches nothing but the slots.
+ */
+void fs_decode_jobs(struct fs_decode_slot *slots, size_t count, unsigned threads);
+
+/*
  * fs_store_start() - start the committer thread (no-op without a store). 0 or -errno.
  * May be called again after fs_store_stop() while no other thread runs (main.c stops
  * and starts it around fuse_daemonize(), whose fork() keeps no thread).

@@ -964,6 +964,87 @@ static int restore_clock(struct fs_ctx *ctx, uint64_t now_usec, char *why)
 	return 0;
 }
 
+/* Records read at once, then decoded on every core (fs_decode.c) and loaded in order. */
+#define RESTORE_CHUNK 2048
+
+static void slots_clear(struct fs_decode_slot *slots, size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		free(slots[i].text);
+		sched_job_decoded_free(slots[i].decoded);
+		slots[i].text = NULL;
+		slots[i].decoded = NULL;
+	}
+}
+
+/*
+ * The job rows of @q (serial, doc, the count of all rows) loaded in serial order;
+ * *ret_rows: the count. Records that do not load are logged and dropped. 0, -ENOMEM, or
+ * -EIO (SQLite) with @why.
+ */
+static int restore_jobs(struct fs_ctx *ctx, sqlite3_stmt *q, uint64_t now_usec,
+			struct fs_restore_stats *stats, size_t *ret_rows, char *why)
+{
+	struct fs_store *st = ctx->store;
+	struct sched_cluster *c = ctx->cluster;
+	struct fs_decode_slot *slots = calloc(RESTORE_CHUNK, sizeof(*slots));
+	unsigned threads = fs_decode_threads();
+	int rc = SQLITE_ROW, r = 0;
+	bool first = true;
+
+	if (!slots)
+		return -ENOMEM;
+	while (rc == SQLITE_ROW) {
+		size_t n = 0;
+
+		while (n < RESTORE_CHUNK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+			struct fs_decode_slot *sl = &slots[n++];
+
+			if (first)
+				*ret_rows = (size_t)sqlite3_column_int64(q, 2);
+			first = false;
+			sl->serial = sqlite3_column_int64(q, 0);
+			sl->len = (size_t)sqlite3_column_bytes(q, 1);
+			sl->text = strndup(col_text(q, 1), sl->len);
+			if (!sl->text) {
+				r = -ENOMEM;
+				goto out;
+			}
+		}
+		fs_decode_jobs(slots, n, n >= 64 ? threads : 1);
+		for (size_t i = 0; i < n; i++) {
+			struct fs_decode_slot *sl = &slots[i];
+
+			r = sl->r;
+			if (r == 0) {
+				r = sched_job_load_decoded(c, sl->decoded, now_usec, sl->reason);
+				sl->decoded = NULL;
+			}
+			if (r == -ENOMEM)
+				goto out;
+			if (r < 0) {
+				/* logged here; the first write rewrites the job rows without it */
+				fs_log(ctx, 1, "state store: job serial %lld not restored: %s",
+				       (long long)sl->serial, sl->reason);
+				stats->dropped++;
+				st->resync = true;
+				r = 0;
+				continue;
+			}
+			stats->jobs++;
+			if (!sched_job_state_is_terminal(c->jobs[c->job_count - 1]->state))
+				stats->active++;
+		}
+		slots_clear(slots, n);
+	}
+	if (rc != SQLITE_DONE)
+		r = sql_err(st, "read jobs", why);
+out:
+	slots_clear(slots, RESTORE_CHUNK);
+	free(slots);
+	return r;
+}
+
 int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, struct fs_restore_stats *stats,
 		     char *why)
 {
@@ -1072,32 +1153,11 @@ int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, struct fs_restore_st
 		    why);
 	if (r < 0)
 		goto out;
-	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		if (stats->jobs == 0 && stats->dropped == 0)
-			rows = (size_t)sqlite3_column_int64(q, 2);
-		r = sched_job_load(c, col_text(q, 1), (size_t)sqlite3_column_bytes(q, 1), now_usec,
-				   reason);
-		if (r == -ENOMEM)
-			goto out;
-		if (r < 0) {
-			/* logged here; the first write rewrites the job rows without it */
-			fs_log(ctx, 1, "state store: job serial %lld not restored: %s",
-			       (long long)sqlite3_column_int64(q, 0), reason);
-			stats->dropped++;
-			st->resync = true;
-			continue;
-		}
-		stats->jobs++;
-		if (!sched_job_state_is_terminal(c->jobs[c->job_count - 1]->state))
-			stats->active++;
-	}
+	r = restore_jobs(ctx, q, now_usec, stats, &rows, why);
 	sqlite3_finalize(q);
 	q = NULL;
-	r = 0;
-	if (rc != SQLITE_DONE) {
-		r = sql_err(st, "read jobs", why);
+	if (r < 0)
 		goto out;
-	}
 	if (rows > stats->jobs + stats->dropped) {
 		fs_log(ctx, 1, "state store: %zu older records of resubmitted names ignored",
 		       rows - stats->jobs - stats->dropped);

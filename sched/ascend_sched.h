@@ -1302,6 +1302,28 @@ int sched_job_load(struct sched_cluster *c, const char *text, size_t len, uint64
 		   char *reason);
 
 /*
+ * sched_job_load() in two steps, for a restore that reads many records: most of the
+ * time of a load (the JSON, and the spec's YAML parsed again) needs no cluster, and is
+ * sched_job_decode(); it touches nothing shared, so threads may decode records at once
+ * (each its own). sched_job_load_decoded() then does the rest, in serial order like
+ * sched_job_load(), with the same results and reasons.
+ *
+ * sched_job_decode() - parse the record in @text (@len bytes, borrowed). Returns 0 and
+ * a new *ret, -EINVAL (not JSON, or not a job record of a format this version reads;
+ * @reason, SCHED_REASON_MAX) or -ENOMEM. A spec that does not parse is not an error
+ * here: the load reports it.
+ * sched_job_load_decoded() - sched_job_load() of @d, which it takes over (freed on
+ * every return).
+ * sched_job_decoded_free() - free @d (NULL: nothing) without loading it.
+ */
+struct sched_job_decoded;
+int sched_job_decode(const char *text, size_t len, struct sched_job_decoded **ret,
+		     char *reason);
+int sched_job_load_decoded(struct sched_cluster *c, struct sched_job_decoded *d,
+			   uint64_t now_usec, char *reason);
+void sched_job_decoded_free(struct sched_job_decoded *d);
+
+/*
  * sched_server_save() - server @server's health, isolation, cordon and the agent whose
  * reports count as one document.
  */

@@ -633,9 +633,73 @@ static uint64_t shifted(const struct sched_cluster *c, uint64_t t)
 	return t > (uint64_t)(-(d + 1)) + 1 ? t - ((uint64_t)(-(d + 1)) + 1) : 1;
 }
 
-static int load_job_fields(struct sched_cluster *c, const json_t *o, struct sched_job *j,
-			   int *ret_state, char *reason)
+/* What sched_job_decode() makes of a record: the document, and its spec parsed. */
+struct sched_job_decoded {
+	json_t *o;
+	char *spec_text;	    /* "spec"; NULL when null or absent */
+	struct conf_job_spec *spec; /* spec_text parsed; NULL if none or it did not parse */
+	char *spec_error;	    /* why spec_text did not parse (a sentence) */
+	bool spec_malformed;	    /* "spec" is neither a string nor null */
+};
+
+void sched_job_decoded_free(struct sched_job_decoded *d)
 {
+	if (!d)
+		return;
+	json_decref(d->o);
+	free(d->spec_text);
+	conf_job_spec_free(d->spec);
+	free(d->spec_error);
+	free(d);
+}
+
+int sched_job_decode(const char *text, size_t len, struct sched_job_decoded **ret, char *reason)
+{
+	struct sched_job_decoded *d = calloc(1, sizeof(*d));
+	char name[CONF_NAME_MAX + 1], file[CONF_NAME_MAX + 16];
+	struct conf_error err;
+	int r;
+
+	*ret = NULL;
+	if (!d)
+		return -ENOMEM;
+	d->o = parse_doc(text, len, "job record", JOB_FORMAT_VERSION, reason);
+	if (!d->o) {
+		free(d);
+		return -EINVAL;
+	}
+	r = get_dup(d->o, "spec", &d->spec_text);
+	if (r == -ENOMEM)
+		goto nomem;
+	d->spec_malformed = r < 0;
+	/* a record without a valid name is refused by the load, spec or not */
+	if (d->spec_text && get_str(d->o, "name", name, sizeof(name)) &&
+	    conf_job_name_is_valid(name)) {
+		snprintf(file, sizeof(file), "%s.yaml", name);
+		r = conf_job_spec_parse(d->spec_text, strlen(d->spec_text), file, name, &d->spec,
+					&err);
+		if (r == -ENOMEM)
+			goto nomem;
+		if (r < 0) {
+			char msg[SCHED_REASON_MAX - 64];
+
+			d->spec_error = strdup(conf_error_format(&err, msg, sizeof(msg)));
+			if (!d->spec_error)
+				goto nomem;
+		}
+	}
+	*ret = d;
+	return 0;
+
+nomem:
+	sched_job_decoded_free(d);
+	return -ENOMEM;
+}
+
+static int load_job_fields(struct sched_cluster *c, struct sched_job_decoded *d,
+			   struct sched_job *j, int *ret_state, char *reason)
+{
+	const json_t *o = d->o;
 	char state[32], stop_to[32], requeue[32], why[SCHED_REASON_MAX];
 	char preemptor[CONF_NAME_MAX + 1];
 	const json_t *exits = json_object_get(o, "exited_ok");
@@ -701,12 +765,12 @@ static int load_job_fields(struct sched_cluster *c, const json_t *o, struct sche
 	r = get_dup(o, "checkpoint_path", &j->checkpoint_path);
 	if (r == 0)
 		r = get_dup(o, "resume_path", &j->resume_path);
-	if (r == 0)
-		r = get_dup(o, "spec", &j->spec_text);
 	if (r == -ENOMEM)
 		return r;
-	if (r < 0)
+	if (r < 0 || d->spec_malformed)
 		goto malformed;
+	j->spec_text = d->spec_text;
+	d->spec_text = NULL;
 	r = load_history(j, json_object_get(o, "history"));
 	if (r == -ENOMEM)
 		return r;
@@ -730,21 +794,14 @@ static int load_job_fields(struct sched_cluster *c, const json_t *o, struct sche
 					   s != SCHED_JOB_CANCELLED)
 		goto malformed;
 	if (j->spec_text) {
-		struct conf_error err;
-		char file[CONF_NAME_MAX + 16];
-
 		j->spec_len = strlen(j->spec_text);
-		snprintf(file, sizeof(file), "%s.yaml", j->name);
-		r = conf_job_spec_parse(j->spec_text, j->spec_len, file, j->name, &j->spec, &err);
-		if (r == -ENOMEM)
-			return r;
-		if (r < 0) {
-			char msg[SCHED_REASON_MAX - 64];
-
+		if (!d->spec) {
 			sched_reason(reason, "job %s: its saved spec no longer parses: %s", j->name,
-				     conf_error_format(&err, msg, sizeof(msg)));
+				     d->spec_error ? d->spec_error : "(no reason)");
 			return -EINVAL;
 		}
+		j->spec = d->spec;
+		d->spec = NULL;
 	}
 	return 0;
 
@@ -776,7 +833,16 @@ static void not_after_now(struct sched_job *j, uint64_t now_usec, uint64_t stop_
 int sched_job_load(struct sched_cluster *c, const char *text, size_t len, uint64_t now_usec,
 		   char *reason)
 {
-	json_t *o = parse_doc(text, len, "job record", JOB_FORMAT_VERSION, reason);
+	struct sched_job_decoded *d;
+	int r = sched_job_decode(text, len, &d, reason);
+
+	return r < 0 ? r : sched_job_load_decoded(c, d, now_usec, reason);
+}
+
+int sched_job_load_decoded(struct sched_cluster *c, struct sched_job_decoded *d,
+			   uint64_t now_usec, char *reason)
+{
+	json_t *o = d->o;
 	struct sched_slice *slices = NULL;
 	size_t slice_count = 0;
 	struct sched_job *j;
@@ -784,15 +850,13 @@ int sched_job_load(struct sched_cluster *c, const char *text, size_t len, uint64
 	bool stale = false, unrunnable = false;
 	int state, r;
 
-	if (!o)
-		return -EINVAL;
 	j = calloc(1, sizeof(*j));
 	if (!j) {
-		json_decref(o);
+		sched_job_decoded_free(d);
 		return -ENOMEM;
 	}
 	j->reason = j->preempted_by = j->stop_server = "";
-	r = load_job_fields(c, o, j, &state, reason);
+	r = load_job_fields(c, d, j, &state, reason);
 	if (r < 0)
 		goto fail;
 	not_after_now(j, now_usec, sched_stop_overhead_usec(c));
@@ -825,7 +889,7 @@ int sched_job_load(struct sched_cluster *c, const char *text, size_t len, uint64
 		sched_reason(reason, "job record %s: malformed recovery ladder", j->name);
 	if (r < 0)
 		goto fail;
-	json_decref(o);
+	sched_job_decoded_free(d);
 
 	j->state = (enum sched_job_state)state;
 	j->version = 1;
@@ -913,7 +977,7 @@ int sched_job_load(struct sched_cluster *c, const char *text, size_t len, uint64
 	return 0;
 
 fail:
-	json_decref(o);
+	sched_job_decoded_free(d);
 	free(slices);
 	j->slice_count = 0;
 	sched_job_free(j);
