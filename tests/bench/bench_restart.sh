@@ -5,7 +5,7 @@
 # stopped, and the time taken from exec until the mount answers and cluster/status
 # counts every record. Reference from the same run: the same start on an empty store.
 # N = 10,000 (BENCH_RESTART_SIZES), and 100,000 too with BENCH_RESTART_100K=1 (the fill
-# rate is printed: 100,000 through the mount took 45 s on a quiet 2-core machine).
+# rate is printed: 100,000 through the mount took 45-61 s on this 2-core machine).
 # Prints figures; asserts nothing about time.
 # Usage: bench_restart.sh ASCENDFS BENCH_SUBMIT SRCDIR
 set -u
