@@ -877,9 +877,9 @@ void fs_changed(struct fs_ctx *ctx);
  * fs_store_open() - open or create the store in directory @dir (borrowed; it must
  * exist) for a cluster of @server_count servers. Returns 0 and *ret (fs_store_close), or
  * -EBUSY (another daemon holds the directory), -EPROTO (a schema this version does not
- * read; a version 1 store is marked version 2 when opened, so that an older ascendfs
- * refuses it rather than drop the job records it cannot read), -EIO (SQLite could not open or create it), -ENOMEM, with a sentence in @why
- * (SCHED_REASON_MAX).
+ * read; a version 1 store is marked version 2 by its first write, so that an older
+ * ascendfs refuses it rather than drop the job records it cannot read), -EIO (SQLite
+ * could not open or create it), -ENOMEM, with a sentence in @why (SCHED_REASON_MAX).
  */
 int fs_store_open(const char *dir, size_t server_count, struct fs_store **ret, char *why);
 
@@ -918,7 +918,10 @@ struct fs_decode_slot {
 	char reason[SCHED_REASON_MAX];
 };
 
-/* fs_decode_threads() - how many threads decode: the online CPUs, at most 8. */
+/*
+ * fs_decode_threads() - how many threads decode: the CPUs this process may run on
+ * (its affinity mask), at most 8.
+ */
 unsigned fs_decode_threads(void);
 
 /*

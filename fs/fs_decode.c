@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include "fs.h"
@@ -36,7 +37,9 @@ static void *decode_main(void *arg)
 
 unsigned fs_decode_threads(void)
 {
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+	long n = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set)
+								: sysconf(_SC_NPROCESSORS_ONLN);
 
 	return n < 1 ? 1 : n > DECODE_THREADS_MAX ? DECODE_THREADS_MAX : (unsigned)n;
 }

@@ -19,8 +19,9 @@
  * the daemon died before its release.
  *
  * Schema (version 2; version 1 had the same tables, and job records of format 1 only,
- * which still load: a version 1 store is marked version 2 when opened, so an ascendfs
- * that reads only version 1 refuses it rather than drop the job records it cannot read):
+ * which still load: a version 1 store is marked version 2 by its first write, so an
+ * ascendfs that reads only version 1 refuses it rather than drop the records it cannot
+ * read; a start that fails before writing leaves it as it was):
  *   meta(key PRIMARY KEY, value)       "schema" -> "2", "cluster" -> sched_meta_save(),
  *                                      "clock" -> fs_clock_mark_format() (each write)
  *   jobs(serial PRIMARY KEY, name, state, doc)   one row per job record
@@ -57,6 +58,7 @@ struct fs_store {
 	char **server_docs;		/* what is durable per server (to skip heartbeats) */
 	size_t server_count;
 	bool resync;			/* a write failed: write everything next time */
+	bool mark_schema;		/* a version 1 store: the next write marks it 2 */
 };
 
 /* Sentinel "no change to wait for" (versions start at 0 and only grow). */
@@ -202,11 +204,11 @@ int fs_store_open(const char *dir, size_t server_count, struct fs_store **ret, c
 	if (r == 0 && sqlite3_step(q) == SQLITE_ROW)
 		snprintf(schema, sizeof(schema), "%s", (const char *)sqlite3_column_text(q, 0));
 	sqlite3_finalize(q);
+	/* marked with the first write (batch_write()), which may be a format 2 record: a
+	 * start that fails before leaves the store as it was */
 	if (r == 0 && strcmp(schema, "1") == 0) {
-		r = exec(st, "UPDATE meta SET value = '" SCHEMA_VERSION "' WHERE key = 'schema'",
-			 why);
-		if (r == 0)
-			snprintf(schema, sizeof(schema), "%s", SCHEMA_VERSION);
+		st->mark_schema = true;
+		snprintf(schema, sizeof(schema), "%s", SCHEMA_VERSION);
 	}
 	if (r == 0 && strcmp(schema, SCHEMA_VERSION) != 0) {
 		snprintf(why, SCHED_REASON_MAX,
@@ -649,6 +651,9 @@ static int batch_write(struct fs_store *st, const struct batch *b, char *why)
 
 	if (r < 0)
 		return r;
+	if (st->mark_schema &&
+	    exec(st, "UPDATE meta SET value = '" SCHEMA_VERSION "' WHERE key = 'schema'", why) < 0)
+		goto rollback;
 	if (b->full && step_done(st->clear_jobs) < 0)
 		goto fail;
 	for (size_t i = 0; i < b->job_count; i++) {
@@ -739,6 +744,7 @@ static int batch_write(struct fs_store *st, const struct batch *b, char *why)
 	r = exec(st, "COMMIT", why);
 	if (r < 0)
 		goto rollback;
+	st->mark_schema = false;
 	if (b->event_count)
 		st->written_event_seq = b->events[b->event_count - 1].seq;
 	return 0;
@@ -980,7 +986,7 @@ static void slots_clear(struct fs_decode_slot *slots, size_t count)
 /*
  * The job rows of @q (serial, doc, the count of all rows) loaded in serial order;
  * *ret_rows: the count. Records that do not load are logged and dropped. 0, -ENOMEM, or
- * -EIO (SQLite) with @why.
+ * -EIO (SQLite, with @why).
  */
 static int restore_jobs(struct fs_ctx *ctx, sqlite3_stmt *q, uint64_t now_usec,
 			struct fs_restore_stats *stats, size_t *ret_rows, char *why)
@@ -1004,12 +1010,15 @@ static int restore_jobs(struct fs_ctx *ctx, sqlite3_stmt *q, uint64_t now_usec,
 				*ret_rows = (size_t)sqlite3_column_int64(q, 2);
 			first = false;
 			sl->serial = sqlite3_column_int64(q, 0);
+			/* the whole column, NULs and all: the decoder is given its length */
 			sl->len = (size_t)sqlite3_column_bytes(q, 1);
-			sl->text = strndup(col_text(q, 1), sl->len);
+			sl->text = col_text(q, 1) ? malloc(sl->len + 1) : NULL; /* NULL: no memory */
 			if (!sl->text) {
 				r = -ENOMEM;
 				goto out;
 			}
+			memcpy(sl->text, col_text(q, 1), sl->len);
+			sl->text[sl->len] = '\0';
 		}
 		fs_decode_jobs(slots, n, n >= 64 ? threads : 1);
 		for (size_t i = 0; i < n; i++) {

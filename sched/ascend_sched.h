@@ -1282,9 +1282,12 @@ const struct sched_event *sched_event_next(const struct sched_cluster *c, uint64
 void sched_restore_shift(struct sched_cluster *c, int64_t shift_usec);
 
 /*
- * sched_job_save() - job record @j (borrowed) as one document, of format 2: a field at
- * its default (0, false, "", null, an empty list) is left out. sched_job_load() reads
- * format 1 (every field written) too.
+ * sched_job_save() - job record @j (borrowed) as one document, of format 2. Always
+ * written: format, name, serial, state, queue_seq, submit_usec, change_usec, reason,
+ * uid, gid, and spec unless it has none. Every other field is left out at its default:
+ * 0, false, an empty list, a null checkpoint_path/resume_path, an empty preempted_by,
+ * requeue_cause "none", stop_to "draft", and first_start_usec equal to start_usec.
+ * sched_job_load() reads format 1 (every field written) too.
  */
 int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, char **ret,
 		   size_t *ret_len);
@@ -1312,8 +1315,8 @@ int sched_job_load(struct sched_cluster *c, const char *text, size_t len, uint64
  * a new *ret, -EINVAL (not JSON, or not a job record of a format this version reads;
  * @reason, SCHED_REASON_MAX) or -ENOMEM. A spec that does not parse is not an error
  * here: the load reports it.
- * sched_job_load_decoded() - sched_job_load() of @d, which it takes over (freed on
- * every return).
+ * sched_job_load_decoded() - sched_job_load() of @d (not NULL), which it takes over
+ * (freed on every return).
  * sched_job_decoded_free() - free @d (NULL: nothing) without loading it.
  */
 struct sched_job_decoded;

@@ -15,11 +15,11 @@
 #include "sched_internal.h"
 
 /*
- * Server and meta records are format 1. Job records are format 2: a field at its
- * default (0, false, "", null, an empty list; requeue cause "none", stop target
- * "draft"; the first start equal to the start) is left out, which a format 1 record
- * never did. With 100,000 jobs held most of them pending, a record is about a third of
- * the size and the restart reads it in about half the time. Both formats load.
+ * Server and meta records are format 1. Job records are format 2: besides what names,
+ * orders, says and owns the job (always written), a field at its default (0, false,
+ * "", null, an empty list; requeue cause "none", stop target "draft"; the first start
+ * equal to the start) is left out, which a format 1 record never did. With 100,000
+ * jobs held, most of them pending, a record is under half the size. Both formats load.
  */
 #define FORMAT_VERSION 1
 #define JOB_FORMAT_VERSION 2
@@ -272,10 +272,10 @@ int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, cha
 	put_u64(&d, "submit_usec", j->submit_usec);
 	put_u64(&d, "change_usec", j->change_usec);
 	put_str(&d, "reason", j->reason);
+	put_u64(&d, "uid", j->uid); /* never by default: who owns the job */
+	put_u64(&d, "gid", j->gid);
 	put_str_opt(&d, "spec", j->spec_text);
 	/* the rest only when not at the default (opt_*() in the loader) */
-	put_u64_opt(&d, "uid", j->uid);
-	put_u64_opt(&d, "gid", j->gid);
 	if (j->requeue_cause != SCHED_REQUEUE_NONE)
 		put_str(&d, "requeue_cause", requeue_names[j->requeue_cause]);
 	put_u64_opt(&d, "generation", j->generation);
@@ -696,6 +696,31 @@ nomem:
 	return -ENOMEM;
 }
 
+/*
+ * A format 1 record wrote every field it knew, so one without them is malformed (fields
+ * added while format 1 was written, resume scans, restart windows, stop ends and the
+ * history, may be absent: records older than them have none).
+ */
+static bool format1_has_its_fields(const json_t *o)
+{
+	static const char *const fields[] = {
+		"requeue_cause",      "reason",		   "spec",	      "generation",
+		"restarts",	      "generation_usec",   "start_usec",      "end_usec",
+		"run_since_usec",     "run_accum_usec",	   "stop_deadline_usec", "stop_to",
+		"preempted_by",	      "preempted_by_serial", "preemptions",     "borrowing",
+		"sched_port",	      "checkpoint_step",   "checkpoint_path", "checkpoint_usec",
+		"checkpoint_reported", "resume_path",	   "exits_generation", "exited_ok",
+		"placement",
+	};
+
+	if (json_integer_value(json_object_get(o, "format")) != 1)
+		return true;
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		if (!json_object_get(o, fields[i]))
+			return false;
+	return true;
+}
+
 static int load_job_fields(struct sched_cluster *c, struct sched_job_decoded *d,
 			   struct sched_job *j, int *ret_state, char *reason)
 {
@@ -709,13 +734,14 @@ static int load_job_fields(struct sched_cluster *c, struct sched_job_decoded *d,
 	/* what every record has; the rest is absent at its default (format 2), and fields
 	 * added since format 1 began (resume scans, restart windows, stop ends, the
 	 * history) are absent in the records written before them, at the same default */
-	if (!get_str(o, "name", j->name, sizeof(j->name)) || !conf_job_name_is_valid(j->name) ||
-	    !get_u64(o, "serial", &j->serial) || !get_str(o, "state", state, sizeof(state)) ||
+	if (!format1_has_its_fields(o) || !get_str(o, "name", j->name, sizeof(j->name)) ||
+	    !conf_job_name_is_valid(j->name) || !get_u64(o, "serial", &j->serial) ||
+	    !get_str(o, "state", state, sizeof(state)) ||
 	    !get_u64(o, "queue_seq", &j->queue_seq) ||
 	    !get_u64(o, "submit_usec", &j->submit_usec) ||
-	    !opt_u64(o, "change_usec", &j->change_usec) ||
-	    !opt_str(o, "reason", "", why, sizeof(why)) || !opt_u64(o, "uid", &uid) ||
-	    !opt_u64(o, "gid", &gid) || uid > UINT32_MAX || gid > UINT32_MAX ||
+	    !get_u64(o, "change_usec", &j->change_usec) || !get_u64(o, "uid", &uid) ||
+	    !get_u64(o, "gid", &gid) || uid > UINT32_MAX || gid > UINT32_MAX ||
+	    !opt_str(o, "reason", "", why, sizeof(why)) ||
 	    !opt_str(o, "requeue_cause", requeue_names[SCHED_REQUEUE_NONE], requeue,
 		     sizeof(requeue)) ||
 	    !opt_uint(o, "generation", &j->generation) || !opt_uint(o, "restarts", &j->restarts) ||

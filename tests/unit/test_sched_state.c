@@ -290,6 +290,7 @@ static void test_state_format1_job_records_still_load(void **state)
 	struct sched_cluster *a, *b;
 	struct saved s;
 	char *old = test_read_file("tests/data/state/jobs-format1.jsonl", NULL), *line, *save;
+	char *a_doc;
 	uint64_t was = clk;
 	size_t n = 0;
 
@@ -297,6 +298,8 @@ static void test_state_format1_job_records_still_load(void **state)
 	clk = 1800000000ull * SEC; /* the clock busy_cluster() began at when the file was saved */
 	a = busy_cluster(&o);
 	save_all(a, &s);
+	a_doc = strdup(s.jobs[1]); /* format 2 */
+	assert_non_null(a_doc);
 	for (line = strtok_r(old, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		assert_true(n < s.job_count);
 		assert_non_null(strstr(line, "{\"format\":1,"));
@@ -309,7 +312,32 @@ static void test_state_format1_job_records_still_load(void **state)
 	b = fx_cluster(&o);
 	load_all(b, &s, clk);
 	expect_same_cluster(a, b, clk);
+	/* a format 1 record without a field format 1 always wrote is malformed, and a job
+	 * record of any format names its owner */
+	{
+		static const char *const drop[][2] = {
+			{ "{\"format\":1,", "\"uid\":1000," },
+			{ "{\"format\":1,", "\"stop_to\":\"draft\"," },
+			{ "{\"format\":1,", "\"exited_ok\":[]," },
+			{ "{\"format\":2,", "\"gid\":1000," },
+		};
+		struct sched_cluster *e = fx_cluster(&o);
+		char why[SCHED_REASON_MAX];
+
+		for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++) {
+			const char *src = strstr(drop[i][0], ":1") ? s.jobs[1] : a_doc;
+			char *bad = strdup(src), *p = strstr(bad, drop[i][1]);
+
+			assert_non_null(p);
+			memmove(p, p + strlen(drop[i][1]), strlen(p + strlen(drop[i][1])) + 1);
+			assert_int_equal(sched_job_load(e, bad, strlen(bad), clk, why), -EINVAL);
+			assert_int_equal(e->job_count, 0);
+			free(bad);
+		}
+		sched_cluster_free(e);
+	}
 	clk = clk > was ? clk : was;
+	free(a_doc);
 	free(old);
 	saved_free(&s);
 	sched_cluster_free(a);
