@@ -213,8 +213,8 @@ int fs_store_open(const char *dir, size_t server_count, struct fs_store **ret, c
 	if (r == 0 && strcmp(schema, SCHEMA_VERSION) != 0) {
 		snprintf(why, SCHED_REASON_MAX,
 			 "state store %s has schema version %s; this ascendfs reads versions 1 "
-			 "and " SCHEMA_VERSION " (use the ascendfs that wrote it, or move the file away "
-			 "to start empty)", st->path, schema);
+			 "and " SCHEMA_VERSION " (use the ascendfs that wrote it, or move the file "
+			 "away to start empty)", st->path, schema);
 		r = -EPROTO;
 	}
 	if (r == 0)
@@ -1012,7 +1012,8 @@ static int restore_jobs(struct fs_ctx *ctx, sqlite3_stmt *q, uint64_t now_usec,
 			sl->serial = sqlite3_column_int64(q, 0);
 			/* the whole column, NULs and all: the decoder is given its length */
 			sl->len = (size_t)sqlite3_column_bytes(q, 1);
-			sl->text = col_text(q, 1) ? malloc(sl->len + 1) : NULL; /* NULL: no memory */
+			/* no text: SQLite is out of memory */
+			sl->text = col_text(q, 1) ? malloc(sl->len + 1) : NULL;
 			if (!sl->text) {
 				r = -ENOMEM;
 				goto out;

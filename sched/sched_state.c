@@ -757,7 +757,8 @@ static int load_job_fields(struct sched_cluster *c, struct sched_job_decoded *d,
 	    !opt_str(o, "preempted_by", "", preemptor, sizeof(preemptor)) ||
 	    !opt_u64(o, "preempted_by_serial", &j->preempted_by_serial) ||
 	    !opt_uint(o, "preemptions", &j->preemptions) ||
-	    !opt_bool(o, "borrowing", &j->borrowing) || !opt_uint(o, "sched_port", &j->sched_port) ||
+	    !opt_bool(o, "borrowing", &j->borrowing) ||
+	    !opt_uint(o, "sched_port", &j->sched_port) ||
 	    !opt_u64(o, "checkpoint_step", &j->checkpoint_step) ||
 	    !opt_u64(o, "checkpoint_usec", &j->checkpoint_usec) ||
 	    !opt_bool(o, "checkpoint_reported", &j->checkpoint_reported) ||
