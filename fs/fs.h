@@ -888,7 +888,7 @@ void fs_store_close(struct fs_store *st);
 
 /* What fs_store_restore() found. */
 struct fs_restore_stats {
-	size_t jobs, active, dropped, servers, events, staged;
+	size_t jobs, active, set_aside, servers, events, staged;
 };
 
 /*
@@ -896,13 +896,25 @@ struct fs_restore_stats {
  * configuration): events, sequences, server health and isolation, job records with
  * their placements (sched_*_load rules: what a changed configuration no longer fits
  * is requeued or failed, with an event), then a scheduling pass, then the staged
- * uploads are applied as their release would have. Records that do not load are
- * logged and dropped. Call before the mount is up, without ctx->lock. Returns 0 or
- * -EIO (the file cannot be read; @why says so), -EUCLEAN (the restored state breaks an
- * invariant), -ENOMEM.
+ * uploads are applied as their release would have. Call before the mount is up,
+ * without ctx->lock.
+ *
+ * A job or server record that cannot be read (malformed: a loader's bug, a hand edit,
+ * a record of a newer ascendfs) is logged, each with its serial or name and why, and
+ * is never deleted. Without @set_aside the restore then fails with -EBADMSG and
+ * changes nothing (slurmctld likewise refuses state files it cannot read, unless -i).
+ * With @set_aside (--ignore-state-errors) each is moved, as it was, to the store's
+ * table unrestored(id, kind "job" or "server", key: serial or name, doc, reason,
+ * time_usec), stats->set_aside counts them, and the restore goes on without them: the
+ * job is not there, the server starts from the inventory. A server record of a server
+ * no longer in the inventory is skipped and left in its table.
+ *
+ * Returns 0 or -EIO (the file cannot be read; @why says so), -EBADMSG (records cannot
+ * be read and @set_aside is false; @why counts them and says what to do), -EUCLEAN
+ * (the restored state breaks an invariant), -ENOMEM.
  */
-int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, struct fs_restore_stats *stats,
-		     char *why);
+int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, bool set_aside,
+		     struct fs_restore_stats *stats, char *why);
 
 /*
  * ---- job records decoded in parallel (fs_decode.c), for fs_store_restore() ----
@@ -913,6 +925,7 @@ struct fs_decode_slot {
 	char *text;
 	size_t len;
 	int64_t serial; /* the row's, for the log */
+	char name[CONF_NAME_MAX + 1]; /* the row's, for the log (truncated) */
 	int r;
 	struct sched_job_decoded *decoded;
 	char reason[SCHED_REASON_MAX];

@@ -29,6 +29,9 @@
  *   events(seq PRIMARY KEY, time_usec, kind, job, server, npu, state, reason, line),
  *          the newest conf event_history kept
  *   staged(kind, key, ext, uid, gid, groups, body, PRIMARY KEY (kind, key))
+ *   unrestored(id PRIMARY KEY, kind, key, doc, reason, time_usec)   records the restore
+ *          could not read, set aside by --ignore-state-errors (made then; never
+ *          deleted by the daemon, and an ascendfs that knows no such table ignores it)
  */
 #include "config.h"
 
@@ -973,6 +976,120 @@ static int restore_clock(struct fs_ctx *ctx, uint64_t now_usec, char *why)
 /* Records read at once, then decoded on every core (fs_decode.c) and loaded in order. */
 #define RESTORE_CHUNK 2048
 
+/*
+ * The records the restore could not read (a loader's bug, a hand edit, a record of a
+ * newer ascendfs under the same schema). None is ever deleted: without
+ * --ignore-state-errors the restore fails and changes nothing; with it each is moved,
+ * as it was, to the table "unrestored" (created then), and the daemon starts without
+ * them. A server no longer in the inventory is not one of them (its row is left).
+ */
+struct unreadable {
+	struct unreadable_record {
+		const char *kind;	/* "job" (key: the serial), "server" (its name), or
+					 * "meta" (key "cluster": sequences, counters, quotas
+					 * set at run time) */
+		char *key, *name, *reason;
+	} *list;
+	size_t count, cap;
+};
+
+static int unreadable_add(struct unreadable *u, const char *kind, const char *key,
+			  const char *name, const char *reason)
+{
+	struct unreadable_record *rec;
+
+	if (u->count == u->cap) {
+		size_t cap = u->cap ? u->cap * 2 : 8;
+		struct unreadable_record *n = realloc(u->list, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		u->list = n;
+		u->cap = cap;
+	}
+	rec = &u->list[u->count];
+	rec->kind = kind;
+	rec->key = strdup(key);
+	rec->name = strdup(name ? name : "");
+	rec->reason = strdup(reason);
+	if (!rec->key || !rec->name || !rec->reason) {
+		free(rec->key);
+		free(rec->name);
+		free(rec->reason);
+		return -ENOMEM;
+	}
+	u->count++;
+	return 0;
+}
+
+static void unreadable_free(struct unreadable *u)
+{
+	for (size_t i = 0; i < u->count; i++) {
+		free(u->list[i].key);
+		free(u->list[i].name);
+		free(u->list[i].reason);
+	}
+	free(u->list);
+}
+
+/* "the record of job keep (serial 3)", "the record of server a2-node-02", ... */
+static void unreadable_what(const struct unreadable_record *rec, char *buf, size_t len)
+{
+	if (strcmp(rec->kind, "job") == 0)
+		snprintf(buf, len, "the record of job %s (serial %s)", rec->name, rec->key);
+	else if (strcmp(rec->kind, "server") == 0)
+		snprintf(buf, len, "the record of server %s", rec->key);
+	else
+		snprintf(buf, len, "the cluster record (sequences, counters, quotas set at run "
+			 "time)");
+}
+
+/* Move every record of @u out of its table into "unrestored" (in the restore's
+ * transaction: it is durable only if the restore is). 0 or -EIO (@why). */
+static int unreadable_set_aside(struct fs_store *st, const struct unreadable *u,
+				uint64_t now_usec, char *why)
+{
+	static const char *const sql[][2] = {
+		{ "INSERT INTO unrestored(kind, key, doc, reason, time_usec) SELECT 'job', "
+		  "serial, doc, ?2, ?3 FROM jobs WHERE serial = ?1",
+		  "DELETE FROM jobs WHERE serial = ?1" },
+		{ "INSERT INTO unrestored(kind, key, doc, reason, time_usec) SELECT 'server', "
+		  "name, doc, ?2, ?3 FROM servers WHERE name = ?1",
+		  "DELETE FROM servers WHERE name = ?1" },
+		{ "INSERT INTO unrestored(kind, key, doc, reason, time_usec) SELECT 'meta', "
+		  "key, value, ?2, ?3 FROM meta WHERE key = ?1",
+		  "DELETE FROM meta WHERE key = ?1" },
+	};
+	int r = exec(st, "CREATE TABLE IF NOT EXISTS unrestored(id INTEGER PRIMARY KEY, kind "
+			 "TEXT NOT NULL, key TEXT NOT NULL, doc TEXT NOT NULL, reason TEXT NOT "
+			 "NULL, time_usec INTEGER NOT NULL)", why);
+
+	for (size_t i = 0; r == 0 && i < u->count; i++) {
+		const struct unreadable_record *rec = &u->list[i];
+		int k = !strcmp(rec->kind, "job") ? 0 : !strcmp(rec->kind, "server") ? 1 : 2;
+
+		for (int step = 0; r == 0 && step < 2; step++) {
+			sqlite3_stmt *q = NULL;
+
+			r = prepare(st, &q, sql[k][step], why);
+			if (r < 0)
+				break;
+			if (k == 0)
+				sqlite3_bind_int64(q, 1, strtoll(rec->key, NULL, 10));
+			else
+				bind_text(q, 1, rec->key);
+			if (step == 0) {
+				bind_text(q, 2, rec->reason);
+				sqlite3_bind_int64(q, 3, (sqlite3_int64)now_usec);
+			}
+			if (sqlite3_step(q) != SQLITE_DONE)
+				r = sql_err(st, "set an unreadable record aside", why);
+			sqlite3_finalize(q);
+		}
+	}
+	return r;
+}
+
 static void slots_clear(struct fs_decode_slot *slots, size_t count)
 {
 	for (size_t i = 0; i < count; i++) {
@@ -984,12 +1101,13 @@ static void slots_clear(struct fs_decode_slot *slots, size_t count)
 }
 
 /*
- * The job rows of @q (serial, doc, the count of all rows) loaded in serial order;
- * *ret_rows: the count. Records that do not load are logged and dropped. 0, -ENOMEM, or
- * -EIO (SQLite, with @why).
+ * The job rows of @q (serial, doc, the count of all rows, name) loaded in serial order;
+ * *ret_rows: the count. Records that do not load are logged and listed in @bad. 0,
+ * -ENOMEM, or -EIO (SQLite, with @why).
  */
 static int restore_jobs(struct fs_ctx *ctx, sqlite3_stmt *q, uint64_t now_usec,
-			struct fs_restore_stats *stats, size_t *ret_rows, char *why)
+			struct fs_restore_stats *stats, struct unreadable *bad, int level,
+			size_t *ret_rows, char *why)
 {
 	struct fs_store *st = ctx->store;
 	struct sched_cluster *c = ctx->cluster;
@@ -1020,6 +1138,8 @@ static int restore_jobs(struct fs_ctx *ctx, sqlite3_stmt *q, uint64_t now_usec,
 			}
 			memcpy(sl->text, col_text(q, 1), sl->len);
 			sl->text[sl->len] = '\0';
+			snprintf(sl->name, sizeof(sl->name), "%s",
+				 col_text(q, 3) ? col_text(q, 3) : "");
 		}
 		fs_decode_jobs(slots, n, n >= 64 ? threads : 1);
 		for (size_t i = 0; i < n; i++) {
@@ -1033,11 +1153,17 @@ static int restore_jobs(struct fs_ctx *ctx, sqlite3_stmt *q, uint64_t now_usec,
 			if (r == -ENOMEM)
 				goto out;
 			if (r < 0) {
-				/* logged here; the first write rewrites the job rows without it */
-				fs_log(ctx, 1, "state store: job serial %lld not restored: %s",
-				       (long long)sl->serial, sl->reason);
-				stats->dropped++;
-				st->resync = true;
+				char key[24], what[SCHED_REASON_MAX];
+
+				snprintf(key, sizeof(key), "%lld", (long long)sl->serial);
+				if (unreadable_add(bad, "job", key, sl->name, sl->reason) < 0) {
+					r = -ENOMEM;
+					goto out;
+				}
+				unreadable_what(&bad->list[bad->count - 1], what, sizeof(what));
+				fs_log(ctx, level, "state store %s: %s cannot be restored: %s",
+				       st->path, what, sl->reason);
+				stats->set_aside++;
 				r = 0;
 				continue;
 			}
@@ -1055,15 +1181,37 @@ out:
 	return r;
 }
 
-int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, struct fs_restore_stats *stats,
-		     char *why)
+/* @why: how many records of @bad cannot be restored, the first, and what to do. */
+static void unreadable_refusal(const struct fs_store *st, const struct unreadable *bad,
+			       char *why)
+{
+	char what[SCHED_REASON_MAX];
+	const char *them = conf_plural(bad->count, "it", "them");
+
+	unreadable_what(&bad->list[0], what, sizeof(what));
+	snprintf(why, SCHED_REASON_MAX,
+		 "state store %s: %zu %s cannot be restored (%s%.80s: %.120s); nothing was "
+		 "changed. Use the ascendfs that wrote %s, or start with --ignore-state-errors "
+		 "to move %s to the store's table unrestored (kept as %s) and start "
+		 "without %s",
+		 st->path, bad->count, conf_plural(bad->count, "record", "records"),
+		 bad->count > 1 ? "each is logged above; the first: " : "", what,
+		 bad->list[0].reason, them, them,
+		 conf_plural(bad->count, "it is", "they are"), them);
+}
+
+int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, bool set_aside,
+		     struct fs_restore_stats *stats, char *why)
 {
 	struct fs_store *st = ctx->store;
 	struct sched_cluster *c = ctx->cluster;
 	char reason[SCHED_REASON_MAX];
+	struct unreadable bad = { 0 };
+	/* refused: each is an error; set aside: a warning */
+	int level = set_aside ? 1 : 0;
 	sqlite3_stmt *q = NULL;
 	struct timespec t0;
-	size_t rows = 0;
+	size_t rows = 0, not_jobs_bad = 0;
 	int r, rc;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -1113,11 +1261,20 @@ int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, struct fs_restore_st
 	if (r < 0)
 		goto out;
 	if (sqlite3_step(q) == SQLITE_ROW) {
-		if (sched_meta_load(c, col_text(q, 0), (size_t)sqlite3_column_bytes(q, 0),
-				    reason) < 0)
-			fs_log(ctx, 1, "state store: %s; sequences start after what was restored",
-			       reason);
-		else if (reason[0])
+		r = sched_meta_load(c, col_text(q, 0), (size_t)sqlite3_column_bytes(q, 0), reason);
+		if (r < 0) {
+			char what[SCHED_REASON_MAX];
+
+			/* the first write would replace it: quotas set at run time lost */
+			r = unreadable_add(&bad, "meta", "cluster", NULL, reason);
+			if (r < 0)
+				goto out;
+			unreadable_what(&bad.list[bad.count - 1], what, sizeof(what));
+			fs_log(ctx, level, "state store %s: %s cannot be restored: %s%s",
+			       st->path, what, reason,
+			       set_aside ? "; sequences start after what was restored" : "");
+			stats->set_aside++;
+		} else if (reason[0])
 			fs_log(ctx, 1, "state store: %s", reason);
 	}
 	sqlite3_finalize(q);
@@ -1135,8 +1292,22 @@ int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, struct fs_restore_st
 				      now_usec, reason);
 		if (r == -ENOMEM)
 			goto out;
-		if (r < 0) {
+		if (r == -ENOENT) {
+			/* the inventory changed: not unreadable */
 			fs_log(ctx, 1, "state store: %s", reason);
+			continue;
+		}
+		if (r < 0) {
+			char what[SCHED_REASON_MAX];
+
+			if (unreadable_add(&bad, "server", col_text(q, 0), NULL, reason) < 0) {
+				r = -ENOMEM;
+				goto out;
+			}
+			unreadable_what(&bad.list[bad.count - 1], what, sizeof(what));
+			fs_log(ctx, level, "state store %s: %s cannot be restored: %s", st->path,
+			       what, reason);
+			stats->set_aside++;
 			continue;
 		}
 		idx = sched_cluster_find_server(c, col_text(q, 0));
@@ -1158,19 +1329,35 @@ int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, struct fs_restore_st
 	/* one record per name, the newest: an older one of the same name can only be a
 	 * leftover (the first write then rewrites the rows without it) */
 	r = prepare(st, &q,
-		    "SELECT serial, doc, (SELECT count(*) FROM jobs) FROM jobs WHERE serial IN "
-		    "(SELECT max(serial) FROM jobs GROUP BY name) ORDER BY serial",
+		    "SELECT serial, doc, (SELECT count(*) FROM jobs), name FROM jobs WHERE serial "
+		    "IN (SELECT max(serial) FROM jobs GROUP BY name) ORDER BY serial",
 		    why);
 	if (r < 0)
 		goto out;
-	r = restore_jobs(ctx, q, now_usec, stats, &rows, why);
+	not_jobs_bad = bad.count;
+	r = restore_jobs(ctx, q, now_usec, stats, &bad, level, &rows, why);
 	sqlite3_finalize(q);
 	q = NULL;
 	if (r < 0)
 		goto out;
-	if (rows > stats->jobs + stats->dropped) {
+	if (bad.count && !set_aside) {
+		unreadable_refusal(st, &bad, why);
+		r = -EBADMSG;
+		goto out;
+	}
+	if (bad.count) {
+		r = unreadable_set_aside(st, &bad, now_usec, why);
+		if (r < 0)
+			goto out;
+		fs_log(ctx, 1, "state store %s: %zu unreadable %s set aside in table unrestored "
+			       "(kept as %s: sqlite3 %s 'select kind, key, reason from "
+			       "unrestored')",
+		       st->path, bad.count, conf_plural(bad.count, "record", "records"),
+		       conf_plural(bad.count, "it was", "they were"), st->path);
+	}
+	if (rows > stats->jobs + (bad.count - not_jobs_bad)) {
 		fs_log(ctx, 1, "state store: %zu older records of resubmitted names ignored",
-		       rows - stats->jobs - stats->dropped);
+		       rows - stats->jobs - (bad.count - not_jobs_bad));
 		st->resync = true;
 	}
 	fs_log(ctx, 3, "restore: servers and jobs read at %.1f ms", msec_since(&t0));
@@ -1229,6 +1416,11 @@ int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, struct fs_restore_st
 	pthread_mutex_unlock(&ctx->lock);
 out:
 	sqlite3_finalize(q);
-	exec(st, r < 0 ? "ROLLBACK" : "COMMIT", NULL);
+	unreadable_free(&bad);
+	/* what was set aside is durable only if this commits */
+	if (r < 0)
+		exec(st, "ROLLBACK", NULL);
+	else if (exec(st, "COMMIT", why) < 0)
+		r = -EIO;
 	return r;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ascendfs: mount the cluster as a filesystem.
- *   ascendfs [-f] [-d] [-s] [-c CONFIG.yaml] [--state-dir DIR] [--log-level L] [-o OPT] MNT
+ *   ascendfs [-f] [-d] [-s] [-c CONFIG.yaml] [--state-dir DIR] [--ignore-state-errors]
+ *            [--log-level L] [-o OPT] MNT
  * Without -c the configuration is ASCENDFS_CONFIG_DEFAULT (config.h:
  * <sysconfdir>/ascendfs/cluster.yaml, /etc/ascendfs/cluster.yaml by default).
  * Exit status: 0 after a clean unmount (SIGTERM, SIGINT or fusermount3 -u), 1 on a
@@ -36,6 +37,7 @@ struct options {
 	char *state_dir;
 	char *log_level;
 	int no_default_permissions;
+	int ignore_state_errors;
 	int help;
 	int version;
 	const char *mountpoint; /* borrowed from argv: the first non-option argument */
@@ -53,6 +55,7 @@ static const struct fuse_opt option_spec[] = {
 	OPT("--state-dir %s", state_dir),
 	OPT("--log-level %s", log_level),
 	OPT("--no-default-permissions", no_default_permissions),
+	OPT("--ignore-state-errors", ignore_state_errors),
 	OPT("-h", help),
 	OPT("--help", help),
 	OPT("-V", version),
@@ -93,6 +96,10 @@ static void usage(const char *prog)
 	       "    --log-level=LEVEL      error, warning, info (default) or debug; with -f\n"
 	       "                           under systemd (stderr is the journal) lines\n"
 	       "                           carry their syslog priority instead of a time\n"
+	       "    --ignore-state-errors  start without the job and server records of the\n"
+	       "                           state store that cannot be read (without it the\n"
+	       "                           daemon refuses to start); they are moved to the\n"
+	       "                           store's table unrestored, not deleted\n"
 	       "    --no-default-permissions  leave default_permissions out: the daemon's own\n"
 	       "                           checks decide who writes what (the kernel then lets\n"
 	       "                           every open through; for testing those checks)\n"
@@ -153,11 +160,13 @@ static bool state_dir_is_inside(const char *dir, const char *mnt)
 }
 
 /*
- * Open the store in @dir, restore what it holds, and start the committer. A
+ * Open the store in @dir, restore what it holds (records that cannot be read refuse the
+ * start, or are set aside with @ignore_errors), and start the committer. A
  * predecessor whose mount was just aborted may still be exiting, holding the directory:
  * wait up to @busy_msec for it.
  */
-static int open_state(struct fs_ctx *ctx, const char *dir, unsigned busy_msec)
+static int open_state(struct fs_ctx *ctx, const char *dir, bool ignore_errors,
+		      unsigned busy_msec)
 {
 	struct fs_restore_stats stats;
 	char why[SCHED_REASON_MAX];
@@ -172,9 +181,10 @@ static int open_state(struct fs_ctx *ctx, const char *dir, unsigned busy_msec)
 		usleep(100000);
 	}
 	if (r == 0)
-		r = fs_store_restore(ctx, fs_now_usec(), &stats, why);
+		r = fs_store_restore(ctx, fs_now_usec(), ignore_errors, &stats, why);
 	if (r < 0) {
 		fprintf(stderr, "ascendfs: %s\n", r == -ENOMEM ? "out of memory" : why);
+		/* -EBADMSG: @why says what to do; the file itself is sound */
 		if (r == -EIO || r == -EUCLEAN)
 			fprintf(stderr, "ascendfs: nothing was changed; if the file is damaged, "
 					"move %s/ascendfs.db* aside to start with an empty state "
@@ -189,7 +199,7 @@ static int open_state(struct fs_ctx *ctx, const char *dir, unsigned busy_msec)
 	       conf_plural(stats.events, "event", "events"), stats.staged,
 	       conf_plural(stats.staged, "upload", "uploads"),
 	       (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6,
-	       stats.dropped ? "; some records were dropped, see above" : "");
+	       stats.set_aside ? "; records that cannot be read were set aside, see above" : "");
 	r = fs_store_start(ctx);
 	if (r < 0)
 		fprintf(stderr, "ascendfs: cannot start the state writer: %s\n", strerror(-r));
@@ -355,7 +365,8 @@ int main(int argc, char *argv[])
 	ctx.cluster->scan_resume_at_start = true;
 	fs_cond_init(&ctx.commit_cv);
 	fs_cond_init(&ctx.durable_cv);
-	if (strcmp(o.state_dir, "none") != 0 && open_state(&ctx, o.state_dir, cleared ? 5000 : 0) < 0)
+	if (strcmp(o.state_dir, "none") != 0 &&
+	    open_state(&ctx, o.state_dir, o.ignore_state_errors, cleared ? 5000 : 0) < 0)
 		goto out_ctx;
 	/* after the restore (its pass and staged submissions run at once): from here, the
 	 * requests that arrive together share one scheduling pass, run by the committer

@@ -291,6 +291,77 @@ check_eq "a store that is not a database: the daemon exits 1" 1 "$status"
 check_contains "and says which file and what is wrong" "$W/junk/ascendfs.db" "$out"
 check_eq "and mounts nothing" "" "$(awk -v m="$W/mnt2" '$2 == m' /proc/mounts)"
 
+# ---- records the restore cannot read: refused with nothing changed, or set aside ------
+# (a loader's bug, a hand edit, a newer ascendfs's record under the same schema: the
+# first write after a restore that dropped them used to delete them from the store)
+cp -r "$STATE" "$W/bad"
+rm -f "$W/bad/ascendfs.lock"
+python3 - "$W/bad/ascendfs.db" <<'PY'
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+(doc,) = db.execute("select doc from jobs where name = 'keep'").fetchone()
+d = json.loads(doc)
+d["state"] = "exploded"
+db.execute("update jobs set doc = ? where name = 'keep'", (json.dumps(d),))
+(doc,) = db.execute("select doc from servers where name = 'a2-node-02'").fetchone()
+d = json.loads(doc)
+d["state"] = "melted"
+db.execute("update servers set doc = ? where name = 'a2-node-02'", (json.dumps(d),))
+(doc,) = db.execute("select value from meta where key = 'cluster'").fetchone()
+d = json.loads(doc)
+d["next_event_seq"] = 0
+db.execute("update meta set value = ? where key = 'cluster'", (json.dumps(d),))
+db.commit()
+PY
+dump() { python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); [print(*r) for t in ("jobs","servers","meta") for r in c.execute("select * from " + t + " order by 1")]' "$1" | md5sum; }
+tables() { sql "$1" "select name from sqlite_master where type = 'table' order by name"; }
+keep_serial=$(sql "$W/bad/ascendfs.db" "select serial from jobs where name = 'keep'")
+jobs_before=$(sql "$W/bad/ascendfs.db" "select count(*) from jobs")
+before=$(dump "$W/bad/ascendfs.db")
+# (timeout: a daemon that starts would serve until stopped)
+out=$(timeout 30 "$ASCENDFS" -f -c "$CONFIG" --state-dir "$W/bad" "$W/mnt2" 2>&1)
+check_eq "a job, a server and the cluster record that cannot be restored: the daemon exits 1" \
+	1 "$?"
+check_contains "and names the job record and why" \
+	"the record of job keep (serial $keep_serial) cannot be restored: job record keep is malformed" "$out"
+check_contains "and the server record" \
+	"the record of server a2-node-02 cannot be restored: server record a2-node-02 is malformed" "$out"
+check_contains "and the cluster record (quotas set at run time)" \
+	"the cluster record (sequences, counters, quotas set at run time) cannot be restored: the cluster record is malformed" "$out"
+check_contains "and how many, and what to do" \
+	"3 records cannot be restored (each is logged above; the first: " "$out"
+check_contains "and what to do" "start with --ignore-state-errors" "$out"
+check_eq "and changes nothing in the store" "$before" "$(dump "$W/bad/ascendfs.db")"
+check_eq "nor adds a table" "events jobs meta servers staged" "$(tables "$W/bad/ascendfs.db")"
+check_eq "and mounts nothing" "" "$(awk -v m="$W/mnt2" '$2 == m' /proc/mounts)"
+it_start "$ASCENDFS" "$CONFIG" --state-dir "$W/bad" --ignore-state-errors ||
+	{ not_ok "--ignore-state-errors starts"; it_finish; exit 1; }
+check_contains "with --ignore-state-errors: the log says where the records went" \
+	"set aside in table unrestored" "$(cat "$IT_LOG")"
+check_fails "the unreadable job is not restored" test -e "$M/jobs/keep"
+check_eq "the other records are" "$((jobs_before - 1))" "$(ls "$M/jobs" | grep -cv '\.')"
+check_eq "a2-node-02 starts from the inventory" unknown "$(state_of a2-node-02)"
+printf 'npus: 1\n' >"$W/after.yaml"
+cp "$W/after.yaml" "$M/jobs/after-bad.yaml" && ok "a submission after it is written" ||
+	not_ok "a submission after it is written"
+it_stop
+check_eq "the unreadable records are kept in the store as they were" \
+	"meta cluster 0
+server a2-node-02 melted
+job $keep_serial exploded" \
+	"$(python3 -c 'import json,sqlite3,sys
+for k, key, doc in sqlite3.connect(sys.argv[1]).execute("select kind, key, doc from unrestored order by id"):
+    d = json.loads(doc)
+    print(k, key, d["next_event_seq"] if k == "meta" else d["state"])' "$W/bad/ascendfs.db")"
+check_eq "with the reason" 3 "$(sql "$W/bad/ascendfs.db" "select count(*) from unrestored where reason like '%malformed%'")"
+check_eq "and out of the jobs table" 0 "$(sql "$W/bad/ascendfs.db" "select count(*) from jobs where name = 'keep'")"
+it_start "$ASCENDFS" "$CONFIG" --state-dir "$W/bad" ||
+	{ not_ok "the next start needs no option"; it_finish; exit 1; }
+check_eq "the next start needs no option, and keeps them" 3 \
+	"$(sql "$W/bad/ascendfs.db" "select count(*) from unrestored")"
+check_eq "and has the job submitted after" pending "$(status_of after-bad)"
+it_stop
+
 # ---- a full disk: changes fail with EIO, nothing acknowledged is lost ----------------
 # (root only: a small tmpfs holds the store; lib.sh unmounts it on every path)
 if [ "$(id -u)" = 0 ] && mkdir -p "$W/small" && mount -t tmpfs -o size=640k tmpfs "$W/small"; then
