@@ -899,13 +899,15 @@ struct fs_restore_stats {
  * uploads are applied as their release would have. Call before the mount is up,
  * without ctx->lock.
  *
- * A job or server record that cannot be read (malformed: a loader's bug, a hand edit,
- * a record of a newer ascendfs) is logged, each with its serial or name and why, and
- * is never deleted. Without @set_aside the restore then fails with -EBADMSG and
+ * A job, server or cluster (meta) record that cannot be read (malformed: a loader's
+ * bug, a hand edit, a record of a newer ascendfs), and a staged upload this ascendfs
+ * cannot replay (a kind, key or extension it never writes), is logged, each with its
+ * serial or name and why, and is never deleted. Without @set_aside the restore then fails with -EBADMSG and
  * changes nothing (slurmctld likewise refuses state files it cannot read, unless -i).
  * With @set_aside (--ignore-state-errors) each is moved, as it was, to the store's
- * table unrestored(id, kind "job" or "server", key: serial or name, doc, reason,
- * time_usec), stats->set_aside counts them, and the restore goes on without them: the
+ * table unrestored(id, kind "job", "server", "meta" or "staged", key: serial, name,
+ * "cluster" or "<staged kind> <staged key>", doc: the record or the upload's body,
+ * reason, time_usec), stats->set_aside counts them, and the restore goes on without them: the
  * job is not there, the server starts from the inventory. A server record of a server
  * no longer in the inventory is skipped and left in its table.
  *

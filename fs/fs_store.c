@@ -985,9 +985,10 @@ static int restore_clock(struct fs_ctx *ctx, uint64_t now_usec, char *why)
  */
 struct unreadable {
 	struct unreadable_record {
-		const char *kind;	/* "job" (key: the serial), "server" (its name), or
-					 * "meta" (key "cluster": sequences, counters, quotas
-					 * set at run time) */
+		const char *kind;	/* "job" (key: the serial, name: the job's),
+					 * "server" (key: its name), "meta" (key "cluster":
+					 * sequences, counters, quotas set at run time), or
+					 * "staged" (key: its kind, name: its key) */
 		char *key, *name, *reason;
 	} *list;
 	size_t count, cap;
@@ -1039,6 +1040,8 @@ static void unreadable_what(const struct unreadable_record *rec, char *buf, size
 		snprintf(buf, len, "the record of job %s (serial %s)", rec->name, rec->key);
 	else if (strcmp(rec->kind, "server") == 0)
 		snprintf(buf, len, "the record of server %s", rec->key);
+	else if (strcmp(rec->kind, "staged") == 0)
+		snprintf(buf, len, "the staged upload (%.16s, %.80s)", rec->key, rec->name);
 	else
 		snprintf(buf, len, "the cluster record (sequences, counters, quotas set at run "
 			 "time)");
@@ -1049,6 +1052,7 @@ static void unreadable_what(const struct unreadable_record *rec, char *buf, size
 static int unreadable_set_aside(struct fs_store *st, const struct unreadable *u,
 				uint64_t now_usec, char *why)
 {
+	static const char *const kinds[] = { "job", "server", "meta", "staged" };
 	static const char *const sql[][2] = {
 		{ "INSERT INTO unrestored(kind, key, doc, reason, time_usec) SELECT 'job', "
 		  "serial, doc, ?2, ?3 FROM jobs WHERE serial = ?1",
@@ -1059,6 +1063,10 @@ static int unreadable_set_aside(struct fs_store *st, const struct unreadable *u,
 		{ "INSERT INTO unrestored(kind, key, doc, reason, time_usec) SELECT 'meta', "
 		  "key, value, ?2, ?3 FROM meta WHERE key = ?1",
 		  "DELETE FROM meta WHERE key = ?1" },
+		/* the body as it was (a BLOB stays one); key: "<kind> <key>" */
+		{ "INSERT INTO unrestored(kind, key, doc, reason, time_usec) SELECT 'staged', "
+		  "kind || ' ' || key, body, ?2, ?3 FROM staged WHERE kind = ?1 AND key = ?4",
+		  "DELETE FROM staged WHERE kind = ?1 AND key = ?4" },
 	};
 	int r = exec(st, "CREATE TABLE IF NOT EXISTS unrestored(id INTEGER PRIMARY KEY, kind "
 			 "TEXT NOT NULL, key TEXT NOT NULL, doc TEXT NOT NULL, reason TEXT NOT "
@@ -1066,7 +1074,10 @@ static int unreadable_set_aside(struct fs_store *st, const struct unreadable *u,
 
 	for (size_t i = 0; r == 0 && i < u->count; i++) {
 		const struct unreadable_record *rec = &u->list[i];
-		int k = !strcmp(rec->kind, "job") ? 0 : !strcmp(rec->kind, "server") ? 1 : 2;
+		int k = 0;
+
+		while (k < 3 && strcmp(rec->kind, kinds[k]) != 0)
+			k++;
 
 		for (int step = 0; r == 0 && step < 2; step++) {
 			sqlite3_stmt *q = NULL;
@@ -1078,6 +1089,8 @@ static int unreadable_set_aside(struct fs_store *st, const struct unreadable *u,
 				sqlite3_bind_int64(q, 1, strtoll(rec->key, NULL, 10));
 			else
 				bind_text(q, 1, rec->key);
+			if (k == 3)
+				bind_text(q, 4, rec->name);
 			if (step == 0) {
 				bind_text(q, 2, rec->reason);
 				sqlite3_bind_int64(q, 3, (sqlite3_int64)now_usec);
@@ -1181,6 +1194,54 @@ out:
 	return r;
 }
 
+/* Can this ascendfs replay a staged upload of @kind, @key and @ext (all may be NULL)? */
+static const char *staged_unknown(const char *kind, const char *key, const char *ext)
+{
+	if (!kind || (strcmp(kind, "spec") != 0 && strcmp(kind, "quota") != 0))
+		return "a kind this ascendfs does not know";
+	if (!key || strlen(key) > CONF_NAME_MAX || !ext)
+		return "a key or extension this ascendfs does not write";
+	if (strcmp(kind, "spec") == 0 &&
+	    (!conf_job_name_is_valid(key) ||
+	     (ext[0] && strcmp(ext, "yaml") && strcmp(ext, "yml") && strcmp(ext, "json"))))
+		return "a spec under a name or extension no job has";
+	return NULL;
+}
+
+/*
+ * The staged uploads the replay could not apply as their release would have (the
+ * replay skipped them and the first write emptied the table without them): listed in
+ * @bad. 0, -ENOMEM or -EIO (@why).
+ */
+static int find_unreadable_staged(struct fs_ctx *ctx, struct unreadable *bad, int level,
+				  struct fs_restore_stats *stats, char *why)
+{
+	struct fs_store *st = ctx->store;
+	sqlite3_stmt *q = NULL;
+	int rc, r = prepare(st, &q, "SELECT kind, key, ext FROM staged", why);
+
+	if (r < 0)
+		return r;
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		const char *unknown = staged_unknown(col_text(q, 0), col_text(q, 1), col_text(q, 2));
+		char what[SCHED_REASON_MAX];
+
+		if (!unknown)
+			continue;
+		if (unreadable_add(bad, "staged", col_text(q, 0) ? col_text(q, 0) : "",
+				   col_text(q, 1), unknown) < 0) {
+			sqlite3_finalize(q);
+			return -ENOMEM;
+		}
+		unreadable_what(&bad->list[bad->count - 1], what, sizeof(what));
+		fs_log(ctx, level, "state store %s: %s cannot be restored: %s", st->path, what,
+		       unknown);
+		stats->set_aside++;
+	}
+	sqlite3_finalize(q);
+	return rc == SQLITE_DONE ? 0 : sql_err(st, "read staged uploads", why);
+}
+
 /* @why: how many records of @bad cannot be restored, the first, and what to do. */
 static void unreadable_refusal(const struct fs_store *st, const struct unreadable *bad,
 			       char *why)
@@ -1211,7 +1272,7 @@ int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, bool set_aside,
 	int level = set_aside ? 1 : 0;
 	sqlite3_stmt *q = NULL;
 	struct timespec t0;
-	size_t rows = 0, not_jobs_bad = 0;
+	size_t rows = 0, jobs_bad;
 	int r, rc;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -1334,10 +1395,14 @@ int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, bool set_aside,
 		    why);
 	if (r < 0)
 		goto out;
-	not_jobs_bad = bad.count;
+	jobs_bad = bad.count;
 	r = restore_jobs(ctx, q, now_usec, stats, &bad, level, &rows, why);
+	jobs_bad = bad.count - jobs_bad;
 	sqlite3_finalize(q);
 	q = NULL;
+	if (r < 0)
+		goto out;
+	r = find_unreadable_staged(ctx, &bad, level, stats, why);
 	if (r < 0)
 		goto out;
 	if (bad.count && !set_aside) {
@@ -1355,9 +1420,9 @@ int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, bool set_aside,
 		       st->path, bad.count, conf_plural(bad.count, "record", "records"),
 		       conf_plural(bad.count, "it was", "they were"), st->path);
 	}
-	if (rows > stats->jobs + (bad.count - not_jobs_bad)) {
+	if (rows > stats->jobs + jobs_bad) {
 		fs_log(ctx, 1, "state store: %zu older records of resubmitted names ignored",
-		       rows - stats->jobs - (bad.count - not_jobs_bad));
+		       rows - stats->jobs - jobs_bad);
 		st->resync = true;
 	}
 	fs_log(ctx, 3, "restore: servers and jobs read at %.1f ms", msec_since(&t0));

@@ -311,9 +311,10 @@ db.execute("update servers set doc = ? where name = 'a2-node-02'", (json.dumps(d
 d = json.loads(doc)
 d["next_event_seq"] = 0
 db.execute("update meta set value = ? where key = 'cluster'", (json.dumps(d),))
+db.execute("insert into staged values ('future', 'x', '', 0, 0, '', ?)", (b"opaque\n",))
 db.commit()
 PY
-dump() { python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); [print(*r) for t in ("jobs","servers","meta") for r in c.execute("select * from " + t + " order by 1")]' "$1" | md5sum; }
+dump() { python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); [print(*r) for t in ("jobs","servers","meta","staged") for r in c.execute("select * from " + t + " order by 1")]' "$1" | md5sum; }
 tables() { sql "$1" "select name from sqlite_master where type = 'table' order by name"; }
 keep_serial=$(sql "$W/bad/ascendfs.db" "select serial from jobs where name = 'keep'")
 jobs_before=$(sql "$W/bad/ascendfs.db" "select count(*) from jobs")
@@ -328,8 +329,10 @@ check_contains "and the server record" \
 	"the record of server a2-node-02 cannot be restored: server record a2-node-02 is malformed" "$out"
 check_contains "and the cluster record (quotas set at run time)" \
 	"the cluster record (sequences, counters, quotas set at run time) cannot be restored: the cluster record is malformed" "$out"
+check_contains "and a staged upload of a kind this ascendfs does not know" \
+	"the staged upload (future, x) cannot be restored: a kind this ascendfs does not know" "$out"
 check_contains "and how many, and what to do" \
-	"3 records cannot be restored (each is logged above; the first: " "$out"
+	"4 records cannot be restored (each is logged above; the first: " "$out"
 check_contains "and what to do" "start with --ignore-state-errors" "$out"
 check_eq "and changes nothing in the store" "$before" "$(dump "$W/bad/ascendfs.db")"
 check_eq "nor adds a table" "events jobs meta servers staged" "$(tables "$W/bad/ascendfs.db")"
@@ -348,16 +351,20 @@ it_stop
 check_eq "the unreadable records are kept in the store as they were" \
 	"meta cluster 0
 server a2-node-02 melted
-job $keep_serial exploded" \
+job $keep_serial exploded
+staged future x opaque" \
 	"$(python3 -c 'import json,sqlite3,sys
 for k, key, doc in sqlite3.connect(sys.argv[1]).execute("select kind, key, doc from unrestored order by id"):
+    if k == "staged":
+        print(k, key, doc.decode().strip())
+        continue
     d = json.loads(doc)
     print(k, key, d["next_event_seq"] if k == "meta" else d["state"])' "$W/bad/ascendfs.db")"
 check_eq "with the reason" 3 "$(sql "$W/bad/ascendfs.db" "select count(*) from unrestored where reason like '%malformed%'")"
 check_eq "and out of the jobs table" 0 "$(sql "$W/bad/ascendfs.db" "select count(*) from jobs where name = 'keep'")"
 it_start "$ASCENDFS" "$CONFIG" --state-dir "$W/bad" ||
 	{ not_ok "the next start needs no option"; it_finish; exit 1; }
-check_eq "the next start needs no option, and keeps them" 3 \
+check_eq "the next start needs no option, and keeps them" 4 \
 	"$(sql "$W/bad/ascendfs.db" "select count(*) from unrestored")"
 check_eq "and has the job submitted after" pending "$(status_of after-bad)"
 it_stop
