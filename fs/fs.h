@@ -765,12 +765,13 @@ int fs_mountinfo_find(const char *mountinfo, const char *path, unsigned *major, 
 void fs_mountinfo_unescape(char *s);
 
 /*
- * fs_mountwatch_start() - start the mount watch (fs_mountwatch.c): when the mount has
- * been gone from the daemon's mount namespace for two looks, a second apart, while the
+ * fs_mountwatch_start() - start the mount watch (fs_mountwatch.c): as soon as the mount
+ * is gone from the daemon's mount namespace it ends the notify helper (its copy of the
+ * mount: fs_notify_helper_release()); when it is still gone a second later while the
  * daemon still runs (a copy in another namespace, or a lazy unmount with files still
  * open, keeps the file system alive), it aborts the FUSE connection through fusectl, so
- * the daemon stops as after fusermount3 -u, and logs why. Call after the mount is up.
- * Returns 0 or -errno.
+ * the daemon stops as after fusermount3 -u, and logs why. Call after the mount is up
+ * and fs_threads_start(). Returns 0 or -errno.
  */
 int fs_mountwatch_start(struct fs_ctx *ctx);
 
@@ -835,12 +836,19 @@ struct fs_handle;
 void fs_handles_free_all(struct fs_ctx *ctx);
 
 /*
- * fs_notify_helper_main() - the notify helper process (ascendfs --notify-helper): reads
- * one mount path per line from stdin and announces it (truncate to the same size, or
- * utimensat for a directory), until end of input or the daemon's death. Returns the
- * exit status.
+ * fs_notify_helper_main() - the notify helper process (ascendfs --notify-helper [MNT
+ * MAJOR:MINOR]): reads one mount path per line from stdin and announces it (truncate to
+ * the same size, or utimensat for a directory), until end of input or the daemon's
+ * death. With @mnt and the device @dev of the daemon's mount (either may be NULL) it
+ * works through a detached copy of that mount where it may make one (fs_notify.c says
+ * why). Returns the exit status.
+ *
+ * fs_notify_helper_release() - the mount is gone from the daemon's namespace (the mount
+ * watch saw it): end the helper, so that its copy no longer keeps the file system alive.
+ * Announcements stop; once only, from any thread.
  */
-int fs_notify_helper_main(void);
+int fs_notify_helper_main(const char *mnt, const char *dev);
+void fs_notify_helper_release(struct fs_ctx *ctx);
 
 /*
  * Job directories and inotify (fs_notify.c). The kernel raises IN_CREATE/IN_DELETE only

@@ -8,14 +8,19 @@
  * exec` while it was mounted, with private propagation) is such a mount too, and a lazy
  * unmount with files still open keeps the file system the same way: it lives on, the
  * daemon sees nothing, and it runs on, unreachable from its own namespace. So a thread
- * looks at /proc/self/mountinfo every second; when the daemon's device has been missing
- * from it for two looks while the daemon still runs, it says so and aborts the
- * connection through fusectl (/sys/fs/fuse/connections/<dev>/abort, the kernel's
- * documented way; fusectl is mounted there first when it is not). The remaining users
- * then get ENOTCONN and the daemon stops as after an unmount.
+ * looks at /proc/self/mountinfo whenever the mount table changes (poll(2) POLLPRI on
+ * it, proc(5)) and every second. When the daemon's device is missing from it, the
+ * thread first ends the notify helper, whose detached copy of the mount is one such
+ * copy (fs_notify.c): without others, the connection then ends at once as after any
+ * unmount. When the device is still missing a second later while the daemon still
+ * runs, it says so and aborts the connection through fusectl
+ * (/sys/fs/fuse/connections/<dev>/abort, the kernel's documented way; fusectl is
+ * mounted there first when it is not). The remaining users then get ENOTCONN and the
+ * daemon stops as after an unmount.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +34,8 @@
 
 static pthread_t watch_thread;
 static bool watch_running;
+static bool watch_stopping;	/* atomic */
+static int watch_wake[2] = { -1, -1 };	/* fs_mountwatch_stop() writes a byte */
 
 void fs_mountinfo_unescape(char *s)
 {
@@ -146,32 +153,59 @@ int fs_fuse_abort(unsigned major, unsigned minor, char *path, size_t len, bool *
 	return r;
 }
 
+/*
+ * Until @ms milliseconds pass, the daemon's mount table changes (POLLPRI on @mountinfo,
+ * proc(5)) or fs_mountwatch_stop() writes to the wake pipe.
+ */
+static void watch_wait(int mountinfo, int ms)
+{
+	struct pollfd p[2] = { { .fd = mountinfo, .events = POLLPRI }, /* -1: ignored */
+			       { .fd = watch_wake[0], .events = POLLIN } };
+
+	poll(p, 2, ms < 1 ? 1 : ms);
+}
+
+static long msec_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
 static void *watch_main(void *arg)
 {
 	struct fs_ctx *ctx = arg;
-	unsigned major = 0, minor = 0, missing = 0, looks = 0;
-	bool known = false, acted = false;
-	struct timespec ts;
+	unsigned major = 0, minor = 0, looks = 0;
+	bool known = false, acted = false, gone = false;
+	struct timespec gone_at = { 0 };
+	/* opened once: poll() on it says when the table changed since the last poll */
+	int mountinfo = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
 
-	pthread_mutex_lock(&ctx->lock);
-	while (!ctx->stopping && !acted) {
+	while (!__atomic_load_n(&watch_stopping, __ATOMIC_SEQ_CST) && !acted) {
 		char path[128];
 		int r;
 
-		pthread_mutex_unlock(&ctx->lock);
 		/* first by its mount point (at once: it is mounted when the thread starts), then
 		 * by its device (a moved mount is still ours) */
 		r = fs_mountinfo_find("/proc/self/mountinfo", known ? NULL : ctx->mount_path,
 				      &major, &minor);
 		if (r > 0) {
 			known = true;
-			missing = 0;
+			gone = false;
 		} else if (r == 0 && !known && ++looks >= 3) {
 			/* never seen (gone before the first look): nothing to watch */
 			fs_log(ctx, 3, "mount watch: %s not found in /proc/self/mountinfo",
 			       ctx->mount_path);
 			acted = true;
-		} else if (r == 0 && known && ++missing >= 2) {
+		} else if (r == 0 && known && !gone) {
+			/* unmounted here: the notify helper's copy of the mount must not keep
+			 * the file system alive; without other copies the connection now ends
+			 * as after any unmount */
+			gone = true;
+			clock_gettime(CLOCK_MONOTONIC, &gone_at);
+			fs_notify_helper_release(ctx);
+		} else if (r == 0 && known && msec_since(&gone_at) >= 1000) {
 			bool mounted = false;
 
 			acted = true;
@@ -195,34 +229,44 @@ static void *watch_main(void *arg)
 					       "file",
 				       ctx->mount_path, path, strerror(-r), ctx->mount_path);
 		}
-		pthread_mutex_lock(&ctx->lock);
-		if (ctx->stopping || acted)
-			break;
-		fs_deadline_in(&ts, 1000);
-		pthread_cond_timedwait(&ctx->stop_cv, &ctx->lock, &ts);
+		if (!acted)
+			watch_wait(mountinfo, gone ? 1000 - (int)msec_since(&gone_at) : 1000);
 	}
-	pthread_mutex_unlock(&ctx->lock);
+	if (mountinfo >= 0)
+		close(mountinfo);
 	return NULL;
 }
 
 int fs_mountwatch_start(struct fs_ctx *ctx)
 {
-	int r = pthread_create(&watch_thread, NULL, watch_main, ctx);
+	int r;
 
-	if (r)
+	if (pipe2(watch_wake, O_CLOEXEC | O_NONBLOCK) < 0)
+		return -errno;
+	watch_stopping = false;
+	r = pthread_create(&watch_thread, NULL, watch_main, ctx);
+	if (r) {
+		close(watch_wake[0]);
+		close(watch_wake[1]);
 		return -r;
+	}
 	watch_running = true;
 	return 0;
 }
 
 void fs_mountwatch_stop(struct fs_ctx *ctx)
 {
-	if (!watch_running)
-		return;
 	pthread_mutex_lock(&ctx->lock);
 	ctx->stopping = true;
-	pthread_cond_broadcast(&ctx->stop_cv);
 	pthread_mutex_unlock(&ctx->lock);
+	if (!watch_running)
+		return;
+	__atomic_store_n(&watch_stopping, true, __ATOMIC_SEQ_CST);
+	if (write(watch_wake[1], "", 1) < 0) {
+		/* the pipe is full of wakes already */
+	}
 	pthread_join(watch_thread, NULL);
+	close(watch_wake[0]);
+	close(watch_wake[1]);
 	watch_running = false;
 }

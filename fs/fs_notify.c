@@ -13,6 +13,14 @@
  * through its parent directory, kept open for the round, and truncates it through
  * /proc/self/fd, so a file costs a lookup of its name, a getattr and the setattr.
  *
+ * The helper works through a detached copy of the mount (open_tree(OPEN_TREE_CLONE), as
+ * root), not through the mount point: inotify watches are on inodes, which the copy
+ * shares, and its operations then never make a `fusermount3 -u` of the mount point fail
+ * with EBUSY (after a burst of changes they did, every time). The copy keeps the file
+ * system alive after that unmount, so the mount watch (fs_mountwatch.c) ends the helper
+ * as soon as the mount is gone from the daemon's namespace: fs_notify_helper_release().
+ * Without the privilege for the copy the helper uses the mount point's paths.
+ *
  * The operations run in a helper process (the daemon's own binary, exec'd with
  * --notify-helper), never in a thread of the daemon: a daemon thread blocked in a request
  * to its own mount when the daemon is killed (SIGKILL) keeps the process, and with it
@@ -30,9 +38,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,6 +53,7 @@ static pthread_t heartbeat_thread, notifier_thread, scanner_thread;
 static bool threads_running;
 static int helper_fd = -1;	/* write end of the helper's stdin */
 static pid_t helper_pid;
+static bool helper_released;	/* ended by fs_notify_helper_release() (atomic) */
 
 extern char **environ;
 
@@ -64,37 +75,67 @@ static void helper_parent_close(struct helper_parent *hp)
 	hp->fd = -1;
 }
 
-/* @path opened O_PATH (no inotify event, no permission asked), or -1. */
-static int helper_open(struct helper_parent *hp, const char *path)
+/* @path (relative to @base) opened O_PATH (no inotify event, no permission asked), or -1. */
+static int helper_open(struct helper_parent *hp, int base, const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	size_t len = slash ? (size_t)(slash - path) : 0;
 
 	if (!slash || len == 0 || len >= sizeof(hp->path))
-		return open(path, O_PATH | O_CLOEXEC);
+		return openat(base, path, O_PATH | O_CLOEXEC);
 	if (hp->fd < 0 || strlen(hp->path) != len || memcmp(hp->path, path, len) != 0) {
 		helper_parent_close(hp);
 		memcpy(hp->path, path, len);
 		hp->path[len] = '\0';
-		hp->fd = open(hp->path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		hp->fd = openat(base, hp->path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (hp->fd < 0)
 			return -1;
 	}
 	return openat(hp->fd, slash + 1, O_PATH | O_CLOEXEC);
 }
 
-int fs_notify_helper_main(void)
+/*
+ * A detached copy of the mount at @mnt, whose device must be @dev ("MAJOR:MINOR"), as
+ * an O_PATH descriptor of its root; -1 when it cannot be made (no CAP_SYS_ADMIN, an
+ * older kernel) or is not the daemon's file system.
+ */
+static int helper_clone(const char *mnt, const char *dev)
+{
+	unsigned ma, mi;
+	struct stat st;
+	int fd = -1;
+
+#ifdef OPEN_TREE_CLONE
+	if (!mnt || !dev || sscanf(dev, "%u:%u", &ma, &mi) != 2 || (ma == 0 && mi == 0))
+		return -1;
+	fd = open_tree(AT_FDCWD, mnt, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_dev != makedev(ma, mi))) {
+		close(fd);
+		fd = -1;
+	}
+#else
+	(void)mnt, (void)dev, (void)ma, (void)mi, (void)st;
+#endif
+	return fd;
+}
+
+int fs_notify_helper_main(const char *mnt, const char *dev)
 {
 	struct helper_parent hp = { .fd = -1 };
+	size_t mlen = mnt ? strlen(mnt) : 0;
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
+	int root;
 
 	/* with the daemon gone there is nothing to announce */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() == 1)
 		return 0;
+	root = helper_clone(mnt, dev);
 	while ((n = getline(&line, &cap, stdin)) > 0) {
+		int base = AT_FDCWD;
+		const char *path = line;
 		char self[64];
 		struct stat st;
 		int fd;
@@ -107,18 +148,25 @@ int fs_notify_helper_main(void)
 			helper_parent_close(&hp);
 			continue;
 		}
+		if (line[0] == '+' || line[0] == '-')
+			path = line + 1;
+		/* the same file in the copy: the path below the mount point */
+		if (root >= 0 && strncmp(path, mnt, mlen) == 0 && path[mlen] == '/') {
+			path += mlen + 1;
+			base = root;
+		}
 		/* a job directory to announce: the daemon answers these as if it were new, or
 		 * still there (fs_notify_job_dir) */
 		if (line[0] == '+') {
-			mkdir(line + 1, 0755);
+			mkdirat(base, path, 0755);
 			continue;
 		}
 		if (line[0] == '-') {
-			rmdir(line + 1);
+			unlinkat(base, path, AT_REMOVEDIR);
 			continue;
 		}
 		/* a file that vanished meanwhile is simply skipped */
-		fd = helper_open(&hp, line);
+		fd = helper_open(&hp, base, path);
 		if (fd < 0)
 			continue;
 		if (fstat(fd, &st) < 0) {
@@ -130,13 +178,15 @@ int fs_notify_helper_main(void)
 		snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
 		if (S_ISDIR(st.st_mode)) {
 			if (utimensat(AT_FDCWD, self, NULL, 0) < 0 && errno == ENOENT)
-				utimensat(AT_FDCWD, line, NULL, 0);
-		} else if (truncate(self, st.st_size) < 0 && errno == ENOENT) {
-			truncate(line, st.st_size);
+				utimensat(base, path, NULL, 0);
+		} else if (truncate(self, st.st_size) < 0 && errno == ENOENT && base == AT_FDCWD) {
+			truncate(path, st.st_size);
 		}
 		close(fd);
 	}
 	helper_parent_close(&hp);
+	if (root >= 0)
+		close(root);
 	free(line);
 	return 0;
 }
@@ -145,14 +195,15 @@ int fs_notify_helper_main(void)
 static int helper_start(struct fs_ctx *ctx)
 {
 	posix_spawn_file_actions_t fa;
-	char exe[4096];
-	char *argv[] = { exe, "--notify-helper", NULL };
+	char exe[4096], dev[32];
+	char *argv[] = { exe, "--notify-helper", ctx->mount_path, dev, NULL };
 	int fds[2], r;
 	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
 	if (len <= 0)
 		return -errno;
 	exe[len] = '\0';
+	snprintf(dev, sizeof(dev), "%u:%u", major(ctx->mount_dev), minor(ctx->mount_dev));
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return -errno;
 	/* a short pipe: under a burst of changes the notifier then waits and coalesces
@@ -173,6 +224,15 @@ static int helper_start(struct fs_ctx *ctx)
 	ctx->notifier_tid = helper_pid;
 	pthread_mutex_unlock(&ctx->lock);
 	return 0;
+}
+
+void fs_notify_helper_release(struct fs_ctx *ctx)
+{
+	if (helper_pid <= 0 || __atomic_exchange_n(&helper_released, true, __ATOMIC_SEQ_CST))
+		return;
+	/* the helper we started, by its id; reaped by helper_stop() */
+	kill(helper_pid, SIGKILL);
+	fs_log(ctx, 3, "notify helper %d ended: the mount is gone", (int)helper_pid);
 }
 
 static void helper_stop(void)
@@ -685,9 +745,10 @@ static void *notifier_main(void *arg)
 				if (w < 0 && errno == EINTR)
 					continue;
 				if (w < 0) {
-					fs_log(ctx, 1, "the notify helper is gone (%s); inotify "
-						       "watchers see only their own changes",
-					       strerror(errno));
+					if (!__atomic_load_n(&helper_released, __ATOMIC_SEQ_CST))
+						fs_log(ctx, 1, "the notify helper is gone (%s); "
+							       "inotify watchers see only their own "
+							       "changes", strerror(errno));
 					close(helper_fd);
 					helper_fd = -1;
 					break;

@@ -253,8 +253,8 @@ int main(int argc, char *argv[])
 	}
 
 	/* the helper that announces the daemon's changes to inotify (fs_notify.c) */
-	if (argc == 2 && strcmp(argv[1], "--notify-helper") == 0)
-		return fs_notify_helper_main();
+	if (argc >= 2 && argc <= 4 && strcmp(argv[1], "--notify-helper") == 0)
+		return fs_notify_helper_main(argc > 2 ? argv[2] : NULL, argc > 3 ? argv[3] : NULL);
 	if (fuse_opt_parse(&args, &o, option_spec, opt_proc) < 0)
 		return 2;
 	strip_eq(o.config);
