@@ -43,7 +43,7 @@ curve() {
 		echo "$h $rate"
 		held=$((held + ok))
 	done
-	it_stop >/dev/null
+	it_stop > >(grep -v '^ok ')
 }
 
 echo "# $BATCH submissions of 'npus: 1' from $CLIENTS threads at each number of jobs held"

@@ -68,9 +68,6 @@ fallback() {
 			/^ratio mount\/tmpfs/ { r = $4; sub(/,$/, "", r) }
 			END { if (m != "") printf "TABLE|open+read+close of a 512-rank ranktable.json vs the same bytes on tmpfs|%s (p50 %s us)|tmpfs p50 %s us|<= 3x\n", r, m, t }' "$log"
 		;;
-	store)
-		sed -n 's/^daemon memory (VmRSS), 1,024 servers \/ 8,192 NPUs: empty \([0-9]*\) MiB, with \([0-9]*\) jobs \([0-9]*\) MiB.*/TABLE|daemon RSS at 8,192 NPUs and \2 jobs|\3 MiB|empty cluster \1 MiB|< 60 MiB; < 600 MiB at 100,000 jobs/p' "$log"
-		;;
 	esac
 }
 

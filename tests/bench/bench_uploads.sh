@@ -115,5 +115,5 @@ PY
 		[ $((($(ticks) - t) * 1000 / $(getconf CLK_TCK))) -lt 10 ] && break
 	done
 fi
-it_stop >/dev/null
+it_stop > >(grep -v '^ok ')
 it_finish >/dev/null
