@@ -176,7 +176,7 @@ static long msec_since(const struct timespec *t0)
 static void *watch_main(void *arg)
 {
 	struct fs_ctx *ctx = arg;
-	unsigned major = 0, minor = 0, looks = 0;
+	unsigned major = 0, minor = 0, looks = 0, unreadable = 0;
 	bool known = false, acted = false, gone = false;
 	struct timespec gone_at = { 0 };
 	/* opened once: poll() on it says when the table changed since the last poll */
@@ -190,13 +190,24 @@ static void *watch_main(void *arg)
 		 * by its device (a moved mount is still ours) */
 		r = fs_mountinfo_find("/proc/self/mountinfo", known ? NULL : ctx->mount_path,
 				      &major, &minor);
-		if (r > 0) {
+		if (r < 0 && ++unreadable >= 3) {
+			/* it cannot tell when the mount goes: the helper's copy must not
+			 * outlive it */
+			fs_log(ctx, 1, "mount watch: cannot read /proc/self/mountinfo (%s); it "
+				       "stops, and so do announcements to inotify watchers",
+			       strerror(-r));
+			fs_notify_helper_release(ctx);
+			acted = true;
+		} else if (r > 0) {
+			unreadable = 0;
 			known = true;
 			gone = false;
 		} else if (r == 0 && !known && ++looks >= 3) {
 			/* never seen (gone before the first look): nothing to watch */
 			fs_log(ctx, 3, "mount watch: %s not found in /proc/self/mountinfo",
 			       ctx->mount_path);
+			/* nor can it tell when it goes: the helper's copy must not outlive it */
+			fs_notify_helper_release(ctx);
 			acted = true;
 		} else if (r == 0 && known && !gone) {
 			/* unmounted here: the notify helper's copy of the mount must not keep

@@ -105,6 +105,7 @@ static int helper_clone(const char *mnt, const char *dev)
 	struct stat st;
 	int fd = -1;
 
+	errno = 0; /* left 0: not the daemon's file system */
 #ifdef OPEN_TREE_CLONE
 	if (!mnt || !dev || sscanf(dev, "%u:%u", &ma, &mi) != 2 || (ma == 0 && mi == 0))
 		return -1;
@@ -112,9 +113,11 @@ static int helper_clone(const char *mnt, const char *dev)
 	if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_dev != makedev(ma, mi))) {
 		close(fd);
 		fd = -1;
+		errno = 0;
 	}
 #else
 	(void)mnt, (void)dev, (void)ma, (void)mi, (void)st;
+	errno = ENOSYS;
 #endif
 	return fd;
 }
@@ -133,6 +136,11 @@ int fs_notify_helper_main(const char *mnt, const char *dev)
 	if (getppid() == 1)
 		return 0;
 	root = helper_clone(mnt, dev);
+	if (root < 0 && mnt && dev)
+		fprintf(stderr, "ascendfs --notify-helper: no detached copy of %s (%s): "
+				"announcements go through the mount point, and right after a "
+				"change fusermount3 -u may say \"Device or resource busy\"\n",
+			mnt, errno ? strerror(errno) : "not the daemon's file system");
 	while ((n = getline(&line, &cap, stdin)) > 0) {
 		int base = AT_FDCWD;
 		const char *path = line;
@@ -207,8 +215,8 @@ static int helper_start(struct fs_ctx *ctx)
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return -errno;
 	/* a short pipe: under a burst of changes the notifier then waits and coalesces
-	 * instead of queueing thousands of pokes, each of which keeps the mount busy (an
-	 * unmount meanwhile fails with EBUSY) */
+	 * instead of queueing thousands of pokes (without the detached copy each one keeps
+	 * the mount point busy: an unmount meanwhile fails with EBUSY) */
 	fcntl(fds[1], F_SETPIPE_SZ, 4096);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, fds[0], STDIN_FILENO);
@@ -230,18 +238,21 @@ void fs_notify_helper_release(struct fs_ctx *ctx)
 {
 	if (helper_pid <= 0 || __atomic_exchange_n(&helper_released, true, __ATOMIC_SEQ_CST))
 		return;
-	/* the helper we started, by its id; reaped by helper_stop() */
+	/* the helper we started, by its id; reaped by helper_stop(). The notifier's next
+	 * write then fails with EPIPE (it blocks SIGPIPE) */
 	kill(helper_pid, SIGKILL);
 	fs_log(ctx, 3, "notify helper %d ended: the mount is gone", (int)helper_pid);
 }
 
 static void helper_stop(void)
 {
-	if (helper_fd < 0)
-		return;
-	close(helper_fd); /* the helper ends at the end of its input */
+	if (helper_fd >= 0)
+		close(helper_fd); /* the helper ends at the end of its input */
 	helper_fd = -1;
-	waitpid(helper_pid, NULL, 0);
+	/* also one that fs_notify_helper_release() ended, or that died */
+	if (helper_pid > 0)
+		waitpid(helper_pid, NULL, 0);
+	helper_pid = 0;
 }
 
 void fs_changed(struct fs_ctx *ctx)
@@ -715,7 +726,14 @@ static void *notifier_main(void *arg)
 	struct fs_ctx *ctx = arg;
 	uint64_t seen = 0;
 	struct timespec ts;
+	sigset_t pipe_sig;
 
+	/* a helper that is gone (fs_notify_helper_release(), also while the daemon stops
+	 * and libfuse has put SIGPIPE back to its default) is EPIPE here, not the end of
+	 * the daemon */
+	sigemptyset(&pipe_sig);
+	sigaddset(&pipe_sig, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_sig, NULL);
 	pthread_mutex_lock(&ctx->lock);
 	seen = ctx->cluster->version;
 	/* what exists at start was there before any watcher: no announcement */

@@ -1201,6 +1201,9 @@ static const char *staged_unknown(const char *kind, const char *key, const char 
 		return "a kind this ascendfs does not know";
 	if (!key || strlen(key) > CONF_NAME_MAX || !ext)
 		return "a key or extension this ascendfs does not write";
+	/* queues/<queue>/quota: a queue's name, no extension */
+	if (strcmp(kind, "quota") == 0 && (!conf_name_is_valid(key) || ext[0]))
+		return "a quota under a name or extension no queue has";
 	if (strcmp(kind, "spec") == 0 &&
 	    (!conf_job_name_is_valid(key) ||
 	     (ext[0] && strcmp(ext, "yaml") && strcmp(ext, "yml") && strcmp(ext, "json"))))

@@ -418,10 +418,15 @@ int main(int argc, char *argv[])
 		goto out_signals;
 	}
 	r = fs_mountwatch_start(&ctx);
-	if (r < 0)
-		fs_log(&ctx, 1, "cannot start the mount watch (%s): a copy of the mount in "
-				"another mount namespace would keep the daemon running after "
-				"fusermount3 -u", strerror(-r));
+	if (r < 0) {
+		/* nothing would end the notify helper, whose copy of the mount would keep
+		 * the daemon running after fusermount3 -u */
+		fs_notify_helper_release(&ctx);
+		fs_log(&ctx, 1, "cannot start the mount watch (%s): inotify watchers see only "
+				"their own changes, and a copy of the mount in another mount "
+				"namespace would keep the daemon running after fusermount3 -u",
+		       strerror(-r));
+	}
 	if (fs_memory_start(&ctx) < 0)
 		fs_log(&ctx, 1, "cannot start the memory trimmer: freed memory stays with the "
 				"daemon (a higher RSS, nothing else)");

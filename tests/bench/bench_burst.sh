@@ -45,7 +45,7 @@ for name in sorted(os.listdir(m + "/jobs")):
     sampled += 1
     seen += bool(d.get("reason"))
 print(seen, sampled)' "$IT_MNT")
-	it_stop > >(grep -v '^ok ')
+	it_stop > >(grep -v '^ok ' >&2)
 	echo "$((t2 - t0)) $((t1 - t0)) $JOBS_RUNNING $JOBS_PENDING $JOBS_OTHER $seen $sampled"
 }
 

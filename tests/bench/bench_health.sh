@@ -55,7 +55,7 @@ check_eq "one generation per report" "$((${reps_done:-0} + 1))" "${gen:-none}"
 bench_row "health report to the new rank table readable through the mount, durable, p99" \
 	"${f99:-n/a} ms (p50 ${f50:-n/a})" "plain report write+close: p99 ${p99:-n/a} ms (p50 ${p50:-n/a})" "< 5 ms"
 t0=$(bench_msec)
-it_stop > >(grep -v '^ok ')
+it_stop > >(grep -v '^ok ' >&2)
 echo "stop: $((($(bench_msec) - t0) / 1000)) s"
 echo "part took $((($(bench_msec) - t_part) / 1000)) s"
 it_finish

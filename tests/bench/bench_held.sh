@@ -43,7 +43,7 @@ curve() {
 		echo "$h $rate"
 		held=$((held + ok))
 	done
-	it_stop > >(grep -v '^ok ')
+	it_stop > >(grep -v '^ok ' >&2)
 }
 
 echo "# $BATCH submissions of 'npus: 1' from $CLIENTS threads at each number of jobs held"

@@ -62,7 +62,7 @@ command: sleep 100000
 		sleep 1 # the cancel's own aftermath (a pending job starts) settles
 	done
 	CANCEL=$(printf '%s\n' "${lat[@]}" | sort -n | awk '{ a[NR] = $1 } END { printf "%.1f %.1f", a[int((NR + 1) / 2)] * 1000, a[NR] * 1000 }')
-	it_stop > >(grep -v '^ok ')
+	it_stop > >(grep -v '^ok ' >&2)
 }
 
 printf '%-8s %8s %16s %16s %14s %16s %16s\n' "pending" "running" "settle s" "settle CPU ms" "idle CPU ms/s" \

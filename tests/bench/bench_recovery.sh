@@ -96,4 +96,4 @@ for s in ("job", "dump"):
     print(f"| {s} | {len(v)} | {st.mean(lost):.0f} / {max(lost)} | {ms[len(ms) // 2]} / {ms[-1]} |")
 PY
 agents_cleanup
-it_stop > >(grep -v '^ok ')
+it_stop > >(grep -v '^ok ' >&2)

@@ -35,7 +35,7 @@ start_usable() {
 
 start_usable "$IT_WORK/state-empty" 0 || exit 1
 empty_ms=$START_MS
-it_stop > >(grep -v '^ok ')
+it_stop > >(grep -v '^ok ' >&2)
 echo "start on an empty store: $empty_ms ms"
 declare -A R=()
 for n in $SIZES; do
@@ -55,18 +55,18 @@ for n in $SIZES; do
 	fill_sec=$((($(bench_msec) - t0) / 1000))
 	bench_jobs_by_state "$IT_MNT"
 	held=$JOBS_TOTAL
-	it_stop > >(grep -v '^ok ')
+	it_stop > >(grep -v '^ok ' >&2)
 	db_mib=$(($(stat -c %s "$st/ascendfs.db") / 1048576))
 	start_usable "$st" "$held" || exit 1
 	ms=$START_MS
 	bench_jobs_by_state "$IT_MNT"
 	got=$JOBS_TOTAL
 	line=$(grep 'restored' "$IT_LOG" | tail -1)
-	it_stop > >(grep -v '^ok ')
+	it_stop > >(grep -v '^ok ' >&2)
 	# the empty start again, right after: the same machine load
 	start_usable "$IT_WORK/state-empty" 0 || exit 1
 	e2=$START_MS
-	it_stop > >(grep -v '^ok ')
+	it_stop > >(grep -v '^ok ' >&2)
 	R[$n]=$ms
 	R[$n.empty]=$e2
 	printf 'restart with %s job records (ascendfs.db %s MiB, filled in %s s): %s ms to a usable mount; empty store right after: %s ms\n' \

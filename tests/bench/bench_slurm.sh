@@ -280,7 +280,7 @@ run_ascendfs() { # N MIX -> A_PLACED A_SUBMIT A_RUN A_PEND A_CPU
 		'BEGIN { printf "%.1f", (a - b) / hz }')
 	read -r ok failed A_SUBMIT A_PLACED A_RUN A_PEND <<<"$out"
 	check_eq "ascendfs: every submission of the $1 burst acknowledged" "$1 0" "$ok $failed"
-	it_stop > >(grep -v '^ok ')
+	it_stop > >(grep -v '^ok ' >&2)
 	rm -rf "$IT_WORK/state-$1-$run"
 }
 

@@ -43,7 +43,7 @@ if [[ " $PARTS " == *" throughput "* ]]; then
 echo "# $BATCH submissions of 'npus: 1' from $CLIENTS threads (open+write+close, as cp)"
 start_timed --state-dir=none || exit 1
 read -r ok_m fail_m sec_m rate_m < <(submit mem $BATCH)
-it_stop > >(grep -v '^ok ')
+it_stop > >(grep -v '^ok ' >&2)
 
 start_timed --state-dir "$STATE" || exit 1
 start_ms_empty=$START_MS
@@ -68,7 +68,7 @@ done
 echo "  (every submission runs a scheduling pass over all pending jobs; they pile up here)"
 records=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(sum(d['jobs'].values()))" \
 	"$IT_MNT/cluster/status")
-it_stop > >(grep -v '^ok ')
+it_stop > >(grep -v '^ok ' >&2)
 db_kib=$(( $(stat -c %s "$STATE/ascendfs.db") / 1024 ))
 start_timed --state-dir "$STATE" || exit 1
 restart_ms=$START_MS
@@ -79,7 +79,7 @@ printf '\nrestart with %s job records in the store (ascendfs.db %s KiB)\n' "$rec
 printf '  exec to usable mount: %s ms (empty store: %s ms)\n' "$restart_ms" "$start_ms_empty"
 printf '  daemon: %s\n' "${line#*info: }"
 check_eq "every job record restored" "$records" "$restored"
-it_stop > >(grep -v '^ok ')
+it_stop > >(grep -v '^ok ' >&2)
 fi
 
 # ---- memory: 1,024 Atlas 800T A2 servers (8,192 NPUs) under 64 leaf switches ----------
@@ -125,6 +125,6 @@ for mem_jobs in $MEM_JOBS; do
 	bench_row "daemon RSS at 8,192 NPUs and $mem_jobs jobs, every file read" \
 		"$((rss_full / 1024)) MiB (high water $((hwm_full / 1024)) MiB)" \
 		"empty cluster: $((rss_empty / 1024)) MiB" "< 60 MiB; < 600 MiB at 100,000 jobs"
-	it_stop > >(grep -v '^ok ')
+	it_stop > >(grep -v '^ok ' >&2)
 done
 it_finish

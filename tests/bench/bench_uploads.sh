@@ -115,5 +115,5 @@ PY
 		[ $((($(ticks) - t) * 1000 / $(getconf CLK_TCK))) -lt 10 ] && break
 	done
 fi
-it_stop > >(grep -v '^ok ')
+it_stop > >(grep -v '^ok ' >&2)
 it_finish >/dev/null
