@@ -885,7 +885,7 @@ void fs_changed(struct fs_ctx *ctx);
  * fs_store_open() - open or create the store in directory @dir (borrowed; it must
  * exist) for a cluster of @server_count servers. Returns 0 and *ret (fs_store_close), or
  * -EBUSY (another daemon holds the directory), -EPROTO (a schema this version does not
- * read; a version 1 store is marked version 2 by its first write, so that an older
+ * read; a version 1 or 2 store is made version 3 by its first write, so that an older
  * ascendfs refuses it rather than drop the job records it cannot read), -EIO (SQLite
  * could not open or create it), -ENOMEM, with a sentence in @why (SCHED_REASON_MAX).
  */
@@ -912,12 +912,15 @@ struct fs_restore_stats {
  * cannot replay (a kind, key or extension it never writes), is logged, each with its
  * serial or name and why, and is never deleted. Without @set_aside the restore then fails with -EBADMSG and
  * changes nothing (slurmctld likewise refuses state files it cannot read, unless -i).
+ * A job's closed history record (table job_runs) that cannot be read is one too.
  * With @set_aside (--ignore-state-errors) each is moved, as it was, to the store's
- * table unrestored(id, kind "job", "server", "meta" or "staged", key: serial, name,
- * "cluster" or "<staged kind> <staged key>", doc: the record or the upload's body,
- * reason, time_usec), stats->set_aside counts them, and the restore goes on without them: the
- * job is not there, the server starts from the inventory. A server record of a server
- * no longer in the inventory is skipped and left in its table.
+ * table unrestored(id, kind "job", "server", "meta", "staged" or "job_run", key: serial,
+ * name, "cluster", "<staged kind> <staged key>" or "<serial> <run>", doc: the record or
+ * the upload's body, reason, time_usec), stats->set_aside counts them, and the restore
+ * goes on without them: the job is not there (its history records go with it, as
+ * "job_run"), the server starts from the inventory, the job lacks that generation in its
+ * history. A server record of a server no longer in the inventory is skipped and left in
+ * its table.
  *
  * Returns 0 or -EIO (the file cannot be read; @why says so), -EBADMSG (records cannot
  * be read and @set_aside is false; @why counts them and says what to do), -EUCLEAN

@@ -18,13 +18,17 @@
  * is "staged": written durably before that close returns, and applied on restart if
  * the daemon died before its release.
  *
- * Schema (version 2; version 1 had the same tables, and job records of format 1 only,
- * which still load: a version 1 store is marked version 2 by its first write, so an
- * ascendfs that reads only version 1 refuses it rather than drop the records it cannot
- * read; a start that fails before writing leaves it as it was):
- *   meta(key PRIMARY KEY, value)       "schema" -> "2", "cluster" -> sched_meta_save(),
+ * Schema (version 3). Version 1 had the tables but job_runs, and job records of format 1
+ * only; version 2 the same tables with records of format 2; both still load. Such a store
+ * is made version 3 (job_runs added) by its first write, so an older ascendfs refuses it
+ * rather than drop what it cannot read; a start that fails before writing leaves it as
+ * it was:
+ *   meta(key PRIMARY KEY, value)       "schema" -> "3", "cluster" -> sched_meta_save(),
  *                                      "clock" -> fs_clock_mark_format() (each write)
  *   jobs(serial PRIMARY KEY, name, state, doc)   one row per job record
+ *   job_runs(serial, run, doc, PRIMARY KEY (serial, run))   a job's closed history
+ *          records (sched_job_run_save()), each written once; its record holds only
+ *          the open one, so a change of a job does not rewrite every generation it ran
  *   servers(name PRIMARY KEY, doc)
  *   events(seq PRIMARY KEY, time_usec, kind, job, server, npu, state, reason, line),
  *          the newest conf event_history kept
@@ -48,7 +52,7 @@
 
 #include "fs.h"
 
-#define SCHEMA_VERSION "2"
+#define SCHEMA_VERSION "3"
 
 struct fs_store {
 	sqlite3 *db;
@@ -56,12 +60,15 @@ struct fs_store {
 	int lock_fd;
 	sqlite3_stmt *put_job, *del_job, *put_server, *put_event, *trim_events, *put_meta,
 		*put_staged, *del_staged, *clear_staged, *clear_jobs;
+	/* job_runs: prepared once the table exists (runs_prepare()) */
+	sqlite3_stmt *put_run, *del_runs, *trim_runs, *clear_runs;
 	uint64_t collected_event_seq;	/* events up to here are in a batch */
 	uint64_t written_event_seq;	/* ... and durable */
 	char **server_docs;		/* what is durable per server (to skip heartbeats) */
 	size_t server_count;
 	bool resync;			/* a write failed: write everything next time */
-	bool mark_schema;		/* a version 1 store: the next write marks it 2 */
+	bool mark_schema;		/* a version 1 or 2 store: the next write makes
+					 * job_runs and marks it 3 */
 };
 
 /* Sentinel "no change to wait for" (versions start at 0 and only grow). */
@@ -136,6 +143,10 @@ void fs_store_close(struct fs_store *st)
 	sqlite3_finalize(st->del_staged);
 	sqlite3_finalize(st->clear_staged);
 	sqlite3_finalize(st->clear_jobs);
+	sqlite3_finalize(st->put_run);
+	sqlite3_finalize(st->del_runs);
+	sqlite3_finalize(st->trim_runs);
+	sqlite3_finalize(st->clear_runs);
 	sqlite3_close(st->db);
 	for (size_t i = 0; i < st->server_count; i++)
 		free(st->server_docs[i]);
@@ -144,6 +155,26 @@ void fs_store_close(struct fs_store *st)
 		close(st->lock_fd);
 	free(st->path);
 	free(st);
+}
+
+/* Make the table of closed history records (schema 3) and its statements. 0 or -EIO. */
+static int runs_prepare(struct fs_store *st, char *why)
+{
+	int r = exec(st, "CREATE TABLE IF NOT EXISTS job_runs(serial INTEGER NOT NULL, run "
+			 "INTEGER NOT NULL, doc TEXT NOT NULL, PRIMARY KEY (serial, run)) WITHOUT "
+			 "ROWID", why);
+
+	if (r == 0 && !st->put_run)
+		r = prepare(st, &st->put_run, "INSERT OR REPLACE INTO job_runs VALUES (?1, ?2, ?3)",
+			    why);
+	if (r == 0 && !st->del_runs)
+		r = prepare(st, &st->del_runs, "DELETE FROM job_runs WHERE serial = ?1", why);
+	if (r == 0 && !st->trim_runs)
+		r = prepare(st, &st->trim_runs,
+			    "DELETE FROM job_runs WHERE serial = ?1 AND run > 0 AND run < ?2", why);
+	if (r == 0 && !st->clear_runs)
+		r = prepare(st, &st->clear_runs, "DELETE FROM job_runs", why);
+	return r;
 }
 
 int fs_store_open(const char *dir, size_t server_count, struct fs_store **ret, char *why)
@@ -207,19 +238,23 @@ int fs_store_open(const char *dir, size_t server_count, struct fs_store **ret, c
 	if (r == 0 && sqlite3_step(q) == SQLITE_ROW)
 		snprintf(schema, sizeof(schema), "%s", (const char *)sqlite3_column_text(q, 0));
 	sqlite3_finalize(q);
-	/* marked with the first write (batch_write()), which may be a format 2 record: a
-	 * start that fails before leaves the store as it was */
-	if (r == 0 && strcmp(schema, "1") == 0) {
+	/* marked with the first write (batch_write()), which may leave a closed history
+	 * record out of its job's record: a start that fails before leaves the store as it
+	 * was */
+	if (r == 0 && (strcmp(schema, "1") == 0 || strcmp(schema, "2") == 0)) {
 		st->mark_schema = true;
 		snprintf(schema, sizeof(schema), "%s", SCHEMA_VERSION);
 	}
 	if (r == 0 && strcmp(schema, SCHEMA_VERSION) != 0) {
 		snprintf(why, SCHED_REASON_MAX,
 			 "state store %s has schema version %s; this ascendfs reads versions 1 "
-			 "and " SCHEMA_VERSION " (use the ascendfs that wrote it, or move the file "
+			 "to " SCHEMA_VERSION " (use the ascendfs that wrote it, or move the file "
 			 "away to start empty)", st->path, schema);
 		r = -EPROTO;
 	}
+	/* a new store, or one of schema 3 */
+	if (r == 0 && !st->mark_schema)
+		r = runs_prepare(st, why);
 	if (r == 0)
 		r = prepare(st, &st->put_job,
 			    "INSERT OR REPLACE INTO jobs VALUES (?1, ?2, ?3, ?4)", why);
@@ -441,6 +476,14 @@ struct batch_job {
 	char name[CONF_NAME_MAX + 1];
 	const char *state; /* static */
 	char *doc;
+	uint64_t runs_from;	/* its saved history records numbered 1 to runs_from - 1
+				 * were dropped (0: none) */
+};
+
+/* A closed history record of a job, written once (sched_job_run_save()). */
+struct batch_run {
+	uint64_t serial, number;
+	char *doc;
 };
 
 struct batch_server {
@@ -455,6 +498,8 @@ struct batch {
 	unsigned event_history;		/* events kept */
 	struct batch_job *jobs;
 	size_t job_count;
+	struct batch_run *runs;
+	size_t run_count, run_cap;
 	uint64_t *removed;
 	size_t removed_count;
 	struct batch_server *servers;
@@ -470,6 +515,8 @@ static void batch_free(struct batch *b)
 {
 	for (size_t i = 0; i < b->job_count; i++)
 		free(b->jobs[i].doc);
+	for (size_t i = 0; i < b->run_count; i++)
+		free(b->runs[i].doc);
 	for (size_t i = 0; i < b->server_count; i++)
 		free(b->servers[i].doc);
 	for (size_t i = 0; i < b->event_count; i++)
@@ -481,6 +528,7 @@ static void batch_free(struct batch *b)
 		staged_free(s);
 	}
 	free(b->jobs);
+	free(b->runs);
 	free(b->removed);
 	free(b->servers);
 	free(b->events);
@@ -510,15 +558,42 @@ static struct fs_staged *staged_copy(const struct fs_staged *s)
 	return n;
 }
 
-/* One job record into @b (room reserved). 0 or -ENOMEM. */
-static int batch_add_job(const struct sched_cluster *c, struct batch *b,
-			 const struct sched_job *j)
+/*
+ * One job record into @b (room reserved), with its closed history records that are not
+ * saved yet (all of them in a full batch), which the record then leaves out. 0 or
+ * -ENOMEM.
+ */
+static int batch_add_job(const struct sched_cluster *c, struct batch *b, struct sched_job *j)
 {
 	struct batch_job *bj = &b->jobs[b->job_count];
 	size_t len;
 
+	for (size_t i = 0; i < j->run_count; i++) {
+		struct sched_job_run *r = &j->runs[i];
+		struct batch_run *br;
+
+		if (!r->end_usec || (r->saved && !b->full))
+			continue;
+		if (b->run_count == b->run_cap) {
+			size_t cap = b->run_cap ? 2 * b->run_cap : 16;
+			struct batch_run *n = realloc(b->runs, cap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			b->runs = n;
+			b->run_cap = cap;
+		}
+		br = &b->runs[b->run_count];
+		if (sched_job_run_save(j, i, &br->doc, &len) < 0)
+			return -ENOMEM;
+		br->serial = j->serial;
+		br->number = r->number;
+		b->run_count++;
+		r->saved = true;
+	}
 	if (sched_job_save(c, j, &bj->doc, &len) < 0)
 		return -ENOMEM;
+	bj->runs_from = j->runs_dropped && j->run_count > 1 ? j->runs[1].number : 0;
 	bj->serial = j->serial;
 	snprintf(bj->name, sizeof(bj->name), "%s", j->name);
 	bj->state = sched_job_state_name(j->state);
@@ -555,7 +630,7 @@ static int batch_collect(struct fs_ctx *ctx, struct batch *b)
 			if (batch_add_job(c, b, c->jobs[i]) < 0)
 				goto nomem;
 	} else {
-		for (const struct sched_job *j = c->dirty_head[SCHED_DIRTY_STORE]; j;
+		for (struct sched_job *j = c->dirty_head[SCHED_DIRTY_STORE]; j;
 		     j = j->dirty[SCHED_DIRTY_STORE].next)
 			if (j->saved_version != j->version && batch_add_job(c, b, j) < 0)
 				goto nomem;
@@ -655,9 +730,10 @@ static int batch_write(struct fs_store *st, const struct batch *b, char *why)
 	if (r < 0)
 		return r;
 	if (st->mark_schema &&
-	    exec(st, "UPDATE meta SET value = '" SCHEMA_VERSION "' WHERE key = 'schema'", why) < 0)
+	    (runs_prepare(st, why) < 0 ||
+	     exec(st, "UPDATE meta SET value = '" SCHEMA_VERSION "' WHERE key = 'schema'", why) < 0))
 		goto rollback;
-	if (b->full && step_done(st->clear_jobs) < 0)
+	if (b->full && (step_done(st->clear_jobs) < 0 || step_done(st->clear_runs) < 0))
 		goto fail;
 	for (size_t i = 0; i < b->job_count; i++) {
 		const struct batch_job *j = &b->jobs[i];
@@ -668,10 +744,26 @@ static int batch_write(struct fs_store *st, const struct batch *b, char *why)
 		bind_text(st->put_job, 4, j->doc);
 		if (step_done(st->put_job) < 0)
 			goto fail;
+		if (!j->runs_from || b->full)
+			continue;
+		sqlite3_bind_int64(st->trim_runs, 1, (sqlite3_int64)j->serial);
+		sqlite3_bind_int64(st->trim_runs, 2, (sqlite3_int64)j->runs_from);
+		if (step_done(st->trim_runs) < 0)
+			goto fail;
+	}
+	for (size_t i = 0; i < b->run_count; i++) {
+		const struct batch_run *run = &b->runs[i];
+
+		sqlite3_bind_int64(st->put_run, 1, (sqlite3_int64)run->serial);
+		sqlite3_bind_int64(st->put_run, 2, (sqlite3_int64)run->number);
+		bind_text(st->put_run, 3, run->doc);
+		if (step_done(st->put_run) < 0)
+			goto fail;
 	}
 	for (size_t i = 0; i < b->removed_count; i++) {
 		sqlite3_bind_int64(st->del_job, 1, (sqlite3_int64)b->removed[i]);
-		if (step_done(st->del_job) < 0)
+		sqlite3_bind_int64(st->del_runs, 1, (sqlite3_int64)b->removed[i]);
+		if (step_done(st->del_job) < 0 || step_done(st->del_runs) < 0)
 			goto fail;
 	}
 	for (size_t i = 0; i < b->server_count; i++) {
@@ -985,10 +1077,12 @@ static int restore_clock(struct fs_ctx *ctx, uint64_t now_usec, char *why)
  */
 struct unreadable {
 	struct unreadable_record {
-		const char *kind;	/* "job" (key: the serial, name: the job's),
-					 * "server" (key: its name), "meta" (key "cluster":
-					 * sequences, counters, quotas set at run time), or
-					 * "staged" (key: its kind, name: its key) */
+		const char *kind;	/* "job" (key: the serial, name: the job's; its
+					 * history records go with it), "server" (key: its
+					 * name), "meta" (key "cluster": sequences, counters,
+					 * quotas set at run time), "staged" (key: its kind,
+					 * name: its key), or "job_run" (a history record;
+					 * key "<serial> <run>", name: the job's) */
 		char *key, *name, *reason;
 	} *list;
 	size_t count, cap;
@@ -1042,6 +1136,10 @@ static void unreadable_what(const struct unreadable_record *rec, char *buf, size
 		snprintf(buf, len, "the record of server %s", rec->key);
 	else if (strcmp(rec->kind, "staged") == 0)
 		snprintf(buf, len, "the staged upload (%.16s, %.80s)", rec->key, rec->name);
+	else if (strcmp(rec->kind, "job_run") == 0)
+		snprintf(buf, len, "history record %s of job %s (serial %.*s)",
+			 strchr(rec->key, ' ') ? strchr(rec->key, ' ') + 1 : rec->key, rec->name,
+			 (int)strcspn(rec->key, " "), rec->key);
 	else
 		snprintf(buf, len, "the cluster record (sequences, counters, quotas set at run "
 			 "time)");
@@ -1052,21 +1150,35 @@ static void unreadable_what(const struct unreadable_record *rec, char *buf, size
 static int unreadable_set_aside(struct fs_store *st, const struct unreadable *u,
 				uint64_t now_usec, char *why)
 {
-	static const char *const kinds[] = { "job", "server", "meta", "staged" };
-	static const char *const sql[][2] = {
-		{ "INSERT INTO unrestored(kind, key, doc, reason, time_usec) SELECT 'job', "
-		  "serial, doc, ?2, ?3 FROM jobs WHERE serial = ?1",
-		  "DELETE FROM jobs WHERE serial = ?1" },
-		{ "INSERT INTO unrestored(kind, key, doc, reason, time_usec) SELECT 'server', "
-		  "name, doc, ?2, ?3 FROM servers WHERE name = ?1",
-		  "DELETE FROM servers WHERE name = ?1" },
-		{ "INSERT INTO unrestored(kind, key, doc, reason, time_usec) SELECT 'meta', "
-		  "key, value, ?2, ?3 FROM meta WHERE key = ?1",
-		  "DELETE FROM meta WHERE key = ?1" },
+	/* per kind: copy, delete; a job's history records go with it (?1: the serial or
+	 * name, ?4: the staged key or the history record's number) */
+	static const struct {
+		const char *kind, *sql[4];
+	} moves[] = {
+		{ "job",
+		  { "INSERT INTO unrestored(kind, key, doc, reason, time_usec) SELECT 'job', "
+		    "serial, doc, ?2, ?3 FROM jobs WHERE serial = ?1",
+		    "DELETE FROM jobs WHERE serial = ?1",
+		    "INSERT INTO unrestored(kind, key, doc, reason, time_usec) SELECT 'job_run', "
+		    "serial || ' ' || run, doc, ?2, ?3 FROM job_runs WHERE serial = ?1 ORDER BY run",
+		    "DELETE FROM job_runs WHERE serial = ?1" } },
+		{ "server",
+		  { "INSERT INTO unrestored(kind, key, doc, reason, time_usec) SELECT 'server', "
+		    "name, doc, ?2, ?3 FROM servers WHERE name = ?1",
+		    "DELETE FROM servers WHERE name = ?1" } },
+		{ "meta",
+		  { "INSERT INTO unrestored(kind, key, doc, reason, time_usec) SELECT 'meta', "
+		    "key, value, ?2, ?3 FROM meta WHERE key = ?1",
+		    "DELETE FROM meta WHERE key = ?1" } },
 		/* the body as it was (a BLOB stays one); key: "<kind> <key>" */
-		{ "INSERT INTO unrestored(kind, key, doc, reason, time_usec) SELECT 'staged', "
-		  "kind || ' ' || key, body, ?2, ?3 FROM staged WHERE kind = ?1 AND key = ?4",
-		  "DELETE FROM staged WHERE kind = ?1 AND key = ?4" },
+		{ "staged",
+		  { "INSERT INTO unrestored(kind, key, doc, reason, time_usec) SELECT 'staged', "
+		    "kind || ' ' || key, body, ?2, ?3 FROM staged WHERE kind = ?1 AND key = ?4",
+		    "DELETE FROM staged WHERE kind = ?1 AND key = ?4" } },
+		{ "job_run",
+		  { "INSERT INTO unrestored(kind, key, doc, reason, time_usec) SELECT 'job_run', "
+		    "serial || ' ' || run, doc, ?2, ?3 FROM job_runs WHERE serial = ?1 AND run = ?4",
+		    "DELETE FROM job_runs WHERE serial = ?1 AND run = ?4" } },
 	};
 	int r = exec(st, "CREATE TABLE IF NOT EXISTS unrestored(id INTEGER PRIMARY KEY, kind "
 			 "TEXT NOT NULL, key TEXT NOT NULL, doc TEXT NOT NULL, reason TEXT NOT "
@@ -1074,24 +1186,30 @@ static int unreadable_set_aside(struct fs_store *st, const struct unreadable *u,
 
 	for (size_t i = 0; r == 0 && i < u->count; i++) {
 		const struct unreadable_record *rec = &u->list[i];
-		int k = 0;
+		size_t k = 0;
 
-		while (k < 3 && strcmp(rec->kind, kinds[k]) != 0)
+		while (k + 1 < sizeof(moves) / sizeof(moves[0]) && strcmp(rec->kind, moves[k].kind))
 			k++;
-
-		for (int step = 0; r == 0 && step < 2; step++) {
+		/* a store of schema 1 or 2 has no job_runs yet */
+		for (int step = 0; r == 0 && step < (st->mark_schema ? 2 : 4) && moves[k].sql[step];
+		     step++) {
 			sqlite3_stmt *q = NULL;
+			bool by_serial = strcmp(moves[k].kind, "job") == 0 ||
+					 strcmp(moves[k].kind, "job_run") == 0;
+			const char *run = strchr(rec->key, ' ');
 
-			r = prepare(st, &q, sql[k][step], why);
+			r = prepare(st, &q, moves[k].sql[step], why);
 			if (r < 0)
 				break;
-			if (k == 0)
+			if (by_serial)
 				sqlite3_bind_int64(q, 1, strtoll(rec->key, NULL, 10));
 			else
 				bind_text(q, 1, rec->key);
-			if (k == 3)
+			if (strcmp(moves[k].kind, "staged") == 0)
 				bind_text(q, 4, rec->name);
-			if (step == 0) {
+			else if (strcmp(moves[k].kind, "job_run") == 0)
+				sqlite3_bind_int64(q, 4, run ? strtoll(run + 1, NULL, 10) : -1);
+			if (step % 2 == 0) {
 				bind_text(q, 2, rec->reason);
 				sqlite3_bind_int64(q, 3, (sqlite3_int64)now_usec);
 			}
@@ -1194,6 +1312,70 @@ out:
 	return r;
 }
 
+/* Is the job of @serial among the records of @bad (moved aside with its history)? */
+static bool unreadable_has_job(const struct unreadable *bad, uint64_t serial)
+{
+	for (size_t i = 0; i < bad->count; i++)
+		if (strcmp(bad->list[i].kind, "job") == 0 &&
+		    strtoull(bad->list[i].key, NULL, 10) == serial)
+			return true;
+	return false;
+}
+
+/*
+ * The closed history records kept apart from their jobs' records (schema 3), after the
+ * jobs are loaded: each into its job (sched_job_run_load()). A record that does not
+ * load is logged and listed in @bad; the records of a job that is itself in @bad go
+ * with it; those of a job record not restored (an older record of a resubmitted name)
+ * are counted in *@ret_orphans, for the first write to drop. 0, -ENOMEM, or -EIO (@why).
+ */
+static int restore_runs(struct fs_ctx *ctx, struct fs_restore_stats *stats,
+			struct unreadable *bad, int level, size_t *ret_orphans, char *why)
+{
+	struct fs_store *st = ctx->store;
+	sqlite3_stmt *q = NULL;
+	int rc, r = prepare(st, &q,
+			    "SELECT r.serial, r.run, r.doc, j.name FROM job_runs r LEFT JOIN jobs j "
+			    "ON j.serial = r.serial ORDER BY r.serial, r.run", why);
+
+	*ret_orphans = 0;
+	if (r < 0)
+		return r;
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		uint64_t serial = (uint64_t)sqlite3_column_int64(q, 0);
+		const char *name = col_text(q, 3);
+		struct sched_job *j = name ? sched_cluster_find_job(ctx->cluster, name) : NULL;
+		char reason[SCHED_REASON_MAX], key[48], what[SCHED_REASON_MAX];
+
+		if (!j || j->serial != serial) {
+			if (!unreadable_has_job(bad, serial))
+				(*ret_orphans)++;
+			continue;
+		}
+		r = sched_job_run_load(j, col_text(q, 2), (size_t)sqlite3_column_bytes(q, 2),
+				       reason);
+		if (r == -ENOMEM)
+			break;
+		if (r == 0)
+			continue;
+		r = 0;
+		snprintf(key, sizeof(key), "%llu %lld", (unsigned long long)serial,
+			 (long long)sqlite3_column_int64(q, 1));
+		if (unreadable_add(bad, "job_run", key, name, reason) < 0) {
+			r = -ENOMEM;
+			break;
+		}
+		unreadable_what(&bad->list[bad->count - 1], what, sizeof(what));
+		fs_log(ctx, level, "state store %s: %s cannot be restored: %s", st->path, what,
+		       reason);
+		stats->set_aside++;
+	}
+	if (r == 0 && rc != SQLITE_DONE && rc != SQLITE_ROW)
+		r = sql_err(st, "read history records", why);
+	sqlite3_finalize(q);
+	return r;
+}
+
 /* Can this ascendfs replay a staged upload of @kind, @key and @ext (all may be NULL)? */
 static const char *staged_unknown(const char *kind, const char *key, const char *ext)
 {
@@ -1275,7 +1457,7 @@ int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, bool set_aside,
 	int level = set_aside ? 1 : 0;
 	sqlite3_stmt *q = NULL;
 	struct timespec t0;
-	size_t rows = 0, jobs_bad;
+	size_t rows = 0, jobs_bad, orphans = 0;
 	int r, rc;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -1326,6 +1508,8 @@ int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, bool set_aside,
 		goto out;
 	if (sqlite3_step(q) == SQLITE_ROW) {
 		r = sched_meta_load(c, col_text(q, 0), (size_t)sqlite3_column_bytes(q, 0), reason);
+		if (r == -ENOMEM)
+			goto out; /* not the record's fault: never set aside for it */
 		if (r < 0) {
 			char what[SCHED_REASON_MAX];
 
@@ -1405,6 +1589,11 @@ int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, bool set_aside,
 	q = NULL;
 	if (r < 0)
 		goto out;
+	if (!st->mark_schema) {
+		r = restore_runs(ctx, stats, &bad, level, &orphans, why);
+		if (r < 0)
+			goto out;
+	}
 	r = find_unreadable_staged(ctx, &bad, level, stats, why);
 	if (r < 0)
 		goto out;
@@ -1426,6 +1615,11 @@ int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, bool set_aside,
 	if (rows > stats->jobs + jobs_bad) {
 		fs_log(ctx, 1, "state store: %zu older records of resubmitted names ignored",
 		       rows - stats->jobs - jobs_bad);
+		st->resync = true;
+	}
+	if (orphans) {
+		fs_log(ctx, 1, "state store: %zu history %s of job records no longer kept ignored",
+		       orphans, conf_plural(orphans, "record", "records"));
 		st->resync = true;
 	}
 	fs_log(ctx, 3, "restore: servers and jobs read at %.1f ms", msec_since(&t0));

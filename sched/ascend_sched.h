@@ -264,6 +264,12 @@ struct sched_ladder {
 
 /* One generation of a job. */
 struct sched_job_run {
+	uint64_t number;		/* 0 for the job's first record, then one more for
+					 * each (dropped ones keep theirs: never reused) */
+	bool saved;			/* closed, and its document is in the embedding
+					 * program's store apart from the job record
+					 * (sched_job_run_save()); sched_job_save() leaves it
+					 * out. Set by that program */
 	unsigned generation;
 	uint64_t start_usec;		/* when it began */
 	uint64_t end_usec;		/* when it ended; 0 while open */
@@ -1255,7 +1261,8 @@ const struct sched_event *sched_event_next(const struct sched_cluster *c, uint64
  * events. Restoring builds the same state on a fresh cluster made from the (possibly
  * changed) configuration: call sched_event_load() for the kept events in sequence order,
  * then sched_meta_load(), sched_server_load() for each server, sched_job_load() for each
- * job in submission (serial) order, and sched_restore_finish() last. What a pass
+ * job in submission (serial) order, sched_job_run_load() for the history records saved
+ * apart, and sched_restore_finish() last. What a pass
  * derives (backfill reservations, the order of pending jobs) is not saved; heartbeat
  * times are not saved either: every server that had reported gets a full
  * heartbeat_timeout from the restore, as the daemon could not hear its agent.
@@ -1266,7 +1273,9 @@ const struct sched_event *sched_event_next(const struct sched_cluster *c, uint64
  * dropped since (track_removals, removed_serials), events with a newer seq.
  * Documents are new (free()); *ret_len excludes the NUL. Save functions return 0 or
  * -ENOMEM. Load functions never crash on a bad document: -EINVAL with the sentence in
- * @reason (SCHED_REASON_MAX) and nothing changed.
+ * @reason (SCHED_REASON_MAX) and nothing changed; -ENOMEM is never a bad document (an
+ * allocation that failed while jansson parsed or built one, which jansson 2.14 does
+ * not always report, is -ENOMEM too).
  */
 
 /*
@@ -1287,10 +1296,36 @@ void sched_restore_shift(struct sched_cluster *c, int64_t shift_usec);
  * uid, gid, and spec unless it has none. Every other field is left out at its default:
  * 0, false, an empty list, a null checkpoint_path/resume_path, an empty preempted_by,
  * requeue_cause "none", stop_to "draft", and first_start_usec equal to start_usec.
- * sched_job_load() reads format 1 (every field written) too.
+ * "history" holds the history records not marked saved (struct sched_job_run), each with
+ * its number ("run"). sched_job_load() reads format 1 (every field written) too, and
+ * records whose history entries have no number (numbered by position: 0 for the first,
+ * then runs_dropped + i).
  */
 int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, char **ret,
 		   size_t *ret_len);
+
+/*
+ * A job's closed history records may be stored apart from its record, one document
+ * each, written once: a change of the job then writes its record, not every generation
+ * it ran (issue 16: each fault of a 512-NPU job rewrote up to 32 generations of
+ * placement, 150 KB, under the daemon's lock). A closed record never changes.
+ *
+ * sched_job_run_save() - @j's history record runs[@index] (index < run_count; closed,
+ * end_usec != 0, else -EINVAL) as one document: the same object as an entry of the job
+ * record's "history", with its "run" number. The caller marks it saved (runs[@index].saved)
+ * in the same step that takes the job record, so that record leaves it out. 0 or -ENOMEM.
+ *
+ * sched_job_run_load() - restore: after sched_job_load() of @j, and before
+ * sched_restore_finish(), one saved record in @text (@len bytes, borrowed), marked
+ * saved. Records of one job are loaded in increasing number; each goes after the saved
+ * ones loaded before it and before the records the job record held (which are newer).
+ * Past SCHED_JOB_RUNS_MAX records the first and the newest stay (runs_dropped counts
+ * the others). Returns 0; -EINVAL with @reason (SCHED_REASON_MAX) when the document is
+ * malformed, has no "run", is not closed, or is not newer than the saved record before
+ * it and older than the first the job record held (nothing changed); -ENOMEM.
+ */
+int sched_job_run_save(const struct sched_job *j, size_t index, char **ret, size_t *ret_len);
+int sched_job_run_load(struct sched_job *j, const char *text, size_t len, char *reason);
 
 /*
  * sched_job_load() - add the job saved in @text (@len bytes). Its spec is parsed again
@@ -1350,7 +1385,7 @@ int sched_meta_save(const struct sched_cluster *c, char **ret, size_t *ret_len);
  * is kept unless the configuration file now gives that queue another quota than it did
  * when it was set (then the file wins, and @reason says so although 0 is returned);
  * quotas of queues no longer configured are dropped, ones beyond the cluster's NPUs
- * capped. Returns 0 (@reason "" or that note) or -EINVAL (@reason).
+ * capped. Returns 0 (@reason "" or that note), -EINVAL (@reason) or -ENOMEM.
  */
 int sched_meta_load(struct sched_cluster *c, const char *text, size_t len, char *reason);
 

@@ -68,6 +68,8 @@ static struct sched_job_run *open_run(struct sched_job *j)
  * record after the first makes room (the first start stays). NULL without memory. */
 static struct sched_job_run *new_run(struct sched_job *j)
 {
+	uint64_t number = j->run_count ? j->runs[j->run_count - 1].number + 1 : 0;
+
 	if (j->run_count == SCHED_JOB_RUNS_MAX) {
 		sched_job_run_release(&j->runs[1]);
 		memmove(&j->runs[1], &j->runs[2],
@@ -82,6 +84,7 @@ static struct sched_job_run *new_run(struct sched_job *j)
 		j->runs = n;
 	}
 	memset(&j->runs[j->run_count], 0, sizeof(j->runs[0]));
+	j->runs[j->run_count].number = number;
 	return &j->runs[j->run_count++];
 }
 

@@ -6,6 +6,7 @@
  * pending jobs) is not saved; the first pass after a restore rebuilds it.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,12 +71,53 @@ static int isolation_from_name(const char *name)
 	return -1;
 }
 
+/*
+ * jansson 2.14 does not always tell an allocation failure from a bad document, nor
+ * fail a build it could not complete: its lexer drops a character it could not append
+ * and parses on ("node-0" read as "node-"), json_pack() can lose a key, and some
+ * failures come back as syntax errors. So its allocations go through these, which note
+ * a failure of the calling thread's (the restore decodes on several); a document parsed
+ * or built while one failed is out of memory, whatever jansson returned. Installed once,
+ * by the first document: jansson's allocators are the process's, and these call malloc
+ * and free as jansson's own do, so blocks allocated before are freed alike.
+ */
+static _Thread_local bool json_alloc_failed;
+static pthread_once_t json_alloc_once = PTHREAD_ONCE_INIT;
+
+static void *json_alloc(size_t size)
+{
+	void *p = malloc(size);
+
+	if (!p)
+		json_alloc_failed = true;
+	return p;
+}
+
+static void json_alloc_install(void)
+{
+	json_set_alloc_funcs(json_alloc, free);
+}
+
+/* From here, a failed allocation of this thread's is noted (json_alloc_failed). */
+static void json_watch_begin(void)
+{
+	pthread_once(&json_alloc_once, json_alloc_install);
+	json_alloc_failed = false;
+}
+
 /* ---- building documents: every setter latches an allocation failure ---- */
 
 struct doc {
 	json_t *o;
 	bool failed;
 };
+
+/* A document to build (its object, or the failure latched). */
+static struct doc doc_new(void)
+{
+	json_watch_begin();
+	return (struct doc){ .o = json_object() };
+}
 
 static void put(struct doc *d, const char *key, json_t *v)
 {
@@ -133,6 +175,10 @@ static int doc_finish(struct doc *d, char **ret, size_t *ret_len)
 	}
 	text = json_dumps(d->o, JSON_COMPACT | JSON_ENSURE_ASCII);
 	json_decref(d->o);
+	if (text && json_alloc_failed) {
+		free(text);
+		text = NULL;
+	}
 	if (!text)
 		return -ENOMEM;
 	*ret = text;
@@ -230,37 +276,75 @@ static int get_dup(const json_t *o, const char *key, char **ret)
 	return *ret ? 0 : -ENOMEM;
 }
 
-/* The object in @text, of a format from 1 to @newest (else NULL and @reason). */
-static json_t *parse_doc(const char *text, size_t len, const char *what, int newest,
-			 char *reason)
+/*
+ * The JSON value in @text into *@ret: 0, -EINVAL (not JSON; @reason names @what), or
+ * -ENOMEM (not the document's fault, so never a reason to set a record aside).
+ */
+static int load_json(const char *text, size_t len, const char *what, char *reason, json_t **ret)
 {
 	json_error_t err;
-	json_t *o = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
-	json_int_t format;
 
-	if (!o) {
-		sched_reason(reason, "%s: not JSON (%s at character %d)", what, err.text,
-			     err.position);
-		return NULL;
+	json_watch_begin();
+	*ret = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
+	if (json_alloc_failed) {
+		json_decref(*ret);
+		*ret = NULL;
+		return -ENOMEM;
 	}
+	if (*ret)
+		return 0;
+	sched_reason(reason, "%s: not JSON (%s at character %d)", what, err.text, err.position);
+	return -EINVAL;
+}
+
+/* The object in @text, of a format from 1 to @newest, into *@ret: 0, -EINVAL
+ * (@reason) or -ENOMEM. */
+static int parse_doc(const char *text, size_t len, const char *what, int newest, char *reason,
+		     json_t **ret)
+{
+	json_int_t format;
+	json_t *o;
+	int r = load_json(text, len, what, reason, &o);
+
+	if (r < 0)
+		return r;
 	format = json_integer_value(json_object_get(o, "format"));
 	if (!json_is_object(o) || format < 1 || format > newest) {
 		sched_reason(reason, "%s: not a record of format %s%d (written by a newer "
 				     "ascendfs?)", what, newest > 1 ? "1 to " : "", newest);
 		json_decref(o);
-		return NULL;
+		return -EINVAL;
 	}
-	return o;
+	*ret = o;
+	return 0;
 }
 
 /* ---- jobs ---- */
+
+/* One server's share of a placement: {server, first_rank, devices}; NULL without memory
+ * (nothing leaked). */
+static json_t *slice_json(const char *server, unsigned first_rank, const unsigned *device_ids,
+			  unsigned npu_count)
+{
+	json_t *devs = json_array();
+
+	for (unsigned k = 0; devs && k < npu_count; k++)
+		if (json_array_append_new(devs, json_integer(device_ids[k])) < 0) {
+			json_decref(devs);
+			return NULL;
+		}
+	/* "o" steals devs, also when the pack fails */
+	return devs ? json_pack("{s:s, s:I, s:o}", "server", server, "first_rank",
+				(json_int_t)first_rank, "devices", devs) :
+		      NULL;
+}
 
 static json_t *history_json(const struct sched_job *j, struct doc *d);
 
 int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, char **ret,
 		   size_t *ret_len)
 {
-	struct doc d = { .o = json_object() };
+	struct doc d = doc_new();
 	json_t *slices = json_array(), *exits = json_array();
 
 	/* always there: what names, orders and says the job */
@@ -313,20 +397,14 @@ int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, cha
 	put_array_opt(&d, "exited_ok", exits);
 	for (size_t i = 0; slices && i < j->slice_count; i++) {
 		const struct sched_slice *sl = &j->slices[i];
-		json_t *s = json_object(), *devs = json_array();
 
-		for (unsigned k = 0; devs && k < sl->npu_count; k++)
-			if (json_array_append_new(devs, json_integer(sl->device_ids[k])) < 0)
-				d.failed = true;
-		if (!s || !devs ||
-		    json_object_set_new(s, "server", json_string(c->servers[sl->server].conf->name)) < 0 ||
-		    json_object_set_new(s, "first_rank", json_integer(sl->first_rank)) < 0 ||
-		    json_object_set_new(s, "devices", devs) < 0 ||
-		    json_array_append_new(slices, s) < 0) {
+		if (json_array_append_new(slices, slice_json(c->servers[sl->server].conf->name,
+							     sl->first_rank, sl->device_ids,
+							     sl->npu_count)) < 0)
 			d.failed = true;
-			continue;
-		}
 	}
+	if (!slices)
+		d.failed = true;
 	put_array_opt(&d, "placement", slices);
 	/* absent: the same as the start */
 	if (j->first_start_usec != j->start_usec)
@@ -339,41 +417,42 @@ int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, cha
 	return doc_finish(&d, ret, ret_len);
 }
 
-/* The history records of @j as an array (an allocation failure latches in @d). */
+/* History record @r as an object (NULL without memory; nothing leaked). */
+static json_t *run_json(const struct sched_job_run *r)
+{
+	json_t *sl = json_array();
+
+	for (size_t k = 0; sl && k < r->slice_count; k++)
+		if (json_array_append_new(sl, slice_json(r->slices[k].server, r->slices[k].first_rank,
+							 r->slices[k].device_ids,
+							 r->slices[k].npu_count)) < 0) {
+			json_decref(sl);
+			sl = NULL;
+		}
+	if (!sl)
+		return NULL;
+	/* "o" steals each value, also when the pack fails (then NULL: no memory) */
+	return json_pack("{s:I, s:i, s:I, s:I, s:s, s:o, s:o, s:o}", "run", (json_int_t)r->number,
+			 "generation", (int)r->generation, "start_usec", (json_int_t)r->start_usec,
+			 "end_usec", (json_int_t)r->end_usec, "end", sched_run_end_name(r->end),
+			 "exit_code", r->has_exit ? json_integer(r->exit_code) : json_null(),
+			 "reason", r->reason ? json_string(r->reason) : json_null(), "placement",
+			 sl);
+}
+
+/* The history records of @j the store does not hold apart, as an array (an allocation
+ * failure latches in @d). */
 static json_t *history_json(const struct sched_job *j, struct doc *d)
 {
 	json_t *arr = json_array();
 
 	for (size_t i = 0; arr && i < j->run_count; i++) {
-		const struct sched_job_run *r = &j->runs[i];
-		json_t *o = json_object(), *sl = json_array();
+		json_t *o;
 
-		for (size_t k = 0; sl && k < r->slice_count; k++) {
-			json_t *e = json_object(), *devs = json_array();
-
-			for (unsigned n = 0; devs && n < r->slices[k].npu_count; n++)
-				if (json_array_append_new(devs,
-							  json_integer(r->slices[k].device_ids[n])) < 0)
-					d->failed = true;
-			if (!e || !devs ||
-			    json_object_set_new(e, "server", json_string(r->slices[k].server)) < 0 ||
-			    json_object_set_new(e, "first_rank",
-						json_integer(r->slices[k].first_rank)) < 0 ||
-			    json_object_set_new(e, "devices", devs) < 0 ||
-			    json_array_append_new(sl, e) < 0)
-				d->failed = true;
-		}
-		if (!o || !sl ||
-		    json_object_set_new(o, "generation", json_integer(r->generation)) < 0 ||
-		    json_object_set_new(o, "start_usec", json_integer((json_int_t)r->start_usec)) < 0 ||
-		    json_object_set_new(o, "end_usec", json_integer((json_int_t)r->end_usec)) < 0 ||
-		    json_object_set_new(o, "end", json_string(sched_run_end_name(r->end))) < 0 ||
-		    json_object_set_new(o, "exit_code", r->has_exit ? json_integer(r->exit_code) :
-								       json_null()) < 0 ||
-		    json_object_set_new(o, "reason", r->reason ? json_string(r->reason) :
-								  json_null()) < 0 ||
-		    json_object_set_new(o, "placement", sl) < 0 ||
-		    json_array_append_new(arr, o) < 0)
+		if (j->runs[i].saved)
+			continue;
+		o = run_json(&j->runs[i]);
+		if (!o || json_array_append_new(arr, o) < 0)
 			d->failed = true;
 	}
 	if (!arr)
@@ -381,10 +460,72 @@ static json_t *history_json(const struct sched_job *j, struct doc *d)
 	return arr;
 }
 
+int sched_job_run_save(const struct sched_job *j, size_t index, char **ret, size_t *ret_len)
+{
+	struct doc d;
+
+	if (index >= j->run_count || !j->runs[index].end_usec)
+		return -EINVAL;
+	json_watch_begin();
+	d.o = run_json(&j->runs[index]);
+	d.failed = false;
+	return doc_finish(&d, ret, ret_len);
+}
+
+/* One history entry @o into @r (zeroed by the caller; freed by it on failure too).
+ * Its number: "run", or @number when the entry has none (records older than it). */
+static int load_run(const json_t *o, uint64_t number, struct sched_job_run *r)
+{
+	const json_t *pl = json_object_get(o, "placement");
+	const json_t *code = json_object_get(o, "exit_code");
+	char end[32];
+	int e, rr;
+
+	if (!json_is_object(o) || (json_object_get(o, "run") && !get_u64(o, "run", &number)) ||
+	    !get_uint(o, "generation", &r->generation) ||
+	    !get_u64(o, "start_usec", &r->start_usec) ||
+	    !get_u64(o, "end_usec", &r->end_usec) || !get_str(o, "end", end, sizeof(end)) ||
+	    (e = sched_run_end_from_name(end)) < 0 || !json_is_array(pl) ||
+	    json_array_size(pl) > 4096 || (!json_is_null(code) && !json_is_integer(code)) ||
+	    (code && json_is_integer(code) &&
+	     (json_integer_value(code) < INT32_MIN || json_integer_value(code) > INT32_MAX)))
+		return -EINVAL;
+	r->number = number;
+	r->end = (enum sched_run_end)e;
+	r->has_exit = json_is_integer(code);
+	r->exit_code = r->has_exit ? (int)json_integer_value(code) : 0;
+	rr = get_dup(o, "reason", &r->reason);
+	if (rr < 0)
+		return rr;
+	r->slice_count = json_array_size(pl);
+	r->slices = calloc(r->slice_count ? r->slice_count : 1, sizeof(*r->slices));
+	if (!r->slices)
+		return -ENOMEM;
+	for (size_t k = 0; k < r->slice_count; k++) {
+		const json_t *so = json_array_get(pl, k), *devs = json_object_get(so, "devices");
+		struct sched_run_slice *sl = &r->slices[k];
+
+		if (!get_str(so, "server", sl->server, sizeof(sl->server)) ||
+		    !get_uint(so, "first_rank", &sl->first_rank) || !json_is_array(devs) ||
+		    json_array_size(devs) > CONF_SERVER_NPUS_MAX)
+			return -EINVAL;
+		sl->npu_count = (unsigned)json_array_size(devs);
+		for (unsigned n = 0; n < sl->npu_count; n++) {
+			const json_t *v = json_array_get(devs, n);
+
+			if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+			    json_integer_value(v) >= CONF_SERVER_NPUS_MAX)
+				return -EINVAL;
+			sl->device_ids[n] = (unsigned)json_integer_value(v);
+		}
+	}
+	return 0;
+}
+
 /*
- * Load the saved history of @j from @arr (absent in records written before it existed:
- * then the job has none). Servers are kept by name: a record may name a server that is
- * no longer in the inventory. Returns 0, -EINVAL (malformed) or -ENOMEM.
+ * Load the history entries the record of @j holds from @arr (absent in records written
+ * before it existed: then the job has none). Servers are kept by name: a record may name
+ * a server that is no longer in the inventory. Returns 0, -EINVAL (malformed) or -ENOMEM.
  */
 static int load_history(struct sched_job *j, const json_t *arr)
 {
@@ -400,52 +541,71 @@ static int load_history(struct sched_job *j, const json_t *arr)
 	if (!j->runs)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		const json_t *o = json_array_get(arr, i), *pl = json_object_get(o, "placement");
-		const json_t *code = json_object_get(o, "exit_code");
-		struct sched_job_run *r = &j->runs[i];
-		char end[32];
-		int e;
+		int r;
 
 		j->run_count = i + 1;
-		if (!get_uint(o, "generation", &r->generation) ||
-		    !get_u64(o, "start_usec", &r->start_usec) ||
-		    !get_u64(o, "end_usec", &r->end_usec) || !get_str(o, "end", end, sizeof(end)) ||
-		    (e = sched_run_end_from_name(end)) < 0 || !json_is_array(pl) ||
-		    json_array_size(pl) > 4096 || (!json_is_null(code) && !json_is_integer(code)) ||
-		    (code && json_is_integer(code) &&
-		     (json_integer_value(code) < INT32_MIN || json_integer_value(code) > INT32_MAX)))
+		r = load_run(json_array_get(arr, i), i ? j->runs_dropped + i : 0, &j->runs[i]);
+		if (r < 0)
+			return r;
+		if (i && j->runs[i].number <= j->runs[i - 1].number)
 			return -EINVAL;
-		r->end = (enum sched_run_end)e;
-		r->has_exit = json_is_integer(code);
-		r->exit_code = r->has_exit ? (int)json_integer_value(code) : 0;
-		int rr = get_dup(o, "reason", &r->reason);
-
-		if (rr < 0)
-			return rr;
-		r->slice_count = json_array_size(pl);
-		r->slices = calloc(r->slice_count ? r->slice_count : 1, sizeof(*r->slices));
-		if (!r->slices)
-			return -ENOMEM;
-		for (size_t k = 0; k < r->slice_count; k++) {
-			const json_t *so = json_array_get(pl, k), *devs = json_object_get(so, "devices");
-			struct sched_run_slice *sl = &r->slices[k];
-
-			if (!get_str(so, "server", sl->server, sizeof(sl->server)) ||
-			    !get_uint(so, "first_rank", &sl->first_rank) || !json_is_array(devs) ||
-			    json_array_size(devs) > CONF_SERVER_NPUS_MAX)
-				return -EINVAL;
-			sl->npu_count = (unsigned)json_array_size(devs);
-			for (unsigned d = 0; d < sl->npu_count; d++) {
-				const json_t *v = json_array_get(devs, d);
-
-				if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-				    json_integer_value(v) >= CONF_SERVER_NPUS_MAX)
-					return -EINVAL;
-				sl->device_ids[d] = (unsigned)json_integer_value(v);
-			}
-		}
 	}
 	return 0;
+}
+
+int sched_job_run_load(struct sched_job *j, const char *text, size_t len, char *reason)
+{
+	struct sched_job_run r = { 0 }, *n;
+	char what[CONF_NAME_MAX + 32];
+	size_t at = 0;
+	json_t *o;
+	int rc;
+
+	snprintf(what, sizeof(what), "a history record of job %s", j->name);
+	rc = load_json(text, len, what, reason, &o);
+	if (rc < 0)
+		return rc;
+	/* without "run" it could not be put in its place */
+	rc = json_object_get(o, "run") ? load_run(o, 0, &r) : -EINVAL;
+	json_decref(o);
+	if (rc == -ENOMEM)
+		goto out;
+	while (at < j->run_count && j->runs[at].saved)
+		at++;
+	if (rc == 0 && !r.end_usec)
+		rc = -EINVAL, sched_reason(reason, "history record %llu of job %s: not closed "
+					   "(\"end_usec\": 0)", (unsigned long long)r.number, j->name);
+	else if (rc == 0 && ((at && j->runs[at - 1].number >= r.number) ||
+			     (at < j->run_count && j->runs[at].number <= r.number)))
+		rc = -EINVAL, sched_reason(reason, "history record %llu of job %s: out of order "
+					   "with the job's other records", (unsigned long long)r.number,
+					   j->name);
+	else if (rc < 0)
+		sched_reason(reason, "a history record of job %s is malformed", j->name);
+	if (rc < 0)
+		goto out;
+	n = realloc(j->runs, (j->run_count + 1) * sizeof(*n));
+	if (!n) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	j->runs = n;
+	memmove(&j->runs[at + 1], &j->runs[at], (j->run_count - at) * sizeof(*n));
+	r.saved = true;
+	j->runs[at] = r;
+	j->run_count++;
+	/* more than a job keeps (a generation the load began besides them): the first and
+	 * the newest stay, as sched_history.c keeps them */
+	if (j->run_count > SCHED_JOB_RUNS_MAX) {
+		sched_job_run_release(&j->runs[1]);
+		memmove(&j->runs[1], &j->runs[2], (j->run_count - 2) * sizeof(*n));
+		j->run_count--;
+		j->runs_dropped++;
+	}
+	return 0;
+out:
+	sched_job_run_release(&r);
+	return rc;
 }
 
 /*
@@ -663,10 +823,10 @@ int sched_job_decode(const char *text, size_t len, struct sched_job_decoded **re
 	*ret = NULL;
 	if (!d)
 		return -ENOMEM;
-	d->o = parse_doc(text, len, "job record", JOB_FORMAT_VERSION, reason);
-	if (!d->o) {
+	r = parse_doc(text, len, "job record", JOB_FORMAT_VERSION, reason, &d->o);
+	if (r < 0) {
 		free(d);
-		return -EINVAL;
+		return r;
 	}
 	r = get_dup(d->o, "spec", &d->spec_text);
 	if (r == -ENOMEM)
@@ -1017,7 +1177,7 @@ int sched_server_save(const struct sched_cluster *c, unsigned server, char **ret
 		      size_t *ret_len)
 {
 	const struct sched_server *s = &c->servers[server];
-	struct doc d = { .o = json_object() };
+	struct doc d = doc_new();
 	json_t *npus = json_array();
 
 	put(&d, "format", json_integer(FORMAT_VERSION));
@@ -1088,15 +1248,16 @@ static void sdid_load(const json_t *v, struct sched_npu *p)
 int sched_server_load(struct sched_cluster *c, const char *text, size_t len, uint64_t now_usec,
 		      char *reason)
 {
-	json_t *o = parse_doc(text, len, "server record", FORMAT_VERSION, reason);
 	char name[CONF_NAME_MAX + 1] = "", state[32], node_health[32];
 	char agent[sizeof(((struct sched_server *)0)->agent)] = "";
 	struct sched_server tmp, *s;
 	const json_t *npus;
 	int idx, st, nh;
+	json_t *o;
 
-	if (!o)
-		return -EINVAL;
+	idx = parse_doc(text, len, "server record", FORMAT_VERSION, reason, &o);
+	if (idx < 0)
+		return idx;
 	npus = json_object_get(o, "npus");
 	if (!get_str(o, "name", name, sizeof(name)) || !get_str(o, "state", state, sizeof(state)) ||
 	    !get_str(o, "node_health", node_health, sizeof(node_health)) ||
@@ -1188,7 +1349,7 @@ malformed:
 
 int sched_meta_save(const struct sched_cluster *c, char **ret, size_t *ret_len)
 {
-	struct doc d = { .o = json_object() };
+	struct doc d = doc_new();
 	json_t *quotas = json_object();
 
 	put(&d, "format", json_integer(FORMAT_VERSION));
@@ -1214,14 +1375,14 @@ int sched_meta_save(const struct sched_cluster *c, char **ret, size_t *ret_len)
 
 int sched_meta_load(struct sched_cluster *c, const char *text, size_t len, char *reason)
 {
-	json_t *o = parse_doc(text, len, "cluster record", FORMAT_VERSION, reason);
 	const json_t *quotas;
 	uint64_t v[8];
 	const char *key;
-	json_t *val;
+	json_t *val, *o;
+	int r = parse_doc(text, len, "cluster record", FORMAT_VERSION, reason, &o);
 
-	if (!o)
-		return -EINVAL;
+	if (r < 0)
+		return r;
 	quotas = json_object_get(o, "quota_npus");
 	if (!get_u64(o, "next_event_seq", &v[0]) || !get_u64(o, "next_queue_seq", &v[1]) ||
 	    !get_u64(o, "next_job_serial", &v[2]) || !get_u64(o, "recoveries", &v[3]) ||

@@ -241,16 +241,29 @@ out=$("$ASCENDFS" -f -c "$CONFIG" --state-dir "$STATE" "$W/mnt2" 2>&1)
 check_contains "a second daemon on the same --state-dir is refused" \
 	"is in use by another ascendfs" "$out"
 cat "$M/jobs/keep/history" >"$W/keep-history"
+cat "$M/jobs/hist/history" >"$W/hist-history"
 it_stop
-# ---- the store's schema: a version 1 store is read and marked 2, a newer one refused --
+# ---- the store's schema: a version 1 store is read and made 3, a newer one refused ----
 # version 1 held job records of format 1, which wrote every field, defaults too: 'keep'
-# is made one again (what format 2 leaves out put back at its default)
+# is made one again (what format 2 leaves out put back at its default); versions 1 and 2
+# had no job_runs: every job's history was in its record, where it is put back
 sql() { python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); r=c.execute(sys.argv[2]).fetchall(); c.commit(); print(*[x for row in r for x in row])' "$@"; }
 cp -r "$STATE" "$W/v1"
 rm -f "$W/v1/ascendfs.lock"
 python3 - "$W/v1/ascendfs.db" <<'PY'
 import json, sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
+for serial, doc in db.execute("select serial, doc from jobs").fetchall():
+    d = json.loads(doc)
+    runs = [json.loads(r) for (r,) in
+            db.execute("select doc from job_runs where serial = ? order by run", (serial,))]
+    hist = runs + d.get("history", [])
+    for r in hist:
+        r.pop("run", None)
+    if hist:
+        d["history"] = hist
+    db.execute("update jobs set doc = ? where serial = ?", (json.dumps(d), serial))
+db.execute("drop table job_runs")
 (doc,) = db.execute("select doc from jobs where name = 'keep'").fetchone()
 d = json.loads(doc)
 old = {"uid": 0, "gid": 0, "requeue_cause": "none", "reason": "", "spec": None,
@@ -273,15 +286,23 @@ check_eq "fixture: a version 1 store" 1 "$(sql "$W/v1/ascendfs.db" "select value
 it_start "$ASCENDFS" "$CONFIG" --state-dir "$W/v1" || { not_ok "a version 1 store is read"; it_finish; exit 1; }
 check_eq "a version 1 store is read: its format 1 job is there" cancelled "$(status_of keep)"
 check_eq "and its history with it" "$(cat "$W/keep-history")" "$(cat "$M/jobs/keep/history")"
+check_eq "and hist's, whose generations were all in its record" "$(cat "$W/hist-history")" \
+	"$(cat "$M/jobs/hist/history")"
+echo cordon >"$M/nodes/a2-node-16/ctl" # a first write
 it_stop
-check_eq "and the store is marked version 2" 2 "$(sql "$W/v1/ascendfs.db" "select value from meta where key = 'schema'")"
-sql "$W/v1/ascendfs.db" "update meta set value = '3' where key = 'schema'" >/dev/null
+check_eq "and the store is made version 3 by its first write, with job_runs" "3 1" \
+	"$(sql "$W/v1/ascendfs.db" "select value from meta where key = 'schema'") $(sql "$W/v1/ascendfs.db" "select count(*) from sqlite_master where name = 'job_runs'")"
+it_start "$ASCENDFS" "$CONFIG" --state-dir "$W/v1" || { not_ok "a store made version 3 is read"; it_finish; exit 1; }
+check_eq "where the histories are the same" "$(cat "$W/keep-history") $(cat "$W/hist-history")" \
+	"$(cat "$M/jobs/keep/history") $(cat "$M/jobs/hist/history")"
+it_stop
+sql "$W/v1/ascendfs.db" "update meta set value = '4' where key = 'schema'" >/dev/null
 jobs_before=$(sql "$W/v1/ascendfs.db" "select count(*) from jobs")
 out=$("$ASCENDFS" -f -c "$CONFIG" --state-dir "$W/v1" "$W/mnt2" 2>&1)
 check_eq "a store of a newer schema: the daemon exits 1" 1 "$?"
 check_contains "and says which version it found and what to do" \
-	"has schema version 3; this ascendfs reads versions 1 and 2 (use the ascendfs that wrote it" "$out"
-check_eq "and changes nothing in it" "3 $jobs_before" \
+	"has schema version 4; this ascendfs reads versions 1 to 3 (use the ascendfs that wrote it" "$out"
+check_eq "and changes nothing in it" "4 $jobs_before" \
 	"$(sql "$W/v1/ascendfs.db" "select value from meta where key = 'schema'") $(sql "$W/v1/ascendfs.db" "select count(*) from jobs")"
 mkdir -p "$W/junk"
 head -c 4096 /dev/urandom >"$W/junk/ascendfs.db"
@@ -311,13 +332,21 @@ db.execute("update servers set doc = ? where name = 'a2-node-02'", (json.dumps(d
 d = json.loads(doc)
 d["next_event_seq"] = 0
 db.execute("update meta set value = ? where key = 'cluster'", (json.dumps(d),))
+(serial,) = db.execute("select serial from jobs where name = 'hist'").fetchone()
+(doc,) = db.execute("select doc from job_runs where serial = ? and run = 0", (serial,)).fetchone()
+d = json.loads(doc)
+d["end"] = "vanished"
+db.execute("update job_runs set doc = ? where serial = ? and run = 0", (json.dumps(d), serial))
 db.execute("insert into staged values ('future', 'x', '', 0, 0, '', ?)", (b"opaque\n",))
 db.execute("insert into staged values ('quota', 'No Queue', '', 0, 0, '', ?)", (b"8\n",))
 db.commit()
 PY
-dump() { python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); [print(*r) for t in ("jobs","servers","meta","staged") for r in c.execute("select * from " + t + " order by 1")]' "$1" | md5sum; }
+dump() { python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); [print(*r) for t in ("jobs","job_runs","servers","meta","staged") for r in c.execute("select * from " + t + " order by 1, 2")]' "$1" | md5sum; }
 tables() { sql "$1" "select name from sqlite_master where type = 'table' order by name"; }
 keep_serial=$(sql "$W/bad/ascendfs.db" "select serial from jobs where name = 'keep'")
+hist_serial=$(sql "$W/bad/ascendfs.db" "select serial from jobs where name = 'hist'")
+keep_runs=$(sql "$W/bad/ascendfs.db" "select count(*) from job_runs where serial = $keep_serial")
+hist_runs=$(sql "$W/bad/ascendfs.db" "select count(*) from job_runs where serial = $hist_serial")
 jobs_before=$(sql "$W/bad/ascendfs.db" "select count(*) from jobs")
 before=$(dump "$W/bad/ascendfs.db")
 # (timeout: a daemon that starts would serve until stopped)
@@ -330,15 +359,17 @@ check_contains "and the server record" \
 	"the record of server a2-node-02 cannot be restored: server record a2-node-02 is malformed" "$out"
 check_contains "and the cluster record (quotas set at run time)" \
 	"the cluster record (sequences, counters, quotas set at run time) cannot be restored: the cluster record is malformed" "$out"
+check_contains "and a history record of a job kept apart from its record" \
+	"history record 0 of job hist (serial $hist_serial) cannot be restored: a history record of job hist is malformed" "$out"
 check_contains "and a staged upload of a kind this ascendfs does not know" \
 	"the staged upload (future, x) cannot be restored: a kind this ascendfs does not know" "$out"
 check_contains "and a staged quota of a name no queue can have" \
 	"the staged upload (quota, No Queue) cannot be restored: a quota under a name or extension no queue has" "$out"
 check_contains "and how many, and what to do" \
-	"5 records cannot be restored (each is logged above; the first: " "$out"
+	"6 records cannot be restored (each is logged above; the first: " "$out"
 check_contains "and what to do" "start with --ignore-state-errors" "$out"
 check_eq "and changes nothing in the store" "$before" "$(dump "$W/bad/ascendfs.db")"
-check_eq "nor adds a table" "events jobs meta servers staged" "$(tables "$W/bad/ascendfs.db")"
+check_eq "nor adds a table" "events job_runs jobs meta servers staged" "$(tables "$W/bad/ascendfs.db")"
 check_eq "and mounts nothing" "" "$(awk -v m="$W/mnt2" '$2 == m' /proc/mounts)"
 it_start "$ASCENDFS" "$CONFIG" --state-dir "$W/bad" --ignore-state-errors ||
 	{ not_ok "--ignore-state-errors starts"; it_finish; exit 1; }
@@ -347,14 +378,18 @@ check_contains "with --ignore-state-errors: the log says where the records went"
 check_fails "the unreadable job is not restored" test -e "$M/jobs/keep"
 check_eq "the other records are" "$((jobs_before - 1))" "$(ls "$M/jobs" | grep -cv '\.')"
 check_eq "a2-node-02 starts from the inventory" unknown "$(state_of a2-node-02)"
+check_eq "hist is restored, its history without the unreadable generation" 2 \
+	"$(python3 -c 'import json,sys; print(*[json.loads(l)["generation"] for l in open(sys.argv[1])])' "$M/jobs/hist/history")"
 printf 'npus: 1\n' >"$W/after.yaml"
 cp "$W/after.yaml" "$M/jobs/after-bad.yaml" && ok "a submission after it is written" ||
 	not_ok "a submission after it is written"
 it_stop
-check_eq "the unreadable records are kept in the store as they were" \
+check_eq "the unreadable records are kept in the store as they were (keep's history with it)" \
 	"meta cluster 0
 server a2-node-02 melted
 job $keep_serial exploded
+job_run $keep_serial 0 cancelled
+job_run $hist_serial 0 vanished
 staged future x opaque
 staged quota No Queue 8" \
 	"$(python3 -c 'import json,sqlite3,sys
@@ -363,18 +398,61 @@ for k, key, doc in sqlite3.connect(sys.argv[1]).execute("select kind, key, doc f
         print(k, key, doc.decode().strip())
         continue
     d = json.loads(doc)
-    print(k, key, d["next_event_seq"] if k == "meta" else d["state"])' "$W/bad/ascendfs.db")"
-check_eq "with the reason" 3 "$(sql "$W/bad/ascendfs.db" "select count(*) from unrestored where reason like '%malformed%'")"
-check_eq "and out of the jobs table" 0 "$(sql "$W/bad/ascendfs.db" "select count(*) from jobs where name = 'keep'")"
+    print(k, key, d["next_event_seq"] if k == "meta" else d["end"] if k == "job_run" else d["state"])' "$W/bad/ascendfs.db")"
+check_eq "keep had one generation" 1 "$keep_runs"
+check_eq "with the reason" 5 "$(sql "$W/bad/ascendfs.db" "select count(*) from unrestored where reason like '%malformed%'")"
+check_eq "and out of the jobs and job_runs tables" "0 0 $((hist_runs - 1))" \
+	"$(sql "$W/bad/ascendfs.db" "select count(*) from jobs where name = 'keep'") $(sql "$W/bad/ascendfs.db" "select count(*) from job_runs where serial = $keep_serial") $(sql "$W/bad/ascendfs.db" "select count(*) from job_runs where serial = $hist_serial")"
 it_start "$ASCENDFS" "$CONFIG" --state-dir "$W/bad" ||
 	{ not_ok "the next start needs no option"; it_finish; exit 1; }
-check_eq "the next start needs no option, and keeps them" 5 \
+check_eq "the next start needs no option, and keeps them" 7 \
 	"$(sql "$W/bad/ascendfs.db" "select count(*) from unrestored")"
 # (pending or running: NPUs may have been freed meanwhile)
 case $(status_of after-bad) in
 pending | running) ok "and has the job submitted after" ;;
 *) not_ok "and has the job submitted after" "status: $(status_of after-bad)" ;;
 esac
+it_stop
+
+# ---- a job's record does not grow with its generations (issue 16) --------------------
+# Each closed generation is a history record written once to job_runs; a fault used to
+# rewrite every generation the job ran in its record (150 KB for a 512-NPU job), under
+# the daemon's lock. (The example cluster: no agents required.)
+it_start "$ASCENDFS" "$SRC/examples/ascend_cluster.yaml" --state-dir "$W/gens" ||
+	{ not_ok "start for the generations"; it_finish; exit 1; }
+printf 'npus: 16\nmax_restarts: 1000\n' >"$M/jobs/gens.yaml"
+record_len() { sql "$W/gens/ascendfs.db" "select length(doc) from jobs where name = 'gens'"; }
+task_fault() { # the current generation's process on its first server exits 7
+	echo "exit $(json "$M/jobs/gens/status.json" 'd["generation"]') $(json "$M/jobs/gens/status.json" 'd["placement"][0]["server"]') 7" \
+		>"$M/jobs/gens/ctl"
+}
+task_fault
+len2=$(record_len)
+for _ in $(seq 3 41); do task_fault; done
+check_eq "41 generations" "running 41" "$(status_of gens) $(json "$M/jobs/gens/status.json" 'd["generation"]')"
+len41=$(record_len)
+# (its counters have more digits)
+[ "$len41" -le $((len2 + 64)) ] && ok "its record is as long as at generation 2 ($len2, $len41 bytes)" ||
+	not_ok "its record is as long as at generation 2" "$len2 bytes then, $len41 now"
+serial=$(sql "$W/gens/ascendfs.db" "select serial from jobs where name = 'gens'")
+check_eq "its closed generations are records of their own: the first and the newest 30" \
+	"31 0 10 39" "$(sql "$W/gens/ascendfs.db" "select count(*), min(run), (select min(run) from job_runs where serial = $serial and run > 0), max(run) from job_runs where serial = $serial")"
+GENS_HISTORY=$(cat "$M/jobs/gens/history")
+check_eq "its history shows generation 1 and the newest 31" "1 11 41 32" \
+	"$(python3 -c 'import json,sys; g=[json.loads(l)["generation"] for l in open(sys.argv[1])]; print(g[0], g[1], g[-1], len(g))' "$M/jobs/gens/history")"
+kill -KILL "$IT_PID"
+wait "$IT_PID" 2>/dev/null
+IT_PID=""
+it_start "$ASCENDFS" "$SRC/examples/ascend_cluster.yaml" --state-dir "$W/gens" ||
+	{ not_ok "restart for the generations"; it_finish; exit 1; }
+check_eq "after SIGKILL: the same history" "$GENS_HISTORY" "$(cat "$M/jobs/gens/history")"
+task_fault
+check_eq "the next generation drops the oldest but the first, in the store too" "31 11 40" \
+	"$(sql "$W/gens/ascendfs.db" "select count(*), (select min(run) from job_runs where serial = $serial and run > 0), max(run) from job_runs where serial = $serial")"
+echo cancel >"$M/jobs/gens/ctl"
+rmdir "$M/jobs/gens"
+check_eq "a record dropped (rmdir) takes its history records with it" 0 \
+	"$(sql "$W/gens/ascendfs.db" "select count(*) from job_runs where serial = $serial")"
 it_stop
 
 # ---- a full disk: changes fail with EIO, nothing acknowledged is lost ----------------

@@ -24,6 +24,7 @@
 #include "sched_fixture.h"
 #include "sched_policy_fixture.h"
 #include "test_util.h"
+#include "test_chaos.h"
 
 /* Everything a store would keep, as documents. */
 struct saved {
@@ -34,6 +35,10 @@ struct saved {
 	size_t job_count;
 	struct sched_event *events; /* copies; line owned */
 	size_t event_count;
+	/* closed history records a store keeps apart (sched_job_run_save()), with the
+	 * name of their job, in the store's order: by job, then by number */
+	char **runs, **run_jobs;
+	size_t run_count;
 };
 
 static void saved_free(struct saved *s)
@@ -45,6 +50,12 @@ static void saved_free(struct saved *s)
 		free(s->jobs[i]);
 	for (size_t i = 0; i < s->event_count; i++)
 		free(s->events[i].line);
+	for (size_t i = 0; i < s->run_count; i++) {
+		free(s->runs[i]);
+		free(s->run_jobs[i]);
+	}
+	free(s->runs);
+	free(s->run_jobs);
 	free(s->servers);
 	free(s->jobs);
 	free(s->events);
@@ -103,6 +114,14 @@ static void load_all(struct sched_cluster *c, const struct saved *s, uint64_t no
 		r = sched_job_load(c, s->jobs[i], strlen(s->jobs[i]), now, why);
 		if (r != 0)
 			fail_msg("job %zu: %d %s\n%s", i, r, why, s->jobs[i]);
+	}
+	for (size_t i = 0; i < s->run_count; i++) {
+		struct sched_job *j = sched_cluster_find_job(c, s->run_jobs[i]);
+
+		assert_non_null(j);
+		r = sched_job_run_load(j, s->runs[i], strlen(s->runs[i]), why);
+		if (r != 0)
+			fail_msg("history record %zu of %s: %d %s", i, s->run_jobs[i], r, why);
 	}
 	r = sched_restore_finish(c, now, why);
 	if (r != 0)
@@ -1243,6 +1262,317 @@ static void test_state_history_round_trip(void **state)
 }
 
 /*
+ * As a store keeps them (issue 16): every closed history record of every job saved
+ * apart, once, and marked saved; their documents into @s (appended).
+ */
+static void save_closed_runs(struct sched_cluster *c, struct saved *s)
+{
+	size_t len;
+
+	for (size_t i = 0; i < c->job_count; i++) {
+		struct sched_job *j = c->jobs[i];
+
+		for (size_t k = 0; k < j->run_count; k++) {
+			if (!j->runs[k].end_usec || j->runs[k].saved)
+				continue;
+			s->runs = realloc(s->runs, (s->run_count + 1) * sizeof(char *));
+			s->run_jobs = realloc(s->run_jobs, (s->run_count + 1) * sizeof(char *));
+			assert_non_null(s->runs);
+			assert_non_null(s->run_jobs);
+			assert_int_equal(sched_job_run_save(j, k, &s->runs[s->run_count], &len), 0);
+			assert_int_equal(strlen(s->runs[s->run_count]), len);
+			s->run_jobs[s->run_count++] = strdup(j->name);
+			j->runs[k].saved = true;
+		}
+	}
+}
+
+/* A job's record, as a store would write it now. */
+static size_t record_len(const struct sched_cluster *c, const struct sched_job *j)
+{
+	char *doc;
+	size_t len;
+
+	assert_int_equal(sched_job_save(c, j, &doc, &len), 0);
+	free(doc);
+	return len;
+}
+
+/*
+ * Closed history records saved apart (issue 16: each fault of a 512-NPU job rewrote up
+ * to 32 generations of placement in its record): the record then holds only the open
+ * one and does not grow with the generations; the records load back in their places, so
+ * the history file is the same, the dropped ones stay dropped and the numbering goes on;
+ * a record malformed, not closed, without its number or out of order is refused and
+ * changes nothing.
+ */
+static void test_state_history_records_saved_apart(void **state)
+{
+	/* two servers more than busy_cluster() fills */
+	struct fx_opts o = { .servers = 8, .switches = 2, .quota = true, .queues = QUEUES };
+	struct sched_cluster *a = busy_cluster(&o), *b;
+	struct conf_job_spec *sp = spec("hist", 8, NULL, 900, 0);
+	size_t hist_runs = 0;
+	char why[SCHED_REASON_MAX], *doc, *open_doc;
+	struct sched_job *j, *jb;
+	size_t len, one_run = 0, all_inline;
+	struct saved s = { 0 };
+	int r;
+
+	(void)state;
+	sp->max_restarts = 1000;
+	j = run(a, sp);
+	for (unsigned g = 1; g <= 40; g++) {
+		unsigned gen = j->generation;
+		const char *server = a->servers[j->slices[0].server].conf->name;
+
+		r = sched_job_process_exit(a, "hist", FX_UID, gen, server, -1, 1, adv(1), why);
+		if (r != 0)
+			fail_msg("exit %u: %d %s", g, r, why);
+		sched_tick(a, adv(1));
+		if (j->state != SCHED_JOB_RUNNING || j->generation != gen + 1)
+			fail_msg("after exit %u: %s generation %u: %s", g,
+				 sched_job_state_name(j->state), j->generation, j->reason);
+		if (g == 1)
+			one_run = record_len(a, j);
+	}
+	/* the first and the newest 31 of 41 generations, numbered 0 and 10 to 40 */
+	assert_int_equal(j->run_count, SCHED_JOB_RUNS_MAX);
+	assert_int_equal(j->runs_dropped, 41 - SCHED_JOB_RUNS_MAX);
+	assert_int_equal(j->runs[0].number, 0);
+	assert_int_equal(j->runs[1].number, 10);
+	assert_int_equal(j->runs[SCHED_JOB_RUNS_MAX - 1].number, 40);
+	all_inline = record_len(a, j);
+	assert_true(all_inline > 10 * one_run / 2);
+
+	save_closed_runs(a, &s);
+	for (size_t k = 0; k < s.run_count; k++)
+		hist_runs += strcmp(s.run_jobs[k], "hist") == 0;
+	assert_int_equal(hist_runs, SCHED_JOB_RUNS_MAX - 1);
+	assert_true(s.run_count > hist_runs); /* "big" has a closed one too */
+	/* the record now holds the open generation only: no bigger than after one exit,
+	 * when it held two */
+	assert_true(record_len(a, j) <= one_run);
+	assert_int_equal(sched_job_save(a, j, &open_doc, &len), 0);
+	assert_non_null(strstr(open_doc, "\"run\":40,"));
+	assert_null(strstr(open_doc, "\"run\":39,"));
+	/* a closed record's document says it all; an open one has none */
+	assert_int_equal(sched_job_run_save(j, SCHED_JOB_RUNS_MAX - 1, &doc, &len), -EINVAL);
+
+	{
+		struct saved all;
+
+		save_all(a, &all);
+		all.runs = s.runs;
+		all.run_jobs = s.run_jobs;
+		all.run_count = s.run_count;
+		s.runs = s.run_jobs = NULL;
+		s.run_count = 0;
+		b = fx_cluster(&o);
+		load_all(b, &all, clk);
+		expect_same_cluster(a, b, clk);
+		jb = sched_cluster_find_job(b, "hist");
+		assert_int_equal(jb->run_count, SCHED_JOB_RUNS_MAX);
+		assert_int_equal(jb->runs_dropped, j->runs_dropped);
+		for (size_t k = 0; k < SCHED_JOB_RUNS_MAX; k++) {
+			assert_int_equal(jb->runs[k].number, j->runs[k].number);
+			assert_int_equal(jb->runs[k].saved, k < SCHED_JOB_RUNS_MAX - 1);
+		}
+		/* the next generation goes on from 41 and drops number 10 */
+		r = sched_job_process_exit(b, "hist", FX_UID, jb->generation,
+					   b->servers[jb->slices[0].server].conf->name, -1, 1,
+					   adv(1), why);
+		assert_int_equal(r, 0);
+		sched_tick(b, adv(1));
+		assert_int_equal(jb->runs[SCHED_JOB_RUNS_MAX - 1].number, 41);
+		assert_int_equal(jb->runs[1].number, 11);
+		assert_int_equal(jb->runs_dropped, j->runs_dropped + 1);
+
+		/* refusals, on the record alone: nothing changes */
+		sched_cluster_free(b);
+		b = fx_cluster(&o);
+		assert_int_equal(sched_job_load(b, open_doc, strlen(open_doc), clk, why), 0);
+		jb = sched_cluster_find_job(b, "hist");
+		assert_int_equal(jb->run_count, 1);
+		why[0] = '\0';
+		assert_int_equal(sched_job_run_load(jb, "{\"run\": 3", 10, why), -EINVAL);
+		assert_non_null(strstr(why, "not JSON"));
+		doc = strdup(all.runs[all.run_count - 1]); /* hist's newest closed: 39 */
+		assert_non_null(strstr(doc, "\"run\":39,"));
+		/* without its number it has no place */
+		memcpy(strstr(doc, "\"run\":39,"), "\"nur\"", 5);
+		assert_int_equal(sched_job_run_load(jb, doc, strlen(doc), why), -EINVAL);
+		free(doc);
+		/* not closed */
+		doc = strdup(all.runs[all.run_count - 1]);
+		{
+			char *end = strstr(doc, "\"end_usec\":");
+			char *num = end + strlen("\"end_usec\":");
+
+			assert_non_null(end);
+			while (*num >= '0' && *num <= '9')
+				*num++ = ' ';
+			num[-1] = '0';
+		}
+		why[0] = '\0';
+		assert_int_equal(sched_job_run_load(jb, doc, strlen(doc), why), -EINVAL);
+		assert_non_null(strstr(why, "not closed"));
+		free(doc);
+		assert_int_equal(jb->run_count, 1);
+		/* in order: 38, then 39; 38 again, or 37 after 39, is out of order */
+		assert_int_equal(sched_job_run_load(jb, all.runs[all.run_count - 2],
+						    strlen(all.runs[all.run_count - 2]), why), 0);
+		assert_int_equal(sched_job_run_load(jb, all.runs[all.run_count - 1],
+						    strlen(all.runs[all.run_count - 1]), why), 0);
+		for (size_t k = 2; k <= 3; k++) {
+			why[0] = '\0';
+			assert_int_equal(sched_job_run_load(jb, all.runs[all.run_count - k],
+							    strlen(all.runs[all.run_count - k]), why),
+					 -EINVAL);
+			assert_non_null(strstr(why, "out of order"));
+		}
+		assert_int_equal(jb->run_count, 3);
+		assert_int_equal(jb->runs[0].number, 38);
+		assert_int_equal(jb->runs[2].number, 40);
+		sched_cluster_free(b);
+		saved_free(&all);
+	}
+	free(open_doc);
+	saved_free(&s);
+	sched_cluster_free(a);
+}
+
+#ifdef TEST_CHAOS
+/* A closed history record's document (two servers), as sched_job_run_save() writes it. */
+static const char run_doc[] =
+	"{\"run\":3,\"generation\":4,\"start_usec\":1000,\"end_usec\":2000,\"end\":\"node_fail\","
+	"\"exit_code\":null,\"reason\":\"npu 3 of node-0 is Critical\",\"placement\":["
+	"{\"server\":\"node-0\",\"first_rank\":0,\"devices\":[0,1,2,3,4,5,6,7]},"
+	"{\"server\":\"node-1\",\"first_rank\":8,\"devices\":[0,1,2,3,4,5,6,7]}]}";
+
+/* Load run_doc into a job of its own, save it again, free all: the first error. */
+static int chaos_history_record(const void *arg)
+{
+	struct sched_job j;
+	char why[SCHED_REASON_MAX], *doc = NULL;
+	size_t len;
+	int r;
+
+	(void)arg;
+	memset(&j, 0, sizeof(j));
+	snprintf(j.name, sizeof(j.name), "chaos");
+	r = sched_job_run_load(&j, run_doc, strlen(run_doc), why);
+	if (r == 0) {
+		assert_int_equal(j.run_count, 1);
+		r = sched_job_run_save(&j, 0, &doc, &len);
+		if (r == 0)
+			assert_string_equal(doc, run_doc);
+	} else {
+		assert_int_equal(j.run_count, 0);
+	}
+	free(doc);
+	for (size_t i = 0; i < j.run_count; i++) {
+		free(j.runs[i].reason);
+		free(j.runs[i].slices);
+	}
+	free(j.runs);
+	return r;
+}
+
+/* What the chaos runs of a job record use: a cluster, a job of it, its record. */
+struct chaos_record {
+	const struct sched_cluster *c;
+	const struct sched_job *j;
+	const char *doc;
+};
+
+/* Save the job's record again: the same text, or the first error. */
+static int chaos_job_save(const void *arg)
+{
+	const struct chaos_record *cr = arg;
+	char *doc = NULL;
+	size_t len;
+	int r = sched_job_save(cr->c, cr->j, &doc, &len);
+
+	if (r == 0)
+		assert_string_equal(doc, cr->doc);
+	free(doc);
+	return r;
+}
+
+/* Decode the job's record (JSON and the spec's YAML): the first error. */
+static int chaos_job_decode(const void *arg)
+{
+	const struct chaos_record *cr = arg;
+	struct sched_job_decoded *d = NULL;
+	char why[SCHED_REASON_MAX];
+	int r = sched_job_decode(cr->doc, strlen(cr->doc), &d, why);
+
+	sched_job_decoded_free(d);
+	return r;
+}
+
+/* @fn with the Nth allocation failing, N = 0, 1, ... until a run sees none: each failing
+ * run returns -ENOMEM and frees all it allocated. The number of sites. */
+static long chaos_each(int (*fn)(const void *), const void *arg)
+{
+	long n;
+
+	for (n = 0;; n++) {
+		long live_before = chaos_live;
+		int r;
+
+		chaos_injected = false;
+		chaos_countdown = n;
+		r = fn(arg);
+		chaos_countdown = -1;
+		if (!chaos_injected) {
+			assert_int_equal(r, 0);
+			return n;
+		}
+		if (r != -ENOMEM)
+			fail_msg("allocation %ld failed but the result was %d", n, r);
+		if (chaos_live != live_before)
+			fail_msg("allocation %ld failed and %ld allocations leaked", n,
+				 chaos_live - live_before);
+	}
+}
+#endif
+
+/*
+ * Every allocation of loading and saving records fails in turn (a history record, a job
+ * record with its spec): -ENOMEM, never "malformed" nor a record other than the
+ * document (jansson 2.14's lexer drops a character it cannot append, its json_pack() a
+ * key), nothing loaded, nothing leaked (jansson's test_chaos.c).
+ */
+static void test_state_records_out_of_memory(void **state)
+{
+	(void)state;
+#ifdef TEST_CHAOS
+	struct fx_opts o = { .servers = 6, .switches = 2, .quota = true, .queues = QUEUES };
+	struct sched_cluster *c;
+	struct chaos_record cr;
+	char *doc;
+	size_t len;
+
+	if (!chaos_hooks_work())
+		return;
+	assert_true(chaos_each(chaos_history_record, NULL) > 5);
+	c = busy_cluster(&o);
+	cr.c = c;
+	cr.j = sched_cluster_find_job(c, "big"); /* a spec, a placement, two generations */
+	assert_int_equal(sched_job_save(c, cr.j, &doc, &len), 0);
+	cr.doc = doc;
+	assert_true(chaos_each(chaos_job_save, &cr) > 5);
+	assert_true(chaos_each(chaos_job_decode, &cr) > 5);
+	free(doc);
+	sched_cluster_free(c);
+#else
+	print_message("allocation failures cannot be injected here (sanitizers); not run\n");
+#endif
+}
+
+/*
  * Job-count limits (issue 15 item 5) count what a restart restored: jobs loaded over a
  * limit lowered since all come back (a limit bounds new drafts and submissions, never
  * accepted ones), and the user's next submission is refused until enough have ended.
@@ -1379,6 +1709,8 @@ int main(void)
 		cmocka_unit_test(test_state_restored_dump_step_waits_on),
 		cmocka_unit_test(test_state_restored_dump_steps_stay_counted),
 		cmocka_unit_test(test_state_history_round_trip),
+		cmocka_unit_test(test_state_history_records_saved_apart),
+		cmocka_unit_test(test_state_records_out_of_memory),
 		cmocka_unit_test(test_state_round_trip_keeps_quota_and_isolation),
 		cmocka_unit_test(test_state_unreachable_server_keeps_no_agent),
 		cmocka_unit_test(test_state_versions_cover_every_change),
