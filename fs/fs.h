@@ -697,6 +697,14 @@ void fs_cache_clear(struct fs_ctx *ctx);
 struct stat;
 int fs_stat(struct fs_ctx *ctx, const struct fs_path *p, struct stat *st, uint64_t now_usec);
 
+/*
+ * fs_stat_sized() - fs_stat(), or with @with_size false the same without rendering the
+ * file for its size: st_size 0 (a generated file's size is what a render of it says,
+ * under ctx->lock; the notify helper's announcements need none, see fs_getattr()).
+ */
+int fs_stat_sized(struct fs_ctx *ctx, const struct fs_path *p, struct stat *st,
+		  uint64_t now_usec, bool with_size);
+
 
 /*
  * fs_render() - the bytes of readable node @p (a snapshot). *ret new (free()).

@@ -136,6 +136,7 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	struct fs_handle *h = fi ? get_handle(fi) : NULL;
 	size_t kcache_len;
 	struct fs_path p;
+	bool with_size;
 	int r = fs_path_parse(path, &p);
 
 	if (r < 0)
@@ -158,12 +159,20 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
 			return 0;
 		}
 	}
+	/*
+	 * The helper's lookup, fstat and truncate of a file it announces (three GETATTRs:
+	 * libfuse answers a SETATTR with one) would each render it under ctx->lock, a
+	 * status.json 0.35 ms, for a size nobody reads: the kernel keeps no attributes
+	 * (attr_timeout 0) and every reader's stat() asks again. But i_size stays, and
+	 * reads through the page cache stop at it: files of the kernel cache keep theirs.
+	 */
+	with_size = fuse_get_context()->pid != ctx->notifier_tid || fs_kcache_kind(p.kind);
 	if (h)
 		pthread_mutex_lock(&h->mu);
 	pthread_mutex_lock(&ctx->lock);
 	if (!h && p.kind != FS_JOBS_DIR)
 		wait_for_closing_uploads(ctx, &p);
-	r = fs_stat(ctx, &p, st, fs_now_usec());
+	r = fs_stat_sized(ctx, &p, st, fs_now_usec(), with_size);
 	if (r == 0 && h && h->kind == H_SNAPSHOT)
 		st->st_size = (off_t)h->snap.len;
 	/* while the page cache serves one snapshot, the kernel's i_size must stay its size */

@@ -475,6 +475,12 @@ static bool spec_is_writable(const struct sched_job *j)
 
 int fs_stat(struct fs_ctx *ctx, const struct fs_path *p, struct stat *st, uint64_t now_usec)
 {
+	return fs_stat_sized(ctx, p, st, now_usec, true);
+}
+
+int fs_stat_sized(struct fs_ctx *ctx, const struct fs_path *p, struct stat *st,
+		  uint64_t now_usec, bool with_size)
+{
 	struct sched_job *j;
 	uint64_t t;
 	int r = resolve(ctx, p, &j);
@@ -529,7 +535,8 @@ int fs_stat(struct fs_ctx *ctx, const struct fs_path *p, struct stat *st, uint64
 	st->st_mtim.tv_nsec = (long)(t % 1000000) * 1000;
 	st->st_ctim = st->st_mtim;
 	st->st_atim = st->st_mtim;
-	if (S_ISREG(st->st_mode) && p->kind != FS_JOB_UPLOAD && (st->st_mode & 0444)) {
+	if (with_size && S_ISREG(st->st_mode) && p->kind != FS_JOB_UPLOAD &&
+	    (st->st_mode & 0444)) {
 		struct fs_view v;
 
 		r = fs_snapshot(ctx, p, now_usec, &v);
