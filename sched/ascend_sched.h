@@ -1414,7 +1414,7 @@ void sched_event_forget_all(struct sched_cluster *c);
 int sched_restore_finish(struct sched_cluster *c, uint64_t now_usec, char *reason);
 
 /*
- * ---- rendering (sched_render.c) ----
+ * ---- rendering (sched_render.c; the rank table sched_ranktable.c) ----
  * Every output is new (free()) with its length in *ret_len, NUL-terminated. Each function
  * returns 0, -ENOMEM, or -ENOENT where noted; on failure *ret is untouched. Strings that
  * are not UTF-8 are rendered with '?' in place of their non-ASCII bytes.
@@ -1436,7 +1436,9 @@ struct sched_render_ctx {
  * version "1.2" (A3) adds each device's super_device_id, the SDID its agent reported,
  * and super_pod_list; status "completed" when sched_ranktable_waiting_for() waits for
  * nothing, else "initializing", which HCCL polls). -ENOENT when the job holds no
- * placement.
+ * placement. Laid out as jansson's JSON_INDENT(2) lays it out, with a final newline.
+ * Costs what the job holds: 0.16 ms for 512 NPUs, in 1,024 or 16,384 servers
+ * (bench_render).
  */
 int sched_render_ranktable(const struct sched_cluster *c, const struct sched_job *j, char **ret,
 			   size_t *ret_len);
@@ -1460,8 +1462,9 @@ int sched_render_ranktable(const struct sched_cluster *c, const struct sched_job
  * Waiting ("device_ip of NPUs 0-7 on node-1 (no agent has reported them) and of 2 more
  * servers") and conflicts ("device_ip 10.0.0.1 is NPU 0 of node-0 and NPU 3 of node-1;
  * HCCL refuses a duplicate device_ip") both keep the table "initializing": each names
- * the first problem found, in the order above. Returns 1 (waiting; @why set), 0
- * (completed; @why ""), or -ENOENT (not placed).
+ * the first problem found, in the order above. Costs what the job holds, not the
+ * cluster (the host addresses are the cluster's index of them, sched_devip.c). Returns
+ * 1 (waiting; @why set), 0 (completed; @why ""), or -ENOENT (not placed).
  */
 int sched_ranktable_waiting_for(const struct sched_cluster *c, const struct sched_job *j,
 				char *why, size_t why_len);

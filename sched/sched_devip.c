@@ -30,9 +30,14 @@ static const char *node_ip(const struct sched_cluster *c, uint32_t id)
 		return s->conf->host_ip;
 	if (slot >= s->conf->npu_count)
 		return NULL;
-	if (s->npus[slot].reported_ip[0])
-		return s->npus[slot].reported_ip;
-	return s->conf->device_ips[slot];
+	return sched_npu_device_ip(s, slot);
+}
+
+const char *sched_npu_device_ip(const struct sched_server *s, unsigned npu)
+{
+	if (s->npus[npu].reported_ip[0])
+		return s->npus[npu].reported_ip;
+	return s->conf->device_ips[npu];
 }
 
 static uint32_t hash_ip(const char *ip)
@@ -131,35 +136,55 @@ static bool is_skipped(uint32_t id, unsigned skip)
 	return id / SLOTS == skip && id % SLOTS != CONF_SERVER_NPUS_MAX;
 }
 
-bool sched_devip_find(const struct sched_cluster *c, const char *ip, unsigned skip_server,
-		      unsigned *ret_server, int *ret_npu)
+/* Does node @id stand for @ip, and count (not skipped; a host_ip with @hosts_only)? */
+static bool node_matches(const struct sched_cluster *c, uint32_t id, const char *ip,
+			 unsigned skip_server, bool hosts_only)
+{
+	const char *have;
+
+	if (is_skipped(id, skip_server) || (hosts_only && id % SLOTS != CONF_SERVER_NPUS_MAX))
+		return false;
+	have = node_ip(c, id);
+	return have && strcmp(have, ip) == 0;
+}
+
+/* The first node that matches (node_matches()), or END. */
+static uint32_t find_node(const struct sched_cluster *c, const char *ip, unsigned skip_server,
+			  bool hosts_only)
 {
 	const struct sched_devip_index *x = c->devip;
 
 	if (!ip || !ip[0])
-		return false;
+		return END;
 	if (x) {
 		for (uint32_t id = x->head[hash_ip(ip) & (x->bucket_count - 1)]; id != END;
-		     id = x->next[id]) {
-			const char *have = node_ip(c, id);
-
-			if (is_skipped(id, skip_server) || !have || strcmp(have, ip) != 0)
-				continue;
-			*ret_server = id / SLOTS;
-			*ret_npu = id % SLOTS == CONF_SERVER_NPUS_MAX ? -1 : (int)(id % SLOTS);
-			return true;
-		}
-		return false;
+		     id = x->next[id])
+			if (node_matches(c, id, ip, skip_server, hosts_only))
+				return id;
+		return END;
 	}
 	/* no memory for the index: look at every address */
-	for (uint32_t id = 0; id < c->server_count * SLOTS; id++) {
-		const char *have = node_ip(c, id);
+	for (uint32_t id = 0; id < c->server_count * SLOTS; id++)
+		if (node_matches(c, id, ip, skip_server, hosts_only))
+			return id;
+	return END;
+}
 
-		if (is_skipped(id, skip_server) || !have || strcmp(have, ip) != 0)
-			continue;
-		*ret_server = id / SLOTS;
-		*ret_npu = id % SLOTS == CONF_SERVER_NPUS_MAX ? -1 : (int)(id % SLOTS);
-		return true;
-	}
-	return false;
+bool sched_devip_find(const struct sched_cluster *c, const char *ip, unsigned skip_server,
+		      unsigned *ret_server, int *ret_npu)
+{
+	uint32_t id = find_node(c, ip, skip_server, false);
+
+	if (id == END)
+		return false;
+	*ret_server = id / SLOTS;
+	*ret_npu = id % SLOTS == CONF_SERVER_NPUS_MAX ? -1 : (int)(id % SLOTS);
+	return true;
+}
+
+int sched_devip_find_host(const struct sched_cluster *c, const char *ip)
+{
+	uint32_t id = find_node(c, ip, UINT32_MAX, true);
+
+	return id == END ? -1 : (int)(id / SLOTS);
 }

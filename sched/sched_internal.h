@@ -579,9 +579,66 @@ void sched_reason(char *reason, const char *fmt, ...) __attribute__((format(prin
  * whose (one of them, when several). Changes nothing.
  */
 int sched_devip_index_build(struct sched_cluster *c);
+/* sched_npu_device_ip() - the device IP HCCL uses for NPU @npu of @s: what its agent
+ * reported, else the inventory's; NULL when neither gives one. Borrowed. */
+const char *sched_npu_device_ip(const struct sched_server *s, unsigned npu);
 void sched_devip_index_free(struct sched_cluster *c);
 void sched_devip_changed(struct sched_cluster *c, unsigned server, unsigned npu);
 bool sched_devip_find(const struct sched_cluster *c, const char *ip, unsigned skip_server,
 		      unsigned *ret_server, int *ret_npu);
+/* sched_devip_find_host() - the server whose host_ip is @ip (the first, when several),
+ * or -1. */
+int sched_devip_find_host(const struct sched_cluster *c, const char *ip);
+
+/* sched_slice_server() - the server slice @sl of a job lies on (borrowed). */
+static inline const struct sched_server *sched_slice_server(const struct sched_cluster *c,
+							   const struct sched_slice *sl)
+{
+	return &c->servers[sl->server];
+}
+
+/*
+ * ---- text the renders build (sched_text.c) ----
+ * struct sched_buf: a NUL-terminated text that grows; zero-initialized it is empty. The
+ * first failure latches in err (-ENOMEM; -EINVAL from a bad format) and every later
+ * call does nothing. sched_buf_finish() hands the text over (*ret, free()) or frees it
+ * and returns err.
+ */
+struct sched_buf {
+	char *p;
+	size_t len, cap;
+	int err;
+};
+
+void sched_buf_grow(struct sched_buf *b, size_t more);
+void sched_buf_put(struct sched_buf *b, const char *s, size_t n);
+void sched_buf_printf(struct sched_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int sched_buf_finish(struct sched_buf *b, char **ret, size_t *ret_len);
+
+/*
+ * JSON written into a sched_buf as jansson's json_dumps() writes it with
+ * JSON_INDENT(@indent) (and without JSON_ENSURE_ASCII): the same bytes for the same
+ * values, so a file may move from one to the other unseen. sched_jw_open() and
+ * sched_jw_close() take '{'/'}' or '['/']'; in an object each value follows
+ * sched_jw_key(), in an array sched_jw_item(); a value is sched_jw_string(), text put
+ * with sched_buf_put()/sched_buf_printf() (a number), or a nested open ... close.
+ * Deeper than SCHED_JW_DEPTH_MAX, or a close without an open, latches -EINVAL in the
+ * buffer. sched_jw_string() escapes as json_dumps() does; a string that is not UTF-8
+ * has its bytes above 0x7f written as '?' (sched_render.c's jstr() does the same).
+ */
+#define SCHED_JW_DEPTH_MAX 8
+struct sched_jw {
+	struct sched_buf *b;
+	unsigned indent;
+	unsigned depth;
+	bool has_items[SCHED_JW_DEPTH_MAX];
+};
+
+void sched_jw_open(struct sched_jw *w, char kind);
+void sched_jw_close(struct sched_jw *w, char kind);
+void sched_jw_key(struct sched_jw *w, const char *key);
+void sched_jw_item(struct sched_jw *w);
+void sched_jw_string(struct sched_buf *b, const char *s);
 
 #endif

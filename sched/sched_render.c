@@ -1,96 +1,32 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Everything sched turns into bytes: the rank table (jansson), env files, status and
- * topology JSON, Prometheus metrics, events. Rank table rules: design.md §4 (MindSpore
- * "rank table startup" and HCCL rank table documentation).
+ * Everything sched turns into bytes but the rank table (sched_ranktable.c): env files,
+ * status and topology JSON, Prometheus metrics, events.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 
 #include <jansson.h>
 
 #include "sched_internal.h"
 
-struct buf {
-	char *p;
-	size_t len, cap;
-	int err;
-};
-
-static void buf_grow(struct buf *b, size_t more)
-{
-	char *n;
-	size_t cap;
-
-	if (b->err || b->len + more + 1 <= b->cap)
-		return;
-	cap = b->cap ? b->cap : 256;
-	while (cap < b->len + more + 1)
-		cap *= 2;
-	n = realloc(b->p, cap);
-	if (!n) {
-		b->err = -ENOMEM;
-		return;
-	}
-	b->p = n;
-	b->cap = cap;
-}
-
-static void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void buf_printf(struct buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0) {
-		b->err = -EINVAL;
-		return;
-	}
-	buf_grow(b, (size_t)n);
-	if (b->err)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
-}
-
-static int buf_finish(struct buf *b, char **ret, size_t *ret_len)
-{
-	if (!b->err && !b->p)
-		buf_grow(b, 0);
-	if (b->err) {
-		free(b->p);
-		return b->err;
-	}
-	b->p[b->len] = '\0';
-	*ret = b->p;
-	*ret_len = b->len;
-	return 0;
-}
-
 int sched_shell_quote(char **bufp, size_t *len, size_t *cap, const char *value)
 {
-	struct buf b = { .p = *bufp, .len = *len, .cap = *cap };
+	struct sched_buf b = { .p = *bufp, .len = *len, .cap = *cap };
 
-	buf_printf(&b, "'");
+	sched_buf_printf(&b, "'");
 	for (const char *s = value; *s; s++) {
 		if (*s == '\'')
-			buf_printf(&b, "'\\''");
+			sched_buf_printf(&b, "'\\''");
 		else
-			buf_printf(&b, "%c", *s);
+			sched_buf_printf(&b, "%c", *s);
 	}
-	buf_printf(&b, "'");
+	sched_buf_printf(&b, "'");
 	/* the block may have moved before a later realloc failed: always hand it back */
 	*bufp = b.p;
 	*len = b.len;
@@ -98,19 +34,19 @@ int sched_shell_quote(char **bufp, size_t *len, size_t *cap, const char *value)
 	return b.err;
 }
 
-static void buf_export(struct buf *b, const char *name, const char *value)
+static void buf_export(struct sched_buf *b, const char *name, const char *value)
 {
 	if (b->err)
 		return;
-	buf_printf(b, "export %s=", name);
+	sched_buf_printf(b, "export %s=", name);
 	if (!b->err)
 		b->err = sched_shell_quote(&b->p, &b->len, &b->cap, value);
-	buf_printf(b, "\n");
+	sched_buf_printf(b, "\n");
 }
 
-static void buf_exportf(struct buf *b, const char *name, const char *fmt, ...)
+static void buf_exportf(struct sched_buf *b, const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-static void buf_exportf(struct buf *b, const char *name, const char *fmt, ...)
+static void buf_exportf(struct sched_buf *b, const char *name, const char *fmt, ...)
 {
 	char value[4096];
 	va_list ap;
@@ -229,427 +165,6 @@ void sched_iso_time(uint64_t usec, char *out, size_t len)
 		 (unsigned)(usec % 1000000 / 1000));
 }
 
-static json_t *json_uint_str(unsigned long long v)
-{
-	char s[32];
-
-	snprintf(s, sizeof(s), "%llu", v);
-	return jstr(s);
-}
-
-static const struct sched_server *slice_server(const struct sched_cluster *c,
-					       const struct sched_slice *sl)
-{
-	return &c->servers[sl->server];
-}
-
-/* The device_ip HCCL should use: what the agent reported, else the inventory's. */
-static const char *device_ip(const struct sched_server *s, unsigned d)
-{
-	if (s->npus[d].reported_ip[0])
-		return s->npus[d].reported_ip;
-	return s->conf->device_ips[d];
-}
-
-/*
- * ---- what a rank table waits for (sched_ranktable_waiting_for(), ascend_sched.h) ----
- * The rules are HCCL's: hcomm topoinfo_ranktableConcise.cc GetSingleDeviceIp() (when
- * device_ip is required; A3 inside one super pod links over the vnic without it),
- * CheckUniqueAndInsertPool(UNIQUE_INFO_TYPE_DEVICE_IP) (no address twice),
- * CheckSuperPodInfo() (every A3 device has an SDID, unique within its pod) and
- * HcclCommunicatorAttrs::CheckSuperDeviceId() (the SDID is the driver's, so only the
- * agent, which reads npu-smi, can know it).
- */
-
-struct wait {
-	char *why;
-	size_t len;
-};
-
-static int wait_say(struct wait *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int wait_say(struct wait *w, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (w->len) {
-		va_start(ap, fmt);
-		vsnprintf(w->why, w->len, fmt, ap);
-		va_end(ap);
-	}
-	return 1;
-}
-
-/* "0-3, 6" for the ids flagged in @set (CONF_SERVER_NPUS_MAX entries) into @buf. */
-static const char *id_ranges(const bool *set, char *buf, size_t len)
-{
-	size_t n = 0;
-
-	buf[0] = '\0';
-	for (unsigned d = 0; d < CONF_SERVER_NPUS_MAX; d++) {
-		unsigned e = d;
-
-		if (!set[d])
-			continue;
-		while (e + 1 < CONF_SERVER_NPUS_MAX && set[e + 1])
-			e++;
-		if (n < len)
-			n += (size_t)snprintf(buf + n, len - n, e > d ? "%s%u-%u" : "%s%u",
-					      n ? ", " : "", d, e);
-		d = e;
-	}
-	return buf;
-}
-
-static unsigned count_set(const bool *set)
-{
-	unsigned k = 0;
-
-	for (unsigned d = 0; d < CONF_SERVER_NPUS_MAX; d++)
-		k += set[d];
-	return k;
-}
-
-/* Number of distinct configured super pods the job's servers are in. */
-static unsigned job_pod_count(const struct sched_cluster *c, const struct sched_job *j)
-{
-	unsigned pods = 0;
-
-	for (size_t i = 0; i < j->slice_count; i++) {
-		const char *p = slice_server(c, &j->slices[i])->conf->super_pod;
-		bool seen = false;
-
-		for (size_t k = 0; k < i && !seen; k++) {
-			const char *q = slice_server(c, &j->slices[k])->conf->super_pod;
-
-			seen = (!p && !q) || (p && q && strcmp(p, q) == 0);
-		}
-		pods += !seen;
-	}
-	return pods;
-}
-
-/*
- * The first server of @j with devices lacking what @lacks tells, as "@field of NPUs
- * 0-7 on node-1 (@hint) and of 2 more servers"; 0 when none lacks it.
- */
-static int wait_missing(struct wait *w, const struct sched_cluster *c, const struct sched_job *j,
-			bool (*lacks)(const struct sched_server *s, unsigned d), const char *field,
-			const char *hint)
-{
-	const struct sched_server *first = NULL;
-	bool set[CONF_SERVER_NPUS_MAX] = { false };
-	unsigned more = 0;
-	char ids[96];
-
-	for (size_t i = 0; i < j->slice_count; i++) {
-		const struct sched_slice *sl = &j->slices[i];
-		const struct sched_server *s = slice_server(c, sl);
-		bool any = false;
-
-		for (unsigned k = 0; k < sl->npu_count; k++)
-			if (lacks(s, sl->device_ids[k])) {
-				any = true;
-				if (!first)
-					set[sl->device_ids[k]] = true;
-			}
-		if (any && !first)
-			first = s;
-		else if (any)
-			more++;
-	}
-	if (!first)
-		return 0;
-	id_ranges(set, ids, sizeof(ids));
-	if (more)
-		return wait_say(w, "%s of NPU%s %s on %s (%s) and of %u more server%s", field,
-				count_set(set) == 1 ? "" : "s", ids, first->conf->name, hint, more,
-				more == 1 ? "" : "s");
-	return wait_say(w, "%s of NPU%s %s on %s (%s)", field, count_set(set) == 1 ? "" : "s",
-			ids, first->conf->name, hint);
-}
-
-static bool lacks_device_ip(const struct sched_server *s, unsigned d)
-{
-	return !device_ip(s, d);
-}
-
-static bool lacks_sdid(const struct sched_server *s, unsigned d)
-{
-	return !s->npus[d].has_sdid;
-}
-
-/* Family of the IP literal @ip: AF_INET, AF_INET6 or 0. */
-static int ip_family(const char *ip)
-{
-	unsigned char a[16];
-
-	if (inet_pton(AF_INET, ip, a) == 1)
-		return AF_INET;
-	return inet_pton(AF_INET6, ip, a) == 1 ? AF_INET6 : 0;
-}
-
-/* Device IPs HCCL would refuse: unusable, a host's, twice in the table, mixed families. */
-static int wait_bad_ips(struct wait *w, const struct sched_cluster *c, const struct sched_job *j)
-{
-	json_t *seen = json_object(), *hosts = json_object();
-	const char *first_ip = NULL, *first_server = NULL;
-	unsigned first_dev = 0;
-	int family = 0, r = 0;
-
-	for (size_t h = 0; hosts && h < c->server_count; h++)
-		json_object_set_new(hosts, c->servers[h].conf->host_ip, json_integer((json_int_t)h));
-	if (!seen || !hosts) {
-		json_decref(seen);
-		json_decref(hosts);
-		return wait_say(w, "memory to check the device IPs");
-	}
-	for (size_t i = 0; i < j->slice_count && !r; i++) {
-		const struct sched_slice *sl = &j->slices[i];
-		const struct sched_server *s = slice_server(c, sl);
-
-		for (unsigned k = 0; k < sl->npu_count && !r; k++) {
-			unsigned d = sl->device_ids[k];
-			const char *ip = device_ip(s, d), *problem;
-			json_t *other;
-			int f;
-
-			if (!ip)
-				continue;
-			problem = conf_device_ip_problem(ip);
-			if (problem) {
-				r = wait_say(w, "a usable device_ip of NPU %u on %s: %s %s", d,
-					     s->conf->name, ip, problem);
-				break;
-			}
-			other = json_object_get(hosts, ip);
-			if (other) {
-				r = wait_say(w,
-					     "a usable device_ip of NPU %u on %s: %s is the host_ip "
-					     "of %s",
-					     d, s->conf->name, ip,
-					     c->servers[json_integer_value(other)].conf->name);
-				break;
-			}
-			other = json_object_get(seen, ip);
-			if (other) {
-				size_t at = (size_t)json_integer_value(other);
-
-				r = wait_say(w,
-					     "distinct device IPs: %s is NPU %u of %s and NPU %u "
-					     "of %s; HCCL refuses a duplicate device_ip",
-					     ip, j->slices[at / CONF_SERVER_NPUS_MAX].device_ids
-							 [at % CONF_SERVER_NPUS_MAX],
-					     slice_server(c, &j->slices[at / CONF_SERVER_NPUS_MAX])
-						     ->conf->name,
-					     d, s->conf->name);
-				break;
-			}
-			json_object_set_new(seen, ip,
-					    json_integer((json_int_t)(i * CONF_SERVER_NPUS_MAX + k)));
-			f = ip_family(ip);
-			if (!family) {
-				family = f;
-				first_ip = ip;
-				first_server = s->conf->name;
-				first_dev = d;
-			} else if (f != family) {
-				r = wait_say(w,
-					     "one address family: device_ip %s of NPU %u on %s is "
-					     "%s but %s of NPU %u on %s is %s",
-					     ip, d, s->conf->name, f == AF_INET6 ? "IPv6" : "IPv4",
-					     first_ip, first_dev, first_server,
-					     family == AF_INET6 ? "IPv6" : "IPv4");
-			}
-		}
-	}
-	json_decref(seen);
-	json_decref(hosts);
-	return r;
-}
-
-/* A3: the servers of one configured pod in one physical pod; no SDID twice in a pod. */
-static int wait_bad_sdids(struct wait *w, const struct sched_cluster *c, const struct sched_job *j)
-{
-	json_t *seen = json_object();
-	int r = 0;
-
-	if (!seen)
-		return wait_say(w, "memory to check the SDIDs");
-	for (size_t i = 0; i < j->slice_count && !r; i++) {
-		const struct sched_slice *sl = &j->slices[i];
-		const struct sched_server *s = slice_server(c, sl);
-		const char *pod = s->conf->super_pod ? s->conf->super_pod : "0";
-
-		for (size_t k = 0; k < i && !r; k++) {
-			const struct sched_server *o = slice_server(c, &j->slices[k]);
-			const char *opod = o->conf->super_pod ? o->conf->super_pod : "0";
-			unsigned od = j->slices[k].device_ids[0], sd = sl->device_ids[0];
-
-			if (strcmp(pod, opod) == 0 &&
-			    o->npus[od].super_pod_id != s->npus[sd].super_pod_id)
-				r = wait_say(w,
-					     "one physical super pod for the servers of super pod %s: "
-					     "%s reports super pod %u, %s super pod %u (fix "
-					     "super_pod in the inventory)",
-					     pod, o->conf->name, (unsigned)o->npus[od].super_pod_id,
-					     s->conf->name, (unsigned)s->npus[sd].super_pod_id);
-		}
-		for (unsigned k = 0; k < sl->npu_count && !r; k++) {
-			unsigned d = sl->device_ids[k];
-			char key[CONF_NAME_MAX + 16];
-			json_t *other;
-
-			snprintf(key, sizeof(key), "%s:%u", pod, (unsigned)s->npus[d].sdid);
-			other = json_object_get(seen, key);
-			if (other) {
-				size_t at = (size_t)json_integer_value(other);
-				const struct sched_server *o =
-					slice_server(c, &j->slices[at / CONF_SERVER_NPUS_MAX]);
-
-				r = wait_say(w,
-					     "distinct SDIDs in super pod %s: SDID %u is NPU %u of %s "
-					     "and of %s (both at server index %u); HCCL refuses a "
-					     "duplicate super_device_id",
-					     pod, (unsigned)s->npus[d].sdid, d, o->conf->name,
-					     s->conf->name, s->npus[d].server_index);
-				break;
-			}
-			json_object_set_new(seen, key,
-					    json_integer((json_int_t)(i * CONF_SERVER_NPUS_MAX + k)));
-		}
-	}
-	json_decref(seen);
-	return r;
-}
-
-int sched_ranktable_waiting_for(const struct sched_cluster *c, const struct sched_job *j,
-				char *why, size_t why_len)
-{
-	struct wait w = { .why = why, .len = why_len };
-	const struct conf_server_type *t;
-	bool v12, need_ip;
-	unsigned pods;
-	int r;
-
-	if (why_len)
-		why[0] = '\0';
-	if (!j->slice_count)
-		return -ENOENT;
-	t = slice_server(c, &j->slices[0])->conf->type;
-	v12 = strcmp(t->rank_table_version, "1.2") == 0;
-	pods = v12 ? job_pod_count(c, j) : 1;
-	if (strcmp(t->chip, "910") == 0)
-		need_ip = true;
-	else if (v12)
-		need_ip = pods > 1;
-	else
-		need_ip = j->slice_count > 1 || c->conf->require_agent;
-	if (need_ip) {
-		r = wait_missing(&w, c, j, lacks_device_ip, "device_ip",
-				 "neither the inventory nor its agent gives them");
-		if (r)
-			return r;
-	}
-	for (size_t i = 0; i < j->slice_count && need_ip && c->conf->require_agent; i++)
-		if (!slice_server(c, &j->slices[i])->ips_confirmed)
-			return wait_say(&w,
-					"the agent of %s to confirm its device IPs "
-					"(cluster.require_agent)",
-					slice_server(c, &j->slices[i])->conf->name);
-	r = wait_bad_ips(&w, c, j);
-	if (r)
-		return r;
-	if (!v12)
-		return 0;
-	r = wait_missing(&w, c, j, lacks_sdid, "the SDID",
-			 "its agent reports them from npu-smi info -t spod-info");
-	if (r)
-		return r;
-	return wait_bad_sdids(&w, c, j);
-}
-
-int sched_render_ranktable(const struct sched_cluster *c, const struct sched_job *j, char **ret,
-			   size_t *ret_len)
-{
-	const struct conf_server_type *t;
-	json_t *root, *list, *pods = NULL;
-	char why[SCHED_REASON_MAX];
-	bool v12;
-
-	if (!j->slice_count)
-		return -ENOENT;
-	t = slice_server(c, &j->slices[0])->conf->type;
-	v12 = strcmp(t->rank_table_version, "1.2") == 0;
-	root = json_object();
-	list = json_array();
-	if (!root || !list) {
-		json_decref(root);
-		json_decref(list);
-		return -ENOMEM;
-	}
-	jset(root, "version", jstr(t->rank_table_version));
-	jset(root, "server_count", json_uint_str(j->slice_count));
-	jset(root, "server_list", list);
-	for (size_t i = 0; i < j->slice_count; i++) {
-		const struct sched_slice *sl = &j->slices[i];
-		const struct sched_server *ss = slice_server(c, sl);
-		const struct conf_server *cs = ss->conf;
-		json_t *srv = json_object(), *devs = json_array();
-
-		for (unsigned k = 0; k < sl->npu_count; k++) {
-			unsigned d = sl->device_ids[k];
-			json_t *dev = json_object();
-
-			jset(dev, "device_id", json_uint_str(d));
-			if (device_ip(ss, d))
-				jset(dev, "device_ip", jstr(device_ip(ss, d)));
-			/* the SDID the driver has, as the agent read it; none until then
-			 * (the table is initializing) */
-			if (v12 && ss->npus[d].has_sdid)
-				jset(dev, "super_device_id", json_uint_str(ss->npus[d].sdid));
-			jset(dev, "rank_id", json_uint_str(sl->first_rank + k));
-			jpush(devs, dev);
-		}
-		/* server_id is the host IP, as HCCL's own rank table tools write it */
-		jset(srv, "server_id", jstr(cs->host_ip));
-		jset(srv, "host_ip", jstr(cs->host_ip));
-		jset(srv, "pod_ip", jstr(cs->host_ip));
-		jset(srv, "device", devs);
-		jset(srv, "host_nic_ip", jstr("reserve"));
-		jpush(list, srv);
-	}
-	if (v12) {
-		pods = json_array();
-		for (size_t i = 0; i < j->slice_count; i++) {
-			const struct conf_server *cs = slice_server(c, &j->slices[i])->conf;
-			const char *pod = cs->super_pod ? cs->super_pod : "0";
-			json_t *last = json_array_size(pods) ?
-					       json_array_get(pods, json_array_size(pods) - 1) :
-					       NULL;
-			json_t *e = json_object();
-
-			const char *last_id =
-				last ? json_string_value(json_object_get(last, "super_pod_id")) :
-				       NULL;
-
-			if (!last_id || strcmp(last_id, pod) != 0) {
-				last = json_object();
-				jset(last, "super_pod_id", jstr(pod));
-				jset(last, "server_list", json_array());
-				jpush(pods, last);
-			}
-			jset(e, "server_id", jstr(cs->host_ip));
-			jpush(json_object_get(last, "server_list"), e);
-		}
-		jset(root, "super_pod_list", pods);
-	}
-	/* HCCL polls until "completed" */
-	jset(root, "status",
-	     jstr(sched_ranktable_waiting_for(c, j, why, sizeof(why)) ? "initializing" :
-									  "completed"));
-	return json_finish(root, ret, ret_len, JSON_INDENT(2));
-}
-
 static const char *log_level_number(const char *level)
 {
 	if (!level)
@@ -678,16 +193,16 @@ static const char *log_level_number(const char *level)
  * gives MS_* anyway) has an MS_* variable, and in dynamic mode no file has RANK_TABLE_FILE
  * (the table stays readable at ASCEND_JOB_DIR/ranktable.json).
  */
-static void sched_lines(struct buf *b, const struct sched_cluster *c, const struct sched_job *j)
+static void sched_lines(struct sched_buf *b, const struct sched_cluster *c, const struct sched_job *j)
 {
-	const struct conf_server *master = slice_server(c, &j->slices[0])->conf;
+	const struct conf_server *master = sched_slice_server(c, &j->slices[0])->conf;
 
 	buf_export(b, "MS_SCHED_HOST", master->host_ip);
 	buf_exportf(b, "MS_SCHED_PORT", "%u", j->sched_port);
 	buf_exportf(b, "MS_WORKER_NUM", "%u", sched_job_total_npus(j));
 }
 
-static void job_env_lines(struct buf *b, const struct sched_cluster *c,
+static void job_env_lines(struct sched_buf *b, const struct sched_cluster *c,
 			  const struct sched_job *j, const struct sched_render_ctx *ctx)
 {
 	const struct conf_cluster *cf = c->conf;
@@ -726,20 +241,20 @@ static void job_env_lines(struct buf *b, const struct sched_cluster *c,
 int sched_render_job_env(const struct sched_cluster *c, const struct sched_job *j,
 			 const struct sched_render_ctx *ctx, char **ret, size_t *ret_len)
 {
-	struct buf b = { 0 };
+	struct sched_buf b = { 0 };
 
 	if (!j->slice_count)
 		return -ENOENT;
-	buf_printf(&b, "# job %s, generation %u: job-wide environment (source with `.`)\n",
+	sched_buf_printf(&b, "# job %s, generation %u: job-wide environment (source with `.`)\n",
 		   j->name, j->generation);
 	job_env_lines(&b, c, j, ctx);
-	return buf_finish(&b, ret, ret_len);
+	return sched_buf_finish(&b, ret, ret_len);
 }
 
-static void device_list(struct buf *b, const struct sched_slice *sl)
+static void device_list(struct sched_buf *b, const struct sched_slice *sl)
 {
 	for (unsigned k = 0; k < sl->npu_count; k++)
-		buf_printf(b, "%s%u", k ? "," : "", sl->device_ids[k]);
+		sched_buf_printf(b, "%s%u", k ? "," : "", sl->device_ids[k]);
 }
 
 int sched_render_host_env(const struct sched_cluster *c, const struct sched_job *j, size_t slice,
@@ -747,26 +262,26 @@ int sched_render_host_env(const struct sched_cluster *c, const struct sched_job 
 {
 	const struct sched_slice *sl;
 	const struct conf_server *cs;
-	struct buf b = { 0 }, devs = { 0 }, args = { 0 };
+	struct sched_buf b = { 0 }, devs = { 0 }, args = { 0 };
 	const char *mount = ctx && ctx->mount_path ? ctx->mount_path : "";
 	int r;
 
 	if (slice >= j->slice_count)
 		return -ENOENT;
 	sl = &j->slices[slice];
-	cs = slice_server(c, sl)->conf;
+	cs = sched_slice_server(c, sl)->conf;
 	device_list(&devs, sl);
 	/* msrun's own flags (MindSpore msrun launcher) */
-	buf_printf(&args,
+	sched_buf_printf(&args,
 		   "--worker_num=%u --local_worker_num=%u --master_addr=%s --master_port=%u "
 		   "--node_rank=%zu --log_dir=msrun_log_%s_g%u --join=True",
 		   sched_job_total_npus(j), sl->npu_count,
-		   slice_server(c, &j->slices[0])->conf->host_ip, j->sched_port, slice, j->name,
+		   sched_slice_server(c, &j->slices[0])->conf->host_ip, j->sched_port, slice, j->name,
 		   j->generation);
 	if (!c->conf->enable_dynamic_network)
-		buf_printf(&args, " --rank_table_file=%s/jobs/%s/ranktable.json", mount, j->name);
+		sched_buf_printf(&args, " --rank_table_file=%s/jobs/%s/ranktable.json", mount, j->name);
 
-	buf_printf(&b, "# job %s, generation %u: server %s (msrun node rank %zu)\n", j->name,
+	sched_buf_printf(&b, "# job %s, generation %u: server %s (msrun node rank %zu)\n", j->name,
 		   j->generation, cs->name, slice);
 	job_env_lines(&b, c, j, ctx);
 	if (!c->conf->enable_dynamic_network)
@@ -782,22 +297,22 @@ int sched_render_host_env(const struct sched_cluster *c, const struct sched_job 
 		b.err = -ENOMEM;
 	free(devs.p);
 	free(args.p);
-	r = buf_finish(&b, ret, ret_len);
+	r = sched_buf_finish(&b, ret, ret_len);
 	return r;
 }
 
 int sched_render_rank_env(const struct sched_cluster *c, const struct sched_job *j, unsigned rank,
 			  const struct sched_render_ctx *ctx, char **ret, size_t *ret_len)
 {
-	struct buf b = { 0 }, devs = { 0 };
+	struct sched_buf b = { 0 }, devs = { 0 };
 
 	for (size_t i = 0; i < j->slice_count; i++) {
 		const struct sched_slice *sl = &j->slices[i];
-		const struct conf_server *cs = slice_server(c, sl)->conf;
+		const struct conf_server *cs = sched_slice_server(c, sl)->conf;
 
 		if (rank < sl->first_rank || rank >= sl->first_rank + sl->npu_count)
 			continue;
-		buf_printf(&b, "# job %s, generation %u: rank %u on server %s\n", j->name,
+		sched_buf_printf(&b, "# job %s, generation %u: rank %u on server %s\n", j->name,
 			   j->generation, rank, cs->name);
 		job_env_lines(&b, c, j, ctx);
 		buf_export(&b, "SERVER_ID", cs->host_ip);
@@ -808,7 +323,7 @@ int sched_render_rank_env(const struct sched_cluster *c, const struct sched_job 
 			 * ASCEND_RT_VISIBLE_DEVICES stays unset so that it keeps meaning the
 			 * physical NPU, and no MS_* variable makes it a dynamic cluster */
 			buf_exportf(&b, "DEVICE_ID", "%u", sl->device_ids[rank - sl->first_rank]);
-			return buf_finish(&b, ret, ret_len);
+			return sched_buf_finish(&b, ret, ret_len);
 		}
 		/* a worker of msrun's dynamic cluster (the agent of the master server starts
 		 * its MS_SCHED process): MindSpore makes the local rank the device, a logical
@@ -821,7 +336,7 @@ int sched_render_rank_env(const struct sched_cluster *c, const struct sched_job 
 		free(devs.p);
 		buf_export(&b, "MS_ROLE", "MS_WORKER");
 		buf_exportf(&b, "MS_NODE_ID", "%u", rank);
-		return buf_finish(&b, ret, ret_len);
+		return sched_buf_finish(&b, ret, ret_len);
 	}
 	return -ENOENT;
 }
@@ -832,7 +347,7 @@ static json_t *placement_json(const struct sched_cluster *c, const struct sched_
 
 	for (size_t i = 0; i < j->slice_count; i++) {
 		const struct sched_slice *sl = &j->slices[i];
-		const struct sched_server *s = slice_server(c, sl);
+		const struct sched_server *s = sched_slice_server(c, sl);
 		json_t *o = json_object(), *ids = json_array();
 
 		for (unsigned k = 0; k < sl->npu_count; k++)
@@ -909,7 +424,7 @@ int sched_render_job_status_json(const struct sched_cluster *c, const struct sch
 										: j->stop_to)));
 		for (size_t i = 0; i < j->slice_count; i++)
 			if (!j->slices[i].gone)
-				jpush(waits, jstr(slice_server(c, &j->slices[i])->conf->name));
+				jpush(waits, jstr(sched_slice_server(c, &j->slices[i])->conf->name));
 		jset(o, "stop_waits_for", waits);
 	} else {
 		jset(o, "stop_to", json_null());
@@ -926,7 +441,7 @@ int sched_render_job_status_json(const struct sched_cluster *c, const struct sch
 	ranktable_status_json(c, j, o);
 	if (j->slice_count) {
 		jset(o, "ms_sched_host",
-				    jstr(slice_server(c, &j->slices[0])->conf->host_ip));
+				    jstr(sched_slice_server(c, &j->slices[0])->conf->host_ip));
 		jset(o, "ms_sched_port", json_integer(j->sched_port));
 	}
 	if (j->checkpoint_path) {
@@ -1007,7 +522,7 @@ static json_t *run_json(const struct sched_job *j, const struct sched_job_run *r
 int sched_render_job_history(const struct sched_cluster *c, const struct sched_job *j,
 			     char **ret, size_t *ret_len)
 {
-	struct buf b = { 0 };
+	struct sched_buf b = { 0 };
 
 	(void)c;
 	for (size_t i = 0; i < j->run_count && !b.err; i++) {
@@ -1020,10 +535,10 @@ int sched_render_job_history(const struct sched_cluster *c, const struct sched_j
 			b.err = -ENOMEM;
 			break;
 		}
-		buf_printf(&b, "%s\n", line);
+		sched_buf_printf(&b, "%s\n", line);
 		free(line);
 	}
-	return buf_finish(&b, ret, ret_len);
+	return sched_buf_finish(&b, ret, ret_len);
 }
 
 static json_t *event_json(const struct sched_event *e)
@@ -1071,7 +586,7 @@ char *sched_event_render_line(const struct sched_event *e, size_t extra, size_t 
 int sched_render_events(const struct sched_cluster *c, const char *job, char **ret,
 			size_t *ret_len)
 {
-	struct buf b = { 0 };
+	struct sched_buf b = { 0 };
 	uint64_t seq = 0;
 	const struct sched_event *e;
 
@@ -1082,14 +597,14 @@ int sched_render_events(const struct sched_cluster *c, const char *job, char **r
 			continue;
 		if (!e->line)
 			continue; /* its line could not be rendered (out of memory) */
-		buf_grow(&b, e->line_len + 1);
+		sched_buf_grow(&b, e->line_len + 1);
 		if (b.err)
 			break;
 		memcpy(b.p + b.len, e->line, e->line_len);
 		b.len += e->line_len;
 		b.p[b.len++] = '\n';
 	}
-	return buf_finish(&b, ret, ret_len);
+	return sched_buf_finish(&b, ret, ret_len);
 }
 
 /* {total, allocated, free, isolated, unavailable} of server @server, or all when < 0 */
@@ -1173,8 +688,8 @@ int sched_render_topology(const struct sched_cluster *c, char **ret, size_t *ret
 			json_t *ne = json_object();
 
 			jset(ne, "device_id", json_integer(d));
-			jset(ne, "device_ip", device_ip(s, d) ?
-							jstr(device_ip(s, d)) :
+			jset(ne, "device_ip", sched_npu_device_ip(s, d) ?
+							jstr(sched_npu_device_ip(s, d)) :
 							json_null());
 			jset(ne, "hccs_group",
 					    json_integer(d / (cs->type->hccs_group_size ?
@@ -1212,19 +727,19 @@ int sched_render_topology(const struct sched_cluster *c, char **ret, size_t *ret
 int sched_render_metrics(const struct sched_cluster *c, uint64_t now_usec, char **ret,
 			 size_t *ret_len)
 {
-	struct buf b = { 0 };
+	struct sched_buf b = { 0 };
 	unsigned by_state[SCHED_JOB_STATE_COUNT] = { 0 };
 
 	for (size_t i = 0; i < c->job_count; i++)
 		by_state[c->jobs[i]->state]++;
 	/* NPU Exporter's name and encoding: 1 healthy, 0 unhealthy */
-	buf_printf(&b, "# HELP npu_chip_info_health_status NPU health: 1 healthy, 0 unhealthy, -1 unknown\n"
+	sched_buf_printf(&b, "# HELP npu_chip_info_health_status NPU health: 1 healthy, 0 unhealthy, -1 unknown\n"
 		       "# TYPE npu_chip_info_health_status gauge\n");
 	for (size_t i = 0; i < c->server_count; i++) {
 		const struct sched_server *s = &c->servers[i];
 
 		for (unsigned d = 0; d < s->conf->npu_count; d++)
-			buf_printf(&b, "npu_chip_info_health_status{id=\"%u\",node=\"%s\"} %d\n", d,
+			sched_buf_printf(&b, "npu_chip_info_health_status{id=\"%u\",node=\"%s\"} %d\n", d,
 				   s->conf->name,
 				   s->npus[d].health == SCHED_HEALTH_UNKNOWN ? -1 :
 				   s->npus[d].health == SCHED_HEALTH_OK ||
@@ -1233,14 +748,14 @@ int sched_render_metrics(const struct sched_cluster *c, uint64_t now_usec, char 
 									     0);
 	}
 	/* one sample per NPU with its use and isolation, as topology.json says them */
-	buf_printf(&b, "# HELP ascendfs_npu_state NPU use (allocated, free, isolated, "
+	sched_buf_printf(&b, "# HELP ascendfs_npu_state NPU use (allocated, free, isolated, "
 		       "unavailable) and isolation (none, alarm, fault, manual): 1 per NPU\n"
 		       "# TYPE ascendfs_npu_state gauge\n");
 	for (size_t i = 0; i < c->server_count; i++) {
 		const struct sched_server *s = &c->servers[i];
 
 		for (unsigned d = 0; d < s->conf->npu_count; d++)
-			buf_printf(&b, "ascendfs_npu_state{id=\"%u\",node=\"%s\",state=\"%s\","
+			sched_buf_printf(&b, "ascendfs_npu_state{id=\"%u\",node=\"%s\",state=\"%s\","
 				       "isolation=\"%s\"} 1\n",
 				   d, s->conf->name,
 				   sched_npu_use_name(sched_npu_use(c, s, &s->npus[d])),
@@ -1250,23 +765,23 @@ int sched_render_metrics(const struct sched_cluster *c, uint64_t now_usec, char 
 		struct sched_npu_counts n;
 
 		sched_npu_count(c, -1, &n);
-		buf_printf(&b, "# HELP ascendfs_npus NPUs by allocation state (allocated, free, "
+		sched_buf_printf(&b, "# HELP ascendfs_npus NPUs by allocation state (allocated, free, "
 			       "isolated and unavailable sum to total)\n"
 			       "# TYPE ascendfs_npus gauge\n"
 			       "ascendfs_npus{state=\"total\"} %u\n", n.total);
 		for (int u = 0; u < SCHED_NPU_USE_COUNT; u++)
-			buf_printf(&b, "ascendfs_npus{state=\"%s\"} %u\n", sched_npu_use_name(u),
+			sched_buf_printf(&b, "ascendfs_npus{state=\"%s\"} %u\n", sched_npu_use_name(u),
 				   n.by_use[u]);
 	}
-	buf_printf(&b, "# HELP ascendfs_jobs Jobs by state\n# TYPE ascendfs_jobs gauge\n");
+	sched_buf_printf(&b, "# HELP ascendfs_jobs Jobs by state\n# TYPE ascendfs_jobs gauge\n");
 	for (int s = 0; s < SCHED_JOB_STATE_COUNT; s++)
-		buf_printf(&b, "ascendfs_jobs{state=\"%s\"} %u\n", sched_job_state_name(s),
+		sched_buf_printf(&b, "ascendfs_jobs{state=\"%s\"} %u\n", sched_job_state_name(s),
 			   by_state[s]);
-	buf_printf(&b, "# HELP ascendfs_recoveries_total Jobs moved off failed NPUs or servers\n"
+	sched_buf_printf(&b, "# HELP ascendfs_recoveries_total Jobs moved off failed NPUs or servers\n"
 		       "# TYPE ascendfs_recoveries_total counter\n"
 		       "ascendfs_recoveries_total %" PRIu64 "\n",
 		   c->recoveries);
-	buf_printf(&b, "# HELP ascendfs_preemptions_total Running jobs stopped to make room for "
+	sched_buf_printf(&b, "# HELP ascendfs_preemptions_total Running jobs stopped to make room for "
 		       "a higher-priority job or a queue reclaiming borrowed NPUs\n"
 		       "# TYPE ascendfs_preemptions_total counter\n"
 		       "ascendfs_preemptions_total %" PRIu64 "\n"
@@ -1290,60 +805,60 @@ int sched_render_metrics(const struct sched_cluster *c, uint64_t now_usec, char 
 		for (size_t q = 0; u && q < nq; q++)
 			sched_queue_usage(c, q, &u[q]);
 		/* queue names are validated names: nothing to escape in a label */
-		buf_printf(&b, "# HELP ascendfs_queue_used_npus NPUs held by a queue's jobs "
+		sched_buf_printf(&b, "# HELP ascendfs_queue_used_npus NPUs held by a queue's jobs "
 			       "(stopping ones included)\n"
 			       "# TYPE ascendfs_queue_used_npus gauge\n");
 		for (size_t q = 0; u && q < nq; q++)
-			buf_printf(&b, "ascendfs_queue_used_npus{queue=\"%s\"} %u\n",
+			sched_buf_printf(&b, "ascendfs_queue_used_npus{queue=\"%s\"} %u\n",
 				   c->conf->queues[q].name, u[q].used_npus);
-		buf_printf(&b, "# HELP ascendfs_queue_pending_jobs Jobs of a queue waiting for "
+		sched_buf_printf(&b, "# HELP ascendfs_queue_pending_jobs Jobs of a queue waiting for "
 			       "NPUs\n"
 			       "# TYPE ascendfs_queue_pending_jobs gauge\n");
 		for (size_t q = 0; u && q < nq; q++)
-			buf_printf(&b, "ascendfs_queue_pending_jobs{queue=\"%s\"} %u\n",
+			sched_buf_printf(&b, "ascendfs_queue_pending_jobs{queue=\"%s\"} %u\n",
 				   c->conf->queues[q].name, u[q].pending);
 		free(u);
 	}
-	buf_printf(&b, "# HELP ascendfs_servers Servers by state\n# TYPE ascendfs_servers gauge\n");
+	sched_buf_printf(&b, "# HELP ascendfs_servers Servers by state\n# TYPE ascendfs_servers gauge\n");
 	{
 		unsigned by[SCHED_SERVER_CONDITION_COUNT] = { 0 };
 
 		for (size_t i = 0; i < c->server_count; i++)
 			by[sched_server_condition(&c->servers[i])]++;
 		for (int k = 0; k < SCHED_SERVER_CONDITION_COUNT; k++)
-			buf_printf(&b, "ascendfs_servers{state=\"%s\"} %u\n",
+			sched_buf_printf(&b, "ascendfs_servers{state=\"%s\"} %u\n",
 				   sched_server_condition_name(k), by[k]);
 	}
-	buf_printf(&b, "# HELP ascendfs_events_total Events recorded since start\n"
+	sched_buf_printf(&b, "# HELP ascendfs_events_total Events recorded since start\n"
 		       "# TYPE ascendfs_events_total counter\n"
 		       "ascendfs_events_total %" PRIu64 "\n",
 		   c->next_event_seq - 1);
 	(void)now_usec;
-	return buf_finish(&b, ret, ret_len);
+	return sched_buf_finish(&b, ret, ret_len);
 }
 
 int sched_render_server_npus(const struct sched_cluster *c, unsigned server, char **ret,
 			     size_t *ret_len)
 {
 	const struct sched_server *s;
-	struct buf b = { 0 };
+	struct sched_buf b = { 0 };
 
 	if (server >= c->server_count)
 		return -ENOENT;
 	s = &c->servers[server];
-	buf_printf(&b, "# id device_ip health job rank\n");
+	sched_buf_printf(&b, "# id device_ip health job rank\n");
 	for (unsigned d = 0; d < s->conf->npu_count; d++) {
 		const struct sched_npu *n = &s->npus[d];
 
-		buf_printf(&b, "%u %s %s%s%s ", d, device_ip(s, d) ? device_ip(s, d) : "-",
+		sched_buf_printf(&b, "%u %s %s%s%s ", d, sched_npu_device_ip(s, d) ? sched_npu_device_ip(s, d) : "-",
 			   sched_health_name(n->health), n->isolated ? ",isolated:" : "",
 			   n->isolated ? sched_isolation_name(n->isolation) : "");
 		if (n->job)
-			buf_printf(&b, "%s %u\n", n->job->name, n->rank);
+			sched_buf_printf(&b, "%s %u\n", n->job->name, n->rank);
 		else
-			buf_printf(&b, "- -\n");
+			sched_buf_printf(&b, "- -\n");
 	}
-	return buf_finish(&b, ret, ret_len);
+	return sched_buf_finish(&b, ret, ret_len);
 }
 
 int sched_render_server_info(const struct sched_cluster *c, unsigned server, uint64_t now_usec,
@@ -1391,11 +906,11 @@ int sched_render_server_info(const struct sched_cluster *c, unsigned server, uin
 int sched_render_server_jobs(const struct sched_cluster *c, unsigned server, char **ret,
 			     size_t *ret_len)
 {
-	struct buf b = { 0 };
+	struct sched_buf b = { 0 };
 
 	if (server >= c->server_count)
 		return -ENOENT;
-	buf_printf(&b, "# job generation launch node_rank first_rank npu_count uid gid serial\n");
+	sched_buf_printf(&b, "# job generation launch node_rank first_rank npu_count uid gid serial\n");
 	for (size_t i = 0; i < c->job_count; i++) {
 		const struct sched_job *j = c->jobs[i];
 
@@ -1410,37 +925,37 @@ int sched_render_server_jobs(const struct sched_cluster *c, unsigned server, cha
 
 			if (sl->server != server || (recovering && !sched_ladder_lists(c, j, k)))
 				continue;
-			buf_printf(&b, "%s %u %s %zu %u %u %u %u %" PRIu64 "\n", j->name,
+			sched_buf_printf(&b, "%s %u %s %zu %u %u %u %u %" PRIu64 "\n", j->name,
 				   j->generation,
 				   j->spec->launch == CONF_LAUNCH_PER_RANK ? "per-rank" : "msrun", k,
 				   sl->first_rank, sl->npu_count, (unsigned)j->uid,
 				   (unsigned)j->gid, j->serial);
 		}
 	}
-	return buf_finish(&b, ret, ret_len);
+	return sched_buf_finish(&b, ret, ret_len);
 }
 
 int sched_render_server_health(const struct sched_cluster *c, unsigned server, char **ret,
 			       size_t *ret_len)
 {
 	const struct sched_server *s;
-	struct buf b = { 0 };
+	struct sched_buf b = { 0 };
 
 	if (server >= c->server_count)
 		return -ENOENT;
 	s = &c->servers[server];
-	buf_printf(&b, "node %s %s\n", sched_health_name(s->node_health), server_state_name(s));
+	sched_buf_printf(&b, "node %s %s\n", sched_health_name(s->node_health), server_state_name(s));
 	for (unsigned d = 0; d < s->conf->npu_count; d++) {
 		const struct sched_npu *n = &s->npus[d];
 
-		buf_printf(&b, "npu %u %s", d, sched_health_name(n->health));
+		sched_buf_printf(&b, "npu %u %s", d, sched_health_name(n->health));
 		if (n->isolated)
-			buf_printf(&b, " isolated:%s", sched_isolation_name(n->isolation));
+			sched_buf_printf(&b, " isolated:%s", sched_isolation_name(n->isolation));
 		if (n->fault[0] && n->isolated)
-			buf_printf(&b, " (%s)", n->fault);
-		buf_printf(&b, "\n");
+			sched_buf_printf(&b, " (%s)", n->fault);
+		sched_buf_printf(&b, "\n");
 	}
-	return buf_finish(&b, ret, ret_len);
+	return sched_buf_finish(&b, ret, ret_len);
 }
 
 int sched_render_queue_status(const struct sched_cluster *c, const struct conf_queue *q,

@@ -27,12 +27,34 @@
 
 #include "ascend_sched.h"
 #include "hccl_check.h"
+#include "sched_internal.h"
 #include "sched_fixture.h"
 #include "test_util.h"
 
 static const struct sched_render_ctx ascend_ctx = { .mount_path = "/ascend" };
 
 /* ---- rank tables ---- */
+
+/*
+ * @text (a whole file) is what jansson writes for the values it holds: json_dumps() with
+ * JSON_INDENT(2) of its own parse, and a newline. The rank table is written directly
+ * (sched_text.c) and must stay byte for byte what it was when jansson wrote it.
+ */
+static void expect_jansson_text(const char *text, size_t len)
+{
+	json_error_t err;
+	json_t *v = json_loadb(text, len, 0, &err);
+	char *again;
+
+	if (!v)
+		fail_msg("not JSON: %s at %d\n%s", err.text, err.position, text);
+	again = json_dumps(v, JSON_INDENT(2));
+	assert_non_null(again);
+	if (strlen(again) + 1 != len || strncmp(again, text, len - 1) != 0 || text[len - 1] != '\n')
+		fail_msg("not jansson's text:\n--- written\n%s--- jansson\n%s\n", text, again);
+	free(again);
+	json_decref(v);
+}
 
 static char *render_table(const struct sched_cluster *c, const struct sched_job *j,
 			  size_t *ret_len)
@@ -43,8 +65,77 @@ static char *render_table(const struct sched_cluster *c, const struct sched_job 
 	assert_int_equal(sched_render_ranktable(c, j, &text, &len), 0);
 	assert_non_null(text);
 	assert_int_equal(strlen(text), len);
+	expect_jansson_text(text, len);
 	*ret_len = len;
 	return text;
+}
+
+/* JSON written directly escapes strings and lays out nesting as json_dumps() does. */
+static void test_json_writer_is_jansson(void **state)
+{
+	static const char *const strings[] = {
+		"", "10.0.1.1", "a \"quoted\" back\\slash /", "\b\f\n\r\t \x01\x1f\x7f end",
+		"caf\xc3\xa9 \xe4\xb8\xad", /* UTF-8: written as it is */
+	};
+	struct sched_buf b = { 0 };
+	struct sched_jw w = { .b = &b, .indent = 2 };
+	json_t *ref = json_object(), *arr = json_array();
+	char *text, *want;
+	size_t len;
+
+	(void)state;
+	sched_jw_open(&w, '{');
+	sched_jw_key(&w, "strings");
+	sched_jw_open(&w, '[');
+	for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++) {
+		sched_jw_item(&w);
+		sched_jw_string(&b, strings[i]);
+		json_array_append_new(arr, json_string(strings[i]));
+	}
+	sched_jw_close(&w, ']');
+	json_object_set_new(ref, "strings", arr);
+	sched_jw_key(&w, "empty list");
+	sched_jw_open(&w, '[');
+	sched_jw_close(&w, ']');
+	json_object_set_new(ref, "empty list", json_array());
+	sched_jw_key(&w, "empty object");
+	sched_jw_open(&w, '{');
+	sched_jw_close(&w, '}');
+	json_object_set_new(ref, "empty object", json_object());
+	sched_jw_key(&w, "nested");
+	sched_jw_open(&w, '[');
+	sched_jw_item(&w);
+	sched_jw_open(&w, '{');
+	sched_jw_key(&w, "n");
+	sched_buf_put(&b, "7", 1);
+	sched_jw_close(&w, '}');
+	sched_jw_close(&w, ']');
+	json_object_set_new(ref, "nested", json_pack("[{s:i}]", "n", 7));
+	sched_jw_close(&w, '}');
+	assert_int_equal(sched_buf_finish(&b, &text, &len), 0);
+	want = json_dumps(ref, JSON_INDENT(2));
+	assert_string_equal(text, want);
+	free(text);
+	free(want);
+	json_decref(ref);
+
+	/* not UTF-8: bytes above 0x7f become '?', as jstr() makes the text jansson takes */
+	memset(&b, 0, sizeof(b));
+	sched_jw_string(&b, "bad \xff\xfe \xc3\xa9 end");
+	assert_int_equal(sched_buf_finish(&b, &text, &len), 0);
+	assert_string_equal(text, "\"bad ?? ?? end\"");
+	free(text);
+
+	/* a close without its open, and nesting past the bound, fail the text */
+	memset(&b, 0, sizeof(b));
+	w = (struct sched_jw){ .b = &b, .indent = 2 };
+	sched_jw_close(&w, '}');
+	assert_int_equal(sched_buf_finish(&b, &text, &len), -EINVAL);
+	memset(&b, 0, sizeof(b));
+	w = (struct sched_jw){ .b = &b, .indent = 2 };
+	for (int i = 0; i <= SCHED_JW_DEPTH_MAX; i++)
+		sched_jw_open(&w, '[');
+	assert_int_equal(sched_buf_finish(&b, &text, &len), -EINVAL);
 }
 
 static void expect_hccl_ok(const char *text, size_t len, const struct hccl_check_opts *opts)
@@ -529,6 +620,14 @@ static void test_ranktable_device_ip_conflicts(void **state)
 	report_text(c, 1, "ip 2 fd00::2\n");
 	why = waiting_for(c, j);
 	if (!strstr(why, "IPv6") || !strstr(why, "IPv4"))
+		fail_msg("%s", why);
+	/* a host's address (a report refuses it; a record written before that rule may
+	 * hold one): found through the cluster's index of addresses, not a list of hosts */
+	snprintf(c->servers[1].npus[2].reported_ip, sizeof(c->servers[1].npus[2].reported_ip),
+		 "%s", c->servers[0].conf->host_ip);
+	sched_devip_changed(c, 1, 2);
+	why = waiting_for(c, j);
+	if (!strstr(why, "is the host_ip of node-0") || !strstr(why, "NPU 2 on node-1"))
 		fail_msg("%s", why);
 	report_text(c, 1, "ip 2 10.18.0.2\n");
 	assert_string_equal(waiting_for(c, j), "");
@@ -2225,6 +2324,7 @@ static void test_views_agree(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_json_writer_is_jansson),
 		cmocka_unit_test(test_ranktable_single_server),
 		cmocka_unit_test(test_ranktable_four_servers),
 		cmocka_unit_test(test_ranktable_910_ring_jobs),
