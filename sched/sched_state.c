@@ -339,7 +339,8 @@ static json_t *slice_json(const char *server, unsigned first_rank, const unsigne
 		      NULL;
 }
 
-static json_t *history_json(const struct sched_job *j, struct doc *d);
+static json_t *history_json(const struct sched_cluster *c, const struct sched_job *j,
+			    struct doc *d);
 
 int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, char **ret,
 		   size_t *ret_len)
@@ -410,19 +411,20 @@ int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, cha
 	if (j->first_start_usec != j->start_usec)
 		put_u64(&d, "first_start_usec", j->first_start_usec);
 	put_u64_opt(&d, "runs_dropped", j->runs_dropped);
-	put_array_opt(&d, "history", history_json(j, &d));
+	put_array_opt(&d, "history", history_json(c, j, &d));
 	/* only a job that ever walked its recovery ladder has one to keep */
 	if (j->ladder.request || j->ladder.active)
 		put(&d, "ladder", sched_ladder_save(j));
 	return doc_finish(&d, ret, ret_len);
 }
 
-/* History record @r as an object (NULL without memory; nothing leaked). */
-static json_t *run_json(const struct sched_job_run *r)
+/* History record @r as an object (NULL without memory; nothing leaked); with
+ * @placement_omitted, without its placement (the loader takes the job's). */
+static json_t *run_json(const struct sched_job_run *r, bool placement_omitted)
 {
-	json_t *sl = json_array();
+	json_t *sl = json_array(), *o;
 
-	for (size_t k = 0; sl && k < r->slice_count; k++)
+	for (size_t k = 0; sl && !placement_omitted && k < r->slice_count; k++)
 		if (json_array_append_new(sl, slice_json(r->slices[k].server, r->slices[k].first_rank,
 							 r->slices[k].device_ids,
 							 r->slices[k].npu_count)) < 0) {
@@ -432,17 +434,49 @@ static json_t *run_json(const struct sched_job_run *r)
 	if (!sl)
 		return NULL;
 	/* "o" steals each value, also when the pack fails (then NULL: no memory) */
-	return json_pack("{s:I, s:i, s:I, s:I, s:s, s:o, s:o, s:o}", "run", (json_int_t)r->number,
-			 "generation", (int)r->generation, "start_usec", (json_int_t)r->start_usec,
-			 "end_usec", (json_int_t)r->end_usec, "end", sched_run_end_name(r->end),
-			 "exit_code", r->has_exit ? json_integer(r->exit_code) : json_null(),
-			 "reason", r->reason ? json_string(r->reason) : json_null(), "placement",
-			 sl);
+	o = json_pack("{s:I, s:i, s:I, s:I, s:s, s:o, s:o}", "run", (json_int_t)r->number,
+		      "generation", (int)r->generation, "start_usec", (json_int_t)r->start_usec,
+		      "end_usec", (json_int_t)r->end_usec, "end", sched_run_end_name(r->end),
+		      "exit_code", r->has_exit ? json_integer(r->exit_code) : json_null(),
+		      "reason", r->reason ? json_string(r->reason) : json_null());
+	if (placement_omitted) {
+		json_decref(sl);
+		return o;
+	}
+	if (o && json_object_set_new(o, "placement", sl) < 0) {
+		json_decref(o);
+		return NULL;
+	}
+	if (!o)
+		json_decref(sl);
+	return o;
 }
 
-/* The history records of @j the store does not hold apart, as an array (an allocation
- * failure latches in @d). */
-static json_t *history_json(const struct sched_job *j, struct doc *d)
+/* Does history record @r hold @j's current placement (server names, ranks, devices)? */
+static bool run_is_current_placement(const struct sched_cluster *c, const struct sched_job *j,
+				     const struct sched_job_run *r)
+{
+	if (r->end_usec || r->generation != j->generation || r->slice_count != j->slice_count)
+		return false;
+	for (size_t k = 0; k < j->slice_count; k++) {
+		const struct sched_slice *sl = &j->slices[k];
+		const struct sched_run_slice *rs = &r->slices[k];
+
+		if (rs->first_rank != sl->first_rank || rs->npu_count != sl->npu_count ||
+		    strcmp(rs->server, c->servers[sl->server].conf->name) != 0 ||
+		    memcmp(rs->device_ids, sl->device_ids, sl->npu_count * sizeof(unsigned)) != 0)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The history records of @j the store does not hold apart, as an array (an allocation
+ * failure latches in @d). The open generation's placement is the job's, which the
+ * record holds already: it is left out (half the record of a running job).
+ */
+static json_t *history_json(const struct sched_cluster *c, const struct sched_job *j,
+			    struct doc *d)
 {
 	json_t *arr = json_array();
 
@@ -451,7 +485,7 @@ static json_t *history_json(const struct sched_job *j, struct doc *d)
 
 		if (j->runs[i].saved)
 			continue;
-		o = run_json(&j->runs[i]);
+		o = run_json(&j->runs[i], run_is_current_placement(c, j, &j->runs[i]));
 		if (!o || json_array_append_new(arr, o) < 0)
 			d->failed = true;
 	}
@@ -467,14 +501,18 @@ int sched_job_run_save(const struct sched_job *j, size_t index, char **ret, size
 	if (index >= j->run_count || !j->runs[index].end_usec)
 		return -EINVAL;
 	json_watch_begin();
-	d.o = run_json(&j->runs[index]);
+	d.o = run_json(&j->runs[index], false);
 	d.failed = false;
 	return doc_finish(&d, ret, ret_len);
 }
 
-/* One history entry @o into @r (zeroed by the caller; freed by it on failure too).
- * Its number: "run", or @number when the entry has none (records older than it). */
-static int load_run(const json_t *o, uint64_t number, struct sched_job_run *r)
+/*
+ * One history entry @o into @r (zeroed by the caller; freed by it on failure too).
+ * Its number: "run", or @number when the entry has none (records older than it). An
+ * open entry without "placement" ran on @job_placement (the job record's; NULL: none).
+ */
+static int load_run(const json_t *o, uint64_t number, const json_t *job_placement,
+		    struct sched_job_run *r)
 {
 	const json_t *pl = json_object_get(o, "placement");
 	const json_t *code = json_object_get(o, "exit_code");
@@ -485,7 +523,8 @@ static int load_run(const json_t *o, uint64_t number, struct sched_job_run *r)
 	    !get_uint(o, "generation", &r->generation) ||
 	    !get_u64(o, "start_usec", &r->start_usec) ||
 	    !get_u64(o, "end_usec", &r->end_usec) || !get_str(o, "end", end, sizeof(end)) ||
-	    (e = sched_run_end_from_name(end)) < 0 || !json_is_array(pl) ||
+	    (e = sched_run_end_from_name(end)) < 0 ||
+	    (!pl && (r->end_usec || !(pl = job_placement))) || !json_is_array(pl) ||
 	    json_array_size(pl) > 4096 || (!json_is_null(code) && !json_is_integer(code)) ||
 	    (code && json_is_integer(code) &&
 	     (json_integer_value(code) < INT32_MIN || json_integer_value(code) > INT32_MAX)))
@@ -527,7 +566,7 @@ static int load_run(const json_t *o, uint64_t number, struct sched_job_run *r)
  * before it existed: then the job has none). Servers are kept by name: a record may name
  * a server that is no longer in the inventory. Returns 0, -EINVAL (malformed) or -ENOMEM.
  */
-static int load_history(struct sched_job *j, const json_t *arr)
+static int load_history(struct sched_job *j, const json_t *arr, const json_t *placement)
 {
 	size_t n = json_array_size(arr);
 
@@ -544,7 +583,8 @@ static int load_history(struct sched_job *j, const json_t *arr)
 		int r;
 
 		j->run_count = i + 1;
-		r = load_run(json_array_get(arr, i), i ? j->runs_dropped + i : 0, &j->runs[i]);
+		r = load_run(json_array_get(arr, i), i ? j->runs_dropped + i : 0, placement,
+			     &j->runs[i]);
 		if (r < 0)
 			return r;
 		if (i && j->runs[i].number <= j->runs[i - 1].number)
@@ -566,7 +606,7 @@ int sched_job_run_load(struct sched_job *j, const char *text, size_t len, char *
 	if (rc < 0)
 		return rc;
 	/* without "run" it could not be put in its place */
-	rc = json_object_get(o, "run") ? load_run(o, 0, &r) : -EINVAL;
+	rc = json_object_get(o, "run") ? load_run(o, 0, NULL, &r) : -EINVAL;
 	json_decref(o);
 	if (rc == -ENOMEM)
 		goto out;
@@ -958,7 +998,7 @@ static int load_job_fields(struct sched_cluster *c, struct sched_job_decoded *d,
 		goto malformed;
 	j->spec_text = d->spec_text;
 	d->spec_text = NULL;
-	r = load_history(j, json_object_get(o, "history"));
+	r = load_history(j, json_object_get(o, "history"), json_object_get(o, "placement"));
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0)

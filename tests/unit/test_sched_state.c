@@ -1356,6 +1356,17 @@ static void test_state_history_records_saved_apart(void **state)
 	assert_int_equal(sched_job_save(a, j, &open_doc, &len), 0);
 	assert_non_null(strstr(open_doc, "\"run\":40,"));
 	assert_null(strstr(open_doc, "\"run\":39,"));
+	{
+		/* the open generation's placement is the job's: written once */
+		json_t *rec = json_loads(open_doc, 0, NULL), *h;
+
+		assert_non_null(rec);
+		h = json_array_get(json_object_get(rec, "history"), 0);
+		assert_non_null(h);
+		assert_null(json_object_get(h, "placement"));
+		assert_int_equal(json_array_size(json_object_get(rec, "placement")), 1);
+		json_decref(rec);
+	}
 	/* a closed record's document says it all; an open one has none */
 	assert_int_equal(sched_job_run_save(j, SCHED_JOB_RUNS_MAX - 1, &doc, &len), -EINVAL);
 
