@@ -6,7 +6,7 @@
  * The file tree (the v1 contract of design.md §3). Modes are what getattr reports;
  * with `default_permissions` (on by default; --no-default-permissions leaves it out) the
  * kernel enforces them, and every write handler checks the caller again. "operator" below
- * means root or a member (primary or supplementary group, as fuse_getgroups() reports it)
+ * means root or a member (primary or supplementary group, as fuse_req_getgroups() reports it)
  * of the configured cluster.operator_group; with one configured, the operator files
  * (cluster/ctl, nodes/<server>/health and ctl, queues/<queue>/quota) are reported as
  * -rw-rw-r-- root:<that group> instead of -rw-r--r-- root:root, so that the kernel lets
@@ -529,6 +529,44 @@ struct fs_store;
 struct fs_handle_user;
 
 /* The daemon's state; one lock guards the cluster. */
+/*
+ * ---- inode numbers (fs_inode.c) ----
+ * The numbers the kernel holds for names of the mount (the low-level FUSE protocol):
+ * FUSE_ROOT_ID is "/", always there; another is made by the first lookup of a name in
+ * its directory and dies when the kernel has forgotten every lookup it was given and no
+ * name below it is held (never used again). After an rmdir the name is detached: a new
+ * lookup makes a new number, and the old one and what is below it are stale. All take
+ * the table's own lock; none calls out.
+ * fs_inodes_init() - an empty table with the root. 0 or -ENOMEM.
+ * fs_inodes_release() - free it all.
+ * fs_inode_lookup() - the inode of @name in directory @parent (made when new) with one
+ * more lookup, as a LOOKUP, CREATE or MKDIR reply gives the kernel: 0 and *@ret_ino, or
+ * -ESTALE (@parent unknown or stale), -ENAMETOOLONG (path over FS_PATH_BYTES), -ENOMEM.
+ * fs_inode_path() - the absolute path of @ino into @buf (@size bytes), and in
+ * *@ret_stale (NULL: not asked) whether it or a directory above it was detached: 0,
+ * -ESTALE (not held) or -ENAMETOOLONG.
+ * fs_inode_detach() - the name @name in @parent is gone (a successful rmdir).
+ * fs_inode_forget() - the kernel forgets @n lookups of @ino.
+ * fs_inode_count() - inodes held, the root included.
+ */
+#define FS_PATH_BYTES 4096 /* the longest absolute path inside the mount, NUL included */
+
+struct fs_inode;
+struct fs_inodes {
+	pthread_mutex_t mu;
+	struct fs_inode **by_ino, **by_name; /* cap buckets each */
+	size_t cap, count;
+	uint64_t next_ino;
+};
+
+int fs_inodes_init(struct fs_inodes *t);
+void fs_inodes_release(struct fs_inodes *t);
+int fs_inode_lookup(struct fs_inodes *t, uint64_t parent, const char *name, uint64_t *ret_ino);
+int fs_inode_path(struct fs_inodes *t, uint64_t ino, char *buf, size_t size, bool *ret_stale);
+void fs_inode_detach(struct fs_inodes *t, uint64_t parent, const char *name);
+void fs_inode_forget(struct fs_inodes *t, uint64_t ino, uint64_t n);
+size_t fs_inode_count(struct fs_inodes *t);
+
 struct fs_ctx {
 	pthread_mutex_t lock;
 	struct sched_cluster *cluster;	/* owned */
@@ -597,6 +635,7 @@ struct fs_ctx {
 	uint64_t durable_version;	/* ... of the newest batch written */
 	uint64_t failed_version;	/* ... of the newest batch whose write failed */
 	bool committer_gone;
+	struct fs_inodes inodes;	/* what the kernel holds (fs_inode.c; own lock) */
 };
 
 /*
@@ -1140,7 +1179,7 @@ int fs_operator_gid(const struct conf_cluster *conf, gid_t *ret);
  * fs_may_operate() - may a caller do what root may on the cluster (write node health,
  * node and cluster ctl, queue quotas)? True for @uid 0, and for a member of
  * cluster.operator_group: its primary @gid or one of @groups (@group_count supplementary
- * gids, as fuse_getgroups() reported them; NULL when 0) is that group's gid. False when no
+ * gids, as fuse_req_getgroups() reported them; NULL when 0) is that group's gid. False when no
  * group is configured, or it does not resolve, or memory ran out. May block on NSS: call
  * without ctx->lock.
  */
@@ -1258,10 +1297,10 @@ void fs_log(const struct fs_ctx *ctx, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /*
- * fs_operations() - the FUSE operations table. Private data of the fuse instance must
- * be the struct fs_ctx.
+ * fs_operations() - the FUSE low-level operations table (fs_ops.c). The session's
+ * user data must be the struct fs_ctx, its inode table initialized (fs_inodes_init()).
  */
-struct fuse_operations;
-const struct fuse_operations *fs_operations(void);
+struct fuse_lowlevel_ops;
+const struct fuse_lowlevel_ops *fs_operations(void);
 
 #endif

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <fuse.h>
 
 #include "fs_internal.h"
 
@@ -215,7 +214,7 @@ bool fs_handle_flush_is_openers(const struct fs_handle *h)
 {
 	struct fs_proc_id me = { 0 };
 
-	(void)fs_proc_id_of(fuse_get_context()->pid, &me);
+	(void)fs_proc_id_of(fs_caller_pid(), &me);
 	return fs_proc_id_equal(&me, &h->opener);
 }
 

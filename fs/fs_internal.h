@@ -21,6 +21,10 @@
 
 #include "fs.h"
 
+/* fs_caller_pid() - the pid of the process whose request this thread serves (fs_ops.c;
+ * 0 for a RELEASE, which names none, or outside a request). */
+pid_t fs_caller_pid(void);
+
 /* What a ctl file buffers at most: a partial line and one write. */
 #define CTL_BUFFER_MAX_BYTES (64 * 1024)
 

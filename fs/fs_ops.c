@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * FUSE operations: snapshot reads, specs buffered per open file and submitted when the
- * last descriptor is released, ctl verbs run per line.
+ * last descriptor is released, ctl verbs run per line. libfuse's low-level protocol:
+ * inode numbers are fs_inode.c's, the handlers take absolute paths.
  *
  * Locking: ctx->lock guards the cluster, the upload list and the render cache; a
  * handle's own mutex guards its buffer (dup'd descriptors may write and close from
@@ -24,14 +25,32 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <fuse.h>
+#include <fuse_lowlevel.h>
 
 #include "fs_internal.h"
 
+/*
+ * The request this thread serves, set by each low-level entry point below (ll_*()): the
+ * handlers above them take paths, as they did under libfuse's path API, and ask who
+ * calls through caller().
+ */
+static _Thread_local fuse_req_t cur_req;
+static _Thread_local struct fs_ctx *cur_ctx;
 
 static struct fs_ctx *get_ctx(void)
 {
-	return fuse_get_context()->private_data;
+	return cur_ctx;
+}
+
+/* Who sent the current request (uid 0 and pid 0 for a RELEASE, which carries neither). */
+static const struct fuse_ctx *caller(void)
+{
+	return fuse_req_ctx(cur_req);
+}
+
+pid_t fs_caller_pid(void)
+{
+	return cur_req ? caller()->pid : 0;
 }
 
 static struct fs_handle *get_handle(struct fuse_file_info *fi)
@@ -39,23 +58,20 @@ static struct fs_handle *get_handle(struct fuse_file_info *fi)
 	return (struct fs_handle *)(uintptr_t)fi->fh;
 }
 
-static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
+/*
+ * Generated content changes behind the kernel's back: names and attributes are never
+ * cached (a stat() right after a change must see it, and a name whose file went must not
+ * be found). File contents are, for the kinds fs_kcache_kind() names: fs_open().
+ */
+#define ENTRY_TIMEOUT_SEC 0.0
+#define ATTR_TIMEOUT_SEC 0.0
+
+static void fs_init(void *userdata, struct fuse_conn_info *conn)
 {
-	/*
-	 * Generated content changes behind the kernel's back: names and attributes are
-	 * never cached (a stat() right after a change must see it, and a name whose file
-	 * went must not be found: both would need an invalidation before the change shows
-	 * anywhere, which the path-based API cannot do without waiting on the kernel under
-	 * ctx->lock). File contents are, for the kinds fs_kcache_kind() names: fs_open().
-	 */
-	cfg->entry_timeout = 0;
-	cfg->attr_timeout = 0;
-	cfg->negative_timeout = 0;
-	cfg->kernel_cache = 0;
-	cfg->direct_io = 0; /* chosen per open: fs_open() */
-	cfg->use_ino = 0;
-	(void)conn;
-	return get_ctx();
+	(void)userdata;
+	/* file handles for an NFS re-export (README), as libfuse's path API asked */
+	if (conn->capable & FUSE_CAP_EXPORT_SUPPORT)
+		conn->want |= FUSE_CAP_EXPORT_SUPPORT;
 }
 
 static bool is_job_subtree(enum fs_node_kind k)
@@ -70,7 +86,7 @@ static void wait_for_releases(struct fs_ctx *ctx, const struct fs_path *p)
 
 	if (!ctx->multithreaded ||
 	    (!is_job_subtree(p->kind) && p->kind != FS_JOBS_DIR && p->kind != FS_JOB_UPLOAD) ||
-	    fuse_get_context()->pid == ctx->notifier_tid)
+	    caller()->pid == ctx->notifier_tid)
 		return;
 	fs_deadline_in(&deadline, FS_RELEASE_WAIT_MSEC);
 	for (;;) {
@@ -144,7 +160,7 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	if (ctx->test_slow_root_getattr_ms && strcmp(path, "/") == 0)
 		usleep(ctx->test_slow_root_getattr_ms * 1000u); /* tests only: see fs.h */
 	/* the helper announcing a job directory: not there yet, or still there (fs_notify.c) */
-	if (!h && p.kind == FS_JOB_DIR && fuse_get_context()->pid == ctx->notifier_tid) {
+	if (!h && p.kind == FS_JOB_DIR && caller()->pid == ctx->notifier_tid) {
 		pthread_mutex_lock(&ctx->lock);
 		r = fs_notify_job_dir(ctx, p.job, 0);
 		pthread_mutex_unlock(&ctx->lock);
@@ -166,7 +182,7 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	 * (attr_timeout 0) and every reader's stat() asks again. But i_size stays, and
 	 * reads through the page cache stop at it: files of the kernel cache keep theirs.
 	 */
-	with_size = fuse_get_context()->pid != ctx->notifier_tid || fs_kcache_kind(p.kind);
+	with_size = caller()->pid != ctx->notifier_tid || fs_kcache_kind(p.kind);
 	if (h)
 		pthread_mutex_lock(&h->mu);
 	pthread_mutex_lock(&ctx->lock);
@@ -182,7 +198,7 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	if (r == 0 && is_operator_file(p.kind))
 		operator_attr(ctx, st);
 	/* the notifier truncates read-only files: show them writable to it alone */
-	if (r == 0 && fuse_get_context()->pid == ctx->notifier_tid && S_ISREG(st->st_mode)) {
+	if (r == 0 && caller()->pid == ctx->notifier_tid && S_ISREG(st->st_mode)) {
 		st->st_uid = geteuid();
 		st->st_mode |= 0200;
 	}
@@ -200,38 +216,57 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	return r;
 }
 
-struct fill_ctx {
-	void *buf;
-	fuse_fill_dir_t filler;
+/*
+ * An open directory: its names as of the first READDIR (then served by offset, so a
+ * listing read in several calls is one snapshot), NUL-separated.
+ */
+struct dir_handle {
+	pthread_mutex_t mu;
+	bool filled;
+	int err;
+	char *names;
+	size_t len, cap;
+	size_t count;
 };
 
 static int fill_one(void *data, const char *name)
 {
-	struct fill_ctx *f = data;
+	struct dir_handle *d = data;
+	size_t n = strlen(name) + 1;
 
-	return f->filler(f->buf, name, NULL, 0, 0) ? -ENOMEM : 0;
+	if (d->len + n > d->cap) {
+		size_t cap = d->cap ? 2 * d->cap : 4096;
+		char *grown;
+
+		while (cap < d->len + n)
+			cap *= 2;
+		grown = realloc(d->names, cap);
+		if (!grown)
+			return -ENOMEM;
+		d->names = grown;
+		d->cap = cap;
+	}
+	memcpy(d->names + d->len, name, n);
+	d->len += n;
+	d->count++;
+	return 0;
 }
 
-static int fs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t off,
-		      struct fuse_file_info *fi, enum fuse_readdir_flags flags)
+static int fs_readdir(const char *path, struct dir_handle *d)
 {
 	struct fs_ctx *ctx = get_ctx();
-	struct fill_ctx f = { .buf = buf, .filler = filler };
 	struct fs_path p;
 	int r = fs_path_parse(path, &p);
 
-	(void)off;
-	(void)fi;
-	(void)flags;
 	if (r < 0)
 		return -ENOENT;
-	filler(buf, ".", NULL, 0, 0);
-	filler(buf, "..", NULL, 0, 0);
+	if (fill_one(d, ".") < 0 || fill_one(d, "..") < 0)
+		return -ENOMEM;
 	pthread_mutex_lock(&ctx->lock);
 	wait_for_closing_uploads(ctx, &p);
-	r = fs_list(ctx, &p, fill_one, &f);
+	r = fs_list(ctx, &p, fill_one, d);
 	pthread_mutex_unlock(&ctx->lock);
-	return r == -ENOMEM ? 0 : r; /* a full reply buffer is not an error */
+	return r;
 }
 
 
@@ -240,7 +275,7 @@ static struct fs_handle *handle_new_locked(struct fs_ctx *ctx, enum handle_kind 
 					   const struct fs_path *p)
 {
 	struct fs_handle *h = calloc(1, sizeof(*h));
-	struct fuse_context *fc = fuse_get_context();
+	const struct fuse_ctx *fc = caller();
 
 	if (!h)
 		return NULL;
@@ -262,14 +297,14 @@ static struct fs_handle *handle_new_locked(struct fs_ctx *ctx, enum handle_kind 
 
 /*
  * The caller's supplementary groups, for queue `groups` checks. Read while its request is
- * in flight: fuse_getgroups() reads /proc of the calling thread, and release() carries no
+ * in flight: fuse_req_getgroups() reads /proc of the calling thread, and release() carries no
  * credentials at all. On failure the caller counts with its primary group only (and is
  * refused rather than wrongly admitted by a restricted queue). Call without ctx->lock.
  */
 static void caller_groups(struct fs_ctx *ctx, gid_t **ret, size_t *ret_count)
 {
 	gid_t *list = NULL;
-	int n = fuse_getgroups(0, NULL);
+	int n = fuse_req_getgroups(cur_req, 0, NULL);
 
 	*ret = NULL;
 	*ret_count = 0;
@@ -282,7 +317,7 @@ static void caller_groups(struct fs_ctx *ctx, gid_t **ret, size_t *ret_count)
 			break;
 		}
 		list = grown;
-		got = fuse_getgroups(n, list);
+		got = fuse_req_getgroups(cur_req, n, list);
 		if (got >= 0 && got <= n) {
 			*ret = list;
 			*ret_count = (size_t)got;
@@ -292,7 +327,7 @@ static void caller_groups(struct fs_ctx *ctx, gid_t **ret, size_t *ret_count)
 	}
 	if (n < 0)
 		fs_log(ctx, 3, "supplementary groups of pid %d unknown: %s",
-		       (int)fuse_get_context()->pid, strerror(-n));
+		       (int)caller()->pid, strerror(-n));
 	free(list);
 }
 
@@ -302,7 +337,7 @@ static void caller_groups(struct fs_ctx *ctx, gid_t **ret, size_t *ret_count)
  */
 static bool caller_may_operate(struct fs_ctx *ctx)
 {
-	struct fuse_context *fc = fuse_get_context();
+	const struct fuse_ctx *fc = caller();
 	gid_t *groups;
 	size_t group_count;
 	bool ok;
@@ -325,7 +360,7 @@ static bool caller_may_operate(struct fs_ctx *ctx)
  */
 static bool caller_may_write(struct fs_ctx *ctx, const struct fs_path *p, const struct stat *st)
 {
-	uid_t uid = fuse_get_context()->uid;
+	uid_t uid = caller()->uid;
 
 	if (uid == 0)
 		return true;
@@ -396,7 +431,7 @@ static void wait_for_resume_scan(struct fs_ctx *ctx, const struct fs_path *p)
 
 	if (!ctx->multithreaded ||
 	    (p->kind != FS_JOB_ENV && p->kind != FS_JOB_HOST_ENV && p->kind != FS_JOB_RANK_ENV) ||
-	    fuse_get_context()->pid == ctx->notifier_tid)
+	    caller()->pid == ctx->notifier_tid)
 		return;
 	fs_deadline_in(&deadline, RESUME_WAIT_MSEC);
 	while ((j = sched_cluster_find_job(ctx->cluster, p->job)) && j->resume_scan_pending &&
@@ -414,7 +449,7 @@ static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi);
  */
 static int snapshot_admit(struct fs_ctx *ctx, const struct fs_path *p, struct fs_view *v)
 {
-	uid_t uid = fuse_get_context()->uid;
+	uid_t uid = caller()->uid;
 	int r = fs_handle_admit(ctx, uid, v->blob);
 	struct timespec deadline;
 
@@ -440,7 +475,7 @@ static int snapshot_admit(struct fs_ctx *ctx, const struct fs_path *p, struct fs
 /* The same for a ctl file @p (it buffers a line): 0 or -errno. */
 static int ctl_admit(struct fs_ctx *ctx, const struct fs_path *p)
 {
-	uid_t uid = fuse_get_context()->uid;
+	uid_t uid = caller()->uid;
 	int r = fs_handle_admit(ctx, uid, NULL);
 	struct timespec deadline;
 	struct stat st;
@@ -536,7 +571,7 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 	}
 	if (p.kind == FS_JOB_SPEC && acc == O_WRONLY) {
 		struct sched_job *j = sched_cluster_find_job(ctx->cluster, p.job);
-		uid_t uid = fuse_get_context()->uid;
+		uid_t uid = caller()->uid;
 
 		if (!j)
 			r = -ENOENT;
@@ -610,11 +645,11 @@ static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 
 	(void)mode;
 	if (r == -EINVAL || (r == 0 && p.kind == FS_JOB_DIR)) {
-		name_refusal(ctx, "create", path, fuse_get_context()->uid, -EINVAL);
+		name_refusal(ctx, "create", path, caller()->uid, -EINVAL);
 		return -EINVAL;
 	}
 	if (r == -ENAMETOOLONG && strncmp(path, "/jobs/", 6) == 0 && !strchr(path + 6, '/'))
-		name_refusal(ctx, "create", path, fuse_get_context()->uid, r);
+		name_refusal(ctx, "create", path, caller()->uid, r);
 	if (r < 0)
 		return r == -ENAMETOOLONG ? r : -EACCES;
 	if (p.kind != FS_JOB_UPLOAD)
@@ -869,7 +904,7 @@ static int fs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 	struct stat st;
 	int r = fs_path_parse(path, &p);
 
-	if (fuse_get_context()->pid == ctx->notifier_tid)
+	if (caller()->pid == ctx->notifier_tid)
 		return 0; /* our own announcement (fs_notify.c) */
 	if (r < 0)
 		return -ENOENT;
@@ -904,7 +939,7 @@ static int fs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 static int fs_mkdir(const char *path, mode_t mode)
 {
 	struct fs_ctx *ctx = get_ctx();
-	struct fuse_context *fc = fuse_get_context();
+	const struct fuse_ctx *fc = caller();
 	struct sched_job *j = NULL;
 	char why[SCHED_REASON_MAX] = "";
 	bool is_operator;
@@ -948,7 +983,7 @@ static int fs_mkdir(const char *path, mode_t mode)
 static int fs_rmdir(const char *path)
 {
 	struct fs_ctx *ctx = get_ctx();
-	struct fuse_context *fc = fuse_get_context();
+	const struct fuse_ctx *fc = caller();
 	struct fs_path p;
 	bool held;
 	int r = fs_path_parse(path, &p);
@@ -999,14 +1034,14 @@ static int fs_unlink(const char *path)
 static int fs_utimens(const char *path, const struct timespec tv[2], struct fuse_file_info *fi)
 {
 	struct fs_ctx *ctx = get_ctx();
-	uid_t uid = fuse_get_context()->uid;
+	uid_t uid = caller()->uid;
 	bool now = tv[0].tv_nsec == UTIME_NOW && tv[1].tv_nsec == UTIME_NOW;
 	struct fs_path p;
 	struct stat st;
 	int r;
 
 	(void)fi;
-	if (fuse_get_context()->pid == ctx->notifier_tid)
+	if (caller()->pid == ctx->notifier_tid)
 		return 0; /* our own announcement (fs_notify.c) */
 	if (fs_path_parse(path, &p) < 0)
 		return -ENOENT;
@@ -1028,7 +1063,7 @@ static int fs_utimens(const char *path, const struct timespec tv[2], struct fuse
 static int attr_change(const char *path)
 {
 	struct fs_ctx *ctx = get_ctx();
-	uid_t uid = fuse_get_context()->uid;
+	uid_t uid = caller()->uid;
 	struct fs_path p;
 	int r = fs_path_parse(path, &p);
 
@@ -1095,28 +1130,476 @@ static int fs_statfs(const char *path, struct statvfs *st)
 	return 0;
 }
 
-static const struct fuse_operations ops = {
+/*
+ * ---- the low-level protocol ----
+ * Each entry point names the request for the handlers (cur_req), turns inode numbers
+ * into paths (fs_inode.c), calls the path handler above and answers, as libfuse's path
+ * layer did: an attribute's st_ino is the inode number, a lookup that finds nothing is
+ * ENOENT (nothing is cached), a reply the kernel no longer wants (an interrupted open or
+ * lookup) undoes what it gave.
+ */
+
+static void begin(fuse_req_t req)
+{
+	cur_req = req;
+	cur_ctx = fuse_req_userdata(req);
+}
+
+/*
+ * The path of @ino into @buf (FS_PATH_BYTES), or an error reply (then -1). A name an
+ * rmdir removed (or one below it) is ESTALE, as libfuse's path layer made it: the kernel
+ * looks its path up again, and finds what is there now.
+ */
+static int ino_path(fuse_req_t req, fuse_ino_t ino, char *buf)
+{
+	bool stale = false;
+	int r = fs_inode_path(&get_ctx()->inodes, ino, buf, FS_PATH_BYTES, &stale);
+
+	if (r == 0 && stale)
+		r = -ESTALE;
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	return r < 0 ? -1 : 0;
+}
+
+/* The path of @ino for a request on an open file (its handle says what it is; a stale
+ * name is fine): "" when unknown. */
+static void handle_path(fuse_ino_t ino, char *buf)
+{
+	if (fs_inode_path(&get_ctx()->inodes, ino, buf, FS_PATH_BYTES, NULL) < 0)
+		buf[0] = '\0';
+}
+
+/* The path of @name in directory @parent into @buf; "." and ".." (an NFS re-export's
+ * lookups) are the directory and its parent. 0 or -errno (ESTALE: @parent is). */
+static int child_path(fuse_ino_t parent, const char *name, char *buf)
+{
+	char dir[FS_PATH_BYTES];
+	bool stale = false;
+	int r = fs_inode_path(&get_ctx()->inodes, parent, dir, sizeof(dir), &stale);
+	size_t len;
+
+	if (r == 0 && stale)
+		r = -ESTALE;
+	if (r < 0)
+		return r;
+	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+		char *slash = strrchr(dir, '/');
+
+		if (name[1] == '.' && slash)
+			*(slash == dir ? slash + 1 : slash) = '\0';
+		memcpy(buf, dir, strlen(dir) + 1);
+		return 0;
+	}
+	len = strlen(dir);
+	if (len + 1 + strlen(name) + 1 > FS_PATH_BYTES)
+		return -ENAMETOOLONG;
+	memcpy(buf, dir, len);
+	if (len > 1)
+		buf[len++] = '/';
+	memcpy(buf + len, name, strlen(name) + 1);
+	return 0;
+}
+
+/* The entry of @name (at @path) in @parent for the kernel: its attributes (getattr), and
+ * its inode with one more lookup. 0 or -errno. */
+static int entry_of(fuse_ino_t parent, const char *name, const char *path,
+		    struct fuse_file_info *fi, struct fuse_entry_param *e)
+{
+	uint64_t ino;
+	int r;
+
+	memset(e, 0, sizeof(*e));
+	r = fs_getattr(path, &e->attr, fi);
+	if (r == 0)
+		r = fs_inode_lookup(&get_ctx()->inodes, parent, name, &ino);
+	if (r < 0)
+		return r;
+	e->ino = ino;
+	e->attr.st_ino = ino;
+	e->entry_timeout = ENTRY_TIMEOUT_SEC;
+	e->attr_timeout = ATTR_TIMEOUT_SEC;
+	return 0;
+}
+
+/* Answer with @e; a kernel that no longer wants it (interrupted) forgets its lookup. */
+static void reply_entry(fuse_req_t req, const struct fuse_entry_param *e)
+{
+	if (fuse_reply_entry(req, e) == -ENOENT)
+		fs_inode_forget(&get_ctx()->inodes, e->ino, 1);
+}
+
+static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	char path[FS_PATH_BYTES];
+	struct fuse_entry_param e;
+	int r;
+
+	begin(req);
+	r = child_path(parent, name, path);
+	if (r == 0)
+		r = entry_of(parent, name, path, NULL, &e);
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		reply_entry(req, &e);
+}
+
+static void ll_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	begin(req);
+	fs_inode_forget(&get_ctx()->inodes, ino, nlookup);
+	fuse_reply_none(req);
+}
+
+static void ll_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
+{
+	begin(req);
+	for (size_t i = 0; i < count; i++)
+		fs_inode_forget(&get_ctx()->inodes, forgets[i].ino, forgets[i].nlookup);
+	fuse_reply_none(req);
+}
+
+static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	char path[FS_PATH_BYTES];
+	struct stat st;
+	int r;
+
+	begin(req);
+	if (fi)
+		handle_path(ino, path);
+	else if (ino_path(req, ino, path) < 0)
+		return;
+	memset(&st, 0, sizeof(st));
+	r = fs_getattr(path, &st, fi);
+	st.st_ino = ino;
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_attr(req, &st, ATTR_TIMEOUT_SEC);
+}
+
+/* chmod, chown, truncate, utimes, in libfuse's order, then the attributes. */
+static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
+		       struct fuse_file_info *fi)
+{
+	char path[FS_PATH_BYTES];
+	struct stat st;
+	int r = 0;
+
+	begin(req);
+	if (fi)
+		handle_path(ino, path);
+	else if (ino_path(req, ino, path) < 0)
+		return;
+	if (valid & FUSE_SET_ATTR_MODE)
+		r = fs_chmod(path, attr->st_mode, fi);
+	if (r == 0 && (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)))
+		r = fs_chown(path, (valid & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t)-1,
+			     (valid & FUSE_SET_ATTR_GID) ? attr->st_gid : (gid_t)-1, fi);
+	if (r == 0 && (valid & FUSE_SET_ATTR_SIZE))
+		r = fs_truncate(path, attr->st_size, fi);
+	if (r == 0 && (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME))) {
+		struct timespec tv[2] = { { 0, UTIME_OMIT }, { 0, UTIME_OMIT } };
+
+		if (valid & FUSE_SET_ATTR_ATIME_NOW)
+			tv[0].tv_nsec = UTIME_NOW;
+		else if (valid & FUSE_SET_ATTR_ATIME)
+			tv[0] = attr->st_atim;
+		if (valid & FUSE_SET_ATTR_MTIME_NOW)
+			tv[1].tv_nsec = UTIME_NOW;
+		else if (valid & FUSE_SET_ATTR_MTIME)
+			tv[1] = attr->st_mtim;
+		r = fs_utimens(path, tv, fi);
+	}
+	memset(&st, 0, sizeof(st));
+	if (r == 0)
+		r = fs_getattr(path, &st, fi);
+	st.st_ino = ino;
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_attr(req, &st, ATTR_TIMEOUT_SEC);
+}
+
+static void ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	char path[FS_PATH_BYTES];
+	struct dir_handle *d;
+
+	begin(req);
+	if (ino_path(req, ino, path) < 0)
+		return;
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	pthread_mutex_init(&d->mu, NULL);
+	fi->fh = (uint64_t)(uintptr_t)d;
+	if (fuse_reply_open(req, fi) == -ENOENT) {
+		pthread_mutex_destroy(&d->mu);
+		free(d);
+	}
+}
+
+/* Entries from offset @off (the index of the next name) that fit in @size bytes. */
+static void ll_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	struct dir_handle *d = (struct dir_handle *)(uintptr_t)fi->fh;
+	char path[FS_PATH_BYTES], *buf;
+	const char *name;
+	struct stat st;
+	size_t used = 0;
+
+	begin(req);
+	if (ino_path(req, ino, path) < 0)
+		return;
+	pthread_mutex_lock(&d->mu);
+	if (!d->filled || off == 0) {
+		d->len = d->count = 0;
+		d->err = fs_readdir(path, d);
+		d->filled = true;
+	}
+	if (d->err < 0 && d->err != -ENOMEM) {
+		pthread_mutex_unlock(&d->mu);
+		fuse_reply_err(req, -d->err);
+		return;
+	}
+	buf = malloc(size ? size : 1);
+	if (!buf) {
+		pthread_mutex_unlock(&d->mu);
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	memset(&st, 0, sizeof(st));
+	st.st_ino = 0xffffffff; /* unknown (libfuse's FUSE_UNKNOWN_INO); no type either: the caller asks */
+	name = d->names;
+	for (size_t i = 0; name && i < d->count; i++, name += strlen(name) + 1) {
+		size_t n;
+
+		if ((off_t)i < off)
+			continue;
+		n = fuse_add_direntry(req, buf + used, size - used, name, &st, (off_t)i + 1);
+		if (n > size - used)
+			break;
+		used += n;
+	}
+	pthread_mutex_unlock(&d->mu);
+	fuse_reply_buf(req, buf, used);
+	free(buf);
+}
+
+static void ll_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct dir_handle *d = (struct dir_handle *)(uintptr_t)fi->fh;
+
+	(void)ino;
+	begin(req);
+	pthread_mutex_destroy(&d->mu);
+	free(d->names);
+	free(d);
+	fuse_reply_err(req, 0);
+}
+
+static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	char path[FS_PATH_BYTES];
+	int r;
+
+	begin(req);
+	if (ino_path(req, ino, path) < 0)
+		return;
+	r = fs_open(path, fi);
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else if (fuse_reply_open(req, fi) == -ENOENT)
+		fs_release(path, fi); /* the open was interrupted */
+}
+
+static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		      struct fuse_file_info *fi)
+{
+	char path[FS_PATH_BYTES];
+	struct fuse_entry_param e;
+	int r;
+
+	begin(req);
+	r = child_path(parent, name, path);
+	if (r == 0)
+		r = fs_create(path, mode, fi);
+	if (r < 0) {
+		fuse_reply_err(req, -r);
+		return;
+	}
+	r = entry_of(parent, name, path, fi, &e);
+	if (r == 0 && !S_ISREG(e.attr.st_mode)) {
+		fs_inode_forget(&get_ctx()->inodes, e.ino, 1);
+		r = -EIO;
+	}
+	if (r < 0) {
+		fs_release(path, fi);
+		fuse_reply_err(req, -r);
+	} else if (fuse_reply_create(req, &e, fi) == -ENOENT) {
+		fs_release(path, fi); /* the open was interrupted */
+		fs_inode_forget(&get_ctx()->inodes, e.ino, 1);
+	}
+}
+
+static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	char path[FS_PATH_BYTES], *buf;
+	int r;
+
+	begin(req);
+	handle_path(ino, path);
+	buf = malloc(size ? size : 1);
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	r = fs_read(path, buf, size, off, fi);
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_buf(req, buf, (size_t)r);
+	free(buf);
+}
+
+static void ll_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t size, off_t off,
+		     struct fuse_file_info *fi)
+{
+	char path[FS_PATH_BYTES];
+	int r;
+
+	begin(req);
+	handle_path(ino, path);
+	r = fs_write(path, data, size, off, fi);
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_write(req, (size_t)r);
+}
+
+static void ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	char path[FS_PATH_BYTES];
+
+	begin(req);
+	handle_path(ino, path);
+	fuse_reply_err(req, -fs_flush(path, fi));
+}
+
+static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	char path[FS_PATH_BYTES];
+	int r = 0;
+
+	begin(req);
+	handle_path(ino, path);
+	if (fi->flush)
+		r = fs_flush(path, fi);
+	fs_release(path, fi);
+	fuse_reply_err(req, -r);
+}
+
+static void ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	char path[FS_PATH_BYTES];
+	struct fuse_entry_param e;
+	int r;
+
+	begin(req);
+	r = child_path(parent, name, path);
+	if (r == 0)
+		r = fs_mkdir(path, mode);
+	if (r == 0)
+		r = entry_of(parent, name, path, NULL, &e);
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		reply_entry(req, &e);
+}
+
+static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	char path[FS_PATH_BYTES];
+	int r;
+
+	begin(req);
+	r = child_path(parent, name, path);
+	if (r == 0)
+		r = fs_rmdir(path);
+	/* the kernel makes the directory dead: a new one of that name is a new inode */
+	if (r == 0)
+		fs_inode_detach(&get_ctx()->inodes, parent, name);
+	fuse_reply_err(req, -r);
+}
+
+static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	char path[FS_PATH_BYTES];
+	int r;
+
+	begin(req);
+	r = child_path(parent, name, path);
+	if (r == 0)
+		r = fs_unlink(path);
+	fuse_reply_err(req, -r);
+}
+
+static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+		      const char *newname, unsigned int flags)
+{
+	char path[FS_PATH_BYTES], to[FS_PATH_BYTES];
+	int r;
+
+	begin(req);
+	r = child_path(parent, name, path);
+	if (r == 0)
+		r = child_path(newparent, newname, to);
+	if (r == 0)
+		r = fs_rename(path, to, flags);
+	fuse_reply_err(req, -r);
+}
+
+static void ll_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct statvfs st;
+
+	(void)ino;
+	begin(req);
+	fs_statfs("/", &st);
+	fuse_reply_statfs(req, &st);
+}
+
+static const struct fuse_lowlevel_ops ops = {
 	.init = fs_init,
-	.getattr = fs_getattr,
-	.readdir = fs_readdir,
-	.open = fs_open,
-	.create = fs_create,
-	.read = fs_read,
-	.write = fs_write,
-	.flush = fs_flush,
-	.release = fs_release,
-	.truncate = fs_truncate,
-	.mkdir = fs_mkdir,
-	.rmdir = fs_rmdir,
-	.unlink = fs_unlink,
-	.rename = fs_rename,
-	.utimens = fs_utimens,
-	.chmod = fs_chmod,
-	.chown = fs_chown,
-	.statfs = fs_statfs,
+	.lookup = ll_lookup,
+	.forget = ll_forget,
+	.forget_multi = ll_forget_multi,
+	.getattr = ll_getattr,
+	.setattr = ll_setattr,
+	.opendir = ll_opendir,
+	.readdir = ll_readdir,
+	.releasedir = ll_releasedir,
+	.open = ll_open,
+	.create = ll_create,
+	.read = ll_read,
+	.write = ll_write,
+	.flush = ll_flush,
+	.release = ll_release,
+	.mkdir = ll_mkdir,
+	.rmdir = ll_rmdir,
+	.unlink = ll_unlink,
+	.rename = ll_rename,
+	.statfs = ll_statfs,
 };
 
-const struct fuse_operations *fs_operations(void)
+const struct fuse_lowlevel_ops *fs_operations(void)
 {
 	return &ops;
 }

@@ -226,7 +226,7 @@ int main(int argc, char *argv[])
 	struct conf_cluster *conf = NULL;
 	struct conf_error err;
 	struct fs_ctx ctx = { 0 };
-	struct fuse *fuse = NULL;
+	struct fuse_session *se = NULL;
 	char mnt[PATH_MAX], msg[1024];
 	bool config_defaulted = false;
 	int ret = 1, r, cleared;
@@ -263,7 +263,7 @@ int main(int argc, char *argv[])
 	if (o.help) {
 		usage(argv[0]);
 		fuse_cmdline_help();
-		fuse_lib_help(&args);
+		fuse_lowlevel_help();
 		ret = 0;
 		goto out_args;
 	}
@@ -383,10 +383,12 @@ int main(int argc, char *argv[])
 	if (geteuid() == 0)
 		fuse_opt_add_arg(&args, "-oallow_other");
 
-	fuse = fuse_new(&args, fs_operations(), sizeof(struct fuse_operations), &ctx);
-	if (!fuse)
+	if (fs_inodes_init(&ctx.inodes) < 0)
 		goto out_store;
-	if (fuse_mount(fuse, mnt) != 0)
+	se = fuse_session_new(&args, fs_operations(), sizeof(struct fuse_lowlevel_ops), &ctx);
+	if (!se)
+		goto out_store;
+	if (fuse_session_mount(se, mnt) != 0)
 		goto out_fuse;
 	{
 		/* the device that marks "inside the mount" for checkpoint_dir (a bind mount
@@ -410,7 +412,7 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "ascendfs: cannot start the state writer: %s\n", strerror(-r));
 		goto out_unmount;
 	}
-	if (fuse_set_signal_handlers(fuse_get_session(fuse)) != 0)
+	if (fuse_set_signal_handlers(se) != 0)
 		goto out_unmount;
 	r = fs_threads_start(&ctx);
 	if (r < 0) {
@@ -455,7 +457,7 @@ int main(int argc, char *argv[])
 		pthread_mutex_unlock(&ctx.lock);
 	}
 	if (cl.singlethread) {
-		r = fuse_loop(fuse);
+		r = fuse_session_loop(se);
 	} else {
 		struct fuse_loop_config *lc = fuse_loop_cfg_create();
 
@@ -464,7 +466,7 @@ int main(int argc, char *argv[])
 			fuse_loop_cfg_set_idle_threads(lc, cl.max_idle_threads);
 		if (cl.max_threads && cl.max_threads <= 100000)
 			fuse_loop_cfg_set_max_threads(lc, cl.max_threads);
-		r = fuse_loop_mt(fuse, lc);
+		r = fuse_session_loop_mt(se, lc);
 		fuse_loop_cfg_destroy(lc);
 	}
 	/* the loop returns the signal that ended it: SIGTERM, SIGINT and SIGHUP are clean */
@@ -477,19 +479,19 @@ int main(int argc, char *argv[])
 	       (unsigned long long)ctx.cluster->pass_requests);
 	pthread_mutex_unlock(&ctx.lock);
 out_signals:
-	fuse_remove_signal_handlers(fuse_get_session(fuse));
+	fuse_remove_signal_handlers(se);
 out_unmount:
 	/* unmount first: the notifier may be blocked in a syscall on the mount */
-	fuse_unmount(fuse);
+	fuse_session_unmount(se);
 	fs_mountwatch_stop(&ctx);
 	fs_memory_stop(&ctx);
 	if (!fs_threads_stop(&ctx)) {
 		fs_store_stop(&ctx); /* what is committed is written; then leave it to exit() */
-		fuse_destroy(fuse);
+		fuse_session_destroy(se);
 		goto out_cl; /* a thread may still touch the state */
 	}
 out_fuse:
-	fuse_destroy(fuse);
+	fuse_session_destroy(se);
 out_store:
 	fs_store_stop(&ctx); /* writes what is left */
 out_ctx:
@@ -499,6 +501,7 @@ out_ctx:
 	fs_cache_clear(&ctx);
 	sched_cluster_free(ctx.cluster);
 	fs_uploads_free_all(&ctx);
+	fs_inodes_release(&ctx.inodes);
 	free(ctx.config_text);
 	free(ctx.config_warnings);
 	free(ctx.mount_path);

@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The inode numbers the kernel holds for names of the mount: one per name it looked up
+ * in a directory and has not forgotten, with the count of lookups it holds (the FUSE
+ * protocol: each LOOKUP, CREATE or MKDIR reply adds one, each FORGET takes some away;
+ * at none, and with no child left, the number is dead and never used again). A node is
+ * its name in its parent's node, as the kernel's dentries are: after an rmdir the name
+ * is detached, a new directory of that name is a new node, and what the kernel still
+ * holds of the old one (an open file in it) keeps its own numbers. Each node keeps its
+ * absolute path too (names never move: rename is refused), for the path handlers.
+ * Hashes find a node by number and by (parent, name); both grow with what the kernel
+ * holds, which the kernel bounds (it forgets under memory pressure).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <fuse_lowlevel.h>
+
+#include "fs.h"
+
+struct fs_inode {
+	struct fs_inode *next_ino, *next_name;	/* hash chains */
+	struct fs_inode *parent;		/* NULL: the root */
+	struct fs_inode *child, *sibling, **prev_sibling; /* the parent's list of nodes */
+	uint64_t ino, nlookup;
+	bool detached;				/* not found by name any more (rmdir) */
+	uint32_t hash;				/* of (parent, name) */
+	const char *name;			/* in path */
+	char path[];
+};
+
+static uint32_t name_hash(uint64_t parent, const char *name)
+{
+	uint32_t h = 2166136261u ^ (uint32_t)(parent * 0x9e3779b97f4a7c15ull >> 32);
+
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	return h;
+}
+
+static size_t ino_slot(const struct fs_inodes *t, uint64_t ino)
+{
+	return (size_t)((ino * 0x9e3779b97f4a7c15ull) >> 32) & (t->cap - 1);
+}
+
+static struct fs_inode *find_ino(const struct fs_inodes *t, uint64_t ino)
+{
+	struct fs_inode *n = t->by_ino[ino_slot(t, ino)];
+
+	while (n && n->ino != ino)
+		n = n->next_ino;
+	return n;
+}
+
+static struct fs_inode *find_name(const struct fs_inodes *t, const struct fs_inode *parent,
+				  const char *name, uint32_t hash)
+{
+	struct fs_inode *n = t->by_name[hash & (t->cap - 1)];
+
+	while (n && (n->hash != hash || n->parent != parent || strcmp(n->name, name) != 0))
+		n = n->next_name;
+	return n;
+}
+
+static void link_ino(struct fs_inodes *t, struct fs_inode *n)
+{
+	size_t i = ino_slot(t, n->ino);
+
+	n->next_ino = t->by_ino[i];
+	t->by_ino[i] = n;
+}
+
+static void link_name(struct fs_inodes *t, struct fs_inode *n)
+{
+	size_t i = n->hash & (t->cap - 1);
+
+	n->next_name = t->by_name[i];
+	t->by_name[i] = n;
+}
+
+static void unlink_name(struct fs_inodes *t, struct fs_inode *n)
+{
+	struct fs_inode **pp = &t->by_name[n->hash & (t->cap - 1)];
+
+	while (*pp && *pp != n)
+		pp = &(*pp)->next_name;
+	if (*pp)
+		*pp = n->next_name;
+}
+
+/* Twice the buckets; on failure the old ones stay (longer chains, still right). */
+static void grow(struct fs_inodes *t)
+{
+	struct fs_inode **old = t->by_ino, **oldn = t->by_name, *n, *next;
+	size_t old_cap = t->cap;
+
+	t->by_ino = calloc(2 * old_cap, sizeof(*t->by_ino));
+	t->by_name = calloc(2 * old_cap, sizeof(*t->by_name));
+	if (!t->by_ino || !t->by_name) {
+		free(t->by_ino);
+		free(t->by_name);
+		t->by_ino = old;
+		t->by_name = oldn;
+		return;
+	}
+	t->cap = 2 * old_cap;
+	for (size_t i = 0; i < old_cap; i++)
+		for (n = old[i]; n; n = next) {
+			next = n->next_ino;
+			link_ino(t, n);
+			if (!n->detached && n->parent)
+				link_name(t, n);
+		}
+	free(old);
+	free(oldn);
+}
+
+int fs_inodes_init(struct fs_inodes *t)
+{
+	struct fs_inode *root;
+
+	memset(t, 0, sizeof(*t));
+	t->cap = 1024;
+	t->by_ino = calloc(t->cap, sizeof(*t->by_ino));
+	t->by_name = calloc(t->cap, sizeof(*t->by_name));
+	root = calloc(1, sizeof(*root) + 2);
+	if (!t->by_ino || !t->by_name || !root) {
+		free(t->by_ino);
+		free(t->by_name);
+		free(root);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&t->mu, NULL);
+	root->ino = FUSE_ROOT_ID;
+	root->nlookup = 1; /* the kernel never forgets the root */
+	root->path[0] = '/';
+	root->name = root->path + 1;
+	link_ino(t, root);
+	t->count = 1;
+	t->next_ino = FUSE_ROOT_ID + 1;
+	return 0;
+}
+
+void fs_inodes_release(struct fs_inodes *t)
+{
+	struct fs_inode *n, *next;
+
+	if (!t->by_ino)
+		return;
+	for (size_t i = 0; i < t->cap; i++)
+		for (n = t->by_ino[i]; n; n = next) {
+			next = n->next_ino;
+			free(n);
+		}
+	free(t->by_ino);
+	free(t->by_name);
+	pthread_mutex_destroy(&t->mu);
+	memset(t, 0, sizeof(*t));
+}
+
+/* Is @n, or a directory above it, detached? */
+static bool is_stale(const struct fs_inode *n)
+{
+	for (; n; n = n->parent)
+		if (n->detached)
+			return true;
+	return false;
+}
+
+int fs_inode_lookup(struct fs_inodes *t, uint64_t parent_ino, const char *name,
+		    uint64_t *ret_ino)
+{
+	struct fs_inode *parent, *n;
+	size_t plen, nlen = strlen(name);
+	uint32_t hash = name_hash(parent_ino, name);
+	int r = 0;
+
+	pthread_mutex_lock(&t->mu);
+	parent = find_ino(t, parent_ino);
+	if (!parent || is_stale(parent)) {
+		r = -ESTALE;
+		goto out;
+	}
+	/* an NFS re-export's lookups of a directory's own entries */
+	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+		n = name[1] && parent->parent ? parent->parent : parent;
+		n->nlookup++;
+		*ret_ino = n->ino;
+		goto out;
+	}
+	n = find_name(t, parent, name, hash);
+	if (!n) {
+		plen = strlen(parent->path);
+		if (plen + 1 + nlen + 1 > FS_PATH_BYTES) {
+			r = -ENAMETOOLONG;
+			goto out;
+		}
+		n = calloc(1, sizeof(*n) + plen + 1 + nlen + 1);
+		if (!n) {
+			r = -ENOMEM;
+			goto out;
+		}
+		memcpy(n->path, parent->path, plen);
+		if (plen > 1)
+			n->path[plen++] = '/';
+		memcpy(n->path + plen, name, nlen + 1);
+		n->name = n->path + plen;
+		n->hash = hash;
+		n->ino = t->next_ino++;
+		n->parent = parent;
+		n->sibling = parent->child;
+		if (n->sibling)
+			n->sibling->prev_sibling = &n->sibling;
+		n->prev_sibling = &parent->child;
+		parent->child = n;
+		if (t->count >= t->cap - t->cap / 4)
+			grow(t);
+		link_ino(t, n);
+		link_name(t, n);
+		t->count++;
+	}
+	n->nlookup++;
+	*ret_ino = n->ino;
+out:
+	pthread_mutex_unlock(&t->mu);
+	return r;
+}
+
+int fs_inode_path(struct fs_inodes *t, uint64_t ino, char *buf, size_t size, bool *ret_stale)
+{
+	const struct fs_inode *n;
+	int r = 0;
+
+	pthread_mutex_lock(&t->mu);
+	n = find_ino(t, ino);
+	if (!n)
+		r = -ESTALE;
+	else if (strlen(n->path) >= size)
+		r = -ENAMETOOLONG;
+	else {
+		memcpy(buf, n->path, strlen(n->path) + 1);
+		if (ret_stale)
+			*ret_stale = is_stale(n);
+	}
+	pthread_mutex_unlock(&t->mu);
+	return r;
+}
+
+void fs_inode_detach(struct fs_inodes *t, uint64_t parent_ino, const char *name)
+{
+	struct fs_inode *parent, *n;
+
+	pthread_mutex_lock(&t->mu);
+	parent = find_ino(t, parent_ino);
+	n = parent ? find_name(t, parent, name, name_hash(parent_ino, name)) : NULL;
+	if (n) {
+		unlink_name(t, n);
+		n->detached = true;
+	}
+	pthread_mutex_unlock(&t->mu);
+}
+
+/* Free @n if the kernel holds it no more and no child needs it; then its parent too. */
+static void maybe_free(struct fs_inodes *t, struct fs_inode *n)
+{
+	while (n && n->parent && n->nlookup == 0 && !n->child) {
+		struct fs_inode *parent = n->parent, **pp = &t->by_ino[ino_slot(t, n->ino)];
+
+		while (*pp != n)
+			pp = &(*pp)->next_ino;
+		*pp = n->next_ino;
+		if (!n->detached)
+			unlink_name(t, n);
+		*n->prev_sibling = n->sibling;
+		if (n->sibling)
+			n->sibling->prev_sibling = n->prev_sibling;
+		t->count--;
+		free(n);
+		n = parent;
+	}
+}
+
+void fs_inode_forget(struct fs_inodes *t, uint64_t ino, uint64_t n)
+{
+	struct fs_inode *node;
+
+	if (ino == FUSE_ROOT_ID)
+		return;
+	pthread_mutex_lock(&t->mu);
+	node = find_ino(t, ino);
+	if (node) {
+		node->nlookup = n < node->nlookup ? node->nlookup - n : 0;
+		maybe_free(t, node);
+	}
+	pthread_mutex_unlock(&t->mu);
+}
+
+size_t fs_inode_count(struct fs_inodes *t)
+{
+	size_t n;
+
+	pthread_mutex_lock(&t->mu);
+	n = t->count;
+	pthread_mutex_unlock(&t->mu);
+	return n;
+}
