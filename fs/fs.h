@@ -892,7 +892,8 @@ void fs_handles_free_all(struct fs_ctx *ctx);
  *
  * fs_notify_helper_release() - the mount is gone from the daemon's namespace (the mount
  * watch saw it): end the helper, so that its copy no longer keeps the file system alive.
- * Announcements stop; once only, from any thread.
+ * Its input ends (it finishes the lines it has, never killed inside a request; SIGKILL
+ * only when /dev/null cannot be opened); announcements stop; once only, from any thread.
  */
 int fs_notify_helper_main(const char *mnt, const char *dev);
 void fs_notify_helper_release(struct fs_ctx *ctx);
