@@ -268,7 +268,7 @@ run_ascendfs() { # N MIX -> A_PLACED A_SUBMIT A_RUN A_PEND A_CPU
 	local out c0
 	# it_start waits 20 s for the mount; a loaded machine may need longer for 1,024 servers
 	if ! it_start "$ASCENDFS" "$CONFIG" --state-dir "$IT_WORK/state-$1-$run" >"$IT_WORK/start.out"; then
-		if ! wait_until 300 is_mounted "$IT_MNT" || ! wait_until 10 test -d "$IT_MNT/jobs"; then
+		if ! wait_until 300 is_mounted "$IT_MNT" || ! wait_until 10 answers "$IT_MNT/jobs"; then
 			echo "# ascendfs did not mount within 320 s:"
 			sed 's/^/#   /' "$IT_WORK/start.out" | tail -20
 			exit 1

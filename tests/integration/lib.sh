@@ -59,6 +59,12 @@ is_mounted() {
 	awk -v m="$1" '$2 == m { found = 1 } END { exit !found }' /proc/mounts
 }
 
+# answers PATH: does a live daemon answer for PATH? A GETATTR the kernel must send: the
+# names and attributes it keeps (fs_ops.c) answer a plain stat() on a dead mount too
+answers() {
+	stat --cached=never -c %F "$1" >/dev/null 2>&1
+}
+
 # wait_until SECONDS CMD...: poll every 50 ms
 wait_until() {
 	local deadline=$(($(date +%s%N) + $1 * 1000000000))
@@ -219,7 +225,7 @@ it_start() {
 		sed 's/^/#   /' "$IT_LOG"
 		return 1
 	fi
-	wait_until 5 test -d "$IT_MNT/jobs"
+	wait_until 5 answers "$IT_MNT/jobs"
 }
 
 # it_stop: unmount, require exit status 0 and a log free of sanitizer reports

@@ -25,7 +25,7 @@ start_daemon() {
 	"$ASCENDFS" -f -c "$SRC/examples/ascend_cluster.yaml" --state-dir "$STATE" "$M" \
 		>>"$IT_LOG" 2>&1 &
 	IT_PID=$!
-	wait_until 20 test -d "$M/jobs"
+	wait_until 20 answers "$M/jobs"
 }
 
 # Write standard input to file $1 and fail when close() does: a report or quota is

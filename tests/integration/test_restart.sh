@@ -224,7 +224,7 @@ it_stop
 # ---- a stale mount (no auto_unmount: -d) is detected and replaced -------------------
 "$ASCENDFS" -d -c "$CONFIG" --state-dir "$STATE" "$M" >"$W/debug.log" 2>&1 &
 IT_PID=$!
-wait_until 20 test -d "$M/jobs" || not_ok "the daemon mounts with -d"
+wait_until 20 answers "$M/jobs" || not_ok "the daemon mounts with -d"
 kill -KILL "$IT_PID"
 wait "$IT_PID" 2>/dev/null
 IT_PID=""
