@@ -21,8 +21,13 @@
  * bytes; an open of new bytes while an open file still reads the old ones through the
  * cache reads with direct_io, and while such an open file exists stat() gives the size of
  * the bytes it reads (the kernel cuts cached reads at the size it was last told). No
- * read-only open sends a FLUSH at close. Names and attributes are never cached: st_size
- * is otherwise the size of a snapshot rendered at stat() time. Snapshots share memory
+ * read-only open sends a FLUSH at close. The kernel keeps names, and the attributes of
+ * directories (1 s) and of those page-cached files (until their job changes), never of
+ * other files (fs_ops.c): a request that changes state answers once the kernel was told
+ * of what it made stale, so a stat() after it sees the change; st_size is otherwise the
+ * size of a snapshot rendered at stat() time (on a mount whose daemon died, stat() of
+ * what the kernel keeps still answers from its cache; opens fail with ENOTCONN).
+ * Snapshots share memory
  * (fs_snapshot.c): the opens of an unchanged file one blob, those of an events file one
  * blob however it grew in between. Per user other than root, at most
  * FS_OPEN_FILES_PER_USER open snapshots and FS_SNAPSHOT_BYTES_PER_USER bytes of snapshots
@@ -548,15 +553,27 @@ struct fs_handle_user;
  * fs_inode_detach() - the name @name in @parent is gone (a successful rmdir).
  * fs_inode_forget() - the kernel forgets @n lookups of @ino.
  * fs_inode_count() - inodes held, the root included.
+ *
+ * Invalidations, for the attributes the kernel keeps (fs_ops.c says which): each tells
+ * the kernel, through @t->se (none before the session is set: nothing to tell), that
+ * the attributes it holds of an inode are stale, so its next stat(), or read past the
+ * size it knew, asks again. Attributes only: the kernel takes no lock that a request
+ * in flight could hold, so any thread may call them, a request's handler included,
+ * without ctx->lock.
+ * fs_inode_inval_attrs() - of @ino.
+ * fs_inode_inval_attrs_path() - of the inode of absolute @path, and with @below of every
+ * one below it the kernel holds. 0, or -ENOMEM (then some were not told).
  */
 #define FS_PATH_BYTES 4096 /* the longest absolute path inside the mount, NUL included */
 
 struct fs_inode;
+struct fuse_session;
 struct fs_inodes {
 	pthread_mutex_t mu;
 	struct fs_inode **by_ino, **by_name; /* cap buckets each */
 	size_t cap, count;
 	uint64_t next_ino;
+	struct fuse_session *se;	/* for invalidations; set once mounted */
 };
 
 int fs_inodes_init(struct fs_inodes *t);
@@ -566,6 +583,19 @@ int fs_inode_path(struct fs_inodes *t, uint64_t ino, char *buf, size_t size, boo
 void fs_inode_detach(struct fs_inodes *t, uint64_t parent, const char *name);
 void fs_inode_forget(struct fs_inodes *t, uint64_t ino, uint64_t n);
 size_t fs_inode_count(struct fs_inodes *t);
+void fs_inode_inval_attrs(struct fs_inodes *t, uint64_t ino);
+int fs_inode_inval_attrs_path(struct fs_inodes *t, const char *path, bool below);
+
+/*
+ * fs_inode_sweep() - tell the kernel of the attributes that every change up to cluster
+ * version @want made stale: the files and directories of each job changed since the
+ * last sweep (SCHED_DIRTY_ATTRS), before a request that changed state answers, so a
+ * stat() after its answer sees the change. The thread that finds jobs to do does them;
+ * another waits for it (bounded: attribute invalidations never block). Caller holds
+ * ctx->lock (dropped meanwhile).
+ */
+struct fs_ctx;
+void fs_inode_sweep(struct fs_ctx *ctx, uint64_t want);
 
 struct fs_ctx {
 	pthread_mutex_t lock;
@@ -636,6 +666,10 @@ struct fs_ctx {
 	uint64_t failed_version;	/* ... of the newest batch whose write failed */
 	bool committer_gone;
 	struct fs_inodes inodes;	/* what the kernel holds (fs_inode.c; own lock) */
+	/* the kernel told of the attributes changes made stale (fs_inode_sweep(); under
+	 * lock): up to this cluster version, and whether a thread is telling it now */
+	uint64_t swept_version;
+	bool sweeping;
 };
 
 /*
@@ -703,7 +737,7 @@ struct fs_blob *fs_blob_get(struct fs_blob *b);
  * -1 around the cache (direct_io: not such a kind, no slot free, or cached-mode opens of
  * other bytes are open), 1 through it with the pages kept (keep_cache: they are of these
  * bytes), 0 through it after the kernel drops its pages at open (keep_cache off; the
- * kernel asks the size again at the first read: attributes are never cached).
+ * caller tells the kernel the size it keeps is stale, so the first read asks it again).
  * On 0 or 1 *@ret is the slot (borrowed; the handle holds it until
  * fs_kcache_release()).
  *
@@ -915,6 +949,14 @@ void fs_notify_helper_release(struct fs_ctx *ctx);
  */
 void fs_notify_job_dir_user(struct fs_ctx *ctx, const char *name, uint64_t serial, bool made);
 int fs_notify_job_dir(struct fs_ctx *ctx, const char *name, int take);
+
+/*
+ * fs_notify_job_dir_settled() - is the directory of job @name one watchers were told of,
+ * with no mkdir or rmdir of the helper's pending? Only then may the kernel keep its name
+ * (fs_ops.c): the helper's mkdir must find it absent, which a name the kernel keeps would
+ * not let it. Needs ctx->lock.
+ */
+bool fs_notify_job_dir_settled(struct fs_ctx *ctx, const char *name);
 
 /*
  * fs_changed() - after a change (caller holds ctx->lock): wake the notifier and the

@@ -14,6 +14,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -296,6 +297,124 @@ void fs_inode_forget(struct fs_inodes *t, uint64_t ino, uint64_t n)
 		maybe_free(t, node);
 	}
 	pthread_mutex_unlock(&t->mu);
+}
+
+/* The node of absolute @path found by its names from the root, or NULL. */
+static struct fs_inode *find_path(const struct fs_inodes *t, const char *path)
+{
+	struct fs_inode *n = find_ino(t, FUSE_ROOT_ID);
+	char name[FS_PATH_BYTES];
+
+	while (n && *path) {
+		size_t len;
+
+		while (*path == '/')
+			path++;
+		len = strcspn(path, "/");
+		if (!len)
+			break;
+		if (len >= sizeof(name))
+			return NULL;
+		memcpy(name, path, len);
+		name[len] = '\0';
+		n = find_name(t, n, name, name_hash(n->ino, name));
+		path += len;
+	}
+	return n;
+}
+
+void fs_inode_inval_attrs(struct fs_inodes *t, uint64_t ino)
+{
+	if (t->se)
+		fuse_lowlevel_notify_inval_inode(t->se, ino, -1, 0);
+}
+
+int fs_inode_inval_attrs_path(struct fs_inodes *t, const char *path, bool below)
+{
+	struct fs_inode *root, *n;
+	uint64_t *inos = NULL;
+	size_t count = 0, cap = 0;
+	int r = 0;
+
+	if (!t->se)
+		return 0;
+	pthread_mutex_lock(&t->mu);
+	root = find_path(t, path);
+	/* depth first, the node and everything below it (its children lists) */
+	for (n = root; n;) {
+		if (count == cap) {
+			size_t c = cap ? 2 * cap : 64;
+			uint64_t *grown = realloc(inos, c * sizeof(*inos));
+
+			if (!grown) {
+				r = -ENOMEM;
+				break;
+			}
+			inos = grown;
+			cap = c;
+		}
+		inos[count++] = n->ino;
+		if (!below)
+			break;
+		if (n->child) {
+			n = n->child;
+			continue;
+		}
+		while (n != root && !n->sibling)
+			n = n->parent;
+		n = n == root ? NULL : n->sibling;
+	}
+	pthread_mutex_unlock(&t->mu);
+	/* attributes only: the kernel takes no lock a request could be waiting on */
+	for (size_t i = 0; i < count; i++)
+		fuse_lowlevel_notify_inval_inode(t->se, inos[i], -1, 0);
+	free(inos);
+	return r;
+}
+
+void fs_inode_sweep(struct fs_ctx *ctx, uint64_t want)
+{
+	struct sched_cluster *c = ctx->cluster;
+
+	while (ctx->swept_version < want) {
+		char (*names)[CONF_NAME_MAX + 1] = NULL;
+		size_t count = 0, cap = 0;
+		uint64_t version = c->version;
+
+		if (ctx->sweeping) {
+			pthread_cond_wait(&ctx->durable_cv, &ctx->lock);
+			continue;
+		}
+		while (c->dirty_head[SCHED_DIRTY_ATTRS]) {
+			if (count == cap) {
+				size_t n = cap ? 2 * cap : 16;
+				char (*grown)[CONF_NAME_MAX + 1] = realloc(names, n * sizeof(*names));
+
+				if (!grown)
+					break; /* the rest stay listed, for the next sweep */
+				names = grown;
+				cap = n;
+			}
+			snprintf(names[count++], sizeof(names[0]), "%s",
+				 sched_dirty_pop(c, SCHED_DIRTY_ATTRS)->name);
+		}
+		ctx->sweeping = true;
+		pthread_mutex_unlock(&ctx->lock);
+		for (size_t i = 0; i < count; i++) {
+			char path[sizeof(names[0]) + 8];
+
+			snprintf(path, sizeof(path), "/jobs/%s", names[i]);
+			fs_inode_inval_attrs_path(&ctx->inodes, path, true);
+		}
+		if (count) /* the link count and times of jobs/ follow its jobs */
+			fs_inode_inval_attrs_path(&ctx->inodes, "/jobs", false);
+		free(names);
+		pthread_mutex_lock(&ctx->lock);
+		ctx->sweeping = false;
+		if (ctx->swept_version < version)
+			ctx->swept_version = version;
+		pthread_cond_broadcast(&ctx->durable_cv);
+	}
 }
 
 size_t fs_inode_count(struct fs_inodes *t)

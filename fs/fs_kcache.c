@@ -10,13 +10,16 @@
  * cached-mode opens of that path read, and how many are open. An open whose snapshot has
  * those bytes joins them (keep_cache); one with other bytes while any is open reads around
  * the cache (direct_io), and one with other bytes when none is open takes the slot over
- * (keep_cache off: the kernel drops the old pages at open; attributes are never cached,
- * so it asks the size at the first read). Pages are filled only through cached-mode
- * opens (the kernel reads a page through the file that misses it), all of one snapshot.
+ * (keep_cache off: the kernel drops the old pages at open, and is told the size it keeps
+ * is stale, so it asks the size at the first read). Pages are filled only through
+ * cached-mode opens (the kernel reads a page through the file that misses it), all of one
+ * snapshot.
  *
  * The kernel clamps cached reads to i_size, which any stat() of the path sets: while
  * cached-mode opens exist, getattr of that path reports their size (fs_kcache_size()), so
- * that a reader holding the old bytes never sees them cut short by the new size.
+ * that a reader holding the old bytes never sees them cut short by the new size. The
+ * kernel does not keep a size that is not the file's own (fs_ops.c): a stat() after the
+ * last of those opens is closed asks again, however soon (the RELEASE comes later).
  */
 #include <stdint.h>
 #include <string.h>

@@ -61,8 +61,8 @@ extern char **environ;
 /*
  * The parent directory of the last file poked, open (O_PATH) until a round ends: the
  * files of one job follow each other, and each then costs the lookup of its own name
- * only, not of every component of its path (entry timeouts are short: every component
- * would be looked up again, twice per file).
+ * only, not of every component of its path (a job directory's name is not kept while
+ * its announcement is pending: fs_notify_job_dir_settled()).
  */
 struct helper_parent {
 	int fd;
@@ -427,11 +427,29 @@ static void *scanner_main(void *arg)
 	return NULL;
 }
 
-/* Paths to poke, collected under the lock, poked without it. */
+/* Paths to poke, and jobs whose records were dropped (the kernel may hold stale
+ * attributes of their files), collected under the lock, dealt with without it. */
 struct pokes {
 	char **paths;
 	size_t count, cap;
+	char (*stale)[CONF_NAME_MAX + 1];	/* job names */
+	size_t stale_count, stale_cap;
 };
+
+/* Job @name's record was dropped: the kernel's attributes of its files may be stale. */
+static void stale_add(struct pokes *p, const char *name)
+{
+	if (p->stale_count == p->stale_cap) {
+		size_t cap = p->stale_cap ? p->stale_cap * 2 : 16;
+		char (*n)[CONF_NAME_MAX + 1] = realloc(p->stale, cap * sizeof(*n));
+
+		if (!n)
+			return; /* their attributes stay until they expire */
+		p->stale = n;
+		p->stale_cap = cap;
+	}
+	snprintf(p->stale[p->stale_count++], CONF_NAME_MAX + 1, "%s", name);
+}
 
 static void poke_add(struct pokes *p, const char *mount, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -614,6 +632,15 @@ static bool job_dir_known(struct fs_ctx *ctx, uint64_t serial, const char *name,
 	return false;
 }
 
+bool fs_notify_job_dir_settled(struct fs_ctx *ctx, const char *name)
+{
+	const struct sched_job *j = sched_cluster_find_job(ctx->cluster, name);
+	bool replaced = false;
+
+	return j && job_dir_known(ctx, j->serial, name, &replaced) &&
+	       !fs_notify_job_dir(ctx, name, 0);
+}
+
 /*
  * Job directories that appeared or went since the last round: a mkdir or rmdir for the
  * helper to make (IN_CREATE / IN_DELETE with IN_ISDIR and the name). A name whose job was
@@ -675,6 +702,7 @@ static void collect_job_dirs(struct fs_ctx *ctx, struct pokes *p)
 			}
 			*pp = d->next;
 			ctx->job_dir_count--;
+			stale_add(p, d->name);
 			if (!j && !fs_notify_job_dir(ctx, d->name, 0) &&
 			    job_dir_push(&ctx->dir_pokes, d->name, d->serial, 2))
 				poke_add(p, "", "-%s/jobs/%s", ctx->mount_path, d->name);
@@ -769,15 +797,32 @@ static void *notifier_main(void *arg)
 	while (!ctx->stopping) {
 		struct pokes p = { 0 };
 
-		fs_deadline_in(&ts, 500);
-		pthread_cond_timedwait(&ctx->notify_cv, &ctx->lock, &ts);
+		/* a change made while the last round was out is collected at once */
+		if (ctx->cluster->version == seen) {
+			fs_deadline_in(&ts, 500);
+			pthread_cond_timedwait(&ctx->notify_cv, &ctx->lock, &ts);
+		}
 		if (ctx->stopping)
 			break;
 		collect(ctx, &p, &seen);
+		/* changes no request waits for (heartbeats, time limits, scans): the kernel
+		 * is told of their stale attributes here, within a round */
+		fs_inode_sweep(ctx, seen);
 		/* an empty line ends the round: the helper closes the directory it holds */
 		if (p.count)
 			poke_add(&p, "", "%s", "");
 		pthread_mutex_unlock(&ctx->lock);
+		/* a job changed is swept by the request that changed it (fs_store_sync());
+		 * one whose record went (a pruned or replaced record) here */
+		for (size_t i = 0; i < p.stale_count; i++) {
+			char path[sizeof(p.stale[0]) + 8];
+
+			snprintf(path, sizeof(path), "/jobs/%s", p.stale[i]);
+			fs_inode_inval_attrs_path(&ctx->inodes, path, true);
+		}
+		if (p.stale_count) /* its link count */
+			fs_inode_inval_attrs_path(&ctx->inodes, "/jobs", false);
+		free(p.stale);
 		for (size_t i = 0; i < p.count; i++) {
 			size_t len = strlen(p.paths[i]), off = 0;
 

@@ -59,12 +59,58 @@ static struct fs_handle *get_handle(struct fuse_file_info *fi)
 }
 
 /*
- * Generated content changes behind the kernel's back: names and attributes are never
- * cached (a stat() right after a change must see it, and a name whose file went must not
- * be found). File contents are, for the kinds fs_kcache_kind() names: fs_open().
+ * What the kernel may keep (issue 16: every name and attribute asked again made a `cat`
+ * of a rank table eight round trips and a submission twenty). A request that changes
+ * state answers only once the kernel was told of what it made stale (fs_store_sync()),
+ * so a stat() after it sees the change:
+ * - names, for an hour: a name whose file went is found, but every request on it asks
+ *   the daemon, which answers ESTALE, and the kernel looks the path up again and finds
+ *   it gone (or new). A job directory watchers were not told of yet is not kept: the
+ *   helper's mkdir must find it absent (fs_notify_job_dir_settled()).
+ * - attributes of the files whose bytes change only with a job's generation (the kernel
+ *   cache's kinds, fs_kcache.c), for an hour: told stale when the job changes
+ *   (fs_notify.c) and when an open takes new bytes (fs_kcache_open(): a read past the
+ *   size the kernel knew then asks it again);
+ * - attributes of directories, for a second (their times follow the events: a listing
+ *   is read afresh at each opendir anyway); a job's are told stale with its files;
+ * - attributes of every other file, never: they change with every event; nor a size
+ *   that is not the file's own (an open snapshot's, fs_getattr()), which a stat() right
+ *   after that file's close must not see.
  */
-#define ENTRY_TIMEOUT_SEC 0.0
-#define ATTR_TIMEOUT_SEC 0.0
+#define NAME_TIMEOUT_SEC 3600.0
+#define KCACHE_ATTR_TIMEOUT_SEC 3600.0
+#define DIR_ATTR_TIMEOUT_SEC 1.0
+
+/* fs_getattr() in this thread answered with an open snapshot's size, not the file's. */
+static __thread bool attr_size_not_own;
+
+/* How long the kernel may keep the attributes of @path (@st: what fs_getattr() gave). */
+static double attr_timeout(const char *path, const struct stat *st)
+{
+	struct fs_path p;
+
+	if (attr_size_not_own)
+		return 0.0;
+	if (S_ISDIR(st->st_mode))
+		return DIR_ATTR_TIMEOUT_SEC;
+	return fs_path_parse(path, &p) == 0 && fs_kcache_kind(p.kind) ? KCACHE_ATTR_TIMEOUT_SEC :
+									  0.0;
+}
+
+/* How long the kernel may keep the name @path (a directory or a file that exists). */
+static double name_timeout(const char *path)
+{
+	struct fs_ctx *ctx = get_ctx();
+	struct fs_path p;
+	bool settled;
+
+	if (fs_path_parse(path, &p) < 0 || p.kind != FS_JOB_DIR)
+		return NAME_TIMEOUT_SEC;
+	pthread_mutex_lock(&ctx->lock);
+	settled = fs_notify_job_dir_settled(ctx, p.job);
+	pthread_mutex_unlock(&ctx->lock);
+	return settled ? NAME_TIMEOUT_SEC : 0.0;
+}
 
 static void fs_init(void *userdata, struct fuse_conn_info *conn)
 {
@@ -152,9 +198,11 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	struct fs_handle *h = fi ? get_handle(fi) : NULL;
 	size_t kcache_len;
 	struct fs_path p;
+	off_t own_size;
 	bool with_size;
 	int r = fs_path_parse(path, &p);
 
+	attr_size_not_own = false;
 	if (r < 0)
 		return r == -ENAMETOOLONG ? r : -ENOENT;
 	if (ctx->test_slow_root_getattr_ms && strcmp(path, "/") == 0)
@@ -178,9 +226,10 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	/*
 	 * The helper's lookup, fstat and truncate of a file it announces (three GETATTRs:
 	 * libfuse answers a SETATTR with one) would each render it under ctx->lock, a
-	 * status.json 0.35 ms, for a size nobody reads: the kernel keeps no attributes
-	 * (attr_timeout 0) and every reader's stat() asks again. But i_size stays, and
-	 * reads through the page cache stop at it: files of the kernel cache keep theirs.
+	 * status.json 0.35 ms, for a size nobody reads: the kernel keeps no attributes of
+	 * such files (attr_timeout()) and every reader's stat() asks again. But i_size
+	 * stays, and reads through the page cache stop at it: files of the kernel cache
+	 * keep theirs.
 	 */
 	with_size = caller()->pid != ctx->notifier_tid || fs_kcache_kind(p.kind);
 	if (h)
@@ -189,11 +238,14 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	if (!h && p.kind != FS_JOBS_DIR)
 		wait_for_closing_uploads(ctx, &p);
 	r = fs_stat_sized(ctx, &p, st, fs_now_usec(), with_size);
+	own_size = st->st_size;
 	if (r == 0 && h && h->kind == H_SNAPSHOT)
 		st->st_size = (off_t)h->snap.len;
 	/* while the page cache serves one snapshot, the kernel's i_size must stay its size */
 	if (r == 0 && fs_kcache_size(ctx, &p, &kcache_len))
 		st->st_size = (off_t)kcache_len;
+	/* not to be kept past this answer (attr_timeout()) */
+	attr_size_not_own = r == 0 && with_size && st->st_size != own_size;
 	pthread_mutex_unlock(&ctx->lock);
 	if (r == 0 && is_operator_file(p.kind))
 		operator_attr(ctx, st);
@@ -1217,8 +1269,8 @@ static int entry_of(fuse_ino_t parent, const char *name, const char *path,
 		return r;
 	e->ino = ino;
 	e->attr.st_ino = ino;
-	e->entry_timeout = ENTRY_TIMEOUT_SEC;
-	e->attr_timeout = ATTR_TIMEOUT_SEC;
+	e->entry_timeout = name_timeout(path);
+	e->attr_timeout = attr_timeout(path, &e->attr);
 	return 0;
 }
 
@@ -1274,10 +1326,13 @@ static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	memset(&st, 0, sizeof(st));
 	r = fs_getattr(path, &st, fi);
 	st.st_ino = ino;
+	/* a name the kernel keeps whose file went: it looks the path up again */
+	if (r == -ENOENT && !fi)
+		r = -ESTALE;
 	if (r < 0)
 		fuse_reply_err(req, -r);
 	else
-		fuse_reply_attr(req, &st, ATTR_TIMEOUT_SEC);
+		fuse_reply_attr(req, &st, attr_timeout(path, &st));
 }
 
 /* chmod, chown, truncate, utimes, in libfuse's order, then the attributes. */
@@ -1317,20 +1372,30 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int va
 	if (r == 0)
 		r = fs_getattr(path, &st, fi);
 	st.st_ino = ino;
+	if (r == -ENOENT && !fi)
+		r = -ESTALE;
 	if (r < 0)
 		fuse_reply_err(req, -r);
 	else
-		fuse_reply_attr(req, &st, ATTR_TIMEOUT_SEC);
+		fuse_reply_attr(req, &st, attr_timeout(path, &st));
 }
 
 static void ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	char path[FS_PATH_BYTES];
 	struct dir_handle *d;
+	struct stat st;
+	int r;
 
 	begin(req);
 	if (ino_path(req, ino, path) < 0)
 		return;
+	/* a kept name of a directory that went: looked up again */
+	r = fs_getattr(path, &st, NULL);
+	if (r < 0) {
+		fuse_reply_err(req, r == -ENOENT ? ESTALE : -r);
+		return;
+	}
 	d = calloc(1, sizeof(*d));
 	if (!d) {
 		fuse_reply_err(req, ENOMEM);
@@ -1413,9 +1478,16 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (ino_path(req, ino, path) < 0)
 		return;
 	r = fs_open(path, fi);
-	if (r < 0)
+	if (r == -ENOENT)
+		r = -ESTALE; /* a kept name whose file went: looked up again */
+	if (r < 0) {
 		fuse_reply_err(req, -r);
-	else if (fuse_reply_open(req, fi) == -ENOENT)
+		return;
+	}
+	/* a cached open of other bytes than the kernel's: the size it keeps is stale */
+	if (!fi->direct_io && !fi->keep_cache)
+		fs_inode_inval_attrs(&get_ctx()->inodes, ino);
+	if (fuse_reply_open(req, fi) == -ENOENT)
 		fs_release(path, fi); /* the open was interrupted */
 }
 

@@ -967,20 +967,25 @@ int fs_store_sync(struct fs_ctx *ctx)
 	if (!thread_has_ticket)
 		return 0;
 	thread_has_ticket = false;
+	pthread_mutex_lock(&ctx->lock);
 	if (!ctx->store) {
 		/* no committer to run it: the pass this change owes runs before the answer
 		 * (shared with whatever else arrived meanwhile) */
-		pthread_mutex_lock(&ctx->lock);
 		fs_pass_run_owed(ctx);
-		pthread_mutex_unlock(&ctx->lock);
-		return 0;
+		want = ctx->cluster->version;
 	}
-	pthread_mutex_lock(&ctx->lock);
 	/* a failed write that covered this change answers EIO: not known to be durable */
-	while (ctx->durable_version < want && ctx->failed_version < want && !ctx->committer_gone)
+	while (ctx->store && ctx->durable_version < want && ctx->failed_version < want &&
+	       !ctx->committer_gone)
 		pthread_cond_wait(&ctx->durable_cv, &ctx->lock);
-	if (ctx->durable_version < want)
+	if (ctx->store && ctx->durable_version < want)
 		r = -EIO;
+	/* the batch also holds the pass the change owed (fs_pass_run_owed()) */
+	if (ctx->store && r == 0 && ctx->durable_version > want)
+		want = ctx->durable_version;
+	/* and the kernel was told of the attributes it keeps that the change made stale: a
+	 * stat() after this answer sees the change */
+	fs_inode_sweep(ctx, want);
 	pthread_mutex_unlock(&ctx->lock);
 	return r;
 }

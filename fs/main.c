@@ -390,6 +390,7 @@ int main(int argc, char *argv[])
 		goto out_store;
 	if (fuse_session_mount(se, mnt) != 0)
 		goto out_fuse;
+	ctx.inodes.se = se; /* the kernel may be told of stale attributes from now on */
 	{
 		/* the device that marks "inside the mount" for checkpoint_dir (a bind mount
 		 * of it too), before any thread or request can look */

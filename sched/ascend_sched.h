@@ -292,6 +292,7 @@ struct sched_job_run {
 enum sched_dirty_list {
 	SCHED_DIRTY_STORE,	/* records to write */
 	SCHED_DIRTY_NOTIFY,	/* files to announce */
+	SCHED_DIRTY_ATTRS,	/* files whose attributes a kernel may hold stale */
 	SCHED_DIRTY_LIST_COUNT
 };
 

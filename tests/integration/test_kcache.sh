@@ -89,6 +89,42 @@ host=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["placemen
 	"$M/jobs/$J/status.json")
 check_contains "hosts/<server>.env too" "ASCEND_JOB_GENERATION='2'" "$(cat "$M/jobs/$J/hosts/$host.env")"
 
+# The size the kernel keeps of a rank table (their attributes are cached) is an open
+# file's while it reads old bytes, and the file's own right after that close, with no
+# open in between (its RELEASE comes after the close returns). Servers 06-09 taken, a
+# fault moves the job onto a server whose addresses are longer: the sizes differ.
+cp /dev/stdin "$M/jobs/filler.yaml" <<<'npus: 24'
+cp /dev/stdin "$M/jobs/filler2.yaml" <<<'npus: 8'
+check_eq "filler jobs run" "running running" \
+	"$(cat "$M/jobs/filler/status") $(cat "$M/jobs/filler2/status")"
+out=$(python3 - "$M" "$J" <<'PY'
+import json, os, sys, time
+m, job = sys.argv[1:]
+rt = f"{m}/jobs/{job}/ranktable.json"
+status = lambda j: json.load(open(f"{m}/jobs/{j}/status.json"))
+gen = status(job)["generation"]
+victim = status(job)["placement"][-1]["server"]
+a = os.open(rt, os.O_RDONLY)
+old = os.read(a, 1 << 20)
+with open(f"{m}/nodes/{victim}/health", "w") as f:
+    f.write("node OK\nnpu 0 Critical 0x80C98000 HBM uncorrectable ECC\n")
+deadline = time.time() + 5
+while status(job)["generation"] == gen and time.time() < deadline:
+    time.sleep(0.01)
+print("while open:", os.stat(rt).st_size == len(old))
+os.close(a)
+after = os.stat(rt).st_size
+new = open(rt, "rb").read()
+print("sizes differ:", len(new) != len(old), "job on", [p["server"] for p in status(job)["placement"]])
+print("right after the close:", after == len(new), after, len(old), len(new))
+PY
+)
+check_contains "stat while an open file reads the old bytes gives their size" "while open: True" "$out"
+check_contains "(the new rank table's size differs, or this tells nothing)" "sizes differ: True" "$out"
+check_contains "stat right after its close gives the new size" "right after the close: True" "$out"
+echo cancel >"$M/jobs/filler/ctl"
+echo cancel >"$M/jobs/filler2/ctl"
+
 # A cancel: status says so at once, and the rank table is gone (it exists once placed)
 echo cancel >"$M/jobs/$J/ctl"
 case $(cat "$M/jobs/$J/status") in
