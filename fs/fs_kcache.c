@@ -19,7 +19,8 @@
  * cached-mode opens exist, getattr of that path reports their size (fs_kcache_size()), so
  * that a reader holding the old bytes never sees them cut short by the new size. The
  * kernel does not keep a size that is not the file's own (fs_ops.c): a stat() after the
- * last of those opens is closed asks again, however soon (the RELEASE comes later).
+ * last of those opens is released asks again and gets the file's (between its close()
+ * and the RELEASE, which the kernel sends a little later, still theirs).
  */
 #include <stdint.h>
 #include <string.h>

@@ -74,8 +74,8 @@ static struct fs_handle *get_handle(struct fuse_file_info *fi)
  * - attributes of directories, for a second (their times follow the events: a listing
  *   is read afresh at each opendir anyway); a job's are told stale with its files;
  * - attributes of every other file, never: they change with every event; nor a size
- *   that is not the file's own (an open snapshot's, fs_getattr()), which a stat() right
- *   after that file's close must not see.
+ *   that is not the file's own (an open snapshot's, fs_getattr()), which a stat() once
+ *   that file is released must not see.
  */
 #define NAME_TIMEOUT_SEC 3600.0
 #define KCACHE_ATTR_TIMEOUT_SEC 3600.0
@@ -1312,19 +1312,16 @@ static void ll_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
 	fuse_reply_none(req);
 }
 
-static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+/* Answer with the attributes of @path (inode @ino), or with @r, the error of what came
+ * before. */
+static void reply_attr(fuse_req_t req, fuse_ino_t ino, const char *path,
+		       struct fuse_file_info *fi, int r)
 {
-	char path[FS_PATH_BYTES];
 	struct stat st;
-	int r;
 
-	begin(req);
-	if (fi)
-		handle_path(ino, path);
-	else if (ino_path(req, ino, path) < 0)
-		return;
 	memset(&st, 0, sizeof(st));
-	r = fs_getattr(path, &st, fi);
+	if (r == 0)
+		r = fs_getattr(path, &st, fi);
 	st.st_ino = ino;
 	/* a name the kernel keeps whose file went: it looks the path up again */
 	if (r == -ENOENT && !fi)
@@ -1335,12 +1332,23 @@ static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_attr(req, &st, attr_timeout(path, &st));
 }
 
+static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	char path[FS_PATH_BYTES];
+
+	begin(req);
+	if (fi)
+		handle_path(ino, path);
+	else if (ino_path(req, ino, path) < 0)
+		return;
+	reply_attr(req, ino, path, fi, 0);
+}
+
 /* chmod, chown, truncate, utimes, in libfuse's order, then the attributes. */
 static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
 		       struct fuse_file_info *fi)
 {
 	char path[FS_PATH_BYTES];
-	struct stat st;
 	int r = 0;
 
 	begin(req);
@@ -1368,16 +1376,7 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int va
 			tv[1] = attr->st_mtim;
 		r = fs_utimens(path, tv, fi);
 	}
-	memset(&st, 0, sizeof(st));
-	if (r == 0)
-		r = fs_getattr(path, &st, fi);
-	st.st_ino = ino;
-	if (r == -ENOENT && !fi)
-		r = -ESTALE;
-	if (r < 0)
-		fuse_reply_err(req, -r);
-	else
-		fuse_reply_attr(req, &st, attr_timeout(path, &st));
+	reply_attr(req, ino, path, fi, r);
 }
 
 static void ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)

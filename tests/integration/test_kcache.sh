@@ -90,9 +90,11 @@ host=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["placemen
 check_contains "hosts/<server>.env too" "ASCEND_JOB_GENERATION='2'" "$(cat "$M/jobs/$J/hosts/$host.env")"
 
 # The size the kernel keeps of a rank table (their attributes are cached) is an open
-# file's while it reads old bytes, and the file's own right after that close, with no
-# open in between (its RELEASE comes after the close returns). Servers 06-09 taken, a
-# fault moves the job onto a server whose addresses are longer: the sizes differ.
+# file's while it reads old bytes, and the file's own once that file is released, with
+# no open in between: the kernel does not keep the open file's size (the RELEASE comes
+# a little after the close returns; kept, the old size stayed for an hour). Servers
+# 06-09 taken, a fault moves the job onto a server whose addresses are longer: the
+# sizes differ.
 cp /dev/stdin "$M/jobs/filler.yaml" <<<'npus: 24'
 cp /dev/stdin "$M/jobs/filler2.yaml" <<<'npus: 8'
 check_eq "filler jobs run" "running running" \
@@ -111,17 +113,21 @@ with open(f"{m}/nodes/{victim}/health", "w") as f:
 deadline = time.time() + 5
 while status(job)["generation"] == gen and time.time() < deadline:
     time.sleep(0.01)
+time.sleep(1) # the changes the fault made are announced (and their attributes told stale)
 print("while open:", os.stat(rt).st_size == len(old))
 os.close(a)
+deadline = time.time() + 0.1
+while os.stat(rt).st_size == len(old) and time.time() < deadline:
+    time.sleep(0.001)
 after = os.stat(rt).st_size
 new = open(rt, "rb").read()
 print("sizes differ:", len(new) != len(old), "job on", [p["server"] for p in status(job)["placement"]])
-print("right after the close:", after == len(new), after, len(old), len(new))
+print("after the close:", after == len(new), after, len(old), len(new))
 PY
 )
 check_contains "stat while an open file reads the old bytes gives their size" "while open: True" "$out"
 check_contains "(the new rank table's size differs, or this tells nothing)" "sizes differ: True" "$out"
-check_contains "stat right after its close gives the new size" "right after the close: True" "$out"
+check_contains "stat after its close gives the new size, within 0.1 s" "after the close: True" "$out"
 echo cancel >"$M/jobs/filler/ctl"
 echo cancel >"$M/jobs/filler2/ctl"
 
