@@ -262,15 +262,32 @@ void fs_notify_helper_release(struct fs_ctx *ctx)
 		close(null);
 }
 
-/* Close the helper's input and reap it: also one told to end, or that died. */
+/* Close the helper's input and reap it: also one told to end, or that died. One still
+ * there HELPER_END_MSEC later waits for an answer nobody will give (a mount whose
+ * connection outlived the loop that answered it): killed, by its id. */
+#define HELPER_END_MSEC 2000
 static void helper_stop(struct fs_ctx *ctx)
 {
+	pid_t r = 0;
 	int status;
 
 	if (helper_fd >= 0)
 		close(helper_fd); /* the helper ends at the end of its input */
 	helper_fd = -1;
-	if (helper_pid > 0 && waitpid(helper_pid, &status, 0) == helper_pid) {
+	for (int i = 0; helper_pid > 0 && i < HELPER_END_MSEC / 10; i++) {
+		r = waitpid(helper_pid, &status, WNOHANG);
+		if (r != 0 && !(r < 0 && errno == EINTR))
+			break;
+		usleep(10000);
+	}
+	if (helper_pid > 0 && r == 0) {
+		fs_log(ctx, 1, "notify helper %d did not end within %d ms of the end of its "
+			       "input (a request nobody answers); killing it", (int)helper_pid,
+		       HELPER_END_MSEC);
+		kill(helper_pid, SIGKILL);
+		r = waitpid(helper_pid, &status, 0);
+	}
+	if (helper_pid > 0 && r == helper_pid) {
 		if (WIFEXITED(status))
 			fs_log(ctx, 3, "notify helper %d exited %d at the end of its input",
 			       (int)helper_pid, WEXITSTATUS(status));
