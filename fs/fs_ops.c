@@ -75,7 +75,8 @@ static struct fs_handle *get_handle(struct fuse_file_info *fi)
  *   is read afresh at each opendir anyway); a job's are told stale with its files;
  * - attributes of every other file, never: they change with every event; nor a size
  *   that is not the file's own (an open snapshot's, fs_getattr()), which a stat() once
- *   that file is released must not see.
+ *   that file is released must not see; nor what the notify helper is shown; nor a
+ *   file's attributes in the answer to a lookup (from its first GETATTR on).
  */
 #define NAME_TIMEOUT_SEC 3600.0
 #define KCACHE_ATTR_TIMEOUT_SEC 3600.0
@@ -89,7 +90,8 @@ static double attr_timeout(const char *path, const struct stat *st)
 {
 	struct fs_path p;
 
-	if (attr_size_not_own)
+	/* nor what the notify helper is shown (a writable file of the daemon's user) */
+	if (attr_size_not_own || caller()->pid == get_ctx()->notifier_tid)
 		return 0.0;
 	if (S_ISDIR(st->st_mode))
 		return DIR_ATTR_TIMEOUT_SEC;
@@ -1270,7 +1272,10 @@ static int entry_of(fuse_ino_t parent, const char *name, const char *path,
 	e->ino = ino;
 	e->attr.st_ino = ino;
 	e->entry_timeout = name_timeout(path);
-	e->attr_timeout = attr_timeout(path, &e->attr);
+	/* a file's attributes are kept from its first GETATTR on, not from here: a change
+	 * told to the kernel before it knew the inode is not told again (the kernel's
+	 * attr_version guards GETATTR answers only) */
+	e->attr_timeout = S_ISDIR(e->attr.st_mode) ? attr_timeout(path, &e->attr) : 0.0;
 	return 0;
 }
 

@@ -84,6 +84,11 @@ for line in "second open reads new bytes" "first open kept its snapshot" "and re
 done
 check "the new rank table passes the HCCL checker" \
 	"$CHECK" --npus-per-server 8 --completed --ranks 32 "$RT"
+# the notify helper's announcements were shown a writable file of the daemon's: what
+# the kernel keeps is what everyone else is shown
+sleep 1
+check_eq "after the fault, ranktable.json and env still read -r--r--r--" \
+	"-r--r--r-- -r--r--r--" "$(stat -c %A "$RT" "$M/jobs/$J/env" | tr '\n' ' ' | sed 's/ $//')"
 check_contains "env says generation 2 at once" "ASCEND_JOB_GENERATION='2'" "$(cat "$M/jobs/$J/env")"
 host=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["placement"][0]["server"])' \
 	"$M/jobs/$J/status.json")
