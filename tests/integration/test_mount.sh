@@ -463,12 +463,20 @@ log_from() { tail -c +$(($1 + 1)) "$IT_LOG"; } # log_from OFFSET: the log writte
 aborted_line() { # aborted_line OFFSET DEV: has the log since OFFSET said DEV was aborted?
 	log_from "$1" | grep -qF "aborted its connection (/sys/fs/fuse/connections/$(fusectl_of "$2")/abort"
 }
+# libfuse's auto_unmount helper (a fusermount3 each daemon leaves running) of the mount at
+# $M now, by id. When its daemon dies it opens the mount point to see whether to unmount:
+# a mount replaced meanwhile is the new daemon's, and a `fusermount3 -u` of it during that
+# open fails with EBUSY. au_wait PIDS: until those helpers ended (at most 10 s).
+au_helpers() { pgrep -f -- "auto_unmount,.* -- $M\$" | tr '\n' ' '; }
+au_wait() { local p; for p in $1; do wait_until 10 bash -c "! kill -0 $p 2>/dev/null"; done; }
 wedged_start() { # wedged_start STATE-DIR: a new daemon on $M, into IT_PID
 	"$ASCENDFS" -f -c "$CONFIG" --state-dir "$1" "$M" >>"$IT_LOG" 2>&1 &
 	IT_PID=$!
 }
 it_start "$ASCENDFS" "$CONFIG" || exit 1
 old=$IT_PID
+old_au=$(au_helpers)
+check "the daemon's auto_unmount helper is found" test -n "$old_au"
 IT_OTHER_PIDS=$old
 IT_PID=""
 old_dev=$(mount_dev "$M")
@@ -497,6 +505,7 @@ else
 fi
 kill -KILL "$old" 2>/dev/null
 wait "$old" 2>/dev/null
+au_wait "$old_au"
 IT_OTHER_PIDS=""
 check_eq "the new mount is the only one on the mount point" 1 \
 	"$(awk -v m="$M" '$5 == m' /proc/self/mountinfo | wc -l)"
@@ -507,6 +516,7 @@ it_stop
 # stuck request fails)
 it_start "$ASCENDFS" "$CONFIG" --state-dir "$IT_WORK/state-same" || exit 1
 old=$IT_PID
+old_au=$(au_helpers)
 IT_OTHER_PIDS=$old
 IT_PID=""
 old_dev=$(mount_dev "$M")
@@ -523,12 +533,14 @@ check_fails "(the state directory was not refused as in use)" \
 wait_until 10 bash -c "! kill -0 $old"
 kill -KILL "$old" 2>/dev/null
 wait "$old" 2>/dev/null
+au_wait "$old_au"
 IT_OTHER_PIDS=""
 it_stop
 
 # A mount whose connection was aborted while its daemon lives on (ENOTCONN): cleaned too
 it_start "$ASCENDFS" "$CONFIG" || exit 1
 old=$IT_PID
+old_au=$(au_helpers)
 IT_OTHER_PIDS=$old
 IT_PID=""
 old_dev=$(mount_dev "$M")
@@ -539,6 +551,7 @@ wedged_start "$IT_WORK/state-stale"
 check "a new daemon on an ENOTCONN mount point comes up" wait_until 30 new_mount_answers
 kill -KILL "$old"
 wait "$old" 2>/dev/null
+au_wait "$old_au"
 IT_OTHER_PIDS=""
 it_stop
 
