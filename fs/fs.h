@@ -553,6 +553,10 @@ struct fs_handle_user;
  * fs_inode_detach() - the name @name in @parent is gone (a successful rmdir).
  * fs_inode_forget() - the kernel forgets @n lookups of @ino.
  * fs_inode_count() - inodes held, the root included.
+ * fs_inodes_set_session() - invalidations go through @se from now on; NULL: none any
+ * more. Returns once no invalidation is under way, so with NULL the caller may then
+ * close the session's descriptor (fuse_session_unmount() does): an invalidation never
+ * writes to a closed descriptor, or to a file that took its number.
  *
  * Invalidations, for the attributes the kernel keeps (fs_ops.c says which): each tells
  * the kernel, through @t->se (none before the session is set: nothing to tell), that
@@ -562,7 +566,8 @@ struct fs_handle_user;
  * without ctx->lock.
  * fs_inode_inval_attrs() - of @ino.
  * fs_inode_inval_attrs_path() - of the inode of absolute @path, and with @below of every
- * one below it the kernel holds. 0, or -ENOMEM (then some were not told).
+ * one below it the kernel holds (nothing when it holds none). Allocates nothing: all are
+ * told.
  */
 #define FS_PATH_BYTES 4096 /* the longest absolute path inside the mount, NUL included */
 
@@ -573,18 +578,22 @@ struct fs_inodes {
 	struct fs_inode **by_ino, **by_name; /* cap buckets each */
 	size_t cap, count;
 	uint64_t next_ino;
-	struct fuse_session *se;	/* for invalidations; set once mounted */
+	/* for invalidations: set once mounted, cleared before the unmount closes its
+	 * descriptor (fs_inodes_set_session()); read and used under se_lock */
+	pthread_rwlock_t se_lock;
+	struct fuse_session *se;
 };
 
 int fs_inodes_init(struct fs_inodes *t);
 void fs_inodes_release(struct fs_inodes *t);
+void fs_inodes_set_session(struct fs_inodes *t, struct fuse_session *se);
 int fs_inode_lookup(struct fs_inodes *t, uint64_t parent, const char *name, uint64_t *ret_ino);
 int fs_inode_path(struct fs_inodes *t, uint64_t ino, char *buf, size_t size, bool *ret_stale);
 void fs_inode_detach(struct fs_inodes *t, uint64_t parent, const char *name);
 void fs_inode_forget(struct fs_inodes *t, uint64_t ino, uint64_t n);
 size_t fs_inode_count(struct fs_inodes *t);
 void fs_inode_inval_attrs(struct fs_inodes *t, uint64_t ino);
-int fs_inode_inval_attrs_path(struct fs_inodes *t, const char *path, bool below);
+void fs_inode_inval_attrs_path(struct fs_inodes *t, const char *path, bool below);
 
 /*
  * fs_inode_sweep() - tell the kernel of the attributes that every change up to cluster

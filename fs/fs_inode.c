@@ -121,6 +121,7 @@ static void grow(struct fs_inodes *t)
 
 int fs_inodes_init(struct fs_inodes *t)
 {
+	pthread_rwlockattr_t ra;
 	struct fs_inode *root;
 
 	memset(t, 0, sizeof(*t));
@@ -135,6 +136,11 @@ int fs_inodes_init(struct fs_inodes *t)
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&t->mu, NULL);
+	/* the one writer, the unmount, must not wait for readers that never all stop */
+	pthread_rwlockattr_init(&ra);
+	pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&t->se_lock, &ra);
+	pthread_rwlockattr_destroy(&ra);
 	root->ino = FUSE_ROOT_ID;
 	root->nlookup = 1; /* the kernel never forgets the root */
 	root->path[0] = '/';
@@ -159,6 +165,7 @@ void fs_inodes_release(struct fs_inodes *t)
 	free(t->by_ino);
 	free(t->by_name);
 	pthread_mutex_destroy(&t->mu);
+	pthread_rwlock_destroy(&t->se_lock);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -323,35 +330,47 @@ static struct fs_inode *find_path(const struct fs_inodes *t, const char *path)
 	return n;
 }
 
-void fs_inode_inval_attrs(struct fs_inodes *t, uint64_t ino)
+void fs_inodes_set_session(struct fs_inodes *t, struct fuse_session *se)
 {
-	if (t->se)
-		fuse_lowlevel_notify_inval_inode(t->se, ino, -1, 0);
+	pthread_rwlock_wrlock(&t->se_lock);
+	t->se = se;
+	pthread_rwlock_unlock(&t->se_lock);
 }
 
-int fs_inode_inval_attrs_path(struct fs_inodes *t, const char *path, bool below)
+void fs_inode_inval_attrs(struct fs_inodes *t, uint64_t ino)
 {
-	struct fs_inode *root, *n;
-	uint64_t *inos = NULL;
-	size_t count = 0, cap = 0;
-	int r = 0;
+	pthread_rwlock_rdlock(&t->se_lock);
+	if (t->se)
+		fuse_lowlevel_notify_inval_inode(t->se, ino, -1, 0);
+	pthread_rwlock_unlock(&t->se_lock);
+}
 
+/* Tell the kernel the attributes of @inos (@count) are stale. Caller holds se_lock. */
+static void inval_all(struct fs_inodes *t, const uint64_t *inos, size_t count)
+{
+	for (size_t i = 0; t->se && i < count; i++)
+		fuse_lowlevel_notify_inval_inode(t->se, inos[i], -1, 0);
+}
+
+void fs_inode_inval_attrs_path(struct fs_inodes *t, const char *path, bool below)
+{
+	uint64_t inos[64]; /* more than a job directory's files: no allocation to fail */
+	struct fs_inode *root, *n;
+	size_t count = 0;
+
+	pthread_rwlock_rdlock(&t->se_lock);
+	/* nothing to tell before the mount or after it */
 	if (!t->se)
-		return 0;
+		goto out;
 	pthread_mutex_lock(&t->mu);
 	root = find_path(t, path);
 	/* depth first, the node and everything below it (its children lists) */
 	for (n = root; n;) {
-		if (count == cap) {
-			size_t c = cap ? 2 * cap : 64;
-			uint64_t *grown = realloc(inos, c * sizeof(*inos));
-
-			if (!grown) {
-				r = -ENOMEM;
-				break;
-			}
-			inos = grown;
-			cap = c;
+		/* a batch that is full is told with the table locked (attributes only: the
+		 * kernel takes no lock a request could be waiting on) */
+		if (count == sizeof(inos) / sizeof(inos[0])) {
+			inval_all(t, inos, count);
+			count = 0;
 		}
 		inos[count++] = n->ino;
 		if (!below)
@@ -365,11 +384,9 @@ int fs_inode_inval_attrs_path(struct fs_inodes *t, const char *path, bool below)
 		n = n == root ? NULL : n->sibling;
 	}
 	pthread_mutex_unlock(&t->mu);
-	/* attributes only: the kernel takes no lock a request could be waiting on */
-	for (size_t i = 0; i < count; i++)
-		fuse_lowlevel_notify_inval_inode(t->se, inos[i], -1, 0);
-	free(inos);
-	return r;
+	inval_all(t, inos, count);
+out:
+	pthread_rwlock_unlock(&t->se_lock);
 }
 
 void fs_inode_sweep(struct fs_ctx *ctx, uint64_t want)
@@ -377,9 +394,12 @@ void fs_inode_sweep(struct fs_ctx *ctx, uint64_t want)
 	struct sched_cluster *c = ctx->cluster;
 
 	while (ctx->swept_version < want) {
-		char (*names)[CONF_NAME_MAX + 1] = NULL;
-		size_t count = 0, cap = 0;
+		/* a round always takes some (no allocation needed for those), so it ends */
+		char first[16][CONF_NAME_MAX + 1];
+		char (*names)[CONF_NAME_MAX + 1] = first;
+		size_t count = 0, cap = 16;
 		uint64_t version = c->version;
+		bool more = false;
 
 		if (ctx->sweeping) {
 			pthread_cond_wait(&ctx->durable_cv, &ctx->lock);
@@ -387,13 +407,18 @@ void fs_inode_sweep(struct fs_ctx *ctx, uint64_t want)
 		}
 		while (c->dirty_head[SCHED_DIRTY_ATTRS]) {
 			if (count == cap) {
-				size_t n = cap ? 2 * cap : 16;
-				char (*grown)[CONF_NAME_MAX + 1] = realloc(names, n * sizeof(*names));
+				char (*grown)[CONF_NAME_MAX + 1] =
+					names == first ? malloc(2 * cap * sizeof(*names))
+						       : realloc(names, 2 * cap * sizeof(*names));
 
-				if (!grown)
-					break; /* the rest stay listed, for the next sweep */
+				if (!grown) {
+					more = true; /* the rest stay listed, for the next round */
+					break;
+				}
+				if (names == first)
+					memcpy(grown, first, sizeof(first));
 				names = grown;
-				cap = n;
+				cap *= 2;
 			}
 			snprintf(names[count++], sizeof(names[0]), "%s",
 				 sched_dirty_pop(c, SCHED_DIRTY_ATTRS)->name);
@@ -403,15 +428,17 @@ void fs_inode_sweep(struct fs_ctx *ctx, uint64_t want)
 		for (size_t i = 0; i < count; i++) {
 			char path[sizeof(names[0]) + 8];
 
-			snprintf(path, sizeof(path), "/jobs/%s", names[i]);
+			snprintf(path, sizeof(path), "/jobs/%.*s", CONF_NAME_MAX, names[i]);
 			fs_inode_inval_attrs_path(&ctx->inodes, path, true);
 		}
-		if (count) /* the link count and times of jobs/ follow its jobs */
+		if (count) /* the times of jobs/ follow its jobs */
 			fs_inode_inval_attrs_path(&ctx->inodes, "/jobs", false);
-		free(names);
+		if (names != first)
+			free(names);
 		pthread_mutex_lock(&ctx->lock);
 		ctx->sweeping = false;
-		if (ctx->swept_version < version)
+		/* with some left listed, the version is not swept yet: another round */
+		if (!more && ctx->swept_version < version)
 			ctx->swept_version = version;
 		pthread_cond_broadcast(&ctx->durable_cv);
 	}

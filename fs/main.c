@@ -390,7 +390,8 @@ int main(int argc, char *argv[])
 		goto out_store;
 	if (fuse_session_mount(se, mnt) != 0)
 		goto out_fuse;
-	ctx.inodes.se = se; /* the kernel may be told of stale attributes from now on */
+	/* the kernel may be told of stale attributes from now on */
+	fs_inodes_set_session(&ctx.inodes, se);
 	{
 		/* the device that marks "inside the mount" for checkpoint_dir (a bind mount
 		 * of it too), before any thread or request can look */
@@ -482,6 +483,9 @@ int main(int argc, char *argv[])
 out_signals:
 	fuse_remove_signal_handlers(se);
 out_unmount:
+	/* no invalidation from here on: the unmount closes the session's descriptor, and
+	 * its number may then be a file of ours (the store's journal) */
+	fs_inodes_set_session(&ctx.inodes, NULL);
 	/* unmount first: the notifier may be blocked in a syscall on the mount */
 	fuse_session_unmount(se);
 	fs_mountwatch_stop(&ctx);

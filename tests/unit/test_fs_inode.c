@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The inode table (fs_inode.c): numbers made by lookups, paths, rmdir's stale numbers,
+ * forgets, and the invalidations it sends, which must stop before the session's
+ * descriptor is closed.
+ *
+ * fs_inode_sweep() tells the kernel of every job the scheduler marked, even when an
+ * allocation fails (test_chaos.h).
+ *
+ * The invalidation libfuse would write to /dev/fuse is replaced here by one of the test's
+ * own (a definition in the executable wins over the shared library's): it records what
+ * it was asked, and whether it ran after the session was let go.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <fuse_lowlevel.h>
+
+#include "fs.h"
+#include "sched_fixture.h"
+#include "test_chaos.h"
+
+static struct {
+	struct fuse_session *se;	/* what the last call was given */
+	uint64_t inos[256];		/* the first ones asked */
+	unsigned calls;
+	bool closed;			/* the session was let go: no call may start or run */
+	unsigned after_close;		/* calls that saw it */
+} sent;
+
+int fuse_lowlevel_notify_inval_inode(struct fuse_session *se, fuse_ino_t ino, off_t off,
+				     off_t len)
+{
+	unsigned n = __atomic_fetch_add(&sent.calls, 1, __ATOMIC_SEQ_CST);
+
+	(void)off, (void)len;
+	sent.se = se;
+	if (n < 256)
+		sent.inos[n] = ino;
+	if (__atomic_load_n(&sent.closed, __ATOMIC_SEQ_CST))
+		__atomic_fetch_add(&sent.after_close, 1, __ATOMIC_SEQ_CST);
+	/* as long as a write to /dev/fuse can take: a caller still in here when the
+	 * session is let go is seen at the end */
+	usleep(50);
+	if (__atomic_load_n(&sent.closed, __ATOMIC_SEQ_CST))
+		__atomic_fetch_add(&sent.after_close, 1, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+static struct fuse_session *const fake_se = (struct fuse_session *)&sent;
+
+static int setup(void **state)
+{
+	static struct fs_inodes t;
+
+	memset(&sent, 0, sizeof(sent));
+	assert_int_equal(fs_inodes_init(&t), 0);
+	*state = &t;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fs_inodes_release(*state);
+	return 0;
+}
+
+static void test_lookup_makes_one_number_per_name(void **state)
+{
+	struct fs_inodes *t = *state;
+	uint64_t jobs, again, j1, other;
+	char path[FS_PATH_BYTES];
+	bool stale = true;
+
+	assert_int_equal(fs_inode_lookup(t, FUSE_ROOT_ID, "jobs", &jobs), 0);
+	assert_int_equal(fs_inode_lookup(t, FUSE_ROOT_ID, "jobs", &again), 0);
+	assert_int_equal(again, jobs);
+	assert_int_equal(fs_inode_lookup(t, jobs, "j1", &j1), 0);
+	assert_int_equal(fs_inode_lookup(t, FUSE_ROOT_ID, "nodes", &other), 0);
+	assert_int_not_equal(j1, jobs);
+	assert_int_not_equal(other, j1);
+	assert_int_equal(fs_inode_path(t, j1, path, sizeof(path), &stale), 0);
+	assert_string_equal(path, "/jobs/j1");
+	assert_false(stale);
+	assert_int_equal(fs_inode_path(t, FUSE_ROOT_ID, path, sizeof(path), NULL), 0);
+	assert_string_equal(path, "/");
+	assert_int_equal(fs_inode_count(t), 4);
+	/* a parent the kernel was never given */
+	assert_int_equal(fs_inode_lookup(t, 999999, "x", &again), -ESTALE);
+	assert_int_equal(fs_inode_path(t, 999999, path, sizeof(path), NULL), -ESTALE);
+}
+
+static void test_rmdir_makes_the_old_number_stale(void **state)
+{
+	struct fs_inodes *t = *state;
+	uint64_t jobs, old, file, fresh;
+	char path[FS_PATH_BYTES];
+	bool stale = false;
+
+	assert_int_equal(fs_inode_lookup(t, FUSE_ROOT_ID, "jobs", &jobs), 0);
+	assert_int_equal(fs_inode_lookup(t, jobs, "j1", &old), 0);
+	assert_int_equal(fs_inode_lookup(t, old, "env", &file), 0);
+	fs_inode_detach(t, jobs, "j1");
+	/* what the kernel still holds keeps its numbers, and reads as stale */
+	assert_int_equal(fs_inode_path(t, file, path, sizeof(path), &stale), 0);
+	assert_string_equal(path, "/jobs/j1/env");
+	assert_true(stale);
+	/* a new directory of that name is a new number */
+	assert_int_equal(fs_inode_lookup(t, jobs, "j1", &fresh), 0);
+	assert_int_not_equal(fresh, old);
+	assert_int_equal(fs_inode_path(t, fresh, path, sizeof(path), &stale), 0);
+	assert_false(stale);
+	/* no lookup under a stale directory */
+	assert_int_equal(fs_inode_lookup(t, old, "status", &file), -ESTALE);
+}
+
+static void test_forget_frees_and_never_reuses(void **state)
+{
+	struct fs_inodes *t = *state;
+	uint64_t jobs, j1, j1again, env;
+	char path[FS_PATH_BYTES];
+
+	assert_int_equal(fs_inode_lookup(t, FUSE_ROOT_ID, "jobs", &jobs), 0);
+	assert_int_equal(fs_inode_lookup(t, jobs, "j1", &j1), 0);
+	assert_int_equal(fs_inode_lookup(t, jobs, "j1", &j1again), 0);
+	assert_int_equal(fs_inode_lookup(t, j1, "env", &env), 0);
+	/* one of two lookups forgotten: still held */
+	fs_inode_forget(t, j1, 1);
+	assert_int_equal(fs_inode_path(t, j1, path, sizeof(path), NULL), 0);
+	/* all forgotten, but a name below it is held: still held */
+	fs_inode_forget(t, j1, 1);
+	assert_int_equal(fs_inode_path(t, j1, path, sizeof(path), NULL), 0);
+	fs_inode_forget(t, env, 1);
+	assert_int_equal(fs_inode_path(t, env, path, sizeof(path), NULL), -ESTALE);
+	assert_int_equal(fs_inode_path(t, j1, path, sizeof(path), NULL), -ESTALE);
+	assert_int_equal(fs_inode_count(t), 2);
+	/* the name looked up again is a new number */
+	assert_int_equal(fs_inode_lookup(t, jobs, "j1", &j1again), 0);
+	assert_true(j1again > env);
+}
+
+static void test_invalidations_go_through_the_session_set(void **state)
+{
+	struct fs_inodes *t = *state;
+	uint64_t jobs, j1, env, status, other;
+
+	assert_int_equal(fs_inode_lookup(t, FUSE_ROOT_ID, "jobs", &jobs), 0);
+	assert_int_equal(fs_inode_lookup(t, jobs, "j1", &j1), 0);
+	assert_int_equal(fs_inode_lookup(t, j1, "env", &env), 0);
+	assert_int_equal(fs_inode_lookup(t, j1, "status", &status), 0);
+	assert_int_equal(fs_inode_lookup(t, FUSE_ROOT_ID, "nodes", &other), 0);
+	/* before the mount: nothing to tell */
+	fs_inode_inval_attrs(t, env);
+	fs_inode_inval_attrs_path(t, "/jobs/j1", true);
+	assert_int_equal(sent.calls, 0);
+
+	fs_inodes_set_session(t, fake_se);
+	fs_inode_inval_attrs(t, env);
+	assert_int_equal(sent.calls, 1);
+	assert_ptr_equal(sent.se, fake_se);
+	assert_int_equal(sent.inos[0], env);
+	/* the directory alone, then it and what is below it (not /nodes) */
+	fs_inode_inval_attrs_path(t, "/jobs/j1", false);
+	assert_int_equal(sent.calls, 2);
+	assert_int_equal(sent.inos[1], j1);
+	fs_inode_inval_attrs_path(t, "/jobs/j1", true);
+	assert_int_equal(sent.calls, 5);
+	assert_int_equal(sent.inos[2], j1);
+	for (int i = 3; i < 5; i++)
+		assert_true(sent.inos[i] == env || sent.inos[i] == status);
+	assert_int_not_equal(sent.inos[3], sent.inos[4]);
+	/* a path the kernel does not hold: nothing */
+	fs_inode_inval_attrs_path(t, "/jobs/j2", true);
+	assert_int_equal(sent.calls, 5);
+
+	fs_inodes_set_session(t, NULL);
+	fs_inode_inval_attrs(t, env);
+	fs_inode_inval_attrs_path(t, "/", true);
+	assert_int_equal(sent.calls, 5);
+}
+
+static bool was_sent(uint64_t ino)
+{
+	for (unsigned i = 0; i < sent.calls && i < 256; i++)
+		if (sent.inos[i] == ino)
+			return true;
+	return false;
+}
+
+/* more names under a directory than one batch on the stack: every one is told */
+static void test_a_large_directory_is_told_whole(void **state)
+{
+	struct fs_inodes *t = *state;
+	uint64_t jobs, inos[200];
+	char name[16];
+
+	assert_int_equal(fs_inode_lookup(t, FUSE_ROOT_ID, "jobs", &jobs), 0);
+	for (int i = 0; i < 200; i++) {
+		snprintf(name, sizeof(name), "j%d", i);
+		assert_int_equal(fs_inode_lookup(t, jobs, name, &inos[i]), 0);
+	}
+	fs_inodes_set_session(t, fake_se);
+	fs_inode_inval_attrs_path(t, "/jobs", true);
+	assert_int_equal(sent.calls, 201);
+	assert_true(was_sent(jobs));
+	for (int i = 0; i < 200; i++)
+		assert_true(was_sent(inos[i]));
+	fs_inodes_set_session(t, NULL);
+}
+
+/*
+ * A sweep tells the kernel of the files of every job marked (SCHED_DIRTY_ATTRS), and
+ * says the version swept only then: with an allocation failing on the way, the jobs not
+ * yet told are told in the same call, not left until some later change.
+ */
+static void test_sweep_tells_every_marked_job(void **state)
+{
+#ifdef TEST_CHAOS
+	struct fx_opts o = { .servers = 8 };
+	struct fs_ctx ctx;
+	uint64_t jobs, dir[40], env[40];
+	char name[16];
+
+	(void)state;
+	if (!chaos_hooks_work())
+		return;
+	memset(&sent, 0, sizeof(sent));
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.cluster = fx_cluster(&o);
+	pthread_mutex_init(&ctx.lock, NULL);
+	pthread_cond_init(&ctx.durable_cv, NULL);
+	assert_int_equal(fs_inodes_init(&ctx.inodes), 0);
+	assert_int_equal(fs_inode_lookup(&ctx.inodes, FUSE_ROOT_ID, "jobs", &jobs), 0);
+	for (int i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "j%d", i);
+		fx_submit(ctx.cluster, name, 1);
+		assert_int_equal(fs_inode_lookup(&ctx.inodes, jobs, name, &dir[i]), 0);
+		assert_int_equal(fs_inode_lookup(&ctx.inodes, dir[i], "env", &env[i]), 0);
+	}
+	fs_inodes_set_session(&ctx.inodes, fake_se);
+	pthread_mutex_lock(&ctx.lock);
+	chaos_countdown = 0; /* the first allocation fails */
+	fs_inode_sweep(&ctx, ctx.cluster->version);
+	chaos_countdown = -1;
+	assert_true(ctx.swept_version >= ctx.cluster->version);
+	pthread_mutex_unlock(&ctx.lock);
+	assert_true(chaos_injected);
+	assert_null(ctx.cluster->dirty_head[SCHED_DIRTY_ATTRS]);
+	for (int i = 0; i < 40; i++) {
+		assert_true(was_sent(dir[i]));
+		assert_true(was_sent(env[i]));
+	}
+	assert_true(was_sent(jobs));
+	fs_inodes_set_session(&ctx.inodes, NULL);
+	fs_inodes_release(&ctx.inodes);
+	sched_cluster_free(ctx.cluster);
+	pthread_cond_destroy(&ctx.durable_cv);
+	pthread_mutex_destroy(&ctx.lock);
+#else
+	(void)state;
+	print_message("allocation failures cannot be injected here (a sanitizer); not run\n");
+#endif
+}
+
+struct sender {
+	struct fs_inodes *t;
+	uint64_t ino;
+	bool path, stop;
+};
+
+static void *send_loop(void *arg)
+{
+	struct sender *s = arg;
+
+	while (!__atomic_load_n(&s->stop, __ATOMIC_SEQ_CST)) {
+		if (s->path)
+			fs_inode_inval_attrs_path(s->t, "/jobs", true);
+		else
+			fs_inode_inval_attrs(s->t, s->ino);
+	}
+	return NULL;
+}
+
+/*
+ * The shutdown: threads (the committer, the notifier) still invalidating while the
+ * daemon lets the session go and unmounts, which closes the descriptor. No invalidation
+ * may start, or still be under way, once fs_inodes_set_session(NULL) returned.
+ */
+static void test_no_invalidation_after_the_session_is_let_go(void **state)
+{
+	struct fs_inodes *t = *state;
+	uint64_t jobs, j1;
+
+	assert_int_equal(fs_inode_lookup(t, FUSE_ROOT_ID, "jobs", &jobs), 0);
+	assert_int_equal(fs_inode_lookup(t, jobs, "j1", &j1), 0);
+	for (int round = 0; round < 20; round++) {
+		struct sender s[4];
+		pthread_t th[4];
+		unsigned before;
+
+		sent.closed = false;
+		fs_inodes_set_session(t, fake_se);
+		for (int i = 0; i < 4; i++) {
+			s[i] = (struct sender){ .t = t, .ino = j1, .path = i % 2 };
+			assert_int_equal(pthread_create(&th[i], NULL, send_loop, &s[i]), 0);
+		}
+		usleep(2000);
+		before = __atomic_load_n(&sent.calls, __ATOMIC_SEQ_CST);
+		fs_inodes_set_session(t, NULL);
+		/* what the unmount does next: the descriptor is closed */
+		__atomic_store_n(&sent.closed, true, __ATOMIC_SEQ_CST);
+		usleep(2000);
+		for (int i = 0; i < 4; i++)
+			__atomic_store_n(&s[i].stop, true, __ATOMIC_SEQ_CST);
+		for (int i = 0; i < 4; i++)
+			pthread_join(th[i], NULL);
+		assert_true(before > 0); /* they were sending when it was let go */
+		assert_int_equal(sent.after_close, 0);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_lookup_makes_one_number_per_name, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_rmdir_makes_the_old_number_stale, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_forget_frees_and_never_reuses, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_invalidations_go_through_the_session_set,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_large_directory_is_told_whole, setup,
+						teardown),
+		cmocka_unit_test(test_sweep_tells_every_marked_job),
+		cmocka_unit_test_setup_teardown(test_no_invalidation_after_the_session_is_let_go,
+						setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
