@@ -857,9 +857,10 @@ void fs_mountinfo_unescape(char *s);
 /*
  * fs_mountwatch_start() - start the mount watch (fs_mountwatch.c): as soon as the mount
  * is gone from the daemon's mount namespace it ends the notify helper (its copy of the
- * mount: fs_notify_helper_release()); when it is still gone a second later while the
- * daemon still runs (a copy in another namespace, or a lazy unmount with files still
- * open, keeps the file system alive), it aborts the FUSE connection through fusectl, so
+ * mount: fs_notify_helper_release()); when it is still gone a second later, and the
+ * helper has ended (or 3 s later), while the daemon still runs (a copy in another
+ * namespace, or a lazy unmount with files still open, keeps the file system alive), it
+ * aborts the FUSE connection through fusectl, so
  * the daemon stops as after fusermount3 -u, and logs why. Call after the mount is up
  * and fs_threads_start(). Returns 0 or -errno.
  */
@@ -936,10 +937,15 @@ void fs_handles_free_all(struct fs_ctx *ctx);
  * fs_notify_helper_release() - the mount is gone from the daemon's namespace (the mount
  * watch saw it): end the helper, so that its copy no longer keeps the file system alive.
  * Its input ends (it finishes the lines it has, never killed inside a request; SIGKILL
- * only when /dev/null cannot be opened); announcements stop; once only, from any thread.
+ * only when /dev/null cannot be put in its place); announcements stop; once only, from
+ * any thread. fs_threads_stop() kills it if it is still there 2 s after it closed its
+ * input.
  */
 int fs_notify_helper_main(const char *mnt, const char *dev);
 void fs_notify_helper_release(struct fs_ctx *ctx);
+/* fs_notify_helper_running() - has the helper not ended yet (its copy of the mount may
+ * still keep the file system alive)? It is not reaped here (helper_stop() does). */
+bool fs_notify_helper_running(void);
 
 /*
  * Job directories and inotify (fs_notify.c). The kernel raises IN_CREATE/IN_DELETE only

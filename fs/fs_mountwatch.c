@@ -216,7 +216,10 @@ static void *watch_main(void *arg)
 			gone = true;
 			clock_gettime(CLOCK_MONOTONIC, &gone_at);
 			fs_notify_helper_release(ctx);
-		} else if (r == 0 && known && msec_since(&gone_at) >= 1000) {
+		} else if (r == 0 && known && msec_since(&gone_at) >= 1000 &&
+			   (!fs_notify_helper_running() || msec_since(&gone_at) >= 3000)) {
+			/* what keeps the file system alive is not the helper's copy, ended by
+			 * now (or one that has not ended in 3 s: a copy like any other) */
 			bool mounted = false;
 
 			acted = true;
@@ -241,7 +244,10 @@ static void *watch_main(void *arg)
 				       ctx->mount_path, path, strerror(-r), ctx->mount_path);
 		}
 		if (!acted)
-			watch_wait(mountinfo, gone ? 1000 - (int)msec_since(&gone_at) : 1000);
+			watch_wait(mountinfo, !gone ? 1000
+					      : msec_since(&gone_at) < 1000
+						? 1000 - (int)msec_since(&gone_at)
+						: 100);
 	}
 	if (mountinfo >= 0)
 		close(mountinfo);

@@ -262,6 +262,17 @@ void fs_notify_helper_release(struct fs_ctx *ctx)
 		close(null);
 }
 
+bool fs_notify_helper_running(void)
+{
+	siginfo_t si = { 0 };
+	pid_t pid = __atomic_load_n(&helper_pid, __ATOMIC_SEQ_CST);
+
+	/* WNOWAIT: an ended helper stays a zombie for helper_stop() to reap */
+	if (pid <= 0 || waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
+		return false;
+	return si.si_pid == 0;
+}
+
 /* Close the helper's input and reap it: also one told to end, or that died. One still
  * there HELPER_END_MSEC later waits for an answer nobody will give (a mount whose
  * connection outlived the loop that answered it): killed, by its id. */
@@ -837,7 +848,7 @@ static void *notifier_main(void *arg)
 			snprintf(path, sizeof(path), "/jobs/%s", p.stale[i]);
 			fs_inode_inval_attrs_path(&ctx->inodes, path, true);
 		}
-		if (p.stale_count) /* its link count */
+		if (p.stale_count) /* the times of jobs/ */
 			fs_inode_inval_attrs_path(&ctx->inodes, "/jobs", false);
 		free(p.stale);
 		for (size_t i = 0; i < p.count; i++) {

@@ -63,13 +63,13 @@ static struct fs_handle *get_handle(struct fuse_file_info *fi)
  * of a rank table eight round trips and a submission twenty). A request that changes
  * state answers only once the kernel was told of what it made stale (fs_store_sync()),
  * so a stat() after it sees the change:
- * - names, for an hour: a name whose file went is found, but every request on it asks
- *   the daemon, which answers ESTALE, and the kernel looks the path up again and finds
- *   it gone (or new). A job directory watchers were not told of yet is not kept: the
+ * - names, for an hour: a name whose file went is still found, but its attributes were
+ *   told stale when it went, so the next request on it asks the daemon, which answers
+ *   ESTALE, and the kernel looks the path up again and finds it gone (or new). A job directory watchers were not told of yet is not kept: the
  *   helper's mkdir must find it absent (fs_notify_job_dir_settled()).
  * - attributes of the files whose bytes change only with a job's generation (the kernel
  *   cache's kinds, fs_kcache.c), for an hour: told stale when the job changes
- *   (fs_notify.c) and when an open takes new bytes (fs_kcache_open(): a read past the
+ *   (fs_inode_sweep(): by the request that changed it, or the notifier) and when an open takes new bytes (fs_kcache_open(): a read past the
  *   size the kernel knew then asks it again);
  * - attributes of directories, for a second (their times follow the events: a listing
  *   is read afresh at each opendir anyway); a job's are told stale with its files;
