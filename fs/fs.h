@@ -628,8 +628,9 @@ struct fs_ctx {
 					 * another of its user's of its class (spec or
 					 * other) is late (the kernel sends it after close()
 					 * returned; on a loaded machine it comes late) */
-	pid_t notifier_tid;		/* the thread that pokes the mount (its requests are
-					 * no-ops); 0 = none */
+	pid_t notifier_tid;		/* the notify helper's pid, whose requests are
+					 * announcements (fs_ops.c from_helper()); 0 = none
+					 * runs, and no request is taken for its */
 	pthread_cond_t notify_cv;	/* signalled after a change (under lock) */
 	pthread_cond_t stop_cv;		/* signalled when the threads must end */
 	pthread_cond_t scan_cv;		/* wakes the checkpoint scanner (a generation waits

@@ -48,6 +48,15 @@ static const struct fuse_ctx *caller(void)
 	return fuse_req_ctx(cur_req);
 }
 
+/*
+ * Is @fc the notify helper's request (fs_notify.c), to be recognised and not acted on?
+ * Never when no helper runs: a request from another PID namespace carries pid 0.
+ */
+static bool from_helper(const struct fs_ctx *ctx, const struct fuse_ctx *fc)
+{
+	return ctx->notifier_tid > 0 && fc->pid == ctx->notifier_tid;
+}
+
 pid_t fs_caller_pid(void)
 {
 	return cur_req ? caller()->pid : 0;
@@ -91,7 +100,7 @@ static double attr_timeout(const char *path, const struct stat *st)
 	struct fs_path p;
 
 	/* nor what the notify helper is shown (a writable file of the daemon's user) */
-	if (attr_size_not_own || caller()->pid == get_ctx()->notifier_tid)
+	if (attr_size_not_own || from_helper(get_ctx(), caller()))
 		return 0.0;
 	if (S_ISDIR(st->st_mode))
 		return DIR_ATTR_TIMEOUT_SEC;
@@ -134,7 +143,7 @@ static void wait_for_releases(struct fs_ctx *ctx, const struct fs_path *p)
 
 	if (!ctx->multithreaded ||
 	    (!is_job_subtree(p->kind) && p->kind != FS_JOBS_DIR && p->kind != FS_JOB_UPLOAD) ||
-	    caller()->pid == ctx->notifier_tid)
+	    from_helper(ctx, caller()))
 		return;
 	fs_deadline_in(&deadline, FS_RELEASE_WAIT_MSEC);
 	for (;;) {
@@ -210,7 +219,7 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	if (ctx->test_slow_root_getattr_ms && strcmp(path, "/") == 0)
 		usleep(ctx->test_slow_root_getattr_ms * 1000u); /* tests only: see fs.h */
 	/* the helper announcing a job directory: not there yet, or still there (fs_notify.c) */
-	if (!h && p.kind == FS_JOB_DIR && caller()->pid == ctx->notifier_tid) {
+	if (!h && p.kind == FS_JOB_DIR && from_helper(ctx, caller())) {
 		pthread_mutex_lock(&ctx->lock);
 		r = fs_notify_job_dir(ctx, p.job, 0);
 		pthread_mutex_unlock(&ctx->lock);
@@ -233,7 +242,7 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	 * stays, and reads through the page cache stop at it: files of the kernel cache
 	 * keep theirs.
 	 */
-	with_size = caller()->pid != ctx->notifier_tid || fs_kcache_kind(p.kind);
+	with_size = !from_helper(ctx, caller()) || fs_kcache_kind(p.kind);
 	if (h)
 		pthread_mutex_lock(&h->mu);
 	pthread_mutex_lock(&ctx->lock);
@@ -252,7 +261,7 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	if (r == 0 && is_operator_file(p.kind))
 		operator_attr(ctx, st);
 	/* the notifier truncates read-only files: show them writable to it alone */
-	if (r == 0 && caller()->pid == ctx->notifier_tid && S_ISREG(st->st_mode)) {
+	if (r == 0 && from_helper(ctx, caller()) && S_ISREG(st->st_mode)) {
 		st->st_uid = geteuid();
 		st->st_mode |= 0200;
 	}
@@ -485,7 +494,7 @@ static void wait_for_resume_scan(struct fs_ctx *ctx, const struct fs_path *p)
 
 	if (!ctx->multithreaded ||
 	    (p->kind != FS_JOB_ENV && p->kind != FS_JOB_HOST_ENV && p->kind != FS_JOB_RANK_ENV) ||
-	    caller()->pid == ctx->notifier_tid)
+	    from_helper(ctx, caller()))
 		return;
 	fs_deadline_in(&deadline, RESUME_WAIT_MSEC);
 	while ((j = sched_cluster_find_job(ctx->cluster, p->job)) && j->resume_scan_pending &&
@@ -958,7 +967,7 @@ static int fs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 	struct stat st;
 	int r = fs_path_parse(path, &p);
 
-	if (caller()->pid == ctx->notifier_tid)
+	if (from_helper(ctx, caller()))
 		return 0; /* our own announcement (fs_notify.c) */
 	if (r < 0)
 		return -ENOENT;
@@ -1001,7 +1010,7 @@ static int fs_mkdir(const char *path, mode_t mode)
 	int r = fs_path_parse(path, &p);
 
 	(void)mode;
-	if (r == 0 && p.kind == FS_JOB_DIR && fc->pid == ctx->notifier_tid) {
+	if (r == 0 && p.kind == FS_JOB_DIR && from_helper(ctx, fc)) {
 		/* the helper's announcement of a job directory the daemon made */
 		pthread_mutex_lock(&ctx->lock);
 		r = fs_notify_job_dir(ctx, p.job, 1);
@@ -1046,7 +1055,7 @@ static int fs_rmdir(const char *path)
 		return -ENOENT;
 	if (p.kind != FS_JOB_DIR)
 		return -EACCES;
-	if (fc->pid == ctx->notifier_tid) {
+	if (from_helper(ctx, fc)) {
 		/* the helper's announcement of a job directory the daemon dropped */
 		pthread_mutex_lock(&ctx->lock);
 		r = fs_notify_job_dir(ctx, p.job, 2);
@@ -1095,7 +1104,7 @@ static int fs_utimens(const char *path, const struct timespec tv[2], struct fuse
 	int r;
 
 	(void)fi;
-	if (caller()->pid == ctx->notifier_tid)
+	if (from_helper(ctx, caller()))
 		return 0; /* our own announcement (fs_notify.c) */
 	if (fs_path_parse(path, &p) < 0)
 		return -ENOENT;

@@ -593,6 +593,28 @@ check "the slow daemon's mount still answers" old_still_serves
 IT_OTHER_PIDS=""
 it_stop
 
+# ---- a request from outside the daemon's PID namespace carries pid 0 to it: a user's,
+# never taken for the notify helper's announcement, even when no helper runs (its pid is
+# then 0 too); the daemon in a PID namespace of its own, as in a container
+if unshare -p -f --kill-child true 2>/dev/null; then
+	export ASCENDFS_TEST_NO_NOTIFY_HELPER=1
+	IT_WRAP="unshare -p -f --kill-child" it_start "$ASCENDFS" "$CONFIG" \
+		--state-dir "$IT_WORK/state-pidns" || exit 1
+	unset ASCENDFS_TEST_NO_NOTIFY_HELPER
+	check "a daemon whose notify helper did not start says so" \
+		grep -q "cannot start the notify helper" "$IT_LOG"
+	check "its mkdir in jobs/ from outside its PID namespace makes a draft" \
+		mkdir "$M/jobs/pidns-draft"
+	check "which is listed" bash -c "ls '$M/jobs' | grep -qx pidns-draft"
+	check "and its rmdir removes it" rmdir "$M/jobs/pidns-draft"
+	printf 'npus: 1\ncommand: "sleep 600"\n' >"$M/jobs/pidns-job.yaml"
+	check "a spec written from outside is submitted" \
+		grep -qxE "running|pending" "$M/jobs/pidns-job/status"
+	it_stop
+else
+	echo "# unshare -p is not allowed here: the check of requests from another PID namespace is skipped"
+fi
+
 # ---- inotify on jobs/: a job directory the daemon makes or drops is CREATE/DELETE,ISDIR
 # with its name (the notify helper's mkdir/rmdir), a user's mkdir/rmdir once (the kernel's)
 if command -v inotifywait >/dev/null; then
