@@ -541,7 +541,7 @@ struct fs_handle_user;
  * its directory and dies when the kernel has forgotten every lookup it was given and no
  * name below it is held (never used again). After an rmdir the name is detached: a new
  * lookup makes a new number, and the old one and what is below it are stale. All take
- * the table's own lock; none calls out.
+ * the table's own lock; none calls out but the invalidations below (to the kernel).
  * fs_inodes_init() - an empty table with the root. 0 or -ENOMEM.
  * fs_inodes_release() - free it all.
  * fs_inode_lookup() - the inode of @name in directory @parent (made when new) with one
@@ -600,8 +600,9 @@ void fs_inode_inval_attrs_path(struct fs_inodes *t, const char *path, bool below
  * version @want made stale: the files and directories of each job changed since the
  * last sweep (SCHED_DIRTY_ATTRS), before a request that changed state answers, so a
  * stat() after its answer sees the change. The thread that finds jobs to do does them;
- * another waits for it (bounded: attribute invalidations never block). Caller holds
- * ctx->lock (dropped meanwhile).
+ * another waits for it (bounded: attribute invalidations never block, and a sweep ends
+ * once the jobs listed when it began are told, even while allocations fail). Caller
+ * holds ctx->lock (dropped meanwhile).
  */
 struct fs_ctx;
 void fs_inode_sweep(struct fs_ctx *ctx, uint64_t want);

@@ -133,6 +133,7 @@ int fs_inodes_init(struct fs_inodes *t)
 		free(t->by_ino);
 		free(t->by_name);
 		free(root);
+		memset(t, 0, sizeof(*t)); /* fs_inodes_release() then has nothing to do */
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&t->mu, NULL);
@@ -389,9 +390,24 @@ out:
 	pthread_rwlock_unlock(&t->se_lock);
 }
 
+/* How many jobs are on dirty list @list now. */
+static size_t listed(const struct sched_cluster *c, enum sched_dirty_list list)
+{
+	size_t n = 0;
+
+	for (const struct sched_job *j = c->dirty_head[list]; j; j = j->dirty[list].next)
+		n++;
+	return n;
+}
+
 void fs_inode_sweep(struct fs_ctx *ctx, uint64_t want)
 {
 	struct sched_cluster *c = ctx->cluster;
+	/* after a failed allocation: how many of the jobs listed at owed_version (the
+	 * failing round's taken ones counted in) are still to be taken; a list keeps its
+	 * order, so they are at its head */
+	size_t owed = 0;
+	uint64_t owed_version = 0;
 
 	while (ctx->swept_version < want) {
 		/* a round always takes some (no allocation needed for those), so it ends */
@@ -412,7 +428,12 @@ void fs_inode_sweep(struct fs_ctx *ctx, uint64_t want)
 						       : realloc(names, 2 * cap * sizeof(*names));
 
 				if (!grown) {
-					more = true; /* the rest stay listed, for the next round */
+					/* the rest stay listed, for the next round */
+					more = true;
+					if (!owed_version) { /* this round's taken count too */
+						owed = listed(c, SCHED_DIRTY_ATTRS) + count;
+						owed_version = version;
+					}
 					break;
 				}
 				if (names == first)
@@ -437,9 +458,16 @@ void fs_inode_sweep(struct fs_ctx *ctx, uint64_t want)
 			free(names);
 		pthread_mutex_lock(&ctx->lock);
 		ctx->sweeping = false;
-		/* with some left listed, the version is not swept yet: another round */
+		/* with some left listed, this round's version is not swept; the version at
+		 * the failure is, once the jobs listed then were taken (others may have been
+		 * listed since, and more allocations fail: the sweep still ends) */
 		if (!more && ctx->swept_version < version)
 			ctx->swept_version = version;
+		if (more && owed_version) {
+			owed = owed > count ? owed - count : 0;
+			if (!owed && ctx->swept_version < owed_version)
+				ctx->swept_version = owed_version;
+		}
 		pthread_cond_broadcast(&ctx->durable_cv);
 	}
 }

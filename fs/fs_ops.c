@@ -1281,9 +1281,9 @@ static int entry_of(fuse_ino_t parent, const char *name, const char *path,
 	e->ino = ino;
 	e->attr.st_ino = ino;
 	e->entry_timeout = name_timeout(path);
-	/* a file's attributes are kept from its first GETATTR on, not from here: a change
-	 * told to the kernel before it knew the inode is not told again (the kernel's
-	 * attr_version guards GETATTR answers only) */
+	/* a file's attributes are kept from its first GETATTR on, not from here: for an
+	 * inode new to the kernel, an invalidation sent before this answer reached it found
+	 * nothing to mark, and the kernel's attr_version cannot tell this answer is older */
 	e->attr_timeout = S_ISDIR(e->attr.st_mode) ? attr_timeout(path, &e->attr) : 0.0;
 	return 0;
 }

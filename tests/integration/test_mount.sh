@@ -467,7 +467,7 @@ aborted_line() { # aborted_line OFFSET DEV: has the log since OFFSET said DEV wa
 # $M now, by id. When its daemon dies it opens the mount point to see whether to unmount:
 # a mount replaced meanwhile is the new daemon's, and a `fusermount3 -u` of it during that
 # open fails with EBUSY. au_wait PIDS: until those helpers ended (at most 10 s).
-au_helpers() { pgrep -f -- "auto_unmount,.* -- $M\$" | tr '\n' ' '; }
+au_helpers() { pgrep -f -- "^fusermount3 .*auto_unmount.* -- $M\$" | tr '\n' ' '; }
 au_wait() { local p; for p in $1; do wait_until 10 bash -c "! kill -0 $p 2>/dev/null"; done; }
 wedged_start() { # wedged_start STATE-DIR: a new daemon on $M, into IT_PID
 	"$ASCENDFS" -f -c "$CONFIG" --state-dir "$1" "$M" >>"$IT_LOG" 2>&1 &
@@ -517,6 +517,7 @@ it_stop
 it_start "$ASCENDFS" "$CONFIG" --state-dir "$IT_WORK/state-same" || exit 1
 old=$IT_PID
 old_au=$(au_helpers)
+check "the daemon's auto_unmount helper is found" test -n "$old_au"
 IT_OTHER_PIDS=$old
 IT_PID=""
 old_dev=$(mount_dev "$M")
@@ -541,6 +542,7 @@ it_stop
 it_start "$ASCENDFS" "$CONFIG" || exit 1
 old=$IT_PID
 old_au=$(au_helpers)
+check "the daemon's auto_unmount helper is found" test -n "$old_au"
 IT_OTHER_PIDS=$old
 IT_PID=""
 old_dev=$(mount_dev "$M")

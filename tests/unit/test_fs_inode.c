@@ -44,7 +44,7 @@ int fuse_lowlevel_notify_inval_inode(struct fuse_session *se, fuse_ino_t ino, of
 	unsigned n = __atomic_fetch_add(&sent.calls, 1, __ATOMIC_SEQ_CST);
 
 	(void)off, (void)len;
-	sent.se = se;
+	__atomic_store_n(&sent.se, se, __ATOMIC_SEQ_CST);
 	if (n < 256)
 		sent.inos[n] = ino;
 	if (__atomic_load_n(&sent.closed, __ATOMIC_SEQ_CST))
@@ -306,7 +306,7 @@ static void test_no_invalidation_after_the_session_is_let_go(void **state)
 	for (int round = 0; round < 20; round++) {
 		struct sender s[4];
 		pthread_t th[4];
-		unsigned before;
+		unsigned before, start = __atomic_load_n(&sent.calls, __ATOMIC_SEQ_CST);
 
 		sent.closed = false;
 		fs_inodes_set_session(t, fake_se);
@@ -314,8 +314,12 @@ static void test_no_invalidation_after_the_session_is_let_go(void **state)
 			s[i] = (struct sender){ .t = t, .ino = j1, .path = i % 2 };
 			assert_int_equal(pthread_create(&th[i], NULL, send_loop, &s[i]), 0);
 		}
-		usleep(2000);
-		before = __atomic_load_n(&sent.calls, __ATOMIC_SEQ_CST);
+		/* until they are sending (bounded: 10 s) */
+		for (int spin = 0; spin < 10000 &&
+				   __atomic_load_n(&sent.calls, __ATOMIC_SEQ_CST) - start < 8;
+		     spin++)
+			usleep(1000);
+		before = __atomic_load_n(&sent.calls, __ATOMIC_SEQ_CST) - start;
 		fs_inodes_set_session(t, NULL);
 		/* what the unmount does next: the descriptor is closed */
 		__atomic_store_n(&sent.closed, true, __ATOMIC_SEQ_CST);
@@ -324,7 +328,7 @@ static void test_no_invalidation_after_the_session_is_let_go(void **state)
 			__atomic_store_n(&s[i].stop, true, __ATOMIC_SEQ_CST);
 		for (int i = 0; i < 4; i++)
 			pthread_join(th[i], NULL);
-		assert_true(before > 0); /* they were sending when it was let go */
+		assert_true(before >= 8); /* they were sending when it was let go */
 		assert_int_equal(sent.after_close, 0);
 	}
 }
