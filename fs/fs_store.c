@@ -931,7 +931,9 @@ int fs_store_start(struct fs_ctx *ctx)
 	if (!ctx->store)
 		return 0;
 	ctx->collected_version = ctx->durable_version = ctx->cluster->version;
-	ctx->stopping = false; /* started again after fs_store_stop() (main.c, daemonizing) */
+	/* started again after fs_store_stop() (main.c, daemonizing): the committer that
+	 * stopped is not a committer gone */
+	ctx->stopping = ctx->committer_gone = false;
 	r = pthread_create(&committer_thread, NULL, committer_main, ctx);
 	if (r)
 		return -r;

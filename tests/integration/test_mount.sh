@@ -595,6 +595,29 @@ check "the slow daemon's mount still answers" old_still_serves
 IT_OTHER_PIDS=""
 it_stop
 
+# ---- without -f, as `ascendfs -c CONF MOUNT` from a shell: the daemon forks into the
+# background, its state writer is started again there, and a submission's close() is 0
+# (it said EIO to every request that changed state)
+"$ASCENDFS" -c "$CONFIG" --state-dir "$IT_WORK/state-bg" "$M" >>"$IT_LOG" 2>&1
+check_eq "ascendfs without -f returns 0 once it is in the background" 0 "$?"
+bg=$(pgrep -f -- "^$ASCENDFS -c $CONFIG --state-dir $IT_WORK/state-bg $M\$")
+if [ -n "$bg" ] && wait_until 20 answers "$M/jobs"; then
+	printf 'npus: 1\ncommand: "sleep 600"\n' >"$IT_WORK/bg.yaml"
+	check "a spec cp'd into the background daemon's jobs/ closes without error" \
+		cp "$IT_WORK/bg.yaml" "$M/jobs/bg.yaml"
+	check "and is placed" grep -qxE "running|pending" "$M/jobs/bg/status"
+	check "a ctl line closes without error" bash -c "echo cancel >'$M/jobs/bg/ctl'"
+	check "and was done" grep -qx cancelled "$M/jobs/bg/status"
+	fusermount3 -u "$M"
+	check "the background daemon ends after fusermount3 -u" \
+		wait_until 30 bash -c "! kill -0 $bg 2>/dev/null"
+	kill -KILL "$bg" 2>/dev/null # only if it did not end: ours, by its id
+else
+	not_ok "the background daemon is found and answers" "pid '$bg'"
+	[ -n "$bg" ] && kill -KILL "$bg" 2>/dev/null
+	fusermount3 -u "$M" 2>/dev/null
+fi
+
 # ---- a request from outside the daemon's PID namespace carries pid 0 to it: a user's,
 # never taken for the notify helper's announcement, even when no helper runs (its pid is
 # then 0 too); the daemon in a PID namespace of its own, as in a container
