@@ -932,9 +932,12 @@ void fs_handles_free_all(struct fs_ctx *ctx);
  * fs_notify_helper_main() - the notify helper process (ascendfs --notify-helper [MNT
  * MAJOR:MINOR]): reads one mount path per line from stdin and announces it (truncate to
  * the same size, or utimensat for a directory), until end of input or the daemon's
- * death. With @mnt and the device @dev of the daemon's mount (either may be NULL) it
- * works through a detached copy of that mount where it may make one (fs_notify.c says
- * why). Returns the exit status.
+ * death. With @mnt and the device @devname of the daemon's mount (either may be NULL; "0:0"
+ * when unknown) it works through a detached copy of that mount where it may make one
+ * (fs_notify.c says why), or else through the mount point, saying so on stderr in the
+ * daemon's log format (fs_log()). When the file system at @mnt is not on @dev (unmounted
+ * before the helper looked, or mounted over) it announces nothing and returns 0 at once,
+ * silently. Returns the exit status.
  *
  * fs_notify_helper_release() - the mount is gone from the daemon's namespace (the mount
  * watch saw it): end the helper, so that its copy no longer keeps the file system alive.
@@ -943,7 +946,7 @@ void fs_handles_free_all(struct fs_ctx *ctx);
  * any thread. fs_threads_stop() kills it if it is still there 2 s after it closed its
  * input.
  */
-int fs_notify_helper_main(const char *mnt, const char *dev);
+int fs_notify_helper_main(const char *mnt, const char *devname);
 void fs_notify_helper_release(struct fs_ctx *ctx);
 /* fs_notify_helper_running() - has the helper not ended yet (its copy of the mount may
  * still keep the file system alive)? It is not reaped here (helper_stop() does). */

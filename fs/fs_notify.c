@@ -96,52 +96,74 @@ static int helper_open(struct helper_parent *hp, int base, const char *path)
 }
 
 /*
- * A detached copy of the mount at @mnt, whose device must be @dev ("MAJOR:MINOR"), as
- * an O_PATH descriptor of its root; -1 when it cannot be made (no CAP_SYS_ADMIN, an
- * older kernel) or is not the daemon's file system.
+ * A detached copy of the mount at @mnt, whose device is @dev, as an O_PATH descriptor of
+ * its root; -1 with errno set when it cannot be made (no CAP_SYS_ADMIN, an older kernel).
  */
-static int helper_clone(const char *mnt, const char *dev)
+static int helper_clone(const char *mnt, dev_t dev)
 {
-	unsigned ma, mi;
 	struct stat st;
-	int fd = -1;
+	int fd;
 
-	errno = 0; /* left 0: not the daemon's file system */
 #ifdef OPEN_TREE_CLONE
-	if (!mnt || !dev || sscanf(dev, "%u:%u", &ma, &mi) != 2 || (ma == 0 && mi == 0))
-		return -1;
 	fd = open_tree(AT_FDCWD, mnt, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-	if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_dev != makedev(ma, mi))) {
+	if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_dev != dev)) {
 		close(fd);
 		fd = -1;
-		errno = 0;
+		errno = ESTALE;
 	}
 #else
-	(void)mnt, (void)dev, (void)ma, (void)mi, (void)st;
+	(void)mnt, (void)dev, (void)st;
+	fd = -1;
 	errno = ENOSYS;
 #endif
 	return fd;
 }
 
-int fs_notify_helper_main(const char *mnt, const char *dev)
+/*
+ * Is the file system at @mnt still the daemon's, device @dev? Not when it was unmounted
+ * before the helper came to look (a mount and at once an unmount), or another file
+ * system was mounted over it: then there is nothing to announce, and a poke through the
+ * mount point would change someone else's file.
+ */
+static bool helper_mount_is_ours(const char *mnt, dev_t dev)
+{
+	struct stat st;
+
+	return stat(mnt, &st) == 0 && st.st_dev == dev;
+}
+
+int fs_notify_helper_main(const char *mnt, const char *devname)
 {
 	struct helper_parent hp = { .fd = -1 };
 	size_t mlen = mnt ? strlen(mnt) : 0;
+	unsigned ma = 0, mi = 0;
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
-	int root;
+	int root = -1;
 
 	/* with the daemon gone there is nothing to announce */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() == 1)
 		return 0;
-	root = helper_clone(mnt, dev);
-	if (root < 0 && mnt && dev)
-		fprintf(stderr, "ascendfs --notify-helper: no detached copy of %s (%s): "
-				"announcements go through the mount point, and right after a "
-				"change fusermount3 -u may say \"Device or resource busy\"\n",
-			mnt, errno ? strerror(errno) : "not the daemon's file system");
+	/* the device is 0:0 when the daemon could not find its mount in mountinfo: the
+	 * mount point's paths then, unchecked */
+	if (mnt && devname && sscanf(devname, "%u:%u", &ma, &mi) == 2 && (ma || mi)) {
+		root = helper_clone(mnt, makedev(ma, mi));
+		if (root < 0 && errno == ESTALE)
+			return 0;
+		if (root < 0) {
+			int e = errno;
+
+			if (!helper_mount_is_ours(mnt, makedev(ma, mi)))
+				return 0;
+			/* the daemon's log format (the journal's priority too): same stderr */
+			fs_log(NULL, 1, "notify helper: no detached copy of %s (%s): announcements "
+					"go through the mount point, and right after a change "
+					"fusermount3 -u may say \"Device or resource busy\"",
+			       mnt, strerror(e));
+		}
+	}
 	while ((n = getline(&line, &cap, stdin)) > 0) {
 		int base = AT_FDCWD;
 		const char *path = line;

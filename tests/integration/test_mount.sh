@@ -672,4 +672,33 @@ if command -v inotifywait >/dev/null; then
 	it_stop
 fi
 
+# ---- the notify helper, run by hand ------------------------------------------------
+# A mount gone before its helper looked (mounted and at once unmounted, or mounted
+# over): the helper announces nothing, not even through the mount point (that file is
+# someone else's), and says nothing. It used to poke the path and print a line without
+# the journal's priority (seen in CI: a daemon stopped right after it started).
+plain=$IT_WORK/not-a-mount
+mkdir -p "$plain"
+echo data >"$plain/f"
+before=$(stat -c %y "$plain/f")
+sleep 0.1
+out=$(echo "$plain/f" | "$ASCENDFS" --notify-helper "$plain" 0:1048575 2>&1)
+check_eq "a helper whose mount is not the daemon's: exit status 0" 0 "$?"
+check_eq "... says nothing" "" "$out"
+check_eq "... and touches nothing through the path" "$before" "$(stat -c %y "$plain/f")"
+# Without the privilege for a detached copy it works through the mount point and says
+# so once, in the daemon's log format: on the journal, a warning's priority
+if command -v setpriv >/dev/null && it_start "$ASCENDFS" "$CONFIG" --state-dir=none; then
+	dev=$(awk -v m="$M" '$5 == m { print $3 }' /proc/self/mountinfo)
+	err=$IT_WORK/helper.err
+	: >"$err"
+	JOURNAL_STREAM=$(stat -c '%d:%i' "$err") setpriv --bounding-set=-sys_admin \
+		--inh-caps=-sys_admin "$ASCENDFS" --notify-helper "$M" "$dev" </dev/null 2>>"$err"
+	check_eq "without CAP_SYS_ADMIN the helper still runs: exit status 0" 0 "$?"
+	check "... and warns at the journal's priority" \
+		grep -q "^<4>warning: notify helper: no detached copy of $M (Operation not permitted)" "$err"
+	check_eq "... in one line" 1 "$(wc -l <"$err")"
+	it_stop
+fi
+
 it_finish
