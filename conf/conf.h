@@ -297,6 +297,10 @@ int conf_cluster_add_queue(struct conf_cluster *c, const char *name);
  * guide: "dump" saves the dying-gasp checkpoint).
  */
 enum conf_recovery {
+	/* in ladder order, finest first: a cluster's bound is written out in this order */
+	CONF_RECOVERY_IN_PLACE,	/* for a process that exited: only it restarts, on the
+				 * same NPUs, while the others pause at the step
+				 * boundary and then go on with it: no step lost */
 	CONF_RECOVERY_DUMP,	/* the surviving processes save the step they finished
 				 * (jobs/<id>/recovery), then every process restarts
 				 * from that checkpoint: one step lost at most */
@@ -308,7 +312,8 @@ enum conf_recovery {
 /* Every strategy, as a bit set of (1u << enum conf_recovery). */
 #define CONF_RECOVERY_ALL ((1u << CONF_RECOVERY_COUNT) - 1)
 
-/* conf_recovery_name() - "dump", "job"; "unknown" for another value. Static text. */
+/* conf_recovery_name() - "dump", "job", "in-place"; "unknown" for another value. Static
+ * text. */
 const char *conf_recovery_name(enum conf_recovery r);
 
 /*

@@ -263,7 +263,12 @@
  *                                          saves the step it finished (the first listed
  *                                          writes the checkpoint into checkpoint_dir),
  *                                          answers "saved ..." into ctl and waits: the
- *                                          job restarts from that checkpoint
+ *                                          job restarts from that checkpoint. While it
+ *                                          is "pause" (in-place), a process listed
+ *                                          with role "pause" stops after its step and
+ *                                          answers "paused ...", the one with role
+ *                                          "restart" answers "joined ..." once up;
+ *                                          then "resume" gives "step" to go on from
  *       error                  -r--r--r--  why it was rejected, failed or timed out (also
  *                                          while it stops towards failed or timeout);
  *                                          for a placed job whose rank table is not
@@ -278,8 +283,11 @@
  *                                          (agents report process exits) |
  *                                          "saved <request> <server> <rank|-> <step>
  *                                          [<abs path>]" | "save-failed <request>
- *                                          <server> <rank|->" (answers to recovery's
- *                                          request: rank "-" for an msrun process;
+ *                                          <server> <rank|->" | "paused <request>
+ *                                          <server> <rank|-> <step>" | "joined
+ *                                          <request> <server> <rank|->" (answers to
+ *                                          recovery's request, dump or in-place:
+ *                                          rank "-" for an msrun process;
  *                                          sched_job_recovery_answer(); an answer to a
  *                                          request no longer open is refused, ESTALE);
  *                                          one per line,

@@ -12,6 +12,13 @@
 
 #include "fs.h"
 
+/* The answers to a job's recovery request, for usage messages (sched_job_recovery_answer()) */
+#define RECOVERY_ANSWERS                                                                   \
+	"saved <request> <server> <rank|-> <step> [<absolute path>] or save-failed "       \
+	"<request> <server> <rank|-> (dump), paused <request> <server> <rank|-> <step> "   \
+	"or joined <request> <server> <rank|-> (in-place); e.g. saved 1 node-01 - 1200 "   \
+	"/data/ckpt/llama-1_1200.ckpt"
+
 static uint64_t timespec_usec(const struct timespec *ts)
 {
 	return (uint64_t)ts->tv_sec * 1000000u + (uint64_t)ts->tv_nsec / 1000u;
@@ -681,7 +688,9 @@ int fs_render(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec, ch
 				   "# checkpoint <step> <absolute path> [<generation>] |\n"
 				   "# exit <generation> <server> <status> [<rank>] |\n"
 				   "# saved <request> <server> <rank|-> <step> [<path>] |\n"
-				   "# save-failed <request> <server> <rank|->\n");
+				   "# save-failed <request> <server> <rank|-> |\n"
+				   "# paused <request> <server> <rank|-> <step> |\n"
+				   "# joined <request> <server> <rank|->\n");
 	default:
 		return -ENOENT;
 	}
@@ -996,29 +1005,32 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 		if (r == -EINVAL)
 			return r;
 	} else if (((n == 5 || n == 6) && strcmp(w[0], "saved") == 0) ||
-		   (n == 4 && strcmp(w[0], "save-failed") == 0)) {
-		bool saved = w[0][4] == 'd';
+		   (n == 4 && strcmp(w[0], "save-failed") == 0) ||
+		   (n == 5 && strcmp(w[0], "paused") == 0) ||
+		   (n == 4 && strcmp(w[0], "joined") == 0)) {
+		enum sched_recovery_answer answer =
+			strcmp(w[0], "saved") == 0 ? SCHED_ANSWER_SAVED :
+			strcmp(w[0], "save-failed") == 0 ? SCHED_ANSWER_SAVE_FAILED :
+			strcmp(w[0], "paused") == 0 ? SCHED_ANSWER_PAUSED : SCHED_ANSWER_JOINED;
+		bool has_step = answer == SCHED_ANSWER_SAVED || answer == SCHED_ANSWER_PAUSED;
 		uint64_t req, rank = 0, step = 0;
 
 		if (parse_u64(w[1], &req) < 0 || req > UINT32_MAX ||
 		    (strcmp(w[3], "-") != 0 && (parse_u64(w[3], &rank) < 0 || rank > INT32_MAX)) ||
-		    (saved && (parse_u64(w[4], &step) < 0 || step > INT64_MAX ||
-			       (n == 6 && w[5][0] != '/')))) {
-			snprintf(why, SCHED_REASON_MAX,
-				 "usage: saved <request> <server> <rank|-> <step> [<absolute "
-				 "path>] or save-failed <request> <server> <rank|->, e.g. saved 1 "
-				 "node-01 - 1200 /data/ckpt/llama-1_1200.ckpt");
+		    (has_step && (parse_u64(w[4], &step) < 0 || step > INT64_MAX ||
+				  (n == 6 && w[5][0] != '/')))) {
+			snprintf(why, SCHED_REASON_MAX, "usage: %s", RECOVERY_ANSWERS);
 			return -EINVAL;
 		}
 		r = sched_job_recovery_answer(c, p->job, uid, (unsigned)req, w[2],
-					      strcmp(w[3], "-") == 0 ? -1 : (int)rank, saved, step,
-					      saved && n == 6 ? w[5] : NULL, now_usec, why);
+					      strcmp(w[3], "-") == 0 ? -1 : (int)rank, answer, step,
+					      answer == SCHED_ANSWER_SAVED && n == 6 ? w[5] : NULL,
+					      now_usec, why);
 		if (r == -EINVAL || r == -ESTALE)
 			return r;
-	} else if (strcmp(w[0], "saved") == 0 || strcmp(w[0], "save-failed") == 0) {
-		snprintf(why, SCHED_REASON_MAX,
-			 "usage: saved <request> <server> <rank|-> <step> [<absolute path>] or "
-			 "save-failed <request> <server> <rank|->");
+	} else if (strcmp(w[0], "saved") == 0 || strcmp(w[0], "save-failed") == 0 ||
+		   strcmp(w[0], "paused") == 0 || strcmp(w[0], "joined") == 0) {
+		snprintf(why, SCHED_REASON_MAX, "usage: %s", RECOVERY_ANSWERS);
 		return -EINVAL;
 	} else if (n == 2 && strcmp(w[0], "resize") == 0) {
 		/* elastic jobs work (conf/ascendfs-spec.5): the scheduler sizes them itself */
@@ -1030,11 +1042,10 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 		return -EOPNOTSUPP;
 	} else {
 		snprintf(why, SCHED_REASON_MAX,
-			 "unknown command \"%s\"; use cancel, complete, "
+			 "unknown command \"%.100s\"; use cancel, complete, "
 			 "checkpoint <step> <path>, "
-			 "exit <generation> <server> <status> [<rank>], "
-			 "saved <request> <server> <rank|-> <step> [<path>] or "
-			 "save-failed <request> <server> <rank|->",
+			 "exit <generation> <server> <status> [<rank>], or an answer to "
+			 "jobs/<job>/recovery: saved, save-failed, paused or joined",
 			 line);
 		return -EINVAL;
 	}

@@ -170,6 +170,10 @@ struct sched_slice {
 					 * reported since the stop began that none of the
 					 * job's processes runs here (not saved: after a
 					 * restart the next report says it again) */
+	unsigned attempt;		/* in-place restarts of this server's share within
+					 * the generation (0 = as first started); its agent
+					 * starts again those of its processes that exited
+					 * when it rises (nodes/<server>/jobs) */
 };
 
 /* Why a job that has run before is pending again (it resumes from its checkpoint). */
@@ -257,9 +261,26 @@ struct sched_ladder {
 	bool *answered;			/* owned: per process, answered */
 	size_t process_count;		/* entries of waited and answered */
 	size_t waited_count, answered_count;
-	uint64_t saved_step;		/* the newest step a process saved (0 = none) */
+	uint64_t saved_step;		/* the newest step a process saved (dump) or paused
+					 * after (in-place); 0 = none */
 	char *saved_path;		/* owned: its checkpoint; NULL = none */
 	char *outcome;			/* owned: how the last step ended; NULL = none yet */
+	long restarted;			/* in-place: the process restarting on its NPUs
+					 * (sched_job_process_index()), -1 = none */
+	bool joined;			/* in-place: that process answered `joined` */
+	bool resumed;			/* the last step ended in an in-place resume: the
+					 * processes are told to go on from resume_step
+					 * (request is that notice's number) */
+	uint64_t resume_step;		/* the step they go on from (valid when resumed) */
+};
+
+/* What a process answers to a request of its job's recovery ladder (jobs/<id>/ctl). */
+enum sched_recovery_answer {
+	SCHED_ANSWER_SAVED,		/* dump: saved (or its part written) */
+	SCHED_ANSWER_SAVE_FAILED,	/* dump: could not save */
+	SCHED_ANSWER_PAUSED,		/* in-place: stopped after a step, waits to resume */
+	SCHED_ANSWER_JOINED,		/* in-place: the restarted process is up and waits
+					 * for the step to go on from */
 };
 
 /* One generation of a job. */
@@ -805,19 +826,27 @@ int sched_job_checkpoint(struct sched_cluster *c, const char *name, uid_t uid, u
 /*
  * sched_job_recovery_answer() - a process of job @name answers request @request of its
  * recovery ladder (jobs/<id>/recovery): the process on server @server (a name) with
- * rank @rank (per-rank launch; ignored for msrun) saved (@saved) step @step at @path
- * (absolute; NULL: it saved nothing itself, another process writes the checkpoint), or
- * could not save (!@saved: the step falls back to the next strategy at once). When
- * every process asked has answered, the newest saved checkpoint becomes the job's and
- * the job restarts from it (job-level); without one the step falls back. A repeated
- * answer is accepted and changes nothing. @uid must own the job or be 0.
+ * rank @rank (per-rank launch; -1 for msrun, one process per server) answers @answer:
+ * - during a dump, SCHED_ANSWER_SAVED: it saved step @step at @path (absolute; NULL:
+ *   it saved nothing itself, another process writes the checkpoint), or
+ *   SCHED_ANSWER_SAVE_FAILED: it could not (the step falls back to the next strategy
+ *   at once). When every process asked has answered, the newest saved checkpoint
+ *   becomes the job's and the job restarts from it (job-level); without one the step
+ *   falls back.
+ * - during an in-place restart, SCHED_ANSWER_PAUSED from a surviving process: it
+ *   stopped after step @step; SCHED_ANSWER_JOINED from the restarted process: it is up.
+ *   When every survivor has paused and the restarted process has joined, the job runs
+ *   again in the same generation and the recovery file tells every process to go on
+ *   from the newest step paused at (request + 1, action "resume").
+ * A repeated answer is accepted and changes nothing. @uid must own the job or be 0.
  * Returns 0, -ENOENT (no such job), -EPERM, -ESTALE (@request is not the open request;
- * @reason says which is), -EINVAL (@reason: not a process of the job, not asked, a
- * relative path) or -ENOMEM (nothing changed).
+ * @reason says which is), -EINVAL (@reason: not a process of the job, not asked, an
+ * answer of the other strategy, a relative path) or -ENOMEM (nothing changed).
  */
 int sched_job_recovery_answer(struct sched_cluster *c, const char *name, uid_t uid,
-			      unsigned request, const char *server, int rank, bool saved,
-			      uint64_t step, const char *path, uint64_t now_usec, char *reason);
+			      unsigned request, const char *server, int rank,
+			      enum sched_recovery_answer answer, uint64_t step, const char *path,
+			      uint64_t now_usec, char *reason);
 
 /*
  * sched_ladder_expire() - steps of recovery ladders whose recovery_timeout passed by
@@ -1603,7 +1632,8 @@ int sched_render_server_info(const struct sched_cluster *c, unsigned server, uin
 /*
  * sched_render_server_jobs() - what server @server must run, for its agent: one line per
  * running job with a share here, "<job> <generation> <msrun|per-rank> <node_rank>
- * <first_rank> <npu_count> <uid> <gid> <serial>", after a "# ..." header line. A
+ * <first_rank> <npu_count> <uid> <gid> <serial> <attempt>" (attempt: the share's
+ * in-place restarts, sched_slice.attempt), after a "# ..." header line. A
  * generation waiting for its checkpoint scan (resume_scan_pending) is left out until
  * the scan ends, so no process starts from an older checkpoint than the newest.
  */

@@ -247,11 +247,12 @@ void sched_job_restart(struct sched_cluster *c, struct sched_job *j, uint64_t no
 		       const char *why, int server, long process);
 
 /*
- * sched_ladder_process_gone() - process @process of @j's generation ended (any exit)
- * while a step of its ladder waits: it is no longer waited for.
+ * sched_ladder_process_gone() - process @process of @j's generation exited with @code
+ * while a step of its ladder waits: a dump no longer waits for it; an in-place restart
+ * falls back (the restarted process failed again, or a survivor's state is gone).
  */
 void sched_ladder_process_gone(struct sched_cluster *c, struct sched_job *j, size_t process,
-			       uint64_t now_usec);
+			       int code, uint64_t now_usec);
 
 /* sched_ladder_release() - forget @j's step in progress, if any (the job is stopping,
  * cancelled or freed): what it owned is freed, the outcome kept. */

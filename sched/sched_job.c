@@ -184,6 +184,11 @@ void sched_job_begin_generation(struct sched_cluster *c, struct sched_job *j, ui
 
 	j->generation++;
 	j->generation_usec = now_usec;
+	/* in-place restarts count within a generation, and a resume notice was for the
+	 * one before */
+	for (size_t i = 0; i < j->slice_count; i++)
+		j->slices[i].attempt = 0;
+	j->ladder.resumed = false;
 	/* on allocation failure the generation resumes from nothing rather than a mix */
 	free(j->resume_path);
 	j->resume_path = resume;
@@ -1399,7 +1404,7 @@ int sched_job_process_exit(struct sched_cluster *c, const char *name, uid_t uid,
 		if (sched_job_process_index(c, j, server, rank, &idx, reason) < 0)
 			return -EINVAL;
 		sched_history_note_exit(j, code);
-		sched_ladder_process_gone(c, j, idx, now_usec);
+		sched_ladder_process_gone(c, j, idx, code, now_usec);
 		return 0;
 	}
 	if (j->state != SCHED_JOB_RUNNING)

@@ -19,6 +19,24 @@
  * when no process survived, when none of the surviving servers has an agent (nobody
  * would answer), or while the generation waits for its checkpoint scan (its processes
  * have not started).
+ *
+ * in-place (MindCluster's recover-in-place): for a process that exited (a task fault,
+ * not a lost NPU or server), only that process starts again, on the same NPUs and in
+ * the same generation: its server's share gets a new attempt number in
+ * nodes/<server>/jobs, and that server's agent starts again what of the share exited.
+ * The job goes recovering and keeps its NPUs; the surviving processes are asked to
+ * pause at the step boundary and answer `paused` with the step they finished; the
+ * restarted one answers `joined` once it is up. Then the job runs again: the recovery
+ * file's next request ("resume") gives every process the newest step paused at, the
+ * survivors go on from where they are and the restarted process takes the state of
+ * that step from them (a framework's replicas; what train_demo simulates). Nothing is
+ * lost, no healthy process restarts, no rank table changes. It counts against
+ * max_restarts when it succeeds. It does not apply to a lost NPU or server, when
+ * max_restarts is used up, when the failed process's server has no agent to start it
+ * again or its NPUs are out of service, or when no process survived to hold the
+ * state; it falls back when recovery_timeout passes, when the restarted process exits
+ * again, or when a survivor exits or its server fails during the step. A later rung
+ * leaves the restarted process out of those it asks (it holds no state).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -53,6 +71,7 @@ void sched_ladder_free(struct sched_ladder *l)
 	free(l->outcome);
 	memset(l, 0, sizeof(*l));
 	l->fault_server = -1;
+	l->restarted = -1;
 }
 
 /* End the step in progress: what it owned goes, the request number and outcome stay. */
@@ -70,6 +89,8 @@ static void step_end(struct sched_cluster *c, struct sched_job *j)
 	l->saved_path = NULL;
 	l->process_count = l->waited_count = l->answered_count = 0;
 	l->saved_step = 0;
+	l->restarted = -1;
+	l->joined = false;
 }
 
 void sched_ladder_release(struct sched_cluster *c, struct sched_job *j)
@@ -85,6 +106,24 @@ static void set_outcome(struct sched_ladder *l, const char *text)
 		return; /* the file then shows the older outcome; nothing else depends on it */
 	free(l->outcome);
 	l->outcome = copy;
+}
+
+/*
+ * A step began: running @j goes recovering with @reason; one already recovering (a
+ * fallback from the step before) keeps its state, and the step is an event of its own.
+ */
+static void step_began(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
+		       const char *reason)
+{
+	if (j->state != SCHED_JOB_RECOVERING) {
+		sched_job_transition(c, j, SCHED_JOB_RECOVERING, SCHED_EV_RECOVERING, now_usec,
+				     reason);
+		return;
+	}
+	sched_job_set_reason(c, j, reason);
+	j->change_usec = now_usec;
+	sched_event_add(c, now_usec, SCHED_EV_RECOVERY, j, NULL, -1, "%s", reason);
+	step_changed(c, j);
 }
 
 /* "dump, job": the job's ladder, for reasons. */
@@ -180,6 +219,7 @@ static int dump_begin(struct sched_cluster *c, struct sched_job *j, uint64_t now
 	l->active = l->counted = true;
 	c->ladder_active++;
 	l->request++;
+	l->resumed = false;
 	l->strategy = CONF_RECOVERY_DUMP;
 	l->began_usec = now_usec;
 	l->deadline_usec = now_usec + (uint64_t)c->conf->recovery_timeout_sec * 1000000u;
@@ -197,7 +237,111 @@ static int dump_begin(struct sched_cluster *c, struct sched_job *j, uint64_t now
 		 servers == 1 ? "server saves" : "servers save", waited == 1 ? "it" : "they",
 		 l->request, j->name,
 		 c->conf->recovery_timeout_sec);
-	sched_job_transition(c, j, SCHED_JOB_RECOVERING, SCHED_EV_RECOVERING, now_usec, reason);
+	step_began(c, j, now_usec, reason);
+	return 1;
+}
+
+/* "the process on a2-node-02" or "rank 5 on a2-node-02": process @idx of @j. */
+static void process_label(const struct sched_cluster *c, const struct sched_job *j, size_t idx,
+			  char *buf, size_t len)
+{
+	const struct sched_slice *sl = &j->slices[sched_job_process_slice(j, idx)];
+	const char *server = c->servers[sl->server].conf->name;
+
+	if (j->spec->launch == CONF_LAUNCH_PER_RANK)
+		snprintf(buf, len, "rank %zu on %s", idx, server);
+	else
+		snprintf(buf, len, "the process on %s", server);
+}
+
+/*
+ * Begin an in-place step for @j (running) after process @failed exited. Returns 1 when
+ * it began, 0 when it does not apply (@skip says why), -ENOMEM.
+ */
+static int in_place_begin(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
+			  long failed, char *skip, size_t skip_len)
+{
+	struct sched_ladder *l = &j->ladder;
+	size_t count = sched_job_process_count(j), waited = 0;
+	char reason[SCHED_REASON_MAX], list[64], who[CONF_NAME_MAX + 32];
+	struct sched_slice *sl;
+	bool *w, *a;
+
+	if (!l->process_fault || failed < 0 || (size_t)failed >= count) {
+		snprintf(skip, skip_len, "in-place: not a process's exit (a lost NPU or server "
+			 "moves the job off it)");
+		return 0;
+	}
+	if (j->resume_scan_pending || !j->slice_count) {
+		snprintf(skip, skip_len, "in-place: the generation's processes have not started");
+		return 0;
+	}
+	sl = &j->slices[sched_job_process_slice(j, (size_t)failed)];
+	if (sched_slice_is_bad(c, sl) ||
+	    sched_server_is_suspect(c, &c->servers[sl->server], now_usec)) {
+		snprintf(skip, skip_len, "in-place: %s is out of service or under suspicion",
+			 c->servers[sl->server].conf->name);
+		return 0;
+	}
+	if (!c->servers[sl->server].last_report_usec) {
+		snprintf(skip, skip_len, "in-place: %s has no agent to start the process again",
+			 c->servers[sl->server].conf->name);
+		return 0;
+	}
+	if (j->restarts >= j->spec->max_restarts) {
+		snprintf(skip, skip_len, "in-place: max_restarts (%u) is used up",
+			 j->spec->max_restarts);
+		return 0;
+	}
+	if (limit_spent(j, now_usec)) {
+		snprintf(skip, skip_len, "in-place: the job's time_limit is used up");
+		return 0;
+	}
+	w = calloc(count, sizeof(*w));
+	a = calloc(count, sizeof(*a));
+	if (!w || !a) {
+		free(w);
+		free(a);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < count; i++)
+		if (survives(c, j, i, failed) &&
+		    c->servers[j->slices[sched_job_process_slice(j, i)].server].last_report_usec) {
+			w[i] = true;
+			waited++;
+		}
+	if (!waited) {
+		free(w);
+		free(a);
+		snprintf(skip, skip_len, "in-place: no process survived to hold the job's state");
+		return 0;
+	}
+	l->active = l->counted = true;
+	c->ladder_active++;
+	l->request++;
+	l->resumed = false;
+	l->strategy = CONF_RECOVERY_IN_PLACE;
+	l->began_usec = now_usec;
+	l->deadline_usec = now_usec + (uint64_t)c->conf->recovery_timeout_sec * 1000000u;
+	l->waited = w;
+	l->answered = a;
+	l->process_count = count;
+	l->waited_count = waited;
+	l->answered_count = 0;
+	l->saved_step = 0;
+	l->restarted = failed;
+	l->joined = false;
+	/* its agent starts again what of the share exited */
+	sl->attempt++;
+	process_label(c, j, (size_t)failed, who, sizeof(who));
+	ladder_text(j, list, sizeof(list));
+	snprintf(reason, sizeof(reason),
+		 "%.120s; in-place (recovery [%.40s]): %.80s restarts on its NPUs "
+		 "(attempt %u); %zu surviving %s at the step boundary (request %u of "
+		 "jobs/%.64s/recovery), within %u s",
+		 l->why, list, who, sl->attempt, waited, waited == 1 ? "process pauses" :
+		 "processes pause", l->request, j->name, c->conf->recovery_timeout_sec);
+	step_began(c, j, now_usec, reason);
 	return 1;
 }
 
@@ -245,10 +389,17 @@ static void walk(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec
 						"job-level recovery (passed over: %s)", skipped);
 			job_level(c, j, now_usec, "");
 			return;
-		} else if ((r = dump_begin(c, j, now_usec, failed, skip, sizeof(skip))) != 0) {
-			if (r > 0)
+		} else if ((r = s == CONF_RECOVERY_IN_PLACE ?
+				 in_place_begin(c, j, now_usec, failed, skip, sizeof(skip)) :
+				 dump_begin(c, j, now_usec, failed, skip, sizeof(skip))) != 0) {
+			if (r > 0) {
+				if (skipped[0])
+					sched_event_add(c, now_usec, SCHED_EV_RECOVERY, j, NULL,
+							-1, "%s (passed over: %s)",
+							conf_recovery_name(s), skipped);
 				return;
-			snprintf(skip, sizeof(skip), "dump: out of memory");
+			}
+			snprintf(skip, sizeof(skip), "%s: out of memory", conf_recovery_name(s));
 		}
 		snprintf(skipped + strlen(skipped), sizeof(skipped) - strlen(skipped), "%s%s",
 			 skipped[0] ? "; " : "", skip);
@@ -295,6 +446,8 @@ static void fall_back(struct sched_cluster *c, struct sched_job *j, uint64_t now
 {
 	struct sched_ladder *l = &j->ladder;
 	size_t next = l->rung + 1;
+	/* a process restarted in place holds no state: a later rung does not ask it */
+	long failed = l->strategy == CONF_RECOVERY_IN_PLACE ? l->restarted : -1;
 
 	set_outcome(l, what);
 	sched_event_add(c, now_usec, SCHED_EV_RECOVERY, j, NULL, -1, "%s; falling back to %s", what,
@@ -305,9 +458,36 @@ static void fall_back(struct sched_cluster *c, struct sched_job *j, uint64_t now
 		ladder_spent(c, j, now_usec, what);
 		return;
 	}
-	/* the fault's process is not among those a later rung asks (-1: recomputed) */
-	walk(c, j, now_usec, next, -1);
+	/* the fault's own process is not among those a later rung asks (a dump's
+	 * survivors are recomputed from the servers) */
+	walk(c, j, now_usec, next, failed);
 	sched_pass_request(c, now_usec);
+}
+
+/* Every survivor paused and the restarted process joined: the job runs on. */
+static void in_place_settle(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec)
+{
+	struct sched_ladder *l = &j->ladder;
+	char what[SCHED_REASON_MAX], who[CONF_NAME_MAX + 32];
+	double took = (double)elapsed(now_usec, l->began_usec) / 1e6;
+	uint64_t step = l->saved_step;
+	size_t paused = l->answered_count;
+
+	process_label(c, j, (size_t)l->restarted, who, sizeof(who));
+	j->restarts++;
+	j->restart_counted_usec = now_usec;
+	snprintf(what, sizeof(what),
+		 "in-place: %s started again on the same NPUs and %zu %s on from step %llu, "
+		 "%.1f s after the fault; restart %u of %u", who, paused,
+		 paused == 1 ? "survivor goes" : "survivors go", (unsigned long long)step, took,
+		 j->restarts, j->spec->max_restarts);
+	set_outcome(l, what);
+	step_end(c, j);
+	/* the notice to go on: a request of its own, which nobody answers */
+	l->request++;
+	l->resumed = true;
+	l->resume_step = step;
+	sched_job_transition(c, j, SCHED_JOB_RUNNING, SCHED_EV_RECOVERY, now_usec, what);
 }
 
 static void step_settle(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec)
@@ -316,6 +496,11 @@ static void step_settle(struct sched_cluster *c, struct sched_job *j, uint64_t n
 	char what[SCHED_REASON_MAX], note[SCHED_REASON_MAX];
 	double took = (double)elapsed(now_usec, l->began_usec) / 1e6;
 
+	if (l->strategy == CONF_RECOVERY_IN_PLACE) {
+		if (l->joined)
+			in_place_settle(c, j, now_usec);
+		return;
+	}
 	if (!l->saved_path) {
 		snprintf(what, sizeof(what), "dump: %s", l->answered_count ?
 			 "the processes answered but none saved a checkpoint" :
@@ -361,6 +546,17 @@ void sched_job_recover(struct sched_cluster *c, struct sched_job *j, uint64_t no
 {
 	struct sched_ladder *l = &j->ladder;
 
+	if (j->state == SCHED_JOB_RECOVERING && l->active &&
+	    l->strategy == CONF_RECOVERY_IN_PLACE) {
+		char what[SCHED_REASON_MAX];
+
+		/* a server or NPU of the job failed: the next rung moves the job off it */
+		snprintf(what, sizeof(what), "in-place: %.300s during the step", why);
+		l->process_fault = false;
+		l->fault_server = -1;
+		fall_back(c, j, now_usec, what);
+		return;
+	}
 	if (j->state == SCHED_JOB_RECOVERING && l->active) {
 		/*
 		 * another server failed during the step: its processes will not answer, and
@@ -395,10 +591,24 @@ void sched_job_restart(struct sched_cluster *c, struct sched_job *j, uint64_t no
 }
 
 void sched_ladder_process_gone(struct sched_cluster *c, struct sched_job *j, size_t process,
-			       uint64_t now_usec)
+			       int code, uint64_t now_usec)
 {
 	struct sched_ladder *l = &j->ladder;
 
+	if (l->active && l->strategy == CONF_RECOVERY_IN_PLACE && process < l->process_count &&
+	    ((long)process == l->restarted || l->waited[process] || l->answered[process])) {
+		char what[SCHED_REASON_MAX], who[CONF_NAME_MAX + 32];
+
+		process_label(c, j, process, who, sizeof(who));
+		if ((long)process == l->restarted)
+			snprintf(what, sizeof(what), "in-place: %s exited again with status %d",
+				 who, code);
+		else
+			snprintf(what, sizeof(what), "in-place: %s exited with status %d during "
+				 "the step; its state is gone", who, code);
+		fall_back(c, j, now_usec, what);
+		return;
+	}
 	if (!l->active || process >= l->process_count || !l->waited[process])
 		return;
 	l->waited[process] = false;
@@ -408,10 +618,62 @@ void sched_ladder_process_gone(struct sched_cluster *c, struct sched_job *j, siz
 		step_settle(c, j, now_usec);
 }
 
-int sched_job_recovery_answer(struct sched_cluster *c, const char *name, uid_t uid,
-			      unsigned request, const char *server, int rank, bool saved,
-			      uint64_t step, const char *path, uint64_t now_usec, char *reason)
+/* An in-place step's answer from process @idx (checked to be the job's). */
+static int in_place_answer(struct sched_cluster *c, struct sched_job *j, size_t idx,
+			   enum sched_recovery_answer answer, uint64_t step, const char *server,
+			   uint64_t now_usec, char *reason)
 {
+	struct sched_ladder *l = &j->ladder;
+
+	if (answer == SCHED_ANSWER_JOINED) {
+		if ((long)idx != l->restarted) {
+			sched_reason(reason, "the process on %s did not restart in request %u: "
+					     "only the restarted process answers joined; the others "
+					     "answer paused <request> <server> <rank|-> <step>",
+				     server, l->request);
+			return -EINVAL;
+		}
+		if (!l->joined) {
+			l->joined = true;
+			l->answered[idx] = true;
+			j->change_usec = now_usec;
+			step_changed(c, j);
+		}
+	} else {
+		if (l->answered[idx] && (long)idx != l->restarted)
+			return 0; /* a retry of the same write */
+		if (!l->waited[idx]) {
+			sched_reason(reason, "the process on %s is %s: it answers joined "
+					     "<request> <server> <rank|->, not paused",
+				     server, (long)idx == l->restarted ?
+				     "the one restarted in place" : "not asked to pause");
+			return -EINVAL;
+		}
+		if (step > INT64_MAX) {
+			sched_reason(reason, "a step is at most %lld", (long long)INT64_MAX);
+			return -EINVAL;
+		}
+		if (step > l->saved_step)
+			l->saved_step = step;
+		l->waited[idx] = false;
+		l->waited_count--;
+		l->answered[idx] = true;
+		l->answered_count++;
+		j->change_usec = now_usec;
+		step_changed(c, j);
+	}
+	if (!l->waited_count && l->joined)
+		in_place_settle(c, j, now_usec);
+	return 0;
+}
+
+int sched_job_recovery_answer(struct sched_cluster *c, const char *name, uid_t uid,
+			      unsigned request, const char *server, int rank,
+			      enum sched_recovery_answer answer, uint64_t step, const char *path,
+			      uint64_t now_usec, char *reason)
+{
+	bool saved = answer == SCHED_ANSWER_SAVED;
+	bool in_place_word = answer == SCHED_ANSWER_PAUSED || answer == SCHED_ANSWER_JOINED;
 	struct sched_job *j = sched_cluster_find_job(c, name);
 	struct sched_ladder *l;
 	size_t idx;
@@ -451,6 +713,20 @@ int sched_job_recovery_answer(struct sched_cluster *c, const char *name, uid_t u
 	if (sched_job_process_index(c, j, server, j->spec->launch == CONF_LAUNCH_PER_RANK ?
 							  rank : -1, &idx, reason) < 0)
 		return -EINVAL;
+	if (in_place_word != (l->strategy == CONF_RECOVERY_IN_PLACE)) {
+		sched_reason(reason, "request %u of job %s asks %s; answer %s", request, name,
+			     l->strategy == CONF_RECOVERY_IN_PLACE ?
+				     "to pause for an in-place restart" :
+				     "to save (dump)",
+			     l->strategy == CONF_RECOVERY_IN_PLACE ?
+				     "paused <request> <server> <rank|-> <step> (or joined, "
+				     "from the restarted process)" :
+				     "saved <request> <server> <rank|-> <step> [<path>] or "
+				     "save-failed <request> <server> <rank|->");
+		return -EINVAL;
+	}
+	if (in_place_word)
+		return in_place_answer(c, j, idx, answer, step, server, now_usec, reason);
 	/* the same answer again is a retry of a write; another one is refused */
 	if (l->answered[idx] && saved &&
 	    (!path || (l->saved_path && strcmp(path, l->saved_path) == 0 && step == l->saved_step)))
@@ -511,11 +787,19 @@ unsigned sched_ladder_expire(struct sched_cluster *c, uint64_t now_usec)
 
 		if (j->state != SCHED_JOB_RECOVERING || !l->active || now_usec < l->deadline_usec)
 			continue;
-		snprintf(what, sizeof(what),
-			 "dump timed out: %zu of %zu surviving processes answered within %u s "
-			 "(recovery_timeout)",
-			 l->answered_count, l->answered_count + l->waited_count,
-			 c->conf->recovery_timeout_sec);
+		if (l->strategy == CONF_RECOVERY_IN_PLACE)
+			snprintf(what, sizeof(what),
+				 "in-place timed out: %zu of %zu surviving processes paused and "
+				 "the restarted process %s within %u s (recovery_timeout)",
+				 l->answered_count, l->answered_count + l->waited_count,
+				 l->joined ? "joined" : "did not join",
+				 c->conf->recovery_timeout_sec);
+		else
+			snprintf(what, sizeof(what),
+				 "dump timed out: %zu of %zu surviving processes answered within "
+				 "%u s (recovery_timeout)",
+				 l->answered_count, l->answered_count + l->waited_count,
+				 c->conf->recovery_timeout_sec);
 		fall_back(c, j, now_usec, what);
 		changed++;
 	}
@@ -554,7 +838,10 @@ int sched_render_job_recovery(const struct sched_cluster *c, const struct sched_
 	const struct sched_ladder *l = &j->ladder;
 	json_t *o = json_object(), *ladder = json_array(), *procs = json_array();
 	bool per_rank = j->spec && j->spec->launch == CONF_LAUNCH_PER_RANK;
+	bool in_place = l->active && l->strategy == CONF_RECOVERY_IN_PLACE;
 	int bad = !o || !ladder || !procs;
+	const char *action = !l->active ? (l->resumed ? "resume" : "none") :
+			     in_place ? "pause" : "save";
 	char *text;
 
 	for (size_t i = 0; !bad && j->spec && i < j->spec->recovery_count; i++)
@@ -564,20 +851,26 @@ int sched_render_job_recovery(const struct sched_cluster *c, const struct sched_
 		const struct sched_slice *sl;
 		json_t *p;
 
-		if (!l->waited[i] && !l->answered[i])
+		bool restarted = in_place && (long)i == l->restarted;
+
+		if (!l->waited[i] && !l->answered[i] && !restarted)
 			continue;
 		sl = &j->slices[sched_job_process_slice(j, i)];
 		p = json_object();
 		bad |= !p || jset(p, "server", json_string(c->servers[sl->server].conf->name)) ||
 		       jset(p, "node_rank", json_integer((json_int_t)sched_job_process_slice(j, i))) ||
 		       jset(p, "rank", per_rank ? json_integer((json_int_t)i) : json_null()) ||
+		       jset(p, "role", json_string(restarted ? "restart" :
+						   in_place ? "pause" : "save")) ||
 		       jset(p, "answered", json_boolean(l->answered[i])) ||
 		       json_array_append_new(procs, p);
 	}
 	bad |= jset(o, "job", json_string(j->name)) ||
 	       jset(o, "generation", json_integer(j->generation)) ||
 	       jset(o, "request", json_integer(l->request)) ||
-	       jset(o, "action", json_string(l->active ? "save" : "none")) ||
+	       jset(o, "action", json_string(action)) ||
+	       jset(o, "step", !l->active && l->resumed ?
+				       json_integer((json_int_t)l->resume_step) : json_null()) ||
 	       jset(o, "strategy", l->active ? json_string(conf_recovery_name(l->strategy)) :
 					      json_null()) ||
 	       jset(o, "ladder", json_incref(ladder)) ||
@@ -645,7 +938,11 @@ json_t *sched_ladder_save(const struct sched_job *j)
 	    jset(o, "answered", bools(l->answered, l->active ? l->process_count : 0)) ||
 	    jset(o, "saved_step", json_integer((json_int_t)l->saved_step)) ||
 	    jset(o, "saved_path", l->saved_path ? json_string(l->saved_path) : json_null()) ||
-	    jset(o, "outcome", l->outcome ? json_string(l->outcome) : json_null())) {
+	    jset(o, "outcome", l->outcome ? json_string(l->outcome) : json_null()) ||
+	    jset(o, "restarted", json_integer(l->active ? (json_int_t)l->restarted : -1)) ||
+	    jset(o, "joined", json_boolean(l->joined)) ||
+	    jset(o, "resumed", json_boolean(l->resumed)) ||
+	    jset(o, "resume_step", json_integer((json_int_t)l->resume_step))) {
 		json_decref(o);
 		return NULL;
 	}
@@ -716,6 +1013,20 @@ int sched_ladder_load(struct sched_cluster *c, struct sched_job *j, const json_t
 	if (l->strategy == CONF_RECOVERY_COUNT)
 		return -EINVAL;
 	l->rung = (size_t)rung;
+	/* fields an older record lacks: no in-place step, no resume notice */
+	{
+		const json_t *rs = json_object_get(o, "restarted");
+		uint64_t resume = 0;
+
+		if (rs && (!json_is_integer(rs) || json_integer_value(rs) < -1))
+			return -EINVAL;
+		l->restarted = rs ? (long)json_integer_value(rs) : -1;
+		l->joined = json_is_true(json_object_get(o, "joined"));
+		l->resumed = json_is_true(json_object_get(o, "resumed"));
+		if (json_object_get(o, "resume_step") && !get_uint64(o, "resume_step", &resume))
+			return -EINVAL;
+		l->resume_step = resume;
+	}
 	l->process_fault = json_is_true(json_object_get(o, "process_fault"));
 	l->fault_server = (int)json_integer_value(srv);
 	l->saved_step = step;
@@ -734,7 +1045,9 @@ int sched_ladder_load(struct sched_cluster *c, struct sched_job *j, const json_t
 		l->waited_count += l->waited[i];
 		l->answered_count += l->answered[i];
 	}
-	if (!j->spec || l->rung >= j->spec->recovery_count || l->why == NULL)
+	if (!j->spec || l->rung >= j->spec->recovery_count || l->why == NULL ||
+	    (l->strategy == CONF_RECOVERY_IN_PLACE && (l->restarted < 0 ||
+	     (size_t)l->restarted >= l->process_count)))
 		return -EINVAL;
 	l->began_usec = began;
 	l->deadline_usec = deadline;

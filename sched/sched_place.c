@@ -944,7 +944,7 @@ int sched_place_now(const struct sched_cluster *c, unsigned npus,
 
 	/* Single-server requests: the best server over every type that can hold them. */
 	for (size_t i = 0; i < nt; i++) {
-		struct sched_slice one;
+		struct sched_slice one = { 0 };
 
 		if (!size_is_legal(types[i], npus))
 			continue;

@@ -398,10 +398,14 @@ int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, cha
 	put_array_opt(&d, "exited_ok", exits);
 	for (size_t i = 0; slices && i < j->slice_count; i++) {
 		const struct sched_slice *sl = &j->slices[i];
+		json_t *so = slice_json(c->servers[sl->server].conf->name, sl->first_rank,
+					sl->device_ids, sl->npu_count);
 
-		if (json_array_append_new(slices, slice_json(c->servers[sl->server].conf->name,
-							     sl->first_rank, sl->device_ids,
-							     sl->npu_count)) < 0)
+		/* in-place restarts of the share (absent: none) */
+		if (so && sl->attempt &&
+		    json_object_set_new(so, "attempt", json_integer(sl->attempt)) < 0)
+			d.failed = true;
+		if (json_array_append_new(slices, so) < 0)
 			d.failed = true;
 	}
 	if (!slices)
@@ -718,7 +722,8 @@ static int load_slices(const struct sched_cluster *c, const struct sched_job *j,
 		if (!get_str(o, "server", server, sizeof(server)) ||
 		    !get_uint(o, "first_rank", &sl[i].first_rank) || !json_is_array(devs) ||
 		    json_array_size(devs) == 0 || json_array_size(devs) > CONF_SERVER_NPUS_MAX ||
-		    sl[i].first_rank != next_rank)
+		    sl[i].first_rank != next_rank ||
+		    (json_object_get(o, "attempt") && !get_uint(o, "attempt", &sl[i].attempt)))
 			goto malformed;
 		idx = sched_cluster_find_server(c, server);
 		if (idx < 0) {

@@ -116,7 +116,8 @@ static int answer(struct sched_cluster *c, const char *job, unsigned request, un
 		  bool saved, uint64_t step, const char *path, char *why)
 {
 	return sched_job_recovery_answer(c, job, FX_UID, request, fx_server_name(c, server), -1,
-					 saved, step, path, tick(1), why);
+					 saved ? SCHED_ANSWER_SAVED : SCHED_ANSWER_SAVE_FAILED,
+					 step, path, tick(1), why);
 }
 
 /*
@@ -222,7 +223,7 @@ static void test_ladder_save_failed_falls_back_at_once(void **state)
 	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
 	assert_int_equal(answer(c, "big", 2, s1, true, 5, "/data/ckpt/a.ckpt", why), -ESTALE);
 	assert_int_equal(sched_job_recovery_answer(c, "big", FX_OTHER_UID, 1, fx_server_name(c, s1),
-						   -1, true, 5, "/data/ckpt/a.ckpt", tick(1), why),
+						   -1, SCHED_ANSWER_SAVED, 5, "/data/ckpt/a.ckpt", tick(1), why),
 			 -EPERM);
 	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
 	assert_int_equal(answer(c, "big", 1, s1, false, 0, NULL, why), 0);
@@ -454,14 +455,14 @@ static void test_ladder_per_rank_answers(void **state)
 	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
 	assert_int_equal(j->ladder.waited_count, 15); /* every rank but the one that exited */
 	srv = fx_server_name(c, j->slices[0].server);
-	assert_int_equal(sched_job_recovery_answer(c, "pr", FX_UID, 1, srv, -1, true, 5, NULL,
+	assert_int_equal(sched_job_recovery_answer(c, "pr", FX_UID, 1, srv, -1, SCHED_ANSWER_SAVED, 5, NULL,
 						   tick(1), why), -EINVAL);
 	assert_non_null(strstr(why, "RANK_ID"));
-	assert_int_equal(sched_job_recovery_answer(c, "pr", FX_UID, 1, srv, 0, true, 5,
+	assert_int_equal(sched_job_recovery_answer(c, "pr", FX_UID, 1, srv, 0, SCHED_ANSWER_SAVED, 5,
 						   "/data/ckpt/a.ckpt", tick(1), why), 0);
-	assert_int_equal(sched_job_recovery_answer(c, "pr", FX_UID, 1, srv, 0, true, 5,
+	assert_int_equal(sched_job_recovery_answer(c, "pr", FX_UID, 1, srv, 0, SCHED_ANSWER_SAVED, 5,
 						   "/data/ckpt/a.ckpt", tick(1), why), 0);
-	assert_int_equal(sched_job_recovery_answer(c, "pr", FX_UID, 1, srv, 0, false, 0, NULL,
+	assert_int_equal(sched_job_recovery_answer(c, "pr", FX_UID, 1, srv, 0, SCHED_ANSWER_SAVE_FAILED, 0, NULL,
 						   tick(1), why), -EINVAL);
 	assert_non_null(strstr(why, "already answered"));
 	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
@@ -571,6 +572,328 @@ static void test_ladder_partial_answers_are_changes(void **state)
 	sched_cluster_free(c);
 }
 
+/* ---- in-place ---- */
+
+/* A cluster of @servers whose agents report, running the 2-server job "ip" whose ladder
+ * is [in-place, dump, job] (or @ladder_count of them). */
+static struct sched_cluster *in_place_job(unsigned servers, const char *extra,
+					  size_t ladder_count, struct sched_job **ret)
+{
+	struct fx_opts o = { .servers = servers, .cluster_extra = extra };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct conf_job_spec *s = fx_spec("ip", 16);
+	struct sched_job *j;
+
+	agents_report(c);
+	s->checkpoint_dir = strdup("/data/ckpt");
+	assert_non_null(s->checkpoint_dir);
+	s->recovery[0] = CONF_RECOVERY_IN_PLACE;
+	s->recovery[1] = CONF_RECOVERY_DUMP;
+	s->recovery[2] = CONF_RECOVERY_JOB;
+	s->recovery_count = ladder_count;
+	j = fx_submit_spec(c, s, FX_UID);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->slice_count, 2);
+	*ret = j;
+	return c;
+}
+
+static int in_place_answer(struct sched_cluster *c, unsigned request, unsigned server,
+			   enum sched_recovery_answer a, uint64_t step, char *why)
+{
+	return sched_job_recovery_answer(c, "ip", FX_UID, request, fx_server_name(c, server), -1,
+					 a, step, NULL, tick(1), why);
+}
+
+/* The attempt nodes/<server>/jobs gives job "ip" (its last word), -1 when not listed. */
+static long listed_attempt(const struct sched_cluster *c, unsigned server)
+{
+	char *text = NULL, *line;
+	size_t len;
+	long attempt = -1;
+
+	assert_int_equal(sched_render_server_jobs(c, server, &text, &len), 0);
+	line = strstr(text, "\nip ");
+	if (line) {
+		char *end = strchr(line + 1, '\n'), *last;
+
+		*end = '\0';
+		last = strrchr(line, ' ');
+		attempt = strtol(last + 1, NULL, 10);
+	}
+	free(text);
+	return attempt;
+}
+
+/*
+ * A process exits: only it starts again (its server's share gets attempt 1, same
+ * generation), the other pauses; when it has paused and the restarted one has joined,
+ * the job runs on in generation 1 and the file says to resume from the step paused at.
+ */
+static void test_ladder_in_place_restarts_only_the_failed_process(void **state)
+{
+	struct sched_job *j;
+	struct sched_cluster *c = in_place_job(3, NULL, 3, &j);
+	unsigned s0 = j->slices[0].server, s1 = j->slices[1].server;
+	char why[SCHED_REASON_MAX] = "";
+	json_t *f, *procs;
+
+	(void)state;
+	assert_int_equal(listed_attempt(c, s1), 0);
+	assert_int_equal(sched_job_process_exit(c, "ip", FX_UID, 1, fx_server_name(c, s1), -1, 3,
+						tick(1), why),
+			 0);
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+	assert_int_equal(j->generation, 1);
+	assert_int_equal(j->slices[0].server, s0);
+	assert_int_equal(j->slices[1].server, s1);
+	assert_int_equal(j->slices[0].attempt, 0);
+	assert_int_equal(j->slices[1].attempt, 1);
+	/* both agents keep the job; the failed server's starts what exited again */
+	assert_int_equal(listed_attempt(c, s0), 0);
+	assert_int_equal(listed_attempt(c, s1), 1);
+	assert_non_null(strstr(j->reason, "in-place"));
+
+	f = recovery_file(c, j);
+	assert_string_equal(json_string_value(json_object_get(f, "action")), "pause");
+	assert_string_equal(json_string_value(json_object_get(f, "strategy")), "in-place");
+	assert_int_equal(json_integer_value(json_object_get(f, "request")), 1);
+	assert_true(json_is_null(json_object_get(f, "step")));
+	procs = json_object_get(f, "processes");
+	assert_int_equal(json_array_size(procs), 2);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(procs, 0), "role")),
+			    "pause");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(procs, 1), "role")),
+			    "restart");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(procs, 1), "server")),
+			    fx_server_name(c, s1));
+	json_decref(f);
+
+	/* each answers its own word; a dump's answer is refused with the right one */
+	assert_int_equal(in_place_answer(c, 1, s0, SCHED_ANSWER_JOINED, 0, why), -EINVAL);
+	assert_non_null(strstr(why, "only the restarted process answers joined"));
+	assert_int_equal(in_place_answer(c, 1, s1, SCHED_ANSWER_PAUSED, 7, why), -EINVAL);
+	assert_non_null(strstr(why, "answers joined"));
+	assert_int_equal(in_place_answer(c, 1, s0, SCHED_ANSWER_SAVED, 7, why), -EINVAL);
+	assert_non_null(strstr(why, "answer paused"));
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+
+	assert_int_equal(in_place_answer(c, 1, s0, SCHED_ANSWER_PAUSED, 120, why), 0);
+	assert_int_equal(in_place_answer(c, 1, s0, SCHED_ANSWER_PAUSED, 120, why), 0); /* a retry */
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+	assert_int_equal(in_place_answer(c, 1, s1, SCHED_ANSWER_JOINED, 0, why), 0);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->generation, 1);
+	assert_int_equal(j->restarts, 1);
+	assert_int_equal(c->ladder_active, 0);
+	assert_int_equal(listed_attempt(c, s1), 1);
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "started again on the same NPUs"));
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "from step 120"));
+
+	f = recovery_file(c, j);
+	assert_string_equal(json_string_value(json_object_get(f, "action")), "resume");
+	assert_int_equal(json_integer_value(json_object_get(f, "request")), 2);
+	assert_int_equal(json_integer_value(json_object_get(f, "step")), 120);
+	assert_int_equal(json_array_size(json_object_get(f, "processes")), 0);
+	json_decref(f);
+	/* the resume is a notice: nobody answers it, and the pause is over */
+	assert_int_equal(in_place_answer(c, 1, s0, SCHED_ANSWER_PAUSED, 121, why), -ESTALE);
+	assert_int_equal(in_place_answer(c, 2, s0, SCHED_ANSWER_PAUSED, 121, why), -ESTALE);
+
+	/* a second exit of it later is a new fault: in place again, attempt 2 */
+	agents_report(c);
+	assert_int_equal(sched_job_process_exit(c, "ip", FX_UID, 1, fx_server_name(c, s1), -1, 3,
+						tick(1), why),
+			 0);
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+	assert_int_equal(j->ladder.request, 3);
+	assert_int_equal(listed_attempt(c, s1), 2);
+	f = recovery_file(c, j);
+	assert_string_equal(json_string_value(json_object_get(f, "action")), "pause");
+	json_decref(f);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/* The restarted process exits again: the next rung, a dump, leaves it out. */
+static void test_ladder_in_place_restart_fails_again(void **state)
+{
+	struct sched_job *j;
+	struct sched_cluster *c = in_place_job(3, NULL, 3, &j);
+	unsigned s0 = j->slices[0].server, s1 = j->slices[1].server;
+	char why[SCHED_REASON_MAX] = "";
+
+	(void)state;
+	assert_int_equal(sched_job_process_exit(c, "ip", FX_UID, 1, fx_server_name(c, s1), -1, 3,
+						tick(1), why),
+			 0);
+	assert_int_equal(in_place_answer(c, 1, s0, SCHED_ANSWER_PAUSED, 50, why), 0);
+	assert_int_equal(sched_job_process_exit(c, "ip", FX_UID, 1, fx_server_name(c, s1), -1, 4,
+						tick(1), why),
+			 0);
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "exited again with status 4"));
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "falling back to dump"));
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+	assert_int_equal(j->ladder.strategy, CONF_RECOVERY_DUMP);
+	assert_int_equal(j->ladder.request, 2);
+	assert_int_equal(j->ladder.waited_count, 1);
+	assert_true(j->ladder.waited[0]);
+	assert_int_equal(sched_job_recovery_answer(c, "ip", FX_UID, 2, fx_server_name(c, s1), -1,
+						   SCHED_ANSWER_SAVED, 50, "/data/ckpt/x.ckpt",
+						   tick(1), why),
+			 -EINVAL);
+	assert_int_equal(sched_job_recovery_answer(c, "ip", FX_UID, 2, fx_server_name(c, s0), -1,
+						   SCHED_ANSWER_SAVED, 50,
+						   "/data/ckpt/demo-1_50.ckpt", tick(1), why),
+			 0);
+	/* job-level from the dying-gasp save, a new generation whose attempts start at 0 */
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->generation, 2);
+	assert_int_equal(j->slices[1].attempt, 0);
+	assert_string_equal(j->resume_path, "/data/ckpt/demo-1_50.ckpt");
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/*
+ * In-place is for processes: an NPU fault passes it over; and it does not apply with
+ * max_restarts used up, nor without an agent to restart the process.
+ */
+static void test_ladder_in_place_applies_to_process_exits_only(void **state)
+{
+	struct sched_job *j;
+	struct sched_cluster *c = in_place_job(3, NULL, 3, &j);
+	unsigned s1 = j->slices[1].server;
+	char why[SCHED_REASON_MAX] = "";
+
+	(void)state;
+	fail_npu(c, j, 0);
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+	assert_int_equal(j->ladder.strategy, CONF_RECOVERY_DUMP);
+	assert_non_null(strstr(j->reason, "dump"));
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "passed over: in-place: not a process's exit"));
+	sched_cluster_free(c);
+
+	c = in_place_job(3, NULL, 3, &j);
+	s1 = j->slices[1].server;
+	j->restarts = j->spec->max_restarts;
+	assert_int_equal(sched_job_process_exit(c, "ip", FX_UID, 1, fx_server_name(c, s1), -1, 3,
+						tick(1), why),
+			 0);
+	assert_int_equal(j->ladder.strategy, CONF_RECOVERY_DUMP);
+	assert_non_null(strstr(j->reason, "dump"));
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "dump (passed over: in-place: max_restarts (3) is used up)"));
+	sched_cluster_free(c);
+
+	/* [in-place, job], a single server's job: no survivor holds the state */
+	{
+		struct fx_opts o = { .servers = 2 };
+		struct conf_job_spec *s = fx_spec("one", 8);
+
+		c = fx_cluster(&o);
+		agents_report(c);
+		s->recovery[0] = CONF_RECOVERY_IN_PLACE;
+		s->recovery[1] = CONF_RECOVERY_JOB;
+		s->recovery_count = 2;
+		j = fx_submit_spec(c, s, FX_UID);
+		assert_int_equal(sched_job_process_exit(c, "one", FX_UID, 1,
+							fx_server_name(c, j->slices[0].server),
+							-1, 3, tick(1), why),
+				 0);
+		assert_int_equal(j->state, SCHED_JOB_RUNNING);
+		assert_int_equal(j->generation, 2);
+		assert_true(has_event(c, SCHED_EV_RECOVERY, "no process survived to hold"));
+		fx_check(c);
+		sched_cluster_free(c);
+	}
+}
+
+/* Nobody joins within recovery_timeout; a survivor's exit, a server's fault: fall back. */
+static void test_ladder_in_place_falls_back(void **state)
+{
+	struct sched_job *j;
+	struct sched_cluster *c = in_place_job(3, "  recovery_timeout: 5\n", 2, &j);
+	unsigned s0 = j->slices[0].server, s1 = j->slices[1].server;
+	char why[SCHED_REASON_MAX] = "";
+
+	(void)state;
+	/* [in-place, dump]: the timeout falls back to the dump, which asks the survivor */
+	assert_int_equal(sched_job_process_exit(c, "ip", FX_UID, 1, fx_server_name(c, s1), -1, 3,
+						tick(1), why),
+			 0);
+	assert_int_equal(in_place_answer(c, 1, s0, SCHED_ANSWER_PAUSED, 10, why), 0);
+	sched_tick(c, tick(6));
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "1 of 1 surviving processes paused and the "
+						     "restarted process did not join"));
+	assert_int_equal(j->ladder.strategy, CONF_RECOVERY_DUMP);
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+	sched_cluster_free(c);
+
+	/* a survivor exits during the step: its state is gone */
+	c = in_place_job(3, NULL, 3, &j);
+	s0 = j->slices[0].server;
+	s1 = j->slices[1].server;
+	assert_int_equal(sched_job_process_exit(c, "ip", FX_UID, 1, fx_server_name(c, s1), -1, 3,
+						tick(1), why),
+			 0);
+	assert_int_equal(sched_job_process_exit(c, "ip", FX_UID, 1, fx_server_name(c, s0), -1, 9,
+						tick(1), why),
+			 0);
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "exited with status 9 during the step"));
+	assert_int_not_equal(j->ladder.strategy, CONF_RECOVERY_IN_PLACE);
+	fx_check(c);
+	sched_cluster_free(c);
+
+	/* an NPU of the job fails during the step: the job moves off it */
+	c = in_place_job(3, NULL, 3, &j);
+	s0 = j->slices[0].server;
+	s1 = j->slices[1].server;
+	assert_int_equal(sched_job_process_exit(c, "ip", FX_UID, 1, fx_server_name(c, s1), -1, 3,
+						tick(1), why),
+			 0);
+	fail_npu(c, j, 0);
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "during the step; falling back to dump"));
+	/* the dump asks nobody on the failed server, nor the restarted process: nobody
+	 * is left, and job-level moves the job off the failed server */
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->generation, 2);
+	for (size_t k = 0; k < j->slice_count; k++)
+		assert_int_not_equal(j->slices[k].server, s0);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/* A resume notice is for its generation: after a job-level restart the file says none. */
+static void test_ladder_in_place_resume_ends_with_its_generation(void **state)
+{
+	struct sched_job *j;
+	struct sched_cluster *c = in_place_job(3, NULL, 3, &j);
+	unsigned s0 = j->slices[0].server, s1 = j->slices[1].server;
+	char why[SCHED_REASON_MAX] = "";
+	json_t *f;
+
+	(void)state;
+	j->spec->recovery[1] = CONF_RECOVERY_JOB; /* [in-place, job] */
+	j->spec->recovery_count = 2;
+	assert_int_equal(sched_job_process_exit(c, "ip", FX_UID, 1, fx_server_name(c, s1), -1, 3,
+						tick(1), why),
+			 0);
+	assert_int_equal(in_place_answer(c, 1, s0, SCHED_ANSWER_PAUSED, 9, why), 0);
+	assert_int_equal(in_place_answer(c, 1, s1, SCHED_ANSWER_JOINED, 0, why), 0);
+	f = recovery_file(c, j);
+	assert_string_equal(json_string_value(json_object_get(f, "action")), "resume");
+	json_decref(f);
+	agents_report(c);
+	fail_npu(c, j, 0); /* in-place passed over: job-level, generation 2 */
+	assert_int_equal(j->generation, 2);
+	f = recovery_file(c, j);
+	assert_string_equal(json_string_value(json_object_get(f, "action")), "none");
+	assert_true(json_is_null(json_object_get(f, "step")));
+	json_decref(f);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -590,6 +913,11 @@ int main(void)
 		cmocka_unit_test(test_ladder_no_dump_past_the_time_limit),
 		cmocka_unit_test(test_ladder_replacement_fails_too),
 		cmocka_unit_test(test_ladder_partial_answers_are_changes),
+		cmocka_unit_test(test_ladder_in_place_restarts_only_the_failed_process),
+		cmocka_unit_test(test_ladder_in_place_restart_fails_again),
+		cmocka_unit_test(test_ladder_in_place_applies_to_process_exits_only),
+		cmocka_unit_test(test_ladder_in_place_falls_back),
+		cmocka_unit_test(test_ladder_in_place_resume_ends_with_its_generation),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -526,13 +526,84 @@ static void test_state_restored_dump_step_waits_on(void **state)
 	assert_true(j->ladder.deadline_usec > adv(0));
 	fx_check(b);
 	assert_int_equal(sched_job_recovery_answer(b, "d", FX_UID, 1, b->servers[s1].conf->name, -1,
-						   true, 42, "/data/ckpt/d-1_42.ckpt", adv(1), why),
+						   SCHED_ANSWER_SAVED, 42, "/data/ckpt/d-1_42.ckpt",
+						   adv(1), why),
 			 0);
 	assert_int_equal(j->state, SCHED_JOB_RUNNING);
 	assert_int_equal(j->generation, 2);
 	assert_string_equal(j->resume_path, "/data/ckpt/d-1_42.ckpt");
 	assert_int_equal(b->ladder_active, 0);
 	fx_check(b);
+	saved_free(&saved);
+	sched_cluster_free(a);
+	sched_cluster_free(b);
+}
+
+/*
+ * A daemon restart during an in-place restart (recovery: [in-place, job]): the restarted
+ * share's attempt, the answers so far and the step come back; the restarted process's
+ * join then resumes the job in the same generation.
+ */
+static void test_state_restored_in_place_step_waits_on(void **state)
+{
+	struct fx_opts o = { .servers = 3, .cluster_extra = "  recovery_timeout: 60\n" };
+	struct sched_cluster *a = fx_cluster(&o), *b;
+	struct conf_job_spec *s = spec("ip", 16, NULL, 500, 0);
+	char why[SCHED_REASON_MAX] = "";
+	struct sched_job *j;
+	struct saved saved;
+	unsigned s0, s1;
+	uint64_t t = adv(1);
+
+	(void)state;
+	for (unsigned i = 0; i < 3; i++)
+		fx_report_ok(a, i, t);
+	s->recovery[0] = CONF_RECOVERY_IN_PLACE;
+	s->recovery[1] = CONF_RECOVERY_JOB;
+	s->recovery_count = 2;
+	j = run(a, s);
+	s0 = j->slices[0].server;
+	s1 = j->slices[1].server;
+	assert_int_equal(sched_job_process_exit(a, "ip", FX_UID, 1, a->servers[s1].conf->name, -1,
+						3, adv(1), why),
+			 0);
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+	assert_int_equal(sched_job_recovery_answer(a, "ip", FX_UID, 1, a->servers[s0].conf->name,
+						   -1, SCHED_ANSWER_PAUSED, 33, NULL, adv(1), why),
+			 0);
+	save_all(a, &saved);
+	b = fx_cluster(&o);
+	load_all(b, &saved, adv(1));
+	j = sched_cluster_find_job(b, "ip");
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+	assert_true(j->ladder.active);
+	assert_int_equal(j->ladder.strategy, CONF_RECOVERY_IN_PLACE);
+	assert_int_equal(j->ladder.restarted, 1);
+	assert_int_equal(j->ladder.waited_count, 0);
+	assert_int_equal(j->ladder.saved_step, 33);
+	assert_int_equal(j->slices[1].attempt, 1);
+	assert_int_equal(j->slices[0].attempt, 0);
+	fx_check(b);
+	assert_int_equal(sched_job_recovery_answer(b, "ip", FX_UID, 1, b->servers[s1].conf->name,
+						   -1, SCHED_ANSWER_JOINED, 0, NULL, adv(1), why),
+			 0);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->generation, 1);
+	assert_true(j->ladder.resumed);
+	assert_int_equal(j->ladder.resume_step, 33);
+	assert_int_equal(b->ladder_active, 0);
+	fx_check(b);
+	/* the resume notice survives a restart too */
+	saved_free(&saved);
+	save_all(b, &saved);
+	sched_cluster_free(a);
+	a = fx_cluster(&o);
+	load_all(a, &saved, adv(1));
+	j = sched_cluster_find_job(a, "ip");
+	assert_true(j->ladder.resumed);
+	assert_int_equal(j->ladder.resume_step, 33);
+	assert_int_equal(j->ladder.request, 2);
+	assert_int_equal(j->slices[1].attempt, 1);
 	saved_free(&saved);
 	sched_cluster_free(a);
 	sched_cluster_free(b);
@@ -1719,6 +1790,7 @@ int main(void)
 		cmocka_unit_test(test_state_restored_scan_wait_is_listed),
 		cmocka_unit_test(test_state_restored_dump_step_waits_on),
 		cmocka_unit_test(test_state_restored_dump_steps_stay_counted),
+		cmocka_unit_test(test_state_restored_in_place_step_waits_on),
 		cmocka_unit_test(test_state_history_round_trip),
 		cmocka_unit_test(test_state_history_records_saved_apart),
 		cmocka_unit_test(test_state_records_out_of_memory),
