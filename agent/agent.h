@@ -240,13 +240,17 @@ struct agent_share {
 	unsigned npu_count;		/* 1 to CONF_SERVER_NPUS_MAX ranks on this server */
 	unsigned uid;			/* the job's owner: its processes run as uid/gid */
 	unsigned gid;
+	unsigned attempt;		/* in-place restarts of the share (0 when the listing
+					 * has no tenth word): when it rises, what of the share
+					 * exited starts again, same generation */
 };
 
 /*
  * agent_parse_server_jobs() - the listing of <mount>/nodes/<node>/jobs:
- * "<job> <generation> <msrun|per-rank> <node_rank> <first_rank> <npu_count> <uid> <gid>"
- * lines; blank lines and lines starting with '#' are skipped, and words after the
- * eighth are ignored (a later daemon may add fields).
+ * "<job> <generation> <msrun|per-rank> <node_rank> <first_rank> <npu_count> <uid> <gid>
+ * [<serial> [<attempt>]]" lines; blank lines and lines starting with '#' are skipped,
+ * the serial is not read, and words after the tenth are ignored (a later daemon may add
+ * fields).
  * @text, @len: the file (need not be NUL-terminated).
  * @source: names the file in messages (borrowed).
  * @ret: array of @max entries; on success the first *@ret_count are set, in file order.
@@ -307,6 +311,13 @@ void agent_env_release(struct agent_env *env);
 
 /* agent_env_get() - the value of @name in @env (borrowed from @env), or NULL. */
 const char *agent_env_get(const struct agent_env *env, const char *name);
+
+/*
+ * agent_env_set() - set @name (a valid variable name) to @value in @env, replacing an
+ * earlier value. Both borrowed (copied). Returns 0, -EINVAL (a bad name), -EFBIG (more
+ * than AGENT_ENV_VARS_MAX variables) or -ENOMEM; @env is unchanged on failure.
+ */
+int agent_env_set(struct agent_env *env, const char *name, const char *value);
 
 /*
  * agent_env_head_mount() - the head's mount path in @env: its ASCEND_JOB_DIR, which the

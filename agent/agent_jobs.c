@@ -81,8 +81,8 @@ int agent_parse_server_jobs(const char *text, size_t len, const char *source,
 	while (pos < len) {
 		size_t start = pos, end, p;
 		struct agent_share s;
-		char w[8][CONF_NAME_MAX + 2], q[AGENT_QUOTE_MAX];
-		bool too_long[8];
+		char w[10][CONF_NAME_MAX + 2], q[AGENT_QUOTE_MAX];
+		bool too_long[10];
 		unsigned n = 0;
 
 		while (pos < len && text[pos] != '\n')
@@ -100,9 +100,10 @@ int agent_parse_server_jobs(const char *text, size_t len, const char *source,
 			r = agent_err_set(err, source, number, 0, "a NUL byte in the listing");
 			break;
 		}
-		while (n < 8 && next_word(text, end, &p, w[n], sizeof(w[n]), &too_long[n]))
+		while (n < 10 && next_word(text, end, &p, w[n], sizeof(w[n]), &too_long[n]))
 			n++;
-		/* words after the eighth are for a later agent */
+		/* the ninth word (the record's serial) is the daemon's; words after the
+		 * tenth are for a later agent */
 		if (n < 8) {
 			r = agent_err_set(err, source, number, 0,
 					  "%s: the line has %u %s; a share is \"<job> "
@@ -138,7 +139,8 @@ int agent_parse_server_jobs(const char *text, size_t len, const char *source,
 		    !parse_unsigned(w[5], CONF_SERVER_NPUS_MAX, &s.npu_count) || s.npu_count == 0 ||
 		    s.first_rank > INT_MAX - s.npu_count ||
 		    !parse_unsigned(w[6], UINT_MAX - 1, &s.uid) ||
-		    !parse_unsigned(w[7], UINT_MAX - 1, &s.gid)) {
+		    !parse_unsigned(w[7], UINT_MAX - 1, &s.gid) ||
+		    (n == 10 && (too_long[9] || !parse_unsigned(w[9], UINT_MAX, &s.attempt)))) {
 			r = agent_err_set(err, source, number, 0,
 					  "%s: a number out of range (generation >= 1, npu_count 1 "
 					  "to %d)",
@@ -217,6 +219,21 @@ static int env_put(struct agent_env *env, char *var, size_t name_len)
 	env->vars[env->count++] = var;
 	env->vars[env->count] = NULL;
 	return 0;
+}
+
+int agent_env_set(struct agent_env *env, const char *name, const char *value)
+{
+	size_t n = strlen(name);
+	char *var;
+
+	if (!n || !is_name_start(name[0]))
+		return -EINVAL;
+	for (size_t i = 1; i < n; i++)
+		if (!is_name_char(name[i]))
+			return -EINVAL;
+	if (asprintf(&var, "%s=%s", name, value) < 0)
+		return -ENOMEM;
+	return env_put(env, var, n);
 }
 
 int agent_env_parse(const char *text, size_t len, const char *source, struct agent_env *ret,

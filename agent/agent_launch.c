@@ -937,6 +937,106 @@ static int start_run(struct agent_launcher *l, const struct agent_share *s)
 	return 0;
 }
 
+/*
+ * The daemon restarted the share of run @r in place (its attempt rose in the listing,
+ * @s; sched_ladder.c): start again those of its processes that exited, in the same
+ * generation, on the same NPUs and with the same log (appended), with
+ * ASCEND_JOB_ATTEMPT set; the processes still running are left alone. Returns 0, or
+ * -EAGAIN when an exit is not reported yet, a process group that exited still has
+ * members, or the job's files cannot be read now (the next sync tries again).
+ */
+static int restart_in_place(struct agent_launcher *l, struct run *r, const struct agent_share *s)
+{
+	struct conf_job_spec *spec = NULL;
+	struct conf_error err;
+	char path[PATH_MAX], where[768], gen[16], attempt[16], label[160], note[64], *buf = NULL;
+	size_t len = 0;
+	unsigned restarted = 0;
+	int e;
+
+	if (r->state != RUN_ACTIVE) {
+		r->share.attempt = s->attempt; /* nothing runs here to start again */
+		return 0;
+	}
+	for (size_t i = 0; i < r->proc_count; i++) {
+		const struct proc *p = &r->procs[i];
+
+		if (!p->running && (p->report_due || proc_is_alive(p)))
+			return -EAGAIN;
+	}
+	e = mount_path(l, path, sizeof(path), s->job, "spec");
+	if (e == 0)
+		e = agent_read_file(path, CONF_SPEC_MAX_BYTES, &buf, &len);
+	if (e < 0)
+		return -EAGAIN;
+	e = conf_job_spec_parse(buf, len, path, s->job, &spec, &err);
+	free(buf);
+	if (e < 0 || !spec->command) {
+		agent_log(AGENT_LOG_ERROR, "job %s generation %u: cannot restart in place: %s",
+			  s->job, s->generation, e < 0 ? conf_error_format(&err, where,
+									   sizeof(where)) :
+			  "the spec has no command");
+		conf_job_spec_free(spec);
+		r->share.attempt = s->attempt;
+		return 0;
+	}
+	snprintf(gen, sizeof(gen), "%u", s->generation);
+	snprintf(attempt, sizeof(attempt), "%u", s->attempt);
+	for (size_t i = 0; i < r->proc_count; i++) {
+		struct proc *p = &r->procs[i];
+		struct agent_env env = { 0 }, worker = { 0 };
+		char rel[CONF_NAME_MAX + 32];
+		const char *g;
+
+		if (p->running)
+			continue;
+		if (s->launch == CONF_LAUNCH_PER_RANK)
+			snprintf(rel, sizeof(rel), "ranks/%u.env",
+				 p->rank >= 0 ? (unsigned)p->rank : s->first_rank);
+		else
+			snprintf(rel, sizeof(rel), "hosts/%s.env", l->o.node);
+		e = mount_path(l, path, sizeof(path), s->job, rel);
+		if (e == 0)
+			e = agent_read_file(path, AGENT_LAUNCH_FILE_MAX_BYTES, &buf, &len);
+		if (e == 0) {
+			e = agent_env_parse(buf, len, path, &worker, &err);
+			free(buf);
+		}
+		g = e == 0 ? agent_env_get(&worker, "ASCEND_JOB_GENERATION") : NULL;
+		if (!g || strcmp(g, gen) != 0) {
+			/* restarted meanwhile as a new generation, or not readable now */
+			agent_env_release(&worker);
+			conf_job_spec_free(spec);
+			return restarted ? 0 : -EAGAIN;
+		}
+		if (p->rank == PROC_SCHEDULER) {
+			e = agent_env_scheduler(&worker, &env);
+			agent_env_release(&worker);
+		} else {
+			env = worker;
+		}
+		if (e == 0)
+			e = agent_env_set(&env, "ASCEND_JOB_ATTEMPT", attempt);
+		proc_label(r, p, label, sizeof(label));
+		if (e < 0) {
+			agent_log(AGENT_LOG_ERROR, "%s: cannot restart in place: %s", label,
+				  strerror(-e));
+			agent_env_release(&env);
+			continue;
+		}
+		agent_log(AGENT_LOG_INFO, "%s: restarting in place (attempt %u, status %d before)",
+			  label, s->attempt, p->code);
+		snprintf(note, sizeof(note), "restarted in place: attempt %u", s->attempt);
+		log_note(l, r, p, note);
+		spawn(l, r, p, spec->command, spec->checkpoint_dir, &env);
+		agent_env_release(&env);
+		restarted++;
+	}
+	conf_job_spec_free(spec);
+	r->share.attempt = s->attempt;
+	return 0;
+}
+
 /* ---- stopping ---- */
 
 static void run_free(struct run *r)
@@ -1399,8 +1499,12 @@ static bool sync_once(struct agent_launcher *l, bool *ret_read)
 	for (size_t k = 0; k < n; k++) {
 		struct run *r = find_run(l, l->shares[k].job, l->shares[k].generation);
 
-		if (r)
-			r->listed = true;
+		if (!r)
+			continue;
+		r->listed = true;
+		if (l->shares[k].attempt > r->share.attempt &&
+		    restart_in_place(l, r, &l->shares[k]) == -EAGAIN)
+			deferred = true;
 	}
 	for (size_t i = 0; i < l->run_count;) {
 		struct run *r = l->runs[i];

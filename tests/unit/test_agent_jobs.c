@@ -71,7 +71,7 @@ static void test_jobs_listing_lines(void **state)
 	n = jobs_ok("# header\n"
 		    "llama70b 2 msrun 1 8 8 1000 100\n"
 		    "\n"
-		    "  eval.v2\t1 per-rank 0 0 2 0 0 future-field more\r\n"
+		    "  eval.v2\t1 per-rank 0 0 2 0 0 77 3 future-field more\r\n"
 		    "x 4294967295 msrun 0 0 16 4294967294 7",
 		    s, 4);
 	assert_int_equal(n, 3);
@@ -86,6 +86,9 @@ static void test_jobs_listing_lines(void **state)
 	assert_string_equal(s[1].job, "eval.v2");
 	assert_int_equal(s[1].launch, CONF_LAUNCH_PER_RANK);
 	assert_int_equal(s[1].npu_count, 2);
+	/* the tenth word: in-place restarts of the share; absent, none */
+	assert_int_equal(s[1].attempt, 3);
+	assert_int_equal(s[0].attempt, 0);
 	assert_int_equal(s[2].generation, 4294967295u);
 	assert_int_equal(s[2].npu_count, 16);
 }
@@ -109,6 +112,9 @@ static void test_jobs_listing_refused(void **state)
 	jobs_fail("llama 4294967296 msrun 0 0 8 0 0\n", 4, -EINVAL);
 	jobs_fail("llama 1 msrun 0 2147483647 8 0 0\n", 4, -EINVAL);
 	jobs_fail("llama 1x msrun 0 0 8 0 0\n", 4, -EINVAL);
+	/* an attempt that is not a number is not read as 0 */
+	jobs_fail("llama 1 msrun 0 0 8 0 0 5 x\n", 4, -EINVAL);
+	jobs_fail("llama 1 msrun 0 0 8 0 0 5 4294967296\n", 4, -EINVAL);
 	/* 70 zeros and a 7: the word is longer than a name, not node_rank 0 */
 	jobs_fail("llama 1 msrun 0000000000000000000000000000000000000000000000000000000000000000"
 		  "0000007 0 8 0 0\n", 4, -EINVAL);
