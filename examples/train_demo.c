@@ -40,7 +40,14 @@
  * listed writes <ASCEND_CHECKPOINT_DIR>/demo-1_<step>.ckpt of the step it finished, and
  * every listed process answers "saved <request> <server> <rank|-> <step> [<path>]" into
  * the job's ctl; then it stops stepping ("paused at step N") and waits for the restart
- * (SIGTERM). A save it cannot write is answered "save-failed".
+ * (SIGTERM). A save it cannot write is answered "save-failed". When the file asks it to
+ * pause ("action": "pause", its entry's "role": "pause") for an in-place restart of
+ * another process, it stops after the step it is in, answers "paused <request> <server>
+ * <rank|-> <step>", and waits for "action": "resume", then goes on. Started again in
+ * place (ASCEND_JOB_ATTEMPT > 0), it steps nothing until the file lists it with "role":
+ * "restart"; it answers "joined <request> <server> <rank|->", and at "resume" takes the
+ * file's "step" as its own (what a framework receives from its replicas) and goes on.
+ * --fail-at-step fails only the first attempt of generation 1.
  *
  * Output: one line per event on stdout, "train_demo[<job> g<generation> <who>]: ...".
  */
@@ -132,6 +139,7 @@ struct identity {
 	long long rank;			/* RANK_ID, -1 unset */
 	long long node_rank;		/* MS_NODE_RANK, -1 unset */
 	long long rank_size;
+	long long attempt;		/* ASCEND_JOB_ATTEMPT: in-place restarts, 0 unset */
 };
 
 /* The rank table once its status is "completed" (HCCL polls it like this), or NULL. */
@@ -427,7 +435,10 @@ static void recovery_open(struct recovery *rc, const char *job_dir)
 	rc->inotify_fd = -1;
 	rc->handled = 0;
 	rc->path[0] = '\0';
-	clock_gettime(CLOCK_MONOTONIC, &rc->last_read);
+	/* the first look is at once: a request may be open already (a process started
+	 * again in place comes after it) */
+	rc->last_read.tv_sec = 0;
+	rc->last_read.tv_nsec = 0;
 	if (!job_dir ||
 	    snprintf(rc->path, sizeof(rc->path), "%s/recovery", job_dir) >= (int)sizeof(rc->path)) {
 		rc->path[0] = '\0';
@@ -460,13 +471,24 @@ static bool recovery_due(struct recovery *rc)
 	return due;
 }
 
+/* A request of the recovery file that this process acts on (see the top of this file). */
+struct recovery_request {
+	long long request;
+	char action[16];	/* "save", "pause" or "resume" */
+	char role[16];		/* save, pause: this process's "role" ("restart": it is the
+				 * one started again in place) */
+	char server[256];	/* save, pause: its entry's server */
+	bool first;		/* save: listed first (it writes the checkpoint) */
+	unsigned long long step; /* resume: the step to go on from */
+};
+
 /*
- * The save this process is asked for now, if any: *ret_request, its entry's server into
- * @server, and whether it is the first listed (it writes the checkpoint). Returns 1 when
- * asked, 0 when not.
+ * The request this process is to act on now, if any: a "save" or "pause" that lists it,
+ * or a "resume", newer than the last one handled and of this generation. Returns 1 and
+ * fills @ret, or 0.
  */
-static int recovery_asked(struct recovery *rc, const struct identity *id, long long *ret_request,
-			  char *server, size_t len, bool *ret_first)
+static int recovery_next(struct recovery *rc, const struct identity *id,
+			 struct recovery_request *ret)
 {
 	json_t *o = json_load_file(rc->path, 0, NULL), *procs;
 	unsigned long long req = 0, gen = 0;
@@ -477,9 +499,18 @@ static int recovery_asked(struct recovery *rc, const struct identity *id, long l
 		return 0;
 	action = json_string_value(json_object_get(o, "action"));
 	procs = json_object_get(o, "processes");
-	if (action && strcmp(action, "save") == 0 && json_count(o, "request", &req) &&
-	    json_count(o, "generation", &gen) && gen == (unsigned long long)id->generation &&
-	    (long long)req > rc->handled && json_is_array(procs)) {
+	memset(ret, 0, sizeof(*ret));
+	if (!action || !json_count(o, "request", &req) || !json_count(o, "generation", &gen) ||
+	    gen != (unsigned long long)id->generation || (long long)req <= rc->handled) {
+		json_decref(o);
+		return 0;
+	}
+	ret->request = (long long)req;
+	snprintf(ret->action, sizeof(ret->action), "%s", action);
+	if (strcmp(action, "resume") == 0) {
+		asked = json_count(o, "step", &ret->step);
+	} else if ((strcmp(action, "save") == 0 || strcmp(action, "pause") == 0) &&
+		   json_is_array(procs)) {
 		for (size_t i = 0; i < json_array_size(procs); i++) {
 			json_t *p = json_array_get(procs, i);
 			unsigned long long node = 0, rank = 0;
@@ -489,11 +520,12 @@ static int recovery_asked(struct recovery *rc, const struct identity *id, long l
 							  node == (unsigned long long)
 								  (id->node_rank < 0 ? 0 : id->node_rank);
 			const char *srv = json_string_value(json_object_get(p, "server"));
+			const char *role = json_string_value(json_object_get(p, "role"));
 
 			if (me && srv) {
-				snprintf(server, len, "%s", srv);
-				*ret_first = i == 0;
-				*ret_request = (long long)req;
+				snprintf(ret->server, sizeof(ret->server), "%s", srv);
+				snprintf(ret->role, sizeof(ret->role), "%s", role ? role : action);
+				ret->first = i == 0;
 				asked = 1;
 				break;
 			}
@@ -598,6 +630,7 @@ int main(int argc, char **argv)
 	struct identity id = { 0 };
 	struct sigaction sa;
 	bool report = true, writer, follow_recovery = true, paused = false;
+	bool paused_in_place = false, joining = false;
 	struct recovery rc;
 	char path[PATH_MAX + 64];
 	int opt, r, idx = 0;
@@ -654,7 +687,8 @@ int main(int argc, char **argv)
 	if (env_number("ASCEND_JOB_GENERATION", UINT_MAX, 1, &id.generation) < 0 ||
 	    env_number("RANK_ID", INT_MAX, -1, &id.rank) < 0 ||
 	    env_number("MS_NODE_RANK", INT_MAX, -1, &id.node_rank) < 0 ||
-	    env_number("RANK_SIZE", INT_MAX, 1, &id.rank_size) < 0)
+	    env_number("RANK_SIZE", INT_MAX, 1, &id.rank_size) < 0 ||
+	    env_number("ASCEND_JOB_ATTEMPT", INT_MAX, 0, &id.attempt) < 0)
 		return 2;
 	if (id.rank >= 0)
 		snprintf(who, sizeof(who), "train_demo[%s g%lld rank %lld]",
@@ -741,44 +775,79 @@ int main(int argc, char **argv)
 	}
 	start = step;
 	recovery_open(&rc, follow_recovery ? job_dir : NULL);
+	/* started again in place: wait for the step the others paused at, then go on */
+	if (id.attempt > 0 && rc.path[0]) {
+		say("restarted in place (attempt %lld): waiting to join the others", id.attempt);
+		joining = true;
+	}
 	while (step < steps) {
-		long long req;
-		bool first = false;
-		char server[256], line[PATH_MAX + 400];
+		struct recovery_request q;
+		char line[PATH_MAX + 400], rank[24] = "-";
 
 		sleep_ms(step_ms);
 		if (terminated)
 			break;
-		if (paused)
-			continue; /* saved: wait for the restart */
-		if (recovery_due(&rc) &&
-		    recovery_asked(&rc, &id, &req, server, sizeof(server), &first)) {
-			char rank[24] = "-";
-
-			rc.handled = req;
-			if (id.rank >= 0)
-				snprintf(rank, sizeof(rank), "%lld", id.rank);
-			r = first && ckpt_dir ? write_checkpoint(ckpt_dir, step, path, sizeof(path)) :
-						(first ? -ENOENT : 0);
-			if (r < 0)
-				snprintf(line, sizeof(line), "save-failed %lld %s %s\n", req, server,
-					 rank);
-			else if (first)
-				snprintf(line, sizeof(line), "saved %lld %s %s %llu %s\n", req, server,
-					 rank, step, path);
-			else
-				snprintf(line, sizeof(line), "saved %lld %s %s %llu\n", req, server,
-					 rank, step);
-			r = ctl_write(job_dir, line);
-			say("dying-gasp save (request %lld) at step %llu%s%s: answered%s%s", req, step,
-			    first ? ": " : "", first ? path : "", r < 0 ? " but: " : "",
-			    r < 0 ? strerror(-r) : "");
-			say("paused at step %llu, waiting for the restart", step);
-			paused = true;
-			continue;
+		if (id.rank >= 0)
+			snprintf(rank, sizeof(rank), "%lld", id.rank);
+		if (recovery_due(&rc) && recovery_next(&rc, &id, &q)) {
+			rc.handled = q.request;
+			if (strcmp(q.action, "resume") == 0 && (paused_in_place || joining)) {
+				/* the restarted process takes the step's state from the others
+				 * (a framework's replicas; here, the step number) */
+				if (q.step > step)
+					step = q.step;
+				say("resumed in place at step %llu (request %lld)%s", step,
+				    q.request, joining ? ": joined the others" : "");
+				paused_in_place = joining = false;
+				continue;
+			}
+			if (strcmp(q.action, "pause") == 0 && strcmp(q.role, "restart") == 0 &&
+			    joining) {
+				snprintf(line, sizeof(line), "joined %lld %s %s\n", q.request,
+					 q.server, rank);
+				r = ctl_write(job_dir, line);
+				say("joined (request %lld)%s%s", q.request, r < 0 ? "; cannot say so: " :
+				    "", r < 0 ? strerror(-r) : "");
+				continue;
+			}
+			if (strcmp(q.action, "pause") == 0 && strcmp(q.role, "pause") == 0 &&
+			    !paused) {
+				snprintf(line, sizeof(line), "paused %lld %s %s %llu\n", q.request,
+					 q.server, rank, step);
+				r = ctl_write(job_dir, line);
+				say("paused at step %llu for an in-place restart (request %lld)%s%s",
+				    step, q.request, r < 0 ? "; cannot say so: " : "",
+				    r < 0 ? strerror(-r) : "");
+				paused_in_place = true;
+				continue;
+			}
+			if (strcmp(q.action, "save") == 0 && !joining) {
+				r = q.first && ckpt_dir ? write_checkpoint(ckpt_dir, step, path,
+									   sizeof(path)) :
+							  (q.first ? -ENOENT : 0);
+				if (r < 0)
+					snprintf(line, sizeof(line), "save-failed %lld %s %s\n",
+						 q.request, q.server, rank);
+				else if (q.first)
+					snprintf(line, sizeof(line), "saved %lld %s %s %llu %s\n",
+						 q.request, q.server, rank, step, path);
+				else
+					snprintf(line, sizeof(line), "saved %lld %s %s %llu\n",
+						 q.request, q.server, rank, step);
+				r = ctl_write(job_dir, line);
+				say("dying-gasp save (request %lld) at step %llu%s%s: answered%s%s",
+				    q.request, step, q.first ? ": " : "", q.first ? path : "",
+				    r < 0 ? " but: " : "", r < 0 ? strerror(-r) : "");
+				say("paused at step %llu, waiting for the restart", step);
+				paused = true;
+				paused_in_place = false;
+				continue;
+			}
 		}
+		if (paused || paused_in_place || joining)
+			continue; /* waiting: for the restart, or to go on in place */
 		step++;
-		if (fail_at && step == fail_at && id.generation == 1) {
+		if (fail_at && step == fail_at && id.generation == 1 && id.attempt == 0) {
 			say("failing at step %llu in generation 1: exit 3 (last checkpoint step "
 			    "%llu)", step, last_ckpt);
 			return 3;

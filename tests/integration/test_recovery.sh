@@ -9,7 +9,12 @@
 #      recovery_timeout and job-level recovery restarts it from its newest periodic
 #      checkpoint;
 #  (c) the daemon is SIGKILLed during a dump and restarted: the request is still open,
-#      and the answer written after the restart restarts the job from it.
+#      and the answer written after the restart restarts the job from it;
+#  (d) recovery: [in-place, job]: a process is killed (SIGKILL); only it starts again,
+#      on the same server in the same generation, while the other pauses at the step
+#      boundary and keeps its pid; both go on from the step paused at. Then, with the
+#      survivor stopped (it cannot pause), the step waits recovery_timeout and falls
+#      back to job-level.
 # Usage: test_recovery.sh ASCENDFS ASCEND_AGENT TRAIN_DEMO SRCDIR
 set -u
 ASCENDFS=$(realpath "$1")
@@ -181,6 +186,67 @@ check_fails "a late answer is refused (the request is over)" \
 	sh -c "echo 'saved 1 $A1 - 778 $CK/demo-1_777.ckpt' >'$M/jobs/rs/ctl'"
 check_contains "and says why" "no open recovery request" "$(tail -n 3 "$M/cluster/events")"
 echo "cancel" >"$M/jobs/rs/ctl"
+
+# ---- (d) in-place: only the process that died starts again --------------------------
+pid_of() { sed -n 's/^started \([0-9]*\) .*/\1/p' "$W/logs/$3/$1/g$2/node-$3.state" 2>/dev/null; }
+gen_is() { [ "$(gen_of "$1")" = "$2" ]; }
+submit ip <<EOF
+name: ip
+npus: 16
+command: "exec $TRAIN --steps 100000 --step-ms 20 --ckpt-every 0"
+recovery: [in-place, job]
+EOF
+check_contains "the spec takes in-place" "recovery: [in-place, job]" "$(cat "$M/jobs/ip/spec")"
+read -r A0 A1 <<<"$(servers_of ip)"
+wait_until 20 all_started ip 1 "$A0" "$A1"
+sleep 1
+p0=$(pid_of ip 1 "$A0")
+p1=$(pid_of ip 1 "$A1")
+t_fault=$(now_ms)
+kill -KILL "$p1"
+if wait_until 10 grep -q "resumed in place at step" "$(log_of ip 1 "$A0")"; then
+	ok "the process on $A0 paused and resumed in place"
+else
+	not_ok "the process on $A0 paused and resumed in place" "$(cat "$M/jobs/ip/recovery")" \
+		"$(tail -n4 "$(log_of ip 1 "$A0")")" "$(tail -n4 "$(log_of ip 1 "$A1")")"
+fi
+t_resumed=$(now_ms)
+wait_until 5 grep -q "resumed in place at step" "$(log_of ip 1 "$A1")"
+check_eq "ip runs again" running "$(status_of ip)"
+check_eq "in the same generation" 1 "$(gen_of ip)"
+check_eq "the process on $A0 was not restarted (same pid)" "$p0" "$(pid_of ip 1 "$A0")"
+check "the process on $A1 is a new one" test "$(pid_of ip 1 "$A1")" != "$p1"
+check_contains "its agent started it as attempt 1" "restarted in place: attempt 1" \
+	"$(cat "$(log_of ip 1 "$A1")")"
+paused=$(step_in "$(log_of ip 1 "$A0")" "paused at step")
+joined=$(step_in "$(log_of ip 1 "$A1")" "resumed in place at step")
+check_eq "the restarted process goes on from the step the other paused at" "${paused:-none}" "$joined"
+check_contains "the event says who restarted and from which step" \
+	"in-place: the process on $A1 started again on the same NPUs and 1 survivor goes on from step $paused" \
+	"$(cat "$M/jobs/ip/events")"
+check_eq "the recovery file says resume, from that step" "resume $paused" \
+	"$(json "$M/jobs/ip/recovery" 'd["action"] + " " + str(d["step"])')"
+echo "# (d) in-place: SIGKILL to both processes stepping again: $((t_resumed - t_fault)) ms (polled); steps lost: 0 (paused at $paused, restarted process resumed at $joined)"
+# a survivor that cannot pause (stopped): in-place waits recovery_timeout, then job-level
+sleep 1
+kill -STOP "$(pid_of ip 1 "$A1")"
+t_fault=$(now_ms)
+kill -KILL "$(pid_of ip 1 "$A0")"
+if wait_until $((TIMEOUT + 15)) gen_is ip 2; then
+	ok "a survivor that does not pause: job-level after recovery_timeout, generation 2"
+else
+	not_ok "a survivor that does not pause: job-level after recovery_timeout, generation 2" \
+		"$(status_of ip): $(tail -n4 "$M/jobs/ip/events")"
+fi
+waited=$(($(now_ms) - t_fault))
+if [ "$waited" -ge $(((TIMEOUT - 1) * 1000)) ]; then ok "it waited for recovery_timeout ($waited ms)"; else
+	not_ok "it waited for recovery_timeout" "$waited ms"
+fi
+check_contains "the event says why it fell back" \
+	"in-place timed out: 0 of 1 surviving processes paused and the restarted process joined within $TIMEOUT s (recovery_timeout); falling back to job" \
+	"$(cat "$M/jobs/ip/events")"
+check_contains "the restarted process had joined" "joined (request 3)" "$(cat "$(log_of ip 1 "$A0")")"
+echo "cancel" >"$M/jobs/ip/ctl"
 
 agents_cleanup
 it_stop
