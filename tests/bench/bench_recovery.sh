@@ -1,20 +1,28 @@
 #!/usr/bin/env bash
-# Issue 17's figures on real processes: steps lost per fault and the time from the
-# fault report to every process stepping again, for recovery: [dump, job] against
-# job-level recovery ([job]) in the same run. Six agents on this machine run
+# Issue 17's figures on real processes: steps lost per fault, the time from the fault
+# to every process stepping again, and the processes restarted, for each strategy
+# against job-level recovery ([job]) in the same run. Six agents on this machine run
 # examples/train_demo as a 2-server msrun job (20 ms steps, a checkpoint every 100
-# steps = 2 s); a Critical NPU is reported on one of its two servers (alternating, so
-# node rank 0's server fails half the time) at a random moment 1-3 s after both
-# processes started. Steps lost = the most steps a generation-1 process had computed
-# when it stopped, minus the step generation 2 resumed at. Asserts nothing about time.
+# steps = 2 s), and a fault comes at a random moment 1-3 s after both processes
+# started, on one of its two servers (alternating, so node rank 0's server fails half
+# the time):
+#  - an NPU fault (a Critical NPU reported): recovery: [dump, job] against [job];
+#    steps lost = the most steps a generation-1 process had computed when it stopped,
+#    minus the step generation 2 resumed at;
+#  - a process crash (SIGKILL to one process): recovery: [in-place, job] against [job];
+#    steps lost = the step the surviving process had reached when it stopped (job) or
+#    paused (in-place), minus the step the job went on from (the killed process's
+#    step in flight is lost either way). Asserts nothing about time.
 # Usage: bench_recovery.sh ASCENDFS ASCEND_AGENT TRAIN_DEMO SRCDIR
-#        (BENCH_RECOVERY_REPS=5 faults per strategy, BENCH_RECOVERY_SEED=1)
+#        (BENCH_RECOVERY_REPS=5 faults per strategy, BENCH_RECOVERY_SEED=1,
+#         BENCH_RECOVERY_PARTS="npu crash": the NPU faults, the process crashes)
 set -u
 ASCENDFS=$(realpath "$1")
 AGENT=$(realpath "$2")
 TRAIN=$(realpath "$3")
 SRC=$(realpath "$4")
 REPS=${BENCH_RECOVERY_REPS:-5}
+PARTS=${BENCH_RECOVERY_PARTS:-npu crash}
 RANDOM=${BENCH_RECOVERY_SEED:-1}
 . "$SRC/tests/integration/lib.sh"
 it_setup
@@ -74,11 +82,69 @@ SPEC
 	sleep 3 # the NPU's hold time, then it is back in service
 }
 
+# one process crash: prints "strategy rep server lost_steps crash_to_running_ms restarted"
+pid_of() { sed -n 's/^started \([0-9]*\) .*/\1/p' "$W/logs/$3/$1/g$2/node-$3.state" 2>/dev/null; }
+crash() {
+	local strategy=$1 rep=$2 name=c-$1-$2 a0 a1 victim other pid_other t0 lost ms restarted
+	local ladder="[job]" paused resumed t
+	[ "$strategy" = in-place ] && ladder="[in-place, job]"
+	mkdir -p "$W/ckpt/$name"
+	submit "$name" <<SPEC
+name: $name
+npus: 16
+command: "exec $TRAIN --steps 1000000 --step-ms 20 --ckpt-every 100"
+checkpoint_dir: $W/ckpt/$name
+recovery: $ladder
+SPEC
+	read -r a0 a1 <<<"$(servers_of "$name")"
+	wait_until 20 all_started "$name" 1 "$a0" "$a1" || { echo "# $name did not start"; return 1; }
+	sleep "$((1 + RANDOM % 2)).$((RANDOM % 10))"
+	victim=$a0 other=$a1
+	[ $((rep % 2)) = 1 ] && victim=$a1 other=$a0
+	pid_other=$(pid_of "$name" 1 "$other")
+	t0=$(now_ms)
+	kill -KILL "$(pid_of "$name" 1 "$victim")"
+	if [ "$strategy" = in-place ]; then
+		wait_until 30 bash -c "grep -q 'resumed in place at step' '$(log_of "$name" 1 "$a0")' && grep -q 'resumed in place at step' '$(log_of "$name" 1 "$a1")'" ||
+			{ echo "# $name did not resume in place"; echo cancel >"$M/jobs/$name/ctl"; return 1; }
+		ms=$(($(now_ms) - t0))
+		paused=$(step_in "$(log_of "$name" 1 "$other")" "paused at step")
+		resumed=$(step_in "$(log_of "$name" 1 "$victim")" "resumed in place at step")
+		lost=$((${paused:-0} - ${resumed:-0}))
+		restarted=1
+		[ "$(pid_of "$name" 1 "$other")" = "$pid_other" ] || restarted=2
+	else
+		wait_until 30 bash -c "[ \"\$(python3 -c 'import json;print(json.load(open(\"$M/jobs/$name/status.json\"))[\"generation\"])' 2>/dev/null)\" = 2 ]" ||
+			{ echo "# $name did not restart"; echo cancel >"$M/jobs/$name/ctl"; return 1; }
+		wait_until 30 all_started "$name" 2 "$a0" "$a1" ||
+			{ echo "# $name generation 2 did not start"; echo cancel >"$M/jobs/$name/ctl"; return 1; }
+		ms=$(($(now_ms) - t0))
+		wait_until 10 grep -q 'terminated at step' "$(log_of "$name" 1 "$other")"
+		t=$(step_in "$(log_of "$name" 1 "$other")" "terminated at step")
+		resumed=$(step_in "$(log_of "$name" 2 "$a0")" "resumed at step")
+		lost=$((${t:-0} - ${resumed:-0}))
+		restarted=2
+	fi
+	echo "$strategy $rep $victim $lost $ms $restarted"
+	echo cancel >"$M/jobs/$name/ctl"
+	wait_until 20 bash -c "[ \"\$(cat '$M/jobs/$name/status')\" = cancelled ]"
+}
+
 echo "# recovery benchmark: $REPS faults per strategy, seed ${BENCH_RECOVERY_SEED:-1}"
 : >"$W/rows"
-for rep in $(seq 1 "$REPS"); do
-	for strategy in job dump; do one "$strategy" "$rep" | tee -a "$W/rows"; done
-done
+: >"$W/crash-rows"
+# the crashes first: a process that dies on a server with a recent NPU fault is taken
+# for that server's fault (a suspect server), which no in-place restart is for
+case " $PARTS " in *" crash "*)
+	for rep in $(seq 1 "$REPS"); do
+		for strategy in job in-place; do crash "$strategy" "$rep" | tee -a "$W/crash-rows"; done
+	done ;;
+esac
+case " $PARTS " in *" npu "*)
+	for rep in $(seq 1 "$REPS"); do
+		for strategy in job dump; do one "$strategy" "$rep" | tee -a "$W/rows"; done
+	done ;;
+esac
 python3 - "$W/rows" <<'PY'
 import sys, statistics as st
 rows = [l.split() for l in open(sys.argv[1]) if l.strip() and not l.startswith("#")]
@@ -94,6 +160,23 @@ for s in ("job", "dump"):
     lost = [x for x, _ in v]
     ms = sorted(y for _, y in v)
     print(f"| {s} | {len(v)} | {st.mean(lost):.0f} / {max(lost)} | {ms[len(ms) // 2]} / {ms[-1]} |")
+PY
+echo "# process crashes (SIGKILL to one of the two processes)"
+python3 - "$W/crash-rows" <<'PY'
+import sys, statistics as st
+rows = [l.split() for l in open(sys.argv[1]) if l.strip() and not l.startswith("#")]
+by = {}
+for strategy, rep, server, lost, ms, restarted in rows:
+    by.setdefault(strategy, []).append((int(lost), int(ms), int(restarted)))
+print("| strategy | crashes | steps lost, mean / max | crash to both processes stepping, p50 / max ms | processes restarted per crash |")
+print("|---|---:|---|---|---:|")
+for s in ("job", "in-place"):
+    v = by.get(s, [])
+    if not v:
+        continue
+    lost = [x for x, _, _ in v]
+    ms = sorted(y for _, y, _ in v)
+    print(f"| {s} | {len(v)} | {st.mean(lost):.0f} / {max(lost)} | {ms[len(ms) // 2]} / {ms[-1]} | {st.mean(z for _, _, z in v):.1f} |")
 PY
 agents_cleanup
 it_stop > >(grep -v '^ok ' >&2)
