@@ -1,24 +1,37 @@
 # SPDX-License-Identifier: MIT
-"""A MindSpore callback that follows ascendfs's recovery protocol (the dying-gasp save).
+"""A MindSpore callback that follows ascendfs's recovery protocol.
 
-A job whose spec says ``recovery: [dump, job]`` is asked, after a fault, to save the
-step it finished: ascendfs writes the request into ``$ASCEND_JOB_DIR/recovery`` and
-the surviving processes answer into ``$ASCEND_JOB_DIR/ctl`` (ascendfs-spec(5),
-RECOVERY). Add this callback to ``model.train(..., callbacks=[AscendfsRecovery()])``:
-at the end of each step it looks at the file (when it changed, and at most every
-``poll_sec``), and when it lists this process it
+ascendfs writes its requests into ``$ASCEND_JOB_DIR/recovery`` and the job's processes
+answer into ``$ASCEND_JOB_DIR/ctl`` (ascendfs-spec(5), RECOVERY). Add this callback to
+``model.train(..., callbacks=[AscendfsRecovery()])``: at the end of each step it looks
+at the file (when it changed, and at most every ``poll_sec``) and acts on a request that
+lists this process, once:
 
-1. saves the network with ``mindspore.save_checkpoint`` into ``$ASCEND_CHECKPOINT_DIR``
-   as ``<prefix>-1_<step>.ckpt`` if it is the first process listed (written under a
-   temporary name and renamed, so a reader sees a whole file or none),
-2. answers ``saved <request> <server> <rank|-> <step> [<path>]`` (``save-failed ...``
-   when the save raised), and
-3. waits at the step boundary until the restart stops the process (SIGTERM), so no
-   step is computed that the restart would throw away.
+- ``"action": "save"`` (``recovery: [dump, ...]``, the dying-gasp save): it saves the
+  network with ``mindspore.save_checkpoint`` into ``$ASCEND_CHECKPOINT_DIR`` as
+  ``<prefix>-1_<step>.ckpt`` if it is the first process listed (written under a
+  temporary name and renamed, so a reader sees a whole file or none), answers
+  ``saved <request> <server> <rank|-> <step> [<path>]`` (``save-failed ...`` when the
+  save raised), and waits at the step boundary until the restart stops the process
+  (SIGTERM), so no step is computed that the restart would throw away.
+- ``"action": "pause"`` with ``"role": "pause"`` (``recovery: [in-place, ...]``:
+  another process crashed and starts again in place): it answers
+  ``paused <request> <server> <rank|-> <step>`` and waits at the step boundary until
+  the file says ``"action": "resume"``, then training goes on.
+
+A process started again in place (``ASCEND_JOB_ATTEMPT`` > 0) waits, before its first
+step, until the file lists it with ``"role": "restart"``, answers
+``joined <request> <server> <rank|->``, and at ``"resume"`` calls ``on_join(step)``:
+the step the others paused at, whose state it must take from them. MindSpore has no
+public call for that transfer (MindIO TFT's replica recovery does it for MindSpore);
+a script passes the function that does it, for example one that loads the state a
+data-parallel replica wrote. Without ``on_join`` it resumes from the checkpoint it
+started from, and says so.
 
 Which process it is comes from the environment ascend-agent gives: ``MS_NODE_RANK``
-(msrun, one process per server) or ``RANK_ID`` (one process per NPU), and
-``ASCEND_JOB_GENERATION``. Without ``ASCEND_JOB_DIR`` the callback does nothing.
+(msrun, one process per server) or ``RANK_ID`` (one process per NPU),
+``ASCEND_JOB_GENERATION`` and ``ASCEND_JOB_ATTEMPT``. Without ``ASCEND_JOB_DIR`` the
+callback does nothing.
 """
 import json
 import os
@@ -29,25 +42,32 @@ from mindspore.train import Callback
 
 
 class AscendfsRecovery(Callback):
-    """Answer ascendfs's dying-gasp save requests at the end of a training step."""
+    """Answer ascendfs's recovery requests at the end of a training step."""
 
-    def __init__(self, prefix="model", poll_sec=1.0, wait_for_restart=True):
+    def __init__(self, prefix="model", poll_sec=1.0, wait_for_restart=True, on_join=None,
+                 log=print):
         super().__init__()
         self.job_dir = os.environ.get("ASCEND_JOB_DIR") or None
         self.ckpt_dir = os.environ.get("ASCEND_CHECKPOINT_DIR") or None
         self.generation = int(os.environ.get("ASCEND_JOB_GENERATION", "1"))
+        self.attempt = int(os.environ.get("ASCEND_JOB_ATTEMPT", "0") or 0)
         rank = os.environ.get("RANK_ID")
         self.rank = int(rank) if rank not in (None, "") else None
         self.node_rank = int(os.environ.get("MS_NODE_RANK", "0") or 0)
         self.prefix = prefix
         self.poll_sec = poll_sec
         self.wait_for_restart = wait_for_restart
+        self.on_join = on_join
+        self.log = log
         self.handled = 0
         self._seen = None
         self._read_at = 0.0
 
-    def _request(self):
-        """The open save request that lists this process: (request, entry, first) or None."""
+    def _request(self, force=False):
+        """A new request of this generation for this process: (doc, entry, first) or None.
+
+        entry is this process's entry in "processes" (None for a resume, which lists
+        nobody)."""
         path = os.path.join(self.job_dir, "recovery")
         try:
             st = os.stat(path)
@@ -55,7 +75,7 @@ class AscendfsRecovery(Callback):
             return None
         now = time.monotonic()
         stamp = (st.st_mtime_ns, st.st_size)
-        if stamp == self._seen and now - self._read_at < self.poll_sec:
+        if not force and stamp == self._seen and now - self._read_at < self.poll_sec:
             return None
         self._seen, self._read_at = stamp, now
         try:
@@ -63,32 +83,73 @@ class AscendfsRecovery(Callback):
                 doc = json.load(f)
         except (OSError, ValueError):
             return None
-        if (doc.get("action") != "save" or doc.get("generation") != self.generation or
+        if (doc.get("generation") != self.generation or
                 not isinstance(doc.get("request"), int) or doc["request"] <= self.handled):
+            return None
+        if doc.get("action") == "resume":
+            return doc, None, False
+        if doc.get("action") not in ("save", "pause"):
             return None
         for i, entry in enumerate(doc.get("processes") or []):
             mine = (entry.get("rank") == self.rank if self.rank is not None
                     else entry.get("node_rank") == self.node_rank)
             if mine and isinstance(entry.get("server"), str):
-                return doc["request"], entry, i == 0
+                return doc, entry, i == 0
         return None
 
     def _answer(self, line):
         with open(os.path.join(self.job_dir, "ctl"), "w", encoding="utf-8") as f:
             f.write(line + "\n")
 
+    def _who(self, doc, entry):
+        rank = "-" if self.rank is None else str(self.rank)
+        return f"{doc['request']} {entry['server']} {rank}"
+
+    def _wait_for_resume(self):
+        """Block until the file says resume; its step."""
+        while True:
+            asked = self._request(force=True)
+            if asked and asked[0].get("action") == "resume":
+                self.handled = asked[0]["request"]
+                return asked[0].get("step")
+            time.sleep(self.poll_sec or 0.05)
+
+    def on_train_begin(self, run_context):
+        if not self.job_dir or self.attempt <= 0:
+            return
+        # started again in place: join the others before the first step
+        while True:
+            asked = self._request(force=True)
+            if asked and asked[1] is not None and asked[0].get("action") == "pause" and \
+                    asked[1].get("role") == "restart":
+                self.handled = asked[0]["request"]
+                self._answer(f"joined {self._who(asked[0], asked[1])}")
+                break
+            time.sleep(self.poll_sec or 0.05)
+        step = self._wait_for_resume()
+        if self.on_join:
+            self.on_join(step)
+        else:
+            self.log(f"ascendfs: resumed in place; the others are at step {step}, and "
+                     "without on_join this process goes on from the checkpoint it loaded")
+
     def on_train_step_end(self, run_context):
         if not self.job_dir:
             return
         asked = self._request()
-        if not asked:
+        if not asked or asked[1] is None:
             return
-        request, entry, first = asked
-        self.handled = request
+        doc, entry, first = asked
+        self.handled = doc["request"]
         cb = run_context.original_args()
         step = int(cb.cur_step_num)
-        rank = "-" if self.rank is None else str(self.rank)
-        who = f"{request} {entry['server']} {rank}"
+        who = self._who(doc, entry)
+        if doc["action"] == "pause":
+            if entry.get("role") != "pause":
+                return
+            self._answer(f"paused {who} {step}")
+            self._wait_for_resume()
+            return
         try:
             path = ""
             if first:

@@ -1,11 +1,15 @@
 # SPDX-License-Identifier: MIT
 """examples/mindspore_recovery.py against a MindSpore stub: it answers a save request
 that lists it once, writes the checkpoint when it is listed first, and ignores requests
-for another generation or other processes. Usage: test_mindspore_callback.py SRCDIR"""
+for another generation or other processes; asked to pause for an in-place restart it
+answers and waits for the resume; started again in place it joins and is given the
+step to go on from. Usage: test_mindspore_callback.py SRCDIR"""
 import json
 import os
 import sys
 import tempfile
+import threading
+import time
 
 src = sys.argv[1]
 sys.path.insert(0, os.path.join(src, "tests", "unit", "mindspore_stub"))
@@ -83,6 +87,56 @@ with tempfile.TemporaryDirectory() as d:
     request(5, 2, [{"server": "n2", "node_rank": 1, "rank": None}])
     cb.on_train_step_end(Context(21))
     check("no checkpoint dir: save-failed", ctl() == "save-failed 5 n2 -\n", ctl())
+
+    # in-place: a survivor pauses at the step boundary and waits for the resume
+    def write(doc):
+        tmp = os.path.join(d, "recovery.tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        os.replace(tmp, os.path.join(d, "recovery"))
+
+    os.remove(os.path.join(d, "ctl"))
+    cb = mindspore_recovery.AscendfsRecovery(poll_sec=0.01, wait_for_restart=False)
+    write({"job": "x", "generation": 2, "request": 6, "action": "pause",
+           "processes": [{"server": "n2", "node_rank": 1, "rank": None, "role": "pause"},
+                         {"server": "n0", "node_rank": 0, "rank": None, "role": "restart"}]})
+    resume = threading.Timer(0.3, write, [{"job": "x", "generation": 2, "request": 7,
+                                           "action": "resume", "step": 30,
+                                           "processes": []}])
+    resume.start()
+    t0 = time.monotonic()
+    cb.on_train_step_end(Context(30))
+    waited = time.monotonic() - t0
+    resume.join()
+    check("asked to pause: it answers paused with its step", ctl() == "paused 6 n2 - 30\n",
+          ctl())
+    check("and goes on only after the resume", waited >= 0.25, f"{waited:.2f} s")
+    os.remove(os.path.join(d, "ctl"))
+    cb.on_train_step_end(Context(31))
+    check("the resume is not answered", ctl() == "", ctl())
+
+    # started again in place: it joins, and on_join gets the step
+    os.environ["ASCEND_JOB_ATTEMPT"] = "1"
+    os.environ["MS_NODE_RANK"] = "0"
+    joined_at = []
+    cb = mindspore_recovery.AscendfsRecovery(poll_sec=0.01, wait_for_restart=False,
+                                             on_join=joined_at.append)
+    write({"job": "x", "generation": 2, "request": 8, "action": "pause",
+           "processes": [{"server": "n2", "node_rank": 1, "rank": None, "role": "pause"},
+                         {"server": "n0", "node_rank": 0, "rank": None, "role": "restart"}]})
+
+    def resume_after_join():
+        while ctl() == "":
+            time.sleep(0.01)
+        write({"job": "x", "generation": 2, "request": 9, "action": "resume", "step": 44,
+               "processes": []})
+
+    t = threading.Thread(target=resume_after_join)
+    t.start()
+    cb.on_train_begin(Context(0))
+    t.join()
+    check("restarted in place: it answers joined", ctl() == "joined 8 n0 -\n", ctl())
+    check("and on_join gets the step the others paused at", joined_at == [44], joined_at)
 
 print(f"# {failures} failed")
 sys.exit(1 if failures else 0)
