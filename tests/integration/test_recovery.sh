@@ -14,7 +14,10 @@
 #      on the same server in the same generation, while the other pauses at the step
 #      boundary and keeps its pid; both go on from the step paused at. Then, with the
 #      survivor stopped (it cannot pause), the step waits recovery_timeout and falls
-#      back to job-level.
+#      back to job-level;
+#  (e) the daemon is SIGKILLed during an in-place restart (the survivor stopped, the
+#      restarted process joined) and restarted: the step, the join and the share's
+#      attempt are still there, and once the survivor pauses both resume in place.
 # Usage: test_recovery.sh ASCENDFS ASCEND_AGENT TRAIN_DEMO SRCDIR
 set -u
 ASCENDFS=$(realpath "$1")
@@ -247,6 +250,46 @@ check_contains "the event says why it fell back" \
 	"$(cat "$M/jobs/ip/events")"
 check_contains "the restarted process had joined" "joined (request 3)" "$(cat "$(log_of ip 1 "$A0")")"
 echo "cancel" >"$M/jobs/ip/ctl"
+
+# ---- (e) the daemon restarts during an in-place restart: the step goes on -------------
+submit ir <<EOF
+name: ir
+npus: 16
+command: "exec $TRAIN --steps 100000 --step-ms 20 --ckpt-every 0"
+recovery: [in-place, job]
+EOF
+# (it waits for ip's processes to be gone: the NPU faults above left few whole servers)
+wait_until 30 bash -c "[ \"\$(cat '$M/jobs/ir/status')\" = running ]"
+check_eq "ir runs" running "$(status_of ir)"
+read -r A0 A1 <<<"$(servers_of ir)"
+wait_until 20 all_started ir 1 "$A0" "$A1"
+sleep 1
+p0=$(pid_of ir 1 "$A0")
+kill -STOP "$p0" # it cannot pause until it is continued
+kill -KILL "$(pid_of ir 1 "$A1")"
+wait_until 10 bash -c "[ \"\$(cat '$M/jobs/ir/status')\" = recovering ]"
+wait_until 10 grep -q "joined (request 1)" "$(log_of ir 1 "$A1")"
+check_eq "ir recovers in place: the restarted process joined, the other has not paused" \
+	"pause 1 False True" \
+	"$(json "$M/jobs/ir/recovery" 'd["action"] + " " + str(d["request"]) + " " + str(d["processes"][0]["answered"]) + " " + str(d["processes"][1]["answered"])')"
+kill -KILL "$IT_PID"
+wait "$IT_PID" 2>/dev/null
+IT_PID=""
+it_start "$ASCENDFS" "$CONFIG" --state-dir "$STATE" || { not_ok "the daemon restarts"; it_finish; exit 1; }
+check_eq "after the restart the step still waits for the pause, the join kept" \
+	"recovering pause 1 True" \
+	"$(status_of ir) $(json "$M/jobs/ir/recovery" 'd["action"] + " " + str(d["request"]) + " " + str(d["processes"][1]["answered"])')"
+check_eq "its agent still lists the share's attempt" 1 \
+	"$(awk '$1 == "ir" { print $10 }' "$M/nodes/$A1/jobs")"
+kill -CONT "$p0"
+if wait_until 10 grep -q "resumed in place at step" "$(log_of ir 1 "$A0")"; then
+	ok "continued, the other pauses and both resume in place"
+else
+	not_ok "continued, the other pauses and both resume in place" "$(cat "$M/jobs/ir/recovery")"
+fi
+check_eq "ir runs again in generation 1" "running 1" "$(status_of ir) $(gen_of ir)"
+check_eq "the process on $A0 is the same one" "$p0" "$(pid_of ir 1 "$A0")"
+echo "cancel" >"$M/jobs/ir/ctl"
 
 agents_cleanup
 it_stop
