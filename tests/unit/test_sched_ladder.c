@@ -894,6 +894,54 @@ static void test_ladder_in_place_resume_ends_with_its_generation(void **state)
 	sched_cluster_free(c);
 }
 
+/*
+ * Per-rank launch: rank 9 exits; the 15 other ranks (its server's too) pause, only
+ * rank 9 joins; the rank table stays, rank 9's server's share gets attempt 1.
+ */
+static void test_ladder_in_place_per_rank(void **state)
+{
+	struct sched_job *j;
+	struct sched_cluster *c = in_place_job(3, NULL, 3, &j);
+	const char *s1 = fx_server_name(c, j->slices[1].server);
+	char why[SCHED_REASON_MAX] = "";
+
+	(void)state;
+	j->spec->launch = CONF_LAUNCH_PER_RANK;
+	assert_int_equal(sched_job_process_exit(c, "ip", FX_UID, 1, s1, 9, 3, tick(1), why), 0);
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+	assert_int_equal(j->ladder.strategy, CONF_RECOVERY_IN_PLACE);
+	assert_int_equal(j->ladder.restarted, 9);
+	assert_int_equal(j->ladder.waited_count, 15);
+	assert_int_equal(j->slices[1].attempt, 1);
+	assert_int_equal(sched_job_recovery_answer(c, "ip", FX_UID, 1, s1, -1, SCHED_ANSWER_JOINED,
+						   0, NULL, tick(1), why),
+			 -EINVAL);
+	assert_non_null(strstr(why, "RANK_ID"));
+	assert_int_equal(sched_job_recovery_answer(c, "ip", FX_UID, 1, s1, 8, SCHED_ANSWER_JOINED,
+						   0, NULL, tick(1), why),
+			 -EINVAL);
+	assert_int_equal(sched_job_recovery_answer(c, "ip", FX_UID, 1, s1, 9, SCHED_ANSWER_JOINED,
+						   0, NULL, tick(1), why),
+			 0);
+	for (int r = 0; r < 16; r++) {
+		const char *srv = fx_server_name(c, j->slices[r / 8].server);
+
+		if (r == 9)
+			continue;
+		assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+		assert_int_equal(sched_job_recovery_answer(c, "ip", FX_UID, 1, srv, r,
+							   SCHED_ANSWER_PAUSED, 100 + (r == 3),
+							   NULL, tick(1), why),
+				 0);
+	}
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->generation, 1);
+	assert_int_equal(j->ladder.resume_step, 101); /* the newest step paused at */
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "in-place: rank 9 on"));
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -918,6 +966,7 @@ int main(void)
 		cmocka_unit_test(test_ladder_in_place_applies_to_process_exits_only),
 		cmocka_unit_test(test_ladder_in_place_falls_back),
 		cmocka_unit_test(test_ladder_in_place_resume_ends_with_its_generation),
+		cmocka_unit_test(test_ladder_in_place_per_rank),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
