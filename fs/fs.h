@@ -279,7 +279,9 @@
  *                                          stopping, NPUs held until its processes are
  *                                          gone, then cancelled/completed) |
  *                                          "checkpoint <step> <abs path> [<generation>]" |
- *                                          "exit <generation> <server> <code> [<rank>]"
+ *                                          "exit <generation> <server> <code> [<rank>|-
+ *                                          [<attempt>]]" (an exit of an attempt older
+ *                                          than the share's is ignored)
  *                                          (agents report process exits) |
  *                                          "saved <request> <server> <rank|-> <step>
  *                                          [<abs path>]" | "save-failed <request>

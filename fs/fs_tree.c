@@ -686,7 +686,7 @@ int fs_render(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec, ch
 				   "# write one command per line (the job's owner or root):\n"
 				   "# cancel | complete |\n"
 				   "# checkpoint <step> <absolute path> [<generation>] |\n"
-				   "# exit <generation> <server> <status> [<rank>] |\n"
+				   "# exit <generation> <server> <status> [<rank>|- [<attempt>]] |\n"
 				   "# saved <request> <server> <rank|-> <step> [<path>] |\n"
 				   "# save-failed <request> <server> <rank|-> |\n"
 				   "# paused <request> <server> <rank|-> <step> |\n"
@@ -990,18 +990,23 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 		if (n == 4 && j && gen < j->generation)
 			return 0;
 		r = sched_job_checkpoint(c, p->job, uid, step, w[2], now_usec);
-	} else if ((n == 4 || n == 5) && strcmp(w[0], "exit") == 0) {
-		uint64_t gen, code, rank = 0;
+	} else if ((n == 4 || n == 5 || n == 6) && strcmp(w[0], "exit") == 0) {
+		uint64_t gen, code, rank = 0, attempt = 0;
+		bool has_rank = n >= 5 && !(n == 6 && strcmp(w[4], "-") == 0);
 
+		/* exit <generation> <server> <status> [<rank>|- [<attempt>]] */
 		if (parse_u64(w[1], &gen) < 0 || gen > UINT32_MAX || parse_u64(w[3], &code) < 0 ||
-		    code > 255 || (n == 5 && (parse_u64(w[4], &rank) < 0 || rank > INT32_MAX))) {
+		    code > 255 || (has_rank && (parse_u64(w[4], &rank) < 0 || rank > INT32_MAX)) ||
+		    (n == 6 && (parse_u64(w[5], &attempt) < 0 || attempt > UINT32_MAX))) {
 			snprintf(why, SCHED_REASON_MAX,
-				 "usage: exit <generation> <server> <status 0-255> [<rank>]");
+				 "usage: exit <generation> <server> <status 0-255> [<rank>|- "
+				 "[<attempt>]]");
 			return -EINVAL;
 		}
-		r = sched_job_process_exit(c, p->job, uid, (unsigned)gen, w[2],
-					   n == 5 ? (int)rank : -1,
-					   (int)code, now_usec, why);
+		r = sched_job_process_exit_attempt(c, p->job, uid, (unsigned)gen,
+						   (unsigned)attempt, w[2],
+						   has_rank ? (int)rank : -1, (int)code, now_usec,
+						   why);
 		if (r == -EINVAL)
 			return r;
 	} else if (((n == 5 || n == 6) && strcmp(w[0], "saved") == 0) ||
@@ -1044,7 +1049,7 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 		snprintf(why, SCHED_REASON_MAX,
 			 "unknown command \"%.100s\"; use cancel, complete, "
 			 "checkpoint <step> <path>, "
-			 "exit <generation> <server> <status> [<rank>], or an answer to "
+			 "exit <generation> <server> <status> [<rank>|- [<attempt>]], or an answer to "
 			 "jobs/<job>/recovery: saved, save-failed, paused or joined",
 			 line);
 		return -EINVAL;

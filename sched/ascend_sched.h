@@ -406,7 +406,9 @@ struct sched_job {
 					 * one (sched_health.c) */
 	bool *exited_ok;		/* owned: per process of this generation (per server for
 					 * msrun, per rank for per-rank), exited with status 0 */
-	size_t exited_count;		/* entries of exited_ok */
+	bool *exited_bad;		/* owned: the same processes, exited with another status
+					 * and not started again in place since; NULL = none */
+	size_t exited_count;		/* entries of exited_ok (and exited_bad) */
 	unsigned exits_generation;	/* generation exited_ok belongs to */
 	uint64_t first_start_usec;	/* when the first generation began (status.json's
 					 * `started`; start_usec is the current run's) */
@@ -877,6 +879,17 @@ unsigned sched_ladder_expire(struct sched_cluster *c, uint64_t now_usec);
 int sched_job_process_exit(struct sched_cluster *c, const char *name, uid_t uid,
 			   unsigned generation, const char *server, int rank, int code,
 			   uint64_t now_usec, char *reason);
+
+/*
+ * sched_job_process_exit_attempt() - sched_job_process_exit() for a process started in
+ * attempt @attempt of its server's share (sched_slice.attempt; 0 = as first started):
+ * the exit of an earlier attempt than the share's (a report sent again after the
+ * process was started again in place) is ignored and returns 0. What the agents'
+ * `exit` lines go through.
+ */
+int sched_job_process_exit_attempt(struct sched_cluster *c, const char *name, uid_t uid,
+				   unsigned generation, unsigned attempt, const char *server,
+				   int rank, int code, uint64_t now_usec, char *reason);
 
 /*
  * sched_job_note_refusal() - append a "refused" event for job @name saying @reason

@@ -164,6 +164,23 @@ void sched_history_note(struct sched_cluster *c, struct sched_job *j, enum sched
 			set_end(r, end_of_state(to, SCHED_RUN_PREEMPTED), j->reason);
 		r->end_usec = now_usec;
 		r = NULL;
+	} else if (r && from == SCHED_JOB_RUNNING && to == SCHED_JOB_RECOVERING &&
+		   j->ladder.active && j->ladder.strategy == CONF_RECOVERY_IN_PLACE) {
+		/* an in-place restart: the generation runs on, its record stays open */
+		return;
+	} else if (r && from == SCHED_JOB_RECOVERING && to == SCHED_JOB_RUNNING &&
+		   r->generation == j->generation) {
+		/* resumed in place: the exit that opened the step did not end the generation */
+		r->has_exit = false;
+		r->exit_code = 0;
+		return;
+	} else if (r && from == SCHED_JOB_RECOVERING && to != SCHED_JOB_STOPPING) {
+		/* an in-place restart that fell back: the generation ended with the fault */
+		set_end(r, end_of_state(to, r->has_exit && r->exit_code != 0 ?
+						    SCHED_RUN_FAILED : SCHED_RUN_NODE_FAIL),
+			j->reason);
+		r->end_usec = now_usec;
+		r = NULL;
 	} else if (r && from == SCHED_JOB_RUNNING && to != SCHED_JOB_RUNNING) {
 		enum sched_run_end e = SCHED_RUN_REQUEUED;
 

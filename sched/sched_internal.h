@@ -312,6 +312,12 @@ int sched_job_process_index(const struct sched_cluster *c, const struct sched_jo
 			    const char *server, int rank, size_t *ret, char *reason);
 
 /*
+ * sched_job_process_exited() - has process @idx of @j's generation exited (with any
+ * status; one started again in place since counts as running)?
+ */
+bool sched_job_process_exited(const struct sched_job *j, size_t idx);
+
+/*
  * sched_replace() - a placement for @j keeping its slices whose @bad entry is false and
  * replacing the others by whole free servers of the same type (same leaf switch first).
  * New array (free()) in topology order with ranks assigned. Nothing is changed.

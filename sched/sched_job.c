@@ -86,7 +86,9 @@ static void transition(struct sched_cluster *c, struct sched_job *j, enum sched_
 	j->change_usec = now_usec;
 	if (to == SCHED_JOB_PENDING && from != SCHED_JOB_PENDING)
 		j->pending_since_usec = now_usec;
-	if (to == SCHED_JOB_RUNNING && from != SCHED_JOB_RUNNING)
+	/* (a resume in place goes on in the same generation: it did not start again) */
+	if (to == SCHED_JOB_RUNNING && from != SCHED_JOB_RUNNING &&
+	    !(from == SCHED_JOB_RECOVERING && j->ladder.resumed && kind == SCHED_EV_RECOVERY))
 		j->start_usec = now_usec;
 	if (to == SCHED_JOB_RUNNING && !j->first_start_usec)
 		j->first_start_usec = now_usec;
@@ -312,6 +314,7 @@ void sched_job_free(struct sched_job *j)
 	free(j->checkpoint_path);
 	free(j->resume_path);
 	free(j->exited_ok);
+	free(j->exited_bad);
 	free(j->usage);
 	sched_ladder_free(&j->ladder);
 	sched_history_free(j);
@@ -1386,6 +1389,28 @@ size_t sched_job_process_slice(const struct sched_job *j, size_t idx)
 	return j->slice_count - 1;
 }
 
+int sched_job_process_exit_attempt(struct sched_cluster *c, const char *name, uid_t uid,
+				   unsigned generation, unsigned attempt, const char *server,
+				   int rank, int code, uint64_t now_usec, char *reason)
+{
+	const struct sched_job *j = sched_cluster_find_job(c, name);
+	int s = sched_cluster_find_server(c, server);
+
+	/* (a stranger's report goes on to be refused) */
+	if (j && (uid == 0 || uid == j->uid) && generation == j->generation && s >= 0)
+		for (size_t k = 0; k < j->slice_count; k++)
+			if (j->slices[k].server == (unsigned)s && attempt < j->slices[k].attempt)
+				return 0; /* that process was started again since */
+	return sched_job_process_exit(c, name, uid, generation, server, rank, code, now_usec,
+				      reason);
+}
+
+bool sched_job_process_exited(const struct sched_job *j, size_t idx)
+{
+	return j->exits_generation == j->generation && idx < j->exited_count &&
+	       (j->exited_ok[idx] || (j->exited_bad && j->exited_bad[idx]));
+}
+
 int sched_job_process_exit(struct sched_cluster *c, const char *name, uid_t uid,
 			   unsigned generation, const char *server, int rank, int code,
 			   uint64_t now_usec, char *reason)
@@ -1399,15 +1424,8 @@ int sched_job_process_exit(struct sched_cluster *c, const char *name, uid_t uid,
 		return r;
 	if (generation != j->generation)
 		return 0; /* a process of an earlier generation, stopped on purpose */
-	if (j->state == SCHED_JOB_RECOVERING && j->ladder.active) {
-		/* a process the ladder's step waits for will not answer now */
-		if (sched_job_process_index(c, j, server, rank, &idx, reason) < 0)
-			return -EINVAL;
-		sched_history_note_exit(j, code);
-		sched_ladder_process_gone(c, j, idx, code, now_usec);
-		return 0;
-	}
-	if (j->state != SCHED_JOB_RUNNING)
+	if (j->state != SCHED_JOB_RUNNING &&
+	    !(j->state == SCHED_JOB_RECOVERING && j->ladder.active))
 		return 0;
 	r = sched_job_process_index(c, j, server, rank, &idx, reason);
 	if (r < 0)
@@ -1415,17 +1433,37 @@ int sched_job_process_exit(struct sched_cluster *c, const char *name, uid_t uid,
 	slice = sched_job_process_slice(j, idx);
 	per_rank = j->spec->launch == CONF_LAUNCH_PER_RANK;
 	count = sched_job_process_count(j);
-	if (j->exits_generation != j->generation || j->exited_count != count) {
-		bool *n = calloc(count, sizeof(*n));
+	if (j->exits_generation != j->generation || j->exited_count != count || !j->exited_bad) {
+		bool *n = calloc(count, sizeof(*n)), *b = calloc(count, sizeof(*b));
 
-		if (!n)
+		if (!n || !b) {
+			free(n);
+			free(b);
 			return -ENOMEM;
+		}
+		/* the same generation's (a record saved before exited_bad): kept */
+		for (size_t i = 0; j->exits_generation == j->generation && i < count &&
+				   i < j->exited_count; i++) {
+			n[i] = j->exited_ok[i];
+			b[i] = j->exited_bad && j->exited_bad[i];
+		}
 		free(j->exited_ok);
+		free(j->exited_bad);
 		j->exited_ok = n;
+		j->exited_bad = b;
 		j->exited_count = count;
 		j->exits_generation = j->generation;
 	}
 	sched_history_note_exit(j, code);
+	if (code != 0)
+		j->exited_bad[idx] = true;
+	if (j->state == SCHED_JOB_RECOVERING) {
+		/* a process the ladder's step waits for will not answer now */
+		if (code == 0)
+			j->exited_ok[idx] = true;
+		sched_ladder_process_gone(c, j, idx, code, now_usec);
+		return 0;
+	}
 	if (code != 0) {
 		char why[SCHED_REASON_MAX];
 

@@ -132,13 +132,18 @@ static void ladder_text(const struct sched_job *j, char *buf, size_t len)
 	conf_recovery_list_text(j->spec->recovery, j->spec->recovery_count, buf, len);
 }
 
-/* Has process @idx of @j survived the fault the ladder holds (or @failed, -1)? */
+/*
+ * Has process @idx of @j survived the fault the ladder holds (or @failed, -1)? Not when
+ * it exited (a fault's own process, one that finished with status 0, one that exited
+ * during a step) or its server failed.
+ */
 static bool survives(const struct sched_cluster *c, const struct sched_job *j, size_t idx,
 		     long failed)
 {
 	const struct sched_slice *sl = &j->slices[sched_job_process_slice(j, idx)];
 
-	return (long)idx != failed && !sched_slice_is_bad(c, sl) &&
+	return (long)idx != failed && !sched_job_process_exited(j, idx) &&
+	       !sched_slice_is_bad(c, sl) &&
 	       !(j->ladder.fault_server >= 0 && !j->ladder.process_fault &&
 		 sl->server == (unsigned)j->ladder.fault_server);
 }
@@ -474,6 +479,10 @@ static void in_place_settle(struct sched_cluster *c, struct sched_job *j, uint64
 	size_t paused = l->answered_count;
 
 	process_label(c, j, (size_t)l->restarted, who, sizeof(who));
+	/* it runs again */
+	if (j->exited_bad && (size_t)l->restarted < j->exited_count &&
+	    j->exits_generation == j->generation)
+		j->exited_bad[l->restarted] = false;
 	j->restarts++;
 	j->restart_counted_usec = now_usec;
 	snprintf(what, sizeof(what),
@@ -633,14 +642,14 @@ static int in_place_answer(struct sched_cluster *c, struct sched_job *j, size_t 
 				     server, l->request);
 			return -EINVAL;
 		}
+		/* (answered[] and its count are the survivors': a restore counts them) */
 		if (!l->joined) {
 			l->joined = true;
-			l->answered[idx] = true;
 			j->change_usec = now_usec;
 			step_changed(c, j);
 		}
 	} else {
-		if (l->answered[idx] && (long)idx != l->restarted)
+		if (l->answered[idx])
 			return 0; /* a retry of the same write */
 		if (!l->waited[idx]) {
 			sched_reason(reason, "the process on %s is %s: it answers joined "
@@ -862,7 +871,7 @@ int sched_render_job_recovery(const struct sched_cluster *c, const struct sched_
 		       jset(p, "rank", per_rank ? json_integer((json_int_t)i) : json_null()) ||
 		       jset(p, "role", json_string(restarted ? "restart" :
 						   in_place ? "pause" : "save")) ||
-		       jset(p, "answered", json_boolean(l->answered[i])) ||
+		       jset(p, "answered", json_boolean(restarted ? l->joined : l->answered[i])) ||
 		       json_array_append_new(procs, p);
 	}
 	bad |= jset(o, "job", json_string(j->name)) ||

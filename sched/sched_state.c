@@ -396,6 +396,21 @@ int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, cha
 		if (json_array_append_new(exits, json_boolean(j->exited_ok[i])) < 0)
 			d.failed = true;
 	put_array_opt(&d, "exited_ok", exits);
+	/* exits with another status (absent: none), for the recovery ladder */
+	{
+		bool any = false;
+
+		for (size_t i = 0; j->exited_bad && i < j->exited_count; i++)
+			any |= j->exited_bad[i];
+		if (any) {
+			json_t *bad = json_array();
+
+			for (size_t i = 0; bad && i < j->exited_count; i++)
+				if (json_array_append_new(bad, json_boolean(j->exited_bad[i])) < 0)
+					d.failed = true;
+			put_array_opt(&d, "exited_bad", bad);
+		}
+	}
 	for (size_t i = 0; slices && i < j->slice_count; i++) {
 		const struct sched_slice *sl = &j->slices[i];
 		json_t *so = slice_json(c->servers[sl->server].conf->name, sl->first_rank,
@@ -1017,6 +1032,21 @@ static int load_job_fields(struct sched_cluster *c, struct sched_job_decoded *d,
 			if (!json_is_boolean(json_array_get(exits, i)))
 				goto malformed;
 			j->exited_ok[i] = json_is_true(json_array_get(exits, i));
+		}
+	}
+	if (json_object_get(o, "exited_bad")) {
+		const json_t *bad = json_object_get(o, "exited_bad");
+
+		if (!json_is_array(bad) || json_array_size(bad) != j->exited_count)
+			goto malformed;
+		j->exited_bad = calloc(j->exited_count ? j->exited_count : 1,
+				       sizeof(*j->exited_bad));
+		if (!j->exited_bad)
+			return -ENOMEM;
+		for (size_t i = 0; i < j->exited_count; i++) {
+			if (!json_is_boolean(json_array_get(bad, i)))
+				goto malformed;
+			j->exited_bad[i] = json_is_true(json_array_get(bad, i));
 		}
 	}
 	/* a draft has no spec; a job that was accepted has one (a rejected or cancelled

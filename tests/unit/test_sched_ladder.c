@@ -942,6 +942,133 @@ static void test_ladder_in_place_per_rank(void **state)
 	sched_cluster_free(c);
 }
 
+/* A survivor exits during the step: the fallback does not ask it (nor the restarted one). */
+static void test_ladder_in_place_fallback_skips_the_exited(void **state)
+{
+	struct sched_job *j;
+	struct sched_cluster *c = in_place_job(3, "  recovery_timeout: 30\n", 3, &j);
+	unsigned s0 = j->slices[0].server, s1 = j->slices[1].server;
+	char why[SCHED_REASON_MAX] = "";
+
+	(void)state;
+	assert_int_equal(sched_job_process_exit(c, "ip", FX_UID, 1, fx_server_name(c, s1), -1, 3,
+						tick(1), why),
+			 0);
+	assert_int_equal(sched_job_process_exit(c, "ip", FX_UID, 1, fx_server_name(c, s0), -1, 9,
+						tick(1), why),
+			 0);
+	/* nobody is left for the dump: job-level at once, not after recovery_timeout */
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->generation, 2);
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "dump: no process survived the fault"));
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/*
+ * An exit report sent again (the agent retries a write whose answer it lost) is of the
+ * attempt before: it neither ends the step nor, after the resume, opens a new one.
+ */
+static void test_ladder_in_place_repeated_exit_report(void **state)
+{
+	struct sched_job *j;
+	struct sched_cluster *c = in_place_job(3, NULL, 3, &j);
+	unsigned s0 = j->slices[0].server, s1 = j->slices[1].server;
+	const char *n1 = fx_server_name(c, s1);
+	char why[SCHED_REASON_MAX] = "";
+
+	(void)state;
+	for (int k = 0; k < 2; k++)
+		assert_int_equal(sched_job_process_exit_attempt(c, "ip", FX_UID, 1, 0, n1, -1, 3,
+								tick(1), why),
+				 0);
+	assert_int_equal(j->ladder.strategy, CONF_RECOVERY_IN_PLACE);
+	assert_true(j->ladder.active);
+	assert_false(has_event(c, SCHED_EV_RECOVERY, "exited again"));
+	assert_int_equal(in_place_answer(c, 1, s0, SCHED_ANSWER_PAUSED, 9, why), 0);
+	assert_int_equal(in_place_answer(c, 1, s1, SCHED_ANSWER_JOINED, 0, why), 0);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(sched_job_process_exit_attempt(c, "ip", FX_UID, 1, 0, n1, -1, 3,
+							tick(1), why),
+			 0);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->slices[1].attempt, 1);
+	/* the restarted process's own exit (attempt 1) is a new fault */
+	agents_report(c);
+	assert_int_equal(sched_job_process_exit_attempt(c, "ip", FX_UID, 1, 1, n1, -1, 3,
+							tick(1), why),
+			 0);
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+	assert_int_equal(j->slices[1].attempt, 2);
+	/* a stranger's report is still refused */
+	assert_int_equal(sched_job_process_exit_attempt(c, "ip", FX_OTHER_UID, 1, 0, n1, -1, 3,
+							tick(1), why),
+			 -EPERM);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/* The generation goes on: one history record, still open, without the exit's status. */
+static void test_ladder_in_place_history_keeps_the_generation(void **state)
+{
+	struct sched_job *j;
+	struct sched_cluster *c = in_place_job(3, NULL, 3, &j);
+	unsigned s0 = j->slices[0].server, s1 = j->slices[1].server;
+	char why[SCHED_REASON_MAX] = "";
+	uint64_t started = j->start_usec;
+
+	(void)state;
+	assert_int_equal(sched_job_process_exit(c, "ip", FX_UID, 1, fx_server_name(c, s1), -1, 3,
+						tick(1), why),
+			 0);
+	assert_int_equal(in_place_answer(c, 1, s0, SCHED_ANSWER_PAUSED, 9, why), 0);
+	assert_int_equal(in_place_answer(c, 1, s1, SCHED_ANSWER_JOINED, 0, why), 0);
+	assert_int_equal(j->run_count, 1);
+	assert_int_equal(j->runs[0].generation, 1);
+	assert_int_equal(j->runs[0].end, SCHED_RUN_OPEN);
+	assert_false(j->runs[0].has_exit);
+	/* it did not start again (preemption takes the newest runs first) */
+	assert_int_equal(j->start_usec, started);
+	sched_cluster_free(c);
+
+	/* a fallback ends the generation's record as failed, and the next opens */
+	c = in_place_job(3, "  recovery_timeout: 5\n", 3, &j);
+	s1 = j->slices[1].server;
+	j->spec->recovery[1] = CONF_RECOVERY_JOB;
+	j->spec->recovery_count = 2;
+	assert_int_equal(sched_job_process_exit(c, "ip", FX_UID, 1, fx_server_name(c, s1), -1, 3,
+						tick(1), why),
+			 0);
+	sched_tick(c, tick(6));
+	assert_int_equal(j->generation, 2);
+	assert_int_equal(j->run_count, 2);
+	assert_int_equal(j->runs[0].end, SCHED_RUN_FAILED);
+	assert_int_equal(j->runs[0].exit_code, 3);
+	assert_int_equal(j->runs[1].generation, 2);
+	assert_int_equal(j->runs[1].end, SCHED_RUN_OPEN);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/* Per-rank: a rank that finished (status 0) is not asked to pause. */
+static void test_ladder_in_place_finished_rank_is_not_asked(void **state)
+{
+	struct sched_job *j;
+	struct sched_cluster *c = in_place_job(3, NULL, 3, &j);
+	const char *s1 = fx_server_name(c, j->slices[1].server);
+	char why[SCHED_REASON_MAX] = "";
+
+	(void)state;
+	j->spec->launch = CONF_LAUNCH_PER_RANK;
+	assert_int_equal(sched_job_process_exit(c, "ip", FX_UID, 1, s1, 8, 0, tick(1), why), 0);
+	assert_int_equal(sched_job_process_exit(c, "ip", FX_UID, 1, s1, 9, 3, tick(1), why), 0);
+	assert_int_equal(j->ladder.strategy, CONF_RECOVERY_IN_PLACE);
+	assert_false(j->ladder.waited[8]);
+	assert_int_equal(j->ladder.waited_count, 14);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -967,6 +1094,10 @@ int main(void)
 		cmocka_unit_test(test_ladder_in_place_falls_back),
 		cmocka_unit_test(test_ladder_in_place_resume_ends_with_its_generation),
 		cmocka_unit_test(test_ladder_in_place_per_rank),
+		cmocka_unit_test(test_ladder_in_place_fallback_skips_the_exited),
+		cmocka_unit_test(test_ladder_in_place_repeated_exit_report),
+		cmocka_unit_test(test_ladder_in_place_history_keeps_the_generation),
+		cmocka_unit_test(test_ladder_in_place_finished_rank_is_not_asked),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

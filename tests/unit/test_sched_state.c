@@ -580,6 +580,7 @@ static void test_state_restored_in_place_step_waits_on(void **state)
 	assert_int_equal(j->ladder.strategy, CONF_RECOVERY_IN_PLACE);
 	assert_int_equal(j->ladder.restarted, 1);
 	assert_int_equal(j->ladder.waited_count, 0);
+	assert_int_equal(j->ladder.answered_count, 1); /* the survivor's pause, not the join */
 	assert_int_equal(j->ladder.saved_step, 33);
 	assert_int_equal(j->slices[1].attempt, 1);
 	assert_int_equal(j->slices[0].attempt, 0);
@@ -604,6 +605,52 @@ static void test_state_restored_in_place_step_waits_on(void **state)
 	assert_int_equal(j->ladder.resume_step, 33);
 	assert_int_equal(j->ladder.request, 2);
 	assert_int_equal(j->slices[1].attempt, 1);
+	saved_free(&saved);
+	sched_cluster_free(a);
+	sched_cluster_free(b);
+}
+
+/* The restarted process joined before the survivor paused: restored, the join is not
+ * counted among the pauses (the outcome's count and a timeout's "N of M" use them). */
+static void test_state_restored_in_place_join_is_not_a_pause(void **state)
+{
+	struct fx_opts o = { .servers = 3, .cluster_extra = "  recovery_timeout: 60\n" };
+	struct sched_cluster *a = fx_cluster(&o), *b;
+	struct conf_job_spec *s = spec("ip", 16, NULL, 500, 0);
+	char why[SCHED_REASON_MAX] = "";
+	struct sched_job *j;
+	struct saved saved;
+	unsigned s0, s1;
+	uint64_t t = adv(1);
+
+	(void)state;
+	for (unsigned i = 0; i < 3; i++)
+		fx_report_ok(a, i, t);
+	s->recovery[0] = CONF_RECOVERY_IN_PLACE;
+	s->recovery[1] = CONF_RECOVERY_JOB;
+	s->recovery_count = 2;
+	j = run(a, s);
+	s0 = j->slices[0].server;
+	s1 = j->slices[1].server;
+	assert_int_equal(sched_job_process_exit(a, "ip", FX_UID, 1, a->servers[s1].conf->name, -1,
+						3, adv(1), why),
+			 0);
+	assert_int_equal(sched_job_recovery_answer(a, "ip", FX_UID, 1, a->servers[s1].conf->name,
+						   -1, SCHED_ANSWER_JOINED, 0, NULL, adv(1), why),
+			 0);
+	save_all(a, &saved);
+	b = fx_cluster(&o);
+	load_all(b, &saved, adv(1));
+	j = sched_cluster_find_job(b, "ip");
+	assert_true(j->ladder.joined);
+	assert_int_equal(j->ladder.answered_count, 0);
+	assert_int_equal(j->ladder.waited_count, 1);
+	assert_int_equal(sched_job_recovery_answer(b, "ip", FX_UID, 1, b->servers[s0].conf->name,
+						   -1, SCHED_ANSWER_PAUSED, 5, NULL, adv(1), why),
+			 0);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_non_null(strstr(j->ladder.outcome, "1 survivor goes on from step 5"));
+	fx_check(b);
 	saved_free(&saved);
 	sched_cluster_free(a);
 	sched_cluster_free(b);
@@ -1791,6 +1838,7 @@ int main(void)
 		cmocka_unit_test(test_state_restored_dump_step_waits_on),
 		cmocka_unit_test(test_state_restored_dump_steps_stay_counted),
 		cmocka_unit_test(test_state_restored_in_place_step_waits_on),
+		cmocka_unit_test(test_state_restored_in_place_join_is_not_a_pause),
 		cmocka_unit_test(test_state_history_round_trip),
 		cmocka_unit_test(test_state_history_records_saved_apart),
 		cmocka_unit_test(test_state_records_out_of_memory),
