@@ -56,6 +56,8 @@ struct proc {
 				 * NULL without per-job cgroups */
 	bool adopted;		/* left running by an earlier agent: watched through its
 				 * cgroup until it empties */
+	unsigned attempt;	/* the share's attempt it was started in (in-place
+				 * restarts): its exit report says it */
 };
 
 enum run_state {
@@ -307,7 +309,15 @@ static bool report_exit(struct agent_launcher *l, struct run *r, struct proc *p)
 		p->report_due = false;
 		return true;
 	}
-	if (p->rank >= 0)
+	/* a process started again in place says which attempt ended: a report of an
+	 * earlier one, sent again, is then not taken for it */
+	if (p->attempt > 0 && p->rank >= 0)
+		snprintf(line, sizeof(line), "exit %u %s %d %d %u\n", r->share.generation,
+			 l->o.node, p->code, p->rank, p->attempt);
+	else if (p->attempt > 0)
+		snprintf(line, sizeof(line), "exit %u %s %d - %u\n", r->share.generation,
+			 l->o.node, p->code, p->attempt);
+	else if (p->rank >= 0)
 		snprintf(line, sizeof(line), "exit %u %s %d %d\n", r->share.generation, l->o.node,
 			 p->code, p->rank);
 	else
@@ -887,10 +897,12 @@ static int start_run(struct agent_launcher *l, const struct agent_share *s)
 	r->share = *s;
 	r->wd = -1;
 	r->proc_count = count;
-	for (size_t i = 0; i < count; i++)
+	for (size_t i = 0; i < count; i++) {
 		r->procs[i].rank = s->launch != CONF_LAUNCH_PER_RANK ? -1 :
 				   i < s->npu_count ? (int)(s->first_rank + i) :
 						      PROC_SCHEDULER;
+		r->procs[i].attempt = s->attempt;
+	}
 	l->runs[l->run_count++] = r;
 	read_submitted(l, s->job, r->submitted, sizeof(r->submitted));
 	watch_job(l, r);
@@ -939,9 +951,10 @@ static int start_run(struct agent_launcher *l, const struct agent_share *s)
 
 /*
  * The daemon restarted the share of run @r in place (its attempt rose in the listing,
- * @s; sched_ladder.c): start again those of its processes that exited, in the same
- * generation, on the same NPUs and with the same log (appended), with
- * ASCEND_JOB_ATTEMPT set; the processes still running are left alone. Returns 0, or
+ * @s; sched_ladder.c): start again those of its processes that exited with a status
+ * other than 0, in the same generation, on the same NPUs and with the same log
+ * (appended), with ASCEND_JOB_ATTEMPT set; the processes still running, and those that
+ * finished (status 0), are left alone. Returns 0, or
  * -EAGAIN when an exit is not reported yet, a process group that exited still has
  * members, or the job's files cannot be read now (the next sync tries again).
  */
@@ -951,7 +964,6 @@ static int restart_in_place(struct agent_launcher *l, struct run *r, const struc
 	struct conf_error err;
 	char path[PATH_MAX], where[768], gen[16], attempt[16], label[160], note[64], *buf = NULL;
 	size_t len = 0;
-	unsigned restarted = 0;
 	int e;
 
 	if (r->state != RUN_ACTIVE) {
@@ -988,7 +1000,8 @@ static int restart_in_place(struct agent_launcher *l, struct run *r, const struc
 		char rel[CONF_NAME_MAX + 32];
 		const char *g;
 
-		if (p->running)
+		/* what runs goes on; what ended with status 0 finished its part */
+		if (p->running || p->code == 0)
 			continue;
 		if (s->launch == CONF_LAUNCH_PER_RANK)
 			snprintf(rel, sizeof(rel), "ranks/%u.env",
@@ -1004,10 +1017,11 @@ static int restart_in_place(struct agent_launcher *l, struct run *r, const struc
 		}
 		g = e == 0 ? agent_env_get(&worker, "ASCEND_JOB_GENERATION") : NULL;
 		if (!g || strcmp(g, gen) != 0) {
-			/* restarted meanwhile as a new generation, or not readable now */
+			/* restarted meanwhile as a new generation, or not readable now: the next
+			 * sync tries again (what was started here runs, and is skipped then) */
 			agent_env_release(&worker);
 			conf_job_spec_free(spec);
-			return restarted ? 0 : -EAGAIN;
+			return -EAGAIN;
 		}
 		if (p->rank == PROC_SCHEDULER) {
 			e = agent_env_scheduler(&worker, &env);
@@ -1028,9 +1042,9 @@ static int restart_in_place(struct agent_launcher *l, struct run *r, const struc
 			  label, s->attempt, p->code);
 		snprintf(note, sizeof(note), "restarted in place: attempt %u", s->attempt);
 		log_note(l, r, p, note);
+		p->attempt = s->attempt;
 		spawn(l, r, p, spec->command, spec->checkpoint_dir, &env);
 		agent_env_release(&env);
-		restarted++;
 	}
 	conf_job_spec_free(spec);
 	r->share.attempt = s->attempt;
