@@ -17,7 +17,9 @@ lists this process, once:
 - ``"action": "pause"`` with ``"role": "pause"`` (``recovery: [in-place, ...]``:
   another process crashed and starts again in place): it answers
   ``paused <request> <server> <rank|-> <step>`` and waits at the step boundary until
-  the file says ``"action": "resume"``, then training goes on.
+  the file says ``"action": "resume"``, then training goes on. A newer request while
+  it waits replaces the pause: a ``save`` (the step fell back to a dump) is done as
+  above, a new ``pause`` is answered with the same step.
 
 A process started again in place (``ASCEND_JOB_ATTEMPT`` > 0) waits, before its first
 step, until the file lists it with ``"role": "restart"``, answers
@@ -133,6 +135,25 @@ class AscendfsRecovery(Callback):
             self.log(f"ascendfs: resumed in place; the others are at step {step}, and "
                      "without on_join this process goes on from the checkpoint it loaded")
 
+    def _save(self, doc, entry, first, step, network):
+        """Answer a save request (the dying-gasp save), then wait for the restart."""
+        who = self._who(doc, entry)
+        try:
+            path = ""
+            if first:
+                if not self.ckpt_dir:
+                    raise OSError("no ASCEND_CHECKPOINT_DIR to save into")
+                final = os.path.join(self.ckpt_dir, f"{self.prefix}-1_{step}.ckpt")
+                tmp = os.path.join(self.ckpt_dir, f".{self.prefix}-1_{step}.{os.getpid()}.tmp")
+                mindspore.save_checkpoint(network, tmp)
+                os.replace(tmp, final)
+                path = " " + final
+            self._answer(f"saved {who} {step}{path}")
+        except OSError:
+            self._answer(f"save-failed {who}")
+        while self.wait_for_restart:
+            time.sleep(1)  # the restart ends this process (SIGTERM)
+
     def on_train_step_end(self, run_context):
         if not self.job_dir:
             return
@@ -143,25 +164,24 @@ class AscendfsRecovery(Callback):
         self.handled = doc["request"]
         cb = run_context.original_args()
         step = int(cb.cur_step_num)
-        who = self._who(doc, entry)
-        if doc["action"] == "pause":
-            if entry.get("role") != "pause":
-                return
-            self._answer(f"paused {who} {step}")
-            self._wait_for_resume()
+        if doc["action"] == "save":
+            self._save(doc, entry, first, step, cb.train_network)
             return
-        try:
-            path = ""
-            if first:
-                if not self.ckpt_dir:
-                    raise OSError("no ASCEND_CHECKPOINT_DIR to save into")
-                final = os.path.join(self.ckpt_dir, f"{self.prefix}-1_{step}.ckpt")
-                tmp = os.path.join(self.ckpt_dir, f".{self.prefix}-1_{step}.{os.getpid()}.tmp")
-                mindspore.save_checkpoint(cb.train_network, tmp)
-                os.replace(tmp, final)
-                path = " " + final
-            self._answer(f"saved {who} {step}{path}")
-        except OSError:
-            self._answer(f"save-failed {who}")
-        while self.wait_for_restart:
-            time.sleep(1)  # the restart ends this process (SIGTERM)
+        if entry.get("role") != "pause":
+            return
+        self._answer(f"paused {self._who(doc, entry)} {step}")
+        # paused at the step boundary until the resume; a newer request replaces it
+        while True:
+            asked = self._request(force=True)
+            if not asked:
+                time.sleep(self.poll_sec or 0.05)
+                continue
+            doc, entry, first = asked
+            self.handled = doc["request"]
+            if doc["action"] == "resume":
+                return
+            if doc["action"] == "save":
+                self._save(doc, entry, first, step, cb.train_network)
+                return
+            if entry.get("role") == "pause":
+                self._answer(f"paused {self._who(doc, entry)} {step}")

@@ -230,6 +230,21 @@ check_contains "the event says who restarted and from which step" \
 check_eq "the recovery file says resume, from that step" "resume $paused" \
 	"$(json "$M/jobs/ip/recovery" 'd["action"] + " " + str(d["step"])')"
 echo "# (d) in-place: SIGKILL to both processes stepping again: $((t_resumed - t_fault)) ms (polled); steps lost: 0 (paused at $paused, restarted process resumed at $joined)"
+# the restarted process crashes too: its exit names attempt 1 (one of attempt 0 would be
+# taken for a report sent again and ignored), and it starts again as attempt 2
+kill -KILL "$(pid_of ip 1 "$A1")"
+if wait_until 10 grep -q "restarted in place: attempt 2" "$(log_of ip 1 "$A1")"; then
+	ok "the restarted process crashes: it starts again as attempt 2"
+else
+	not_ok "the restarted process crashes: it starts again as attempt 2" \
+		"$(tail -n3 "$M/jobs/ip/events")" "$(tail -n3 "$W/agent-$A1.log")"
+fi
+if wait_until 10 bash -c "[ \$(grep -c 'resumed in place at step' '$(log_of ip 1 "$A0")') = 2 ]"; then
+	ok "and both resume in place again, generation 1"
+else
+	not_ok "and both resume in place again, generation 1" "$(cat "$M/jobs/ip/recovery")"
+fi
+check_eq "still the same process on $A0" "$p0" "$(pid_of ip 1 "$A0")"
 # a survivor that cannot pause (stopped): in-place waits recovery_timeout, then job-level
 sleep 1
 kill -STOP "$(pid_of ip 1 "$A1")"
@@ -248,7 +263,7 @@ fi
 check_contains "the event says why it fell back" \
 	"in-place timed out: 0 of 1 surviving processes paused and the restarted process joined within $TIMEOUT s (recovery_timeout); falling back to job" \
 	"$(cat "$M/jobs/ip/events")"
-check_contains "the restarted process had joined" "joined (request 3)" "$(cat "$(log_of ip 1 "$A0")")"
+check_contains "the restarted process had joined" "joined (request " "$(cat "$(log_of ip 1 "$A0")")"
 echo "cancel" >"$M/jobs/ip/ctl"
 
 # ---- (e) the daemon restarts during an in-place restart: the step goes on -------------

@@ -115,6 +115,28 @@ with tempfile.TemporaryDirectory() as d:
     cb.on_train_step_end(Context(31))
     check("the resume is not answered", ctl() == "", ctl())
 
+    # paused, the step falls back to a dump: it saves the step it paused at
+    os.environ["ASCEND_CHECKPOINT_DIR"] = ckpt
+    cb = mindspore_recovery.AscendfsRecovery(poll_sec=0.01, wait_for_restart=False)
+    write({"job": "x", "generation": 2, "request": 10, "action": "pause",
+           "processes": [{"server": "n2", "node_rank": 1, "rank": None, "role": "pause"}]})
+
+    def fall_back_to_dump():
+        while ctl() == "":
+            time.sleep(0.01)
+        write({"job": "x", "generation": 2, "request": 11, "action": "save",
+               "processes": [{"server": "n2", "node_rank": 1, "rank": None, "role": "save"}]})
+
+    t = threading.Thread(target=fall_back_to_dump)
+    t.start()
+    cb.on_train_step_end(Context(50))
+    t.join()
+    path = os.path.join(ckpt, "model-1_50.ckpt")
+    # (the pause's answer came first; the save's replaced the file)
+    check("paused, then asked to save: it saves the step it paused at",
+          ctl() == f"saved 11 n2 - 50 {path}\n", ctl())
+
+    os.remove(os.path.join(d, "ctl"))
     # started again in place: it joins, and on_join gets the step
     os.environ["ASCEND_JOB_ATTEMPT"] = "1"
     os.environ["MS_NODE_RANK"] = "0"
