@@ -176,6 +176,30 @@ static bool limit_spent(const struct sched_job *j, uint64_t now_usec)
 }
 
 /*
+ * A step of @strategy opens: a new request, its deadline, the processes it waits for
+ * (@w, @a: owned from here, @count entries, @waited of them true in @w).
+ */
+static void step_open(struct sched_cluster *c, struct sched_job *j, enum conf_recovery strategy,
+		      uint64_t now_usec, bool *w, bool *a, size_t count, size_t waited)
+{
+	struct sched_ladder *l = &j->ladder;
+
+	l->active = l->counted = true;
+	c->ladder_active++;
+	l->request++;
+	l->resumed = false;
+	l->strategy = strategy;
+	l->began_usec = now_usec;
+	l->deadline_usec = now_usec + (uint64_t)c->conf->recovery_timeout_sec * 1000000u;
+	l->waited = w;
+	l->answered = a;
+	l->process_count = count;
+	l->waited_count = waited;
+	l->answered_count = 0;
+	l->saved_step = 0;
+}
+
+/*
  * Begin a dump step for @j (running). Returns 1 when it began, 0 when it does not apply
  * (@skip says why), -ENOMEM.
  */
@@ -221,19 +245,7 @@ static int dump_begin(struct sched_cluster *c, struct sched_job *j, uint64_t now
 				   "dump: the job's time_limit is used up");
 		return 0;
 	}
-	l->active = l->counted = true;
-	c->ladder_active++;
-	l->request++;
-	l->resumed = false;
-	l->strategy = CONF_RECOVERY_DUMP;
-	l->began_usec = now_usec;
-	l->deadline_usec = now_usec + (uint64_t)c->conf->recovery_timeout_sec * 1000000u;
-	l->waited = w;
-	l->answered = a;
-	l->process_count = count;
-	l->waited_count = waited;
-	l->answered_count = 0;
-	l->saved_step = 0;
+	step_open(c, j, CONF_RECOVERY_DUMP, now_usec, w, a, count, waited);
 	ladder_text(j, list, sizeof(list));
 	snprintf(reason, sizeof(reason),
 		 "%.200s; dump (recovery [%s]): %zu surviving %s on %zu %s the step %s "
@@ -321,19 +333,7 @@ static int in_place_begin(struct sched_cluster *c, struct sched_job *j, uint64_t
 		snprintf(skip, skip_len, "in-place: no process survived to hold the job's state");
 		return 0;
 	}
-	l->active = l->counted = true;
-	c->ladder_active++;
-	l->request++;
-	l->resumed = false;
-	l->strategy = CONF_RECOVERY_IN_PLACE;
-	l->began_usec = now_usec;
-	l->deadline_usec = now_usec + (uint64_t)c->conf->recovery_timeout_sec * 1000000u;
-	l->waited = w;
-	l->answered = a;
-	l->process_count = count;
-	l->waited_count = waited;
-	l->answered_count = 0;
-	l->saved_step = 0;
+	step_open(c, j, CONF_RECOVERY_IN_PLACE, now_usec, w, a, count, waited);
 	l->restarted = failed;
 	l->joined = false;
 	/* its agent starts again what of the share exited */
