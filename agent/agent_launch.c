@@ -970,10 +970,11 @@ static int restart_in_place(struct agent_launcher *l, struct run *r, const struc
 		r->share.attempt = s->attempt; /* nothing runs here to start again */
 		return 0;
 	}
+	/* (a process that finished is not waited for: it is not started again) */
 	for (size_t i = 0; i < r->proc_count; i++) {
 		const struct proc *p = &r->procs[i];
 
-		if (!p->running && (p->report_due || proc_is_alive(p)))
+		if (!p->running && p->code != 0 && (p->report_due || proc_is_alive(p)))
 			return -EAGAIN;
 	}
 	e = mount_path(l, path, sizeof(path), s->job, "spec");
