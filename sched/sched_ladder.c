@@ -627,6 +627,20 @@ void sched_ladder_process_gone(struct sched_cluster *c, struct sched_job *j, siz
 		step_settle(c, j, now_usec);
 }
 
+/* Process @idx, waited for, has answered the step's request. */
+static void mark_answered(struct sched_cluster *c, struct sched_job *j, size_t idx,
+			  uint64_t now_usec)
+{
+	struct sched_ladder *l = &j->ladder;
+
+	l->waited[idx] = false;
+	l->waited_count--;
+	l->answered[idx] = true;
+	l->answered_count++;
+	j->change_usec = now_usec;
+	step_changed(c, j);
+}
+
 /* An in-place step's answer from process @idx (checked to be the job's). */
 static int in_place_answer(struct sched_cluster *c, struct sched_job *j, size_t idx,
 			   enum sched_recovery_answer answer, uint64_t step, const char *server,
@@ -664,12 +678,7 @@ static int in_place_answer(struct sched_cluster *c, struct sched_job *j, size_t 
 		}
 		if (step > l->saved_step)
 			l->saved_step = step;
-		l->waited[idx] = false;
-		l->waited_count--;
-		l->answered[idx] = true;
-		l->answered_count++;
-		j->change_usec = now_usec;
-		step_changed(c, j);
+		mark_answered(c, j, idx, now_usec);
 	}
 	if (!l->waited_count && l->joined)
 		in_place_settle(c, j, now_usec);
@@ -772,12 +781,7 @@ int sched_job_recovery_answer(struct sched_cluster *c, const char *name, uid_t u
 		l->saved_path = copy;
 		l->saved_step = step;
 	}
-	l->waited[idx] = false;
-	l->waited_count--;
-	l->answered[idx] = true;
-	l->answered_count++;
-	j->change_usec = now_usec;
-	step_changed(c, j);
+	mark_answered(c, j, idx, now_usec);
 	if (!l->waited_count)
 		step_settle(c, j, now_usec);
 	return 0;
