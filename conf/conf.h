@@ -301,6 +301,12 @@ enum conf_recovery {
 	CONF_RECOVERY_IN_PLACE,	/* for a process that exited: only it restarts, on the
 				 * same NPUs, while the others pause at the step
 				 * boundary and then go on with it: no step lost */
+	CONF_RECOVERY_PROCESS,	/* process-level: for a lost NPU or server, only the
+				 * failed servers' processes start again, on whole free
+				 * servers that replace them (a new generation and rank
+				 * table); the others stay up, pause at the step
+				 * boundary, rebuild their communicator from the new
+				 * rank table and go on: no step lost */
 	CONF_RECOVERY_DUMP,	/* the surviving processes save the step they finished
 				 * (jobs/<id>/recovery), then every process restarts
 				 * from that checkpoint: one step lost at most */
@@ -312,7 +318,7 @@ enum conf_recovery {
 /* Every strategy, as a bit set of (1u << enum conf_recovery). */
 #define CONF_RECOVERY_ALL ((1u << CONF_RECOVERY_COUNT) - 1)
 
-/* conf_recovery_name() - "dump", "job", "in-place"; "unknown" for another value. Static
+/* conf_recovery_name() - "in-place", "process", "dump", "job"; "unknown" for another value. Static
  * text. */
 const char *conf_recovery_name(enum conf_recovery r);
 

@@ -4,7 +4,9 @@
  * `recovery_strategies:` bound are lists of these words. The words are MindCluster's
  * recover-strategy words where it has one ("dump": the dying-gasp checkpoint;
  * "in-place": its recover-in-place, which restarts only the failed processes on the same
- * NPUs); "job" is its job-level rescheduling, what ascendfs did before the ladder.
+ * NPUs); "process" is its process-level rescheduling ("recover": only the failed server's
+ * processes start again, elsewhere); "job" is its job-level rescheduling, what ascendfs
+ * did before the ladder.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,10 +18,11 @@ static const char *const names[CONF_RECOVERY_COUNT] = {
 	[CONF_RECOVERY_DUMP] = "dump",
 	[CONF_RECOVERY_JOB] = "job",
 	[CONF_RECOVERY_IN_PLACE] = "in-place",
+	[CONF_RECOVERY_PROCESS] = "process",
 };
 
 /* Strategies of the ladder that are not built yet: refused with their own sentence. */
-static const char *const planned[] = { "retry", "process", NULL };
+static const char *const planned[] = { "retry", NULL };
 
 const char *conf_recovery_name(enum conf_recovery r)
 {
@@ -62,13 +65,15 @@ static int read_one(const struct conf_ctx *ctx, const struct conf_node *n, const
 		if (strcmp(text, planned[i]) == 0)
 			return conf_fail(ctx, n,
 					 "%s: \"%s\" is not available in this version of ascendfs "
-					 "(the strategies are in-place, dump and job); leave it out, "
-					 "e.g. %s: [in-place, dump, job]",
+					 "(the strategies are in-place, process, dump and job); leave "
+					 "it out, e.g. %s: [in-place, process, dump, job]",
 					 key, text, key);
 	return conf_fail(ctx, n,
 			 "%s: unknown recovery strategy \"%s\"; the strategies are in-place "
 			 "(only a process that exited restarts, on the same NPUs, and the others "
-			 "wait for it), dump (the surviving processes save the step they "
+			 "wait for it), process (only the processes of a failed server start "
+			 "again, on a free server that replaces it, and the others wait for "
+			 "them), dump (the surviving processes save the step they "
 			 "finished, then the job restarts from it) and job (every process "
 			 "restarts from the newest checkpoint)",
 			 key, text);

@@ -174,6 +174,11 @@ struct sched_slice {
 					 * the generation (0 = as first started); its agent
 					 * starts again those of its processes that exited
 					 * when it rises (nodes/<server>/jobs) */
+	unsigned kept_from;		/* process-level recovery kept this server's share:
+					 * its processes run on since this earlier
+					 * generation (its agent keeps the run of any
+					 * generation from kept_from on, not restarting it);
+					 * 0 = its processes start with this generation */
 };
 
 /* Why a job that has run before is pending again (it resumes from its checkpoint). */
@@ -272,15 +277,24 @@ struct sched_ladder {
 					 * processes are told to go on from resume_step
 					 * (request is that notice's number) */
 	uint64_t resume_step;		/* the step they go on from (valid when resumed) */
+	bool *joining;			/* owned: process step, per process: started on a
+					 * replacement server, answers `joined` (waited and
+					 * answered track it as the others); NULL otherwise */
+	bool joiners_stateless;		/* a process step fell back: the processes it
+					 * started hold no state, so a later rung does not
+					 * count them among the survivors */
 };
 
 /* What a process answers to a request of its job's recovery ladder (jobs/<id>/ctl). */
 enum sched_recovery_answer {
 	SCHED_ANSWER_SAVED,		/* dump: saved (or its part written) */
 	SCHED_ANSWER_SAVE_FAILED,	/* dump: could not save */
-	SCHED_ANSWER_PAUSED,		/* in-place: stopped after a step, waits to resume */
-	SCHED_ANSWER_JOINED,		/* in-place: the restarted process is up and waits
-					 * for the step to go on from */
+	SCHED_ANSWER_PAUSED,		/* in-place, process: stopped after a step (process:
+					 * and rebuilt its communicator from the new rank
+					 * table), waits to resume */
+	SCHED_ANSWER_JOINED,		/* in-place, process: a restarted (or newly
+					 * started) process is up and waits for the step to
+					 * go on from */
 };
 
 /* One generation of a job. */
@@ -1645,8 +1659,10 @@ int sched_render_server_info(const struct sched_cluster *c, unsigned server, uin
 /*
  * sched_render_server_jobs() - what server @server must run, for its agent: one line per
  * running job with a share here, "<job> <generation> <msrun|per-rank> <node_rank>
- * <first_rank> <npu_count> <uid> <gid> <serial> <attempt>" (attempt: the share's
- * in-place restarts, sched_slice.attempt), after a "# ..." header line. A
+ * <first_rank> <npu_count> <uid> <gid> <serial> <attempt> <kept_from>" (attempt: the
+ * share's in-place restarts, sched_slice.attempt; kept_from: the generation since which
+ * a process-level recovery kept its processes running, 0 = none, sched_slice.kept_from),
+ * after a "# ..." header line. A
  * generation waiting for its checkpoint scan (resume_scan_pending) is left out until
  * the scan ends, so no process starts from an older checkpoint than the newest.
  */

@@ -210,6 +210,13 @@ void sched_recover_job_level(struct sched_cluster *c, struct sched_job *j, uint6
 			     const char *why, int also_bad);
 
 /*
+ * sched_recover_preemption_waits() - is a preempted job still stopping, for a preemptor,
+ * on servers of a type @j can use? Its free NPUs are then the preemptor's: a recovery
+ * must not take them outside the pass.
+ */
+bool sched_recover_preemption_waits(const struct sched_cluster *c, const struct sched_job *j);
+
+/*
  * sched_restart_job_level() - a task fault (a process exited non-zero on server index
  * @server, or -1): restarts + 1; beyond max_restarts the job fails with @why; else it
  * stays on its NPUs as a new generation (its processes restart from the newest

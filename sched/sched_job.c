@@ -188,9 +188,12 @@ void sched_job_begin_generation(struct sched_cluster *c, struct sched_job *j, ui
 	j->generation_usec = now_usec;
 	/* in-place restarts count within a generation, and a resume notice was for the
 	 * one before */
-	for (size_t i = 0; i < j->slice_count; i++)
+	for (size_t i = 0; i < j->slice_count; i++) {
 		j->slices[i].attempt = 0;
+		j->slices[i].kept_from = 0; /* a process-level recovery sets its own */
+	}
 	j->ladder.resumed = false;
+	j->ladder.joiners_stateless = false; /* every process of it starts afresh */
 	/* on allocation failure the generation resumes from nothing rather than a mix */
 	free(j->resume_path);
 	j->resume_path = resume;
@@ -1411,6 +1414,24 @@ bool sched_job_process_exited(const struct sched_job *j, size_t idx)
 	       (j->exited_ok[idx] || (j->exited_bad && j->exited_bad[idx]));
 }
 
+/*
+ * Is @generation, older than @j's, one whose processes on @server run on in @j's current
+ * generation (a process-level recovery kept that server's share, sched_slice.kept_from)?
+ * Its agent reports them under the current generation once it has seen the listing;
+ * an exit it reported before that is still theirs.
+ */
+static bool kept_run(const struct sched_cluster *c, const struct sched_job *j,
+		     unsigned generation, const char *server)
+{
+	int s = sched_cluster_find_server(c, server);
+
+	for (size_t k = 0; s >= 0 && k < j->slice_count; k++)
+		if (j->slices[k].server == (unsigned)s && j->slices[k].kept_from &&
+		    generation >= j->slices[k].kept_from && generation < j->generation)
+			return true;
+	return false;
+}
+
 int sched_job_process_exit(struct sched_cluster *c, const char *name, uid_t uid,
 			   unsigned generation, const char *server, int rank, int code,
 			   uint64_t now_usec, char *reason)
@@ -1422,7 +1443,7 @@ int sched_job_process_exit(struct sched_cluster *c, const char *name, uid_t uid,
 
 	if (r < 0)
 		return r;
-	if (generation != j->generation)
+	if (generation != j->generation && !kept_run(c, j, generation, server))
 		return 0; /* a process of an earlier generation, stopped on purpose */
 	if (j->state != SCHED_JOB_RUNNING &&
 	    !(j->state == SCHED_JOB_RECOVERING && j->ladder.active))

@@ -37,13 +37,30 @@
  * state; it falls back when recovery_timeout passes, when the restarted process exits
  * again, or when a survivor exits or its server fails during the step. A later rung
  * leaves the restarted process out of those it asks (it holds no state).
+ *
+ * process (MindCluster's process-level rescheduling, "recover"): for a lost NPU or
+ * server (or a process exit on a server under suspicion), whole free servers replace the
+ * failed ones in their places, so every rank keeps its number, and the job gets a new
+ * generation and rank table at once; the processes of the kept servers run on (their
+ * shares say kept_from in nodes/<server>/jobs, and their agents carry the run over to the
+ * new generation), those of the replacements start. The survivors are asked to pause at
+ * the step boundary and rebuild their communicator from the new rank table, then answer
+ * `paused` with the step they finished; the new processes answer `joined` once up. Then
+ * the job runs again and the resume notice gives the step to go on from, the new
+ * processes taking its state from the survivors. Rank 0's server is not special: its
+ * replacement becomes the rank table's first server, and the recovery file names the new
+ * master address. It counts against max_restarts when it succeeds. It does not apply to
+ * a process that exited on a server in service (in-place's), to a job that is not made of
+ * whole servers or has none left, when no whole free server (clean, with an agent) can
+ * take a failed one's place, while a preemption waits for free servers, or when no
+ * process survived; it falls back when recovery_timeout passes, when a process of the
+ * step exits, or when another fault comes during it. A later rung leaves the processes
+ * it started out of those it asks (they hold no state).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <jansson.h>
 
 #include "sched_internal.h"
 
@@ -67,6 +84,7 @@ void sched_ladder_free(struct sched_ladder *l)
 	free(l->why);
 	free(l->waited);
 	free(l->answered);
+	free(l->joining);
 	free(l->saved_path);
 	free(l->outcome);
 	memset(l, 0, sizeof(*l));
@@ -84,8 +102,9 @@ static void step_end(struct sched_cluster *c, struct sched_job *j)
 	l->active = l->counted = false;
 	free(l->waited);
 	free(l->answered);
+	free(l->joining);
 	free(l->saved_path);
-	l->waited = l->answered = NULL;
+	l->waited = l->answered = l->joining = NULL;
 	l->saved_path = NULL;
 	l->process_count = l->waited_count = l->answered_count = 0;
 	l->saved_step = 0;
@@ -135,7 +154,8 @@ static void ladder_text(const struct sched_job *j, char *buf, size_t len)
 /*
  * Has process @idx of @j survived the fault the ladder holds (or @failed, -1)? Not when
  * it exited (a fault's own process, one that finished with status 0, one that exited
- * during a step) or its server failed.
+ * during a step) or its server failed, nor when a process step that started it fell
+ * back (it holds no state).
  */
 static bool survives(const struct sched_cluster *c, const struct sched_job *j, size_t idx,
 		     long failed)
@@ -143,7 +163,7 @@ static bool survives(const struct sched_cluster *c, const struct sched_job *j, s
 	const struct sched_slice *sl = &j->slices[sched_job_process_slice(j, idx)];
 
 	return (long)idx != failed && !sched_job_process_exited(j, idx) &&
-	       !sched_slice_is_bad(c, sl) &&
+	       !sched_slice_is_bad(c, sl) && !(j->ladder.joiners_stateless && !sl->kept_from) &&
 	       !(j->ladder.fault_server >= 0 && !j->ladder.process_fault &&
 		 sl->server == (unsigned)j->ladder.fault_server);
 }
@@ -350,6 +370,245 @@ static int in_place_begin(struct sched_cluster *c, struct sched_job *j, uint64_t
 	return 1;
 }
 
+/* Failed servers a process step replaces, at most: a bigger job goes to later rungs. */
+#define PROCESS_SERVERS_MAX 4096
+
+/*
+ * Which of @j's slices the fault took (into @bad, j->slice_count entries); returns their
+ * number. A process exit counts its server only when that server is under suspicion.
+ */
+static size_t failed_slices(const struct sched_cluster *c, const struct sched_job *j,
+			    uint64_t now_usec, bool *bad)
+{
+	const struct sched_ladder *l = &j->ladder;
+	size_t n = 0;
+
+	for (size_t i = 0; i < j->slice_count; i++) {
+		unsigned s = j->slices[i].server;
+
+		bad[i] = sched_slice_is_bad(c, &j->slices[i]) ||
+			 (l->fault_server >= 0 && s == (unsigned)l->fault_server &&
+			  (!l->process_fault || sched_server_is_suspect(c, &c->servers[s], now_usec)));
+		n += bad[i];
+	}
+	return n;
+}
+
+/*
+ * The replacements of sched_replace()'s @repl (@rcount, topology order) put in the
+ * places of @j's @bad slices, so that every kept slice keeps its ranks: a new array of
+ * j->slice_count (free()), NULL without memory. The replacement servers are those of
+ * @repl that @j does not hold.
+ */
+static struct sched_slice *replace_in_place(const struct sched_job *j, const bool *bad,
+					    const struct sched_slice *repl, size_t rcount)
+{
+	struct sched_slice *out = malloc(j->slice_count * sizeof(*out));
+	size_t next = 0;
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < j->slice_count; i++) {
+		out[i] = j->slices[i];
+		if (!bad[i])
+			continue;
+		for (; next < rcount; next++) {
+			bool held = false;
+
+			for (size_t k = 0; k < j->slice_count && !held; k++)
+				held = j->slices[k].server == repl[next].server;
+			if (!held)
+				break;
+		}
+		if (next == rcount) { /* sched_replace() found one for each: not reached */
+			free(out);
+			return NULL;
+		}
+		/* a whole server of the same type: same NPU count, same first rank */
+		out[i].server = repl[next].server;
+		memcpy(out[i].device_ids, repl[next].device_ids, sizeof(out[i].device_ids));
+		out[i].attempt = 0;
+		out[i].kept_from = 0;
+		out[i].gone = false;
+		next++;
+	}
+	return out;
+}
+
+/* "a2-node-02, a2-node-03": the servers of @j's slices whose @pick entry is true. */
+static void slice_names(const struct sched_cluster *c, const struct sched_slice *slices,
+			size_t count, const bool *pick, bool want, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < count && used + 1 < len; i++) {
+		int n;
+
+		if (pick[i] != want)
+			continue;
+		n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
+			     c->servers[slices[i].server].conf->name);
+		if (n < 0)
+			break;
+		used += (size_t)n < len - used ? (size_t)n : len - used - 1;
+	}
+}
+
+/*
+ * Begin a process step for @j (running): whole free servers replace its failed ones,
+ * a new generation at once. Returns 1 when it began, 0 when it does not apply (@skip
+ * says why), -ENOMEM.
+ */
+static int process_begin(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
+			 long failed, char *skip, size_t skip_len)
+{
+	struct sched_ladder *l = &j->ladder;
+	size_t n = j->slice_count, count = sched_job_process_count(j), nbad, waited = 0,
+	       joiners = 0, rcount = 0;
+	char reason[SCHED_REASON_MAX], list[64], gone[160], now_on[160];
+	struct sched_slice *repl = NULL, *slices;
+	bool bad[PROCESS_SERVERS_MAX];
+	unsigned old_generation = j->generation, first_server;
+	bool *w, *a, *jn;
+	int r;
+
+	if (j->resume_scan_pending || !n) {
+		snprintf(skip, skip_len, "process: the generation's processes have not started");
+		return 0;
+	}
+	if (n > PROCESS_SERVERS_MAX) {
+		snprintf(skip, skip_len, "process: the job has more than %d servers",
+			 PROCESS_SERVERS_MAX);
+		return 0;
+	}
+	nbad = failed_slices(c, j, now_usec, bad);
+	if (l->process_fault && !nbad) {
+		snprintf(skip, skip_len, "process: a process exited on a server in service "
+			 "(in-place restarts it there)");
+		return 0;
+	}
+	if (!nbad || nbad == n) {
+		snprintf(skip, skip_len, "%s", nbad ? "process: none of the job's servers survived "
+			 "the fault" : "process: none of the job's servers is out of service");
+		return 0;
+	}
+	if (j->restarts >= j->spec->max_restarts) {
+		snprintf(skip, skip_len, "process: max_restarts (%u) is used up",
+			 j->spec->max_restarts);
+		return 0;
+	}
+	if (limit_spent(j, now_usec)) {
+		snprintf(skip, skip_len, "process: the job's time_limit is used up");
+		return 0;
+	}
+	for (size_t i = 0; i < count; i++) {
+		size_t k = sched_job_process_slice(j, i);
+
+		if (!bad[k] && survives(c, j, i, failed) &&
+		    c->servers[j->slices[k].server].last_report_usec)
+			waited++;
+	}
+	if (!waited) {
+		snprintf(skip, skip_len, "process: no process survived to hold the job's state");
+		return 0;
+	}
+	if (sched_recover_preemption_waits(c, j)) {
+		snprintf(skip, skip_len, "process: a preemption waits for free servers");
+		return 0;
+	}
+	sched_place_begin(c, now_usec);
+	r = sched_replace(c, j, bad, &repl, &rcount);
+	if (r == -ENOMEM)
+		return r;
+	slice_names(c, j->slices, n, bad, true, gone, sizeof(gone));
+	if (r < 0) {
+		snprintf(skip, skip_len, "process: no whole free %s server can take the place of "
+			 "%.80s", c->servers[j->slices[0].server].conf->type->name, gone);
+		return 0;
+	}
+	slices = replace_in_place(j, bad, repl, rcount);
+	free(repl);
+	if (!slices)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct sched_server *s = &c->servers[slices[i].server];
+
+		if (bad[i] && (s->suspect || !s->last_report_usec)) {
+			snprintf(skip, skip_len, "process: the free server %s that would take the "
+				 "place of %s %s", s->conf->name,
+				 c->servers[j->slices[i].server].conf->name,
+				 s->suspect ? "is under suspicion" : "has no agent to start the "
+				 "processes");
+			free(slices);
+			return 0;
+		}
+	}
+	w = calloc(count, sizeof(*w));
+	a = calloc(count, sizeof(*a));
+	jn = calloc(count, sizeof(*jn));
+	if (!w || !a || !jn) {
+		free(w);
+		free(a);
+		free(jn);
+		free(slices);
+		return -ENOMEM;
+	}
+	waited = 0;
+	for (size_t i = 0; i < count; i++) {
+		size_t k = sched_job_process_slice(j, i);
+
+		if (bad[k]) {
+			jn[i] = w[i] = true; /* starts on the replacement */
+			joiners++;
+		} else if (survives(c, j, i, failed) &&
+			   c->servers[j->slices[k].server].last_report_usec) {
+			w[i] = true;
+			waited++;
+		}
+	}
+	slice_names(c, slices, n, bad, true, now_on, sizeof(now_on));
+
+	/* the step opens on the old generation (its history record ends with the fault) */
+	step_open(c, j, CONF_RECOVERY_PROCESS, now_usec, w, a, count, waited + joiners);
+	l->joining = jn;
+	l->joiners_stateless = false;
+	ladder_text(j, list, sizeof(list));
+	snprintf(reason, sizeof(reason),
+		 "%.100s; process (recovery [%.40s]): %zu %s of %.60s start%s on %.60s "
+		 "(generation %u); %zu surviving %s and rebuild%s (request %u of "
+		 "jobs/%.48s/recovery), within %u s",
+		 l->why, list, joiners, joiners == 1 ? "process" : "processes", gone,
+		 joiners == 1 ? "s" : "", now_on, old_generation + 1, waited,
+		 waited == 1 ? "process pauses" : "processes pause", waited == 1 ? "s" : "",
+		 l->request, j->name, c->conf->recovery_timeout_sec);
+	step_began(c, j, now_usec, reason);
+
+	/* the new generation: replacements in the failed servers' places, ranks kept */
+	first_server = j->slices[0].server;
+	sched_alloc_release(c, j);
+	sched_alloc_apply(c, j, slices, n);
+	if (j->slices[0].server != first_server)
+		j->sched_port = sched_pick_port(c, j, j->slices[0].server);
+	{
+		unsigned kept[PROCESS_SERVERS_MAX];
+
+		for (size_t i = 0; i < n; i++)
+			kept[i] = bad[i] ? 0 : slices[i].kept_from ? slices[i].kept_from :
+								      old_generation;
+		sched_job_begin_generation(c, j, now_usec);
+		for (size_t i = 0; i < n; i++)
+			j->slices[i].kept_from = kept[i];
+	}
+	/* nothing loads a checkpoint: the new processes take the survivors' state */
+	sched_job_set_resume_scan_pending(c, j, false);
+	/* the fault's exit was the old generation's */
+	l->process_fault = false;
+	l->fault_server = -1;
+	step_changed(c, j);
+	return 1;
+}
+
 /* Fail @j: no rung of its ladder is left. */
 static void ladder_spent(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
 			 const char *skipped)
@@ -396,6 +655,8 @@ static void walk(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec
 			return;
 		} else if ((r = s == CONF_RECOVERY_IN_PLACE ?
 				 in_place_begin(c, j, now_usec, failed, skip, sizeof(skip)) :
+				 s == CONF_RECOVERY_PROCESS ?
+				 process_begin(c, j, now_usec, failed, skip, sizeof(skip)) :
 				 dump_begin(c, j, now_usec, failed, skip, sizeof(skip))) != 0) {
 			if (r > 0) {
 				if (skipped[0])
@@ -453,12 +714,15 @@ static void fall_back(struct sched_cluster *c, struct sched_job *j, uint64_t now
 	size_t next = l->rung + 1;
 	/* a process restarted in place holds no state: a later rung does not ask it */
 	long failed = l->strategy == CONF_RECOVERY_IN_PLACE ? l->restarted : -1;
+	bool stateless = l->strategy == CONF_RECOVERY_PROCESS;
 
 	set_outcome(l, what);
 	sched_event_add(c, now_usec, SCHED_EV_RECOVERY, j, NULL, -1, "%s; falling back to %s", what,
 			next < j->spec->recovery_count ?
 				conf_recovery_name(j->spec->recovery[next]) : "nothing");
 	step_end(c, j);
+	/* nor those a process step started (survives()) */
+	l->joiners_stateless = stateless;
 	if (next >= j->spec->recovery_count) {
 		ladder_spent(c, j, now_usec, what);
 		return;
@@ -499,6 +763,40 @@ static void in_place_settle(struct sched_cluster *c, struct sched_job *j, uint64
 	sched_job_transition(c, j, SCHED_JOB_RUNNING, SCHED_EV_RECOVERY, now_usec, what);
 }
 
+/*
+ * Every survivor paused and rebuilt, every process on a replacement joined: the new
+ * generation runs.
+ */
+static void process_settle(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec)
+{
+	struct sched_ladder *l = &j->ladder;
+	char what[SCHED_REASON_MAX];
+	double took = (double)elapsed(now_usec, l->began_usec) / 1e6;
+	uint64_t step = l->saved_step;
+	size_t paused = 0, joined = 0;
+
+	for (size_t i = 0; i < l->process_count; i++) {
+		joined += l->answered[i] && l->joining[i];
+		paused += l->answered[i] && !l->joining[i];
+	}
+	j->restarts++;
+	j->restart_counted_usec = now_usec;
+	snprintf(what, sizeof(what),
+		 "process: %zu new %s joined and %zu %s the communicator and go%s on from "
+		 "step %llu, %.1f s after the fault; generation %u, restart %u of %u", joined,
+		 joined == 1 ? "process" : "processes", paused,
+		 paused == 1 ? "survivor rebuilt" : "survivors rebuilt", paused == 1 ? "es" : "",
+		 (unsigned long long)step, took, j->generation, j->restarts,
+		 j->spec->max_restarts);
+	set_outcome(l, what);
+	step_end(c, j);
+	/* the notice to go on: a request of its own, which nobody answers */
+	l->request++;
+	l->resumed = true;
+	l->resume_step = step;
+	sched_job_transition(c, j, SCHED_JOB_RUNNING, SCHED_EV_RECOVERY, now_usec, what);
+}
+
 static void step_settle(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec)
 {
 	struct sched_ladder *l = &j->ladder;
@@ -508,6 +806,10 @@ static void step_settle(struct sched_cluster *c, struct sched_job *j, uint64_t n
 	if (l->strategy == CONF_RECOVERY_IN_PLACE) {
 		if (l->joined)
 			in_place_settle(c, j, now_usec);
+		return;
+	}
+	if (l->strategy == CONF_RECOVERY_PROCESS) {
+		process_settle(c, j, now_usec);
 		return;
 	}
 	if (!l->saved_path) {
@@ -556,11 +858,12 @@ void sched_job_recover(struct sched_cluster *c, struct sched_job *j, uint64_t no
 	struct sched_ladder *l = &j->ladder;
 
 	if (j->state == SCHED_JOB_RECOVERING && l->active &&
-	    l->strategy == CONF_RECOVERY_IN_PLACE) {
+	    (l->strategy == CONF_RECOVERY_IN_PLACE || l->strategy == CONF_RECOVERY_PROCESS)) {
 		char what[SCHED_REASON_MAX];
 
 		/* a server or NPU of the job failed: the next rung moves the job off it */
-		snprintf(what, sizeof(what), "in-place: %.300s during the step", why);
+		snprintf(what, sizeof(what), "%s: %.300s during the step",
+			 conf_recovery_name(l->strategy), why);
 		l->process_fault = false;
 		l->fault_server = -1;
 		fall_back(c, j, now_usec, what);
@@ -615,6 +918,17 @@ void sched_ladder_process_gone(struct sched_cluster *c, struct sched_job *j, siz
 		else
 			snprintf(what, sizeof(what), "in-place: %s exited with status %d during "
 				 "the step; its state is gone", who, code);
+		fall_back(c, j, now_usec, what);
+		return;
+	}
+	if (l->active && l->strategy == CONF_RECOVERY_PROCESS && process < l->process_count &&
+	    (l->waited[process] || l->answered[process])) {
+		char what[SCHED_REASON_MAX], who[CONF_NAME_MAX + 32];
+
+		process_label(c, j, process, who, sizeof(who));
+		snprintf(what, sizeof(what), "process: %s exited with status %d during the step%s",
+			 who, code, l->joining[process] ? " (it had just started)" :
+			 "; its state is gone");
 		fall_back(c, j, now_usec, what);
 		return;
 	}
@@ -685,6 +999,45 @@ static int in_place_answer(struct sched_cluster *c, struct sched_job *j, size_t 
 	return 0;
 }
 
+/* A process step's answer from process @idx (checked to be the job's). */
+static int process_answer(struct sched_cluster *c, struct sched_job *j, size_t idx,
+			  enum sched_recovery_answer answer, uint64_t step, const char *server,
+			  uint64_t now_usec, char *reason)
+{
+	struct sched_ladder *l = &j->ladder;
+	bool join = answer == SCHED_ANSWER_JOINED;
+
+	if (join != l->joining[idx]) {
+		sched_reason(reason, "the process on %s %s in request %u: %s", server,
+			     l->joining[idx] ? "started on a replacement server" :
+					       "was kept running",
+			     l->request, l->joining[idx] ?
+			     "it answers joined <request> <server> <rank|-> once up" :
+			     "it answers paused <request> <server> <rank|-> <step> once paused "
+			     "and its communicator rebuilt");
+		return -EINVAL;
+	}
+	if (l->answered[idx])
+		return 0; /* a retry of the same write */
+	if (!l->waited[idx]) {
+		sched_reason(reason, "the process on %s is not asked to answer request %u (it "
+				     "exited, or its server failed)", server, l->request);
+		return -EINVAL;
+	}
+	if (!join) {
+		if (step > INT64_MAX) {
+			sched_reason(reason, "a step is at most %lld", (long long)INT64_MAX);
+			return -EINVAL;
+		}
+		if (step > l->saved_step)
+			l->saved_step = step;
+	}
+	mark_answered(c, j, idx, now_usec);
+	if (!l->waited_count)
+		process_settle(c, j, now_usec);
+	return 0;
+}
+
 int sched_job_recovery_answer(struct sched_cluster *c, const char *name, uid_t uid,
 			      unsigned request, const char *server, int rank,
 			      enum sched_recovery_answer answer, uint64_t step, const char *path,
@@ -731,18 +1084,25 @@ int sched_job_recovery_answer(struct sched_cluster *c, const char *name, uid_t u
 	if (sched_job_process_index(c, j, server, j->spec->launch == CONF_LAUNCH_PER_RANK ?
 							  rank : -1, &idx, reason) < 0)
 		return -EINVAL;
-	if (in_place_word != (l->strategy == CONF_RECOVERY_IN_PLACE)) {
+	if (in_place_word != (l->strategy != CONF_RECOVERY_DUMP)) {
 		sched_reason(reason, "request %u of job %s asks %s; answer %s", request, name,
 			     l->strategy == CONF_RECOVERY_IN_PLACE ?
 				     "to pause for an in-place restart" :
+			     l->strategy == CONF_RECOVERY_PROCESS ?
+				     "to pause and rebuild the communicator (process-level)" :
 				     "to save (dump)",
 			     l->strategy == CONF_RECOVERY_IN_PLACE ?
 				     "paused <request> <server> <rank|-> <step> (or joined, "
 				     "from the restarted process)" :
+			     l->strategy == CONF_RECOVERY_PROCESS ?
+				     "paused <request> <server> <rank|-> <step> (or joined, "
+				     "from a process on a replacement server)" :
 				     "saved <request> <server> <rank|-> <step> [<path>] or "
 				     "save-failed <request> <server> <rank|->");
 		return -EINVAL;
 	}
+	if (l->strategy == CONF_RECOVERY_PROCESS)
+		return process_answer(c, j, idx, answer, step, server, now_usec, reason);
 	if (in_place_word)
 		return in_place_answer(c, j, idx, answer, step, server, now_usec, reason);
 	/* the same answer again is a retry of a write; another one is refused */
@@ -800,7 +1160,20 @@ unsigned sched_ladder_expire(struct sched_cluster *c, uint64_t now_usec)
 
 		if (j->state != SCHED_JOB_RECOVERING || !l->active || now_usec < l->deadline_usec)
 			continue;
-		if (l->strategy == CONF_RECOVERY_IN_PLACE)
+		if (l->strategy == CONF_RECOVERY_PROCESS) {
+			size_t p = 0, pw = 0, jn = 0, jw = 0;
+
+			for (size_t k = 0; k < l->process_count; k++) {
+				size_t *done = l->joining[k] ? &jn : &p, *all = l->joining[k] ? &jw : &pw;
+
+				*done += l->answered[k];
+				*all += l->answered[k] || l->waited[k];
+			}
+			snprintf(what, sizeof(what),
+				 "process timed out: %zu of %zu surviving processes rebuilt and %zu "
+				 "of %zu new processes joined within %u s (recovery_timeout)", p, pw,
+				 jn, jw, c->conf->recovery_timeout_sec);
+		} else if (l->strategy == CONF_RECOVERY_IN_PLACE)
 			snprintf(what, sizeof(what),
 				 "in-place timed out: %zu of %zu surviving processes paused and "
 				 "the restarted process %s within %u s (recovery_timeout)",
@@ -842,17 +1215,20 @@ void sched_ladder_restored(struct sched_cluster *c, struct sched_job *j, uint64_
 		 * next tick falls back from it to the ladder's next rung */
 		bool *w = calloc(count ? count : 1, sizeof(*w));
 		bool *a = calloc(count ? count : 1, sizeof(*a));
+		bool *jn = calloc(count ? count : 1, sizeof(*jn));
 
 		step_end(c, j);
-		if (!w || !a) {
+		if (!w || !a || !jn) {
 			free(w);
 			free(a);
+			free(jn);
 			return; /* nothing to fall back from: the job stays as it is */
 		}
 		if (!l->why)
 			l->why = strdup("the daemon restarted during a recovery");
 		l->waited = w;
 		l->answered = a;
+		l->joining = jn;
 		l->process_count = count;
 		l->began_usec = now_usec;
 		l->deadline_usec = now_usec;

@@ -38,9 +38,10 @@ int sched_render_job_recovery(const struct sched_cluster *c, const struct sched_
 	json_t *o = json_object(), *ladder = json_array(), *procs = json_array();
 	bool per_rank = j->spec && j->spec->launch == CONF_LAUNCH_PER_RANK;
 	bool in_place = l->active && l->strategy == CONF_RECOVERY_IN_PLACE;
+	bool process = l->active && l->strategy == CONF_RECOVERY_PROCESS && l->joining;
 	int bad = !o || !ladder || !procs;
 	const char *action = !l->active ? (l->resumed ? "resume" : "none") :
-			     in_place ? "pause" : "save";
+			     in_place ? "pause" : process ? "rebuild" : "save";
 	char *text;
 
 	for (size_t i = 0; !bad && j->spec && i < j->spec->recovery_count; i++)
@@ -51,6 +52,9 @@ int sched_render_job_recovery(const struct sched_cluster *c, const struct sched_
 		json_t *p;
 
 		bool restarted = in_place && (long)i == l->restarted;
+		bool joining = process && l->joining[i];
+		const char *role = restarted ? "restart" : in_place ? "pause" :
+				   joining ? "join" : process ? "rebuild" : "save";
 
 		if (!l->waited[i] && !l->answered[i] && !restarted)
 			continue;
@@ -59,8 +63,7 @@ int sched_render_job_recovery(const struct sched_cluster *c, const struct sched_
 		bad |= !p || jset(p, "server", json_string(c->servers[sl->server].conf->name)) ||
 		       jset(p, "node_rank", json_integer((json_int_t)sched_job_process_slice(j, i))) ||
 		       jset(p, "rank", per_rank ? json_integer((json_int_t)i) : json_null()) ||
-		       jset(p, "role", json_string(restarted ? "restart" :
-						   in_place ? "pause" : "save")) ||
+		       jset(p, "role", json_string(role)) ||
 		       jset(p, "answered", json_boolean(restarted ? l->joined : l->answered[i])) ||
 		       json_array_append_new(procs, p);
 	}
@@ -72,6 +75,8 @@ int sched_render_job_recovery(const struct sched_cluster *c, const struct sched_
 				       json_integer((json_int_t)l->resume_step) : json_null()) ||
 	       jset(o, "strategy", l->active ? json_string(conf_recovery_name(l->strategy)) :
 					      json_null()) ||
+	       jset(o, "master_addr", process && j->slice_count ?
+			json_string(c->servers[j->slices[0].server].conf->host_ip) : json_null()) ||
 	       jset(o, "ladder", json_incref(ladder)) ||
 	       jset(o, "fault", l->active && l->why ? json_string(l->why) : json_null()) ||
 	       jset(o, "began", l->active ? time_or_null(l->began_usec) : json_null()) ||
@@ -141,7 +146,10 @@ json_t *sched_ladder_save(const struct sched_job *j)
 	    jset(o, "restarted", json_integer(l->active ? (json_int_t)l->restarted : -1)) ||
 	    jset(o, "joined", json_boolean(l->joined)) ||
 	    jset(o, "resumed", json_boolean(l->resumed)) ||
-	    jset(o, "resume_step", json_integer((json_int_t)l->resume_step))) {
+	    jset(o, "resume_step", json_integer((json_int_t)l->resume_step)) ||
+	    jset(o, "joining", l->active && l->joining ? bools(l->joining, l->process_count) :
+							 json_null()) ||
+	    jset(o, "joiners_stateless", json_boolean(l->joiners_stateless))) {
 		json_decref(o);
 		return NULL;
 	}
@@ -221,6 +229,7 @@ int sched_ladder_load(struct sched_cluster *c, struct sched_job *j, const json_t
 			return -EINVAL;
 		l->restarted = rs ? (long)json_integer_value(rs) : -1;
 		l->joined = json_is_true(json_object_get(o, "joined"));
+		l->joiners_stateless = json_is_true(json_object_get(o, "joiners_stateless"));
 		l->resumed = json_is_true(json_object_get(o, "resumed"));
 		if (json_object_get(o, "resume_step") && !get_uint64(o, "resume_step", &resume))
 			return -EINVAL;
@@ -239,6 +248,9 @@ int sched_ladder_load(struct sched_cluster *c, struct sched_job *j, const json_t
 	l->process_count = json_array_size(json_object_get(o, "waited"));
 	if ((r = load_bools(json_object_get(o, "waited"), &l->waited, l->process_count)) < 0 ||
 	    (r = load_bools(json_object_get(o, "answered"), &l->answered, l->process_count)) < 0)
+		return r;
+	if (l->strategy == CONF_RECOVERY_PROCESS &&
+	    (r = load_bools(json_object_get(o, "joining"), &l->joining, l->process_count)) < 0)
 		return r;
 	for (size_t i = 0; i < l->process_count; i++) {
 		l->waited_count += l->waited[i];

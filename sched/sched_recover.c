@@ -57,8 +57,7 @@ bool sched_slice_is_bad(const struct sched_cluster *c, const struct sched_slice 
 	return false;
 }
 
-/* Is a preempted job still stopping, for a preemptor, on servers of a type @j can use? */
-static bool preemption_in_flight(const struct sched_cluster *c, const struct sched_job *j)
+bool sched_recover_preemption_waits(const struct sched_cluster *c, const struct sched_job *j)
 {
 	for (size_t i = 0; i < c->job_count; i++) {
 		const struct sched_job *v = c->jobs[i];
@@ -199,7 +198,7 @@ static void recover(struct sched_cluster *c, struct sched_job *j, uint64_t now_u
 	 * held only by the pass's reservation: re-place this job through the pass (which
 	 * runs right after), not around it.
 	 */
-	if (preemption_in_flight(c, j)) {
+	if (sched_recover_preemption_waits(c, j)) {
 		sched_alloc_release(c, j);
 		j->requeue_cause = SCHED_REQUEUE_FAULT;
 		j->reason_key = 0;

@@ -911,7 +911,7 @@ int sched_render_server_jobs(const struct sched_cluster *c, unsigned server, cha
 	if (server >= c->server_count)
 		return -ENOENT;
 	sched_buf_printf(&b, "# job generation launch node_rank first_rank npu_count uid gid serial "
-			     "attempt\n");
+			     "attempt kept_from\n");
 	for (size_t i = 0; i < c->job_count; i++) {
 		const struct sched_job *j = c->jobs[i];
 
@@ -926,11 +926,11 @@ int sched_render_server_jobs(const struct sched_cluster *c, unsigned server, cha
 
 			if (sl->server != server || (recovering && !sched_ladder_lists(c, j, k)))
 				continue;
-			sched_buf_printf(&b, "%s %u %s %zu %u %u %u %u %" PRIu64 " %u\n", j->name,
-				   j->generation,
+			sched_buf_printf(&b, "%s %u %s %zu %u %u %u %u %" PRIu64 " %u %u\n",
+				   j->name, j->generation,
 				   j->spec->launch == CONF_LAUNCH_PER_RANK ? "per-rank" : "msrun", k,
 				   sl->first_rank, sl->npu_count, (unsigned)j->uid,
-				   (unsigned)j->gid, j->serial, sl->attempt);
+				   (unsigned)j->gid, j->serial, sl->attempt, sl->kept_from);
 		}
 	}
 	return sched_buf_finish(&b, ret, ret_len);

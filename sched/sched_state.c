@@ -420,6 +420,10 @@ int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, cha
 		if (so && sl->attempt &&
 		    json_object_set_new(so, "attempt", json_integer(sl->attempt)) < 0)
 			d.failed = true;
+		/* kept by a process-level recovery (absent: started with the generation) */
+		if (so && sl->kept_from &&
+		    json_object_set_new(so, "kept_from", json_integer(sl->kept_from)) < 0)
+			d.failed = true;
 		if (json_array_append_new(slices, so) < 0)
 			d.failed = true;
 	}
@@ -738,7 +742,9 @@ static int load_slices(const struct sched_cluster *c, const struct sched_job *j,
 		    !get_uint(o, "first_rank", &sl[i].first_rank) || !json_is_array(devs) ||
 		    json_array_size(devs) == 0 || json_array_size(devs) > CONF_SERVER_NPUS_MAX ||
 		    sl[i].first_rank != next_rank ||
-		    (json_object_get(o, "attempt") && !get_uint(o, "attempt", &sl[i].attempt)))
+		    (json_object_get(o, "attempt") && !get_uint(o, "attempt", &sl[i].attempt)) ||
+		    (json_object_get(o, "kept_from") &&
+		     !get_uint(o, "kept_from", &sl[i].kept_from)))
 			goto malformed;
 		idx = sched_cluster_find_server(c, server);
 		if (idx < 0) {

@@ -605,24 +605,35 @@ static int in_place_answer(struct sched_cluster *c, unsigned request, unsigned s
 					 a, step, NULL, tick(1), why);
 }
 
-/* The attempt nodes/<server>/jobs gives job "ip" (its last word), -1 when not listed. */
-static long listed_attempt(const struct sched_cluster *c, unsigned server)
+/* Word @word (1-based) of job @job's line in nodes/<server>/jobs, -1 when not listed. */
+static long listed_word(const struct sched_cluster *c, unsigned server, const char *job,
+			unsigned word)
 {
-	char *text = NULL, *line;
+	char *text = NULL, *line, needle[64];
 	size_t len;
-	long attempt = -1;
+	long value = -1;
 
 	assert_int_equal(sched_render_server_jobs(c, server, &text, &len), 0);
-	line = strstr(text, "\nip ");
+	snprintf(needle, sizeof(needle), "\n%s ", job);
+	line = strstr(text, needle);
 	if (line) {
-		char *end = strchr(line + 1, '\n'), *last;
+		char *p = line + 1;
 
-		*end = '\0';
-		last = strrchr(line, ' ');
-		attempt = strtol(last + 1, NULL, 10);
+		for (unsigned w = 1; w < word; w++) {
+			p = strchr(p, ' ');
+			assert_non_null(p);
+			p++;
+		}
+		value = strtol(p, NULL, 10);
 	}
 	free(text);
-	return attempt;
+	return value;
+}
+
+/* The attempt nodes/<server>/jobs gives job "ip" (its tenth word), -1 when not listed. */
+static long listed_attempt(const struct sched_cluster *c, unsigned server)
+{
+	return listed_word(c, server, "ip", 10);
 }
 
 /*
@@ -1069,6 +1080,322 @@ static void test_ladder_in_place_finished_rank_is_not_asked(void **state)
 	sched_cluster_free(c);
 }
 
+/* ---- process ---- */
+
+/*
+ * A cluster of @servers whose agents report, running the 2-server job "pl" whose ladder
+ * is [process, dump, job] (or its first @ladder_count), with checkpoint_dir.
+ */
+static struct sched_cluster *process_job(unsigned servers, const char *extra,
+					 size_t ladder_count, enum conf_launch launch,
+					 struct sched_job **ret)
+{
+	struct fx_opts o = { .servers = servers, .cluster_extra = extra };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct conf_job_spec *s = fx_spec("pl", 16);
+	struct sched_job *j;
+
+	agents_report(c);
+	s->checkpoint_dir = strdup("/data/ckpt");
+	assert_non_null(s->checkpoint_dir);
+	s->launch = launch;
+	s->recovery[0] = CONF_RECOVERY_PROCESS;
+	s->recovery[1] = CONF_RECOVERY_DUMP;
+	s->recovery[2] = CONF_RECOVERY_JOB;
+	s->recovery_count = ladder_count;
+	j = fx_submit_spec(c, s, FX_UID);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->slice_count, 2);
+	*ret = j;
+	return c;
+}
+
+static int pl_answer(struct sched_cluster *c, unsigned request, unsigned server,
+		     enum sched_recovery_answer a, uint64_t step, char *why)
+{
+	return sched_job_recovery_answer(c, "pl", FX_UID, request, fx_server_name(c, server), -1,
+					 a, step, NULL, tick(1), why);
+}
+
+/* The server no slice of @j holds that is not @other: the cluster's spare. */
+static unsigned spare_server(const struct sched_cluster *c, const struct sched_job *j,
+			     unsigned other)
+{
+	for (unsigned i = 0; i < c->server_count; i++) {
+		bool held = i == other;
+
+		for (size_t k = 0; k < j->slice_count; k++)
+			held |= j->slices[k].server == i;
+		if (!held)
+			return i;
+	}
+	fail_msg("no spare server");
+	return 0;
+}
+
+static const char *proc_field(const json_t *f, size_t i, const char *key)
+{
+	return json_string_value(json_object_get(json_array_get(json_object_get(f, "processes"),
+								i), key));
+}
+
+/*
+ * An NPU of the second server fails: a free server takes that server's place and ranks
+ * (generation 2) while the first server's process runs on (kept_from 1, listed under
+ * generation 2 so its agent carries it over); the survivor pauses and rebuilds, the new
+ * one joins, and generation 2 runs with nobody else restarted.
+ */
+static void test_ladder_process_replaces_only_the_failed_server(void **state)
+{
+	struct sched_job *j;
+	struct sched_cluster *c = process_job(3, NULL, 3, CONF_LAUNCH_MSRUN, &j);
+	unsigned s0 = j->slices[0].server, s1 = j->slices[1].server;
+	unsigned spare = spare_server(c, j, UINT32_MAX);
+	char why[SCHED_REASON_MAX] = "";
+	json_t *f;
+
+	(void)state;
+	fail_npu(c, j, 1);
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+	assert_int_equal(j->ladder.strategy, CONF_RECOVERY_PROCESS);
+	assert_int_equal(j->generation, 2);
+	assert_int_equal(j->slices[0].server, s0);
+	assert_int_equal(j->slices[1].server, spare);
+	assert_int_equal(j->slices[0].first_rank, 0);
+	assert_int_equal(j->slices[1].first_rank, 8);
+	assert_int_equal(j->slices[0].kept_from, 1);
+	assert_int_equal(j->slices[1].kept_from, 0);
+	assert_false(j->resume_scan_pending); /* nothing loads a checkpoint */
+	/* the kept server runs generation 2 with its processes of 1; the new one starts it;
+	 * the failed one stops */
+	assert_int_equal(listed_word(c, s0, "pl", 2), 2);
+	assert_int_equal(listed_word(c, s0, "pl", 11), 1);
+	assert_int_equal(listed_word(c, spare, "pl", 2), 2);
+	assert_int_equal(listed_word(c, spare, "pl", 11), 0);
+	assert_false(server_lists(c, s1, "pl"));
+	assert_non_null(strstr(j->reason, "process (recovery [process, dump, job])"));
+
+	f = recovery_file(c, j);
+	assert_string_equal(json_string_value(json_object_get(f, "action")), "rebuild");
+	assert_string_equal(json_string_value(json_object_get(f, "strategy")), "process");
+	assert_int_equal(json_integer_value(json_object_get(f, "generation")), 2);
+	assert_string_equal(json_string_value(json_object_get(f, "master_addr")),
+			    c->servers[s0].conf->host_ip);
+	assert_int_equal(json_array_size(json_object_get(f, "processes")), 2);
+	assert_string_equal(proc_field(f, 0, "server"), fx_server_name(c, s0));
+	assert_string_equal(proc_field(f, 0, "role"), "rebuild");
+	assert_string_equal(proc_field(f, 1, "server"), fx_server_name(c, spare));
+	assert_string_equal(proc_field(f, 1, "role"), "join");
+	json_decref(f);
+
+	/* each answers its own word */
+	assert_int_equal(pl_answer(c, 1, s0, SCHED_ANSWER_JOINED, 0, why), -EINVAL);
+	assert_non_null(strstr(why, "was kept running"));
+	assert_int_equal(pl_answer(c, 1, spare, SCHED_ANSWER_PAUSED, 9, why), -EINVAL);
+	assert_non_null(strstr(why, "answers joined"));
+	assert_int_equal(pl_answer(c, 1, s0, SCHED_ANSWER_SAVED, 9, why), -EINVAL);
+	assert_non_null(strstr(why, "rebuild the communicator"));
+	assert_int_equal(pl_answer(c, 1, s1, SCHED_ANSWER_PAUSED, 9, why), -EINVAL);
+	assert_non_null(strstr(why, "holds no part"));
+
+	assert_int_equal(pl_answer(c, 1, spare, SCHED_ANSWER_JOINED, 0, why), 0);
+	assert_int_equal(pl_answer(c, 1, spare, SCHED_ANSWER_JOINED, 0, why), 0); /* a retry */
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+	assert_int_equal(pl_answer(c, 1, s0, SCHED_ANSWER_PAUSED, 77, why), 0);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->generation, 2);
+	assert_int_equal(j->restarts, 1);
+	assert_int_equal(c->ladder_active, 0);
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "1 new process joined and 1 survivor rebuilt"));
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "from step 77"));
+	/* listed as before: the agent has carried its run over */
+	assert_int_equal(listed_word(c, s0, "pl", 11), 1);
+	f = recovery_file(c, j);
+	assert_string_equal(json_string_value(json_object_get(f, "action")), "resume");
+	assert_int_equal(json_integer_value(json_object_get(f, "step")), 77);
+	assert_true(json_is_null(json_object_get(f, "master_addr")));
+	json_decref(f);
+	/* the history: generation 1 ended with the fault, 2 runs on the new servers */
+	assert_int_equal(j->run_count, 2);
+	assert_int_equal(j->runs[0].end, SCHED_RUN_NODE_FAIL);
+	assert_int_equal(j->runs[1].generation, 2);
+	assert_int_equal(j->runs[1].end, SCHED_RUN_OPEN);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/*
+ * Rank 0's server fails: its replacement takes rank 0 (the first server of the rank
+ * table, so MS_SCHED_HOST and the recovery file's master_addr move to it), and the
+ * second server runs on.
+ */
+static void test_ladder_process_rank_zero_server_is_not_special(void **state)
+{
+	struct sched_job *j;
+	struct sched_cluster *c = process_job(3, NULL, 3, CONF_LAUNCH_MSRUN, &j);
+	unsigned s0 = j->slices[0].server, s1 = j->slices[1].server;
+	unsigned spare = spare_server(c, j, UINT32_MAX);
+	struct sched_render_ctx ctx = { .mount_path = "/ascend" };
+	char why[SCHED_REASON_MAX] = "", *env = NULL, want[128];
+	size_t len;
+	json_t *f;
+
+	(void)state;
+	fail_npu(c, j, 0);
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+	assert_int_equal(j->ladder.strategy, CONF_RECOVERY_PROCESS);
+	assert_int_equal(j->slices[0].server, spare);
+	assert_int_equal(j->slices[0].first_rank, 0);
+	assert_int_equal(j->slices[1].server, s1);
+	assert_int_equal(j->slices[1].kept_from, 1);
+	assert_false(server_lists(c, s0, "pl"));
+	f = recovery_file(c, j);
+	assert_string_equal(json_string_value(json_object_get(f, "master_addr")),
+			    c->servers[spare].conf->host_ip);
+	json_decref(f);
+	assert_int_equal(sched_render_host_env(c, j, 1, &ctx, &env, &len), 0);
+	snprintf(want, sizeof(want), "--master_addr=%s ", c->servers[spare].conf->host_ip);
+	assert_non_null(strstr(env, want));
+	free(env);
+	assert_int_equal(pl_answer(c, 1, spare, SCHED_ANSWER_JOINED, 0, why), 0);
+	assert_int_equal(pl_answer(c, 1, s1, SCHED_ANSWER_PAUSED, 5, why), 0);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/*
+ * Where it does not apply, the ladder passes over it with the reason: a process that
+ * exited on a server in service (in-place's), no free server to take the failed one's
+ * place, a single-server job.
+ */
+static void test_ladder_process_passed_over(void **state)
+{
+	struct sched_job *j;
+	struct sched_cluster *c = process_job(3, NULL, 3, CONF_LAUNCH_MSRUN, &j);
+	char why[SCHED_REASON_MAX] = "";
+
+	(void)state;
+	assert_int_equal(sched_job_process_exit(c, "pl", FX_UID, 1, fx_server_name(c, j->slices[1].server),
+						-1, 3, tick(1), why),
+			 0);
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "process: a process exited on a server in "
+				 "service (in-place restarts it there)"));
+	assert_int_equal(j->ladder.strategy, CONF_RECOVERY_DUMP);
+	sched_cluster_free(c);
+
+	/* two servers, both the job's: nothing free to replace one */
+	c = process_job(2, NULL, 3, CONF_LAUNCH_MSRUN, &j);
+	fail_npu(c, j, 1);
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "process: no whole free"));
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "can take the place of"));
+	assert_int_equal(j->ladder.strategy, CONF_RECOVERY_DUMP);
+	assert_int_equal(j->generation, 1);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/*
+ * The deadline passes with the new process not joined: the step falls back; the dump
+ * that follows asks only the kept server's process (the new one holds no state), and
+ * job-level then restarts every process as generation 3, nobody kept.
+ */
+static void test_ladder_process_timeout_falls_back(void **state)
+{
+	struct sched_job *j;
+	struct sched_cluster *c = process_job(3, "  recovery_timeout: 10\n", 3,
+					      CONF_LAUNCH_MSRUN, &j);
+	unsigned s0 = j->slices[0].server, spare = spare_server(c, j, UINT32_MAX);
+	char why[SCHED_REASON_MAX] = "";
+	json_t *f;
+
+	(void)state;
+	fail_npu(c, j, 1);
+	assert_int_equal(j->ladder.strategy, CONF_RECOVERY_PROCESS);
+	assert_int_equal(pl_answer(c, 1, s0, SCHED_ANSWER_PAUSED, 40, why), 0);
+	assert_int_equal(sched_ladder_expire(c, tick(11)), 1);
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "process timed out: 1 of 1 surviving "
+				 "processes rebuilt and 0 of 1 new processes joined"));
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+	assert_int_equal(j->ladder.strategy, CONF_RECOVERY_DUMP);
+	f = recovery_file(c, j);
+	assert_string_equal(json_string_value(json_object_get(f, "action")), "save");
+	assert_int_equal(json_array_size(json_object_get(f, "processes")), 1);
+	assert_string_equal(proc_field(f, 0, "server"), fx_server_name(c, s0));
+	json_decref(f);
+	assert_int_equal(answer(c, "pl", 2, s0, true, 40, "/data/ckpt/pl-40.ckpt", why), 0);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->generation, 3);
+	assert_int_equal(j->slices[0].server, s0);
+	assert_int_equal(j->slices[1].server, spare);
+	assert_int_equal(j->slices[0].kept_from, 0);
+	assert_int_equal(listed_word(c, s0, "pl", 11), 0);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/*
+ * A kept process exits during the step, reported by an agent that has not yet carried
+ * its run over (generation 1): it is the job's, and the step falls back.
+ */
+static void test_ladder_process_kept_exit_of_the_old_generation(void **state)
+{
+	struct sched_job *j;
+	struct sched_cluster *c = process_job(3, NULL, 3, CONF_LAUNCH_MSRUN, &j);
+	unsigned s0 = j->slices[0].server, s1 = j->slices[1].server;
+	char why[SCHED_REASON_MAX] = "";
+
+	(void)state;
+	fail_npu(c, j, 1);
+	assert_int_equal(j->generation, 2);
+	/* the failed server's process, stopped on purpose: not the job's any more */
+	assert_int_equal(sched_job_process_exit(c, "pl", FX_UID, 1, fx_server_name(c, s1), -1,
+						137, tick(1), why),
+			 0);
+	assert_int_equal(j->ladder.strategy, CONF_RECOVERY_PROCESS);
+	assert_int_equal(sched_job_process_exit(c, "pl", FX_UID, 1, fx_server_name(c, s0), -1,
+						6, tick(1), why),
+			 0);
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "process: the process on"));
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "exited with status 6 during the step"));
+	/* no survivor left to save (the new process holds no state): job-level */
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "dump: no process survived the fault"));
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->generation, 3);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/* Per-rank: every rank of the failed server joins, every rank of the kept one pauses. */
+static void test_ladder_process_per_rank(void **state)
+{
+	struct sched_job *j;
+	struct sched_cluster *c = process_job(3, NULL, 1, CONF_LAUNCH_PER_RANK, &j);
+	unsigned s0 = j->slices[0].server, spare = spare_server(c, j, UINT32_MAX);
+	char why[SCHED_REASON_MAX] = "";
+	json_t *f;
+
+	(void)state;
+	fail_npu(c, j, 1);
+	assert_int_equal(j->ladder.strategy, CONF_RECOVERY_PROCESS);
+	f = recovery_file(c, j);
+	assert_int_equal(json_array_size(json_object_get(f, "processes")), 16);
+	for (size_t i = 0; i < 16; i++)
+		assert_string_equal(proc_field(f, i, "role"), i < 8 ? "rebuild" : "join");
+	json_decref(f);
+	for (int r = 0; r < 16; r++)
+		assert_int_equal(sched_job_recovery_answer(c, "pl", FX_UID, 1,
+							   fx_server_name(c, r < 8 ? s0 : spare),
+							   r, r < 8 ? SCHED_ANSWER_PAUSED :
+							   SCHED_ANSWER_JOINED,
+							   100 + (unsigned)r % 2, NULL, tick(1), why),
+				 0);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->ladder.resume_step, 101);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1098,6 +1425,12 @@ int main(void)
 		cmocka_unit_test(test_ladder_in_place_repeated_exit_report),
 		cmocka_unit_test(test_ladder_in_place_history_keeps_the_generation),
 		cmocka_unit_test(test_ladder_in_place_finished_rank_is_not_asked),
+		cmocka_unit_test(test_ladder_process_replaces_only_the_failed_server),
+		cmocka_unit_test(test_ladder_process_rank_zero_server_is_not_special),
+		cmocka_unit_test(test_ladder_process_passed_over),
+		cmocka_unit_test(test_ladder_process_timeout_falls_back),
+		cmocka_unit_test(test_ladder_process_kept_exit_of_the_old_generation),
+		cmocka_unit_test(test_ladder_process_per_rank),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

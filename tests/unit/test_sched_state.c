@@ -610,6 +610,67 @@ static void test_state_restored_in_place_step_waits_on(void **state)
 	sched_cluster_free(b);
 }
 
+/*
+ * A daemon restart during a process-level step (recovery: [process, job]): the new
+ * generation's placement with its kept share, the new processes to wait for and the
+ * survivor's answer come back; the new process's join then runs the job.
+ */
+static void test_state_restored_process_step_waits_on(void **state)
+{
+	struct fx_opts o = { .servers = 3, .cluster_extra = "  recovery_timeout: 60\n" };
+	struct sched_cluster *a = fx_cluster(&o), *b;
+	struct conf_job_spec *s = spec("pl", 16, NULL, 500, 0);
+	char why[SCHED_REASON_MAX] = "";
+	struct sched_job *j;
+	struct saved saved;
+	unsigned s0, spare;
+	uint64_t t = adv(1);
+
+	(void)state;
+	for (unsigned i = 0; i < 3; i++)
+		fx_report_ok(a, i, t);
+	s->recovery[0] = CONF_RECOVERY_PROCESS;
+	s->recovery[1] = CONF_RECOVERY_JOB;
+	s->recovery_count = 2;
+	j = run(a, s);
+	s0 = j->slices[0].server;
+	fx_report_npu(a, j->slices[1].server, j->slices[1].device_ids[0], CONF_HEALTH_CRITICAL,
+		      adv(1));
+	assert_int_equal(j->ladder.strategy, CONF_RECOVERY_PROCESS);
+	spare = j->slices[1].server;
+	assert_int_equal(sched_job_recovery_answer(a, "pl", FX_UID, 1, a->servers[s0].conf->name,
+						   -1, SCHED_ANSWER_PAUSED, 12, NULL, adv(1), why),
+			 0);
+	save_all(a, &saved);
+	b = fx_cluster(&o);
+	load_all(b, &saved, adv(1));
+	j = sched_cluster_find_job(b, "pl");
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+	assert_int_equal(j->ladder.strategy, CONF_RECOVERY_PROCESS);
+	assert_int_equal(j->generation, 2);
+	assert_int_equal(j->slices[0].server, s0);
+	assert_int_equal(j->slices[0].kept_from, 1);
+	assert_int_equal(j->slices[1].server, spare);
+	assert_int_equal(j->slices[1].kept_from, 0);
+	assert_non_null(j->ladder.joining);
+	assert_true(j->ladder.joining[1]);
+	assert_false(j->ladder.joining[0]);
+	assert_int_equal(j->ladder.waited_count, 1);
+	assert_int_equal(j->ladder.saved_step, 12);
+	fx_check(b);
+	assert_int_equal(sched_job_recovery_answer(b, "pl", FX_UID, 1, b->servers[spare].conf->name,
+						   -1, SCHED_ANSWER_JOINED, 0, NULL, adv(1), why),
+			 0);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->generation, 2);
+	assert_int_equal(j->ladder.resume_step, 12);
+	assert_int_equal(b->ladder_active, 0);
+	fx_check(b);
+	saved_free(&saved);
+	sched_cluster_free(a);
+	sched_cluster_free(b);
+}
+
 /* The restarted process joined before the survivor paused: restored, the join is not
  * counted among the pauses (the outcome's count and a timeout's "N of M" use them). */
 static void test_state_restored_in_place_join_is_not_a_pause(void **state)
@@ -1838,6 +1899,7 @@ int main(void)
 		cmocka_unit_test(test_state_restored_dump_step_waits_on),
 		cmocka_unit_test(test_state_restored_dump_steps_stay_counted),
 		cmocka_unit_test(test_state_restored_in_place_step_waits_on),
+		cmocka_unit_test(test_state_restored_process_step_waits_on),
 		cmocka_unit_test(test_state_restored_in_place_join_is_not_a_pause),
 		cmocka_unit_test(test_state_history_round_trip),
 		cmocka_unit_test(test_state_history_records_saved_apart),
