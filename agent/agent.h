@@ -243,14 +243,18 @@ struct agent_share {
 	unsigned attempt;		/* in-place restarts of the share (0 when the listing
 					 * has no tenth word): when it rises, what of the share
 					 * exited starts again, same generation */
+	unsigned kept_from;		/* process-level recovery kept the share (0 when not, or
+					 * when the listing has no eleventh word): the run of
+					 * the job begun in a generation from kept_from on
+					 * goes on as this generation, not restarted */
 };
 
 /*
  * agent_parse_server_jobs() - the listing of <mount>/nodes/<node>/jobs:
  * "<job> <generation> <msrun|per-rank> <node_rank> <first_rank> <npu_count> <uid> <gid>
- * [<serial> [<attempt>]]" lines; blank lines and lines starting with '#' are skipped,
- * the serial is not read, and words after the tenth are ignored (a later daemon may add
- * fields).
+ * [<serial> [<attempt> [<kept_from>]]]" lines; blank lines and lines starting with '#'
+ * are skipped, the serial is not read, and words after the eleventh are ignored (a later
+ * daemon may add fields). kept_from must be below the generation.
  * @text, @len: the file (need not be NUL-terminated).
  * @source: names the file in messages (borrowed).
  * @ret: array of @max entries; on success the first *@ret_count are set, in file order.
@@ -432,7 +436,16 @@ enum agent_cgroup_verdict {
 	AGENT_CGROUP_FOREIGN,	/* not a job cgroup name: not ours, left alone */
 	AGENT_CGROUP_ADOPT,	/* its generation is still listed: watch it, report its end */
 	AGENT_CGROUP_STOP,	/* not listed (cancelled, moved, restarted): stop, remove */
+	AGENT_CGROUP_KEEP,	/* a process-level recovery kept its processes: a listed
+				 * share of its job has kept_from <= its generation < the
+				 * share's (agent_share_keeps()); watched as that share's */
 };
+
+/*
+ * agent_share_keeps() - does share @s carry over the job's run of @generation (a
+ * process-level recovery kept it: s->kept_from <= @generation < s->generation)?
+ */
+bool agent_share_keeps(const struct agent_share *s, const char *job, unsigned generation);
 
 /*
  * agent_cgroup_decide() - the verdict on each directory of <root>/node-<node> a

@@ -90,7 +90,16 @@ void agent_cgroup_decide(const char *const *names, size_t count,
 		for (size_t k = 0; k < share_count; k++)
 			if (shares[k].generation == generation && strcmp(shares[k].job, job) == 0)
 				ret[i] = AGENT_CGROUP_ADOPT;
+			else if (ret[i] == AGENT_CGROUP_STOP &&
+				 agent_share_keeps(&shares[k], job, generation))
+				ret[i] = AGENT_CGROUP_KEEP;
 	}
+}
+
+bool agent_share_keeps(const struct agent_share *s, const char *job, unsigned generation)
+{
+	return s->kept_from && s->kept_from <= generation && generation < s->generation &&
+	       strcmp(s->job, job) == 0;
 }
 
 int agent_cgroup_keyed(const char *text, size_t len, const char *key, unsigned long long *ret)

@@ -81,8 +81,8 @@ int agent_parse_server_jobs(const char *text, size_t len, const char *source,
 	while (pos < len) {
 		size_t start = pos, end, p;
 		struct agent_share s;
-		char w[10][CONF_NAME_MAX + 2], q[AGENT_QUOTE_MAX];
-		bool too_long[10];
+		char w[11][CONF_NAME_MAX + 2], q[AGENT_QUOTE_MAX];
+		bool too_long[11];
 		unsigned n = 0;
 
 		while (pos < len && text[pos] != '\n')
@@ -100,10 +100,10 @@ int agent_parse_server_jobs(const char *text, size_t len, const char *source,
 			r = agent_err_set(err, source, number, 0, "a NUL byte in the listing");
 			break;
 		}
-		while (n < 10 && next_word(text, end, &p, w[n], sizeof(w[n]), &too_long[n]))
+		while (n < 11 && next_word(text, end, &p, w[n], sizeof(w[n]), &too_long[n]))
 			n++;
 		/* the ninth word (the record's serial) is the daemon's; words after the
-		 * tenth are for a later agent */
+		 * eleventh are for a later agent */
 		if (n < 8) {
 			r = agent_err_set(err, source, number, 0,
 					  "%s: the line has %u %s; a share is \"<job> "
@@ -140,10 +140,12 @@ int agent_parse_server_jobs(const char *text, size_t len, const char *source,
 		    s.first_rank > INT_MAX - s.npu_count ||
 		    !parse_unsigned(w[6], UINT_MAX - 1, &s.uid) ||
 		    !parse_unsigned(w[7], UINT_MAX - 1, &s.gid) ||
-		    (n == 10 && (too_long[9] || !parse_unsigned(w[9], UINT_MAX, &s.attempt)))) {
+		    (n >= 10 && (too_long[9] || !parse_unsigned(w[9], UINT_MAX, &s.attempt))) ||
+		    (n == 11 && (too_long[10] || !parse_unsigned(w[10], UINT_MAX, &s.kept_from) ||
+				 s.kept_from >= s.generation))) {
 			r = agent_err_set(err, source, number, 0,
 					  "%s: a number out of range (generation >= 1, npu_count 1 "
-					  "to %d)",
+					  "to %d, kept_from below the generation)",
 					  agent_quote(text + start, end - start, q, sizeof(q)),
 					  CONF_SERVER_NPUS_MAX);
 			break;

@@ -1418,10 +1418,18 @@ static void scan_cgroups(struct agent_launcher *l, const struct agent_share *sha
 		size_t leaf_count = 0;
 		struct agent_cgroups sub;
 
-		if (v[i] != AGENT_CGROUP_STOP || l->run_count >= AGENT_RUNS_MAX ||
-		    !(r = calloc(1, sizeof(*r))))
+		const struct agent_share *keeper = NULL;
+
+		if ((v[i] != AGENT_CGROUP_STOP && v[i] != AGENT_CGROUP_KEEP) ||
+		    l->run_count >= AGENT_RUNS_MAX || !(r = calloc(1, sizeof(*r))))
 			continue;
 		agent_cgroup_parse_job_name(names[i], r->share.job, &r->share.generation);
+		/* kept by a process-level recovery: the listed share's run, unless one is
+		 * already (a second kept cgroup of the job is stopped) */
+		for (size_t k = 0; v[i] == AGENT_CGROUP_KEEP && k < n && !keeper; k++)
+			if (agent_share_keeps(&shares[k], r->share.job, r->share.generation) &&
+			    !find_run(l, shares[k].job, shares[k].generation))
+				keeper = &shares[k];
 		r->wd = -1;
 		if (snprintf(r->cgroup, sizeof(r->cgroup), "%s/%s", l->cg.node_dir, names[i]) >=
 		    (int)sizeof(r->cgroup)) {
@@ -1455,6 +1463,20 @@ static void scan_cgroups(struct agent_launcher *l, const struct agent_share *sha
 			run_drop(l, l->run_count - 1);
 			continue;
 		}
+		if (keeper) {
+			unsigned from = r->share.generation;
+
+			snprintf(r->dir, sizeof(r->dir), "%s/%s/g%u", l->o.log_dir, r->share.job,
+				 from);
+			r->share = *keeper;
+			r->state = RUN_ACTIVE;
+			read_submitted(l, r->share.job, r->submitted, sizeof(r->submitted));
+			agent_log(AGENT_LOG_INFO, "job %s generation %u: adopted the processes an "
+				  "earlier agent left in cgroup %s (generation %u, kept by a "
+				  "process-level recovery)", r->share.job, r->share.generation,
+				  r->cgroup, from);
+			continue;
+		}
 		agent_log(AGENT_LOG_WARNING, "job %s generation %u: an earlier agent left its "
 			  "processes running in cgroup %s",
 			  r->share.job, r->share.generation, r->cgroup);
@@ -1465,6 +1487,37 @@ static void scan_cgroups(struct agent_launcher *l, const struct agent_share *sha
 		free(names[i]);
 	free(names);
 	free(v);
+}
+
+/*
+ * A share a process-level recovery kept (kept_from): the job's run of a generation from
+ * kept_from on, when this agent has one still running, goes on as the share's
+ * generation. Its processes, their cgroup and log directory stay as they are; only the
+ * generation they report under changes (the daemon also takes their exits under the
+ * older one, until this happens).
+ */
+static void carry_over(struct agent_launcher *l, const struct agent_share *s)
+{
+	struct run *keep = NULL;
+	unsigned from;
+
+	if (!s->kept_from || find_run(l, s->job, s->generation))
+		return;
+	for (size_t i = 0; i < l->run_count; i++) {
+		struct run *r = l->runs[i];
+
+		if (r->state != RUN_STOPPING && agent_share_keeps(s, r->share.job,
+								   r->share.generation) &&
+		    (!keep || r->share.generation > keep->share.generation))
+			keep = r;
+	}
+	if (!keep)
+		return; /* nothing of it runs here: start_run() starts the share */
+	from = keep->share.generation;
+	keep->share = *s;
+	agent_log(AGENT_LOG_INFO, "job %s generation %u: kept running from generation %u "
+		  "(process-level recovery); its processes are not restarted", s->job,
+		  s->generation, from);
 }
 
 /* One pass: returns true when a start was deferred (the listing is stale). */
@@ -1509,6 +1562,8 @@ static bool sync_once(struct agent_launcher *l, bool *ret_read)
 		if (l->runs[i]->wd < 0)
 			watch_job(l, l->runs[i]);
 
+	for (size_t k = 0; k < n; k++)
+		carry_over(l, &l->shares[k]);
 	for (size_t i = 0; i < l->run_count; i++)
 		l->runs[i]->listed = false;
 	for (size_t k = 0; k < n; k++) {

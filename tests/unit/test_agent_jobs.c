@@ -71,7 +71,7 @@ static void test_jobs_listing_lines(void **state)
 	n = jobs_ok("# header\n"
 		    "llama70b 2 msrun 1 8 8 1000 100\n"
 		    "\n"
-		    "  eval.v2\t1 per-rank 0 0 2 0 0 77 3 future-field more\r\n"
+		    "  eval.v2\t3 per-rank 0 0 2 0 0 77 3 2 future-field more\r\n"
 		    "x 4294967295 msrun 0 0 16 4294967294 7",
 		    s, 4);
 	assert_int_equal(n, 3);
@@ -89,6 +89,10 @@ static void test_jobs_listing_lines(void **state)
 	/* the tenth word: in-place restarts of the share; absent, none */
 	assert_int_equal(s[1].attempt, 3);
 	assert_int_equal(s[0].attempt, 0);
+	/* the eleventh: the generation since which a process-level recovery kept the
+	 * share's processes; absent, none; words after it are a later daemon's */
+	assert_int_equal(s[1].kept_from, 2);
+	assert_int_equal(s[0].kept_from, 0);
 	assert_int_equal(s[2].generation, 4294967295u);
 	assert_int_equal(s[2].npu_count, 16);
 }
@@ -115,6 +119,10 @@ static void test_jobs_listing_refused(void **state)
 	/* an attempt that is not a number is not read as 0 */
 	jobs_fail("llama 1 msrun 0 0 8 0 0 5 x\n", 4, -EINVAL);
 	jobs_fail("llama 1 msrun 0 0 8 0 0 5 4294967296\n", 4, -EINVAL);
+	/* kept_from is a number below the generation */
+	jobs_fail("llama 3 msrun 0 0 8 0 0 5 0 x\n", 4, -EINVAL);
+	assert_non_null(strstr(jobs_fail("llama 3 msrun 0 0 8 0 0 5 0 3\n", 4, -EINVAL),
+			       "kept_from below the generation"));
 	/* 70 zeros and a 7: the word is longer than a name, not node_rank 0 */
 	jobs_fail("llama 1 msrun 0000000000000000000000000000000000000000000000000000000000000000"
 		  "0000007 0 8 0 0\n", 4, -EINVAL);
@@ -652,6 +660,37 @@ static void test_cgroup_scan_decision(void **state)
 		assert_int_equal(v[i], i == 4 || i == 5 ? AGENT_CGROUP_FOREIGN : AGENT_CGROUP_STOP);
 }
 
+/*
+ * A process-level recovery kept a share (kept_from): a cgroup of its job from kept_from
+ * up to the share's generation is that share's run, to watch; older ones stop, and the
+ * same generation of another job is not it.
+ */
+static void test_cgroup_scan_kept_share(void **state)
+{
+	struct agent_share share;
+	const char *names[] = { "job-llama.g3", "job-llama.g4", "job-llama.g2", "job-llama.g5",
+				"job-bert.g3" };
+	enum agent_cgroup_verdict v[5];
+
+	(void)state;
+	memset(&share, 0, sizeof(share));
+	snprintf(share.job, sizeof(share.job), "llama");
+	share.generation = 5;
+	share.kept_from = 3;
+	agent_cgroup_decide(names, 5, &share, 1, v);
+	assert_int_equal(v[0], AGENT_CGROUP_KEEP);
+	assert_int_equal(v[1], AGENT_CGROUP_KEEP);
+	assert_int_equal(v[2], AGENT_CGROUP_STOP);
+	assert_int_equal(v[3], AGENT_CGROUP_ADOPT);
+	assert_int_equal(v[4], AGENT_CGROUP_STOP);
+	assert_true(agent_share_keeps(&share, "llama", 4));
+	assert_false(agent_share_keeps(&share, "llama", 5));
+	assert_false(agent_share_keeps(&share, "bert", 4));
+	/* without kept_from nothing is kept */
+	share.kept_from = 0;
+	assert_false(agent_share_keeps(&share, "llama", 4));
+}
+
 static void test_cgroup_kernel_files(void **state)
 {
 	static const char stat[] = "usage_usec 1234567\nuser_usec 1000000\nsystem_usec 234567\n"
@@ -845,6 +884,7 @@ int main(void)
 		cmocka_unit_test(test_cgroup_job_name_round_trip),
 		cmocka_unit_test(test_cgroup_job_name_refused),
 		cmocka_unit_test(test_cgroup_scan_decision),
+		cmocka_unit_test(test_cgroup_scan_kept_share),
 		cmocka_unit_test(test_cgroup_kernel_files),
 		cmocka_unit_test(test_agent_jobs_allocation_failures),
 		cmocka_unit_test(test_agent_report_running),
