@@ -47,6 +47,14 @@
  * place (ASCEND_JOB_ATTEMPT > 0), it steps nothing until the file lists it with "role":
  * "restart"; it answers "joined <request> <server> <rank|->", and at "resume" takes the
  * file's "step" as its own (what a framework receives from its replicas) and goes on.
+ * When the file asks a newer generation to rebuild ("action": "rebuild", process-level
+ * recovery: its server's process was kept while a failed server was replaced), a process
+ * whose entry's role is "rebuild" stops after the step it is in, reads the new rank
+ * table again (its server and rank must still be in it: the communicator it would
+ * rebuild), takes the new generation as its own, answers "paused <request> <server>
+ * <rank|-> <step>" and waits for "resume". A process started on the replacement finds
+ * itself listed with "role": "join": it answers "joined <request> <server> <rank|->" and
+ * at "resume" takes the file's "step", as one restarted in place does.
  * --fail-at-step fails only the first attempt of generation 1.
  *
  * Output: one line per event on stdout, "train_demo[<job> g<generation> <who>]: ...".
@@ -474,7 +482,9 @@ static bool recovery_due(struct recovery *rc)
 /* A request of the recovery file that this process acts on (see the top of this file). */
 struct recovery_request {
 	long long request;
-	char action[16];	/* "save", "pause" or "resume" */
+	char action[16];	/* "save", "pause", "rebuild" or "resume" */
+	long long generation;	/* the file's generation (rebuild: newer than a kept
+				 * process's own) */
 	char role[16];		/* save, pause: this process's "role" ("restart": it is the
 				 * one started again in place) */
 	char server[256];	/* save, pause: its entry's server */
@@ -483,9 +493,10 @@ struct recovery_request {
 };
 
 /*
- * The request this process is to act on now, if any: a "save" or "pause" that lists it,
- * or a "resume", newer than the last one handled and of this generation. Returns 1 and
- * fills @ret, or 0.
+ * The request this process is to act on now, if any: a "save", "pause" or "rebuild" that
+ * lists it, or a "resume", newer than the last one handled and of this generation (a
+ * "rebuild" may be of a newer one: this process was kept into it). Returns 1 and fills
+ * @ret, or 0.
  */
 static int recovery_next(struct recovery *rc, const struct identity *id,
 			 struct recovery_request *ret)
@@ -501,16 +512,19 @@ static int recovery_next(struct recovery *rc, const struct identity *id,
 	procs = json_object_get(o, "processes");
 	memset(ret, 0, sizeof(*ret));
 	if (!action || !json_count(o, "request", &req) || !json_count(o, "generation", &gen) ||
-	    gen != (unsigned long long)id->generation || (long long)req <= rc->handled) {
+	    gen > LLONG_MAX || (long long)req <= rc->handled ||
+	    (gen != (unsigned long long)id->generation &&
+	     !(strcmp(action, "rebuild") == 0 && gen > (unsigned long long)id->generation))) {
 		json_decref(o);
 		return 0;
 	}
 	ret->request = (long long)req;
+	ret->generation = (long long)gen;
 	snprintf(ret->action, sizeof(ret->action), "%s", action);
 	if (strcmp(action, "resume") == 0) {
 		asked = json_count(o, "step", &ret->step);
-	} else if ((strcmp(action, "save") == 0 || strcmp(action, "pause") == 0) &&
-		   json_is_array(procs)) {
+	} else if ((strcmp(action, "save") == 0 || strcmp(action, "pause") == 0 ||
+		    strcmp(action, "rebuild") == 0) && json_is_array(procs)) {
 		for (size_t i = 0; i < json_array_size(procs); i++) {
 			json_t *p = json_array_get(procs, i);
 			unsigned long long node = 0, rank = 0;
@@ -533,6 +547,23 @@ static int recovery_next(struct recovery *rc, const struct identity *id,
 	}
 	json_decref(o);
 	return asked;
+}
+
+/* The prefix of say(): the job, the generation, and which process of it this is. */
+static void set_who(const struct identity *id, const char *ms_role)
+{
+	const char *job = id->job ? id->job : "-";
+
+	if (ms_role && strcmp(ms_role, "MS_SCHED") == 0)
+		snprintf(who, sizeof(who), "train_demo[%s g%lld scheduler]", job, id->generation);
+	else if (id->rank >= 0)
+		snprintf(who, sizeof(who), "train_demo[%s g%lld rank %lld]", job, id->generation,
+			 id->rank);
+	else if (id->node_rank >= 0)
+		snprintf(who, sizeof(who), "train_demo[%s g%lld node %lld]", job, id->generation,
+			 id->node_rank);
+	else
+		snprintf(who, sizeof(who), "train_demo[%s g%lld]", job, id->generation);
 }
 
 /* Sleep @ms, cut short by SIGTERM. */
@@ -630,7 +661,7 @@ int main(int argc, char **argv)
 	struct identity id = { 0 };
 	struct sigaction sa;
 	bool report = true, writer, follow_recovery = true, paused = false;
-	bool paused_in_place = false, joining = false;
+	bool paused_in_place = false, joining = false, rebuilt = false;
 	struct recovery rc;
 	char path[PATH_MAX + 64];
 	int opt, r, idx = 0;
@@ -690,15 +721,7 @@ int main(int argc, char **argv)
 	    env_number("RANK_SIZE", INT_MAX, 1, &id.rank_size) < 0 ||
 	    env_number("ASCEND_JOB_ATTEMPT", INT_MAX, 0, &id.attempt) < 0)
 		return 2;
-	if (id.rank >= 0)
-		snprintf(who, sizeof(who), "train_demo[%s g%lld rank %lld]",
-			 id.job ? id.job : "-", id.generation, id.rank);
-	else if (id.node_rank >= 0)
-		snprintf(who, sizeof(who), "train_demo[%s g%lld node %lld]",
-			 id.job ? id.job : "-", id.generation, id.node_rank);
-	else
-		snprintf(who, sizeof(who), "train_demo[%s g%lld]", id.job ? id.job : "-",
-			 id.generation);
+	set_who(&id, NULL);
 	writer = id.rank >= 0 ? id.rank == 0 : id.node_rank >= 0 ? id.node_rank == 0 : true;
 	if (ckpt_dir && !*ckpt_dir)
 		ckpt_dir = NULL;
@@ -720,8 +743,7 @@ int main(int argc, char **argv)
 	/* MindSpore's test: MS_ROLE or MS_SCHED_HOST makes a dynamic-cluster member */
 	dynamic = role || (getenv("MS_SCHED_HOST") && *getenv("MS_SCHED_HOST"));
 	if (role && strcmp(role, "MS_SCHED") == 0) {
-		snprintf(who, sizeof(who), "train_demo[%s g%lld scheduler]", id.job ? id.job : "-",
-			 id.generation);
+		set_who(&id, role);
 		writer = false;
 	}
 	say("start: pid %d, %lld rank%s in the job, %llu steps of %llu ms, checkpoint every "
@@ -796,9 +818,10 @@ int main(int argc, char **argv)
 				 * (a framework's replicas; here, the step number) */
 				if (q.step > step)
 					step = q.step;
-				say("resumed in place at step %llu (request %lld)%s", step,
+				say("resumed %s at step %llu (request %lld)%s",
+				    rebuilt ? "in the new generation" : "in place", step,
 				    q.request, joining ? ": joined the others" : "");
-				paused_in_place = joining = false;
+				paused_in_place = joining = rebuilt = false;
 				continue;
 			}
 			if (strcmp(q.action, "pause") == 0 && strcmp(q.role, "restart") == 0 &&
@@ -819,6 +842,42 @@ int main(int argc, char **argv)
 				    step, q.request, r < 0 ? "; cannot say so: " : "",
 				    r < 0 ? strerror(-r) : "");
 				paused_in_place = true;
+				continue;
+			}
+			if (strcmp(q.action, "rebuild") == 0 && strcmp(q.role, "join") == 0 &&
+			    q.generation == id.generation && !paused) {
+				/* started on a replacement server: up, waits for the step */
+				snprintf(line, sizeof(line), "joined %lld %s %s\n", q.request,
+					 q.server, rank);
+				r = ctl_write(job_dir, line);
+				joining = rebuilt = true;
+				say("started on a replacement server: joined (request %lld)%s%s",
+				    q.request, r < 0 ? "; cannot say so: " : "",
+				    r < 0 ? strerror(-r) : "");
+				continue;
+			}
+			if (strcmp(q.action, "rebuild") == 0 && strcmp(q.role, "rebuild") == 0 &&
+			    !paused && !joining) {
+				/* kept while a failed server was replaced: the communicator
+				 * is rebuilt from the new generation's rank table */
+				long long was = id.generation;
+
+				id.generation = q.generation;
+				if (rank_table && check_rank_table(rank_table, &id,
+								   (unsigned)wait_sec) != 0) {
+					say("cannot rebuild from the rank table of generation %lld: "
+					    "not answering (the ladder falls back)", id.generation);
+					id.generation = was;
+					continue;
+				}
+				set_who(&id, role);
+				snprintf(line, sizeof(line), "paused %lld %s %s %llu\n", q.request,
+					 q.server, rank, step);
+				r = ctl_write(job_dir, line);
+				say("paused at step %llu and rebuilt the communicator: kept from "
+				    "generation %lld (request %lld)%s%s", step, was, q.request,
+				    r < 0 ? "; cannot say so: " : "", r < 0 ? strerror(-r) : "");
+				paused_in_place = rebuilt = true;
 				continue;
 			}
 			if (strcmp(q.action, "save") == 0 && !joining) {

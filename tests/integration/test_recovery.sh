@@ -18,6 +18,10 @@
 #  (e) the daemon is SIGKILLed during an in-place restart (the survivor stopped, the
 #      restarted process joined) and restarted: the step, the join and the share's
 #      attempt are still there, and once the survivor pauses both resume in place.
+#  (f) recovery: [process, job]: a Critical NPU on the server of node rank 0 (the
+#      scheduler's): a spare server takes its place and rank 0 as generation 2 at once;
+#      the process on the other server keeps its pid, pauses, rebuilds from the new rank
+#      table and answers; the new process joins; both go on from the step paused at.
 # Usage: test_recovery.sh ASCENDFS ASCEND_AGENT TRAIN_DEMO SRCDIR
 set -u
 ASCENDFS=$(realpath "$1")
@@ -305,6 +309,55 @@ fi
 check_eq "ir runs again in generation 1" "running 1" "$(status_of ir) $(gen_of ir)"
 check_eq "the process on $A0 is the same one" "$p0" "$(pid_of ir 1 "$A0")"
 echo "cancel" >"$M/jobs/ir/ctl"
+
+# ---- (f) process-level: only the failed server's process starts, on a spare ----------
+submit pl <<EOF
+name: pl
+npus: 16
+command: "exec $TRAIN --steps 100000 --step-ms 20 --ckpt-every 0"
+recovery: [process, job]
+EOF
+# (it waits for ir's processes to be gone: three servers are whole and clean)
+wait_until 30 bash -c "[ \"\$(cat '$M/jobs/pl/status')\" = running ]"
+check_eq "pl runs" running "$(status_of pl)"
+read -r A0 A1 <<<"$(servers_of pl)"
+wait_until 20 all_started pl 1 "$A0" "$A1"
+sleep 1
+p1=$(pid_of pl 1 "$A1")
+t_fault=$(now_ms)
+fault "$A0" # node rank 0's server: its replacement takes rank 0 and the scheduler
+if wait_until 15 grep -q "resumed in the new generation at step" "$(log_of pl 1 "$A1")"; then
+	ok "the process on $A1 paused, rebuilt and went on"
+else
+	not_ok "the process on $A1 paused, rebuilt and went on" "$(cat "$M/jobs/pl/recovery")" \
+		"$(tail -n4 "$(log_of pl 1 "$A1")")" "$(tail -n4 "$M/jobs/pl/events")"
+fi
+t_resumed=$(now_ms)
+read -r B0 B1 <<<"$(servers_of pl)"
+check_eq "generation 2 runs, rank 0 on a new server, node rank 1 kept" "running 2 $A1 new" \
+	"$(status_of pl) $(gen_of pl) $B1 $([ "$B0" != "$A0" ] && [ "$B0" != "$A1" ] && echo new)"
+check_eq "the process on $A1 was not restarted (same pid)" "$p1" "$(pid_of pl 1 "$A1")"
+check_eq "its agent lists it in generation 2, kept from 1" "2 1" \
+	"$(awk '$1 == "pl" { print $2, $11 }' "$M/nodes/$A1/jobs")"
+check_contains "its agent carried the run over" "kept running from generation 1" \
+	"$(cat "$W/agent-$A1.log")"
+wait_until 5 grep -q "resumed in the new generation at step" "$(log_of pl 2 "$B0")"
+check_contains "the new process on $B0 joined" "started on a replacement server: joined" \
+	"$(cat "$(log_of pl 2 "$B0")")"
+check_contains "and is the scheduler of generation 2 (rank 0 moved with the rank table)" \
+	"dynamic cluster: msrun, scheduler 10.0.1.$((10#${B0#a2-node-})):" "$(cat "$(log_of pl 2 "$B0")")"
+check_contains "the survivor read the new rank table" "and rebuilt the communicator: kept from generation 1" \
+	"$(cat "$(log_of pl 1 "$A1")")"
+paused=$(step_in "$(log_of pl 1 "$A1")" "paused at step")
+joined=$(step_in "$(log_of pl 2 "$B0")" "resumed in the new generation at step")
+check_eq "the new process goes on from the step the survivor paused at" "${paused:-none}" "$joined"
+check_contains "the event says so" \
+	"process: 1 new process joined and 1 survivor rebuilt the communicator and goes on from step $paused" \
+	"$(cat "$M/jobs/pl/events")"
+check_eq "the rank table of generation 2 has $B0 first" "$B0" \
+	"$(json "$M/jobs/pl/status.json" 'd["placement"][0]["server"]')"
+echo "# (f) process-level: fault report to both processes stepping again: $((t_resumed - t_fault)) ms (polled); steps lost: 0 (paused at $paused, new process resumed at $joined); processes restarted: 1"
+echo "cancel" >"$M/jobs/pl/ctl"
 
 agents_cleanup
 it_stop
