@@ -1396,6 +1396,38 @@ static void test_ladder_process_per_rank(void **state)
 	sched_cluster_free(c);
 }
 
+/*
+ * The replacement fails too, during the step: the step falls back, and job-level moves
+ * the job off it (onto the fourth server), every process restarting as generation 3.
+ */
+static void test_ladder_process_replacement_fails_too(void **state)
+{
+	struct sched_job *j;
+	struct sched_cluster *c = process_job(4, NULL, 3, CONF_LAUNCH_MSRUN, &j);
+	unsigned s0 = j->slices[0].server, s1 = j->slices[1].server, spare;
+
+	(void)state;
+	fail_npu(c, j, 1);
+	assert_int_equal(j->ladder.strategy, CONF_RECOVERY_PROCESS);
+	spare = j->slices[1].server;
+	assert_int_not_equal(spare, s1);
+	fail_npu(c, j, 1);
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "process: "));
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "during the step; falling back to dump"));
+	/* the dump asks only the kept process; it does not answer: job-level at the deadline */
+	assert_int_equal(j->ladder.strategy, CONF_RECOVERY_DUMP);
+	assert_int_equal(j->ladder.waited_count, 1);
+	assert_int_equal(sched_ladder_expire(c, tick(c->conf->recovery_timeout_sec + 1)), 1);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->generation, 3);
+	assert_int_equal(j->slices[0].server, s0);
+	assert_int_not_equal(j->slices[1].server, spare);
+	assert_int_not_equal(j->slices[1].server, s1);
+	assert_int_equal(j->slices[0].kept_from, 0);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1431,6 +1463,7 @@ int main(void)
 		cmocka_unit_test(test_ladder_process_timeout_falls_back),
 		cmocka_unit_test(test_ladder_process_kept_exit_of_the_old_generation),
 		cmocka_unit_test(test_ladder_process_per_rank),
+		cmocka_unit_test(test_ladder_process_replacement_fails_too),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
