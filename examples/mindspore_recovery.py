@@ -21,9 +21,21 @@ lists this process, once:
   it waits replaces the pause: a ``save`` (the step fell back to a dump) is done as
   above, a new ``pause`` is answered with the same step.
 
+- ``"action": "rebuild"`` with ``"role": "rebuild"`` (``recovery: [process, ...]``: a
+  failed server was replaced as a new generation, this process's server was kept): it
+  calls ``on_rebuild(rank_table_file, generation)``, which rebuilds the communicator
+  from the new rank table (MindSpore has no public call to re-initialize HCCL in a
+  running process; MindIO TFT does it for MindSpore, so the script passes the function),
+  takes the new generation as its own, answers ``paused <request> <server> <rank|->
+  <step>`` and waits for the resume. Without ``on_rebuild`` it does not answer: the
+  step times out and the ladder falls back (a later request of the new generation is
+  not for a process still of the older one, so a dump then times out too).
+
 A process started again in place (``ASCEND_JOB_ATTEMPT`` > 0) waits, before its first
-step, until the file lists it with ``"role": "restart"``, answers
-``joined <request> <server> <rank|->``, and at ``"resume"`` calls ``on_join(step)``:
+step, until the file lists it with ``"role": "restart"``; one started on a replacement
+server finds itself listed with ``"role": "join"`` by a ``rebuild`` of its own
+generation. Either answers ``joined <request> <server> <rank|->``, and at ``"resume"``
+calls ``on_join(step)``:
 the step the others paused at, whose state it must take from them. MindSpore has no
 public call for that transfer (MindIO TFT's replica recovery does it for MindSpore);
 a script passes the function that does it, for example one that loads the state a
@@ -47,7 +59,7 @@ class AscendfsRecovery(Callback):
     """Answer ascendfs's recovery requests at the end of a training step."""
 
     def __init__(self, prefix="model", poll_sec=1.0, wait_for_restart=True, on_join=None,
-                 log=print):
+                 on_rebuild=None, log=print):
         super().__init__()
         self.job_dir = os.environ.get("ASCEND_JOB_DIR") or None
         self.ckpt_dir = os.environ.get("ASCEND_CHECKPOINT_DIR") or None
@@ -60,6 +72,8 @@ class AscendfsRecovery(Callback):
         self.poll_sec = poll_sec
         self.wait_for_restart = wait_for_restart
         self.on_join = on_join
+        self.on_rebuild = on_rebuild
+        self.rank_table = os.environ.get("RANK_TABLE_FILE") or None
         self.log = log
         self.handled = 0
         self._seen = None
@@ -85,12 +99,16 @@ class AscendfsRecovery(Callback):
                 doc = json.load(f)
         except (OSError, ValueError):
             return None
-        if (doc.get("generation") != self.generation or
+        gen = doc.get("generation")
+        # a rebuild may be of a newer generation: this process's server was kept into it
+        if (not isinstance(gen, int) or
+                (gen != self.generation and
+                 not (doc.get("action") == "rebuild" and gen > self.generation)) or
                 not isinstance(doc.get("request"), int) or doc["request"] <= self.handled):
             return None
         if doc.get("action") == "resume":
             return doc, None, False
-        if doc.get("action") not in ("save", "pause"):
+        if doc.get("action") not in ("save", "pause", "rebuild"):
             return None
         for i, entry in enumerate(doc.get("processes") or []):
             mine = (entry.get("rank") == self.rank if self.rank is not None
@@ -116,23 +134,31 @@ class AscendfsRecovery(Callback):
                 return asked[0].get("step")
             time.sleep(self.poll_sec or 0.05)
 
+    @staticmethod
+    def _joins(asked):
+        """Is @asked a request for this process to join (restarted or new)?"""
+        return asked and asked[1] is not None and (
+            (asked[0].get("action") == "pause" and asked[1].get("role") == "restart") or
+            (asked[0].get("action") == "rebuild" and asked[1].get("role") == "join"))
+
     def on_train_begin(self, run_context):
-        if not self.job_dir or self.attempt <= 0:
+        if not self.job_dir:
             return
-        # started again in place: join the others before the first step
-        while True:
-            asked = self._request(force=True)
-            if asked and asked[1] is not None and asked[0].get("action") == "pause" and \
-                    asked[1].get("role") == "restart":
-                self.handled = asked[0]["request"]
-                self._answer(f"joined {self._who(asked[0], asked[1])}")
-                break
+        asked = self._request(force=True)
+        if self.attempt <= 0 and not (self._joins(asked) and
+                                      asked[0].get("generation") == self.generation):
+            return  # a first start (not on a replacement server): nothing to join
+        # started again in place, or on a replacement: join the others first
+        while not self._joins(asked):
             time.sleep(self.poll_sec or 0.05)
+            asked = self._request(force=True)
+        self.handled = asked[0]["request"]
+        self._answer(f"joined {self._who(asked[0], asked[1])}")
         step = self._wait_for_resume()
         if self.on_join:
             self.on_join(step)
         else:
-            self.log(f"ascendfs: resumed in place; the others are at step {step}, and "
+            self.log(f"ascendfs: joined; the others are at step {step}, and "
                      "without on_join this process goes on from the checkpoint it loaded")
 
     def _save(self, doc, entry, first, step, network):
@@ -154,6 +180,19 @@ class AscendfsRecovery(Callback):
         while self.wait_for_restart:
             time.sleep(1)  # the restart ends this process (SIGTERM)
 
+    def _rebuild(self, doc, entry, step):
+        """A kept process: rebuild the communicator, take the generation, answer paused.
+        False when it cannot (no on_rebuild): nothing is answered."""
+        if not self.on_rebuild:
+            self.log(f"ascendfs: asked to rebuild the communicator for generation "
+                     f"{doc['generation']}, but no on_rebuild was given: not answering "
+                     "(the recovery falls back after its timeout)")
+            return False
+        self.on_rebuild(self.rank_table, doc["generation"])
+        self.generation = doc["generation"]
+        self._answer(f"paused {self._who(doc, entry)} {step}")
+        return True
+
     def on_train_step_end(self, run_context):
         if not self.job_dir:
             return
@@ -167,9 +206,13 @@ class AscendfsRecovery(Callback):
         if doc["action"] == "save":
             self._save(doc, entry, first, step, cb.train_network)
             return
-        if entry.get("role") != "pause":
+        if entry.get("role") == "rebuild":
+            if not self._rebuild(doc, entry, step):
+                return
+        elif entry.get("role") == "pause":
+            self._answer(f"paused {self._who(doc, entry)} {step}")
+        else:
             return
-        self._answer(f"paused {self._who(doc, entry)} {step}")
         # paused at the step boundary until the resume; a newer request replaces it
         while True:
             asked = self._request(force=True)
@@ -185,3 +228,5 @@ class AscendfsRecovery(Callback):
                 return
             if entry.get("role") == "pause":
                 self._answer(f"paused {self._who(doc, entry)} {step}")
+            elif entry.get("role") == "rebuild" and not self._rebuild(doc, entry, step):
+                return

@@ -268,6 +268,14 @@
  *                                          with role "pause" stops after its step and
  *                                          answers "paused ...", the one with role
  *                                          "restart" answers "joined ..." once up;
+ *                                          while it is "rebuild" (process-level, a
+ *                                          newer "generation" than a kept process's
+ *                                          own), a process with role "rebuild" stops
+ *                                          after its step, rebuilds its communicator
+ *                                          from the new rank table ("master_addr" is
+ *                                          its first server's address) and answers
+ *                                          "paused ...", one with role "join" (on a
+ *                                          replacement server) "joined ..." once up;
  *                                          then "resume" gives "step" to go on from
  *       error                  -r--r--r--  why it was rejected, failed or timed out (also
  *                                          while it stops towards failed or timeout);

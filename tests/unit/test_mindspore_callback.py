@@ -3,7 +3,8 @@
 that lists it once, writes the checkpoint when it is listed first, and ignores requests
 for another generation or other processes; asked to pause for an in-place restart it
 answers and waits for the resume; started again in place it joins and is given the
-step to go on from. Usage: test_mindspore_callback.py SRCDIR"""
+step to go on from; kept into a new generation (process-level) it rebuilds through
+on_rebuild, and on a replacement server it joins. Usage: test_mindspore_callback.py SRCDIR"""
 import json
 import os
 import sys
@@ -159,6 +160,73 @@ with tempfile.TemporaryDirectory() as d:
     t.join()
     check("restarted in place: it answers joined", ctl() == "joined 8 n0 -\n", ctl())
     check("and on_join gets the step the others paused at", joined_at == [44], joined_at)
+
+    # process-level: a kept process rebuilds its communicator and takes the generation
+    os.remove(os.path.join(d, "ctl"))
+    os.environ["ASCEND_JOB_ATTEMPT"] = "0"
+    os.environ["MS_NODE_RANK"] = "1"
+    os.environ["RANK_TABLE_FILE"] = "/ascend/jobs/x/ranktable.json"
+    rebuilt = []
+    cb = mindspore_recovery.AscendfsRecovery(poll_sec=0.01, wait_for_restart=False,
+                                             on_rebuild=lambda *a: rebuilt.append(a))
+    write({"job": "x", "generation": 3, "request": 12, "action": "rebuild",
+           "master_addr": "10.0.1.6",
+           "processes": [{"server": "n6", "node_rank": 0, "rank": None, "role": "join"},
+                         {"server": "n2", "node_rank": 1, "rank": None, "role": "rebuild"}]})
+
+    def resume_after_pause():
+        while ctl() == "":
+            time.sleep(0.01)
+        write({"job": "x", "generation": 3, "request": 13, "action": "resume", "step": 60,
+               "processes": []})
+
+    t = threading.Thread(target=resume_after_pause)
+    t.start()
+    cb.on_train_step_end(Context(60))
+    t.join()
+    check("kept into generation 3: on_rebuild gets the rank table and the generation",
+          rebuilt == [("/ascend/jobs/x/ranktable.json", 3)], rebuilt)
+    check("then it answers paused with its step", ctl() == "paused 12 n2 - 60\n", ctl())
+    check("and takes generation 3 as its own", cb.generation == 3, cb.generation)
+
+    os.remove(os.path.join(d, "ctl"))
+    cb = mindspore_recovery.AscendfsRecovery(poll_sec=0.01, wait_for_restart=False,
+                                             log=lambda m: None)
+    write({"job": "x", "generation": 3, "request": 14, "action": "rebuild",
+           "processes": [{"server": "n2", "node_rank": 1, "rank": None, "role": "rebuild"}]})
+    cb.on_train_step_end(Context(61))
+    check("without on_rebuild nothing is answered (the step falls back)", ctl() == "", ctl())
+
+    # started on the replacement server: it joins before its first step
+    os.environ["ASCEND_JOB_GENERATION"] = "3"
+    os.environ["MS_NODE_RANK"] = "0"
+    joined_at = []
+    cb = mindspore_recovery.AscendfsRecovery(poll_sec=0.01, wait_for_restart=False,
+                                             on_join=joined_at.append)
+    write({"job": "x", "generation": 3, "request": 15, "action": "rebuild",
+           "processes": [{"server": "n6", "node_rank": 0, "rank": None, "role": "join"},
+                         {"server": "n2", "node_rank": 1, "rank": None, "role": "rebuild"}]})
+
+    def resume_after_joined():
+        while ctl() == "":
+            time.sleep(0.01)
+        write({"job": "x", "generation": 3, "request": 16, "action": "resume", "step": 61,
+               "processes": []})
+
+    t = threading.Thread(target=resume_after_joined)
+    t.start()
+    cb.on_train_begin(Context(0))
+    t.join()
+    check("on a replacement server: it answers joined", ctl() == "joined 15 n6 -\n", ctl())
+    check("and on_join gets the step the kept ones paused at", joined_at == [61], joined_at)
+
+    # a first start with nothing to join does not wait
+    os.remove(os.path.join(d, "ctl"))
+    os.environ["ASCEND_JOB_GENERATION"] = "4"
+    cb = mindspore_recovery.AscendfsRecovery(poll_sec=0.01, wait_for_restart=False)
+    t0 = time.monotonic()
+    cb.on_train_begin(Context(0))
+    check("a first start returns at once", time.monotonic() - t0 < 0.5 and ctl() == "")
 
 print(f"# {failures} failed")
 sys.exit(1 if failures else 0)
