@@ -52,12 +52,16 @@ static const char usage[] =
 	"                         (default 30m; 0: never)\n"
 	"  --restart-cost DURATION  run time a restarted job needs before it makes progress\n"
 	"                         (relaunch, HCCL init, checkpoint load; default 0)\n"
-	"  --recovery job|dump    ascendfs's recovery ladder: job (default) restarts from the\n"
-	"                         newest checkpoint; dump (recovery: [dump, job]) has the\n"
-	"                         survivors save the step they finished first, so a fault\n"
+	"  --recovery job|dump|process  ascendfs's recovery ladder: job (default) restarts\n"
+	"                         from the newest checkpoint; dump (recovery: [dump, job]) has\n"
+	"                         the survivors save the step they finished first, so a fault\n"
 	"                         loses the step in flight and the restart costs --dump-save\n"
-	"                         more\n"
+	"                         more; process (recovery: [process, dump, job]) as dump, but\n"
+	"                         a job of several servers placed again at once, its healthy\n"
+	"                         servers kept, costs --rebuild-cost instead of the restart\n"
 	"  --dump-save DURATION   time of the dying-gasp save (default 10s)\n"
+	"  --rebuild-cost DURATION  process-level recovery: the replacement's start, link\n"
+	"                         set-up and state taken from replicas (default 30s)\n"
 	"  --step-time DURATION   one training step, the most a dump loses (default 5s)\n"
 	"  --seed N               fault sequence (default 1)\n"
 	"  --max-restarts N       restarts after faults before a job fails, in both\n"
@@ -82,7 +86,7 @@ enum {
 	OPT_TRACE = 256, OPT_CONFIG, OPT_SERVERS, OPT_SWITCH, OPT_SLICE, OPT_LOAD, OPT_BACKFILL,
 	OPT_PREEMPT, OPT_LIMIT, OPT_MTBF, OPT_REPAIR, OPT_CKPT, OPT_COST, OPT_SEED, OPT_TP,
 	OPT_COMM, OPT_SPINE, OPT_OUT, OPT_PLOT, OPT_SAMPLE, OPT_RESTARTS, OPT_RECOVERY,
-	OPT_DUMP_SAVE, OPT_STEP,
+	OPT_DUMP_SAVE, OPT_STEP, OPT_REBUILD,
 };
 
 struct args {
@@ -199,6 +203,7 @@ static int parse_args(int argc, char **argv, struct args *a, struct sim_options 
 		{ "recovery", required_argument, NULL, OPT_RECOVERY },
 		{ "dump-save", required_argument, NULL, OPT_DUMP_SAVE },
 		{ "step-time", required_argument, NULL, OPT_STEP },
+		{ "rebuild-cost", required_argument, NULL, OPT_REBUILD },
 		{ "seed", required_argument, NULL, OPT_SEED },
 		{ "max-restarts", required_argument, NULL, OPT_RESTARTS },
 		{ "tp", required_argument, NULL, OPT_TP },
@@ -274,10 +279,16 @@ static int parse_args(int argc, char **argv, struct args *a, struct sim_options 
 			r = read_duration("--restart-cost", optarg, &o->restart_cost_sec);
 			break;
 		case OPT_RECOVERY:
-			if (strcmp(optarg, "dump") == 0 || strcmp(optarg, "job") == 0)
+			if (strcmp(optarg, "dump") == 0 || strcmp(optarg, "job") == 0 ||
+			    strcmp(optarg, "process") == 0) {
 				o->dump = optarg[0] == 'd';
-			else
-				r = bad("--recovery: '%s': use job or dump", optarg);
+				o->process = optarg[0] == 'p';
+			} else {
+				r = bad("--recovery: '%s': use job, dump or process", optarg);
+			}
+			break;
+		case OPT_REBUILD:
+			r = read_duration("--rebuild-cost", optarg, &o->rebuild_sec);
 			break;
 		case OPT_DUMP_SAVE:
 			r = read_duration("--dump-save", optarg, &o->dump_save_sec);
@@ -602,6 +613,12 @@ int main(int argc, char **argv)
 		printf("recovery: dump (the survivors save the step they finished: a fault loses "
 		       "at most a %llu s step; the save adds %llu s to the restart)\n",
 		       (unsigned long long)o.step_sec, (unsigned long long)o.dump_save_sec);
+	if (o.mtbf_sec && o.process)
+		printf("recovery: process, dump, job (a fault loses at most a %llu s step; a job "
+		       "of several servers replaced at once costs %llu s instead of the restart, "
+		       "else the save adds %llu s to it)\n",
+		       (unsigned long long)o.step_sec, (unsigned long long)o.rebuild_sec,
+		       (unsigned long long)o.dump_save_sec);
 	if (!o.mtbf_sec)
 		printf("faults: none (--mtbf DURATION injects them)\n");
 	if (load_config(&a, gen, gen_len, &conf) < 0)

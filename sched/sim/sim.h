@@ -102,6 +102,16 @@ struct sim_options {
 					 * step in flight, and the restart costs dump_save_sec
 					 * more); false: job-level from the newest checkpoint */
 	uint64_t dump_save_sec;		/* how long the dying-gasp save takes */
+	bool process;			/* the ladder is recovery: [process, dump, job]: as
+					 * dump, and a fault of a job of several servers that
+					 * is placed again at once keeping some of them (the
+					 * scheduler's replacement of the failed ones, which
+					 * process-level recovery uses) costs rebuild_sec
+					 * instead of the restart and the save: only the
+					 * failed servers' processes start, the others rebuild
+					 * their communicator */
+	uint64_t rebuild_sec;		/* process-level: start on the replacement, link
+					 * set-up and the state taken from replicas */
 	uint64_t step_sec;		/* one training step: what a dump loses at most */
 	uint64_t sample_sec;		/* width of a time-series bucket */
 	uint64_t seed;			/* fault sequence */
@@ -145,6 +155,8 @@ struct sim_jobrec {
 	bool running;
 	bool dumped;				/* its last fault was saved by a dump: the
 						 * next placement pays dump_save_sec */
+	uint64_t fault_sec;			/* when its last fault interrupted it */
+	unsigned last_servers;			/* servers of its current (last) placement */
 	unsigned gen;				/* placement the sim knows of */
 	uint64_t run_start_sec;			/* of the current placement */
 	uint64_t base_sec;			/* progress it resumed from */
@@ -185,6 +197,8 @@ struct sim_result {
 	double step_proxy_sum, step_proxy_weight;
 	/* faults */
 	uint64_t faults, faults_hit, faults_absorbed;
+	uint64_t process_recoveries;		/* restarts after faults that process-level
+						 * recovery handled (options.process) */
 	uint64_t interruptions_over_bound;	/* losses above npus x (checkpoint + cost) */
 	double worst_loss_ratio;		/* max over interruptions of loss /
 						 * (npus x (checkpoint + restart cost)) */
@@ -302,14 +316,16 @@ void sim_acct_advance(struct sim_result *r, const struct sim_trace *t,
 		      const struct sim_level *l);
 
 /*
- * sim_acct_start() - job @idx starts a placement at @now_sec resuming from progress
- * @base_sec; returns the planned completion time. A restart first spends
- * restart_cost_sec. Work its newest checkpoint held that the placement does not resume
- * from is lost again.
+ * sim_acct_start() - job @idx starts a placement of @servers servers (0: an engine
+ * without ascendfs's ladder) at @now_sec resuming from progress @base_sec; returns the
+ * planned completion time. A restart first spends restart_cost_sec (and dump_save_sec
+ * after a dump); a process-level recovery (options.process, see there) rebuild_sec
+ * instead. Work its newest checkpoint held that the placement does not resume from is
+ * lost again.
  */
 uint64_t sim_acct_start(struct sim_result *r, const struct sim_trace *t,
 			const struct sim_options *o, size_t idx, unsigned gen, unsigned npus,
-			uint64_t now_sec, uint64_t base_sec);
+			unsigned servers, uint64_t now_sec, uint64_t base_sec);
 
 enum sim_cause { SIM_CAUSE_FAULT, SIM_CAUSE_PREEMPT, SIM_CAUSE_OTHER };
 

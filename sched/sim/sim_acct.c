@@ -16,6 +16,8 @@ void sim_options_default(struct sim_options *o)
 	o->restart_cost_sec = 0;
 	o->dump = false;
 	o->dump_save_sec = 10;
+	o->process = false;
+	o->rebuild_sec = 30;
 	o->step_sec = 5;
 	o->sample_sec = 3600;
 	o->seed = 1;
@@ -293,16 +295,23 @@ void sim_acct_advance(struct sim_result *r, const struct sim_trace *t,
 
 uint64_t sim_acct_start(struct sim_result *r, const struct sim_trace *t,
 			const struct sim_options *o, size_t idx, unsigned gen, unsigned npus,
-			uint64_t now_sec, uint64_t base_sec)
+			unsigned servers, uint64_t now_sec, uint64_t base_sec)
 {
 	struct sim_jobrec *j = &r->jobs[idx];
 	uint64_t dur = t->jobs[idx].dur_sec, cost = 0;
 
-	if (j->first_start_sec == UINT64_MAX)
+	if (j->first_start_sec == UINT64_MAX) {
 		j->first_start_sec = now_sec;
-	else
+	} else if (o->process && j->last_cause == SIM_LAST_FAULT && now_sec == j->fault_sec &&
+		   servers > 1 && j->last_servers > 1) {
+		/* replaced at once, some servers kept: process-level (sched_ladder.c) */
+		cost = o->rebuild_sec;
+		r->process_recoveries++;
+	} else {
 		cost = o->restart_cost_sec + (j->dumped ? o->dump_save_sec : 0);
+	}
 	j->dumped = false;
+	j->last_servers = servers;
 	if (base_sec > dur)
 		base_sec = 0; /* not a checkpoint of this job */
 	if (base_sec < j->ckpt_sec) {
@@ -340,8 +349,9 @@ uint64_t sim_acct_interrupt(struct sim_result *r, const struct sim_options *o, s
 	work = elapsed > cost ? elapsed - cost : 0;
 	if (checkpointing && o->checkpoint_sec)
 		saved = work / o->checkpoint_sec * o->checkpoint_sec;
-	if (checkpointing && o->dump && cause == SIM_CAUSE_FAULT) {
-		/* the survivors save the last whole step (sched_ladder.c's dump) */
+	if (checkpointing && (o->dump || o->process) && cause == SIM_CAUSE_FAULT) {
+		/* the survivors save the last whole step (sched_ladder.c's dump), or
+		 * pause after it (process-level) */
 		saved = o->step_sec ? work / o->step_sec * o->step_sec : work;
 		j->dumped = true;
 	}
@@ -349,6 +359,8 @@ uint64_t sim_acct_interrupt(struct sim_result *r, const struct sim_options *o, s
 	j->ckpt_sec = checkpointing ? j->base_sec + saved : 0;
 	j->running = false;
 	j->run_total_sec += elapsed;
+	if (cause == SIM_CAUSE_FAULT)
+		j->fault_sec = now_sec;
 	if (cause == SIM_CAUSE_FAULT) {
 		j->fault_restarts++;
 		j->last_cause = SIM_LAST_FAULT;

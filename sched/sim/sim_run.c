@@ -219,7 +219,7 @@ static int reconcile(struct engine *e, size_t idx)
 			shares[k].npus = j->slices[k].npu_count;
 		}
 		done = sim_acct_start(e->r, e->t, e->o, idx, j->generation, sched_job_total_npus(j),
-				      e->now, resume_progress(j, idx));
+				      (unsigned)n, e->now, resume_progress(j, idx));
 		sim_acct_placement(e->r, e->t, e->o, e->c, idx, shares, n,
 				   n > 1 ? least_now(e, shares, n) : 1);
 		rec->outcome = SIM_RUNNING;

@@ -6,9 +6,10 @@
 # steps = 2 s), and a fault comes at a random moment 1-3 s after both processes
 # started, on one of its two servers (alternating, so node rank 0's server fails half
 # the time):
-#  - an NPU fault (a Critical NPU reported): recovery: [dump, job] against [job];
-#    steps lost = the most steps a generation-1 process had computed when it stopped,
-#    minus the step generation 2 resumed at;
+#  - an NPU fault (a Critical NPU reported): recovery: [dump, job] and [process, job]
+#    against [job]; steps lost = the most steps a generation-1 process had computed
+#    when it stopped (or paused, for the one process-level keeps), minus the step
+#    generation 2 resumed (or went on) at;
 #  - a process crash (SIGKILL to one process): recovery: [in-place, job] against [job];
 #    steps lost = the step the surviving process had reached when it stopped (job) or
 #    paused (in-place), minus the step the job went on from (the killed process's
@@ -41,11 +42,12 @@ mkdir -p "$W/ckpt"
 
 # (fault_escalate_count 0: the same NPU fails again and again here, and escalation would
 # take it out of service until `clear`, leaving too few whole servers)
-# one fault: prints "strategy rep server lost_steps fault_to_running_ms"
+# one fault: prints "strategy rep server lost_steps fault_to_running_ms restarted"
 one() {
-	local strategy=$1 rep=$2 name=b-$1-$2 a0 a1 victim t0 lost done1 r s
+	local strategy=$1 rep=$2 name=b-$1-$2 a0 a1 victim kept t0 lost done1 r s restarted=2
 	local ladder="[job]"
 	[ "$strategy" = dump ] && ladder="[dump, job]"
+	[ "$strategy" = process ] && ladder="[process, job]"
 	mkdir -p "$W/ckpt/$name"
 	submit "$name" <<SPEC
 name: $name
@@ -59,23 +61,41 @@ SPEC
 	sleep "$((1 + RANDOM % 2)).$((RANDOM % 10))"
 	victim=$a0
 	[ $((rep % 2)) = 1 ] && victim=$a1
+	kept=$a1
+	[ "$victim" = "$a1" ] && kept=$a0
 	t0=$(now_ms)
 	fault "$victim"
 	wait_until 30 bash -c "[ \"\$(python3 -c 'import json;print(json.load(open(\"$M/jobs/$name/status.json\"))[\"generation\"])' 2>/dev/null)\" = 2 ]" ||
 		{ echo "# $name did not restart"; echo cancel >"$M/jobs/$name/ctl"; return 1; }
 	read -r b0 b1 <<<"$(servers_of "$name")"
-	wait_until 30 all_started "$name" 2 "$b0" "$b1" ||
-		{ echo "# $name generation 2 did not start"; echo cancel >"$M/jobs/$name/ctl"; return 1; }
-	done1=$(($(now_ms) - t0))
-	wait_until 10 bash -c "grep -q 'terminated at step' '$(log_of "$name" 1 "$a0")' && grep -q 'terminated at step' '$(log_of "$name" 1 "$a1")'"
-	lost=0
-	r=$(step_in "$(log_of "$name" 2 "$b0")" "resumed at step")
-	for s in "$a0" "$a1"; do
-		local t
-		t=$(step_in "$(log_of "$name" 1 "$s")" "terminated at step")
-		[ -n "$t" ] && [ $((t - ${r:-0})) -gt "$lost" ] && lost=$((t - ${r:-0}))
-	done
-	echo "$strategy $rep $victim $lost $done1"
+	if [ "$strategy" = process ]; then
+		# the kept process logs on in generation 1's file; the new one in 2's
+		local new=$b0
+		[ "$b0" = "$kept" ] && new=$b1
+		wait_until 30 bash -c "grep -q 'resumed in the new generation at step' '$(log_of "$name" 1 "$kept")' && grep -q 'resumed in the new generation at step' '$(log_of "$name" 2 "$new")'" ||
+			{ echo "# $name did not go on"; echo cancel >"$M/jobs/$name/ctl"; return 1; }
+		done1=$(($(now_ms) - t0))
+		wait_until 10 grep -q 'terminated at step' "$(log_of "$name" 1 "$victim")"
+		r=$(step_in "$(log_of "$name" 2 "$new")" "resumed in the new generation at step")
+		local p t
+		p=$(step_in "$(log_of "$name" 1 "$kept")" "paused at step")
+		t=$(step_in "$(log_of "$name" 1 "$victim")" "terminated at step")
+		lost=$(( (${t:-0} > ${p:-0} ? ${t:-0} : ${p:-0}) - ${r:-0} ))
+		restarted=1
+	else
+		wait_until 30 all_started "$name" 2 "$b0" "$b1" ||
+			{ echo "# $name generation 2 did not start"; echo cancel >"$M/jobs/$name/ctl"; return 1; }
+		done1=$(($(now_ms) - t0))
+		wait_until 10 bash -c "grep -q 'terminated at step' '$(log_of "$name" 1 "$a0")' && grep -q 'terminated at step' '$(log_of "$name" 1 "$a1")'"
+		lost=0
+		r=$(step_in "$(log_of "$name" 2 "$b0")" "resumed at step")
+		for s in "$a0" "$a1"; do
+			local t
+			t=$(step_in "$(log_of "$name" 1 "$s")" "terminated at step")
+			[ -n "$t" ] && [ $((t - ${r:-0})) -gt "$lost" ] && lost=$((t - ${r:-0}))
+		done
+	fi
+	echo "$strategy $rep $victim $lost $done1 $restarted"
 	echo cancel >"$M/jobs/$name/ctl"
 	printf 'npu 3 OK\n' >"$W/faults/$victim.tmp" && mv "$W/faults/$victim.tmp" "$W/faults/$victim"
 	wait_until 20 bash -c "[ \"\$(cat '$M/jobs/$name/status')\" = cancelled ]"
@@ -142,24 +162,24 @@ case " $PARTS " in *" crash "*)
 esac
 case " $PARTS " in *" npu "*)
 	for rep in $(seq 1 "$REPS"); do
-		for strategy in job dump; do one "$strategy" "$rep" | tee -a "$W/rows"; done
+		for strategy in job dump process; do one "$strategy" "$rep" | tee -a "$W/rows"; done
 	done ;;
 esac
 python3 - "$W/rows" <<'PY'
 import sys, statistics as st
 rows = [l.split() for l in open(sys.argv[1]) if l.strip() and not l.startswith("#")]
 by = {}
-for strategy, rep, server, lost, ms in rows:
-    by.setdefault(strategy, []).append((int(lost), int(ms)))
-print("| strategy | faults | steps lost, mean / max | fault report to both processes running, p50 / max ms |")
-print("|---|---:|---|---|")
-for s in ("job", "dump"):
+for strategy, rep, server, lost, ms, restarted in rows:
+    by.setdefault(strategy, []).append((int(lost), int(ms), int(restarted)))
+print("| strategy | faults | steps lost, mean / max | fault report to both processes stepping, p50 / max ms | processes started per fault |")
+print("|---|---:|---|---|---:|")
+for s in ("job", "dump", "process"):
     v = by.get(s, [])
     if not v:
         continue
-    lost = [x for x, _ in v]
-    ms = sorted(y for _, y in v)
-    print(f"| {s} | {len(v)} | {st.mean(lost):.0f} / {max(lost)} | {ms[len(ms) // 2]} / {ms[-1]} |")
+    lost = [x for x, _, _ in v]
+    ms = sorted(y for _, y, _ in v)
+    print(f"| {s} | {len(v)} | {st.mean(lost):.0f} / {max(lost)} | {ms[len(ms) // 2]} / {ms[-1]} | {st.mean(z for _, _, z in v):.1f} |")
 PY
 echo "# process crashes (SIGKILL to one of the two processes)"
 python3 - "$W/crash-rows" <<'PY'

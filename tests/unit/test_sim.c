@@ -411,6 +411,57 @@ static void test_faults_with_dump_lose_at_most_a_step(void **state)
 }
 
 /*
+ * --recovery process: a fault of the 2-server job replaced at once costs the rebuild
+ * (30 s) instead of the restart and the save (120 + 10 s); the others are dumps. Each
+ * fault still loses at most the step in flight and the dearer of the two costs, and
+ * the replay handles some of them at process level.
+ */
+static void test_faults_with_process_level_pay_the_rebuild(void **state)
+{
+	struct fx_opts fo = { .servers = 6, .switches = 2 }; /* a spare for the 2-server job */
+	double dump_lost = 0, process_lost = 0;
+	uint64_t process_level = 0;
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 12; seed++) {
+		struct sim_result st, dump, st2, proc;
+		struct sim_options o;
+		struct sim_trace t;
+
+		faulty_replay(seed, &t, &o);
+		o.dump = true;
+		run_both(&t, &fo, &o, &st, &dump);
+		o.dump = false;
+		o.process = true;
+		o.rebuild_sec = 30;
+		run_both(&t, &fo, &o, &st2, &proc);
+		assert_int_equal(st2.process_recoveries, 0); /* the static workflow has none */
+		for (size_t i = 0; i < t.n; i++) {
+			const struct sim_jobrec *j = &proc.jobs[i];
+
+			assert_int_equal(j->outcome, SIM_DONE);
+			assert_true(j->lost_fault_npu_sec <=
+				    (double)j->fault_restarts * j->npus * (5 + 120 + 10) + 1e-6);
+			/* a single-server job is never handled at process level */
+			dump_lost += dump.jobs[i].lost_fault_npu_sec;
+			process_lost += j->lost_fault_npu_sec;
+		}
+		assert_true(proc.process_recoveries <= proc.faults_hit);
+		process_level += proc.process_recoveries;
+		sim_result_free(&st);
+		sim_result_free(&dump);
+		sim_result_free(&st2);
+		sim_result_free(&proc);
+		sim_trace_free(&t);
+	}
+	print_message("# NPU-seconds lost to faults over 12 seeds: dump %.0f, process %.0f "
+		      "(%llu process-level recoveries)\n", dump_lost, process_lost,
+		      (unsigned long long)process_level);
+	assert_true(process_level > 0);
+	assert_true(process_lost < dump_lost);
+}
+
+/*
  * Preemption: a low-priority job that fills the server is preempted by an urgent one;
  * it loses only the work since its last checkpoint, and when it runs again it resumes
  * from there: its end is the urgent job's end plus exactly the work it had left.
@@ -806,6 +857,7 @@ int main(void)
 		cmocka_unit_test(test_static_matches_sched_fifo),
 		cmocka_unit_test(test_faults_lose_at_most_a_checkpoint_interval),
 		cmocka_unit_test(test_faults_with_dump_lose_at_most_a_step),
+		cmocka_unit_test(test_faults_with_process_level_pay_the_rebuild),
 		cmocka_unit_test(test_preempted_job_resumes_from_its_checkpoint),
 		cmocka_unit_test(test_small_jobs_share_servers),
 		cmocka_unit_test(test_same_seed_same_replay),
