@@ -55,7 +55,7 @@ struct conf_error {
 	char file[256];
 	unsigned line;
 	unsigned column;
-	char msg[512];
+	char msg[1024];
 };
 
 /*
@@ -204,6 +204,15 @@ struct conf_cluster {
 					 * `recovery:` may name, a bit set of
 					 * (1u << enum conf_recovery); default all
 					 * (CONF_RECOVERY_ALL); job is always allowed */
+	uint64_t *retry_fault_codes;	/* retry_fault_codes: owned, sorted, no duplicates:
+					 * NPU error codes (as npu-smi prints them, read as
+					 * numbers) whose Critical report is a transient
+					 * fault: a job whose recovery ladder names retry
+					 * recomputes its step and the NPU stays in service
+					 * (MindCluster's RestartRequest level, listed in its
+					 * device plugin's faultCode.json); default none */
+	size_t retry_fault_code_count;	/* entries of retry_fault_codes, at most
+					 * CONF_RETRY_FAULT_CODES_MAX */
 	unsigned recovery_timeout_sec;	/* recovery_timeout: how long one step of a
 					 * recovery ladder waits for the job's processes
 					 * (a dump's saves) before it falls back to the
@@ -298,6 +307,10 @@ int conf_cluster_add_queue(struct conf_cluster *c, const char *name);
  */
 enum conf_recovery {
 	/* in ladder order, finest first: a cluster's bound is written out in this order */
+	CONF_RECOVERY_RETRY,	/* online retry, for a transient NPU fault (its code is in
+				 * the cluster's retry_fault_codes): no process exits and
+				 * the NPU stays in service; every process drops the step
+				 * in flight, pauses, and recomputes it: no step lost */
 	CONF_RECOVERY_IN_PLACE,	/* for a process that exited: only it restarts, on the
 				 * same NPUs, while the others pause at the step
 				 * boundary and then go on with it: no step lost */
@@ -315,10 +328,26 @@ enum conf_recovery {
 	CONF_RECOVERY_COUNT
 };
 
+/* retry_fault_codes holds at most this many codes. */
+#define CONF_RETRY_FAULT_CODES_MAX 4096
+
+/*
+ * conf_fault_code_parse() - an NPU error code as npu-smi and the device logs print it
+ * ("0x" and 1 to 16 hex digits, or exactly 8 hex digits: 80C98000), the @len bytes at
+ * @text, into *@ret. Returns 0 or -EINVAL.
+ */
+int conf_fault_code_parse(const char *text, size_t len, uint64_t *ret);
+
+/*
+ * conf_cluster_code_is_retry() - is @code (a health report's code text, "" for none) one
+ * of @c's retry_fault_codes? Binary search; false for text that is not a code.
+ */
+bool conf_cluster_code_is_retry(const struct conf_cluster *c, const char *code);
+
 /* Every strategy, as a bit set of (1u << enum conf_recovery). */
 #define CONF_RECOVERY_ALL ((1u << CONF_RECOVERY_COUNT) - 1)
 
-/* conf_recovery_name() - "in-place", "process", "dump", "job"; "unknown" for another value. Static
+/* conf_recovery_name() - "retry", "in-place", "process", "dump", "job"; "unknown" for another value. Static
  * text. */
 const char *conf_recovery_name(enum conf_recovery r);
 

@@ -3,7 +3,9 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -44,7 +46,8 @@ static const char *const cluster_keys[] = {
 	"topology_aware_schedule", "require_agent", "fault_hold_time", "fault_escalate_count",
 	"fault_escalate_window", "stop_grace_period", "max_job_count", "event_history",
 	"operator_group", "max_job_count_per_user", "reserved_job_count",
-	"max_uploads_per_user", "recovery_strategies", "recovery_timeout", NULL,
+	"max_uploads_per_user", "recovery_strategies", "recovery_timeout", "retry_fault_codes",
+	NULL,
 };
 static const char *const resource_keys[] = {
 	"total_npu", "allow_mix_task", "enable_quota_limit", "backfill", "preemption",
@@ -101,6 +104,7 @@ void conf_cluster_free(struct conf_cluster *c)
 	free(c->scheduler_ip);
 	free(c->name);
 	free(c->operator_group);
+	free(c->retry_fault_codes);
 	free(c->hccl_log_level);
 	free(c->hccl_if_ip);
 	free(c->hccl_socket_ifname);
@@ -320,6 +324,68 @@ static int read_recovery_strategies(const struct conf_ctx *ctx, const struct con
 	return 0;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* retry_fault_codes: a list of NPU error codes, each once (quoted or not) */
+static int read_retry_fault_codes(const struct conf_ctx *ctx, const struct conf_node *sec,
+				  struct conf_cluster *c)
+{
+	const struct conf_node *n = conf_map_get(sec, "retry_fault_codes");
+	uint64_t *codes;
+	int r;
+
+	if (!n || conf_node_is_null(n))
+		return 0;
+	r = conf_expect_seq(ctx, n, "retry_fault_codes");
+	if (r < 0)
+		return r;
+	if (n->count > CONF_RETRY_FAULT_CODES_MAX)
+		return conf_fail(ctx, n, "retry_fault_codes: %zu codes; at most %d", n->count,
+				 CONF_RETRY_FAULT_CODES_MAX);
+	codes = calloc(n->count ? n->count : 1, sizeof(*codes));
+	if (!codes)
+		return -ENOMEM;
+	for (size_t i = 0; i < n->count; i++) {
+		const char *text;
+
+		r = conf_read_string(ctx, n->items[i], "retry_fault_codes", false, &text);
+		if (r == 0 && conf_fault_code_parse(text, strlen(text), &codes[i]) < 0)
+			r = conf_fail(ctx, n->items[i],
+				      "retry_fault_codes: \"%s\" is not an NPU error code; write "
+				      "it as npu-smi prints it (8 hex digits, e.g. 80C98008) or "
+				      "as 0x and 1 to 16 hex digits", text);
+		for (size_t k = 0; r == 0 && k < i; k++)
+			if (codes[k] == codes[i])
+				r = conf_fail(ctx, n->items[i],
+					      "retry_fault_codes: \"%s\" is listed twice", text);
+		if (r < 0) {
+			free(codes);
+			return r;
+		}
+	}
+	qsort(codes, n->count, sizeof(*codes), cmp_u64);
+	free(c->retry_fault_codes);
+	c->retry_fault_codes = codes;
+	c->retry_fault_code_count = n->count;
+	return 0;
+}
+
+bool conf_cluster_code_is_retry(const struct conf_cluster *c, const char *code)
+{
+	uint64_t v;
+
+	if (!c->retry_fault_code_count || !code ||
+	    conf_fault_code_parse(code, strlen(code), &v) < 0)
+		return false;
+	return bsearch(&v, c->retry_fault_codes, c->retry_fault_code_count, sizeof(v),
+		       cmp_u64) != NULL;
+}
+
 static int read_cluster_section(const struct conf_ctx *ctx, const struct conf_node *root,
 				struct conf_cluster *c)
 {
@@ -385,7 +451,8 @@ static int read_cluster_section(const struct conf_ctx *ctx, const struct conf_no
 			  &c->max_uploads_per_user)) < 0 ||
 	    (r = opt_seconds(ctx, sec, "recovery_timeout", 1, RECOVERY_TIMEOUT_MAX_SEC,
 			     &c->recovery_timeout_sec)) < 0 ||
-	    (r = read_recovery_strategies(ctx, sec, c)) < 0)
+	    (r = read_recovery_strategies(ctx, sec, c)) < 0 ||
+	    (r = read_retry_fault_codes(ctx, sec, c)) < 0)
 		return r;
 	n = conf_map_get(sec, "operator_group");
 	if (n && n->kind == CONF_NODE_SEQ)
@@ -1246,6 +1313,19 @@ int conf_cluster_render_yaml(const struct conf_cluster *c, char **ret_buf, size_
 	conf_out_seq_end(o);
 	conf_out_key(o, "recovery_timeout");
 	conf_out_uint(o, c->recovery_timeout_sec);
+	conf_out_key(o, "retry_fault_codes");
+	conf_out_seq_start(o, true);
+	for (size_t k = 0; k < c->retry_fault_code_count; k++) {
+		char code[24];
+
+		/* npu-smi's form when it fits 8 digits, else 0x and the digits */
+		if (c->retry_fault_codes[k] <= 0xffffffffu)
+			snprintf(code, sizeof(code), "%08" PRIX64, c->retry_fault_codes[k]);
+		else
+			snprintf(code, sizeof(code), "0x%" PRIX64, c->retry_fault_codes[k]);
+		conf_out_str(o, code);
+	}
+	conf_out_seq_end(o);
 	conf_out_map_end(o);
 
 	conf_out_key(o, "resource");

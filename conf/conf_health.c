@@ -85,6 +85,23 @@ static bool code_is_valid(const char *p, size_t len)
 	return true;
 }
 
+int conf_fault_code_parse(const char *text, size_t len, uint64_t *ret)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (!text || !code_is_valid(text, len))
+		return -EINVAL;
+	i = len > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X') ? 2 : 0;
+	for (; i < len; i++) {
+		char ch = text[i];
+
+		v = v << 4 | (uint64_t)(ch <= '9' ? ch - '0' : (ch | 0x20) - 'a' + 10);
+	}
+	*ret = v;
+	return 0;
+}
+
 /* Accumulated report plus where each item was first seen, for duplicate messages. */
 struct health_builder {
 	const char *file;

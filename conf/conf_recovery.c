@@ -2,7 +2,8 @@
 /*
  * Recovery strategy names (issue 17): a job spec's `recovery:` ladder and the cluster's
  * `recovery_strategies:` bound are lists of these words. The words are MindCluster's
- * recover-strategy words where it has one ("dump": the dying-gasp checkpoint;
+ * recover-strategy words where it has one ("retry": its online step retry for a
+ * transient fault; "dump": the dying-gasp checkpoint;
  * "in-place": its recover-in-place, which restarts only the failed processes on the same
  * NPUs); "process" is its process-level rescheduling ("recover": only the failed server's
  * processes start again, elsewhere); "job" is its job-level rescheduling, what ascendfs
@@ -19,10 +20,8 @@ static const char *const names[CONF_RECOVERY_COUNT] = {
 	[CONF_RECOVERY_JOB] = "job",
 	[CONF_RECOVERY_IN_PLACE] = "in-place",
 	[CONF_RECOVERY_PROCESS] = "process",
+	[CONF_RECOVERY_RETRY] = "retry",
 };
-
-/* Strategies of the ladder that are not built yet: refused with their own sentence. */
-static const char *const planned[] = { "retry", NULL };
 
 const char *conf_recovery_name(enum conf_recovery r)
 {
@@ -61,15 +60,10 @@ static int read_one(const struct conf_ctx *ctx, const struct conf_node *n, const
 			*ret = (enum conf_recovery)i;
 			return 0;
 		}
-	for (size_t i = 0; planned[i]; i++)
-		if (strcmp(text, planned[i]) == 0)
-			return conf_fail(ctx, n,
-					 "%s: \"%s\" is not available in this version of ascendfs "
-					 "(the strategies are in-place, process, dump and job); leave "
-					 "it out, e.g. %s: [in-place, process, dump, job]",
-					 key, text, key);
 	return conf_fail(ctx, n,
-			 "%s: unknown recovery strategy \"%s\"; the strategies are in-place "
+			 "%s: unknown recovery strategy \"%s\"; the strategies are retry (a "
+			 "transient NPU fault of the cluster's retry_fault_codes: every process "
+			 "recomputes the step, none exits), in-place "
 			 "(only a process that exited restarts, on the same NPUs, and the others "
 			 "wait for it), process (only the processes of a failed server start "
 			 "again, on a free server that replaces it, and the others wait for "

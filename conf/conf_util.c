@@ -239,7 +239,7 @@ int conf_check_keys(const struct conf_ctx *ctx, const struct conf_node *map,
 
 	for (i = 0; i < map->count; i++) {
 		const struct conf_node *key = map->items[2 * i];
-		char list[512], q[CONF_QUOTE_MAX];
+		char list[768], q[CONF_QUOTE_MAX];
 		size_t o = 0;
 
 		for (k = 0; allowed[k]; k++)

@@ -228,6 +228,54 @@ static void test_cluster_operator_group(void **state)
 }
 
 /*
+ * retry_fault_codes: npu-smi's 8-digit form and 0x forms are the same numbers, kept
+ * sorted; a report's code matches in either form and any case; bad or repeated codes
+ * are refused with where and what to write.
+ */
+static void test_cluster_retry_fault_codes(void **state)
+{
+	static const char text[] = "cluster:\n"
+				   "  retry_fault_codes: [80CB8002, \"0x80c98008\", 0x1234567890]\n"
+				   ONE_SERVER;
+	struct conf_cluster *c = parse_ok(text, strlen(text), "retry.yaml");
+	const char *msg;
+	char *yaml;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(c->retry_fault_code_count, 3);
+	assert_true(c->retry_fault_codes[0] == 0x80C98008u);
+	assert_true(c->retry_fault_codes[1] == 0x80CB8002u);
+	assert_true(c->retry_fault_codes[2] == 0x1234567890ull);
+	assert_true(conf_cluster_code_is_retry(c, "80C98008"));
+	assert_true(conf_cluster_code_is_retry(c, "0x80cb8002"));
+	assert_false(conf_cluster_code_is_retry(c, "80C98000"));
+	assert_false(conf_cluster_code_is_retry(c, ""));
+	assert_false(conf_cluster_code_is_retry(c, "HBM"));
+	assert_int_equal(conf_cluster_render_yaml(c, &yaml, &len), 0);
+	assert_non_null(strstr(yaml, "retry_fault_codes: [80C98008, 80CB8002, '0x1234567890']\n"));
+	free(yaml);
+	assert_render_stable(c);
+	conf_cluster_free(c);
+
+	msg = parse_fail("cluster:\n  retry_fault_codes: [80C9800]\n" ONE_SERVER,
+			 strlen("cluster:\n  retry_fault_codes: [80C9800]\n" ONE_SERVER),
+			 "retry.yaml", -EINVAL);
+	assert_non_null(strstr(msg, "retry.yaml:2:23: retry_fault_codes: \"80C9800\" is not an "
+				    "NPU error code; write it as npu-smi prints it"));
+	msg = parse_fail("cluster:\n  retry_fault_codes: [80C98008, 0x80C98008]\n" ONE_SERVER,
+			 strlen("cluster:\n  retry_fault_codes: [80C98008, 0x80C98008]\n"
+				ONE_SERVER),
+			 "retry.yaml", -EINVAL);
+	assert_non_null(strstr(msg, "retry.yaml:2:33: retry_fault_codes: \"0x80C98008\" is "
+				    "listed twice"));
+	msg = parse_fail("cluster:\n  retry_fault_codes: 80C98008\n" ONE_SERVER,
+			 strlen("cluster:\n  retry_fault_codes: 80C98008\n" ONE_SERVER),
+			 "retry.yaml", -EINVAL);
+	assert_non_null(strstr(msg, "retry_fault_codes"));
+}
+
+/*
  * Job caps (issue 14 item 1): resource: holds the defaults every queue inherits, a queue
  * overrides them, the implicit "default" queue inherits too, and both render.
  */
@@ -768,6 +816,7 @@ int main(void)
 		cmocka_unit_test(test_cluster_example_mixed),
 		cmocka_unit_test(test_cluster_defaults),
 		cmocka_unit_test(test_cluster_operator_group),
+		cmocka_unit_test(test_cluster_retry_fault_codes),
 		cmocka_unit_test(test_cluster_job_caps),
 		cmocka_unit_test(test_cluster_duration_bounds),
 		cmocka_unit_test(test_cluster_duration_error_quotes_bad_text),
