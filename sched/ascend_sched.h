@@ -113,6 +113,12 @@ struct sched_npu {
 	uint64_t window_start_usec;	/* escalation window */
 	unsigned window_faults;		/* faults since window_start_usec */
 	char fault[200];		/* last fault: code and message, "" */
+	bool retry_pending;		/* a transient fault (retry_fault_codes) its job's
+					 * retry step handles; the NPU stays in service until
+					 * it reports below Critical (cleared) or Critical
+					 * again after the step (isolated: a lasting fault) */
+	bool retry_due;			/* during a report only: its job's retry starts once
+					 * every level of the report is applied */
 	char reported_ip[48];		/* device_ip the agent reported, "" */
 	bool has_sdid;			/* the agent reported the NPU's super-pod identity
 					 * (A3: the report's `sdid` line) */
@@ -280,6 +286,9 @@ struct sched_ladder {
 	bool *joining;			/* owned: process step, per process: started on a
 					 * replacement server, answers `joined` (waited and
 					 * answered track it as the others); NULL otherwise */
+	bool transient;			/* the fault being walked is a transient NPU fault
+					 * (retry_fault_codes): only retry applies to it as
+					 * such; false once a rung fell back (not saved) */
 	bool joiners_stateless;		/* a process step fell back: the processes it
 					 * started hold no state, so a later rung does not
 					 * count them among the survivors */

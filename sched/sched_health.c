@@ -4,6 +4,15 @@
  * npu-smi's Health column; the default handling is Ascend's: Warning is logged, Alarm
  * pre-isolates, Critical/UNKNOWN isolate the NPU and hand its job to the recovery ladder
  * (sched_ladder.c). Suspicion is sched_suspect.c's, job-level recovery sched_recover.c's.
+ *
+ * A Critical report whose code is one of the cluster's retry_fault_codes is a transient
+ * fault (MindCluster's RestartRequest level: the request is executed again, the chip is
+ * not taken out): when the NPU's job can retry (sched_job_retry_applies()), the NPU
+ * stays in service and the job's ladder recomputes the step; with no job on it, it
+ * stays in service too. It is a lasting fault, isolated as any, when the NPU reports
+ * Critical again after its job's retry step ended (a report during the step is the same
+ * incident), when the job cannot retry, or when the faults escalate
+ * (fault_escalate_count). A report below Critical ends the incident.
  */
 #include <stdarg.h>
 #include <errno.h>
@@ -136,6 +145,73 @@ static void heal(struct sched_cluster *c, struct sched_server *s, struct sched_n
 	}
 }
 
+/*
+ * A Critical report of @n with one of retry_fault_codes (@fault: level, code, message):
+ * returns 0 when its job retries the step (or it has none), 1 when it is the incident
+ * its job's retry step handles now, -1 when it is a lasting fault to isolate, -2 when
+ * the faults escalate (counted here: isolate until `clear`).
+ */
+static int transient_fault(struct sched_cluster *c, struct sched_server *s,
+			   struct sched_npu *n, const char *fault, uint64_t now_usec)
+{
+	struct sched_job *j = n->job;
+	char why[160];
+
+	if (n->retry_pending) {
+		if (j && j->state == SCHED_JOB_RECOVERING && j->ladder.active &&
+		    j->ladder.strategy == CONF_RECOVERY_RETRY)
+			return 1; /* still the fault its retry handles */
+		sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, s->conf->name,
+				(int)n->device_id, "%s again after its job's retry: a lasting "
+				"fault", fault);
+		return -1;
+	}
+	if (!j) {
+		snprintf(n->fault, sizeof(n->fault), "%s", fault);
+		if (count_fault(c, n, now_usec))
+			return -2;
+		n->last_fault_usec = now_usec;
+		sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, s->conf->name,
+				(int)n->device_id, "%s: a transient fault (retry_fault_codes) "
+				"with no job on it: stays in service", fault);
+		return 0;
+	}
+	if (!sched_job_retry_applies(c, j, why, sizeof(why))) {
+		sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, s->conf->name,
+				(int)n->device_id, "%s: a transient fault (retry_fault_codes), "
+				"but %s", fault, why);
+		return -1;
+	}
+	snprintf(n->fault, sizeof(n->fault), "%s", fault);
+	if (count_fault(c, n, now_usec))
+		return -2;
+	n->retry_pending = n->retry_due = true;
+	sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, s->conf->name, (int)n->device_id,
+			"%s: a transient fault (retry_fault_codes): stays in service, job %s "
+			"recomputes its step", fault, j->name);
+	return 0;
+}
+
+/* The retries the report's levels called for (transient_fault()), each job once. */
+static void retry_hit_jobs(struct sched_cluster *c, struct sched_server *s, uint64_t now_usec)
+{
+	for (unsigned d = 0; d < s->conf->npu_count; d++) {
+		struct sched_npu *n = &s->npus[d];
+		char reason[SCHED_REASON_MAX];
+
+		if (!n->retry_due)
+			continue;
+		n->retry_due = false;
+		if (!n->job || n->job->state != SCHED_JOB_RUNNING)
+			continue; /* another NPU of the report started its retry */
+		snprintf(reason, sizeof(reason), "NPU %u of %s: %s (transient)", d, s->conf->name,
+			 n->fault);
+		sched_job_subject(c, n->job, s->conf->name, (int)d);
+		sched_job_retry(c, n->job, now_usec, reason);
+		sched_job_subject(c, NULL, NULL, -1);
+	}
+}
+
 /* Apply one NPU's level. Returns true when a running job must move. */
 static bool apply_level(struct sched_cluster *c, struct sched_server *s, struct sched_npu *n,
 			enum conf_health_level level, const char *code, const char *message,
@@ -144,6 +220,7 @@ static bool apply_level(struct sched_cluster *c, struct sched_server *s, struct 
 	const char *server = s->conf->name;
 	enum sched_health old = n->health;
 	char fault[sizeof(n->fault)];
+	int transient = -1;
 
 	n->health = (enum sched_health)level;
 	/* every view shows the health: a change no event announces (OK again while
@@ -152,6 +229,7 @@ static bool apply_level(struct sched_cluster *c, struct sched_server *s, struct 
 		sched_cluster_changed(c);
 	switch (level) {
 	case CONF_HEALTH_OK:
+		n->retry_pending = false;
 		if (old != SCHED_HEALTH_OK && n->isolation == SCHED_ISOLATION_NONE)
 			sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, server,
 					(int)n->device_id,
@@ -159,6 +237,7 @@ static bool apply_level(struct sched_cluster *c, struct sched_server *s, struct 
 		heal(c, s, n, now_usec);
 		return false;
 	case CONF_HEALTH_WARNING:
+		n->retry_pending = false;
 		if (old != SCHED_HEALTH_WARNING)
 			sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, server,
 					(int)n->device_id,
@@ -193,8 +272,14 @@ static bool apply_level(struct sched_cluster *c, struct sched_server *s, struct 
 		}
 		return false;
 	}
+	/* a transient fault its job retries stays in service; -2: escalated, counted */
+	if (level == CONF_HEALTH_CRITICAL && conf_cluster_code_is_retry(c->conf, code)) {
+		transient = transient_fault(c, s, n, fault, now_usec);
+		if (transient >= 0)
+			return false;
+	}
 	snprintf(n->fault, sizeof(n->fault), "%s", fault);
-	if (count_fault(c, n, now_usec)) {
+	if (transient == -2 || count_fault(c, n, now_usec)) {
 		set_isolation(n, SCHED_ISOLATION_MANUAL);
 		sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, server, (int)n->device_id,
 				"%s: isolated until `clear %u` (%u faults within %u s)", n->fault,
@@ -204,6 +289,7 @@ static bool apply_level(struct sched_cluster *c, struct sched_server *s, struct 
 		sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, server, (int)n->device_id,
 				"%s: isolated", n->fault);
 	}
+	n->retry_pending = false;
 	return n->job != NULL;
 }
 
@@ -516,6 +602,7 @@ int sched_server_report(struct sched_cluster *c, unsigned server,
 					    now_usec);
 	}
 	sched_server_recount(s);
+	retry_hit_jobs(c, s, now_usec);
 	/* no version bump for a mere heartbeat: every visible change added an event */
 	if (move) {
 		snprintf(why, sizeof(why), "NPU fault on %s", s->conf->name);

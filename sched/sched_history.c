@@ -165,8 +165,10 @@ void sched_history_note(struct sched_cluster *c, struct sched_job *j, enum sched
 		r->end_usec = now_usec;
 		r = NULL;
 	} else if (r && from == SCHED_JOB_RUNNING && to == SCHED_JOB_RECOVERING &&
-		   j->ladder.active && j->ladder.strategy == CONF_RECOVERY_IN_PLACE) {
-		/* an in-place restart: the generation runs on, its record stays open */
+		   j->ladder.active && (j->ladder.strategy == CONF_RECOVERY_IN_PLACE ||
+					j->ladder.strategy == CONF_RECOVERY_RETRY)) {
+		/* an in-place restart or a retry: the generation runs on, its record stays
+		 * open */
 		return;
 	} else if (r && from == SCHED_JOB_RECOVERING && to == SCHED_JOB_RUNNING &&
 		   r->generation == j->generation) {

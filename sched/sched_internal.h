@@ -265,6 +265,25 @@ void sched_ladder_process_gone(struct sched_cluster *c, struct sched_job *j, siz
  * cancelled or freed): what it owned is freed, the outcome kept. */
 void sched_ladder_release(struct sched_cluster *c, struct sched_job *j);
 
+/*
+ * sched_job_retry_applies() - would a transient fault of an NPU of running @j (its code
+ * in retry_fault_codes) be recomputed by @j's retry rung? Its ladder names retry, the
+ * cluster allows it, fault recovery is on, its processes have started, and at least one
+ * of them runs on a server with an agent to answer. False (and @why, @why_len bytes,
+ * says why) otherwise: the fault is then handled as any fault (the NPU isolated).
+ */
+bool sched_job_retry_applies(const struct sched_cluster *c, const struct sched_job *j,
+			     char *why, size_t why_len);
+
+/*
+ * sched_job_retry() - a transient fault (@why) of an NPU of running @j, for which
+ * sched_job_retry_applies() said yes: the job's ladder starts at its retry rung (every
+ * process drops the step in flight, pauses and recomputes it, the NPU in service); a
+ * failure of it walks on to the next rungs.
+ */
+void sched_job_retry(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
+		     const char *why);
+
 /* sched_ladder_free() - free everything @j's ladder owns (sched_job_free()). */
 void sched_ladder_free(struct sched_ladder *l);
 

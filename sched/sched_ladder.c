@@ -20,6 +20,17 @@
  * would answer), or while the generation waits for its checkpoint scan (its processes
  * have not started).
  *
+ * retry (MindCluster's online step retry): for a transient NPU fault, a Critical report
+ * whose code is one of the cluster's retry_fault_codes (sched_health.c decides, and
+ * keeps the NPU in service): every process of the job drops the step in flight, pauses
+ * at the step boundary and answers `paused` with the last step it finished; then the
+ * resume notice gives that step and they recompute the next. No process restarts, no
+ * rank table changes, nothing is counted against max_restarts. It does not apply to
+ * any other fault; it falls back when recovery_timeout passes, when a process exits
+ * during the step (its crash is then the next rungs' fault), or when a server or NPU of
+ * the job fails; the NPU reporting Critical again after the step is a lasting fault
+ * (sched_health.c isolates it).
+ *
  * in-place (MindCluster's recover-in-place): for a process that exited (a task fault,
  * not a lost NPU or server), only that process starts again, on the same NPUs and in
  * the same generation: its server's share gets a new attempt number in
@@ -609,6 +620,94 @@ static int process_begin(struct sched_cluster *c, struct sched_job *j, uint64_t 
 	return 1;
 }
 
+/*
+ * The processes a retry step asks: every process of @j that has not exited, on a server
+ * with an agent (into @w, true when asked, sched_job_process_count() entries, or NULL to
+ * count only). Returns their number.
+ */
+static size_t retry_asks(const struct sched_cluster *c, const struct sched_job *j, bool *w)
+{
+	size_t count = sched_job_process_count(j), n = 0;
+
+	for (size_t i = 0; i < count; i++) {
+		const struct sched_slice *sl = &j->slices[sched_job_process_slice(j, i)];
+		bool asked = !sched_job_process_exited(j, i) && !sched_slice_is_bad(c, sl) &&
+			     c->servers[sl->server].last_report_usec;
+
+		if (w)
+			w[i] = asked;
+		n += asked;
+	}
+	return n;
+}
+
+bool sched_job_retry_applies(const struct sched_cluster *c, const struct sched_job *j,
+			     char *why, size_t why_len)
+{
+	bool named = false;
+
+	for (size_t k = 0; j->spec && k < j->spec->recovery_count; k++)
+		named |= j->spec->recovery[k] == CONF_RECOVERY_RETRY;
+	if (j->state != SCHED_JOB_RUNNING)
+		snprintf(why, why_len, "job %s is %s, not running", j->name,
+			 sched_job_state_name(j->state));
+	else if (!named)
+		snprintf(why, why_len, "the recovery of job %s does not name retry", j->name);
+	else if (!c->conf->enable_fault_recovery ||
+		 !(c->conf->recovery_allowed & (1u << CONF_RECOVERY_RETRY)))
+		snprintf(why, why_len, "retry is not allowed by recovery_strategies");
+	else if (j->resume_scan_pending || !j->slice_count)
+		snprintf(why, why_len, "the processes of job %s have not started", j->name);
+	else if (!retry_asks(c, j, NULL))
+		snprintf(why, why_len, "no process of job %s runs on a server with an agent",
+			 j->name);
+	else
+		return true;
+	return false;
+}
+
+/*
+ * Begin a retry step for @j (running) after a transient NPU fault. Returns 1 when it
+ * began, 0 when it does not apply (@skip says why), -ENOMEM.
+ */
+static int retry_begin(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
+		       char *skip, size_t skip_len)
+{
+	struct sched_ladder *l = &j->ladder;
+	size_t count = sched_job_process_count(j), waited;
+	char reason[SCHED_REASON_MAX], list[64], why[160];
+	bool *w, *a;
+
+	if (!l->transient) {
+		snprintf(skip, skip_len, "retry: not a transient NPU fault (its code is not in "
+			 "retry_fault_codes)");
+		return 0;
+	}
+	if (!sched_job_retry_applies(c, j, why, sizeof(why))) {
+		snprintf(skip, skip_len, "retry: %.140s", why);
+		return 0;
+	}
+	w = calloc(count, sizeof(*w));
+	a = calloc(count, sizeof(*a));
+	if (!w || !a) {
+		free(w);
+		free(a);
+		return -ENOMEM;
+	}
+	waited = retry_asks(c, j, w);
+	step_open(c, j, CONF_RECOVERY_RETRY, now_usec, w, a, count, waited);
+	ladder_text(j, list, sizeof(list));
+	snprintf(reason, sizeof(reason),
+		 "%.150s; retry (recovery [%.40s]): the NPU stays in service and %zu %s the "
+		 "step in flight, pause%s at the step boundary and recompute%s it (request %u "
+		 "of jobs/%.64s/recovery), within %u s",
+		 l->why, list, waited, waited == 1 ? "process drops" : "processes drop",
+		 waited == 1 ? "s" : "", waited == 1 ? "s" : "", l->request, j->name,
+		 c->conf->recovery_timeout_sec);
+	step_began(c, j, now_usec, reason);
+	return 1;
+}
+
 /* Fail @j: no rung of its ladder is left. */
 static void ladder_spent(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
 			 const char *skipped)
@@ -653,7 +752,9 @@ static void walk(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec
 						"job-level recovery (passed over: %s)", skipped);
 			job_level(c, j, now_usec, "");
 			return;
-		} else if ((r = s == CONF_RECOVERY_IN_PLACE ?
+		} else if ((r = s == CONF_RECOVERY_RETRY ?
+				 retry_begin(c, j, now_usec, skip, sizeof(skip)) :
+				 s == CONF_RECOVERY_IN_PLACE ?
 				 in_place_begin(c, j, now_usec, failed, skip, sizeof(skip)) :
 				 s == CONF_RECOVERY_PROCESS ?
 				 process_begin(c, j, now_usec, failed, skip, sizeof(skip)) :
@@ -675,7 +776,7 @@ static void walk(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec
 
 /* Start the ladder for a fault of running @j. */
 static void fault(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
-		  const char *why, bool process_fault, int server, long failed)
+		  const char *why, bool process_fault, bool transient, int server, long failed)
 {
 	struct sched_ladder *l = &j->ladder;
 	char *copy;
@@ -700,21 +801,30 @@ static void fault(struct sched_cluster *c, struct sched_job *j, uint64_t now_use
 	free(l->why);
 	l->why = copy;
 	l->process_fault = process_fault;
+	l->transient = transient;
 	l->fault_server = server;
 	walk(c, j, now_usec, 0, failed);
+	/* a later fallback walks for a fault that is no longer taken for transient */
+	l->transient = false;
 }
 
 /* The step in progress has nobody left to wait for: done, or fall back. */
 static void step_settle(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec);
 
-static void fall_back(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
-		      const char *what)
+/*
+ * The step in progress failed (@what): walk on from the next rung; @failed is the process
+ * of the step that exited (-1: none), which the next rungs treat as the fault's own.
+ */
+static void fall_back_from(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
+			   const char *what, long failed)
 {
 	struct sched_ladder *l = &j->ladder;
 	size_t next = l->rung + 1;
-	/* a process restarted in place holds no state: a later rung does not ask it */
-	long failed = l->strategy == CONF_RECOVERY_IN_PLACE ? l->restarted : -1;
 	bool stateless = l->strategy == CONF_RECOVERY_PROCESS;
+
+	/* a process restarted in place holds no state: a later rung does not ask it */
+	if (l->strategy == CONF_RECOVERY_IN_PLACE)
+		failed = l->restarted;
 
 	set_outcome(l, what);
 	sched_event_add(c, now_usec, SCHED_EV_RECOVERY, j, NULL, -1, "%s; falling back to %s", what,
@@ -731,6 +841,35 @@ static void fall_back(struct sched_cluster *c, struct sched_job *j, uint64_t now
 	 * survivors are recomputed from the servers) */
 	walk(c, j, now_usec, next, failed);
 	sched_pass_request(c, now_usec);
+}
+
+static void fall_back(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
+		      const char *what)
+{
+	fall_back_from(c, j, now_usec, what, -1);
+}
+
+/* Every process paused after the step before the fault's: the job recomputes it. */
+static void retry_settle(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec)
+{
+	struct sched_ladder *l = &j->ladder;
+	char what[SCHED_REASON_MAX];
+	double took = (double)elapsed(now_usec, l->began_usec) / 1e6;
+	uint64_t step = l->saved_step;
+	size_t paused = l->answered_count;
+
+	snprintf(what, sizeof(what),
+		 "retry: %zu %s from step %llu and recompute%s the step lost, %.1f s after the "
+		 "fault; no process restarted, the NPU in service", paused,
+		 paused == 1 ? "process goes on" : "processes go on", (unsigned long long)step,
+		 paused == 1 ? "s" : "", took);
+	set_outcome(l, what);
+	step_end(c, j);
+	/* the notice to go on: a request of its own, which nobody answers */
+	l->request++;
+	l->resumed = true;
+	l->resume_step = step;
+	sched_job_transition(c, j, SCHED_JOB_RUNNING, SCHED_EV_RECOVERY, now_usec, what);
 }
 
 /* Every survivor paused and the restarted process joined: the job runs on. */
@@ -812,6 +951,10 @@ static void step_settle(struct sched_cluster *c, struct sched_job *j, uint64_t n
 		process_settle(c, j, now_usec);
 		return;
 	}
+	if (l->strategy == CONF_RECOVERY_RETRY) {
+		retry_settle(c, j, now_usec);
+		return;
+	}
 	if (!l->saved_path) {
 		snprintf(what, sizeof(what), "dump: %s", l->answered_count ?
 			 "the processes answered but none saved a checkpoint" :
@@ -858,7 +1001,8 @@ void sched_job_recover(struct sched_cluster *c, struct sched_job *j, uint64_t no
 	struct sched_ladder *l = &j->ladder;
 
 	if (j->state == SCHED_JOB_RECOVERING && l->active &&
-	    (l->strategy == CONF_RECOVERY_IN_PLACE || l->strategy == CONF_RECOVERY_PROCESS)) {
+	    (l->strategy == CONF_RECOVERY_IN_PLACE || l->strategy == CONF_RECOVERY_PROCESS ||
+	     l->strategy == CONF_RECOVERY_RETRY)) {
 		char what[SCHED_REASON_MAX];
 
 		/* a server or NPU of the job failed: the next rung moves the job off it */
@@ -891,7 +1035,15 @@ void sched_job_recover(struct sched_cluster *c, struct sched_job *j, uint64_t no
 	}
 	if (j->state != SCHED_JOB_RUNNING)
 		return;
-	fault(c, j, now_usec, why, false, -1, -1);
+	fault(c, j, now_usec, why, false, false, -1, -1);
+}
+
+void sched_job_retry(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
+		     const char *why)
+{
+	if (j->state != SCHED_JOB_RUNNING)
+		return;
+	fault(c, j, now_usec, why, false, true, -1, -1);
 }
 
 void sched_job_restart(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
@@ -899,7 +1051,7 @@ void sched_job_restart(struct sched_cluster *c, struct sched_job *j, uint64_t no
 {
 	if (j->state != SCHED_JOB_RUNNING)
 		return;
-	fault(c, j, now_usec, why, true, server, process);
+	fault(c, j, now_usec, why, true, false, server, process);
 }
 
 void sched_ladder_process_gone(struct sched_cluster *c, struct sched_job *j, size_t process,
@@ -919,6 +1071,22 @@ void sched_ladder_process_gone(struct sched_cluster *c, struct sched_job *j, siz
 			snprintf(what, sizeof(what), "in-place: %s exited with status %d during "
 				 "the step; its state is gone", who, code);
 		fall_back(c, j, now_usec, what);
+		return;
+	}
+	if (l->active && l->strategy == CONF_RECOVERY_RETRY && process < l->process_count &&
+	    (l->waited[process] || l->answered[process])) {
+		char what[SCHED_REASON_MAX], who[CONF_NAME_MAX + 32];
+
+		/* a crash during the retry: the next rungs take it for the process's fault
+		 * (in-place restarts it alone) */
+		process_label(c, j, process, who, sizeof(who));
+		snprintf(what, sizeof(what), "retry: %s exited with status %d during the step",
+			 who, code);
+		if (code != 0) {
+			l->process_fault = true;
+			l->fault_server = (int)j->slices[sched_job_process_slice(j, process)].server;
+		}
+		fall_back_from(c, j, now_usec, what, (long)process);
 		return;
 	}
 	if (l->active && l->strategy == CONF_RECOVERY_PROCESS && process < l->process_count &&
@@ -996,6 +1164,38 @@ static int in_place_answer(struct sched_cluster *c, struct sched_job *j, size_t 
 	}
 	if (!l->waited_count && l->joined)
 		in_place_settle(c, j, now_usec);
+	return 0;
+}
+
+/* A retry step's answer from process @idx (checked to be the job's). */
+static int retry_answer(struct sched_cluster *c, struct sched_job *j, size_t idx,
+			enum sched_recovery_answer answer, uint64_t step, const char *server,
+			uint64_t now_usec, char *reason)
+{
+	struct sched_ladder *l = &j->ladder;
+
+	if (answer != SCHED_ANSWER_PAUSED) {
+		sched_reason(reason, "request %u of job %s is a retry: no process restarted, "
+				     "each answers paused <request> <server> <rank|-> <step> with "
+				     "the last step it finished", l->request, j->name);
+		return -EINVAL;
+	}
+	if (l->answered[idx])
+		return 0; /* a retry of the same write */
+	if (!l->waited[idx]) {
+		sched_reason(reason, "the process on %s is not asked to answer request %u (it "
+				     "exited, or its server has no agent)", server, l->request);
+		return -EINVAL;
+	}
+	if (step > INT64_MAX) {
+		sched_reason(reason, "a step is at most %lld", (long long)INT64_MAX);
+		return -EINVAL;
+	}
+	if (step > l->saved_step)
+		l->saved_step = step;
+	mark_answered(c, j, idx, now_usec);
+	if (!l->waited_count)
+		retry_settle(c, j, now_usec);
 	return 0;
 }
 
@@ -1090,6 +1290,8 @@ int sched_job_recovery_answer(struct sched_cluster *c, const char *name, uid_t u
 				     "to pause for an in-place restart" :
 			     l->strategy == CONF_RECOVERY_PROCESS ?
 				     "to pause and rebuild the communicator (process-level)" :
+			     l->strategy == CONF_RECOVERY_RETRY ?
+				     "to pause and recompute the step (retry)" :
 				     "to save (dump)",
 			     l->strategy == CONF_RECOVERY_IN_PLACE ?
 				     "paused <request> <server> <rank|-> <step> (or joined, "
@@ -1097,12 +1299,16 @@ int sched_job_recovery_answer(struct sched_cluster *c, const char *name, uid_t u
 			     l->strategy == CONF_RECOVERY_PROCESS ?
 				     "paused <request> <server> <rank|-> <step> (or joined, "
 				     "from a process on a replacement server)" :
+			     l->strategy == CONF_RECOVERY_RETRY ?
+				     "paused <request> <server> <rank|-> <step>" :
 				     "saved <request> <server> <rank|-> <step> [<path>] or "
 				     "save-failed <request> <server> <rank|->");
 		return -EINVAL;
 	}
 	if (l->strategy == CONF_RECOVERY_PROCESS)
 		return process_answer(c, j, idx, answer, step, server, now_usec, reason);
+	if (l->strategy == CONF_RECOVERY_RETRY)
+		return retry_answer(c, j, idx, answer, step, server, now_usec, reason);
 	if (in_place_word)
 		return in_place_answer(c, j, idx, answer, step, server, now_usec, reason);
 	/* the same answer again is a retry of a write; another one is refused */
@@ -1160,7 +1366,13 @@ unsigned sched_ladder_expire(struct sched_cluster *c, uint64_t now_usec)
 
 		if (j->state != SCHED_JOB_RECOVERING || !l->active || now_usec < l->deadline_usec)
 			continue;
-		if (l->strategy == CONF_RECOVERY_PROCESS) {
+		if (l->strategy == CONF_RECOVERY_RETRY) {
+			snprintf(what, sizeof(what),
+				 "retry timed out: %zu of %zu processes paused to recompute the "
+				 "step within %u s (recovery_timeout)", l->answered_count,
+				 l->answered_count + l->waited_count,
+				 c->conf->recovery_timeout_sec);
+		} else if (l->strategy == CONF_RECOVERY_PROCESS) {
 			size_t p = 0, pw = 0, jn = 0, jw = 0;
 
 			for (size_t k = 0; k < l->process_count; k++) {

@@ -39,9 +39,10 @@ int sched_render_job_recovery(const struct sched_cluster *c, const struct sched_
 	bool per_rank = j->spec && j->spec->launch == CONF_LAUNCH_PER_RANK;
 	bool in_place = l->active && l->strategy == CONF_RECOVERY_IN_PLACE;
 	bool process = l->active && l->strategy == CONF_RECOVERY_PROCESS && l->joining;
+	bool retry = l->active && l->strategy == CONF_RECOVERY_RETRY;
 	int bad = !o || !ladder || !procs;
 	const char *action = !l->active ? (l->resumed ? "resume" : "none") :
-			     in_place ? "pause" : process ? "rebuild" : "save";
+			     in_place ? "pause" : process ? "rebuild" : retry ? "retry" : "save";
 	char *text;
 
 	for (size_t i = 0; !bad && j->spec && i < j->spec->recovery_count; i++)
@@ -54,7 +55,7 @@ int sched_render_job_recovery(const struct sched_cluster *c, const struct sched_
 		bool restarted = in_place && (long)i == l->restarted;
 		bool joining = process && l->joining[i];
 		const char *role = restarted ? "restart" : in_place ? "pause" :
-				   joining ? "join" : process ? "rebuild" : "save";
+				   joining ? "join" : process ? "rebuild" : retry ? "retry" : "save";
 
 		if (!l->waited[i] && !l->answered[i] && !restarted)
 			continue;

@@ -1428,6 +1428,223 @@ static void test_ladder_process_replacement_fails_too(void **state)
 	sched_cluster_free(c);
 }
 
+/* ---- retry ---- */
+
+#define RETRY_CODES "  retry_fault_codes: [80C98008]\n"
+
+/* A Critical report of @code on the first NPU of slice @k of @j. */
+static void report_code(struct sched_cluster *c, const struct sched_job *j, size_t k,
+			const char *code)
+{
+	struct conf_health_report r = { .npu_count = 1 };
+
+	r.npus[0].id = j->slices[k].device_ids[0];
+	r.npus[0].has_level = true;
+	r.npus[0].level = CONF_HEALTH_CRITICAL;
+	snprintf(r.npus[0].code, sizeof(r.npus[0].code), "%s", code);
+	snprintf(r.npus[0].message, sizeof(r.npus[0].message), "HBM multi-bit ECC");
+	assert_int_equal(sched_server_report(c, j->slices[k].server, &r, tick(1)), 0);
+	fx_check(c);
+}
+
+/* A cluster of 3 servers (agents reporting) running the 2-server job "rt" with
+ * recovery [retry, ...@rest] (@rest_count more) and checkpoint_dir. */
+static struct sched_cluster *retry_job(const char *extra, const enum conf_recovery *rest,
+				       size_t rest_count, struct sched_job **ret)
+{
+	struct fx_opts o = { .servers = 3, .cluster_extra = extra };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct conf_job_spec *s = fx_spec("rt", 16);
+	struct sched_job *j;
+
+	agents_report(c);
+	s->checkpoint_dir = strdup("/data/ckpt");
+	assert_non_null(s->checkpoint_dir);
+	s->recovery[0] = CONF_RECOVERY_RETRY;
+	for (size_t i = 0; i < rest_count; i++)
+		s->recovery[1 + i] = rest[i];
+	s->recovery_count = 1 + rest_count;
+	j = fx_submit_spec(c, s, FX_UID);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	*ret = j;
+	return c;
+}
+
+static int rt_answer(struct sched_cluster *c, unsigned request, unsigned server,
+		     enum sched_recovery_answer a, uint64_t step, char *why)
+{
+	return sched_job_recovery_answer(c, "rt", FX_UID, request, fx_server_name(c, server), -1,
+					 a, step, NULL, tick(1), why);
+}
+
+/*
+ * A Critical report with a code of retry_fault_codes: the NPU stays in service and the
+ * job's processes pause to recompute the step; none restarts, the generation and rank
+ * table stay, no restart is counted. The same fault reported again during the step is
+ * the same incident.
+ */
+static void test_ladder_retry_recomputes_the_step(void **state)
+{
+	static const enum conf_recovery rest[] = { CONF_RECOVERY_JOB };
+	struct sched_job *j;
+	struct sched_cluster *c = retry_job(RETRY_CODES, rest, 1, &j);
+	unsigned s0 = j->slices[0].server, s1 = j->slices[1].server;
+	const struct sched_npu *n = &c->servers[s1].npus[j->slices[1].device_ids[0]];
+	char why[SCHED_REASON_MAX] = "";
+	json_t *f;
+
+	(void)state;
+	report_code(c, j, 1, "80C98008");
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+	assert_int_equal(j->ladder.strategy, CONF_RECOVERY_RETRY);
+	assert_false(n->isolated);
+	assert_true(n->retry_pending);
+	assert_int_equal(n->job, j);
+	assert_true(has_event(c, SCHED_EV_HEALTH, "a transient fault (retry_fault_codes): stays "
+				 "in service, job rt recomputes its step"));
+	/* both servers keep running the generation */
+	assert_int_equal(listed_word(c, s0, "rt", 2), 1);
+	assert_int_equal(listed_word(c, s1, "rt", 2), 1);
+	f = recovery_file(c, j);
+	assert_string_equal(json_string_value(json_object_get(f, "action")), "retry");
+	assert_int_equal(json_array_size(json_object_get(f, "processes")), 2);
+	assert_string_equal(proc_field(f, 0, "role"), "retry");
+	assert_string_equal(proc_field(f, 1, "role"), "retry");
+	json_decref(f);
+	/* the same fault again during the step: the same incident */
+	report_code(c, j, 1, "0x80c98008");
+	assert_false(n->isolated);
+	assert_int_equal(j->ladder.strategy, CONF_RECOVERY_RETRY);
+	assert_int_equal(rt_answer(c, 1, s0, SCHED_ANSWER_JOINED, 0, why), -EINVAL);
+	assert_non_null(strstr(why, "is a retry"));
+	assert_int_equal(rt_answer(c, 1, s0, SCHED_ANSWER_PAUSED, 41, why), 0);
+	assert_int_equal(rt_answer(c, 1, s1, SCHED_ANSWER_PAUSED, 41, why), 0);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->generation, 1);
+	assert_int_equal(j->restarts, 0);
+	assert_int_equal(j->ladder.resume_step, 41);
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "retry: 2 processes go on from step 41"));
+	assert_int_equal(j->run_count, 1);
+	assert_int_equal(j->runs[0].end, SCHED_RUN_OPEN);
+	f = recovery_file(c, j);
+	assert_string_equal(json_string_value(json_object_get(f, "action")), "resume");
+	json_decref(f);
+
+	/* it reports Critical again after the retry: a lasting fault, isolated, job-level */
+	report_code(c, j, 1, "80C98008");
+	assert_true(n->isolated);
+	assert_false(n->retry_pending);
+	assert_true(has_event(c, SCHED_EV_HEALTH, "again after its job's retry: a lasting fault"));
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->generation, 2);
+	assert_int_not_equal(j->slices[1].server, s1);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/*
+ * An OK report ends the incident; the next transient fault is a retry again. A code not
+ * in retry_fault_codes, or a job whose ladder does not name retry, isolates as before;
+ * an NPU with no job stays in service.
+ */
+static void test_ladder_retry_only_for_listed_codes(void **state)
+{
+	static const enum conf_recovery rest[] = { CONF_RECOVERY_JOB };
+	struct sched_job *j;
+	struct sched_cluster *c = retry_job(RETRY_CODES, rest, 1, &j);
+	unsigned s1 = j->slices[1].server;
+	const struct sched_npu *n = &c->servers[s1].npus[j->slices[1].device_ids[0]];
+	char why[SCHED_REASON_MAX] = "";
+	unsigned spare = spare_server(c, j, UINT32_MAX);
+
+	(void)state;
+	report_code(c, j, 1, "80C98008");
+	assert_int_equal(rt_answer(c, 1, j->slices[0].server, SCHED_ANSWER_PAUSED, 5, why), 0);
+	assert_int_equal(rt_answer(c, 1, s1, SCHED_ANSWER_PAUSED, 5, why), 0);
+	fx_report_ok(c, s1, tick(1));
+	assert_false(n->retry_pending);
+	report_code(c, j, 1, "80C98008");
+	assert_int_equal(j->ladder.strategy, CONF_RECOVERY_RETRY);
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+	assert_false(n->isolated);
+	sched_cluster_free(c);
+
+	/* another code: isolated, the ladder passes retry over */
+	c = retry_job(RETRY_CODES, rest, 1, &j);
+	report_code(c, j, 1, "80C98000");
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "retry: not a transient NPU fault"));
+	assert_int_equal(j->generation, 2);
+	sched_cluster_free(c);
+
+	/* a job without retry in its ladder: isolated, and the event says why */
+	c = process_job(3, RETRY_CODES, 3, CONF_LAUNCH_MSRUN, &j);
+	report_code(c, j, 1, "80C98008");
+	assert_true(has_event(c, SCHED_EV_HEALTH, "but the recovery of job pl does not name "
+				 "retry"));
+	assert_int_equal(j->ladder.strategy, CONF_RECOVERY_PROCESS);
+	sched_cluster_free(c);
+
+	/* no job on it: stays in service */
+	c = retry_job(RETRY_CODES, rest, 1, &j);
+	fx_report_npu(c, spare, 0, CONF_HEALTH_OK, tick(1));
+	{
+		struct conf_health_report r = { .npu_count = 1 };
+
+		r.npus[0].id = 2;
+		r.npus[0].has_level = true;
+		r.npus[0].level = CONF_HEALTH_CRITICAL;
+		snprintf(r.npus[0].code, sizeof(r.npus[0].code), "80C98008");
+		assert_int_equal(sched_server_report(c, spare, &r, tick(1)), 0);
+	}
+	assert_false(c->servers[spare].npus[2].isolated);
+	assert_true(has_event(c, SCHED_EV_HEALTH, "with no job on it: stays in service"));
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/*
+ * A retry nobody answers falls back at recovery_timeout (job-level restarts on the same
+ * NPUs: nothing is isolated); a process that crashes during it is the next rungs' own
+ * fault, on a server the fault made suspect: [retry, in-place, job] moves off it.
+ */
+static void test_ladder_retry_falls_back(void **state)
+{
+	static const enum conf_recovery to_job[] = { CONF_RECOVERY_JOB };
+	static const enum conf_recovery to_in_place[] = { CONF_RECOVERY_IN_PLACE,
+							   CONF_RECOVERY_JOB };
+	struct sched_job *j;
+	struct sched_cluster *c = retry_job(RETRY_CODES "  recovery_timeout: 10\n", to_job, 1, &j);
+	unsigned s0 = j->slices[0].server, s1 = j->slices[1].server;
+	char why[SCHED_REASON_MAX] = "";
+
+	(void)state;
+	report_code(c, j, 1, "80C98008");
+	assert_int_equal(sched_ladder_expire(c, tick(11)), 1);
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "retry timed out: 0 of 2 processes paused"));
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->generation, 2);
+	assert_int_equal(j->slices[0].server, s0);
+	assert_int_equal(j->slices[1].server, s1);
+	sched_cluster_free(c);
+
+	c = retry_job(RETRY_CODES, to_in_place, 2, &j);
+	s1 = j->slices[1].server;
+	report_code(c, j, 1, "80C98008");
+	assert_int_equal(sched_job_process_exit(c, "rt", FX_UID, 1, fx_server_name(c, s1), -1, 6,
+						tick(1), why),
+			 0);
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "exited with status 6 during the step; "
+				 "falling back to in-place"));
+	/* the transient fault made its server suspect: the crash is taken for the
+	 * server's, so in-place passes over and job-level moves off it */
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "is out of service or under suspicion"));
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->generation, 2);
+	assert_int_not_equal(j->slices[1].server, s1);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1464,6 +1681,9 @@ int main(void)
 		cmocka_unit_test(test_ladder_process_kept_exit_of_the_old_generation),
 		cmocka_unit_test(test_ladder_process_per_rank),
 		cmocka_unit_test(test_ladder_process_replacement_fails_too),
+		cmocka_unit_test(test_ladder_retry_recomputes_the_step),
+		cmocka_unit_test(test_ladder_retry_only_for_listed_codes),
+		cmocka_unit_test(test_ladder_retry_falls_back),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
