@@ -55,6 +55,10 @@
  * <rank|-> <step>" and waits for "resume". A process started on the replacement finds
  * itself listed with "role": "join": it answers "joined <request> <server> <rank|->" and
  * at "resume" takes the file's "step", as one restarted in place does.
+ * When the file asks for a retry ("action": "retry": a transient NPU fault, the step in
+ * flight is recomputed), it drops the step it is computing, answers "paused <request>
+ * <server> <rank|-> <step>" with the last step it finished, waits for "resume" and
+ * steps on from the file's "step" ("recomputing from step N").
  * --fail-at-step fails only the first attempt of generation 1.
  *
  * Output: one line per event on stdout, "train_demo[<job> g<generation> <who>]: ...".
@@ -482,7 +486,7 @@ static bool recovery_due(struct recovery *rc)
 /* A request of the recovery file that this process acts on (see the top of this file). */
 struct recovery_request {
 	long long request;
-	char action[16];	/* "save", "pause", "rebuild" or "resume" */
+	char action[16];	/* "save", "pause", "rebuild", "retry" or "resume" */
 	long long generation;	/* the file's generation (rebuild: newer than a kept
 				 * process's own) */
 	char role[16];		/* save, pause: this process's "role" ("restart": it is the
@@ -524,7 +528,8 @@ static int recovery_next(struct recovery *rc, const struct identity *id,
 	if (strcmp(action, "resume") == 0) {
 		asked = json_count(o, "step", &ret->step);
 	} else if ((strcmp(action, "save") == 0 || strcmp(action, "pause") == 0 ||
-		    strcmp(action, "rebuild") == 0) && json_is_array(procs)) {
+		    strcmp(action, "rebuild") == 0 || strcmp(action, "retry") == 0) &&
+		   json_is_array(procs)) {
 		for (size_t i = 0; i < json_array_size(procs); i++) {
 			json_t *p = json_array_get(procs, i);
 			unsigned long long node = 0, rank = 0;
@@ -661,7 +666,7 @@ int main(int argc, char **argv)
 	struct identity id = { 0 };
 	struct sigaction sa;
 	bool report = true, writer, follow_recovery = true, paused = false;
-	bool paused_in_place = false, joining = false, rebuilt = false;
+	bool paused_in_place = false, joining = false, rebuilt = false, retrying = false;
 	struct recovery rc;
 	char path[PATH_MAX + 64];
 	int opt, r, idx = 0;
@@ -818,10 +823,14 @@ int main(int argc, char **argv)
 				 * (a framework's replicas; here, the step number) */
 				if (q.step > step)
 					step = q.step;
-				say("resumed %s at step %llu (request %lld)%s",
-				    rebuilt ? "in the new generation" : "in place", step,
-				    q.request, joining ? ": joined the others" : "");
-				paused_in_place = joining = rebuilt = false;
+				if (retrying)
+					say("recomputing from step %llu after the retry (request "
+					    "%lld)", step, q.request);
+				else
+					say("resumed %s at step %llu (request %lld)%s",
+					    rebuilt ? "in the new generation" : "in place", step,
+					    q.request, joining ? ": joined the others" : "");
+				paused_in_place = joining = rebuilt = retrying = false;
 				continue;
 			}
 			if (strcmp(q.action, "pause") == 0 && strcmp(q.role, "restart") == 0 &&
@@ -878,6 +887,18 @@ int main(int argc, char **argv)
 				    "generation %lld (request %lld)%s%s", step, was, q.request,
 				    r < 0 ? "; cannot say so: " : "", r < 0 ? strerror(-r) : "");
 				paused_in_place = rebuilt = true;
+				continue;
+			}
+			if (strcmp(q.action, "retry") == 0 && !paused && !joining) {
+				/* a transient fault: the step in flight is dropped, and
+				 * computed again after the resume */
+				snprintf(line, sizeof(line), "paused %lld %s %s %llu\n", q.request,
+					 q.server, rank, step);
+				r = ctl_write(job_dir, line);
+				say("dropped the step in flight: paused at step %llu for a retry "
+				    "(request %lld)%s%s", step, q.request,
+				    r < 0 ? "; cannot say so: " : "", r < 0 ? strerror(-r) : "");
+				paused_in_place = retrying = true;
 				continue;
 			}
 			if (strcmp(q.action, "save") == 0 && !joining) {

@@ -22,6 +22,9 @@
 #      scheduler's): a spare server takes its place and rank 0 as generation 2 at once;
 #      the process on the other server keeps its pid, pauses, rebuilds from the new rank
 #      table and answers; the new process joins; both go on from the step paused at.
+#  (g) recovery: [retry, job]: a Critical NPU whose code is in retry_fault_codes, gone a
+#      moment later: the NPU stays in service, both processes drop the step in flight
+#      and recompute it, none restarts, the generation stays.
 # Usage: test_recovery.sh ASCENDFS ASCEND_AGENT TRAIN_DEMO SRCDIR
 set -u
 ASCENDFS=$(realpath "$1")
@@ -41,7 +44,7 @@ TIMEOUT=8 # recovery_timeout of the test cluster
 CONFIG=$W/cluster.yaml
 sed -e 's/^  fault_check_interval: 5 .*/  fault_check_interval: 1/' \
 	-e 's/^  heartbeat_timeout: 15 .*/  heartbeat_timeout: 3\n  stop_grace_period: 2/' \
-	-e "s/^  require_agent: false .*/  require_agent: true\n  recovery_timeout: $TIMEOUT/" \
+	-e "s/^  require_agent: false .*/  require_agent: true\n  recovery_timeout: $TIMEOUT\n  retry_fault_codes: [80C98008]/" \
 	"$SRC/examples/ascend_cluster.yaml" >"$CONFIG"
 if ! grep -q "recovery_timeout: $TIMEOUT$" "$CONFIG" || ! grep -q 'require_agent: true$' "$CONFIG"; then
 	echo "could not derive the test config"
@@ -358,6 +361,49 @@ check_eq "the rank table of generation 2 has $B0 first" "$B0" \
 	"$(json "$M/jobs/pl/status.json" 'd["placement"][0]["server"]')"
 echo "# (f) process-level: fault report to both processes stepping again: $((t_resumed - t_fault)) ms (polled); steps lost: 0 (paused at $paused, new process resumed at $joined); processes restarted: 1"
 echo "cancel" >"$M/jobs/pl/ctl"
+
+# ---- (g) retry: a transient NPU fault; the step is recomputed, nothing restarts ------
+submit rt <<EOF
+name: rt
+npus: 16
+command: "exec $TRAIN --steps 100000 --step-ms 20 --ckpt-every 0"
+recovery: [retry, job]
+EOF
+wait_until 30 bash -c "[ \"\$(cat '$M/jobs/rt/status')\" = running ]"
+check_eq "rt runs" running "$(status_of rt)"
+read -r A0 A1 <<<"$(servers_of rt)"
+wait_until 20 all_started rt 1 "$A0" "$A1"
+sleep 1
+p0=$(pid_of rt 1 "$A0")
+p1=$(pid_of rt 1 "$A1")
+t_fault=$(now_ms)
+# a code of the test cluster's retry_fault_codes; the agent sees it gone a moment later
+printf 'npu 3 Critical 80C98008 HBM multi-bit ECC\n' >"$W/faults/$A1.tmp"
+mv "$W/faults/$A1.tmp" "$W/faults/$A1"
+if wait_until 10 grep -q "recomputing from step" "$(log_of rt 1 "$A0")"; then
+	ok "the processes dropped the step in flight and went on"
+else
+	not_ok "the processes dropped the step in flight and went on" "$(cat "$M/jobs/rt/recovery")" \
+		"$(tail -n4 "$M/jobs/rt/events")"
+fi
+t_resumed=$(now_ms)
+printf 'npu 3 OK\n' >"$W/faults/$A1.tmp"
+mv "$W/faults/$A1.tmp" "$W/faults/$A1"
+wait_until 5 grep -q "recomputing from step" "$(log_of rt 1 "$A1")"
+sleep 2.5 # two report intervals: a fault still reported then would be a lasting one
+check_eq "rt runs on in generation 1, both processes the same" "running 1 $p0 $p1" \
+	"$(status_of rt) $(gen_of rt) $(pid_of rt 1 "$A0") $(pid_of rt 1 "$A1")"
+check_eq "the NPU stayed in service" "npu 3 OK" "$(grep '^npu 3 ' "$M/nodes/$A1/health")"
+check_eq "and the job still holds it" "$A0 $A1" "$(servers_of rt)"
+paused=$(step_in "$(log_of rt 1 "$A1")" "paused at step")
+again=$(step_in "$(log_of rt 1 "$A1")" "recomputing from step")
+check_eq "the step lost is computed again from the step paused at" "${paused:-none}" "$again"
+check_contains "the event says what happened" "retry: 2 processes go on from step" \
+	"$(cat "$M/jobs/rt/events")"
+check_contains "and the NPU's event why it stayed" "a transient fault (retry_fault_codes): stays in service, job rt recomputes its step" \
+	"$(cat "$M/cluster/events")"
+echo "# (g) retry: fault report to both processes stepping again: $((t_resumed - t_fault)) ms (polled); steps lost: 0 (the step in flight recomputed); processes restarted: 0"
+echo "cancel" >"$M/jobs/rt/ctl"
 
 agents_cleanup
 it_stop
