@@ -21,6 +21,11 @@ lists this process, once:
   it waits replaces the pause: a ``save`` (the step fell back to a dump) is done as
   above, a new ``pause`` is answered with the same step.
 
+- ``"action": "retry"`` (``recovery: [retry, ...]``: a transient NPU fault): it answers
+  ``paused <request> <server> <rank|-> <step>`` and waits for the resume, as for a
+  pause. At the end of a step there is no step in flight to drop: recomputing the
+  step the fault hit, inside that step, is the framework's (MindIO TTP's step retry
+  for MindSpore); this callback keeps the others at the boundary meanwhile.
 - ``"action": "rebuild"`` with ``"role": "rebuild"`` (``recovery: [process, ...]``: a
   failed server was replaced as a new generation, this process's server was kept): it
   calls ``on_rebuild(rank_table_file, generation)``, which rebuilds the communicator
@@ -108,7 +113,7 @@ class AscendfsRecovery(Callback):
             return None
         if doc.get("action") == "resume":
             return doc, None, False
-        if doc.get("action") not in ("save", "pause", "rebuild"):
+        if doc.get("action") not in ("save", "pause", "rebuild", "retry"):
             return None
         for i, entry in enumerate(doc.get("processes") or []):
             mine = (entry.get("rank") == self.rank if self.rank is not None
@@ -209,7 +214,7 @@ class AscendfsRecovery(Callback):
         if entry.get("role") == "rebuild":
             if not self._rebuild(doc, entry, step):
                 return
-        elif entry.get("role") == "pause":
+        elif entry.get("role") in ("pause", "retry"):
             self._answer(f"paused {self._who(doc, entry)} {step}")
         else:
             return
@@ -226,7 +231,7 @@ class AscendfsRecovery(Callback):
             if doc["action"] == "save":
                 self._save(doc, entry, first, step, cb.train_network)
                 return
-            if entry.get("role") == "pause":
+            if entry.get("role") in ("pause", "retry"):
                 self._answer(f"paused {self._who(doc, entry)} {step}")
             elif entry.get("role") == "rebuild" and not self._rebuild(doc, entry, step):
                 return

@@ -276,6 +276,10 @@
  *                                          its first server's address) and answers
  *                                          "paused ...", one with role "join" (on a
  *                                          replacement server) "joined ..." once up;
+ *                                          while it is "retry" (a transient NPU
+ *                                          fault), every process drops the step in
+ *                                          flight and answers "paused ..." with the
+ *                                          last step it finished;
  *                                          then "resume" gives "step" to go on from
  *       error                  -r--r--r--  why it was rejected, failed or timed out (also
  *                                          while it stops towards failed or timeout);

@@ -220,6 +220,25 @@ with tempfile.TemporaryDirectory() as d:
     check("on a replacement server: it answers joined", ctl() == "joined 15 n6 -\n", ctl())
     check("and on_join gets the step the kept ones paused at", joined_at == [61], joined_at)
 
+    # retry: it answers paused at the step boundary and waits for the resume
+    os.remove(os.path.join(d, "ctl"))
+    os.environ["ASCEND_JOB_GENERATION"] = "3"
+    os.environ["MS_NODE_RANK"] = "1"
+    cb = mindspore_recovery.AscendfsRecovery(poll_sec=0.01, wait_for_restart=False)
+    write({"job": "x", "generation": 3, "request": 17, "action": "retry",
+           "processes": [{"server": "n2", "node_rank": 1, "rank": None, "role": "retry"}]})
+    resume = threading.Timer(0.3, write, [{"job": "x", "generation": 3, "request": 18,
+                                           "action": "resume", "step": 70,
+                                           "processes": []}])
+    resume.start()
+    t0 = time.monotonic()
+    cb.on_train_step_end(Context(70))
+    waited = time.monotonic() - t0
+    resume.join()
+    check("asked to retry: it answers paused with its step", ctl() == "paused 17 n2 - 70\n",
+          ctl())
+    check("and goes on only after the resume", waited >= 0.25, f"{waited:.2f} s")
+
     # a first start with nothing to join does not wait
     os.remove(os.path.join(d, "ctl"))
     os.environ["ASCEND_JOB_GENERATION"] = "4"
