@@ -52,16 +52,24 @@ static const char usage[] =
 	"                         (default 30m; 0: never)\n"
 	"  --restart-cost DURATION  run time a restarted job needs before it makes progress\n"
 	"                         (relaunch, HCCL init, checkpoint load; default 0)\n"
-	"  --recovery job|dump|process  ascendfs's recovery ladder: job (default) restarts\n"
+	"  --recovery job|dump|process|retry  ascendfs's recovery ladder: job (default)\n"
+	"                         restarts\n"
 	"                         from the newest checkpoint; dump (recovery: [dump, job]) has\n"
 	"                         the survivors save the step they finished first, so a fault\n"
 	"                         loses the step in flight and the restart costs --dump-save\n"
 	"                         more; process (recovery: [process, dump, job]) as dump, but\n"
 	"                         a job of several servers placed again at once, its healthy\n"
-	"                         servers kept, costs --rebuild-cost instead of the restart\n"
+	"                         servers kept, costs --rebuild-cost instead of the restart;\n"
+	"                         retry ([retry, process, dump, job]) as process, and a\n"
+	"                         transient fault (--transient-share) costs the step and\n"
+	"                         --retry-cost, the job running on\n"
 	"  --dump-save DURATION   time of the dying-gasp save (default 10s)\n"
 	"  --rebuild-cost DURATION  process-level recovery: the replacement's start, link\n"
 	"                         set-up and state taken from replicas (default 30s)\n"
+	"  --transient-share F    with --recovery retry: the share (0-1) of the faults that\n"
+	"                         are transient (their codes in retry_fault_codes): a running\n"
+	"                         job retries its step and runs on (default 0)\n"
+	"  --retry-cost DURATION  a retry's pause and restart of the step (default 10s)\n"
 	"  --step-time DURATION   one training step, the most a dump loses (default 5s)\n"
 	"  --seed N               fault sequence (default 1)\n"
 	"  --max-restarts N       restarts after faults before a job fails, in both\n"
@@ -86,7 +94,7 @@ enum {
 	OPT_TRACE = 256, OPT_CONFIG, OPT_SERVERS, OPT_SWITCH, OPT_SLICE, OPT_LOAD, OPT_BACKFILL,
 	OPT_PREEMPT, OPT_LIMIT, OPT_MTBF, OPT_REPAIR, OPT_CKPT, OPT_COST, OPT_SEED, OPT_TP,
 	OPT_COMM, OPT_SPINE, OPT_OUT, OPT_PLOT, OPT_SAMPLE, OPT_RESTARTS, OPT_RECOVERY,
-	OPT_DUMP_SAVE, OPT_STEP, OPT_REBUILD,
+	OPT_DUMP_SAVE, OPT_STEP, OPT_REBUILD, OPT_TRANSIENT, OPT_RETRY_COST,
 };
 
 struct args {
@@ -204,6 +212,8 @@ static int parse_args(int argc, char **argv, struct args *a, struct sim_options 
 		{ "dump-save", required_argument, NULL, OPT_DUMP_SAVE },
 		{ "step-time", required_argument, NULL, OPT_STEP },
 		{ "rebuild-cost", required_argument, NULL, OPT_REBUILD },
+		{ "transient-share", required_argument, NULL, OPT_TRANSIENT },
+		{ "retry-cost", required_argument, NULL, OPT_RETRY_COST },
 		{ "seed", required_argument, NULL, OPT_SEED },
 		{ "max-restarts", required_argument, NULL, OPT_RESTARTS },
 		{ "tp", required_argument, NULL, OPT_TP },
@@ -280,12 +290,19 @@ static int parse_args(int argc, char **argv, struct args *a, struct sim_options 
 			break;
 		case OPT_RECOVERY:
 			if (strcmp(optarg, "dump") == 0 || strcmp(optarg, "job") == 0 ||
-			    strcmp(optarg, "process") == 0) {
+			    strcmp(optarg, "process") == 0 || strcmp(optarg, "retry") == 0) {
 				o->dump = optarg[0] == 'd';
-				o->process = optarg[0] == 'p';
+				o->process = optarg[0] == 'p' || optarg[0] == 'r';
+				o->retry = optarg[0] == 'r';
 			} else {
-				r = bad("--recovery: '%s': use job, dump or process", optarg);
+				r = bad("--recovery: '%s': use job, dump, process or retry", optarg);
 			}
+			break;
+		case OPT_TRANSIENT:
+			r = read_number("--transient-share", optarg, 0, 1, &o->transient_share);
+			break;
+		case OPT_RETRY_COST:
+			r = read_duration("--retry-cost", optarg, &o->retry_sec);
 			break;
 		case OPT_REBUILD:
 			r = read_duration("--rebuild-cost", optarg, &o->rebuild_sec);
@@ -613,6 +630,10 @@ int main(int argc, char **argv)
 		printf("recovery: dump (the survivors save the step they finished: a fault loses "
 		       "at most a %llu s step; the save adds %llu s to the restart)\n",
 		       (unsigned long long)o.step_sec, (unsigned long long)o.dump_save_sec);
+	if (o.mtbf_sec && o.retry)
+		printf("recovery: retry first (%.0f%% of the faults are transient: a running job "
+		       "loses a %llu s step and %llu s, and runs on)\n", 100 * o.transient_share,
+		       (unsigned long long)o.step_sec, (unsigned long long)o.retry_sec);
 	if (o.mtbf_sec && o.process)
 		printf("recovery: process, dump, job (a fault loses at most a %llu s step; a job "
 		       "of several servers replaced at once costs %llu s instead of the restart, "

@@ -112,6 +112,14 @@ struct sim_options {
 					 * their communicator */
 	uint64_t rebuild_sec;		/* process-level: start on the replacement, link
 					 * set-up and the state taken from replicas */
+	bool retry;			/* the ladder is recovery: [retry, process, dump,
+					 * job]: as process, and a transient fault (a share
+					 * transient_share of the faults, drawn from the
+					 * fault sequence) of a running job costs it the step
+					 * in flight and retry_sec, nothing else: it runs on
+					 * and the NPU stays in service */
+	double transient_share;		/* 0-1: faults that are transient (retry_fault_codes) */
+	uint64_t retry_sec;		/* a retry's pause and the recomputation's start */
 	uint64_t step_sec;		/* one training step: what a dump loses at most */
 	uint64_t sample_sec;		/* width of a time-series bucket */
 	uint64_t seed;			/* fault sequence */
@@ -199,6 +207,8 @@ struct sim_result {
 	uint64_t faults, faults_hit, faults_absorbed;
 	uint64_t process_recoveries;		/* restarts after faults that process-level
 						 * recovery handled (options.process) */
+	uint64_t retries;			/* transient faults a running job retried
+						 * (options.retry): not restarts */
 	uint64_t interruptions_over_bound;	/* losses above npus x (checkpoint + cost) */
 	double worst_loss_ratio;		/* max over interruptions of loss /
 						 * (npus x (checkpoint + restart cost)) */
@@ -314,6 +324,14 @@ struct sim_level {
 void sim_acct_advance(struct sim_result *r, const struct sim_trace *t,
 		      const struct sim_options *o, uint64_t *prev_sec, uint64_t now_sec,
 		      const struct sim_level *l);
+
+/*
+ * sim_acct_retry() - a transient fault of running job @idx at @now_sec, retried
+ * (options.retry): the step in flight is work redone (lost), and its planned completion
+ * moves by the step and retry_sec. Returns the new completion time.
+ */
+uint64_t sim_acct_retry(struct sim_result *r, const struct sim_options *o, size_t idx,
+			uint64_t now_sec);
 
 /*
  * sim_acct_start() - job @idx starts a placement of @servers servers (0: an engine

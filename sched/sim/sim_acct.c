@@ -18,6 +18,9 @@ void sim_options_default(struct sim_options *o)
 	o->dump_save_sec = 10;
 	o->process = false;
 	o->rebuild_sec = 30;
+	o->retry = false;
+	o->transient_share = 0;
+	o->retry_sec = 10;
 	o->step_sec = 5;
 	o->sample_sec = 3600;
 	o->seed = 1;
@@ -335,6 +338,19 @@ uint64_t sim_acct_start(struct sim_result *r, const struct sim_trace *t,
 	j->cost_sec = cost;
 	j->done_at_sec = now_sec + cost + (dur - base_sec);
 	r->placements++;
+	return j->done_at_sec;
+}
+
+uint64_t sim_acct_retry(struct sim_result *r, const struct sim_options *o, size_t idx,
+			uint64_t now_sec)
+{
+	struct sim_jobrec *j = &r->jobs[idx];
+
+	(void)now_sec;
+	/* the work redone is the step; the pause costs time as a restart does */
+	j->lost_fault_npu_sec += (double)o->step_sec * j->npus;
+	j->done_at_sec += o->step_sec + o->retry_sec;
+	r->retries++;
 	return j->done_at_sec;
 }
 

@@ -179,6 +179,8 @@ void sim_report_table(FILE *out, const struct sim_result *st, const struct sim_s
 	row(out, "restarts after faults", "", (double)ss->restarts, (double)sa->restarts, 0);
 	row(out, "  of them process-level (failed servers only)", "",
 	    (double)st->process_recoveries, (double)as->process_recoveries, 0);
+	row(out, "transient faults retried (no restart)", "", (double)st->retries,
+	    (double)as->retries, 0);
 	row(out, "jobs rerun after faults", "%", 100.0 * (double)ss->jobs_rerun / n,
 	    100.0 * (double)sa->jobs_rerun / n, 2);
 	row(out, "NPU-hours lost to faults (work redone)", "", ss->lost_fault_npu_h,

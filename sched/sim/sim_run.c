@@ -337,8 +337,8 @@ static int complete(struct engine *e, size_t idx, unsigned gen)
 	char name[32];
 	int r;
 
-	if (!rec->running || rec->gen != gen)
-		return 0; /* interrupted since: this completion was cancelled */
+	if (!rec->running || rec->gen != gen || e->now < rec->done_at_sec)
+		return 0; /* interrupted since (cancelled), or put off by a retry */
 	snprintf(name, sizeof(name), "j-%zu", idx);
 	e->running--;
 	e->used -= rec->npus;
@@ -350,6 +350,22 @@ static int complete(struct engine *e, size_t idx, unsigned gen)
 	if (r < 0)
 		return fail(e, r, "completing %s: %s", name, strerror(-r));
 	return 0;
+}
+
+/*
+ * Is the fault now (the sequence's e->r->faults-th) transient? A draw of its own from the
+ * seed and the fault's number, so that the fault sequence itself is the same with and
+ * without --recovery retry.
+ */
+static bool fault_is_transient(const struct engine *e)
+{
+	uint64_t x = e->o->seed * 0x9E3779B97F4A7C15ull + e->r->faults;
+
+	/* splitmix64's finalizer */
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+	x ^= x >> 31;
+	return (double)(x >> 11) / 9007199254740992.0 < e->o->transient_share;
 }
 
 static int inject_fault(struct engine *e)
@@ -364,6 +380,16 @@ static int inject_fault(struct engine *e)
 	if (e->npu_down[(size_t)s * CONF_SERVER_NPUS_MAX + d]) {
 		e->r->faults_absorbed++; /* already failed, not yet repaired */
 		return 0;
+	}
+	if (e->o->retry && fault_is_transient(e) && npu->job &&
+	    npu->job->state == SCHED_JOB_RUNNING && job_index(e, npu->job->name, &idx) == 0 &&
+	    e->r->jobs[idx].running) {
+		/* the job's retry rung: the step again, no restart, the NPU in service */
+		uint64_t done = sim_acct_retry(e->r, e->o, idx, e->now);
+
+		e->r->faults_hit++;
+		r = sim_heap_push(&e->heap, done, SIM_EV_COMPLETE, idx, e->r->jobs[idx].gen);
+		return r < 0 ? fail(e, r, "out of memory") : 0;
 	}
 	if (npu->job && npu->job->state == SCHED_JOB_RUNNING &&
 	    job_index(e, npu->job->name, &idx) == 0 && e->r->jobs[idx].running) {

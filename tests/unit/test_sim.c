@@ -462,6 +462,59 @@ static void test_faults_with_process_level_pay_the_rebuild(void **state)
 }
 
 /*
+ * --recovery retry: a transient fault of a running job (here all of them) costs it the
+ * step in flight (work redone) and the retry's pause, nothing else: no restart, so its
+ * jobs run for less time in all than dump's, which restart (5 min) after each fault of
+ * the same sequence. The static workflow has no retry.
+ */
+static void test_transient_faults_are_retried(void **state)
+{
+	struct fx_opts fo = { .servers = 4, .switches = 2 };
+	double dump_run = 0, retry_run = 0;
+	uint64_t retried = 0;
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 12; seed++) {
+		struct sim_result st, dump, st2, rt;
+		struct sim_options o;
+		struct sim_trace t;
+
+		faulty_replay(seed, &t, &o);
+		o.restart_cost_sec = 300;
+		o.dump = true;
+		run_both(&t, &fo, &o, &st, &dump);
+		o.dump = false;
+		o.process = o.retry = true;
+		o.transient_share = 1;
+		o.retry_sec = 10;
+		run_both(&t, &fo, &o, &st2, &rt);
+		assert_int_equal(st2.retries, 0);
+		assert_int_equal(st2.faults_hit, st.faults_hit); /* the same sequence */
+		assert_int_equal(rt.retries, rt.faults_hit);
+		for (size_t i = 0; i < t.n; i++) {
+			const struct sim_jobrec *j = &rt.jobs[i];
+
+			assert_int_equal(j->outcome, SIM_DONE);
+			assert_int_equal(j->fault_restarts, 0);
+			/* the step, once per fault that hit it */
+			assert_true(j->lost_fault_npu_sec <= (double)rt.retries * j->npus * 5 + 1e-6);
+			dump_run += (double)dump.jobs[i].run_total_sec * dump.jobs[i].npus;
+			retry_run += (double)j->run_total_sec * j->npus;
+		}
+		retried += rt.retries;
+		sim_result_free(&st);
+		sim_result_free(&dump);
+		sim_result_free(&st2);
+		sim_result_free(&rt);
+		sim_trace_free(&t);
+	}
+	print_message("# NPU-seconds run over 12 seeds: dump %.0f, retry %.0f (%llu retries)\n",
+		      dump_run, retry_run, (unsigned long long)retried);
+	assert_true(retried >= 5);
+	assert_true(retry_run < dump_run);
+}
+
+/*
  * Preemption: a low-priority job that fills the server is preempted by an urgent one;
  * it loses only the work since its last checkpoint, and when it runs again it resumes
  * from there: its end is the urgent job's end plus exactly the work it had left.
@@ -858,6 +911,7 @@ int main(void)
 		cmocka_unit_test(test_faults_lose_at_most_a_checkpoint_interval),
 		cmocka_unit_test(test_faults_with_dump_lose_at_most_a_step),
 		cmocka_unit_test(test_faults_with_process_level_pay_the_rebuild),
+		cmocka_unit_test(test_transient_faults_are_retried),
 		cmocka_unit_test(test_preempted_job_resumes_from_its_checkpoint),
 		cmocka_unit_test(test_small_jobs_share_servers),
 		cmocka_unit_test(test_same_seed_same_replay),
