@@ -115,8 +115,11 @@ struct sched_npu {
 	char fault[200];		/* last fault: code and message, "" */
 	bool retry_pending;		/* a transient fault (retry_fault_codes) its job's
 					 * retry step handles; the NPU stays in service until
-					 * it reports below Critical (cleared) or Critical
-					 * again after the step (isolated: a lasting fault) */
+					 * it reports below Critical (cleared) or is still
+					 * Critical once the step ended and two report
+					 * intervals passed since retry_since_usec (isolated:
+					 * a lasting fault) */
+	uint64_t retry_since_usec;	/* when that transient fault was first reported */
 	bool retry_due;			/* during a report only: its job's retry starts once
 					 * every level of the report is applied */
 	char reported_ip[48];		/* device_ip the agent reported, "" */
@@ -273,7 +276,8 @@ struct sched_ladder {
 	size_t process_count;		/* entries of waited and answered */
 	size_t waited_count, answered_count;
 	uint64_t saved_step;		/* the newest step a process saved (dump) or paused
-					 * after (in-place); 0 = none */
+					 * after (in-place, process); for a retry the oldest
+					 * (the last step every process finished); 0 = none */
 	char *saved_path;		/* owned: its checkpoint; NULL = none */
 	char *outcome;			/* owned: how the last step ended; NULL = none yet */
 	long restarted;			/* in-place: the process restarting on its NPUs
@@ -289,6 +293,10 @@ struct sched_ladder {
 	bool transient;			/* the fault being walked is a transient NPU fault
 					 * (retry_fault_codes): only retry applies to it as
 					 * such; false once a rung fell back (not saved) */
+	bool kept_unanswered;		/* a process step fell back with kept processes that
+					 * had not answered: they are still of the older
+					 * generation and ignore the new one's requests, so
+					 * no later dump waits for them */
 	bool joiners_stateless;		/* a process step fell back: the processes it
 					 * started hold no state, so a later rung does not
 					 * count them among the survivors */

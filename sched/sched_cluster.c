@@ -408,6 +408,12 @@ void sched_server_recount(struct sched_server *s)
 	sched_placeidx_update(s->cluster, s);
 }
 
+void sched_npu_set_isolation(struct sched_npu *n, enum sched_isolation i)
+{
+	n->isolation = i;
+	n->isolated = i != SCHED_ISOLATION_NONE;
+}
+
 void sched_alloc_apply(struct sched_cluster *c, struct sched_job *j, struct sched_slice *slices,
 		       size_t count)
 {

@@ -9,10 +9,13 @@
  * fault (MindCluster's RestartRequest level: the request is executed again, the chip is
  * not taken out): when the NPU's job can retry (sched_job_retry_applies()), the NPU
  * stays in service and the job's ladder recomputes the step; with no job on it, it
- * stays in service too. It is a lasting fault, isolated as any, when the NPU reports
- * Critical again after its job's retry step ended (a report during the step is the same
- * incident), when the job cannot retry, or when the faults escalate
- * (fault_escalate_count). A report below Critical ends the incident.
+ * stays in service too. Its reports go on saying Critical until the agent sees the
+ * fault gone: those during the retry step (also one restored after a daemon restart),
+ * or within two report intervals (fault_check_interval) of the first, are the same
+ * incident, counted once. It is a lasting fault, isolated as any, when the NPU is still
+ * Critical after both, when the job cannot retry, when the faults escalate
+ * (fault_escalate_count), or when the retry step fails (sched_ladder.c isolates it
+ * then). A report below Critical ends the incident.
  */
 #include <stdarg.h>
 #include <errno.h>
@@ -40,12 +43,6 @@ const char *sched_isolation_name(enum sched_isolation i)
 static uint64_t elapsed(uint64_t now, uint64_t then)
 {
 	return now > then ? now - then : 0;
-}
-
-static void set_isolation(struct sched_npu *n, enum sched_isolation i)
-{
-	n->isolation = i;
-	n->isolated = i != SCHED_ISOLATION_NONE;
 }
 
 /* Record a fault of @n; returns true when it escalates to a manual isolation. */
@@ -128,14 +125,14 @@ static void heal(struct sched_cluster *c, struct sched_server *s, struct sched_n
 	uint64_t hold = (uint64_t)c->conf->fault_hold_sec * 1000000u;
 
 	if (n->isolation == SCHED_ISOLATION_ALARM) {
-		set_isolation(n, SCHED_ISOLATION_NONE);
+		sched_npu_set_isolation(n, SCHED_ISOLATION_NONE);
 		sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, s->conf->name,
 				(int)n->device_id, "healthy again: back in service");
 	} else if (n->isolation == SCHED_ISOLATION_FAULT) {
 		if (!n->ok_since_usec)
 			n->ok_since_usec = now_usec;
 		if (elapsed(now_usec, n->ok_since_usec) >= hold) {
-			set_isolation(n, SCHED_ISOLATION_NONE);
+			sched_npu_set_isolation(n, SCHED_ISOLATION_NONE);
 			n->ok_since_usec = 0;
 			sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, s->conf->name,
 					(int)n->device_id,
@@ -157,20 +154,34 @@ static int transient_fault(struct sched_cluster *c, struct sched_server *s,
 	struct sched_job *j = n->job;
 	char why[160];
 
+	if (j && j->state == SCHED_JOB_RECOVERING && j->ladder.active &&
+	    j->ladder.strategy == CONF_RECOVERY_RETRY) {
+		/* the step its retry handles (also after a daemon restart, which forgets
+		 * retry_pending) */
+		if (!n->retry_pending) {
+			n->retry_pending = true;
+			n->retry_since_usec = now_usec;
+		}
+		return 1;
+	}
 	if (n->retry_pending) {
-		if (j && j->state == SCHED_JOB_RECOVERING && j->ladder.active &&
-		    j->ladder.strategy == CONF_RECOVERY_RETRY)
-			return 1; /* still the fault its retry handles */
+		uint64_t window = 2 * (uint64_t)c->conf->fault_check_interval_sec * 1000000u;
+
+		if (elapsed(now_usec, n->retry_since_usec) < window)
+			return 1; /* the agent has not seen it gone yet */
 		sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, s->conf->name,
-				(int)n->device_id, "%s again after its job's retry: a lasting "
-				"fault", fault);
+				(int)n->device_id, "%s still, %.0f s after it was retried: a "
+				"lasting fault", fault,
+				(double)elapsed(now_usec, n->retry_since_usec) / 1e6);
 		return -1;
 	}
 	if (!j) {
+		/* counted once per incident; still Critical after the window, isolated */
 		snprintf(n->fault, sizeof(n->fault), "%s", fault);
 		if (count_fault(c, n, now_usec))
 			return -2;
-		n->last_fault_usec = now_usec;
+		n->retry_pending = true;
+		n->retry_since_usec = now_usec;
 		sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, s->conf->name,
 				(int)n->device_id, "%s: a transient fault (retry_fault_codes) "
 				"with no job on it: stays in service", fault);
@@ -186,6 +197,7 @@ static int transient_fault(struct sched_cluster *c, struct sched_server *s,
 	if (count_fault(c, n, now_usec))
 		return -2;
 	n->retry_pending = n->retry_due = true;
+	n->retry_since_usec = now_usec;
 	sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, s->conf->name, (int)n->device_id,
 			"%s: a transient fault (retry_fault_codes): stays in service, job %s "
 			"recomputes its step", fault, j->name);
@@ -247,7 +259,7 @@ static bool apply_level(struct sched_cluster *c, struct sched_server *s, struct 
 	case CONF_HEALTH_ALARM:
 		n->ok_since_usec = 0;
 		if (n->isolation == SCHED_ISOLATION_NONE) {
-			set_isolation(n, SCHED_ISOLATION_ALARM);
+			sched_npu_set_isolation(n, SCHED_ISOLATION_ALARM);
 			sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, server,
 					(int)n->device_id,
 					"Alarm %s %s: pre-isolated (no new work; a running job "
@@ -280,12 +292,12 @@ static bool apply_level(struct sched_cluster *c, struct sched_server *s, struct 
 	}
 	snprintf(n->fault, sizeof(n->fault), "%s", fault);
 	if (transient == -2 || count_fault(c, n, now_usec)) {
-		set_isolation(n, SCHED_ISOLATION_MANUAL);
+		sched_npu_set_isolation(n, SCHED_ISOLATION_MANUAL);
 		sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, server, (int)n->device_id,
 				"%s: isolated until `clear %u` (%u faults within %u s)", n->fault,
 				n->device_id, n->window_faults, c->conf->fault_escalate_window_sec);
 	} else {
-		set_isolation(n, SCHED_ISOLATION_FAULT);
+		sched_npu_set_isolation(n, SCHED_ISOLATION_FAULT);
 		sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, server, (int)n->device_id,
 				"%s: isolated", n->fault);
 	}
@@ -736,7 +748,7 @@ unsigned sched_check_heartbeats(struct sched_cluster *c, uint64_t now_usec)
 			snprintf(n->fault, sizeof(n->fault), "heartbeat lost");
 			n->last_fault_usec = now_usec;
 			n->ok_since_usec = 0;
-			set_isolation(n, SCHED_ISOLATION_FAULT);
+			sched_npu_set_isolation(n, SCHED_ISOLATION_FAULT);
 		}
 		sched_server_recount(s);
 		sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, s->conf->name, -1, "%s", why);

@@ -91,6 +91,13 @@ void sched_job_set_pending_reason(struct sched_cluster *c, struct sched_job *j,
 void sched_job_subject(struct sched_cluster *c, const struct sched_job *j, const char *server,
 		       int npu);
 
+/*
+ * sched_npu_set_isolation() - @n's isolation becomes @i (and isolated follows); when an
+ * NPU is isolated is sched_health.c's rule (and sched_ladder.c's for a failed retry).
+ * The caller recounts its server (sched_server_recount()).
+ */
+void sched_npu_set_isolation(struct sched_npu *n, enum sched_isolation i);
+
 /* sched_alloc_apply() - give @j the NPUs of @slices (stolen array of @count). */
 void sched_alloc_apply(struct sched_cluster *c, struct sched_job *j, struct sched_slice *slices,
 		       size_t count);

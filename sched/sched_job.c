@@ -194,6 +194,7 @@ void sched_job_begin_generation(struct sched_cluster *c, struct sched_job *j, ui
 	}
 	j->ladder.resumed = false;
 	j->ladder.joiners_stateless = false; /* every process of it starts afresh */
+	j->ladder.kept_unanswered = false;
 	/* on allocation failure the generation resumes from nothing rather than a mix */
 	free(j->resume_path);
 	j->resume_path = resume;

@@ -26,10 +26,11 @@
  * at the step boundary and answers `paused` with the last step it finished; then the
  * resume notice gives that step and they recompute the next. No process restarts, no
  * rank table changes, nothing is counted against max_restarts. It does not apply to
- * any other fault; it falls back when recovery_timeout passes, when a process exits
+ * any other fault, and no other rung applies to a transient fault, wherever retry
+ * stands in the ladder. It falls back when recovery_timeout passes, when a process exits
  * during the step (its crash is then the next rungs' fault), or when a server or NPU of
- * the job fails; the NPU reporting Critical again after the step is a lasting fault
- * (sched_health.c isolates it).
+ * the job fails; a failed retry isolates the NPU (a lasting fault after all), and so
+ * does sched_health.c when the NPU is still Critical well after the step.
  *
  * in-place (MindCluster's recover-in-place): for a process that exited (a task fault,
  * not a lost NPU or server), only that process starts again, on the same NPUs and in
@@ -66,7 +67,11 @@
  * take a failed one's place, while a preemption waits for free servers, or when no
  * process survived; it falls back when recovery_timeout passes, when a process of the
  * step exits, or when another fault comes during it. A later rung leaves the processes
- * it started out of those it asks (they hold no state).
+ * it started out of those it asks (they hold no state), and no dump follows when kept
+ * processes had not answered (they are still of the older generation and ignore the
+ * new one's requests). After an earlier rung, a server whose process exited and was not
+ * started again is replaced too (nothing runs there to carry over); kept processes that
+ * had finished with status 0 stay finished in the new generation.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -247,6 +252,11 @@ static int dump_begin(struct sched_cluster *c, struct sched_job *j, uint64_t now
 		snprintf(skip, skip_len, "dump: the generation's processes have not started");
 		return 0;
 	}
+	if (l->kept_unanswered) {
+		snprintf(skip, skip_len, "dump: kept processes did not rebuild into generation %u "
+			 "and would not answer its request", j->generation);
+		return 0;
+	}
 	w = calloc(count ? count : 1, sizeof(*w));
 	a = calloc(count ? count : 1, sizeof(*a));
 	if (!w || !a) {
@@ -387,12 +397,15 @@ static int in_place_begin(struct sched_cluster *c, struct sched_job *j, uint64_t
 /*
  * Which of @j's slices the fault took (into @bad, j->slice_count entries); returns their
  * number. A process exit counts its server only when that server is under suspicion.
+ * After an earlier rung (not a process's own fault), a server whose process @failed, or
+ * any process that exited non-zero and was not started again, is replaced too: what
+ * runs there cannot be carried into the new generation.
  */
 static size_t failed_slices(const struct sched_cluster *c, const struct sched_job *j,
-			    uint64_t now_usec, bool *bad)
+			    uint64_t now_usec, long failed, bool *bad)
 {
 	const struct sched_ladder *l = &j->ladder;
-	size_t n = 0;
+	size_t n = 0, count = sched_job_process_count(j);
 
 	for (size_t i = 0; i < j->slice_count; i++) {
 		unsigned s = j->slices[i].server;
@@ -400,9 +413,46 @@ static size_t failed_slices(const struct sched_cluster *c, const struct sched_jo
 		bad[i] = sched_slice_is_bad(c, &j->slices[i]) ||
 			 (l->fault_server >= 0 && s == (unsigned)l->fault_server &&
 			  (!l->process_fault || sched_server_is_suspect(c, &c->servers[s], now_usec)));
-		n += bad[i];
 	}
+	for (size_t i = 0; !l->process_fault && i < count; i++)
+		if ((long)i == failed ||
+		    (j->exits_generation == j->generation && i < j->exited_count && j->exited_bad &&
+		     j->exited_bad[i]))
+			bad[sched_job_process_slice(j, i)] = true;
+	for (size_t i = 0; i < j->slice_count; i++)
+		n += bad[i];
 	return n;
+}
+
+/*
+ * The processes of kept slices that finished with status 0 stay finished in the new
+ * generation (their agents will not report them again): @ok (sched_job_process_count()
+ * entries, or NULL) as they were, for the slices @bad leaves. Returns 0 or -ENOMEM (the
+ * new generation then knows of no exit).
+ */
+static int carry_exits(struct sched_job *j, const bool *ok, const bool *bad)
+{
+	size_t count = sched_job_process_count(j);
+	bool *n, *b;
+
+	if (!ok)
+		return 0;
+	n = calloc(count ? count : 1, sizeof(*n));
+	b = calloc(count ? count : 1, sizeof(*b));
+	if (!n || !b) {
+		free(n);
+		free(b);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < count; i++)
+		n[i] = ok[i] && !bad[sched_job_process_slice(j, i)];
+	free(j->exited_ok);
+	free(j->exited_bad);
+	j->exited_ok = n;
+	j->exited_bad = b;
+	j->exited_count = count;
+	j->exits_generation = j->generation;
+	return 0;
 }
 
 /*
@@ -481,7 +531,7 @@ static int process_begin(struct sched_cluster *c, struct sched_job *j, uint64_t 
 	struct sched_slice *repl = NULL, *slices;
 	bool bad[PROCESS_SERVERS_MAX];
 	unsigned old_generation = j->generation, first_server;
-	bool *w, *a, *jn;
+	bool *w, *a, *jn, *finished = NULL;
 	int r;
 
 	if (j->resume_scan_pending || !n) {
@@ -493,7 +543,7 @@ static int process_begin(struct sched_cluster *c, struct sched_job *j, uint64_t 
 			 PROCESS_SERVERS_MAX);
 		return 0;
 	}
-	nbad = failed_slices(c, j, now_usec, bad);
+	nbad = failed_slices(c, j, now_usec, failed, bad);
 	if (l->process_fault && !nbad) {
 		snprintf(skip, skip_len, "process: a process exited on a server in service "
 			 "(in-place restarts it there)");
@@ -595,6 +645,12 @@ static int process_begin(struct sched_cluster *c, struct sched_job *j, uint64_t 
 		 l->request, j->name, c->conf->recovery_timeout_sec);
 	step_began(c, j, now_usec, reason);
 
+	/* the exits known of kept processes: those that finished stay finished */
+	if (j->exits_generation == j->generation && j->exited_count == count && j->exited_ok) {
+		finished = malloc(count * sizeof(*finished));
+		if (finished)
+			memcpy(finished, j->exited_ok, count * sizeof(*finished));
+	}
 	/* the new generation: replacements in the failed servers' places, ranks kept */
 	first_server = j->slices[0].server;
 	sched_alloc_release(c, j);
@@ -611,6 +667,8 @@ static int process_begin(struct sched_cluster *c, struct sched_job *j, uint64_t 
 		for (size_t i = 0; i < n; i++)
 			j->slices[i].kept_from = kept[i];
 	}
+	(void)carry_exits(j, finished, bad);
+	free(finished);
 	/* nothing loads a checkpoint: the new processes take the survivors' state */
 	sched_job_set_resume_scan_pending(c, j, false);
 	/* the fault's exit was the old generation's */
@@ -738,12 +796,17 @@ static void walk(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec
 
 	for (size_t k = from; k < j->spec->recovery_count; k++) {
 		enum conf_recovery s = j->spec->recovery[k];
-		char skip[160];
+		char skip[256];
 		int r;
 
 		l->rung = k;
 		l->strategy = s;
-		if (!(c->conf->recovery_allowed & (1u << s))) {
+		if (l->transient && s != CONF_RECOVERY_RETRY) {
+			/* the NPU stays in service: only retry is for it (sched_health.c
+			 * asked sched_job_retry_applies() first) */
+			snprintf(skip, sizeof(skip), "%s: a transient fault is retry's",
+				 conf_recovery_name(s));
+		} else if (!(c->conf->recovery_allowed & (1u << s))) {
 			snprintf(skip, sizeof(skip), "%s: not allowed by recovery_strategies",
 				 conf_recovery_name(s));
 		} else if (s == CONF_RECOVERY_JOB) {
@@ -802,6 +865,7 @@ static void fault(struct sched_cluster *c, struct sched_job *j, uint64_t now_use
 	l->why = copy;
 	l->process_fault = process_fault;
 	l->transient = transient;
+	l->kept_unanswered = false;
 	l->fault_server = server;
 	walk(c, j, now_usec, 0, failed);
 	/* a later fallback walks for a fault that is no longer taken for transient */
@@ -812,6 +876,38 @@ static void fault(struct sched_cluster *c, struct sched_job *j, uint64_t now_use
 static void step_settle(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec);
 
 /*
+ * A retry step failed (@what): the NPUs of @j whose transient fault it handled are
+ * taken for a lasting fault and isolated, so the next rungs move the job off them.
+ */
+static void retry_failed(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
+			 const char *what)
+{
+	for (size_t k = 0; k < j->slice_count; k++) {
+		struct sched_server *s = &c->servers[j->slices[k].server];
+		bool changed = false;
+
+		for (unsigned d = 0; d < j->slices[k].npu_count; d++) {
+			struct sched_npu *n = &s->npus[j->slices[k].device_ids[d]];
+
+			if (!n->retry_pending || n->isolated)
+				continue;
+			n->retry_pending = false;
+			n->last_fault_usec = now_usec;
+			n->ok_since_usec = 0;
+			sched_npu_set_isolation(n, SCHED_ISOLATION_FAULT);
+			sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, s->conf->name,
+					(int)n->device_id, "%s: isolated: the retry of job %s failed "
+					"(%.200s)", n->fault, j->name, what);
+			changed = true;
+		}
+		if (changed) {
+			sched_server_recount(s);
+			sched_cluster_changed(c);
+		}
+	}
+}
+
+/*
  * The step in progress failed (@what): walk on from the next rung; @failed is the process
  * of the step that exited (-1: none), which the next rungs treat as the fault's own.
  */
@@ -820,11 +916,17 @@ static void fall_back_from(struct sched_cluster *c, struct sched_job *j, uint64_
 {
 	struct sched_ladder *l = &j->ladder;
 	size_t next = l->rung + 1;
-	bool stateless = l->strategy == CONF_RECOVERY_PROCESS;
+	bool stateless = l->strategy == CONF_RECOVERY_PROCESS, unanswered = false;
 
 	/* a process restarted in place holds no state: a later rung does not ask it */
 	if (l->strategy == CONF_RECOVERY_IN_PLACE)
 		failed = l->restarted;
+	/* kept processes that did not rebuild are still of the older generation */
+	for (size_t i = 0; stateless && l->joining && i < l->process_count; i++)
+		unanswered |= l->waited[i] && !l->joining[i];
+	/* a failed retry: the NPU's fault is a lasting one after all */
+	if (l->strategy == CONF_RECOVERY_RETRY)
+		retry_failed(c, j, now_usec, what);
 
 	set_outcome(l, what);
 	sched_event_add(c, now_usec, SCHED_EV_RECOVERY, j, NULL, -1, "%s; falling back to %s", what,
@@ -833,6 +935,7 @@ static void fall_back_from(struct sched_cluster *c, struct sched_job *j, uint64_
 	step_end(c, j);
 	/* nor those a process step started (survives()) */
 	l->joiners_stateless = stateless;
+	l->kept_unanswered = unanswered;
 	if (next >= j->spec->recovery_count) {
 		ladder_spent(c, j, now_usec, what);
 		return;
@@ -1191,7 +1294,8 @@ static int retry_answer(struct sched_cluster *c, struct sched_job *j, size_t idx
 		sched_reason(reason, "a step is at most %lld", (long long)INT64_MAX);
 		return -EINVAL;
 	}
-	if (step > l->saved_step)
+	/* the last step every process finished: one a step ahead computes it again */
+	if (!l->answered_count || step < l->saved_step)
 		l->saved_step = step;
 	mark_answered(c, j, idx, now_usec);
 	if (!l->waited_count)

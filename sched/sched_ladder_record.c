@@ -150,7 +150,8 @@ json_t *sched_ladder_save(const struct sched_job *j)
 	    jset(o, "resume_step", json_integer((json_int_t)l->resume_step)) ||
 	    jset(o, "joining", l->active && l->joining ? bools(l->joining, l->process_count) :
 							 json_null()) ||
-	    jset(o, "joiners_stateless", json_boolean(l->joiners_stateless))) {
+	    jset(o, "joiners_stateless", json_boolean(l->joiners_stateless)) ||
+	    jset(o, "kept_unanswered", json_boolean(l->kept_unanswered))) {
 		json_decref(o);
 		return NULL;
 	}
@@ -231,6 +232,7 @@ int sched_ladder_load(struct sched_cluster *c, struct sched_job *j, const json_t
 		l->restarted = rs ? (long)json_integer_value(rs) : -1;
 		l->joined = json_is_true(json_object_get(o, "joined"));
 		l->joiners_stateless = json_is_true(json_object_get(o, "joiners_stateless"));
+		l->kept_unanswered = json_is_true(json_object_get(o, "kept_unanswered"));
 		l->resumed = json_is_true(json_object_get(o, "resumed"));
 		if (json_object_get(o, "resume_step") && !get_uint64(o, "resume_step", &resume))
 			return -EINVAL;

@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "sched_fixture.h"
+#include "sched_internal.h" /* sched_job_process_exited() */
 #include "test_util.h"
 
 #define SEC 1000000ull
@@ -1358,8 +1359,9 @@ static void test_ladder_process_kept_exit_of_the_old_generation(void **state)
 			 0);
 	assert_true(has_event(c, SCHED_EV_RECOVERY, "process: the process on"));
 	assert_true(has_event(c, SCHED_EV_RECOVERY, "exited with status 6 during the step"));
-	/* no survivor left to save (the new process holds no state): job-level */
-	assert_true(has_event(c, SCHED_EV_RECOVERY, "dump: no process survived the fault"));
+	/* the kept process had not rebuilt (the new one holds no state): no dump, job-level */
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "dump: kept processes did not rebuild into "
+				 "generation 2 and would not answer its request"));
 	assert_int_equal(j->state, SCHED_JOB_RUNNING);
 	assert_int_equal(j->generation, 3);
 	fx_check(c);
@@ -1399,18 +1401,22 @@ static void test_ladder_process_per_rank(void **state)
 /*
  * The replacement fails too, during the step: the step falls back, and job-level moves
  * the job off it (onto the fourth server), every process restarting as generation 3.
+ * The kept process had rebuilt, so the dump in between asks it (and only it); one that
+ * had not would be of the older generation: no dump then.
  */
 static void test_ladder_process_replacement_fails_too(void **state)
 {
 	struct sched_job *j;
 	struct sched_cluster *c = process_job(4, NULL, 3, CONF_LAUNCH_MSRUN, &j);
 	unsigned s0 = j->slices[0].server, s1 = j->slices[1].server, spare;
+	char why[SCHED_REASON_MAX] = "";
 
 	(void)state;
 	fail_npu(c, j, 1);
 	assert_int_equal(j->ladder.strategy, CONF_RECOVERY_PROCESS);
 	spare = j->slices[1].server;
 	assert_int_not_equal(spare, s1);
+	assert_int_equal(pl_answer(c, 1, s0, SCHED_ANSWER_PAUSED, 3, why), 0);
 	fail_npu(c, j, 1);
 	assert_true(has_event(c, SCHED_EV_RECOVERY, "process: "));
 	assert_true(has_event(c, SCHED_EV_RECOVERY, "during the step; falling back to dump"));
@@ -1517,7 +1523,8 @@ static void test_ladder_retry_recomputes_the_step(void **state)
 	assert_int_equal(j->ladder.strategy, CONF_RECOVERY_RETRY);
 	assert_int_equal(rt_answer(c, 1, s0, SCHED_ANSWER_JOINED, 0, why), -EINVAL);
 	assert_non_null(strstr(why, "is a retry"));
-	assert_int_equal(rt_answer(c, 1, s0, SCHED_ANSWER_PAUSED, 41, why), 0);
+	/* one a step ahead: both go on from the last step both finished */
+	assert_int_equal(rt_answer(c, 1, s0, SCHED_ANSWER_PAUSED, 42, why), 0);
 	assert_int_equal(rt_answer(c, 1, s1, SCHED_ANSWER_PAUSED, 41, why), 0);
 	assert_int_equal(j->state, SCHED_JOB_RUNNING);
 	assert_int_equal(j->generation, 1);
@@ -1530,11 +1537,17 @@ static void test_ladder_retry_recomputes_the_step(void **state)
 	assert_string_equal(json_string_value(json_object_get(f, "action")), "resume");
 	json_decref(f);
 
-	/* it reports Critical again after the retry: a lasting fault, isolated, job-level */
+	/* still Critical right after the retry: the agent has not seen it gone yet */
+	report_code(c, j, 1, "80C98008");
+	assert_false(n->isolated);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	/* still Critical two report intervals after the fault: a lasting fault, isolated,
+	 * job-level */
+	tick(2 * c->conf->fault_check_interval_sec);
 	report_code(c, j, 1, "80C98008");
 	assert_true(n->isolated);
 	assert_false(n->retry_pending);
-	assert_true(has_event(c, SCHED_EV_HEALTH, "again after its job's retry: a lasting fault"));
+	assert_true(has_event(c, SCHED_EV_HEALTH, "after it was retried: a lasting fault"));
 	assert_int_equal(j->state, SCHED_JOB_RUNNING);
 	assert_int_equal(j->generation, 2);
 	assert_int_not_equal(j->slices[1].server, s1);
@@ -1603,9 +1616,10 @@ static void test_ladder_retry_only_for_listed_codes(void **state)
 }
 
 /*
- * A retry nobody answers falls back at recovery_timeout (job-level restarts on the same
- * NPUs: nothing is isolated); a process that crashes during it is the next rungs' own
- * fault, on a server the fault made suspect: [retry, in-place, job] moves off it.
+ * A retry nobody answers falls back at recovery_timeout: its NPU's fault is taken for a
+ * lasting one (isolated) and job-level moves off it; a process that crashes during it
+ * is the next rungs' own fault, on a server the fault made suspect: [retry, in-place,
+ * job] moves off it.
  */
 static void test_ladder_retry_falls_back(void **state)
 {
@@ -1621,10 +1635,13 @@ static void test_ladder_retry_falls_back(void **state)
 	report_code(c, j, 1, "80C98008");
 	assert_int_equal(sched_ladder_expire(c, tick(11)), 1);
 	assert_true(has_event(c, SCHED_EV_RECOVERY, "retry timed out: 0 of 2 processes paused"));
+	/* the fault was a lasting one: its NPU isolated, the job moves off it */
+	assert_true(has_event(c, SCHED_EV_HEALTH, "isolated: the retry of job rt failed"));
+	assert_true(c->servers[s1].npus[0].isolated);
 	assert_int_equal(j->state, SCHED_JOB_RUNNING);
 	assert_int_equal(j->generation, 2);
 	assert_int_equal(j->slices[0].server, s0);
-	assert_int_equal(j->slices[1].server, s1);
+	assert_int_not_equal(j->slices[1].server, s1);
 	sched_cluster_free(c);
 
 	c = retry_job(RETRY_CODES, to_in_place, 2, &j);
@@ -1641,6 +1658,133 @@ static void test_ladder_retry_falls_back(void **state)
 	assert_int_equal(j->state, SCHED_JOB_RUNNING);
 	assert_int_equal(j->generation, 2);
 	assert_int_not_equal(j->slices[1].server, s1);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/*
+ * A transient fault walks only the retry rung, wherever it stands in the ladder: with
+ * [dump, retry, job], the dump is passed over and the NPU stays in service.
+ */
+static void test_ladder_retry_wherever_it_stands(void **state)
+{
+	struct fx_opts o = { .servers = 3, .cluster_extra = RETRY_CODES };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct conf_job_spec *s = dump_spec("rt", 16, false);
+	struct sched_job *j;
+
+	(void)state;
+	agents_report(c);
+	s->recovery[0] = CONF_RECOVERY_DUMP;
+	s->recovery[1] = CONF_RECOVERY_RETRY;
+	s->recovery[2] = CONF_RECOVERY_JOB;
+	s->recovery_count = 3;
+	j = fx_submit_spec(c, s, FX_UID);
+	report_code(c, j, 1, "80C98008");
+	assert_int_equal(j->ladder.strategy, CONF_RECOVERY_RETRY);
+	assert_true(has_event(c, SCHED_EV_RECOVERY, "dump: a transient fault is retry's"));
+	assert_false(c->servers[j->slices[1].server].npus[0].isolated);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/*
+ * An idle NPU's transient fault is counted once: reported Critical at every interval it
+ * stays in service within two intervals, then is isolated as any fault (not escalated
+ * to `clear` by its own repeated reports).
+ */
+static void test_ladder_retry_idle_npu_counted_once(void **state)
+{
+	static const enum conf_recovery rest[] = { CONF_RECOVERY_JOB };
+	struct sched_job *j;
+	struct sched_cluster *c = retry_job(RETRY_CODES, rest, 1, &j);
+	unsigned spare = spare_server(c, j, UINT32_MAX);
+	struct sched_npu *n = &c->servers[spare].npus[2];
+	struct conf_health_report r = { .npu_count = 1 };
+
+	(void)state;
+	r.npus[0].id = 2;
+	r.npus[0].has_level = true;
+	r.npus[0].level = CONF_HEALTH_CRITICAL;
+	snprintf(r.npus[0].code, sizeof(r.npus[0].code), "80C98008");
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(sched_server_report(c, spare, &r, tick(1)), 0);
+		assert_false(n->isolated);
+	}
+	assert_int_equal(n->window_faults, 1);
+	tick(2 * c->conf->fault_check_interval_sec);
+	assert_int_equal(sched_server_report(c, spare, &r, tick(1)), 0);
+	assert_true(n->isolated);
+	assert_int_equal(n->isolation, SCHED_ISOLATION_FAULT);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/*
+ * [in-place, process, job] on a 3-server job: a process exits and starts again in
+ * place; an NPU of another server fails during that step: the process rung replaces
+ * both the failed server and the one whose process had not come back (it cannot be
+ * carried into the new generation), and keeps the third.
+ */
+static void test_ladder_process_after_in_place_replaces_its_server(void **state)
+{
+	struct fx_opts o = { .servers = 5 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct conf_job_spec *s = fx_spec("ipp", 24);
+	char why[SCHED_REASON_MAX] = "";
+	struct sched_job *j;
+	unsigned s0, s1, s2;
+
+	(void)state;
+	agents_report(c);
+	s->recovery[0] = CONF_RECOVERY_IN_PLACE;
+	s->recovery[1] = CONF_RECOVERY_PROCESS;
+	s->recovery[2] = CONF_RECOVERY_JOB;
+	s->recovery_count = 3;
+	j = fx_submit_spec(c, s, FX_UID);
+	assert_int_equal(j->slice_count, 3);
+	s0 = j->slices[0].server;
+	s1 = j->slices[1].server;
+	s2 = j->slices[2].server;
+	assert_int_equal(sched_job_process_exit(c, "ipp", FX_UID, 1, fx_server_name(c, s0), -1,
+						3, tick(1), why),
+			 0);
+	assert_int_equal(j->ladder.strategy, CONF_RECOVERY_IN_PLACE);
+	fail_npu(c, j, 1);
+	assert_int_equal(j->ladder.strategy, CONF_RECOVERY_PROCESS);
+	assert_int_equal(j->generation, 2);
+	assert_int_not_equal(j->slices[0].server, s0);
+	assert_int_not_equal(j->slices[1].server, s1);
+	assert_int_equal(j->slices[2].server, s2);
+	assert_int_equal(j->slices[2].kept_from, 1);
+	assert_int_equal(j->slices[0].kept_from, 0);
+	assert_int_equal(j->ladder.waited_count, 3); /* 2 to join, 1 to rebuild */
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/*
+ * Per-rank: a rank of the kept server that had finished with status 0 stays finished in
+ * the new generation (its agent will not report it again), and is not asked to pause.
+ */
+static void test_ladder_process_kept_finished_rank(void **state)
+{
+	struct sched_job *j;
+	struct sched_cluster *c = process_job(3, NULL, 1, CONF_LAUNCH_PER_RANK, &j);
+	unsigned s0 = j->slices[0].server;
+	char why[SCHED_REASON_MAX] = "";
+
+	(void)state;
+	assert_int_equal(sched_job_process_exit(c, "pl", FX_UID, 1, fx_server_name(c, s0), 3, 0,
+						tick(1), why),
+			 0);
+	fail_npu(c, j, 1);
+	assert_int_equal(j->ladder.strategy, CONF_RECOVERY_PROCESS);
+	assert_int_equal(j->generation, 2);
+	assert_true(sched_job_process_exited(j, 3));
+	assert_false(sched_job_process_exited(j, 2));
+	assert_false(j->ladder.waited[3]);
+	assert_int_equal(j->ladder.waited_count, 15);
 	fx_check(c);
 	sched_cluster_free(c);
 }
@@ -1684,6 +1828,10 @@ int main(void)
 		cmocka_unit_test(test_ladder_retry_recomputes_the_step),
 		cmocka_unit_test(test_ladder_retry_only_for_listed_codes),
 		cmocka_unit_test(test_ladder_retry_falls_back),
+		cmocka_unit_test(test_ladder_retry_wherever_it_stands),
+		cmocka_unit_test(test_ladder_retry_idle_npu_counted_once),
+		cmocka_unit_test(test_ladder_process_after_in_place_replaces_its_server),
+		cmocka_unit_test(test_ladder_process_kept_finished_rank),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

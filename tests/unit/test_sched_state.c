@@ -671,6 +671,61 @@ static void test_state_restored_process_step_waits_on(void **state)
 	sched_cluster_free(b);
 }
 
+/*
+ * A daemon restart during a retry step (recovery: [retry, job]): the step waits on, and
+ * the NPU's next Critical report (the restart forgot that it was being retried) is the
+ * same fault, not a lasting one: the NPU stays in service and the answers resume it.
+ */
+static void test_state_restored_retry_step_waits_on(void **state)
+{
+	struct fx_opts o = { .servers = 3, .cluster_extra = "  recovery_timeout: 60\n"
+							   "  retry_fault_codes: [80C98008]\n" };
+	struct sched_cluster *a = fx_cluster(&o), *b;
+	struct conf_job_spec *s = spec("rt", 16, NULL, 500, 0);
+	struct conf_health_report r = { .npu_count = 1 };
+	char why[SCHED_REASON_MAX] = "";
+	struct sched_job *j;
+	struct saved saved;
+	unsigned s0, s1;
+	uint64_t t = adv(1);
+
+	(void)state;
+	for (unsigned i = 0; i < 3; i++)
+		fx_report_ok(a, i, t);
+	s->recovery[0] = CONF_RECOVERY_RETRY;
+	s->recovery[1] = CONF_RECOVERY_JOB;
+	s->recovery_count = 2;
+	j = run(a, s);
+	s0 = j->slices[0].server;
+	s1 = j->slices[1].server;
+	r.npus[0].id = j->slices[1].device_ids[0];
+	r.npus[0].has_level = true;
+	r.npus[0].level = CONF_HEALTH_CRITICAL;
+	snprintf(r.npus[0].code, sizeof(r.npus[0].code), "80C98008");
+	assert_int_equal(sched_server_report(a, s1, &r, adv(1)), 0);
+	assert_int_equal(j->ladder.strategy, CONF_RECOVERY_RETRY);
+	save_all(a, &saved);
+	b = fx_cluster(&o);
+	load_all(b, &saved, adv(1));
+	j = sched_cluster_find_job(b, "rt");
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+	assert_int_equal(j->ladder.strategy, CONF_RECOVERY_RETRY);
+	assert_int_equal(sched_server_report(b, s1, &r, adv(1)), 0);
+	assert_false(b->servers[s1].npus[r.npus[0].id].isolated);
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+	for (unsigned k = 0; k < 2; k++)
+		assert_int_equal(sched_job_recovery_answer(b, "rt", FX_UID, 1,
+							   b->servers[k ? s1 : s0].conf->name, -1,
+							   SCHED_ANSWER_PAUSED, 9, NULL, adv(1), why),
+				 0);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(j->generation, 1);
+	fx_check(b);
+	saved_free(&saved);
+	sched_cluster_free(a);
+	sched_cluster_free(b);
+}
+
 /* The restarted process joined before the survivor paused: restored, the join is not
  * counted among the pauses (the outcome's count and a timeout's "N of M" use them). */
 static void test_state_restored_in_place_join_is_not_a_pause(void **state)
@@ -1900,6 +1955,7 @@ int main(void)
 		cmocka_unit_test(test_state_restored_dump_steps_stay_counted),
 		cmocka_unit_test(test_state_restored_in_place_step_waits_on),
 		cmocka_unit_test(test_state_restored_process_step_waits_on),
+		cmocka_unit_test(test_state_restored_retry_step_waits_on),
 		cmocka_unit_test(test_state_restored_in_place_join_is_not_a_pause),
 		cmocka_unit_test(test_state_history_round_trip),
 		cmocka_unit_test(test_state_history_records_saved_apart),
