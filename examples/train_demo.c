@@ -821,7 +821,9 @@ int main(int argc, char **argv)
 			if (strcmp(q.action, "resume") == 0 && (paused_in_place || joining)) {
 				/* the restarted process takes the step's state from the others
 				 * (a framework's replicas; here, the step number) */
-				if (q.step > step)
+				/* a retry goes back to the step every process finished (it
+				 * computes the next one again); the others never go back */
+				if (q.step > step || retrying)
 					step = q.step;
 				if (retrying)
 					say("recomputing from step %llu after the retry (request "

@@ -25,6 +25,9 @@
 #  (g) recovery: [retry, job]: a Critical NPU whose code is in retry_fault_codes, gone a
 #      moment later: the NPU stays in service, both processes drop the step in flight
 #      and recompute it, none restarts, the generation stays.
+#  (h) recovery: [process, job] with the survivor stopped (it cannot answer) and then
+#      the replacement failing too, during the step: the step falls back to job-level,
+#      which keeps the healthy server and leaves both failed ones.
 # Usage: test_recovery.sh ASCENDFS ASCEND_AGENT TRAIN_DEMO SRCDIR
 set -u
 ASCENDFS=$(realpath "$1")
@@ -396,14 +399,63 @@ check_eq "rt runs on in generation 1, both processes the same" "running 1 $p0 $p
 check_eq "the NPU stayed in service" "npu 3 OK" "$(grep '^npu 3 ' "$M/nodes/$A1/health")"
 check_eq "and the job still holds it" "$A0 $A1" "$(servers_of rt)"
 paused=$(step_in "$(log_of rt 1 "$A1")" "paused at step")
+paused0=$(step_in "$(log_of rt 1 "$A0")" "paused at step")
+[ -n "$paused0" ] && [ -n "$paused" ] && [ "$paused0" -lt "$paused" ] && paused=$paused0
 again=$(step_in "$(log_of rt 1 "$A1")" "recomputing from step")
-check_eq "the step lost is computed again from the step paused at" "${paused:-none}" "$again"
+# (train_demo's processes step on their own clocks: one may be a step ahead)
+check_eq "both go on from the last step every process finished" "${paused:-none}" "$again"
 check_contains "the event says what happened" "retry: 2 processes go on from step" \
 	"$(cat "$M/jobs/rt/events")"
 check_contains "and the NPU's event why it stayed" "a transient fault (retry_fault_codes): stays in service, job rt recomputes its step" \
 	"$(cat "$M/cluster/events")"
 echo "# (g) retry: fault report to both processes stepping again: $((t_resumed - t_fault)) ms (polled); steps lost: 0 (the step in flight recomputed); processes restarted: 0"
 echo "cancel" >"$M/jobs/rt/ctl"
+
+# ---- (h) process-level, and the replacement fails too during the step ---------------
+# every NPU back in service first (the faults above left servers with one isolated)
+for n in $SERVERS; do
+	printf 'npu 3 OK\n' >"$W/faults/$n.tmp" && mv "$W/faults/$n.tmp" "$W/faults/$n"
+done
+isolated_none() { [ "$(json "$M/cluster/status" 'd["npus"]["isolated"]')" = 0 ]; }
+if ! wait_until 10 isolated_none; then
+	for n in $SERVERS; do echo "clear 3" >"$M/nodes/$n/ctl" 2>/dev/null; done
+fi
+check "every NPU is back in service" wait_until 10 isolated_none
+submit ph <<EOF
+name: ph
+npus: 16
+command: "exec $TRAIN --steps 100000 --step-ms 20 --ckpt-every 0"
+recovery: [process, job]
+EOF
+wait_until 30 bash -c "[ \"\$(cat '$M/jobs/ph/status')\" = running ]"
+read -r A0 A1 <<<"$(servers_of ph)"
+wait_until 20 all_started ph 1 "$A0" "$A1"
+sleep 1
+kill -STOP "$(pid_of ph 1 "$A1")" # the survivor cannot answer: the step waits
+fault "$A0"
+wait_until 10 bash -c "[ \"\$(python3 -c 'import json;print(json.load(open(\"$M/jobs/ph/status.json\"))[\"generation\"])' 2>/dev/null)\" = 2 ]"
+read -r B0 B1 <<<"$(servers_of ph)"
+check_eq "ph recovers at process level: generation 2 on a replacement for $A0" \
+	"recovering rebuild $A1 new" \
+	"$(status_of ph) $(json "$M/jobs/ph/recovery" 'd["action"]') $B1 $([ "$B0" != "$A0" ] && echo new)"
+wait_until 10 grep -q "started on a replacement server: joined" "$(log_of ph 2 "$B0")"
+fault "$B0" # the replacement fails too, before the step ends
+if wait_until 10 bash -c "[ \"\$(python3 -c 'import json;print(json.load(open(\"$M/jobs/ph/status.json\"))[\"generation\"])' 2>/dev/null)\" = 3 ]"; then
+	ok "the replacement fails during the step: job-level, generation 3"
+else
+	not_ok "the replacement fails during the step: job-level, generation 3" \
+		"$(status_of ph) $(gen_of ph): $(tail -n4 "$M/jobs/ph/events")"
+fi
+check_contains "the event says why the step fell back" \
+	"during the step; falling back to job" "$(cat "$M/jobs/ph/events")"
+read -r C0 C1 <<<"$(servers_of ph)"
+check_eq "generation 3 keeps $A1 and leaves both failed servers" "kept ok" \
+	"$(case " $C0 $C1 " in *" $A1 "*) echo kept ;; *) echo "not kept" ;; esac) $(case " $A0 $B0 " in *" $C0 "* | *" $C1 "*) echo "on a failed one" ;; *) echo ok ;; esac)"
+if wait_until 20 all_started ph 3 "$C0" "$C1"; then ok "generation 3 runs on both servers"; else
+	not_ok "generation 3 runs on both servers" "$(tail -n3 "$W"/agent-*.log)"
+fi
+check_eq "ph runs" running "$(status_of ph)"
+echo "cancel" >"$M/jobs/ph/ctl"
 
 agents_cleanup
 it_stop
