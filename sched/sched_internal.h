@@ -351,6 +351,15 @@ int sched_job_process_index(const struct sched_cluster *c, const struct sched_jo
 bool sched_job_process_exited(const struct sched_job *j, size_t idx);
 
 /*
+ * sched_job_keep_finished() - process-level recovery (sched_ladder.c): in @j's new
+ * generation, the processes of slices @replaced leaves (j->slice_count entries) that
+ * had finished with status 0 (@ok: the older generation's exited_ok, one entry per
+ * process, or NULL for none) stay finished: their agents will not report them again.
+ * Returns 0 or -ENOMEM (the generation then knows of no exit).
+ */
+int sched_job_keep_finished(struct sched_job *j, const bool *ok, const bool *replaced);
+
+/*
  * sched_replace() - a placement for @j keeping its slices whose @bad entry is false and
  * replacing the others by whole free servers of the same type (same leaf switch first).
  * New array (free()) in topology order with ranks assigned. Nothing is changed.

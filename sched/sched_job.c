@@ -1415,6 +1415,37 @@ bool sched_job_process_exited(const struct sched_job *j, size_t idx)
 	       (j->exited_ok[idx] || (j->exited_bad && j->exited_bad[idx]));
 }
 
+/* @j's exits of its generation become @ok and @bad (owned from here, @count entries). */
+static void install_exits(struct sched_job *j, bool *ok, bool *bad, size_t count)
+{
+	free(j->exited_ok);
+	free(j->exited_bad);
+	j->exited_ok = ok;
+	j->exited_bad = bad;
+	j->exited_count = count;
+	j->exits_generation = j->generation;
+}
+
+int sched_job_keep_finished(struct sched_job *j, const bool *ok, const bool *replaced)
+{
+	size_t count = sched_job_process_count(j);
+	bool *n, *b;
+
+	if (!ok)
+		return 0;
+	n = calloc(count ? count : 1, sizeof(*n));
+	b = calloc(count ? count : 1, sizeof(*b));
+	if (!n || !b) {
+		free(n);
+		free(b);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < count; i++)
+		n[i] = ok[i] && !replaced[sched_job_process_slice(j, i)];
+	install_exits(j, n, b, count);
+	return 0;
+}
+
 /*
  * Is @generation, older than @j's, one whose processes on @server run on in @j's current
  * generation (a process-level recovery kept that server's share, sched_slice.kept_from)?
@@ -1469,12 +1500,7 @@ int sched_job_process_exit(struct sched_cluster *c, const char *name, uid_t uid,
 			n[i] = j->exited_ok[i];
 			b[i] = j->exited_bad && j->exited_bad[i];
 		}
-		free(j->exited_ok);
-		free(j->exited_bad);
-		j->exited_ok = n;
-		j->exited_bad = b;
-		j->exited_count = count;
-		j->exits_generation = j->generation;
+		install_exits(j, n, b, count);
 	}
 	sched_history_note_exit(j, code);
 	if (code != 0)

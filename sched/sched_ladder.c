@@ -212,6 +212,23 @@ static bool limit_spent(const struct sched_job *j, uint64_t now_usec)
 }
 
 /*
+ * Has @j no budget left for a rung that counts as a restart (@rung's name): max_restarts
+ * used up, or its time_limit (the step would outlive it)? Then @skip says which.
+ */
+static bool budget_spent(const struct sched_job *j, uint64_t now_usec, const char *rung,
+			 char *skip, size_t skip_len)
+{
+	if (j->restarts >= j->spec->max_restarts)
+		snprintf(skip, skip_len, "%s: max_restarts (%u) is used up", rung,
+			 j->spec->max_restarts);
+	else if (limit_spent(j, now_usec))
+		snprintf(skip, skip_len, "%s: the job's time_limit is used up", rung);
+	else
+		return false;
+	return true;
+}
+
+/*
  * A step of @strategy opens: a new request, its deadline, the processes it waits for
  * (@w, @a: owned from here, @count entries, @waited of them true in @w).
  */
@@ -346,15 +363,8 @@ static int in_place_begin(struct sched_cluster *c, struct sched_job *j, uint64_t
 			 c->servers[sl->server].conf->name);
 		return 0;
 	}
-	if (j->restarts >= j->spec->max_restarts) {
-		snprintf(skip, skip_len, "in-place: max_restarts (%u) is used up",
-			 j->spec->max_restarts);
+	if (budget_spent(j, now_usec, "in-place", skip, skip_len))
 		return 0;
-	}
-	if (limit_spent(j, now_usec)) {
-		snprintf(skip, skip_len, "in-place: the job's time_limit is used up");
-		return 0;
-	}
 	w = calloc(count, sizeof(*w));
 	a = calloc(count, sizeof(*a));
 	if (!w || !a) {
@@ -422,37 +432,6 @@ static size_t failed_slices(const struct sched_cluster *c, const struct sched_jo
 	for (size_t i = 0; i < j->slice_count; i++)
 		n += bad[i];
 	return n;
-}
-
-/*
- * The processes of kept slices that finished with status 0 stay finished in the new
- * generation (their agents will not report them again): @ok (sched_job_process_count()
- * entries, or NULL) as they were, for the slices @bad leaves. Returns 0 or -ENOMEM (the
- * new generation then knows of no exit).
- */
-static int carry_exits(struct sched_job *j, const bool *ok, const bool *bad)
-{
-	size_t count = sched_job_process_count(j);
-	bool *n, *b;
-
-	if (!ok)
-		return 0;
-	n = calloc(count ? count : 1, sizeof(*n));
-	b = calloc(count ? count : 1, sizeof(*b));
-	if (!n || !b) {
-		free(n);
-		free(b);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < count; i++)
-		n[i] = ok[i] && !bad[sched_job_process_slice(j, i)];
-	free(j->exited_ok);
-	free(j->exited_bad);
-	j->exited_ok = n;
-	j->exited_bad = b;
-	j->exited_count = count;
-	j->exits_generation = j->generation;
-	return 0;
 }
 
 /*
@@ -554,15 +533,8 @@ static int process_begin(struct sched_cluster *c, struct sched_job *j, uint64_t 
 			 "the fault" : "process: none of the job's servers is out of service");
 		return 0;
 	}
-	if (j->restarts >= j->spec->max_restarts) {
-		snprintf(skip, skip_len, "process: max_restarts (%u) is used up",
-			 j->spec->max_restarts);
+	if (budget_spent(j, now_usec, "process", skip, skip_len))
 		return 0;
-	}
-	if (limit_spent(j, now_usec)) {
-		snprintf(skip, skip_len, "process: the job's time_limit is used up");
-		return 0;
-	}
 	for (size_t i = 0; i < count; i++) {
 		size_t k = sched_job_process_slice(j, i);
 
@@ -667,7 +639,7 @@ static int process_begin(struct sched_cluster *c, struct sched_job *j, uint64_t 
 		for (size_t i = 0; i < n; i++)
 			j->slices[i].kept_from = kept[i];
 	}
-	(void)carry_exits(j, finished, bad);
+	(void)sched_job_keep_finished(j, finished, bad);
 	free(finished);
 	/* nothing loads a checkpoint: the new processes take the survivors' state */
 	sched_job_set_resume_scan_pending(c, j, false);
