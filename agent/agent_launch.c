@@ -1417,7 +1417,6 @@ static void scan_cgroups(struct agent_launcher *l, const struct agent_share *sha
 		char **leaves = NULL, path[PATH_MAX];
 		size_t leaf_count = 0;
 		struct agent_cgroups sub;
-
 		const struct agent_share *keeper = NULL;
 
 		if ((v[i] != AGENT_CGROUP_STOP && v[i] != AGENT_CGROUP_KEEP) ||
