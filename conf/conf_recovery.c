@@ -61,14 +61,11 @@ static int read_one(const struct conf_ctx *ctx, const struct conf_node *n, const
 			return 0;
 		}
 	return conf_fail(ctx, n,
-			 "%s: unknown recovery strategy \"%s\"; the strategies are retry (a "
-			 "transient NPU fault of the cluster's retry_fault_codes: every process "
-			 "recomputes the step, none exits), in-place "
-			 "(only a process that exited restarts, on the same NPUs, and the others "
-			 "wait for it), process (only the processes of a failed server start "
-			 "again, on a free server that replaces it, and the others wait for "
-			 "them), dump (the surviving processes save the step they "
-			 "finished, then the job restarts from it) and job (every process "
+			 "%s: unknown recovery strategy \"%s\"; the strategies are retry "
+			 "(recompute the step after a transient NPU fault), in-place (restart "
+			 "only the process that exited), process (restart only a failed "
+			 "server's processes, on a replacement), dump (the survivors save the "
+			 "step they finished, the job restarts from it) and job (every process "
 			 "restarts from the newest checkpoint)",
 			 key, text);
 }
