@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "ascend_sched.h" /* SCHED_REASON_MAX: what jobs/<id>/error keeps */
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -213,6 +215,9 @@ out:
 	return failures;
 }
 
+/* Room a spec error's "<file>:<line>:<column>: " takes in a job's error, at most. */
+#define FILE_PREFIX_MAX 96
+
 static size_t check_invalid(enum doc_kind kind, const char *rel, const char *name)
 {
 	struct conf_error err = { 0 };
@@ -239,6 +244,13 @@ static size_t check_invalid(enum doc_kind kind, const char *rel, const char *nam
 		failures++;
 	} else if (kind == DOC_HEALTH) {
 		failures += check_start_invalid(name, buf, len, want);
+	}
+	if (kind == DOC_SPEC && strlen(err.msg) + FILE_PREFIX_MAX >= SCHED_REASON_MAX) {
+		/* a rejected spec's sentence is its job's error: it must not be cut */
+		print_error("%s/%s: a %zu-byte message does not fit jobs/<id>/error (%d bytes "
+			    "with the file's name and position)\n", rel, name, strlen(err.msg),
+			    SCHED_REASON_MAX);
+		failures++;
 	}
 	free(text);
 	free(want);
