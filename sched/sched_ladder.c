@@ -63,8 +63,8 @@
  * replacement becomes the rank table's first server, and the recovery file names the new
  * master address. It counts against max_restarts when it succeeds. It does not apply to
  * a process that exited on a server in service (in-place's), to a job that is not made of
- * whole servers or has none left, when no whole free server (clean, with an agent) can
- * take a failed one's place, while a preemption waits for free servers, or when no
+ * whole servers or has none left, when no whole free server with an agent can take a
+ * failed one's place (clean ones first, as job-level's), while a preemption waits for free servers, or when no
  * process survived; it falls back when recovery_timeout passes, when a process of the
  * step exits, or when another fault comes during it. A later rung leaves the processes
  * it started out of those it asks (they hold no state), and no dump follows when kept
@@ -564,15 +564,15 @@ static int process_begin(struct sched_cluster *c, struct sched_job *j, uint64_t 
 	free(repl);
 	if (!slices)
 		return -ENOMEM;
+	/* (a server under suspicion is taken when no clean one is free, as job-level
+	 * recovery would take it: sched_replace() prefers clean ones) */
 	for (size_t i = 0; i < n; i++) {
 		const struct sched_server *s = &c->servers[slices[i].server];
 
-		if (bad[i] && (s->suspect || !s->last_report_usec)) {
+		if (bad[i] && !s->last_report_usec) {
 			snprintf(skip, skip_len, "process: the free server %s that would take the "
-				 "place of %s %s", s->conf->name,
-				 c->servers[j->slices[i].server].conf->name,
-				 s->suspect ? "is under suspicion" : "has no agent to start the "
-				 "processes");
+				 "place of %s has no agent to start the processes", s->conf->name,
+				 c->servers[j->slices[i].server].conf->name);
 			free(slices);
 			return 0;
 		}

@@ -1789,6 +1789,30 @@ static void test_ladder_process_kept_finished_rank(void **state)
 	sched_cluster_free(c);
 }
 
+/*
+ * The only free server had a fault of its own a moment ago (under suspicion, back in
+ * service): process-level takes it as job-level would, rather than passing over to a
+ * full restart onto the same server.
+ */
+static void test_ladder_process_takes_a_suspect_spare(void **state)
+{
+	struct sched_job *j;
+	struct sched_cluster *c = process_job(3, NULL, 3, CONF_LAUNCH_MSRUN, &j);
+	unsigned spare = spare_server(c, j, UINT32_MAX);
+
+	(void)state;
+	fx_report_npu(c, spare, 0, CONF_HEALTH_CRITICAL, tick(1));
+	assert_int_equal(sched_server_clear_npu(c, fx_server_name(c, spare), 0, tick(1)), 0);
+	fx_report_ok(c, spare, tick(1));
+	assert_false(c->servers[spare].npus[0].isolated);
+	fail_npu(c, j, 1);
+	assert_int_equal(j->ladder.strategy, CONF_RECOVERY_PROCESS);
+	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
+	assert_int_equal(j->slices[1].server, spare);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1832,6 +1856,7 @@ int main(void)
 		cmocka_unit_test(test_ladder_retry_idle_npu_counted_once),
 		cmocka_unit_test(test_ladder_process_after_in_place_replaces_its_server),
 		cmocka_unit_test(test_ladder_process_kept_finished_rank),
+		cmocka_unit_test(test_ladder_process_takes_a_suspect_spare),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
