@@ -28,6 +28,9 @@
 #  (h) recovery: [process, job] with the survivor stopped (it cannot answer) and then
 #      the replacement failing too, during the step: the step falls back to job-level,
 #      which keeps the healthy server and leaves both failed ones.
+#  (i) the daemon is SIGKILLed during a process step (the kept process stopped, the new
+#      one joined) and restarted: the step, the join and the kept share are still
+#      there; continued, the kept process rebuilds and both go on in generation 2.
 # Usage: test_recovery.sh ASCENDFS ASCEND_AGENT TRAIN_DEMO SRCDIR
 set -u
 ASCENDFS=$(realpath "$1")
@@ -413,13 +416,17 @@ echo "cancel" >"$M/jobs/rt/ctl"
 
 # ---- (h) process-level, and the replacement fails too during the step ---------------
 # every NPU back in service first (the faults above left servers with one isolated)
-for n in $SERVERS; do
-	printf 'npu 3 OK\n' >"$W/faults/$n.tmp" && mv "$W/faults/$n.tmp" "$W/faults/$n"
-done
 isolated_none() { [ "$(json "$M/cluster/status" 'd["npus"]["isolated"]')" = 0 ]; }
-if ! wait_until 10 isolated_none; then
-	for n in $SERVERS; do echo "clear 3" >"$M/nodes/$n/ctl" 2>/dev/null; done
-fi
+heal_all() {
+	local n
+	for n in $SERVERS; do
+		printf 'npu 3 OK\n' >"$W/faults/$n.tmp" && mv "$W/faults/$n.tmp" "$W/faults/$n"
+	done
+	if ! wait_until 10 isolated_none; then
+		for n in $SERVERS; do echo "clear 3" >"$M/nodes/$n/ctl" 2>/dev/null; done
+	fi
+}
+heal_all
 check "every NPU is back in service" wait_until 10 isolated_none
 submit ph <<EOF
 name: ph
@@ -456,6 +463,43 @@ if wait_until 20 all_started ph 3 "$C0" "$C1"; then ok "generation 3 runs on bot
 fi
 check_eq "ph runs" running "$(status_of ph)"
 echo "cancel" >"$M/jobs/ph/ctl"
+
+# ---- (i) the daemon restarts during a process step: the step and the kept run go on --
+heal_all
+check "every NPU is back in service again" wait_until 10 isolated_none
+submit pr <<EOF
+name: pr
+npus: 16
+command: "exec $TRAIN --steps 100000 --step-ms 20 --ckpt-every 0"
+recovery: [process, job]
+EOF
+wait_until 30 bash -c "[ \"\$(cat '$M/jobs/pr/status')\" = running ]"
+read -r A0 A1 <<<"$(servers_of pr)"
+wait_until 20 all_started pr 1 "$A0" "$A1"
+sleep 1
+p1=$(pid_of pr 1 "$A1")
+kill -STOP "$p1" # it cannot rebuild until it is continued
+fault "$A0"
+wait_until 10 bash -c "[ \"\$(python3 -c 'import json;print(json.load(open(\"$M/jobs/pr/status.json\"))[\"generation\"])' 2>/dev/null)\" = 2 ]"
+read -r B0 B1 <<<"$(servers_of pr)"
+wait_until 10 grep -q "started on a replacement server: joined" "$(log_of pr 2 "$B0")"
+kill -KILL "$IT_PID"
+wait "$IT_PID" 2>/dev/null
+IT_PID=""
+it_start "$ASCENDFS" "$CONFIG" --state-dir "$STATE" || { not_ok "the daemon restarts"; it_finish; exit 1; }
+check_eq "after the restart the step still waits: rebuild, the join kept, $A1 kept from 1" \
+	"recovering rebuild True 2 1" \
+	"$(status_of pr) $(json "$M/jobs/pr/recovery" 'd["action"] + " " + str(d["processes"][0]["answered"])') $(awk '$1 == "pr" { print $2, $11 }' "$M/nodes/$A1/jobs")"
+kill -CONT "$p1"
+if wait_until 10 grep -q "resumed in the new generation at step" "$(log_of pr 1 "$A1")"; then
+	ok "continued, the kept process rebuilds and both go on"
+else
+	not_ok "continued, the kept process rebuilds and both go on" "$(cat "$M/jobs/pr/recovery")" \
+		"$(tail -n4 "$M/jobs/pr/events")"
+fi
+check_eq "pr runs in generation 2, the kept process the same" "running 2 $p1" \
+	"$(status_of pr) $(gen_of pr) $(pid_of pr 1 "$A1")"
+echo "cancel" >"$M/jobs/pr/ctl"
 
 agents_cleanup
 it_stop
