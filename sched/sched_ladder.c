@@ -1229,10 +1229,6 @@ static int in_place_answer(struct sched_cluster *c, struct sched_job *j, size_t 
 				     "the one restarted in place" : "not asked to pause");
 			return -EINVAL;
 		}
-		if (step > INT64_MAX) {
-			sched_reason(reason, "a step is at most %lld", (long long)INT64_MAX);
-			return -EINVAL;
-		}
 		if (step > l->saved_step)
 			l->saved_step = step;
 		mark_answered(c, j, idx, now_usec);
@@ -1260,10 +1256,6 @@ static int retry_answer(struct sched_cluster *c, struct sched_job *j, size_t idx
 	if (!l->waited[idx]) {
 		sched_reason(reason, "the process on %s is not asked to answer request %u (it "
 				     "exited, or its server has no agent)", server, l->request);
-		return -EINVAL;
-	}
-	if (step > INT64_MAX) {
-		sched_reason(reason, "a step is at most %lld", (long long)INT64_MAX);
 		return -EINVAL;
 	}
 	/* the last step every process finished: one a step ahead computes it again */
@@ -1301,10 +1293,6 @@ static int process_answer(struct sched_cluster *c, struct sched_job *j, size_t i
 		return -EINVAL;
 	}
 	if (!join) {
-		if (step > INT64_MAX) {
-			sched_reason(reason, "a step is at most %lld", (long long)INT64_MAX);
-			return -EINVAL;
-		}
 		if (step > l->saved_step)
 			l->saved_step = step;
 	}
@@ -1343,7 +1331,11 @@ int sched_job_recovery_answer(struct sched_cluster *c, const char *name, uid_t u
 					     "%u)", name, l->request);
 		return -ESTALE;
 	}
-	if (path && (path[0] != '/' || step > INT64_MAX)) {
+	if (step > INT64_MAX) {
+		sched_reason(reason, "a step is at most %lld", (long long)INT64_MAX);
+		return -EINVAL;
+	}
+	if (path && path[0] != '/') {
 		sched_reason(reason, "a saved checkpoint is an absolute path and a step");
 		return -EINVAL;
 	}

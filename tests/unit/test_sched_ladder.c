@@ -1199,6 +1199,9 @@ static void test_ladder_process_replaces_only_the_failed_server(void **state)
 	assert_int_equal(pl_answer(c, 1, s1, SCHED_ANSWER_PAUSED, 9, why), -EINVAL);
 	assert_non_null(strstr(why, "holds no part"));
 
+	assert_int_equal(pl_answer(c, 1, s0, SCHED_ANSWER_PAUSED, (uint64_t)INT64_MAX + 1, why),
+			 -EINVAL);
+	assert_non_null(strstr(why, "a step is at most"));
 	assert_int_equal(pl_answer(c, 1, spare, SCHED_ANSWER_JOINED, 0, why), 0);
 	assert_int_equal(pl_answer(c, 1, spare, SCHED_ANSWER_JOINED, 0, why), 0); /* a retry */
 	assert_int_equal(j->state, SCHED_JOB_RECOVERING);
@@ -1523,6 +1526,11 @@ static void test_ladder_retry_recomputes_the_step(void **state)
 	assert_int_equal(j->ladder.strategy, CONF_RECOVERY_RETRY);
 	assert_int_equal(rt_answer(c, 1, s0, SCHED_ANSWER_JOINED, 0, why), -EINVAL);
 	assert_non_null(strstr(why, "is a retry"));
+	/* a step past what a step counter holds is refused, whatever the answer */
+	assert_int_equal(rt_answer(c, 1, s0, SCHED_ANSWER_PAUSED, (uint64_t)INT64_MAX + 1, why),
+			 -EINVAL);
+	assert_non_null(strstr(why, "a step is at most"));
+	assert_int_equal(j->ladder.answered_count, 0);
 	/* one a step ahead: both go on from the last step both finished */
 	assert_int_equal(rt_answer(c, 1, s0, SCHED_ANSWER_PAUSED, 42, why), 0);
 	assert_int_equal(rt_answer(c, 1, s1, SCHED_ANSWER_PAUSED, 41, why), 0);
