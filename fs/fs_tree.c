@@ -27,7 +27,10 @@ static uint64_t timespec_usec(const struct timespec *ts)
 /*
  * The wall clock at the first call plus the monotonic time since: timestamps read as
  * real time, but an NTP step or a VM resume cannot make heartbeats look late (every
- * server unreachable) or early (a fault's hold time skipped).
+ * server unreachable) or early (a fault's hold time skipped). The price: after a step the
+ * daemon's times differ from the wall clock (and the agents' log times) by the step until
+ * it restarts; ascendfs.service starts after time-sync.target for that reason, and tests
+ * compare times of one clock only.
  */
 static pthread_once_t clock_once = PTHREAD_ONCE_INIT;
 static uint64_t clock_real0, clock_mono0;

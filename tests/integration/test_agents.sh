@@ -223,8 +223,14 @@ wait_until 5 grep -q "terminated at step" "$v1log"
 stopped_at=$(step_in "$v1log" "terminated at step")
 # the newest checkpoint the daemon could know when it moved the job: generation 1 goes on
 # (and may write more) until its agent stops it, later under load; a file renamed into
-# place in the last 250 ms before the move may not have been reported yet
+# place in the last 250 ms before the move may not have been reported yet. The files'
+# times are the wall clock's; so is the agent's log line of the fault's report (written
+# just after the move); the daemon's event time may be off by an NTP step since it
+# started: the earlier of the two
 t_moved=$(event_ms "generation 2")
+t_fault=$(grep -m1 "npu 3 Critical" "$W/agent-$VICTIM.log" | cut -d' ' -f1)
+[ -n "$t_fault" ] && t_fault=$(iso_ms "$t_fault")
+[ -n "$t_fault" ] && { [ -z "$t_moved" ] || [ "$t_fault" -lt "$t_moved" ]; } && t_moved=$t_fault
 last_ckpt=$(python3 -c '
 import glob, os, re, sys
 limit, best = int(sys.argv[2]) - 250, 0
@@ -498,13 +504,18 @@ t0=$(stop_ms hold)
 wait_until $((GRACE + 10)) bash -c "[ \"\$(cat '$M/jobs/next/status')\" = running ]"
 check_eq "next starts once hold has stopped" running "$(status_of next)"
 check_eq "hold ends cancelled" cancelled "$(status_of hold)"
-t_next=$(iso_ms "$(json "$M/jobs/next/status.json" 'd["started"]')")
+# hold's end and next's start, both in the log of the one agent they share: one clock
+# (the daemon's timestamps are its wall clock at start plus monotonic time since, so
+# they drift from an agent's wall clock by every step NTP makes after the daemon started)
+wait_until 10 grep -q "job next generation 1 (node rank 0): started pid" "$W/agent-$H_SERVER.log"
+t_next=$(log_ms "job next generation 1 (node rank 0): started pid" "$W/agent-$H_SERVER.log")
 t_gone=$(log_ms "job hold generation 1 (node rank 0): pid .* ended after the stop" "$W/agent-$H_SERVER.log")
 if [ -n "$t_gone" ] && [ -n "$t_next" ] && [ "$t_next" -ge "$t_gone" ]; then
 	ok "next started $((t_next - t_gone)) ms after hold's process ended (SIGKILL after the grace period)"
 else
-	not_ok "next started only after hold's process ended" "next started at ${t_next:-?}, hold's process ended at ${t_gone:-?}"
+	not_ok "next started only after hold's process ended" "next started at ${t_next:-?}, hold's process ended at ${t_gone:-?} (agent log of $H_SERVER)"
 fi
+t_next=$(iso_ms "$(json "$M/jobs/next/status.json" 'd["started"]')")
 hold_ms=$((${t_next:-0} - ${t0:-0}))
 [ "$hold_ms" -ge $((GRACE * 1000)) ] && ok "not before the grace period's SIGKILL ($hold_ms ms after the cancel)" ||
 	not_ok "not before the grace period's SIGKILL" "$hold_ms ms"
