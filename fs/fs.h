@@ -1261,6 +1261,15 @@ int fs_config_warnings(const struct conf_cluster *conf, char **ret);
 int fs_operator_gid(const struct conf_cluster *conf, gid_t *ret);
 
 /*
+ * fs_groups_matter() - does any rule of configuration @conf (borrowed) read a caller's
+ * supplementary groups: cluster.operator_group, or a queue with `groups`? When not, the
+ * daemon does not read them (a read of /proc per spec written): what is kept with a
+ * staged spec then has none, and a restart with a configuration that adds such a rule
+ * checks that spec with its primary group only (refused rather than wrongly admitted).
+ */
+bool fs_groups_matter(const struct conf_cluster *conf);
+
+/*
  * fs_may_operate() - may a caller do what root may on the cluster (write node health,
  * node and cluster ctl, queue quotas)? True for @uid 0, and for a member of
  * cluster.operator_group: its primary @gid or one of @groups (@group_count supplementary

@@ -94,6 +94,16 @@ int fs_operator_gid(const struct conf_cluster *conf, gid_t *ret)
 	return r;
 }
 
+bool fs_groups_matter(const struct conf_cluster *conf)
+{
+	if (conf->operator_group)
+		return true;
+	for (size_t i = 0; i < conf->queue_count; i++)
+		if (conf->queues[i].group_count)
+			return true;
+	return false;
+}
+
 bool fs_may_operate(const struct conf_cluster *conf, uid_t uid, gid_t gid, const gid_t *groups,
 		    size_t group_count)
 {

@@ -333,9 +333,24 @@ static int fs_readdir(const char *path, struct dir_handle *d)
 }
 
 
-/* A new handle, listed among its user's (fs_handle_list()). Caller holds ctx->lock. */
+/*
+ * The process of the current request, for a handle that stages at close (H_UPLOAD,
+ * H_SPEC, H_QUOTA: fs_handle_flush_is_openers()). Two reads of /proc: call before taking
+ * ctx->lock, which every other request waits for.
+ */
+static struct fs_proc_id caller_proc(void)
+{
+	struct fs_proc_id id = { 0 };
+
+	(void)fs_proc_id_of(caller()->pid, &id);
+	return id;
+}
+
+/* A new handle, listed among its user's (fs_handle_list()); @opener: caller_proc() for
+ * the kinds that stage at close, else NULL. Caller holds ctx->lock. */
 static struct fs_handle *handle_new_locked(struct fs_ctx *ctx, enum handle_kind kind,
-					   const struct fs_path *p)
+					   const struct fs_path *p,
+					   const struct fs_proc_id *opener)
 {
 	struct fs_handle *h = calloc(1, sizeof(*h));
 	const struct fuse_ctx *fc = caller();
@@ -347,9 +362,8 @@ static struct fs_handle *handle_new_locked(struct fs_ctx *ctx, enum handle_kind 
 	h->path = *p;
 	h->uid = fc->uid;
 	h->gid = fc->gid;
-	/* the uploads that stage at close (a read of /proc: cheap, and not of the mount) */
-	if (kind == H_UPLOAD || kind == H_SPEC || kind == H_QUOTA)
-		(void)fs_proc_id_of(fc->pid, &h->opener);
+	if (opener)
+		h->opener = *opener;
 	if (fs_handle_list(ctx, h) < 0) {
 		pthread_mutex_destroy(&h->mu);
 		free(h);
@@ -367,10 +381,14 @@ static struct fs_handle *handle_new_locked(struct fs_ctx *ctx, enum handle_kind 
 static void caller_groups(struct fs_ctx *ctx, gid_t **ret, size_t *ret_count)
 {
 	gid_t *list = NULL;
-	int n = fuse_req_getgroups(cur_req, 0, NULL);
+	int n;
 
 	*ret = NULL;
 	*ret_count = 0;
+	/* a read of /proc per spec written, when no rule of the cluster asks */
+	if (!fs_groups_matter(ctx->cluster->conf))
+		return;
+	n = fuse_req_getgroups(cur_req, 0, NULL);
 	for (int tries = 0; n > 0 && tries < 3; tries++) {
 		gid_t *grown = realloc(list, (size_t)n * sizeof(*list));
 		int got;
@@ -560,6 +578,7 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 	gid_t *groups = NULL;
 	size_t group_count = 0;
 	bool may_operate = false;
+	struct fs_proc_id opener = { 0 };
 	int cache_mode = -1; /* fs_kcache_open(): -1 direct_io */
 	struct fs_path p;
 	int r = fs_path_parse(path, &p);
@@ -568,6 +587,8 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 		return -ENOENT;
 	if (p.kind == FS_JOB_SPEC && acc == O_WRONLY)
 		caller_groups(ctx, &groups, &group_count);
+	if ((p.kind == FS_JOB_SPEC || p.kind == FS_QUEUE_QUOTA) && acc == O_WRONLY)
+		opener = caller_proc();
 	/* checked here too: the modes are enforced by the kernel only with default_permissions */
 	if (is_operator_file(p.kind) && acc != O_RDONLY)
 		may_operate = caller_may_operate(ctx);
@@ -580,7 +601,7 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 		r = fs_snapshot(ctx, &p, fs_now_usec(), &v);
 		if (r == 0)
 			r = snapshot_admit(ctx, &p, &v);
-		if (r == 0 && !(h = handle_new_locked(ctx, H_SNAPSHOT, &p))) {
+		if (r == 0 && !(h = handle_new_locked(ctx, H_SNAPSHOT, &p, NULL))) {
 			fs_blob_put(v.blob);
 			r = -ENOMEM;
 		}
@@ -600,7 +621,7 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 			r = -EACCES;
 		if (r == 0)
 			r = ctl_admit(ctx, &p);
-		if (r == 0 && !(h = handle_new_locked(ctx, H_CTL, &p)))
+		if (r == 0 && !(h = handle_new_locked(ctx, H_CTL, &p, NULL)))
 			r = -ENOMEM;
 		if (r == 0)
 			h->may_operate = may_operate;
@@ -614,7 +635,7 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 		r = fs_stat(ctx, &p, &st, fs_now_usec());
 		if (r == 0 && !may_operate)
 			r = -EACCES; /* node health is the agent's: root or an operator */
-		if (r == 0 && !(h = handle_new_locked(ctx, H_HEALTH, &p)))
+		if (r == 0 && !(h = handle_new_locked(ctx, H_HEALTH, &p, NULL)))
 			r = -ENOMEM;
 		if (r == 0)
 			h->may_operate = true;
@@ -626,7 +647,7 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 		r = fs_stat(ctx, &p, &st, fs_now_usec());
 		if (r == 0 && !may_operate)
 			r = -EACCES; /* quotas are root's and operators' */
-		if (r == 0 && !(h = handle_new_locked(ctx, H_QUOTA, &p)))
+		if (r == 0 && !(h = handle_new_locked(ctx, H_QUOTA, &p, &opener)))
 			r = -ENOMEM;
 		if (r == 0)
 			h->may_operate = true;
@@ -642,7 +663,7 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 			r = -EACCES;
 		else if (j->state != SCHED_JOB_DRAFT && !sched_job_state_is_terminal(j->state))
 			r = -EBUSY;
-		else if (!(h = handle_new_locked(ctx, H_SPEC, &p)))
+		else if (!(h = handle_new_locked(ctx, H_SPEC, &p, &opener)))
 			r = -ENOMEM;
 		else
 			r = fs_spec_upload_register(ctx, h, "", groups, group_count);
@@ -703,6 +724,7 @@ static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 	struct fs_handle *h;
 	gid_t *groups = NULL;
 	size_t group_count = 0;
+	struct fs_proc_id opener;
 	struct fs_path p;
 	int r = fs_path_parse(path, &p);
 
@@ -718,10 +740,11 @@ static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 	if (p.kind != FS_JOB_UPLOAD)
 		return -EACCES;
 	caller_groups(ctx, &groups, &group_count);
+	opener = caller_proc();
 	pthread_mutex_lock(&ctx->lock);
 	/* a resubmission right after a close finds the old job or a clean slot */
 	wait_for_closing_uploads(ctx, &p);
-	h = handle_new_locked(ctx, H_UPLOAD, &p);
+	h = handle_new_locked(ctx, H_UPLOAD, &p, &opener);
 	r = h ? sched_job_may_submit(ctx->cluster, p.job, h->uid) : -ENOMEM;
 	if (r == 0)
 		r = fs_spec_upload_register(ctx, h, p.ext, groups, group_count);
