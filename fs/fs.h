@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fs: the FUSE face of ascendfs. Paths map to nodes (fs_tree.c), nodes to sched calls
- * and rendered bytes, and FUSE operations (fs_ops.c) glue them to the kernel.
+ * and rendered bytes, and FUSE operations glue them to the kernel (libfuse's low-level
+ * protocol fs_lowlevel.c, the path handlers fs_ops.c).
  *
  * The file tree (the v1 contract of design.md §3). Modes are what getattr reports;
  * with `default_permissions` (on by default; --no-default-permissions leaves it out) the
@@ -23,7 +24,7 @@
  * the bytes it reads (the kernel cuts cached reads at the size it was last told). No
  * read-only open sends a FLUSH at close. The kernel keeps names, and the attributes of
  * directories (1 s) and of those page-cached files (until their job changes), never of
- * other files (fs_ops.c): a request that changes state answers once the kernel was told
+ * other files (fs_lowlevel.c): a request that changes state answers once the kernel was told
  * of what it made stale, so a stat() after it sees the change; st_size is otherwise the
  * size of a snapshot rendered at stat() time (on a mount whose daemon died, stat() of
  * what the kernel keeps still answers from its cache; opens fail with ENOTCONN).
@@ -580,7 +581,7 @@ struct fs_handle_user;
  * close the session's descriptor (fuse_session_unmount() does): an invalidation never
  * writes to a closed descriptor, or to a file that took its number.
  *
- * Invalidations, for the attributes the kernel keeps (fs_ops.c says which): each tells
+ * Invalidations, for the attributes the kernel keeps (fs_lowlevel.c says which): each tells
  * the kernel, through @t->se (none before the session is set: nothing to tell), that
  * the attributes it holds of an inode are stale, so its next stat(), or read past the
  * size it knew, asks again. Attributes only: the kernel takes no lock that a request
@@ -652,7 +653,7 @@ struct fs_ctx {
 					 * other) is late (the kernel sends it after close()
 					 * returned; on a loaded machine it comes late) */
 	pid_t notifier_tid;		/* the notify helper's pid, whose requests are
-					 * announcements (fs_ops.c from_helper()); 0 = none
+					 * announcements (fs_req_from_helper()); 0 = none
 					 * runs, and no request is taken for its */
 	pthread_cond_t notify_cv;	/* signalled after a change (under lock) */
 	pthread_cond_t stop_cv;		/* signalled when the threads must end */
@@ -995,7 +996,7 @@ int fs_notify_job_dir(struct fs_ctx *ctx, const char *name, int take);
 /*
  * fs_notify_job_dir_settled() - is the directory of job @name one watchers were told of,
  * with no mkdir or rmdir of the helper's pending? Only then may the kernel keep its name
- * (fs_ops.c): the helper's mkdir must find it absent, which a name the kernel keeps would
+ * (fs_lowlevel.c): the helper's mkdir must find it absent, which a name the kernel keeps would
  * not let it. Needs ctx->lock.
  */
 bool fs_notify_job_dir_settled(struct fs_ctx *ctx, const char *name);
@@ -1391,7 +1392,7 @@ void fs_log(const struct fs_ctx *ctx, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /*
- * fs_operations() - the FUSE low-level operations table (fs_ops.c). The session's
+ * fs_operations() - the FUSE low-level operations table (fs_lowlevel.c). The session's
  * user data must be the struct fs_ctx, its inode table initialized (fs_inodes_init()).
  */
 struct fuse_lowlevel_ops;

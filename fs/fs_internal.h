@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fs internals shared by the FUSE operations (fs_ops.c) and the files of each writable
- * kind: job specs (fs_spec.c), ctl files (fs_ctl.c), health reports (fs_health.c),
- * quotas (fs_quota.c), and what they share (fs_handle.c). Calls go one way: fs_ops.c
- * calls the kind files, which call fs_handle.c (and fs_spec.c fs_quota.c for a staged
- * quota). Not for use outside fs/.
+ * fs internals shared by the FUSE layers and the files of each writable kind. Calls go
+ * one way: libfuse's low-level protocol (fs_lowlevel.c: inode numbers, replies, what the
+ * kernel may keep) calls the path handlers (fs_ops.c), which call the kind files: job
+ * specs (fs_spec.c), ctl files (fs_ctl.c), health reports (fs_health.c), quotas
+ * (fs_quota.c), which call what they share (fs_handle.c; and fs_spec.c fs_quota.c for a
+ * staged quota). Every layer asks the request it serves through fs_req.c. Not for use
+ * outside fs/.
  *
  * Locking, for every function below unless it says otherwise: called with the handle's
  * own mutex held (h->mu) and without ctx->lock, which each takes as it needs (order:
@@ -16,14 +18,67 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 
 #include "fs.h"
 
-/* fs_caller_pid() - the pid of the process whose request this thread serves (fs_ops.c;
- * 0 for a RELEASE, which names none, or outside a request). */
+/* ---- fs_req.c: the request this thread serves ---- */
+
+struct fuse_ctx;
+struct fuse_req;
+
+/* fs_req_begin() - this thread serves @req now (each low-level entry point, first). */
+void fs_req_begin(struct fuse_req *req);
+/* fs_req_current() - that request (for fuse_req_getgroups()); NULL outside one. */
+struct fuse_req *fs_req_current(void);
+/* fs_req_ctx() - the daemon's context (the session's user data) of that request. */
+struct fs_ctx *fs_req_ctx(void);
+/* fs_req_caller() - who sent it (uid 0 and pid 0 for a RELEASE, which carries neither). */
+const struct fuse_ctx *fs_req_caller(void);
+/*
+ * fs_req_from_helper() - is @fc the notify helper's request (fs_notify.c), to be
+ * recognised and not acted on? Never when no helper runs: a request from another PID
+ * namespace carries pid 0.
+ */
+bool fs_req_from_helper(const struct fs_ctx *ctx, const struct fuse_ctx *fc);
+/* fs_caller_pid() - the pid of the process whose request this thread serves (0 for a
+ * RELEASE, which names none, or outside a request). */
 pid_t fs_caller_pid(void);
+/* fs_req_set_size_not_own() - fs_op_getattr() of this thread answered with an open
+ * snapshot's size, not the file's (the kernel must not keep it);
+ * fs_req_size_not_own() - did it. */
+void fs_req_set_size_not_own(bool not_own);
+bool fs_req_size_not_own(void);
+
+/* ---- fs_ops.c: the path handlers, as libfuse's path API had them ---- */
+
+struct fuse_file_info;
+struct statvfs;
+
+/* fs_op_*() - one operation on absolute path @path (of the mount); 0 (read and write:
+ * bytes) or -errno. The caller (fs_lowlevel.c) turned inode numbers into paths and
+ * called fs_req_begin(). */
+int fs_op_getattr(const char *path, struct stat *st, struct fuse_file_info *fi);
+/* fs_op_readdir() - the names of directory @path, "." and ".." first, each to @fill. */
+int fs_op_readdir(const char *path, int (*fill)(void *data, const char *name), void *data);
+int fs_op_open(const char *path, struct fuse_file_info *fi);
+int fs_op_create(const char *path, mode_t mode, struct fuse_file_info *fi);
+int fs_op_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi);
+int fs_op_write(const char *path, const char *data, size_t size, off_t off,
+		struct fuse_file_info *fi);
+int fs_op_flush(const char *path, struct fuse_file_info *fi);
+int fs_op_release(const char *path, struct fuse_file_info *fi);
+int fs_op_truncate(const char *path, off_t size, struct fuse_file_info *fi);
+int fs_op_mkdir(const char *path, mode_t mode);
+int fs_op_rmdir(const char *path);
+int fs_op_unlink(const char *path);
+int fs_op_utimens(const char *path, const struct timespec tv[2], struct fuse_file_info *fi);
+int fs_op_chmod(const char *path, mode_t mode, struct fuse_file_info *fi);
+int fs_op_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi);
+int fs_op_rename(const char *from, const char *to, unsigned int flags);
+int fs_op_statfs(const char *path, struct statvfs *st);
 
 /* What a ctl file buffers at most: a partial line and one write. */
 #define CTL_BUFFER_MAX_BYTES (64 * 1024)

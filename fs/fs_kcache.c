@@ -18,7 +18,7 @@
  * The kernel clamps cached reads to i_size, which any stat() of the path sets: while
  * cached-mode opens exist, getattr of that path reports their size (fs_kcache_size()), so
  * that a reader holding the old bytes never sees them cut short by the new size. The
- * kernel does not keep a size that is not the file's own (fs_ops.c): a stat() after the
+ * kernel does not keep a size that is not the file's own (fs_lowlevel.c): a stat() after the
  * last of those opens is released asks again and gets the file's (between its close()
  * and the RELEASE, which the kernel sends a little later, still theirs).
  */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * FUSE operations: snapshot reads, specs buffered per open file and submitted when the
- * last descriptor is released, ctl verbs run per line. libfuse's low-level protocol:
- * inode numbers are fs_inode.c's, the handlers take absolute paths.
+ * The path handlers of the FUSE operations (fs_op_*(), called by fs_lowlevel.c, which
+ * turns libfuse's inode numbers into absolute paths): snapshot reads, specs buffered per
+ * open file and submitted when the last descriptor is released, ctl verbs run per line.
  *
  * Locking: ctx->lock guards the cluster, the upload list and the render cache; a
  * handle's own mutex guards its buffer (dup'd descriptors may write and close from
@@ -29,106 +29,25 @@
 
 #include "fs_internal.h"
 
-/*
- * The request this thread serves, set by each low-level entry point below (ll_*()): the
- * handlers above them take paths, as they did under libfuse's path API, and ask who
- * calls through caller().
- */
-static _Thread_local fuse_req_t cur_req;
-static _Thread_local struct fs_ctx *cur_ctx;
-
+/* the request this thread serves (fs_req.c) */
 static struct fs_ctx *get_ctx(void)
 {
-	return cur_ctx;
+	return fs_req_ctx();
 }
 
-/* Who sent the current request (uid 0 and pid 0 for a RELEASE, which carries neither). */
 static const struct fuse_ctx *caller(void)
 {
-	return fuse_req_ctx(cur_req);
+	return fs_req_caller();
 }
 
-/*
- * Is @fc the notify helper's request (fs_notify.c), to be recognised and not acted on?
- * Never when no helper runs: a request from another PID namespace carries pid 0.
- */
 static bool from_helper(const struct fs_ctx *ctx, const struct fuse_ctx *fc)
 {
-	return ctx->notifier_tid > 0 && fc->pid == ctx->notifier_tid;
-}
-
-pid_t fs_caller_pid(void)
-{
-	return cur_req ? caller()->pid : 0;
+	return fs_req_from_helper(ctx, fc);
 }
 
 static struct fs_handle *get_handle(struct fuse_file_info *fi)
 {
 	return (struct fs_handle *)(uintptr_t)fi->fh;
-}
-
-/*
- * What the kernel may keep (issue 16: every name and attribute asked again made a `cat`
- * of a rank table eight round trips and a submission twenty). A request that changes
- * state answers only once the kernel was told of what it made stale (fs_store_sync()),
- * so a stat() after it sees the change:
- * - names, for an hour: a name whose file went is still found, but its attributes were
- *   told stale when it went, so the next request on it asks the daemon, which answers
- *   ESTALE, and the kernel looks the path up again and finds it gone (or new). A job directory watchers were not told of yet is not kept: the
- *   helper's mkdir must find it absent (fs_notify_job_dir_settled()).
- * - attributes of the files whose bytes change only with a job's generation (the kernel
- *   cache's kinds, fs_kcache.c), for an hour: told stale when the job changes
- *   (fs_inode_sweep(): by the request that changed it, or the notifier) and when an open takes new bytes (fs_kcache_open(): a read past the
- *   size the kernel knew then asks it again);
- * - attributes of directories, for a second (their times follow the events: a listing
- *   is read afresh at each opendir anyway); a job's are told stale with its files;
- * - attributes of every other file, never: they change with every event; nor a size
- *   that is not the file's own (an open snapshot's, fs_getattr()), which a stat() once
- *   that file is released must not see; nor what the notify helper is shown; nor a
- *   file's attributes in the answer to a lookup (from its first GETATTR on).
- */
-#define NAME_TIMEOUT_SEC 3600.0
-#define KCACHE_ATTR_TIMEOUT_SEC 3600.0
-#define DIR_ATTR_TIMEOUT_SEC 1.0
-
-/* fs_getattr() in this thread answered with an open snapshot's size, not the file's. */
-static __thread bool attr_size_not_own;
-
-/* How long the kernel may keep the attributes of @path (@st: what fs_getattr() gave). */
-static double attr_timeout(const char *path, const struct stat *st)
-{
-	struct fs_path p;
-
-	/* nor what the notify helper is shown (a writable file of the daemon's user) */
-	if (attr_size_not_own || from_helper(get_ctx(), caller()))
-		return 0.0;
-	if (S_ISDIR(st->st_mode))
-		return DIR_ATTR_TIMEOUT_SEC;
-	return fs_path_parse(path, &p) == 0 && fs_kcache_kind(p.kind) ? KCACHE_ATTR_TIMEOUT_SEC :
-									  0.0;
-}
-
-/* How long the kernel may keep the name @path (a directory or a file that exists). */
-static double name_timeout(const char *path)
-{
-	struct fs_ctx *ctx = get_ctx();
-	struct fs_path p;
-	bool settled;
-
-	if (fs_path_parse(path, &p) < 0 || p.kind != FS_JOB_DIR)
-		return NAME_TIMEOUT_SEC;
-	pthread_mutex_lock(&ctx->lock);
-	settled = fs_notify_job_dir_settled(ctx, p.job);
-	pthread_mutex_unlock(&ctx->lock);
-	return settled ? NAME_TIMEOUT_SEC : 0.0;
-}
-
-static void fs_init(void *userdata, struct fuse_conn_info *conn)
-{
-	(void)userdata;
-	/* file handles for an NFS re-export (README), as libfuse's path API asked */
-	if (conn->capable & FUSE_CAP_EXPORT_SUPPORT)
-		conn->want |= FUSE_CAP_EXPORT_SUPPORT;
 }
 
 static bool is_job_subtree(enum fs_node_kind k)
@@ -203,7 +122,7 @@ static void operator_attr(struct fs_ctx *ctx, struct stat *st)
 	st->st_gid = g;
 }
 
-static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
+int fs_op_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 {
 	struct fs_ctx *ctx = get_ctx();
 	struct fs_handle *h = fi ? get_handle(fi) : NULL;
@@ -213,7 +132,7 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	bool with_size;
 	int r = fs_path_parse(path, &p);
 
-	attr_size_not_own = false;
+	fs_req_set_size_not_own(false);
 	if (r < 0)
 		return r == -ENAMETOOLONG ? r : -ENOENT;
 	if (ctx->test_slow_root_getattr_ms && strcmp(path, "/") == 0)
@@ -238,7 +157,7 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	 * The helper's lookup, fstat and truncate of a file it announces (three GETATTRs:
 	 * libfuse answers a SETATTR with one) would each render it under ctx->lock, a
 	 * status.json 0.35 ms, for a size nobody reads: the kernel keeps no attributes of
-	 * such files (attr_timeout()) and every reader's stat() asks again. But i_size
+	 * such files (fs_lowlevel.c) and every reader's stat() asks again. But i_size
 	 * stays, and reads through the page cache stop at it: files of the kernel cache
 	 * keep theirs.
 	 */
@@ -255,8 +174,8 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	/* while the page cache serves one snapshot, the kernel's i_size must stay its size */
 	if (r == 0 && fs_kcache_size(ctx, &p, &kcache_len))
 		st->st_size = (off_t)kcache_len;
-	/* not to be kept past this answer (attr_timeout()) */
-	attr_size_not_own = r == 0 && with_size && st->st_size != own_size;
+	/* not to be kept past this answer (fs_lowlevel.c) */
+	fs_req_set_size_not_own(r == 0 && with_size && st->st_size != own_size);
 	pthread_mutex_unlock(&ctx->lock);
 	if (r == 0 && is_operator_file(p.kind))
 		operator_attr(ctx, st);
@@ -279,43 +198,7 @@ static int fs_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	return r;
 }
 
-/*
- * An open directory: its names as of the first READDIR (then served by offset, so a
- * listing read in several calls is one snapshot), NUL-separated.
- */
-struct dir_handle {
-	pthread_mutex_t mu;
-	bool filled;
-	int err;
-	char *names;
-	size_t len, cap;
-	size_t count;
-};
-
-static int fill_one(void *data, const char *name)
-{
-	struct dir_handle *d = data;
-	size_t n = strlen(name) + 1;
-
-	if (d->len + n > d->cap) {
-		size_t cap = d->cap ? 2 * d->cap : 4096;
-		char *grown;
-
-		while (cap < d->len + n)
-			cap *= 2;
-		grown = realloc(d->names, cap);
-		if (!grown)
-			return -ENOMEM;
-		d->names = grown;
-		d->cap = cap;
-	}
-	memcpy(d->names + d->len, name, n);
-	d->len += n;
-	d->count++;
-	return 0;
-}
-
-static int fs_readdir(const char *path, struct dir_handle *d)
+int fs_op_readdir(const char *path, int (*fill)(void *data, const char *name), void *data)
 {
 	struct fs_ctx *ctx = get_ctx();
 	struct fs_path p;
@@ -323,11 +206,11 @@ static int fs_readdir(const char *path, struct dir_handle *d)
 
 	if (r < 0)
 		return -ENOENT;
-	if (fill_one(d, ".") < 0 || fill_one(d, "..") < 0)
+	if (fill(data, ".") < 0 || fill(data, "..") < 0)
 		return -ENOMEM;
 	pthread_mutex_lock(&ctx->lock);
 	wait_for_closing_uploads(ctx, &p);
-	r = fs_list(ctx, &p, fill_one, d);
+	r = fs_list(ctx, &p, fill, data);
 	pthread_mutex_unlock(&ctx->lock);
 	return r;
 }
@@ -388,7 +271,7 @@ static void caller_groups(struct fs_ctx *ctx, gid_t **ret, size_t *ret_count)
 	/* a read of /proc per spec written, when no rule of the cluster asks */
 	if (!fs_groups_matter(ctx->cluster->conf))
 		return;
-	n = fuse_req_getgroups(cur_req, 0, NULL);
+	n = fuse_req_getgroups(fs_req_current(), 0, NULL);
 	for (int tries = 0; n > 0 && tries < 3; tries++) {
 		gid_t *grown = realloc(list, (size_t)n * sizeof(*list));
 		int got;
@@ -398,7 +281,7 @@ static void caller_groups(struct fs_ctx *ctx, gid_t **ret, size_t *ret_count)
 			break;
 		}
 		list = grown;
-		got = fuse_req_getgroups(cur_req, n, list);
+		got = fuse_req_getgroups(fs_req_current(), n, list);
 		if (got >= 0 && got <= n) {
 			*ret = list;
 			*ret_count = (size_t)got;
@@ -521,7 +404,6 @@ static void wait_for_resume_scan(struct fs_ctx *ctx, const struct fs_path *p)
 			return;
 }
 
-static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi);
 
 /*
  * May the caller hold snapshot @v of @p? A refusal at the user's bound right after one of
@@ -570,7 +452,7 @@ static int ctl_admit(struct fs_ctx *ctx, const struct fs_path *p)
 	return r;
 }
 
-static int fs_open(const char *path, struct fuse_file_info *fi)
+int fs_op_open(const char *path, struct fuse_file_info *fi)
 {
 	struct fs_ctx *ctx = get_ctx();
 	int acc = fi->flags & O_ACCMODE;
@@ -685,7 +567,7 @@ out:
 	pthread_mutex_unlock(&ctx->lock);
 	free(groups);
 	if (r == 1)
-		return fs_create(path, 0644, fi);
+		return fs_op_create(path, 0644, fi);
 	if (r < 0)
 		return r;
 	fi->direct_io = cache_mode < 0;
@@ -718,7 +600,7 @@ static void name_refusal(struct fs_ctx *ctx, const char *op, const char *path, u
 	fs_refusal_note(ctx, 2, NULL, why);
 }
 
-static int fs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
+int fs_op_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 {
 	struct fs_ctx *ctx = get_ctx();
 	struct fs_handle *h;
@@ -815,7 +697,7 @@ static void snapshot_extend(struct fs_ctx *ctx, struct fs_handle *h)
 	fs_blob_put(v.blob);
 }
 
-static int fs_read(const char *path, char *buf, size_t size, off_t off,
+int fs_op_read(const char *path, char *buf, size_t size, off_t off,
 		   struct fuse_file_info *fi)
 {
 	struct fs_ctx *ctx = get_ctx();
@@ -853,7 +735,7 @@ static int durable(struct fs_ctx *ctx, int r)
 	return r >= 0 && w < 0 ? w : r;
 }
 
-static int fs_write(const char *path, const char *data, size_t size, off_t off,
+int fs_op_write(const char *path, const char *data, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
 	struct fs_ctx *ctx = get_ctx();
@@ -885,7 +767,7 @@ static int fs_write(const char *path, const char *data, size_t size, off_t off,
 	return durable(ctx, r);
 }
 
-static int fs_flush(const char *path, struct fuse_file_info *fi)
+int fs_op_flush(const char *path, struct fuse_file_info *fi)
 {
 	struct fs_ctx *ctx = get_ctx();
 	struct fs_handle *h = get_handle(fi);
@@ -941,7 +823,7 @@ static void test_slow_release(struct fs_ctx *ctx, uid_t uid, enum handle_kind ki
 	pthread_mutex_unlock(&mu);
 }
 
-static int fs_release(const char *path, struct fuse_file_info *fi)
+int fs_op_release(const char *path, struct fuse_file_info *fi)
 {
 	struct fs_ctx *ctx = get_ctx();
 	struct fs_handle *h = get_handle(fi);
@@ -982,7 +864,7 @@ static int fs_release(const char *path, struct fuse_file_info *fi)
 	return 0;
 }
 
-static int fs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
+int fs_op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 {
 	struct fs_ctx *ctx = get_ctx();
 	struct fs_handle *h = fi ? get_handle(fi) : NULL;
@@ -1022,7 +904,7 @@ static int fs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 	return h || caller_may_write(ctx, &p, &st) ? 0 : -EACCES;
 }
 
-static int fs_mkdir(const char *path, mode_t mode)
+int fs_op_mkdir(const char *path, mode_t mode)
 {
 	struct fs_ctx *ctx = get_ctx();
 	const struct fuse_ctx *fc = caller();
@@ -1066,7 +948,7 @@ static int fs_mkdir(const char *path, mode_t mode)
 	return durable(ctx, r);
 }
 
-static int fs_rmdir(const char *path)
+int fs_op_rmdir(const char *path)
 {
 	struct fs_ctx *ctx = get_ctx();
 	const struct fuse_ctx *fc = caller();
@@ -1102,7 +984,7 @@ static int fs_rmdir(const char *path)
 	return durable(ctx, r);
 }
 
-static int fs_unlink(const char *path)
+int fs_op_unlink(const char *path)
 {
 	struct fs_path p;
 	int r = fs_path_parse(path, &p);
@@ -1117,7 +999,7 @@ static int fs_unlink(const char *path)
  * accept it with default_permissions: the owner or root may set any times, a writer may
  * set both to now (touch), anyone else gets EPERM (times given) or EACCES (now).
  */
-static int fs_utimens(const char *path, const struct timespec tv[2], struct fuse_file_info *fi)
+int fs_op_utimens(const char *path, const struct timespec tv[2], struct fuse_file_info *fi)
 {
 	struct fs_ctx *ctx = get_ctx();
 	uid_t uid = caller()->uid;
@@ -1169,14 +1051,14 @@ static int attr_change(const char *path)
 	return r;
 }
 
-static int fs_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
+int fs_op_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
 {
 	(void)mode;
 	(void)fi;
 	return attr_change(path);
 }
 
-static int fs_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi)
+int fs_op_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi)
 {
 	(void)uid;
 	(void)gid;
@@ -1189,7 +1071,7 @@ static int fs_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_inf
  * tree is the daemon's. EPERM, also for a stranger's rename in the sticky jobs/ (the
  * kernel says EPERM there first).
  */
-static int fs_rename(const char *from, const char *to, unsigned int flags)
+int fs_op_rename(const char *from, const char *to, unsigned int flags)
 {
 	struct fs_ctx *ctx = get_ctx();
 	struct fs_path p;
@@ -1206,7 +1088,7 @@ static int fs_rename(const char *from, const char *to, unsigned int flags)
 	return r < 0 ? r : -EPERM;
 }
 
-static int fs_statfs(const char *path, struct statvfs *st)
+int fs_op_statfs(const char *path, struct statvfs *st)
 {
 	(void)path;
 	memset(st, 0, sizeof(*st));
@@ -1214,500 +1096,4 @@ static int fs_statfs(const char *path, struct statvfs *st)
 	st->f_frsize = 4096;
 	st->f_namemax = 255;
 	return 0;
-}
-
-/*
- * ---- the low-level protocol ----
- * Each entry point names the request for the handlers (cur_req), turns inode numbers
- * into paths (fs_inode.c), calls the path handler above and answers, as libfuse's path
- * layer did: an attribute's st_ino is the inode number, a lookup that finds nothing is
- * ENOENT (nothing is cached), a reply the kernel no longer wants (an interrupted open or
- * lookup) undoes what it gave.
- */
-
-static void begin(fuse_req_t req)
-{
-	cur_req = req;
-	cur_ctx = fuse_req_userdata(req);
-}
-
-/*
- * The path of @ino into @buf (FS_PATH_BYTES), or an error reply (then -1). A name an
- * rmdir removed (or one below it) is ESTALE, as libfuse's path layer made it: the kernel
- * looks its path up again, and finds what is there now.
- */
-static int ino_path(fuse_req_t req, fuse_ino_t ino, char *buf)
-{
-	bool stale = false;
-	int r = fs_inode_path(&get_ctx()->inodes, ino, buf, FS_PATH_BYTES, &stale);
-
-	if (r == 0 && stale)
-		r = -ESTALE;
-	if (r < 0)
-		fuse_reply_err(req, -r);
-	return r < 0 ? -1 : 0;
-}
-
-/* The path of @ino for a request on an open file (its handle says what it is; a stale
- * name is fine): "" when unknown. */
-static void handle_path(fuse_ino_t ino, char *buf)
-{
-	if (fs_inode_path(&get_ctx()->inodes, ino, buf, FS_PATH_BYTES, NULL) < 0)
-		buf[0] = '\0';
-}
-
-/* The path of @name in directory @parent into @buf; "." and ".." (an NFS re-export's
- * lookups) are the directory and its parent. 0 or -errno (ESTALE: @parent is). */
-static int child_path(fuse_ino_t parent, const char *name, char *buf)
-{
-	char dir[FS_PATH_BYTES];
-	bool stale = false;
-	int r = fs_inode_path(&get_ctx()->inodes, parent, dir, sizeof(dir), &stale);
-	size_t len;
-
-	if (r == 0 && stale)
-		r = -ESTALE;
-	if (r < 0)
-		return r;
-	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
-		char *slash = strrchr(dir, '/');
-
-		if (name[1] == '.' && slash)
-			*(slash == dir ? slash + 1 : slash) = '\0';
-		memcpy(buf, dir, strlen(dir) + 1);
-		return 0;
-	}
-	len = strlen(dir);
-	if (len + 1 + strlen(name) + 1 > FS_PATH_BYTES)
-		return -ENAMETOOLONG;
-	memcpy(buf, dir, len);
-	if (len > 1)
-		buf[len++] = '/';
-	memcpy(buf + len, name, strlen(name) + 1);
-	return 0;
-}
-
-/* The entry of @name (at @path) in @parent for the kernel: its attributes (getattr), and
- * its inode with one more lookup. 0 or -errno. */
-static int entry_of(fuse_ino_t parent, const char *name, const char *path,
-		    struct fuse_file_info *fi, struct fuse_entry_param *e)
-{
-	uint64_t ino;
-	int r;
-
-	memset(e, 0, sizeof(*e));
-	r = fs_getattr(path, &e->attr, fi);
-	if (r == 0)
-		r = fs_inode_lookup(&get_ctx()->inodes, parent, name, &ino);
-	if (r < 0)
-		return r;
-	e->ino = ino;
-	e->attr.st_ino = ino;
-	e->entry_timeout = name_timeout(path);
-	/* a file's attributes are kept from its first GETATTR on, not from here: for an
-	 * inode new to the kernel, an invalidation sent before this answer reached it found
-	 * nothing to mark, and the kernel's attr_version cannot tell this answer is older */
-	e->attr_timeout = S_ISDIR(e->attr.st_mode) ? attr_timeout(path, &e->attr) : 0.0;
-	return 0;
-}
-
-/* Answer with @e; a kernel that no longer wants it (interrupted) forgets its lookup. */
-static void reply_entry(fuse_req_t req, const struct fuse_entry_param *e)
-{
-	if (fuse_reply_entry(req, e) == -ENOENT)
-		fs_inode_forget(&get_ctx()->inodes, e->ino, 1);
-}
-
-static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
-{
-	char path[FS_PATH_BYTES];
-	struct fuse_entry_param e;
-	int r;
-
-	begin(req);
-	r = child_path(parent, name, path);
-	if (r == 0)
-		r = entry_of(parent, name, path, NULL, &e);
-	if (r < 0)
-		fuse_reply_err(req, -r);
-	else
-		reply_entry(req, &e);
-}
-
-static void ll_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
-{
-	begin(req);
-	fs_inode_forget(&get_ctx()->inodes, ino, nlookup);
-	fuse_reply_none(req);
-}
-
-static void ll_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
-{
-	begin(req);
-	for (size_t i = 0; i < count; i++)
-		fs_inode_forget(&get_ctx()->inodes, forgets[i].ino, forgets[i].nlookup);
-	fuse_reply_none(req);
-}
-
-/* Answer with the attributes of @path (inode @ino), or with @r, the error of what came
- * before. */
-static void reply_attr(fuse_req_t req, fuse_ino_t ino, const char *path,
-		       struct fuse_file_info *fi, int r)
-{
-	struct stat st;
-
-	memset(&st, 0, sizeof(st));
-	if (r == 0)
-		r = fs_getattr(path, &st, fi);
-	st.st_ino = ino;
-	/* a name the kernel keeps whose file went: it looks the path up again */
-	if (r == -ENOENT && !fi)
-		r = -ESTALE;
-	if (r < 0)
-		fuse_reply_err(req, -r);
-	else
-		fuse_reply_attr(req, &st, attr_timeout(path, &st));
-}
-
-static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	char path[FS_PATH_BYTES];
-
-	begin(req);
-	if (fi)
-		handle_path(ino, path);
-	else if (ino_path(req, ino, path) < 0)
-		return;
-	reply_attr(req, ino, path, fi, 0);
-}
-
-/* chmod, chown, truncate, utimes, in libfuse's order, then the attributes. */
-static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int valid,
-		       struct fuse_file_info *fi)
-{
-	char path[FS_PATH_BYTES];
-	int r = 0;
-
-	begin(req);
-	if (fi)
-		handle_path(ino, path);
-	else if (ino_path(req, ino, path) < 0)
-		return;
-	if (valid & FUSE_SET_ATTR_MODE)
-		r = fs_chmod(path, attr->st_mode, fi);
-	if (r == 0 && (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)))
-		r = fs_chown(path, (valid & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t)-1,
-			     (valid & FUSE_SET_ATTR_GID) ? attr->st_gid : (gid_t)-1, fi);
-	if (r == 0 && (valid & FUSE_SET_ATTR_SIZE))
-		r = fs_truncate(path, attr->st_size, fi);
-	if (r == 0 && (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME))) {
-		struct timespec tv[2] = { { 0, UTIME_OMIT }, { 0, UTIME_OMIT } };
-
-		if (valid & FUSE_SET_ATTR_ATIME_NOW)
-			tv[0].tv_nsec = UTIME_NOW;
-		else if (valid & FUSE_SET_ATTR_ATIME)
-			tv[0] = attr->st_atim;
-		if (valid & FUSE_SET_ATTR_MTIME_NOW)
-			tv[1].tv_nsec = UTIME_NOW;
-		else if (valid & FUSE_SET_ATTR_MTIME)
-			tv[1] = attr->st_mtim;
-		r = fs_utimens(path, tv, fi);
-	}
-	reply_attr(req, ino, path, fi, r);
-}
-
-static void ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	char path[FS_PATH_BYTES];
-	struct dir_handle *d;
-	struct stat st;
-	int r;
-
-	begin(req);
-	if (ino_path(req, ino, path) < 0)
-		return;
-	/* a kept name of a directory that went: looked up again */
-	r = fs_getattr(path, &st, NULL);
-	if (r < 0) {
-		fuse_reply_err(req, r == -ENOENT ? ESTALE : -r);
-		return;
-	}
-	d = calloc(1, sizeof(*d));
-	if (!d) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	pthread_mutex_init(&d->mu, NULL);
-	fi->fh = (uint64_t)(uintptr_t)d;
-	if (fuse_reply_open(req, fi) == -ENOENT) {
-		pthread_mutex_destroy(&d->mu);
-		free(d);
-	}
-}
-
-/* Entries from offset @off (the index of the next name) that fit in @size bytes. */
-static void ll_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		       struct fuse_file_info *fi)
-{
-	struct dir_handle *d = (struct dir_handle *)(uintptr_t)fi->fh;
-	char path[FS_PATH_BYTES], *buf;
-	const char *name;
-	struct stat st;
-	size_t used = 0;
-
-	begin(req);
-	if (ino_path(req, ino, path) < 0)
-		return;
-	pthread_mutex_lock(&d->mu);
-	if (!d->filled || off == 0) {
-		d->len = d->count = 0;
-		d->err = fs_readdir(path, d);
-		d->filled = true;
-	}
-	if (d->err < 0 && d->err != -ENOMEM) {
-		pthread_mutex_unlock(&d->mu);
-		fuse_reply_err(req, -d->err);
-		return;
-	}
-	buf = malloc(size ? size : 1);
-	if (!buf) {
-		pthread_mutex_unlock(&d->mu);
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	memset(&st, 0, sizeof(st));
-	st.st_ino = 0xffffffff; /* unknown (libfuse's FUSE_UNKNOWN_INO); no type either: the caller asks */
-	name = d->names;
-	for (size_t i = 0; name && i < d->count; i++, name += strlen(name) + 1) {
-		size_t n;
-
-		if ((off_t)i < off)
-			continue;
-		n = fuse_add_direntry(req, buf + used, size - used, name, &st, (off_t)i + 1);
-		if (n > size - used)
-			break;
-		used += n;
-	}
-	pthread_mutex_unlock(&d->mu);
-	fuse_reply_buf(req, buf, used);
-	free(buf);
-}
-
-static void ll_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	struct dir_handle *d = (struct dir_handle *)(uintptr_t)fi->fh;
-
-	(void)ino;
-	begin(req);
-	pthread_mutex_destroy(&d->mu);
-	free(d->names);
-	free(d);
-	fuse_reply_err(req, 0);
-}
-
-static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	char path[FS_PATH_BYTES];
-	int r;
-
-	begin(req);
-	if (ino_path(req, ino, path) < 0)
-		return;
-	r = fs_open(path, fi);
-	if (r == -ENOENT)
-		r = -ESTALE; /* a kept name whose file went: looked up again */
-	if (r < 0) {
-		fuse_reply_err(req, -r);
-		return;
-	}
-	/* a cached open of other bytes than the kernel's: the size it keeps is stale */
-	if (!fi->direct_io && !fi->keep_cache)
-		fs_inode_inval_attrs(&get_ctx()->inodes, ino);
-	if (fuse_reply_open(req, fi) == -ENOENT)
-		fs_release(path, fi); /* the open was interrupted */
-}
-
-static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-		      struct fuse_file_info *fi)
-{
-	char path[FS_PATH_BYTES];
-	struct fuse_entry_param e;
-	int r;
-
-	begin(req);
-	r = child_path(parent, name, path);
-	if (r == 0)
-		r = fs_create(path, mode, fi);
-	if (r < 0) {
-		fuse_reply_err(req, -r);
-		return;
-	}
-	r = entry_of(parent, name, path, fi, &e);
-	if (r == 0 && !S_ISREG(e.attr.st_mode)) {
-		fs_inode_forget(&get_ctx()->inodes, e.ino, 1);
-		r = -EIO;
-	}
-	if (r < 0) {
-		fs_release(path, fi);
-		fuse_reply_err(req, -r);
-	} else if (fuse_reply_create(req, &e, fi) == -ENOENT) {
-		fs_release(path, fi); /* the open was interrupted */
-		fs_inode_forget(&get_ctx()->inodes, e.ino, 1);
-	}
-}
-
-static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		    struct fuse_file_info *fi)
-{
-	char path[FS_PATH_BYTES], *buf;
-	int r;
-
-	begin(req);
-	handle_path(ino, path);
-	buf = malloc(size ? size : 1);
-	if (!buf) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	r = fs_read(path, buf, size, off, fi);
-	if (r < 0)
-		fuse_reply_err(req, -r);
-	else
-		fuse_reply_buf(req, buf, (size_t)r);
-	free(buf);
-}
-
-static void ll_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t size, off_t off,
-		     struct fuse_file_info *fi)
-{
-	char path[FS_PATH_BYTES];
-	int r;
-
-	begin(req);
-	handle_path(ino, path);
-	r = fs_write(path, data, size, off, fi);
-	if (r < 0)
-		fuse_reply_err(req, -r);
-	else
-		fuse_reply_write(req, (size_t)r);
-}
-
-static void ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	char path[FS_PATH_BYTES];
-
-	begin(req);
-	handle_path(ino, path);
-	fuse_reply_err(req, -fs_flush(path, fi));
-}
-
-static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	char path[FS_PATH_BYTES];
-	int r = 0;
-
-	begin(req);
-	handle_path(ino, path);
-	if (fi->flush)
-		r = fs_flush(path, fi);
-	fs_release(path, fi);
-	fuse_reply_err(req, -r);
-}
-
-static void ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
-{
-	char path[FS_PATH_BYTES];
-	struct fuse_entry_param e;
-	int r;
-
-	begin(req);
-	r = child_path(parent, name, path);
-	if (r == 0)
-		r = fs_mkdir(path, mode);
-	if (r == 0)
-		r = entry_of(parent, name, path, NULL, &e);
-	if (r < 0)
-		fuse_reply_err(req, -r);
-	else
-		reply_entry(req, &e);
-}
-
-static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
-{
-	char path[FS_PATH_BYTES];
-	int r;
-
-	begin(req);
-	r = child_path(parent, name, path);
-	if (r == 0)
-		r = fs_rmdir(path);
-	/* the kernel makes the directory dead: a new one of that name is a new inode */
-	if (r == 0)
-		fs_inode_detach(&get_ctx()->inodes, parent, name);
-	fuse_reply_err(req, -r);
-}
-
-static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
-{
-	char path[FS_PATH_BYTES];
-	int r;
-
-	begin(req);
-	r = child_path(parent, name, path);
-	if (r == 0)
-		r = fs_unlink(path);
-	fuse_reply_err(req, -r);
-}
-
-static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
-		      const char *newname, unsigned int flags)
-{
-	char path[FS_PATH_BYTES], to[FS_PATH_BYTES];
-	int r;
-
-	begin(req);
-	r = child_path(parent, name, path);
-	if (r == 0)
-		r = child_path(newparent, newname, to);
-	if (r == 0)
-		r = fs_rename(path, to, flags);
-	fuse_reply_err(req, -r);
-}
-
-static void ll_statfs(fuse_req_t req, fuse_ino_t ino)
-{
-	struct statvfs st;
-
-	(void)ino;
-	begin(req);
-	fs_statfs("/", &st);
-	fuse_reply_statfs(req, &st);
-}
-
-static const struct fuse_lowlevel_ops ops = {
-	.init = fs_init,
-	.lookup = ll_lookup,
-	.forget = ll_forget,
-	.forget_multi = ll_forget_multi,
-	.getattr = ll_getattr,
-	.setattr = ll_setattr,
-	.opendir = ll_opendir,
-	.readdir = ll_readdir,
-	.releasedir = ll_releasedir,
-	.open = ll_open,
-	.create = ll_create,
-	.read = ll_read,
-	.write = ll_write,
-	.flush = ll_flush,
-	.release = ll_release,
-	.mkdir = ll_mkdir,
-	.rmdir = ll_rmdir,
-	.unlink = ll_unlink,
-	.rename = ll_rename,
-	.statfs = ll_statfs,
-};
-
-const struct fuse_lowlevel_ops *fs_operations(void)
-{
-	return &ops;
 }

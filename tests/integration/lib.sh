@@ -60,7 +60,7 @@ is_mounted() {
 }
 
 # answers PATH: does a live daemon answer for PATH? A GETATTR the kernel must send: the
-# names and attributes it keeps (fs_ops.c) answer a plain stat() on a dead mount too
+# names and attributes it keeps (fs_lowlevel.c) answer a plain stat() on a dead mount too
 answers() {
 	stat --cached=never -c %F "$1" >/dev/null 2>&1
 }
