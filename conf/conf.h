@@ -20,6 +20,7 @@
 #ifndef ASCENDFS_CONF_H
 #define ASCENDFS_CONF_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -364,6 +365,31 @@ enum conf_launch {
 	CONF_LAUNCH_PER_RANK,	/* one process per NPU (ranks/<rank>.env) */
 };
 
+/*
+ * What a job is (`kind:`). A training job runs to its end, and max_restarts bounds its
+ * restarts. A service (an inference service: MindIE Server on Atlas 800I A2, or any
+ * program that serves until stopped) runs until cancelled: it is `replicas` instances,
+ * each placed as a gang of its own (sched_service.c), whose processes are started again
+ * whenever they end, without a budget.
+ */
+enum conf_job_kind {
+	CONF_JOB_TRAINING,
+	CONF_JOB_SERVICE,
+};
+
+/* A service's instances at most (`replicas:`). */
+#define CONF_SERVICE_REPLICAS_MAX 64
+/* NPUs of one service instance at most: MindIE Server's multi-node inference spans at
+ * most 4 servers and 32 NPUs (MindIE installation guide, multi-node inference). */
+#define CONF_SERVICE_NPUS_MAX 32
+/* A service's name at most: its instances are <name>.<index>, index < 64. */
+#define CONF_SERVICE_NAME_MAX (CONF_NAME_MAX - 3)
+/* A service's endpoint port when `port:` is not given: MindIE Server's default (its
+ * config.json ServerConfig.port, MindIE Server configuration reference). */
+#define CONF_SERVICE_PORT_DEFAULT 1025
+/* max_restarts of a service: never used up. */
+#define CONF_RESTARTS_UNLIMITED UINT_MAX
+
 /* A job spec as accepted. Strings are owned by the spec. */
 struct conf_job_spec {
 	char *name;		/* validated name */
@@ -383,6 +409,11 @@ struct conf_job_spec {
 				 * each strategy at most once; default [job] */
 	size_t recovery_count;	/* entries of recovery, >= 1 when parsed; 0 (a spec a
 				 * program built field by field) means [job] */
+	enum conf_job_kind kind; /* default training */
+	unsigned replicas;	/* service: instances, 1-CONF_SERVICE_REPLICAS_MAX (default
+				 * 1); 0 for a training job */
+	unsigned port;		/* service: the port its instances serve on (endpoint),
+				 * default CONF_SERVICE_PORT_DEFAULT; 0 for a training job */
 };
 
 /*
@@ -414,6 +445,12 @@ int conf_job_spec_parse(const char *buf, size_t len, const char *file, const cha
 
 /* conf_job_spec_free() - free @s; NULL is fine. */
 void conf_job_spec_free(struct conf_job_spec *s);
+
+/*
+ * conf_job_spec_dup() - a copy of @s (borrowed) named @name (borrowed; NULL: @s's name).
+ * New (conf_job_spec_free), or NULL without memory.
+ */
+struct conf_job_spec *conf_job_spec_dup(const struct conf_job_spec *s, const char *name);
 
 /*
  * conf_job_spec_render_yaml() - the spec as accepted, normalized (every field, defaults

@@ -14,7 +14,8 @@
 
 static const char *const spec_keys[] = {
 	"name", "npus", "queue", "priority", "command", "launch", "checkpoint_dir",
-	"max_restarts", "time_limit", "parallel", "server_type", "recovery", NULL,
+	"max_restarts", "time_limit", "parallel", "server_type", "recovery", "kind",
+	"replicas", "port", NULL,
 };
 
 static const struct {
@@ -32,6 +33,36 @@ void conf_job_spec_free(struct conf_job_spec *s)
 	free(s->checkpoint_dir);
 	free(s->server_type);
 	free(s);
+}
+
+/* strdup() of NULL is NULL; *@ok goes false when memory ran out */
+static char *dup_or_null(const char *text, bool *ok)
+{
+	char *copy = text ? strdup(text) : NULL;
+
+	if (text && !copy)
+		*ok = false;
+	return copy;
+}
+
+struct conf_job_spec *conf_job_spec_dup(const struct conf_job_spec *s, const char *name)
+{
+	struct conf_job_spec *d = malloc(sizeof(*d));
+	bool ok = true;
+
+	if (!d)
+		return NULL;
+	*d = *s;
+	d->name = dup_or_null(name ? name : s->name, &ok);
+	d->queue = dup_or_null(s->queue, &ok);
+	d->command = dup_or_null(s->command, &ok);
+	d->checkpoint_dir = dup_or_null(s->checkpoint_dir, &ok);
+	d->server_type = dup_or_null(s->server_type, &ok);
+	if (!ok) {
+		conf_job_spec_free(d);
+		return NULL;
+	}
+	return d;
 }
 
 /* Copy borrowed tree text into the spec; -ENOMEM is reported through ctx. */
@@ -321,6 +352,99 @@ static int read_recovery(const struct conf_ctx *ctx, const struct conf_node *roo
 	return 0;
 }
 
+/*
+ * kind, and what only a service has: replicas and port. Read before the rest, which a
+ * service reads differently (max_restarts, time_limit, npus).
+ */
+static int read_kind(const struct conf_ctx *ctx, const struct conf_node *root,
+		     struct conf_job_spec *s)
+{
+	const struct conf_node *n = conf_map_get(root, "kind");
+	char q[CONF_QUOTE_MAX];
+	const char *text;
+	uint64_t v;
+	int r;
+
+	s->kind = CONF_JOB_TRAINING;
+	if (n) {
+		r = conf_read_string(ctx, n, "kind", false, &text);
+		if (r < 0)
+			return r;
+		if (strcmp(text, "service") == 0)
+			s->kind = CONF_JOB_SERVICE;
+		else if (strcmp(text, "training") != 0)
+			return conf_fail(ctx, n,
+					 "kind: %s is not a kind of job; use training (runs to "
+					 "its end, the default) or service (serves until "
+					 "cancelled, e.g. MindIE)",
+					 conf_quote(text, q, sizeof(q)));
+	}
+	if (s->kind != CONF_JOB_SERVICE) {
+		static const char *const service_only[] = { "replicas", "port" };
+
+		for (size_t i = 0; i < sizeof(service_only) / sizeof(service_only[0]); i++) {
+			n = conf_map_get(root, service_only[i]);
+			if (n)
+				return conf_fail(ctx, n,
+						 "%s: only a service has %s; add `kind: service`, "
+						 "or leave %s out",
+						 service_only[i], service_only[i], service_only[i]);
+		}
+		return 0;
+	}
+	s->replicas = 1;
+	n = conf_map_get(root, "replicas");
+	if (n) {
+		r = conf_read_uint(ctx, n, "replicas", 1, CONF_SERVICE_REPLICAS_MAX, "", &v);
+		if (r < 0)
+			return r;
+		s->replicas = (unsigned)v;
+	}
+	s->port = CONF_SERVICE_PORT_DEFAULT;
+	n = conf_map_get(root, "port");
+	if (n) {
+		r = conf_read_uint(ctx, n, "port", 1, 65535, "", &v);
+		if (r < 0)
+			return r;
+		s->port = (unsigned)v;
+	}
+	return 0;
+}
+
+/* What a service may not have, once the whole spec is read. */
+static int check_service(const struct conf_ctx *ctx, const struct conf_node *root,
+			 struct conf_job_spec *s)
+{
+	const struct conf_node *n;
+
+	n = conf_map_get(root, "name");
+	if (strlen(s->name) > CONF_SERVICE_NAME_MAX)
+		return conf_fail(ctx, n,
+				 "name: a service's name has at most %d characters (its "
+				 "instances are named <name>.<index>); this one has %zu",
+				 CONF_SERVICE_NAME_MAX, strlen(s->name));
+	n = conf_map_get(root, "npus");
+	if (s->npus_min != s->npus_max)
+		return conf_fail(ctx, n,
+				 "npus: a service's instances have one size; give a whole "
+				 "number, e.g. `npus: 16`, and scale with replicas");
+	if (s->npus > CONF_SERVICE_NPUS_MAX)
+		return conf_fail(ctx, n,
+				 "npus: %u is more than a MindIE instance can span (%u NPUs on "
+				 "at most 4 servers); give %u or fewer and serve more with "
+				 "replicas",
+				 s->npus, CONF_SERVICE_NPUS_MAX, CONF_SERVICE_NPUS_MAX);
+	/* a rendered service spec says `max_restarts: null`: read back as it was */
+	n = conf_map_get(root, "max_restarts");
+	if (n && !conf_node_is_null(n))
+		return conf_fail(ctx, n,
+				 "max_restarts: a service's instances are started again "
+				 "whenever they end, until the service is cancelled; leave "
+				 "max_restarts out");
+	s->max_restarts = CONF_RESTARTS_UNLIMITED;
+	return 0;
+}
+
 static int read_spec(const struct conf_ctx *ctx, const struct conf_node *root,
 		     const char *default_name, struct conf_job_spec *s)
 {
@@ -336,6 +460,9 @@ static int read_spec(const struct conf_ctx *ctx, const struct conf_node *root,
 	if (r < 0)
 		return r;
 	r = read_npus(ctx, root, s);
+	if (r < 0)
+		return r;
+	r = read_kind(ctx, root, s);
 	if (r < 0)
 		return r;
 
@@ -373,7 +500,11 @@ static int read_spec(const struct conf_ctx *ctx, const struct conf_node *root,
 
 	s->max_restarts = 3;
 	n = conf_map_get(root, "max_restarts");
-	if (n) {
+	if (s->kind == CONF_JOB_SERVICE) {
+		r = check_service(ctx, root, s);
+		if (r < 0)
+			return r;
+	} else if (n) {
 		r = conf_read_uint(ctx, n, "max_restarts", 0, JOB_RESTARTS_MAX, "", &v);
 		if (r < 0)
 			return r;
@@ -485,7 +616,10 @@ int conf_job_spec_render_yaml(const struct conf_job_spec *s, char **ret_buf, siz
 	conf_out_key(o, "checkpoint_dir");
 	conf_out_str_or_null(o, s->checkpoint_dir);
 	conf_out_key(o, "max_restarts");
-	conf_out_uint(o, s->max_restarts);
+	if (s->kind == CONF_JOB_SERVICE)
+		conf_out_null(o); /* none: started again until cancelled */
+	else
+		conf_out_uint(o, s->max_restarts);
 	conf_out_key(o, "time_limit");
 	if (s->time_limit_sec)
 		conf_out_str(o, conf_format_duration(s->time_limit_sec, duration,
@@ -507,6 +641,15 @@ int conf_job_spec_render_yaml(const struct conf_job_spec *s, char **ret_buf, siz
 	if (!s->recovery_count) /* a spec built field by field: the default */
 		conf_out_str(o, conf_recovery_name(CONF_RECOVERY_JOB));
 	conf_out_seq_end(o);
+	/* a training job's spec reads as it did before kinds existed */
+	if (s->kind == CONF_JOB_SERVICE) {
+		conf_out_key(o, "kind");
+		conf_out_str(o, "service");
+		conf_out_key(o, "replicas");
+		conf_out_uint(o, s->replicas);
+		conf_out_key(o, "port");
+		conf_out_uint(o, s->port);
+	}
 	conf_out_map_end(o);
 	return conf_out_finish(o, ret_buf, ret_len);
 }

@@ -35,6 +35,22 @@ static const struct conf_server_type server_types[] = {
 		.rank_table_version = "1.0",
 	},
 	{
+		/*
+		 * The inference server of the 910B generation: 8 NPUs in one HCCS full mesh,
+		 * as the 800T A2, so the same placement rules. MindIE Server runs
+		 * multi-node inference on it, up to 4 servers and 32 NPUs an instance
+		 * (MindIE installation guide, multi-node inference constraints).
+		 */
+		.name = "atlas800i-a2",
+		.product = "Atlas 800I A2",
+		.chip = "910B",
+		.npu_count = 8,
+		.hccs = CONF_HCCS_MESH,
+		.hccs_group_size = 8,
+		.legal_sizes_mask = SIZES_UP_TO(8),
+		.rank_table_version = "1.0",
+	},
+	{
 		/* 16 dies in pairs; super pods need rank table 1.2. */
 		.name = "atlas900-a3",
 		.product = "Atlas 900 A3 SuperPoD",

@@ -773,7 +773,7 @@ static void test_server_type_table(void **state)
 	size_t n, i;
 
 	list = conf_server_type_list(&n);
-	assert_int_equal(n, 3);
+	assert_int_equal(n, 4);
 	for (i = 0; i < n; i++) {
 		assert_ptr_equal(conf_server_type_find(list[i].name), &list[i]);
 		assert_true(list[i].npu_count <= CONF_SERVER_NPUS_MAX);
@@ -796,6 +796,15 @@ static void test_server_type_table(void **state)
 	assert_int_equal(t->hccs, CONF_HCCS_MESH);
 	assert_int_equal(t->hccs_group_size, 8);
 	assert_int_equal(t->legal_sizes_mask, 0x1fe);
+	/* the inference server: the 800T A2's mesh and rules */
+	t = conf_server_type_find("atlas800i-a2");
+	assert_non_null(t);
+	assert_string_equal(t->product, "Atlas 800I A2");
+	assert_string_equal(t->chip, "910B");
+	assert_int_equal(t->npu_count, 8);
+	assert_int_equal(t->hccs, CONF_HCCS_MESH);
+	assert_int_equal(t->legal_sizes_mask, 0x1fe);
+	assert_string_equal(t->rank_table_version, "1.0");
 	t = conf_server_type_find("atlas900-a3");
 	assert_non_null(t);
 	assert_string_equal(t->chip, "910C");

@@ -100,6 +100,9 @@ static void assert_spec_equal(const struct conf_job_spec *a, const struct conf_j
 		assert_non_null(b->server_type);
 		assert_string_equal(a->server_type, b->server_type);
 	}
+	assert_int_equal(a->kind, b->kind);
+	assert_int_equal(a->replicas, b->replicas);
+	assert_int_equal(a->port, b->port);
 }
 
 /* render -> parse -> equal spec, and rendering the re-parsed spec gives the same text. */
@@ -241,6 +244,65 @@ static void test_job_spec_time_limit_range(void **state)
 		if (strcmp(msg, want) != 0)
 			fail_msg("time_limit %s: got \"%s\", want \"%s\"", too_long[i], msg, want);
 	}
+}
+
+/*
+ * A service: replicas and port, no restart budget, and a name that leaves room for its
+ * instances' (<name>.<index>); what it renders reads back the same, and a copy under an
+ * instance's name is the same spec but for the name.
+ */
+static void test_job_spec_service(void **state)
+{
+	struct conf_job_spec *s, *copy;
+	char name[CONF_NAME_MAX + 2], text[256];
+	const char *msg;
+
+	(void)state;
+	s = parse_ok("npus: 16\nkind: service\n", "svc.yaml", "svc");
+	assert_int_equal(s->kind, CONF_JOB_SERVICE);
+	assert_int_equal(s->replicas, 1);
+	assert_int_equal(s->port, CONF_SERVICE_PORT_DEFAULT);
+	assert_true(s->max_restarts == CONF_RESTARTS_UNLIMITED);
+	assert_round_trip(s);
+	copy = conf_job_spec_dup(s, "svc.3");
+	assert_non_null(copy);
+	assert_string_equal(copy->name, "svc.3");
+	assert_string_equal(copy->queue, s->queue);
+	free(copy->name);
+	copy->name = strdup("svc");
+	assert_spec_equal(s, copy);
+	conf_job_spec_free(copy);
+	conf_job_spec_free(s);
+	s = parse_ok("npus: 8\nkind: service\nreplicas: 64\nport: 8080\n", "svc.yaml", "svc");
+	assert_int_equal(s->replicas, 64);
+	assert_int_equal(s->port, 8080);
+	assert_round_trip(s);
+	conf_job_spec_free(s);
+	/* a training job renders as before: no kind, replicas or port */
+	s = parse_ok("npus: 8\nkind: training\n", "t.yaml", "t");
+	assert_int_equal(s->kind, CONF_JOB_TRAINING);
+	assert_int_equal(s->replicas, 0);
+	{
+		char *out;
+		size_t len;
+
+		assert_int_equal(conf_job_spec_render_yaml(s, &out, &len), 0);
+		assert_null(strstr(out, "kind"));
+		assert_null(strstr(out, "replicas"));
+		free(out);
+	}
+	conf_job_spec_free(s);
+	/* CONF_SERVICE_NAME_MAX characters fit; one more does not */
+	memset(name, 'a', sizeof(name));
+	name[CONF_SERVICE_NAME_MAX] = '\0';
+	snprintf(text, sizeof(text), "name: %s\nnpus: 8\nkind: service\n", name);
+	s = parse_ok(text, "x.yaml", NULL);
+	conf_job_spec_free(s);
+	name[CONF_SERVICE_NAME_MAX] = 'a';
+	name[CONF_SERVICE_NAME_MAX + 1] = '\0';
+	snprintf(text, sizeof(text), "name: %s\nnpus: 8\nkind: service\n", name);
+	msg = parse_failz(text, "x.yaml", NULL, -EINVAL);
+	assert_non_null(strstr(msg, "a service's name has at most 60 characters"));
 }
 
 static void test_job_spec_full_round_trip(void **state)
@@ -919,6 +981,7 @@ int main(void)
 		cmocka_unit_test(test_job_spec_defaults),
 		cmocka_unit_test(test_job_spec_null_value_means_default),
 		cmocka_unit_test(test_job_spec_full_round_trip),
+		cmocka_unit_test(test_job_spec_service),
 		cmocka_unit_test(test_job_spec_render_quotes_user_strings),
 		cmocka_unit_test(test_job_spec_elastic_npus),
 		cmocka_unit_test(test_job_spec_priority_words),
