@@ -63,6 +63,9 @@ enum sched_job_state {
 	SCHED_JOB_CANCELLED,  /* cancelled by its owner or an admin */
 	SCHED_JOB_REJECTED,   /* spec refused; nothing was allocated */
 	SCHED_JOB_TIMEOUT,    /* stopped at its time_limit (Slurm's TIMEOUT) */
+	SCHED_JOB_SERVING,    /* a service (kind: service): holds no NPUs itself; its
+			       * instances, jobs of their own, serve (sched_service.c),
+			       * until it is cancelled */
 	SCHED_JOB_STATE_COUNT
 };
 
@@ -461,6 +464,9 @@ struct sched_job {
 					 * last usage report; usage_count entries */
 	size_t usage_count;
 	struct sched_ladder ladder;	/* its recovery ladder (sched_ladder.c) */
+	char service[CONF_NAME_MAX + 1]; /* an instance of a service: that service's name
+					 * (its own is <service>.<index>); "" for every
+					 * other job (sched_service.c) */
 };
 
 enum sched_event_kind {
@@ -552,6 +558,8 @@ struct sched_cluster {
 	size_t pend_order_count;
 	bool pend_order_valid;
 	uint64_t next_job_serial;
+	bool services_dirty;		/* an instance ended, or a service changed, since
+					 * sched_service_tick() looked (sched_service.c) */
 	struct sched_event *events;	/* ring of event_cap slots, grown (doubling, not
 					 * zeroed ahead of use) up to conf->event_history */
 	size_t event_head, event_count, event_cap;
@@ -835,9 +843,68 @@ int sched_job_reject(struct sched_cluster *c, const char *name, uid_t uid, gid_t
  * gone at once (a cluster without agents cancels at once, as before). A job already
  * stopping keeps its deadline and
  * ends cancelled (stop_cancelled). Cancelling a terminal job, or again a job stopping
- * to cancelled, is a no-op returning 0. Returns -ENOENT, -EPERM.
+ * to cancelled, is a no-op returning 0. A service (serving) is cancelled at once, and
+ * each of its active instances as above. Returns -ENOENT, -EPERM.
  */
 int sched_job_cancel(struct sched_cluster *c, const char *name, uid_t uid, uint64_t now_usec);
+
+/*
+ * ---- services (sched_service.c) ----
+ * A spec of kind service is admitted as a service record, state serving, which holds no
+ * NPUs, and `replicas` instances: jobs named <service>.<index> (index 0 to replicas - 1),
+ * each a copy of the spec placed as a gang of its own, by the same rules, queue and
+ * priority as any job, owned by the service's owner. An instance's processes are started
+ * again whenever they end, with any status, and a fault moves it as any job's; an
+ * instance that ends anyway (failed, timed out) is replaced by a new one of the same
+ * name within a tick (sched_service_tick()), while its service serves. The service's
+ * cancel cancels its instances; its instances are not cancelled or removed one by one
+ * (the caller refuses that: the service's `scale` says how many there are). While a
+ * service serves, no other job may take a name <service>.<digits>.
+ */
+
+/* sched_job_is_service() - is @j a service's record (serving or ended)? */
+bool sched_job_is_service(const struct sched_job *j);
+/* sched_job_is_instance() - is @j an instance of a service (j->service)? */
+bool sched_job_is_instance(const struct sched_job *j);
+
+/*
+ * sched_service_instance_name() - "<service>.<index>" into @buf (@len bytes; a service's
+ * name leaves room: CONF_SERVICE_NAME_MAX). Returns 0 or -ENAMETOOLONG.
+ */
+int sched_service_instance_name(const char *service, unsigned index, char *buf, size_t len);
+
+/*
+ * sched_service_instance() - the record named <@svc's name>.<@index> when it is an
+ * instance of @svc, else NULL (none, or another job's name).
+ */
+struct sched_job *sched_service_instance(struct sched_cluster *c,
+					 const struct sched_job *svc, unsigned index);
+
+/*
+ * sched_service_of() - the serving service that owns name @name (<service>.<digits>),
+ * or NULL: no job but its instance may take such a name while it serves.
+ */
+struct sched_job *sched_service_of(struct sched_cluster *c, const char *name);
+
+/*
+ * sched_service_scale() - set service @name's replicas to @replicas (1 to
+ * CONF_SERVICE_REPLICAS_MAX) on behalf of @uid (its owner or 0): instances below the new
+ * count are made as needed, those at or above it cancelled (the highest indexes go
+ * first, as a StatefulSet scales down). An event says from and to. Returns 0,
+ * -ENOENT, -EPERM, -EINVAL (not a serving service, or @replicas out of range: @reason,
+ * SCHED_REASON_MAX, says which) or -ENOMEM.
+ */
+int sched_service_scale(struct sched_cluster *c, const char *name, uid_t uid, unsigned replicas,
+			uint64_t now_usec, char *reason);
+
+/*
+ * sched_service_tick() - make every serving service's instances match its replicas:
+ * an instance below the count that is missing or ended is made anew (the name's old
+ * record replaced), one at or above it is cancelled. Cheap while no instance ended
+ * since the last call (c->services_dirty). Called by sched_tick(). Returns how many
+ * instances it made or cancelled.
+ */
+unsigned sched_service_tick(struct sched_cluster *c, uint64_t now_usec);
 
 /*
  * sched_job_complete() - the owner says running job @name is done: it goes stopping

@@ -35,6 +35,7 @@ static const char *const state_names[SCHED_JOB_STATE_COUNT] = {
 	[SCHED_JOB_CANCELLED] = "cancelled",
 	[SCHED_JOB_REJECTED] = "rejected",
 	[SCHED_JOB_TIMEOUT] = "timeout",
+	[SCHED_JOB_SERVING] = "serving",
 };
 
 const char *sched_job_state_name(enum sched_job_state s)

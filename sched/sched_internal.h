@@ -587,6 +587,31 @@ size_t sched_limits_user_jobs(const struct sched_cluster *c, uid_t uid);
 int sched_limits_check_counts(const struct sched_cluster *c, char *reason);
 
 /*
+ * sched_restart_of() - what follows "restart N" in a reason: " of <max_restarts>", or
+ * that a service's instance has no limit (sched_recover.c). Into @buf (@len bytes, 48
+ * suffice); returns @buf.
+ */
+const char *sched_restart_of(const struct sched_job *j, char *buf, size_t len);
+
+/*
+ * ---- services (sched_service.c; the rules in ascend_sched.h) ----
+ * sched_service_check() - may service spec @spec of @uid take its instances' names (no
+ * other active job holds one)? 0, or -EEXIST with @reason. A training spec: 0.
+ * sched_service_admitted() - service @svc was just admitted (serving): make its
+ * instances. Returns how many it made.
+ * sched_service_cancelled() - @svc stopped serving: cancel its active instances.
+ * sched_job_admit_instance() - admit @spec (stolen; named <service>.<index>, checked
+ * free) as an instance of @svc (sched_job.c). 0 or -errno with @reason.
+ */
+int sched_service_check(struct sched_cluster *c, const struct conf_job_spec *spec, uid_t uid,
+			char *reason);
+unsigned sched_service_admitted(struct sched_cluster *c, struct sched_job *svc,
+				uint64_t now_usec);
+void sched_service_cancelled(struct sched_cluster *c, struct sched_job *svc, uint64_t now_usec);
+int sched_job_admit_instance(struct sched_cluster *c, struct conf_job_spec *spec,
+			     const struct sched_job *svc, uint64_t now_usec, char *reason);
+
+/*
  * ---- job reasons (sched_reason.c) ----
  * sched_job_set_reason() - @j's reason becomes @reason (borrowed; NULL or "" for none; cut
  * at SCHED_REASON_MAX - 1 bytes, as the buffer it replaced cut it): a reference to the

@@ -35,10 +35,16 @@ static bool transition_is_legal(enum sched_job_state from, enum sched_job_state 
 {
 	switch (from) {
 	case SCHED_JOB_NONE:
-		return to == SCHED_JOB_DRAFT || to == SCHED_JOB_PENDING || to == SCHED_JOB_REJECTED;
+		return to == SCHED_JOB_DRAFT || to == SCHED_JOB_PENDING ||
+		       to == SCHED_JOB_REJECTED || to == SCHED_JOB_SERVING;
 	case SCHED_JOB_DRAFT:
 		return to == SCHED_JOB_PENDING || to == SCHED_JOB_REJECTED ||
-		       to == SCHED_JOB_CANCELLED;
+		       to == SCHED_JOB_CANCELLED || to == SCHED_JOB_SERVING;
+	case SCHED_JOB_SERVING:
+		/* serving -> serving: its replicas changed; failed: restored on a cluster
+		 * where it can never run */
+		return to == SCHED_JOB_SERVING || to == SCHED_JOB_CANCELLED ||
+		       to == SCHED_JOB_FAILED;
 	case SCHED_JOB_PENDING:
 		return to == SCHED_JOB_PENDING || to == SCHED_JOB_RUNNING ||
 		       to == SCHED_JOB_CANCELLED || to == SCHED_JOB_FAILED;
@@ -110,6 +116,9 @@ static void transition(struct sched_cluster *c, struct sched_job *j, enum sched_
 	}
 	if (sched_job_state_is_terminal(to))
 		j->end_usec = now_usec;
+	/* an instance that ended is replaced while its service serves */
+	if (j->service[0] && sched_job_state_is_terminal(to))
+		c->services_dirty = true;
 	sched_history_note(c, j, from, to, kind, now_usec);
 	/* A pending job that stays pending with a new reason is not worth an event each pass
 	 * (nor, from a pass, a record write: sched_job_set_pending_reason()). */
@@ -636,6 +645,9 @@ static int job_name_check(struct sched_cluster *c, const char *name, uid_t uid,
 		return -EINVAL;
 	old = sched_cluster_find_job(c, name);
 	*ret_existing = old;
+	/* <service>.<digits> is a serving service's instance name, never a job's own */
+	if (sched_service_of(c, name))
+		return -EEXIST;
 	h = c->holds ? hold_find(c, name) : NULL;
 	if (h && h != own)
 		return -EBUSY; /* checked and accepted for someone, submitted soon */
@@ -833,6 +845,12 @@ static int job_check(struct sched_cluster *c, const struct conf_job_spec *spec, 
 				     "digits, '.', '_' and '-' (at most 63)", spec->name);
 		return r;
 	}
+	if (r == -EEXIST && sched_service_of(c, spec->name)) {
+		sched_reason(reason, "job \"%s\" is a name of service %s's instances "
+				     "(<service>.<index>); choose another name",
+			     spec->name, sched_service_of(c, spec->name)->name);
+		return r;
+	}
 	if (r == -EEXIST) {
 		sched_reason(reason, "job \"%s\" already exists and is %s; cancel or remove it "
 				     "first, or choose another name",
@@ -848,6 +866,9 @@ static int job_check(struct sched_cluster *c, const struct conf_job_spec *spec, 
 		max_job_count_reason(c, reason);
 		return -EAGAIN;
 	}
+	r = sched_service_check(c, spec, uid, reason);
+	if (r < 0)
+		return r;
 	queue = conf_cluster_find_queue(c->conf, spec->queue);
 	if (!queue) {
 		queue_list(c, known, sizeof(known));
@@ -946,9 +967,13 @@ int sched_job_check_hold(struct sched_cluster *c, const struct conf_job_spec *sp
 	return r;
 }
 
-/* Admit @spec (stolen), checked by the caller, as job @spec->name of @uid/@gid. */
-static int job_admit(struct sched_cluster *c, struct conf_job_spec *spec, uid_t uid, gid_t gid,
-		     uint64_t now_usec, char *reason, struct sched_job **ret)
+/*
+ * Admit @spec (stolen), checked by the caller, as job @spec->name of @uid/@gid; with
+ * @service, as an instance of that service (sched_service.c).
+ */
+static int job_admit_as(struct sched_cluster *c, struct conf_job_spec *spec, uid_t uid,
+			gid_t gid, const char *service, uint64_t now_usec, char *reason,
+			struct sched_job **ret)
 {
 	const struct conf_queue *q;
 	struct sched_job *old, *j;
@@ -957,9 +982,10 @@ static int job_admit(struct sched_cluster *c, struct conf_job_spec *spec, uid_t 
 	uint64_t mark = c->mutations;
 	int r;
 
-	/* Slurm: a job without a time limit gets the partition's DefaultTime, else MaxTime */
+	/* Slurm: a job without a time limit gets the partition's DefaultTime, else MaxTime;
+	 * a service runs until cancelled */
 	q = conf_cluster_find_queue(c->conf, spec->queue);
-	if (!spec->time_limit_sec)
+	if (!spec->time_limit_sec && spec->kind != CONF_JOB_SERVICE)
 		spec->time_limit_sec = q->default_time_limit_sec ? q->default_time_limit_sec :
 								   q->max_time_limit_sec;
 	r = conf_job_spec_render_yaml(spec, &text, &len);
@@ -997,6 +1023,20 @@ static int job_admit(struct sched_cluster *c, struct conf_job_spec *spec, uid_t 
 	j->need_min = spec->npus_min;
 	j->need_max = spec->npus_max;
 	j->type_mask = sched_type_mask(c, spec->npus_min, sched_job_type(c, j));
+	if (service)
+		snprintf(j->service, sizeof(j->service), "%s", service);
+	if (spec->kind == CONF_JOB_SERVICE && !service) {
+		char why[SCHED_REASON_MAX];
+
+		sched_reason(why, "serving: %u %s of %u %s on port %u", spec->replicas,
+			     conf_plural(spec->replicas, "replica", "replicas"), spec->npus,
+			     conf_plural(spec->npus, "NPU", "NPUs"), spec->port);
+		sched_job_transition(c, j, SCHED_JOB_SERVING, SCHED_EV_SUBMITTED, now_usec, why);
+		if (ret)
+			*ret = j;
+		sched_service_admitted(c, j, now_usec);
+		return 0;
+	}
 	sched_job_transition(c, j, SCHED_JOB_PENDING, SCHED_EV_SUBMITTED, now_usec,
 			     "waiting for the first scheduling pass");
 	sched_pass_absorb(c, mark); /* a new pending job: the kept pass gives it a turn */
@@ -1011,6 +1051,18 @@ fail:
 			     (unsigned)uid, reason ? reason : "");
 	conf_job_spec_free(spec);
 	return r;
+}
+
+static int job_admit(struct sched_cluster *c, struct conf_job_spec *spec, uid_t uid, gid_t gid,
+		     uint64_t now_usec, char *reason, struct sched_job **ret)
+{
+	return job_admit_as(c, spec, uid, gid, NULL, now_usec, reason, ret);
+}
+
+int sched_job_admit_instance(struct sched_cluster *c, struct conf_job_spec *spec,
+			     const struct sched_job *svc, uint64_t now_usec, char *reason)
+{
+	return job_admit_as(c, spec, svc->uid, svc->gid, svc->name, now_usec, reason, NULL);
 }
 
 int sched_job_submit_as(struct sched_cluster *c, struct conf_job_spec *spec, uid_t uid,
@@ -1271,6 +1323,8 @@ int sched_job_cancel(struct sched_cluster *c, const char *name, uid_t uid, uint6
 		return 0;
 	}
 	sched_job_transition(c, j, SCHED_JOB_CANCELLED, SCHED_EV_CANCELLED, now_usec, why);
+	if (sched_job_is_service(j))
+		sched_service_cancelled(c, j, now_usec);
 	sched_pass_request(c, now_usec);
 	return 0;
 }
@@ -1512,14 +1566,19 @@ int sched_job_process_exit(struct sched_cluster *c, const char *name, uid_t uid,
 		sched_ladder_process_gone(c, j, idx, code, now_usec);
 		return 0;
 	}
-	if (code != 0) {
+	/* a service's instance serves until cancelled: any end of a process is a restart */
+	if (code != 0 || sched_job_is_instance(j)) {
+		const char *instance = code == 0 ? " (an instance of a service: started again)" :
+						   "";
 		char why[SCHED_REASON_MAX];
 
 		if (per_rank)
-			snprintf(why, sizeof(why), "rank %d on %s exited with status %d", rank,
-				 server, code);
+			snprintf(why, sizeof(why), "rank %d on %s exited with status %d%s", rank,
+				 server, code, instance);
 		else
-			snprintf(why, sizeof(why), "msrun on %s exited with status %d", server, code);
+			snprintf(why, sizeof(why), "%s on %s exited with status %d%s",
+				 sched_job_is_instance(j) ? "the process" : "msrun", server, code,
+				 instance);
 		/* the restart's events name the server (and for a rank, its NPU) */
 		sched_job_subject(c, j, c->servers[j->slices[slice].server].conf->name,
 				  per_rank ? (int)j->slices[slice].device_ids[rank -
@@ -1596,6 +1655,9 @@ int sched_job_remove(struct sched_cluster *c, const char *name, uid_t uid, uint6
 	if (active)
 		sched_job_transition(c, j, SCHED_JOB_CANCELLED, SCHED_EV_CANCELLED, now_usec,
 				     "removed (rmdir) while active");
+	/* a service's instances end with it */
+	if (active && sched_job_is_service(j))
+		sched_service_cancelled(c, j, now_usec);
 	sched_event_add(c, now_usec, SCHED_EV_REMOVED, j, NULL, -1, "job directory removed");
 	jobs_remove_at(c, (size_t)job_index(c, name));
 	if (active || freed) /* forgetting a finished job frees nothing */

@@ -950,6 +950,7 @@ static void retry_settle(struct sched_cluster *c, struct sched_job *j, uint64_t 
 /* Every survivor paused and the restarted process joined: the job runs on. */
 static void in_place_settle(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec)
 {
+	char of[48];
 	struct sched_ladder *l = &j->ladder;
 	char what[SCHED_REASON_MAX], who[CONF_NAME_MAX + 32];
 	double took = (double)elapsed(now_usec, l->began_usec) / 1e6;
@@ -965,9 +966,9 @@ static void in_place_settle(struct sched_cluster *c, struct sched_job *j, uint64
 	j->restart_counted_usec = now_usec;
 	snprintf(what, sizeof(what),
 		 "in-place: %s started again on the same NPUs and %zu %s on from step %llu, "
-		 "%.1f s after the fault; restart %u of %u", who, paused,
+		 "%.1f s after the fault; restart %u%s", who, paused,
 		 paused == 1 ? "survivor goes" : "survivors go", (unsigned long long)step, took,
-		 j->restarts, j->spec->max_restarts);
+		 j->restarts, sched_restart_of(j, of, sizeof(of)));
 	set_outcome(l, what);
 	step_end(c, j);
 	/* the notice to go on: a request of its own, which nobody answers */
@@ -983,6 +984,7 @@ static void in_place_settle(struct sched_cluster *c, struct sched_job *j, uint64
  */
 static void process_settle(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec)
 {
+	char of[48];
 	struct sched_ladder *l = &j->ladder;
 	char what[SCHED_REASON_MAX];
 	double took = (double)elapsed(now_usec, l->began_usec) / 1e6;
@@ -997,11 +999,11 @@ static void process_settle(struct sched_cluster *c, struct sched_job *j, uint64_
 	j->restart_counted_usec = now_usec;
 	snprintf(what, sizeof(what),
 		 "process: %zu new %s joined and %zu %s the communicator and go%s on from "
-		 "step %llu, %.1f s after the fault; generation %u, restart %u of %u", joined,
+		 "step %llu, %.1f s after the fault; generation %u, restart %u%s", joined,
 		 joined == 1 ? "process" : "processes", paused,
 		 paused == 1 ? "survivor rebuilt" : "survivors rebuilt", paused == 1 ? "es" : "",
 		 (unsigned long long)step, took, j->generation, j->restarts,
-		 j->spec->max_restarts);
+		 sched_restart_of(j, of, sizeof(of)));
 	set_outcome(l, what);
 	step_end(c, j);
 	/* the notice to go on: a request of its own, which nobody answers */

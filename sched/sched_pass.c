@@ -621,6 +621,7 @@ unsigned sched_tick(struct sched_cluster *c, uint64_t now_usec)
 	}
 	changed += sched_job_resume_scan_expire(c, now_usec);
 	changed += sched_ladder_expire(c, now_usec);
+	changed += sched_service_tick(c, now_usec);
 	c->last_tick_usec = now_usec;
 	if (changed || grow)
 		sched_pass_request(c, now_usec);

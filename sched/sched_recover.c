@@ -114,6 +114,16 @@ static size_t mark_suspects(const struct sched_cluster *c, const struct sched_jo
  * The recovery of sched_job_recover(); @also_bad is a server index whose share must move
  * too (a process exit taken for its fault), or -1.
  */
+
+const char *sched_restart_of(const struct sched_job *j, char *buf, size_t len)
+{
+	if (j->spec->max_restarts == CONF_RESTARTS_UNLIMITED)
+		snprintf(buf, len, " (a service's instance: no limit)");
+	else
+		snprintf(buf, len, " of %u", j->spec->max_restarts);
+	return buf;
+}
+
 /*
  * @j goes recovering for @reason; one that already is (an earlier rung of its ladder
  * ran, sched_ladder.c) says so in an event of the same kind.
@@ -136,6 +146,7 @@ static void to_recovering(struct sched_cluster *c, struct sched_job *j, uint64_t
 static void recover(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
 		    const char *why, int also_bad)
 {
+	char of[48];
 	bool bad[4096], bad_only[4096];
 	struct sched_slice *slices = NULL;
 	size_t count = 0, nbad = 0, nkeep;
@@ -179,8 +190,8 @@ static void recover(struct sched_cluster *c, struct sched_job *j, uint64_t now_u
 			return;
 		}
 		j->restart_counted_usec = now_usec;
-		snprintf(reason, sizeof(reason), "%.400s; restart %u of %u", why, j->restarts,
-			 j->spec->max_restarts);
+		snprintf(reason, sizeof(reason), "%.400s; restart %u%s", why, j->restarts,
+			 sched_restart_of(j, of, sizeof(of)));
 	}
 	c->recoveries++;
 	to_recovering(c, j, now_usec, reason);
@@ -281,6 +292,7 @@ void sched_recover_job_level(struct sched_cluster *c, struct sched_job *j, uint6
 void sched_restart_job_level(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
 			     const char *why, int server)
 {
+	char of[48];
 	char reason[SCHED_REASON_MAX];
 
 	if (j->state != SCHED_JOB_RUNNING && j->state != SCHED_JOB_RECOVERING)
@@ -304,8 +316,8 @@ void sched_restart_job_level(struct sched_cluster *c, struct sched_job *j, uint6
 		sched_job_fail_stop(c, j, now_usec, reason);
 		return;
 	}
-	snprintf(reason, sizeof(reason), "%.400s; restart %u of %u", why, j->restarts,
-		 j->spec->max_restarts);
+	snprintf(reason, sizeof(reason), "%.400s; restart %u%s", why, j->restarts,
+		 sched_restart_of(j, of, sizeof(of)));
 	to_recovering(c, j, now_usec, reason);
 	sched_job_begin_generation(c, j, now_usec);
 	snprintf(reason, sizeof(reason), "restarted on the same NPUs; generation %u",

@@ -360,6 +360,7 @@ int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, cha
 	put_u64(&d, "uid", j->uid); /* never by default: who owns the job */
 	put_u64(&d, "gid", j->gid);
 	put_str_opt(&d, "spec", j->spec_text);
+	put_str_opt(&d, "service", j->service); /* an instance's service */
 	/* the rest only when not at the default (opt_*() in the loader) */
 	if (j->requeue_cause != SCHED_REQUEUE_NONE)
 		put_str(&d, "requeue_cause", requeue_names[j->requeue_cause]);
@@ -994,7 +995,9 @@ static int load_job_fields(struct sched_cluster *c, struct sched_job_decoded *d,
 	    !opt_uint(o, "restarts_coalesced", &j->restarts_coalesced) ||
 	    !opt_uint(o, "exits_generation", &j->exits_generation) ||
 	    (exits && !json_is_array(exits)) || !opt_u64(o, "first_start_usec", &first_start) ||
-	    !opt_uint(o, "runs_dropped", &j->runs_dropped))
+	    !opt_uint(o, "runs_dropped", &j->runs_dropped) ||
+	    !opt_str(o, "service", "", j->service, sizeof(j->service)) ||
+	    (j->service[0] && !conf_job_name_is_valid(j->service)))
 		goto malformed;
 	/* absent: the same as the start (and so in the records older than the history) */
 	j->first_start_usec = json_object_get(o, "first_start_usec") ? first_start : j->start_usec;
@@ -1167,8 +1170,17 @@ int sched_job_load_decoded(struct sched_cluster *c, struct sched_job_decoded *d,
 		c->next_queue_seq = j->queue_seq + 1;
 	sched_jobs_append(c, j);
 
+	/* an instance ended or made while the daemon was down: its service looks again */
+	if (j->service[0])
+		c->services_dirty = true;
 	if (sched_job_state_is_terminal(j->state) || j->state == SCHED_JOB_DRAFT || !j->spec) {
 		free(slices); /* a finished job or a draft holds nothing */
+		return 0;
+	}
+	/* a service holds nothing itself: its instances are records of their own */
+	if (j->state == SCHED_JOB_SERVING && !unrunnable) {
+		free(slices);
+		c->services_dirty = true;
 		return 0;
 	}
 	/* the configuration changed under an active job: one that can never run now fails,

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Services (kind: service): a record that serves, and its instances, jobs named
+ * <service>.<index> placed as any job. The rules are in ascend_sched.h ("services").
+ *
+ * The names follow a StatefulSet's: an instance keeps its index for its life and a
+ * replacement takes the same name (its old record replaced, its generations counted on),
+ * so the files a gateway or an operator reads, jobs/<service>.<index>/, stay put; scaling
+ * down cancels the highest indexes first.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched_internal.h"
+
+bool sched_job_is_service(const struct sched_job *j)
+{
+	return j->spec && j->spec->kind == CONF_JOB_SERVICE && !j->service[0];
+}
+
+bool sched_job_is_instance(const struct sched_job *j)
+{
+	return j->service[0] != '\0';
+}
+
+int sched_service_instance_name(const char *service, unsigned index, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s.%u", service, index);
+
+	return n < 0 || (size_t)n >= len || n > CONF_NAME_MAX ? -ENAMETOOLONG : 0;
+}
+
+struct sched_job *sched_service_instance(struct sched_cluster *c, const struct sched_job *svc,
+					 unsigned index)
+{
+	char name[CONF_NAME_MAX + 1];
+	struct sched_job *j;
+
+	if (sched_service_instance_name(svc->name, index, name, sizeof(name)) < 0)
+		return NULL;
+	j = sched_cluster_find_job(c, name);
+	return j && strcmp(j->service, svc->name) == 0 ? j : NULL;
+}
+
+struct sched_job *sched_service_of(struct sched_cluster *c, const char *name)
+{
+	const char *dot = strrchr(name, '.');
+	char service[CONF_NAME_MAX + 1];
+	struct sched_job *svc;
+	size_t len;
+
+	if (!dot || !dot[1] || strspn(dot + 1, "0123456789") != strlen(dot + 1))
+		return NULL;
+	len = (size_t)(dot - name);
+	if (len == 0 || len > CONF_SERVICE_NAME_MAX)
+		return NULL;
+	memcpy(service, name, len);
+	service[len] = '\0';
+	svc = sched_cluster_find_job(c, service);
+	return svc && svc->state == SCHED_JOB_SERVING ? svc : NULL;
+}
+
+/* May instance @index of a service named @service, owned by @uid, take its name now? */
+static int name_free(struct sched_cluster *c, const char *service, unsigned index, uid_t uid,
+		     char *reason)
+{
+	char name[CONF_NAME_MAX + 1];
+	struct sched_job *old;
+
+	if (sched_service_instance_name(service, index, name, sizeof(name)) < 0)
+		return -ENAMETOOLONG;
+	old = sched_cluster_find_job(c, name);
+	if (!old || (sched_job_state_is_terminal(old->state) &&
+		     (strcmp(old->service, service) == 0 || old->uid == uid)))
+		return 0;
+	if (!sched_job_state_is_terminal(old->state) && strcmp(old->service, service) == 0)
+		return -EALREADY; /* it serves already */
+	sched_reason(reason, "job %s %s; a service's instances are named <service>.<index>: "
+			     "%s it, or name the service otherwise",
+		     name, sched_job_state_is_terminal(old->state) ? "is another user's record" :
+								      "is active",
+		     sched_job_state_is_terminal(old->state) ? "its owner may remove" :
+							      "cancel or remove");
+	return -EEXIST;
+}
+
+int sched_service_check(struct sched_cluster *c, const struct conf_job_spec *spec, uid_t uid,
+			char *reason)
+{
+	for (unsigned i = 0; spec->kind == CONF_JOB_SERVICE && i < spec->replicas; i++) {
+		int r = name_free(c, spec->name, i, uid, reason);
+
+		if (r == -EALREADY) {
+			/* an instance of an earlier service of this name, still stopping */
+			char name[CONF_NAME_MAX + 1];
+
+			sched_service_instance_name(spec->name, i, name, sizeof(name));
+			sched_reason(reason, "job %s, an instance of an earlier service %s, is "
+					     "still active; submit again once it has ended",
+				     name, spec->name);
+			return -EEXIST;
+		}
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Make instance @index of @svc anew. Returns 0 (made), 1 (it serves already) or -errno
+ * with @reason. */
+static int instance_make(struct sched_cluster *c, struct sched_job *svc, unsigned index,
+			 uint64_t now_usec, char *reason)
+{
+	char name[CONF_NAME_MAX + 1];
+	struct conf_job_spec *spec;
+	int r = name_free(c, svc->name, index, svc->uid, reason);
+
+	if (r == -EALREADY)
+		return 1;
+	if (r < 0)
+		return r;
+	sched_service_instance_name(svc->name, index, name, sizeof(name));
+	spec = conf_job_spec_dup(svc->spec, name);
+	if (!spec) {
+		sched_reason(reason, "out of memory");
+		return -ENOMEM;
+	}
+	spec->replicas = 1;
+	return sched_job_admit_instance(c, spec, svc, now_usec, reason);
+}
+
+/* Cancel instance @j of a service (its cancel, or its scale going down): as root. */
+static void instance_cancel(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec)
+{
+	if (!sched_job_state_is_terminal(j->state))
+		sched_job_cancel(c, j->name, 0, now_usec);
+}
+
+/* Make @svc's instances match its replicas. Returns how many changed. */
+static unsigned reconcile(struct sched_cluster *c, struct sched_job *svc, uint64_t now_usec)
+{
+	unsigned changed = 0;
+
+	for (unsigned i = 0; i < CONF_SERVICE_REPLICAS_MAX; i++) {
+		char reason[SCHED_REASON_MAX];
+		struct sched_job *j;
+		int r;
+
+		if (svc->state == SCHED_JOB_SERVING && i < svc->spec->replicas) {
+			r = instance_make(c, svc, i, now_usec, reason);
+			if (r == 0)
+				changed++;
+			else if (r < 0)
+				sched_event_add(c, now_usec, SCHED_EV_REFUSED, svc, NULL, -1,
+						"instance %u not made: %s", i, reason);
+			continue;
+		}
+		j = sched_service_instance(c, svc, i);
+		if (j && !sched_job_state_is_terminal(j->state)) {
+			instance_cancel(c, j, now_usec);
+			changed++;
+		}
+	}
+	return changed;
+}
+
+unsigned sched_service_admitted(struct sched_cluster *c, struct sched_job *svc,
+				uint64_t now_usec)
+{
+	return reconcile(c, svc, now_usec);
+}
+
+void sched_service_cancelled(struct sched_cluster *c, struct sched_job *svc, uint64_t now_usec)
+{
+	reconcile(c, svc, now_usec);
+}
+
+unsigned sched_service_tick(struct sched_cluster *c, uint64_t now_usec)
+{
+	unsigned changed = 0;
+
+	struct sched_job **serving;
+	size_t n = 0;
+
+	if (!c->services_dirty)
+		return 0;
+	/* listed first: making an instance may replace a record (an ended instance's),
+	 * which moves the others in c->jobs, never a service's */
+	serving = malloc((c->job_count ? c->job_count : 1) * sizeof(*serving));
+	if (!serving)
+		return 0; /* dirty still: the next tick tries again */
+	c->services_dirty = false;
+	for (size_t i = 0; i < c->job_count; i++)
+		if (c->jobs[i]->state == SCHED_JOB_SERVING)
+			serving[n++] = c->jobs[i];
+	for (size_t i = 0; i < n; i++)
+		changed += reconcile(c, serving[i], now_usec);
+	free(serving);
+	return changed;
+}
+
+int sched_service_scale(struct sched_cluster *c, const char *name, uid_t uid, unsigned replicas,
+			uint64_t now_usec, char *reason)
+{
+	struct sched_job *svc = sched_cluster_find_job(c, name);
+	char why[SCHED_REASON_MAX];
+	unsigned was;
+	char *text = NULL;
+	size_t len = 0;
+
+	if (!svc)
+		return -ENOENT;
+	if (uid != 0 && uid != svc->uid)
+		return -EPERM;
+	if (svc->state != SCHED_JOB_SERVING) {
+		sched_reason(reason, "job %s is not a serving service (it is %s); only a "
+				     "service's replicas scale",
+			     name, sched_job_state_name(svc->state));
+		return -EINVAL;
+	}
+	if (replicas < 1 || replicas > CONF_SERVICE_REPLICAS_MAX) {
+		sched_reason(reason, "scale %u: a service has 1 to %u replicas", replicas,
+			     CONF_SERVICE_REPLICAS_MAX);
+		return -EINVAL;
+	}
+	was = svc->spec->replicas;
+	if (was == replicas)
+		return 0;
+	/* what spec shows says the count it serves with, and a restart restores it */
+	svc->spec->replicas = replicas;
+	if (conf_job_spec_render_yaml(svc->spec, &text, &len) < 0) {
+		svc->spec->replicas = was;
+		sched_reason(reason, "out of memory");
+		return -ENOMEM;
+	}
+	free(svc->spec_text);
+	svc->spec_text = text;
+	svc->spec_len = len;
+	sched_reason(why, "serving: scaled from %u to %u %s by %s", was, replicas,
+		     conf_plural(replicas, "replica", "replicas"),
+		     uid == svc->uid ? "its owner" : "root");
+	sched_job_transition(c, svc, SCHED_JOB_SERVING, SCHED_EV_RESIZED, now_usec, why);
+	reconcile(c, svc, now_usec);
+	return 0;
+}

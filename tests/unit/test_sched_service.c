@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sched_service.c: a service (kind: service) serves through instances <service>.<index>,
+ * each a gang of its own; they are started again whenever they end, scale with the
+ * service's replicas, end with its cancel, and no other job takes their names.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sched_fixture.h"
+
+static struct conf_job_spec *service_spec(const char *name, unsigned npus, unsigned replicas)
+{
+	struct conf_job_spec *s = fx_spec(name, npus);
+
+	s->kind = CONF_JOB_SERVICE;
+	s->replicas = replicas;
+	s->port = CONF_SERVICE_PORT_DEFAULT;
+	s->max_restarts = CONF_RESTARTS_UNLIMITED;
+	return s;
+}
+
+static struct sched_job *instance(struct sched_cluster *c, const char *service, unsigned i)
+{
+	char name[CONF_NAME_MAX + 1];
+
+	snprintf(name, sizeof(name), "%s.%u", service, i);
+	return sched_cluster_find_job(c, name);
+}
+
+/* A service of 2 replicas of 16 NPUs: serving, and two instances running on servers of
+ * their own, owned by its owner, each with its own placement. */
+static void test_service_makes_its_instances(void **state)
+{
+	struct fx_opts o = { .servers = 8 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job *svc, *a, *b;
+
+	(void)state;
+	svc = fx_submit_spec(c, service_spec("llm", 16, 2), FX_UID);
+	assert_int_equal(svc->state, SCHED_JOB_SERVING);
+	assert_int_equal(svc->slice_count, 0);
+	assert_true(sched_job_is_service(svc));
+	assert_non_null(strstr(svc->reason, "serving: 2 replicas of 16 NPUs on port 1025"));
+	a = instance(c, "llm", 0);
+	b = instance(c, "llm", 1);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_null(instance(c, "llm", 2));
+	assert_true(sched_job_is_instance(a));
+	assert_string_equal(a->service, "llm");
+	assert_int_equal(a->uid, FX_UID);
+	assert_int_equal(a->state, SCHED_JOB_RUNNING);
+	assert_int_equal(b->state, SCHED_JOB_RUNNING);
+	assert_int_equal(sched_job_total_npus(a), 16);
+	assert_int_equal(a->slice_count, 2);
+	/* gangs of their own: no server shared */
+	for (size_t i = 0; i < a->slice_count; i++)
+		for (size_t k = 0; k < b->slice_count; k++)
+			assert_int_not_equal(a->slices[i].server, b->slices[k].server);
+	assert_true(a->spec->max_restarts == CONF_RESTARTS_UNLIMITED);
+	assert_true(a->spec->time_limit_sec == 0);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/* A process of an instance that ends, with status 0 too, is started again: a new
+ * generation, not completed; a training job that ends with 0 completes. */
+static void test_instance_restarts_whatever_its_exit(void **state)
+{
+	struct fx_opts o = { .servers = 4 };
+	struct sched_cluster *c = fx_cluster(&o);
+	char reason[SCHED_REASON_MAX];
+	struct sched_job *a;
+	unsigned gen;
+
+	(void)state;
+	fx_submit_spec(c, service_spec("svc", 8, 1), FX_UID);
+	a = instance(c, "svc", 0);
+	assert_int_equal(a->state, SCHED_JOB_RUNNING);
+	for (int round = 0; round < 5; round++) {
+		uint64_t now = fx_now();
+
+		gen = a->generation;
+		assert_int_equal(sched_job_process_exit(c, "svc.0", FX_UID, gen,
+							fx_server_name(c, a->slices[0].server), -1,
+							round % 2 ? 1 : 0, now, reason),
+				 0);
+		a = instance(c, "svc", 0);
+		assert_non_null(a);
+		assert_false(sched_job_state_is_terminal(a->state));
+		assert_true(a->generation > gen);
+		fx_check(c);
+	}
+	assert_null(strstr(a->reason, "4294967295"));
+	sched_cluster_free(c);
+}
+
+/* scale 3 makes svc.2; scale 1 cancels svc.2 then svc.1 (highest first), svc.0 serves on;
+ * out of range and a job that is not a service are refused with a reason. */
+static void test_service_scales(void **state)
+{
+	struct fx_opts o = { .servers = 8 };
+	struct sched_cluster *c = fx_cluster(&o);
+	char reason[SCHED_REASON_MAX] = "";
+	struct sched_job *svc;
+
+	(void)state;
+	svc = fx_submit_spec(c, service_spec("svc", 8, 2), FX_UID);
+	fx_run(c, "train", 8);
+	assert_int_equal(sched_service_scale(c, "svc", FX_UID, 3, fx_now(), reason), 0);
+	assert_int_equal(svc->spec->replicas, 3);
+	assert_non_null(strstr(svc->spec_text, "replicas: 3"));
+	assert_non_null(instance(c, "svc", 2));
+	assert_int_equal(instance(c, "svc", 2)->state, SCHED_JOB_RUNNING);
+	assert_int_equal(sched_service_scale(c, "svc", FX_UID, 1, fx_now(), reason), 0);
+	fx_report_gone(c, "svc.1", fx_now());
+	fx_report_gone(c, "svc.2", fx_now());
+	assert_int_equal(instance(c, "svc", 0)->state, SCHED_JOB_RUNNING);
+	assert_int_equal(instance(c, "svc", 1)->state, SCHED_JOB_CANCELLED);
+	assert_int_equal(instance(c, "svc", 2)->state, SCHED_JOB_CANCELLED);
+	/* the tick makes no instance the count does not ask for */
+	assert_int_equal(sched_service_tick(c, fx_now()), 0);
+	assert_int_equal(instance(c, "svc", 1)->state, SCHED_JOB_CANCELLED);
+	assert_int_equal(sched_service_scale(c, "svc", FX_UID, 0, fx_now(), reason), -EINVAL);
+	assert_non_null(strstr(reason, "1 to 64 replicas"));
+	assert_int_equal(sched_service_scale(c, "svc", FX_UID, 65, fx_now(), reason), -EINVAL);
+	assert_int_equal(sched_service_scale(c, "train", FX_UID, 2, fx_now(), reason), -EINVAL);
+	assert_non_null(strstr(reason, "not a serving service"));
+	assert_int_equal(sched_service_scale(c, "svc", FX_OTHER_UID, 2, fx_now(), reason), -EPERM);
+	assert_int_equal(sched_service_scale(c, "nope", FX_UID, 2, fx_now(), reason), -ENOENT);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/* Cancelling the service cancels its instances; an instance that ends while its service
+ * serves (here root cancels it) is replaced, under the same name, by the next tick. */
+static void test_service_cancel_and_replacement(void **state)
+{
+	struct fx_opts o = { .servers = 4 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job *svc, *a;
+	uint64_t serial;
+
+	(void)state;
+	svc = fx_submit_spec(c, service_spec("svc", 8, 2), FX_UID);
+	a = instance(c, "svc", 0);
+	serial = a->serial;
+	assert_int_equal(fx_cancel(c, "svc.0", 0, fx_now()), 0);
+	assert_int_equal(instance(c, "svc", 0)->state, SCHED_JOB_CANCELLED);
+	assert_true(sched_service_tick(c, fx_now()) >= 1);
+	a = instance(c, "svc", 0);
+	assert_true(a->serial != serial);
+	assert_int_equal(a->state, SCHED_JOB_RUNNING);
+	/* the service's cancel */
+	assert_int_equal(fx_cancel(c, "svc", FX_UID, fx_now()), 0);
+	assert_int_equal(svc->state, SCHED_JOB_CANCELLED);
+	fx_report_gone(c, "svc.0", fx_now());
+	fx_report_gone(c, "svc.1", fx_now());
+	assert_int_equal(instance(c, "svc", 0)->state, SCHED_JOB_CANCELLED);
+	assert_int_equal(instance(c, "svc", 1)->state, SCHED_JOB_CANCELLED);
+	assert_int_equal(sched_service_tick(c, fx_now()), 0);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/* While svc serves, no job may be called svc.<digits>; a service whose instance names an
+ * active job holds is refused, saying which. */
+static void test_service_names(void **state)
+{
+	struct fx_opts o = { .servers = 4 };
+	struct sched_cluster *c = fx_cluster(&o);
+	char reason[SCHED_REASON_MAX] = "";
+	struct sched_job *j = NULL;
+
+	(void)state;
+	fx_submit_spec(c, service_spec("svc", 8, 1), FX_UID);
+	assert_int_equal(sched_job_submit(c, fx_spec("svc.7", 8), FX_UID, FX_GID, fx_now(), reason,
+					  &j),
+			 -EEXIST);
+	assert_non_null(strstr(reason, "service svc's instances"));
+	assert_int_equal(sched_job_may_submit(c, "svc.0", FX_UID), -EEXIST);
+	/* a name not of digits is any job's */
+	fx_run(c, "svc.x", 8);
+	/* another service whose instance 0 is an active job's name */
+	fx_run(c, "web.0", 8);
+	assert_int_equal(sched_job_submit(c, service_spec("web", 8, 1), FX_UID, FX_GID, fx_now(),
+					  reason, &j),
+			 -EEXIST);
+	assert_non_null(strstr(reason, "job web.0 is active"));
+	assert_null(sched_cluster_find_job(c, "web"));
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/* A service and its instances survive a restart of the daemon: saved, loaded, and the
+ * instances are still its own. */
+static void test_service_saved_and_restored(void **state)
+{
+	struct fx_opts o = { .servers = 4 };
+	struct sched_cluster *c = fx_cluster(&o), *c2 = fx_cluster(&o);
+	char reason[SCHED_REASON_MAX] = "";
+	char *text;
+	size_t len;
+
+	(void)state;
+	fx_submit_spec(c, service_spec("svc", 8, 2), FX_UID);
+	for (size_t i = 0; i < c->job_count; i++) {
+		assert_int_equal(sched_job_save(c, c->jobs[i], &text, &len), 0);
+		if (sched_job_load(c2, text, len, fx_now(), reason) < 0)
+			fail_msg("load %s: %s", c->jobs[i]->name, reason);
+		free(text);
+	}
+	if (sched_restore_finish(c2, fx_now(), reason) < 0)
+		fail_msg("restore: %s", reason);
+	assert_int_equal(sched_cluster_find_job(c2, "svc")->state, SCHED_JOB_SERVING);
+	assert_string_equal(instance(c2, "svc", 1)->service, "svc");
+	assert_int_equal(instance(c2, "svc", 1)->state, SCHED_JOB_RUNNING);
+	/* nothing to make: both serve */
+	assert_int_equal(sched_service_tick(c2, fx_now()), 0);
+	assert_int_equal(sched_service_scale(c2, "svc", FX_UID, 3, fx_now(), reason), 0);
+	assert_non_null(instance(c2, "svc", 2));
+	fx_check(c2);
+	sched_cluster_free(c);
+	sched_cluster_free(c2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_service_makes_its_instances),
+		cmocka_unit_test(test_instance_restarts_whatever_its_exit),
+		cmocka_unit_test(test_service_scales),
+		cmocka_unit_test(test_service_cancel_and_replacement),
+		cmocka_unit_test(test_service_names),
+		cmocka_unit_test(test_service_saved_and_restored),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
