@@ -403,7 +403,8 @@ static int read_kind(const struct conf_ctx *ctx, const struct conf_node *root,
 	s->port = CONF_SERVICE_PORT_DEFAULT;
 	n = conf_map_get(root, "port");
 	if (n) {
-		r = conf_read_uint(ctx, n, "port", 1, 65535, "", &v);
+		/* MindIE Server takes ports from 1024 (ServerConfig.port) */
+		r = conf_read_uint(ctx, n, "port", 1024, 65535, "", &v);
 		if (r < 0)
 			return r;
 		s->port = (unsigned)v;

@@ -397,6 +397,9 @@ enum fs_node_kind {
 	FS_JOB_RECOVERY,
 	FS_JOB_ERROR,
 	FS_JOB_CTL,
+	FS_JOB_ENDPOINTS,	/* a service's: its running instances' addresses */
+	FS_JOB_ENDPOINT,	/* a placed instance's address */
+	FS_JOB_MINDIE,		/* a placed instance's MindIE config.json fragment */
 };
 
 /* A parsed path; names are copied in. */

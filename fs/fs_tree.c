@@ -217,7 +217,8 @@ static const struct {
 	{ "env", FS_JOB_ENV }, { "hosts", FS_JOB_HOSTS_DIR }, { "ranks", FS_JOB_RANKS_DIR },
 	{ "events", FS_JOB_EVENTS }, { "history", FS_JOB_HISTORY },
 	{ "recovery", FS_JOB_RECOVERY }, { "error", FS_JOB_ERROR },
-	{ "ctl", FS_JOB_CTL },
+	{ "ctl", FS_JOB_CTL }, { "endpoints", FS_JOB_ENDPOINTS },
+	{ "endpoint", FS_JOB_ENDPOINT }, { "mindie.json", FS_JOB_MINDIE },
 };
 
 #define LOOKUP(table, name, out)                                                     \
@@ -466,6 +467,11 @@ static int resolve(struct fs_ctx *ctx, const struct fs_path *p, struct sched_job
 		return host_slice(c, j, p->item, &slice);
 	case FS_JOB_RANK_ENV:
 		return p->rank < sched_job_total_npus(j) ? 0 : -ENOENT;
+	case FS_JOB_ENDPOINTS:
+		return sched_job_is_service(j) ? 0 : -ENOENT;
+	case FS_JOB_ENDPOINT:
+	case FS_JOB_MINDIE:
+		return sched_job_is_instance(j) && j->slice_count ? 0 : -ENOENT;
 	default:
 		return 0;
 	}
@@ -669,6 +675,12 @@ int fs_render(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec, ch
 		return sched_render_job_history(c, j, ret, ret_len);
 	case FS_JOB_RECOVERY:
 		return sched_render_job_recovery(c, j, ret, ret_len);
+	case FS_JOB_ENDPOINTS:
+		return sched_render_service_endpoints(c, j, ret, ret_len);
+	case FS_JOB_ENDPOINT:
+		return sched_render_instance_endpoint(c, j, ret, ret_len);
+	case FS_JOB_MINDIE:
+		return sched_render_instance_mindie(c, j, ret, ret_len);
 	case FS_JOB_ERROR:
 		/* a failure or time-out is known while the job still stops */
 		if (j->state == SCHED_JOB_REJECTED || j->state == SCHED_JOB_FAILED ||
@@ -693,7 +705,8 @@ int fs_render(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec, ch
 				   "# saved <request> <server> <rank|-> <step> [<path>] |\n"
 				   "# save-failed <request> <server> <rank|-> |\n"
 				   "# paused <request> <server> <rank|-> <step> |\n"
-				   "# joined <request> <server> <rank|->\n");
+				   "# joined <request> <server> <rank|-> |\n"
+				   "# scale <replicas> (a service)\n");
 	default:
 		return -ENOENT;
 	}
@@ -1040,6 +1053,18 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 		   strcmp(w[0], "paused") == 0 || strcmp(w[0], "joined") == 0) {
 		snprintf(why, SCHED_REASON_MAX, "usage: %s", RECOVERY_ANSWERS);
 		return -EINVAL;
+	} else if (strcmp(w[0], "scale") == 0) {
+		uint64_t replicas;
+
+		if (n != 2 || parse_u64(w[1], &replicas) < 0 || replicas > UINT32_MAX) {
+			snprintf(why, SCHED_REASON_MAX,
+				 "usage: scale <replicas>, a whole number from 1 to %u (a service's "
+				 "instances)", CONF_SERVICE_REPLICAS_MAX);
+			return -EINVAL;
+		}
+		r = sched_service_scale(c, p->job, uid, (unsigned)replicas, now_usec, why);
+		if (r == -EINVAL || r == -ENOMEM)
+			return r;
 	} else if (n == 2 && strcmp(w[0], "resize") == 0) {
 		/* elastic jobs work (conf/ascendfs-spec.5): the scheduler sizes them itself */
 		snprintf(why, SCHED_REASON_MAX,
@@ -1052,7 +1077,8 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 		snprintf(why, SCHED_REASON_MAX,
 			 "unknown command \"%.100s\"; use cancel, complete, "
 			 "checkpoint <step> <path>, "
-			 "exit <generation> <server> <status> [<rank>|- [<attempt>]], or an answer to "
+			 "exit <generation> <server> <status> [<rank>|- [<attempt>]], "
+			 "scale <replicas> (a service), or an answer to "
 			 "jobs/<job>/recovery: saved, save-failed, paused or joined",
 			 line);
 		return -EINVAL;

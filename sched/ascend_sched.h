@@ -898,6 +898,38 @@ int sched_service_scale(struct sched_cluster *c, const char *name, uid_t uid, un
 			uint64_t now_usec, char *reason);
 
 /*
+ * sched_render_service_endpoints() - jobs/<service>/endpoints: one line per instance
+ * below its replicas that runs (placed, its processes started), in index order:
+ * "<instance> <host_ip>:<port>\n", host_ip the instance's first server's (rank 0's, the
+ * MindIE master, the only one that takes requests), port the spec's. Empty when none
+ * runs. *ret new (free()). 0 or -ENOMEM.
+ *
+ * sched_render_instance_endpoint() - jobs/<service>.<index>/endpoint: "<host_ip>:<port>\n"
+ * of a placed instance, as above. 0, -ENOENT (not a placed instance) or -ENOMEM.
+ */
+int sched_render_service_endpoints(const struct sched_cluster *c, const struct sched_job *svc,
+				   char **ret, size_t *ret_len);
+int sched_render_instance_endpoint(const struct sched_cluster *c, const struct sched_job *j,
+				   char **ret, size_t *ret_len);
+
+/*
+ * sched_render_instance_mindie() - jobs/<service>.<index>/mindie.json: what of MindIE
+ * Server's config.json (MindIE Server configuration reference) the placement decides,
+ * for a launcher to merge into the model's own config.json before it starts
+ * mindieservice_daemon (MIES_CONFIG_JSON_PATH names the merged file):
+ *   {"ServerConfig": {"port": <port>},
+ *    "BackendConfig": {"multiNodesInferEnabled": <more than one server>,
+ *      "npuDeviceIds": [[<the first server's device ids>]],
+ *      "ModelDeployConfig": {"ModelConfig": [{"worldSize": <NPUs on one server>}]}}}
+ * With multi-node inference MindIE takes the devices and world from the rank table
+ * (RANK_TABLE_FILE); ServerConfig.ipAddress is left out: MIES_CONTAINER_IP (env) names
+ * each server's own address, which MindIE prefers. 0, -ENOENT (not a placed instance) or
+ * -ENOMEM.
+ */
+int sched_render_instance_mindie(const struct sched_cluster *c, const struct sched_job *j,
+				 char **ret, size_t *ret_len);
+
+/*
  * sched_service_tick() - make every serving service's instances match its replicas:
  * an instance below the count that is missing or ended is made anew (the name's old
  * record replaced), one at or above it is cancelled. Cheap while no instance ended

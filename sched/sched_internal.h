@@ -612,6 +612,13 @@ int sched_job_admit_instance(struct sched_cluster *c, struct conf_job_spec *spec
 			     const struct sched_job *svc, uint64_t now_usec, char *reason);
 
 /*
+ * sched_job_cancel_for() - cancel active @j as sched_job_cancel() does (for root), its
+ * reason @why (borrowed): a service's cancel of its instances says so (sched_job.c).
+ */
+void sched_job_cancel_for(struct sched_cluster *c, struct sched_job *j, const char *why,
+			  uint64_t now_usec);
+
+/*
  * ---- job reasons (sched_reason.c) ----
  * sched_job_set_reason() - @j's reason becomes @reason (borrowed; NULL or "" for none; cut
  * at SCHED_REASON_MAX - 1 bytes, as the buffer it replaced cut it): a reference to the

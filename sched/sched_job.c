@@ -1302,7 +1302,6 @@ static int job_for_owner(struct sched_cluster *c, const char *name, uid_t uid,
 
 int sched_job_cancel(struct sched_cluster *c, const char *name, uid_t uid, uint64_t now_usec)
 {
-	const char *why;
 	struct sched_job *j;
 	int r = job_for_owner(c, name, uid, &j);
 
@@ -1310,23 +1309,35 @@ int sched_job_cancel(struct sched_cluster *c, const char *name, uid_t uid, uint6
 		return r;
 	if (sched_job_state_is_terminal(j->state))
 		return 0;
-	why = uid == j->uid ? "cancelled by its owner" : "cancelled by root";
 	if (j->state == SCHED_JOB_STOPPING) {
 		cancel_while_stopping(c, j, uid, now_usec);
 		return 0;
+	}
+	sched_job_cancel_for(c, j, uid == j->uid ? "cancelled by its owner" : "cancelled by root",
+			     now_usec);
+	return 0;
+}
+
+void sched_job_cancel_for(struct sched_cluster *c, struct sched_job *j, const char *why,
+			  uint64_t now_usec)
+{
+	if (sched_job_state_is_terminal(j->state))
+		return;
+	if (j->state == SCHED_JOB_STOPPING) {
+		cancel_while_stopping(c, j, 0, now_usec);
+		return;
 	}
 	if (j->slice_count) {
 		/* its processes may run on: the NPUs stay with it until they are gone */
 		begin_terminal_stop(c, j, SCHED_JOB_CANCELLED, SCHED_EV_CANCELLED, now_usec, why);
 		if (sched_job_stop_check_gone(c, j, now_usec))
 			sched_pass_request(c, now_usec);
-		return 0;
+		return;
 	}
 	sched_job_transition(c, j, SCHED_JOB_CANCELLED, SCHED_EV_CANCELLED, now_usec, why);
 	if (sched_job_is_service(j))
 		sched_service_cancelled(c, j, now_usec);
 	sched_pass_request(c, now_usec);
-	return 0;
 }
 
 int sched_job_complete(struct sched_cluster *c, const char *name, uid_t uid, uint64_t now_usec)

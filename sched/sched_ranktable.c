@@ -476,6 +476,10 @@ int sched_render_ranktable(const struct sched_cluster *c, const struct sched_job
 		jw_member(&w, "server_id", cs->host_ip);
 		jw_member(&w, "host_ip", cs->host_ip);
 		jw_member(&w, "pod_ip", cs->host_ip);
+		/* MindIE's multi-node table names each server's service address (a container
+		 * on the host's network has the host's) */
+		if (j->spec && j->spec->kind == CONF_JOB_SERVICE)
+			jw_member(&w, "container_ip", cs->host_ip);
 		sched_jw_key(&w, "device");
 		sched_jw_open(&w, '[');
 		for (unsigned k = 0; k < sl->npu_count; k++) {

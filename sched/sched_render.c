@@ -193,6 +193,17 @@ static const char *log_level_number(const char *level)
  * gives MS_* anyway) has an MS_* variable, and in dynamic mode no file has RANK_TABLE_FILE
  * (the table stays readable at ASCEND_JOB_DIR/ranktable.json).
  */
+/*
+ * Does @j start from its rank table (no MS_* variable, RANK_TABLE_FILE set)? With
+ * enable_dynamic_network false; and a service always: MindIE Server reads the table
+ * for multi-node inference (RANK_TABLE_FILE, older releases RANKTABLEFILE) and is no
+ * member of a MindSpore dynamic cluster.
+ */
+static bool rank_table_mode(const struct sched_cluster *c, const struct sched_job *j)
+{
+	return !c->conf->enable_dynamic_network || (j->spec && j->spec->kind == CONF_JOB_SERVICE);
+}
+
 static void sched_lines(struct sched_buf *b, const struct sched_cluster *c, const struct sched_job *j)
 {
 	const struct conf_server *master = sched_slice_server(c, &j->slices[0])->conf;
@@ -200,6 +211,36 @@ static void sched_lines(struct sched_buf *b, const struct sched_cluster *c, cons
 	buf_export(b, "MS_SCHED_HOST", master->host_ip);
 	buf_exportf(b, "MS_SCHED_PORT", "%u", j->sched_port);
 	buf_exportf(b, "MS_WORKER_NUM", "%u", sched_job_total_npus(j));
+}
+
+/*
+ * A service instance's MindIE Server environment (MindIE installation guide, multi-node
+ * inference): RANKTABLEFILE beside RANK_TABLE_FILE (older releases read it), MASTER_IP
+ * (rank 0's server, the master, the only instance server that takes requests) and
+ * WORLD_SIZE as the platform's launcher gives them, HCCL_DETERMINISTIC=true as
+ * recommended; and where it serves (ASCEND_SERVICE*). Per server, HOST_IP and
+ * MIES_CONTAINER_IP (hosts/<server>.env, ranks/<rank>.env).
+ */
+static void service_lines(struct sched_buf *b, const struct sched_cluster *c,
+			  const struct sched_job *j, const char *mount)
+{
+	buf_exportf(b, "RANKTABLEFILE", "%s/jobs/%s/ranktable.json", mount, j->name);
+	buf_export(b, "MASTER_IP", sched_slice_server(c, &j->slices[0])->conf->host_ip);
+	buf_exportf(b, "WORLD_SIZE", "%u", sched_job_total_npus(j));
+	buf_export(b, "HCCL_DETERMINISTIC", "true");
+	buf_export(b, "ASCEND_SERVICE", j->service[0] ? j->service : j->name);
+	buf_exportf(b, "ASCEND_SERVICE_PORT", "%u", j->spec->port);
+}
+
+/* The address a service's process on server @cs serves on (MindIE: HOST_IP on bare
+ * metal, MIES_CONTAINER_IP in a container, which on the host's network is the same). */
+static void service_server_lines(struct sched_buf *b, const struct sched_job *j,
+				 const struct conf_server *cs)
+{
+	if (!j->spec || j->spec->kind != CONF_JOB_SERVICE)
+		return;
+	buf_export(b, "HOST_IP", cs->host_ip);
+	buf_export(b, "MIES_CONTAINER_IP", cs->host_ip);
 }
 
 static void job_env_lines(struct sched_buf *b, const struct sched_cluster *c,
@@ -213,12 +254,14 @@ static void job_env_lines(struct sched_buf *b, const struct sched_cluster *c,
 	buf_exportf(b, "ASCEND_JOB_GENERATION", "%u", j->generation);
 	buf_export(b, "ASCEND_RESUME_CHECKPOINT", j->resume_path ? j->resume_path : "");
 	buf_exportf(b, "ASCEND_JOB_DIR", "%s/jobs/%s", mount, j->name);
-	if (!cf->enable_dynamic_network)
+	if (rank_table_mode(c, j))
 		buf_exportf(b, "RANK_TABLE_FILE", "%s/jobs/%s/ranktable.json", mount, j->name);
 	buf_exportf(b, "RANK_SIZE", "%u", ranks);
 	buf_exportf(b, "SERVER_COUNT", "%zu", j->slice_count);
-	if (cf->enable_dynamic_network)
+	if (!rank_table_mode(c, j))
 		sched_lines(b, c, j);
+	if (j->spec && j->spec->kind == CONF_JOB_SERVICE)
+		service_lines(b, c, j, mount);
 	buf_exportf(b, "HCCL_CONNECT_TIMEOUT", "%u", cf->hccl_connect_timeout_sec);
 	if (cf->hccl_exec_timeout_sec)
 		buf_exportf(b, "HCCL_EXEC_TIMEOUT", "%u", cf->hccl_exec_timeout_sec);
@@ -278,15 +321,16 @@ int sched_render_host_env(const struct sched_cluster *c, const struct sched_job 
 		   sched_job_total_npus(j), sl->npu_count,
 		   sched_slice_server(c, &j->slices[0])->conf->host_ip, j->sched_port, slice, j->name,
 		   j->generation);
-	if (!c->conf->enable_dynamic_network)
+	if (rank_table_mode(c, j))
 		sched_buf_printf(&args, " --rank_table_file=%s/jobs/%s/ranktable.json", mount, j->name);
 
 	sched_buf_printf(&b, "# job %s, generation %u: server %s (msrun node rank %zu)\n", j->name,
 		   j->generation, cs->name, slice);
 	job_env_lines(&b, c, j, ctx);
-	if (!c->conf->enable_dynamic_network)
+	if (rank_table_mode(c, j) && !(j->spec && j->spec->kind == CONF_JOB_SERVICE))
 		sched_lines(&b, c, j); /* msrun's master, as msrun gives its children */
 	buf_export(&b, "SERVER_ID", cs->host_ip);
+	service_server_lines(&b, j, cs);
 	buf_export(&b, "ASCEND_SERVER_NAME", cs->name);
 	buf_exportf(&b, "MS_NODE_RANK", "%zu", slice);
 	buf_exportf(&b, "MS_LOCAL_WORKER", "%u", sl->npu_count);
@@ -316,9 +360,10 @@ int sched_render_rank_env(const struct sched_cluster *c, const struct sched_job 
 			   j->generation, rank, cs->name);
 		job_env_lines(&b, c, j, ctx);
 		buf_export(&b, "SERVER_ID", cs->host_ip);
+		service_server_lines(&b, j, cs);
 		buf_export(&b, "ASCEND_SERVER_NAME", cs->name);
 		buf_exportf(&b, "RANK_ID", "%u", rank);
-		if (!c->conf->enable_dynamic_network) {
+		if (rank_table_mode(c, j)) {
 			/* rank-table startup: the physical id, as in the rank table;
 			 * ASCEND_RT_VISIBLE_DEVICES stays unset so that it keeps meaning the
 			 * physical NPU, and no MS_* variable makes it a dynamic cluster */

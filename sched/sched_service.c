@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "sched_internal.h"
 
 bool sched_job_is_service(const struct sched_job *j)
@@ -131,11 +133,18 @@ static int instance_make(struct sched_cluster *c, struct sched_job *svc, unsigne
 	return sched_job_admit_instance(c, spec, svc, now_usec, reason);
 }
 
-/* Cancel instance @j of a service (its cancel, or its scale going down): as root. */
-static void instance_cancel(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec)
+/* Cancel instance @j of @svc: its cancel, or its scale going down. */
+static void instance_cancel(struct sched_cluster *c, const struct sched_job *svc,
+			    struct sched_job *j, uint64_t now_usec)
 {
-	if (!sched_job_state_is_terminal(j->state))
-		sched_job_cancel(c, j->name, 0, now_usec);
+	char why[SCHED_REASON_MAX];
+
+	if (svc->state == SCHED_JOB_SERVING)
+		snprintf(why, sizeof(why), "cancelled: service %s scaled to %u %s", svc->name,
+			 svc->spec->replicas, conf_plural(svc->spec->replicas, "replica", "replicas"));
+	else
+		snprintf(why, sizeof(why), "cancelled with its service %s", svc->name);
+	sched_job_cancel_for(c, j, why, now_usec);
 }
 
 /* Make @svc's instances match its replicas. Returns how many changed. */
@@ -159,7 +168,7 @@ static unsigned reconcile(struct sched_cluster *c, struct sched_job *svc, uint64
 		}
 		j = sched_service_instance(c, svc, i);
 		if (j && !sched_job_state_is_terminal(j->state)) {
-			instance_cancel(c, j, now_usec);
+			instance_cancel(c, svc, j, now_usec);
 			changed++;
 		}
 	}
@@ -243,5 +252,102 @@ int sched_service_scale(struct sched_cluster *c, const char *name, uid_t uid, un
 		     uid == svc->uid ? "its owner" : "root");
 	sched_job_transition(c, svc, SCHED_JOB_SERVING, SCHED_EV_RESIZED, now_usec, why);
 	reconcile(c, svc, now_usec);
+	return 0;
+}
+
+/* "<host_ip>:<port>" of placed instance @j's first server */
+static int endpoint_text(const struct sched_cluster *c, const struct sched_job *j, char *buf,
+			 size_t len)
+{
+	const struct conf_server *master;
+
+	if (!j->slice_count || !j->spec)
+		return -ENOENT;
+	master = c->servers[j->slices[0].server].conf;
+	/* an IPv6 address in brackets, as a URL and a socket address take it */
+	snprintf(buf, len, strchr(master->host_ip, ':') ? "[%s]:%u" : "%s:%u", master->host_ip,
+		 j->spec->port);
+	return 0;
+}
+
+int sched_render_service_endpoints(const struct sched_cluster *c, const struct sched_job *svc,
+				   char **ret, size_t *ret_len)
+{
+	/* each line: a name and an address, both bounded */
+	size_t cap = CONF_SERVICE_REPLICAS_MAX * (CONF_NAME_MAX + 72) + 1, len = 0;
+	char *out = malloc(cap);
+
+	if (!out)
+		return -ENOMEM;
+	out[0] = '\0';
+	for (unsigned i = 0; svc->spec && svc->state == SCHED_JOB_SERVING &&
+			     i < svc->spec->replicas; i++) {
+		/* the lookup changes nothing: find_job takes a mutable cluster */
+		const struct sched_job *j =
+			sched_service_instance((struct sched_cluster *)c, svc, i);
+		char addr[80];
+
+		if (!j || j->state != SCHED_JOB_RUNNING ||
+		    endpoint_text(c, j, addr, sizeof(addr)) < 0)
+			continue;
+		len += (size_t)snprintf(out + len, cap - len, "%s %s\n", j->name, addr);
+	}
+	*ret = out;
+	*ret_len = len;
+	return 0;
+}
+
+int sched_render_instance_endpoint(const struct sched_cluster *c, const struct sched_job *j,
+				   char **ret, size_t *ret_len)
+{
+	char addr[80];
+	int n;
+
+	if (!sched_job_is_instance(j) || endpoint_text(c, j, addr, sizeof(addr)) < 0)
+		return -ENOENT;
+	n = asprintf(ret, "%s\n", addr);
+	if (n < 0)
+		return -ENOMEM;
+	*ret_len = (size_t)n;
+	return 0;
+}
+
+int sched_render_instance_mindie(const struct sched_cluster *c, const struct sched_job *j,
+				 char **ret, size_t *ret_len)
+{
+	const struct sched_slice *sl;
+	json_t *ids, *doc;
+	char *text;
+	int n;
+
+	if (!sched_job_is_instance(j) || !j->slice_count || !j->spec)
+		return -ENOENT;
+	(void)c;
+	sl = &j->slices[0];
+	ids = json_array();
+	for (unsigned k = 0; ids && k < sl->npu_count; k++)
+		if (json_array_append_new(ids, json_integer(sl->device_ids[k])) < 0) {
+			json_decref(ids);
+			ids = NULL;
+		}
+	if (!ids)
+		return -ENOMEM;
+	doc = json_pack("{s:{s:i}, s:{s:b, s:[o], s:{s:[{s:i}]}}}",
+			"ServerConfig", "port", (json_int_t)j->spec->port,
+			"BackendConfig", "multiNodesInferEnabled", j->slice_count > 1,
+			"npuDeviceIds", ids,
+			"ModelDeployConfig", "ModelConfig", "worldSize", (json_int_t)sl->npu_count);
+	if (!doc)
+		return -ENOMEM;
+	text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(doc);
+	if (!text)
+		return -ENOMEM;
+	/* one trailing newline, as every file of the mount */
+	n = asprintf(ret, "%s\n", text);
+	free(text);
+	if (n < 0)
+		return -ENOMEM;
+	*ret_len = (size_t)n;
 	return 0;
 }

@@ -127,6 +127,7 @@ static void test_service_scales(void **state)
 	assert_int_equal(instance(c, "svc", 0)->state, SCHED_JOB_RUNNING);
 	assert_int_equal(instance(c, "svc", 1)->state, SCHED_JOB_CANCELLED);
 	assert_int_equal(instance(c, "svc", 2)->state, SCHED_JOB_CANCELLED);
+	assert_non_null(strstr(instance(c, "svc", 2)->reason, "service svc scaled to 1 replica"));
 	/* the tick makes no instance the count does not ask for */
 	assert_int_equal(sched_service_tick(c, fx_now()), 0);
 	assert_int_equal(instance(c, "svc", 1)->state, SCHED_JOB_CANCELLED);
@@ -167,6 +168,7 @@ static void test_service_cancel_and_replacement(void **state)
 	fx_report_gone(c, "svc.1", fx_now());
 	assert_int_equal(instance(c, "svc", 0)->state, SCHED_JOB_CANCELLED);
 	assert_int_equal(instance(c, "svc", 1)->state, SCHED_JOB_CANCELLED);
+	assert_non_null(strstr(instance(c, "svc", 1)->reason, "cancelled with its service svc"));
 	assert_int_equal(sched_service_tick(c, fx_now()), 0);
 	fx_check(c);
 	sched_cluster_free(c);

@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# Inference services through a real mount (issue 18), on examples/ascend_cluster_serving.yaml
+# (4 Atlas 800T A2 for training, 4 Atlas 800I A2 for serving): examples/jobs/
+# llama70b-serve.yaml serves as two instances of 16 NPUs, each a job of its own with a
+# MindIE rank table (container_ip) the HCCL checker passes, MindIE's env and a
+# config.json fragment; endpoints lists them; scale up and down; a Critical NPU moves one
+# instance while the other serves on; training shares the cluster; instance names are
+# the service's; cancel ends them all; the service and its instances survive a SIGKILL of
+# the daemon; bad service specs are refused with the line and the rule.
+# Usage: test_services.sh ASCENDFS CHECK_RANKTABLE SRCDIR
+set -u
+ASCENDFS=$(realpath "$1")
+CHECK=$(realpath "$2")
+SRC=$(realpath "$3")
+. "$SRC/tests/integration/lib.sh"
+
+it_setup
+M=$IT_MNT
+W=$IT_WORK
+CONFIG=$SRC/examples/ascend_cluster_serving.yaml
+SVC=llama70b-serve
+
+json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+status_of() { cat "$M/jobs/$1/status" 2>/dev/null; }
+servers_of() { json "$M/jobs/$1/status.json" '" ".join(p["server"] for p in d["placement"])'; }
+env_of() { sed -n "s/^export $2='\(.*\)'$/\1/p" "$M/jobs/$1/$3"; }
+
+it_start "$ASCENDFS" "$CONFIG" || exit 1
+
+# ---- a service of two instances, on the inference servers -------------------------
+check "cp of the service spec succeeds" cp "$SRC/examples/jobs/$SVC.yaml" "$M/jobs/"
+check_eq "the service serves" serving "$(status_of $SVC)"
+check_contains "and says how" "serving: 2 replicas of 16 NPUs on port 1025" \
+	"$(json "$M/jobs/$SVC/status.json" 'd["reason"]')"
+check_eq "two instances run" "running running" "$(status_of $SVC.0) $(status_of $SVC.1)"
+check_fails "no third" test -e "$M/jobs/$SVC.2"
+check_fails "the service itself holds no rank table" test -e "$M/jobs/$SVC/ranktable.json"
+s0=$(servers_of $SVC.0)
+s1=$(servers_of $SVC.1)
+case "$s0 $s1" in
+*train-*) not_ok "instances on the Atlas 800I A2 servers" "$s0 / $s1" ;;
+*) ok "instances on the Atlas 800I A2 servers ($s0 / $s1)" ;;
+esac
+for s in $s0; do
+	case " $s1 " in *" $s "*) not_ok "the instances share no server" "$s0 / $s1" ;; esac
+done
+check "instance 0's rank table passes the HCCL checker" \
+	"$CHECK" --npus-per-server 8 --completed --ranks 16 "$M/jobs/$SVC.0/ranktable.json"
+check_eq "every server of it names its container_ip (its host IP)" "True" \
+	"$(json "$M/jobs/$SVC.0/ranktable.json" 'all(s["container_ip"] == s["host_ip"] for s in d["server_list"])')"
+master=$(json "$M/jobs/$SVC.0/ranktable.json" 'd["server_list"][0]["host_ip"]')
+check_eq "env: RANK_TABLE_FILE, for MindIE's multi-node start" "$M/jobs/$SVC.0/ranktable.json" \
+	"$(env_of $SVC.0 RANK_TABLE_FILE env)"
+check_eq "and RANKTABLEFILE, which older releases read" "$M/jobs/$SVC.0/ranktable.json" \
+	"$(env_of $SVC.0 RANKTABLEFILE env)"
+check_eq "MASTER_IP is rank 0's server" "$master" "$(env_of $SVC.0 MASTER_IP env)"
+check_eq "WORLD_SIZE the instance's NPUs" 16 "$(env_of $SVC.0 WORLD_SIZE env)"
+check_eq "HCCL_DETERMINISTIC=true" true "$(env_of $SVC.0 HCCL_DETERMINISTIC env)"
+check_fails "no MindSpore dynamic-cluster variable" grep -q "MS_SCHED_HOST\|MS_ROLE" "$M/jobs/$SVC.0/env"
+second=${s0#* }
+host2=$(json "$M/jobs/$SVC.0/ranktable.json" 'd["server_list"][1]["host_ip"]')
+check_eq "a server's env: HOST_IP its own" "$host2" "$(env_of $SVC.0 HOST_IP "hosts/$second.env")"
+check_eq "and MIES_CONTAINER_IP" "$host2" "$(env_of $SVC.0 MIES_CONTAINER_IP "hosts/$second.env")"
+check_eq "mindie.json: multi-node on, port, 8 devices a server" "True 1025 [0, 1, 2, 3, 4, 5, 6, 7] 8" \
+	"$(json "$M/jobs/$SVC.0/mindie.json" '" ".join(map(str, [d["BackendConfig"]["multiNodesInferEnabled"], d["ServerConfig"]["port"], d["BackendConfig"]["npuDeviceIds"][0], d["BackendConfig"]["ModelDeployConfig"]["ModelConfig"][0]["worldSize"]]))')"
+check_eq "endpoint of instance 0: its master and the port" "$master:1025" "$(cat "$M/jobs/$SVC.0/endpoint")"
+check_eq "endpoints lists both instances" "$SVC.0 $master:1025|$SVC.1 $(cat "$M/jobs/$SVC.1/endpoint")" \
+	"$(paste -sd'|' "$M/jobs/$SVC/endpoints")"
+
+# ---- training shares the cluster ----------------------------------------------------
+check "a 32-NPU training job is accepted" cp "$SRC/examples/jobs/llama70b-pretrain.yaml" "$M/jobs/"
+check_eq "and runs beside the service" running "$(status_of llama70b-pretrain)"
+case " $(servers_of llama70b-pretrain) " in
+*infer-*) not_ok "on the training servers" "$(servers_of llama70b-pretrain)" ;;
+*) ok "on the training servers" ;;
+esac
+
+# ---- the names <service>.<index> are the service's --------------------------------------
+printf 'npus: 8\n' >"$W/$SVC.7.yaml"
+check_fails "a job named $SVC.7 is refused" cp "$W/$SVC.7.yaml" "$M/jobs/"
+check_contains "the refusal says whose name it is" "is a name of service $SVC's instances" \
+	"$(tail -n 3 "$M/cluster/events")"
+
+# ---- scale: a third instance of 16 finds no room and waits, saying why ------------------
+check "scale 3" sh -c "echo 'scale 3' > '$M/jobs/$SVC/ctl'"
+check_eq "a third instance waits" pending "$(status_of $SVC.2)"
+check_contains "for NPUs" "needs 16 NPUs" "$(json "$M/jobs/$SVC.2/status.json" 'd["reason"]')"
+check_contains "spec says replicas: 3" "replicas: 3" "$(cat "$M/jobs/$SVC/spec")"
+check_eq "endpoints lists the two that run" 2 "$(wc -l <"$M/jobs/$SVC/endpoints")"
+check "scale 1" sh -c "echo 'scale 1' > '$M/jobs/$SVC/ctl'"
+wait_until 5 bash -c "[ \"\$(cat '$M/jobs/$SVC.1/status')\" = cancelled ]"
+check_eq "the highest indexes went" "running cancelled cancelled" \
+	"$(status_of $SVC.0) $(status_of $SVC.1) $(status_of $SVC.2)"
+check_contains "saying why" "service $SVC scaled to 1 replica" "$(cat "$M/jobs/$SVC.2/status.json")"
+check_eq "endpoints lists one" "$SVC.0" "$(cut -d' ' -f1 "$M/jobs/$SVC/endpoints")"
+check_fails "scale 0 is refused" sh -c "echo 'scale 0' > '$M/jobs/$SVC/ctl'"
+check_contains "with the range" "a service has 1 to 64 replicas" "$(tail -n1 "$M/jobs/$SVC/events")"
+check_fails "scale on a training job is refused" sh -c "echo 'scale 2' > '$M/jobs/llama70b-pretrain/ctl'"
+check "cancel it" sh -c "echo cancel > '$M/jobs/$SVC/ctl'"
+wait_until 5 bash -c "[ \"\$(cat '$M/jobs/$SVC.0/status')\" = cancelled ]"
+check_eq "the service and its instances are cancelled" "cancelled cancelled cancelled cancelled" \
+	"$(status_of $SVC) $(status_of $SVC.0) $(status_of $SVC.1) $(status_of $SVC.2)"
+check_contains "saying so" "cancelled with its service $SVC" "$(cat "$M/jobs/$SVC.0/status.json")"
+sleep 1.5 # a tick: nothing makes them again
+check_eq "and stay so" "cancelled cancelled" "$(status_of $SVC.0) $(status_of $SVC.1)"
+check_eq "endpoints is empty" "" "$(cat "$M/jobs/$SVC/endpoints")"
+check_eq "training runs on" running "$(status_of llama70b-pretrain)"
+
+# ---- one-server instances: a Critical NPU moves one, the other serves on ---------------
+CHAT=chat
+printf 'kind: service\nreplicas: 2\nnpus: 8\nport: 8000\nserver_type: atlas800i-a2\nqueue: serving\ncommand: "exec sleep 600"\n' \
+	>"$W/$CHAT.yaml"
+check "a service of 2 one-server instances" cp "$W/$CHAT.yaml" "$M/jobs/"
+check "scale 3" sh -c "echo 'scale 3' > '$M/jobs/$CHAT/ctl'"
+check_eq "three instances run" "running running running" \
+	"$(status_of $CHAT.0) $(status_of $CHAT.1) $(status_of $CHAT.2)"
+check_eq "endpoints lists three" 3 "$(wc -l <"$M/jobs/$CHAT/endpoints")"
+check_eq "mindie.json of a one-server instance: multi-node off" "False" \
+	"$(json "$M/jobs/$CHAT.0/mindie.json" 'd["BackendConfig"]["multiNodesInferEnabled"]')"
+check "scale 2" sh -c "echo 'scale 2' > '$M/jobs/$CHAT/ctl'"
+wait_until 5 bash -c "[ \"\$(cat '$M/jobs/$CHAT.2/status')\" = cancelled ]"
+other=$(servers_of $CHAT.1)
+victim=$(servers_of $CHAT.0)
+gen0=$(json "$M/jobs/$CHAT.0/status.json" 'd["generation"]')
+check "a Critical NPU of instance 0 is reported" \
+	sh -c "printf 'node OK\nnpu 2 Critical 0x80C98000 HBM uncorrectable ECC\n' > '$M/nodes/$victim/health'"
+wait_until 5 bash -c "[ \"\$(python3 -c 'import json;print(json.load(open(\"$M/jobs/$CHAT.0/status.json\"))[\"generation\"])')\" != $gen0 ]"
+check_eq "instance 0 is placed again" running "$(status_of $CHAT.0)"
+case " $(servers_of $CHAT.0) " in
+*" $victim "*) not_ok "instance 0 left $victim" "$(servers_of $CHAT.0)" ;;
+*) ok "instance 0 left $victim (now on $(servers_of $CHAT.0))" ;;
+esac
+check_eq "instance 1 was untouched" "running $other" "$(status_of $CHAT.1) $(servers_of $CHAT.1)"
+check_eq "endpoints lists both" 2 "$(wc -l <"$M/jobs/$CHAT/endpoints")"
+
+# ---- a restart of the daemon (SIGKILL) keeps the service and its instances --------------
+before=$(cat "$M/jobs/$CHAT/endpoints")
+kill -KILL "$IT_PID"
+wait "$IT_PID" 2>/dev/null
+IT_PID=""
+it_unmount "$M"
+it_start "$ASCENDFS" "$CONFIG" || exit 1
+check_eq "after a SIGKILL the service serves" serving "$(status_of $CHAT)"
+check_eq "with the same instances where they were" "$before" "$(cat "$M/jobs/$CHAT/endpoints")"
+check_eq "an instance still knows its service" "$CHAT" "$(env_of $CHAT.1 ASCEND_SERVICE env)"
+check "scale works after the restart" sh -c "echo 'scale 3' > '$M/jobs/$CHAT/ctl'"
+check_eq "a third instance again" running "$(status_of $CHAT.2)"
+check "cancel it" sh -c "echo cancel > '$M/jobs/$CHAT/ctl'"
+wait_until 5 bash -c "[ \"\$(cat '$M/jobs/$CHAT.2/status')\" = cancelled ]"
+check_eq "all cancelled" "cancelled cancelled cancelled cancelled" \
+	"$(status_of $CHAT) $(status_of $CHAT.0) $(status_of $CHAT.1) $(status_of $CHAT.2)"
+
+# ---- bad service specs: refused with the line and the rule --------------------------------
+bad() { # bad NAME SPEC EXPECTED
+	printf '%b' "$2" >"$W/$1.yaml"
+	cp "$W/$1.yaml" "$M/jobs/" 2>/dev/null && not_ok "$1 refused" "accepted" && return
+	check_contains "$1 refused: $3" "$3" "$(cat "$M/jobs/$1/error" 2>/dev/null; tail -n 2 "$M/cluster/events")"
+}
+bad svc-restarts 'npus: 8\nkind: service\nmax_restarts: 3\n' "svc-restarts.yaml:3:15: max_restarts: a service's instances are started again"
+bad svc-big 'npus: 64\nkind: service\n' "svc-big.yaml:1:7: npus: 64 is more than a MindIE instance can span"
+bad svc-port 'npus: 8\nkind: service\nport: 80\n' "svc-port.yaml:3:7: port: 80 is out of range; use a whole number from 1024 to 65535"
+bad train-replicas 'npus: 8\nreplicas: 2\n' "train-replicas.yaml:2:11: replicas: only a service has replicas"
+
+it_stop
+it_finish
