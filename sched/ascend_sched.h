@@ -560,6 +560,9 @@ struct sched_cluster {
 	uint64_t next_job_serial;
 	bool services_dirty;		/* an instance ended, or a service changed, since
 					 * sched_service_tick() looked (sched_service.c) */
+	const char *spread_service;	/* while an instance of this service is placed:
+					 * servers that hold another of its instances are
+					 * the last choice (sched_place_job()); NULL else */
 	struct sched_event *events;	/* ring of event_cap slots, grown (doubling, not
 					 * zeroed ahead of use) up to conf->event_history */
 	size_t event_head, event_count, event_cap;

@@ -125,7 +125,7 @@ size_t sched_place_sizes(const struct sched_cluster *c, const struct sched_job *
 	return n;
 }
 
-int sched_place_job(const struct sched_cluster *c, const struct sched_job *j, unsigned hi,
+int sched_place_job(struct sched_cluster *c, const struct sched_job *j, unsigned hi,
 		    struct sched_slice **ret_slices, size_t *ret_count, char *reason)
 {
 	const struct conf_server_type *type = sched_job_type(c, j);
@@ -133,8 +133,13 @@ int sched_place_job(const struct sched_cluster *c, const struct sched_job *j, un
 	size_t n;
 	int r = -ENOSPC;
 
-	if (j->spec->npus_min == j->spec->npus_max || hi <= j->spec->npus_min)
-		return sched_place_now(c, j->spec->npus_min, type, ret_slices, ret_count, reason);
+	if (j->spec->npus_min == j->spec->npus_max || hi <= j->spec->npus_min) {
+		/* a service's instances spread (one size: no elastic range) */
+		c->spread_service = j->service[0] ? j->service : NULL;
+		r = sched_place_now(c, j->spec->npus_min, type, ret_slices, ret_count, reason);
+		c->spread_service = NULL;
+		return r;
+	}
 	n = sched_place_sizes(c, j, j->spec->npus_min, hi, sizes, 64);
 	for (size_t i = 0; i < n; i++) {
 		/* the reason of the smallest size is the one that explains the wait */

@@ -444,10 +444,17 @@ const struct conf_server_type *sched_job_type(const struct sched_cluster *c,
 
 /*
  * sched_place_job() - place @j now at the largest legal size in [npus_min, @hi]
- * (elastic jobs; others have one size). Same contract as sched_place_now().
+ * (elastic jobs; others have one size). Same contract as sched_place_now(). An
+ * instance of a service goes to a server none of its sibling instances holds when one
+ * can take it (c->spread_service while it is placed): one server's fault then never
+ * takes every instance a service could have spread.
  */
-int sched_place_job(const struct sched_cluster *c, const struct sched_job *j, unsigned hi,
+int sched_place_job(struct sched_cluster *c, const struct sched_job *j, unsigned hi,
 		    struct sched_slice **ret_slices, size_t *ret_count, char *reason);
+
+/* sched_server_holds_sibling() - does @s hold an instance of c->spread_service (never
+ * without one)? sched_place.c reads it as it reads suspicion. */
+bool sched_server_holds_sibling(const struct sched_cluster *c, const struct sched_server *s);
 
 /*
  * sched_place_begin() - placement is about to happen at @now_usec (a scheduling pass, a

@@ -32,6 +32,24 @@ static bool size_is_legal(const struct conf_server_type *t, unsigned n)
 	return n >= 1 && n <= t->npu_count && n < 32 && (t->legal_sizes_mask & (1u << n));
 }
 
+bool sched_server_holds_sibling(const struct sched_cluster *c, const struct sched_server *s)
+{
+	const struct sched_job *last = NULL;
+
+	if (!c->spread_service)
+		return false;
+	for (unsigned d = 0; d < s->conf->npu_count; d++) {
+		const struct sched_job *o = s->npus[d].job;
+
+		if (!o || o == last)
+			continue;
+		last = o;
+		if (strcmp(o->service, c->spread_service) == 0)
+			return true;
+	}
+	return false;
+}
+
 static bool server_is_healthy(const struct sched_server *s)
 {
 	for (unsigned d = 0; d < s->conf->npu_count; d++)
@@ -235,8 +253,9 @@ static long place_single_indexed(const struct sched_cluster *c, unsigned n,
 			cs[j] = cs[j - 1];
 		cs[j] = t;
 	}
-	/* clean servers first: a suspect one only when no clean one can hold it */
-	for (int pass = 0; pass < 2 && found < 0; pass++) {
+	/* clean servers first: a suspect one only when no clean one can hold it; while a
+	 * service's instance is placed, before either, one that holds none of its siblings */
+	for (int pass = c->spread_service ? 0 : 2; pass < 4 && found < 0; pass++) {
 		for (size_t g = 0, e; g < nc && found < 0; g = e) {
 			size_t best = SIZE_MAX;
 
@@ -247,7 +266,8 @@ static long place_single_indexed(const struct sched_cluster *c, unsigned n,
 					const struct sched_server *s = &c->servers[i];
 
 					if (sched_server_is_schedulable(c, s) &&
-					    (pass == 1 || !s->suspect))
+					    (pass % 2 == 1 || !s->suspect) &&
+					    (pass >= 2 || !sched_server_holds_sibling(c, s)))
 						break;
 				}
 				if (i < best)
@@ -297,7 +317,7 @@ static int place_single(const struct sched_cluster *c, unsigned n,
 			break;
 		}
 		/* clean, healthy first, then ring fit, then fullest server, then inventory order */
-		score = ((long)s->suspect << 41) |
+		score = ((long)sched_server_holds_sibling(c, s) << 42) | ((long)s->suspect << 41) |
 			((long)!server_is_healthy(s) << 40) | ((long)fit << 32) |
 			((long)s->npus_free << 24) | (long)i;
 		if (score < best_score) {

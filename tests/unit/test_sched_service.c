@@ -235,6 +235,45 @@ static void test_service_saved_and_restored(void **state)
 	sched_cluster_free(c2);
 }
 
+/*
+ * Small instances spread: best fit would stack two 4-NPU instances on one server, and
+ * one fault would take both; each goes to a server without a sibling while one can take
+ * it. A training job of the same size still packs; with a single server the instances
+ * share it.
+ */
+static void test_instances_spread_over_servers(void **state)
+{
+	struct fx_opts o = { .servers = 4 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job *a, *b, *t1, *t2;
+
+	(void)state;
+	fx_submit_spec(c, service_spec("svc", 4, 3), FX_UID);
+	a = instance(c, "svc", 0);
+	b = instance(c, "svc", 1);
+	assert_int_equal(a->state, SCHED_JOB_RUNNING);
+	assert_int_equal(b->state, SCHED_JOB_RUNNING);
+	assert_int_not_equal(a->slices[0].server, b->slices[0].server);
+	assert_int_not_equal(a->slices[0].server, instance(c, "svc", 2)->slices[0].server);
+	assert_int_not_equal(b->slices[0].server, instance(c, "svc", 2)->slices[0].server);
+	/* best fit for a training job: onto a half-used server */
+	t1 = fx_run(c, "t1", 4);
+	t2 = fx_run(c, "t2", 4);
+	assert_int_equal(t1->slices[0].server, a->slices[0].server);
+	assert_int_equal(t2->slices[0].server, b->slices[0].server);
+	fx_check(c);
+	sched_cluster_free(c);
+
+	o.servers = 1;
+	c = fx_cluster(&o);
+	fx_submit_spec(c, service_spec("one", 4, 2), FX_UID);
+	assert_int_equal(instance(c, "one", 0)->state, SCHED_JOB_RUNNING);
+	assert_int_equal(instance(c, "one", 1)->state, SCHED_JOB_RUNNING);
+	assert_int_equal(instance(c, "one", 0)->slices[0].server,
+			 instance(c, "one", 1)->slices[0].server);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -244,6 +283,7 @@ int main(void)
 		cmocka_unit_test(test_service_cancel_and_replacement),
 		cmocka_unit_test(test_service_names),
 		cmocka_unit_test(test_service_saved_and_restored),
+		cmocka_unit_test(test_instances_spread_over_servers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
