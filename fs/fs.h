@@ -196,7 +196,9 @@
  *                                          `running`, or stop_deadline at the latest),
  *                                          completed, failed, cancelled, rejected,
  *                                          timeout; `cancel` and `complete` read
- *                                          stopping until the NPUs are free
+ *                                          stopping until the NPUs are free; serving:
+ *                                          a service (kind: service), whose instances
+ *                                          are the jobs <name>.<index> (sched_service.c)
  *       status.json            -r--r--r--  state, reason, queue, priority, npus,
  *                                          npus_min/max, time_limit_sec, run_accum_sec +
  *                                          run_since, borrowing, preemptions,
@@ -305,7 +307,8 @@
  *                                          rank "-" for an msrun process;
  *                                          sched_job_recovery_answer(); an answer to a
  *                                          request no longer open is refused, ESTALE);
- *                                          one per line,
+ *                                          | "scale <replicas>" (a service: 1-64;
+ *                                          sched_service_scale()); one per line,
  *                                          the first refused line stops the rest and is
  *                                          a "refused" event of the job. The owner or
  *                                          root only (operators too are strangers here):
@@ -313,11 +316,21 @@
  *                                          without default_permissions the daemon opens
  *                                          it and refuses each line (EPERM), a "refused"
  *                                          event naming both uids
+ *       endpoints              -r--r--r--  a service only: "<instance> <host>:<port>\n"
+ *                                          per running instance below its replicas
+ *                                          (sched_render_service_endpoints()); watch it
+ *                                          with inotify (IN_MODIFY when one comes or
+ *                                          goes)
+ *       endpoint               -r--r--r--  a placed instance only: "<host>:<port>\n", its
+ *                                          first server (MindIE's master) and the port
+ *       mindie.json            -r--r--r--  a placed instance only: the MindIE config.json
+ *                                          fragment of its placement
+ *                                          (sched_render_instance_mindie())
  *
  * Errors a caller sees:
  *   ENOENT  no such node;  EINVAL  bad name or bad content (the sentence is in the job's
  *   `error` file and in cluster/events);  EFBIG  spec over 64 KiB;  EEXIST  an active
- *   job has that name;  EPERM/EACCES  not the owner (or root), also for replacing another
+ *   job has that name, or it is a serving service's instance name <service>.<digits>;  EPERM/EACCES  not the owner (or root), also for replacing another
  *   user's finished job, and (EACCES) a spec for a queue whose `groups` the writer is in
  *   none of, or over one of its queue's job caps (a user, not root or an operator);  EBUSY  the job's state forbids it (e.g. `complete` on a pending job),
  *   or another open file writes that job's spec or had it accepted at a close;
