@@ -365,6 +365,16 @@ bool agent_env_is_placement(const char *var);
 int agent_env_clean(char *const *base, char ***ret);
 
 /*
+ * agent_tcp_answers() - does @host (a numeric IPv4 or IPv6 address) accept a TCP
+ * connection on @port within @timeout_ms (agent_ready.c)? The readiness check of a
+ * service's instance: its master serves on the service's port (MindIE Server's
+ * ServerConfig.port). Nothing is sent; the connection is closed at once. Returns 1
+ * (answers), 0 (refused, unreachable or timed out) or -EINVAL (no such address or port)
+ * / -errno (no socket).
+ */
+int agent_tcp_answers(const char *host, unsigned port, int timeout_ms);
+
+/*
  * agent_env_scheduler() - the environment of the MindSpore scheduler (MS_SCHED) process
  * of a per-rank job in dynamic mode, from @worker, a worker's rank env (MS_ROLE
  * MS_WORKER): the same with MS_ROLE=MS_SCHED and RANK_ID=0, without MS_NODE_ID and

@@ -42,6 +42,12 @@ extern char **environ;
 /* Polling of the cgroups of adopted processes (not our children: no SIGCHLD). */
 #define ADOPTED_POLL_MS 1000
 
+/* Readiness checks of a service's instance on its master's server (agent_ready.c): how
+ * long a connect may take, and how often: until it answers, and once it does. */
+#define READY_TIMEOUT_MS 200
+#define READY_POLL_MS 500
+#define READY_RECHECK_MS 2000
+
 /* proc.rank of the MindSpore scheduler of a per-rank job in dynamic mode */
 #define PROC_SCHEDULER (-2)
 
@@ -79,6 +85,12 @@ struct run {
 	int wd;			/* inotify watch of jobs/<job>/status.json, or -1 */
 	char cgroup[PATH_MAX];	/* <node dir>/job-<job>.g<generation>; "" = none */
 	bool listed;		/* scratch of sync() */
+	/* a service's instance whose master this server is: where it serves (HOST_IP of
+	 * its env, the spec's port; port 0: no check) and what was last reported */
+	char ready_host[48];
+	unsigned ready_port;
+	long long ready_at_ms;	/* the next check */
+	bool ready_sent;	/* "ready" reported, and no "unready" since */
 	size_t proc_count;
 	struct proc procs[CONF_SERVER_NPUS_MAX + 1]; /* + the scheduler */
 };
@@ -904,6 +916,17 @@ static int start_run(struct agent_launcher *l, const struct agent_share *s)
 		r->procs[i].attempt = s->attempt;
 	}
 	l->runs[l->run_count++] = r;
+	/* the master of a service's instance: its agent says when it answers */
+	if (!broken && spec && spec->command && spec->kind == CONF_JOB_SERVICE &&
+	    s->node_rank == 0 && count > 0) {
+		const char *host = agent_env_get(&envs[0], "HOST_IP");
+
+		if (host && strlen(host) < sizeof(r->ready_host)) {
+			snprintf(r->ready_host, sizeof(r->ready_host), "%s", host);
+			r->ready_port = spec->port;
+			r->ready_at_ms = agent_now_ms();
+		}
+	}
 	read_submitted(l, s->job, r->submitted, sizeof(r->submitted));
 	watch_job(l, r);
 	if (!broken && spec && spec->command)
@@ -1514,6 +1537,10 @@ static void carry_over(struct agent_launcher *l, const struct agent_share *s)
 		return; /* nothing of it runs here: start_run() starts the share */
 	from = keep->share.generation;
 	keep->share = *s;
+	/* readiness is per generation: the new one is reported when it answers (a kept
+	 * master's node rank stays 0: the port, the address and the check are its own) */
+	keep->ready_sent = false;
+	keep->ready_at_ms = agent_now_ms();
 	agent_log(AGENT_LOG_INFO, "job %s generation %u: kept running from generation %u "
 		  "(process-level recovery); its processes are not restarted", s->job,
 		  s->generation, from);
@@ -1622,6 +1649,43 @@ void agent_launcher_sync(struct agent_launcher *l)
 		l->retry_at_ms = agent_now_ms() + RETRY_MS;
 }
 
+/*
+ * Check the instances this server is the master of (ready_port): report "ready" to the
+ * job's ctl when its port first answers, "unready" when it stops answering; the daemon
+ * lists the ready ones in the service's endpoints (sched_service_ready()).
+ */
+static void check_ready(struct agent_launcher *l)
+{
+	long long now = agent_now_ms();
+
+	for (size_t i = 0; i < l->run_count; i++) {
+		struct run *r = l->runs[i];
+		char line[64];
+		int answers, e;
+
+		if (r->state != RUN_ACTIVE || !r->ready_port || now < r->ready_at_ms)
+			continue;
+		answers = agent_tcp_answers(r->ready_host, r->ready_port, READY_TIMEOUT_MS) == 1;
+		r->ready_at_ms = agent_now_ms() + (answers ? READY_RECHECK_MS : READY_POLL_MS);
+		if (answers == r->ready_sent)
+			continue;
+		snprintf(line, sizeof(line), "%s %u\n", answers ? "ready" : "unready",
+			 r->share.generation);
+		e = write_ctl(l, r->share.job, line);
+		if (e < 0) {
+			agent_log(AGENT_LOG_WARNING, "job %s generation %u: cannot report it %s: "
+				  "%s; trying again", r->share.job, r->share.generation,
+				  answers ? "ready" : "not ready", strerror(-e));
+			continue;
+		}
+		r->ready_sent = answers;
+		agent_log(AGENT_LOG_INFO, "job %s generation %u: %s:%u %s; reported %s",
+			  r->share.job, r->share.generation, r->ready_host, r->ready_port,
+			  answers ? "answers" : "no longer answers",
+			  answers ? "ready" : "not ready");
+	}
+}
+
 void agent_launcher_poll(struct agent_launcher *l)
 {
 	bool due = reap(l), changed = drain_events(l);
@@ -1633,6 +1697,7 @@ void agent_launcher_poll(struct agent_launcher *l)
 	tick(l);
 	if (l->stopping_all)
 		return;
+	check_ready(l);
 	if (due && report_due_exits(l))
 		changed = true;
 	if (l->retry_at_ms && agent_now_ms() >= l->retry_at_ms)
@@ -1659,6 +1724,8 @@ long long agent_launcher_wake_ms(const struct agent_launcher *l)
 		for (size_t k = 0; k < r->proc_count; k++)
 			if (r->procs[k].adopted && (wake < 0 || now + ADOPTED_POLL_MS < wake))
 				wake = now + ADOPTED_POLL_MS;
+		if (r->state == RUN_ACTIVE && r->ready_port && (wake < 0 || r->ready_at_ms < wake))
+			wake = r->ready_at_ms;
 		if (r->state != RUN_STOPPING)
 			continue;
 		for (size_t k = 0; k < r->proc_count; k++)

@@ -308,7 +308,11 @@
  *                                          sched_job_recovery_answer(); an answer to a
  *                                          request no longer open is refused, ESTALE);
  *                                          | "scale <replicas>" (a service: 1-64;
- *                                          sched_service_scale()); one per line,
+ *                                          sched_service_scale()) | "ready <generation>"
+ *                                          | "unready <generation>" (an instance: its
+ *                                          port answers, or no longer; its master's
+ *                                          agent reports it, sched_service_ready());
+ *                                          one per line,
  *                                          the first refused line stops the rest and is
  *                                          a "refused" event of the job. The owner or
  *                                          root only (operators too are strangers here):
@@ -317,7 +321,7 @@
  *                                          it and refuses each line (EPERM), a "refused"
  *                                          event naming both uids
  *       endpoints              -r--r--r--  a service only: "<instance> <host>:<port>\n"
- *                                          per running instance below its replicas
+ *                                          per running, ready instance below its replicas
  *                                          (sched_render_service_endpoints()); watch it
  *                                          with inotify (IN_MODIFY when one comes or
  *                                          goes)

@@ -819,10 +819,11 @@ static void collect(struct fs_ctx *ctx, struct pokes *p, uint64_t *cluster_seen)
 		 * resume scan, which announce covers; a checkpoint or a reason does not */
 		if (j->slice_count && announce)
 			poke_add(p, ctx->mount_path, "/jobs/%s/env", j->name);
-		/* an instance came or went: its service's endpoints, for a gateway */
-		if (j->service[0] && announce) {
+		/* an instance came, went, became ready or no longer is: its service's
+		 * endpoints, for a gateway */
+		if (j->service[0]) {
 			poke_add(p, ctx->mount_path, "/jobs/%s/endpoints", j->service);
-			if (j->slice_count)
+			if (j->slice_count && announce)
 				poke_add(p, ctx->mount_path, "/jobs/%s/endpoint", j->name);
 		}
 	}

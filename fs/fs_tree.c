@@ -706,7 +706,9 @@ int fs_render(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec, ch
 				   "# save-failed <request> <server> <rank|-> |\n"
 				   "# paused <request> <server> <rank|-> <step> |\n"
 				   "# joined <request> <server> <rank|-> |\n"
-				   "# scale <replicas> (a service)\n");
+				   "# scale <replicas> (a service) |\n"
+				   "# ready <generation> | unready <generation> (a service's "
+				   "instance)\n");
 	default:
 		return -ENOENT;
 	}
@@ -1053,6 +1055,19 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 		   strcmp(w[0], "paused") == 0 || strcmp(w[0], "joined") == 0) {
 		snprintf(why, SCHED_REASON_MAX, "usage: %s", RECOVERY_ANSWERS);
 		return -EINVAL;
+	} else if (strcmp(w[0], "ready") == 0 || strcmp(w[0], "unready") == 0) {
+		uint64_t gen;
+
+		if (n != 2 || parse_u64(w[1], &gen) < 0 || gen > UINT32_MAX) {
+			snprintf(why, SCHED_REASON_MAX,
+				 "usage: ready <generation> | unready <generation> (a service's "
+				 "instance: its master answers on the service's port, or no longer)");
+			return -EINVAL;
+		}
+		r = sched_service_ready(c, p->job, uid, (unsigned)gen, strcmp(w[0], "ready") == 0,
+					now_usec, why);
+		if (r == -EINVAL)
+			return r;
 	} else if (strcmp(w[0], "scale") == 0) {
 		uint64_t replicas;
 
@@ -1078,7 +1093,8 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 			 "unknown command \"%.100s\"; use cancel, complete, "
 			 "checkpoint <step> <path>, "
 			 "exit <generation> <server> <status> [<rank>|- [<attempt>]], "
-			 "scale <replicas> (a service), or an answer to "
+			 "scale <replicas> (a service), ready|unready <generation> (its "
+			 "instance), or an answer to "
 			 "jobs/<job>/recovery: saved, save-failed, paused or joined",
 			 line);
 		return -EINVAL;

@@ -467,6 +467,10 @@ struct sched_job {
 	char service[CONF_NAME_MAX + 1]; /* an instance of a service: that service's name
 					 * (its own is <service>.<index>); "" for every
 					 * other job (sched_service.c) */
+	unsigned ready_generation;	/* an instance: the generation whose master answered
+					 * on the service's port (sched_service_ready()); it
+					 * is ready while that is its generation */
+	uint64_t ready_usec;		/* when it became ready, or stopped being so */
 };
 
 enum sched_event_kind {
@@ -490,6 +494,8 @@ enum sched_event_kind {
 	SCHED_EV_QUEUE,		/* a queue's quota changed */
 	SCHED_EV_RECOVERY,	/* a step of a job's recovery ladder began, ended or fell
 				 * back (sched_ladder.c) */
+	SCHED_EV_READY,		/* a service's instance became ready, or no longer is
+				 * (sched_service.c) */
 	SCHED_EV_KIND_COUNT
 };
 
@@ -901,8 +907,22 @@ int sched_service_scale(struct sched_cluster *c, const char *name, uid_t uid, un
 			uint64_t now_usec, char *reason);
 
 /*
+ * sched_service_ready() - instance @name's master answers on the service's port
+ * (@ready), or no longer does, in @generation, as its agent's probe or the process
+ * itself reports (ctl "ready <generation>" / "unready <generation>"), on behalf of @uid
+ * (the owner or 0). A report of an older generation, or one that changes nothing, is
+ * ignored (0). A change is an event "ready" with the address. Returns 0, -ENOENT,
+ * -EPERM, -EINVAL (not a service's instance: @reason says so) or -EBUSY (not running).
+ */
+int sched_service_ready(struct sched_cluster *c, const char *name, uid_t uid,
+			unsigned generation, bool ready, uint64_t now_usec, char *reason);
+
+/* sched_job_is_ready() - is instance @j running and ready in its generation? */
+bool sched_job_is_ready(const struct sched_job *j);
+
+/*
  * sched_render_service_endpoints() - jobs/<service>/endpoints: one line per instance
- * below its replicas that runs (placed, its processes started), in index order:
+ * below its replicas that runs and is ready (sched_service_ready()), in index order:
  * "<instance> <host_ip>:<port>\n", host_ip the instance's first server's (rank 0's, the
  * MindIE master, the only one that takes requests), port the spec's. Empty when none
  * runs. *ret new (free()). 0 or -ENOMEM.

@@ -287,13 +287,55 @@ int sched_render_service_endpoints(const struct sched_cluster *c, const struct s
 			sched_service_instance((struct sched_cluster *)c, svc, i);
 		char addr[80];
 
-		if (!j || j->state != SCHED_JOB_RUNNING ||
-		    endpoint_text(c, j, addr, sizeof(addr)) < 0)
+		if (!j || !sched_job_is_ready(j) || endpoint_text(c, j, addr, sizeof(addr)) < 0)
 			continue;
 		len += (size_t)snprintf(out + len, cap - len, "%s %s\n", j->name, addr);
 	}
 	*ret = out;
 	*ret_len = len;
+	return 0;
+}
+
+bool sched_job_is_ready(const struct sched_job *j)
+{
+	return j->state == SCHED_JOB_RUNNING && j->ready_generation &&
+	       j->ready_generation == j->generation;
+}
+
+int sched_service_ready(struct sched_cluster *c, const char *name, uid_t uid,
+			unsigned generation, bool ready, uint64_t now_usec, char *reason)
+{
+	struct sched_job *j = sched_cluster_find_job(c, name);
+	char addr[80];
+
+	if (!j)
+		return -ENOENT;
+	if (uid != 0 && uid != j->uid)
+		return -EPERM;
+	if (!sched_job_is_instance(j)) {
+		sched_reason(reason, "job %s is no service's instance; only an instance reports "
+				     "ready", name);
+		return -EINVAL;
+	}
+	/* a probe of a generation gone meanwhile */
+	if (generation != j->generation)
+		return 0;
+	if (j->state != SCHED_JOB_RUNNING)
+		return -EBUSY;
+	if (sched_job_is_ready(j) == ready)
+		return 0;
+	j->ready_generation = ready ? generation : 0;
+	j->ready_usec = now_usec;
+	sched_job_touch(c, j);
+	sched_cluster_changed(c);
+	endpoint_text(c, j, addr, sizeof(addr));
+	if (ready)
+		sched_event_add(c, now_usec, SCHED_EV_READY, j, NULL, -1,
+				"ready: %s answers; in %s's endpoints", addr, j->service);
+	else
+		sched_event_add(c, now_usec, SCHED_EV_READY, j, NULL, -1,
+				"not ready: %s no longer answers; out of %s's endpoints", addr,
+				j->service);
 	return 0;
 }
 

@@ -361,6 +361,8 @@ int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, cha
 	put_u64(&d, "gid", j->gid);
 	put_str_opt(&d, "spec", j->spec_text);
 	put_str_opt(&d, "service", j->service); /* an instance's service */
+	put_u64_opt(&d, "ready_generation", j->ready_generation);
+	put_u64_opt(&d, "ready_usec", j->ready_usec);
 	/* the rest only when not at the default (opt_*() in the loader) */
 	if (j->requeue_cause != SCHED_REQUEUE_NONE)
 		put_str(&d, "requeue_cause", requeue_names[j->requeue_cause]);
@@ -997,6 +999,8 @@ static int load_job_fields(struct sched_cluster *c, struct sched_job_decoded *d,
 	    (exits && !json_is_array(exits)) || !opt_u64(o, "first_start_usec", &first_start) ||
 	    !opt_uint(o, "runs_dropped", &j->runs_dropped) ||
 	    !opt_str(o, "service", "", j->service, sizeof(j->service)) ||
+	    !opt_uint(o, "ready_generation", &j->ready_generation) ||
+	    !opt_u64(o, "ready_usec", &j->ready_usec) ||
 	    (j->service[0] && !conf_job_name_is_valid(j->service)))
 		goto malformed;
 	/* absent: the same as the start (and so in the records older than the history) */

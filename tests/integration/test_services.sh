@@ -7,14 +7,29 @@
 # instance while the other serves on; training shares the cluster; instance names are
 # the service's; cancel ends them all; the service and its instances survive a SIGKILL of
 # the daemon; bad service specs are refused with the line and the rule.
-# Usage: test_services.sh ASCENDFS CHECK_RANKTABLE SRCDIR
+# Then with agents, on the same cluster with loopback host addresses: the master's agent
+# finds the instance's port answering and reports it ready, and not ready once it stops
+# answering, and endpoints follows.
+# Usage: test_services.sh ASCENDFS ASCEND_AGENT CHECK_RANKTABLE SRCDIR
 set -u
 ASCENDFS=$(realpath "$1")
-CHECK=$(realpath "$2")
-SRC=$(realpath "$3")
+AGENT=$(realpath "$2")
+CHECK=$(realpath "$3")
+SRC=$(realpath "$4")
 . "$SRC/tests/integration/lib.sh"
 
 it_setup
+declare -A AGENT_PID=()
+# the agents, and the processes they started (process groups named in their logs)
+agents_cleanup() {
+	local n
+	for n in "${!AGENT_PID[@]}"; do
+		kill -KILL "${AGENT_PID[$n]}" 2>/dev/null
+	done
+	it_kill_started "$IT_WORK"/agent-*.log
+	AGENT_PID=()
+}
+trap 'agents_cleanup; it_cleanup' EXIT
 M=$IT_MNT
 W=$IT_WORK
 CONFIG=$SRC/examples/ascend_cluster_serving.yaml
@@ -24,6 +39,9 @@ json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval
 status_of() { cat "$M/jobs/$1/status" 2>/dev/null; }
 servers_of() { json "$M/jobs/$1/status.json" '" ".join(p["server"] for p in d["placement"])'; }
 env_of() { sed -n "s/^export $2='\(.*\)'$/\1/p" "$M/jobs/$1/$3"; }
+gen_of() { json "$M/jobs/$1/status.json" 'd["generation"]'; }
+# ready INSTANCE: what its master's agent (or the process) writes once the port answers
+ready() { echo "ready $(gen_of "$1")" >"$M/jobs/$1/ctl"; }
 
 it_start "$ASCENDFS" "$CONFIG" || exit 1
 
@@ -64,8 +82,19 @@ check_eq "and MIES_CONTAINER_IP" "$host2" "$(env_of $SVC.0 MIES_CONTAINER_IP "ho
 check_eq "mindie.json: multi-node on, port, 8 devices a server" "True 1025 [0, 1, 2, 3, 4, 5, 6, 7] 8" \
 	"$(json "$M/jobs/$SVC.0/mindie.json" '" ".join(map(str, [d["BackendConfig"]["multiNodesInferEnabled"], d["ServerConfig"]["port"], d["BackendConfig"]["npuDeviceIds"][0], d["BackendConfig"]["ModelDeployConfig"]["ModelConfig"][0]["worldSize"]]))')"
 check_eq "endpoint of instance 0: its master and the port" "$master:1025" "$(cat "$M/jobs/$SVC.0/endpoint")"
+check_eq "endpoints lists no instance before one is ready" "" "$(cat "$M/jobs/$SVC/endpoints")"
+check "instance 0 reports ready" ready $SVC.0
+check_eq "endpoints lists it" "$SVC.0 $master:1025" "$(cat "$M/jobs/$SVC/endpoints")"
+check_contains "an event says so" "ready: $master:1025 answers" "$(cat "$M/jobs/$SVC.0/events")"
+check "an earlier generation's report changes nothing" sh -c "echo 'unready 0' > '$M/jobs/$SVC.0/ctl'"
+check "instance 1 reports ready" ready $SVC.1
 check_eq "endpoints lists both instances" "$SVC.0 $master:1025|$SVC.1 $(cat "$M/jobs/$SVC.1/endpoint")" \
 	"$(paste -sd'|' "$M/jobs/$SVC/endpoints")"
+check "instance 1 no longer answers" sh -c "echo 'unready $(gen_of $SVC.1)' > '$M/jobs/$SVC.1/ctl'"
+check_eq "endpoints drops it" "$SVC.0" "$(cut -d' ' -f1 "$M/jobs/$SVC/endpoints")"
+ready $SVC.1
+check_fails "the service itself reports no readiness" sh -c "echo 'ready 1' > '$M/jobs/$SVC/ctl'"
+check_fails "nor does a bad line" sh -c "echo 'ready x' > '$M/jobs/$SVC.0/ctl'"
 
 # ---- training shares the cluster ----------------------------------------------------
 check "a 32-NPU training job is accepted" cp "$SRC/examples/jobs/llama70b-pretrain.yaml" "$M/jobs/"
@@ -114,6 +143,7 @@ check "a service of 2 one-server instances" cp "$W/$CHAT.yaml" "$M/jobs/"
 check "scale 3" sh -c "echo 'scale 3' > '$M/jobs/$CHAT/ctl'"
 check_eq "three instances run" "running running running" \
 	"$(status_of $CHAT.0) $(status_of $CHAT.1) $(status_of $CHAT.2)"
+for i in 0 1 2; do ready $CHAT.$i; done
 check_eq "endpoints lists three" 3 "$(wc -l <"$M/jobs/$CHAT/endpoints")"
 check_eq "mindie.json of a one-server instance: multi-node off" "False" \
 	"$(json "$M/jobs/$CHAT.0/mindie.json" 'd["BackendConfig"]["multiNodesInferEnabled"]')"
@@ -131,7 +161,10 @@ case " $(servers_of $CHAT.0) " in
 *) ok "instance 0 left $victim (now on $(servers_of $CHAT.0))" ;;
 esac
 check_eq "instance 1 was untouched" "running $other" "$(status_of $CHAT.1) $(servers_of $CHAT.1)"
-check_eq "endpoints lists both" 2 "$(wc -l <"$M/jobs/$CHAT/endpoints")"
+check_eq "until the moved one answers again, endpoints lists instance 1 only" "$CHAT.1" \
+	"$(cut -d' ' -f1 "$M/jobs/$CHAT/endpoints")"
+ready $CHAT.0
+check_eq "then both" 2 "$(wc -l <"$M/jobs/$CHAT/endpoints")"
 
 # ---- a restart of the daemon (SIGKILL) keeps the service and its instances --------------
 before=$(cat "$M/jobs/$CHAT/endpoints")
@@ -160,6 +193,91 @@ bad svc-restarts 'npus: 8\nkind: service\nmax_restarts: 3\n' "svc-restarts.yaml:
 bad svc-big 'npus: 64\nkind: service\n' "svc-big.yaml:1:7: npus: 64 is more than a MindIE instance can span"
 bad svc-port 'npus: 8\nkind: service\nport: 80\n' "svc-port.yaml:3:7: port: 80 is out of range; use a whole number from 1024 to 65535"
 bad train-replicas 'npus: 8\nreplicas: 2\n' "train-replicas.yaml:2:11: replicas: only a service has replicas"
+
+# ---- agents: the master's agent reports an instance ready when its port answers ----------
+it_stop
+LO=$W/serving-loopback.yaml
+sed -e 's/host_ip: 10\.0\.4\.\([0-9]\)/host_ip: 127.0.4.\1/' \
+	-e 's/^  topology_aware_schedule: true$/&\n  fault_check_interval: 1\n  require_agent: true/' \
+	"$CONFIG" >"$LO"
+grep -q 'require_agent: true' "$LO" && grep -q 'host_ip: 127.0.4.1' "$LO" ||
+	{ not_ok "derive the loopback config" "$(head -20 "$LO")"; it_finish; exit 1; }
+it_start "$ASCENDFS" "$LO" --state-dir "$W/state2" || exit 1
+for i in 1 2 3 4; do
+	n=infer-0$i
+	mkdir -p "$W/logs/$n"
+	: >"$W/faults-$n"
+	"$AGENT" --mount "$M" --node "$n" --fault-file "$W/faults-$n" --log-dir "$W/logs/$n" \
+		>>"$W/agent-$n.log" 2>&1 &
+	AGENT_PID[$n]=$!
+done
+ready_servers() {
+	for i in 1 2 3 4; do
+		[ "$(json "$M/nodes/infer-0$i/info" 'd["state"]' 2>/dev/null)" = ready ] || return 1
+	done
+}
+wait_until 20 ready_servers || not_ok "the agents report" "$(tail -n 3 "$W"/agent-*.log)"
+# a stand-in for MindIE Server: listens on HOST_IP:ASCEND_SERVICE_PORT (its env), accepts
+# and closes; SIGUSR1 closes the port, SIGUSR2 opens it again
+cat >"$W/serve.py" <<'PY'
+import os, signal, socket, time
+addr = (os.environ["HOST_IP"], int(os.environ["ASCEND_SERVICE_PORT"]))
+sock = None
+def up(*_):
+    global sock
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(addr)
+    sock.listen(16)
+    sock.settimeout(0.2)
+def down(*_):
+    global sock
+    if sock:
+        sock.close()
+    sock = None
+signal.signal(signal.SIGUSR1, down)
+signal.signal(signal.SIGUSR2, up)
+up()
+while True:
+    if sock is None:
+        time.sleep(0.2)
+        continue
+    try:
+        conn, _ = sock.accept()
+        conn.close()
+    except OSError:
+        pass
+PY
+PORT=$((20000 + $$ % 20000))
+printf 'kind: service\nreplicas: 2\nnpus: 8\nport: %s\nserver_type: atlas800i-a2\ncommand: "exec python3 %s/serve.py"\n' \
+	"$PORT" "$W" >"$W/web.yaml"
+t0=$(date +%s%N)
+check "a service whose processes listen on its port" cp "$W/web.yaml" "$M/jobs/"
+two_ready() { [ "$(wc -l <"$M/jobs/web/endpoints")" = 2 ]; }
+if wait_until 20 two_ready; then
+	ok "both instances are ready in $((($(date +%s%N) - t0) / 1000000)) ms from the cp"
+else
+	not_ok "both instances are ready" "endpoints: $(cat "$M/jobs/web/endpoints"); $(tail -n 3 "$W"/agent-*.log)"
+fi
+w0=$(cut -d' ' -f2 <"$M/jobs/web.0/endpoint")
+check_contains "the master's agent said so" "job web.0 generation 1: $w0 answers; reported ready" \
+	"$(cat "$W"/agent-*.log)"
+pid=$(sed -n 's/.*job web\.0 generation 1 (node rank 0): started pid \([0-9]*\):.*/\1/p' "$W"/agent-*.log | head -n1)
+check "its process closes the port" kill -USR1 "${pid:-0}"
+one_ready() { [ "$(cut -d' ' -f1 "$M/jobs/web/endpoints")" = web.1 ]; }
+if wait_until 10 one_ready; then ok "endpoints drops it"; else
+	not_ok "endpoints drops it" "$(cat "$M/jobs/web/endpoints")"; fi
+check_contains "an event says it is not ready" "not ready: $w0 no longer answers" \
+	"$(cat "$M/jobs/web.0/events")"
+check_eq "it still runs (not ready is not a failure)" "running 1" \
+	"$(status_of web.0) $(gen_of web.0)"
+check "the port opens again" kill -USR2 "${pid:-0}"
+if wait_until 10 two_ready; then ok "endpoints lists it again"; else
+	not_ok "endpoints lists it again" "$(cat "$M/jobs/web/endpoints")"; fi
+check "cancel the service" sh -c "echo cancel > '$M/jobs/web/ctl'"
+gone() { ! kill -0 "${pid:-0}" 2>/dev/null; }
+if wait_until 10 gone; then ok "its processes are stopped"; else not_ok "its processes are stopped" "pid $pid"; fi
+agents_cleanup
 
 it_stop
 it_finish

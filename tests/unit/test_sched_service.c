@@ -274,6 +274,57 @@ static void test_instances_spread_over_servers(void **state)
 	sched_cluster_free(c);
 }
 
+/* endpoints lists the running instances that reported ready in their generation; a new
+ * generation is not ready until it says so; the service and other jobs report nothing. */
+static void test_endpoints_list_ready_instances(void **state)
+{
+	struct fx_opts o = { .servers = 4 };
+	struct sched_cluster *c = fx_cluster(&o);
+	char reason[SCHED_REASON_MAX] = "", *text;
+	struct sched_job *svc, *a;
+	size_t len;
+	unsigned gen;
+
+	(void)state;
+	svc = fx_submit_spec(c, service_spec("svc", 8, 2), FX_UID);
+	fx_run(c, "train", 8);
+	a = instance(c, "svc", 0);
+	assert_int_equal(sched_render_service_endpoints(c, svc, &text, &len), 0);
+	assert_string_equal(text, "");
+	free(text);
+	assert_int_equal(sched_service_ready(c, "svc.0", FX_UID, a->generation, true, fx_now(),
+					     reason),
+			 0);
+	assert_true(sched_job_is_ready(a));
+	assert_int_equal(sched_render_service_endpoints(c, svc, &text, &len), 0);
+	assert_string_equal(text, "svc.0 10.1.0.1:1025\n");
+	assert_int_equal(len, strlen(text));
+	free(text);
+	/* a report of an earlier generation changes nothing */
+	assert_int_equal(sched_service_ready(c, "svc.0", FX_UID, a->generation - 1, false,
+					     fx_now(), reason),
+			 0);
+	assert_true(sched_job_is_ready(a));
+	/* a restart: the new generation is not ready until it says so */
+	gen = a->generation;
+	assert_int_equal(sched_job_process_exit(c, "svc.0", FX_UID, gen,
+						fx_server_name(c, a->slices[0].server), -1, 1,
+						fx_now(), reason),
+			 0);
+	a = instance(c, "svc", 0);
+	assert_true(a->generation > gen);
+	assert_false(sched_job_is_ready(a));
+	assert_int_equal(sched_service_ready(c, "svc", FX_UID, 1, true, fx_now(), reason), -EINVAL);
+	assert_non_null(strstr(reason, "no service's instance"));
+	assert_int_equal(sched_service_ready(c, "train", FX_UID, 1, true, fx_now(), reason),
+			 -EINVAL);
+	assert_int_equal(sched_service_ready(c, "svc.1", FX_OTHER_UID, 1, true, fx_now(), reason),
+			 -EPERM);
+	assert_int_equal(sched_service_ready(c, "nope", FX_UID, 1, true, fx_now(), reason), -ENOENT);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -284,6 +335,7 @@ int main(void)
 		cmocka_unit_test(test_service_names),
 		cmocka_unit_test(test_service_saved_and_restored),
 		cmocka_unit_test(test_instances_spread_over_servers),
+		cmocka_unit_test(test_endpoints_list_ready_instances),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
