@@ -148,9 +148,36 @@ static void instance_cancel(struct sched_cluster *c, const struct sched_job *svc
 }
 
 /* Make @svc's instances match its replicas. Returns how many changed. */
+/* What a serving service's reason says: its count, and the first instance it could not
+ * make (@failed < 0: none) and why. */
+static void serving_reason(struct sched_cluster *c, struct sched_job *svc, int failed,
+			   const char *why, uint64_t now_usec)
+{
+	const struct conf_job_spec *s = svc->spec;
+	char text[SCHED_REASON_MAX];
+	int n = snprintf(text, sizeof(text), "serving: %u %s of %u %s on port %u", s->replicas,
+			 conf_plural(s->replicas, "replica", "replicas"), s->npus,
+			 conf_plural(s->npus, "NPU", "NPUs"), s->port);
+
+	if (failed >= 0 && n > 0 && (size_t)n < sizeof(text))
+		snprintf(text + n, sizeof(text) - (size_t)n, "; instance %d not made, tried "
+			 "again every second: %s", failed, why);
+	if (strcmp(svc->reason, text) == 0)
+		return;
+	sched_job_set_reason(c, svc, text);
+	svc->change_usec = now_usec;
+	sched_job_touch(c, svc);
+	sched_cluster_changed(c);
+	/* a new trouble is an event; its end shows in the reason and the instance's own */
+	if (failed >= 0)
+		sched_event_add(c, now_usec, SCHED_EV_REFUSED, svc, NULL, -1, "%s", text);
+}
+
 static unsigned reconcile(struct sched_cluster *c, struct sched_job *svc, uint64_t now_usec)
 {
+	char why[SCHED_REASON_MAX] = "";
 	unsigned changed = 0;
+	int failed = -1;
 
 	for (unsigned i = 0; i < CONF_SERVICE_REPLICAS_MAX; i++) {
 		char reason[SCHED_REASON_MAX];
@@ -161,9 +188,10 @@ static unsigned reconcile(struct sched_cluster *c, struct sched_job *svc, uint64
 			r = instance_make(c, svc, i, now_usec, reason);
 			if (r == 0)
 				changed++;
-			else if (r < 0)
-				sched_event_add(c, now_usec, SCHED_EV_REFUSED, svc, NULL, -1,
-						"instance %u not made: %s", i, reason);
+			else if (r < 0 && failed < 0) {
+				failed = (int)i;
+				snprintf(why, sizeof(why), "%.300s", reason);
+			}
 			continue;
 		}
 		j = sched_service_instance(c, svc, i);
@@ -171,6 +199,12 @@ static unsigned reconcile(struct sched_cluster *c, struct sched_job *svc, uint64
 			instance_cancel(c, svc, j, now_usec);
 			changed++;
 		}
+	}
+	if (svc->state == SCHED_JOB_SERVING) {
+		serving_reason(c, svc, failed, why, now_usec);
+		/* what could not be made (no record free, a name taken) is tried again */
+		if (failed >= 0)
+			c->services_dirty = true;
 	}
 	return changed;
 }

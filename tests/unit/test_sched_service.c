@@ -325,6 +325,46 @@ static void test_endpoints_list_ready_instances(void **state)
 	sched_cluster_free(c);
 }
 
+static size_t count_events(const struct sched_cluster *c, const char *text)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->event_count; i++) {
+		const struct sched_event *e = &c->events[(c->event_head + i) % c->event_cap];
+
+		n += e->reason && strstr(e->reason, text) != NULL;
+	}
+	return n;
+}
+
+/* An instance that cannot be made (no room for its record) is said in the service's
+ * reason and one event, and tried again every tick until it can, or is no longer asked. */
+static void test_instance_not_made_is_said_and_tried_again(void **state)
+{
+	struct fx_opts o = { .servers = 4, .cluster_extra = "  max_job_count: 3\n" };
+	struct sched_cluster *c = fx_cluster(&o);
+	char reason[SCHED_REASON_MAX] = "";
+	struct sched_job *svc;
+
+	(void)state;
+	svc = fx_submit_spec(c, service_spec("svc", 8, 2), FX_UID);
+	assert_int_equal(sched_service_scale(c, "svc", FX_UID, 3, fx_now(), reason), 0);
+	assert_null(instance(c, "svc", 2));
+	assert_non_null(strstr(svc->reason, "instance 2 not made, tried again every second"));
+	assert_non_null(strstr(svc->reason, "max_job_count"));
+	assert_int_equal(count_events(c, "instance 2 not made"), 1);
+	assert_true(c->services_dirty);
+	sched_service_tick(c, fx_now());
+	assert_int_equal(count_events(c, "instance 2 not made"), 1);
+	assert_true(c->services_dirty);
+	assert_int_equal(sched_service_scale(c, "svc", FX_UID, 2, fx_now(), reason), 0);
+	assert_null(strstr(svc->reason, "not made"));
+	sched_service_tick(c, fx_now());
+	assert_false(c->services_dirty);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -336,6 +376,7 @@ int main(void)
 		cmocka_unit_test(test_service_saved_and_restored),
 		cmocka_unit_test(test_instances_spread_over_servers),
 		cmocka_unit_test(test_endpoints_list_ready_instances),
+		cmocka_unit_test(test_instance_not_made_is_said_and_tried_again),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
