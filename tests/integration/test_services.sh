@@ -10,12 +10,13 @@
 # Then with agents, on the same cluster with loopback host addresses: the master's agent
 # finds the instance's port answering and reports it ready, and not ready once it stops
 # answering, and endpoints follows.
-# Usage: test_services.sh ASCENDFS ASCEND_AGENT CHECK_RANKTABLE SRCDIR
+# Usage: test_services.sh ASCENDFS ASCEND_AGENT CHECK_RANKTABLE SERVE_DEMO SRCDIR
 set -u
 ASCENDFS=$(realpath "$1")
 AGENT=$(realpath "$2")
 CHECK=$(realpath "$3")
-SRC=$(realpath "$4")
+SERVE=$(realpath "$4")
+SRC=$(realpath "$5")
 . "$SRC/tests/integration/lib.sh"
 
 it_setup
@@ -207,8 +208,11 @@ for i in 1 2 3 4; do
 	n=infer-0$i
 	mkdir -p "$W/logs/$n"
 	: >"$W/faults-$n"
+	# the device IPs of the inventory, as hccn_tool gives them: the rank table waits for
+	# them (require_agent), and serve_demo, as MindIE, for the table
+	for d in 0 1 2 3 4 5 6 7; do echo "address_$d=10.41.$d.$i"; done >"$W/hccn-$n.conf"
 	"$AGENT" --mount "$M" --node "$n" --fault-file "$W/faults-$n" --log-dir "$W/logs/$n" \
-		>>"$W/agent-$n.log" 2>&1 &
+		--hccn-conf "$W/hccn-$n.conf" >>"$W/agent-$n.log" 2>&1 &
 	AGENT_PID[$n]=$!
 done
 ready_servers() {
@@ -217,49 +221,29 @@ ready_servers() {
 	done
 }
 wait_until 20 ready_servers || not_ok "the agents report" "$(tail -n 3 "$W"/agent-*.log)"
-# a stand-in for MindIE Server: listens on HOST_IP:ASCEND_SERVICE_PORT (its env), accepts
-# and closes; SIGUSR1 closes the port, SIGUSR2 opens it again
-cat >"$W/serve.py" <<'PY'
-import os, signal, socket, time
-addr = (os.environ["HOST_IP"], int(os.environ["ASCEND_SERVICE_PORT"]))
-sock = None
-def up(*_):
-    global sock
-    sock = socket.socket()
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(addr)
-    sock.listen(16)
-    sock.settimeout(0.2)
-def down(*_):
-    global sock
-    if sock:
-        sock.close()
-    sock = None
-signal.signal(signal.SIGUSR1, down)
-signal.signal(signal.SIGUSR2, up)
-up()
-while True:
-    if sock is None:
-        time.sleep(0.2)
-        continue
-    try:
-        conn, _ = sock.accept()
-        conn.close()
-    except OSError:
-        pass
-PY
+# examples/serve_demo, a stand-in for MindIE Server: reads the env and rank table as
+# MindIE does, and its master answers HTTP on HOST_IP:ASCEND_SERVICE_PORT; SIGUSR1 closes
+# the port, SIGUSR2 opens it again
 PORT=$((20000 + $$ % 20000))
-printf 'kind: service\nreplicas: 2\nnpus: 8\nport: %s\nserver_type: atlas800i-a2\ncommand: "exec python3 %s/serve.py"\n' \
-	"$PORT" "$W" >"$W/web.yaml"
+printf 'kind: service\nreplicas: 2\nnpus: 8\nport: %s\nserver_type: atlas800i-a2\ncommand: "exec %s"\n' \
+	"$PORT" "$SERVE" >"$W/web.yaml"
 t0=$(date +%s%N)
 check "a service whose processes listen on its port" cp "$W/web.yaml" "$M/jobs/"
 two_ready() { [ "$(wc -l <"$M/jobs/web/endpoints")" = 2 ]; }
 if wait_until 20 two_ready; then
 	ok "both instances are ready in $((($(date +%s%N) - t0) / 1000000)) ms from the cp"
 else
-	not_ok "both instances are ready" "endpoints: $(cat "$M/jobs/web/endpoints"); $(tail -n 3 "$W"/agent-*.log)"
+	not_ok "both instances are ready" "endpoints: $(cat "$M/jobs/web/endpoints"); $(tail -n 3 "$W"/agent-*.log); $(tail -n 4 "$W"/logs/*/web.*/g*/*.log | grep -v "^$" | tail -n 30); error: $(cat "$M/jobs/web.0/error")"
 fi
 w0=$(cut -d' ' -f2 <"$M/jobs/web.0/endpoint")
+# a client of the endpoints, as a gateway: GET /health of every listed instance
+health() { python3 -c 'import json, sys, urllib.request
+for line in open(sys.argv[1]):
+    name, addr = line.split()
+    d = json.load(urllib.request.urlopen("http://%s/health" % addr, timeout=2))
+    print(d["status"], d["instance"], d["world_size"])' "$M/jobs/web/endpoints"; }
+check_eq "every listed instance answers GET /health (examples/serve_demo)" \
+	"ok web.0 8|ok web.1 8" "$(health 2>&1 | paste -sd'|')"
 check_contains "the master's agent said so" "job web.0 generation 1: $w0 answers; reported ready" \
 	"$(cat "$W"/agent-*.log)"
 pid=$(sed -n 's/.*job web\.0 generation 1 (node rank 0): started pid \([0-9]*\):.*/\1/p' "$W"/agent-*.log | head -n1)
