@@ -209,7 +209,10 @@
  *                                          stop_removes (true after an rmdir of the
  *                                          active job: the directory goes when the stop
  *                                          ends), generation, restarts,
- *                                          restarts_not_counted,
+ *                                          restarts_not_counted, restart_backoff
+ *                                          (an instance: {"next_wait_sec",
+ *                                          "restart_at": a held restart's time or
+ *                                          null}; sched_service_hold_restart()),
  *                                          resume_scan_pending, placement, timestamps
  *                                          (RFC 3339, UTC: `started` is the first
  *                                          generation's start, `generation_started` the

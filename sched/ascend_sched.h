@@ -471,6 +471,14 @@ struct sched_job {
 					 * on the service's port (sched_service_ready()); it
 					 * is ready while that is its generation */
 	uint64_t ready_usec;		/* when it became ready, or stopped being so */
+	uint64_t backoff_usec;		/* an instance: how long its next quick end waits
+					 * before it starts again (restart back-off,
+					 * sched_service_hold_restart()); 0 = at once */
+	uint64_t backoff_from_usec;	/* when its processes last started again */
+	uint64_t restart_at_usec;	/* a held restart is due then; 0 = none */
+	char *restart_why;		/* owned: the held restart's cause, or NULL */
+	int restart_server;		/* the held restart's server index */
+	long restart_process;		/* and process index (sched_job_restart()) */
 };
 
 enum sched_event_kind {
@@ -496,6 +504,7 @@ enum sched_event_kind {
 				 * back (sched_ladder.c) */
 	SCHED_EV_READY,		/* a service's instance became ready, or no longer is
 				 * (sched_service.c) */
+	SCHED_EV_BACKOFF,	/* an instance's restart waits out its back-off */
 	SCHED_EV_KIND_COUNT
 };
 
@@ -951,6 +960,48 @@ int sched_render_instance_endpoint(const struct sched_cluster *c, const struct s
  */
 int sched_render_instance_mindie(const struct sched_cluster *c, const struct sched_job *j,
 				 char **ret, size_t *ret_len);
+
+/*
+ * Restart back-off (Kubernetes' CrashLoopBackOff: the kubelet's restart delay doubles
+ * from 10 s to 300 s and resets after 10 min of running; Kubernetes docs, "Pod
+ * Lifecycle", container restarts). An instance has no restart budget, so a process that
+ * exits at once (a bad model path, a port taken) would otherwise start again many times
+ * a second, each a generation, an event and a history line. The rule here: an ended
+ * process of an instance starts again at once when its processes ran
+ * SCHED_BACKOFF_RESET_USEC since they last started (or never backed off); otherwise its
+ * restart waits the instance's back-off, which starts at SCHED_BACKOFF_INITIAL_USEC
+ * (shorter than Kubernetes' 10 s: a service waits for it, and one quick end is often a
+ * peer's) and doubles on each wait up to SCHED_BACKOFF_MAX_USEC. While it waits the
+ * instance runs its other processes in the same generation, is not ready, and says
+ * "back-off" in its reason with the time it starts again (event "backoff"); a fault of
+ * its NPUs meanwhile moves it as before, and the move ends the wait. Faults of NPUs or
+ * servers are not backed off: they are not the instance's doing. Training jobs are not
+ * backed off: max_restarts ends their loops.
+ */
+#define SCHED_BACKOFF_INITIAL_USEC	1000000ull
+#define SCHED_BACKOFF_MAX_USEC		300000000ull
+#define SCHED_BACKOFF_RESET_USEC	600000000ull
+
+/*
+ * sched_service_hold_restart() - a process of instance @j (index @process, on server
+ * index @server) ended at @now_usec for @why, and its restart is due: start it now
+ * (false: the caller restarts it, sched_job_restart()) or hold it for the back-off
+ * (true: sched_tick() restarts it when due; @why copied). An end while a restart is
+ * held already joins it (true). Without memory to hold it the restart happens now.
+ */
+bool sched_service_hold_restart(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
+				const char *why, int server, long process);
+
+/*
+ * sched_service_restart_due() - @j's held restart is due at @now_usec: run it
+ * (sched_job_restart(), the recovery ladder) and clear the hold. Returns 1 when it ran,
+ * 0 when nothing was held or due.
+ */
+unsigned sched_service_restart_due(struct sched_cluster *c, struct sched_job *j,
+				   uint64_t now_usec);
+
+/* sched_service_hold_clear() - forget @j's held restart (a new generation began). */
+void sched_service_hold_clear(struct sched_job *j);
 
 /*
  * sched_service_tick() - make every serving service's instances match its replicas:

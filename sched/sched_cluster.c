@@ -66,6 +66,7 @@ static const char *const event_names[SCHED_EV_KIND_COUNT] = {
 	[SCHED_EV_QUEUE] = "queue",
 	[SCHED_EV_RECOVERY] = "recovery",
 	[SCHED_EV_READY] = "ready",
+	[SCHED_EV_BACKOFF] = "backoff",
 };
 
 const char *sched_event_kind_name(enum sched_event_kind k)

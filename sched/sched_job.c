@@ -195,6 +195,7 @@ void sched_job_begin_generation(struct sched_cluster *c, struct sched_job *j, ui
 
 	j->generation++;
 	j->generation_usec = now_usec;
+	sched_service_hold_clear(j); /* what a held restart would start, this one starts */
 	/* in-place restarts count within a generation, and a resume notice was for the
 	 * one before */
 	for (size_t i = 0; i < j->slice_count; i++) {
@@ -326,6 +327,7 @@ void sched_job_free(struct sched_job *j)
 	free(j->slices);
 	free(j->checkpoint_path);
 	free(j->resume_path);
+	free(j->restart_why);
 	free(j->exited_ok);
 	free(j->exited_bad);
 	free(j->usage);
@@ -1590,6 +1592,11 @@ int sched_job_process_exit(struct sched_cluster *c, const char *name, uid_t uid,
 			snprintf(why, sizeof(why), "%s on %s exited with status %d%s",
 				 sched_job_is_instance(j) ? "the process" : "msrun", server, code,
 				 instance);
+		/* an instance that ends again soon waits out its back-off */
+		if (sched_job_is_instance(j) &&
+		    sched_service_hold_restart(c, j, now_usec, why, (int)j->slices[slice].server,
+					       (long)idx))
+			return 0;
 		/* the restart's events name the server (and for a rank, its NPU) */
 		sched_job_subject(c, j, c->servers[j->slices[slice].server].conf->name,
 				  per_rank ? (int)j->slices[slice].device_ids[rank -

@@ -480,6 +480,14 @@ int sched_render_job_status_json(const struct sched_cluster *c, const struct sch
 	jset(o, "generation", json_integer(j->generation));
 	jset(o, "restarts", json_integer(j->restarts));
 	jset(o, "restarts_not_counted", json_integer(j->restarts_coalesced));
+	if (sched_job_is_instance(j)) {
+		/* its restart back-off: the next quick end's wait, and a restart held */
+		json_t *b = json_object();
+
+		jset(b, "next_wait_sec", jsec_from_usec(j->backoff_usec));
+		set_time(b, "restart_at", j->restart_at_usec);
+		jset(o, "restart_backoff", b);
+	}
 	jset(o, "resume_scan_pending", json_boolean(j->resume_scan_pending));
 	jset(o, "npus_allocated", json_integer(sched_job_total_npus(j)));
 	jset(o, "placement", placement_json(c, j));

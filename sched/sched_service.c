@@ -289,6 +289,78 @@ int sched_service_scale(struct sched_cluster *c, const char *name, uid_t uid, un
 	return 0;
 }
 
+/* ---- restart back-off (the rule: ascend_sched.h, above sched_service_hold_restart()) -- */
+
+bool sched_service_hold_restart(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
+				const char *why, int server, long process)
+{
+	uint64_t from = j->generation_usec > j->backoff_from_usec ? j->generation_usec :
+								   j->backoff_from_usec;
+	uint64_t ran = now_usec > from ? now_usec - from : 0, delay;
+	char reason[SCHED_REASON_MAX];
+
+	if (j->restart_at_usec)
+		return true; /* the restart held already starts this process too */
+	if (ran >= SCHED_BACKOFF_RESET_USEC)
+		j->backoff_usec = 0;
+	delay = j->backoff_usec;
+	j->backoff_usec = !delay ? SCHED_BACKOFF_INITIAL_USEC :
+		delay * 2 > SCHED_BACKOFF_MAX_USEC ? SCHED_BACKOFF_MAX_USEC : delay * 2;
+	if (!delay || asprintf(&j->restart_why, "%.400s (held %llu s by restart back-off)", why,
+			       (unsigned long long)(delay / 1000000u)) < 0) {
+		j->restart_why = NULL;
+		j->backoff_from_usec = now_usec;
+		return false;
+	}
+	j->restart_at_usec = now_usec + delay;
+	j->restart_server = server;
+	j->restart_process = process;
+	snprintf(reason, sizeof(reason),
+		 "back-off: %.300s %.1f s after it started; started again in %llu s (restart "
+		 "back-off: doubles on each end within %llu min of a start, to at most %llu s)",
+		 why, (double)ran / 1e6, (unsigned long long)(delay / 1000000u),
+		 (unsigned long long)(SCHED_BACKOFF_RESET_USEC / 60000000u),
+		 (unsigned long long)(SCHED_BACKOFF_MAX_USEC / 1000000u));
+	sched_job_set_reason(c, j, reason);
+	j->change_usec = now_usec;
+	sched_job_touch(c, j);
+	sched_cluster_changed(c);
+	sched_event_add(c, now_usec, SCHED_EV_BACKOFF, j, NULL, -1, "%s", reason);
+	return true;
+}
+
+void sched_service_hold_clear(struct sched_job *j)
+{
+	free(j->restart_why);
+	j->restart_why = NULL;
+	j->restart_at_usec = 0;
+}
+
+unsigned sched_service_restart_due(struct sched_cluster *c, struct sched_job *j,
+				   uint64_t now_usec)
+{
+	char why[SCHED_REASON_MAX];
+
+	if (!j->restart_at_usec || now_usec < j->restart_at_usec)
+		return 0;
+	snprintf(why, sizeof(why), "%s", j->restart_why ? j->restart_why : "a process ended");
+	sched_service_hold_clear(j);
+	j->backoff_from_usec = now_usec;
+	if (j->state != SCHED_JOB_RUNNING || j->restart_process < 0)
+		return 0;
+	if ((size_t)j->restart_server >= c->server_count)
+		j->restart_server = -1; /* gone from the inventory (a restored hold) */
+	/* the restart's events name the server, as an exit's own */
+	sched_job_subject(c, j, j->restart_server >= 0 ?
+				c->servers[j->restart_server].conf->name : NULL, -1);
+	sched_job_restart(c, j, now_usec, why, j->restart_server, j->restart_process);
+	sched_job_subject(c, NULL, NULL, -1);
+	if (j->state != SCHED_JOB_RUNNING && j->state != SCHED_JOB_STOPPING &&
+	    j->state != SCHED_JOB_RECOVERING)
+		sched_pass_request(c, now_usec); /* it failed, and its NPUs are free */
+	return 1;
+}
+
 /* "<host_ip>:<port>" of placed instance @j's first server */
 static int endpoint_text(const struct sched_cluster *c, const struct sched_job *j, char *buf,
 			 size_t len)

@@ -363,6 +363,16 @@ int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, cha
 	put_str_opt(&d, "service", j->service); /* an instance's service */
 	put_u64_opt(&d, "ready_generation", j->ready_generation);
 	put_u64_opt(&d, "ready_usec", j->ready_usec);
+	/* an instance's restart back-off, and the restart it holds */
+	put_u64_opt(&d, "backoff_usec", j->backoff_usec);
+	put_u64_opt(&d, "backoff_from_usec", j->backoff_from_usec);
+	if (j->restart_at_usec) {
+		put_u64(&d, "restart_at_usec", j->restart_at_usec);
+		put_str(&d, "restart_why", j->restart_why ? j->restart_why : "");
+		if (j->restart_server >= 0 && (size_t)j->restart_server < c->server_count)
+			put_str(&d, "restart_server", c->servers[j->restart_server].conf->name);
+		put_u64(&d, "restart_process", (uint64_t)j->restart_process);
+	}
 	/* the rest only when not at the default (opt_*() in the loader) */
 	if (j->requeue_cause != SCHED_REQUEUE_NONE)
 		put_str(&d, "requeue_cause", requeue_names[j->requeue_cause]);
@@ -955,7 +965,8 @@ static int load_job_fields(struct sched_cluster *c, struct sched_job_decoded *d,
 {
 	const json_t *o = d->o;
 	char state[32], stop_to[32], requeue[32], why[SCHED_REASON_MAX];
-	char preemptor[CONF_NAME_MAX + 1];
+	char preemptor[CONF_NAME_MAX + 1], held_server[CONF_NAME_MAX + 1];
+	uint64_t held_process;
 	const json_t *exits = json_object_get(o, "exited_ok");
 	uint64_t uid, gid, first_start;
 	int s, r;
@@ -1001,12 +1012,22 @@ static int load_job_fields(struct sched_cluster *c, struct sched_job_decoded *d,
 	    !opt_str(o, "service", "", j->service, sizeof(j->service)) ||
 	    !opt_uint(o, "ready_generation", &j->ready_generation) ||
 	    !opt_u64(o, "ready_usec", &j->ready_usec) ||
+	    !opt_u64(o, "backoff_usec", &j->backoff_usec) ||
+	    !opt_u64(o, "backoff_from_usec", &j->backoff_from_usec) ||
+	    !opt_u64(o, "restart_at_usec", &j->restart_at_usec) ||
+	    !opt_str(o, "restart_server", "", held_server, sizeof(held_server)) ||
+	    !opt_u64(o, "restart_process", &held_process) || held_process > INT32_MAX ||
 	    (j->service[0] && !conf_job_name_is_valid(j->service)))
 		goto malformed;
 	/* absent: the same as the start (and so in the records older than the history) */
 	j->first_start_usec = json_object_get(o, "first_start_usec") ? first_start : j->start_usec;
 	/* the times intervals are measured from, on this daemon's clock */
 	j->run_since_usec = shifted(c, j->run_since_usec);
+	j->backoff_from_usec = shifted(c, j->backoff_from_usec);
+	j->restart_at_usec = shifted(c, j->restart_at_usec);
+	/* a server gone from the inventory: the restart names none */
+	j->restart_server = sched_cluster_find_server(c, held_server);
+	j->restart_process = (long)held_process;
 	j->stop_deadline_usec = shifted(c, j->stop_deadline_usec);
 	j->generation_usec = shifted(c, j->generation_usec);
 	j->resume_scan_since_usec = shifted(c, j->resume_scan_since_usec);
@@ -1025,6 +1046,8 @@ static int load_job_fields(struct sched_cluster *c, struct sched_job_decoded *d,
 	r = get_dup(o, "checkpoint_path", &j->checkpoint_path);
 	if (r == 0)
 		r = get_dup(o, "resume_path", &j->resume_path);
+	if (r == 0 && j->restart_at_usec)
+		r = get_dup(o, "restart_why", &j->restart_why);
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0 || d->spec_malformed)

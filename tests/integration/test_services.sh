@@ -258,6 +258,24 @@ check_eq "it still runs (not ready is not a failure)" "running 1" \
 check "the port opens again" kill -USR2 "${pid:-0}"
 if wait_until 10 two_ready; then ok "endpoints lists it again"; else
 	not_ok "endpoints lists it again" "$(cat "$M/jobs/web/endpoints")"; fi
+# ---- a crash loop waits out its restart back-off (CrashLoopBackOff) ----------------------
+printf 'kind: service\nreplicas: 1\nnpus: 8\nserver_type: atlas800i-a2\ncommand: "exit 3"\n' \
+	>"$W/crashy.yaml"
+check "a service whose process exits at once" cp "$W/crashy.yaml" "$M/jobs/"
+sleep 6
+g=$(gen_of crashy.0)
+if [ "${g:-0}" -ge 3 ] && [ "${g:-99}" -le 5 ]; then
+	ok "in 6 s it started $g times (back-off 0, 1, 2, 4 s), not once per exit"
+else
+	not_ok "in 6 s it started 3 to 5 times" "generation $g; $(tail -n 5 "$M/jobs/crashy.0/events")"
+fi
+check_contains "its reason says when it starts again" "back-off: the process on infer-0" \
+	"$(cat "$M/jobs/crashy.0/status.json")"
+check_contains "an event says so" '"backoff"' "$(cat "$M/jobs/crashy.0/events")"
+check_eq "status.json has the held restart" True \
+	"$(json "$M/jobs/crashy.0/status.json" 'd["restart_backoff"]["restart_at"] is not None')"
+check_eq "and it never became ready" "" "$(grep crashy "$M/jobs/crashy/endpoints")"
+check "cancel it" sh -c "echo cancel > '$M/jobs/crashy/ctl'"
 check "cancel the service" sh -c "echo cancel > '$M/jobs/web/ctl'"
 gone() { ! kill -0 "${pid:-0}" 2>/dev/null; }
 if wait_until 10 gone; then ok "its processes are stopped"; else not_ok "its processes are stopped" "pid $pid"; fi

@@ -73,7 +73,7 @@ static void test_service_makes_its_instances(void **state)
 }
 
 /* A process of an instance that ends, with status 0 too, is started again: a new
- * generation, not completed; a training job that ends with 0 completes. */
+ * generation, not completed. */
 static void test_instance_restarts_whatever_its_exit(void **state)
 {
 	struct fx_opts o = { .servers = 4 };
@@ -97,11 +97,130 @@ static void test_instance_restarts_whatever_its_exit(void **state)
 		a = instance(c, "svc", 0);
 		assert_non_null(a);
 		assert_false(sched_job_state_is_terminal(a->state));
+		/* ends this close together wait out the restart back-off first */
+		if (round > 0) {
+			assert_int_equal(a->generation, gen);
+			assert_true(a->restart_at_usec > now);
+			sched_tick(c, a->restart_at_usec);
+		}
 		assert_true(a->generation > gen);
 		fx_check(c);
 	}
 	assert_null(strstr(a->reason, "4294967295"));
 	sched_cluster_free(c);
+}
+
+/* The process of instance svc.0 exits with @code at @now: the exit as its agent says it. */
+static void instance_exit(struct sched_cluster *c, const char *name, int code, uint64_t now)
+{
+	struct sched_job *a = sched_cluster_find_job(c, name);
+	char reason[SCHED_REASON_MAX];
+
+	assert_int_equal(sched_job_process_exit(c, name, FX_UID, a->generation,
+						fx_server_name(c, a->slices[0].server), -1, code,
+						now, reason),
+			 0);
+}
+
+static size_t count_kind(const struct sched_cluster *c, enum sched_event_kind kind,
+			 const char *job)
+{
+	size_t n = 0;
+
+	for (const struct sched_event *e = sched_event_next(c, 0); e;
+	     e = sched_event_next(c, e->seq))
+		n += e->kind == kind && strcmp(e->job, job) == 0;
+	return n;
+}
+
+/*
+ * A crash loop is backed off (CrashLoopBackOff): the first end restarts at once, each
+ * further end soon after a start waits 1, 2, 4 ... s, at most 300 s, in the same
+ * generation, said in its reason and an event; a restart held survives a daemon restart;
+ * a run of 10 minutes resets the wait; a fault of its NPUs is not backed off.
+ */
+static void test_crash_loop_is_backed_off(void **state)
+{
+	struct fx_opts o = { .servers = 4 };
+	struct sched_cluster *c = fx_cluster(&o), *c2 = fx_cluster(&o);
+	char reason[SCHED_REASON_MAX] = "", *text;
+	struct sched_job *a;
+	uint64_t t = fx_now(), wait = 0;
+	unsigned gen;
+	size_t len;
+
+	(void)state;
+	fx_submit_spec(c, service_spec("svc", 8, 1), FX_UID);
+	a = instance(c, "svc", 0);
+	gen = a->generation;
+	/* the first end: started again at once */
+	instance_exit(c, "svc.0", 1, t += 100000);
+	assert_int_equal(a->generation, gen + 1);
+	assert_int_equal(a->state, SCHED_JOB_RUNNING);
+	/* each next one waits, and the wait doubles */
+	for (uint64_t expect = 1000000; expect <= 600000000; expect *= 2) {
+		uint64_t want = expect > 300000000 ? 300000000 : expect;
+
+		gen = a->generation;
+		instance_exit(c, "svc.0", expect % 3 ? 0 : 1, t += 200000);
+		assert_int_equal(a->generation, gen);
+		assert_int_equal(a->state, SCHED_JOB_RUNNING);
+		assert_true(a->restart_at_usec == t + want);
+		assert_non_null(strstr(a->reason, "back-off"));
+		assert_false(sched_job_is_ready(a));
+		/* a second exit while held changes nothing */
+		instance_exit(c, "svc.0", 1, t + 1000);
+		assert_true(a->restart_at_usec == t + want);
+		sched_tick(c, t + want - 1);
+		assert_int_equal(a->generation, gen);
+		wait = want;
+		sched_tick(c, t += want);
+		assert_int_equal(a->generation, gen + 1);
+		assert_int_equal(a->restart_at_usec, 0);
+		assert_null(a->restart_why);
+		fx_check(c);
+	}
+	assert_true(wait == 300000000);
+	assert_true(count_kind(c, SCHED_EV_BACKOFF, "svc.0") >= 10);
+
+	/* a held restart is saved and restored, and runs when due */
+	gen = a->generation;
+	instance_exit(c, "svc.0", 1, t += 100000);
+	assert_true(a->restart_at_usec == t + 300000000);
+	for (size_t i = 0; i < c->job_count; i++) {
+		assert_int_equal(sched_job_save(c, c->jobs[i], &text, &len), 0);
+		if (sched_job_load(c2, text, len, t, reason) < 0)
+			fail_msg("load %s: %s", c->jobs[i]->name, reason);
+		free(text);
+	}
+	if (sched_restore_finish(c2, t, reason) < 0)
+		fail_msg("restore: %s", reason);
+	a = instance(c2, "svc", 0);
+	assert_true(a->restart_at_usec == t + 300000000);
+	assert_int_equal(a->generation, gen);
+	assert_non_null(a->restart_why);
+	sched_tick(c2, t += 300000000);
+	assert_int_equal(a->generation, gen + 1);
+	assert_int_equal(a->state, SCHED_JOB_RUNNING);
+
+	/* 10 minutes of running: the next end restarts at once again */
+	gen = a->generation;
+	instance_exit(c2, "svc.0", 1, t += 600000000);
+	assert_int_equal(a->generation, gen + 1);
+	assert_int_equal(a->restart_at_usec, 0);
+	/* and the one after waits the first wait */
+	instance_exit(c2, "svc.0", 1, t += 100000);
+	assert_true(a->restart_at_usec == t + 1000000);
+	/* a fault of its NPUs meanwhile moves it at once, and ends the wait */
+	gen = a->generation;
+	fx_report_npu(c2, a->slices[0].server, a->slices[0].device_ids[0], CONF_HEALTH_CRITICAL,
+		      t += 1000);
+	assert_true(a->generation > gen);
+	assert_int_equal(a->restart_at_usec, 0);
+	assert_int_equal(a->state, SCHED_JOB_RUNNING);
+	fx_check(c2);
+	sched_cluster_free(c);
+	sched_cluster_free(c2);
 }
 
 /* scale 3 makes svc.2; scale 1 cancels svc.2 then svc.1 (highest first), svc.0 serves on;
@@ -370,6 +489,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_service_makes_its_instances),
 		cmocka_unit_test(test_instance_restarts_whatever_its_exit),
+		cmocka_unit_test(test_crash_loop_is_backed_off),
 		cmocka_unit_test(test_service_scales),
 		cmocka_unit_test(test_service_cancel_and_replacement),
 		cmocka_unit_test(test_service_names),
