@@ -9,7 +9,9 @@
 # the daemon; bad service specs are refused with the line and the rule.
 # Then with agents, on the same cluster with loopback host addresses: the master's agent
 # finds the instance's port answering and reports it ready, and not ready once it stops
-# answering, and endpoints follows.
+# answering, and endpoints follows; a crash loop waits out its restart back-off; 3
+# replicas behind examples/gateway.py serve a client without one failed request while an
+# instance stops answering and another moves off a failed NPU.
 # Usage: test_services.sh ASCENDFS ASCEND_AGENT CHECK_RANKTABLE SERVE_DEMO SRCDIR
 set -u
 ASCENDFS=$(realpath "$1")
@@ -24,6 +26,8 @@ declare -A AGENT_PID=()
 # the agents, and the processes they started (process groups named in their logs)
 agents_cleanup() {
 	local n
+	[ -n "${GW_PID:-}" ] && kill "$GW_PID" 2>/dev/null
+	[ -n "${CLIENT_PID:-}" ] && kill "$CLIENT_PID" 2>/dev/null
 	for n in "${!AGENT_PID[@]}"; do
 		kill -KILL "${AGENT_PID[$n]}" 2>/dev/null
 	done
@@ -279,6 +283,74 @@ check "cancel it" sh -c "echo cancel > '$M/jobs/crashy/ctl'"
 check "cancel the service" sh -c "echo cancel > '$M/jobs/web/ctl'"
 gone() { ! kill -0 "${pid:-0}" 2>/dev/null; }
 if wait_until 10 gone; then ok "its processes are stopped"; else not_ok "its processes are stopped" "pid $pid"; fi
+
+# ---- availability: 3 replicas behind examples/gateway.py through an NPU fault -----------
+# A client sends GET /health through the gateway every 20 ms while one instance stops
+# answering for a while, then while an NPU of another fails and that instance moves to
+# the spare server. Figures: requests that failed, the fewest instances ready, the time
+# from the fault to the replacement being ready.
+wait_until 10 bash -c "[ \"\$(cat '$M/jobs/crashy.0/status')\" = cancelled ] && [ \"\$(cat '$M/jobs/web.1/status')\" = cancelled ]"
+APORT=$((PORT + 1))
+GPORT=$((PORT + 2))
+printf 'kind: service\nreplicas: 3\nnpus: 8\nport: %s\nserver_type: atlas800i-a2\ncommand: "exec %s"\n' \
+	"$APORT" "$SERVE" >"$W/avail.yaml"
+t0=$(date +%s%N)
+check "a service of 3 replicas" cp "$W/avail.yaml" "$M/jobs/"
+three_ready() { [ "$(wc -l <"$M/jobs/avail/endpoints")" = 3 ]; }
+if wait_until 20 three_ready; then
+	ok "3 instances ready $((($(date +%s%N) - t0) / 1000000)) ms after the cp"
+else
+	not_ok "3 instances ready" "$(cat "$M/jobs/avail/endpoints"); $(tail -n 3 "$W"/agent-*.log)"
+fi
+python3 "$SRC/examples/gateway.py" --listen "127.0.0.1:$GPORT" --timeout 5 \
+	"$M/jobs/avail/endpoints" 2>"$W/gateway.log" &
+GW_PID=$!
+gw_up() { python3 -c 'import json, sys, urllib.request
+d = json.load(urllib.request.urlopen(sys.argv[1], timeout=1))
+sys.exit(len(d) != 3)' "http://127.0.0.1:$GPORT/gateway/backends"; }
+if wait_until 10 gw_up; then ok "the gateway follows endpoints: 3 backends"; else
+	not_ok "the gateway follows endpoints" "$(cat "$W/gateway.log")"; fi
+victim=$(servers_of avail.1)
+vgen=$(gen_of avail.1)
+python3 "$SRC/tests/integration/avail_client.py" "http://127.0.0.1:$GPORT/health" \
+	"$M/jobs/avail/endpoints" "$W/avail.stop" "$W/avail.json" &
+CLIENT_PID=$!
+sleep 1
+# an instance stops answering: until its agent's probe sees it (endpoints still lists it)
+# the gateway's requests to it are refused, and each goes to the next instance
+p0=$(sed -n 's/.*job avail\.0 generation 1 (node rank 0): started pid \([0-9]*\):.*/\1/p' "$W"/agent-*.log | head -n1)
+check "instance 0 closes its port" kill -USR1 "${p0:-0}"
+two_listed() { [ "$(wc -l <"$M/jobs/avail/endpoints")" = 2 ]; }
+wait_until 10 two_listed || not_ok "endpoints drops instance 0" "$(cat "$M/jobs/avail/endpoints")"
+check_contains "meanwhile the gateway sent its requests on to the next instance" \
+	"avail.0 unreachable" "$(cat "$W/gateway.log")"
+check "instance 0 opens its port again" kill -USR2 "${p0:-0}"
+wait_until 10 three_ready || not_ok "instance 0 is ready again" "$(cat "$M/jobs/avail/endpoints")"
+tf=$(date +%s%N)
+printf 'npu 3 Critical 0x80C98000 HBM uncorrectable ECC\n' >"$W/faults-$victim.tmp"
+mv "$W/faults-$victim.tmp" "$W/faults-$victim"
+replaced() { [ "$(gen_of avail.1)" != "$vgen" ] && three_ready; }
+if wait_until 20 replaced; then
+	ok "instance 1 was replaced and ready $((($(date +%s%N) - tf) / 1000000)) ms after its NPU failed (moved from $victim to $(servers_of avail.1))"
+else
+	not_ok "instance 1 was replaced" "gen $(gen_of avail.1); $(cat "$M/jobs/avail/endpoints"); $(tail -n 3 "$M/jobs/avail.1/events")"
+fi
+sleep 1
+touch "$W/avail.stop"
+wait "$CLIENT_PID"
+a() { json "$W/avail.json" "$1"; }
+check_eq "no request failed through the gateway ($(a 'd["requests"]') requests in $(a 'd["seconds"]') s; errors: $(a 'd["errors"]'))" \
+	0 "$(a 'd["failed"]')"
+check_eq "at least 2 instances were ready throughout (fewest: $(a 'd["min_ready"]'), below 2 for $(a 'd["ms_below_2"]') ms)" \
+	True "$(a 'd["min_ready"] >= 2')"
+check_eq "never none ready" 0 "$(a 'd["ms_none_ready"]')"
+check_eq "every instance answered some requests" True \
+	"$(a 'all(d["answered_by"].get("avail.%d" % i, 0) > 0 for i in range(3))')"
+echo "# availability: $(cat "$W/avail.json")"
+kill "$GW_PID" 2>/dev/null
+wait "$GW_PID" 2>/dev/null
+: >"$W/faults-$victim"
+check "cancel it" sh -c "echo cancel > '$M/jobs/avail/ctl'"
 agents_cleanup
 
 it_stop
