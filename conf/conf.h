@@ -382,6 +382,9 @@ enum conf_job_kind {
 /* NPUs of one service instance at most: MindIE Server's multi-node inference spans at
  * most 4 servers and 32 NPUs (MindIE installation guide, multi-node inference). */
 #define CONF_SERVICE_NPUS_MAX 32
+/* A service's disruption budget when `max_unavailable:` is not given: one instance
+ * at a time, as a rolling move. */
+#define CONF_SERVICE_MAX_UNAVAILABLE_DEFAULT 1
 /* A service's name at most: its instances are <name>.<index>, index < 64. */
 #define CONF_SERVICE_NAME_MAX (CONF_NAME_MAX - 3)
 /* A service's endpoint port when `port:` is not given: MindIE Server's default (its
@@ -414,6 +417,14 @@ struct conf_job_spec {
 				 * 1); 0 for a training job */
 	unsigned port;		/* service: the port its instances serve on (endpoint),
 				 * default CONF_SERVICE_PORT_DEFAULT; 0 for a training job */
+	bool preemptible;	/* may a higher-priority job's preemption stop its
+				 * instances? A training job: true (its queue and priority
+				 * decide). A service: `preemptible:`, default false */
+	unsigned max_unavailable; /* service: instances that voluntary disruptions
+				 * (preemption, a drain) may leave not ready at once, its
+				 * disruption budget (Kubernetes' PodDisruptionBudget
+				 * maxUnavailable); 0-CONF_SERVICE_REPLICAS_MAX, default
+				 * 1; 0 for a training job */
 };
 
 /*

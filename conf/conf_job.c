@@ -15,7 +15,7 @@
 static const char *const spec_keys[] = {
 	"name", "npus", "queue", "priority", "command", "launch", "checkpoint_dir",
 	"max_restarts", "time_limit", "parallel", "server_type", "recovery", "kind",
-	"replicas", "port", NULL,
+	"replicas", "port", "preemptible", "max_unavailable", NULL,
 };
 
 static const struct {
@@ -353,7 +353,8 @@ static int read_recovery(const struct conf_ctx *ctx, const struct conf_node *roo
 }
 
 /*
- * kind, and what only a service has: replicas and port. Read before the rest, which a
+ * kind, and what only a service has: replicas, port, preemptible and max_unavailable.
+ * Read before the rest, which a
  * service reads differently (max_restarts, time_limit, npus).
  */
 static int read_kind(const struct conf_ctx *ctx, const struct conf_node *root,
@@ -366,6 +367,7 @@ static int read_kind(const struct conf_ctx *ctx, const struct conf_node *root,
 	int r;
 
 	s->kind = CONF_JOB_TRAINING;
+	s->preemptible = true;
 	if (n) {
 		r = conf_read_string(ctx, n, "kind", false, &text);
 		if (r < 0)
@@ -380,7 +382,8 @@ static int read_kind(const struct conf_ctx *ctx, const struct conf_node *root,
 					 conf_quote(text, q, sizeof(q)));
 	}
 	if (s->kind != CONF_JOB_SERVICE) {
-		static const char *const service_only[] = { "replicas", "port" };
+		static const char *const service_only[] = { "replicas", "port", "preemptible",
+							    "max_unavailable" };
 
 		for (size_t i = 0; i < sizeof(service_only) / sizeof(service_only[0]); i++) {
 			n = conf_map_get(root, service_only[i]);
@@ -408,6 +411,23 @@ static int read_kind(const struct conf_ctx *ctx, const struct conf_node *root,
 		if (r < 0)
 			return r;
 		s->port = (unsigned)v;
+	}
+	/* a service serves users: a training job's preemption passes it by unless it says */
+	s->preemptible = false;
+	n = conf_map_get(root, "preemptible");
+	if (n) {
+		r = conf_read_bool(ctx, n, "preemptible", &s->preemptible);
+		if (r < 0)
+			return r;
+	}
+	s->max_unavailable = CONF_SERVICE_MAX_UNAVAILABLE_DEFAULT;
+	n = conf_map_get(root, "max_unavailable");
+	if (n) {
+		r = conf_read_uint(ctx, n, "max_unavailable", 0, CONF_SERVICE_REPLICAS_MAX, "",
+				   &v);
+		if (r < 0)
+			return r;
+		s->max_unavailable = (unsigned)v;
 	}
 	return 0;
 }
@@ -650,6 +670,10 @@ int conf_job_spec_render_yaml(const struct conf_job_spec *s, char **ret_buf, siz
 		conf_out_uint(o, s->replicas);
 		conf_out_key(o, "port");
 		conf_out_uint(o, s->port);
+		conf_out_key(o, "preemptible");
+		conf_out_bool(o, s->preemptible);
+		conf_out_key(o, "max_unavailable");
+		conf_out_uint(o, s->max_unavailable);
 	}
 	conf_out_map_end(o);
 	return conf_out_finish(o, ret_buf, ret_len);

@@ -213,6 +213,10 @@
  *                                          (an instance: {"next_wait_sec",
  *                                          "restart_at": a held restart's time or
  *                                          null}; sched_service_hold_restart()),
+ *                                          disruption_budget (a service:
+ *                                          {"preemptible", "max_unavailable",
+ *                                          "available", "disruptions_allowed"};
+ *                                          sched_disrupt.c),
  *                                          resume_scan_pending, placement, timestamps
  *                                          (RFC 3339, UTC: `started` is the first
  *                                          generation's start, `generation_started` the

@@ -236,7 +236,8 @@ enum sched_run_end {
 	SCHED_RUN_TIMEOUT,	/* stopped at its time_limit */
 	SCHED_RUN_CANCELLED,	/* cancelled by its owner or root */
 	SCHED_RUN_RESIZED,	/* an elastic job grew or shrank: the next generation follows */
-	SCHED_RUN_REQUEUED,	/* taken off its NPUs to wait again (the inventory changed) */
+	SCHED_RUN_REQUEUED,	/* taken off its NPUs to wait again (the inventory changed),
+				 * or moved to others by a drain */
 	SCHED_RUN_END_COUNT
 };
 
@@ -471,6 +472,8 @@ struct sched_job {
 					 * on the service's port (sched_service_ready()); it
 					 * is ready while that is its generation */
 	uint64_t ready_usec;		/* when it became ready, or stopped being so */
+	bool drain_noted;		/* an instance: an event said why a drain cannot move
+					 * it yet (once per wait; not saved) */
 	uint64_t backoff_usec;		/* an instance: how long its next quick end waits
 					 * before it starts again (restart back-off,
 					 * sched_service_hold_restart()); 0 = at once */
@@ -505,6 +508,7 @@ enum sched_event_kind {
 	SCHED_EV_READY,		/* a service's instance became ready, or no longer is
 				 * (sched_service.c) */
 	SCHED_EV_BACKOFF,	/* an instance's restart waits out its back-off */
+	SCHED_EV_MOVED,		/* a drain moved an instance, or cannot yet (why) */
 	SCHED_EV_KIND_COUNT
 };
 
@@ -1002,6 +1006,61 @@ unsigned sched_service_restart_due(struct sched_cluster *c, struct sched_job *j,
 
 /* sched_service_hold_clear() - forget @j's held restart (a new generation began). */
 void sched_service_hold_clear(struct sched_job *j);
+
+/*
+ * Disruptions (Kubernetes' PodDisruptionBudget, "Disruptions" in its docs; Volcano's
+ * `preemptable` annotation). Faults are involuntary and move an instance whatever this
+ * says; preemption and a drain are voluntary and follow it:
+ *  - an instance is available while it runs and is ready (sched_job_is_ready()), or
+ *    runs on a first server whose agent never reported (nothing probes it there);
+ *  - a service may lose at most `max_unavailable` instances below its replicas to
+ *    voluntary disruptions: one more may be disrupted while more than replicas -
+ *    max_unavailable are available (sched_service_disruptions_allowed()); an instance
+ *    that is not available costs nothing to disrupt;
+ *  - preemption passes over a service's instances unless its spec says `preemptible:
+ *    true`, and then takes no more available instances of it than the budget allows (a
+ *    set of victims that would waits; the preemptor tries again each pass);
+ *  - an instance of a service that may not be preempted is never placed beyond its
+ *    queue's quota (it could not give borrowed NPUs back): it waits for quota instead;
+ *  - a drain (sched_server_set_cordon(), drain) moves the instances on the draining
+ *    server, each as soon as the budget allows: a new generation on other servers
+ *    (kept servers of a multi-server instance stay), not a restart (restarts and
+ *    back-off are untouched), event "moved"; so with the default budget of 1 the
+ *    replicas move one at a time, each once the one before is ready again. An instance
+ *    with no room elsewhere, or whose service allows no disruption, stays and keeps the
+ *    server draining; an event says so once. Training jobs on it run to their end.
+ */
+
+/*
+ * sched_service_disruptions_allowed() - how many more available instances of service
+ * @svc voluntary disruptions may take now: available ones below replicas, less replicas
+ * - max_unavailable (never below 0).
+ */
+unsigned sched_service_disruptions_allowed(struct sched_cluster *c, const struct sched_job *svc);
+/* sched_service_available() - available instances of @svc below its replicas (0 when it
+ * does not serve). */
+unsigned sched_service_available(struct sched_cluster *c, const struct sched_job *svc);
+
+/*
+ * sched_service_may_preempt() - may preemption take instance @j at all (its spec says
+ * preemptible, and it is not available or its service's budget allows one)?
+ * sched_service_victims_fit_budget() - does victim set @v (@n jobs, any kinds) take no
+ * more available instances of any service than its budget allows? Both true for jobs
+ * that are no instance.
+ */
+bool sched_service_may_preempt(struct sched_cluster *c, const struct sched_job *j);
+/* sched_service_may_borrow() - may @j be placed beyond its queue's quota (any job but an
+ * instance of a service that may not be preempted)? */
+bool sched_service_may_borrow(const struct sched_job *j);
+bool sched_service_victims_fit_budget(struct sched_cluster *c, struct sched_job *const *v,
+				      size_t n);
+
+/*
+ * sched_service_drain() - move the instances on draining servers as their services'
+ * budgets allow (above). Called by sched_tick(); costs O(servers) while none drains.
+ * Returns how many instances it moved.
+ */
+unsigned sched_service_drain(struct sched_cluster *c, uint64_t now_usec);
 
 /*
  * sched_service_tick() - make every serving service's instances match its replicas:
@@ -1826,7 +1885,8 @@ int sched_render_topology(const struct sched_cluster *c, char **ret, size_t *ret
  * ascendfs_npus by state (total and sched_npu_use(), which sum to it), jobs by state,
  * ascendfs_servers by sched_server_condition(), counters
  * ascendfs_{recoveries,preemptions,backfilled,timeouts,resizes,events}_total, per queue
- * ascendfs_queue_used_npus and ascendfs_queue_pending_jobs.
+ * ascendfs_queue_used_npus and ascendfs_queue_pending_jobs, per serving service
+ * ascendfs_service_{replicas,instances_ready,disruptions_allowed}.
  */
 int sched_render_metrics(const struct sched_cluster *c, uint64_t now_usec, char **ret,
 			 size_t *ret_len);

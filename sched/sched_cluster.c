@@ -67,6 +67,7 @@ static const char *const event_names[SCHED_EV_KIND_COUNT] = {
 	[SCHED_EV_RECOVERY] = "recovery",
 	[SCHED_EV_READY] = "ready",
 	[SCHED_EV_BACKOFF] = "backoff",
+	[SCHED_EV_MOVED] = "moved",
 };
 
 const char *sched_event_kind_name(enum sched_event_kind k)
@@ -664,11 +665,17 @@ int sched_server_set_cordon(struct sched_cluster *c, const char *name, bool cord
 		return 0;
 	}
 	if (drain && s->jobs_running > 0) {
+		bool instances = false;
+
+		for (unsigned d = 0; d < s->conf->npu_count; d++)
+			instances |= s->npus[d].job && s->npus[d].job->service[0];
 		s->draining = true;
 		sched_event_add(c, now_usec, SCHED_EV_SERVER, NULL, name, -1,
 				"draining: no new work; %u running %s their NPUs until "
-				"they end",
-				s->jobs_running, conf_plural(s->jobs_running, "job keeps", "jobs keep"));
+				"they end%s",
+				s->jobs_running, conf_plural(s->jobs_running, "job keeps", "jobs keep"),
+				instances ? ", but services' instances move elsewhere as their "
+					    "disruption budgets allow (max_unavailable)" : "");
 	} else {
 		s->cordoned = true;
 		s->draining = false;

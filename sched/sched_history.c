@@ -195,8 +195,10 @@ void sched_history_note(struct sched_cluster *c, struct sched_job *j, enum sched
 		r->end_usec = now_usec;
 		r = NULL;
 	} else if (r && to == SCHED_JOB_RUNNING && r->generation != j->generation) {
-		/* running -> running with a new generation: an elastic resize */
-		set_end(r, SCHED_RUN_RESIZED, j->reason);
+		/* running -> running with a new generation: an elastic resize, or an
+		 * instance a drain moved (sched_disrupt.c) */
+		set_end(r, kind == SCHED_EV_MOVED ? SCHED_RUN_REQUEUED : SCHED_RUN_RESIZED,
+			j->reason);
 		r->end_usec = now_usec;
 		r = NULL;
 	}

@@ -102,6 +102,17 @@ static void consider(struct pass *p, struct sched_job *j, bool borrow_phase)
 				conf_plural(q->quota_npus, "NPU", "NPUs"), need);
 		return;
 	}
+	if (!inq && !sched_service_may_borrow(j)) {
+		sched_set_pending(c, j, p->now,
+				  mix(mix(KEY_QUOTA, c->queue_used[j->queue_index]), q->quota_npus),
+				  "queue %s uses %u of %u %s; job needs %u; an instance of a "
+				  "service that may not be preempted (preemptible: false) is not "
+				  "placed beyond its queue's quota, as it could not give borrowed "
+				  "NPUs back",
+				  q->name, c->queue_used[j->queue_index], q->quota_npus,
+				  conf_plural(q->quota_npus, "NPU", "NPUs"), need);
+		return;
+	}
 	if (!inq && !borrow_phase)
 		return; /* borrowers get what is left, after every queue within quota */
 	if (inq && quota_applies(c, q)) {
@@ -624,6 +635,7 @@ unsigned sched_tick(struct sched_cluster *c, uint64_t now_usec)
 	changed += sched_job_resume_scan_expire(c, now_usec);
 	changed += sched_ladder_expire(c, now_usec);
 	changed += sched_service_tick(c, now_usec);
+	changed += sched_service_drain(c, now_usec);
 	c->last_tick_usec = now_usec;
 	if (changed || grow)
 		sched_pass_request(c, now_usec);

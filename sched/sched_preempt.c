@@ -11,7 +11,8 @@
  * and giving them back (sim_restore) before anything else runs.
  *
  * Calls: sched_backfill.c (sched_reserve_preempted), sched_queue.c (sched_set_pending),
- * sched_place.c, sched_job.c; never sched_pass.c (sched_pass.h says the direction).
+ * sched_place.c, sched_job.c, sched_disrupt.c (services' preemptible and budget); never
+ * sched_pass.c (sched_pass.h says the direction).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -58,6 +59,9 @@ static bool may_preempt(const struct pass *p, const struct sched_job *pre,
 	const struct sched_cluster *c = p->c;
 
 	if (v->state != SCHED_JOB_RUNNING || !v->spec || !(v->type_mask & pre->type_mask))
+		return false;
+	/* a service's instance: its spec and disruption budget say (sched_disrupt.c) */
+	if (!sched_service_may_preempt(p->c, v))
 		return false;
 	if (eff_priority(c, v) < eff_priority(c, pre))
 		return true;
@@ -470,6 +474,9 @@ static int choose_victims(struct pass *p, struct sched_job *j, bool inq, struct 
 			free(got.v);
 		}
 	}
+	/* more instances of one service than its budget allows: wait (ascend_sched.h) */
+	if (r == 0 && best.n && !sched_service_victims_fit_budget(c, best.v, best.n))
+		best.n = 0;
 	if (r < 0 || !best.n) {
 		free(best.v);
 		return r < 0 ? r : -ENOSPC;

@@ -488,6 +488,18 @@ int sched_render_job_status_json(const struct sched_cluster *c, const struct sch
 		set_time(b, "restart_at", j->restart_at_usec);
 		jset(o, "restart_backoff", b);
 	}
+	if (sched_job_is_service(j) && j->spec) {
+		/* its disruption budget now (sched_disrupt.c); the lookups change nothing */
+		struct sched_cluster *mc = (struct sched_cluster *)c;
+		json_t *b = json_object();
+
+		jset(b, "preemptible", json_boolean(j->spec->preemptible));
+		jset(b, "max_unavailable", json_integer(j->spec->max_unavailable));
+		jset(b, "available", json_integer(sched_service_available(mc, j)));
+		jset(b, "disruptions_allowed",
+		     json_integer(sched_service_disruptions_allowed(mc, j)));
+		jset(o, "disruption_budget", b);
+	}
 	jset(o, "resume_scan_pending", json_boolean(j->resume_scan_pending));
 	jset(o, "npus_allocated", json_integer(sched_job_total_npus(j)));
 	jset(o, "placement", placement_json(c, j));
@@ -871,6 +883,41 @@ int sched_render_metrics(const struct sched_cluster *c, uint64_t now_usec, char 
 			sched_buf_printf(&b, "ascendfs_queue_pending_jobs{queue=\"%s\"} %u\n",
 				   c->conf->queues[q].name, u[q].pending);
 		free(u);
+	}
+	{
+		/* services (sched_service.c, sched_disrupt.c); names are validated names */
+		static const char *const what[3][2] = {
+			{ "replicas", "Instances a service asks for (replicas)" },
+			{ "instances_ready", "Instances of a service that run and answer on its "
+					     "port (listed in endpoints)" },
+			{ "disruptions_allowed", "Instances a preemption or a drain may still take "
+						 "from a service (its disruption budget)" },
+		};
+		struct sched_cluster *mc = (struct sched_cluster *)c; /* lookups change nothing */
+
+		for (int m = 0; m < 3; m++) {
+			sched_buf_printf(&b, "# HELP ascendfs_service_%s %s\n"
+					     "# TYPE ascendfs_service_%s gauge\n",
+					 what[m][0], what[m][1], what[m][0]);
+			for (size_t i = 0; i < c->job_count; i++) {
+				const struct sched_job *svc = c->jobs[i];
+				unsigned v = 0;
+
+				if (svc->state != SCHED_JOB_SERVING || !svc->spec)
+					continue;
+				if (m == 0)
+					v = svc->spec->replicas;
+				for (unsigned k = 0; m == 1 && k < svc->spec->replicas; k++) {
+					const struct sched_job *j = sched_service_instance(mc, svc, k);
+
+					v += j && sched_job_is_ready(j);
+				}
+				if (m == 2)
+					v = sched_service_disruptions_allowed(mc, svc);
+				sched_buf_printf(&b, "ascendfs_service_%s{service=\"%s\"} %u\n",
+						 what[m][0], svc->name, v);
+			}
+		}
 	}
 	sched_buf_printf(&b, "# HELP ascendfs_servers Servers by state\n# TYPE ascendfs_servers gauge\n");
 	{

@@ -199,6 +199,35 @@ bad svc-big 'npus: 64\nkind: service\n' "svc-big.yaml:1:7: npus: 64 is more than
 bad svc-port 'npus: 8\nkind: service\nport: 80\n' "svc-port.yaml:3:7: port: 80 is out of range; use a whole number from 1024 to 65535"
 bad train-replicas 'npus: 8\nreplicas: 2\n' "train-replicas.yaml:2:11: replicas: only a service has replicas"
 
+# ---- training and services share a queue: preemption follows the service's spec -------
+# A low-priority service in the training queue fills the 3 healthy inference servers (the
+# fourth has a failed NPU); an urgent training job of high priority wants 8 of their NPUs.
+svc_low() { printf 'kind: service\nreplicas: 3\nnpus: 8\nserver_type: atlas800i-a2\npriority: low\n%bcommand: "exec sleep 600"\n' "$1"; }
+urgent() { printf 'npus: 8\npriority: high\nserver_type: atlas800i-a2\ncommand: "exec sleep 600"\n'; }
+svc_low "" >"$W/lowsvc.yaml"
+urgent >"$W/urgent.yaml"
+check "a low-priority service (preemptible: false, the default)" cp "$W/lowsvc.yaml" "$M/jobs/"
+check_eq "fills the inference servers" "running running running" \
+	"$(status_of lowsvc.0) $(status_of lowsvc.1) $(status_of lowsvc.2)"
+check "an urgent training job" cp "$W/urgent.yaml" "$M/jobs/"
+check_eq "waits: the service is not preempted" "pending running running running" \
+	"$(status_of urgent) $(status_of lowsvc.0) $(status_of lowsvc.1) $(status_of lowsvc.2)"
+check "cancel both" sh -c "echo cancel > '$M/jobs/urgent/ctl' && echo cancel > '$M/jobs/lowsvc/ctl'"
+wait_until 5 bash -c "[ \"\$(cat '$M/jobs/lowsvc.2/status')\" = cancelled ]"
+svc_low 'preemptible: true\n' >"$W/yieldsvc.yaml"
+check "a service that may be preempted, one instance at a time" cp "$W/yieldsvc.yaml" "$M/jobs/"
+check "the urgent job again" cp "$W/urgent.yaml" "$M/jobs/urgent2.yaml"
+# (no agents here: the victim stops at its grace period's end, which this test does not
+# wait for; the mount is stopped next)
+check_eq "one instance stops for it, the others serve on" "running running stopping" \
+	"$(cat "$M"/jobs/yieldsvc.[012]/status | sort | paste -sd' ')"
+check_contains "the instance says who preempted it" 'preempted by job urgent2' \
+	"$(cat "$M"/jobs/yieldsvc.[012]/status.json)"
+check_eq "the budget is spent" "2 0" "$(json "$M/jobs/yieldsvc/status.json" '"%d %d" % (d["disruption_budget"]["available"], d["disruption_budget"]["disruptions_allowed"])')"
+check "a second urgent job" cp "$W/urgent.yaml" "$M/jobs/urgent3.yaml"
+check_eq "waits: no second instance is taken" "pending running running stopping" \
+	"$(status_of urgent3) $(cat "$M"/jobs/yieldsvc.[012]/status | sort | paste -sd' ')"
+
 # ---- agents: the master's agent reports an instance ready when its port answers ----------
 it_stop
 LO=$W/serving-loopback.yaml
@@ -347,9 +376,61 @@ check_eq "never none ready" 0 "$(a 'd["ms_none_ready"]')"
 check_eq "every instance answered some requests" True \
 	"$(a 'all(d["answered_by"].get("avail.%d" % i, 0) > 0 for i in range(3))')"
 echo "# availability: $(cat "$W/avail.json")"
+# ---- a drain moves the replicas one at a time, while the gateway serves ------------------
+# 2 replicas (max_unavailable 1, the default) and 2 free servers: draining both servers
+# that hold them moves one, then the other once the first answers again.
+: >"$W/faults-$victim"
+check "scale to 2" sh -c "echo 'scale 2' > '$M/jobs/avail/ctl'"
+check "return the failed NPU" sh -c "echo 'clear 3' > '$M/nodes/$victim/ctl'"
+two_ready() { [ "$(wc -l <"$M/jobs/avail/endpoints")" = 2 ] && [ "$(status_of avail.2)" = cancelled ]; }
+wait_until 10 two_ready || not_ok "2 instances ready" "$(cat "$M/jobs/avail/endpoints")"
+sa=$(servers_of avail.0)
+sb=$(servers_of avail.1)
+restarts() { echo "$(json "$M/jobs/avail.0/status.json" 'd["restarts"]') $(json "$M/jobs/avail.1/status.json" 'd["restarts"]')"; }
+r0=$(restarts)
+python3 "$SRC/tests/integration/avail_client.py" "http://127.0.0.1:$GPORT/health" \
+	"$M/jobs/avail/endpoints" "$W/drain.stop" "$W/drain.json" &
+CLIENT_PID=$!
+sleep 1
+td=$(date +%s%N)
+check "drain both servers of the service" sh -c "echo 'drain $sa' > '$M/cluster/ctl' && echo 'drain $sb' > '$M/cluster/ctl'"
+moved_off() { [ "$(servers_of avail.0)" != "$sa" ] && [ "$(servers_of avail.1)" != "$sb" ] &&
+	[ "$(wc -l <"$M/jobs/avail/endpoints")" = 2 ]; }
+if wait_until 30 moved_off; then
+	ok "both instances moved and ready $((($(date +%s%N) - td) / 1000000)) ms after the drain (now on $(servers_of avail.0), $(servers_of avail.1))"
+else
+	not_ok "both instances moved" "$(servers_of avail.0) $(servers_of avail.1); $(grep -h '"moved"' "$M"/jobs/avail.?/events)"
+fi
+touch "$W/drain.stop"
+wait "$CLIENT_PID"
+# the order: moved, that one ready, then the other moved
+check_eq "one at a time: the second moved only once the first answered again" "moved ready moved" \
+	"$(python3 -c 'import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+first = next(e for e in ev if e["kind"] == "moved" and "a drain" in e["reason"])
+out = ["moved"]
+for e in ev:
+    if e["seq"] <= first["seq"]:
+        continue
+    if e["kind"] == "ready" and e["job"] == first["job"] and e["reason"].startswith("ready"):
+        out.append("ready")
+    elif e["kind"] == "moved" and "a drain" in e["reason"]:
+        out.append("moved")
+print(" ".join(out[:3]))' "$M/cluster/events")"
+check_contains "the other waited for it, and said so" "instances unavailable already (max_unavailable: 1)" \
+	"$(cat "$M/jobs/avail.0/events" "$M/jobs/avail.1/events")"
+check_eq "a move is not a restart" "$r0" "$(restarts)"
+d() { json "$W/drain.json" "$1"; }
+check_eq "no request failed during the drain ($(d 'd["requests"]') requests in $(d 'd["seconds"]') s; errors: $(d 'd["errors"]'))" \
+	0 "$(d 'd["failed"]')"
+check_eq "an instance was ready throughout (1 of 2 for $(d 'd["ms_below_2"]') ms)" 0 "$(d 'd["ms_none_ready"]')"
+echo "# drain: $(cat "$W/drain.json")"
+drained() { [ "$(json "$M/nodes/$sa/info" 'd["state"]')" = cordoned ] && [ "$(json "$M/nodes/$sb/info" 'd["state"]')" = cordoned ]; }
+if wait_until 10 drained; then ok "both servers are drained (cordoned, empty)"; else
+	not_ok "both servers are drained" "$(cat "$M/nodes/$sa/info")"; fi
+check "uncordon them" sh -c "echo 'uncordon $sa' > '$M/cluster/ctl' && echo 'uncordon $sb' > '$M/cluster/ctl'"
 kill "$GW_PID" 2>/dev/null
 wait "$GW_PID" 2>/dev/null
-: >"$W/faults-$victim"
 check "cancel it" sh -c "echo cancel > '$M/jobs/avail/ctl'"
 agents_cleanup
 

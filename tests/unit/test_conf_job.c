@@ -95,6 +95,8 @@ static void assert_spec_equal(const struct conf_job_spec *a, const struct conf_j
 	assert_int_equal(a->tp, b->tp);
 	assert_int_equal(a->pp, b->pp);
 	assert_int_equal(a->dp, b->dp);
+	assert_int_equal(a->preemptible, b->preemptible);
+	assert_int_equal(a->max_unavailable, b->max_unavailable);
 	if (a->server_type || b->server_type) {
 		assert_non_null(a->server_type);
 		assert_non_null(b->server_type);
@@ -276,8 +278,26 @@ static void test_job_spec_service(void **state)
 	s = parse_ok("npus: 8\nkind: service\nreplicas: 64\nport: 8080\n", "svc.yaml", "svc");
 	assert_int_equal(s->replicas, 64);
 	assert_int_equal(s->port, 8080);
+	/* a service is not preempted unless it says so; one instance out at a time */
+	assert_false(s->preemptible);
+	assert_int_equal(s->max_unavailable, 1);
 	assert_round_trip(s);
 	conf_job_spec_free(s);
+	s = parse_ok("npus: 8\nkind: service\npreemptible: true\nmax_unavailable: 0\n",
+		     "svc.yaml", "svc");
+	assert_true(s->preemptible);
+	assert_int_equal(s->max_unavailable, 0);
+	assert_round_trip(s);
+	conf_job_spec_free(s);
+	msg = parse_failz("npus: 8\npreemptible: false\n", "t.yaml", "t", -EINVAL);
+	assert_non_null(strstr(msg, "t.yaml:2:14: preemptible: only a service has preemptible"));
+	msg = parse_failz("npus: 8\nkind: service\nmax_unavailable: 65\n", "s.yaml", "s",
+			  -EINVAL);
+	assert_non_null(strstr(msg, "s.yaml:3"));
+	assert_non_null(strstr(msg, "max_unavailable"));
+	msg = parse_failz("npus: 8\nkind: service\npreemptible: sometimes\n", "s.yaml", "s",
+			  -EINVAL);
+	assert_non_null(strstr(msg, "s.yaml:3"));
 	/* a training job renders as before: no kind, replicas or port */
 	s = parse_ok("npus: 8\nkind: training\n", "t.yaml", "t");
 	assert_int_equal(s->kind, CONF_JOB_TRAINING);

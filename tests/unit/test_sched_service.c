@@ -25,6 +25,7 @@ static struct conf_job_spec *service_spec(const char *name, unsigned npus, unsig
 	s->replicas = replicas;
 	s->port = CONF_SERVICE_PORT_DEFAULT;
 	s->max_restarts = CONF_RESTARTS_UNLIMITED;
+	s->max_unavailable = CONF_SERVICE_MAX_UNAVAILABLE_DEFAULT; /* preemptible: false */
 	return s;
 }
 
@@ -419,6 +420,11 @@ static void test_endpoints_list_ready_instances(void **state)
 	assert_string_equal(text, "svc.0 10.1.0.1:1025\n");
 	assert_int_equal(len, strlen(text));
 	free(text);
+	/* the metrics say so too */
+	assert_int_equal(sched_render_metrics(c, fx_now(), &text, &len), 0);
+	assert_non_null(strstr(text, "ascendfs_service_replicas{service=\"svc\"} 2\n"));
+	assert_non_null(strstr(text, "ascendfs_service_instances_ready{service=\"svc\"} 1\n"));
+	free(text);
 	/* a report of an earlier generation changes nothing */
 	assert_int_equal(sched_service_ready(c, "svc.0", FX_UID, a->generation - 1, false,
 					     fx_now(), reason),
@@ -484,6 +490,228 @@ static void test_instance_not_made_is_said_and_tried_again(void **state)
 	sched_cluster_free(c);
 }
 
+/* Every server's agent reports and every running instance of @svc (@n) answers. */
+static void all_ready(struct sched_cluster *c, const char *svc, unsigned n)
+{
+	char reason[SCHED_REASON_MAX] = "";
+
+	for (unsigned s = 0; s < c->server_count; s++)
+		fx_report_ok(c, s, fx_now());
+	for (unsigned i = 0; i < n; i++) {
+		struct sched_job *j = instance(c, svc, i);
+
+		if (j->state == SCHED_JOB_RUNNING)
+			assert_int_equal(sched_service_ready(c, j->name, FX_UID, j->generation,
+							     true, fx_now(), reason),
+					 0);
+	}
+}
+
+static bool on_server(const struct sched_cluster *c, const struct sched_job *j, const char *name)
+{
+	for (size_t i = 0; i < j->slice_count; i++)
+		if (strcmp(c->servers[j->slices[i].server].conf->name, name) == 0)
+			return true;
+	return false;
+}
+
+/* A service is not preempted unless its spec says preemptible: true, and then not below
+ * replicas - max_unavailable available instances: a job that would need both of its
+ * instances waits, one that needs one takes one. */
+static void test_service_preempted_only_as_it_allows(void **state)
+{
+	struct fx_opts o = { .servers = 2 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct conf_job_spec *spec;
+	struct sched_job *urgent;
+
+	(void)state;
+	spec = service_spec("svc", 8, 2);
+	spec->priority = 100;
+	fx_submit_spec(c, spec, FX_UID);
+	all_ready(c, "svc", 2);
+	assert_int_equal(sched_service_disruptions_allowed(c, sched_cluster_find_job(c, "svc")), 1);
+	urgent = fx_submit_spec(c, fx_spec_full("urgent", 8, NULL, 900), FX_UID);
+	assert_int_equal(urgent->state, SCHED_JOB_PENDING);
+	assert_int_equal(instance(c, "svc", 0)->state, SCHED_JOB_RUNNING);
+	assert_int_equal(instance(c, "svc", 1)->state, SCHED_JOB_RUNNING);
+	assert_int_equal(fx_cancel(c, "urgent", FX_UID, fx_now()), 0);
+	assert_int_equal(fx_cancel(c, "svc", FX_UID, fx_now()), 0);
+	sched_cluster_free(c);
+
+	c = fx_cluster(&o);
+	spec = service_spec("svc", 8, 2);
+	spec->priority = 100;
+	spec->preemptible = true;
+	fx_submit_spec(c, spec, FX_UID);
+	all_ready(c, "svc", 2);
+	/* both instances: over the budget of one */
+	urgent = fx_submit_spec(c, fx_spec_full("big", 16, NULL, 900), FX_UID);
+	assert_int_equal(urgent->state, SCHED_JOB_PENDING);
+	assert_int_equal(instance(c, "svc", 0)->state, SCHED_JOB_RUNNING);
+	assert_int_equal(instance(c, "svc", 1)->state, SCHED_JOB_RUNNING);
+	assert_int_equal(fx_cancel(c, "big", FX_UID, fx_now()), 0);
+	/* one instance: within it */
+	urgent = fx_submit_spec(c, fx_spec_full("urgent", 8, NULL, 900), FX_UID);
+	assert_int_equal((instance(c, "svc", 0)->state == SCHED_JOB_STOPPING) +
+				 (instance(c, "svc", 1)->state == SCHED_JOB_STOPPING),
+			 1);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/* An instance of a service that may not be preempted is not placed beyond its queue's
+ * quota, though the queue may borrow: it could not give the NPUs back. */
+static void test_unpreemptible_instance_does_not_borrow(void **state)
+{
+	struct fx_opts o = { .servers = 4, .quota = true,
+			     .queues = "  - name: serve\n    quota_npus: 8\n    may_borrow: true\n" };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct conf_job_spec *spec;
+	struct sched_job *a, *b;
+
+	(void)state;
+	spec = service_spec("svc", 8, 2);
+	free(spec->queue);
+	spec->queue = strdup("serve");
+	fx_submit_spec(c, spec, FX_UID);
+	a = instance(c, "svc", 0);
+	b = instance(c, "svc", 1);
+	assert_int_equal(a->state, SCHED_JOB_RUNNING);
+	assert_false(a->borrowing);
+	assert_int_equal(b->state, SCHED_JOB_PENDING);
+	assert_non_null(strstr(b->reason, "queue serve uses 8 of 8 NPUs; job needs 8; an "
+					  "instance of a service that may not be preempted"));
+	/* preemptible: it borrows the idle NPUs */
+	assert_int_equal(fx_cancel(c, "svc", FX_UID, fx_now()), 0);
+	spec = service_spec("web", 8, 2);
+	free(spec->queue);
+	spec->queue = strdup("serve");
+	spec->preemptible = true;
+	fx_submit_spec(c, spec, FX_UID);
+	b = instance(c, "web", 1);
+	assert_int_equal(b->state, SCHED_JOB_RUNNING);
+	assert_true(b->borrowing);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/* A drain moves a service's instances off the server one at a time (max_unavailable 1):
+ * the next once the moved one is ready again; a move is a new generation, not a restart;
+ * the server is drained once they are gone. */
+static void test_drain_moves_instances_one_at_a_time(void **state)
+{
+	struct fx_opts o = { .servers = 4 };
+	struct sched_cluster *c = fx_cluster(&o);
+	char reason[SCHED_REASON_MAX] = "";
+	const char *s0, *s1;
+	struct sched_job *a, *b, *moved, *other;
+	unsigned ga, gb;
+	uint64_t now;
+
+	(void)state;
+	fx_submit_spec(c, service_spec("svc", 8, 2), FX_UID);
+	all_ready(c, "svc", 2);
+	a = instance(c, "svc", 0);
+	b = instance(c, "svc", 1);
+	ga = a->generation;
+	gb = b->generation;
+	s0 = fx_server_name(c, a->slices[0].server);
+	s1 = fx_server_name(c, b->slices[0].server);
+	assert_string_not_equal(s0, s1);
+	now = fx_now();
+	assert_int_equal(sched_server_set_cordon(c, s0, true, true, now), 0);
+	assert_int_equal(sched_server_set_cordon(c, s1, true, true, now), 0);
+	assert_non_null(strstr(c->events[(c->event_head + c->event_count - 1) % c->event_cap].reason,
+			       "services' instances move elsewhere"));
+	assert_int_equal(sched_tick(c, fx_now()), 1);
+	moved = a->generation != ga ? a : b;
+	other = moved == a ? b : a;
+	assert_int_equal(moved->state, SCHED_JOB_RUNNING);
+	assert_false(on_server(c, moved, s0) || on_server(c, moved, s1));
+	assert_int_equal(moved->restarts, 0);
+	assert_false(sched_job_is_ready(moved));
+	assert_non_null(strstr(moved->reason, "moved off draining server"));
+	assert_int_equal(other->generation, other == a ? ga : gb);
+	/* its history: the moved generation ended requeued, the next one runs */
+	assert_int_equal(moved->run_count, 2);
+	assert_int_equal(moved->runs[0].end, SCHED_RUN_REQUEUED);
+	assert_int_equal(moved->runs[1].end, SCHED_RUN_OPEN);
+	assert_int_equal(count_events(c, "has 1 of 2 instances unavailable already"), 1);
+	/* not while the moved one is not ready: its budget says none may go */
+	{
+		char *text;
+		size_t len;
+
+		assert_int_equal(sched_render_job_status_json(c, sched_cluster_find_job(c, "svc"),
+							      &text, &len),
+				 0);
+		assert_non_null(strstr(text, "\"disruption_budget\""));
+		assert_non_null(strstr(text, "\"max_unavailable\": 1"));
+		assert_non_null(strstr(text, "\"available\": 1"));
+		assert_non_null(strstr(text, "\"disruptions_allowed\": 0"));
+		free(text);
+	}
+	assert_int_equal(sched_tick(c, fx_now()), 0);
+	assert_int_equal(count_events(c, "has 1 of 2 instances unavailable already"), 1);
+	assert_int_equal(sched_service_ready(c, moved->name, FX_UID, moved->generation, true,
+					     fx_now(), reason),
+			 0);
+	assert_int_equal(sched_tick(c, fx_now()), 1);
+	assert_false(on_server(c, other, s0) || on_server(c, other, s1));
+	assert_int_equal(other->restarts, 0);
+	assert_int_equal(count_events(c, "(a drain, not a fault: no restart counted)"), 2);
+	/* both servers are drained: empty and cordoned */
+	for (const char *n = s0; n; n = n == s0 ? s1 : NULL) {
+		const struct sched_server *sv = &c->servers[sched_cluster_find_server(c, n)];
+
+		assert_false(sv->draining);
+		assert_true(sv->cordoned);
+		assert_int_equal(sv->jobs_running, 0);
+	}
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/* A drain leaves an instance where it is when its service allows no disruption
+ * (max_unavailable: 0) or no room is left, and says why once per wait. */
+static void test_drain_waits_for_budget_or_room(void **state)
+{
+	struct fx_opts o = { .servers = 2 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct conf_job_spec *spec;
+	struct sched_job *a, *b;
+	uint64_t now;
+
+	(void)state;
+	spec = service_spec("fixed", 8, 1);
+	spec->max_unavailable = 0;
+	fx_submit_spec(c, spec, FX_UID);
+	fx_submit_spec(c, service_spec("svc", 8, 1), FX_UID);
+	all_ready(c, "fixed", 1);
+	all_ready(c, "svc", 1);
+	a = instance(c, "fixed", 0);
+	b = instance(c, "svc", 0);
+	now = fx_now();
+	assert_int_equal(sched_server_set_cordon(c, fx_server_name(c, a->slices[0].server), true,
+						 true, now),
+			 0);
+	assert_int_equal(sched_server_set_cordon(c, fx_server_name(c, b->slices[0].server), true,
+						 true, now),
+			 0);
+	assert_int_equal(sched_tick(c, fx_now()), 0);
+	assert_int_equal(sched_tick(c, fx_now()), 0);
+	assert_int_equal(count_events(c, "service fixed allows no instance to be unavailable "
+					 "(max_unavailable: 0)"),
+			 1);
+	assert_int_equal(count_events(c, "no room elsewhere for its 8 NPUs"), 1);
+	assert_int_equal(a->state, SCHED_JOB_RUNNING);
+	assert_int_equal(b->state, SCHED_JOB_RUNNING);
+	assert_true(c->servers[a->slices[0].server].draining);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -497,6 +725,10 @@ int main(void)
 		cmocka_unit_test(test_instances_spread_over_servers),
 		cmocka_unit_test(test_endpoints_list_ready_instances),
 		cmocka_unit_test(test_instance_not_made_is_said_and_tried_again),
+		cmocka_unit_test(test_service_preempted_only_as_it_allows),
+		cmocka_unit_test(test_unpreemptible_instance_does_not_borrow),
+		cmocka_unit_test(test_drain_moves_instances_one_at_a_time),
+		cmocka_unit_test(test_drain_waits_for_budget_or_room),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
