@@ -425,6 +425,14 @@ struct conf_job_spec {
 				 * disruption budget (Kubernetes' PodDisruptionBudget
 				 * maxUnavailable); 0-CONF_SERVICE_REPLICAS_MAX, default
 				 * 1; 0 for a training job */
+	/* The disaggregated layout (MindIE Motor's prefill-decode disaggregation), a
+	 * service's `disaggregated:` map; all 0/NULL when not given. Its instances 0 to
+	 * prefill - 1 are prefill instances, the next decode ones decode instances
+	 * (replicas = prefill + decode); controller and coordinator name the servers
+	 * MindIE MS's controller and coordinator run on (groups 1 and 0 of the global rank
+	 * table, sched_render_global_ranktable()). */
+	unsigned prefill, decode;
+	char *controller, *coordinator;
 };
 
 /*

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Job specs: the file a user copies into /ascend/jobs/. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -15,7 +16,7 @@
 static const char *const spec_keys[] = {
 	"name", "npus", "queue", "priority", "command", "launch", "checkpoint_dir",
 	"max_restarts", "time_limit", "parallel", "server_type", "recovery", "kind",
-	"replicas", "port", "preemptible", "max_unavailable", NULL,
+	"replicas", "port", "preemptible", "max_unavailable", "disaggregated", NULL,
 };
 
 static const struct {
@@ -32,6 +33,8 @@ void conf_job_spec_free(struct conf_job_spec *s)
 	free(s->command);
 	free(s->checkpoint_dir);
 	free(s->server_type);
+	free(s->controller);
+	free(s->coordinator);
 	free(s);
 }
 
@@ -58,6 +61,8 @@ struct conf_job_spec *conf_job_spec_dup(const struct conf_job_spec *s, const cha
 	d->command = dup_or_null(s->command, &ok);
 	d->checkpoint_dir = dup_or_null(s->checkpoint_dir, &ok);
 	d->server_type = dup_or_null(s->server_type, &ok);
+	d->controller = dup_or_null(s->controller, &ok);
+	d->coordinator = dup_or_null(s->coordinator, &ok);
 	if (!ok) {
 		conf_job_spec_free(d);
 		return NULL;
@@ -353,6 +358,62 @@ static int read_recovery(const struct conf_ctx *ctx, const struct conf_node *roo
 }
 
 /*
+ * `disaggregated: {prefill: P, decode: D, controller: <server>, coordinator: <server>}`:
+ * MindIE Motor's prefill-decode disaggregation. replicas is P + D (given, it must be).
+ */
+static int read_disaggregated(const struct conf_ctx *ctx, const struct conf_node *root,
+			      const struct conf_node *n, struct conf_job_spec *s)
+{
+	static const char *const keys[] = { "prefill", "decode", "controller", "coordinator",
+					    NULL };
+	const struct conf_node *r_node = conf_map_get(root, "replicas");
+	unsigned *counts[2] = { &s->prefill, &s->decode };
+	char **servers[2] = { &s->controller, &s->coordinator };
+	const char *text;
+	uint64_t v;
+	int r;
+
+	r = conf_expect_map(ctx, n, "disaggregated");
+	if (r == 0)
+		r = conf_check_keys(ctx, n, keys);
+	for (int i = 0; r == 0 && i < 2; i++) {
+		const struct conf_node *k = conf_map_get(n, keys[i]);
+		char key[32];
+
+		snprintf(key, sizeof(key), "disaggregated.%s", keys[i]);
+		if (!k)
+			return conf_fail(ctx, n, "%s is missing: give how many %s instances serve, "
+					 "e.g. `%s: 1`", key, keys[i], keys[i]);
+		r = conf_read_uint(ctx, k, key, 1, CONF_SERVICE_REPLICAS_MAX - 1, "", &v);
+		*counts[i] = (unsigned)v;
+	}
+	for (int i = 0; r == 0 && i < 2; i++) {
+		const struct conf_node *k = conf_map_get(n, keys[2 + i]);
+		char key[32];
+
+		snprintf(key, sizeof(key), "disaggregated.%s", keys[2 + i]);
+		if (!k)
+			return conf_fail(ctx, n, "%s is missing: name the server MindIE MS's %s runs "
+					 "on, e.g. `%s: infer-01`", key, keys[2 + i], keys[2 + i]);
+		r = conf_read_name(ctx, k, key, "server name", &text);
+		if (r == 0)
+			r = take_string(ctx, text, servers[i]);
+	}
+	if (r < 0)
+		return r;
+	if (s->prefill + s->decode > CONF_SERVICE_REPLICAS_MAX)
+		return conf_fail(ctx, n, "disaggregated: %u prefill and %u decode instances are "
+				 "more than a service has (%u)", s->prefill, s->decode,
+				 CONF_SERVICE_REPLICAS_MAX);
+	if (r_node && s->replicas != s->prefill + s->decode)
+		return conf_fail(ctx, r_node, "replicas: %u, but disaggregated asks for %u prefill "
+				 "and %u decode instances; leave replicas out", s->replicas,
+				 s->prefill, s->decode);
+	s->replicas = s->prefill + s->decode;
+	return 0;
+}
+
+/*
  * kind, and what only a service has: replicas, port, preemptible and max_unavailable.
  * Read before the rest, which a
  * service reads differently (max_restarts, time_limit, npus).
@@ -383,7 +444,7 @@ static int read_kind(const struct conf_ctx *ctx, const struct conf_node *root,
 	}
 	if (s->kind != CONF_JOB_SERVICE) {
 		static const char *const service_only[] = { "replicas", "port", "preemptible",
-							    "max_unavailable" };
+							    "max_unavailable", "disaggregated" };
 
 		for (size_t i = 0; i < sizeof(service_only) / sizeof(service_only[0]); i++) {
 			n = conf_map_get(root, service_only[i]);
@@ -429,6 +490,9 @@ static int read_kind(const struct conf_ctx *ctx, const struct conf_node *root,
 			return r;
 		s->max_unavailable = (unsigned)v;
 	}
+	n = conf_map_get(root, "disaggregated");
+	if (n && !conf_node_is_null(n))
+		return read_disaggregated(ctx, root, n, s);
 	return 0;
 }
 
@@ -674,6 +738,21 @@ int conf_job_spec_render_yaml(const struct conf_job_spec *s, char **ret_buf, siz
 		conf_out_bool(o, s->preemptible);
 		conf_out_key(o, "max_unavailable");
 		conf_out_uint(o, s->max_unavailable);
+		conf_out_key(o, "disaggregated");
+		if (s->prefill) {
+			conf_out_map_start(o, false);
+			conf_out_key(o, "prefill");
+			conf_out_uint(o, s->prefill);
+			conf_out_key(o, "decode");
+			conf_out_uint(o, s->decode);
+			conf_out_key(o, "controller");
+			conf_out_str(o, s->controller);
+			conf_out_key(o, "coordinator");
+			conf_out_str(o, s->coordinator);
+			conf_out_map_end(o);
+		} else {
+			conf_out_null(o);
+		}
 	}
 	conf_out_map_end(o);
 	return conf_out_finish(o, ret_buf, ret_len);

@@ -337,6 +337,12 @@
  *       mindie.json            -r--r--r--  a placed instance only: the MindIE config.json
  *                                          fragment of its placement
  *                                          (sched_render_instance_mindie())
+ *       global_ranktable.json  -r--r--r--  a disaggregated service only (its spec's
+ *                                          `disaggregated:`): MindIE Motor's global rank
+ *                                          table of its running instances, prefill first
+ *                                          (sched_render_global_ranktable()); one
+ *                                          snapshot per open, IN_MODIFY when an instance
+ *                                          comes, goes or moves
  *
  * Errors a caller sees:
  *   ENOENT  no such node;  EINVAL  bad name or bad content (the sentence is in the job's
@@ -424,6 +430,7 @@ enum fs_node_kind {
 	FS_JOB_ENDPOINTS,	/* a service's: its running instances' addresses */
 	FS_JOB_ENDPOINT,	/* a placed instance's address */
 	FS_JOB_MINDIE,		/* a placed instance's MindIE config.json fragment */
+	FS_JOB_GLOBAL_RANKTABLE, /* a disaggregated service's global rank table */
 };
 
 /* A parsed path; names are copied in. */

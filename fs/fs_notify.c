@@ -823,6 +823,10 @@ static void collect(struct fs_ctx *ctx, struct pokes *p, uint64_t *cluster_seen)
 		 * endpoints, for a gateway */
 		if (j->service[0]) {
 			poke_add(p, ctx->mount_path, "/jobs/%s/endpoints", j->service);
+			/* a disaggregated service's table lists its running instances */
+			if (j->spec && j->spec->prefill)
+				poke_add(p, ctx->mount_path, "/jobs/%s/global_ranktable.json",
+					 j->service);
 			if (j->slice_count && announce)
 				poke_add(p, ctx->mount_path, "/jobs/%s/endpoint", j->name);
 		}

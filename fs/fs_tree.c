@@ -219,6 +219,7 @@ static const struct {
 	{ "recovery", FS_JOB_RECOVERY }, { "error", FS_JOB_ERROR },
 	{ "ctl", FS_JOB_CTL }, { "endpoints", FS_JOB_ENDPOINTS },
 	{ "endpoint", FS_JOB_ENDPOINT }, { "mindie.json", FS_JOB_MINDIE },
+	{ "global_ranktable.json", FS_JOB_GLOBAL_RANKTABLE },
 };
 
 #define LOOKUP(table, name, out)                                                     \
@@ -469,6 +470,8 @@ static int resolve(struct fs_ctx *ctx, const struct fs_path *p, struct sched_job
 		return p->rank < sched_job_total_npus(j) ? 0 : -ENOENT;
 	case FS_JOB_ENDPOINTS:
 		return sched_job_is_service(j) ? 0 : -ENOENT;
+	case FS_JOB_GLOBAL_RANKTABLE:
+		return sched_job_is_service(j) && j->spec->prefill ? 0 : -ENOENT;
 	case FS_JOB_ENDPOINT:
 	case FS_JOB_MINDIE:
 		return sched_job_is_instance(j) && j->slice_count ? 0 : -ENOENT;
@@ -677,6 +680,8 @@ int fs_render(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec, ch
 		return sched_render_job_recovery(c, j, ret, ret_len);
 	case FS_JOB_ENDPOINTS:
 		return sched_render_service_endpoints(c, j, ret, ret_len);
+	case FS_JOB_GLOBAL_RANKTABLE:
+		return sched_render_global_ranktable(c, j, ret, ret_len);
 	case FS_JOB_ENDPOINT:
 		return sched_render_instance_endpoint(c, j, ret, ret_len);
 	case FS_JOB_MINDIE:

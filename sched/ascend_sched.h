@@ -930,6 +930,23 @@ int sched_service_scale(struct sched_cluster *c, const char *name, uid_t uid, un
 int sched_service_ready(struct sched_cluster *c, const char *name, uid_t uid,
 			unsigned generation, bool ready, uint64_t now_usec, char *reason);
 
+/*
+ * sched_service_role() - "prefill" or "decode": instance @j's role in its service's
+ * disaggregated layout (indexes below the spec's prefill count are prefill instances),
+ * or NULL (no instance, or no disaggregated layout). Static string.
+ */
+const char *sched_service_role(const struct sched_job *j);
+
+/*
+ * sched_render_global_ranktable() - jobs/<service>/global_ranktable.json of a
+ * disaggregated service @svc (sched_global_ranktable.c says the shape and its source,
+ * MindIE Motor's controller): the coordinator's and controller's servers, then one group
+ * per running instance whose rank table is completed, prefill ones first. *ret new
+ * (free()). 0, -ENOENT (not a disaggregated service) or -ENOMEM.
+ */
+int sched_render_global_ranktable(const struct sched_cluster *c, const struct sched_job *svc,
+				  char **ret, size_t *ret_len);
+
 /* sched_job_is_ready() - is instance @j running and ready in its generation? */
 bool sched_job_is_ready(const struct sched_job *j);
 

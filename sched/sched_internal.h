@@ -603,7 +603,8 @@ const char *sched_restart_of(const struct sched_job *j, char *buf, size_t len);
 /*
  * ---- services (sched_service.c; the rules in ascend_sched.h) ----
  * sched_service_check() - may service spec @spec of @uid take its instances' names (no
- * other active job holds one)? 0, or -EEXIST with @reason. A training spec: 0.
+ * other active job holds one), and are the servers its disaggregated layout names ours?
+ * 0, or -EEXIST / -EINVAL with @reason. A training spec: 0.
  * sched_service_admitted() - service @svc was just admitted (serving): make its
  * instances. Returns how many it made.
  * sched_service_cancelled() - @svc stopped serving: cancel its active instances.

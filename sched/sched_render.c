@@ -218,7 +218,9 @@ static void sched_lines(struct sched_buf *b, const struct sched_cluster *c, cons
  * inference): RANKTABLEFILE beside RANK_TABLE_FILE (older releases read it), MASTER_IP
  * (rank 0's server, the master, the only instance server that takes requests) and
  * WORLD_SIZE as the platform's launcher gives them, HCCL_DETERMINISTIC=true as
- * recommended; and where it serves (ASCEND_SERVICE*). Per server, HOST_IP and
+ * recommended; and where it serves (ASCEND_SERVICE*; in the disaggregated layout its
+ * role and the service's global rank table, GLOBAL_RANK_TABLE_FILE_PATH as MindIE MS
+ * names it). Per server, HOST_IP and
  * MIES_CONTAINER_IP (hosts/<server>.env, ranks/<rank>.env).
  */
 static void service_lines(struct sched_buf *b, const struct sched_cluster *c,
@@ -230,6 +232,12 @@ static void service_lines(struct sched_buf *b, const struct sched_cluster *c,
 	buf_export(b, "HCCL_DETERMINISTIC", "true");
 	buf_export(b, "ASCEND_SERVICE", j->service[0] ? j->service : j->name);
 	buf_exportf(b, "ASCEND_SERVICE_PORT", "%u", j->spec->port);
+	/* the disaggregated layout: prefill or decode, and the table MindIE MS follows */
+	if (sched_service_role(j)) {
+		buf_export(b, "ASCEND_SERVICE_ROLE", sched_service_role(j));
+		buf_exportf(b, "GLOBAL_RANK_TABLE_FILE_PATH", "%s/jobs/%s/global_ranktable.json",
+			    mount, j->service);
+	}
 }
 
 /* The address a service's process on server @cs serves on (MindIE: HOST_IP on bare

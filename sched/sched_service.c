@@ -91,6 +91,17 @@ static int name_free(struct sched_cluster *c, const char *service, unsigned inde
 int sched_service_check(struct sched_cluster *c, const struct conf_job_spec *spec, uid_t uid,
 			char *reason)
 {
+	/* the disaggregated layout's controller and coordinator run on servers of ours */
+	const char *roles[2] = { "controller", "coordinator" };
+	const char *names[2] = { spec->controller, spec->coordinator };
+
+	for (int i = 0; spec->kind == CONF_JOB_SERVICE && spec->prefill && i < 2; i++)
+		if (sched_cluster_find_server(c, names[i]) < 0) {
+			sched_reason(reason, "disaggregated.%s: no server %s in the cluster; name "
+					     "one of nodes/ for MindIE MS's %s",
+				     roles[i], names[i], roles[i]);
+			return -EINVAL;
+		}
 	for (unsigned i = 0; spec->kind == CONF_JOB_SERVICE && i < spec->replicas; i++) {
 		int r = name_free(c, spec->name, i, uid, reason);
 
@@ -244,6 +255,15 @@ unsigned sched_service_tick(struct sched_cluster *c, uint64_t now_usec)
 	return changed;
 }
 
+const char *sched_service_role(const struct sched_job *j)
+{
+	const char *dot = strrchr(j->name, '.');
+
+	if (!sched_job_is_instance(j) || !j->spec || !j->spec->prefill || !dot)
+		return NULL;
+	return strtoul(dot + 1, NULL, 10) < j->spec->prefill ? "prefill" : "decode";
+}
+
 int sched_service_scale(struct sched_cluster *c, const char *name, uid_t uid, unsigned replicas,
 			uint64_t now_usec, char *reason)
 {
@@ -261,6 +281,13 @@ int sched_service_scale(struct sched_cluster *c, const char *name, uid_t uid, un
 		sched_reason(reason, "job %s is not a serving service (it is %s); only a "
 				     "service's replicas scale",
 			     name, sched_job_state_name(svc->state));
+		return -EINVAL;
+	}
+	if (svc->spec->prefill) {
+		sched_reason(reason, "service %s is disaggregated (%u prefill, %u decode "
+				     "instances): its counts are in its spec; not yet scaled at run "
+				     "time: cancel it and submit it with new counts",
+			     name, svc->spec->prefill, svc->spec->decode);
 		return -EINVAL;
 	}
 	if (replicas < 1 || replicas > CONF_SERVICE_REPLICAS_MAX) {

@@ -11,7 +11,10 @@
 # finds the instance's port answering and reports it ready, and not ready once it stops
 # answering, and endpoints follows; a crash loop waits out its restart back-off; 3
 # replicas behind examples/gateway.py serve a client without one failed request while an
-# instance stops answering and another moves off a failed NPU.
+# instance stops answering and another moves off a failed NPU; a drain moves 2 replicas
+# one at a time while the gateway serves; a low-priority service shares the training
+# queue and is preempted only as its spec allows; a disaggregated service's global rank
+# table follows its moved prefill instance.
 # Usage: test_services.sh ASCENDFS ASCEND_AGENT CHECK_RANKTABLE SERVE_DEMO SRCDIR
 set -u
 ASCENDFS=$(realpath "$1")
@@ -28,6 +31,7 @@ agents_cleanup() {
 	local n
 	[ -n "${GW_PID:-}" ] && kill "$GW_PID" 2>/dev/null
 	[ -n "${CLIENT_PID:-}" ] && kill "$CLIENT_PID" 2>/dev/null
+	[ -n "${INW_PID:-}" ] && kill "$INW_PID" 2>/dev/null
 	for n in "${!AGENT_PID[@]}"; do
 		kill -KILL "${AGENT_PID[$n]}" 2>/dev/null
 	done
@@ -432,6 +436,48 @@ check "uncordon them" sh -c "echo 'uncordon $sa' > '$M/cluster/ctl' && echo 'unc
 kill "$GW_PID" 2>/dev/null
 wait "$GW_PID" 2>/dev/null
 check "cancel it" sh -c "echo cancel > '$M/jobs/avail/ctl'"
+
+# ---- the disaggregated layout: the global rank table follows a moved instance ----------
+# MindIE Motor (prefill-decode disaggregation): one prefill and one decode instance, the
+# controller and coordinator on infer-01; inotifywait stands in for the controller.
+wait_until 10 bash -c "[ \"\$(cat '$M/jobs/avail.1/status')\" = cancelled ]"
+printf 'kind: service\nnpus: 8\nport: %s\nserver_type: atlas800i-a2\ncommand: "exec %s"\ndisaggregated: {prefill: 1, decode: 1, controller: infer-01, coordinator: infer-01}\n' \
+	"$((PORT + 3))" "$SERVE" >"$W/pd.yaml"
+check "a disaggregated service" cp "$W/pd.yaml" "$M/jobs/"
+G=$M/jobs/pd/global_ranktable.json
+groups() { python3 -c 'import json, sys
+t = json.load(open(sys.argv[1]))
+print(t["status"], " ".join("%s:%s:%s" % (g["group_id"], g.get("role", "-"), ",".join(s["server_ip"] for s in g["server_list"])) for g in t["server_group_list"]))' "$G"; }
+pd_listed() { case "$(groups)" in completed*2:prefill:*3:decode:*) return 0 ;; esac; return 1; }
+if wait_until 20 pd_listed; then ok "its global rank table lists both instances: $(groups)"; else
+	not_ok "its global rank table lists both instances" "$(groups); $(tail -n 3 "$M/jobs/pd.0/events")"; fi
+check_eq "each instance knows its role" "prefill decode" \
+	"$(env_of pd.0 ASCEND_SERVICE_ROLE env) $(env_of pd.1 ASCEND_SERVICE_ROLE env)"
+check_eq "and where the table is" "$G" "$(env_of pd.0 GLOBAL_RANK_TABLE_FILE_PATH env)"
+check_fails "it is not scaled at run time yet" sh -c "echo 'scale 3' > '$M/jobs/pd/ctl'"
+inotifywait -q -m -e modify --format '%e' "$G" >"$W/pd.inotify" 2>/dev/null &
+INW_PID=$!
+sleep 0.5
+before=$(groups)
+# a reader that opened the table before the move keeps what it opened
+exec 9<"$G"
+pv=$(servers_of pd.0)
+printf 'npu 5 Critical 0x80C98000 HBM uncorrectable ECC\n' >"$W/faults-$pv.tmp"
+mv "$W/faults-$pv.tmp" "$W/faults-$pv"
+pd_moved() { [ "$(servers_of pd.0)" != "$pv" ] && pd_listed && [ "$(groups)" != "$before" ]; }
+if wait_until 20 pd_moved; then ok "after an NPU fault the table lists the prefill instance on $(servers_of pd.0): $(groups)"; else
+	not_ok "the table follows the moved instance" "$(groups); was $before"; fi
+sleep 0.5
+kill "$INW_PID" 2>/dev/null
+wait "$INW_PID" 2>/dev/null
+check_contains "inotify woke its watcher (IN_MODIFY)" MODIFY "$(cat "$W/pd.inotify")"
+check_eq "the earlier open still reads the table as it was then" "$before" \
+	"$(python3 -c 'import json, sys
+t = json.load(sys.stdin)
+print(t["status"], " ".join("%s:%s:%s" % (g["group_id"], g.get("role", "-"), ",".join(s["server_ip"] for s in g["server_list"])) for g in t["server_group_list"]))' <&9)"
+exec 9<&-
+: >"$W/faults-$pv"
+check "cancel it" sh -c "echo cancel > '$M/jobs/pd/ctl'"
 agents_cleanup
 
 it_stop

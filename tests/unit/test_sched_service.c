@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "sched_fixture.h"
 
@@ -712,6 +713,132 @@ static void test_drain_waits_for_budget_or_room(void **state)
 	sched_cluster_free(c);
 }
 
+static struct conf_job_spec *disaggregated_spec(const char *name, unsigned prefill,
+						 unsigned decode, const char *controller)
+{
+	struct conf_job_spec *s = service_spec(name, 8, prefill + decode);
+
+	s->prefill = prefill;
+	s->decode = decode;
+	s->controller = strdup(controller);
+	s->coordinator = strdup("node-1");
+	return s;
+}
+
+/* The global rank table's group @g (0-based in server_group_list), as "id role instance
+ * server_ip(s)" */
+static void group_text(json_t *t, size_t g, char *buf, size_t len)
+{
+	json_t *grp = json_array_get(json_object_get(t, "server_group_list"), g);
+	json_t *list = json_object_get(grp, "server_list");
+	size_t n = 0;
+
+	n += (size_t)snprintf(buf, len, "%s %s %s", json_string_value(json_object_get(grp, "group_id")),
+			      json_string_value(json_object_get(grp, "role")) ?: "-",
+			      json_string_value(json_object_get(grp, "instance")) ?: "-");
+	for (size_t i = 0; i < json_array_size(list) && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, " %s",
+				      json_string_value(json_object_get(json_array_get(list, i),
+									"server_ip")));
+}
+
+/* A disaggregated service (MindIE Motor): its instances 0..prefill-1 are prefill, the
+ * others decode, each told its role and the global rank table in its env; the table
+ * lists the coordinator's and controller's servers (groups 0, 1) and one group per
+ * running instance, prefill first, and follows an instance a fault moves. */
+static void test_disaggregated_global_ranktable(void **state)
+{
+	struct fx_opts o = { .servers = 4 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_render_ctx rc = { .mount_path = "/ascend" };
+	char reason[SCHED_REASON_MAX] = "", g[256], before[256];
+	struct sched_job *svc, *p0;
+	json_t *t, *dev;
+	char *text;
+	size_t len;
+
+	(void)state;
+	svc = fx_submit_spec(c, disaggregated_spec("pd", 1, 2, "node-0"), FX_UID);
+	assert_string_equal(sched_service_role(instance(c, "pd", 0)), "prefill");
+	assert_string_equal(sched_service_role(instance(c, "pd", 1)), "decode");
+	assert_string_equal(sched_service_role(instance(c, "pd", 2)), "decode");
+	assert_null(sched_service_role(svc));
+	assert_int_equal(sched_render_job_env(c, instance(c, "pd", 1), &rc, &text, &len), 0);
+	assert_non_null(strstr(text, "export ASCEND_SERVICE_ROLE='decode'\n"));
+	assert_non_null(strstr(text, "export GLOBAL_RANK_TABLE_FILE_PATH='/ascend/jobs/pd/"
+				     "global_ranktable.json'\n"));
+	free(text);
+
+	assert_int_equal(sched_render_global_ranktable(c, svc, &text, &len), 0);
+	assert_int_equal(len, strlen(text));
+	t = json_loads(text, 0, NULL);
+	free(text);
+	assert_non_null(t);
+	assert_string_equal(json_string_value(json_object_get(t, "version")), "1.0");
+	assert_string_equal(json_string_value(json_object_get(t, "status")), "completed");
+	assert_int_equal(json_array_size(json_object_get(t, "server_group_list")), 5);
+	group_text(t, 0, g, sizeof(g));
+	assert_string_equal(g, "0 - - 10.1.0.2"); /* the coordinator's server, node-1 */
+	group_text(t, 1, g, sizeof(g));
+	assert_string_equal(g, "1 - - 10.1.0.1"); /* the controller's, node-0 */
+	group_text(t, 2, before, sizeof(before));
+	assert_non_null(strstr(before, "2 prefill pd.0 "));
+	group_text(t, 3, g, sizeof(g));
+	assert_non_null(strstr(g, "3 decode pd.1 "));
+	group_text(t, 4, g, sizeof(g));
+	assert_non_null(strstr(g, "4 decode pd.2 "));
+	/* every value a string, device_logical_id the place on its server */
+	dev = json_array_get(json_object_get(json_array_get(json_object_get(json_array_get(
+		json_object_get(t, "server_group_list"), 2), "server_list"), 0), "device"), 7);
+	assert_string_equal(json_string_value(json_object_get(dev, "device_logical_id")), "7");
+	assert_string_equal(json_string_value(json_object_get(dev, "rank_id")), "7");
+	assert_non_null(json_string_value(json_object_get(dev, "device_ip")));
+	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(t,
+		"server_group_list"), 2), "deploy_server")), "0");
+	json_decref(t);
+
+	/* a Critical NPU moves the prefill instance: the table follows it */
+	p0 = instance(c, "pd", 0);
+	fx_report_npu(c, p0->slices[0].server, 0, CONF_HEALTH_CRITICAL, fx_now());
+	p0 = instance(c, "pd", 0);
+	assert_int_equal(p0->state, SCHED_JOB_RUNNING);
+	assert_int_equal(sched_render_global_ranktable(c, svc, &text, &len), 0);
+	t = json_loads(text, 0, NULL);
+	free(text);
+	group_text(t, 2, g, sizeof(g));
+	assert_non_null(strstr(g, "2 prefill pd.0 "));
+	assert_string_not_equal(g, before);
+	json_decref(t);
+
+	/* not scaled at run time yet; a training job or a plain service has no table */
+	assert_int_equal(sched_service_scale(c, "pd", FX_UID, 4, fx_now(), reason), -EINVAL);
+	assert_non_null(strstr(reason, "service pd is disaggregated (1 prefill, 2 decode"));
+	assert_int_equal(sched_render_global_ranktable(c, instance(c, "pd", 0), &text, &len),
+			 -ENOENT);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/* A disaggregated spec naming a server the cluster lacks is refused, saying which. */
+static void test_disaggregated_needs_known_servers(void **state)
+{
+	struct fx_opts o = { .servers = 2 };
+	struct sched_cluster *c = fx_cluster(&o);
+	char reason[SCHED_REASON_MAX] = "";
+	struct sched_job *j = NULL;
+
+	(void)state;
+	assert_int_equal(sched_job_submit(c, disaggregated_spec("pd", 1, 1, "node-9"), FX_UID,
+					  FX_GID, fx_now(), reason, &j),
+			 -EINVAL);
+	assert_non_null(strstr(reason, "disaggregated.controller: no server node-9 in the "
+				       "cluster"));
+	assert_null(sched_cluster_find_job(c, "pd"));
+	assert_null(sched_cluster_find_job(c, "pd.0"));
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -729,6 +856,8 @@ int main(void)
 		cmocka_unit_test(test_unpreemptible_instance_does_not_borrow),
 		cmocka_unit_test(test_drain_moves_instances_one_at_a_time),
 		cmocka_unit_test(test_drain_waits_for_budget_or_room),
+		cmocka_unit_test(test_disaggregated_global_ranktable),
+		cmocka_unit_test(test_disaggregated_needs_known_servers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
