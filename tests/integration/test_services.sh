@@ -262,13 +262,18 @@ wait_until 20 ready_servers || not_ok "the agents report" "$(tail -n 3 "$W"/agen
 # MindIE does, and its master answers HTTP on HOST_IP:ASCEND_SERVICE_PORT; SIGUSR1 closes
 # the port, SIGUSR2 opens it again
 PORT=$((20000 + $$ % 20000))
-printf 'kind: service\nreplicas: 2\nnpus: 8\nport: %s\nserver_type: atlas800i-a2\ncommand: "exec %s"\n' \
-	"$PORT" "$SERVE" >"$W/web.yaml"
+# serve_yaml NAME REPLICAS PORT: a service of one-server instances running serve_demo
+serve_yaml() {
+	printf 'kind: service\nreplicas: %s\nnpus: 8\nport: %s\nserver_type: atlas800i-a2\ncommand: "exec %s"\n' \
+		"$2" "$3" "$SERVE" >"$W/$1.yaml"
+}
+ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
+serve_yaml web 2 "$PORT"
 t0=$(date +%s%N)
 check "a service whose processes listen on its port" cp "$W/web.yaml" "$M/jobs/"
 two_ready() { [ "$(wc -l <"$M/jobs/web/endpoints")" = 2 ]; }
 if wait_until 20 two_ready; then
-	ok "both instances are ready in $((($(date +%s%N) - t0) / 1000000)) ms from the cp"
+	ok "both instances are ready in $(ms_since "$t0") ms from the cp"
 else
 	not_ok "both instances are ready" "endpoints: $(cat "$M/jobs/web/endpoints"); $(tail -n 3 "$W"/agent-*.log); $(tail -n 4 "$W"/logs/*/web.*/g*/*.log | grep -v "^$" | tail -n 30); error: $(cat "$M/jobs/web.0/error")"
 fi
@@ -325,13 +330,12 @@ if wait_until 10 gone; then ok "its processes are stopped"; else not_ok "its pro
 wait_until 10 bash -c "[ \"\$(cat '$M/jobs/crashy.0/status')\" = cancelled ] && [ \"\$(cat '$M/jobs/web.1/status')\" = cancelled ]"
 APORT=$((PORT + 1))
 GPORT=$((PORT + 2))
-printf 'kind: service\nreplicas: 3\nnpus: 8\nport: %s\nserver_type: atlas800i-a2\ncommand: "exec %s"\n' \
-	"$APORT" "$SERVE" >"$W/avail.yaml"
+serve_yaml avail 3 "$APORT"
 t0=$(date +%s%N)
 check "a service of 3 replicas" cp "$W/avail.yaml" "$M/jobs/"
 three_ready() { [ "$(wc -l <"$M/jobs/avail/endpoints")" = 3 ]; }
 if wait_until 20 three_ready; then
-	ok "3 instances ready $((($(date +%s%N) - t0) / 1000000)) ms after the cp"
+	ok "3 instances ready $(ms_since "$t0") ms after the cp"
 else
 	not_ok "3 instances ready" "$(cat "$M/jobs/avail/endpoints"); $(tail -n 3 "$W"/agent-*.log)"
 fi
@@ -364,7 +368,7 @@ printf 'npu 3 Critical 0x80C98000 HBM uncorrectable ECC\n' >"$W/faults-$victim.t
 mv "$W/faults-$victim.tmp" "$W/faults-$victim"
 replaced() { [ "$(gen_of avail.1)" != "$vgen" ] && three_ready; }
 if wait_until 20 replaced; then
-	ok "instance 1 was replaced and ready $((($(date +%s%N) - tf) / 1000000)) ms after its NPU failed (moved from $victim to $(servers_of avail.1))"
+	ok "instance 1 was replaced and ready $(ms_since "$tf") ms after its NPU failed (moved from $victim to $(servers_of avail.1))"
 else
 	not_ok "instance 1 was replaced" "gen $(gen_of avail.1); $(cat "$M/jobs/avail/endpoints"); $(tail -n 3 "$M/jobs/avail.1/events")"
 fi
@@ -401,7 +405,7 @@ check "drain both servers of the service" sh -c "echo 'drain $sa' > '$M/cluster/
 moved_off() { [ "$(servers_of avail.0)" != "$sa" ] && [ "$(servers_of avail.1)" != "$sb" ] &&
 	[ "$(wc -l <"$M/jobs/avail/endpoints")" = 2 ]; }
 if wait_until 30 moved_off; then
-	ok "both instances moved and ready $((($(date +%s%N) - td) / 1000000)) ms after the drain (now on $(servers_of avail.0), $(servers_of avail.1))"
+	ok "both instances moved and ready $(ms_since "$td") ms after the drain (now on $(servers_of avail.0), $(servers_of avail.1))"
 else
 	not_ok "both instances moved" "$(servers_of avail.0) $(servers_of avail.1); $(grep -h '"moved"' "$M"/jobs/avail.?/events)"
 fi
@@ -445,9 +449,11 @@ printf 'kind: service\nnpus: 8\nport: %s\nserver_type: atlas800i-a2\ncommand: "e
 	"$((PORT + 3))" "$SERVE" >"$W/pd.yaml"
 check "a disaggregated service" cp "$W/pd.yaml" "$M/jobs/"
 G=$M/jobs/pd/global_ranktable.json
-groups() { python3 -c 'import json, sys
-t = json.load(open(sys.argv[1]))
-print(t["status"], " ".join("%s:%s:%s" % (g["group_id"], g.get("role", "-"), ",".join(s["server_ip"] for s in g["server_list"])) for g in t["server_group_list"]))' "$G"; }
+# the table in one line: status, then group:role:servers; FILE, or stdin
+table_line() { python3 -c 'import json, sys
+t = json.load(open(sys.argv[1]) if len(sys.argv) > 1 else sys.stdin)
+print(t["status"], " ".join("%s:%s:%s" % (g["group_id"], g.get("role", "-"), ",".join(s["server_ip"] for s in g["server_list"])) for g in t["server_group_list"]))' "$@"; }
+groups() { table_line "$G"; }
 pd_listed() { case "$(groups)" in completed*2:prefill:*3:decode:*) return 0 ;; esac; return 1; }
 if wait_until 20 pd_listed; then ok "its global rank table lists both instances: $(groups)"; else
 	not_ok "its global rank table lists both instances" "$(groups); $(tail -n 3 "$M/jobs/pd.0/events")"; fi
@@ -471,10 +477,7 @@ sleep 0.5
 kill "$INW_PID" 2>/dev/null
 wait "$INW_PID" 2>/dev/null
 check_contains "inotify woke its watcher (IN_MODIFY)" MODIFY "$(cat "$W/pd.inotify")"
-check_eq "the earlier open still reads the table as it was then" "$before" \
-	"$(python3 -c 'import json, sys
-t = json.load(sys.stdin)
-print(t["status"], " ".join("%s:%s:%s" % (g["group_id"], g.get("role", "-"), ",".join(s["server_ip"] for s in g["server_list"])) for g in t["server_group_list"]))' <&9)"
+check_eq "the earlier open still reads the table as it was then" "$before" "$(table_line <&9)"
 exec 9<&-
 : >"$W/faults-$pv"
 check "cancel it" sh -c "echo cancel > '$M/jobs/pd/ctl'"
