@@ -128,13 +128,14 @@ int sched_render_global_ranktable(const struct sched_cluster *c, const struct sc
 	json_decref(root);
 	if (!text)
 		return -ENOMEM;
+	/* a trailing newline makes `cat` output end cleanly */
 	*ret_len = strlen(text) + 1;
-	*ret = realloc(text, *ret_len + 1);
-	if (!*ret) {
-		free(text);
-		return -ENOMEM;
+	*ret = malloc(*ret_len + 1);
+	if (*ret) {
+		memcpy(*ret, text, *ret_len - 1);
+		(*ret)[*ret_len - 1] = '\n';
+		(*ret)[*ret_len] = '\0';
 	}
-	(*ret)[*ret_len - 1] = '\n';
-	(*ret)[*ret_len] = '\0';
-	return 0;
+	free(text);
+	return *ret ? 0 : -ENOMEM;
 }
