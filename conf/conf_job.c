@@ -730,8 +730,12 @@ int conf_job_spec_render_yaml(const struct conf_job_spec *s, char **ret_buf, siz
 	if (s->kind == CONF_JOB_SERVICE) {
 		conf_out_key(o, "kind");
 		conf_out_str(o, "service");
-		conf_out_key(o, "replicas");
-		conf_out_uint(o, s->replicas);
+		/* the disaggregated layout implies replicas (prefill + decode): written too,
+		 * an instance's copy (one instance) would not read back */
+		if (!s->prefill) {
+			conf_out_key(o, "replicas");
+			conf_out_uint(o, s->replicas);
+		}
 		conf_out_key(o, "port");
 		conf_out_uint(o, s->port);
 		conf_out_key(o, "preemptible");

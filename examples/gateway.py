@@ -12,8 +12,8 @@ inotifywait (inotify-tools; ascendfs pokes the file with IN_MODIFY whenever an i
 becomes ready, stops being ready, moves or ends) and reads it again every few seconds
 in case a change was missed (a restart of the daemon, a remount).
 
-A request that cannot reach its instance (refused, reset, timed out before an answer)
-goes to the next one: an instance that died between two reads of the file costs a
+A request that cannot reach its instance (refused, or no connection within
+--connect-timeout, 2 s by default) goes to the next one: an instance that died between two reads of the file costs a
 client nothing while another is ready. Only a request that no ready instance answers
 gets 503 with a JSON reason. A request that reached an instance is never sent twice.
 
@@ -104,7 +104,7 @@ class Backends:
             self.load()
 
 
-def make_handler(backends, timeout):
+def make_handler(backends, timeout, connect_timeout):
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.0"
 
@@ -132,9 +132,10 @@ def make_handler(backends, timeout):
             body = self.rfile.read(length) if length else None
             tried = []
             for name, host, port in backends.order():
-                conn = http.client.HTTPConnection(host, port, timeout=timeout)
+                conn = http.client.HTTPConnection(host, port, timeout=connect_timeout)
                 try:
                     conn.connect()
+                    conn.sock.settimeout(timeout)  # the answer may take longer
                 except OSError as e:
                     tried.append("%s: %s" % (name, e))
                     print("gateway: %s unreachable (%s): trying the next" % (name, e),
@@ -176,7 +177,10 @@ def main():
     ap.add_argument("endpoints", help="jobs/<service>/endpoints in the ascendfs mount")
     ap.add_argument("--listen", default="127.0.0.1:8080", help="HOST:PORT (default %(default)s)")
     ap.add_argument("--timeout", type=float, default=30.0,
-                    help="seconds to wait for an instance (default %(default)s)")
+                    help="seconds to wait for an instance's answer (default %(default)s)")
+    ap.add_argument("--connect-timeout", type=float, default=2.0,
+                    help="seconds to wait for a connection before trying the next instance "
+                         "(default %(default)s)")
     a = ap.parse_args()
     host, _, port = a.listen.rpartition(":")
     if not os.path.exists(a.endpoints):
@@ -185,7 +189,7 @@ def main():
     backends.load()
     threading.Thread(target=backends.follow, daemon=True).start()
     server = http.server.ThreadingHTTPServer((host or "127.0.0.1", int(port)),
-                                             make_handler(backends, a.timeout))
+                                             make_handler(backends, a.timeout, a.connect_timeout))
     print("gateway: listening on %s, following %s" % (a.listen, a.endpoints),
           file=sys.stderr, flush=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))

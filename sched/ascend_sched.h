@@ -472,8 +472,10 @@ struct sched_job {
 					 * on the service's port (sched_service_ready()); it
 					 * is ready while that is its generation */
 	uint64_t ready_usec;		/* when it became ready, or stopped being so */
-	bool drain_noted;		/* an instance: an event said why a drain cannot move
-					 * it yet (once per wait; not saved) */
+	unsigned char drain_noted;	/* an instance: why a drain cannot move it yet, as
+					 * an event last said (1 its budget, 2 no room; 0
+					 * none): said again when the why changes or a new
+					 * drain begins (not saved) */
 	uint64_t backoff_usec;		/* an instance: how long its next quick end waits
 					 * before it starts again (restart back-off,
 					 * sched_service_hold_restart()); 0 = at once */

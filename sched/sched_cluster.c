@@ -671,9 +671,10 @@ int sched_server_set_cordon(struct sched_cluster *c, const char *name, bool cord
 			instances |= s->npus[d].job && s->npus[d].job->service[0];
 		s->draining = true;
 		sched_event_add(c, now_usec, SCHED_EV_SERVER, NULL, name, -1,
-				"draining: no new work; %u running %s their NPUs until "
-				"they end%s",
-				s->jobs_running, conf_plural(s->jobs_running, "job keeps", "jobs keep"),
+				"draining: no new work; %u running %s until %s%s",
+				s->jobs_running,
+				conf_plural(s->jobs_running, "job keeps its NPUs", "jobs keep their NPUs"),
+				conf_plural(s->jobs_running, "it ends", "they end"),
 				instances ? ", but services' instances move elsewhere as their "
 					    "disruption budgets allow (max_unavailable)" : "");
 	} else {

@@ -97,15 +97,16 @@ bool sched_service_victims_fit_budget(struct sched_cluster *c, struct sched_job 
 	return true;
 }
 
-/* Say once per wait why the drain leaves @j where it is. */
+/* Say once per wait, and again when the cause (@why_kind: 1 budget, 2 room) changes,
+ * why the drain leaves @j where it is. */
 static void note_wait(struct sched_cluster *c, struct sched_job *j, const char *server,
-		      uint64_t now_usec, const char *why)
+		      uint64_t now_usec, unsigned char why_kind, const char *why)
 {
-	if (j->drain_noted)
+	if (j->drain_noted == why_kind)
 		return;
-	j->drain_noted = true;
-	sched_event_add(c, now_usec, SCHED_EV_MOVED, j, server, -1,
-			"not moved off draining server %s yet: %s", server, why);
+	j->drain_noted = why_kind;
+	sched_event_add(c, now_usec, SCHED_EV_SERVER, j, server, -1,
+			"drain of %s waits: %s not moved yet: %s", server, j->name, why);
 }
 
 /*
@@ -140,7 +141,7 @@ static int move(struct sched_cluster *c, struct sched_job *j, const bool *bad, s
 	sched_alloc_apply(c, j, slices, count);
 	j->sched_port = sched_pick_port(c, j, slices[0].server);
 	sched_job_begin_generation(c, j, now_usec);
-	j->drain_noted = false;
+	j->drain_noted = 0;
 	sched_reason(reason, "moved off draining server %s (a drain, not a fault: no restart "
 			     "counted); kept %zu server%s, placed on %zu; generation %u",
 		     from, kept, kept == 1 ? "" : "s", count - kept, j->generation);
@@ -177,8 +178,10 @@ unsigned sched_service_drain(struct sched_cluster *c, uint64_t now_usec)
 			if (bad[k] && !first)
 				first = sv->conf->name;
 		}
-		if (!nbad)
+		if (!nbad) {
+			j->drain_noted = 0; /* a later drain says its why anew */
 			continue;
+		}
 		svc = sched_service_of(c, j->name);
 		if (!svc)
 			continue; /* its service ended: it stops anyway */
@@ -186,14 +189,16 @@ unsigned sched_service_drain(struct sched_cluster *c, uint64_t now_usec)
 			if (!svc->spec->max_unavailable)
 				snprintf(why, sizeof(why), "service %s allows no instance to be "
 							   "unavailable (max_unavailable: 0); "
-							   "scale it up, or uncordon", svc->name);
+							   "uncordon the server, or cancel the service "
+							   "and submit it with max_unavailable: 1",
+					 svc->name);
 			else
 				snprintf(why, sizeof(why), "service %s has %u of %u instances "
 							   "unavailable already (max_unavailable: "
 							   "%u); moves when one is ready again",
 					 svc->name, svc->spec->replicas - sched_service_available(c, svc),
 					 svc->spec->replicas, svc->spec->max_unavailable);
-			note_wait(c, j, first, now_usec, why);
+			note_wait(c, j, first, now_usec, 1, why);
 			continue;
 		}
 		/* a preemptor waits for NPUs its victims free: leave them to the pass */
@@ -207,7 +212,7 @@ unsigned sched_service_drain(struct sched_cluster *c, uint64_t now_usec)
 		if (r == -ENOSPC) {
 			snprintf(why, sizeof(why), "no room elsewhere for its %u NPUs: %.300s",
 				 sched_job_total_npus(j), reason);
-			note_wait(c, j, first, now_usec, why);
+			note_wait(c, j, first, now_usec, 2, why);
 		}
 	}
 	return moved;

@@ -140,7 +140,10 @@ static int instance_make(struct sched_cluster *c, struct sched_job *svc, unsigne
 		sched_reason(reason, "out of memory");
 		return -ENOMEM;
 	}
-	spec->replicas = 1;
+	/* one instance; a disaggregated layout's copy keeps prefill + decode, which its
+	 * counts imply (and its saved spec reads back as) */
+	if (!spec->prefill)
+		spec->replicas = 1;
 	return sched_job_admit_instance(c, spec, svc, now_usec, reason);
 }
 

@@ -177,6 +177,7 @@ check_eq "then both" 2 "$(wc -l <"$M/jobs/$CHAT/endpoints")"
 
 # ---- a restart of the daemon (SIGKILL) keeps the service and its instances --------------
 before=$(cat "$M/jobs/$CHAT/endpoints")
+check "a disaggregated service too (its instances wait for room)" cp "$SRC/examples/jobs/llama70b-pd.yaml" "$M/jobs/"
 kill -KILL "$IT_PID"
 wait "$IT_PID" 2>/dev/null
 IT_PID=""
@@ -185,6 +186,9 @@ it_start "$ASCENDFS" "$CONFIG" || exit 1
 check_eq "after a SIGKILL the service serves" serving "$(status_of $CHAT)"
 check_eq "with the same instances where they were" "$before" "$(cat "$M/jobs/$CHAT/endpoints")"
 check_eq "an instance still knows its service" "$CHAT" "$(env_of $CHAT.1 ASCEND_SERVICE env)"
+check_eq "and the disaggregated one serves, its instances restored" "serving 2" \
+	"$(status_of llama70b-pd) $(cat "$M"/jobs/llama70b-pd.[01]/status | grep -c 'pending\|running')"
+check "cancel it" sh -c "echo cancel > '$M/jobs/llama70b-pd/ctl'"
 check "scale works after the restart" sh -c "echo 'scale 3' > '$M/jobs/$CHAT/ctl'"
 check_eq "a third instance again" running "$(status_of $CHAT.2)"
 check "cancel it" sh -c "echo cancel > '$M/jobs/$CHAT/ctl'"

@@ -709,6 +709,19 @@ static void test_drain_waits_for_budget_or_room(void **state)
 	assert_int_equal(a->state, SCHED_JOB_RUNNING);
 	assert_int_equal(b->state, SCHED_JOB_RUNNING);
 	assert_true(c->servers[a->slices[0].server].draining);
+	/* a drain begun again says why again */
+	now = fx_now();
+	assert_int_equal(sched_server_set_cordon(c, fx_server_name(c, a->slices[0].server), false,
+						 false, now),
+			 0);
+	assert_int_equal(sched_tick(c, fx_now()), 0);
+	assert_int_equal(sched_server_set_cordon(c, fx_server_name(c, a->slices[0].server), true,
+						 true, fx_now()),
+			 0);
+	assert_int_equal(sched_tick(c, fx_now()), 0);
+	assert_int_equal(count_events(c, "service fixed allows no instance to be unavailable "
+					 "(max_unavailable: 0)"),
+			 2);
 	fx_check(c);
 	sched_cluster_free(c);
 }
@@ -839,6 +852,41 @@ static void test_disaggregated_needs_known_servers(void **state)
 	sched_cluster_free(c);
 }
 
+/* A disaggregated service and its instances are saved and restored as they were: each
+ * instance's saved spec reads back (it once carried replicas: 1 beside the layout's
+ * counts, which the parser refuses, so the daemon did not start again). */
+static void test_disaggregated_saved_and_restored(void **state)
+{
+	struct fx_opts o = { .servers = 4 };
+	struct sched_cluster *c = fx_cluster(&o), *c2 = fx_cluster(&o);
+	char reason[SCHED_REASON_MAX] = "";
+	char *text;
+	size_t len;
+
+	(void)state;
+	fx_submit_spec(c, disaggregated_spec("pd", 1, 1, "node-0"), FX_UID);
+	for (size_t i = 0; i < c->job_count; i++) {
+		assert_int_equal(sched_job_save(c, c->jobs[i], &text, &len), 0);
+		if (sched_job_load(c2, text, len, fx_now(), reason) < 0)
+			fail_msg("load %s: %s", c->jobs[i]->name, reason);
+		free(text);
+	}
+	if (sched_restore_finish(c2, fx_now(), reason) < 0)
+		fail_msg("restore: %s", reason);
+	assert_int_equal(sched_cluster_find_job(c2, "pd")->state, SCHED_JOB_SERVING);
+	for (unsigned i = 0; i < 2; i++) {
+		assert_int_equal(instance(c2, "pd", i)->state, SCHED_JOB_RUNNING);
+		assert_int_equal(instance(c2, "pd", i)->generation, instance(c, "pd", i)->generation);
+		fx_expect_same_slices(instance(c2, "pd", i), instance(c, "pd", i));
+	}
+	assert_string_equal(sched_service_role(instance(c2, "pd", 0)), "prefill");
+	assert_string_equal(sched_service_role(instance(c2, "pd", 1)), "decode");
+	assert_int_equal(sched_service_tick(c2, fx_now()), 0);
+	fx_check(c2);
+	sched_cluster_free(c);
+	sched_cluster_free(c2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -858,6 +906,7 @@ int main(void)
 		cmocka_unit_test(test_drain_waits_for_budget_or_room),
 		cmocka_unit_test(test_disaggregated_global_ranktable),
 		cmocka_unit_test(test_disaggregated_needs_known_servers),
+		cmocka_unit_test(test_disaggregated_saved_and_restored),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
