@@ -324,18 +324,13 @@ static void test_service_names(void **state)
 	sched_cluster_free(c);
 }
 
-/* A service and its instances survive a restart of the daemon: saved, loaded, and the
- * instances are still its own. */
-static void test_service_saved_and_restored(void **state)
+/* Save every record of @c and restore them into @c2, as a restart of the daemon does. */
+static void save_and_restore(struct sched_cluster *c, struct sched_cluster *c2)
 {
-	struct fx_opts o = { .servers = 4 };
-	struct sched_cluster *c = fx_cluster(&o), *c2 = fx_cluster(&o);
 	char reason[SCHED_REASON_MAX] = "";
 	char *text;
 	size_t len;
 
-	(void)state;
-	fx_submit_spec(c, service_spec("svc", 8, 2), FX_UID);
 	for (size_t i = 0; i < c->job_count; i++) {
 		assert_int_equal(sched_job_save(c, c->jobs[i], &text, &len), 0);
 		if (sched_job_load(c2, text, len, fx_now(), reason) < 0)
@@ -344,6 +339,19 @@ static void test_service_saved_and_restored(void **state)
 	}
 	if (sched_restore_finish(c2, fx_now(), reason) < 0)
 		fail_msg("restore: %s", reason);
+}
+
+/* A service and its instances survive a restart of the daemon: saved, loaded, and the
+ * instances are still its own. */
+static void test_service_saved_and_restored(void **state)
+{
+	struct fx_opts o = { .servers = 4 };
+	struct sched_cluster *c = fx_cluster(&o), *c2 = fx_cluster(&o);
+	char reason[SCHED_REASON_MAX] = "";
+
+	(void)state;
+	fx_submit_spec(c, service_spec("svc", 8, 2), FX_UID);
+	save_and_restore(c, c2);
 	assert_int_equal(sched_cluster_find_job(c2, "svc")->state, SCHED_JOB_SERVING);
 	assert_string_equal(instance(c2, "svc", 1)->service, "svc");
 	assert_int_equal(instance(c2, "svc", 1)->state, SCHED_JOB_RUNNING);
@@ -859,20 +867,10 @@ static void test_disaggregated_saved_and_restored(void **state)
 {
 	struct fx_opts o = { .servers = 4 };
 	struct sched_cluster *c = fx_cluster(&o), *c2 = fx_cluster(&o);
-	char reason[SCHED_REASON_MAX] = "";
-	char *text;
-	size_t len;
 
 	(void)state;
 	fx_submit_spec(c, disaggregated_spec("pd", 1, 1, "node-0"), FX_UID);
-	for (size_t i = 0; i < c->job_count; i++) {
-		assert_int_equal(sched_job_save(c, c->jobs[i], &text, &len), 0);
-		if (sched_job_load(c2, text, len, fx_now(), reason) < 0)
-			fail_msg("load %s: %s", c->jobs[i]->name, reason);
-		free(text);
-	}
-	if (sched_restore_finish(c2, fx_now(), reason) < 0)
-		fail_msg("restore: %s", reason);
+	save_and_restore(c, c2);
 	assert_int_equal(sched_cluster_find_job(c2, "pd")->state, SCHED_JOB_SERVING);
 	for (unsigned i = 0; i < 2; i++) {
 		assert_int_equal(instance(c2, "pd", i)->state, SCHED_JOB_RUNNING);
