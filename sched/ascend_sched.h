@@ -474,8 +474,9 @@ struct sched_job {
 	uint64_t ready_usec;		/* when it became ready, or stopped being so */
 	unsigned char drain_noted;	/* an instance: why a drain cannot move it yet, as
 					 * an event last said (1 its budget, 2 no room; 0
-					 * none): said again when the why changes or a new
-					 * drain begins (not saved) */
+					 * none): said again when the why changes or a drain
+					 * of its server begins (sched_server_set_cordon();
+					 * not saved) */
 	uint64_t backoff_usec;		/* an instance: how long its next quick end waits
 					 * before it starts again (restart back-off,
 					 * sched_service_hold_restart()); 0 = at once */

@@ -667,8 +667,12 @@ int sched_server_set_cordon(struct sched_cluster *c, const char *name, bool cord
 	if (drain && s->jobs_running > 0) {
 		bool instances = false;
 
-		for (unsigned d = 0; d < s->conf->npu_count; d++)
+		for (unsigned d = 0; d < s->conf->npu_count; d++) {
 			instances |= s->npus[d].job && s->npus[d].job->service[0];
+			/* a new drain: what keeps an instance here is said anew */
+			if (s->npus[d].job)
+				s->npus[d].job->drain_noted = 0;
+		}
 		s->draining = true;
 		sched_event_add(c, now_usec, SCHED_EV_SERVER, NULL, name, -1,
 				"draining: no new work; %u running %s until %s%s",

@@ -178,10 +178,8 @@ unsigned sched_service_drain(struct sched_cluster *c, uint64_t now_usec)
 			if (bad[k] && !first)
 				first = sv->conf->name;
 		}
-		if (!nbad) {
-			j->drain_noted = 0; /* a later drain says its why anew */
+		if (!nbad)
 			continue;
-		}
 		svc = sched_service_of(c, j->name);
 		if (!svc)
 			continue; /* its service ended: it stops anyway */

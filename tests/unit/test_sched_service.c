@@ -717,9 +717,12 @@ static void test_drain_waits_for_budget_or_room(void **state)
 	assert_int_equal(a->state, SCHED_JOB_RUNNING);
 	assert_int_equal(b->state, SCHED_JOB_RUNNING);
 	assert_true(c->servers[a->slices[0].server].draining);
-	/* a drain begun again says why again */
+	/* a drain begun again says why again (no other drain meanwhile) */
 	now = fx_now();
 	assert_int_equal(sched_server_set_cordon(c, fx_server_name(c, a->slices[0].server), false,
+						 false, now),
+			 0);
+	assert_int_equal(sched_server_set_cordon(c, fx_server_name(c, b->slices[0].server), false,
 						 false, now),
 			 0);
 	assert_int_equal(sched_tick(c, fx_now()), 0);
