@@ -403,8 +403,8 @@ static int read_disaggregated(const struct conf_ctx *ctx, const struct conf_node
 		return r;
 	if (s->prefill + s->decode > CONF_SERVICE_REPLICAS_MAX)
 		return conf_fail(ctx, n, "disaggregated: %u prefill and %u decode instances are "
-				 "more than a service has (%u)", s->prefill, s->decode,
-				 CONF_SERVICE_REPLICAS_MAX);
+				 "more than a service has (%u); give at most %u in all", s->prefill,
+				 s->decode, CONF_SERVICE_REPLICAS_MAX, CONF_SERVICE_REPLICAS_MAX);
 	if (r_node && s->replicas != s->prefill + s->decode)
 		return conf_fail(ctx, r_node, "replicas: %u, but disaggregated asks for %u prefill "
 				 "and %u decode instances; leave replicas out", s->replicas,
@@ -414,9 +414,9 @@ static int read_disaggregated(const struct conf_ctx *ctx, const struct conf_node
 }
 
 /*
- * kind, and what only a service has: replicas, port, preemptible and max_unavailable.
- * Read before the rest, which a
- * service reads differently (max_restarts, time_limit, npus).
+ * kind, and what only a service has: replicas, port, preemptible, max_unavailable and
+ * disaggregated. Read before the rest, which a service reads differently (max_restarts,
+ * time_limit, npus).
  */
 static int read_kind(const struct conf_ctx *ctx, const struct conf_node *root,
 		     struct conf_job_spec *s)

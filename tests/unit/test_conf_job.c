@@ -348,6 +348,9 @@ static void test_job_spec_service(void **state)
 	msg = parse_failz("npus: 8\nkind: service\ndisaggregated: {prefill: 1, decode: 1, "
 			  "controller: a, coordinator: b, router: c}\n", "pd.yaml", "pd", -EINVAL);
 	assert_non_null(strstr(msg, "unknown key \"router\""));
+	msg = parse_failz("npus: 8\nkind: service\ndisaggregated: {prefill: 40, decode: 40, "
+			  "controller: a, coordinator: b}\n", "pd.yaml", "pd", -EINVAL);
+	assert_non_null(strstr(msg, "more than a service has (64); give at most 64 in all"));
 	msg = parse_failz("npus: 8\ndisaggregated: {prefill: 1}\n", "t.yaml", "t", -EINVAL);
 	assert_non_null(strstr(msg, "only a service has disaggregated"));
 	/* a training job renders as before: no kind, replicas or port */
