@@ -13,9 +13,18 @@ becomes ready, stops being ready, moves or ends) and reads it again every few se
 in case a change was missed (a restart of the daemon, a remount).
 
 A request that cannot reach its instance (refused, or no connection within
---connect-timeout, 2 s by default) goes to the next one: an instance that died between two reads of the file costs a
-client nothing while another is ready. Only a request that no ready instance answers
-gets 503 with a JSON reason. A request that reached an instance is never sent twice.
+--connect-timeout, 2 s by default) goes to the next one: an instance that died between
+two reads of the file costs a client nothing while another is ready. A request whose
+instance took the connection but gave no whole answer (it was stopped with the request
+in its queue, reset the connection, timed out, answered garbage) goes to the next one
+too if its method is idempotent (GET, HEAD, OPTIONS, PUT, DELETE, TRACE: RFC 9110
+9.2.2), as nginx's proxy_next_upstream does; a POST is sent once unless
+--retry-non-idempotent says the service's POSTs have no side effects (an inference
+request, such as MindIE's /generate or /v1/chat/completions, only computes an answer),
+and gets 502 with a JSON reason otherwise. Nothing of a failed answer reaches the
+client: the gateway reads each answer whole before it replies. A request that no ready
+instance answers gets 503 (none reachable) or 502 (some took it and failed), with a
+JSON reason naming each instance tried.
 
 GET /gateway/backends answers the list the gateway uses now (JSON), for people and
 tests. Python 3 standard library and inotifywait only; for demos and tests, not a
@@ -34,6 +43,8 @@ import time
 
 BODY_MAX = 1 << 20
 RELOAD_SEC = 3.0
+# methods that may be sent again after a failed attempt (RFC 9110 9.2.2)
+IDEMPOTENT = frozenset(("GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"))
 
 
 class Backends:
@@ -104,7 +115,15 @@ class Backends:
             self.load()
 
 
-def make_handler(backends, timeout, connect_timeout):
+class _Failed(Exception):
+    """An instance took the connection and then gave no whole answer."""
+
+    def cause(self):
+        e = self.__cause__
+        return str(e) or type(e).__name__
+
+
+def make_handler(backends, timeout, connect_timeout, retry_non_idempotent):
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.0"
 
@@ -118,6 +137,24 @@ def make_handler(backends, timeout, connect_timeout):
             self.end_headers()
             self.wfile.write(body)
 
+        def attempt(self, host, port, body):
+            """One instance's whole answer (response, data); raises OSError before the
+            instance took the connection, _Failed after it did."""
+            conn = http.client.HTTPConnection(host, port, timeout=connect_timeout)
+            try:
+                conn.connect()
+                conn.sock.settimeout(timeout)  # the answer may take longer
+                try:
+                    headers = {k: v for k, v in self.headers.items()
+                               if k.lower() not in ("host", "connection")}
+                    conn.request(self.command, self.path, body=body, headers=headers)
+                    r = conn.getresponse()
+                    return r, r.read()
+                except (OSError, http.client.HTTPException) as e:
+                    raise _Failed(e) from e
+            finally:
+                conn.close()
+
         def forward(self):
             if self.path == "/gateway/backends":
                 with backends.lock:
@@ -130,31 +167,24 @@ def make_handler(backends, timeout, connect_timeout):
                 self.reply(413, b'{"error": "request body over 1 MiB"}\n')
                 return
             body = self.rfile.read(length) if length else None
-            tried = []
+            again = self.command in IDEMPOTENT or retry_non_idempotent
+            tried, took_it = [], False
             for name, host, port in backends.order():
-                conn = http.client.HTTPConnection(host, port, timeout=connect_timeout)
                 try:
-                    conn.connect()
-                    conn.sock.settimeout(timeout)  # the answer may take longer
+                    r, data = self.attempt(host, port, body)
+                except _Failed as f:
+                    took_it = True
+                    tried.append("%s failed during the request: %s" % (name, f.cause()))
+                    if not again:
+                        break  # it may have done the work: sending it again could do it twice
+                    print("gateway: %s failed during a %s (%s): trying the next" %
+                          (name, self.command, f.cause()), file=sys.stderr, flush=True)
+                    continue
                 except OSError as e:
                     tried.append("%s: %s" % (name, e))
                     print("gateway: %s unreachable (%s): trying the next" % (name, e),
                           file=sys.stderr, flush=True)
-                    conn.close()
                     continue  # never reached it: the next one may answer
-                try:
-                    headers = {k: v for k, v in self.headers.items()
-                               if k.lower() not in ("host", "connection")}
-                    conn.request(self.command, self.path, body=body, headers=headers)
-                    r = conn.getresponse()
-                    data = r.read()
-                except OSError as e:
-                    # it took the request: sending it again could do it twice
-                    self.reply(502, (json.dumps({"error": "instance %s failed during the "
-                                                 "request: %s" % (name, e)}) + "\n").encode())
-                    return
-                finally:
-                    conn.close()
                 self.send_response(r.status)
                 for k, v in r.getheaders():
                     if k.lower() not in ("connection", "transfer-encoding", "content-length"):
@@ -164,8 +194,12 @@ def make_handler(backends, timeout, connect_timeout):
                 self.end_headers()
                 self.wfile.write(data)
                 return
+            if took_it and not again:
+                tried.append("a %s is sent to one instance only (start the gateway with "
+                             "--retry-non-idempotent if the service's %ss have no side "
+                             "effects)" % (self.command, self.command))
             why = "; ".join(tried) if tried else "no instance is ready (%s is empty)" % backends.path
-            self.reply(503, (json.dumps({"error": why}) + "\n").encode())
+            self.reply(502 if took_it else 503, (json.dumps({"error": why}) + "\n").encode())
 
         do_GET = do_POST = do_PUT = do_DELETE = forward
 
@@ -181,6 +215,10 @@ def main():
     ap.add_argument("--connect-timeout", type=float, default=2.0,
                     help="seconds to wait for a connection before trying the next instance "
                          "(default %(default)s)")
+    ap.add_argument("--retry-non-idempotent", action="store_true",
+                    help="send a POST (or PATCH) that an instance took and did not answer "
+                         "to the next instance, as for GET: only for services whose "
+                         "requests have no side effects, such as inference")
     a = ap.parse_args()
     host, _, port = a.listen.rpartition(":")
     if not os.path.exists(a.endpoints):
@@ -189,7 +227,8 @@ def main():
     backends.load()
     threading.Thread(target=backends.follow, daemon=True).start()
     server = http.server.ThreadingHTTPServer((host or "127.0.0.1", int(port)),
-                                             make_handler(backends, a.timeout, a.connect_timeout))
+                                             make_handler(backends, a.timeout, a.connect_timeout,
+                                                          a.retry_non_idempotent))
     print("gateway: listening on %s, following %s" % (a.listen, a.endpoints),
           file=sys.stderr, flush=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
