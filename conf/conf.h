@@ -462,6 +462,20 @@ bool conf_job_name_is_valid(const char *name);
 int conf_job_spec_parse(const char *buf, size_t len, const char *file, const char *default_name,
 			struct conf_job_spec **ret, struct conf_error *err);
 
+/*
+ * conf_job_spec_where() - a refusal of a spec that parsed, pointed where the parser's
+ * own errors point: "@file:LINE:COLUMN: @reason" (conf_error_format()'s form) into @buf
+ * (size @len, always NUL-terminated when @len > 0). LINE and COLUMN are those of the
+ * value of the key @reason begins with: a key path ("queue", "disaggregated.controller")
+ * followed by ':' or ' ', as the refusals the cluster decides begin (an unknown queue
+ * or server, a job cap), looked up in @text (@text_len bytes: the document
+ * conf_job_spec_parse() took, YAML or JSON by @file's name as there). When @reason
+ * begins with no key of the spec, or @text does not parse, "@file: @reason".
+ * Returns @buf.
+ */
+char *conf_job_spec_where(const char *text, size_t text_len, const char *file,
+			  const char *reason, char *buf, size_t len);
+
 /* conf_job_spec_free() - free @s; NULL is fine. */
 void conf_job_spec_free(struct conf_job_spec *s);
 

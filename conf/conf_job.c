@@ -659,6 +659,40 @@ free_root:
 	return r;
 }
 
+char *conf_job_spec_where(const char *text, size_t text_len, const char *file,
+			  const char *reason, char *buf, size_t len)
+{
+	struct conf_node *root = NULL, *n;
+	struct conf_error err;
+	char key[CONF_NAME_MAX + 1];
+	size_t k = strspn(reason, "abcdefghijklmnopqrstuvwxyz_.");
+	unsigned line = 0, column = 0;
+
+	/* the key path the reason begins with, then the value it names, level by level */
+	if (k > 0 && k < sizeof(key) && (reason[k] == ':' || reason[k] == ' ') &&
+	    conf_doc_parse(text, text_len, file, "spec", CONF_SPEC_MAX_BYTES, &root, &err) == 0) {
+		char *save = NULL, *part;
+
+		memcpy(key, reason, k);
+		key[k] = '\0';
+		n = root;
+		for (part = strtok_r(key, ".", &save); part && n; part = strtok_r(NULL, ".", &save))
+			n = n->kind == CONF_NODE_MAP ? conf_map_get(n, part) : NULL;
+		if (n && n != root) {
+			line = n->line;
+			column = n->column;
+		}
+		conf_node_free(root);
+	}
+	if (len == 0)
+		return buf;
+	if (line)
+		snprintf(buf, len, "%s:%u:%u: %s", file, line, column, reason);
+	else
+		snprintf(buf, len, "%s: %s", file, reason);
+	return buf;
+}
+
 static int render_parallel_hint(struct conf_out *o, const char *key, unsigned v)
 {
 	int r = conf_out_key(o, key);

@@ -260,13 +260,13 @@ static int spec_process(struct fs_ctx *ctx, struct fs_handle *h, bool submit, ch
 		conf_job_spec_free(spec);
 		if (r == -ENOMEM)
 			return r;
-		snprintf(why, SCHED_REASON_MAX, "%s: %.420s", name, reason);
+		conf_job_spec_where(h->buf, h->len, name, reason, why, SCHED_REASON_MAX);
 		return submit ? record_rejection(ctx, h, why, r) : r;
 	}
 	r = check_checkpoint_dir(ctx, spec, reason);
 	if (r < 0) {
 		conf_job_spec_free(spec);
-		snprintf(why, SCHED_REASON_MAX, "%s: %.420s", name, reason);
+		conf_job_spec_where(h->buf, h->len, name, reason, why, SCHED_REASON_MAX);
 		return submit ? record_rejection(ctx, h, why, -EINVAL) : -EINVAL;
 	}
 	pthread_mutex_lock(&ctx->lock);
@@ -294,7 +294,7 @@ static int spec_process(struct fs_ctx *ctx, struct fs_handle *h, bool submit, ch
 	}
 	if (r == 0 || r == -ENOMEM)
 		return r;
-	snprintf(why, SCHED_REASON_MAX, "%s: %.420s", name, reason);
+	conf_job_spec_where(h->buf, h->len, name, reason, why, SCHED_REASON_MAX);
 	/* a job cap refuses with EACCES, as the queue `groups` check above does */
 	if (!submit)
 		return is_refusal_without_record(r) || r == -EACCES ? r : -EINVAL;

@@ -228,7 +228,7 @@ if $can_switch_users; then
 	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups cp "$W/g-out.yaml" "$M/jobs/" 2>&1)
 	check_contains "a user in none of the queue's groups gets EACCES" "Permission denied" "$out"
 	check_eq "the job shows rejected" rejected "$(state g-out)"
-	check_eq "error says why" "g-out.yaml: queue \"restricted\" accepts jobs only from groups $GROUP; uid 65534 is in none of them" \
+	check_eq "error says why, and where" "g-out.yaml:2:8: queue \"restricted\" accepts jobs only from groups $GROUP; uid 65534 is in none of them" \
 		"$(cat "$M/jobs/g-out/error")"
 	check_eq "nothing else changed" "$alloc_before" "$(json "$M/cluster/status" 'd["npus"]["allocated"]')"
 	check "bash's echo (no close error) leaves the same rejection" \

@@ -1034,6 +1034,55 @@ static void test_conf_error_format_variants(void **state)
 	assert_ptr_equal(conf_error_format(&err, buf, 0), buf);
 }
 
+/*
+ * A refusal the cluster decides after the spec parsed (an unknown queue, a server of the
+ * disaggregated layout, a job cap) points at the value of the key it begins with, as the
+ * parser's own errors do; a reason that names no key of the spec keeps "file: reason".
+ */
+static void test_conf_job_spec_where_points_at_the_key(void **state)
+{
+	const char *yaml = "npus: 16\nkind: service\nqueue: nope\ndisaggregated:\n"
+			   "  prefill: 1\n  decode: 1\n  controller: node-9\n"
+			   "  coordinator: node-1\n";
+	const char *json = "{\"npus\": 2,\n \"queue\": \"nope\"}";
+	char buf[256];
+
+	(void)state;
+	assert_string_equal(conf_job_spec_where(yaml, strlen(yaml), "s.yaml",
+						"queue: unknown queue \"nope\"", buf, sizeof(buf)),
+			    "s.yaml:3:8: queue: unknown queue \"nope\"");
+	assert_string_equal(conf_job_spec_where(yaml, strlen(yaml), "s.yaml",
+						"disaggregated.controller: no server node-9",
+						buf, sizeof(buf)),
+			    "s.yaml:7:15: disaggregated.controller: no server node-9");
+	/* a cap's sentence: the key, then a space */
+	assert_string_equal(conf_job_spec_where(yaml, strlen(yaml), "s.yaml",
+						"npus 16 exceeds queue \"q\"'s max_npus 8",
+						buf, sizeof(buf)),
+			    "s.yaml:1:7: npus 16 exceeds queue \"q\"'s max_npus 8");
+	assert_string_equal(conf_job_spec_where(json, strlen(json), "s.json",
+						"queue: unknown queue \"nope\"", buf, sizeof(buf)),
+			    "s.json:2:11: queue: unknown queue \"nope\"");
+	/* no such key in the spec (name came from the file's name), no key at all, a
+	 * path through a scalar, a text that does not parse */
+	assert_string_equal(conf_job_spec_where(yaml, strlen(yaml), "s.yaml",
+						"name: \"X\" is not a valid job name", buf,
+						sizeof(buf)),
+			    "s.yaml: name: \"X\" is not a valid job name");
+	assert_string_equal(conf_job_spec_where(yaml, strlen(yaml), "s.yaml", "out of memory",
+						buf, sizeof(buf)),
+			    "s.yaml: out of memory");
+	assert_string_equal(conf_job_spec_where(yaml, strlen(yaml), "s.yaml",
+						"npus.x: nothing", buf, sizeof(buf)),
+			    "s.yaml: npus.x: nothing");
+	assert_string_equal(conf_job_spec_where("npus: [1", 8, "s.yaml", "npus: bad", buf,
+						sizeof(buf)),
+			    "s.yaml: npus: bad");
+	/* truncated, still terminated */
+	assert_string_equal(conf_job_spec_where(yaml, strlen(yaml), "s.yaml", "queue: x", buf, 8),
+			    "s.yaml:");
+}
+
 static void test_conf_error_quotes_long_strings(void **state)
 {
 	char text[600];
@@ -1085,6 +1134,7 @@ int main(void)
 		cmocka_unit_test(test_conf_ip_is_valid_table),
 		cmocka_unit_test(test_conf_error_format_variants),
 		cmocka_unit_test(test_conf_error_quotes_long_strings),
+		cmocka_unit_test(test_conf_job_spec_where_points_at_the_key),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
