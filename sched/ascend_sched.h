@@ -1039,7 +1039,8 @@ void sched_service_hold_clear(struct sched_job *j);
  *    that is not available costs nothing to disrupt;
  *  - preemption passes over a service's instances unless its spec says `preemptible:
  *    true`, and then takes no more available instances of it than the budget allows (a
- *    set of victims that would waits; the preemptor tries again each pass);
+ *    set of victims that would waits; the preemptor tries again each pass, and its
+ *    pending reason names the service and the rule, sched_service_hold_note());
  *  - an instance of a service that may not be preempted is never placed beyond its
  *    queue's quota (it could not give borrowed NPUs back): it waits for quota instead;
  *  - a drain (sched_server_set_cordon(), drain) moves the instances on the draining
@@ -1074,6 +1075,17 @@ bool sched_service_may_preempt(struct sched_cluster *c, const struct sched_job *
 bool sched_service_may_borrow(const struct sched_job *j);
 bool sched_service_victims_fit_budget(struct sched_cluster *c, struct sched_job *const *v,
 				      size_t n);
+
+/*
+ * sched_service_hold_note() - why preemption leaves where they are the instances among
+ * @held (@n running jobs of lower priority than a job that waits for their NPUs): a
+ * clause for that job's pending reason into @buf (size @len, NUL-terminated), naming
+ * the first service whose instances are kept, and by what (its spec does not say
+ * preemptible, or taking those of @held would spend more than its budget allows now);
+ * "" when no instance among @held is kept by its service's rules.
+ */
+void sched_service_hold_note(struct sched_cluster *c, struct sched_job *const *held, size_t n,
+			     char *buf, size_t len);
 
 /*
  * sched_service_drain() - move the instances on draining servers as their services'

@@ -97,6 +97,43 @@ bool sched_service_victims_fit_budget(struct sched_cluster *c, struct sched_job 
 	return true;
 }
 
+void sched_service_hold_note(struct sched_cluster *c, struct sched_job *const *held, size_t n,
+			     char *buf, size_t len)
+{
+	if (len)
+		buf[0] = '\0';
+	for (size_t i = 0; i < n && len; i++) {
+		const struct sched_job *svc;
+		unsigned taken = 0, allowed;
+
+		if (!sched_job_is_instance(held[i]) || !held[i]->spec)
+			continue;
+		svc = sched_service_of(c, held[i]->name);
+		if (!svc)
+			continue;
+		if (!held[i]->spec->preemptible) {
+			snprintf(buf, len, "service %s holds them; its instances run until it is "
+					   "cancelled or scaled down, and preemption passes over "
+					   "them (its spec does not say preemptible: true)",
+				 svc->name);
+			return;
+		}
+		for (size_t k = 0; k < n; k++)
+			taken += strcmp(held[k]->service, held[i]->service) == 0 &&
+				 available(c, held[k]);
+		allowed = sched_service_disruptions_allowed(c, svc);
+		if (taken > allowed) {
+			snprintf(buf, len, "service %s holds them, and preempting its %u %s there "
+					   "would take more than its disruption budget allows now "
+					   "(%u: max_unavailable %u, %u of %u replicas available)",
+				 svc->name, taken, conf_plural(taken, "instance", "instances"),
+				 allowed, svc->spec->max_unavailable,
+				 sched_service_available(c, svc), svc->spec->replicas);
+			return;
+		}
+	}
+}
+
 /* Say once per wait, and again when the cause (@why_kind: 1 budget, 2 room) changes,
  * why the drain leaves @j where it is. */
 static void note_wait(struct sched_cluster *c, struct sched_job *j, const char *server,

@@ -22,6 +22,38 @@
 
 #include "sched_pass.h"
 
+/*
+ * When the NPUs reserved for @j (@rv, from no known time) are held by instances that a
+ * service's rules keep from preemption, though their priority is below @j's: a clause
+ * saying which service and why (sched_service_hold_note()), else "". Without it the
+ * reason would promise the NPUs "from when running jobs end", and a service never ends.
+ */
+static void held_by_services(struct pass *p, const struct sched_job *j, const struct resv *rv,
+			     char *buf, size_t len)
+{
+	struct sched_cluster *c = p->c;
+	struct sched_job *held[64];
+	size_t n = 0;
+
+	for (size_t i = 0; i < rv->count; i++) {
+		const struct sched_server *sv = &c->servers[rv->slices[i].server];
+
+		for (unsigned d = 0; d < rv->slices[i].npu_count; d++) {
+			struct sched_job *o = sv->npus[rv->slices[i].device_ids[d]].job;
+			size_t k;
+
+			if (!o || o->state != SCHED_JOB_RUNNING ||
+			    eff_priority(c, o) >= eff_priority(c, j))
+				continue;
+			for (k = 0; k < n && held[k] != o; k++)
+				;
+			if (k == n && n < sizeof(held) / sizeof(held[0]))
+				held[n++] = o;
+		}
+	}
+	sched_service_hold_note(c, held, n, buf, len);
+}
+
 /* ---- one job's turn ---- */
 
 static void start_job(struct pass *p, struct sched_job *j, struct sched_slice *slices,
@@ -202,9 +234,17 @@ static void consider(struct pass *p, struct sched_job *j, bool borrow_phase)
 		char where[200];
 
 		if (rv) {
+			char kept[SCHED_REASON_MAX];
+
 			sched_explain(p, j, hi, reason);
 			sched_describe_slices(c, rv->slices, rv->count, where, sizeof(where));
 			if (rv->start == UINT64_MAX)
+				held_by_services(p, j, rv, kept, sizeof(kept));
+			if (rv->start == UINT64_MAX && kept[0])
+				sched_set_pending(c, j, p->now, 0,
+						  "%.200s; first in line: %s reserved for it; %.250s",
+						  reason, where, kept);
+			else if (rv->start == UINT64_MAX)
 				sched_set_pending(
 					c, j, p->now, 0,
 					"%.200s; first in line: %s reserved for it, from when "

@@ -526,7 +526,8 @@ static bool on_server(const struct sched_cluster *c, const struct sched_job *j, 
 
 /* A service is not preempted unless its spec says preemptible: true, and then not below
  * replicas - max_unavailable available instances: a job that would need both of its
- * instances waits, one that needs one takes one. */
+ * instances waits, one that needs one takes one. The waiting job's reason names the
+ * service and the rule that keeps it. */
 static void test_service_preempted_only_as_it_allows(void **state)
 {
 	struct fx_opts o = { .servers = 2 };
@@ -542,6 +543,11 @@ static void test_service_preempted_only_as_it_allows(void **state)
 	assert_int_equal(sched_service_disruptions_allowed(c, sched_cluster_find_job(c, "svc")), 1);
 	urgent = fx_submit_spec(c, fx_spec_full("urgent", 8, NULL, 900), FX_UID);
 	assert_int_equal(urgent->state, SCHED_JOB_PENDING);
+	/* its reason says what keeps it waiting: not "when running jobs end" (never) */
+	assert_non_null(strstr(urgent->reason, "service svc holds them; its instances run until "
+					       "it is cancelled or scaled down, and preemption "
+					       "passes over them"));
+	assert_null(strstr(urgent->reason, "running jobs end"));
 	assert_int_equal(instance(c, "svc", 0)->state, SCHED_JOB_RUNNING);
 	assert_int_equal(instance(c, "svc", 1)->state, SCHED_JOB_RUNNING);
 	assert_int_equal(fx_cancel(c, "urgent", FX_UID, fx_now()), 0);
@@ -557,6 +563,10 @@ static void test_service_preempted_only_as_it_allows(void **state)
 	/* both instances: over the budget of one */
 	urgent = fx_submit_spec(c, fx_spec_full("big", 16, NULL, 900), FX_UID);
 	assert_int_equal(urgent->state, SCHED_JOB_PENDING);
+	assert_non_null(strstr(urgent->reason, "service svc holds them, and preempting its 2 "
+					       "instances there would take more than its "
+					       "disruption budget allows now (1: max_unavailable 1, "
+					       "2 of 2 replicas available)"));
 	assert_int_equal(instance(c, "svc", 0)->state, SCHED_JOB_RUNNING);
 	assert_int_equal(instance(c, "svc", 1)->state, SCHED_JOB_RUNNING);
 	assert_int_equal(fx_cancel(c, "big", FX_UID, fx_now()), 0);
