@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Fuzz target: job spec parser (YAML and JSON). Anything accepted must render and parse
- * again to an equal rendering.
+ * again to an equal rendering, and a refusal of it (conf_job_spec_where(), with reasons
+ * that name keys, and one made of the input's first bytes) names the file first.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -23,6 +24,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (conf_job_spec_parse((const char *)data, size, names[i], "fuzz", &s, &err) < 0) {
 			conf_error_format(&err, msg, sizeof(msg));
 			continue;
+		}
+		{
+			const char *reasons[] = { "queue: unknown", "disaggregated.controller: no",
+						  "npus 3 exceeds", "a.b.c.d: x", "" };
+			char own[64], where[512];
+			size_t n = size < sizeof(own) - 1 ? size : sizeof(own) - 1;
+
+			memcpy(own, data, n);
+			own[n] = '\0';
+			reasons[4] = own;
+			for (size_t k = 0; k < 5; k++) {
+				conf_job_spec_where((const char *)data, size, names[i], reasons[k],
+						    where, sizeof(where));
+				if (strncmp(where, names[i], strlen(names[i])) != 0 ||
+				    !memchr(where, '\0', sizeof(where)))
+					abort(); /* the file first, terminated */
+			}
 		}
 		if (conf_job_spec_render_yaml(s, &text, &len) == 0) {
 			if (conf_job_spec_parse(text, len, "again.yaml", "fuzz", &again, &err) < 0)
