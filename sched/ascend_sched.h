@@ -1077,15 +1077,16 @@ bool sched_service_victims_fit_budget(struct sched_cluster *c, struct sched_job 
 				      size_t n);
 
 /*
- * sched_service_hold_note() - why preemption leaves where they are the instances among
- * @held (@n running jobs of lower priority than a job that waits for their NPUs): a
- * clause for that job's pending reason into @buf (size @len, NUL-terminated), naming
- * the first service whose instances are kept, and by what (its spec does not say
- * preemptible, or taking those of @held would spend more than its budget allows now);
- * "" when no instance among @held is kept by its service's rules.
+ * sched_service_hold_note() - why the instances among @held (@n running jobs on the
+ * NPUs a job waits for; @lower[i]: held[i]'s priority is below that job's) do not make
+ * way: a clause for the job's pending reason into @buf (size @len, NUL-terminated). It
+ * names the first service whose instances of lower priority preemption passes over,
+ * and by what (its spec does not say preemptible, or taking those of @held would spend
+ * more than its budget allows now); else the first service among @held at all (its
+ * instances run until it is cancelled or scaled down); "" when @held holds no instance.
  */
-void sched_service_hold_note(struct sched_cluster *c, struct sched_job *const *held, size_t n,
-			     char *buf, size_t len);
+void sched_service_hold_note(struct sched_cluster *c, struct sched_job *const *held,
+			     const bool *lower, size_t n, char *buf, size_t len);
 
 /*
  * sched_service_drain() - move the instances on draining servers as their services'

@@ -97,9 +97,11 @@ bool sched_service_victims_fit_budget(struct sched_cluster *c, struct sched_job 
 	return true;
 }
 
-void sched_service_hold_note(struct sched_cluster *c, struct sched_job *const *held, size_t n,
-			     char *buf, size_t len)
+void sched_service_hold_note(struct sched_cluster *c, struct sched_job *const *held,
+			     const bool *lower, size_t n, char *buf, size_t len)
 {
+	const struct sched_job *first = NULL;
+
 	if (len)
 		buf[0] = '\0';
 	for (size_t i = 0; i < n && len; i++) {
@@ -111,6 +113,10 @@ void sched_service_hold_note(struct sched_cluster *c, struct sched_job *const *h
 		svc = sched_service_of(c, held[i]->name);
 		if (!svc)
 			continue;
+		if (!lower[i]) {
+			first = first ? first : svc;
+			continue;
+		}
 		if (!held[i]->spec->preemptible) {
 			snprintf(buf, len, "service %s holds them; its instances run until it is "
 					   "cancelled or scaled down, and preemption passes over "
@@ -119,7 +125,7 @@ void sched_service_hold_note(struct sched_cluster *c, struct sched_job *const *h
 			return;
 		}
 		for (size_t k = 0; k < n; k++)
-			taken += strcmp(held[k]->service, held[i]->service) == 0 &&
+			taken += lower[k] && strcmp(held[k]->service, held[i]->service) == 0 &&
 				 available(c, held[k]);
 		allowed = sched_service_disruptions_allowed(c, svc);
 		if (taken > allowed) {
@@ -132,6 +138,10 @@ void sched_service_hold_note(struct sched_cluster *c, struct sched_job *const *h
 			return;
 		}
 	}
+	if (first && len)
+		snprintf(buf, len, "service %s holds them; its instances run until it is cancelled "
+				   "or scaled down, and their priority is not below this job's",
+			 first->name);
 }
 
 /* Say once per wait, and again when the cause (@why_kind: 1 budget, 2 room) changes,

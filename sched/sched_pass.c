@@ -23,16 +23,17 @@
 #include "sched_pass.h"
 
 /*
- * When the NPUs reserved for @j (@rv, from no known time) are held by instances that a
- * service's rules keep from preemption, though their priority is below @j's: a clause
- * saying which service and why (sched_service_hold_note()), else "". Without it the
- * reason would promise the NPUs "from when running jobs end", and a service never ends.
+ * When the NPUs reserved for @j (@rv, from no known time) are held by a service's
+ * instances: a clause saying which service, and what keeps them (its rules, or their
+ * priority; sched_service_hold_note()), else "". Without it the reason would promise
+ * the NPUs "from when running jobs end", and a service never ends.
  */
 static void held_by_services(struct pass *p, const struct sched_job *j, const struct resv *rv,
 			     char *buf, size_t len)
 {
 	struct sched_cluster *c = p->c;
 	struct sched_job *held[64];
+	bool lower[64];
 	size_t n = 0;
 
 	for (size_t i = 0; i < rv->count; i++) {
@@ -42,16 +43,17 @@ static void held_by_services(struct pass *p, const struct sched_job *j, const st
 			struct sched_job *o = sv->npus[rv->slices[i].device_ids[d]].job;
 			size_t k;
 
-			if (!o || o->state != SCHED_JOB_RUNNING ||
-			    eff_priority(c, o) >= eff_priority(c, j))
+			if (!o || o->state != SCHED_JOB_RUNNING)
 				continue;
 			for (k = 0; k < n && held[k] != o; k++)
 				;
-			if (k == n && n < sizeof(held) / sizeof(held[0]))
+			if (k == n && n < sizeof(held) / sizeof(held[0])) {
+				lower[n] = eff_priority(c, o) < eff_priority(c, j);
 				held[n++] = o;
+			}
 		}
 	}
-	sched_service_hold_note(c, held, n, buf, len);
+	sched_service_hold_note(c, held, lower, n, buf, len);
 }
 
 /* ---- one job's turn ---- */

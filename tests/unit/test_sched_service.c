@@ -579,6 +579,31 @@ static void test_service_preempted_only_as_it_allows(void **state)
 	sched_cluster_free(c);
 }
 
+/* A job behind a service of higher priority is not told the NPUs come "from when
+ * running jobs end": the reason names the service, whose instances do not end. */
+static void test_job_behind_a_service_is_told_so(void **state)
+{
+	struct fx_opts o = { .servers = 2 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct conf_job_spec *spec;
+	struct sched_job *j;
+
+	(void)state;
+	spec = service_spec("svc", 8, 2);
+	spec->priority = 900;
+	spec->preemptible = true;
+	fx_submit_spec(c, spec, FX_UID);
+	all_ready(c, "svc", 2);
+	j = fx_submit_spec(c, fx_spec_full("train", 8, NULL, 100), FX_UID);
+	assert_int_equal(j->state, SCHED_JOB_PENDING);
+	assert_non_null(strstr(j->reason, "service svc holds them; its instances run until it "
+					  "is cancelled or scaled down, and their priority is not "
+					  "below this job's"));
+	assert_null(strstr(j->reason, "running jobs end"));
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
 /* An instance of a service that may not be preempted is not placed beyond its queue's
  * quota, though the queue may borrow: it could not give the NPUs back. */
 static void test_unpreemptible_instance_does_not_borrow(void **state)
@@ -915,6 +940,7 @@ int main(void)
 		cmocka_unit_test(test_unpreemptible_instance_does_not_borrow),
 		cmocka_unit_test(test_drain_moves_instances_one_at_a_time),
 		cmocka_unit_test(test_drain_waits_for_budget_or_room),
+		cmocka_unit_test(test_job_behind_a_service_is_told_so),
 		cmocka_unit_test(test_disaggregated_global_ranktable),
 		cmocka_unit_test(test_disaggregated_needs_known_servers),
 		cmocka_unit_test(test_disaggregated_saved_and_restored),
