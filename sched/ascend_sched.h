@@ -1083,7 +1083,8 @@ bool sched_service_victims_fit_budget(struct sched_cluster *c, struct sched_job 
  * names the first service whose instances of lower priority preemption passes over,
  * and by what (its spec does not say preemptible, or taking those of @held would spend
  * more than its budget allows now); else the first service among @held at all (its
- * instances run until it is cancelled or scaled down); "" when @held holds no instance.
+ * instances run until it is cancelled or scaled down, and their priority, or the
+ * cluster's resource.preemption: false, keeps them); "" when @held holds no instance.
  */
 void sched_service_hold_note(struct sched_cluster *c, struct sched_job *const *held,
 			     const bool *lower, size_t n, char *buf, size_t len);

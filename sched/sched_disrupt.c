@@ -113,7 +113,7 @@ void sched_service_hold_note(struct sched_cluster *c, struct sched_job *const *h
 		svc = sched_service_of(c, held[i]->name);
 		if (!svc)
 			continue;
-		if (!lower[i]) {
+		if (!lower[i] || !c->conf->preemption) {
 			first = first ? first : svc;
 			continue;
 		}
@@ -140,8 +140,11 @@ void sched_service_hold_note(struct sched_cluster *c, struct sched_job *const *h
 	}
 	if (first && len)
 		snprintf(buf, len, "service %s holds them; its instances run until it is cancelled "
-				   "or scaled down, and their priority is not below this job's",
-			 first->name);
+				   "or scaled down, and %s",
+			 first->name, c->conf->preemption ?
+					      "their priority is not below this job's" :
+					      "preemption is off on this cluster (resource.preemption: "
+					      "false)");
 }
 
 /* Say once per wait, and again when the cause (@why_kind: 1 budget, 2 room) changes,

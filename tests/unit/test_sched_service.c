@@ -579,8 +579,9 @@ static void test_service_preempted_only_as_it_allows(void **state)
 	sched_cluster_free(c);
 }
 
-/* A job behind a service of higher priority is not told the NPUs come "from when
- * running jobs end": the reason names the service, whose instances do not end. */
+/* A job behind a service of higher priority, or on a cluster without preemption, is
+ * not told the NPUs come "from when running jobs end": the reason names the service,
+ * whose instances do not end, and what keeps them. */
 static void test_job_behind_a_service_is_told_so(void **state)
 {
 	struct fx_opts o = { .servers = 2 };
@@ -602,6 +603,25 @@ static void test_job_behind_a_service_is_told_so(void **state)
 	assert_null(strstr(j->reason, "running jobs end"));
 	fx_check(c);
 	sched_cluster_free(c);
+
+	/* preemption off on the cluster: that is what keeps them, whatever their spec says */
+	for (int preemptible = 0; preemptible < 2; preemptible++) {
+		struct fx_opts off = { .servers = 2, .no_preemption = true };
+
+		c = fx_cluster(&off);
+		spec = service_spec("svc", 8, 2);
+		spec->priority = 100;
+		spec->preemptible = preemptible;
+		fx_submit_spec(c, spec, FX_UID);
+		all_ready(c, "svc", 2);
+		j = fx_submit_spec(c, fx_spec_full("urgent", 8, NULL, 900), FX_UID);
+		assert_int_equal(j->state, SCHED_JOB_PENDING);
+		assert_non_null(strstr(j->reason, "service svc holds them; its instances run until "
+						  "it is cancelled or scaled down, and preemption is "
+						  "off on this cluster (resource.preemption: false)"));
+		fx_check(c);
+		sched_cluster_free(c);
+	}
 }
 
 /* An instance of a service that may not be preempted is not placed beyond its queue's
