@@ -17,8 +17,8 @@ A request that cannot reach its instance (refused, or no connection within
 two reads of the file costs a client nothing while another is ready. A request whose
 instance took the connection but gave no whole answer (it was stopped with the request
 in its queue, reset the connection, timed out, answered garbage) goes to the next one
-too if its method is idempotent (GET, HEAD, OPTIONS, PUT, DELETE, TRACE: RFC 9110
-9.2.2), as nginx's proxy_next_upstream does; a POST is sent once unless
+too if its method is idempotent (GET, HEAD, OPTIONS, PUT, DELETE: RFC 9110 9.2.2),
+as nginx's proxy_next_upstream does; a POST or PATCH is sent once unless
 --retry-non-idempotent says the service's POSTs have no side effects (an inference
 request, such as MindIE's /generate or /v1/chat/completions, only computes an answer),
 and gets 502 with a JSON reason otherwise. Nothing of a failed answer reaches the
@@ -44,7 +44,7 @@ import time
 BODY_MAX = 1 << 20
 RELOAD_SEC = 3.0
 # methods that may be sent again after a failed attempt (RFC 9110 9.2.2)
-IDEMPOTENT = frozenset(("GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"))
+IDEMPOTENT = frozenset(("GET", "HEAD", "OPTIONS", "PUT", "DELETE"))
 
 
 class Backends:
@@ -192,7 +192,8 @@ def make_handler(backends, timeout, connect_timeout, retry_non_idempotent):
                 self.send_header("Content-Length", str(len(data)))
                 self.send_header("X-Ascend-Instance", name)
                 self.end_headers()
-                self.wfile.write(data)
+                if self.command != "HEAD":
+                    self.wfile.write(data)
                 return
             if took_it and not again:
                 tried.append("a %s is sent to one instance only (start the gateway with "
@@ -201,7 +202,7 @@ def make_handler(backends, timeout, connect_timeout, retry_non_idempotent):
             why = "; ".join(tried) if tried else "no instance is ready (%s is empty)" % backends.path
             self.reply(502 if took_it else 503, (json.dumps({"error": why}) + "\n").encode())
 
-        do_GET = do_POST = do_PUT = do_DELETE = forward
+        do_GET = do_HEAD = do_OPTIONS = do_POST = do_PUT = do_PATCH = do_DELETE = forward
 
     return Handler
 

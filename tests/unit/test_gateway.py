@@ -93,7 +93,12 @@ class Good(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    do_GET = do_POST = answer
+    def do_HEAD(self):
+        self.send_response(200)
+        self.send_header("Content-Length", "5")
+        self.end_headers()
+
+    do_GET = do_POST = do_PATCH = answer
 
 
 socks = {name: listener() for name in ("reset", "garbage", "silent")}
@@ -185,6 +190,14 @@ try:
     check("its reason names the instance and the option",
           all("failed during the request" in d["error"] and "--retry-non-idempotent" in d["error"]
               for d in bad), bad)
+
+    # HEAD goes on like GET, and its answer has no body; PATCH is sent once like POST
+    got = [call(url, "HEAD") for _ in range(5)]
+    check("every HEAD is answered, without a body",
+          all(s == 200 and b == b"" for s, b, _ in got), got)
+    got = [call(url, "PATCH", b"x") for _ in range(5)]
+    check("a PATCH that an instance took and did not answer gets 502, like a POST",
+          sorted(s or 0 for s, _, _ in got) == [200, 200, 502, 502, 502], got)
 
     url2, _ = start_gateway(all4, "--retry-non-idempotent")
     del good_posts[:]
