@@ -2,9 +2,11 @@
 /*
  * Fuzz target: job spec parser (YAML and JSON). Anything accepted must render and parse
  * again to an equal rendering, and a refusal of it (conf_job_spec_where(), with reasons
- * that name keys, and one made of the input's first bytes) names the file first.
+ * that name keys, and one made of the input's first bytes) reads "<file>: <reason>" or
+ * "<file>:LINE:COLUMN: <reason>" with a place inside the input.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,11 +37,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			own[n] = '\0';
 			reasons[4] = own;
 			for (size_t k = 0; k < 5; k++) {
+				size_t fl = strlen(names[i]);
+				unsigned line = 0, col = 0;
+				int used = 0;
+				const char *rest;
+
 				conf_job_spec_where((const char *)data, size, names[i], reasons[k],
 						    where, sizeof(where));
-				if (strncmp(where, names[i], strlen(names[i])) != 0 ||
-				    !memchr(where, '\0', sizeof(where)))
-					abort(); /* the file first, terminated */
+				/* "<file>: <reason>" or "<file>:LINE:COLUMN: <reason>", a place
+				 * inside the input (libyaml also breaks lines at \r, NEL, LS) */
+				if (strncmp(where, names[i], fl) != 0 || where[fl] != ':')
+					abort();
+				rest = where + fl + 1;
+				if (*rest != ' ') {
+					if (sscanf(rest, "%u:%u: %n", &line, &col, &used) != 2 ||
+					    !used || line < 1 || line > size + 1 || col < 1 ||
+					    col > size + 1)
+						abort();
+					rest += used;
+				} else {
+					rest++;
+				}
+				if (strncmp(rest, reasons[k], where + sizeof(where) - 1 - rest) != 0)
+					abort(); /* the reason whole, or cut at the buffer's end */
 			}
 		}
 		if (conf_job_spec_render_yaml(s, &text, &len) == 0) {
