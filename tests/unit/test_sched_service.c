@@ -524,6 +524,17 @@ static bool on_server(const struct sched_cluster *c, const struct sched_job *j, 
 	return false;
 }
 
+/* Service svc, 2 instances of 8 NPUs at @priority, @preemptible or not, both ready. */
+static void serving(struct sched_cluster *c, unsigned priority, bool preemptible)
+{
+	struct conf_job_spec *spec = service_spec("svc", 8, 2);
+
+	spec->priority = priority;
+	spec->preemptible = preemptible;
+	fx_submit_spec(c, spec, FX_UID);
+	all_ready(c, "svc", 2);
+}
+
 /* A service is not preempted unless its spec says preemptible: true, and then not below
  * replicas - max_unavailable available instances: a job that would need both of its
  * instances waits, one that needs one takes one. The waiting job's reason names the
@@ -532,14 +543,10 @@ static void test_service_preempted_only_as_it_allows(void **state)
 {
 	struct fx_opts o = { .servers = 2 };
 	struct sched_cluster *c = fx_cluster(&o);
-	struct conf_job_spec *spec;
 	struct sched_job *urgent;
 
 	(void)state;
-	spec = service_spec("svc", 8, 2);
-	spec->priority = 100;
-	fx_submit_spec(c, spec, FX_UID);
-	all_ready(c, "svc", 2);
+	serving(c, 100, false);
 	assert_int_equal(sched_service_disruptions_allowed(c, sched_cluster_find_job(c, "svc")), 1);
 	urgent = fx_submit_spec(c, fx_spec_full("urgent", 8, NULL, 900), FX_UID);
 	assert_int_equal(urgent->state, SCHED_JOB_PENDING);
@@ -555,11 +562,7 @@ static void test_service_preempted_only_as_it_allows(void **state)
 	sched_cluster_free(c);
 
 	c = fx_cluster(&o);
-	spec = service_spec("svc", 8, 2);
-	spec->priority = 100;
-	spec->preemptible = true;
-	fx_submit_spec(c, spec, FX_UID);
-	all_ready(c, "svc", 2);
+	serving(c, 100, true);
 	/* both instances: over the budget of one */
 	urgent = fx_submit_spec(c, fx_spec_full("big", 16, NULL, 900), FX_UID);
 	assert_int_equal(urgent->state, SCHED_JOB_PENDING);
@@ -586,15 +589,10 @@ static void test_job_behind_a_service_is_told_so(void **state)
 {
 	struct fx_opts o = { .servers = 2 };
 	struct sched_cluster *c = fx_cluster(&o);
-	struct conf_job_spec *spec;
 	struct sched_job *j;
 
 	(void)state;
-	spec = service_spec("svc", 8, 2);
-	spec->priority = 900;
-	spec->preemptible = true;
-	fx_submit_spec(c, spec, FX_UID);
-	all_ready(c, "svc", 2);
+	serving(c, 900, true);
 	j = fx_submit_spec(c, fx_spec_full("train", 8, NULL, 100), FX_UID);
 	assert_int_equal(j->state, SCHED_JOB_PENDING);
 	assert_non_null(strstr(j->reason, "service svc holds them; its instances run until it "
@@ -609,11 +607,7 @@ static void test_job_behind_a_service_is_told_so(void **state)
 		struct fx_opts off = { .servers = 2, .no_preemption = true };
 
 		c = fx_cluster(&off);
-		spec = service_spec("svc", 8, 2);
-		spec->priority = 100;
-		spec->preemptible = preemptible;
-		fx_submit_spec(c, spec, FX_UID);
-		all_ready(c, "svc", 2);
+		serving(c, 100, preemptible);
 		j = fx_submit_spec(c, fx_spec_full("urgent", 8, NULL, 900), FX_UID);
 		assert_int_equal(j->state, SCHED_JOB_PENDING);
 		assert_non_null(strstr(j->reason, "service svc holds them; its instances run until "
