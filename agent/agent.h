@@ -232,7 +232,13 @@ void agent_report_strip_ips(struct conf_health_report *report);
  * agent must run.
  */
 struct agent_share {
-	char job[CONF_NAME_MAX + 1];
+	char job[CONF_NAME_MAX + 1];	/* the run's name: its log directory, cgroup, and
+					 * what the messages say */
+	char home[CONF_NAME_MAX + 1];	/* the directory under <mount>/jobs/ of its spec,
+					 * env files, status.json and ctl: the job's own, a
+					 * role's service's */
+	char role[16];			/* a disaggregated service's controller or
+					 * coordinator: that word ("" for a job's share) */
 	unsigned generation;		/* >= 1 */
 	enum conf_launch launch;	/* msrun: one process; per-rank: one per local rank */
 	unsigned node_rank;		/* this server's place in the job (MS_NODE_RANK) */
@@ -254,7 +260,12 @@ struct agent_share {
  * "<job> <generation> <msrun|per-rank> <node_rank> <first_rank> <npu_count> <uid> <gid>
  * [<serial> [<attempt> [<kept_from>]]]" lines; blank lines and lines starting with '#'
  * are skipped, the serial is not read, and words after the eleventh are ignored (a later
- * daemon may add fields). kept_from must be below the generation.
+ * daemon may add fields). kept_from must be below the generation. A disaggregated
+ * service's controller or coordinator is "<service>.<role> <generation> <role> 0 0 0
+ * <uid> <gid> ..." (role: controller or coordinator; npu_count 0, which no job's share
+ * has): one process of the role's command (disaggregated.<role>.command of
+ * jobs/<service>/spec) with jobs/<service>/roles/<role>.env, its end reported to
+ * jobs/<service>/ctl as "exit <generation> <node> <status> <role>".
  * @text, @len: the file (need not be NUL-terminated).
  * @source: names the file in messages (borrowed).
  * @ret: array of @max entries; on success the first *@ret_count are set, in file order.

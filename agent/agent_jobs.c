@@ -120,13 +120,29 @@ int agent_parse_server_jobs(const char *text, size_t len, const char *source,
 			break;
 		}
 		memcpy(s.job, w[0], strlen(w[0]) + 1);
+		memcpy(s.home, w[0], strlen(w[0]) + 1);
 		if (strcmp(w[2], "msrun") == 0) {
 			s.launch = CONF_LAUNCH_MSRUN;
 		} else if (strcmp(w[2], "per-rank") == 0) {
 			s.launch = CONF_LAUNCH_PER_RANK;
+		} else if (strcmp(w[2], "controller") == 0 || strcmp(w[2], "coordinator") == 0) {
+			/* a service's role: run <service>.<role>, its files the service's */
+			size_t jl = strlen(w[0]), rl = strlen(w[2]);
+
+			if (jl < rl + 2 || w[0][jl - rl - 1] != '.' ||
+			    strcmp(w[0] + jl - rl, w[2]) != 0) {
+				r = agent_err_set(err, source, number, 1,
+						  "%s: a %s's run is named <service>.%s",
+						  agent_quote(w[0], jl, q, sizeof(q)), w[2], w[2]);
+				break;
+			}
+			s.launch = CONF_LAUNCH_MSRUN;
+			memcpy(s.role, w[2], rl + 1);
+			s.home[jl - rl - 1] = '\0';
 		} else {
 			r = agent_err_set(err, source, number, 0,
-					  "launch %s is neither msrun nor per-rank",
+					  "launch %s is neither msrun, per-rank, controller nor "
+					  "coordinator",
 					  agent_quote(w[2], strlen(w[2]), q, sizeof(q)));
 			break;
 		}
@@ -136,7 +152,8 @@ int agent_parse_server_jobs(const char *text, size_t len, const char *source,
 		    s.generation == 0 ||
 		    !parse_unsigned(w[3], CONF_SERVERS_MAX, &s.node_rank) ||
 		    !parse_unsigned(w[4], INT_MAX, &s.first_rank) ||
-		    !parse_unsigned(w[5], CONF_SERVER_NPUS_MAX, &s.npu_count) || s.npu_count == 0 ||
+		    !parse_unsigned(w[5], CONF_SERVER_NPUS_MAX, &s.npu_count) ||
+		    (s.npu_count == 0) != (s.role[0] != '\0') ||
 		    s.first_rank > INT_MAX - s.npu_count ||
 		    !parse_unsigned(w[6], UINT_MAX - 1, &s.uid) ||
 		    !parse_unsigned(w[7], UINT_MAX - 1, &s.gid) ||
@@ -145,7 +162,8 @@ int agent_parse_server_jobs(const char *text, size_t len, const char *source,
 				 s.kept_from >= s.generation))) {
 			r = agent_err_set(err, source, number, 0,
 					  "%s: a number out of range (generation >= 1, npu_count 1 "
-					  "to %d, kept_from below the generation)",
+					  "to %d, 0 for a service's role, kept_from below the "
+					  "generation)",
 					  agent_quote(text + start, end - start, q, sizeof(q)),
 					  CONF_SERVER_NPUS_MAX);
 			break;

@@ -323,7 +323,10 @@ static bool report_exit(struct agent_launcher *l, struct run *r, struct proc *p)
 	}
 	/* a process started again in place says which attempt ended: a report of an
 	 * earlier one, sent again, is then not taken for it */
-	if (p->attempt > 0 && p->rank >= 0)
+	if (r->share.role[0])
+		snprintf(line, sizeof(line), "exit %u %s %d %s\n", r->share.generation,
+			 l->o.node, p->code, r->share.role);
+	else if (p->attempt > 0 && p->rank >= 0)
 		snprintf(line, sizeof(line), "exit %u %s %d %d %u\n", r->share.generation,
 			 l->o.node, p->code, p->rank, p->attempt);
 	else if (p->attempt > 0)
@@ -336,7 +339,7 @@ static bool report_exit(struct agent_launcher *l, struct run *r, struct proc *p)
 		snprintf(line, sizeof(line), "exit %u %s %d\n", r->share.generation, l->o.node,
 			 p->code);
 	proc_label(r, p, label, sizeof(label));
-	e = write_ctl(l, r->share.job, line);
+	e = write_ctl(l, r->share.home, line);
 	if (e == 0) {
 		agent_log(AGENT_LOG_INFO, "%s: reported exit status %d", label, p->code);
 		p->report_due = false;
@@ -702,7 +705,7 @@ static void watch_job(struct agent_launcher *l, struct run *r)
 	char path[PATH_MAX];
 
 	r->wd = -1;
-	if (l->inotify_fd < 0 || mount_path(l, path, sizeof(path), r->share.job, "status.json") < 0)
+	if (l->inotify_fd < 0 || mount_path(l, path, sizeof(path), r->share.home, "status.json") < 0)
 		return;
 	r->wd = inotify_add_watch(l->inotify_fd, path, IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE);
 }
@@ -790,10 +793,10 @@ static void warn_other_mount_path(const struct agent_launcher *l, const struct a
 	char head[PATH_MAX], canon_head[PATH_MAX], canon_mount[PATH_MAX], dir[PATH_MAX + 80];
 	const char *rt = agent_env_get(env, "RANK_TABLE_FILE");
 
-	if (agent_env_head_mount(env, s->job, head, sizeof(head)) < 0 ||
+	if (agent_env_head_mount(env, s->home, head, sizeof(head)) < 0 ||
 	    strcmp(head, l->o.mount) == 0)
 		return;
-	snprintf(dir, sizeof(dir), "%s/jobs/%s", head, s->job);
+	snprintf(dir, sizeof(dir), "%s/jobs/%s", head, s->home);
 	if (access(rt ? rt : dir, F_OK) == 0)
 		return;
 	if (realpath(head, canon_head) && realpath(l->o.mount, canon_mount) &&
@@ -807,6 +810,16 @@ static void warn_other_mount_path(const struct agent_launcher *l, const struct a
 		  head, l->o.mount, head);
 }
 
+/* What share @s runs: the spec's command, or its role's (NULL: none given). */
+static const char *share_command(const struct agent_share *s, const struct conf_job_spec *spec)
+{
+	if (strcmp(s->role, "controller") == 0)
+		return spec->controller_command;
+	if (strcmp(s->role, "coordinator") == 0)
+		return spec->coordinator_command;
+	return spec->command;
+}
+
 static int start_run(struct agent_launcher *l, const struct agent_share *s)
 {
 	struct agent_env envs[CONF_SERVER_NPUS_MAX + 1];
@@ -815,6 +828,7 @@ static int start_run(struct agent_launcher *l, const struct agent_share *s)
 	struct run *r;
 	char path[PATH_MAX], where[768], gen[16], *buf = NULL;
 	size_t len = 0, count;
+	const char *command = NULL;	/* the spec's, borrowed */
 	bool broken = false;
 	int e;
 
@@ -824,7 +838,7 @@ static int start_run(struct agent_launcher *l, const struct agent_share *s)
 			  "tracks %d runs", s->job, s->generation, AGENT_RUNS_MAX);
 		return -ENOSPC;
 	}
-	e = mount_path(l, path, sizeof(path), s->job, "spec");
+	e = mount_path(l, path, sizeof(path), s->home, "spec");
 	if (e == 0)
 		e = agent_read_file(path, CONF_SPEC_MAX_BYTES, &buf, &len);
 	if (e == -ENOENT)
@@ -834,8 +848,10 @@ static int start_run(struct agent_launcher *l, const struct agent_share *s)
 			  s->generation, path, strerror(-e));
 		return -EAGAIN;
 	}
-	e = conf_job_spec_parse(buf, len, path, s->job, &spec, &err);
+	e = conf_job_spec_parse(buf, len, path, s->home, &spec, &err);
 	free(buf);
+	if (e == 0)
+		command = share_command(s, spec);
 	if (e < 0) {
 		agent_log(AGENT_LOG_ERROR, "job %s generation %u: the daemon's spec does not parse "
 			  "here (%s): is this agent older than the daemon?", s->job, s->generation,
@@ -845,15 +861,17 @@ static int start_run(struct agent_launcher *l, const struct agent_share *s)
 	count = s->launch == CONF_LAUNCH_PER_RANK ? s->npu_count : 1;
 	snprintf(gen, sizeof(gen), "%u", s->generation);
 	/* Every env file first: none is started unless all belong to this generation. */
-	for (size_t i = 0; !broken && spec && spec->command && i < count; i++) {
+	for (size_t i = 0; !broken && command && i < count; i++) {
 		char rel[CONF_NAME_MAX + 32];
 		const char *g;
 
-		if (s->launch == CONF_LAUNCH_PER_RANK)
+		if (s->role[0])
+			snprintf(rel, sizeof(rel), "roles/%s.env", s->role);
+		else if (s->launch == CONF_LAUNCH_PER_RANK)
 			snprintf(rel, sizeof(rel), "ranks/%u.env", s->first_rank + (unsigned)i);
 		else
 			snprintf(rel, sizeof(rel), "hosts/%s.env", l->o.node);
-		e = mount_path(l, path, sizeof(path), s->job, rel);
+		e = mount_path(l, path, sizeof(path), s->home, rel);
 		if (e == 0)
 			e = agent_read_file(path, AGENT_LAUNCH_FILE_MAX_BYTES, &buf, &len);
 		if (e < 0) {
@@ -917,7 +935,7 @@ static int start_run(struct agent_launcher *l, const struct agent_share *s)
 	}
 	l->runs[l->run_count++] = r;
 	/* the master of a service's instance: its agent says when it answers */
-	if (!broken && spec && spec->command && spec->kind == CONF_JOB_SERVICE &&
+	if (!broken && command && spec->kind == CONF_JOB_SERVICE && !s->role[0] &&
 	    s->node_rank == 0 && count > 0) {
 		const char *host = agent_env_get(&envs[0], "HOST_IP");
 
@@ -927,12 +945,12 @@ static int start_run(struct agent_launcher *l, const struct agent_share *s)
 			r->ready_at_ms = agent_now_ms();
 		}
 	}
-	read_submitted(l, s->job, r->submitted, sizeof(r->submitted));
+	read_submitted(l, s->home, r->submitted, sizeof(r->submitted));
 	watch_job(l, r);
-	if (!broken && spec && spec->command)
+	if (!broken && command)
 		run_set_cgroups(l, r);
 
-	if (!broken && (!spec || !spec->command)) {
+	if (!broken && !command) {
 		r->state = RUN_IDLE;
 		agent_log(AGENT_LOG_INFO, "job %s generation %u: the spec has no command; nothing "
 			  "to start here (the job ends with `echo complete > jobs/%s/ctl`)",
@@ -964,7 +982,7 @@ static int start_run(struct agent_launcher *l, const struct agent_share *s)
 		}
 		if (adopt_cgroup(r, p) || adopt_state(l, r, p))
 			continue;
-		spawn(l, r, p, spec->command, spec->checkpoint_dir, &envs[i]);
+		spawn(l, r, p, command, spec->checkpoint_dir, &envs[i]);
 	}
 	if (!broken)
 		env_array_release(envs, count);
@@ -1000,14 +1018,14 @@ static int restart_in_place(struct agent_launcher *l, struct run *r, const struc
 		if (!p->running && p->code != 0 && (p->report_due || proc_is_alive(p)))
 			return -EAGAIN;
 	}
-	e = mount_path(l, path, sizeof(path), s->job, "spec");
+	e = mount_path(l, path, sizeof(path), s->home, "spec");
 	if (e == 0)
 		e = agent_read_file(path, CONF_SPEC_MAX_BYTES, &buf, &len);
 	if (e < 0)
 		return -EAGAIN;
-	e = conf_job_spec_parse(buf, len, path, s->job, &spec, &err);
+	e = conf_job_spec_parse(buf, len, path, s->home, &spec, &err);
 	free(buf);
-	if (e < 0 || !spec->command) {
+	if (e < 0 || !share_command(s, spec)) {
 		agent_log(AGENT_LOG_ERROR, "job %s generation %u: cannot restart in place: %s",
 			  s->job, s->generation, e < 0 ? conf_error_format(&err, where,
 									   sizeof(where)) :
@@ -1032,7 +1050,7 @@ static int restart_in_place(struct agent_launcher *l, struct run *r, const struc
 				 p->rank >= 0 ? (unsigned)p->rank : s->first_rank);
 		else
 			snprintf(rel, sizeof(rel), "hosts/%s.env", l->o.node);
-		e = mount_path(l, path, sizeof(path), s->job, rel);
+		e = mount_path(l, path, sizeof(path), s->home, rel);
 		if (e == 0)
 			e = agent_read_file(path, AGENT_LAUNCH_FILE_MAX_BYTES, &buf, &len);
 		if (e == 0) {
@@ -1067,7 +1085,7 @@ static int restart_in_place(struct agent_launcher *l, struct run *r, const struc
 		snprintf(note, sizeof(note), "restarted in place: attempt %u", s->attempt);
 		log_note(l, r, p, note);
 		p->attempt = s->attempt;
-		spawn(l, r, p, spec->command, spec->checkpoint_dir, &env);
+		spawn(l, r, p, share_command(s, spec), spec->checkpoint_dir, &env);
 		agent_env_release(&env);
 	}
 	conf_job_spec_free(spec);
@@ -1446,6 +1464,8 @@ static void scan_cgroups(struct agent_launcher *l, const struct agent_share *sha
 		    l->run_count >= AGENT_RUNS_MAX || !(r = calloc(1, sizeof(*r))))
 			continue;
 		agent_cgroup_parse_job_name(names[i], r->share.job, &r->share.generation);
+		/* a role's service is known from the listing, once it lists the run */
+		memcpy(r->share.home, r->share.job, sizeof(r->share.home));
 		/* kept by a process-level recovery: the listed share's run, unless one is
 		 * already (a second kept cgroup of the job is stopped) */
 		for (size_t k = 0; v[i] == AGENT_CGROUP_KEEP && k < n && !keeper; k++)
@@ -1492,7 +1512,7 @@ static void scan_cgroups(struct agent_launcher *l, const struct agent_share *sha
 				 from);
 			r->share = *keeper;
 			r->state = RUN_ACTIVE;
-			read_submitted(l, r->share.job, r->submitted, sizeof(r->submitted));
+			read_submitted(l, r->share.home, r->submitted, sizeof(r->submitted));
 			agent_log(AGENT_LOG_INFO, "job %s generation %u: adopted the processes an "
 				  "earlier agent left in cgroup %s (generation %u, kept by a "
 				  "process-level recovery)", r->share.job, r->share.generation,
@@ -1598,6 +1618,9 @@ static bool sync_once(struct agent_launcher *l, bool *ret_read)
 		if (!r)
 			continue;
 		r->listed = true;
+		/* a run adopted from its cgroup knows its name only: where its files are */
+		memcpy(r->share.home, l->shares[k].home, sizeof(r->share.home));
+		memcpy(r->share.role, l->shares[k].role, sizeof(r->share.role));
 		if (l->shares[k].attempt > r->share.attempt &&
 		    restart_in_place(l, r, &l->shares[k]) == -EAGAIN)
 			deferred = true;
@@ -1671,7 +1694,7 @@ static void check_ready(struct agent_launcher *l)
 			continue;
 		snprintf(line, sizeof(line), "%s %u\n", answers ? "ready" : "unready",
 			 r->share.generation);
-		e = write_ctl(l, r->share.job, line);
+		e = write_ctl(l, r->share.home, line);
 		if (e < 0) {
 			agent_log(AGENT_LOG_WARNING, "job %s generation %u: cannot report it %s: "
 				  "%s; trying again", r->share.job, r->share.generation,
@@ -1786,6 +1809,9 @@ void agent_launcher_running(const struct agent_launcher *l, struct conf_health_r
 	for (size_t i = 0; i < l->run_count && n < AGENT_RUNS_MAX; i++) {
 		const struct run *r = l->runs[i];
 
+		/* a service's role holds no NPUs and no stop waits for it */
+		if (r->share.role[0])
+			continue;
 		info[n++] = (struct agent_run_info){ r->share.job, r->share.generation,
 						     run_is_alive(r) };
 	}

@@ -387,6 +387,9 @@ enum conf_job_kind {
 #define CONF_SERVICE_MAX_UNAVAILABLE_DEFAULT 1
 /* A service's name at most: its instances are <name>.<index>, index < 64. */
 #define CONF_SERVICE_NAME_MAX (CONF_NAME_MAX - 3)
+/* A disaggregated service's name at most when ascendfs runs its controller or
+ * coordinator: the role runs as <name>.coordinator. */
+#define CONF_SERVICE_ROLE_NAME_MAX (CONF_NAME_MAX - 12)
 /* A service's endpoint port when `port:` is not given: MindIE Server's default (its
  * config.json ServerConfig.port, MindIE Server configuration reference). */
 #define CONF_SERVICE_PORT_DEFAULT 1025
@@ -433,6 +436,10 @@ struct conf_job_spec {
 	 * table, sched_render_global_ranktable()). */
 	unsigned prefill, decode;
 	char *controller, *coordinator;
+	/* The role's command when the spec gives `<role>: {server, command}`: ascendfs
+	 * runs it on the role's server as run <name>.<role> (sched_service_roles.c), else
+	 * NULL (the site starts the role itself). */
+	char *controller_command, *coordinator_command;
 };
 
 /*

@@ -35,6 +35,8 @@ void conf_job_spec_free(struct conf_job_spec *s)
 	free(s->server_type);
 	free(s->controller);
 	free(s->coordinator);
+	free(s->controller_command);
+	free(s->coordinator_command);
 	free(s);
 }
 
@@ -63,6 +65,8 @@ struct conf_job_spec *conf_job_spec_dup(const struct conf_job_spec *s, const cha
 	d->server_type = dup_or_null(s->server_type, &ok);
 	d->controller = dup_or_null(s->controller, &ok);
 	d->coordinator = dup_or_null(s->coordinator, &ok);
+	d->controller_command = dup_or_null(s->controller_command, &ok);
+	d->coordinator_command = dup_or_null(s->coordinator_command, &ok);
 	if (!ok) {
 		conf_job_spec_free(d);
 		return NULL;
@@ -358,8 +362,46 @@ static int read_recovery(const struct conf_ctx *ctx, const struct conf_node *roo
 }
 
 /*
- * `disaggregated: {prefill: P, decode: D, controller: <server>, coordinator: <server>}`:
- * MindIE Motor's prefill-decode disaggregation. replicas is P + D (given, it must be).
+ * disaggregated.<role> (controller or coordinator): a server's name, or
+ * `{server: <name>, command: <text>}` when ascendfs is to run the role's process there.
+ */
+static int read_role(const struct conf_ctx *ctx, const struct conf_node *n, const char *role,
+		     char **ret_server, char **ret_command)
+{
+	static const char *const keys[] = { "server", "command", NULL };
+	const struct conf_node *k;
+	const char *text;
+	char key[48];
+	int r;
+
+	snprintf(key, sizeof(key), "disaggregated.%s", role);
+	if (n->kind != CONF_NODE_MAP) {
+		r = conf_read_name(ctx, n, key, "server name", &text);
+		return r < 0 ? r : take_string(ctx, text, ret_server);
+	}
+	r = conf_check_keys(ctx, n, keys);
+	if (r < 0)
+		return r;
+	k = conf_map_get(n, "server");
+	if (!k)
+		return conf_fail(ctx, n, "%s.server is missing: name the server MindIE MS's %s "
+				 "runs on, e.g. `server: infer-01`", key, role);
+	snprintf(key, sizeof(key), "disaggregated.%s.server", role);
+	r = conf_read_name(ctx, k, key, "server name", &text);
+	if (r == 0)
+		r = take_string(ctx, text, ret_server);
+	k = conf_map_get(n, "command");
+	if (r < 0 || !k || conf_node_is_null(k))
+		return r;
+	snprintf(key, sizeof(key), "disaggregated.%s.command", role);
+	r = conf_read_string(ctx, k, key, true, &text);
+	return r < 0 ? r : take_string(ctx, text, ret_command);
+}
+
+/*
+ * `disaggregated: {prefill: P, decode: D, controller: <role>, coordinator: <role>}`:
+ * MindIE Motor's prefill-decode disaggregation, each role read by read_role(). replicas
+ * is P + D (given, it must be).
  */
 static int read_disaggregated(const struct conf_ctx *ctx, const struct conf_node *root,
 			      const struct conf_node *n, struct conf_job_spec *s)
@@ -369,7 +411,7 @@ static int read_disaggregated(const struct conf_ctx *ctx, const struct conf_node
 	const struct conf_node *r_node = conf_map_get(root, "replicas");
 	unsigned *counts[2] = { &s->prefill, &s->decode };
 	char **servers[2] = { &s->controller, &s->coordinator };
-	const char *text;
+	char **commands[2] = { &s->controller_command, &s->coordinator_command };
 	uint64_t v;
 	int r;
 
@@ -389,15 +431,12 @@ static int read_disaggregated(const struct conf_ctx *ctx, const struct conf_node
 	}
 	for (int i = 0; r == 0 && i < 2; i++) {
 		const struct conf_node *k = conf_map_get(n, keys[2 + i]);
-		char key[32];
 
-		snprintf(key, sizeof(key), "disaggregated.%s", keys[2 + i]);
 		if (!k)
-			return conf_fail(ctx, n, "%s is missing: name the server MindIE MS's %s runs "
-					 "on, e.g. `%s: infer-01`", key, keys[2 + i], keys[2 + i]);
-		r = conf_read_name(ctx, k, key, "server name", &text);
-		if (r == 0)
-			r = take_string(ctx, text, servers[i]);
+			return conf_fail(ctx, n, "disaggregated.%s is missing: name the server "
+					 "MindIE MS's %s runs on, e.g. `%s: infer-01`", keys[2 + i],
+					 keys[2 + i], keys[2 + i]);
+		r = read_role(ctx, k, keys[2 + i], servers[i], commands[i]);
 	}
 	if (r < 0)
 		return r;
@@ -527,6 +566,14 @@ static int check_service(const struct conf_ctx *ctx, const struct conf_node *roo
 				 "whenever they end, until the service is cancelled; leave "
 				 "max_restarts out");
 	s->max_restarts = CONF_RESTARTS_UNLIMITED;
+	/* a role ascendfs runs is a run of its own on its server: <name>.<role> */
+	if ((s->controller_command || s->coordinator_command) &&
+	    strlen(s->name) > CONF_SERVICE_ROLE_NAME_MAX)
+		return conf_fail(ctx, conf_map_get(root, "name"),
+				 "name: a disaggregated service whose controller or coordinator "
+				 "ascendfs runs has at most %d characters (the role runs as "
+				 "<name>.coordinator); this one has %zu",
+				 CONF_SERVICE_ROLE_NAME_MAX, strlen(s->name));
 	return 0;
 }
 
@@ -693,6 +740,23 @@ char *conf_job_spec_where(const char *text, size_t text_len, const char *file,
 	return buf;
 }
 
+/* disaggregated.<role>: the server alone, or {server, command} when ascendfs runs it */
+static void out_role(struct conf_out *o, const char *role, const char *server,
+		     const char *command)
+{
+	conf_out_key(o, role);
+	if (!command) {
+		conf_out_str(o, server);
+		return;
+	}
+	conf_out_map_start(o, false);
+	conf_out_key(o, "server");
+	conf_out_str(o, server);
+	conf_out_key(o, "command");
+	conf_out_str(o, command);
+	conf_out_map_end(o);
+}
+
 static int render_parallel_hint(struct conf_out *o, const char *key, unsigned v)
 {
 	int r = conf_out_key(o, key);
@@ -783,10 +847,8 @@ int conf_job_spec_render_yaml(const struct conf_job_spec *s, char **ret_buf, siz
 			conf_out_uint(o, s->prefill);
 			conf_out_key(o, "decode");
 			conf_out_uint(o, s->decode);
-			conf_out_key(o, "controller");
-			conf_out_str(o, s->controller);
-			conf_out_key(o, "coordinator");
-			conf_out_str(o, s->coordinator);
+			out_role(o, "controller", s->controller, s->controller_command);
+			out_role(o, "coordinator", s->coordinator, s->coordinator_command);
 			conf_out_map_end(o);
 		} else {
 			conf_out_null(o);

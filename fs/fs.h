@@ -106,7 +106,11 @@
  *     jobs                     -r--r--r--  what this server's agent must run: "# ..." then
  *                                          "<job> <generation> <msrun|per-rank> <node_rank>
  *                                          <first_rank> <npu_count> <uid> <gid> <serial>"
- *                                          lines (serial: unique per job object), for
+ *                                          lines (serial: unique per job object), and
+ *                                          "<service>.<role> <generation> <role> 0 0 0
+ *                                          ..." for a disaggregated service's controller
+ *                                          or coordinator it runs (ascend_sched.h, enum
+ *                                          sched_role), for
  *                                          running jobs only: a job that leaves (stopping,
  *                                          recovering, ended) is one its agent stops. A
  *                                          new generation of a job with a checkpoint_dir
@@ -343,6 +347,10 @@
  *                                          (sched_render_global_ranktable()); one
  *                                          snapshot per open, IN_MODIFY when an instance
  *                                          comes, goes or moves
+ *       roles/<role>.env       -r--r--r--  a disaggregated service whose spec gives
+ *                                          disaggregated.<role>.command (controller,
+ *                                          coordinator): the role's environment, for its
+ *                                          server's agent (sched_render_role_env())
  *
  * Errors a caller sees:
  *   ENOENT  no such node;  EINVAL  bad name or bad content (the sentence is in the job's
@@ -431,6 +439,8 @@ enum fs_node_kind {
 	FS_JOB_ENDPOINT,	/* a placed instance's address */
 	FS_JOB_MINDIE,		/* a placed instance's MindIE config.json fragment */
 	FS_JOB_GLOBAL_RANKTABLE, /* a disaggregated service's global rank table */
+	FS_JOB_ROLES_DIR,	/* a disaggregated service's roles ascendfs runs */
+	FS_JOB_ROLE_ENV,	/* roles/<role>.env: item is the role's name */
 };
 
 /* A parsed path; names are copied in. */

@@ -830,6 +830,21 @@ static void collect(struct fs_ctx *ctx, struct pokes *p, uint64_t *cluster_seen)
 			if (j->slice_count && announce)
 				poke_add(p, ctx->mount_path, "/jobs/%s/endpoint", j->name);
 		}
+		/* a disaggregated service's controller and coordinator ascendfs runs: what
+		 * their servers' agents run, and with what (sched_service_roles.c); the
+		 * listing also when they end with the service */
+		for (int k = 0; sched_job_is_service(j) && j->spec->prefill &&
+				(j->spec->controller_command || j->spec->coordinator_command) &&
+				k < SCHED_ROLE_COUNT; k++) {
+			int server = sched_service_role_server(c, j, (enum sched_role)k);
+
+			if (server >= 0)
+				poke_add(p, ctx->mount_path, "/nodes/%s/jobs",
+					 c->servers[server].conf->name);
+			if (sched_service_role_run(j, (enum sched_role)k))
+				poke_add(p, ctx->mount_path, "/jobs/%s/roles/%s.env", j->name,
+					 sched_role_name((enum sched_role)k));
+		}
 	}
 	/* a job appeared, went or changed state: IN_ATTRIB on jobs/ itself (utimensat) */
 	if (jobs_changed)

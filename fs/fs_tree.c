@@ -219,7 +219,7 @@ static const struct {
 	{ "recovery", FS_JOB_RECOVERY }, { "error", FS_JOB_ERROR },
 	{ "ctl", FS_JOB_CTL }, { "endpoints", FS_JOB_ENDPOINTS },
 	{ "endpoint", FS_JOB_ENDPOINT }, { "mindie.json", FS_JOB_MINDIE },
-	{ "global_ranktable.json", FS_JOB_GLOBAL_RANKTABLE },
+	{ "global_ranktable.json", FS_JOB_GLOBAL_RANKTABLE }, { "roles", FS_JOB_ROLES_DIR },
 };
 
 #define LOOKUP(table, name, out)                                                     \
@@ -375,6 +375,13 @@ int fs_path_parse(const char *path, struct fs_path *out)
 		r.kind = FS_JOB_HOST_ENV;
 		goto done;
 	}
+	if (r.kind == FS_JOB_ROLES_DIR) {
+		if (clen[3] < 5 || memcmp(comp[3] + clen[3] - 4, ".env", 4) != 0 ||
+		    copy_name(r.item, comp[3], clen[3] - 4) < 0)
+			return -ENOENT;
+		r.kind = FS_JOB_ROLE_ENV;
+		goto done;
+	}
 	if (r.kind == FS_JOB_RANKS_DIR) {
 		if (clen[3] < 5 || memcmp(comp[3] + clen[3] - 4, ".env", 4) != 0 ||
 		    parse_rank(comp[3], clen[3] - 4, &r.rank) < 0)
@@ -402,6 +409,7 @@ static bool node_is_dir(enum fs_node_kind k)
 	case FS_JOB_DIR:
 	case FS_JOB_HOSTS_DIR:
 	case FS_JOB_RANKS_DIR:
+	case FS_JOB_ROLES_DIR:
 		return true;
 	default:
 		return false;
@@ -425,6 +433,16 @@ static int host_slice(const struct sched_cluster *c, const struct sched_job *j,
 			return 0;
 		}
 	return -ENOENT;
+}
+
+/* Does @j run role @role (NULL: any role) of its disaggregated layout? */
+static bool role_runs(const struct sched_job *j, const char *role)
+{
+	for (int k = 0; k < SCHED_ROLE_COUNT; k++)
+		if (sched_service_role_run(j, (enum sched_role)k) &&
+		    (!role || strcmp(role, sched_role_name((enum sched_role)k)) == 0))
+			return true;
+	return false;
 }
 
 /* Does the node exist now? Also fills the owning job. */
@@ -472,6 +490,10 @@ static int resolve(struct fs_ctx *ctx, const struct fs_path *p, struct sched_job
 		return sched_job_is_service(j) ? 0 : -ENOENT;
 	case FS_JOB_GLOBAL_RANKTABLE:
 		return sched_job_is_service(j) && j->spec->prefill ? 0 : -ENOENT;
+	case FS_JOB_ROLES_DIR:
+		return role_runs(j, NULL) ? 0 : -ENOENT;
+	case FS_JOB_ROLE_ENV:
+		return role_runs(j, p->item) ? 0 : -ENOENT;
 	case FS_JOB_ENDPOINT:
 	case FS_JOB_MINDIE:
 		return sched_job_is_instance(j) && j->slice_count ? 0 : -ENOENT;
@@ -672,6 +694,9 @@ int fs_render(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec, ch
 		return sched_render_host_env(c, j, slice, &rc, ret, ret_len);
 	case FS_JOB_RANK_ENV:
 		return sched_render_rank_env(c, j, p->rank, &rc, ret, ret_len);
+	case FS_JOB_ROLE_ENV:
+		return sched_render_role_env(c, j, (enum sched_role)sched_role_from_name(p->item),
+					     &rc, ret, ret_len);
 	case FS_JOB_EVENTS:
 		return sched_render_events(c, j->name, ret, ret_len);
 	case FS_JOB_HISTORY:
@@ -707,6 +732,8 @@ int fs_render(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec, ch
 				   "# cancel | complete |\n"
 				   "# checkpoint <step> <absolute path> [<generation>] |\n"
 				   "# exit <generation> <server> <status> [<rank>|- [<attempt>]] |\n"
+				   "# exit <generation> <server> <status> controller|coordinator "
+				   "(a service's role) |\n"
 				   "# saved <request> <server> <rank|-> <step> [<path>] |\n"
 				   "# save-failed <request> <server> <rank|-> |\n"
 				   "# paused <request> <server> <rank|-> <step> |\n"
@@ -820,6 +847,14 @@ int fs_list(struct fs_ctx *ctx, const struct fs_path *p, int (*fill)(void *data,
 	case FS_JOB_RANKS_DIR:
 		for (unsigned rk = 0; rk < sched_job_total_npus(j); rk++) {
 			snprintf(name, sizeof(name), "%u.env", rk);
+			FILL(name);
+		}
+		break;
+	case FS_JOB_ROLES_DIR:
+		for (int k = 0; k < SCHED_ROLE_COUNT; k++) {
+			if (!sched_service_role_run(j, (enum sched_role)k))
+				continue;
+			snprintf(name, sizeof(name), "%s.env", sched_role_name((enum sched_role)k));
 			FILL(name);
 		}
 		break;
@@ -1013,6 +1048,23 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 		if (n == 4 && j && gen < j->generation)
 			return 0;
 		r = sched_job_checkpoint(c, p->job, uid, step, w[2], now_usec);
+	} else if (n == 5 && strcmp(w[0], "exit") == 0 && sched_role_from_name(w[4]) >= 0) {
+		uint64_t gen, code;
+
+		/* exit <generation> <server> <status> <role>: a disaggregated service's
+		 * controller or coordinator (sched_service_roles.c) */
+		if (parse_u64(w[1], &gen) < 0 || gen > UINT32_MAX || parse_u64(w[3], &code) < 0 ||
+		    code > 255) {
+			snprintf(why, SCHED_REASON_MAX,
+				 "usage: exit <generation> <server> <status 0-255> "
+				 "controller|coordinator");
+			return -EINVAL;
+		}
+		r = sched_service_role_exit(c, p->job, uid,
+					    (enum sched_role)sched_role_from_name(w[4]),
+					    (unsigned)gen, w[2], (int)code, now_usec, why);
+		if (r == -EINVAL)
+			return r;
 	} else if ((n == 4 || n == 5 || n == 6) && strcmp(w[0], "exit") == 0) {
 		uint64_t gen, code, rank = 0, attempt = 0;
 		bool has_rank = n >= 5 && !(n == 6 && strcmp(w[4], "-") == 0);
@@ -1097,7 +1149,7 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 		snprintf(why, SCHED_REASON_MAX,
 			 "unknown command \"%.100s\"; use cancel, complete, "
 			 "checkpoint <step> <path>, "
-			 "exit <generation> <server> <status> [<rank>|- [<attempt>]], "
+			 "exit <generation> <server> <status> [<rank>|- [<attempt>]|<role>], "
 			 "scale <replicas> (a service), ready|unready <generation> (its "
 			 "instance), or an answer to "
 			 "jobs/<job>/recovery: saved, save-failed, paused or joined",

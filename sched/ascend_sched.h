@@ -483,6 +483,10 @@ struct sched_job {
 	uint64_t backoff_from_usec;	/* when its processes last started again */
 	uint64_t restart_at_usec;	/* a held restart is due then; 0 = none */
 	char *restart_why;		/* owned: the held restart's cause, or NULL */
+	struct sched_role_run *roles;	/* owned: a disaggregated service's controller and
+					 * coordinator runs, SCHED_ROLE_COUNT entries, once
+					 * it serves with a role ascendfs runs; else NULL
+					 * (sched_service_roles.c) */
 	int restart_server;		/* the held restart's server index */
 	long restart_process;		/* and process index (sched_job_restart()) */
 };
@@ -939,6 +943,102 @@ int sched_service_ready(struct sched_cluster *c, const char *name, uid_t uid,
  * or NULL (no instance, or no disaggregated layout). Static string.
  */
 const char *sched_service_role(const struct sched_job *j);
+
+/*
+ * The disaggregated layout's controller and coordinator (MindIE MS's ms_controller and
+ * ms_coordinator: no NPUs, one process each), when the spec gives a role as `{server,
+ * command}` (conf_job_spec.controller_command, coordinator_command); a role given by
+ * its server alone is the site's to start. Rules (sched_service_roles.c):
+ *  - while the service serves, each such role runs: run <service>.<role> on its server,
+ *    in nodes/<server>/jobs as "<service>.<role> <generation> <role> 0 0 0 <uid> <gid>
+ *    <serial> 0 0" (sched_render_server_jobs()), with jobs/<service>/roles/<role>.env
+ *    (sched_render_role_env()); its agent runs the command and reports its end with
+ *    ctl "exit <generation> <server> <status> <role>" (sched_service_role_exit());
+ *  - a role that ends (any status: it serves until its service is cancelled) starts
+ *    again as the next generation, after the restart back-off an instance has
+ *    (SCHED_BACKOFF_*: at once when it ran SCHED_BACKOFF_RESET_USEC, else a wait that
+ *    doubles); events "backoff" and "placed" say so, status.json's "roles" shows it;
+ *  - the role stays on the server its spec names: a fault or a drain of that server
+ *    does not move it (a site that wants it elsewhere submits the service again);
+ *  - the generations are saved with the service's record, so a daemon restart leaves a
+ *    running role's process alone; the back-off is not (a restored role starts over).
+ */
+struct sched_render_ctx;
+
+enum sched_role {
+	SCHED_ROLE_CONTROLLER,
+	SCHED_ROLE_COORDINATOR,
+	SCHED_ROLE_COUNT
+};
+
+/* One role's run, an entry of sched_job.roles. */
+struct sched_role_run {
+	unsigned generation;		/* from 1, +1 per start; 0: this role is not run */
+	uint64_t started_usec;		/* when this generation began (0 restored) */
+	uint64_t backoff_usec;		/* the next quick end's wait; 0 = at once */
+	uint64_t restart_at_usec;	/* an end waits out its back-off until then; 0 none */
+	unsigned restarts;		/* starts after the first, since the daemon started */
+	int last_exit;			/* the status of the last end, -1 = none */
+};
+
+/* sched_role_name() - "controller" or "coordinator"; NULL for another value. */
+const char *sched_role_name(enum sched_role role);
+
+/* sched_role_from_name() - the role named @name, or -1. */
+int sched_role_from_name(const char *name);
+
+/*
+ * sched_service_role_server() - the server index service @svc's @role runs on, or -1
+ * (not a disaggregated service, or its server is not in the inventory).
+ */
+int sched_service_role_server(const struct sched_cluster *c, const struct sched_job *svc,
+			      enum sched_role role);
+
+/*
+ * sched_service_role_run() - @svc's run of @role, or NULL when ascendfs does not run it
+ * (no command, or the service does not serve). Borrowed.
+ */
+const struct sched_role_run *sched_service_role_run(const struct sched_job *svc,
+						    enum sched_role role);
+
+/*
+ * sched_service_role_exit() - the process of @svc's (@name) @role ended with @status on
+ * @server in @generation, as its agent reports (ctl "exit <generation> <server> <status>
+ * <role>"), on behalf of @uid (the owner or 0). The role starts again: now, or after its
+ * back-off (sched_service_roles_due()). A report of an older generation, or of a role
+ * that restarts already, is ignored (0). Returns 0, -ENOENT, -EPERM, -EBUSY (the service
+ * does not serve) or -EINVAL (@role is not run by ascendfs, or @server is not its
+ * server: @reason, SCHED_REASON_MAX, says so).
+ */
+int sched_service_role_exit(struct sched_cluster *c, const char *name, uid_t uid,
+			    enum sched_role role, unsigned generation, const char *server,
+			    int status, uint64_t now_usec, char *reason);
+
+/*
+ * sched_service_roles_due() - start again the roles of @svc whose back-off ended by
+ * @now_usec (sched_tick()). Returns how many started.
+ */
+unsigned sched_service_roles_due(struct sched_cluster *c, struct sched_job *svc,
+				 uint64_t now_usec);
+
+/*
+ * sched_service_roles_restore() - after a restore, @svc's runs as saved: @generations
+ * (SCHED_ROLE_COUNT entries, 0 = none saved). Returns 0 or -ENOMEM.
+ */
+int sched_service_roles_restore(struct sched_job *svc, const unsigned *generations);
+
+/*
+ * sched_render_role_env() - jobs/<service>/roles/<role>.env of serving service @svc:
+ * ASCEND_JOB_ID (<service>.<role>), ASCEND_JOB_GENERATION (the role's), ASCEND_JOB_DIR
+ * (the service's directory), ASCEND_SERVICE, ASCEND_SERVICE_ROLE (the role),
+ * ASCEND_SERVICE_PORT, GLOBAL_RANK_TABLE_FILE_PATH (the table MindIE MS's controller
+ * reads), the role server's HOST_IP, POD_IP and MIES_CONTAINER_IP (MindIE MS's
+ * deployment names the process's own address POD_IP), and ASCEND_SERVER_NAME. *ret new
+ * (free()). 0, -ENOENT (the role is not run) or -ENOMEM.
+ */
+int sched_render_role_env(const struct sched_cluster *c, const struct sched_job *svc,
+			  enum sched_role role, const struct sched_render_ctx *ctx, char **ret,
+			  size_t *ret_len);
 
 /*
  * sched_render_global_ranktable() - jobs/<service>/global_ranktable.json of a
@@ -1946,7 +2046,9 @@ int sched_render_server_info(const struct sched_cluster *c, unsigned server, uin
  * <first_rank> <npu_count> <uid> <gid> <serial> <attempt> <kept_from>" (attempt: the
  * share's in-place restarts, sched_slice.attempt; kept_from: the generation since which
  * a process-level recovery kept its processes running, 0 = none, sched_slice.kept_from),
- * after a "# ..." header line. A
+ * after a "# ..." header line; then the lines of the serving services' controller and
+ * coordinator that run here (enum sched_role's rules: "<service>.<role> <generation>
+ * <role> 0 0 0 <uid> <gid> <serial> 0 0"). A
  * generation waiting for its checkpoint scan (resume_scan_pending) is left out until
  * the scan ends, so no process starts from an older checkpoint than the newest.
  */

@@ -639,6 +639,14 @@ void sched_job_cancel_for(struct sched_cluster *c, struct sched_job *j, const ch
  * &j->preempted_by), cut at @max - 1 bytes.
  */
 void sched_job_set_reason(struct sched_cluster *c, struct sched_job *j, const char *reason);
+
+/*
+ * sched_service_roles_sync() - make @svc's role runs match its state (sched_service.c's
+ * reconcile): a serving service with a role ascendfs runs starts it (generation 1, or
+ * keeps the generation restored); one that no longer serves forgets its runs, which
+ * leaves them out of the listings (the agents stop them). sched_service_roles.c.
+ */
+void sched_service_roles_sync(struct sched_cluster *c, struct sched_job *svc, uint64_t now_usec);
 /*
  * sched_reason_get() - a new reference to @text, one sched_job_set_reason() gave (a job's
  * reason); NULL for "" and for the out-of-memory text (nothing to hold).
@@ -704,6 +712,13 @@ void sched_buf_put(struct sched_buf *b, const char *s, size_t n);
 void sched_buf_printf(struct sched_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int sched_buf_finish(struct sched_buf *b, char **ret, size_t *ret_len);
+
+/*
+ * sched_service_roles_list() - the lines of nodes/<server>/jobs for @svc's roles that
+ * run on server index @server (the format: ascend_sched.h, above enum sched_role).
+ */
+void sched_service_roles_list(const struct sched_cluster *c, const struct sched_job *svc,
+			      unsigned server, struct sched_buf *b);
 
 /*
  * JSON written into a sched_buf as jansson's json_dumps() writes it with

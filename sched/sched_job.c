@@ -328,6 +328,7 @@ void sched_job_free(struct sched_job *j)
 	free(j->checkpoint_path);
 	free(j->resume_path);
 	free(j->restart_why);
+	free(j->roles);
 	free(j->exited_ok);
 	free(j->exited_bad);
 	free(j->usage);

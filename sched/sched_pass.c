@@ -668,6 +668,8 @@ unsigned sched_tick(struct sched_cluster *c, uint64_t now_usec)
 		}
 		if (j->restart_at_usec)
 			changed += sched_service_restart_due(c, j, now_usec);
+		if (j->roles)
+			changed += sched_service_roles_due(c, j, now_usec);
 		if (j->state == SCHED_JOB_STOPPING && now_usec >= j->stop_deadline_usec) {
 			changed++;
 			if (sched_job_finish_stop(c, j, false, now_usec))

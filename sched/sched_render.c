@@ -353,6 +353,37 @@ int sched_render_host_env(const struct sched_cluster *c, const struct sched_job 
 	return r;
 }
 
+int sched_render_role_env(const struct sched_cluster *c, const struct sched_job *svc,
+			  enum sched_role role, const struct sched_render_ctx *ctx, char **ret,
+			  size_t *ret_len)
+{
+	const struct sched_role_run *run = sched_service_role_run(svc, role);
+	const char *mount = ctx && ctx->mount_path ? ctx->mount_path : "";
+	const char *name = sched_role_name(role);
+	int server = sched_service_role_server(c, svc, role);
+	const struct conf_server *cs;
+	struct sched_buf b = { 0 };
+
+	if (!run || server < 0)
+		return -ENOENT;
+	cs = c->servers[server].conf;
+	sched_buf_printf(&b, "# service %s, %s generation %u: server %s\n", svc->name, name,
+			 run->generation, cs->name);
+	buf_exportf(&b, "ASCEND_JOB_ID", "%s.%s", svc->name, name);
+	buf_exportf(&b, "ASCEND_JOB_GENERATION", "%u", run->generation);
+	buf_exportf(&b, "ASCEND_JOB_DIR", "%s/jobs/%s", mount, svc->name);
+	buf_export(&b, "ASCEND_SERVICE", svc->name);
+	buf_export(&b, "ASCEND_SERVICE_ROLE", name);
+	buf_exportf(&b, "ASCEND_SERVICE_PORT", "%u", svc->spec->port);
+	buf_exportf(&b, "GLOBAL_RANK_TABLE_FILE_PATH", "%s/jobs/%s/global_ranktable.json", mount,
+		    svc->name);
+	buf_export(&b, "HOST_IP", cs->host_ip);
+	buf_export(&b, "POD_IP", cs->host_ip);
+	buf_export(&b, "MIES_CONTAINER_IP", cs->host_ip);
+	buf_export(&b, "ASCEND_SERVER_NAME", cs->name);
+	return sched_buf_finish(&b, ret, ret_len);
+}
+
 int sched_render_rank_env(const struct sched_cluster *c, const struct sched_job *j, unsigned rank,
 			  const struct sched_render_ctx *ctx, char **ret, size_t *ret_len)
 {
@@ -425,6 +456,40 @@ static void set_time(json_t *o, const char *key, uint64_t usec)
 	}
 	sched_iso_time(usec, t, sizeof(t));
 	jset(o, key, jstr(t));
+}
+
+/* A disaggregated service's controller and coordinator: where, and whether ascendfs
+ * runs them (sched_service_roles.c) */
+static json_t *roles_json(const struct sched_cluster *c, const struct sched_job *svc)
+{
+	json_t *o = json_object();
+
+	for (int k = 0; k < SCHED_ROLE_COUNT; k++) {
+		const struct sched_role_run *run = sched_service_role_run(svc, (enum sched_role)k);
+		json_t *r = json_object();
+		const char *server = k == SCHED_ROLE_CONTROLLER ? svc->spec->controller :
+								  svc->spec->coordinator;
+
+		jset(r, "server", jstr(server));
+		jset(r, "run_by_ascendfs", json_boolean(run != NULL));
+		if (run) {
+			char name[2 * CONF_NAME_MAX];
+
+			snprintf(name, sizeof(name), "%s.%s", svc->name,
+				 sched_role_name((enum sched_role)k));
+			jset(r, "run", jstr(name));
+			jset(r, "generation", json_integer(run->generation));
+			jset(r, "state", jstr(run->restart_at_usec ? "back-off" : "running"));
+			set_time(r, "started", run->started_usec);
+			set_time(r, "restart_at", run->restart_at_usec);
+			jset(r, "restarts", json_integer(run->restarts));
+			jset(r, "last_exit_status",
+			     run->last_exit >= 0 ? json_integer(run->last_exit) : json_null());
+		}
+		jset(o, sched_role_name((enum sched_role)k), r);
+	}
+	(void)c;
+	return o;
 }
 
 /* "ranktable_status" and what it waits for (null when completed or not placed). */
@@ -507,6 +572,8 @@ int sched_render_job_status_json(const struct sched_cluster *c, const struct sch
 		jset(b, "disruptions_allowed",
 		     json_integer(sched_service_disruptions_allowed(mc, j)));
 		jset(o, "disruption_budget", b);
+		if (j->spec->prefill)
+			jset(o, "roles", roles_json(c, j));
 	}
 	jset(o, "resume_scan_pending", json_boolean(j->resume_scan_pending));
 	jset(o, "npus_allocated", json_integer(sched_job_total_npus(j)));
@@ -1024,6 +1091,9 @@ int sched_render_server_jobs(const struct sched_cluster *c, unsigned server, cha
 		const struct sched_job *j = c->jobs[i];
 
 		bool recovering = j->state == SCHED_JOB_RECOVERING && j->ladder.active;
+
+		if (j->roles)
+			sched_service_roles_list(c, j, server, &b);
 
 		/* a generation that waits for its checkpoint scan is not to be run yet; one
 		 * whose ladder waits for its processes runs on where its servers did not fail */

@@ -214,6 +214,7 @@ static unsigned reconcile(struct sched_cluster *c, struct sched_job *svc, uint64
 			changed++;
 		}
 	}
+	sched_service_roles_sync(c, svc, now_usec);
 	if (svc->state == SCHED_JOB_SERVING) {
 		serving_reason(c, svc, failed, why, now_usec);
 		/* what could not be made (no record free, a name taken) is tried again */

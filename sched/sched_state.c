@@ -373,6 +373,14 @@ int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, cha
 			put_str(&d, "restart_server", c->servers[j->restart_server].conf->name);
 		put_u64(&d, "restart_process", (uint64_t)j->restart_process);
 	}
+	/* a disaggregated service's role runs (sched_service_roles.c): their generations,
+	 * so that a restart leaves a running role alone */
+	for (int k = 0; j->roles && k < SCHED_ROLE_COUNT; k++) {
+		char key[48];
+
+		snprintf(key, sizeof(key), "%s_generation", sched_role_name((enum sched_role)k));
+		put_u64_opt(&d, key, j->roles[k].generation);
+	}
 	/* the rest only when not at the default (opt_*() in the loader) */
 	if (j->requeue_cause != SCHED_REQUEUE_NONE)
 		put_str(&d, "requeue_cause", requeue_names[j->requeue_cause]);
@@ -966,6 +974,7 @@ static int load_job_fields(struct sched_cluster *c, struct sched_job_decoded *d,
 	const json_t *o = d->o;
 	char state[32], stop_to[32], requeue[32], why[SCHED_REASON_MAX];
 	char preemptor[CONF_NAME_MAX + 1], held_server[CONF_NAME_MAX + 1];
+	unsigned role_generations[SCHED_ROLE_COUNT] = { 0 };
 	uint64_t held_process;
 	const json_t *exits = json_object_get(o, "exited_ok");
 	uint64_t uid, gid, first_start;
@@ -1017,6 +1026,8 @@ static int load_job_fields(struct sched_cluster *c, struct sched_job_decoded *d,
 	    !opt_u64(o, "restart_at_usec", &j->restart_at_usec) ||
 	    !opt_str(o, "restart_server", "", held_server, sizeof(held_server)) ||
 	    !opt_u64(o, "restart_process", &held_process) || held_process > INT32_MAX ||
+	    !opt_uint(o, "controller_generation", &role_generations[SCHED_ROLE_CONTROLLER]) ||
+	    !opt_uint(o, "coordinator_generation", &role_generations[SCHED_ROLE_COORDINATOR]) ||
 	    (j->service[0] && !conf_job_name_is_valid(j->service)))
 		goto malformed;
 	/* absent: the same as the start (and so in the records older than the history) */
@@ -1048,6 +1059,8 @@ static int load_job_fields(struct sched_cluster *c, struct sched_job_decoded *d,
 		r = get_dup(o, "resume_path", &j->resume_path);
 	if (r == 0 && j->restart_at_usec)
 		r = get_dup(o, "restart_why", &j->restart_why);
+	if (r == 0 && s == SCHED_JOB_SERVING)
+		r = sched_service_roles_restore(j, role_generations);
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0 || d->spec_malformed)

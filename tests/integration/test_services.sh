@@ -13,8 +13,9 @@
 # replicas behind examples/gateway.py serve a client without one failed request while an
 # instance stops answering and another moves off a failed NPU; a drain moves 2 replicas
 # one at a time while the gateway serves; a low-priority service shares the training
-# queue and is preempted only as its spec allows; a disaggregated service's global rank
-# table follows its moved prefill instance.
+# queue and is preempted only as its spec allows; a disaggregated service's controller
+# runs on its server and starts again when it dies, and its global rank table follows its
+# moved prefill instance.
 # Usage: test_services.sh ASCENDFS ASCEND_AGENT CHECK_RANKTABLE SERVE_DEMO SRCDIR
 set -u
 ASCENDFS=$(realpath "$1")
@@ -449,10 +450,36 @@ check "cancel it" sh -c "echo cancel > '$M/jobs/avail/ctl'"
 # MindIE Motor (prefill-decode disaggregation): one prefill and one decode instance, the
 # controller and coordinator on infer-01; inotifywait stands in for the controller.
 wait_until 10 bash -c "[ \"\$(cat '$M/jobs/avail.1/status')\" = cancelled ]"
-printf 'kind: service\nnpus: 8\nport: %s\nserver_type: atlas800i-a2\ncommand: "exec %s"\ndisaggregated: {prefill: 1, decode: 1, controller: infer-01, coordinator: infer-01}\n' \
-	"$((PORT + 3))" "$SERVE" >"$W/pd.yaml"
+# ascendfs runs the controller (a stand-in: it writes what MindIE MS's controller reads,
+# then waits); the coordinator is the site's (a server name alone).
+ROLE_CMD="echo \$ASCEND_JOB_ID \$ASCEND_JOB_GENERATION \$ASCEND_SERVER_NAME \$POD_IP \$GLOBAL_RANK_TABLE_FILE_PATH \$\$ > $W/controller.\$ASCEND_JOB_GENERATION; exec sleep 600"
+printf 'kind: service\nnpus: 8\nport: %s\nserver_type: atlas800i-a2\ncommand: "exec %s"\ndisaggregated:\n  prefill: 1\n  decode: 1\n  controller: {server: infer-02, command: "%s"}\n  coordinator: infer-01\n' \
+	"$((PORT + 3))" "$SERVE" "$ROLE_CMD" >"$W/pd.yaml"
 check "a disaggregated service" cp "$W/pd.yaml" "$M/jobs/"
 G=$M/jobs/pd/global_ranktable.json
+if wait_until 10 test -s "$W/controller.1"; then ok "its controller runs, started by infer-02's agent"; else
+	not_ok "its controller runs" "$(cat "$M/nodes/infer-02/jobs"; tail -n 5 "$W/agent-infer-02.log")"; fi
+read -r c_id c_gen c_server c_ip c_table c_pid <"$W/controller.1"
+check_eq "with its env: run, generation, server, POD_IP, the global rank table" \
+	"pd.controller 1 infer-02 127.0.4.2 $G" "$c_id $c_gen $c_server $c_ip $c_table"
+check_contains "infer-02's listing has it, no NPUs" "pd.controller 1 controller 0 0 0 " \
+	"$(cat "$M/nodes/infer-02/jobs")"
+check_fails "the coordinator (a server name alone) is the site's to run" \
+	grep -q coordinator "$M/nodes/infer-01/jobs"
+check_eq "status.json: the controller runs, the coordinator is not run by ascendfs" \
+	"running 1 False" \
+	"$(json "$M/jobs/pd/status.json" '"%s %s %s" % (d["roles"]["controller"]["state"], d["roles"]["controller"]["generation"], d["roles"]["coordinator"]["run_by_ascendfs"])')"
+t0=$(date +%s%N)
+check "the controller's process dies" kill -KILL "$c_pid"
+if wait_until 10 test -s "$W/controller.2"; then
+	ok "it runs again as generation 2 ($((($(date +%s%N) - t0) / 1000000)) ms after the kill)"; else
+	not_ok "it runs again as generation 2" "$(cat "$M/jobs/pd/events"; tail -n 5 "$W/agent-infer-02.log")"; fi
+check_contains "an event says how it ended and that it started again" \
+	"controller pd.controller generation 2 on infer-02: generation 1 ended with status 137" \
+	"$(cat "$M/jobs/pd/events")"
+check_eq "status.json counts the restart and the status" "2 1 137" \
+	"$(json "$M/jobs/pd/status.json" '"%s %s %s" % (d["roles"]["controller"]["generation"], d["roles"]["controller"]["restarts"], d["roles"]["controller"]["last_exit_status"])')"
+check_fails "the first process is gone" kill -0 "$c_pid"
 # the table in one line: status, then group:role:servers; FILE, or stdin
 table_line() { python3 -c 'import json, sys
 t = json.load(open(sys.argv[1]) if len(sys.argv) > 1 else sys.stdin)
@@ -484,7 +511,10 @@ check_contains "inotify woke its watcher (IN_MODIFY)" MODIFY "$(cat "$W/pd.inoti
 check_eq "the earlier open still reads the table as it was then" "$before" "$(table_line <&9)"
 exec 9<&-
 : >"$W/faults-$pv"
+read -r _ _ _ _ _ c_pid <"$W/controller.2"
 check "cancel it" sh -c "echo cancel > '$M/jobs/pd/ctl'"
+if wait_until 10 bash -c "! kill -0 $c_pid"; then ok "the cancel stopped its controller"; else
+	not_ok "the cancel stopped its controller" "$(cat "$M/nodes/infer-02/jobs")"; fi
 agents_cleanup
 
 it_stop

@@ -95,6 +95,22 @@ static void test_jobs_listing_lines(void **state)
 	assert_int_equal(s[0].kept_from, 0);
 	assert_int_equal(s[2].generation, 4294967295u);
 	assert_int_equal(s[2].npu_count, 16);
+	assert_string_equal(s[0].home, "llama70b");
+	assert_string_equal(s[0].role, "");
+
+	/* a disaggregated service's controller and coordinator: no NPUs, the service's
+	 * files */
+	n = jobs_ok("pd.v1.controller 3 controller 0 0 0 1000 100 42 0 0\n"
+		    "pd.v1.coordinator 1 coordinator 0 0 0 1000 100 42\n", s, 4);
+	assert_int_equal(n, 2);
+	assert_string_equal(s[0].job, "pd.v1.controller");
+	assert_string_equal(s[0].home, "pd.v1");
+	assert_string_equal(s[0].role, "controller");
+	assert_int_equal(s[0].generation, 3);
+	assert_int_equal(s[0].launch, CONF_LAUNCH_MSRUN);
+	assert_int_equal(s[0].npu_count, 0);
+	assert_string_equal(s[1].home, "pd.v1");
+	assert_string_equal(s[1].role, "coordinator");
 }
 
 static void test_jobs_listing_refused(void **state)
@@ -107,7 +123,16 @@ static void test_jobs_listing_refused(void **state)
 	assert_non_null(strstr(jobs_fail("../x 1 msrun 0 0 8 0 0\n", 4, -EINVAL),
 			       "is not a job name"));
 	assert_non_null(strstr(jobs_fail("# h\nllama 1 mpirun 0 0 8 0 0\n", 4, -EINVAL),
-			       "nodes/n1/jobs:2: launch \"mpirun\" is neither msrun nor per-rank"));
+			       "nodes/n1/jobs:2: launch \"mpirun\" is neither msrun, per-rank, "
+			       "controller nor coordinator"));
+	/* a service's role: named <service>.<role>, no NPUs; a job's share has NPUs */
+	assert_non_null(strstr(jobs_fail("pd 1 controller 0 0 0 0 0\n", 4, -EINVAL),
+			       "\"pd\": a controller's run is named <service>.controller"));
+	assert_non_null(strstr(jobs_fail("pd.coordinator 1 controller 0 0 0 0 0\n", 4,
+					 -EINVAL), "is named <service>.controller"));
+	jobs_fail(".controller 1 controller 0 0 0 0 0\n", 4, -EINVAL);
+	assert_non_null(strstr(jobs_fail("pd.controller 1 controller 0 0 8 0 0\n", 4, -EINVAL),
+			       "0 for a service's role"));
 	jobs_fail("llama 0 msrun 0 0 8 0 0\n", 4, -EINVAL);
 	jobs_fail("llama 1 msrun 0 0 0 0 0\n", 4, -EINVAL);
 	jobs_fail("llama 1 msrun 0 0 17 0 0\n", 4, -EINVAL);

@@ -105,6 +105,20 @@ static void assert_spec_equal(const struct conf_job_spec *a, const struct conf_j
 	assert_int_equal(a->kind, b->kind);
 	assert_int_equal(a->replicas, b->replicas);
 	assert_int_equal(a->port, b->port);
+	assert_int_equal(a->prefill, b->prefill);
+	assert_int_equal(a->decode, b->decode);
+	{
+		const char *const sa[4] = { a->controller, a->coordinator, a->controller_command,
+					    a->coordinator_command };
+		const char *const sb[4] = { b->controller, b->coordinator, b->controller_command,
+					    b->coordinator_command };
+
+		for (int i = 0; i < 4; i++) {
+			assert_int_equal(sa[i] == NULL, sb[i] == NULL);
+			if (sa[i])
+				assert_string_equal(sa[i], sb[i]);
+		}
+	}
 }
 
 /* render -> parse -> equal spec, and rendering the re-parsed spec gives the same text. */
@@ -166,6 +180,9 @@ static void test_job_spec_example_llama70b_pd(void **state)
 	assert_int_equal(s->replicas, 2);
 	assert_string_equal(s->controller, "infer-01");
 	assert_string_equal(s->coordinator, "infer-01");
+	/* ascendfs runs both roles there */
+	assert_non_null(strstr(s->controller_command, "exec ./ms_controller\n"));
+	assert_non_null(strstr(s->coordinator_command, "exec ./ms_coordinator \"$POD_IP\""));
 	assert_round_trip(s);
 	conf_job_spec_free(s);
 	free(text);
@@ -332,6 +349,55 @@ static void test_job_spec_service(void **state)
 	assert_string_equal(copy->controller, "infer-01");
 	conf_job_spec_free(copy);
 	conf_job_spec_free(s);
+	/* a role ascendfs runs: {server, command}; the short form runs nothing */
+	s = parse_ok("npus: 8\nkind: service\ndisaggregated: {prefill: 1, decode: 1, "
+		     "controller: infer-01, coordinator: infer-02}\n", "pd.yaml", "pd");
+	assert_null(s->controller_command);
+	assert_null(s->coordinator_command);
+	conf_job_spec_free(s);
+	s = parse_ok("npus: 8\nkind: service\ndisaggregated:\n  prefill: 1\n  decode: 1\n"
+		     "  controller: {server: infer-01, command: ms_controller}\n"
+		     "  coordinator:\n    server: infer-02\n    command: |\n"
+		     "      cd /opt/ms\n      exec ./ms_coordinator\n", "pd.yaml", "pd");
+	assert_string_equal(s->controller, "infer-01");
+	assert_string_equal(s->controller_command, "ms_controller");
+	assert_string_equal(s->coordinator, "infer-02");
+	assert_string_equal(s->coordinator_command, "cd /opt/ms\nexec ./ms_coordinator\n");
+	assert_round_trip(s);
+	copy = conf_job_spec_dup(s, "pd.0");
+	assert_non_null(copy);
+	assert_string_equal(copy->coordinator_command, s->coordinator_command);
+	conf_job_spec_free(copy);
+	conf_job_spec_free(s);
+	msg = parse_failz("npus: 8\nkind: service\ndisaggregated: {prefill: 1, decode: 1, "
+			  "controller: {command: x}, coordinator: b}\n", "pd.yaml", "pd", -EINVAL);
+	assert_non_null(strstr(msg, "pd.yaml:3:52: disaggregated.controller.server is missing"));
+	msg = parse_failz("npus: 8\nkind: service\ndisaggregated: {prefill: 1, decode: 1, "
+			  "controller: {server: a, cmd: x}, coordinator: b}\n", "pd.yaml", "pd",
+			  -EINVAL);
+	assert_non_null(strstr(msg, "unknown key \"cmd\""));
+	msg = parse_failz("npus: 8\nkind: service\ndisaggregated: {prefill: 1, decode: 1, "
+			  "controller: {server: a, command: [x]}, coordinator: b}\n", "pd.yaml",
+			  "pd", -EINVAL);
+	assert_non_null(strstr(msg, "disaggregated.controller.command"));
+	/* the role runs as <name>.coordinator: the name leaves room for it */
+	{
+		char sname[CONF_NAME_MAX + 1], spec[512];
+
+		memset(sname, 'p', CONF_SERVICE_ROLE_NAME_MAX + 1);
+		sname[CONF_SERVICE_ROLE_NAME_MAX + 1] = '\0';
+		snprintf(spec, sizeof(spec), "name: %s\nnpus: 8\nkind: service\ndisaggregated: "
+			 "{prefill: 1, decode: 1, controller: a, coordinator: {server: b, "
+			 "command: x}}\n", sname);
+		msg = parse_failz(spec, "pd.yaml", sname, -EINVAL);
+		assert_non_null(strstr(msg, "pd.yaml:1:7: name: a disaggregated service whose "
+					    "controller or coordinator ascendfs runs has at most 51"));
+		sname[CONF_SERVICE_ROLE_NAME_MAX] = '\0';
+		snprintf(spec, sizeof(spec), "name: %s\nnpus: 8\nkind: service\ndisaggregated: "
+			 "{prefill: 1, decode: 1, controller: a, coordinator: {server: b, "
+			 "command: x}}\n", sname);
+		conf_job_spec_free(parse_ok(spec, "pd.yaml", sname));
+	}
 	msg = parse_failz("npus: 8\nkind: service\nreplicas: 2\ndisaggregated: {prefill: 2, "
 			  "decode: 1, controller: a, coordinator: b}\n", "pd.yaml", "pd", -EINVAL);
 	assert_non_null(strstr(msg, "pd.yaml:3:11: replicas: 2, but disaggregated asks for 2 "

@@ -892,6 +892,142 @@ static void test_disaggregated_global_ranktable(void **state)
 	sched_cluster_free(c);
 }
 
+/* Does server @server's listing (nodes/<server>/jobs) hold @line? */
+static bool listing_has(struct sched_cluster *c, unsigned server, const char *line)
+{
+	char *text;
+	size_t len;
+	bool has;
+
+	assert_int_equal(sched_render_server_jobs(c, server, &text, &len), 0);
+	has = strstr(text, line) != NULL;
+	free(text);
+	return has;
+}
+
+/* The controller's listing line in generation @gen: "pd.controller <gen> controller ..." */
+static void role_line(const struct sched_job *svc, const char *role, unsigned gen, char *buf,
+		      size_t len)
+{
+	snprintf(buf, len, "%s.%s %u %s 0 0 0 %u %u %llu 0 0\n", svc->name, role, gen, role,
+		 (unsigned)FX_UID, (unsigned)FX_GID, (unsigned long long)svc->serial);
+}
+
+/*
+ * The controller and coordinator ascendfs runs (disaggregated.<role>.command): each is
+ * listed for its server's agent, no NPUs, with an env file of its own; an end starts it
+ * again as the next generation, at once after a long run, after the restart back-off
+ * after a quick one; a stale or misdirected report changes nothing; the generations are
+ * saved; a cancel takes the lines away.
+ */
+static void test_disaggregated_roles_run_and_restart(void **state)
+{
+	struct fx_opts o = { .servers = 4 };
+	struct sched_cluster *c = fx_cluster(&o), *c2 = fx_cluster(&o);
+	struct sched_render_ctx rc = { .mount_path = "/ascend" };
+	struct conf_job_spec *spec = disaggregated_spec("pd", 1, 1, "node-2");
+	char reason[SCHED_REASON_MAX] = "", line[256];
+	const struct sched_role_run *run;
+	struct sched_job *svc;
+	uint64_t t;
+	char *text;
+	size_t len;
+
+	(void)state;
+	spec->controller_command = strdup("exec ms_controller");
+	svc = fx_submit_spec(c, spec, FX_UID);
+	assert_int_equal(svc->state, SCHED_JOB_SERVING);
+	/* the controller runs on node-2; the coordinator (no command) is the site's */
+	role_line(svc, "controller", 1, line, sizeof(line));
+	assert_true(listing_has(c, 2, line));
+	assert_false(listing_has(c, 1, "pd.coordinator"));
+	assert_false(listing_has(c, 0, "pd.controller"));
+	assert_null(sched_service_role_run(svc, SCHED_ROLE_COORDINATOR));
+	assert_int_equal(sched_render_role_env(c, svc, SCHED_ROLE_COORDINATOR, &rc, &text, &len),
+			 -ENOENT);
+	assert_int_equal(sched_render_role_env(c, svc, SCHED_ROLE_CONTROLLER, &rc, &text, &len), 0);
+	assert_int_equal(len, strlen(text));
+	assert_non_null(strstr(text, "export ASCEND_JOB_ID='pd.controller'\n"));
+	assert_non_null(strstr(text, "export ASCEND_JOB_GENERATION='1'\n"));
+	assert_non_null(strstr(text, "export ASCEND_SERVICE_ROLE='controller'\n"));
+	assert_non_null(strstr(text, "export GLOBAL_RANK_TABLE_FILE_PATH='/ascend/jobs/pd/"
+				     "global_ranktable.json'\n"));
+	assert_non_null(strstr(text, "export POD_IP='10.1.0.3'\n"));
+	free(text);
+
+	/* a report that is not the controller's changes nothing */
+	t = fx_now();
+	assert_int_equal(sched_service_role_exit(c, "pd", FX_UID, SCHED_ROLE_CONTROLLER, 1,
+						 "node-0", 1, t, reason), -EINVAL);
+	assert_non_null(strstr(reason, "service pd's controller runs on node-2, not on node-0"));
+	assert_int_equal(sched_service_role_exit(c, "pd", FX_UID, SCHED_ROLE_COORDINATOR, 1,
+						 "node-1", 1, t, reason), -EINVAL);
+	assert_non_null(strstr(reason, "disaggregated.coordinator.command"));
+	assert_int_equal(sched_service_role_exit(c, "pd", FX_UID + 1, SCHED_ROLE_CONTROLLER, 1,
+						 "node-2", 1, t, reason), -EPERM);
+	assert_int_equal(sched_service_role_exit(c, "pd.0", FX_UID, SCHED_ROLE_CONTROLLER, 1,
+						 "node-2", 1, t, reason), -EINVAL);
+	assert_int_equal(sched_service_role_run(svc, SCHED_ROLE_CONTROLLER)->generation, 1);
+
+	/* after a long run (the back-off's reset time), it starts again at once */
+	t += SCHED_BACKOFF_RESET_USEC;
+	assert_int_equal(sched_service_role_exit(c, "pd", FX_UID, SCHED_ROLE_CONTROLLER, 1,
+						 "node-2", 1, t, reason), 0);
+	run = sched_service_role_run(svc, SCHED_ROLE_CONTROLLER);
+	assert_int_equal(run->generation, 2);
+	assert_int_equal(run->last_exit, 1);
+	role_line(svc, "controller", 2, line, sizeof(line));
+	assert_true(listing_has(c, 2, line));
+	/* the old generation's report again: nothing */
+	assert_int_equal(sched_service_role_exit(c, "pd", FX_UID, SCHED_ROLE_CONTROLLER, 1,
+						 "node-2", 1, t + 1, reason), 0);
+	assert_int_equal(run->generation, 2);
+
+	/* a quick end waits 1 s, the next one 2 s; the listing keeps the ended generation
+	 * meanwhile (its agent does not start it again by itself) */
+	t += 500000;
+	assert_int_equal(sched_service_role_exit(c, "pd", FX_UID, SCHED_ROLE_CONTROLLER, 2,
+						 "node-2", 0, t, reason), 0);
+	assert_int_equal(run->generation, 2);
+	assert_true(run->restart_at_usec == t + SCHED_BACKOFF_INITIAL_USEC);
+	assert_int_equal(count_events(c, "back-off: controller pd.controller generation 2 "
+					 "ended with status 0 0.5 s after it started; started again "
+					 "in 1 s"), 1);
+	assert_int_equal(sched_service_roles_due(c, svc, t + SCHED_BACKOFF_INITIAL_USEC - 1), 0);
+	assert_int_equal(sched_service_roles_due(c, svc, t + SCHED_BACKOFF_INITIAL_USEC), 1);
+	assert_int_equal(run->generation, 3);
+	assert_int_equal(run->restarts, 2);
+	t += SCHED_BACKOFF_INITIAL_USEC + 100000;
+	assert_int_equal(sched_service_role_exit(c, "pd", FX_UID, SCHED_ROLE_CONTROLLER, 3,
+						 "node-2", 2, t, reason), 0);
+	assert_true(run->restart_at_usec == t + 2 * SCHED_BACKOFF_INITIAL_USEC);
+	assert_int_equal(sched_render_job_status_json(c, svc, &text, &len), 0);
+	assert_non_null(strstr(text, "\"state\": \"back-off\""));
+	assert_non_null(strstr(text, "\"run\": \"pd.controller\""));
+	free(text);
+	assert_int_equal(sched_service_roles_due(c, svc, t + 2 * SCHED_BACKOFF_INITIAL_USEC), 1);
+	assert_int_equal(run->generation, 4);
+
+	/* saved: a restart keeps the generation, so the agent leaves the process alone */
+	save_and_restore(c, c2);
+	sched_tick(c2, fx_now());
+	run = sched_service_role_run(sched_cluster_find_job(c2, "pd"), SCHED_ROLE_CONTROLLER);
+	assert_non_null(run);
+	assert_int_equal(run->generation, 4);
+	role_line(sched_cluster_find_job(c2, "pd"), "controller", 4, line, sizeof(line));
+	assert_true(listing_has(c2, 2, line));
+
+	/* cancelled: the listing no longer has it, its env file is gone */
+	assert_int_equal(sched_job_cancel(c, "pd", FX_UID, fx_now()), 0);
+	assert_false(listing_has(c, 2, "pd.controller"));
+	assert_int_equal(sched_render_role_env(c, svc, SCHED_ROLE_CONTROLLER, &rc, &text, &len),
+			 -ENOENT);
+	fx_check(c);
+	fx_check(c2);
+	sched_cluster_free(c);
+	sched_cluster_free(c2);
+}
+
 /* A disaggregated spec naming a server the cluster lacks is refused, saying which. */
 static void test_disaggregated_needs_known_servers(void **state)
 {
@@ -957,6 +1093,7 @@ int main(void)
 		cmocka_unit_test(test_job_behind_a_service_is_told_so),
 		cmocka_unit_test(test_disaggregated_global_ranktable),
 		cmocka_unit_test(test_disaggregated_needs_known_servers),
+		cmocka_unit_test(test_disaggregated_roles_run_and_restart),
 		cmocka_unit_test(test_disaggregated_saved_and_restored),
 	};
 
