@@ -416,8 +416,9 @@ struct conf_job_spec {
 	size_t recovery_count;	/* entries of recovery, >= 1 when parsed; 0 (a spec a
 				 * program built field by field) means [job] */
 	enum conf_job_kind kind; /* default training */
-	unsigned replicas;	/* service: instances, 1-CONF_SERVICE_REPLICAS_MAX (default
-				 * 1); 0 for a training job */
+	unsigned replicas;	/* service: instances, 0-CONF_SERVICE_REPLICAS_MAX (default
+				 * 1; 0 serves none until scaled up); 0 for a training
+				 * job */
 	unsigned port;		/* service: the port its instances serve on (endpoint),
 				 * default CONF_SERVICE_PORT_DEFAULT; 0 for a training job */
 	bool preemptible;	/* may a higher-priority job's preemption stop its

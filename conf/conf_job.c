@@ -498,7 +498,8 @@ static int read_kind(const struct conf_ctx *ctx, const struct conf_node *root,
 	s->replicas = 1;
 	n = conf_map_get(root, "replicas");
 	if (n) {
-		r = conf_read_uint(ctx, n, "replicas", 1, CONF_SERVICE_REPLICAS_MAX, "", &v);
+		/* 0: it serves with no instance until scaled up (Kubernetes' replicas: 0) */
+		r = conf_read_uint(ctx, n, "replicas", 0, CONF_SERVICE_REPLICAS_MAX, "", &v);
 		if (r < 0)
 			return r;
 		s->replicas = (unsigned)v;

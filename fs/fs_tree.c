@@ -1130,7 +1130,7 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 
 		if (n != 2 || parse_u64(w[1], &replicas) < 0 || replicas > UINT32_MAX) {
 			snprintf(why, SCHED_REASON_MAX,
-				 "usage: scale <replicas>, a whole number from 1 to %u (a service's "
+				 "usage: scale <replicas>, a whole number from 0 to %u (a service's "
 				 "instances)", CONF_SERVICE_REPLICAS_MAX);
 			return -EINVAL;
 		}

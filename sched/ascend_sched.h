@@ -916,7 +916,7 @@ struct sched_job *sched_service_instance(struct sched_cluster *c,
 struct sched_job *sched_service_of(struct sched_cluster *c, const char *name);
 
 /*
- * sched_service_scale() - set service @name's replicas to @replicas (1 to
+ * sched_service_scale() - set service @name's replicas to @replicas (0 to
  * CONF_SERVICE_REPLICAS_MAX) on behalf of @uid (its owner or 0): instances below the new
  * count are made as needed, those at or above it cancelled (the highest indexes go
  * first, as a StatefulSet scales down). An event says from and to. Returns 0,

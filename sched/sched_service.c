@@ -294,8 +294,8 @@ int sched_service_scale(struct sched_cluster *c, const char *name, uid_t uid, un
 			     name, svc->spec->prefill, svc->spec->decode);
 		return -EINVAL;
 	}
-	if (replicas < 1 || replicas > CONF_SERVICE_REPLICAS_MAX) {
-		sched_reason(reason, "scale %u: a service has 1 to %u replicas", replicas,
+	if (replicas > CONF_SERVICE_REPLICAS_MAX) {
+		sched_reason(reason, "scale %u: a service has 0 to %u replicas", replicas,
 			     CONF_SERVICE_REPLICAS_MAX);
 		return -EINVAL;
 	}

@@ -320,6 +320,14 @@ static void test_job_spec_service(void **state)
 	assert_int_equal(s->max_unavailable, 1);
 	assert_round_trip(s);
 	conf_job_spec_free(s);
+	/* replicas: 0 serves none until scaled up (Kubernetes' replicas: 0); 65 is too many */
+	s = parse_ok("npus: 8\nkind: service\nreplicas: 0\n", "svc.yaml", "svc");
+	assert_int_equal(s->replicas, 0);
+	assert_int_equal(s->kind, CONF_JOB_SERVICE);
+	assert_round_trip(s);
+	conf_job_spec_free(s);
+	msg = parse_failz("npus: 8\nkind: service\nreplicas: 65\n", "svc.yaml", "svc", -EINVAL);
+	assert_non_null(strstr(msg, "svc.yaml:3:11: replicas"));
 	s = parse_ok("npus: 8\nkind: service\npreemptible: true\nmax_unavailable: 0\n",
 		     "svc.yaml", "svc");
 	assert_true(s->preemptible);

@@ -252,13 +252,49 @@ static void test_service_scales(void **state)
 	/* the tick makes no instance the count does not ask for */
 	assert_int_equal(sched_service_tick(c, fx_now()), 0);
 	assert_int_equal(instance(c, "svc", 1)->state, SCHED_JOB_CANCELLED);
-	assert_int_equal(sched_service_scale(c, "svc", FX_UID, 0, fx_now(), reason), -EINVAL);
-	assert_non_null(strstr(reason, "1 to 64 replicas"));
 	assert_int_equal(sched_service_scale(c, "svc", FX_UID, 65, fx_now(), reason), -EINVAL);
+	assert_non_null(strstr(reason, "0 to 64 replicas"));
 	assert_int_equal(sched_service_scale(c, "train", FX_UID, 2, fx_now(), reason), -EINVAL);
 	assert_non_null(strstr(reason, "not a serving service"));
 	assert_int_equal(sched_service_scale(c, "svc", FX_OTHER_UID, 2, fx_now(), reason), -EPERM);
 	assert_int_equal(sched_service_scale(c, "nope", FX_UID, 2, fx_now(), reason), -ENOENT);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/* scale 0 (Kubernetes' replicas: 0): the service serves on with no instance, its NPUs
+ * free, its endpoints empty; scaled up again, its instances take their names back. */
+static void test_service_scales_to_zero(void **state)
+{
+	struct fx_opts o = { .servers = 2 };
+	struct sched_cluster *c = fx_cluster(&o);
+	char reason[SCHED_REASON_MAX] = "";
+	struct sched_job *svc;
+	char *text;
+	size_t len;
+
+	(void)state;
+	svc = fx_submit_spec(c, service_spec("svc", 8, 2), FX_UID);
+	assert_int_equal(sched_service_scale(c, "svc", FX_UID, 0, fx_now(), reason), 0);
+	fx_report_gone(c, "svc.0", fx_now());
+	fx_report_gone(c, "svc.1", fx_now());
+	assert_int_equal(svc->state, SCHED_JOB_SERVING);
+	assert_non_null(strstr(svc->reason, "serving: 0 replicas of 8 NPUs"));
+	assert_non_null(strstr(svc->spec_text, "replicas: 0"));
+	assert_int_equal(instance(c, "svc", 0)->state, SCHED_JOB_CANCELLED);
+	assert_int_equal(instance(c, "svc", 1)->state, SCHED_JOB_CANCELLED);
+	assert_int_equal(sched_render_service_endpoints(c, svc, &text, &len), 0);
+	assert_int_equal(len, 0);
+	free(text);
+	/* the NPUs are the cluster's: a training job of all 16 runs */
+	fx_run(c, "train", 16);
+	assert_int_equal(sched_service_tick(c, fx_now()), 0);
+	assert_int_equal(sched_job_cancel(c, "train", FX_UID, fx_now()), 0);
+	fx_report_gone(c, "train", fx_now());
+	assert_int_equal(sched_service_scale(c, "svc", FX_UID, 2, fx_now(), reason), 0);
+	sched_schedule(c, fx_now());
+	assert_int_equal(instance(c, "svc", 0)->state, SCHED_JOB_RUNNING);
+	assert_int_equal(instance(c, "svc", 1)->state, SCHED_JOB_RUNNING);
 	fx_check(c);
 	sched_cluster_free(c);
 }
@@ -1080,6 +1116,7 @@ int main(void)
 		cmocka_unit_test(test_instance_restarts_whatever_its_exit),
 		cmocka_unit_test(test_crash_loop_is_backed_off),
 		cmocka_unit_test(test_service_scales),
+		cmocka_unit_test(test_service_scales_to_zero),
 		cmocka_unit_test(test_service_cancel_and_replacement),
 		cmocka_unit_test(test_service_names),
 		cmocka_unit_test(test_service_saved_and_restored),
