@@ -10,6 +10,7 @@ import http.client
 import http.server
 import json
 import os
+import shutil
 import socket
 import struct
 import subprocess
@@ -225,6 +226,7 @@ finally:
     for p in gateways:
         p.terminate()
         p.wait()
+    shutil.rmtree(tmp, ignore_errors=True)
 
 print("%d failed" % failures)
 sys.exit(1 if failures else 0)
