@@ -393,10 +393,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <time.h>
 
 #include "ascend_sched.h"
+
+struct MHD_Daemon;
 
 enum fs_node_kind {
 	FS_ROOT,
@@ -743,6 +746,7 @@ struct fs_ctx {
 	uint64_t durable_version;	/* ... of the newest batch written */
 	uint64_t failed_version;	/* ... of the newest batch whose write failed */
 	bool committer_gone;
+	struct MHD_Daemon *http;	/* the HTTP server (fs_http.c), or NULL */
 	struct fs_inodes inodes;	/* what the kernel holds (fs_inode.c; own lock) */
 	/* the kernel told of the attributes changes made stale (fs_inode_sweep(); under
 	 * lock): up to this cluster version, and whether a thread is telling it now */
@@ -948,6 +952,42 @@ int fs_memory_start(struct fs_ctx *ctx);
 
 /* fs_memory_stop() - stop and join it (sets ctx->stopping); fine if it never started. */
 void fs_memory_stop(struct fs_ctx *ctx);
+
+/*
+ * ---- HTTP (fs_http.c), `ascendfs --http ADDR:PORT`; off unless given ----
+ * What is served, read-only (GET and HEAD; any other method 405):
+ *   /metrics       cluster/metrics, in the Prometheus text exposition format 0.0.4
+ *                  (Content-Type text/plain; version=0.0.4), for a Prometheus scrape
+ *   /v1/<path>     a file of the mount as a read of it gives it (application/json for
+ *                  *.json, text/plain otherwise), or a directory as a JSON array of
+ *                  its names; e.g. /v1/cluster/status, /v1/jobs/<id>/status.json
+ *   /              a line that says the above
+ * Only what every user may read through the mount (mode o+r; else 403): HTTP names no
+ * user, so nothing that needs one is served, and nothing is written. Errors are
+ * {"error": "..."}: 404 no such path (now), 403, 500. Each request holds ctx->lock for
+ * the stat and render a read through the mount would. At most 64 connections; an idle
+ * one is closed after 10 s. Loopback is the address to give unless the network is
+ * trusted: the files name every job, owner and server.
+ *
+ * fs_http_parse_address() - "A.B.C.D:PORT" or "[v6]:PORT" (numeric, port 0-65535) into
+ * *@ret (@ret_len its length). Returns 0 or -EINVAL.
+ *
+ * fs_http_listen() - a listening TCP socket on @address, in *@ret_fd (close-on-exec;
+ * made before the daemon forks, so that a port taken is said on the terminal). On
+ * failure @why (@why_len) says what to do. Returns 0, -EINVAL (@address) or -errno
+ * (-EADDRINUSE: another process has it).
+ *
+ * fs_http_start() - serve ctx's files on listening socket @fd (taken over: closed by
+ * fs_http_stop()) from a thread of libmicrohttpd's; @address is for the log. Call after
+ * any fork (daemonizing). Returns 0 or -ENOMEM.
+ *
+ * fs_http_stop() - stop serving, join the thread, close the socket; fine when never
+ * started.
+ */
+int fs_http_parse_address(const char *text, struct sockaddr_storage *ret, socklen_t *ret_len);
+int fs_http_listen(const char *address, int *ret_fd, char *why, size_t why_len);
+int fs_http_start(struct fs_ctx *ctx, int fd, const char *address);
+void fs_http_stop(struct fs_ctx *ctx);
 
 /*
  * fs_fuse_abort() - abort the FUSE connection of device @major:@minor through fusectl

@@ -2,7 +2,7 @@
 /*
  * ascendfs: mount the cluster as a filesystem.
  *   ascendfs [-f] [-d] [-s] [-c CONFIG.yaml] [--state-dir DIR] [--ignore-state-errors]
- *            [--log-level L] [-o OPT] MNT
+ *            [--log-level L] [--http ADDR:PORT] [-o OPT] MNT
  * Without -c the configuration is ASCENDFS_CONFIG_DEFAULT (config.h:
  * <sysconfdir>/ascendfs/cluster.yaml, /etc/ascendfs/cluster.yaml by default).
  * Exit status: 0 after a clean unmount (SIGTERM, SIGINT or fusermount3 -u), 1 on a
@@ -36,6 +36,7 @@ struct options {
 	char *config;
 	char *state_dir;
 	char *log_level;
+	char *http;		/* --http ADDR:PORT (fs_http.c), or NULL: none */
 	int no_default_permissions;
 	int ignore_state_errors;
 	int help;
@@ -54,6 +55,7 @@ static const struct fuse_opt option_spec[] = {
 	OPT("--config %s", config),
 	OPT("--state-dir %s", state_dir),
 	OPT("--log-level %s", log_level),
+	OPT("--http %s", http),
 	OPT("--no-default-permissions", no_default_permissions),
 	OPT("--ignore-state-errors", ignore_state_errors),
 	OPT("-h", help),
@@ -96,6 +98,11 @@ static void usage(const char *prog)
 	       "    --log-level=LEVEL      error, warning, info (default) or debug; with -f\n"
 	       "                           under systemd (stderr is the journal) lines\n"
 	       "                           carry their syslog priority instead of a time\n"
+	       "    --http=ADDR:PORT       serve /metrics (Prometheus) and the read-only files\n"
+	       "                           (GET /v1/<path>) over HTTP there, e.g.\n"
+	       "                           127.0.0.1:9101 (off by default; the files name\n"
+	       "                           every job and owner: keep it on loopback or a\n"
+	       "                           trusted network)\n"
 	       "    --ignore-state-errors  start without the records of the state store that\n"
 	       "                           cannot be read (without it the daemon refuses to\n"
 	       "                           start); they are moved to the store's table\n"
@@ -229,7 +236,7 @@ int main(int argc, char *argv[])
 	struct fuse_session *se = NULL;
 	char mnt[PATH_MAX], msg[1024];
 	bool config_defaulted = false;
-	int ret = 1, r, cleared;
+	int ret = 1, r, cleared, http_fd = -1;
 
 	/*
 	 * Renders and snapshots of a large cluster run to megabytes and come and go with
@@ -260,6 +267,7 @@ int main(int argc, char *argv[])
 	strip_eq(o.config);
 	strip_eq(o.state_dir);
 	strip_eq(o.log_level);
+	strip_eq(o.http);
 	if (o.help) {
 		usage(argv[0]);
 		fuse_cmdline_help();
@@ -299,6 +307,12 @@ int main(int argc, char *argv[])
 					"%s was read; give -c CONFIG.yaml, or install one there "
 					"(`meson install` puts the example cluster there)\n",
 				o.config);
+		goto out_cl;
+	}
+	/* listening before the fork: a port taken is said here, not in the log */
+	if (o.http && fs_http_listen(o.http, &http_fd, msg, sizeof(msg)) < 0) {
+		fprintf(stderr, "ascendfs: %s\n", msg);
+		conf_cluster_free(conf);
 		goto out_cl;
 	}
 	if (!o.state_dir)
@@ -431,6 +445,14 @@ int main(int argc, char *argv[])
 				"namespace would keep the daemon running after fusermount3 -u",
 		       strerror(-r));
 	}
+	if (http_fd >= 0) {
+		r = fs_http_start(&ctx, http_fd, o.http);
+		if (r < 0) {
+			fs_log(&ctx, 0, "--http %s: cannot start serving: %s", o.http, strerror(-r));
+			goto out_signals;
+		}
+		http_fd = -1; /* the server's now */
+	}
 	if (fs_memory_start(&ctx) < 0)
 		fs_log(&ctx, 1, "cannot start the memory trimmer: freed memory stays with the "
 				"daemon (a higher RSS, nothing else)");
@@ -473,6 +495,7 @@ int main(int argc, char *argv[])
 	}
 	/* the loop returns the signal that ended it: SIGTERM, SIGINT and SIGHUP are clean */
 	ret = r == 0 || r == SIGTERM || r == SIGINT || r == SIGHUP ? 0 : 1;
+	fs_http_stop(&ctx);
 	fs_log(&ctx, 2, "unmounting %s", mnt);
 	/* how well requests shared their passes (tests/bench/bench_held.sh reads it) */
 	pthread_mutex_lock(&ctx.lock);
@@ -512,11 +535,14 @@ out_ctx:
 	free(ctx.mount_path);
 	free(ctx.config_path);
 out_cl:
+	if (http_fd >= 0)
+		close(http_fd);
 	free(cl.mountpoint);
 out_args:
 	free(o.config);
 	free(o.state_dir);
 	free(o.log_level);
+	free(o.http);
 	fuse_opt_free_args(&args);
 	return ret;
 }

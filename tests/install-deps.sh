@@ -9,6 +9,8 @@ PACKAGES=(
 	libfuse3-dev fuse3                         # FUSE library and fusermount3
 	libyaml-dev libjansson-dev                 # YAML and JSON
 	libsqlite3-dev                             # durable state
+	libmicrohttpd-dev                          # --http: /metrics and the files' API
+	prometheus                                 # integration_http: a real scrape and PromQL
 	libcmocka-dev python3 util-linux           # unit tests; JSON checks and setpriv in tests
 	inotify-tools                              # inotifywait, for people watching the mount
 	gnuplot-nox                                # ascend-sim's figures

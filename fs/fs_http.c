@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The mount's read-only files over HTTP (fs.h says what is served), with libmicrohttpd:
+ * one thread of its own polls the connections; each request takes ctx->lock for as long
+ * as the mount's own read of the same file would (a stat and a render), never more.
+ *
+ * Nothing here writes: HTTP carries no user identity the daemon could check, so what
+ * changes the cluster stays a write to the mount (by a user the kernel names). For the
+ * same reason only files every user may read through the mount are served (mode o+r).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <microhttpd.h>
+
+#include "fs.h"
+
+/* Connections at once, and how long an idle one is kept (s): a scraper or two and a few
+ * browsers, never the daemon's memory. */
+#define HTTP_CONNECTIONS_MAX 64
+#define HTTP_IDLE_TIMEOUT_SEC 10
+/* The prefix of the files' API: /v1/<path in the mount>. */
+#define HTTP_API_PREFIX "/v1"
+
+/* The Prometheus text exposition format, version 0.0.4 (Prometheus docs, "Exposition
+ * formats"). */
+static const char metrics_type[] = "text/plain; version=0.0.4; charset=utf-8";
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const char *type,
+			     char *body, size_t len)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result r;
+
+	resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	/* the state changes under the reader: nothing is to be kept by a cache */
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	r = MHD_queue_response(conn, status, resp);
+	MHD_destroy_response(resp);
+	return r;
+}
+
+/* A JSON error body {"error": "..."}, as the gateway's and the daemon's refusals say it. */
+static enum MHD_Result reply_error(struct MHD_Connection *conn, unsigned status,
+				   const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static enum MHD_Result reply_error(struct MHD_Connection *conn, unsigned status,
+				   const char *fmt, ...)
+{
+	char msg[512], *body;
+	json_t *o;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	o = json_pack("{s:s}", "error", msg);
+	body = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
+	if (!body)
+		return MHD_NO;
+	return reply(conn, status, "application/json", body, strlen(body));
+}
+
+static int add_name(void *data, const char *name)
+{
+	return json_array_append_new(data, json_string(name)) < 0 ? -ENOMEM : 0;
+}
+
+/* What a file of kind @k reads as. */
+static const char *content_type(const struct fs_path *p, const char *path)
+{
+	size_t n = strlen(path);
+
+	if (p->kind == FS_CLUSTER_METRICS)
+		return metrics_type;
+	if (n > 5 && strcmp(path + n - 5, ".json") == 0)
+		return "application/json";
+	return "text/plain; charset=utf-8";
+}
+
+/* GET of @path, a path in the mount ("/" ... ). */
+static enum MHD_Result serve_path(struct fs_ctx *ctx, struct MHD_Connection *conn,
+				  const char *path)
+{
+	struct fs_path p;
+	struct stat st;
+	uint64_t now = fs_now_usec();
+	char *body = NULL;
+	size_t len = 0;
+	json_t *names = NULL;
+	int r = fs_path_parse(path, &p);
+
+	if (r == -ENAMETOOLONG || r == -EINVAL || r == -ENOENT)
+		return reply_error(conn, MHD_HTTP_NOT_FOUND, "%s: no such file in the mount%s",
+				   path, r == -EINVAL ? " (not a valid name)" : "");
+	pthread_mutex_lock(&ctx->lock);
+	r = fs_stat_sized(ctx, &p, &st, now, false);
+	if (r == 0 && !(st.st_mode & S_IROTH))
+		r = -EACCES;
+	if (r == 0 && S_ISDIR(st.st_mode)) {
+		names = json_array();
+		r = names ? fs_list(ctx, &p, add_name, names) : -ENOMEM;
+	} else if (r == 0) {
+		r = fs_render(ctx, &p, now, &body, &len);
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	if (names) {
+		body = r == 0 ? json_dumps(names, JSON_COMPACT) : NULL;
+		json_decref(names);
+		if (r == 0 && !body)
+			r = -ENOMEM;
+		if (r == 0)
+			return reply(conn, MHD_HTTP_OK, "application/json", body, strlen(body));
+	}
+	switch (r) {
+	case 0:
+		return reply(conn, MHD_HTTP_OK, content_type(&p, path), body, len);
+	case -ENOENT:
+		return reply_error(conn, MHD_HTTP_NOT_FOUND, "%s: no such file in the mount now",
+				   path);
+	case -EACCES:
+		return reply_error(conn, MHD_HTTP_FORBIDDEN,
+				   "%s: not readable by every user; read it through the mount",
+				   path);
+	default:
+		free(body);
+		return reply_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "%s: %s", path,
+				   strerror(-r));
+	}
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version,
+				  const char *upload_data, size_t *upload_data_size,
+				  void **req_cls)
+{
+	struct fs_ctx *ctx = cls;
+	size_t plen = strlen(HTTP_API_PREFIX);
+	char *index;
+
+	(void)version;
+	(void)upload_data;
+	(void)upload_data_size;
+	(void)req_cls;
+	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+		return reply_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+				   "%s: only GET and HEAD; change the cluster through the mount",
+				   method);
+	if (strcmp(url, "/metrics") == 0)
+		return serve_path(ctx, conn, "/cluster/metrics");
+	if (strncmp(url, HTTP_API_PREFIX, plen) == 0 && (url[plen] == '/' || !url[plen]))
+		return serve_path(ctx, conn, url[plen] ? url + plen : "/");
+	if (strcmp(url, "/") == 0) {
+		index = strdup("ascendfs: GET /metrics (Prometheus), GET /v1/<path> (a file or "
+			       "directory of the mount, e.g. /v1/cluster/status, "
+			       "/v1/jobs/<id>/status.json)\n");
+		return index ? reply(conn, MHD_HTTP_OK, "text/plain; charset=utf-8", index,
+				     strlen(index)) :
+			       MHD_NO;
+	}
+	return reply_error(conn, MHD_HTTP_NOT_FOUND,
+			   "%s: not served; GET /metrics or /v1/<path in the mount>", url);
+}
+
+int fs_http_parse_address(const char *text, struct sockaddr_storage *ret, socklen_t *ret_len)
+{
+	char host[INET6_ADDRSTRLEN + 2];
+	const char *colon = strrchr(text, ':'), *h = text;
+	size_t hlen;
+	struct addrinfo hints = { 0 }, *ai = NULL;
+	char *end;
+	unsigned long port;
+
+	if (!colon || colon == text)
+		return -EINVAL;
+	hlen = (size_t)(colon - text);
+	if (text[0] == '[') {
+		if (hlen < 3 || text[hlen - 1] != ']')
+			return -EINVAL;
+		h = text + 1;
+		hlen -= 2;
+	}
+	if (hlen >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, h, hlen);
+	host[hlen] = '\0';
+	errno = 0;
+	port = strtoul(colon + 1, &end, 10);
+	if (!colon[1] || *end || errno || port > 65535 || colon[1] == '-' || colon[1] == '+')
+		return -EINVAL;
+	hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE;
+	hints.ai_socktype = SOCK_STREAM;
+	if (getaddrinfo(host, colon + 1, &hints, &ai) != 0 || !ai)
+		return -EINVAL;
+	if (ai->ai_addrlen > sizeof(*ret) ||
+	    (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)) {
+		freeaddrinfo(ai);
+		return -EINVAL;
+	}
+	memcpy(ret, ai->ai_addr, ai->ai_addrlen);
+	*ret_len = ai->ai_addrlen;
+	freeaddrinfo(ai);
+	return 0;
+}
+
+int fs_http_listen(const char *address, int *ret_fd, char *why, size_t why_len)
+{
+	struct sockaddr_storage sa;
+	socklen_t sa_len;
+	int fd, one = 1, e;
+
+	if (fs_http_parse_address(address, &sa, &sa_len) < 0) {
+		snprintf(why, why_len, "--http %s: not an address and port; give e.g. "
+			 "127.0.0.1:9101 or [::1]:9101", address);
+		return -EINVAL;
+	}
+	fd = socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		e = -errno;
+		snprintf(why, why_len, "--http %s: %s", address, strerror(-e));
+		return e;
+	}
+	/* a restarted daemon takes its port back at once (no wait for TIME_WAIT) */
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&sa, sa_len) < 0 || listen(fd, 64) < 0) {
+		e = -errno;
+		close(fd);
+		snprintf(why, why_len, "--http %s: cannot listen there: %s%s", address,
+			 strerror(-e), e == -EADDRINUSE ? " (another process has the port; "
+							"give another)" : "");
+		return e;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+int fs_http_start(struct fs_ctx *ctx, int fd, const char *address)
+{
+	const union MHD_DaemonInfo *info;
+	struct MHD_Daemon *d;
+
+	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+			     on_request, ctx, MHD_OPTION_LISTEN_SOCKET, fd,
+			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONNECTIONS_MAX,
+			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_TIMEOUT_SEC,
+			     MHD_OPTION_END);
+	if (!d)
+		return -ENOMEM;
+	ctx->http = d;
+	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+	fs_log(ctx, 2, "serving /metrics and /v1/<path> over HTTP on %s (port %u)", address,
+	       info ? (unsigned)info->port : 0u);
+	return 0;
+}
+
+void fs_http_stop(struct fs_ctx *ctx)
+{
+	if (!ctx->http)
+		return;
+	MHD_stop_daemon(ctx->http);
+	ctx->http = NULL;
+}
