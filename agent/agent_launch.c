@@ -310,6 +310,16 @@ static int write_ctl(const struct agent_launcher *l, const char *job, const char
 	return r;
 }
 
+/* Does the daemon serve its files at the mount (its cluster/ is there)? */
+static bool mount_is_served(const struct agent_launcher *l)
+{
+	char path[PATH_MAX];
+
+	if (snprintf(path, sizeof(path), "%s/cluster/status", l->o.mount) >= (int)sizeof(path))
+		return true;
+	return access(path, F_OK) == 0;
+}
+
 /* Report the exit of @p; false when it should be tried again later. */
 static bool report_exit(struct agent_launcher *l, struct run *r, struct proc *p)
 {
@@ -347,6 +357,13 @@ static bool report_exit(struct agent_launcher *l, struct run *r, struct proc *p)
 	}
 	switch (-e) {
 	case ENOENT:
+		/* no daemon mounted there (it restarts): the job is not gone, the mount is */
+		if (!mount_is_served(l)) {
+			agent_log(AGENT_LOG_WARNING, "%s: cannot report exit status %d: the "
+				  "daemon's files are not at %s (is it restarting?); trying again",
+				  label, p->code, l->o.mount);
+			return false;
+		}
 		agent_log(AGENT_LOG_WARNING, "%s: cannot report exit status %d: the job no longer "
 			  "exists", label, p->code);
 		break;

@@ -542,12 +542,8 @@ static int check_service(const struct conf_ctx *ctx, const struct conf_node *roo
 {
 	const struct conf_node *n;
 
-	n = conf_map_get(root, "name");
-	if (strlen(s->name) > CONF_SERVICE_NAME_MAX)
-		return conf_fail(ctx, n,
-				 "name: a service's name has at most %d characters (its "
-				 "instances are named <name>.<index>); this one has %zu",
-				 CONF_SERVICE_NAME_MAX, strlen(s->name));
+	/* the name's length is the cluster's check (sched_service_check()): an instance's
+	 * copy of this spec has a longer name of its own */
 	n = conf_map_get(root, "npus");
 	if (s->npus_min != s->npus_max)
 		return conf_fail(ctx, n,
@@ -567,14 +563,6 @@ static int check_service(const struct conf_ctx *ctx, const struct conf_node *roo
 				 "whenever they end, until the service is cancelled; leave "
 				 "max_restarts out");
 	s->max_restarts = CONF_RESTARTS_UNLIMITED;
-	/* a role ascendfs runs is a run of its own on its server: <name>.<role> */
-	if ((s->controller_command || s->coordinator_command) &&
-	    strlen(s->name) > CONF_SERVICE_ROLE_NAME_MAX)
-		return conf_fail(ctx, conf_map_get(root, "name"),
-				 "name: a disaggregated service whose controller or coordinator "
-				 "ascendfs runs has at most %d characters (the role runs as "
-				 "<name>.coordinator); this one has %zu",
-				 CONF_SERVICE_ROLE_NAME_MAX, strlen(s->name));
 	return 0;
 }
 

@@ -916,6 +916,13 @@ struct sched_job *sched_service_instance(struct sched_cluster *c,
 struct sched_job *sched_service_of(struct sched_cluster *c, const char *name);
 
 /*
+ * sched_service_owning_name() - the serving service that owns name @name, or NULL: an
+ * instance's (sched_service_of()), or <service>.controller / <service>.coordinator of a
+ * disaggregated service (its roles' runs, enum sched_role). No job takes such a name.
+ */
+struct sched_job *sched_service_owning_name(struct sched_cluster *c, const char *name);
+
+/*
  * sched_service_scale() - set service @name's replicas to @replicas (0 to
  * CONF_SERVICE_REPLICAS_MAX) on behalf of @uid (its owner or 0): instances below the new
  * count are made as needed, those at or above it cancelled (the highest indexes go
@@ -960,8 +967,9 @@ const char *sched_service_role(const struct sched_job *j);
  *    doubles); events "backoff" and "placed" say so, status.json's "roles" shows it;
  *  - the role stays on the server its spec names: a fault or a drain of that server
  *    does not move it (a site that wants it elsewhere submits the service again);
- *  - the generations are saved with the service's record, so a daemon restart leaves a
- *    running role's process alone; the back-off is not (a restored role starts over).
+ *  - the generations are saved with the service's record, and so is a back-off's end,
+ *    so a daemon restart leaves a running role's process alone and starts an ended one
+ *    when it was due; the back-off's length is not (the next quick end waits 1 s).
  */
 struct sched_render_ctx;
 
@@ -1007,8 +1015,8 @@ const struct sched_role_run *sched_service_role_run(const struct sched_job *svc,
  * <role>"), on behalf of @uid (the owner or 0). The role starts again: now, or after its
  * back-off (sched_service_roles_due()). A report of an older generation, or of a role
  * that restarts already, is ignored (0). Returns 0, -ENOENT, -EPERM, -EBUSY (the service
- * does not serve) or -EINVAL (@role is not run by ascendfs, or @server is not its
- * server: @reason, SCHED_REASON_MAX, says so).
+ * does not serve) or -EINVAL (@role is not run by ascendfs, @server is not its server, or
+ * @generation is newer than its newest: @reason, SCHED_REASON_MAX, says so).
  */
 int sched_service_role_exit(struct sched_cluster *c, const char *name, uid_t uid,
 			    enum sched_role role, unsigned generation, const char *server,
@@ -1023,9 +1031,12 @@ unsigned sched_service_roles_due(struct sched_cluster *c, struct sched_job *svc,
 
 /*
  * sched_service_roles_restore() - after a restore, @svc's runs as saved: @generations
- * (SCHED_ROLE_COUNT entries, 0 = none saved). Returns 0 or -ENOMEM.
+ * and @restart_at_usec (SCHED_ROLE_COUNT entries each; generation 0 = none saved; a
+ * restart time, on this daemon's clock, 0 = none: a generation that ended and waits out
+ * its back-off). Returns 0 or -ENOMEM.
  */
-int sched_service_roles_restore(struct sched_job *svc, const unsigned *generations);
+int sched_service_roles_restore(struct sched_job *svc, const unsigned *generations,
+				const uint64_t *restart_at_usec);
 
 /*
  * sched_render_role_env() - jobs/<service>/roles/<role>.env of serving service @svc:
@@ -2035,7 +2046,9 @@ int sched_render_server_npus(const struct sched_cluster *c, unsigned server, cha
  * ("heartbeat_age_sec", null before the first report), "agent" (the agent of the last
  * accepted report that named one, or null), and "last_refused_report":
  * {"reason", "age_sec"} of the last refused health report since the last accepted one,
- * else null.
+ * else null; "jobs", the jobs running here, and "roles", the disaggregated services'
+ * controllers and coordinators run here ("<service>.<role>"; they hold no NPUs and a
+ * drain leaves them: a drained server with roles still runs them).
  */
 int sched_render_server_info(const struct sched_cluster *c, unsigned server, uint64_t now_usec,
 			     char **ret, size_t *ret_len);

@@ -648,8 +648,9 @@ static int job_name_check(struct sched_cluster *c, const char *name, uid_t uid,
 		return -EINVAL;
 	old = sched_cluster_find_job(c, name);
 	*ret_existing = old;
-	/* <service>.<digits> is a serving service's instance name, never a job's own */
-	if (sched_service_of(c, name))
+	/* <service>.<digits> is a serving service's instance name, never a job's own; nor
+	 * are <service>.controller and .coordinator, its roles' runs */
+	if (sched_service_owning_name(c, name))
 		return -EEXIST;
 	h = c->holds ? hold_find(c, name) : NULL;
 	if (h && h != own)
@@ -848,10 +849,11 @@ static int job_check(struct sched_cluster *c, const struct conf_job_spec *spec, 
 				     "digits, '.', '_' and '-' (at most 63)", spec->name);
 		return r;
 	}
-	if (r == -EEXIST && sched_service_of(c, spec->name)) {
+	if (r == -EEXIST && sched_service_owning_name(c, spec->name)) {
 		sched_reason(reason, "job \"%s\" is a name of service %s's instances "
-				     "(<service>.<index>); choose another name",
-			     spec->name, sched_service_of(c, spec->name)->name);
+				     "(<service>.<index>) or roles (<service>.controller, "
+				     "<service>.coordinator); choose another name",
+			     spec->name, sched_service_owning_name(c, spec->name)->name);
 		return r;
 	}
 	if (r == -EEXIST) {

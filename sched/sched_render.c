@@ -469,9 +469,13 @@ static json_t *roles_json(const struct sched_cluster *c, const struct sched_job 
 		json_t *r = json_object();
 		const char *server = k == SCHED_ROLE_CONTROLLER ? svc->spec->controller :
 								  svc->spec->coordinator;
+		const char *command = k == SCHED_ROLE_CONTROLLER ? svc->spec->controller_command :
+								   svc->spec->coordinator_command;
 
 		jset(r, "server", jstr(server));
-		jset(r, "run_by_ascendfs", json_boolean(run != NULL));
+		jset(r, "run_by_ascendfs", json_boolean(command != NULL));
+		if (command && !run)
+			jset(r, "state", jstr("stopped")); /* the service no longer serves */
 		if (run) {
 			char name[2 * CONF_NAME_MAX];
 
@@ -479,7 +483,10 @@ static json_t *roles_json(const struct sched_cluster *c, const struct sched_job 
 				 sched_role_name((enum sched_role)k));
 			jset(r, "run", jstr(name));
 			jset(r, "generation", json_integer(run->generation));
-			jset(r, "state", jstr(run->restart_at_usec ? "back-off" : "running"));
+			/* a server gone from the inventory since: nothing runs it */
+			jset(r, "state", jstr(sched_service_role_server(c, svc, (enum sched_role)k) < 0 ?
+						      "not run: its server is not in the inventory" :
+					      run->restart_at_usec ? "back-off" : "running"));
 			set_time(r, "started", run->started_usec);
 			set_time(r, "restart_at", run->restart_at_usec);
 			jset(r, "restarts", json_integer(run->restarts));
@@ -488,7 +495,6 @@ static json_t *roles_json(const struct sched_cluster *c, const struct sched_job 
 		}
 		jset(o, sched_role_name((enum sched_role)k), r);
 	}
-	(void)c;
 	return o;
 }
 
@@ -1060,6 +1066,28 @@ int sched_render_server_info(const struct sched_cluster *c, unsigned server, uin
 	jset(o, "npus_free", json_integer(server_npus_free(c, server)));
 	jset(o, "npu_counts", npu_counts_json(c, (int)server));
 	jset(o, "jobs", json_integer(s->jobs_running));
+	{
+		/* the controllers and coordinators it runs, which hold no NPUs and stay
+		 * through a drain (their specs name this server): "<service>.<role>" */
+		json_t *roles = json_array();
+
+		for (size_t i = 0; i < c->job_count; i++) {
+			const struct sched_job *svc = c->jobs[i];
+
+			for (int k = 0; svc->roles && k < SCHED_ROLE_COUNT; k++) {
+				char run[2 * CONF_NAME_MAX];
+
+				if (!sched_service_role_run(svc, (enum sched_role)k) ||
+				    sched_service_role_server(c, svc, (enum sched_role)k) !=
+					    (int)server)
+					continue;
+				snprintf(run, sizeof(run), "%s.%s", svc->name,
+					 sched_role_name((enum sched_role)k));
+				jpush(roles, jstr(run));
+			}
+		}
+		jset(o, "roles", roles);
+	}
 	jset(o, "heartbeat_age_sec",
 			    s->last_report_usec && now_usec >= s->last_report_usec ?
 				    jsec_from_usec(now_usec - s->last_report_usec) :

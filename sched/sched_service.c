@@ -64,6 +64,25 @@ struct sched_job *sched_service_of(struct sched_cluster *c, const char *name)
 	return svc && svc->state == SCHED_JOB_SERVING ? svc : NULL;
 }
 
+struct sched_job *sched_service_owning_name(struct sched_cluster *c, const char *name)
+{
+	const char *dot = strrchr(name, '.');
+	char service[CONF_NAME_MAX + 1];
+	struct sched_job *svc = sched_service_of(c, name);
+	size_t len;
+
+	if (svc || !dot || sched_role_from_name(dot + 1) < 0)
+		return svc;
+	len = (size_t)(dot - name);
+	if (len == 0 || len > CONF_SERVICE_NAME_MAX)
+		return NULL;
+	memcpy(service, name, len);
+	service[len] = '\0';
+	svc = sched_cluster_find_job(c, service);
+	return svc && svc->state == SCHED_JOB_SERVING && svc->spec && svc->spec->prefill ? svc :
+											     NULL;
+}
+
 /* May instance @index of a service named @service, owned by @uid, take its name now? */
 static int name_free(struct sched_cluster *c, const char *service, unsigned index, uid_t uid,
 		     char *reason)
@@ -94,14 +113,45 @@ int sched_service_check(struct sched_cluster *c, const struct conf_job_spec *spe
 	/* the disaggregated layout's controller and coordinator run on servers of ours */
 	const char *roles[2] = { "controller", "coordinator" };
 	const char *names[2] = { spec->controller, spec->coordinator };
+	const char *commands[2] = { spec->controller_command, spec->coordinator_command };
 
-	for (int i = 0; spec->kind == CONF_JOB_SERVICE && spec->prefill && i < 2; i++)
+	if (spec->kind != CONF_JOB_SERVICE)
+		return 0;
+	/* the names it gives its runs must be names: <name>.<index>, <name>.<role> (the
+	 * parser cannot tell a service's spec from its instances' copies of it) */
+	if (strlen(spec->name) > CONF_SERVICE_NAME_MAX) {
+		sched_reason(reason, "name: a service's name has at most %d characters (its "
+				     "instances are named <name>.<index>); this one has %zu",
+			     CONF_SERVICE_NAME_MAX, strlen(spec->name));
+		return -EINVAL;
+	}
+	if ((commands[0] || commands[1]) && strlen(spec->name) > CONF_SERVICE_ROLE_NAME_MAX) {
+		sched_reason(reason, "name: a disaggregated service whose controller or "
+				     "coordinator ascendfs runs has at most %d characters (the role "
+				     "runs as <name>.coordinator); this one has %zu",
+			     CONF_SERVICE_ROLE_NAME_MAX, strlen(spec->name));
+		return -EINVAL;
+	}
+	for (int i = 0; spec->prefill && i < 2; i++) {
+		char run[CONF_NAME_MAX + 16];
+		const struct sched_job *other;
+
 		if (sched_cluster_find_server(c, names[i]) < 0) {
 			sched_reason(reason, "disaggregated.%s: no server %s in the cluster; name "
 					     "one of nodes/ for MindIE MS's %s",
 				     roles[i], names[i], roles[i]);
 			return -EINVAL;
 		}
+		/* its run's name is its own: no active job may hold it */
+		snprintf(run, sizeof(run), "%s.%s", spec->name, roles[i]);
+		other = commands[i] ? sched_cluster_find_job(c, run) : NULL;
+		if (other && !sched_job_state_is_terminal(other->state)) {
+			sched_reason(reason, "disaggregated.%s: its run is named %s, and job %s is "
+					     "%s; cancel it, or name the service otherwise",
+				     roles[i], run, run, sched_job_state_name(other->state));
+			return -EEXIST;
+		}
+	}
 	for (unsigned i = 0; spec->kind == CONF_JOB_SERVICE && i < spec->replicas; i++) {
 		int r = name_free(c, spec->name, i, uid, reason);
 

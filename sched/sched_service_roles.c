@@ -116,7 +116,8 @@ void sched_service_roles_sync(struct sched_cluster *c, struct sched_job *svc, ui
 			role_start(c, svc, (enum sched_role)i, now_usec, "the service serves");
 }
 
-int sched_service_roles_restore(struct sched_job *svc, const unsigned *generations)
+int sched_service_roles_restore(struct sched_job *svc, const unsigned *generations,
+				const uint64_t *restart_at_usec)
 {
 	bool any = false;
 
@@ -129,6 +130,9 @@ int sched_service_roles_restore(struct sched_job *svc, const unsigned *generatio
 		return -ENOMEM;
 	for (int i = 0; i < SCHED_ROLE_COUNT; i++) {
 		svc->roles[i].generation = generations[i];
+		/* an ended generation waiting out its back-off: the next starts then (its
+		 * process is gone; the agent reported it already) */
+		svc->roles[i].restart_at_usec = generations[i] ? restart_at_usec[i] : 0;
 		svc->roles[i].last_exit = -1;
 	}
 	return 0;
@@ -164,6 +168,11 @@ int sched_service_role_exit(struct sched_cluster *c, const char *name, uid_t uid
 		return -EINVAL;
 	}
 	run = &svc->roles[role];
+	if (generation > run->generation) {
+		sched_reason(reason, "service %s's %s has not run generation %u (its newest is "
+				     "%u)", name, role_names[role], generation, run->generation);
+		return -EINVAL;
+	}
 	/* an older generation's end, or one told twice: its next start is decided */
 	if (generation != run->generation || run->restart_at_usec)
 		return 0;

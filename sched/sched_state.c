@@ -380,6 +380,9 @@ int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, cha
 
 		snprintf(key, sizeof(key), "%s_generation", sched_role_name((enum sched_role)k));
 		put_u64_opt(&d, key, j->roles[k].generation);
+		snprintf(key, sizeof(key), "%s_restart_at_usec",
+			 sched_role_name((enum sched_role)k));
+		put_u64_opt(&d, key, j->roles[k].restart_at_usec);
 	}
 	/* the rest only when not at the default (opt_*() in the loader) */
 	if (j->requeue_cause != SCHED_REQUEUE_NONE)
@@ -975,6 +978,7 @@ static int load_job_fields(struct sched_cluster *c, struct sched_job_decoded *d,
 	char state[32], stop_to[32], requeue[32], why[SCHED_REASON_MAX];
 	char preemptor[CONF_NAME_MAX + 1], held_server[CONF_NAME_MAX + 1];
 	unsigned role_generations[SCHED_ROLE_COUNT] = { 0 };
+	uint64_t role_restart_at[SCHED_ROLE_COUNT] = { 0 };
 	uint64_t held_process;
 	const json_t *exits = json_object_get(o, "exited_ok");
 	uint64_t uid, gid, first_start;
@@ -1028,6 +1032,9 @@ static int load_job_fields(struct sched_cluster *c, struct sched_job_decoded *d,
 	    !opt_u64(o, "restart_process", &held_process) || held_process > INT32_MAX ||
 	    !opt_uint(o, "controller_generation", &role_generations[SCHED_ROLE_CONTROLLER]) ||
 	    !opt_uint(o, "coordinator_generation", &role_generations[SCHED_ROLE_COORDINATOR]) ||
+	    !opt_u64(o, "controller_restart_at_usec", &role_restart_at[SCHED_ROLE_CONTROLLER]) ||
+	    !opt_u64(o, "coordinator_restart_at_usec",
+		     &role_restart_at[SCHED_ROLE_COORDINATOR]) ||
 	    (j->service[0] && !conf_job_name_is_valid(j->service)))
 		goto malformed;
 	/* absent: the same as the start (and so in the records older than the history) */
@@ -1036,6 +1043,8 @@ static int load_job_fields(struct sched_cluster *c, struct sched_job_decoded *d,
 	j->run_since_usec = shifted(c, j->run_since_usec);
 	j->backoff_from_usec = shifted(c, j->backoff_from_usec);
 	j->restart_at_usec = shifted(c, j->restart_at_usec);
+	for (int k = 0; k < SCHED_ROLE_COUNT; k++)
+		role_restart_at[k] = shifted(c, role_restart_at[k]);
 	/* a server gone from the inventory: the restart names none */
 	j->restart_server = sched_cluster_find_server(c, held_server);
 	j->restart_process = (long)held_process;
@@ -1060,7 +1069,7 @@ static int load_job_fields(struct sched_cluster *c, struct sched_job_decoded *d,
 	if (r == 0 && j->restart_at_usec)
 		r = get_dup(o, "restart_why", &j->restart_why);
 	if (r == 0 && s == SCHED_JOB_SERVING)
-		r = sched_service_roles_restore(j, role_generations);
+		r = sched_service_roles_restore(j, role_generations, role_restart_at);
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0 || d->spec_malformed)

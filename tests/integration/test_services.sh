@@ -486,6 +486,17 @@ check_contains "an event says how it ended and that it started again" \
 check_eq "status.json counts the restart and the status" "2 1 137" \
 	"$(json "$M/jobs/pd/status.json" '"%s %s %s" % (d["roles"]["controller"]["generation"], d["roles"]["controller"]["restarts"], d["roles"]["controller"]["last_exit_status"])')"
 check_fails "the first process is gone" kill -0 "$c_pid"
+check_eq "nodes/infer-02/info names the role it runs" "['pd.controller']" \
+	"$(json "$M/nodes/infer-02/info" 'd["roles"]')"
+# the daemon restarts, and the controller's process ends while it is down: its agent
+# reports the end once the daemon is back, and the controller runs again
+read -r _ _ _ _ _ c_pid <"$W/controller.2"
+it_stop
+check "the controller's process ends while the daemon is down" kill -KILL "$c_pid"
+sleep 1
+it_start "$ASCENDFS" "$LO" --state-dir "$W/state2" || exit 1
+if wait_until 20 test -s "$W/controller.3"; then ok "after the restart it runs again as generation 3"; else
+	not_ok "it runs again after the restart" "$(cat "$M/nodes/infer-02/jobs"; tail -n 5 "$W/agent-infer-02.log")"; fi
 # the table in one line: status, then group:role:servers; FILE, or stdin
 table_line() { python3 -c 'import json, sys
 t = json.load(open(sys.argv[1]) if len(sys.argv) > 1 else sys.stdin)
@@ -517,7 +528,7 @@ check_contains "inotify woke its watcher (IN_MODIFY)" MODIFY "$(cat "$W/pd.inoti
 check_eq "the earlier open still reads the table as it was then" "$before" "$(table_line <&9)"
 exec 9<&-
 : >"$W/faults-$pv"
-read -r _ _ _ _ _ c_pid <"$W/controller.2"
+read -r _ _ _ _ _ c_pid <"$W/controller.3"
 check "cancel it" sh -c "echo cancel > '$M/jobs/pd/ctl'"
 if wait_until 10 bash -c "! kill -0 $c_pid"; then ok "the cancel stopped its controller"; else
 	not_ok "the cancel stopped its controller" "$(cat "$M/nodes/infer-02/jobs")"; fi

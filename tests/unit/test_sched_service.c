@@ -32,7 +32,7 @@ static struct conf_job_spec *service_spec(const char *name, unsigned npus, unsig
 
 static struct sched_job *instance(struct sched_cluster *c, const char *service, unsigned i)
 {
-	char name[CONF_NAME_MAX + 1];
+	char name[CONF_NAME_MAX + 16];
 
 	snprintf(name, sizeof(name), "%s.%u", service, i);
 	return sched_cluster_find_job(c, name);
@@ -1043,6 +1043,11 @@ static void test_disaggregated_roles_run_and_restart(void **state)
 	free(text);
 	assert_int_equal(sched_service_roles_due(c, svc, t + 2 * SCHED_BACKOFF_INITIAL_USEC), 1);
 	assert_int_equal(run->generation, 4);
+	/* a generation newer than its newest was never run: refused, nothing changes */
+	assert_int_equal(sched_service_role_exit(c, "pd", FX_UID, SCHED_ROLE_CONTROLLER, 5,
+						 "node-2", 1, t, reason), -EINVAL);
+	assert_non_null(strstr(reason, "service pd's controller has not run generation 5 (its "
+				       "newest is 4)"));
 
 	/* saved: a restart keeps the generation, so the agent leaves the process alone */
 	save_and_restore(c, c2);
@@ -1051,6 +1056,24 @@ static void test_disaggregated_roles_run_and_restart(void **state)
 	assert_non_null(run);
 	assert_int_equal(run->generation, 4);
 	role_line(sched_cluster_find_job(c2, "pd"), "controller", 4, line, sizeof(line));
+	assert_true(listing_has(c2, 2, line));
+	sched_cluster_free(c2);
+
+	/* saved in its back-off: the restored record starts the next generation when due
+	 * (the ended one's exit was taken already, and is not reported again) */
+	run = sched_service_role_run(svc, SCHED_ROLE_CONTROLLER);
+	t = run->started_usec + 1000;
+	assert_int_equal(sched_service_role_exit(c, "pd", FX_UID, SCHED_ROLE_CONTROLLER, 4,
+						 "node-2", 1, t, reason), 0);
+	assert_true(run->restart_at_usec > t);
+	c2 = fx_cluster(&o);
+	save_and_restore(c, c2);
+	run = sched_service_role_run(sched_cluster_find_job(c2, "pd"), SCHED_ROLE_CONTROLLER);
+	assert_int_equal(run->generation, 4);
+	assert_true(run->restart_at_usec == svc->roles[SCHED_ROLE_CONTROLLER].restart_at_usec);
+	sched_tick(c2, run->restart_at_usec);
+	assert_int_equal(run->generation, 5);
+	role_line(sched_cluster_find_job(c2, "pd"), "controller", 5, line, sizeof(line));
 	assert_true(listing_has(c2, 2, line));
 
 	/* cancelled: the listing no longer has it, its env file is gone */
@@ -1062,6 +1085,67 @@ static void test_disaggregated_roles_run_and_restart(void **state)
 	fx_check(c2);
 	sched_cluster_free(c);
 	sched_cluster_free(c2);
+}
+
+/*
+ * The names a service gives its runs are its own: <name>.<index> and, for a role ascendfs
+ * runs, <name>.controller / <name>.coordinator. A job may not take them while it serves,
+ * a service whose role's name an active job holds is refused, and the name leaves room
+ * for them (checked here, not by the parser: an instance's copy of the spec carries the
+ * longer <name>.<index>, and must read back).
+ */
+static void test_service_names_leave_room_for_its_runs(void **state)
+{
+	struct fx_opts o = { .servers = 4 };
+	struct sched_cluster *c = fx_cluster(&o);
+	char reason[SCHED_REASON_MAX] = "", name[CONF_NAME_MAX + 1];
+	struct conf_job_spec *spec, *again;
+	struct conf_error err;
+	struct sched_job *j = NULL;
+
+	(void)state;
+	/* a job holds pd.controller: the service that would run it is refused */
+	fx_run(c, "pd.controller", 8);
+	spec = disaggregated_spec("pd", 1, 1, "node-0");
+	spec->controller_command = strdup("exec ms_controller");
+	assert_int_equal(sched_job_submit(c, spec, FX_UID, FX_GID, fx_now(), reason, &j), -EEXIST);
+	assert_non_null(strstr(reason, "disaggregated.controller: its run is named pd.controller, "
+				       "and job pd.controller is running"));
+	assert_null(sched_cluster_find_job(c, "pd"));
+	assert_int_equal(sched_job_cancel(c, "pd.controller", FX_UID, fx_now()), 0);
+	fx_report_gone(c, "pd.controller", fx_now());
+	spec = disaggregated_spec("pd", 1, 1, "node-0");
+	spec->controller_command = strdup("exec ms_controller");
+	fx_submit_spec(c, spec, FX_UID);
+	/* while it serves, no job takes its roles' names (nor its instances') */
+	spec = fx_spec_full("pd.coordinator", 8, NULL, 500);
+	assert_int_equal(sched_job_submit(c, spec, FX_UID, FX_GID, fx_now(), reason, &j), -EEXIST);
+	assert_non_null(strstr(reason, "is a name of service pd's instances (<service>.<index>) "
+				       "or roles"));
+
+	/* lengths: 51 with a role run, 60 without; one more is refused at admission */
+	memset(name, 'r', sizeof(name));
+	name[CONF_SERVICE_ROLE_NAME_MAX + 1] = '\0';
+	spec = disaggregated_spec(name, 1, 1, "node-0");
+	spec->coordinator_command = strdup("x");
+	assert_int_equal(sched_job_submit(c, spec, FX_UID, FX_GID, fx_now(), reason, &j), -EINVAL);
+	assert_non_null(strstr(reason, "name: a disaggregated service whose controller or "
+				       "coordinator ascendfs runs has at most 51 characters"));
+	name[CONF_SERVICE_NAME_MAX + 1] = '\0';
+	memset(name, 's', CONF_SERVICE_NAME_MAX + 1);
+	assert_int_equal(sched_job_submit(c, service_spec(name, 8, 1), FX_UID, FX_GID, fx_now(),
+					  reason, &j), -EINVAL);
+	assert_non_null(strstr(reason, "name: a service's name has at most 60 characters"));
+	name[CONF_SERVICE_NAME_MAX] = '\0';
+	fx_submit_spec(c, service_spec(name, 8, 1), FX_UID);
+	/* its instance's spec, <name>.0 (62 characters), reads back as its agent reads it */
+	j = instance(c, name, 0);
+	assert_non_null(j);
+	assert_int_equal(conf_job_spec_parse(j->spec_text, j->spec_len, "spec", j->name, &again,
+					     &err), 0);
+	conf_job_spec_free(again);
+	fx_check(c);
+	sched_cluster_free(c);
 }
 
 /* A disaggregated spec naming a server the cluster lacks is refused, saying which. */
@@ -1131,6 +1215,7 @@ int main(void)
 		cmocka_unit_test(test_disaggregated_global_ranktable),
 		cmocka_unit_test(test_disaggregated_needs_known_servers),
 		cmocka_unit_test(test_disaggregated_roles_run_and_restart),
+		cmocka_unit_test(test_service_names_leave_room_for_its_runs),
 		cmocka_unit_test(test_disaggregated_saved_and_restored),
 	};
 
