@@ -64,6 +64,10 @@
  *                                          state, ascendfs_npu_state per NPU, per-queue
  *                                          used NPUs and pending jobs, preemption,
  *                                          backfill, timeout and resize counters)
+ *     jobs                     -r--r--r--  the active jobs a line each, as squeue: "JOB
+ *                                          STATE QUEUE UID NPUS AGE REASON" then one
+ *                                          line per job (sched_render_jobs_table());
+ *                                          rendered at each open (AGE moves)
  *     events                   -r--r--r--  JSON lines {seq, time, kind, job, server, npu,
  *                                          state, reason}; seq counts up by one; the
  *                                          newest event_history (65,536) are
@@ -409,6 +413,7 @@ enum fs_node_kind {
 	FS_CLUSTER_TOPOLOGY,
 	FS_CLUSTER_METRICS,
 	FS_CLUSTER_EVENTS,
+	FS_CLUSTER_JOBS,
 	FS_CLUSTER_CTL,
 	FS_NODES_DIR,
 	FS_NODE_DIR,

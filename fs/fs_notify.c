@@ -773,6 +773,7 @@ static void collect(struct fs_ctx *ctx, struct pokes *p, uint64_t *cluster_seen)
 		return;
 	*cluster_seen = c->version;
 	poke_add(p, ctx->mount_path, "/cluster/status");
+	poke_add(p, ctx->mount_path, "/cluster/jobs");
 	collect_job_dirs(ctx, p);
 	if (c->next_event_seq != c->notified_event_seq) {
 		c->notified_event_seq = c->next_event_seq;

@@ -244,9 +244,11 @@ int fs_snapshot(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec,
 		struct fs_view *ret)
 {
 	uint64_t version = ctx->cluster->version;
-	/* heartbeat age changes with the clock, not with the state; a job's usage with
-	 * every health report, which bumps no version (sched_server_report()) */
-	bool cacheable = p->kind != FS_NODE_INFO && p->kind != FS_JOB_STATUS_JSON;
+	/* heartbeat age changes with the clock, not with the state, and so do the ages of
+	 * cluster/jobs; a job's usage with every health report, which bumps no version
+	 * (sched_server_report()) */
+	bool cacheable = p->kind != FS_NODE_INFO && p->kind != FS_JOB_STATUS_JSON &&
+			 p->kind != FS_CLUSTER_JOBS;
 	struct fs_cache_slot *victim = &ctx->cache[0];
 	struct fs_blob *b;
 	char *buf;

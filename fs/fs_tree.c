@@ -205,7 +205,7 @@ static const struct {
 } cluster_files[] = {
 	{ "config", FS_CLUSTER_CONFIG }, { "status", FS_CLUSTER_STATUS },
 	{ "topology.json", FS_CLUSTER_TOPOLOGY }, { "metrics", FS_CLUSTER_METRICS },
-	{ "events", FS_CLUSTER_EVENTS }, { "ctl", FS_CLUSTER_CTL },
+	{ "events", FS_CLUSTER_EVENTS }, { "jobs", FS_CLUSTER_JOBS }, { "ctl", FS_CLUSTER_CTL },
 }, node_files[] = {
 	{ "health", FS_NODE_HEALTH }, { "npus", FS_NODE_NPUS },
 	{ "info", FS_NODE_INFO }, { "jobs", FS_NODE_JOBS }, { "ctl", FS_NODE_CTL },
@@ -655,6 +655,8 @@ int fs_render(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec, ch
 		return sched_render_topology(c, ret, ret_len);
 	case FS_CLUSTER_METRICS:
 		return sched_render_metrics(c, now_usec, ret, ret_len);
+	case FS_CLUSTER_JOBS:
+		return sched_render_jobs_table(c, now_usec, ret, ret_len);
 	case FS_CLUSTER_EVENTS:
 		return sched_render_events(c, NULL, ret, ret_len);
 	case FS_NODE_HEALTH:

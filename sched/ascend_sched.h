@@ -2068,6 +2068,17 @@ int sched_render_server_info(const struct sched_cluster *c, unsigned server, uin
 int sched_render_server_jobs(const struct sched_cluster *c, unsigned server, char **ret,
 			     size_t *ret_len);
 
+/*
+ * sched_render_jobs_table() - cluster/jobs, the active jobs (not ended) as Slurm's squeue
+ * lists them: a header line "JOB STATE QUEUE UID NPUS AGE REASON", then a line per job
+ * in c->jobs order, columns padded with spaces and the reason last (control characters
+ * as spaces): its name, state, queue, owner's uid, NPUs (held; asked for while it holds
+ * none; a service's record holds none), time since it was submitted as [D-]HH:MM:SS
+ * at @now_usec, and its reason ("-" when none). *ret new (free()). 0 or -ENOMEM.
+ */
+int sched_render_jobs_table(const struct sched_cluster *c, uint64_t now_usec, char **ret,
+			    size_t *ret_len);
+
 /* sched_render_server_health() - normalized health: "node <state>\nnpu N <level>\n...". */
 int sched_render_server_health(const struct sched_cluster *c, unsigned server, char **ret,
 			       size_t *ret_len);

@@ -57,6 +57,8 @@ check_eq "st_size of cluster/status equals its bytes" "$(cat "$M/cluster/status"
 J=llama70b-pretrain
 check "cp a spec into jobs/ succeeds" cp "$SRC/examples/jobs/$J.yaml" "$M/jobs/"
 check_eq "$J is running" running "$(cat "$M/jobs/$J/status")"
+check_eq "cluster/jobs lists it as squeue would: name, state, queue, uid, NPUs" \
+	"$J running default $(id -u) 32" "$(awk 'NR == 2 { print $1, $2, $3, $4, $5 }' "$M/cluster/jobs")"
 check "ranktable.json passes the HCCL checker (32 ranks, completed)" \
 	"$CHECK" --npus-per-server 8 --completed --ranks 32 "$M/jobs/$J/ranktable.json"
 check_eq "4 servers" 4 "$(json "$M/jobs/$J/ranktable.json" 'd["server_count"]')"

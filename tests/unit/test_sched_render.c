@@ -1940,6 +1940,46 @@ static void test_job_status_elastic_and_resize_metric(void **state)
 	sched_cluster_free(c);
 }
 
+/* cluster/jobs (squeue): a header, then the active jobs in order, each with its state,
+ * queue, owner, NPUs (held, or asked for while pending), age and reason; ended jobs
+ * are left out; a reason's line break never splits a line. */
+static void test_jobs_table(void **state)
+{
+	struct sched_cluster *c = share_cluster();
+	struct sched_job *run, *wait, *gone;
+	uint64_t t;
+	char *text, line[512];
+	size_t len;
+
+	(void)state;
+	run = fx_run(c, "run", 16);
+	gone = fx_run(c, "gone", 8);
+	wait = fx_submit_spec(c, fx_spec_full("wait", 24, NULL, 500), FX_UID);
+	assert_int_equal(wait->state, SCHED_JOB_PENDING);
+	assert_int_equal(sched_job_cancel(c, "gone", FX_UID, fx_now()), 0);
+	fx_report_gone(c, "gone", fx_now());
+	assert_true(sched_job_state_is_terminal(gone->state));
+	t = run->submit_usec + (86400ull + 3600 + 62) * 1000000u;
+	sched_job_set_reason(c, wait, "one\ntwo");
+	assert_int_equal(sched_render_jobs_table(c, t, &text, &len), 0);
+	assert_int_equal(len, strlen(text));
+	assert_string_equal(strtok(text, "\n"), "JOB                      STATE      QUEUE           "
+						"UID  NPUS          AGE REASON");
+	snprintf(line, sizeof(line), "%-24s %-10s %-12s %6u %5u %12s %s", "run", "running",
+		 "default", (unsigned)FX_UID, 16u, "1-01:01:02", run->reason);
+	assert_string_equal(strtok(NULL, "\n"), line);
+	assert_non_null(strstr(strtok(NULL, "\n"), "wait                     pending    default    "));
+	assert_null(strtok(NULL, "\n"));
+	free(text);
+	assert_int_equal(sched_render_jobs_table(c, t, &text, &len), 0);
+	assert_non_null(strstr(text, " 24 ")); /* asked for, while it holds none */
+	assert_non_null(strstr(text, " one two\n"));
+	assert_null(strstr(text, "gone"));
+	free(text);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
 /* A short job started ahead of a reservation it does not delay counts as backfilled. */
 static void test_metrics_backfilled(void **state)
 {
@@ -2356,6 +2396,7 @@ int main(void)
 		cmocka_unit_test(test_quota_while_quotas_off_says_not_enforced),
 		cmocka_unit_test(test_job_status_elastic_and_resize_metric),
 		cmocka_unit_test(test_metrics_backfilled),
+		cmocka_unit_test(test_jobs_table),
 		cmocka_unit_test(test_views_agree),
 	};
 
