@@ -435,11 +435,14 @@ static int host_slice(const struct sched_cluster *c, const struct sched_job *j,
 	return -ENOENT;
 }
 
-/* Does @j run role @role (NULL: any role) of its disaggregated layout? */
-static bool role_runs(const struct sched_job *j, const char *role)
+/* Does @j run role @role (NULL: any role) of its disaggregated layout, on a server of
+ * the inventory? */
+static bool role_runs(const struct sched_cluster *c, const struct sched_job *j,
+		      const char *role)
 {
 	for (int k = 0; k < SCHED_ROLE_COUNT; k++)
 		if (sched_service_role_run(j, (enum sched_role)k) &&
+		    sched_service_role_server(c, j, (enum sched_role)k) >= 0 &&
 		    (!role || strcmp(role, sched_role_name((enum sched_role)k)) == 0))
 			return true;
 	return false;
@@ -491,9 +494,9 @@ static int resolve(struct fs_ctx *ctx, const struct fs_path *p, struct sched_job
 	case FS_JOB_GLOBAL_RANKTABLE:
 		return sched_job_is_service(j) && j->spec->prefill ? 0 : -ENOENT;
 	case FS_JOB_ROLES_DIR:
-		return role_runs(j, NULL) ? 0 : -ENOENT;
+		return role_runs(c, j, NULL) ? 0 : -ENOENT;
 	case FS_JOB_ROLE_ENV:
-		return role_runs(j, p->item) ? 0 : -ENOENT;
+		return role_runs(c, j, p->item) ? 0 : -ENOENT;
 	case FS_JOB_ENDPOINT:
 	case FS_JOB_MINDIE:
 		return sched_job_is_instance(j) && j->slice_count ? 0 : -ENOENT;
@@ -854,7 +857,7 @@ int fs_list(struct fs_ctx *ctx, const struct fs_path *p, int (*fill)(void *data,
 		break;
 	case FS_JOB_ROLES_DIR:
 		for (int k = 0; k < SCHED_ROLE_COUNT; k++) {
-			if (!sched_service_role_run(j, (enum sched_role)k))
+			if (!role_runs(c, j, sched_role_name((enum sched_role)k)))
 				continue;
 			snprintf(name, sizeof(name), "%s.env", sched_role_name((enum sched_role)k));
 			FILL(name);
