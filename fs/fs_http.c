@@ -2,7 +2,9 @@
 /*
  * The mount's read-only files over HTTP (fs.h says what is served), with libmicrohttpd:
  * one thread of its own polls the connections; each request takes ctx->lock for as long
- * as the mount's own read of the same file would (a stat and a render), never more.
+ * as an open of the same file through the mount would (a stat and a snapshot, from the
+ * render cache while the state is unchanged: a scrape loop renders nothing new), and
+ * copies the bytes after letting it go.
  *
  * Nothing here writes: HTTP carries no user identity the daemon could check, so what
  * changes the cluster stays a write to the mount (by a user the kernel names). For the
@@ -99,6 +101,7 @@ static enum MHD_Result serve_path(struct fs_ctx *ctx, struct MHD_Connection *con
 				  const char *path)
 {
 	struct fs_path p;
+	struct fs_view v = { 0 };
 	struct stat st;
 	uint64_t now = fs_now_usec();
 	char *body = NULL;
@@ -117,9 +120,19 @@ static enum MHD_Result serve_path(struct fs_ctx *ctx, struct MHD_Connection *con
 		names = json_array();
 		r = names ? fs_list(ctx, &p, add_name, names) : -ENOMEM;
 	} else if (r == 0) {
-		r = fs_render(ctx, &p, now, &body, &len);
+		r = fs_snapshot(ctx, &p, now, &v);
 	}
 	pthread_mutex_unlock(&ctx->lock);
+	if (v.blob) {
+		/* the snapshot's bytes, copied off the lock */
+		len = v.len;
+		body = malloc(len ? len : 1);
+		if (body)
+			memcpy(body, v.blob->data + v.off, len);
+		fs_blob_put(v.blob);
+		if (!body)
+			r = -ENOMEM;
+	}
 	if (names) {
 		body = r == 0 ? json_dumps(names, JSON_COMPACT) : NULL;
 		json_decref(names);

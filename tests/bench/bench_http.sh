@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Does serving HTTP slow the mount (issue 19: "serving them must not slow placements")?
+# One daemon with --http; durable submissions through the mount (bench_submit, 32
+# threads, batches of BENCH_HTTP_BATCH `npus: 1` specs) and reads of cluster/status
+# through the mount, each measured with nothing on HTTP (the reference) and then while
+# a client fetches /metrics and /v1/cluster/status back to back as fast as the daemon
+# answers, turn about BENCH_HTTP_ROUNDS times. Prints each round's figures and the
+# ratios; asserts nothing about time.
+# Usage: bench_http.sh ASCENDFS BENCH_SUBMIT SRCDIR
+set -u
+ASCENDFS=$(realpath "$1")
+SUBMIT=$(realpath "$2")
+SRC=$(realpath "$3")
+BATCH=${BENCH_HTTP_BATCH:-1000}
+ROUNDS=${BENCH_HTTP_ROUNDS:-3}
+. "$SRC/tests/integration/lib.sh"
+it_setup
+SCRAPER=""
+trap '[ -n "$SCRAPER" ] && kill "$SCRAPER" 2>/dev/null; it_cleanup' EXIT
+PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+it_start "$ASCENDFS" "$SRC/examples/ascend_cluster.yaml" --http "127.0.0.1:$PORT" >/dev/null || exit 1
+
+# reads: the median of 500 open+read+close of cluster/status, in microseconds
+reads() {
+	python3 - "$IT_MNT/cluster/status" <<'PY'
+import sys, time
+t = []
+for _ in range(500):
+    a = time.perf_counter()
+    with open(sys.argv[1], "rb") as f:
+        f.read()
+    t.append((time.perf_counter() - a) * 1e6)
+t.sort()
+print("%.0f" % t[len(t) // 2])
+PY
+}
+# the scraper: GETs until killed; its count of answers goes to FILE at the end
+scrape() {
+	python3 - "$PORT" "$1" <<'PY' &
+import http.client, signal, sys
+n = 0
+def done(*_):
+    open(sys.argv[2], "w").write("%d\n" % n)
+    sys.exit(0)
+signal.signal(signal.SIGTERM, done)
+while True:
+    for path in ("/metrics", "/v1/cluster/status"):
+        c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=10)
+        c.request("GET", path)
+        r = c.getresponse()
+        r.read()
+        if r.status == 200:
+            n += 1
+        c.close()
+PY
+	SCRAPER=$!
+}
+
+printf '%-6s %-10s %14s %16s %12s\n' round http "submissions/s" "status read us" "http gets/s"
+for r in $(seq 1 "$ROUNDS"); do
+	for mode in none scraping; do
+		[ "$mode" = scraping ] && scrape "$IT_WORK/gets"
+		sleep 0.5
+		t0=$(date +%s%N)
+		read -r _ _ _ rate < <("$SUBMIT" "$IT_MNT" "r$r$mode" "$BATCH" 32)
+		us=$(reads)
+		t1=$(date +%s%N)
+		gets=-
+		if [ "$mode" = scraping ]; then
+			kill "$SCRAPER"
+			wait "$SCRAPER" 2>/dev/null
+			SCRAPER=""
+			gets=$(awk -v n="$(cat "$IT_WORK/gets")" -v t=$(((t1 - t0) / 1000000)) \
+				'BEGIN { printf "%.0f", n * 1000 / t }')
+		fi
+		printf '%-6s %-10s %14s %16s %12s\n' "$r" "$mode" "$rate" "$us" "$gets"
+	done
+done | tee "$IT_WORK/table"
+awk '$2 == "none" { s0 += $3; r0 += $4; n0++ } $2 == "scraping" { s1 += $3; r1 += $4; n1++ }
+	END { printf "mean: %.0f submissions/s scraped against %.0f without (%.2fx); status read %.0f us against %.0f (%.2fx)\n",
+		s1 / n1, s0 / n0, (s1 / n1) / (s0 / n0), r1 / n1, r0 / n0, (r1 / n1) / (r0 / n0) }' "$IT_WORK/table"
+it_stop >/dev/null
+it_finish >/dev/null
