@@ -969,10 +969,14 @@ void fs_memory_stop(struct fs_ctx *ctx);
  *   /              a line that says the above
  * Only what every user may read through the mount (mode o+r; else 403): HTTP names no
  * user, so nothing that needs one is served, and nothing is written. Errors are
- * {"error": "..."}: 404 no such path (now), 403, 500. Each request holds ctx->lock for
- * the stat and render a read through the mount would. At most 64 connections; an idle
- * one is closed after 10 s. Loopback is the address to give unless the network is
- * trusted: the files name every job, owner and server.
+ * {"error": "..."} (bytes of the path that are not printable ASCII as '?'): 404 no such
+ * path (now; "file/" too), 403, 500; libmicrohttpd's own for what it refuses itself (an
+ * HTML 414 for a URL over its buffer). Each request holds ctx->lock for the stat and
+ * snapshot an open through the mount would, and HTTP/1.1 connections are kept for the
+ * next request. At most 64 connections, 8 from one address; one that sends nothing for
+ * 10 s is closed (one that trickles bytes is not: an address that does so holds its 8).
+ * Loopback is the address to give unless the network is trusted: the files name every
+ * job, owner and server, and an address may hold connections.
  *
  * fs_http_parse_address() - "A.B.C.D:PORT" or "[v6]:PORT" (numeric, port 0-65535) into
  * *@ret (@ret_len its length). Returns 0 or -EINVAL.

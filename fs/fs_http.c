@@ -26,9 +26,12 @@
 
 #include "fs.h"
 
-/* Connections at once, and how long an idle one is kept (s): a scraper or two and a few
- * browsers, never the daemon's memory. */
+/* Connections at once, of them from one address, and how long one that sends nothing is
+ * kept (s): a scraper or two and a few browsers, never the daemon's memory; a client
+ * that trickles bytes keeps its connections, so one address may hold an eighth of them,
+ * and the others still get through. */
 #define HTTP_CONNECTIONS_MAX 64
+#define HTTP_CONNECTIONS_PER_ADDRESS 8
 #define HTTP_IDLE_TIMEOUT_SEC 10
 /* The prefix of the files' API: /v1/<path in the mount>. */
 #define HTTP_API_PREFIX "/v1"
@@ -71,6 +74,11 @@ static enum MHD_Result reply_error(struct MHD_Connection *conn, unsigned status,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* the request's path is in it: what is not printable ASCII is '?', so the text is
+	 * a JSON string whatever was asked (and wherever it was cut) */
+	for (char *c = msg; *c; c++)
+		if ((unsigned char)*c < 0x20 || (unsigned char)*c > 0x7e)
+			*c = '?';
 	o = json_pack("{s:s}", "error", msg);
 	body = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
@@ -114,6 +122,9 @@ static enum MHD_Result serve_path(struct fs_ctx *ctx, struct MHD_Connection *con
 				   path, r == -EINVAL ? " (not a valid name)" : "");
 	pthread_mutex_lock(&ctx->lock);
 	r = fs_stat_sized(ctx, &p, &st, now, false);
+	/* "file/" is no path of the mount (ENOTDIR there) */
+	if (r == 0 && !S_ISDIR(st.st_mode) && path[1] && path[strlen(path) - 1] == '/')
+		r = -ENOENT;
 	if (r == 0 && !(st.st_mode & S_IROTH))
 		r = -EACCES;
 	if (r == 0 && S_ISDIR(st.st_mode)) {
@@ -169,8 +180,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 	(void)version;
 	(void)upload_data;
-	(void)upload_data_size;
-	(void)req_cls;
+	/* answered once the whole request is read (libmicrohttpd then keeps an HTTP/1.1
+	 * connection for the next request): the first call only marks it, and a body's
+	 * pieces are dropped */
+	if (!*req_cls) {
+		*req_cls = ctx;
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
 		return reply_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
 				   "%s: only GET and HEAD; change the cluster through the mount",
@@ -268,9 +288,12 @@ int fs_http_start(struct fs_ctx *ctx, int fd, const char *address)
 	const union MHD_DaemonInfo *info;
 	struct MHD_Daemon *d;
 
-	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+	/* no MHD_USE_ERROR_LOG: its lines (one per refused connection) would go to stderr,
+	 * the journal, unfiltered, at any client's will */
+	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL,
 			     on_request, ctx, MHD_OPTION_LISTEN_SOCKET, fd,
 			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONNECTIONS_MAX,
+			     MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTP_CONNECTIONS_PER_ADDRESS,
 			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_TIMEOUT_SEC,
 			     MHD_OPTION_END);
 	if (!d)

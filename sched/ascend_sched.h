@@ -2071,10 +2071,11 @@ int sched_render_server_jobs(const struct sched_cluster *c, unsigned server, cha
 /*
  * sched_render_jobs_table() - cluster/jobs, the active jobs (not ended) as Slurm's squeue
  * lists them: a header line "JOB STATE QUEUE UID NPUS AGE REASON", then a line per job
- * in c->jobs order, columns padded with spaces and the reason last (control characters
- * as spaces): its name, state, queue, owner's uid, NPUs (held; asked for while it holds
- * none; a service's record holds none), time since it was submitted as [D-]HH:MM:SS
- * at @now_usec, and its reason ("-" when none). *ret new (free()). 0 or -ENOMEM.
+ * in c->jobs order, each column as wide as its widest field (two spaces between) and the
+ * reason last (control characters as spaces): its name, state, queue, owner's uid, NPUs
+ * (held; asked for while it holds none; a service's record holds none), time since it
+ * was submitted as [D-]HH:MM:SS at @now_usec, and its reason ("-" when none). *ret new
+ * (free()). 0 or -ENOMEM.
  */
 int sched_render_jobs_table(const struct sched_cluster *c, uint64_t now_usec, char **ret,
 			    size_t *ret_len);

@@ -89,6 +89,22 @@ check_eq "DELETE: 405" "405" "$(head -n1 <<<"$out" | cut -d' ' -f1)"
 check_eq "and the job runs on" running "$(cat "$M/jobs/llama70b-pretrain/status")"
 check_eq "a path out of the tree: 404" "404" "$(http GET /v1/../../etc/passwd | head -n1 | cut -d' ' -f1)"
 check_eq "another path: 404" "404" "$(http GET /etc/passwd | head -n1 | cut -d' ' -f1)"
+check_eq "a file's path with a trailing slash: 404, as the mount's ENOTDIR" "404" \
+	"$(http GET /v1/cluster/status/ | head -n1 | cut -d' ' -f1)"
+out=$(http GET '/v1/cluster/%ff%c3%28')
+check_eq "bytes that are not UTF-8 in the path: a 404 with a JSON error all the same" \
+	"404 /cluster/??(: no such file in the mount" \
+	"$(head -n1 <<<"$out" | cut -d' ' -f1) $(tail -n +2 <<<"$out" | json 'd["error"]')"
+check_eq "two requests on one HTTP/1.1 connection: both answered (keep-alive)" "200 200" \
+	"$(python3 -c 'import http.client, sys
+c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=10)
+out = []
+for p in ("/metrics", "/v1/cluster/status"):
+    c.request("GET", p)
+    r = c.getresponse()
+    r.read()
+    out.append(str(r.status))
+print(" ".join(out))' "$PORT")"
 out=$(http HEAD /v1/cluster/status)
 check_eq "HEAD: 200 and no body" "200 text/plain; charset=utf-8|" "$(head -n1 <<<"$out" | sed 's/ *$//')|$(tail -n +2 <<<"$out")"
 

@@ -1963,12 +1963,13 @@ static void test_jobs_table(void **state)
 	sched_job_set_reason(c, wait, "one\ntwo");
 	assert_int_equal(sched_render_jobs_table(c, t, &text, &len), 0);
 	assert_int_equal(len, strlen(text));
-	assert_string_equal(strtok(text, "\n"), "JOB                      STATE      QUEUE           "
-						"UID  NPUS          AGE REASON");
-	snprintf(line, sizeof(line), "%-24s %-10s %-12s %6u %5u %12s %s", "run", "running",
-		 "default", (unsigned)FX_UID, 16u, "1-01:01:02", run->reason);
+	/* every column as wide as its widest field: "pending" and "1-01:01:02" here */
+	assert_string_equal(strtok(text, "\n"), "JOB   STATE    QUEUE     UID  NPUS         AGE  "
+						"REASON");
+	snprintf(line, sizeof(line), "run   running  default  %4u    16  1-01:01:02  %s",
+		 (unsigned)FX_UID, run->reason);
 	assert_string_equal(strtok(NULL, "\n"), line);
-	assert_non_null(strstr(strtok(NULL, "\n"), "wait                     pending    default    "));
+	assert_non_null(strstr(strtok(NULL, "\n"), "wait  pending  default  "));
 	assert_null(strtok(NULL, "\n"));
 	free(text);
 	assert_int_equal(sched_render_jobs_table(c, t, &text, &len), 0);
