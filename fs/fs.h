@@ -970,8 +970,9 @@ void fs_memory_stop(struct fs_ctx *ctx);
  * Only what every user may read through the mount (mode o+r; else 403): HTTP names no
  * user, so nothing that needs one is served, and nothing is written. Errors are
  * {"error": "..."} (bytes of the path that are not printable ASCII as '?'): 404 no such
- * path (now; "file/" too), 403, 500; libmicrohttpd's own for what it refuses itself (an
- * HTML 414 for a URL over its buffer). Each request holds ctx->lock for the stat and
+ * path (now; "file/" and a "%00" in the path too), 403, 500; libmicrohttpd's own for
+ * what it refuses itself (an HTML 414 for a URL over its buffer). The absolute form
+ * "GET http://host/..." is served as its path. Each request holds ctx->lock for the stat and
  * snapshot an open through the mount would, and HTTP/1.1 connections are kept for the
  * next request. At most 64 connections, 8 from one address; one that sends nothing for
  * 10 s is closed (one that trickles bytes is not: an address that does so holds its 8).

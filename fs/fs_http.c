@@ -169,6 +169,20 @@ static enum MHD_Result serve_path(struct fs_ctx *ctx, struct MHD_Connection *con
 	}
 }
 
+/*
+ * What a request is, from its URI as sent (libmicrohttpd's URI log callback, before it
+ * decodes the URI: a "%00" there would end the decoded path early, and "file%00junk"
+ * would read as "file"), then once its first call has marked it.
+ */
+static char uri_plain, uri_nul, seen_plain, seen_nul;
+
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+	(void)cls;
+	(void)conn;
+	return strstr(uri, "%00") ? &uri_nul : &uri_plain;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version,
 				  const char *upload_data, size_t *upload_data_size,
@@ -183,8 +197,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	/* answered once the whole request is read (libmicrohttpd then keeps an HTTP/1.1
 	 * connection for the next request): the first call only marks it, and a body's
 	 * pieces are dropped */
-	if (!*req_cls) {
-		*req_cls = ctx;
+	if (*req_cls != &seen_plain && *req_cls != &seen_nul) {
+		*req_cls = *req_cls == &uri_nul ? &seen_nul : &seen_plain;
 		return MHD_YES;
 	}
 	if (*upload_data_size) {
@@ -195,6 +209,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return reply_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
 				   "%s: only GET and HEAD; change the cluster through the mount",
 				   method);
+	if (*req_cls == &seen_nul)
+		return reply_error(conn, MHD_HTTP_NOT_FOUND,
+				   "%s: a NUL byte (%%00) is no part of a path in the mount", url);
+	/* the absolute form, "GET http://host/v1/..." (RFC 9112 3.2.2): its path */
+	if (strncmp(url, "http://", 7) == 0 || strncmp(url, "https://", 8) == 0) {
+		const char *path = strchr(url + (url[4] == 's' ? 8 : 7), '/');
+
+		url = path ? path : "/";
+	}
 	if (strcmp(url, "/metrics") == 0)
 		return serve_path(ctx, conn, "/cluster/metrics");
 	if (strncmp(url, HTTP_API_PREFIX, plen) == 0 && (url[plen] == '/' || !url[plen]))
@@ -294,6 +317,7 @@ int fs_http_start(struct fs_ctx *ctx, int fd, const char *address)
 			     on_request, ctx, MHD_OPTION_LISTEN_SOCKET, fd,
 			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONNECTIONS_MAX,
 			     MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTP_CONNECTIONS_PER_ADDRESS,
+			     MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL,
 			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_TIMEOUT_SEC,
 			     MHD_OPTION_END);
 	if (!d)

@@ -95,6 +95,10 @@ out=$(http GET '/v1/cluster/%ff%c3%28')
 check_eq "bytes that are not UTF-8 in the path: a 404 with a JSON error all the same" \
 	"404 /cluster/??(: no such file in the mount" \
 	"$(head -n1 <<<"$out" | cut -d' ' -f1) $(tail -n +2 <<<"$out" | json 'd["error"]')"
+check_eq "a NUL byte (%00) in the path: 404, not the file before it" "404" \
+	"$(http GET '/v1/cluster/status%00junk' | head -n1 | cut -d' ' -f1)"
+check_eq "the absolute form (GET http://host/v1/...): the file" "$(cat "$M/cluster/status")" \
+	"$(http GET "http://127.0.0.1:$PORT/v1/cluster/status" | tail -n +2)"
 check_eq "two requests on one HTTP/1.1 connection: both answered (keep-alive)" "200 200" \
 	"$(python3 -c 'import http.client, sys
 c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=10)
