@@ -2,9 +2,11 @@
 # Does serving HTTP slow the mount (issue 19: "serving them must not slow placements")?
 # One daemon with --http; durable submissions through the mount (bench_submit, 32
 # threads, batches of BENCH_HTTP_BATCH `npus: 1` specs) and reads of cluster/status
-# through the mount, each measured with nothing on HTTP (the reference) and then while
-# a client fetches /metrics and /v1/cluster/status back to back as fast as the daemon
-# answers, turn about BENCH_HTTP_ROUNDS times. Prints each round's figures and the
+# through the mount, each measured with nothing on HTTP (the reference), then while a
+# client fetches /metrics or /v1/cluster/status about 10 times a second (a dashboard or a
+# few scrapers: Prometheus scrapes every 15 s by default), then while it fetches them
+# back to back as fast as the daemon answers (a stress: on 2 cores the client itself
+# takes one), turn about BENCH_HTTP_ROUNDS times. Prints each round's figures and the
 # ratios; asserts nothing about time.
 # Usage: bench_http.sh ASCENDFS BENCH_SUBMIT SRCDIR
 set -u
@@ -34,11 +36,13 @@ t.sort()
 print("%.0f" % t[len(t) // 2])
 PY
 }
-# the scraper: GETs until killed; its count of answers goes to FILE at the end
+# the scraper: GETs (a pause of PAUSE s between two) until killed; its count of
+# answers goes to FILE at the end
 scrape() {
-	python3 - "$PORT" "$1" <<'PY' &
-import http.client, signal, sys
+	python3 - "$PORT" "$1" "$2" <<'PY' &
+import http.client, signal, sys, time
 n = 0
+pause = float(sys.argv[3])
 def done(*_):
     open(sys.argv[2], "w").write("%d\n" % n)
     sys.exit(0)
@@ -52,21 +56,24 @@ while True:
         if r.status == 200:
             n += 1
         c.close()
+        if pause:
+            time.sleep(pause)
 PY
 	SCRAPER=$!
 }
 
 printf '%-6s %-10s %14s %16s %12s\n' round http "submissions/s" "status read us" "http gets/s"
 for r in $(seq 1 "$ROUNDS"); do
-	for mode in none scraping; do
-		[ "$mode" = scraping ] && scrape "$IT_WORK/gets"
+	for mode in none 10/s max; do
+		[ "$mode" = 10/s ] && scrape "$IT_WORK/gets" 0.1
+		[ "$mode" = max ] && scrape "$IT_WORK/gets" 0
 		sleep 0.5
 		t0=$(date +%s%N)
-		read -r _ _ _ rate < <("$SUBMIT" "$IT_MNT" "r$r$mode" "$BATCH" 32)
+		read -r _ _ _ rate < <("$SUBMIT" "$IT_MNT" "r$r-${mode%/s}" "$BATCH" 32)
 		us=$(reads)
 		t1=$(date +%s%N)
 		gets=-
-		if [ "$mode" = scraping ]; then
+		if [ "$mode" != none ]; then
 			kill "$SCRAPER"
 			wait "$SCRAPER" 2>/dev/null
 			SCRAPER=""
@@ -76,8 +83,10 @@ for r in $(seq 1 "$ROUNDS"); do
 		printf '%-6s %-10s %14s %16s %12s\n' "$r" "$mode" "$rate" "$us" "$gets"
 	done
 done | tee "$IT_WORK/table"
-awk '$2 == "none" { s0 += $3; r0 += $4; n0++ } $2 == "scraping" { s1 += $3; r1 += $4; n1++ }
-	END { printf "mean: %.0f submissions/s scraped against %.0f without (%.2fx); status read %.0f us against %.0f (%.2fx)\n",
-		s1 / n1, s0 / n0, (s1 / n1) / (s0 / n0), r1 / n1, r0 / n0, (r1 / n1) / (r0 / n0) }' "$IT_WORK/table"
+awk '{ s[$2] += $3; r[$2] += $4; n[$2]++ }
+	END { for (m in s) if (m != "none" && m != "http")
+		printf "mean, HTTP %s: %.0f submissions/s against %.0f without (%.2fx); status read %.0f us against %.0f (%.2fx)\n",
+			m, s[m] / n[m], s["none"] / n["none"], (s[m] / n[m]) / (s["none"] / n["none"]),
+			r[m] / n[m], r["none"] / n["none"], (r[m] / n[m]) / (r["none"] / n["none"]) }' "$IT_WORK/table"
 it_stop >/dev/null
 it_finish >/dev/null
