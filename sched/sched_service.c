@@ -46,16 +46,14 @@ struct sched_job *sched_service_instance(struct sched_cluster *c, const struct s
 	return j && strcmp(j->service, svc->name) == 0 ? j : NULL;
 }
 
-struct sched_job *sched_service_of(struct sched_cluster *c, const char *name)
+/* The serving service named by @name up to @dot (its last '.'), or NULL. */
+static struct sched_job *serving_before(struct sched_cluster *c, const char *name,
+					const char *dot)
 {
-	const char *dot = strrchr(name, '.');
 	char service[CONF_NAME_MAX + 1];
 	struct sched_job *svc;
-	size_t len;
+	size_t len = (size_t)(dot - name);
 
-	if (!dot || !dot[1] || strspn(dot + 1, "0123456789") != strlen(dot + 1))
-		return NULL;
-	len = (size_t)(dot - name);
 	if (len == 0 || len > CONF_SERVICE_NAME_MAX)
 		return NULL;
 	memcpy(service, name, len);
@@ -64,23 +62,24 @@ struct sched_job *sched_service_of(struct sched_cluster *c, const char *name)
 	return svc && svc->state == SCHED_JOB_SERVING ? svc : NULL;
 }
 
+struct sched_job *sched_service_of(struct sched_cluster *c, const char *name)
+{
+	const char *dot = strrchr(name, '.');
+
+	if (!dot || !dot[1] || strspn(dot + 1, "0123456789") != strlen(dot + 1))
+		return NULL;
+	return serving_before(c, name, dot);
+}
+
 struct sched_job *sched_service_owning_name(struct sched_cluster *c, const char *name)
 {
 	const char *dot = strrchr(name, '.');
-	char service[CONF_NAME_MAX + 1];
 	struct sched_job *svc = sched_service_of(c, name);
-	size_t len;
 
 	if (svc || !dot || sched_role_from_name(dot + 1) < 0)
 		return svc;
-	len = (size_t)(dot - name);
-	if (len == 0 || len > CONF_SERVICE_NAME_MAX)
-		return NULL;
-	memcpy(service, name, len);
-	service[len] = '\0';
-	svc = sched_cluster_find_job(c, service);
-	return svc && svc->state == SCHED_JOB_SERVING && svc->spec && svc->spec->prefill ? svc :
-											     NULL;
+	svc = serving_before(c, name, dot);
+	return svc && svc->spec && svc->spec->prefill ? svc : NULL;
 }
 
 /* May instance @index of a service named @service, owned by @uid, take its name now? */
