@@ -67,7 +67,8 @@
  *     jobs                     -r--r--r--  the active jobs a line each, as squeue: "JOB
  *                                          STATE QUEUE UID NPUS AGE REASON" then one
  *                                          line per job (sched_render_jobs_table());
- *                                          rendered at each open (AGE moves)
+ *                                          AGE moves: the opens of one second share a
+ *                                          render
  *     events                   -r--r--r--  JSON lines {seq, time, kind, job, server, npu,
  *                                          state, reason}; seq counts up by one; the
  *                                          newest event_history (65,536) are
@@ -567,6 +568,8 @@ struct fs_event_stream {
 struct fs_cache_slot {
 	struct fs_path path;
 	uint64_t version;	/* cluster->version when rendered */
+	uint64_t second;	/* the clock's second it was rendered in, for a file whose
+				 * bytes move with it (cluster/jobs); else 0 */
 	uint64_t last_use;
 	struct fs_blob *blob;	/* NULL = empty slot */
 };
@@ -763,7 +766,8 @@ struct fs_ctx {
  * ---- snapshots (fs_snapshot.c) ----
  * fs_snapshot() - the bytes of readable node @p as a view with a blob reference for the
  * caller (fs_blob_put(ret->blob)). Served from the render cache while the cluster's
- * version is unchanged; time-dependent nodes are rendered every time; the events files
+ * version is unchanged (cluster/jobs, whose ages move, within one second of the clock);
+ * the other time-dependent nodes are rendered every time; the events files
  * from their streams, whose blob every open between two rebuilds shares.
  * Caller holds ctx->lock. Errors as fs_render(); *ret untouched on failure.
  */

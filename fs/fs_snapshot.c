@@ -244,11 +244,13 @@ int fs_snapshot(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec,
 		struct fs_view *ret)
 {
 	uint64_t version = ctx->cluster->version;
-	/* heartbeat age changes with the clock, not with the state, and so do the ages of
-	 * cluster/jobs; a job's usage with every health report, which bumps no version
-	 * (sched_server_report()) */
-	bool cacheable = p->kind != FS_NODE_INFO && p->kind != FS_JOB_STATUS_JSON &&
-			 p->kind != FS_CLUSTER_JOBS;
+	/* heartbeat age changes with the clock, not with the state; a job's usage with
+	 * every health report, which bumps no version (sched_server_report()) */
+	bool cacheable = p->kind != FS_NODE_INFO && p->kind != FS_JOB_STATUS_JSON;
+	/* cluster/jobs' ages move with the clock in whole seconds: a render is kept for
+	 * its second (readers in a loop, through the mount or over HTTP, render it once a
+	 * second at most) */
+	uint64_t second = p->kind == FS_CLUSTER_JOBS ? now_usec / 1000000u : 0;
 	struct fs_cache_slot *victim = &ctx->cache[0];
 	struct fs_blob *b;
 	char *buf;
@@ -264,7 +266,8 @@ int fs_snapshot(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec,
 		for (size_t i = 0; i < FS_CACHE_SLOTS; i++) {
 			struct fs_cache_slot *s = &ctx->cache[i];
 
-			if (s->blob && s->version == version && path_equal(&s->path, p)) {
+			if (s->blob && s->version == version && s->second == second &&
+			    path_equal(&s->path, p)) {
 				s->last_use = ++ctx->cache_clock;
 				ctx->cache_hits++;
 				*ret = (struct fs_view){ blob_get(s->blob), 0, s->blob->len };
@@ -291,6 +294,7 @@ int fs_snapshot(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec,
 		blob_unlive(victim->blob);
 		victim->path = *p;
 		victim->version = version;
+		victim->second = second;
 		victim->last_use = ++ctx->cache_clock;
 		victim->blob = blob_get(b);
 		b->live = true;

@@ -182,6 +182,30 @@ static void test_fs_snapshot_cache_shares_until_a_change(void **state)
 	fs_blob_put(c.blob);
 }
 
+/* cluster/jobs says ages in seconds: the opens of one second share a render, the next
+ * second renders again (and so does a change). */
+static void test_fs_snapshot_jobs_kept_for_its_second(void **state)
+{
+	struct fixture *f = *state;
+	struct fs_view a, b, c, d;
+	struct fs_path jobs;
+	uint64_t t = (fx_now() / 1000000u + 1) * 1000000u;
+
+	assert_int_equal(fs_path_parse("/cluster/jobs", &jobs), 0);
+	assert_int_equal(fs_snapshot(&f->ctx, &jobs, t, &a), 0);
+	assert_int_equal(fs_snapshot(&f->ctx, &jobs, t + 999999, &b), 0);
+	assert_ptr_equal(a.blob, b.blob);
+	assert_int_equal(fs_snapshot(&f->ctx, &jobs, t + 1000000, &c), 0);
+	assert_ptr_not_equal(a.blob, c.blob);
+	refuse(f, 1);
+	assert_int_equal(fs_snapshot(&f->ctx, &jobs, t + 1000000, &d), 0);
+	assert_ptr_not_equal(c.blob, d.blob);
+	fs_blob_put(a.blob);
+	fs_blob_put(b.blob);
+	fs_blob_put(c.blob);
+	fs_blob_put(d.blob);
+}
+
 static void test_fs_snapshot_tally_charges_what_is_kept(void **state)
 {
 	struct fixture *f = *state;
@@ -232,6 +256,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_fs_snapshot_cache_shares_until_a_change,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fs_snapshot_jobs_kept_for_its_second, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_fs_snapshot_tally_charges_what_is_kept,
 						setup, teardown),
 	};
