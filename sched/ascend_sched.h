@@ -969,7 +969,8 @@ const char *sched_service_role(const struct sched_job *j);
  *    does not move it (a site that wants it elsewhere submits the service again);
  *  - the generations are saved with the service's record, and so is a back-off's end,
  *    so a daemon restart leaves a running role's process alone and starts an ended one
- *    when it was due; the back-off's length is not (the next quick end waits 1 s).
+ *    when it was due; the back-off's length is not (after a restart the next quick end
+ *    starts again at once, as a first one does).
  */
 struct sched_render_ctx;
 
@@ -2059,9 +2060,9 @@ int sched_render_server_info(const struct sched_cluster *c, unsigned server, uin
  * <first_rank> <npu_count> <uid> <gid> <serial> <attempt> <kept_from>" (attempt: the
  * share's in-place restarts, sched_slice.attempt; kept_from: the generation since which
  * a process-level recovery kept its processes running, 0 = none, sched_slice.kept_from),
- * after a "# ..." header line; then the lines of the serving services' controller and
- * coordinator that run here (enum sched_role's rules: "<service>.<role> <generation>
- * <role> 0 0 0 <uid> <gid> <serial> 0 0"). A
+ * after a "# ..." header line, and among them a line for each serving service's
+ * controller and coordinator that runs here (enum sched_role's rules:
+ * "<service>.<role> <generation> <role> 0 0 0 <uid> <gid> <serial> 0 0"). A
  * generation waiting for its checkpoint scan (resume_scan_pending) is left out until
  * the scan ends, so no process starts from an older checkpoint than the newest.
  */
