@@ -368,18 +368,12 @@ int fs_path_parse(const char *path, struct fs_path *out)
 		goto done;
 	if (n != 4)
 		return -ENOENT;
-	if (r.kind == FS_JOB_HOSTS_DIR) {
+	/* hosts/<server>.env and roles/<role>.env: the name before ".env" is the item */
+	if (r.kind == FS_JOB_HOSTS_DIR || r.kind == FS_JOB_ROLES_DIR) {
 		if (clen[3] < 5 || memcmp(comp[3] + clen[3] - 4, ".env", 4) != 0 ||
 		    copy_name(r.item, comp[3], clen[3] - 4) < 0)
 			return -ENOENT;
-		r.kind = FS_JOB_HOST_ENV;
-		goto done;
-	}
-	if (r.kind == FS_JOB_ROLES_DIR) {
-		if (clen[3] < 5 || memcmp(comp[3] + clen[3] - 4, ".env", 4) != 0 ||
-		    copy_name(r.item, comp[3], clen[3] - 4) < 0)
-			return -ENOENT;
-		r.kind = FS_JOB_ROLE_ENV;
+		r.kind = r.kind == FS_JOB_HOSTS_DIR ? FS_JOB_HOST_ENV : FS_JOB_ROLE_ENV;
 		goto done;
 	}
 	if (r.kind == FS_JOB_RANKS_DIR) {
