@@ -711,6 +711,13 @@ const char *conf_device_ip_problem(const char *ip);
  */
 int conf_parse_duration(const char *text, uint64_t *ret_sec);
 
+/*
+ * conf_parse_priority() - a job priority as a spec writes it: "low" (100), "normal"
+ * (500), "high" (900), any case, or a whole number 0-1000. Returns 0, -EINVAL (not a
+ * priority) or -ERANGE (a number over 1000); *@ret untouched on failure.
+ */
+int conf_parse_priority(const char *text, unsigned *ret);
+
 /* conf_ip_is_valid() - true for an IPv4 or IPv6 literal. */
 bool conf_ip_is_valid(const char *text);
 

@@ -170,22 +170,41 @@ static int read_npus(const struct conf_ctx *ctx, const struct conf_node *root,
 	return 0;
 }
 
+int conf_parse_priority(const char *text, unsigned *ret)
+{
+	uint64_t v = 0;
+
+	for (size_t i = 0; i < sizeof(priority_words) / sizeof(priority_words[0]); i++) {
+		if (strcasecmp(text, priority_words[i].word) == 0) {
+			*ret = priority_words[i].priority;
+			return 0;
+		}
+	}
+	if (!*text || strspn(text, "0123456789") != strlen(text))
+		return -EINVAL;
+	for (const char *p = text; *p; p++)
+		if ((v = v * 10 + (uint64_t)(*p - '0')) > JOB_PRIORITY_MAX)
+			return -ERANGE;
+	*ret = (unsigned)v;
+	return 0;
+}
+
 static int read_priority(const struct conf_ctx *ctx, const struct conf_node *n,
 			 struct conf_job_spec *s)
 {
 	static const char hint[] = " or one of: low, normal, high";
 	char q[CONF_QUOTE_MAX];
 	const char *p;
+	unsigned named;
 	uint64_t v;
-	size_t i;
 	int r;
 
 	if (n->kind == CONF_NODE_SCALAR) {
-		for (i = 0; i < sizeof(priority_words) / sizeof(priority_words[0]); i++) {
-			if (strcasecmp(n->text, priority_words[i].word) == 0) {
-				s->priority = priority_words[i].priority;
-				return 0;
-			}
+		/* a named priority; numbers are read below, with their position */
+		if (strspn(n->text, "0123456789") == 0 &&
+		    conf_parse_priority(n->text, &named) == 0) {
+			s->priority = named;
+			return 0;
 		}
 		p = n->text + (n->text[0] == '-');
 		if (!*p || strspn(p, "0123456789") != strlen(p))

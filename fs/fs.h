@@ -211,7 +211,9 @@
  *       status.json            -r--r--r--  state, reason, queue, priority, npus,
  *                                          npus_min/max, time_limit_sec, run_accum_sec +
  *                                          run_since, borrowing, preemptions,
- *                                          preempted_by, reserved_start, stop_deadline,
+ *                                          preempted_by, hold (null, "user": its
+ *                                          owner's, "admin": root's), reserved_start,
+ *                                          stop_deadline,
  *                                          stop_to (stopping: the state it ends in) and
  *                                          stop_waits_for (the servers whose agents have
  *                                          not yet reported its processes gone),
@@ -309,6 +311,11 @@
  *       ctl                    -rw-r--r-- owner  "cancel" | "complete" (a running job goes
  *                                          stopping, NPUs held until its processes are
  *                                          gone, then cancelled/completed) |
+ *                                          "hold" | "release" | "requeue" | "requeue
+ *                                          hold" | "update priority <0-1000|low|
+ *                                          normal|high>" | "update time_limit
+ *                                          <duration>" (job control, Slurm's
+ *                                          scontrol: ascend_sched.h, "job control") |
  *                                          "checkpoint <step> <abs path> [<generation>]" |
  *                                          "exit <generation> <server> <code> [<rank>|-
  *                                          [<attempt>]]" (an exit of an attempt older

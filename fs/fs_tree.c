@@ -729,6 +729,9 @@ int fs_render(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec, ch
 		return printf_text(ret, ret_len,
 				   "# write one command per line (the job's owner or root):\n"
 				   "# cancel | complete |\n"
+				   "# hold | release | requeue [hold] |\n"
+				   "# update priority <0-1000|low|normal|high> |\n"
+				   "# update time_limit <duration> |\n"
 				   "# checkpoint <step> <absolute path> [<generation>] |\n"
 				   "# exit <generation> <server> <status> [<rank>|- [<attempt>]] |\n"
 				   "# exit <generation> <server> <status> controller|coordinator "
@@ -1136,6 +1139,48 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 		r = sched_service_scale(c, p->job, uid, (unsigned)replicas, now_usec, why);
 		if (r == -EINVAL || r == -ENOMEM)
 			return r;
+	} else if ((n == 1 && (strcmp(w[0], "hold") == 0 || strcmp(w[0], "release") == 0 ||
+			       strcmp(w[0], "requeue") == 0)) ||
+		   (n == 2 && strcmp(w[0], "requeue") == 0 && strcmp(w[1], "hold") == 0)) {
+		/* job control (sched_control.c); "requeue hold" is Slurm's requeuehold */
+		why[0] = '\0';
+		if (strcmp(w[0], "hold") == 0)
+			r = sched_job_hold(c, p->job, uid, now_usec, why);
+		else if (strcmp(w[0], "release") == 0)
+			r = sched_job_release(c, p->job, uid, now_usec, why);
+		else
+			r = sched_job_requeue(c, p->job, uid, now_usec, why);
+		if (r == 0 && n == 2)
+			r = sched_job_hold(c, p->job, uid, now_usec, why);
+		if (r < 0 && why[0])
+			return r;
+	} else if (strcmp(w[0], "hold") == 0 || strcmp(w[0], "release") == 0 ||
+		   strcmp(w[0], "requeue") == 0) {
+		snprintf(why, SCHED_REASON_MAX, "usage: hold | release | requeue [hold]");
+		return -EINVAL;
+	} else if (strcmp(w[0], "update") == 0) {
+		enum sched_job_field field = SCHED_FIELD_PRIORITY;
+		uint64_t value = 0;
+		unsigned prio;
+		int pr = -EINVAL;
+
+		if (n == 3 && strcmp(w[1], "priority") == 0) {
+			pr = conf_parse_priority(w[2], &prio);
+			value = prio;
+		} else if (n == 3 && strcmp(w[1], "time_limit") == 0) {
+			field = SCHED_FIELD_TIME_LIMIT;
+			pr = conf_parse_duration(w[2], &value);
+		}
+		if (pr < 0) {
+			snprintf(why, SCHED_REASON_MAX,
+				 "usage: update priority <0-1000|low|normal|high> | update time_limit "
+				 "<duration, e.g. 90m, 12h, 2d>");
+			return -EINVAL;
+		}
+		why[0] = '\0';
+		r = sched_job_update(c, p->job, uid, may_operate, field, value, now_usec, why);
+		if (r < 0 && why[0])
+			return r;
 	} else if (n == 2 && strcmp(w[0], "resize") == 0) {
 		/* elastic jobs work (conf/ascendfs-spec.5): the scheduler sizes them itself */
 		snprintf(why, SCHED_REASON_MAX,
@@ -1146,7 +1191,8 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 		return -EOPNOTSUPP;
 	} else {
 		snprintf(why, SCHED_REASON_MAX,
-			 "unknown command \"%.100s\"; use cancel, complete, "
+			 "unknown command \"%.100s\"; use cancel, complete, hold, release, "
+			 "requeue [hold], update priority|time_limit <value>, "
 			 "checkpoint <step> <path>, "
 			 "exit <generation> <server> <status> [<rank>|- [<attempt>]|<role>], "
 			 "scale <replicas> (a service), ready|unready <generation> (its "

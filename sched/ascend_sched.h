@@ -198,6 +198,7 @@ enum sched_requeue_cause {
 	SCHED_REQUEUE_NONE,	/* never ran */
 	SCHED_REQUEUE_FAULT,	/* a fault took its NPUs and no capacity was left */
 	SCHED_REQUEUE_PREEMPTED, /* preempted by a higher-priority job or a reclaim */
+	SCHED_REQUEUE_REQUESTED, /* its owner or root requeued it (sched_job_requeue()) */
 };
 
 /*
@@ -404,6 +405,11 @@ struct sched_job {
 					 * (preemption, time limit): ends cancelled */
 	bool stop_forget;		/* stopping: removed (rmdir) while active; the record
 					 * is dropped once its NPUs are released */
+	bool stop_requeue;		/* stopping to pending: requeued by request
+					 * (sched_job_requeue()), not preempted */
+	unsigned char hold_kind;	/* enum sched_job_hold: a pending (or stopping to
+					 * pending) job the pass passes by; a held job is not
+					 * in the pending order (sched_pend_order.c) */
 	const char *stop_server;	/* stopping: the server (and stop_npu, -1 = none)
 					 * of the fault it stops for, "" when none: the event
 					 * that ends the stop names them too; interned as
@@ -516,6 +522,9 @@ enum sched_event_kind {
 				 * (sched_service.c) */
 	SCHED_EV_BACKOFF,	/* an instance's restart waits out its back-off */
 	SCHED_EV_MOVED,		/* a drain moved an instance, or cannot yet (why) */
+	SCHED_EV_HELD,		/* a pending job was held (sched_job_hold()) */
+	SCHED_EV_RELEASED,	/* a held job was released */
+	SCHED_EV_UPDATED,	/* a job's priority or time_limit was changed */
 	SCHED_EV_KIND_COUNT
 };
 
@@ -1224,6 +1233,79 @@ unsigned sched_service_tick(struct sched_cluster *c, uint64_t now_usec);
  * (not running: a job already stopping included).
  */
 int sched_job_complete(struct sched_cluster *c, const char *name, uid_t uid, uint64_t now_usec);
+
+/*
+ * ---- job control (sched_control.c): Slurm's scontrol hold, release, requeue, update ----
+ * Each is asked for by the job's owner or root (@uid 0), through jobs/<job>/ctl; on
+ * failure @reason (SCHED_REASON_MAX) says why and what to do, and nothing changed.
+ * A service's instances are its service's to manage (-EINVAL), and a service record
+ * is not a job that runs (-EBUSY).
+ *
+ * A hold keeps a pending job from starting. It stays pending (status "pending", as
+ * Slurm shows a held job PD), every scheduling pass passes it by (no placement, no
+ * backfill reservation, no preemption on its behalf), and its reason says who held it
+ * and how to release it. The owner's hold (Slurm's user hold) is released by the owner
+ * or root, root's hold of another user's job (an admin hold) by root only. A job stopping towards pending (preempted
+ * or requeued) may be held too: it is pending and held once its processes are gone. A
+ * hold is saved with the job.
+ */
+enum sched_job_hold {
+	SCHED_HOLD_NONE,
+	SCHED_HOLD_USER,	/* by its owner: the owner or root releases it */
+	SCHED_HOLD_ADMIN,	/* by root, of another's job: root releases it */
+};
+
+/*
+ * sched_job_hold() - hold pending @name (or one stopping towards pending). Holding a
+ * held job again is a no-op (0), except that root's hold makes a user hold an admin
+ * hold. Event "held". Returns 0, -ENOENT, -EPERM, -EINVAL (an instance), -EBUSY (any
+ * other state: a running job is requeued first, "requeue" then "hold").
+ */
+int sched_job_hold(struct sched_cluster *c, const char *name, uid_t uid, uint64_t now_usec,
+		   char *reason);
+
+/*
+ * sched_job_release() - let held @name start again: it takes its turn in its queue as
+ * before the hold (its priority and submission order), at the next pass. Releasing a
+ * job that is not held is a no-op (0). Event "released". Returns 0, -ENOENT, -EPERM
+ * (not the owner, or the owner and an admin hold: @reason says so).
+ */
+int sched_job_release(struct sched_cluster *c, const char *name, uid_t uid, uint64_t now_usec,
+		      char *reason);
+
+/*
+ * sched_job_requeue() - stop running (or recovering) @name and make it pending again,
+ * as Slurm's `scontrol requeue`: it goes stopping (stop_to pending, event "requeued"),
+ * keeps its NPUs until its processes are gone, then is pending with the cause
+ * SCHED_REQUEUE_REQUESTED and starts again as a new generation from its newest
+ * checkpoint, in its place in its queue. Its time_limit counts the time it ran, as
+ * after a preemption (one used up ends it timeout instead). A job already stopping
+ * towards pending is a no-op (0). Returns 0, -ENOENT, -EPERM, -EINVAL (an instance),
+ * -EBUSY (pending, finished or another stop: @reason says what to do instead).
+ */
+int sched_job_requeue(struct sched_cluster *c, const char *name, uid_t uid, uint64_t now_usec,
+		      char *reason);
+
+/* What sched_job_update() changes. */
+enum sched_job_field {
+	SCHED_FIELD_PRIORITY,	/* 0-1000: the spec's priority */
+	SCHED_FIELD_TIME_LIMIT,	/* seconds, 1 to CONF_TIME_LIMIT_MAX_SEC */
+};
+
+/*
+ * sched_job_update() - set @field of pending, running, recovering or stopping @name to
+ * @value, as Slurm's `scontrol update JobId=... Priority=|TimeLimit=`. The job's spec
+ * (and so jobs/<job>/spec, and what a restart restores) says the new value. A new
+ * priority orders the pending job anew in its queue and counts for preemption; a new
+ * time_limit counts the time already run: a running job over it ends timeout at the
+ * next tick, as in Slurm. Anyone but root (@uid 0) and operators (@is_operator) stays
+ * within the job's queue's max_priority and max_time_limit (-EACCES naming the cap, as at
+ * submission). Event "updated" (from and to). Setting the value it has is a no-op (0).
+ * Returns 0, -ENOENT, -EPERM, -EACCES, -EINVAL (@value out of range, an instance),
+ * -EBUSY (a draft, service or finished job), -ENOMEM.
+ */
+int sched_job_update(struct sched_cluster *c, const char *name, uid_t uid, bool is_operator,
+		     enum sched_job_field field, uint64_t value, uint64_t now_usec, char *reason);
 
 /*
  * sched_job_checkpoint() - record that job @name wrote checkpoint @step at @path

@@ -68,6 +68,9 @@ static const char *const event_names[SCHED_EV_KIND_COUNT] = {
 	[SCHED_EV_READY] = "ready",
 	[SCHED_EV_BACKOFF] = "backoff",
 	[SCHED_EV_MOVED] = "moved",
+	[SCHED_EV_HELD] = "held",
+	[SCHED_EV_RELEASED] = "released",
+	[SCHED_EV_UPDATED] = "updated",
 };
 
 const char *sched_event_kind_name(enum sched_event_kind k)

@@ -112,13 +112,44 @@ uint64_t sched_stop_overhead_usec(const struct sched_cluster *c);
  * The pending jobs of each queue in service order (priority, then queue_seq), kept
  * between passes so that a pass neither sweeps every job nor sorts (sched_pend_order.c).
  * sched_pend_order_note() - job @j entered (@entered) or left the pending state; called
- * by sched_job_transition() only. sched_pend_order_invalidate() - a job became or
+ * by sched_job_transition(), and by sched_control.c for a pending job held, released or
+ * given a new priority (a held job is not in the order). sched_pend_order_invalidate() - a job became or
  * stopped being pending without a transition (a record restored or dropped): the next
  * pass rebuilds the order from the jobs. sched_pend_order_free() - at sched_cluster_free.
  * sched_pend_order_check() - does the kept order equal a fresh sort of the pending jobs?
  * 0, or -EINVAL with @reason (SCHED_REASON_MAX) filled; for sched_check_invariants().
  */
 void sched_pend_order_note(struct sched_cluster *c, struct sched_job *j, bool entered);
+
+/*
+ * sched_job_stop_for() - stop running @j towards @to (a terminal state, or pending for a
+ * requeue) for @why (event @kind), the wait said in its reason. A server that has never
+ * reported has no agent: nothing started processes there that anything would stop or
+ * report gone, so its slice is gone at once (with no agent anywhere, the job ends at
+ * once, as before agents said what runs). The caller then calls
+ * sched_job_stop_check_gone().
+ */
+void sched_job_stop_for(struct sched_cluster *c, struct sched_job *j, enum sched_job_state to,
+			enum sched_event_kind kind, uint64_t now_usec, const char *why);
+
+/* sched_job_hold_reason() - held @j's pending reason (who held it, how to release it). */
+void sched_job_hold_reason(const struct sched_job *j, char *reason);
+
+/*
+ * sched_job_for_owner() - job @name, when @uid is its owner or root: 0 and *@ret
+ * (borrowed), -ENOENT or -EPERM.
+ */
+int sched_job_for_owner(struct sched_cluster *c, const char *name, uid_t uid,
+			struct sched_job **ret);
+
+/*
+ * sched_job_caps_check() - is @spec within queue @q's job caps (max_priority, max_npus,
+ * max_time_limit) for @uid? Root and operators (@is_operator) may exceed them. 0, or
+ * -EACCES with @reason naming the cap and the fix (sched_job.c, issue 14).
+ */
+int sched_job_caps_check(const struct sched_cluster *c, const struct conf_queue *q,
+			 const struct conf_job_spec *spec, uid_t uid, bool is_operator,
+			 char *reason);
 void sched_pend_order_invalidate(struct sched_cluster *c);
 void sched_pend_order_free(struct sched_cluster *c);
 int sched_pend_order_check(const struct sched_cluster *c, char *reason);

@@ -86,8 +86,11 @@ static void transition(struct sched_cluster *c, struct sched_job *j, enum sched_
 		sched_ladder_release(c, j);
 	j->state = to;
 	sched_limits_account(c, j, from, to);
-	if ((from == SCHED_JOB_PENDING) != (to == SCHED_JOB_PENDING))
+	/* a held job is not in the pending order (sched_control.c notes its hold) */
+	if ((from == SCHED_JOB_PENDING) != (to == SCHED_JOB_PENDING) && !j->hold_kind)
 		sched_pend_order_note(c, j, to == SCHED_JOB_PENDING);
+	if (sched_job_state_is_terminal(to))
+		j->hold_kind = SCHED_HOLD_NONE;
 	sched_job_set_reason(c, j, reason);
 	j->change_usec = now_usec;
 	if (to == SCHED_JOB_PENDING && from != SCHED_JOB_PENDING)
@@ -780,9 +783,9 @@ static void duration_text(uint64_t sec, char *buf, size_t len)
  * admin, root and operators may exceed them; anyone else gets -EACCES, like a queue's
  * `groups`.
  */
-static int job_caps_check(const struct sched_cluster *c, const struct conf_queue *q,
-			  const struct conf_job_spec *spec, uid_t uid, bool is_operator,
-			  char *reason)
+int sched_job_caps_check(const struct sched_cluster *c, const struct conf_queue *q,
+			 const struct conf_job_spec *spec, uid_t uid, bool is_operator,
+			 char *reason)
 {
 	char who[96], want[32], cap[32];
 	bool elastic = spec->npus_min != spec->npus_max;
@@ -881,7 +884,7 @@ static int job_check(struct sched_cluster *c, const struct conf_job_spec *spec, 
 			     known);
 		return -EINVAL;
 	}
-	r = job_caps_check(c, queue, spec, uid, is_operator, reason);
+	r = sched_job_caps_check(c, queue, spec, uid, is_operator, reason);
 	if (r < 0)
 		return r;
 	r = sched_limits_check(c, spec->name, queue, uid, is_operator, reason);
@@ -1146,6 +1149,7 @@ void sched_job_begin_stop(struct sched_cluster *c, struct sched_job *j, enum sch
 	j->stop_to = to;
 	j->stop_cancelled = false;
 	j->stop_forget = false;
+	j->stop_requeue = false;
 	/* a fault's handler is running: the stop's end is about the same server and NPU */
 	sched_text_set(c, &j->stop_server,
 		       c->subject_job == j && c->subject_server ? c->subject_server : "",
@@ -1156,16 +1160,8 @@ void sched_job_begin_stop(struct sched_cluster *c, struct sched_job *j, enum sch
 	sched_job_transition(c, j, SCHED_JOB_STOPPING, kind, now_usec, reason);
 }
 
-/*
- * Stop running @j towards terminal @to for @why (event @kind), the wait said in its
- * reason. A server that has never reported has no agent: nothing started processes
- * there that anything would stop or report gone, so its slice is gone at once (with no
- * agent anywhere, the job ends at once, as before agents said what runs). The caller
- * then calls sched_job_stop_check_gone().
- */
-static void begin_terminal_stop(struct sched_cluster *c, struct sched_job *j,
-				enum sched_job_state to, enum sched_event_kind kind,
-				uint64_t now_usec, const char *why)
+void sched_job_stop_for(struct sched_cluster *c, struct sched_job *j, enum sched_job_state to,
+			enum sched_event_kind kind, uint64_t now_usec, const char *why)
 {
 	char reason[SCHED_REASON_MAX];
 
@@ -1212,16 +1208,28 @@ bool sched_job_finish_stop(struct sched_cluster *c, struct sched_job *j, bool go
 	    sched_job_run_usec(j, now_usec) >= j->spec->time_limit_sec * 1000000u) {
 		/* a victim whose time is used up does not run again */
 		c->timeouts++;
-		sched_reason(reason, "preempted by job %s when its time limit of %llu s was used "
-				     "up; not requeued",
-			     j->preempted_by, (unsigned long long)j->spec->time_limit_sec);
+		if (j->stop_requeue)
+			sched_reason(reason, "requeued when its time limit of %llu s was used up; "
+					     "not started again",
+				     (unsigned long long)j->spec->time_limit_sec);
+		else
+			sched_reason(reason, "preempted by job %s when its time limit of %llu s "
+					     "was used up; not requeued",
+				     j->preempted_by, (unsigned long long)j->spec->time_limit_sec);
 		sched_job_transition(c, j, SCHED_JOB_TIMEOUT, SCHED_EV_TIMEOUT, now_usec, reason);
 	} else if (to == SCHED_JOB_PENDING) {
-		j->requeue_cause = SCHED_REQUEUE_PREEMPTED;
+		j->requeue_cause = j->stop_requeue ? SCHED_REQUEUE_REQUESTED :
+						     SCHED_REQUEUE_PREEMPTED;
 		j->reason_key = 0;
-		sched_reason(reason, "preempted by job %s; stopped, waits to resume from its "
-				     "checkpoint",
-			     j->preempted_by);
+		if (j->hold_kind)
+			sched_job_hold_reason(j, reason);
+		else if (j->stop_requeue)
+			sched_reason(reason, "requeued; stopped, waits to start again from its "
+					     "newest checkpoint");
+		else
+			sched_reason(reason, "preempted by job %s; stopped, waits to resume from "
+					     "its checkpoint",
+				     j->preempted_by);
 		sched_job_transition(c, j, SCHED_JOB_PENDING, SCHED_EV_REQUEUED, now_usec, reason);
 	} else if (to == SCHED_JOB_TIMEOUT) {
 		c->timeouts++;
@@ -1268,7 +1276,7 @@ int sched_job_stop_check_gone(struct sched_cluster *c, struct sched_job *j, uint
 void sched_job_fail_stop(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec,
 			 const char *why)
 {
-	begin_terminal_stop(c, j, SCHED_JOB_FAILED, SCHED_EV_FAILED, now_usec, why);
+	sched_job_stop_for(c, j, SCHED_JOB_FAILED, SCHED_EV_FAILED, now_usec, why);
 	sched_job_stop_check_gone(c, j, now_usec);
 }
 
@@ -1292,7 +1300,17 @@ static bool cancel_while_stopping(struct sched_cluster *c, struct sched_job *j, 
 	return true;
 }
 
-static int job_for_owner(struct sched_cluster *c, const char *name, uid_t uid,
+void sched_job_hold_reason(const struct sched_job *j, char *reason)
+{
+	if (j->hold_kind == SCHED_HOLD_ADMIN)
+		sched_reason(reason, "held by root (an admin hold): it does not start until "
+				     "root releases it (echo release > jobs/%s/ctl)", j->name);
+	else
+		sched_reason(reason, "held by its owner: it does not start until released (echo "
+				     "release > jobs/%s/ctl)", j->name);
+}
+
+int sched_job_for_owner(struct sched_cluster *c, const char *name, uid_t uid,
 			 struct sched_job **ret)
 {
 	struct sched_job *j = sched_cluster_find_job(c, name);
@@ -1308,7 +1326,7 @@ static int job_for_owner(struct sched_cluster *c, const char *name, uid_t uid,
 int sched_job_cancel(struct sched_cluster *c, const char *name, uid_t uid, uint64_t now_usec)
 {
 	struct sched_job *j;
-	int r = job_for_owner(c, name, uid, &j);
+	int r = sched_job_for_owner(c, name, uid, &j);
 
 	if (r < 0)
 		return r;
@@ -1334,7 +1352,7 @@ void sched_job_cancel_for(struct sched_cluster *c, struct sched_job *j, const ch
 	}
 	if (j->slice_count) {
 		/* its processes may run on: the NPUs stay with it until they are gone */
-		begin_terminal_stop(c, j, SCHED_JOB_CANCELLED, SCHED_EV_CANCELLED, now_usec, why);
+		sched_job_stop_for(c, j, SCHED_JOB_CANCELLED, SCHED_EV_CANCELLED, now_usec, why);
 		if (sched_job_stop_check_gone(c, j, now_usec))
 			sched_pass_request(c, now_usec);
 		return;
@@ -1348,13 +1366,13 @@ void sched_job_cancel_for(struct sched_cluster *c, struct sched_job *j, const ch
 int sched_job_complete(struct sched_cluster *c, const char *name, uid_t uid, uint64_t now_usec)
 {
 	struct sched_job *j;
-	int r = job_for_owner(c, name, uid, &j);
+	int r = sched_job_for_owner(c, name, uid, &j);
 
 	if (r < 0)
 		return r;
 	if (j->state != SCHED_JOB_RUNNING)
 		return -EBUSY;
-	begin_terminal_stop(c, j, SCHED_JOB_COMPLETED, SCHED_EV_COMPLETED, now_usec,
+	sched_job_stop_for(c, j, SCHED_JOB_COMPLETED, SCHED_EV_COMPLETED, now_usec,
 			    "every rank finished");
 	if (sched_job_stop_check_gone(c, j, now_usec))
 		sched_pass_request(c, now_usec);
@@ -1366,7 +1384,7 @@ int sched_job_checkpoint(struct sched_cluster *c, const char *name, uid_t uid, u
 {
 	struct sched_job *j;
 	char *copy;
-	int r = job_for_owner(c, name, uid, &j);
+	int r = sched_job_for_owner(c, name, uid, &j);
 
 	if (r < 0)
 		return r;
@@ -1541,7 +1559,7 @@ int sched_job_process_exit(struct sched_cluster *c, const char *name, uid_t uid,
 	struct sched_job *j;
 	size_t slice, idx, count;
 	bool per_rank;
-	int r = job_for_owner(c, name, uid, &j);
+	int r = sched_job_for_owner(c, name, uid, &j);
 
 	if (r < 0)
 		return r;
@@ -1615,7 +1633,7 @@ int sched_job_process_exit(struct sched_cluster *c, const char *name, uid_t uid,
 	for (size_t i = 0; i < count; i++)
 		if (!j->exited_ok[i])
 			return 0;
-	begin_terminal_stop(c, j, SCHED_JOB_COMPLETED, SCHED_EV_COMPLETED, now_usec,
+	sched_job_stop_for(c, j, SCHED_JOB_COMPLETED, SCHED_EV_COMPLETED, now_usec,
 			    "every process exited with status 0");
 	/* where the agent says nothing about processes, the exits are all there is to know */
 	for (size_t i = 0; i < j->slice_count; i++)
@@ -1641,7 +1659,7 @@ int sched_job_remove(struct sched_cluster *c, const char *name, uid_t uid, uint6
 {
 	struct sched_job *j;
 	bool active, freed = false;
-	int r = job_for_owner(c, name, uid, &j);
+	int r = sched_job_for_owner(c, name, uid, &j);
 
 	if (r < 0)
 		return r;
@@ -1651,7 +1669,7 @@ int sched_job_remove(struct sched_cluster *c, const char *name, uid_t uid, uint6
 		if (j->state == SCHED_JOB_STOPPING)
 			cancel_while_stopping(c, j, uid, now_usec);
 		else
-			begin_terminal_stop(c, j, SCHED_JOB_CANCELLED, SCHED_EV_CANCELLED,
+			sched_job_stop_for(c, j, SCHED_JOB_CANCELLED, SCHED_EV_CANCELLED,
 					    now_usec, "removed (rmdir) while active");
 		/* on servers without an agent there is nothing to wait for */
 		r = sched_job_stop_check_gone(c, j, now_usec);

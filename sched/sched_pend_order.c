@@ -3,7 +3,9 @@
  * The pending order: the service order of pending jobs within a queue (priority, then
  * submission: sched_pend_cmp, sched_pend_sort), and each queue's pending jobs in that
  * order, kept between passes (sched_pend_order_*). sched_job_transition() notes every job
- * entering or leaving the pending state here; the pass takes the order (sched_pass.c).
+ * entering or leaving the pending state here, sched_control.c a pending job held (it
+ * leaves the order), released or given a new priority; the pass takes the order
+ * (sched_pass.c).
  *
  * Calls: sched_cluster.c (sched_reason, sched_job_state_name: text only); neither
  * sched_job.c nor any file of the pass (sched_pass.h says the direction).
@@ -160,8 +162,8 @@ static int order_rebuild(struct sched_cluster *c)
 		struct sched_job *j = c->jobs[i];
 		struct sched_pend_order *o;
 
-		if (j->state != SCHED_JOB_PENDING)
-			continue;
+		if (j->state != SCHED_JOB_PENDING || j->hold_kind)
+			continue; /* a held job is passed by (sched_job_hold()) */
 		if (j->queue_index >= nq)
 			return -EINVAL;
 		o = &c->pend_order[j->queue_index];
@@ -346,7 +348,7 @@ int sched_pend_order_check(const struct sched_cluster *c, char *reason)
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < c->job_count; i++)
-		pending += c->jobs[i]->state == SCHED_JOB_PENDING;
+		pending += c->jobs[i]->state == SCHED_JOB_PENDING && !c->jobs[i]->hold_kind;
 	for (size_t q = 0; q < nq; q++) {
 		const struct sched_pend_order *o = &c->pend_order[q];
 		const struct pend *prev = NULL;
@@ -359,7 +361,8 @@ int sched_pend_order_check(const struct sched_cluster *c, char *reason)
 			if (!e->job)
 				goto next;
 			listed++;
-			if (e->job->state != SCHED_JOB_PENDING || e->job->queue_index != q ||
+			if (e->job->state != SCHED_JOB_PENDING || e->job->hold_kind ||
+			    e->job->queue_index != q ||
 			    e->job->prio != e->prio || e->job->queue_seq != e->seq) {
 				sched_reason(reason, "pending order of queue %s lists job %s (%s, "
 						     "queue %zu, priority %u, seq %llu) as priority "

@@ -52,6 +52,11 @@ static void set_pending_v(struct sched_cluster *c, struct sched_job *j, uint64_t
 		snprintf(full, sizeof(full), "recovering from a fault; waits for capacity: %.400s",
 			 body);
 		reason = full;
+	} else if (j->requeue_cause == SCHED_REQUEUE_REQUESTED) {
+		snprintf(full, sizeof(full), "requeued; waits to start again from its newest "
+					     "checkpoint: %.400s",
+			 body);
+		reason = full;
 	} else if (j->requeue_cause == SCHED_REQUEUE_PREEMPTED) {
 		snprintf(full, sizeof(full), "preempted by job \"%s\"; waits to resume from its "
 					     "checkpoint: %.380s",

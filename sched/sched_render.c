@@ -535,6 +535,9 @@ int sched_render_job_status_json(const struct sched_cluster *c, const struct sch
 	jset(o, "borrowing", json_boolean(j->borrowing));
 	jset(o, "preemptions", json_integer(j->preemptions));
 	jset(o, "preempted_by", jstr(j->preempted_by));
+	/* a hold (sched_control.c): null, "user" (its owner's) or "admin" (root's) */
+	jset(o, "hold", j->hold_kind == SCHED_HOLD_USER ? jstr("user") :
+			j->hold_kind == SCHED_HOLD_ADMIN ? jstr("admin") : json_null());
 	if (j->state == SCHED_JOB_PENDING && j->reserved_start_usec == UINT64_MAX)
 		jset(o, "reserved_start", jstr("unknown"));
 	else

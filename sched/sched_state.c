@@ -29,6 +29,14 @@ static const char *const requeue_names[] = {
 	[SCHED_REQUEUE_NONE] = "none",
 	[SCHED_REQUEUE_FAULT] = "fault",
 	[SCHED_REQUEUE_PREEMPTED] = "preempted",
+	[SCHED_REQUEUE_REQUESTED] = "requested",
+};
+
+/* enum sched_job_hold, as a record says it ("hold", absent: none) */
+static const char *const hold_names[] = {
+	[SCHED_HOLD_NONE] = "none",
+	[SCHED_HOLD_USER] = "user",
+	[SCHED_HOLD_ADMIN] = "admin",
 };
 
 static const char *const server_state_names[] = {
@@ -399,6 +407,9 @@ int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, cha
 		put_str(&d, "stop_to", sched_job_state_name(j->stop_to));
 	put_bool_opt(&d, "stop_cancelled", j->stop_cancelled);
 	put_bool_opt(&d, "stop_forget", j->stop_forget);
+	put_bool_opt(&d, "stop_requeue", j->stop_requeue);
+	if (j->hold_kind != SCHED_HOLD_NONE)
+		put_str(&d, "hold", hold_names[j->hold_kind]);
 	put_str_opt(&d, "preempted_by", j->preempted_by);
 	put_u64_opt(&d, "preempted_by_serial", j->preempted_by_serial);
 	put_u64_opt(&d, "preemptions", j->preemptions);
@@ -975,7 +986,7 @@ static int load_job_fields(struct sched_cluster *c, struct sched_job_decoded *d,
 			   struct sched_job *j, int *ret_state, char *reason)
 {
 	const json_t *o = d->o;
-	char state[32], stop_to[32], requeue[32], why[SCHED_REASON_MAX];
+	char state[32], stop_to[32], requeue[32], hold[16], why[SCHED_REASON_MAX];
 	char preemptor[CONF_NAME_MAX + 1], held_server[CONF_NAME_MAX + 1];
 	unsigned role_generations[SCHED_ROLE_COUNT] = { 0 };
 	uint64_t role_restart_at[SCHED_ROLE_COUNT] = { 0 };
@@ -1007,6 +1018,8 @@ static int load_job_fields(struct sched_cluster *c, struct sched_job_decoded *d,
 		     sizeof(stop_to)) ||
 	    !opt_bool(o, "stop_cancelled", &j->stop_cancelled) ||
 	    !opt_bool(o, "stop_forget", &j->stop_forget) ||
+	    !opt_bool(o, "stop_requeue", &j->stop_requeue) ||
+	    !opt_str(o, "hold", hold_names[SCHED_HOLD_NONE], hold, sizeof(hold)) ||
 	    !opt_str(o, "preempted_by", "", preemptor, sizeof(preemptor)) ||
 	    !opt_u64(o, "preempted_by_serial", &j->preempted_by_serial) ||
 	    !opt_uint(o, "preemptions", &j->preemptions) ||
@@ -1058,11 +1071,15 @@ static int load_job_fields(struct sched_cluster *c, struct sched_job_decoded *d,
 	sched_text_set(c, &j->preempted_by, preemptor, sizeof(preemptor));
 	s = state_from_name(state);
 	r = state_from_name(stop_to);
-	if (s < 0 || r < 0 || name_index(requeue_names, 3, requeue) < 0)
+	if (s < 0 || r < 0 || name_index(requeue_names, 4, requeue) < 0 ||
+	    name_index(hold_names, 3, hold) < 0)
 		goto malformed;
 	*ret_state = s;
 	j->stop_to = (enum sched_job_state)r;
-	j->requeue_cause = (enum sched_requeue_cause)name_index(requeue_names, 3, requeue);
+	j->requeue_cause = (enum sched_requeue_cause)name_index(requeue_names, 4, requeue);
+	/* a hold binds a job that is pending, or will be once its stop ends */
+	if (s == SCHED_JOB_PENDING || (s == SCHED_JOB_STOPPING && r == SCHED_JOB_PENDING))
+		j->hold_kind = (unsigned char)name_index(hold_names, 3, hold);
 	r = get_dup(o, "checkpoint_path", &j->checkpoint_path);
 	if (r == 0)
 		r = get_dup(o, "resume_path", &j->resume_path);

@@ -2,7 +2,8 @@
 # Sharing the cluster through a real mount: queue status and quotas (root writes them,
 # others cannot, junk is refused), a queue at its quota waits with the reason, a
 # high-priority job preempts whole low-priority jobs that go stopping and then pending
-# while the preemptor starts, a time_limit stops its job, a queue with `groups` refuses
+# while the preemptor starts, a time_limit stops its job, job control (hold, release,
+# requeue, update priority and time_limit, within the caps), a queue with `groups` refuses
 # outsiders (EACCES) and takes members, an elastic job takes what is free.
 # Usage: test_queues.sh ASCENDFS SRCDIR
 set -u
@@ -242,6 +243,64 @@ if $can_switch_users; then
 	check_eq "and the job runs" running "$(state g-primary)"
 	check "root may submit to any queue" cp "$W/grp.yaml" "$M/jobs/g-root.yaml"
 	check_eq "and the job runs" running "$(state g-root)"
+fi
+cancel_all
+
+# ---- job control: hold, release, requeue, update (Slurm's scontrol) -----------------
+submit fill 'npus: 32'
+submit held 'npus: 8'
+submit next 'npus: 8'
+check "the owner holds a pending job" sh -c "echo hold > '$M/jobs/held/ctl'"
+check_eq "it stays pending, held by its owner" "pending user" \
+	"$(state held) $(json "$M/jobs/held/status.json" 'd["hold"]')"
+check_contains "its reason says how to release it" "echo release > jobs/held/ctl" \
+	"$(json "$M/jobs/held/status.json" 'd["reason"]')"
+check_contains "a held event" '"kind":"held"' "$(cat "$M/jobs/held/events")"
+check_eq "a running job is not held (EBUSY)" EBUSY "$(errno_of "$M/jobs/fill/ctl" hold)"
+check_contains "the refusal says what to do instead" "requeue hold" \
+	"$(grep '"kind":"refused"' "$M/jobs/fill/events" | tail -1)"
+check_eq "and the job runs on" running "$(state fill)"
+echo cancel >"$M/jobs/fill/ctl"
+check_eq "the job behind the held one starts" running "$(state next)"
+check_eq "the held one still waits" pending "$(state held)"
+check "the owner raises its priority" sh -c "echo 'update priority high' > '$M/jobs/held/ctl'"
+check_contains "the spec says the new priority" "priority: 900" "$(cat "$M/jobs/held/spec")"
+check_eq "a priority out of range is EINVAL" EINVAL "$(errno_of "$M/jobs/held/ctl" 'update priority 2000')"
+check "and gives it a time limit" sh -c "echo 'update time_limit 1h' > '$M/jobs/held/ctl'"
+check_eq "status.json says both" "900 3600" \
+	"$(json "$M/jobs/held/status.json" '"%d %d" % (d["priority"], d["time_limit_sec"])')"
+check_contains "an updated event says from and to" "priority 500 -> 900" \
+	"$(grep '"kind":"updated"' "$M/jobs/held/events")"
+check "the owner releases it" sh -c "echo release > '$M/jobs/held/ctl'"
+check_eq "and it runs, no longer held" "running None" \
+	"$(state held) $(json "$M/jobs/held/status.json" 'd["hold"]')"
+gen=$(json "$M/jobs/held/status.json" 'd["generation"]')
+check "the owner requeues it" sh -c "echo requeue > '$M/jobs/held/ctl'"
+# no agent here: the stop ends at once, and the next pass starts it again
+check "it runs again as a new generation" wait_until 10 \
+	sh -c "[ \"\$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"generation\"])' '$M/jobs/held/status.json')\" = $((gen + 1)) ]"
+check_eq "its history says the generation before was requeued" requeued \
+	"$(python3 -c 'import json,sys; print([json.loads(l) for l in open(sys.argv[1])][-2]["state"])' "$M/jobs/held/history")"
+check "requeue hold stops it and keeps it pending" sh -c "echo 'requeue hold' > '$M/jobs/held/ctl'"
+check "it is pending and held" wait_until 10 grep -qx pending "$M/jobs/held/status"
+check_eq "held" user "$(json "$M/jobs/held/status.json" 'd["hold"]')"
+if $can_switch_users; then
+	check_eq "another user may not hold it (EACCES at open)" EACCES \
+		"$(setpriv --reuid=65534 --regid=65534 --clear-groups bash -c "$(declare -f errno_of); errno_of '$M/jobs/next/ctl' hold")"
+	printf 'npus: 1\n' >"$W/mine.yaml"
+	check "a user submits a job" setpriv --reuid=65534 --regid=65534 --clear-groups cp "$W/mine.yaml" "$M/jobs/"
+	check_eq "a user may not raise it past the queue's max_priority (EACCES)" EACCES \
+		"$(setpriv --reuid=65534 --regid=65534 --clear-groups bash -c "$(declare -f errno_of); errno_of '$M/jobs/mine/ctl' 'update priority 1000'")"
+	check_contains "the refusal names the cap" "max_priority 900" \
+		"$(grep '"kind":"refused"' "$M/jobs/mine/events" | tail -1)"
+	check_eq "and changed nothing" 500 "$(json "$M/jobs/mine/status.json" 'd["priority"]')"
+	check "root may" sh -c "echo 'update priority 1000' > '$M/jobs/mine/ctl'"
+	check "root holds it: an admin hold" sh -c "echo 'requeue hold' > '$M/jobs/mine/ctl'"
+	check "it is pending" wait_until 10 grep -qx pending "$M/jobs/mine/status"
+	check_eq "its owner may not release an admin hold (EPERM)" EPERM \
+		"$(setpriv --reuid=65534 --regid=65534 --clear-groups bash -c "$(declare -f errno_of); errno_of '$M/jobs/mine/ctl' release")"
+	check_contains "and is told who may" "only root releases it" \
+		"$(grep '"kind":"refused"' "$M/jobs/mine/events" | tail -1)"
 fi
 cancel_all
 

@@ -183,7 +183,8 @@ static const char *random_job(struct pair *pr, enum sched_job_state want)
 
 /* Operations on servers and records: cordon, drain, uncordon, NPU clear, rmdir, a lost
  * heartbeat (time moves on, some servers report), checkpoint reports, reports that only
- * move the suspect servers, passes at later instants. */
+ * move the suspect servers, job control (hold, release, priority, requeue), passes at
+ * later instants. */
 static void more_step(struct pair *pr)
 {
 	unsigned op = pick(pr, 100), ns = (unsigned)pr->inc->server_count;
@@ -278,6 +279,44 @@ static void more_step(struct pair *pr)
 		what = "an NPU alarm or warning";
 		fx_report_npu(pr->inc, s, d, l, pr->now);
 		fx_report_npu(pr->full, s, d, l, pr->now);
+	} else if (op < 94) {
+		unsigned kind = pick(pr, 4);
+		char why[SCHED_REASON_MAX];
+		int ri, rf;
+
+		/* job control (sched_control.c): a hold takes a job out of the pending order,
+		 * a release and a new priority put it back */
+		j = random_job(pr, kind == 3 || (kind == 2 && pick(pr, 2)) ? SCHED_JOB_RUNNING :
+									   SCHED_JOB_PENDING);
+		if (!j)
+			return;
+		snprintf(name, sizeof(name), "%s", j);
+		if (kind == 0) {
+			what = "a hold";
+			ri = sched_job_hold(pr->inc, name, FX_UID, pr->now, why);
+			rf = sched_job_hold(pr->full, name, FX_UID, pr->now, why);
+		} else if (kind == 1) {
+			what = "a release";
+			ri = sched_job_release(pr->inc, name, FX_UID, pr->now, why);
+			rf = sched_job_release(pr->full, name, FX_UID, pr->now, why);
+		} else if (kind == 2) {
+			unsigned prio = 100 * pick(pr, 10);
+
+			what = "a new priority";
+			ri = sched_job_update(pr->inc, name, FX_UID, true, SCHED_FIELD_PRIORITY, prio,
+					      pr->now, why);
+			rf = sched_job_update(pr->full, name, FX_UID, true, SCHED_FIELD_PRIORITY,
+					      prio, pr->now, why);
+		} else {
+			what = "a requeue";
+			ri = sched_job_requeue(pr->inc, name, FX_UID, pr->now, why);
+			rf = sched_job_requeue(pr->full, name, FX_UID, pr->now, why);
+			if (ri == 0 && pick(pr, 2)) {
+				fx_report_gone(pr->inc, name, pr->now);
+				fx_report_gone(pr->full, name, pr->now);
+			}
+		}
+		assert_int_equal(ri, rf);
 	} else {
 		what = "a submission at a later instant";
 		pr->now += (1 + pick(pr, 900)) * 1000000ull;

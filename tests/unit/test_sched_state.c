@@ -297,6 +297,52 @@ static void test_state_round_trip_same_files(void **state)
 	sched_cluster_free(b);
 }
 
+/* Job control's state is saved: a hold (whose), and a requeue's stop (sched_control.c). */
+static void test_state_hold_and_requeue_survive_restart(void **state)
+{
+	struct fx_opts o = { .servers = 2 };
+	struct sched_cluster *a = fx_cluster(&o), *b;
+	char why[SCHED_REASON_MAX] = "";
+	struct sched_job *ra, *rc;
+	struct saved s;
+
+	(void)state;
+	run(a, spec("a", 8, NULL, 500, 0));
+	run(a, spec("b", 8, NULL, 500, 0));
+	submit(a, spec("c", 8, NULL, 500, 0));
+	report(a, 0, "node OK\n", adv(1)); /* agents run there: a stop waits for them */
+	report(a, 1, "node OK\n", adv(1));
+	assert_int_equal(sched_job_requeue(a, "a", FX_UID, adv(1), why), 0);
+	assert_int_equal(sched_job_hold(a, "a", FX_UID, adv(1), why), 0);
+	assert_int_equal(sched_job_hold(a, "c", 0, adv(1), why), 0);
+	fx_check(a);
+	save_all(a, &s);
+	b = fx_cluster(&o);
+	load_all(b, &s, clk);
+	expect_same_cluster(a, b, clk);
+	ra = sched_cluster_find_job(b, "a");
+	rc = sched_cluster_find_job(b, "c");
+	assert_int_equal(ra->state, SCHED_JOB_STOPPING);
+	assert_true(ra->stop_requeue);
+	assert_int_equal(ra->hold_kind, SCHED_HOLD_USER);
+	assert_int_equal(rc->hold_kind, SCHED_HOLD_ADMIN);
+	/* the stop ends: "a" is pending and held, and "c" (held) does not take its NPUs */
+	fx_report_gone(b, "a", adv(1));
+	fx_check(b);
+	assert_int_equal(ra->state, SCHED_JOB_PENDING);
+	assert_int_equal(ra->requeue_cause, SCHED_REQUEUE_REQUESTED);
+	assert_int_equal(rc->state, SCHED_JOB_PENDING);
+	assert_int_equal(sched_job_release(b, "c", FX_UID, adv(1), why), -EPERM);
+	assert_int_equal(sched_job_release(b, "c", 0, adv(1), why), 0);
+	fx_check(b);
+	assert_int_equal(rc->state, SCHED_JOB_RUNNING);
+	assert_int_equal(ra->state, SCHED_JOB_PENDING);
+	saved_free(&s);
+	sched_cluster_free(a);
+	sched_cluster_free(b);
+}
+
+
 /*
  * Job records of format 1, as ascendfs wrote them until job records left out fields at
  * their defaults (tests/data/state/jobs-format1.jsonl: the jobs of busy_cluster() with
@@ -1947,6 +1993,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_state_round_trip_same_files),
+		cmocka_unit_test(test_state_hold_and_requeue_survive_restart),
 		cmocka_unit_test(test_state_format1_job_records_still_load),
 		cmocka_unit_test(test_state_pending_record_leaves_out_defaults),
 		cmocka_unit_test(test_state_new_pending_reasons_are_not_records_to_write),
