@@ -353,7 +353,8 @@ int sched_ladder_load(struct sched_cluster *c, struct sched_job *j, const json_t
  */
 void sched_ladder_restored(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec);
 
-/* sched_iso_time() - @usec (wall clock) as "2025-01-31T12:00:00.123Z" into @out; "" for 0. */
+/* sched_iso_time() - @usec (wall clock) as "2025-01-31T12:00:00.123Z" into @out; "" for 0
+ * (sched_json.c). */
 void sched_iso_time(uint64_t usec, char *out, size_t len);
 
 /*

@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "sched_internal.h"
+#include "sched_json.h"
 
 int sched_shell_quote(char **bufp, size_t *len, size_t *cap, const char *value)
 {
@@ -55,114 +56,6 @@ static void buf_exportf(struct sched_buf *b, const char *name, const char *fmt, 
 	vsnprintf(value, sizeof(value), fmt, ap);
 	va_end(ap);
 	buf_export(b, name, value);
-}
-
-/*
- * jansson returns NULL (and set/append fail) when memory runs out or a string is not
- * UTF-8; a rank table silently missing a key would still look well-formed, so every
- * call goes through these helpers, which latch the failure for json_finish(). Rendering
- * of one cluster is serialized by its caller; the latch is per thread anyway.
- */
-static _Thread_local int json_failed;
-
-/* A JSON string of @s; bytes that are not UTF-8 become '?' (user text, truncation). */
-/*
- * Reals the daemon prints are short and stable: durations in seconds to the millisecond
- * (heartbeat_age_sec: 0.002, not 0.0019449999999999999), ratios to 4 decimals, and
- * json_finish() prints at most 15 significant digits, so a rounded value reads as
- * written.
- */
-static json_t *jsec_from_usec(uint64_t usec)
-{
-	return json_real((double)((usec + 500) / 1000) / 1e3);
-}
-
-static json_t *jratio(uint64_t num, uint64_t den)
-{
-	return json_real(den ? (double)((num * 10000 + den / 2) / den) / 1e4 : 0.0);
-}
-
-static json_t *jstr(const char *s)
-{
-	json_t *v;
-	char *copy;
-
-	if (!s)
-		s = "";
-	v = json_string(s);
-	if (v)
-		return v;
-	copy = strdup(s);
-	if (!copy) {
-		json_failed = -ENOMEM;
-		return NULL;
-	}
-	for (unsigned char *p = (unsigned char *)copy; *p; p++)
-		if (*p >= 0x80)
-			*p = '?';
-	v = json_string(copy);
-	free(copy);
-	if (!v)
-		json_failed = -ENOMEM;
-	return v;
-}
-
-static void jset(json_t *o, const char *key, json_t *v)
-{
-	if (!o || !v || json_object_set_new(o, key, v) < 0) /* steals v even on failure */
-		json_failed = -ENOMEM;
-}
-
-static void jpush(json_t *a, json_t *v)
-{
-	if (!a || !v || json_array_append_new(a, v) < 0)
-		json_failed = -ENOMEM;
-}
-
-static int json_finish(json_t *root, char **ret, size_t *ret_len, size_t flags)
-{
-	char *s;
-	int failed = json_failed;
-
-	json_failed = 0;
-	if (!root || failed) {
-		json_decref(root);
-		return -ENOMEM;
-	}
-	s = json_dumps(root, flags | JSON_REAL_PRECISION(15));
-	json_decref(root);
-	if (!s)
-		return -ENOMEM;
-	*ret_len = strlen(s);
-	/* a trailing newline makes `cat` output end cleanly */
-	{
-		char *n = realloc(s, *ret_len + 2);
-
-		if (!n) {
-			free(s);
-			return -ENOMEM;
-		}
-		s = n;
-		s[(*ret_len)++] = '\n';
-		s[*ret_len] = '\0';
-	}
-	*ret = s;
-	return 0;
-}
-
-void sched_iso_time(uint64_t usec, char *out, size_t len)
-{
-	time_t t = (time_t)(usec / 1000000);
-	struct tm tm;
-
-	if (!usec) {
-		snprintf(out, len, "%s", "");
-		return;
-	}
-	gmtime_r(&t, &tm);
-	snprintf(out, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03uZ", tm.tm_year + 1900,
-		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-		 (unsigned)(usec % 1000000 / 1000));
 }
 
 static const char *log_level_number(const char *level)
@@ -435,27 +328,15 @@ static json_t *placement_json(const struct sched_cluster *c, const struct sched_
 		json_t *o = json_object(), *ids = json_array();
 
 		for (unsigned k = 0; k < sl->npu_count; k++)
-			jpush(ids, json_integer(sl->device_ids[k]));
-		jset(o, "server", jstr(s->conf->name));
-		jset(o, "host_ip", jstr(s->conf->host_ip));
-		jset(o, "switch", jstr(s->conf->leaf_switch));
-		jset(o, "device_ids", ids);
-		jset(o, "first_rank", json_integer(sl->first_rank));
-		jpush(arr, o);
+			sched_jpush(ids, json_integer(sl->device_ids[k]));
+		sched_jset(o, "server", sched_jstr(s->conf->name));
+		sched_jset(o, "host_ip", sched_jstr(s->conf->host_ip));
+		sched_jset(o, "switch", sched_jstr(s->conf->leaf_switch));
+		sched_jset(o, "device_ids", ids);
+		sched_jset(o, "first_rank", json_integer(sl->first_rank));
+		sched_jpush(arr, o);
 	}
 	return arr;
-}
-
-static void set_time(json_t *o, const char *key, uint64_t usec)
-{
-	char t[64];
-
-	if (!usec) {
-		jset(o, key, json_null());
-		return;
-	}
-	sched_iso_time(usec, t, sizeof(t));
-	jset(o, key, jstr(t));
 }
 
 /* A disaggregated service's controller and coordinator: where, and whether ascendfs
@@ -472,28 +353,28 @@ static json_t *roles_json(const struct sched_cluster *c, const struct sched_job 
 		const char *command = k == SCHED_ROLE_CONTROLLER ? svc->spec->controller_command :
 								   svc->spec->coordinator_command;
 
-		jset(r, "server", jstr(server));
-		jset(r, "run_by_ascendfs", json_boolean(command != NULL));
+		sched_jset(r, "server", sched_jstr(server));
+		sched_jset(r, "run_by_ascendfs", json_boolean(command != NULL));
 		if (command && !run)
-			jset(r, "state", jstr("stopped")); /* the service no longer serves */
+			sched_jset(r, "state", sched_jstr("stopped")); /* the service no longer serves */
 		if (run) {
 			char name[2 * CONF_NAME_MAX];
 
 			snprintf(name, sizeof(name), "%s.%s", svc->name,
 				 sched_role_name((enum sched_role)k));
-			jset(r, "run", jstr(name));
-			jset(r, "generation", json_integer(run->generation));
+			sched_jset(r, "run", sched_jstr(name));
+			sched_jset(r, "generation", json_integer(run->generation));
 			/* a server gone from the inventory since: nothing runs it */
-			jset(r, "state", jstr(sched_service_role_server(c, svc, (enum sched_role)k) < 0 ?
+			sched_jset(r, "state", sched_jstr(sched_service_role_server(c, svc, (enum sched_role)k) < 0 ?
 						      "not run: its server is not in the inventory" :
 					      run->restart_at_usec ? "back-off" : "running"));
-			set_time(r, "started", run->started_usec);
-			set_time(r, "restart_at", run->restart_at_usec);
-			jset(r, "restarts", json_integer(run->restarts));
-			jset(r, "last_exit_status",
+			sched_jtime(r, "started", run->started_usec);
+			sched_jtime(r, "restart_at", run->restart_at_usec);
+			sched_jset(r, "restarts", json_integer(run->restarts));
+			sched_jset(r, "last_exit_status",
 			     run->last_exit >= 0 ? json_integer(run->last_exit) : json_null());
 		}
-		jset(o, sched_role_name((enum sched_role)k), r);
+		sched_jset(o, sched_role_name((enum sched_role)k), r);
 	}
 	return o;
 }
@@ -505,9 +386,9 @@ static void ranktable_status_json(const struct sched_cluster *c, const struct sc
 	char why[SCHED_REASON_MAX];
 	int r = sched_ranktable_waiting_for(c, j, why, sizeof(why));
 
-	jset(o, "ranktable_status",
-	     r < 0 ? json_null() : jstr(r ? "initializing" : "completed"));
-	jset(o, "ranktable_waiting_for", r > 0 ? jstr(why) : json_null());
+	sched_jset(o, "ranktable_status",
+	     r < 0 ? json_null() : sched_jstr(r ? "initializing" : "completed"));
+	sched_jset(o, "ranktable_waiting_for", r > 0 ? sched_jstr(why) : json_null());
 }
 
 int sched_render_job_status_json(const struct sched_cluster *c, const struct sched_job *j,
@@ -517,88 +398,88 @@ int sched_render_job_status_json(const struct sched_cluster *c, const struct sch
 
 	if (!o)
 		return -ENOMEM;
-	jset(o, "job", jstr(j->name));
-	jset(o, "state", jstr(sched_job_state_name(j->state)));
-	jset(o, "reason", jstr(j->reason));
-	jset(o, "owner_uid", json_integer(j->uid));
+	sched_jset(o, "job", sched_jstr(j->name));
+	sched_jset(o, "state", sched_jstr(sched_job_state_name(j->state)));
+	sched_jset(o, "reason", sched_jstr(j->reason));
+	sched_jset(o, "owner_uid", json_integer(j->uid));
 	if (j->spec) {
-		jset(o, "queue", jstr(j->spec->queue));
-		jset(o, "priority", json_integer(j->spec->priority));
-		jset(o, "npus", json_integer(j->spec->npus));
-		jset(o, "npus_min", json_integer(j->spec->npus_min));
-		jset(o, "npus_max", json_integer(j->spec->npus_max));
-		jset(o, "time_limit_sec", json_integer((json_int_t)j->spec->time_limit_sec));
+		sched_jset(o, "queue", sched_jstr(j->spec->queue));
+		sched_jset(o, "priority", json_integer(j->spec->priority));
+		sched_jset(o, "npus", json_integer(j->spec->npus));
+		sched_jset(o, "npus_min", json_integer(j->spec->npus_min));
+		sched_jset(o, "npus_max", json_integer(j->spec->npus_max));
+		sched_jset(o, "time_limit_sec", json_integer((json_int_t)j->spec->time_limit_sec));
 	}
 	/* run time so far = run_accum_sec + (now - run_since) while run_since is set */
-	jset(o, "run_accum_sec", jsec_from_usec(j->run_accum_usec));
-	set_time(o, "run_since", j->run_since_usec);
-	jset(o, "borrowing", json_boolean(j->borrowing));
-	jset(o, "preemptions", json_integer(j->preemptions));
-	jset(o, "preempted_by", jstr(j->preempted_by));
+	sched_jset(o, "run_accum_sec", sched_jsec(j->run_accum_usec));
+	sched_jtime(o, "run_since", j->run_since_usec);
+	sched_jset(o, "borrowing", json_boolean(j->borrowing));
+	sched_jset(o, "preemptions", json_integer(j->preemptions));
+	sched_jset(o, "preempted_by", sched_jstr(j->preempted_by));
 	/* a hold (sched_control.c): null, "user" (its owner's) or "admin" (root's) */
-	jset(o, "hold", j->hold_kind == SCHED_HOLD_USER ? jstr("user") :
-			j->hold_kind == SCHED_HOLD_ADMIN ? jstr("admin") : json_null());
+	sched_jset(o, "hold", j->hold_kind == SCHED_HOLD_USER ? sched_jstr("user") :
+			j->hold_kind == SCHED_HOLD_ADMIN ? sched_jstr("admin") : json_null());
 	if (j->state == SCHED_JOB_PENDING && j->reserved_start_usec == UINT64_MAX)
-		jset(o, "reserved_start", jstr("unknown"));
+		sched_jset(o, "reserved_start", sched_jstr("unknown"));
 	else
-		set_time(o, "reserved_start",
+		sched_jtime(o, "reserved_start",
 			 j->state == SCHED_JOB_PENDING ? j->reserved_start_usec : 0);
-	set_time(o, "stop_deadline", j->state == SCHED_JOB_STOPPING ? j->stop_deadline_usec : 0);
+	sched_jtime(o, "stop_deadline", j->state == SCHED_JOB_STOPPING ? j->stop_deadline_usec : 0);
 	if (j->state == SCHED_JOB_STOPPING) {
 		json_t *waits = json_array();
 
-		jset(o, "stop_to", jstr(sched_job_state_name(j->stop_cancelled ? SCHED_JOB_CANCELLED
+		sched_jset(o, "stop_to", sched_jstr(sched_job_state_name(j->stop_cancelled ? SCHED_JOB_CANCELLED
 										: j->stop_to)));
 		for (size_t i = 0; i < j->slice_count; i++)
 			if (!j->slices[i].gone)
-				jpush(waits, jstr(sched_slice_server(c, &j->slices[i])->conf->name));
-		jset(o, "stop_waits_for", waits);
+				sched_jpush(waits, sched_jstr(sched_slice_server(c, &j->slices[i])->conf->name));
+		sched_jset(o, "stop_waits_for", waits);
 	} else {
-		jset(o, "stop_to", json_null());
-		jset(o, "stop_waits_for", json_array());
+		sched_jset(o, "stop_to", json_null());
+		sched_jset(o, "stop_waits_for", json_array());
 	}
 	/* rmdir of an active job: the record (and its directory) goes once the stop ends */
-	jset(o, "stop_removes", json_boolean(j->state == SCHED_JOB_STOPPING && j->stop_forget));
-	jset(o, "generation", json_integer(j->generation));
-	jset(o, "restarts", json_integer(j->restarts));
-	jset(o, "restarts_not_counted", json_integer(j->restarts_coalesced));
+	sched_jset(o, "stop_removes", json_boolean(j->state == SCHED_JOB_STOPPING && j->stop_forget));
+	sched_jset(o, "generation", json_integer(j->generation));
+	sched_jset(o, "restarts", json_integer(j->restarts));
+	sched_jset(o, "restarts_not_counted", json_integer(j->restarts_coalesced));
 	if (sched_job_is_instance(j)) {
 		/* its restart back-off: the next quick end's wait, and a restart held */
 		json_t *b = json_object();
 
-		jset(b, "next_wait_sec", jsec_from_usec(j->backoff_usec));
-		set_time(b, "restart_at", j->restart_at_usec);
-		jset(o, "restart_backoff", b);
+		sched_jset(b, "next_wait_sec", sched_jsec(j->backoff_usec));
+		sched_jtime(b, "restart_at", j->restart_at_usec);
+		sched_jset(o, "restart_backoff", b);
 	}
 	if (sched_job_is_service(j) && j->spec) {
 		/* its disruption budget now (sched_disrupt.c); the lookups change nothing */
 		struct sched_cluster *mc = (struct sched_cluster *)c;
 		json_t *b = json_object();
 
-		jset(b, "preemptible", json_boolean(j->spec->preemptible));
-		jset(b, "max_unavailable", json_integer(j->spec->max_unavailable));
-		jset(b, "available", json_integer(sched_service_available(mc, j)));
-		jset(b, "disruptions_allowed",
+		sched_jset(b, "preemptible", json_boolean(j->spec->preemptible));
+		sched_jset(b, "max_unavailable", json_integer(j->spec->max_unavailable));
+		sched_jset(b, "available", json_integer(sched_service_available(mc, j)));
+		sched_jset(b, "disruptions_allowed",
 		     json_integer(sched_service_disruptions_allowed(mc, j)));
-		jset(o, "disruption_budget", b);
+		sched_jset(o, "disruption_budget", b);
 		if (j->spec->prefill)
-			jset(o, "roles", roles_json(c, j));
+			sched_jset(o, "roles", roles_json(c, j));
 	}
-	jset(o, "resume_scan_pending", json_boolean(j->resume_scan_pending));
-	jset(o, "npus_allocated", json_integer(sched_job_total_npus(j)));
-	jset(o, "placement", placement_json(c, j));
+	sched_jset(o, "resume_scan_pending", json_boolean(j->resume_scan_pending));
+	sched_jset(o, "npus_allocated", json_integer(sched_job_total_npus(j)));
+	sched_jset(o, "placement", placement_json(c, j));
 	ranktable_status_json(c, j, o);
 	if (j->slice_count) {
-		jset(o, "ms_sched_host",
-				    jstr(sched_slice_server(c, &j->slices[0])->conf->host_ip));
-		jset(o, "ms_sched_port", json_integer(j->sched_port));
+		sched_jset(o, "ms_sched_host",
+				    sched_jstr(sched_slice_server(c, &j->slices[0])->conf->host_ip));
+		sched_jset(o, "ms_sched_port", json_integer(j->sched_port));
 	}
 	if (j->checkpoint_path) {
 		json_t *ck = json_object();
 
-		jset(ck, "step", json_integer((json_int_t)j->checkpoint_step));
-		jset(ck, "path", jstr(j->checkpoint_path));
-		jset(o, "checkpoint", ck);
+		sched_jset(ck, "step", json_integer((json_int_t)j->checkpoint_step));
+		sched_jset(ck, "path", sched_jstr(j->checkpoint_path));
+		sched_jset(o, "checkpoint", ck);
 	}
 	if (j->usage_count) {
 		json_t *u = json_object(), *per = json_array();
@@ -608,27 +489,27 @@ int sched_render_job_status_json(const struct sched_cluster *c, const struct sch
 			const struct sched_job_usage *e = &j->usage[i];
 			json_t *s = json_object();
 
-			jset(s, "server", jstr(c->servers[e->server].conf->name));
-			jset(s, "generation", json_integer(e->generation));
-			jset(s, "cpu_usec", json_integer((json_int_t)e->cpu_usec));
-			jset(s, "memory_bytes", json_integer((json_int_t)e->memory_bytes));
+			sched_jset(s, "server", sched_jstr(c->servers[e->server].conf->name));
+			sched_jset(s, "generation", json_integer(e->generation));
+			sched_jset(s, "cpu_usec", json_integer((json_int_t)e->cpu_usec));
+			sched_jset(s, "memory_bytes", json_integer((json_int_t)e->memory_bytes));
 			json_array_append_new(per, s);
 			/* each is at most INT64_MAX (conf): the sums saturate there */
 			cpu = cpu + e->cpu_usec > INT64_MAX ? INT64_MAX : cpu + e->cpu_usec;
 			mem = mem + e->memory_bytes > INT64_MAX ? INT64_MAX : mem + e->memory_bytes;
 		}
-		jset(u, "cpu_usec", json_integer((json_int_t)cpu));
-		jset(u, "memory_bytes", json_integer((json_int_t)mem));
-		jset(u, "servers", per);
-		jset(o, "usage", u);
+		sched_jset(u, "cpu_usec", json_integer((json_int_t)cpu));
+		sched_jset(u, "memory_bytes", json_integer((json_int_t)mem));
+		sched_jset(u, "servers", per);
+		sched_jset(o, "usage", u);
 	}
-	set_time(o, "submitted", j->submit_usec);
+	sched_jtime(o, "submitted", j->submit_usec);
 	/* the first start stays; each generation's own is in the history */
-	set_time(o, "started", j->first_start_usec);
-	set_time(o, "generation_started", j->slice_count ? j->generation_usec : 0);
-	set_time(o, "ended", j->end_usec);
-	set_time(o, "changed", j->change_usec);
-	return json_finish(o, ret, ret_len, JSON_INDENT(2));
+	sched_jtime(o, "started", j->first_start_usec);
+	sched_jtime(o, "generation_started", j->slice_count ? j->generation_usec : 0);
+	sched_jtime(o, "ended", j->end_usec);
+	sched_jtime(o, "changed", j->change_usec);
+	return sched_json_finish(o, ret, ret_len, JSON_INDENT(2));
 }
 
 static json_t *run_json(const struct sched_job *j, const struct sched_job_run *r)
@@ -641,30 +522,30 @@ static json_t *run_json(const struct sched_job *j, const struct sched_job_run *r
 		json_t *e = json_object(), *ids = json_array();
 
 		for (unsigned k = 0; k < sl->npu_count; k++)
-			jpush(ids, json_integer(sl->device_ids[k]));
-		jset(e, "server", jstr(sl->server));
-		jset(e, "device_ids", ids);
-		jset(e, "first_rank", json_integer(sl->first_rank));
-		jpush(place, e);
+			sched_jpush(ids, json_integer(sl->device_ids[k]));
+		sched_jset(e, "server", sched_jstr(sl->server));
+		sched_jset(e, "device_ids", ids);
+		sched_jset(e, "first_rank", json_integer(sl->first_rank));
+		sched_jpush(place, e);
 		npus += sl->npu_count;
 	}
-	jset(o, "job", jstr(j->name));
-	jset(o, "generation", json_integer(r->generation));
+	sched_jset(o, "job", sched_jstr(j->name));
+	sched_jset(o, "generation", json_integer(r->generation));
 	/* a generation whose processes are being stopped has its cause but no end yet */
-	jset(o, "state", jstr(r->end_usec		? sched_run_end_name(r->end) :
+	sched_jset(o, "state", sched_jstr(r->end_usec		? sched_run_end_name(r->end) :
 			      r->end != SCHED_RUN_OPEN ? "stopping" :
 							 "running"));
-	set_time(o, "start", r->start_usec);
-	set_time(o, "end", r->end_usec);
-	jset(o, "elapsed_sec", r->end_usec ? json_integer((json_int_t)((r->end_usec >
+	sched_jtime(o, "start", r->start_usec);
+	sched_jtime(o, "end", r->end_usec);
+	sched_jset(o, "elapsed_sec", r->end_usec ? json_integer((json_int_t)((r->end_usec >
 								r->start_usec ?
 							r->end_usec - r->start_usec : 0) /
 							       1000000u)) :
 					     json_null());
-	jset(o, "npus", json_integer(npus));
-	jset(o, "placement", place);
-	jset(o, "exit_code", r->has_exit ? json_integer(r->exit_code) : json_null());
-	jset(o, "reason", r->reason ? jstr(r->reason) : json_null());
+	sched_jset(o, "npus", json_integer(npus));
+	sched_jset(o, "placement", place);
+	sched_jset(o, "exit_code", r->has_exit ? json_integer(r->exit_code) : json_null());
+	sched_jset(o, "reason", r->reason ? sched_jstr(r->reason) : json_null());
 	return o;
 }
 
@@ -675,11 +556,8 @@ int sched_render_job_history(const struct sched_cluster *c, const struct sched_j
 
 	(void)c;
 	for (size_t i = 0; i < j->run_count && !b.err; i++) {
-		json_t *o = run_json(j, &j->runs[i]);
-		char *line = o && !json_failed ? json_dumps(o, JSON_COMPACT) : NULL;
+		char *line = sched_json_line(run_json(j, &j->runs[i]));
 
-		json_failed = 0;
-		json_decref(o);
 		if (!line) {
 			b.err = -ENOMEM;
 			break;
@@ -696,25 +574,22 @@ static json_t *event_json(const struct sched_event *e)
 	char t[64];
 
 	sched_iso_time(e->time_usec, t, sizeof(t));
-	jset(o, "seq", json_integer((json_int_t)e->seq));
-	jset(o, "time", jstr(t));
-	jset(o, "kind", jstr(sched_event_kind_name(e->kind)));
-	jset(o, "job", e->job[0] ? jstr(e->job) : json_null());
-	jset(o, "server", e->server[0] ? jstr(e->server) : json_null());
-	jset(o, "npu", e->npu >= 0 ? json_integer(e->npu) : json_null());
-	jset(o, "state", e->state ? jstr(e->state) : json_null());
-	jset(o, "reason", jstr(e->reason));
+	sched_jset(o, "seq", json_integer((json_int_t)e->seq));
+	sched_jset(o, "time", sched_jstr(t));
+	sched_jset(o, "kind", sched_jstr(sched_event_kind_name(e->kind)));
+	sched_jset(o, "job", e->job[0] ? sched_jstr(e->job) : json_null());
+	sched_jset(o, "server", e->server[0] ? sched_jstr(e->server) : json_null());
+	sched_jset(o, "npu", e->npu >= 0 ? json_integer(e->npu) : json_null());
+	sched_jset(o, "state", e->state ? sched_jstr(e->state) : json_null());
+	sched_jset(o, "reason", sched_jstr(e->reason));
 	return o;
 }
 
 char *sched_event_render_line(const struct sched_event *e, size_t extra, size_t *ret_len)
 {
-	json_t *o = event_json(e);
-	char *line = o && !json_failed ? json_dumps(o, JSON_COMPACT) : NULL;
+	char *line = sched_json_line(event_json(e));
 	size_t len;
 
-	json_failed = 0;
-	json_decref(o);
 	if (!line)
 		return NULL;
 	len = strlen(line);
@@ -763,9 +638,9 @@ static json_t *npu_counts_json(const struct sched_cluster *c, int server)
 	json_t *o = json_object();
 
 	sched_npu_count(c, server, &n);
-	jset(o, "total", json_integer(n.total));
+	sched_jset(o, "total", json_integer(n.total));
 	for (int u = 0; u < SCHED_NPU_USE_COUNT; u++)
-		jset(o, sched_npu_use_name(u), json_integer(n.by_use[u]));
+		sched_jset(o, sched_npu_use_name(u), json_integer(n.by_use[u]));
 	return o;
 }
 
@@ -781,22 +656,22 @@ int sched_render_cluster_status(const struct sched_cluster *c, char **ret, size_
 		schedulable += sched_server_is_schedulable(c, &c->servers[i]);
 		by_cond[sched_server_condition(&c->servers[i])]++;
 	}
-	jset(o, "cluster", jstr(c->conf->name));
+	sched_jset(o, "cluster", sched_jstr(c->conf->name));
 	/* every NPU is in exactly one of allocated, free, isolated, unavailable */
-	jset(o, "npus", npu_counts_json(c, -1));
-	jset(servers, "total", json_integer((json_int_t)c->server_count));
-	jset(servers, "schedulable", json_integer(schedulable));
+	sched_jset(o, "npus", npu_counts_json(c, -1));
+	sched_jset(servers, "total", json_integer((json_int_t)c->server_count));
+	sched_jset(servers, "schedulable", json_integer(schedulable));
 	/* every server is in exactly one state */
 	for (int k = 0; k < SCHED_SERVER_CONDITION_COUNT; k++)
-		jset(servers, sched_server_condition_name(k), json_integer(by_cond[k]));
-	jset(o, "servers", servers);
+		sched_jset(servers, sched_server_condition_name(k), json_integer(by_cond[k]));
+	sched_jset(o, "servers", servers);
 	for (int st = 0; st < SCHED_JOB_STATE_COUNT; st++)
-		jset(jobs, sched_job_state_name(st), json_integer(by_state[st]));
-	jset(o, "jobs", jobs);
-	jset(o, "utilization", jratio(c->npus_allocated, c->npus_total));
-	jset(o, "event_seq", json_integer((json_int_t)(c->next_event_seq - 1)));
-	jset(o, "events_dropped", json_integer((json_int_t)c->events_dropped));
-	return json_finish(o, ret, ret_len, JSON_INDENT(2));
+		sched_jset(jobs, sched_job_state_name(st), json_integer(by_state[st]));
+	sched_jset(o, "jobs", jobs);
+	sched_jset(o, "utilization", sched_jratio(c->npus_allocated, c->npus_total));
+	sched_jset(o, "event_seq", json_integer((json_int_t)(c->next_event_seq - 1)));
+	sched_jset(o, "events_dropped", json_integer((json_int_t)c->events_dropped));
+	return sched_json_finish(o, ret, ret_len, JSON_INDENT(2));
 }
 
 static const char *server_state_name(const struct sched_server *s)
@@ -822,10 +697,10 @@ int sched_render_topology(const struct sched_cluster *c, char **ret, size_t *ret
 
 		for (size_t s = 0; s < c->server_count; s++)
 			if (c->servers[s].switch_index == i)
-				jpush(names, jstr(c->servers[s].conf->name));
-		jset(e, "name", jstr(c->switch_names[i]));
-		jset(e, "servers", names);
-		jpush(sw, e);
+				sched_jpush(names, sched_jstr(c->servers[s].conf->name));
+		sched_jset(e, "name", sched_jstr(c->switch_names[i]));
+		sched_jset(e, "servers", names);
+		sched_jpush(sw, e);
 	}
 	for (size_t i = 0; i < c->server_count; i++) {
 		const struct sched_server *s = &c->servers[i];
@@ -836,41 +711,41 @@ int sched_render_topology(const struct sched_cluster *c, char **ret, size_t *ret
 			const struct sched_npu *n = &s->npus[d];
 			json_t *ne = json_object();
 
-			jset(ne, "device_id", json_integer(d));
-			jset(ne, "device_ip", sched_npu_device_ip(s, d) ?
-							jstr(sched_npu_device_ip(s, d)) :
+			sched_jset(ne, "device_id", json_integer(d));
+			sched_jset(ne, "device_ip", sched_npu_device_ip(s, d) ?
+							sched_jstr(sched_npu_device_ip(s, d)) :
 							json_null());
-			jset(ne, "hccs_group",
+			sched_jset(ne, "hccs_group",
 					    json_integer(d / (cs->type->hccs_group_size ?
 								      cs->type->hccs_group_size :
 								      cs->npu_count)));
-			jset(ne, "health", jstr(sched_health_name(n->health)));
-			jset(ne, "isolated", json_boolean(n->isolated));
-			jset(ne, "isolation", jstr(sched_isolation_name(n->isolation)));
-			jset(ne, "fault", n->isolated && n->fault[0] ? jstr(n->fault) : json_null());
-			jset(ne, "state", jstr(sched_npu_use_name(sched_npu_use(c, s, n))));
-			jset(ne, "job", n->job ? jstr(n->job->name) : json_null());
-			jset(ne, "rank", n->job ? json_integer(n->rank) : json_null());
-			jpush(npus, ne);
+			sched_jset(ne, "health", sched_jstr(sched_health_name(n->health)));
+			sched_jset(ne, "isolated", json_boolean(n->isolated));
+			sched_jset(ne, "isolation", sched_jstr(sched_isolation_name(n->isolation)));
+			sched_jset(ne, "fault", n->isolated && n->fault[0] ? sched_jstr(n->fault) : json_null());
+			sched_jset(ne, "state", sched_jstr(sched_npu_use_name(sched_npu_use(c, s, n))));
+			sched_jset(ne, "job", n->job ? sched_jstr(n->job->name) : json_null());
+			sched_jset(ne, "rank", n->job ? json_integer(n->rank) : json_null());
+			sched_jpush(npus, ne);
 		}
-		jset(e, "name", jstr(cs->name));
-		jset(e, "host_ip", jstr(cs->host_ip));
-		jset(e, "type", jstr(cs->type->name));
-		jset(e, "product", jstr(cs->type->product));
-		jset(e, "chip", jstr(cs->type->chip));
-		jset(e, "switch", jstr(cs->leaf_switch));
-		jset(e, "super_pod",
-				    cs->super_pod ? jstr(cs->super_pod) : json_null());
-		jset(e, "state", jstr(server_state_name(s)));
-		jset(e, "schedulable", json_boolean(sched_server_is_schedulable(c, s)));
-		jset(e, "npus_free", json_integer(server_npus_free(c, (unsigned)i)));
-		jset(e, "npu_counts", npu_counts_json(c, (int)i));
-		jset(e, "npus", npus);
-		jpush(servers, e);
+		sched_jset(e, "name", sched_jstr(cs->name));
+		sched_jset(e, "host_ip", sched_jstr(cs->host_ip));
+		sched_jset(e, "type", sched_jstr(cs->type->name));
+		sched_jset(e, "product", sched_jstr(cs->type->product));
+		sched_jset(e, "chip", sched_jstr(cs->type->chip));
+		sched_jset(e, "switch", sched_jstr(cs->leaf_switch));
+		sched_jset(e, "super_pod",
+				    cs->super_pod ? sched_jstr(cs->super_pod) : json_null());
+		sched_jset(e, "state", sched_jstr(server_state_name(s)));
+		sched_jset(e, "schedulable", json_boolean(sched_server_is_schedulable(c, s)));
+		sched_jset(e, "npus_free", json_integer(server_npus_free(c, (unsigned)i)));
+		sched_jset(e, "npu_counts", npu_counts_json(c, (int)i));
+		sched_jset(e, "npus", npus);
+		sched_jpush(servers, e);
 	}
-	jset(o, "switches", sw);
-	jset(o, "servers", servers);
-	return json_finish(o, ret, ret_len, JSON_INDENT(2));
+	sched_jset(o, "switches", sw);
+	sched_jset(o, "servers", servers);
+	return sched_json_finish(o, ret, ret_len, JSON_INDENT(2));
 }
 
 int sched_render_metrics(const struct sched_cluster *c, uint64_t now_usec, char **ret,
@@ -1055,20 +930,20 @@ int sched_render_server_info(const struct sched_cluster *c, unsigned server, uin
 		return -ENOENT;
 	s = &c->servers[server];
 	o = json_object();
-	jset(o, "name", jstr(s->conf->name));
-	jset(o, "host_ip", jstr(s->conf->host_ip));
-	jset(o, "type", jstr(s->conf->type->name));
-	jset(o, "product", jstr(s->conf->type->product));
-	jset(o, "chip", jstr(s->conf->type->chip));
-	jset(o, "npu_count", json_integer(s->conf->npu_count));
-	jset(o, "switch", jstr(s->conf->leaf_switch));
-	jset(o, "super_pod",
-			    s->conf->super_pod ? jstr(s->conf->super_pod) : json_null());
-	jset(o, "state", jstr(server_state_name(s)));
-	jset(o, "schedulable", json_boolean(sched_server_is_schedulable(c, s)));
-	jset(o, "npus_free", json_integer(server_npus_free(c, server)));
-	jset(o, "npu_counts", npu_counts_json(c, (int)server));
-	jset(o, "jobs", json_integer(s->jobs_running));
+	sched_jset(o, "name", sched_jstr(s->conf->name));
+	sched_jset(o, "host_ip", sched_jstr(s->conf->host_ip));
+	sched_jset(o, "type", sched_jstr(s->conf->type->name));
+	sched_jset(o, "product", sched_jstr(s->conf->type->product));
+	sched_jset(o, "chip", sched_jstr(s->conf->type->chip));
+	sched_jset(o, "npu_count", json_integer(s->conf->npu_count));
+	sched_jset(o, "switch", sched_jstr(s->conf->leaf_switch));
+	sched_jset(o, "super_pod",
+			    s->conf->super_pod ? sched_jstr(s->conf->super_pod) : json_null());
+	sched_jset(o, "state", sched_jstr(server_state_name(s)));
+	sched_jset(o, "schedulable", json_boolean(sched_server_is_schedulable(c, s)));
+	sched_jset(o, "npus_free", json_integer(server_npus_free(c, server)));
+	sched_jset(o, "npu_counts", npu_counts_json(c, (int)server));
+	sched_jset(o, "jobs", json_integer(s->jobs_running));
 	{
 		/* the controllers and coordinators it runs, which hold no NPUs and stay
 		 * through a drain (their specs name this server): "<service>.<role>" */
@@ -1086,27 +961,27 @@ int sched_render_server_info(const struct sched_cluster *c, unsigned server, uin
 					continue;
 				snprintf(run, sizeof(run), "%s.%s", svc->name,
 					 sched_role_name((enum sched_role)k));
-				jpush(roles, jstr(run));
+				sched_jpush(roles, sched_jstr(run));
 			}
 		}
-		jset(o, "roles", roles);
+		sched_jset(o, "roles", roles);
 	}
-	jset(o, "heartbeat_age_sec",
+	sched_jset(o, "heartbeat_age_sec",
 			    s->last_report_usec && now_usec >= s->last_report_usec ?
-				    jsec_from_usec(now_usec - s->last_report_usec) :
+				    sched_jsec(now_usec - s->last_report_usec) :
 				    json_null());
-	jset(o, "agent", s->agent[0] ? jstr(s->agent) : json_null());
+	sched_jset(o, "agent", s->agent[0] ? sched_jstr(s->agent) : json_null());
 	if (s->last_refusal) {
 		json_t *r = json_object();
 
-		jset(r, "reason", jstr(s->last_refusal));
-		jset(r, "age_sec", jsec_from_usec(now_usec >= s->last_refusal_usec ?
+		sched_jset(r, "reason", sched_jstr(s->last_refusal));
+		sched_jset(r, "age_sec", sched_jsec(now_usec >= s->last_refusal_usec ?
 							  now_usec - s->last_refusal_usec : 0));
-		jset(o, "last_refused_report", r);
+		sched_jset(o, "last_refused_report", r);
 	} else {
-		jset(o, "last_refused_report", json_null());
+		sched_jset(o, "last_refused_report", json_null());
 	}
-	return json_finish(o, ret, ret_len, JSON_INDENT(2));
+	return sched_json_finish(o, ret, ret_len, JSON_INDENT(2));
 }
 
 int sched_render_server_jobs(const struct sched_cluster *c, unsigned server, char **ret,
@@ -1177,31 +1052,31 @@ int sched_render_queue_status(const struct sched_cluster *c, const struct conf_q
 	/* @q is one of c->conf->queues: its index is what the usage counters are kept by */
 	sched_queue_usage(c, (size_t)(q - c->conf->queues), &u);
 	for (size_t i = 0; i < q->group_count; i++)
-		jpush(groups, jstr(q->groups[i]));
-	jset(o, "queue", jstr(q->name));
-	jset(o, "quota_npus", json_integer(q->quota_npus));
-	jset(o, "enable_quota_limit", json_boolean(c->conf->enable_quota_limit));
+		sched_jpush(groups, sched_jstr(q->groups[i]));
+	sched_jset(o, "queue", sched_jstr(q->name));
+	sched_jset(o, "quota_npus", json_integer(q->quota_npus));
+	sched_jset(o, "enable_quota_limit", json_boolean(c->conf->enable_quota_limit));
 	/* a quota kept but without effect says so (SCHED_QUOTA_OFF_NOTE) */
-	jset(o, "quota_enforced",
+	sched_jset(o, "quota_enforced",
 	     json_boolean(q->quota_npus && c->conf->enable_quota_limit));
-	jset(o, "quota_note", q->quota_npus && !c->conf->enable_quota_limit ?
-				      jstr("not enforced: resource.enable_quota_limit is false") :
+	sched_jset(o, "quota_note", q->quota_npus && !c->conf->enable_quota_limit ?
+				      sched_jstr("not enforced: resource.enable_quota_limit is false") :
 				      json_null());
-	jset(o, "priority", json_integer(q->priority));
-	jset(o, "weight", json_integer(q->weight));
-	jset(o, "may_borrow", json_boolean(q->may_borrow));
-	jset(o, "groups", groups);
+	sched_jset(o, "priority", json_integer(q->priority));
+	sched_jset(o, "weight", json_integer(q->weight));
+	sched_jset(o, "may_borrow", json_boolean(q->may_borrow));
+	sched_jset(o, "groups", groups);
 	/* the job caps users are held to (root and operators are exempt) */
-	jset(o, "max_priority", json_integer(q->max_priority));
-	jset(o, "max_npus", json_integer(q->max_npus));
-	jset(o, "max_time_limit_sec", json_integer(q->max_time_limit_sec));
-	jset(o, "default_time_limit_sec", json_integer(q->default_time_limit_sec));
-	jset(o, "max_submit_jobs_per_user", json_integer(q->max_submit_jobs_per_user));
-	jset(o, "max_submit_jobs", json_integer(q->max_submit_jobs));
-	jset(o, "used_npus", json_integer(u.used_npus));
-	jset(o, "borrowed_npus", json_integer(u.borrowed_npus));
-	jset(o, "pending", json_integer(u.pending));
-	jset(o, "running", json_integer(u.running));
-	jset(o, "stopping", json_integer(u.stopping));
-	return json_finish(o, ret, ret_len, JSON_INDENT(2));
+	sched_jset(o, "max_priority", json_integer(q->max_priority));
+	sched_jset(o, "max_npus", json_integer(q->max_npus));
+	sched_jset(o, "max_time_limit_sec", json_integer(q->max_time_limit_sec));
+	sched_jset(o, "default_time_limit_sec", json_integer(q->default_time_limit_sec));
+	sched_jset(o, "max_submit_jobs_per_user", json_integer(q->max_submit_jobs_per_user));
+	sched_jset(o, "max_submit_jobs", json_integer(q->max_submit_jobs));
+	sched_jset(o, "used_npus", json_integer(u.used_npus));
+	sched_jset(o, "borrowed_npus", json_integer(u.borrowed_npus));
+	sched_jset(o, "pending", json_integer(u.pending));
+	sched_jset(o, "running", json_integer(u.running));
+	sched_jset(o, "stopping", json_integer(u.stopping));
+	return sched_json_finish(o, ret, ret_len, JSON_INDENT(2));
 }
