@@ -1149,9 +1149,7 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 		else if (strcmp(w[0], "release") == 0)
 			r = sched_job_release(c, p->job, uid, now_usec, why);
 		else
-			r = sched_job_requeue(c, p->job, uid, now_usec, why);
-		if (r == 0 && n == 2)
-			r = sched_job_hold(c, p->job, uid, now_usec, why);
+			r = sched_job_requeue(c, p->job, uid, n == 2, now_usec, why);
 		if (r < 0 && why[0])
 			return r;
 	} else if (strcmp(w[0], "hold") == 0 || strcmp(w[0], "release") == 0 ||

@@ -1245,9 +1245,11 @@ int sched_job_complete(struct sched_cluster *c, const char *name, uid_t uid, uin
  * Slurm shows a held job PD), every scheduling pass passes it by (no placement, no
  * backfill reservation, no preemption on its behalf), and its reason says who held it
  * and how to release it. The owner's hold (Slurm's user hold) is released by the owner
- * or root, root's hold of another user's job (an admin hold) by root only. A job stopping towards pending (preempted
- * or requeued) may be held too: it is pending and held once its processes are gone. A
- * hold is saved with the job.
+ * or root, root's hold of another user's job (an admin hold) by root only. A job
+ * stopping towards pending (preempted or requeued) may be held too: it is pending and
+ * held once its processes are gone. A hold does not call off a preemption the job
+ * began: its victims still stop and wait pending like any job (released, the job may
+ * preempt again). A hold is saved with the job.
  */
 enum sched_job_hold {
 	SCHED_HOLD_NONE,
@@ -1279,12 +1281,15 @@ int sched_job_release(struct sched_cluster *c, const char *name, uid_t uid, uint
  * keeps its NPUs until its processes are gone, then is pending with the cause
  * SCHED_REQUEUE_REQUESTED and starts again as a new generation from its newest
  * checkpoint, in its place in its queue. Its time_limit counts the time it ran, as
- * after a preemption (one used up ends it timeout instead). A job already stopping
- * towards pending is a no-op (0). Returns 0, -ENOENT, -EPERM, -EINVAL (an instance),
- * -EBUSY (pending, finished or another stop: @reason says what to do instead).
+ * after a preemption (one used up ends it timeout instead). With @hold it is held too,
+ * in the same request (Slurm's `requeuehold`: event "held"), so it stays pending. Another
+ * job's recovery does not take a requeue in flight for a preemption. A job already
+ * stopping towards pending is not stopped again (with @hold, it is held). Returns 0,
+ * -ENOENT, -EPERM, -EINVAL (an instance), -EBUSY (pending, finished or another stop:
+ * @reason says what to do instead).
  */
-int sched_job_requeue(struct sched_cluster *c, const char *name, uid_t uid, uint64_t now_usec,
-		      char *reason);
+int sched_job_requeue(struct sched_cluster *c, const char *name, uid_t uid, bool hold,
+		      uint64_t now_usec, char *reason);
 
 /* What sched_job_update() changes. */
 enum sched_job_field {
@@ -1298,11 +1303,16 @@ enum sched_job_field {
  * (and so jobs/<job>/spec, and what a restart restores) says the new value. A new
  * priority orders the pending job anew in its queue and counts for preemption; a new
  * time_limit counts the time already run: a running job over it ends timeout at the
- * next tick, as in Slurm. Anyone but root (@uid 0) and operators (@is_operator) stays
- * within the job's queue's max_priority and max_time_limit (-EACCES naming the cap, as at
- * submission). Event "updated" (from and to). Setting the value it has is a no-op (0).
- * Returns 0, -ENOENT, -EPERM, -EACCES, -EINVAL (@value out of range, an instance),
- * -EBUSY (a draft, service or finished job), -ENOMEM.
+ * next tick, as in Slurm, and a pending job is not given one it has used up (-EINVAL).
+ * Anyone but root (@uid 0) and operators (@is_operator) stays within the job's queue's
+ * cap of the field changed (max_priority, max_time_limit: -EACCES naming it, as at
+ * submission; another field over its cap, let past by root, does not count) and only
+ * shortens the time_limit of a job that has started (it may run on the promise of it:
+ * backfill let it start ahead of a reservation; Slurm lets only admins raise a
+ * TimeLimit). Event "updated" (from and to). Setting the value it has is a no-op (0).
+ * Returns 0, -ENOENT, -EPERM, -EACCES, -EINVAL (@value out of range or used up, an
+ * instance, a spec that no longer parses), -EBUSY (a draft, service or finished job),
+ * -ENOMEM.
  */
 int sched_job_update(struct sched_cluster *c, const char *name, uid_t uid, bool is_operator,
 		     enum sched_job_field field, uint64_t value, uint64_t now_usec, char *reason);

@@ -39,33 +39,16 @@ static int controllable(const struct sched_job *j, const char *verb, char *reaso
 	return 0;
 }
 
-int sched_job_hold(struct sched_cluster *c, const char *name, uid_t uid, uint64_t now_usec,
-		   char *reason)
+/* Hold @j (pending, or stopping towards pending) as @uid asks; a no-op when held so. */
+static void hold_job(struct sched_cluster *c, struct sched_job *j, uid_t uid,
+		     uint64_t now_usec)
 {
-	enum sched_job_hold kind;
-	char why[SCHED_REASON_MAX];
-	struct sched_job *j;
-	int r = sched_job_for_owner(c, name, uid, &j);
-
-	if (r < 0 || (r = controllable(j, "hold", reason)) < 0)
-		return r;
 	/* root's hold of another's job is an admin hold; an owner's (root's own too) not */
-	kind = uid != j->uid ? SCHED_HOLD_ADMIN : SCHED_HOLD_USER;
-	if (j->state != SCHED_JOB_PENDING &&
-	    !(j->state == SCHED_JOB_STOPPING && j->stop_to == SCHED_JOB_PENDING &&
-	      !j->stop_cancelled)) {
-		if (j->state == SCHED_JOB_RUNNING || j->state == SCHED_JOB_RECOVERING)
-			sched_reason(reason, "job %s is %s: only a pending job is held; to stop it "
-					     "and keep it from starting again, requeue it first "
-					     "(echo requeue hold > jobs/%s/ctl)",
-				     name, sched_job_state_name(j->state), name);
-		else
-			sched_reason(reason, "job %s is %s: only a pending job is held", name,
-				     sched_job_state_name(j->state));
-		return -EBUSY;
-	}
+	enum sched_job_hold kind = uid != j->uid ? SCHED_HOLD_ADMIN : SCHED_HOLD_USER;
+	char why[SCHED_REASON_MAX];
+
 	if (j->hold_kind >= kind)
-		return 0;
+		return;
 	if (j->state == SCHED_JOB_PENDING && !j->hold_kind)
 		sched_pend_order_note(c, j, false);
 	j->hold_kind = (unsigned char)kind;
@@ -82,6 +65,34 @@ int sched_job_hold(struct sched_cluster *c, const char *name, uid_t uid, uint64_
 			j->state == SCHED_JOB_STOPPING ?
 				"; it stays pending once its processes are gone" :
 				"; it does not start until released");
+}
+
+static bool stops_to_pending(const struct sched_job *j)
+{
+	return j->state == SCHED_JOB_STOPPING && j->stop_to == SCHED_JOB_PENDING &&
+	       !j->stop_cancelled;
+}
+
+int sched_job_hold(struct sched_cluster *c, const char *name, uid_t uid, uint64_t now_usec,
+		   char *reason)
+{
+	struct sched_job *j;
+	int r = sched_job_for_owner(c, name, uid, &j);
+
+	if (r < 0 || (r = controllable(j, "hold", reason)) < 0)
+		return r;
+	if (j->state != SCHED_JOB_PENDING && !stops_to_pending(j)) {
+		if (j->state == SCHED_JOB_RUNNING || j->state == SCHED_JOB_RECOVERING)
+			sched_reason(reason, "job %s is %s: only a pending job is held; to stop it "
+					     "and keep it from starting again, requeue it first "
+					     "(echo requeue hold > jobs/%s/ctl)",
+				     name, sched_job_state_name(j->state), name);
+		else
+			sched_reason(reason, "job %s is %s: only a pending job is held", name,
+				     sched_job_state_name(j->state));
+		return -EBUSY;
+	}
+	hold_job(c, j, uid, now_usec);
 	/* what it reserved or was promised goes to the others */
 	sched_pass_request(c, now_usec);
 	return 0;
@@ -120,8 +131,8 @@ int sched_job_release(struct sched_cluster *c, const char *name, uid_t uid, uint
 	return 0;
 }
 
-int sched_job_requeue(struct sched_cluster *c, const char *name, uid_t uid, uint64_t now_usec,
-		      char *reason)
+int sched_job_requeue(struct sched_cluster *c, const char *name, uid_t uid, bool hold,
+		      uint64_t now_usec, char *reason)
 {
 	char why[SCHED_REASON_MAX];
 	struct sched_job *j;
@@ -129,8 +140,11 @@ int sched_job_requeue(struct sched_cluster *c, const char *name, uid_t uid, uint
 
 	if (r < 0 || (r = controllable(j, "requeue", reason)) < 0)
 		return r;
-	if (j->state == SCHED_JOB_STOPPING && j->stop_to == SCHED_JOB_PENDING && !j->stop_cancelled)
+	if (stops_to_pending(j)) {
+		if (hold)
+			hold_job(c, j, uid, now_usec);
 		return 0;
+	}
 	if (j->state != SCHED_JOB_RUNNING && j->state != SCHED_JOB_RECOVERING) {
 		if (sched_job_state_is_terminal(j->state) && j->state != SCHED_JOB_REJECTED)
 			sched_reason(reason, "job %s is %s: a finished job starts again when its "
@@ -147,31 +161,44 @@ int sched_job_requeue(struct sched_cluster *c, const char *name, uid_t uid, uint
 	j->stop_requeue = true;
 	/* no preemptor counts on its NPUs */
 	j->preempted_by_serial = 0;
+	/* held before its stop can end: it is pending and held when it does, in one step */
+	if (hold)
+		hold_job(c, j, uid, now_usec);
 	sched_job_stop_check_gone(c, j, now_usec);
 	sched_pass_request(c, now_usec);
 	return 0;
 }
 
-/* @j's spec as written, with @field set to @value: its new normalized text, or NULL. */
-static char *spec_text_with(const struct sched_job *j, enum sched_job_field field,
-			    uint64_t value, size_t *ret_len)
+/*
+ * @j's spec as written, with @field set to @value: its new normalized text in *@ret (and
+ * *@ret_len). 0, -EINVAL (the text no longer parses: @reason says why) or -ENOMEM.
+ */
+static int spec_text_with(const struct sched_job *j, enum sched_job_field field,
+			  uint64_t value, char **ret, size_t *ret_len, char *reason)
 {
 	struct conf_job_spec *s = NULL;
 	struct conf_error err = { 0 };
-	char file[CONF_NAME_MAX + 8], *text = NULL;
+	char file[CONF_NAME_MAX + 8], msg[SCHED_REASON_MAX - 96];
+	int r;
 
 	/* from the text, not j->spec: an elastic job's spec says the size it runs at */
 	snprintf(file, sizeof(file), "%s.yaml", j->name);
-	if (conf_job_spec_parse(j->spec_text, j->spec_len, file, j->name, &s, &err) < 0)
-		return NULL;
+	r = conf_job_spec_parse(j->spec_text, j->spec_len, file, j->name, &s, &err);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		conf_error_format(&err, msg, sizeof(msg));
+		sched_reason(reason, "job %s's spec no longer parses (%s); resubmit it", j->name,
+			     msg);
+		return -EINVAL;
+	}
 	if (field == SCHED_FIELD_PRIORITY)
 		s->priority = (unsigned)value;
 	else
 		s->time_limit_sec = value;
-	if (conf_job_spec_render_yaml(s, &text, ret_len) < 0)
-		text = NULL;
+	r = conf_job_spec_render_yaml(s, ret, ret_len);
 	conf_job_spec_free(s);
-	return text;
+	return r;
 }
 
 int sched_job_update(struct sched_cluster *c, const char *name, uid_t uid, bool is_operator,
@@ -181,9 +208,9 @@ int sched_job_update(struct sched_cluster *c, const char *name, uid_t uid, bool 
 	const struct conf_queue *q;
 	struct conf_job_spec want;
 	struct sched_job *j;
-	uint64_t was;
+	uint64_t was, ran;
 	size_t len;
-	char *text;
+	char *text = NULL;
 	bool in_order;
 	int r = sched_job_for_owner(c, name, uid, &j);
 
@@ -210,19 +237,37 @@ int sched_job_update(struct sched_cluster *c, const char *name, uid_t uid, bool 
 	was = field == SCHED_FIELD_PRIORITY ? j->spec->priority : j->spec->time_limit_sec;
 	if (was == value)
 		return 0;
-	/* the queue's caps bind the new value as they bound the spec (issue 14) */
+	ran = sched_job_run_usec(j, now_usec);
+	if (field == SCHED_FIELD_TIME_LIMIT && j->state == SCHED_JOB_PENDING &&
+	    ran >= value * 1000000u) {
+		sched_reason(reason, "job %s has run %llu s: a time_limit of %llu s is used up (it "
+				     "would start only to time out); give more, or cancel it",
+			     name, (unsigned long long)(ran / 1000000u),
+			     (unsigned long long)value);
+		return -EINVAL;
+	}
+	if (field == SCHED_FIELD_TIME_LIMIT && value > was && was && uid != 0 && !is_operator &&
+	    j->state != SCHED_JOB_PENDING) {
+		sched_reason(reason, "job %s has started: its time_limit is only shortened by its "
+				     "owner (it may run ahead of a reservation on the promise of "
+				     "%llu s; as in Slurm, only root or an operator raises it)",
+			     name, (unsigned long long)was);
+		return -EACCES;
+	}
+	/* the queue's cap of this field binds the new value as it bound the spec (issue
+	 * 14); the other fields count as within theirs: root may have let them past */
 	q = conf_cluster_find_queue(c->conf, j->spec->queue);
 	want = *j->spec;
-	if (field == SCHED_FIELD_PRIORITY)
-		want.priority = (unsigned)value;
-	else
-		want.time_limit_sec = value;
+	want.priority = field == SCHED_FIELD_PRIORITY ? (unsigned)value : 0;
+	want.time_limit_sec = field == SCHED_FIELD_TIME_LIMIT ? value : 0;
+	want.npus_min = want.npus_max = 1;
 	if (q && (r = sched_job_caps_check(c, q, &want, uid, is_operator, reason)) < 0)
 		return r;
-	text = spec_text_with(j, field, value, &len);
-	if (!text) {
-		sched_reason(reason, "out of memory");
-		return -ENOMEM;
+	r = spec_text_with(j, field, value, &text, &len, reason);
+	if (r < 0) {
+		if (r == -ENOMEM)
+			sched_reason(reason, "out of memory");
+		return r;
 	}
 	free(j->spec_text);
 	j->spec_text = text;
@@ -237,7 +282,7 @@ int sched_job_update(struct sched_cluster *c, const char *name, uid_t uid, bool 
 		if (in_order)
 			sched_pend_order_note(c, j, true);
 	} else {
-		uint64_t ran = sched_job_run_usec(j, now_usec), limit = value * 1000000u;
+		uint64_t limit = value * 1000000u;
 
 		j->spec->time_limit_sec = value;
 		if (j->state == SCHED_JOB_PENDING)

@@ -64,8 +64,9 @@ bool sched_recover_preemption_waits(const struct sched_cluster *c, const struct 
 		const struct conf_server_type *t;
 		size_t k;
 
+		/* a requeue (sched_job_requeue()) frees NPUs for no preemptor */
 		if (v->state != SCHED_JOB_STOPPING || v->stop_to != SCHED_JOB_PENDING ||
-		    !v->slice_count)
+		    v->stop_requeue || !v->slice_count)
 			continue;
 		t = c->servers[v->slices[0].server].conf->type;
 		for (k = 0; k < c->type_count && c->types[k] != t; k++)

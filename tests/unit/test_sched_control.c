@@ -191,7 +191,7 @@ static void test_hold_refuses_running_and_finished_jobs(void **state)
 	assert_int_equal(a->hold_kind, SCHED_HOLD_NONE);
 	assert_int_equal(fx_cancel(c, "a", FX_UID, fx_now()), 0);
 	assert_int_equal(sched_job_hold(c, "a", FX_UID, fx_now(), why), -EBUSY);
-	assert_int_equal(sched_job_requeue(c, "a", FX_UID, fx_now(), why), -EBUSY);
+	assert_int_equal(sched_job_requeue(c, "a", FX_UID, false, fx_now(), why), -EBUSY);
 	expect_text(why, "spec is written again");
 	assert_int_equal(sched_job_update(c, "a", FX_UID, false, SCHED_FIELD_PRIORITY, 100,
 					  fx_now(), why),
@@ -212,14 +212,14 @@ static void test_requeue_stops_then_starts_a_new_generation(void **state)
 	a = fx_run(c, "a", 8);
 	fx_report_ok(c, 0, fx_now()); /* an agent runs there: the stop waits for it */
 	gen = a->generation;
-	assert_int_equal(sched_job_requeue(c, "a", FX_UID, fx_now(), why), 0);
+	assert_int_equal(sched_job_requeue(c, "a", FX_UID, false, fx_now(), why), 0);
 	fx_check(c);
 	assert_int_equal(a->state, SCHED_JOB_STOPPING);
 	assert_int_equal(a->stop_to, SCHED_JOB_PENDING);
 	expect_reason(a, "requeued by its owner");
 	assert_int_equal(c->npus_allocated, 8);
 	/* asked again while it stops: nothing more */
-	assert_int_equal(sched_job_requeue(c, "a", FX_UID, fx_now(), why), 0);
+	assert_int_equal(sched_job_requeue(c, "a", FX_UID, false, fx_now(), why), 0);
 	fx_report_gone(c, "a", fx_now());
 	fx_check(c);
 	/* pending for an instant, then placed again by the pass the release asked for */
@@ -241,7 +241,7 @@ static void test_requeue_then_hold_keeps_it_from_starting(void **state)
 	a = fx_run(c, "a", 8);
 	b = fx_submit(c, "b", 8);
 	fx_report_ok(c, 0, fx_now());
-	assert_int_equal(sched_job_requeue(c, "a", FX_UID, fx_now(), why), 0);
+	assert_int_equal(sched_job_requeue(c, "a", FX_UID, false, fx_now(), why), 0);
 	assert_int_equal(sched_job_hold(c, "a", FX_UID, fx_now(), why), 0);
 	fx_check(c);
 	assert_int_equal(a->state, SCHED_JOB_STOPPING);
@@ -251,7 +251,7 @@ static void test_requeue_then_hold_keeps_it_from_starting(void **state)
 	expect_reason(a, "held by its owner");
 	assert_int_equal(b->state, SCHED_JOB_RUNNING);
 	/* a pending job is not requeued */
-	assert_int_equal(sched_job_requeue(c, "a", FX_UID, fx_now(), why), -EBUSY);
+	assert_int_equal(sched_job_requeue(c, "a", FX_UID, false, fx_now(), why), -EBUSY);
 	sched_cluster_free(c);
 }
 
@@ -371,12 +371,180 @@ static void test_control_refuses_service_instances(void **state)
 	spec->port = 1025;
 	fx_submit_spec(c, spec, FX_UID);
 	assert_non_null(sched_cluster_find_job(c, "svc.0"));
-	assert_int_equal(sched_job_requeue(c, "svc.0", FX_UID, fx_now(), why), -EINVAL);
+	assert_int_equal(sched_job_requeue(c, "svc.0", FX_UID, false, fx_now(), why), -EINVAL);
 	expect_text(why, "instance of service svc");
 	assert_int_equal(sched_job_hold(c, "svc", FX_UID, fx_now(), why), -EBUSY);
 	assert_int_equal(sched_job_update(c, "svc.0", FX_UID, false, SCHED_FIELD_PRIORITY, 100,
 					  fx_now(), why),
 			 -EINVAL);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+#define SEC 1000000ull
+
+static struct conf_job_spec *spec_tl(const char *name, unsigned npus, uint64_t limit_sec)
+{
+	struct conf_job_spec *s = fx_spec(name, npus);
+
+	s->time_limit_sec = limit_sec;
+	return s;
+}
+
+/* A user may not lengthen a running job's time_limit (it may have been backfilled ahead
+ * of a reservation on the promise of it, as Slurm lets only admins raise a TimeLimit);
+ * shortening it, and root's change, are fine. */
+static void test_update_user_may_not_lengthen_a_running_job(void **state)
+{
+	struct fx_opts o = { .servers = 3 };
+	struct sched_cluster *c = fx_cluster(&o);
+	char why[SCHED_REASON_MAX] = "";
+	struct sched_job *big, *shrt;
+	struct unchanged u;
+	uint64_t resv;
+
+	(void)state;
+	fx_submit_spec(c, spec_tl("a", 8, 3600), FX_UID);
+	fx_submit_spec(c, spec_tl("off", 4, 0), FX_UID);
+	big = fx_submit_spec(c, spec_tl("big", 16, 0), FX_UID);
+	shrt = fx_submit_spec(c, spec_tl("short", 8, 600), FX_UID);
+	assert_int_equal(big->state, SCHED_JOB_PENDING);
+	assert_int_equal(shrt->state, SCHED_JOB_RUNNING);
+	resv = big->reserved_start_usec;
+	u = before(c);
+	assert_int_equal(sched_job_update(c, "short", FX_UID, false, SCHED_FIELD_TIME_LIMIT,
+					  30 * 86400, fx_now(), why),
+			 -EACCES);
+	expect_text(why, "only shortened");
+	expect_unchanged(c, u);
+	sched_schedule(c, fx_now());
+	assert_true(big->reserved_start_usec == resv);
+	assert_int_equal(sched_job_update(c, "short", FX_UID, false, SCHED_FIELD_TIME_LIMIT, 300,
+					  fx_now(), why),
+			 0);
+	assert_int_equal(sched_job_update(c, "short", 0, false, SCHED_FIELD_TIME_LIMIT, 900,
+					  fx_now(), why),
+			 0);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/* A pending job is not given a time_limit it has already used up (it would start only
+ * to time out, perhaps preempting another job on the way). */
+static void test_update_refuses_a_used_up_time_limit_for_a_pending_job(void **state)
+{
+	struct sched_cluster *c = cluster_of(1);
+	char why[SCHED_REASON_MAX] = "";
+	struct sched_job *a;
+	struct unchanged u;
+	uint64_t t;
+
+	(void)state;
+	fx_report_ok(c, 0, fx_now());
+	a = fx_submit_spec(c, spec_tl("a", 8, 4 * 3600), FX_UID);
+	t = a->run_since_usec + 7200 * SEC;
+	assert_int_equal(sched_job_requeue(c, "a", FX_UID, false, t, why), 0);
+	assert_int_equal(sched_job_hold(c, "a", FX_UID, t, why), 0);
+	fx_report_gone(c, "a", t + SEC);
+	assert_int_equal(a->state, SCHED_JOB_PENDING);
+	u = before(c);
+	assert_int_equal(sched_job_update(c, "a", FX_UID, false, SCHED_FIELD_TIME_LIMIT, 3600,
+					  t + 2 * SEC, why),
+			 -EINVAL);
+	expect_text(why, "has run");
+	expect_unchanged(c, u);
+	assert_int_equal(sched_job_update(c, "a", FX_UID, false, SCHED_FIELD_TIME_LIMIT, 3 * 3600,
+					  t + 2 * SEC, why),
+			 0);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/* An update is held to the cap of the field it changes, not to another field's cap the
+ * job was let past (by root, or at an operator's submission). */
+static void test_update_checks_only_the_field_it_changes(void **state)
+{
+	struct sched_cluster *c = cluster_of(1);
+	char why[SCHED_REASON_MAX] = "";
+	struct sched_job *b = NULL;
+	struct conf_job_spec *s = fx_spec_full("b", 8, "capped", 700);
+
+	(void)state;
+	fx_run(c, "a", 8);
+	s->time_limit_sec = 3600;
+	assert_int_equal(sched_job_submit_as(c, s, FX_UID, FX_GID, true, fx_now(), why, &b), 0);
+	assert_int_equal(sched_job_update(c, "b", FX_UID, false, SCHED_FIELD_TIME_LIMIT, 1800,
+					  fx_now(), why),
+			 0);
+	assert_int_equal(b->spec->time_limit_sec, 1800);
+	/* the priority itself stays held to the cap for a user */
+	assert_int_equal(sched_job_update(c, "b", FX_UID, false, SCHED_FIELD_PRIORITY, 650,
+					  fx_now(), why),
+			 -EACCES);
+	assert_int_equal(sched_job_update(c, "b", FX_UID, false, SCHED_FIELD_PRIORITY, 600,
+					  fx_now(), why),
+			 0);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/* A requeue in flight is no preemption: another job's fault recovery keeps its healthy
+ * server as it would without it. */
+static void recover_beside(bool requeue, char *reason, size_t len)
+{
+	struct fx_opts o = { .servers = 5 };
+	struct sched_cluster *c = fx_cluster(&o);
+	char why[SCHED_REASON_MAX] = "";
+	struct sched_job *x;
+	uint64_t t = fx_now();
+
+	for (unsigned i = 0; i < 5; i++)
+		fx_report_ok(c, i, t);
+	x = fx_run(c, "x", 16);
+	fx_run(c, "r", 8);
+	if (requeue)
+		assert_int_equal(sched_job_requeue(c, "r", FX_UID, false, fx_now(), why), 0);
+	fx_report_npu(c, x->slices[0].server, x->slices[0].device_ids[0], CONF_HEALTH_CRITICAL,
+		      fx_now());
+	snprintf(reason, len, "%s %s", sched_job_state_name(x->state), x->reason);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+static void test_requeue_in_flight_is_no_preemption_for_recovery(void **state)
+{
+	char alone[SCHED_REASON_MAX], beside[SCHED_REASON_MAX];
+
+	(void)state;
+	recover_beside(false, alone, sizeof(alone));
+	recover_beside(true, beside, sizeof(beside));
+	expect_text(alone, "kept 1 server");
+	assert_string_equal(alone, beside);
+}
+
+/* "requeue hold" is one request: a job whose time is used up ends timeout, and the
+ * request still succeeds (nothing to hold), with no refusal after the change. */
+static void test_requeue_hold_is_one_request(void **state)
+{
+	struct sched_cluster *c = cluster_of(1);
+	char why[SCHED_REASON_MAX] = "";
+	struct sched_job *a, *b;
+	uint64_t t;
+
+	(void)state;
+	sched_cluster_set_deferred_passes(c, true);
+	a = fx_submit_spec(c, spec_tl("a", 8, 60), FX_UID);
+	sched_pass_run_owed(c, fx_now());
+	assert_int_equal(a->state, SCHED_JOB_RUNNING);
+	t = a->run_since_usec + 61 * SEC;
+	assert_int_equal(sched_job_requeue(c, "a", FX_UID, true, t, why), 0);
+	assert_int_equal(a->state, SCHED_JOB_TIMEOUT);
+	/* and one whose time is left stops and stays pending, held */
+	sched_cluster_set_deferred_passes(c, false);
+	b = fx_run(c, "b", 8);
+	assert_int_equal(sched_job_requeue(c, "b", FX_UID, true, fx_now(), why), 0);
+	assert_int_equal(b->state, SCHED_JOB_PENDING);
+	assert_int_equal(b->hold_kind, SCHED_HOLD_USER);
 	fx_check(c);
 	sched_cluster_free(c);
 }
@@ -394,6 +562,11 @@ int main(void)
 		cmocka_unit_test(test_update_stays_within_queue_caps),
 		cmocka_unit_test(test_update_time_limit_times_out_a_running_job),
 		cmocka_unit_test(test_control_refuses_service_instances),
+		cmocka_unit_test(test_update_user_may_not_lengthen_a_running_job),
+		cmocka_unit_test(test_update_refuses_a_used_up_time_limit_for_a_pending_job),
+		cmocka_unit_test(test_update_checks_only_the_field_it_changes),
+		cmocka_unit_test(test_requeue_in_flight_is_no_preemption_for_recovery),
+		cmocka_unit_test(test_requeue_hold_is_one_request),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

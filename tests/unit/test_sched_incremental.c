@@ -309,8 +309,8 @@ static void more_step(struct pair *pr)
 					      prio, pr->now, why);
 		} else {
 			what = "a requeue";
-			ri = sched_job_requeue(pr->inc, name, FX_UID, pr->now, why);
-			rf = sched_job_requeue(pr->full, name, FX_UID, pr->now, why);
+			ri = sched_job_requeue(pr->inc, name, FX_UID, false, pr->now, why);
+			rf = sched_job_requeue(pr->full, name, FX_UID, false, pr->now, why);
 			if (ri == 0 && pick(pr, 2)) {
 				fx_report_gone(pr->inc, name, pr->now);
 				fx_report_gone(pr->full, name, pr->now);

@@ -312,7 +312,7 @@ static void test_state_hold_and_requeue_survive_restart(void **state)
 	submit(a, spec("c", 8, NULL, 500, 0));
 	report(a, 0, "node OK\n", adv(1)); /* agents run there: a stop waits for them */
 	report(a, 1, "node OK\n", adv(1));
-	assert_int_equal(sched_job_requeue(a, "a", FX_UID, adv(1), why), 0);
+	assert_int_equal(sched_job_requeue(a, "a", FX_UID, false, adv(1), why), 0);
 	assert_int_equal(sched_job_hold(a, "a", FX_UID, adv(1), why), 0);
 	assert_int_equal(sched_job_hold(a, "c", 0, adv(1), why), 0);
 	fx_check(a);
