@@ -197,6 +197,10 @@ struct conf_cluster {
 	unsigned event_history;		/* event_history: events kept (cluster/events and the
 					 * durable store); older ones are dropped, sequence
 					 * numbers go on; default 65536, 16 to 1048576 */
+	unsigned accounting_history;	/* accounting_history: records of ended jobs kept
+					 * (cluster/accounting and the durable store, as
+					 * Slurm's accounting keeps finished jobs); older
+					 * ones are dropped; default 10000, 16 to 1048576 */
 	unsigned max_uploads_per_user;	/* max_uploads_per_user: specs one user (not root,
 					 * not an operator) may hold open for writing at once;
 					 * the next create or open fails with EMFILE; default

@@ -69,6 +69,13 @@
  *                                          line per job (sched_render_jobs_table());
  *                                          AGE moves: the opens of one second share a
  *                                          render
+ *     accounting               -r--r--r--  JSON lines, one per job that ended (sacct):
+ *                                          its record as the job ended (struct
+ *                                          sched_acct; fields in sched_account.c);
+ *                                          the newest accounting_history (10,000) are
+ *                                          kept, in memory and on disk, whatever
+ *                                          becomes of the job's record; grows at the
+ *                                          end (tail -f follows it)
  *     events                   -r--r--r--  JSON lines {seq, time, kind, job, server, npu,
  *                                          state, reason}; seq counts up by one; the
  *                                          newest event_history (65,536) are
@@ -276,6 +283,10 @@
  *                                          readable after it ends, until its record is
  *                                          dropped; the first generation and the newest
  *                                          31 are kept (SCHED_JOB_RUNS_MAX)
+ *       accounting             -r--r--r--  this name's lines of cluster/accounting: one
+ *                                          per submission of it that ended (a record
+ *                                          outlives its job: resubmitted, the name
+ *                                          keeps the old ones)
  *       recovery               -r--r--r--  the recovery ladder's requests to the job's
  *                                          processes (sched_render_job_recovery()): one
  *                                          JSON object; watch it with inotify
@@ -422,6 +433,7 @@ enum fs_node_kind {
 	FS_CLUSTER_METRICS,
 	FS_CLUSTER_EVENTS,
 	FS_CLUSTER_JOBS,
+	FS_CLUSTER_ACCOUNTING,
 	FS_CLUSTER_CTL,
 	FS_NODES_DIR,
 	FS_NODE_DIR,
@@ -448,6 +460,7 @@ enum fs_node_kind {
 	FS_JOB_RANK_ENV,
 	FS_JOB_EVENTS,
 	FS_JOB_HISTORY,
+	FS_JOB_ACCOUNTING,
 	FS_JOB_RECOVERY,
 	FS_JOB_ERROR,
 	FS_JOB_CTL,
@@ -1134,7 +1147,7 @@ void fs_store_close(struct fs_store *st);
 
 /* What fs_store_restore() found. */
 struct fs_restore_stats {
-	size_t jobs, active, set_aside, servers, events, staged;
+	size_t jobs, active, set_aside, servers, events, accounting, staged;
 };
 
 /*

@@ -779,6 +779,10 @@ static void collect(struct fs_ctx *ctx, struct pokes *p, uint64_t *cluster_seen)
 		c->notified_event_seq = c->next_event_seq;
 		poke_add(p, ctx->mount_path, "/cluster/events");
 	}
+	if (c->next_acct_seq != c->notified_acct_seq) {
+		c->notified_acct_seq = c->next_acct_seq;
+		poke_add(p, ctx->mount_path, "/cluster/accounting");
+	}
 	bool jobs_changed = c->job_count != ctx->notified_job_count;
 
 	ctx->notified_job_count = c->job_count;
@@ -802,6 +806,9 @@ static void collect(struct fs_ctx *ctx, struct pokes *p, uint64_t *cluster_seen)
 			poke_add(p, ctx->mount_path, "/jobs/%s/status", j->name);
 			/* a generation began or ended: its history has a new line or an end */
 			poke_add(p, ctx->mount_path, "/jobs/%s/history", j->name);
+			/* it ended: its accounting record */
+			if (sched_job_state_is_terminal(j->state))
+				poke_add(p, ctx->mount_path, "/jobs/%s/accounting", j->name);
 			/* the agents of its servers: what they must run changed */
 			for (size_t k = 0; k < j->slice_count; k++)
 				poke_add(p, ctx->mount_path, "/nodes/%s/jobs",

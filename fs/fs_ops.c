@@ -663,9 +663,11 @@ int fs_op_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 	return 0;
 }
 
+/* Files that only grow at the end (rings of lines), which `tail -f` follows. */
 static bool is_event_stream(enum fs_node_kind k)
 {
-	return k == FS_CLUSTER_EVENTS || k == FS_JOB_EVENTS;
+	return k == FS_CLUSTER_EVENTS || k == FS_JOB_EVENTS || k == FS_CLUSTER_ACCOUNTING ||
+	       k == FS_JOB_ACCOUNTING;
 }
 
 /*

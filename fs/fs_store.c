@@ -32,6 +32,9 @@
  *   servers(name PRIMARY KEY, doc)
  *   events(seq PRIMARY KEY, time_usec, kind, job, server, npu, state, reason, line),
  *          the newest conf event_history kept
+ *   accounting(seq PRIMARY KEY, time_usec, job, line)   a record per job that ended
+ *          (struct sched_acct), the newest conf accounting_history kept; made by any
+ *          start (an older ascendfs leaves the table alone)
  *   staged(kind, key, ext, uid, gid, groups, body, PRIMARY KEY (kind, key))
  *   unrestored(id PRIMARY KEY, kind, key, doc, reason, time_usec)   records the restore
  *          could not read, set aside by --ignore-state-errors (made then; never
@@ -58,6 +61,9 @@ struct fs_store {
 	sqlite3 *db;
 	char *path;
 	int lock_fd;
+	sqlite3_stmt *put_acct, *trim_acct;
+	uint64_t collected_acct_seq;	/* accounting records up to here are in a batch */
+	uint64_t written_acct_seq;	/* ... and durable */
 	sqlite3_stmt *put_job, *del_job, *put_server, *put_event, *trim_events, *put_meta,
 		*put_staged, *del_staged, *clear_staged, *clear_jobs;
 	/* job_runs: prepared once the table exists (runs_prepare()) */
@@ -137,6 +143,8 @@ void fs_store_close(struct fs_store *st)
 	sqlite3_finalize(st->del_job);
 	sqlite3_finalize(st->put_server);
 	sqlite3_finalize(st->put_event);
+	sqlite3_finalize(st->put_acct);
+	sqlite3_finalize(st->trim_acct);
 	sqlite3_finalize(st->trim_events);
 	sqlite3_finalize(st->put_meta);
 	sqlite3_finalize(st->put_staged);
@@ -228,6 +236,8 @@ int fs_store_open(const char *dir, size_t server_count, struct fs_store **ret, c
 		     "CREATE TABLE IF NOT EXISTS events(seq INTEGER PRIMARY KEY, time_usec "
 		     "INTEGER NOT NULL, kind TEXT NOT NULL, job TEXT, server TEXT, npu INTEGER "
 		     "NOT NULL, state TEXT, reason TEXT NOT NULL, line TEXT);"
+		     "CREATE TABLE IF NOT EXISTS accounting(seq INTEGER PRIMARY KEY, time_usec "
+		     "INTEGER NOT NULL, job TEXT NOT NULL, line TEXT NOT NULL);"
 		     "CREATE TABLE IF NOT EXISTS staged(kind TEXT NOT NULL, key TEXT NOT NULL, "
 		     "ext TEXT NOT NULL, uid INTEGER NOT NULL, gid INTEGER NOT NULL, groups TEXT "
 		     "NOT NULL, body BLOB NOT NULL, PRIMARY KEY (kind, key));"
@@ -271,6 +281,11 @@ int fs_store_open(const char *dir, size_t server_count, struct fs_store **ret, c
 			    why);
 	if (r == 0)
 		r = prepare(st, &st->trim_events, "DELETE FROM events WHERE seq <= ?1", why);
+	if (r == 0)
+		r = prepare(st, &st->put_acct,
+			    "INSERT OR REPLACE INTO accounting VALUES (?1, ?2, ?3, ?4)", why);
+	if (r == 0)
+		r = prepare(st, &st->trim_acct, "DELETE FROM accounting WHERE seq <= ?1", why);
 	if (r == 0)
 		r = prepare(st, &st->put_meta, "INSERT OR REPLACE INTO meta VALUES (?1, ?2)", why);
 	if (r == 0)
@@ -506,6 +521,9 @@ struct batch {
 	size_t server_count;
 	struct sched_event *events;	/* copies (sched_event_copy) */
 	size_t event_count;
+	unsigned accounting_history;	/* accounting records kept */
+	struct sched_acct *accts;	/* copies (line owned) */
+	size_t acct_count;
 	char *meta;
 	bool staged_all;		/* clear the staged table, then write staged_list */
 	struct fs_staged *staged_list;	/* owned copies (or drops), written in order */
@@ -521,6 +539,9 @@ static void batch_free(struct batch *b)
 		free(b->servers[i].doc);
 	for (size_t i = 0; i < b->event_count; i++)
 		sched_event_release(&b->events[i]);
+	for (size_t i = 0; i < b->acct_count; i++)
+		free(b->accts[i].line);
+	free(b->accts);
 	while (b->staged_list) {
 		struct fs_staged *s = b->staged_list;
 
@@ -672,6 +693,23 @@ static int batch_collect(struct fs_ctx *ctx, struct batch *b)
 			goto nomem;
 		b->event_count++;
 	}
+	/* the accounting records likewise */
+	b->accounting_history = c->conf->accounting_history;
+	first = (full ? st->written_acct_seq : st->collected_acct_seq) + 1;
+	n = c->next_acct_seq > first ? (size_t)(c->next_acct_seq - first) : 0;
+	b->accts = calloc(n + 1, sizeof(*b->accts));
+	if (!b->accts)
+		goto nomem;
+	for (const struct sched_acct *a = sched_account_next(c, first - 1);
+	     a && b->acct_count < n; a = sched_account_next(c, a->seq)) {
+		struct sched_acct *d = &b->accts[b->acct_count];
+
+		*d = *a;
+		d->line = strdup(a->line);
+		if (!d->line)
+			goto nomem;
+		b->acct_count++;
+	}
 	if (sched_meta_save(c, &b->meta, &len) < 0)
 		goto nomem;
 	if (ctx->staged_changed || full) {
@@ -704,6 +742,8 @@ static int batch_collect(struct fs_ctx *ctx, struct batch *b)
 	c->removed_overflow = false;
 	if (b->event_count)
 		st->collected_event_seq = b->events[b->event_count - 1].seq;
+	if (b->acct_count)
+		st->collected_acct_seq = b->accts[b->acct_count - 1].seq;
 	/* the changes since the last batch, each a row: taken whole (or superseded) */
 	if (b->staged_all) {
 		stage_ops_free(ctx);
@@ -798,6 +838,27 @@ static int batch_write(struct fs_store *st, const struct batch *b, char *why)
 				goto fail;
 		}
 	}
+	for (size_t i = 0; i < b->acct_count; i++) {
+		const struct sched_acct *a = &b->accts[i];
+
+		sqlite3_bind_int64(st->put_acct, 1, (sqlite3_int64)a->seq);
+		sqlite3_bind_int64(st->put_acct, 2, (sqlite3_int64)a->time_usec);
+		bind_text(st->put_acct, 3, a->job);
+		bind_text(st->put_acct, 4, a->line);
+		if (step_done(st->put_acct) < 0)
+			goto fail;
+	}
+	if (b->acct_count) {
+		uint64_t last = b->accts[b->acct_count - 1].seq;
+
+		/* bounded like the in-memory ring */
+		if (last > b->accounting_history) {
+			sqlite3_bind_int64(st->trim_acct, 1,
+					   (sqlite3_int64)(last - b->accounting_history));
+			if (step_done(st->trim_acct) < 0)
+				goto fail;
+		}
+	}
 	bind_text(st->put_meta, 1, "cluster");
 	bind_text(st->put_meta, 2, b->meta);
 	if (step_done(st->put_meta) < 0)
@@ -842,6 +903,8 @@ static int batch_write(struct fs_store *st, const struct batch *b, char *why)
 	st->mark_schema = false;
 	if (b->event_count)
 		st->written_event_seq = b->events[b->event_count - 1].seq;
+	if (b->acct_count)
+		st->written_acct_seq = b->accts[b->acct_count - 1].seq;
 	return 0;
 
 fail:
@@ -1510,6 +1573,39 @@ int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, bool set_aside,
 		goto out;
 	}
 	fs_log(ctx, 3, "restore: events read at %.1f ms", msec_since(&t0));
+	/* accounting: the newest kept records, oldest first; one that cannot be read (a
+	 * bad name) is logged and left out: the others stand on their own */
+	r = prepare(st, &q,
+		    "SELECT seq, time_usec, job, line FROM accounting WHERE seq > (SELECT "
+		    "coalesce(max(seq), 0) FROM accounting) - ?1 ORDER BY seq",
+		    why);
+	if (r < 0)
+		goto out;
+	sqlite3_bind_int64(q, 1, c->conf->accounting_history);
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		uint64_t seq = (uint64_t)sqlite3_column_int64(q, 0);
+
+		r = sched_account_load(c, seq, (uint64_t)sqlite3_column_int64(q, 1),
+				       col_text(q, 2), col_text(q, 3));
+		if (r == -ENOMEM)
+			break;
+		if (r < 0)
+			fs_log(ctx, 1, "state store: accounting record %llu cannot be restored; "
+				       "left out", (unsigned long long)seq);
+		st->collected_acct_seq = st->written_acct_seq = seq;
+		stats->accounting++;
+		r = 0;
+	}
+	sqlite3_finalize(q);
+	q = NULL;
+	if (r == -ENOMEM)
+		goto out;
+	if (rc != SQLITE_DONE) {
+		r = sql_err(st, "read accounting", why);
+		goto out;
+	}
+	if (c->next_acct_seq <= st->written_acct_seq)
+		c->next_acct_seq = st->written_acct_seq + 1;
 	r = prepare(st, &q, "SELECT value FROM meta WHERE key = 'cluster'", why);
 	if (r < 0)
 		goto out;

@@ -205,7 +205,8 @@ static const struct {
 } cluster_files[] = {
 	{ "config", FS_CLUSTER_CONFIG }, { "status", FS_CLUSTER_STATUS },
 	{ "topology.json", FS_CLUSTER_TOPOLOGY }, { "metrics", FS_CLUSTER_METRICS },
-	{ "events", FS_CLUSTER_EVENTS }, { "jobs", FS_CLUSTER_JOBS }, { "ctl", FS_CLUSTER_CTL },
+	{ "events", FS_CLUSTER_EVENTS }, { "jobs", FS_CLUSTER_JOBS },
+	{ "accounting", FS_CLUSTER_ACCOUNTING }, { "ctl", FS_CLUSTER_CTL },
 }, node_files[] = {
 	{ "health", FS_NODE_HEALTH }, { "npus", FS_NODE_NPUS },
 	{ "info", FS_NODE_INFO }, { "jobs", FS_NODE_JOBS }, { "ctl", FS_NODE_CTL },
@@ -216,6 +217,7 @@ static const struct {
 	{ "status.json", FS_JOB_STATUS_JSON }, { "ranktable.json", FS_JOB_RANKTABLE },
 	{ "env", FS_JOB_ENV }, { "hosts", FS_JOB_HOSTS_DIR }, { "ranks", FS_JOB_RANKS_DIR },
 	{ "events", FS_JOB_EVENTS }, { "history", FS_JOB_HISTORY },
+	{ "accounting", FS_JOB_ACCOUNTING },
 	{ "recovery", FS_JOB_RECOVERY }, { "error", FS_JOB_ERROR },
 	{ "ctl", FS_JOB_CTL }, { "endpoints", FS_JOB_ENDPOINTS },
 	{ "endpoint", FS_JOB_ENDPOINT }, { "mindie.json", FS_JOB_MINDIE },
@@ -656,6 +658,8 @@ int fs_render(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec, ch
 		return sched_render_jobs_table(c, now_usec, ret, ret_len);
 	case FS_CLUSTER_EVENTS:
 		return sched_render_events(c, NULL, ret, ret_len);
+	case FS_CLUSTER_ACCOUNTING:
+		return sched_render_accounting(c, NULL, ret, ret_len);
 	case FS_NODE_HEALTH:
 		return sched_render_server_health(c,
 						  (unsigned)sched_cluster_find_server(c, p->item),
@@ -700,6 +704,8 @@ int fs_render(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec, ch
 		return sched_render_events(c, j->name, ret, ret_len);
 	case FS_JOB_HISTORY:
 		return sched_render_job_history(c, j, ret, ret_len);
+	case FS_JOB_ACCOUNTING:
+		return sched_render_accounting(c, j->name, ret, ret_len);
 	case FS_JOB_RECOVERY:
 		return sched_render_job_recovery(c, j, ret, ret_len);
 	case FS_JOB_ENDPOINTS:

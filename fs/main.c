@@ -200,10 +200,11 @@ static int open_state(struct fs_ctx *ctx, const char *dir, bool ignore_errors,
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	fs_log(ctx, 2, "state %s/ascendfs.db: restored %zu %s (%zu active), %zu server "
-		       "%s, %zu %s, %zu staged %s in %.0f ms%s",
+		       "%s, %zu %s, %zu accounting %s, %zu staged %s in %.0f ms%s",
 	       dir, stats.jobs, conf_plural(stats.jobs, "job", "jobs"), stats.active,
 	       stats.servers, conf_plural(stats.servers, "record", "records"), stats.events,
-	       conf_plural(stats.events, "event", "events"), stats.staged,
+	       conf_plural(stats.events, "event", "events"), stats.accounting,
+	       conf_plural(stats.accounting, "record", "records"), stats.staged,
 	       conf_plural(stats.staged, "upload", "uploads"),
 	       (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6,
 	       stats.set_aside ? "; records that cannot be read were set aside, see above" : "");

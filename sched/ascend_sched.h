@@ -554,6 +554,22 @@ struct sched_event {
 };
 
 /*
+ * One accounting record (sched_account.c): a job that ended, as Slurm's accounting keeps
+ * a finished job for sacct. Made when a submitted job reaches completed, failed,
+ * cancelled or timeout (not a rejection, nor a draft dropped); kept, newest
+ * conf->accounting_history, in memory and by the embedding program's store, whatever
+ * becomes of the job's record (a resubmission of the name, max_job_count). Its line is
+ * the JSON object cluster/accounting prints (sched_account_note() says the fields).
+ */
+struct sched_acct {
+	uint64_t seq;		/* 1, 2, 3 ... never reused, no gaps */
+	uint64_t time_usec;	/* when the job ended */
+	char job[CONF_NAME_MAX + 1];
+	char *line;		/* owned: the JSON line, without a newline */
+	size_t line_len;
+};
+
+/*
  * sched_event_size() - bytes of @e's own allocation (its line and strings), 0 without
  * one. What struct sched_cluster.event_bytes sums.
  */
@@ -604,6 +620,12 @@ struct sched_cluster {
 	size_t event_bytes;		/* the kept events' own allocations:
 					 * sum of sched_event_size() */
 	uint64_t next_event_seq;
+	struct sched_acct *acct;	/* ring of acct_cap slots (doubling up to
+					 * conf->accounting_history): ended jobs
+					 * (sched_account.c) */
+	size_t acct_head, acct_count, acct_cap;
+	uint64_t next_acct_seq;
+	uint64_t acct_lost;		/* records not kept for want of memory */
 	uint64_t events_dropped;	/* events whose own allocation failed since
 					 * sched_cluster_new: their seq is used, their text
 					 * lost, no view shows them (cluster/status says how
@@ -613,6 +635,7 @@ struct sched_cluster {
 	unsigned ladder_active;		/* jobs whose recovery ladder has a step waiting
 					 * (sched_ladder.c) */
 	uint64_t notified_event_seq;	/* for the embedding program, like notified_version */
+	uint64_t notified_acct_seq;	/* likewise, of next_acct_seq */
 	struct sched_job *dirty_head[SCHED_DIRTY_LIST_COUNT]; /* borrowed: each dirty list,
 					 * oldest first, linked by sched_job.dirty[list] */
 	struct sched_job *dirty_tail[SCHED_DIRTY_LIST_COUNT];
@@ -1942,6 +1965,30 @@ int sched_meta_load(struct sched_cluster *c, const char *text, size_t len, char 
 int sched_event_load(struct sched_cluster *c, uint64_t seq, uint64_t time_usec, const char *kind,
 		     const char *job, const char *server, int npu, const char *state,
 		     const char *reason, const char *line);
+
+/*
+ * ---- accounting (sched_account.c) ----
+ * sched_account_next() - the oldest kept record with seq > @after_seq, or NULL.
+ * Borrowed: valid until the next call that changes @c.
+ */
+const struct sched_acct *sched_account_next(const struct sched_cluster *c, uint64_t after_seq);
+
+/*
+ * sched_account_load() - append a kept record as saved (@job, @line borrowed: the line
+ * as sched_account_next() gave it). Records must come in increasing seq order (gaps are
+ * fine: the store may have trimmed). Returns 0, -EINVAL (out of order, a bad name, an
+ * empty line) or -ENOMEM.
+ */
+int sched_account_load(struct sched_cluster *c, uint64_t seq, uint64_t time_usec,
+		       const char *job, const char *line);
+
+/*
+ * sched_render_accounting() - the kept records, oldest first, one JSON line each (Slurm's
+ * sacct: one per job that ended), of job @job only when not NULL (the ends of every
+ * submission of that name). New text in *@ret (free()). Returns 0 or -ENOMEM.
+ */
+int sched_render_accounting(const struct sched_cluster *c, const char *job, char **ret,
+			    size_t *ret_len);
 
 /*
  * sched_event_forget_all() - drop every kept event (a restore that meets an event it

@@ -162,6 +162,7 @@ fail_cluster:
 	free(c->servers);
 	free(c->switch_names);
 	free(c->events);
+	sched_account_free(c);
 	free(c);
 fail_conf:
 	conf_cluster_free(conf);
@@ -191,6 +192,7 @@ void sched_cluster_free(struct sched_cluster *c)
 	free(c->servers);
 	free(c->switch_names);
 	free(c->events);
+	sched_account_free(c);
 	free(c->queue_used);
 	free(c->queue_quota_file);
 	free(c->removed_serials);

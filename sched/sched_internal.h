@@ -132,6 +132,15 @@ void sched_pend_order_note(struct sched_cluster *c, struct sched_job *j, bool en
 void sched_job_stop_for(struct sched_cluster *c, struct sched_job *j, enum sched_job_state to,
 			enum sched_event_kind kind, uint64_t now_usec, const char *why);
 
+/*
+ * sched_account_note() - job @j entered terminal state @j->state at @now_usec (called by
+ * sched_job_transition() after the history closed its generation): append its
+ * accounting record. Never fails: without memory the record is not kept (counted in
+ * c->acct_lost). sched_account_free() - at sched_cluster_free().
+ */
+void sched_account_note(struct sched_cluster *c, const struct sched_job *j, uint64_t now_usec);
+void sched_account_free(struct sched_cluster *c);
+
 /* sched_job_hold_reason() - held @j's pending reason (who held it, how to release it). */
 void sched_job_hold_reason(const struct sched_job *j, char *reason);
 

@@ -123,6 +123,10 @@ static void transition(struct sched_cluster *c, struct sched_job *j, enum sched_
 	if (j->service[0] && sched_job_state_is_terminal(to))
 		c->services_dirty = true;
 	sched_history_note(c, j, from, to, kind, now_usec);
+	/* a submitted job that ended: its accounting record (not a rejection or a draft) */
+	if (sched_job_state_is_terminal(to) && to != SCHED_JOB_REJECTED &&
+	    from != SCHED_JOB_NONE && from != SCHED_JOB_DRAFT)
+		sched_account_note(c, j, now_usec);
 	/* A pending job that stays pending with a new reason is not worth an event each pass
 	 * (nor, from a pass, a record write: sched_job_set_pending_reason()). */
 	if (from == to && from == SCHED_JOB_PENDING) {

@@ -77,6 +77,11 @@ check_eq "GET /v1/jobs lists the jobs (a JSON array)" '["llama70b-pretrain"]' \
 out=$(http GET /v1/jobs/llama70b-pretrain/status.json)
 check_eq "a job's status.json: application/json" "200 application/json" "$(head -n1 <<<"$out" | sed 's/ *$//')"
 check_eq "the job runs, as the mount says" "running" "$(tail -n +2 <<<"$out" | json 'd["state"]')"
+printf 'npus: 1\n' >"$M/jobs/ended.yaml"
+echo cancel >"$M/jobs/ended/ctl"
+check_eq "GET /v1/cluster/accounting is cluster/accounting (the job that ended)" \
+	"$(cat "$M/cluster/accounting")" "$(http GET /v1/cluster/accounting | tail -n +2)"
+check_contains "with its record" '"job":"ended"' "$(http GET /v1/jobs/ended/accounting)"
 check_eq "GET /v1/ lists the top directory" '["cluster","nodes","queues","jobs"]' "$(http GET /v1/ | tail -n +2)"
 out=$(http GET /v1/jobs/nope/status)
 check_eq "a job that does not exist: 404" "404 application/json" "$(head -n1 <<<"$out" | sed 's/ *$//')"

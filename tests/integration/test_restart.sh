@@ -4,7 +4,8 @@
 # are not restarted, the agents carry on reporting (their servers stay ready past the
 # heartbeat timeout), the event sequence goes on, and the job can be cancelled after.
 # The event history is bounded (event_history: 64 here) in memory and on disk, and its
-# sequence numbers go on across restarts.
+# sequence numbers go on across restarts. Accounting records of ended jobs outlive a
+# resubmission of the name and SIGKILL, bounded too (accounting_history: 16).
 # Usage: test_restart.sh ASCENDFS ASCEND_AGENT TRAIN_DEMO SRCDIR
 set -u
 ASCENDFS=$(realpath "$1")
@@ -21,7 +22,7 @@ STATE=$W/state
 # 1 s check interval, 3 s heartbeat timeout, agents required, 64 events kept
 CONFIG=$W/cluster.yaml
 sed -e 's/^  fault_check_interval: 5 .*/  fault_check_interval: 1/' \
-	-e "s/^  heartbeat_timeout: 15 .*/  heartbeat_timeout: 3\n  stop_grace_period: 2\n  event_history: 64/" \
+	-e "s/^  heartbeat_timeout: 15 .*/  heartbeat_timeout: 3\n  stop_grace_period: 2\n  event_history: 64\n  accounting_history: 16/" \
 	-e 's/^  require_agent: false .*/  require_agent: true/' \
 	"$SRC/examples/ascend_cluster.yaml" >"$CONFIG"
 grep -q 'event_history: 64$' "$CONFIG" || { echo "could not derive the test config"; exit 1; }
@@ -135,10 +136,10 @@ check_eq "the ended job's history: its last generation was cancelled, on 16 NPUs
 	"$(python3 -c 'import json,sys; r=json.loads(open(sys.argv[1]).readlines()[-1]); print(r["generation"], r["state"], r["npus"], r["end"] is not None)' "$M/jobs/keep/history")"
 
 # ---- a job's history survives SIGKILL: generations, first start, exit status ---------
-# (agents are required here: a2-node-05 gets hand-written reports, at most for 40 s)
+# (agents are required here: a2-node-05 gets hand-written reports, at most for 2 min)
 lost() { [ "$(state_of a2-node-01)" = unreachable ] && [ "$(state_of a2-node-02)" = unreachable ]; }
 wait_until 10 lost || not_ok "the agents' servers are unreachable once they stopped"
-( for _ in $(seq 80); do
+( for _ in $(seq 240); do
 	printf 'node OK\n' | dd of="$M/nodes/a2-node-05/health" status=none 2>/dev/null
 	sleep 0.5
 done ) &
@@ -168,6 +169,57 @@ print(" | ".join("%d %s %s %s %s" % (r["generation"], r["state"], r["exit_code"]
 check_eq "status.json's started is the first start still" "$H_STARTED" \
 	"$(json "$M/jobs/hist/status.json" 'd["started"]')"
 echo cancel >"$M/jobs/hist/ctl"
+
+# ---- accounting: a record per ended job, kept across resubmission and SIGKILL ---------
+wait_until 10 grep -qx cancelled "$M/jobs/hist/status" || not_ok "hist is cancelled" "$(status_of hist)"
+acct() { # acct FILE EXPR: EXPR over the records (a list r) of a JSON-lines file
+	python3 -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1])]; print(eval(sys.argv[2]))' "$1" "$2"
+}
+check_eq "jobs/hist/accounting: one record, cancelled, generations 1-2, 8 NPUs on $H_SERVER, a restart" \
+	"1 cancelled [1, 2] 8 ['$H_SERVER'] 1 0" \
+	"$(acct "$M/jobs/hist/accounting" '"%d %s %s %d %s %d %d" % (len(r), r[0]["state"], r[0]["generations"], r[0]["npus"], r[0]["servers"], r[0]["restarts"], r[0]["preemptions"])')"
+check_eq "it ran some NPU-hours, from its start to its end" "True $H_STARTED" \
+	"$(acct "$M/jobs/hist/accounting" '"%s %s" % (r[0]["npu_hours"] > 0 and r[0]["end"] > r[0]["start"], r[0]["start"])')"
+# a name submitted, ended, submitted again and ended: both submissions' records
+for n in 1 2; do
+	printf 'npus: 8\n' >"$M/jobs/again.yaml"
+	check "again runs (submission $n)" wait_until 10 grep -qx running "$M/jobs/again/status"
+	# the first submission's process exits 0 (it completes), the second is cancelled
+	if [ "$n" = 1 ]; then
+		echo "exit 1 $(json "$M/jobs/again/status.json" 'd["placement"][0]["server"]') 0" >"$M/jobs/again/ctl"
+	else
+		echo cancel >"$M/jobs/again/ctl"
+	fi
+	check "again ends (submission $n)" wait_until 10 grep -qxE 'cancelled|completed' "$M/jobs/again/status"
+done
+check_eq "jobs/again/accounting: both submissions, the first completed with exit 0" \
+	"2 True completed 0 cancelled" \
+	"$(acct "$M/jobs/again/accounting" '"%d %s %s %s %s" % (len(r), r[0]["serial"] != r[1]["serial"], r[0]["state"], r[0]["exit_code"], r[1]["state"])')"
+check_eq "its history is the newest submission's (one generation)" 1 "$(wc -l <"$M/jobs/again/history")"
+check_contains "cluster/accounting has them" '"job":"again"' "$(cat "$M/cluster/accounting")"
+A_BEFORE=$(cat "$M/jobs/again/accounting")
+kill -KILL "$IT_PID"
+wait "$IT_PID" 2>/dev/null
+IT_PID=""
+it_start "$ASCENDFS" "$CONFIG" --state-dir "$STATE" || { not_ok "the daemon restarts"; it_finish; exit 1; }
+check_eq "after SIGKILL: the same accounting records" "$A_BEFORE" "$(cat "$M/jobs/again/accounting")"
+# 20 more ended jobs: the newest 16 are kept, numbered without a gap, on disk too
+for i in $(seq 20); do
+	printf 'npus: 1\n' >"$M/jobs/acct-$i.yaml"
+	echo cancel >"$M/jobs/acct-$i/ctl"
+done
+all_ended() { for i in $(seq 20); do grep -qx cancelled "$M/jobs/acct-$i/status" || return 1; done; }
+check "the 20 jobs end (their stops wait for the stop deadline)" wait_until 15 all_ended
+check_eq "cluster/accounting keeps the newest 16, numbered without a gap, all of them of acct-*" \
+	"16 True True" \
+	"$(acct "$M/cluster/accounting" '"%d %s %s" % (len(r), all(b["seq"] == a["seq"] + 1 for a, b in zip(r, r[1:])), all(x["job"].startswith("acct-") for x in r))')"
+A_LAST=$(tail -n1 "$M/cluster/accounting")
+it_stop
+check_eq "the store keeps 16 too" 16 \
+	"$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("select count(*) from accounting").fetchone()[0])' "$STATE/ascendfs.db")"
+it_start "$ASCENDFS" "$CONFIG" --state-dir "$STATE" || { not_ok "the daemon restarts"; it_finish; exit 1; }
+check_eq "after a restart the newest record is the same" "$A_LAST" "$(tail -n1 "$M/cluster/accounting")"
+check_contains "the restore says how many it read" "16 accounting records" "$(grep restored "$IT_LOG" | tail -1)"
 kill "$H_REPORTER" 2>/dev/null
 wait "$H_REPORTER" 2>/dev/null
 
@@ -341,7 +393,7 @@ db.execute("insert into staged values ('future', 'x', '', 0, 0, '', ?)", (b"opaq
 db.execute("insert into staged values ('quota', 'No Queue', '', 0, 0, '', ?)", (b"8\n",))
 db.commit()
 PY
-dump() { python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); [print(*r) for t in ("jobs","job_runs","servers","meta","staged") for r in c.execute("select * from " + t + " order by 1, 2")]' "$1" | md5sum; }
+dump() { python3 -c 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); [print(*r) for t in ("jobs","job_runs","servers","meta","staged","accounting") for r in c.execute("select * from " + t + " order by 1, 2")]' "$1" | md5sum; }
 tables() { sql "$1" "select name from sqlite_master where type = 'table' order by name"; }
 keep_serial=$(sql "$W/bad/ascendfs.db" "select serial from jobs where name = 'keep'")
 hist_serial=$(sql "$W/bad/ascendfs.db" "select serial from jobs where name = 'hist'")
@@ -369,7 +421,7 @@ check_contains "and how many, and what to do" \
 	"6 records cannot be restored (each is logged above; the first: " "$out"
 check_contains "and what to do" "start with --ignore-state-errors" "$out"
 check_eq "and changes nothing in the store" "$before" "$(dump "$W/bad/ascendfs.db")"
-check_eq "nor adds a table" "events job_runs jobs meta servers staged" "$(tables "$W/bad/ascendfs.db")"
+check_eq "nor adds a table" "accounting events job_runs jobs meta servers staged" "$(tables "$W/bad/ascendfs.db")"
 check_eq "and mounts nothing" "" "$(awk -v m="$W/mnt2" '$2 == m' /proc/mounts)"
 it_start "$ASCENDFS" "$CONFIG" --state-dir "$W/bad" --ignore-state-errors ||
 	{ not_ok "--ignore-state-errors starts"; it_finish; exit 1; }
