@@ -76,6 +76,11 @@
  *                                          kept, in memory and on disk, whatever
  *                                          becomes of the job's record; grows at the
  *                                          end (tail -f follows it)
+ *     utilization              -r--r--r--  JSON lines, a sample a minute for the last
+ *                                          day (not kept across restarts): time,
+ *                                          npus_total, npus_allocated, npus_isolated,
+ *                                          npus_unavailable, utilization, jobs_pending,
+ *                                          jobs_running (sched_render_utilization())
  *     events                   -r--r--r--  JSON lines {seq, time, kind, job, server, npu,
  *                                          state, reason}; seq counts up by one; the
  *                                          newest event_history (65,536) are
@@ -434,6 +439,7 @@ enum fs_node_kind {
 	FS_CLUSTER_EVENTS,
 	FS_CLUSTER_JOBS,
 	FS_CLUSTER_ACCOUNTING,
+	FS_CLUSTER_UTILIZATION,
 	FS_CLUSTER_CTL,
 	FS_NODES_DIR,
 	FS_NODE_DIR,
@@ -989,8 +995,11 @@ void fs_memory_stop(struct fs_ctx *ctx);
  *                  (Content-Type text/plain; version=0.0.4), for a Prometheus scrape
  *   /v1/<path>     a file of the mount as a read of it gives it (application/json for
  *                  *.json, text/plain otherwise), or a directory as a JSON array of
- *                  its names; e.g. /v1/cluster/status, /v1/jobs/<id>/status.json
- *   /              a line that says the above
+ *                  its names; e.g. /v1/cluster/status, /v1/jobs/<id>/status.json;
+ *                  ?tail=N (1-100000): the file's last N lines (400 otherwise)
+ *   /, /panel      the monitoring panel (fs/panel.html, compiled in: text/html with a
+ *                  Content-Security-Policy that lets it fetch its own origin only),
+ *                  which reads the files above every 5 s
  * Only what every user may read through the mount (mode o+r; else 403): HTTP names no
  * user, so nothing that needs one is served, and nothing is written. Errors are
  * {"error": "..."} (bytes of the path that are not printable ASCII as '?'): 404 no such

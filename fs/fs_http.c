@@ -25,6 +25,7 @@
 #include <microhttpd.h>
 
 #include "fs.h"
+#include "fs_panel_html.h"
 
 /* Connections at once, of them from one address, and how long one that sends nothing is
  * kept (s): a scraper or two and a few browsers, never the daemon's memory; a client
@@ -35,6 +36,13 @@
 #define HTTP_IDLE_TIMEOUT_SEC 10
 /* The prefix of the files' API: /v1/<path in the mount>. */
 #define HTTP_API_PREFIX "/v1"
+/* ?tail=N of a file gives its last N lines, at most this many */
+#define HTTP_TAIL_MAX 100000
+/* The panel's page fetches only the daemon's own API and runs only its own inline
+ * script: a page that names every job shows no content from anywhere else. */
+static const char panel_csp[] = "default-src 'none'; script-src 'unsafe-inline'; "
+				"style-src 'unsafe-inline'; connect-src 'self'; img-src 'self'; "
+				"base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /* The Prometheus text exposition format, version 0.0.4 (Prometheus docs, "Exposition
  * formats"). */
@@ -56,6 +64,10 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	if (strncmp(type, "text/html", 9) == 0) {
+		MHD_add_response_header(resp, "Content-Security-Policy", panel_csp);
+		MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	}
 	r = MHD_queue_response(conn, status, resp);
 	MHD_destroy_response(resp);
 	return r;
@@ -104,9 +116,28 @@ static const char *content_type(const struct fs_path *p, const char *path)
 	return "text/plain; charset=utf-8";
 }
 
-/* GET of @path, a path in the mount ("/" ... ). */
+/*
+ * The last @n lines of @body (@*len bytes, a file of lines): moved to its start, *@len
+ * cut. A body with fewer lines is left whole.
+ */
+static void keep_tail(char *body, size_t *len, unsigned long n)
+{
+	size_t i = *len;
+
+	if (i && body[i - 1] == '\n')
+		i--; /* the last line's own newline */
+	for (; i > 0; i--)
+		if (body[i - 1] == '\n' && --n == 0)
+			break;
+	if (i == 0)
+		return; /* n lines or fewer: all of it */
+	memmove(body, body + i, *len - i);
+	*len -= i;
+}
+
+/* GET of @path, a path in the mount ("/" ... ); its last @tail lines when not 0. */
 static enum MHD_Result serve_path(struct fs_ctx *ctx, struct MHD_Connection *conn,
-				  const char *path)
+				  const char *path, unsigned long tail)
 {
 	struct fs_path p;
 	struct fs_view v = { 0 };
@@ -154,6 +185,8 @@ static enum MHD_Result serve_path(struct fs_ctx *ctx, struct MHD_Connection *con
 	}
 	switch (r) {
 	case 0:
+		if (tail)
+			keep_tail(body, &len, tail);
 		return reply(conn, MHD_HTTP_OK, content_type(&p, path), body, len);
 	case -ENOENT:
 		return reply_error(conn, MHD_HTTP_NOT_FOUND, "%s: no such file in the mount now",
@@ -219,19 +252,37 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		url = path ? path : "/";
 	}
 	if (strcmp(url, "/metrics") == 0)
-		return serve_path(ctx, conn, "/cluster/metrics");
-	if (strncmp(url, HTTP_API_PREFIX, plen) == 0 && (url[plen] == '/' || !url[plen]))
-		return serve_path(ctx, conn, url[plen] ? url + plen : "/");
-	if (strcmp(url, "/") == 0) {
-		index = strdup("ascendfs: GET /metrics (Prometheus), GET /v1/<path> (a file or "
-			       "directory of the mount, e.g. /v1/cluster/status, "
-			       "/v1/jobs/<id>/status.json)\n");
-		return index ? reply(conn, MHD_HTTP_OK, "text/plain; charset=utf-8", index,
-				     strlen(index)) :
-			       MHD_NO;
+		return serve_path(ctx, conn, "/cluster/metrics", 0);
+	if (strncmp(url, HTTP_API_PREFIX, plen) == 0 && (url[plen] == '/' || !url[plen])) {
+		const char *t = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "tail");
+		unsigned long tail = 0;
+		char *end = NULL;
+
+		if (t) {
+			errno = 0;
+			tail = strtoul(t, &end, 10);
+			if (!*t || *end || errno || tail == 0 || tail > HTTP_TAIL_MAX || *t == '-' ||
+			    *t == '+')
+				return reply_error(conn, MHD_HTTP_BAD_REQUEST,
+						   "tail=%.40s: give a whole number of lines from 1 "
+						   "to %d",
+						   t, HTTP_TAIL_MAX);
+		}
+		return serve_path(ctx, conn, url[plen] ? url + plen : "/", tail);
+	}
+	if (strcmp(url, "/") == 0 || strcmp(url, "/panel") == 0) {
+		/* the monitoring panel (fs/panel.html) */
+		index = malloc(FS_PANEL_HTML_LEN);
+		if (!index)
+			return MHD_NO;
+		memcpy(index, fs_panel_html, FS_PANEL_HTML_LEN);
+		return reply(conn, MHD_HTTP_OK, "text/html; charset=utf-8", index,
+			     FS_PANEL_HTML_LEN);
 	}
 	return reply_error(conn, MHD_HTTP_NOT_FOUND,
-			   "%s: not served; GET /metrics or /v1/<path in the mount>", url);
+			   "%s: not served; GET / (the panel), /metrics or /v1/<path in the "
+			   "mount>[?tail=N]",
+			   url);
 }
 
 int fs_http_parse_address(const char *text, struct sockaddr_storage *ret, socklen_t *ret_len)

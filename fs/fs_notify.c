@@ -433,6 +433,8 @@ static void *heartbeat_main(void *arg)
 		}
 		/* time limits and the end of preemption grace periods: time alone changes them */
 		changed = sched_tick(ctx->cluster, now);
+		/* cluster/utilization's minute samples (the panel's chart) */
+		sched_util_sample(ctx->cluster, now);
 		/* what the heartbeat check and the tick owe; also any pass a request without
 		 * an fs_store_sync() left owed */
 		fs_pass_run_owed(ctx);

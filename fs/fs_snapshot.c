@@ -246,7 +246,8 @@ int fs_snapshot(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec,
 	uint64_t version = ctx->cluster->version;
 	/* heartbeat age changes with the clock, not with the state; a job's usage with
 	 * every health report, which bumps no version (sched_server_report()) */
-	bool cacheable = p->kind != FS_NODE_INFO && p->kind != FS_JOB_STATUS_JSON;
+	bool cacheable = p->kind != FS_NODE_INFO && p->kind != FS_JOB_STATUS_JSON &&
+			 p->kind != FS_CLUSTER_UTILIZATION; /* a sample bumps no version */
 	/* cluster/jobs' ages move with the clock in whole seconds: a render is kept for
 	 * its second (readers in a loop, through the mount or over HTTP, render it once a
 	 * second at most) */

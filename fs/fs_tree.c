@@ -206,7 +206,8 @@ static const struct {
 	{ "config", FS_CLUSTER_CONFIG }, { "status", FS_CLUSTER_STATUS },
 	{ "topology.json", FS_CLUSTER_TOPOLOGY }, { "metrics", FS_CLUSTER_METRICS },
 	{ "events", FS_CLUSTER_EVENTS }, { "jobs", FS_CLUSTER_JOBS },
-	{ "accounting", FS_CLUSTER_ACCOUNTING }, { "ctl", FS_CLUSTER_CTL },
+	{ "accounting", FS_CLUSTER_ACCOUNTING }, { "utilization", FS_CLUSTER_UTILIZATION },
+	{ "ctl", FS_CLUSTER_CTL },
 }, node_files[] = {
 	{ "health", FS_NODE_HEALTH }, { "npus", FS_NODE_NPUS },
 	{ "info", FS_NODE_INFO }, { "jobs", FS_NODE_JOBS }, { "ctl", FS_NODE_CTL },
@@ -660,6 +661,8 @@ int fs_render(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec, ch
 		return sched_render_events(c, NULL, ret, ret_len);
 	case FS_CLUSTER_ACCOUNTING:
 		return sched_render_accounting(c, NULL, ret, ret_len);
+	case FS_CLUSTER_UTILIZATION:
+		return sched_render_utilization(c, ret, ret_len);
 	case FS_NODE_HEALTH:
 		return sched_render_server_health(c,
 						  (unsigned)sched_cluster_find_server(c, p->item),

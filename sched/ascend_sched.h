@@ -626,6 +626,10 @@ struct sched_cluster {
 	size_t acct_head, acct_count, acct_cap;
 	uint64_t next_acct_seq;
 	uint64_t acct_lost;		/* records not kept for want of memory */
+	struct sched_util_sample *util;	/* SCHED_UTIL_SAMPLES slots once sampled
+					 * (sched_util.c) */
+	size_t util_head, util_count;
+	uint64_t util_last_usec;	/* the last sample's time; 0 none */
 	uint64_t events_dropped;	/* events whose own allocation failed since
 					 * sched_cluster_new: their seq is used, their text
 					 * lost, no view shows them (cluster/status says how
@@ -1965,6 +1969,36 @@ int sched_meta_load(struct sched_cluster *c, const char *text, size_t len, char 
 int sched_event_load(struct sched_cluster *c, uint64_t seq, uint64_t time_usec, const char *kind,
 		     const char *job, const char *server, int npu, const char *state,
 		     const char *reason, const char *line);
+
+/*
+ * ---- utilization history (sched_util.c) ----
+ * What the cluster held, sampled once a minute (SCHED_UTIL_INTERVAL_USEC) for the last
+ * day (SCHED_UTIL_SAMPLES), in memory only (Prometheus keeps the long history): the
+ * monitoring panel's chart, and cluster/utilization.
+ */
+#define SCHED_UTIL_INTERVAL_USEC (60 * 1000000ull)
+#define SCHED_UTIL_SAMPLES 1440
+
+struct sched_util_sample {
+	uint64_t time_usec;
+	unsigned npus_total, npus_allocated, npus_isolated, npus_unavailable;
+	unsigned jobs_pending, jobs_running;
+};
+
+/*
+ * sched_util_sample() - take a sample at @now_usec when SCHED_UTIL_INTERVAL_USEC passed
+ * since the last one (the first call always does). O(jobs) then, O(1) else. Returns
+ * true when it sampled; false without memory too (the sample is skipped).
+ */
+bool sched_util_sample(struct sched_cluster *c, uint64_t now_usec);
+
+/*
+ * sched_render_utilization() - the kept samples, oldest first, one JSON line each:
+ * {time, npus_total, npus_allocated, npus_isolated, npus_unavailable, utilization
+ * (allocated / total, 4 decimals), jobs_pending, jobs_running}. New text in *@ret
+ * (free()). Returns 0 or -ENOMEM.
+ */
+int sched_render_utilization(const struct sched_cluster *c, char **ret, size_t *ret_len);
 
 /*
  * ---- accounting (sched_account.c) ----

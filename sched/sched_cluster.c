@@ -193,6 +193,7 @@ void sched_cluster_free(struct sched_cluster *c)
 	free(c->switch_names);
 	free(c->events);
 	sched_account_free(c);
+	free(c->util);
 	free(c->queue_used);
 	free(c->queue_quota_file);
 	free(c->removed_serials);

@@ -11,6 +11,7 @@ PACKAGES=(
 	libsqlite3-dev                             # durable state
 	libmicrohttpd-dev                          # --http: /metrics and the files' API
 	prometheus                                 # integration_http: a real scrape and PromQL
+	chromium fonts-dejavu-core                 # integration_panel: the panel in a real browser
 	libcmocka-dev python3 util-linux           # unit tests; JSON checks and setpriv in tests
 	inotify-tools                              # inotifywait, for people watching the mount
 	gnuplot-nox                                # ascend-sim's figures

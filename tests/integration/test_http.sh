@@ -82,6 +82,13 @@ echo cancel >"$M/jobs/ended/ctl"
 check_eq "GET /v1/cluster/accounting is cluster/accounting (the job that ended)" \
 	"$(cat "$M/cluster/accounting")" "$(http GET /v1/cluster/accounting | tail -n +2)"
 check_contains "with its record" '"job":"ended"' "$(http GET /v1/jobs/ended/accounting)"
+check_eq "?tail=2: the last 2 lines of cluster/events" "$(tail -n 2 "$M/cluster/events")" \
+	"$(http GET '/v1/cluster/events?tail=2' | tail -n +2)"
+check_eq "?tail= more than it has: all of it" "$(cat "$M/cluster/accounting")" \
+	"$(http GET '/v1/cluster/accounting?tail=1000' | tail -n +2)"
+for t in 0 -1 x 100001 ''; do
+	check_contains "?tail=$t is refused (400)" '400 application/json' "$(http GET "/v1/cluster/events?tail=$t" | head -n1)"
+done
 check_eq "GET /v1/ lists the top directory" '["cluster","nodes","queues","jobs"]' "$(http GET /v1/ | tail -n +2)"
 out=$(http GET /v1/jobs/nope/status)
 check_eq "a job that does not exist: 404" "404 application/json" "$(head -n1 <<<"$out" | sed 's/ *$//')"

@@ -2362,6 +2362,41 @@ static void test_views_agree(void **state)
 	sched_cluster_free(c);
 }
 
+/* cluster/utilization: a sample a minute (not more), the newest day kept, each line the
+ * counts cluster/status gives at that instant. */
+static void test_utilization_samples(void **state)
+{
+	struct fx_opts o = { .servers = 2 };
+	struct sched_cluster *c = fx_cluster(&o);
+	uint64_t t = fx_now();
+	char *text = NULL, *last;
+	size_t len = 0, lines = 0;
+
+	(void)state;
+	assert_true(sched_util_sample(c, t));
+	assert_false(sched_util_sample(c, t + SCHED_UTIL_INTERVAL_USEC - 1));
+	fx_run(c, "a", 8);
+	fx_submit(c, "b", 16);
+	assert_true(sched_util_sample(c, t + SCHED_UTIL_INTERVAL_USEC));
+	assert_int_equal(sched_render_utilization(c, &text, &len), 0);
+	for (size_t i = 0; i < len; i++)
+		lines += text[i] == '\n';
+	assert_int_equal(lines, 2);
+	assert_non_null(strstr(text, "\"npus_total\":16,\"npus_allocated\":0"));
+	last = strstr(text, "\n") + 1;
+	assert_non_null(strstr(last, "\"npus_allocated\":8"));
+	assert_non_null(strstr(last, "\"utilization\":0.5"));
+	assert_non_null(strstr(last, "\"jobs_pending\":1,\"jobs_running\":1"));
+	free(text);
+	/* a day and a bit later: the newest SCHED_UTIL_SAMPLES */
+	for (unsigned i = 2; i < SCHED_UTIL_SAMPLES + 10; i++)
+		assert_true(sched_util_sample(c, t + i * SCHED_UTIL_INTERVAL_USEC));
+	assert_int_equal(c->util_count, SCHED_UTIL_SAMPLES);
+	assert_true(c->util[c->util_head].time_usec == t + 10 * SCHED_UTIL_INTERVAL_USEC);
+	sched_cluster_free(c);
+}
+
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2399,6 +2434,7 @@ int main(void)
 		cmocka_unit_test(test_metrics_backfilled),
 		cmocka_unit_test(test_jobs_table),
 		cmocka_unit_test(test_views_agree),
+		cmocka_unit_test(test_utilization_samples),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
