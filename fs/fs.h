@@ -330,8 +330,9 @@
  *                                          "hold" | "release" | "requeue" | "requeue
  *                                          hold" | "update priority <0-1000|low|
  *                                          normal|high>" | "update time_limit
- *                                          <duration>" (job control, Slurm's
- *                                          scontrol: ascend_sched.h, "job control") |
+ *                                          <duration>" | "resize <npus>" (job
+ *                                          control, Slurm's scontrol: ascend_sched.h,
+ *                                          "job control") |
  *                                          "checkpoint <step> <abs path> [<generation>]" |
  *                                          "exit <generation> <server> <code> [<rank>|-
  *                                          [<attempt>]]" (an exit of an attempt older
@@ -399,7 +400,7 @@
  *   or touch of a file the caller may not write;  EPERM  rmdir or rename of another's job
  *   (sticky jobs/), rename of anything (names are fixed), unlink, chmod/chown of anything
  *   but a spec one is writing, times set on a file one does not own;  EOPNOTSUPP  a
- *   verb not offered (resize: elastic jobs are sized by the scheduler; reload);  ENODEV  mmap of a generated file opened with direct_io (all but the page-cached
+ *   verb not offered (cluster/ctl's reload);  ENODEV  mmap of a generated file opened with direct_io (all but the page-cached
  *   ones above, and those too while another open reads older bytes);  EIO  the
  *   change was made but could not be written to the state store (--state-dir): it may
  *   not survive a restart (the daemon logs why).

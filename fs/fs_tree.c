@@ -741,6 +741,7 @@ int fs_render(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec, ch
 				   "# hold | release | requeue [hold] |\n"
 				   "# update priority <0-1000|low|normal|high> |\n"
 				   "# update time_limit <duration> |\n"
+				   "# resize <npus> |\n"
 				   "# checkpoint <step> <absolute path> [<generation>] |\n"
 				   "# exit <generation> <server> <status> [<rank>|- [<attempt>]] |\n"
 				   "# exit <generation> <server> <status> controller|coordinator "
@@ -1188,18 +1189,23 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 		r = sched_job_update(c, p->job, uid, may_operate, field, value, now_usec, why);
 		if (r < 0 && why[0])
 			return r;
-	} else if (n == 2 && strcmp(w[0], "resize") == 0) {
-		/* elastic jobs work (conf/ascendfs-spec.5): the scheduler sizes them itself */
-		snprintf(why, SCHED_REASON_MAX,
-			 "resize by hand is not offered: the scheduler sizes elastic jobs itself "
-			 "(a spec with npus: {min: N, max: M} grows into free NPUs and shrinks "
-			 "when a server fails); to change this job's size, cancel it and "
-			 "resubmit it with the new npus or an npus range");
-		return -EOPNOTSUPP;
+	} else if (strcmp(w[0], "resize") == 0) {
+		uint64_t npus;
+
+		if (n != 2 || parse_u64(w[1], &npus) < 0 || npus > UINT32_MAX) {
+			snprintf(why, SCHED_REASON_MAX,
+				 "usage: resize <npus>, e.g. resize 16 (a running job starts again "
+				 "at that size from its newest checkpoint)");
+			return -EINVAL;
+		}
+		why[0] = '\0';
+		r = sched_job_resize(c, p->job, uid, may_operate, (unsigned)npus, now_usec, why);
+		if (r < 0 && why[0])
+			return r;
 	} else {
 		snprintf(why, SCHED_REASON_MAX,
 			 "unknown command \"%.100s\"; use cancel, complete, hold, release, "
-			 "requeue [hold], update priority|time_limit <value>, "
+			 "requeue [hold], update priority|time_limit <value>, resize <npus>, "
 			 "checkpoint <step> <path>, "
 			 "exit <generation> <server> <status> [<rank>|- [<attempt>]|<role>], "
 			 "scale <replicas> (a service), ready|unready <generation> (its "

@@ -1322,6 +1322,7 @@ int sched_job_requeue(struct sched_cluster *c, const char *name, uid_t uid, bool
 enum sched_job_field {
 	SCHED_FIELD_PRIORITY,	/* 0-1000: the spec's priority */
 	SCHED_FIELD_TIME_LIMIT,	/* seconds, 1 to CONF_TIME_LIMIT_MAX_SEC */
+	SCHED_FIELD_NPUS,	/* NPUs (sched_job_resize() only) */
 };
 
 /*
@@ -1343,6 +1344,24 @@ enum sched_job_field {
  */
 int sched_job_update(struct sched_cluster *c, const char *name, uid_t uid, bool is_operator,
 		     enum sched_job_field field, uint64_t value, uint64_t now_usec, char *reason);
+
+/*
+ * sched_job_resize() - give pending, running or recovering training job @name @npus NPUs
+ * (AscendCluster's manual scaling of a running job, its script unchanged): its spec's
+ * npus becomes @npus (jobs/<job>/spec says it). A pending job waits for the new size; a
+ * running one stops as a requeue does (event "resized", history "resized"), keeps its
+ * NPUs until its processes are gone, and starts again at the new size as a new
+ * generation from its newest checkpoint, in its place in its queue. @npus must be a
+ * size the cluster can run (the HCCS rule, whole servers above one server, a multiple
+ * of tp * pp; sched_check_feasible()), within the queue's max_npus unless by root or an
+ * operator (@is_operator), and within a quota its queue may not borrow past. An elastic
+ * job is sized by the scheduler (-EINVAL: give it a fixed size by resubmitting). The
+ * same size is a no-op (0). Returns 0, -ENOENT, -EPERM, -EACCES, -EINVAL, -ENOSPC (never
+ * fits), -EBUSY (a draft, service or finished job, or one stopping), -ENOMEM; @reason
+ * says why.
+ */
+int sched_job_resize(struct sched_cluster *c, const char *name, uid_t uid, bool is_operator,
+		     unsigned npus, uint64_t now_usec, char *reason);
 
 /*
  * sched_job_checkpoint() - record that job @name wrote checkpoint @step at @path

@@ -171,12 +171,14 @@ int sched_job_requeue(struct sched_cluster *c, const char *name, uid_t uid, bool
 
 /*
  * @j's spec as written, with @field set to @value: its new normalized text in *@ret (and
- * *@ret_len). 0, -EINVAL (the text no longer parses: @reason says why) or -ENOMEM.
+ * *@ret_len), read back to check it (the parser's rules hold, e.g. npus a multiple of
+ * tp * pp). 0, -EINVAL (the text no longer parses, or the new value breaks a rule of the
+ * spec: @reason says why) or -ENOMEM.
  */
 static int spec_text_with(const struct sched_job *j, enum sched_job_field field,
 			  uint64_t value, char **ret, size_t *ret_len, char *reason)
 {
-	struct conf_job_spec *s = NULL;
+	struct conf_job_spec *s = NULL, *back = NULL;
 	struct conf_error err = { 0 };
 	char file[CONF_NAME_MAX + 8], msg[SCHED_REASON_MAX - 96];
 	int r;
@@ -194,11 +196,26 @@ static int spec_text_with(const struct sched_job *j, enum sched_job_field field,
 	}
 	if (field == SCHED_FIELD_PRIORITY)
 		s->priority = (unsigned)value;
-	else
+	else if (field == SCHED_FIELD_TIME_LIMIT)
 		s->time_limit_sec = value;
+	else
+		s->npus = s->npus_min = s->npus_max = (unsigned)value;
 	r = conf_job_spec_render_yaml(s, ret, ret_len);
 	conf_job_spec_free(s);
-	return r;
+	if (r < 0)
+		return r;
+	r = conf_job_spec_parse(*ret, *ret_len, file, j->name, &back, &err);
+	conf_job_spec_free(back);
+	if (r < 0) {
+		free(*ret);
+		*ret = NULL;
+		if (r == -ENOMEM)
+			return r;
+		/* the parser's sentence (what is wrong and what to do), cut to fit */
+		sched_reason(reason, "%.400s", err.msg);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int sched_job_update(struct sched_cluster *c, const char *name, uid_t uid, bool is_operator,
@@ -300,6 +317,96 @@ int sched_job_update(struct sched_cluster *c, const char *name, uid_t uid, bool 
 		sched_event_add(c, now_usec, SCHED_EV_UPDATED, j, NULL, -1,
 				"%s %llu s -> %llu s by %s", what, (unsigned long long)was,
 				(unsigned long long)value, who(j, uid));
+	sched_pass_request(c, now_usec);
+	return 0;
+}
+
+int sched_job_resize(struct sched_cluster *c, const char *name, uid_t uid, bool is_operator,
+		     unsigned npus, uint64_t now_usec, char *reason)
+{
+	const struct conf_queue *q;
+	struct conf_job_spec want;
+	struct sched_job *j;
+	char why[SCHED_REASON_MAX];
+	unsigned was;
+	size_t len;
+	char *text = NULL;
+	bool in_order;
+	int r = sched_job_for_owner(c, name, uid, &j);
+
+	if (r < 0 || (r = controllable(j, "resize", reason)) < 0)
+		return r;
+	if (!j->spec || !j->spec_text ||
+	    (j->state != SCHED_JOB_PENDING && j->state != SCHED_JOB_RUNNING &&
+	     j->state != SCHED_JOB_RECOVERING)) {
+		sched_reason(reason, "job %s is %s: only a pending or running job is resized", name,
+			     sched_job_state_name(j->state));
+		return -EBUSY;
+	}
+	if (j->spec->npus_min != j->spec->npus_max) {
+		sched_reason(reason, "job %s is elastic (npus: {min: %u, max: %u}): the scheduler "
+				     "sizes it; to fix its size, cancel it and resubmit it with "
+				     "`npus: N`",
+			     name, j->spec->npus_min, j->spec->npus_max);
+		return -EINVAL;
+	}
+	was = j->spec->npus;
+	if (npus == was)
+		return 0;
+	if (!npus) {
+		sched_reason(reason, "resize 0: a job has at least 1 NPU; cancel it instead");
+		return -EINVAL;
+	}
+	q = conf_cluster_find_queue(c->conf, j->spec->queue);
+	/* the queue's max_npus binds the new size as it bound the spec (issue 14) */
+	want = *j->spec;
+	want.priority = 0;
+	want.time_limit_sec = 0;
+	want.npus = want.npus_min = want.npus_max = npus;
+	if (q && (r = sched_job_caps_check(c, q, &want, uid, is_operator, reason)) < 0)
+		return r;
+	r = sched_check_feasible(c, npus, sched_job_type(c, j), reason);
+	if (r < 0)
+		return r;
+	if (q && c->conf->enable_quota_limit && q->quota_npus && npus > q->quota_npus &&
+	    !q->may_borrow) {
+		sched_reason(reason, "queue %s has a quota of %u NPUs and may not borrow; resize "
+				     "to at most %u",
+			     q->name, q->quota_npus, q->quota_npus);
+		return -ENOSPC;
+	}
+	r = spec_text_with(j, SCHED_FIELD_NPUS, npus, &text, &len, reason);
+	if (r < 0) {
+		if (r == -ENOMEM)
+			sched_reason(reason, "out of memory");
+		return r;
+	}
+	free(j->spec_text);
+	j->spec_text = text;
+	j->spec_len = len;
+	in_order = j->state == SCHED_JOB_PENDING && !j->hold_kind;
+	if (in_order)
+		sched_pend_order_note(c, j, false);
+	j->spec->npus = j->spec->npus_min = j->spec->npus_max = npus;
+	j->need_min = j->need_max = npus;
+	j->type_mask = sched_type_mask(c, npus, sched_job_type(c, j));
+	if (in_order)
+		sched_pend_order_note(c, j, true);
+	j->reason_key = 0;
+	j->reserved_start_usec = 0;
+	sched_reason(why, "resized from %u to %u NPUs by %s", was, npus, who(j, uid));
+	if (j->state == SCHED_JOB_PENDING) {
+		j->change_usec = now_usec;
+		sched_job_touch(c, j);
+		sched_cluster_changed(c);
+		sched_event_add(c, now_usec, SCHED_EV_RESIZED, j, NULL, -1, "%s", why);
+	} else {
+		/* a new generation at the new size, from its newest checkpoint */
+		sched_job_stop_for(c, j, SCHED_JOB_PENDING, SCHED_EV_RESIZED, now_usec, why);
+		j->stop_requeue = true;
+		j->preempted_by_serial = 0;
+		sched_job_stop_check_gone(c, j, now_usec);
+	}
 	sched_pass_request(c, now_usec);
 	return 0;
 }

@@ -148,12 +148,15 @@ void sched_history_note(struct sched_cluster *c, struct sched_job *j, enum sched
 
 	if (r && to == SCHED_JOB_STOPPING &&
 	    (from == SCHED_JOB_RUNNING ||
-	     (from == SCHED_JOB_RECOVERING && kind == SCHED_EV_REQUEUED))) {
+	     (from == SCHED_JOB_RECOVERING &&
+	      (kind == SCHED_EV_REQUEUED || kind == SCHED_EV_RESIZED)))) {
 		/* its processes are being stopped: the cause is known, the end is not */
 		enum sched_run_end e = SCHED_RUN_PREEMPTED;
 
 		if (kind == SCHED_EV_REQUEUED) /* sched_job_requeue() */
 			e = SCHED_RUN_REQUEUED;
+		else if (kind == SCHED_EV_RESIZED) /* sched_job_resize() */
+			e = SCHED_RUN_RESIZED;
 		else if (j->stop_to == SCHED_JOB_TIMEOUT || kind == SCHED_EV_TIMEOUT)
 			e = SCHED_RUN_TIMEOUT;
 		else if (j->stop_to == SCHED_JOB_CANCELLED || kind == SCHED_EV_CANCELLED)

@@ -197,9 +197,9 @@ check_fails "removed job is gone" test -e "$M/jobs/zero"
 check_fails "unknown ctl verb is refused at write" sh -c "echo frobnicate > '$M/jobs/$J/ctl'"
 check_fails "complete on a job that is not running is refused" sh -c "echo complete > '$M/jobs/builtin/ctl'"
 check_contains "reading ctl shows its verbs" "cancel | complete" "$(cat "$M/jobs/$J/ctl")"
-check_fails "resize is refused (EOPNOTSUPP)" sh -c "echo 'resize 16' > '$M/jobs/$J/ctl'"
-check_contains "and says elastic specs do it, not that they are planned" \
-	'the scheduler sizes elastic jobs itself (a spec with npus: {min: N, max: M}' \
+check_fails "resize to a size no server layout allows is refused" sh -c "echo 'resize 12' > '$M/jobs/$J/ctl'"
+check_contains "and says why and what to ask for" \
+	'npus: 12 is not a multiple of 8 (multi-server jobs use whole' \
 	"$(grep '"kind":"refused"' "$M/jobs/$J/events")"
 check_fails "a refused line stops the lines after it" sh -c "printf 'bogus\ncancel\n' > '$M/jobs/$J/ctl'"
 check_eq "so the job was not cancelled" running "$(cat "$M/jobs/$J/status")"

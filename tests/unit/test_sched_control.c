@@ -549,6 +549,82 @@ static void test_requeue_hold_is_one_request(void **state)
 	sched_cluster_free(c);
 }
 
+/* resize: a running job stops and starts again at the new size, a new generation; the
+ * spec says the size; a size the cluster cannot run, or over the queue's max_npus for a
+ * user, is refused and changes nothing; an elastic job is the scheduler's to size. */
+static void test_resize_a_running_job(void **state)
+{
+	struct sched_cluster *c = cluster_of(2);
+	char why[SCHED_REASON_MAX] = "";
+	struct sched_job *a;
+	struct unchanged u;
+	unsigned gen;
+
+	(void)state;
+	a = fx_run(c, "a", 16);
+	fx_report_ok(c, 0, fx_now());
+	fx_report_ok(c, 1, fx_now());
+	gen = a->generation;
+	u = before(c);
+	assert_int_equal(sched_job_resize(c, "a", FX_UID, false, 12, fx_now(), why), -EINVAL);
+	expect_text(why, "not a multiple of 8");
+	expect_unchanged(c, u);
+	assert_int_equal(sched_job_resize(c, "a", FX_UID, false, 64, fx_now(), why), -ENOSPC);
+	assert_int_equal(sched_job_resize(c, "a", FX_OTHER_UID, false, 8, fx_now(), why), -EPERM);
+	expect_unchanged(c, u);
+	assert_int_equal(a->spec->npus, 16);
+	assert_int_equal(sched_job_resize(c, "a", FX_UID, false, 8, fx_now(), why), 0);
+	fx_check(c);
+	assert_int_equal(a->state, SCHED_JOB_STOPPING);
+	expect_reason(a, "resized from 16 to 8 NPUs by its owner");
+	expect_text(a->spec_text, "npus: 8");
+	fx_report_gone(c, "a", fx_now());
+	fx_check(c);
+	assert_int_equal(a->state, SCHED_JOB_RUNNING);
+	assert_int_equal(a->generation, gen + 1);
+	assert_int_equal(sched_job_total_npus(a), 8);
+	assert_int_equal(a->runs[a->run_count - 2].end, SCHED_RUN_RESIZED);
+	/* the same size again: nothing */
+	u = before(c);
+	assert_int_equal(sched_job_resize(c, "a", FX_UID, false, 8, fx_now(), why), 0);
+	expect_unchanged(c, u);
+	sched_cluster_free(c);
+}
+
+static void test_resize_pending_and_capped(void **state)
+{
+	static const char q[] = "  - name: default\n    max_npus: 16\n";
+	struct fx_opts o = { .servers = 2, .queues = q };
+	struct sched_cluster *c = fx_cluster(&o);
+	char why[SCHED_REASON_MAX] = "";
+	struct sched_job *b, *e;
+	struct conf_job_spec *el = fx_spec("el", 8);
+
+	(void)state;
+	fx_run(c, "a", 16);
+	b = fx_submit(c, "b", 16);
+	assert_int_equal(b->state, SCHED_JOB_PENDING);
+	/* over the queue's max_npus: a user may not, root may not either past the cluster */
+	assert_int_equal(sched_job_resize(c, "b", FX_UID, false, 24, fx_now(), why), -EACCES);
+	expect_text(why, "max_npus 16");
+	assert_int_equal(sched_job_resize(c, "b", FX_UID, false, 8, fx_now(), why), 0);
+	fx_check(c);
+	assert_int_equal(b->need_min, 8);
+	assert_int_equal(b->state, SCHED_JOB_PENDING);
+	/* an elastic job */
+	el->npus_min = 8;
+	el->npus_max = 16;
+	e = fx_submit_spec(c, el, FX_UID);
+	assert_int_equal(sched_job_resize(c, e->name, FX_UID, false, 16, fx_now(), why), -EINVAL);
+	expect_text(why, "elastic");
+	assert_int_equal(fx_cancel(c, "a", FX_UID, fx_now()), 0);
+	fx_check(c);
+	assert_int_equal(b->state, SCHED_JOB_RUNNING);
+	assert_int_equal(sched_job_total_npus(b), 8);
+	sched_cluster_free(c);
+}
+
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -567,6 +643,8 @@ int main(void)
 		cmocka_unit_test(test_update_checks_only_the_field_it_changes),
 		cmocka_unit_test(test_requeue_in_flight_is_no_preemption_for_recovery),
 		cmocka_unit_test(test_requeue_hold_is_one_request),
+		cmocka_unit_test(test_resize_a_running_job),
+		cmocka_unit_test(test_resize_pending_and_capped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

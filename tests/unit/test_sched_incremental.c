@@ -183,7 +183,7 @@ static const char *random_job(struct pair *pr, enum sched_job_state want)
 
 /* Operations on servers and records: cordon, drain, uncordon, NPU clear, rmdir, a lost
  * heartbeat (time moves on, some servers report), checkpoint reports, reports that only
- * move the suspect servers, job control (hold, release, priority, requeue), passes at
+ * move the suspect servers, job control (hold, release, priority, requeue, resize), passes at
  * later instants. */
 static void more_step(struct pair *pr)
 {
@@ -280,14 +280,15 @@ static void more_step(struct pair *pr)
 		fx_report_npu(pr->inc, s, d, l, pr->now);
 		fx_report_npu(pr->full, s, d, l, pr->now);
 	} else if (op < 94) {
-		unsigned kind = pick(pr, 4);
+		unsigned kind = pick(pr, 5);
 		char why[SCHED_REASON_MAX];
 		int ri, rf;
 
 		/* job control (sched_control.c): a hold takes a job out of the pending order,
 		 * a release and a new priority put it back */
-		j = random_job(pr, kind == 3 || (kind == 2 && pick(pr, 2)) ? SCHED_JOB_RUNNING :
-									   SCHED_JOB_PENDING);
+		j = random_job(pr, kind == 3 || ((kind == 2 || kind == 4) && pick(pr, 2)) ?
+					   SCHED_JOB_RUNNING :
+					   SCHED_JOB_PENDING);
 		if (!j)
 			return;
 		snprintf(name, sizeof(name), "%s", j);
@@ -307,6 +308,16 @@ static void more_step(struct pair *pr)
 					      pr->now, why);
 			rf = sched_job_update(pr->full, name, FX_UID, true, SCHED_FIELD_PRIORITY,
 					      prio, pr->now, why);
+		} else if (kind == 4) {
+			unsigned npus = 1u << pick(pr, 5); /* 1 to 16 */
+
+			what = "a resize";
+			ri = sched_job_resize(pr->inc, name, FX_UID, true, npus, pr->now, why);
+			rf = sched_job_resize(pr->full, name, FX_UID, true, npus, pr->now, why);
+			if (ri == 0 && pick(pr, 2)) {
+				fx_report_gone(pr->inc, name, pr->now);
+				fx_report_gone(pr->full, name, pr->now);
+			}
 		} else {
 			what = "a requeue";
 			ri = sched_job_requeue(pr->inc, name, FX_UID, false, pr->now, why);
