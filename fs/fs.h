@@ -556,11 +556,14 @@ struct fs_view {
 };
 
 /*
- * An events file, cluster/events or jobs/<job>/events, as one append-only blob
- * (fs_snapshot.c): a new event appends its line, so the opens between two changes share
- * every byte and an open after a change costs nothing new; a new blob (the kept lines
- * copied once) only when the blob is full. FS_EVENT_STREAMS of them, the least recently
- * used one reused. Under ctx->lock.
+ * A file of a ring of lines, cluster/events or jobs/<job>/events (the events), or
+ * cluster/accounting or jobs/<job>/accounting (the accounting records), as one
+ * append-only blob (fs_snapshot.c): a new line is appended, so the opens between two
+ * changes share every byte and an open after a change costs nothing new; a new blob (the
+ * kept lines copied once) only when the blob is full. A line the ring dropped stays in
+ * the blob (an open sees the kept ones only), so a reader at the end (tail -f) goes on
+ * reading what follows. FS_EVENT_STREAMS of them, the least recently used one reused.
+ * Under ctx->lock.
  */
 #define FS_EVENT_STREAMS 16
 
@@ -570,7 +573,8 @@ struct fs_event_line {
 };
 
 struct fs_event_stream {
-	char job[CONF_NAME_MAX + 1];	/* "" for cluster/events */
+	bool accounting;		/* the accounting records' lines, not the events' */
+	char job[CONF_NAME_MAX + 1];	/* "" for the cluster's file */
 	struct fs_blob *blob;		/* live; NULL = slot unused */
 	uint64_t last_seq;		/* the newest event looked at */
 	uint64_t last_use;

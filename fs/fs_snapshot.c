@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Snapshots: the bytes an open read-only file reads, shared as far as they can be (issue
- * 15 item 4). The render cache hands every open of an unchanged node the same blob; an
- * events stream makes an events file (cluster/events, jobs/<job>/events) one append-only
- * blob, so that opens between changes share it too, each holding only a view (offset,
- * length) of it. What a user's open files hold beyond the current state is counted and
+ * 15 item 4). The render cache hands every open of an unchanged node the same blob; a
+ * stream makes a file of a ring of lines (cluster/events, jobs/<job>/events,
+ * cluster/accounting, jobs/<job>/accounting) one append-only blob, so that opens between
+ * changes share it too, each holding only a view (offset, length) of it. What a user's open files hold beyond the current state is counted and
  * bounded (the tally).
  *
  * Why the streams: each refused request is an event, so a user can change an events
@@ -87,7 +87,43 @@ void fs_cache_clear(struct fs_ctx *ctx)
 	fs_kcache_clear(ctx);
 }
 
-static bool stream_wants(const struct fs_event_stream *s, const struct sched_event *e)
+/* One kept line of a stream's ring, whichever ring it is. */
+struct src_line {
+	uint64_t seq;
+	const char *job;	/* "" when about no job */
+	const char *line;	/* NULL: the event's line could not be rendered */
+	size_t len;
+};
+
+/* The kept line of @s's ring after @after (0: the first), in *@ret; false at the end. */
+static bool src_next(const struct fs_ctx *ctx, const struct fs_event_stream *s,
+		     uint64_t after, struct src_line *ret)
+{
+	if (s->accounting) {
+		const struct sched_acct *a = sched_account_next(ctx->cluster, after);
+
+		if (!a)
+			return false;
+		*ret = (struct src_line){ a->seq, a->job, a->line, a->line_len };
+		return true;
+	}
+	const struct sched_event *e = sched_event_next(ctx->cluster, after);
+
+	if (!e)
+		return false;
+	*ret = (struct src_line){ e->seq, e->job, e->line, e->line_len };
+	return true;
+}
+
+/* The seq the next line of @s's ring will have. */
+static uint64_t src_next_seq(const struct fs_ctx *ctx, const struct fs_event_stream *s)
+{
+	if (s->accounting)
+		return ctx->cluster->next_acct_seq ? ctx->cluster->next_acct_seq : 1;
+	return ctx->cluster->next_event_seq;
+}
+
+static bool stream_wants(const struct fs_event_stream *s, const struct src_line *e)
 {
 	return e->line && (!s->job[0] || strcmp(e->job, s->job) == 0);
 }
@@ -114,31 +150,32 @@ static int lines_push(struct fs_event_stream *s, uint64_t seq, size_t start)
 static int stream_rebuild(struct fs_ctx *ctx, struct fs_event_stream *s)
 {
 	struct fs_event_stream n = { 0 };
-	const struct sched_event *e;
+	struct src_line e;
 	size_t kept = 0, cap, len = 0;
 	char *data;
 	int r;
 
-	for (e = sched_event_next(ctx->cluster, 0); e; e = sched_event_next(ctx->cluster, e->seq))
-		if (stream_wants(s, e))
-			kept += e->line_len + 1;
+	for (bool ok = src_next(ctx, s, 0, &e); ok; ok = src_next(ctx, s, e.seq, &e))
+		if (stream_wants(s, &e))
+			kept += e.len + 1;
 	cap = kept + (kept / 2 > STREAM_SLACK_BYTES ? kept / 2 : STREAM_SLACK_BYTES);
 	data = malloc(cap);
 	if (!data)
 		return -ENOMEM;
+	n.accounting = s->accounting;
 	memcpy(n.job, s->job, sizeof(n.job));
 	n.last_use = s->last_use;
-	n.last_seq = ctx->cluster->next_event_seq - 1;
-	for (e = sched_event_next(ctx->cluster, 0); e; e = sched_event_next(ctx->cluster, e->seq)) {
-		if (!stream_wants(s, e))
+	n.last_seq = src_next_seq(ctx, s) - 1;
+	for (bool ok = src_next(ctx, s, 0, &e); ok; ok = src_next(ctx, s, e.seq, &e)) {
+		if (!stream_wants(s, &e))
 			continue;
-		if ((r = lines_push(&n, e->seq, len)) < 0) {
+		if ((r = lines_push(&n, e.seq, len)) < 0) {
 			free(n.lines);
 			free(data);
 			return r;
 		}
-		memcpy(data + len, e->line, e->line_len);
-		len += e->line_len;
+		memcpy(data + len, e.line, e.len);
+		len += e.len;
 		data[len++] = '\n';
 	}
 	n.blob = blob_new(data, len, cap);
@@ -154,39 +191,39 @@ static int stream_rebuild(struct fs_ctx *ctx, struct fs_event_stream *s)
 	return 0;
 }
 
-/* Append the events after s->last_seq; false when they do not fit (rebuild instead). */
+/* Append the lines after s->last_seq; false when they do not fit (rebuild instead). */
 static bool stream_append(struct fs_ctx *ctx, struct fs_event_stream *s)
 {
 	struct fs_blob *b = s->blob;
-	const struct sched_event *e;
+	struct src_line e;
 
-	for (e = sched_event_next(ctx->cluster, s->last_seq); e;
-	     e = sched_event_next(ctx->cluster, e->seq)) {
-		if (stream_wants(s, e)) {
-			if (e->line_len + 1 > b->cap - b->len || lines_push(s, e->seq, b->len) < 0)
+	for (bool ok = src_next(ctx, s, s->last_seq, &e); ok;
+	     ok = src_next(ctx, s, e.seq, &e)) {
+		if (stream_wants(s, &e)) {
+			if (e.len + 1 > b->cap - b->len || lines_push(s, e.seq, b->len) < 0)
 				return false;
 			/* beyond every view handed out: nobody reads these bytes yet */
-			memcpy(b->data + b->len, e->line, e->line_len);
-			b->data[b->len + e->line_len] = '\n';
-			b->len += e->line_len + 1;
+			memcpy(b->data + b->len, e.line, e.len);
+			b->data[b->len + e.len] = '\n';
+			b->len += e.len + 1;
 		}
-		s->last_seq = e->seq;
+		s->last_seq = e.seq;
 	}
 	return true;
 }
 
-/* The index of @s's first line of an event the ring still keeps (line_count: none). */
+/* The index of @s's first line the ring still keeps (line_count: none). */
 static size_t stream_first_kept(const struct fs_ctx *ctx, const struct fs_event_stream *s)
 {
-	const struct sched_event *first = sched_event_next(ctx->cluster, 0);
+	struct src_line first;
 	size_t lo = 0, hi = s->line_count;
 
-	if (!first)
+	if (!src_next(ctx, s, 0, &first))
 		return s->line_count;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (s->lines[mid].seq < first->seq)
+		if (s->lines[mid].seq < first.seq)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -194,34 +231,41 @@ static size_t stream_first_kept(const struct fs_ctx *ctx, const struct fs_event_
 	return lo;
 }
 
-static struct fs_event_stream *stream_find(struct fs_ctx *ctx, const char *job)
+static struct fs_event_stream *stream_find(struct fs_ctx *ctx, bool accounting, const char *job)
 {
 	struct fs_event_stream *victim = &ctx->events[0];
 
 	for (size_t i = 0; i < FS_EVENT_STREAMS; i++) {
 		struct fs_event_stream *s = &ctx->events[i];
 
-		if (s->blob && strcmp(s->job, job) == 0)
+		if (s->blob && s->accounting == accounting && strcmp(s->job, job) == 0)
 			return s;
 		if (!s->blob || (victim->blob && s->last_use < victim->last_use))
 			victim = s;
 	}
 	stream_clear(victim);
+	victim->accounting = accounting;
 	snprintf(victim->job, sizeof(victim->job), "%s", job);
 	return victim;
 }
 
-static int events_snapshot(struct fs_ctx *ctx, const char *job, struct fs_view *ret)
+/* The view of a file of a ring of lines: the events' or the accounting records'. */
+static int stream_snapshot(struct fs_ctx *ctx, bool accounting, const char *job,
+			   struct fs_view *ret)
 {
-	struct fs_event_stream *s = stream_find(ctx, job);
+	struct fs_event_stream *s = stream_find(ctx, accounting, job);
 	size_t first;
 	int r;
 
 	s->last_use = ++ctx->cache_clock;
 	/* sequence numbers only grow while the daemon serves; anything else (a reload of
-	 * the events) starts the stream over */
-	if (s->blob && ctx->cluster->next_event_seq - 1 < s->last_seq)
+	 * the ring) starts the stream over */
+	if (s->blob && src_next_seq(ctx, s) - 1 < s->last_seq)
 		stream_clear(s);
+	if (!s->blob) {
+		s->accounting = accounting;
+		snprintf(s->job, sizeof(s->job), "%s", job);
+	}
 	if ((!s->blob || !stream_append(ctx, s)) && (r = stream_rebuild(ctx, s)) < 0) {
 		if (!s->blob)
 			stream_clear(s);
@@ -229,7 +273,7 @@ static int events_snapshot(struct fs_ctx *ctx, const char *job, struct fs_view *
 	}
 	first = stream_first_kept(ctx, s);
 	if (first > s->line_count / 2 && first > 64) {
-		/* the lines of dropped events: forget them (their bytes stay until a rebuild) */
+		/* the lines the ring dropped: forget them (their bytes stay until a rebuild) */
 		memmove(s->lines, s->lines + first, (s->line_count - first) * sizeof(*s->lines));
 		s->line_count -= first;
 		first = 0;
@@ -258,11 +302,12 @@ int fs_snapshot(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec,
 	size_t len;
 	int r;
 
-	if (p->kind == FS_CLUSTER_EVENTS)
-		return events_snapshot(ctx, "", ret);
-	if (p->kind == FS_JOB_EVENTS)
+	if (p->kind == FS_CLUSTER_EVENTS || p->kind == FS_CLUSTER_ACCOUNTING)
+		return stream_snapshot(ctx, p->kind == FS_CLUSTER_ACCOUNTING, "", ret);
+	if (p->kind == FS_JOB_EVENTS || p->kind == FS_JOB_ACCOUNTING)
 		return sched_cluster_find_job(ctx->cluster, p->job) ?
-			       events_snapshot(ctx, p->job, ret) : -ENOENT;
+			       stream_snapshot(ctx, p->kind == FS_JOB_ACCOUNTING, p->job, ret) :
+			       -ENOENT;
 	if (cacheable) {
 		for (size_t i = 0; i < FS_CACHE_SLOTS; i++) {
 			struct fs_cache_slot *s = &ctx->cache[i];

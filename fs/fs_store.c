@@ -697,6 +697,8 @@ static int batch_collect(struct fs_ctx *ctx, struct batch *b)
 	b->accounting_history = c->conf->accounting_history;
 	first = (full ? st->written_acct_seq : st->collected_acct_seq) + 1;
 	n = c->next_acct_seq > first ? (size_t)(c->next_acct_seq - first) : 0;
+	if (n > c->acct_count)
+		n = c->acct_count; /* after a long failure: the ring keeps no more */
 	b->accts = calloc(n + 1, sizeof(*b->accts));
 	if (!b->accts)
 		goto nomem;

@@ -458,6 +458,8 @@ struct sched_job {
 					 * the newest SCHED_JOB_RUNS_MAX - 1 */
 	size_t run_count;
 	unsigned runs_dropped;		/* generations dropped between runs[0] and runs[1] */
+	uint64_t dropped_npu_usec;	/* their NPU-microseconds, and how many a fault */
+	unsigned dropped_faults;	/* ended, for the accounting record (saved) */
 	uint64_t version;		/* bumped on every change (cache key for readers), by
 					 * sched_job_touch() only */
 	uint64_t notified_version;	/* for the embedding program: what it last announced */
@@ -556,10 +558,13 @@ struct sched_event {
 /*
  * One accounting record (sched_account.c): a job that ended, as Slurm's accounting keeps
  * a finished job for sacct. Made when a submitted job reaches completed, failed,
- * cancelled or timeout (not a rejection, nor a draft dropped); kept, newest
+ * cancelled or timeout (not a rejection, a draft dropped, nor a service's own record:
+ * its instances have theirs), unless sched_cluster_set_accounting() turned them off;
+ * kept, newest
  * conf->accounting_history, in memory and by the embedding program's store, whatever
  * becomes of the job's record (a resubmission of the name, max_job_count). Its line is
- * the JSON object cluster/accounting prints (sched_account_note() says the fields).
+ * the JSON object cluster/accounting prints (sched_account.c, record_line(), says the
+ * fields).
  */
 struct sched_acct {
 	uint64_t seq;		/* 1, 2, 3 ... never reused, no gaps */
@@ -626,6 +631,8 @@ struct sched_cluster {
 	size_t acct_head, acct_count, acct_cap;
 	uint64_t next_acct_seq;
 	uint64_t acct_lost;		/* records not kept for want of memory */
+	bool accounting_off;		/* keep no accounting records (ascend-sim, which
+					 * reads none: sched_cluster_set_accounting()) */
 	struct sched_util_sample *util;	/* SCHED_UTIL_SAMPLES slots once sampled
 					 * (sched_util.c) */
 	size_t util_head, util_count;
@@ -2034,6 +2041,12 @@ const struct sched_acct *sched_account_next(const struct sched_cluster *c, uint6
  */
 int sched_account_load(struct sched_cluster *c, uint64_t seq, uint64_t time_usec,
 		       const char *job, const char *line);
+
+/*
+ * sched_cluster_set_accounting() - keep accounting records (@on, the default) or not (a
+ * program that reads none, as ascend-sim: each costs a JSON line at a job's end).
+ */
+void sched_cluster_set_accounting(struct sched_cluster *c, bool on);
 
 /*
  * sched_render_accounting() - the kept records, oldest first, one JSON line each (Slurm's

@@ -35,41 +35,60 @@ static json_t *npu_hours(uint64_t npu_usec)
  * last], [] if it never ran), restarts, preemptions, faults (generations a fault ended),
  * servers (every server it ran on, in order of first use).
  */
-static char *record_line(const struct sched_cluster *c, const struct sched_job *j,
-			 uint64_t seq, uint64_t now_usec)
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * The record's line. Fields, as sacct names them where it has them: seq, job (JobName,
+ * also the id), serial (unique per submission), uid, gid, queue (Partition), priority,
+ * service (an instance's service, else null), state (completed, failed, cancelled,
+ * timeout), exit_code (the last generation's first non-zero exit, 0, or null when no
+ * process reported one), reason, submit, start (the first generation's, null if it never
+ * ran), end, elapsed_sec (time it ran in all, as time_limit counts it), npus (of its
+ * last generation; 0 if it never ran), npu_hours (every generation's NPUs x its time),
+ * generations ([first, last], [] if it never ran), restarts, preemptions, faults
+ * (generations a fault of an NPU or server ended), servers (of the generations its
+ * history keeps, sorted).
+ */
+static char *record_line(const struct sched_job *j, uint64_t seq, uint64_t now_usec)
 {
 	json_t *o = json_object(), *gens = json_array(), *servers = json_array();
 	const struct sched_job_run *last = j->run_count ? &j->runs[j->run_count - 1] : NULL;
-	uint64_t npu_usec = 0;
-	unsigned faults = 0, npus = 0;
-	char t[64];
+	uint64_t npu_usec = j->dropped_npu_usec;
+	unsigned faults = j->dropped_faults, npus = 0;
+	const char **names;
+	size_t n = 0, cap = 0;
 
-	(void)c;
+	for (size_t i = 0; i < j->run_count; i++)
+		cap += j->runs[i].slice_count;
+	names = malloc((cap ? cap : 1) * sizeof(*names));
 	for (size_t i = 0; i < j->run_count; i++) {
 		const struct sched_job_run *r = &j->runs[i];
-		uint64_t end = r->end_usec ? r->end_usec : now_usec;
-		unsigned n = 0;
 
-		for (size_t k = 0; k < r->slice_count; k++) {
-			const char *name = r->slices[k].server;
-			bool seen = false;
-
-			n += r->slices[k].npu_count;
-			for (size_t m = 0; m < json_array_size(servers) && !seen; m++)
-				seen = strcmp(json_string_value(json_array_get(servers, m)), name) == 0;
-			if (!seen)
-				sched_jpush(servers, sched_jstr(name));
-		}
-		npu_usec += end > r->start_usec ? (uint64_t)n * (end - r->start_usec) : 0;
+		for (size_t k = 0; names && k < r->slice_count; k++)
+			names[n++] = r->slices[k].server;
+		npu_usec += sched_run_npu_usec(r, now_usec);
 		faults += r->end == SCHED_RUN_NODE_FAIL;
-		if (r == last)
-			npus = n;
+	}
+	for (size_t k = 0; last && k < last->slice_count; k++)
+		npus += last->slices[k].npu_count;
+	/* sorted, each once: O(n log n) for a job of many servers and generations */
+	if (names) {
+		qsort(names, n, sizeof(*names), by_name);
+		for (size_t k = 0; k < n; k++)
+			if (!k || strcmp(names[k], names[k - 1]) != 0)
+				sched_jpush(servers, sched_jstr(names[k]));
+		free(names);
+	} else {
+		json_decref(servers);
+		servers = NULL; /* latched: no line */
 	}
 	if (last) {
 		sched_jpush(gens, json_integer(j->runs[0].generation));
 		sched_jpush(gens, json_integer(last->generation));
 	}
-	sched_iso_time(now_usec, t, sizeof(t));
 	sched_jset(o, "seq", json_integer((json_int_t)seq));
 	sched_jset(o, "job", sched_jstr(j->name));
 	sched_jset(o, "serial", json_integer((json_int_t)j->serial));
@@ -137,7 +156,12 @@ static struct sched_acct *ring_push(struct sched_cluster *c)
 void sched_account_note(struct sched_cluster *c, const struct sched_job *j, uint64_t now_usec)
 {
 	uint64_t seq = c->next_acct_seq ? c->next_acct_seq : 1;
-	char *line = record_line(c, j, seq, now_usec);
+	char *line;
+
+	/* a service's record holds no NPUs: its instances have theirs */
+	if (c->accounting_off || sched_job_is_service(j))
+		return;
+	line = record_line(j, seq, now_usec);
 	struct sched_acct *a = line ? ring_push(c) : NULL;
 
 	c->next_acct_seq = seq + 1;
@@ -151,6 +175,11 @@ void sched_account_note(struct sched_cluster *c, const struct sched_job *j, uint
 	snprintf(a->job, sizeof(a->job), "%s", j->name);
 	a->line = line;
 	a->line_len = strlen(line);
+}
+
+void sched_cluster_set_accounting(struct sched_cluster *c, bool on)
+{
+	c->accounting_off = !on;
 }
 
 void sched_account_free(struct sched_cluster *c)

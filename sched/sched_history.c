@@ -64,6 +64,23 @@ static struct sched_job_run *open_run(struct sched_job *j)
 	return r && !r->end_usec ? r : NULL;
 }
 
+uint64_t sched_run_npu_usec(const struct sched_job_run *r, uint64_t now_usec)
+{
+	uint64_t end = r->end_usec ? r->end_usec : now_usec;
+	unsigned n = 0;
+
+	for (size_t k = 0; k < r->slice_count; k++)
+		n += r->slices[k].npu_count;
+	return end > r->start_usec ? (uint64_t)n * (end - r->start_usec) : 0;
+}
+
+void sched_run_drop(struct sched_job *j, struct sched_job_run *r)
+{
+	j->dropped_npu_usec += sched_run_npu_usec(r, r->end_usec);
+	j->dropped_faults += r->end == SCHED_RUN_NODE_FAIL;
+	sched_job_run_release(r);
+}
+
 /* The slot for a new record: the array grows to SCHED_JOB_RUNS_MAX, then the oldest
  * record after the first makes room (the first start stays). NULL without memory. */
 static struct sched_job_run *new_run(struct sched_job *j)
@@ -71,7 +88,7 @@ static struct sched_job_run *new_run(struct sched_job *j)
 	uint64_t number = j->run_count ? j->runs[j->run_count - 1].number + 1 : 0;
 
 	if (j->run_count == SCHED_JOB_RUNS_MAX) {
-		sched_job_run_release(&j->runs[1]);
+		sched_run_drop(j, &j->runs[1]);
 		memmove(&j->runs[1], &j->runs[2],
 			(SCHED_JOB_RUNS_MAX - 2) * sizeof(j->runs[0]));
 		j->run_count--;

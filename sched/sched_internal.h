@@ -141,6 +141,16 @@ void sched_job_stop_for(struct sched_cluster *c, struct sched_job *j, enum sched
 void sched_account_note(struct sched_cluster *c, const struct sched_job *j, uint64_t now_usec);
 void sched_account_free(struct sched_cluster *c);
 
+/*
+ * sched_run_drop() - history record @r of @j leaves the kept ones (more generations than
+ * SCHED_JOB_RUNS_MAX): what accounting needs of it is added up in @j first.
+ */
+void sched_run_drop(struct sched_job *j, struct sched_job_run *r);
+
+/* sched_run_npu_usec() - NPUs x microseconds of closed record @r (@now_usec for an open
+ * one). */
+uint64_t sched_run_npu_usec(const struct sched_job_run *r, uint64_t now_usec);
+
 /* sched_job_hold_reason() - held @j's pending reason (who held it, how to release it). */
 void sched_job_hold_reason(const struct sched_job *j, char *reason);
 

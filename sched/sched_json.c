@@ -118,7 +118,8 @@ void sched_jtime(json_t *o, const char *key, uint64_t usec)
 
 char *sched_json_line(json_t *o)
 {
-	char *line = o && !json_failed ? json_dumps(o, JSON_COMPACT) : NULL;
+	char *line = o && !json_failed ?
+			     json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(15)) : NULL;
 
 	json_failed = 0;
 	json_decref(o);

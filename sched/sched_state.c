@@ -469,6 +469,8 @@ int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, cha
 	if (j->first_start_usec != j->start_usec)
 		put_u64(&d, "first_start_usec", j->first_start_usec);
 	put_u64_opt(&d, "runs_dropped", j->runs_dropped);
+	put_u64_opt(&d, "dropped_npu_usec", j->dropped_npu_usec);
+	put_u64_opt(&d, "dropped_faults", j->dropped_faults);
 	put_array_opt(&d, "history", history_json(c, j, &d));
 	/* only a job that ever walked its recovery ladder has one to keep */
 	if (j->ladder.request || j->ladder.active)
@@ -695,7 +697,7 @@ int sched_job_run_load(struct sched_job *j, const char *text, size_t len, char *
 	/* more than a job keeps (a generation the load began besides them): the first and
 	 * the newest stay, as sched_history.c keeps them */
 	if (j->run_count > SCHED_JOB_RUNS_MAX) {
-		sched_job_run_release(&j->runs[1]);
+		sched_run_drop(j, &j->runs[1]);
 		memmove(&j->runs[1], &j->runs[2], (j->run_count - 2) * sizeof(*n));
 		j->run_count--;
 		j->runs_dropped++;
@@ -1035,6 +1037,8 @@ static int load_job_fields(struct sched_cluster *c, struct sched_job_decoded *d,
 	    !opt_uint(o, "exits_generation", &j->exits_generation) ||
 	    (exits && !json_is_array(exits)) || !opt_u64(o, "first_start_usec", &first_start) ||
 	    !opt_uint(o, "runs_dropped", &j->runs_dropped) ||
+	    !opt_u64(o, "dropped_npu_usec", &j->dropped_npu_usec) ||
+	    !opt_uint(o, "dropped_faults", &j->dropped_faults) ||
 	    !opt_str(o, "service", "", j->service, sizeof(j->service)) ||
 	    !opt_uint(o, "ready_generation", &j->ready_generation) ||
 	    !opt_u64(o, "ready_usec", &j->ready_usec) ||

@@ -602,6 +602,8 @@ int sim_run_ascendfs(const struct sim_trace *t, struct conf_cluster *conf,
 #ifndef ASCENDFS_PARANOID
 	e.c->check_invariants = false; /* checked every CHECK_EVERY steps instead */
 #endif
+	/* the replay keeps its own figures: no accounting records to render */
+	sched_cluster_set_accounting(e.c, false);
 	r = sim_result_init(res, "ascendfs", t, e.c->npus_total);
 	e.npu_down = calloc(e.c->server_count * CONF_SERVER_NPUS_MAX, sizeof(*e.npu_down));
 	e.touched = calloc(t->n ? t->n : 1, sizeof(*e.touched));

@@ -213,6 +213,36 @@ check "the 20 jobs end (their stops wait for the stop deadline)" wait_until 15 a
 check_eq "cluster/accounting keeps the newest 16, numbered without a gap, all of them of acct-*" \
 	"16 True True" \
 	"$(acct "$M/cluster/accounting" '"%d %s %s" % (len(r), all(b["seq"] == a["seq"] + 1 for a, b in zip(r, r[1:])), all(x["job"].startswith("acct-") for x in r))')"
+# a reader at the end of the full ring goes on reading new records (tail -f), and opens
+# share one copy (a user opens it 300 times)
+python3 - "$M" >"$W/acct-follow.txt" <<'PY' &
+import os, sys, time
+f = open(os.path.join(sys.argv[1], "cluster/accounting"))
+f.read()
+got, end = [], time.time() + 15
+while len(got) < 3 and time.time() < end:
+    line = f.readline()
+    if line:
+        got.append(line)
+    else:
+        time.sleep(0.1)
+print(len(got))
+PY
+FOLLOW=$!
+sleep 0.5
+for i in 21 22 23; do
+	printf 'npus: 1\n' >"$M/jobs/acct-$i.yaml"
+	echo cancel >"$M/jobs/acct-$i/ctl"
+done
+wait "$FOLLOW"
+check_eq "a reader at the end of the full ring (16 kept) reads the 3 new records" 3 "$(cat "$W/acct-follow.txt")"
+it_python_as setpriv --reuid=65534 --regid=65534 --clear-groups
+check "300 opens of it at once, by a user" setpriv --reuid=65534 --regid=65534 --clear-groups \
+	"$PY" - "$M/cluster/accounting" <<'PY'
+import sys
+files = [open(sys.argv[1]) for _ in range(300)]
+assert all(f.read(1) == "{" for f in files)
+PY
 A_LAST=$(tail -n1 "$M/cluster/accounting")
 it_stop
 check_eq "the store keeps 16 too" 16 \
