@@ -218,6 +218,25 @@ static int spec_text_with(const struct sched_job *j, enum sched_job_field field,
 	return 0;
 }
 
+/* j->spec_text, as spec_text_with() makes it; on failure @reason says why. */
+static int replace_spec_text(struct sched_job *j, enum sched_job_field field, uint64_t value,
+			     char *reason)
+{
+	char *text = NULL;
+	size_t len;
+	int r = spec_text_with(j, field, value, &text, &len, reason);
+
+	if (r < 0) {
+		if (r == -ENOMEM)
+			sched_reason(reason, "out of memory");
+		return r;
+	}
+	free(j->spec_text);
+	j->spec_text = text;
+	j->spec_len = len;
+	return 0;
+}
+
 int sched_job_update(struct sched_cluster *c, const char *name, uid_t uid, bool is_operator,
 		     enum sched_job_field field, uint64_t value, uint64_t now_usec, char *reason)
 {
@@ -226,8 +245,6 @@ int sched_job_update(struct sched_cluster *c, const char *name, uid_t uid, bool 
 	struct conf_job_spec want;
 	struct sched_job *j;
 	uint64_t was, ran;
-	size_t len;
-	char *text = NULL;
 	bool in_order;
 	int r = sched_job_for_owner(c, name, uid, &j);
 
@@ -280,15 +297,9 @@ int sched_job_update(struct sched_cluster *c, const char *name, uid_t uid, bool 
 	want.npus_min = want.npus_max = 1;
 	if (q && (r = sched_job_caps_check(c, q, &want, uid, is_operator, reason)) < 0)
 		return r;
-	r = spec_text_with(j, field, value, &text, &len, reason);
-	if (r < 0) {
-		if (r == -ENOMEM)
-			sched_reason(reason, "out of memory");
+	r = replace_spec_text(j, field, value, reason);
+	if (r < 0)
 		return r;
-	}
-	free(j->spec_text);
-	j->spec_text = text;
-	j->spec_len = len;
 	in_order = j->state == SCHED_JOB_PENDING && !j->hold_kind;
 	if (field == SCHED_FIELD_PRIORITY) {
 		/* the order's keys do not change while a job is listed: out, then in */
@@ -329,8 +340,6 @@ int sched_job_resize(struct sched_cluster *c, const char *name, uid_t uid, bool 
 	struct sched_job *j;
 	char why[SCHED_REASON_MAX];
 	unsigned was;
-	size_t len;
-	char *text = NULL;
 	bool in_order;
 	int r = sched_job_for_owner(c, name, uid, &j);
 
@@ -375,15 +384,9 @@ int sched_job_resize(struct sched_cluster *c, const char *name, uid_t uid, bool 
 			     q->name, q->quota_npus, q->quota_npus);
 		return -ENOSPC;
 	}
-	r = spec_text_with(j, SCHED_FIELD_NPUS, npus, &text, &len, reason);
-	if (r < 0) {
-		if (r == -ENOMEM)
-			sched_reason(reason, "out of memory");
+	r = replace_spec_text(j, SCHED_FIELD_NPUS, npus, reason);
+	if (r < 0)
 		return r;
-	}
-	free(j->spec_text);
-	j->spec_text = text;
-	j->spec_len = len;
 	in_order = j->state == SCHED_JOB_PENDING && !j->hold_kind;
 	if (in_order)
 		sched_pend_order_note(c, j, false);

@@ -116,6 +116,18 @@ void sched_jtime(json_t *o, const char *key, uint64_t usec)
 	sched_jset(o, key, sched_jstr(t));
 }
 
+void sched_json_buf_line(struct sched_buf *b, json_t *o)
+{
+	char *line = sched_json_line(o);
+
+	if (!line) {
+		b->err = -ENOMEM;
+		return;
+	}
+	sched_buf_printf(b, "%s\n", line);
+	free(line);
+}
+
 char *sched_json_line(json_t *o)
 {
 	char *line = o && !json_failed ?

@@ -47,4 +47,10 @@ int sched_json_finish(json_t *root, char **ret, size_t *ret_len, size_t flags);
  * or NULL when it or anything since the last finish failed (the latch is cleared). */
 char *sched_json_line(json_t *o);
 
+struct sched_buf;
+
+/* sched_json_buf_line() - append @o (consumed) to @b as one line and "\n"; a failure
+ * sets b->err (-ENOMEM). */
+void sched_json_buf_line(struct sched_buf *b, json_t *o);
+
 #endif

@@ -555,16 +555,8 @@ int sched_render_job_history(const struct sched_cluster *c, const struct sched_j
 	struct sched_buf b = { 0 };
 
 	(void)c;
-	for (size_t i = 0; i < j->run_count && !b.err; i++) {
-		char *line = sched_json_line(run_json(j, &j->runs[i]));
-
-		if (!line) {
-			b.err = -ENOMEM;
-			break;
-		}
-		sched_buf_printf(&b, "%s\n", line);
-		free(line);
-	}
+	for (size_t i = 0; i < j->run_count && !b.err; i++)
+		sched_json_buf_line(&b, run_json(j, &j->runs[i]));
 	return sched_buf_finish(&b, ret, ret_len);
 }
 

@@ -51,7 +51,6 @@ int sched_render_utilization(const struct sched_cluster *c, char **ret, size_t *
 	for (size_t i = 0; i < c->util_count && !b.err; i++) {
 		const struct sched_util_sample *s = &c->util[(c->util_head + i) % SCHED_UTIL_SAMPLES];
 		json_t *o = json_object();
-		char *line;
 
 		sched_jtime(o, "time", s->time_usec);
 		sched_jset(o, "npus_total", json_integer(s->npus_total));
@@ -61,13 +60,7 @@ int sched_render_utilization(const struct sched_cluster *c, char **ret, size_t *
 		sched_jset(o, "utilization", sched_jratio(s->npus_allocated, s->npus_total));
 		sched_jset(o, "jobs_pending", json_integer(s->jobs_pending));
 		sched_jset(o, "jobs_running", json_integer(s->jobs_running));
-		line = sched_json_line(o);
-		if (!line) {
-			b.err = -ENOMEM;
-			break;
-		}
-		sched_buf_printf(&b, "%s\n", line);
-		free(line);
+		sched_json_buf_line(&b, o);
 	}
 	return sched_buf_finish(&b, ret, ret_len);
 }
