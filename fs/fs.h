@@ -75,7 +75,7 @@
  *                                          the newest accounting_history (10,000) are
  *                                          kept, in memory and on disk, whatever
  *                                          becomes of the job's record; grows at the
- *                                          end (tail -f follows it)
+ *                                          end as events does (stream below)
  *     utilization              -r--r--r--  JSON lines, a sample a minute for the last
  *                                          day (not kept across restarts): time,
  *                                          npus_total, npus_allocated, npus_isolated,
@@ -562,7 +562,10 @@ struct fs_view {
  * changes share every byte and an open after a change costs nothing new; a new blob (the
  * kept lines copied once) only when the blob is full. A line the ring dropped stays in
  * the blob (an open sees the kept ones only), so a reader at the end (tail -f) goes on
- * reading what follows. FS_EVENT_STREAMS of them, the least recently used one reused.
+ * reading what follows until that copy: a reader of the old blob then reads no more and
+ * opens the file again (fstat() gives the kept lines' size: GNU tail says "file
+ * truncated" once the ring is full). FS_EVENT_STREAMS of them, the least recently used
+ * one reused.
  * Under ctx->lock.
  */
 #define FS_EVENT_STREAMS 16

@@ -397,7 +397,8 @@ int sched_job_resize(struct sched_cluster *c, const char *name, uid_t uid, bool 
 		sched_pend_order_note(c, j, true);
 	j->reason_key = 0;
 	j->reserved_start_usec = 0;
-	sched_reason(why, "resized from %u to %u NPUs by %s", was, npus, who(j, uid));
+	sched_reason(why, "resized from %u to %u %s by %s", was, npus,
+		     conf_plural(npus, "NPU", "NPUs"), who(j, uid));
 	if (j->state == SCHED_JOB_PENDING) {
 		j->change_usec = now_usec;
 		sched_job_touch(c, j);
@@ -405,6 +406,7 @@ int sched_job_resize(struct sched_cluster *c, const char *name, uid_t uid, bool 
 		sched_event_add(c, now_usec, SCHED_EV_RESIZED, j, NULL, -1, "%s", why);
 	} else {
 		/* a new generation at the new size, from its newest checkpoint */
+		c->resizes++;
 		sched_job_stop_for(c, j, SCHED_JOB_PENDING, SCHED_EV_RESIZED, now_usec, why);
 		j->stop_requeue = true;
 		j->preempted_by_serial = 0;

@@ -808,7 +808,7 @@ int sched_render_metrics(const struct sched_cluster *c, uint64_t now_usec, char 
 		       "# HELP ascendfs_timeouts_total Jobs stopped at their time_limit\n"
 		       "# TYPE ascendfs_timeouts_total counter\n"
 		       "ascendfs_timeouts_total %" PRIu64 "\n"
-		       "# HELP ascendfs_resizes_total Elastic jobs grown or shrunk\n"
+		       "# HELP ascendfs_resizes_total Jobs grown or shrunk (elastic, or a resize)\n"
 		       "# TYPE ascendfs_resizes_total counter\n"
 		       "ascendfs_resizes_total %" PRIu64 "\n",
 		   c->preemptions, c->backfilled, c->timeouts, c->resizes);

@@ -20,7 +20,11 @@ fi
 it_setup
 M=$IT_MNT
 W=$IT_WORK
-CONFIG=$SRC/examples/ascend_cluster.yaml
+# the example cluster, its heartbeat timeout long enough that the servers reported by
+# hand stay ready while the browser reads (a loaded machine takes its time)
+CONFIG=$W/cluster.yaml
+sed 's/^  heartbeat_timeout: 15 .*/  heartbeat_timeout: 600/' "$SRC/examples/ascend_cluster.yaml" >"$CONFIG"
+grep -q '^  heartbeat_timeout: 600$' "$CONFIG" || { echo "could not derive the test config"; exit 1; }
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
 # browser URL OUT...: chromium, headless, its own profile in the work dir, the page given
@@ -123,6 +127,11 @@ check_eq "the pending job's reason is shown" "has_pending_reason True" "$(grep '
 check_eq "utilization as a percentage" \
 	"utilization $(python3 -c 'import json,sys; print("%.1f %%" % (100 * json.load(open(sys.argv[1]))["utilization"]))' "$W/status.json")" \
 	"$(grep '^utilization ' "$W/compare.txt")"
+
+# a job named in the link that is not there (removed, mistyped): the page goes on
+browser "http://127.0.0.1:$PORT/#job=nosuch" --dump-dom >"$W/dom2.html"
+check_contains "/#job=<no such job>: the page still loads" 'data-loaded="1"' "$(grep -o 'data-loaded="[01]"' "$W/dom2.html")"
+check_contains "and says there is no such job" "no job nosuch now" "$(cat "$W/dom2.html")"
 
 # what the page may do: its own API only (the policy the daemon sends with it)
 hdr=$(python3 - "$PORT" <<'PY'

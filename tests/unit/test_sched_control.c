@@ -575,6 +575,7 @@ static void test_resize_a_running_job(void **state)
 	assert_int_equal(a->spec->npus, 16);
 	assert_int_equal(sched_job_resize(c, "a", FX_UID, false, 8, fx_now(), why), 0);
 	fx_check(c);
+	assert_int_equal(c->resizes, 1); /* ascendfs_resizes_total */
 	assert_int_equal(a->state, SCHED_JOB_STOPPING);
 	expect_reason(a, "resized from 16 to 8 NPUs by its owner");
 	expect_text(a->spec_text, "npus: 8");
