@@ -1179,6 +1179,13 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
 			field = SCHED_FIELD_TIME_LIMIT;
 			pr = conf_parse_duration(w[2], &value);
 		}
+		if (pr == -ERANGE) {
+			snprintf(why, SCHED_REASON_MAX,
+				 "%s %.40s is out of range: a priority is 0 to 1000 (or low, normal, "
+				 "high), a time_limit at most %ud",
+				 w[1], w[2], CONF_TIME_LIMIT_MAX_SEC / 86400);
+			return -EINVAL;
+		}
 		if (pr < 0) {
 			snprintf(why, SCHED_REASON_MAX,
 				 "usage: update priority <0-1000|low|normal|high> | update time_limit "

@@ -266,6 +266,8 @@ check_eq "the held one still waits" pending "$(state held)"
 check "the owner raises its priority" sh -c "echo 'update priority high' > '$M/jobs/held/ctl'"
 check_contains "the spec says the new priority" "priority: 900" "$(cat "$M/jobs/held/spec")"
 check_eq "a priority out of range is EINVAL" EINVAL "$(errno_of "$M/jobs/held/ctl" 'update priority 2000')"
+check_contains "and says the range" "priority 2000 is out of range: a priority is 0 to 1000" \
+	"$(grep '"kind":"refused"' "$M/jobs/held/events" | tail -1)"
 check "and gives it a time limit" sh -c "echo 'update time_limit 1h' > '$M/jobs/held/ctl'"
 check_eq "status.json says both" "900 3600" \
 	"$(json "$M/jobs/held/status.json" '"%d %d" % (d["priority"], d["time_limit_sec"])')"
