@@ -1329,7 +1329,7 @@ int sched_job_requeue(struct sched_cluster *c, const char *name, uid_t uid, bool
 enum sched_job_field {
 	SCHED_FIELD_PRIORITY,	/* 0-1000: the spec's priority */
 	SCHED_FIELD_TIME_LIMIT,	/* seconds, 1 to CONF_TIME_LIMIT_MAX_SEC */
-	SCHED_FIELD_NPUS,	/* NPUs (sched_job_resize() only) */
+	SCHED_FIELD_NPUS,	/* NPUs: sched_job_update() hands it to sched_job_resize() */
 };
 
 /*

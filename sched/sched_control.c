@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Job control, as Slurm's scontrol gives it: hold and release, requeue, and update of a
- * job's priority or time_limit (ascend_sched.h, "job control"). Each is a request of
+ * Job control, as Slurm's scontrol gives it: hold and release, requeue, update of a
+ * job's priority or time_limit, and resize (ascend_sched.h, "job control"). Each is a request of
  * the job's owner or root; a refusal changes nothing and says why.
  *
  * Calls: sched_job.c (transitions, stops), sched_pend_order.c (a hold takes a pending
@@ -246,8 +246,13 @@ int sched_job_update(struct sched_cluster *c, const char *name, uid_t uid, bool 
 	struct sched_job *j;
 	uint64_t was, ran;
 	bool in_order;
-	int r = sched_job_for_owner(c, name, uid, &j);
+	int r;
 
+	if (field == SCHED_FIELD_NPUS) /* a size is a resize's */
+		return sched_job_resize(c, name, uid, is_operator,
+					value > UINT32_MAX ? UINT32_MAX : (unsigned)value, now_usec,
+					reason);
+	r = sched_job_for_owner(c, name, uid, &j);
 	if (r < 0 || (r = controllable(j, "update", reason)) < 0)
 		return r;
 	if (!j->spec || !j->spec_text || j->state == SCHED_JOB_DRAFT ||
