@@ -6,8 +6,11 @@
 # client fetches /metrics or /v1/cluster/status about 10 times a second (a dashboard or a
 # few scrapers: Prometheus scrapes every 15 s by default), then while it fetches them
 # back to back as fast as the daemon answers (a stress: on 2 cores the client itself
-# takes one), turn about BENCH_HTTP_ROUNDS times. Prints each round's figures and the
-# ratios; asserts nothing about time.
+# takes one), then while a client fetches what the monitoring panel fetches at each of
+# its refreshes (status, jobs, topology.json, the last 40 events, utilization, config)
+# once a second (five open panels: one refreshes every 5 s), turn about
+# BENCH_HTTP_ROUNDS times. Prints each round's figures and the ratios; asserts nothing
+# about time.
 # Usage: bench_http.sh ASCENDFS BENCH_SUBMIT SRCDIR
 set -u
 ASCENDFS=$(realpath "$1")
@@ -36,19 +39,25 @@ t.sort()
 print("%.0f" % t[len(t) // 2])
 PY
 }
-# the scraper: GETs (a pause of PAUSE s between two) until killed; its count of
-# answers goes to FILE at the end
+# the scraper: GETs (a pause of PAUSE s between two, or after each round of the panel's
+# GETs with "panel") until killed; its count of answers goes to FILE at the end
 scrape() {
-	python3 - "$PORT" "$1" "$2" <<'PY' &
+	python3 - "$PORT" "$1" "$2" "${3:-scrape}" <<'PY' &
 import http.client, signal, sys, time
 n = 0
 pause = float(sys.argv[3])
+panel = sys.argv[4] == "panel"
+paths = (("/v1/cluster/status", "/v1/cluster/jobs", "/v1/cluster/topology.json",
+          "/v1/cluster/events?tail=40", "/v1/cluster/utilization", "/v1/cluster/config")
+         if panel else ("/metrics", "/v1/cluster/status"))
 def done(*_):
     open(sys.argv[2], "w").write("%d\n" % n)
     sys.exit(0)
 signal.signal(signal.SIGTERM, done)
 while True:
-    for path in ("/metrics", "/v1/cluster/status"):
+    if panel:
+        time.sleep(pause)
+    for path in paths:
         c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=10)
         c.request("GET", path)
         r = c.getresponse()
@@ -56,7 +65,7 @@ while True:
         if r.status == 200:
             n += 1
         c.close()
-        if pause:
+        if pause and not panel:
             time.sleep(pause)
 PY
 	SCRAPER=$!
@@ -64,9 +73,10 @@ PY
 
 printf '%-6s %-10s %14s %16s %12s\n' round http "submissions/s" "status read us" "http gets/s"
 for r in $(seq 1 "$ROUNDS"); do
-	for mode in none 10/s max; do
+	for mode in none 10/s max panel; do
 		[ "$mode" = 10/s ] && scrape "$IT_WORK/gets" 0.1
 		[ "$mode" = max ] && scrape "$IT_WORK/gets" 0
+		[ "$mode" = panel ] && scrape "$IT_WORK/gets" 1 panel
 		sleep 0.5
 		t0=$(date +%s%N)
 		read -r _ _ _ rate < <("$SUBMIT" "$IT_MNT" "r$r-${mode%/s}" "$BATCH" 32)
