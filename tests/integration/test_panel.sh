@@ -52,6 +52,7 @@ check "a fault on llama's server $LSERVER" sh -c \
 check_eq "llama runs again, generation 2" "running 2" \
 	"$(cat "$M/jobs/llama/status") $(json "$M/jobs/llama/status.json" 'd["generation"]')"
 check_eq "huge is pending" pending "$(cat "$M/jobs/huge/status")"
+check "a job that ran and ended" sh -c "printf 'npus: 1\n' > '$M/jobs/done.yaml' && echo cancel > '$M/jobs/done/ctl'"
 
 # the page, as a browser shows it once its scripts ran
 if browser "http://127.0.0.1:$PORT/#job=llama" --dump-dom >"$W/dom.html"; then
@@ -67,6 +68,7 @@ class Page(html.parser.HTMLParser):
     def __init__(self):
         super().__init__()
         self.fields, self.cells, self.gens, self.stack, self.text = {}, {}, [], [], []
+        self.ended = []
         self.loaded = None
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -74,6 +76,8 @@ class Page(html.parser.HTMLParser):
             self.loaded = a.get("data-loaded")
         if "data-npu" in a:
             self.cells[a["data-npu"]] = a.get("data-state")
+        if "data-ended" in a:
+            self.ended.append(a["data-ended"])
         if "data-generation" in a:
             self.gens.append((a["data-generation"], a.get("data-state")))
         self.stack.append(a.get("data-field"))
@@ -113,6 +117,7 @@ print("generations", " ".join("%s:%s" % g for g in p.gens))
 print("utilization", p.fields.get("utilization"))
 print("has_fault_event", "Critical 0x80C98000 HBM ECC" in text)
 print("has_pending_reason", "needs 128 NPUs" in text)
+print("ended", " ".join(p.ended))
 print("bad", "; ".join(bad) if bad else "none")
 PY
 cat "$W/compare.txt" | sed 's/^/# /'
@@ -124,6 +129,8 @@ check_eq "llama's two generations (the first ended by the fault)" "generations 1
 	"$(grep '^generations ' "$W/compare.txt")"
 check_eq "the fault is among the recent events" "has_fault_event True" "$(grep '^has_fault_event' "$W/compare.txt")"
 check_eq "the pending job's reason is shown" "has_pending_reason True" "$(grep '^has_pending_reason' "$W/compare.txt")"
+check_eq "the job that ended is among the recently ended (cluster/accounting)" "ended done" \
+	"$(grep '^ended ' "$W/compare.txt")"
 check_eq "utilization as a percentage" \
 	"utilization $(python3 -c 'import json,sys; print("%.1f %%" % (100 * json.load(open(sys.argv[1]))["utilization"]))' "$W/status.json")" \
 	"$(grep '^utilization ' "$W/compare.txt")"
