@@ -243,12 +243,8 @@ int sched_render_accounting(const struct sched_cluster *c, const char *job, char
 
 		if (job && strcmp(a->job, job) != 0)
 			continue;
-		sched_buf_grow(&b, a->line_len + 1);
-		if (b.err)
-			break;
-		memcpy(b.p + b.len, a->line, a->line_len);
-		b.len += a->line_len;
-		b.p[b.len++] = '\n';
+		sched_buf_put(&b, a->line, a->line_len);
+		sched_buf_put(&b, "\n", 1);
 	}
 	return sched_buf_finish(&b, ret, ret_len);
 }

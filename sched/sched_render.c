@@ -613,12 +613,10 @@ int sched_render_events(const struct sched_cluster *c, const char *job, char **r
 			continue;
 		if (!e->line)
 			continue; /* its line could not be rendered (out of memory) */
-		sched_buf_grow(&b, e->line_len + 1);
+		sched_buf_put(&b, e->line, e->line_len);
+		sched_buf_put(&b, "\n", 1);
 		if (b.err)
 			break;
-		memcpy(b.p + b.len, e->line, e->line_len);
-		b.len += e->line_len;
-		b.p[b.len++] = '\n';
 	}
 	return sched_buf_finish(&b, ret, ret_len);
 }
