@@ -28,6 +28,61 @@ int agent_err_set(struct conf_error *err, const char *source, unsigned line, uns
 char *agent_quote(const char *p, size_t len, char *buf, size_t buf_len);
 
 /*
+ * ---- shipping a process's output to the head (agent_ship.c) ----
+ * Each line of jobs/<job>/log written by an agent is "<generation> <process> <node>
+ * <text>": process "rank-<N>" (a per-rank process), "node" (the server's msrun) or
+ * "scheduler" (MindSpore's scheduler), as the local logs are named; the daemon checks
+ * each and shows it as "[g<generation> <process> <node>] <text>" (fs/fs_joblog.c).
+ */
+
+/* The most bytes of text of one shipped line: a longer line is cut into pieces. */
+#define AGENT_SHIP_LINE_MAX 4000
+/* The most bytes of "<generation> <process> <node> ". */
+#define AGENT_SHIP_HEAD_MAX 96
+
+/*
+ * agent_ship_format() - append the lines of @len bytes of output at @data to *@out
+ * (realloc'd: *@out_len bytes used of *@out_cap; *@out may be NULL with both 0), each
+ * prefixed "<@generation> <@process> <@node> " (borrowed strings without spaces): the
+ * whole lines, a line over AGENT_SHIP_LINE_MAX as pieces of that, and with @final (its
+ * process ended) a last line without a newline too. Returns the bytes of @data consumed
+ * (the rest waits for its newline), -EINVAL (@process and @node longer than
+ * AGENT_SHIP_HEAD_MAX allows) or -ENOMEM (*@out keeps what was appended).
+ */
+ssize_t agent_ship_format(const char *data, size_t len, unsigned generation,
+			  const char *process, const char *node, bool final, char **out,
+			  size_t *out_len, size_t *out_cap);
+
+/* ---- agent_ship_io.c (the executable): reading local logs, appending to the mount ---- */
+
+/* The most processes of one run shipped together: a server's NPUs and a scheduler. */
+#define AGENT_SHIP_SRCS_MAX (CONF_SERVER_NPUS_MAX + 1)
+
+/* One process's local log, as agent_ship_send() ships it. */
+struct agent_ship_src {
+	const char *path;	/* <process>.log (borrowed) */
+	char process[24];	/* "rank-<N>", "node" or "scheduler" */
+	long long shipped;	/* bytes of it shipped so far: in and out */
+	bool final;		/* its process ended: its last partial line goes too */
+};
+
+/*
+ * agent_ship_send() - append what @n processes of one run (@srcs, at most
+ * AGENT_SHIP_SRCS_MAX) printed since their offsets to <@mount>/jobs/<@home>/log as
+ * generation @generation on server @node, in one open/write/close; then advance each
+ * offset and keep it beside its log (<path>.shipped). Nothing new: nothing is opened.
+ * *@ret_more: a log had more than one pass reads. Returns 0, or -errno of the open,
+ * write or close (offsets unchanged: the same bytes go again next time): ENOENT (the
+ * job or the mount is gone), EINVAL (the daemon refused a line: see the job's events).
+ */
+int agent_ship_send(const char *mount, const char *home, const char *node,
+		    unsigned generation, struct agent_ship_src *srcs, size_t n, bool *ret_more);
+
+/* agent_ship_offset_load() - the offset kept beside @log_path by an earlier agent, or -1
+ * when none is (or it does not parse). */
+long long agent_ship_offset_load(const char *log_path);
+
+/*
  * ---- the executable's helpers (agent_io.c) ----
  * Used by main.c and agent_launch.c only: they log and touch files, which agent_lib
  * (what the unit tests and fuzzers link) never does.

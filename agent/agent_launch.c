@@ -39,6 +39,9 @@ extern char **environ;
 #define EXIT_NOT_STARTED 127
 /* The status reported for a process lost with an earlier agent (128 + SIGKILL). */
 #define EXIT_LOST 137
+/* How often the new output of the processes is shipped to the head: what `tail -f
+ * jobs/<job>/log` lags by at most (and what one pass sends at least: a line a second). */
+#define SHIP_INTERVAL_MS 1000
 /* Polling of the cgroups of adopted processes (not our children: no SIGCHLD). */
 #define ADOPTED_POLL_MS 1000
 
@@ -64,6 +67,8 @@ struct proc {
 				 * cgroup until it empties */
 	unsigned attempt;	/* the share's attempt it was started in (in-place
 				 * restarts): its exit report says it */
+	bool shipping;		/* its local log is shipped to jobs/<job>/log */
+	long long shipped;	/* ... up to this byte (agent_ship_io.c) */
 };
 
 enum run_state {
@@ -91,6 +96,7 @@ struct run {
 	unsigned ready_port;
 	long long ready_at_ms;	/* the next check */
 	bool ready_sent;	/* "ready" reported, and no "unready" since */
+	bool ship_off;		/* the daemon took no output of it (job gone, refused) */
 	size_t proc_count;
 	struct proc procs[CONF_SERVER_NPUS_MAX + 1]; /* + the scheduler */
 };
@@ -109,6 +115,7 @@ struct agent_launcher {
 	struct agent_cgroups cg;
 	bool scanned;		/* the cgroups an earlier agent left were looked at */
 	long long retry_at_ms;	/* 0 = nothing to retry */
+	long long ship_at_ms;	/* the next shipping of output (0: none due) */
 	char last_problem[PATH_MAX + 256];
 	struct agent_share shares[AGENT_SHARES_MAX]; /* scratch of sync() */
 };
@@ -238,6 +245,16 @@ static void state_write(const struct agent_launcher *l, const struct run *r,
 			  "not know this process)", path, strerror(-e));
 }
 
+/* Does the file open at @fd end in something other than a newline? */
+static bool ends_mid_line(int fd)
+{
+	struct stat st;
+	char last;
+
+	return fstat(fd, &st) == 0 && st.st_size > 0 &&
+	       pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n';
+}
+
 /* Append "# <time> ascend-agent: <text>" to a process's log. */
 static void log_note(const struct agent_launcher *l, const struct run *r, const struct proc *p,
 		     const char *text)
@@ -248,11 +265,13 @@ static void log_note(const struct agent_launcher *l, const struct run *r, const 
 	if (proc_base(l, r, p, base, sizeof(base)) < 0)
 		return;
 	snprintf(path, sizeof(path), "%s.log", base);
-	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY);
+	fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return;
-	n = snprintf(line, sizeof(line), "# %s ascend-agent[%s]: %s\n",
-		     agent_time_text(when, sizeof(when)), l->o.node, text);
+	/* on a line of its own, after output that did not end in a newline */
+	n = snprintf(line, sizeof(line), "%s# %s ascend-agent[%s]: %s\n",
+		     ends_mid_line(fd) ? "\n" : "", agent_time_text(when, sizeof(when)),
+		     l->o.node, text);
 	if (n > 0 && write(fd, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0)
 		n = 0;
 	close(fd);
@@ -318,6 +337,110 @@ static bool mount_is_served(const struct agent_launcher *l)
 	if (snprintf(path, sizeof(path), "%s/cluster/status", l->o.mount) >= (int)sizeof(path))
 		return true;
 	return access(path, F_OK) == 0;
+}
+
+/* ---- shipping output to jobs/<job>/log (agent_ship_io.c) ---- */
+
+/* An earlier agent's process, taken over: its output is shipped from where that agent
+ * stopped (from the start when it kept no offset). */
+static void ship_adopt(struct agent_launcher *l, const struct run *r, struct proc *p)
+{
+	char base[PATH_MAX], path[PATH_MAX + 8];
+	long long off;
+
+	if (proc_base(l, r, p, base, sizeof(base)) < 0)
+		return;
+	snprintf(path, sizeof(path), "%s.log", base);
+	off = agent_ship_offset_load(path);
+	p->shipped = off > 0 ? off : 0;
+	p->shipping = true;
+	if (!l->ship_at_ms)
+		l->ship_at_ms = agent_now_ms() + SHIP_INTERVAL_MS;
+}
+
+/*
+ * Ship the new output of @r's processes; an ended process's last partial line too.
+ * Returns false when it should be tried again (the mount is not there now).
+ */
+static bool ship_run(struct agent_launcher *l, struct run *r)
+{
+	struct agent_ship_src srcs[AGENT_SHIP_SRCS_MAX];
+	struct proc *of[AGENT_SHIP_SRCS_MAX];
+	char (*paths)[PATH_MAX + 8];
+	size_t n = 0;
+	bool more = false;
+	int e;
+
+	if (r->ship_off || !r->dir[0] || l->standby)
+		return true;
+	paths = malloc(AGENT_SHIP_SRCS_MAX * sizeof(*paths));
+	if (!paths)
+		return false;
+	for (size_t k = 0; k < r->proc_count && n < AGENT_SHIP_SRCS_MAX; k++) {
+		struct proc *p = &r->procs[k];
+		char base[PATH_MAX];
+
+		if (!p->shipping || proc_base(l, r, p, base, sizeof(base)) < 0)
+			continue;
+		snprintf(paths[n], sizeof(paths[n]), "%s.log", base);
+		srcs[n].path = paths[n];
+		if (p->rank >= 0)
+			snprintf(srcs[n].process, sizeof(srcs[n].process), "rank-%d", p->rank);
+		else
+			snprintf(srcs[n].process, sizeof(srcs[n].process), "%s",
+				 p->rank == PROC_SCHEDULER ? "scheduler" : "node");
+		srcs[n].shipped = p->shipped;
+		srcs[n].final = !proc_is_alive(p);
+		of[n++] = p;
+	}
+	e = n ? agent_ship_send(l->o.mount, r->share.home, l->o.node, r->share.generation, srcs,
+				n, &more) :
+		0;
+	free(paths);
+	for (size_t i = 0; i < n && e == 0; i++)
+		of[i]->shipped = srcs[i].shipped;
+	if (e == 0) {
+		if (more) /* a log ahead of what one pass reads: the next pass soon */
+			l->ship_at_ms = agent_now_ms() + 50;
+		return true;
+	}
+	if (e == -ENOENT && !mount_is_served(l))
+		return false;
+	if (e == -ENOENT || e == -EINVAL || e == -EACCES || e == -EPERM) {
+		agent_log(e == -ENOENT ? AGENT_LOG_INFO : AGENT_LOG_WARNING,
+			  "job %s generation %u: its output is no longer shipped to %s/jobs/%s/log: "
+			  "%s%s", r->share.job, r->share.generation, l->o.mount, r->share.home,
+			  strerror(-e),
+			  e == -ENOENT ? " (the job is gone)" :
+			  e == -EINVAL ? " (the daemon refused a line: see the job's events)" :
+					 " (run the agent as root or an operator)");
+		r->ship_off = true;
+		return true;
+	}
+	agent_log(AGENT_LOG_WARNING, "job %s generation %u: cannot ship its output to %s/jobs/%s/"
+		  "log: %s; trying again", r->share.job, r->share.generation, l->o.mount,
+		  r->share.home, strerror(-e));
+	return false;
+}
+
+/* Ship every run's new output, once SHIP_INTERVAL_MS has passed. */
+static void ship_due(struct agent_launcher *l)
+{
+	long long now = agent_now_ms();
+	bool any = false;
+
+	if (!l->ship_at_ms || now < l->ship_at_ms)
+		return;
+	l->ship_at_ms = now + SHIP_INTERVAL_MS;
+	for (size_t i = 0; i < l->run_count; i++) {
+		struct run *r = l->runs[i];
+
+		ship_run(l, r);
+		for (size_t k = 0; k < r->proc_count; k++)
+			any |= r->procs[k].shipping && !r->ship_off;
+	}
+	if (!any)
+		l->ship_at_ms = 0; /* nothing to ship until a process starts */
 }
 
 /* Report the exit of @p; false when it should be tried again later. */
@@ -395,6 +518,8 @@ static bool report_due_exits(struct agent_launcher *l)
 	for (size_t i = 0; i < l->run_count; i++) {
 		struct run *r = l->runs[i];
 
+		bool shipped = false;
+
 		if (r->state != RUN_ACTIVE)
 			continue;
 		for (size_t k = 0; k < r->proc_count; k++) {
@@ -402,6 +527,13 @@ static bool report_due_exits(struct agent_launcher *l)
 
 			if (!p->report_due)
 				continue;
+			/* its last lines reach the log before its exit is known: whoever
+			 * waits for the job's end (ascend-run) has read them all by then */
+			if (!shipped && !ship_run(l, r)) {
+				l->retry_at_ms = agent_now_ms() + RETRY_MS;
+				break;
+			}
+			shipped = true;
 			if (report_exit(l, r, p))
 				any = true;
 			else
@@ -576,6 +708,13 @@ static void spawn(struct agent_launcher *l, struct run *r, struct proc *p, const
 	if (plan.drop && fchown(log_fd, plan.uid, plan.gid) < 0)
 		agent_log(AGENT_LOG_WARNING, "%s: cannot give the log %s to uid %u: %s", label,
 			  path, r->share.uid, strerror(errno));
+	/* shipped from here on: what the log held before is an earlier process's */
+	if (!p->shipping && fstat(log_fd, &st) == 0) {
+		p->shipped = st.st_size;
+		p->shipping = true;
+		if (!l->ship_at_ms)
+			l->ship_at_ms = agent_now_ms() + SHIP_INTERVAL_MS;
+	}
 	e = snprintf(note, sizeof(note),
 		     "# %s ascend-agent[%s]: %s: starting /bin/sh -c in %s as uid %u gid %u\n",
 		     agent_time_text(when, sizeof(when)), l->o.node, label, plan.cwd,
@@ -997,8 +1136,10 @@ static int start_run(struct agent_launcher *l, const struct agent_share *s)
 			p->report_due = true;
 			continue;
 		}
-		if (adopt_cgroup(r, p) || adopt_state(l, r, p))
+		if (adopt_cgroup(r, p) || adopt_state(l, r, p)) {
+			ship_adopt(l, r, p);
 			continue;
+		}
 		spawn(l, r, p, command, spec->checkpoint_dir, &envs[i]);
 	}
 	if (!broken)
@@ -1186,6 +1327,7 @@ static void tick(struct agent_launcher *l)
 			continue;
 		}
 		if (!run_is_alive(r)) {
+			ship_run(l, r); /* what it printed while it stopped */
 			if (r->signalled)
 				agent_log(AGENT_LOG_INFO, "job %s generation %u: stopped after "
 					  "%lld ms", r->share.job, r->share.generation,
@@ -1737,6 +1879,7 @@ void agent_launcher_poll(struct agent_launcher *l)
 	tick(l);
 	if (l->stopping_all)
 		return;
+	ship_due(l);
 	check_ready(l);
 	if (due && report_due_exits(l))
 		changed = true;
@@ -1755,6 +1898,9 @@ long long agent_launcher_wake_ms(const struct agent_launcher *l)
 {
 	long long wake = l->stopping_all ? -1 : (l->retry_at_ms ? l->retry_at_ms : -1);
 	long long now = agent_now_ms();
+
+	if (!l->stopping_all && l->ship_at_ms && (wake < 0 || l->ship_at_ms < wake))
+		wake = l->ship_at_ms;
 
 	for (size_t i = 0; i < l->run_count; i++) {
 		const struct run *r = l->runs[i];

@@ -201,6 +201,10 @@ struct conf_cluster {
 					 * (cluster/accounting and the durable store, as
 					 * Slurm's accounting keeps finished jobs); older
 					 * ones are dropped; default 10000, 16 to 1048576 */
+	unsigned job_log_max_mib;	/* job_log_max_mib: MiB of output the head keeps per
+					 * job (jobs/<job>/log and log.1, each up to half;
+					 * fs_joblog.c), as kubelet's containerLogMaxSize;
+					 * default 16, 1 to 4096 */
 	unsigned max_uploads_per_user;	/* max_uploads_per_user: specs one user (not root,
 					 * not an operator) may hold open for writing at once;
 					 * the next create or open fails with EMFILE; default

@@ -31,6 +31,7 @@
 #define EVENT_HISTORY_MAX 1048576
 #define ACCOUNTING_HISTORY_MIN 16
 #define ACCOUNTING_HISTORY_MAX 1048576
+#define JOB_LOG_MAX_MIB_MAX 4096
 #define HCCL_EXEC_TIMEOUT_MAX_SEC 17340 /* CANN's documented upper bound */
 #define GROUP_NAME_MAX 32
 /* job caps (struct conf_queue): a user's job priority cap is at least the priority of a
@@ -47,7 +48,7 @@ static const char *const cluster_keys[] = {
 	"enable_fault_recovery", "fault_check_interval", "heartbeat_timeout",
 	"topology_aware_schedule", "require_agent", "fault_hold_time", "fault_escalate_count",
 	"fault_escalate_window", "stop_grace_period", "max_job_count", "event_history",
-	"accounting_history",
+	"accounting_history", "job_log_max_mib",
 	"operator_group", "max_job_count_per_user", "reserved_job_count",
 	"max_uploads_per_user", "recovery_strategies", "recovery_timeout", "retry_fault_codes",
 	NULL,
@@ -452,6 +453,8 @@ static int read_cluster_section(const struct conf_ctx *ctx, const struct conf_no
 			  &c->event_history)) < 0 ||
 	    (r = opt_uint(ctx, sec, "accounting_history", ACCOUNTING_HISTORY_MIN,
 			  ACCOUNTING_HISTORY_MAX, &c->accounting_history)) < 0 ||
+	    (r = opt_uint(ctx, sec, "job_log_max_mib", 1, JOB_LOG_MAX_MIB_MAX,
+			  &c->job_log_max_mib)) < 0 ||
 	    (r = opt_uint(ctx, sec, "max_uploads_per_user", 1, MAX_UPLOADS_PER_USER_MAX,
 			  &c->max_uploads_per_user)) < 0 ||
 	    (r = opt_seconds(ctx, sec, "recovery_timeout", 1, RECOVERY_TIMEOUT_MAX_SEC,
@@ -1021,6 +1024,7 @@ static int set_defaults(struct conf_cluster *c, const char *file)
 	c->max_job_count = 100000;
 	c->event_history = 65536;
 	c->accounting_history = 10000;
+	c->job_log_max_mib = 16;
 	c->max_uploads_per_user = 200;
 	c->recovery_allowed = CONF_RECOVERY_ALL;
 	c->recovery_timeout_sec = 30;
@@ -1309,6 +1313,8 @@ int conf_cluster_render_yaml(const struct conf_cluster *c, char **ret_buf, size_
 	conf_out_uint(o, c->event_history);
 	conf_out_key(o, "accounting_history");
 	conf_out_uint(o, c->accounting_history);
+	conf_out_key(o, "job_log_max_mib");
+	conf_out_uint(o, c->job_log_max_mib);
 	conf_out_key(o, "operator_group");
 	conf_out_str_or_null(o, c->operator_group);
 	conf_out_key(o, "max_uploads_per_user");

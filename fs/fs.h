@@ -468,6 +468,8 @@ enum fs_node_kind {
 	FS_JOB_EVENTS,
 	FS_JOB_HISTORY,
 	FS_JOB_ACCOUNTING,
+	FS_JOB_LOG,		/* the output of its processes (fs_joblog.c) */
+	FS_JOB_LOG_OLD,		/* log.1: the part rotated out */
 	FS_JOB_RECOVERY,
 	FS_JOB_ERROR,
 	FS_JOB_CTL,
@@ -789,12 +791,55 @@ struct fs_ctx {
 	uint64_t failed_version;	/* ... of the newest batch whose write failed */
 	bool committer_gone;
 	struct MHD_Daemon *http;	/* the HTTP server (fs_http.c), or NULL */
+	struct fs_joblogs *logs;	/* the jobs' output (fs_joblog.c; own locks), or NULL */
 	struct fs_inodes inodes;	/* what the kernel holds (fs_inode.c; own lock) */
 	/* the kernel told of the attributes changes made stale (fs_inode_sweep(); under
 	 * lock): up to this cluster version, and whether a thread is telling it now */
 	uint64_t swept_version;
 	bool sweeping;
 };
+
+/*
+ * ---- job logs (fs_joblog.c) ----
+ * What a job's processes print, shipped by the agents (`<generation> <process> <server>
+ * <text>` lines written to jobs/<job>/log) and kept per job object in a directory:
+ * <state-dir>/logs, or without a state store a private directory under $TMPDIR (/tmp)
+ * removed at exit. Per job at most cluster.job_log_max_mib MiB: two files, the current
+ * one and log.1. Locking: none of these may be called with ctx->lock held except
+ * fs_joblogs_sweep() and fs_joblog_size(), which never wait for a disk.
+ */
+struct fs_joblogs;
+
+/*
+ * fs_joblogs_open() - set ctx->logs up: <@state_dir>/logs (made if missing, mode 0700;
+ * the logs of restored jobs kept, any other job's removed, so call it after the state
+ * was restored), or with @state_dir NULL a new private directory. Returns 0, or -EIO
+ * with a sentence in @why (@why_len bytes) saying which directory and why, -ENOMEM.
+ */
+int fs_joblogs_open(struct fs_ctx *ctx, const char *state_dir, char *why, size_t why_len);
+
+/* fs_joblogs_free() - close ctx->logs (NULL allowed), removing a private directory;
+ * every handle must be gone. */
+void fs_joblogs_free(struct fs_ctx *ctx);
+
+/*
+ * fs_joblogs_sweep() - remove the logs whose job record was dropped (called when
+ * sched_cluster.jobs_dropped moved; under ctx->lock). A log still open keeps its bytes
+ * for its readers; appends to it fail with ENOENT.
+ */
+void fs_joblogs_sweep(struct fs_ctx *ctx);
+
+/* fs_joblog_size() - bytes of job @serial's log (@old: log.1); 0 when none. The time of
+ * its last append in *@mtime_usec (NULL allowed) when known, else left alone. */
+uint64_t fs_joblog_size(struct fs_ctx *ctx, uint64_t serial, bool old, uint64_t *mtime_usec);
+
+/*
+ * fs_joblog_read_all() - the bytes of job @serial's log (@old: log.1) as they are now,
+ * in *@ret (new, NUL-terminated; caller frees) and *@ret_len (empty when there is no
+ * log). Returns 0 or -ENOMEM.
+ */
+int fs_joblog_read_all(struct fs_ctx *ctx, uint64_t serial, bool old, char **ret,
+		       size_t *ret_len);
 
 /*
  * ---- snapshots (fs_snapshot.c) ----

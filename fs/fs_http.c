@@ -146,6 +146,7 @@ static enum MHD_Result serve_path(struct fs_ctx *ctx, struct MHD_Connection *con
 	char *body = NULL;
 	size_t len = 0;
 	json_t *names = NULL;
+	uint64_t serial = 0;
 	int r = fs_path_parse(path, &p);
 
 	if (r == -ENAMETOOLONG || r == -EINVAL || r == -ENOENT)
@@ -161,10 +162,14 @@ static enum MHD_Result serve_path(struct fs_ctx *ctx, struct MHD_Connection *con
 	if (r == 0 && S_ISDIR(st.st_mode)) {
 		names = json_array();
 		r = names ? fs_list(ctx, &p, add_name, names) : -ENOMEM;
+	} else if (r == 0 && (p.kind == FS_JOB_LOG || p.kind == FS_JOB_LOG_OLD)) {
+		serial = sched_cluster_find_job(ctx->cluster, p.job)->serial;
 	} else if (r == 0) {
 		r = fs_snapshot(ctx, &p, now, &v);
 	}
 	pthread_mutex_unlock(&ctx->lock);
+	if (serial) /* a job's output: read off the lock (fs_joblog.c) */
+		r = fs_joblog_read_all(ctx, serial, p.kind == FS_JOB_LOG_OLD, &body, &len);
 	if (v.blob) {
 		/* the snapshot's bytes, copied off the lock */
 		len = v.len;

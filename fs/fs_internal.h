@@ -90,6 +90,7 @@ enum handle_kind {
 	H_CTL,		/* a ctl file: one verb per line */
 	H_HEALTH,	/* nodes/<server>/health: an agent's report */
 	H_QUOTA,	/* queues/<queue>/quota: root writes a number */
+	H_LOG,		/* jobs/<job>/log (written by agents) or log.1 (fs_joblog.c) */
 };
 
 struct fs_handle {
@@ -119,6 +120,7 @@ struct fs_handle {
 	uint64_t job_serial;	  /* H_CTL on a job: the job it was opened on; H_UPLOAD,
 				   * H_SPEC: the job its release submitted (0: none) */
 	struct fs_upload *upload; /* H_UPLOAD, H_SPEC: entry in ctx->uploads */
+	struct fs_joblog_view *log; /* H_LOG: the log and where it reads (fs_joblog.c) */
 	pthread_mutex_t mu;
 	bool closing;		/* H_SNAPSHOT, H_CTL: flushed, its release not yet here
 				 * (fs_handle_set_closing()) */
@@ -281,5 +283,40 @@ int fs_quota_apply(struct fs_ctx *ctx, struct fs_handle *h, bool commit);
 
 /* fs_quota_replay() - apply staged quota @s (borrowed) at start, as its release would. */
 void fs_quota_replay(struct fs_ctx *ctx, const struct fs_staged *s);
+
+/* fs_joblog.c: H_LOG */
+
+struct fs_joblog_view;
+
+/*
+ * fs_joblog_open() - open job @serial's log for @h (h->path: FS_JOB_LOG or
+ * FS_JOB_LOG_OLD, the job's name in path.job): for appending by an agent (@writer), or
+ * reading. Sets h->log. Returns 0, -ENOENT (log.1 when there is none) or -ENOMEM.
+ */
+int fs_joblog_open(struct fs_ctx *ctx, struct fs_handle *h, uint64_t serial, bool writer);
+
+/*
+ * fs_joblog_read() - up to @size bytes at @off. log.1 is a snapshot at open; log reads
+ * the current file as it grows; after a rotation a reader finishes the file it read
+ * (now log.1), and a read before the furthest point it reached reads the new current
+ * file, as a truncated file reads (fs.h). Returns the bytes read or -errno.
+ */
+int fs_joblog_read(struct fs_ctx *ctx, struct fs_handle *h, char *buf, size_t size, off_t off);
+
+/*
+ * fs_joblog_write() - take an agent's bytes (offsets ignored: appended); each whole
+ * line is checked and appended at once. Returns @size, -EINVAL (a bad line: it and the
+ * rest of the buffer dropped, the lines before it kept; a "refused" event), -EFBIG (a
+ * line over 64 KiB), -ENOENT (the job's record is gone), -ENOMEM or an I/O error.
+ */
+int fs_joblog_write(struct fs_ctx *ctx, struct fs_handle *h, const char *data, size_t size);
+
+/* fs_joblog_flush() - a close: append a last partial line, and with a state store
+ * fdatasync() what this handle appended. Errors as fs_joblog_write(). */
+int fs_joblog_flush(struct fs_ctx *ctx, struct fs_handle *h);
+
+/* fs_joblog_close() - free @v (h->log or one not yet set; NULL allowed); clears h->log
+ * when it is @v (@h may be NULL). */
+void fs_joblog_close(struct fs_ctx *ctx, struct fs_handle *h, struct fs_joblog_view *v);
 
 #endif

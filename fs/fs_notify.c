@@ -743,6 +743,7 @@ static void collect_job_dirs(struct fs_ctx *ctx, struct pokes *p)
 	if (c->jobs_dropped == ctx->notified_jobs_dropped)
 		return;
 	ctx->notified_jobs_dropped = c->jobs_dropped;
+	fs_joblogs_sweep(ctx); /* a log goes with its job's record */
 	for (size_t i = 0; i < ctx->job_dir_cap; i++) {
 		for (pp = &ctx->job_dirs[i]; *pp;) {
 			struct fs_job_dir *d = *pp;

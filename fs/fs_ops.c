@@ -104,7 +104,7 @@ static void wait_for_closing_uploads(struct fs_ctx *ctx, const struct fs_path *p
 static bool is_operator_file(enum fs_node_kind k)
 {
 	return k == FS_CLUSTER_CTL || k == FS_NODE_CTL || k == FS_NODE_HEALTH ||
-	       k == FS_QUEUE_QUOTA;
+	       k == FS_QUEUE_QUOTA || k == FS_JOB_LOG;
 }
 
 /*
@@ -363,6 +363,7 @@ void fs_handles_free_all(struct fs_ctx *ctx)
 
 	while ((h = fs_handle_unlist_any(ctx))) {
 		h->upload = NULL; /* freed with ctx->uploads */
+		fs_joblog_close(ctx, h, h->log);
 		handle_destroy(h);
 	}
 }
@@ -476,6 +477,23 @@ int fs_op_open(const char *path, struct fuse_file_info *fi)
 		may_operate = caller_may_operate(ctx);
 	pthread_mutex_lock(&ctx->lock);
 	wait_for_closing_uploads(ctx, &p);
+	if (p.kind == FS_JOB_LOG || p.kind == FS_JOB_LOG_OLD) {
+		struct stat st;
+
+		/* agents append to log; everybody reads both */
+		r = fs_stat(ctx, &p, &st, fs_now_usec());
+		if (r == 0 && acc != O_RDONLY && (p.kind != FS_JOB_LOG || !may_operate))
+			r = -EACCES;
+		if (r == 0)
+			r = ctl_admit(ctx, &p);
+		if (r == 0 && !(h = handle_new_locked(ctx, H_LOG, &p, NULL)))
+			r = -ENOMEM;
+		if (r == 0) {
+			h->may_operate = may_operate;
+			h->job_serial = sched_cluster_find_job(ctx->cluster, p.job)->serial;
+		}
+		goto out;
+	}
 	if (acc == O_RDONLY) {
 		struct fs_view v;
 
@@ -566,6 +584,15 @@ out:
 		handle_free_locked(ctx, h);
 	pthread_mutex_unlock(&ctx->lock);
 	free(groups);
+	/* its files, outside ctx->lock: an append may hold the log meanwhile */
+	if (r == 0 && h->kind == H_LOG) {
+		r = fs_joblog_open(ctx, h, h->job_serial, acc != O_RDONLY);
+		if (r < 0) {
+			pthread_mutex_lock(&ctx->lock);
+			handle_free_locked(ctx, h);
+			pthread_mutex_unlock(&ctx->lock);
+		}
+	}
 	if (r == 1)
 		return fs_op_create(path, 0644, fi);
 	if (r < 0)
@@ -712,11 +739,16 @@ int fs_op_read(const char *path, char *buf, size_t size, off_t off,
 	int r;
 
 	(void)path;
-	if (!h || h->kind != H_SNAPSHOT)
+	if (!h || (h->kind != H_SNAPSHOT && h->kind != H_LOG))
 		return -EBADF;
 	if (off < 0)
 		return -EINVAL;
 	pthread_mutex_lock(&h->mu);
+	if (h->kind == H_LOG) {
+		r = fs_joblog_read(ctx, h, buf, size, off);
+		pthread_mutex_unlock(&h->mu);
+		return r;
+	}
 	if ((size_t)off >= h->snap.len && is_event_stream(h->path.kind))
 		snapshot_extend(ctx, h);
 	if ((size_t)off >= h->snap.len) {
@@ -767,6 +799,10 @@ int fs_op_write(const char *path, const char *data, size_t size, off_t off,
 	case H_QUOTA:
 		r = fs_quota_write(ctx, h, data, size);
 		break;
+	case H_LOG:
+		r = fs_joblog_write(ctx, h, data, size);
+		pthread_mutex_unlock(&h->mu);
+		return r; /* not the state: made durable by its close (fs_joblog_flush()) */
 	default:
 		r = -EBADF;
 	}
@@ -797,6 +833,11 @@ int fs_op_flush(const char *path, struct fuse_file_info *fi)
 		r = fs_health_apply(ctx, h);
 	else if (h->kind == H_QUOTA)
 		r = fs_quota_apply(ctx, h, false);
+	else if (h->kind == H_LOG) {
+		r = fs_joblog_flush(ctx, h);
+		pthread_mutex_unlock(&h->mu);
+		return r;
+	}
 	pthread_mutex_unlock(&h->mu);
 	return durable(ctx, r);
 }
@@ -854,6 +895,8 @@ int fs_op_release(const char *path, struct fuse_file_info *fi)
 		fs_health_apply(ctx, h);
 	else if (h->kind == H_QUOTA)
 		fs_quota_apply(ctx, h, true);
+	else if (h->kind == H_LOG)
+		fs_joblog_close(ctx, h, h->log);
 	if (h->hold) { /* a release that did not submit (a spec truncated to nothing) */
 		pthread_mutex_lock(&ctx->lock);
 		sched_hold_drop(ctx->cluster, &h->hold);
@@ -905,7 +948,7 @@ int fs_op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 	if (r < 0)
 		return r;
 	if (!is_ctl(p.kind) && p.kind != FS_JOB_SPEC && p.kind != FS_JOB_UPLOAD &&
-	    p.kind != FS_NODE_HEALTH && p.kind != FS_QUEUE_QUOTA)
+	    p.kind != FS_NODE_HEALTH && p.kind != FS_QUEUE_QUOTA && p.kind != FS_JOB_LOG)
 		return -EACCES;
 	/* with a handle, its open() checked the writer; truncate(2) by path is checked here */
 	return h || caller_may_write(ctx, &p, &st) ? 0 : -EACCES;

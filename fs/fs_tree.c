@@ -218,7 +218,7 @@ static const struct {
 	{ "status.json", FS_JOB_STATUS_JSON }, { "ranktable.json", FS_JOB_RANKTABLE },
 	{ "env", FS_JOB_ENV }, { "hosts", FS_JOB_HOSTS_DIR }, { "ranks", FS_JOB_RANKS_DIR },
 	{ "events", FS_JOB_EVENTS }, { "history", FS_JOB_HISTORY },
-	{ "accounting", FS_JOB_ACCOUNTING },
+	{ "accounting", FS_JOB_ACCOUNTING }, { "log", FS_JOB_LOG }, { "log.1", FS_JOB_LOG_OLD },
 	{ "recovery", FS_JOB_RECOVERY }, { "error", FS_JOB_ERROR },
 	{ "ctl", FS_JOB_CTL }, { "endpoints", FS_JOB_ENDPOINTS },
 	{ "endpoint", FS_JOB_ENDPOINT }, { "mindie.json", FS_JOB_MINDIE },
@@ -488,6 +488,8 @@ static int resolve(struct fs_ctx *ctx, const struct fs_path *p, struct sched_job
 		return p->rank < sched_job_total_npus(j) ? 0 : -ENOENT;
 	case FS_JOB_ENDPOINTS:
 		return sched_job_is_service(j) ? 0 : -ENOENT;
+	case FS_JOB_LOG_OLD:
+		return fs_joblog_size(ctx, j->serial, true, NULL) ? 0 : -ENOENT;
 	case FS_JOB_GLOBAL_RANKTABLE:
 		return sched_job_is_service(j) && j->spec->prefill ? 0 : -ENOENT;
 	case FS_JOB_ROLES_DIR:
@@ -549,6 +551,7 @@ int fs_stat_sized(struct fs_ctx *ctx, const struct fs_path *p, struct stat *st,
 	case FS_JOB_CTL:
 	case FS_NODE_HEALTH:
 	case FS_QUEUE_QUOTA:
+	case FS_JOB_LOG:
 		st->st_mode = S_IFREG | 0644; /* ctl reads as its verbs; only the owner writes */
 		break;
 	case FS_JOB_SPEC:
@@ -576,8 +579,19 @@ int fs_stat_sized(struct fs_ctx *ctx, const struct fs_path *p, struct stat *st,
 	st->st_mtim.tv_nsec = (long)(t % 1000000) * 1000;
 	st->st_ctim = st->st_mtim;
 	st->st_atim = st->st_mtim;
-	if (with_size && S_ISREG(st->st_mode) && p->kind != FS_JOB_UPLOAD &&
-	    (st->st_mode & 0444)) {
+	if (p->kind == FS_JOB_LOG || p->kind == FS_JOB_LOG_OLD) {
+		/* written by agents, not by the state: a size, never a render */
+		t = 0;
+		st->st_size = (off_t)fs_joblog_size(ctx, j->serial, p->kind == FS_JOB_LOG_OLD, &t);
+		st->st_uid = 0;
+		st->st_gid = 0;
+		if (t) {
+			st->st_mtim.tv_sec = (time_t)(t / 1000000);
+			st->st_mtim.tv_nsec = (long)(t % 1000000) * 1000;
+			st->st_ctim = st->st_mtim;
+		}
+	} else if (with_size && S_ISREG(st->st_mode) && p->kind != FS_JOB_UPLOAD &&
+		   (st->st_mode & 0444)) {
 		struct fs_view v;
 
 		r = fs_snapshot(ctx, p, now_usec, &v);

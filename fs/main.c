@@ -390,6 +390,12 @@ int main(int argc, char *argv[])
 	pthread_mutex_lock(&ctx.lock);
 	sched_cluster_set_deferred_passes(ctx.cluster, true);
 	pthread_mutex_unlock(&ctx.lock);
+	/* after the restore: the logs of jobs it brought back are kept, others removed */
+	if (fs_joblogs_open(&ctx, strcmp(o.state_dir, "none") != 0 ? o.state_dir : NULL, msg,
+			    sizeof(msg)) < 0) {
+		fprintf(stderr, "ascendfs: %s\n", msg);
+		goto out_store;
+	}
 
 	/* libfuse adds subtype=<program name> itself */
 	fuse_opt_add_arg(&args, o.no_default_permissions ? "-ofsname=ascendfs" :
@@ -528,6 +534,7 @@ out_ctx:
 	fs_store_close(ctx.store);
 	fs_stage_free_all(&ctx);
 	fs_handles_free_all(&ctx);
+	fs_joblogs_free(&ctx);
 	fs_cache_clear(&ctx);
 	sched_cluster_free(ctx.cluster);
 	fs_uploads_free_all(&ctx);

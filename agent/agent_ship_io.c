@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Shipping what a job's processes print to the head: the new bytes of each process's
+ * local log (<log-dir>/<job>/g<generation>/<process>.log) are appended to
+ * <mount>/jobs/<job>/log, whole lines at a time (agent_ship_format()), in one
+ * open/write/close per run; a close that returned 0 has them durable on the head (over
+ * sshfs, which drops close()'s answer, sent). How far each log was shipped is kept
+ * beside it (<process>.log.shipped), so that an agent restarted goes on where the last
+ * one stopped instead of sending everything again.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent_internal.h"
+
+/* The most of one process's output read in one pass: a process printing faster than
+ * this a second falls behind, bounded per pass, and catches up when it slows down. */
+#define SHIP_READ_MAX (1u << 20)
+/* One write() to the mount: whole lines, under what the daemon buffers of one. */
+#define SHIP_WRITE_MAX (60u * 1024)
+
+long long agent_ship_offset_load(const char *log_path)
+{
+	char path[PATH_MAX + 16], text[32];
+	long long v;
+	ssize_t n;
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s.shipped", log_path) >= (int)sizeof(path))
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	text[n] = '\0';
+	if (sscanf(text, "%lld", &v) != 1 || v < 0)
+		return -1;
+	return v;
+}
+
+static void offset_save(const char *log_path, long long off)
+{
+	char path[PATH_MAX + 16], tmp[PATH_MAX + 24], text[32];
+	int fd, n = snprintf(text, sizeof(text), "%lld\n", off);
+
+	if (snprintf(path, sizeof(path), "%s.shipped", log_path) >= (int)sizeof(path) ||
+	    snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+		return;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	if (agent_write_all(fd, text, (size_t)n) < 0 || close(fd) < 0 || rename(tmp, path) < 0)
+		unlink(tmp);
+}
+
+/* The new output of @src as lines appended to *@out; its next offset in *@next. */
+static int gather(struct agent_ship_src *src, unsigned generation, const char *node,
+		  char **out, size_t *out_len, size_t *out_cap, long long *next, bool *more)
+{
+	char *buf;
+	ssize_t n, used;
+	int fd = open(src->path, O_RDONLY | O_CLOEXEC);
+
+	*next = src->shipped;
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	buf = malloc(SHIP_READ_MAX);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	n = pread(fd, buf, SHIP_READ_MAX, (off_t)src->shipped);
+	if (n == (ssize_t)SHIP_READ_MAX)
+		*more = true;
+	close(fd);
+	if (n < 0) {
+		free(buf);
+		return -errno;
+	}
+	used = agent_ship_format(buf, (size_t)n, generation, src->process, node,
+				 src->final && n < (ssize_t)SHIP_READ_MAX, out, out_len, out_cap);
+	free(buf);
+	if (used < 0)
+		return (int)used;
+	*next = src->shipped + used;
+	return 0;
+}
+
+int agent_ship_send(const char *mount, const char *home, const char *node,
+		    unsigned generation, struct agent_ship_src *srcs, size_t n, bool *ret_more)
+{
+	char path[PATH_MAX], *out = NULL;
+	size_t out_len = 0, out_cap = 0, done = 0;
+	long long next[AGENT_SHIP_SRCS_MAX];
+	int fd, r = 0;
+
+	*ret_more = false;
+	if (n > AGENT_SHIP_SRCS_MAX)
+		n = AGENT_SHIP_SRCS_MAX;
+	for (size_t i = 0; i < n && r == 0; i++)
+		r = gather(&srcs[i], generation, node, &out, &out_len, &out_cap, &next[i],
+			   ret_more);
+	if (r < 0 || out_len == 0)
+		goto out;
+	if (snprintf(path, sizeof(path), "%s/jobs/%s/log", mount, home) >= (int)sizeof(path)) {
+		r = -ENAMETOOLONG;
+		goto out;
+	}
+	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+		goto out;
+	}
+	/* whole lines per write: the daemon checks each write's lines as they come */
+	while (done < out_len && r == 0) {
+		size_t len = out_len - done;
+
+		if (len > SHIP_WRITE_MAX) {
+			const char *cut = memrchr(out + done, '\n', SHIP_WRITE_MAX);
+
+			len = cut ? (size_t)(cut - (out + done)) + 1 : SHIP_WRITE_MAX;
+		}
+		r = agent_write_all(fd, out + done, len);
+		done += len;
+	}
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+out:
+	free(out);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++)
+		if (next[i] != srcs[i].shipped) {
+			srcs[i].shipped = next[i];
+			offset_save(srcs[i].path, next[i]);
+		}
+	return 0;
+}

@@ -1,0 +1,412 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ascend-run: submit a job spec through the mount, follow the output of all its
+ * processes (jobs/<job>/log), and exit with the job's result, as srun does for Slurm and
+ * `docker run` for a container: for pipelines that judge a job by the exit status of one
+ * command. Everything goes through the files (ascend-run(1) says which); nothing here is
+ * privileged.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "conf.h"
+
+/* Exit statuses of its own (docker run's convention); else the job's. */
+#define EXIT_RUN_ERROR 125	/* it could not submit or follow the job */
+#define EXIT_TIMEOUT 124	/* the job reached its time limit (timeout(1)'s) */
+#define EXIT_CANCELLED 130	/* the job was cancelled (128 + SIGINT) */
+
+#define SPEC_MAX (64 * 1024)	/* what the mount takes of a spec */
+#define POLL_MS 250
+#define READ_CHUNK (64 * 1024)
+
+static volatile sig_atomic_t interrupts;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupts++;
+}
+
+static void say(bool quiet, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(bool quiet, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (quiet)
+		return;
+	va_start(ap, fmt);
+	fputs("ascend-run: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: ascend-run [-m MOUNT] [-n NAME] [-q] SPEC.yaml|.yml|.json\n"
+		"Submit the job SPEC through the ascendfs mount, print what its processes print\n"
+		"(jobs/<name>/log), and exit with its result: 0 completed, the job's exit status\n"
+		"when it failed, %d when it reached its time limit, %d when it was cancelled,\n"
+		"%d when it could not be submitted or followed. Ctrl-C cancels the job and\n"
+		"waits for it to end; a second Ctrl-C leaves at once.\n"
+		"  -m, --mount MOUNT  the ascendfs mount (default $ASCEND_MOUNT, else /ascend)\n"
+		"  -n, --name NAME    the job's name (default: the spec's file name)\n"
+		"  -q, --quiet        no state changes on stderr, only the job's output\n"
+		"  -h, --help         this text\n",
+		EXIT_TIMEOUT, EXIT_CANCELLED, EXIT_RUN_ERROR);
+}
+
+/* The whole of a small file (<= @max bytes) as a new NUL-terminated string, or NULL. */
+static char *read_text(const char *path, size_t max, size_t *ret_len)
+{
+	char *buf = malloc(max + 1);
+	size_t len = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (!buf || fd < 0) {
+		int e = errno;
+
+		free(buf);
+		if (fd >= 0)
+			close(fd);
+		errno = buf ? e : ENOMEM;
+		return NULL;
+	}
+	while (len < max) {
+		ssize_t n = read(fd, buf + len, max - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	if (ret_len)
+		*ret_len = len;
+	return buf;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Print what the job's log gained since *@pos. A rotation (the file is shorter than
+ * *@pos) sends the rest of what was read, now log.1, and starts the new file at 0. */
+struct follow {
+	const char *dir;	/* <mount>/jobs/<name> */
+	int fd;
+	off_t pos;
+};
+
+static void copy_out(int fd, off_t from, off_t to)
+{
+	static char buf[READ_CHUNK];
+
+	while (from < to) {
+		ssize_t n = pread(fd, buf, (size_t)(to - from) < sizeof(buf) ? (size_t)(to - from) :
+									      sizeof(buf), from);
+
+		if (n <= 0)
+			break;
+		if (fwrite(buf, 1, (size_t)n, stdout) != (size_t)n)
+			break;
+		from += n;
+	}
+	fflush(stdout);
+}
+
+static void follow_once(struct follow *f)
+{
+	char path[PATH_MAX + 32];
+	struct stat st;
+
+	if (f->fd < 0) {
+		snprintf(path, sizeof(path), "%s/log", f->dir);
+		f->fd = open(path, O_RDONLY | O_CLOEXEC);
+		f->pos = 0;
+		if (f->fd < 0)
+			return;
+	}
+	if (fstat(f->fd, &st) < 0)
+		return;
+	if (st.st_size < f->pos) {
+		int old;
+
+		/* rotated: the rest of the file it read is log.1 now (when it rotated once) */
+		snprintf(path, sizeof(path), "%s/log.1", f->dir);
+		old = open(path, O_RDONLY | O_CLOEXEC);
+		if (old >= 0) {
+			struct stat ost;
+
+			if (fstat(old, &ost) == 0 && ost.st_size >= f->pos)
+				copy_out(old, f->pos, ost.st_size);
+			close(old);
+		}
+		close(f->fd);
+		f->fd = -1;
+		follow_once(f);
+		return;
+	}
+	/* to the end, whatever stat said: the file may have grown since */
+	for (;;) {
+		static char buf[READ_CHUNK];
+		ssize_t n = pread(f->fd, buf, sizeof(buf), f->pos);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (fwrite(buf, 1, (size_t)n, stdout) != (size_t)n)
+			break;
+		f->pos += n;
+	}
+	fflush(stdout);
+}
+
+static bool state_is_final(const char *s)
+{
+	return !strcmp(s, "completed") || !strcmp(s, "failed") || !strcmp(s, "cancelled") ||
+	       !strcmp(s, "timeout") || !strcmp(s, "rejected");
+}
+
+/* The exit status of the job's newest accounting line (jobs/<name>/accounting), or -1. */
+static int accounted_exit(const char *dir)
+{
+	char path[PATH_MAX + 32], *text, *last = NULL, *line, *save = NULL;
+	int code = -1;
+
+	snprintf(path, sizeof(path), "%s/accounting", dir);
+	text = read_text(path, 16u << 20, NULL);
+	if (!text)
+		return -1;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		last = line;
+	if (last) {
+		json_t *o = json_loads(last, 0, NULL);
+		json_t *c = o ? json_object_get(o, "exit_code") : NULL;
+
+		if (json_is_integer(c))
+			code = (int)json_integer_value(c);
+		json_decref(o);
+	}
+	free(text);
+	return code;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "mount", required_argument, NULL, 'm' },
+		{ "name", required_argument, NULL, 'n' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *mount = getenv("ASCEND_MOUNT"), *name_opt = NULL, *spec_path, *base, *ext;
+	char name[CONF_NAME_MAX + 1], path[PATH_MAX + 32], dir[PATH_MAX], state[32] = "";
+	char last_reason[512] = "";
+	unsigned last_generation = 0;
+	bool quiet = false, cancelled_here = false;
+	struct follow f = { .fd = -1 };
+	struct sigaction sa;
+	size_t spec_len;
+	char *spec;
+	int c, fd, result;
+
+	while ((c = getopt_long(argc, argv, "m:n:qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			mount = optarg;
+			break;
+		case 'n':
+			name_opt = optarg;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_RUN_ERROR;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		return EXIT_RUN_ERROR;
+	}
+	if (!mount || !*mount)
+		mount = "/ascend";
+	if (strlen(mount) > PATH_MAX - 128) {
+		fprintf(stderr, "ascend-run: the mount path is too long\n");
+		return EXIT_RUN_ERROR;
+	}
+	spec_path = argv[optind];
+	base = strrchr(spec_path, '/') ? strrchr(spec_path, '/') + 1 : spec_path;
+	ext = strrchr(base, '.');
+	if (!ext || (strcmp(ext, ".yaml") && strcmp(ext, ".yml") && strcmp(ext, ".json"))) {
+		fprintf(stderr, "ascend-run: %s: a spec is a .yaml, .yml or .json file\n",
+			spec_path);
+		return EXIT_RUN_ERROR;
+	}
+	snprintf(name, sizeof(name), "%.*s", (int)(name_opt ? strlen(name_opt) :
+								(size_t)(ext - base)),
+		 name_opt ? name_opt : base);
+	if (!conf_job_name_is_valid(name) ||
+	    (name_opt ? strlen(name_opt) : (size_t)(ext - base)) > CONF_NAME_MAX) {
+		fprintf(stderr, "ascend-run: \"%s\" is not a job name: lowercase letters, digits, "
+				"'.', '_' and '-', at most %d characters (give one with --name)\n",
+			name_opt ? name_opt : base, CONF_NAME_MAX);
+		return EXIT_RUN_ERROR;
+	}
+	spec = read_text(spec_path, SPEC_MAX + 1, &spec_len);
+	if (!spec) {
+		fprintf(stderr, "ascend-run: cannot read %s: %s\n", spec_path, strerror(errno));
+		return EXIT_RUN_ERROR;
+	}
+	if (spec_len > SPEC_MAX) {
+		fprintf(stderr, "ascend-run: %s: over 64 KiB, more than a spec may hold\n",
+			spec_path);
+		free(spec);
+		return EXIT_RUN_ERROR;
+	}
+	snprintf(dir, sizeof(dir), "%s/jobs/%s", mount, name);
+	snprintf(path, sizeof(path), "%s/jobs/%s%s", mount, name, ext);
+
+	/* submit: the close says whether the job was accepted (fs.h) */
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		fprintf(stderr, "ascend-run: cannot submit %s: %s%s\n", path, strerror(errno),
+			errno == EEXIST ? " (a job of that name is active: cancel it, or give "
+					  "another with --name)" :
+			errno == ENOENT ? " (is ascendfs mounted there? give the mount with -m)" :
+					  "");
+		free(spec);
+		return EXIT_RUN_ERROR;
+	}
+	result = 0;
+	for (size_t done = 0; done < spec_len && result == 0;) {
+		ssize_t n = write(fd, spec + done, spec_len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			result = errno ? errno : EIO;
+		else
+			done += (size_t)n;
+	}
+	free(spec);
+	if (close(fd) < 0 && result == 0)
+		result = errno;
+	if (result) {
+		char epath[PATH_MAX + 32], *why;
+
+		snprintf(epath, sizeof(epath), "%s/error", dir);
+		why = result == EINVAL ? read_text(epath, 4096, NULL) : NULL;
+		fprintf(stderr, "ascend-run: job %s not submitted: %s%s%s", name,
+			why && *why ? why : strerror(result),
+			why && *why ? "" : "\n",
+			result == EEXIST ? "ascend-run: a job of that name is active: cancel it, "
+					   "or give another name with --name\n" : "");
+		free(why);
+		return EXIT_RUN_ERROR;
+	}
+	say(quiet, "job %s submitted (%s)", name, dir);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	f.dir = dir;
+	for (;;) {
+		char spath[PATH_MAX + 32], *text;
+		json_t *st;
+
+		if (interrupts >= 2) {
+			say(quiet, "left job %s running as it was; follow it with `tail -F %s/log`",
+			    name, dir);
+			return EXIT_CANCELLED;
+		}
+		if (interrupts == 1 && !cancelled_here) {
+			char cpath[PATH_MAX + 32];
+			int cfd;
+
+			cancelled_here = true;
+			snprintf(cpath, sizeof(cpath), "%s/ctl", dir);
+			cfd = open(cpath, O_WRONLY | O_CLOEXEC);
+			if (cfd < 0 || write(cfd, "cancel\n", 7) != 7 || close(cfd) < 0)
+				say(false, "cannot cancel job %s: %s", name, strerror(errno));
+			else
+				say(quiet, "cancelling job %s; waiting for it to end (Ctrl-C again to "
+					   "leave now)", name);
+		}
+		follow_once(&f);
+		snprintf(spath, sizeof(spath), "%s/status.json", dir);
+		text = read_text(spath, 1u << 20, NULL);
+		if (!text) {
+			follow_once(&f);
+			say(false, "job %s is gone (%s): removed by someone", name, strerror(errno));
+			return EXIT_RUN_ERROR;
+		}
+		st = json_loads(text, 0, NULL);
+		free(text);
+		if (st) {
+			const char *s = json_string_value(json_object_get(st, "state"));
+			const char *reason = json_string_value(json_object_get(st, "reason"));
+			json_t *g = json_object_get(st, "generation");
+			unsigned gen = json_is_integer(g) ? (unsigned)json_integer_value(g) : 0;
+
+			if (s && (strcmp(s, state) || (reason && strcmp(reason, last_reason)) ||
+				  gen != last_generation)) {
+				if (strcmp(s, state) || gen != last_generation)
+					say(quiet, "job %s %s%s%s (generation %u)", name, s,
+					    reason && *reason ? ": " : "", reason ? reason : "", gen);
+				snprintf(state, sizeof(state), "%s", s);
+				snprintf(last_reason, sizeof(last_reason), "%s", reason ? reason : "");
+				last_generation = gen;
+			}
+			json_decref(st);
+		}
+		if (state_is_final(state))
+			break;
+		sleep_ms(POLL_MS);
+	}
+	/* the agents ship a process's last lines before its exit is reported: by now the
+	 * log holds them */
+	follow_once(&f);
+	if (f.fd >= 0)
+		close(f.fd);
+	if (!strcmp(state, "completed"))
+		return 0;
+	if (!strcmp(state, "timeout"))
+		return EXIT_TIMEOUT;
+	if (!strcmp(state, "cancelled"))
+		return EXIT_CANCELLED;
+	if (!strcmp(state, "rejected"))
+		return EXIT_RUN_ERROR;
+	result = accounted_exit(dir);
+	return result > 0 && result < 256 ? result : 1;
+}

@@ -1,0 +1,829 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Job logs (issue 19 item 3): what every process of a job printed, shipped by the agents
+ * that run them and kept on the head, readable as jobs/<job>/log (fs.h says what a reader
+ * sees). Each job object (serial) has up to two files in the log directory:
+ * "<serial>.log", appended to, and "<serial>.log.1", the previous one: when an append
+ * would take the current file past half of cluster.job_log_max_mib, it becomes log.1 (the
+ * older log.1 goes) and a new current file begins, as logrotate's copytruncate does to a
+ * file that `tail -f` follows. The files go with the job's record (fs_joblogs_sweep()).
+ *
+ * Locks: logs->mu guards the table and the references (a leaf: nothing is taken under
+ * it); each log's mu guards its writer descriptor and its rotation, and is held over
+ * the I/O of one append, never with ctx->lock. Sizes are read without a lock (atomics),
+ * so that stat() under ctx->lock never waits for a disk.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fs_internal.h"
+
+/* The longest line a writer may send (its text is cut into pieces before that by the
+ * agent, AGENT_LOG_LINE_MAX): what one handle buffers of a partial line. */
+#define JOBLOG_WRITE_LINE_MAX (64u * 1024)
+
+struct fs_joblog {
+	uint64_t serial;
+	char name[CONF_NAME_MAX + 1];	/* the job's name ("" while restoring) */
+	unsigned refs;			/* the table's and each handle's (logs->mu) */
+	bool gone;			/* its record was dropped: files removed (logs->mu) */
+	pthread_mutex_t mu;
+	int fd;				/* the current file, for appending, while a writer has
+					 * it open; -1 = not open */
+	unsigned writers;		/* handles open for writing (mu) */
+	bool dir_dirty;			/* a file was made or renamed since the directory's
+					 * last fsync (mu) */
+	uint64_t rot;			/* rotations so far, this daemon's life (mu) */
+	uint64_t cur_bytes;		/* atomic: size of <serial>.log */
+	uint64_t old_bytes;		/* atomic: size of <serial>.log.1, 0 = none */
+	uint64_t mtime_usec;		/* atomic: the last append (0: none since start) */
+	struct fs_joblog *next;		/* hash chain */
+};
+
+struct fs_joblogs {
+	pthread_mutex_t mu;
+	int dirfd;
+	char *dir;
+	bool private_dir;		/* made for this daemon (no state store): removed at exit */
+	bool sync;			/* fdatasync() before a close returns (a state store) */
+	uint64_t segment_bytes;		/* most bytes of one file */
+	struct fs_joblog **tab;		/* cap buckets, a power of two */
+	size_t cap, count;
+};
+
+/* A handle's view of a log (fs_handle.log). */
+struct fs_joblog_view {
+	struct fs_joblog *log;		/* a reference */
+	int fd;				/* readers: the file read; -1 = none yet */
+	bool old;			/* log.1: a snapshot at open */
+	uint64_t rot;			/* the rotation whose current file fd is */
+	uint64_t len;			/* log.1: its size at open */
+	uint64_t high;			/* the furthest byte read */
+	bool writer;			/* open for writing */
+	bool wrote;			/* writers: appended since the last flush */
+};
+
+static size_t slot_of(const struct fs_joblogs *t, uint64_t serial)
+{
+	return (size_t)((serial * 0x9E3779B97F4A7C15ULL) >> 20) & (t->cap - 1);
+}
+
+static uint64_t load(const uint64_t *v)
+{
+	return __atomic_load_n(v, __ATOMIC_ACQUIRE);
+}
+
+static void store(uint64_t *v, uint64_t x)
+{
+	__atomic_store_n(v, x, __ATOMIC_RELEASE);
+}
+
+static void file_name(char *buf, size_t len, uint64_t serial, bool old)
+{
+	snprintf(buf, len, "%" PRIu64 ".log%s", serial, old ? ".1" : "");
+}
+
+static struct fs_joblog *find_locked(const struct fs_joblogs *t, uint64_t serial)
+{
+	struct fs_joblog *l;
+
+	if (!t->cap)
+		return NULL;
+	for (l = t->tab[slot_of(t, serial)]; l && l->serial != serial; l = l->next)
+		;
+	return l;
+}
+
+static int grow_locked(struct fs_joblogs *t)
+{
+	size_t cap = t->cap ? t->cap * 2 : 64;
+	struct fs_joblog **tab = calloc(cap, sizeof(*tab));
+
+	if (!tab)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->cap; i++)
+		for (struct fs_joblog *l = t->tab[i], *n; l; l = n) {
+			size_t s = (size_t)((l->serial * 0x9E3779B97F4A7C15ULL) >> 20) & (cap - 1);
+
+			n = l->next;
+			l->next = tab[s];
+			tab[s] = l;
+		}
+	free(t->tab);
+	t->tab = tab;
+	t->cap = cap;
+	return 0;
+}
+
+/* The log of @serial, made when @make; a reference for the caller, or NULL. */
+static struct fs_joblog *log_get(struct fs_joblogs *t, uint64_t serial, const char *name,
+				 bool make)
+{
+	struct fs_joblog *l;
+
+	pthread_mutex_lock(&t->mu);
+	l = find_locked(t, serial);
+	if (!l && make && (t->count < t->cap * 2 || grow_locked(t) == 0) &&
+	    (l = calloc(1, sizeof(*l)))) {
+		size_t s = slot_of(t, serial);
+
+		l->serial = serial;
+		snprintf(l->name, sizeof(l->name), "%s", name);
+		l->refs = 1; /* the table's */
+		l->fd = -1;
+		pthread_mutex_init(&l->mu, NULL);
+		l->next = t->tab[s];
+		t->tab[s] = l;
+		t->count++;
+	}
+	if (l)
+		l->refs++;
+	pthread_mutex_unlock(&t->mu);
+	return l;
+}
+
+static void log_put(struct fs_joblogs *t, struct fs_joblog *l)
+{
+	bool last;
+
+	if (!l)
+		return;
+	pthread_mutex_lock(&t->mu);
+	last = --l->refs == 0;
+	pthread_mutex_unlock(&t->mu);
+	if (!last)
+		return;
+	if (l->fd >= 0)
+		close(l->fd);
+	pthread_mutex_destroy(&l->mu);
+	free(l);
+}
+
+/* Unlink @l's files and take it out of the table (logs->mu held). */
+static void log_remove_locked(struct fs_joblogs *t, struct fs_joblog *l, size_t slot)
+{
+	char name[48];
+	struct fs_joblog **pp = &t->tab[slot];
+
+	while (*pp != l)
+		pp = &(*pp)->next;
+	*pp = l->next;
+	t->count--;
+	l->gone = true;
+	file_name(name, sizeof(name), l->serial, false);
+	unlinkat(t->dirfd, name, 0);
+	file_name(name, sizeof(name), l->serial, true);
+	unlinkat(t->dirfd, name, 0);
+}
+
+/* ---- the directory ---- */
+
+static int size_of(int dirfd, uint64_t serial, bool old, uint64_t *ret)
+{
+	char name[48];
+	struct stat st;
+
+	file_name(name, sizeof(name), serial, old);
+	if (fstatat(dirfd, name, &st, 0) < 0)
+		return -errno;
+	*ret = (uint64_t)st.st_size;
+	return 0;
+}
+
+static uint64_t mtime_of(int dirfd, uint64_t serial)
+{
+	char name[48];
+	struct stat st;
+
+	file_name(name, sizeof(name), serial, false);
+	if (fstatat(dirfd, name, &st, 0) < 0)
+		return 0;
+	return (uint64_t)st.st_mtim.tv_sec * 1000000u + (uint64_t)st.st_mtim.tv_nsec / 1000u;
+}
+
+/* "<digits>.log" or "<digits>.log.1" -> the serial; 0 for any other name. */
+static uint64_t serial_of_name(const char *name)
+{
+	uint64_t v = 0;
+	const char *p = name;
+
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return 0;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	if (p == name || (strcmp(p, ".log") != 0 && strcmp(p, ".log.1") != 0))
+		return 0;
+	return v;
+}
+
+/* Take in what an earlier daemon left: the logs of the jobs restored, none other. */
+static void restore(struct fs_ctx *ctx, struct fs_joblogs *t)
+{
+	struct sched_cluster *c = ctx->cluster;
+	DIR *d;
+	struct dirent *e;
+	int fd = dup(t->dirfd);
+
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		uint64_t serial = serial_of_name(e->d_name);
+		struct fs_joblog *l;
+
+		if (!serial) {
+			if (e->d_name[0] != '.')
+				fs_log(ctx, 1, "job logs: %s/%s is not a job log; left alone", t->dir,
+				       e->d_name);
+			continue;
+		}
+		l = log_get(t, serial, "", true);
+		log_put(t, l);
+	}
+	closedir(d);
+	/* name them after their jobs; what no job restored owns goes */
+	for (size_t i = 0; i < c->job_count; i++) {
+		struct fs_joblog *l;
+
+		pthread_mutex_lock(&t->mu);
+		l = find_locked(t, c->jobs[i]->serial);
+		if (l)
+			snprintf(l->name, sizeof(l->name), "%s", c->jobs[i]->name);
+		pthread_mutex_unlock(&t->mu);
+	}
+	pthread_mutex_lock(&t->mu);
+	for (size_t s = 0; s < t->cap; s++)
+		for (struct fs_joblog *l = t->tab[s], *n; l; l = n) {
+			uint64_t bytes = 0;
+
+			n = l->next;
+			if (!l->name[0]) {
+				fs_log(ctx, 2, "job logs: removing the log of serial %" PRIu64
+					       ", whose job record is gone", l->serial);
+				log_remove_locked(t, l, s);
+				l->refs--;
+				pthread_mutex_destroy(&l->mu);
+				free(l);
+				continue;
+			}
+			if (size_of(t->dirfd, l->serial, false, &bytes) == 0)
+				l->cur_bytes = bytes;
+			l->mtime_usec = mtime_of(t->dirfd, l->serial);
+			bytes = 0;
+			if (size_of(t->dirfd, l->serial, true, &bytes) == 0)
+				l->old_bytes = bytes;
+		}
+	pthread_mutex_unlock(&t->mu);
+}
+
+int fs_joblogs_open(struct fs_ctx *ctx, const char *state_dir, char *why, size_t why_len)
+{
+	struct fs_joblogs *t = calloc(1, sizeof(*t));
+	const char *tmp = getenv("TMPDIR");
+	char path[PATH_MAX];
+
+	if (!t)
+		return -ENOMEM;
+	pthread_mutex_init(&t->mu, NULL);
+	t->dirfd = -1;
+	t->segment_bytes = (uint64_t)ctx->cluster->conf->job_log_max_mib << 19; /* MiB / 2 */
+	if (state_dir) {
+		t->sync = true;
+		snprintf(path, sizeof(path), "%s/logs", state_dir);
+		if (mkdir(path, 0700) < 0 && errno != EEXIST) {
+			snprintf(why, why_len, "cannot create the job log directory %s: %s", path,
+				 strerror(errno));
+			goto fail;
+		}
+	} else {
+		snprintf(path, sizeof(path), "%s/ascendfs-logs.XXXXXX",
+			 tmp && tmp[0] == '/' ? tmp : "/tmp");
+		if (!mkdtemp(path)) {
+			snprintf(why, why_len, "cannot create a job log directory in %s: %s "
+				 "(set TMPDIR to a writable directory)",
+				 tmp && tmp[0] == '/' ? tmp : "/tmp", strerror(errno));
+			goto fail;
+		}
+		t->private_dir = true;
+	}
+	t->dir = strdup(path);
+	t->dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (!t->dir || t->dirfd < 0) {
+		snprintf(why, why_len, "cannot open the job log directory %s: %s", path,
+			 strerror(t->dir ? errno : ENOMEM));
+		if (t->private_dir)
+			rmdir(path);
+		goto fail;
+	}
+	ctx->logs = t;
+	if (state_dir)
+		restore(ctx, t);
+	return 0;
+fail:
+	free(t->dir);
+	pthread_mutex_destroy(&t->mu);
+	free(t);
+	return -EIO;
+}
+
+void fs_joblogs_free(struct fs_ctx *ctx)
+{
+	struct fs_joblogs *t = ctx->logs;
+
+	if (!t)
+		return;
+	for (size_t s = 0; s < t->cap; s++)
+		for (struct fs_joblog *l = t->tab[s], *n; l; l = n) {
+			n = l->next;
+			if (t->private_dir) {
+				char name[48];
+
+				file_name(name, sizeof(name), l->serial, false);
+				unlinkat(t->dirfd, name, 0);
+				file_name(name, sizeof(name), l->serial, true);
+				unlinkat(t->dirfd, name, 0);
+			}
+			/* every handle is gone at exit: the table's is the last reference */
+			if (l->fd >= 0)
+				close(l->fd);
+			pthread_mutex_destroy(&l->mu);
+			free(l);
+		}
+	if (t->private_dir)
+		rmdir(t->dir);
+	if (t->dirfd >= 0)
+		close(t->dirfd);
+	free(t->tab);
+	free(t->dir);
+	pthread_mutex_destroy(&t->mu);
+	free(t);
+	ctx->logs = NULL;
+}
+
+void fs_joblogs_sweep(struct fs_ctx *ctx)
+{
+	struct fs_joblogs *t = ctx->logs;
+
+	if (!t)
+		return;
+	pthread_mutex_lock(&t->mu);
+	for (size_t s = 0; s < t->cap; s++)
+		for (struct fs_joblog *l = t->tab[s], *n; l; l = n) {
+			const struct sched_job *j = sched_cluster_find_job(ctx->cluster, l->name);
+
+			n = l->next;
+			if (j && j->serial == l->serial)
+				continue;
+			log_remove_locked(t, l, s);
+			if (--l->refs == 0) {
+				if (l->fd >= 0)
+					close(l->fd);
+				pthread_mutex_destroy(&l->mu);
+				free(l);
+			}
+		}
+	pthread_mutex_unlock(&t->mu);
+}
+
+uint64_t fs_joblog_size(struct fs_ctx *ctx, uint64_t serial, bool old, uint64_t *mtime_usec)
+{
+	struct fs_joblogs *t = ctx->logs;
+	struct fs_joblog *l;
+	uint64_t n = 0;
+
+	if (!t)
+		return 0;
+	pthread_mutex_lock(&t->mu);
+	l = find_locked(t, serial);
+	if (l)
+		n = load(old ? &l->old_bytes : &l->cur_bytes);
+	if (l && mtime_usec && load(&l->mtime_usec))
+		*mtime_usec = load(&l->mtime_usec);
+	pthread_mutex_unlock(&t->mu);
+	return n;
+}
+
+/* ---- reading ---- */
+
+static int open_file(const struct fs_joblogs *t, uint64_t serial, bool old)
+{
+	char name[48];
+
+	file_name(name, sizeof(name), serial, old);
+	return openat(t->dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+}
+
+int fs_joblog_open(struct fs_ctx *ctx, struct fs_handle *h, uint64_t serial, bool writer)
+{
+	struct fs_joblogs *t = ctx->logs;
+	struct fs_joblog_view *v;
+
+	if (!t)
+		return -ENOENT;
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	v->fd = -1;
+	v->old = h->path.kind == FS_JOB_LOG_OLD;
+	v->writer = writer;
+	v->log = log_get(t, serial, h->path.job, writer || !v->old);
+	if (!v->log) {
+		bool old = v->old;
+
+		free(v);
+		return old ? -ENOENT : -ENOMEM;
+	}
+	if (writer) {
+		pthread_mutex_lock(&v->log->mu);
+		v->log->writers++;
+		pthread_mutex_unlock(&v->log->mu);
+	} else {
+		struct stat st;
+
+		pthread_mutex_lock(&v->log->mu);
+		v->rot = v->log->rot;
+		v->fd = open_file(t, serial, v->old);
+		pthread_mutex_unlock(&v->log->mu);
+		if (v->old && (v->fd < 0 || fstat(v->fd, &st) < 0)) {
+			fs_joblog_close(ctx, h, v);
+			return -ENOENT;
+		}
+		if (v->old)
+			v->len = (uint64_t)st.st_size;
+	}
+	h->log = v;
+	return 0;
+}
+
+int fs_joblog_read(struct fs_ctx *ctx, struct fs_handle *h, char *buf, size_t size, off_t off)
+{
+	struct fs_joblog_view *v = h->log;
+	struct fs_joblog *l = v->log;
+	uint64_t avail;
+	ssize_t n;
+
+	if (v->old) {
+		avail = v->len;
+	} else {
+		pthread_mutex_lock(&l->mu);
+		if (v->rot != l->rot && (uint64_t)off < v->high) {
+			/* read again from before where it was, after a rotation: as for a
+			 * truncated file, the new current file (what `tail -f` does when it
+			 * sees the size go down) */
+			if (v->fd >= 0)
+				close(v->fd);
+			v->fd = open_file(ctx->logs, l->serial, false);
+			v->rot = l->rot;
+			v->high = 0;
+		}
+		if (v->rot == l->rot) {
+			if (v->fd < 0 && load(&l->cur_bytes))
+				v->fd = open_file(ctx->logs, l->serial, false);
+			avail = load(&l->cur_bytes);
+		} else {
+			struct stat st; /* renamed to log.1 (or gone since): no longer grows */
+
+			avail = v->fd >= 0 && fstat(v->fd, &st) == 0 ? (uint64_t)st.st_size : 0;
+		}
+		pthread_mutex_unlock(&l->mu);
+	}
+	if (v->fd < 0 || (uint64_t)off >= avail)
+		return 0;
+	if (size > avail - (uint64_t)off)
+		size = (size_t)(avail - (uint64_t)off);
+	n = pread(v->fd, buf, size, off);
+	if (n < 0)
+		return -errno;
+	if ((uint64_t)off + (uint64_t)n > v->high)
+		v->high = (uint64_t)off + (uint64_t)n;
+	return (int)n;
+}
+
+int fs_joblog_read_all(struct fs_ctx *ctx, uint64_t serial, bool old, char **ret,
+		       size_t *ret_len)
+{
+	struct fs_joblogs *t = ctx->logs;
+	struct fs_joblog *l = t ? log_get(t, serial, "", false) : NULL;
+	uint64_t want = 0;
+	char *buf;
+	size_t got = 0;
+	int fd = -1;
+
+	if (l) {
+		pthread_mutex_lock(&l->mu);
+		want = load(old ? &l->old_bytes : &l->cur_bytes);
+		fd = open_file(t, serial, old);
+		pthread_mutex_unlock(&l->mu);
+		log_put(t, l);
+	}
+	if (fd < 0)
+		want = 0;
+	buf = malloc((size_t)want + 1);
+	if (!buf) {
+		if (fd >= 0)
+			close(fd);
+		return -ENOMEM;
+	}
+	while (got < want) {
+		ssize_t n = pread(fd, buf + got, (size_t)want - got, (off_t)got);
+
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	if (fd >= 0)
+		close(fd);
+	buf[got] = '\0';
+	*ret = buf;
+	*ret_len = got;
+	return 0;
+}
+
+/* ---- writing ---- */
+
+/*
+ * One line of an agent: "<generation> <process> <server> <text>" with process
+ * "rank-<N>", "node" (a server's msrun) or "scheduler" (MindSpore's scheduler), as the
+ * agent names its processes' local logs. Appends "[g<generation> <process> <server>]
+ * <text>\n" to @out. Returns 0 or -EINVAL with @why.
+ */
+static int format_line(struct fs_ctx *ctx, const struct sched_job *j, const char *line,
+		       size_t len, char **out, size_t *out_len, size_t *out_cap, char *why,
+		       size_t why_len)
+{
+	const char *tok[3], *end = line + len, *p = line;
+	size_t tlen[3];
+	unsigned long gen;
+	char server[CONF_NAME_MAX + 1], *e;
+	size_t need;
+
+	for (int i = 0; i < 3; i++) {
+		tok[i] = p;
+		while (p < end && *p != ' ')
+			p++;
+		tlen[i] = (size_t)(p - tok[i]);
+		if (!tlen[i] || (i < 2 && p == end)) {
+			snprintf(why, why_len, "\"%.*s\": a line is \"<generation> <process> "
+				 "<server> <text>\"", (int)(len < 80 ? len : 80), line);
+			return -EINVAL;
+		}
+		if (p < end)
+			p++;
+	}
+	errno = 0;
+	gen = strtoul(tok[0], &e, 10);
+	if (e != tok[0] + tlen[0] || errno || tok[0][0] == '0' || gen > j->generation) {
+		snprintf(why, why_len, "generation \"%.*s\": job %s has generations 1 to %u",
+			 (int)(tlen[0] < 20 ? tlen[0] : 20), tok[0], j->name, j->generation);
+		return -EINVAL;
+	}
+	if (!((tlen[1] == 4 && memcmp(tok[1], "node", 4) == 0) ||
+	      (tlen[1] == 9 && memcmp(tok[1], "scheduler", 9) == 0) ||
+	      (tlen[1] > 5 && tlen[1] <= 11 && memcmp(tok[1], "rank-", 5) == 0 &&
+	       strspn(tok[1] + 5, "0123456789") >= tlen[1] - 5 &&
+	       (tok[1][5] != '0' || tlen[1] == 6)))) {
+		snprintf(why, why_len, "process \"%.*s\": rank-<N>, node or scheduler",
+			 (int)(tlen[1] < 20 ? tlen[1] : 20), tok[1]);
+		return -EINVAL;
+	}
+	if (tlen[2] < sizeof(server)) {
+		memcpy(server, tok[2], tlen[2]);
+		server[tlen[2]] = '\0';
+	}
+	if (tlen[2] >= sizeof(server) || sched_cluster_find_server(ctx->cluster, server) < 0) {
+		snprintf(why, why_len, "server \"%.*s\" is not in the inventory",
+			 (int)(tlen[2] < sizeof(server) ? tlen[2] : CONF_NAME_MAX), tok[2]);
+		return -EINVAL;
+	}
+	need = *out_len + 4 + tlen[0] + tlen[1] + tlen[2] + (size_t)(end - p) + 2;
+	if (need > *out_cap) {
+		size_t cap = *out_cap ? *out_cap : 4096;
+		char *n;
+
+		while (cap < need)
+			cap *= 2;
+		n = realloc(*out, cap);
+		if (!n)
+			return -ENOMEM;
+		*out = n;
+		*out_cap = cap;
+	}
+	*out_len += (size_t)sprintf(*out + *out_len, "[g%.*s %.*s %.*s] ", (int)tlen[0], tok[0],
+				    (int)tlen[1], tok[1], (int)tlen[2], tok[2]);
+	memcpy(*out + *out_len, p, (size_t)(end - p));
+	*out_len += (size_t)(end - p);
+	(*out)[(*out_len)++] = '\n';
+	return 0;
+}
+
+/* Begin a new current file (l->mu held): the current one becomes log.1. */
+static int rotate_locked(struct fs_joblogs *t, struct fs_joblog *l)
+{
+	char cur[48], old[48];
+
+	file_name(cur, sizeof(cur), l->serial, false);
+	file_name(old, sizeof(old), l->serial, true);
+	if (t->sync && fdatasync(l->fd) < 0)
+		return -errno;
+	if (renameat(t->dirfd, cur, t->dirfd, old) < 0)
+		return -errno;
+	close(l->fd);
+	l->fd = -1;
+	l->dir_dirty = true;
+	store(&l->old_bytes, load(&l->cur_bytes));
+	store(&l->cur_bytes, 0);
+	l->rot++;
+	return 0;
+}
+
+/* Append @len bytes of whole lines to @l's current file, rotating first when due. */
+static int append(struct fs_joblogs *t, struct fs_joblog *l, const char *data, size_t len)
+{
+	int r = 0;
+
+	pthread_mutex_lock(&l->mu);
+	if (l->gone) {
+		r = -ENOENT;
+		goto out;
+	}
+	if (load(&l->cur_bytes) && load(&l->cur_bytes) + len > t->segment_bytes) {
+		if (l->fd < 0) {
+			char name[48];
+
+			file_name(name, sizeof(name), l->serial, false);
+			l->fd = openat(t->dirfd, name, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+			if (l->fd < 0) {
+				r = -errno;
+				goto out;
+			}
+		}
+		r = rotate_locked(t, l);
+		if (r < 0)
+			goto out;
+	}
+	if (l->fd < 0) {
+		char name[48];
+
+		file_name(name, sizeof(name), l->serial, false);
+		l->fd = openat(t->dirfd, name, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+		if (l->fd < 0 && errno == ENOENT) {
+			l->fd = openat(t->dirfd, name,
+				       O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+			l->dir_dirty = true;
+		}
+		if (l->fd < 0) {
+			r = -errno;
+			goto out;
+		}
+	}
+	for (size_t done = 0; done < len;) {
+		ssize_t n = write(l->fd, data + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			r = n < 0 ? -errno : -EIO;
+			break;
+		}
+		done += (size_t)n;
+		store(&l->cur_bytes, load(&l->cur_bytes) + (uint64_t)n);
+	}
+	store(&l->mtime_usec, fs_now_usec());
+	/* a file made or renamed is durable once its directory is */
+	if (r == 0 && l->dir_dirty && t->sync) {
+		if (fsync(t->dirfd) < 0)
+			r = -errno;
+		else
+			l->dir_dirty = false;
+	}
+out:
+	pthread_mutex_unlock(&l->mu);
+	return r;
+}
+
+/* Format and append the whole lines of h->buf; keep a partial last one unless @all. */
+static int write_lines(struct fs_ctx *ctx, struct fs_handle *h, bool all)
+{
+	struct fs_joblog_view *v = h->log;
+	char *out = NULL, why[SCHED_REASON_MAX - 64];
+	size_t out_len = 0, out_cap = 0, done = 0;
+	const struct sched_job *j;
+	int r = 0;
+
+	if (!h->len)
+		return 0;
+	pthread_mutex_lock(&ctx->lock);
+	j = sched_cluster_find_job(ctx->cluster, h->path.job);
+	if (!j || j->serial != v->log->serial)
+		r = -ENOENT;
+	while (r == 0 && done < h->len) {
+		char *nl = memchr(h->buf + done, '\n', h->len - done);
+		size_t end = nl ? (size_t)(nl - h->buf) : h->len;
+
+		if (!nl && !all)
+			break;
+		r = format_line(ctx, j, h->buf + done, end - done, &out, &out_len, &out_cap, why,
+				sizeof(why));
+		done = nl ? end + 1 : end;
+	}
+	if (r == -EINVAL) {
+		char reason[SCHED_REASON_MAX];
+
+		snprintf(reason, sizeof(reason), "log line by uid %u refused: %s",
+			 (unsigned)h->uid, why);
+		fs_log(ctx, 1, "job %s: %s", h->path.job, reason);
+		sched_job_note_refusal(ctx->cluster, h->path.job, reason, fs_now_usec());
+		fs_changed(ctx);
+		done = h->len; /* as a ctl file's: the first refused line drops the rest */
+	}
+	pthread_mutex_unlock(&ctx->lock);
+	/* the lines before a refused one are kept */
+	if ((r == 0 || r == -EINVAL) && out_len) {
+		int a = append(ctx->logs, v->log, out, out_len);
+
+		v->wrote = true;
+		if (a < 0)
+			r = a;
+	}
+	free(out);
+	if (r == 0 || r == -EINVAL) {
+		memmove(h->buf, h->buf + done, h->len - done);
+		h->len -= done;
+		h->buf[h->len] = '\0';
+	}
+	return r;
+}
+
+int fs_joblog_write(struct fs_ctx *ctx, struct fs_handle *h, const char *data, size_t size)
+{
+	int r;
+
+	if (!h->log->writer)
+		return -EBADF;
+	r = fs_handle_buffer_put(h, data, size, (off_t)h->len, h->len + size + 1);
+
+	if (r < 0)
+		return r;
+	r = write_lines(ctx, h, false);
+	if (r == 0 && h->len > JOBLOG_WRITE_LINE_MAX) {
+		h->len = 0; /* a partial line that long is no line of an agent's */
+		r = -EFBIG;
+	}
+	return r < 0 ? r : (int)size;
+}
+
+int fs_joblog_flush(struct fs_ctx *ctx, struct fs_handle *h)
+{
+	struct fs_joblog_view *v = h->log;
+	int r;
+
+	if (!v->writer)
+		return 0;
+	r = write_lines(ctx, h, true);
+
+	if (r == 0 && v->wrote && ctx->logs->sync) {
+		pthread_mutex_lock(&v->log->mu);
+		if (v->log->fd >= 0 && fdatasync(v->log->fd) < 0)
+			r = -errno;
+		pthread_mutex_unlock(&v->log->mu);
+		if (r == 0)
+			v->wrote = false;
+	}
+	return r;
+}
+
+void fs_joblog_close(struct fs_ctx *ctx, struct fs_handle *h, struct fs_joblog_view *v)
+{
+	if (!v)
+		return;
+	if (v->fd >= 0)
+		close(v->fd);
+	if (v->writer) {
+		/* no descriptor is kept for a log nobody writes: 10,000 jobs are not
+		 * 10,000 open files */
+		pthread_mutex_lock(&v->log->mu);
+		if (--v->log->writers == 0 && v->log->fd >= 0) {
+			close(v->log->fd);
+			v->log->fd = -1;
+		}
+		pthread_mutex_unlock(&v->log->mu);
+	}
+	log_put(ctx->logs, v->log);
+	free(v);
+	if (h && h->log == v)
+		h->log = NULL;
+}

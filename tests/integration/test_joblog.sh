@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# Job logs and ascend-run (issue 19 item 3): what every process of a job prints reaches
+# the head through the mount (the agent ships it) as jobs/<job>/log, each line prefixed
+# with generation, process and server; `tail -f` follows it; it is bounded (log and
+# log.1, job_log_max_mib) and kept across a restart of the daemon, and goes with the
+# job's record. ascend-run submits a spec, prints the log and exits with the job's
+# result: 0, the job's exit status, 125 for a refused spec, 130 after Ctrl-C (which
+# cancels the job). Only root and operators write a log; a bad line is refused with the
+# lines before it kept.
+# Usage: test_joblog.sh ASCENDFS ASCEND_AGENT ASCEND_RUN SRCDIR
+set -u
+ASCENDFS=$(realpath "$1")
+AGENT=$(realpath "$2")
+RUN=$(realpath "$3")
+SRC=$(realpath "$4")
+. "$SRC/tests/integration/lib.sh"
+
+it_setup
+M=$IT_MNT
+W=$IT_WORK
+CONFIG=$W/cluster.yaml
+# agents required (jobs go to a2-node-01, whose agent runs), a small log bound
+sed -e 's/^  require_agent: false .*/  require_agent: true/' \
+	-e 's/^cluster:$/cluster:\n  job_log_max_mib: 1/' \
+	"$SRC/examples/ascend_cluster.yaml" >"$CONFIG"
+grep -q 'job_log_max_mib: 1' "$CONFIG" || { echo "Bail out! config edit failed"; exit 1; }
+AGENT_PID=""
+TAIL_PID=""
+agent_start() {
+	mkdir -p "$W/faults" "$W/logs"
+	{ for d in 0 1 2 3 4 5 6 7; do echo "address_$d=10.20.$d.1"; done; } >"$W/hccn.conf"
+	"$AGENT" --mount "$M" --node a2-node-01 --fault-file "$W/faults/a2-node-01" \
+		--hccn-conf "$W/hccn.conf" --log-dir "$W/logs" >>"$W/agent.log" 2>&1 &
+	AGENT_PID=$!
+}
+agent_stop() {
+	[ -n "$AGENT_PID" ] || return 0
+	kill -TERM "$AGENT_PID" 2>/dev/null
+	wait_until 15 bash -c "! kill -0 $AGENT_PID"
+	kill -KILL "$AGENT_PID" 2>/dev/null
+	AGENT_PID=""
+}
+cleanup() {
+	[ -z "$TAIL_PID" ] || kill "$TAIL_PID" 2>/dev/null
+	agent_stop
+	it_cleanup
+}
+trap cleanup EXIT
+
+it_start "$ASCENDFS" "$CONFIG" || exit 1
+agent_start
+check "the agent's server becomes ready" wait_until 20 grep -q '"ready"' "$M/nodes/a2-node-01/info"
+
+# ---- ascend-run: a per-rank job, its lines, its result ------------------------------
+cat >"$W/hello.yaml" <<'EOF'
+npus: 2
+launch: per-rank
+command: |
+  for i in 1 2 3; do echo "rank $RANK_ID step $i"; sleep 0.2; done
+  echo "rank $RANK_ID to stderr" >&2
+  printf "rank %s last words without a newline" "$RANK_ID"
+EOF
+"$RUN" -m "$M" "$W/hello.yaml" >"$W/hello.out" 2>"$W/hello.err"
+check_eq "ascend-run exits 0 for a completed job" 0 "$?"
+for r in 0 1; do
+	for i in 1 2 3; do
+		check "rank $r step $i is in ascend-run's output, prefixed" \
+			grep -qx "\[g1 rank-$r a2-node-01\] rank $r step $i" "$W/hello.out"
+	done
+	check "rank $r's stderr is there too" \
+		grep -qx "\[g1 rank-$r a2-node-01\] rank $r to stderr" "$W/hello.out"
+	check "rank $r's last line without a newline is there (before the job ended)" \
+		grep -qx "\[g1 rank-$r a2-node-01\] rank $r last words without a newline" "$W/hello.out"
+done
+check "ascend-run's output is jobs/hello/log" cmp -s "$W/hello.out" "$M/jobs/hello/log"
+# (per-rank in dynamic mode: the two ranks and MindSpore's scheduler, which runs the
+# command too: MS_ROLE tells a script which it is)
+check_eq "every line of the log has its prefix" "" \
+	"$(grep -vE '^\[g1 (rank-[01]|scheduler) a2-node-01\] ' "$M/jobs/hello/log")"
+check_contains "ascend-run says the job completed (stderr)" "job hello completed" \
+	"$(cat "$W/hello.err")"
+check "ascend-run -q says nothing on stderr" \
+	bash -c "'$RUN' -q -m '$M' -n hello-quiet '$W/hello.yaml' >/dev/null 2>'$W/q.err' && ! [ -s '$W/q.err' ]"
+
+printf 'npus: 1\ncommand: |\n  echo "failing now"\n  exit 7\nmax_restarts: 0\n' >"$W/fails.yaml"
+"$RUN" -m "$M" "$W/fails.yaml" >"$W/fails.out" 2>"$W/fails.err"
+check_eq "ascend-run exits with the job's status when it failed" 7 "$?"
+check "its output is there" grep -q "failing now" "$W/fails.out"
+
+printf 'npus: 3000\n' >"$W/toobig.yaml"
+"$RUN" -m "$M" "$W/toobig.yaml" >/dev/null 2>"$W/toobig.err"
+check_eq "ascend-run exits 125 for a refused spec" 125 "$?"
+check_contains "... saying why, with where" "toobig.yaml:1:" "$(cat "$W/toobig.err")"
+"$RUN" -m "$W/nomount" "$W/hello.yaml" >/dev/null 2>"$W/nomount.err"
+check_eq "ascend-run exits 125 without a mount" 125 "$?"
+check_contains "... and says to give one" "give the mount with -m" "$(cat "$W/nomount.err")"
+
+# Ctrl-C: the job is cancelled, its last output printed, 130
+printf 'npus: 1\ncommand: |\n  trap "echo got SIGTERM; exit 143" TERM\n  while :; do echo tick; sleep 0.2; done\n' \
+	>"$W/loop.yaml"
+"$RUN" -m "$M" "$W/loop.yaml" >"$W/loop.out" 2>"$W/loop.err" &
+RUN_PID=$!
+check "the looping job prints" wait_until 20 grep -q tick "$W/loop.out"
+kill -INT "$RUN_PID"
+wait_until 30 bash -c "! kill -0 $RUN_PID"
+wait "$RUN_PID"
+check_eq "ascend-run exits 130 after Ctrl-C" 130 "$?"
+check_eq "... and the job was cancelled" cancelled "$(cat "$M/jobs/loop/status")"
+check "... its processes' last words are printed" grep -q "got SIGTERM" "$W/loop.out"
+
+# ---- tail -f follows a running job ----------------------------------------------------
+printf 'npus: 1\ncommand: |\n  sleep 1\n  for i in $(seq 1 5); do echo "slow $i"; sleep 0.5; done\n' \
+	>"$M/jobs/slow.yaml"
+tail -f "$M/jobs/slow/log" >"$W/tail.out" 2>&1 &
+TAIL_PID=$!
+check "tail -f shows lines as the job prints them" wait_until 20 grep -q "slow 5" "$W/tail.out"
+check "... all of them, in order" bash -c \
+	"grep -o 'slow [0-9]' '$W/tail.out' | tr '\n' ' ' | grep -qx 'slow 1 slow 2 slow 3 slow 4 slow 5 '"
+kill "$TAIL_PID"
+TAIL_PID=""
+
+# ---- who writes, bad lines ---------------------------------------------------------
+check "a user reads a job's log" setpriv --reuid=nobody --regid=nogroup --clear-groups \
+	cat "$M/jobs/hello/log"
+check_fails "a user does not write it" setpriv --reuid=nobody --regid=nogroup --clear-groups \
+	sh -c "echo '1 rank-0 a2-node-01 forged' >> '$M/jobs/hello/log'"
+check "log is -rw-r--r-- root" bash -c "stat -c '%A %U' '$M/jobs/hello/log' | grep -qx -- '-rw-r--r-- root'"
+SIZE=$(stat -c %s "$M/jobs/hello/log")
+check_fails "a line naming no server of the inventory is refused" \
+	sh -c "printf '1 rank-0 a2-node-01 kept before\n1 rank-0 nosuch bad\n1 rank-0 a2-node-01 after\n' >> '$M/jobs/hello/log'"
+check "... the line before it is kept" grep -qx "\[g1 rank-0 a2-node-01\] kept before" "$M/jobs/hello/log"
+check "... the rest is not" bash -c "! grep -q 'after\|nosuch' '$M/jobs/hello/log'"
+check "... a refused event of the job says why" grep -q 'log line by uid 0 refused: server \\"nosuch\\"' "$M/jobs/hello/events"
+check_fails "a generation the job never had is refused" \
+	sh -c "printf '9 rank-0 a2-node-01 future\n' >> '$M/jobs/hello/log'"
+check_fails "a process name that is none is refused" \
+	sh -c "printf '1 worker a2-node-01 x\n' >> '$M/jobs/hello/log'"
+check_fails "a line without its text part is refused" sh -c "printf '1 rank-0\n' >> '$M/jobs/hello/log'"
+check_eq "the log grew by the one kept line only" \
+	$((SIZE + $(printf '[g1 rank-0 a2-node-01] kept before\n' | wc -c))) \
+	"$(stat -c %s "$M/jobs/hello/log")"
+check "log.1 does not exist before a rotation" bash -c "! [ -e '$M/jobs/hello/log.1' ]"
+
+# ---- rotation: at most job_log_max_mib (1 MiB), the newest kept -------------------------
+python3 - "$M/jobs/hello/log" <<'PY'
+import sys
+with open(sys.argv[1], "a") as f:
+    for b in range(24):
+        f.write("".join("1 rank-1 a2-node-01 bulk %05d %s\n" % (b * 1000 + i, "x" * 40)
+                        for i in range(1000)))
+        f.flush()
+PY
+check "log.1 exists after 1.5 MiB" test -e "$M/jobs/hello/log.1"
+TOTAL=$(( $(stat -c %s "$M/jobs/hello/log") + $(stat -c %s "$M/jobs/hello/log.1") ))
+check "log and log.1 hold at most 1 MiB" test "$TOTAL" -le 1048576
+check "the newest line is in log" grep -q "bulk 23999" "$M/jobs/hello/log"
+check "log.1 then log are the newest lines, in order, none missing" bash -c \
+	"cat '$M/jobs/hello/log.1' '$M/jobs/hello/log' | grep -o 'bulk [0-9]*' | awk '{print \$2+0}' |
+	 awk 'NR>1 && \$1 != prev+1 {bad=1} {prev=\$1} END {exit bad || prev != 23999}'"
+check "the oldest lines went" bash -c "! grep -q 'bulk 00000' '$M/jobs/hello/log.1' '$M/jobs/hello/log'"
+check "log.1 is -r--r--r--" \
+	bash -c "stat -c '%A' '$M/jobs/hello/log.1' | grep -qx -- '-r--r--r--'"
+
+# ---- kept across a restart; gone with the job's record ---------------------------------
+cp "$M/jobs/hello/log" "$W/hello.log.before"
+cp "$M/jobs/fails/log" "$W/fails.log.before"
+agent_stop
+it_stop
+it_start "$ASCENDFS" "$CONFIG" || exit 1
+check "after a restart the log reads the same" cmp -s "$W/hello.log.before" "$M/jobs/hello/log"
+check "... and another job's" cmp -s "$W/fails.log.before" "$M/jobs/fails/log"
+check "... log.1 too" test -s "$M/jobs/hello/log.1"
+agent_start
+check "the agent's server becomes ready again" wait_until 20 grep -q '"ready"' "$M/nodes/a2-node-01/info"
+SERIAL_FILES=$(ls "$W/state/logs" | wc -l)
+"$RUN" -q -m "$M" -n fails "$W/hello.yaml" >"$W/again.out" 2>/dev/null
+check_eq "a resubmission of a finished name runs" 0 "$?"
+check "its log is its own (the old one's lines are not in it)" bash -c "! grep -q 'failing now' '$M/jobs/fails/log'"
+check_eq "the old submission's log file went with its record" "$SERIAL_FILES" \
+	"$(ls "$W/state/logs" | wc -l)"
+rmdir "$M/jobs/hello"
+check "rmdir of a finished job removes its log files" \
+	wait_until 10 bash -c "[ \$(ls '$W/state/logs' | wc -l) -eq $((SERIAL_FILES - 2)) ]"
+
+agent_stop
+it_stop
+it_finish
