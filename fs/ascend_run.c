@@ -69,7 +69,8 @@ static void usage(FILE *f)
 		"  -m, --mount MOUNT  the ascendfs mount (default $ASCEND_MOUNT, else /ascend)\n"
 		"  -n, --name NAME    the job's name (default: the spec's file name)\n"
 		"  -q, --quiet        no state changes on stderr, only the job's output\n"
-		"  -h, --help         this text\n",
+		"  -h, --help         this text\n"
+		"  -V, --version      the version\n",
 		EXIT_TIMEOUT, EXIT_CANCELLED, EXIT_RUN_ERROR);
 }
 
@@ -222,6 +223,7 @@ int main(int argc, char **argv)
 		{ "name", required_argument, NULL, 'n' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *mount = getenv("ASCEND_MOUNT"), *name_opt = NULL, *spec_path, *base, *ext;
@@ -235,7 +237,7 @@ int main(int argc, char **argv)
 	char *spec;
 	int c, fd, result;
 
-	while ((c = getopt_long(argc, argv, "m:n:qh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "m:n:qhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
 			mount = optarg;
@@ -248,6 +250,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
+			return 0;
+		case 'V':
+			printf("ascend-run %s\n", ASCENDFS_VERSION);
 			return 0;
 		default:
 			usage(stderr);

@@ -292,6 +292,39 @@
  *                                          per submission of it that ended (a record
  *                                          outlives its job: resubmitted, the name
  *                                          keeps the old ones)
+ *       log                    -rw-r--r-- root  what the job's processes print, every
+ *                                          generation (fs_joblog.c): lines "[g<generation>
+ *                                          <process> <server>] <text>", process
+ *                                          "rank-<N>", "node" (a server's msrun) or
+ *                                          "scheduler" (MindSpore's), in the order they
+ *                                          reached the head. Node agents append (root
+ *                                          and operators only: others EACCES; O_TRUNC
+ *                                          truncates nothing) lines "<generation>
+ *                                          <process> <server> <text>": a generation the
+ *                                          job had, a server of the inventory; a bad line
+ *                                          fails its write() (EINVAL; the lines before
+ *                                          it in that write are kept, it and the rest are
+ *                                          not) and is a "refused" event of the job; a
+ *                                          line over 64 KiB is EFBIG; with a state store
+ *                                          the close() returns once what that file
+ *                                          appended is on disk (fdatasync). Each read
+ *                                          reads the file as it is (no snapshot): it only
+ *                                          grows, so `tail -f` follows it, until the
+ *                                          current file would pass half of
+ *                                          cluster.job_log_max_mib (16 MiB): then it is
+ *                                          renamed log.1 (the older log.1 goes) and log
+ *                                          begins empty, as logrotate's copytruncate
+ *                                          does (`tail -f` says "file truncated" and goes
+ *                                          on; what it had not yet read of the old file
+ *                                          is in log.1). An open file reads the rest of
+ *                                          the file it was reading, then, once it reads
+ *                                          before a point it reached, the new file. Kept
+ *                                          with the job's record: after it ended, across
+ *                                          restarts (<state-dir>/logs/<serial>.log), gone
+ *                                          with the record (a resubmission of the name,
+ *                                          rmdir). mtime: the last append
+ *       log.1                  -r--r--r-- root  the log's previous file, once it rotated;
+ *                                          a snapshot at open
  *       recovery               -r--r--r--  the recovery ladder's requests to the job's
  *                                          processes (sched_render_job_recovery()): one
  *                                          JSON object; watch it with inotify

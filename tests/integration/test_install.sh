@@ -15,7 +15,7 @@ dest=$IT_WORK/dest
 install_out=$(meson install -C "$build" --destdir "$dest" --no-rebuild 2>&1)
 check_eq "meson install --destdir exits 0" 0 "$?"
 
-for prog in ascendfs ascend-agent ascend-sim; do
+for prog in ascendfs ascend-agent ascend-run ascend-sim; do
 	check_contains "$bindir/$prog --version runs" "$prog " "$("$dest$bindir/$prog" --version 2>&1)"
 done
 config=$dest$sysconfdir/ascendfs/cluster.yaml
