@@ -37,7 +37,7 @@ struct fs_joblog {
 	uint64_t serial;
 	char name[CONF_NAME_MAX + 1];	/* the job's name ("" while restoring) */
 	unsigned refs;			/* the table's and each handle's (logs->mu) */
-	bool gone;			/* its record was dropped: files removed (logs->mu) */
+	bool gone;			/* its record was dropped: files removed (atomic) */
 	pthread_mutex_t mu;
 	int fd;				/* the current file, for appending, while a writer has
 					 * it open; -1 = not open */
@@ -180,7 +180,7 @@ static void log_remove_locked(struct fs_joblogs *t, struct fs_joblog *l, size_t 
 		pp = &(*pp)->next;
 	*pp = l->next;
 	t->count--;
-	l->gone = true;
+	__atomic_store_n(&l->gone, true, __ATOMIC_RELEASE);
 	file_name(name, sizeof(name), l->serial, false);
 	unlinkat(t->dirfd, name, 0);
 	file_name(name, sizeof(name), l->serial, true);
@@ -656,7 +656,7 @@ static int append(struct fs_joblogs *t, struct fs_joblog *l, const char *data, s
 	int r = 0;
 
 	pthread_mutex_lock(&l->mu);
-	if (l->gone) {
+	if (__atomic_load_n(&l->gone, __ATOMIC_ACQUIRE)) {
 		r = -ENOENT;
 		goto out;
 	}

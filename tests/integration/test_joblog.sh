@@ -124,6 +124,19 @@ check "a user reads a job's log" setpriv --reuid=nobody --regid=nogroup --clear-
 	cat "$M/jobs/hello/log"
 check_fails "a user does not write it" setpriv --reuid=nobody --regid=nogroup --clear-groups \
 	sh -c "echo '1 rank-0 a2-node-01 forged' >> '$M/jobs/hello/log'"
+# each open log is a descriptor of the daemon's: counted with the user's open files
+cat >"$W/opens.py" <<'PY'
+import errno, os, sys
+fds = []
+try:
+    for _ in range(5000):
+        fds.append(os.open(sys.argv[1], os.O_RDONLY))
+except OSError as e:
+    sys.exit(0 if e.errno == errno.EMFILE and len(fds) == 4096 else 1)
+sys.exit(1)
+PY
+check "a user holds at most 4096 open logs (EMFILE, as for other files)" bash -c \
+	"ulimit -n 8192 && setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/python3 '$W/opens.py' '$M/jobs/hello/log'"
 check "log is -rw-r--r-- root" bash -c "stat -c '%A %U' '$M/jobs/hello/log' | grep -qx -- '-rw-r--r-- root'"
 SIZE=$(stat -c %s "$M/jobs/hello/log")
 check_fails "a line naming no server of the inventory is refused" \
