@@ -374,6 +374,11 @@ if wait_until 15 started "$W/logs/a2-node-01/keeper/g1/rank-1.log"; then
 else
 	not_ok "c1 runs train_demo for keeper's two ranks" "$(tail -n5 "$W/agent-a2-node-01.log")"
 fi
+# the agents ship what the processes print through sshfs too (jobs/<job>/log)
+check "mover's output reached the head through c2's sshfs (jobs/mover/log)" \
+	wait_until 10 grep -q '^\[g1 node a2-node-02\] .*rank table .*status completed' "$M/jobs/mover/log"
+check "keeper's rank 1 output reached it through c1's mount" \
+	wait_until 10 grep -q '^\[g1 rank-1 a2-node-01\] .*rank table .*status completed' "$M/jobs/keeper/log"
 check "mover's rank table, read on c2 through sshfs, passes the HCCL checker" \
 	in_c2 "$CHECK" --npus-per-server 8 --completed --ranks 4 "$M/jobs/mover/ranktable.json"
 check_eq "c2 reads the same rank table bytes as the head" \
