@@ -97,6 +97,7 @@ struct run {
 	long long ready_at_ms;	/* the next check */
 	bool ready_sent;	/* "ready" reported, and no "unready" since */
 	bool ship_off;		/* the daemon took no output of it (job gone, refused) */
+	unsigned ship_failures;	/* passes in a row that could not ship (logged 1 in 60) */
 	size_t proc_count;
 	struct proc procs[CONF_SERVER_NPUS_MAX + 1]; /* + the scheduler */
 };
@@ -400,6 +401,10 @@ static bool ship_run(struct agent_launcher *l, struct run *r)
 	for (size_t i = 0; i < n && e == 0; i++)
 		of[i]->shipped = srcs[i].shipped;
 	if (e == 0) {
+		if (r->ship_failures)
+			agent_log(AGENT_LOG_INFO, "job %s generation %u: its output is shipped "
+				  "again", r->share.job, r->share.generation);
+		r->ship_failures = 0;
 		if (more) /* a log ahead of what one pass reads: the next pass soon */
 			l->ship_at_ms = agent_now_ms() + 50;
 		return true;
@@ -417,9 +422,11 @@ static bool ship_run(struct agent_launcher *l, struct run *r)
 		r->ship_off = true;
 		return true;
 	}
-	agent_log(AGENT_LOG_WARNING, "job %s generation %u: cannot ship its output to %s/jobs/%s/"
-		  "log: %s; trying again", r->share.job, r->share.generation, l->o.mount,
-		  r->share.home, strerror(-e));
+	if (r->ship_failures++ % 60 == 0)
+		agent_log(AGENT_LOG_WARNING, "job %s generation %u: cannot ship its output to "
+			  "%s/jobs/%s/log: %s; trying again every %d ms (the lines stay in %s)",
+			  r->share.job, r->share.generation, l->o.mount, r->share.home,
+			  strerror(-e), SHIP_INTERVAL_MS, r->dir);
 	return false;
 }
 
@@ -528,11 +535,11 @@ static bool report_due_exits(struct agent_launcher *l)
 			if (!p->report_due)
 				continue;
 			/* its last lines reach the log before its exit is known: whoever
-			 * waits for the job's end (ascend-run) has read them all by then */
-			if (!shipped && !ship_run(l, r)) {
-				l->retry_at_ms = agent_now_ms() + RETRY_MS;
-				break;
-			}
+			 * waits for the job's end (ascend-run) has read them all by then.
+			 * Only tried: a head that cannot take lines now costs lines (sent
+			 * later, or lost), never the job's end */
+			if (!shipped)
+				ship_run(l, r);
 			shipped = true;
 			if (report_exit(l, r, p))
 				any = true;

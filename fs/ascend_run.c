@@ -33,7 +33,6 @@
 
 #define SPEC_MAX (64 * 1024)	/* what the mount takes of a spec */
 #define POLL_MS 250
-#define READ_CHUNK (64 * 1024)
 
 static volatile sig_atomic_t interrupts;
 
@@ -113,36 +112,106 @@ static void sleep_ms(unsigned ms)
 	nanosleep(&ts, NULL);
 }
 
-/* Print what the job's log gained since *@pos. A rotation (the file is shorter than
- * *@pos) sends the rest of what was read, now log.1, and starts the new file at 0. */
+/*
+ * Following jobs/<job>/log. Its reads give the file as it is now; a rotation renames it
+ * log.1 and begins an empty one (fs.h). A round reads what the log gained and prints it
+ * only if log.1 did not change meanwhile: if it did, the bytes read may be the new
+ * file's, so they are dropped, the rest of what it had read is taken from log.1 (once
+ * its bytes before that point are those printed last: log.1 is the file it read) and
+ * the new file is read from its start.
+ */
+#define TAIL_KEEP 64
+#define ROUND_MAX (4u << 20)
+
 struct follow {
 	const char *dir;	/* <mount>/jobs/<name> */
 	int fd;
 	off_t pos;
+	bool known;		/* old was looked at */
+	struct stat old;	/* log.1 as last seen (st_nlink 0: none) */
+	char tail[TAIL_KEEP];	/* the last bytes printed */
+	size_t tail_len;
+	bool out_gone;		/* stdout is closed (a pipe whose reader left) */
+	bool lost;		/* said that output was lost */
 };
 
-static void copy_out(int fd, off_t from, off_t to)
+static void emit(struct follow *f, const char *buf, size_t len)
 {
-	static char buf[READ_CHUNK];
+	if (!len)
+		return;
+	if (len >= TAIL_KEEP) {
+		memcpy(f->tail, buf + len - TAIL_KEEP, TAIL_KEEP);
+		f->tail_len = TAIL_KEEP;
+	} else {
+		size_t keep = f->tail_len + len > TAIL_KEEP ? TAIL_KEEP - len : f->tail_len;
 
-	while (from < to) {
-		ssize_t n = pread(fd, buf, (size_t)(to - from) < sizeof(buf) ? (size_t)(to - from) :
-									      sizeof(buf), from);
-
-		if (n <= 0)
-			break;
-		if (fwrite(buf, 1, (size_t)n, stdout) != (size_t)n)
-			break;
-		from += n;
+		memmove(f->tail, f->tail + f->tail_len - keep, keep);
+		memcpy(f->tail + keep, buf, len);
+		f->tail_len = keep + len;
 	}
-	fflush(stdout);
+	if (!f->out_gone && (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0))
+		f->out_gone = true; /* keep following: the exit status still says the result */
 }
 
-static void follow_once(struct follow *f)
+static void old_stat(const struct follow *f, struct stat *st)
 {
 	char path[PATH_MAX + 32];
-	struct stat st;
 
+	snprintf(path, sizeof(path), "%s/log.1", f->dir);
+	if (stat(path, st) < 0)
+		memset(st, 0, sizeof(*st));
+}
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_size == b->st_size && a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+	       a->st_mtim.tv_nsec == b->st_mtim.tv_nsec && a->st_nlink == b->st_nlink;
+}
+
+/* The rest of the file it read, from log.1, when log.1 is that file. */
+static void catch_up(struct follow *f)
+{
+	char path[PATH_MAX + 32], *buf;
+	size_t k = f->tail_len < (size_t)f->pos ? f->tail_len : (size_t)f->pos;
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/log.1", f->dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	buf = malloc(ROUND_MAX);
+	if (fd >= 0 && buf && fstat(fd, &st) == 0 && st.st_size >= f->pos &&
+	    pread(fd, buf, k, f->pos - (off_t)k) == (ssize_t)k &&
+	    memcmp(buf, f->tail + f->tail_len - k, k) == 0) {
+		for (off_t at = f->pos; at < st.st_size; at += n) {
+			n = pread(fd, buf, ROUND_MAX, at);
+			if (n <= 0)
+				break;
+			emit(f, buf, (size_t)n);
+		}
+	} else if (f->pos > 0 && !f->lost) {
+		f->lost = true;
+		say(false, "some output was rotated away before it could be read (the head "
+			   "keeps cluster.job_log_max_mib of it per job); every line is in the "
+			   "agents' --log-dir on the servers");
+	}
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+}
+
+static void follow_round(struct follow *f, int depth)
+{
+	char path[PATH_MAX + 32], *buf;
+	struct stat now, st, after;
+	size_t len = 0;
+	bool rotated;
+
+	old_stat(f, &now);
+	if (!f->known) {
+		f->old = now;
+		f->known = true;
+	}
 	if (f->fd < 0) {
 		snprintf(path, sizeof(path), "%s/log", f->dir);
 		f->fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -150,40 +219,46 @@ static void follow_once(struct follow *f)
 		if (f->fd < 0)
 			return;
 	}
-	if (fstat(f->fd, &st) < 0)
-		return;
-	if (st.st_size < f->pos) {
-		int old;
-
-		/* rotated: the rest of the file it read is log.1 now (when it rotated once) */
-		snprintf(path, sizeof(path), "%s/log.1", f->dir);
-		old = open(path, O_RDONLY | O_CLOEXEC);
-		if (old >= 0) {
-			struct stat ost;
-
-			if (fstat(old, &ost) == 0 && ost.st_size >= f->pos)
-				copy_out(old, f->pos, ost.st_size);
-			close(old);
-		}
-		close(f->fd);
-		f->fd = -1;
-		follow_once(f);
-		return;
-	}
-	/* to the end, whatever stat said: the file may have grown since */
-	for (;;) {
-		static char buf[READ_CHUNK];
-		ssize_t n = pread(f->fd, buf, sizeof(buf), f->pos);
+	rotated = !same_file(&now, &f->old) || (fstat(f->fd, &st) == 0 && st.st_size < f->pos);
+	buf = rotated ? NULL : malloc(ROUND_MAX);
+	while (buf && len < ROUND_MAX) {
+		ssize_t n = pread(f->fd, buf + len, ROUND_MAX - len, f->pos + (off_t)len);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
-		if (fwrite(buf, 1, (size_t)n, stdout) != (size_t)n)
-			break;
-		f->pos += n;
+		len += (size_t)n;
 	}
-	fflush(stdout);
+	old_stat(f, &after);
+	if (!rotated && !same_file(&after, &f->old))
+		rotated = true; /* during the read: what it read may be the new file's */
+	if (!rotated) {
+		emit(f, buf, len);
+		f->pos += (off_t)len;
+		free(buf);
+		return;
+	}
+	free(buf);
+	catch_up(f);
+	f->old = after;
+	close(f->fd);
+	f->fd = -1;
+	if (depth < 2) /* rotating as fast as it reads: the next round goes on */
+		follow_round(f, depth + 1);
+}
+
+static void follow_once(struct follow *f)
+{
+	follow_round(f, 0);
+}
+
+static const char *gen_text(unsigned gen)
+{
+	static char buf[32];
+
+	snprintf(buf, sizeof(buf), " (generation %u)", gen);
+	return buf;
 }
 
 static bool state_is_final(const char *s)
@@ -345,6 +420,8 @@ int main(int argc, char **argv)
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* a reader of the output that leaves (`| head`) is no reason to leave the job */
+	signal(SIGPIPE, SIG_IGN);
 	f.dir = dir;
 	for (;;) {
 		char spath[PATH_MAX + 32], *text;
@@ -372,8 +449,13 @@ int main(int argc, char **argv)
 		snprintf(spath, sizeof(spath), "%s/status.json", dir);
 		text = read_text(spath, 1u << 20, NULL);
 		if (!text) {
-			follow_once(&f);
-			say(false, "job %s is gone (%s): removed by someone", name, strerror(errno));
+			int e = errno;
+
+			if (e == ENOENT)
+				follow_once(&f);
+			say(false, "%s: %s%s", spath, strerror(e),
+			    e == ENOENT ? " (the job was removed before it ended)" :
+					  " (is the mount still there?)");
 			return EXIT_RUN_ERROR;
 		}
 		st = json_loads(text, 0, NULL);
@@ -387,8 +469,10 @@ int main(int argc, char **argv)
 			if (s && (strcmp(s, state) || (reason && strcmp(reason, last_reason)) ||
 				  gen != last_generation)) {
 				if (strcmp(s, state) || gen != last_generation)
-					say(quiet, "job %s %s%s%s (generation %u)", name, s,
-					    reason && *reason ? ": " : "", reason ? reason : "", gen);
+					say(quiet, "job %s %s%s%s%s", name, s,
+					    reason && *reason ? ": " : "", reason ? reason : "",
+					    gen && (!reason || !strstr(reason, "generation")) ?
+						    gen_text(gen) : "");
 				snprintf(state, sizeof(state), "%s", s);
 				snprintf(last_reason, sizeof(last_reason), "%s", reason ? reason : "");
 				last_generation = gen;

@@ -307,18 +307,20 @@
  *                                          not) and is a "refused" event of the job; a
  *                                          line over 64 KiB is EFBIG; with a state store
  *                                          the close() returns once what that file
- *                                          appended is on disk (fdatasync). Each read
- *                                          reads the file as it is (no snapshot): it only
- *                                          grows, so `tail -f` follows it, until the
+ *                                          appended is on disk (fdatasync); a line over
+ *                                          64 KiB is EFBIG, and after any failure
+ *                                          nothing of that write is kept (the agent sends
+ *                                          it again). NUL bytes read as '?'. Each read
+ *                                          reads the file as it is now (no snapshot): it
+ *                                          only grows, so `tail -f` follows it, until the
  *                                          current file would pass half of
  *                                          cluster.job_log_max_mib (16 MiB): then it is
  *                                          renamed log.1 (the older log.1 goes) and log
- *                                          begins empty, as logrotate's copytruncate
- *                                          does (`tail -f` says "file truncated" and goes
- *                                          on; what it had not yet read of the old file
- *                                          is in log.1). An open file reads the rest of
- *                                          the file it was reading, then, once it reads
- *                                          before a point it reached, the new file. Kept
+ *                                          begins empty, and every open file of it reads
+ *                                          the new one, as with logrotate's copytruncate
+ *                                          (`tail -f` says "file truncated" and goes on;
+ *                                          what it had not yet read of the old file is
+ *                                          in log.1, whose mtime is the rotation's). Kept
  *                                          with the job's record: after it ended, across
  *                                          restarts (<state-dir>/logs/<serial>.log), gone
  *                                          with the record (a resubmission of the name,
@@ -856,11 +858,13 @@ int fs_joblogs_open(struct fs_ctx *ctx, const char *state_dir, char *why, size_t
 void fs_joblogs_free(struct fs_ctx *ctx);
 
 /*
- * fs_joblogs_sweep() - remove the logs whose job record was dropped (called when
- * sched_cluster.jobs_dropped moved; under ctx->lock). A log still open keeps its bytes
- * for its readers; appends to it fail with ENOENT.
+ * fs_joblogs_sweep() - take out the logs whose job record was dropped (called when
+ * sched_cluster.jobs_dropped moved; under ctx->lock; no file is touched): appends to
+ * them fail with ENOENT from now on. fs_joblogs_reap() - remove their files (without
+ * ctx->lock); a descriptor open on one keeps reading it.
  */
 void fs_joblogs_sweep(struct fs_ctx *ctx);
+void fs_joblogs_reap(struct fs_ctx *ctx);
 
 /* fs_joblog_size() - bytes of job @serial's log (@old: log.1); 0 when none. The time of
  * its last append in *@mtime_usec (NULL allowed) when known, else left alone. */
@@ -868,8 +872,8 @@ uint64_t fs_joblog_size(struct fs_ctx *ctx, uint64_t serial, bool old, uint64_t 
 
 /*
  * fs_joblog_read_all() - the bytes of job @serial's log (@old: log.1) as they are now,
- * in *@ret (new, NUL-terminated; caller frees) and *@ret_len (empty when there is no
- * log). Returns 0 or -ENOMEM.
+ * at most its newest 64 MiB from a line's start, in *@ret (new, NUL-terminated; caller
+ * frees) and *@ret_len (empty when there is no log). Returns 0 or -ENOMEM.
  */
 int fs_joblog_read_all(struct fs_ctx *ctx, uint64_t serial, bool old, char **ret,
 		       size_t *ret_len);

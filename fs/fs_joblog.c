@@ -32,6 +32,8 @@
 /* The longest line a writer may send (its text is cut into pieces before that by the
  * agent, AGENT_LOG_LINE_MAX): what one handle buffers of a partial line. */
 #define JOBLOG_WRITE_LINE_MAX (64u * 1024)
+/* The most of a log fs_joblog_read_all() gives (HTTP): its newest bytes. */
+#define JOBLOG_READ_ALL_MAX (64u << 20)
 
 struct fs_joblog {
 	uint64_t serial;
@@ -42,13 +44,15 @@ struct fs_joblog {
 	int fd;				/* the current file, for appending, while a writer has
 					 * it open; -1 = not open */
 	unsigned writers;		/* handles open for writing (mu) */
+	unsigned failures;		/* appends failed in a row (atomic): logged 1 in 60 */
 	bool dir_dirty;			/* a file was made or renamed since the directory's
 					 * last fsync (mu) */
 	uint64_t rot;			/* rotations so far, this daemon's life (mu) */
 	uint64_t cur_bytes;		/* atomic: size of <serial>.log */
 	uint64_t old_bytes;		/* atomic: size of <serial>.log.1, 0 = none */
 	uint64_t mtime_usec;		/* atomic: the last append (0: none since start) */
-	struct fs_joblog *next;		/* hash chain */
+	uint64_t rot_usec;		/* atomic: the last rotation: log.1's mtime (0: none) */
+	struct fs_joblog *next;		/* hash chain; or t->doomed's */
 };
 
 struct fs_joblogs {
@@ -60,6 +64,8 @@ struct fs_joblogs {
 	uint64_t segment_bytes;		/* most bytes of one file */
 	struct fs_joblog **tab;		/* cap buckets, a power of two */
 	size_t cap, count;
+	struct fs_joblog *doomed;	/* out of the table, files still there: for
+					 * fs_joblogs_reap() (mu) */
 };
 
 /* A handle's view of a log (fs_handle.log). */
@@ -69,7 +75,6 @@ struct fs_joblog_view {
 	bool old;			/* log.1: a snapshot at open */
 	uint64_t rot;			/* the rotation whose current file fd is */
 	uint64_t len;			/* log.1: its size at open */
-	uint64_t high;			/* the furthest byte read */
 	bool writer;			/* open for writing */
 	bool wrote;			/* writers: appended since the last flush */
 };
@@ -170,10 +175,19 @@ static void log_put(struct fs_joblogs *t, struct fs_joblog *l)
 	free(l);
 }
 
-/* Unlink @l's files and take it out of the table (logs->mu held). */
-static void log_remove_locked(struct fs_joblogs *t, struct fs_joblog *l, size_t slot)
+static void unlink_files(const struct fs_joblogs *t, uint64_t serial)
 {
 	char name[48];
+
+	file_name(name, sizeof(name), serial, false);
+	unlinkat(t->dirfd, name, 0);
+	file_name(name, sizeof(name), serial, true);
+	unlinkat(t->dirfd, name, 0);
+}
+
+/* Take @l out of the table (logs->mu held); appends to it fail from now on. */
+static void log_unlink_locked(struct fs_joblogs *t, struct fs_joblog *l, size_t slot)
+{
 	struct fs_joblog **pp = &t->tab[slot];
 
 	while (*pp != l)
@@ -181,10 +195,6 @@ static void log_remove_locked(struct fs_joblogs *t, struct fs_joblog *l, size_t 
 	*pp = l->next;
 	t->count--;
 	__atomic_store_n(&l->gone, true, __ATOMIC_RELEASE);
-	file_name(name, sizeof(name), l->serial, false);
-	unlinkat(t->dirfd, name, 0);
-	file_name(name, sizeof(name), l->serial, true);
-	unlinkat(t->dirfd, name, 0);
 }
 
 /* ---- the directory ---- */
@@ -195,19 +205,19 @@ static int size_of(int dirfd, uint64_t serial, bool old, uint64_t *ret)
 	struct stat st;
 
 	file_name(name, sizeof(name), serial, old);
-	if (fstatat(dirfd, name, &st, 0) < 0)
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
 	*ret = (uint64_t)st.st_size;
 	return 0;
 }
 
-static uint64_t mtime_of(int dirfd, uint64_t serial)
+static uint64_t mtime_of(int dirfd, uint64_t serial, bool old)
 {
 	char name[48];
 	struct stat st;
 
-	file_name(name, sizeof(name), serial, false);
-	if (fstatat(dirfd, name, &st, 0) < 0)
+	file_name(name, sizeof(name), serial, old);
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return 0;
 	return (uint64_t)st.st_mtim.tv_sec * 1000000u + (uint64_t)st.st_mtim.tv_nsec / 1000u;
 }
@@ -244,7 +254,15 @@ static void restore(struct fs_ctx *ctx, struct fs_joblogs *t)
 	while ((e = readdir(d))) {
 		uint64_t serial = serial_of_name(e->d_name);
 		struct fs_joblog *l;
+		struct stat st;
+		char canon[48];
 
+		/* only what this code names: a regular file "<serial>.log[.1]" */
+		file_name(canon, sizeof(canon), serial, strstr(e->d_name, ".log.1") != NULL);
+		if (serial && (strcmp(canon, e->d_name) != 0 ||
+			       fstatat(t->dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+			       !S_ISREG(st.st_mode)))
+			serial = 0;
 		if (!serial) {
 			if (e->d_name[0] != '.')
 				fs_log(ctx, 1, "job logs: %s/%s is not a job log; left alone", t->dir,
@@ -274,7 +292,8 @@ static void restore(struct fs_ctx *ctx, struct fs_joblogs *t)
 			if (!l->name[0]) {
 				fs_log(ctx, 2, "job logs: removing the log of serial %" PRIu64
 					       ", whose job record is gone", l->serial);
-				log_remove_locked(t, l, s);
+				log_unlink_locked(t, l, s);
+				unlink_files(t, l->serial);
 				l->refs--;
 				pthread_mutex_destroy(&l->mu);
 				free(l);
@@ -282,7 +301,8 @@ static void restore(struct fs_ctx *ctx, struct fs_joblogs *t)
 			}
 			if (size_of(t->dirfd, l->serial, false, &bytes) == 0)
 				l->cur_bytes = bytes;
-			l->mtime_usec = mtime_of(t->dirfd, l->serial);
+			l->mtime_usec = mtime_of(t->dirfd, l->serial, false);
+			l->rot_usec = mtime_of(t->dirfd, l->serial, true);
 			bytes = 0;
 			if (size_of(t->dirfd, l->serial, true, &bytes) == 0)
 				l->old_bytes = bytes;
@@ -363,6 +383,7 @@ void fs_joblogs_free(struct fs_ctx *ctx)
 			pthread_mutex_destroy(&l->mu);
 			free(l);
 		}
+	fs_joblogs_reap(ctx);
 	if (t->private_dir)
 		rmdir(t->dir);
 	if (t->dirfd >= 0)
@@ -388,15 +409,32 @@ void fs_joblogs_sweep(struct fs_ctx *ctx)
 			n = l->next;
 			if (j && j->serial == l->serial)
 				continue;
-			log_remove_locked(t, l, s);
-			if (--l->refs == 0) {
-				if (l->fd >= 0)
-					close(l->fd);
-				pthread_mutex_destroy(&l->mu);
-				free(l);
-			}
+			log_unlink_locked(t, l, s);
+			l->next = t->doomed; /* with the table's reference */
+			t->doomed = l;
 		}
 	pthread_mutex_unlock(&t->mu);
+}
+
+void fs_joblogs_reap(struct fs_ctx *ctx)
+{
+	struct fs_joblogs *t = ctx->logs;
+	struct fs_joblog *l, *n;
+
+	if (!t)
+		return;
+	pthread_mutex_lock(&t->mu);
+	l = t->doomed;
+	t->doomed = NULL;
+	pthread_mutex_unlock(&t->mu);
+	for (; l; l = n) {
+		n = l->next;
+		/* under its lock: an append that began before it was doomed ends first */
+		pthread_mutex_lock(&l->mu);
+		unlink_files(t, l->serial);
+		pthread_mutex_unlock(&l->mu);
+		log_put(t, l);
+	}
 }
 
 uint64_t fs_joblog_size(struct fs_ctx *ctx, uint64_t serial, bool old, uint64_t *mtime_usec)
@@ -411,8 +449,8 @@ uint64_t fs_joblog_size(struct fs_ctx *ctx, uint64_t serial, bool old, uint64_t 
 	l = find_locked(t, serial);
 	if (l)
 		n = load(old ? &l->old_bytes : &l->cur_bytes);
-	if (l && mtime_usec && load(&l->mtime_usec))
-		*mtime_usec = load(&l->mtime_usec);
+	if (l && mtime_usec && load(old ? &l->rot_usec : &l->mtime_usec))
+		*mtime_usec = load(old ? &l->rot_usec : &l->mtime_usec);
 	pthread_mutex_unlock(&t->mu);
 	return n;
 }
@@ -479,26 +517,17 @@ int fs_joblog_read(struct fs_ctx *ctx, struct fs_handle *h, char *buf, size_t si
 	if (v->old) {
 		avail = v->len;
 	} else {
+		/* the current file, whichever it is now: after a rotation an open file reads
+		 * the new one, as an open file of a file that logrotate's copytruncate
+		 * emptied reads what was written since */
 		pthread_mutex_lock(&l->mu);
-		if (v->rot != l->rot && (uint64_t)off < v->high) {
-			/* read again from before where it was, after a rotation: as for a
-			 * truncated file, the new current file (what `tail -f` does when it
-			 * sees the size go down) */
+		if (v->rot != l->rot || (v->fd < 0 && load(&l->cur_bytes))) {
 			if (v->fd >= 0)
 				close(v->fd);
 			v->fd = open_file(ctx->logs, l->serial, false);
 			v->rot = l->rot;
-			v->high = 0;
 		}
-		if (v->rot == l->rot) {
-			if (v->fd < 0 && load(&l->cur_bytes))
-				v->fd = open_file(ctx->logs, l->serial, false);
-			avail = load(&l->cur_bytes);
-		} else {
-			struct stat st; /* renamed to log.1 (or gone since): no longer grows */
-
-			avail = v->fd >= 0 && fstat(v->fd, &st) == 0 ? (uint64_t)st.st_size : 0;
-		}
+		avail = load(&l->cur_bytes);
 		pthread_mutex_unlock(&l->mu);
 	}
 	if (v->fd < 0 || (uint64_t)off >= avail)
@@ -506,11 +535,7 @@ int fs_joblog_read(struct fs_ctx *ctx, struct fs_handle *h, char *buf, size_t si
 	if (size > avail - (uint64_t)off)
 		size = (size_t)(avail - (uint64_t)off);
 	n = pread(v->fd, buf, size, off);
-	if (n < 0)
-		return -errno;
-	if ((uint64_t)off + (uint64_t)n > v->high)
-		v->high = (uint64_t)off + (uint64_t)n;
-	return (int)n;
+	return n < 0 ? -errno : (int)n;
 }
 
 int fs_joblog_read_all(struct fs_ctx *ctx, uint64_t serial, bool old, char **ret,
@@ -523,6 +548,8 @@ int fs_joblog_read_all(struct fs_ctx *ctx, uint64_t serial, bool old, char **ret
 	size_t got = 0;
 	int fd = -1;
 
+	uint64_t from = 0;
+
 	if (l) {
 		pthread_mutex_lock(&l->mu);
 		want = load(old ? &l->old_bytes : &l->cur_bytes);
@@ -532,6 +559,10 @@ int fs_joblog_read_all(struct fs_ctx *ctx, uint64_t serial, bool old, char **ret
 	}
 	if (fd < 0)
 		want = 0;
+	if (want > JOBLOG_READ_ALL_MAX) { /* the newest, from a line's start */
+		from = want - JOBLOG_READ_ALL_MAX;
+		want = JOBLOG_READ_ALL_MAX;
+	}
 	buf = malloc((size_t)want + 1);
 	if (!buf) {
 		if (fd >= 0)
@@ -539,11 +570,18 @@ int fs_joblog_read_all(struct fs_ctx *ctx, uint64_t serial, bool old, char **ret
 		return -ENOMEM;
 	}
 	while (got < want) {
-		ssize_t n = pread(fd, buf + got, (size_t)want - got, (off_t)got);
+		ssize_t n = pread(fd, buf + got, (size_t)want - got, (off_t)(from + got));
 
 		if (n <= 0)
 			break;
 		got += (size_t)n;
+	}
+	if (from && got) {
+		char *nl = memchr(buf, '\n', got);
+		size_t skip = nl ? (size_t)(nl - buf) + 1 : got;
+
+		memmove(buf, buf + skip, got - skip);
+		got -= skip;
 	}
 	if (fd >= 0)
 		close(fd);
@@ -585,8 +623,8 @@ static int format_line(struct fs_ctx *ctx, const struct sched_job *j, const char
 			p++;
 	}
 	errno = 0;
-	gen = strtoul(tok[0], &e, 10);
-	if (e != tok[0] + tlen[0] || errno || tok[0][0] == '0' || gen > j->generation) {
+	gen = tok[0][0] >= '1' && tok[0][0] <= '9' ? strtoul(tok[0], &e, 10) : 0;
+	if (!gen || e != tok[0] + tlen[0] || errno || gen > j->generation) {
 		snprintf(why, why_len, "generation \"%.*s\": job %s has generations 1 to %u",
 			 (int)(tlen[0] < 20 ? tlen[0] : 20), tok[0], j->name, j->generation);
 		return -EINVAL;
@@ -600,16 +638,18 @@ static int format_line(struct fs_ctx *ctx, const struct sched_job *j, const char
 			 (int)(tlen[1] < 20 ? tlen[1] : 20), tok[1]);
 		return -EINVAL;
 	}
-	if (tlen[2] < sizeof(server)) {
+	if (tlen[2] < sizeof(server) && !memchr(tok[2], '\0', tlen[2])) {
 		memcpy(server, tok[2], tlen[2]);
 		server[tlen[2]] = '\0';
 	}
-	if (tlen[2] >= sizeof(server) || sched_cluster_find_server(ctx->cluster, server) < 0) {
+	if (tlen[2] >= sizeof(server) || memchr(tok[2], '\0', tlen[2]) ||
+	    sched_cluster_find_server(ctx->cluster, server) < 0) {
 		snprintf(why, why_len, "server \"%.*s\" is not in the inventory",
 			 (int)(tlen[2] < sizeof(server) ? tlen[2] : CONF_NAME_MAX), tok[2]);
 		return -EINVAL;
 	}
-	need = *out_len + 4 + tlen[0] + tlen[1] + tlen[2] + (size_t)(end - p) + 2;
+	/* "[g" gen " " process " " server "] " text "\n" */
+	need = *out_len + 2 + tlen[0] + 1 + tlen[1] + 1 + tlen[2] + 2 + (size_t)(end - p) + 1;
 	if (need > *out_cap) {
 		size_t cap = *out_cap ? *out_cap : 4096;
 		char *n;
@@ -624,8 +664,9 @@ static int format_line(struct fs_ctx *ctx, const struct sched_job *j, const char
 	}
 	*out_len += (size_t)sprintf(*out + *out_len, "[g%.*s %.*s %.*s] ", (int)tlen[0], tok[0],
 				    (int)tlen[1], tok[1], (int)tlen[2], tok[2]);
-	memcpy(*out + *out_len, p, (size_t)(end - p));
-	*out_len += (size_t)(end - p);
+	/* a NUL would make the log a binary file to grep and less */
+	for (const char *q = p; q < end; q++)
+		(*out)[(*out_len)++] = *q ? *q : '?';
 	(*out)[(*out_len)++] = '\n';
 	return 0;
 }
@@ -646,6 +687,7 @@ static int rotate_locked(struct fs_joblogs *t, struct fs_joblog *l)
 	l->dir_dirty = true;
 	store(&l->old_bytes, load(&l->cur_bytes));
 	store(&l->cur_bytes, 0);
+	store(&l->rot_usec, fs_now_usec());
 	l->rot++;
 	return 0;
 }
@@ -697,11 +739,15 @@ static int append(struct fs_joblogs *t, struct fs_joblog *l, const char *data, s
 			continue;
 		if (n <= 0) {
 			r = n < 0 ? -errno : -EIO;
+			/* no half line stays to be joined with the next append's first */
+			if (done && ftruncate(l->fd, (off_t)load(&l->cur_bytes)) < 0)
+				r = -EIO;
 			break;
 		}
 		done += (size_t)n;
-		store(&l->cur_bytes, load(&l->cur_bytes) + (uint64_t)n);
 	}
+	if (r == 0)
+		store(&l->cur_bytes, load(&l->cur_bytes) + (uint64_t)len);
 	store(&l->mtime_usec, fs_now_usec());
 	/* a file made or renamed is durable once its directory is */
 	if (r == 0 && l->dir_dirty && t->sync) {
@@ -736,6 +782,10 @@ static int write_lines(struct fs_ctx *ctx, struct fs_handle *h, bool all)
 
 		if (!nl && !all)
 			break;
+		if (end - done > JOBLOG_WRITE_LINE_MAX) {
+			r = -EFBIG; /* no agent sends a line that long (AGENT_SHIP_LINE_MAX) */
+			break;
+		}
 		r = format_line(ctx, j, h->buf + done, end - done, &out, &out_len, &out_cap, why,
 				sizeof(why));
 		done = nl ? end + 1 : end;
@@ -756,15 +806,24 @@ static int write_lines(struct fs_ctx *ctx, struct fs_handle *h, bool all)
 		int a = append(ctx->logs, v->log, out, out_len);
 
 		v->wrote = true;
+		if (a < 0 && a != -ENOENT &&
+		    __atomic_fetch_add(&v->log->failures, 1, __ATOMIC_RELAXED) % 60 == 0)
+			fs_log(ctx, 1, "job %s: cannot append to its log in %s: %s (its lines stay "
+			       "with the agents, which send them again)", h->path.job,
+			       ctx->logs->dir, strerror(-a));
+		else if (a == 0)
+			__atomic_store_n(&v->log->failures, 0, __ATOMIC_RELAXED);
 		if (a < 0)
 			r = a;
 	}
 	free(out);
-	if (r == 0 || r == -EINVAL) {
-		memmove(h->buf, h->buf + done, h->len - done);
-		h->len -= done;
-		h->buf[h->len] = '\0';
-	}
+	/* after a failure nothing of this write is kept to be sent again: its writer (an
+	 * agent) sends the lines again from its own offsets */
+	if (r < 0 && r != -EINVAL)
+		done = h->len;
+	memmove(h->buf, h->buf + done, h->len - done);
+	h->len -= done;
+	h->buf[h->len] = '\0';
 	return r;
 }
 
@@ -774,15 +833,15 @@ int fs_joblog_write(struct fs_ctx *ctx, struct fs_handle *h, const char *data, s
 
 	if (!h->log->writer)
 		return -EBADF;
-	r = fs_handle_buffer_put(h, data, size, (off_t)h->len, h->len + size + 1);
-
+	/* what is kept between writes is a partial line, at most JOBLOG_WRITE_LINE_MAX */
+	r = fs_handle_buffer_put(h, data, size, (off_t)h->len, h->len + size);
 	if (r < 0)
 		return r;
 	r = write_lines(ctx, h, false);
-	if (r == 0 && h->len > JOBLOG_WRITE_LINE_MAX) {
-		h->len = 0; /* a partial line that long is no line of an agent's */
+	if (r == 0 && h->len > JOBLOG_WRITE_LINE_MAX)
 		r = -EFBIG;
-	}
+	if (r == -EFBIG)
+		h->len = 0; /* the rest of that line is no line either */
 	return r < 0 ? r : (int)size;
 }
 

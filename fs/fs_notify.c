@@ -899,6 +899,7 @@ static void *notifier_main(void *arg)
 		if (p.count)
 			poke_add(&p, "", "%s", "");
 		pthread_mutex_unlock(&ctx->lock);
+		fs_joblogs_reap(ctx); /* the files of logs collect() found dropped */
 		/* a job changed is swept by the request that changed it (fs_store_sync());
 		 * one whose record went (a pruned or replaced record) here */
 		for (size_t i = 0; i < p.stale_count; i++) {

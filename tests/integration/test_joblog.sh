@@ -43,7 +43,7 @@ agent_stop() {
 cleanup() {
 	[ -z "$TAIL_PID" ] || kill "$TAIL_PID" 2>/dev/null
 	agent_stop
-	it_cleanup
+	it_cleanup # unmounts the full-disk case's tmpfs under the work dir too
 }
 trap cleanup EXIT
 
@@ -152,17 +152,40 @@ check_fails "a line without its text part is refused" sh -c "printf '1 rank-0\n'
 check_eq "the log grew by the one kept line only" \
 	$((SIZE + $(printf '[g1 rank-0 a2-node-01] kept before\n' | wc -c))) \
 	"$(stat -c %s "$M/jobs/hello/log")"
+SIZE=""
 check "log.1 does not exist before a rotation" bash -c "! [ -e '$M/jobs/hello/log.1' ]"
+check_fails "a generation \"+1\" is refused" sh -c "printf '+1 rank-0 a2-node-01 x\n' >> '$M/jobs/hello/log'"
+# a line whose shown form is one byte more than the daemon's first buffer (4096 + 1):
+# it was written one byte past its end
+LONG=$(printf 'A%.0s' $(seq 1 4075))
+check "a line of 4,097 bytes as shown is taken whole" \
+	sh -c "printf '1 node a2-node-01 %s\n' '$LONG' >> '$M/jobs/hello/log'"
+check "... and reads back whole" grep -qx "\[g1 node a2-node-01\] $LONG" "$M/jobs/hello/log"
+check "a NUL byte in a line's text is shown as ?" bash -c \
+	"printf '1 rank-0 a2-node-01 nul\0here\n' >> '$M/jobs/hello/log' && grep -qx '\[g1 rank-0 a2-node-01\] nul?here' '$M/jobs/hello/log'"
+check_fails "a line over 64 KiB is refused (EFBIG)" /usr/bin/python3 -c "
+import sys
+with open(sys.argv[1], 'a') as f:
+    f.write('1 rank-0 a2-node-01 ' + 'y' * 70000 + '\n')" "$M/jobs/hello/log"
+check "... none of it is kept" bash -c "! grep -q yyyyyyyyyy '$M/jobs/hello/log'"
 
 # ---- rotation: at most job_log_max_mib (1 MiB), the newest kept -------------------------
-python3 - "$M/jobs/hello/log" <<'PY'
+cat >"$W/bulk.py" <<'PY'
 import sys
 with open(sys.argv[1], "a") as f:
-    for b in range(24):
+    for b in range(int(sys.argv[2])):
         f.write("".join("1 rank-1 a2-node-01 bulk %05d %s\n" % (b * 1000 + i, "x" * 40)
                         for i in range(1000)))
         f.flush()
 PY
+# a reader opened while the log is empty reads what comes, whatever rotates meanwhile
+printf 'npus: 1\ncommand: |\n  sleep 600\n' >"$M/jobs/quiet.yaml"
+exec 5<"$M/jobs/quiet/log"
+/usr/bin/python3 "$W/bulk.py" "$M/jobs/quiet/log" 12
+check "a reader opened before any output reads the current file after rotations" \
+	bash -c "cat <&5 | cmp -s - '$M/jobs/quiet/log'"
+exec 5<&-
+/usr/bin/python3 "$W/bulk.py" "$M/jobs/hello/log" 24
 check "log.1 exists after 1.5 MiB" test -e "$M/jobs/hello/log.1"
 TOTAL=$(( $(stat -c %s "$M/jobs/hello/log") + $(stat -c %s "$M/jobs/hello/log.1") ))
 check "log and log.1 hold at most 1 MiB" test "$TOTAL" -le 1048576
@@ -173,6 +196,50 @@ check "log.1 then log are the newest lines, in order, none missing" bash -c \
 check "the oldest lines went" bash -c "! grep -q 'bulk 00000' '$M/jobs/hello/log.1' '$M/jobs/hello/log'"
 check "log.1 is -r--r--r--" \
 	bash -c "stat -c '%A' '$M/jobs/hello/log.1' | grep -qx -- '-r--r--r--'"
+
+# tail -f across a rotation, the new file already longer than where tail was: it goes on
+# with the new lines (as with logrotate's copytruncate), it does not stop
+tail -f "$M/jobs/quiet/log" >"$W/tail2.out" 2>&1 &
+TAIL_PID=$!
+sleep 1.5
+/usr/bin/python3 "$W/bulk.py" "$M/jobs/quiet/log" 8
+for i in $(seq 1 10); do echo "1 rank-0 a2-node-01 after rotation $i" >>"$M/jobs/quiet/log"; sleep 0.3; done
+check "tail -f goes on after a rotation" wait_until 10 grep -q "after rotation 10" "$W/tail2.out"
+kill "$TAIL_PID"
+TAIL_PID=""
+echo cancel >"$M/jobs/quiet/ctl"
+
+# a writer whose job's record went: its writes fail and the daemon keeps nothing of them
+printf 'npus: 1\ncommand: |\n  sleep 600\n' >"$M/jobs/gone.yaml"
+check "a job to remove runs" wait_until 10 grep -qx running "$M/jobs/gone/status"
+exec 6>>"$M/jobs/gone/log"
+echo cancel >"$M/jobs/gone/ctl"
+check "... it ends" wait_until 40 grep -qx cancelled "$M/jobs/gone/status"
+rmdir "$M/jobs/gone"
+RSS0=$(awk '/VmRSS/ {print $2}' "/proc/$IT_PID/status")
+/usr/bin/python3 - <<'PY'
+import os
+line = b"1 rank-0 a2-node-01 " + b"z" * 1000 + b"\n"
+chunk = line * 100
+for _ in range(1000):  # 100 MB
+    try:
+        os.write(6, chunk)
+    except OSError:
+        pass
+PY
+RSS1=$(awk '/VmRSS/ {print $2}' "/proc/$IT_PID/status")
+exec 6>&-
+check "100 MB written to a removed job's log cost the daemon < 20 MB ($RSS0 -> $RSS1 KiB)" \
+	test $((RSS1 - RSS0)) -lt 20480
+
+# ascend-run whose reader leaves (| head -1): it follows the job to its end all the same
+printf 'npus: 1\ncommand: |\n  for i in $(seq 1 5); do echo "line $i"; sleep 0.2; done\n' >"$W/headed.yaml"
+set -o pipefail
+"$RUN" -q -m "$M" "$W/headed.yaml" | head -1 >"$W/headed.out"
+check_eq "ascend-run | head -1 exits with the job's result (0), not SIGPIPE" 0 "$?"
+set +o pipefail
+check_eq "... the job completed" completed "$(cat "$M/jobs/headed/status")"
+check "... head got the first line" grep -q "line 1\|ascend-agent" "$W/headed.out"
 
 # ---- kept across a restart; gone with the job's record ---------------------------------
 cp "$M/jobs/hello/log" "$W/hello.log.before"
@@ -195,6 +262,22 @@ rmdir "$M/jobs/hello"
 check "rmdir of a finished job removes its log files" \
 	wait_until 10 bash -c "[ \$(ls '$W/state/logs' | wc -l) -eq $((SERIAL_FILES - 2)) ]"
 
+# ---- a log directory that is full costs lines, never the job's end ---------------------
 agent_stop
 it_stop
+mkdir -p "$W/state/logs"
+mount -t tmpfs -o size=256k tmpfs "$W/state/logs"
+it_start "$ASCENDFS" "$CONFIG" || exit 1
+agent_start
+check "the agent's server is ready with a full-ish log directory" \
+	wait_until 20 grep -q '"ready"' "$M/nodes/a2-node-01/info"
+printf 'npus: 1\nmax_restarts: 0\ncommand: |\n  seq 1 60000\n  exit 3\n' >"$W/full.yaml"
+timeout 60 "$RUN" -q -m "$M" "$W/full.yaml" >/dev/null 2>&1
+check_eq "a job whose output does not fit ends all the same (ascend-run: its status 3)" 3 "$?"
+check "the agent says it cannot ship and keeps the lines" \
+	grep -q "cannot ship its output .*No space left on device; trying again" "$W/agent.log"
+check "the daemon says why" grep -q "cannot append to its log .*No space left" "$IT_LOG"
+agent_stop
+it_stop
+umount "$W/state/logs"
 it_finish
