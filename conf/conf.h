@@ -405,6 +405,17 @@ enum conf_job_kind {
 #define CONF_RESTARTS_UNLIMITED UINT_MAX
 
 /* A job spec as accepted. Strings are owned by the spec. */
+/* Jobs a spec's `after:` may name (Slurm's --dependency takes a list as long as one likes;
+ * a pipeline step waits for a few). */
+#define CONF_JOB_AFTER_MAX 16
+
+/* One entry of `after:`: the job named must have ended (@any: Slurm's afterany) or
+ * completed (Slurm's afterok, the default) before this one may start. */
+struct conf_job_after {
+	char name[CONF_NAME_MAX + 1];
+	bool any;
+};
+
 struct conf_job_spec {
 	char *name;		/* validated name */
 	unsigned npus;		/* requested NPUs (npus_min when elastic) */
@@ -449,6 +460,11 @@ struct conf_job_spec {
 	 * runs it on the role's server as run <name>.<role> (sched_service_roles.c), else
 	 * NULL (the site starts the role itself). */
 	char *controller_command, *coordinator_command;
+	/* `after:` (job dependencies; a training job only): each a job that exists when
+	 * this one is submitted, none twice, not this job itself (the cluster checks
+	 * what needs it: sched_deps.c) */
+	struct conf_job_after after[CONF_JOB_AFTER_MAX];
+	unsigned after_count;
 };
 
 /*

@@ -16,7 +16,7 @@
 static const char *const spec_keys[] = {
 	"name", "npus", "queue", "priority", "command", "launch", "checkpoint_dir",
 	"max_restarts", "time_limit", "parallel", "server_type", "recovery", "kind",
-	"replicas", "port", "preemptible", "max_unavailable", "disaggregated", NULL,
+	"replicas", "port", "preemptible", "max_unavailable", "disaggregated", "after", NULL,
 };
 
 static const struct {
@@ -239,6 +239,75 @@ static int read_launch(const struct conf_ctx *ctx, const struct conf_node *n,
 				 "launch: %s is not a launch mode; use msrun (one msrun per "
 				 "server) or per-rank (one process per NPU)",
 				 conf_quote(text, q, sizeof(q)));
+	return 0;
+}
+
+/* One entry of `after:`: "<job>", "afterok:<job>" or "afterany:<job>" (Slurm's words). */
+static int read_after_one(const struct conf_ctx *ctx, const struct conf_node *n,
+			  struct conf_job_after *a)
+{
+	char q[CONF_QUOTE_MAX];
+	const char *text, *name;
+	int r;
+
+	r = conf_read_string(ctx, n, "after", false, &text);
+	if (r < 0)
+		return r;
+	name = text;
+	a->any = false;
+	if (strncmp(text, "afterok:", 8) == 0) {
+		name = text + 8;
+	} else if (strncmp(text, "afterany:", 9) == 0) {
+		name = text + 9;
+		a->any = true;
+	} else if (strchr(text, ':')) {
+		return conf_fail(ctx, n,
+				 "after: %s: a dependency is <job>, afterok:<job> (it must "
+				 "complete; the default) or afterany:<job> (it must end, however)",
+				 conf_quote(text, q, sizeof(q)));
+	}
+	if (!conf_job_name_is_valid(name))
+		return conf_fail(ctx, n,
+				 "after: %s is not a job name (lowercase letters, digits, '.', '_' "
+				 "and '-', at most 63)",
+				 conf_quote(name, q, sizeof(q)));
+	snprintf(a->name, sizeof(a->name), "%s", name);
+	return 0;
+}
+
+/* `after: [prep, afterany:cleanup]` or one entry: the jobs this one waits for. */
+static int read_after(const struct conf_ctx *ctx, const struct conf_node *n,
+		      struct conf_job_spec *s)
+{
+	int r;
+
+	if (conf_node_is_null(n))
+		return 0;
+	if (n->kind == CONF_NODE_SCALAR) {
+		s->after_count = 1;
+		return read_after_one(ctx, n, &s->after[0]);
+	}
+	r = conf_expect_seq(ctx, n, "after");
+	if (r < 0)
+		return r;
+	if (n->count > CONF_JOB_AFTER_MAX)
+		return conf_fail(ctx, n,
+				 "after: %zu jobs; a job waits for at most %d (chain them: a job "
+				 "that waits for some, this one for it)",
+				 n->count, CONF_JOB_AFTER_MAX);
+	for (size_t i = 0; i < n->count; i++) {
+		struct conf_job_after *a = &s->after[s->after_count];
+
+		r = read_after_one(ctx, n->items[i], a);
+		if (r < 0)
+			return r;
+		for (unsigned k = 0; k < s->after_count; k++)
+			if (strcmp(s->after[k].name, a->name) == 0)
+				return conf_fail(ctx, n->items[i],
+						 "after: job %s is named twice; name each job once",
+						 a->name);
+		s->after_count++;
+	}
 	return 0;
 }
 
@@ -659,6 +728,20 @@ static int read_spec(const struct conf_ctx *ctx, const struct conf_node *root,
 	if (n && (r = read_parallel(ctx, n, s)) < 0)
 		return r;
 
+	n = conf_map_get(root, "after");
+	if (n && s->kind == CONF_JOB_SERVICE)
+		return conf_fail(ctx, n,
+				 "after: a service starts when it is submitted; submit it when "
+				 "the job ends instead (ascend-run job.yaml && cp service.yaml "
+				 "jobs/)");
+	if (n && (r = read_after(ctx, n, s)) < 0)
+		return r;
+	if (s->name)
+		for (unsigned k = 0; k < s->after_count; k++)
+			if (strcmp(s->after[k].name, s->name) == 0)
+				return conf_fail(ctx, n, "after: a job cannot wait for itself (%s)",
+						 s->name);
+
 	n = conf_map_get(root, "server_type");
 	if (n) {
 		const struct conf_server_type *t;
@@ -832,6 +915,18 @@ int conf_job_spec_render_yaml(const struct conf_job_spec *s, char **ret_buf, siz
 	if (!s->recovery_count) /* a spec built field by field: the default */
 		conf_out_str(o, conf_recovery_name(CONF_RECOVERY_JOB));
 	conf_out_seq_end(o);
+	if (s->after_count) { /* written only when given: other specs read as before */
+		conf_out_key(o, "after");
+		conf_out_seq_start(o, true);
+		for (unsigned k = 0; k < s->after_count; k++) {
+			char entry[CONF_NAME_MAX + 16];
+
+			snprintf(entry, sizeof(entry), "%s:%s",
+				 s->after[k].any ? "afterany" : "afterok", s->after[k].name);
+			conf_out_str(o, entry);
+		}
+		conf_out_seq_end(o);
+	}
 	/* a training job's spec reads as it did before kinds existed */
 	if (s->kind == CONF_JOB_SERVICE) {
 		conf_out_key(o, "kind");

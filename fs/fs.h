@@ -224,7 +224,11 @@
  *                                          npus_min/max, time_limit_sec, run_accum_sec +
  *                                          run_since, borrowing, preemptions,
  *                                          preempted_by, hold (null, "user": its
- *                                          owner's, "admin": root's), reserved_start,
+ *                                          owner's, "admin": root's), dependencies
+ *                                          ([{"job", "kind": "afterok"|"afterany",
+ *                                          "state": "met" or the job's state, "gone"}],
+ *                                          its spec's after:; sched_deps.c),
+ *                                          reserved_start,
  *                                          stop_deadline,
  *                                          stop_to (stopping: the state it ends in) and
  *                                          stop_waits_for (the servers whose agents have

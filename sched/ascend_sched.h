@@ -358,6 +358,14 @@ struct sched_dirty_link {
 	bool linked;			/* on the list (then touching it again adds nothing) */
 };
 
+/* One dependency of a job (its spec's after[] of the same index): the job record it waits
+ * for, by the serial the name had when it was submitted (a name submitted again is
+ * another job). */
+struct sched_dep {
+	uint64_t serial;
+	bool met;		/* it completed (afterok), or ended (afterany) */
+};
+
 struct sched_job {
 	/* fields a scheduling pass reads for every pending job, kept in the first 64
 	 * bytes (one or two cache lines, as malloc places the job) */
@@ -410,6 +418,10 @@ struct sched_job {
 	unsigned char hold_kind;	/* enum sched_job_hold: a pending (or stopping to
 					 * pending) job the pass passes by; a held job is not
 					 * in the pending order (sched_pend_order.c) */
+	struct sched_dep *deps;		/* its spec's `after:` (sched_deps.c): one per
+					 * spec->after entry, or NULL */
+	unsigned deps_waiting;		/* of them not met yet: while > 0 the job is passed by
+					 * as a held one is (sched_job_is_held()) */
 	const char *stop_server;	/* stopping: the server (and stop_npu, -1 = none)
 					 * of the fault it stops for, "" when none: the event
 					 * that ends the stop names them too; interned as
@@ -527,6 +539,8 @@ enum sched_event_kind {
 	SCHED_EV_HELD,		/* a pending job was held (sched_job_hold()) */
 	SCHED_EV_RELEASED,	/* a held job was released */
 	SCHED_EV_UPDATED,	/* a job's priority or time_limit was changed */
+	SCHED_EV_DEPENDENCY,	/* a job waits for the jobs its `after:` names, or one of
+				 * them was met (sched_deps.c) */
 	SCHED_EV_KIND_COUNT
 };
 
@@ -651,6 +665,9 @@ struct sched_cluster {
 					 * oldest first, linked by sched_job.dirty[list] */
 	struct sched_job *dirty_tail[SCHED_DIRTY_LIST_COUNT];
 	size_t dirty_count[SCHED_DIRTY_LIST_COUNT];
+	unsigned deps_jobs;		/* jobs whose deps_waiting > 0 (sched_deps.c) */
+	bool deps_resolving, deps_again; /* sched_deps_job_ended() is looking, and must
+					 * look again */
 	uint64_t jobs_dropped;		/* job records dropped so far (never goes down): an
 					 * embedding program compares it to know whether a name
 					 * it holds may have gone */

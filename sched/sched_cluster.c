@@ -71,6 +71,7 @@ static const char *const event_names[SCHED_EV_KIND_COUNT] = {
 	[SCHED_EV_HELD] = "held",
 	[SCHED_EV_RELEASED] = "released",
 	[SCHED_EV_UPDATED] = "updated",
+	[SCHED_EV_DEPENDENCY] = "dependency",
 };
 
 const char *sched_event_kind_name(enum sched_event_kind k)
@@ -256,6 +257,8 @@ void sched_jobs_append(struct sched_cluster *c, struct sched_job *j)
 	sched_limits_account(c, j, SCHED_JOB_NONE, j->state);
 	if (j->state == SCHED_JOB_PENDING) /* restored: no transition told the pending order */
 		sched_pend_order_invalidate(c);
+	if (j->deps_waiting) /* restored waiting for its `after:` jobs (sched_deps.c) */
+		c->deps_jobs++;
 	/* restored waiting for its checkpoint scan: on the list the tick looks at */
 	sched_job_set_resume_scan_pending(c, j, j->resume_scan_pending);
 }
@@ -266,6 +269,8 @@ void sched_jobs_unindex(struct sched_cluster *c, const struct sched_job *j)
 
 	if (j->state == SCHED_JOB_PENDING)
 		sched_pend_order_invalidate(c);
+	if (j->deps_waiting)
+		c->deps_jobs--;
 	if (!c->job_index)
 		return;
 	i = name_hash(j->name) & (cap - 1);

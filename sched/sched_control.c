@@ -49,7 +49,7 @@ static void hold_job(struct sched_cluster *c, struct sched_job *j, uid_t uid,
 
 	if (j->hold_kind >= kind)
 		return;
-	if (j->state == SCHED_JOB_PENDING && !j->hold_kind)
+	if (j->state == SCHED_JOB_PENDING && !sched_job_is_held(j))
 		sched_pend_order_note(c, j, false);
 	j->hold_kind = (unsigned char)kind;
 	j->reserved_start_usec = 0;
@@ -117,7 +117,11 @@ int sched_job_release(struct sched_cluster *c, const char *name, uid_t uid, uint
 	j->hold_kind = SCHED_HOLD_NONE;
 	j->reason_key = 0;
 	j->change_usec = now_usec;
-	if (j->state == SCHED_JOB_PENDING) {
+	if (j->state == SCHED_JOB_PENDING && j->deps_waiting) {
+		sched_job_set_pending_reason(c, j, now_usec,
+					     "released; still waiting for the jobs its after: "
+					     "names (status.json, dependencies)");
+	} else if (j->state == SCHED_JOB_PENDING) {
 		sched_pend_order_note(c, j, true);
 		sched_job_set_pending_reason(c, j, now_usec,
 					     "released; waits for the next scheduling pass");
@@ -305,7 +309,7 @@ int sched_job_update(struct sched_cluster *c, const char *name, uid_t uid, bool 
 	r = replace_spec_text(j, field, value, reason);
 	if (r < 0)
 		return r;
-	in_order = j->state == SCHED_JOB_PENDING && !j->hold_kind;
+	in_order = j->state == SCHED_JOB_PENDING && !sched_job_is_held(j);
 	if (field == SCHED_FIELD_PRIORITY) {
 		/* the order's keys do not change while a job is listed: out, then in */
 		if (in_order)
@@ -392,7 +396,7 @@ int sched_job_resize(struct sched_cluster *c, const char *name, uid_t uid, bool 
 	r = replace_spec_text(j, SCHED_FIELD_NPUS, npus, reason);
 	if (r < 0)
 		return r;
-	in_order = j->state == SCHED_JOB_PENDING && !j->hold_kind;
+	in_order = j->state == SCHED_JOB_PENDING && !sched_job_is_held(j);
 	if (in_order)
 		sched_pend_order_note(c, j, false);
 	j->spec->npus = j->spec->npus_min = j->spec->npus_max = npus;

@@ -109,6 +109,55 @@ void sched_alloc_apply(struct sched_cluster *c, struct sched_job *j, struct sche
 uint64_t sched_stop_overhead_usec(const struct sched_cluster *c);
 
 /*
+ * sched_job_is_held() - is pending job @j passed by: held (hold_kind) or waiting for the
+ * jobs its `after:` names (deps_waiting)? Such a job is not in the pending order, gets no
+ * reservation and preempts nobody.
+ */
+static inline bool sched_job_is_held(const struct sched_job *j)
+{
+	return j->hold_kind || j->deps_waiting;
+}
+
+/* ---- job dependencies (sched_deps.c) ---- */
+
+/*
+ * sched_deps_check() - may a job with @spec's `after:` be submitted now? Each job it
+ * names must exist (not a draft, not a service), and one it must see complete must not
+ * have ended otherwise. Returns 0 or -EINVAL with @reason ("after: ...").
+ */
+int sched_deps_check(struct sched_cluster *c, const struct conf_job_spec *spec,
+		     char *reason);
+
+/*
+ * sched_deps_attach() - job @j was admitted pending with an `after:`: it waits (out of
+ * the pending order, its reason says for what, a "dependency" event), unless what it
+ * names already ended: met, or (an afterok job that did not complete since the check)
+ * it is cancelled. Returns 0 or -ENOMEM.
+ */
+int sched_deps_attach(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec);
+
+/*
+ * sched_deps_job_ended() - job @j reached a terminal state (sched_job_transition()): the
+ * jobs waiting for it go on (into the pending order once nothing else holds them) or,
+ * waiting for it to complete when it did not, are cancelled, and so down their chains.
+ */
+void sched_deps_job_ended(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec);
+
+/*
+ * sched_deps_restore() - @j's dependencies as saved (its spec restored): @count serials
+ * and met flags (the spec's after_count of them); a job restored in @state pending
+ * waits for those not met (sched_jobs_append() counts it in deps_jobs). Returns 0,
+ * -EINVAL (a count that does not match the spec) or -ENOMEM.
+ */
+int sched_deps_restore(struct sched_job *j, enum sched_job_state state,
+		       const uint64_t *serials, const bool *met, unsigned count);
+
+/* sched_dep_state() - dependency @k of @j: "met", the state of the job it waits for, or
+ * "gone" (its record was dropped). Static string. */
+const char *sched_dep_state(const struct sched_cluster *c, const struct sched_job *j,
+			    unsigned k);
+
+/*
  * The pending jobs of each queue in service order (priority, then queue_seq), kept
  * between passes so that a pass neither sweeps every job nor sorts (sched_pend_order.c).
  * sched_pend_order_note() - job @j entered (@entered) or left the pending state; called

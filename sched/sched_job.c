@@ -87,7 +87,7 @@ static void transition(struct sched_cluster *c, struct sched_job *j, enum sched_
 	j->state = to;
 	sched_limits_account(c, j, from, to);
 	/* a held job is not in the pending order (sched_control.c notes its hold) */
-	if ((from == SCHED_JOB_PENDING) != (to == SCHED_JOB_PENDING) && !j->hold_kind)
+	if ((from == SCHED_JOB_PENDING) != (to == SCHED_JOB_PENDING) && !sched_job_is_held(j))
 		sched_pend_order_note(c, j, to == SCHED_JOB_PENDING);
 	if (sched_job_state_is_terminal(to))
 		j->hold_kind = SCHED_HOLD_NONE;
@@ -141,6 +141,9 @@ static void transition(struct sched_cluster *c, struct sched_job *j, enum sched_
 				j->reason);
 	else
 		sched_event_add(c, now_usec, kind, j, NULL, -1, "%s", j->reason);
+	/* the jobs whose `after:` names it go on, or are cancelled */
+	if (sched_job_state_is_terminal(to) && to != from)
+		sched_deps_job_ended(c, j, now_usec);
 	if (c->check_invariants) {
 		char why[SCHED_REASON_MAX];
 
@@ -339,6 +342,7 @@ void sched_job_free(struct sched_job *j)
 	free(j->exited_ok);
 	free(j->exited_bad);
 	free(j->usage);
+	free(j->deps);
 	sched_ladder_free(&j->ladder);
 	sched_history_free(j);
 	sched_reason_put(j->reason);
@@ -881,6 +885,9 @@ static int job_check(struct sched_cluster *c, const struct conf_job_spec *spec, 
 	r = sched_service_check(c, spec, uid, reason);
 	if (r < 0)
 		return r;
+	r = sched_deps_check(c, spec, reason);
+	if (r < 0)
+		return r;
 	queue = conf_cluster_find_queue(c->conf, spec->queue);
 	if (!queue) {
 		queue_list(c, known, sizeof(known));
@@ -1051,6 +1058,11 @@ static int job_admit_as(struct sched_cluster *c, struct conf_job_spec *spec, uid
 	}
 	sched_job_transition(c, j, SCHED_JOB_PENDING, SCHED_EV_SUBMITTED, now_usec,
 			     "waiting for the first scheduling pass");
+	/* `after:`: it waits for those jobs (or is cancelled, one having failed since the
+	 * check at the close) */
+	if (sched_deps_attach(c, j, now_usec) < 0)
+		sched_job_transition(c, j, SCHED_JOB_CANCELLED, SCHED_EV_CANCELLED, now_usec,
+				     "out of memory for its dependencies; cancelled");
 	sched_pass_absorb(c, mark); /* a new pending job: the kept pass gives it a turn */
 	sched_pass_request(c, now_usec);
 	if (ret)

@@ -114,8 +114,8 @@ static void consider(struct pass *p, struct sched_job *j, bool borrow_phase)
 	char reason[SCHED_REASON_MAX], when[40];
 	int r;
 
-	if (j->hold_kind)
-		return; /* held: passed by (not in the pending order; a preemptor's turn) */
+	if (sched_job_is_held(j))
+		return; /* held, or waiting for its dependencies: passed by (not in the pending order; a preemptor's turn) */
 	deadline = 0;
 	own = p->committed && p->nstopping && sched_has_stopping_for(p, j, &deadline);
 	others = p->committed ? p->committed[j->queue_index] - (own ? need : 0) : 0;

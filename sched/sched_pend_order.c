@@ -162,7 +162,7 @@ static int order_rebuild(struct sched_cluster *c)
 		struct sched_job *j = c->jobs[i];
 		struct sched_pend_order *o;
 
-		if (j->state != SCHED_JOB_PENDING || j->hold_kind)
+		if (j->state != SCHED_JOB_PENDING || sched_job_is_held(j))
 			continue; /* a held job is passed by (sched_job_hold()) */
 		if (j->queue_index >= nq)
 			return -EINVAL;
@@ -348,7 +348,7 @@ int sched_pend_order_check(const struct sched_cluster *c, char *reason)
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < c->job_count; i++)
-		pending += c->jobs[i]->state == SCHED_JOB_PENDING && !c->jobs[i]->hold_kind;
+		pending += c->jobs[i]->state == SCHED_JOB_PENDING && !sched_job_is_held(c->jobs[i]);
 	for (size_t q = 0; q < nq; q++) {
 		const struct sched_pend_order *o = &c->pend_order[q];
 		const struct pend *prev = NULL;
@@ -361,7 +361,7 @@ int sched_pend_order_check(const struct sched_cluster *c, char *reason)
 			if (!e->job)
 				goto next;
 			listed++;
-			if (e->job->state != SCHED_JOB_PENDING || e->job->hold_kind ||
+			if (e->job->state != SCHED_JOB_PENDING || sched_job_is_held(e->job) ||
 			    e->job->queue_index != q ||
 			    e->job->prio != e->prio || e->job->queue_seq != e->seq) {
 				sched_reason(reason, "pending order of queue %s lists job %s (%s, "

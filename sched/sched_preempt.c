@@ -705,7 +705,7 @@ void sched_find_preemptors(struct pass *p)
 	for (size_t i = 0; i < c->job_count; i++) {
 		struct sched_job *j = c->jobs[i];
 
-		if (j->state != SCHED_JOB_PENDING || j->hold_kind || !j->spec ||
+		if (j->state != SCHED_JOB_PENDING || sched_job_is_held(j) || !j->spec ||
 		    !sched_stopping_for(p, j, &first))
 			continue;
 		p->first[p->nfirst++] = (struct pend){ eff_priority(c, j), j->queue_seq, j };
@@ -742,7 +742,7 @@ void sched_preempt_collect(struct pass *p)
 		struct sched_job *j = c->jobs[i];
 		uint64_t dl;
 
-		if (j->state == SCHED_JOB_PENDING && !j->hold_kind &&
+		if (j->state == SCHED_JOB_PENDING && !sched_job_is_held(j) &&
 		    sched_has_stopping_for(p, j, &dl))
 			p->committed[j->queue_index] += j->spec->npus_min;
 	}

@@ -419,6 +419,23 @@ int sched_render_job_status_json(const struct sched_cluster *c, const struct sch
 	/* a hold (sched_control.c): null, "user" (its owner's) or "admin" (root's) */
 	sched_jset(o, "hold", j->hold_kind == SCHED_HOLD_USER ? sched_jstr("user") :
 			j->hold_kind == SCHED_HOLD_ADMIN ? sched_jstr("admin") : json_null());
+	/* `after:` (sched_deps.c): each job it waits for, how, and where that stands */
+	if (j->deps && j->spec) {
+		json_t *deps = json_array();
+
+		for (unsigned k = 0; k < j->spec->after_count; k++) {
+			json_t *d = json_object();
+
+			sched_jset(d, "job", sched_jstr(j->spec->after[k].name));
+			sched_jset(d, "kind", sched_jstr(j->spec->after[k].any ? "afterany" :
+										 "afterok"));
+			sched_jset(d, "state", sched_jstr(sched_dep_state(c, j, k)));
+			sched_jpush(deps, d);
+		}
+		sched_jset(o, "dependencies", deps);
+	} else {
+		sched_jset(o, "dependencies", json_array());
+	}
 	if (j->state == SCHED_JOB_PENDING && j->reserved_start_usec == UINT64_MAX)
 		sched_jset(o, "reserved_start", sched_jstr("unknown"));
 	else

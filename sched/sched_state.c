@@ -410,6 +410,18 @@ int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, cha
 	put_bool_opt(&d, "stop_requeue", j->stop_requeue);
 	if (j->hold_kind != SCHED_HOLD_NONE)
 		put_str(&d, "hold", hold_names[j->hold_kind]);
+	if (j->deps && j->spec) { /* `after:`: the records waited for, and which were met */
+		json_t *deps = json_array();
+
+		for (unsigned k = 0; deps && k < j->spec->after_count; k++) {
+			json_t *e = json_object();
+
+			json_object_set_new(e, "serial", json_integer((json_int_t)j->deps[k].serial));
+			json_object_set_new(e, "met", json_boolean(j->deps[k].met));
+			json_array_append_new(deps, e);
+		}
+		put_array_opt(&d, "after", deps);
+	}
 	put_str_opt(&d, "preempted_by", j->preempted_by);
 	put_u64_opt(&d, "preempted_by_serial", j->preempted_by_serial);
 	put_u64_opt(&d, "preemptions", j->preemptions);
@@ -1143,6 +1155,24 @@ static int load_job_fields(struct sched_cluster *c, struct sched_job_decoded *d,
 		}
 		j->spec = d->spec;
 		d->spec = NULL;
+	}
+	if (json_object_get(o, "after")) {
+		const json_t *deps = json_object_get(o, "after");
+		uint64_t serials[CONF_JOB_AFTER_MAX];
+		bool met[CONF_JOB_AFTER_MAX];
+		size_t n = json_array_size(deps);
+
+		if (!json_is_array(deps) || n > CONF_JOB_AFTER_MAX)
+			goto malformed;
+		for (size_t k = 0; k < n; k++)
+			if (!get_u64(json_array_get(deps, k), "serial", &serials[k]) ||
+			    !get_bool(json_array_get(deps, k), "met", &met[k]))
+				goto malformed;
+		r = sched_deps_restore(j, (enum sched_job_state)s, serials, met, (unsigned)n);
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0)
+			goto malformed;
 	}
 	return 0;
 

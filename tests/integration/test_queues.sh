@@ -3,7 +3,8 @@
 # others cannot, junk is refused), a queue at its quota waits with the reason, a
 # high-priority job preempts whole low-priority jobs that go stopping and then pending
 # while the preemptor starts, a time_limit stops its job, job control (hold, release,
-# requeue, update priority and time_limit, within the caps), a queue with `groups` refuses
+# requeue, update priority and time_limit, within the caps), dependencies (after:
+# afterok and afterany, a failed step cancelling its chain), a queue with `groups` refuses
 # outsiders (EACCES) and takes members, an elastic job takes what is free.
 # Usage: test_queues.sh ASCENDFS SRCDIR
 set -u
@@ -304,6 +305,40 @@ if $can_switch_users; then
 	check_contains "and is told who may" "only root releases it" \
 		"$(grep '"kind":"refused"' "$M/jobs/mine/events" | tail -1)"
 fi
+cancel_all
+
+# ---- dependencies: after: (Slurm's afterok / afterany) --------------------------------
+submit prep 'npus: 8'
+submit train 'npus: 8' 'after: [prep]'
+submit report 'npus: 8' 'after: [afterany:train]'
+check_eq "a job after another waits, NPUs free or not" pending "$(state train)"
+check_contains "its reason says for what" "waiting for job prep to complete (afterok)" \
+	"$(json "$M/jobs/train/status.json" 'd["reason"]')"
+check_eq "status.json lists its dependencies" "prep afterok running" \
+	"$(json "$M/jobs/train/status.json" '" ".join(e["job"] + " " + e["kind"] + " " + e["state"] for e in d["dependencies"])')"
+check_contains "the spec says them as Slurm writes them" "after: ['afterok:prep']" "$(cat "$M/jobs/train/spec")"
+check_contains "a dependency event" '"kind":"dependency"' "$(cat "$M/jobs/train/events")"
+check_contains "cluster/jobs gives the reason" "waiting for job prep" "$(grep '^train ' "$M/cluster/jobs")"
+echo complete >"$M/jobs/prep/ctl"
+check_eq "once it completed, the job runs" running "$(state train)"
+check_eq "and its dependency reads met" met "$(json "$M/jobs/train/status.json" 'd["dependencies"][0]["state"]')"
+check_eq "the afterany job still waits for it" pending "$(state report)"
+echo cancel >"$M/jobs/train/ctl"
+check_eq "afterany: it ran once that one ended, cancelled or not" running "$(state report)"
+submit step1 'npus: 8'
+submit step2 'npus: 8' 'after: step1'
+submit step3 'npus: 8' 'after: [step2]'
+echo cancel >"$M/jobs/step1/ctl"
+check_eq "a step after a cancelled one is cancelled, and the step after it" "cancelled cancelled" \
+	"$(state step2) $(state step3)"
+check_contains "saying why" "dependency never satisfied: job step1 ended cancelled" "$(cat "$M/jobs/step2/events")"
+printf 'npus: 8\nafter: [nosuch]\n' >"$W/orphan.yaml"
+check_fails "a spec naming no job is refused at close" cp "$W/orphan.yaml" "$M/jobs/"
+check_contains "its error says where and why" "orphan.yaml:2:8: after: job nosuch does not exist" \
+	"$(cat "$M/jobs/orphan/error")"
+printf 'npus: 8\nafter: [step1]\n' >"$W/late.yaml"
+check_fails "afterok on a job that ended otherwise is refused" cp "$W/late.yaml" "$M/jobs/"
+check_contains "and says how to wait for it instead" "afterany:step1" "$(cat "$M/jobs/late/error")"
 cancel_all
 
 # ---- elastic sizes -----------------------------------------------------------------------

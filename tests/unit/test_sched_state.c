@@ -297,6 +297,50 @@ static void test_state_round_trip_same_files(void **state)
 	sched_cluster_free(b);
 }
 
+/* Dependencies are saved: a job restored waiting goes on when its job completes after. */
+static void test_state_dependencies_survive_restart(void **state)
+{
+	struct fx_opts o = { .servers = 2 };
+	struct sched_cluster *a = fx_cluster(&o), *b;
+	struct conf_job_spec *w = spec("w", 8, NULL, 500, 0), *m = spec("m", 8, NULL, 500, 0);
+	struct sched_job *rw, *rm;
+	struct saved s;
+
+	(void)state;
+	run(a, spec("p", 8, NULL, 500, 0));
+	run(a, spec("q", 8, NULL, 500, 0));
+	snprintf(w->after[0].name, sizeof(w->after[0].name), "p");
+	w->after_count = 1;
+	snprintf(m->after[0].name, sizeof(m->after[0].name), "q");
+	m->after[0].any = true;
+	snprintf(m->after[1].name, sizeof(m->after[1].name), "p");
+	m->after_count = 2;
+	submit(a, w);
+	submit(a, m);
+	assert_int_equal(fx_cancel(a, "q", FX_UID, adv(1)), 0); /* m: one of two met */
+	fx_check(a);
+	assert_int_equal(sched_cluster_find_job(a, "m")->deps_waiting, 1);
+	save_all(a, &s);
+	b = fx_cluster(&o);
+	load_all(b, &s, clk);
+	expect_same_cluster(a, b, clk);
+	rw = sched_cluster_find_job(b, "w");
+	rm = sched_cluster_find_job(b, "m");
+	assert_int_equal(rw->deps_waiting, 1);
+	assert_int_equal(rm->deps_waiting, 1);
+	assert_true(rm->deps[0].met);
+	assert_int_equal(b->deps_jobs, 2);
+	assert_int_equal(rw->state, SCHED_JOB_PENDING); /* q's server is free: still waits */
+	assert_int_equal(fx_complete(b, "p", FX_UID, adv(1)), 0);
+	fx_check(b);
+	assert_int_equal(rw->state, SCHED_JOB_RUNNING);
+	assert_int_equal(rm->state, SCHED_JOB_RUNNING);
+	assert_int_equal(b->deps_jobs, 0);
+	saved_free(&s);
+	sched_cluster_free(a);
+	sched_cluster_free(b);
+}
+
 /* Job control's state is saved: a hold (whose), and a requeue's stop (sched_control.c). */
 static void test_state_hold_and_requeue_survive_restart(void **state)
 {
@@ -1994,6 +2038,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_state_round_trip_same_files),
 		cmocka_unit_test(test_state_hold_and_requeue_survive_restart),
+		cmocka_unit_test(test_state_dependencies_survive_restart),
 		cmocka_unit_test(test_state_format1_job_records_still_load),
 		cmocka_unit_test(test_state_pending_record_leaves_out_defaults),
 		cmocka_unit_test(test_state_new_pending_reasons_are_not_records_to_write),
