@@ -729,13 +729,13 @@ static int read_spec(const struct conf_ctx *ctx, const struct conf_node *root,
 		return r;
 
 	n = conf_map_get(root, "after");
-	if (n && s->kind == CONF_JOB_SERVICE)
+	if (n && (r = read_after(ctx, n, s)) < 0)
+		return r;
+	if (s->after_count && s->kind == CONF_JOB_SERVICE)
 		return conf_fail(ctx, n,
 				 "after: a service starts when it is submitted; submit it when "
 				 "the job ends instead (ascend-run job.yaml && cp service.yaml "
 				 "jobs/)");
-	if (n && (r = read_after(ctx, n, s)) < 0)
-		return r;
 	if (s->name)
 		for (unsigned k = 0; k < s->after_count; k++)
 			if (strcmp(s->after[k].name, s->name) == 0)

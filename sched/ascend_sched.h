@@ -422,6 +422,8 @@ struct sched_job {
 					 * spec->after entry, or NULL */
 	unsigned deps_waiting;		/* of them not met yet: while > 0 the job is passed by
 					 * as a held one is (sched_job_is_held()) */
+	unsigned dependents;		/* unmet dependencies of waiting jobs on this record:
+					 * its end looks at the others only when > 0 */
 	const char *stop_server;	/* stopping: the server (and stop_npu, -1 = none)
 					 * of the fault it stops for, "" when none: the event
 					 * that ends the stop names them too; interned as
@@ -668,6 +670,8 @@ struct sched_cluster {
 	unsigned deps_jobs;		/* jobs whose deps_waiting > 0 (sched_deps.c) */
 	bool deps_resolving, deps_again; /* sched_deps_job_ended() is looking, and must
 					 * look again */
+	bool deps_loading;		/* records are being loaded (sched_job_load()) until
+					 * sched_restore_finish() settles them */
 	uint64_t jobs_dropped;		/* job records dropped so far (never goes down): an
 					 * embedding program compares it to know whether a name
 					 * it holds may have gone */
@@ -1521,6 +1525,41 @@ int sched_job_resume_scanned(struct sched_cluster *c, const char *name, unsigned
  * visible, and is dropped once they are released. Returns 0, -ENOENT, -EPERM.
  */
 int sched_job_remove(struct sched_cluster *c, const char *name, uid_t uid, uint64_t now_usec);
+
+/*
+ * ---- the dry run (sched_whatif.c), Slurm's sbatch --test-only ----
+ * What would become of a spec submitted now, without changing anything: the cluster is
+ * copied through its saved documents (the ones a restart loads) and the spec submitted
+ * to the copy. Costs a copy of the whole state (the documents, then a cluster built from
+ * them): an occasional question, not a loop's.
+ */
+struct sched_whatif_snapshot;
+
+/*
+ * sched_whatif_snapshot() - the documents of @c as they are (the caller's lock on @c
+ * held; the only step that reads @c), in *@ret (new; sched_whatif_snapshot_free()).
+ * Returns 0 or -ENOMEM.
+ */
+int sched_whatif_snapshot(const struct sched_cluster *c, struct sched_whatif_snapshot **ret);
+
+/* sched_whatif_snapshot_free() - free @s (NULL allowed). */
+void sched_whatif_snapshot_free(struct sched_whatif_snapshot *s);
+
+/*
+ * sched_whatif_run() - submit a copy of @spec (borrowed) as @uid/@gid (@is_operator:
+ * exempt from the caps and limits as at a real submission) to a copy of the cluster
+ * @s describes, as of @now_usec, run its pass, and describe the outcome in *@ret (new,
+ * NUL-terminated JSON and a newline, *@ret_len bytes): {"dry_run": true, "job", "would":
+ * "start" (placed now) | "wait" (pending) | "refused" (the submission would fail) | a
+ * terminal state, "reason" (the job's, or the refusal's), "preempts" (the jobs its
+ * placement would stop), "placement" and "reserved_start" (as status.json), "status"
+ * (the job's status.json in the copy, null when refused)}. Touches nothing but the
+ * copy. Returns 0 (a refusal too: it is the answer) or -ENOMEM, -EINVAL (the documents
+ * do not load back; never for a snapshot of a consistent cluster).
+ */
+int sched_whatif_run(const struct sched_whatif_snapshot *s, const struct conf_job_spec *spec,
+		     uid_t uid, gid_t gid, bool is_operator, uint64_t now_usec, char **ret,
+		     size_t *ret_len);
 
 /*
  * sched_schedule() - one scheduling pass (sched_pass.c). Pending jobs are served in

@@ -765,6 +765,26 @@ int sched_check_invariants(const struct sched_cluster *c, char *reason)
 	r = resume_wait_check(c, reason);
 	if (r < 0)
 		return r;
+	{
+		unsigned waiting = 0;
+
+		for (size_t i = 0; i < c->job_count; i++) {
+			const struct sched_job *j = c->jobs[i];
+
+			waiting += j->deps_waiting != 0;
+			if (j->deps_waiting && j->state != SCHED_JOB_PENDING) {
+				sched_reason(reason, "job %s is %s but waits for %u dependencies",
+					     j->name, sched_job_state_name(j->state),
+					     j->deps_waiting);
+				return -EUCLEAN;
+			}
+		}
+		if (waiting != c->deps_jobs) {
+			sched_reason(reason, "%u jobs wait for dependencies but the counter says %u",
+				     waiting, c->deps_jobs);
+			return -EUCLEAN;
+		}
+	}
 
 	for (size_t i = 0; i < c->server_count; i++) {
 		const struct sched_server *s = &c->servers[i];

@@ -128,9 +128,14 @@ int sched_job_release(struct sched_cluster *c, const char *name, uid_t uid, uint
 	}
 	sched_job_touch(c, j);
 	sched_cluster_changed(c);
-	sched_event_add(c, now_usec, SCHED_EV_RELEASED, j, NULL, -1,
-			"released by %s; it takes its turn in queue %s again", who(j, uid),
-			j->spec ? j->spec->queue : "?");
+	if (j->deps_waiting)
+		sched_event_add(c, now_usec, SCHED_EV_RELEASED, j, NULL, -1,
+				"released by %s; it still waits for the jobs its after: names",
+				who(j, uid));
+	else
+		sched_event_add(c, now_usec, SCHED_EV_RELEASED, j, NULL, -1,
+				"released by %s; it takes its turn in queue %s again", who(j, uid),
+				j->spec ? j->spec->queue : "?");
 	sched_pass_request(c, now_usec);
 	return 0;
 }

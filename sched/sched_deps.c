@@ -50,10 +50,11 @@ int sched_deps_check(struct sched_cluster *c, const struct conf_job_spec *spec,
 				     a->name, d ? "is a draft, not a job yet" : "does not exist");
 			return -EINVAL;
 		}
-		if (sched_job_is_service(d)) {
-			sched_reason(reason, "after: job %s is a service, which runs until it is "
+		if (sched_job_is_service(d) || sched_job_is_instance(d)) {
+			sched_reason(reason, "after: job %s is %s, which runs until it is "
 					     "cancelled; wait for a job that ends",
-				     a->name);
+				     a->name, sched_job_is_service(d) ? "a service" :
+									 "a service's instance");
 			return -EINVAL;
 		}
 		if (!a->any && sched_job_state_is_terminal(d->state) &&
@@ -82,6 +83,18 @@ static void waiting_reason(const struct sched_job *j, char *why)
 	sched_reason(why, "waiting for job %s to %s (%s)%s", j->spec->after[first].name,
 		     j->spec->after[first].any ? "end" : "complete",
 		     j->spec->after[first].any ? "afterany" : "afterok", more);
+}
+
+/* @j no longer waits on its unmet dependencies (met, or it ends): their counts drop. */
+static void drop_dependents(struct sched_cluster *c, const struct sched_job *j)
+{
+	for (unsigned k = 0; k < j->spec->after_count; k++) {
+		struct sched_job *d;
+
+		if (j->deps[k].met || !(d = dep_job(c, j, k)) || !d->dependents)
+			continue;
+		d->dependents--;
+	}
 }
 
 /* A dependency of pending job @j that can never be met: cancel it. */
@@ -116,6 +129,8 @@ static void reconsider(struct sched_cluster *c, struct sched_job *j, uint64_t no
 		if (d && !sched_job_state_is_terminal(d->state))
 			continue;
 		if (d && meets(d, j->spec->after[k].any)) {
+			if (d->dependents)
+				d->dependents--;
 			j->deps[k].met = true;
 			j->deps_waiting--;
 			sched_event_add(c, now_usec, SCHED_EV_DEPENDENCY, j, NULL, -1,
@@ -127,6 +142,9 @@ static void reconsider(struct sched_cluster *c, struct sched_job *j, uint64_t no
 		if (!d && j->spec->after[k].any) { /* gone: it ended, however */
 			j->deps[k].met = true;
 			j->deps_waiting--;
+			sched_event_add(c, now_usec, SCHED_EV_DEPENDENCY, j, NULL, -1,
+					"dependency met: the record of job %s is gone, so it "
+					"ended (afterany)", j->spec->after[k].name);
 			continue;
 		}
 		never(c, j, k, d, now_usec);
@@ -135,7 +153,10 @@ static void reconsider(struct sched_cluster *c, struct sched_job *j, uint64_t no
 	if (j->deps_waiting == before)
 		return;
 	if (j->deps_waiting) {
-		waiting_reason(j, why);
+		if (j->hold_kind) /* a hold says what to do first */
+			sched_job_hold_reason(j, why);
+		else
+			waiting_reason(j, why);
 		sched_job_transition(c, j, SCHED_JOB_PENDING, SCHED_EV_PENDING, now_usec, why);
 		return;
 	}
@@ -152,22 +173,48 @@ static void reconsider(struct sched_cluster *c, struct sched_job *j, uint64_t no
 	sched_pass_request(c, now_usec);
 }
 
-int sched_deps_attach(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec)
+struct sched_dep *sched_deps_prepare(struct sched_cluster *c, const struct conf_job_spec *spec)
+{
+	struct sched_dep *deps;
+
+	if (!spec->after_count)
+		return NULL;
+	deps = calloc(spec->after_count, sizeof(*deps));
+	for (unsigned k = 0; deps && k < spec->after_count; k++) {
+		const struct sched_job *d = sched_cluster_find_job(c, spec->after[k].name);
+
+		/* as the check at the close saw it: what is met now stays met, whatever
+		 * becomes of the record (a full table drops the oldest ended one) */
+		deps[k].serial = d ? d->serial : 0;
+		deps[k].met = d && meets(d, spec->after[k].any);
+	}
+	return deps;
+}
+
+int sched_deps_attach(struct sched_cluster *c, struct sched_job *j, struct sched_dep *deps,
+		      uint64_t now_usec)
 {
 	char why[SCHED_REASON_MAX];
 
-	if (!j->spec || !j->spec->after_count || j->state != SCHED_JOB_PENDING)
+	if (!j->spec || !j->spec->after_count || j->state != SCHED_JOB_PENDING) {
+		free(deps);
 		return 0;
-	j->deps = calloc(j->spec->after_count, sizeof(*j->deps));
-	if (!j->deps)
-		return -ENOMEM;
-	for (unsigned k = 0; k < j->spec->after_count; k++) {
-		const struct sched_job *d = sched_cluster_find_job(c, j->spec->after[k].name);
-
-		/* checked at the close; what changed since is looked at below */
-		j->deps[k].serial = d ? d->serial : 0;
 	}
-	j->deps_waiting = j->spec->after_count;
+	if (!deps)
+		return -ENOMEM;
+	j->deps = deps;
+	j->deps_waiting = 0;
+	for (unsigned k = 0; k < j->spec->after_count; k++) {
+		struct sched_job *d;
+
+		if (j->deps[k].met)
+			continue;
+		j->deps_waiting++;
+		if ((d = dep_job(c, j, k)))
+			d->dependents++;
+	}
+	if (!j->deps_waiting)
+		return 0; /* every one had ended as asked */
 	c->deps_jobs++;
 	/* out of the pending order, as a held job is */
 	if (!j->hold_kind)
@@ -175,24 +222,14 @@ int sched_deps_attach(struct sched_cluster *c, struct sched_job *j, uint64_t now
 	waiting_reason(j, why);
 	sched_job_transition(c, j, SCHED_JOB_PENDING, SCHED_EV_PENDING, now_usec, why);
 	sched_event_add(c, now_usec, SCHED_EV_DEPENDENCY, j, NULL, -1, "%s", why);
-	reconsider(c, j, now_usec);
+	reconsider(c, j, now_usec); /* a record gone since the close */
 	return 0;
 }
 
-void sched_deps_job_ended(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec)
+/* Look again at every waiting job, until nothing more changes (each cancel below ends
+ * a job, whose dependents are looked at by this loop, not by a call in a call). */
+static void settle(struct sched_cluster *c, uint64_t now_usec)
 {
-	if (j->deps_waiting) { /* it ended before its dependencies did (cancelled) */
-		j->deps_waiting = 0;
-		c->deps_jobs--;
-	}
-	if (!c->deps_jobs)
-		return;
-	/* a cancel below ends a job too: its own dependents are looked at by the loop
-	 * that is running, not by a call in a call (a chain of 10,000 steps is no
-	 * recursion 10,000 deep) */
-	c->deps_again = true;
-	if (c->deps_resolving)
-		return;
 	c->deps_resolving = true;
 	while (c->deps_again && c->deps_jobs) {
 		c->deps_again = false;
@@ -205,6 +242,46 @@ void sched_deps_job_ended(struct sched_cluster *c, struct sched_job *j, uint64_t
 	}
 	c->deps_again = false;
 	c->deps_resolving = false;
+}
+
+void sched_deps_job_ended(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec)
+{
+	if (j->deps_waiting) { /* it ended before its dependencies did (cancelled) */
+		drop_dependents(c, j);
+		j->deps_waiting = 0;
+		c->deps_jobs--;
+	}
+	/* most jobs that end have nobody waiting for them: no look at the others */
+	if (!j->dependents || !c->deps_jobs)
+		return;
+	c->deps_again = true;
+	if (c->deps_resolving || c->deps_loading)
+		return; /* the loop running (or the restore's end) looks */
+	settle(c, now_usec);
+}
+
+void sched_deps_restored(struct sched_cluster *c, uint64_t now_usec)
+{
+	c->deps_loading = false;
+	/* the counts of who waits for whom, from the records as loaded */
+	for (size_t i = 0; i < c->job_count; i++)
+		c->jobs[i]->dependents = 0;
+	for (size_t i = 0; i < c->job_count; i++) {
+		const struct sched_job *w = c->jobs[i];
+
+		if (!w->deps_waiting)
+			continue;
+		for (unsigned k = 0; k < w->spec->after_count; k++) {
+			struct sched_job *d;
+
+			if (!w->deps[k].met && (d = dep_job(c, w, k)))
+				d->dependents++;
+		}
+	}
+	/* what ended while the records loaded (a queue no longer configured fails its
+	 * jobs), or before a crash let its dependents hear of it */
+	c->deps_again = true;
+	settle(c, now_usec);
 }
 
 int sched_deps_restore(struct sched_job *j, enum sched_job_state state,

@@ -129,12 +129,24 @@ int sched_deps_check(struct sched_cluster *c, const struct conf_job_spec *spec,
 		     char *reason);
 
 /*
- * sched_deps_attach() - job @j was admitted pending with an `after:`: it waits (out of
- * the pending order, its reason says for what, a "dependency" event), unless what it
- * names already ended: met, or (an afterok job that did not complete since the check)
- * it is cancelled. Returns 0 or -ENOMEM.
+ * sched_deps_prepare() - the dependencies of @spec as the cluster has them now, before
+ * the job's record is made (which may drop the oldest ended record, one it names): one
+ * per spec->after entry, new (calloc), or NULL (none, or out of memory).
+ * sched_deps_attach() - job @j was admitted pending with an `after:`: @deps (stolen,
+ * from sched_deps_prepare()) become its; it waits for those not met (out of the
+ * pending order, its reason says for what, a "dependency" event), or (a record it
+ * waited for gone since) it is cancelled. Returns 0 or -ENOMEM (@deps NULL).
  */
-int sched_deps_attach(struct sched_cluster *c, struct sched_job *j, uint64_t now_usec);
+struct sched_dep *sched_deps_prepare(struct sched_cluster *c, const struct conf_job_spec *spec);
+int sched_deps_attach(struct sched_cluster *c, struct sched_job *j, struct sched_dep *deps,
+		      uint64_t now_usec);
+
+/*
+ * sched_deps_restored() - every record is loaded (sched_restore_finish()): count who
+ * waits for whom, and settle what ended while they loaded (sched_job_load() sets
+ * deps_loading, under which an end only notes that there is something to look at).
+ */
+void sched_deps_restored(struct sched_cluster *c, uint64_t now_usec);
 
 /*
  * sched_deps_job_ended() - job @j reached a terminal state (sched_job_transition()): the

@@ -996,6 +996,7 @@ static int job_admit_as(struct sched_cluster *c, struct conf_job_spec *spec, uid
 {
 	const struct conf_queue *q;
 	struct sched_job *old, *j;
+	struct sched_dep *deps = NULL;
 	char *text = NULL;
 	size_t len = 0;
 	uint64_t mark = c->mutations;
@@ -1012,6 +1013,7 @@ static int job_admit_as(struct sched_cluster *c, struct conf_job_spec *spec, uid
 		sched_reason(reason, "out of memory");
 		goto fail;
 	}
+	deps = sched_deps_prepare(c, spec); /* before job_new() may drop a record */
 	old = sched_cluster_find_job(c, spec->name);
 	if (old && old->state == SCHED_JOB_DRAFT) {
 		j = old;
@@ -1019,6 +1021,7 @@ static int job_admit_as(struct sched_cluster *c, struct conf_job_spec *spec, uid
 		r = job_new(c, spec->name, true, uid, gid, now_usec, &j);
 		if (r < 0) {
 			free(text);
+			free(deps);
 			if (r == -EAGAIN)
 				max_job_count_reason(c, reason);
 			else
@@ -1047,6 +1050,8 @@ static int job_admit_as(struct sched_cluster *c, struct conf_job_spec *spec, uid
 	if (spec->kind == CONF_JOB_SERVICE && !service) {
 		char why[SCHED_REASON_MAX];
 
+		free(deps); /* none: a service has no after: */
+
 		sched_reason(why, "serving: %u %s of %u %s on port %u", spec->replicas,
 			     conf_plural(spec->replicas, "replica", "replicas"), spec->npus,
 			     conf_plural(spec->npus, "NPU", "NPUs"), spec->port);
@@ -1060,7 +1065,7 @@ static int job_admit_as(struct sched_cluster *c, struct conf_job_spec *spec, uid
 			     "waiting for the first scheduling pass");
 	/* `after:`: it waits for those jobs (or is cancelled, one having failed since the
 	 * check at the close) */
-	if (sched_deps_attach(c, j, now_usec) < 0)
+	if (sched_deps_attach(c, j, deps, now_usec) < 0)
 		sched_job_transition(c, j, SCHED_JOB_CANCELLED, SCHED_EV_CANCELLED, now_usec,
 				     "out of memory for its dependencies; cancelled");
 	sched_pass_absorb(c, mark); /* a new pending job: the kept pass gives it a turn */

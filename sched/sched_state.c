@@ -1221,6 +1221,10 @@ int sched_job_load_decoded(struct sched_cluster *c, struct sched_job_decoded *d,
 	bool stale = false, unrunnable = false;
 	int state, r;
 
+	/* what ends while the records load is settled once all are in
+	 * (sched_restore_finish()) */
+	c->deps_loading = true;
+
 	j = calloc(1, sizeof(*j));
 	if (!j) {
 		sched_job_decoded_free(d);
@@ -1664,6 +1668,7 @@ int sched_restore_finish(struct sched_cluster *c, uint64_t now_usec, char *reaso
 
 	for (size_t i = 0; i < c->server_count; i++)
 		sched_server_recount(&c->servers[i]);
+	sched_deps_restored(c, now_usec);
 	r = sched_check_invariants(c, reason);
 	if (r < 0)
 		return r;

@@ -258,6 +258,94 @@ static void test_deps_long_chain(void **state)
 	sched_cluster_free(c);
 }
 
+/* At max_job_count, the record a submission makes drops the oldest ended one: when that
+ * is the one it waits for, what the check saw (completed) stands. */
+static void test_deps_full_table_keeps_what_was_met(void **state)
+{
+	struct fx_opts o = { .servers = 4 };
+	struct sched_cluster *c = fx_cluster(&o);
+	static const char *const on_x1[] = { "x1", NULL };
+	struct sched_job *y;
+
+	(void)state;
+	c->conf->max_job_count = 4;
+	c->conf->reserved_job_count = 0;
+	c->conf->max_job_count_per_user = 4;
+	fx_run(c, "x1", 8);
+	assert_int_equal(fx_complete(c, "x1", FX_UID, fx_now()), 0);
+	fx_check(c);
+	fx_run(c, "x2", 8);
+	fx_run(c, "x3", 8);
+	fx_run(c, "x4", 8);
+	y = fx_submit_spec(c, after("y", 8, on_x1), FX_UID);
+	assert_null(sched_cluster_find_job(c, "x1")); /* dropped for y's record */
+	assert_int_not_equal(y->state, SCHED_JOB_CANCELLED);
+	assert_int_equal(y->deps_waiting, 0);
+	sched_cluster_free(c);
+}
+
+/* A service's instance is no job to wait for: it runs until its service is cancelled,
+ * and is replaced when it ends. */
+static void test_deps_refuse_a_service_instance(void **state)
+{
+	struct fx_opts o = { .servers = 2 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct conf_job_spec *svc = fx_spec("svc", 8);
+	static const char *const on_inst[] = { "svc.0", NULL };
+	char why[SCHED_REASON_MAX] = "";
+
+	(void)state;
+	svc->kind = CONF_JOB_SERVICE;
+	svc->replicas = 1;
+	svc->port = CONF_SERVICE_PORT_DEFAULT;
+	svc->max_restarts = CONF_RESTARTS_UNLIMITED;
+	svc->max_unavailable = CONF_SERVICE_MAX_UNAVAILABLE_DEFAULT;
+	fx_submit_spec(c, svc, FX_UID);
+	assert_non_null(sched_cluster_find_job(c, "svc.0"));
+	assert_int_equal(try_submit(c, after("w", 8, on_inst), why), -EINVAL);
+	assert_non_null(strstr(why, "after: job svc.0 is a service's instance"));
+	sched_cluster_free(c);
+}
+
+/* A chain whose records are in reverse order (drafts made last step first): one failure
+ * still cancels every step, each job's end looking only when someone waits for it. */
+static void test_deps_reverse_chain(void **state)
+{
+	struct fx_opts o = { .servers = 1 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct conf_job_spec *s0 = fx_spec("s0", 8);
+	char name[16], prev[16];
+	struct sched_job *j;
+
+	(void)state;
+	c->check_invariants = false;
+	for (unsigned i = 2000; i-- > 1;) {
+		snprintf(name, sizeof(name), "s%u", i);
+		assert_int_equal(sched_job_create_draft(c, name, FX_UID, FX_GID, fx_now(), &j), 0);
+	}
+	s0->max_restarts = 0;
+	fx_submit_spec(c, s0, FX_UID);
+	for (unsigned i = 1; i < 2000; i++) {
+		const char *deps[] = { prev, NULL };
+		char why[SCHED_REASON_MAX] = "";
+
+		snprintf(prev, sizeof(prev), "s%u", i - 1);
+		snprintf(name, sizeof(name), "s%u", i);
+		assert_int_equal(try_submit(c, after(name, 8, deps), why), 0);
+	}
+	assert_int_equal(c->deps_jobs, 1999);
+	assert_int_equal(sched_cluster_find_job(c, "s1")->dependents, 1);
+	exit_with(c, "s0", 1);
+	assert_int_equal(c->deps_jobs, 0);
+	for (unsigned i = 1; i < 2000; i++) {
+		snprintf(name, sizeof(name), "s%u", i);
+		assert_int_equal(sched_cluster_find_job(c, name)->state, SCHED_JOB_CANCELLED);
+		assert_int_equal(sched_cluster_find_job(c, name)->dependents, 0);
+	}
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -268,6 +356,9 @@ int main(void)
 		cmocka_unit_test(test_deps_follow_the_record_not_the_name),
 		cmocka_unit_test(test_deps_and_hold),
 		cmocka_unit_test(test_deps_long_chain),
+		cmocka_unit_test(test_deps_full_table_keeps_what_was_met),
+		cmocka_unit_test(test_deps_refuse_a_service_instance),
+		cmocka_unit_test(test_deps_reverse_chain),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -341,6 +341,54 @@ static void test_state_dependencies_survive_restart(void **state)
 	sched_cluster_free(b);
 }
 
+/*
+ * What ends while the records load (a queue no longer configured fails its jobs) is
+ * settled once every record is in: the jobs waiting for it go on or are cancelled, in
+ * whatever order the records load (a draft's record, older than what it waits for,
+ * loads first).
+ */
+static void test_state_dependencies_settled_after_load(void **state)
+{
+	struct fx_opts o = { .servers = 3, .queues = "  - name: default\n  - name: research\n" };
+	struct fx_opts o2 = { .servers = 3, .queues = "  - name: default\n" };
+	struct sched_cluster *a = fx_cluster(&o), *b;
+	struct conf_job_spec *ww = spec("ww", 8, NULL, 500, 0), *wa = spec("wa", 8, NULL, 500, 0);
+	struct conf_job_spec *w = spec("w", 8, NULL, 500, 0);
+	struct sched_job *d;
+	struct saved s;
+
+	(void)state;
+	assert_int_equal(sched_job_create_draft(a, "w", FX_UID, FX_GID, adv(1), &d), 0);
+	run(a, spec("dd", 8, "research", 500, 0));
+	run(a, spec("x", 8, NULL, 500, 0));
+	snprintf(ww->after[0].name, sizeof(ww->after[0].name), "dd");
+	ww->after_count = 1;
+	snprintf(wa->after[0].name, sizeof(wa->after[0].name), "dd");
+	wa->after[0].any = true;
+	wa->after_count = 1;
+	snprintf(w->after[0].name, sizeof(w->after[0].name), "x");
+	w->after_count = 1;
+	submit(a, ww);
+	submit(a, wa);
+	submit(a, w); /* the draft's record: a serial older than x's */
+	assert_int_equal(a->deps_jobs, 3);
+	save_all(a, &s);
+	b = fx_cluster(&o2);
+	load_all(b, &s, clk);
+	fx_check(b);
+	assert_int_equal(sched_cluster_find_job(b, "dd")->state, SCHED_JOB_FAILED);
+	assert_int_equal(sched_cluster_find_job(b, "ww")->state, SCHED_JOB_CANCELLED);
+	assert_int_equal(sched_cluster_find_job(b, "wa")->state, SCHED_JOB_RUNNING);
+	/* w waits on for x, which runs */
+	assert_int_equal(sched_cluster_find_job(b, "w")->state, SCHED_JOB_PENDING);
+	assert_int_equal(sched_cluster_find_job(b, "w")->deps_waiting, 1);
+	assert_int_equal(sched_cluster_find_job(b, "x")->dependents, 1);
+	assert_int_equal(b->deps_jobs, 1);
+	saved_free(&s);
+	sched_cluster_free(a);
+	sched_cluster_free(b);
+}
+
 /* Job control's state is saved: a hold (whose), and a requeue's stop (sched_control.c). */
 static void test_state_hold_and_requeue_survive_restart(void **state)
 {
@@ -2039,6 +2087,7 @@ int main(void)
 		cmocka_unit_test(test_state_round_trip_same_files),
 		cmocka_unit_test(test_state_hold_and_requeue_survive_restart),
 		cmocka_unit_test(test_state_dependencies_survive_restart),
+		cmocka_unit_test(test_state_dependencies_settled_after_load),
 		cmocka_unit_test(test_state_format1_job_records_still_load),
 		cmocka_unit_test(test_state_pending_record_leaves_out_defaults),
 		cmocka_unit_test(test_state_new_pending_reasons_are_not_records_to_write),
