@@ -68,6 +68,10 @@ static void usage(FILE *f)
 		"  -m, --mount MOUNT  the ascendfs mount (default $ASCEND_MOUNT, else /ascend)\n"
 		"  -n, --name NAME    the job's name (default: the spec's file name)\n"
 		"  -q, --quiet        no state changes on stderr, only the job's output\n"
+		"  -t, --test-only    submit nothing: print what would become of the spec now\n"
+		"                     (where it would run, or why it would wait, what it would\n"
+		"                     preempt; JSON from cluster/whatif); exit 0 when it would\n"
+		"                     be accepted\n"
 		"  -h, --help         this text\n"
 		"  -V, --version      the version\n",
 		EXIT_TIMEOUT, EXIT_CANCELLED, EXIT_RUN_ERROR);
@@ -291,6 +295,78 @@ static int accounted_exit(const char *dir)
 	return code;
 }
 
+/* Does YAML spec @spec give a top-level `name:`? */
+static bool names_itself(const char *spec)
+{
+	for (const char *p = spec; p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (strncmp(p, "name:", 5) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * --test-only: the spec through cluster/whatif (written, then read on from the same open
+ * file), its answer on stdout. 0 when it would be accepted, 125 when refused.
+ */
+static int dry_run(const char *mount, const char *name, const char *ext, const char *spec,
+		   size_t spec_len)
+{
+	char path[PATH_MAX + 32], head[CONF_NAME_MAX + 16], *out = NULL;
+	size_t len = 0, cap = 0;
+	json_t *o;
+	int fd, n, result;
+
+	snprintf(path, sizeof(path), "%s/cluster/whatif", mount);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "ascend-run: cannot open %s: %s%s\n", path, strerror(errno),
+			errno == ENOENT ? " (is ascendfs mounted there? give the mount with -m)" :
+					  "");
+		return EXIT_RUN_ERROR;
+	}
+	/* the job's name as a submission would give it (its file's), after the spec so
+	 * that the answer's line numbers are the file's */
+	n = strcmp(ext, ".json") && !names_itself(spec) ?
+		    snprintf(head, sizeof(head), "%sname: %s\n",
+			     spec_len && spec[spec_len - 1] != '\n' ? "\n" : "", name) : 0;
+	if (write(fd, spec, spec_len) != (ssize_t)spec_len ||
+	    (n > 0 && write(fd, head, (size_t)n) != n)) {
+		fprintf(stderr, "ascend-run: cannot write %s: %s\n", path, strerror(errno));
+		close(fd);
+		return EXIT_RUN_ERROR;
+	}
+	for (;;) {
+		ssize_t got;
+
+		if (cap - len < 4096) {
+			char *grown = realloc(out, cap + 65536);
+
+			if (!grown)
+				break;
+			out = grown;
+			cap += 65536;
+		}
+		got = read(fd, out + len, cap - len - 1);
+		if (got <= 0)
+			break;
+		len += (size_t)got;
+	}
+	close(fd);
+	if (!out) {
+		fprintf(stderr, "ascend-run: out of memory\n");
+		return EXIT_RUN_ERROR;
+	}
+	out[len] = '\0';
+	fwrite(out, 1, len, stdout);
+	o = json_loads(out, 0, NULL);
+	result = o && strcmp(json_string_value(json_object_get(o, "would")) ?
+				     json_string_value(json_object_get(o, "would")) : "",
+			     "refused") != 0 ? 0 : EXIT_RUN_ERROR;
+	json_decref(o);
+	free(out);
+	return result;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -299,20 +375,21 @@ int main(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "test-only", no_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *mount = getenv("ASCEND_MOUNT"), *name_opt = NULL, *spec_path, *base, *ext;
 	char name[CONF_NAME_MAX + 1], path[PATH_MAX + 32], dir[PATH_MAX], state[32] = "";
 	char last_reason[512] = "";
 	unsigned last_generation = 0;
-	bool quiet = false, cancelled_here = false;
+	bool quiet = false, cancelled_here = false, test_only = false;
 	struct follow f = { .fd = -1 };
 	struct sigaction sa;
 	size_t spec_len;
 	char *spec;
 	int c, fd, result;
 
-	while ((c = getopt_long(argc, argv, "m:n:qhV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "m:n:qhVt", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
 			mount = optarg;
@@ -329,6 +406,9 @@ int main(int argc, char **argv)
 		case 'V':
 			printf("ascend-run %s\n", ASCENDFS_VERSION);
 			return 0;
+		case 't':
+			test_only = true;
+			break;
 		default:
 			usage(stderr);
 			return EXIT_RUN_ERROR;
@@ -372,6 +452,11 @@ int main(int argc, char **argv)
 			spec_path);
 		free(spec);
 		return EXIT_RUN_ERROR;
+	}
+	if (test_only) {
+		result = dry_run(mount, name, ext, spec, spec_len);
+		free(spec);
+		return result;
 	}
 	snprintf(dir, sizeof(dir), "%s/jobs/%s", mount, name);
 	snprintf(path, sizeof(path), "%s/jobs/%s%s", mount, name, ext);

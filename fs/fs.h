@@ -480,6 +480,7 @@ enum fs_node_kind {
 	FS_CLUSTER_JOBS,
 	FS_CLUSTER_ACCOUNTING,
 	FS_CLUSTER_UTILIZATION,
+	FS_CLUSTER_WHATIF,	/* the dry run (fs_whatif.c) */
 	FS_CLUSTER_CTL,
 	FS_NODES_DIR,
 	FS_NODE_DIR,

@@ -146,7 +146,7 @@ int fs_handle_admit(struct fs_ctx *ctx, uid_t uid, struct fs_blob *b)
 	for (struct fs_handle *h = fs_handles_of(ctx, uid); h; h = h->next) {
 		if (h->kind == H_SNAPSHOT)
 			fs_snapshot_tally_add(&t, h->snap.blob);
-		else if (h->kind == H_CTL || h->kind == H_LOG) /* a log: a descriptor of ours */
+		else if (h->kind == H_CTL || h->kind == H_LOG || h->kind == H_WHATIF)
 			fs_snapshot_tally_add_buffer(&t, CTL_BUFFER_MAX_BYTES);
 	}
 	if (b)

@@ -91,6 +91,7 @@ enum handle_kind {
 	H_HEALTH,	/* nodes/<server>/health: an agent's report */
 	H_QUOTA,	/* queues/<queue>/quota: root writes a number */
 	H_LOG,		/* jobs/<job>/log (written by agents) or log.1 (fs_joblog.c) */
+	H_WHATIF,	/* cluster/whatif opened to write: a dry run (fs_whatif.c) */
 };
 
 struct fs_handle {
@@ -121,6 +122,9 @@ struct fs_handle {
 				   * H_SPEC: the job its release submitted (0: none) */
 	struct fs_upload *upload; /* H_UPLOAD, H_SPEC: entry in ctx->uploads */
 	struct fs_joblog_view *log; /* H_LOG: the log and where it reads (fs_joblog.c) */
+	char *answer;		  /* H_WHATIF: the answer to the spec in buf (dirty: to
+				   * compute again), answer_len bytes */
+	size_t answer_len;
 	pthread_mutex_t mu;
 	bool closing;		/* H_SNAPSHOT, H_CTL: flushed, its release not yet here
 				 * (fs_handle_set_closing()) */
@@ -283,6 +287,19 @@ int fs_quota_apply(struct fs_ctx *ctx, struct fs_handle *h, bool commit);
 
 /* fs_quota_replay() - apply staged quota @s (borrowed) at start, as its release would. */
 void fs_quota_replay(struct fs_ctx *ctx, const struct fs_staged *s);
+
+/* fs_whatif.c: H_WHATIF */
+
+/* fs_whatif_write() - buffer a spec's bytes at @off (up to 64 KiB: EFBIG); @size. */
+int fs_whatif_write(struct fs_ctx *ctx, struct fs_handle *h, const char *data, size_t size,
+		    off_t off);
+
+/*
+ * fs_whatif_read() - the file as it reads: the spec written, then the answer (computed
+ * at the first read past the spec after a write; sched_whatif_run()). Returns the bytes
+ * read, or -ENOMEM.
+ */
+int fs_whatif_read(struct fs_ctx *ctx, struct fs_handle *h, char *buf, size_t size, off_t off);
 
 /* fs_joblog.c: H_LOG */
 

@@ -343,6 +343,7 @@ static void handle_destroy(struct fs_handle *h)
 	free(h->groups);
 	free(h->upload);
 	free(h->last_why);
+	free(h->answer);
 	conf_job_spec_free(h->accepted);
 	free(h);
 }
@@ -473,7 +474,8 @@ int fs_op_open(const char *path, struct fuse_file_info *fi)
 	if ((p.kind == FS_JOB_SPEC || p.kind == FS_QUEUE_QUOTA) && acc == O_WRONLY)
 		opener = caller_proc();
 	/* checked here too: the modes are enforced by the kernel only with default_permissions */
-	if (is_operator_file(p.kind) && acc != O_RDONLY)
+	/* (a dry run is asked as its asker would submit: an operator's caps are its) */
+	if ((is_operator_file(p.kind) || p.kind == FS_CLUSTER_WHATIF) && acc != O_RDONLY)
 		may_operate = caller_may_operate(ctx);
 	pthread_mutex_lock(&ctx->lock);
 	wait_for_closing_uploads(ctx, &p);
@@ -492,6 +494,15 @@ int fs_op_open(const char *path, struct fuse_file_info *fi)
 			h->may_operate = may_operate;
 			h->job_serial = sched_cluster_find_job(ctx->cluster, p.job)->serial;
 		}
+		goto out;
+	}
+	if (p.kind == FS_CLUSTER_WHATIF && acc != O_RDONLY) {
+		/* a transaction: written and read by one open file (fs_whatif.c) */
+		r = acc == O_RDWR ? ctl_admit(ctx, &p) : -EINVAL;
+		if (r == 0 && !(h = handle_new_locked(ctx, H_WHATIF, &p, NULL)))
+			r = -ENOMEM;
+		if (r == 0)
+			h->may_operate = may_operate;
 		goto out;
 	}
 	if (acc == O_RDONLY) {
@@ -739,13 +750,14 @@ int fs_op_read(const char *path, char *buf, size_t size, off_t off,
 	int r;
 
 	(void)path;
-	if (!h || (h->kind != H_SNAPSHOT && h->kind != H_LOG))
+	if (!h || (h->kind != H_SNAPSHOT && h->kind != H_LOG && h->kind != H_WHATIF))
 		return -EBADF;
 	if (off < 0)
 		return -EINVAL;
 	pthread_mutex_lock(&h->mu);
-	if (h->kind == H_LOG) {
-		r = fs_joblog_read(ctx, h, buf, size, off);
+	if (h->kind == H_LOG || h->kind == H_WHATIF) {
+		r = h->kind == H_LOG ? fs_joblog_read(ctx, h, buf, size, off) :
+				       fs_whatif_read(ctx, h, buf, size, off);
 		pthread_mutex_unlock(&h->mu);
 		return r;
 	}
@@ -803,6 +815,10 @@ int fs_op_write(const char *path, const char *data, size_t size, off_t off,
 		r = fs_joblog_write(ctx, h, data, size);
 		pthread_mutex_unlock(&h->mu);
 		return r; /* not the state: made durable by its close (fs_joblog_flush()) */
+	case H_WHATIF:
+		r = fs_whatif_write(ctx, h, data, size, off);
+		pthread_mutex_unlock(&h->mu);
+		return r; /* changes nothing: nothing to wait for */
 	default:
 		r = -EBADF;
 	}
@@ -948,7 +964,8 @@ int fs_op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 	if (r < 0)
 		return r;
 	if (!is_ctl(p.kind) && p.kind != FS_JOB_SPEC && p.kind != FS_JOB_UPLOAD &&
-	    p.kind != FS_NODE_HEALTH && p.kind != FS_QUEUE_QUOTA && p.kind != FS_JOB_LOG)
+	    p.kind != FS_NODE_HEALTH && p.kind != FS_QUEUE_QUOTA && p.kind != FS_JOB_LOG &&
+	    p.kind != FS_CLUSTER_WHATIF)
 		return -EACCES;
 	/* with a handle, its open() checked the writer; truncate(2) by path is checked here */
 	return h || caller_may_write(ctx, &p, &st) ? 0 : -EACCES;

@@ -207,7 +207,7 @@ static const struct {
 	{ "topology.json", FS_CLUSTER_TOPOLOGY }, { "metrics", FS_CLUSTER_METRICS },
 	{ "events", FS_CLUSTER_EVENTS }, { "jobs", FS_CLUSTER_JOBS },
 	{ "accounting", FS_CLUSTER_ACCOUNTING }, { "utilization", FS_CLUSTER_UTILIZATION },
-	{ "ctl", FS_CLUSTER_CTL },
+	{ "whatif", FS_CLUSTER_WHATIF }, { "ctl", FS_CLUSTER_CTL },
 }, node_files[] = {
 	{ "health", FS_NODE_HEALTH }, { "npus", FS_NODE_NPUS },
 	{ "info", FS_NODE_INFO }, { "jobs", FS_NODE_JOBS }, { "ctl", FS_NODE_CTL },
@@ -554,6 +554,9 @@ int fs_stat_sized(struct fs_ctx *ctx, const struct fs_path *p, struct stat *st,
 	case FS_JOB_LOG:
 		st->st_mode = S_IFREG | 0644; /* ctl reads as its verbs; only the owner writes */
 		break;
+	case FS_CLUSTER_WHATIF:
+		st->st_mode = S_IFREG | 0666; /* anyone asks: it changes nothing */
+		break;
 	case FS_JOB_SPEC:
 		if (spec_is_writable(j))
 			st->st_mode = S_IFREG | 0644;
@@ -741,6 +744,12 @@ int fs_render(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec, ch
 		     (j->stop_to == SCHED_JOB_FAILED || j->stop_to == SCHED_JOB_TIMEOUT)))
 			return printf_text(ret, ret_len, "%s\n", j->reason);
 		return job_error_waiting(c, j, ret, ret_len);
+	case FS_CLUSTER_WHATIF:
+		return printf_text(ret, ret_len,
+				   "# a dry run: open this file to read and write, write a job "
+				   "spec, then read on\n# from the same open file: what would "
+				   "become of it if submitted now (JSON)\n# ascend-run "
+				   "--test-only spec.yaml does it\n");
 	case FS_CLUSTER_CTL:
 		return printf_text(ret, ret_len, "# write one command per line (root):\n"
 						 "# cordon <server> | uncordon <server> | "

@@ -4,12 +4,15 @@
 # high-priority job preempts whole low-priority jobs that go stopping and then pending
 # while the preemptor starts, a time_limit stops its job, job control (hold, release,
 # requeue, update priority and time_limit, within the caps), dependencies (after:
-# afterok and afterany, a failed step cancelling its chain), a queue with `groups` refuses
+# afterok and afterany, a failed step cancelling its chain), the dry run (cluster/whatif,
+# ascend-run --test-only: where it would go, what it would preempt, nothing changed), a
+# queue with `groups` refuses
 # outsiders (EACCES) and takes members, an elastic job takes what is free.
-# Usage: test_queues.sh ASCENDFS SRCDIR
+# Usage: test_queues.sh ASCENDFS SRCDIR ASCEND_RUN
 set -u
 ASCENDFS=$(realpath "$1")
 SRC=$(realpath "$2")
+RUN=$(realpath "$3")
 . "$SRC/tests/integration/lib.sh"
 
 it_setup
@@ -339,6 +342,55 @@ check_contains "its error says where and why" "orphan.yaml:2:8: after: job nosuc
 printf 'npus: 8\nafter: [step1]\n' >"$W/late.yaml"
 check_fails "afterok on a job that ended otherwise is refused" cp "$W/late.yaml" "$M/jobs/"
 check_contains "and says how to wait for it instead" "afterany:step1" "$(cat "$M/jobs/late/error")"
+cancel_all
+
+# ---- the dry run: cluster/whatif (Slurm's --test-only) ---------------------------------
+total=$(json "$M/cluster/status" 'd["npus"]["total"]')
+submit busy "npus: $((total - 8))" 'priority: low' # all but one server
+check_eq "a low-priority job takes all but one server" running "$(state busy)"
+whatif() { # whatif SPEC-TEXT: the answer of cluster/whatif, as a program asks it
+	python3 -c 'import os,sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+os.write(fd, sys.argv[2].encode())
+out = b""
+while True:
+    b = os.read(fd, 65536)
+    if not b: break
+    out += b
+sys.stdout.write(out.decode())' "$M/cluster/whatif" "$1"
+}
+events_before=$(wc -l <"$M/cluster/events")
+jobs_before=$(ls "$M/jobs" | wc -l)
+printf '%s\n' "$(whatif $'name: small\nnpus: 8\n')" >"$W/small.json"
+check_eq "a job that fits would start, and where" "start 1" \
+	"$(json "$W/small.json" 'd["would"] + " " + str(len(d["placement"]))')"
+printf '%s\n' "$(whatif $'name: big\nnpus: 16\n')" >"$W/big.json"
+check_eq "one that does not would preempt the low-priority job" "wait ['busy']" \
+	"$(json "$W/big.json" 'd["would"] + " " + str(d["preempts"])')"
+check_contains "and says why it waits" "preempting 1 job" "$(json "$W/big.json" 'd["reason"]')"
+printf '%s\n' "$(whatif $'name: huge\nnpus: 3000\n')" >"$W/huge.json"
+check_eq "one the cluster refuses: refused, with the reason" "refused" "$(json "$W/huge.json" 'd["would"]')"
+printf '%s\n' "$(whatif $'npus: 8\nbogus: 1\n')" >"$W/bogus.json"
+check_contains "a spec that does not parse: where and what" 'whatif.yaml:2:1: unknown key \"bogus\"' \
+	"$(cat "$W/bogus.json")"
+check_eq "asking changed nothing: no event, no job" "$events_before $jobs_before running" \
+	"$(wc -l <"$M/cluster/events") $(ls "$M/jobs" | wc -l) $(state busy)"
+check_eq "a write-only open is refused (it could not read its answer)" EINVAL \
+	"$(python3 -c 'import os,sys
+try:
+    os.open(sys.argv[1], os.O_WRONLY)
+except OSError as e:
+    import errno; print(errno.errorcode[e.errno])' "$M/cluster/whatif")"
+if $can_switch_users; then
+	check "a user asks too" setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c 'import os,sys
+fd = os.open(sys.argv[1], os.O_RDWR); os.write(fd, b"npus: 8\n"); sys.exit(b"would" not in os.read(fd, 65536))' "$M/cluster/whatif"
+fi
+printf 'npus: 8\n' >"$W/tiny.yaml"
+check_contains "ascend-run --test-only prints the answer and submits nothing" '"would": "start"' \
+	"$("$RUN" -m "$M" --test-only "$W/tiny.yaml")"
+check "... no job tiny" test ! -e "$M/jobs/tiny"
+check_eq "... it exits 125 for a spec that would be refused" 125 \
+	"$(printf 'npus: 3000\n' >"$W/huge.yaml"; "$RUN" -m "$M" -t "$W/huge.yaml" >/dev/null; echo $?)"
 cancel_all
 
 # ---- elastic sizes -----------------------------------------------------------------------
