@@ -91,6 +91,22 @@
  *                                          a node's ctl), reason "<op> \"<what>\" by uid
  *                                          <uid> refused: <why>", user bytes escaped
  *                                          (fs_text_escape(), as in the log)
+ *     whatif                   -rw-rw-rw- root  the dry run (Slurm's --test-only;
+ *                                          fs_whatif.c): open it O_RDWR (O_WRONLY:
+ *                                          EINVAL), write a job spec (as to jobs/; its
+ *                                          name, else "whatif"; 64 KiB at most: EFBIG),
+ *                                          then read on from the same open file: it reads
+ *                                          as the spec written followed by JSON: dry_run,
+ *                                          job, would ("start", "wait", "refused"),
+ *                                          reason, preempts (the jobs it would stop),
+ *                                          placement, reserved_start, status (its
+ *                                          status.json), as a submission by the opener
+ *                                          now would get (sched_whatif_run(): the
+ *                                          cluster copied from its saved documents; the
+ *                                          copy costs as a restart's load does). Nothing
+ *                                          changes: no job, event or record. Opened
+ *                                          read-only it reads as how to use it; counted
+ *                                          among the opener's open files
  *     ctl                      -rw-r--r-- root  "cordon|uncordon|drain <server>";
  *                                          operators write it (others: EACCES at open);
  *                                          reading any ctl file shows its verbs

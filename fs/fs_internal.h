@@ -301,6 +301,10 @@ int fs_whatif_write(struct fs_ctx *ctx, struct fs_handle *h, const char *data, s
  */
 int fs_whatif_read(struct fs_ctx *ctx, struct fs_handle *h, char *buf, size_t size, off_t off);
 
+/* fs_whatif_free() - drop the documents kept for the dry runs of the last second (at
+ * exit, every handle gone). */
+void fs_whatif_free(void);
+
 /* fs_joblog.c: H_LOG */
 
 struct fs_joblog_view;

@@ -29,6 +29,7 @@
 #include <fuse_lowlevel.h>
 
 #include "fs.h"
+#include "fs_internal.h"
 
 #define FS_STATE_DIR_DEFAULT "/var/lib/ascendfs"
 
@@ -534,6 +535,7 @@ out_ctx:
 	fs_store_close(ctx.store);
 	fs_stage_free_all(&ctx);
 	fs_handles_free_all(&ctx);
+	fs_whatif_free();
 	fs_joblogs_free(&ctx);
 	fs_cache_clear(&ctx);
 	sched_cluster_free(ctx.cluster);
