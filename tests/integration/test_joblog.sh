@@ -24,25 +24,13 @@ sed -e 's/^  require_agent: false .*/  require_agent: true/' \
 	-e 's/^cluster:$/cluster:\n  job_log_max_mib: 1/' \
 	"$SRC/examples/ascend_cluster.yaml" >"$CONFIG"
 grep -q 'job_log_max_mib: 1' "$CONFIG" || { echo "Bail out! config edit failed"; exit 1; }
-AGENT_PID=""
+. "$SRC/tests/integration/agents_lib.sh"
 TAIL_PID=""
-agent_start() {
-	mkdir -p "$W/faults" "$W/logs"
-	{ for d in 0 1 2 3 4 5 6 7; do echo "address_$d=10.20.$d.1"; done; } >"$W/hccn.conf"
-	"$AGENT" --mount "$M" --node a2-node-01 --fault-file "$W/faults/a2-node-01" \
-		--hccn-conf "$W/hccn.conf" --log-dir "$W/logs" >>"$W/agent.log" 2>&1 &
-	AGENT_PID=$!
-}
-agent_stop() {
-	[ -n "$AGENT_PID" ] || return 0
-	kill -TERM "$AGENT_PID" 2>/dev/null
-	wait_until 15 bash -c "! kill -0 $AGENT_PID"
-	kill -KILL "$AGENT_PID" 2>/dev/null
-	AGENT_PID=""
-}
+agent_start() { start_agent a2-node-01; }
+agent_stop() { agents_cleanup; }
 cleanup() {
 	[ -z "$TAIL_PID" ] || kill "$TAIL_PID" 2>/dev/null
-	agent_stop
+	agents_cleanup
 	it_cleanup # unmounts the full-disk case's tmpfs under the work dir too
 }
 trap cleanup EXIT
@@ -275,7 +263,7 @@ printf 'npus: 1\nmax_restarts: 0\ncommand: |\n  seq 1 60000\n  exit 3\n' >"$W/fu
 timeout 60 "$RUN" -q -m "$M" "$W/full.yaml" >/dev/null 2>&1
 check_eq "a job whose output does not fit ends all the same (ascend-run: its status 3)" 3 "$?"
 check "the agent says it cannot ship and keeps the lines" \
-	grep -q "cannot ship its output .*No space left on device; trying again" "$W/agent.log"
+	grep -q "cannot ship its output .*No space left on device; trying again" "$W/agent-a2-node-01.log"
 check "the daemon says why" grep -q "cannot append to its log .*No space left" "$IT_LOG"
 agent_stop
 it_stop
