@@ -71,7 +71,7 @@ static void usage(FILE *f)
 		"  -t, --test-only    submit nothing: print what would become of the spec now\n"
 		"                     (where it would run, or why it would wait, what it would\n"
 		"                     preempt; JSON from cluster/whatif); exit 0 when it would\n"
-		"                     be accepted\n"
+		"                     be accepted, 1 when refused\n"
 		"  -h, --help         this text\n"
 		"  -V, --version      the version\n",
 		EXIT_TIMEOUT, EXIT_CANCELLED, EXIT_RUN_ERROR);
@@ -295,15 +295,6 @@ static int accounted_exit(const char *dir)
 	return code;
 }
 
-/* Does YAML spec @spec give a top-level `name:`? */
-static bool names_itself(const char *spec)
-{
-	for (const char *p = spec; p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-		if (strncmp(p, "name:", 5) == 0)
-			return true;
-	return false;
-}
-
 /*
  * --test-only: the spec through cluster/whatif (written, then read on from the same open
  * file), its answer on stdout. 0 when it would be accepted, 125 when refused.
@@ -311,8 +302,9 @@ static bool names_itself(const char *spec)
 static int dry_run(const char *mount, const char *name, const char *ext, const char *spec,
 		   size_t spec_len)
 {
-	char path[PATH_MAX + 32], head[CONF_NAME_MAX + 16], *out = NULL;
+	char path[PATH_MAX + 32], head[CONF_NAME_MAX + 32], *out = NULL;
 	size_t len = 0, cap = 0;
+	unsigned tries = 0;
 	json_t *o;
 	int fd, n, result;
 
@@ -324,13 +316,11 @@ static int dry_run(const char *mount, const char *name, const char *ext, const c
 					  "");
 		return EXIT_RUN_ERROR;
 	}
-	/* the job's name as a submission would give it (its file's), after the spec so
-	 * that the answer's line numbers are the file's */
-	n = strcmp(ext, ".json") && !names_itself(spec) ?
-		    snprintf(head, sizeof(head), "%sname: %s\n",
-			     spec_len && spec[spec_len - 1] != '\n' ? "\n" : "", name) : 0;
-	if (write(fd, spec, spec_len) != (ssize_t)spec_len ||
-	    (n > 0 && write(fd, head, (size_t)n) != n)) {
+	/* the file it is, as a submission would take it (its name, YAML or JSON): a last
+	 * line the daemon reads and removes (fs_whatif.c) */
+	n = snprintf(head, sizeof(head), "%s#whatif-file: %s%s\n",
+		     spec_len && spec[spec_len - 1] != '\n' ? "\n" : "", name, ext);
+	if (write(fd, spec, spec_len) != (ssize_t)spec_len || write(fd, head, (size_t)n) != n) {
 		fprintf(stderr, "ascend-run: cannot write %s: %s\n", path, strerror(errno));
 		close(fd);
 		return EXIT_RUN_ERROR;
@@ -347,6 +337,10 @@ static int dry_run(const char *mount, const char *name, const char *ext, const c
 			cap += 65536;
 		}
 		got = read(fd, out + len, cap - len - 1);
+		if (got < 0 && errno == EAGAIN && tries++ < 30) { /* another is being answered */
+			sleep_ms(200);
+			continue;
+		}
 		if (got <= 0)
 			break;
 		len += (size_t)got;
@@ -359,9 +353,9 @@ static int dry_run(const char *mount, const char *name, const char *ext, const c
 	out[len] = '\0';
 	fwrite(out, 1, len, stdout);
 	o = json_loads(out, 0, NULL);
-	result = o && strcmp(json_string_value(json_object_get(o, "would")) ?
-				     json_string_value(json_object_get(o, "would")) : "",
-			     "refused") != 0 ? 0 : EXIT_RUN_ERROR;
+	/* refused: 1, as a submission's close fails; no answer at all: its own error */
+	result = !o || !json_string_value(json_object_get(o, "would")) ? EXIT_RUN_ERROR :
+		 strcmp(json_string_value(json_object_get(o, "would")), "refused") == 0 ? 1 : 0;
 	json_decref(o);
 	free(out);
 	return result;

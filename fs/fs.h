@@ -94,17 +94,26 @@
  *     whatif                   -rw-rw-rw- root  the dry run (Slurm's --test-only;
  *                                          fs_whatif.c): open it O_RDWR (O_WRONLY:
  *                                          EINVAL), write a job spec (as to jobs/; its
- *                                          name, else "whatif"; 64 KiB at most: EFBIG),
- *                                          then read on from the same open file: it reads
- *                                          as the spec written followed by JSON: dry_run,
- *                                          job, would ("start", "wait", "refused"),
+ *                                          name, else "whatif"; a last line
+ *                                          "#whatif-file: <name>.<ext>" reads it as
+ *                                          that file; 64 KiB at most: EFBIG), then read
+ *                                          on from the same open file: it reads as the
+ *                                          spec written followed by JSON: dry_run, job,
+ *                                          would ("start", "wait", "refused", "serving"
+ *                                          for a service admitted),
  *                                          reason, preempts (the jobs it would stop),
  *                                          placement, reserved_start, status (its
  *                                          status.json), as a submission by the opener
  *                                          now would get (sched_whatif_run(): the
  *                                          cluster copied from its saved documents; the
- *                                          copy costs as a restart's load does). Nothing
- *                                          changes: no job, event or record. Opened
+ *                                          copy costs as a restart's load does; one is
+ *                                          answered at a time: a read that waited 2 s
+ *                                          is EAGAIN). A write after the answer was read
+ *                                          begins a new spec where it writes (read on
+ *                                          for its answer); ftruncate() shortens it.
+ *                                          The daemon's own checks (a queue's groups,
+ *                                          checkpoint_dir) apply as at a submission.
+ *                                          Nothing changes: no job, event or record. Opened
  *                                          read-only it reads as how to use it; counted
  *                                          among the opener's open files
  *     ctl                      -rw-r--r-- root  "cordon|uncordon|drain <server>";

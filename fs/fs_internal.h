@@ -125,6 +125,8 @@ struct fs_handle {
 	char *answer;		  /* H_WHATIF: the answer to the spec in buf (dirty: to
 				   * compute again), answer_len bytes */
 	size_t answer_len;
+	off_t spec_off;		  /* H_WHATIF: where in the file the spec begins (the
+				   * offset of the write that began it) */
 	pthread_mutex_t mu;
 	bool closing;		/* H_SNAPSHOT, H_CTL: flushed, its release not yet here
 				 * (fs_handle_set_closing()) */
@@ -227,6 +229,16 @@ void fs_refusal_note(struct fs_ctx *ctx, int level, const char *server, const ch
 int fs_spec_upload_register(struct fs_ctx *ctx, struct fs_handle *h, const char *ext,
 			    const gid_t *groups, size_t group_count);
 
+/*
+ * fs_spec_check_fs_rules() - the rules of a spec the daemon checks itself, not the
+ * scheduler: its queue's `groups` (the writer's groups in h->groups as of open) and a
+ * checkpoint_dir outside the mount. Takes ctx->lock briefly. Returns 0, -EACCES (not in
+ * the queue's groups), -EINVAL (checkpoint_dir) or -ENOMEM, with @reason
+ * (SCHED_REASON_MAX) filled.
+ */
+int fs_spec_check_fs_rules(struct fs_ctx *ctx, const struct fs_handle *h,
+			   const struct conf_job_spec *spec, char *reason);
+
 /* fs_spec_upload_unregister() - unlist and free @h's upload, if any (takes ctx->lock). */
 void fs_spec_upload_unregister(struct fs_ctx *ctx, struct fs_handle *h);
 
@@ -297,9 +309,13 @@ int fs_whatif_write(struct fs_ctx *ctx, struct fs_handle *h, const char *data, s
 /*
  * fs_whatif_read() - the file as it reads: the spec written, then the answer (computed
  * at the first read past the spec after a write; sched_whatif_run()). Returns the bytes
- * read, or -ENOMEM.
+ * read, -EAGAIN (another dry run was being answered for 2 s: ask again) or -ENOMEM.
  */
 int fs_whatif_read(struct fs_ctx *ctx, struct fs_handle *h, char *buf, size_t size, off_t off);
+
+/* fs_whatif_truncate() - ftruncate()/O_TRUNC: keep @size bytes of the spec (no more than
+ * were written: EINVAL), to be asked again. */
+int fs_whatif_truncate(struct fs_handle *h, off_t size);
 
 /* fs_whatif_free() - drop the documents kept for the dry runs of the last second (at
  * exit, every handle gone). */

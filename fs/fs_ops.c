@@ -469,7 +469,8 @@ int fs_op_open(const char *path, struct fuse_file_info *fi)
 
 	if (r < 0)
 		return -ENOENT;
-	if (p.kind == FS_JOB_SPEC && acc == O_WRONLY)
+	if ((p.kind == FS_JOB_SPEC && acc == O_WRONLY) ||
+	    (p.kind == FS_CLUSTER_WHATIF && acc == O_RDWR)) /* a queue's groups decide */
 		caller_groups(ctx, &groups, &group_count);
 	if ((p.kind == FS_JOB_SPEC || p.kind == FS_QUEUE_QUOTA) && acc == O_WRONLY)
 		opener = caller_proc();
@@ -501,8 +502,12 @@ int fs_op_open(const char *path, struct fuse_file_info *fi)
 		r = acc == O_RDWR ? ctl_admit(ctx, &p) : -EINVAL;
 		if (r == 0 && !(h = handle_new_locked(ctx, H_WHATIF, &p, NULL)))
 			r = -ENOMEM;
-		if (r == 0)
+		if (r == 0) {
 			h->may_operate = may_operate;
+			h->groups = groups;
+			h->group_count = group_count;
+			groups = NULL;
+		}
 		goto out;
 	}
 	if (acc == O_RDONLY) {
@@ -942,6 +947,12 @@ int fs_op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 		return 0; /* our own announcement (fs_notify.c) */
 	if (r < 0)
 		return -ENOENT;
+	if (h && h->kind == H_WHATIF) { /* a spec to ask about again */
+		pthread_mutex_lock(&h->mu);
+		r = fs_whatif_truncate(h, size);
+		pthread_mutex_unlock(&h->mu);
+		return r;
+	}
 	if (h && (h->kind == H_UPLOAD || h->kind == H_SPEC)) {
 		pthread_mutex_lock(&h->mu);
 		if (h->failed)

@@ -219,6 +219,14 @@ static int check_checkpoint_dir(struct fs_ctx *ctx, const struct conf_job_spec *
 	return r;
 }
 
+int fs_spec_check_fs_rules(struct fs_ctx *ctx, const struct fs_handle *h,
+			   const struct conf_job_spec *spec, char *reason)
+{
+	int r = check_queue_groups(ctx, h, spec, reason);
+
+	return r < 0 ? r : check_checkpoint_dir(ctx, spec, reason) < 0 ? -EINVAL : 0;
+}
+
 /*
  * Refusals that leave no rejected record: the name is another job's (active, another
  * user's, or held for another submission), or there is no room for a record.

@@ -385,12 +385,54 @@ if $can_switch_users; then
 	check "a user asks too" setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c 'import os,sys
 fd = os.open(sys.argv[1], os.O_RDWR); os.write(fd, b"npus: 8\n"); sys.exit(b"would" not in os.read(fd, 65536))' "$M/cluster/whatif"
 fi
+if $can_switch_users; then
+	check_contains "a queue's groups are checked as at a submission (a user outside them)" \
+		'"would": "refused"' \
+		"$(setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c 'import os,sys
+fd = os.open(sys.argv[1], os.O_RDWR); os.write(fd, b"npus: 8\nqueue: restricted\n")
+out = b""
+while True:
+    b = os.read(fd, 65536)
+    if not b: break
+    out += b
+sys.stdout.write(out.decode())' "$M/cluster/whatif")"
+fi
+printf '%s\n' "$(whatif $'npus: 8\ncheckpoint_dir: '"$M"$'/jobs\n')" >"$W/ck.json"
+check_contains "a checkpoint_dir inside the mount is refused, with where" "whatif.yaml:2:17: checkpoint_dir:" \
+	"$(json "$W/ck.json" 'd["reason"]')"
+check_eq "a write after the answer asks again, a new spec" "refused start" "$(python3 -c 'import os,sys,json
+def rd(fd):
+    out = b""
+    while True:
+        b = os.read(fd, 65536)
+        if not b: return out
+        out += b
+fd = os.open(sys.argv[1], os.O_RDWR)
+os.write(fd, b"npus: 3000\n"); a = rd(fd)
+os.write(fd, b"npus: 8\n"); b = rd(fd)
+def would(x): return json.loads(x[x.index(b"{"):])["would"]
+print(would(a), would(b))' "$M/cluster/whatif")"
 printf 'npus: 8\n' >"$W/tiny.yaml"
 check_contains "ascend-run --test-only prints the answer and submits nothing" '"would": "start"' \
 	"$("$RUN" -m "$M" --test-only "$W/tiny.yaml")"
 check "... no job tiny" test ! -e "$M/jobs/tiny"
-check_eq "... it exits 125 for a spec that would be refused" 125 \
+check_contains "... named by its file, as a submission is" '"job": "tiny"' \
+	"$("$RUN" -m "$M" --test-only "$W/tiny.yaml")"
+printf '{npus: 8, command: "true"}' >"$W/flow.yaml"
+check_contains "... a flow-style spec reads as it does at a submission" '"would": "start"' \
+	"$("$RUN" -m "$M" -t "$W/flow.yaml")"
+check_contains "... --name that differs from the spec's name is refused as at a submission" \
+	'does not match the file name' "$(printf 'name: inner\nnpus: 8\n' >"$W/inner.yaml"; "$RUN" -m "$M" -t -n other "$W/inner.yaml")"
+check_eq "... it exits 1 for a spec that would be refused" 1 \
 	"$(printf 'npus: 3000\n' >"$W/huge.yaml"; "$RUN" -m "$M" -t "$W/huge.yaml" >/dev/null; echo $?)"
+check_contains "... saying where in the file" "huge.yaml:1:7: npus: 3000" \
+	"$("$RUN" -m "$M" -t "$W/huge.yaml")"
+# the answer is of the cluster as it is: a submission just made counts
+printf '%s\n' "$(whatif $'name: next\nnpus: 8\n')" >/dev/null
+submit took 'npus: 8'
+printf '%s\n' "$(whatif $'name: next\nnpus: 8\n')" >"$W/next.json"
+check_eq "an answer right after a submission sees it (the last server is taken)" "wait" \
+	"$(json "$W/next.json" 'd["would"]')"
 cancel_all
 
 # ---- elastic sizes -----------------------------------------------------------------------
