@@ -123,8 +123,12 @@ except OSError as e:
     sys.exit(0 if e.errno == errno.EMFILE and len(fds) == 4096 else 1)
 sys.exit(1)
 PY
-check "a user holds at most 4096 open logs (EMFILE, as for other files)" bash -c \
-	"ulimit -n 8192 && setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/python3 '$W/opens.py' '$M/jobs/hello/log'"
+if [ "$(ulimit -Hn)" = unlimited ] || [ "$(ulimit -Hn)" -ge 8192 ]; then
+	check "a user holds at most 4096 open logs (EMFILE, as for other files)" bash -c \
+		"ulimit -n 8192 && setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/python3 '$W/opens.py' '$M/jobs/hello/log'"
+else
+	echo "# SKIP the open-file bound: this shell may hold only $(ulimit -Hn) files"
+fi
 check "log is -rw-r--r-- root" bash -c "stat -c '%A %U' '$M/jobs/hello/log' | grep -qx -- '-rw-r--r-- root'"
 SIZE=$(stat -c %s "$M/jobs/hello/log")
 check_fails "a line naming no server of the inventory is refused" \
@@ -254,18 +258,23 @@ check "rmdir of a finished job removes its log files" \
 agent_stop
 it_stop
 mkdir -p "$W/state/logs"
-mount -t tmpfs -o size=256k tmpfs "$W/state/logs"
-it_start "$ASCENDFS" "$CONFIG" || exit 1
-agent_start
-check "the agent's server is ready with a full-ish log directory" \
-	wait_until 20 grep -q '"ready"' "$M/nodes/a2-node-01/info"
-printf 'npus: 1\nmax_restarts: 0\ncommand: |\n  seq 1 60000\n  exit 3\n' >"$W/full.yaml"
-timeout 60 "$RUN" -q -m "$M" "$W/full.yaml" >/dev/null 2>&1
-check_eq "a job whose output does not fit ends all the same (ascend-run: its status 3)" 3 "$?"
-check "the agent says it cannot ship and keeps the lines" \
-	grep -q "cannot ship its output .*No space left on device; trying again" "$W/agent-a2-node-01.log"
-check "the daemon says why" grep -q "cannot append to its log .*No space left" "$IT_LOG"
-agent_stop
-it_stop
-umount "$W/state/logs"
+if mount -t tmpfs -o size=256k tmpfs "$W/state/logs" 2>/dev/null; then
+	it_start "$ASCENDFS" "$CONFIG" || exit 1
+	agent_start
+	check "the agent's server is ready with a full-ish log directory" \
+		wait_until 20 grep -q '"ready"' "$M/nodes/a2-node-01/info"
+	printf 'npus: 1\nmax_restarts: 0\ncommand: |\n  seq 1 60000\n  exit 3\n' >"$W/full.yaml"
+	timeout 60 "$RUN" -q -m "$M" "$W/full.yaml" >/dev/null 2>&1
+	check_eq "a job whose output does not fit ends all the same (ascend-run: its status 3)" \
+		3 "$?"
+	check "the agent says it cannot ship and keeps the lines" \
+		grep -q "cannot ship its output .*No space left on device; trying again" \
+		"$W/agent-a2-node-01.log"
+	check "the daemon says why" grep -q "cannot append to its log .*No space left" "$IT_LOG"
+	agent_stop
+	it_stop
+	umount "$W/state/logs"
+else
+	echo "# SKIP the full log directory: no tmpfs may be mounted here"
+fi
 it_finish
