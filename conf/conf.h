@@ -404,6 +404,44 @@ enum conf_job_kind {
 /* max_restarts of a service: never used up. */
 #define CONF_RESTARTS_UNLIMITED UINT_MAX
 
+/*
+ * ---- job arrays (`array:`, Slurm's sbatch --array) ----
+ * A spec with `array: <indexes>[%<throttle>]` is one job per index, its elements, named
+ * <name>.<index>; indexes are "<a>", "<a>-<b>" or "<a>-<b>:<step>" joined by commas
+ * (Slurm's --array syntax), 0 to CONF_ARRAY_INDEX_MAX (Slurm's default MaxArraySize,
+ * 1001, allows 0-1000); %<throttle> lets at most that many elements be active at once.
+ */
+#define CONF_ARRAY_INDEX_MAX 1000
+/* An array's name at most: its elements are <name>.<index>, index <= 1000. */
+#define CONF_ARRAY_NAME_MAX (CONF_NAME_MAX - 5)
+/* The longest text conf_job_array_text() writes, with its NUL. */
+#define CONF_ARRAY_TEXT_MAX 6144
+
+struct conf_job_array {
+	unsigned count;		/* indexes in set; 0: the spec is no array */
+	unsigned throttle;	/* elements active at once at most; 0 = no limit */
+	unsigned char set[CONF_ARRAY_INDEX_MAX / 8 + 1]; /* bit i (set[i / 8] >> i % 8): index i */
+};
+
+/* conf_job_array_has() - is @index one of @a's indexes? */
+bool conf_job_array_has(const struct conf_job_array *a, unsigned index);
+
+/*
+ * conf_job_array_parse() - read @text ("0-99%8", "1,3,5-11:2", "7") into @a (cleared
+ * first). Returns 0, or -EINVAL with @why (@why_len bytes) saying what is wrong:
+ * "index 1200 is above 1000", "range 9-3 ends before it starts", ...
+ */
+int conf_job_array_parse(const char *text, struct conf_job_array *a, char *why,
+			 size_t why_len);
+
+/*
+ * conf_job_array_text() - @a's indexes as the shortest runs ("0-99", "0-98:2", "3,7"),
+ * with "%<throttle>" when @with_throttle and @a has one, into @buf (@len bytes;
+ * CONF_ARRAY_TEXT_MAX always suffices). Returns @buf.
+ */
+char *conf_job_array_text(const struct conf_job_array *a, bool with_throttle, char *buf,
+			  size_t len);
+
 /* A job spec as accepted. Strings are owned by the spec. */
 /* Jobs a spec's `after:` may name (Slurm's --dependency takes a list as long as one likes;
  * a pipeline step waits for a few). */
@@ -465,6 +503,9 @@ struct conf_job_spec {
 	 * what needs it: sched_deps.c) */
 	struct conf_job_after after[CONF_JOB_AFTER_MAX];
 	unsigned after_count;
+	/* `array:` (a training job only; its name at most CONF_ARRAY_NAME_MAX): count 0
+	 * when absent, and in its elements' copies */
+	struct conf_job_array array;
 };
 
 /*

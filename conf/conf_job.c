@@ -16,7 +16,7 @@
 static const char *const spec_keys[] = {
 	"name", "npus", "queue", "priority", "command", "launch", "checkpoint_dir",
 	"max_restarts", "time_limit", "parallel", "server_type", "recovery", "kind",
-	"replicas", "port", "preemptible", "max_unavailable", "disaggregated", "after", NULL,
+	"replicas", "port", "preemptible", "max_unavailable", "disaggregated", "after", "array", NULL,
 };
 
 static const struct {
@@ -308,6 +308,31 @@ static int read_after(const struct conf_ctx *ctx, const struct conf_node *n,
 						 a->name);
 		s->after_count++;
 	}
+	return 0;
+}
+
+/* `array: 0-99%8`: a job per index (conf_job_array_parse()); a training job's only. */
+static int read_array(const struct conf_ctx *ctx, const struct conf_node *n,
+		      struct conf_job_spec *s)
+{
+	char q[CONF_QUOTE_MAX], why[256];
+	const char *text;
+	int r;
+
+	if (conf_node_is_null(n))
+		return 0;
+	r = conf_read_string(ctx, n, "array", false, &text);
+	if (r < 0)
+		return r;
+	if (conf_job_array_parse(text, &s->array, why, sizeof(why)) < 0)
+		return conf_fail(ctx, n, "array: %s: %s", conf_quote(text, q, sizeof(q)), why);
+	if (s->kind == CONF_JOB_SERVICE)
+		return conf_fail(ctx, n, "array: a service has replicas, not an array; give "
+					 "replicas: N instead");
+	if (s->name && strlen(s->name) > CONF_ARRAY_NAME_MAX)
+		return conf_fail(ctx, n, "array: an array's name has at most %d characters (its "
+					 "elements are named <name>.<index>); \"%s\" has %zu",
+				 CONF_ARRAY_NAME_MAX, s->name, strlen(s->name));
 	return 0;
 }
 
@@ -742,6 +767,10 @@ static int read_spec(const struct conf_ctx *ctx, const struct conf_node *root,
 				return conf_fail(ctx, n, "after: a job cannot wait for itself (%s)",
 						 s->name);
 
+	n = conf_map_get(root, "array");
+	if (n && (r = read_array(ctx, n, s)) < 0)
+		return r;
+
 	n = conf_map_get(root, "server_type");
 	if (n) {
 		const struct conf_server_type *t;
@@ -926,6 +955,12 @@ int conf_job_spec_render_yaml(const struct conf_job_spec *s, char **ret_buf, siz
 			conf_out_str(o, entry);
 		}
 		conf_out_seq_end(o);
+	}
+	if (s->array.count) { /* written only when given, as after: */
+		char text[CONF_ARRAY_TEXT_MAX];
+
+		conf_out_key(o, "array");
+		conf_out_str(o, conf_job_array_text(&s->array, true, text, sizeof(text)));
 	}
 	/* a training job's spec reads as it did before kinds existed */
 	if (s->kind == CONF_JOB_SERVICE) {

@@ -66,6 +66,9 @@ enum sched_job_state {
 	SCHED_JOB_SERVING,    /* a service (kind: service): holds no NPUs itself; its
 			       * instances, jobs of their own, serve (sched_service.c),
 			       * until it is cancelled */
+	SCHED_JOB_ARRAY,      /* a job array's record (`array:`): holds no NPUs itself; its
+			       * elements, jobs of their own, run (sched_array.c), until
+			       * each has ended */
 	SCHED_JOB_STATE_COUNT
 };
 
@@ -487,6 +490,12 @@ struct sched_job {
 					 * last usage report; usage_count entries */
 	size_t usage_count;
 	struct sched_ladder ladder;	/* its recovery ladder (sched_ladder.c) */
+	uint64_t array_serial;		/* an array's element: its array's record (serial;
+					 * its name is <array>.<array_index>); 0 for every
+					 * other job (sched_array.c) */
+	unsigned array_index;
+	struct sched_array *array;	/* owned: an array's record: its elements' states;
+					 * NULL for every other job */
 	char service[CONF_NAME_MAX + 1]; /* an instance of a service: that service's name
 					 * (its own is <service>.<index>); "" for every
 					 * other job (sched_service.c) */
@@ -632,6 +641,8 @@ struct sched_cluster {
 	uint64_t next_job_serial;
 	bool services_dirty;		/* an instance ended, or a service changed, since
 					 * sched_service_tick() looked (sched_service.c) */
+	bool arrays_dirty;		/* an element ended, or an array changed, since
+					 * sched_array_tick() looked (sched_array.c) */
 	const char *spread_service;	/* while an instance of this service is placed:
 					 * servers that hold another of its instances are
 					 * the last choice (sched_place_job()); NULL else */
@@ -940,6 +951,61 @@ int sched_job_reject(struct sched_cluster *c, const char *name, uid_t uid, gid_t
  * each of its active instances as above. Returns -ENOENT, -EPERM.
  */
 int sched_job_cancel(struct sched_cluster *c, const char *name, uid_t uid, uint64_t now_usec);
+
+/*
+ * ---- job arrays (sched_array.c) ----
+ * A training spec with `array:` (struct conf_job_array, Slurm's sbatch --array) is
+ * admitted as an array record, state array, which holds no NPUs, and one job per index,
+ * its elements: named <array>.<index>, each a copy of the spec without `array:`, placed
+ * as a gang of its own by the same rules, queue and priority as any job, owned by the
+ * array's owner, with ASCEND_ARRAY_JOB, ASCEND_ARRAY_INDEX and ASCEND_ARRAY_COUNT in its
+ * environment (Slurm's SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT).
+ * Rules:
+ *  - elements are made in index order, at most the throttle (%N) active at once (all
+ *    at once without one); the next is made within a tick of one ending
+ *    (sched_array_tick());
+ *  - an element that cannot be made yet (no job record free under max_job_count, its
+ *    owner's job-count limits, its name held by another active job) waits, the array's
+ *    reason says why, and it is tried again every tick; the array's record counts as
+ *    one of its owner's jobs and stands for its first element: an array with no
+ *    element active makes one past those limits, so it never waits for itself;
+ *  - an element runs, fails, is requeued, held, changed or cancelled as any job (its
+ *    cancel or rmdir ends that element only); how it ended is kept in the array's
+ *    record, whatever becomes of the element's own record later;
+ *  - the array ends once every element has ended: completed when all completed, else
+ *    failed (its reason counts how they ended), which is what an afterok dependency on
+ *    the array waits for (Slurm: a dependency on an array job is on all its elements);
+ *    cancelling the array (cancel, rmdir) cancels its active elements and makes no
+ *    more;
+ *  - while the array is active no other job may take a name <array>.<index> of its
+ *    indexes (sched_array_owning_name());
+ *  - `after:` is each element's: every element waits for those jobs.
+ */
+
+/* sched_job_is_array() - is @j an array's record (active or ended)? */
+bool sched_job_is_array(const struct sched_job *j);
+/* sched_job_is_array_element() - is @j an element of an array (j->array_serial)? */
+bool sched_job_is_array_element(const struct sched_job *j);
+
+/*
+ * sched_array_of() - the array record element @j belongs to, or NULL (no element, or
+ * its array's record is gone or is another of the same name).
+ */
+struct sched_job *sched_array_of(struct sched_cluster *c, const struct sched_job *j);
+
+/*
+ * sched_array_owning_name() - the active array that owns name @name (<array>.<index>,
+ * an index of its set), or NULL: no other job may take that name.
+ */
+struct sched_job *sched_array_owning_name(struct sched_cluster *c, const char *name);
+
+/*
+ * sched_array_tick() - make the elements each active array may make now, and end the
+ * arrays whose elements have all ended. Cheap while nothing changed since the last call
+ * (c->arrays_dirty). Called by sched_tick(). Returns how many elements it made plus how
+ * many arrays ended.
+ */
+unsigned sched_array_tick(struct sched_cluster *c, uint64_t now_usec);
 
 /*
  * ---- services (sched_service.c) ----
@@ -2188,7 +2254,9 @@ int sched_ranktable_waiting_for(const struct sched_cluster *c, const struct sche
  * sched_render.c): false (rank-table mode) exports RANK_TABLE_FILE and no MS_*; true
  * (dynamic mode) MS_SCHED_HOST, MS_SCHED_PORT, MS_WORKER_NUM and no RANK_TABLE_FILE.
  * Both: ASCEND_JOB_ID, ASCEND_JOB_GENERATION, ASCEND_RESUME_CHECKPOINT, ASCEND_JOB_DIR,
- * RANK_SIZE, SERVER_COUNT, HCCL_*, ASCEND_* of the spec.
+ * RANK_SIZE, SERVER_COUNT, HCCL_*, ASCEND_* of the spec; an array's element also
+ * ASCEND_ARRAY_JOB, ASCEND_ARRAY_INDEX, ASCEND_ARRAY_COUNT, ASCEND_ARRAY_MIN and
+ * ASCEND_ARRAY_MAX (sched_render.c, array_lines()).
  */
 int sched_render_job_env(const struct sched_cluster *c, const struct sched_job *j,
 			 const struct sched_render_ctx *ctx, char **ret, size_t *ret_len);

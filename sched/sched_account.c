@@ -159,7 +159,7 @@ void sched_account_note(struct sched_cluster *c, const struct sched_job *j, uint
 	char *line;
 
 	/* a service's record holds no NPUs: its instances have theirs */
-	if (c->accounting_off || sched_job_is_service(j))
+	if (c->accounting_off || sched_job_is_service(j) || sched_job_is_array(j))
 		return;
 	line = record_line(j, seq, now_usec);
 	struct sched_acct *a = line ? ring_push(c) : NULL;

@@ -36,6 +36,7 @@ static const char *const state_names[SCHED_JOB_STATE_COUNT] = {
 	[SCHED_JOB_REJECTED] = "rejected",
 	[SCHED_JOB_TIMEOUT] = "timeout",
 	[SCHED_JOB_SERVING] = "serving",
+	[SCHED_JOB_ARRAY] = "array",
 };
 
 const char *sched_job_state_name(enum sched_job_state s)

@@ -36,6 +36,12 @@ static int controllable(const struct sched_job *j, const char *verb, char *reaso
 			     j->name, j->name);
 		return -EBUSY;
 	}
+	if (sched_job_is_array(j)) {
+		sched_reason(reason, "%s is a job array: it runs no processes itself; %s its "
+				     "elements one by one (jobs/%s.<index>/ctl), or cancel the "
+				     "array", j->name, verb, j->name);
+		return -EBUSY;
+	}
 	return 0;
 }
 

@@ -713,6 +713,65 @@ int sched_limits_check_counts(const struct sched_cluster *c, char *reason);
 const char *sched_restart_of(const struct sched_job *j, char *buf, size_t len);
 
 /*
+ * ---- job arrays (sched_array.c; the rules in ascend_sched.h) ----
+ * struct sched_array: an array record's elements, one state byte per index 0 to
+ * CONF_ARRAY_INDEX_MAX (those of its spec's set count).
+ */
+enum sched_array_el {
+	SCHED_EL_WAITING,	/* not made yet */
+	SCHED_EL_ACTIVE,	/* made; its record says how it goes */
+	SCHED_EL_COMPLETED,	/* ended so (the same for the rest) */
+	SCHED_EL_FAILED,
+	SCHED_EL_CANCELLED,
+	SCHED_EL_TIMEOUT,
+	SCHED_EL_COUNT
+};
+
+struct sched_array {
+	unsigned char el[CONF_ARRAY_INDEX_MAX + 1]; /* enum sched_array_el per index */
+	char waits[SCHED_REASON_MAX];	/* why the next element is not made yet; "" */
+};
+
+/*
+ * sched_array_check() - may array spec @spec of @uid take its elements' names (no other
+ * active job holds one, no other user's record)? 0, or -EEXIST with @reason. A spec
+ * without `array:`: 0.
+ * sched_array_admitted() - array @a was just admitted (state array): make the elements
+ * it may make now. Returns how many it made.
+ * sched_array_cancelled() - @a ended while active (cancel, rmdir): cancel its active
+ * elements.
+ * sched_array_element_ended() - element @j reached a terminal state: its array counts it
+ * (from sched_job_transition()).
+ * sched_job_admit_element() - admit @spec (stolen; named <array>.<index>, checked free)
+ * as element @index of array @a (sched_job.c). 0 or -errno with @reason.
+ * sched_array_save() - @a's element states as text, one character per index of its set
+ * in order ('.' waiting, 'a' active, 'c' completed, 'f' failed, 'x' cancelled, 't'
+ * timeout) into @buf (@len >= CONF_ARRAY_INDEX_MAX + 2). Returns @buf.
+ * sched_array_restore() - array record @j's element states from @text as saved (NULL:
+ * none saved: all waiting). 0, -EINVAL (not its set's length or an unknown character)
+ * or -ENOMEM.
+ * sched_array_restored() - every record is loaded: an active element whose record ended
+ * while the daemon was down, or is gone, is counted.
+ * sched_array_status_json() - status.json's "array" of array record @j: {"indexes",
+ * "throttle" (0: none), "count", "waits" (why the next is not made, or null), counts
+ * "waiting", "pending", "running" (running, recovering or stopping), "completed",
+ * "failed", "cancelled", "timeout", and "elements": {"<index>": state}}. New reference,
+ * or NULL without memory.
+ */
+int sched_array_check(struct sched_cluster *c, const struct conf_job_spec *spec, uid_t uid,
+		      char *reason);
+unsigned sched_array_admitted(struct sched_cluster *c, struct sched_job *a, uint64_t now_usec);
+void sched_array_cancelled(struct sched_cluster *c, struct sched_job *a, uint64_t now_usec);
+void sched_array_element_ended(struct sched_cluster *c, const struct sched_job *j);
+int sched_job_admit_element(struct sched_cluster *c, struct conf_job_spec *spec,
+			    const struct sched_job *a, unsigned index, uint64_t now_usec,
+			    char *reason);
+char *sched_array_save(const struct sched_job *j, char *buf, size_t len);
+int sched_array_restore(struct sched_job *j, const char *text);
+void sched_array_restored(struct sched_cluster *c);
+json_t *sched_array_status_json(const struct sched_cluster *c, const struct sched_job *j);
+
+/*
  * ---- services (sched_service.c; the rules in ascend_sched.h) ----
  * sched_service_check() - may service spec @spec of @uid take its instances' names (no
  * other active job holds one), and are the servers its disaggregated layout names ours?

@@ -36,10 +36,16 @@ static bool transition_is_legal(enum sched_job_state from, enum sched_job_state 
 	switch (from) {
 	case SCHED_JOB_NONE:
 		return to == SCHED_JOB_DRAFT || to == SCHED_JOB_PENDING ||
-		       to == SCHED_JOB_REJECTED || to == SCHED_JOB_SERVING;
+		       to == SCHED_JOB_REJECTED || to == SCHED_JOB_SERVING ||
+		       to == SCHED_JOB_ARRAY;
 	case SCHED_JOB_DRAFT:
 		return to == SCHED_JOB_PENDING || to == SCHED_JOB_REJECTED ||
-		       to == SCHED_JOB_CANCELLED || to == SCHED_JOB_SERVING;
+		       to == SCHED_JOB_CANCELLED || to == SCHED_JOB_SERVING ||
+		       to == SCHED_JOB_ARRAY;
+	case SCHED_JOB_ARRAY:
+		/* it ends when its elements have (completed, failed), or is cancelled */
+		return to == SCHED_JOB_COMPLETED || to == SCHED_JOB_FAILED ||
+		       to == SCHED_JOB_CANCELLED;
 	case SCHED_JOB_SERVING:
 		/* serving -> serving: its replicas changed; failed: restored on a cluster
 		 * where it can never run */
@@ -122,6 +128,9 @@ static void transition(struct sched_cluster *c, struct sched_job *j, enum sched_
 	/* an instance that ended is replaced while its service serves */
 	if (j->service[0] && sched_job_state_is_terminal(to))
 		c->services_dirty = true;
+	/* an element that ended is counted by its array, which may make the next */
+	if (j->array_serial && sched_job_state_is_terminal(to) && to != from)
+		sched_array_element_ended(c, j);
 	sched_history_note(c, j, from, to, kind, now_usec);
 	/* a submitted job that ended: its accounting record (not a rejection or a draft) */
 	if (sched_job_state_is_terminal(to) && to != SCHED_JOB_REJECTED &&
@@ -343,6 +352,7 @@ void sched_job_free(struct sched_job *j)
 	free(j->exited_bad);
 	free(j->usage);
 	free(j->deps);
+	free(j->array);
 	sched_ladder_free(&j->ladder);
 	sched_history_free(j);
 	sched_reason_put(j->reason);
@@ -661,7 +671,7 @@ static int job_name_check(struct sched_cluster *c, const char *name, uid_t uid,
 	*ret_existing = old;
 	/* <service>.<digits> is a serving service's instance name, never a job's own; nor
 	 * are <service>.controller and .coordinator, its roles' runs */
-	if (sched_service_owning_name(c, name))
+	if (sched_service_owning_name(c, name) || sched_array_owning_name(c, name))
 		return -EEXIST;
 	h = c->holds ? hold_find(c, name) : NULL;
 	if (h && h != own)
@@ -867,6 +877,12 @@ static int job_check(struct sched_cluster *c, const struct conf_job_spec *spec, 
 			     spec->name, sched_service_owning_name(c, spec->name)->name);
 		return r;
 	}
+	if (r == -EEXIST && sched_array_owning_name(c, spec->name)) {
+		sched_reason(reason, "job \"%s\" is the name of an element of array %s "
+				     "(<array>.<index>), active; choose another name",
+			     spec->name, sched_array_owning_name(c, spec->name)->name);
+		return r;
+	}
 	if (r == -EEXIST) {
 		sched_reason(reason, "job \"%s\" already exists and is %s; cancel or remove it "
 				     "first, or choose another name",
@@ -883,6 +899,9 @@ static int job_check(struct sched_cluster *c, const struct conf_job_spec *spec, 
 		return -EAGAIN;
 	}
 	r = sched_service_check(c, spec, uid, reason);
+	if (r < 0)
+		return r;
+	r = sched_array_check(c, spec, uid, reason);
 	if (r < 0)
 		return r;
 	r = sched_deps_check(c, spec, reason);
@@ -988,11 +1007,12 @@ int sched_job_check_hold(struct sched_cluster *c, const struct conf_job_spec *sp
 
 /*
  * Admit @spec (stolen), checked by the caller, as job @spec->name of @uid/@gid; with
- * @service, as an instance of that service (sched_service.c).
+ * @service, as an instance of that service (sched_service.c); with @array, as its
+ * element @index (sched_array.c).
  */
 static int job_admit_as(struct sched_cluster *c, struct conf_job_spec *spec, uid_t uid,
-			gid_t gid, const char *service, uint64_t now_usec, char *reason,
-			struct sched_job **ret)
+			gid_t gid, const char *service, const struct sched_job *array,
+			unsigned index, uint64_t now_usec, char *reason, struct sched_job **ret)
 {
 	const struct conf_queue *q;
 	struct sched_job *old, *j;
@@ -1047,6 +1067,24 @@ static int job_admit_as(struct sched_cluster *c, struct conf_job_spec *spec, uid
 	j->type_mask = sched_type_mask(c, spec->npus_min, sched_job_type(c, j));
 	if (service)
 		snprintf(j->service, sizeof(j->service), "%s", service);
+	if (array) {
+		j->array_serial = array->serial;
+		j->array_index = index;
+	}
+	if (spec->array.count && !array) {
+		char set[CONF_ARRAY_TEXT_MAX], why[SCHED_REASON_MAX];
+
+		free(deps); /* its elements wait, each for itself */
+		sched_reason(why, "array %.300s of %u %s: making its elements",
+			     conf_job_array_text(&spec->array, true, set, sizeof(set)),
+			     spec->array.count, conf_plural(spec->array.count, "element",
+							    "elements"));
+		sched_job_transition(c, j, SCHED_JOB_ARRAY, SCHED_EV_SUBMITTED, now_usec, why);
+		if (ret)
+			*ret = j;
+		sched_array_admitted(c, j, now_usec);
+		return 0;
+	}
 	if (spec->kind == CONF_JOB_SERVICE && !service) {
 		char why[SCHED_REASON_MAX];
 
@@ -1085,13 +1123,28 @@ fail:
 static int job_admit(struct sched_cluster *c, struct conf_job_spec *spec, uid_t uid, gid_t gid,
 		     uint64_t now_usec, char *reason, struct sched_job **ret)
 {
-	return job_admit_as(c, spec, uid, gid, NULL, now_usec, reason, ret);
+	return job_admit_as(c, spec, uid, gid, NULL, NULL, 0, now_usec, reason, ret);
 }
 
 int sched_job_admit_instance(struct sched_cluster *c, struct conf_job_spec *spec,
 			     const struct sched_job *svc, uint64_t now_usec, char *reason)
 {
-	return job_admit_as(c, spec, svc->uid, svc->gid, svc->name, now_usec, reason, NULL);
+	return job_admit_as(c, spec, svc->uid, svc->gid, svc->name, NULL, 0, now_usec, reason,
+			    NULL);
+}
+
+int sched_job_admit_element(struct sched_cluster *c, struct conf_job_spec *spec,
+			    const struct sched_job *a, unsigned index, uint64_t now_usec,
+			    char *reason)
+{
+	/* no record free: it waits, and says so in its array's reason, not in an event
+	 * every tick */
+	if (!job_room(c, spec->name, NULL)) {
+		max_job_count_reason(c, reason);
+		conf_job_spec_free(spec);
+		return -EAGAIN;
+	}
+	return job_admit_as(c, spec, a->uid, a->gid, NULL, a, index, now_usec, reason, NULL);
 }
 
 int sched_job_submit_as(struct sched_cluster *c, struct conf_job_spec *spec, uid_t uid,
@@ -1381,6 +1434,8 @@ void sched_job_cancel_for(struct sched_cluster *c, struct sched_job *j, const ch
 	sched_job_transition(c, j, SCHED_JOB_CANCELLED, SCHED_EV_CANCELLED, now_usec, why);
 	if (sched_job_is_service(j))
 		sched_service_cancelled(c, j, now_usec);
+	if (sched_job_is_array(j))
+		sched_array_cancelled(c, j, now_usec);
 	sched_pass_request(c, now_usec);
 }
 
@@ -1718,6 +1773,8 @@ int sched_job_remove(struct sched_cluster *c, const char *name, uid_t uid, uint6
 	/* a service's instances end with it */
 	if (active && sched_job_is_service(j))
 		sched_service_cancelled(c, j, now_usec);
+	if (active && sched_job_is_array(j))
+		sched_array_cancelled(c, j, now_usec);
 	sched_event_add(c, now_usec, SCHED_EV_REMOVED, j, NULL, -1, "job directory removed");
 	jobs_remove_at(c, (size_t)job_index(c, name));
 	if (active || freed) /* forgetting a finished job frees nothing */

@@ -681,6 +681,7 @@ unsigned sched_tick(struct sched_cluster *c, uint64_t now_usec)
 	changed += sched_job_resume_scan_expire(c, now_usec);
 	changed += sched_ladder_expire(c, now_usec);
 	changed += sched_service_tick(c, now_usec);
+	changed += sched_array_tick(c, now_usec);
 	changed += sched_service_drain(c, now_usec);
 	c->last_tick_usec = now_usec;
 	if (changed || grow)

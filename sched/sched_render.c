@@ -144,6 +144,35 @@ static void service_server_lines(struct sched_buf *b, const struct sched_job *j,
 	buf_export(b, "MIES_CONTAINER_IP", cs->host_ip);
 }
 
+/*
+ * An array element's index, as Slurm gives SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID,
+ * SLURM_ARRAY_TASK_COUNT, _MIN and _MAX: the array's name, this element's index, and
+ * the array's count and smallest and largest index.
+ */
+static void array_lines(struct sched_buf *b, const struct sched_cluster *c,
+			const struct sched_job *j)
+{
+	/* the lookup changes nothing: find_job takes a mutable cluster */
+	const struct sched_job *a = sched_array_of((struct sched_cluster *)c, j);
+	const char *dot = strrchr(j->name, '.');
+	unsigned lo = CONF_ARRAY_INDEX_MAX, hi = 0;
+
+	if (!dot)
+		return;
+	buf_exportf(b, "ASCEND_ARRAY_JOB", "%.*s", (int)(dot - j->name), j->name);
+	buf_exportf(b, "ASCEND_ARRAY_INDEX", "%u", j->array_index);
+	if (!a)
+		return;
+	for (unsigned i = 0; i <= CONF_ARRAY_INDEX_MAX; i++)
+		if (conf_job_array_has(&a->spec->array, i)) {
+			lo = i < lo ? i : lo;
+			hi = i;
+		}
+	buf_exportf(b, "ASCEND_ARRAY_COUNT", "%u", a->spec->array.count);
+	buf_exportf(b, "ASCEND_ARRAY_MIN", "%u", lo);
+	buf_exportf(b, "ASCEND_ARRAY_MAX", "%u", hi);
+}
+
 static void job_env_lines(struct sched_buf *b, const struct sched_cluster *c,
 			  const struct sched_job *j, const struct sched_render_ctx *ctx)
 {
@@ -163,6 +192,8 @@ static void job_env_lines(struct sched_buf *b, const struct sched_cluster *c,
 		sched_lines(b, c, j);
 	if (j->spec && j->spec->kind == CONF_JOB_SERVICE)
 		service_lines(b, c, j, mount);
+	if (j->array_serial)
+		array_lines(b, c, j);
 	buf_exportf(b, "HCCL_CONNECT_TIMEOUT", "%u", cf->hccl_connect_timeout_sec);
 	if (cf->hccl_exec_timeout_sec)
 		buf_exportf(b, "HCCL_EXEC_TIMEOUT", "%u", cf->hccl_exec_timeout_sec);
@@ -481,6 +512,23 @@ int sched_render_job_status_json(const struct sched_cluster *c, const struct sch
 		sched_jset(o, "disruption_budget", b);
 		if (j->spec->prefill)
 			sched_jset(o, "roles", roles_json(c, j));
+	}
+	if (sched_job_is_array(j) && j->array) {
+		json_t *arr = sched_array_status_json(c, j);
+
+		if (!arr) {
+			json_decref(o);
+			return -ENOMEM;
+		}
+		sched_jset(o, "array", arr);
+	}
+	if (j->array_serial) {
+		const char *dot = strrchr(j->name, '.');
+		json_t *of = json_object();
+
+		sched_jset(of, "array", json_stringn(j->name, dot ? (size_t)(dot - j->name) : 0));
+		sched_jset(of, "index", json_integer(j->array_index));
+		sched_jset(o, "array_element", of);
 	}
 	sched_jset(o, "resume_scan_pending", json_boolean(j->resume_scan_pending));
 	sched_jset(o, "npus_allocated", json_integer(sched_job_total_npus(j)));

@@ -369,6 +369,14 @@ int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, cha
 	put_u64(&d, "gid", j->gid);
 	put_str_opt(&d, "spec", j->spec_text);
 	put_str_opt(&d, "service", j->service); /* an instance's service */
+	/* an array's element: its array's record and its index */
+	put_u64_opt(&d, "array_serial", j->array_serial);
+	put_u64_opt(&d, "array_index", j->array_index);
+	if (j->array) { /* an array's record: how each element stands */
+		char text[CONF_ARRAY_INDEX_MAX + 2];
+
+		put_str(&d, "array_elements", sched_array_save(j, text, sizeof(text)));
+	}
 	put_u64_opt(&d, "ready_generation", j->ready_generation);
 	put_u64_opt(&d, "ready_usec", j->ready_usec);
 	/* an instance's restart back-off, and the restart it holds */
@@ -1052,6 +1060,9 @@ static int load_job_fields(struct sched_cluster *c, struct sched_job_decoded *d,
 	    !opt_u64(o, "dropped_npu_usec", &j->dropped_npu_usec) ||
 	    !opt_uint(o, "dropped_faults", &j->dropped_faults) ||
 	    !opt_str(o, "service", "", j->service, sizeof(j->service)) ||
+	    !opt_u64(o, "array_serial", &j->array_serial) ||
+	    !opt_uint(o, "array_index", &j->array_index) ||
+	    j->array_index > CONF_ARRAY_INDEX_MAX ||
 	    !opt_uint(o, "ready_generation", &j->ready_generation) ||
 	    !opt_u64(o, "ready_usec", &j->ready_usec) ||
 	    !opt_u64(o, "backoff_usec", &j->backoff_usec) ||
@@ -1155,6 +1166,18 @@ static int load_job_fields(struct sched_cluster *c, struct sched_job_decoded *d,
 		}
 		j->spec = d->spec;
 		d->spec = NULL;
+	}
+	/* an array's record: its elements' states (none saved: none made yet) */
+	if (sched_job_is_array(j) && s != SCHED_JOB_DRAFT) {
+		const json_t *els = json_object_get(o, "array_elements");
+
+		if (els && !json_is_string(els))
+			goto malformed;
+		r = sched_array_restore(j, els ? json_string_value(els) : NULL);
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0)
+			goto malformed;
 	}
 	if (json_object_get(o, "after")) {
 		const json_t *deps = json_object_get(o, "after");
@@ -1285,6 +1308,12 @@ int sched_job_load_decoded(struct sched_cluster *c, struct sched_job_decoded *d,
 	if (j->state == SCHED_JOB_SERVING && !unrunnable) {
 		free(slices);
 		c->services_dirty = true;
+		return 0;
+	}
+	/* nor does an array: its elements are (sched_array_restored() counts them) */
+	if (j->state == SCHED_JOB_ARRAY && !unrunnable) {
+		free(slices);
+		c->arrays_dirty = true;
 		return 0;
 	}
 	/* the configuration changed under an active job: one that can never run now fails,
@@ -1668,6 +1697,7 @@ int sched_restore_finish(struct sched_cluster *c, uint64_t now_usec, char *reaso
 
 	for (size_t i = 0; i < c->server_count; i++)
 		sched_server_recount(&c->servers[i]);
+	sched_array_restored(c);
 	sched_deps_restored(c, now_usec);
 	r = sched_check_invariants(c, reason);
 	if (r < 0)

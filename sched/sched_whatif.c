@@ -135,11 +135,21 @@ int sched_whatif_run(const struct sched_whatif_snapshot *s, const struct conf_jo
 		would = j->state == SCHED_JOB_RUNNING ? "start" :
 			j->state == SCHED_JOB_PENDING ? "wait" : sched_job_state_name(j->state);
 		snprintf(reason, sizeof(reason), "%s", j->reason);
+		/* an array: start when an element would (its status.json says which) */
+		if (j->state == SCHED_JOB_ARRAY)
+			would = "wait";
+		for (size_t i = 0; j->state == SCHED_JOB_ARRAY && i < w->job_count; i++)
+			if (w->jobs[i]->array_serial == j->serial &&
+			    w->jobs[i]->state == SCHED_JOB_RUNNING)
+				would = "start";
 		for (size_t i = 0; i < w->job_count; i++) {
-			const struct sched_job *v = w->jobs[i];
+			const struct sched_job *v = w->jobs[i], *by;
 
-			if (v != j && v->preempted_by_serial == j->serial &&
-			    v->state == SCHED_JOB_STOPPING)
+			if (v == j || v->state != SCHED_JOB_STOPPING || !v->preempted_by_serial)
+				continue;
+			by = sched_cluster_find_job(w, v->preempted_by);
+			if (v->preempted_by_serial == j->serial ||
+			    (by && by->serial == v->preempted_by_serial && by->array_serial == j->serial))
 				sched_jpush(preempts, sched_jstr(v->name));
 		}
 		if (sched_render_job_status_json(w, j, &status, &len) == 0)

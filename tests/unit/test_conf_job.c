@@ -1154,6 +1154,72 @@ static void test_conf_error_quotes_long_strings(void **state)
 	assert_true(strlen(msg) < 400);
 }
 
+/* `array:` index sets: Slurm's forms read as meant, written back as the shortest runs,
+ * and any set of indexes (random ones, the worst alternations) reads back the same from
+ * its text, which fits CONF_ARRAY_TEXT_MAX. */
+static void test_job_array_sets_round_trip(void **state)
+{
+	static const struct {
+		const char *in, *out;
+		unsigned count, throttle;
+	} cases[] = {
+		{ "0-99%8", "0-99%8", 100, 8 },
+		{ "7", "7", 1, 0 },
+		{ "1,3,5-11:2,40", "1-11:2,40", 7, 0 },
+		{ "0-3,2-5", "0-5", 6, 0 },
+		{ "0-9%10", "0-9", 10, 0 }, /* a throttle of all of them limits nothing */
+		{ "0,2", "0,2", 2, 0 },
+		{ "1000", "1000", 1, 0 },
+	};
+	static const char *const bad[] = { "", "%2", "a", "1-", "-1", "3-1", "0-1001", "1,",
+					   "0-9%0", "0-9:0", "0-9%2x", "12345678", " 1" };
+	struct conf_job_array a, b;
+	char text[CONF_ARRAY_TEXT_MAX], why[256];
+	uint64_t seed = 42;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(conf_job_array_parse(cases[i].in, &a, why, sizeof(why)), 0);
+		assert_string_equal(conf_job_array_text(&a, true, text, sizeof(text)),
+				    cases[i].out);
+		assert_int_equal(a.count, cases[i].count);
+		assert_int_equal(a.throttle, cases[i].throttle);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why[0] = '\0';
+		if (conf_job_array_parse(bad[i], &a, why, sizeof(why)) != -EINVAL)
+			fail_msg("array \"%s\" accepted", bad[i]);
+		assert_true(why[0] != '\0');
+		assert_int_equal(a.count, 0); /* nothing half read */
+	}
+	for (int round = 0; round < 400; round++) {
+		int n;
+
+		memset(&a, 0, sizeof(a));
+		for (unsigned i = 0; i <= CONF_ARRAY_INDEX_MAX; i++) {
+			/* random densities, and the alternations that write longest */
+			bool on = round == 0 ? i % 2 == 0 : round == 1 ? i % 3 != 2 :
+				  round == 2 ? true : (seed = seed * 6364136223846793005u + 1,
+						       (seed >> 33) % (unsigned)(round % 7 + 2) == 0);
+
+			if (on) {
+				a.set[i / 8] |= (unsigned char)(1u << (i % 8));
+				a.count++;
+			}
+		}
+		if (!a.count)
+			continue;
+		a.throttle = round % 5 == 0 ? 3 : 0;
+		conf_job_array_text(&a, true, text, sizeof(text));
+		n = (int)strlen(text);
+		assert_true(n < CONF_ARRAY_TEXT_MAX - 1);
+		assert_int_equal(conf_job_array_parse(text, &b, why, sizeof(why)), 0);
+		assert_memory_equal(a.set, b.set, sizeof(a.set));
+		assert_int_equal(a.count, b.count);
+		assert_int_equal(a.throttle < a.count ? a.throttle : 0, b.throttle);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1190,6 +1256,7 @@ int main(void)
 		cmocka_unit_test(test_conf_error_format_variants),
 		cmocka_unit_test(test_conf_error_quotes_long_strings),
 		cmocka_unit_test(test_conf_job_spec_where_points_at_the_key),
+		cmocka_unit_test(test_job_array_sets_round_trip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
