@@ -547,7 +547,9 @@ int main(int argc, char **argv)
 
 			if (s && (strcmp(s, state) || (reason && strcmp(reason, last_reason)) ||
 				  gen != last_generation)) {
-				if (strcmp(s, state) || gen != last_generation)
+				/* an array's reason counts its elements as they end */
+				if (strcmp(s, state) || gen != last_generation ||
+				    !strcmp(s, "array"))
 					say(quiet, "job %s %s%s%s%s", name, s,
 					    reason && *reason ? ": " : "", reason ? reason : "",
 					    gen && (!reason || !strstr(reason, "generation")) ?

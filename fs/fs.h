@@ -100,7 +100,8 @@
  *                                          on from the same open file: it reads as the
  *                                          spec written followed by JSON: dry_run, job,
  *                                          would ("start", "wait", "refused", "serving"
- *                                          for a service admitted),
+ *                                          for a service admitted; an array: "start"
+ *                                          when an element would),
  *                                          reason, preempts (the jobs it would stop),
  *                                          placement, reserved_start, status (its
  *                                          status.json), as a submission by the opener
@@ -244,7 +245,10 @@
  *                                          timeout; `cancel` and `complete` read
  *                                          stopping until the NPUs are free; serving:
  *                                          a service (kind: service), whose instances
- *                                          are the jobs <name>.<index> (sched_service.c)
+ *                                          are the jobs <name>.<index> (sched_service.c);
+ *                                          array: a job array's record (`array:`), whose
+ *                                          elements are the jobs <name>.<index>, until
+ *                                          each has ended (sched_array.c)
  *       status.json            -r--r--r--  state, reason, queue, priority, npus,
  *                                          npus_min/max, time_limit_sec, run_accum_sec +
  *                                          run_since, borrowing, preemptions,
@@ -268,7 +272,13 @@
  *                                          disruption_budget (a service:
  *                                          {"preemptible", "max_unavailable",
  *                                          "available", "disruptions_allowed"};
- *                                          sched_disrupt.c),
+ *                                          sched_disrupt.c), array (an array's record:
+ *                                          {"indexes", "throttle", "count", "waits",
+ *                                          counts "waiting", "pending", "running",
+ *                                          "completed", "failed", "cancelled",
+ *                                          "timeout", "elements": {"<index>": state}};
+ *                                          sched_array_status_json()), array_element
+ *                                          (an element: {"array", "index"}),
  *                                          resume_scan_pending, placement, timestamps
  *                                          (RFC 3339, UTC: `started` is the first
  *                                          generation's start, `generation_started` the
@@ -448,7 +458,7 @@
  * Errors a caller sees:
  *   ENOENT  no such node;  EINVAL  bad name or bad content (the sentence is in the job's
  *   `error` file and in cluster/events);  EFBIG  spec over 64 KiB;  EEXIST  an active
- *   job has that name, or it is a serving service's instance name <service>.<digits>;  EPERM/EACCES  not the owner (or root), also for replacing another
+ *   job has that name, or it is a serving service's instance name <service>.<digits> or an active array's element name <array>.<index>;  EPERM/EACCES  not the owner (or root), also for replacing another
  *   user's finished job, and (EACCES) a spec for a queue whose `groups` the writer is in
  *   none of, or over one of its queue's job caps (a user, not root or an operator);  EBUSY  the job's state forbids it (e.g. `complete` on a pending job),
  *   or another open file writes that job's spec or had it accepted at a close;

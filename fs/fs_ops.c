@@ -680,15 +680,19 @@ int fs_op_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 	}
 	if (r < 0 && h && (r == -EEXIST || r == -EPERM)) {
 		const struct sched_job *svc = sched_service_owning_name(ctx->cluster, p.job);
+		const struct sched_job *arr = sched_array_owning_name(ctx->cluster, p.job);
 		char why[SCHED_REASON_MAX], whose[CONF_NAME_MAX + 96];
 
 		if (svc)
 			snprintf(whose, sizeof(whose), "is a name of service %s's instances "
 				 "(<service>.<index>) or roles; choose another name", svc->name);
+		else if (arr)
+			snprintf(whose, sizeof(whose), "is the name of an element of array %s "
+				 "(<array>.<index>), active; choose another name", arr->name);
 		/* in cluster/events: the job itself is untouched, its events stay its own */
 		snprintf(why, sizeof(why), "create %s.%s by uid %u refused: job %s %s", p.job,
 			 p.ext, (unsigned)h->uid, p.job,
-			 svc ? whose :
+			 svc || arr ? whose :
 			 r == -EEXIST ? "is active; cancel or remove it first" :
 					"belongs to another user");
 		fs_log(ctx, 2, "%s", why);

@@ -4,7 +4,8 @@
 # high-priority job preempts whole low-priority jobs that go stopping and then pending
 # while the preemptor starts, a time_limit stops its job, job control (hold, release,
 # requeue, update priority and time_limit, within the caps), dependencies (after:
-# afterok and afterany, a failed step cancelling its chain), the dry run (cluster/whatif,
+# afterok and afterany, a failed step cancelling its chain), job arrays (array: 0-3%2,
+# elements made as others end, cancelled with their array), the dry run (cluster/whatif,
 # ascend-run --test-only: where it would go, what it would preempt, nothing changed), a
 # queue with `groups` refuses
 # outsiders (EACCES) and takes members, an elastic job takes what is free.
@@ -342,6 +343,41 @@ check_contains "its error says where and why" "orphan.yaml:2:8: after: job nosuc
 printf 'npus: 8\nafter: [step1]\n' >"$W/late.yaml"
 check_fails "afterok on a job that ended otherwise is refused" cp "$W/late.yaml" "$M/jobs/"
 check_contains "and says how to wait for it instead" "afterany:step1" "$(cat "$M/jobs/late/error")"
+cancel_all
+
+# ---- job arrays: array: (Slurm's --array) ----------------------------------------------
+submit sweep 'npus: 8' 'array: 0-3%2' 'command: echo trial $ASCEND_ARRAY_INDEX'
+check_eq "an array's record is an array" array "$(state sweep)"
+check_eq "its first two elements run, at most two at once" "running running" \
+	"$(state sweep.0) $(state sweep.1)"
+check "the third is not made yet" test ! -e "$M/jobs/sweep.2"
+check_contains "an element's environment has its index" "ASCEND_ARRAY_INDEX='1'" \
+	"$(cat "$M/jobs/sweep.1/env")"
+check_contains "the array's spec says its indexes" "array: 0-3%2" "$(cat "$M/jobs/sweep/spec")"
+check_fails "an element's name is the array's while it is active" cp "$W/sweep.yaml" "$M/jobs/sweep.2.yaml"
+check_contains "the array is not held as a job is" "is a job array" \
+	"$({ echo hold >"$M/jobs/sweep/ctl"; } 2>/dev/null; grep '"kind":"refused"' "$M/jobs/sweep/events" | tail -1)"
+echo complete >"$M/jobs/sweep.0/ctl"
+check "the next element is made within a tick of one ending" \
+	wait_until 10 grep -qx running "$M/jobs/sweep.2/status"
+check_eq "status.json counts its elements" "1 2 1 completed" \
+	"$(json "$M/jobs/sweep/status.json" '"%d %d %d %s" % (d["array"]["completed"], d["array"]["running"], d["array"]["waiting"], d["array"]["elements"]["0"])')"
+check_contains "cluster/jobs lists the array and its elements" "sweep.2" "$(cat "$M/cluster/jobs")"
+echo cancel >"$M/jobs/sweep/ctl"
+check_eq "cancelling the array cancels its running elements" "cancelled cancelled cancelled" \
+	"$(state sweep) $(state sweep.1) $(state sweep.2)"
+sleep 1.5
+check "and makes no more" test ! -e "$M/jobs/sweep.3"
+# ascend-run follows an array to its end, and exits 0 when every element completed
+printf 'npus: 8\narray: 0-1\n' >"$W/grid.yaml"
+timeout 60 "$RUN" -m "$M" "$W/grid.yaml" >"$W/grid.out" 2>&1 &
+run_pid=$!
+check "ascend-run submits the array" wait_until 10 test -e "$M/jobs/grid.1/status"
+echo complete >"$M/jobs/grid.0/ctl"
+echo complete >"$M/jobs/grid.1/ctl"
+wait "$run_pid"
+check_eq "ascend-run exits 0 when every element completed" 0 "$?"
+check_contains "having said how they stood" "every element completed (2)" "$(cat "$W/grid.out")"
 cancel_all
 
 # ---- the dry run: cluster/whatif (Slurm's --test-only) ---------------------------------
