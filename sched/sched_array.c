@@ -147,11 +147,15 @@ static int element_make(struct sched_cluster *c, struct sched_job *a, unsigned i
 	}
 	/* its owner's job-count limits, as at a submission (not an operator's leave); the
 	 * array counts as one of its owner's jobs, and stands for its first element: one
-	 * with no element active makes one anyway, so an array at its owner's limit goes
-	 * on, one element at a time, and never waits for itself */
-	r = sched_limits_check(c, name, conf_cluster_find_queue(c->conf, a->spec->queue),
-			       a->uid, false, reason);
-	if (r < 0 && (r != -EAGAIN || active))
+	 * with no element active makes one past its owner's own limits (not those shared
+	 * with others), so an array at its owner's limit goes on, one element at a time,
+	 * and never waits for itself */
+	r = active ? sched_limits_check(c, name, conf_cluster_find_queue(c->conf, a->spec->queue),
+					a->uid, false, reason) :
+		     sched_limits_check_shared(c, name,
+					       conf_cluster_find_queue(c->conf, a->spec->queue),
+					       a->uid, reason);
+	if (r < 0)
 		return r;
 	spec = conf_job_spec_dup(a->spec, name);
 	if (!spec) {
@@ -159,6 +163,9 @@ static int element_make(struct sched_cluster *c, struct sched_job *a, unsigned i
 		return -ENOMEM;
 	}
 	memset(&spec->array, 0, sizeof(spec->array));
+	/* the array waited for its `after:` as a whole, on the records named at its
+	 * submission: its elements wait for nothing */
+	spec->after_count = 0;
 	return sched_job_admit_element(c, spec, a, index, now_usec, reason);
 }
 
@@ -207,6 +214,11 @@ static void finish(struct sched_cluster *c, struct sched_job *a,
 	char why[SCHED_REASON_MAX];
 
 	a->array->waits[0] = '\0';
+	if (a->array->cancel_why[0]) {
+		sched_job_transition(c, a, SCHED_JOB_CANCELLED, SCHED_EV_CANCELLED, now_usec,
+				     a->array->cancel_why);
+		return;
+	}
 	if (counts[SCHED_EL_COMPLETED] == set->count) {
 		sched_reason(why, "every element completed (%u)", set->count);
 		sched_job_transition(c, a, SCHED_JOB_COMPLETED, SCHED_EV_COMPLETED, now_usec, why);
@@ -255,6 +267,24 @@ static unsigned reconcile(struct sched_cluster *c, struct sched_job *a, uint64_t
 		return cancel_elements(c, a, now_usec);
 	set = &a->spec->array;
 	count_els(a, counts);
+	if (a->array->cancel_why[0]) { /* cancelled: it ends once its elements have */
+		char why[SCHED_REASON_MAX];
+
+		if (!counts[SCHED_EL_ACTIVE]) {
+			finish(c, a, counts, now_usec);
+			return 1;
+		}
+		sched_reason(why, "%.300s; waiting for %u %s to stop", a->array->cancel_why,
+			     counts[SCHED_EL_ACTIVE],
+			     conf_plural(counts[SCHED_EL_ACTIVE], "element", "elements"));
+		if (strcmp(a->reason, why) != 0) {
+			sched_job_set_reason(c, a, why);
+			a->change_usec = now_usec;
+			sched_job_touch(c, a);
+			sched_cluster_changed(c);
+		}
+		return 0;
+	}
 	for (unsigned i = 0; i <= CONF_ARRAY_INDEX_MAX && counts[SCHED_EL_WAITING]; i++) {
 		char reason[SCHED_REASON_MAX];
 		int r;
@@ -291,6 +321,35 @@ static unsigned reconcile(struct sched_cluster *c, struct sched_job *a, uint64_t
 	}
 	active_reason(c, a, counts, now_usec);
 	return made;
+}
+
+int sched_array_alloc(struct sched_job *a)
+{
+	if (!a->array)
+		a->array = calloc(1, sizeof(*a->array));
+	return a->array ? 0 : -ENOMEM;
+}
+
+void sched_array_deps_met(struct sched_cluster *c, struct sched_job *a, uint64_t now_usec)
+{
+	sched_job_transition(c, a, SCHED_JOB_ARRAY, SCHED_EV_PENDING, now_usec,
+			     "dependencies met; making its elements");
+	/* made at the next tick: this runs inside the dependencies' own loop, which a new
+	 * record (one replaced) must not disturb */
+	c->arrays_dirty = true;
+}
+
+void sched_array_cancel(struct sched_cluster *c, struct sched_job *a, const char *why,
+			uint64_t now_usec)
+{
+	if (!a->array || a->state != SCHED_JOB_ARRAY || a->array->cancel_why[0])
+		return;
+	snprintf(a->array->cancel_why, sizeof(a->array->cancel_why), "%s", why);
+	sched_event_add(c, now_usec, SCHED_EV_CANCELLED, a, NULL, -1,
+			"%s; its active elements are cancelled, and it ends once they have", why);
+	cancel_elements(c, a, now_usec);
+	sched_job_touch(c, a);
+	reconcile(c, a, now_usec);
 }
 
 unsigned sched_array_admitted(struct sched_cluster *c, struct sched_job *a, uint64_t now_usec)
@@ -402,11 +461,14 @@ int sched_array_restore(struct sched_job *j, const char *text)
 	return 0;
 }
 
-void sched_array_restored(struct sched_cluster *c)
+void sched_array_restored(struct sched_cluster *c, uint64_t now_usec)
 {
 	for (size_t i = 0; i < c->job_count; i++) {
 		struct sched_job *a = c->jobs[i];
 
+		/* pending only while it waits for its after: (a record saved otherwise) */
+		if (a->array && a->state == SCHED_JOB_PENDING && !a->deps_waiting)
+			sched_array_deps_met(c, a, now_usec);
 		if (!a->array || a->state != SCHED_JOB_ARRAY)
 			continue;
 		for (unsigned k = 0; k <= CONF_ARRAY_INDEX_MAX; k++) {

@@ -43,7 +43,16 @@ int sched_deps_check(struct sched_cluster *c, const struct conf_job_spec *spec,
 	for (unsigned k = 0; k < spec->after_count; k++) {
 		const struct conf_job_after *a = &spec->after[k];
 		const struct sched_job *d = sched_cluster_find_job(c, a->name);
+		const struct sched_job *owner = sched_array_owning_name(c, a->name);
 
+		/* an element of an active array not made yet (or a record of an earlier
+		 * run of it): no job to wait for yet */
+		if (owner && (!d || d->array_serial != owner->serial)) {
+			sched_reason(reason, "after: job %s is an element of array %s not made "
+					     "yet; wait for the whole array (after: [%s])",
+				     a->name, owner->name, owner->name);
+			return -EINVAL;
+		}
 		if (!d || d->state == SCHED_JOB_DRAFT) {
 			sched_reason(reason, "after: job %s %s; a job waits only for jobs "
 					     "submitted before it",
@@ -162,6 +171,10 @@ static void reconsider(struct sched_cluster *c, struct sched_job *j, uint64_t no
 	}
 	c->deps_jobs--;
 	j->change_usec = now_usec;
+	if (sched_job_is_array(j)) { /* an array's record is never placed: it goes on */
+		sched_array_deps_met(c, j, now_usec);
+		return;
+	}
 	if (!j->hold_kind) {
 		sched_pend_order_note(c, j, true);
 		sched_job_transition(c, j, SCHED_JOB_PENDING, SCHED_EV_PENDING, now_usec,

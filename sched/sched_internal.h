@@ -110,12 +110,14 @@ uint64_t sched_stop_overhead_usec(const struct sched_cluster *c);
 
 /*
  * sched_job_is_held() - is pending job @j passed by: held (hold_kind) or waiting for the
- * jobs its `after:` names (deps_waiting)? Such a job is not in the pending order, gets no
- * reservation and preempts nobody.
+ * jobs its `after:` names (deps_waiting), or an array's record (pending only while it
+ * waits for its `after:`; its elements are placed, never it)? Such a job is not in the
+ * pending order, gets no reservation and preempts nobody.
  */
 static inline bool sched_job_is_held(const struct sched_job *j)
 {
-	return j->hold_kind || j->deps_waiting;
+	return j->hold_kind || j->deps_waiting || (j->spec && j->spec->array.count &&
+						   !j->array_serial);
 }
 
 /* ---- job dependencies (sched_deps.c) ---- */
@@ -692,6 +694,11 @@ struct sched_hold {
  */
 int sched_limits_check(struct sched_cluster *c, const char *name, const struct conf_queue *q,
 		       uid_t uid, bool is_operator, char *reason);
+/* sched_limits_check_shared() - sched_limits_check() for a non-operator, without the
+ * owner's own limits (max_job_count_per_user, the queue's max_submit_jobs_per_user):
+ * only those shared with others (reserved_job_count, max_submit_jobs). */
+int sched_limits_check_shared(struct sched_cluster *c, const char *name,
+			      const struct conf_queue *q, uid_t uid, char *reason);
 /*
  * sched_limits_account() - job @j (its uid) went from state @from to @to
  * (SCHED_JOB_NONE: it was not, or is no longer, in c->jobs): keep live_job_count and
@@ -730,6 +737,7 @@ enum sched_array_el {
 struct sched_array {
 	unsigned char el[CONF_ARRAY_INDEX_MAX + 1]; /* enum sched_array_el per index */
 	char waits[SCHED_REASON_MAX];	/* why the next element is not made yet; "" */
+	char cancel_why[SCHED_REASON_MAX]; /* cancelled (why) while elements stop; "" */
 };
 
 /*
@@ -738,6 +746,13 @@ struct sched_array {
  * without `array:`: 0.
  * sched_array_admitted() - array @a was just admitted (state array): make the elements
  * it may make now. Returns how many it made.
+ * sched_array_alloc() - @a's element states, all waiting (a pending array, waiting for
+ * its `after:`). 0 or -ENOMEM.
+ * sched_array_deps_met() - pending array @a's `after:` is met (sched_deps.c): it becomes
+ * active (state array); its elements are made at the next tick.
+ * sched_array_cancel() - cancel active array @a for @why: its active elements are
+ * cancelled, no more are made, and it ends cancelled once they have ended (it stays
+ * in state array meanwhile, its reason saying so).
  * sched_array_cancelled() - @a ended while active (cancel, rmdir): cancel its active
  * elements.
  * sched_array_element_ended() - element @j reached a terminal state: its array counts it
@@ -761,6 +776,10 @@ struct sched_array {
 int sched_array_check(struct sched_cluster *c, const struct conf_job_spec *spec, uid_t uid,
 		      char *reason);
 unsigned sched_array_admitted(struct sched_cluster *c, struct sched_job *a, uint64_t now_usec);
+int sched_array_alloc(struct sched_job *a);
+void sched_array_deps_met(struct sched_cluster *c, struct sched_job *a, uint64_t now_usec);
+void sched_array_cancel(struct sched_cluster *c, struct sched_job *a, const char *why,
+			uint64_t now_usec);
 void sched_array_cancelled(struct sched_cluster *c, struct sched_job *a, uint64_t now_usec);
 void sched_array_element_ended(struct sched_cluster *c, const struct sched_job *j);
 int sched_job_admit_element(struct sched_cluster *c, struct conf_job_spec *spec,
@@ -768,7 +787,7 @@ int sched_job_admit_element(struct sched_cluster *c, struct conf_job_spec *spec,
 			    char *reason);
 char *sched_array_save(const struct sched_job *j, char *buf, size_t len);
 int sched_array_restore(struct sched_job *j, const char *text);
-void sched_array_restored(struct sched_cluster *c);
+void sched_array_restored(struct sched_cluster *c, uint64_t now_usec);
 json_t *sched_array_status_json(const struct sched_cluster *c, const struct sched_job *j);
 
 /*

@@ -52,8 +52,10 @@ static bool transition_is_legal(enum sched_job_state from, enum sched_job_state 
 		return to == SCHED_JOB_SERVING || to == SCHED_JOB_CANCELLED ||
 		       to == SCHED_JOB_FAILED;
 	case SCHED_JOB_PENDING:
+		/* array: an array's record once its after: is met */
 		return to == SCHED_JOB_PENDING || to == SCHED_JOB_RUNNING ||
-		       to == SCHED_JOB_CANCELLED || to == SCHED_JOB_FAILED;
+		       to == SCHED_JOB_CANCELLED || to == SCHED_JOB_FAILED ||
+		       to == SCHED_JOB_ARRAY;
 	case SCHED_JOB_RUNNING:
 		/* running -> running: an elastic resize (a new generation) */
 		return to == SCHED_JOB_COMPLETED || to == SCHED_JOB_FAILED ||
@@ -1073,16 +1075,35 @@ static int job_admit_as(struct sched_cluster *c, struct conf_job_spec *spec, uid
 	}
 	if (spec->array.count && !array) {
 		char set[CONF_ARRAY_TEXT_MAX], why[SCHED_REASON_MAX];
+		bool waits = false;
 
-		free(deps); /* its elements wait, each for itself */
-		sched_reason(why, "array %.300s of %u %s: making its elements",
+		for (unsigned k = 0; deps && k < spec->after_count; k++)
+			waits |= !deps[k].met;
+		sched_reason(why, "array %.300s of %u %s: %s",
 			     conf_job_array_text(&spec->array, true, set, sizeof(set)),
 			     spec->array.count, conf_plural(spec->array.count, "element",
-							    "elements"));
-		sched_job_transition(c, j, SCHED_JOB_ARRAY, SCHED_EV_SUBMITTED, now_usec, why);
+							    "elements"),
+			     waits ? "waiting for its dependencies" : "making its elements");
 		if (ret)
 			*ret = j;
-		sched_array_admitted(c, j, now_usec);
+		if (!waits) {
+			free(deps);
+			sched_job_transition(c, j, SCHED_JOB_ARRAY, SCHED_EV_SUBMITTED, now_usec,
+					     why);
+			sched_array_admitted(c, j, now_usec);
+			return 0;
+		}
+		/* it waits as a whole, pending (never placed: sched_job_is_held()), on the
+		 * records its after: named now; then its elements are made */
+		sched_job_transition(c, j, SCHED_JOB_PENDING, SCHED_EV_SUBMITTED, now_usec, why);
+		if (sched_array_alloc(j) < 0) {
+			free(deps);
+			deps = NULL;
+		}
+		if (!deps || sched_deps_attach(c, j, deps, now_usec) < 0)
+			sched_job_transition(c, j, SCHED_JOB_CANCELLED, SCHED_EV_CANCELLED,
+					     now_usec, "out of memory for its dependencies; "
+						       "cancelled");
 		return 0;
 	}
 	if (spec->kind == CONF_JOB_SERVICE && !service) {
@@ -1424,6 +1445,11 @@ void sched_job_cancel_for(struct sched_cluster *c, struct sched_job *j, const ch
 		cancel_while_stopping(c, j, 0, now_usec);
 		return;
 	}
+	if (j->state == SCHED_JOB_ARRAY) {
+		/* it ends once its elements have stopped */
+		sched_array_cancel(c, j, why, now_usec);
+		return;
+	}
 	if (j->slice_count) {
 		/* its processes may run on: the NPUs stay with it until they are gone */
 		sched_job_stop_for(c, j, SCHED_JOB_CANCELLED, SCHED_EV_CANCELLED, now_usec, why);
@@ -1466,8 +1492,9 @@ int sched_job_checkpoint(struct sched_cluster *c, const char *name, uid_t uid, u
 		return r;
 	if (!path || path[0] != '/' || step > INT64_MAX)
 		return -EINVAL;
-	if (sched_job_state_is_terminal(j->state) || j->state == SCHED_JOB_DRAFT)
-		return -EBUSY;
+	if (sched_job_state_is_terminal(j->state) || j->state == SCHED_JOB_DRAFT ||
+	    sched_job_is_array(j))
+		return -EBUSY; /* an array's record runs nothing: its elements checkpoint */
 	if (j->checkpoint_path && j->checkpoint_reported && step < j->checkpoint_step)
 		return 0; /* an older reported step never replaces a newer one */
 	copy = strdup(path);

@@ -203,8 +203,8 @@ int sched_limits_check_counts(const struct sched_cluster *c, char *reason)
 	return 0;
 }
 
-int sched_limits_check(struct sched_cluster *c, const char *name,
-		       const struct conf_queue *q, uid_t uid, bool is_operator, char *reason)
+static int check(struct sched_cluster *c, const char *name, const struct conf_queue *q,
+		 uid_t uid, bool is_operator, bool own, char *reason)
 {
 	const struct conf_cluster *conf = c->conf;
 	const struct sched_job *old = sched_cluster_find_job(c, name);
@@ -247,7 +247,7 @@ int sched_limits_check(struct sched_cluster *c, const char *name,
 			 conf->operator_group);
 	else
 		snprintf(who, sizeof(who), "only root may exceed it");
-	if (new_record && user_live >= conf->max_job_count_per_user) {
+	if (own && new_record && user_live >= conf->max_job_count_per_user) {
 		sched_reason(reason, "uid %u already has %zu drafts and active jobs, the cluster's "
 				     "max_job_count_per_user %u (%s); wait for some to end, cancel "
 				     "some or remove drafts you do not need (rmdir jobs/<name>; "
@@ -266,7 +266,8 @@ int sched_limits_check(struct sched_cluster *c, const char *name,
 			     conf->operator_group ? " and operators" : "", all_live);
 		return -EAGAIN;
 	}
-	if (q && q->max_submit_jobs_per_user && queue_user >= q->max_submit_jobs_per_user) {
+	if (own && q && q->max_submit_jobs_per_user &&
+	    queue_user >= q->max_submit_jobs_per_user) {
 		sched_reason(reason, "uid %u already has %zu pending or running jobs in queue "
 				     "\"%s\", its max_submit_jobs_per_user %u (%s); wait for some to "
 				     "end, cancel some, use another queue or ask an operator",
@@ -282,4 +283,16 @@ int sched_limits_check(struct sched_cluster *c, const char *name,
 		return -EAGAIN;
 	}
 	return 0;
+}
+
+int sched_limits_check(struct sched_cluster *c, const char *name, const struct conf_queue *q,
+		       uid_t uid, bool is_operator, char *reason)
+{
+	return check(c, name, q, uid, is_operator, true, reason);
+}
+
+int sched_limits_check_shared(struct sched_cluster *c, const char *name,
+			      const struct conf_queue *q, uid_t uid, char *reason)
+{
+	return check(c, name, q, uid, false, false, reason);
 }

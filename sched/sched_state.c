@@ -376,6 +376,7 @@ int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, cha
 		char text[CONF_ARRAY_INDEX_MAX + 2];
 
 		put_str(&d, "array_elements", sched_array_save(j, text, sizeof(text)));
+		put_str_opt(&d, "array_cancel", j->array->cancel_why);
 	}
 	put_u64_opt(&d, "ready_generation", j->ready_generation);
 	put_u64_opt(&d, "ready_usec", j->ready_usec);
@@ -1176,7 +1177,8 @@ static int load_job_fields(struct sched_cluster *c, struct sched_job_decoded *d,
 		r = sched_array_restore(j, els ? json_string_value(els) : NULL);
 		if (r == -ENOMEM)
 			return r;
-		if (r < 0)
+		if (r < 0 || !opt_str(o, "array_cancel", "", j->array->cancel_why,
+				      sizeof(j->array->cancel_why)))
 			goto malformed;
 	}
 	if (json_object_get(o, "after")) {
@@ -1697,7 +1699,7 @@ int sched_restore_finish(struct sched_cluster *c, uint64_t now_usec, char *reaso
 
 	for (size_t i = 0; i < c->server_count; i++)
 		sched_server_recount(&c->servers[i]);
-	sched_array_restored(c);
+	sched_array_restored(c, now_usec);
 	sched_deps_restored(c, now_usec);
 	r = sched_check_invariants(c, reason);
 	if (r < 0)

@@ -339,6 +339,79 @@ static void test_array_saved_and_restored(void **state)
 	sched_cluster_free(c2);
 }
 
+/* An array's after: is waited for by the array as a whole, on the records named at its
+ * submission: no element is made before, a record dropped later changes nothing, and a
+ * dependency that can never be met cancels the array once, making no element. */
+static void test_array_waits_for_its_dependencies(void **state)
+{
+	struct fx_opts o = { .servers = 4 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct conf_job_spec *s = array_spec("sweep", 8, "0-3%1"), *s2;
+	struct sched_job *a;
+
+	(void)state;
+	fx_run(c, "prep", 8);
+	snprintf(s->after[0].name, sizeof(s->after[0].name), "prep");
+	s->after_count = 1;
+	a = fx_submit_spec(c, s, FX_UID);
+	assert_int_equal(a->state, SCHED_JOB_PENDING);
+	assert_non_null(strstr(a->reason, "waiting for job prep"));
+	assert_null(element(c, "sweep", 0));
+	assert_int_equal(fx_complete(c, "prep", FX_UID, fx_now()), 0);
+	assert_int_equal(a->state, SCHED_JOB_ARRAY);
+	sched_array_tick(c, fx_now());
+	assert_int_equal(element(c, "sweep", 0)->state, SCHED_JOB_RUNNING);
+	assert_int_equal(element(c, "sweep", 0)->spec->after_count, 0);
+	/* prep's record goes: the elements made later do not look for it */
+	assert_int_equal(fx_remove(c, "prep", FX_UID, fx_now()), 0);
+	end_element(c, "sweep", 0, 0);
+	assert_int_equal(element(c, "sweep", 1)->state, SCHED_JOB_RUNNING);
+
+	fx_submit(c, "gate", 8);
+	s2 = array_spec("grid", 8, "0-999%2");
+	snprintf(s2->after[0].name, sizeof(s2->after[0].name), "gate");
+	s2->after_count = 1;
+	fx_submit_spec(c, s2, FX_UID);
+	assert_int_equal(fx_cancel(c, "gate", FX_UID, fx_now()), 0);
+	sched_array_tick(c, fx_now());
+	assert_int_equal(sched_cluster_find_job(c, "grid")->state, SCHED_JOB_CANCELLED);
+	assert_null(element(c, "grid", 0)); /* not one element made */
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/* Where agents run the elements, a cancelled array stays active until they have stopped:
+ * a job waiting for it to end (afterany) waits until then. */
+static void test_array_cancel_waits_for_elements_to_stop(void **state)
+{
+	struct fx_opts o = { .servers = 4 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct conf_job_spec *after = fx_spec("next", 8);
+	struct sched_job *a;
+
+	(void)state;
+	for (unsigned i = 0; i < 4; i++)
+		fx_report_ok(c, i, fx_now());
+	a = fx_submit_spec(c, array_spec("sweep", 8, "0-5%2"), FX_UID);
+	snprintf(after->after[0].name, sizeof(after->after[0].name), "sweep");
+	after->after[0].any = true;
+	after->after_count = 1;
+	fx_submit_spec(c, after, FX_UID);
+	assert_int_equal(sched_job_cancel(c, "sweep", FX_UID, fx_now()), 0);
+	assert_int_equal(element(c, "sweep", 0)->state, SCHED_JOB_STOPPING);
+	assert_int_equal(a->state, SCHED_JOB_ARRAY);
+	assert_non_null(strstr(a->reason, "waiting for 2 elements to stop"));
+	assert_int_equal(sched_cluster_find_job(c, "next")->state, SCHED_JOB_PENDING);
+	fx_report_gone(c, "sweep.0", fx_now());
+	fx_report_gone(c, "sweep.1", fx_now());
+	sched_array_tick(c, fx_now());
+	assert_int_equal(a->state, SCHED_JOB_CANCELLED);
+	assert_null(element(c, "sweep", 2)); /* none made meanwhile */
+	assert_int_equal(sched_cluster_find_job(c, "next")->state, SCHED_JOB_RUNNING);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -349,6 +422,8 @@ int main(void)
 		cmocka_unit_test(test_array_waits_for_a_record),
 		cmocka_unit_test(test_array_at_owner_limit_goes_on),
 		cmocka_unit_test(test_array_saved_and_restored),
+		cmocka_unit_test(test_array_waits_for_its_dependencies),
+		cmocka_unit_test(test_array_cancel_waits_for_elements_to_stop),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
