@@ -975,11 +975,14 @@ int sched_job_cancel(struct sched_cluster *c, const char *name, uid_t uid, uint6
  *  - the array ends once every element has ended: completed when all completed, else
  *    failed (its reason counts how they ended), which is what an afterok dependency on
  *    the array waits for (Slurm: a dependency on an array job is on all its elements);
- *    cancelling the array (cancel, rmdir) cancels its active elements and makes no
- *    more;
+ *    cancelling the array cancels its active elements and makes no more, and it ends
+ *    cancelled once they have stopped (rmdir: at once);
  *  - while the array is active no other job may take a name <array>.<index> of its
  *    indexes (sched_array_owning_name());
- *  - `after:` is each element's: every element waits for those jobs.
+ *  - `after:` is the array's as a whole: it is pending (held, never placed) until those
+ *    jobs, the records named at its submission, ended as asked, then makes elements,
+ *    which wait for nothing; one that can never be met cancels the array;
+ *  - an `after:` naming an element the active array has not made is refused.
  */
 
 /* sched_job_is_array() - is @j an array's record (active or ended)? */
