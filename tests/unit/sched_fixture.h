@@ -309,6 +309,24 @@ static inline void fx_report_gone(struct sched_cluster *c, const char *name, uin
 	}
 }
 
+/* fx_save_and_restore() - save every record of @c and restore them into @c2, as a
+ * restart of the daemon does. */
+static inline void fx_save_and_restore(struct sched_cluster *c, struct sched_cluster *c2)
+{
+	char reason[SCHED_REASON_MAX] = "";
+	char *text;
+	size_t len;
+
+	for (size_t i = 0; i < c->job_count; i++) {
+		assert_int_equal(sched_job_save(c, c->jobs[i], &text, &len), 0);
+		if (sched_job_load(c2, text, len, fx_now(), reason) < 0)
+			fail_msg("load %s: %s", c->jobs[i]->name, reason);
+		free(text);
+	}
+	if (sched_restore_finish(c2, fx_now(), reason) < 0)
+		fail_msg("restore: %s", reason);
+}
+
 /* fx_cancel(), fx_complete(), fx_remove() - the call, then fx_report_gone(). */
 static inline int fx_cancel(struct sched_cluster *c, const char *name, uid_t uid, uint64_t now)
 {

@@ -294,23 +294,6 @@ static void test_array_at_owner_limit_goes_on(void **state)
 	sched_cluster_free(c);
 }
 
-/* Save every record of @c and restore them into @c2, as a restart of the daemon does. */
-static void save_and_restore(struct sched_cluster *c, struct sched_cluster *c2)
-{
-	char reason[SCHED_REASON_MAX] = "";
-	char *text;
-	size_t len;
-
-	for (size_t i = 0; i < c->job_count; i++) {
-		assert_int_equal(sched_job_save(c, c->jobs[i], &text, &len), 0);
-		if (sched_job_load(c2, text, len, fx_now(), reason) < 0)
-			fail_msg("load %s: %s", c->jobs[i]->name, reason);
-		free(text);
-	}
-	if (sched_restore_finish(c2, fx_now(), reason) < 0)
-		fail_msg("restore: %s", reason);
-}
-
 /* A restart keeps the array, its elements' links and how each ended, and goes on. */
 static void test_array_saved_and_restored(void **state)
 {
@@ -322,7 +305,7 @@ static void test_array_saved_and_restored(void **state)
 	(void)state;
 	fx_submit_spec(c, array_spec("sweep", 8, "0-5%2"), FX_UID);
 	end_element(c, "sweep", 0, 1);
-	save_and_restore(c, c2);
+	fx_save_and_restore(c, c2);
 	a = sched_cluster_find_job(c2, "sweep");
 	assert_int_equal(a->state, SCHED_JOB_ARRAY);
 	assert_int_equal(element(c2, "sweep", 1)->array_serial, a->serial);

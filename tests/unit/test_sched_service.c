@@ -360,23 +360,6 @@ static void test_service_names(void **state)
 	sched_cluster_free(c);
 }
 
-/* Save every record of @c and restore them into @c2, as a restart of the daemon does. */
-static void save_and_restore(struct sched_cluster *c, struct sched_cluster *c2)
-{
-	char reason[SCHED_REASON_MAX] = "";
-	char *text;
-	size_t len;
-
-	for (size_t i = 0; i < c->job_count; i++) {
-		assert_int_equal(sched_job_save(c, c->jobs[i], &text, &len), 0);
-		if (sched_job_load(c2, text, len, fx_now(), reason) < 0)
-			fail_msg("load %s: %s", c->jobs[i]->name, reason);
-		free(text);
-	}
-	if (sched_restore_finish(c2, fx_now(), reason) < 0)
-		fail_msg("restore: %s", reason);
-}
-
 /* A service and its instances survive a restart of the daemon: saved, loaded, and the
  * instances are still its own. */
 static void test_service_saved_and_restored(void **state)
@@ -387,7 +370,7 @@ static void test_service_saved_and_restored(void **state)
 
 	(void)state;
 	fx_submit_spec(c, service_spec("svc", 8, 2), FX_UID);
-	save_and_restore(c, c2);
+	fx_save_and_restore(c, c2);
 	assert_int_equal(sched_cluster_find_job(c2, "svc")->state, SCHED_JOB_SERVING);
 	assert_string_equal(instance(c2, "svc", 1)->service, "svc");
 	assert_int_equal(instance(c2, "svc", 1)->state, SCHED_JOB_RUNNING);
@@ -1050,7 +1033,7 @@ static void test_disaggregated_roles_run_and_restart(void **state)
 				       "newest is 4)"));
 
 	/* saved: a restart keeps the generation, so the agent leaves the process alone */
-	save_and_restore(c, c2);
+	fx_save_and_restore(c, c2);
 	sched_tick(c2, fx_now());
 	run = sched_service_role_run(sched_cluster_find_job(c2, "pd"), SCHED_ROLE_CONTROLLER);
 	assert_non_null(run);
@@ -1067,7 +1050,7 @@ static void test_disaggregated_roles_run_and_restart(void **state)
 						 "node-2", 1, t, reason), 0);
 	assert_true(run->restart_at_usec > t);
 	c2 = fx_cluster(&o);
-	save_and_restore(c, c2);
+	fx_save_and_restore(c, c2);
 	run = sched_service_role_run(sched_cluster_find_job(c2, "pd"), SCHED_ROLE_CONTROLLER);
 	assert_int_equal(run->generation, 4);
 	assert_true(run->restart_at_usec == svc->roles[SCHED_ROLE_CONTROLLER].restart_at_usec);
@@ -1178,7 +1161,7 @@ static void test_disaggregated_saved_and_restored(void **state)
 
 	(void)state;
 	fx_submit_spec(c, disaggregated_spec("pd", 1, 1, "node-0"), FX_UID);
-	save_and_restore(c, c2);
+	fx_save_and_restore(c, c2);
 	assert_int_equal(sched_cluster_find_job(c2, "pd")->state, SCHED_JOB_SERVING);
 	for (unsigned i = 0; i < 2; i++) {
 		assert_int_equal(instance(c2, "pd", i)->state, SCHED_JOB_RUNNING);
