@@ -276,7 +276,8 @@
  *                                          {"indexes", "throttle", "count", "waits",
  *                                          counts "waiting", "pending", "running",
  *                                          "completed", "failed", "cancelled",
- *                                          "timeout", "elements": {"<index>": state}};
+ *                                          "timeout", "not_made" (an ended array's),
+ *                                          "elements": {"<index>": state}};
  *                                          sched_array_status_json()), array_element
  *                                          (an element: {"array", "index"}),
  *                                          resume_scan_pending, placement, timestamps

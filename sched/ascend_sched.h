@@ -963,7 +963,9 @@ int sched_job_cancel(struct sched_cluster *c, const char *name, uid_t uid, uint6
  * Rules:
  *  - elements are made in index order, at most the throttle (%N) active at once (all
  *    at once without one); the next is made within a tick of one ending
- *    (sched_array_tick());
+ *    (sched_array_tick()); each takes the array's place in its queue (queue_seq: the
+ *    array keeps the CONF_ARRAY_INDEX_MAX + 1 numbers after its own), in index order;
+ *  - an array admitted again removes its earlier run's ended element records;
  *  - an element that cannot be made yet (no job record free under max_job_count, its
  *    owner's job-count limits, its name held by another active job) waits, the array's
  *    reason says why, and it is tried again every tick; the array's record counts as

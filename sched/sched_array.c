@@ -513,6 +513,10 @@ json_t *sched_array_status_json(const struct sched_cluster *c, const struct sche
 	for (unsigned i = 0; i <= CONF_ARRAY_INDEX_MAX; i++) {
 		char name[CONF_NAME_MAX + 1], key[16];
 		const char *state = el_names[j->array->el[i] % SCHED_EL_COUNT];
+
+		/* an array that ended (cancelled) makes none of those it had not */
+		if (j->array->el[i] == SCHED_EL_WAITING && sched_job_state_is_terminal(j->state))
+			state = "not made";
 		const struct sched_job *e;
 
 		if (!conf_job_array_has(&j->spec->array, i))
@@ -535,7 +539,10 @@ json_t *sched_array_status_json(const struct sched_cluster *c, const struct sche
 	json_object_set_new(o, "count", json_integer(j->spec->array.count));
 	json_object_set_new(o, "waits", j->array->waits[0] ? json_string(j->array->waits) :
 							    json_null());
-	json_object_set_new(o, "waiting", json_integer(counts[SCHED_EL_WAITING]));
+	json_object_set_new(o, "waiting", json_integer(sched_job_state_is_terminal(j->state) ? 0 :
+						       counts[SCHED_EL_WAITING]));
+	json_object_set_new(o, "not_made", json_integer(sched_job_state_is_terminal(j->state) ?
+							counts[SCHED_EL_WAITING] : 0));
 	json_object_set_new(o, "pending", json_integer(pending));
 	json_object_set_new(o, "running", json_integer(running));
 	json_object_set_new(o, "completed", json_integer(counts[SCHED_EL_COMPLETED]));

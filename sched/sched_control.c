@@ -161,7 +161,14 @@ int sched_job_requeue(struct sched_cluster *c, const char *name, uid_t uid, bool
 		return 0;
 	}
 	if (j->state != SCHED_JOB_RUNNING && j->state != SCHED_JOB_RECOVERING) {
-		if (sched_job_state_is_terminal(j->state) && j->state != SCHED_JOB_REJECTED)
+		if (sched_job_state_is_terminal(j->state) && sched_array_owning_name(c, name))
+			sched_reason(reason, "job %s is %s, an element of array %s, which is "
+					     "active: its name is the array's until the array "
+					     "ends; run it again then (cp jobs/%s/spec /tmp/%s.yaml && "
+					     "cp /tmp/%s.yaml jobs/), or as a job of another name",
+				     name, sched_job_state_name(j->state),
+				     sched_array_owning_name(c, name)->name, name, name, name);
+		else if (sched_job_state_is_terminal(j->state) && j->state != SCHED_JOB_REJECTED)
 			sched_reason(reason, "job %s is %s: a finished job starts again when its "
 					     "spec is written again (cp jobs/%s/spec /tmp/%s.yaml && "
 					     "cp /tmp/%s.yaml jobs/)",

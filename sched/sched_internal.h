@@ -770,8 +770,9 @@ struct sched_array {
  * sched_array_status_json() - status.json's "array" of array record @j: {"indexes",
  * "throttle" (0: none), "count", "waits" (why the next is not made, or null), counts
  * "waiting", "pending", "running" (running, recovering or stopping), "completed",
- * "failed", "cancelled", "timeout", and "elements": {"<index>": state}}. New reference,
- * or NULL without memory.
+ * "failed", "cancelled", "timeout", "not_made" (an ended array's never made; those are
+ * "waiting" while it is active), and "elements": {"<index>": state, "not made"}}. New
+ * reference, or NULL without memory.
  */
 int sched_array_check(struct sched_cluster *c, const struct conf_job_spec *spec, uid_t uid,
 		      char *reason);

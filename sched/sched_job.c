@@ -1008,6 +1008,30 @@ int sched_job_check_hold(struct sched_cluster *c, const struct conf_job_spec *sp
 }
 
 /*
+ * Array @a was admitted: the ended records of an earlier run's elements (its names,
+ * sched_array_check() found them ended and its owner's) go, so that no record of that
+ * run reads as this one's.
+ */
+static void forget_elements(struct sched_cluster *c, struct sched_job *a, uint64_t now_usec)
+{
+	for (unsigned i = 0; i <= CONF_ARRAY_INDEX_MAX; i++) {
+		char name[CONF_NAME_MAX + 16];
+		ssize_t k;
+
+		if (!conf_job_array_has(&a->spec->array, i))
+			continue;
+		snprintf(name, sizeof(name), "%s.%u", a->name, i);
+		k = job_index(c, name);
+		/* (one an open file's submission is to replace stays: sched_hold) */
+		if (k < 0 || !sched_job_state_is_terminal(c->jobs[k]->state) || c->jobs[k]->held)
+			continue;
+		sched_event_add(c, now_usec, SCHED_EV_REMOVED, c->jobs[k], NULL, -1,
+				"record removed: array %s was submitted again", a->name);
+		jobs_remove_at(c, (size_t)k);
+	}
+}
+
+/*
  * Admit @spec (stolen), checked by the caller, as job @spec->name of @uid/@gid; with
  * @service, as an instance of that service (sched_service.c); with @array, as its
  * element @index (sched_array.c).
@@ -1061,7 +1085,15 @@ static int job_admit_as(struct sched_cluster *c, struct conf_job_spec *spec, uid
 		spec->npus = spec->npus_min;
 	}
 	j->submit_usec = now_usec;
-	j->queue_seq = c->next_queue_seq++;
+	/* an array's elements take its place in the queue, in index order: it keeps the
+	 * numbers after its own for them (Slurm: an array's tasks keep its submit time) */
+	if (array) {
+		j->queue_seq = array->queue_seq + 1 + index;
+	} else {
+		j->queue_seq = c->next_queue_seq++;
+		if (spec->array.count)
+			c->next_queue_seq += CONF_ARRAY_INDEX_MAX + 1;
+	}
 	j->queue_index = (size_t)(conf_cluster_find_queue(c->conf, spec->queue) - c->conf->queues);
 	j->prio = spec->priority;
 	j->need_min = spec->npus_min;
@@ -1086,6 +1118,7 @@ static int job_admit_as(struct sched_cluster *c, struct conf_job_spec *spec, uid
 			     waits ? "waiting for its dependencies" : "making its elements");
 		if (ret)
 			*ret = j;
+		forget_elements(c, j, now_usec);
 		if (!waits) {
 			free(deps);
 			sched_job_transition(c, j, SCHED_JOB_ARRAY, SCHED_EV_SUBMITTED, now_usec,

@@ -1297,6 +1297,9 @@ int sched_job_load_decoded(struct sched_cluster *c, struct sched_job_decoded *d,
 		c->next_job_serial = j->serial;
 	if (j->queue_seq >= c->next_queue_seq)
 		c->next_queue_seq = j->queue_seq + 1;
+	/* an array keeps the numbers after its own for its elements (sched_job.c) */
+	if (sched_job_is_array(j) && j->queue_seq + CONF_ARRAY_INDEX_MAX + 2 > c->next_queue_seq)
+		c->next_queue_seq = j->queue_seq + CONF_ARRAY_INDEX_MAX + 2;
 	sched_jobs_append(c, j);
 
 	/* an instance ended or made while the daemon was down: its service looks again */

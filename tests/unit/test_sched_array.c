@@ -202,8 +202,11 @@ static void test_array_cancel(void **state)
 	assert_null(element(c, "sweep", 4));
 	assert_int_equal(c->npus_allocated, 0);
 	arr = array_status(c, a);
-	assert_int_equal(count_of(arr, "waiting"), 6);
+	assert_int_equal(count_of(arr, "waiting"), 0);
+	assert_int_equal(count_of(arr, "not_made"), 6);
 	assert_int_equal(count_of(arr, "cancelled"), 4);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(arr, "elements"),
+							      "9")), "not made");
 	json_decref(arr);
 	fx_check(c);
 	sched_cluster_free(c);
@@ -395,6 +398,40 @@ static void test_array_cancel_waits_for_elements_to_stop(void **state)
 	sched_cluster_free(c);
 }
 
+/* Elements keep their array's place in the queue, in index order, however late they are
+ * made; an array submitted again forgets the ended records of its earlier run. */
+static void test_array_queue_place_and_rerun(void **state)
+{
+	struct fx_opts o = { .servers = 2 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job *a, *later;
+
+	(void)state;
+	a = fx_submit_spec(c, array_spec("sweep", 8, "0-3%3"), FX_UID);
+	later = fx_submit(c, "later", 8); /* no server left: it waits */
+	assert_int_equal(later->state, SCHED_JOB_PENDING);
+	assert_int_equal(element(c, "sweep", 2)->state, SCHED_JOB_PENDING);
+	end_element(c, "sweep", 0, 0);
+	/* element 2, made before `later` was submitted, starts first; then 3, made after */
+	assert_int_equal(element(c, "sweep", 2)->state, SCHED_JOB_RUNNING);
+	assert_int_equal(later->state, SCHED_JOB_PENDING);
+	assert_true(element(c, "sweep", 3)->queue_seq < later->queue_seq);
+	end_element(c, "sweep", 1, 0);
+	assert_int_equal(element(c, "sweep", 3)->state, SCHED_JOB_RUNNING);
+	assert_int_equal(later->state, SCHED_JOB_PENDING);
+	end_element(c, "sweep", 2, 1);
+	end_element(c, "sweep", 3, 0);
+	assert_int_equal(a->state, SCHED_JOB_FAILED);
+	assert_int_equal(fx_cancel(c, "later", FX_UID, fx_now()), 0);
+
+	a = fx_submit_spec(c, array_spec("sweep", 8, "0-3%1"), FX_UID);
+	assert_int_equal(element(c, "sweep", 0)->array_serial, a->serial);
+	for (unsigned i = 1; i < 4; i++)
+		assert_null(element(c, "sweep", i)); /* the earlier run's records are gone */
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -407,6 +444,7 @@ int main(void)
 		cmocka_unit_test(test_array_saved_and_restored),
 		cmocka_unit_test(test_array_waits_for_its_dependencies),
 		cmocka_unit_test(test_array_cancel_waits_for_elements_to_stop),
+		cmocka_unit_test(test_array_queue_place_and_rerun),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
