@@ -968,9 +968,11 @@ int sched_job_cancel(struct sched_cluster *c, const char *name, uid_t uid, uint6
  *  - an array admitted again removes its earlier run's ended element records;
  *  - an element that cannot be made yet (no job record free under max_job_count, its
  *    owner's job-count limits, its name held by another active job) waits, the array's
- *    reason says why, and it is tried again every tick; the array's record counts as
- *    one of its owner's jobs and stands for its first element: an array with no
- *    element active makes one past those limits, so it never waits for itself;
+ *    reason says why, and it is tried again every tick (a later index whose name is
+ *    free goes first); the array's record counts as one of its owner's jobs and one
+ *    of the cluster's records, never in its queue, and stands for its first element:
+ *    with none active, the next is counted as that record, so an array never waits
+ *    for itself;
  *  - an element runs, fails, is requeued, held, changed or cancelled as any job (its
  *    cancel or rmdir ends that element only); how it ended is kept in the array's
  *    record, whatever becomes of the element's own record later;
@@ -979,8 +981,8 @@ int sched_job_cancel(struct sched_cluster *c, const char *name, uid_t uid, uint6
  *    the array waits for (Slurm: a dependency on an array job is on all its elements);
  *    cancelling the array cancels its active elements and makes no more, and it ends
  *    cancelled once they have stopped (rmdir: at once);
- *  - while the array is active no other job may take a name <array>.<index> of its
- *    indexes (sched_array_owning_name());
+ *  - while the array is active (pending on its after:, or making elements) no other job
+ *    may take a name <array>.<index> of its indexes (sched_array_owning_name());
  *  - `after:` is the array's as a whole: it is pending (held, never placed) until those
  *    jobs, the records named at its submission, ended as asked, then makes elements,
  *    which wait for nothing; one that can never be met cancels the array;

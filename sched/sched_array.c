@@ -71,7 +71,9 @@ struct sched_job *sched_array_owning_name(struct sched_cluster *c, const char *n
 	unsigned long index;
 	char *end;
 
-	if (!a || a->state != SCHED_JOB_ARRAY || !sched_job_is_array(a))
+	/* active: making elements, or pending on its after: (its names kept for it) */
+	if (!a || (a->state != SCHED_JOB_ARRAY && a->state != SCHED_JOB_PENDING) ||
+	    !sched_job_is_array(a))
 		return NULL;
 	/* the element's own spelling: digits, no leading zero */
 	if (!dot[1] || dot[1] < '0' || dot[1] > '9' || (dot[1] == '0' && dot[2]))
@@ -145,16 +147,15 @@ static int element_make(struct sched_cluster *c, struct sched_job *a, unsigned i
 				     "owner removes it", name, (unsigned)old->uid);
 		return -EPERM;
 	}
-	/* its owner's job-count limits, as at a submission (not an operator's leave); the
-	 * array counts as one of its owner's jobs, and stands for its first element: one
-	 * with no element active makes one past its owner's own limits (not those shared
-	 * with others), so an array at its owner's limit goes on, one element at a time,
-	 * and never waits for itself */
+	/* the job-count limits, as at a submission (not an operator's leave); the array's
+	 * record counts as one of its owner's jobs and one of the cluster's records (never
+	 * in a queue), and stands for its first element: with none active, the next is
+	 * counted as that record, so an array never waits for itself */
 	r = active ? sched_limits_check(c, name, conf_cluster_find_queue(c->conf, a->spec->queue),
 					a->uid, false, reason) :
-		     sched_limits_check_shared(c, name,
-					       conf_cluster_find_queue(c->conf, a->spec->queue),
-					       a->uid, reason);
+		     sched_limits_check_first_element(c, name,
+						      conf_cluster_find_queue(c->conf, a->spec->queue),
+						      a->uid, reason);
 	if (r < 0)
 		return r;
 	spec = conf_job_spec_dup(a->spec, name);
@@ -299,9 +300,13 @@ static unsigned reconcile(struct sched_cluster *c, struct sched_job *a, uint64_t
 		r = element_make(c, a, i, counts[SCHED_EL_ACTIVE], now_usec, reason);
 		if (r < 0) {
 			a->array->el[i] = SCHED_EL_WAITING;
-			snprintf(waits, sizeof(waits), "element %u not made yet, tried again "
-				 "every second: %.380s", i, reason);
+			if (!waits[0])
+				snprintf(waits, sizeof(waits), "element %u not made yet, tried "
+					 "again every second: %.380s", i, reason);
 			c->arrays_dirty = true;
+			/* its name held: the next may go; no room (a limit): none may */
+			if (r == -EBUSY || r == -EPERM)
+				continue;
 			break;
 		}
 		made += r == 0;

@@ -229,8 +229,8 @@ int sched_deps_attach(struct sched_cluster *c, struct sched_job *j, struct sched
 	if (!j->deps_waiting)
 		return 0; /* every one had ended as asked */
 	c->deps_jobs++;
-	/* out of the pending order, as a held job is */
-	if (!j->hold_kind)
+	/* out of the pending order, as a held job is (an array's record never was in it) */
+	if (!j->hold_kind && !sched_job_is_array(j))
 		sched_pend_order_note(c, j, false);
 	waiting_reason(j, why);
 	sched_job_transition(c, j, SCHED_JOB_PENDING, SCHED_EV_PENDING, now_usec, why);

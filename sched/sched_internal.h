@@ -694,11 +694,12 @@ struct sched_hold {
  */
 int sched_limits_check(struct sched_cluster *c, const char *name, const struct conf_queue *q,
 		       uid_t uid, bool is_operator, char *reason);
-/* sched_limits_check_shared() - sched_limits_check() for a non-operator, without the
- * owner's own limits (max_job_count_per_user, the queue's max_submit_jobs_per_user):
- * only those shared with others (reserved_job_count, max_submit_jobs). */
-int sched_limits_check_shared(struct sched_cluster *c, const char *name,
-			      const struct conf_queue *q, uid_t uid, char *reason);
+/* sched_limits_check_first_element() - sched_limits_check() for a non-operator's array
+ * element when none of its array's is active: the array's record (a draft or active job
+ * of its owner, one of the cluster's records; never counted in a queue) stands for it,
+ * so an array never waits for itself. */
+int sched_limits_check_first_element(struct sched_cluster *c, const char *name,
+				     const struct conf_queue *q, uid_t uid, char *reason);
 /*
  * sched_limits_account() - job @j (its uid) went from state @from to @to
  * (SCHED_JOB_NONE: it was not, or is no longer, in c->jobs): keep live_job_count and

@@ -43,10 +43,12 @@ static bool is_live(enum sched_job_state s)
 	return s != SCHED_JOB_NONE && !sched_job_state_is_terminal(s);
 }
 
-/* Counted in its queue: pending, running, recovering or stopping (not a draft). */
+/* Counted in its queue: pending, running, recovering or stopping (not a draft, nor an
+ * array's record, which runs nothing there: its elements are counted). */
 static bool is_queued(const struct sched_job *j, enum sched_job_state s)
 {
-	return is_live(s) && s != SCHED_JOB_DRAFT && j->spec;
+	return is_live(s) && s != SCHED_JOB_DRAFT && j->spec &&
+	       !(j->spec->array.count && !j->array_serial);
 }
 
 static size_t key_home(size_t queue, bool all, uid_t uid, size_t cap)
@@ -204,7 +206,7 @@ int sched_limits_check_counts(const struct sched_cluster *c, char *reason)
 }
 
 static int check(struct sched_cluster *c, const char *name, const struct conf_queue *q,
-		 uid_t uid, bool is_operator, bool own, char *reason)
+		 uid_t uid, bool is_operator, size_t credit, char *reason)
 {
 	const struct conf_cluster *conf = c->conf;
 	const struct sched_job *old = sched_cluster_find_job(c, name);
@@ -223,6 +225,9 @@ static int check(struct sched_cluster *c, const char *name, const struct conf_qu
 		queue_all = key_live(c, key, true, 0);
 	}
 	all_live = c->live_job_count;
+	/* records that stand for this one (an array's for its first element) */
+	user_live -= credit < user_live ? credit : user_live;
+	all_live -= credit < all_live ? credit : all_live;
 	/* checked submissions not made yet are the jobs they will be (item 1 of issue 15:
 	 * concurrent closes must not all pass one limit); a draft being filled counts
 	 * already as a draft, not yet in its queue */
@@ -247,7 +252,7 @@ static int check(struct sched_cluster *c, const char *name, const struct conf_qu
 			 conf->operator_group);
 	else
 		snprintf(who, sizeof(who), "only root may exceed it");
-	if (own && new_record && user_live >= conf->max_job_count_per_user) {
+	if (new_record && user_live >= conf->max_job_count_per_user) {
 		sched_reason(reason, "uid %u already has %zu drafts and active jobs, the cluster's "
 				     "max_job_count_per_user %u (%s); wait for some to end, cancel "
 				     "some or remove drafts you do not need (rmdir jobs/<name>; "
@@ -266,8 +271,7 @@ static int check(struct sched_cluster *c, const char *name, const struct conf_qu
 			     conf->operator_group ? " and operators" : "", all_live);
 		return -EAGAIN;
 	}
-	if (own && q && q->max_submit_jobs_per_user &&
-	    queue_user >= q->max_submit_jobs_per_user) {
+	if (q && q->max_submit_jobs_per_user && queue_user >= q->max_submit_jobs_per_user) {
 		sched_reason(reason, "uid %u already has %zu pending or running jobs in queue "
 				     "\"%s\", its max_submit_jobs_per_user %u (%s); wait for some to "
 				     "end, cancel some, use another queue or ask an operator",
@@ -288,11 +292,11 @@ static int check(struct sched_cluster *c, const char *name, const struct conf_qu
 int sched_limits_check(struct sched_cluster *c, const char *name, const struct conf_queue *q,
 		       uid_t uid, bool is_operator, char *reason)
 {
-	return check(c, name, q, uid, is_operator, true, reason);
+	return check(c, name, q, uid, is_operator, 0, reason);
 }
 
-int sched_limits_check_shared(struct sched_cluster *c, const char *name,
-			      const struct conf_queue *q, uid_t uid, char *reason)
+int sched_limits_check_first_element(struct sched_cluster *c, const char *name,
+				     const struct conf_queue *q, uid_t uid, char *reason)
 {
-	return check(c, name, q, uid, false, false, reason);
+	return check(c, name, q, uid, false, 1, reason);
 }

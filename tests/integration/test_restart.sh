@@ -5,7 +5,8 @@
 # heartbeat timeout), the event sequence goes on, and the job can be cancelled after.
 # The event history is bounded (event_history: 64 here) in memory and on disk, and its
 # sequence numbers go on across restarts. Accounting records of ended jobs outlive a
-# resubmission of the name and SIGKILL, bounded too (accounting_history: 16).
+# resubmission of the name and SIGKILL, bounded too (accounting_history: 16). A job
+# array goes on across SIGKILL, one element at a time, to its end.
 # Usage: test_restart.sh ASCENDFS ASCEND_AGENT TRAIN_DEMO SRCDIR
 set -u
 ASCENDFS=$(realpath "$1")
@@ -128,6 +129,21 @@ wait_until 10 gone && ok "the agents stop its processes" || not_ok "the agents s
 # it holds its NPUs, stopping, until the agents' running lines no longer list it
 wait_until 10 bash -c "[ \"\$(cat '$M/jobs/keep/status')\" = cancelled ]"
 check_eq "cancelled once its processes are gone" cancelled "$(status_of keep)"
+# ---- a job array goes on across SIGKILL: its elements, how they ended, its throttle -----
+printf 'npus: 8\narray: 0-2%%1\ncommand: "sleep 2; echo trial $ASCEND_ARRAY_INDEX"\n' >"$M/jobs/arr.yaml"
+check "the array's first element runs" wait_until 10 grep -qx running "$M/jobs/arr.0/status"
+kill -KILL "$IT_PID"
+wait "$IT_PID" 2>/dev/null
+IT_PID=""
+it_start "$ASCENDFS" "$CONFIG" --state-dir "$STATE" || { not_ok "the daemon restarts"; it_finish; exit 1; }
+check_eq "after SIGKILL: still an array, one element at a time" "array absent" \
+	"$(cat "$M/jobs/arr/status") $(test -e "$M/jobs/arr.2" && echo present || echo absent)"
+check "its elements run one after another to its end" \
+	wait_until 40 grep -qx completed "$M/jobs/arr/status"
+check_eq "each element completed" "completed completed completed 3" \
+	"$(cat "$M/jobs/arr.0/status" "$M/jobs/arr.1/status" "$M/jobs/arr.2/status" | paste -sd' ') $(json "$M/jobs/arr/status.json" 'd["array"]["completed"]')"
+check "an element's log has what it printed, with its index" \
+	wait_until 5 grep -q 'trial 2$' "$M/jobs/arr.2/log"
 for n in $SERVERS; do kill -TERM "${AGENT_PID[$n]}"; done
 for n in $SERVERS; do wait "${AGENT_PID[$n]}" 2>/dev/null; done
 AGENT_PID=()
@@ -458,7 +474,7 @@ it_start "$ASCENDFS" "$CONFIG" --state-dir "$W/bad" --ignore-state-errors ||
 check_contains "with --ignore-state-errors: the log says where the records went" \
 	"set aside in table unrestored" "$(cat "$IT_LOG")"
 check_fails "the unreadable job is not restored" test -e "$M/jobs/keep"
-check_eq "the other records are" "$((jobs_before - 1))" "$(ls "$M/jobs" | grep -cv '\.')"
+check_eq "the other records are" "$((jobs_before - 1))" "$(find "$M/jobs" -mindepth 1 -maxdepth 1 -type d | wc -l)"
 check_eq "a2-node-02 starts from the inventory" unknown "$(state_of a2-node-02)"
 check_eq "hist is restored, its history without the unreadable generation" 2 \
 	"$(python3 -c 'import json,sys; print(*[json.loads(l)["generation"] for l in open(sys.argv[1])])' "$M/jobs/hist/history")"

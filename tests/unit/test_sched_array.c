@@ -432,6 +432,51 @@ static void test_array_queue_place_and_rerun(void **state)
 	sched_cluster_free(c);
 }
 
+/* A queue's max_submit_jobs counts the elements, not the array's record: an array alone
+ * in a queue of max_submit_jobs 1 runs its elements one at a time. */
+static void test_array_in_a_capped_queue(void **state)
+{
+	struct fx_opts o = { .servers = 4, .queues = "  - name: default\n    max_submit_jobs: 1\n" };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job *a;
+
+	(void)state;
+	a = fx_submit_spec(c, array_spec("sweep", 8, "0-2"), FX_UID);
+	assert_int_equal(element(c, "sweep", 0)->state, SCHED_JOB_RUNNING);
+	assert_null(element(c, "sweep", 1)); /* the queue's one job is element 0 */
+	assert_non_null(strstr(a->reason, "max_submit_jobs 1"));
+	end_element(c, "sweep", 0, 0);
+	end_element(c, "sweep", 1, 0);
+	end_element(c, "sweep", 2, 0);
+	assert_int_equal(a->state, SCHED_JOB_COMPLETED);
+	sched_cluster_free(c);
+}
+
+/* The names of an array pending on its after: are its own already: another user cannot
+ * take one and stall it. */
+static void test_array_pending_keeps_its_names(void **state)
+{
+	struct fx_opts o = { .servers = 4 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct conf_job_spec *s = array_spec("sweep", 8, "0-3%2");
+	char why[SCHED_REASON_MAX] = "";
+
+	(void)state;
+	fx_run(c, "prep", 8);
+	snprintf(s->after[0].name, sizeof(s->after[0].name), "prep");
+	s->after_count = 1;
+	fx_submit_spec(c, s, FX_UID);
+	assert_int_equal(sched_job_submit(c, fx_spec("sweep.0", 8), FX_UID + 1, FX_GID, fx_now(),
+					  why, NULL),
+			 -EEXIST);
+	assert_non_null(strstr(why, "element of array sweep"));
+	assert_int_equal(fx_complete(c, "prep", FX_UID, fx_now()), 0);
+	sched_array_tick(c, fx_now());
+	assert_int_equal(element(c, "sweep", 0)->state, SCHED_JOB_RUNNING);
+	assert_int_equal(element(c, "sweep", 1)->state, SCHED_JOB_RUNNING);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -445,6 +490,8 @@ int main(void)
 		cmocka_unit_test(test_array_waits_for_its_dependencies),
 		cmocka_unit_test(test_array_cancel_waits_for_elements_to_stop),
 		cmocka_unit_test(test_array_queue_place_and_rerun),
+		cmocka_unit_test(test_array_in_a_capped_queue),
+		cmocka_unit_test(test_array_pending_keeps_its_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
