@@ -56,16 +56,11 @@ ssize_t agent_ship_format(const char *data, size_t len, unsigned generation,
 /* ---- agent_ship_io.c (the executable): reading local logs, appending to the mount ---- */
 
 /* The most processes of one run shipped together: a server's NPUs and a scheduler. */
-#define AGENT_SHIP_SRCS_MAX (CONF_SERVER_NPUS_MAX + 2)
+#define AGENT_SHIP_SRCS_MAX (CONF_SERVER_NPUS_MAX + 1)
 
 /* One process's local log, as agent_ship_send() ships it. */
 struct agent_ship_src {
 	const char *path;	/* <process>.log (borrowed) */
-	const char *mark;	/* where its offset is kept: <mark>.shipped; NULL: beside it,
-				 * <path>.shipped (borrowed) */
-	bool owned;		/* in a directory the job's user writes (msrun's): shipped
-				 * only while a regular file of @owner's */
-	uid_t owner;
 	char process[24];	/* "rank-<N>", "node" or "scheduler" */
 	long long shipped;	/* bytes of it shipped so far: in and out */
 	bool final;		/* its process ended: its last partial line goes too */
@@ -76,8 +71,6 @@ struct agent_ship_src {
  * AGENT_SHIP_SRCS_MAX) printed since their offsets to <@mount>/jobs/<@home>/log as
  * generation @generation on server @node, in one open/write/close; then advance each
  * offset and keep it beside its log (<path>.shipped). Nothing new: nothing is opened.
- * A log shorter than its offset (truncated, or written anew) is shipped from its start;
- * a symbolic link, or not a regular file, or (owned) not @owner's, is not shipped.
  * *@ret_more: a log had more than one pass reads. Returns 0, or -errno of the open,
  * write or close (offsets unchanged: the same bytes go again next time): ENOENT (the
  * job or the mount is gone), EINVAL (the daemon refused a line: see the job's events).
@@ -85,8 +78,8 @@ struct agent_ship_src {
 int agent_ship_send(const char *mount, const char *home, const char *node,
 		    unsigned generation, struct agent_ship_src *srcs, size_t n, bool *ret_more);
 
-/* agent_ship_offset_load() - the offset kept at <@log_path>.shipped (a source's mark, or
- * its path) by an earlier agent, or -1 when none is (or it does not parse). */
+/* agent_ship_offset_load() - the offset kept beside @log_path by an earlier agent, or -1
+ * when none is (or it does not parse). */
 long long agent_ship_offset_load(const char *log_path);
 
 /*

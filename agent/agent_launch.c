@@ -5,7 +5,6 @@
  * listed is stopped. Nothing here blocks for long: starting a process waits for its exec
  * (bounded), everything else is a waitpid(WNOHANG), a kill or a small file.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -70,19 +69,6 @@ struct proc {
 				 * restarts): its exit report says it */
 	bool shipping;		/* its local log is shipped to jobs/<job>/log */
 	long long shipped;	/* ... up to this byte (agent_ship_io.c) */
-	char *msrun_dir;	/* owned: msrun's --log_dir (a node process of a msrun
-				 * job), whose worker_<rank>.log and scheduler.log are
-				 * shipped as its workers' output; NULL = none */
-	struct msrun_log *mlogs; /* owned: those logs seen so far, mlog_count of
-				 * AGENT_SHIP_SRCS_MAX at most */
-	size_t mlog_count;
-};
-
-/* One log msrun wrote for a worker (rank >= 0) or its scheduler (-1), and how far it
- * was shipped. */
-struct msrun_log {
-	int rank;
-	long long shipped;
 };
 
 enum run_state {
@@ -373,68 +359,15 @@ static void ship_adopt(struct agent_launcher *l, const struct run *r, struct pro
 		l->ship_at_ms = agent_now_ms() + SHIP_INTERVAL_MS;
 }
 
-/* The msrun log @m of node process @p: its file (@path) and where its offset is kept
- * (@mark, in the run's own log directory, not msrun's). */
-static void mlog_paths(const struct run *r, const struct proc *p, const struct msrun_log *m,
-		       char *path, char *mark, size_t len)
-{
-	if (m->rank >= 0) {
-		snprintf(path, len, "%s/worker_%d.log", p->msrun_dir, m->rank);
-		snprintf(mark, len, "%s/msrun-worker-%d", r->dir, m->rank);
-	} else {
-		snprintf(path, len, "%s/scheduler.log", p->msrun_dir);
-		snprintf(mark, len, "%s/msrun-scheduler", r->dir);
-	}
-}
-
-/* The logs msrun has written in @p's msrun_dir so far: new ones join p->mlogs, shipped
- * from where an earlier agent stopped (their marks), else from their start. */
-static void mlogs_scan(const struct run *r, struct proc *p)
-{
-	DIR *d;
-	struct dirent *de;
-
-	if (!p->msrun_dir || !(d = opendir(p->msrun_dir)))
-		return;
-	if (!p->mlogs && !(p->mlogs = calloc(AGENT_SHIP_SRCS_MAX, sizeof(*p->mlogs)))) {
-		closedir(d);
-		return;
-	}
-	while ((de = readdir(d)) && p->mlog_count < AGENT_SHIP_SRCS_MAX - 1) {
-		char path[PATH_MAX + 32], mark[PATH_MAX + 32], name[32];
-		struct msrun_log m = { .rank = -1 };
-		bool known = false;
-		long long off;
-
-		/* scheduler.log, or worker_<rank>.log spelt as msrun spells it */
-		if (strcmp(de->d_name, "scheduler.log") != 0 &&
-		    (sscanf(de->d_name, "worker_%d", &m.rank) != 1 || m.rank < 0 ||
-		     m.rank > 65535 ||
-		     (snprintf(name, sizeof(name), "worker_%d.log", m.rank),
-		      strcmp(name, de->d_name) != 0)))
-			continue;
-		for (size_t i = 0; i < p->mlog_count && !known; i++)
-			known = p->mlogs[i].rank == m.rank;
-		if (known)
-			continue;
-		mlog_paths(r, p, &m, path, mark, sizeof(path));
-		off = agent_ship_offset_load(mark);
-		m.shipped = off > 0 ? off : 0;
-		p->mlogs[p->mlog_count++] = m;
-	}
-	closedir(d);
-}
-
 /*
- * Ship the new output of @r's processes, and of the workers msrun started (their
- * worker_<rank>.log, as rank-<rank>); an ended process's last partial line too.
+ * Ship the new output of @r's processes; an ended process's last partial line too.
  * Returns false when it should be tried again (the mount is not there now).
  */
 static bool ship_run(struct agent_launcher *l, struct run *r)
 {
 	struct agent_ship_src srcs[AGENT_SHIP_SRCS_MAX];
-	long long *back[AGENT_SHIP_SRCS_MAX];
-	char (*paths)[PATH_MAX + 32], (*marks)[PATH_MAX + 32];
+	struct proc *of[AGENT_SHIP_SRCS_MAX];
+	char (*paths)[PATH_MAX + 8];
 	size_t n = 0;
 	bool more = false;
 	int e;
@@ -442,12 +375,8 @@ static bool ship_run(struct agent_launcher *l, struct run *r)
 	if (r->ship_off || !r->dir[0] || l->standby)
 		return true;
 	paths = malloc(AGENT_SHIP_SRCS_MAX * sizeof(*paths));
-	marks = malloc(AGENT_SHIP_SRCS_MAX * sizeof(*marks));
-	if (!paths || !marks) {
-		free(paths);
-		free(marks);
+	if (!paths)
 		return false;
-	}
 	for (size_t k = 0; k < r->proc_count && n < AGENT_SHIP_SRCS_MAX; k++) {
 		struct proc *p = &r->procs[k];
 		char base[PATH_MAX];
@@ -456,8 +385,6 @@ static bool ship_run(struct agent_launcher *l, struct run *r)
 			continue;
 		snprintf(paths[n], sizeof(paths[n]), "%s.log", base);
 		srcs[n].path = paths[n];
-		srcs[n].mark = NULL;
-		srcs[n].owned = false;
 		if (p->rank >= 0)
 			snprintf(srcs[n].process, sizeof(srcs[n].process), "rank-%d", p->rank);
 		else
@@ -465,35 +392,14 @@ static bool ship_run(struct agent_launcher *l, struct run *r)
 				 p->rank == PROC_SCHEDULER ? "scheduler" : "node");
 		srcs[n].shipped = p->shipped;
 		srcs[n].final = !proc_is_alive(p);
-		back[n++] = &p->shipped;
-		mlogs_scan(r, p);
-		for (size_t i = 0; i < p->mlog_count && n < AGENT_SHIP_SRCS_MAX; i++) {
-			struct msrun_log *m = &p->mlogs[i];
-
-			mlog_paths(r, p, m, paths[n], marks[n], sizeof(paths[n]));
-			srcs[n].path = paths[n];
-			srcs[n].mark = marks[n];
-			/* msrun writes them as the job's user, where that user writes */
-			srcs[n].owned = true;
-			srcs[n].owner = (uid_t)r->share.uid;
-			if (m->rank >= 0)
-				snprintf(srcs[n].process, sizeof(srcs[n].process), "rank-%d",
-					 m->rank);
-			else
-				snprintf(srcs[n].process, sizeof(srcs[n].process), "scheduler");
-			srcs[n].shipped = m->shipped;
-			/* msrun (--join) ends after its workers: then their last lines go */
-			srcs[n].final = !proc_is_alive(p);
-			back[n++] = &m->shipped;
-		}
+		of[n++] = p;
 	}
 	e = n ? agent_ship_send(l->o.mount, r->share.home, l->o.node, r->share.generation, srcs,
 				n, &more) :
 		0;
 	free(paths);
-	free(marks);
 	for (size_t i = 0; i < n && e == 0; i++)
-		*back[i] = srcs[i].shipped;
+		of[i]->shipped = srcs[i].shipped;
 	if (e == 0) {
 		if (r->ship_failures)
 			agent_log(AGENT_LOG_INFO, "job %s generation %u: its output is shipped "
@@ -762,43 +668,6 @@ static void plan_identity(struct child_plan *c, struct agent_env *ident)
 		ident->vars[ident->count++] = var;
 }
 
-/* The directory a process of @r starts in: the job's checkpoint_dir when this server
- * has it, else the run's log directory. */
-static const char *proc_cwd(const struct run *r, const char *checkpoint_dir)
-{
-	struct stat st;
-
-	return checkpoint_dir && stat(checkpoint_dir, &st) == 0 && S_ISDIR(st.st_mode) ?
-		       checkpoint_dir :
-		       r->dir;
-}
-
-/*
- * Where msrun, run by node process @p of @r, writes its workers' output: the --log_dir
- * of MSRUN_ARGS in @env (the daemon's hosts/<server>.env: msrun_log_<job>_g<gen>),
- * relative to the process's working directory. MindSpore's msrun writes each worker's
- * stdout and stderr to <log_dir>/worker_<rank>.log and its scheduler's to
- * <log_dir>/scheduler.log (MindSpore's msrun launcher; MindFormers' logging guide: "the
- * worker_{i}.log of rank i"). A command that runs msrun elsewhere (a cd first, its own
- * --log_dir) writes them where this does not look: then they are not shipped.
- */
-static void msrun_dir_note(struct run *r, struct proc *p, const struct agent_env *env,
-			   const char *checkpoint_dir)
-{
-	const char *args = agent_env_get(env, "MSRUN_ARGS"), *v, *end;
-	size_t len;
-
-	if (p->rank != -1 || p->msrun_dir || !args || !(v = strstr(args, "--log_dir=")))
-		return;
-	v += strlen("--log_dir=");
-	end = strchr(v, ' ');
-	len = end ? (size_t)(end - v) : strlen(v);
-	if (!len || len >= PATH_MAX ||
-	    asprintf(&p->msrun_dir, "%s%s%.*s", v[0] == '/' ? "" : proc_cwd(r, checkpoint_dir),
-		     v[0] == '/' ? "" : "/", (int)len, v) < 0)
-		p->msrun_dir = NULL;
-}
-
 /*
  * Start one process of run @r: /bin/sh -c @command with @env over the agent's
  * environment. On failure the process counts as exited with EXIT_NOT_STARTED.
@@ -823,7 +692,9 @@ static void spawn(struct agent_launcher *l, struct run *r, struct proc *p, const
 	plan.uid = (uid_t)r->share.uid;
 	plan.gid = (gid_t)r->share.gid;
 	plan.drop = l->is_root && r->share.uid != 0;
-	plan.cwd = proc_cwd(r, checkpoint_dir);
+	plan.cwd = checkpoint_dir && stat(checkpoint_dir, &st) == 0 && S_ISDIR(st.st_mode) ?
+			   checkpoint_dir :
+			   r->dir;
 	plan.cwd_fallback = r->dir;
 	plan.parent = getpid();
 	plan.cgroup_fd = -1;
@@ -1272,7 +1143,6 @@ static int start_run(struct agent_launcher *l, const struct agent_share *s)
 			p->report_due = true;
 			continue;
 		}
-		msrun_dir_note(r, p, &envs[i], spec->checkpoint_dir);
 		if (adopt_cgroup(r, p) || adopt_state(l, r, p)) {
 			ship_adopt(l, r, p);
 			continue;
@@ -1380,7 +1250,6 @@ static int restart_in_place(struct agent_launcher *l, struct run *r, const struc
 		snprintf(note, sizeof(note), "restarted in place: attempt %u", s->attempt);
 		log_note(l, r, p, note);
 		p->attempt = s->attempt;
-		msrun_dir_note(r, p, &env, spec->checkpoint_dir);
 		spawn(l, r, p, share_command(s, spec), spec->checkpoint_dir, &env);
 		agent_env_release(&env);
 	}
@@ -1393,11 +1262,8 @@ static int restart_in_place(struct agent_launcher *l, struct run *r, const struc
 
 static void run_free(struct run *r)
 {
-	for (size_t k = 0; k < r->proc_count; k++) {
+	for (size_t k = 0; k < r->proc_count; k++)
 		free(r->procs[k].cgroup);
-		free(r->procs[k].msrun_dir);
-		free(r->procs[k].mlogs);
-	}
 	free(r);
 }
 

@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent_internal.h"
@@ -69,21 +68,11 @@ static int gather(struct agent_ship_src *src, unsigned generation, const char *n
 {
 	char *buf;
 	ssize_t n, used;
-	struct stat st;
-	int fd = open(src->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	int fd = open(src->path, O_RDONLY | O_CLOEXEC);
 
 	*next = src->shipped;
 	if (fd < 0)
-		return errno == ENOENT || errno == ELOOP ? 0 : -errno;
-	/* the agent reads as root: a file the job's user could point elsewhere (a link,
-	 * a FIFO, another's file) is not read */
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (src->owned && st.st_uid != src->owner)) {
-		close(fd);
-		return 0;
-	}
-	/* shorter than what was shipped: written anew (truncated), shipped from its start */
-	if (st.st_size < src->shipped)
-		src->shipped = 0;
+		return errno == ENOENT ? 0 : -errno;
 	buf = malloc(SHIP_READ_MAX);
 	if (!buf) {
 		close(fd);
@@ -152,7 +141,7 @@ out:
 	for (size_t i = 0; i < n; i++)
 		if (next[i] != srcs[i].shipped) {
 			srcs[i].shipped = next[i];
-			offset_save(srcs[i].mark ? srcs[i].mark : srcs[i].path, next[i]);
+			offset_save(srcs[i].path, next[i]);
 		}
 	return 0;
 }

@@ -335,9 +335,8 @@
  *       log                    -rw-r--r-- root  what the job's processes print, every
  *                                          generation (fs_joblog.c): lines "[g<generation>
  *                                          <process> <server>] <text>", process
- *                                          "rank-<N>" (a rank's process, or msrun's
- *                                          worker_<N>.log), "node" (a server's msrun)
- *                                          or "scheduler" (MindSpore's), in the order they
+ *                                          "rank-<N>", "node" (a server's msrun) or
+ *                                          "scheduler" (MindSpore's), in the order they
  *                                          reached the head. Node agents append (root
  *                                          and operators only: others EACCES; O_TRUNC
  *                                          truncates nothing) lines "<generation>

@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Job logs and ascend-run (issue 19 item 3): what every process of a job prints reaches
-# the head through the mount (the agent ships it; for launch: msrun, what msrun wrote of
-# each worker too, as its rank) as jobs/<job>/log, each line prefixed
+# the head through the mount (the agent ships it) as jobs/<job>/log, each line prefixed
 # with generation, process and server; `tail -f` follows it; it is bounded (log and
 # log.1, job_log_max_mib) and kept across a restart of the daemon, and goes with the
 # job's record. ascend-run submits a spec, prints the log and exits with the job's
@@ -70,47 +69,6 @@ check_contains "ascend-run says the job completed (stderr)" "job hello completed
 	"$(cat "$W/hello.err")"
 check "ascend-run -q says nothing on stderr" \
 	bash -c "'$RUN' -q -m '$M' -n hello-quiet '$W/hello.yaml' >/dev/null 2>'$W/q.err' && ! [ -s '$W/q.err' ]"
-
-# ---- launch: msrun: its workers' output, from msrun's own worker_<rank>.log ------------
-# the command does what msrun does: each worker's stdout and stderr go to
-# <--log_dir>/worker_<rank>.log, its scheduler's to scheduler.log
-cat >"$W/msr.yaml" <<'EOF'
-npus: 2
-command: |
-  d=$(printf '%s\n' $MSRUN_ARGS | sed -n 's/^--log_dir=//p')
-  mkdir -p "$d"
-  echo "scheduler up" >"$d/scheduler.log"
-  echo "not for the log" >"$d/../elsewhere"
-  ln -s "$d/../elsewhere" "$d/worker_5.log"
-  for r in 0 1; do
-    (for i in 1 2 3; do echo "worker $r loss $i"; sleep 0.3; done
-     printf "worker %s last words" "$r") >"$d/worker_$r.log" 2>&1 &
-  done
-  wait
-  echo "all workers ended"
-EOF
-"$RUN" -m "$M" "$W/msr.yaml" >"$W/msr.out" 2>"$W/msr.err"
-check_eq "a msrun job completes" 0 "$?"
-for r in 0 1; do
-	for i in 1 2 3; do
-		check "worker $r's line $i reaches the log as rank-$r" \
-			grep -qx "\[g1 rank-$r a2-node-01\] worker $r loss $i" "$M/jobs/msr/log"
-	done
-	check "worker $r's last line without a newline too" \
-		grep -qx "\[g1 rank-$r a2-node-01\] worker $r last words" "$M/jobs/msr/log"
-done
-check "msrun's scheduler.log as the scheduler's" \
-	grep -qx "\[g1 scheduler a2-node-01\] scheduler up" "$M/jobs/msr/log"
-check "msrun's own output as the node's" \
-	grep -qx "\[g1 node a2-node-01\] all workers ended" "$M/jobs/msr/log"
-check "ascend-run printed the workers' lines" grep -q "worker 1 loss 3" "$W/msr.out"
-check_eq "a worker log that is a symbolic link is not read (the agent reads as root)" "" \
-	"$(grep -e "not for the log" -e "rank-5" "$M/jobs/msr/log")"
-check "their offsets are kept in the agent's run directory" \
-	test -s "$W/logs/a2-node-01/msr/g1/msrun-worker-1.shipped"
-check_eq "... not in msrun's log directory" "" \
-	"$(ls "$W/logs/a2-node-01/msr/g1/msrun_log_msr_g1" | grep -v '\.log$')"
-check_eq "... nor for the link" "" "$(ls "$W/logs/a2-node-01/msr/g1" | grep msrun-worker-5)"
 
 printf 'npus: 1\ncommand: |\n  echo "failing now"\n  exit 7\nmax_restarts: 0\n' >"$W/fails.yaml"
 "$RUN" -m "$M" "$W/fails.yaml" >"$W/fails.out" 2>"$W/fails.err"
