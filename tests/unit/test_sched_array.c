@@ -35,6 +35,16 @@ static struct conf_job_spec *array_spec(const char *name, unsigned npus, const c
 	return s;
 }
 
+/* @s waiting for job @name to complete, or to end however with @any (its `after:`). */
+static struct conf_job_spec *waits_for(struct conf_job_spec *s, const char *name, bool any)
+{
+	struct conf_job_after *a = &s->after[s->after_count++];
+
+	snprintf(a->name, sizeof(a->name), "%s", name);
+	a->any = any;
+	return s;
+}
+
 static struct sched_job *element(struct sched_cluster *c, const char *array, unsigned i)
 {
 	char name[CONF_NAME_MAX + 1];
@@ -148,11 +158,8 @@ static void test_array_failed_element_fails_array_at_end(void **state)
 
 	(void)state;
 	a = fx_submit_spec(c, array_spec("sweep", 8, "1,3,5"), FX_UID);
-	snprintf(ok->after[0].name, sizeof(ok->after[0].name), "sweep");
-	ok->after_count = 1;
-	snprintf(any->after[0].name, sizeof(any->after[0].name), "sweep");
-	any->after[0].any = true;
-	any->after_count = 1;
+	waits_for(ok, "sweep", false);
+	waits_for(any, "sweep", true);
 	fx_submit_spec(c, ok, FX_UID);
 	fx_submit_spec(c, any, FX_UID);
 	assert_null(element(c, "sweep", 0));
@@ -337,8 +344,7 @@ static void test_array_waits_for_its_dependencies(void **state)
 
 	(void)state;
 	fx_run(c, "prep", 8);
-	snprintf(s->after[0].name, sizeof(s->after[0].name), "prep");
-	s->after_count = 1;
+	waits_for(s, "prep", false);
 	a = fx_submit_spec(c, s, FX_UID);
 	assert_int_equal(a->state, SCHED_JOB_PENDING);
 	assert_non_null(strstr(a->reason, "waiting for job prep"));
@@ -355,8 +361,7 @@ static void test_array_waits_for_its_dependencies(void **state)
 
 	fx_submit(c, "gate", 8);
 	s2 = array_spec("grid", 8, "0-999%2");
-	snprintf(s2->after[0].name, sizeof(s2->after[0].name), "gate");
-	s2->after_count = 1;
+	waits_for(s2, "gate", false);
 	fx_submit_spec(c, s2, FX_UID);
 	assert_int_equal(fx_cancel(c, "gate", FX_UID, fx_now()), 0);
 	sched_array_tick(c, fx_now());
@@ -379,9 +384,7 @@ static void test_array_cancel_waits_for_elements_to_stop(void **state)
 	for (unsigned i = 0; i < 4; i++)
 		fx_report_ok(c, i, fx_now());
 	a = fx_submit_spec(c, array_spec("sweep", 8, "0-5%2"), FX_UID);
-	snprintf(after->after[0].name, sizeof(after->after[0].name), "sweep");
-	after->after[0].any = true;
-	after->after_count = 1;
+	waits_for(after, "sweep", true);
 	fx_submit_spec(c, after, FX_UID);
 	assert_int_equal(sched_job_cancel(c, "sweep", FX_UID, fx_now()), 0);
 	assert_int_equal(element(c, "sweep", 0)->state, SCHED_JOB_STOPPING);
@@ -463,8 +466,7 @@ static void test_array_pending_keeps_its_names(void **state)
 
 	(void)state;
 	fx_run(c, "prep", 8);
-	snprintf(s->after[0].name, sizeof(s->after[0].name), "prep");
-	s->after_count = 1;
+	waits_for(s, "prep", false);
 	fx_submit_spec(c, s, FX_UID);
 	assert_int_equal(sched_job_submit(c, fx_spec("sweep.0", 8), FX_UID + 1, FX_GID, fx_now(),
 					  why, NULL),
