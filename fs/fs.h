@@ -345,7 +345,8 @@
  *                                          fails its write() (EINVAL; the lines before
  *                                          it in that write are kept, it and the rest are
  *                                          not) and is a "refused" event of the job; a
- *                                          line over 64 KiB is EFBIG; with a state store
+ *                                          process is rank-<N> (N below the cluster's
+ *                                          NPU count), node or scheduler; with a state store
  *                                          the close() returns once what that file
  *                                          appended is on disk (fdatasync); a line over
  *                                          64 KiB is EFBIG, and after any failure
@@ -367,6 +368,25 @@
  *                                          rmdir). mtime: the last append
  *       log.1                  -r--r--r-- root  the log's previous file, once it rotated;
  *                                          a snapshot at open
+ *       logs/                  dr-xr-xr-x  the log per process: for each process with
+ *                                          lines in log or log.1, "<process>" (its lines
+ *                                          of log), and "<process>.1" (of log.1) when it
+ *                                          has lines there; listed scheduler, node,
+ *                                          then ranks ascending (fs_joblog_proc.c)
+ *         <process>            -r--r--r-- root  the lines of log whose process is this
+ *                                          one, whole and as they read in log ("rank-3":
+ *                                          `grep '^\[g[0-9]* rank-3 ' log`, every
+ *                                          generation and server); st_size exact at any
+ *                                          stat, read as log is (it grows, `tail -f`
+ *                                          follows it, after a rotation it reads the new
+ *                                          file's lines). No inotify event (nothing
+ *                                          writes it through the mount): poll, as tail
+ *                                          -f on FUSE does. Counted at each append; a log
+ *                                          kept from before a restart is counted by one
+ *                                          read of its files at the first request on
+ *                                          its logs/. ENOENT for a process that printed
+ *                                          nothing; EACCES for a write
+ *         <process>.1          -r--r--r-- root  its lines of log.1, a snapshot at open
  *       recovery               -r--r--r--  the recovery ladder's requests to the job's
  *                                          processes (sched_render_job_recovery()): one
  *                                          JSON object; watch it with inotify
@@ -546,6 +566,9 @@ enum fs_node_kind {
 	FS_JOB_ACCOUNTING,
 	FS_JOB_LOG,		/* the output of its processes (fs_joblog.c) */
 	FS_JOB_LOG_OLD,		/* log.1: the part rotated out */
+	FS_JOB_LOGS_DIR,	/* logs/: the log per process */
+	FS_JOB_PROC_LOG,	/* logs/<process>: proc is which (FS_LOG_PROC_*) */
+	FS_JOB_PROC_LOG_OLD,	/* logs/<process>.1: its lines of log.1 */
 	FS_JOB_RECOVERY,
 	FS_JOB_ERROR,
 	FS_JOB_CTL,
@@ -564,6 +587,7 @@ struct fs_path {
 	char item[CONF_NAME_MAX + 1];	/* server or queue name, or host file's server */
 	char ext[8];			/* upload extension: "yaml", "yml", "json" */
 	unsigned rank;			/* FS_JOB_RANK_ENV */
+	uint32_t proc;			/* FS_JOB_PROC_LOG(_OLD): FS_LOG_PROC_* */
 };
 
 /*
@@ -882,7 +906,8 @@ struct fs_ctx {
  * <state-dir>/logs, or without a state store a private directory under $TMPDIR (/tmp)
  * removed at exit. Per job at most cluster.job_log_max_mib MiB: two files, the current
  * one and log.1. Locking: none of these may be called with ctx->lock held except
- * fs_joblogs_sweep() and fs_joblog_size(), which never wait for a disk.
+ * fs_joblogs_sweep(), fs_joblog_size(), fs_joblog_proc_size() and fs_joblog_proc_list(),
+ * which never wait for a disk.
  */
 struct fs_joblogs;
 
@@ -913,11 +938,58 @@ uint64_t fs_joblog_size(struct fs_ctx *ctx, uint64_t serial, bool old, uint64_t 
 
 /*
  * fs_joblog_read_all() - the bytes of job @serial's log (@old: log.1) as they are now,
- * at most its newest 64 MiB from a line's start, in *@ret (new, NUL-terminated; caller
+ * at most its newest 64 MiB from a line's start, only the lines of process @proc
+ * (FS_LOG_PROC_*; FS_LOG_PROC_NONE: every line), in *@ret (new, NUL-terminated; caller
  * frees) and *@ret_len (empty when there is no log). Returns 0 or -ENOMEM.
  */
-int fs_joblog_read_all(struct fs_ctx *ctx, uint64_t serial, bool old, char **ret,
-		       size_t *ret_len);
+int fs_joblog_read_all(struct fs_ctx *ctx, uint64_t serial, bool old, uint32_t proc,
+		       char **ret, size_t *ret_len);
+
+/*
+ * The processes of a log, as its lines name them: FS_LOG_PROC_SCHEDULER "scheduler"
+ * (MindSpore's), FS_LOG_PROC_NODE "node" (a server's msrun), FS_LOG_PROC_RANK(n)
+ * "rank-<n>" (n < 10^6, no leading zero); FS_LOG_PROC_NONE is none of them.
+ * jobs/<job>/logs/<process> reads that process's lines of log, <process>.1 of log.1.
+ */
+#define FS_LOG_PROC_SCHEDULER 0u
+#define FS_LOG_PROC_NODE 1u
+#define FS_LOG_PROC_RANK(n) (2u + (uint32_t)(n))
+#define FS_LOG_PROC_NONE UINT32_MAX
+
+/* fs_joblog_proc_parse() - the process named by the @len bytes at @s (no NUL needed) in
+ * *@ret. Returns 0 or -EINVAL (no process's name). */
+int fs_joblog_proc_parse(const char *s, size_t len, uint32_t *ret);
+
+/* fs_joblog_proc_name() - @proc's name in @buf (@len bytes; 16 always do). Returns 0 or
+ * -ENAMETOOLONG. */
+int fs_joblog_proc_name(uint32_t proc, char *buf, size_t len);
+
+/*
+ * fs_joblog_prepare() - before a request on @p takes ctx->lock (call without it): when
+ * @p is jobs/<job>/logs or a file in it and the job's log was restored from disk and
+ * not yet counted per process, count it (reads its files once, holding off its
+ * appends meanwhile), so that the calls below answer under ctx->lock without a disk.
+ * Any other path: nothing.
+ */
+void fs_joblog_prepare(struct fs_ctx *ctx, const struct fs_path *p);
+
+/*
+ * fs_joblog_proc_size() - bytes of process @proc's lines in job @serial's log (@old:
+ * log.1) in *@ret_bytes, its last append's time (@old: the rotation's) in *@mtime_usec
+ * when known (NULL allowed). Returns 0, or -ENOENT when the process has no lines in
+ * either file (or the log was not counted yet: fs_joblog_prepare()). No disk; any lock.
+ */
+int fs_joblog_proc_size(struct fs_ctx *ctx, uint64_t serial, uint32_t proc, bool old,
+			uint64_t *ret_bytes, uint64_t *mtime_usec);
+
+/*
+ * fs_joblog_proc_list() - call @fill(@data, name) for each file of jobs/<job>/logs/ of
+ * job @serial, in process order ("scheduler", "node", then ranks ascending; each
+ * process's "<name>.1" after its "<name>"), until @fill returns < 0, which is returned.
+ * Returns 0 otherwise (nothing when there is no log). No disk; any lock.
+ */
+int fs_joblog_proc_list(struct fs_ctx *ctx, uint64_t serial,
+			int (*fill)(void *data, const char *name), void *data);
 
 /*
  * ---- snapshots (fs_snapshot.c) ----

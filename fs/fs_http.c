@@ -152,6 +152,7 @@ static enum MHD_Result serve_path(struct fs_ctx *ctx, struct MHD_Connection *con
 	if (r == -ENAMETOOLONG || r == -EINVAL || r == -ENOENT)
 		return reply_error(conn, MHD_HTTP_NOT_FOUND, "%s: no such file in the mount%s",
 				   path, r == -EINVAL ? " (not a valid name)" : "");
+	fs_joblog_prepare(ctx, &p);
 	pthread_mutex_lock(&ctx->lock);
 	r = fs_stat_sized(ctx, &p, &st, now, false);
 	/* "file/" is no path of the mount (ENOTDIR there) */
@@ -162,14 +163,18 @@ static enum MHD_Result serve_path(struct fs_ctx *ctx, struct MHD_Connection *con
 	if (r == 0 && S_ISDIR(st.st_mode)) {
 		names = json_array();
 		r = names ? fs_list(ctx, &p, add_name, names) : -ENOMEM;
-	} else if (r == 0 && (p.kind == FS_JOB_LOG || p.kind == FS_JOB_LOG_OLD)) {
+	} else if (r == 0 && (p.kind == FS_JOB_LOG || p.kind == FS_JOB_LOG_OLD ||
+			      p.kind == FS_JOB_PROC_LOG || p.kind == FS_JOB_PROC_LOG_OLD)) {
 		serial = sched_cluster_find_job(ctx->cluster, p.job)->serial;
 	} else if (r == 0) {
 		r = fs_snapshot(ctx, &p, now, &v);
 	}
 	pthread_mutex_unlock(&ctx->lock);
 	if (serial) /* a job's output: read off the lock (fs_joblog.c) */
-		r = fs_joblog_read_all(ctx, serial, p.kind == FS_JOB_LOG_OLD, &body, &len);
+		r = fs_joblog_read_all(ctx, serial,
+				       p.kind == FS_JOB_LOG_OLD || p.kind == FS_JOB_PROC_LOG_OLD,
+				       p.kind == FS_JOB_PROC_LOG || p.kind == FS_JOB_PROC_LOG_OLD ?
+				       p.proc : FS_LOG_PROC_NONE, &body, &len);
 	if (v.blob) {
 		/* the snapshot's bytes, copied off the lock */
 		len = v.len;

@@ -352,6 +352,97 @@ int fs_joblog_write(struct fs_ctx *ctx, struct fs_handle *h, const char *data, s
  * fdatasync() what this handle appended. Errors as fs_joblog_write(). */
 int fs_joblog_flush(struct fs_ctx *ctx, struct fs_handle *h);
 
+/*
+ * fs_joblog_proc.c: which process wrote each line of a log file, and what a
+ * per-process file reads (no locks: the caller holds its log's).
+ *
+ * fs_joblog_line_proc() - the process of the line beginning at @line (@len bytes, a
+ * whole line or its beginning), as fs_joblog.c writes them: "[g<generation> <process>
+ * <server>] <text>". Returns 1 with *@ret, 0 when @len bytes do not tell yet, or
+ * -EINVAL (no line of that shape).
+ */
+int fs_joblog_line_proc(const char *line, size_t len, uint32_t *ret);
+
+/* Bytes of one process's lines in a log's two files. */
+struct fs_joblog_proc_bytes {
+	uint32_t proc;
+	uint64_t cur_bytes, old_bytes;	/* in <serial>.log, <serial>.log.1 */
+};
+
+/* The processes with lines in a log, by process ascending. Zero-initialised is empty. */
+struct fs_joblog_index {
+	struct fs_joblog_proc_bytes *v;
+	size_t count, cap;
+};
+
+/* fs_joblog_index_add() - count @bytes more of @proc's in the current file, or in log.1
+ * when @old. Returns 0 or -ENOMEM (nothing changed). */
+int fs_joblog_index_add(struct fs_joblog_index *x, uint32_t proc, uint64_t bytes, bool old);
+
+/* fs_joblog_index_rotate() - the current file became log.1 (the old log.1 went). */
+void fs_joblog_index_rotate(struct fs_joblog_index *x);
+
+/* fs_joblog_index_find() - @proc's entry (borrowed, valid until the next change), or
+ * NULL when it has no lines in either file. */
+const struct fs_joblog_proc_bytes *fs_joblog_index_find(const struct fs_joblog_index *x,
+							uint32_t proc);
+
+/* fs_joblog_index_release() - free @x's entries; empty again. */
+void fs_joblog_index_release(struct fs_joblog_index *x);
+
+/* Where a scan of a file is: inside a line too long for one buffer, and its process. */
+struct fs_joblog_scan_state {
+	bool in_line;
+	uint32_t proc;
+};
+
+/* A line of a scan, or a piece of one too long for the buffer (each piece with the
+ * line's process; FS_LOG_PROC_NONE: a line of no process). Returns 0, or < 0 to stop. */
+typedef int (*fs_joblog_line_fn)(void *arg, uint32_t proc, const char *line, size_t len);
+
+/* The scan buffer: a line as fs_joblog.c writes one (64 KiB of text and its head) fits */
+#define FS_JOBLOG_SCAN_BYTES (128u * 1024)
+
+/*
+ * fs_joblog_scan() - read the bytes [@from, @to) of @fd, at most @cap (the size of
+ * @buf) of them, and give each whole line to @fn; a line cut by the buffer's end is
+ * left to the next call (given in pieces only when it alone fills @buf); a last line
+ * without a newline at @to is a line. @st carries a line across calls (zero at a
+ * file's start). Returns the offset after the last byte given (== @from: nothing was
+ * there), or -errno of pread() or @fn's.
+ */
+int64_t fs_joblog_scan(int fd, uint64_t from, uint64_t to, char *buf, size_t cap,
+		       struct fs_joblog_scan_state *st, fs_joblog_line_fn fn, void *arg);
+
+/*
+ * A reader of one process's lines of a log file: what it has found from base on (a
+ * window: a reader going on never reads before where it read last), and how far into
+ * the file it scanned. Zero-initialised with .proc set is at the file's start.
+ */
+struct fs_joblog_filter {
+	uint32_t proc;
+	uint64_t scanned;		/* the file's bytes looked at */
+	uint64_t base;			/* the offset, in what this process reads, of out[0] */
+	char *out;			/* len bytes found and not yet passed; cap allocated */
+	size_t len, cap;
+	char *buf;			/* FS_JOBLOG_SCAN_BYTES, at the first read */
+	struct fs_joblog_scan_state state;
+};
+
+/*
+ * fs_joblog_filter_read() - up to @size bytes at @off of what @f's process wrote in the
+ * first @avail bytes of @fd (a file that only grows; from its start after a reset),
+ * into @dst. A read before the window scans again from the start. Returns the bytes
+ * read (0 at the end) or -errno (-ENOMEM, pread()'s).
+ */
+int fs_joblog_filter_read(struct fs_joblog_filter *f, int fd, uint64_t avail, char *dst,
+			  size_t size, uint64_t off);
+
+/* fs_joblog_filter_reset() - to the start of a new file (keeps the memory).
+ * fs_joblog_filter_release() - free what @f holds; zeroed. */
+void fs_joblog_filter_reset(struct fs_joblog_filter *f);
+void fs_joblog_filter_release(struct fs_joblog_filter *f);
+
 /* fs_joblog_close() - free @v (h->log or one not yet set; NULL allowed); clears h->log
  * when it is @v (@h may be NULL). */
 void fs_joblog_close(struct fs_ctx *ctx, struct fs_handle *h, struct fs_joblog_view *v);

@@ -8,10 +8,18 @@
  * older log.1 goes) and a new current file begins, as logrotate's copytruncate does to a
  * file that `tail -f` follows. The files go with the job's record (fs_joblogs_sweep()).
  *
+ * Per process (jobs/<job>/logs/<process>), each log keeps how many bytes each process
+ * has in either file (fs_joblog_proc.c), counted at each append and moved at each
+ * rotation; a log restored from disk is counted by one scan, at the first request on
+ * its logs/ (fs_joblog_prepare()), not at start: 100,000 jobs' logs are not read to
+ * mount.
+ *
  * Locks: logs->mu guards the table and the references (a leaf: nothing is taken under
  * it); each log's mu guards its writer descriptor and its rotation, and is held over
- * the I/O of one append, never with ctx->lock. Sizes are read without a lock (atomics),
- * so that stat() under ctx->lock never waits for a disk.
+ * the I/O of one append or of the scan that counts a restored log, never with
+ * ctx->lock; each log's idx_mu (a leaf, no I/O under it) guards its counts per process.
+ * Sizes are read without a lock (atomics), so that stat() under ctx->lock never waits
+ * for a disk.
  */
 #include "config.h"
 
@@ -52,6 +60,10 @@ struct fs_joblog {
 	uint64_t old_bytes;		/* atomic: size of <serial>.log.1, 0 = none */
 	uint64_t mtime_usec;		/* atomic: the last append (0: none since start) */
 	uint64_t rot_usec;		/* atomic: the last rotation: log.1's mtime (0: none) */
+	pthread_mutex_t idx_mu;
+	bool indexed;			/* atomic: idx counts both files (false: restored,
+					 * not counted yet) */
+	struct fs_joblog_index idx;	/* bytes per process (idx_mu) */
 	struct fs_joblog *next;		/* hash chain; or t->doomed's */
 };
 
@@ -75,6 +87,8 @@ struct fs_joblog_view {
 	bool old;			/* log.1: a snapshot at open */
 	uint64_t rot;			/* the rotation whose current file fd is */
 	uint64_t len;			/* log.1: its size at open */
+	bool per_proc;			/* logs/<process>[.1]: filter's process's lines */
+	struct fs_joblog_filter filter;
 	bool writer;			/* open for writing */
 	bool wrote;			/* writers: appended since the last flush */
 };
@@ -147,7 +161,9 @@ static struct fs_joblog *log_get(struct fs_joblogs *t, uint64_t serial, const ch
 		snprintf(l->name, sizeof(l->name), "%s", name);
 		l->refs = 1; /* the table's */
 		l->fd = -1;
+		l->indexed = true; /* a new log: nothing to count */
 		pthread_mutex_init(&l->mu, NULL);
+		pthread_mutex_init(&l->idx_mu, NULL);
 		l->next = t->tab[s];
 		t->tab[s] = l;
 		t->count++;
@@ -156,6 +172,16 @@ static struct fs_joblog *log_get(struct fs_joblogs *t, uint64_t serial, const ch
 		l->refs++;
 	pthread_mutex_unlock(&t->mu);
 	return l;
+}
+
+static void log_free(struct fs_joblog *l)
+{
+	if (l->fd >= 0)
+		close(l->fd);
+	pthread_mutex_destroy(&l->mu);
+	pthread_mutex_destroy(&l->idx_mu);
+	fs_joblog_index_release(&l->idx);
+	free(l);
 }
 
 static void log_put(struct fs_joblogs *t, struct fs_joblog *l)
@@ -167,12 +193,8 @@ static void log_put(struct fs_joblogs *t, struct fs_joblog *l)
 	pthread_mutex_lock(&t->mu);
 	last = --l->refs == 0;
 	pthread_mutex_unlock(&t->mu);
-	if (!last)
-		return;
-	if (l->fd >= 0)
-		close(l->fd);
-	pthread_mutex_destroy(&l->mu);
-	free(l);
+	if (last)
+		log_free(l);
 }
 
 static void unlink_files(const struct fs_joblogs *t, uint64_t serial)
@@ -270,6 +292,8 @@ static void restore(struct fs_ctx *ctx, struct fs_joblogs *t)
 			continue;
 		}
 		l = log_get(t, serial, "", true);
+		if (l)
+			l->indexed = false; /* counted per process when first asked */
 		log_put(t, l);
 	}
 	closedir(d);
@@ -294,9 +318,7 @@ static void restore(struct fs_ctx *ctx, struct fs_joblogs *t)
 					       ", whose job record is gone", l->serial);
 				log_unlink_locked(t, l, s);
 				unlink_files(t, l->serial);
-				l->refs--;
-				pthread_mutex_destroy(&l->mu);
-				free(l);
+				log_free(l);
 				continue;
 			}
 			if (size_of(t->dirfd, l->serial, false, &bytes) == 0)
@@ -378,10 +400,7 @@ void fs_joblogs_free(struct fs_ctx *ctx)
 				unlinkat(t->dirfd, name, 0);
 			}
 			/* every handle is gone at exit: the table's is the last reference */
-			if (l->fd >= 0)
-				close(l->fd);
-			pthread_mutex_destroy(&l->mu);
-			free(l);
+			log_free(l);
 		}
 	fs_joblogs_reap(ctx);
 	if (t->private_dir)
@@ -455,6 +474,146 @@ uint64_t fs_joblog_size(struct fs_ctx *ctx, uint64_t serial, bool old, uint64_t 
 	return n;
 }
 
+/* ---- per process ---- */
+
+static int count_line(void *arg, uint32_t proc, const char *line, size_t len)
+{
+	struct fs_joblog_index *x = ((void **)arg)[0];
+	const bool *old = ((void **)arg)[1];
+
+	(void)line;
+	return proc == FS_LOG_PROC_NONE ? 0 : fs_joblog_index_add(x, proc, len, *old);
+}
+
+static int open_file(const struct fs_joblogs *t, uint64_t serial, bool old);
+
+/* Count @l's files per process (l->mu held: no append meanwhile). */
+static int count_files(struct fs_joblogs *t, struct fs_joblog *l, struct fs_joblog_index *x)
+{
+	char *buf = malloc(FS_JOBLOG_SCAN_BYTES);
+	int r = buf ? 0 : -ENOMEM;
+
+	for (int k = 0; k < 2 && r == 0; k++) {
+		bool old = k == 0;
+		uint64_t at = 0, to = load(old ? &l->old_bytes : &l->cur_bytes);
+		struct fs_joblog_scan_state st = { 0 };
+		void *arg[2] = { x, &old };
+		int fd = open_file(t, l->serial, old);
+
+		if (fd < 0)
+			continue; /* none (yet): nothing to count */
+		while (r == 0 && at < to) {
+			int64_t n = fs_joblog_scan(fd, at, to, buf, FS_JOBLOG_SCAN_BYTES, &st,
+						   count_line, arg);
+
+			if (n < 0)
+				r = (int)n;
+			else if ((uint64_t)n == at)
+				break; /* shorter than its size said */
+			else
+				at = (uint64_t)n;
+		}
+		close(fd);
+	}
+	free(buf);
+	return r;
+}
+
+void fs_joblog_prepare(struct fs_ctx *ctx, const struct fs_path *p)
+{
+	struct fs_joblogs *t = ctx->logs;
+	struct fs_joblog_index x = { 0 };
+	const struct sched_job *j;
+	struct fs_joblog *l;
+	uint64_t serial = 0;
+	int r;
+
+	if (!t || (p->kind != FS_JOB_LOGS_DIR && p->kind != FS_JOB_PROC_LOG &&
+		   p->kind != FS_JOB_PROC_LOG_OLD))
+		return;
+	pthread_mutex_lock(&ctx->lock);
+	j = sched_cluster_find_job(ctx->cluster, p->job);
+	if (j)
+		serial = j->serial;
+	pthread_mutex_unlock(&ctx->lock);
+	l = serial ? log_get(t, serial, "", false) : NULL;
+	if (!l)
+		return;
+	if (__atomic_load_n(&l->indexed, __ATOMIC_ACQUIRE)) {
+		log_put(t, l);
+		return;
+	}
+	pthread_mutex_lock(&l->mu);
+	if (!__atomic_load_n(&l->indexed, __ATOMIC_ACQUIRE)) {
+		r = count_files(t, l, &x);
+		/* what could not be read is not counted: its lines are not listed, but the
+		 * counting is not tried at every request either; out of memory, it is */
+		if (r < 0)
+			fs_log(ctx, 1, "job %s: cannot count its log per process in %s: %s",
+			       p->job, t->dir, strerror(-r));
+		if (r != -ENOMEM) {
+			pthread_mutex_lock(&l->idx_mu);
+			fs_joblog_index_release(&l->idx);
+			l->idx = x;
+			x = (struct fs_joblog_index){ 0 };
+			__atomic_store_n(&l->indexed, true, __ATOMIC_RELEASE);
+			pthread_mutex_unlock(&l->idx_mu);
+		}
+		fs_joblog_index_release(&x);
+	}
+	pthread_mutex_unlock(&l->mu);
+	log_put(t, l);
+}
+
+int fs_joblog_proc_size(struct fs_ctx *ctx, uint64_t serial, uint32_t proc, bool old,
+			uint64_t *ret_bytes, uint64_t *mtime_usec)
+{
+	struct fs_joblogs *t = ctx->logs;
+	struct fs_joblog *l = t ? log_get(t, serial, "", false) : NULL;
+	const struct fs_joblog_proc_bytes *e;
+	int r = -ENOENT;
+
+	if (!l)
+		return -ENOENT;
+	pthread_mutex_lock(&l->idx_mu);
+	e = l->indexed ? fs_joblog_index_find(&l->idx, proc) : NULL;
+	if (e && (!old || e->old_bytes)) {
+		*ret_bytes = old ? e->old_bytes : e->cur_bytes;
+		r = 0;
+	}
+	pthread_mutex_unlock(&l->idx_mu);
+	if (r == 0 && mtime_usec && load(old ? &l->rot_usec : &l->mtime_usec))
+		*mtime_usec = load(old ? &l->rot_usec : &l->mtime_usec);
+	log_put(t, l);
+	return r;
+}
+
+int fs_joblog_proc_list(struct fs_ctx *ctx, uint64_t serial,
+			int (*fill)(void *data, const char *name), void *data)
+{
+	struct fs_joblogs *t = ctx->logs;
+	struct fs_joblog *l = t ? log_get(t, serial, "", false) : NULL;
+	int r = 0;
+
+	if (!l)
+		return 0;
+	pthread_mutex_lock(&l->idx_mu);
+	for (size_t i = 0; l->indexed && i < l->idx.count && r >= 0; i++) {
+		char name[24];
+
+		r = fs_joblog_proc_name(l->idx.v[i].proc, name, sizeof(name) - 2);
+		if (r == 0)
+			r = fill(data, name);
+		if (r >= 0 && l->idx.v[i].old_bytes) {
+			strcat(name, ".1");
+			r = fill(data, name);
+		}
+	}
+	pthread_mutex_unlock(&l->idx_mu);
+	log_put(t, l);
+	return r < 0 ? r : 0;
+}
+
 /* ---- reading ---- */
 
 static int open_file(const struct fs_joblogs *t, uint64_t serial, bool old)
@@ -476,7 +635,9 @@ int fs_joblog_open(struct fs_ctx *ctx, struct fs_handle *h, uint64_t serial, boo
 	if (!v)
 		return -ENOMEM;
 	v->fd = -1;
-	v->old = h->path.kind == FS_JOB_LOG_OLD;
+	v->old = h->path.kind == FS_JOB_LOG_OLD || h->path.kind == FS_JOB_PROC_LOG_OLD;
+	v->per_proc = h->path.kind == FS_JOB_PROC_LOG || h->path.kind == FS_JOB_PROC_LOG_OLD;
+	v->filter.proc = h->path.proc;
 	v->writer = writer;
 	v->log = log_get(t, serial, h->path.job, writer || !v->old);
 	if (!v->log) {
@@ -516,6 +677,18 @@ int fs_joblog_read(struct fs_ctx *ctx, struct fs_handle *h, char *buf, size_t si
 
 	if (v->old) {
 		avail = v->len;
+	} else if (v->per_proc) {
+		/* as log reads: the current file, whichever it is now */
+		pthread_mutex_lock(&l->mu);
+		if (v->rot != l->rot || (v->fd < 0 && load(&l->cur_bytes))) {
+			if (v->fd >= 0)
+				close(v->fd);
+			v->fd = open_file(ctx->logs, l->serial, false);
+			v->rot = l->rot;
+			fs_joblog_filter_reset(&v->filter);
+		}
+		avail = load(&l->cur_bytes);
+		pthread_mutex_unlock(&l->mu);
 	} else {
 		/* the current file, whichever it is now: after a rotation an open file reads
 		 * the new one, as an open file of a file that logrotate's copytruncate
@@ -530,7 +703,11 @@ int fs_joblog_read(struct fs_ctx *ctx, struct fs_handle *h, char *buf, size_t si
 		avail = load(&l->cur_bytes);
 		pthread_mutex_unlock(&l->mu);
 	}
-	if (v->fd < 0 || (uint64_t)off >= avail)
+	if (v->fd < 0)
+		return 0;
+	if (v->per_proc)
+		return fs_joblog_filter_read(&v->filter, v->fd, avail, buf, size, (uint64_t)off);
+	if ((uint64_t)off >= avail)
 		return 0;
 	if (size > avail - (uint64_t)off)
 		size = (size_t)(avail - (uint64_t)off);
@@ -538,8 +715,27 @@ int fs_joblog_read(struct fs_ctx *ctx, struct fs_handle *h, char *buf, size_t si
 	return n < 0 ? -errno : (int)n;
 }
 
-int fs_joblog_read_all(struct fs_ctx *ctx, uint64_t serial, bool old, char **ret,
-		       size_t *ret_len)
+/* Keep only @proc's lines of the @len bytes at @buf (whole lines); returns what is left. */
+static size_t keep_proc(char *buf, size_t len, uint32_t proc)
+{
+	size_t in = 0, out = 0;
+
+	while (in < len) {
+		char *nl = memchr(buf + in, '\n', len - in);
+		size_t end = nl ? (size_t)(nl - buf) + 1 : len;
+		uint32_t p;
+
+		if (fs_joblog_line_proc(buf + in, end - in, &p) == 1 && p == proc) {
+			memmove(buf + out, buf + in, end - in);
+			out += end - in;
+		}
+		in = end;
+	}
+	return out;
+}
+
+int fs_joblog_read_all(struct fs_ctx *ctx, uint64_t serial, bool old, uint32_t proc,
+		       char **ret, size_t *ret_len)
 {
 	struct fs_joblogs *t = ctx->logs;
 	struct fs_joblog *l = t ? log_get(t, serial, "", false) : NULL;
@@ -585,6 +781,8 @@ int fs_joblog_read_all(struct fs_ctx *ctx, uint64_t serial, bool old, char **ret
 	}
 	if (fd >= 0)
 		close(fd);
+	if (proc != FS_LOG_PROC_NONE)
+		got = keep_proc(buf, got, proc);
 	buf[got] = '\0';
 	*ret = buf;
 	*ret_len = got;
@@ -597,11 +795,11 @@ int fs_joblog_read_all(struct fs_ctx *ctx, uint64_t serial, bool old, char **ret
  * One line of an agent: "<generation> <process> <server> <text>" with process
  * "rank-<N>", "node" (a server's msrun) or "scheduler" (MindSpore's scheduler), as the
  * agent names its processes' local logs. Appends "[g<generation> <process> <server>]
- * <text>\n" to @out. Returns 0 or -EINVAL with @why.
+ * <text>\n" to @out, its process in *@ret_proc. Returns 0 or -EINVAL with @why.
  */
 static int format_line(struct fs_ctx *ctx, const struct sched_job *j, const char *line,
-		       size_t len, char **out, size_t *out_len, size_t *out_cap, char *why,
-		       size_t why_len)
+		       size_t len, char **out, size_t *out_len, size_t *out_cap,
+		       uint32_t *ret_proc, char *why, size_t why_len)
 {
 	const char *tok[3], *end = line + len, *p = line;
 	size_t tlen[3];
@@ -629,13 +827,13 @@ static int format_line(struct fs_ctx *ctx, const struct sched_job *j, const char
 			 (int)(tlen[0] < 20 ? tlen[0] : 20), tok[0], j->name, j->generation);
 		return -EINVAL;
 	}
-	if (!((tlen[1] == 4 && memcmp(tok[1], "node", 4) == 0) ||
-	      (tlen[1] == 9 && memcmp(tok[1], "scheduler", 9) == 0) ||
-	      (tlen[1] > 5 && tlen[1] <= 11 && memcmp(tok[1], "rank-", 5) == 0 &&
-	       strspn(tok[1] + 5, "0123456789") >= tlen[1] - 5 &&
-	       (tok[1][5] != '0' || tlen[1] == 6)))) {
-		snprintf(why, why_len, "process \"%.*s\": rank-<N>, node or scheduler",
-			 (int)(tlen[1] < 20 ? tlen[1] : 20), tok[1]);
+	/* no job has more ranks than the cluster has NPUs: what logs/ lists is bounded */
+	if (fs_joblog_proc_parse(tok[1], tlen[1], ret_proc) < 0 ||
+	    (*ret_proc >= FS_LOG_PROC_RANK(0) &&
+	     *ret_proc - FS_LOG_PROC_RANK(0) >= ctx->cluster->npus_total)) {
+		snprintf(why, why_len, "process \"%.*s\": rank-<N> (N below the cluster's %u "
+			 "NPUs), node or scheduler", (int)(tlen[1] < 20 ? tlen[1] : 20), tok[1],
+			 ctx->cluster->npus_total);
 		return -EINVAL;
 	}
 	if (tlen[2] < sizeof(server) && !memchr(tok[2], '\0', tlen[2])) {
@@ -688,12 +886,17 @@ static int rotate_locked(struct fs_joblogs *t, struct fs_joblog *l)
 	store(&l->old_bytes, load(&l->cur_bytes));
 	store(&l->cur_bytes, 0);
 	store(&l->rot_usec, fs_now_usec());
+	pthread_mutex_lock(&l->idx_mu);
+	fs_joblog_index_rotate(&l->idx);
+	pthread_mutex_unlock(&l->idx_mu);
 	l->rot++;
 	return 0;
 }
 
-/* Append @len bytes of whole lines to @l's current file, rotating first when due. */
-static int append(struct fs_joblogs *t, struct fs_joblog *l, const char *data, size_t len)
+/* Append @len bytes of whole lines to @l's current file, rotating first when due;
+ * they are @count processes' lines, @procs[i] of them @bytes[i]. */
+static int append(struct fs_joblogs *t, struct fs_joblog *l, const char *data, size_t len,
+		  const uint32_t *procs, const uint64_t *bytes, size_t count)
 {
 	int r = 0;
 
@@ -746,8 +949,18 @@ static int append(struct fs_joblogs *t, struct fs_joblog *l, const char *data, s
 		}
 		done += (size_t)n;
 	}
-	if (r == 0)
+	if (r == 0) {
 		store(&l->cur_bytes, load(&l->cur_bytes) + (uint64_t)len);
+		pthread_mutex_lock(&l->idx_mu);
+		/* a log not counted yet is counted from its files, these lines with them */
+		for (size_t i = 0; l->indexed && i < count; i++)
+			if (fs_joblog_index_add(&l->idx, procs[i], bytes[i], false) < 0) {
+				/* counted again from the files at the next request */
+				__atomic_store_n(&l->indexed, false, __ATOMIC_RELEASE);
+				fs_joblog_index_release(&l->idx);
+			}
+		pthread_mutex_unlock(&l->idx_mu);
+	}
 	store(&l->mtime_usec, fs_now_usec());
 	/* a file made or renamed is durable once its directory is */
 	if (r == 0 && l->dir_dirty && t->sync) {
@@ -761,12 +974,52 @@ out:
 	return r;
 }
 
+/* The bytes of one write per process: a few processes' lines, each usually in a run. */
+struct proc_counts {
+	uint32_t *procs;
+	uint64_t *bytes;
+	size_t count, cap;
+};
+
+static int proc_counts_add(struct proc_counts *pc, uint32_t proc, uint64_t n)
+{
+	size_t i = pc->count;
+
+	if (i && pc->procs[i - 1] == proc) {
+		pc->bytes[i - 1] += n;
+		return 0;
+	}
+	for (i = 0; i < pc->count; i++)
+		if (pc->procs[i] == proc) {
+			pc->bytes[i] += n;
+			return 0;
+		}
+	if (pc->count == pc->cap) {
+		size_t cap = pc->cap ? pc->cap * 2 : 8;
+		uint32_t *procs = realloc(pc->procs, cap * sizeof(*procs));
+		uint64_t *bytes;
+
+		if (!procs)
+			return -ENOMEM;
+		pc->procs = procs;
+		bytes = realloc(pc->bytes, cap * sizeof(*bytes));
+		if (!bytes)
+			return -ENOMEM;
+		pc->bytes = bytes;
+		pc->cap = cap;
+	}
+	pc->procs[pc->count] = proc;
+	pc->bytes[pc->count++] = n;
+	return 0;
+}
+
 /* Format and append the whole lines of h->buf; keep a partial last one unless @all. */
 static int write_lines(struct fs_ctx *ctx, struct fs_handle *h, bool all)
 {
 	struct fs_joblog_view *v = h->log;
 	char *out = NULL, why[SCHED_REASON_MAX - 64];
 	size_t out_len = 0, out_cap = 0, done = 0;
+	struct proc_counts pc = { 0 };
 	const struct sched_job *j;
 	int r = 0;
 
@@ -786,8 +1039,13 @@ static int write_lines(struct fs_ctx *ctx, struct fs_handle *h, bool all)
 			r = -EFBIG; /* no agent sends a line that long (AGENT_SHIP_LINE_MAX) */
 			break;
 		}
-		r = format_line(ctx, j, h->buf + done, end - done, &out, &out_len, &out_cap, why,
-				sizeof(why));
+		size_t before = out_len;
+		uint32_t proc;
+
+		r = format_line(ctx, j, h->buf + done, end - done, &out, &out_len, &out_cap, &proc,
+				why, sizeof(why));
+		if (r == 0)
+			r = proc_counts_add(&pc, proc, out_len - before);
 		done = nl ? end + 1 : end;
 	}
 	if (r == -EINVAL) {
@@ -803,7 +1061,7 @@ static int write_lines(struct fs_ctx *ctx, struct fs_handle *h, bool all)
 	pthread_mutex_unlock(&ctx->lock);
 	/* the lines before a refused one are kept */
 	if ((r == 0 || r == -EINVAL) && out_len) {
-		int a = append(ctx->logs, v->log, out, out_len);
+		int a = append(ctx->logs, v->log, out, out_len, pc.procs, pc.bytes, pc.count);
 
 		v->wrote = true;
 		if (a < 0 && a != -ENOENT &&
@@ -817,6 +1075,8 @@ static int write_lines(struct fs_ctx *ctx, struct fs_handle *h, bool all)
 			r = a;
 	}
 	free(out);
+	free(pc.procs);
+	free(pc.bytes);
 	/* after a failure nothing of this write is kept to be sent again: its writer (an
 	 * agent) sends the lines again from its own offsets */
 	if (r < 0 && r != -EINVAL)
@@ -871,6 +1131,7 @@ void fs_joblog_close(struct fs_ctx *ctx, struct fs_handle *h, struct fs_joblog_v
 		return;
 	if (v->fd >= 0)
 		close(v->fd);
+	fs_joblog_filter_release(&v->filter);
 	if (v->writer) {
 		/* no descriptor is kept for a log nobody writes: 10,000 jobs are not
 		 * 10,000 open files */

@@ -162,6 +162,7 @@ int fs_op_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 	 * keep theirs.
 	 */
 	with_size = !from_helper(ctx, caller()) || fs_kcache_kind(p.kind);
+	fs_joblog_prepare(ctx, &p);
 	if (h)
 		pthread_mutex_lock(&h->mu);
 	pthread_mutex_lock(&ctx->lock);
@@ -208,6 +209,7 @@ int fs_op_readdir(const char *path, int (*fill)(void *data, const char *name), v
 		return -ENOENT;
 	if (fill(data, ".") < 0 || fill(data, "..") < 0)
 		return -ENOMEM;
+	fs_joblog_prepare(ctx, &p);
 	pthread_mutex_lock(&ctx->lock);
 	wait_for_closing_uploads(ctx, &p);
 	r = fs_list(ctx, &p, fill, data);
@@ -478,12 +480,14 @@ int fs_op_open(const char *path, struct fuse_file_info *fi)
 	/* (a dry run is asked as its asker would submit: an operator's caps are its) */
 	if ((is_operator_file(p.kind) || p.kind == FS_CLUSTER_WHATIF) && acc != O_RDONLY)
 		may_operate = caller_may_operate(ctx);
+	fs_joblog_prepare(ctx, &p);
 	pthread_mutex_lock(&ctx->lock);
 	wait_for_closing_uploads(ctx, &p);
-	if (p.kind == FS_JOB_LOG || p.kind == FS_JOB_LOG_OLD) {
+	if (p.kind == FS_JOB_LOG || p.kind == FS_JOB_LOG_OLD || p.kind == FS_JOB_PROC_LOG ||
+	    p.kind == FS_JOB_PROC_LOG_OLD) {
 		struct stat st;
 
-		/* agents append to log; everybody reads both */
+		/* agents append to log; everybody reads it, log.1 and logs/ */
 		r = fs_stat(ctx, &p, &st, fs_now_usec());
 		if (r == 0 && acc != O_RDONLY && (p.kind != FS_JOB_LOG || !may_operate))
 			r = -EACCES;

@@ -219,6 +219,7 @@ static const struct {
 	{ "env", FS_JOB_ENV }, { "hosts", FS_JOB_HOSTS_DIR }, { "ranks", FS_JOB_RANKS_DIR },
 	{ "events", FS_JOB_EVENTS }, { "history", FS_JOB_HISTORY },
 	{ "accounting", FS_JOB_ACCOUNTING }, { "log", FS_JOB_LOG }, { "log.1", FS_JOB_LOG_OLD },
+	{ "logs", FS_JOB_LOGS_DIR },
 	{ "recovery", FS_JOB_RECOVERY }, { "error", FS_JOB_ERROR },
 	{ "ctl", FS_JOB_CTL }, { "endpoints", FS_JOB_ENDPOINTS },
 	{ "endpoint", FS_JOB_ENDPOINT }, { "mindie.json", FS_JOB_MINDIE },
@@ -386,6 +387,19 @@ int fs_path_parse(const char *path, struct fs_path *out)
 		r.kind = FS_JOB_RANK_ENV;
 		goto done;
 	}
+	/* logs/<process> and logs/<process>.1 */
+	if (r.kind == FS_JOB_LOGS_DIR) {
+		size_t len = clen[3];
+
+		r.kind = FS_JOB_PROC_LOG;
+		if (len > 2 && memcmp(comp[3] + len - 2, ".1", 2) == 0) {
+			len -= 2;
+			r.kind = FS_JOB_PROC_LOG_OLD;
+		}
+		if (fs_joblog_proc_parse(comp[3], len, &r.proc) < 0)
+			return -ENOENT;
+		goto done;
+	}
 	return -ENOENT;
 #undef IS
 done:
@@ -407,6 +421,7 @@ static bool node_is_dir(enum fs_node_kind k)
 	case FS_JOB_HOSTS_DIR:
 	case FS_JOB_RANKS_DIR:
 	case FS_JOB_ROLES_DIR:
+	case FS_JOB_LOGS_DIR:
 		return true;
 	default:
 		return false;
@@ -490,6 +505,13 @@ static int resolve(struct fs_ctx *ctx, const struct fs_path *p, struct sched_job
 		return sched_job_is_service(j) ? 0 : -ENOENT;
 	case FS_JOB_LOG_OLD:
 		return fs_joblog_size(ctx, j->serial, true, NULL) ? 0 : -ENOENT;
+	case FS_JOB_PROC_LOG:
+	case FS_JOB_PROC_LOG_OLD: {
+		uint64_t bytes;
+
+		return fs_joblog_proc_size(ctx, j->serial, p->proc,
+					   p->kind == FS_JOB_PROC_LOG_OLD, &bytes, NULL);
+	}
 	case FS_JOB_GLOBAL_RANKTABLE:
 		return sched_job_is_service(j) && j->spec->prefill ? 0 : -ENOENT;
 	case FS_JOB_ROLES_DIR:
@@ -582,10 +604,18 @@ int fs_stat_sized(struct fs_ctx *ctx, const struct fs_path *p, struct stat *st,
 	st->st_mtim.tv_nsec = (long)(t % 1000000) * 1000;
 	st->st_ctim = st->st_mtim;
 	st->st_atim = st->st_mtim;
-	if (p->kind == FS_JOB_LOG || p->kind == FS_JOB_LOG_OLD) {
+	if (p->kind == FS_JOB_LOG || p->kind == FS_JOB_LOG_OLD || p->kind == FS_JOB_PROC_LOG ||
+	    p->kind == FS_JOB_PROC_LOG_OLD) {
+		bool old = p->kind == FS_JOB_LOG_OLD || p->kind == FS_JOB_PROC_LOG_OLD;
+		uint64_t bytes = 0;
+
 		/* written by agents, not by the state: a size, never a render */
 		t = 0;
-		st->st_size = (off_t)fs_joblog_size(ctx, j->serial, p->kind == FS_JOB_LOG_OLD, &t);
+		if (p->kind == FS_JOB_LOG || p->kind == FS_JOB_LOG_OLD)
+			bytes = fs_joblog_size(ctx, j->serial, old, &t);
+		else if (fs_joblog_proc_size(ctx, j->serial, p->proc, old, &bytes, &t) < 0)
+			return -ENOENT; /* gone since resolve(): its log rotated */
+		st->st_size = (off_t)bytes;
 		st->st_uid = 0;
 		st->st_gid = 0;
 		if (t) {
@@ -893,6 +923,8 @@ int fs_list(struct fs_ctx *ctx, const struct fs_path *p, int (*fill)(void *data,
 			FILL(name);
 		}
 		break;
+	case FS_JOB_LOGS_DIR:
+		return fs_joblog_proc_list(ctx, j->serial, fill, data);
 	default:
 		return -ENOTDIR;
 	}

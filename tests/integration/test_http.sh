@@ -77,6 +77,16 @@ check_eq "GET /v1/jobs lists the jobs (a JSON array)" '["llama70b-pretrain"]' \
 out=$(http GET /v1/jobs/llama70b-pretrain/status.json)
 check_eq "a job's status.json: application/json" "200 application/json" "$(head -n1 <<<"$out" | sed 's/ *$//')"
 check_eq "the job runs, as the mount says" "running" "$(tail -n +2 <<<"$out" | json 'd["state"]')"
+for r in 3 0 3; do
+	printf '1 rank-%s a2-node-01 said %s\n' "$r" "$r" >>"$M/jobs/llama70b-pretrain/log"
+done
+check_eq "GET /v1/jobs/<job>/logs lists the processes that printed" '["rank-0","rank-3"]' \
+	"$(http GET /v1/jobs/llama70b-pretrain/logs | tail -n +2)"
+check_eq "GET /v1/jobs/<job>/logs/rank-3 is logs/rank-3: that rank's lines" \
+	"$(printf '[g1 rank-3 a2-node-01] said 3\n%.0s' 1 2)" \
+	"$(http GET /v1/jobs/llama70b-pretrain/logs/rank-3 | tail -n +2)"
+check_eq "... as the mount reads it" "$(cat "$M/jobs/llama70b-pretrain/logs/rank-3")" \
+	"$(http GET /v1/jobs/llama70b-pretrain/logs/rank-3 | tail -n +2)"
 printf 'npus: 1\n' >"$M/jobs/ended.yaml"
 echo cancel >"$M/jobs/ended/ctl"
 check_eq "GET /v1/cluster/accounting is cluster/accounting (the job that ended)" \

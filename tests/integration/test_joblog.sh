@@ -65,6 +65,30 @@ check "ascend-run's output is jobs/hello/log" cmp -s "$W/hello.out" "$M/jobs/hel
 # command too: MS_ROLE tells a script which it is)
 check_eq "every line of the log has its prefix" "" \
 	"$(grep -vE '^\[g1 (rank-[01]|scheduler) a2-node-01\] ' "$M/jobs/hello/log")"
+# logs/<process>: each process's lines of log, its size exact before any read
+per_process_ok() { # JOB SUFFIX(""|.1): every file of logs/ is its process's lines
+	local job=$1 sfx=$2 f p n=0
+	for f in "$M/jobs/$job/logs/"*"$sfx"; do
+		p=$(basename "$f" "$sfx")
+		case "$p" in *.1) continue ;; esac
+		[ "$(stat -c %s "$f")" -eq "$(grep -E "^\[g[0-9]+ $p " "$M/jobs/$job/log$sfx" |
+			wc -c)" ] || { echo "size of $f"; return 1; }
+		grep -E "^\[g[0-9]+ $p " "$M/jobs/$job/log$sfx" | cmp -s - "$f" ||
+			{ echo "content of $f"; return 1; }
+		n=$((n + 1))
+	done
+	[ "$n" -gt 0 ]
+}
+check_eq "logs/ lists the processes that printed, in order" "scheduler rank-0 rank-1" \
+	"$(ls -U "$M/jobs/hello/logs" | tr '\n' ' ' | sed 's/ $//')"
+check "each logs/<process> is that process's lines of log, its size exact" per_process_ok hello ""
+check "a process that printed nothing has no file" bash -c "! [ -e '$M/jobs/hello/logs/rank-2' ]"
+check "logs/<process> is -r--r--r-- root" \
+	bash -c "stat -c '%A %U' '$M/jobs/hello/logs/rank-0' | grep -qx -- '-r--r--r-- root'"
+check_fails "logs/<process> is not written, even by root" \
+	sh -c "printf '1 rank-0 a2-node-01 x\n' >> '$M/jobs/hello/logs/rank-0'"
+check_fails "a rank beyond the cluster's NPUs is no process of a log" \
+	sh -c "printf '1 rank-100000 a2-node-01 x\n' >> '$M/jobs/hello/log'"
 check_contains "ascend-run says the job completed (stderr)" "job hello completed" \
 	"$(cat "$W/hello.err")"
 check "ascend-run -q says nothing on stderr" \
@@ -188,6 +212,10 @@ check "log.1 then log are the newest lines, in order, none missing" bash -c \
 check "the oldest lines went" bash -c "! grep -q 'bulk 00000' '$M/jobs/hello/log.1' '$M/jobs/hello/log'"
 check "log.1 is -r--r--r--" \
 	bash -c "stat -c '%A' '$M/jobs/hello/log.1' | grep -qx -- '-r--r--r--'"
+check "after rotations, logs/<process> is its lines of log" per_process_ok hello ""
+check "... and logs/<process>.1 its lines of log.1" per_process_ok hello .1
+check "a process with no lines in log.1 has no .1 file" \
+	bash -c "! [ -e '$M/jobs/hello/logs/rank-0.1' ] && [ -e '$M/jobs/hello/logs/rank-1.1' ]"
 
 # tail -f across a rotation, the new file already longer than where tail was: it goes on
 # with the new lines (as with logrotate's copytruncate), it does not stop
@@ -197,6 +225,22 @@ sleep 1.5
 /usr/bin/python3 "$W/bulk.py" "$M/jobs/quiet/log" 8
 for i in $(seq 1 10); do echo "1 rank-0 a2-node-01 after rotation $i" >>"$M/jobs/quiet/log"; sleep 0.3; done
 check "tail -f goes on after a rotation" wait_until 10 grep -q "after rotation 10" "$W/tail2.out"
+kill "$TAIL_PID"
+TAIL_PID=""
+# tail -f of one rank: its lines only, across a rotation too
+tail -f "$M/jobs/quiet/logs/rank-0" >"$W/tail3.out" 2>&1 &
+TAIL_PID=$!
+sleep 1.5
+for i in $(seq 1 5); do
+	echo "1 rank-0 a2-node-01 mine $i" >>"$M/jobs/quiet/log"
+	echo "1 scheduler a2-node-01 not mine $i" >>"$M/jobs/quiet/log"
+	sleep 0.3
+done
+/usr/bin/python3 "$W/bulk.py" "$M/jobs/quiet/log" 8
+for i in $(seq 6 10); do echo "1 rank-0 a2-node-01 mine $i" >>"$M/jobs/quiet/log"; sleep 0.3; done
+check "tail -f of logs/rank-0 follows rank 0, across a rotation" \
+	wait_until 10 grep -q "mine 10" "$W/tail3.out"
+check "... and shows no other process's line" bash -c "! grep -q 'not mine\|bulk' '$W/tail3.out'"
 kill "$TAIL_PID"
 TAIL_PID=""
 echo cancel >"$M/jobs/quiet/ctl"
@@ -235,6 +279,7 @@ check "... head got the first line" grep -q "line 1\|ascend-agent" "$W/headed.ou
 
 # ---- kept across a restart; gone with the job's record ---------------------------------
 cp "$M/jobs/hello/log" "$W/hello.log.before"
+ls -U "$M/jobs/hello/logs" >"$W/hello.logs.before"
 cp "$M/jobs/fails/log" "$W/fails.log.before"
 agent_stop
 it_stop
@@ -242,6 +287,11 @@ it_start "$ASCENDFS" "$CONFIG" || exit 1
 check "after a restart the log reads the same" cmp -s "$W/hello.log.before" "$M/jobs/hello/log"
 check "... and another job's" cmp -s "$W/fails.log.before" "$M/jobs/fails/log"
 check "... log.1 too" test -s "$M/jobs/hello/log.1"
+# counted again from the files: the sizes are right at the first stat, before any read
+check "after a restart logs/ lists the same" \
+	bash -c "ls -U '$M/jobs/hello/logs' | cmp -s - '$W/hello.logs.before'"
+check "... each logs/<process> and .1 is its lines again" \
+	bash -c "$(declare -f per_process_ok); M='$M'; per_process_ok hello '' && per_process_ok hello .1"
 agent_start
 check "the agent's server becomes ready again" wait_until 20 grep -q '"ready"' "$M/nodes/a2-node-01/info"
 SERIAL_FILES=$(ls "$W/state/logs" | wc -l)
