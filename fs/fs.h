@@ -335,9 +335,11 @@
  *       log                    -rw-r--r-- root  what the job's processes print, every
  *                                          generation (fs_joblog.c): lines "[g<generation>
  *                                          <process> <server>] <text>", process
- *                                          "rank-<N>", "node" (a server's msrun) or
- *                                          "scheduler" (MindSpore's), in the order they
- *                                          reached the head. Node agents append (root
+ *                                          "rank-<N>" (a rank's process, or what msrun
+ *                                          wrote of its worker N), "node" (a server's
+ *                                          msrun) or "scheduler" (MindSpore's), in the
+ *                                          order they reached the head. Node agents
+ *                                          append (root
  *                                          and operators only: others EACCES; O_TRUNC
  *                                          truncates nothing) lines "<generation>
  *                                          <process> <server> <text>": a generation the
@@ -363,7 +365,9 @@
  *                                          what it had not yet read of the old file is
  *                                          in log.1, whose mtime is the rotation's). Kept
  *                                          with the job's record: after it ended, across
- *                                          restarts (<state-dir>/logs/<serial>.log), gone
+ *                                          restarts (<state-dir>/logs/<serial>.log; a last
+ *                                          line a crash cut short is removed at start: its
+ *                                          agent sends it again), gone
  *                                          with the record (a resubmission of the name,
  *                                          rmdir). mtime: the last append
  *       log.1                  -r--r--r-- root  the log's previous file, once it rotated;
@@ -384,8 +388,11 @@
  *                                          -f on FUSE does. Counted at each append; a log
  *                                          kept from before a restart is counted by one
  *                                          read of its files at the first request on
- *                                          its logs/. ENOENT for a process that printed
- *                                          nothing; EACCES for a write
+ *                                          its logs/ (not readable then: listed empty,
+ *                                          counted again at the next request). mtime: the
+ *                                          log's last append (any process's). ENOENT for a
+ *                                          process that printed nothing; EACCES for a
+ *                                          write
  *         <process>.1          -r--r--r-- root  its lines of log.1, a snapshot at open
  *       recovery               -r--r--r--  the recovery ladder's requests to the job's
  *                                          processes (sched_render_job_recovery()): one

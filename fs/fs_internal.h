@@ -400,48 +400,48 @@ struct fs_joblog_scan_state {
  * line's process; FS_LOG_PROC_NONE: a line of no process). Returns 0, or < 0 to stop. */
 typedef int (*fs_joblog_line_fn)(void *arg, uint32_t proc, const char *line, size_t len);
 
-/* The scan buffer: a line as fs_joblog.c writes one (64 KiB of text and its head) fits */
-#define FS_JOBLOG_SCAN_BYTES (128u * 1024)
+/* The scan buffer: a line as fs_joblog.c writes one (64 KiB of text and its head) fits,
+ * and it stays under malloc's mmap threshold */
+#define FS_JOBLOG_SCAN_BYTES (96u * 1024)
 
 /*
  * fs_joblog_scan() - read the bytes [@from, @to) of @fd, at most @cap (the size of
  * @buf) of them, and give each whole line to @fn; a line cut by the buffer's end is
  * left to the next call (given in pieces only when it alone fills @buf); a last line
- * without a newline at @to is a line. @st carries a line across calls (zero at a
- * file's start). Returns the offset after the last byte given (== @from: nothing was
- * there), or -errno of pread() or @fn's.
+ * without a newline at @to is a line. @fn returns 0 (taken), > 0 (not taken: the scan
+ * stops before it, @st as it was before it) or < 0 (an error, returned). @st carries a
+ * line across calls (zero at a file's start). Returns the offset after the last piece
+ * taken (== @from: none), or -errno of pread() or @fn's.
  */
 int64_t fs_joblog_scan(int fd, uint64_t from, uint64_t to, char *buf, size_t cap,
 		       struct fs_joblog_scan_state *st, fs_joblog_line_fn fn, void *arg);
 
 /*
- * A reader of one process's lines of a log file: what it has found from base on (a
- * window: a reader going on never reads before where it read last), and how far into
- * the file it scanned. Zero-initialised with .proc set is at the file's start.
+ * A reader of one process's lines of a log file: where it is, as a place in the file
+ * (the start of a line or piece, @skip bytes of it read) and the offset in what the
+ * process's file reads that it is. A few words: nothing is buffered between reads.
+ * Zero-initialised with .proc set is at the file's start.
  */
 struct fs_joblog_filter {
 	uint32_t proc;
-	uint64_t scanned;		/* the file's bytes looked at */
-	uint64_t base;			/* the offset, in what this process reads, of out[0] */
-	char *out;			/* len bytes found and not yet passed; cap allocated */
-	size_t len, cap;
-	char *buf;			/* FS_JOBLOG_SCAN_BYTES, at the first read */
-	struct fs_joblog_scan_state state;
+	uint64_t pos;			/* the offset reached in the process's lines */
+	uint64_t at;			/* the file's offset of the line where pos is */
+	size_t skip;			/* bytes of that line before pos */
+	struct fs_joblog_scan_state state; /* the scan's state at @at */
 };
 
 /*
  * fs_joblog_filter_read() - up to @size bytes at @off of what @f's process wrote in the
  * first @avail bytes of @fd (a file that only grows; from its start after a reset),
- * into @dst. A read before the window scans again from the start. Returns the bytes
- * read (0 at the end) or -errno (-ENOMEM, pread()'s).
+ * into @dst. Reading on from where the last read ended scans from there; a read before
+ * it scans again from the start. Returns the bytes read (0 at the end) or -errno
+ * (-ENOMEM, pread()'s; @f stays where the last whole pass left it).
  */
 int fs_joblog_filter_read(struct fs_joblog_filter *f, int fd, uint64_t avail, char *dst,
 			  size_t size, uint64_t off);
 
-/* fs_joblog_filter_reset() - to the start of a new file (keeps the memory).
- * fs_joblog_filter_release() - free what @f holds; zeroed. */
+/* fs_joblog_filter_reset() - to the start of a new file (its process kept). */
 void fs_joblog_filter_reset(struct fs_joblog_filter *f);
-void fs_joblog_filter_release(struct fs_joblog_filter *f);
 
 /* fs_joblog_close() - free @v (h->log or one not yet set; NULL allowed); clears h->log
  * when it is @v (@h may be NULL). */

@@ -53,6 +53,8 @@ struct fs_joblog {
 					 * it open; -1 = not open */
 	unsigned writers;		/* handles open for writing (mu) */
 	unsigned failures;		/* appends failed in a row (atomic): logged 1 in 60 */
+	unsigned count_failures;	/* countings per process failed (atomic): logged 1
+					 * in 60 */
 	bool dir_dirty;			/* a file was made or renamed since the directory's
 					 * last fsync (mu) */
 	uint64_t rot;			/* rotations so far, this daemon's life (mu) */
@@ -260,6 +262,50 @@ static uint64_t serial_of_name(const char *name)
 	return v;
 }
 
+/*
+ * A file that ends inside a line (a crash cut an append short) ends at its last
+ * newline instead: the next append would be joined to the cut line, and what the
+ * agent did not see appended (its close did not return 0) it sends again. Returns the
+ * bytes removed, or -errno.
+ */
+static int64_t trim_cut_line(const struct fs_joblogs *t, uint64_t serial, bool old)
+{
+	char name[48], buf[4096];
+	struct stat st;
+	off_t end, keep = 0;
+	int64_t r = 0;
+	int fd;
+
+	file_name(name, sizeof(name), serial, old);
+	fd = openat(t->dirfd, name, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (fstat(fd, &st) < 0 || st.st_size == 0)
+		goto out;
+	for (end = st.st_size; end > 0 && !keep;) {
+		size_t n = end < (off_t)sizeof(buf) ? (size_t)end : sizeof(buf);
+		char *nl;
+
+		if (pread(fd, buf, n, end - (off_t)n) != (ssize_t)n) {
+			r = -EIO;
+			goto out;
+		}
+		if (end == st.st_size && buf[n - 1] == '\n')
+			goto out; /* whole lines */
+		nl = memrchr(buf, '\n', n);
+		if (nl)
+			keep = end - (off_t)n + (nl - buf) + 1;
+		end -= (off_t)n;
+	}
+	if (ftruncate(fd, keep) < 0 || (t->sync && fdatasync(fd) < 0))
+		r = -errno;
+	else
+		r = (int64_t)(st.st_size - keep);
+out:
+	close(fd);
+	return r;
+}
+
 /* Take in what an earlier daemon left: the logs of the jobs restored, none other. */
 static void restore(struct fs_ctx *ctx, struct fs_joblogs *t)
 {
@@ -320,6 +366,16 @@ static void restore(struct fs_ctx *ctx, struct fs_joblogs *t)
 				unlink_files(t, l->serial);
 				log_free(l);
 				continue;
+			}
+			for (int k = 0; k < 2; k++) {
+				int64_t cut = trim_cut_line(t, l->serial, k == 1);
+
+				if (cut)
+					fs_log(ctx, 1, "job logs: %s/%" PRIu64 ".log%s %s", t->dir,
+					       l->serial, k ? ".1" : "",
+					       cut > 0 ? "ended in a line a crash cut short: it is "
+							 "removed (its agent sends it again)" :
+							 "cannot be checked for a line a crash cut short");
 			}
 			if (size_of(t->dirfd, l->serial, false, &bytes) == 0)
 				l->cur_bytes = bytes;
@@ -476,44 +532,99 @@ uint64_t fs_joblog_size(struct fs_ctx *ctx, uint64_t serial, bool old, uint64_t 
 
 /* ---- per process ---- */
 
+/* What counting one file needs: the index, which file, where the scan is. */
+struct count {
+	struct fs_joblog_index *x;
+	bool old;
+	int fd;			/* -1: no such file */
+	uint64_t at;		/* counted up to here */
+	struct fs_joblog_scan_state st;
+};
+
 static int count_line(void *arg, uint32_t proc, const char *line, size_t len)
 {
-	struct fs_joblog_index *x = ((void **)arg)[0];
-	const bool *old = ((void **)arg)[1];
+	const struct count *c = arg;
 
 	(void)line;
-	return proc == FS_LOG_PROC_NONE ? 0 : fs_joblog_index_add(x, proc, len, *old);
+	return proc == FS_LOG_PROC_NONE ? 0 : fs_joblog_index_add(c->x, proc, len, c->old);
+}
+
+/* Count @c's file on from c->at, up to @to. */
+static int count_file(struct count *c, uint64_t to, char *buf)
+{
+	while (c->fd >= 0 && c->at < to) {
+		int64_t n = fs_joblog_scan(c->fd, c->at, to, buf, FS_JOBLOG_SCAN_BYTES, &c->st,
+					   count_line, c);
+
+		if (n < 0)
+			return (int)n;
+		if ((uint64_t)n == c->at)
+			break; /* shorter than its size said */
+		c->at = (uint64_t)n;
+	}
+	return 0;
 }
 
 static int open_file(const struct fs_joblogs *t, uint64_t serial, bool old);
 
-/* Count @l's files per process (l->mu held: no append meanwhile). */
-static int count_files(struct fs_joblogs *t, struct fs_joblog *l, struct fs_joblog_index *x)
+/*
+ * Count @l's two files per process into l->idx. The bulk is read without l->mu (an
+ * append, or a reader of log, does not wait for a cold disk), then what was appended
+ * meanwhile under it; a rotation meanwhile counts again, the last time under l->mu
+ * throughout. Returns 0, or -errno with @l left not counted.
+ */
+static int count_files(struct fs_joblogs *t, struct fs_joblog *l)
 {
 	char *buf = malloc(FS_JOBLOG_SCAN_BYTES);
 	int r = buf ? 0 : -ENOMEM;
 
-	for (int k = 0; k < 2 && r == 0; k++) {
-		bool old = k == 0;
-		uint64_t at = 0, to = load(old ? &l->old_bytes : &l->cur_bytes);
-		struct fs_joblog_scan_state st = { 0 };
-		void *arg[2] = { x, &old };
-		int fd = open_file(t, l->serial, old);
+	for (int attempt = 0; attempt < 3 && r == 0; attempt++) {
+		struct fs_joblog_index x = { 0 };
+		struct count c[2] = { { .x = &x, .old = true, .fd = -1 },
+				      { .x = &x, .old = false, .fd = -1 } };
+		bool last = attempt == 2, done = false;
+		uint64_t rot, to[2];
 
-		if (fd < 0)
-			continue; /* none (yet): nothing to count */
-		while (r == 0 && at < to) {
-			int64_t n = fs_joblog_scan(fd, at, to, buf, FS_JOBLOG_SCAN_BYTES, &st,
-						   count_line, arg);
-
-			if (n < 0)
-				r = (int)n;
-			else if ((uint64_t)n == at)
-				break; /* shorter than its size said */
-			else
-				at = (uint64_t)n;
+		pthread_mutex_lock(&l->mu);
+		if (__atomic_load_n(&l->indexed, __ATOMIC_ACQUIRE)) {
+			pthread_mutex_unlock(&l->mu);
+			break;
 		}
-		close(fd);
+		rot = l->rot;
+		for (int k = 0; k < 2 && r == 0; k++) {
+			to[k] = load(c[k].old ? &l->old_bytes : &l->cur_bytes);
+			c[k].fd = open_file(t, l->serial, c[k].old);
+			/* none: nothing to count; any other failure: not counted now */
+			if (c[k].fd < 0 && errno != ENOENT)
+				r = -errno;
+		}
+		if (!last)
+			pthread_mutex_unlock(&l->mu);
+		for (int k = 0; k < 2 && r == 0; k++)
+			r = count_file(&c[k], to[k], buf);
+		if (!last)
+			pthread_mutex_lock(&l->mu);
+		if (r == 0 && __atomic_load_n(&l->indexed, __ATOMIC_ACQUIRE)) {
+			done = true; /* another request counted it meanwhile */
+		} else if (r == 0 && l->rot == rot) {
+			r = count_file(&c[1], load(&l->cur_bytes), buf);
+			if (r == 0) {
+				pthread_mutex_lock(&l->idx_mu);
+				fs_joblog_index_release(&l->idx);
+				l->idx = x;
+				x = (struct fs_joblog_index){ 0 };
+				__atomic_store_n(&l->indexed, true, __ATOMIC_RELEASE);
+				pthread_mutex_unlock(&l->idx_mu);
+				done = true;
+			}
+		}
+		pthread_mutex_unlock(&l->mu);
+		for (int k = 0; k < 2; k++)
+			if (c[k].fd >= 0)
+				close(c[k].fd);
+		fs_joblog_index_release(&x);
+		if (done)
+			break;
 	}
 	free(buf);
 	return r;
@@ -522,7 +633,6 @@ static int count_files(struct fs_joblogs *t, struct fs_joblog *l, struct fs_jobl
 void fs_joblog_prepare(struct fs_ctx *ctx, const struct fs_path *p)
 {
 	struct fs_joblogs *t = ctx->logs;
-	struct fs_joblog_index x = { 0 };
 	const struct sched_job *j;
 	struct fs_joblog *l;
 	uint64_t serial = 0;
@@ -539,29 +649,11 @@ void fs_joblog_prepare(struct fs_ctx *ctx, const struct fs_path *p)
 	l = serial ? log_get(t, serial, "", false) : NULL;
 	if (!l)
 		return;
-	if (__atomic_load_n(&l->indexed, __ATOMIC_ACQUIRE)) {
-		log_put(t, l);
-		return;
-	}
-	pthread_mutex_lock(&l->mu);
-	if (!__atomic_load_n(&l->indexed, __ATOMIC_ACQUIRE)) {
-		r = count_files(t, l, &x);
-		/* what could not be read is not counted: its lines are not listed, but the
-		 * counting is not tried at every request either; out of memory, it is */
-		if (r < 0)
-			fs_log(ctx, 1, "job %s: cannot count its log per process in %s: %s",
-			       p->job, t->dir, strerror(-r));
-		if (r != -ENOMEM) {
-			pthread_mutex_lock(&l->idx_mu);
-			fs_joblog_index_release(&l->idx);
-			l->idx = x;
-			x = (struct fs_joblog_index){ 0 };
-			__atomic_store_n(&l->indexed, true, __ATOMIC_RELEASE);
-			pthread_mutex_unlock(&l->idx_mu);
-		}
-		fs_joblog_index_release(&x);
-	}
-	pthread_mutex_unlock(&l->mu);
+	/* what could not be counted is not listed, and counted again at the next request */
+	if (!__atomic_load_n(&l->indexed, __ATOMIC_ACQUIRE) && (r = count_files(t, l)) < 0 &&
+	    __atomic_fetch_add(&l->count_failures, 1, __ATOMIC_RELAXED) % 60 == 0)
+		fs_log(ctx, 1, "job %s: cannot read its log in %s to count it per process: %s "
+		       "(logs/ lists nothing until it can)", p->job, t->dir, strerror(-r));
 	log_put(t, l);
 }
 
@@ -1131,7 +1223,6 @@ void fs_joblog_close(struct fs_ctx *ctx, struct fs_handle *h, struct fs_joblog_v
 		return;
 	if (v->fd >= 0)
 		close(v->fd);
-	fs_joblog_filter_release(&v->filter);
 	if (v->writer) {
 		/* no descriptor is kept for a log nobody writes: 10,000 jobs are not
 		 * 10,000 open files */

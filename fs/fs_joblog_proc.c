@@ -177,6 +177,7 @@ int64_t fs_joblog_scan(int fd, uint64_t from, uint64_t to, char *buf, size_t cap
 		char *nl = memchr(buf + done, '\n', got - done);
 		size_t end = nl ? (size_t)(nl - buf) + 1 : got;
 		bool cut = !nl && from + got < to;
+		struct fs_joblog_scan_state before = *st;
 		int r;
 
 		/* a line that goes on past the buffer is read from its start by the next call,
@@ -190,6 +191,10 @@ int64_t fs_joblog_scan(int fd, uint64_t from, uint64_t to, char *buf, size_t cap
 		r = fn(arg, st->proc, buf + done, end - done);
 		if (r < 0)
 			return r;
+		if (r > 0) { /* not taken: the next call begins with it */
+			*st = before;
+			break;
+		}
 		done = end;
 	}
 	return (int64_t)(from + done);
@@ -197,77 +202,79 @@ int64_t fs_joblog_scan(int fd, uint64_t from, uint64_t to, char *buf, size_t cap
 
 /* ---- what a per-process file reads ---- */
 
-static int keep_line(void *arg, uint32_t proc, const char *line, size_t len)
+/* One read of a filter: where it is, and what it copies out. */
+struct filter_read {
+	struct fs_joblog_filter *f;
+	uint64_t pos;		/* the offset in the process's lines reached */
+	size_t skip;		/* bytes of the next piece already behind @pos */
+	uint64_t off;		/* the read's offset */
+	char *dst;
+	size_t size, got;
+};
+
+static int take_line(void *arg, uint32_t proc, const char *line, size_t len)
 {
-	struct fs_joblog_filter *f = arg;
+	struct filter_read *rd = arg;
+	size_t at = rd->skip, n;
 
-	if (proc == FS_LOG_PROC_NONE || proc != f->proc)
+	if (proc == FS_LOG_PROC_NONE || proc != rd->f->proc)
 		return 0;
-	if (f->len + len > f->cap) {
-		size_t cap = f->cap ? f->cap : 4096;
-		char *n;
-
-		while (cap < f->len + len)
-			cap *= 2;
-		n = realloc(f->out, cap);
-		if (!n)
-			return -ENOMEM;
-		f->out = n;
-		f->cap = cap;
+	/* up to the read's offset: passed over */
+	if (rd->pos < rd->off) {
+		n = rd->off - rd->pos < len - at ? (size_t)(rd->off - rd->pos) : len - at;
+		at += n;
+		rd->pos += n;
 	}
-	memcpy(f->out + f->len, line, len);
-	f->len += len;
+	n = len - at < rd->size - rd->got ? len - at : rd->size - rd->got;
+	memcpy(rd->dst + rd->got, line + at, n);
+	rd->got += n;
+	rd->pos += n;
+	at += n;
+	if (at < len) { /* the read is full: this line is where the next one goes on */
+		rd->skip = at;
+		return 1;
+	}
+	rd->skip = 0;
 	return 0;
 }
 
 void fs_joblog_filter_reset(struct fs_joblog_filter *f)
 {
-	f->scanned = 0;
-	f->base = 0;
-	f->len = 0;
-	f->state = (struct fs_joblog_scan_state){ 0 };
+	uint32_t proc = f->proc;
+
+	*f = (struct fs_joblog_filter){ .proc = proc };
 }
 
 int fs_joblog_filter_read(struct fs_joblog_filter *f, int fd, uint64_t avail, char *dst,
 			  size_t size, uint64_t off)
 {
-	size_t n;
+	struct filter_read rd = { .f = f, .off = off, .dst = dst, .size = size };
+	char *buf;
+	int r = 0;
 
-	if (!f->buf && !(f->buf = malloc(FS_JOBLOG_SCAN_BYTES)))
-		return -ENOMEM;
-	if (off < f->base)
+	if (off < f->pos)
 		fs_joblog_filter_reset(f); /* a reader went back: read again from the start */
-	for (;;) {
-		int64_t at;
+	rd.pos = f->pos;
+	rd.skip = f->skip;
+	/* the buffer lives for one read: an open file holds a few words, not a buffer */
+	buf = malloc(FS_JOBLOG_SCAN_BYTES);
+	if (!buf)
+		return -ENOMEM;
+	while (rd.got < size && f->at < avail) {
+		size_t got = rd.got;
+		int64_t at = fs_joblog_scan(fd, f->at, avail, buf, FS_JOBLOG_SCAN_BYTES, &f->state,
+					    take_line, &rd);
 
-		/* a reader going on never reads before @off again: keep only from there */
-		if (off > f->base) {
-			size_t drop = off - f->base < f->len ? (size_t)(off - f->base) : f->len;
-
-			memmove(f->out, f->out + drop, f->len - drop);
-			f->len -= drop;
-			f->base += drop;
+		if (at < 0) { /* (before any line: pread() failed) */
+			r = got ? 0 : (int)at;
+			break;
 		}
-		if (f->base + f->len >= off + size || f->scanned >= avail)
-			break;
-		at = fs_joblog_scan(fd, f->scanned, avail, f->buf, FS_JOBLOG_SCAN_BYTES, &f->state,
-				    keep_line, f);
-		if (at < 0)
-			return (int)at;
-		if ((uint64_t)at == f->scanned)
-			break;
-		f->scanned = (uint64_t)at;
+		f->pos = rd.pos;
+		f->skip = rd.skip;
+		if ((uint64_t)at == f->at)
+			break; /* the read is full within the line at f->at (or nothing more) */
+		f->at = (uint64_t)at;
 	}
-	if (off >= f->base + f->len)
-		return 0;
-	n = f->base + f->len - off < size ? (size_t)(f->base + f->len - off) : size;
-	memcpy(dst, f->out + (off - f->base), n);
-	return (int)n;
-}
-
-void fs_joblog_filter_release(struct fs_joblog_filter *f)
-{
-	free(f->out);
-	free(f->buf);
-	*f = (struct fs_joblog_filter){ 0 };
+	free(buf);
+	return r < 0 ? r : (int)rd.got;
 }

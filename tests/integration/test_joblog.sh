@@ -216,6 +216,24 @@ check "after rotations, logs/<process> is its lines of log" per_process_ok hello
 check "... and logs/<process>.1 its lines of log.1" per_process_ok hello .1
 check "a process with no lines in log.1 has no .1 file" \
 	bash -c "! [ -e '$M/jobs/hello/logs/rank-0.1' ] && [ -e '$M/jobs/hello/logs/rank-1.1' ]"
+# an open per-process file holds a few words of the daemon's, not a buffer: a user's
+# 4,000 of them, each read in its middle, are not a GiB
+cat >"$W/procopens.py" <<'PY'
+import os, sys
+def rss(pid):
+    for line in open("/proc/%s/status" % pid):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+before = rss(sys.argv[2])
+fds = [os.open(sys.argv[1], os.O_RDONLY) for _ in range(4000)]
+for fd in fds:
+    assert len(os.pread(fd, 1, 200000)) == 1
+grown = rss(sys.argv[2]) - before
+print("daemon RSS grew %d KiB for 4000 open files read" % grown)
+sys.exit(0 if grown < 64 * 1024 else 1)
+PY
+check "4,000 open logs/rank-1 read in the middle grow the daemon by under 64 MiB" bash -c \
+	"ulimit -n 8192 && setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/python3 '$W/procopens.py' '$M/jobs/hello/logs/rank-1' $IT_PID"
 
 # tail -f across a rotation, the new file already longer than where tail was: it goes on
 # with the new lines (as with logrotate's copytruncate), it does not stop
@@ -283,9 +301,27 @@ ls -U "$M/jobs/hello/logs" >"$W/hello.logs.before"
 cp "$M/jobs/fails/log" "$W/fails.log.before"
 agent_stop
 it_stop
+# a crash cut the last append short: the cut line goes, the next one is a line of its own
+FAILS_FILE=$(grep -l "failing now" "$W/state/logs/"*.log)
+printf '[g1 node a2-' >>"$FAILS_FILE"
 it_start "$ASCENDFS" "$CONFIG" || exit 1
 check "after a restart the log reads the same" cmp -s "$W/hello.log.before" "$M/jobs/hello/log"
-check "... and another job's" cmp -s "$W/fails.log.before" "$M/jobs/fails/log"
+check "... and another job's (the line a crash cut went)" cmp -s "$W/fails.log.before" "$M/jobs/fails/log"
+echo "1 rank-0 a2-node-01 after the cut" >>"$M/jobs/fails/log"
+check_eq "the next line is a line of its own" "[g1 rank-0 a2-node-01] after the cut" \
+	"$(tail -n 1 "$M/jobs/fails/log")"
+check "... and each logs/<process> of it is exact" \
+	bash -c "$(declare -f per_process_ok); M='$M'; per_process_ok fails ''"
+# a log that cannot be read when first asked (no descriptor left) is counted at the next
+# request, not left empty
+if command -v prlimit >/dev/null; then
+	NOFILE=$(prlimit --pid "$IT_PID" --nofile --output SOFT,HARD --noheadings | awk '{print $1":"$2}')
+	prlimit --pid "$IT_PID" --nofile="16:${NOFILE#*:}"
+	ls "$M/jobs/hello/logs" >/dev/null 2>&1
+	prlimit --pid "$IT_PID" --nofile="$NOFILE"
+	check_eq "a log not counted for want of a descriptor is counted at the next request" \
+		"$(cat "$W/hello.logs.before")" "$(ls -U "$M/jobs/hello/logs")"
+fi
 check "... log.1 too" test -s "$M/jobs/hello/log.1"
 # counted again from the files: the sizes are right at the first stat, before any read
 check "after a restart logs/ lists the same" \
