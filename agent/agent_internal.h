@@ -53,14 +53,38 @@ ssize_t agent_ship_format(const char *data, size_t len, unsigned generation,
 			  const char *process, const char *node, bool final, char **out,
 			  size_t *out_len, size_t *out_cap);
 
+/*
+ * agent_msrun_args() - msrun's flags @args (MSRUN_ARGS of hosts/<server>.env, as the
+ * daemon writes them: space-separated "--flag=value") with --log_dir's value replaced by
+ * @log_dir, in *@ret (new; caller frees), and the server's --node_rank and
+ * --local_worker_num in *@ret_node_rank and *@ret_local_workers. MindSpore's msrun
+ * writes worker i's output to <log_dir>/worker_<node_rank * local_worker_num + i>.log
+ * and, on the server that runs it (node rank 0 here: the master's), its scheduler's to
+ * <log_dir>/scheduler.log (MindSpore's msrun launcher, mindspore.parallel.cluster's
+ * process manager). Returns 0; -ENOENT (a flag missing); -EINVAL (a value that does not
+ * parse, local_worker_num 0 or above CONF_SERVER_NPUS_MAX, or @log_dir with a byte the
+ * shell would split or expand when a command runs `msrun $MSRUN_ARGS`); -ENOMEM.
+ */
+int agent_msrun_args(const char *args, const char *log_dir, char **ret,
+		     unsigned *ret_node_rank, unsigned *ret_local_workers);
+
 /* ---- agent_ship_io.c (the executable): reading local logs, appending to the mount ---- */
 
-/* The most processes of one run shipped together: a server's NPUs and a scheduler. */
-#define AGENT_SHIP_SRCS_MAX (CONF_SERVER_NPUS_MAX + 1)
+/* The most logs of one run shipped together: a server's NPUs and a scheduler, or a
+ * server's msrun, the workers it started and their scheduler. */
+#define AGENT_SHIP_SRCS_MAX (CONF_SERVER_NPUS_MAX + 2)
 
 /* One process's local log, as agent_ship_send() ships it. */
 struct agent_ship_src {
-	const char *path;	/* <process>.log (borrowed) */
+	const char *path;	/* <process>.log (borrowed); with @dirfd >= 0, a name in
+				 * that directory */
+	int dirfd;		/* -1; or a directory the job's user writes (msrun's
+				 * --log_dir), whose @path is read only when it is a
+				 * regular file of @owner's reached without a symbolic
+				 * link or a mount point (the agent may read as root) */
+	uid_t owner;
+	const char *mark;	/* where its offset is kept: <mark>.shipped; NULL: beside it
+				 * (<path>.shipped, @dirfd -1 only) (borrowed) */
 	char process[24];	/* "rank-<N>", "node" or "scheduler" */
 	long long shipped;	/* bytes of it shipped so far: in and out */
 	bool final;		/* its process ended: its last partial line goes too */
@@ -70,17 +94,66 @@ struct agent_ship_src {
  * agent_ship_send() - append what @n processes of one run (@srcs, at most
  * AGENT_SHIP_SRCS_MAX) printed since their offsets to <@mount>/jobs/<@home>/log as
  * generation @generation on server @node, in one open/write/close; then advance each
- * offset and keep it beside its log (<path>.shipped). Nothing new: nothing is opened.
- * *@ret_more: a log had more than one pass reads. Returns 0, or -errno of the open,
- * write or close (offsets unchanged: the same bytes go again next time): ENOENT (the
- * job or the mount is gone), EINVAL (the daemon refused a line: see the job's events).
+ * offset and keep it (<mark or path>.shipped). Nothing new: nothing is opened. A log
+ * shorter than its offset (written anew: msrun opens its workers' logs with "w") is
+ * shipped from its start; a log that is not there or cannot be read now is skipped this
+ * time, the others shipped. *@ret_more: a log had more than one pass reads. Returns 0,
+ * or -errno of the open, write or close of the job's log (offsets unchanged: the same
+ * bytes go again next time): ENOENT (the job or the mount is gone), EINVAL (the daemon
+ * refused a line: see the job's events); -ENOMEM.
  */
 int agent_ship_send(const char *mount, const char *home, const char *node,
 		    unsigned generation, struct agent_ship_src *srcs, size_t n, bool *ret_more);
 
-/* agent_ship_offset_load() - the offset kept beside @log_path by an earlier agent, or -1
- * when none is (or it does not parse). */
+/* agent_ship_offset_load() - the offset kept at <@log_path>.shipped (a source's mark, or
+ * its path) by an earlier agent, or -1 when none is (or it does not parse). */
 long long agent_ship_offset_load(const char *log_path);
+
+/*
+ * ---- agent_msrun_log.c (the executable): what msrun writes of its workers ----
+ * A msrun node process's workers' logs, shipped as theirs: msrun's --log_dir is made
+ * <run dir>/msrun (the job's user's), and of it this server's files only:
+ * worker_<node_rank * local_worker_num + i>.log as rank-<that>, and on node rank 0
+ * scheduler.log as scheduler (agent_msrun_args()). Each is read as agent_ship_src's
+ * @dirfd says; its offset is kept in the run directory (msrun-<process>.shipped).
+ */
+struct agent_msrun_logs;
+
+/*
+ * agent_msrun_logs_open() - for a msrun node process of the run in @run_dir started with
+ * @env (its hosts/<server>.env): make <run_dir>/msrun (owned by @owner:@group when @give,
+ * i.e. the agent is root and the job is not; @owner is the uid the process runs as)
+ * and take the offsets an earlier agent kept. *@ret new (agent_msrun_logs_free()).
+ * Returns 0, -ENOENT (no MSRUN_ARGS in @env, or a flag missing), -EINVAL
+ * (agent_msrun_args()), -ENAMETOOLONG, -ENOMEM or -errno of mkdir/open/fchown.
+ */
+int agent_msrun_logs_open(const char *run_dir, const struct agent_env *env, uid_t owner,
+			  gid_t group, bool give, struct agent_msrun_logs **ret);
+
+/* agent_msrun_logs_env() - set @env's MSRUN_ARGS to @m's (--log_dir=<run dir>/msrun).
+ * Returns 0 or -ENOMEM. */
+int agent_msrun_logs_env(const struct agent_msrun_logs *m, struct agent_env *env);
+
+/*
+ * agent_msrun_logs_srcs() - fill up to @max of @srcs with @m's logs (strings borrowed
+ * from @m), @final when msrun ended (their last partial lines go too); returns how
+ * many. agent_msrun_logs_shipped() - take back the offsets of the @n filled after
+ * agent_ship_send() shipped them.
+ */
+size_t agent_msrun_logs_srcs(const struct agent_msrun_logs *m, struct agent_ship_src *srcs,
+			     size_t max, bool final);
+void agent_msrun_logs_shipped(struct agent_msrun_logs *m, const struct agent_ship_src *srcs,
+			      size_t n);
+
+/*
+ * agent_msrun_logs_rewind() - msrun starts again in place (attempt @attempt ended, its
+ * lines shipped as far as they could be): msrun writes its logs anew ("w"), so the old
+ * ones are kept as <name>.<@attempt> and the new ones shipped from their start.
+ */
+void agent_msrun_logs_rewind(struct agent_msrun_logs *m, unsigned attempt);
+
+/* agent_msrun_logs_free() - close and free @m (NULL allowed). */
+void agent_msrun_logs_free(struct agent_msrun_logs *m);
 
 /*
  * ---- the executable's helpers (agent_io.c) ----

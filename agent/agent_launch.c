@@ -69,6 +69,8 @@ struct proc {
 				 * restarts): its exit report says it */
 	bool shipping;		/* its local log is shipped to jobs/<job>/log */
 	long long shipped;	/* ... up to this byte (agent_ship_io.c) */
+	struct agent_msrun_logs *msrun; /* owned: a msrun's workers' logs, shipped too
+				 * (agent_msrun_log.c); NULL = none */
 };
 
 enum run_state {
@@ -360,31 +362,36 @@ static void ship_adopt(struct agent_launcher *l, const struct run *r, struct pro
 }
 
 /*
- * Ship the new output of @r's processes; an ended process's last partial line too.
+ * Ship the new output of @r's processes, and what msrun wrote of its workers; an ended
+ * process's last partial line too. *@ret_more: a log had more than one pass reads.
  * Returns false when it should be tried again (the mount is not there now).
  */
-static bool ship_run(struct agent_launcher *l, struct run *r)
+static bool ship_run_once(struct agent_launcher *l, struct run *r, bool *ret_more)
 {
 	struct agent_ship_src srcs[AGENT_SHIP_SRCS_MAX];
 	struct proc *of[AGENT_SHIP_SRCS_MAX];
+	size_t msrun_at[AGENT_SHIP_SRCS_MAX], msrun_n[AGENT_SHIP_SRCS_MAX];
 	char (*paths)[PATH_MAX + 8];
 	size_t n = 0;
 	bool more = false;
 	int e;
 
+	*ret_more = false;
 	if (r->ship_off || !r->dir[0] || l->standby)
 		return true;
 	paths = malloc(AGENT_SHIP_SRCS_MAX * sizeof(*paths));
 	if (!paths)
 		return false;
-	for (size_t k = 0; k < r->proc_count && n < AGENT_SHIP_SRCS_MAX; k++) {
+	for (size_t k = 0; k < r->proc_count; k++) {
 		struct proc *p = &r->procs[k];
 		char base[PATH_MAX];
 
-		if (!p->shipping || proc_base(l, r, p, base, sizeof(base)) < 0)
+		msrun_n[k] = 0;
+		if (!p->shipping || n >= AGENT_SHIP_SRCS_MAX ||
+		    proc_base(l, r, p, base, sizeof(base)) < 0)
 			continue;
 		snprintf(paths[n], sizeof(paths[n]), "%s.log", base);
-		srcs[n].path = paths[n];
+		srcs[n] = (struct agent_ship_src){ .path = paths[n], .dirfd = -1 };
 		if (p->rank >= 0)
 			snprintf(srcs[n].process, sizeof(srcs[n].process), "rank-%d", p->rank);
 		else
@@ -393,20 +400,32 @@ static bool ship_run(struct agent_launcher *l, struct run *r)
 		srcs[n].shipped = p->shipped;
 		srcs[n].final = !proc_is_alive(p);
 		of[n++] = p;
+		if (p->msrun) { /* (msrun --join=True ends after its workers) */
+			msrun_at[k] = n;
+			msrun_n[k] = agent_msrun_logs_srcs(p->msrun, srcs + n,
+							   AGENT_SHIP_SRCS_MAX - n,
+							   !proc_is_alive(p));
+			for (size_t i = 0; i < msrun_n[k]; i++)
+				of[n + i] = NULL;
+			n += msrun_n[k];
+		}
 	}
 	e = n ? agent_ship_send(l->o.mount, r->share.home, l->o.node, r->share.generation, srcs,
 				n, &more) :
 		0;
 	free(paths);
 	for (size_t i = 0; i < n && e == 0; i++)
-		of[i]->shipped = srcs[i].shipped;
+		if (of[i])
+			of[i]->shipped = srcs[i].shipped;
+	for (size_t k = 0; k < r->proc_count && e == 0; k++)
+		if (msrun_n[k])
+			agent_msrun_logs_shipped(r->procs[k].msrun, srcs + msrun_at[k], msrun_n[k]);
 	if (e == 0) {
 		if (r->ship_failures)
 			agent_log(AGENT_LOG_INFO, "job %s generation %u: its output is shipped "
 				  "again", r->share.job, r->share.generation);
 		r->ship_failures = 0;
-		if (more) /* a log ahead of what one pass reads: the next pass soon */
-			l->ship_at_ms = agent_now_ms() + 50;
+		*ret_more = more;
 		return true;
 	}
 	if (e == -ENOENT && !mount_is_served(l))
@@ -428,6 +447,54 @@ static bool ship_run(struct agent_launcher *l, struct run *r)
 			  r->share.job, r->share.generation, l->o.mount, r->share.home,
 			  strerror(-e), SHIP_INTERVAL_MS, r->dir);
 	return false;
+}
+
+static bool ship_run(struct agent_launcher *l, struct run *r)
+{
+	bool more, ok = ship_run_once(l, r, &more);
+
+	if (more) /* a log ahead of what one pass reads: the next pass soon */
+		l->ship_at_ms = agent_now_ms() + 50;
+	return ok;
+}
+
+/*
+ * Before msrun starts again in place (it writes its workers' logs anew): ship what the
+ * ended attempt's logs still hold, a bounded number of passes, then keep them aside.
+ */
+static void ship_before_msrun_restart(struct agent_launcher *l, struct run *r, struct proc *p)
+{
+	bool more = true;
+
+	for (int pass = 0; pass < 16 && more; pass++)
+		if (!ship_run_once(l, r, &more))
+			break;
+	agent_msrun_logs_rewind(p->msrun, p->attempt);
+}
+
+/*
+ * A msrun node process @p of @r about to start with @env: its workers' logs go to
+ * <run dir>/msrun, shipped from there (agent_msrun_log.c). A msrun that cannot be
+ * pointed there writes where MSRUN_ARGS said, not shipped: said once.
+ */
+static void msrun_logs_prepare(struct agent_launcher *l, struct run *r, struct proc *p,
+			       struct agent_env *env)
+{
+	bool give = l->is_root && r->share.uid != 0;
+	char label[160];
+	int e = 0;
+
+	if (r->share.launch != CONF_LAUNCH_MSRUN || p->rank != -1)
+		return;
+	if (!p->msrun)
+		e = agent_msrun_logs_open(r->dir, env, give ? (uid_t)r->share.uid : geteuid(),
+					  give ? (gid_t)r->share.gid : getegid(), give, &p->msrun);
+	if (e == 0)
+		e = agent_msrun_logs_env(p->msrun, env);
+	if (e < 0)
+		agent_log(AGENT_LOG_WARNING, "%s: msrun's worker logs are not shipped to the head "
+			  "(%s): they stay where MSRUN_ARGS' --log_dir says",
+			  proc_label(r, p, label, sizeof(label)), strerror(-e));
 }
 
 /* Ship every run's new output, once SHIP_INTERVAL_MS has passed. */
@@ -1143,6 +1210,7 @@ static int start_run(struct agent_launcher *l, const struct agent_share *s)
 			p->report_due = true;
 			continue;
 		}
+		msrun_logs_prepare(l, r, p, &envs[i]);
 		if (adopt_cgroup(r, p) || adopt_state(l, r, p)) {
 			ship_adopt(l, r, p);
 			continue;
@@ -1249,6 +1317,9 @@ static int restart_in_place(struct agent_launcher *l, struct run *r, const struc
 			  label, s->attempt, p->code);
 		snprintf(note, sizeof(note), "restarted in place: attempt %u", s->attempt);
 		log_note(l, r, p, note);
+		if (p->msrun)
+			ship_before_msrun_restart(l, r, p);
+		msrun_logs_prepare(l, r, p, &env);
 		p->attempt = s->attempt;
 		spawn(l, r, p, share_command(s, spec), spec->checkpoint_dir, &env);
 		agent_env_release(&env);
@@ -1262,8 +1333,10 @@ static int restart_in_place(struct agent_launcher *l, struct run *r, const struc
 
 static void run_free(struct run *r)
 {
-	for (size_t k = 0; k < r->proc_count; k++)
+	for (size_t k = 0; k < r->proc_count; k++) {
 		free(r->procs[k].cgroup);
+		agent_msrun_logs_free(r->procs[k].msrun);
+	}
 	free(r);
 }
 

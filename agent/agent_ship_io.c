@@ -15,6 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "agent_internal.h"
@@ -62,17 +65,52 @@ static void offset_save(const char *log_path, long long off)
 		unlink(tmp);
 }
 
+/*
+ * @src's log opened for reading, or -errno. In a directory of the job's user the name
+ * resolves without a symbolic link and without crossing a mount (openat2(2)'s
+ * RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV: a FUSE file system its user mounted there
+ * could keep the read waiting, and with it every job of this agent), and never blocks
+ * (a FIFO).
+ */
+static int open_src(const struct agent_ship_src *src)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV,
+	};
+	struct stat st;
+	long fd;
+
+	if (src->dirfd < 0) {
+		fd = open(src->path, O_RDONLY | O_CLOEXEC);
+		return fd < 0 ? -errno : (int)fd;
+	}
+	fd = syscall(SYS_openat2, src->dirfd, src->path, &how, sizeof(how));
+	if (fd < 0)
+		return -errno;
+	if (fstat((int)fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != src->owner) {
+		close((int)fd);
+		return -EPERM;
+	}
+	return (int)fd;
+}
+
 /* The new output of @src as lines appended to *@out; its next offset in *@next. */
 static int gather(struct agent_ship_src *src, unsigned generation, const char *node,
 		  char **out, size_t *out_len, size_t *out_cap, long long *next, bool *more)
 {
 	char *buf;
 	ssize_t n, used;
-	int fd = open(src->path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	int fd = open_src(src);
 
 	*next = src->shipped;
+	/* not there yet, or not to be read: the others go all the same */
 	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
+		return 0;
+	/* shorter than what was shipped: written anew, shipped from its start */
+	if (fstat(fd, &st) == 0 && st.st_size < src->shipped)
+		src->shipped = *next = 0;
 	buf = malloc(SHIP_READ_MAX);
 	if (!buf) {
 		close(fd);
@@ -84,7 +122,7 @@ static int gather(struct agent_ship_src *src, unsigned generation, const char *n
 	close(fd);
 	if (n < 0) {
 		free(buf);
-		return -errno;
+		return 0; /* read again next time */
 	}
 	used = agent_ship_format(buf, (size_t)n, generation, src->process, node,
 				 src->final && n < (ssize_t)SHIP_READ_MAX, out, out_len, out_cap);
@@ -141,7 +179,7 @@ out:
 	for (size_t i = 0; i < n; i++)
 		if (next[i] != srcs[i].shipped) {
 			srcs[i].shipped = next[i];
-			offset_save(srcs[i].path, next[i]);
+			offset_save(srcs[i].mark ? srcs[i].mark : srcs[i].path, next[i]);
 		}
 	return 0;
 }

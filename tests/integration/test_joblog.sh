@@ -94,6 +94,75 @@ check_contains "ascend-run says the job completed (stderr)" "job hello completed
 check "ascend-run -q says nothing on stderr" \
 	bash -c "'$RUN' -q -m '$M' -n hello-quiet '$W/hello.yaml' >/dev/null 2>'$W/q.err' && ! [ -s '$W/q.err' ]"
 
+# ---- launch: msrun: what msrun writes of its workers, from worker_<rank>.log ----------
+# The command does what MindSpore's msrun does with MSRUN_ARGS: each worker's stdout and
+# stderr go to <--log_dir>/worker_<node_rank * local_worker_num + i>.log, its
+# scheduler's to scheduler.log; the agent points --log_dir at the run's own directory.
+# As nobody, whose files the agent (root) reads.
+cat >"$W/msr.yaml" <<'EOF'
+npus: 2
+command: |
+  d=$(printf '%s\n' $MSRUN_ARGS | sed -n 's/^--log_dir=//p')
+  echo "log_dir $d"
+  echo "scheduler up" >"$d/scheduler.log"
+  echo "another server's" >"$d/worker_7.log"
+  for r in 0 1; do
+    (for i in 1 2 3; do echo "worker $r loss $i"; sleep 0.3; done
+     printf "worker %s last words" "$r") >"$d/worker_$r.log" 2>&1 &
+  done
+  wait
+  echo "all workers ended"
+EOF
+chmod 644 "$W/msr.yaml"
+timeout 120 setpriv --reuid=nobody --regid=nogroup --clear-groups "$RUN" -m "$M" "$W/msr.yaml" \
+	>"$W/msr.out" 2>"$W/msr.err"
+check_eq "a msrun job of nobody's completes" 0 "$?"
+check "msrun's --log_dir is the run's own msrun/ (absolute)" \
+	grep -qx "\[g1 node a2-node-01\] log_dir $W/logs/a2-node-01/msr/g1/msrun" "$M/jobs/msr/log"
+check "... which nobody owns (msrun writes it)" \
+	bash -c "stat -c %U '$W/logs/a2-node-01/msr/g1/msrun' | grep -qx nobody"
+for r in 0 1; do
+	for i in 1 2 3; do
+		check "worker $r's line $i reaches the log as rank-$r" \
+			grep -qx "\[g1 rank-$r a2-node-01\] worker $r loss $i" "$M/jobs/msr/log"
+	done
+	check "worker $r's last line without a newline too" \
+		grep -qx "\[g1 rank-$r a2-node-01\] worker $r last words" "$M/jobs/msr/log"
+done
+check "msrun's scheduler.log as the scheduler's (node rank 0)" \
+	grep -qx "\[g1 scheduler a2-node-01\] scheduler up" "$M/jobs/msr/log"
+check "msrun's own output as the node's" \
+	grep -qx "\[g1 node a2-node-01\] all workers ended" "$M/jobs/msr/log"
+check_eq "a worker log of another server's rank is not this server's to ship" "" \
+	"$(grep "another server's" "$M/jobs/msr/log")"
+check "ascend-run printed the workers' lines" grep -q "worker 1 loss 3" "$W/msr.out"
+check_eq "logs/ has each worker" "node rank-0 rank-1 scheduler" \
+	"$(ls "$M/jobs/msr/logs" | tr '\n' ' ' | sed 's/ $//')"
+check "their offsets are kept in the agent's run directory, not msrun's" bash -c \
+	"test -s '$W/logs/a2-node-01/msr/g1/msrun-rank-1.shipped' &&
+	 ! ls '$W/logs/a2-node-01/msr/g1/msrun' | grep -q shipped"
+
+# what the user puts in msrun's directory is read only as a regular file of theirs: a
+# link (to a file only root reads), a FIFO (a read would wait) are skipped, the rest go
+echo "root's secret" >"$W/secret" && chmod 600 "$W/secret"
+cat >"$W/msrbad.yaml" <<EOF
+npus: 2
+command: |
+  d=\$(printf '%s\n' \$MSRUN_ARGS | sed -n 's/^--log_dir=//p')
+  ln -s "$W/secret" "\$d/worker_1.log"
+  mkfifo "\$d/worker_0.log"
+  echo "scheduler fine" >"\$d/scheduler.log"
+  sleep 3
+EOF
+chmod 644 "$W/msrbad.yaml"
+timeout 60 setpriv --reuid=nobody --regid=nogroup --clear-groups "$RUN" -q -m "$M" "$W/msrbad.yaml" \
+	>"$W/msrbad.out" 2>&1
+check_eq "a job whose worker logs are a link and a FIFO completes" 0 "$?"
+check "its good file is shipped" grep -qx "\[g1 scheduler a2-node-01\] scheduler fine" "$M/jobs/msrbad/log"
+check_eq "the link is not followed" "" "$(grep -e "secret" -e "rank-1" "$M/jobs/msrbad/log")"
+check "the agent goes on (not stuck on the FIFO): the next job's lines come" \
+	bash -c "timeout 60 '$RUN' -q -m '$M' -n after-fifo '$W/hello.yaml' | grep -q 'rank 0 step 3'"
+
 printf 'npus: 1\ncommand: |\n  echo "failing now"\n  exit 7\nmax_restarts: 0\n' >"$W/fails.yaml"
 "$RUN" -m "$M" "$W/fails.yaml" >"$W/fails.out" 2>"$W/fails.err"
 check_eq "ascend-run exits with the job's status when it failed" 7 "$?"

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* agent_ship.c: what an agent sends of a process's output as lines of jobs/<job>/log. */
+/*
+ * agent_ship.c: what an agent sends of a process's output as lines of jobs/<job>/log,
+ * and where msrun is told to write its workers' logs (MSRUN_ARGS' --log_dir).
+ */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -104,6 +107,71 @@ static void test_ship_head_too_long(void **state)
 	free(o.buf);
 }
 
+/* The daemon's MSRUN_ARGS (sched_render_host_env()) for node rank 1 of 2 x 8 NPUs */
+#define ARGS "--worker_num=16 --local_worker_num=8 --master_addr=10.0.0.1 " \
+	     "--master_port=8118 --node_rank=1 --log_dir=msrun_log_llama_g2 --join=True"
+
+static void test_msrun_args_log_dir_replaced(void **state)
+{
+	unsigned node_rank = 99, workers = 99;
+	char *out = NULL;
+
+	(void)state;
+	assert_int_equal(agent_msrun_args(ARGS, "/var/log/ascend-agent/llama/g2/msrun", &out,
+					  &node_rank, &workers), 0);
+	assert_string_equal(out, "--worker_num=16 --local_worker_num=8 --master_addr=10.0.0.1 "
+			    "--master_port=8118 --node_rank=1 "
+			    "--log_dir=/var/log/ascend-agent/llama/g2/msrun --join=True");
+	assert_int_equal(node_rank, 1);
+	assert_int_equal(workers, 8);
+	free(out);
+	/* last, and with a rank table after it */
+	assert_int_equal(agent_msrun_args("--node_rank=0 --local_worker_num=1 --log_dir=x", "/d",
+					  &out, &node_rank, &workers), 0);
+	assert_string_equal(out, "--node_rank=0 --local_worker_num=1 --log_dir=/d");
+	assert_int_equal(node_rank, 0);
+	free(out);
+	assert_int_equal(agent_msrun_args("--log_dir=a --node_rank=0 --local_worker_num=2 "
+					  "--rank_table_file=/ascend/jobs/j/ranktable.json", "/d",
+					  &out, &node_rank, &workers), 0);
+	assert_string_equal(out, "--log_dir=/d --node_rank=0 --local_worker_num=2 "
+			    "--rank_table_file=/ascend/jobs/j/ranktable.json");
+	free(out);
+}
+
+static void test_msrun_args_refused(void **state)
+{
+	static const char *const dirs[] = { "", "/a b", "/a$HOME", "/a*", "/a;b", "/a\nb",
+					     "/a'b", "/a\"b", "/a`b`", "/a\tb" };
+	unsigned node_rank = 7, workers = 7;
+	char *out = NULL;
+
+	(void)state;
+	/* a --log_dir the shell would split or expand in `msrun $MSRUN_ARGS` */
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		assert_int_equal(agent_msrun_args(ARGS, dirs[i], &out, &node_rank, &workers),
+				 -EINVAL);
+	assert_int_equal(agent_msrun_args("--node_rank=1 --log_dir=x", "/d", &out, &node_rank,
+					  &workers), -ENOENT);
+	assert_int_equal(agent_msrun_args("--node_rank=1 --local_worker_num=8", "/d", &out,
+					  &node_rank, &workers), -ENOENT);
+	/* a flag's name must be the whole word's start: --xnode_rank is not it */
+	assert_int_equal(agent_msrun_args("--xnode_rank=1 --local_worker_num=8 --log_dir=x", "/d",
+					  &out, &node_rank, &workers), -ENOENT);
+	assert_int_equal(agent_msrun_args("--node_rank=-1 --local_worker_num=8 --log_dir=x", "/d",
+					  &out, &node_rank, &workers), -EINVAL);
+	assert_int_equal(agent_msrun_args("--node_rank=1 --local_worker_num=0 --log_dir=x", "/d",
+					  &out, &node_rank, &workers), -EINVAL);
+	assert_int_equal(agent_msrun_args("--node_rank=1 --local_worker_num=17 --log_dir=x", "/d",
+					  &out, &node_rank, &workers), -EINVAL);
+	assert_int_equal(agent_msrun_args("--node_rank=999999999 --local_worker_num=16 "
+					  "--log_dir=x", "/d", &out, &node_rank, &workers), -EINVAL);
+	/* nothing given back */
+	assert_null(out);
+	assert_int_equal(node_rank, 7);
+	assert_int_equal(workers, 7);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -112,6 +180,8 @@ int main(void)
 		cmocka_unit_test(test_ship_nothing_new),
 		cmocka_unit_test(test_ship_long_line_cut),
 		cmocka_unit_test(test_ship_head_too_long),
+		cmocka_unit_test(test_msrun_args_log_dir_replaced),
+		cmocka_unit_test(test_msrun_args_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
