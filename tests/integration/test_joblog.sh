@@ -388,6 +388,8 @@ if command -v prlimit >/dev/null; then
 	prlimit --pid "$IT_PID" --nofile="16:${NOFILE#*:}"
 	ls "$M/jobs/hello/logs" >/dev/null 2>&1
 	prlimit --pid "$IT_PID" --nofile="$NOFILE"
+	check "the count that failed is said in the daemon's log" \
+		grep -q "job hello: cannot read its log in .* to count it per process: Too many open files" "$IT_LOG"
 	check_eq "a log not counted for want of a descriptor is counted at the next request" \
 		"$(cat "$W/hello.logs.before")" "$(ls -U "$M/jobs/hello/logs")"
 fi
