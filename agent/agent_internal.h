@@ -62,8 +62,9 @@ ssize_t agent_ship_format(const char *data, size_t len, unsigned generation,
  * and, on the server that runs it (node rank 0 here: the master's), its scheduler's to
  * <log_dir>/scheduler.log (MindSpore's msrun launcher, mindspore.parallel.cluster's
  * process manager). Returns 0; -ENOENT (a flag missing); -EINVAL (a value that does not
- * parse, local_worker_num 0 or above CONF_SERVER_NPUS_MAX, or @log_dir with a byte the
- * shell would split or expand when a command runs `msrun $MSRUN_ARGS`); -ENOMEM.
+ * parse, local_worker_num 0 or above CONF_SERVER_NPUS_MAX, or @log_dir not absolute or
+ * with a byte the shell would split or expand when a command runs `msrun
+ * $MSRUN_ARGS`); -ENOMEM.
  */
 int agent_msrun_args(const char *args, const char *log_dir, char **ret,
 		     unsigned *ret_node_rank, unsigned *ret_local_workers);
@@ -83,8 +84,12 @@ struct agent_ship_src {
 				 * regular file of @owner's reached without a symbolic
 				 * link or a mount point (the agent may read as root) */
 	uid_t owner;
+	const char *where;	/* @dirfd's path, for messages (borrowed) */
 	const char *mark;	/* where its offset is kept: <mark>.shipped; NULL: beside it
 				 * (<path>.shipped, @dirfd -1 only) (borrowed) */
+	int error;		/* in and out: why it could not be read the last time (an
+				 * errno; 0: it could, or it was not there); a new reason
+				 * is logged once */
 	char process[24];	/* "rank-<N>", "node" or "scheduler" */
 	long long shipped;	/* bytes of it shipped so far: in and out */
 	bool final;		/* its process ended: its last partial line goes too */
@@ -97,7 +102,7 @@ struct agent_ship_src {
  * offset and keep it (<mark or path>.shipped). Nothing new: nothing is opened. A log
  * shorter than its offset (written anew: msrun opens its workers' logs with "w") is
  * shipped from its start; a log that is not there or cannot be read now is skipped this
- * time, the others shipped. *@ret_more: a log had more than one pass reads. Returns 0,
+ * time (a reason that is new for it logged), the others shipped. *@ret_more: a log had more than one pass reads. Returns 0,
  * or -errno of the open, write or close of the job's log (offsets unchanged: the same
  * bytes go again next time): ENOENT (the job or the mount is gone), EINVAL (the daemon
  * refused a line: see the job's events); -ENOMEM.
@@ -125,7 +130,10 @@ struct agent_msrun_logs;
  * i.e. the agent is root and the job is not; @owner is the uid the process runs as)
  * and take the offsets an earlier agent kept. *@ret new (agent_msrun_logs_free()).
  * Returns 0, -ENOENT (no MSRUN_ARGS in @env, or a flag missing), -EINVAL
- * (agent_msrun_args()), -ENAMETOOLONG, -ENOMEM or -errno of mkdir/open/fchown.
+ * (agent_msrun_args()), -EACCES (with @give: @owner with @group cannot search every
+ * directory down to @run_dir), -ENOSYS (no openat2(2): Linux before 5.6), -ENAMETOOLONG,
+ * -ENOMEM or -errno of mkdir/open/fchown. The msrun directory is opened from the run
+ * directory without following a link or crossing a mount.
  */
 int agent_msrun_logs_open(const char *run_dir, const struct agent_env *env, uid_t owner,
 			  gid_t group, bool give, struct agent_msrun_logs **ret);
@@ -137,8 +145,8 @@ int agent_msrun_logs_env(const struct agent_msrun_logs *m, struct agent_env *env
 /*
  * agent_msrun_logs_srcs() - fill up to @max of @srcs with @m's logs (strings borrowed
  * from @m), @final when msrun ended (their last partial lines go too); returns how
- * many. agent_msrun_logs_shipped() - take back the offsets of the @n filled after
- * agent_ship_send() shipped them.
+ * many. agent_msrun_logs_shipped() - take back the offsets and reasons of the @n filled
+ * after agent_ship_send() (which leaves the offsets as they were when it failed).
  */
 size_t agent_msrun_logs_srcs(const struct agent_msrun_logs *m, struct agent_ship_src *srcs,
 			     size_t max, bool final);

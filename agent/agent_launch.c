@@ -69,6 +69,7 @@ struct proc {
 				 * restarts): its exit report says it */
 	bool shipping;		/* its local log is shipped to jobs/<job>/log */
 	long long shipped;	/* ... up to this byte (agent_ship_io.c) */
+	int ship_error;		/* why its log could not be read last time (logged once) */
 	struct agent_msrun_logs *msrun; /* owned: a msrun's workers' logs, shipped too
 				 * (agent_msrun_log.c); NULL = none */
 };
@@ -391,7 +392,8 @@ static bool ship_run_once(struct agent_launcher *l, struct run *r, bool *ret_mor
 		    proc_base(l, r, p, base, sizeof(base)) < 0)
 			continue;
 		snprintf(paths[n], sizeof(paths[n]), "%s.log", base);
-		srcs[n] = (struct agent_ship_src){ .path = paths[n], .dirfd = -1 };
+		srcs[n] = (struct agent_ship_src){ .path = paths[n], .dirfd = -1,
+						   .error = p->ship_error };
 		if (p->rank >= 0)
 			snprintf(srcs[n].process, sizeof(srcs[n].process), "rank-%d", p->rank);
 		else
@@ -414,10 +416,13 @@ static bool ship_run_once(struct agent_launcher *l, struct run *r, bool *ret_mor
 				n, &more) :
 		0;
 	free(paths);
-	for (size_t i = 0; i < n && e == 0; i++)
-		if (of[i])
+	/* (a failed send leaves the offsets as they were; the reasons are new all the same) */
+	for (size_t i = 0; i < n; i++)
+		if (of[i]) {
 			of[i]->shipped = srcs[i].shipped;
-	for (size_t k = 0; k < r->proc_count && e == 0; k++)
+			of[i]->ship_error = srcs[i].error;
+		}
+	for (size_t k = 0; k < r->proc_count; k++)
 		if (msrun_n[k])
 			agent_msrun_logs_shipped(r->procs[k].msrun, srcs + msrun_at[k], msrun_n[k]);
 	if (e == 0) {
@@ -464,11 +469,15 @@ static bool ship_run(struct agent_launcher *l, struct run *r)
  */
 static void ship_before_msrun_restart(struct agent_launcher *l, struct run *r, struct proc *p)
 {
-	bool more = true;
+	bool more = true, ok = true;
+	char label[160];
 
-	for (int pass = 0; pass < 16 && more; pass++)
-		if (!ship_run_once(l, r, &more))
-			break;
+	for (int pass = 0; pass < 16 && more && ok; pass++)
+		ok = ship_run_once(l, r, &more);
+	if (!ok || more || r->ship_off)
+		agent_log(AGENT_LOG_WARNING, "%s: restarting msrun in place before all its workers' "
+			  "lines reached the head: the rest stay in %s/msrun, as <file>.%u",
+			  proc_label(r, p, label, sizeof(label)), r->dir, p->attempt);
 	agent_msrun_logs_rewind(p->msrun, p->attempt);
 }
 
@@ -492,9 +501,18 @@ static void msrun_logs_prepare(struct agent_launcher *l, struct run *r, struct p
 	if (e == 0)
 		e = agent_msrun_logs_env(p->msrun, env);
 	if (e < 0)
-		agent_log(AGENT_LOG_WARNING, "%s: msrun's worker logs are not shipped to the head "
-			  "(%s): they stay where MSRUN_ARGS' --log_dir says",
-			  proc_label(r, p, label, sizeof(label)), strerror(-e));
+		agent_log(AGENT_LOG_WARNING, "%s: msrun's worker logs are not shipped to the head: "
+			  "%s; msrun writes them where MSRUN_ARGS' --log_dir says (relative to "
+			  "the job's checkpoint_dir, else to %s)",
+			  proc_label(r, p, label, sizeof(label)),
+			  e == -EACCES ? "the job's user cannot reach the agent's --log-dir (make "
+					 "its parents searchable by others)" :
+			  e == -ENOSYS ? "this kernel has no openat2() (Linux 5.6 or later)" :
+			  e == -EINVAL ? "MSRUN_ARGS does not parse, or --log-dir has a byte the "
+					 "shell would split or expand" :
+			  e == -ENOENT ? "MSRUN_ARGS has no --log_dir, --node_rank or "
+					 "--local_worker_num" :
+					 strerror(-e), r->dir);
 }
 
 /* Ship every run's new output, once SHIP_INTERVAL_MS has passed. */

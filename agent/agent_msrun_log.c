@@ -11,10 +11,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "agent_internal.h"
@@ -27,6 +29,7 @@ struct agent_msrun_log {
 	char process[24];	/* rank-<rank> or scheduler */
 	char mark[PATH_MAX];	/* <run dir>/msrun-<process>: its offset (.shipped) */
 	long long shipped;
+	int error;		/* why it could not be read last time (agent_ship_src) */
 };
 
 struct agent_msrun_logs {
@@ -38,27 +41,71 @@ struct agent_msrun_logs {
 	struct agent_msrun_log logs[MSRUN_LOGS_MAX];
 };
 
-/* <run dir>/msrun, made for @owner:@group when @give (the agent is root, the job not). */
-static int make_dir(const char *dir, uid_t owner, gid_t group, bool give)
+/*
+ * Can @uid (primary group @gid) reach @dir, every directory down to it searchable? Its
+ * supplementary groups are not asked: a directory only they open reads as no (then
+ * msrun writes where MSRUN_ARGS said, as before).
+ */
+static bool reachable_by(const char *dir, uid_t uid, gid_t gid)
 {
+	char path[PATH_MAX];
+	size_t len = strlen(dir);
+
+	if (uid == 0)
+		return true;
+	if (len >= sizeof(path))
+		return false;
+	memcpy(path, dir, len + 1);
+	for (size_t end = 1; end <= len; end++) {
+		struct stat st;
+		char c = path[end];
+
+		if (c != '/' && c != '\0')
+			continue;
+		path[end] = '\0';
+		if (stat(path, &st) < 0 ||
+		    !(st.st_uid == uid ? st.st_mode & S_IXUSR :
+		      st.st_gid == gid ? st.st_mode & S_IXGRP : st.st_mode & S_IXOTH))
+			return false;
+		path[end] = c;
+	}
+	return true;
+}
+
+/*
+ * <run dir>/msrun, made for @owner:@group when @give (the agent is root, the job not);
+ * a descriptor of it, or -errno. The run directory is the agent's; msrun/ is the
+ * user's, who may have put a link or a mount on it: it is opened from the run
+ * directory's descriptor without following either (openat2(2); -ENOSYS before Linux
+ * 5.6).
+ */
+static int make_dir(const char *run_dir, uid_t owner, gid_t group, bool give)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV,
+	};
 	struct stat st;
-	int fd;
+	int runfd = open(run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), e = 0;
+	long fd = -1;
 
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+	if (runfd < 0)
 		return -errno;
-	/* the run directory is the agent's: what is there is what it made (or an earlier
-	 * agent did); not a link all the same */
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || (give && (st.st_uid != owner || st.st_gid != group) &&
-				   fchown(fd, owner, group) < 0)) {
-		int e = -errno;
-
-		close(fd);
+	if (mkdirat(runfd, "msrun", 0755) < 0 && errno != EEXIST)
+		e = -errno;
+	if (e == 0 && (fd = syscall(SYS_openat2, runfd, "msrun", &how, sizeof(how))) < 0)
+		e = -errno;
+	close(runfd);
+	if (e == 0 && (fstat((int)fd, &st) < 0 ||
+		       (give && (st.st_uid != owner || st.st_gid != group) &&
+			fchown((int)fd, owner, group) < 0)))
+		e = -errno;
+	if (e < 0) {
+		if (fd >= 0)
+			close((int)fd);
 		return e;
 	}
-	return fd;
+	return (int)fd;
 }
 
 int agent_msrun_logs_open(const char *run_dir, const struct agent_env *env, uid_t owner,
@@ -83,7 +130,12 @@ int agent_msrun_logs_open(const char *run_dir, const struct agent_env *env, uid_
 	r = agent_msrun_args(args, m->dir, &m->args, &node_rank, &workers);
 	if (r < 0)
 		goto fail;
-	r = make_dir(m->dir, owner, group, give);
+	/* msrun, as the job's user, must get there to write */
+	if (give && !reachable_by(run_dir, owner, group)) {
+		r = -EACCES;
+		goto fail;
+	}
+	r = make_dir(run_dir, owner, group, give);
 	if (r < 0)
 		goto fail;
 	m->dirfd = r;
@@ -135,8 +187,8 @@ size_t agent_msrun_logs_srcs(const struct agent_msrun_logs *m, struct agent_ship
 		const struct agent_msrun_log *g = &m->logs[n];
 
 		srcs[n] = (struct agent_ship_src){
-			.path = g->name, .dirfd = m->dirfd, .owner = m->owner, .mark = g->mark,
-			.shipped = g->shipped, .final = final,
+			.path = g->name, .dirfd = m->dirfd, .owner = m->owner, .where = m->dir,
+			.mark = g->mark, .error = g->error, .shipped = g->shipped, .final = final,
 		};
 		snprintf(srcs[n].process, sizeof(srcs[n].process), "%s", g->process);
 	}
@@ -146,8 +198,10 @@ size_t agent_msrun_logs_srcs(const struct agent_msrun_logs *m, struct agent_ship
 void agent_msrun_logs_shipped(struct agent_msrun_logs *m, const struct agent_ship_src *srcs,
 			      size_t n)
 {
-	for (size_t i = 0; i < n && i < m->count; i++)
+	for (size_t i = 0; i < n && i < m->count; i++) {
 		m->logs[i].shipped = srcs[i].shipped;
+		m->logs[i].error = srcs[i].error;
+	}
 }
 
 void agent_msrun_logs_rewind(struct agent_msrun_logs *m, unsigned attempt)

@@ -110,8 +110,9 @@ int agent_msrun_args(const char *args, const char *log_dir, char **ret,
 	char *out;
 	int r;
 
-	/* unquoted in `msrun $MSRUN_ARGS`: nothing the shell splits or expands */
-	if (!log_dir[0] || strspn(log_dir, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	/* absolute (msrun starts elsewhere), and unquoted in `msrun $MSRUN_ARGS`: nothing
+	 * the shell splits or expands */
+	if (log_dir[0] != '/' || strspn(log_dir, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 				  "0123456789/._+-:@,%=") != strlen(log_dir))
 		return -EINVAL;
 	if ((r = flag_uint(args, "--node_rank=", &node_rank)) < 0 ||

@@ -106,8 +106,18 @@ static int gather(struct agent_ship_src *src, unsigned generation, const char *n
 
 	*next = src->shipped;
 	/* not there yet, or not to be read: the others go all the same */
-	if (fd < 0)
+	if (fd < 0) {
+		if (fd != -ENOENT && -fd != src->error)
+			agent_log(AGENT_LOG_WARNING, "cannot read %s%s%s to ship it: %s%s; its lines "
+				  "are not shipped while it cannot", src->where ? src->where : "",
+				  src->where ? "/" : "", src->path, strerror(-fd),
+				  fd == -EPERM ? " (not a regular file of the job's user)" :
+				  fd == -EXDEV ? " (a mount point)" :
+				  fd == -ELOOP ? " (a symbolic link)" : "");
+		src->error = fd == -ENOENT ? 0 : -fd;
 		return 0;
+	}
+	src->error = 0;
 	/* shorter than what was shipped: written anew, shipped from its start */
 	if (fstat(fd, &st) == 0 && st.st_size < src->shipped)
 		src->shipped = *next = 0;
@@ -138,12 +148,14 @@ int agent_ship_send(const char *mount, const char *home, const char *node,
 {
 	char path[PATH_MAX], *out = NULL;
 	size_t out_len = 0, out_cap = 0, done = 0;
-	long long next[AGENT_SHIP_SRCS_MAX];
+	long long next[AGENT_SHIP_SRCS_MAX], kept[AGENT_SHIP_SRCS_MAX];
 	int fd, r = 0;
 
 	*ret_more = false;
 	if (n > AGENT_SHIP_SRCS_MAX)
 		n = AGENT_SHIP_SRCS_MAX;
+	for (size_t i = 0; i < n; i++)
+		kept[i] = srcs[i].shipped;
 	for (size_t i = 0; i < n && r == 0; i++)
 		r = gather(&srcs[i], generation, node, &out, &out_len, &out_cap, &next[i],
 			   ret_more);
@@ -174,10 +186,15 @@ int agent_ship_send(const char *mount, const char *home, const char *node,
 		r = -errno;
 out:
 	free(out);
-	if (r < 0)
+	if (r < 0) {
+		for (size_t i = 0; i < n; i++)
+			srcs[i].shipped = kept[i];
 		return r;
+	}
+	/* (against what was kept: a log written anew is shipped from 0, even when nothing
+	 * of it went yet) */
 	for (size_t i = 0; i < n; i++)
-		if (next[i] != srcs[i].shipped) {
+		if (next[i] != kept[i]) {
 			srcs[i].shipped = next[i];
 			offset_save(srcs[i].mark ? srcs[i].mark : srcs[i].path, next[i]);
 		}

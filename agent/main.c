@@ -79,6 +79,8 @@ struct agent {
 	const char *hccn_conf;		/* NULL: not used */
 	const char *fault_file;		/* NULL: npu-smi mode */
 	const char *log_dir;
+	char log_dir_abs[PATH_MAX];	/* --log-dir made absolute: the job processes, which
+					 * start elsewhere, are given paths in it */
 	unsigned interval_sec;		/* 0 until known */
 	int poll_interval_sec;		/* re-read the jobs listing; 0: off, -1: by mount */
 	bool once;
@@ -1507,6 +1509,14 @@ int main(int argc, char **argv)
 		agent_log(AGENT_LOG_ERROR, "cannot create --log-dir %s: %s", a->log_dir,
 			  strerror(-r));
 		return 1;
+	}
+	if (a->log_dir && a->log_dir[0] != '/') {
+		if (!realpath(a->log_dir, a->log_dir_abs)) {
+			agent_log(AGENT_LOG_ERROR, "cannot resolve --log-dir %s: %s", a->log_dir,
+				  strerror(errno));
+			return 1;
+		}
+		a->log_dir = a->log_dir_abs;
 	}
 	if (a->once)
 		snprintf(every, sizeof(every), "once");

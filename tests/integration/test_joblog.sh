@@ -163,6 +163,35 @@ check_eq "the link is not followed" "" "$(grep -e "secret" -e "rank-1" "$M/jobs/
 check "the agent goes on (not stuck on the FIFO): the next job's lines come" \
 	bash -c "timeout 60 '$RUN' -q -m '$M' -n after-fifo '$W/hello.yaml' | grep -q 'rank 0 step 3'"
 
+# a mount on a worker log (a FUSE file system its user could mount there would hold the
+# agent's one loop): not entered, said once in the agent's log, the other worker shipped
+cat >"$W/msrmnt.yaml" <<'EOF'
+npus: 2
+command: |
+  d=$(printf '%s\n' $MSRUN_ARGS | sed -n 's/^--log_dir=//p')
+  : >"$d/worker_1.log"
+  for i in $(seq 1 30); do [ -e "$d/ready" ] && break; sleep 0.2; done
+  echo "worker 0 beside a mount" >"$d/worker_0.log"
+  sleep 2
+EOF
+chmod 644 "$W/msrmnt.yaml"
+setpriv --reuid=nobody --regid=nogroup --clear-groups cp "$W/msrmnt.yaml" "$M/jobs/"
+MSRD=$W/logs/a2-node-01/msrmnt/g1/msrun
+if wait_until 20 test -e "$MSRD/worker_1.log"; then
+	echo "[g1 rank-1 a2-node-01] root's, under the mount" >"$W/under-mount"
+	mount --bind "$W/under-mount" "$MSRD/worker_1.log"
+	touch "$MSRD/ready"
+	wait_until 30 bash -c "[ \"\$(cat '$M/jobs/msrmnt/status')\" = completed ]"
+	check "beside a mount on worker_1.log, worker 0's lines are shipped" \
+		wait_until 10 grep -qx "\[g1 rank-0 a2-node-01\] worker 0 beside a mount" "$M/jobs/msrmnt/log"
+	check_eq "what is under the mount is not read" "" "$(grep "under the mount" "$M/jobs/msrmnt/log")"
+	check "the agent says why once" bash -c \
+		"[ \$(grep -c 'msrmnt/g1/msrun/worker_1.log to ship it: .*(a mount point)' '$W/agent-a2-node-01.log') = 1 ]"
+	umount "$MSRD/worker_1.log"
+else
+	not_ok "a msrun job with a mount on a worker log starts" "$(cat "$M/jobs/msrmnt/status")"
+fi
+
 printf 'npus: 1\ncommand: |\n  echo "failing now"\n  exit 7\nmax_restarts: 0\n' >"$W/fails.yaml"
 "$RUN" -m "$M" "$W/fails.yaml" >"$W/fails.out" 2>"$W/fails.err"
 check_eq "ascend-run exits with the job's status when it failed" 7 "$?"
@@ -385,8 +414,16 @@ check "... and each logs/<process> of it is exact" \
 # request, not left empty
 if command -v prlimit >/dev/null; then
 	NOFILE=$(prlimit --pid "$IT_PID" --nofile --output SOFT,HARD --noheadings | awk '{print $1":"$2}')
-	prlimit --pid "$IT_PID" --nofile="16:${NOFILE#*:}"
-	ls "$M/jobs/hello/logs" >/dev/null 2>&1
+	# (descriptors take the lowest free number: below it, none is left)
+	FREE=0
+	while [ -e "/proc/$IT_PID/fd/$FREE" ]; do FREE=$((FREE + 1)); done
+	prlimit --pid "$IT_PID" --nofile="$FREE:${NOFILE#*:}"
+	# (a request may fail before it reaches the log, on another descriptor: ask again)
+	for _ in $(seq 1 20); do
+		ls "$M/jobs/hello/logs" >/dev/null 2>&1
+		! grep -q "job hello: cannot read its log in .* to count it per process" "$IT_LOG" || break
+		sleep 0.1
+	done
 	prlimit --pid "$IT_PID" --nofile="$NOFILE"
 	check "the count that failed is said in the daemon's log" \
 		grep -q "job hello: cannot read its log in .* to count it per process: Too many open files" "$IT_LOG"

@@ -141,13 +141,14 @@ static void test_msrun_args_log_dir_replaced(void **state)
 
 static void test_msrun_args_refused(void **state)
 {
-	static const char *const dirs[] = { "", "/a b", "/a$HOME", "/a*", "/a;b", "/a\nb",
+	static const char *const dirs[] = { "", "relative/msrun", "/a b", "/a$HOME", "/a*", "/a;b", "/a\nb",
 					     "/a'b", "/a\"b", "/a`b`", "/a\tb" };
 	unsigned node_rank = 7, workers = 7;
 	char *out = NULL;
 
 	(void)state;
-	/* a --log_dir the shell would split or expand in `msrun $MSRUN_ARGS` */
+	/* a --log_dir not absolute, or that the shell would split or expand in `msrun
+	 * $MSRUN_ARGS` */
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
 		assert_int_equal(agent_msrun_args(ARGS, dirs[i], &out, &node_rank, &workers),
 				 -EINVAL);
