@@ -769,8 +769,10 @@ int fs_joblog_read(struct fs_ctx *ctx, struct fs_handle *h, char *buf, size_t si
 
 	if (v->old) {
 		avail = v->len;
-	} else if (v->per_proc) {
-		/* as log reads: the current file, whichever it is now */
+	} else {
+		/* the current file, whichever it is now: after a rotation an open file reads
+		 * the new one, as an open file of a file that logrotate's copytruncate
+		 * emptied reads what was written since (a per-process file: its lines) */
 		pthread_mutex_lock(&l->mu);
 		if (v->rot != l->rot || (v->fd < 0 && load(&l->cur_bytes))) {
 			if (v->fd >= 0)
@@ -778,19 +780,6 @@ int fs_joblog_read(struct fs_ctx *ctx, struct fs_handle *h, char *buf, size_t si
 			v->fd = open_file(ctx->logs, l->serial, false);
 			v->rot = l->rot;
 			fs_joblog_filter_reset(&v->filter);
-		}
-		avail = load(&l->cur_bytes);
-		pthread_mutex_unlock(&l->mu);
-	} else {
-		/* the current file, whichever it is now: after a rotation an open file reads
-		 * the new one, as an open file of a file that logrotate's copytruncate
-		 * emptied reads what was written since */
-		pthread_mutex_lock(&l->mu);
-		if (v->rot != l->rot || (v->fd < 0 && load(&l->cur_bytes))) {
-			if (v->fd >= 0)
-				close(v->fd);
-			v->fd = open_file(ctx->logs, l->serial, false);
-			v->rot = l->rot;
 		}
 		avail = load(&l->cur_bytes);
 		pthread_mutex_unlock(&l->mu);
