@@ -209,14 +209,15 @@ void agent_msrun_logs_rewind(struct agent_msrun_logs *m, unsigned attempt)
 	for (size_t i = 0; i < m->count; i++) {
 		char path[PATH_MAX + 16], kept[48];
 
+		/* an agent restarted from here on starts from the start too (first: a line
+		 * shipped twice is better than one lost) */
+		if (snprintf(path, sizeof(path), "%s.shipped", m->logs[i].mark) < (int)sizeof(path))
+			unlink(path);
 		/* msrun opens them with "w": what it wrote before is kept beside, under its
 		 * attempt's number, and the new files are shipped from their start */
 		snprintf(kept, sizeof(kept), "%s.%u", m->logs[i].name, attempt);
 		renameat(m->dirfd, m->logs[i].name, m->dirfd, kept);
 		m->logs[i].shipped = 0;
-		/* an agent restarted meanwhile starts from the start too */
-		if (snprintf(path, sizeof(path), "%s.shipped", m->logs[i].mark) < (int)sizeof(path))
-			unlink(path);
 	}
 }
 

@@ -186,17 +186,16 @@ int agent_ship_send(const char *mount, const char *home, const char *node,
 		r = -errno;
 out:
 	free(out);
-	if (r < 0) {
-		for (size_t i = 0; i < n; i++)
-			srcs[i].shipped = kept[i];
-		return r;
-	}
-	/* (against what was kept: a log written anew is shipped from 0, even when nothing
-	 * of it went yet) */
-	for (size_t i = 0; i < n; i++)
-		if (next[i] != kept[i]) {
+	/*
+	 * Failed: each offset stays where this pass began, which is 0 for a log found
+	 * written anew (gather()): what it holds goes next time, from its start. Kept
+	 * against the offset saved, so that an agent restarted meanwhile knows it too.
+	 */
+	for (size_t i = 0; i < n; i++) {
+		if (r == 0)
 			srcs[i].shipped = next[i];
-			offset_save(srcs[i].mark ? srcs[i].mark : srcs[i].path, next[i]);
-		}
-	return 0;
+		if (srcs[i].shipped != kept[i])
+			offset_save(srcs[i].mark ? srcs[i].mark : srcs[i].path, srcs[i].shipped);
+	}
+	return r < 0 ? r : 0;
 }

@@ -974,9 +974,10 @@ int fs_joblog_proc_name(uint32_t proc, char *buf, size_t len);
 /*
  * fs_joblog_prepare() - before a request on @p takes ctx->lock (call without it): when
  * @p is jobs/<job>/logs or a file in it and the job's log was restored from disk and
- * not yet counted per process, count it (reads its files once, holding off its
- * appends meanwhile), so that the calls below answer under ctx->lock without a disk.
- * Any other path: nothing.
+ * not yet counted per process, count it (reads its files, appends going on; another
+ * request for it waits), so that the calls below answer under ctx->lock without a
+ * disk. What cannot be read leaves it not counted (logged), to be counted at the next
+ * request. Any other path: nothing.
  */
 void fs_joblog_prepare(struct fs_ctx *ctx, const struct fs_path *p);
 

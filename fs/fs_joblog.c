@@ -10,14 +10,16 @@
  *
  * Per process (jobs/<job>/logs/<process>), each log keeps how many bytes each process
  * has in either file (fs_joblog_proc.c), counted at each append and moved at each
- * rotation; a log restored from disk is counted by one scan, at the first request on
- * its logs/ (fs_joblog_prepare()), not at start: 100,000 jobs' logs are not read to
- * mount.
+ * rotation; a log restored from disk is counted at the first request on its logs/
+ * (fs_joblog_prepare()), not at start: 100,000 jobs' logs are not read to mount. That
+ * count reads the files without the log's mu (appends go on), then what was appended
+ * meanwhile under it; a rotation meanwhile counts again, the third time under mu.
  *
- * Locks: logs->mu guards the table and the references (a leaf: nothing is taken under
- * it); each log's mu guards its writer descriptor and its rotation, and is held over
- * the I/O of one append or of the scan that counts a restored log, never with
- * ctx->lock; each log's idx_mu (a leaf, no I/O under it) guards its counts per process.
+ * Locks, in this order: each log's count_mu (held by the request that counts it; the
+ * others wait), its mu (its writer descriptor and rotation, held over the I/O of one
+ * append and of a count's last part, never with ctx->lock), its idx_mu (a leaf, no I/O
+ * under it: the counts per process); logs->mu guards the table and the references (a
+ * leaf: nothing is taken under it).
  * Sizes are read without a lock (atomics), so that stat() under ctx->lock never waits
  * for a disk.
  */
@@ -63,6 +65,8 @@ struct fs_joblog {
 	uint64_t mtime_usec;		/* atomic: the last append (0: none since start) */
 	uint64_t rot_usec;		/* atomic: the last rotation: log.1's mtime (0: none) */
 	pthread_mutex_t idx_mu;
+	pthread_mutex_t count_mu;	/* held by the request that counts a restored log:
+					 * the others wait for it rather than read it too */
 	bool indexed;			/* atomic: idx counts both files (false: restored,
 					 * not counted yet) */
 	struct fs_joblog_index idx;	/* bytes per process (idx_mu) */
@@ -166,6 +170,7 @@ static struct fs_joblog *log_get(struct fs_joblogs *t, uint64_t serial, const ch
 		l->indexed = true; /* a new log: nothing to count */
 		pthread_mutex_init(&l->mu, NULL);
 		pthread_mutex_init(&l->idx_mu, NULL);
+		pthread_mutex_init(&l->count_mu, NULL);
 		l->next = t->tab[s];
 		t->tab[s] = l;
 		t->count++;
@@ -182,6 +187,7 @@ static void log_free(struct fs_joblog *l)
 		close(l->fd);
 	pthread_mutex_destroy(&l->mu);
 	pthread_mutex_destroy(&l->idx_mu);
+	pthread_mutex_destroy(&l->count_mu);
 	fs_joblog_index_release(&l->idx);
 	free(l);
 }
@@ -607,7 +613,12 @@ static int count_files(struct fs_joblogs *t, struct fs_joblog *l)
 		if (r == 0 && __atomic_load_n(&l->indexed, __ATOMIC_ACQUIRE)) {
 			done = true; /* another request counted it meanwhile */
 		} else if (r == 0 && l->rot == rot) {
-			r = count_file(&c[1], load(&l->cur_bytes), buf);
+			/* a current file made meanwhile (none was there) is counted whole */
+			if (c[1].fd < 0 && (c[1].fd = open_file(t, l->serial, false)) < 0 &&
+			    errno != ENOENT)
+				r = -errno;
+			if (r == 0)
+				r = count_file(&c[1], load(&l->cur_bytes), buf);
 			if (r == 0) {
 				pthread_mutex_lock(&l->idx_mu);
 				fs_joblog_index_release(&l->idx);
@@ -650,10 +661,15 @@ void fs_joblog_prepare(struct fs_ctx *ctx, const struct fs_path *p)
 	if (!l)
 		return;
 	/* what could not be counted is not listed, and counted again at the next request */
-	if (!__atomic_load_n(&l->indexed, __ATOMIC_ACQUIRE) && (r = count_files(t, l)) < 0 &&
-	    __atomic_fetch_add(&l->count_failures, 1, __ATOMIC_RELAXED) % 60 == 0)
-		fs_log(ctx, 1, "job %s: cannot read its log in %s to count it per process: %s "
-		       "(logs/ lists nothing until it can)", p->job, t->dir, strerror(-r));
+	if (!__atomic_load_n(&l->indexed, __ATOMIC_ACQUIRE)) {
+		pthread_mutex_lock(&l->count_mu);
+		if ((r = count_files(t, l)) < 0 &&
+		    __atomic_fetch_add(&l->count_failures, 1, __ATOMIC_RELAXED) % 60 == 0)
+			fs_log(ctx, 1, "job %s: cannot read its log in %s to count it per process: "
+			       "%s (logs/ lists nothing until it can)", p->job, t->dir,
+			       strerror(-r));
+		pthread_mutex_unlock(&l->count_mu);
+	}
 	log_put(t, l);
 }
 
