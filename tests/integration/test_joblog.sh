@@ -330,8 +330,13 @@ grown = rss(sys.argv[2]) - before
 print("daemon RSS grew %d KiB for 4000 open files read" % grown)
 sys.exit(0 if grown < 64 * 1024 else 1)
 PY
-check "4,000 open logs/rank-1 read in the middle grow the daemon by under 64 MiB" bash -c \
-	"ulimit -n 8192 && setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/python3 '$W/procopens.py' '$M/jobs/hello/logs/rank-1' $IT_PID"
+if ldd "$ASCENDFS" | grep -q libasan; then
+	# its quarantine keeps what is freed (each read's scan buffer): RSS says nothing here
+	ok "# SKIP 4,000 open logs/rank-1: RSS under AddressSanitizer (the release build checks it)"
+else
+	check "4,000 open logs/rank-1 read in the middle grow the daemon by under 64 MiB" bash -c \
+		"ulimit -n 8192 && setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/python3 '$W/procopens.py' '$M/jobs/hello/logs/rank-1' $IT_PID"
+fi
 
 # tail -f across a rotation, the new file already longer than where tail was: it goes on
 # with the new lines (as with logrotate's copytruncate), it does not stop
