@@ -1431,7 +1431,8 @@ void fs_decode_jobs(struct fs_decode_slot *slots, size_t count, unsigned threads
 /*
  * fs_store_start() - start the committer thread (no-op without a store). 0 or -errno.
  * May be called again after fs_store_stop() while no other thread runs (main.c stops
- * and starts it around fuse_daemonize(), whose fork() keeps no thread).
+ * it over fuse_session_mount() and fuse_daemonize(), which fork: no thread may hold an
+ * allocator's lock then, and a fork keeps no thread).
  */
 int fs_store_start(struct fs_ctx *ctx);
 

@@ -411,6 +411,15 @@ int main(int argc, char *argv[])
 	se = fuse_session_new(&args, fs_operations(), sizeof(struct fuse_lowlevel_ops), &ctx);
 	if (!se)
 		goto out_store;
+	/*
+	 * libfuse forks fusermount3, and its child allocates (setenv) before its exec: no
+	 * other thread may hold an allocator's lock at the fork. glibc's malloc takes care
+	 * of that; AddressSanitizer's does not, and a child forked while the committer
+	 * allocated hung (seen once in integration_crash): the committer, the only other
+	 * thread now, stops over the mount (having written what is left) and starts again
+	 * after it, and after daemonizing, which forks too.
+	 */
+	fs_store_stop(&ctx);
 	if (fuse_session_mount(se, mnt) != 0)
 		goto out_fuse;
 	/* the kernel may be told of stale attributes from now on */
@@ -426,14 +435,11 @@ int main(int argc, char *argv[])
 			fs_log(&ctx, 1, "%s is not in /proc/self/mountinfo: a checkpoint_dir in a "
 					"bind mount of it is not recognised", mnt);
 	}
-	/* threads do not survive fork(): without -f the committer stops here (having
-	 * written what is left) and starts again in the daemonized child, or every close
-	 * would wait for a commit that never comes */
-	if (!cl.foreground)
-		fs_store_stop(&ctx);
+	/* threads do not survive fork(): without -f the committer starts in the daemonized
+	 * child, or every close would wait for a commit that never comes */
 	if (fuse_daemonize(cl.foreground) != 0)
 		goto out_unmount;
-	if (!cl.foreground && (r = fs_store_start(&ctx)) < 0) {
+	if ((r = fs_store_start(&ctx)) < 0) {
 		fprintf(stderr, "ascendfs: cannot start the state writer: %s\n", strerror(-r));
 		goto out_unmount;
 	}
