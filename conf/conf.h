@@ -466,7 +466,10 @@ struct conf_job_spec {
 	char *checkpoint_dir;	/* NULL when absent; absolute path */
 	unsigned max_restarts;	/* default 3 */
 	uint64_t time_limit_sec; /* 0 = none */
-	unsigned tp, pp, dp;	/* parallel hints; 0 = not given */
+	/* `parallel:` sizes, 0 = not given: tensor, context, expert (inside data), data
+	 * and pipeline parallel. Ranks are numbered tp innermost, then cp, dp (ep groups
+	 * are runs of ep consecutive dp indices) and pp outermost (sched_comm.h). */
+	unsigned tp, cp, ep, dp, pp;
 	char *server_type;	/* restrict to one server type; NULL = any */
 	enum conf_recovery recovery[CONF_RECOVERY_COUNT]; /* `recovery:` ladder, in order,
 				 * each strategy at most once; default [job] */
