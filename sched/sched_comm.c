@@ -179,14 +179,29 @@ enum sched_link sched_link_between(const struct sched_cluster *c, struct sched_n
 	return sa->switch_index == sb->switch_index ? SCHED_LINK_ROCE_LEAF : SCHED_LINK_ROCE_SPINE;
 }
 
-/* Is @a slower than @b under @p? SELF is the fastest of all; on equal bandwidth the
- * farther domain (the later class) counts as slower, so the answer is deterministic. */
+/* What one NPU can push through class @l at once: a link times its lanes. */
+static double npu_gbyte_per_sec(const struct sched_comm_params *p, enum sched_link l)
+{
+	return p->link[l].gbyte_per_sec * (p->link[l].lanes ? p->link[l].lanes : 1);
+}
+
+/*
+ * Is @a slower than @b under @p? By what an NPU gets from the class, not one link: a
+ * 910B HCCS link (18.3 GB/s) is below its NIC (20 GB/s), but its 7 of them are not,
+ * and no collective HCCL runs on the mesh is bound by one link. SELF is the fastest of
+ * all; on equal bandwidth the farther domain (the later class) counts as slower, so
+ * the answer is deterministic.
+ */
 static bool link_is_slower(const struct sched_comm_params *p, enum sched_link a, enum sched_link b)
 {
+	double wa, wb;
+
 	if (a == SCHED_LINK_SELF || b == SCHED_LINK_SELF)
 		return b == SCHED_LINK_SELF && a != SCHED_LINK_SELF;
-	if (p->link[a].gbyte_per_sec != p->link[b].gbyte_per_sec)
-		return p->link[a].gbyte_per_sec < p->link[b].gbyte_per_sec;
+	wa = npu_gbyte_per_sec(p, a);
+	wb = npu_gbyte_per_sec(p, b);
+	if (wa != wb)
+		return wa < wb;
 	return a > b;
 }
 
