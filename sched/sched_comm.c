@@ -66,15 +66,16 @@ void sched_comm_params_for(const char *chip, double spine_oversub, struct sched_
 	set_link(ret, SCHED_LINK_SELF, 0, 0, 1);
 	if (is_910) {
 		/*
-		 * Atlas 800 (model 9000), Ascend 910: two groups of 4 NPUs, HCCS inside a
-		 * group, the groups joined over PCIe (Huawei Cloud CCE, "Ascend
-		 * HCCS-interconnected NPU affinity": "the four chips in one group are
-		 * interconnected through HCCS"; the Atlas 900 launch material: NPU to CPU
-		 * over PCIe 4.0).
+		 * Atlas 800 (model 9000), Ascend 910: two HCCS rings of 4 NPUs, the rings
+		 * joined over PCIe (MindCluster scheduling guide, "Affinity Scheduling
+		 * Description", Atlas training products: four processors interconnected
+		 * through HCCS, the HCCS rings through PCIe; Huawei Cloud CCE's "Ascend
+		 * HCCS-interconnected NPU affinity" says the same; the Atlas 900 launch
+		 * material: NPU to CPU over PCIe 4.0).
 		 * HCCS 10 GB/s: BANDWIDTH_HCCS_910A = 10.0f, HCCL's level 0 figure for
-		 * DEV_TYPE_910. 3 lanes: each NPU of a group of 4 reaches its 3 peers
-		 * directly (the group is fully connected, as the CCE page describes it;
-		 * the per-NPU port count is not in HCCL's source: not verified there).
+		 * DEV_TYPE_910. 3 lanes: each NPU of a ring of 4 reaching its 3 peers
+		 * directly, the 4 being "interconnected" as those guides put it; no
+		 * source found gives the per-NPU HCCS port count: not verified.
 		 */
 		set_link(ret, SCHED_LINK_HCCS, 10.0, STEP_LATENCY_FABRIC_USEC, 3);
 		/*
