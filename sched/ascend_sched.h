@@ -1454,7 +1454,7 @@ int sched_job_update(struct sched_cluster *c, const char *name, uid_t uid, bool 
  * NPUs until its processes are gone, and starts again at the new size as a new
  * generation from its newest checkpoint, in its place in its queue. @npus must be a
  * size the cluster can run (the HCCS rule, whole servers above one server, a multiple
- * of tp * pp; sched_check_feasible()), within the queue's max_npus unless by root or an
+ * of tp * cp * pp; sched_check_feasible()), within the queue's max_npus unless by root or an
  * operator (@is_operator), and within a quota its queue may not borrow past. An elastic
  * job is sized by the scheduler (-EINVAL: give it a fixed size by resubmitting). The
  * same size is a no-op (0). Returns 0, -ENOENT, -EPERM, -EACCES, -EINVAL, -ENOSPC (never
