@@ -2230,6 +2230,22 @@ int sched_render_ranktable(const struct sched_cluster *c, const struct sched_job
 			   size_t *ret_len);
 
 /*
+ * sched_render_job_topology() - jobs/<name>/topology.json of placed job @j
+ * (sched_job_topology.c): the layout its generation runs with (sched_comm.h's rank order,
+ * sched_parallel_from_spec() at the NPUs it holds), each rank's server, host_ip,
+ * device_id, HCCS group, leaf switch, super pod and coordinate per dimension; per
+ * dimension the groups (ranks, servers spanned, slowest link class by
+ * sched_group_link()); per pair of consecutive pipeline stages the slowest link between
+ * matching ranks; and sched_comm_params_for()'s figures (chip of its servers, spine
+ * oversubscription 1: the configuration has no figure) for each class used. fs/fs.h says
+ * the exact shape. JSON_INDENT(2), keys in a fixed order, a final newline. *ret new
+ * (free()). 0, -ENOENT (the job holds no placement) or -ENOMEM. Costs what the job holds
+ * (its groups' links are pairwise: the size of a group squared, summed over groups).
+ */
+int sched_render_job_topology(const struct sched_cluster *c, const struct sched_job *j,
+			      char **ret, size_t *ret_len);
+
+/*
  * sched_ranktable_waiting_for() - what placed job @j's rank table waits for before it
  * can be "completed", as one sentence into @why (@why_len bytes), naming the servers,
  * NPUs and field; "" when nothing. The rules, from what HCCL refuses (hcomm
