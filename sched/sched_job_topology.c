@@ -50,18 +50,57 @@ static json_t *servers_json(const struct sched_cluster *c, const struct sched_np
 	return a;
 }
 
+static unsigned hccs_group_of(const struct sched_cluster *c, struct sched_npu_loc l)
+{
+	const struct conf_server *cs = c->servers[l.server].conf;
+
+	return l.device / (cs->type->hccs_group_size ? cs->type->hccs_group_size : cs->npu_count);
+}
+
+static int loc_cmp(const void *a, const void *b, void *arg)
+{
+	const struct sched_cluster *c = arg;
+	const struct sched_npu_loc *x = a, *y = b;
+	unsigned gx = hccs_group_of(c, *x), gy = hccs_group_of(c, *y);
+
+	if (x->server != y->server)
+		return x->server < y->server ? -1 : 1;
+	if (gx != gy)
+		return gx < gy ? -1 : 1;
+	return x->device < y->device ? -1 : x->device > y->device;
+}
+
+/*
+ * The members that decide a group's slowest link, in place: a link's class depends only on
+ * the two servers, and within one server on whether the devices share an HCCS group (ring,
+ * mesh, die pair), so two members per server and HCCS group show every class the whole
+ * group has. A data-parallel group of thousands of ranks then costs its servers squared,
+ * not its ranks squared. Returns the new count.
+ */
+static size_t link_representatives(const struct sched_cluster *c, struct sched_npu_loc *m,
+				   size_t n)
+{
+	size_t out = 0;
+
+	qsort_r(m, n, sizeof(*m), loc_cmp, (void *)c);
+	for (size_t i = 0; i < n; i++)
+		if (out < 2 || m[out - 2].server != m[i].server ||
+		    hccs_group_of(c, m[out - 2]) != hccs_group_of(c, m[i]))
+			m[out++] = m[i];
+	return out;
+}
+
 static json_t *rank_json(const struct sched_cluster *c, const struct sched_parallel *par,
 			 unsigned rank, struct sched_npu_loc loc)
 {
 	const struct conf_server *cs = c->servers[loc.server].conf;
-	unsigned g = cs->type->hccs_group_size ? cs->type->hccs_group_size : cs->npu_count;
 	json_t *o = json_object();
 
 	sched_jset(o, "rank", json_integer(rank));
 	sched_jset(o, "server", sched_jstr(cs->name));
 	sched_jset(o, "host_ip", sched_jstr(cs->host_ip));
 	sched_jset(o, "device_id", json_integer(loc.device));
-	sched_jset(o, "hccs_group", json_integer(loc.device / g));
+	sched_jset(o, "hccs_group", json_integer(hccs_group_of(c, loc)));
 	sched_jset(o, "leaf_switch", sched_jstr(cs->leaf_switch));
 	sched_jset(o, "super_pod", cs->super_pod ? sched_jstr(cs->super_pod) : json_null());
 	for (int d = 0; d < SCHED_DIM_COUNT; d++)
@@ -93,10 +132,10 @@ static json_t *groups_json(const struct sched_cluster *c, const struct sched_com
 			m[i] = loc[members[i]];
 			sched_jpush(ranks, json_integer(members[i]));
 		}
-		l = sched_group_link(c, p, m, n);
+		sched_jset(o, "servers", servers_json(c, m, n));
+		l = sched_group_link(c, p, m, link_representatives(c, m, n));
 		used[l] = true;
 		sched_jset(o, "ranks", ranks);
-		sched_jset(o, "servers", servers_json(c, m, n));
 		sched_jset(o, "link", sched_jstr(sched_link_name(l)));
 		sched_jpush(a, o);
 	}

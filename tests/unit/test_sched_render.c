@@ -1785,6 +1785,34 @@ static void test_topology_910_rings(void **state)
 }
 
 /*
+ * A3 (16 dies in pairs, servers in super pods): a tp group of 2 is one die pair (sio), a
+ * cp group across pairs is the server's HCCS, pipeline stages on two servers of one pod
+ * talk over the super pod's fabric; every rank names its pod.
+ */
+static void test_topology_a3_pairs_and_pods(void **state)
+{
+	struct fx_opts o = { .type = "atlas900-a3", .servers = 2 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job *j;
+	json_t *root;
+
+	(void)state;
+	j = run_parallel(c, "a3", 32, 2, 8, 0, 2);
+	root = load_topology(c, j);
+	assert_string_equal(jstr(root, "chip"), "910C");
+	assert_string_equal(jstr(json_array_get(json_object_get(root, "ranks"), 17), "super_pod"),
+			    "p0");
+	assert_int_equal(jint(json_array_get(json_object_get(root, "ranks"), 17), "hccs_group"),
+			 0);
+	expect_group(root, "tp", 0, "0,1", "node-0", "sio");
+	expect_group(root, "cp", 0, "0,2,4,6,8,10,12,14", "node-0", "hccs");
+	expect_group(root, "pp", 0, "0,16", "node-0,node-1", "superpod");
+	expect_link_classes(root, "sio,hccs,superpod");
+	json_decref(root);
+	sched_cluster_free(c);
+}
+
+/*
  * After a fault (an NPU of the job reports Critical) the recovery's new generation has a
  * topology.json of its own, and its tp groups mean what they meant: eight consecutive
  * ranks, each group inside one server, over HCCS.
@@ -2728,6 +2756,7 @@ int main(void)
 		cmocka_unit_test(test_ranktable_checker_rejects_broken_copies),
 		cmocka_unit_test(test_topology_910b_tp_dp_pp),
 		cmocka_unit_test(test_topology_910_rings),
+		cmocka_unit_test(test_topology_a3_pairs_and_pods),
 		cmocka_unit_test(test_topology_after_recovery),
 		cmocka_unit_test(test_shell_quote_special_characters),
 		cmocka_unit_test(test_env_job_values),
