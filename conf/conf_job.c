@@ -384,16 +384,20 @@ static int read_time_limit(const struct conf_ctx *ctx, const struct conf_node *n
 	return 0;
 }
 
-/* Parallel hints must fit the NPU count; sched relies on tp*pp groups being whole. */
+/*
+ * parallel: the sizes of the job's parallel dimensions. Ranks are numbered tp innermost,
+ * then cp, dp (ep inside it) and pp outermost (sched_comm.h), so tp*cp*pp must divide
+ * every size the job may run at, dp is what is left and ep must divide it.
+ */
 static int read_parallel(const struct conf_ctx *ctx, const struct conf_node *n,
 			 struct conf_job_spec *s)
 {
-	static const char *const keys[] = { "tp", "pp", "dp", NULL };
-	static const char *const names[] = { "parallel.tp", "parallel.pp", "parallel.dp" };
-	const struct conf_node *nodes[3];
-	unsigned *fields[3] = { &s->tp, &s->pp, &s->dp };
-	uint64_t product = 1, tp_pp;
-	char label[16] = "";
+	static const char *const keys[] = { "tp", "cp", "ep", "dp", "pp", NULL };
+	static const char *const names[] = { "parallel.tp", "parallel.cp", "parallel.ep",
+					     "parallel.dp", "parallel.pp" };
+	const struct conf_node *nodes[5];
+	unsigned *fields[5] = { &s->tp, &s->cp, &s->ep, &s->dp, &s->pp };
+	uint64_t model, ep;
 	size_t i;
 	int r;
 
@@ -403,7 +407,7 @@ static int read_parallel(const struct conf_ctx *ctx, const struct conf_node *n,
 	r = conf_check_keys(ctx, n, keys);
 	if (r < 0)
 		return r;
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 5; i++) {
 		uint64_t v;
 
 		nodes[i] = conf_map_get(n, keys[i]);
@@ -413,40 +417,55 @@ static int read_parallel(const struct conf_ctx *ctx, const struct conf_node *n,
 		if (r < 0)
 			return r;
 		*fields[i] = (unsigned)v;
-		product *= v;
-		strcat(label, label[0] ? "*" : "");
-		strcat(label, keys[i]);
 	}
-	tp_pp = (uint64_t)(s->tp ? s->tp : 1) * (s->pp ? s->pp : 1);
+	model = (uint64_t)(s->tp ? s->tp : 1) * (s->cp ? s->cp : 1) * (s->pp ? s->pp : 1);
+	ep = s->ep ? s->ep : 1;
 
 	if (s->npus_min != s->npus_max) {
-		if (nodes[2])
-			return conf_fail(ctx, nodes[2],
+		uint64_t dp_min, dp_max;
+
+		if (nodes[3])
+			return conf_fail(ctx, nodes[3],
 					 "parallel.dp: cannot be fixed when npus is a range; "
 					 "remove dp (it follows the number of NPUs)");
-		if (s->npus_min % tp_pp || s->npus_max % tp_pp)
+		if (s->npus_min % model || s->npus_max % model)
 			return conf_fail(ctx, n,
-					 "parallel: tp*pp (%llu) must divide both npus.min (%u) "
-					 "and npus.max (%u); choose tp and pp whose product "
+					 "parallel: tp*cp*pp (%llu) must divide both npus.min (%u) "
+					 "and npus.max (%u); choose tp, cp and pp whose product "
 					 "divides both",
-					 (unsigned long long)tp_pp, s->npus_min, s->npus_max);
+					 (unsigned long long)model, s->npus_min, s->npus_max);
+		dp_min = s->npus_min / model;
+		dp_max = s->npus_max / model;
+		if (dp_min % ep || dp_max % ep)
+			return conf_fail(ctx, nodes[2],
+					 "parallel.ep: %llu must divide dp at both ends of npus "
+					 "(dp = npus / (tp*cp*pp): %llu at npus.min %u, %llu at "
+					 "npus.max %u); choose an ep that divides both, or npus "
+					 "bounds that are multiples of tp*cp*pp*ep (%llu)",
+					 (unsigned long long)ep, (unsigned long long)dp_min,
+					 s->npus_min, (unsigned long long)dp_max, s->npus_max,
+					 (unsigned long long)(model * ep));
 		return 0;
 	}
-	if (s->tp && s->pp && s->dp && product != s->npus)
+	if (s->npus % model)
 		return conf_fail(ctx, n,
-				 "parallel: tp*pp*dp is %llu but npus is %u; tp*pp*dp must equal "
-				 "npus (or leave dp out)",
-				 (unsigned long long)product, s->npus);
-	if (s->npus % tp_pp)
-		return conf_fail(ctx, n,
-				 "parallel: tp*pp (%llu) must divide npus (%u); choose tp and pp "
-				 "whose product divides %u",
-				 (unsigned long long)tp_pp, s->npus, s->npus);
-	if (s->npus % product)
-		return conf_fail(ctx, n,
-				 "parallel: %s (%llu) must divide npus (%u); choose values whose "
-				 "product divides %u",
-				 label, (unsigned long long)product, s->npus, s->npus);
+				 "parallel: tp*cp*pp (%llu) must divide npus (%u); choose tp, cp "
+				 "and pp whose product divides %u",
+				 (unsigned long long)model, s->npus, s->npus);
+	if (s->dp && s->dp != s->npus / model)
+		return conf_fail(ctx, nodes[3],
+				 "parallel.dp: %u does not match npus / (tp*cp*pp) = %u / %llu "
+				 "= %llu; set dp to %llu or leave it out",
+				 s->dp, s->npus, (unsigned long long)model,
+				 (unsigned long long)(s->npus / model),
+				 (unsigned long long)(s->npus / model));
+	if ((s->npus / model) % ep)
+		return conf_fail(ctx, nodes[2],
+				 "parallel.ep: %llu must divide dp (%llu = npus / (tp*cp*pp)); "
+				 "expert-parallel groups are made of dp ranks: choose an ep "
+				 "that divides %llu",
+				 (unsigned long long)ep, (unsigned long long)(s->npus / model),
+				 (unsigned long long)(s->npus / model));
 	return 0;
 }
 
@@ -931,9 +950,12 @@ int conf_job_spec_render_yaml(const struct conf_job_spec *s, char **ret_buf, siz
 		conf_out_null(o);
 	conf_out_key(o, "parallel");
 	conf_out_map_start(o, false);
+	/* in rank order, innermost first */
 	render_parallel_hint(o, "tp", s->tp);
-	render_parallel_hint(o, "pp", s->pp);
+	render_parallel_hint(o, "cp", s->cp);
+	render_parallel_hint(o, "ep", s->ep);
 	render_parallel_hint(o, "dp", s->dp);
+	render_parallel_hint(o, "pp", s->pp);
 	conf_out_map_end(o);
 	conf_out_key(o, "server_type");
 	conf_out_str_or_null(o, s->server_type);

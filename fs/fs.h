@@ -14,12 +14,12 @@
  * members write them (a group name that does not resolve leaves them root's).
  * Every generated file holds a snapshot taken at open(): every read() of one open file
  * returns bytes of the same snapshot. Most are opened with direct_io (each read asks the
- * daemon). ranktable.json, env, hosts/<server>.env and ranks/<rank>.env, which change
- * only with the job's generation, placement or rank table completion, are read through
- * the kernel's page cache (fs_kcache.c): an open whose bytes are those the cache holds
- * keeps its pages (no READ reaches the daemon); an open of new bytes has the kernel drop
- * them at that open, so the first read after a generation change already gets the new
- * bytes; an open of new bytes while an open file still reads the old ones through the
+ * daemon). ranktable.json, topology.json, env, hosts/<server>.env and ranks/<rank>.env,
+ * which change only with the job's generation, placement or rank table completion, are
+ * read through the kernel's page cache (fs_kcache.c): an open whose bytes are those the
+ * cache holds keeps its pages (no READ reaches the daemon); an open of new bytes has the
+ * kernel drop them at that open, so the first read after a generation change already gets
+ * the new bytes; an open of new bytes while an open file still reads the old ones through the
  * cache reads with direct_io, and while such an open file exists stat() gives the size of
  * the bytes it reads (the kernel cuts cached reads at the size it was last told). No
  * read-only open sends a FLUSH at close. The kernel keeps names, and the attributes of
@@ -300,10 +300,70 @@
  *                                          "initializing" until
  *                                          sched_ranktable_waiting_for() waits for
  *                                          nothing
+ *       topology.json          -r--r--r--  once placed, new bytes each generation (as
+ *                                          ranktable.json; ENOENT before): the parallel
+ *                                          layout this generation runs with, rank by
+ *                                          rank, and the links its groups cross
+ *                                          (sched_render_job_topology()). One JSON
+ *                                          object, keys in this order: job, generation,
+ *                                          server_type, product, chip ("910", "910B",
+ *                                          "910C"), npus, server_count, rank_order
+ *                                          ("tp-cp-ep-dp-pp": rank = tp_i + tp * (cp_i
+ *                                          + cp * (dp_i + dp * pp_i)), ep_i = dp_i mod
+ *                                          ep; sched_comm.h), parallel {tp, cp, ep, dp,
+ *                                          pp} (the sizes it runs with: the spec's, 1
+ *                                          when not given, dp = npus / (tp*cp*pp); a
+ *                                          layout that does not fit, which the parser
+ *                                          prevents, reads as pure dp),
+ *                                          spine_oversubscription (1.0: the cluster
+ *                                          configuration has no figure for it),
+ *                                          link_classes [{name, gbyte_per_sec (10^9
+ *                                          bytes/s, one direction, per link),
+ *                                          latency_usec, lanes}] (the cost model's
+ *                                          figures for the chip, sched_comm_params_for(),
+ *                                          for each class a group or boundary below
+ *                                          uses, fastest first), ranks [{rank, server
+ *                                          (its name under nodes/), host_ip (the rank
+ *                                          table's server_id), device_id (physical),
+ *                                          hccs_group (device_id / the HCCS ring, mesh
+ *                                          or pair size, as cluster/topology.json),
+ *                                          leaf_switch, super_pod (null when none), tp,
+ *                                          cp, ep, dp, pp (its coordinates)}] by rank,
+ *                                          groups {tp, cp, ep, dp, pp: [{ranks (in
+ *                                          ascending order), servers (the names it
+ *                                          spans, in rank order), link}]} (a dimension
+ *                                          of size 1 has []; groups in the order of
+ *                                          their lowest rank; link the slowest class
+ *                                          between two members, sched_group_link()),
+ *                                          pp_boundaries [{from_stage, to_stage, link}]
+ *                                          (stage s to s+1: the slowest class between
+ *                                          rank r of s and rank r + tp*cp*dp of s+1).
+ *                                          Link classes: self, sio (A3 die pair), hccs,
+ *                                          pcie (910: across its two rings), superpod,
+ *                                          roce_leaf, roce_spine. JSON_INDENT(2), a final
+ *                                          newline; read through the page cache as
+ *                                          ranktable.json is
  *       env                    -r--r--r--  once placed: job-wide `export` lines
  *                                          (ASCEND_JOB_DIR; RANK_TABLE_FILE in rank-table
  *                                          mode, MS_SCHED_* in dynamic mode, never both:
  *                                          sched_render.c, job_env_lines());
+ *                                          ASCEND_PARALLEL_TP, _CP, _EP, _DP, _PP: the
+ *                                          layout this generation runs with, every
+ *                                          size, given or not (as topology.json's
+ *                                          parallel; dp follows an elastic job's size);
+ *                                          ASCEND_TOPOLOGY_FILE =
+ *                                          <mount>/jobs/<name>/topology.json. A launcher
+ *                                          maps them: MindSpore semi-auto parallel
+ *                                          set_auto_parallel_context(parallel_mode=
+ *                                          "semi_auto_parallel", device_num=RANK_SIZE,
+ *                                          pipeline_stages=PP), model parallel TP in
+ *                                          the operators' shard strategies; MindFormers'
+ *                                          YAML parallel_config data_parallel=DP,
+ *                                          model_parallel=TP, context_parallel=CP,
+ *                                          expert_parallel=EP, pipeline_stage=PP. Both
+ *                                          order devices as ascendfs numbers ranks
+ *                                          (model parallel innermost, pipeline stages
+ *                                          outermost, experts over dp ranks);
  *                                          ASCEND_RESUME_CHECKPOINT is the newest
  *                                          checkpoint on disk when the generation began
  *                                          (an open of env, hosts/ or ranks/ files waits
@@ -563,6 +623,7 @@ enum fs_node_kind {
 	FS_JOB_STATUS,
 	FS_JOB_STATUS_JSON,
 	FS_JOB_RANKTABLE,
+	FS_JOB_TOPOLOGY,	/* topology.json: the parallel layout and its links */
 	FS_JOB_ENV,
 	FS_JOB_HOSTS_DIR,
 	FS_JOB_HOST_ENV,
@@ -1058,8 +1119,8 @@ struct fs_blob *fs_blob_get(struct fs_blob *b);
 /*
  * ---- the kernel's page cache (fs_kcache.c); ctx->lock held for all ----
  * fs_kcache_kind() - may files of kind @k be read through the page cache? ranktable.json,
- * env, hosts/<server>.env and ranks/<rank>.env: they change only with the job's
- * generation, its placement or its rank table's completion.
+ * topology.json, env, hosts/<server>.env and ranks/<rank>.env: they change only with the
+ * job's generation, its placement or its rank table's completion.
  *
  * fs_kcache_open() - how a read-only open of @p whose snapshot is @v (borrowed) reads:
  * -1 around the cache (direct_io: not such a kind, no slot free, or cached-mode opens of

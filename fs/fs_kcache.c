@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The kernel's page cache for the files that change only with a job's generation
- * (ranktable.json, env, hosts/<server>.env, ranks/<rank>.env; issue 16): a `cat` of a
- * rank table then costs one OPEN round trip, not a READ of every byte through the daemon.
+ * (ranktable.json, topology.json, env, hosts/<server>.env, ranks/<rank>.env; issue 16): a
+ * `cat` of a rank table then costs one OPEN round trip, not a READ of every byte through
+ * the daemon.
  *
  * The page cache of an inode is shared by all its open files, so the per-open snapshot
  * holds only if every page in it is of one snapshot, and every open file that reads
@@ -29,8 +30,8 @@
 
 bool fs_kcache_kind(enum fs_node_kind k)
 {
-	return k == FS_JOB_RANKTABLE || k == FS_JOB_ENV || k == FS_JOB_HOST_ENV ||
-	       k == FS_JOB_RANK_ENV;
+	return k == FS_JOB_RANKTABLE || k == FS_JOB_TOPOLOGY || k == FS_JOB_ENV ||
+	       k == FS_JOB_HOST_ENV || k == FS_JOB_RANK_ENV;
 }
 
 static bool path_equal(const struct fs_path *a, const struct fs_path *b)

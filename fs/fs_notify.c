@@ -816,8 +816,10 @@ static void collect(struct fs_ctx *ctx, struct pokes *p, uint64_t *cluster_seen)
 			for (size_t k = 0; k < j->slice_count; k++)
 				poke_add(p, ctx->mount_path, "/nodes/%s/jobs",
 					 c->servers[j->slices[k].server].conf->name);
-			if (j->slice_count && j->notified_generation != j->generation)
+			if (j->slice_count && j->notified_generation != j->generation) {
 				poke_add(p, ctx->mount_path, "/jobs/%s/ranktable.json", j->name);
+				poke_add(p, ctx->mount_path, "/jobs/%s/topology.json", j->name);
+			}
 			j->notified_generation = j->generation;
 		}
 		poke_add(p, ctx->mount_path, "/jobs/%s/status.json", j->name);

@@ -216,6 +216,7 @@ static const struct {
 }, job_files[] = {
 	{ "spec", FS_JOB_SPEC }, { "status", FS_JOB_STATUS },
 	{ "status.json", FS_JOB_STATUS_JSON }, { "ranktable.json", FS_JOB_RANKTABLE },
+	{ "topology.json", FS_JOB_TOPOLOGY },
 	{ "env", FS_JOB_ENV }, { "hosts", FS_JOB_HOSTS_DIR }, { "ranks", FS_JOB_RANKS_DIR },
 	{ "events", FS_JOB_EVENTS }, { "history", FS_JOB_HISTORY },
 	{ "accounting", FS_JOB_ACCOUNTING }, { "log", FS_JOB_LOG }, { "log.1", FS_JOB_LOG_OLD },
@@ -493,6 +494,7 @@ static int resolve(struct fs_ctx *ctx, const struct fs_path *p, struct sched_job
 	*ret_job = j;
 	switch (p->kind) {
 	case FS_JOB_RANKTABLE:
+	case FS_JOB_TOPOLOGY:
 	case FS_JOB_ENV:
 	case FS_JOB_HOSTS_DIR:
 	case FS_JOB_RANKS_DIR:
@@ -740,6 +742,8 @@ int fs_render(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec, ch
 		return sched_render_job_status_json(c, j, ret, ret_len);
 	case FS_JOB_RANKTABLE:
 		return sched_render_ranktable(c, j, ret, ret_len);
+	case FS_JOB_TOPOLOGY:
+		return sched_render_job_topology(c, j, ret, ret_len);
 	case FS_JOB_ENV:
 		return sched_render_job_env(c, j, &rc, ret, ret_len);
 	case FS_JOB_HOST_ENV:

@@ -1454,7 +1454,7 @@ int sched_job_update(struct sched_cluster *c, const char *name, uid_t uid, bool 
  * NPUs until its processes are gone, and starts again at the new size as a new
  * generation from its newest checkpoint, in its place in its queue. @npus must be a
  * size the cluster can run (the HCCS rule, whole servers above one server, a multiple
- * of tp * pp; sched_check_feasible()), within the queue's max_npus unless by root or an
+ * of tp * cp * pp; sched_check_feasible()), within the queue's max_npus unless by root or an
  * operator (@is_operator), and within a quota its queue may not borrow past. An elastic
  * job is sized by the scheduler (-EINVAL: give it a fixed size by resubmitting). The
  * same size is a no-op (0). Returns 0, -ENOENT, -EPERM, -EACCES, -EINVAL, -ENOSPC (never
@@ -2228,6 +2228,22 @@ struct sched_render_ctx {
  */
 int sched_render_ranktable(const struct sched_cluster *c, const struct sched_job *j, char **ret,
 			   size_t *ret_len);
+
+/*
+ * sched_render_job_topology() - jobs/<name>/topology.json of placed job @j
+ * (sched_job_topology.c): the layout its generation runs with (sched_comm.h's rank order,
+ * sched_parallel_from_spec() at the NPUs it holds), each rank's server, host_ip,
+ * device_id, HCCS group, leaf switch, super pod and coordinate per dimension; per
+ * dimension the groups (ranks, servers spanned, slowest link class by
+ * sched_group_link()); per pair of consecutive pipeline stages the slowest link between
+ * matching ranks; and sched_comm_params_for()'s figures (chip of its servers, spine
+ * oversubscription 1: the configuration has no figure) for each class used. fs/fs.h says
+ * the exact shape. JSON_INDENT(2), keys in a fixed order, a final newline. *ret new
+ * (free()). 0, -ENOENT (the job holds no placement) or -ENOMEM. Costs what the job holds
+ * (its groups' links are pairwise: the size of a group squared, summed over groups).
+ */
+int sched_render_job_topology(const struct sched_cluster *c, const struct sched_job *j,
+			      char **ret, size_t *ret_len);
 
 /*
  * sched_ranktable_waiting_for() - what placed job @j's rank table waits for before it

@@ -194,7 +194,7 @@ int sched_job_requeue(struct sched_cluster *c, const char *name, uid_t uid, bool
 /*
  * @j's spec as written, with @field set to @value: its new normalized text in *@ret (and
  * *@ret_len), read back to check it (the parser's rules hold, e.g. npus a multiple of
- * tp * pp). 0, -EINVAL (the text no longer parses, or the new value breaks a rule of the
+ * tp * cp * pp). 0, -EINVAL (the text no longer parses, or the new value breaks a rule of the
  * spec: @reason says why) or -ENOMEM.
  */
 static int spec_text_with(const struct sched_job *j, enum sched_job_field field,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Job sizes: the server type a job is restricted to, the legal sizes of an elastic job
- * (multiples of tp * pp, the HCCS rule within a server, whole servers beyond one), the
+ * (multiples of tp * cp * pp * ep, the HCCS rule within a server, whole servers beyond one), the
  * smallest size that can ever fit, placing a job now at the largest size that fits, and
  * the growth of running elastic jobs onto NPUs left free at the end of a pass.
  *
@@ -30,13 +30,18 @@ const struct conf_server_type *sched_job_type(const struct sched_cluster *c,
 
 /* ---- sizes (elastic jobs) ---- */
 
-/* NPUs per parallel group: elastic sizes must stay multiples of tp * pp. */
+/*
+ * The step of an elastic job's sizes: dp follows the size, so it must stay a multiple of
+ * the model-parallel size tp * cp * pp, and dp = size / (tp * cp * pp) a multiple of ep
+ * (expert-parallel groups are made of dp ranks; sched_comm.h): tp * cp * pp * ep.
+ */
 static unsigned size_unit(const struct conf_job_spec *sp)
 {
-	return (sp->tp ? sp->tp : 1) * (sp->pp ? sp->pp : 1);
+	return (sp->tp ? sp->tp : 1) * (sp->cp ? sp->cp : 1) * (sp->pp ? sp->pp : 1) *
+	       (sp->ep ? sp->ep : 1);
 }
 
-/* Is @size legal for @sp on server type @t (HCCS rule, whole servers, tp * pp)? */
+/* Is @size legal for @sp on server type @t (HCCS rule, whole servers, tp*cp*pp*ep)? */
 static bool size_ok(const struct conf_job_spec *sp, const struct conf_server_type *t,
 		    unsigned size)
 {

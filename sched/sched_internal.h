@@ -535,7 +535,7 @@ bool sched_server_is_whole_free(const struct sched_cluster *c, unsigned server,
 /*
  * sched_place_sizes() - the legal sizes for @j between @lo and @hi NPUs, largest first,
  * on the server types it may use (single-server sizes by HCCS rule, whole-server
- * multiples above, multiples of tp * pp), starting below what is free now; the smallest
+ * multiples above, multiples of tp * cp * pp * ep), starting below what is free now; the smallest
  * legal size is always last. Writes at most @max sizes to @out; returns the count.
  */
 size_t sched_place_sizes(const struct sched_cluster *c, const struct sched_job *j, unsigned lo,
@@ -543,7 +543,7 @@ size_t sched_place_sizes(const struct sched_cluster *c, const struct sched_job *
 
 /*
  * sched_elastic_min() - the smallest size in [npus_min, npus_max] of @sp that is legal
- * (HCCS rule, whole servers, a multiple of tp * pp) and could ever run on this cluster,
+ * (HCCS rule, whole servers, a multiple of tp * cp * pp * ep) and could ever run on this cluster,
  * on @type when not NULL; 0 when there is none.
  */
 unsigned sched_elastic_min(const struct sched_cluster *c, const struct conf_job_spec *sp,

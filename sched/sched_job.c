@@ -958,6 +958,10 @@ static int job_check(struct sched_cluster *c, const struct conf_job_spec *spec, 
 		}
 	}
 	if (spec->npus_min != spec->npus_max) {
+		/* the step of its sizes (sched_elastic.c size_unit()) */
+		unsigned unit = (spec->tp ? spec->tp : 1) * (spec->cp ? spec->cp : 1) *
+				(spec->pp ? spec->pp : 1) * (spec->ep ? spec->ep : 1);
+
 		/* elastic: some size of the range must be legal and able to run here */
 		if (sched_elastic_min(c, spec, type))
 			return 0;
@@ -966,9 +970,9 @@ static int job_check(struct sched_cluster *c, const struct conf_job_spec *spec, 
 				     "(sizes must suit the HCCS rule, be whole servers above one "
 				     "server%s); for %u: %.200s",
 			     spec->npus_min, spec->npus_max,
-			     spec->tp || spec->pp ? " that is a multiple of tp * pp" : "",
-			     spec->tp || spec->pp ? " and multiples of tp * pp" : "",
-			     spec->npus_min, r < 0 ? reason : "it does not suit tp * pp");
+			     unit > 1 ? " that is a multiple of tp * cp * pp * ep" : "",
+			     unit > 1 ? " and multiples of tp * cp * pp * ep" : "",
+			     spec->npus_min, r < 0 ? reason : "it does not suit tp * cp * pp * ep");
 		return r < 0 ? r : -EINVAL;
 	}
 	return sched_check_feasible(c, spec->npus, type, reason);

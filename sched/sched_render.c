@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "sched_comm.h"
 #include "sched_internal.h"
 #include "sched_json.h"
 
@@ -173,6 +174,38 @@ static void array_lines(struct sched_buf *b, const struct sched_cluster *c,
 	buf_exportf(b, "ASCEND_ARRAY_MAX", "%u", hi);
 }
 
+/*
+ * The layout this generation runs with, every size, whether the spec gave it or not: dp
+ * follows the NPU count (an elastic job's changes with its size), and a launcher maps the
+ * five onto its framework's settings without arithmetic (fs.h says how). A layout the
+ * NPU count does not fit (not reached: the parser and the elastic sizes keep it whole)
+ * exports what the spec gave, as before.
+ */
+static void parallel_lines(struct sched_buf *b, const struct sched_job *j)
+{
+	static const char *const names[SCHED_DIM_COUNT] = {
+		"ASCEND_PARALLEL_TP", "ASCEND_PARALLEL_CP", "ASCEND_PARALLEL_EP",
+		"ASCEND_PARALLEL_DP", "ASCEND_PARALLEL_PP",
+	};
+	struct sched_parallel par;
+
+	if (sched_parallel_from_spec(j->spec, sched_job_total_npus(j), &par) == 0) {
+		for (int d = 0; d < SCHED_DIM_COUNT; d++)
+			buf_exportf(b, names[d], "%u", par.size[d]);
+		return;
+	}
+	if (!j->spec)
+		return;
+	{
+		const unsigned given[SCHED_DIM_COUNT] = { j->spec->tp, j->spec->cp, j->spec->ep,
+							  j->spec->dp, j->spec->pp };
+
+		for (int d = 0; d < SCHED_DIM_COUNT; d++)
+			if (given[d])
+				buf_exportf(b, names[d], "%u", given[d]);
+	}
+}
+
 static void job_env_lines(struct sched_buf *b, const struct sched_cluster *c,
 			  const struct sched_job *j, const struct sched_render_ctx *ctx)
 {
@@ -205,12 +238,8 @@ static void job_env_lines(struct sched_buf *b, const struct sched_cluster *c,
 	buf_exportf(b, "ASCEND_MODULE_LOG_LEVEL", "HCCL=%s", log_level_number(cf->hccl_log_level));
 	if (j->spec && j->spec->checkpoint_dir)
 		buf_export(b, "ASCEND_CHECKPOINT_DIR", j->spec->checkpoint_dir);
-	if (j->spec && j->spec->tp)
-		buf_exportf(b, "ASCEND_PARALLEL_TP", "%u", j->spec->tp);
-	if (j->spec && j->spec->pp)
-		buf_exportf(b, "ASCEND_PARALLEL_PP", "%u", j->spec->pp);
-	if (j->spec && j->spec->dp)
-		buf_exportf(b, "ASCEND_PARALLEL_DP", "%u", j->spec->dp);
+	parallel_lines(b, j);
+	buf_exportf(b, "ASCEND_TOPOLOGY_FILE", "%s/jobs/%s/topology.json", mount, j->name);
 }
 
 int sched_render_job_env(const struct sched_cluster *c, const struct sched_job *j,

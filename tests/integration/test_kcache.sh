@@ -94,6 +94,22 @@ host=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["placemen
 	"$M/jobs/$J/status.json")
 check_contains "hosts/<server>.env too" "ASCEND_JOB_GENERATION='2'" "$(cat "$M/jobs/$J/hosts/$host.env")"
 
+# topology.json, page-cached like the rank table: the new generation's, its tp groups
+# each inside one server (HCCS), its 4 stages one server each
+check_eq "topology.json: generation 2, tp 8 pp 4, each tp group in one server, 3 boundaries" \
+	"2 8-1-1-1-4 32 4 hccs 3 1" \
+	"$(cat "$M/jobs/$J/topology.json" | python3 -c 'import json, sys
+d = json.load(sys.stdin)
+p = d["parallel"]
+tp = d["groups"]["tp"]
+print(d["generation"], "-".join(str(p[k]) for k in ("tp", "cp", "ep", "dp", "pp")),
+      len(d["ranks"]), len(tp), ",".join(sorted({g["link"] for g in tp})),
+      len(d["pp_boundaries"]), int(all(len(g["servers"]) == 1 for g in tp)))')"
+env_text=$(cat "$M/jobs/$J/env")
+check_contains "env: the effective dp, never given" "ASCEND_PARALLEL_DP='1'" "$env_text"
+check_contains "env names topology.json" "ASCEND_TOPOLOGY_FILE='$M/jobs/$J/topology.json'" \
+	"$env_text"
+
 # The size the kernel keeps of a rank table (their attributes are cached) is an open
 # file's while it reads old bytes, and the file's own once that file is released, with
 # no open in between: the kernel does not keep the open file's size (the RELEASE comes

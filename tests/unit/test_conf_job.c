@@ -93,8 +93,10 @@ static void assert_spec_equal(const struct conf_job_spec *a, const struct conf_j
 	assert_int_equal(a->max_restarts, b->max_restarts);
 	assert_true(a->time_limit_sec == b->time_limit_sec);
 	assert_int_equal(a->tp, b->tp);
-	assert_int_equal(a->pp, b->pp);
+	assert_int_equal(a->cp, b->cp);
+	assert_int_equal(a->ep, b->ep);
 	assert_int_equal(a->dp, b->dp);
+	assert_int_equal(a->pp, b->pp);
 	assert_int_equal(a->preemptible, b->preemptible);
 	assert_int_equal(a->max_unavailable, b->max_unavailable);
 	if (a->server_type || b->server_type) {
@@ -487,7 +489,7 @@ static void test_job_spec_elastic_npus(void **state)
 	assert_round_trip(s);
 	conf_job_spec_free(s);
 
-	/* tp*pp must divide both ends of the range. */
+	/* tp*cp*pp must divide both ends of the range. */
 	assert_non_null(strstr(parse_failz("npus: {min: 8, max: 12}\nparallel: {tp: 8}\n",
 					  "e.yaml", "e", -EINVAL),
 			       "must divide both npus.min (8) and npus.max (12)"));
@@ -521,20 +523,72 @@ static void test_job_spec_parallel_rules(void **state)
 	s = parse_ok("npus: 16\nparallel: {tp: 4, pp: 2}\n", "p.yaml", "p");
 	assert_int_equal(s->tp, 4);
 	assert_int_equal(s->pp, 2);
+	assert_int_equal(s->cp + s->ep + s->dp, 0);
 	conf_job_spec_free(s);
-	s = parse_ok("npus: 16\nparallel: {dp: 4}\n", "p.yaml", "p");
-	assert_int_equal(s->dp, 4);
+	s = parse_ok("npus: 16\nparallel: {dp: 16}\n", "p.yaml", "p");
+	assert_int_equal(s->dp, 16);
 	conf_job_spec_free(s);
 
 	msg = parse_failz("npus: 8\nparallel: {tp: 3}\n", "p.yaml", "p", -EINVAL);
-	assert_string_equal(msg, "p.yaml:2:11: parallel: tp*pp (3) must divide npus (8); choose "
-				 "tp and pp whose product divides 8");
-	msg = parse_failz("npus: 16\nparallel: {tp: 2, dp: 3}\n", "p.yaml", "p", -EINVAL);
-	assert_non_null(strstr(msg, "tp*dp (6) must divide npus (16)"));
+	assert_string_equal(msg, "p.yaml:2:11: parallel: tp*cp*pp (3) must divide npus (8); "
+				 "choose tp, cp and pp whose product divides 8");
+	/* dp is what tp*cp*pp leaves, not any divisor */
+	msg = parse_failz("npus: 16\nparallel: {tp: 2, dp: 4}\n", "p.yaml", "p", -EINVAL);
+	assert_string_equal(msg, "p.yaml:2:23: parallel.dp: 4 does not match npus / (tp*cp*pp) = "
+				 "16 / 2 = 8; set dp to 8 or leave it out");
 	msg = parse_failz("npus: 8\nparallel: {tp: 2, pp: 2, dp: 1}\n", "p.yaml", "p", -EINVAL);
-	assert_non_null(strstr(msg, "tp*pp*dp is 4 but npus is 8"));
+	assert_non_null(strstr(msg, "parallel.dp: 1 does not match npus / (tp*cp*pp) = 8 / 4 = 2"));
 	msg = parse_failz("npus: 8\nparallel: 8\n", "p.yaml", "p", -EINVAL);
 	assert_non_null(strstr(msg, "parallel: expected a mapping"));
+}
+
+/* cp joins tp and pp in the model-parallel size; ep is carved from dp (sched_comm.h) */
+static void test_job_spec_parallel_cp_ep(void **state)
+{
+	struct conf_job_spec *s;
+	const char *msg;
+
+	s = parse_ok("npus: 64\nparallel: {tp: 4, cp: 2, ep: 4, dp: 4, pp: 2}\n", "m.yaml", "m");
+	assert_int_equal(s->tp, 4);
+	assert_int_equal(s->cp, 2);
+	assert_int_equal(s->ep, 4);
+	assert_int_equal(s->dp, 4);
+	assert_int_equal(s->pp, 2);
+	assert_round_trip(s);
+	conf_job_spec_free(s);
+	s = parse_ok("npus: {min: 16, max: 64}\nparallel: {tp: 8, ep: 2}\n", "m.yaml", "m");
+	assert_int_equal(s->ep, 2);
+	assert_round_trip(s);
+	conf_job_spec_free(s);
+
+	msg = parse_failz("npus: 32\nparallel: {tp: 4, cp: 3}\n", "m.yaml", "m", -EINVAL);
+	assert_string_equal(msg, "m.yaml:2:11: parallel: tp*cp*pp (12) must divide npus (32); "
+				 "choose tp, cp and pp whose product divides 32");
+	msg = parse_failz("npus: 16\nparallel: {tp: 4, ep: 3}\n", "m.yaml", "m", -EINVAL);
+	assert_string_equal(msg, "m.yaml:2:23: parallel.ep: 3 must divide dp (4 = npus / "
+				 "(tp*cp*pp)); expert-parallel groups are made of dp ranks: "
+				 "choose an ep that divides 4");
+	/* ep divides a dp given explicitly, too */
+	msg = parse_failz("npus: 16\nparallel: {tp: 2, dp: 8, ep: 16}\n", "m.yaml", "m", -EINVAL);
+	assert_non_null(strstr(msg, "m.yaml:2:30: parallel.ep: 16 must divide dp (8 = "));
+	msg = parse_failz("npus: {min: 16, max: 24}\nparallel: {tp: 8, ep: 2}\n", "m.yaml", "m",
+			  -EINVAL);
+	assert_string_equal(msg, "m.yaml:2:23: parallel.ep: 2 must divide dp at both ends of "
+				 "npus (dp = npus / (tp*cp*pp): 2 at npus.min 16, 3 at npus.max "
+				 "24); choose an ep that divides both, or npus bounds that are "
+				 "multiples of tp*cp*pp*ep (16)");
+	msg = parse_failz("npus: {min: 16, max: 40}\nparallel: {tp: 8, cp: 2}\n", "m.yaml", "m",
+			  -EINVAL);
+	assert_non_null(strstr(msg, "parallel: tp*cp*pp (16) must divide both npus.min (16) and "
+				    "npus.max (40)"));
+	msg = parse_failz("npus: {min: 8, max: 16}\nparallel: {dp: 1}\n", "m.yaml", "m", -EINVAL);
+	assert_non_null(strstr(msg, "parallel.dp: cannot be fixed when npus is a range"));
+	msg = parse_failz("npus: 8\nparallel: {cp: 0}\n", "m.yaml", "m", -EINVAL);
+	assert_string_equal(msg, "m.yaml:2:16: parallel.cp: 0 is out of range; use a whole "
+				 "number from 1 to 65536");
+	msg = parse_failz("npus: 8\nparallel: {tp: 2, vpp: 2}\n", "m.yaml", "m", -EINVAL);
+	assert_string_equal(msg, "m.yaml:2:19: unknown key \"vpp\"; expected one of: tp, cp, ep, "
+				 "dp, pp");
 }
 
 static void test_job_spec_name_rules(void **state)
@@ -1235,6 +1289,7 @@ int main(void)
 		cmocka_unit_test(test_job_spec_elastic_npus),
 		cmocka_unit_test(test_job_spec_priority_words),
 		cmocka_unit_test(test_job_spec_parallel_rules),
+		cmocka_unit_test(test_job_spec_parallel_cp_ep),
 		cmocka_unit_test(test_job_spec_name_rules),
 		cmocka_unit_test(test_job_spec_json),
 		cmocka_unit_test(test_job_spec_empty),

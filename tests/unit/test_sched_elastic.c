@@ -195,6 +195,36 @@ static void test_elastic_sizes_respect_tp_pp(void **state)
 }
 
 /*
+ * npus {min: 4, max: 8} with parallel {tp: 2, ep: 2}: dp follows the size and must stay a
+ * multiple of ep, so with 6 NPUs free (dp would be 3) the job takes 4, not 6.
+ */
+static void test_elastic_sizes_respect_cp_ep(void **state)
+{
+	struct fx_opts o = { .servers = 1 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct conf_job_spec *s = elastic_job("e", 4, 8, NULL, 500);
+	struct sched_job *e;
+
+	(void)state;
+	s->tp = 2;
+	s->ep = 2;
+	run(c, spec("x", 2, NULL, 500, 0));
+	e = run(c, s);
+	assert_int_equal(sched_job_total_npus(e), 4);
+	sched_cluster_free(c);
+
+	/* cp counts in the model-parallel size as tp does: {tp: 2, cp: 2} takes 4 too */
+	c = fx_cluster(&o);
+	s = elastic_job("e", 4, 8, NULL, 500);
+	s->tp = 2;
+	s->cp = 2;
+	run(c, spec("x", 2, NULL, 500, 0));
+	e = run(c, s);
+	assert_int_equal(sched_job_total_npus(e), 4);
+	sched_cluster_free(c);
+}
+
+/*
  * npus {min: 3, max: 5} on Atlas 800 (910: 1, 2, 4 or 8 per server): 4 is legal and
  * in range, but the feasibility check looks at min only and rejects the job.
  */
@@ -318,6 +348,7 @@ int main(void)
 		cmocka_unit_test_setup(test_elastic_no_growth_while_others_wait, setup_abort),
 		cmocka_unit_test_setup(test_elastic_large_max_starts_at_largest_fit, setup_abort),
 		cmocka_unit_test_setup(test_elastic_sizes_respect_tp_pp, setup_abort),
+		cmocka_unit_test_setup(test_elastic_sizes_respect_cp_ep, setup_abort),
 		cmocka_unit_test_setup(test_elastic_illegal_min_accepted_when_range_fits,
 				       setup_abort),
 		cmocka_unit_test_setup(test_elastic_with_quota, setup_abort),

@@ -655,6 +655,71 @@ static void test_rank_contiguous_in_topology_order(void **state)
 	sched_cluster_free(c);
 }
 
+/* Does every value of @key (@n entries) occur in one run, none coming back after another? */
+static bool runs_are_contiguous(const unsigned *key, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		for (size_t k = 0; key[i] != key[i - 1] && k + 1 < i; k++)
+			if (key[k] == key[i])
+				return false;
+	return true;
+}
+
+/*
+ * Ranks go server by server with the servers of one leaf switch next to each other, and
+ * on A3 those of one super pod, then of one switch within it: so the innermost groups (tp,
+ * then cp, ep) stay in a server, and when a pipeline stage fits under one switch only the
+ * stage boundaries cross the spine (sched_comm.h's rank order; topology.json shows it).
+ * Inventories that interleave switches and pods, placements that span several switches.
+ */
+static void test_rank_order_keeps_switches_and_pods_consecutive(void **state)
+{
+	/* 9 servers, node-i under leaf-(i % 3): no switch has 6, so 6 servers span two */
+	struct fx_opts o = { .servers = 9, .switches = 3, .interleave = true };
+	struct sched_cluster *c = fx_cluster(&o);
+	unsigned sw[16], pod[16];
+	struct sched_job *j;
+
+	(void)state;
+	j = fx_run(c, "six", 48);
+	assert_int_equal(j->slice_count, 6);
+	for (size_t k = 0; k < j->slice_count; k++) {
+		sw[k] = switch_of(c, &j->slices[k]);
+		assert_int_equal(j->slices[k].first_rank, 8 * k);
+		/* inside a switch, inventory order */
+		if (k && sw[k] == sw[k - 1])
+			assert_true(j->slices[k].server > j->slices[k - 1].server);
+	}
+	assert_true(runs_are_contiguous(sw, j->slice_count));
+	assert_true(sw[0] == sw[2] && sw[3] == sw[5] && sw[0] != sw[3]);
+	/* and the whole cluster: three switches, each one run of three */
+	assert_int_equal(fx_complete(c, "six", FX_UID, fx_now()), 0);
+	j = fx_run(c, "all", 72);
+	for (size_t k = 0; k < j->slice_count; k++)
+		sw[k] = switch_of(c, &j->slices[k]);
+	assert_true(runs_are_contiguous(sw, j->slice_count));
+	fx_check(c);
+	sched_cluster_free(c);
+
+	/* A3: pods p0 = node-0..3, p1 = node-4..7, each across both interleaved switches */
+	o = (struct fx_opts){ .type = "atlas900-a3", .servers = 8, .switches = 2,
+			      .interleave = true, .servers_per_pod = 4 };
+	c = fx_cluster(&o);
+	j = fx_run(c, "pods", 128);
+	assert_int_equal(j->slice_count, 8);
+	for (size_t k = 0; k < j->slice_count; k++) {
+		const char *p = c->servers[j->slices[k].server].conf->super_pod;
+
+		pod[k] = (unsigned)(p[1] - '0');
+		/* the switch within the pod: a key that counts pods apart */
+		sw[k] = pod[k] * 2 + switch_of(c, &j->slices[k]);
+	}
+	assert_true(runs_are_contiguous(pod, j->slice_count));
+	assert_true(runs_are_contiguous(sw, j->slice_count));
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
 /*
  * Rank table 1.2 needs every super pod of a job to hold the same number of servers: a
  * 3-server A3 job on pods of 2 can never be split evenly and is refused, a 2-server job
@@ -831,6 +896,7 @@ int main(void)
 		cmocka_unit_test(test_reason_counted_nouns),
 		cmocka_unit_test(test_gang_all_or_nothing),
 		cmocka_unit_test(test_rank_contiguous_in_topology_order),
+		cmocka_unit_test(test_rank_order_keeps_switches_and_pods_consecutive),
 		cmocka_unit_test(test_topology_blind_first_fit),
 		cmocka_unit_test(test_topology_blind_keeps_ring_legality),
 		cmocka_unit_test(test_no_mix_one_job_per_server),
