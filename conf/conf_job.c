@@ -420,6 +420,21 @@ static int read_parallel(const struct conf_ctx *ctx, const struct conf_node *n,
 	}
 	model = (uint64_t)(s->tp ? s->tp : 1) * (s->cp ? s->cp : 1) * (s->pp ? s->pp : 1);
 	ep = s->ep ? s->ep : 1;
+	/*
+	 * dp given with pp (else tp) left out: the left-out size is what the others leave,
+	 * as MindSpore's device_num = data x model x pipeline reads. Specs of the
+	 * tp/pp/dp era were accepted so, and saved records of them must load.
+	 */
+	if (s->dp && s->npus_min == s->npus_max && (!s->pp || !s->tp) &&
+	    s->npus % (model * s->dp) == 0 && s->npus / (model * s->dp) > 1) {
+		unsigned rest = (unsigned)(s->npus / (model * s->dp));
+
+		if (!s->pp)
+			s->pp = rest;
+		else
+			s->tp = rest;
+		model *= rest;
+	}
 
 	if (s->npus_min != s->npus_max) {
 		uint64_t dp_min, dp_max;

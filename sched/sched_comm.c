@@ -193,7 +193,7 @@ static double npu_gbyte_per_sec(const struct sched_comm_params *p, enum sched_li
  * all; on equal bandwidth the farther domain (the later class) counts as slower, so
  * the answer is deterministic.
  */
-static bool link_is_slower(const struct sched_comm_params *p, enum sched_link a, enum sched_link b)
+bool sched_link_is_slower(const struct sched_comm_params *p, enum sched_link a, enum sched_link b)
 {
 	double wa, wb;
 
@@ -209,7 +209,7 @@ static bool link_is_slower(const struct sched_comm_params *p, enum sched_link a,
 static enum sched_link slower(const struct sched_comm_params *p, enum sched_link a,
 			      enum sched_link b)
 {
-	return link_is_slower(p, a, b) ? a : b;
+	return sched_link_is_slower(p, a, b) ? a : b;
 }
 
 /*

@@ -142,6 +142,14 @@ enum sched_link sched_link_between(const struct sched_cluster *c, struct sched_n
 				   struct sched_npu_loc b);
 
 /*
+ * sched_link_is_slower() - is class @a slower than @b under @p? By what one NPU gets
+ * from the class (a link's bandwidth times its lanes), SELF the fastest of all; on
+ * equal bandwidth the farther domain (the later enum value) is the slower.
+ */
+bool sched_link_is_slower(const struct sched_comm_params *p, enum sched_link a,
+			  enum sched_link b);
+
+/*
  * sched_group_link() - the slowest class linking any two of the @n members of @m (@m
  * has @n entries, each valid on @c), slowest by what one NPU gets from the class under
  * @p, gbyte_per_sec * lanes (a 910B HCCS link is below its NIC, its 7 lanes are not);

@@ -25,14 +25,6 @@
 /* The cluster configuration has no oversubscription figure: non-blocking. */
 #define TOPOLOGY_SPINE_OVERSUB 1.0
 
-/* Is @a a slower link than @b under @p (less bandwidth; on a tie the farther class)? */
-static bool link_is_slower(const struct sched_comm_params *p, enum sched_link a, enum sched_link b)
-{
-	double wa = p->link[a].gbyte_per_sec, wb = p->link[b].gbyte_per_sec;
-
-	return wa < wb || (wa == wb && a > b);
-}
-
 /* The servers @n members of @m span, names in order of first appearance. */
 static json_t *servers_json(const struct sched_cluster *c, const struct sched_npu_loc *m,
 			    size_t n)
@@ -159,7 +151,7 @@ static json_t *boundaries_json(const struct sched_cluster *c, const struct sched
 			struct sched_npu_loc pair[2] = { loc[r], loc[r + stage] };
 			enum sched_link l = sched_group_link(c, p, pair, 2);
 
-			if (link_is_slower(p, l, worst))
+			if (sched_link_is_slower(p, l, worst))
 				worst = l;
 		}
 		used[worst] = true;

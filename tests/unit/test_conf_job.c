@@ -532,10 +532,24 @@ static void test_job_spec_parallel_rules(void **state)
 	msg = parse_failz("npus: 8\nparallel: {tp: 3}\n", "p.yaml", "p", -EINVAL);
 	assert_string_equal(msg, "p.yaml:2:11: parallel: tp*cp*pp (3) must divide npus (8); "
 				 "choose tp, cp and pp whose product divides 8");
-	/* dp is what tp*cp*pp leaves, not any divisor */
-	msg = parse_failz("npus: 16\nparallel: {tp: 2, dp: 4}\n", "p.yaml", "p", -EINVAL);
-	assert_string_equal(msg, "p.yaml:2:23: parallel.dp: 4 does not match npus / (tp*cp*pp) = "
-				 "16 / 2 = 8; set dp to 8 or leave it out");
+	/*
+	 * dp with pp (else tp) left out: the left-out size is what the others leave, as the
+	 * tp/pp/dp specs saved before cp and ep were read; the normalized spec says it, so
+	 * a saved record parses to the same layout again
+	 */
+	s = parse_ok("npus: 16\nparallel: {tp: 2, dp: 4}\n", "p.yaml", "p");
+	assert_int_equal(s->tp * 10 + s->pp, 22);
+	assert_int_equal(s->dp, 4);
+	conf_job_spec_free(s);
+	s = parse_ok("npus: 16\nparallel: {pp: 2, dp: 2}\n", "p.yaml", "p");
+	assert_int_equal(s->tp * 10 + s->pp, 42);
+	conf_job_spec_free(s);
+	/* with both given, dp is what tp*cp*pp leaves, not any divisor */
+	msg = parse_failz("npus: 16\nparallel: {tp: 2, pp: 2, dp: 2}\n", "p.yaml", "p", -EINVAL);
+	assert_string_equal(msg, "p.yaml:2:30: parallel.dp: 2 does not match npus / (tp*cp*pp) = "
+				 "16 / 4 = 4; set dp to 4 or leave it out");
+	msg = parse_failz("npus: 16\nparallel: {tp: 2, dp: 3}\n", "p.yaml", "p", -EINVAL);
+	assert_non_null(strstr(msg, "parallel.dp: 3 does not match npus / (tp*cp*pp) = 16 / 2 = 8"));
 	msg = parse_failz("npus: 8\nparallel: {tp: 2, pp: 2, dp: 1}\n", "p.yaml", "p", -EINVAL);
 	assert_non_null(strstr(msg, "parallel.dp: 1 does not match npus / (tp*cp*pp) = 8 / 4 = 2"));
 	msg = parse_failz("npus: 8\nparallel: 8\n", "p.yaml", "p", -EINVAL);
