@@ -291,7 +291,8 @@ static int compute_reservation(struct pass *p, struct sched_job *j, struct resv 
 		}
 		if (!maybe)
 			continue;
-		r = sched_place_now(c, j->spec->npus_min, type, &sl, &n, why);
+		r = sched_place_now(c, j->spec->npus_min, type, sched_job_stages(j), &sl, &n,
+				    why);
 		if (r != -ENOSPC)
 			break;
 	}
@@ -361,7 +362,8 @@ const struct resv *sched_reserve_preempted(struct pass *p, struct sched_job *j,
 		return NULL;
 	for (size_t i = 0; i < n; i++)
 		sim_release(c, v[i]);
-	r = sched_place_now(c, j->spec->npus_min, sched_job_type(c, j), &rv->slices, &rv->count,
+	r = sched_place_now(c, j->spec->npus_min, sched_job_type(c, j), sched_job_stages(j),
+			    &rv->slices, &rv->count,
 			    why);
 	for (size_t i = 0; i < n; i++)
 		sim_restore(c, v[i]);

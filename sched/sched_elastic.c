@@ -17,6 +17,11 @@
 
 /* ---- server types ---- */
 
+unsigned sched_job_stages(const struct sched_job *j)
+{
+	return j->spec && j->spec->pp ? j->spec->pp : 1;
+}
+
 const struct conf_server_type *sched_job_type(const struct sched_cluster *c,
 					      const struct sched_job *j)
 {
@@ -141,14 +146,16 @@ int sched_place_job(struct sched_cluster *c, const struct sched_job *j, unsigned
 	if (j->spec->npus_min == j->spec->npus_max || hi <= j->spec->npus_min) {
 		/* a service's instances spread (one size: no elastic range) */
 		c->spread_service = j->service[0] ? j->service : NULL;
-		r = sched_place_now(c, j->spec->npus_min, type, ret_slices, ret_count, reason);
+		r = sched_place_now(c, j->spec->npus_min, type, sched_job_stages(j), ret_slices,
+				    ret_count, reason);
 		c->spread_service = NULL;
 		return r;
 	}
 	n = sched_place_sizes(c, j, j->spec->npus_min, hi, sizes, 64);
 	for (size_t i = 0; i < n; i++) {
 		/* the reason of the smallest size is the one that explains the wait */
-		r = sched_place_now(c, sizes[i], type, ret_slices, ret_count, reason);
+		r = sched_place_now(c, sizes[i], type, sched_job_stages(j), ret_slices, ret_count,
+				    reason);
 		if (r != -ENOSPC)
 			return r;
 	}
@@ -206,7 +213,8 @@ void sched_grow_elastic(struct pass *p)
 			int r;
 
 			sim_release(c, j);
-			r = sched_place_now(c, sizes[k], sched_job_type(c, j), &sl, &n, why);
+			r = sched_place_now(c, sizes[k], sched_job_type(c, j), sched_job_stages(j),
+					    &sl, &n, why);
 			sim_restore(c, j);
 			if (r < 0)
 				continue;

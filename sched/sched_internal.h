@@ -513,10 +513,17 @@ unsigned sched_job_resume_scan_expire(struct sched_cluster *c, uint64_t now_usec
 /*
  * sched_place_now() - sched_place() without the feasibility check (the caller knows the
  * request is legal on this cluster): -ENOSPC with @reason when there is no room now.
+ * @stages: the pipeline stages the job's ranks form (sched_job_stages(); 1 = none): a
+ * job of whole servers spread over leaf switches takes whole stages from each switch
+ * when it can, so that no stage straddles the spine.
  */
 int sched_place_now(const struct sched_cluster *c, unsigned npus,
-		    const struct conf_server_type *type, struct sched_slice **ret_slices,
-		    size_t *ret_count, char *reason);
+		    const struct conf_server_type *type, unsigned stages,
+		    struct sched_slice **ret_slices, size_t *ret_count, char *reason);
+
+/* sched_job_stages() - the pipeline stages of @j's ranks: its spec's parallel.pp, 1 when
+ * not given. */
+unsigned sched_job_stages(const struct sched_job *j);
 
 /* sched_size_is_legal() - @n NPUs on one server of type @t obey its HCCS rule. */
 bool sched_size_is_legal(const struct conf_server_type *t, unsigned n);

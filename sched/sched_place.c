@@ -12,7 +12,9 @@
  *    fit, then the fullest server (best fit keeps whole servers free for big jobs);
  *  - larger requests take whole servers: one leaf switch when one has room (the
  *    switch with the fewest free servers that still fits), else one super pod, else
- *    the fewest switches;
+ *    the fewest switches; a job of pipeline stages (parallel.pp) takes whole stages
+ *    from each switch when they add up, so no stage's data-parallel traffic crosses
+ *    the spine (issue 20);
  *  - whole-server placements and replacements take suspect servers only when clean
  *    ones do not suffice (first a placement among clean servers, then among all);
  *  - ranks go server by server in topology order (switch, server, device id).
@@ -445,15 +447,62 @@ static size_t whole_free_list(const struct sched_cluster *c, const struct conf_s
 }
 
 /*
+ * The switches of a job of @k whole servers whose pipeline stages are @unit servers
+ * each (k a multiple of unit), taking from each switch a whole number of stages, so
+ * that no stage straddles two switches: its data-parallel all-reduce stays under one
+ * leaf and only the stage boundaries' point-to-point transfers cross the spine
+ * (sched_comm.h). The same choice as for any job (one switch, best fit; else the
+ * largest first and the tightest that completes it), made on counts rounded down to
+ * whole stages. @a is scratch of @ng entries; fills @pick_sw and @take (servers per
+ * switch index). Returns false when whole stages do not add up to @k.
+ */
+static bool choose_stage_aligned(const struct group_count *g, size_t ng, unsigned k,
+				 unsigned unit, struct group_count *a, bool *pick_sw,
+				 unsigned *take)
+{
+	unsigned need = k;
+	int best = -1;
+
+	for (size_t i = 0; i < ng; i++) {
+		a[i].id = g[i].id;
+		a[i].free = g[i].free / unit * unit;
+		if (a[i].free >= k && (best < 0 || a[i].free < a[best].free))
+			best = (int)i;
+	}
+	if (best >= 0) {
+		pick_sw[a[best].id] = true;
+		take[a[best].id] = k;
+		return true;
+	}
+	qsort(a, ng, sizeof(*a), group_cmp_desc);
+	for (size_t i = 0; i < ng && a[i].free && need; i++) {
+		int fin = -1;
+
+		for (size_t j = i; j < ng; j++)
+			if (a[j].free >= need && (fin < 0 || a[j].free < a[fin].free))
+				fin = (int)j;
+		if (fin >= 0) {
+			pick_sw[a[fin].id] = true;
+			take[a[fin].id] = need;
+			return true;
+		}
+		pick_sw[a[i].id] = true;
+		take[a[i].id] = a[i].free;
+		need -= a[i].free;
+	}
+	return false;
+}
+
+/*
  * Choose @k whole free servers of @type (in @super_pod when not NULL), minimizing
  * switches spanned. Writes server indices to @out. Returns 0, -ENOSPC or -ENOMEM.
  */
 static int pick_switches(const struct sched_cluster *c, unsigned k,
 			 const struct conf_server_type *type, const char *super_pod,
-			 bool clean_only, unsigned *out)
+			 bool clean_only, unsigned unit, unsigned *out)
 {
-	struct group_count *g;
-	unsigned taken = 0, *list, *start;
+	struct group_count *g, *scratch = NULL;
+	unsigned taken = 0, *list, *start, *take = NULL;
 	size_t ng = c->switch_count, nl, ti;
 	bool *pick_sw, counted;
 	int r = -ENOSPC;
@@ -485,6 +534,20 @@ static int pick_switches(const struct sched_cluster *c, unsigned k,
 	/* the list by switch, inventory order kept within one (g[].free are the sizes) */
 	for (size_t i = 0; i < ng; i++)
 		start[i + 1] = start[i] + g[i].free;
+	/* whole pipeline stages per switch when they add up; else as for any job */
+	if (unit > 1 && k > unit && k % unit == 0) {
+		scratch = calloc(ng ? ng : 1, sizeof(*scratch));
+		take = calloc(ng ? ng : 1, sizeof(*take));
+		if (!scratch || !take) {
+			r = -ENOMEM;
+			goto out;
+		}
+		if (choose_stage_aligned(g, ng, k, unit, scratch, pick_sw, take))
+			goto collect;
+		memset(pick_sw, 0, (ng ? ng : 1) * sizeof(*pick_sw));
+		free(take);
+		take = NULL;
+	}
 	/* One switch: the one with the fewest free servers that still fits (best fit). */
 	{
 		int best = -1;
@@ -531,9 +594,12 @@ collect:
 			if (!pick_sw[sw])
 				continue;
 			m = sched_placeidx_switch_servers(c->placeidx, sw, &nm);
-			for (size_t i = 0; i < nm && taken < k; i++)
-				if (server_is_whole_free_for(c, &c->servers[m[i]], type, clean_only))
+			for (size_t i = 0, here = 0; i < nm && taken < k && (!take || here < take[sw]);
+			     i++)
+				if (server_is_whole_free_for(c, &c->servers[m[i]], type, clean_only)) {
 					out[taken++] = m[i];
+					here++;
+				}
 		}
 	} else {
 		unsigned *by_switch = malloc((nl ? nl : 1) * sizeof(*by_switch));
@@ -553,7 +619,8 @@ collect:
 		for (size_t sw = 0; sw < ng && taken < k; sw++) {
 			if (!pick_sw[sw])
 				continue;
-			for (unsigned i = start[sw]; i < start[sw + 1] && taken < k; i++)
+			for (unsigned i = start[sw];
+			     i < start[sw + 1] && taken < k && (!take || i - start[sw] < take[sw]); i++)
 				out[taken++] = by_switch[i];
 		}
 		free(by_switch);
@@ -565,6 +632,8 @@ out:
 	free(pick_sw);
 	free(list);
 	free(start);
+	free(scratch);
+	free(take);
 	return r;
 }
 
@@ -630,7 +699,7 @@ static int place_super_pods(const struct sched_cluster *c, unsigned k,
 		for (size_t p = 0; p < np && got < parts && r == 0; p++) {
 			if (pods[p].free < per)
 				continue;
-			r = pick_switches(c, per, type, pods[p].pod, clean_only, out + got * per);
+			r = pick_switches(c, per, type, pods[p].pod, clean_only, 1, out + got * per);
 			got++;
 		}
 	}
@@ -639,7 +708,8 @@ static int place_super_pods(const struct sched_cluster *c, unsigned k,
 }
 
 static int place_multi_among(const struct sched_cluster *c, unsigned k,
-			     const struct conf_server_type *type, bool clean_only, unsigned *out)
+			     const struct conf_server_type *type, bool clean_only, unsigned unit,
+			     unsigned *out)
 {
 	unsigned taken = 0;
 
@@ -662,16 +732,16 @@ static int place_multi_among(const struct sched_cluster *c, unsigned k,
 		return taken == k ? 0 : -ENOSPC;
 	}
 	/* one leaf switch when one has room, else the fewest switches */
-	return pick_switches(c, k, type, NULL, clean_only, out);
+	return pick_switches(c, k, type, NULL, clean_only, unit, out);
 }
 
 /* Clean servers when they suffice; else the same rules over every server. */
 static int place_multi(const struct sched_cluster *c, unsigned k,
-		       const struct conf_server_type *type, unsigned *out)
+		       const struct conf_server_type *type, unsigned unit, unsigned *out)
 {
-	int r = c->suspect_count ? place_multi_among(c, k, type, true, out) : -ENOSPC;
+	int r = c->suspect_count ? place_multi_among(c, k, type, true, unit, out) : -ENOSPC;
 
-	return r == -ENOSPC ? place_multi_among(c, k, type, false, out) : r;
+	return r == -ENOSPC ? place_multi_among(c, k, type, false, unit, out) : r;
 }
 
 /* Types present in the cluster, in inventory order, filtered by @want. */
@@ -949,12 +1019,12 @@ int sched_place(const struct sched_cluster *c, unsigned npus, const struct conf_
 
 	if (r < 0)
 		return r;
-	return sched_place_now(c, npus, type, ret_slices, ret_count, reason);
+	return sched_place_now(c, npus, type, 1, ret_slices, ret_count, reason);
 }
 
 int sched_place_now(const struct sched_cluster *c, unsigned npus,
-		    const struct conf_server_type *type, struct sched_slice **ret_slices,
-		    size_t *ret_count, char *reason)
+		    const struct conf_server_type *type, unsigned stages,
+		    struct sched_slice **ret_slices, size_t *ret_count, char *reason)
 {
 	const struct conf_server_type *types[16];
 	size_t nt = cluster_types(c, type, types, 16);
@@ -998,7 +1068,7 @@ int sched_place_now(const struct sched_cluster *c, unsigned npus,
 			free(slices);
 			return -ENOMEM;
 		}
-		r = place_multi(c, k, t, idx);
+		r = place_multi(c, k, t, stages > 1 && k % stages == 0 ? k / stages : 1, idx);
 		if (r == 0) {
 			for (unsigned s = 0; s < k; s++) {
 				slices[s].server = idx[s];

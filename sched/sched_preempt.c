@@ -135,7 +135,8 @@ static bool fits_with(struct pass *p, struct sched_job *j, struct victims *vs,
 
 	for (size_t i = 0; i < vs->n; i++)
 		sim_release(c, vs->v[i]);
-	r = sched_place_now(c, j->spec->npus_min, sched_job_type(c, j), ret, ret_count, why);
+	r = sched_place_now(c, j->spec->npus_min, sched_job_type(c, j), sched_job_stages(j), ret,
+			    ret_count, why);
 	for (size_t i = 0; i < vs->n; i++)
 		sim_restore(c, vs->v[i]);
 	return r == 0;

@@ -105,7 +105,7 @@ static int place_both(struct sched_cluster *c, unsigned npus, const struct conf_
 	size_t na = 0, nb = 0;
 	char why1[SCHED_REASON_MAX] = "", why2[SCHED_REASON_MAX] = "";
 	char what[64];
-	int r1 = sched_place_now(c, npus, t, &a, &na, why1);
+	int r1 = sched_place_now(c, npus, t, 1, &a, &na, why1);
 	int r2 = ref_place_now(c, npus, t, &b, &nb, why2);
 
 	snprintf(what, sizeof(what), "%u NPUs of %s", npus, t ? t->name : "any type");

@@ -1813,12 +1813,14 @@ static void test_topology_a3_pairs_and_pods(void **state)
 }
 
 /*
- * What placement does not do (issue 20 item 4, reported rather than changed, as it would
- * change existing rank tables): 4 servers from switches of 3 free each take 3 + 1, in
- * order, so with stages of 2 servers the second stage sits astride the spine and its dp
- * all-reduce crosses it. Switches stay contiguous; their shares are not stage-aligned.
+ * A job spread over leaf switches takes whole pipeline stages from each (issue 20: PP
+ * stages across the next domain, DP inside one): 4 servers from switches of 3 free each
+ * take 2 + 2, not 3 + 1, so with stages of 2 servers every dp all-reduce stays under
+ * one leaf and only the stage boundary crosses the spine. Before, the 3 + 1 split put
+ * the second stage astride the spine. When whole stages cannot add up (switches of 3
+ * and 1 free), the job is placed as any other, astride, rather than not at all.
  */
-static void test_topology_uneven_switch_split_puts_a_stage_astride(void **state)
+static void test_topology_stages_whole_per_switch(void **state)
 {
 	/* node-0, 2, 4 under leaf-0; node-1, 3, 5 under leaf-1 */
 	struct fx_opts o = { .servers = 6, .switches = 2, .interleave = true };
@@ -1830,9 +1832,25 @@ static void test_topology_uneven_switch_split_puts_a_stage_astride(void **state)
 	j = run_parallel(c, "llm", 32, 8, 0, 0, 2);
 	root = load_topology(c, j);
 	expect_group(root, "dp", 0, "0,8", "node-0,node-2", "roce_leaf");
-	expect_group(root, "dp", 8, "16,24", "node-4,node-1", "roce_spine");
-	expect_group(root, "pp", 0, "0,16", "node-0,node-4", "roce_leaf");
-	expect_group(root, "pp", 8, "8,24", "node-2,node-1", "roce_spine");
+	expect_group(root, "dp", 8, "16,24", "node-1,node-3", "roce_leaf");
+	expect_group(root, "pp", 0, "0,16", "node-0,node-1", "roce_spine");
+	json_decref(root);
+	sched_cluster_free(c);
+
+	/* the same job without stages fills the largest share first, as before */
+	c = fx_cluster(&o);
+	j = run_parallel(c, "flat", 32, 8, 0, 0, 0);
+	assert_int_equal(j->slice_count, 4);
+	assert_int_equal(j->slices[2].server, 4);
+	assert_int_equal(j->slices[3].server, 1);
+	sched_cluster_free(c);
+
+	/* leaf-0 keeps one free server: stages cannot be whole, the job still runs */
+	c = fx_cluster(&o);
+	run_parallel(c, "filler", 16, 8, 0, 0, 0);
+	j = run_parallel(c, "llm2", 32, 8, 0, 0, 2);
+	root = load_topology(c, j);
+	expect_group(root, "dp", 0, "0,8", "node-4,node-1", "roce_spine");
 	json_decref(root);
 	sched_cluster_free(c);
 }
@@ -2782,7 +2800,7 @@ int main(void)
 		cmocka_unit_test(test_topology_910b_tp_dp_pp),
 		cmocka_unit_test(test_topology_910_rings),
 		cmocka_unit_test(test_topology_a3_pairs_and_pods),
-		cmocka_unit_test(test_topology_uneven_switch_split_puts_a_stage_astride),
+		cmocka_unit_test(test_topology_stages_whole_per_switch),
 		cmocka_unit_test(test_topology_after_recovery),
 		cmocka_unit_test(test_shell_quote_special_characters),
 		cmocka_unit_test(test_env_job_values),
