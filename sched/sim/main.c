@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ascend-sim: replay a job trace against ascendfs's scheduler and against the static
- * rank-table workflow, with a virtual clock, and print one table of ratios (sim.h).
+ * ascend-sim: replay a job trace against ascendfs's scheduler, the same scheduler with
+ * topology-blind placement, and the static rank-table workflow, with a virtual clock,
+ * and print one table of ratios (sim.h).
  */
 #include "config.h"
 
@@ -21,11 +22,14 @@
 static const char usage[] =
 	"usage: ascend-sim --trace FILE.csv (--config CLUSTER.yaml | --servers N) [options]\n"
 	"\n"
-	"Replays a job trace twice on the same cluster, with the same NPU faults: through\n"
-	"ascendfs's scheduler (the configuration's queues, backfill, preemption, topology-\n"
-	"aware placement, recovery from the newest checkpoint) and through the static\n"
-	"rank-table workflow (whole servers, FIFO, first free servers, no backfill, a fault\n"
-	"restarts the job from scratch). Prints one table with the ratio ascendfs/static.\n"
+	"Replays a job trace three times on the same cluster, with the same NPU faults:\n"
+	"through ascendfs's scheduler (the configuration's queues, backfill, preemption,\n"
+	"topology-aware placement, recovery from the newest checkpoint); through the same\n"
+	"scheduler with topology-blind placement (blind: any free NPUs as a gang, bin-packed\n"
+	"as Volcano's binpack plugin does, no HCCS, whole-server or switch rules); and\n"
+	"through the static rank-table workflow (whole servers, FIFO, first free servers, no\n"
+	"backfill, a fault restarts the job from scratch). Prints one table with the ratios\n"
+	"ascendfs/static and ascendfs/blind.\n"
 	"\n"
 	"Input:\n"
 	"  --trace FILE           CSV with the header timestamp,duration,num_gpus,gpu_time,\n"
@@ -554,8 +558,8 @@ static double mono_sec(void)
 
 int main(int argc, char **argv)
 {
-	struct sim_result st = { 0 }, as = { 0 };
-	struct sim_summary ss, sa;
+	struct sim_result st = { 0 }, as = { 0 }, bl = { 0 };
+	struct sim_summary ss, sa, sb;
 	struct conf_cluster *conf = NULL;
 	struct sched_cluster *view = NULL;
 	struct sim_trace t = { 0 };
@@ -660,6 +664,16 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	status = 1;
+	if (load_config(&a, gen, gen_len, &conf) < 0)
+		goto out;
+	t0 = mono_sec();
+	r = sim_run_sched(&t, conf, SCHED_PLACE_BLIND, &o, &bl, err);
+	bl.wall_sec = mono_sec() - t0;
+	conf = NULL;
+	if (r < 0) {
+		fprintf(stderr, "ascend-sim: blind replay: %s\n", err);
+		goto out;
+	}
 	t0 = mono_sec();
 	r = sim_run_static(&t, view, &o, &st, err);
 	st.wall_sec = mono_sec() - t0;
@@ -667,16 +681,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ascend-sim: static replay: %s\n", err);
 		goto out;
 	}
-	if (sim_summarize(&t, &st, &ss) < 0 || sim_summarize(&t, &as, &sa) < 0) {
+	if (sim_summarize(&t, &st, &ss) < 0 || sim_summarize(&t, &as, &sa) < 0 ||
+	    sim_summarize(&t, &bl, &sb) < 0) {
 		fprintf(stderr, "ascend-sim: out of memory\n");
 		goto out;
 	}
-	sim_report_table(stdout, &st, &ss, &as, &sa);
+	sim_report_table(stdout, &st, &ss, &as, &sa, &bl, &sb);
 	print_goals(&st, &ss, &as, &sa, &o);
 	warn_cut(&st, &o);
 	warn_cut(&as, &o);
+	warn_cut(&bl, &o);
 	if (a.out) {
-		r = sim_report_files(a.out, &t, &st, &ss, &as, &sa, &o, a.plot, err);
+		r = sim_report_files(a.out, &t, &st, &ss, &as, &sa, &bl, &sb, &o, a.plot, err);
 		if (r < 0) {
 			fprintf(stderr, "ascend-sim: %s\n", err);
 			goto out;
@@ -695,6 +711,7 @@ out:
 	sim_trace_free(&t);
 	sim_result_free(&st);
 	sim_result_free(&as);
+	sim_result_free(&bl);
 	free(gen);
 	return status;
 }

@@ -2,11 +2,15 @@
 /*
  * ascend-sim: replay a job trace against the scheduler with a virtual clock.
  *
- * Two engines see the same trace and the same hardware faults:
+ * Three engines see the same trace and the same hardware faults:
  *  - "ascendfs": the sched library the daemon runs (sched_job_submit, sched_tick,
  *    sched_server_report, sched_job_checkpoint ...), with the cluster configuration's
  *    policies (queues, backfill, preemption, fine-grained topology-aware placement) and
  *    recovery from the newest checkpoint;
+ *  - "blind": the same library and policies with SCHED_PLACE_BLIND placement
+ *    (ascend_sched.h): fine-grained but topology-blind, any free NPUs as a gang, bin
+ *    packed as Volcano's binpack plugin orders nodes; what Kubernetes with Volcano
+ *    gives without Ascend's topology plugin. Only where NPUs are taken differs;
  *  - "static": today's workflow of a hand-written rank table and an MPI/msrun launch,
  *    modelled here in a few lines: whole servers per job, one FIFO line, the first
  *    free servers in inventory order (topology-blind), no backfill, and a fault kills
@@ -185,7 +189,7 @@ struct sim_bucket {
 };
 
 struct sim_result {
-	const char *engine;		/* "static" or "ascendfs" (static string) */
+	const char *engine;		/* "static", "ascendfs" or "blind" (static string) */
 	struct sim_jobrec *jobs;	/* owned; one per trace job */
 	size_t njobs;
 	struct sim_bucket *buckets;	/* owned; nbuckets allocated, nseries filled (up to
@@ -234,6 +238,15 @@ void sim_result_free(struct sim_result *r);
  */
 int sim_run_ascendfs(const struct sim_trace *t, struct conf_cluster *conf,
 		     const struct sim_options *o, struct sim_result *res, char err[SIM_ERR_MAX]);
+
+/*
+ * sim_run_sched() - sim_run_ascendfs() with the cluster's placement set to @placement
+ * (SCHED_PLACE_TOPOLOGY: the "ascendfs" engine; SCHED_PLACE_BLIND: "blind"). Same
+ * contract and errors.
+ */
+int sim_run_sched(const struct sim_trace *t, struct conf_cluster *conf,
+		  enum sched_placement placement, const struct sim_options *o,
+		  struct sim_result *res, char err[SIM_ERR_MAX]);
 
 /*
  * sim_run_static() - replay @t with the static workflow on the servers of @c (borrowed:
@@ -402,21 +415,26 @@ struct sim_summary {
 int sim_summarize(const struct sim_trace *t, const struct sim_result *r, struct sim_summary *s);
 
 /*
- * sim_report_table() - print the side-by-side table with ratios (ascendfs / static) to
+ * sim_report_table() - print the side-by-side table of static (@st, @ss), ascendfs (@as,
+ * @sa) and blind (@bl, @sb) with the ratios ascendfs / static and ascendfs / blind to
  * @out.
  */
 void sim_report_table(FILE *out, const struct sim_result *st, const struct sim_summary *ss,
-		      const struct sim_result *as, const struct sim_summary *sa);
+		      const struct sim_result *as, const struct sim_summary *sa,
+		      const struct sim_result *bl, const struct sim_summary *sb);
 
 /*
  * sim_report_files() - write summary.csv, utilization.csv, jobs.csv and utilization.gp
  * into directory @dir (made when missing) and, with @plot ("svg", "png" or NULL for
- * none), run gnuplot on it. Returns 0, or a negative errno with @err; a missing gnuplot
- * is reported in @err with 1 returned (files written, no plot).
+ * none), run gnuplot on it. The three engines as for sim_report_table(); the blind
+ * engine's columns come after the other two's in every file. Returns 0, or a negative
+ * errno with @err; a missing gnuplot is reported in @err with 1 returned (files
+ * written, no plot).
  */
 int sim_report_files(const char *dir, const struct sim_trace *t, const struct sim_result *st,
 		     const struct sim_summary *ss, const struct sim_result *as,
-		     const struct sim_summary *sa, const struct sim_options *o, const char *plot,
+		     const struct sim_summary *sa, const struct sim_result *bl,
+		     const struct sim_summary *sb, const struct sim_options *o, const char *plot,
 		     char err[SIM_ERR_MAX]);
 
 #endif
