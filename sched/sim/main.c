@@ -34,7 +34,10 @@ static const char usage[] =
 	"Input:\n"
 	"  --trace FILE           CSV with the header timestamp,duration,num_gpus,gpu_time,\n"
 	"                         cluster (Philly: one GPU = one NPU, each virtual cluster a\n"
-	"                         queue) or submit_sec,duration_sec,npus,queue,priority\n"
+	"                         queue) or submit_sec,duration_sec,npus,queue,priority,\n"
+	"                         optionally followed by any of tp,pp,ep,cp (the parallel\n"
+	"                         layout) and model (llama70b, moe; empty: a dense model\n"
+	"                         of 1e9 parameters per NPU up to 70e9)\n"
 	"  --config FILE          cluster configuration (as for ascendfs); queues the trace\n"
 	"                         names and the file lacks are added with weight 1\n"
 	"  --servers N            instead of --config: N Atlas 800T A2 servers (8 NPUs each)\n"
@@ -79,7 +82,11 @@ static const char usage[] =
 	"  --max-restarts N       restarts after faults before a job fails, in both\n"
 	"                         replays (default 100)\n"
 	"Topology figures:\n"
-	"  --tp N                 tensor-parallel group size in ranks (default 8)\n"
+	"  --tp N                 tensor-parallel group size in ranks for jobs whose trace\n"
+	"                         row gives no tp (default 8)\n"
+	"  --mfu X                model FLOP utilization of the step model's compute time:\n"
+	"                         6 x parameters x tokens / (NPUs x 910B peak x X)\n"
+	"                         (default 0.4)\n"
 	"  --comm-share X         share of a step spent in collectives when ideally placed\n"
 	"                         (default 0.25), for the step-time proxy\n"
 	"  --spine-oversubscription X  leaf-to-spine oversubscription (default 2; 1 means a\n"
@@ -98,7 +105,7 @@ enum {
 	OPT_TRACE = 256, OPT_CONFIG, OPT_SERVERS, OPT_SWITCH, OPT_SLICE, OPT_LOAD, OPT_BACKFILL,
 	OPT_PREEMPT, OPT_LIMIT, OPT_MTBF, OPT_REPAIR, OPT_CKPT, OPT_COST, OPT_SEED, OPT_TP,
 	OPT_COMM, OPT_SPINE, OPT_OUT, OPT_PLOT, OPT_SAMPLE, OPT_RESTARTS, OPT_RECOVERY,
-	OPT_DUMP_SAVE, OPT_STEP, OPT_REBUILD, OPT_TRANSIENT, OPT_RETRY_COST,
+	OPT_DUMP_SAVE, OPT_STEP, OPT_REBUILD, OPT_TRANSIENT, OPT_RETRY_COST, OPT_MFU,
 };
 
 struct args {
@@ -223,6 +230,7 @@ static int parse_args(int argc, char **argv, struct args *a, struct sim_options 
 		{ "tp", required_argument, NULL, OPT_TP },
 		{ "comm-share", required_argument, NULL, OPT_COMM },
 		{ "spine-oversubscription", required_argument, NULL, OPT_SPINE },
+		{ "mfu", required_argument, NULL, OPT_MFU },
 		{ "out", required_argument, NULL, OPT_OUT },
 		{ "plot", required_argument, NULL, OPT_PLOT },
 		{ "sample", required_argument, NULL, OPT_SAMPLE },
@@ -334,6 +342,9 @@ static int parse_args(int argc, char **argv, struct args *a, struct sim_options 
 			break;
 		case OPT_SPINE:
 			r = read_number("--spine-oversubscription", optarg, 1, 64, &o->spine_oversub);
+			break;
+		case OPT_MFU:
+			r = read_number("--mfu", optarg, 0.01, 1, &o->mfu);
 			break;
 		case OPT_OUT:
 			a->out = optarg;

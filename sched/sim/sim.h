@@ -28,6 +28,7 @@
 
 #include "ascend_sched.h"
 #include "conf.h"
+#include "sched_comm.h"
 
 #define SIM_ERR_MAX 512
 #define SIM_SERIES_MAX 262144	/* time-series buckets kept per engine (30 years of hours) */
@@ -39,7 +40,8 @@
 
 enum sim_trace_format {
 	SIM_TRACE_PHILLY,	/* timestamp,duration,num_gpus,gpu_time,cluster */
-	SIM_TRACE_PLAIN,	/* submit_sec,duration_sec,npus,queue,priority */
+	SIM_TRACE_PLAIN,	/* submit_sec,duration_sec,npus,queue,priority[,tp,pp,ep,cp,
+				 * model in any order, any of them] */
 };
 
 /* One job of a trace. */
@@ -50,7 +52,19 @@ struct sim_tjob {
 	unsigned queue;		/* index into sim_trace.queues */
 	unsigned priority;	/* 0-1000 (Philly has none: 500) */
 	size_t line;		/* line in the file, for messages and a stable order */
+	/* the parallel layout (plain format's optional columns; 0 = not given): tp*cp*pp*ep
+	 * divides npus; see sim_model_layout() for what is not given */
+	unsigned tp, pp, ep, cp;
+	unsigned model;		/* index of a model preset (sim_model_find()); 0 = the
+				 * default dense model sized by npus */
 };
+
+/* sim_tjob_unit() - tp*pp*cp*ep of @j, each not given as 1: npus must be a multiple. */
+static inline unsigned sim_tjob_unit(const struct sim_tjob *j)
+{
+	return (j->tp ? j->tp : 1) * (j->pp ? j->pp : 1) * (j->cp ? j->cp : 1) *
+	       (j->ep ? j->ep : 1);
+}
 
 struct sim_trace {
 	enum sim_trace_format format;
@@ -67,7 +81,10 @@ struct sim_trace {
  * The header line says the format: `timestamp,duration,num_gpus,gpu_time,cluster`
  * (the Philly trace, Jeon et al., ATC'19: one GPU is taken as one NPU, the virtual
  * cluster hash becomes queue "vc-<hash>") or `submit_sec,duration_sec,npus,queue,
- * priority` (queue and priority may be empty: "default", 500). Durations are rounded
+ * priority` (queue and priority may be empty: "default", 500), optionally followed by
+ * any of the columns `tp`, `pp`, `ep`, `cp` (parallel sizes, 1 to npus, empty = not
+ * given; their product must divide npus) and `model` (a preset of sim_model_find(),
+ * empty = the default dense model), in any order. Durations are rounded
  * to whole seconds, at least 1. Jobs are sorted by submit time (then file order) and
  * times made relative to the first arrival. @file names the input in messages.
  * On success fills *@ret (release with sim_trace_free()). Returns 0, -EINVAL with
@@ -136,6 +153,8 @@ struct sim_options {
 					 * collectives when placed ideally */
 	double spine_oversub;		/* leaf-to-spine oversubscription (1 = non-blocking) */
 	double hccs_per_roce;		/* HCCS bandwidth / RoCE bandwidth per NPU */
+	double mfu;			/* model FLOP utilization for the step model's
+					 * compute time (sim_model_compute_usec) */
 };
 
 /* sim_options_default() - the defaults ascend-sim documents (--help). */
@@ -258,13 +277,47 @@ int sim_run_static(const struct sim_trace *t, const struct sched_cluster *c,
 
 /*
  * sim_trace_fit() - make every job's NPU count legal on @c: sizes the placement rules
- * refuse are raised to the next legal size (a 12-NPU job takes two 8-NPU servers: 16).
+ * refuse, or that are not a multiple of the job's sim_tjob_unit(), are raised to the
+ * next legal size that is (a 12-NPU job takes two 8-NPU servers: 16).
  * Jobs no size up to the cluster's NPU count fits are removed, and times count from
  * the first job kept again. Reports how many were raised and removed.
  * Returns 0 or -ENOMEM.
  */
 int sim_trace_fit(struct sim_trace *t, const struct sched_cluster *c, size_t *ret_raised,
 		  size_t *ret_removed);
+
+/* ---- the step model's presets (sim_model.c) ---- */
+
+/*
+ * sim_model_find() - the index of model preset @name ("llama70b", "moe"), >= 1; -1 when
+ * there is none. 0 is the default dense model, which has no name.
+ */
+int sim_model_find(const char *name);
+
+/* sim_model_name() - the preset's name, "dense" for 0 (static). */
+const char *sim_model_name(unsigned model);
+
+/* sim_model_names() - "llama70b, moe": the presets, for messages (static). */
+const char *sim_model_names(void);
+
+/*
+ * sim_model_layout() - the parallel layout of trace job @j run on @npus NPUs: pp, cp and
+ * ep as the trace gives them (not given: 1); tp as given, else the largest size of at
+ * most --tp (o->tp) that npus / (pp x cp x ep) divides into; dp the rest (ep inside
+ * it). Returns 0 or -EINVAL (the given sizes do not divide @npus).
+ */
+int sim_model_layout(const struct sim_tjob *j, unsigned npus, const struct sim_options *o,
+		     struct sched_parallel *ret);
+
+/*
+ * sim_model_train() - the step shape of @j laid out as @par: its preset's layers,
+ * hidden size, sequence and parameters (the default dense model: 1e9 parameters per
+ * NPU up to 70e9), micro-batch 1, 4 x pp micro-batches per step, bf16 activations,
+ * fp32 gradients, half the DP all-reduce overlapped, and compute_usec = 6 x active
+ * parameters x tokens per step / (NPUs x 910B peak x o->mfu).
+ */
+void sim_model_train(const struct sim_tjob *j, const struct sched_parallel *par,
+		     const struct sim_options *o, struct sched_train_model *ret);
 
 /* ---- shared accounting (sim_acct.c) ---- */
 

@@ -31,6 +31,9 @@ void sim_options_default(struct sim_options *o)
 	o->spine_oversub = 2.0;
 	/* Atlas 800T A2: 7 HCCS links of 56 GB/s per NPU, one 200GE RoCE port per NPU */
 	o->hccs_per_roce = 392.0 / 25.0;
+	/* an assumption near what Megatron-LM reaches on large dense models (Narayanan et
+	 * al., SC'21: 44-52% of peak on A100s); only compute time depends on it */
+	o->mfu = 0.4;
 }
 
 /* ---- faults ---- */
@@ -542,7 +545,11 @@ int sim_trace_fit(struct sim_trace *t, const struct sched_cluster *c, size_t *re
 	for (size_t i = 0; i < t->n; i++) {
 		struct sim_tjob *j = &t->jobs[i];
 		unsigned fit = j->npus <= c->npus_total ? legal[j->npus] : 0;
+		unsigned unit = sim_tjob_unit(j);
 
+		/* a legal size its parallel layout divides */
+		while (fit && fit % unit)
+			fit = fit < c->npus_total ? legal[fit + 1] : 0;
 		if (!fit) {
 			removed++;
 			continue;
