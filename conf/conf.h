@@ -243,6 +243,11 @@ struct conf_cluster {
 					 * priority order, a blocked job holds the line */
 	bool preemption;		/* a pending job may preempt lower-priority jobs and
 					 * reclaim borrowed NPUs (default true) */
+	unsigned max_preemptions_per_job; /* max_preemptions_per_job: a job preempted this
+					 * many times is no longer a victim of priority
+					 * preemption (LSF's MAX_JOB_PREEMPT); reclaims of
+					 * NPUs it borrows beyond its queue's quota still
+					 * take it. 0 = no bound (default) */
 	unsigned elastic_grow_delay_sec; /* elastic_grow_delay: an elastic job grows only
 					 * after its generation ran this long (each resize
 					 * restarts it from a checkpoint); default 600,

@@ -18,6 +18,7 @@
 #define QUEUE_PRIORITY_MAX 1000
 #define QUEUE_WEIGHT_MAX 1000
 #define QUOTA_NPUS_MAX ((uint64_t)CONF_SERVERS_MAX * CONF_SERVER_NPUS_MAX)
+#define PREEMPTIONS_PER_JOB_MAX 1000000u /* a bound larger than this is no bound */
 #define HEARTBEAT_TIMEOUT_MAX_SEC 86400
 #define FAULT_CHECK_INTERVAL_MAX_SEC 3600
 #define FAULT_HOLD_MAX_SEC 86400
@@ -55,6 +56,7 @@ static const char *const cluster_keys[] = {
 };
 static const char *const resource_keys[] = {
 	"total_npu", "allow_mix_task", "enable_quota_limit", "backfill", "preemption",
+	"max_preemptions_per_job",
 	"elastic_grow_delay", "max_priority", "max_npus", "max_time_limit", "default_time_limit",
 	"max_submit_jobs_per_user", "max_submit_jobs", NULL,
 };
@@ -555,6 +557,8 @@ static int read_resource_section(const struct conf_ctx *ctx, const struct conf_n
 	    (r = opt_bool(ctx, sec, "enable_quota_limit", &c->enable_quota_limit)) < 0 ||
 	    (r = opt_bool(ctx, sec, "backfill", &c->backfill)) < 0 ||
 	    (r = opt_bool(ctx, sec, "preemption", &c->preemption)) < 0 ||
+	    (r = opt_uint(ctx, sec, "max_preemptions_per_job", 0, PREEMPTIONS_PER_JOB_MAX,
+			  &c->max_preemptions_per_job)) < 0 ||
 	    (r = opt_seconds(ctx, sec, "elastic_grow_delay", 0, ELASTIC_GROW_DELAY_MAX_SEC,
 			     &c->elastic_grow_delay_sec)) < 0)
 		return r;
@@ -1354,6 +1358,8 @@ int conf_cluster_render_yaml(const struct conf_cluster *c, char **ret_buf, size_
 	conf_out_bool(o, c->backfill);
 	conf_out_key(o, "preemption");
 	conf_out_bool(o, c->preemption);
+	conf_out_key(o, "max_preemptions_per_job");
+	conf_out_uint(o, c->max_preemptions_per_job);
 	conf_out_key(o, "elastic_grow_delay");
 	conf_out_uint(o, c->elastic_grow_delay_sec);
 	conf_out_key(o, "max_priority");

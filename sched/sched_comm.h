@@ -107,6 +107,8 @@ struct sched_link_cost {
 	unsigned lanes;		/* links of this class one NPU drives at once (910B HCCS
 				 * mesh: 7, one to each peer); 1 for a NIC */
 };
+/* SELF's entry is all zero: nothing moves, every cost over it is 0. A class a chip does
+ * not have (SIO on a 910B, PCIe on an A3 ...) still gets usable figures. */
 
 /* The model's figures for one cluster: per link class, and the spine. */
 struct sched_comm_params {
@@ -132,13 +134,20 @@ struct sched_npu_loc {
  * sched_link_between() - the class of the link between two NPUs of @c: the same NPU,
  * an A3 die pair (devices 2k, 2k+1), the server's HCCS group (910: ring 0-3 or 4-7,
  * else the whole server), the other ring of a 910 server (pcie), one super pod (A3,
- * conf_server.super_pod equal and set), one leaf switch, or the spine.
+ * conf_server.super_pod equal and set), one leaf switch, or the spine. A super pod
+ * named on servers that are not A3 is a label, not a fabric: RoCE. @a and @b must be
+ * valid on @c (server < server_count, device < its npu_count; assert()ed).
  */
 enum sched_link sched_link_between(const struct sched_cluster *c, struct sched_npu_loc a,
 				   struct sched_npu_loc b);
 
-/* sched_group_link() - the slowest class (by bandwidth of @p) linking any two of the
- * @n members of @m: what a ring over the group is bound by. SELF for n <= 1. */
+/*
+ * sched_group_link() - the slowest class linking any two of the @n members of @m (@m
+ * has @n entries, each valid on @c), slowest by what one NPU gets from the class under
+ * @p, gbyte_per_sec * lanes (a 910B HCCS link is below its NIC, its 7 lanes are not);
+ * on equal figures the farther domain (the later class). What the group's collectives
+ * are bound by. SELF for n <= 1. O(n^2) in n.
+ */
 enum sched_link sched_group_link(const struct sched_cluster *c, const struct sched_comm_params *p,
 				 const struct sched_npu_loc *m, size_t n);
 
@@ -158,7 +167,8 @@ struct sched_comm_group {
  * sched_comm_group_of() - the struct for the @n members of @m: nodes counts the
  * distinct servers (a job on one A3 super pod counts servers too: its inter link is
  * superpod), intra is the slowest link inside any one server, inter the slowest link
- * between members of different servers.
+ * between members of different servers ("slowest" as for sched_group_link()); either is
+ * SELF when no pair of members is of its kind. O(n^2) in n.
  */
 void sched_comm_group_of(const struct sched_cluster *c, const struct sched_comm_params *p,
 			 const struct sched_npu_loc *m, size_t n, struct sched_comm_group *ret);
@@ -170,7 +180,8 @@ void sched_comm_group_of(const struct sched_cluster *c, const struct sched_comm_
  *   when the link has lanes >= n-1 (reduce-scatter and all-gather of one step each, all
  *   peers at once); across nodes HCCL's hierarchical scheme: reduce-scatter inside each
  *   node, a ring all-reduce of bytes/m across the nodes (every NPU over its own NIC at
- *   once), all-gather inside the node.
+ *   once), all-gather inside the node. A group spread unevenly is costed as if every
+ *   node held members/nodes rounded up (it waits for its fullest node).
  * - all-to-all: pairwise exchange, n-1 steps; the peers inside the node go over intra
  *   (in parallel when lanes allow), the others one at a time over inter.
  * - p2p: one message of @bytes over @link.
@@ -219,15 +230,22 @@ struct sched_step_cost {
 /*
  * sched_comm_step() - the modelled step of a job whose rank r runs at @loc[r]
  * (@nranks = sched_parallel_npus(@par)), on @c with figures @p. Per micro-batch and
- * layer: TP two all-reduces forward and two backward of b*s*h*act_bytes/cp (Megatron's
+ * layer of a rank's stage (layers/pp of them, moe_layers/pp with experts): TP two all-reduces forward and two backward of b*s*h*act_bytes/cp (Megatron's
  * column/row split); CP a ring pass of the layer's keys and values (2*b*s*h/cp *
  * act_bytes, cp-1 steps) forward and backward; EP per MoE layer two all-to-alls forward
  * (dispatch, combine) and two backward of b*s*h*top_k*act_bytes/(tp*cp); PP one p2p of
  * b*s*h*act_bytes/(tp*cp) forward and one backward per micro-batch and stage
- * boundary, on the critical path; DP one all-reduce per step of the dense
- * parameters/(tp*pp) and expert parameters/(tp*pp*ep) times grad_bytes, of which
+ * boundary, on the critical path (all 2 * micro_batches * (pp-1) of them: 1F1B hides
+ * most, so an upper bound); DP one all-reduce per step of the dense
+ * parameters/(tp*pp) and expert parameters/(tp*pp*ep) times grad_bytes over each whole
+ * DP group (expert gradients really need only the dp/ep ranks holding the same
+ * experts, and Megatron reduces over dp*cp: a simplification), of which
  * (1 - dp_overlap) is exposed. Dimensions do not overlap each other (an upper bound).
- * Returns 0 or -EINVAL (nranks does not match, a location off the cluster).
+ * Each dimension's time is its slowest group's (the groups run at once); bytes counts
+ * what every member sends, by the group's intra or inter class (PP: by each pair's).
+ * No allocation; O(sum over dimensions of nranks * size) link look-ups.
+ * Returns 0, or -EINVAL (a size of @par is 0, ep does not divide dp, nranks does not
+ * match, a location off the cluster); @ret is untouched on failure.
  */
 int sched_comm_step(const struct sched_cluster *c, const struct sched_comm_params *p,
 		    const struct sched_parallel *par, const struct sched_train_model *m,

@@ -63,7 +63,10 @@ static bool may_preempt(const struct pass *p, const struct sched_job *pre,
 	/* a service's instance: its spec and disruption budget say (sched_disrupt.c) */
 	if (!sched_service_may_preempt(p->c, v))
 		return false;
-	if (eff_priority(c, v) < eff_priority(c, pre))
+	/* a job preempted max_preemptions_per_job times has lost enough work to priority */
+	if (eff_priority(c, v) < eff_priority(c, pre) &&
+	    (!c->conf->max_preemptions_per_job ||
+	     v->preemptions < c->conf->max_preemptions_per_job))
 		return true;
 	return pre_within_quota && v->borrowing && v->queue_index != pre->queue_index &&
 	       quota_applies(c, job_queue(c, v)) &&

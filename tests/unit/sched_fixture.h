@@ -46,6 +46,7 @@ struct fx_opts {
 	bool quota;		     /* resource.enable_quota_limit: true */
 	bool no_backfill;	     /* resource.backfill: false (strict order) */
 	bool no_preemption;	     /* resource.preemption: false */
+	unsigned max_preemptions;    /* resource.max_preemptions_per_job; 0 = leave out */
 	int grace_sec;		     /* cluster.stop_grace_period; 0 = leave default (30) */
 	unsigned grow_delay_sec;     /* resource.elastic_grow_delay; 0 here = 0 (grow at
 				      * once), not the default 600 */
@@ -119,6 +120,8 @@ static inline char *fx_cluster_yaml(const struct fx_opts *o)
 	fprintf(f, "  backfill: %s\n  preemption: %s\n  elastic_grow_delay: %u\n",
 		o->no_backfill ? "false" : "true", o->no_preemption ? "false" : "true",
 		o->grow_delay_sec);
+	if (o->max_preemptions)
+		fprintf(f, "  max_preemptions_per_job: %u\n", o->max_preemptions);
 	if (o->connect_timeout_sec)
 		fprintf(f, "hccl:\n  hccl_connect_timeout: %u\n", o->connect_timeout_sec);
 	if (o->queues)

@@ -123,6 +123,44 @@ static void test_preempt_never_equal_priority_or_when_off(void **state)
 }
 
 /*
+ * resource.max_preemptions_per_job (LSF's MAX_JOB_PREEMPT): a job preempted that many
+ * times is no longer a victim of priority preemption; the higher-priority job waits for
+ * capacity instead, and says so. Without the bound the same job is preempted again.
+ */
+static void test_preempt_bound_per_job(void **state)
+{
+	for (unsigned bound = 0; bound <= 1; bound++) {
+		struct fx_opts o = { .servers = 1, .queues = queues_two, .max_preemptions = bound };
+		struct sched_cluster *c = fx_cluster(&o);
+		struct sched_job *low, *hi;
+
+		(void)state;
+		low = run(c, spec("low", 8, "batch", 500, 0));
+		hi = submit(c, spec("hi", 8, "prod", 500, 0));
+		expect_state(low, SCHED_JOB_STOPPING);
+		stop_all(c);
+		expect_state(hi, SCHED_JOB_RUNNING);
+		assert_int_equal(low->preemptions, 1);
+		assert_int_equal(sched_job_complete(c, "hi", FX_UID, adv(1)), 0);
+		stop_all(c);
+		sched_schedule(c, adv(1));
+		expect_state(low, SCHED_JOB_RUNNING);
+
+		hi = submit(c, spec("hi2", 8, "prod", 500, 0));
+		if (bound) {
+			expect_state(low, SCHED_JOB_RUNNING);
+			expect_state(hi, SCHED_JOB_PENDING);
+			assert_int_equal(c->preemptions, 1);
+		} else {
+			expect_state(low, SCHED_JOB_STOPPING);
+			assert_int_equal(c->preemptions, 2);
+		}
+		expect_reasons(c);
+		sched_cluster_free(c);
+	}
+}
+
+/*
  * Known failure: preemption that evicts one member of many gangs. Two 2-server gangs
  * run; a 2-server job of higher priority must take one whole gang (both its servers),
  * not one server of each.
@@ -1369,6 +1407,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_preempt_whole_job_then_resume, setup_abort),
 		cmocka_unit_test_setup(test_preempt_never_equal_priority_or_when_off, setup_abort),
+		cmocka_unit_test_setup(test_preempt_bound_per_job, setup_abort),
 		cmocka_unit_test_setup(test_preempt_takes_whole_gangs_not_members, setup_abort),
 		cmocka_unit_test_setup(test_preempt_fewest_jobs_never_more, setup_abort),
 		cmocka_unit_test_setup(test_preempt_multi_server_uses_free_servers_first,
