@@ -87,10 +87,11 @@ static const char usage[] =
 	"  --mfu X                model FLOP utilization of the step model's compute time:\n"
 	"                         6 x parameters x tokens / (NPUs x 910B peak x X)\n"
 	"                         (default 0.4)\n"
-	"  --comm-share X         share of a step spent in collectives when ideally placed\n"
-	"                         (default 0.25), for the step-time proxy\n"
 	"  --spine-oversubscription X  leaf-to-spine oversubscription (default 2; 1 means a\n"
 	"                         non-blocking fabric, where crossing switches costs nothing)\n"
+	"                         Each job's first placement under each engine gets a\n"
+	"                         modelled step time (sched_comm.c's alpha-beta model of its\n"
+	"                         tp, cp, ep, pp and dp collectives on the links it got)\n"
 	"Output:\n"
 	"  --out DIR              write summary.csv, utilization.csv, jobs.csv and\n"
 	"                         utilization.gp there, and plot with gnuplot\n"
@@ -338,7 +339,8 @@ static int parse_args(int argc, char **argv, struct args *a, struct sim_options 
 			o->tp = (unsigned)u;
 			break;
 		case OPT_COMM:
-			r = read_number("--comm-share", optarg, 0, 1, &o->comm_share);
+			r = bad("--comm-share: the step-time proxy it tuned is gone; each job's "
+				"step is modelled from its layout and links (see --mfu)");
 			break;
 		case OPT_SPINE:
 			r = read_number("--spine-oversubscription", optarg, 1, 64, &o->spine_oversub);

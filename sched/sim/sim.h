@@ -149,10 +149,8 @@ struct sim_options {
 	unsigned max_restarts;		/* restarts after faults before a job fails, both
 					 * engines (the spec's max_restarts) */
 	enum { SIM_LIMIT_NONE, SIM_LIMIT_EXACT, SIM_LIMIT_HOUR } time_limit;
-	double comm_share;		/* step-time proxy: share of a step spent in
-					 * collectives when placed ideally */
-	double spine_oversub;		/* leaf-to-spine oversubscription (1 = non-blocking) */
-	double hccs_per_roce;		/* HCCS bandwidth / RoCE bandwidth per NPU */
+	double spine_oversub;		/* leaf-to-spine oversubscription (1 = non-blocking),
+					 * for the step model (sched_comm_params_for) */
 	double mfu;			/* model FLOP utilization for the step model's
 					 * compute time (sim_model_compute_usec) */
 };
@@ -181,6 +179,10 @@ struct sim_jobrec {
 	double lost_fault_npu_sec;		/* run time redone after faults, x NPUs */
 	double lost_preempt_npu_sec;		/* the same after preemption */
 	unsigned servers, switches;		/* of its first placement */
+	/* the step model of its first placement (sched_comm_step()); 0 when not placed or
+	 * its layout does not fit the NPUs it got */
+	double step_usec, compute_usec;
+	double roce_leaf_bytes, roce_spine_bytes; /* one step sends, all ranks */
 	enum sim_outcome outcome;
 	/* the running model */
 	bool running;
@@ -225,7 +227,11 @@ struct sim_result {
 	uint64_t multi_placements, multi_extra_switch;
 	uint64_t multi_extra_switch_avoidable;	/* more switches than the servers free at
 						 * that moment needed */
-	double step_proxy_sum, step_proxy_weight;
+	double step_sum, step_weight;		/* sum of npus x run time x modelled step
+						 * / compute, and of npus x run time, over
+						 * jobs' first placements */
+	double roce_leaf_bytes, roce_spine_bytes; /* sums over jobs' first placements of
+						 * what one step sends over RoCE */
 	/* faults */
 	uint64_t faults, faults_hit, faults_absorbed;
 	uint64_t process_recoveries;		/* restarts after faults that process-level
@@ -430,14 +436,17 @@ void sim_acct_finish(struct sim_result *r, const struct sim_trace *t, size_t idx
 struct sim_share {
 	unsigned server;
 	unsigned npus;
+	const unsigned *device_ids;	/* borrowed, npus entries; NULL: devices 0..npus-1 */
 };
 
 /*
  * sim_acct_placement() - topology figures of a placement of @count shares (rank order)
- * for job @idx: tensor-parallel groups crossing servers, leaf switches spanned beyond
- * the fewest that could hold that many servers in an empty cluster and beyond
- * @least_now (the fewest the servers free at that moment allowed; 0 = unknown), and
- * the step-time proxy.
+ * for job @idx: tensor-parallel groups crossing servers (groups of the job's tp, else
+ * --tp), leaf switches spanned beyond the fewest that could hold that many servers in
+ * an empty cluster and beyond @least_now (the fewest the servers free at that moment
+ * allowed; 0 = unknown), and, for its first placement, the modelled step
+ * (sim_model_layout(), sim_model_train(), sched_comm_step() with the figures of the
+ * first share's chip) into the job's record and the engine's sums.
  */
 void sim_acct_placement(struct sim_result *r, const struct sim_trace *t,
 			const struct sim_options *o, const struct sched_cluster *c, size_t idx,
@@ -457,7 +466,10 @@ struct sim_summary {
 	double wait_mean, wait_median, wait_p99, wait_max;	/* seconds */
 	double jct_mean, jct_median, jct_p99;			/* seconds */
 	size_t started, done, failed, timeout, never, unfinished;
-	double tp_cross_pct, extra_switch_pct, avoidable_switch_pct, step_proxy;
+	double tp_cross_pct, extra_switch_pct, avoidable_switch_pct;
+	double step_factor;		/* modelled step / compute, NPU-time weighted; 1 =
+					 * no communication */
+	double roce_leaf_gb, roce_spine_gb; /* per step, summed over jobs */
 	uint64_t restarts, fault_hits, preemptions;
 	size_t jobs_rerun;
 	double lost_fault_npu_h, lost_preempt_npu_h, lost_abandoned_npu_h;

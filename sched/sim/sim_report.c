@@ -120,7 +120,9 @@ int sim_summarize(const struct sim_trace *t, const struct sim_result *r, struct 
 					  100.0 * (double)r->multi_extra_switch_avoidable /
 						  (double)r->multi_placements :
 					  0;
-	s->step_proxy = r->step_proxy_weight > 0 ? r->step_proxy_sum / r->step_proxy_weight : 1;
+	s->step_factor = r->step_weight > 0 ? r->step_sum / r->step_weight : 1;
+	s->roce_leaf_gb = r->roce_leaf_bytes / 1e9;
+	s->roce_spine_gb = r->roce_spine_bytes / 1e9;
 	s->makespan_sec = r->time_all;
 	return delays(r, t, s);
 }
@@ -183,7 +185,12 @@ void sim_report_table(FILE *out, const struct sim_result *st, const struct sim_s
 	    sa->extra_switch_pct, sb->extra_switch_pct, 1);
 	row(out, "  than the servers free at that moment needed", "%", ss->avoidable_switch_pct,
 	    sa->avoidable_switch_pct, sb->avoidable_switch_pct, 1);
-	row(out, "step-time proxy (1 = ideal placement)", "", ss->step_proxy, sa->step_proxy, sb->step_proxy, 3);
+	row(out, "modelled step / compute alone (NPU-time weighted)", "", ss->step_factor,
+	    sa->step_factor, sb->step_factor, 3);
+	row(out, "RoCE bytes per step, one leaf (sum over jobs)", " GB", ss->roce_leaf_gb,
+	    sa->roce_leaf_gb, sb->roce_leaf_gb, 1);
+	row(out, "RoCE bytes per step, through the spine", " GB", ss->roce_spine_gb,
+	    sa->roce_spine_gb, sb->roce_spine_gb, 1);
 	row(out, "NPU faults (one sequence, as long as each replay)", "", (double)st->faults,
 	    (double)as->faults, (double)bl->faults, 0);
 	row(out, "  that hit a running job", "", (double)st->faults_hit, (double)as->faults_hit, (double)bl->faults_hit, 0);
@@ -281,7 +288,12 @@ static int write_summary(const char *dir, const struct sim_result *st,
 		sa->extra_switch_pct, sb->extra_switch_pct);
 	csv_row(f, "multi_server_extra_switch_avoidable", "percent", ss->avoidable_switch_pct,
 		sa->avoidable_switch_pct, sb->avoidable_switch_pct);
-	csv_row(f, "step_time_proxy", "factor", ss->step_proxy, sa->step_proxy, sb->step_proxy);
+	csv_row(f, "step_time_over_compute", "factor", ss->step_factor, sa->step_factor,
+		sb->step_factor);
+	csv_row(f, "roce_leaf_bytes_per_step", "gigabytes", ss->roce_leaf_gb, sa->roce_leaf_gb,
+		sb->roce_leaf_gb);
+	csv_row(f, "roce_spine_bytes_per_step", "gigabytes", ss->roce_spine_gb,
+		sa->roce_spine_gb, sb->roce_spine_gb);
 	csv_row(f, "faults", "count", (double)st->faults, (double)as->faults, (double)bl->faults);
 	csv_row(f, "faults_hit_running_job", "count", (double)st->faults_hit,
 		(double)as->faults_hit, (double)bl->faults_hit);
@@ -388,7 +400,7 @@ static void job_cols(FILE *f, const struct sim_jobrec *j, uint64_t submit)
 
 static int write_jobs(const char *dir, const struct sim_trace *t, const struct sim_result *st,
 		      const struct sim_result *as, const struct sim_result *bl,
-		      char err[SIM_ERR_MAX])
+		      const struct sim_options *o, char err[SIM_ERR_MAX])
 {
 	static const char cols[] = "start_sec,wait_sec,end_sec,outcome,npus,fault_interruptions,"
 				   "preemptions,lost_fault_npu_h,lost_preempt_npu_h,servers,"
@@ -413,9 +425,16 @@ static int write_jobs(const char *dir, const struct sim_trace *t, const struct s
 			c += l + (e ? 1 : 0);
 		}
 	}
-	fprintf(f, "%s\n", hdr);
+	/* the step model's columns last, so that the ones before stay as they were */
+	fprintf(f, "%s,model,layout,compute_ms,static_step_ms,ascendfs_step_ms,blind_step_ms,"
+		   "static_roce_leaf_mb,static_roce_spine_mb,ascendfs_roce_leaf_mb,"
+		   "ascendfs_roce_spine_mb,blind_roce_leaf_mb,blind_roce_spine_mb\n",
+		hdr);
 	for (size_t i = 0; i < t->n; i++) {
 		const struct sim_tjob *tj = &t->jobs[i];
+		const struct sim_jobrec *rec[3] = { &st->jobs[i], &as->jobs[i], &bl->jobs[i] };
+		struct sched_parallel par;
+		double compute = 0;
 
 		fprintf(f, "j-%zu,%zu,%s,%u,%u,%llu,%llu", i, tj->line, t->queues[tj->queue],
 			tj->npus, tj->priority, (unsigned long long)tj->submit_sec,
@@ -423,6 +442,29 @@ static int write_jobs(const char *dir, const struct sim_trace *t, const struct s
 		job_cols(f, &st->jobs[i], tj->submit_sec);
 		job_cols(f, &as->jobs[i], tj->submit_sec);
 		job_cols(f, &bl->jobs[i], tj->submit_sec);
+		fprintf(f, ",%s,", sim_model_name(tj->model));
+		if (sim_model_layout(tj, tj->npus, o, &par) == 0)
+			fprintf(f, "tp%u-cp%u-ep%u-dp%u-pp%u", par.size[SCHED_DIM_TP],
+				par.size[SCHED_DIM_CP], par.size[SCHED_DIM_EP],
+				par.size[SCHED_DIM_DP], par.size[SCHED_DIM_PP]);
+		for (int k = 0; k < 3; k++)
+			if (rec[k]->compute_usec > 0)
+				compute = rec[k]->compute_usec;
+		if (compute > 0)
+			fprintf(f, ",%.3f", compute / 1e3);
+		else
+			fprintf(f, ",");
+		for (int k = 0; k < 3; k++)
+			if (rec[k]->step_usec > 0)
+				fprintf(f, ",%.3f", rec[k]->step_usec / 1e3);
+			else
+				fprintf(f, ",");
+		for (int k = 0; k < 3; k++)
+			if (rec[k]->step_usec > 0)
+				fprintf(f, ",%.3f,%.3f", rec[k]->roce_leaf_bytes / 1e6,
+					rec[k]->roce_spine_bytes / 1e6);
+			else
+				fprintf(f, ",,");
 		fprintf(f, "\n");
 	}
 	return close_in(f, dir, "jobs.csv", err);
@@ -527,7 +569,7 @@ int sim_report_files(const char *dir, const struct sim_trace *t, const struct si
 	}
 	if ((r = write_summary(dir, st, ss, as, sa, bl, sb, err)) < 0 ||
 	    (r = write_series(dir, st, as, bl, o, err)) < 0 ||
-	    (r = write_jobs(dir, t, st, as, bl, err)) < 0 ||
+	    (r = write_jobs(dir, t, st, as, bl, o, err)) < 0 ||
 	    (r = write_plot(dir, t, st, plot, err)) < 0)
 		return r;
 	return plot ? run_gnuplot(dir, err) : 0;

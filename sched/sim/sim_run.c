@@ -217,6 +217,7 @@ static int reconcile(struct engine *e, size_t idx)
 		for (size_t k = 0; k < n; k++) {
 			shares[k].server = j->slices[k].server;
 			shares[k].npus = j->slices[k].npu_count;
+			shares[k].device_ids = j->slices[k].device_ids;
 		}
 		done = sim_acct_start(e->r, e->t, e->o, idx, j->generation, sched_job_total_npus(j),
 				      (unsigned)n, e->now, resume_progress(j, idx));

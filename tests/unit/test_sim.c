@@ -838,9 +838,9 @@ static void test_tp_groups_crossing_servers(void **state)
 	struct sim_result r;
 	struct sim_options o;
 	struct sim_trace t;
-	const struct sim_share whole[] = { { 0, 8 }, { 1, 8 } };
-	const struct sim_share split[] = { { 0, 4 }, { 2, 4 } };
-	const struct sim_share odd[] = { { 0, 2 }, { 1, 6 } };
+	const struct sim_share whole[] = { { 0, 8, NULL }, { 1, 8, NULL } };
+	const struct sim_share split[] = { { 0, 4, NULL }, { 2, 4, NULL } };
+	const struct sim_share odd[] = { { 0, 2, NULL }, { 1, 6, NULL } };
 
 	(void)state;
 	trace_ok("submit_sec,duration_sec,npus,queue,priority\n0,100,16,,\n1,100,8,,\n2,100,8,,\n",
@@ -862,7 +862,11 @@ static void test_tp_groups_crossing_servers(void **state)
 	/* ranks 0-3 span servers 0 and 1; ranks 4-7 are on server 1 */
 	assert_int_equal(r.tp_groups, 5);
 	assert_int_equal(r.tp_cross, 2);
-	assert_true(r.step_proxy_sum / r.step_proxy_weight > 1.0);
+	/* the step model of each job's first placement: the split TP group sends over RoCE */
+	assert_true(r.jobs[1].step_usec > r.jobs[1].compute_usec);
+	assert_true(r.jobs[1].roce_spine_bytes > 0);
+	assert_true(r.jobs[0].roce_leaf_bytes > 0 && r.jobs[0].roce_spine_bytes == 0);
+	assert_true(r.step_sum / r.step_weight > 1.0);
 	sim_result_free(&r);
 	sim_trace_free(&t);
 	sched_cluster_free(c);
@@ -906,7 +910,7 @@ static void test_sim_tp_crossing_that_no_placement_avoids(void **state)
 {
 	struct fx_opts fo = { .servers = 2 };
 	struct sched_cluster *c = fx_cluster(&fo);
-	const struct sim_share whole[] = { { 0, 8 }, { 1, 8 } };
+	const struct sim_share whole[] = { { 0, 8, NULL }, { 1, 8, NULL } };
 	struct sim_result r;
 	struct sim_options o;
 	struct sim_trace t;
@@ -936,7 +940,7 @@ static void test_sim_tp_crossing_judged_by_the_jobs_server_type(void **state)
 	size_t len = 0;
 	FILE *f = open_memstream(&yaml, &len);
 	struct sched_cluster *c;
-	const struct sim_share a2[] = { { 0, 8 }, { 1, 8 }, { 2, 8 } };
+	const struct sim_share a2[] = { { 0, 8, NULL }, { 1, 8, NULL }, { 2, 8, NULL } };
 	char reason[SCHED_REASON_MAX];
 	struct sim_result r;
 	struct sim_options o;
