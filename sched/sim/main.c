@@ -521,6 +521,73 @@ static void print_goals(const struct sim_result *st, const struct sim_summary *s
 		       (unsigned long long)st->interruptions_over_bound);
 }
 
+/* Does @j give its layout or model (then its step is printed)? */
+static bool job_has_layout(const struct sim_tjob *j)
+{
+	return j->tp || j->pp || j->ep || j->cp || j->model;
+}
+
+/*
+ * The step model's figures per job whose trace row gives a layout or model (at most
+ * 20), and how many multi-server jobs ascendfs places slower than blind.
+ */
+static void print_steps(const struct sim_trace *t, const struct sim_result *st,
+			const struct sim_result *as, const struct sim_result *bl,
+			const struct sim_options *o)
+{
+	size_t shown = 0, listed = 0, multi = 0, slower = 0;
+
+	for (size_t i = 0; i < t->n; i++) {
+		const struct sim_jobrec *a = &as->jobs[i], *b = &bl->jobs[i];
+
+		listed += job_has_layout(&t->jobs[i]);
+		if ((a->servers > 1 || b->servers > 1) && a->step_usec > 0 && b->step_usec > 0) {
+			multi++;
+			slower += a->step_usec > b->step_usec * (1 + 1e-9);
+		}
+	}
+	printf("\nstep model (each job's first placement; compute at MFU %.2f of a 910B's peak; "
+	       "spine %.3g:1):\n",
+	       o->mfu, o->spine_oversub);
+	if (listed)
+		printf("  %-6s %5s %-9s %-20s %5s %10s %11s %10s %6s  %s\n", "job", "line", "model",
+		       "layout", "NPUs", "static ms", "ascendfs ms", "blind ms", "bl/as",
+		       "RoCE GB per step, leaf/spine: static | ascendfs | blind");
+	for (size_t i = 0; i < t->n && shown < 20; i++) {
+		const struct sim_tjob *tj = &t->jobs[i];
+		const struct sim_jobrec *r[3] = { &st->jobs[i], &as->jobs[i], &bl->jobs[i] };
+		struct sched_parallel par;
+		char layout[64] = "?", ms[3][32], ratio[16] = "-";
+
+		if (!job_has_layout(tj))
+			continue;
+		shown++;
+		if (sim_model_layout(tj, tj->npus, o, &par) == 0)
+			snprintf(layout, sizeof(layout), "tp%u-cp%u-ep%u-dp%u-pp%u",
+				 par.size[SCHED_DIM_TP], par.size[SCHED_DIM_CP],
+				 par.size[SCHED_DIM_EP], par.size[SCHED_DIM_DP],
+				 par.size[SCHED_DIM_PP]);
+		for (int k = 0; k < 3; k++)
+			if (r[k]->step_usec > 0)
+				snprintf(ms[k], sizeof(ms[k]), "%.1f", r[k]->step_usec / 1e3);
+			else
+				snprintf(ms[k], sizeof(ms[k]), "-");
+		if (r[1]->step_usec > 0 && r[2]->step_usec > 0)
+			snprintf(ratio, sizeof(ratio), "%.2fx", r[2]->step_usec / r[1]->step_usec);
+		printf("  j-%-4zu %5zu %-9s %-20s %5u %10s %11s %10s %6s  "
+		       "%.1f/%.1f | %.1f/%.1f | %.1f/%.1f\n",
+		       i, tj->line, sim_model_name(tj->model), layout, tj->npus, ms[0], ms[1], ms[2],
+		       ratio, r[0]->roce_leaf_bytes / 1e9, r[0]->roce_spine_bytes / 1e9,
+		       r[1]->roce_leaf_bytes / 1e9, r[1]->roce_spine_bytes / 1e9,
+		       r[2]->roce_leaf_bytes / 1e9, r[2]->roce_spine_bytes / 1e9);
+	}
+	if (listed > shown)
+		printf("  ... and %zu more in jobs.csv\n", listed - shown);
+	printf("  multi-server jobs (under ascendfs or blind) whose step is slower under ascendfs "
+	       "than blind: %zu of %zu\n",
+	       slower, multi);
+}
+
 /* Make @dir (when missing) and check it takes files, before hours of replay. */
 static int prepare_out(const char *dir)
 {
@@ -701,6 +768,7 @@ int main(int argc, char **argv)
 	}
 	sim_report_table(stdout, &st, &ss, &as, &sa, &bl, &sb);
 	print_goals(&st, &ss, &as, &sa, &o);
+	print_steps(&t, &st, &as, &bl, &o);
 	warn_cut(&st, &o);
 	warn_cut(&as, &o);
 	warn_cut(&bl, &o);
