@@ -775,8 +775,9 @@ static int feasible_on_type(const struct sched_cluster *c, unsigned npus,
 		/* any count: the NPUs of every server of the type, however they lie */
 		if (npus <= servers * t->npu_count)
 			return 0;
-		sched_reason(reason, "npus: %u is more than the %u NPUs of the cluster's %s servers",
-			     npus, servers * t->npu_count, t->product);
+		sched_reason(reason,
+			     "npus: %u is more than the %u NPUs of the cluster's %s servers", npus,
+			     servers * t->npu_count, t->product);
 		return -ENOSPC;
 	}
 	if (npus <= t->npu_count) {
@@ -978,8 +979,9 @@ bool sched_server_is_whole_free(const struct sched_cluster *c, unsigned server,
  * Nothing here knows rings, pairs, switches, super pods or suspicion. Fills
  * *@ret_slices (new) in the order taken, ranks assigned. Returns 0, -ENOSPC or -ENOMEM.
  */
-static int place_blind(const struct sched_cluster *c, unsigned npus, const struct conf_server_type *t,
-		       struct sched_slice **ret_slices, size_t *ret_count)
+static int place_blind(const struct sched_cluster *c, unsigned npus,
+		       const struct conf_server_type *t, struct sched_slice **ret_slices,
+		       size_t *ret_count)
 {
 	unsigned *left = calloc(c->server_count ? c->server_count : 1, sizeof(*left));
 	struct sched_slice *slices;
@@ -1050,8 +1052,9 @@ static int place_blind_any(const struct sched_cluster *c, unsigned npus,
 	if (reason) {
 		for (size_t i = 0; i < c->server_count; i++)
 			free_npus += blind_free(c, &c->servers[i], type);
-		sched_reason(reason, "needs %u %s; %u %s free", npus, conf_plural(npus, "NPU", "NPUs"),
-			     free_npus, conf_plural(free_npus, "is", "are"));
+		sched_reason(reason, "needs %u %s; %u %s free", npus,
+			     conf_plural(npus, "NPU", "NPUs"), free_npus,
+			     conf_plural(free_npus, "is", "are"));
 	}
 	return -ENOSPC;
 }

@@ -576,8 +576,8 @@ static void print_steps(const struct sim_trace *t, const struct sim_result *st,
 			snprintf(ratio, sizeof(ratio), "%.2fx", r[2]->step_usec / r[1]->step_usec);
 		printf("  j-%-4zu %5zu %-9s %-20s %5u %10s %11s %10s %6s  "
 		       "%.1f/%.1f | %.1f/%.1f | %.1f/%.1f\n",
-		       i, tj->line, sim_model_name(tj->model), layout, tj->npus, ms[0], ms[1], ms[2],
-		       ratio, r[0]->roce_leaf_bytes / 1e9, r[0]->roce_spine_bytes / 1e9,
+		       i, tj->line, sim_model_name(tj->model), layout, tj->npus, ms[0], ms[1],
+		       ms[2], ratio, r[0]->roce_leaf_bytes / 1e9, r[0]->roce_spine_bytes / 1e9,
 		       r[1]->roce_leaf_bytes / 1e9, r[1]->roce_spine_bytes / 1e9,
 		       r[2]->roce_leaf_bytes / 1e9, r[2]->roce_spine_bytes / 1e9);
 	}

@@ -135,7 +135,7 @@ void sim_model_train(const struct sim_tjob *j, const struct sched_parallel *par,
 		 (p->experts ? p->expert_params * p->top_k / p->experts : 0);
 	tokens = (double)ret->micro_batch * ret->micro_batches * ret->seq_len *
 		 par->size[SCHED_DIM_DP];
-	ret->compute_usec = npus && o->mfu > 0 ?
-				    6 * active * tokens / (npus * SIM_NPU_PEAK_FLOPS * o->mfu) * 1e6 :
-				    0;
+	if (npus && o->mfu > 0)
+		ret->compute_usec =
+			6 * active * tokens / (npus * SIM_NPU_PEAK_FLOPS * o->mfu) * 1e6;
 }

@@ -163,24 +163,31 @@ void sim_report_table(FILE *out, const struct sim_result *st, const struct sim_s
 		"as/st", "(binpack)", "as/bl");
 	row(out, "allocation: NPUs running jobs, while jobs wait", "%", ss->used_wait_pct,
 	    sa->used_wait_pct, sb->used_wait_pct, 1);
-	row(out, "  the same over the arrival window", "%", ss->used_win_pct, sa->used_win_pct, sb->used_win_pct, 1);
+	row(out, "  the same over the arrival window", "%", ss->used_win_pct, sa->used_win_pct,
+	    sb->used_win_pct, 1);
 	row(out, "NPUs held (static: whole servers), while jobs wait", "%", ss->alloc_wait_pct,
 	    sa->alloc_wait_pct, sb->alloc_wait_pct, 1);
-	row(out, "  the same over the arrival window", "%", ss->alloc_win_pct, sa->alloc_win_pct, sb->alloc_win_pct, 1);
-	row(out, "useful work (finished jobs) over the replay", "%", ss->useful_pct, sa->useful_pct, sb->useful_pct,
-	    1);
-	row(out, "queueing delay, mean", " h", ss->wait_mean / 3600, sa->wait_mean / 3600, sb->wait_mean / 3600, 2);
-	row(out, "queueing delay, median", " h", ss->wait_median / 3600, sa->wait_median / 3600, sb->wait_median / 3600, 2);
-	row(out, "queueing delay, p99", " h", ss->wait_p99 / 3600, sa->wait_p99 / 3600, sb->wait_p99 / 3600, 1);
-	row(out, "queueing delay, longest", " h", ss->wait_max / 3600, sa->wait_max / 3600, sb->wait_max / 3600, 1);
-	row(out, "job completion time (JCT), mean", " h", ss->jct_mean / 3600, sa->jct_mean / 3600, sb->jct_mean / 3600,
-	    2);
-	row(out, "JCT, median", " h", ss->jct_median / 3600, sa->jct_median / 3600, sb->jct_median / 3600, 2);
+	row(out, "  the same over the arrival window", "%", ss->alloc_win_pct, sa->alloc_win_pct,
+	    sb->alloc_win_pct, 1);
+	row(out, "useful work (finished jobs) over the replay", "%", ss->useful_pct, sa->useful_pct,
+	    sb->useful_pct, 1);
+	row(out, "queueing delay, mean", " h", ss->wait_mean / 3600, sa->wait_mean / 3600,
+	    sb->wait_mean / 3600, 2);
+	row(out, "queueing delay, median", " h", ss->wait_median / 3600, sa->wait_median / 3600,
+	    sb->wait_median / 3600, 2);
+	row(out, "queueing delay, p99", " h", ss->wait_p99 / 3600, sa->wait_p99 / 3600,
+	    sb->wait_p99 / 3600, 1);
+	row(out, "queueing delay, longest", " h", ss->wait_max / 3600, sa->wait_max / 3600,
+	    sb->wait_max / 3600, 1);
+	row(out, "job completion time (JCT), mean", " h", ss->jct_mean / 3600, sa->jct_mean / 3600,
+	    sb->jct_mean / 3600, 2);
+	row(out, "JCT, median", " h", ss->jct_median / 3600, sa->jct_median / 3600,
+	    sb->jct_median / 3600, 2);
 	row(out, "JCT, p99", " h", ss->jct_p99 / 3600, sa->jct_p99 / 3600, sb->jct_p99 / 3600, 1);
 	row(out, "replay length (first arrival to last end)", " d", ss->makespan_sec / 86400,
 	    sa->makespan_sec / 86400, sb->makespan_sec / 86400, 1);
-	row(out, "tensor-parallel groups crossing servers", "%", ss->tp_cross_pct, sa->tp_cross_pct, sb->tp_cross_pct,
-	    2);
+	row(out, "tensor-parallel groups crossing servers", "%", ss->tp_cross_pct, sa->tp_cross_pct,
+	    sb->tp_cross_pct, 2);
 	row(out, "multi-server jobs on more leaf switches than needed", "%", ss->extra_switch_pct,
 	    sa->extra_switch_pct, sb->extra_switch_pct, 1);
 	row(out, "  than the servers free at that moment needed", "%", ss->avoidable_switch_pct,
@@ -193,10 +200,13 @@ void sim_report_table(FILE *out, const struct sim_result *st, const struct sim_s
 	    sa->roce_spine_gb, sb->roce_spine_gb, 1);
 	row(out, "NPU faults (one sequence, as long as each replay)", "", (double)st->faults,
 	    (double)as->faults, (double)bl->faults, 0);
-	row(out, "  that hit a running job", "", (double)st->faults_hit, (double)as->faults_hit, (double)bl->faults_hit, 0);
-	row(out, "restarts after faults", "", (double)ss->restarts, (double)sa->restarts, (double)sb->restarts, 0);
+	row(out, "  that hit a running job", "", (double)st->faults_hit, (double)as->faults_hit,
+	    (double)bl->faults_hit, 0);
+	row(out, "restarts after faults", "", (double)ss->restarts, (double)sa->restarts,
+	    (double)sb->restarts, 0);
 	row(out, "  of them process-level (failed servers only)", "",
-	    (double)st->process_recoveries, (double)as->process_recoveries, (double)bl->process_recoveries, 0);
+	    (double)st->process_recoveries, (double)as->process_recoveries,
+	    (double)bl->process_recoveries, 0);
 	row(out, "transient faults retried (no restart)", "", (double)st->retries,
 	    (double)as->retries, (double)bl->retries, 0);
 	row(out, "jobs rerun after faults", "%", 100.0 * (double)ss->jobs_rerun / n,
@@ -205,9 +215,10 @@ void sim_report_table(FILE *out, const struct sim_result *st, const struct sim_s
 	    sa->lost_fault_npu_h, sb->lost_fault_npu_h, 0);
 	row(out, "worst loss per fault / (checkpoint + restart cost)", "", st->worst_loss_ratio,
 	    as->worst_loss_ratio, bl->worst_loss_ratio, 2);
-	row(out, "preemptions", "", (double)ss->preemptions, (double)sa->preemptions, (double)sb->preemptions, 0);
-	row(out, "NPU-hours lost to preemption", "", ss->lost_preempt_npu_h, sa->lost_preempt_npu_h, sb->lost_preempt_npu_h,
-	    0);
+	row(out, "preemptions", "", (double)ss->preemptions, (double)sa->preemptions,
+	    (double)sb->preemptions, 0);
+	row(out, "NPU-hours lost to preemption", "", ss->lost_preempt_npu_h, sa->lost_preempt_npu_h,
+	    sb->lost_preempt_npu_h, 0);
 	row(out, "NPU-hours of jobs that failed or timed out", "", ss->lost_abandoned_npu_h,
 	    sa->lost_abandoned_npu_h, sb->lost_abandoned_npu_h, 0);
 	row(out, "jobs backfilled", "", 0, (double)as->backfilled, (double)bl->backfilled, 0);
@@ -216,7 +227,8 @@ void sim_report_table(FILE *out, const struct sim_result *st, const struct sim_s
 	    (double)(sa->failed + sa->timeout), (double)(sb->failed + sb->timeout), 0);
 	row(out, "jobs never started or left unfinished", "", (double)(ss->never + ss->unfinished),
 	    (double)(sa->never + sa->unfinished), (double)(sb->never + sb->unfinished), 0);
-	row(out, "most jobs waiting at once", "", st->max_pending, as->max_pending, bl->max_pending, 0);
+	row(out, "most jobs waiting at once", "", st->max_pending, as->max_pending, bl->max_pending,
+	    0);
 	fprintf(out, "  %-52s %12.1f s %12.1f s %8s %12.1f s\n", "wall time of the replay",
 		st->wall_sec, as->wall_sec, "", bl->wall_sec);
 }
@@ -268,10 +280,14 @@ static int write_summary(const char *dir, const struct sim_result *st,
 	if (!f)
 		return -errno;
 	fprintf(f, "metric,unit,static,ascendfs,ratio,blind,ratio_blind\n");
-	csv_row(f, "allocation_while_waiting", "percent", ss->used_wait_pct, sa->used_wait_pct, sb->used_wait_pct);
-	csv_row(f, "held_while_waiting", "percent", ss->alloc_wait_pct, sa->alloc_wait_pct, sb->alloc_wait_pct);
-	csv_row(f, "allocation_arrival_window", "percent", ss->used_win_pct, sa->used_win_pct, sb->used_win_pct);
-	csv_row(f, "held_arrival_window", "percent", ss->alloc_win_pct, sa->alloc_win_pct, sb->alloc_win_pct);
+	csv_row(f, "allocation_while_waiting", "percent", ss->used_wait_pct, sa->used_wait_pct,
+		sb->used_wait_pct);
+	csv_row(f, "held_while_waiting", "percent", ss->alloc_wait_pct, sa->alloc_wait_pct,
+		sb->alloc_wait_pct);
+	csv_row(f, "allocation_arrival_window", "percent", ss->used_win_pct, sa->used_win_pct,
+		sb->used_win_pct);
+	csv_row(f, "held_arrival_window", "percent", ss->alloc_win_pct, sa->alloc_win_pct,
+		sb->alloc_win_pct);
 	csv_row(f, "useful_work", "percent", ss->useful_pct, sa->useful_pct, sb->useful_pct);
 	csv_row(f, "queueing_mean", "seconds", ss->wait_mean, sa->wait_mean, sb->wait_mean);
 	csv_row(f, "queueing_median", "seconds", ss->wait_median, sa->wait_median, sb->wait_median);
@@ -281,7 +297,8 @@ static int write_summary(const char *dir, const struct sim_result *st,
 	csv_row(f, "jct_median", "seconds", ss->jct_median, sa->jct_median, sb->jct_median);
 	csv_row(f, "jct_p99", "seconds", ss->jct_p99, sa->jct_p99, sb->jct_p99);
 	csv_row(f, "makespan", "seconds", ss->makespan_sec, sa->makespan_sec, sb->makespan_sec);
-	csv_row(f, "tp_groups_crossing_servers", "percent", ss->tp_cross_pct, sa->tp_cross_pct, sb->tp_cross_pct);
+	csv_row(f, "tp_groups_crossing_servers", "percent", ss->tp_cross_pct, sa->tp_cross_pct,
+		sb->tp_cross_pct);
 	csv_row(f, "tp_groups_crossing_avoidable", "count", (double)st->tp_cross_avoidable,
 		(double)as->tp_cross_avoidable, (double)bl->tp_cross_avoidable);
 	csv_row(f, "multi_server_extra_switch", "percent", ss->extra_switch_pct,
@@ -292,31 +309,38 @@ static int write_summary(const char *dir, const struct sim_result *st,
 		sb->step_factor);
 	csv_row(f, "roce_leaf_bytes_per_step", "gigabytes", ss->roce_leaf_gb, sa->roce_leaf_gb,
 		sb->roce_leaf_gb);
-	csv_row(f, "roce_spine_bytes_per_step", "gigabytes", ss->roce_spine_gb,
-		sa->roce_spine_gb, sb->roce_spine_gb);
+	csv_row(f, "roce_spine_bytes_per_step", "gigabytes", ss->roce_spine_gb, sa->roce_spine_gb,
+		sb->roce_spine_gb);
 	csv_row(f, "faults", "count", (double)st->faults, (double)as->faults, (double)bl->faults);
 	csv_row(f, "faults_hit_running_job", "count", (double)st->faults_hit,
 		(double)as->faults_hit, (double)bl->faults_hit);
-	csv_row(f, "restarts_after_faults", "count", (double)ss->restarts, (double)sa->restarts, (double)sb->restarts);
+	csv_row(f, "restarts_after_faults", "count", (double)ss->restarts, (double)sa->restarts,
+		(double)sb->restarts);
 	csv_row(f, "jobs_rerun_after_faults", "percent", 100.0 * (double)ss->jobs_rerun / n,
 		100.0 * (double)sa->jobs_rerun / n, 100.0 * (double)sb->jobs_rerun / n);
-	csv_row(f, "npu_hours_lost_faults", "npu_hours", ss->lost_fault_npu_h,
-		sa->lost_fault_npu_h, sb->lost_fault_npu_h);
+	csv_row(f, "npu_hours_lost_faults", "npu_hours", ss->lost_fault_npu_h, sa->lost_fault_npu_h,
+		sb->lost_fault_npu_h);
 	csv_row(f, "worst_loss_over_checkpoint_bound", "factor", st->worst_loss_ratio,
 		as->worst_loss_ratio, bl->worst_loss_ratio);
 	csv_row(f, "interruptions_over_checkpoint_bound", "count",
-		(double)st->interruptions_over_bound, (double)as->interruptions_over_bound, (double)bl->interruptions_over_bound);
-	csv_row(f, "preemptions", "count", (double)ss->preemptions, (double)sa->preemptions, (double)sb->preemptions);
+		(double)st->interruptions_over_bound, (double)as->interruptions_over_bound,
+		(double)bl->interruptions_over_bound);
+	csv_row(f, "preemptions", "count", (double)ss->preemptions, (double)sa->preemptions,
+		(double)sb->preemptions);
 	csv_row(f, "npu_hours_lost_preemption", "npu_hours", ss->lost_preempt_npu_h,
 		sa->lost_preempt_npu_h, sb->lost_preempt_npu_h);
 	csv_row(f, "npu_hours_failed_or_timed_out", "npu_hours", ss->lost_abandoned_npu_h,
 		sa->lost_abandoned_npu_h, sb->lost_abandoned_npu_h);
 	csv_row(f, "backfilled", "count", 0, (double)as->backfilled, (double)bl->backfilled);
 	csv_row(f, "jobs_finished", "count", (double)ss->done, (double)sa->done, (double)sb->done);
-	csv_row(f, "jobs_failed", "count", (double)ss->failed, (double)sa->failed, (double)sb->failed);
-	csv_row(f, "jobs_timed_out", "count", (double)ss->timeout, (double)sa->timeout, (double)sb->timeout);
-	csv_row(f, "jobs_never_started", "count", (double)ss->never, (double)sa->never, (double)sb->never);
-	csv_row(f, "jobs_unfinished", "count", (double)ss->unfinished, (double)sa->unfinished, (double)sb->unfinished);
+	csv_row(f, "jobs_failed", "count", (double)ss->failed, (double)sa->failed,
+		(double)sb->failed);
+	csv_row(f, "jobs_timed_out", "count", (double)ss->timeout, (double)sa->timeout,
+		(double)sb->timeout);
+	csv_row(f, "jobs_never_started", "count", (double)ss->never, (double)sa->never,
+		(double)sb->never);
+	csv_row(f, "jobs_unfinished", "count", (double)ss->unfinished, (double)sa->unfinished,
+		(double)sb->unfinished);
 	return close_in(f, dir, "summary.csv", err);
 }
 

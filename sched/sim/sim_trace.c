@@ -191,7 +191,8 @@ static bool plain_header(const char *line, struct layout_cols *ret)
 		p++;
 		len = strcspn(p, ",");
 		for (k = 0; k < COL_COUNT; k++)
-			if (strlen(plain_col_names[k]) == len && strncmp(p, plain_col_names[k], len) == 0)
+			if (strlen(plain_col_names[k]) == len &&
+			    strncmp(p, plain_col_names[k], len) == 0)
 				break;
 		if (k == COL_COUNT || ret->field[k] >= 0)
 			return false;
@@ -212,8 +213,9 @@ static int read_dim(char **f, const struct layout_cols *cols, enum plain_col k, 
 	if (cols->field[k] < 0 || !*(s = f[cols->field[k]]))
 		return 0;
 	if (!read_uint(s, j->npus, &v) || v == 0)
-		return fail(err, file, line, "%s: '%.40s' is not a whole number from 1 to npus (%u), "
-			    "or empty", plain_col_names[k], s, j->npus);
+		return fail(err, file, line,
+			    "%s: '%.40s' is not a whole number from 1 to npus (%u), or empty",
+			    plain_col_names[k], s, j->npus);
 	*ret = (unsigned)v;
 	return 0;
 }
@@ -233,16 +235,17 @@ static int parse_layout(char **f, const struct layout_cols *cols, const char *fi
 	unit = sim_tjob_unit(j);
 	if (j->npus % unit)
 		return fail(err, file, line,
-			    "tp x pp x cp x ep = %u does not divide npus (%u): the ranks are tp x cp "
-			    "x dp x pp with ep dividing dp; change npus or the sizes",
+			    "tp x pp x cp x ep = %u does not divide npus (%u): the ranks are tp "
+			    "x cp x dp x pp with ep dividing dp; change npus or the sizes",
 			    unit, j->npus);
 	if (cols->field[COL_MODEL] >= 0 && *f[cols->field[COL_MODEL]]) {
 		int m = sim_model_find(f[cols->field[COL_MODEL]]);
 
 		if (m < 0)
-			return fail(err, file, line, "model: '%.40s' is not a model preset (%s), or empty "
-				    "for the default dense model", f[cols->field[COL_MODEL]],
-				    sim_model_names());
+			return fail(err, file, line,
+				    "model: '%.40s' is not a model preset (%s), or empty for the "
+				    "default dense model",
+				    f[cols->field[COL_MODEL]], sim_model_names());
 		j->model = (unsigned)m;
 	}
 	return 0;

@@ -52,7 +52,8 @@ static void expect_slices(const struct sched_cluster *c, unsigned npus, const ch
 	for (size_t k = 0; k < n; k++) {
 		snprintf(got, sizeof(got), "%u:%s", sl[k].server, fx_ids(&sl[k], ids, sizeof(ids)));
 		if (strcmp(got, want[k]) != 0)
-			fail_msg("sched_place(%u) slice %zu: got %s, want %s", npus, k, got, want[k]);
+			fail_msg("sched_place(%u) slice %zu: got %s, want %s", npus, k, got,
+				 want[k]);
 		assert_int_equal(sl[k].first_rank, rank);
 		rank += sl[k].npu_count;
 	}

@@ -321,7 +321,8 @@ static void test_trace_layout_errors_say_where(void **state)
 		int r = sim_trace_parse(cases[i].csv, strlen(cases[i].csv), "trace.csv", &t, err);
 
 		if (r != -EINVAL || !strstr(err, cases[i].want))
-			fail_msg("case %zu: got %d '%s', want -EINVAL '%s'", i, r, err, cases[i].want);
+			fail_msg("case %zu: got %d '%s', want -EINVAL '%s'", i, r, err,
+				 cases[i].want);
 		assert_null(t.jobs);
 	}
 }
