@@ -615,6 +615,23 @@ int sched_event_copy(struct sched_event *dst, const struct sched_event *src);
 /* sched_event_release() - free what a copy owns; @e is then an event without a line. */
 void sched_event_release(struct sched_event *e);
 
+/*
+ * Where sched_place() takes NPUs (sched_cluster.placement). Everything else (queues,
+ * priorities, backfill, preemption, recovery) is the same under both.
+ */
+enum sched_placement {
+	SCHED_PLACE_TOPOLOGY,	/* design.md §5 (sched_place()): the default, and the only
+				 * placement the daemon uses */
+	SCHED_PLACE_BLIND,	/* fine-grained and topology-blind, what Kubernetes with
+				 * Volcano's gang and binpack plugins gives without Ascend's
+				 * topology plugin: any free NPUs, as a gang, of one server
+				 * type; no HCCS ring or pair rules, no whole servers above
+				 * one, no switch or super pod preference, no suspicion. Set
+				 * only by ascend-sim (its "blind" engine), never by the
+				 * daemon: rank tables of such placements break the HCCS
+				 * rules sched_job_load() checks. sched_cluster_set_placement() */
+};
+
 struct sched_cluster {
 	struct conf_cluster *conf;	/* owned */
 	struct sched_server *servers;	/* conf->server_count entries */
@@ -706,6 +723,8 @@ struct sched_cluster {
 					 * subject_npu (-1 = no one NPU), as their reasons say */
 	const char *subject_server;
 	int subject_npu;
+	enum sched_placement placement;	/* SCHED_PLACE_TOPOLOGY unless
+					 * sched_cluster_set_placement() said otherwise */
 	bool check_invariants;		/* run sched_check_invariants() after every job
 					 * transition and abort on a breach (tests; on by
 					 * default in debug builds) */
@@ -1948,6 +1967,12 @@ const char *sched_server_condition_name(enum sched_server_condition k);
  * Follows design.md §5: a request that fits one server stays on one server (910 ring
  * preferences, 910B best fit, A3 whole pairs); larger requests take whole servers,
  * preferring one leaf switch, then one super pod, then the fewest switches.
+ * Under SCHED_PLACE_BLIND (sched_cluster_set_placement()) instead: the first server type
+ * in inventory order whose free NPUs add up to @npus, and on it, server after server,
+ * the one with the fewest free NPUs that holds all still needed, else the one with the
+ * fewest free NPUs (all of them taken), lowest device ids first: Volcano's binpack
+ * order (fullest node that fits first) applied to what is left of the gang. Ranks go
+ * in the order servers were taken. Any count of NPUs up to a type's total is feasible.
  * @type: restrict to that server type (NULL: any type that can hold the job).
  * @ret_slices: new array (free()) of *ret_count slices in rank order, ranks assigned.
  * @reason: why not, when -ENOSPC (no free capacity now) or -EINVAL (never legal).
@@ -2170,6 +2195,13 @@ const struct sched_acct *sched_account_next(const struct sched_cluster *c, uint6
  */
 int sched_account_load(struct sched_cluster *c, uint64_t seq, uint64_t time_usec,
 		       const char *job, const char *line);
+
+/*
+ * sched_cluster_set_placement() - where sched_place() takes NPUs from now on (enum
+ * sched_placement; SCHED_PLACE_TOPOLOGY from sched_cluster_new()). Set it before any job
+ * is submitted: placements made under the other rule are not moved.
+ */
+void sched_cluster_set_placement(struct sched_cluster *c, enum sched_placement p);
 
 /*
  * sched_cluster_set_accounting() - keep accounting records (@on, the default) or not (a

@@ -281,7 +281,9 @@ static int compute_reservation(struct pass *p, struct sched_job *j, struct resv 
 		if (released < nh && h[released].end == h[released - 1].end &&
 		    h[released].end != UINT64_MAX)
 			continue;
-		/* a fit can only appear on servers that just changed */
+		/* a fit can only appear on servers that just changed (a topology-blind one
+		 * gathers NPUs from anywhere: try each time) */
+		maybe = c->placement == SCHED_PLACE_BLIND;
 		for (size_t k = 0; k < o->slice_count && !maybe; k++) {
 			unsigned s = o->slices[k].server;
 

@@ -171,6 +171,11 @@ fail_conf:
 	return -ENOMEM;
 }
 
+void sched_cluster_set_placement(struct sched_cluster *c, enum sched_placement p)
+{
+	c->placement = p;
+}
+
 void sched_cluster_free(struct sched_cluster *c)
 {
 	if (!c)

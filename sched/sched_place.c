@@ -20,6 +20,8 @@
  *  - ranks go server by server in topology order (switch, server, device id).
  * With topology_aware_schedule false the HCCS legality rules still hold, but servers
  * and rings are taken first-fit in inventory order, as a topology-blind scheduler does.
+ * Under SCHED_PLACE_BLIND (ascend-sim's third engine; ascend_sched.h) none of the above
+ * holds: place_blind() below.
  */
 #include <errno.h>
 #include <limits.h>
@@ -839,6 +841,15 @@ static int feasible_on_type(const struct sched_cluster *c, unsigned npus,
 	else
 		for (size_t i = 0; i < c->server_count; i++)
 			servers += c->servers[i].conf->type == t;
+	if (c->placement == SCHED_PLACE_BLIND) {
+		/* any count: the NPUs of every server of the type, however they lie */
+		if (npus <= servers * t->npu_count)
+			return 0;
+		sched_reason(reason,
+			     "npus: %u is more than the %u NPUs of the cluster's %s servers", npus,
+			     servers * t->npu_count, t->product);
+		return -ENOSPC;
+	}
 	if (npus <= t->npu_count) {
 		if (size_is_legal(t, npus))
 			return 0;
@@ -993,6 +1004,19 @@ bool sched_size_is_legal(const struct conf_server_type *t, unsigned n)
 	return size_is_legal(t, n);
 }
 
+/* Placeable NPUs of @s, 0 when it takes no work of @t now. */
+static unsigned blind_free(const struct sched_cluster *c, const struct sched_server *s,
+			   const struct conf_server_type *t)
+{
+	unsigned n = 0;
+
+	if (!server_accepts(c, s, t))
+		return 0;
+	for (unsigned d = 0; d < s->conf->npu_count; d++)
+		n += sched_npu_is_placeable(&s->npus[d]);
+	return n;
+}
+
 bool sched_server_can_hold(const struct sched_cluster *c, unsigned server, unsigned npus,
 			   const struct conf_server_type *type)
 {
@@ -1003,6 +1027,8 @@ bool sched_server_can_hold(const struct sched_cluster *c, unsigned server, unsig
 		return false;
 	if (npus > s->conf->npu_count)
 		return false;
+	if (c->placement == SCHED_PLACE_BLIND)
+		return blind_free(c, s, type) >= npus;
 	return choose_devices(s, npus, true, ids) >= 0;
 }
 
@@ -1010,6 +1036,97 @@ bool sched_server_is_whole_free(const struct sched_cluster *c, unsigned server,
 				const struct conf_server_type *type)
 {
 	return server_is_whole_free(c, &c->servers[server], type);
+}
+
+/*
+ * SCHED_PLACE_BLIND: @npus NPUs as one gang on servers of @t, server after server the
+ * one with the fewest free NPUs that holds all still needed, else the one with the
+ * fewest free (all of them). Volcano's binpack plugin scores a node by (used + request)
+ * / allocatable per resource (pkg/scheduler/plugins/binpack/binpack.go,
+ * ResourceBinPackingScore; a node the request does not fit scores 0), so the fullest
+ * node that still fits a task wins; its gang plugin admits the job only when every task
+ * has a node. Ties go to inventory order (Volcano picks among equal scores at random).
+ * Nothing here knows rings, pairs, switches, super pods or suspicion. Fills
+ * *@ret_slices (new) in the order taken, ranks assigned. Returns 0, -ENOSPC or -ENOMEM.
+ */
+static int place_blind(const struct sched_cluster *c, unsigned npus,
+		       const struct conf_server_type *t, struct sched_slice **ret_slices,
+		       size_t *ret_count)
+{
+	unsigned *left = calloc(c->server_count ? c->server_count : 1, sizeof(*left));
+	struct sched_slice *slices;
+	unsigned total = 0, need = npus;
+	size_t n = 0;
+
+	if (!left)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->server_count; i++) {
+		left[i] = blind_free(c, &c->servers[i], t);
+		total += left[i];
+	}
+	if (total < npus || !npus) {
+		free(left);
+		return -ENOSPC;
+	}
+	slices = calloc(npus < c->server_count ? npus : c->server_count, sizeof(*slices));
+	if (!slices) {
+		free(left);
+		return -ENOMEM;
+	}
+	while (need) {
+		size_t best = SIZE_MAX, fullest = SIZE_MAX;
+		struct sched_slice *sl = &slices[n];
+		const struct sched_server *s;
+
+		for (size_t i = 0; i < c->server_count; i++) {
+			if (!left[i])
+				continue;
+			if (left[i] >= need && (best == SIZE_MAX || left[i] < left[best]))
+				best = i;
+			if (fullest == SIZE_MAX || left[i] < left[fullest])
+				fullest = i;
+		}
+		if (best == SIZE_MAX)
+			best = fullest;
+		s = &c->servers[best];
+		sl->server = (unsigned)best;
+		for (unsigned d = 0; d < s->conf->npu_count && sl->npu_count < need; d++)
+			if (sched_npu_is_placeable(&s->npus[d]))
+				sl->device_ids[sl->npu_count++] = d;
+		need -= sl->npu_count;
+		left[best] = 0;
+		n++;
+	}
+	free(left);
+	assign_ranks(slices, n);
+	*ret_slices = slices;
+	*ret_count = n;
+	return 0;
+}
+
+/* sched_place_now() under SCHED_PLACE_BLIND: the first type that has room. */
+static int place_blind_any(const struct sched_cluster *c, unsigned npus,
+			   const struct conf_server_type *type, struct sched_slice **ret_slices,
+			   size_t *ret_count, char *reason)
+{
+	const struct conf_server_type *types[16];
+	size_t nt = cluster_types(c, type, types, 16);
+	unsigned free_npus = 0;
+
+	for (size_t i = 0; i < nt; i++) {
+		int r = place_blind(c, npus, types[i], ret_slices, ret_count);
+
+		if (r != -ENOSPC)
+			return r;
+	}
+	if (reason) {
+		for (size_t i = 0; i < c->server_count; i++)
+			free_npus += blind_free(c, &c->servers[i], type);
+		sched_reason(reason, "needs %u %s; %u %s free", npus,
+			     conf_plural(npus, "NPU", "NPUs"), free_npus,
+			     conf_plural(free_npus, "is", "are"));
+	}
+	return -ENOSPC;
 }
 
 int sched_place(const struct sched_cluster *c, unsigned npus, const struct conf_server_type *type,
@@ -1032,6 +1149,8 @@ int sched_place_now(const struct sched_cluster *c, unsigned npus,
 	bool explained = false;
 	int r;
 
+	if (c->placement == SCHED_PLACE_BLIND)
+		return place_blind_any(c, npus, type, ret_slices, ret_count, reason);
 	/* Single-server requests: the best server over every type that can hold them. */
 	for (size_t i = 0; i < nt; i++) {
 		struct sched_slice one = { 0 };
@@ -1131,8 +1250,17 @@ bool sched_fits_when_idle(const struct sched_cluster *c, unsigned npus,
 
 	for (size_t i = 0; i < nt; i++) {
 		const struct conf_server_type *t = types[i];
-		unsigned whole = 0;
+		unsigned whole = 0, usable = 0;
 
+		if (c->placement == SCHED_PLACE_BLIND) {
+			for (size_t k = 0; k < c->server_count; k++)
+				if (c->servers[k].conf->type == t &&
+				    sched_server_is_schedulable(c, &c->servers[k]))
+					usable += usable_npus(&c->servers[k], 0, t->npu_count);
+			if (usable >= npus)
+				return true;
+			continue;
+		}
 		for (size_t k = 0; k < c->server_count; k++) {
 			const struct sched_server *s = &c->servers[k];
 			unsigned g = t->hccs == CONF_HCCS_RING ? t->hccs_group_size : t->npu_count;
@@ -1162,7 +1290,8 @@ int sched_replace(const struct sched_cluster *c, const struct sched_job *j, cons
 	size_t need = 0, n = 0;
 	bool *kept_switch;
 
-	if (!j->slice_count)
+	/* a topology-blind scheduler places the gang again (Volcano restarts the job) */
+	if (!j->slice_count || c->placement == SCHED_PLACE_BLIND)
 		return -ENOSPC;
 	t = c->servers[j->slices[0].server].conf->type;
 	/* super pods need an even split: leave that to a whole new placement */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ascend-sim: replay a job trace against ascendfs's scheduler and against the static
- * rank-table workflow, with a virtual clock, and print one table of ratios (sim.h).
+ * ascend-sim: replay a job trace against ascendfs's scheduler, the same scheduler with
+ * topology-blind placement, and the static rank-table workflow, with a virtual clock,
+ * and print one table of ratios (sim.h).
  */
 #include "config.h"
 
@@ -21,16 +22,22 @@
 static const char usage[] =
 	"usage: ascend-sim --trace FILE.csv (--config CLUSTER.yaml | --servers N) [options]\n"
 	"\n"
-	"Replays a job trace twice on the same cluster, with the same NPU faults: through\n"
-	"ascendfs's scheduler (the configuration's queues, backfill, preemption, topology-\n"
-	"aware placement, recovery from the newest checkpoint) and through the static\n"
-	"rank-table workflow (whole servers, FIFO, first free servers, no backfill, a fault\n"
-	"restarts the job from scratch). Prints one table with the ratio ascendfs/static.\n"
+	"Replays a job trace three times on the same cluster, with the same NPU faults:\n"
+	"through ascendfs's scheduler (the configuration's queues, backfill, preemption,\n"
+	"topology-aware placement, recovery from the newest checkpoint); through the same\n"
+	"scheduler with topology-blind placement (blind: any free NPUs as a gang, bin-packed\n"
+	"as Volcano's binpack plugin does, no HCCS, whole-server or switch rules); and\n"
+	"through the static rank-table workflow (whole servers, FIFO, first free servers, no\n"
+	"backfill, a fault restarts the job from scratch). Prints one table with the ratios\n"
+	"ascendfs/static and ascendfs/blind.\n"
 	"\n"
 	"Input:\n"
 	"  --trace FILE           CSV with the header timestamp,duration,num_gpus,gpu_time,\n"
 	"                         cluster (Philly: one GPU = one NPU, each virtual cluster a\n"
-	"                         queue) or submit_sec,duration_sec,npus,queue,priority\n"
+	"                         queue) or submit_sec,duration_sec,npus,queue,priority,\n"
+	"                         optionally followed by any of tp,pp,ep,cp (the parallel\n"
+	"                         layout) and model (llama70b, moe; empty: a dense model\n"
+	"                         of 1e9 parameters per NPU up to 70e9)\n"
 	"  --config FILE          cluster configuration (as for ascendfs); queues the trace\n"
 	"                         names and the file lacks are added with weight 1\n"
 	"  --servers N            instead of --config: N Atlas 800T A2 servers (8 NPUs each)\n"
@@ -75,11 +82,16 @@ static const char usage[] =
 	"  --max-restarts N       restarts after faults before a job fails, in both\n"
 	"                         replays (default 100)\n"
 	"Topology figures:\n"
-	"  --tp N                 tensor-parallel group size in ranks (default 8)\n"
-	"  --comm-share X         share of a step spent in collectives when ideally placed\n"
-	"                         (default 0.25), for the step-time proxy\n"
+	"  --tp N                 tensor-parallel group size in ranks for jobs whose trace\n"
+	"                         row gives no tp (default 8)\n"
+	"  --mfu X                model FLOP utilization of the step model's compute time:\n"
+	"                         6 x parameters x tokens / (NPUs x 910B peak x X)\n"
+	"                         (default 0.4)\n"
 	"  --spine-oversubscription X  leaf-to-spine oversubscription (default 2; 1 means a\n"
 	"                         non-blocking fabric, where crossing switches costs nothing)\n"
+	"                         Each job's first placement under each engine gets a\n"
+	"                         modelled step time (sched_comm.c's alpha-beta model of its\n"
+	"                         tp, cp, ep, pp and dp collectives on the links it got)\n"
 	"Output:\n"
 	"  --out DIR              write summary.csv, utilization.csv, jobs.csv and\n"
 	"                         utilization.gp there, and plot with gnuplot\n"
@@ -94,7 +106,7 @@ enum {
 	OPT_TRACE = 256, OPT_CONFIG, OPT_SERVERS, OPT_SWITCH, OPT_SLICE, OPT_LOAD, OPT_BACKFILL,
 	OPT_PREEMPT, OPT_LIMIT, OPT_MTBF, OPT_REPAIR, OPT_CKPT, OPT_COST, OPT_SEED, OPT_TP,
 	OPT_COMM, OPT_SPINE, OPT_OUT, OPT_PLOT, OPT_SAMPLE, OPT_RESTARTS, OPT_RECOVERY,
-	OPT_DUMP_SAVE, OPT_STEP, OPT_REBUILD, OPT_TRANSIENT, OPT_RETRY_COST,
+	OPT_DUMP_SAVE, OPT_STEP, OPT_REBUILD, OPT_TRANSIENT, OPT_RETRY_COST, OPT_MFU,
 };
 
 struct args {
@@ -219,6 +231,7 @@ static int parse_args(int argc, char **argv, struct args *a, struct sim_options 
 		{ "tp", required_argument, NULL, OPT_TP },
 		{ "comm-share", required_argument, NULL, OPT_COMM },
 		{ "spine-oversubscription", required_argument, NULL, OPT_SPINE },
+		{ "mfu", required_argument, NULL, OPT_MFU },
 		{ "out", required_argument, NULL, OPT_OUT },
 		{ "plot", required_argument, NULL, OPT_PLOT },
 		{ "sample", required_argument, NULL, OPT_SAMPLE },
@@ -326,10 +339,14 @@ static int parse_args(int argc, char **argv, struct args *a, struct sim_options 
 			o->tp = (unsigned)u;
 			break;
 		case OPT_COMM:
-			r = read_number("--comm-share", optarg, 0, 1, &o->comm_share);
+			r = bad("--comm-share: the step-time proxy it tuned is gone; each job's "
+				"step is modelled from its layout and links (see --mfu)");
 			break;
 		case OPT_SPINE:
 			r = read_number("--spine-oversubscription", optarg, 1, 64, &o->spine_oversub);
+			break;
+		case OPT_MFU:
+			r = read_number("--mfu", optarg, 0.01, 1, &o->mfu);
 			break;
 		case OPT_OUT:
 			a->out = optarg;
@@ -504,6 +521,73 @@ static void print_goals(const struct sim_result *st, const struct sim_summary *s
 		       (unsigned long long)st->interruptions_over_bound);
 }
 
+/* Does @j give its layout or model (then its step is printed)? */
+static bool job_has_layout(const struct sim_tjob *j)
+{
+	return j->tp || j->pp || j->ep || j->cp || j->model;
+}
+
+/*
+ * The step model's figures per job whose trace row gives a layout or model (at most
+ * 20), and how many multi-server jobs ascendfs places slower than blind.
+ */
+static void print_steps(const struct sim_trace *t, const struct sim_result *st,
+			const struct sim_result *as, const struct sim_result *bl,
+			const struct sim_options *o)
+{
+	size_t shown = 0, listed = 0, multi = 0, slower = 0;
+
+	for (size_t i = 0; i < t->n; i++) {
+		const struct sim_jobrec *a = &as->jobs[i], *b = &bl->jobs[i];
+
+		listed += job_has_layout(&t->jobs[i]);
+		if ((a->servers > 1 || b->servers > 1) && a->step_usec > 0 && b->step_usec > 0) {
+			multi++;
+			slower += a->step_usec > b->step_usec * (1 + 1e-9);
+		}
+	}
+	printf("\nstep model (each job's first placement; compute at MFU %.2f of a 910B's peak; "
+	       "spine %.3g:1):\n",
+	       o->mfu, o->spine_oversub);
+	if (listed)
+		printf("  %-6s %5s %-9s %-20s %5s %10s %11s %10s %6s  %s\n", "job", "line", "model",
+		       "layout", "NPUs", "static ms", "ascendfs ms", "blind ms", "bl/as",
+		       "RoCE GB per step, leaf/spine: static | ascendfs | blind");
+	for (size_t i = 0; i < t->n && shown < 20; i++) {
+		const struct sim_tjob *tj = &t->jobs[i];
+		const struct sim_jobrec *r[3] = { &st->jobs[i], &as->jobs[i], &bl->jobs[i] };
+		struct sched_parallel par;
+		char layout[64] = "?", ms[3][32], ratio[16] = "-";
+
+		if (!job_has_layout(tj))
+			continue;
+		shown++;
+		if (sim_model_layout(tj, tj->npus, o, &par) == 0)
+			snprintf(layout, sizeof(layout), "tp%u-cp%u-ep%u-dp%u-pp%u",
+				 par.size[SCHED_DIM_TP], par.size[SCHED_DIM_CP],
+				 par.size[SCHED_DIM_EP], par.size[SCHED_DIM_DP],
+				 par.size[SCHED_DIM_PP]);
+		for (int k = 0; k < 3; k++)
+			if (r[k]->step_usec > 0)
+				snprintf(ms[k], sizeof(ms[k]), "%.1f", r[k]->step_usec / 1e3);
+			else
+				snprintf(ms[k], sizeof(ms[k]), "-");
+		if (r[1]->step_usec > 0 && r[2]->step_usec > 0)
+			snprintf(ratio, sizeof(ratio), "%.2fx", r[2]->step_usec / r[1]->step_usec);
+		printf("  j-%-4zu %5zu %-9s %-20s %5u %10s %11s %10s %6s  "
+		       "%.1f/%.1f | %.1f/%.1f | %.1f/%.1f\n",
+		       i, tj->line, sim_model_name(tj->model), layout, tj->npus, ms[0], ms[1],
+		       ms[2], ratio, r[0]->roce_leaf_bytes / 1e9, r[0]->roce_spine_bytes / 1e9,
+		       r[1]->roce_leaf_bytes / 1e9, r[1]->roce_spine_bytes / 1e9,
+		       r[2]->roce_leaf_bytes / 1e9, r[2]->roce_spine_bytes / 1e9);
+	}
+	if (listed > shown)
+		printf("  ... and %zu more in jobs.csv\n", listed - shown);
+	printf("  multi-server jobs (under ascendfs or blind) whose step is slower under ascendfs "
+	       "than blind: %zu of %zu\n",
+	       slower, multi);
+}
+
 /* Make @dir (when missing) and check it takes files, before hours of replay. */
 static int prepare_out(const char *dir)
 {
@@ -554,8 +638,8 @@ static double mono_sec(void)
 
 int main(int argc, char **argv)
 {
-	struct sim_result st = { 0 }, as = { 0 };
-	struct sim_summary ss, sa;
+	struct sim_result st = { 0 }, as = { 0 }, bl = { 0 };
+	struct sim_summary ss, sa, sb;
 	struct conf_cluster *conf = NULL;
 	struct sched_cluster *view = NULL;
 	struct sim_trace t = { 0 };
@@ -660,6 +744,16 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	status = 1;
+	if (load_config(&a, gen, gen_len, &conf) < 0)
+		goto out;
+	t0 = mono_sec();
+	r = sim_run_sched(&t, conf, SCHED_PLACE_BLIND, &o, &bl, err);
+	bl.wall_sec = mono_sec() - t0;
+	conf = NULL;
+	if (r < 0) {
+		fprintf(stderr, "ascend-sim: blind replay: %s\n", err);
+		goto out;
+	}
 	t0 = mono_sec();
 	r = sim_run_static(&t, view, &o, &st, err);
 	st.wall_sec = mono_sec() - t0;
@@ -667,16 +761,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ascend-sim: static replay: %s\n", err);
 		goto out;
 	}
-	if (sim_summarize(&t, &st, &ss) < 0 || sim_summarize(&t, &as, &sa) < 0) {
+	if (sim_summarize(&t, &st, &ss) < 0 || sim_summarize(&t, &as, &sa) < 0 ||
+	    sim_summarize(&t, &bl, &sb) < 0) {
 		fprintf(stderr, "ascend-sim: out of memory\n");
 		goto out;
 	}
-	sim_report_table(stdout, &st, &ss, &as, &sa);
+	sim_report_table(stdout, &st, &ss, &as, &sa, &bl, &sb);
 	print_goals(&st, &ss, &as, &sa, &o);
+	print_steps(&t, &st, &as, &bl, &o);
 	warn_cut(&st, &o);
 	warn_cut(&as, &o);
+	warn_cut(&bl, &o);
 	if (a.out) {
-		r = sim_report_files(a.out, &t, &st, &ss, &as, &sa, &o, a.plot, err);
+		r = sim_report_files(a.out, &t, &st, &ss, &as, &sa, &bl, &sb, &o, a.plot, err);
 		if (r < 0) {
 			fprintf(stderr, "ascend-sim: %s\n", err);
 			goto out;
@@ -695,6 +792,7 @@ out:
 	sim_trace_free(&t);
 	sim_result_free(&st);
 	sim_result_free(&as);
+	sim_result_free(&bl);
 	free(gen);
 	return status;
 }

@@ -2,11 +2,15 @@
 /*
  * ascend-sim: replay a job trace against the scheduler with a virtual clock.
  *
- * Two engines see the same trace and the same hardware faults:
+ * Three engines see the same trace and the same hardware faults:
  *  - "ascendfs": the sched library the daemon runs (sched_job_submit, sched_tick,
  *    sched_server_report, sched_job_checkpoint ...), with the cluster configuration's
  *    policies (queues, backfill, preemption, fine-grained topology-aware placement) and
  *    recovery from the newest checkpoint;
+ *  - "blind": the same library and policies with SCHED_PLACE_BLIND placement
+ *    (ascend_sched.h): fine-grained but topology-blind, any free NPUs as a gang, bin
+ *    packed as Volcano's binpack plugin orders nodes; what Kubernetes with Volcano
+ *    gives without Ascend's topology plugin. Only where NPUs are taken differs;
  *  - "static": today's workflow of a hand-written rank table and an MPI/msrun launch,
  *    modelled here in a few lines: whole servers per job, one FIFO line, the first
  *    free servers in inventory order (topology-blind), no backfill, and a fault kills
@@ -24,6 +28,7 @@
 
 #include "ascend_sched.h"
 #include "conf.h"
+#include "sched_comm.h"
 
 #define SIM_ERR_MAX 512
 #define SIM_SERIES_MAX 262144	/* time-series buckets kept per engine (30 years of hours) */
@@ -35,7 +40,8 @@
 
 enum sim_trace_format {
 	SIM_TRACE_PHILLY,	/* timestamp,duration,num_gpus,gpu_time,cluster */
-	SIM_TRACE_PLAIN,	/* submit_sec,duration_sec,npus,queue,priority */
+	SIM_TRACE_PLAIN,	/* submit_sec,duration_sec,npus,queue,priority[,tp,pp,ep,cp,
+				 * model in any order, any of them] */
 };
 
 /* One job of a trace. */
@@ -46,7 +52,19 @@ struct sim_tjob {
 	unsigned queue;		/* index into sim_trace.queues */
 	unsigned priority;	/* 0-1000 (Philly has none: 500) */
 	size_t line;		/* line in the file, for messages and a stable order */
+	/* the parallel layout (plain format's optional columns; 0 = not given): tp*cp*pp*ep
+	 * divides npus; see sim_model_layout() for what is not given */
+	unsigned tp, pp, ep, cp;
+	unsigned model;		/* index of a model preset (sim_model_find()); 0 = the
+				 * default dense model sized by npus */
 };
+
+/* sim_tjob_unit() - tp*pp*cp*ep of @j, each not given as 1: npus must be a multiple. */
+static inline unsigned sim_tjob_unit(const struct sim_tjob *j)
+{
+	return (j->tp ? j->tp : 1) * (j->pp ? j->pp : 1) * (j->cp ? j->cp : 1) *
+	       (j->ep ? j->ep : 1);
+}
 
 struct sim_trace {
 	enum sim_trace_format format;
@@ -63,7 +81,10 @@ struct sim_trace {
  * The header line says the format: `timestamp,duration,num_gpus,gpu_time,cluster`
  * (the Philly trace, Jeon et al., ATC'19: one GPU is taken as one NPU, the virtual
  * cluster hash becomes queue "vc-<hash>") or `submit_sec,duration_sec,npus,queue,
- * priority` (queue and priority may be empty: "default", 500). Durations are rounded
+ * priority` (queue and priority may be empty: "default", 500), optionally followed by
+ * any of the columns `tp`, `pp`, `ep`, `cp` (parallel sizes, 1 to npus, empty = not
+ * given; their product must divide npus) and `model` (a preset of sim_model_find(),
+ * empty = the default dense model), in any order. Durations are rounded
  * to whole seconds, at least 1. Jobs are sorted by submit time (then file order) and
  * times made relative to the first arrival. @file names the input in messages.
  * On success fills *@ret (release with sim_trace_free()). Returns 0, -EINVAL with
@@ -128,10 +149,10 @@ struct sim_options {
 	unsigned max_restarts;		/* restarts after faults before a job fails, both
 					 * engines (the spec's max_restarts) */
 	enum { SIM_LIMIT_NONE, SIM_LIMIT_EXACT, SIM_LIMIT_HOUR } time_limit;
-	double comm_share;		/* step-time proxy: share of a step spent in
-					 * collectives when placed ideally */
-	double spine_oversub;		/* leaf-to-spine oversubscription (1 = non-blocking) */
-	double hccs_per_roce;		/* HCCS bandwidth / RoCE bandwidth per NPU */
+	double spine_oversub;		/* leaf-to-spine oversubscription (1 = non-blocking),
+					 * for the step model (sched_comm_params_for) */
+	double mfu;			/* model FLOP utilization for the step model's
+					 * compute time (sim_model_compute_usec) */
 };
 
 /* sim_options_default() - the defaults ascend-sim documents (--help). */
@@ -158,6 +179,10 @@ struct sim_jobrec {
 	double lost_fault_npu_sec;		/* run time redone after faults, x NPUs */
 	double lost_preempt_npu_sec;		/* the same after preemption */
 	unsigned servers, switches;		/* of its first placement */
+	/* the step model of its first placement (sched_comm_step()); 0 when not placed or
+	 * its layout does not fit the NPUs it got */
+	double step_usec, compute_usec;
+	double roce_leaf_bytes, roce_spine_bytes; /* one step sends, all ranks */
 	enum sim_outcome outcome;
 	/* the running model */
 	bool running;
@@ -185,7 +210,7 @@ struct sim_bucket {
 };
 
 struct sim_result {
-	const char *engine;		/* "static" or "ascendfs" (static string) */
+	const char *engine;		/* "static", "ascendfs" or "blind" (static string) */
 	struct sim_jobrec *jobs;	/* owned; one per trace job */
 	size_t njobs;
 	struct sim_bucket *buckets;	/* owned; nbuckets allocated, nseries filled (up to
@@ -202,7 +227,11 @@ struct sim_result {
 	uint64_t multi_placements, multi_extra_switch;
 	uint64_t multi_extra_switch_avoidable;	/* more switches than the servers free at
 						 * that moment needed */
-	double step_proxy_sum, step_proxy_weight;
+	double step_sum, step_weight;		/* sum of npus x run time x modelled step
+						 * / compute, and of npus x run time, over
+						 * jobs' first placements */
+	double roce_leaf_bytes, roce_spine_bytes; /* sums over jobs' first placements of
+						 * what one step sends over RoCE */
 	/* faults */
 	uint64_t faults, faults_hit, faults_absorbed;
 	uint64_t process_recoveries;		/* restarts after faults that process-level
@@ -236,6 +265,15 @@ int sim_run_ascendfs(const struct sim_trace *t, struct conf_cluster *conf,
 		     const struct sim_options *o, struct sim_result *res, char err[SIM_ERR_MAX]);
 
 /*
+ * sim_run_sched() - sim_run_ascendfs() with the cluster's placement set to @placement
+ * (SCHED_PLACE_TOPOLOGY: the "ascendfs" engine; SCHED_PLACE_BLIND: "blind"). Same
+ * contract and errors.
+ */
+int sim_run_sched(const struct sim_trace *t, struct conf_cluster *conf,
+		  enum sched_placement placement, const struct sim_options *o,
+		  struct sim_result *res, char err[SIM_ERR_MAX]);
+
+/*
  * sim_run_static() - replay @t with the static workflow on the servers of @c (borrowed:
  * its inventory and switches only). Fills *@res. Returns 0, -ENOMEM or -EINVAL (a job
  * that no set of servers of one type can hold) with @err.
@@ -245,13 +283,47 @@ int sim_run_static(const struct sim_trace *t, const struct sched_cluster *c,
 
 /*
  * sim_trace_fit() - make every job's NPU count legal on @c: sizes the placement rules
- * refuse are raised to the next legal size (a 12-NPU job takes two 8-NPU servers: 16).
+ * refuse, or that are not a multiple of the job's sim_tjob_unit(), are raised to the
+ * next legal size that is (a 12-NPU job takes two 8-NPU servers: 16).
  * Jobs no size up to the cluster's NPU count fits are removed, and times count from
  * the first job kept again. Reports how many were raised and removed.
  * Returns 0 or -ENOMEM.
  */
 int sim_trace_fit(struct sim_trace *t, const struct sched_cluster *c, size_t *ret_raised,
 		  size_t *ret_removed);
+
+/* ---- the step model's presets (sim_model.c) ---- */
+
+/*
+ * sim_model_find() - the index of model preset @name ("llama70b", "moe"), >= 1; -1 when
+ * there is none. 0 is the default dense model, which has no name.
+ */
+int sim_model_find(const char *name);
+
+/* sim_model_name() - the preset's name, "dense" for 0 (static). */
+const char *sim_model_name(unsigned model);
+
+/* sim_model_names() - "llama70b, moe": the presets, for messages (static). */
+const char *sim_model_names(void);
+
+/*
+ * sim_model_layout() - the parallel layout of trace job @j run on @npus NPUs: pp, cp and
+ * ep as the trace gives them (not given: 1); tp as given, else the largest size of at
+ * most --tp (o->tp) that npus / (pp x cp x ep) divides into; dp the rest (ep inside
+ * it). Returns 0 or -EINVAL (the given sizes do not divide @npus).
+ */
+int sim_model_layout(const struct sim_tjob *j, unsigned npus, const struct sim_options *o,
+		     struct sched_parallel *ret);
+
+/*
+ * sim_model_train() - the step shape of @j laid out as @par: its preset's layers,
+ * hidden size, sequence and parameters (the default dense model: 1e9 parameters per
+ * NPU up to 70e9), micro-batch 1, 4 x pp micro-batches per step, bf16 activations,
+ * fp32 gradients, half the DP all-reduce overlapped, and compute_usec = 6 x active
+ * parameters x tokens per step / (NPUs x 910B peak x o->mfu).
+ */
+void sim_model_train(const struct sim_tjob *j, const struct sched_parallel *par,
+		     const struct sim_options *o, struct sched_train_model *ret);
 
 /* ---- shared accounting (sim_acct.c) ---- */
 
@@ -364,14 +436,17 @@ void sim_acct_finish(struct sim_result *r, const struct sim_trace *t, size_t idx
 struct sim_share {
 	unsigned server;
 	unsigned npus;
+	const unsigned *device_ids;	/* borrowed, npus entries; NULL: devices 0..npus-1 */
 };
 
 /*
  * sim_acct_placement() - topology figures of a placement of @count shares (rank order)
- * for job @idx: tensor-parallel groups crossing servers, leaf switches spanned beyond
- * the fewest that could hold that many servers in an empty cluster and beyond
- * @least_now (the fewest the servers free at that moment allowed; 0 = unknown), and
- * the step-time proxy.
+ * for job @idx: tensor-parallel groups crossing servers (groups of the job's tp, else
+ * --tp), leaf switches spanned beyond the fewest that could hold that many servers in
+ * an empty cluster and beyond @least_now (the fewest the servers free at that moment
+ * allowed; 0 = unknown), and, for its first placement, the modelled step
+ * (sim_model_layout(), sim_model_train(), sched_comm_step() with the figures of the
+ * first share's chip) into the job's record and the engine's sums.
  */
 void sim_acct_placement(struct sim_result *r, const struct sim_trace *t,
 			const struct sim_options *o, const struct sched_cluster *c, size_t idx,
@@ -391,7 +466,10 @@ struct sim_summary {
 	double wait_mean, wait_median, wait_p99, wait_max;	/* seconds */
 	double jct_mean, jct_median, jct_p99;			/* seconds */
 	size_t started, done, failed, timeout, never, unfinished;
-	double tp_cross_pct, extra_switch_pct, avoidable_switch_pct, step_proxy;
+	double tp_cross_pct, extra_switch_pct, avoidable_switch_pct;
+	double step_factor;		/* modelled step / compute, NPU-time weighted; 1 =
+					 * no communication */
+	double roce_leaf_gb, roce_spine_gb; /* per step, summed over jobs */
 	uint64_t restarts, fault_hits, preemptions;
 	size_t jobs_rerun;
 	double lost_fault_npu_h, lost_preempt_npu_h, lost_abandoned_npu_h;
@@ -402,21 +480,26 @@ struct sim_summary {
 int sim_summarize(const struct sim_trace *t, const struct sim_result *r, struct sim_summary *s);
 
 /*
- * sim_report_table() - print the side-by-side table with ratios (ascendfs / static) to
+ * sim_report_table() - print the side-by-side table of static (@st, @ss), ascendfs (@as,
+ * @sa) and blind (@bl, @sb) with the ratios ascendfs / static and ascendfs / blind to
  * @out.
  */
 void sim_report_table(FILE *out, const struct sim_result *st, const struct sim_summary *ss,
-		      const struct sim_result *as, const struct sim_summary *sa);
+		      const struct sim_result *as, const struct sim_summary *sa,
+		      const struct sim_result *bl, const struct sim_summary *sb);
 
 /*
  * sim_report_files() - write summary.csv, utilization.csv, jobs.csv and utilization.gp
  * into directory @dir (made when missing) and, with @plot ("svg", "png" or NULL for
- * none), run gnuplot on it. Returns 0, or a negative errno with @err; a missing gnuplot
- * is reported in @err with 1 returned (files written, no plot).
+ * none), run gnuplot on it. The three engines as for sim_report_table(); the blind
+ * engine's columns come after the other two's in every file. Returns 0, or a negative
+ * errno with @err; a missing gnuplot is reported in @err with 1 returned (files
+ * written, no plot).
  */
 int sim_report_files(const char *dir, const struct sim_trace *t, const struct sim_result *st,
 		     const struct sim_summary *ss, const struct sim_result *as,
-		     const struct sim_summary *sa, const struct sim_options *o, const char *plot,
+		     const struct sim_summary *sa, const struct sim_result *bl,
+		     const struct sim_summary *sb, const struct sim_options *o, const char *plot,
 		     char err[SIM_ERR_MAX]);
 
 #endif

@@ -27,10 +27,10 @@ void sim_options_default(struct sim_options *o)
 	o->tp = 8;
 	o->max_restarts = 100;
 	o->time_limit = SIM_LIMIT_HOUR;
-	o->comm_share = 0.25;
 	o->spine_oversub = 2.0;
-	/* Atlas 800T A2: 7 HCCS links of 56 GB/s per NPU, one 200GE RoCE port per NPU */
-	o->hccs_per_roce = 392.0 / 25.0;
+	/* an assumption near what Megatron-LM reaches on large dense models (Narayanan et
+	 * al., SC'21: 44-52% of peak on A100s); only compute time depends on it */
+	o->mfu = 0.4;
 }
 
 /* ---- faults ---- */
@@ -455,14 +455,53 @@ static unsigned min_switches(const struct sched_cluster *c, unsigned servers)
 	return n ? n : 1;
 }
 
+/* The modelled step of job @idx's first placement, @count shares of @npus in all. */
+static void acct_step(struct sim_result *r, const struct sim_trace *t,
+		      const struct sim_options *o, const struct sched_cluster *c, size_t idx,
+		      const struct sim_share *shares, size_t count, unsigned npus)
+{
+	struct sim_jobrec *j = &r->jobs[idx];
+	struct sched_comm_params p;
+	struct sched_train_model m;
+	struct sched_parallel par;
+	struct sched_step_cost cost;
+	struct sched_npu_loc *loc;
+	unsigned rank = 0;
+	double weight;
+
+	if (sim_model_layout(&t->jobs[idx], npus, o, &par) < 0)
+		return; /* its sizes do not divide what it got: no figure */
+	loc = malloc(npus * sizeof(*loc));
+	if (!loc)
+		return; /* a figure fewer, said by its empty column */
+	for (size_t k = 0; k < count; k++)
+		for (unsigned d = 0; d < shares[k].npus; d++, rank++) {
+			loc[rank].server = shares[k].server;
+			loc[rank].device = shares[k].device_ids ? shares[k].device_ids[d] : d;
+		}
+	sim_model_train(&t->jobs[idx], &par, o, &m);
+	sched_comm_params_for(c->servers[shares[0].server].conf->type->chip, o->spine_oversub, &p);
+	if (sched_comm_step(c, &p, &par, &m, loc, npus, &cost) == 0 && cost.compute_usec > 0) {
+		j->step_usec = cost.step_usec;
+		j->compute_usec = cost.compute_usec;
+		j->roce_leaf_bytes = cost.bytes[SCHED_LINK_ROCE_LEAF];
+		j->roce_spine_bytes = cost.bytes[SCHED_LINK_ROCE_SPINE];
+		r->roce_leaf_bytes += j->roce_leaf_bytes;
+		r->roce_spine_bytes += j->roce_spine_bytes;
+		weight = (double)npus * (double)t->jobs[idx].dur_sec;
+		r->step_sum += weight * cost.step_usec / cost.compute_usec;
+		r->step_weight += weight;
+	}
+	free(loc);
+}
+
 void sim_acct_placement(struct sim_result *r, const struct sim_trace *t,
 			const struct sim_options *o, const struct sched_cluster *c, size_t idx,
 			const struct sim_share *shares, size_t count, unsigned least_now)
 {
 	struct sim_jobrec *j = &r->jobs[idx];
 	unsigned npus = 0, tp, server_npus, spanned = 0, least;
-	bool seen[4096] = { false }, tp_crossed = false;
-	double slow_tp = 1, slow_dp = 1, weight;
+	bool seen[4096] = { false }, first = j->servers == 0;
 
 	for (size_t k = 0; k < count; k++) {
 		unsigned sw = c->servers[shares[k].server].switch_index;
@@ -477,7 +516,8 @@ void sim_acct_placement(struct sim_result *r, const struct sim_trace *t,
 		return;
 	/* the best layout on the job's own server type: whole servers, ranks in order */
 	server_npus = c->servers[shares[0].server].conf->npu_count;
-	tp = o->tp < npus ? o->tp : npus;
+	tp = t->jobs[idx].tp ? t->jobs[idx].tp : o->tp;
+	tp = tp < npus ? tp : npus;
 	if (!tp)
 		tp = 1;
 	/* groups of tp consecutive ranks; a share holds ranks [first, first + npus) */
@@ -495,7 +535,6 @@ void sim_acct_placement(struct sim_result *r, const struct sim_trace *t,
 		r->tp_groups++;
 		if (crossed) {
 			r->tp_cross++;
-			tp_crossed = true;
 			/* avoidable: the job fits one server, or that layout keeps it whole */
 			r->tp_cross_avoidable += npus <= server_npus ||
 						 lo / server_npus == (hi - 1) / server_npus;
@@ -510,16 +549,9 @@ void sim_acct_placement(struct sim_result *r, const struct sim_trace *t,
 		r->multi_placements++;
 		r->multi_extra_switch += spanned > least;
 		r->multi_extra_switch_avoidable += least_now && spanned > least_now;
-		/* the data-parallel ring crosses the spine when the servers span switches */
-		slow_dp = (spanned > 1 ? o->spine_oversub : 1.0) /
-			  (least > 1 ? o->spine_oversub : 1.0);
 	}
-	if (tp_crossed)
-		slow_tp = o->hccs_per_roce;
-	weight = (double)npus * (double)t->jobs[idx].dur_sec;
-	r->step_proxy_sum += weight * ((1 - o->comm_share) +
-				       o->comm_share * (slow_tp > slow_dp ? slow_tp : slow_dp));
-	r->step_proxy_weight += weight;
+	if (first)
+		acct_step(r, t, o, c, idx, shares, count, npus);
 }
 
 /* ---- fitting a trace to a cluster ---- */
@@ -542,7 +574,11 @@ int sim_trace_fit(struct sim_trace *t, const struct sched_cluster *c, size_t *re
 	for (size_t i = 0; i < t->n; i++) {
 		struct sim_tjob *j = &t->jobs[i];
 		unsigned fit = j->npus <= c->npus_total ? legal[j->npus] : 0;
+		unsigned unit = sim_tjob_unit(j);
 
+		/* a legal size its parallel layout divides */
+		while (fit && fit % unit)
+			fit = fit < c->npus_total ? legal[fit + 1] : 0;
 		if (!fit) {
 			removed++;
 			continue;

@@ -120,87 +120,117 @@ int sim_summarize(const struct sim_trace *t, const struct sim_result *r, struct 
 					  100.0 * (double)r->multi_extra_switch_avoidable /
 						  (double)r->multi_placements :
 					  0;
-	s->step_proxy = r->step_proxy_weight > 0 ? r->step_proxy_sum / r->step_proxy_weight : 1;
+	s->step_factor = r->step_weight > 0 ? r->step_sum / r->step_weight : 1;
+	s->roce_leaf_gb = r->roce_leaf_bytes / 1e9;
+	s->roce_spine_gb = r->roce_spine_bytes / 1e9;
 	s->makespan_sec = r->time_all;
 	return delays(r, t, s);
 }
 
-static void row(FILE *out, const char *what, const char *unit, double st, double as, int prec)
+/* "1.23x", "=" (both 0) or "-" (a ratio to 0): @num / @den into @buf. */
+static void ratio_text(char *buf, size_t len, double num, double den)
 {
-	char a[32], b[32], rt[16] = "";
+	if (den != 0)
+		snprintf(buf, len, "%.2fx", num / den);
+	else if (num == 0)
+		snprintf(buf, len, "=");
+	else
+		snprintf(buf, len, "-");
+}
+
+static void row(FILE *out, const char *what, const char *unit, double st, double as, double bl,
+		int prec)
+{
+	char a[32], b[32], c[32], rt[16], rb[16];
 
 	snprintf(a, sizeof(a), "%.*f%s", prec, st, unit);
 	snprintf(b, sizeof(b), "%.*f%s", prec, as, unit);
-	if (st != 0)
-		snprintf(rt, sizeof(rt), "%.2fx", as / st);
-	else if (as == 0)
-		snprintf(rt, sizeof(rt), "=");
-	else
-		snprintf(rt, sizeof(rt), "-");
-	fprintf(out, "  %-52s %14s %14s %8s\n", what, a, b, rt);
+	snprintf(c, sizeof(c), "%.*f%s", prec, bl, unit);
+	ratio_text(rt, sizeof(rt), as, st);
+	ratio_text(rb, sizeof(rb), as, bl);
+	fprintf(out, "  %-52s %14s %14s %8s %14s %8s\n", what, a, b, rt, c, rb);
 }
 
 void sim_report_table(FILE *out, const struct sim_result *st, const struct sim_summary *ss,
-		      const struct sim_result *as, const struct sim_summary *sa)
+		      const struct sim_result *as, const struct sim_summary *sa,
+		      const struct sim_result *bl, const struct sim_summary *sb)
 {
 	double n = (double)(st->njobs ? st->njobs : 1);
 
-	fprintf(out, "\n  %-52s %14s %14s %8s\n", "", "static", "ascendfs", "ratio");
-	fprintf(out, "  %-52s %14s %14s %8s\n", "",
-		"(rank table)", "(this config)", "as/st");
+	fprintf(out, "\n  %-52s %14s %14s %8s %14s %8s\n", "", "static", "ascendfs", "ratio",
+		"blind", "ratio");
+	fprintf(out, "  %-52s %14s %14s %8s %14s %8s\n", "", "(rank table)", "(this config)",
+		"as/st", "(binpack)", "as/bl");
 	row(out, "allocation: NPUs running jobs, while jobs wait", "%", ss->used_wait_pct,
-	    sa->used_wait_pct, 1);
-	row(out, "  the same over the arrival window", "%", ss->used_win_pct, sa->used_win_pct, 1);
+	    sa->used_wait_pct, sb->used_wait_pct, 1);
+	row(out, "  the same over the arrival window", "%", ss->used_win_pct, sa->used_win_pct,
+	    sb->used_win_pct, 1);
 	row(out, "NPUs held (static: whole servers), while jobs wait", "%", ss->alloc_wait_pct,
-	    sa->alloc_wait_pct, 1);
-	row(out, "  the same over the arrival window", "%", ss->alloc_win_pct, sa->alloc_win_pct, 1);
+	    sa->alloc_wait_pct, sb->alloc_wait_pct, 1);
+	row(out, "  the same over the arrival window", "%", ss->alloc_win_pct, sa->alloc_win_pct,
+	    sb->alloc_win_pct, 1);
 	row(out, "useful work (finished jobs) over the replay", "%", ss->useful_pct, sa->useful_pct,
-	    1);
-	row(out, "queueing delay, mean", " h", ss->wait_mean / 3600, sa->wait_mean / 3600, 2);
-	row(out, "queueing delay, median", " h", ss->wait_median / 3600, sa->wait_median / 3600, 2);
-	row(out, "queueing delay, p99", " h", ss->wait_p99 / 3600, sa->wait_p99 / 3600, 1);
-	row(out, "queueing delay, longest", " h", ss->wait_max / 3600, sa->wait_max / 3600, 1);
+	    sb->useful_pct, 1);
+	row(out, "queueing delay, mean", " h", ss->wait_mean / 3600, sa->wait_mean / 3600,
+	    sb->wait_mean / 3600, 2);
+	row(out, "queueing delay, median", " h", ss->wait_median / 3600, sa->wait_median / 3600,
+	    sb->wait_median / 3600, 2);
+	row(out, "queueing delay, p99", " h", ss->wait_p99 / 3600, sa->wait_p99 / 3600,
+	    sb->wait_p99 / 3600, 1);
+	row(out, "queueing delay, longest", " h", ss->wait_max / 3600, sa->wait_max / 3600,
+	    sb->wait_max / 3600, 1);
 	row(out, "job completion time (JCT), mean", " h", ss->jct_mean / 3600, sa->jct_mean / 3600,
-	    2);
-	row(out, "JCT, median", " h", ss->jct_median / 3600, sa->jct_median / 3600, 2);
-	row(out, "JCT, p99", " h", ss->jct_p99 / 3600, sa->jct_p99 / 3600, 1);
+	    sb->jct_mean / 3600, 2);
+	row(out, "JCT, median", " h", ss->jct_median / 3600, sa->jct_median / 3600,
+	    sb->jct_median / 3600, 2);
+	row(out, "JCT, p99", " h", ss->jct_p99 / 3600, sa->jct_p99 / 3600, sb->jct_p99 / 3600, 1);
 	row(out, "replay length (first arrival to last end)", " d", ss->makespan_sec / 86400,
-	    sa->makespan_sec / 86400, 1);
+	    sa->makespan_sec / 86400, sb->makespan_sec / 86400, 1);
 	row(out, "tensor-parallel groups crossing servers", "%", ss->tp_cross_pct, sa->tp_cross_pct,
-	    2);
+	    sb->tp_cross_pct, 2);
 	row(out, "multi-server jobs on more leaf switches than needed", "%", ss->extra_switch_pct,
-	    sa->extra_switch_pct, 1);
+	    sa->extra_switch_pct, sb->extra_switch_pct, 1);
 	row(out, "  than the servers free at that moment needed", "%", ss->avoidable_switch_pct,
-	    sa->avoidable_switch_pct, 1);
-	row(out, "step-time proxy (1 = ideal placement)", "", ss->step_proxy, sa->step_proxy, 3);
+	    sa->avoidable_switch_pct, sb->avoidable_switch_pct, 1);
+	row(out, "modelled step / compute alone (NPU-time weighted)", "", ss->step_factor,
+	    sa->step_factor, sb->step_factor, 3);
+	row(out, "RoCE bytes per step, one leaf (sum over jobs)", " GB", ss->roce_leaf_gb,
+	    sa->roce_leaf_gb, sb->roce_leaf_gb, 1);
+	row(out, "RoCE bytes per step, through the spine", " GB", ss->roce_spine_gb,
+	    sa->roce_spine_gb, sb->roce_spine_gb, 1);
 	row(out, "NPU faults (one sequence, as long as each replay)", "", (double)st->faults,
-	    (double)as->faults, 0);
-	row(out, "  that hit a running job", "", (double)st->faults_hit, (double)as->faults_hit, 0);
-	row(out, "restarts after faults", "", (double)ss->restarts, (double)sa->restarts, 0);
+	    (double)as->faults, (double)bl->faults, 0);
+	row(out, "  that hit a running job", "", (double)st->faults_hit, (double)as->faults_hit,
+	    (double)bl->faults_hit, 0);
+	row(out, "restarts after faults", "", (double)ss->restarts, (double)sa->restarts,
+	    (double)sb->restarts, 0);
 	row(out, "  of them process-level (failed servers only)", "",
-	    (double)st->process_recoveries, (double)as->process_recoveries, 0);
+	    (double)st->process_recoveries, (double)as->process_recoveries,
+	    (double)bl->process_recoveries, 0);
 	row(out, "transient faults retried (no restart)", "", (double)st->retries,
-	    (double)as->retries, 0);
+	    (double)as->retries, (double)bl->retries, 0);
 	row(out, "jobs rerun after faults", "%", 100.0 * (double)ss->jobs_rerun / n,
-	    100.0 * (double)sa->jobs_rerun / n, 2);
+	    100.0 * (double)sa->jobs_rerun / n, 100.0 * (double)sb->jobs_rerun / n, 2);
 	row(out, "NPU-hours lost to faults (work redone)", "", ss->lost_fault_npu_h,
-	    sa->lost_fault_npu_h, 0);
+	    sa->lost_fault_npu_h, sb->lost_fault_npu_h, 0);
 	row(out, "worst loss per fault / (checkpoint + restart cost)", "", st->worst_loss_ratio,
-	    as->worst_loss_ratio, 2);
-	row(out, "preemptions", "", (double)ss->preemptions, (double)sa->preemptions, 0);
+	    as->worst_loss_ratio, bl->worst_loss_ratio, 2);
+	row(out, "preemptions", "", (double)ss->preemptions, (double)sa->preemptions,
+	    (double)sb->preemptions, 0);
 	row(out, "NPU-hours lost to preemption", "", ss->lost_preempt_npu_h, sa->lost_preempt_npu_h,
-	    0);
+	    sb->lost_preempt_npu_h, 0);
 	row(out, "NPU-hours of jobs that failed or timed out", "", ss->lost_abandoned_npu_h,
-	    sa->lost_abandoned_npu_h, 0);
-	row(out, "jobs backfilled", "", 0, (double)as->backfilled, 0);
-	row(out, "jobs finished", "", (double)ss->done, (double)sa->done, 0);
+	    sa->lost_abandoned_npu_h, sb->lost_abandoned_npu_h, 0);
+	row(out, "jobs backfilled", "", 0, (double)as->backfilled, (double)bl->backfilled, 0);
+	row(out, "jobs finished", "", (double)ss->done, (double)sa->done, (double)sb->done, 0);
 	row(out, "jobs failed or timed out", "", (double)(ss->failed + ss->timeout),
-	    (double)(sa->failed + sa->timeout), 0);
+	    (double)(sa->failed + sa->timeout), (double)(sb->failed + sb->timeout), 0);
 	row(out, "jobs never started or left unfinished", "", (double)(ss->never + ss->unfinished),
-	    (double)(sa->never + sa->unfinished), 0);
-	row(out, "most jobs waiting at once", "", st->max_pending, as->max_pending, 0);
-	fprintf(out, "  %-52s %12.1f s %12.1f s\n", "wall time of the replay", st->wall_sec,
-		as->wall_sec);
+	    (double)(sa->never + sa->unfinished), (double)(sb->never + sb->unfinished), 0);
+	row(out, "most jobs waiting at once", "", st->max_pending, as->max_pending, bl->max_pending,
+	    0);
+	fprintf(out, "  %-52s %12.1f s %12.1f s %8s %12.1f s\n", "wall time of the replay",
+		st->wall_sec, as->wall_sec, "", bl->wall_sec);
 }
 
 /* ---- files ---- */
@@ -226,83 +256,111 @@ static int close_in(FILE *f, const char *dir, const char *name, char err[SIM_ERR
 	return 0;
 }
 
-static void csv_row(FILE *f, const char *metric, const char *unit, double st, double as)
+/* The blind engine's columns come last, so that the first five stay as they were. */
+static void csv_row(FILE *f, const char *metric, const char *unit, double st, double as,
+		    double bl)
 {
 	fprintf(f, "%s,%s,%.6g,%.6g,", metric, unit, st, as);
 	if (st != 0)
 		fprintf(f, "%.6g", as / st);
+	fprintf(f, ",%.6g,", bl);
+	if (bl != 0)
+		fprintf(f, "%.6g", as / bl);
 	fprintf(f, "\n");
 }
 
 static int write_summary(const char *dir, const struct sim_result *st,
 			 const struct sim_summary *ss, const struct sim_result *as,
-			 const struct sim_summary *sa, char err[SIM_ERR_MAX])
+			 const struct sim_summary *sa, const struct sim_result *bl,
+			 const struct sim_summary *sb, char err[SIM_ERR_MAX])
 {
 	FILE *f = open_in(dir, "summary.csv", err);
 	double n = (double)(st->njobs ? st->njobs : 1);
 
 	if (!f)
 		return -errno;
-	fprintf(f, "metric,unit,static,ascendfs,ratio\n");
-	csv_row(f, "allocation_while_waiting", "percent", ss->used_wait_pct, sa->used_wait_pct);
-	csv_row(f, "held_while_waiting", "percent", ss->alloc_wait_pct, sa->alloc_wait_pct);
-	csv_row(f, "allocation_arrival_window", "percent", ss->used_win_pct, sa->used_win_pct);
-	csv_row(f, "held_arrival_window", "percent", ss->alloc_win_pct, sa->alloc_win_pct);
-	csv_row(f, "useful_work", "percent", ss->useful_pct, sa->useful_pct);
-	csv_row(f, "queueing_mean", "seconds", ss->wait_mean, sa->wait_mean);
-	csv_row(f, "queueing_median", "seconds", ss->wait_median, sa->wait_median);
-	csv_row(f, "queueing_p99", "seconds", ss->wait_p99, sa->wait_p99);
-	csv_row(f, "queueing_max", "seconds", ss->wait_max, sa->wait_max);
-	csv_row(f, "jct_mean", "seconds", ss->jct_mean, sa->jct_mean);
-	csv_row(f, "jct_median", "seconds", ss->jct_median, sa->jct_median);
-	csv_row(f, "jct_p99", "seconds", ss->jct_p99, sa->jct_p99);
-	csv_row(f, "makespan", "seconds", ss->makespan_sec, sa->makespan_sec);
-	csv_row(f, "tp_groups_crossing_servers", "percent", ss->tp_cross_pct, sa->tp_cross_pct);
+	fprintf(f, "metric,unit,static,ascendfs,ratio,blind,ratio_blind\n");
+	csv_row(f, "allocation_while_waiting", "percent", ss->used_wait_pct, sa->used_wait_pct,
+		sb->used_wait_pct);
+	csv_row(f, "held_while_waiting", "percent", ss->alloc_wait_pct, sa->alloc_wait_pct,
+		sb->alloc_wait_pct);
+	csv_row(f, "allocation_arrival_window", "percent", ss->used_win_pct, sa->used_win_pct,
+		sb->used_win_pct);
+	csv_row(f, "held_arrival_window", "percent", ss->alloc_win_pct, sa->alloc_win_pct,
+		sb->alloc_win_pct);
+	csv_row(f, "useful_work", "percent", ss->useful_pct, sa->useful_pct, sb->useful_pct);
+	csv_row(f, "queueing_mean", "seconds", ss->wait_mean, sa->wait_mean, sb->wait_mean);
+	csv_row(f, "queueing_median", "seconds", ss->wait_median, sa->wait_median, sb->wait_median);
+	csv_row(f, "queueing_p99", "seconds", ss->wait_p99, sa->wait_p99, sb->wait_p99);
+	csv_row(f, "queueing_max", "seconds", ss->wait_max, sa->wait_max, sb->wait_max);
+	csv_row(f, "jct_mean", "seconds", ss->jct_mean, sa->jct_mean, sb->jct_mean);
+	csv_row(f, "jct_median", "seconds", ss->jct_median, sa->jct_median, sb->jct_median);
+	csv_row(f, "jct_p99", "seconds", ss->jct_p99, sa->jct_p99, sb->jct_p99);
+	csv_row(f, "makespan", "seconds", ss->makespan_sec, sa->makespan_sec, sb->makespan_sec);
+	csv_row(f, "tp_groups_crossing_servers", "percent", ss->tp_cross_pct, sa->tp_cross_pct,
+		sb->tp_cross_pct);
 	csv_row(f, "tp_groups_crossing_avoidable", "count", (double)st->tp_cross_avoidable,
-		(double)as->tp_cross_avoidable);
+		(double)as->tp_cross_avoidable, (double)bl->tp_cross_avoidable);
 	csv_row(f, "multi_server_extra_switch", "percent", ss->extra_switch_pct,
-		sa->extra_switch_pct);
+		sa->extra_switch_pct, sb->extra_switch_pct);
 	csv_row(f, "multi_server_extra_switch_avoidable", "percent", ss->avoidable_switch_pct,
-		sa->avoidable_switch_pct);
-	csv_row(f, "step_time_proxy", "factor", ss->step_proxy, sa->step_proxy);
-	csv_row(f, "faults", "count", (double)st->faults, (double)as->faults);
+		sa->avoidable_switch_pct, sb->avoidable_switch_pct);
+	csv_row(f, "step_time_over_compute", "factor", ss->step_factor, sa->step_factor,
+		sb->step_factor);
+	csv_row(f, "roce_leaf_bytes_per_step", "gigabytes", ss->roce_leaf_gb, sa->roce_leaf_gb,
+		sb->roce_leaf_gb);
+	csv_row(f, "roce_spine_bytes_per_step", "gigabytes", ss->roce_spine_gb, sa->roce_spine_gb,
+		sb->roce_spine_gb);
+	csv_row(f, "faults", "count", (double)st->faults, (double)as->faults, (double)bl->faults);
 	csv_row(f, "faults_hit_running_job", "count", (double)st->faults_hit,
-		(double)as->faults_hit);
-	csv_row(f, "restarts_after_faults", "count", (double)ss->restarts, (double)sa->restarts);
+		(double)as->faults_hit, (double)bl->faults_hit);
+	csv_row(f, "restarts_after_faults", "count", (double)ss->restarts, (double)sa->restarts,
+		(double)sb->restarts);
 	csv_row(f, "jobs_rerun_after_faults", "percent", 100.0 * (double)ss->jobs_rerun / n,
-		100.0 * (double)sa->jobs_rerun / n);
-	csv_row(f, "npu_hours_lost_faults", "npu_hours", ss->lost_fault_npu_h,
-		sa->lost_fault_npu_h);
+		100.0 * (double)sa->jobs_rerun / n, 100.0 * (double)sb->jobs_rerun / n);
+	csv_row(f, "npu_hours_lost_faults", "npu_hours", ss->lost_fault_npu_h, sa->lost_fault_npu_h,
+		sb->lost_fault_npu_h);
 	csv_row(f, "worst_loss_over_checkpoint_bound", "factor", st->worst_loss_ratio,
-		as->worst_loss_ratio);
+		as->worst_loss_ratio, bl->worst_loss_ratio);
 	csv_row(f, "interruptions_over_checkpoint_bound", "count",
-		(double)st->interruptions_over_bound, (double)as->interruptions_over_bound);
-	csv_row(f, "preemptions", "count", (double)ss->preemptions, (double)sa->preemptions);
+		(double)st->interruptions_over_bound, (double)as->interruptions_over_bound,
+		(double)bl->interruptions_over_bound);
+	csv_row(f, "preemptions", "count", (double)ss->preemptions, (double)sa->preemptions,
+		(double)sb->preemptions);
 	csv_row(f, "npu_hours_lost_preemption", "npu_hours", ss->lost_preempt_npu_h,
-		sa->lost_preempt_npu_h);
+		sa->lost_preempt_npu_h, sb->lost_preempt_npu_h);
 	csv_row(f, "npu_hours_failed_or_timed_out", "npu_hours", ss->lost_abandoned_npu_h,
-		sa->lost_abandoned_npu_h);
-	csv_row(f, "backfilled", "count", 0, (double)as->backfilled);
-	csv_row(f, "jobs_finished", "count", (double)ss->done, (double)sa->done);
-	csv_row(f, "jobs_failed", "count", (double)ss->failed, (double)sa->failed);
-	csv_row(f, "jobs_timed_out", "count", (double)ss->timeout, (double)sa->timeout);
-	csv_row(f, "jobs_never_started", "count", (double)ss->never, (double)sa->never);
-	csv_row(f, "jobs_unfinished", "count", (double)ss->unfinished, (double)sa->unfinished);
+		sa->lost_abandoned_npu_h, sb->lost_abandoned_npu_h);
+	csv_row(f, "backfilled", "count", 0, (double)as->backfilled, (double)bl->backfilled);
+	csv_row(f, "jobs_finished", "count", (double)ss->done, (double)sa->done, (double)sb->done);
+	csv_row(f, "jobs_failed", "count", (double)ss->failed, (double)sa->failed,
+		(double)sb->failed);
+	csv_row(f, "jobs_timed_out", "count", (double)ss->timeout, (double)sa->timeout,
+		(double)sb->timeout);
+	csv_row(f, "jobs_never_started", "count", (double)ss->never, (double)sa->never,
+		(double)sb->never);
+	csv_row(f, "jobs_unfinished", "count", (double)ss->unfinished, (double)sa->unfinished,
+		(double)sb->unfinished);
 	return close_in(f, dir, "summary.csv", err);
 }
 
 static int write_series(const char *dir, const struct sim_result *st, const struct sim_result *as,
-			const struct sim_options *o, char err[SIM_ERR_MAX])
+			const struct sim_result *bl, const struct sim_options *o,
+			char err[SIM_ERR_MAX])
 {
 	FILE *f = open_in(dir, "utilization.csv", err);
 	size_t n = st->nseries > as->nseries ? st->nseries : as->nseries;
+
+	if (bl->nseries > n)
+		n = bl->nseries;
 	double w = (double)o->sample_sec;
 
 	if (!f)
 		return -errno;
 	fprintf(f, "hour,static_alloc_pct,static_used_pct,static_waiting,static_running,"
 		   "ascendfs_alloc_pct,ascendfs_used_pct,ascendfs_waiting,ascendfs_running,"
-		   "ascendfs_healthy_pct\n");
+		   "ascendfs_healthy_pct,blind_alloc_pct,blind_used_pct,blind_waiting,"
+		   "blind_running\n");
 	/* an engine's columns stay empty after its replay ended (gnuplot leaves a gap) */
 	for (size_t b = 0; b < n; b++) {
 		fprintf(f, "%.3f", (double)b * w / 3600);
@@ -319,13 +377,22 @@ static int write_series(const char *dir, const struct sim_result *st, const stru
 			const struct sim_bucket *y = &as->buckets[b];
 			double full = y->span_sec * as->npus_total;
 
-			fprintf(f, ",%.2f,%.2f,%.1f,%.1f,%.2f\n", 100 * y->alloc_npu_sec / full,
+			fprintf(f, ",%.2f,%.2f,%.1f,%.1f,%.2f", 100 * y->alloc_npu_sec / full,
 				100 * y->used_npu_sec / full, y->pending_sec / y->span_sec,
 				y->running_sec / y->span_sec, 100 * y->healthy_npu_sec / full);
 		} else
-			fprintf(f, ",,,,,\n");
+			fprintf(f, ",,,,,");
+		if (b < bl->nseries && bl->buckets[b].span_sec > 0) {
+			const struct sim_bucket *z = &bl->buckets[b];
+			double full = z->span_sec * bl->npus_total;
+
+			fprintf(f, ",%.2f,%.2f,%.1f,%.1f\n", 100 * z->alloc_npu_sec / full,
+				100 * z->used_npu_sec / full, z->pending_sec / z->span_sec,
+				z->running_sec / z->span_sec);
+		} else
+			fprintf(f, ",,,,\n");
 	}
-	if (st->series_cut || as->series_cut)
+	if (st->series_cut || as->series_cut || bl->series_cut)
 		fprintf(f, "# the replay outlasted %d samples; a longer --sample covers it all\n",
 			SIM_SERIES_MAX);
 	return close_in(f, dir, "utilization.csv", err);
@@ -356,7 +423,8 @@ static void job_cols(FILE *f, const struct sim_jobrec *j, uint64_t submit)
 }
 
 static int write_jobs(const char *dir, const struct sim_trace *t, const struct sim_result *st,
-		      const struct sim_result *as, char err[SIM_ERR_MAX])
+		      const struct sim_result *as, const struct sim_result *bl,
+		      const struct sim_options *o, char err[SIM_ERR_MAX])
 {
 	static const char cols[] = "start_sec,wait_sec,end_sec,outcome,npus,fault_interruptions,"
 				   "preemptions,lost_fault_npu_h,lost_preempt_npu_h,servers,"
@@ -367,7 +435,9 @@ static int write_jobs(const char *dir, const struct sim_trace *t, const struct s
 	if (!f)
 		return -errno;
 	fprintf(f, "job,trace_line,queue,npus,priority,submit_sec,duration_sec");
-	for (int k = 0; k < 2; k++) {
+	static const char *const engines[] = { "static", "ascendfs", "blind" };
+
+	for (int k = 0; k < 3; k++) {
 		const char *c = cols;
 
 		while (*c) {
@@ -375,19 +445,50 @@ static int write_jobs(const char *dir, const struct sim_trace *t, const struct s
 			size_t l = e ? (size_t)(e - c) : strlen(c);
 
 			p += snprintf(p, sizeof(hdr) - (size_t)(p - hdr), ",%s_%.*s",
-				      k ? "ascendfs" : "static", (int)l, c);
+				      engines[k], (int)l, c);
 			c += l + (e ? 1 : 0);
 		}
 	}
-	fprintf(f, "%s\n", hdr);
+	/* the step model's columns last, so that the ones before stay as they were */
+	fprintf(f, "%s,model,layout,compute_ms,static_step_ms,ascendfs_step_ms,blind_step_ms,"
+		   "static_roce_leaf_mb,static_roce_spine_mb,ascendfs_roce_leaf_mb,"
+		   "ascendfs_roce_spine_mb,blind_roce_leaf_mb,blind_roce_spine_mb\n",
+		hdr);
 	for (size_t i = 0; i < t->n; i++) {
 		const struct sim_tjob *tj = &t->jobs[i];
+		const struct sim_jobrec *rec[3] = { &st->jobs[i], &as->jobs[i], &bl->jobs[i] };
+		struct sched_parallel par;
+		double compute = 0;
 
 		fprintf(f, "j-%zu,%zu,%s,%u,%u,%llu,%llu", i, tj->line, t->queues[tj->queue],
 			tj->npus, tj->priority, (unsigned long long)tj->submit_sec,
 			(unsigned long long)tj->dur_sec);
 		job_cols(f, &st->jobs[i], tj->submit_sec);
 		job_cols(f, &as->jobs[i], tj->submit_sec);
+		job_cols(f, &bl->jobs[i], tj->submit_sec);
+		fprintf(f, ",%s,", sim_model_name(tj->model));
+		if (sim_model_layout(tj, tj->npus, o, &par) == 0)
+			fprintf(f, "tp%u-cp%u-ep%u-dp%u-pp%u", par.size[SCHED_DIM_TP],
+				par.size[SCHED_DIM_CP], par.size[SCHED_DIM_EP],
+				par.size[SCHED_DIM_DP], par.size[SCHED_DIM_PP]);
+		for (int k = 0; k < 3; k++)
+			if (rec[k]->compute_usec > 0)
+				compute = rec[k]->compute_usec;
+		if (compute > 0)
+			fprintf(f, ",%.3f", compute / 1e3);
+		else
+			fprintf(f, ",");
+		for (int k = 0; k < 3; k++)
+			if (rec[k]->step_usec > 0)
+				fprintf(f, ",%.3f", rec[k]->step_usec / 1e3);
+			else
+				fprintf(f, ",");
+		for (int k = 0; k < 3; k++)
+			if (rec[k]->step_usec > 0)
+				fprintf(f, ",%.3f,%.3f", rec[k]->roce_leaf_bytes / 1e6,
+					rec[k]->roce_spine_bytes / 1e6);
+			else
+				fprintf(f, ",,");
 		fprintf(f, "\n");
 	}
 	return close_in(f, dir, "jobs.csv", err);
@@ -420,12 +521,15 @@ static int write_plot(const char *dir, const struct sim_trace *t, const struct s
 		   "(whole servers)', \\\n"
 		   "     '' using 1:3 with lines dt 2 lc rgb '#d62728' title 'static: asked for by "
 		   "jobs', \\\n"
+		   "     '' using 1:11 with lines lw 1 lc rgb '#ff7f0e' title 'blind: allocated', "
+		   "\\\n"
 		   "     '' using 1:10 with lines dt 3 lc rgb '#2ca02c' title 'healthy NPUs'\n"
 		   "set xlabel 'hours since the first arrival'\nset ylabel 'jobs waiting'\n"
 		   "set yrange [0:*]\n"
 		   "plot 'utilization.csv' using 1:8 with lines lw 1.5 lc rgb '#1f77b4' "
 		   "title 'ascendfs', \\\n"
-		   "     '' using 1:4 with lines lw 1.5 lc rgb '#d62728' title 'static'\n"
+		   "     '' using 1:4 with lines lw 1.5 lc rgb '#d62728' title 'static', \\\n"
+		   "     '' using 1:13 with lines lw 1 lc rgb '#ff7f0e' title 'blind'\n"
 		   "unset multiplot\n",
 		t->n, st->npus_total);
 	return close_in(f, dir, "utilization.gp", err);
@@ -468,7 +572,8 @@ static int run_gnuplot(const char *dir, char err[SIM_ERR_MAX])
 
 int sim_report_files(const char *dir, const struct sim_trace *t, const struct sim_result *st,
 		     const struct sim_summary *ss, const struct sim_result *as,
-		     const struct sim_summary *sa, const struct sim_options *o, const char *plot,
+		     const struct sim_summary *sa, const struct sim_result *bl,
+		     const struct sim_summary *sb, const struct sim_options *o, const char *plot,
 		     char err[SIM_ERR_MAX])
 {
 	int r;
@@ -486,8 +591,9 @@ int sim_report_files(const char *dir, const struct sim_trace *t, const struct si
 		snprintf(path, sizeof(path), "%s/%s", dir, *old);
 		unlink(path);
 	}
-	if ((r = write_summary(dir, st, ss, as, sa, err)) < 0 ||
-	    (r = write_series(dir, st, as, o, err)) < 0 || (r = write_jobs(dir, t, st, as, err)) < 0 ||
+	if ((r = write_summary(dir, st, ss, as, sa, bl, sb, err)) < 0 ||
+	    (r = write_series(dir, st, as, bl, o, err)) < 0 ||
+	    (r = write_jobs(dir, t, st, as, bl, o, err)) < 0 ||
 	    (r = write_plot(dir, t, st, plot, err)) < 0)
 		return r;
 	return plot ? run_gnuplot(dir, err) : 0;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The ascendfs engine: the trace driven through the sched library, as the daemon
- * drives it, with a virtual clock (sim.h).
+ * The ascendfs and blind engines: the trace driven through the sched library, as the
+ * daemon drives it, with a virtual clock (sim.h); blind with SCHED_PLACE_BLIND.
  *
  * The simulator plays the parts outside sched: users submit (sched_job_submit), jobs
  * end (their agents report every process's exit 0, sched_job_process_exit, then
@@ -217,6 +217,7 @@ static int reconcile(struct engine *e, size_t idx)
 		for (size_t k = 0; k < n; k++) {
 			shares[k].server = j->slices[k].server;
 			shares[k].npus = j->slices[k].npu_count;
+			shares[k].device_ids = j->slices[k].device_ids;
 		}
 		done = sim_acct_start(e->r, e->t, e->o, idx, j->generation, sched_job_total_npus(j),
 				      (unsigned)n, e->now, resume_progress(j, idx));
@@ -576,6 +577,13 @@ static int replay(struct engine *e)
 int sim_run_ascendfs(const struct sim_trace *t, struct conf_cluster *conf,
 		     const struct sim_options *o, struct sim_result *res, char err[SIM_ERR_MAX])
 {
+	return sim_run_sched(t, conf, SCHED_PLACE_TOPOLOGY, o, res, err);
+}
+
+int sim_run_sched(const struct sim_trace *t, struct conf_cluster *conf,
+		  enum sched_placement placement, const struct sim_options *o,
+		  struct sim_result *res, char err[SIM_ERR_MAX])
+{
 	struct engine e = { 0 };
 	int r;
 
@@ -604,7 +612,9 @@ int sim_run_ascendfs(const struct sim_trace *t, struct conf_cluster *conf,
 #endif
 	/* the replay keeps its own figures: no accounting records to render */
 	sched_cluster_set_accounting(e.c, false);
-	r = sim_result_init(res, "ascendfs", t, e.c->npus_total);
+	sched_cluster_set_placement(e.c, placement);
+	r = sim_result_init(res, placement == SCHED_PLACE_BLIND ? "blind" : "ascendfs", t,
+			    e.c->npus_total);
 	e.npu_down = calloc(e.c->server_count * CONF_SERVER_NPUS_MAX, sizeof(*e.npu_down));
 	e.touched = calloc(t->n ? t->n : 1, sizeof(*e.touched));
 	e.is_touched = calloc(t->n ? t->n : 1, sizeof(*e.is_touched));

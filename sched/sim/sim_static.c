@@ -80,6 +80,7 @@ static size_t first_fit(struct st_engine *e, size_t idx)
 			take = need - got < type->npu_count ? need - got : type->npu_count;
 			e->shares[n].server = (unsigned)s;
 			e->shares[n].npus = take;
+			e->shares[n].device_ids = NULL; /* devices 0.. (server_used) */
 			n++;
 			got += take;
 		}

@@ -14,7 +14,18 @@
 #define PHILLY_HEADER "timestamp,duration,num_gpus,gpu_time,cluster"
 #define PLAIN_HEADER "submit_sec,duration_sec,npus,queue,priority"
 #define TRACE_NPUS_MAX 65536u
-#define TRACE_FIELDS_MAX 8
+#define TRACE_FIELDS_MAX 10	/* the plain header and all of its optional columns */
+#define TRACE_FIELDS_SLACK 8	/* rows of a header of fewer fields may have up to this */
+
+/* The plain format's optional columns, after priority, in any order. */
+enum plain_col { COL_TP, COL_PP, COL_EP, COL_CP, COL_MODEL, COL_COUNT };
+static const char *const plain_col_names[COL_COUNT] = { "tp", "pp", "ep", "cp", "model" };
+
+/* What the header said: the optional columns by field index (5..). */
+struct layout_cols {
+	int field[COL_COUNT];	/* field index of each optional column, -1 absent */
+	size_t nfields;		/* fields a row has */
+};
 
 __attribute__((format(printf, 4, 5))) static int fail(char err[SIM_ERR_MAX], const char *file,
 						      size_t line, const char *fmt, ...)
@@ -57,8 +68,8 @@ static int queue_index(struct sim_trace *t, const char *name, unsigned *ret)
 	return 0;
 }
 
-/* Split @line (modified) at commas into at most TRACE_FIELDS_MAX fields. */
-static size_t split(char *line, char *fields[TRACE_FIELDS_MAX])
+/* Split @line (modified) at commas into at most @max (<= TRACE_FIELDS_MAX) fields. */
+static size_t split(char *line, char *fields[TRACE_FIELDS_MAX], size_t max)
 {
 	size_t n = 0;
 	char *p = line;
@@ -66,7 +77,7 @@ static size_t split(char *line, char *fields[TRACE_FIELDS_MAX])
 	for (;;) {
 		char *comma = strchr(p, ',');
 
-		if (n == TRACE_FIELDS_MAX)
+		if (n == max)
 			return n + 1; /* too many */
 		fields[n++] = p;
 		if (!comma)
@@ -158,14 +169,100 @@ static int parse_philly(struct sim_trace *t, char **f, size_t nf, const char *fi
 	return queue_index(t, queue, &j->queue);
 }
 
-static int parse_plain(struct sim_trace *t, char **f, size_t nf, const char *file, size_t line,
-		       struct sim_tjob *j, char err[SIM_ERR_MAX])
+/*
+ * The plain header: PLAIN_HEADER, then any of tp, pp, ep, cp and model, each at most
+ * once, in any order. Fills @ret; false when @line is not such a header.
+ */
+static bool plain_header(const char *line, struct layout_cols *ret)
+{
+	const char *p = line + strlen(PLAIN_HEADER);
+
+	if (strncmp(line, PLAIN_HEADER, strlen(PLAIN_HEADER)) != 0)
+		return false;
+	for (int k = 0; k < COL_COUNT; k++)
+		ret->field[k] = -1;
+	ret->nfields = 5;
+	while (*p) {
+		size_t len;
+		int k;
+
+		if (*p != ',')
+			return false;
+		p++;
+		len = strcspn(p, ",");
+		for (k = 0; k < COL_COUNT; k++)
+			if (strlen(plain_col_names[k]) == len &&
+			    strncmp(p, plain_col_names[k], len) == 0)
+				break;
+		if (k == COL_COUNT || ret->field[k] >= 0)
+			return false;
+		ret->field[k] = (int)ret->nfields++;
+		p += len;
+	}
+	return true;
+}
+
+/* An optional parallel size of @j: empty is 0 (not given), else 1 to npus. */
+static int read_dim(char **f, const struct layout_cols *cols, enum plain_col k, const char *file,
+		    size_t line, const struct sim_tjob *j, unsigned *ret, char err[SIM_ERR_MAX])
+{
+	unsigned long long v;
+	const char *s;
+
+	*ret = 0;
+	if (cols->field[k] < 0 || !*(s = f[cols->field[k]]))
+		return 0;
+	if (!read_uint(s, j->npus, &v) || v == 0)
+		return fail(err, file, line,
+			    "%s: '%.40s' is not a whole number from 1 to npus (%u), or empty",
+			    plain_col_names[k], s, j->npus);
+	*ret = (unsigned)v;
+	return 0;
+}
+
+/* The tp, pp, ep, cp and model columns of a plain row (sim.h: struct sim_tjob). */
+static int parse_layout(char **f, const struct layout_cols *cols, const char *file, size_t line,
+			struct sim_tjob *j, char err[SIM_ERR_MAX])
+{
+	unsigned unit;
+	int r;
+
+	if ((r = read_dim(f, cols, COL_TP, file, line, j, &j->tp, err)) < 0 ||
+	    (r = read_dim(f, cols, COL_PP, file, line, j, &j->pp, err)) < 0 ||
+	    (r = read_dim(f, cols, COL_EP, file, line, j, &j->ep, err)) < 0 ||
+	    (r = read_dim(f, cols, COL_CP, file, line, j, &j->cp, err)) < 0)
+		return r;
+	unit = sim_tjob_unit(j);
+	if (j->npus % unit)
+		return fail(err, file, line,
+			    "tp x pp x cp x ep = %u does not divide npus (%u): the ranks are tp "
+			    "x cp x dp x pp with ep dividing dp; change npus or the sizes",
+			    unit, j->npus);
+	if (cols->field[COL_MODEL] >= 0 && *f[cols->field[COL_MODEL]]) {
+		int m = sim_model_find(f[cols->field[COL_MODEL]]);
+
+		if (m < 0)
+			return fail(err, file, line,
+				    "model: '%.40s' is not a model preset (%s), or empty for the "
+				    "default dense model",
+				    f[cols->field[COL_MODEL]], sim_model_names());
+		j->model = (unsigned)m;
+	}
+	return 0;
+}
+
+static int parse_plain(struct sim_trace *t, char **f, size_t nf, const struct layout_cols *cols,
+		       const char *file, size_t line, struct sim_tjob *j, char err[SIM_ERR_MAX])
 {
 	unsigned long long v;
 	const char *queue;
+	int r;
 
-	if (nf != 5)
+	if (nf != cols->nfields && cols->nfields == 5)
 		return fail(err, file, line, "expected 5 fields (" PLAIN_HEADER "), found %zu", nf);
+	if (nf != cols->nfields)
+		return fail(err, file, line, "expected %zu fields, as the header has, found %zu",
+			    cols->nfields, nf);
 	if (!read_uint(f[0], SIM_TIME_MAX, &v))
 		return fail(err, file, line,
 			    "submit_sec: '%.40s' is not a whole number of seconds up to 100 years",
@@ -190,6 +287,9 @@ static int parse_plain(struct sim_trace *t, char **f, size_t nf, const char *fil
 		return fail(err, file, line,
 			    "priority: '%.40s' is not a whole number from 0 to 1000 (500 is normal)",
 			    f[4]);
+	r = parse_layout(f, cols, file, line, j, err);
+	if (r < 0)
+		return r;
 	return queue_index(t, queue, &j->queue);
 }
 
@@ -199,6 +299,7 @@ int sim_trace_parse(const char *buf, size_t len, const char *file, struct sim_tr
 	struct sim_trace t = { 0 };
 	size_t cap = 0, lineno = 0, pos = 0;
 	bool header = false;
+	struct layout_cols cols = { .nfields = 5 };
 	char line[1024];
 	int r = 0;
 
@@ -232,12 +333,13 @@ int sim_trace_parse(const char *buf, size_t len, const char *file, struct sim_tr
 		if (!header) {
 			if (strcmp(line, PHILLY_HEADER) == 0)
 				t.format = SIM_TRACE_PHILLY;
-			else if (strcmp(line, PLAIN_HEADER) == 0)
+			else if (plain_header(line, &cols))
 				t.format = SIM_TRACE_PLAIN;
 			else {
 				r = fail(err, file, lineno,
 					 "unknown trace format: the first line must be the header "
-					 "'" PHILLY_HEADER "' (Philly) or '" PLAIN_HEADER "'");
+					 "'" PHILLY_HEADER "' (Philly) or '" PLAIN_HEADER "' (with "
+					 "any of the columns tp, pp, ep, cp, model after it)");
 				goto fail;
 			}
 			header = true;
@@ -256,15 +358,20 @@ int sim_trace_parse(const char *buf, size_t len, const char *file, struct sim_tr
 		}
 		memset(&t.jobs[t.n], 0, sizeof(t.jobs[0]));
 		t.jobs[t.n].line = lineno;
-		nf = split(line, fields);
-		if (nf > TRACE_FIELDS_MAX) {
-			r = fail(err, file, lineno, "more than %d fields; not a trace row",
-				 TRACE_FIELDS_MAX);
-			goto fail;
+		{
+			size_t max = cols.nfields > TRACE_FIELDS_SLACK ? cols.nfields :
+									 TRACE_FIELDS_SLACK;
+
+			nf = split(line, fields, max);
+			if (nf > max) {
+				r = fail(err, file, lineno, "more than %zu fields; not a trace row",
+					 max);
+				goto fail;
+			}
 		}
 		r = t.format == SIM_TRACE_PHILLY ?
 			    parse_philly(&t, fields, nf, file, lineno, &t.jobs[t.n], err) :
-			    parse_plain(&t, fields, nf, file, lineno, &t.jobs[t.n], err);
+			    parse_plain(&t, fields, nf, &cols, file, lineno, &t.jobs[t.n], err);
 		if (r < 0)
 			goto fail;
 		t.n++;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* ascend-sim (sched/sim): trace parsing, the two engines, faults, figures. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -247,6 +248,139 @@ static void test_fit_raises_and_removes(void **state)
 	assert_int_equal(t.jobs[2].line, 5);
 	sim_trace_free(&t);
 	sched_cluster_free(c);
+}
+
+/* The plain format's optional layout columns, in any order, each may be empty. */
+static void test_trace_layout_columns(void **state)
+{
+	struct sim_options o;
+	struct sched_parallel par;
+	struct sim_trace t;
+
+	(void)state;
+	sim_options_default(&o);
+	trace_ok("submit_sec,duration_sec,npus,queue,priority,model,tp,pp,ep,cp\n"
+		 "0,60,32,,,llama70b,8,4,,\n"
+		 "1,60,32,,,moe,2,2,8,\n"
+		 "2,60,4,,,,,,,\n",
+		 &t);
+	assert_int_equal(t.jobs[0].model, sim_model_find("llama70b"));
+	assert_int_equal(t.jobs[0].tp, 8);
+	assert_int_equal(t.jobs[0].pp, 4);
+	assert_int_equal(t.jobs[0].ep, 0);
+	assert_int_equal(t.jobs[1].model, sim_model_find("moe"));
+	assert_int_equal(t.jobs[1].ep, 8);
+	assert_int_equal(sim_tjob_unit(&t.jobs[1]), 32);
+	assert_int_equal(t.jobs[2].model, 0);
+	assert_string_equal(sim_model_name(0), "dense");
+	/* the layouts: given sizes, dp the rest; tp by --tp when not given */
+	assert_int_equal(sim_model_layout(&t.jobs[0], 32, &o, &par), 0);
+	assert_int_equal(par.size[SCHED_DIM_DP], 1);
+	assert_int_equal(sim_model_layout(&t.jobs[1], 32, &o, &par), 0);
+	assert_int_equal(par.size[SCHED_DIM_TP], 2);
+	assert_int_equal(par.size[SCHED_DIM_DP], 8);
+	assert_int_equal(sim_model_layout(&t.jobs[2], 4, &o, &par), 0);
+	assert_int_equal(par.size[SCHED_DIM_TP], 4);
+	assert_int_equal(sim_model_layout(&t.jobs[2], 16, &o, &par), 0);
+	assert_int_equal(par.size[SCHED_DIM_TP], 8);
+	assert_int_equal(par.size[SCHED_DIM_DP], 2);
+	o.tp = 3;
+	assert_int_equal(sim_model_layout(&t.jobs[2], 16, &o, &par), 0);
+	assert_int_equal(par.size[SCHED_DIM_TP], 2); /* the largest of at most 3 dividing 16 */
+	sim_trace_free(&t);
+}
+
+static void test_trace_layout_errors_say_where(void **state)
+{
+	static const struct {
+		const char *csv, *want;
+	} cases[] = {
+		{ "submit_sec,duration_sec,npus,queue,priority,tp,tp\n0,10,8,,,1,1\n",
+		  "trace.csv:1: unknown trace format" },
+		{ "submit_sec,duration_sec,npus,queue,priority,dp\n0,10,8,,,1\n",
+		  "trace.csv:1: unknown trace format" },
+		{ "submit_sec,duration_sec,npus,queue,priority,tp\n0,10,8,,\n",
+		  "trace.csv:2: expected 6 fields, as the header has, found 5" },
+		{ "submit_sec,duration_sec,npus,queue,priority,tp\n0,10,8,,,16\n",
+		  "trace.csv:2: tp: '16' is not a whole number from 1 to npus (8)" },
+		{ "submit_sec,duration_sec,npus,queue,priority,pp\n0,10,8,,,0\n",
+		  "trace.csv:2: pp: '0' is not a whole number" },
+		{ "submit_sec,duration_sec,npus,queue,priority,tp,ep\n0,10,8,,,8,\n0,10,8,,,4,4\n",
+		  "trace.csv:3: tp x pp x cp x ep = 16 does not divide npus (8)" },
+		{ "submit_sec,duration_sec,npus,queue,priority,model\n0,10,8,,,gpt5\n",
+		  "trace.csv:2: model: 'gpt5' is not a model preset (llama70b, moe)" },
+		{ "submit_sec,duration_sec,npus,queue,priority,tp,pp,ep,cp,model\n"
+		  "0,10,8,,,,,,,,,\n",
+		  "trace.csv:2: more than 10 fields" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct sim_trace t = { 0 };
+		char err[SIM_ERR_MAX] = "";
+		int r = sim_trace_parse(cases[i].csv, strlen(cases[i].csv), "trace.csv", &t, err);
+
+		if (r != -EINVAL || !strstr(err, cases[i].want))
+			fail_msg("case %zu: got %d '%s', want -EINVAL '%s'", i, r, err,
+				 cases[i].want);
+		assert_null(t.jobs);
+	}
+}
+
+/* A raised size stays a multiple of the layout: 6 NPUs of tp 4 become 8, 12 of pp 3 24. */
+static void test_fit_keeps_the_layout(void **state)
+{
+	struct fx_opts fo = { .servers = 4 };
+	struct sched_cluster *c = fx_cluster(&fo);
+	struct sim_trace t;
+	size_t raised, removed;
+
+	(void)state;
+	trace_ok("submit_sec,duration_sec,npus,queue,priority,tp,pp\n"
+		 "0,10,6,,,2,3\n1,10,3,,,,3\n2,10,12,,,,3\n3,10,5,,,5,\n",
+		 &t);
+	assert_int_equal(sim_trace_fit(&t, c, &raised, &removed), 0);
+	assert_int_equal(t.jobs[0].npus, 6);
+	assert_int_equal(t.jobs[1].npus, 3);
+	assert_int_equal(t.jobs[2].npus, 24); /* 16 is legal but not a multiple of 3 */
+	assert_int_equal(t.jobs[3].npus, 5);
+	assert_int_equal(raised, 1);
+	assert_int_equal(removed, 0);
+	sim_trace_free(&t);
+	sched_cluster_free(c);
+}
+
+/* The step shape: Llama 2 70B on TP8 x PP4 and the compute time from 6 x P x tokens. */
+static void test_model_compute_time(void **state)
+{
+	struct sim_tjob j = { .npus = 32, .tp = 8, .pp = 4 };
+	struct sched_train_model m;
+	struct sched_parallel par;
+	struct sim_options o;
+
+	(void)state;
+	sim_options_default(&o);
+	j.model = (unsigned)sim_model_find("llama70b");
+	assert_int_equal(sim_model_layout(&j, 32, &o, &par), 0);
+	sim_model_train(&j, &par, &o, &m);
+	assert_int_equal(m.layers, 80);
+	assert_int_equal(m.hidden, 8192);
+	assert_int_equal(m.micro_batches, 16);
+	/* 6 x 70e9 x (16 x 4096 tokens) / (32 x 320e12 x 0.4) s */
+	assert_true(fabs(m.compute_usec - 6 * 70e9 * 16 * 4096 / (32 * 320e12 * 0.4) * 1e6) < 1);
+	/* MoE: only the active parameters compute */
+	j = (struct sim_tjob){ .npus = 32, .tp = 2, .pp = 2, .ep = 8 };
+	j.model = (unsigned)sim_model_find("moe");
+	assert_int_equal(sim_model_layout(&j, 32, &o, &par), 0);
+	sim_model_train(&j, &par, &o, &m);
+	assert_int_equal(m.moe_layers, 32);
+	assert_int_equal(m.top_k, 2);
+	assert_true(m.expert_params > 45e9 && m.params > m.expert_params);
+	/* the default dense model grows with the job */
+	j = (struct sim_tjob){ .npus = 8 };
+	assert_int_equal(sim_model_layout(&j, 8, &o, &par), 0);
+	sim_model_train(&j, &par, &o, &m);
+	assert_true(m.params == 8e9 && m.layers == 32 && m.hidden == 4608);
 }
 
 /* ---- the engines ---- */
@@ -705,9 +839,9 @@ static void test_tp_groups_crossing_servers(void **state)
 	struct sim_result r;
 	struct sim_options o;
 	struct sim_trace t;
-	const struct sim_share whole[] = { { 0, 8 }, { 1, 8 } };
-	const struct sim_share split[] = { { 0, 4 }, { 2, 4 } };
-	const struct sim_share odd[] = { { 0, 2 }, { 1, 6 } };
+	const struct sim_share whole[] = { { 0, 8, NULL }, { 1, 8, NULL } };
+	const struct sim_share split[] = { { 0, 4, NULL }, { 2, 4, NULL } };
+	const struct sim_share odd[] = { { 0, 2, NULL }, { 1, 6, NULL } };
 
 	(void)state;
 	trace_ok("submit_sec,duration_sec,npus,queue,priority\n0,100,16,,\n1,100,8,,\n2,100,8,,\n",
@@ -729,7 +863,11 @@ static void test_tp_groups_crossing_servers(void **state)
 	/* ranks 0-3 span servers 0 and 1; ranks 4-7 are on server 1 */
 	assert_int_equal(r.tp_groups, 5);
 	assert_int_equal(r.tp_cross, 2);
-	assert_true(r.step_proxy_sum / r.step_proxy_weight > 1.0);
+	/* the step model of each job's first placement: the split TP group sends over RoCE */
+	assert_true(r.jobs[1].step_usec > r.jobs[1].compute_usec);
+	assert_true(r.jobs[1].roce_spine_bytes > 0);
+	assert_true(r.jobs[0].roce_leaf_bytes > 0 && r.jobs[0].roce_spine_bytes == 0);
+	assert_true(r.step_sum / r.step_weight > 1.0);
 	sim_result_free(&r);
 	sim_trace_free(&t);
 	sched_cluster_free(c);
@@ -773,7 +911,7 @@ static void test_sim_tp_crossing_that_no_placement_avoids(void **state)
 {
 	struct fx_opts fo = { .servers = 2 };
 	struct sched_cluster *c = fx_cluster(&fo);
-	const struct sim_share whole[] = { { 0, 8 }, { 1, 8 } };
+	const struct sim_share whole[] = { { 0, 8, NULL }, { 1, 8, NULL } };
 	struct sim_result r;
 	struct sim_options o;
 	struct sim_trace t;
@@ -803,7 +941,7 @@ static void test_sim_tp_crossing_judged_by_the_jobs_server_type(void **state)
 	size_t len = 0;
 	FILE *f = open_memstream(&yaml, &len);
 	struct sched_cluster *c;
-	const struct sim_share a2[] = { { 0, 8 }, { 1, 8 }, { 2, 8 } };
+	const struct sim_share a2[] = { { 0, 8, NULL }, { 1, 8, NULL }, { 2, 8, NULL } };
 	char reason[SCHED_REASON_MAX];
 	struct sim_result r;
 	struct sim_options o;
@@ -907,6 +1045,10 @@ int main(void)
 		cmocka_unit_test(test_trace_slice_and_scale),
 		cmocka_unit_test(test_trace_parse_survives_allocation_failures),
 		cmocka_unit_test(test_fit_raises_and_removes),
+		cmocka_unit_test(test_trace_layout_columns),
+		cmocka_unit_test(test_trace_layout_errors_say_where),
+		cmocka_unit_test(test_fit_keeps_the_layout),
+		cmocka_unit_test(test_model_compute_time),
 		cmocka_unit_test(test_static_matches_sched_fifo),
 		cmocka_unit_test(test_faults_lose_at_most_a_checkpoint_interval),
 		cmocka_unit_test(test_faults_with_dump_lose_at_most_a_step),

@@ -130,5 +130,42 @@ first=$(awk -F, 'NR == 2 { print $6 }' "$work/rebase/jobs.csv" 2>/dev/null)
 if [ "$status" -eq 0 ] && [ "$first" = 0 ]; then ok "after leaving out the first job, times start at the first job kept"
 else not_ok "after leaving out the first job, times start at the first job kept (first submit_sec ${first:-?})"; fi
 
+# 9. the synthetic scenario of examples/traces/fragmented.csv: 1-4 NPU jobs fragment 16
+# servers (4 leaf switches), half of them end, then a Llama 2 70B job (TP8 x PP4, 32
+# NPUs) and a Mixtral-style MoE job (EP8) arrive. ascendfs gives the 70B job whole
+# servers under one leaf; the topology-blind binpack gathers the holes first, so its
+# TP groups cross servers: a slower modelled step. No multi-server job may be slower
+# under ascendfs than under blind.
+run 60 "$sim" --trace "$src/examples/traces/fragmented.csv" --servers 16 --switch-size 4 \
+	--plot none --out "$work/frag"
+# col NAME: the field number of column NAME of jobs.csv
+col() { head -1 "$work/frag/jobs.csv" | tr , '\n' | grep -nx "$1" | cut -d: -f1; }
+m=$(col model)
+a=$(col ascendfs_step_ms)
+b=$(col blind_step_ms)
+as=$(col ascendfs_servers)
+bs=$(col blind_servers)
+steps=$(awk -F, -v m="$m" -v a="$a" -v b="$b" '$m == "llama70b" { print $a, $b }' \
+	"$work/frag/jobs.csv" 2>/dev/null)
+if [ "$status" -eq 0 ] && [ -n "$steps" ] && awk '{ exit !($1 > 0 && $1 < $2) }' <<<"$steps"; then
+	ok "fragmented: the 70B job's modelled step is shorter under ascendfs than blind ($steps ms)"
+else
+	not_ok "fragmented: the 70B job's modelled step is shorter under ascendfs than blind (exit $status, ${steps:-no figures})"
+fi
+slower=$(awk -F, -v a="$a" -v b="$b" -v as="$as" -v bs="$bs" \
+	'NR > 1 && ($as > 1 || $bs > 1) && ($a == "" || $b == "" || $a > $b) { n++ } END { print n + 0 }' \
+	"$work/frag/jobs.csv" 2>/dev/null)
+multi=$(awk -F, -v as="$as" -v bs="$bs" 'NR > 1 && ($as > 1 || $bs > 1) { n++ } END { print n + 0 }' \
+	"$work/frag/jobs.csv" 2>/dev/null)
+if [ "$status" -eq 0 ] && [ "$multi" -ge 2 ] && [ "$slower" -eq 0 ]; then
+	ok "fragmented: no multi-server job is slower under ascendfs than blind ($multi jobs)"
+else
+	not_ok "fragmented: no multi-server job is slower under ascendfs than blind ($slower of $multi are)"
+fi
+if grep -q "multi-server jobs (under ascendfs or blind) whose step is slower under ascendfs than blind: 0 of" <<<"$out" &&
+	grep -qE "^  j-[0-9]+ +[0-9]+ llama70b +tp8-cp1-ep1-dp1-pp4 +32 " <<<"$out"; then
+	ok "fragmented: ascend-sim prints the step figures"
+else not_ok "fragmented: ascend-sim prints the step figures"; fi
+
 echo "1..$n"
 [ "$fails" -eq 0 ]
