@@ -580,6 +580,16 @@ static void print_steps(const struct sim_trace *t, const struct sim_result *st,
 		       ms[2], ratio, r[0]->roce_leaf_bytes / 1e9, r[0]->roce_spine_bytes / 1e9,
 		       r[1]->roce_leaf_bytes / 1e9, r[1]->roce_spine_bytes / 1e9,
 		       r[2]->roce_leaf_bytes / 1e9, r[2]->roce_spine_bytes / 1e9);
+		/* where the difference is: each dimension's exposed communication */
+		printf("  %-6s %5s %-9s comm ms", "", "", "");
+		for (int d = 0; d < SCHED_DIM_COUNT; d++) {
+			if (d == SCHED_DIM_CP && !r[1]->comm_usec[d] && !r[2]->comm_usec[d])
+				continue;
+			printf("  %s %.1f | %.1f | %.1f", sched_dim_name((enum sched_dim)d),
+			       r[0]->comm_usec[d] / 1e3, r[1]->comm_usec[d] / 1e3,
+			       r[2]->comm_usec[d] / 1e3);
+		}
+		printf("\n");
 	}
 	if (listed > shown)
 		printf("  ... and %zu more in jobs.csv\n", listed - shown);

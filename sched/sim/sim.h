@@ -182,6 +182,7 @@ struct sim_jobrec {
 	/* the step model of its first placement (sched_comm_step()); 0 when not placed or
 	 * its layout does not fit the NPUs it got */
 	double step_usec, compute_usec;
+	double comm_usec[SCHED_DIM_COUNT];	/* exposed communication per dimension */
 	double roce_leaf_bytes, roce_spine_bytes; /* one step sends, all ranks */
 	enum sim_outcome outcome;
 	/* the running model */

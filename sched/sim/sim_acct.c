@@ -484,6 +484,7 @@ static void acct_step(struct sim_result *r, const struct sim_trace *t,
 	if (sched_comm_step(c, &p, &par, &m, loc, npus, &cost) == 0 && cost.compute_usec > 0) {
 		j->step_usec = cost.step_usec;
 		j->compute_usec = cost.compute_usec;
+		memcpy(j->comm_usec, cost.comm_usec, sizeof(j->comm_usec));
 		j->roce_leaf_bytes = cost.bytes[SCHED_LINK_ROCE_LEAF];
 		j->roce_spine_bytes = cost.bytes[SCHED_LINK_ROCE_SPINE];
 		r->roce_leaf_bytes += j->roce_leaf_bytes;

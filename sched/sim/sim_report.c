@@ -452,8 +452,12 @@ static int write_jobs(const char *dir, const struct sim_trace *t, const struct s
 	/* the step model's columns last, so that the ones before stay as they were */
 	fprintf(f, "%s,model,layout,compute_ms,static_step_ms,ascendfs_step_ms,blind_step_ms,"
 		   "static_roce_leaf_mb,static_roce_spine_mb,ascendfs_roce_leaf_mb,"
-		   "ascendfs_roce_spine_mb,blind_roce_leaf_mb,blind_roce_spine_mb\n",
+		   "ascendfs_roce_spine_mb,blind_roce_leaf_mb,blind_roce_spine_mb",
 		hdr);
+	for (int k = 0; k < 3; k++)
+		for (int d = 0; d < SCHED_DIM_COUNT; d++)
+			fprintf(f, ",%s_%s_ms", engines[k], sched_dim_name((enum sched_dim)d));
+	fprintf(f, "\n");
 	for (size_t i = 0; i < t->n; i++) {
 		const struct sim_tjob *tj = &t->jobs[i];
 		const struct sim_jobrec *rec[3] = { &st->jobs[i], &as->jobs[i], &bl->jobs[i] };
@@ -489,6 +493,12 @@ static int write_jobs(const char *dir, const struct sim_trace *t, const struct s
 					rec[k]->roce_spine_bytes / 1e6);
 			else
 				fprintf(f, ",,");
+		for (int k = 0; k < 3; k++)
+			for (int d = 0; d < SCHED_DIM_COUNT; d++)
+				if (rec[k]->step_usec > 0)
+					fprintf(f, ",%.3f", rec[k]->comm_usec[d] / 1e3);
+				else
+					fprintf(f, ",");
 		fprintf(f, "\n");
 	}
 	return close_in(f, dir, "jobs.csv", err);

@@ -34,7 +34,7 @@ else
 fi
 run week --trace "$src/examples/traces/week.csv" --config "$src/examples/ascend_cluster.yaml" \
 	--mtbf 20000h --restart-cost 5m
-run fragmented --trace "$src/examples/traces/fragmented.csv" --servers 16 --switch-size 4
+run fragmented --trace "$src/examples/traces/fragmented.csv" --servers 32 --switch-size 4
 echo
 echo "files and figures: $out/*/"
 exit $status

@@ -130,13 +130,13 @@ first=$(awk -F, 'NR == 2 { print $6 }' "$work/rebase/jobs.csv" 2>/dev/null)
 if [ "$status" -eq 0 ] && [ "$first" = 0 ]; then ok "after leaving out the first job, times start at the first job kept"
 else not_ok "after leaving out the first job, times start at the first job kept (first submit_sec ${first:-?})"; fi
 
-# 9. the synthetic scenario of examples/traces/fragmented.csv: 1-4 NPU jobs fragment 16
-# servers (4 leaf switches), half of them end, then a Llama 2 70B job (TP8 x PP4, 32
-# NPUs) and a Mixtral-style MoE job (EP8) arrive. ascendfs gives the 70B job whole
-# servers under one leaf; the topology-blind binpack gathers the holes first, so its
-# TP groups cross servers: a slower modelled step. No multi-server job may be slower
-# under ascendfs than under blind.
-run 60 "$sim" --trace "$src/examples/traces/fragmented.csv" --servers 16 --switch-size 4 \
+# 9. the synthetic scenario of examples/traces/fragmented.csv: 22 jobs of 5 NPUs leave 3
+# free NPUs on 22 of 32 servers (8 leaf switches), then a Llama 2 70B job (TP8 x PP4, 32
+# NPUs) and a Mixtral-style MoE job (EP8 x PP4) arrive. ascendfs gives each four whole
+# servers under one leaf; the topology-blind binpack gathers the holes first, so the
+# 70B job's TP groups and the MoE job's EP groups cross servers: slower modelled steps,
+# and a slower all-to-all. No multi-server job may be slower under ascendfs than blind.
+run 60 "$sim" --trace "$src/examples/traces/fragmented.csv" --servers 32 --switch-size 4 \
 	--plot none --out "$work/frag"
 # col NAME: the field number of column NAME of jobs.csv
 col() { head -1 "$work/frag/jobs.csv" | tr , '\n' | grep -nx "$1" | cut -d: -f1; }
@@ -161,6 +161,15 @@ if [ "$status" -eq 0 ] && [ "$multi" -ge 2 ] && [ "$slower" -eq 0 ]; then
 	ok "fragmented: no multi-server job is slower under ascendfs than blind ($multi jobs)"
 else
 	not_ok "fragmented: no multi-server job is slower under ascendfs than blind ($slower of $multi are)"
+fi
+ae=$(col ascendfs_ep_ms)
+be=$(col blind_ep_ms)
+ep=$(awk -F, -v m="$m" -v a="$ae" -v b="$be" '$m == "moe" { print $a, $b }' \
+	"$work/frag/jobs.csv" 2>/dev/null)
+if [ "$status" -eq 0 ] && [ -n "$ep" ] && awk '{ exit !($1 > 0 && $1 < 0.7 * $2) }' <<<"$ep"; then
+	ok "fragmented: the MoE job's expert all-to-all is 30% or more shorter under ascendfs than blind ($ep ms)"
+else
+	not_ok "fragmented: the MoE job's expert all-to-all is 30% or more shorter under ascendfs than blind (exit $status, ${ep:-no figures})"
 fi
 if grep -q "multi-server jobs (under ascendfs or blind) whose step is slower under ascendfs than blind: 0 of" <<<"$out" &&
 	grep -qE "^  j-[0-9]+ +[0-9]+ llama70b +tp8-cp1-ep1-dp1-pp4 +32 " <<<"$out"; then
