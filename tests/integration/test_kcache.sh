@@ -109,6 +109,14 @@ env_text=$(cat "$M/jobs/$J/env")
 check_contains "env: the effective dp, never given" "ASCEND_PARALLEL_DP='1'" "$env_text"
 check_contains "env names topology.json" "ASCEND_TOPOLOGY_FILE='$M/jobs/$J/topology.json'" \
 	"$env_text"
+# what a launcher does with it (examples/parallel_config.py), from the env file's variable
+pc_out=$(. "$M/jobs/$J/env" && python3 "$SRC/examples/parallel_config.py" --format mindformers)
+check_eq "parallel_config.py: MindFormers' parallel_config from ASCEND_TOPOLOGY_FILE" \
+	"parallel_config: data_parallel: 1 model_parallel: 8 context_parallel: 1 expert_parallel: 1 pipeline_stage: 4" \
+	"$(tr -s ' \n' ' ' <<<"$pc_out" | sed 's/ $//')"
+pc_out=$(python3 "$SRC/examples/parallel_config.py" "$M/jobs/$J/topology.json" --format check)
+check_eq "parallel_config.py --format check: tp groups inside servers (exit 0)" "0 tp 8 4 hccs" \
+	"$? $(head -1 <<<"$pc_out")"
 
 # The size the kernel keeps of a rank table (their attributes are cached) is an open
 # file's while it reads old bytes, and the file's own once that file is released, with
