@@ -166,6 +166,11 @@ struct conf_cluster {
 	unsigned fault_check_interval_sec; /* agent report interval; default 5 */
 	unsigned heartbeat_timeout_sec;	/* default 3 * fault_check_interval_sec */
 	bool topology_aware_schedule;	/* false: topology-blind first fit */
+	unsigned spine_oversub_pct;	/* spine_oversubscription: the leaf switches' uplink
+					 * oversubscription in hundredths (200 = 2:1), what
+					 * topology.json and the cost model divide RoCE through
+					 * the spine by (sched_comm.h); default 100 (1:1,
+					 * non-blocking), 100-6400 */
 	bool require_agent;		/* servers that never reported are unschedulable */
 	char *name;			/* cluster name, default "ascend" */
 	/* fault policy (design.md §6); keys under `cluster:` */

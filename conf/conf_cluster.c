@@ -47,7 +47,7 @@ static const char *const top_keys[] = { "cluster", "resource", "hccl", "queues",
 static const char *const cluster_keys[] = {
 	"name", "scheduler_ip", "scheduler_port", "enable_dynamic_network",
 	"enable_fault_recovery", "fault_check_interval", "heartbeat_timeout",
-	"topology_aware_schedule", "require_agent", "fault_hold_time", "fault_escalate_count",
+	"topology_aware_schedule", "spine_oversubscription", "require_agent", "fault_hold_time", "fault_escalate_count",
 	"fault_escalate_window", "stop_grace_period", "max_job_count", "event_history",
 	"accounting_history", "job_log_max_mib",
 	"operator_group", "max_job_count_per_user", "reserved_job_count",
@@ -188,6 +188,50 @@ static int opt_uint(const struct conf_ctx *ctx, const struct conf_node *map, con
 		return r;
 	*field = (unsigned)v;
 	return 0;
+}
+
+/*
+ * An oversubscription ratio, "2:1", "1.5:1" or a bare number ("2", "1.5"), 1 to 64 with
+ * at most two decimals, in hundredths (a switch vendor's data sheet and a network
+ * design state it so: downlink over uplink bandwidth).
+ */
+static int opt_oversub(const struct conf_ctx *ctx, const struct conf_node *map, const char *key,
+		       unsigned *field)
+{
+	const struct conf_node *n = conf_map_get(map, key);
+	char q[CONF_QUOTE_MAX];
+	unsigned whole = 0, frac = 0, digits = 0, scale = 10;
+	const char *p;
+
+	if (!n)
+		return 0;
+	p = n->kind == CONF_NODE_SCALAR ? n->text : "";
+	if (!(*p >= '1' && *p <= '9'))
+		goto bad;
+	while (*p >= '0' && *p <= '9' && whole <= 64)
+		whole = whole * 10 + (unsigned)(*p++ - '0');
+	if (*p == '.') {
+		p++;
+		while (*p >= '0' && *p <= '9' && digits < 2) {
+			frac += (unsigned)(*p++ - '0') * scale;
+			scale /= 10;
+			digits++;
+		}
+		if (!digits)
+			goto bad;
+	}
+	if (strcmp(p, ":1") != 0 && *p)
+		goto bad;
+	if (whole < 1 || whole * 100 + frac > 6400)
+		goto bad;
+	*field = whole * 100 + frac;
+	return 0;
+bad:
+	return conf_fail(ctx, n, "%s: %s is not an oversubscription ratio; write it as \"2:1\" "
+			 "or 2 (downlink over uplink bandwidth of a leaf switch, 1 to 64, at most "
+			 "two decimals; 1 = non-blocking)",
+			 key, n->kind == CONF_NODE_SCALAR ? conf_quote(n->text, q, sizeof(q)) :
+							    conf_node_kind_name(n));
 }
 
 static int opt_seconds(const struct conf_ctx *ctx, const struct conf_node *map, const char *key,
@@ -418,6 +462,7 @@ static int read_cluster_section(const struct conf_ctx *ctx, const struct conf_no
 	    (r = opt_seconds(ctx, sec, "fault_check_interval", 1, FAULT_CHECK_INTERVAL_MAX_SEC,
 			     &c->fault_check_interval_sec)) < 0 ||
 	    (r = opt_bool(ctx, sec, "topology_aware_schedule", &c->topology_aware_schedule)) < 0 ||
+	    (r = opt_oversub(ctx, sec, "spine_oversubscription", &c->spine_oversub_pct)) < 0 ||
 	    (r = opt_bool(ctx, sec, "require_agent", &c->require_agent)) < 0)
 		return r;
 
@@ -1033,6 +1078,7 @@ static int set_defaults(struct conf_cluster *c, const char *file)
 	c->recovery_allowed = CONF_RECOVERY_ALL;
 	c->recovery_timeout_sec = 30;
 	c->topology_aware_schedule = true;
+	c->spine_oversub_pct = 100;
 	c->require_agent = false;
 	c->allow_mix_task = true;
 	c->enable_quota_limit = false;
@@ -1297,6 +1343,14 @@ int conf_cluster_render_yaml(const struct conf_cluster *c, char **ret_buf, size_
 	conf_out_uint(o, c->heartbeat_timeout_sec);
 	conf_out_key(o, "topology_aware_schedule");
 	conf_out_bool(o, c->topology_aware_schedule);
+	conf_out_key(o, "spine_oversubscription");
+	{
+		char ratio[32];
+
+		snprintf(ratio, sizeof(ratio), "%u.%02u:1", c->spine_oversub_pct / 100,
+			 c->spine_oversub_pct % 100);
+		conf_out_str(o, ratio);
+	}
 	conf_out_key(o, "require_agent");
 	conf_out_bool(o, c->require_agent);
 	conf_out_key(o, "fault_hold_time");

@@ -315,8 +315,9 @@
  *                                          when not given, dp = npus / (tp*cp*pp); a
  *                                          layout that does not fit, which the parser
  *                                          prevents, reads as pure dp),
- *                                          spine_oversubscription (1.0: the cluster
- *                                          configuration has no figure for it),
+ *                                          spine_oversubscription (the cluster's
+ *                                          cluster.spine_oversubscription, 1.0 when
+ *                                          not given),
  *                                          link_classes [{name, gbyte_per_sec (10^9
  *                                          bytes/s, one direction, per link),
  *                                          latency_usec, lanes}] (the cost model's

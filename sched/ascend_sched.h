@@ -2268,8 +2268,8 @@ int sched_render_ranktable(const struct sched_cluster *c, const struct sched_job
  * device_id, HCCS group, leaf switch, super pod and coordinate per dimension; per
  * dimension the groups (ranks, servers spanned, slowest link class by
  * sched_group_link()); per pair of consecutive pipeline stages the slowest link between
- * matching ranks; and sched_comm_params_for()'s figures (chip of its servers, spine
- * oversubscription 1: the configuration has no figure) for each class used. fs/fs.h says
+ * matching ranks; and sched_comm_params_for()'s figures (chip of its servers, the
+ * cluster's spine_oversubscription) for each class used. fs/fs.h says
  * the exact shape. JSON_INDENT(2), keys in a fixed order, a final newline. *ret new
  * (free()). 0, -ENOENT (the job holds no placement) or -ENOMEM. Costs what the job holds
  * (its groups' links are pairwise: the size of a group squared, summed over groups).

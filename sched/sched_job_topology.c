@@ -9,8 +9,8 @@
  * generation, like the rank table.
  *
  * The model's figures come from sched_comm_params_for() for the chip of the job's servers.
- * The cluster configuration has no figure for the spine's oversubscription, so it is 1
- * (a non-blocking fabric) and said so in the file.
+ * The spine's oversubscription is the cluster configuration's spine_oversubscription
+ * (1, a non-blocking fabric, when not given), said in the file.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -21,9 +21,6 @@
 #include "sched_comm.h"
 #include "sched_internal.h"
 #include "sched_json.h"
-
-/* The cluster configuration has no oversubscription figure: non-blocking. */
-#define TOPOLOGY_SPINE_OVERSUB 1.0
 
 /* The servers @n members of @m span, names in order of first appearance. */
 static json_t *servers_json(const struct sched_cluster *c, const struct sched_npu_loc *m,
@@ -182,7 +179,7 @@ int sched_render_job_topology(const struct sched_cluster *c, const struct sched_
 	 * file says what the ranks are as pure data parallel rather than fail */
 	if (sched_parallel_from_spec(j->spec, n, &par) < 0)
 		sched_parallel_from_spec(NULL, n, &par);
-	sched_comm_params_for(t->chip, TOPOLOGY_SPINE_OVERSUB, &p);
+	sched_comm_params_for(t->chip, c->conf->spine_oversub_pct / 100.0, &p);
 	loc = calloc(n, sizeof(*loc));
 	m = calloc(n, sizeof(*m));
 	members = calloc(n, sizeof(*members));

@@ -187,6 +187,7 @@ static void test_cluster_defaults(void **state)
 	assert_int_equal(c->fault_check_interval_sec, 5);
 	assert_int_equal(c->heartbeat_timeout_sec, 15);
 	assert_true(c->topology_aware_schedule);
+	assert_int_equal(c->spine_oversub_pct, 100);
 	assert_false(c->require_agent);
 	assert_null(c->operator_group);
 	assert_int_equal(c->total_npu, 8);

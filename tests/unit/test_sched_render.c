@@ -1695,6 +1695,26 @@ static void test_topology_910b_tp_dp_pp(void **state)
 	assert_string_equal(jstr(json_array_get(b, 0), "link"), "roce_spine");
 	expect_link_classes(root, "hccs,roce_leaf,roce_spine");
 	json_decref(root);
+	{
+		/* the cluster's spine_oversubscription divides RoCE through the spine */
+		struct fx_opts o2 = o;
+		struct sched_cluster *c2;
+		json_t *r2, *cls, *e;
+		size_t k;
+		double spine = 0;
+
+		o2.cluster_extra = "  spine_oversubscription: \"2.5:1\"\n";
+		c2 = fx_cluster(&o2);
+		r2 = load_topology(c2, run_parallel(c2, "llm", 32, 8, 0, 0, 2));
+		assert_true(json_real_value(json_object_get(r2, "spine_oversubscription")) == 2.5);
+		cls = json_object_get(r2, "link_classes");
+		json_array_foreach(cls, k, e)
+			if (strcmp(jstr(e, "name"), "roce_spine") == 0)
+				spine = json_real_value(json_object_get(e, "gbyte_per_sec"));
+		assert_true(spine == 20.0 / 2.5);
+		json_decref(r2);
+		sched_cluster_free(c2);
+	}
 	/* env exports the same layout, dp too though not given */
 	{
 		char *text;
