@@ -87,8 +87,9 @@ static const char usage[] =
 	"  --mfu X                model FLOP utilization of the step model's compute time:\n"
 	"                         6 x parameters x tokens / (NPUs x 910B peak x X)\n"
 	"                         (default 0.4)\n"
-	"  --spine-oversubscription X  leaf-to-spine oversubscription (default 2; 1 means a\n"
-	"                         non-blocking fabric, where crossing switches costs nothing)\n"
+	"  --spine-oversubscription X  leaf-to-spine oversubscription (default: the --config's\n"
+	"                         cluster.spine_oversubscription, 1:1 when it has none; 2\n"
+	"                         with --servers; 1 means a non-blocking fabric)\n"
 	"                         Each job's first placement under each engine gets a\n"
 	"                         modelled step time (sched_comm.c's alpha-beta model of its\n"
 	"                         tp, cp, ep, pp and dp collectives on the links it got)\n"
@@ -115,6 +116,7 @@ struct args {
 	size_t from, to;
 	double load;
 	int backfill, preemption; /* -1: as configured */
+	bool spine_given;	/* --spine-oversubscription overrides the configuration's */
 };
 
 __attribute__((format(printf, 1, 2))) static int bad(const char *fmt, ...)
@@ -344,6 +346,7 @@ static int parse_args(int argc, char **argv, struct args *a, struct sim_options 
 			break;
 		case OPT_SPINE:
 			r = read_number("--spine-oversubscription", optarg, 1, 64, &o->spine_oversub);
+			a->spine_given = true;
 			break;
 		case OPT_MFU:
 			r = read_number("--mfu", optarg, 0.01, 1, &o->mfu);
@@ -395,7 +398,7 @@ static char *generated_config(unsigned n, unsigned k, size_t *ret_len)
 
 	if (!f)
 		return NULL;
-	fprintf(f, "cluster:\n  name: sim\n  scheduler_ip: 10.0.0.1\n"
+	fprintf(f, "cluster:\n  name: sim\n  scheduler_ip: 10.0.0.1\n  spine_oversubscription: 2\n"
 		   "resource:\n  total_npu: %u\n  allow_mix_task: true\n"
 		   "  backfill: true\n  preemption: true\nservers:\n",
 		n * 8);
@@ -670,6 +673,8 @@ int main(int argc, char **argv)
 	}
 	if (load_config(&a, gen, gen_len, &conf) < 0)
 		goto out;
+	if (!a.spine_given)
+		o.spine_oversub = conf->spine_oversub_pct / 100.0;
 	r = sched_cluster_new(conf, &view); /* steals conf */
 	conf = NULL;
 	if (r < 0) {
