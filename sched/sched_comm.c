@@ -234,9 +234,12 @@ static void run_group_of(const struct sched_cluster *c, const struct sched_comm_
 	enum sched_link intra = SCHED_LINK_SELF, inter = SCHED_LINK_SELF;
 	unsigned nodes = 0;
 
+	unsigned most = 0, least = 0;
+
 	for (size_t i = 0; i < r->n; i++) {
 		struct sched_npu_loc a = run_at(r, i);
 		bool first_on_server = true;
+		unsigned here = 1;
 
 		for (size_t j = 0; j < i; j++) {
 			struct sched_npu_loc b = run_at(r, j);
@@ -249,12 +252,23 @@ static void run_group_of(const struct sched_cluster *c, const struct sched_comm_
 				inter = slower(p, inter, l);
 			}
 		}
-		nodes += first_on_server;
+		if (!first_on_server)
+			continue;
+		nodes++;
+		/* the first member of its server counts the server's members */
+		for (size_t j = i + 1; j < r->n; j++)
+			here += run_at(r, j).server == a.server;
+		if (here > most)
+			most = here;
+		if (!least || here < least)
+			least = here;
 	}
 	ret->members = (unsigned)r->n;
 	ret->nodes = nodes;
 	ret->intra = intra;
 	ret->inter = inter;
+	ret->most_per_node = most;
+	ret->least_per_node = least;
 }
 
 static enum sched_link group_slowest(const struct sched_comm_params *p,
@@ -291,10 +305,18 @@ static double msg_usec(const struct sched_comm_params *p, enum sched_link l, dou
 	return p->link[l].latency_usec + bytes / (p->link[l].gbyte_per_sec * 1e3);
 }
 
-/* Members per node, rounded up: an uneven group waits for its fullest node. */
-static unsigned per_node(const struct sched_comm_group *g)
+/* Members on the fullest node. */
+static unsigned most_per_node(const struct sched_comm_group *g)
 {
-	return (g->members + g->nodes - 1) / g->nodes;
+	return g->most_per_node ? g->most_per_node : (g->members + g->nodes - 1) / g->nodes;
+}
+
+/* Members on the emptiest node (at least 1). */
+static unsigned least_per_node(const struct sched_comm_group *g)
+{
+	unsigned k = g->least_per_node ? g->least_per_node : g->members / g->nodes;
+
+	return k ? k : 1;
 }
 
 /* Is @l a mesh for @n members: can one NPU reach its n-1 peers at once? */
@@ -303,16 +325,57 @@ static bool is_mesh(const struct sched_comm_params *p, enum sched_link l, unsign
 	return l != SCHED_LINK_SELF && p->link[l].lanes >= n - 1;
 }
 
-/* Reduce-scatter (or all-gather) of @bytes among @n members over @l. */
+static double min3(double a, double b, double c)
+{
+	double m = a < b ? a : b;
+
+	return m < c ? m : c;
+}
+
+/* ceil(log2 n), n >= 1 */
+static unsigned log2_up(unsigned n)
+{
+	unsigned s = 0;
+
+	while ((1u << s) < n && s < 31)
+		s++;
+	return s;
+}
+
+/*
+ * Reduce-scatter (or all-gather) of @bytes among @n members over @l: the cheapest of a
+ * ring (n-1 steps of bytes/n), recursive halving (log2 n steps moving the same
+ * (n-1)/n * bytes) and, on a mesh, one step to every peer at once.
+ */
 static double scatter_usec(const struct sched_comm_params *p, enum sched_link l, unsigned n,
 			   double bytes)
 {
-	double chunk;
+	double ring, halving, mesh;
 
-	if (n <= 1)
+	if (n <= 1 || l == SCHED_LINK_SELF || !(bytes > 0))
 		return 0;
-	chunk = msg_usec(p, l, bytes / n);
-	return is_mesh(p, l, n) ? chunk : (n - 1) * chunk;
+	ring = (n - 1) * msg_usec(p, l, bytes / n);
+	halving = log2_up(n) * p->link[l].latency_usec +
+		  (n - 1) * (bytes / n) / (p->link[l].gbyte_per_sec * 1e3);
+	mesh = is_mesh(p, l, n) ? msg_usec(p, l, bytes / n) : ring;
+	return min3(ring, halving, mesh);
+}
+
+/*
+ * The same inside one server: on a 910 whose members sit in both HCCS rings (intra is
+ * pcie), inside each ring over HCCS, then between the two rings over PCIe with the
+ * share each member holds, as HCCL runs it there (the rings are its level 0).
+ */
+static double node_scatter_usec(const struct sched_comm_params *p, enum sched_link intra,
+				unsigned k, double bytes)
+{
+	unsigned per_ring;
+
+	if (intra != SCHED_LINK_PCIE || k <= 2)
+		return scatter_usec(p, intra, k, bytes);
+	per_ring = (k + 1) / 2;
+	return scatter_usec(p, SCHED_LINK_HCCS, per_ring, bytes) +
+	       scatter_usec(p, SCHED_LINK_PCIE, 2, bytes / per_ring);
 }
 
 static bool is_trivial(const struct sched_comm_group *g, double bytes)
@@ -323,17 +386,14 @@ static bool is_trivial(const struct sched_comm_group *g, double bytes)
 double sched_comm_allreduce_usec(const struct sched_comm_params *p,
 				 const struct sched_comm_group *g, double bytes)
 {
-	unsigned k;
-
 	if (is_trivial(g, bytes))
 		return 0;
 	if (g->nodes == 1)
-		return 2 * scatter_usec(p, g->intra, g->members, bytes);
-	k = per_node(g);
-	/* inside each node: reduce-scatter, then all-gather, over intra; between them a
-	 * ring all-reduce of the node's share, every NPU over its own NIC */
-	return 2 * scatter_usec(p, g->intra, k, bytes) +
-	       2.0 * (g->nodes - 1) * msg_usec(p, g->inter, bytes / k / g->nodes);
+		return 2 * node_scatter_usec(p, g->intra, g->members, bytes);
+	/* inside each node: reduce-scatter, then all-gather, over intra; between them an
+	 * all-reduce of each NPU's share, every NPU over its own NIC */
+	return 2 * node_scatter_usec(p, g->intra, most_per_node(g), bytes) +
+	       2 * scatter_usec(p, g->inter, g->nodes, bytes / least_per_node(g));
 }
 
 double sched_comm_alltoall_usec(const struct sched_comm_params *p,
@@ -345,13 +405,15 @@ double sched_comm_alltoall_usec(const struct sched_comm_params *p,
 	if (is_trivial(g, bytes))
 		return 0;
 	piece = bytes / g->members;
-	k = g->nodes == 1 ? g->members : per_node(g);
+	k = g->nodes == 1 ? g->members : most_per_node(g);
 	lanes = g->intra == SCHED_LINK_SELF || !p->link[g->intra].lanes ? 1 :
 									   p->link[g->intra].lanes;
-	/* the k-1 peers of the node, lanes of them at a time */
+	/* the k-1 peers of the fullest node, lanes of them at a time; the emptiest node's
+	 * members have the most peers elsewhere, one at a time over inter */
 	rounds = (k - 1 + lanes - 1) / lanes;
 	return rounds * msg_usec(p, g->intra, piece) +
-	       (g->nodes > 1 ? (g->members - k) * msg_usec(p, g->inter, piece) : 0);
+	       (g->nodes > 1 ? (g->members - least_per_node(g)) * msg_usec(p, g->inter, piece) :
+			       0);
 }
 
 double sched_comm_p2p_usec(const struct sched_comm_params *p, enum sched_link link, double bytes)
@@ -364,7 +426,7 @@ double sched_comm_p2p_usec(const struct sched_comm_params *p, enum sched_link li
 /* Bytes one member sends, by class, in each collective: what sched_step_cost.bytes adds. */
 static void allreduce_bytes(const struct sched_comm_group *g, double bytes, double *ret)
 {
-	unsigned k;
+	double k;
 
 	if (is_trivial(g, bytes))
 		return;
@@ -372,19 +434,20 @@ static void allreduce_bytes(const struct sched_comm_group *g, double bytes, doub
 		ret[g->intra] += 2.0 * (g->members - 1) / g->members * bytes;
 		return;
 	}
-	k = per_node(g);
+	/* per member on average: members/nodes share a node */
+	k = (double)g->members / g->nodes;
 	ret[g->intra] += 2.0 * (k - 1) / k * bytes;
 	ret[g->inter] += 2.0 * (g->nodes - 1) / g->nodes * bytes / k;
 }
 
 static void alltoall_bytes(const struct sched_comm_group *g, double bytes, double *ret)
 {
-	unsigned k;
+	double k;
 
 	if (is_trivial(g, bytes))
 		return;
-	k = g->nodes == 1 ? g->members : per_node(g);
-	ret[g->intra] += (double)(k - 1) * bytes / g->members;
+	k = g->nodes == 1 ? g->members : (double)g->members / g->nodes;
+	ret[g->intra] += (k - 1) * bytes / g->members;
 	if (g->nodes > 1)
 		ret[g->inter] += (double)(g->members - k) * bytes / g->members;
 }
@@ -460,6 +523,41 @@ static double dim_cost(const struct sched_cluster *c, const struct sched_comm_pa
 	return worst * times;
 }
 
+/*
+ * The expert-data-parallel all-reduce: the ranks with the same tp, cp and pp
+ * coordinates and the same place in their EP group (dp_i % ep) hold the same experts;
+ * dp/ep of them, ep*tp*cp ranks apart. Adds to ret->link[DP] and the bytes.
+ */
+static double expert_dp_cost(const struct sched_cluster *c, const struct sched_comm_params *p,
+			     const struct sched_parallel *par, const struct sched_npu_loc *loc,
+			     double bytes, struct sched_step_cost *ret)
+{
+	unsigned npus = sched_parallel_npus(par), ep = par->size[SCHED_DIM_EP];
+	unsigned n = par->size[SCHED_DIM_DP] / ep;
+	size_t stride = dim_stride(par, SCHED_DIM_DP) * ep;
+	double worst = 0;
+
+	if (n <= 1 || !(bytes > 0))
+		return 0;
+	for (unsigned r = 0; r < npus; r++) {
+		struct run run = { .loc = loc, .base = r, .stride = stride, .n = n };
+		struct sched_comm_group g;
+		double t, sent[SCHED_LINK_COUNT] = { 0 };
+
+		if (sched_parallel_coord(par, r, SCHED_DIM_DP) >= ep)
+			continue; /* not the lowest rank of its group */
+		run_group_of(c, p, &run, &g);
+		ret->link[SCHED_DIM_DP] = slower(p, ret->link[SCHED_DIM_DP], group_slowest(p, &g));
+		t = sched_comm_allreduce_usec(p, &g, bytes);
+		allreduce_bytes(&g, bytes, sent);
+		if (t > worst)
+			worst = t;
+		for (int k = 0; k < SCHED_LINK_COUNT; k++)
+			ret->bytes[k] += sent[k] * n;
+	}
+	return worst;
+}
+
 /* PP: every stage boundary; a rank of stage j sends to the same place in stage j+1. */
 static double pp_cost(const struct sched_cluster *c, const struct sched_comm_params *p,
 		      const struct sched_parallel *par, const struct sched_npu_loc *loc,
@@ -513,19 +611,24 @@ int sched_comm_step(const struct sched_cluster *c, const struct sched_comm_param
 
 	cost.comm_usec[SCHED_DIM_TP] = dim_cost(c, p, par, loc, SCHED_DIM_TP, COLL_ALLREDUCE,
 						act / cp, 4 * mb * stage_layers, &cost);
+	/* a ring pass of the keys and values of this rank's share of the heads (tp) and of
+	 * the sequence (cp); grouped-query attention's fewer K/V heads are not modelled */
 	cost.comm_usec[SCHED_DIM_CP] = dim_cost(c, p, par, loc, SCHED_DIM_CP, COLL_RING_PASS,
-						2 * act / cp, 2 * mb * stage_layers, &cost);
+						2 * act / ((double)tp * cp), 2 * mb * stage_layers,
+						&cost);
 	cost.comm_usec[SCHED_DIM_EP] = dim_cost(c, p, par, loc, SCHED_DIM_EP, COLL_ALLTOALL,
 						act * m->top_k / ((double)tp * cp),
 						4 * mb * stage_moe_layers, &cost);
 	cost.comm_usec[SCHED_DIM_PP] = pp_cost(c, p, par, loc, act / ((double)tp * cp), 2 * mb,
 					       &cost);
-	grads = ((m->params - m->expert_params) / ((double)tp * pp) +
-		 m->expert_params / ((double)tp * pp * ep)) *
-		m->grad_bytes;
+	/* dense gradients over the whole dp group; an expert's over the dp/ep ranks that
+	 * hold the same experts (Megatron's expert-data-parallel group) */
+	grads = (m->params - m->expert_params) / ((double)tp * pp) * m->grad_bytes;
 	cost.comm_usec[SCHED_DIM_DP] = dim_cost(c, p, par, loc, SCHED_DIM_DP, COLL_ALLREDUCE,
-						grads, 1, &cost) *
-				       (1 - m->dp_overlap);
+						grads, 1, &cost);
+	grads = m->expert_params / ((double)tp * pp * ep) * m->grad_bytes;
+	cost.comm_usec[SCHED_DIM_DP] += expert_dp_cost(c, p, par, loc, grads, &cost);
+	cost.comm_usec[SCHED_DIM_DP] *= 1 - m->dp_overlap;
 	cost.step_usec = cost.compute_usec;
 	for (int d = 0; d < SCHED_DIM_COUNT; d++)
 		cost.step_usec += cost.comm_usec[d];

@@ -169,6 +169,10 @@ struct sched_comm_group {
 	unsigned nodes;
 	enum sched_link intra;
 	enum sched_link inter;
+	unsigned most_per_node;		/* members on the fullest node; 0 = members/nodes
+					 * rounded up */
+	unsigned least_per_node;	/* members on the emptiest node; 0 = members/nodes
+					 * rounded down (at least 1) */
 };
 
 /*
@@ -184,14 +188,20 @@ void sched_comm_group_of(const struct sched_cluster *c, const struct sched_comm_
 /*
  * Collective costs, in microseconds, for @bytes of data per NPU (the whole buffer each
  * member holds; an all-to-all sends bytes/members to each peer).
- * - all-reduce: inside one node a ring (2(n-1) steps of bytes/n), or the mesh algorithm
- *   when the link has lanes >= n-1 (reduce-scatter and all-gather of one step each, all
- *   peers at once); across nodes HCCL's hierarchical scheme: reduce-scatter inside each
- *   node, a ring all-reduce of bytes/m across the nodes (every NPU over its own NIC at
- *   once), all-gather inside the node. A group spread unevenly is costed as if every
- *   node held members/nodes rounded up (it waits for its fullest node).
+ * - all-reduce: inside one node the cheapest of a ring (2(n-1) steps of bytes/n),
+ *   recursive halving-doubling (a tree: 2*ceil(log2 n) steps, the same bytes) and the
+ *   mesh algorithm when the link has lanes >= n-1 (one step each way, all peers at
+ *   once), as HCCL picks its algorithm by such a cost; on a 910 server whose members
+ *   sit in both HCCS rings, hierarchically: inside each ring, then across the two
+ *   over PCIe. Across nodes HCCL's hierarchical scheme: reduce-scatter inside each
+ *   node (the fullest node's members, most_per_node, set its time), an all-reduce
+ *   across the nodes (ring or halving-doubling, the cheaper) of the share each NPU
+ *   holds, every NPU over its own NIC at once (the emptiest node's NPUs hold the
+ *   largest share, bytes/least_per_node, and set that phase's time), all-gather
+ *   inside the node.
  * - all-to-all: pairwise exchange, n-1 steps; the peers inside the node go over intra
- *   (in parallel when lanes allow), the others one at a time over inter.
+ *   (in parallel when lanes allow; the fullest node's count), the others one at a time
+ *   over inter (the emptiest node's members have the most of those).
  * - p2p: one message of @bytes over @link.
  * Zero members, one member or zero bytes cost 0.
  */
@@ -238,19 +248,25 @@ struct sched_step_cost {
 /*
  * sched_comm_step() - the modelled step of a job whose rank r runs at @loc[r]
  * (@nranks = sched_parallel_npus(@par)), on @c with figures @p. Per micro-batch and
- * layer of a rank's stage (layers/pp of them, moe_layers/pp with experts): TP two all-reduces forward and two backward of b*s*h*act_bytes/cp (Megatron's
- * column/row split); CP a ring pass of the layer's keys and values (2*b*s*h/cp *
- * act_bytes, cp-1 steps) forward and backward; EP per MoE layer two all-to-alls forward
- * (dispatch, combine) and two backward of b*s*h*top_k*act_bytes/(tp*cp); PP one p2p of
- * b*s*h*act_bytes/(tp*cp) forward and one backward per micro-batch and stage
- * boundary, on the critical path (all 2 * micro_batches * (pp-1) of them: 1F1B hides
- * most, so an upper bound); DP one all-reduce per step of the dense
- * parameters/(tp*pp) and expert parameters/(tp*pp*ep) times grad_bytes over each whole
- * DP group (expert gradients really need only the dp/ep ranks holding the same
- * experts, and Megatron reduces over dp*cp: a simplification), of which
- * (1 - dp_overlap) is exposed. Dimensions do not overlap each other (an upper bound).
- * Each dimension's time is its slowest group's (the groups run at once); bytes counts
- * what every member sends, by the group's intra or inter class (PP: by each pair's).
+ * layer of a rank's stage (layers/pp of them, moe_layers/pp with experts):
+ *  - TP: two all-reduces forward and two backward of b*s*h*act_bytes/cp (Megatron's
+ *    column/row split);
+ *  - CP: a ring pass of the keys and values of the rank's heads and sequence share
+ *    (2*b*s*h*act_bytes/(tp*cp), cp-1 steps) forward and backward (grouped-query
+ *    attention's fewer K/V heads are not modelled: an upper bound);
+ *  - EP: per MoE layer two all-to-alls forward (dispatch, combine) and two backward of
+ *    b*s*h*top_k*act_bytes/(tp*cp);
+ *  - PP: one p2p of b*s*h*act_bytes/(tp*cp) forward and one backward per micro-batch
+ *    and stage boundary, on the critical path (all 2 * micro_batches * (pp-1) of them:
+ *    1F1B hides most, so an upper bound);
+ *  - DP: once a step, the dense parameters/(tp*pp) times grad_bytes all-reduced over
+ *    each DP group, and the expert parameters/(tp*pp*ep) over each expert-data-parallel
+ *    group (the dp/ep ranks holding the same experts, ep*tp*cp ranks apart); of the
+ *    two, (1 - dp_overlap) is exposed (Megatron reduces over dp*cp: not modelled).
+ * Dimensions do not overlap each other (an upper bound). Each dimension's time is its
+ * slowest group's (the groups run at once); bytes counts what every member sends, by
+ * the group's intra or inter class (PP: by each pair's), the members of a group
+ * spread unevenly counted as if even.
  * No allocation; O(sum over dimensions of nranks * size) link look-ups.
  * Returns 0, or -EINVAL (a size of @par is 0, ep does not divide dp, nranks does not
  * match, a location off the cluster); @ret is untouched on failure.

@@ -120,33 +120,39 @@ static void test_params_spine_oversub_and_unknown_chip(void **state)
 
 /* ---- collectives ---- */
 
-static void test_allreduce_ring_within_one_link(void **state)
+static void test_allreduce_within_one_server(void **state)
 {
 	struct sched_comm_params p;
 	struct sched_comm_group g = G(8, 1, SCHED_LINK_PCIE, SCHED_LINK_SELF);
 
 	(void)state;
 	/*
-	 * 910: 8 NPUs of one server across both rings, bound by PCIe (6.8 GB/s, 1 lane):
-	 * a ring, 2(n-1) = 14 steps of B/n = 1e6 bytes: 14 * (13 + 1e6 / 6800) =
-	 * 14 * 160.0588 = 2240.8235 us.
+	 * 910: 8 NPUs of one server across both rings (intra pcie), B = 8e6: inside each
+	 * ring of 4 (HCCS 10 GB/s, 3 lanes: a mesh) a reduce-scatter of one step,
+	 * 13 + 2e6 / 10000 = 213; between the two rings over PCIe (6.8 GB/s) the 2e6 each
+	 * member holds, one step of half: 13 + 1e6 / 6800 = 160.0588; the same back:
+	 * 2 * 373.0588 = 746.1176 us. A flat ring over PCIe would take 14 * (13 + 1e6 /
+	 * 6800) = 2240.8235 us: HCCL runs the rings as its level 0.
 	 */
 	sched_comm_params_for("910", 1, &p);
-	assert_usec(sched_comm_allreduce_usec(&p, &g, 8e6), 2240.8235);
+	assert_usec(sched_comm_allreduce_usec(&p, &g, 8e6), 746.1176);
 
-	/* 910B HCCS made a single lane: 4 members, B = 4e6: 6 steps of 1e6 bytes,
-	 * 6 * (13 + 1e6 / 18300) = 6 * 67.6448 = 405.8689 us */
+	/*
+	 * 910B HCCS made a single lane: 4 members, B = 4e6. Ring: 3 steps of 1e6 bytes,
+	 * 3 * (13 + 1e6 / 18300) = 202.9344; halving-doubling: 2 steps' latency and the
+	 * same 3e6 bytes, 26 + 3e6 / 18300 = 189.9344, the cheaper: twice, 379.8689 us.
+	 */
 	sched_comm_params_for("910B", 1, &p);
 	p.link[SCHED_LINK_HCCS].lanes = 1;
 	g = G(4, 1, SCHED_LINK_HCCS, SCHED_LINK_SELF);
-	assert_usec(sched_comm_allreduce_usec(&p, &g, 4e6), 405.8689);
+	assert_usec(sched_comm_allreduce_usec(&p, &g, 4e6), 379.8689);
 }
 
 static void test_allreduce_mesh_on_910b(void **state)
 {
 	struct sched_comm_params p;
 	struct sched_comm_group g = G(8, 1, SCHED_LINK_HCCS, SCHED_LINK_SELF);
-	double mesh, ring;
+	double mesh, tree;
 
 	(void)state;
 	sched_comm_params_for("910B", 1, &p);
@@ -157,16 +163,49 @@ static void test_allreduce_mesh_on_910b(void **state)
 	 */
 	mesh = sched_comm_allreduce_usec(&p, &g, 8e6);
 	assert_usec(mesh, 135.2896);
-	/* the same as a ring (one lane): 14 * 67.6448 = 947.0273 us */
+	/* with one lane, halving-doubling: 2 * (3 * 13 + 7e6 / 18300) = 843.0273 us (a
+	 * ring's 14 * 67.6448 = 947.0273 costs more) */
 	p.link[SCHED_LINK_HCCS].lanes = 1;
-	ring = sched_comm_allreduce_usec(&p, &g, 8e6);
-	assert_usec(ring, 947.0273);
-	assert_true(mesh < ring);
+	tree = sched_comm_allreduce_usec(&p, &g, 8e6);
+	assert_usec(tree, 843.0273);
+	assert_true(mesh < tree);
 
 	/* 910's ring of 4: 3 lanes, a mesh too: 2 * (13 + 1e6 / 10000) = 226 us */
 	sched_comm_params_for("910", 1, &p);
 	g = G(4, 1, SCHED_LINK_HCCS, SCHED_LINK_SELF);
 	assert_usec(sched_comm_allreduce_usec(&p, &g, 4e6), 226);
+}
+
+/*
+ * A group spread unevenly waits for its fullest node inside and its emptiest node
+ * between: 8 members as 7 + 1 over two 910B servers, B = 8e6. Inside the fullest (7 on
+ * the mesh): 13 + (8e6 / 7) / 18300 = 75.4512, twice; the lone member's NIC carries all
+ * 8e6 between the two: 60 + 4e6 / 20000 = 260, twice: 670.9024 us. Costing it as 4 + 4
+ * (the old rounding) gave 2 * (13 + 2e6 / 18300) + 2 * (60 + 1e6 / 20000) = 464.58.
+ */
+static void test_allreduce_uneven_group(void **state)
+{
+	struct fx_opts o = { .type = "atlas800t-a2", .servers = 2 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_comm_params p;
+	struct sched_npu_loc m[8];
+	struct sched_comm_group g;
+
+	(void)state;
+	sched_comm_params_for("910B", 1, &p);
+	for (unsigned i = 0; i < 7; i++)
+		m[i] = L(0, i);
+	m[7] = L(1, 0);
+	sched_comm_group_of(c, &p, m, 8, &g);
+	assert_int_equal(g.nodes, 2);
+	assert_int_equal(g.most_per_node, 7);
+	assert_int_equal(g.least_per_node, 1);
+	assert_usec(sched_comm_allreduce_usec(&p, &g, 8e6), 670.9024);
+	/* all-to-all: the lone member sends 7 pieces of 1e6 over RoCE, one at a time:
+	 * 7 * (60 + 1e6 / 20000) = 770; inside the fullest, 6 peers on 7 lanes: one round
+	 * of 13 + 1e6 / 18300 = 67.6448; 837.6448 us */
+	assert_usec(sched_comm_alltoall_usec(&p, &g, 8e6), 837.6448);
+	sched_cluster_free(c);
 }
 
 static void test_allreduce_hierarchical_leaf_and_spine(void **state)
@@ -202,21 +241,22 @@ static void test_allreduce_hierarchical_leaf_and_spine(void **state)
 	/*
 	 * 4 servers, as if all under one leaf, B = 32e6:
 	 *   reduce-scatter 13 + 4e6 / 18300 = 231.5792, twice
-	 *   ring across 4 nodes of B/k = 4e6: 2 * 3 * (60 + 1e6 / 20000) = 660
-	 * = 1123.1585 us
+	 *   across 4 nodes, B/k = 4e6: halving-doubling, 2 * (2 * 60 + 3e6 / 20000) = 540
+	 *   (a ring: 2 * 3 * (60 + 1e6 / 20000) = 660)
+	 * = 1003.1585 us
 	 */
 	g = G(32, 4, SCHED_LINK_HCCS, SCHED_LINK_ROCE_LEAF);
 	leaf4 = sched_comm_allreduce_usec(&p, &g, 32e6);
-	assert_usec(leaf4, 1123.1585);
+	assert_usec(leaf4, 1003.1585);
 
 	/* the same 4 servers really span the spine, oversubscribed 2:1 (10 GB/s):
-	 * ring 2 * 3 * (60 + 1e6 / 10000) = 960, total 1423.1585 us */
+	 * 2 * (2 * 60 + 3e6 / 10000) = 840, total 1303.1585 us */
 	sched_comm_group_of(c, &p, m, 32, &g);
 	assert_int_equal(g.nodes, 4);
 	assert_int_equal(g.intra, SCHED_LINK_HCCS);
 	assert_int_equal(g.inter, SCHED_LINK_ROCE_SPINE);
 	spine4 = sched_comm_allreduce_usec(&p, &g, 32e6);
-	assert_usec(spine4, 1423.1585);
+	assert_usec(spine4, 1303.1585);
 	assert_true(leaf2 < leaf4 && leaf4 < spine4);
 
 	/* a non-blocking spine costs what the leaf does */
@@ -639,6 +679,54 @@ static void test_step_small_hand_cases(void **state)
 }
 
 /*
+ * Context parallel passes the keys and values of this rank's heads (1/tp) and sequence
+ * share (1/cp); expert gradients are all-reduced among the dp/ep ranks that hold the
+ * same experts, so with dp = ep nothing of theirs moves. One 910B server of 8:
+ */
+static void test_step_cp_and_expert_gradients(void **state)
+{
+	struct fx_opts o = { .type = "atlas800t-a2", .servers = 1 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_comm_params p;
+	struct sched_train_model m = {
+		.compute_usec = 1000, .layers = 1, .hidden = 1000, .seq_len = 1000,
+		.micro_batch = 1, .micro_batches = 1, .act_bytes = 2, .grad_bytes = 4,
+	};
+	struct sched_parallel tpcp = { .size = { 2, 2, 1, 2, 1 } };
+	struct sched_parallel moe = { .size = { 1, 1, 8, 8, 1 } };
+	struct sched_npu_loc loc[8];
+	struct sched_step_cost cost;
+
+	(void)state;
+	sched_comm_params_for("910B", 1, &p);
+	for (unsigned r = 0; r < 8; r++)
+		loc[r] = L(0, r);
+	/*
+	 * tp 2, cp 2: a ring pass of 2 * b*s*h*2 / (tp*cp) = 1e6 bytes, cp - 1 = 1 step,
+	 * forward and backward of one layer: 2 * (13 + 1e6 / 18300) = 135.2896 us (over
+	 * the HCCS link; without the 1/tp it was 2 * (13 + 2e6 / 18300) = 244.5792)
+	 */
+	assert_int_equal(sched_comm_step(c, &p, &tpcp, &m, loc, 8, &cost), 0);
+	assert_usec(cost.comm_usec[SCHED_DIM_CP], 135.2896);
+	/*
+	 * ep 8 = dp 8, every parameter an expert's: no expert-data-parallel group larger
+	 * than one rank, so no gradient all-reduce at all
+	 */
+	m.params = m.expert_params = 8e6;
+	m.moe_layers = 1;
+	m.top_k = 2;
+	assert_int_equal(sched_comm_step(c, &p, &moe, &m, loc, 8, &cost), 0);
+	assert_true(cost.comm_usec[SCHED_DIM_DP] == 0);
+	assert_true(cost.comm_usec[SCHED_DIM_EP] > 0);
+	/* half the parameters dense: 4e6 * 4 bytes over all 8 (a mesh): 2 * (13 + 2e6 /
+	 * 18300) = 244.5792 us */
+	m.expert_params = 4e6;
+	assert_int_equal(sched_comm_step(c, &p, &moe, &m, loc, 8, &cost), 0);
+	assert_usec(cost.comm_usec[SCHED_DIM_DP], 244.5792);
+	sched_cluster_free(c);
+}
+
+/*
  * The worked case: Llama-2-70B (80 layers, hidden 8192), sequence 4096, micro-batch 1,
  * 16 micro-batches a step, bf16 activations and gradients, TP8 x PP4 = 32 NPUs of
  * 910B, dp 1. compute_usec = 6 * 70e9 * (16 * 4096 tokens) / (32 NPUs * 313 TFLOP/s *
@@ -724,7 +812,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_params_figures_per_chip),
 		cmocka_unit_test(test_params_spine_oversub_and_unknown_chip),
-		cmocka_unit_test(test_allreduce_ring_within_one_link),
+		cmocka_unit_test(test_allreduce_within_one_server),
+		cmocka_unit_test(test_allreduce_uneven_group),
 		cmocka_unit_test(test_allreduce_mesh_on_910b),
 		cmocka_unit_test(test_allreduce_hierarchical_leaf_and_spine),
 		cmocka_unit_test(test_alltoall_one_server_vs_eight),
@@ -738,6 +827,7 @@ int main(void)
 		cmocka_unit_test(test_parallel_group_of_inverts_group),
 		cmocka_unit_test(test_parallel_from_spec_errors),
 		cmocka_unit_test(test_step_small_hand_cases),
+		cmocka_unit_test(test_step_cp_and_expert_gradients),
 		cmocka_unit_test(test_step_70b_placement_matters),
 	};
 
