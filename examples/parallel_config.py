@@ -8,9 +8,10 @@ TOPOLOGY_JSON defaults to $ASCEND_TOPOLOGY_FILE (set in the job's env files).
 
   mindformers  the `parallel_config:` block of a MindFormers YAML
   mindspore    the ms.set_auto_parallel_context(...) call for semi-auto parallel
-  check        one line per parallel dimension: its groups' slowest link, and
-               exit 1 when a tensor- or expert-parallel group that could sit inside
-               one server does not (the placement to complain about)
+  check        one line per parallel dimension: its groups' links, slowest last,
+               and exit 1 when a tensor- or expert-parallel group whose size divides
+               a server's NPUs spans two servers (the placement to complain about);
+               HCCS rings inside a server are not checked
 
 ascendfs numbers ranks tp innermost, then cp, dp (ep groups are runs of ep
 consecutive dp indices) and pp outermost, the order both MindSpore's device
@@ -40,17 +41,20 @@ def mindformers(topo):
             f"  model_parallel: {p['tp']}\n"
             f"  context_parallel: {p['cp']}\n"
             f"  expert_parallel: {p['ep']}\n"
-            f"  pipeline_stage: {p['pp']}\n")
+            f"  pipeline_stage: {p['pp']}\n"
+            + (f"  # micro_batch_num: at least {p['pp']} (MindFormers needs >= pipeline_stage)\n"
+               if p['pp'] > 1 else ""))
 
 
 def mindspore(topo):
     p = topo["parallel"]
     return ("ms.set_auto_parallel_context(\n"
             "    parallel_mode=ms.ParallelMode.SEMI_AUTO_PARALLEL,\n"
-            f"    device_num={topo['npus']},\n"
+            f"    device_num={topo['npus']},  # MindSpore accepts 1-4096\n"
             f"    pipeline_stages={p['pp']})\n"
             f"# tensor parallel {p['tp']}: the model's shard strategies split by {p['tp']};\n"
-            f"# data parallel {p['dp']} (expert parallel {p['ep']} inside it)\n")
+            f"# data parallel {p['dp']} (expert parallel {p['ep']} inside it), "
+            f"context parallel {p['cp']}\n")
 
 
 def check(topo):
@@ -73,7 +77,9 @@ def check(topo):
         if dim in ("tp", "ep"):
             span = size * (topo["parallel"]["tp"] if dim == "ep" else 1) * \
                 (topo["parallel"]["cp"] if dim == "ep" else 1)
-            if span <= per_server:
+            # a group that could sit in one server: it divides the server's NPUs
+            # (consecutive ranks placed server by server then never straddle one)
+            if span <= per_server and per_server % span == 0:
                 for g in groups:
                     if len(g["servers"]) > 1:
                         ok = False

@@ -22,19 +22,21 @@
 #include "sched_internal.h"
 #include "sched_json.h"
 
-/* The servers @n members of @m span, names in order of first appearance. */
+/*
+ * The servers @n members of @m span, names in order of first appearance. @seen has an
+ * entry per server of @c; a server is counted once it holds @stamp, which is new for
+ * each call, so the walk is O(n) and nothing is cleared between calls.
+ */
 static json_t *servers_json(const struct sched_cluster *c, const struct sched_npu_loc *m,
-			    size_t n)
+			    size_t n, unsigned *seen, unsigned stamp)
 {
 	json_t *a = json_array();
 
 	for (size_t i = 0; i < n; i++) {
-		size_t k;
-
-		for (k = 0; k < i && m[k].server != m[i].server; k++)
-			;
-		if (k == i)
-			sched_jpush(a, sched_jstr(c->servers[m[i].server].conf->name));
+		if (seen[m[i].server] == stamp)
+			continue;
+		seen[m[i].server] = stamp;
+		sched_jpush(a, sched_jstr(c->servers[m[i].server].conf->name));
 	}
 	return a;
 }
@@ -106,7 +108,7 @@ static json_t *rank_json(const struct sched_cluster *c, const struct sched_paral
 static json_t *groups_json(const struct sched_cluster *c, const struct sched_comm_params *p,
 			   const struct sched_parallel *par, enum sched_dim d,
 			   const struct sched_npu_loc *loc, unsigned *members,
-			   struct sched_npu_loc *m, bool *used)
+			   struct sched_npu_loc *m, unsigned *seen, unsigned *stamp, bool *used)
 {
 	json_t *a = json_array();
 
@@ -121,7 +123,7 @@ static json_t *groups_json(const struct sched_cluster *c, const struct sched_com
 			m[i] = loc[members[i]];
 			sched_jpush(ranks, json_integer(members[i]));
 		}
-		sched_jset(o, "servers", servers_json(c, m, n));
+		sched_jset(o, "servers", servers_json(c, m, n, seen, ++*stamp));
 		l = sched_group_link(c, p, m, link_representatives(c, m, n));
 		used[l] = true;
 		sched_jset(o, "ranks", ranks);
@@ -167,8 +169,9 @@ int sched_render_job_topology(const struct sched_cluster *c, const struct sched_
 	struct sched_comm_params p;
 	struct sched_parallel par;
 	struct sched_npu_loc *loc, *m;
-	unsigned n = sched_job_total_npus(j), *members;
+	unsigned n = sched_job_total_npus(j), *members, *seen, stamp = 0, order[SCHED_LINK_COUNT];
 	bool used[SCHED_LINK_COUNT] = { false };
+	size_t norder = 0;
 	json_t *o, *ranks, *groups, *classes, *dims, *bounds;
 	int r;
 
@@ -183,7 +186,8 @@ int sched_render_job_topology(const struct sched_cluster *c, const struct sched_
 	loc = calloc(n, sizeof(*loc));
 	m = calloc(n, sizeof(*m));
 	members = calloc(n, sizeof(*members));
-	if (!loc || !m || !members) {
+	seen = calloc(c->server_count ? c->server_count : 1, sizeof(*seen));
+	if (!loc || !m || !members || !seen) {
 		r = -ENOMEM;
 		goto out;
 	}
@@ -216,17 +220,30 @@ int sched_render_job_topology(const struct sched_cluster *c, const struct sched_
 	groups = json_object();
 	for (int d = 0; d < SCHED_DIM_COUNT; d++)
 		sched_jset(groups, sched_dim_name(d),
-			   groups_json(c, &p, &par, (enum sched_dim)d, loc, members, m, used));
+			   groups_json(c, &p, &par, (enum sched_dim)d, loc, members, m, seen,
+				       &stamp, used));
 	bounds = boundaries_json(c, &p, &par, loc, used);
 
 	/* the figures first in the file, though known last: what the groups' links mean */
 	sched_jset(o, "spine_oversubscription", json_real(p.spine_oversub));
+	/* the classes used, fastest first by the cost model's one rule (an insertion sort
+	 * of at most SCHED_LINK_COUNT) */
+	for (unsigned l = 0; l < SCHED_LINK_COUNT; l++) {
+		size_t i = norder++;
+
+		if (!used[l]) {
+			norder--;
+			continue;
+		}
+		for (; i > 0 && sched_link_is_slower(&p, order[i - 1], l); i--)
+			order[i] = order[i - 1];
+		order[i] = l;
+	}
 	classes = json_array();
-	for (int l = 0; l < SCHED_LINK_COUNT; l++) {
+	for (size_t i = 0; i < norder; i++) {
+		enum sched_link l = order[i];
 		json_t *e;
 
-		if (!used[l])
-			continue;
 		e = json_object();
 		sched_jset(e, "name", sched_jstr(sched_link_name(l)));
 		sched_jset(e, "gbyte_per_sec", json_real(p.link[l].gbyte_per_sec));
@@ -243,5 +260,6 @@ out:
 	free(loc);
 	free(m);
 	free(members);
+	free(seen);
 	return r;
 }
