@@ -1288,7 +1288,7 @@ int sched_replace(const struct sched_cluster *c, const struct sched_job *j, cons
 	const struct conf_server_type *t;
 	struct sched_slice *out;
 	size_t need = 0, n = 0;
-	bool *kept_switch;
+	unsigned char *kept_switch;
 
 	/* a topology-blind scheduler places the gang again (Volcano restarts the job) */
 	if (!j->slice_count || c->placement == SCHED_PLACE_BLIND)
@@ -1303,6 +1303,7 @@ int sched_replace(const struct sched_cluster *c, const struct sched_job *j, cons
 			return -ENOSPC; /* only whole-server jobs are patched */
 	}
 	out = calloc(j->slice_count, sizeof(*out));
+	/* per switch: 1 the job keeps a server under it, 2 a failed server was under it */
 	kept_switch = calloc(c->switch_count ? c->switch_count : 1, sizeof(*kept_switch));
 	if (!out || !kept_switch) {
 		free(out);
@@ -1310,28 +1311,37 @@ int sched_replace(const struct sched_cluster *c, const struct sched_job *j, cons
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < j->slice_count; i++) {
-		if (bad[i])
+		unsigned sw = c->servers[j->slices[i].server].switch_index;
+
+		if (bad[i]) {
+			kept_switch[sw] = 2;
 			continue;
+		}
 		out[n++] = j->slices[i];
-		kept_switch[c->servers[j->slices[i].server].switch_index] = true;
+		if (!kept_switch[sw])
+			kept_switch[sw] = 1;
 	}
 	/*
-	 * replacements: whole free servers, clean ones first, and under a switch the job
-	 * already uses first
+	 * replacements: whole free servers, clean ones first; under the failed server's
+	 * switch first (each switch then holds as many of the job's servers as before, so
+	 * pipeline stages placed whole per switch stay whole), then under another switch
+	 * the job uses, then anywhere
 	 */
-	for (int pass = 0; pass < 4 && need; pass++) {
+	for (int pass = 0; pass < 6 && need; pass++) {
 		size_t ti = type_index(c, t);
 		bool indexed = c->placeidx && ti < c->type_count;
+		unsigned tier = (unsigned)pass % 3; /* 0: failed switch, 1: kept, 2: other */
 
 		/* whole free servers only: the index's set of them when there is one */
 		for (size_t i = indexed ? sched_placeidx_whole_next(c->placeidx, ti, 0) : 0;
 		     i < c->server_count && need;
 		     i = indexed ? sched_placeidx_whole_next(c->placeidx, ti, i + 1) : i + 1) {
 			const struct sched_server *s = &c->servers[i];
+			unsigned mark = kept_switch[s->switch_index];
 
-			if (kept_switch[s->switch_index] != (pass % 2 == 0) ||
-			    !server_is_whole_free(c, s, t) ||
-			    s->suspect != (pass >= 2))
+			if ((tier == 0 && mark != 2) || (tier == 1 && mark != 1) ||
+			    (tier == 2 && mark != 0) || !server_is_whole_free(c, s, t) ||
+			    s->suspect != (pass >= 3))
 				continue;
 			out[n].server = (unsigned)i;
 			out[n].npu_count = t->npu_count;

@@ -608,7 +608,7 @@ static int ref_replace(const struct sched_cluster *c, const struct sched_job *j,
 	const struct conf_server_type *t;
 	struct sched_slice *out;
 	size_t need = 0, n = 0;
-	bool *kept_switch;
+	unsigned char *kept_switch;
 
 	if (!j->slice_count)
 		return -ENOSPC;
@@ -629,22 +629,31 @@ static int ref_replace(const struct sched_cluster *c, const struct sched_job *j,
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < j->slice_count; i++) {
-		if (bad[i])
+		unsigned sw = c->servers[j->slices[i].server].switch_index;
+
+		if (bad[i]) {
+			kept_switch[sw] = 2;
 			continue;
+		}
 		out[n++] = j->slices[i];
-		kept_switch[c->servers[j->slices[i].server].switch_index] = true;
+		if (!kept_switch[sw])
+			kept_switch[sw] = 1;
 	}
 	/*
-	 * replacements: whole free servers, clean ones first, and under a switch the job
-	 * already uses first
+	 * replacements: whole free servers, clean ones first; under the failed server's
+	 * switch first, then another the job uses, then anywhere (the rule of issue 20's
+	 * stage-aligned placement; the scan is what this reference keeps)
 	 */
-	for (int pass = 0; pass < 4 && need; pass++) {
+	for (int pass = 0; pass < 6 && need; pass++) {
+		unsigned tier = (unsigned)pass % 3;
+
 		for (size_t i = 0; i < c->server_count && need; i++) {
 			const struct sched_server *s = &c->servers[i];
+			unsigned mark = kept_switch[s->switch_index];
 
-			if (kept_switch[s->switch_index] != (pass % 2 == 0) ||
-			    !server_is_whole_free(c, s, t) ||
-			    s->suspect != (pass >= 2))
+			if ((tier == 0 && mark != 2) || (tier == 1 && mark != 1) ||
+			    (tier == 2 && mark != 0) || !server_is_whole_free(c, s, t) ||
+			    s->suspect != (pass >= 3))
 				continue;
 			out[n].server = (unsigned)i;
 			out[n].npu_count = t->npu_count;

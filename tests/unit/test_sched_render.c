@@ -1876,6 +1876,41 @@ static void test_topology_stages_whole_per_switch(void **state)
 }
 
 /*
+ * A fault's replacement comes from the failed server's own leaf switch when one is free
+ * there, so the job's servers per switch, and its whole stages per switch, stay as they
+ * were (review of issue 20). 10 servers interleaved over two leaves; a 48-NPU job of 3
+ * stages takes 4 servers of leaf-0 and 2 of leaf-1; node-2 (leaf-0) fails. Before,
+ * the first free server of any switch the job used, node-5 of leaf-1, replaced it and
+ * the middle stage sat astride the spine.
+ */
+static void test_topology_replacement_keeps_stages_whole(void **state)
+{
+	/* leaf-0: node-0, 2, 4, 6, 8; leaf-1: node-1, 3, 5, 7, 9 */
+	struct fx_opts o = { .servers = 10, .switches = 2, .interleave = true };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job *j;
+	json_t *root, *dp, *g;
+	size_t i;
+
+	(void)state;
+	j = run_parallel(c, "llm", 48, 8, 0, 0, 3);
+	root = load_topology(c, j);
+	expect_group(root, "dp", 0, "0,8", "node-0,node-2", "roce_leaf");
+	expect_group(root, "dp", 8, "16,24", "node-4,node-6", "roce_leaf");
+	expect_group(root, "dp", 16, "32,40", "node-1,node-3", "roce_leaf");
+	json_decref(root);
+	fx_report_npu(c, 2, 5, CONF_HEALTH_CRITICAL, fx_now());
+	assert_int_equal(j->generation, 2);
+	root = load_topology(c, j);
+	dp = json_object_get(json_object_get(root, "groups"), "dp");
+	json_array_foreach(dp, i, g)
+		assert_string_equal(jstr(g, "link"), "roce_leaf");
+	expect_group(root, "dp", 8, "16,24", "node-6,node-8", "roce_leaf");
+	json_decref(root);
+	sched_cluster_free(c);
+}
+
+/*
  * After a fault (an NPU of the job reports Critical) the recovery's new generation has a
  * topology.json of its own, and its tp groups mean what they meant: eight consecutive
  * ranks, each group inside one server, over HCCS.
@@ -2821,6 +2856,7 @@ int main(void)
 		cmocka_unit_test(test_topology_910_rings),
 		cmocka_unit_test(test_topology_a3_pairs_and_pods),
 		cmocka_unit_test(test_topology_stages_whole_per_switch),
+		cmocka_unit_test(test_topology_replacement_keeps_stages_whole),
 		cmocka_unit_test(test_topology_after_recovery),
 		cmocka_unit_test(test_shell_quote_special_characters),
 		cmocka_unit_test(test_env_job_values),
