@@ -81,6 +81,75 @@ static size_t link_representatives(const struct sched_cluster *c, struct sched_n
 	return out;
 }
 
+/* Servers by (leaf switch, super pod, server): the domains links between servers
+ * depend on. */
+static int domain_cmp(const void *a, const void *b, void *arg)
+{
+	const struct sched_cluster *c = arg;
+	const struct sched_npu_loc *x = a, *y = b;
+	const struct sched_server *sx = &c->servers[x->server], *sy = &c->servers[y->server];
+	const char *px = sx->conf->super_pod ? sx->conf->super_pod : "";
+	const char *py = sy->conf->super_pod ? sy->conf->super_pod : "";
+	int r;
+
+	if (sx->switch_index != sy->switch_index)
+		return sx->switch_index < sy->switch_index ? -1 : 1;
+	if ((r = strcmp(px, py)) != 0)
+		return r;
+	if (x->server != y->server)
+		return x->server < y->server ? -1 : 1;
+	return loc_cmp(a, b, arg);
+}
+
+static bool same_domain(const struct sched_cluster *c, struct sched_npu_loc a,
+			struct sched_npu_loc b)
+{
+	const struct sched_server *sa = &c->servers[a.server], *sb = &c->servers[b.server];
+
+	return sa->switch_index == sb->switch_index &&
+	       strcmp(sa->conf->super_pod ? sa->conf->super_pod : "",
+		      sb->conf->super_pod ? sb->conf->super_pod : "") == 0;
+}
+
+/*
+ * A group's slowest link (sched_group_link()'s answer) without looking at every pair:
+ * a link's class depends only on the two servers' leaf switch and super pod, and within
+ * a server on whether the devices share an HCCS group. So: every pair inside each
+ * server among two members per HCCS group (link_representatives()), and between
+ * servers the pairs among the first two servers of each (switch, pod) domain. A
+ * data-parallel group over thousands of servers then costs its domains squared, not
+ * its servers squared. Reorders @m.
+ */
+static enum sched_link group_link(const struct sched_cluster *c,
+				  const struct sched_comm_params *p, struct sched_npu_loc *m,
+				  size_t n)
+{
+	enum sched_link worst = SCHED_LINK_SELF, l;
+	size_t out = 0, servers_here = 0;
+
+	n = link_representatives(c, m, n);
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = i + 1; k < n && m[k].server == m[i].server; k++) {
+			l = sched_link_between(c, m[i], m[k]);
+			if (sched_link_is_slower(p, l, worst))
+				worst = l;
+		}
+	qsort_r(m, n, sizeof(*m), domain_cmp, (void *)c);
+	for (size_t i = 0; i < n; i++) {
+		bool new_domain = i == 0 || !same_domain(c, m[i - 1], m[i]);
+		bool new_server = i == 0 || m[i - 1].server != m[i].server;
+
+		if (new_domain)
+			servers_here = 0;
+		if (new_server)
+			servers_here++;
+		if (servers_here <= 2)
+			m[out++] = m[i];
+	}
+	l = sched_group_link(c, p, m, out);
+	return sched_link_is_slower(p, l, worst) ? l : worst;
+}
+
 static json_t *rank_json(const struct sched_cluster *c, const struct sched_parallel *par,
 			 unsigned rank, struct sched_npu_loc loc)
 {
@@ -124,7 +193,7 @@ static json_t *groups_json(const struct sched_cluster *c, const struct sched_com
 			sched_jpush(ranks, json_integer(members[i]));
 		}
 		sched_jset(o, "servers", servers_json(c, m, n, seen, ++*stamp));
-		l = sched_group_link(c, p, m, link_representatives(c, m, n));
+		l = group_link(c, p, m, n);
 		used[l] = true;
 		sched_jset(o, "ranks", ranks);
 		sched_jset(o, "link", sched_jstr(sched_link_name(l)));
