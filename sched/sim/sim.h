@@ -183,6 +183,9 @@ struct sim_jobrec {
 	 * its layout does not fit the NPUs it got */
 	double step_usec, compute_usec;
 	double comm_usec[SCHED_DIM_COUNT];	/* exposed communication per dimension */
+	double ideal_step_usec;			/* the same job on an empty cluster: whole
+						 * servers, one leaf when one holds it, ranks
+						 * in order (0 when not modelled) */
 	double roce_leaf_bytes, roce_spine_bytes; /* one step sends, all ranks */
 	enum sim_outcome outcome;
 	/* the running model */
@@ -466,6 +469,10 @@ struct sim_summary {
 	double alloc_wait_pct, used_wait_pct, alloc_win_pct, used_win_pct, useful_pct;
 	double wait_mean, wait_median, wait_p99, wait_max;	/* seconds */
 	double jct_mean, jct_median, jct_p99;			/* seconds */
+	/* JCT with each job's run time stretched by its first placement's modelled step
+	 * over its ideal step (end - submit + duration * (step / ideal - 1)): what a
+	 * slower placement costs the job, the queue's feedback left out */
+	double jct_step_mean, jct_step_median, jct_step_p99;	/* seconds */
 	size_t started, done, failed, timeout, never, unfinished;
 	double tp_cross_pct, extra_switch_pct, avoidable_switch_pct;
 	double step_factor;		/* modelled step / compute, NPU-time weighted; 1 =

@@ -455,6 +455,57 @@ static unsigned min_switches(const struct sched_cluster *c, unsigned servers)
 	return n ? n : 1;
 }
 
+/*
+ * The step of the same job on an empty cluster, the reference its placements are
+ * measured against: one server when it fits one (devices 0..npus-1, inside one HCCS
+ * ring or pair when that holds it), else whole servers of @type taken switch by switch
+ * from the one with the most (ranks in order). @scratch has room for @npus locations.
+ * 0 when it cannot be modelled.
+ */
+static double ideal_step(const struct sched_cluster *c, const struct sched_comm_params *p,
+			 const struct sched_parallel *par, const struct sched_train_model *m,
+			 const struct conf_server_type *type, unsigned npus,
+			 struct sched_npu_loc *scratch)
+{
+	struct sched_step_cost cost;
+	unsigned rank = 0, per = type->npu_count;
+	bool *taken = calloc(c->server_count ? c->server_count : 1, sizeof(*taken));
+	size_t *count = calloc(c->switch_count ? c->switch_count : 1, sizeof(*count));
+	double step = 0;
+
+	if (!taken || !count)
+		goto out;
+	for (size_t s = 0; s < c->server_count; s++)
+		if (c->servers[s].conf->type == type && c->servers[s].switch_index < c->switch_count)
+			count[c->servers[s].switch_index]++;
+	while (rank < npus) {
+		size_t best = SIZE_MAX;
+
+		/* the switch with the most servers of the type not yet taken */
+		for (size_t sw = 0; sw < c->switch_count; sw++)
+			if (count[sw] && (best == SIZE_MAX || count[sw] > count[best]))
+				best = sw;
+		if (best == SIZE_MAX)
+			goto out;
+		for (size_t s = 0; s < c->server_count && rank < npus; s++) {
+			if (c->servers[s].switch_index != best || c->servers[s].conf->type != type ||
+			    taken[s])
+				continue;
+			taken[s] = true;
+			count[best]--;
+			for (unsigned d = 0; d < per && rank < npus; d++, rank++)
+				scratch[rank] = (struct sched_npu_loc){ (unsigned)s, d };
+		}
+		count[best] = 0;
+	}
+	if (sched_comm_step(c, p, par, m, scratch, npus, &cost) == 0)
+		step = cost.step_usec;
+out:
+	free(taken);
+	free(count);
+	return step;
+}
+
 /* The modelled step of job @idx's first placement, @count shares of @npus in all. */
 static void acct_step(struct sim_result *r, const struct sim_trace *t,
 		      const struct sim_options *o, const struct sched_cluster *c, size_t idx,
@@ -485,6 +536,8 @@ static void acct_step(struct sim_result *r, const struct sim_trace *t,
 		j->step_usec = cost.step_usec;
 		j->compute_usec = cost.compute_usec;
 		memcpy(j->comm_usec, cost.comm_usec, sizeof(j->comm_usec));
+		j->ideal_step_usec = ideal_step(c, &p, &par, &m, c->servers[shares[0].server].conf->type,
+						npus, loc);
 		j->roce_leaf_bytes = cost.bytes[SCHED_LINK_ROCE_LEAF];
 		j->roce_spine_bytes = cost.bytes[SCHED_LINK_ROCE_SPINE];
 		r->roce_leaf_bytes += j->roce_leaf_bytes;

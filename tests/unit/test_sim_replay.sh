@@ -171,6 +171,13 @@ if [ "$status" -eq 0 ] && [ -n "$ep" ] && awk '{ exit !($1 > 0 && $1 < 0.7 * $2)
 else
 	not_ok "fragmented: the MoE job's expert all-to-all is 30% or more shorter under ascendfs than blind (exit $status, ${ep:-no figures})"
 fi
+# the slower steps cost the jobs: JCT with run times stretched by step / ideal step
+jct=$(awk -F, '$1 == "jct_modelled_step_p99" { print $4, $6 }' "$work/frag/summary.csv" 2>/dev/null)
+if [ -n "$jct" ] && awk '{ exit !($1 > 0 && $1 < $2) }' <<<"$jct"; then
+	ok "fragmented: p99 JCT at the modelled step is shorter under ascendfs than blind ($jct s)"
+else
+	not_ok "fragmented: p99 JCT at the modelled step is shorter under ascendfs than blind (${jct:-no row})"
+fi
 if grep -q "multi-server jobs (under ascendfs or blind) whose step is slower under ascendfs than blind: 0 of" <<<"$out" &&
 	grep -qE "^  j-[0-9]+ +[0-9]+ llama70b +tp8-cp1-ep1-dp1-pp4 +32 " <<<"$out"; then
 	ok "fragmented: ascend-sim prints the step figures"
