@@ -449,18 +449,18 @@ static size_t whole_free_list(const struct sched_cluster *c, const struct conf_s
 }
 
 /*
- * The switches of a job of @k whole servers whose pipeline stages are @unit servers
- * each (k a multiple of unit), taking from each switch a whole number of stages, so
- * that no stage straddles two switches: its data-parallel all-reduce stays under one
- * leaf and only the stage boundaries' point-to-point transfers cross the spine
- * (sched_comm.h). The same choice as for any job (one switch, best fit; else the
- * largest first and the tightest that completes it), made on counts rounded down to
- * whole stages. @a is scratch of @ng entries; fills @pick_sw and @take (servers per
- * switch index). Returns false when whole stages do not add up to @k.
+ * The switches for @k whole servers, fewest switches: one switch when one has room (the
+ * one with the fewest free servers that still fits: best fit), else the largest first,
+ * then the tightest that completes it. @unit > 1 (a divisor of k) counts each switch's
+ * free servers rounded down to whole units, so that a job of pipeline stages of @unit
+ * servers takes whole stages from each switch: no stage straddles two switches, its
+ * data-parallel all-reduce stays under one leaf and only the stage boundaries'
+ * point-to-point transfers cross the spine (sched_comm.h). @g (ng switches' free
+ * counts) is read only; @a is scratch of @ng entries. Fills @pick_sw and @take
+ * (servers per switch index). Returns false when the counts do not add up to @k.
  */
-static bool choose_stage_aligned(const struct group_count *g, size_t ng, unsigned k,
-				 unsigned unit, struct group_count *a, bool *pick_sw,
-				 unsigned *take)
+static bool choose_switches(const struct group_count *g, size_t ng, unsigned k,
+			    unsigned unit, struct group_count *a, bool *pick_sw, unsigned *take)
 {
 	unsigned need = k;
 	int best = -1;
@@ -536,56 +536,23 @@ static int pick_switches(const struct sched_cluster *c, unsigned k,
 	/* the list by switch, inventory order kept within one (g[].free are the sizes) */
 	for (size_t i = 0; i < ng; i++)
 		start[i + 1] = start[i] + g[i].free;
-	/* whole pipeline stages per switch when they add up; else as for any job */
+	scratch = calloc(ng ? ng : 1, sizeof(*scratch));
+	take = calloc(ng ? ng : 1, sizeof(*take));
+	if (!scratch || !take) {
+		r = -ENOMEM;
+		goto out;
+	}
+	/* whole pipeline stages per switch when they add up */
 	if (unit > 1 && k > unit && k % unit == 0) {
-		scratch = calloc(ng ? ng : 1, sizeof(*scratch));
-		take = calloc(ng ? ng : 1, sizeof(*take));
-		if (!scratch || !take) {
-			r = -ENOMEM;
-			goto out;
-		}
-		if (choose_stage_aligned(g, ng, k, unit, scratch, pick_sw, take))
+		if (choose_switches(g, ng, k, unit, scratch, pick_sw, take))
 			goto collect;
 		memset(pick_sw, 0, (ng ? ng : 1) * sizeof(*pick_sw));
-		free(take);
-		take = NULL;
 	}
-	/* One switch: the one with the fewest free servers that still fits (best fit). */
-	{
-		int best = -1;
-
-		for (size_t i = 0; i < ng; i++)
-			if (g[i].free >= k && (best < 0 || g[i].free < g[best].free))
-				best = (int)i;
-		if (best >= 0) {
-			pick_sw[best] = true;
-			goto collect;
-		}
-	}
-	/* Fewest switches: the largest first, then the tightest one that completes it. */
-	qsort(g, ng, sizeof(*g), group_cmp_desc);
-	{
-		unsigned need = k;
-		size_t i = 0;
-
-		while (i < ng && g[i].free && need) {
-			int fin = -1;
-
-			for (size_t j = i; j < ng; j++)
-				if (g[j].free >= need && (fin < 0 || g[j].free < g[fin].free))
-					fin = (int)j;
-			if (fin >= 0) {
-				pick_sw[g[fin].id] = true;
-				need = 0;
-				break;
-			}
-			pick_sw[g[i].id] = true;
-			need -= g[i].free;
-			i++;
-		}
-		if (need)
-			goto out;
-	}
+	/* else as for any job, every free server of the chosen switches in order until k */
+	if (!choose_switches(g, ng, k, 1, scratch, pick_sw, take))
+		goto out;
+	free(take);
+	take = NULL;
 collect:
 	/* Take whole free servers of the chosen switches in topology order. */
 	if (counted) {
