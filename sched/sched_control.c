@@ -220,8 +220,11 @@ static int spec_text_with(const struct sched_job *j, enum sched_job_field field,
 		s->priority = (unsigned)value;
 	else if (field == SCHED_FIELD_TIME_LIMIT)
 		s->time_limit_sec = value;
-	else
+	else {
 		s->npus = s->npus_min = s->npus_max = (unsigned)value;
+		/* data parallel is what a resize scales: dp follows the new size */
+		s->dp = 0;
+	}
 	r = conf_job_spec_render_yaml(s, ret, ret_len);
 	conf_job_spec_free(s);
 	if (r < 0)
@@ -418,6 +421,7 @@ int sched_job_resize(struct sched_cluster *c, const char *name, uid_t uid, bool 
 	if (in_order)
 		sched_pend_order_note(c, j, false);
 	j->spec->npus = j->spec->npus_min = j->spec->npus_max = npus;
+	j->spec->dp = 0; /* as in the new text: dp follows the size */
 	j->need_min = j->need_max = npus;
 	j->type_mask = sched_type_mask(c, npus, sched_job_type(c, j));
 	if (in_order)

@@ -592,6 +592,34 @@ static void test_resize_a_running_job(void **state)
 	sched_cluster_free(c);
 }
 
+/*
+ * A resize scales data parallel: a spec that fixed dp (tp 8, dp 2 on 16 NPUs) resized to
+ * 8 NPUs runs with dp 1; the given dp no longer binds (review of issue 20: the refusal
+ * said "set dp to 1 or leave it out", which a resize cannot do). A size tp*cp*pp does
+ * not divide is still refused with the parser's sentence.
+ */
+static void test_resize_scales_dp(void **state)
+{
+	struct sched_cluster *c = cluster_of(2);
+	char why[SCHED_REASON_MAX] = "";
+	struct conf_job_spec *s = fx_spec("a", 16);
+	struct sched_job *a;
+
+	(void)state;
+	s->tp = 8;
+	s->dp = 2;
+	a = fx_submit_spec(c, s, FX_UID);
+	assert_int_equal(a->state, SCHED_JOB_RUNNING);
+	assert_int_equal(sched_job_resize(c, "a", FX_UID, false, 4, fx_now(), why), -EINVAL);
+	expect_text(why, "tp*cp*pp (8) must divide npus (4)");
+	assert_int_equal(sched_job_resize(c, "a", FX_UID, false, 8, fx_now(), why), 0);
+	expect_text(a->spec_text, "npus: 8");
+	assert_null(strstr(a->spec_text, "dp: 2"));
+	assert_int_equal(a->spec->npus, 8);
+	assert_int_equal(a->spec->tp * 10 + a->spec->dp, 80);
+	sched_cluster_free(c);
+}
+
 static void test_resize_pending_and_capped(void **state)
 {
 	static const char q[] = "  - name: default\n    max_npus: 16\n";
@@ -645,6 +673,7 @@ int main(void)
 		cmocka_unit_test(test_requeue_in_flight_is_no_preemption_for_recovery),
 		cmocka_unit_test(test_requeue_hold_is_one_request),
 		cmocka_unit_test(test_resize_a_running_job),
+		cmocka_unit_test(test_resize_scales_dp),
 		cmocka_unit_test(test_resize_pending_and_capped),
 	};
 
