@@ -29,6 +29,13 @@ if [ -r "$philly" ]; then
 	run philly "--trace" "$philly" --servers 64 --switch-size 16 --slice "$slice"
 	run philly-faults --trace "$philly" --servers 64 --switch-size 16 --slice "$slice" \
 		--mtbf 5000h --repair 8h --checkpoint-interval 30m --restart-cost 5m
+	# issue 20: Llama 2 70B and MoE jobs arriving every 72 h into the Philly replay
+	if python3 "$src/tests/bench/philly_llm_trace.py" "$philly" "$out/philly-llm.csv" \
+		"${jobs/#0/82247}" 72; then
+		run philly-llm --trace "$out/philly-llm.csv" --servers 64 --switch-size 16
+	else
+		status=1
+	fi
 else
 	echo "== Philly replay skipped: no trace at $philly (meson -Dphilly_trace=PATH)"
 fi
