@@ -124,7 +124,15 @@ bool sched_capidx_may_fit(const struct pass *p, uint32_t mask, unsigned npus)
 
 		if (!(mask & (1u << t)))
 			continue;
-		if (npus <= per) {
+		if (p->c->placement == SCHED_PLACE_BLIND) {
+			/* a blind gang takes free NPUs anywhere on servers of one type */
+			uint64_t free_npus = 0;
+
+			for (unsigned f = 1; f <= CONF_SERVER_NPUS_MAX; f++)
+				free_npus += (uint64_t)f * p->idx.hist[t][f];
+			if (free_npus >= npus)
+				return true;
+		} else if (npus <= per) {
 			for (unsigned f = npus; f <= CONF_SERVER_NPUS_MAX; f++)
 				if (p->idx.hist[t][f])
 					return true;

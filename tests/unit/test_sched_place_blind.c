@@ -128,6 +128,27 @@ static void test_blind_gang_runs_or_waits(void **state)
 	sched_cluster_free(c);
 }
 
+/*
+ * A gang larger than a server runs over fragments with no server whole: the pass's quick
+ * "could it fit now" check counts free NPUs anywhere under blind placement, not whole
+ * servers. Before, it said no, the job never reached place_blind(), and with backfill
+ * its reservation held NPUs idle while small jobs came and went (a 32-NPU job waited
+ * 300 h on a replay where whole-server placement waited 27 h).
+ */
+static void test_blind_gang_over_fragments_only(void **state)
+{
+	struct sched_cluster *c = fragmented();
+	struct sched_job *j;
+
+	(void)state;
+	fx_run_on(c, "c", 1, 2); /* 5, 2 and 7 free: no server whole */
+	j = fx_submit(c, "big", 12);
+	assert_int_equal(j->state, SCHED_JOB_RUNNING);
+	assert_int_equal(sched_job_total_npus(j), 12);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -135,6 +156,7 @@ int main(void)
 		cmocka_unit_test(test_blind_binpacks_the_rest),
 		cmocka_unit_test(test_blind_ignores_rings),
 		cmocka_unit_test(test_blind_gang_runs_or_waits),
+		cmocka_unit_test(test_blind_gang_over_fragments_only),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
