@@ -87,6 +87,9 @@ static const char usage[] =
 	"  --mfu X                model FLOP utilization of the step model's compute time:\n"
 	"                         6 x parameters x tokens / (NPUs x 910B peak x X)\n"
 	"                         (default 0.4)\n"
+	"  --stretch-runs on|off  a placement whose modelled step is slower than the job's\n"
+	"                         step on an empty cluster makes it run that much longer in\n"
+	"                         the replay (default off: the trace's run times)\n"
 	"  --spine-oversubscription X  leaf-to-spine oversubscription (default: the --config's\n"
 	"                         cluster.spine_oversubscription, 1:1 when it has none; 2\n"
 	"                         with --servers; 1 means a non-blocking fabric)\n"
@@ -108,6 +111,7 @@ enum {
 	OPT_PREEMPT, OPT_LIMIT, OPT_MTBF, OPT_REPAIR, OPT_CKPT, OPT_COST, OPT_SEED, OPT_TP,
 	OPT_COMM, OPT_SPINE, OPT_OUT, OPT_PLOT, OPT_SAMPLE, OPT_RESTARTS, OPT_RECOVERY,
 	OPT_DUMP_SAVE, OPT_STEP, OPT_REBUILD, OPT_TRANSIENT, OPT_RETRY_COST, OPT_MFU,
+	OPT_STRETCH,
 };
 
 struct args {
@@ -234,6 +238,7 @@ static int parse_args(int argc, char **argv, struct args *a, struct sim_options 
 		{ "comm-share", required_argument, NULL, OPT_COMM },
 		{ "spine-oversubscription", required_argument, NULL, OPT_SPINE },
 		{ "mfu", required_argument, NULL, OPT_MFU },
+		{ "stretch-runs", required_argument, NULL, OPT_STRETCH },
 		{ "out", required_argument, NULL, OPT_OUT },
 		{ "plot", required_argument, NULL, OPT_PLOT },
 		{ "sample", required_argument, NULL, OPT_SAMPLE },
@@ -351,6 +356,13 @@ static int parse_args(int argc, char **argv, struct args *a, struct sim_options 
 		case OPT_MFU:
 			r = read_number("--mfu", optarg, 0.01, 1, &o->mfu);
 			break;
+		case OPT_STRETCH: {
+			int on = 0;
+
+			r = read_onoff("--stretch-runs", optarg, &on);
+			o->stretch_runs = on == 1;
+			break;
+		}
 		case OPT_OUT:
 			a->out = optarg;
 			if (!*optarg)

@@ -153,6 +153,10 @@ struct sim_options {
 					 * for the step model (sched_comm_params_for) */
 	double mfu;			/* model FLOP utilization for the step model's
 					 * compute time (sim_model_compute_usec) */
+	bool stretch_runs;		/* a placement whose modelled step is slower than the
+					 * job's step on an empty cluster runs longer by that
+					 * ratio (sim_jobrec.stretch); off: the trace's run
+					 * times whatever the placement */
 };
 
 /* sim_options_default() - the defaults ascend-sim documents (--help). */
@@ -183,6 +187,9 @@ struct sim_jobrec {
 	 * its layout does not fit the NPUs it got */
 	double step_usec, compute_usec;
 	double comm_usec[SCHED_DIM_COUNT];	/* exposed communication per dimension */
+	double stretch;				/* the running placement's step / ideal step,
+						 * >= 1 (1 without stretch_runs or a model):
+						 * its wall time per second of the trace's run */
 	double ideal_step_usec;			/* the same job on an empty cluster: whole
 						 * servers, one leaf when one holds it, ranks
 						 * in order (0 when not modelled) */

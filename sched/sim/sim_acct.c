@@ -336,7 +336,9 @@ uint64_t sim_acct_start(struct sim_result *r, const struct sim_trace *t,
 	j->npus = npus;
 	j->run_start_sec = now_sec;
 	j->cost_sec = cost;
-	j->done_at_sec = now_sec + cost + (dur - base_sec);
+	/* the rest of the run at this placement's speed (stretch 1: the trace's) */
+	j->done_at_sec = now_sec + cost + (uint64_t)ceil((double)(dur - base_sec) *
+							  (j->stretch > 1 ? j->stretch : 1));
 	r->placements++;
 	return j->done_at_sec;
 }
@@ -363,6 +365,9 @@ uint64_t sim_acct_interrupt(struct sim_result *r, const struct sim_options *o, s
 	double bound;
 
 	work = elapsed > cost ? elapsed - cost : 0;
+	/* progress is in the trace's run time; a stretched placement makes less a second */
+	if (j->stretch > 1)
+		work = (uint64_t)((double)work / j->stretch);
 	if (checkpointing && o->checkpoint_sec)
 		saved = work / o->checkpoint_sec * o->checkpoint_sec;
 	if (checkpointing && (o->dump || o->process) && cause == SIM_CAUSE_FAULT) {
@@ -371,7 +376,10 @@ uint64_t sim_acct_interrupt(struct sim_result *r, const struct sim_options *o, s
 		saved = o->step_sec ? work / o->step_sec * o->step_sec : work;
 		j->dumped = true;
 	}
-	lost_sec = elapsed - saved;
+	/* the wall time whose work is lost */
+	lost_sec = elapsed - (j->stretch > 1 ? (uint64_t)((double)saved * j->stretch) : saved);
+	if (lost_sec > elapsed)
+		lost_sec = 0;
 	j->ckpt_sec = checkpointing ? j->base_sec + saved : 0;
 	j->running = false;
 	j->run_total_sec += elapsed;
@@ -506,10 +514,14 @@ out:
 	return step;
 }
 
-/* The modelled step of job @idx's first placement, @count shares of @npus in all. */
+/*
+ * The modelled step of job @idx's placement, @count shares of @npus in all: its figures
+ * when it is the job's @first, and with stretch_runs how much slower than on an empty
+ * cluster it runs (j->stretch, at least 1).
+ */
 static void acct_step(struct sim_result *r, const struct sim_trace *t,
 		      const struct sim_options *o, const struct sched_cluster *c, size_t idx,
-		      const struct sim_share *shares, size_t count, unsigned npus)
+		      const struct sim_share *shares, size_t count, unsigned npus, bool first)
 {
 	struct sim_jobrec *j = &r->jobs[idx];
 	struct sched_comm_params p;
@@ -518,8 +530,11 @@ static void acct_step(struct sim_result *r, const struct sim_trace *t,
 	struct sched_step_cost cost;
 	struct sched_npu_loc *loc;
 	unsigned rank = 0;
-	double weight;
+	double weight, ideal;
 
+	j->stretch = 1;
+	if (!first && !o->stretch_runs)
+		return;
 	if (sim_model_layout(&t->jobs[idx], npus, o, &par) < 0)
 		return; /* its sizes do not divide what it got: no figure */
 	loc = malloc(npus * sizeof(*loc));
@@ -532,12 +547,18 @@ static void acct_step(struct sim_result *r, const struct sim_trace *t,
 		}
 	sim_model_train(&t->jobs[idx], &par, o, &m);
 	sched_comm_params_for(c->servers[shares[0].server].conf->type->chip, o->spine_oversub, &p);
-	if (sched_comm_step(c, &p, &par, &m, loc, npus, &cost) == 0 && cost.compute_usec > 0) {
+	if (sched_comm_step(c, &p, &par, &m, loc, npus, &cost) < 0 || !(cost.compute_usec > 0)) {
+		free(loc);
+		return;
+	}
+	ideal = ideal_step(c, &p, &par, &m, c->servers[shares[0].server].conf->type, npus, loc);
+	if (o->stretch_runs && ideal > 0 && cost.step_usec > ideal)
+		j->stretch = cost.step_usec / ideal;
+	if (first) {
 		j->step_usec = cost.step_usec;
 		j->compute_usec = cost.compute_usec;
 		memcpy(j->comm_usec, cost.comm_usec, sizeof(j->comm_usec));
-		j->ideal_step_usec = ideal_step(c, &p, &par, &m, c->servers[shares[0].server].conf->type,
-						npus, loc);
+		j->ideal_step_usec = ideal;
 		j->roce_leaf_bytes = cost.bytes[SCHED_LINK_ROCE_LEAF];
 		j->roce_spine_bytes = cost.bytes[SCHED_LINK_ROCE_SPINE];
 		r->roce_leaf_bytes += j->roce_leaf_bytes;
@@ -604,8 +625,7 @@ void sim_acct_placement(struct sim_result *r, const struct sim_trace *t,
 		r->multi_extra_switch += spanned > least;
 		r->multi_extra_switch_avoidable += least_now && spanned > least_now;
 	}
-	if (first)
-		acct_step(r, t, o, c, idx, shares, count, npus);
+	acct_step(r, t, o, c, idx, shares, count, npus, first);
 }
 
 /* ---- fitting a trace to a cluster ---- */

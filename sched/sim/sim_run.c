@@ -219,10 +219,11 @@ static int reconcile(struct engine *e, size_t idx)
 			shares[k].npus = j->slices[k].npu_count;
 			shares[k].device_ids = j->slices[k].device_ids;
 		}
-		done = sim_acct_start(e->r, e->t, e->o, idx, j->generation, sched_job_total_npus(j),
-				      (unsigned)n, e->now, resume_progress(j, idx));
+		/* the placement first: its modelled speed sets when the run ends */
 		sim_acct_placement(e->r, e->t, e->o, e->c, idx, shares, n,
 				   n > 1 ? least_now(e, shares, n) : 1);
+		done = sim_acct_start(e->r, e->t, e->o, idx, j->generation, sched_job_total_npus(j),
+				      (unsigned)n, e->now, resume_progress(j, idx));
 		rec->outcome = SIM_RUNNING;
 		e->progress_sec = e->now;
 		e->running++;

@@ -113,9 +113,10 @@ static int start(struct st_engine *e, size_t idx, size_t n)
 		e->alloc += e->c->servers[e->shares[k].server].conf->npu_count;
 	}
 	/* (0 servers: the static workflow has no recovery ladder) */
+	/* the placement first: its modelled speed sets when the run ends */
+	sim_acct_placement(e->r, e->t, e->o, e->c, idx, e->shares, n, least);
 	done = sim_acct_start(e->r, e->t, e->o, idx, rec->gen + 1, e->t->jobs[idx].npus, 0, e->now,
 			      0);
-	sim_acct_placement(e->r, e->t, e->o, e->c, idx, e->shares, n, least);
 	rec->outcome = SIM_RUNNING;
 	e->progress_sec = e->now;
 	e->waiting--;

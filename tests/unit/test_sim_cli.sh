@@ -104,6 +104,8 @@ expect "a bad load scale" 2 "--load-scale: '0' is not a number from 0.001 to 100
 	"$sim" --trace "$week" --servers 4 --load-scale 0
 expect "a bad plot format" 2 "--plot: 'gif' is not svg, png or none" \
 	"$sim" --trace "$week" --servers 4 --plot gif
+expect "a bad --stretch-runs" 2 "--stretch-runs: 'maybe' is not on or off" \
+	"$sim" --trace "$week" --servers 4 --stretch-runs maybe
 expect "jobs larger than the cluster" 2 "no job of the trace fits this cluster \(32 NPUs\)" \
 	"$sim" --trace "$work/huge.csv" --servers 4
 expect "an output directory that cannot be made, before any replay" 2 "--out $work/bad.csv/out: cannot make the directory" \

@@ -178,6 +178,21 @@ if [ -n "$jct" ] && awk '{ exit !($1 > 0 && $1 < $2) }' <<<"$jct"; then
 else
 	not_ok "fragmented: p99 JCT at the modelled step is shorter under ascendfs than blind (${jct:-no row})"
 fi
+# with --stretch-runs the 70B job's slower steps make it run longer under blind, in the
+# replay itself: at 2.9x its step its 10 h of run outlast its time_limit (the run time
+# plus three checkpoint intervals and restarts), so it times out there and completes
+# under ascendfs
+run 60 "$sim" --trace "$src/examples/traces/fragmented.csv" --servers 32 --switch-size 4 \
+	--stretch-runs on --plot none --out "$work/frag-stretch"
+ao=$(col ascendfs_outcome)
+bo=$(col blind_outcome)
+outs=$(awk -F, -v m="$m" -v a="$ao" -v b="$bo" '$m == "llama70b" { print $a, $b }' \
+	"$work/frag-stretch/jobs.csv" 2>/dev/null)
+if [ "$status" -eq 0 ] && [ "$outs" = "completed timeout" ]; then
+	ok "fragmented, --stretch-runs: the 70B job completes under ascendfs, times out under blind"
+else
+	not_ok "fragmented, --stretch-runs: the 70B job completes under ascendfs, times out under blind (exit $status, ${outs:-no figures})"
+fi
 if grep -q "multi-server jobs (under ascendfs or blind) whose step is slower under ascendfs than blind: 0 of" <<<"$out" &&
 	grep -qE "^  j-[0-9]+ +[0-9]+ llama70b +tp8-cp1-ep1-dp1-pp4 +32 " <<<"$out"; then
 	ok "fragmented: ascend-sim prints the step figures"
