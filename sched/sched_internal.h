@@ -475,8 +475,9 @@ int sched_job_keep_finished(struct sched_job *j, const bool *ok, const bool *rep
 
 /*
  * sched_replace() - a placement for @j keeping its slices whose @bad entry is false and
- * replacing the others by whole free servers of the same type (under the failed server's
- * leaf switch first, then another the job uses, then any; clean servers before suspect).
+ * replacing the others by whole free servers of the same type (first as many under each
+ * leaf switch as failed there, then under a switch the job keeps, then any; clean
+ * servers before suspect ones).
  * New array (free()) in topology order with ranks assigned. Nothing is changed.
  * Returns 0, -ENOSPC (not enough whole free servers) or -ENOMEM.
  */

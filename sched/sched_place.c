@@ -1255,7 +1255,8 @@ int sched_replace(const struct sched_cluster *c, const struct sched_job *j, cons
 	const struct conf_server_type *t;
 	struct sched_slice *out;
 	size_t need = 0, n = 0;
-	unsigned char *kept_switch;
+	unsigned *lost;
+	bool *kept_switch;
 
 	/* a topology-blind scheduler places the gang again (Volcano restarts the job) */
 	if (!j->slice_count || c->placement == SCHED_PLACE_BLIND)
@@ -1270,10 +1271,12 @@ int sched_replace(const struct sched_cluster *c, const struct sched_job *j, cons
 			return -ENOSPC; /* only whole-server jobs are patched */
 	}
 	out = calloc(j->slice_count, sizeof(*out));
-	/* per switch: 1 the job keeps a server under it, 2 a failed server was under it */
+	/* per switch: how many of the job's servers failed under it, and does it keep one */
+	lost = calloc(c->switch_count ? c->switch_count : 1, sizeof(*lost));
 	kept_switch = calloc(c->switch_count ? c->switch_count : 1, sizeof(*kept_switch));
-	if (!out || !kept_switch) {
+	if (!out || !lost || !kept_switch) {
 		free(out);
+		free(lost);
 		free(kept_switch);
 		return -ENOMEM;
 	}
@@ -1281,35 +1284,36 @@ int sched_replace(const struct sched_cluster *c, const struct sched_job *j, cons
 		unsigned sw = c->servers[j->slices[i].server].switch_index;
 
 		if (bad[i]) {
-			kept_switch[sw] = 2;
+			lost[sw]++;
 			continue;
 		}
 		out[n++] = j->slices[i];
-		if (!kept_switch[sw])
-			kept_switch[sw] = 1;
+		kept_switch[sw] = true;
 	}
 	/*
-	 * replacements: whole free servers, clean ones first; under the failed server's
-	 * switch first (each switch then holds as many of the job's servers as before, so
-	 * pipeline stages placed whole per switch stay whole), then under another switch
-	 * the job uses, then anywhere
+	 * replacements: whole free servers, clean ones first; first as many under each
+	 * switch as failed there (each switch then holds as many of the job's servers as
+	 * before, so pipeline stages placed whole per switch stay whole), then under a
+	 * switch the job keeps, then anywhere
 	 */
 	for (int pass = 0; pass < 6 && need; pass++) {
 		size_t ti = type_index(c, t);
 		bool indexed = c->placeidx && ti < c->type_count;
-		unsigned tier = (unsigned)pass % 3; /* 0: failed switch, 1: kept, 2: other */
+		unsigned tier = (unsigned)pass % 3; /* 0: a failed server's switch, 1: kept, 2: other */
 
 		/* whole free servers only: the index's set of them when there is one */
 		for (size_t i = indexed ? sched_placeidx_whole_next(c->placeidx, ti, 0) : 0;
 		     i < c->server_count && need;
 		     i = indexed ? sched_placeidx_whole_next(c->placeidx, ti, i + 1) : i + 1) {
 			const struct sched_server *s = &c->servers[i];
-			unsigned mark = kept_switch[s->switch_index];
+			unsigned sw = s->switch_index;
 
-			if ((tier == 0 && mark != 2) || (tier == 1 && mark != 1) ||
-			    (tier == 2 && mark != 0) || !server_is_whole_free(c, s, t) ||
+			if ((tier == 0 && !lost[sw]) || (tier == 1 && !kept_switch[sw]) ||
+			    (tier == 2 && kept_switch[sw]) || !server_is_whole_free(c, s, t) ||
 			    s->suspect != (pass >= 3))
 				continue;
+			if (tier == 0)
+				lost[sw]--;
 			out[n].server = (unsigned)i;
 			out[n].npu_count = t->npu_count;
 			for (unsigned d = 0; d < t->npu_count; d++)
@@ -1318,6 +1322,7 @@ int sched_replace(const struct sched_cluster *c, const struct sched_job *j, cons
 			need--;
 		}
 	}
+	free(lost);
 	free(kept_switch);
 	if (need) {
 		free(out);

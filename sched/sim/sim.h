@@ -221,6 +221,7 @@ struct sim_bucket {
 };
 
 struct sim_result {
+	bool runs_stretched;	/* placements ran at their modelled speed (stretch_runs) */
 	const char *engine;		/* "static", "ascendfs" or "blind" (static string) */
 	struct sim_jobrec *jobs;	/* owned; one per trace job */
 	size_t njobs;

@@ -336,6 +336,7 @@ uint64_t sim_acct_start(struct sim_result *r, const struct sim_trace *t,
 	j->npus = npus;
 	j->run_start_sec = now_sec;
 	j->cost_sec = cost;
+	r->runs_stretched |= o->stretch_runs;
 	/* the rest of the run at this placement's speed (stretch 1: the trace's) */
 	j->done_at_sec = now_sec + cost + (uint64_t)ceil((double)(dur - base_sec) *
 							  (j->stretch > 1 ? j->stretch : 1));
@@ -395,7 +396,8 @@ uint64_t sim_acct_interrupt(struct sim_result *r, const struct sim_options *o, s
 		j->lost_preempt_npu_sec += (double)lost_sec * j->npus;
 	}
 	if (cause != SIM_CAUSE_OTHER && o->checkpoint_sec) {
-		bound = (double)(o->checkpoint_sec + cost);
+		/* a checkpoint interval of run time takes stretch times as long on the wall */
+		bound = (double)o->checkpoint_sec * (j->stretch > 1 ? j->stretch : 1) + (double)cost;
 		if ((double)lost_sec > bound)
 			r->interruptions_over_bound++;
 		if ((double)lost_sec / bound > r->worst_loss_ratio)
@@ -464,6 +466,23 @@ static unsigned min_switches(const struct sched_cluster *c, unsigned servers)
 }
 
 /*
+ * The domain server @s counts in for an empty-cluster placement of @type: its super
+ * pod on A3 (numbered by the pod's first server in the inventory), else its leaf switch.
+ */
+static size_t domain_of(const struct sched_cluster *c, const struct conf_server_type *type,
+			size_t s)
+{
+	const char *pod = c->servers[s].conf->super_pod;
+
+	if (strcmp(type->rank_table_version, "1.2") != 0 || !pod)
+		return c->servers[s].switch_index;
+	for (size_t k = 0; k < s; k++)
+		if (c->servers[k].conf->super_pod && strcmp(c->servers[k].conf->super_pod, pod) == 0)
+			return k;
+	return s;
+}
+
+/*
  * The step of the same job on an empty cluster, the reference its placements are
  * measured against: one server when it fits one (devices 0..npus-1, inside one HCCS
  * ring or pair when that holds it), else whole servers of @type taken switch by switch
@@ -477,30 +496,32 @@ static double ideal_step(const struct sched_cluster *c, const struct sched_comm_
 {
 	struct sched_step_cost cost;
 	unsigned rank = 0, per = type->npu_count;
+	/* A3 (super pods) by pod, as placement fills one pod first; else by leaf switch */
+	size_t ndomains = strcmp(type->rank_table_version, "1.2") == 0 ? c->server_count :
+									    c->switch_count;
 	bool *taken = calloc(c->server_count ? c->server_count : 1, sizeof(*taken));
-	size_t *count = calloc(c->switch_count ? c->switch_count : 1, sizeof(*count));
+	size_t *count = calloc(ndomains ? ndomains : 1, sizeof(*count));
 	double step = 0;
 
 	if (!taken || !count)
 		goto out;
 	for (size_t s = 0; s < c->server_count; s++)
-		if (c->servers[s].conf->type == type && c->servers[s].switch_index < c->switch_count)
-			count[c->servers[s].switch_index]++;
+		if (c->servers[s].conf->type == type)
+			count[domain_of(c, type, s)]++;
 	while (rank < npus) {
 		size_t best = SIZE_MAX;
 
-		/* the switch with the most servers of the type not yet taken */
-		for (size_t sw = 0; sw < c->switch_count; sw++)
-			if (count[sw] && (best == SIZE_MAX || count[sw] > count[best]))
-				best = sw;
+		/* the domain with the most servers of the type not yet taken */
+		for (size_t d = 0; d < ndomains; d++)
+			if (count[d] && (best == SIZE_MAX || count[d] > count[best]))
+				best = d;
 		if (best == SIZE_MAX)
 			goto out;
 		for (size_t s = 0; s < c->server_count && rank < npus; s++) {
-			if (c->servers[s].switch_index != best || c->servers[s].conf->type != type ||
+			if (c->servers[s].conf->type != type || domain_of(c, type, s) != best ||
 			    taken[s])
 				continue;
 			taken[s] = true;
-			count[best]--;
 			for (unsigned d = 0; d < per && rank < npus; d++, rank++)
 				scratch[rank] = (struct sched_npu_loc){ (unsigned)s, d };
 		}

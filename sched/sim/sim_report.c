@@ -65,7 +65,9 @@ static int delays(const struct sim_result *r, const struct sim_trace *t, struct 
 		if (j->first_start_sec != UINT64_MAX)
 			w[nw++] = (double)(j->first_start_sec - t->jobs[i].submit_sec);
 		if (j->outcome == SIM_DONE) {
-			double stretch = j->step_usec > 0 && j->ideal_step_usec > 0 ?
+			/* with stretch_runs the end already holds the slowdown */
+			double stretch = !r->runs_stretched && j->step_usec > j->ideal_step_usec &&
+							 j->ideal_step_usec > 0 ?
 						 j->step_usec / j->ideal_step_usec :
 						 1;
 

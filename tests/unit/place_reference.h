@@ -608,7 +608,8 @@ static int ref_replace(const struct sched_cluster *c, const struct sched_job *j,
 	const struct conf_server_type *t;
 	struct sched_slice *out;
 	size_t need = 0, n = 0;
-	unsigned char *kept_switch;
+	unsigned *lost;
+	bool *kept_switch;
 
 	if (!j->slice_count)
 		return -ENOSPC;
@@ -622,9 +623,12 @@ static int ref_replace(const struct sched_cluster *c, const struct sched_job *j,
 			return -ENOSPC; /* only whole-server jobs are patched */
 	}
 	out = calloc(j->slice_count, sizeof(*out));
+	/* per switch: how many of the job's servers failed under it, and does it keep one */
+	lost = calloc(c->switch_count ? c->switch_count : 1, sizeof(*lost));
 	kept_switch = calloc(c->switch_count ? c->switch_count : 1, sizeof(*kept_switch));
-	if (!out || !kept_switch) {
+	if (!out || !lost || !kept_switch) {
 		free(out);
+		free(lost);
 		free(kept_switch);
 		return -ENOMEM;
 	}
@@ -632,29 +636,31 @@ static int ref_replace(const struct sched_cluster *c, const struct sched_job *j,
 		unsigned sw = c->servers[j->slices[i].server].switch_index;
 
 		if (bad[i]) {
-			kept_switch[sw] = 2;
+			lost[sw]++;
 			continue;
 		}
 		out[n++] = j->slices[i];
-		if (!kept_switch[sw])
-			kept_switch[sw] = 1;
+		kept_switch[sw] = true;
 	}
 	/*
-	 * replacements: whole free servers, clean ones first; under the failed server's
-	 * switch first, then another the job uses, then anywhere (the rule of issue 20's
-	 * stage-aligned placement; the scan is what this reference keeps)
+	 * replacements: whole free servers, clean ones first; first as many under each
+	 * switch as failed there (each switch then holds as many of the job's servers as
+	 * before, so pipeline stages placed whole per switch stay whole), then under a
+	 * switch the job keeps, then anywhere
 	 */
 	for (int pass = 0; pass < 6 && need; pass++) {
-		unsigned tier = (unsigned)pass % 3;
+		unsigned tier = (unsigned)pass % 3; /* 0: a failed server's switch, 1: kept, 2: other */
 
 		for (size_t i = 0; i < c->server_count && need; i++) {
 			const struct sched_server *s = &c->servers[i];
-			unsigned mark = kept_switch[s->switch_index];
+			unsigned sw = s->switch_index;
 
-			if ((tier == 0 && mark != 2) || (tier == 1 && mark != 1) ||
-			    (tier == 2 && mark != 0) || !server_is_whole_free(c, s, t) ||
+			if ((tier == 0 && !lost[sw]) || (tier == 1 && !kept_switch[sw]) ||
+			    (tier == 2 && kept_switch[sw]) || !server_is_whole_free(c, s, t) ||
 			    s->suspect != (pass >= 3))
 				continue;
+			if (tier == 0)
+				lost[sw]--;
 			out[n].server = (unsigned)i;
 			out[n].npu_count = t->npu_count;
 			for (unsigned d = 0; d < t->npu_count; d++)
@@ -663,6 +669,7 @@ static int ref_replace(const struct sched_cluster *c, const struct sched_job *j,
 			need--;
 		}
 	}
+	free(lost);
 	free(kept_switch);
 	if (need) {
 		free(out);

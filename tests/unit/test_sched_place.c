@@ -24,6 +24,7 @@
 
 #include "ascend_sched.h"
 #include "sched_fixture.h"
+#include "sched_internal.h"
 #include "test_util.h"
 
 /* One Atlas 800 (910) server whose ring r has free[r] free NPUs: the LOWEST ids of each
@@ -873,6 +874,52 @@ static void test_place_changes_nothing(void **state)
 	sched_cluster_free(c);
 }
 
+/*
+ * sched_replace() (a fault's whole-server replacements): as many under each leaf switch
+ * as failed there, so each switch keeps its count of the job's servers and stages
+ * placed whole per switch stay whole. The job holds node-0..3 (leaf-0: 0, 2; leaf-1:
+ * 1, 3); node-0 and node-1 fail at once; node-4, node-6 (leaf-0) and node-7 (leaf-1)
+ * are free. Replacements: one of leaf-0 and node-7, not node-4 and node-6 (review).
+ */
+static void test_replace_per_switch_as_failed(void **state)
+{
+	/* leaf-0: node-0, 2, 4, 6; leaf-1: node-1, 3, 5, 7 */
+	struct fx_opts o = { .servers = 8, .switches = 2, .interleave = true };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job job;
+	struct sched_slice sl[4], *out = NULL;
+	bool bad[4] = { true, true, false, false };
+	unsigned per_switch[2] = { 0, 0 };
+	size_t n = 0;
+	char name[8];
+
+	(void)state;
+	for (unsigned s = 0; s < 6; s++) { /* node-0..3 (the job's) and node-5 are taken */
+		if (s == 4)
+			continue;
+		snprintf(name, sizeof(name), "o%u", s);
+		fx_run_on(c, name, 8, s);
+	}
+	memset(&job, 0, sizeof(job));
+	memset(sl, 0, sizeof(sl));
+	for (unsigned i = 0; i < 4; i++) {
+		sl[i].server = i;
+		sl[i].npu_count = 8;
+		for (unsigned d = 0; d < 8; d++)
+			sl[i].device_ids[d] = d;
+	}
+	job.slices = sl;
+	job.slice_count = 4;
+	assert_int_equal(sched_replace(c, &job, bad, &out, &n), 0);
+	assert_int_equal(n, 4);
+	for (size_t i = 0; i < n; i++)
+		per_switch[c->servers[out[i].server].switch_index]++;
+	assert_int_equal(per_switch[0], 2);
+	assert_int_equal(per_switch[1], 2);
+	free(out);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -901,6 +948,7 @@ int main(void)
 		cmocka_unit_test(test_topology_blind_keeps_ring_legality),
 		cmocka_unit_test(test_no_mix_one_job_per_server),
 		cmocka_unit_test(test_place_changes_nothing),
+		cmocka_unit_test(test_replace_per_switch_as_failed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
