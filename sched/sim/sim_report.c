@@ -365,6 +365,26 @@ static int write_summary(const char *dir, const struct sim_result *st,
 	return close_in(f, dir, "summary.csv", err);
 }
 
+/* One engine's columns of utilization.csv for sample @b (@healthy: the healthy share
+ * too); empty after its replay ended. */
+static void series_cols(FILE *f, const struct sim_result *r, size_t b, bool healthy)
+{
+	const struct sim_bucket *x;
+	double full;
+
+	if (b >= r->nseries || !(r->buckets[b].span_sec > 0)) {
+		fprintf(f, healthy ? ",,,,," : ",,,,");
+		return;
+	}
+	x = &r->buckets[b];
+	full = x->span_sec * r->npus_total;
+	fprintf(f, ",%.2f,%.2f,%.1f,%.1f", 100 * x->alloc_npu_sec / full,
+		100 * x->used_npu_sec / full, x->pending_sec / x->span_sec,
+		x->running_sec / x->span_sec);
+	if (healthy)
+		fprintf(f, ",%.2f", 100 * x->healthy_npu_sec / full);
+}
+
 static int write_series(const char *dir, const struct sim_result *st, const struct sim_result *as,
 			const struct sim_result *bl, const struct sim_options *o,
 			char err[SIM_ERR_MAX])
@@ -385,33 +405,10 @@ static int write_series(const char *dir, const struct sim_result *st, const stru
 	/* an engine's columns stay empty after its replay ended (gnuplot leaves a gap) */
 	for (size_t b = 0; b < n; b++) {
 		fprintf(f, "%.3f", (double)b * w / 3600);
-		if (b < st->nseries && st->buckets[b].span_sec > 0) {
-			const struct sim_bucket *x = &st->buckets[b];
-			double full = x->span_sec * st->npus_total;
-
-			fprintf(f, ",%.2f,%.2f,%.1f,%.1f", 100 * x->alloc_npu_sec / full,
-				100 * x->used_npu_sec / full, x->pending_sec / x->span_sec,
-				x->running_sec / x->span_sec);
-		} else
-			fprintf(f, ",,,,");
-		if (b < as->nseries && as->buckets[b].span_sec > 0) {
-			const struct sim_bucket *y = &as->buckets[b];
-			double full = y->span_sec * as->npus_total;
-
-			fprintf(f, ",%.2f,%.2f,%.1f,%.1f,%.2f", 100 * y->alloc_npu_sec / full,
-				100 * y->used_npu_sec / full, y->pending_sec / y->span_sec,
-				y->running_sec / y->span_sec, 100 * y->healthy_npu_sec / full);
-		} else
-			fprintf(f, ",,,,,");
-		if (b < bl->nseries && bl->buckets[b].span_sec > 0) {
-			const struct sim_bucket *z = &bl->buckets[b];
-			double full = z->span_sec * bl->npus_total;
-
-			fprintf(f, ",%.2f,%.2f,%.1f,%.1f\n", 100 * z->alloc_npu_sec / full,
-				100 * z->used_npu_sec / full, z->pending_sec / z->span_sec,
-				z->running_sec / z->span_sec);
-		} else
-			fprintf(f, ",,,,\n");
+		series_cols(f, st, b, false);
+		series_cols(f, as, b, true);
+		series_cols(f, bl, b, false);
+		fprintf(f, "\n");
 	}
 	if (st->series_cut || as->series_cut || bl->series_cut)
 		fprintf(f, "# the replay outlasted %d samples; a longer --sample covers it all\n",
