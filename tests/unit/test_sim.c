@@ -105,11 +105,28 @@ static void test_trace_plain_defaults(void **state)
 	sim_trace_free(&t);
 }
 
+/* A CSV trace and the message its parse must fail with (-EINVAL). */
+struct trace_error_case {
+	const char *csv, *want;
+};
+
+static void expect_trace_errors(const struct trace_error_case *cases, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct sim_trace t = { 0 };
+		char err[SIM_ERR_MAX] = "";
+		int r = sim_trace_parse(cases[i].csv, strlen(cases[i].csv), "trace.csv", &t, err);
+
+		if (r != -EINVAL || !strstr(err, cases[i].want))
+			fail_msg("case %zu: got %d '%s', want -EINVAL '%s'", i, r, err,
+				 cases[i].want);
+		assert_null(t.jobs);
+	}
+}
+
 static void test_trace_errors_say_where(void **state)
 {
-	static const struct {
-		const char *csv, *want;
-	} cases[] = {
+	static const struct trace_error_case cases[] = {
 		{ "", "trace.csv:1: empty trace" },
 		{ "job,npus\n1,2\n", "trace.csv:1: unknown trace format" },
 		{ "submit_sec,duration_sec,npus,queue,priority\n", "trace.csv:1: the trace has a "
@@ -139,15 +156,7 @@ static void test_trace_errors_say_where(void **state)
 	};
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct sim_trace t = { 0 };
-		char err[SIM_ERR_MAX] = "";
-		int r = sim_trace_parse(cases[i].csv, strlen(cases[i].csv), "trace.csv", &t, err);
-
-		if (r != -EINVAL || !strstr(err, cases[i].want))
-			fail_msg("case %zu: got %d '%s', want -EINVAL '%s'", i, r, err, cases[i].want);
-		assert_null(t.jobs);
-	}
+	expect_trace_errors(cases, sizeof(cases) / sizeof(cases[0]));
 	{
 		static const char nul[] = "submit_sec,duration_sec,npus,queue,priority\n0,1\0,8,,\n";
 		struct sim_trace t = { 0 };
@@ -292,9 +301,7 @@ static void test_trace_layout_columns(void **state)
 
 static void test_trace_layout_errors_say_where(void **state)
 {
-	static const struct {
-		const char *csv, *want;
-	} cases[] = {
+	static const struct trace_error_case cases[] = {
 		{ "submit_sec,duration_sec,npus,queue,priority,tp,tp\n0,10,8,,,1,1\n",
 		  "trace.csv:1: unknown trace format" },
 		{ "submit_sec,duration_sec,npus,queue,priority,dp\n0,10,8,,,1\n",
@@ -315,16 +322,7 @@ static void test_trace_layout_errors_say_where(void **state)
 	};
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct sim_trace t = { 0 };
-		char err[SIM_ERR_MAX] = "";
-		int r = sim_trace_parse(cases[i].csv, strlen(cases[i].csv), "trace.csv", &t, err);
-
-		if (r != -EINVAL || !strstr(err, cases[i].want))
-			fail_msg("case %zu: got %d '%s', want -EINVAL '%s'", i, r, err,
-				 cases[i].want);
-		assert_null(t.jobs);
-	}
+	expect_trace_errors(cases, sizeof(cases) / sizeof(cases[0]));
 }
 
 /* A raised size stays a multiple of the layout: 6 NPUs of tp 4 become 8, 12 of pp 3 24. */
@@ -1036,6 +1034,41 @@ static void test_sim_static_fault_on_a_device_the_job_does_not_use(void **state)
 	assert_true(st_hit * 2 < st_faults);
 }
 
+/*
+ * A stretched run (--stretch-runs: 2.5x slower than on an empty cluster): its 10,000 s
+ * of trace run take 25,000 s on the wall; a fault at wall 13,400 s (5,360 s of run,
+ * checkpoints every 1,800 s of run) resumes from 3,600 and loses 13,400 - 3,600 x 2.5
+ * = 4,400 wall seconds, within one checkpoint interval at its speed (4,500 s): not over
+ * the bound (counted against 1,800 wall seconds before, it was, ratio 2.44).
+ */
+static void test_stretched_run_checkpoints_at_its_speed(void **state)
+{
+	const char csv[] = "submit_sec,duration_sec,npus,queue,priority\n0,10000,8,,\n";
+	struct sim_trace t;
+	struct sim_result r;
+	struct sim_options o;
+	char err[SIM_ERR_MAX] = "";
+
+	(void)state;
+	assert_int_equal(sim_trace_parse(csv, strlen(csv), "t.csv", &t, err), 0);
+	sim_options_default(&o);
+	o.checkpoint_sec = 1800;
+	o.restart_cost_sec = 0;
+	o.stretch_runs = true;
+	assert_int_equal(sim_result_init(&r, "x", &t, 64), 0);
+	r.jobs[0].stretch = 2.5;
+	assert_int_equal(sim_acct_start(&r, &t, &o, 0, 1, 8, 1, 0, 0), 25000);
+	assert_int_equal(sim_acct_interrupt(&r, &o, 0, 13400, SIM_CAUSE_FAULT, true), 3600);
+	assert_true(r.jobs[0].lost_fault_npu_sec == 4400.0 * 8);
+	assert_int_equal(r.interruptions_over_bound, 0);
+	assert_true(r.worst_loss_ratio < 1);
+	/* on one at full speed, the rest of the run: 6,400 s */
+	r.jobs[0].stretch = 1;
+	assert_int_equal(sim_acct_start(&r, &t, &o, 0, 2, 8, 1, 13400, 3600), 13400 + 6400);
+	sim_result_free(&r);
+	sim_trace_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1064,6 +1097,7 @@ int main(void)
 		cmocka_unit_test(test_sim_tp_crossing_that_no_placement_avoids),
 		cmocka_unit_test(test_sim_tp_crossing_judged_by_the_jobs_server_type),
 		cmocka_unit_test(test_sim_static_fault_on_a_device_the_job_does_not_use),
+		cmocka_unit_test(test_stretched_run_checkpoints_at_its_speed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

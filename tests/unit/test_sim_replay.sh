@@ -204,5 +204,29 @@ if grep -q "multi-server jobs (under ascendfs or blind) whose step is slower und
 	ok "fragmented: ascend-sim prints the step figures"
 else not_ok "fragmented: ascend-sim prints the step figures"; fi
 
+# 10. the empty-cluster reference of an A3 job fills one super pod first, as placement
+# does: 8 A3 servers under one leaf in two pods listed alternately; a 64-NPU job of tp 16.
+# ascendfs places it in one pod, so its JCT at the modelled step is its JCT; blind
+# crosses pods, and pays. (A reference filled switch by switch crossed pods itself:
+# ascendfs's step came out below it and blind paid nothing.)
+{
+	printf 'cluster:\n  name: a3\n  scheduler_ip: 10.0.0.1\nresource:\n  total_npu: 128\n'
+	printf 'queues:\n  - name: default\nservers:\n'
+	for i in 0 1 2 3 4 5 6 7; do
+		printf '  - name: n%s\n    host_ip: 10.0.4.%s\n    type: atlas900-a3\n' "$i" "$((i + 1))"
+		printf '    switch: leaf-1\n    super_pod: pod-%s\n' "$((i % 2))"
+	done
+} >"$work/a3.yaml"
+printf 'submit_sec,duration_sec,npus,queue,priority,model,tp\n0,36000,64,,,llama70b,16\n' \
+	>"$work/a3.csv"
+run 60 "$sim" --trace "$work/a3.csv" --config "$work/a3.yaml" --plot none --out "$work/a3"
+a3=$(awk -F, '$1 == "jct_mean" { j = $4 } $1 == "jct_modelled_step_mean" { print j, $4, $6 }' \
+	"$work/a3/summary.csv" 2>/dev/null)
+if [ "$status" -eq 0 ] && [ -n "$a3" ] && awk '{ exit !($1 == $2 && $3 > $2) }' <<<"$a3"; then
+	ok "A3: ascendfs's JCT at the modelled step is its JCT, blind's is longer ($a3 s)"
+else
+	not_ok "A3: ascendfs's JCT at the modelled step is its JCT, blind's is longer (exit $status, ${a3:-no rows})"
+fi
+
 echo "1..$n"
 [ "$fails" -eq 0 ]
