@@ -26,6 +26,8 @@
 #define FAULT_ESCALATE_WINDOW_MAX_SEC (7 * 86400)
 #define STOP_GRACE_MAX_SEC 3600
 #define ELASTIC_GROW_DELAY_MAX_SEC (7 * 86400)
+#define PRIORITY_MAX_AGE_DEFAULT_SEC (7 * 86400) /* Slurm's PriorityMaxAge default, 7-0 */
+#define PRIORITY_MAX_AGE_MAX_SEC (365 * 86400)
 #define MAX_JOB_COUNT_MAX 10000000
 #define MAX_UPLOADS_PER_USER_MAX 1000000
 #define EVENT_HISTORY_MIN 16
@@ -56,7 +58,7 @@ static const char *const cluster_keys[] = {
 };
 static const char *const resource_keys[] = {
 	"total_npu", "allow_mix_task", "enable_quota_limit", "backfill", "preemption",
-	"max_preemptions_per_job",
+	"max_preemptions_per_job", "priority_weight_age", "priority_max_age",
 	"elastic_grow_delay", "max_priority", "max_npus", "max_time_limit", "default_time_limit",
 	"max_submit_jobs_per_user", "max_submit_jobs", NULL,
 };
@@ -586,6 +588,33 @@ static int read_submit_limits(const struct conf_ctx *ctx, const struct conf_node
 	return opt_uint(ctx, map, "max_submit_jobs", 0, MAX_JOB_COUNT_MAX, max_submit_jobs);
 }
 
+/*
+ * priority_weight_age (0-1000, in queue priority's units) and priority_max_age (a
+ * duration): Slurm's PriorityWeightAge and PriorityMaxAge. The age adds one unit each
+ * priority_max_age / priority_weight_age seconds, so that step must be a second at least.
+ */
+static int read_age(const struct conf_ctx *ctx, const struct conf_node *sec,
+		    struct conf_cluster *c)
+{
+	const struct conf_node *n;
+	int r;
+
+	if ((r = opt_uint(ctx, sec, "priority_weight_age", 0, QUEUE_PRIORITY_MAX,
+			  &c->priority_weight_age)) < 0 ||
+	    (r = opt_seconds(ctx, sec, "priority_max_age", 1, PRIORITY_MAX_AGE_MAX_SEC,
+			     &c->priority_max_age_sec)) < 0)
+		return r;
+	if (c->priority_max_age_sec >= c->priority_weight_age)
+		return 0;
+	n = conf_map_get(sec, "priority_max_age");
+	return conf_fail(ctx, n ? n : conf_map_get(sec, "priority_weight_age"),
+			 "priority_max_age: %u s is shorter than priority_weight_age (%u) seconds; "
+			 "the age adds one priority unit every priority_max_age / "
+			 "priority_weight_age seconds, at least one second: raise "
+			 "priority_max_age or lower priority_weight_age",
+			 c->priority_max_age_sec, c->priority_weight_age);
+}
+
 static int read_resource_section(const struct conf_ctx *ctx, const struct conf_node *root,
 				 struct conf_cluster *c, const struct conf_node **ret_total)
 {
@@ -605,7 +634,8 @@ static int read_resource_section(const struct conf_ctx *ctx, const struct conf_n
 	    (r = opt_uint(ctx, sec, "max_preemptions_per_job", 0, PREEMPTIONS_PER_JOB_MAX,
 			  &c->max_preemptions_per_job)) < 0 ||
 	    (r = opt_seconds(ctx, sec, "elastic_grow_delay", 0, ELASTIC_GROW_DELAY_MAX_SEC,
-			     &c->elastic_grow_delay_sec)) < 0)
+			     &c->elastic_grow_delay_sec)) < 0 ||
+	    (r = read_age(ctx, sec, c)) < 0)
 		return r;
 	r = read_submit_limits(ctx, sec, &c->max_submit_jobs_per_user, &c->max_submit_jobs);
 	if (r < 0)
@@ -1085,6 +1115,7 @@ static int set_defaults(struct conf_cluster *c, const char *file)
 	c->backfill = true;
 	c->preemption = true;
 	c->elastic_grow_delay_sec = 600;
+	c->priority_max_age_sec = PRIORITY_MAX_AGE_DEFAULT_SEC;
 	c->max_priority = JOB_PRIORITY_CAP_DEFAULT;
 	c->hccl_connect_timeout_sec = 600;
 	c->hccl_exec_timeout_sec = 0;
@@ -1414,6 +1445,10 @@ int conf_cluster_render_yaml(const struct conf_cluster *c, char **ret_buf, size_
 	conf_out_bool(o, c->preemption);
 	conf_out_key(o, "max_preemptions_per_job");
 	conf_out_uint(o, c->max_preemptions_per_job);
+	conf_out_key(o, "priority_weight_age");
+	conf_out_uint(o, c->priority_weight_age);
+	conf_out_key(o, "priority_max_age");
+	conf_out_uint(o, c->priority_max_age_sec);
 	conf_out_key(o, "elastic_grow_delay");
 	conf_out_uint(o, c->elastic_grow_delay_sec);
 	conf_out_key(o, "max_priority");

@@ -402,6 +402,12 @@ struct sched_job {
 	uint64_t submit_usec, start_usec, end_usec, change_usec;
 	uint64_t pending_since_usec;	/* when it last entered the pending state (a new
 					 * reason while pending does not move it); not saved */
+	uint64_t eligible_usec;		/* since when it may start, for the age of
+					 * priority_weight_age: its submission (an array
+					 * element: the array's), moved to its release from a
+					 * hold and to the moment its `after:` jobs were met;
+					 * a preemption or requeue keeps it (wall clock, as
+					 * submit_usec) */
 	uint64_t run_since_usec;	/* start of the current run (running or recovering;
 					 * a stop does not count); 0 otherwise */
 	uint64_t run_accum_usec;	/* run time of earlier runs; time_limit counts the
@@ -1656,7 +1662,13 @@ int sched_whatif_run(const struct sched_whatif_snapshot *s, const struct conf_jo
 /*
  * sched_schedule() - one scheduling pass (sched_pass.c). Pending jobs are served in
  * order: queue priority, job priority, then the queue with the smallest share (used
- * NPUs / weight, so weights never leave NPUs idle), then submission order. Each is
+ * NPUs / weight, so weights never leave NPUs idle), then submission order. With
+ * priority aging (resource.priority_weight_age, priority_max_age: Slurm's
+ * PriorityWeightAge and PriorityMaxAge) a queue's priority is raised by the age of the
+ * job first in it, one unit per priority_max_age / priority_weight_age seconds since the
+ * job became eligible (submitted, released from a hold, its `after:` met), up to
+ * priority_weight_age: a queue's long wait overtakes a higher queue's new jobs; the order
+ * inside a queue does not change (sched_serve_before() in sched_pass.h). Each is
  * placed all-or-nothing (a gang never holds NPUs while pending) or gets a reason:
  *  - quota (enable_quota_limit): a queue at its quota waits ("queue finetune uses 30 of
  *    32 NPUs; job needs 8"), unless may_borrow and the NPUs are idle (then the job is
@@ -1665,7 +1677,10 @@ int sched_whatif_run(const struct sched_whatif_snapshot *s, const struct conf_jo
  *    lower priority (queue priority, then job priority), and a queue within its quota
  *    may reclaim borrowed NPUs: the fewest whole jobs whose NPUs make a legal placement,
  *    none more than needed, never part of a gang. Victims go stopping, then pending,
- *    and resume from their checkpoint; the preemptor starts when they have stopped;
+ *    and resume from their checkpoint; the preemptor starts when they have stopped.
+ *    The age never makes a preemptor, and a job that started ahead of another queue's
+ *    job by its age is not preempted by it while that job's own standing (queue
+ *    priority plus age) is below the one it started with (sched_age_shields());
  *  - backfill (resource.backfill, EASY): the first job that still does not fit gets a
  *    reservation (NPUs and the latest start, from running jobs' time limits); later jobs
  *    start ahead only on other NPUs, or when their time_limit ends before that start.
@@ -1675,7 +1690,8 @@ int sched_whatif_run(const struct sched_whatif_snapshot *s, const struct conf_jo
  * Cost: a full pass is O(jobs + pending) (one sweep, one turn per pending job). When the
  * last pass changed nothing but reasons and reservations and only submissions came
  * since, the pass resumes it instead and costs O(servers + new jobs), with the same
- * outcome (sched_cluster_set_incremental()).
+ * outcome (sched_cluster_set_incremental()); with aging, only within one step of the
+ * age, and sched_tick() asks for a pass when a step ends.
  * Returns the number of jobs placed.
  */
 unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec);

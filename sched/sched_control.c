@@ -123,6 +123,7 @@ int sched_job_release(struct sched_cluster *c, const char *name, uid_t uid, uint
 	j->hold_kind = SCHED_HOLD_NONE;
 	j->reason_key = 0;
 	j->change_usec = now_usec;
+	j->eligible_usec = now_usec; /* time held does not age it (Slurm's eligible time) */
 	if (j->state == SCHED_JOB_PENDING && j->deps_waiting) {
 		sched_job_set_pending_reason(c, j, now_usec,
 					     "released; still waiting for the jobs its after: "

@@ -171,6 +171,7 @@ static void reconsider(struct sched_cluster *c, struct sched_job *j, uint64_t no
 	}
 	c->deps_jobs--;
 	j->change_usec = now_usec;
+	j->eligible_usec = now_usec; /* the wait for its `after:` jobs does not age it */
 	if (sched_job_is_array(j)) { /* an array's record is never placed: it goes on */
 		sched_array_deps_met(c, j, now_usec);
 		return;

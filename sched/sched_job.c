@@ -652,6 +652,7 @@ static int job_new(struct sched_cluster *c, const char *name, bool active, uid_t
 	j->gid = gid;
 	j->state = SCHED_JOB_NONE;
 	j->submit_usec = now_usec;
+	j->eligible_usec = now_usec;
 	j->change_usec = now_usec;
 	sched_jobs_append(c, j);
 	/* a new record is a change for every reader (its directory appears) */
@@ -1089,6 +1090,7 @@ static int job_admit_as(struct sched_cluster *c, struct conf_job_spec *spec, uid
 		spec->npus = spec->npus_min;
 	}
 	j->submit_usec = now_usec;
+	j->eligible_usec = array ? array->eligible_usec : now_usec;
 	/* an array's elements take its place in the queue, in index order: it keeps the
 	 * numbers after its own for them (Slurm: an array's tasks keep its submit time) */
 	if (array) {

@@ -449,6 +449,9 @@ static struct pass *kept_usable(struct sched_cluster *c, uint64_t now_usec)
 
 	if (!p || c->incremental_off || c->kept_mark != c->mutations)
 		return NULL;
+	/* the ages moved the order between queues: every job is asked again */
+	if (sched_age_epoch(c->conf, now_usec) != sched_age_epoch(c->conf, p->now))
+		return NULL;
 	for (size_t i = 0; now_usec != p->now && i < p->nresv; i++)
 		if (p->resv[i].start != UINT64_MAX)
 			return NULL;
@@ -631,7 +634,7 @@ static bool ranktable_overdue(const struct sched_cluster *c, const struct sched_
 unsigned sched_tick(struct sched_cluster *c, uint64_t now_usec)
 {
 	unsigned changed = 0;
-	bool grow = false;
+	bool grow = false, aged = false;
 
 	for (size_t i = 0; i < c->job_count; i++) {
 		struct sched_job *j = c->jobs[i];
@@ -683,8 +686,14 @@ unsigned sched_tick(struct sched_cluster *c, uint64_t now_usec)
 	changed += sched_service_tick(c, now_usec);
 	changed += sched_array_tick(c, now_usec);
 	changed += sched_service_drain(c, now_usec);
+	/* a step of priority aging ended: the order between queues may have changed, and
+	 * with it who is first in line (Slurm recomputes priorities every
+	 * PriorityCalcPeriod; here at each step of the age) */
+	if (c->conf->priority_weight_age &&
+	    sched_age_epoch(c->conf, now_usec) != sched_age_epoch(c->conf, c->last_tick_usec))
+		aged = true;
 	c->last_tick_usec = now_usec;
-	if (changed || grow)
+	if (changed || grow || aged)
 		sched_pass_request(c, now_usec);
 	return changed;
 }

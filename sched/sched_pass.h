@@ -56,9 +56,19 @@ struct capidx {
 /* A pending job with its sort keys beside it (no pointer chasing while sorting). */
 struct pend {
 	unsigned prio;
+	uint32_t eligible_sec;	/* the job's eligible_usec in seconds (its age) */
 	uint64_t seq;
 	struct sched_job *job;
 };
+
+/* The entry of pending job @j in the pending order (with @prio its sort priority). */
+static inline struct pend sched_pend_of(const struct sched_job *j, unsigned prio)
+{
+	uint64_t s = j->eligible_usec / 1000000u;
+
+	return (struct pend){ prio, s > UINT32_MAX ? UINT32_MAX : (uint32_t)s, j->queue_seq,
+			      (struct sched_job *)j };
+}
 
 struct pass {
 	struct sched_cluster *c;
@@ -160,6 +170,100 @@ static inline const struct conf_queue *job_queue(const struct sched_cluster *c,
 static inline unsigned eff_priority(const struct sched_cluster *c, const struct sched_job *j)
 {
 	return job_queue(c, j)->priority * 1001u + j->prio;
+}
+
+/*
+ * Priority aging (resource.priority_weight_age, priority_max_age; Slurm's
+ * PriorityWeightAge and PriorityMaxAge): the units a job eligible since @eligible_sec has
+ * gained at @now_usec, 0 to priority_weight_age. One unit per step of priority_max_age /
+ * priority_weight_age seconds, counted on one clock for every job (steps of the epoch,
+ * not of each job's wait), so the order between queues changes only when a step ends:
+ * sched_age_epoch() tells a pass kept from an earlier step (sched_pass.c) and the tick
+ * that must run a pass.
+ */
+static inline uint64_t sched_age_step_sec(const struct conf_cluster *cf)
+{
+	uint64_t step = cf->priority_weight_age ? cf->priority_max_age_sec / cf->priority_weight_age :
+						  0;
+
+	return step ? step : 1;
+}
+
+static inline uint64_t sched_age_epoch(const struct conf_cluster *cf, uint64_t now_usec)
+{
+	return cf->priority_weight_age ? now_usec / 1000000u / sched_age_step_sec(cf) : 0;
+}
+
+static inline unsigned sched_age_units(const struct conf_cluster *cf, uint32_t eligible_sec,
+				       uint64_t now_usec)
+{
+	uint64_t now = sched_age_epoch(cf, now_usec), from;
+
+	if (!cf->priority_weight_age)
+		return 0;
+	from = eligible_sec / sched_age_step_sec(cf);
+	if (now <= from)
+		return 0;
+	return now - from > cf->priority_weight_age ? cf->priority_weight_age :
+						      (unsigned)(now - from);
+}
+
+/*
+ * The service order between pending jobs @a of queue @qa and @b of queue @qb at
+ * @now_usec, the queues' shares as they are: is @a served first? Queue priority plus
+ * the age of the job (sched_age_units; 0 without aging), then job priority, then the
+ * smaller share used/weight between queues, then submission. Inside one queue the pass
+ * serves jobs by job priority then submission (sched_pend_cmp), and the job first in a
+ * queue is its oldest of its highest priority: the age moves queues past each other,
+ * never a job past another of its own queue. Waiting long makes a job first in line, not
+ * a preemptor: preemption is by eff_priority(), and sched_age_shields() keeps a job that
+ * started ahead of a higher queue by its age from being preempted by the jobs it passed.
+ */
+static inline bool sched_serve_before(const struct sched_cluster *c, size_t qa,
+				      const struct pend *a, size_t qb, const struct pend *b,
+				      uint64_t now_usec)
+{
+	const struct conf_queue *x = &c->conf->queues[qa], *y = &c->conf->queues[qb];
+	unsigned pa = x->priority, pb = y->priority;
+
+	if (qa != qb && c->conf->priority_weight_age) {
+		pa += sched_age_units(c->conf, a->eligible_sec, now_usec);
+		pb += sched_age_units(c->conf, b->eligible_sec, now_usec);
+	}
+	if (pa != pb)
+		return pa > pb;
+	if (a->prio != b->prio)
+		return a->prio > b->prio;
+	if (qa != qb) {
+		uint64_t sa = (uint64_t)c->queue_used[qa] * y->weight;
+		uint64_t sb = (uint64_t)c->queue_used[qb] * x->weight;
+
+		if (sa != sb)
+			return sa < sb;
+	}
+	return a->seq < b->seq;
+}
+
+/*
+ * Does the age shield running job @v from preemptor @pre at @now_usec? With aging on, a
+ * job keeps the standing it started with (queue priority plus its age then); a preemptor
+ * of another queue whose own standing (queue priority plus its age now) is below that
+ * may not stop it, or the job its age served first would be stopped as it starts.
+ * Inside one queue, and without aging, never.
+ */
+static inline bool sched_age_shields(const struct sched_cluster *c, const struct sched_job *pre,
+				     const struct sched_job *v, uint64_t now_usec)
+{
+	const struct conf_cluster *cf = c->conf;
+	uint64_t vs, ps;
+
+	if (!cf->priority_weight_age || pre->queue_index == v->queue_index)
+		return false; /* inside a queue the age orders nothing */
+	vs = c->conf->queues[v->queue_index].priority +
+	     sched_age_units(cf, sched_pend_of(v, 0).eligible_sec, v->start_usec);
+	ps = c->conf->queues[pre->queue_index].priority +
+	     sched_age_units(cf, sched_pend_of(pre, 0).eligible_sec, now_usec);
+	return ps < vs;
 }
 
 static inline bool quota_applies(const struct sched_cluster *c, const struct conf_queue *q)

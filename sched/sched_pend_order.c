@@ -109,7 +109,7 @@ static size_t order_lower_bound(const struct sched_pend_order *o, const struct p
 
 void sched_pend_order_note(struct sched_cluster *c, struct sched_job *j, bool entered)
 {
-	struct pend key = { j->prio, j->queue_seq, j };
+	struct pend key = sched_pend_of(j, j->prio);
 	struct sched_pend_order *o;
 
 	if (!c->pend_order_valid)
@@ -177,7 +177,7 @@ static int order_rebuild(struct sched_cluster *c)
 			o->cap = cap;
 		}
 		/* in the jobs' order, as the sort of every pass did before */
-		o->v[o->n++] = (struct pend){ j->prio, j->queue_seq, j };
+		o->v[o->n++] = sched_pend_of(j, j->prio);
 	}
 	c->pend_order_valid = true;
 	return 0;
@@ -240,25 +240,12 @@ int sched_pend_order_take(struct sched_cluster *c, struct qlist *ql, struct pend
 }
 
 /* Is pending job @a of queue @qa served after @b of queue @qb, the shares as they are?
- * While a pass places nothing the shares stay put and the service order is this one:
- * queue priority, job priority, share, submission (queue_before() as a total order). */
+ * While a pass places nothing the shares stay put, and within one step of priority aging
+ * the ages too: the service order is sched_serve_before()'s, a total order. */
 static bool pend_after(const struct sched_cluster *c, size_t qa, const struct pend *a,
-		       size_t qb, const struct pend *b)
+		       size_t qb, const struct pend *b, uint64_t now_usec)
 {
-	const struct conf_queue *x = &c->conf->queues[qa], *y = &c->conf->queues[qb];
-
-	if (x->priority != y->priority)
-		return x->priority < y->priority;
-	if (a->prio != b->prio)
-		return a->prio < b->prio;
-	if (qa != qb) {
-		uint64_t sa = (uint64_t)c->queue_used[qa] * y->weight;
-		uint64_t sb = (uint64_t)c->queue_used[qb] * x->weight;
-
-		if (sa != sb)
-			return sa > sb;
-	}
-	return a->seq > b->seq;
+	return sched_serve_before(c, qb, b, qa, a, now_usec);
 }
 
 int sched_pend_order_take_new(struct sched_cluster *c, struct qlist *ql, bool any_last,
@@ -275,7 +262,7 @@ int sched_pend_order_take_new(struct sched_cluster *c, struct qlist *ql, bool an
 		const struct sched_pend_order *o = &c->pend_order[q];
 
 		for (size_t i = o->sorted; any_last && i < o->n; i++)
-			if (!pend_after(c, q, &o->v[i], last_queue, last))
+			if (!pend_after(c, q, &o->v[i], last_queue, last, c->place_now_usec))
 				return -EAGAIN;
 		total += o->n - o->sorted;
 	}
@@ -363,15 +350,17 @@ int sched_pend_order_check(const struct sched_cluster *c, char *reason)
 			listed++;
 			if (e->job->state != SCHED_JOB_PENDING || sched_job_is_held(e->job) ||
 			    e->job->queue_index != q ||
-			    e->job->prio != e->prio || e->job->queue_seq != e->seq) {
+			    e->job->prio != e->prio || e->job->queue_seq != e->seq ||
+			    sched_pend_of(e->job, e->prio).eligible_sec != e->eligible_sec) {
 				sched_reason(reason, "pending order of queue %s lists job %s (%s, "
-						     "queue %zu, priority %u, seq %llu) as priority "
-						     "%u, seq %llu",
+						     "queue %zu, priority %u, seq %llu, eligible %llu "
+						     "s) as priority %u, seq %llu, eligible %u s",
 					     c->conf->queues[q].name, e->job->name,
 					     sched_job_state_name(e->job->state),
 					     e->job->queue_index, e->job->prio,
-					     (unsigned long long)e->job->queue_seq, e->prio,
-					     (unsigned long long)e->seq);
+					     (unsigned long long)e->job->queue_seq,
+					     (unsigned long long)(e->job->eligible_usec / 1000000u),
+					     e->prio, (unsigned long long)e->seq, e->eligible_sec);
 				return -EINVAL;
 			}
 			/* strictly in service order, so no job is listed twice there */

@@ -63,8 +63,9 @@ static bool may_preempt(const struct pass *p, const struct sched_job *pre,
 	/* a service's instance: its spec and disruption budget say (sched_disrupt.c) */
 	if (!sched_service_may_preempt(p->c, v))
 		return false;
-	/* a job preempted max_preemptions_per_job times has lost enough work to priority */
-	if (eff_priority(c, v) < eff_priority(c, pre) &&
+	/* a job preempted max_preemptions_per_job times has lost enough work to priority;
+	 * one that started ahead of @pre by its age keeps its place (sched_age_shields) */
+	if (eff_priority(c, v) < eff_priority(c, pre) && !sched_age_shields(c, pre, v, p->now) &&
 	    (!c->conf->max_preemptions_per_job ||
 	     v->preemptions < c->conf->max_preemptions_per_job))
 		return true;
@@ -712,7 +713,7 @@ void sched_find_preemptors(struct pass *p)
 		if (j->state != SCHED_JOB_PENDING || sched_job_is_held(j) || !j->spec ||
 		    !sched_stopping_for(p, j, &first))
 			continue;
-		p->first[p->nfirst++] = (struct pend){ eff_priority(c, j), j->queue_seq, j };
+		p->first[p->nfirst++] = sched_pend_of(j, eff_priority(c, j));
 	}
 	qsort(p->first, p->nfirst, sizeof(*p->first), sched_pend_cmp);
 }

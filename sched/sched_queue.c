@@ -147,24 +147,12 @@ void sched_queue_usage(const struct sched_cluster *c, size_t queue_index,
 
 /* ---- service order ---- */
 
-/* Which queue serves next: queue priority, head job priority, smaller share, older. */
+/* Which queue serves next: sched_serve_before() between the queues' first jobs. */
 static bool queue_before(const struct sched_cluster *c, const struct qlist *ql, size_t a,
 			 size_t b)
 {
-	const struct conf_queue *qa = &c->conf->queues[a], *qb = &c->conf->queues[b];
-	const struct pend *ja = &ql[a].jobs[ql[a].next], *jb = &ql[b].jobs[ql[b].next];
-	uint64_t sa, sb;
-
-	if (qa->priority != qb->priority)
-		return qa->priority > qb->priority;
-	if (ja->prio != jb->prio)
-		return ja->prio > jb->prio;
-	/* used/weight, compared without division */
-	sa = (uint64_t)c->queue_used[a] * qb->weight;
-	sb = (uint64_t)c->queue_used[b] * qa->weight;
-	if (sa != sb)
-		return sa < sb;
-	return ja->seq < jb->seq;
+	return sched_serve_before(c, a, &ql[a].jobs[ql[a].next], b, &ql[b].jobs[ql[b].next],
+				  c->place_now_usec);
 }
 
 /* Move queue @l's head past jobs that are no longer pending; false when it is empty. */

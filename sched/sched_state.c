@@ -363,6 +363,8 @@ int sched_job_save(const struct sched_cluster *c, const struct sched_job *j, cha
 	put_str(&d, "state", sched_job_state_name(j->state));
 	put_u64(&d, "queue_seq", j->queue_seq);
 	put_u64(&d, "submit_usec", j->submit_usec);
+	if (j->eligible_usec != j->submit_usec)
+		put_u64(&d, "eligible_usec", j->eligible_usec);
 	put_u64(&d, "change_usec", j->change_usec);
 	put_str(&d, "reason", j->reason);
 	put_u64(&d, "uid", j->uid); /* never by default: who owns the job */
@@ -1026,6 +1028,7 @@ static int load_job_fields(struct sched_cluster *c, struct sched_job_decoded *d,
 	    !get_str(o, "state", state, sizeof(state)) ||
 	    !get_u64(o, "queue_seq", &j->queue_seq) ||
 	    !get_u64(o, "submit_usec", &j->submit_usec) ||
+	    !opt_u64(o, "eligible_usec", &j->eligible_usec) ||
 	    !get_u64(o, "change_usec", &j->change_usec) || !get_u64(o, "uid", &uid) ||
 	    !get_u64(o, "gid", &gid) || uid > UINT32_MAX || gid > UINT32_MAX ||
 	    !opt_str(o, "reason", "", why, sizeof(why)) ||
@@ -1078,6 +1081,9 @@ static int load_job_fields(struct sched_cluster *c, struct sched_job_decoded *d,
 		     &role_restart_at[SCHED_ROLE_COORDINATOR]) ||
 	    (j->service[0] && !conf_job_name_is_valid(j->service)))
 		goto malformed;
+	/* absent: its submission (and so in the records older than priority aging) */
+	if (!j->eligible_usec)
+		j->eligible_usec = j->submit_usec;
 	/* absent: the same as the start (and so in the records older than the history) */
 	j->first_start_usec = json_object_get(o, "first_start_usec") ? first_start : j->start_usec;
 	/* the times intervals are measured from, on this daemon's clock */

@@ -57,6 +57,7 @@ struct fx_opts {
 	bool no_device_ips;	     /* leave device_ips out of the inventory */
 	const char *cluster_extra;   /* more `cluster:` lines (each indented 2, ending in a
 				      * newline), or NULL */
+	const char *resource_extra;  /* more `resource:` lines, likewise, or NULL */
 };
 
 /* fx_now() - a strictly increasing fake clock (microseconds since the epoch). */
@@ -122,6 +123,8 @@ static inline char *fx_cluster_yaml(const struct fx_opts *o)
 		o->grow_delay_sec);
 	if (o->max_preemptions)
 		fprintf(f, "  max_preemptions_per_job: %u\n", o->max_preemptions);
+	if (o->resource_extra)
+		fprintf(f, "%s", o->resource_extra);
 	if (o->connect_timeout_sec)
 		fprintf(f, "hccl:\n  hccl_connect_timeout: %u\n", o->connect_timeout_sec);
 	if (o->queues)

@@ -37,6 +37,15 @@ static const char queues_prio[] = "  - name: prod\n"
 				  "    priority: 100\n"
 				  "    weight: 3\n";
 
+/* priorities an age of up to 200 bridges (resource.priority_weight_age) */
+static const char queues_age[] = "  - name: prod\n"
+				 "    priority: 650\n"
+				 "  - name: batch\n"
+				 "    priority: 500\n"
+				 "  - name: research\n"
+				 "    priority: 500\n"
+				 "    weight: 3\n";
+
 static const char queues_quota[] = "  - name: train\n"
 				   "    quota_npus: 16\n"
 				   "  - name: finetune\n"
@@ -110,6 +119,13 @@ static void expect_same(struct pair *pr, const char *after_what)
 	pr->seen_seq = la;
 	free(ea);
 	free(eb);
+}
+
+static void expect_reason_has(const struct sched_job *j, const char *needle)
+{
+	assert_non_null(j);
+	if (!strstr(j->reason, needle))
+		fail_msg("job %s: reason \"%s\" lacks \"%s\"", j->name, j->reason, needle);
 }
 
 static unsigned pick(struct pair *pr, unsigned n)
@@ -471,6 +487,18 @@ static void test_queue_priorities_and_shares(void **state)
 	assert_true(run_pairs(&o, q_prio, 3, 30, 250) > 50);
 }
 
+/* Priority aging moves queues past each other as time passes: a pass kept from an
+ * earlier step of the age may not be resumed (the order it served in is gone). */
+static void test_priority_aging(void **state)
+{
+	struct fx_opts o = { .servers = 6, .switches = 2, .queues = queues_age,
+			     .resource_extra = "  priority_weight_age: 200\n"
+					       "  priority_max_age: 2h\n" };
+
+	(void)state;
+	assert_true(run_pairs(&o, q_prio, 3, 30, 250) > 50);
+}
+
 static void test_quotas_and_borrowing(void **state)
 {
 	struct fx_opts o = { .servers = 6, .queues = queues_quota, .quota = true };
@@ -686,6 +714,38 @@ static void test_suspect_servers_change_exactly(void **state)
 }
 
 /*
+ * Priority aging: the order between two queues' first jobs moves with time alone. "old"
+ * (batch, 500) waits 100 minutes before "new" (prod, 650) arrives and is first in line
+ * (500 + 166 > 650); 70 minutes later its age has stopped at 200 and "new"'s has not
+ * (700 < 650 + 116): "new" is first. A submission then must not resume the pass kept from
+ * before, which served "old" first.
+ */
+static void test_aging_reorders_queues_without_a_change(void **state)
+{
+	struct fx_opts o = { .servers = 1, .queues = queues_age,
+			     .resource_extra = "  priority_weight_age: 200\n"
+					       "  priority_max_age: 2h\n" };
+	struct pair pr;
+
+	(void)state;
+	pair_begin(&pr, &o);
+	pair_submit(&pr, "blk", 8, "prod", 500);
+	pair_pass(&pr, "a job on the server");
+	pr.now += 1000000;
+	pair_submit(&pr, "old", 8, "batch", 500);
+	pair_pass(&pr, "a batch job waits");
+	pr.now += 100 * 60 * 1000000ull;
+	pair_submit(&pr, "new", 8, "prod", 500);
+	pair_pass(&pr, "a prod job waits behind the older batch job");
+	expect_reason_has(sched_cluster_find_job(pr.inc, "old"), "first in line");
+	pr.now += 70 * 60 * 1000000ull;
+	pair_submit(&pr, "later", 8, "batch", 500);
+	pair_pass(&pr, "a submission after the ages moved the order");
+	expect_reason_has(sched_cluster_find_job(pr.inc, "new"), "first in line");
+	pair_end(&pr);
+}
+
+/*
  * A new job that preempts moves its queue's promised NPUs (committed): a job of that queue
  * that had its turn within the quota before may now be beyond it, and the borrowing
  * phase of a full pass gives it a turn (a new reason). The resumed pass must too.
@@ -720,6 +780,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_one_queue_backfill_preemption),
 		cmocka_unit_test(test_queue_priorities_and_shares),
+		cmocka_unit_test(test_priority_aging),
+		cmocka_unit_test(test_aging_reorders_queues_without_a_change),
 		cmocka_unit_test(test_quotas_and_borrowing),
 		cmocka_unit_test(test_strict_order_no_preemption),
 		cmocka_unit_test(test_full_cluster_long_queue),

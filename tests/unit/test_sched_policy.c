@@ -209,6 +209,143 @@ static void test_many_queues_order(void **state)
 	sched_cluster_free(c);
 }
 
+/* ---- priority aging (resource.priority_weight_age, priority_max_age) ---- */
+
+static const char queues_age[] = "  - name: research\n"
+				 "    priority: 700\n"
+				 "  - name: finetune\n"
+				 "    priority: 500\n";
+
+/* 300 units over a day: one unit every 288 s */
+#define AGE_300_1D "  priority_weight_age: 300\n  priority_max_age: 1d\n"
+
+/*
+ * One server held by a research job; a finetune job waits @hours before a research job
+ * arrives; the server frees. Which one starts?
+ */
+static const char *first_started(const char *aging, unsigned hours, bool hold)
+{
+	struct fx_opts o = { .servers = 1, .queues = queues_age, .resource_extra = aging };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job *ft, *rs;
+	char why[SCHED_REASON_MAX];
+	const char *started;
+
+	run(c, spec("blk", 8, "research", 500, 0));
+	ft = submit(c, spec("ft", 8, "finetune", 500, 0));
+	if (hold)
+		assert_int_equal(sched_job_hold(c, "ft", FX_UID, adv(1), why), 0);
+	adv(hours * 3600);
+	if (hold)
+		assert_int_equal(sched_job_release(c, "ft", FX_UID, adv(1), why), 0);
+	rs = submit(c, spec("rs", 8, "research", 500, 0));
+	assert_int_equal(fx_complete(c, "blk", FX_UID, adv(1)), 0);
+	if ((ft->state == SCHED_JOB_RUNNING) == (rs->state == SCHED_JOB_RUNNING))
+		fail_msg("ft %s (%s), rs %s (%s)", sched_job_state_name(ft->state), ft->reason, sched_job_state_name(rs->state), rs->reason);
+	started = ft->state == SCHED_JOB_RUNNING ? "ft" : "rs";
+	fx_check(c);
+	sched_cluster_free(c);
+	return started;
+}
+
+/* Without aging queue priority is strict; with it a job that waited long enough is
+ * served before a higher queue's new job (500 + 250 units after 20 h > 700), not before
+ * (500 + 125 after 10 h < 700). */
+static void test_age_moves_a_queue_past_a_higher_one(void **state)
+{
+	(void)state;
+	assert_string_equal(first_started(NULL, 20, false), "rs");
+	assert_string_equal(first_started(AGE_300_1D, 10, false), "rs");
+	assert_string_equal(first_started(AGE_300_1D, 20, false), "ft");
+}
+
+/* Time held does not age a job (Slurm's age counts from eligibility): released after
+ * 20 h held it is as young as the research job. */
+static void test_age_does_not_count_time_held(void **state)
+{
+	(void)state;
+	assert_string_equal(first_started(AGE_300_1D, 20, true), "rs");
+}
+
+/* Inside one queue job priority then submission still decide: the age moves queues
+ * past each other, never a job past another of its queue. */
+static void test_age_keeps_the_order_inside_a_queue(void **state)
+{
+	struct fx_opts o = { .servers = 1, .queues = queues_age, .resource_extra = AGE_300_1D };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job *old, *urgent;
+
+	(void)state;
+	run(c, spec("blk", 8, "research", 500, 0));
+	old = submit(c, spec("old", 8, "finetune", 500, 0));
+	adv(30 * 3600);
+	urgent = submit(c, spec("urgent", 8, "finetune", 900, 0));
+	assert_int_equal(fx_complete(c, "blk", FX_UID, adv(1)), 0);
+	expect_state(urgent, SCHED_JOB_RUNNING);
+	expect_state(old, SCHED_JOB_PENDING);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/* Waiting long makes a job first in line, not a preemptor: a finetune job aged past the
+ * research queue's priority does not stop a running research job. */
+static void test_age_does_not_preempt(void **state)
+{
+	struct fx_opts o = { .servers = 1, .queues = queues_age, .resource_extra = AGE_300_1D };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct sched_job *blk, *ft;
+
+	(void)state;
+	blk = run(c, spec("blk", 8, "research", 500, 0));
+	ft = submit(c, spec("ft", 8, "finetune", 900, 0));
+	adv(3 * 86400);
+	sched_tick(c, adv(1));
+	sched_schedule(c, adv(1));
+	expect_state(blk, SCHED_JOB_RUNNING);
+	expect_state(ft, SCHED_JOB_PENDING);
+	assert_false(has_event(c, SCHED_EV_PREEMPTED, NULL, NULL));
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/*
+ * The order between queues changes with time alone, so the tick runs a pass when a step
+ * of the age ends. The finetune job waited 20 h before the research job came (500 + 250
+ * > 700): first in line. Its age stops at 300 after a day (800); the research job's does
+ * not, and 9 h after it came (700 + 112) it is first in line, at a tick, with no other
+ * change. The finetune job's eligible time (its release from a hold) survives a restart.
+ */
+static void test_age_step_reorders_at_a_tick(void **state)
+{
+	struct fx_opts o = { .servers = 1, .queues = queues_age, .resource_extra = AGE_300_1D };
+	struct sched_cluster *c = fx_cluster(&o), *c2 = fx_cluster(&o);
+	struct sched_job *ft, *rs, *ft2;
+	char why[SCHED_REASON_MAX];
+
+	(void)state;
+	run(c, spec("blk", 8, "research", 500, 0));
+	ft = submit(c, spec("ft", 8, "finetune", 500, 0));
+	assert_int_equal(sched_job_hold(c, "ft", FX_UID, adv(1), why), 0);
+	assert_int_equal(sched_job_release(c, "ft", FX_UID, adv(60), why), 0);
+	adv(20 * 3600);
+	rs = submit(c, spec("rs", 8, "research", 500, 0));
+	expect_reason(ft, "first in line");
+	expect_reason(rs, "waiting behind job \"ft\"");
+	sched_tick(c, adv(8 * 3600));
+	expect_reason(ft, "first in line"); /* 800 against 700 + 100 */
+	sched_tick(c, adv(3600));
+	expect_reason(rs, "first in line");
+	expect_reason(ft, "waiting behind job \"rs\"");
+	assert_true(ft->eligible_usec > ft->submit_usec);
+	fx_save_and_restore(c, c2);
+	ft2 = sched_cluster_find_job(c2, "ft");
+	assert_non_null(ft2);
+	assert_int_equal(ft2->eligible_usec, ft->eligible_usec);
+	fx_check(c);
+	sched_cluster_free(c);
+	sched_cluster_free(c2);
+}
+
 /* ---- backfill ---- */
 
 /*
@@ -744,6 +881,11 @@ int main(void)
 		cmocka_unit_test_setup(test_fractional_shares_never_starve, setup_abort),
 		cmocka_unit_test_setup(test_weights_order_queues, setup_abort),
 		cmocka_unit_test_setup(test_many_queues_order, setup_abort),
+		cmocka_unit_test_setup(test_age_moves_a_queue_past_a_higher_one, setup_abort),
+		cmocka_unit_test_setup(test_age_does_not_count_time_held, setup_abort),
+		cmocka_unit_test_setup(test_age_keeps_the_order_inside_a_queue, setup_abort),
+		cmocka_unit_test_setup(test_age_does_not_preempt, setup_abort),
+		cmocka_unit_test_setup(test_age_step_reorders_at_a_tick, setup_abort),
 		cmocka_unit_test_setup(test_backfill_waiting_reason_survives_a_moved_reservation,
 				       setup_abort),
 		cmocka_unit_test_setup(test_backfill_short_jobs_around_reservation, setup_abort),

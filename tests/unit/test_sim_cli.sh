@@ -59,6 +59,7 @@ else
 fi
 for goal in "allocation \(NPUs running jobs\) while jobs wait >= 90%" \
 	"mean queueing delay below static FIFO" \
+	"p99 queueing delay no worse than static FIFO" \
 	"no tensor-parallel group across servers" \
 	"work lost per interruption <= checkpoint interval"; do
 	check "goal met: $goal" "grep -E '$goal' '$work/out.txt' | grep -q ': met'"

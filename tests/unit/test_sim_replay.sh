@@ -228,5 +228,24 @@ else
 	not_ok "A3: ascendfs's JCT at the modelled step is its JCT, blind's is longer (exit $status, ${a3:-no rows})"
 fi
 
+# 11. aging across queues (issue 20): on the example week without faults, strict queue
+# priority keeps the finetune queue's 8-NPU jobs behind the research queue for over 100 h,
+# past strict FIFO's p99; the example's priority_weight_age brings the p99 under FIFO's.
+sed 's/^  priority_weight_age: 200 /  priority_weight_age: 0 /' \
+	"$src/examples/ascend_cluster.yaml" >"$work/strict.yaml"
+p99s=""
+for cfg in strict:"$work/strict.yaml" aged:"$src/examples/ascend_cluster.yaml"; do
+	run 60 "$sim" --trace "$src/examples/traces/week.csv" --config "${cfg#*:}" --plot none \
+		--out "$work/${cfg%%:*}"
+	p99s="$p99s $(awk -F, '$1 == "queueing_p99" { print $3, $4 }' \
+		"$work/${cfg%%:*}/summary.csv" 2>/dev/null)"
+done
+# fields: static and ascendfs p99, strict then aged
+if awk '{ exit !(NF == 4 && $2 > $1 && $4 <= $3) }' <<<"$p99s"; then
+	ok "aging: the week's p99 queueing delay is above FIFO's strict, not above with aging ($p99s)"
+else
+	not_ok "aging: the week's p99 queueing delay is above FIFO's strict, not above with aging (${p99s:-no rows})"
+fi
+
 echo "1..$n"
 [ "$fails" -eq 0 ]
