@@ -473,6 +473,8 @@ int sched_render_job_status_json(const struct sched_cluster *c, const struct sch
 	/* run time so far = run_accum_sec + (now - run_since) while run_since is set */
 	sched_jset(o, "run_accum_sec", sched_jsec(j->run_accum_usec));
 	sched_jtime(o, "run_since", j->run_since_usec);
+	/* since when it may start: the age of resource.priority_weight_age counts from it */
+	sched_jtime(o, "eligible", j->eligible_usec);
 	sched_jset(o, "borrowing", json_boolean(j->borrowing));
 	sched_jset(o, "preemptions", json_integer(j->preemptions));
 	sched_jset(o, "preempted_by", sched_jstr(j->preempted_by));

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ascend_sched.h"
 #include "sched_fixture.h"
@@ -337,6 +338,18 @@ static void test_age_step_reorders_at_a_tick(void **state)
 	expect_reason(rs, "first in line");
 	expect_reason(ft, "waiting behind job \"rs\"");
 	assert_true(ft->eligible_usec > ft->submit_usec);
+	{ /* status.json says since when it ages */
+		char *text, when[64], want[80];
+		size_t len;
+		time_t t = (time_t)(ft->eligible_usec / SEC);
+
+		assert_int_equal(sched_render_job_status_json(c, ft, &text, &len), 0);
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S.000Z", gmtime(&t));
+		snprintf(want, sizeof(want), "\"eligible\": \"%s\"", when);
+		if (!strstr(text, want))
+			fail_msg("status.json lacks %s:\n%s", want, text);
+		free(text);
+	}
 	fx_save_and_restore(c, c2);
 	ft2 = sched_cluster_find_job(c2, "ft");
 	assert_non_null(ft2);
