@@ -1409,6 +1409,101 @@ bool fs_notify_job_dir_settled(struct fs_ctx *ctx, const char *name);
 void fs_changed(struct fs_ctx *ctx);
 
 /*
+ * ---- etcd's v3 API through its JSON gateway (fs_etcd.c): for heads that keep their state
+ * in an etcd cluster and hold the leadership on a lease (issue 21) ----
+ * One client per thread (a handle is not shared). Every call returns 0 or a negative
+ * errno and, on error, a sentence in @why (FS_ETCD_WHY_MAX bytes):
+ *   -EHOSTUNREACH  no endpoint answered within timeout_ms each, or every member that
+ *                  answered had no quorum (gRPC Unavailable / DeadlineExceeded): the
+ *                  change may or may not have been applied; read before retrying
+ *   -EINVAL        etcd refused the request (its message is in @why), or a bad endpoint
+ *   -EPROTO        an answer that is not etcd's JSON
+ *   -ENOMEM
+ * Keys are NUL-free bytes (C strings); values any bytes. Rules taken from etcd (v3.4
+ * API reference, rpc.proto) are listed at the top of fs_etcd.c.
+ */
+#define FS_ETCD_WHY_MAX 512
+#define FS_ETCD_ENDPOINT_MAX 256	/* bytes of one endpoint URL */
+#define FS_ETCD_ANSWER_MAX (64u << 20)	/* a larger answer fails the call (-EHOSTUNREACH) */
+
+struct fs_etcd;
+
+/*
+ * fs_etcd_open() - a client of the endpoints in @endpoints ("http://h1:2379,http://h2:2379",
+ * at most 16, http or https), each request given @timeout_ms (0 = 2000) per endpoint.
+ * Contacts nobody yet. *@ret (fs_etcd_close()).
+ */
+int fs_etcd_open(const char *endpoints, unsigned timeout_ms, struct fs_etcd **ret, char *why);
+void fs_etcd_close(struct fs_etcd *e);
+
+/* fs_etcd_endpoint() - the endpoint that answered last (borrowed). */
+const char *fs_etcd_endpoint(const struct fs_etcd *e);
+
+/* A compare of a Txn: the key's create_revision, mod_revision or lease equals @number,
+ * or its value equals @value (@value_len bytes). create_revision 0 = the key is absent. */
+enum fs_etcd_cmp_target { FS_ETCD_CMP_CREATE, FS_ETCD_CMP_MOD, FS_ETCD_CMP_LEASE,
+			  FS_ETCD_CMP_VALUE };
+struct fs_etcd_cmp {
+	const char *key;
+	enum fs_etcd_cmp_target target;
+	int64_t number;
+	const void *value;
+	size_t value_len;
+};
+
+/* An op of a Txn: put @key = @value (@value_len bytes; with @lease, 0 = none), delete
+ * @key, or delete every key that starts with @key. */
+enum fs_etcd_op_kind { FS_ETCD_PUT, FS_ETCD_DELETE, FS_ETCD_DELETE_PREFIX };
+struct fs_etcd_op {
+	enum fs_etcd_op_kind kind;
+	const char *key;
+	const void *value;
+	size_t value_len;
+	int64_t lease;
+};
+
+/*
+ * fs_etcd_txn() - if every compare of @cmp holds, apply every op of @ops, atomically, in
+ * one revision committed by the quorum (*@ret_succeeded true); else none
+ * (*@ret_succeeded false, still 0 returned). *@ret_revision (may be NULL): the store's
+ * revision after it. etcd bounds the ops of one Txn (--max-txn-ops, default 128) and
+ * its size (--max-request-bytes, default 1.5 MiB): beyond them -EINVAL.
+ */
+int fs_etcd_txn(struct fs_etcd *e, const struct fs_etcd_cmp *cmp, size_t ncmp,
+		const struct fs_etcd_op *ops, size_t nops, bool *ret_succeeded,
+		int64_t *ret_revision, char *why);
+
+/* One key as a range reads it; key and value are NUL-terminated copies, borrowed for the
+ * callback only. */
+struct fs_etcd_kv {
+	const char *key;
+	size_t key_len;
+	const char *value;
+	size_t value_len;
+	int64_t create_revision, mod_revision, lease;
+};
+
+/*
+ * fs_etcd_range() - call @fn for @prefix (exactly that key), or with @whole_prefix for
+ * every key that starts with @prefix, in key order, all read at one revision (pages of
+ * 1,000 keys; *@ret_revision, may be NULL, gets it). A nonzero return of @fn stops the
+ * walk and is returned. An empty @prefix with @whole_prefix reads one key "" only.
+ */
+int fs_etcd_range(struct fs_etcd *e, const char *prefix, bool whole_prefix,
+		  int (*fn)(void *arg, const struct fs_etcd_kv *kv), void *arg,
+		  int64_t *ret_revision, char *why);
+
+/*
+ * Leases: fs_etcd_lease_grant() - a new lease of @ttl_sec seconds (etcd may raise a TTL
+ * below its minimum); fs_etcd_lease_keepalive() - renew it: *@ret_ttl the seconds it has
+ * now, 0 when it had expired (or was revoked): its keys are gone;
+ * fs_etcd_lease_revoke() - end it now, deleting its keys.
+ */
+int fs_etcd_lease_grant(struct fs_etcd *e, unsigned ttl_sec, int64_t *ret_id, char *why);
+int fs_etcd_lease_keepalive(struct fs_etcd *e, int64_t id, unsigned *ret_ttl, char *why);
+int fs_etcd_lease_revoke(struct fs_etcd *e, int64_t id, char *why);
+
+/*
  * ---- durable state (fs_store.c) ----
  * SQLite in WAL mode, synchronous=FULL, in <state-dir>/ascendfs.db (schema at the top
  * of fs_store.c); <state-dir>/ascendfs.lock is held (flock) while the daemon runs.

@@ -1,0 +1,516 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A client of etcd's v3 API through its JSON gateway (POST /v3/kv/range, /v3/kv/txn,
+ * /v3/lease/grant, /v3/lease/keepalive, /v3/lease/revoke), with libcurl and jansson:
+ * what a head needs to keep its state in an etcd cluster and to hold the leadership on a
+ * lease (issue 21). Keys and values are bytes, base64 in the JSON as the gateway wants;
+ * etcd's 64-bit integers come as JSON strings. Each call tries the endpoints in turn,
+ * starting with the last one that answered, until one answers or all have failed; an
+ * answer of etcd's own (a gRPC error code in the body) is not retried elsewhere.
+ *
+ * The rules taken from etcd (v3.4 API reference, rpc.proto, and its gateway):
+ *  - a Txn is atomic: every compare holds and every success op is applied in one
+ *    revision, or no op is applied ("succeeded": false);
+ *  - create_revision 0 compares equal for a key that does not exist (how an election
+ *    takes a key only if nobody holds it);
+ *  - a put with a lease is deleted when the lease expires or is revoked;
+ *  - a range with "limit" returns "more": true when keys are left; ranges read at one
+ *    "revision" see the same snapshot;
+ *  - a keepalive of an expired lease answers TTL 0 (or no TTL).
+ *
+ * Calls: libcurl, jansson; nothing of the daemon (fs.h says the shapes).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+
+#include "fs.h"
+
+#define ETCD_ENDPOINTS_MAX 16
+#define ETCD_RANGE_PAGE 1000 /* keys per range request */
+
+struct fs_etcd {
+	char *endpoint[ETCD_ENDPOINTS_MAX];
+	size_t count;
+	size_t current;		/* the endpoint that answered last */
+	unsigned timeout_ms;	/* per request and endpoint */
+	CURL *curl;
+	char *body;		/* the last answer */
+	size_t body_len, body_cap;
+};
+
+/* ---- base64 (RFC 4648, with padding), as the gateway encodes bytes ---- */
+
+static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static char *b64_encode(const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	char *out = malloc((len + 2) / 3 * 4 + 1), *o = out;
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < len; i += 3) {
+		unsigned v = (unsigned)p[i] << 16;
+
+		if (i + 1 < len)
+			v |= (unsigned)p[i + 1] << 8;
+		if (i + 2 < len)
+			v |= p[i + 2];
+		*o++ = b64[v >> 18 & 63];
+		*o++ = b64[v >> 12 & 63];
+		*o++ = i + 1 < len ? b64[v >> 6 & 63] : '=';
+		*o++ = i + 2 < len ? b64[v & 63] : '=';
+	}
+	*o = '\0';
+	return out;
+}
+
+static int b64_value(char ch)
+{
+	const char *at = ch ? strchr(b64, ch) : NULL;
+
+	return at ? (int)(at - b64) : -1;
+}
+
+/* Decode @s into a new NUL-terminated buffer (*@ret, free()) of *@ret_len bytes. */
+static int b64_decode(const char *s, char **ret, size_t *ret_len)
+{
+	size_t n = strlen(s), k = 0;
+	char *out;
+	unsigned v = 0;
+	int bits = 0;
+
+	if (n % 4)
+		return -EPROTO;
+	out = malloc(n / 4 * 3 + 1);
+	if (!out)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		int d;
+
+		if (s[i] == '=') {
+			if (i + 2 < n || (i + 1 < n && s[i + 1] != '='))
+				goto bad;
+			break;
+		}
+		d = b64_value(s[i]);
+		if (d < 0)
+			goto bad;
+		v = v << 6 | (unsigned)d;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out[k++] = (char)(v >> bits & 0xff);
+		}
+	}
+	out[k] = '\0';
+	*ret = out;
+	*ret_len = k;
+	return 0;
+bad:
+	free(out);
+	return -EPROTO;
+}
+
+/* ---- requests ---- */
+
+static size_t on_body(char *data, size_t size, size_t n, void *arg)
+{
+	struct fs_etcd *e = arg;
+	size_t len = size * n;
+
+	if (e->body_len + len + 1 > e->body_cap) {
+		size_t cap = (e->body_len + len + 1) * 2;
+		char *b;
+
+		if (cap > FS_ETCD_ANSWER_MAX + 1)
+			return 0; /* an answer this large is refused: libcurl fails the call */
+		b = realloc(e->body, cap);
+		if (!b)
+			return 0;
+		e->body = b;
+		e->body_cap = cap;
+	}
+	memcpy(e->body + e->body_len, data, len);
+	e->body_len += len;
+	e->body[e->body_len] = '\0';
+	return len;
+}
+
+/* The integer etcd sends as a string (or a number); 0 when absent. */
+static int64_t jint(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+
+	if (json_is_string(v))
+		return strtoll(json_string_value(v), NULL, 10);
+	return json_is_integer(v) ? (int64_t)json_integer_value(v) : 0;
+}
+
+/*
+ * POST @req (consumed) to @path of an endpoint, the last one that answered first;
+ * *@ret the answer (new). -EHOSTUNREACH when no endpoint answered within its
+ * timeout_ms (each tried once), -EPROTO for an answer that is not JSON, -ENOMEM; an
+ * answer that is etcd's error: -EINVAL (@why says it), not tried elsewhere.
+ */
+static int post(struct fs_etcd *e, const char *path, json_t *req, json_t **ret, char *why)
+{
+	char *text = json_dumps(req, JSON_COMPACT);
+	char url[FS_ETCD_ENDPOINT_MAX + 64], first[200] = "";
+	int r = -EHOSTUNREACH;
+
+	json_decref(req);
+	if (!text)
+		return -ENOMEM;
+	for (size_t tries = 0; tries < e->count; tries++) {
+		size_t i = (e->current + tries) % e->count;
+		long status = 0;
+		CURLcode rc;
+		json_t *answer;
+		json_error_t jerr;
+
+		snprintf(url, sizeof(url), "%s%s", e->endpoint[i], path);
+		e->body_len = 0;
+		curl_easy_setopt(e->curl, CURLOPT_URL, url);
+		curl_easy_setopt(e->curl, CURLOPT_POSTFIELDS, text);
+		rc = curl_easy_perform(e->curl);
+		if (rc != CURLE_OK) {
+			if (!first[0])
+				snprintf(first, sizeof(first), "%s: %s", e->endpoint[i],
+					 curl_easy_strerror(rc));
+			continue;
+		}
+		curl_easy_getinfo(e->curl, CURLINFO_RESPONSE_CODE, &status);
+		answer = json_loadb(e->body ? e->body : "", e->body_len, 0, &jerr);
+		if (!answer) {
+			snprintf(why, FS_ETCD_WHY_MAX, "%s%s answered HTTP %ld, not JSON",
+				 e->endpoint[i], path, status);
+			r = -EPROTO;
+			break;
+		}
+		e->current = i;
+		if (status != 200 || json_object_get(answer, "error") ||
+		    json_object_get(answer, "code")) {
+			const char *msg = json_string_value(json_object_get(answer, "error"));
+			int64_t code = jint(answer, "code");
+
+			if (!msg)
+				msg = json_string_value(json_object_get(answer, "message"));
+			snprintf(why, FS_ETCD_WHY_MAX, "etcd at %s refused %s: %s (HTTP %ld)",
+				 e->endpoint[i], path, msg ? msg : "no message", status);
+			/* a member cut off from its quorum answers too, with gRPC's
+			 * Unavailable (14) or DeadlineExceeded (4): the others may still
+			 * have a quorum */
+			if (code == 14 || code == 4 || status == 503) {
+				if (!first[0])
+					snprintf(first, sizeof(first), "%s: %s", e->endpoint[i],
+						 msg ? msg : "unavailable");
+				json_decref(answer);
+				r = -EHOSTUNREACH;
+				continue;
+			}
+			json_decref(answer);
+			r = -EINVAL;
+			break;
+		}
+		*ret = answer;
+		r = 0;
+		break;
+	}
+	if (r == -EHOSTUNREACH)
+		snprintf(why, FS_ETCD_WHY_MAX,
+			 "no etcd member answered within %u ms each (%zu %s; first: %s); "
+			 "check that a quorum of the members runs and is reachable",
+			 e->timeout_ms, e->count, e->count == 1 ? "endpoint" : "endpoints",
+			 first[0] ? first : "an error answer");
+	free(text);
+	return r;
+}
+
+/* ---- the client ---- */
+
+int fs_etcd_open(const char *endpoints, unsigned timeout_ms, struct fs_etcd **ret, char *why)
+{
+	struct fs_etcd *e;
+	const char *p = endpoints;
+
+	if (!endpoints || !*endpoints) {
+		snprintf(why, FS_ETCD_WHY_MAX, "no etcd endpoint given");
+		return -EINVAL;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->timeout_ms = timeout_ms ? timeout_ms : 2000;
+	while (*p) {
+		size_t n = strcspn(p, ",");
+
+		if (n == 0 || n >= FS_ETCD_ENDPOINT_MAX || e->count == ETCD_ENDPOINTS_MAX ||
+		    (strncmp(p, "http://", 7) != 0 && strncmp(p, "https://", 8) != 0)) {
+			snprintf(why, FS_ETCD_WHY_MAX,
+				 "etcd endpoint \"%.*s\": write http://HOST:PORT (or https://), "
+				 "at most %d, separated by commas",
+				 (int)(n < 200 ? n : 200), p, ETCD_ENDPOINTS_MAX);
+			fs_etcd_close(e);
+			return -EINVAL;
+		}
+		e->endpoint[e->count] = strndup(p, n);
+		if (!e->endpoint[e->count]) {
+			fs_etcd_close(e);
+			return -ENOMEM;
+		}
+		/* "http://h:2379/" and "http://h:2379" alike */
+		if (e->endpoint[e->count][n - 1] == '/')
+			e->endpoint[e->count][n - 1] = '\0';
+		e->count++;
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	e->curl = curl_easy_init();
+	if (!e->curl) {
+		fs_etcd_close(e);
+		return -ENOMEM;
+	}
+	curl_easy_setopt(e->curl, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(e->curl, CURLOPT_WRITEDATA, e);
+	curl_easy_setopt(e->curl, CURLOPT_TIMEOUT_MS, (long)e->timeout_ms);
+	curl_easy_setopt(e->curl, CURLOPT_CONNECTTIMEOUT_MS, (long)e->timeout_ms);
+	curl_easy_setopt(e->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	*ret = e;
+	return 0;
+}
+
+void fs_etcd_close(struct fs_etcd *e)
+{
+	if (!e)
+		return;
+	for (size_t i = 0; i < e->count; i++)
+		free(e->endpoint[i]);
+	if (e->curl)
+		curl_easy_cleanup(e->curl);
+	free(e->body);
+	free(e);
+}
+
+const char *fs_etcd_endpoint(const struct fs_etcd *e)
+{
+	return e->endpoint[e->current];
+}
+
+/* A key or value as the gateway wants it: base64 of @len bytes (strlen when SIZE_MAX). */
+static json_t *jbytes(const void *data, size_t len)
+{
+	char *s = b64_encode(data, len == SIZE_MAX ? strlen(data) : len);
+	json_t *v = s ? json_string(s) : NULL;
+
+	free(s);
+	return v;
+}
+
+static json_t *jint64(int64_t v)
+{
+	char s[24];
+
+	snprintf(s, sizeof(s), "%" PRId64, v);
+	return json_string(s);
+}
+
+int fs_etcd_txn(struct fs_etcd *e, const struct fs_etcd_cmp *cmp, size_t ncmp,
+		const struct fs_etcd_op *ops, size_t nops, bool *ret_succeeded,
+		int64_t *ret_revision, char *why)
+{
+	static const char *const targets[] = { "CREATE", "MOD", "LEASE", "VALUE" };
+	static const char *const fields[] = { "create_revision", "mod_revision", "lease", "value" };
+	json_t *req = json_object(), *compare = json_array(), *success = json_array(), *answer;
+	int r;
+
+	for (size_t i = 0; i < ncmp; i++) {
+		json_t *c = json_object();
+
+		json_object_set_new(c, "key", jbytes(cmp[i].key, SIZE_MAX));
+		json_object_set_new(c, "result", json_string("EQUAL"));
+		json_object_set_new(c, "target", json_string(targets[cmp[i].target]));
+		json_object_set_new(c, fields[cmp[i].target],
+				    cmp[i].target == FS_ETCD_CMP_VALUE ?
+					    jbytes(cmp[i].value, cmp[i].value_len) :
+					    jint64(cmp[i].number));
+		json_array_append_new(compare, c);
+	}
+	for (size_t i = 0; i < nops; i++) {
+		json_t *op = json_object(), *body = json_object();
+
+		json_object_set_new(body, "key", jbytes(ops[i].key, SIZE_MAX));
+		if (ops[i].kind == FS_ETCD_PUT) {
+			json_object_set_new(body, "value", jbytes(ops[i].value, ops[i].value_len));
+			if (ops[i].lease)
+				json_object_set_new(body, "lease", jint64(ops[i].lease));
+			json_object_set_new(op, "request_put", body);
+		} else {
+			if (ops[i].kind == FS_ETCD_DELETE_PREFIX) {
+				/* range_end: the prefix with its last byte + 1 */
+				char *end = strdup(ops[i].key);
+				size_t n = end ? strlen(end) : 0;
+
+				if (n)
+					end[n - 1]++;
+				json_object_set_new(body, "range_end", end ? jbytes(end, n) : NULL);
+				free(end);
+			}
+			json_object_set_new(op, "request_delete_range", body);
+		}
+		json_array_append_new(success, op);
+	}
+	json_object_set_new(req, "compare", compare);
+	json_object_set_new(req, "success", success);
+	r = post(e, "/v3/kv/txn", req, &answer, why);
+	if (r < 0)
+		return r;
+	*ret_succeeded = json_is_true(json_object_get(answer, "succeeded"));
+	if (ret_revision)
+		*ret_revision = jint(json_object_get(answer, "header"), "revision");
+	json_decref(answer);
+	return 0;
+}
+
+int fs_etcd_range(struct fs_etcd *e, const char *prefix, bool whole_prefix,
+		  int (*fn)(void *arg, const struct fs_etcd_kv *kv), void *arg,
+		  int64_t *ret_revision, char *why)
+{
+	size_t n = strlen(prefix), from_len = n;
+	char *from = strdup(prefix), *end = NULL;
+	int64_t rev = 0;
+	int r = 0;
+
+	if (!from)
+		return -ENOMEM;
+	if (whole_prefix && n) {
+		end = strdup(prefix);
+		if (!end) {
+			free(from);
+			return -ENOMEM;
+		}
+		end[n - 1]++;
+	}
+	for (;;) {
+		json_t *req = json_object(), *answer, *kvs;
+		size_t count;
+		bool more;
+
+		json_object_set_new(req, "key", jbytes(from, from_len));
+		if (end)
+			json_object_set_new(req, "range_end", jbytes(end, SIZE_MAX));
+		json_object_set_new(req, "limit", json_integer(ETCD_RANGE_PAGE));
+		if (rev) /* every page at the first page's revision: one snapshot */
+			json_object_set_new(req, "revision", jint64(rev));
+		r = post(e, "/v3/kv/range", req, &answer, why);
+		if (r < 0)
+			break;
+		if (!rev)
+			rev = jint(json_object_get(answer, "header"), "revision");
+		kvs = json_object_get(answer, "kvs");
+		more = json_is_true(json_object_get(answer, "more"));
+		count = json_array_size(kvs);
+		for (size_t i = 0; i < count && r == 0; i++) {
+			const json_t *o = json_array_get(kvs, i);
+			const char *k = json_string_value(json_object_get(o, "key"));
+			const char *v = json_string_value(json_object_get(o, "value"));
+			struct fs_etcd_kv kv = { 0 };
+			char *key = NULL, *value = NULL;
+
+			r = k ? b64_decode(k, &key, &kv.key_len) : -EPROTO;
+			if (r == 0)
+				r = b64_decode(v ? v : "", &value, &kv.value_len);
+			if (r < 0) {
+				snprintf(why, FS_ETCD_WHY_MAX,
+					 "etcd answered a key or value that is not base64");
+				free(key);
+				break;
+			}
+			kv.key = key;
+			kv.value = value;
+			kv.create_revision = jint(o, "create_revision");
+			kv.mod_revision = jint(o, "mod_revision");
+			kv.lease = jint(o, "lease");
+			r = fn(arg, &kv);
+			/* the next page starts just after the last key: the key and a 0 byte */
+			if (i + 1 == count && r == 0 && more) {
+				char *next = malloc(kv.key_len + 1);
+
+				if (next) {
+					memcpy(next, key, kv.key_len);
+					next[kv.key_len] = '\0';
+				}
+				free(from);
+				from = next;
+				from_len = kv.key_len + 1;
+				if (!from)
+					r = -ENOMEM;
+			}
+			free(key);
+			free(value);
+		}
+		json_decref(answer);
+		if (r != 0 || !more || !count)
+			break;
+	}
+	free(from);
+	free(end);
+	if (r == 0 && ret_revision)
+		*ret_revision = rev;
+	return r;
+}
+
+int fs_etcd_lease_grant(struct fs_etcd *e, unsigned ttl_sec, int64_t *ret_id, char *why)
+{
+	json_t *req = json_object(), *answer;
+	int r;
+
+	json_object_set_new(req, "TTL", jint64(ttl_sec));
+	r = post(e, "/v3/lease/grant", req, &answer, why);
+	if (r < 0)
+		return r;
+	*ret_id = jint(answer, "ID");
+	json_decref(answer);
+	if (*ret_id)
+		return 0;
+	snprintf(why, FS_ETCD_WHY_MAX, "etcd granted no lease");
+	return -EPROTO;
+}
+
+int fs_etcd_lease_keepalive(struct fs_etcd *e, int64_t id, unsigned *ret_ttl, char *why)
+{
+	json_t *req = json_object(), *answer;
+	int64_t ttl;
+	int r;
+
+	json_object_set_new(req, "ID", jint64(id));
+	r = post(e, "/v3/lease/keepalive", req, &answer, why);
+	if (r < 0)
+		return r;
+	/* the gateway streams: one message {"result": {..., "TTL": n}}; an expired lease
+	 * has no TTL (0) */
+	ttl = jint(json_object_get(answer, "result"), "TTL");
+	json_decref(answer);
+	*ret_ttl = ttl > 0 ? (unsigned)ttl : 0;
+	return 0;
+}
+
+int fs_etcd_lease_revoke(struct fs_etcd *e, int64_t id, char *why)
+{
+	json_t *req = json_object(), *answer;
+	int r;
+
+	json_object_set_new(req, "ID", jint64(id));
+	r = post(e, "/v3/lease/revoke", req, &answer, why);
+	if (r == 0)
+		json_decref(answer);
+	return r;
+}

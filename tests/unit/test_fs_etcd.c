@@ -1,0 +1,438 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of the etcd client (fs/fs_etcd.c) against a real etcd (Debian's
+ * etcd-server): three members on loopback, started by the test in a temporary
+ * directory and killed at its end (every path: the group teardown). What is checked is
+ * what a head will rely on: a Txn applies all or nothing; a range reads every key of a
+ * prefix in order at one revision, across pages, binary values intact; a key held on a
+ * lease is taken by one campaigner only, is gone with its lease, and a write fenced by
+ * it fails once the lease is lost; the client goes on through another member when one
+ * dies, and when the quorum is gone a write fails with -EHOSTUNREACH in bounded time.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fs.h"
+#include "test_util.h"
+
+#define MEMBERS 3
+
+static struct {
+	char dir[64];
+	unsigned client_port[MEMBERS], peer_port[MEMBERS];
+	pid_t pid[MEMBERS];
+	char endpoints[256];
+	char initial[512];
+} E;
+
+/* A port the kernel says is free now (bound to 0, read back, closed). */
+static unsigned free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+/* Start member @i (@state "new" or "existing"); its output goes to member-@i.log. */
+static void member_start(int i, const char *state)
+{
+	char name[16], data[128], curl[64], purl[64], log[128];
+	pid_t pid;
+
+	snprintf(name, sizeof(name), "m%d", i);
+	snprintf(data, sizeof(data), "%s/%s.etcd", E.dir, name);
+	snprintf(curl, sizeof(curl), "http://127.0.0.1:%u", E.client_port[i]);
+	snprintf(purl, sizeof(purl), "http://127.0.0.1:%u", E.peer_port[i]);
+	snprintf(log, sizeof(log), "%s/member-%d.log", E.dir, i);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		FILE *f = freopen(log, "a", stderr);
+
+		(void)f;
+		/* dies with the test, whatever ends it (an abort skips the teardown) */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(2, 1);
+		execlp("etcd", "etcd", "--name", name, "--data-dir", data, "--listen-client-urls",
+		       curl, "--advertise-client-urls", curl, "--listen-peer-urls", purl,
+		       "--initial-advertise-peer-urls", purl, "--initial-cluster", E.initial,
+		       "--initial-cluster-state", state, "--initial-cluster-token", E.dir,
+		       "--heartbeat-interval", "50", "--election-timeout", "500",
+		       (char *)NULL);
+		_exit(127);
+	}
+	E.pid[i] = pid;
+}
+
+static void member_kill(int i)
+{
+	if (E.pid[i] <= 0)
+		return;
+	kill(E.pid[i], SIGKILL);
+	waitpid(E.pid[i], NULL, 0);
+	E.pid[i] = 0;
+}
+
+static int count_kv(void *arg, const struct fs_etcd_kv *kv)
+{
+	(void)kv;
+	(*(size_t *)arg)++;
+	return 0;
+}
+
+/* Until a quorum answers a range (at most @sec seconds): 0, or the last error. */
+static int wait_ready(struct fs_etcd *e, int sec)
+{
+	char why[FS_ETCD_WHY_MAX];
+	size_t n = 0;
+	int r = -EHOSTUNREACH;
+
+	for (int k = 0; k < sec * 10 && r != 0; k++) {
+		r = fs_etcd_range(e, "ready", false, count_kv, &n, NULL, why);
+		if (r != 0)
+			usleep(100000);
+	}
+	return r;
+}
+
+static int group_setup(void **state)
+{
+	struct fs_etcd *e;
+	char why[FS_ETCD_WHY_MAX];
+	size_t off = 0, ioff = 0;
+
+	(void)state;
+	snprintf(E.dir, sizeof(E.dir), "/tmp/test-fs-etcd.XXXXXX");
+	if (!mkdtemp(E.dir))
+		return -1;
+	for (int i = 0; i < MEMBERS; i++) {
+		E.client_port[i] = free_port();
+		E.peer_port[i] = free_port();
+		off += (size_t)snprintf(E.endpoints + off, sizeof(E.endpoints) - off,
+					"%shttp://127.0.0.1:%u", i ? "," : "", E.client_port[i]);
+		ioff += (size_t)snprintf(E.initial + ioff, sizeof(E.initial) - ioff,
+					 "%sm%d=http://127.0.0.1:%u", i ? "," : "", i,
+					 E.peer_port[i]);
+	}
+	for (int i = 0; i < MEMBERS; i++)
+		member_start(i, "new");
+	if (fs_etcd_open(E.endpoints, 1000, &e, why) < 0)
+		return -1;
+	if (wait_ready(e, 30) < 0) {
+		fprintf(stderr, "etcd did not start (is etcd-server installed?); logs in %s\n",
+			E.dir);
+		fs_etcd_close(e);
+		return -1;
+	}
+	fs_etcd_close(e);
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	for (int i = 0; i < MEMBERS; i++)
+		member_kill(i);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", E.dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static struct fs_etcd *client(void)
+{
+	struct fs_etcd *e = NULL;
+	char why[FS_ETCD_WHY_MAX];
+
+	if (fs_etcd_open(E.endpoints, 1000, &e, why) < 0)
+		fail_msg("fs_etcd_open: %s", why);
+	return e;
+}
+
+/* ---- the cases ---- */
+
+struct seen {
+	char keys[8][64];
+	char values[8][64];
+	size_t value_len[8];
+	int64_t lease[8];
+	size_t n;
+};
+
+static int collect(void *arg, const struct fs_etcd_kv *kv)
+{
+	struct seen *s = arg;
+
+	if (s->n < 8 && kv->key_len < 64 && kv->value_len < 64) {
+		memcpy(s->keys[s->n], kv->key, kv->key_len + 1);
+		memcpy(s->values[s->n], kv->value, kv->value_len + 1);
+		s->value_len[s->n] = kv->value_len;
+		s->lease[s->n] = kv->lease;
+	}
+	s->n++;
+	return 0;
+}
+
+/* A Txn applies every op when its compares hold, none when one does not. */
+static void test_txn_is_all_or_nothing(void **state)
+{
+	struct fs_etcd *e = client();
+	char why[FS_ETCD_WHY_MAX];
+	static const char bin[] = { 'a', 0, (char)0xff, '\n' };
+	struct fs_etcd_op ops[] = {
+		{ FS_ETCD_PUT, "t1/a", "one", 3, 0 },
+		{ FS_ETCD_PUT, "t1/b", bin, sizeof(bin), 0 },
+	};
+	struct fs_etcd_cmp absent = { "t1/a", FS_ETCD_CMP_CREATE, 0, NULL, 0 };
+	struct fs_etcd_op more[] = { { FS_ETCD_PUT, "t1/c", "three", 5, 0 } };
+	struct seen s = { 0 };
+	bool ok = false;
+	int64_t rev = 0;
+
+	(void)state;
+	assert_int_equal(fs_etcd_txn(e, &absent, 1, ops, 2, &ok, &rev, why), 0);
+	assert_true(ok);
+	assert_true(rev > 0);
+	/* t1/a exists now: the same compare fails, and t1/c is not written */
+	assert_int_equal(fs_etcd_txn(e, &absent, 1, more, 1, &ok, NULL, why), 0);
+	assert_false(ok);
+	assert_int_equal(fs_etcd_range(e, "t1/", true, collect, &s, NULL, why), 0);
+	assert_int_equal(s.n, 2);
+	assert_string_equal(s.keys[0], "t1/a");
+	assert_string_equal(s.values[0], "one");
+	assert_string_equal(s.keys[1], "t1/b");
+	assert_int_equal(s.value_len[1], sizeof(bin));
+	assert_memory_equal(s.values[1], bin, sizeof(bin));
+	/* delete by prefix, compared on a value */
+	{
+		struct fs_etcd_cmp is_one = { "t1/a", FS_ETCD_CMP_VALUE, 0, "one", 3 };
+		struct fs_etcd_op del = { FS_ETCD_DELETE_PREFIX, "t1/", NULL, 0, 0 };
+
+		assert_int_equal(fs_etcd_txn(e, &is_one, 1, &del, 1, &ok, NULL, why), 0);
+		assert_true(ok);
+		memset(&s, 0, sizeof(s));
+		assert_int_equal(fs_etcd_range(e, "t1/", true, collect, &s, NULL, why), 0);
+		assert_int_equal(s.n, 0);
+	}
+	fs_etcd_close(e);
+}
+
+struct order {
+	size_t n;
+	char last[64];
+	bool sorted;
+};
+
+static int check_order(void *arg, const struct fs_etcd_kv *kv)
+{
+	struct order *o = arg;
+
+	if (o->n && strcmp(o->last, kv->key) >= 0)
+		o->sorted = false;
+	snprintf(o->last, sizeof(o->last), "%s", kv->key);
+	o->n++;
+	return 0;
+}
+
+/* 2,500 keys come back in order across the range's pages of 1,000, and a key just past
+ * the prefix is not among them. */
+static void test_range_reads_every_page(void **state)
+{
+	struct fs_etcd *e = client();
+	char why[FS_ETCD_WHY_MAX], keys[100][32];
+	struct fs_etcd_op ops[100];
+	struct order o = { 0, "", true };
+	bool ok;
+
+	(void)state;
+	for (int batch = 0; batch < 25; batch++) {
+		for (int i = 0; i < 100; i++) {
+			snprintf(keys[i], sizeof(keys[i]), "pg/%05d", batch * 100 + i);
+			ops[i] = (struct fs_etcd_op){ FS_ETCD_PUT, keys[i], "v", 1, 0 };
+		}
+		assert_int_equal(fs_etcd_txn(e, NULL, 0, ops, 100, &ok, NULL, why), 0);
+		assert_true(ok);
+	}
+	ops[0] = (struct fs_etcd_op){ FS_ETCD_PUT, "ph", "outside", 7, 0 };
+	assert_int_equal(fs_etcd_txn(e, NULL, 0, ops, 1, &ok, NULL, why), 0);
+	assert_int_equal(fs_etcd_range(e, "pg/", true, check_order, &o, NULL, why), 0);
+	assert_int_equal(o.n, 2500);
+	assert_true(o.sorted);
+	assert_string_equal(o.last, "pg/02499");
+	fs_etcd_close(e);
+}
+
+/*
+ * Leadership on a lease: the key is taken by the first campaigner only; a write fenced
+ * by the holder's lease goes through while it holds, and fails (nothing written) once its
+ * lease is revoked; then the other campaigner takes the key.
+ */
+static void test_lease_election_and_fencing(void **state)
+{
+	struct fs_etcd *a = client(), *b = client();
+	char why[FS_ETCD_WHY_MAX];
+	int64_t la, lb;
+	unsigned ttl;
+	bool ok;
+	struct seen s = { 0 };
+
+	(void)state;
+	assert_int_equal(fs_etcd_lease_grant(a, 10, &la, why), 0);
+	assert_int_equal(fs_etcd_lease_grant(b, 10, &lb, why), 0);
+	assert_true(la != lb);
+	{
+		struct fs_etcd_cmp free_key = { "el/leader", FS_ETCD_CMP_CREATE, 0, NULL, 0 };
+		struct fs_etcd_op take_a = { FS_ETCD_PUT, "el/leader", "head-a", 6, la };
+		struct fs_etcd_op take_b = { FS_ETCD_PUT, "el/leader", "head-b", 6, lb };
+
+		assert_int_equal(fs_etcd_txn(a, &free_key, 1, &take_a, 1, &ok, NULL, why), 0);
+		assert_true(ok);
+		assert_int_equal(fs_etcd_txn(b, &free_key, 1, &take_b, 1, &ok, NULL, why), 0);
+		assert_false(ok);
+	}
+	assert_int_equal(fs_etcd_range(b, "el/leader", false, collect, &s, NULL, why), 0);
+	assert_int_equal(s.n, 1);
+	assert_string_equal(s.values[0], "head-a");
+	assert_true(s.lease[0] == la);
+	{
+		struct fs_etcd_cmp mine = { "el/leader", FS_ETCD_CMP_LEASE, la, NULL, 0 };
+		struct fs_etcd_op w1 = { FS_ETCD_PUT, "el/state", "by-a-1", 6, 0 };
+		struct fs_etcd_op w2 = { FS_ETCD_PUT, "el/state", "by-a-2", 6, 0 };
+
+		assert_int_equal(fs_etcd_lease_keepalive(a, la, &ttl, why), 0);
+		assert_true(ttl > 0);
+		assert_int_equal(fs_etcd_txn(a, &mine, 1, &w1, 1, &ok, NULL, why), 0);
+		assert_true(ok);
+		assert_int_equal(fs_etcd_lease_revoke(b, la, why), 0); /* a's lease is lost */
+		assert_int_equal(fs_etcd_lease_keepalive(a, la, &ttl, why), 0);
+		assert_int_equal(ttl, 0);
+		assert_int_equal(fs_etcd_txn(a, &mine, 1, &w2, 1, &ok, NULL, why), 0);
+		assert_false(ok); /* the deposed head's write is fenced off */
+		memset(&s, 0, sizeof(s));
+		assert_int_equal(fs_etcd_range(b, "el/state", false, collect, &s, NULL, why), 0);
+		assert_int_equal(s.n, 1);
+		assert_string_equal(s.values[0], "by-a-1");
+	}
+	{
+		struct fs_etcd_cmp free_key = { "el/leader", FS_ETCD_CMP_CREATE, 0, NULL, 0 };
+		struct fs_etcd_op take_b = { FS_ETCD_PUT, "el/leader", "head-b", 6, lb };
+
+		assert_int_equal(fs_etcd_txn(b, &free_key, 1, &take_b, 1, &ok, NULL, why), 0);
+		assert_true(ok);
+	}
+	assert_int_equal(fs_etcd_lease_revoke(b, lb, why), 0);
+	fs_etcd_close(a);
+	fs_etcd_close(b);
+}
+
+/* Bad endpoints are refused with what to write; nothing listening is -EHOSTUNREACH with
+ * a sentence that names the endpoint. */
+static void test_bad_and_dead_endpoints(void **state)
+{
+	struct fs_etcd *e = NULL;
+	char why[FS_ETCD_WHY_MAX] = "", dead[64];
+	struct seen s = { 0 };
+
+	(void)state;
+	assert_int_equal(fs_etcd_open("127.0.0.1:2379", 0, &e, why), -EINVAL);
+	assert_non_null(strstr(why, "write http://HOST:PORT"));
+	assert_int_equal(fs_etcd_open("http://a:1,,http://b:2", 0, &e, why), -EINVAL);
+	assert_int_equal(fs_etcd_open("", 0, &e, why), -EINVAL);
+	snprintf(dead, sizeof(dead), "http://127.0.0.1:%u", free_port());
+	assert_int_equal(fs_etcd_open(dead, 300, &e, why), 0);
+	assert_int_equal(fs_etcd_range(e, "x", false, collect, &s, NULL, why), -EHOSTUNREACH);
+	assert_non_null(strstr(why, dead));
+	assert_non_null(strstr(why, "quorum"));
+	fs_etcd_close(e);
+}
+
+/*
+ * The member the client talks to dies: the next call goes through another. Two of three
+ * dead: no quorum, a write fails (-EHOSTUNREACH, in bounded time) and, once a member is
+ * back, is not there. Runs last: it kills members (the teardown kills the rest).
+ */
+static void test_member_loss_and_quorum_loss(void **state)
+{
+	struct fs_etcd *e = client();
+	char why[FS_ETCD_WHY_MAX];
+	struct fs_etcd_op w = { FS_ETCD_PUT, "q/one", "1", 1, 0 };
+	struct fs_etcd_op lost = { FS_ETCD_PUT, "q/lost", "x", 1, 0 };
+	struct seen s = { 0 };
+	struct timespec t0, t1;
+	bool ok;
+	int used = -1, other;
+
+	(void)state;
+	assert_int_equal(fs_etcd_txn(e, NULL, 0, &w, 1, &ok, NULL, why), 0);
+	for (int i = 0; i < MEMBERS; i++) {
+		char url[64];
+
+		snprintf(url, sizeof(url), "http://127.0.0.1:%u", E.client_port[i]);
+		if (strcmp(url, fs_etcd_endpoint(e)) == 0)
+			used = i;
+	}
+	assert_true(used >= 0);
+	member_kill(used);
+	w.key = "q/two";
+	/* a new raft leader may take an election timeout or two */
+	for (int k = 0; k < 50; k++) {
+		if (fs_etcd_txn(e, NULL, 0, &w, 1, &ok, NULL, why) == 0)
+			break;
+		usleep(100000);
+	}
+	assert_true(ok);
+	assert_true(strstr(fs_etcd_endpoint(e), "127.0.0.1") != NULL);
+	other = (used + 1) % MEMBERS;
+	member_kill(other);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(fs_etcd_txn(e, NULL, 0, &lost, 1, &ok, NULL, why), -EHOSTUNREACH);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_true(t1.tv_sec - t0.tv_sec < 10); /* each endpoint tried once, 1 s each */
+	/* a member back: a quorum again, and what was acknowledged is there. The write that
+	 * failed may be there too: the member left alone may have logged it, and raft then
+	 * commits it (fs.h: after -EHOSTUNREACH, read before retrying) */
+	member_start(other, "existing");
+	assert_int_equal(wait_ready(e, 30), 0);
+	assert_int_equal(fs_etcd_range(e, "q/", true, collect, &s, NULL, why), 0);
+	assert_true(s.n == 2 || s.n == 3);
+	if (s.n == 3)
+		assert_string_equal(s.keys[0], "q/lost");
+	assert_string_equal(s.keys[s.n - 2], "q/one");
+	assert_string_equal(s.keys[s.n - 1], "q/two");
+	fs_etcd_close(e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_txn_is_all_or_nothing),
+		cmocka_unit_test(test_range_reads_every_page),
+		cmocka_unit_test(test_lease_election_and_fencing),
+		cmocka_unit_test(test_bad_and_dead_endpoints),
+		cmocka_unit_test(test_member_loss_and_quorum_loss),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
