@@ -1249,6 +1249,15 @@ bool sched_fits_when_idle(const struct sched_cluster *c, unsigned npus,
 	return false;
 }
 
+/* Is @server among the first @n slices of @v? */
+static bool slices_hold(const struct sched_slice *v, size_t n, unsigned server)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].server == server)
+			return true;
+	return false;
+}
+
 int sched_replace(const struct sched_cluster *c, const struct sched_job *j, const bool *bad,
 		  struct sched_slice **ret_slices, size_t *ret_count)
 {
@@ -1310,8 +1319,8 @@ int sched_replace(const struct sched_cluster *c, const struct sched_job *j, cons
 
 			if ((tier == 0 && !lost[sw]) || (tier == 1 && !kept_switch[sw]) ||
 			    (tier == 2 && kept_switch[sw]) || !server_is_whole_free(c, s, t) ||
-			    s->suspect != (pass >= 3))
-				continue;
+			    s->suspect != (pass >= 3) || slices_hold(out, n, (unsigned)i))
+				continue; /* (a tier may see a server an earlier one took) */
 			if (tier == 0)
 				lost[sw]--;
 			out[n].server = (unsigned)i;

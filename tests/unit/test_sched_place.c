@@ -920,6 +920,53 @@ static void test_replace_per_switch_as_failed(void **state)
 	sched_cluster_free(c);
 }
 
+/*
+ * A replacement is a server of its own: two failed under a leaf that has one free server
+ * left and where the job keeps another (node-4) make the first tier take that free
+ * server and the next tier ("under a switch the job keeps") look at it again; taken
+ * twice, the job got the same NPUs twice (ascend-sim aborted in sched_alloc_apply on
+ * the example week with priority aging, seed 4).
+ */
+static void test_replace_takes_each_server_once(void **state)
+{
+	/* leaf-0: node-0, 2, 4, 6; leaf-1: node-1, 3, 5, 7 */
+	struct fx_opts o = { .servers = 8, .switches = 2, .interleave = true };
+	struct sched_cluster *c = fx_cluster(&o);
+	static const unsigned held[] = { 0, 2, 4, 1 }; /* the job's servers */
+	bool bad[4] = { true, true, false, false };
+	struct sched_slice sl[4], *out = NULL;
+	struct sched_job job;
+	bool seen[8] = { false };
+	size_t n = 0;
+	char name[8];
+
+	(void)state;
+	for (unsigned s = 0; s < 6; s++) { /* the job's four, node-3 and node-5 taken */
+		snprintf(name, sizeof(name), "o%u", s);
+		fx_run_on(c, name, 8, s);
+	}
+	memset(&job, 0, sizeof(job));
+	memset(sl, 0, sizeof(sl));
+	for (unsigned i = 0; i < 4; i++) {
+		sl[i].server = held[i];
+		sl[i].npu_count = 8;
+		for (unsigned d = 0; d < 8; d++)
+			sl[i].device_ids[d] = d;
+	}
+	job.slices = sl;
+	job.slice_count = 4;
+	assert_int_equal(sched_replace(c, &job, bad, &out, &n), 0);
+	assert_int_equal(n, 4);
+	for (size_t i = 0; i < n; i++) {
+		if (seen[out[i].server])
+			fail_msg("node-%u is in the placement twice", out[i].server);
+		seen[out[i].server] = true;
+	}
+	assert_true(seen[4] && seen[1] && seen[6] && seen[7]);
+	free(out);
+	sched_cluster_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -949,6 +996,7 @@ int main(void)
 		cmocka_unit_test(test_no_mix_one_job_per_server),
 		cmocka_unit_test(test_place_changes_nothing),
 		cmocka_unit_test(test_replace_per_switch_as_failed),
+		cmocka_unit_test(test_replace_takes_each_server_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
