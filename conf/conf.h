@@ -253,13 +253,18 @@ struct conf_cluster {
 					 * preemption (LSF's MAX_JOB_PREEMPT); reclaims of
 					 * NPUs it borrows beyond its queue's quota still
 					 * take it. 0 = no bound (default) */
+	unsigned preempt_exempt_sec;	/* preempt_exempt_time (Slurm's PreemptExemptTime):
+					 * a job that started (or restarted after a fault)
+					 * less than this ago is no victim of preemption of
+					 * any kind; 0 = none (default), at most 7 days */
 	unsigned priority_weight_age;	/* priority_weight_age (Slurm's PriorityWeightAge):
 					 * the most a pending job's wait adds to its queue's
 					 * priority when the pass picks which queue it serves
 					 * next, in queue priority's units (0-1000); 0 = no
 					 * aging (default): queue priority is strict. The
 					 * order inside a queue and who may preempt whom do
-					 * not change (sched_serve_before() in sched_pass.h) */
+					 * not change (sched_serve_before() in sched_pass.h),
+					 * and every pass is a full one */
 	unsigned priority_max_age_sec;	/* priority_max_age (Slurm's PriorityMaxAge): the
 					 * wait at which the age reaches priority_weight_age;
 					 * default 7 days, 1 s to 365 days, at least

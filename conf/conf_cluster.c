@@ -28,6 +28,7 @@
 #define ELASTIC_GROW_DELAY_MAX_SEC (7 * 86400)
 #define PRIORITY_MAX_AGE_DEFAULT_SEC (7 * 86400) /* Slurm's PriorityMaxAge default, 7-0 */
 #define PRIORITY_MAX_AGE_MAX_SEC (365 * 86400)
+#define PREEMPT_EXEMPT_MAX_SEC (7 * 86400)
 #define MAX_JOB_COUNT_MAX 10000000
 #define MAX_UPLOADS_PER_USER_MAX 1000000
 #define EVENT_HISTORY_MIN 16
@@ -58,7 +59,8 @@ static const char *const cluster_keys[] = {
 };
 static const char *const resource_keys[] = {
 	"total_npu", "allow_mix_task", "enable_quota_limit", "backfill", "preemption",
-	"max_preemptions_per_job", "priority_weight_age", "priority_max_age",
+	"max_preemptions_per_job", "preempt_exempt_time", "priority_weight_age",
+	"priority_max_age",
 	"elastic_grow_delay", "max_priority", "max_npus", "max_time_limit", "default_time_limit",
 	"max_submit_jobs_per_user", "max_submit_jobs", NULL,
 };
@@ -633,6 +635,8 @@ static int read_resource_section(const struct conf_ctx *ctx, const struct conf_n
 	    (r = opt_bool(ctx, sec, "preemption", &c->preemption)) < 0 ||
 	    (r = opt_uint(ctx, sec, "max_preemptions_per_job", 0, PREEMPTIONS_PER_JOB_MAX,
 			  &c->max_preemptions_per_job)) < 0 ||
+	    (r = opt_seconds(ctx, sec, "preempt_exempt_time", 0, PREEMPT_EXEMPT_MAX_SEC,
+			     &c->preempt_exempt_sec)) < 0 ||
 	    (r = opt_seconds(ctx, sec, "elastic_grow_delay", 0, ELASTIC_GROW_DELAY_MAX_SEC,
 			     &c->elastic_grow_delay_sec)) < 0 ||
 	    (r = read_age(ctx, sec, c)) < 0)
@@ -1445,6 +1449,8 @@ int conf_cluster_render_yaml(const struct conf_cluster *c, char **ret_buf, size_
 	conf_out_bool(o, c->preemption);
 	conf_out_key(o, "max_preemptions_per_job");
 	conf_out_uint(o, c->max_preemptions_per_job);
+	conf_out_key(o, "preempt_exempt_time");
+	conf_out_uint(o, c->preempt_exempt_sec);
 	conf_out_key(o, "priority_weight_age");
 	conf_out_uint(o, c->priority_weight_age);
 	conf_out_key(o, "priority_max_age");

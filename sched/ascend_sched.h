@@ -1678,9 +1678,9 @@ int sched_whatif_run(const struct sched_whatif_snapshot *s, const struct conf_jo
  *    may reclaim borrowed NPUs: the fewest whole jobs whose NPUs make a legal placement,
  *    none more than needed, never part of a gang. Victims go stopping, then pending,
  *    and resume from their checkpoint; the preemptor starts when they have stopped.
- *    The age never makes a preemptor, and a job that started ahead of another queue's
- *    job by its age is not preempted by it while that job's own standing (queue
- *    priority plus age) is below the one it started with (sched_age_shields());
+ *    The age never makes a preemptor. A job that started (or restarted after a fault)
+ *    less than resource.preempt_exempt_time ago (Slurm's PreemptExemptTime) is no
+ *    victim of any preemption;
  *  - backfill (resource.backfill, EASY): the first job that still does not fit gets a
  *    reservation (NPUs and the latest start, from running jobs' time limits); later jobs
  *    start ahead only on other NPUs, or when their time_limit ends before that start.
@@ -1690,8 +1690,9 @@ int sched_whatif_run(const struct sched_whatif_snapshot *s, const struct conf_jo
  * Cost: a full pass is O(jobs + pending) (one sweep, one turn per pending job). When the
  * last pass changed nothing but reasons and reservations and only submissions came
  * since, the pass resumes it instead and costs O(servers + new jobs), with the same
- * outcome (sched_cluster_set_incremental()); with aging, only within one step of the
- * age, and sched_tick() asks for a pass when a step ends.
+ * outcome (sched_cluster_set_incremental()); never with aging, nor past the end of a
+ * run's preempt_exempt_time. sched_tick() asks for a pass when a step of the age or a
+ * run's exemption ends.
  * Returns the number of jobs placed.
  */
 unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec);

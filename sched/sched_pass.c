@@ -58,6 +58,16 @@ static void held_by_services(struct pass *p, const struct sched_job *j, const st
 
 /* ---- one job's turn ---- */
 
+/* Running job @j's exemption from preemption (preempt_exempt_time) ends at its start plus
+ * the time: the first such end after the pass is when a kept pass goes stale. */
+static void note_exempt(struct pass *p, const struct sched_job *j)
+{
+	uint64_t end = j->start_usec + (uint64_t)p->c->conf->preempt_exempt_sec * 1000000u;
+
+	if (p->c->conf->preempt_exempt_sec && end > p->now && end < p->exempt_until)
+		p->exempt_until = end;
+}
+
 static void start_job(struct pass *p, struct sched_job *j, struct sched_slice *slices,
 		      size_t count, bool borrowing, bool backfilled)
 {
@@ -78,6 +88,7 @@ static void start_job(struct pass *p, struct sched_job *j, struct sched_slice *s
 	c->backfilled += backfilled;
 	if (eff_priority(c, j) < p->min_running_prio)
 		p->min_running_prio = eff_priority(c, j);
+	note_exempt(p, j);
 	p->any_borrowing |= borrowing;
 	sched_reason(reason, "placed on %zu server%s (%u %s), generation %u%s%s", count,
 		     count == 1 ? "" : "s", npus, conf_plural(npus, "NPU", "NPUs"), j->generation,
@@ -449,8 +460,12 @@ static struct pass *kept_usable(struct sched_cluster *c, uint64_t now_usec)
 
 	if (!p || c->incremental_off || c->kept_mark != c->mutations)
 		return NULL;
-	/* the ages moved the order between queues: every job is asked again */
-	if (sched_age_epoch(c->conf, now_usec) != sched_age_epoch(c->conf, p->now))
+	/* with aging the order between queues moves with time and with who is first in
+	 * each (sched_serve_before()): every pass asks every job */
+	if (c->conf->priority_weight_age)
+		return NULL;
+	/* a run's exemption from preemption ended: preemption may now take it */
+	if (now_usec >= p->exempt_until)
 		return NULL;
 	for (size_t i = 0; now_usec != p->now && i < p->nresv; i++)
 		if (p->resv[i].start != UINT64_MAX)
@@ -555,6 +570,7 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 	p->c = c;
 	p->now = now_usec;
 	p->min_running_prio = UINT32_MAX;
+	p->exempt_until = UINT64_MAX;
 	sched_place_begin(c, now_usec); /* suspect servers are the last choice (sched_health.c) */
 	p->suspect_sig = c->suspect_sig;
 	/* one sweep over the jobs: what the pass needs to know up front */
@@ -572,6 +588,7 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 				break;
 			if (eff_priority(c, j) < p->min_running_prio)
 				p->min_running_prio = eff_priority(c, j);
+			note_exempt(p, j);
 			p->any_borrowing |= j->borrowing;
 			p->any_elastic |= j->spec->npus_min != j->spec->npus_max;
 			break;
@@ -634,7 +651,7 @@ static bool ranktable_overdue(const struct sched_cluster *c, const struct sched_
 unsigned sched_tick(struct sched_cluster *c, uint64_t now_usec)
 {
 	unsigned changed = 0;
-	bool grow = false, aged = false;
+	bool due = false, aged = false;
 
 	for (size_t i = 0; i < c->job_count; i++) {
 		struct sched_job *j = c->jobs[i];
@@ -645,9 +662,16 @@ unsigned sched_tick(struct sched_cluster *c, uint64_t now_usec)
 			uint64_t at = j->generation_usec +
 				      (uint64_t)c->conf->elastic_grow_delay_sec * 1000000u;
 
-			grow |= at > c->last_tick_usec && at <= now_usec;
+			due |= at > c->last_tick_usec && at <= now_usec;
 		}
 
+		/* a run's preempt_exempt_time ended: preemption may take it now */
+		if (j->state == SCHED_JOB_RUNNING && c->conf->preempt_exempt_sec) {
+			uint64_t at = j->start_usec +
+				      (uint64_t)c->conf->preempt_exempt_sec * 1000000u;
+
+			due |= at > c->last_tick_usec && at <= now_usec;
+		}
 		if (j->state == SCHED_JOB_RUNNING && j->spec && j->spec->time_limit_sec &&
 		    sched_job_run_usec(j, now_usec) >= j->spec->time_limit_sec * 1000000u) {
 			char reason[SCHED_REASON_MAX];
@@ -693,7 +717,7 @@ unsigned sched_tick(struct sched_cluster *c, uint64_t now_usec)
 	    sched_age_epoch(c->conf, now_usec) != sched_age_epoch(c->conf, c->last_tick_usec))
 		aged = true;
 	c->last_tick_usec = now_usec;
-	if (changed || grow || aged)
+	if (changed || due || aged)
 		sched_pass_request(c, now_usec);
 	return changed;
 }

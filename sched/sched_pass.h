@@ -105,6 +105,10 @@ struct pass {
 	size_t nfirst, next_first;
 	/* lowest effective priority among running jobs, and whether any borrow */
 	unsigned min_running_prio;
+	uint64_t exempt_until;		/* the first time a running job's preempt_exempt_time
+					 * ends after this pass (UINT64_MAX none): preemption
+					 * may decide otherwise from then, so a kept pass is
+					 * not resumed */
 	bool any_borrowing;
 	bool any_elastic;		/* a running job may grow */
 	/* sched_fits_when_idle() answers: the cluster's usable capacity is fixed in a pass */
@@ -176,14 +180,15 @@ static inline unsigned eff_priority(const struct sched_cluster *c, const struct 
  * Priority aging (resource.priority_weight_age, priority_max_age; Slurm's
  * PriorityWeightAge and PriorityMaxAge): the units a job eligible since @eligible_sec has
  * gained at @now_usec, 0 to priority_weight_age. One unit per step of priority_max_age /
- * priority_weight_age seconds, counted on one clock for every job (steps of the epoch,
- * not of each job's wait), so the order between queues changes only when a step ends:
- * sched_age_epoch() tells a pass kept from an earlier step (sched_pass.c) and the tick
- * that must run a pass.
+ * priority_weight_age (in microseconds: 7 days over 1000 is 604.8 s), counted on one
+ * clock for every job (steps of the epoch, not of each job's wait), so the order between
+ * queues changes only when a step ends: sched_age_epoch() tells the tick that must run a
+ * pass then (sched_pass.c).
  */
-static inline uint64_t sched_age_step_sec(const struct conf_cluster *cf)
+static inline uint64_t sched_age_step_usec(const struct conf_cluster *cf)
 {
-	uint64_t step = cf->priority_weight_age ? cf->priority_max_age_sec / cf->priority_weight_age :
+	uint64_t step = cf->priority_weight_age ? (uint64_t)cf->priority_max_age_sec * 1000000u /
+							  cf->priority_weight_age :
 						  0;
 
 	return step ? step : 1;
@@ -191,7 +196,7 @@ static inline uint64_t sched_age_step_sec(const struct conf_cluster *cf)
 
 static inline uint64_t sched_age_epoch(const struct conf_cluster *cf, uint64_t now_usec)
 {
-	return cf->priority_weight_age ? now_usec / 1000000u / sched_age_step_sec(cf) : 0;
+	return cf->priority_weight_age ? now_usec / sched_age_step_usec(cf) : 0;
 }
 
 static inline unsigned sched_age_units(const struct conf_cluster *cf, uint32_t eligible_sec,
@@ -201,7 +206,7 @@ static inline unsigned sched_age_units(const struct conf_cluster *cf, uint32_t e
 
 	if (!cf->priority_weight_age)
 		return 0;
-	from = eligible_sec / sched_age_step_sec(cf);
+	from = (uint64_t)eligible_sec * 1000000u / sched_age_step_usec(cf);
 	if (now <= from)
 		return 0;
 	return now - from > cf->priority_weight_age ? cf->priority_weight_age :
@@ -216,8 +221,11 @@ static inline unsigned sched_age_units(const struct conf_cluster *cf, uint32_t e
  * serves jobs by job priority then submission (sched_pend_cmp), and the job first in a
  * queue is its oldest of its highest priority: the age moves queues past each other,
  * never a job past another of its own queue. Waiting long makes a job first in line, not
- * a preemptor: preemption is by eff_priority(), and sched_age_shields() keeps a job that
- * started ahead of a higher queue by its age from being preempted by the jobs it passed.
+ * a preemptor: preemption is by eff_priority() (a job its age served first is kept from
+ * the higher queue's preemption only by resource.preempt_exempt_time). Between queues'
+ * first jobs this is a total order; over all jobs it is not (a new job of higher job
+ * priority becomes its queue's first and brings its own age): with aging, a pass is
+ * never resumed from a kept one (sched_pass.c).
  */
 static inline bool sched_serve_before(const struct sched_cluster *c, size_t qa,
 				      const struct pend *a, size_t qb, const struct pend *b,
@@ -244,26 +252,14 @@ static inline bool sched_serve_before(const struct sched_cluster *c, size_t qa,
 	return a->seq < b->seq;
 }
 
-/*
- * Does the age shield running job @v from preemptor @pre at @now_usec? With aging on, a
- * job keeps the standing it started with (queue priority plus its age then); a preemptor
- * of another queue whose own standing (queue priority plus its age now) is below that
- * may not stop it, or the job its age served first would be stopped as it starts.
- * Inside one queue, and without aging, never.
- */
-static inline bool sched_age_shields(const struct sched_cluster *c, const struct sched_job *pre,
-				     const struct sched_job *v, uint64_t now_usec)
+/* Is running job @j within resource.preempt_exempt_time of its start (its last
+ * placement or restart) at @now_usec, so no preemption may take it? */
+static inline bool sched_preempt_exempt(const struct sched_cluster *c, const struct sched_job *j,
+					uint64_t now_usec)
 {
-	const struct conf_cluster *cf = c->conf;
-	uint64_t vs, ps;
+	uint64_t exempt = (uint64_t)c->conf->preempt_exempt_sec * 1000000u;
 
-	if (!cf->priority_weight_age || pre->queue_index == v->queue_index)
-		return false; /* inside a queue the age orders nothing */
-	vs = c->conf->queues[v->queue_index].priority +
-	     sched_age_units(cf, sched_pend_of(v, 0).eligible_sec, v->start_usec);
-	ps = c->conf->queues[pre->queue_index].priority +
-	     sched_age_units(cf, sched_pend_of(pre, 0).eligible_sec, now_usec);
-	return ps < vs;
+	return exempt && now_usec < j->start_usec + exempt;
 }
 
 static inline bool quota_applies(const struct sched_cluster *c, const struct conf_queue *q)

@@ -63,9 +63,11 @@ static bool may_preempt(const struct pass *p, const struct sched_job *pre,
 	/* a service's instance: its spec and disruption budget say (sched_disrupt.c) */
 	if (!sched_service_may_preempt(p->c, v))
 		return false;
-	/* a job preempted max_preemptions_per_job times has lost enough work to priority;
-	 * one that started ahead of @pre by its age keeps its place (sched_age_shields) */
-	if (eff_priority(c, v) < eff_priority(c, pre) && !sched_age_shields(c, pre, v, p->now) &&
+	/* Slurm's PreemptExemptTime: a run that just began is not stopped, whatever for */
+	if (sched_preempt_exempt(c, v, p->now))
+		return false;
+	/* a job preempted max_preemptions_per_job times has lost enough work to priority */
+	if (eff_priority(c, v) < eff_priority(c, pre) &&
 	    (!c->conf->max_preemptions_per_job ||
 	     v->preemptions < c->conf->max_preemptions_per_job))
 		return true;

@@ -8,7 +8,9 @@
 # elements made as others end, cancelled with their array), the dry run (cluster/whatif,
 # ascend-run --test-only: where it would go, what it would preempt, nothing changed), a
 # queue with `groups` refuses
-# outsiders (EACCES) and takes members, an elastic job takes what is free.
+# outsiders (EACCES) and takes members, an elastic job takes what is free; aging across
+# queues (priority_weight_age) lets a long wait pass a higher queue, survives SIGKILL,
+# and stops at its bound.
 # Usage: test_queues.sh ASCENDFS SRCDIR ASCEND_RUN
 set -u
 ASCENDFS=$(realpath "$1")
@@ -478,5 +480,57 @@ cp "$W/elastic.yaml" "$M/jobs/"
 check_eq "an elastic job on an empty cluster starts with its max" "running 32 8 32" \
 	"$(state elastic) $(json "$M/jobs/elastic/status.json" '"%d %d %d" % (d["npus_allocated"], d["npus_min"], d["npus_max"])')"
 
+it_stop
+
+# ---- aging across queues (priority_weight_age), and across SIGKILL -----------------------
+# one server; queue hi 10 above lo; one priority unit a second, at most 20
+cat >"$W/aging.yaml" <<EOF
+cluster:
+  name: aging-test
+  scheduler_ip: 10.0.0.1
+resource:
+  total_npu: 8
+  priority_weight_age: 20
+  priority_max_age: 20s
+queues:
+  - name: default
+  - name: hi
+    priority: 510
+  - name: lo
+    priority: 500
+servers:
+  - name: a2-node-01
+    host_ip: 10.0.1.1
+    type: atlas800t-a2
+    switch: leaf-1
+EOF
+it_start "$ASCENDFS" "$W/aging.yaml" --state-dir "$W/aging-state" || { it_finish; exit 1; }
+reason() { json "$M/jobs/$1/status.json" 'd["reason"]'; }
+young_first() { json "$M/jobs/young/status.json" 'd["reason"]' | grep -q 'first in line:'; }
+check_contains "cluster/config shows the aging" "priority_weight_age: 20" "$(cat "$M/cluster/config")"
+submit blk 'npus: 8' 'queue: hi'
+check_eq "a hi job holds the server" running "$(state blk)"
+submit old 'npus: 8' 'queue: lo'
+sleep 15
+submit young 'npus: 8' 'queue: hi'
+check_contains "the lo job that waited 15 s is first in line (500 + 15 > 510 + 0)" "first in line:" \
+	"$(reason old)"
+check_contains "... and the new hi job waits behind it" 'waiting behind job "old"' "$(reason young)"
+eligible=$(json "$M/jobs/old/status.json" 'd["eligible"]')
+kill -KILL "$IT_PID"
+wait "$IT_PID" 2>/dev/null
+IT_PID=""
+fusermount3 -u "$IT_MNT" 2>/dev/null
+it_start "$ASCENDFS" "$W/aging.yaml" --state-dir "$W/aging-state" || { it_finish; exit 1; }
+check_eq "after SIGKILL the job is eligible since the same time" "$eligible" \
+	"$(json "$M/jobs/old/status.json" 'd["eligible"]')"
+check_contains "... and still first in line" "first in line:" "$(reason old)"
+# lo's age stops at 20 (520); hi's goes on: past 10 s of age the hi job is first, at a
+# tick, with nothing else happening
+check "the age stops at priority_weight_age: the hi job becomes first in line" \
+	wait_until 20 young_first
+echo cancel >"$M/jobs/blk/ctl"
+check "the job first in line starts when the server frees" wait_until 10 grep -qx running "$M/jobs/young/status"
+check_eq "... not the other" pending "$(state old)"
 it_stop
 it_finish

@@ -193,6 +193,7 @@ static void test_cluster_defaults(void **state)
 	assert_int_equal(c->total_npu, 8);
 	assert_true(c->allow_mix_task);
 	assert_false(c->enable_quota_limit);
+	assert_int_equal(c->preempt_exempt_sec, 0); /* Slurm's PreemptExemptTime: none */
 	assert_int_equal(c->priority_weight_age, 0); /* Slurm's PriorityWeightAge: no aging */
 	assert_int_equal(c->priority_max_age_sec, 7 * 86400); /* PriorityMaxAge 7-0 */
 	assert_string_equal(c->hccl_log_level, "info");

@@ -487,13 +487,33 @@ static void test_queue_priorities_and_shares(void **state)
 	assert_true(run_pairs(&o, q_prio, 3, 30, 250) > 50);
 }
 
-/* Priority aging moves queues past each other as time passes: a pass kept from an
- * earlier step of the age may not be resumed (the order it served in is gone). */
+/* Priority aging moves queues past each other as time passes and as new jobs become
+ * their queue's first (a cycle: an old job of A before B's, B's before A's new urgent
+ * one, which is before A's old one inside A): with it no pass is resumed, and the two
+ * sides must still agree. Queue priorities 20 apart are passed within minutes. */
 static void test_priority_aging(void **state)
 {
+	static const char close_queues[] = "  - name: prod\n"
+					   "    priority: 520\n"
+					   "  - name: batch\n"
+					   "  - name: research\n"
+					   "    weight: 3\n";
 	struct fx_opts o = { .servers = 6, .switches = 2, .queues = queues_age,
 			     .resource_extra = "  priority_weight_age: 200\n"
 					       "  priority_max_age: 2h\n" };
+
+	(void)state;
+	assert_int_equal(run_pairs(&o, q_prio, 3, 20, 250), 0);
+	o.queues = close_queues;
+	assert_int_equal(run_pairs(&o, q_prio, 3, 20, 250), 0);
+}
+
+/* resource.preempt_exempt_time: a kept pass is not resumed once a run's exemption has
+ * ended (preemption may then take it), and is before that. */
+static void test_preempt_exempt_time(void **state)
+{
+	struct fx_opts o = { .servers = 6, .switches = 2, .queues = queues_prio,
+			     .resource_extra = "  preempt_exempt_time: 20m\n" };
 
 	(void)state;
 	assert_true(run_pairs(&o, q_prio, 3, 30, 250) > 50);
@@ -737,11 +757,11 @@ static void test_aging_reorders_queues_without_a_change(void **state)
 	pr.now += 100 * 60 * 1000000ull;
 	pair_submit(&pr, "new", 8, "prod", 500);
 	pair_pass(&pr, "a prod job waits behind the older batch job");
-	expect_reason_has(sched_cluster_find_job(pr.inc, "old"), "first in line");
+	expect_reason_has(sched_cluster_find_job(pr.inc, "old"), "first in line:");
 	pr.now += 70 * 60 * 1000000ull;
 	pair_submit(&pr, "later", 8, "batch", 500);
 	pair_pass(&pr, "a submission after the ages moved the order");
-	expect_reason_has(sched_cluster_find_job(pr.inc, "new"), "first in line");
+	expect_reason_has(sched_cluster_find_job(pr.inc, "new"), "first in line:");
 	pair_end(&pr);
 }
 
@@ -781,6 +801,7 @@ int main(void)
 		cmocka_unit_test(test_one_queue_backfill_preemption),
 		cmocka_unit_test(test_queue_priorities_and_shares),
 		cmocka_unit_test(test_priority_aging),
+		cmocka_unit_test(test_preempt_exempt_time),
 		cmocka_unit_test(test_aging_reorders_queues_without_a_change),
 		cmocka_unit_test(test_quotas_and_borrowing),
 		cmocka_unit_test(test_strict_order_no_preemption),

@@ -44,10 +44,14 @@ check "summary.csv has its header" \
 rows=$(($(wc -l <"$week") - 1))
 check "jobs.csv has one row per trace job ($rows)" \
 	"[ \$((\$(wc -l <'$work/out/jobs.csv') - 1)) -eq $rows ]"
-# (the blind engine's 64-NPU job at priority 300 is preempted until its time limit
-# with this seed: columns 11 and 22 are the static and ascendfs outcomes)
-check "every job completed under static and ascendfs" \
-	"[ \$(awk -F, '\$11 == \"completed\" && \$22 == \"completed\"' '$work/out/jobs.csv' | wc -l) -eq $rows ]"
+# columns 11, 22 and 25: the static and ascendfs outcomes, ascendfs's preemptions. Under
+# ascendfs a job may be preempted until its time limit (the 64-NPU pre-training job at
+# job priority 300 of the research queue is, with this seed and the example's aging),
+# but none ends otherwise
+check "every job completed under static" \
+	"[ \$(awk -F, '\$11 == \"completed\"' '$work/out/jobs.csv' | wc -l) -eq $rows ]"
+check "under ascendfs every job completed, or timed out after preemptions" \
+	"[ \$(awk -F, 'NR > 1 && (\$22 == \"completed\" || (\$22 == \"timeout\" && \$25 > 0))' '$work/out/jobs.csv' | wc -l) -eq $rows ]"
 check "jobs.csv has the blind engine's columns" \
 	"head -1 '$work/out/jobs.csv' | grep -q ',blind_outcome,'"
 check "the table has a blind column" "grep -qE '^ +\\(rank table\\) +\\(this config\\) +as/st +\\(binpack\\) +as/bl' '$work/out.txt'"

@@ -230,8 +230,10 @@ fi
 
 # 11. aging across queues (issue 20): on the example week without faults, strict queue
 # priority keeps the finetune queue's 8-NPU jobs behind the research queue for over 100 h,
-# past strict FIFO's p99; the example's priority_weight_age brings the p99 under FIFO's.
-sed 's/^  priority_weight_age: 200 /  priority_weight_age: 0 /' \
+# past strict FIFO's p99; the example's priority_weight_age (with its preempt_exempt_time)
+# brings the p99 under FIFO's.
+sed -e 's/^  priority_weight_age: [0-9]* /  priority_weight_age: 0 /' \
+	-e 's/^  preempt_exempt_time: [0-9a-z]* /  preempt_exempt_time: 0 /' \
 	"$src/examples/ascend_cluster.yaml" >"$work/strict.yaml"
 p99s=""
 for cfg in strict:"$work/strict.yaml" aged:"$src/examples/ascend_cluster.yaml"; do
