@@ -874,6 +874,22 @@ static void test_place_changes_nothing(void **state)
 	sched_cluster_free(c);
 }
 
+/* A bare job record holding the whole 8-NPU servers @servers (@n), for sched_replace(). */
+static void whole_server_job(struct sched_job *job, struct sched_slice *sl,
+			     const unsigned *servers, size_t n)
+{
+	memset(job, 0, sizeof(*job));
+	memset(sl, 0, n * sizeof(*sl));
+	for (size_t i = 0; i < n; i++) {
+		sl[i].server = servers[i];
+		sl[i].npu_count = 8;
+		for (unsigned d = 0; d < 8; d++)
+			sl[i].device_ids[d] = d;
+	}
+	job->slices = sl;
+	job->slice_count = n;
+}
+
 /*
  * sched_replace() (a fault's whole-server replacements): as many under each leaf switch
  * as failed there, so each switch keeps its count of the job's servers and stages
@@ -900,16 +916,7 @@ static void test_replace_per_switch_as_failed(void **state)
 		snprintf(name, sizeof(name), "o%u", s);
 		fx_run_on(c, name, 8, s);
 	}
-	memset(&job, 0, sizeof(job));
-	memset(sl, 0, sizeof(sl));
-	for (unsigned i = 0; i < 4; i++) {
-		sl[i].server = i;
-		sl[i].npu_count = 8;
-		for (unsigned d = 0; d < 8; d++)
-			sl[i].device_ids[d] = d;
-	}
-	job.slices = sl;
-	job.slice_count = 4;
+	whole_server_job(&job, sl, (const unsigned[]){ 0, 1, 2, 3 }, 4);
 	assert_int_equal(sched_replace(c, &job, bad, &out, &n), 0);
 	assert_int_equal(n, 4);
 	for (size_t i = 0; i < n; i++)
@@ -945,16 +952,7 @@ static void test_replace_takes_each_server_once(void **state)
 		snprintf(name, sizeof(name), "o%u", s);
 		fx_run_on(c, name, 8, s);
 	}
-	memset(&job, 0, sizeof(job));
-	memset(sl, 0, sizeof(sl));
-	for (unsigned i = 0; i < 4; i++) {
-		sl[i].server = held[i];
-		sl[i].npu_count = 8;
-		for (unsigned d = 0; d < 8; d++)
-			sl[i].device_ids[d] = d;
-	}
-	job.slices = sl;
-	job.slice_count = 4;
+	whole_server_job(&job, sl, held, 4);
 	assert_int_equal(sched_replace(c, &job, bad, &out, &n), 0);
 	assert_int_equal(n, 4);
 	for (size_t i = 0; i < n; i++) {
