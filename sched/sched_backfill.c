@@ -424,9 +424,35 @@ bool sched_may_use_reserved(const struct pass *p, const struct sched_job *j)
 }
 
 /* Fill @reason (when still empty) with what keeps @j from fitting now. */
+/*
+ * When the first run of lower priority than @j that @j could take NPUs from leaves its
+ * preempt_exempt_time (UINT64_MAX: none is exempt now). O(jobs): only for the sentences
+ * a pass writes.
+ */
+static uint64_t first_exempt_end(const struct pass *p, const struct sched_job *j)
+{
+	const struct sched_cluster *c = p->c;
+	uint64_t first = UINT64_MAX;
+
+	if (!c->conf->preemption || !c->conf->preempt_exempt_sec ||
+	    p->min_running_prio >= eff_priority(c, j))
+		return UINT64_MAX;
+	for (size_t i = 0; i < c->job_count; i++) {
+		const struct sched_job *v = c->jobs[i];
+		uint64_t end = v->start_usec + (uint64_t)c->conf->preempt_exempt_sec * 1000000u;
+
+		if (v->state == SCHED_JOB_RUNNING && v->spec && (v->type_mask & j->type_mask) &&
+		    eff_priority(c, v) < eff_priority(c, j) && sched_preempt_exempt(c, v, p->now) &&
+		    end < first)
+			first = end;
+	}
+	return first;
+}
+
 void sched_explain(struct pass *p, const struct sched_job *j, unsigned hi, char *reason)
 {
 	struct sched_slice *tmp;
+	uint64_t exempt_end;
 	size_t n;
 
 	if (reason[0])
@@ -439,6 +465,18 @@ void sched_explain(struct pass *p, const struct sched_job *j, unsigned hi, char 
 			     j->spec->npus_min, j->spec->npus_min == 1 ? "" : "s");
 	}
 	sched_resv_mark_all(p);
+	/* a preemption that waits for an exemption to end: say until when, first (the
+	 * callers may cut the sentence's end) */
+	exempt_end = first_exempt_end(p, j);
+	if (exempt_end != UINT64_MAX) {
+		char when[40], rest[SCHED_REASON_MAX];
+
+		snprintf(rest, sizeof(rest), "%s", reason);
+		snprintf(reason, SCHED_REASON_MAX,
+			 "may preempt a lower-priority job from %s, when its "
+			 "preempt_exempt_time ends; %.300s",
+			 sched_fmt_time(exempt_end, when, sizeof(when)), rest);
+	}
 }
 
 /* backfill off: @j holds the line for the server types it needs */

@@ -330,6 +330,7 @@ static void test_preempt_exempt_time(void **state)
 	rs = submit(c, spec("rs", 8, "research", 500, 0));
 	expect_state(ft, SCHED_JOB_RUNNING);
 	expect_state(rs, SCHED_JOB_PENDING);
+	expect_reason(rs, "may preempt a lower-priority job from "); /* ft's start + 1 h */
 	sched_tick(c, adv(2000)); /* 43 min in */
 	expect_state(ft, SCHED_JOB_RUNNING);
 	sched_tick(c, adv(1000)); /* 60 min in: the tick's pass preempts it */
