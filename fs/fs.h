@@ -1417,14 +1417,15 @@ void fs_changed(struct fs_ctx *ctx);
  *                  answered had no quorum (gRPC Unavailable / DeadlineExceeded): the
  *                  change may or may not have been applied; read before retrying
  *   -EINVAL        etcd refused the request (its message is in @why), or a bad endpoint
- *   -EPROTO        an answer that is not etcd's JSON
+ *   -EPROTO        an answer that is not etcd's JSON (HTTP 5xx ones: the next member)
+ *   -EMSGSIZE      an answer larger than FS_ETCD_ANSWER_MAX
  *   -ENOMEM
  * Keys are NUL-free bytes (C strings); values any bytes. Rules taken from etcd (v3.4
  * API reference, rpc.proto) are listed at the top of fs_etcd.c.
  */
 #define FS_ETCD_WHY_MAX 512
 #define FS_ETCD_ENDPOINT_MAX 256	/* bytes of one endpoint URL */
-#define FS_ETCD_ANSWER_MAX (64u << 20)	/* a larger answer fails the call (-EHOSTUNREACH) */
+#define FS_ETCD_ANSWER_MAX (64u << 20)	/* a larger answer fails the call (-EMSGSIZE) */
 
 struct fs_etcd;
 
@@ -1487,7 +1488,8 @@ struct fs_etcd_kv {
  * fs_etcd_range() - call @fn for @prefix (exactly that key), or with @whole_prefix for
  * every key that starts with @prefix, in key order, all read at one revision (pages of
  * 1,000 keys; *@ret_revision, may be NULL, gets it). A nonzero return of @fn stops the
- * walk and is returned. An empty @prefix with @whole_prefix reads one key "" only.
+ * walk and is returned. An empty @prefix with @whole_prefix reads every key. A page
+ * larger than FS_ETCD_ANSWER_MAX fails with -EMSGSIZE.
  */
 int fs_etcd_range(struct fs_etcd *e, const char *prefix, bool whole_prefix,
 		  int (*fn)(void *arg, const struct fs_etcd_kv *kv), void *arg,

@@ -42,6 +42,7 @@ struct fs_etcd {
 	CURL *curl;
 	char *body;		/* the last answer */
 	size_t body_len, body_cap;
+	bool too_large;		/* the last answer passed FS_ETCD_ANSWER_MAX */
 };
 
 /* ---- base64 (RFC 4648, with padding), as the gateway encodes bytes ---- */
@@ -126,11 +127,15 @@ static size_t on_body(char *data, size_t size, size_t n, void *arg)
 	size_t len = size * n;
 
 	if (e->body_len + len + 1 > e->body_cap) {
-		size_t cap = (e->body_len + len + 1) * 2;
+		size_t need = e->body_len + len + 1, cap = need * 2;
 		char *b;
 
-		if (cap > FS_ETCD_ANSWER_MAX + 1)
+		if (need > FS_ETCD_ANSWER_MAX + 1) {
+			e->too_large = true;
 			return 0; /* an answer this large is refused: libcurl fails the call */
+		}
+		if (cap > FS_ETCD_ANSWER_MAX + 1)
+			cap = FS_ETCD_ANSWER_MAX + 1;
 		b = realloc(e->body, cap);
 		if (!b)
 			return 0;
@@ -177,9 +182,16 @@ static int post(struct fs_etcd *e, const char *path, json_t *req, json_t **ret, 
 
 		snprintf(url, sizeof(url), "%s%s", e->endpoint[i], path);
 		e->body_len = 0;
+		e->too_large = false;
 		curl_easy_setopt(e->curl, CURLOPT_URL, url);
 		curl_easy_setopt(e->curl, CURLOPT_POSTFIELDS, text);
 		rc = curl_easy_perform(e->curl);
+		if (rc != CURLE_OK && e->too_large) {
+			snprintf(why, FS_ETCD_WHY_MAX, "%s%s answered more than %u MiB; read "
+				 "fewer keys at once", e->endpoint[i], path, FS_ETCD_ANSWER_MAX >> 20);
+			r = -EMSGSIZE;
+			break;
+		}
 		if (rc != CURLE_OK) {
 			if (!first[0])
 				snprintf(first, sizeof(first), "%s: %s", e->endpoint[i],
@@ -188,13 +200,19 @@ static int post(struct fs_etcd *e, const char *path, json_t *req, json_t **ret, 
 		}
 		curl_easy_getinfo(e->curl, CURLINFO_RESPONSE_CODE, &status);
 		answer = json_loadb(e->body ? e->body : "", e->body_len, 0, &jerr);
+		if (!answer && status >= 500) {
+			/* a proxy or a member in trouble: another member may answer */
+			if (!first[0])
+				snprintf(first, sizeof(first), "%s: HTTP %ld, not JSON",
+					 e->endpoint[i], status);
+			continue;
+		}
 		if (!answer) {
 			snprintf(why, FS_ETCD_WHY_MAX, "%s%s answered HTTP %ld, not JSON",
 				 e->endpoint[i], path, status);
 			r = -EPROTO;
 			break;
 		}
-		e->current = i;
 		if (status != 200 || json_object_get(answer, "error") ||
 		    json_object_get(answer, "code")) {
 			const char *msg = json_string_value(json_object_get(answer, "error"));
@@ -219,6 +237,7 @@ static int post(struct fs_etcd *e, const char *path, json_t *req, json_t **ret, 
 			r = -EINVAL;
 			break;
 		}
+		e->current = i; /* the next call starts with the member that answered */
 		*ret = answer;
 		r = 0;
 		break;
@@ -323,6 +342,46 @@ static json_t *jint64(int64_t v)
 	return json_string(s);
 }
 
+/*
+ * The end of the range of keys that start with @prefix (@n bytes), as etcd's clients
+ * compute it: trailing 0xff bytes dropped, then the last byte + 1; *@ret_len 0 with
+ * *@ret NULL when every byte was 0xff (or none): then the range is open ("\0", every key
+ * from the start on). A new buffer (free()); -ENOMEM.
+ */
+static int prefix_end(const char *prefix, size_t n, char **ret, size_t *ret_len)
+{
+	char *end;
+
+	while (n && (unsigned char)prefix[n - 1] == 0xff)
+		n--;
+	*ret = NULL;
+	*ret_len = 0;
+	if (!n)
+		return 0;
+	end = malloc(n);
+	if (!end)
+		return -ENOMEM;
+	memcpy(end, prefix, n);
+	end[n - 1] = (char)((unsigned char)end[n - 1] + 1);
+	*ret = end;
+	*ret_len = n;
+	return 0;
+}
+
+/* "range_end" of the keys that start with @prefix into @body; false without memory. */
+static bool set_prefix_end(json_t *body, const char *prefix)
+{
+	char *end;
+	size_t n;
+
+	if (prefix_end(prefix, strlen(prefix), &end, &n) < 0)
+		return false;
+	/* all 0xff (or empty): the one byte 0, "every key from the start key on" */
+	json_object_set_new(body, "range_end", end ? jbytes(end, n) : jbytes("", 1));
+	free(end);
+	return true;
+}
+
 int fs_etcd_txn(struct fs_etcd *e, const struct fs_etcd_cmp *cmp, size_t ncmp,
 		const struct fs_etcd_op *ops, size_t nops, bool *ret_succeeded,
 		int64_t *ret_revision, char *why)
@@ -354,15 +413,13 @@ int fs_etcd_txn(struct fs_etcd *e, const struct fs_etcd_cmp *cmp, size_t ncmp,
 				json_object_set_new(body, "lease", jint64(ops[i].lease));
 			json_object_set_new(op, "request_put", body);
 		} else {
-			if (ops[i].kind == FS_ETCD_DELETE_PREFIX) {
-				/* range_end: the prefix with its last byte + 1 */
-				char *end = strdup(ops[i].key);
-				size_t n = end ? strlen(end) : 0;
-
-				if (n)
-					end[n - 1]++;
-				json_object_set_new(body, "range_end", end ? jbytes(end, n) : NULL);
-				free(end);
+			if (ops[i].kind == FS_ETCD_DELETE_PREFIX && !set_prefix_end(body, ops[i].key)) {
+				json_decref(op);
+				json_decref(body);
+				json_decref(req);
+				json_decref(compare);
+				json_decref(success);
+				return -ENOMEM;
 			}
 			json_object_set_new(op, "request_delete_range", body);
 		}
@@ -384,29 +441,28 @@ int fs_etcd_range(struct fs_etcd *e, const char *prefix, bool whole_prefix,
 		  int (*fn)(void *arg, const struct fs_etcd_kv *kv), void *arg,
 		  int64_t *ret_revision, char *why)
 {
-	size_t n = strlen(prefix), from_len = n;
+	size_t n = strlen(prefix), from_len = n, end_len = 0;
 	char *from = strdup(prefix), *end = NULL;
 	int64_t rev = 0;
 	int r = 0;
 
 	if (!from)
 		return -ENOMEM;
-	if (whole_prefix && n) {
-		end = strdup(prefix);
-		if (!end) {
-			free(from);
-			return -ENOMEM;
-		}
-		end[n - 1]++;
+	if (whole_prefix && prefix_end(prefix, n, &end, &end_len) < 0) {
+		free(from);
+		return -ENOMEM;
 	}
+	if (whole_prefix && !n)
+		from_len = 1; /* etcd has no key "": every key is from "\0" on */
 	for (;;) {
 		json_t *req = json_object(), *answer, *kvs;
 		size_t count;
 		bool more;
 
 		json_object_set_new(req, "key", jbytes(from, from_len));
-		if (end)
-			json_object_set_new(req, "range_end", jbytes(end, SIZE_MAX));
+		if (whole_prefix) /* all 0xff (or ""): "\0", every key from the start on */
+			json_object_set_new(req, "range_end", end ? jbytes(end, end_len) :
+								    jbytes("", 1));
 		json_object_set_new(req, "limit", json_integer(ETCD_RANGE_PAGE));
 		if (rev) /* every page at the first page's revision: one snapshot */
 			json_object_set_new(req, "revision", jint64(rev));

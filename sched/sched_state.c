@@ -1087,6 +1087,10 @@ static int load_job_fields(struct sched_cluster *c, struct sched_job_decoded *d,
 	/* absent: the same as the start (and so in the records older than the history) */
 	j->first_start_usec = json_object_get(o, "first_start_usec") ? first_start : j->start_usec;
 	/* the times intervals are measured from, on this daemon's clock */
+	/* a run's start too: preempt_exempt_time is measured from it (an ended job's start
+	 * stays as it was, beside its end) */
+	if (j->run_since_usec)
+		j->start_usec = shifted(c, j->start_usec);
 	j->run_since_usec = shifted(c, j->run_since_usec);
 	j->backoff_from_usec = shifted(c, j->backoff_from_usec);
 	j->restart_at_usec = shifted(c, j->restart_at_usec);
@@ -1227,6 +1231,8 @@ static void not_after_now(struct sched_job *j, uint64_t now_usec, uint64_t stop_
 {
 	clamp_to(&j->run_since_usec, now_usec);
 	clamp_to(&j->generation_usec, now_usec);
+	if (j->run_since_usec)
+		clamp_to(&j->start_usec, now_usec);
 	clamp_to(&j->resume_scan_since_usec, now_usec);
 	clamp_to(&j->restart_counted_usec, now_usec);
 	clamp_to(&j->stop_deadline_usec, now_usec + stop_usec);

@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -347,6 +348,89 @@ static void test_lease_election_and_fencing(void **state)
 	fs_etcd_close(b);
 }
 
+/* Keys whose prefix ends in 0xff bytes: the range end drops them before it adds one, as
+ * etcd's own clients do (a byte 0xff + 1 wrapped to 0 and read, or deleted, nothing);
+ * an empty prefix reads every key. */
+static void test_prefix_ending_in_0xff(void **state)
+{
+	struct fs_etcd *e = client();
+	char why[FS_ETCD_WHY_MAX];
+	struct fs_etcd_op ops[] = {
+		{ FS_ETCD_PUT, "ff\xff" "a", "1", 1, 0 },
+		{ FS_ETCD_PUT, "ff\xff\xff" "b", "2", 1, 0 },
+		{ FS_ETCD_PUT, "fg", "outside", 7, 0 },
+	};
+	struct fs_etcd_op del = { FS_ETCD_DELETE_PREFIX, "ff\xff", NULL, 0, 0 };
+	size_t n = 0, all = 0;
+	bool ok;
+
+	(void)state;
+	assert_int_equal(fs_etcd_txn(e, NULL, 0, ops, 3, &ok, NULL, why), 0);
+	assert_int_equal(fs_etcd_range(e, "ff\xff", true, count_kv, &n, NULL, why), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(fs_etcd_range(e, "", true, count_kv, &all, NULL, why), 0);
+	assert_true(all >= 3);
+	assert_int_equal(fs_etcd_txn(e, NULL, 0, &del, 1, &ok, NULL, why), 0);
+	n = 0;
+	assert_int_equal(fs_etcd_range(e, "ff", true, count_kv, &n, NULL, why), 0);
+	assert_int_equal(n, 0); /* "fg" is not under "ff" */
+	n = 0;
+	assert_int_equal(fs_etcd_range(e, "fg", false, count_kv, &n, NULL, why), 0);
+	assert_int_equal(n, 1);
+	fs_etcd_close(e);
+}
+
+/* A proxy in front of a member that answers every request with an HTML 502. */
+static void *bad_gateway(void *arg)
+{
+	int lfd = *(int *)arg;
+
+	for (;;) {
+		char buf[4096];
+		int fd = accept(lfd, NULL, NULL);
+		static const char answer[] = "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/html\r\n"
+					     "Content-Length: 13\r\nConnection: close\r\n\r\n"
+					     "<html></html>";
+
+		if (fd < 0)
+			return NULL;
+		if (read(fd, buf, sizeof(buf)) > 0 && write(fd, answer, sizeof(answer) - 1) < 0)
+			(void)0;
+		close(fd);
+	}
+}
+
+/* An endpoint that answers HTTP 5xx without JSON (a proxy's error page) is passed over:
+ * the next member answers, and is the one used next. */
+static void test_html_5xx_goes_to_the_next_member(void **state)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof(a);
+	int lfd = socket(AF_INET, SOCK_STREAM, 0);
+	char why[FS_ETCD_WHY_MAX], eps[400], good[64];
+	struct fs_etcd *e = NULL;
+	pthread_t t;
+	size_t n = 0;
+
+	(void)state;
+	assert_true(lfd >= 0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(lfd, (struct sockaddr *)&a, &alen), 0);
+	assert_int_equal(listen(lfd, 8), 0);
+	assert_int_equal(pthread_create(&t, NULL, bad_gateway, &lfd), 0);
+	snprintf(good, sizeof(good), "http://127.0.0.1:%u", E.client_port[0]);
+	snprintf(eps, sizeof(eps), "http://127.0.0.1:%u,%s", ntohs(a.sin_port), good);
+	assert_int_equal(fs_etcd_open(eps, 1000, &e, why), 0);
+	if (fs_etcd_range(e, "pg/0000", true, count_kv, &n, NULL, why) != 0)
+		fail_msg("range through a bad gateway and a member: %s", why);
+	assert_int_equal(n, 10);
+	assert_string_equal(fs_etcd_endpoint(e), good);
+	fs_etcd_close(e);
+	shutdown(lfd, SHUT_RDWR);
+	close(lfd);
+	pthread_join(t, NULL);
+}
+
 /* Bad endpoints are refused with what to write; nothing listening is -EHOSTUNREACH with
  * a sentence that names the endpoint. */
 static void test_bad_and_dead_endpoints(void **state)
@@ -430,6 +514,8 @@ int main(void)
 		cmocka_unit_test(test_txn_is_all_or_nothing),
 		cmocka_unit_test(test_range_reads_every_page),
 		cmocka_unit_test(test_lease_election_and_fencing),
+		cmocka_unit_test(test_prefix_ending_in_0xff),
+		cmocka_unit_test(test_html_5xx_goes_to_the_next_member),
 		cmocka_unit_test(test_bad_and_dead_endpoints),
 		cmocka_unit_test(test_member_loss_and_quorum_loss),
 	};

@@ -344,6 +344,42 @@ static void test_preempt_exempt_time(void **state)
 }
 
 /*
+ * The exemption is measured on the daemon's clock: a restart after the wall clock stepped
+ * back a day (sched_restore_shift()) moves the run's start with its other times, so a
+ * run of two hours is preemptible at once, not exempt for another day.
+ */
+static void test_preempt_exempt_time_across_a_clock_step(void **state)
+{
+	struct fx_opts o = { .servers = 1, .queues = queues_age,
+			     .resource_extra = "  preempt_exempt_time: 1h\n" };
+	struct sched_cluster *c = fx_cluster(&o), *c2 = fx_cluster(&o);
+	char reason[SCHED_REASON_MAX] = "", *text;
+	struct sched_job *ft, *rs = NULL;
+	size_t len;
+
+	(void)state;
+	ft = run(c, spec("ft", 8, "finetune", 500, 0));
+	adv(7200);
+	sched_restore_shift(c2, -86400ll * 1000000);
+	assert_int_equal(sched_job_save(c, ft, &text, &len), 0);
+	clk -= 86400ull * SEC; /* the wall clock went back a day */
+	if (sched_job_load(c2, text, len, adv(5), reason) < 0)
+		fail_msg("load: %s", reason);
+	free(text);
+	if (sched_restore_finish(c2, adv(1), reason) < 0)
+		fail_msg("restore: %s", reason);
+	ft = sched_cluster_find_job(c2, "ft");
+	assert_non_null(ft);
+	assert_int_equal(sched_job_submit_as(c2, spec("rs", 8, "research", 500, 0), FX_UID, FX_GID,
+					     true, adv(1), reason, &rs),
+			 0);
+	expect_state(ft, SCHED_JOB_STOPPING);
+	sched_cluster_free(c);
+	sched_cluster_free(c2);
+	clk += 86400ull * SEC;
+}
+
+/*
  * The order between queues changes with time alone, so the tick runs a pass when a step
  * of the age ends. The finetune job waited 20 h before the research job came (500 + 250
  * > 700): first in line. Its age stops at 300 after a day (800); the research job's does
@@ -933,6 +969,7 @@ int main(void)
 		cmocka_unit_test_setup(test_age_keeps_the_order_inside_a_queue, setup_abort),
 		cmocka_unit_test_setup(test_age_does_not_preempt, setup_abort),
 		cmocka_unit_test_setup(test_preempt_exempt_time, setup_abort),
+		cmocka_unit_test_setup(test_preempt_exempt_time_across_a_clock_step, setup_abort),
 		cmocka_unit_test_setup(test_age_step_reorders_at_a_tick, setup_abort),
 		cmocka_unit_test_setup(test_backfill_waiting_reason_survives_a_moved_reservation,
 				       setup_abort),
