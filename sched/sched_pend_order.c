@@ -240,8 +240,9 @@ int sched_pend_order_take(struct sched_cluster *c, struct qlist *ql, struct pend
 }
 
 /* Is pending job @a of queue @qa served after @b of queue @qb, the shares as they are?
- * While a pass places nothing the shares stay put, and within one step of priority aging
- * the ages too: the service order is sched_serve_before()'s, a total order. */
+ * While a pass places nothing the shares stay put, and the service order is
+ * sched_serve_before()'s, a total order without priority aging (with it no kept pass is
+ * resumed, so this is never asked). */
 static bool pend_after(const struct sched_cluster *c, size_t qa, const struct pend *a,
 		       size_t qb, const struct pend *b, uint64_t now_usec)
 {
