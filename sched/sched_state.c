@@ -1113,6 +1113,9 @@ static int load_job_fields(struct sched_cluster *c, struct sched_job_decoded *d,
 	    name_index(hold_names, 3, hold) < 0)
 		goto malformed;
 	*ret_state = s;
+	/* a pending job's age (priority_weight_age) is measured on this daemon's clock too */
+	if (s == SCHED_JOB_PENDING)
+		j->eligible_usec = shifted(c, j->eligible_usec);
 	j->stop_to = (enum sched_job_state)r;
 	j->requeue_cause = (enum sched_requeue_cause)name_index(requeue_names, 4, requeue);
 	/* a hold binds a job that is pending, or will be once its stop ends */
@@ -1227,12 +1230,14 @@ static void clamp_to(uint64_t *t, uint64_t latest)
  * could not see): no run began after @now_usec, and no stop lasts longer from the
  * restore than a stop takes (@stop_usec).
  */
-static void not_after_now(struct sched_job *j, uint64_t now_usec, uint64_t stop_usec)
+static void not_after_now(struct sched_job *j, int state, uint64_t now_usec, uint64_t stop_usec)
 {
 	clamp_to(&j->run_since_usec, now_usec);
 	clamp_to(&j->generation_usec, now_usec);
 	if (j->run_since_usec)
 		clamp_to(&j->start_usec, now_usec);
+	if (state == SCHED_JOB_PENDING)
+		clamp_to(&j->eligible_usec, now_usec);
 	clamp_to(&j->resume_scan_since_usec, now_usec);
 	clamp_to(&j->restart_counted_usec, now_usec);
 	clamp_to(&j->stop_deadline_usec, now_usec + stop_usec);
@@ -1271,7 +1276,7 @@ int sched_job_load_decoded(struct sched_cluster *c, struct sched_job_decoded *d,
 	r = load_job_fields(c, d, j, &state, reason);
 	if (r < 0)
 		goto fail;
-	not_after_now(j, now_usec, sched_stop_overhead_usec(c));
+	not_after_now(j, state, now_usec, sched_stop_overhead_usec(c));
 	if (sched_cluster_find_job(c, j->name)) {
 		sched_reason(reason, "job record %s: a second record of that name", j->name);
 		r = -EINVAL;
