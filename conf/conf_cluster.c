@@ -610,11 +610,11 @@ static int read_age(const struct conf_ctx *ctx, const struct conf_node *sec,
 		return 0;
 	n = conf_map_get(sec, "priority_max_age");
 	return conf_fail(ctx, n ? n : conf_map_get(sec, "priority_weight_age"),
-			 "priority_max_age: %u s is shorter than priority_weight_age (%u) seconds; "
-			 "the age adds one priority unit every priority_max_age / "
-			 "priority_weight_age seconds, at least one second: raise "
-			 "priority_max_age or lower priority_weight_age",
-			 c->priority_max_age_sec, c->priority_weight_age);
+			 "priority_max_age: %u s is shorter than %u s (one second for each of "
+			 "the %u units of priority_weight_age: the age adds a unit every "
+			 "priority_max_age / priority_weight_age); raise priority_max_age or "
+			 "lower priority_weight_age",
+			 c->priority_max_age_sec, c->priority_weight_age, c->priority_weight_age);
 }
 
 static int read_resource_section(const struct conf_ctx *ctx, const struct conf_node *root,
