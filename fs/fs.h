@@ -570,7 +570,7 @@
  *
  * Durability: with a state store, every request that changes state (the close() of a
  * spec, health report or quota, a write() to a ctl file, mkdir, rmdir) returns only
- * once its change is committed to disk (fs_store.c); reads never wait for the disk.
+ * once its change is committed to disk (fs_commit.c); reads never wait for the disk.
  * A spec or quota is applied at its release, after close() returned: what a close by
  * the opener (the process that opened the file, from any of its threads) accepted is
  * staged, durably, and applied at restart if the release never came; a close by another
@@ -943,7 +943,7 @@ struct fs_ctx {
 	struct fs_event_stream events[FS_EVENT_STREAMS]; /* under lock */
 	struct fs_kcache_slot kcache[FS_KCACHE_SLOTS]; /* under lock (fs_kcache.c) */
 	uint64_t admit_epoch;		/* fs_snapshot_admit() (under lock) */
-	/* durable state (fs_store.c); all under lock. store NULL: in memory only */
+	/* durable state (fs_store.h); all under lock. store NULL: in memory only */
 	struct fs_store *store;
 	/* uploads accepted by a close, not yet released: a hash by key of staged_cap
 	 * buckets (0 or a power of two), so staging costs the same however many there are */
@@ -1506,9 +1506,10 @@ int fs_etcd_lease_keepalive(struct fs_etcd *e, int64_t id, unsigned *ret_ttl, ch
 int fs_etcd_lease_revoke(struct fs_etcd *e, int64_t id, char *why);
 
 /*
- * ---- durable state (fs_store.c) ----
+ * ---- durable state (fs_store.h lists its files) ----
  * SQLite in WAL mode, synchronous=FULL, in <state-dir>/ascendfs.db (schema at the top
- * of fs_store.c); <state-dir>/ascendfs.lock is held (flock) while the daemon runs.
+ * of fs_store_sqlite.c); <state-dir>/ascendfs.lock is held (flock) while the daemon
+ * runs. The committer (fs_commit.c) writes what changed in batches.
  */
 
 /*

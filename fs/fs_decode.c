@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Job records decoded on every core for a restore (fs_store.c): sched_job_decode() of
+ * Job records decoded on every core for a restore (fs_store_sqlite.c): sched_job_decode() of
  * each record needs no cluster, and is most of the time a restore of 100,000 records
  * takes; the loads then go on in order on the caller's thread.
  */

@@ -253,7 +253,7 @@ static char proc_state(pid_t pid)
 }
 
 /*
- * Who holds the state store's lock, @dir/ascendfs.lock (fs_store.c takes flock(2) on it)?
+ * Who holds the state store's lock, @dir/ascendfs.lock (fs_store_sqlite.c takes flock(2) on it)?
  * Returns 1 held (*@ret_pid the holder from /proc/locks, or 0 when it is not listed), 0 not
  * held (or no such file), or -errno.
  */

@@ -452,7 +452,7 @@ static int spec_commit(struct fs_ctx *ctx, struct fs_handle *h)
 
 /*
  * The serial of the job this thread's last fs_spec_release() submitted (0: none): what
- * fs_release() logs after its durability wait, on the same thread, as fs_store.c keeps
+ * fs_release() logs after its durability wait, on the same thread, as fs_commit.c keeps
  * the request's ticket (thread_ticket). The name alone could be a job submitted since.
  */
 static _Thread_local uint64_t released_serial;

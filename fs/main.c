@@ -387,7 +387,7 @@ int main(int argc, char *argv[])
 		goto out_ctx;
 	/* after the restore (its pass and staged submissions run at once): from here, the
 	 * requests that arrive together share one scheduling pass, run by the committer
-	 * before each batch or, without a store, before a request answers (fs_store.c) */
+	 * before each batch or, without a store, before a request answers (fs_commit.c) */
 	pthread_mutex_lock(&ctx.lock);
 	sched_cluster_set_deferred_passes(ctx.cluster, true);
 	pthread_mutex_unlock(&ctx.lock);

@@ -1,0 +1,386 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The committer: durable state with group commit, whatever the backend (fs_store.c).
+ *
+ * Every handler that changes the cluster calls fs_changed() under ctx->lock, which
+ * remembers (per thread) the cluster version its change produced. Before the FUSE
+ * request returns, fs_store_sync() waits until the committer has made that version
+ * durable. The committer takes ctx->lock only to turn what changed into documents
+ * (sched_*_save: jobs and servers whose version moved, dropped job records, new
+ * events, the sequences), then has the backend write them in one transaction without
+ * the lock, so readers never wait for the disk (or the quorum) and every submission
+ * that arrives during one write shares the next. Each batch is a consistent cut of the
+ * state: it was taken under the lock, between two requests.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fs_store.h"
+
+/* Sentinel "no change to wait for" (versions start at 0 and only grow). */
+static _Thread_local uint64_t thread_ticket;
+static _Thread_local bool thread_has_ticket;
+
+static pthread_t committer_thread;
+static bool committer_running;
+
+/* ---- batches: collected under ctx->lock, written without it ---- */
+
+
+
+/*
+ * One job record into @b (room reserved), with its closed history records that are not
+ * saved yet (all of them in a full batch), which the record then leaves out. 0 or
+ * -ENOMEM.
+ */
+static int batch_add_job(const struct sched_cluster *c, struct fs_batch *b, struct sched_job *j)
+{
+	struct fs_batch_job *bj = &b->jobs[b->job_count];
+	size_t len;
+
+	for (size_t i = 0; i < j->run_count; i++) {
+		struct sched_job_run *r = &j->runs[i];
+		struct fs_batch_run *br;
+
+		if (!r->end_usec || (r->saved && !b->full))
+			continue;
+		if (b->run_count == b->run_cap) {
+			size_t cap = b->run_cap ? 2 * b->run_cap : 16;
+			struct fs_batch_run *n = realloc(b->runs, cap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			b->runs = n;
+			b->run_cap = cap;
+		}
+		br = &b->runs[b->run_count];
+		if (sched_job_run_save(j, i, &br->doc, &len) < 0)
+			return -ENOMEM;
+		br->serial = j->serial;
+		br->number = r->number;
+		b->run_count++;
+		r->saved = true;
+	}
+	if (sched_job_save(c, j, &bj->doc, &len) < 0)
+		return -ENOMEM;
+	bj->runs_from = j->runs_dropped && j->run_count > 1 ? j->runs[1].number : 0;
+	bj->serial = j->serial;
+	snprintf(bj->name, sizeof(bj->name), "%s", j->name);
+	bj->state = sched_job_state_name(j->state);
+	b->job_count++;
+	return 0;
+}
+
+/*
+ * Turn what changed since the last batch into documents (ctx->lock held). Marks the
+ * objects saved; if the write then fails, st->resync makes the next batch write all.
+ */
+static int batch_collect(struct fs_ctx *ctx, struct fs_batch *b)
+{
+	struct fs_store *st = ctx->store;
+	struct sched_cluster *c = ctx->cluster;
+	bool full = st->resync || c->removed_overflow;
+	size_t len, n = 0;
+	uint64_t first;
+
+	memset(b, 0, sizeof(*b));
+	b->version = c->version;
+	b->event_history = c->conf->event_history;
+	b->full = full;
+	/* the jobs that changed are on the store's dirty list (sched_job_touch()): a batch
+	 * costs what changed, not what is held; a full one writes every record */
+	n = full ? c->job_count : c->dirty_count[SCHED_DIRTY_STORE];
+	b->jobs = calloc(n + 1, sizeof(*b->jobs));
+	b->removed = calloc(c->removed_count + 1, sizeof(*b->removed));
+	b->servers = calloc(c->server_count + 1, sizeof(*b->servers));
+	if (!b->jobs || !b->removed || !b->servers)
+		goto nomem;
+	if (full) {
+		for (size_t i = 0; i < c->job_count; i++)
+			if (batch_add_job(c, b, c->jobs[i]) < 0)
+				goto nomem;
+	} else {
+		for (struct sched_job *j = c->dirty_head[SCHED_DIRTY_STORE]; j;
+		     j = j->dirty[SCHED_DIRTY_STORE].next)
+			if (j->saved_version != j->version && batch_add_job(c, b, j) < 0)
+				goto nomem;
+	}
+	if (c->removed_count)
+		memcpy(b->removed, c->removed_serials, c->removed_count * sizeof(uint64_t));
+	b->removed_count = c->removed_count;
+	for (size_t i = 0; i < c->server_count; i++) {
+		struct sched_server *s = &c->servers[i];
+		char *doc;
+
+		if (!full && s->saved_version == s->version)
+			continue;
+		if (sched_server_save(c, (unsigned)i, &doc, &len) < 0)
+			goto nomem;
+		/* a report that changed nothing but the heartbeat time writes nothing */
+		if (!full && st->server_docs[i] && strcmp(st->server_docs[i], doc) == 0) {
+			free(doc);
+			continue;
+		}
+		b->servers[b->server_count].index = i;
+		snprintf(b->servers[b->server_count].name, sizeof(b->servers[0].name), "%s",
+			 s->conf->name);
+		b->servers[b->server_count++].doc = doc;
+	}
+	/* the events the ring still holds after the last collected one */
+	first = st->collected_event_seq + 1;
+	if (full)
+		first = st->written_event_seq + 1;
+	/* a snapshot holds every event the ring keeps */
+	if (full && st->snapshot_events)
+		first = 1;
+	n = c->next_event_seq > first ? (size_t)(c->next_event_seq - first) : 0;
+	if (n > c->event_count)
+		n = c->event_count; /* the ring keeps no more */
+	b->events = calloc(n + 1, sizeof(*b->events));
+	if (!b->events)
+		goto nomem;
+	for (const struct sched_event *e = sched_event_next(c, first - 1); e;
+	     e = sched_event_next(c, e->seq)) {
+		struct sched_event *d = &b->events[b->event_count];
+
+		if (sched_event_copy(d, e) < 0)
+			goto nomem;
+		b->event_count++;
+	}
+	/* the accounting records likewise */
+	b->accounting_history = c->conf->accounting_history;
+	first = (full ? st->written_acct_seq : st->collected_acct_seq) + 1;
+	if (full && st->snapshot_events)
+		first = 1;
+	n = c->next_acct_seq > first ? (size_t)(c->next_acct_seq - first) : 0;
+	if (n > c->acct_count)
+		n = c->acct_count; /* after a long failure: the ring keeps no more */
+	b->accts = calloc(n + 1, sizeof(*b->accts));
+	if (!b->accts)
+		goto nomem;
+	for (const struct sched_acct *a = sched_account_next(c, first - 1);
+	     a && b->acct_count < n; a = sched_account_next(c, a->seq)) {
+		struct sched_acct *d = &b->accts[b->acct_count];
+
+		*d = *a;
+		d->line = strdup(a->line);
+		if (!d->line)
+			goto nomem;
+		b->acct_count++;
+	}
+	if (sched_meta_save(c, &b->meta, &len) < 0)
+		goto nomem;
+	if (ctx->staged_changed || full) {
+		struct fs_staged **tail = &b->staged_list;
+
+		/* after a failed write or the restore: everything staged, rewritten */
+		b->staged_all = true;
+		for (size_t i = 0; i < ctx->staged_cap; i++)
+			for (const struct fs_staged *s = ctx->staged[i]; s; s = s->next) {
+				*tail = fs_staged_copy(s);
+				if (!*tail)
+					goto nomem;
+				tail = &(*tail)->next;
+			}
+	}
+	/* all taken: mark it saved. Off the list now, a job changed while this batch is
+	 * written is touched onto it again, and is in the next batch. */
+	if (full)
+		for (size_t i = 0; i < c->job_count; i++)
+			c->jobs[i]->saved_version = c->jobs[i]->version;
+	for (struct sched_job *j; (j = sched_dirty_pop(c, SCHED_DIRTY_STORE));)
+		j->saved_version = j->version;
+	for (size_t i = 0; i < c->server_count; i++)
+		c->servers[i].saved_version = c->servers[i].version;
+	for (size_t i = 0; i < b->server_count; i++) {
+		free(st->server_docs[b->servers[i].index]);
+		st->server_docs[b->servers[i].index] = strdup(b->servers[i].doc);
+	}
+	c->removed_count = 0;
+	c->removed_overflow = false;
+	if (b->event_count)
+		st->collected_event_seq = b->events[b->event_count - 1].seq;
+	if (b->acct_count)
+		st->collected_acct_seq = b->accts[b->acct_count - 1].seq;
+	/* the changes since the last batch, each a row: taken whole (or superseded) */
+	if (b->staged_all) {
+		fs_stage_ops_free(ctx);
+	} else {
+		b->staged_list = ctx->stage_ops;
+		ctx->stage_ops = NULL;
+		ctx->stage_ops_tail = &ctx->stage_ops;
+	}
+	ctx->staged_changed = false;
+	st->resync = false;
+	return 0;
+
+nomem:
+	fs_batch_free(b);
+	return -ENOMEM;
+}
+
+/* ---- the committer thread ---- */
+
+static void *committer_main(void *arg)
+{
+	struct fs_ctx *ctx = arg;
+	char why[SCHED_REASON_MAX];
+	bool logged = false;
+
+	pthread_mutex_lock(&ctx->lock);
+	for (;;) {
+		struct fs_batch b;
+		int r;
+
+		/* one pass for every request that arrived while the last batch was written,
+		 * under the same lock hold as the collection: their placements are durable
+		 * with them, and a request's wait for its batch is a wait for its pass */
+		fs_pass_run_owed(ctx);
+		if (ctx->cluster->version == ctx->collected_version && !ctx->staged_changed) {
+			struct timespec ts;
+
+			if (ctx->stopping)
+				break;
+			/* woken by fs_changed(); the timeout catches changes made without one */
+			fs_deadline_in(&ts, 1000);
+			pthread_cond_timedwait(&ctx->commit_cv, &ctx->lock, &ts);
+			continue;
+		}
+		r = batch_collect(ctx, &b);
+		if (r < 0) {
+			/* out of memory: everything is written once memory is back */
+			ctx->store->resync = true;
+			ctx->failed_version = ctx->cluster->version;
+			pthread_cond_broadcast(&ctx->durable_cv);
+			pthread_mutex_unlock(&ctx->lock);
+			fs_log(ctx, 0, "state store: out of memory; changes are not durable");
+			sleep(1);
+			pthread_mutex_lock(&ctx->lock);
+			continue;
+		}
+		ctx->collected_version = b.version;
+		pthread_mutex_unlock(&ctx->lock);
+		r = fs_store_write(ctx->store, &b, why);
+		if (r < 0 && !logged)
+			fs_log(ctx, 0, "%s; requests that changed state fail with EIO until it "
+				       "works again", why);
+		else if (r == 0 && logged)
+			fs_log(ctx, 0, "state store: writing works again");
+		logged = r < 0;
+		pthread_mutex_lock(&ctx->lock);
+		if (r == 0) {
+			ctx->durable_version = b.version;
+			if (b.event_count)
+				ctx->store->written_event_seq = b.events[b.event_count - 1].seq;
+			if (b.acct_count)
+				ctx->store->written_acct_seq = b.accts[b.acct_count - 1].seq;
+		} else {
+			ctx->store->resync = true;
+			ctx->failed_version = b.version;
+			ctx->collected_version = (uint64_t)-1; /* try again */
+		}
+		pthread_cond_broadcast(&ctx->durable_cv);
+		fs_batch_free(&b);
+		if (r < 0) {
+			struct timespec ts;
+
+			fs_deadline_in(&ts, 1000);
+			pthread_cond_timedwait(&ctx->stop_cv, &ctx->lock, &ts);
+			if (ctx->stopping)
+				break;
+		}
+	}
+	ctx->committer_gone = true;
+	pthread_cond_broadcast(&ctx->durable_cv);
+	pthread_mutex_unlock(&ctx->lock);
+	return NULL;
+}
+
+int fs_store_start(struct fs_ctx *ctx)
+{
+	int r;
+
+	if (!ctx->store)
+		return 0;
+	ctx->collected_version = ctx->durable_version = ctx->cluster->version;
+	/* started again after fs_store_stop() (main.c, daemonizing): the committer that
+	 * stopped is not a committer gone */
+	ctx->stopping = ctx->committer_gone = false;
+	r = pthread_create(&committer_thread, NULL, committer_main, ctx);
+	if (r)
+		return -r;
+	committer_running = true;
+	return 0;
+}
+
+void fs_store_stop(struct fs_ctx *ctx)
+{
+	if (!committer_running)
+		return;
+	pthread_mutex_lock(&ctx->lock);
+	ctx->stopping = true;
+	pthread_cond_broadcast(&ctx->commit_cv);
+	pthread_cond_broadcast(&ctx->stop_cv);
+	pthread_mutex_unlock(&ctx->lock);
+	pthread_join(committer_thread, NULL);
+	committer_running = false;
+}
+
+void fs_store_note_change(struct fs_ctx *ctx)
+{
+	thread_ticket = ctx->cluster->version;
+	thread_has_ticket = true;
+	pthread_cond_signal(&ctx->commit_cv);
+}
+
+int fs_store_sync(struct fs_ctx *ctx)
+{
+	uint64_t want = thread_ticket;
+	int r = 0;
+
+	if (!thread_has_ticket)
+		return 0;
+	thread_has_ticket = false;
+	pthread_mutex_lock(&ctx->lock);
+	if (!ctx->store) {
+		/* no committer to run it: the pass this change owes runs before the answer
+		 * (shared with whatever else arrived meanwhile) */
+		fs_pass_run_owed(ctx);
+		want = ctx->cluster->version;
+	}
+	/* a failed write that covered this change answers EIO: not known to be durable */
+	while (ctx->store && ctx->durable_version < want && ctx->failed_version < want &&
+	       !ctx->committer_gone)
+		pthread_cond_wait(&ctx->durable_cv, &ctx->lock);
+	if (ctx->store && ctx->durable_version < want)
+		r = -EIO;
+	/* the batch also holds the pass the change owed (fs_pass_run_owed()) */
+	if (ctx->store && r == 0 && ctx->durable_version > want)
+		want = ctx->durable_version;
+	/* and the kernel was told of the attributes it keeps that the change made stale: a
+	 * stat() after this answer sees the change */
+	fs_inode_sweep(ctx, want);
+	pthread_mutex_unlock(&ctx->lock);
+	return r;
+}
+
+void fs_pass_run_owed(struct fs_ctx *ctx)
+{
+	struct sched_cluster *c = ctx->cluster;
+	uint64_t before = c->version;
+
+	if (!sched_pass_is_owed(c))
+		return;
+	sched_pass_run_owed(c, fs_now_usec());
+	if (c->version == before)
+		return;
+	/* fs_changed()'s wake-ups, without its ticket: fs_changed() calls into this file */
+	pthread_cond_broadcast(&ctx->notify_cv);
+	if (c->resume_scan_wanted)
+		pthread_cond_signal(&ctx->scan_cv);
+	pthread_cond_signal(&ctx->commit_cv);
+}

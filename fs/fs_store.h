@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The durable state's parts, inside the daemon (fs.h has what the rest of it calls):
+ *   fs_commit.c        the committer: what changed, collected under ctx->lock into a
+ *                      batch, written by a backend without it; a request's wait for its
+ *                      batch (fs_store_sync())
+ *   fs_stage.c         uploads a close() accepted whose release has not come (staged)
+ *   fs_store.c         the backend the configuration names: open, write, restore, close
+ *   fs_store_sqlite.c  SQLite in a file (the default), and the restore from its tables
+ *   fs_store_etcd.c    the batches as a log in an etcd cluster, written only while this
+ *                      head holds the leader's lease (issue 21)
+ *   fs_batch.c         a batch's memory, and its encoding for a log (fs_store_etcd.c)
+ * Calls go one way: commit -> store -> {sqlite, etcd} -> batch -> stage. Not for use
+ * outside fs/.
+ */
+#ifndef ASCEND_FS_STORE_H
+#define ASCEND_FS_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fs.h"
+
+/* ---- a batch: one consistent cut of what changed (collected under ctx->lock) ---- */
+
+struct fs_batch_job {
+	uint64_t serial;
+	char name[CONF_NAME_MAX + 1];
+	const char *state;	/* static (sched_job_state_name()), or "" in a decoded batch */
+	char *doc;		/* sched_job_save(), owned */
+	uint64_t runs_from;	/* its saved history records numbered 1 to runs_from - 1
+				 * were dropped (0: none) */
+};
+
+/* A closed history record of a job, written once (sched_job_run_save()). */
+struct fs_batch_run {
+	uint64_t serial, number;
+	char *doc;
+};
+
+struct fs_batch_server {
+	size_t index;		/* in the cluster (not kept by a log) */
+	char name[CONF_NAME_MAX + 1];
+	char *doc;
+};
+
+struct fs_batch {
+	uint64_t version;		/* the cluster version it was taken at */
+	bool full;			/* every job, run, server and staged record: the
+					 * tables are rewritten (after a failure), or with
+					 * store->snapshot_events, a snapshot of everything */
+	unsigned event_history;		/* events kept */
+	struct fs_batch_job *jobs;
+	size_t job_count;
+	struct fs_batch_run *runs;
+	size_t run_count, run_cap;
+	uint64_t *removed;		/* serials of job records dropped */
+	size_t removed_count;
+	struct fs_batch_server *servers;
+	size_t server_count;
+	struct sched_event *events;	/* copies (sched_event_copy), seq ascending */
+	size_t event_count;
+	unsigned accounting_history;	/* accounting records kept */
+	struct sched_acct *accts;	/* copies (line owned), seq ascending */
+	size_t acct_count;
+	char *meta;			/* sched_meta_save() */
+	char clock[96];			/* fs_clock_mark_format() of when it was written
+					 * ("" : the writer marks it now) */
+	bool staged_all;		/* clear the staged table, then write staged_list */
+	struct fs_staged *staged_list;	/* owned copies (or drops), written in order */
+};
+
+/* fs_batch_free() - free what @b holds and zero it. */
+void fs_batch_free(struct fs_batch *b);
+
+/*
+ * fs_batch_encode() - @b as bytes (*@ret, malloc'ed, *@ret_len): a sequence of records,
+ * each a tag and its fields as netstrings ("<length>:<bytes>,"; "~," for an absent
+ * field), so any byte of a record survives. fs_batch_decode() - the batch back (fresh
+ * @b, fs_batch_free() after; server indexes are 0); -EBADMSG with @why (SCHED_REASON_MAX)
+ * naming the offset and what was expected when @data is not such a sequence. Both may
+ * return -ENOMEM.
+ */
+int fs_batch_encode(const struct fs_batch *b, char **ret, size_t *ret_len);
+int fs_batch_decode(const char *data, size_t len, struct fs_batch *b, char *why);
+
+/* ---- staged uploads (fs_stage.c) ---- */
+
+void fs_staged_free(struct fs_staged *s);
+/* a copy of @s with its own body and groups, next NULL; NULL when out of memory */
+struct fs_staged *fs_staged_copy(const struct fs_staged *s);
+/* free ctx->stage_ops (the changes a batch has not taken) */
+void fs_stage_ops_free(struct fs_ctx *ctx);
+
+/* ---- the store: the committer's bookkeeping and the backend behind it ---- */
+
+struct fs_sqlite;
+struct fs_store_etcd;
+
+struct fs_store {
+	/* the committer's (fs_commit.c; the restore sets them), under ctx->lock */
+	uint64_t collected_event_seq;	/* events up to here are in a batch */
+	uint64_t written_event_seq;	/* ... and durable */
+	uint64_t collected_acct_seq;	/* accounting records up to here are in a batch */
+	uint64_t written_acct_seq;	/* ... and durable */
+	char **server_docs;		/* what is durable per server (to skip heartbeats) */
+	size_t server_count;
+	bool resync;			/* a write failed (or the backend asks for it):
+					 * the next batch is a full one */
+	bool snapshot_events;		/* a full batch also holds every event and accounting
+					 * record kept: the backend replaces everything
+					 * with it (etcd's snapshot) */
+	char *name;			/* the store, for messages: the SQLite file's path,
+					 * or "etcd <prefix> at <endpoints>" */
+	const char *aside_where;	/* where the restore sets aside the records it cannot
+					 * read (--ignore-state-errors): "table unrestored" */
+	char *aside_hint;		/* ... and how a person reads them there */
+	/* the backend: SQLite in a file; or etcd, with an SQLite copy in memory while the
+	 * restore reads it (NULL after) */
+	struct fs_sqlite *sql;
+	struct fs_store_etcd *etcd;
+};
+
+/* fs_store_sqlite.c: SQLite in @path (":memory:" for a copy in memory, without the lock
+ * file); @lock_dir NULL: no lock */
+int fs_sqlite_open(const char *path, const char *lock_dir, struct fs_sqlite **ret,
+		   char *why);
+void fs_sqlite_close(struct fs_sqlite *q);
+/* write @b in one transaction (its clock: b->clock, or now); 0 or -EIO with @why */
+int fs_sqlite_write(struct fs_sqlite *q, const struct fs_batch *b, char *why);
+/* the restore from st->sql (fs_store_restore()'s contract) */
+int fs_sqlite_restore(struct fs_ctx *ctx, uint64_t now_usec, bool set_aside,
+		      struct fs_restore_stats *stats, char *why);
+/*
+ * fs_sqlite_each_unrestored() - call @fn for each row of table unrestored whose id is
+ * above @after (kind, key, doc and its length, reason, time). 0, the first nonzero
+ * return of @fn, or -EIO (@why).
+ */
+int fs_sqlite_each_unrestored(struct fs_sqlite *q, int64_t after,
+			      int (*fn)(void *arg, int64_t id, const char *kind,
+					const char *key, const char *doc, size_t doc_len,
+					const char *reason, int64_t time_usec),
+			      void *arg, char *why);
+
+/* fs_store.c: the backend's write of one batch (the committer's only call into it) */
+int fs_store_write(struct fs_store *st, const struct fs_batch *b, char *why);
+
+#endif
