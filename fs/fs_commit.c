@@ -70,7 +70,7 @@ static int batch_add_job(const struct sched_cluster *c, struct fs_batch *b, stru
 	bj->runs_from = j->runs_dropped && j->run_count > 1 ? j->runs[1].number : 0;
 	bj->serial = j->serial;
 	snprintf(bj->name, sizeof(bj->name), "%s", j->name);
-	bj->state = sched_job_state_name(j->state);
+	snprintf(bj->state, sizeof(bj->state), "%s", sched_job_state_name(j->state));
 	b->job_count++;
 	return 0;
 }
@@ -145,10 +145,17 @@ static int batch_collect(struct fs_ctx *ctx, struct fs_batch *b)
 		goto nomem;
 	for (const struct sched_event *e = sched_event_next(c, first - 1); e;
 	     e = sched_event_next(c, e->seq)) {
-		struct sched_event *d = &b->events[b->event_count];
+		struct fs_batch_event *d = &b->events[b->event_count];
+		struct sched_event copy;
 
-		if (sched_event_copy(d, e) < 0)
+		if (sched_event_copy(&copy, e) < 0)
 			goto nomem;
+		*d = (struct fs_batch_event){
+			.seq = copy.seq, .time_usec = copy.time_usec, .npu = copy.npu,
+			.kind = sched_event_kind_name(copy.kind), .state = copy.state,
+			.job = copy.job, .server = copy.server, .reason = copy.reason,
+			.line = copy.line, .mem = copy.line,
+		};
 		b->event_count++;
 	}
 	/* the accounting records likewise */

@@ -27,7 +27,7 @@
 struct fs_batch_job {
 	uint64_t serial;
 	char name[CONF_NAME_MAX + 1];
-	const char *state;	/* static (sched_job_state_name()), or "" in a decoded batch */
+	char state[24];		/* sched_job_state_name() */
 	char *doc;		/* sched_job_save(), owned */
 	uint64_t runs_from;	/* its saved history records numbered 1 to runs_from - 1
 				 * were dropped (0: none) */
@@ -45,6 +45,19 @@ struct fs_batch_server {
 	char *doc;
 };
 
+/* An event as a store writes it: strings, so that a log can carry a kind this ascendfs
+ * does not know to the restore, which decides (sched_event_load()). */
+struct fs_batch_event {
+	uint64_t seq, time_usec;
+	int npu;			/* -1: not about one NPU */
+	const char *kind;		/* sched_event_kind_name(), or in @mem */
+	const char *state;		/* a job state's name or NULL; static or in @mem */
+	const char *job, *server;	/* "" when not about one */
+	const char *reason;
+	const char *line;		/* the JSON line, or NULL */
+	char *mem;			/* owned: what the strings above point into */
+};
+
 struct fs_batch {
 	uint64_t version;		/* the cluster version it was taken at */
 	bool full;			/* every job, run, server and staged record: the
@@ -59,7 +72,7 @@ struct fs_batch {
 	size_t removed_count;
 	struct fs_batch_server *servers;
 	size_t server_count;
-	struct sched_event *events;	/* copies (sched_event_copy), seq ascending */
+	struct fs_batch_event *events;	/* seq ascending */
 	size_t event_count;
 	unsigned accounting_history;	/* accounting records kept */
 	struct sched_acct *accts;	/* copies (line owned), seq ascending */
@@ -142,6 +155,46 @@ int fs_sqlite_each_unrestored(struct fs_sqlite *q, int64_t after,
 					const char *key, const char *doc, size_t doc_len,
 					const char *reason, int64_t time_usec),
 			      void *arg, char *why);
+
+/*
+ * fs_store_etcd.c (its top comment has the keys and the protocol):
+ * fs_store_etcd_open() - a client of conf->etcd_servers that holds the leadership of
+ * conf->etcd_prefix: takes the leader key with a lease of conf->leader_lease_sec, waiting
+ * up to @wait_msec for another head's to end, and renews it from a thread of its own.
+ * -EBUSY (another head holds it), -EIO (etcd cannot be reached, or refused), -ENOMEM;
+ * @why (SCHED_REASON_MAX) says which and what to do. @ctx only for fs_log().
+ * fs_store_etcd_close() - stop renewing and revoke the lease (a standby need not wait).
+ */
+int fs_store_etcd_open(const struct conf_cluster *conf, const struct fs_ctx *ctx,
+		       unsigned wait_msec, struct fs_store_etcd **ret, char *why);
+void fs_store_etcd_close(struct fs_store_etcd *e);
+/* the leader key's value: "<hostname> pid <pid>" (borrowed) */
+const char *fs_store_etcd_identity(const struct fs_store_etcd *e);
+/* has this head lost the leadership (its lease lapsed, or the key is another's)? */
+bool fs_store_etcd_lost(const struct fs_store_etcd *e);
+/*
+ * fs_store_etcd_load() - the snapshot, then each log entry after it up to `head`, in
+ * order, to @apply (a nonzero return stops and is returned). *@ret_untidy: parts of no
+ * use were seen (a batch whose last Txn failed, an old snapshot): the next write should
+ * be a snapshot. -EBADMSG (a committed entry missing or unreadable; @why names it), -EIO
+ * (etcd), -ENOMEM.
+ */
+int fs_store_etcd_load(struct fs_store_etcd *e,
+		       int (*apply)(void *arg, const struct fs_batch *b, char *why), void *arg,
+		       bool *ret_untidy, char *why);
+/* fs_store_etcd_set_aside() - keep a record the restore could not read under
+ * P unrestored/ (while this head leads). 0, -EIO, -ENOMEM. */
+int fs_store_etcd_set_aside(struct fs_store_etcd *e, int64_t id, const char *kind,
+			    const char *key, const char *doc, size_t doc_len, const char *reason,
+			    int64_t time_usec, char *why);
+/*
+ * fs_store_etcd_write() - commit @b (b->full: as a snapshot) by the quorum, only while
+ * this head leads. 0, or -EIO with @why (no quorum within the timeouts: the batch may
+ * still be committed; the leadership lost; the log moved), -ENOMEM. *@ret_want_full: the
+ * log since the snapshot has grown past it: the next batch should be a full one.
+ */
+int fs_store_etcd_write(struct fs_store_etcd *e, const struct fs_batch *b, bool *ret_want_full,
+			char *why);
 
 /* fs_store.c: the backend's write of one batch (the committer's only call into it) */
 int fs_store_write(struct fs_store *st, const struct fs_batch *b, char *why);

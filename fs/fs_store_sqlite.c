@@ -327,11 +327,11 @@ int fs_sqlite_write(struct fs_sqlite *sq, const struct fs_batch *b, char *why)
 			goto fail;
 	}
 	for (size_t i = 0; i < b->event_count; i++) {
-		const struct sched_event *e = &b->events[i];
+		const struct fs_batch_event *e = &b->events[i];
 
 		sqlite3_bind_int64(sq->put_event, 1, (sqlite3_int64)e->seq);
 		sqlite3_bind_int64(sq->put_event, 2, (sqlite3_int64)e->time_usec);
-		bind_text(sq->put_event, 3, sched_event_kind_name(e->kind));
+		bind_text(sq->put_event, 3, e->kind);
 		bind_text(sq->put_event, 4, e->job[0] ? e->job : NULL);
 		bind_text(sq->put_event, 5, e->server[0] ? e->server : NULL);
 		sqlite3_bind_int(sq->put_event, 6, e->npu);
