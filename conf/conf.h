@@ -289,6 +289,26 @@ struct conf_cluster {
 	char *hccl_if_ip;		/* HCCL_IF_IP, NULL = unset */
 	char *hccl_socket_ifname;	/* HCCL_SOCKET_IFNAME, NULL = unset */
 
+	/* state: where the daemon keeps its durable state (conf_state.c; fs_store.h).
+	 * Names as kube-apiserver's --etcd-servers, --etcd-prefix and the leader
+	 * election's lease duration (kube-scheduler --leader-elect-lease-duration). */
+	enum conf_state_backend {
+		CONF_STATE_SQLITE,	/* backend: sqlite (default): --state-dir/ascendfs.db */
+		CONF_STATE_ETCD,	/* backend: etcd: the etcd cluster of etcd_servers */
+	} state_backend;
+	char *etcd_servers;		/* etcd_servers: the members' client URLs, comma
+					 * separated ("http://10.0.0.1:2379,..."; a YAML list
+					 * is joined), at most 16; NULL with sqlite */
+	char *etcd_prefix;		/* etcd_prefix: every key the daemon writes starts
+					 * with it; ends with '/'; default "/ascendfs/<cluster
+					 * name>/" */
+	unsigned leader_lease_sec;	/* leader_lease_duration: the active head's lease; a
+					 * standby takes over this long after the active head
+					 * stops renewing it; default 10, 2-300 s */
+	unsigned etcd_timeout_sec;	/* etcd_request_timeout: how long one request waits
+					 * for one member before the next is tried; default
+					 * 2 s, 1-60 s */
+
 	struct conf_server *servers;	/* inventory order is topology order within a switch */
 	size_t server_count;
 	struct conf_queue *queues;	/* always has at least the queue "default" */

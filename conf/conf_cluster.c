@@ -46,7 +46,8 @@
 #define IFNAME_MAX 15 /* IFNAMSIZ - 1 */
 #define RECOVERY_TIMEOUT_MAX_SEC 3600
 
-static const char *const top_keys[] = { "cluster", "resource", "hccl", "queues", "servers", NULL };
+static const char *const top_keys[] = { "cluster", "resource", "hccl", "queues", "servers",
+					"state", NULL };
 static const char *const cluster_keys[] = {
 	"name", "scheduler_ip", "scheduler_port", "enable_dynamic_network",
 	"enable_fault_recovery", "fault_check_interval", "heartbeat_timeout",
@@ -118,6 +119,8 @@ void conf_cluster_free(struct conf_cluster *c)
 	free(c->hccl_log_level);
 	free(c->hccl_if_ip);
 	free(c->hccl_socket_ifname);
+	free(c->etcd_servers);
+	free(c->etcd_prefix);
 	free(c);
 }
 
@@ -1123,6 +1126,8 @@ static int set_defaults(struct conf_cluster *c, const char *file)
 	c->max_priority = JOB_PRIORITY_CAP_DEFAULT;
 	c->hccl_connect_timeout_sec = 600;
 	c->hccl_exec_timeout_sec = 0;
+	c->leader_lease_sec = 10;
+	c->etcd_timeout_sec = 2;
 	c->source = strdup(file ? file : "");
 	c->name = strdup("ascend");
 	c->scheduler_ip = strdup("127.0.0.1");
@@ -1146,7 +1151,7 @@ static int read_cluster(const struct conf_ctx *ctx, const struct conf_node *root
 	if ((r = read_cluster_section(ctx, root, c)) < 0 ||
 	    (r = read_resource_section(ctx, root, c, &total)) < 0 ||
 	    (r = read_hccl_section(ctx, root, c)) < 0 || (r = read_queues(ctx, root, c)) < 0 ||
-	    (r = read_servers(ctx, root, c)) < 0)
+	    (r = read_servers(ctx, root, c)) < 0 || (r = conf_read_state(ctx, root, c)) < 0)
 		return r;
 	for (i = 0; i < c->server_count; i++)
 		npus += c->servers[i].npu_count;
@@ -1497,6 +1502,7 @@ int conf_cluster_render_yaml(const struct conf_cluster *c, char **ret_buf, size_
 		render_server(o, &c->servers[i]);
 	conf_out_seq_end(o);
 
+	conf_render_state(o, c);
 	conf_out_map_end(o);
 	return conf_out_finish(o, ret_buf, ret_len);
 }

@@ -265,4 +265,13 @@ int conf_out_null(struct conf_out *o);
 /* A mapping key (plain). */
 int conf_out_key(struct conf_out *o, const char *key);
 
+/*
+ * The `state:` section (conf_state.c): conf_read_state() reads it into @c (defaults
+ * already set; the cluster's name read), conf_render_state() writes it as
+ * cluster/config shows it. Returns 0, -EINVAL (@ctx's error set) or -ENOMEM.
+ */
+int conf_read_state(const struct conf_ctx *ctx, const struct conf_node *root,
+		    struct conf_cluster *c);
+void conf_render_state(struct conf_out *o, const struct conf_cluster *c);
+
 #endif

@@ -1495,6 +1495,14 @@ int fs_etcd_range(struct fs_etcd *e, const char *prefix, bool whole_prefix,
 		  int (*fn)(void *arg, const struct fs_etcd_kv *kv), void *arg,
 		  int64_t *ret_revision, char *why);
 
+/* fs_etcd_set_page() - keys per range request from now on (0: the default, 1,000); a
+ * range of large values needs fewer, so that a page stays under FS_ETCD_ANSWER_MAX. */
+void fs_etcd_set_page(struct fs_etcd *e, unsigned keys);
+
+/* fs_etcd_compact() - drop every version older than @revision of every key of the
+ * cluster (etcd's Compact; the keys as of @revision stay). */
+int fs_etcd_compact(struct fs_etcd *e, int64_t revision, char *why);
+
 /*
  * Leases: fs_etcd_lease_grant() - a new lease of @ttl_sec seconds (etcd may raise a TTL
  * below its minimum); fs_etcd_lease_keepalive() - renew it: *@ret_ttl the seconds it has
@@ -1522,7 +1530,21 @@ int fs_etcd_lease_revoke(struct fs_etcd *e, int64_t id, char *why);
  */
 int fs_store_open(const char *dir, size_t server_count, struct fs_store **ret, char *why);
 
-/* fs_store_close() - close the database and release the directory. NULL is fine. */
+/*
+ * fs_store_open_etcd() - the store in the etcd cluster of ctx->cluster->conf's `state:`
+ * (fs_store_etcd.c): this head takes the leadership of its prefix, waiting up to
+ * @wait_msec for another head's lease to end. Returns 0 and *ret, or -EBUSY (another head
+ * leads), -EIO (etcd cannot be reached or refused), -ENOMEM, with a sentence in @why.
+ */
+int fs_store_open_etcd(const struct fs_ctx *ctx, unsigned wait_msec, struct fs_store **ret,
+		       char *why);
+
+/* fs_store_name() - the store, for messages: the SQLite file, or "etcd <prefix> at
+ * <servers>" (borrowed). */
+const char *fs_store_name(const struct fs_store *st);
+
+/* fs_store_close() - close the database and release the directory (or the leadership).
+ * NULL is fine. */
 void fs_store_close(struct fs_store *st);
 
 /* What fs_store_restore() found. */

@@ -16,7 +16,9 @@
  *  - a put with a lease is deleted when the lease expires or is revoked;
  *  - a range with "limit" returns "more": true when keys are left; ranges read at one
  *    "revision" see the same snapshot;
- *  - a keepalive of an expired lease answers TTL 0 (or no TTL).
+ *  - a keepalive of an expired lease answers TTL 0 (or no TTL);
+ *  - a compaction at a revision drops every older version of every key: a range at an
+ *    older revision then fails ("required revision has been compacted").
  *
  * Calls: libcurl, jansson; nothing of the daemon (fs.h says the shapes).
  */
@@ -43,6 +45,7 @@ struct fs_etcd {
 	char *body;		/* the last answer */
 	size_t body_len, body_cap;
 	bool too_large;		/* the last answer passed FS_ETCD_ANSWER_MAX */
+	unsigned page;		/* keys per range request */
 };
 
 /* ---- base64 (RFC 4648, with padding), as the gateway encodes bytes ---- */
@@ -267,6 +270,7 @@ int fs_etcd_open(const char *endpoints, unsigned timeout_ms, struct fs_etcd **re
 	if (!e)
 		return -ENOMEM;
 	e->timeout_ms = timeout_ms ? timeout_ms : 2000;
+	e->page = ETCD_RANGE_PAGE;
 	while (*p) {
 		size_t n = strcspn(p, ",");
 
@@ -463,7 +467,7 @@ int fs_etcd_range(struct fs_etcd *e, const char *prefix, bool whole_prefix,
 		if (whole_prefix) /* all 0xff (or ""): "\0", every key from the start on */
 			json_object_set_new(req, "range_end", end ? jbytes(end, end_len) :
 								    jbytes("", 1));
-		json_object_set_new(req, "limit", json_integer(ETCD_RANGE_PAGE));
+		json_object_set_new(req, "limit", json_integer(e->page));
 		if (rev) /* every page at the first page's revision: one snapshot */
 			json_object_set_new(req, "revision", jint64(rev));
 		r = post(e, "/v3/kv/range", req, &answer, why);
@@ -521,6 +525,23 @@ int fs_etcd_range(struct fs_etcd *e, const char *prefix, bool whole_prefix,
 	free(end);
 	if (r == 0 && ret_revision)
 		*ret_revision = rev;
+	return r;
+}
+
+void fs_etcd_set_page(struct fs_etcd *e, unsigned keys)
+{
+	e->page = keys ? keys : ETCD_RANGE_PAGE;
+}
+
+int fs_etcd_compact(struct fs_etcd *e, int64_t revision, char *why)
+{
+	json_t *req = json_object(), *answer;
+	int r;
+
+	json_object_set_new(req, "revision", jint64(revision));
+	r = post(e, "/v3/kv/compaction", req, &answer, why);
+	if (r == 0)
+		json_decref(answer);
 	return r;
 }
 

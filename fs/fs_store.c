@@ -28,10 +28,16 @@ static struct fs_store *store_new(size_t server_count)
 	return st;
 }
 
+const char *fs_store_name(const struct fs_store *st)
+{
+	return st->name;
+}
+
 void fs_store_close(struct fs_store *st)
 {
 	if (!st)
 		return;
+	fs_store_etcd_close(st->etcd);
 	fs_sqlite_close(st->sql);
 	for (size_t i = 0; i < st->server_count; i++)
 		free(st->server_docs[i]);
@@ -67,13 +73,104 @@ int fs_store_open(const char *dir, size_t server_count, struct fs_store **ret, c
 	return 0;
 }
 
+int fs_store_open_etcd(const struct fs_ctx *ctx, unsigned wait_msec, struct fs_store **ret,
+		       char *why)
+{
+	const struct conf_cluster *conf = ctx->cluster->conf;
+	struct fs_store *st = store_new(ctx->cluster->server_count);
+	int r;
+
+	if (!st)
+		return -ENOMEM;
+	st->snapshot_events = true;
+	st->aside_where = "etcd keys <prefix>unrestored/";
+	if (asprintf(&st->name, "etcd %s at %s", conf->etcd_prefix, conf->etcd_servers) < 0 ||
+	    asprintf(&st->aside_hint, "etcdctl --endpoints=%s get --prefix %sunrestored/",
+		     conf->etcd_servers, conf->etcd_prefix) < 0) {
+		fs_store_close(st);
+		return -ENOMEM;
+	}
+	r = fs_store_etcd_open(conf, ctx, wait_msec, &st->etcd, why);
+	if (r < 0) {
+		fs_store_close(st);
+		return r;
+	}
+	*ret = st;
+	return 0;
+}
+
 int fs_store_write(struct fs_store *st, const struct fs_batch *b, char *why)
 {
-	return fs_sqlite_write(st->sql, b, why);
+	bool want_full = false;
+	int r;
+
+	if (!st->etcd)
+		return fs_sqlite_write(st->sql, b, why);
+	r = fs_store_etcd_write(st->etcd, b, &want_full, why);
+	/* the committer's thread: the only one that reads resync after the restore */
+	if (r == 0 && want_full)
+		st->resync = true;
+	return r;
+}
+
+/* A batch of the etcd log into the in-memory database the restore reads. */
+static int apply_batch(void *arg, const struct fs_batch *b, char *why)
+{
+	return fs_sqlite_write(arg, b, why);
+}
+
+struct aside_copy {
+	struct fs_store_etcd *etcd;
+	char *why;
+};
+
+static int copy_aside(void *arg, int64_t id, const char *kind, const char *key, const char *doc,
+		      size_t doc_len, const char *reason, int64_t time_usec)
+{
+	struct aside_copy *a = arg;
+
+	return fs_store_etcd_set_aside(a->etcd, id, kind ? kind : "", key ? key : "",
+				       doc ? doc : "", doc_len, reason ? reason : "", time_usec,
+				       a->why);
+}
+
+/*
+ * etcd: replay the log into SQLite in memory, restore from it as from a file, then keep
+ * what it set aside in etcd; the first write is a snapshot when the log had parts of no
+ * use or records were set aside (the snapshot leaves them out).
+ */
+static int restore_etcd(struct fs_ctx *ctx, uint64_t now_usec, bool set_aside,
+			struct fs_restore_stats *stats, char *why)
+{
+	struct fs_store *st = ctx->store;
+	struct aside_copy aside = { st->etcd, why };
+	bool untidy = false;
+	int r = fs_sqlite_open(":memory:", NULL, &st->sql, why);
+
+	if (r == 0)
+		r = fs_store_etcd_load(st->etcd, apply_batch, st->sql, &untidy, why);
+	if (r == -EBADMSG) {
+		char inner[SCHED_REASON_MAX];
+
+		snprintf(inner, sizeof(inner), "%s", why);
+		snprintf(why, SCHED_REASON_MAX, "state store %.120s cannot be read: %.300s; "
+			 "nothing was changed. Use the ascendfs that wrote it", st->name, inner);
+	}
+	if (r == 0)
+		r = fs_sqlite_restore(ctx, now_usec, set_aside, stats, why);
+	if (r == 0 && stats->set_aside)
+		r = fs_sqlite_each_unrestored(st->sql, 0, copy_aside, &aside, why);
+	if (r == 0 && (untidy || stats->set_aside))
+		st->resync = true;
+	fs_sqlite_close(st->sql);
+	st->sql = NULL;
+	return r;
 }
 
 int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, bool set_aside,
 		     struct fs_restore_stats *stats, char *why)
 {
+	if (ctx->store->etcd)
+		return restore_etcd(ctx, now_usec, set_aside, stats, why);
 	return fs_sqlite_restore(ctx, now_usec, set_aside, stats, why);
 }

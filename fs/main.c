@@ -177,13 +177,22 @@ static bool state_dir_is_inside(const char *dir, const char *mnt)
 static int open_state(struct fs_ctx *ctx, const char *dir, bool ignore_errors,
 		      unsigned busy_msec)
 {
+	bool etcd = ctx->cluster->conf->state_backend == CONF_STATE_ETCD;
 	struct fs_restore_stats stats;
 	char why[SCHED_REASON_MAX];
 	struct timespec t0, t1;
 	int r;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (unsigned waited = 0;; waited += 100) {
+	if (etcd) {
+		/* a head restarted after a crash finds its own old lease still there: it
+		 * waits for it to end, as a standby would */
+		fs_log(ctx, 2, "state in etcd %s at %s: taking the leadership",
+		       ctx->cluster->conf->etcd_prefix, ctx->cluster->conf->etcd_servers);
+		r = fs_store_open_etcd(ctx, (ctx->cluster->conf->leader_lease_sec + 2) * 1000,
+				       &ctx->store, why);
+	}
+	for (unsigned waited = 0; !etcd; waited += 100) {
 		r = fs_store_open(dir, ctx->cluster->server_count, &ctx->store, why);
 		if (r != -EBUSY || waited >= busy_msec)
 			break;
@@ -194,16 +203,17 @@ static int open_state(struct fs_ctx *ctx, const char *dir, bool ignore_errors,
 	if (r < 0) {
 		fprintf(stderr, "ascendfs: %s\n", r == -ENOMEM ? "out of memory" : why);
 		/* -EBADMSG: @why says what to do; the file itself is sound */
-		if (r == -EIO || r == -EUCLEAN)
+		if (!etcd && (r == -EIO || r == -EUCLEAN))
 			fprintf(stderr, "ascendfs: nothing was changed; if the file is damaged, "
 					"move %s/ascendfs.db* aside to start with an empty state "
 					"(the jobs it holds are then forgotten)\n", dir);
 		return r;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	fs_log(ctx, 2, "state %s/ascendfs.db: restored %zu %s (%zu active), %zu server "
+	fs_log(ctx, 2, "state %s: restored %zu %s (%zu active), %zu server "
 		       "%s, %zu %s, %zu accounting %s, %zu staged %s in %.0f ms%s",
-	       dir, stats.jobs, conf_plural(stats.jobs, "job", "jobs"), stats.active,
+	       fs_store_name(ctx->store), stats.jobs, conf_plural(stats.jobs, "job", "jobs"),
+	       stats.active,
 	       stats.servers, conf_plural(stats.servers, "record", "records"), stats.events,
 	       conf_plural(stats.events, "event", "events"), stats.accounting,
 	       conf_plural(stats.accounting, "record", "records"), stats.staged,
@@ -382,7 +392,10 @@ int main(int argc, char *argv[])
 	ctx.cluster->scan_resume_at_start = true;
 	fs_cond_init(&ctx.commit_cv);
 	fs_cond_init(&ctx.durable_cv);
-	if (strcmp(o.state_dir, "none") != 0 &&
+	/* etcd (`state: {backend: etcd}`) whatever --state-dir says: it still holds the
+	 * jobs' output */
+	if ((strcmp(o.state_dir, "none") != 0 ||
+	     ctx.cluster->conf->state_backend == CONF_STATE_ETCD) &&
 	    open_state(&ctx, o.state_dir, o.ignore_state_errors, cleared ? 5000 : 0) < 0)
 		goto out_ctx;
 	/* after the restore (its pass and staged submissions run at once): from here, the

@@ -10,7 +10,8 @@ PACKAGES=(
 	libyaml-dev libjansson-dev                 # YAML and JSON
 	libsqlite3-dev                             # durable state
 	libmicrohttpd-dev                          # --http: /metrics and the files' API
-	libcurl4-openssl-dev etcd-server           # the etcd client of standby heads, and its test
+	libcurl4-openssl-dev                       # the etcd client (state: {backend: etcd})
+	etcd-server etcd-client                    # a real etcd cluster in the tests
 	prometheus                                 # integration_http: a real scrape and PromQL
 	chromium fonts-dejavu-core                 # integration_panel: the panel in a real browser
 	libcmocka-dev python3 util-linux           # unit tests; JSON checks and setpriv in tests

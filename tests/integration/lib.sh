@@ -190,6 +190,42 @@ it_kill_started() {
 	done
 }
 
+# it_etcd_start N: start an etcd cluster of N members (Debian's etcd-server) on free
+# loopback ports, data under $IT_WORK/etcd; sets IT_ETCD_ENDPOINTS (comma separated) and
+# IT_ETCD_PIDS; each member is killed by it_cleanup (IT_OTHER_PIDS). Skips (77) without
+# etcd. Returns 1 when the cluster is not healthy within 30 s.
+it_etcd_start() {
+	local n=$1 i ports initial="" name
+	command -v etcd >/dev/null && command -v etcdctl >/dev/null ||
+		{ echo "SKIP: needs etcd and etcdctl (Debian package etcd-server, etcd-client)"; exit 77; }
+	ports=$(python3 -c 'import socket, sys
+s = []
+for _ in range(2 * int(sys.argv[1])):
+    k = socket.socket(); k.bind(("127.0.0.1", 0)); s.append(k)
+print(" ".join(str(k.getsockname()[1]) for k in s))' "$n")
+	read -r -a IT_ETCD_PORTS <<<"$ports"
+	IT_ETCD_ENDPOINTS=""
+	for i in $(seq 0 $((n - 1))); do
+		initial+="${initial:+,}e$i=http://127.0.0.1:${IT_ETCD_PORTS[$((2 * i + 1))]}"
+		IT_ETCD_ENDPOINTS+="${IT_ETCD_ENDPOINTS:+,}http://127.0.0.1:${IT_ETCD_PORTS[$((2 * i))]}"
+	done
+	IT_ETCD_PIDS=()
+	for i in $(seq 0 $((n - 1))); do
+		name=e$i
+		etcd --name "$name" --data-dir "$IT_WORK/etcd/$name" \
+			--listen-client-urls "http://127.0.0.1:${IT_ETCD_PORTS[$((2 * i))]}" \
+			--advertise-client-urls "http://127.0.0.1:${IT_ETCD_PORTS[$((2 * i))]}" \
+			--listen-peer-urls "http://127.0.0.1:${IT_ETCD_PORTS[$((2 * i + 1))]}" \
+			--initial-advertise-peer-urls "http://127.0.0.1:${IT_ETCD_PORTS[$((2 * i + 1))]}" \
+			--initial-cluster "$initial" --initial-cluster-token "$IT_WORK" \
+			--heartbeat-interval 50 --election-timeout 500 \
+			>>"$IT_WORK/etcd-$name.log" 2>&1 &
+		IT_ETCD_PIDS+=("$!")
+		IT_OTHER_PIDS="$IT_OTHER_PIDS $!"
+	done
+	wait_until 30 etcdctl --endpoints="$IT_ETCD_ENDPOINTS" endpoint health >/dev/null 2>&1
+}
+
 # it_setup: skip (77) where FUSE cannot run; make a work dir and the EXIT trap
 it_setup() {
 	if [ ! -c /dev/fuse ] || ! command -v fusermount3 >/dev/null; then

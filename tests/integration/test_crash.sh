@@ -6,7 +6,13 @@
 # acknowledged (the syscall returned success) and nothing half applied: an operation
 # in flight when the daemon died may be there or not, but whole.
 #
-# Usage: test_crash.sh ASCENDFS CHECK_RANKTABLE SRCDIR   (CRASH_ROUNDS=N, default 20)
+# With CRASH_BACKEND=etcd the state is kept in a 3-member etcd cluster (state: {backend:
+# etcd}, issue 21): each restart first waits for the killed head's lease to end, as a
+# standby would; halfway one etcd member is killed for good (the quorum goes on); at the
+# end a second head on the same prefix is refused while the first leads.
+#
+# Usage: test_crash.sh ASCENDFS CHECK_RANKTABLE SRCDIR   (CRASH_ROUNDS=N, default 20;
+#        CRASH_BACKEND=sqlite (default) or etcd)
 set -u
 ASCENDFS=$1
 CHECK=$2
@@ -18,11 +24,22 @@ it_setup
 M=$IT_MNT
 STATE=$IT_WORK/state
 ACK=$IT_WORK/ack.log
+BACKEND=${CRASH_BACKEND:-sqlite}
+CONFIG=$SRC/examples/ascend_cluster.yaml
 mkdir -p "$IT_WORK/spec"
 : >"$ACK"
+if [ "$BACKEND" = etcd ]; then
+	it_etcd_start 3 || { not_ok "a 3-member etcd cluster starts"; it_finish; exit 1; }
+	CONFIG=$IT_WORK/cluster.yaml
+	{
+		cat "$SRC/examples/ascend_cluster.yaml"
+		printf 'state:\n  backend: etcd\n  etcd_servers: %s\n' "$IT_ETCD_ENDPOINTS"
+		printf '  leader_lease_duration: 2s\n'
+	} >"$CONFIG"
+fi
 
 start_daemon() {
-	"$ASCENDFS" -f -c "$SRC/examples/ascend_cluster.yaml" --state-dir "$STATE" "$M" \
+	"$ASCENDFS" -f -c "$CONFIG" --state-dir "$STATE" "$M" \
 		>>"$IT_LOG" 2>&1 &
 	IT_PID=$!
 	wait_until 20 answers "$M/jobs"
@@ -277,6 +294,11 @@ for round in $(seq "$ROUNDS"); do
 	wait "$cpid" 2>/dev/null
 	IT_PID=""
 	crashes=$((crashes + 1))
+	# etcd: one member of three gone for good from halfway on
+	if [ "$BACKEND" = etcd ] && [ "$round" = $((ROUNDS / 2)) ]; then
+		kill -KILL "${IT_ETCD_PIDS[0]}"
+		echo "# round $round: etcd member e0 killed; two of three go on"
+	fi
 	if ! start_daemon; then
 		not_ok "round $round: the daemon restarts after SIGKILL" "$(tail -5 "$IT_LOG")"
 		break
@@ -301,5 +323,16 @@ acks=$(grep -c '^ack' "$ACK")
 echo "# survived $crashes SIGKILLs; $acks operations acknowledged; after the last restart" \
 	"$ops checked (every submission, cancel and rmdir; each NPU's fault; the quota)"
 [ "$ops" -gt 0 ] && ok "acknowledged operations were checked ($ops)" || not_ok "operations were checked"
+if [ "$BACKEND" = etcd ]; then
+	# a second head on the same prefix: refused while this one leads, naming it
+	mkdir -p "$IT_WORK/mnt2"
+	out=$(timeout 30 "$ASCENDFS" -f -c "$CONFIG" --state-dir "$IT_WORK/state2" \
+		"$IT_WORK/mnt2" 2>&1)
+	st=$?
+	check_eq "a second head exits with an error while the first leads" 1 "$st"
+	check_contains "and says another head is active, naming it" \
+		"another head is active ($(hostname) pid $IT_PID)" "$out"
+	check_eq "and mounts nothing" "" "$(awk -v m="$IT_WORK/mnt2" '$2 == m' /proc/mounts)"
+fi
 it_stop
 it_finish

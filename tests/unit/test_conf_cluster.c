@@ -212,6 +212,46 @@ static void test_cluster_defaults(void **state)
 	assert_non_null(q->groups);
 	assert_null(q->groups[0]);
 	assert_null(c->servers[0].device_ips[0]);
+	assert_int_equal(c->state_backend, CONF_STATE_SQLITE); /* SQLite unless told */
+	assert_null(c->etcd_servers);
+	assert_render_stable(c);
+	conf_cluster_free(c);
+}
+
+/*
+ * state: etcd: a list of members is joined as etcdctl's --endpoints takes it, the prefix
+ * defaults to the cluster's name and gets its '/', the request timeout to a quarter of
+ * the lease (at most 2 s); cluster/config shows it all and reads back the same.
+ */
+static void test_cluster_state_etcd(void **state)
+{
+	static const char text[] =
+		"cluster:\n  name: pod-a\n"
+		"state:\n  backend: etcd\n"
+		"  etcd_servers: [http://10.0.0.1:2379, \"https://head-2:2379/\"]\n"
+		"  leader_lease_duration: 6s\n" ONE_SERVER;
+	static const char prefixed[] =
+		"state:\n  backend: etcd\n  etcd_servers: http://a:2379,http://b:2379\n"
+		"  etcd_prefix: /sites/x\n  leader_lease_duration: 1m\n" ONE_SERVER;
+	struct conf_cluster *c = parse_ok(text, strlen(text), "etcd.yaml");
+	char *yaml;
+	size_t len;
+
+	assert_int_equal(c->state_backend, CONF_STATE_ETCD);
+	assert_string_equal(c->etcd_servers, "http://10.0.0.1:2379,https://head-2:2379/");
+	assert_string_equal(c->etcd_prefix, "/ascendfs/pod-a/");
+	assert_int_equal(c->leader_lease_sec, 6);
+	assert_int_equal(c->etcd_timeout_sec, 1);
+	assert_int_equal(conf_cluster_render_yaml(c, &yaml, &len), 0);
+	assert_non_null(strstr(yaml, "backend: etcd\n"));
+	assert_non_null(strstr(yaml, "etcd_prefix: /ascendfs/pod-a/\n"));
+	free(yaml);
+	assert_render_stable(c);
+	conf_cluster_free(c);
+	c = parse_ok(prefixed, strlen(prefixed), "prefixed.yaml");
+	assert_string_equal(c->etcd_prefix, "/sites/x/");
+	assert_int_equal(c->leader_lease_sec, 60);
+	assert_int_equal(c->etcd_timeout_sec, 2);
 	assert_render_stable(c);
 	conf_cluster_free(c);
 }
@@ -828,6 +868,7 @@ int main(void)
 		cmocka_unit_test(test_cluster_example_a2),
 		cmocka_unit_test(test_cluster_example_mixed),
 		cmocka_unit_test(test_cluster_defaults),
+		cmocka_unit_test(test_cluster_state_etcd),
 		cmocka_unit_test(test_cluster_operator_group),
 		cmocka_unit_test(test_cluster_retry_fault_codes),
 		cmocka_unit_test(test_cluster_job_caps),

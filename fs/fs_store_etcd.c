@@ -1,0 +1,774 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The etcd backend (issue 21): the committer's batches as a log in an etcd cluster,
+ * written only while this head holds the leader's lease.
+ *
+ * Why a log: a batch must be applied whole (a job's placement and the release of the
+ * NPUs it took are one change), and etcd bounds one Txn (128 ops, 1.5 MiB by default:
+ * --max-txn-ops, --max-request-bytes). A batch is encoded as bytes (fs_batch.c) and
+ * written as a few keys whatever it holds; a full batch is a snapshot that replaces
+ * everything before it. Keys, under the prefix P (state.etcd_prefix):
+ *   P leader                  this head's identity, with its lease (the election)
+ *   P head                    decimal seq of the last batch committed
+ *   P snapshot                decimal seq of the snapshot the log starts from
+ *   P snap/<seq>/<part>       the snapshot's bytes, in parts of at most PART_MAX
+ *   P log/<seq>/<part>        each batch since, likewise (seq, part: zero-padded)
+ *   P unrestored/<time>-<id>  records the restore could not read, set aside
+ *                             (--ignore-state-errors): "<kind> <key>\n<reason>\n<doc>"
+ * A batch's parts but its last are put first, each in a Txn that holds only while the
+ * leader key carries this head's lease; the last part goes in with `head` = seq in one
+ * Txn that also compares `head` to the seq before it, so a batch is committed exactly
+ * when `head` names it, once, in order. A snapshot's Txn also sets `snapshot` and deletes
+ * the log and the previous snapshot, then the history before it is compacted. The
+ * restore reads `head` and `snapshot`, then the snapshot and the log entries after it up
+ * to `head`, in order; any other part (of a batch whose last Txn failed) is ignored, and
+ * the first write after such a restore is a snapshot, which deletes them.
+ *
+ * A write whose outcome is unknown (no quorum answered: -EHOSTUNREACH) may still be
+ * applied later: its compare of `head` makes that harmless (it applies before anything
+ * else this head writes, or never), and the next batch is a snapshot (the committer's
+ * resync), compared on the `head` then read back.
+ *
+ * Election: the leader key is taken with a Txn that holds only if it does not exist
+ * (create_revision 0), put with a lease of leader_lease_duration; a thread renews the
+ * lease every third of it. When it cannot (the lease expired, or no member answered for
+ * a whole lease), this head has lost the leadership: it writes nothing more, and every
+ * write it tried after its lease lapsed failed its compare anyway (fencing).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fs_store.h"
+
+#define PART_MAX (512u << 10)		/* bytes of one key's value: a Txn stays under
+					 * etcd's default 1.5 MiB request */
+#define RANGE_PAGE 64			/* parts read per request: under
+					 * FS_ETCD_ANSWER_MAX with base64 */
+#define LOG_MIN_BYTES (8u << 20)	/* a snapshot is written when the log since the
+					 * last one passes this, or that snapshot's size */
+#define GARBAGE_MAX 64			/* old snapshots deleted by one snapshot's Txn */
+
+struct fs_store_etcd {
+	const struct fs_ctx *ctx;	/* for fs_log() only */
+	struct fs_etcd *e;		/* the committer's client (and the restore's) */
+	char *prefix;			/* ends with '/' */
+	char *servers;
+	char *identity;			/* the leader key's value */
+	int64_t lease;
+	unsigned ttl;
+	uint64_t head;			/* the last batch known committed (0: none) */
+	uint64_t snapshot;		/* the snapshot the log starts from (0: none) */
+	uint64_t next_seq;		/* above every seq ever tried */
+	size_t log_bytes, snapshot_bytes;
+	uint64_t garbage[GARBAGE_MAX];	/* snapshots of no use, for the next one to delete */
+	size_t garbage_count;
+	/* the lease's renewal */
+	pthread_t keeper;
+	bool keeper_running, stopping;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	atomic_bool lost;
+	char lost_why[FS_ETCD_WHY_MAX];	/* set once, before lost */
+};
+
+static char *key_of(const struct fs_store_etcd *e, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static char *key_of(const struct fs_store_etcd *e, const char *fmt, ...)
+{
+	char tail[128], *k;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(tail, sizeof(tail), fmt, ap);
+	va_end(ap);
+	if (asprintf(&k, "%s%s", e->prefix, tail) < 0)
+		return NULL;
+	return k;
+}
+
+/* ---- the lease ---- */
+
+static uint64_t mono_msec(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+static void lose(struct fs_store_etcd *e, const char *why)
+{
+	if (atomic_load(&e->lost))
+		return;
+	snprintf(e->lost_why, sizeof(e->lost_why), "%s", why);
+	atomic_store(&e->lost, true);
+	fs_log(e->ctx, 0, "etcd %s: this head lost the leadership (%s); it writes nothing "
+			  "more: requests that change state fail with EIO; restart it to stand "
+			  "for election again", e->prefix, why);
+}
+
+static void *keeper_main(void *arg)
+{
+	struct fs_store_etcd *e = arg;
+	char why[FS_ETCD_WHY_MAX];
+	struct fs_etcd *ka = NULL;
+	uint64_t last_ok = mono_msec();
+	unsigned every = e->ttl / 3 ? e->ttl / 3 : 1;
+	int r = fs_etcd_open(e->servers, e->ttl * 1000 / 4, &ka, why);
+
+	pthread_mutex_lock(&e->mu);
+	while (!e->stopping && !atomic_load(&e->lost)) {
+		struct timespec ts;
+		unsigned ttl = 0;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += every;
+		pthread_cond_timedwait(&e->cv, &e->mu, &ts);
+		if (e->stopping)
+			break;
+		pthread_mutex_unlock(&e->mu);
+		if (r == 0)
+			r = fs_etcd_lease_keepalive(ka, e->lease, &ttl, why);
+		if (r == 0 && ttl == 0)
+			lose(e, "its lease expired before it was renewed");
+		else if (r == 0)
+			last_ok = mono_msec();
+		else if (mono_msec() - last_ok >= (uint64_t)e->ttl * 1000)
+			lose(e, why);
+		r = r == -ENOMEM ? r : 0;
+		pthread_mutex_lock(&e->mu);
+	}
+	pthread_mutex_unlock(&e->mu);
+	fs_etcd_close(ka);
+	return NULL;
+}
+
+/* ---- open and close ---- */
+
+struct leader_seen {
+	char value[256];
+	int64_t lease;
+	bool found;
+};
+
+static int leader_cb(void *arg, const struct fs_etcd_kv *kv)
+{
+	struct leader_seen *s = arg;
+
+	snprintf(s->value, sizeof(s->value), "%.*s", (int)(kv->value_len < 255 ? kv->value_len : 255),
+		 kv->value);
+	s->lease = kv->lease;
+	s->found = true;
+	return 0;
+}
+
+/* The leader key as it is now. */
+static int read_leader(struct fs_store_etcd *e, struct leader_seen *s, char *why)
+{
+	char *k = key_of(e, "leader");
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	if (!k)
+		return -ENOMEM;
+	r = fs_etcd_range(e->e, k, false, leader_cb, s, NULL, why);
+	free(k);
+	return r;
+}
+
+void fs_store_etcd_close(struct fs_store_etcd *e)
+{
+	char why[FS_ETCD_WHY_MAX];
+
+	if (!e)
+		return;
+	if (e->keeper_running) {
+		pthread_mutex_lock(&e->mu);
+		e->stopping = true;
+		pthread_cond_broadcast(&e->cv);
+		pthread_mutex_unlock(&e->mu);
+		pthread_join(e->keeper, NULL);
+	}
+	/* the leader key goes with the lease: a standby need not wait for it to expire */
+	if (e->keeper_running && !atomic_load(&e->lost) &&
+	    fs_etcd_lease_revoke(e->e, e->lease, why) < 0)
+		fs_log(e->ctx, 1, "etcd %s: the leader's lease could not be revoked (%s); a "
+				  "standby takes over when it expires", e->prefix, why);
+	fs_etcd_close(e->e);
+	pthread_mutex_destroy(&e->mu);
+	pthread_cond_destroy(&e->cv);
+	free(e->prefix);
+	free(e->servers);
+	free(e->identity);
+	free(e);
+}
+
+int fs_store_etcd_open(const struct conf_cluster *conf, const struct fs_ctx *ctx,
+		       unsigned wait_msec, struct fs_store_etcd **ret, char *why)
+{
+	struct fs_store_etcd *e = calloc(1, sizeof(*e));
+	char host[128] = "?", ewhy[FS_ETCD_WHY_MAX];
+	uint64_t t0 = mono_msec();
+	struct leader_seen seen;
+	char *leader = NULL;
+	unsigned ttl;
+	int r;
+
+	if (!e)
+		return -ENOMEM;
+	pthread_mutex_init(&e->mu, NULL);
+	pthread_cond_init(&e->cv, NULL);
+	atomic_init(&e->lost, false);
+	e->ctx = ctx;
+	e->ttl = conf->leader_lease_sec;
+	e->next_seq = 1;
+	gethostname(host, sizeof(host) - 1);
+	e->prefix = strdup(conf->etcd_prefix);
+	e->servers = strdup(conf->etcd_servers);
+	if (!e->prefix || !e->servers ||
+	    asprintf(&e->identity, "%s pid %d", host, (int)getpid()) < 0) {
+		e->identity = NULL;
+		fs_store_etcd_close(e);
+		return -ENOMEM;
+	}
+	leader = key_of(e, "leader");
+	r = leader ? fs_etcd_open(conf->etcd_servers, conf->etcd_timeout_sec * 1000, &e->e, ewhy)
+		   : -ENOMEM;
+	if (r == 0) {
+		fs_etcd_set_page(e->e, RANGE_PAGE);
+		r = fs_etcd_lease_grant(e->e, e->ttl, &e->lease, ewhy);
+	}
+	while (r == 0) {
+		const struct fs_etcd_cmp free_ = { .key = leader, .target = FS_ETCD_CMP_CREATE };
+		const struct fs_etcd_op take = { .kind = FS_ETCD_PUT, .key = leader,
+						 .value = e->identity,
+						 .value_len = strlen(e->identity),
+						 .lease = e->lease };
+		bool taken = false;
+
+		r = fs_etcd_txn(e->e, &free_, 1, &take, 1, &taken, NULL, ewhy);
+		if (r < 0 || taken)
+			break;
+		r = read_leader(e, &seen, ewhy);
+		if (r < 0)
+			break;
+		if (mono_msec() - t0 >= wait_msec) {
+			snprintf(why, SCHED_REASON_MAX,
+				 "etcd %s at %s: another head is active (%s); this one waited %.1f s "
+				 "for its lease of up to %u s to end. Stop that head, or wait for "
+				 "it to end, and start this one again",
+				 e->prefix, e->servers, seen.found ? seen.value : "it just left",
+				 (double)wait_msec / 1000, e->ttl);
+			free(leader);
+			fs_store_etcd_close(e);
+			return -EBUSY;
+		}
+		usleep(250000);
+		/* this head's own lease lives on while it waits (no renewal thread yet) */
+		r = fs_etcd_lease_keepalive(e->e, e->lease, &ttl, ewhy);
+		if (r == 0 && ttl == 0)
+			r = fs_etcd_lease_grant(e->e, e->ttl, &e->lease, ewhy);
+	}
+	free(leader);
+	if (r < 0) {
+		snprintf(why, SCHED_REASON_MAX, "etcd %.100s at %.100s: %.200s%s", conf->etcd_prefix,
+			 conf->etcd_servers, r == -ENOMEM ? "out of memory" : ewhy,
+			 r == -EHOSTUNREACH ? "; start the etcd members, or fix state.etcd_servers "
+					      "in the configuration" : "");
+		fs_store_etcd_close(e);
+		return r == -ENOMEM ? r : -EIO;
+	}
+	r = pthread_create(&e->keeper, NULL, keeper_main, e);
+	if (r) {
+		snprintf(why, SCHED_REASON_MAX, "cannot start the lease's thread: %s", strerror(r));
+		fs_store_etcd_close(e);
+		return -r;
+	}
+	e->keeper_running = true;
+	*ret = e;
+	return 0;
+}
+
+const char *fs_store_etcd_identity(const struct fs_store_etcd *e)
+{
+	return e->identity;
+}
+
+/* ---- the restore ---- */
+
+/* "<seq>/<part>" after @dir in @key: 0, or -1 for a key of another shape */
+static int parse_part(const char *key, size_t dir_len, uint64_t *seq, unsigned *part)
+{
+	char *end;
+	const char *p = key + dir_len;
+
+	if (strlen(key) <= dir_len)
+		return -1;
+	*seq = strtoull(p, &end, 10);
+	if (end == p || *end != '/')
+		return -1;
+	p = end + 1;
+	*part = (unsigned)strtoul(p, &end, 10);
+	return end == p || *end ? -1 : 0;
+}
+
+struct entry_reader {
+	struct fs_store_etcd *e;
+	size_t dir_len;			/* strlen(prefix "log/") */
+	uint64_t from, to;		/* seqs kept: from < seq <= to */
+	uint64_t seq;			/* of the entry being read (0: none) */
+	unsigned parts;
+	char *buf;
+	size_t len, cap;
+	uint64_t applied;		/* the last seq applied */
+	uint64_t max_seen;
+	bool garbage;			/* parts of no use were seen */
+	bool is_snapshot;
+	int (*apply)(void *arg, const struct fs_batch *b, char *why);
+	void *arg;
+	char *why;
+};
+
+/* The entry read so far: decoded and applied if it is one of the log's. */
+static int entry_finish(struct entry_reader *rd)
+{
+	struct fs_batch b;
+	int r;
+
+	if (!rd->seq)
+		return 0;
+	if (rd->seq <= rd->from || rd->seq > rd->to) {
+		rd->garbage = true;
+		if (rd->is_snapshot && rd->e->garbage_count < GARBAGE_MAX)
+			rd->e->garbage[rd->e->garbage_count++] = rd->seq;
+		rd->seq = 0;
+		return 0;
+	}
+	if (!rd->is_snapshot && rd->seq != rd->applied + 1) {
+		snprintf(rd->why, SCHED_REASON_MAX, "log entry %" PRIu64 " follows %" PRIu64
+			 ": the entries between are missing", rd->seq, rd->applied);
+		return -EBADMSG;
+	}
+	r = fs_batch_decode(rd->buf, rd->len, &b, rd->why);
+	if (r < 0) {
+		char inner[SCHED_REASON_MAX];
+
+		snprintf(inner, sizeof(inner), "%s", rd->why);
+		snprintf(rd->why, SCHED_REASON_MAX, "%s %" PRIu64 " (%u parts, %zu bytes): %.300s",
+			 rd->is_snapshot ? "snapshot" : "log entry", rd->seq, rd->parts, rd->len,
+			 inner);
+		return r;
+	}
+	r = rd->apply(rd->arg, &b, rd->why);
+	fs_batch_free(&b);
+	if (r < 0)
+		return r;
+	if (rd->is_snapshot)
+		rd->e->snapshot_bytes = rd->len;
+	else
+		rd->e->log_bytes += rd->len;
+	rd->applied = rd->seq;
+	rd->seq = 0;
+	return 0;
+}
+
+static int entry_cb(void *arg, const struct fs_etcd_kv *kv)
+{
+	struct entry_reader *rd = arg;
+	uint64_t seq;
+	unsigned part;
+	int r;
+
+	if (parse_part(kv->key, rd->dir_len, &seq, &part) < 0) {
+		rd->garbage = true; /* not a key of ours: left alone */
+		return 0;
+	}
+	if (seq > rd->max_seen)
+		rd->max_seen = seq;
+	if (seq != rd->seq) {
+		r = entry_finish(rd);
+		if (r < 0)
+			return r;
+		rd->seq = seq;
+		rd->parts = 0;
+		rd->len = 0;
+	}
+	if (part != rd->parts) {
+		/* a part missing: a batch whose last Txn never came (a later part without
+		 * the ones before cannot be a committed batch's) */
+		if (seq > rd->from && seq <= rd->to) {
+			snprintf(rd->why, SCHED_REASON_MAX, "%s %" PRIu64 " lacks part %u",
+				 rd->is_snapshot ? "snapshot" : "log entry", seq, rd->parts);
+			return -EBADMSG;
+		}
+	}
+	rd->parts++;
+	if (rd->len + kv->value_len > rd->cap) {
+		size_t cap = rd->cap ? rd->cap : PART_MAX;
+		char *n;
+
+		while (cap < rd->len + kv->value_len)
+			cap *= 2;
+		n = realloc(rd->buf, cap);
+		if (!n)
+			return -ENOMEM;
+		rd->buf = n;
+		rd->cap = cap;
+	}
+	memcpy(rd->buf + rd->len, kv->value, kv->value_len);
+	rd->len += kv->value_len;
+	return 0;
+}
+
+struct number_seen {
+	uint64_t v;
+	bool found, bad;
+};
+
+static int number_cb(void *arg, const struct fs_etcd_kv *kv)
+{
+	struct number_seen *n = arg;
+	char *end;
+
+	n->found = true;
+	n->v = strtoull(kv->value, &end, 10);
+	n->bad = end == kv->value || *end;
+	return 0;
+}
+
+static int read_number(struct fs_store_etcd *e, const char *name, uint64_t *ret, char *why)
+{
+	char *k = key_of(e, "%s", name);
+	struct number_seen n = { 0 };
+	int r;
+
+	if (!k)
+		return -ENOMEM;
+	r = fs_etcd_range(e->e, k, false, number_cb, &n, NULL, why);
+	free(k);
+	if (r == 0 && n.bad) {
+		snprintf(why, SCHED_REASON_MAX, "key %s%s is not a number", e->prefix, name);
+		r = -EBADMSG;
+	}
+	*ret = n.v;
+	return r;
+}
+
+int fs_store_etcd_load(struct fs_store_etcd *e,
+		       int (*apply)(void *arg, const struct fs_batch *b, char *why), void *arg,
+		       bool *ret_untidy, char *why)
+{
+	struct entry_reader rd = { .e = e, .apply = apply, .arg = arg, .why = why };
+	char ewhy[FS_ETCD_WHY_MAX] = "";
+	char *dir = NULL;
+	int r;
+
+	*ret_untidy = false;
+	r = read_number(e, "head", &e->head, ewhy);
+	if (r == 0)
+		r = read_number(e, "snapshot", &e->snapshot, ewhy);
+	if (r < 0)
+		goto out;
+	if (e->snapshot > e->head) {
+		snprintf(ewhy, sizeof(ewhy), "snapshot %" PRIu64 " is past head %" PRIu64,
+			 e->snapshot, e->head);
+		r = -EBADMSG;
+		goto out;
+	}
+	/* the snapshot (and any other, of no use) */
+	dir = key_of(e, "snap/");
+	if (!dir) {
+		r = -ENOMEM;
+		goto out;
+	}
+	rd.dir_len = strlen(dir);
+	rd.is_snapshot = true;
+	rd.from = e->snapshot ? e->snapshot - 1 : 0;
+	rd.to = e->snapshot;
+	r = fs_etcd_range(e->e, dir, true, entry_cb, &rd, NULL, ewhy);
+	if (r == 0)
+		r = entry_finish(&rd);
+	if (r == 0 && e->snapshot && rd.applied != e->snapshot) {
+		snprintf(why, SCHED_REASON_MAX, "snapshot %" PRIu64 " is missing", e->snapshot);
+		r = -EBADMSG;
+	}
+	if (r < 0)
+		goto out;
+	/* then the log since */
+	free(dir);
+	dir = key_of(e, "log/");
+	if (!dir) {
+		r = -ENOMEM;
+		goto out;
+	}
+	e->next_seq = rd.max_seen + 1;
+	rd.dir_len = strlen(dir);
+	rd.is_snapshot = false;
+	rd.from = e->snapshot;
+	rd.to = e->head;
+	rd.applied = e->snapshot;
+	rd.max_seen = 0;
+	r = fs_etcd_range(e->e, dir, true, entry_cb, &rd, NULL, ewhy);
+	if (r == 0)
+		r = entry_finish(&rd);
+	if (r == 0 && rd.applied != e->head) {
+		snprintf(why, SCHED_REASON_MAX, "log entries %" PRIu64 " to %" PRIu64 " are missing",
+			 rd.applied + 1, e->head);
+		r = -EBADMSG;
+	}
+	if (rd.max_seen + 1 > e->next_seq)
+		e->next_seq = rd.max_seen + 1;
+	if (e->head + 1 > e->next_seq)
+		e->next_seq = e->head + 1;
+	*ret_untidy = rd.garbage;
+out:
+	if (r < 0 && ewhy[0])
+		snprintf(why, SCHED_REASON_MAX, "%s", ewhy);
+	free(dir);
+	free(rd.buf);
+	return r;
+}
+
+int fs_store_etcd_set_aside(struct fs_store_etcd *e, int64_t id, const char *kind,
+			    const char *key, const char *doc, size_t doc_len, const char *reason,
+			    int64_t time_usec, char *why)
+{
+	char *k = key_of(e, "unrestored/%020" PRId64 "-%" PRId64, time_usec, id), *v = NULL;
+	char *leader = key_of(e, "leader"), ewhy[FS_ETCD_WHY_MAX];
+	int len = -1, r = -ENOMEM;
+	bool ok = false;
+
+	if (k && leader)
+		len = asprintf(&v, "%s %s\n%s\n", kind, key, reason);
+	if (len >= 0) {
+		char *all = realloc(v, (size_t)len + doc_len);
+
+		if (all) {
+			const struct fs_etcd_cmp mine = { .key = leader, .target = FS_ETCD_CMP_LEASE,
+							  .number = e->lease };
+			const struct fs_etcd_op put = { .kind = FS_ETCD_PUT, .key = k, .value = all,
+							.value_len = (size_t)len + doc_len };
+
+			v = all;
+			memcpy(all + len, doc, doc_len);
+			r = fs_etcd_txn(e->e, &mine, 1, &put, 1, &ok, NULL, ewhy);
+			if (r == 0 && !ok) {
+				snprintf(ewhy, sizeof(ewhy), "this head is not the leader");
+				r = -EIO;
+			}
+			if (r < 0)
+				snprintf(why, SCHED_REASON_MAX, "etcd %.100s: cannot set a record "
+					 "aside: %.300s", e->prefix, ewhy);
+		}
+	}
+	free(k);
+	free(v);
+	free(leader);
+	return r;
+}
+
+/* ---- writing a batch ---- */
+
+/* Is the leader key still this head's? If not, the leadership is lost. */
+static void check_leader(struct fs_store_etcd *e)
+{
+	char why[FS_ETCD_WHY_MAX], msg[FS_ETCD_WHY_MAX];
+	struct leader_seen seen;
+
+	if (read_leader(e, &seen, why) < 0 || (seen.found && seen.lease == e->lease))
+		return;
+	snprintf(msg, sizeof(msg), "the leader key %s", seen.found ? "is another head's: " :
+			 "is gone");
+	if (seen.found)
+		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "%s", seen.value);
+	lose(e, msg);
+}
+
+int fs_store_etcd_write(struct fs_store_etcd *e, const struct fs_batch *b, bool *ret_want_full,
+			char *why)
+{
+	struct fs_batch marked = *b;
+	struct fs_clock_mark mark;
+	char ewhy[FS_ETCD_WHY_MAX], head_was[24], head_now[24], snap_now[24];
+	char *bytes = NULL, *leader = key_of(e, "leader"), *head = key_of(e, "head");
+	char *snapshot = key_of(e, "snapshot"), *part_key = NULL, *logdir = key_of(e, "log/");
+	char *olds[GARBAGE_MAX + 1] = { 0 };
+	size_t len = 0, nparts, nolds = 0;
+	uint64_t seq = e->next_seq++;
+	const char *kind = b->full ? "snap" : "log";
+	int64_t rev = 0;
+	bool ok = false, unknown = false, moved = false, retried = false;
+	int r = 0;
+
+	*ret_want_full = false;
+	if (atomic_load(&e->lost)) {
+		snprintf(why, SCHED_REASON_MAX, "etcd %.100s: this head lost the leadership (%.300s); "
+			 "restart it", e->prefix, e->lost_why);
+		r = -EIO;
+		goto out;
+	}
+	/* the clock of this write goes with the batch (fs_clock.c: the next head's
+	 * downtime is measured from it) */
+	fs_clock_mark_now(&mark);
+	if (fs_clock_mark_format(&mark, marked.clock, sizeof(marked.clock)) < 0)
+		marked.clock[0] = '\0';
+	if (!leader || !head || !snapshot || !logdir ||
+	    fs_batch_encode(&marked, &bytes, &len) < 0) {
+		r = -ENOMEM;
+		goto out;
+	}
+	nparts = len ? (len + PART_MAX - 1) / PART_MAX : 1;
+again:
+	for (size_t i = 0; i < nparts && r == 0; i++) {
+		struct fs_etcd_cmp cmp[2] = {
+			{ .key = leader, .target = FS_ETCD_CMP_LEASE, .number = e->lease },
+			{ .key = head },
+		};
+		struct fs_etcd_op ops[4 + GARBAGE_MAX + 1];
+		size_t nops = 0, off = i * PART_MAX;
+
+		free(part_key);
+		part_key = key_of(e, "%s/%020" PRIu64 "/%06zu", kind, seq, i);
+		if (!part_key) {
+			r = -ENOMEM;
+			break;
+		}
+		ops[nops++] = (struct fs_etcd_op){ .kind = FS_ETCD_PUT, .key = part_key,
+						   .value = bytes + off,
+						   .value_len = len - off < PART_MAX ? len - off
+										     : PART_MAX };
+		if (i + 1 == nparts) {
+			/* the last: committed when `head` moves from the seq before to this */
+			snprintf(head_was, sizeof(head_was), "%" PRIu64, e->head);
+			snprintf(head_now, sizeof(head_now), "%" PRIu64, seq);
+			if (e->head) {
+				cmp[1].target = FS_ETCD_CMP_VALUE;
+				cmp[1].value = head_was;
+				cmp[1].value_len = strlen(head_was);
+			} else {
+				cmp[1].target = FS_ETCD_CMP_CREATE; /* no batch yet */
+			}
+			ops[nops++] = (struct fs_etcd_op){ .kind = FS_ETCD_PUT, .key = head,
+							   .value = head_now,
+							   .value_len = strlen(head_now) };
+			if (b->full) {
+				snprintf(snap_now, sizeof(snap_now), "%" PRIu64, seq);
+				ops[nops++] = (struct fs_etcd_op){ .kind = FS_ETCD_PUT,
+								   .key = snapshot,
+								   .value = snap_now,
+								   .value_len = strlen(snap_now) };
+				ops[nops++] = (struct fs_etcd_op){ .kind = FS_ETCD_DELETE_PREFIX,
+								   .key = logdir };
+				if (e->snapshot)
+					olds[nolds++] = key_of(e, "snap/%020" PRIu64 "/",
+							       e->snapshot);
+				for (size_t g = 0; g < e->garbage_count; g++)
+					if (e->garbage[g] != seq)
+						olds[nolds++] = key_of(e, "snap/%020" PRIu64 "/",
+								       e->garbage[g]);
+				for (size_t g = 0; g < nolds; g++) {
+					if (!olds[g]) {
+						r = -ENOMEM;
+						goto out;
+					}
+					ops[nops++] = (struct fs_etcd_op){
+						.kind = FS_ETCD_DELETE_PREFIX, .key = olds[g] };
+				}
+			}
+		}
+		r = fs_etcd_txn(e->e, cmp, i + 1 == nparts ? 2 : 1, ops, nops, &ok, &rev, ewhy);
+		if (r == -EHOSTUNREACH && i + 1 == nparts)
+			unknown = true;
+		if (r == 0 && !ok) {
+			/* not this head's any more, or `head` moved: an earlier write whose
+			 * outcome was unknown came in late */
+			uint64_t now = e->head;
+
+			check_leader(e);
+			if (read_number(e, "head", &now, ewhy) == 0 && now != e->head &&
+			    !atomic_load(&e->lost)) {
+				fs_log(e->ctx, 1, "etcd %s: an earlier batch (%" PRIu64 ") was "
+						  "committed late; %s", e->prefix, now,
+				       b->full ? "this snapshot is written again after it"
+					       : "the next write is a snapshot");
+				e->head = now;
+				moved = true;
+			}
+			snprintf(ewhy, sizeof(ewhy), "%s",
+				 atomic_load(&e->lost) ? e->lost_why :
+				 "the log moved under this head (an earlier batch came in late)");
+			r = -EIO;
+		}
+	}
+	/* the parts of a snapshot that did not go in (or went in late, superseded): for
+	 * the next one to delete */
+	if (r < 0 && b->full && e->garbage_count < GARBAGE_MAX)
+		e->garbage[e->garbage_count++] = seq;
+	/* a snapshot stands on its own: after the late batch, it is written again (once) */
+	if (moved && b->full && !retried) {
+		for (size_t g = 0; g < nolds; g++)
+			free(olds[g]);
+		nolds = 0;
+		seq = e->next_seq++;
+		moved = false;
+		retried = true;
+		r = 0;
+		goto again;
+	}
+	if (unknown) {
+		uint64_t now = 0;
+
+		/* did it go in? The quorum may have answered nobody yet */
+		if (read_number(e, "head", &now, why) == 0 && now == seq) {
+			r = 0;
+			unknown = false;
+		}
+	}
+	if (r < 0) {
+		if (r != -ENOMEM)
+			snprintf(why, SCHED_REASON_MAX, "etcd %.100s at %.100s: %.200s%s", e->prefix,
+				 fs_etcd_endpoint(e->e), ewhy,
+				 unknown ? " (the batch may still be committed; the next write "
+					   "is a snapshot)" : "");
+		r = r == -ENOMEM ? r : -EIO;
+		goto out;
+	}
+	e->head = seq;
+	if (b->full) {
+		e->snapshot = seq;
+		e->snapshot_bytes = len;
+		e->log_bytes = 0;
+		e->garbage_count = 0;
+		/* the history before the snapshot: no longer needed by anyone */
+		if (rev && fs_etcd_compact(e->e, rev, ewhy) < 0)
+			fs_log(e->ctx, 1, "etcd %s: compaction at revision %" PRId64 " failed: %s",
+			       e->prefix, rev, ewhy);
+	} else {
+		e->log_bytes += len;
+	}
+	*ret_want_full = e->log_bytes > LOG_MIN_BYTES && e->log_bytes > e->snapshot_bytes;
+out:
+	for (size_t g = 0; g < nolds; g++)
+		free(olds[g]);
+	free(bytes);
+	free(leader);
+	free(head);
+	free(snapshot);
+	free(logdir);
+	free(part_key);
+	return r;
+}
+
+bool fs_store_etcd_lost(const struct fs_store_etcd *e)
+{
+	return atomic_load(&e->lost);
+}
