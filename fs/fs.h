@@ -606,6 +606,7 @@ enum fs_node_kind {
 	FS_CLUSTER_UTILIZATION,
 	FS_CLUSTER_WHATIF,	/* the dry run (fs_whatif.c) */
 	FS_CLUSTER_CTL,
+	FS_CLUSTER_LEADER,	/* the active head (fs_store_leader()) */
 	FS_NODES_DIR,
 	FS_NODE_DIR,
 	FS_NODE_HEALTH,
@@ -1542,6 +1543,18 @@ int fs_store_open_etcd(const struct fs_ctx *ctx, unsigned wait_msec, struct fs_s
 /* fs_store_name() - the store, for messages: the SQLite file, or "etcd <prefix> at
  * <servers>" (borrowed). */
 const char *fs_store_name(const struct fs_store *st);
+
+/*
+ * fs_store_leader() - what cluster/leader shows (borrowed): "leader: <host> pid <pid>",
+ * "since: <UTC time>" (this head's leadership, or its start with SQLite), "state: sqlite
+ * <file>" or "state: etcd <prefix> at <servers>", a line each.
+ * fs_store_deposed() - has this head lost the leadership (etcd; never with SQLite)?
+ * fs_store_on_deposed() - call @fn(@arg) once when it does (any thread; no-op with
+ * SQLite).
+ */
+const char *fs_store_leader(const struct fs_store *st);
+bool fs_store_deposed(const struct fs_store *st);
+void fs_store_on_deposed(struct fs_store *st, void (*fn)(void *arg), void *arg);
 
 /* fs_store_close() - close the database and release the directory (or the leadership).
  * NULL is fine. */

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "fs_store.h"
 
@@ -31,6 +33,40 @@ static struct fs_store *store_new(size_t server_count)
 const char *fs_store_name(const struct fs_store *st)
 {
 	return st->name;
+}
+
+/* cluster/leader: who runs the cluster, since when, and where its state is */
+static void leader_set(struct fs_store *st, const char *who, uint64_t since_usec)
+{
+	time_t t = (time_t)(since_usec / 1000000);
+	char host[128] = "?", me[192], when[32] = "";
+	struct tm tm;
+
+	if (!who) {
+		gethostname(host, sizeof(host) - 1);
+		snprintf(me, sizeof(me), "%s pid %d", host, (int)getpid());
+		who = me;
+	}
+	if (gmtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	snprintf(st->leader, sizeof(st->leader), "leader: %s\nsince: %s\nstate: %s%s\n", who, when,
+		 st->etcd ? "" : "sqlite ", st->name);
+}
+
+const char *fs_store_leader(const struct fs_store *st)
+{
+	return st->leader;
+}
+
+bool fs_store_deposed(const struct fs_store *st)
+{
+	return st && st->etcd && fs_store_etcd_lost(st->etcd);
+}
+
+void fs_store_on_deposed(struct fs_store *st, void (*fn)(void *arg), void *arg)
+{
+	if (st && st->etcd)
+		fs_store_etcd_on_lost(st->etcd, fn, arg);
 }
 
 void fs_store_close(struct fs_store *st)
@@ -69,6 +105,7 @@ int fs_store_open(const char *dir, size_t server_count, struct fs_store **ret, c
 		fs_store_close(st);
 		return r;
 	}
+	leader_set(st, NULL, fs_now_usec());
 	*ret = st;
 	return 0;
 }
@@ -95,6 +132,7 @@ int fs_store_open_etcd(const struct fs_ctx *ctx, unsigned wait_msec, struct fs_s
 		fs_store_close(st);
 		return r;
 	}
+	leader_set(st, fs_store_etcd_identity(st->etcd), fs_store_etcd_since(st->etcd));
 	*ret = st;
 	return 0;
 }

@@ -129,6 +129,7 @@ struct fs_store {
 	const char *aside_where;	/* where the restore sets aside the records it cannot
 					 * read (--ignore-state-errors): "table unrestored" */
 	char *aside_hint;		/* ... and how a person reads them there */
+	char leader[768];		/* cluster/leader (fs_store_leader()) */
 	/* the backend: SQLite in a file; or etcd, with an SQLite copy in memory while the
 	 * restore reads it (NULL after) */
 	struct fs_sqlite *sql;
@@ -160,7 +161,8 @@ int fs_sqlite_each_unrestored(struct fs_sqlite *q, int64_t after,
  * fs_store_etcd.c (its top comment has the keys and the protocol):
  * fs_store_etcd_open() - a client of conf->etcd_servers that holds the leadership of
  * conf->etcd_prefix: takes the leader key with a lease of conf->leader_lease_sec, waiting
- * up to @wait_msec for another head's to end, and renews it from a thread of its own.
+ * up to @wait_msec for another head's to end (UINT_MAX: as long as it takes, a standby
+ * that logs whom it waits for), and renews it from a thread of its own.
  * -EBUSY (another head holds it), -EIO (etcd cannot be reached, or refused), -ENOMEM;
  * @why (SCHED_REASON_MAX) says which and what to do. @ctx only for fs_log().
  * fs_store_etcd_close() - stop renewing and revoke the lease (a standby need not wait).
@@ -172,6 +174,11 @@ void fs_store_etcd_close(struct fs_store_etcd *e);
 const char *fs_store_etcd_identity(const struct fs_store_etcd *e);
 /* has this head lost the leadership (its lease lapsed, or the key is another's)? */
 bool fs_store_etcd_lost(const struct fs_store_etcd *e);
+/* fs_store_etcd_on_lost() - call @fn(@arg) once when the leadership is lost (from the
+ * thread that finds it; at once if it is lost already) */
+void fs_store_etcd_on_lost(struct fs_store_etcd *e, void (*fn)(void *arg), void *arg);
+/* when this head took the leadership: wall clock, microseconds */
+uint64_t fs_store_etcd_since(const struct fs_store_etcd *e);
 /*
  * fs_store_etcd_load() - the snapshot, then each log entry after it up to `head`, in
  * order, to @apply (a nonzero return stops and is returned). *@ret_untidy: parts of no

@@ -37,6 +37,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -77,6 +78,9 @@ struct fs_store_etcd {
 	pthread_cond_t cv;
 	atomic_bool lost;
 	char lost_why[FS_ETCD_WHY_MAX];	/* set once, before lost */
+	void (*on_lost)(void *arg);	/* called once when it is (any thread) */
+	void *on_lost_arg;
+	uint64_t since_usec;		/* wall clock when the leadership was taken */
 };
 
 static char *key_of(const struct fs_store_etcd *e, const char *fmt, ...)
@@ -112,8 +116,23 @@ static void lose(struct fs_store_etcd *e, const char *why)
 	snprintf(e->lost_why, sizeof(e->lost_why), "%s", why);
 	atomic_store(&e->lost, true);
 	fs_log(e->ctx, 0, "etcd %s: this head lost the leadership (%s); it writes nothing "
-			  "more: requests that change state fail with EIO; restart it to stand "
-			  "for election again", e->prefix, why);
+			  "more: requests that change state fail with EIO%s", e->prefix, why,
+	       e->on_lost ? "; it stops, to stand by again when restarted" : "");
+	if (e->on_lost)
+		e->on_lost(e->on_lost_arg);
+}
+
+void fs_store_etcd_on_lost(struct fs_store_etcd *e, void (*fn)(void *arg), void *arg)
+{
+	e->on_lost_arg = arg;
+	e->on_lost = fn;
+	if (atomic_load(&e->lost))
+		fn(arg);
+}
+
+uint64_t fs_store_etcd_since(const struct fs_store_etcd *e)
+{
+	return e->since_usec;
 }
 
 static void *keeper_main(void *arg)
@@ -219,7 +238,7 @@ int fs_store_etcd_open(const struct conf_cluster *conf, const struct fs_ctx *ctx
 	char host[128] = "?", ewhy[FS_ETCD_WHY_MAX];
 	uint64_t t0 = mono_msec();
 	struct leader_seen seen;
-	char *leader = NULL;
+	char *leader = NULL, last_seen[256] = "";
 	unsigned ttl;
 	int r;
 
@@ -261,7 +280,13 @@ int fs_store_etcd_open(const struct conf_cluster *conf, const struct fs_ctx *ctx
 		r = read_leader(e, &seen, ewhy);
 		if (r < 0)
 			break;
-		if (mono_msec() - t0 >= wait_msec) {
+		/* a standby says whom it waits for, again when that changes */
+		if (wait_msec == UINT_MAX && seen.found && strcmp(seen.value, last_seen) != 0) {
+			fs_log(ctx, 2, "etcd %s: standing by: %s leads; this head takes over when "
+				       "its lease ends", e->prefix, seen.value);
+			snprintf(last_seen, sizeof(last_seen), "%s", seen.value);
+		}
+		if (wait_msec != UINT_MAX && mono_msec() - t0 >= wait_msec) {
 			snprintf(why, SCHED_REASON_MAX,
 				 "etcd %s at %s: another head is active (%s); this one waited %.1f s "
 				 "for its lease of up to %u s to end. Stop that head, or wait for "
@@ -294,6 +319,12 @@ int fs_store_etcd_open(const struct conf_cluster *conf, const struct fs_ctx *ctx
 		return -r;
 	}
 	e->keeper_running = true;
+	{
+		struct timespec now;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		e->since_usec = (uint64_t)now.tv_sec * 1000000 + (uint64_t)now.tv_nsec / 1000;
+	}
 	*ret = e;
 	return 0;
 }

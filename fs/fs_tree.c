@@ -208,6 +208,7 @@ static const struct {
 	{ "events", FS_CLUSTER_EVENTS }, { "jobs", FS_CLUSTER_JOBS },
 	{ "accounting", FS_CLUSTER_ACCOUNTING }, { "utilization", FS_CLUSTER_UTILIZATION },
 	{ "whatif", FS_CLUSTER_WHATIF }, { "ctl", FS_CLUSTER_CTL },
+	{ "leader", FS_CLUSTER_LEADER },
 }, node_files[] = {
 	{ "health", FS_NODE_HEALTH }, { "npus", FS_NODE_NPUS },
 	{ "info", FS_NODE_INFO }, { "jobs", FS_NODE_JOBS }, { "ctl", FS_NODE_CTL },
@@ -698,6 +699,12 @@ int fs_render(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec, ch
 	switch (p->kind) {
 	case FS_CLUSTER_CONFIG:
 		return dup_text(ctx->config_text, ctx->config_len, ret, ret_len);
+	case FS_CLUSTER_LEADER:
+		if (!ctx->store)
+			return printf_text(ret, ret_len, "leader: this head (pid %d)\nstate: "
+					   "memory (--state-dir=none)\n", (int)getpid());
+		return dup_text(fs_store_leader(ctx->store), strlen(fs_store_leader(ctx->store)),
+				ret, ret_len);
 	case FS_CLUSTER_STATUS:
 		return sched_render_cluster_status(c, ret, ret_len);
 	case FS_CLUSTER_TOPOLOGY:

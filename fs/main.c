@@ -185,12 +185,11 @@ static int open_state(struct fs_ctx *ctx, const char *dir, bool ignore_errors,
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (etcd) {
-		/* a head restarted after a crash finds its own old lease still there: it
-		 * waits for it to end, as a standby would */
+		/* while another head leads, this one stands by (unmounted) until it takes
+		 * over; a head restarted after a crash waits likewise for its old lease */
 		fs_log(ctx, 2, "state in etcd %s at %s: taking the leadership",
 		       ctx->cluster->conf->etcd_prefix, ctx->cluster->conf->etcd_servers);
-		r = fs_store_open_etcd(ctx, (ctx->cluster->conf->leader_lease_sec + 2) * 1000,
-				       &ctx->store, why);
+		r = fs_store_open_etcd(ctx, UINT_MAX, &ctx->store, why);
 	}
 	for (unsigned waited = 0; !etcd; waited += 100) {
 		r = fs_store_open(dir, ctx->cluster->server_count, &ctx->store, why);
@@ -220,10 +219,30 @@ static int open_state(struct fs_ctx *ctx, const char *dir, bool ignore_errors,
 	       conf_plural(stats.staged, "upload", "uploads"),
 	       (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6,
 	       stats.set_aside ? "; records that cannot be read were set aside, see above" : "");
+	if (etcd) {
+		/* who runs the cluster from now on, in cluster/events and cluster/leader */
+		char line[SCHED_REASON_MAX];
+		const char *l = fs_store_leader(ctx->store);
+
+		snprintf(line, sizeof(line), "%.*s took the leadership of the cluster's state "
+					     "(%s; lease %u s)",
+			 (int)strcspn(l + 8, "\n"), l + 8, fs_store_name(ctx->store),
+			 ctx->cluster->conf->leader_lease_sec);
+		pthread_mutex_lock(&ctx->lock);
+		sched_note_leader(ctx->cluster, fs_now_usec(), line);
+		pthread_mutex_unlock(&ctx->lock);
+	}
 	r = fs_store_start(ctx);
 	if (r < 0)
 		fprintf(stderr, "ascendfs: cannot start the state writer: %s\n", strerror(-r));
 	return r;
+}
+
+/* The leadership lost (etcd): stop as SIGTERM stops, and exit 1 (main()). */
+static void on_deposed(void *arg)
+{
+	(void)arg;
+	kill(getpid(), SIGTERM);
 }
 
 static int parse_log_level(const char *s)
@@ -458,6 +477,9 @@ int main(int argc, char *argv[])
 	}
 	if (fuse_set_signal_handlers(se) != 0)
 		goto out_unmount;
+	/* a head that lost its lease must not act: it unmounts and exits (a supervisor
+	 * then starts it again, as a standby) */
+	fs_store_on_deposed(ctx.store, on_deposed, NULL);
 	r = fs_threads_start(&ctx);
 	if (r < 0) {
 		fprintf(stderr, "ascendfs: cannot start threads: %s\n", strerror(-r));
@@ -523,6 +545,10 @@ int main(int argc, char *argv[])
 	}
 	/* the loop returns the signal that ended it: SIGTERM, SIGINT and SIGHUP are clean */
 	ret = r == 0 || r == SIGTERM || r == SIGINT || r == SIGHUP ? 0 : 1;
+	if (fs_store_deposed(ctx.store)) {
+		fs_log(&ctx, 0, "this head is no longer the leader: exiting with status 1");
+		ret = 1;
+	}
 	fs_http_stop(&ctx);
 	fs_log(&ctx, 2, "unmounting %s", mnt);
 	/* how well requests shared their passes (tests/bench/bench_held.sh reads it) */

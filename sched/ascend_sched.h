@@ -558,11 +558,19 @@ enum sched_event_kind {
 	SCHED_EV_UPDATED,	/* a job's priority or time_limit was changed */
 	SCHED_EV_DEPENDENCY,	/* a job waits for the jobs its `after:` names, or one of
 				 * them was met (sched_deps.c) */
+	SCHED_EV_LEADER,	/* a head took the leadership (sched_note_leader()) */
 	SCHED_EV_KIND_COUNT
 };
 
 /* sched_event_kind_name() - "submitted", "placed", ... (static string). */
 const char *sched_event_kind_name(enum sched_event_kind k);
+
+/*
+ * sched_note_leader() - an event of kind "leader": the head that now runs this cluster
+ * (the embedding program's election, e.g. on an etcd lease), @reason saying who and
+ * since when. A change to save like any other.
+ */
+void sched_note_leader(struct sched_cluster *c, uint64_t now_usec, const char *reason);
 
 /*
  * One kept event. Its strings live in one allocation sized to their content: @line, its

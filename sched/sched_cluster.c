@@ -73,6 +73,7 @@ static const char *const event_names[SCHED_EV_KIND_COUNT] = {
 	[SCHED_EV_RELEASED] = "released",
 	[SCHED_EV_UPDATED] = "updated",
 	[SCHED_EV_DEPENDENCY] = "dependency",
+	[SCHED_EV_LEADER] = "leader",
 };
 
 const char *sched_event_kind_name(enum sched_event_kind k)
@@ -874,4 +875,10 @@ int sched_check_invariants(const struct sched_cluster *c, char *reason)
 		}
 	}
 	return 0;
+}
+
+void sched_note_leader(struct sched_cluster *c, uint64_t now_usec, const char *reason)
+{
+	sched_event_add(c, now_usec, SCHED_EV_LEADER, NULL, NULL, -1, "%s", reason);
+	c->version++;
 }
