@@ -313,6 +313,10 @@ int fs_store_start(struct fs_ctx *ctx)
 
 	if (!ctx->store)
 		return 0;
+	/* the lease's renewal too (etcd): it does not survive the fork either */
+	r = fs_store_resume(ctx->store);
+	if (r < 0)
+		return r;
 	ctx->collected_version = ctx->durable_version = ctx->cluster->version;
 	/* started again after fs_store_stop() (main.c, daemonizing): the committer that
 	 * stopped is not a committer gone */
@@ -326,6 +330,7 @@ int fs_store_start(struct fs_ctx *ctx)
 
 void fs_store_stop(struct fs_ctx *ctx)
 {
+	fs_store_pause(ctx->store);
 	if (!committer_running)
 		return;
 	pthread_mutex_lock(&ctx->lock);

@@ -137,6 +137,17 @@ int fs_store_open_etcd(const struct fs_ctx *ctx, unsigned wait_msec, struct fs_s
 	return 0;
 }
 
+void fs_store_pause(struct fs_store *st)
+{
+	if (st)
+		fs_store_etcd_keeper_stop(st->etcd);
+}
+
+int fs_store_resume(struct fs_store *st)
+{
+	return st ? fs_store_etcd_keeper_start(st->etcd) : 0;
+}
+
 int fs_store_write(struct fs_store *st, const struct fs_batch *b, char *why)
 {
 	bool want_full = false;

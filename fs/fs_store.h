@@ -170,6 +170,13 @@ int fs_sqlite_each_unrestored(struct fs_sqlite *q, int64_t after,
 int fs_store_etcd_open(const struct conf_cluster *conf, const struct fs_ctx *ctx,
 		       unsigned wait_msec, struct fs_store_etcd **ret, char *why);
 void fs_store_etcd_close(struct fs_store_etcd *e);
+/*
+ * fs_store_etcd_keeper_stop(), _start() - stop and start again the thread that renews
+ * the lease (open starts it), around a fork (fuse_daemonize(): a thread does not
+ * survive it). Start: 0 or -errno. Both no-ops for NULL.
+ */
+void fs_store_etcd_keeper_stop(struct fs_store_etcd *e);
+int fs_store_etcd_keeper_start(struct fs_store_etcd *e);
 /* the leader key's value: "<hostname> pid <pid>" (borrowed) */
 const char *fs_store_etcd_identity(const struct fs_store_etcd *e);
 /* has this head lost the leadership (its lease lapsed, or the key is another's)? */
@@ -205,5 +212,9 @@ int fs_store_etcd_write(struct fs_store_etcd *e, const struct fs_batch *b, bool 
 
 /* fs_store.c: the backend's write of one batch (the committer's only call into it) */
 int fs_store_write(struct fs_store *st, const struct fs_batch *b, char *why);
+/* the backend's own threads, stopped and started with the committer's (fs_store_stop(),
+ * fs_store_start(): around a fork); start: 0 or -errno */
+void fs_store_pause(struct fs_store *st);
+int fs_store_resume(struct fs_store *st);
 
 #endif

@@ -73,6 +73,7 @@ struct fs_store_etcd {
 	size_t garbage_count;
 	/* the lease's renewal */
 	pthread_t keeper;
+	bool led;			/* the leader key was taken */
 	bool keeper_running, stopping;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -204,22 +205,41 @@ static int read_leader(struct fs_store_etcd *e, struct leader_seen *s, char *why
 	return r;
 }
 
+void fs_store_etcd_keeper_stop(struct fs_store_etcd *e)
+{
+	if (!e || !e->keeper_running)
+		return;
+	pthread_mutex_lock(&e->mu);
+	e->stopping = true;
+	pthread_cond_broadcast(&e->cv);
+	pthread_mutex_unlock(&e->mu);
+	pthread_join(e->keeper, NULL);
+	e->keeper_running = false;
+}
+
+int fs_store_etcd_keeper_start(struct fs_store_etcd *e)
+{
+	int r;
+
+	if (!e || e->keeper_running || !e->led)
+		return 0;
+	e->stopping = false;
+	r = pthread_create(&e->keeper, NULL, keeper_main, e);
+	if (r)
+		return -r;
+	e->keeper_running = true;
+	return 0;
+}
+
 void fs_store_etcd_close(struct fs_store_etcd *e)
 {
 	char why[FS_ETCD_WHY_MAX];
 
 	if (!e)
 		return;
-	if (e->keeper_running) {
-		pthread_mutex_lock(&e->mu);
-		e->stopping = true;
-		pthread_cond_broadcast(&e->cv);
-		pthread_mutex_unlock(&e->mu);
-		pthread_join(e->keeper, NULL);
-	}
+	fs_store_etcd_keeper_stop(e);
 	/* the leader key goes with the lease: a standby need not wait for it to expire */
-	if (e->keeper_running && !atomic_load(&e->lost) &&
-	    fs_etcd_lease_revoke(e->e, e->lease, why) < 0)
+	if (e->led && !atomic_load(&e->lost) && fs_etcd_lease_revoke(e->e, e->lease, why) < 0)
 		fs_log(e->ctx, 1, "etcd %s: the leader's lease could not be revoked (%s); a "
 				  "standby takes over when it expires", e->prefix, why);
 	fs_etcd_close(e->e);
@@ -312,13 +332,13 @@ int fs_store_etcd_open(const struct conf_cluster *conf, const struct fs_ctx *ctx
 		fs_store_etcd_close(e);
 		return r == -ENOMEM ? r : -EIO;
 	}
-	r = pthread_create(&e->keeper, NULL, keeper_main, e);
-	if (r) {
-		snprintf(why, SCHED_REASON_MAX, "cannot start the lease's thread: %s", strerror(r));
+	e->led = true;
+	r = fs_store_etcd_keeper_start(e);
+	if (r < 0) {
+		snprintf(why, SCHED_REASON_MAX, "cannot start the lease's thread: %s", strerror(-r));
 		fs_store_etcd_close(e);
-		return -r;
+		return r;
 	}
-	e->keeper_running = true;
 	{
 		struct timespec now;
 

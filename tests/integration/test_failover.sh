@@ -69,6 +69,22 @@ until_accepts() {
 	return 1
 }
 
+# A head run as a daemon (no -f: it forks) keeps renewing its lease after the fork: it
+# still accepts after two leases, and exits when unmounted.
+mkdir -p "$IT_WORK/mnt-d"
+"$ASCENDFS" -c "$CONFIG" --state-dir "$IT_WORK/state-d" "$IT_WORK/mnt-d" >>"$IT_WORK/d.log" 2>&1
+wait_until 20 answers "$IT_WORK/mnt-d/jobs"
+dpid=$(pgrep -f -- "--state-dir $IT_WORK/state-d" | head -1)
+IT_OTHER_PIDS="$IT_OTHER_PIDS $dpid"
+sleep $((2 * LEASE + 1))
+printf 'npus: 1\n' >"$IT_WORK/spec/daemon.yaml"
+check "a daemonized head still leads after two leases: it accepts a submission" \
+	cp "$IT_WORK/spec/daemon.yaml" "$IT_WORK/mnt-d/jobs/"
+echo "begin submit daemon" >>"$ACK"
+echo "ack submit daemon" >>"$ACK"
+fusermount3 -u "$IT_WORK/mnt-d"
+check "and exits once unmounted" wait_until 15 bash -c "! kill -0 $dpid"
+
 head_start a
 ACTIVE=a ACTIVE_PID=$HEAD_PID
 until_accepts 20 "$(now_ms)" a || { not_ok "the first head mounts and accepts"; it_finish; exit 1; }
