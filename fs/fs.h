@@ -1487,18 +1487,16 @@ struct fs_etcd_kv {
 
 /*
  * fs_etcd_range() - call @fn for @prefix (exactly that key), or with @whole_prefix for
- * every key that starts with @prefix, in key order, all read at one revision (pages of
- * 1,000 keys; *@ret_revision, may be NULL, gets it). A nonzero return of @fn stops the
- * walk and is returned. An empty @prefix with @whole_prefix reads every key. A page
- * larger than FS_ETCD_ANSWER_MAX fails with -EMSGSIZE.
+ * every key that starts with @prefix, in key order, all read at one revision
+ * (*@ret_revision, may be NULL, gets it). Pages: 16 keys first, then as many as make
+ * about 4 MiB by the sizes seen, at most 1,000; a page larger than FS_ETCD_ANSWER_MAX
+ * is read again in an eighth of the keys (one key's answer that large: -EMSGSIZE). A
+ * nonzero return of @fn stops the walk and is returned. An empty @prefix with
+ * @whole_prefix reads every key.
  */
 int fs_etcd_range(struct fs_etcd *e, const char *prefix, bool whole_prefix,
 		  int (*fn)(void *arg, const struct fs_etcd_kv *kv), void *arg,
 		  int64_t *ret_revision, char *why);
-
-/* fs_etcd_set_page() - keys per range request from now on (0: the default, 1,000); a
- * range of large values needs fewer, so that a page stays under FS_ETCD_ANSWER_MAX. */
-void fs_etcd_set_page(struct fs_etcd *e, unsigned keys);
 
 /* fs_etcd_compact() - drop every version older than @revision of every key of the
  * cluster (etcd's Compact; the keys as of @revision stay). */

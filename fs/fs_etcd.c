@@ -24,6 +24,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,9 @@
 #include "fs.h"
 
 #define ETCD_ENDPOINTS_MAX 16
-#define ETCD_RANGE_PAGE 1000 /* keys per range request */
+#define ETCD_RANGE_PAGE 1000	/* keys per range request, at most */
+#define ETCD_FIRST_PAGE 16	/* ... the first one */
+#define ETCD_PAGE_BYTES (4u << 20) /* what a page after the first aims at */
 
 struct fs_etcd {
 	char *endpoint[ETCD_ENDPOINTS_MAX];
@@ -45,7 +48,6 @@ struct fs_etcd {
 	char *body;		/* the last answer */
 	size_t body_len, body_cap;
 	bool too_large;		/* the last answer passed FS_ETCD_ANSWER_MAX */
-	unsigned page;		/* keys per range request */
 };
 
 /* ---- base64 (RFC 4648, with padding), as the gateway encodes bytes ---- */
@@ -75,11 +77,20 @@ static char *b64_encode(const void *data, size_t len)
 	return out;
 }
 
+/* each byte's value as a base64 digit, or -1 (built once: a restore decodes MiBs) */
+static signed char b64_values[256];
+static pthread_once_t b64_once = PTHREAD_ONCE_INIT;
+
+static void b64_table(void)
+{
+	memset(b64_values, -1, sizeof(b64_values));
+	for (int i = 0; i < 64; i++)
+		b64_values[(unsigned char)b64[i]] = (signed char)i;
+}
+
 static int b64_value(char ch)
 {
-	const char *at = ch ? strchr(b64, ch) : NULL;
-
-	return at ? (int)(at - b64) : -1;
+	return b64_values[(unsigned char)ch];
 }
 
 /* Decode @s into a new NUL-terminated buffer (*@ret, free()) of *@ret_len bytes. */
@@ -90,6 +101,7 @@ static int b64_decode(const char *s, char **ret, size_t *ret_len)
 	unsigned v = 0;
 	int bits = 0;
 
+	pthread_once(&b64_once, b64_table);
 	if (n % 4)
 		return -EPROTO;
 	out = malloc(n / 4 * 3 + 1);
@@ -270,7 +282,6 @@ int fs_etcd_open(const char *endpoints, unsigned timeout_ms, struct fs_etcd **re
 	if (!e)
 		return -ENOMEM;
 	e->timeout_ms = timeout_ms ? timeout_ms : 2000;
-	e->page = ETCD_RANGE_PAGE;
 	while (*p) {
 		size_t n = strcspn(p, ",");
 
@@ -447,6 +458,9 @@ int fs_etcd_range(struct fs_etcd *e, const char *prefix, bool whole_prefix,
 {
 	size_t n = strlen(prefix), from_len = n, end_len = 0;
 	char *from = strdup(prefix), *end = NULL;
+	/* the first page small: its values may be large (a page must come within the
+	 * timeout and FS_ETCD_ANSWER_MAX); the next ones sized by what came */
+	size_t page = ETCD_FIRST_PAGE;
 	int64_t rev = 0;
 	int r = 0;
 
@@ -460,17 +474,22 @@ int fs_etcd_range(struct fs_etcd *e, const char *prefix, bool whole_prefix,
 		from_len = 1; /* etcd has no key "": every key is from "\0" on */
 	for (;;) {
 		json_t *req = json_object(), *answer, *kvs;
-		size_t count;
+		size_t count, page_bytes = 0;
 		bool more;
 
 		json_object_set_new(req, "key", jbytes(from, from_len));
 		if (whole_prefix) /* all 0xff (or ""): "\0", every key from the start on */
 			json_object_set_new(req, "range_end", end ? jbytes(end, end_len) :
 								    jbytes("", 1));
-		json_object_set_new(req, "limit", json_integer(e->page));
+		json_object_set_new(req, "limit", json_integer((json_int_t)page));
 		if (rev) /* every page at the first page's revision: one snapshot */
 			json_object_set_new(req, "revision", jint64(rev));
 		r = post(e, "/v3/kv/range", req, &answer, why);
+		/* a page of large values: the same page again, in fewer keys */
+		if (r == -EMSGSIZE && page > 1) {
+			page = page > 8 ? page / 8 : 1;
+			continue;
+		}
 		if (r < 0)
 			break;
 		if (!rev)
@@ -496,6 +515,7 @@ int fs_etcd_range(struct fs_etcd *e, const char *prefix, bool whole_prefix,
 			}
 			kv.key = key;
 			kv.value = value;
+			page_bytes += kv.key_len + kv.value_len;
 			kv.create_revision = jint(o, "create_revision");
 			kv.mod_revision = jint(o, "mod_revision");
 			kv.lease = jint(o, "lease");
@@ -520,17 +540,16 @@ int fs_etcd_range(struct fs_etcd *e, const char *prefix, bool whole_prefix,
 		json_decref(answer);
 		if (r != 0 || !more || !count)
 			break;
+		/* the next page sized by what this one held: about ETCD_PAGE_BYTES */
+		page_bytes = page_bytes / count ? page_bytes / count : 1;
+		page = ETCD_PAGE_BYTES / page_bytes;
+		page = page < 1 ? 1 : page > ETCD_RANGE_PAGE ? ETCD_RANGE_PAGE : page;
 	}
 	free(from);
 	free(end);
 	if (r == 0 && ret_revision)
 		*ret_revision = rev;
 	return r;
-}
-
-void fs_etcd_set_page(struct fs_etcd *e, unsigned keys)
-{
-	e->page = keys ? keys : ETCD_RANGE_PAGE;
 }
 
 int fs_etcd_compact(struct fs_etcd *e, int64_t revision, char *why)

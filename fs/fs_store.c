@@ -193,11 +193,18 @@ static int restore_etcd(struct fs_ctx *ctx, uint64_t now_usec, bool set_aside,
 {
 	struct fs_store *st = ctx->store;
 	struct aside_copy aside = { st->etcd, why };
+	struct timespec t0, t1;
 	bool untidy = false;
 	int r = fs_sqlite_open(":memory:", NULL, &st->sql, why);
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (r == 0)
 		r = fs_store_etcd_load(st->etcd, apply_batch, st->sql, &untidy, why);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (r == 0)
+		fs_log(ctx, 3, "restore: etcd's snapshot and log read and replayed in %.1f ms",
+		       (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+			       (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
 	if (r == -EBADMSG) {
 		char inner[SCHED_REASON_MAX];
 

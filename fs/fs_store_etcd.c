@@ -51,8 +51,6 @@
 
 #define PART_MAX (512u << 10)		/* bytes of one key's value: a Txn stays under
 					 * etcd's default 1.5 MiB request */
-#define RANGE_PAGE 64			/* parts read per request: under
-					 * FS_ETCD_ANSWER_MAX with base64 */
 #define LOG_MIN_BYTES (8u << 20)	/* a snapshot is written when the log since the
 					 * last one passes this, or that snapshot's size */
 #define GARBAGE_MAX 64			/* old snapshots deleted by one snapshot's Txn */
@@ -283,7 +281,6 @@ int fs_store_etcd_open(const struct conf_cluster *conf, const struct fs_ctx *ctx
 	r = leader ? fs_etcd_open(conf->etcd_servers, conf->etcd_timeout_sec * 1000, &e->e, ewhy)
 		   : -ENOMEM;
 	if (r == 0) {
-		fs_etcd_set_page(e->e, RANGE_PAGE);
 		r = fs_etcd_lease_grant(e->e, e->ttl, &e->lease, ewhy);
 	}
 	while (r == 0) {

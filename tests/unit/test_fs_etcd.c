@@ -157,6 +157,54 @@ static void test_range_reads_every_page(void **state)
 	fs_etcd_close(e);
 }
 
+struct sizes {
+	size_t n, bytes;
+	bool intact;
+};
+
+static int add_size(void *arg, const struct fs_etcd_kv *kv)
+{
+	struct sizes *z = arg;
+
+	z->n++;
+	z->bytes += kv->value_len;
+	z->intact = z->intact && kv->value[0] == 'L' && kv->value[kv->value_len - 1] == 'L';
+	return 0;
+}
+
+/* 70 MiB of values under one prefix (50 of 1.4 MiB): more than one answer may hold at
+ * 1,000 keys a page; the range reads them all anyway, in smaller pages. */
+static void test_range_of_large_values(void **state)
+{
+	struct fs_etcd *e = client();
+	size_t len = 1400u << 10;
+	char why[FS_ETCD_WHY_MAX], key[32], *big = malloc(len);
+	struct sizes z = { 0, 0, true };
+	bool ok;
+
+	(void)state;
+	assert_non_null(big);
+	memset(big, 'L', len);
+	for (int i = 0; i < 50; i++) {
+		struct fs_etcd_op put = { FS_ETCD_PUT, key, big, len, 0 };
+
+		snprintf(key, sizeof(key), "big/%02d", i);
+		if (fs_etcd_txn(e, NULL, 0, &put, 1, &ok, NULL, why) < 0)
+			fail_msg("put %d: %s", i, why);
+	}
+	assert_int_equal(fs_etcd_range(e, "big/", true, add_size, &z, NULL, why), 0);
+	assert_int_equal(z.n, 50);
+	assert_int_equal(z.bytes, 50 * len);
+	assert_true(z.intact);
+	{
+		struct fs_etcd_op del = { FS_ETCD_DELETE_PREFIX, "big/", NULL, 0, 0 };
+
+		assert_int_equal(fs_etcd_txn(e, NULL, 0, &del, 1, &ok, NULL, why), 0);
+	}
+	free(big);
+	fs_etcd_close(e);
+}
+
 /*
  * Leadership on a lease: the key is taken by the first campaigner only; a write fenced
  * by the holder's lease goes through while it holds, and fails (nothing written) once its
@@ -385,6 +433,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_txn_is_all_or_nothing),
 		cmocka_unit_test(test_range_reads_every_page),
+		cmocka_unit_test(test_range_of_large_values),
 		cmocka_unit_test(test_lease_election_and_fencing),
 		cmocka_unit_test(test_prefix_ending_in_0xff),
 		cmocka_unit_test(test_html_5xx_goes_to_the_next_member),
