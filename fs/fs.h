@@ -120,6 +120,10 @@
  *     ctl                      -rw-r--r-- root  "cordon|uncordon|drain <server>";
  *                                          operators write it (others: EACCES at open);
  *                                          reading any ctl file shows its verbs
+ *     leader                   -r--r--r--  the head that runs the cluster: "leader:
+ *                                          <host> pid <pid>", "since: <UTC time>",
+ *                                          "state: sqlite <file>" or "state: etcd
+ *                                          <prefix> at <servers>" (fs_store_leader())
  *   nodes/<server>/            dr-xr-xr-x root
  *     health                   -rw-r--r-- root  operators write the agent's report (conf.h
  *                                          conf_health_report: `node OK`, `npu 3 Critical
