@@ -8,6 +8,7 @@
 #      submission the standby accepted, lease 2 s and 10 s, three times each.
 # Prints figures; asserts nothing about time.
 # Usage: bench_etcd.sh ASCENDFS BENCH_SUBMIT SRCDIR
+#   BENCH_ETCD_PARTS="rate restart failover" (default all): which parts run
 set -u
 ASCENDFS=$(realpath "$1")
 SUBMIT=$(realpath "$2")
@@ -41,7 +42,9 @@ start_usable() {
 	START_MS=$(($(bench_msec) - t0))
 }
 
+PARTS=${BENCH_ETCD_PARTS:-rate restart failover}
 # ---- 1. durable submissions/s ----
+if [[ " $PARTS " == *" rate "* ]]; then
 echo "# 2,000 submissions of 'npus: 1' from $CLIENTS threads, each close durable"
 printf '%-44s %8s %8s %10s\n' "" "ok" "seconds" "jobs/s"
 for run in 1 2; do
@@ -61,7 +64,10 @@ done
 bench_row "durable submissions/s, 3-member etcd on loopback" \
 	"$rate_etcd_1 / $rate_etcd_2" "SQLite: $rate_sqlite_1 / $rate_sqlite_2" ""
 
+fi
+
 # ---- 2. restart with N records ----
+if [[ " $PARTS " == *" restart "* ]]; then
 declare -A R=()
 for n in $SIZES; do
 	for b in sqlite etcd; do
@@ -94,7 +100,10 @@ for n in $SIZES; do
 		"$([ "$n" = 100000 ] && echo '< 3 s')"
 done
 
+fi
+
 # ---- 3. failover with 10,000 records held ----
+if [[ " $PARTS " == *" failover "* ]]; then
 now_ms() { bench_msec; }
 accepts() { # MNT NAME: one submission through MNT
 	printf 'npus: 1\n' >"$IT_WORK/probe.yaml"
@@ -140,4 +149,5 @@ for lease in 2 10; do
 		"< lease + 1 s"
 	for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 done
+fi
 bench_part_end
