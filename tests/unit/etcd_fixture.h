@@ -150,4 +150,15 @@ static int group_teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+/* A client of the fixture's members (1 s a request), or the test fails. */
+static struct fs_etcd *client(void)
+{
+	struct fs_etcd *e = NULL;
+	char why[FS_ETCD_WHY_MAX];
+
+	if (fs_etcd_open(E.endpoints, 1000, &e, why) < 0)
+		fail_msg("fs_etcd_open: %s", why);
+	return e;
+}
+
 #endif

@@ -28,16 +28,6 @@
 
 #include "etcd_fixture.h"
 
-static struct fs_etcd *client(void)
-{
-	struct fs_etcd *e = NULL;
-	char why[FS_ETCD_WHY_MAX];
-
-	if (fs_etcd_open(E.endpoints, 1000, &e, why) < 0)
-		fail_msg("fs_etcd_open: %s", why);
-	return e;
-}
-
 /* The configuration of a head on @prefix. */
 static struct conf_cluster conf_of(const char *prefix, unsigned lease_sec)
 {
