@@ -246,7 +246,8 @@ static bool in_field(struct in *in, struct field *f, const char *what)
 		len = len * 10 + (size_t)(*p++ - '0');
 		digits++;
 	}
-	if (!digits || p >= in->end || *p != ':' || len > (size_t)(in->end - p - 1) ||
+	/* room for ':', the bytes and ',' */
+	if (!digits || p >= in->end || *p != ':' || len >= (size_t)(in->end - p - 1) ||
 	    p[1 + len] != ',') {
 		snprintf(in->why, SCHED_REASON_MAX,
 			 "byte %zu: %s is not a netstring (\"<length>:<bytes>,\") within the "
@@ -434,7 +435,8 @@ static bool in_staged(struct in *in, struct fs_batch *b, struct fs_staged ***tai
 	memcpy(s->body, body.p ? body.p : "", body.len);
 	s->body[body.len] = '\0';
 	s->len = body.len;
-	for (g = groups; *g;) {
+	/* at most as many as the encoder writes into its 1,024 bytes */
+	for (g = groups; *g && s->group_count < sizeof(groups) / 2 + 1;) {
 		char *end;
 
 		s->groups[s->group_count++] = (gid_t)strtoul(g, &end, 10);
@@ -450,6 +452,7 @@ int fs_batch_decode(const char *data, size_t len, struct fs_batch *b, char *why)
 	size_t job_cap = 0, removed_cap = 0, server_cap = 0, event_cap = 0, acct_cap = 0;
 	struct fs_staged **tail = &b->staged_list;
 	char tag[16], format[8];
+	bool newer = false;	/* a format or record a newer ascendfs writes */
 	long long v;
 
 	memset(b, 0, sizeof(*b));
@@ -459,6 +462,7 @@ int fs_batch_decode(const char *data, size_t len, struct fs_batch *b, char *why)
 	if (strcmp(tag, "batch") != 0 || strcmp(format, BATCH_FORMAT) != 0) {
 		snprintf(why, SCHED_REASON_MAX, "a batch of format \"%.7s\" (tag \"%.15s\"); this "
 			 "ascendfs reads format " BATCH_FORMAT, format, tag);
+		newer = strcmp(tag, "batch") == 0;
 		goto bad;
 	}
 	if (!in_u64(&in, &b->version, "the batch's version") ||
@@ -559,11 +563,12 @@ int fs_batch_decode(const char *data, size_t len, struct fs_batch *b, char *why)
 		} else {
 			snprintf(why, SCHED_REASON_MAX, "byte %zu: a record of kind \"%.15s\", which "
 				 "this ascendfs does not know", (size_t)(in.p - in.start), tag);
+			newer = true;
 			goto bad;
 		}
 	}
 	return 0;
 bad:
 	fs_batch_free(b);
-	return strcmp(why, "out of memory") == 0 ? -ENOMEM : -EBADMSG;
+	return strcmp(why, "out of memory") == 0 ? -ENOMEM : newer ? -EPROTO : -EBADMSG;
 }

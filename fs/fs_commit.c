@@ -330,9 +330,10 @@ int fs_store_start(struct fs_ctx *ctx)
 
 void fs_store_stop(struct fs_ctx *ctx)
 {
-	fs_store_pause(ctx->store);
-	if (!committer_running)
+	if (!committer_running) {
+		fs_store_pause(ctx->store);
 		return;
+	}
 	pthread_mutex_lock(&ctx->lock);
 	ctx->stopping = true;
 	pthread_cond_broadcast(&ctx->commit_cv);
@@ -340,6 +341,8 @@ void fs_store_stop(struct fs_ctx *ctx)
 	pthread_mutex_unlock(&ctx->lock);
 	pthread_join(committer_thread, NULL);
 	committer_running = false;
+	/* after the committer's last writes: they still hold the lease (etcd) */
+	fs_store_pause(ctx->store);
 }
 
 void fs_store_note_change(struct fs_ctx *ctx)

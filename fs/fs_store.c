@@ -105,7 +105,8 @@ int fs_store_open(const char *dir, size_t server_count, struct fs_store **ret, c
 		fs_store_close(st);
 		return r;
 	}
-	leader_set(st, NULL, fs_now_usec());
+	st->since_usec = fs_now_usec();
+	leader_set(st, NULL, st->since_usec);
 	*ret = st;
 	return 0;
 }
@@ -132,7 +133,8 @@ int fs_store_open_etcd(const struct fs_ctx *ctx, unsigned wait_msec, struct fs_s
 		fs_store_close(st);
 		return r;
 	}
-	leader_set(st, fs_store_etcd_identity(st->etcd), fs_store_etcd_since(st->etcd));
+	st->since_usec = fs_store_etcd_since(st->etcd);
+	leader_set(st, fs_store_etcd_identity(st->etcd), st->since_usec);
 	*ret = st;
 	return 0;
 }
@@ -145,7 +147,15 @@ void fs_store_pause(struct fs_store *st)
 
 int fs_store_resume(struct fs_store *st)
 {
-	return st ? fs_store_etcd_keeper_start(st->etcd) : 0;
+	int r;
+
+	if (!st)
+		return 0;
+	r = fs_store_etcd_keeper_start(st->etcd);
+	/* after a fork (fuse_daemonize()), cluster/leader names this process */
+	if (r == 0)
+		leader_set(st, st->etcd ? fs_store_etcd_identity(st->etcd) : NULL, st->since_usec);
+	return r;
 }
 
 int fs_store_write(struct fs_store *st, const struct fs_batch *b, char *why)
@@ -205,12 +215,22 @@ static int restore_etcd(struct fs_ctx *ctx, uint64_t now_usec, bool set_aside,
 		fs_log(ctx, 3, "restore: etcd's snapshot and log read and replayed in %.1f ms",
 		       (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
 			       (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
-	if (r == -EBADMSG) {
+	if (r == -EBADMSG || r == -EPROTO) {
+		const struct conf_cluster *conf = ctx->cluster->conf;
 		char inner[SCHED_REASON_MAX];
 
 		snprintf(inner, sizeof(inner), "%s", why);
-		snprintf(why, SCHED_REASON_MAX, "state store %.120s cannot be read: %.300s; "
-			 "nothing was changed. Use the ascendfs that wrote it", st->name, inner);
+		if (r == -EPROTO)
+			snprintf(why, SCHED_REASON_MAX, "state store %.120s cannot be read: %.250s; "
+				 "nothing was changed. A newer ascendfs wrote it: use that one",
+				 st->name, inner);
+		else
+			snprintf(why, SCHED_REASON_MAX, "state store %.80s is damaged: %.160s; "
+				 "nothing was changed. Restore the etcd cluster from a backup "
+				 "(etcdctl snapshot restore), or start empty by deleting the keys "
+				 "(etcdctl del --prefix %.60s: the jobs they hold are forgotten)",
+				 st->name, inner, conf->etcd_prefix);
+		r = -EBADMSG;
 	}
 	if (r == 0)
 		r = fs_sqlite_restore(ctx, now_usec, set_aside, stats, why);

@@ -92,8 +92,9 @@ void fs_batch_free(struct fs_batch *b);
  * each a tag and its fields as netstrings ("<length>:<bytes>,"; "~," for an absent
  * field), so any byte of a record survives. fs_batch_decode() - the batch back (fresh
  * @b, fs_batch_free() after; server indexes are 0); -EBADMSG with @why (SCHED_REASON_MAX)
- * naming the offset and what was expected when @data is not such a sequence. Both may
- * return -ENOMEM.
+ * naming the offset and what was expected when @data is not such a sequence, -EPROTO
+ * when it is one of a format or with a kind of record this ascendfs does not know (a
+ * newer one wrote it). Both may return -ENOMEM.
  */
 int fs_batch_encode(const struct fs_batch *b, char **ret, size_t *ret_len);
 int fs_batch_decode(const char *data, size_t len, struct fs_batch *b, char *why);
@@ -130,6 +131,8 @@ struct fs_store {
 					 * read (--ignore-state-errors): "table unrestored" */
 	char *aside_hint;		/* ... and how a person reads them there */
 	char leader[768];		/* cluster/leader (fs_store_leader()) */
+	uint64_t since_usec;		/* ... its "since": the leadership taken (etcd), or
+					 * the store opened (SQLite) */
 	/* the backend: SQLite in a file; or etcd, with an SQLite copy in memory while the
 	 * restore reads it (NULL after) */
 	struct fs_sqlite *sql;
@@ -190,8 +193,8 @@ uint64_t fs_store_etcd_since(const struct fs_store_etcd *e);
  * fs_store_etcd_load() - the snapshot, then each log entry after it up to `head`, in
  * order, to @apply (a nonzero return stops and is returned). *@ret_untidy: parts of no
  * use were seen (a batch whose last Txn failed, an old snapshot): the next write should
- * be a snapshot. -EBADMSG (a committed entry missing or unreadable; @why names it), -EIO
- * (etcd), -ENOMEM.
+ * be a snapshot. -EBADMSG (a committed entry missing or damaged; @why names it), -EPROTO
+ * (one a newer ascendfs wrote), -EIO (etcd), -ENOMEM.
  */
 int fs_store_etcd_load(struct fs_store_etcd *e,
 		       int (*apply)(void *arg, const struct fs_batch *b, char *why), void *arg,

@@ -75,10 +75,11 @@ struct fs_store_etcd {
 	bool keeper_running, stopping;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	atomic_bool lost;
+	atomic_bool losing, lost;	/* losing: lose() ran (once); lost: lost_why set */
 	char lost_why[FS_ETCD_WHY_MAX];	/* set once, before lost */
-	void (*on_lost)(void *arg);	/* called once when it is (any thread) */
+	void (*on_lost)(void *arg);	/* called once when it is (under mu) */
 	void *on_lost_arg;
+	pid_t pid;			/* the identity's (a fork changes it) */
 	uint64_t since_usec;		/* wall clock when the leadership was taken */
 };
 
@@ -110,21 +111,32 @@ static uint64_t mono_msec(void)
 
 static void lose(struct fs_store_etcd *e, const char *why)
 {
-	if (atomic_load(&e->lost))
+	void (*fn)(void *arg);
+	void *arg;
+
+	/* once, whichever thread finds it first (the keeper, or the committer) */
+	if (atomic_exchange(&e->losing, true))
 		return;
 	snprintf(e->lost_why, sizeof(e->lost_why), "%s", why);
 	atomic_store(&e->lost, true);
+	pthread_mutex_lock(&e->mu);
+	fn = e->on_lost;
+	arg = e->on_lost_arg;
+	pthread_mutex_unlock(&e->mu);
 	fs_log(e->ctx, 0, "etcd %s: this head lost the leadership (%s); it writes nothing "
 			  "more: requests that change state fail with EIO%s", e->prefix, why,
-	       e->on_lost ? "; it stops, to stand by again when restarted" : "");
-	if (e->on_lost)
-		e->on_lost(e->on_lost_arg);
+	       fn ? "; it stops, to stand by again when restarted" : "");
+	if (fn)
+		fn(arg);
 }
 
 void fs_store_etcd_on_lost(struct fs_store_etcd *e, void (*fn)(void *arg), void *arg)
 {
+	pthread_mutex_lock(&e->mu);
 	e->on_lost_arg = arg;
 	e->on_lost = fn;
+	pthread_mutex_unlock(&e->mu);
+	/* lost before: lose() found no hook */
 	if (atomic_load(&e->lost))
 		fn(arg);
 }
@@ -215,12 +227,44 @@ void fs_store_etcd_keeper_stop(struct fs_store_etcd *e)
 	e->keeper_running = false;
 }
 
+/* After a fork (fuse_daemonize()): the leader key names this process, not its parent. */
+static int identity_renew(struct fs_store_etcd *e)
+{
+	char host[128] = "?", *id = NULL, *leader = key_of(e, "leader"), why[FS_ETCD_WHY_MAX];
+	bool ok = false;
+	int r = -ENOMEM;
+
+	gethostname(host, sizeof(host) - 1);
+	if (leader && asprintf(&id, "%s pid %d", host, (int)getpid()) >= 0) {
+		const struct fs_etcd_cmp mine = { .key = leader, .target = FS_ETCD_CMP_LEASE,
+						  .number = e->lease };
+		const struct fs_etcd_op put = { .kind = FS_ETCD_PUT, .key = leader, .value = id,
+						.value_len = strlen(id), .lease = e->lease };
+
+		r = fs_etcd_txn(e->e, &mine, 1, &put, 1, &ok, NULL, why);
+		if (r == 0 && ok) {
+			free(e->identity);
+			e->identity = id;
+			id = NULL;
+			e->pid = getpid();
+		} else {
+			fs_log(e->ctx, 1, "etcd %s: the leader key still names pid %d: %s",
+			       e->prefix, (int)e->pid, r < 0 ? why : "this head no longer holds it");
+		}
+	}
+	free(id);
+	free(leader);
+	return r == -ENOMEM ? r : 0;
+}
+
 int fs_store_etcd_keeper_start(struct fs_store_etcd *e)
 {
 	int r;
 
 	if (!e || e->keeper_running || !e->led)
 		return 0;
+	if (e->pid != getpid() && (r = identity_renew(e)) < 0)
+		return r;
 	e->stopping = false;
 	r = pthread_create(&e->keeper, NULL, keeper_main, e);
 	if (r)
@@ -237,7 +281,9 @@ void fs_store_etcd_close(struct fs_store_etcd *e)
 		return;
 	fs_store_etcd_keeper_stop(e);
 	/* the leader key goes with the lease: a standby need not wait for it to expire */
-	if (e->led && !atomic_load(&e->lost) && fs_etcd_lease_revoke(e->e, e->lease, why) < 0)
+	/* "not found": revoked by a first try whose answer was lost */
+	if (e->led && !atomic_load(&e->lost) && fs_etcd_lease_revoke(e->e, e->lease, why) < 0 &&
+	    !strstr(why, "lease not found"))
 		fs_log(e->ctx, 1, "etcd %s: the leader's lease could not be revoked (%s); a "
 				  "standby takes over when it expires", e->prefix, why);
 	fs_etcd_close(e->e);
@@ -264,6 +310,7 @@ int fs_store_etcd_open(const struct conf_cluster *conf, const struct fs_ctx *ctx
 		return -ENOMEM;
 	pthread_mutex_init(&e->mu, NULL);
 	pthread_cond_init(&e->cv, NULL);
+	atomic_init(&e->losing, false);
 	atomic_init(&e->lost, false);
 	e->ctx = ctx;
 	e->ttl = conf->leader_lease_sec;
@@ -272,7 +319,7 @@ int fs_store_etcd_open(const struct conf_cluster *conf, const struct fs_ctx *ctx
 	e->prefix = strdup(conf->etcd_prefix);
 	e->servers = strdup(conf->etcd_servers);
 	if (!e->prefix || !e->servers ||
-	    asprintf(&e->identity, "%s pid %d", host, (int)getpid()) < 0) {
+	    asprintf(&e->identity, "%s pid %d", host, (int)(e->pid = getpid())) < 0) {
 		e->identity = NULL;
 		fs_store_etcd_close(e);
 		return -ENOMEM;
@@ -296,6 +343,10 @@ int fs_store_etcd_open(const struct conf_cluster *conf, const struct fs_ctx *ctx
 			break;
 		r = read_leader(e, &seen, ewhy);
 		if (r < 0)
+			break;
+		/* taken by this very Txn, whose answer was lost: the client asked the next
+		 * member, whose compare then failed */
+		if (seen.found && seen.lease == e->lease)
 			break;
 		/* a standby says whom it waits for, again when that changes */
 		if (wait_msec == UINT_MAX && seen.found && strcmp(seen.value, last_seen) != 0) {
@@ -742,6 +793,14 @@ again:
 			uint64_t now = e->head;
 
 			check_leader(e);
+			if (i + 1 == nparts && read_number(e, "head", &now, ewhy) == 0 &&
+			    now == seq && !atomic_load(&e->lost)) {
+				/* this very Txn went in; its answer was lost and the client
+				 * asked the next member, whose compare then failed */
+				ok = true;
+				r = 0;
+				break;
+			}
 			if (read_number(e, "head", &now, ewhy) == 0 && now != e->head &&
 			    !atomic_load(&e->lost)) {
 				fs_log(e->ctx, 1, "etcd %s: an earlier batch (%" PRIu64 ") was "
@@ -796,8 +855,10 @@ again:
 		e->snapshot_bytes = len;
 		e->log_bytes = 0;
 		e->garbage_count = 0;
-		/* the history before the snapshot: no longer needed by anyone */
-		if (rev && fs_etcd_compact(e->e, rev, ewhy) < 0)
+		/* etcd's history before the snapshot, as kube-apiserver compacts: for the
+		 * whole etcd cluster, not only this prefix (README: give ascendfs an etcd of
+		 * its own); "compacted" already: a first try whose answer was lost */
+		if (rev && fs_etcd_compact(e->e, rev, ewhy) < 0 && !strstr(ewhy, "compacted"))
 			fs_log(e->ctx, 1, "etcd %s: compaction at revision %" PRId64 " failed: %s",
 			       e->prefix, rev, ewhy);
 	} else {

@@ -219,23 +219,29 @@ static int open_state(struct fs_ctx *ctx, const char *dir, bool ignore_errors,
 	       conf_plural(stats.staged, "upload", "uploads"),
 	       (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6,
 	       stats.set_aside ? "; records that cannot be read were set aside, see above" : "");
-	if (etcd) {
-		/* who runs the cluster from now on, in cluster/events and cluster/leader */
-		char line[SCHED_REASON_MAX];
-		const char *l = fs_store_leader(ctx->store);
-
-		snprintf(line, sizeof(line), "%.*s took the leadership of the cluster's state "
-					     "(%s; lease %u s)",
-			 (int)strcspn(l + 8, "\n"), l + 8, fs_store_name(ctx->store),
-			 ctx->cluster->conf->leader_lease_sec);
-		pthread_mutex_lock(&ctx->lock);
-		sched_note_leader(ctx->cluster, fs_now_usec(), line);
-		pthread_mutex_unlock(&ctx->lock);
-	}
 	r = fs_store_start(ctx);
 	if (r < 0)
 		fprintf(stderr, "ascendfs: cannot start the state writer: %s\n", strerror(-r));
 	return r;
+}
+
+/* With the state on etcd: who runs the cluster from now on, an event (cluster/leader
+ * says it too). After the fork of fuse_daemonize(): the pid is this process's. */
+static void note_leader(struct fs_ctx *ctx)
+{
+	const char *l = fs_store_leader(ctx->store);
+	char line[SCHED_REASON_MAX];
+
+	if (ctx->cluster->conf->state_backend != CONF_STATE_ETCD)
+		return;
+	snprintf(line, sizeof(line), "%.*s took the leadership of the cluster's state (%s; "
+				     "lease %u s)",
+		 (int)strcspn(l + 8, "\n"), l + 8, fs_store_name(ctx->store),
+		 ctx->cluster->conf->leader_lease_sec);
+	pthread_mutex_lock(&ctx->lock);
+	sched_note_leader(ctx->cluster, fs_now_usec(), line);
+	pthread_cond_signal(&ctx->commit_cv); /* a change to write, no request waits */
+	pthread_mutex_unlock(&ctx->lock);
 }
 
 /* The leadership lost (etcd): stop as SIGTERM stops, and exit 1 (main()). */
@@ -475,6 +481,7 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "ascendfs: cannot start the state writer: %s\n", strerror(-r));
 		goto out_unmount;
 	}
+	note_leader(&ctx);
 	if (fuse_set_signal_handlers(se) != 0)
 		goto out_unmount;
 	/* a head that lost its lease must not act: it unmounts and exits (a supervisor

@@ -123,6 +123,7 @@ for lease in 2 10; do
 			>>"$IT_WORK/$h.log" 2>&1 &
 		pids+=("$!")
 		IT_OTHER_PIDS="$IT_OTHER_PIDS $!"
+		it_exec_wait "$!"
 		[ $h = a ] && wait_until 60 answers "$IT_WORK/mnt-a/jobs"
 	done
 	active=0 times=""
@@ -142,6 +143,7 @@ for lease in 2 10; do
 			"$IT_WORK/mnt-${heads[$active]}" >>"$IT_WORK/${heads[$active]}.log" 2>&1 &
 		pids[$active]=$!
 		IT_OTHER_PIDS="$IT_OTHER_PIDS $!"
+		it_exec_wait "$!"
 		active=$standby
 	done
 	echo "failover, lease $lease s, 10,000 records: SIGKILL to the first accepted submission (ms):$times"

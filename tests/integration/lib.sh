@@ -190,6 +190,13 @@ it_kill_started() {
 	done
 }
 
+# it_exec_wait PID: until the background job PID has become its program (a job started
+# with & is a copy of this shell until its exec: a signal that reaches it before would
+# run this shell's traps there, it_cleanup included)
+it_exec_wait() {
+	wait_until 10 bash -c "[ \"\$(readlink /proc/$1/exe)\" != \"$(readlink /proc/$$/exe)\" ]"
+}
+
 # it_etcd_start N: start an etcd cluster of N members (Debian's etcd-server) on free
 # loopback ports, data under $IT_WORK/etcd; sets IT_ETCD_ENDPOINTS (comma separated) and
 # IT_ETCD_PIDS; each member is killed by it_cleanup (IT_OTHER_PIDS). Skips (77) without

@@ -43,6 +43,7 @@ head_start() {
 		>>"$IT_WORK/$1.log" 2>&1 &
 	HEAD_PID=$!
 	IT_OTHER_PIDS="$IT_OTHER_PIDS $HEAD_PID"
+	it_exec_wait "$HEAD_PID"
 }
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
@@ -80,6 +81,12 @@ sleep $((2 * LEASE + 1))
 printf 'npus: 1\n' >"$IT_WORK/spec/daemon.yaml"
 check "a daemonized head still leads after two leases: it accepts a submission" \
 	cp "$IT_WORK/spec/daemon.yaml" "$IT_WORK/mnt-d/jobs/"
+check_contains "cluster/leader names the daemon, not the parent that forked it" \
+	"leader: $(hostname) pid $dpid" "$(cat "$IT_WORK/mnt-d/cluster/leader")"
+check_contains "and so does the leader key" "$(hostname) pid $dpid" \
+	"$(etcdctl --endpoints="$IT_ETCD_ENDPOINTS" get --print-value-only /ascendfs/a2-128/leader)"
+check_contains "and the event" "$(hostname) pid $dpid took the leadership" \
+	"$(grep '"leader"' "$IT_WORK/mnt-d/cluster/events" | tail -1)"
 echo "begin submit daemon" >>"$ACK"
 echo "ack submit daemon" >>"$ACK"
 fusermount3 -u "$IT_WORK/mnt-d"

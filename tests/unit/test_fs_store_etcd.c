@@ -228,6 +228,111 @@ static void test_takes_over_from_a_dead_head(void **state)
 	fs_etcd_close(raw);
 }
 
+/*
+ * A member that applies a request and never answers it (a partition right after the
+ * commit): a proxy on a free port forwards every request to member 0 and swallows the
+ * answer of the @nth Txn (1-based), holding the connection until the client gives up,
+ * so the client tries the next member with the same request. Its pid in *@pid (killed
+ * by the caller); its URL in @url.
+ */
+static void swallowing_proxy(int nth, char *url, size_t len, pid_t *pid)
+{
+	static const char py[] =
+		"import http.server, socketserver, sys, time, urllib.request\n"
+		"target, nth = sys.argv[1], int(sys.argv[2])\n"
+		"seen = [0]\n"
+		"class H(http.server.BaseHTTPRequestHandler):\n"
+		"    protocol_version = 'HTTP/1.1'\n"
+		"    def log_message(self, *a): pass\n"
+		"    def do_POST(self):\n"
+		"        body = self.rfile.read(int(self.headers['Content-Length']))\n"
+		"        r = urllib.request.urlopen(urllib.request.Request(target + self.path, body,\n"
+		"            {'Content-Type': 'application/json'}), timeout=10).read()\n"
+		"        if self.path == '/v3/kv/txn':\n"
+		"            seen[0] += 1\n"
+		"            if seen[0] == nth:\n"
+		"                time.sleep(5); self.close_connection = True; return\n"
+		"        self.send_response(200)\n"
+		"        self.send_header('Content-Length', str(len(r)))\n"
+		"        self.end_headers(); self.wfile.write(r)\n"
+		"class S(socketserver.ThreadingMixIn, http.server.HTTPServer):\n"
+		"    daemon_threads = True\n"
+		"s = S(('127.0.0.1', 0), H)\n"
+		"print(s.server_address[1], flush=True)\n"
+		"s.serve_forever()\n";
+	char target[64], n[16], port[16] = "";
+	int out[2];
+
+	snprintf(target, sizeof(target), "http://127.0.0.1:%u", E.client_port[0]);
+	snprintf(n, sizeof(n), "%d", nth);
+	assert_int_equal(pipe(out), 0);
+	*pid = fork();
+	assert_true(*pid >= 0);
+	if (*pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(out[1], 1);
+		execlp("python3", "python3", "-c", py, target, n, (char *)NULL);
+		_exit(127);
+	}
+	close(out[1]);
+	assert_true(read(out[0], port, sizeof(port) - 1) > 0);
+	close(out[0]);
+	snprintf(url, len, "http://127.0.0.1:%d", atoi(port));
+}
+
+/* The leader key taken by a Txn whose answer was lost (the client asked the next member,
+ * whose compare then failed): the key holds this head's own lease, so it leads, rather
+ * than stand by for itself forever. */
+static void test_lost_answer_of_the_election(void **state)
+{
+	struct conf_cluster c = conf_of("/t/lost1/", 4);
+	struct fs_store_etcd *h = NULL;
+	char why[SCHED_REASON_MAX], url[64], servers[320];
+	pid_t proxy;
+
+	(void)state;
+	swallowing_proxy(1, url, sizeof(url), &proxy);
+	snprintf(servers, sizeof(servers), "%s,http://127.0.0.1:%u", url, E.client_port[1]);
+	c.etcd_servers = servers;
+	if (fs_store_etcd_open(&c, NULL, 4000, &h, why) < 0)
+		fail_msg("the head did not see it had taken the key: %s", why);
+	write_ok(h, 1, false, "one", "{}", NULL);
+	fs_store_etcd_close(h);
+	kill(proxy, SIGKILL);
+	waitpid(proxy, NULL, 0);
+}
+
+/* A batch committed by a Txn whose answer was lost: the retry's compare fails, and the
+ * head finds `head` naming this very batch: committed, not an error. */
+static void test_lost_answer_of_a_commit(void **state)
+{
+	struct conf_cluster c = conf_of("/t/lost2/", 4);
+	struct fs_store_etcd *h = NULL;
+	char why[SCHED_REASON_MAX], url[64], servers[320];
+	struct applied a = { 0 };
+	struct fs_batch b;
+	bool wf, untidy;
+	pid_t proxy;
+
+	(void)state;
+	swallowing_proxy(2, url, sizeof(url), &proxy);
+	snprintf(servers, sizeof(servers), "%s,http://127.0.0.1:%u", url, E.client_port[1]);
+	c.etcd_servers = servers;
+	assert_int_equal(fs_store_etcd_open(&c, NULL, 0, &h, why), 0);
+	batch_of(&b, 1, false, "one", "{}");
+	if (fs_store_etcd_write(h, &b, &wf, why) < 0)
+		fail_msg("a committed batch was reported as failed: %s", why);
+	fs_batch_free(&b);
+	write_ok(h, 2, false, "two", "{}", NULL);
+	fs_store_etcd_close(h);
+	kill(proxy, SIGKILL);
+	waitpid(proxy, NULL, 0);
+	h = head_open("/t/lost2/");
+	assert_int_equal(fs_store_etcd_load(h, record, &a, &untidy, why), 0);
+	assert_int_equal(a.n, 2);
+	fs_store_etcd_close(h);
+}
+
 /* A head whose leader key is gone (its lease expired) or another's writes nothing. */
 static void test_deposed_head_writes_nothing(void **state)
 {
@@ -405,6 +510,8 @@ int main(void)
 		cmocka_unit_test(test_log_then_snapshot),
 		cmocka_unit_test(test_one_head_at_a_time),
 		cmocka_unit_test(test_takes_over_from_a_dead_head),
+		cmocka_unit_test(test_lost_answer_of_the_election),
+		cmocka_unit_test(test_lost_answer_of_a_commit),
 		cmocka_unit_test(test_deposed_head_writes_nothing),
 		cmocka_unit_test(test_uncommitted_and_missing_entries),
 		cmocka_unit_test(test_lease_is_renewed),
