@@ -1502,6 +1502,16 @@ int fs_etcd_range(struct fs_etcd *e, const char *prefix, bool whole_prefix,
 		  int (*fn)(void *arg, const struct fs_etcd_kv *kv), void *arg,
 		  int64_t *ret_revision, char *why);
 
+/*
+ * fs_etcd_range_after() - fs_etcd_range(), but with @whole_prefix from the key after
+ * @after (NULL: from the prefix's first; one that does not start with @prefix: the
+ * same), and with @keys_only the values left out (value "", value_len 0).
+ */
+int fs_etcd_range_after(struct fs_etcd *e, const char *prefix, bool whole_prefix,
+			const char *after, bool keys_only,
+			int (*fn)(void *arg, const struct fs_etcd_kv *kv), void *arg,
+			int64_t *ret_revision, char *why);
+
 /* fs_etcd_compact() - drop every version older than @revision of every key of the
  * cluster (etcd's Compact; the keys as of @revision stay). */
 int fs_etcd_compact(struct fs_etcd *e, int64_t revision, char *why);

@@ -456,21 +456,39 @@ int fs_etcd_range(struct fs_etcd *e, const char *prefix, bool whole_prefix,
 		  int (*fn)(void *arg, const struct fs_etcd_kv *kv), void *arg,
 		  int64_t *ret_revision, char *why)
 {
+	return fs_etcd_range_after(e, prefix, whole_prefix, NULL, false, fn, arg, ret_revision,
+				   why);
+}
+
+int fs_etcd_range_after(struct fs_etcd *e, const char *prefix, bool whole_prefix,
+			const char *after, bool keys_only,
+			int (*fn)(void *arg, const struct fs_etcd_kv *kv), void *arg,
+			int64_t *ret_revision, char *why)
+{
 	size_t n = strlen(prefix), from_len = n, end_len = 0;
-	char *from = strdup(prefix), *end = NULL;
+	char *from = NULL, *end = NULL;
 	/* the first page small: its values may be large (a page must come within the
 	 * timeout and FS_ETCD_ANSWER_MAX); the next ones sized by what came */
 	size_t page = ETCD_FIRST_PAGE;
 	int64_t rev = 0;
 	int r = 0;
 
+	/* from the key just after @after (it and a 0 byte), within the prefix */
+	if (whole_prefix && after && strncmp(after, prefix, n) == 0) {
+		from_len = strlen(after) + 1;
+		from = calloc(from_len + 1, 1);
+		if (from)
+			memcpy(from, after, from_len - 1);
+	} else {
+		from = strdup(prefix);
+	}
 	if (!from)
 		return -ENOMEM;
 	if (whole_prefix && prefix_end(prefix, n, &end, &end_len) < 0) {
 		free(from);
 		return -ENOMEM;
 	}
-	if (whole_prefix && !n)
+	if (whole_prefix && !n && !after)
 		from_len = 1; /* etcd has no key "": every key is from "\0" on */
 	for (;;) {
 		json_t *req = json_object(), *answer, *kvs;
@@ -482,6 +500,8 @@ int fs_etcd_range(struct fs_etcd *e, const char *prefix, bool whole_prefix,
 			json_object_set_new(req, "range_end", end ? jbytes(end, end_len) :
 								    jbytes("", 1));
 		json_object_set_new(req, "limit", json_integer((json_int_t)page));
+		if (keys_only)
+			json_object_set_new(req, "keys_only", json_true());
 		if (rev) /* every page at the first page's revision: one snapshot */
 			json_object_set_new(req, "revision", jint64(rev));
 		r = post(e, "/v3/kv/range", req, &answer, why);

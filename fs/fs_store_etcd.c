@@ -81,7 +81,31 @@ struct fs_store_etcd {
 	void *on_lost_arg;
 	pid_t pid;			/* the identity's (a fork changes it) */
 	uint64_t since_usec;		/* wall clock when the leadership was taken */
+	/* a standby's copy of the snapshot and the log after it, as bytes (warm_refresh()):
+	 * at takeover only what came since is read */
+	struct warm {
+		uint64_t snapshot;	/* its seq; 0: nothing kept */
+		char *snap;
+		size_t snap_len;
+		struct warm_entry {
+			uint64_t seq;
+			char *bytes;
+			size_t len;
+		} *log;			/* seq ascending, contiguous after the snapshot */
+		size_t n, cap;
+	} warm;
 };
+
+static void warm_refresh(struct fs_store_etcd *e);
+
+static void warm_drop(struct fs_store_etcd *e)
+{
+	for (size_t i = 0; i < e->warm.n; i++)
+		free(e->warm.log[i].bytes);
+	free(e->warm.log);
+	free(e->warm.snap);
+	memset(&e->warm, 0, sizeof(e->warm));
+}
 
 static char *key_of(const struct fs_store_etcd *e, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -286,6 +310,7 @@ void fs_store_etcd_close(struct fs_store_etcd *e)
 	    !strstr(why, "lease not found"))
 		fs_log(e->ctx, 1, "etcd %s: the leader's lease could not be revoked (%s); a "
 				  "standby takes over when it expires", e->prefix, why);
+	warm_drop(e);
 	fs_etcd_close(e->e);
 	pthread_mutex_destroy(&e->mu);
 	pthread_cond_destroy(&e->cv);
@@ -303,7 +328,7 @@ int fs_store_etcd_open(const struct conf_cluster *conf, const struct fs_ctx *ctx
 	uint64_t t0 = mono_msec();
 	struct leader_seen seen;
 	char *leader = NULL, last_seen[256] = "";
-	unsigned ttl;
+	unsigned ttl, rounds = 0;
 	int r;
 
 	if (!e)
@@ -366,6 +391,10 @@ int fs_store_etcd_open(const struct conf_cluster *conf, const struct fs_ctx *ctx
 			return -EBUSY;
 		}
 		usleep(250000);
+		/* a standby reads what the leader wrote as it goes (warm_refresh()), a
+		 * second apart */
+		if (wait_msec == UINT_MAX && ++rounds % 4 == 1)
+			warm_refresh(e);
 		/* this head's own lease lives on while it waits (no renewal thread yet) */
 		r = fs_etcd_lease_keepalive(e->e, e->lease, &ttl, ewhy);
 		if (r == 0 && ttl == 0)
@@ -432,22 +461,79 @@ struct entry_reader {
 	uint64_t max_seen;
 	bool garbage;			/* parts of no use were seen */
 	bool is_snapshot;
+	bool warm;			/* keep the bytes in e->warm, decode nothing */
 	int (*apply)(void *arg, const struct fs_batch *b, char *why);
 	void *arg;
 	char *why;
 };
 
+/* Decode @len bytes of entry @seq and apply them. */
+static int apply_bytes(struct entry_reader *rd, uint64_t seq, unsigned parts, const char *bytes,
+		       size_t len)
+{
+	struct fs_batch b;
+	int r = fs_batch_decode(bytes, len, &b, rd->why);
+
+	if (r < 0) {
+		char inner[SCHED_REASON_MAX];
+
+		snprintf(inner, sizeof(inner), "%s", rd->why);
+		snprintf(rd->why, SCHED_REASON_MAX, "%s %" PRIu64 " (%u parts, %zu bytes): %.300s",
+			 rd->is_snapshot ? "snapshot" : "log entry", seq, parts, len, inner);
+		return r;
+	}
+	r = rd->apply(rd->arg, &b, rd->why);
+	fs_batch_free(&b);
+	if (r < 0)
+		return r;
+	if (rd->is_snapshot)
+		rd->e->snapshot_bytes = len;
+	else
+		rd->e->log_bytes += len;
+	return 0;
+}
+
+/* Keep entry @seq's bytes (moved from @rd's buffer) in the standby's copy. */
+static int warm_keep(struct entry_reader *rd)
+{
+	struct warm *w = &rd->e->warm;
+	char *copy = malloc(rd->len ? rd->len : 1);
+
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, rd->buf, rd->len);
+	if (rd->is_snapshot) {
+		free(w->snap);
+		w->snap = copy;
+		w->snap_len = rd->len;
+		return 0;
+	}
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? 2 * w->cap : 64;
+		struct warm_entry *n = realloc(w->log, cap * sizeof(*n));
+
+		if (!n) {
+			free(copy);
+			return -ENOMEM;
+		}
+		w->log = n;
+		w->cap = cap;
+	}
+	w->log[w->n++] = (struct warm_entry){ rd->seq, copy, rd->len };
+	return 0;
+}
+
 /* The entry read so far: decoded and applied if it is one of the log's. */
 static int entry_finish(struct entry_reader *rd)
 {
-	struct fs_batch b;
 	int r;
 
 	if (!rd->seq)
 		return 0;
 	if (rd->seq <= rd->from || rd->seq > rd->to) {
 		rd->garbage = true;
-		if (rd->is_snapshot && rd->e->garbage_count < GARBAGE_MAX)
+		/* a standby sees the leader's snapshot in the making: not garbage */
+		if (rd->is_snapshot && !rd->warm && rd->e->garbage_count < GARBAGE_MAX)
 			rd->e->garbage[rd->e->garbage_count++] = rd->seq;
 		rd->seq = 0;
 		return 0;
@@ -457,24 +543,9 @@ static int entry_finish(struct entry_reader *rd)
 			 ": the entries between are missing", rd->seq, rd->applied);
 		return -EBADMSG;
 	}
-	r = fs_batch_decode(rd->buf, rd->len, &b, rd->why);
-	if (r < 0) {
-		char inner[SCHED_REASON_MAX];
-
-		snprintf(inner, sizeof(inner), "%s", rd->why);
-		snprintf(rd->why, SCHED_REASON_MAX, "%s %" PRIu64 " (%u parts, %zu bytes): %.300s",
-			 rd->is_snapshot ? "snapshot" : "log entry", rd->seq, rd->parts, rd->len,
-			 inner);
-		return r;
-	}
-	r = rd->apply(rd->arg, &b, rd->why);
-	fs_batch_free(&b);
+	r = rd->warm ? warm_keep(rd) : apply_bytes(rd, rd->seq, rd->parts, rd->buf, rd->len);
 	if (r < 0)
 		return r;
-	if (rd->is_snapshot)
-		rd->e->snapshot_bytes = rd->len;
-	else
-		rd->e->log_bytes += rd->len;
 	rd->applied = rd->seq;
 	rd->seq = 0;
 	return 0;
@@ -562,13 +633,97 @@ static int read_number(struct fs_store_etcd *e, const char *name, uint64_t *ret,
 	return r;
 }
 
+/* Keys only, of snap/: every snapshot but the current one is garbage (a write that failed). */
+static int snap_key_cb(void *arg, const struct fs_etcd_kv *kv)
+{
+	struct entry_reader *rd = arg;
+	struct fs_store_etcd *e = rd->e;
+	uint64_t seq;
+	unsigned part;
+
+	if (parse_part(kv->key, rd->dir_len, &seq, &part) < 0) {
+		rd->garbage = true;
+		return 0;
+	}
+	if (seq > rd->max_seen)
+		rd->max_seen = seq;
+	if (seq != e->snapshot && seq != rd->seq) {
+		rd->garbage = true;
+		if (e->garbage_count < GARBAGE_MAX)
+			e->garbage[e->garbage_count++] = seq;
+	}
+	rd->seq = seq;
+	return 0;
+}
+
+/*
+ * A standby keeps the leader's snapshot and the log after it as bytes, read a little
+ * at a time while it waits: at takeover only what came since is read. Anything odd (a
+ * snapshot deleted while read, a gap) drops the copy, to be read again.
+ */
+static void warm_refresh(struct fs_store_etcd *e)
+{
+	char why[SCHED_REASON_MAX], ewhy[FS_ETCD_WHY_MAX];
+	struct entry_reader rd = { .e = e, .warm = true, .why = why };
+	char *dir = NULL, *base = NULL, *after = NULL;
+	uint64_t head, snap, last;
+	int r;
+
+	if (read_number(e, "head", &head, ewhy) < 0 || read_number(e, "snapshot", &snap, ewhy) < 0)
+		return;
+	if (snap != e->warm.snapshot) {
+		warm_drop(e);
+		if (!snap)
+			return;
+		base = key_of(e, "snap/");
+		dir = key_of(e, "snap/%020" PRIu64 "/", snap);
+		if (!base || !dir)
+			goto out;
+		rd.dir_len = strlen(base);
+		rd.is_snapshot = true;
+		rd.from = snap - 1;
+		rd.to = snap;
+		r = fs_etcd_range(e->e, dir, true, entry_cb, &rd, NULL, ewhy);
+		if (r == 0)
+			r = entry_finish(&rd);
+		if (r < 0 || rd.applied != snap) {
+			warm_drop(e);
+			goto out;
+		}
+		e->warm.snapshot = snap;
+	}
+	last = e->warm.n ? e->warm.log[e->warm.n - 1].seq : snap;
+	if (head <= last)
+		goto out;
+	free(dir);
+	dir = key_of(e, "log/");
+	after = key_of(e, "log/%020" PRIu64 "/999999", last);
+	if (!dir || !after)
+		goto out;
+	/* the same buffer, for the log's entries */
+	rd = (struct entry_reader){ .e = e, .warm = true, .why = why, .dir_len = strlen(dir),
+				    .from = last, .to = head, .applied = last, .buf = rd.buf,
+				    .cap = rd.cap };
+	r = fs_etcd_range_after(e->e, dir, true, after, false, entry_cb, &rd, NULL, ewhy);
+	if (r == 0)
+		r = entry_finish(&rd);
+	if (r < 0)
+		warm_drop(e);
+out:
+	free(rd.buf);
+	free(base);
+	free(dir);
+	free(after);
+}
+
 int fs_store_etcd_load(struct fs_store_etcd *e,
 		       int (*apply)(void *arg, const struct fs_batch *b, char *why), void *arg,
 		       bool *ret_untidy, char *why)
 {
 	struct entry_reader rd = { .e = e, .apply = apply, .arg = arg, .why = why };
 	char ewhy[FS_ETCD_WHY_MAX] = "";
-	char *dir = NULL;
+	char *dir = NULL, *after = NULL;
+	bool warm;
 	int r;
 
 	*ret_untidy = false;
@@ -583,6 +738,9 @@ int fs_store_etcd_load(struct fs_store_etcd *e,
 		r = -EBADMSG;
 		goto out;
 	}
+	/* what this head read while it stood by still stands if the snapshot is the same
+	 * (a committed snapshot and log entry never change; a new snapshot deletes them) */
+	warm = e->warm.snapshot && e->warm.snapshot == e->snapshot;
 	/* the snapshot (and any other, of no use) */
 	dir = key_of(e, "snap/");
 	if (!dir) {
@@ -593,9 +751,19 @@ int fs_store_etcd_load(struct fs_store_etcd *e,
 	rd.is_snapshot = true;
 	rd.from = e->snapshot ? e->snapshot - 1 : 0;
 	rd.to = e->snapshot;
-	r = fs_etcd_range(e->e, dir, true, entry_cb, &rd, NULL, ewhy);
-	if (r == 0)
-		r = entry_finish(&rd);
+	if (warm) {
+		/* the copy's bytes, and the keys only for the other snapshots' seqs */
+		r = apply_bytes(&rd, e->snapshot, 0, e->warm.snap, e->warm.snap_len);
+		rd.applied = e->snapshot;
+		if (r == 0)
+			r = fs_etcd_range_after(e->e, dir, true, NULL, true, snap_key_cb, &rd, NULL,
+						ewhy);
+		rd.seq = 0;
+	} else {
+		r = fs_etcd_range(e->e, dir, true, entry_cb, &rd, NULL, ewhy);
+		if (r == 0)
+			r = entry_finish(&rd);
+	}
 	if (r == 0 && e->snapshot && rd.applied != e->snapshot) {
 		snprintf(why, SCHED_REASON_MAX, "snapshot %" PRIu64 " is missing", e->snapshot);
 		r = -EBADMSG;
@@ -616,7 +784,21 @@ int fs_store_etcd_load(struct fs_store_etcd *e,
 	rd.to = e->head;
 	rd.applied = e->snapshot;
 	rd.max_seen = 0;
-	r = fs_etcd_range(e->e, dir, true, entry_cb, &rd, NULL, ewhy);
+	for (size_t i = 0; warm && r == 0 && i < e->warm.n && e->warm.log[i].seq <= e->head; i++) {
+		const struct warm_entry *w = &e->warm.log[i];
+
+		if (w->seq != rd.applied + 1)
+			break; /* cannot be (kept contiguous); read the rest from etcd */
+		r = apply_bytes(&rd, w->seq, 0, w->bytes, w->len);
+		rd.applied = rd.max_seen = w->seq;
+	}
+	if (r == 0 && rd.applied != e->snapshot) {
+		after = key_of(e, "log/%020" PRIu64 "/999999", rd.applied);
+		if (!after)
+			r = -ENOMEM;
+	}
+	if (r == 0)
+		r = fs_etcd_range_after(e->e, dir, true, after, false, entry_cb, &rd, NULL, ewhy);
 	if (r == 0)
 		r = entry_finish(&rd);
 	if (r == 0 && rd.applied != e->head) {
@@ -632,7 +814,9 @@ int fs_store_etcd_load(struct fs_store_etcd *e,
 out:
 	if (r < 0 && ewhy[0])
 		snprintf(why, SCHED_REASON_MAX, "%s", ewhy);
+	warm_drop(e); /* the restore has it all now */
 	free(dir);
+	free(after);
 	free(rd.buf);
 	return r;
 }

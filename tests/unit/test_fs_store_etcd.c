@@ -17,6 +17,8 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -333,6 +335,77 @@ static void test_lost_answer_of_a_commit(void **state)
 	fs_store_etcd_close(h);
 }
 
+struct standby {
+	struct conf_cluster c;
+	struct fs_store_etcd *h;
+	int r;
+	char why[SCHED_REASON_MAX];
+};
+
+static void *standby_main(void *arg)
+{
+	struct standby *sb = arg;
+
+	sb->r = fs_store_etcd_open(&sb->c, NULL, UINT_MAX, &sb->h, sb->why);
+	return NULL;
+}
+
+/*
+ * A standby reads the leader's snapshot and log as they come, and at takeover reads
+ * only what came since: shown by deleting, behind everyone's back, an entry it has
+ * read already (a load from etcd alone would find the gap). When the leader writes a
+ * new snapshot meanwhile, the copy is of no use and the load reads etcd again.
+ */
+static void test_standby_reads_ahead(void **state)
+{
+	struct fs_etcd *raw = client();
+	const struct fs_etcd_op hole = { .kind = FS_ETCD_DELETE_PREFIX,
+					 .key = "/t/warm/log/00000000000000000002/" };
+	char why[SCHED_REASON_MAX];
+	struct applied a = { 0 };
+	struct fs_store_etcd *h;
+	struct standby sb = { .c = conf_of("/t/warm/", 4) };
+	pthread_t t;
+	bool ok, untidy;
+
+	(void)state;
+	for (int round = 0; round < 2; round++) {
+		h = head_open(round ? "/t/warm2/" : "/t/warm/");
+		sb.c.etcd_prefix = round ? "/t/warm2/" : "/t/warm/";
+		sb.h = NULL;
+		write_ok(h, 1, true, "snap1", "{}", NULL);
+		write_ok(h, 2, false, "two", "{}", NULL);
+		write_ok(h, 3, false, "three", "{}", NULL);
+		assert_int_equal(pthread_create(&t, NULL, standby_main, &sb), 0);
+		sleep(2); /* the standby has read 1 to 3 */
+		if (round == 0)
+			assert_int_equal(fs_etcd_txn(raw, NULL, 0, &hole, 1, &ok, NULL, why), 0);
+		else
+			write_ok(h, 4, true, "snap4", "{}", NULL); /* the copy is of no use now */
+		write_ok(h, 5, false, "five", "{}", NULL);
+		fs_store_etcd_close(h);
+		assert_int_equal(pthread_join(t, NULL), 0);
+		if (sb.r < 0)
+			fail_msg("the standby did not take over: %s", sb.why);
+		memset(&a, 0, sizeof(a));
+		if (fs_store_etcd_load(sb.h, record, &a, &untidy, why) < 0)
+			fail_msg("round %d: %s", round, why);
+		if (round == 0) {
+			assert_int_equal(a.n, 4);
+			assert_string_equal(a.name[0], "snap1");
+			assert_string_equal(a.name[1], "two"); /* from the copy: gone from etcd */
+			assert_string_equal(a.name[3], "five");
+		} else {
+			assert_int_equal(a.n, 2);
+			assert_string_equal(a.name[0], "snap4");
+			assert_string_equal(a.name[1], "five");
+		}
+		write_ok(sb.h, 6, true, "after", "{}", NULL);
+		fs_store_etcd_close(sb.h);
+	}
+	fs_etcd_close(raw);
+}
+
 /* A head whose leader key is gone (its lease expired) or another's writes nothing. */
 static void test_deposed_head_writes_nothing(void **state)
 {
@@ -512,6 +585,7 @@ int main(void)
 		cmocka_unit_test(test_takes_over_from_a_dead_head),
 		cmocka_unit_test(test_lost_answer_of_the_election),
 		cmocka_unit_test(test_lost_answer_of_a_commit),
+		cmocka_unit_test(test_standby_reads_ahead),
 		cmocka_unit_test(test_deposed_head_writes_nothing),
 		cmocka_unit_test(test_uncommitted_and_missing_entries),
 		cmocka_unit_test(test_lease_is_renewed),
