@@ -954,10 +954,16 @@ again:
 				if (e->snapshot)
 					olds[nolds++] = key_of(e, "snap/%020" PRIu64 "/",
 							       e->snapshot);
-				for (size_t g = 0; g < e->garbage_count; g++)
-					if (e->garbage[g] != seq)
-						olds[nolds++] = key_of(e, "snap/%020" PRIu64 "/",
-								       e->garbage[g]);
+				/* each old snapshot once (etcd refuses overlapping ops) */
+				for (size_t g = 0; g < e->garbage_count; g++) {
+					uint64_t x = e->garbage[g];
+					bool dup = x == seq || x == e->snapshot;
+
+					for (size_t k = 0; k < g && !dup; k++)
+						dup = e->garbage[k] == x;
+					if (!dup)
+						olds[nolds++] = key_of(e, "snap/%020" PRIu64 "/", x);
+				}
 				for (size_t g = 0; g < nolds; g++) {
 					if (!olds[g]) {
 						r = -ENOMEM;
