@@ -265,6 +265,10 @@ static int parse_log_level(const char *s)
 	return -1;
 }
 
+/* libfuse's default of -o max_threads, and the daemon's with the state on etcd */
+#define FS_LIBFUSE_MAX_THREADS 10
+#define FS_ETCD_MAX_THREADS 64
+
 int main(int argc, char *argv[])
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
@@ -275,8 +279,12 @@ int main(int argc, char *argv[])
 	struct fs_ctx ctx = { 0 };
 	struct fuse_session *se = NULL;
 	char mnt[PATH_MAX], msg[1024];
-	bool config_defaulted = false;
+	bool config_defaulted = false, max_threads_given = false;
 	int ret = 1, r, cleared, http_fd = -1;
+
+	for (int i = 1; i < argc; i++)
+		if (strstr(argv[i], "max_threads="))
+			max_threads_given = true;
 
 	/*
 	 * Renders and snapshots of a large cluster run to megabytes and come and go with
@@ -547,6 +555,12 @@ int main(int argc, char *argv[])
 		fuse_loop_cfg_set_clone_fd(lc, cl.clone_fd);
 		if (cl.max_idle_threads != UINT_MAX) /* UINT_MAX: not given on the command line */
 			fuse_loop_cfg_set_idle_threads(lc, cl.max_idle_threads);
+		/* with the state on etcd each change waits for the quorum (ms, not an fsync):
+		 * more requests must wait at once for a batch to gather them, so more
+		 * threads than libfuse's 10 unless -o max_threads says otherwise */
+		if (ctx.cluster->conf->state_backend == CONF_STATE_ETCD &&
+		    cl.max_threads == FS_LIBFUSE_MAX_THREADS && !max_threads_given)
+			cl.max_threads = FS_ETCD_MAX_THREADS;
 		if (cl.max_threads && cl.max_threads <= 100000)
 			fuse_loop_cfg_set_max_threads(lc, cl.max_threads);
 		r = fuse_session_loop_mt(se, lc);
