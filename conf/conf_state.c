@@ -226,8 +226,9 @@ int conf_read_state(const struct conf_ctx *ctx, const struct conf_node *root,
 					       "[http://10.0.0.1:2379, http://10.0.0.2:2379, "
 					       "http://10.0.0.3:2379])");
 	n = conf_map_get(sec, "etcd_request_timeout");
-	if (n && c->etcd_timeout_sec * 2 >= c->leader_lease_sec)
-		return conf_fail(ctx, n, "etcd_request_timeout: %u s is not under half the "
+	/* what cluster/config shows must read back: the default of a 2 s lease is 1 s */
+	if (n && c->etcd_timeout_sec * 2 > c->leader_lease_sec)
+		return conf_fail(ctx, n, "etcd_request_timeout: %u s is more than half the "
 					 "leader_lease_duration (%u s): a head would lose its lease "
 					 "while it waits for one member; make the timeout shorter or "
 					 "the lease longer",

@@ -231,11 +231,12 @@ static int open_state(struct fs_ctx *ctx, const char *dir, bool ignore_errors,
  * says it too). After the fork of fuse_daemonize(): the pid is this process's. */
 static void note_leader(struct fs_ctx *ctx)
 {
-	const char *l = fs_store_leader(ctx->store);
 	char line[SCHED_REASON_MAX];
+	const char *l;
 
-	if (ctx->cluster->conf->state_backend != CONF_STATE_ETCD)
+	if (ctx->cluster->conf->state_backend != CONF_STATE_ETCD || !ctx->store)
 		return;
+	l = fs_store_leader(ctx->store);
 	snprintf(line, sizeof(line), "%.*s took the leadership of the cluster's state (%s; "
 				     "lease %u s)",
 		 (int)strcspn(l + 8, "\n"), l + 8, fs_store_name(ctx->store),

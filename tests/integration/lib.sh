@@ -229,6 +229,7 @@ print(" ".join(str(k.getsockname()[1]) for k in s))' "$n")
 			>>"$IT_WORK/etcd-$name.log" 2>&1 &
 		IT_ETCD_PIDS+=("$!")
 		IT_OTHER_PIDS="$IT_OTHER_PIDS $!"
+		disown "$!" # killed by it_cleanup: no "Killed" line from this shell
 	done
 	wait_until 30 etcdctl --endpoints="$IT_ETCD_ENDPOINTS" endpoint health >/dev/null 2>&1
 }

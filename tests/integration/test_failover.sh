@@ -11,11 +11,18 @@
 # deposed head, continued, must not act: it exits with status 1, saying it lost the
 # leadership, and the state the new leader shows still passes verify().
 #
-# Usage: test_failover.sh ASCENDFS CHECK_RANKTABLE SRCDIR   (FAILOVER_ROUNDS=N, default 6)
+# Then agents on two servers, reaching the cluster through a path that follows the active
+# head (as a floating address would), run a job across a takeover: it keeps its processes
+# and generation.
+#
+# Usage: test_failover.sh ASCENDFS CHECK_RANKTABLE SRCDIR [ASCEND_AGENT TRAIN_DEMO]
+#        (FAILOVER_ROUNDS=N, default 6; without the agent the last part is skipped)
 set -u
 ASCENDFS=$1
 CHECK=$2
 SRC=$3
+AGENT=${4:+$(realpath "$4")}
+TRAIN=${5:+$(realpath "$5")}
 ROUNDS=${FAILOVER_ROUNDS:-6}
 LEASE=2
 # shellcheck source=lib.sh
@@ -169,8 +176,59 @@ for t in "${times[@]}"; do
 	[ "$t" -lt $(((LEASE + 4) * 1000)) ] || not_ok "a failover took $t ms (lease $LEASE s)"
 done
 ok "failover times measured (${#times[@]})"
-IT_MNT=$IT_WORK/mnt-$ACTIVE IT_PID=$ACTIVE_PID
+IT_MNT=$IT_WORK/mnt-$ACTIVE IT_PID=$ACTIVE_PID IT_LOG=$IT_WORK/$ACTIVE.log
 kill -TERM "$STANDBY_PID"
 wait "$STANDBY_PID" 2>/dev/null
 it_stop
+
+# ---- agents across a takeover: running jobs keep their processes and generation ----
+# Agents on two servers reach the cluster through $IT_WORK/ascend, which names the active
+# head's mount as a floating address would (the README's deployment): switched when the
+# standby has taken over. A 16-NPU job of train_demo runs on the two servers; the active
+# head is killed: the job must still run, at its generation, with the same processes.
+if [ -n "$AGENT" ]; then
+	W=$IT_WORK
+	M=$IT_WORK/ascend
+	SERVERS="a2-node-01 a2-node-02"
+	# shellcheck source=agents_lib.sh
+	. "$(dirname "$0")/agents_lib.sh"
+	trap 'agents_cleanup; it_cleanup' EXIT # the agents and the processes they started
+	CONFIG=$IT_WORK/agents.yaml
+	{
+		sed 's/^  require_agent: false .*/  require_agent: true/' "$SRC/examples/ascend_cluster.yaml"
+		printf 'state:\n  backend: etcd\n  etcd_servers: %s\n' "$IT_ETCD_ENDPOINTS"
+		printf '  etcd_prefix: /agents/\n  leader_lease_duration: %ss\n' "$LEASE"
+	} >"$CONFIG"
+	grep -q 'require_agent: true$' "$CONFIG" || not_ok "the agents' configuration requires agents"
+	head_start x
+	X_PID=$HEAD_PID
+	wait_until 20 answers "$IT_WORK/mnt-x/jobs"
+	ln -sfn "$IT_WORK/mnt-x" "$M"
+	head_start y
+	Y_PID=$HEAD_PID
+	agents_start || not_ok "both agents report" "$(tail -n3 "$W"/agent-*.log)"
+	printf 'name: tr\nnpus: 16\ncommand: "exec %s --steps 100000 --step-ms 20 --ckpt-every 0"\n' \
+		"$TRAIN" | submit tr
+	read -r A0 A1 <<<"$(servers_of tr)"
+	check "a 16-NPU job runs on both agents' servers" wait_until 20 all_started tr 1 "$A0" "$A1"
+	started() { sed -n 's/.*: started pid \([0-9]*\):.*/\1/p' "$W"/agent-*.log | sort -n | tr '\n' ' '; }
+	before=$(started)
+	kill -KILL "$X_PID"
+	wait "$X_PID" 2>/dev/null
+	check "the standby takes over" wait_until $((LEASE + 15)) answers "$IT_WORK/mnt-y/jobs"
+	ln -sfn "$IT_WORK/mnt-y" "$M" # the floating address moves
+	sleep 7 # more than an agent's report interval (5 s)
+	check_eq "the job still runs after the takeover" running "$(status_of tr)"
+	check_eq "at its generation" 1 "$(gen_of tr)"
+	alive=""
+	for p in $before; do kill -0 "$p" 2>/dev/null && alive="$alive$p "; done
+	check_eq "with the same processes, alive" "$before" "$alive"
+	check_eq "and no process started since" "$before" "$(started)"
+	check "both agents report to the new leader" wait_until 10 all_ready
+	echo cancel >"$M/jobs/tr/ctl"
+	wait_until 30 bash -c "[ \"\$(cat '$M/jobs/tr/status')\" = cancelled ]"
+	agents_cleanup
+	IT_MNT=$IT_WORK/mnt-y IT_PID=$Y_PID IT_LOG=$IT_WORK/y.log
+	it_stop
+fi
 it_finish

@@ -248,6 +248,17 @@ static void test_cluster_state_etcd(void **state)
 	free(yaml);
 	assert_render_stable(c);
 	conf_cluster_free(c);
+	/* the shortest lease: its default timeout (1 s) reads back from cluster/config */
+	{
+		static const char shortest[] = "state:\n  backend: etcd\n  etcd_servers: "
+					       "http://a:2379\n  leader_lease_duration: 2s\n"
+					       ONE_SERVER;
+
+		c = parse_ok(shortest, strlen(shortest), "shortest.yaml");
+		assert_int_equal(c->etcd_timeout_sec, 1);
+		assert_render_stable(c);
+		conf_cluster_free(c);
+	}
 	c = parse_ok(prefixed, strlen(prefixed), "prefixed.yaml");
 	assert_string_equal(c->etcd_prefix, "/sites/x/");
 	assert_int_equal(c->leader_lease_sec, 60);
