@@ -121,9 +121,16 @@
  *                                          operators write it (others: EACCES at open);
  *                                          reading any ctl file shows its verbs
  *     leader                   -r--r--r--  the head that runs the cluster: "leader:
- *                                          <host> pid <pid>", "since: <UTC time>",
- *                                          "state: sqlite <file>" or "state: etcd
- *                                          <prefix> at <servers>" (fs_store_leader())
+ *                                          <host> pid <pid>", "role: leader", "since:
+ *                                          <UTC time>", "state: sqlite <file>" or
+ *                                          "state: etcd <prefix> at <servers>"
+ *                                          (fs_store_leader()); on a standby (etcd,
+ *                                          fs_standby.c) "role: standby", "standby:
+ *                                          <this head> (...)", "view: log entry <seq>,
+ *                                          read <UTC time>" instead of "since:": every
+ *                                          file is then a read-only view of the state
+ *                                          as of that entry, and every change fails
+ *                                          with EROFS
  *   nodes/<server>/            dr-xr-xr-x root
  *     health                   -rw-r--r-- root  operators write the agent's report (conf.h
  *                                          conf_health_report: `node OK`, `npu 3 Critical
@@ -586,6 +593,7 @@
 #define ASCENDFS_FS_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -897,7 +905,15 @@ void fs_inode_sweep(struct fs_ctx *ctx, uint64_t want);
 
 struct fs_ctx {
 	pthread_mutex_t lock;
-	struct sched_cluster *cluster;	/* owned */
+	struct sched_cluster *cluster;	/* owned; under lock (a standby replaces it) */
+	const struct conf_cluster *conf; /* the configuration as loaded, read without lock:
+					 * what does not change at run time (operator_group,
+					 * queue groups); the cluster's own (cluster->conf,
+					 * under lock) has the quotas set since */
+	struct fs_standby *standby;	/* this head's standby (fs_standby.c), or NULL */
+	bool viewing;			/* under lock: this head stands by, its cluster is a
+					 * view of the leader's (nothing acts on it, no pass
+					 * runs, every change fails with EROFS) */
 	char *mount_path;		/* absolute; used in ASCEND_JOB_DIR, RANK_TABLE_FILE */
 	dev_t mount_dev;		/* the mount's device (0 until mounted): nothing on it is read */
 	char *config_path;
@@ -988,10 +1004,18 @@ struct fs_joblogs;
 /*
  * fs_joblogs_open() - set ctx->logs up: <@state_dir>/logs (made if missing, mode 0700;
  * the logs of restored jobs kept, any other job's removed, so call it after the state
- * was restored), or with @state_dir NULL a new private directory. Returns 0, or -EIO
+ * was restored; a standby, ctx->viewing, removes none: fs_joblogs_adopt()), or with
+ * @state_dir NULL a new private directory. Returns 0, or -EIO
  * with a sentence in @why (@why_len bytes) saying which directory and why, -ENOMEM.
  */
 int fs_joblogs_open(struct fs_ctx *ctx, const char *state_dir, char *why, size_t why_len);
+
+/*
+ * fs_joblogs_adopt() - a standby that took over (ctx->viewing was set at the open: the
+ * logs were indexed, none removed): keep the logs of the jobs ctx->cluster now holds,
+ * remove the others, as the open does. Before the threads that change jobs start.
+ */
+void fs_joblogs_adopt(struct fs_ctx *ctx);
 
 /* fs_joblogs_free() - close ctx->logs (NULL allowed), removing a private directory;
  * every handle must be gone. */
@@ -1154,6 +1178,10 @@ void fs_kcache_clear(struct fs_ctx *ctx);
 /* fs_cache_clear() - drop every cached blob and the events streams (at exit). Caller
  * holds ctx->lock. */
 void fs_cache_clear(struct fs_ctx *ctx);
+/* fs_cache_forget() - the same but the kernel's page-cache slots, which compare bytes
+ * and stay right: after ctx->cluster was replaced (a standby's view, fs_standby.c), whose
+ * versions say nothing of the one before. Caller holds ctx->lock. */
+void fs_cache_forget(struct fs_ctx *ctx);
 
 /*
  * fs_stat() - attributes of node @p in the current state: mode, owner, true size (of a
@@ -1198,6 +1226,36 @@ int fs_list(struct fs_ctx *ctx, const struct fs_path *p, int (*fill)(void *data,
  */
 int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t uid,
 	   bool may_operate, uint64_t now_usec, char *why);
+
+/*
+ * ---- a head's two roles (fs_standby.c) ----
+ * fs_lead_start() - lead: start the committer (fs_store_start()), note the `leader`
+ * event (etcd), stop the daemon when the leadership is lost (SIGTERM: main() exits 1),
+ * start the background threads (fs_threads_start()). After the mount and its fork.
+ * 0, or -errno with a sentence in @why (@why_len bytes).
+ * fs_standby_init() - with the state on etcd and another head leading: stand by. Sets
+ * ctx->standby, ctx->viewing and ctx->conf (this head's own). Before the mount. 0,
+ * -EINVAL (the configuration does not read back as cluster/config), -ENOMEM, with @why
+ * (SCHED_REASON_MAX).
+ * fs_standby_start() - after the mount and its fork, once main() no longer reads
+ * ctx->cluster without the lock: the threads that put views of the leader's state in
+ * ctx->cluster (the first as soon as it can be read; the configuration's empty state
+ * until then) and take over when the leader's lease ends (then it leads:
+ * fs_lead_start()). 0 or -errno; a no-op without a standby.
+ * fs_standby_stop() - stop them (before unmounting is fine). fs_standby_failed() - did
+ * a takeover fail (the daemon then stops: SIGTERM)? fs_standby_free() - at exit, after
+ * the FUSE session. No-ops without a standby.
+ * fs_standby_refusal() - 0, or -EROFS while this head stands by (logged once per 10 s
+ * with @path and the leader's name): every request that would change state asks first.
+ */
+struct fs_standby;
+int fs_lead_start(struct fs_ctx *ctx, char *why, size_t why_len);
+int fs_standby_init(struct fs_ctx *ctx, bool set_aside, char *why);
+int fs_standby_start(struct fs_ctx *ctx);
+void fs_standby_stop(struct fs_ctx *ctx);
+bool fs_standby_failed(struct fs_ctx *ctx);
+void fs_standby_free(struct fs_ctx *ctx);
+int fs_standby_refusal(struct fs_ctx *ctx, const char *path);
 
 /*
  * fs_threads_start() - start the daemon's background threads: the heartbeat check
@@ -1545,12 +1603,55 @@ int fs_store_open(const char *dir, size_t server_count, struct fs_store **ret, c
 
 /*
  * fs_store_open_etcd() - the store in the etcd cluster of ctx->cluster->conf's `state:`
- * (fs_store_etcd.c): this head takes the leadership of its prefix, waiting up to
- * @wait_msec for another head's lease to end. Returns 0 and *ret, or -EBUSY (another head
- * leads), -EIO (etcd cannot be reached or refused), -ENOMEM, with a sentence in @why.
+ * (fs_store_etcd.c), as a client with a lease, not leading yet. Returns 0 and *ret, or
+ * -EIO (etcd cannot be reached or refused), -ENOMEM, with a sentence in @why.
+ * fs_store_lead() - take the leadership of its prefix (fs_store_etcd_lead(): waiting up
+ * to @wait_msec for another head's lease to end, UINT_MAX as long as it takes, calling
+ * @tick(@arg, leader) about once a second meanwhile, whose nonzero return stops it and
+ * is returned). 0, -EBUSY (another head leads), -EIO, -EALREADY, -ENOMEM, with @why.
+ * cluster/leader names this head from fs_store_start() on.
  */
-int fs_store_open_etcd(const struct fs_ctx *ctx, unsigned wait_msec, struct fs_store **ret,
-		       char *why);
+int fs_store_open_etcd(const struct fs_ctx *ctx, struct fs_store **ret, char *why);
+int fs_store_lead(struct fs_store *st, unsigned wait_msec,
+		  int (*tick)(void *arg, const char *leader), void *arg, char *why);
+
+/*
+ * ---- a standby's view (etcd; fs_standby.c builds it) ----
+ * fs_store_refresh() - read what the leader committed since the last call into this
+ * head's copy (fs_store_etcd_refresh()): 0, -EBUSY (a view is being built: later),
+ * -EIO, -EAGAIN, -ENOMEM. From the thread that waits to lead.
+ * fs_store_view() - a new cluster (*@ret, the caller's) of the configuration @conf_text
+ * (@conf_len bytes: cluster/config as this head loaded it), restored from that copy as
+ * the leader wrote it: no scheduling pass, no staged upload applied, records that cannot
+ * be read left out, nothing logged. *@ret_seq: the copy's last log entry. 1 (and no
+ * cluster) when that is @after (UINT64_MAX: never), 0, -ECANCELED (*@cancel became
+ * true), -EAGAIN (nothing read yet), -EBADMSG, -EPROTO, -EINVAL (@conf_text), -ENOMEM,
+ * with @why. Without ctx->lock; any thread.
+ * fs_store_standby_text() - cluster/leader while this head stands by: "leader: <the
+ * leader key's value>", "role: standby", "standby: <this head> (...)", "view: log
+ * entry <seq>, read <UTC time>" (@view_usec 0: not read yet), "state: ...". Under
+ * ctx->lock once mounted.
+ */
+int fs_store_refresh(struct fs_store *st);
+int fs_store_view(struct fs_store *st, const char *conf_text, size_t conf_len, uint64_t after,
+		  const atomic_bool *cancel, struct sched_cluster **ret, uint64_t *ret_seq,
+		  char *why);
+void fs_store_standby_text(struct fs_store *st, const char *leader, uint64_t view_seq,
+			   uint64_t view_usec);
+
+struct fs_restore_stats;
+
+/*
+ * fs_store_takeover() - the restore of a head that has just taken the leadership while
+ * mounted: as fs_store_restore() (@set_aside, @stats, the same errors), into a new
+ * cluster (*@ret, the caller's) of @conf_text, except that the staged uploads wait for
+ * fs_store_replay_staged(), called once that cluster is ctx->cluster (it takes
+ * ctx->lock; 0 or -EIO with @why, the uploads that could be read applied).
+ */
+int fs_store_takeover(struct fs_ctx *ctx, const char *conf_text, size_t conf_len,
+		      bool set_aside, struct sched_cluster **ret, struct fs_restore_stats *stats,
+		      char *why);
+int fs_store_replay_staged(struct fs_ctx *ctx, struct fs_restore_stats *stats, char *why);
 
 /* fs_store_name() - the store, for messages: the SQLite file, or "etcd <prefix> at
  * <servers>" (borrowed). */
@@ -1558,8 +1659,9 @@ const char *fs_store_name(const struct fs_store *st);
 
 /*
  * fs_store_leader() - what cluster/leader shows (borrowed): "leader: <host> pid <pid>",
- * "since: <UTC time>" (this head's leadership, or its start with SQLite), "state: sqlite
- * <file>" or "state: etcd <prefix> at <servers>", a line each.
+ * "role: leader", "since: <UTC time>" (this head's leadership, or its start with
+ * SQLite), "state: sqlite <file>" or "state: etcd <prefix> at <servers>", a line each;
+ * a standby's is fs_store_standby_text()'s.
  * fs_store_deposed() - has this head lost the leadership (etcd; never with SQLite)?
  * fs_store_on_deposed() - call @fn(@arg) once when it does (any thread; no-op with
  * SQLite).

@@ -388,7 +388,8 @@ void fs_pass_run_owed(struct fs_ctx *ctx)
 	struct sched_cluster *c = ctx->cluster;
 	uint64_t before = c->version;
 
-	if (!sched_pass_is_owed(c))
+	/* a standby's view is the leader's state as it wrote it: no pass of its own */
+	if (ctx->viewing || !sched_pass_is_owed(c))
 		return;
 	sched_pass_run_owed(c, fs_now_usec());
 	if (c->version == before)

@@ -402,7 +402,7 @@ static size_t listed(const struct sched_cluster *c, enum sched_dirty_list list)
 
 void fs_inode_sweep(struct fs_ctx *ctx, uint64_t want)
 {
-	struct sched_cluster *c = ctx->cluster;
+	struct sched_cluster *c;
 	/* after a failed allocation: how many of the jobs listed at owed_version (the
 	 * failing round's taken ones counted in) are still to be taken; a list keeps its
 	 * order, so they are at its head */
@@ -414,9 +414,12 @@ void fs_inode_sweep(struct fs_ctx *ctx, uint64_t want)
 		char first[16][CONF_NAME_MAX + 1];
 		char (*names)[CONF_NAME_MAX + 1] = first;
 		size_t count = 0, cap = 16;
-		uint64_t version = c->version;
+		uint64_t version;
 		bool more = false;
 
+		/* read again after each unlock: a standby replaces the cluster (fs_standby.c) */
+		c = ctx->cluster;
+		version = c->version;
 		if (ctx->sweeping) {
 			pthread_cond_wait(&ctx->durable_cv, &ctx->lock);
 			continue;

@@ -312,10 +312,9 @@ out:
 	return r;
 }
 
-/* Take in what an earlier daemon left: the logs of the jobs restored, none other. */
-static void restore(struct fs_ctx *ctx, struct fs_joblogs *t)
+/* Index what an earlier daemon left, each log nameless until adopt() names it. */
+static void index_logs(struct fs_ctx *ctx, struct fs_joblogs *t)
 {
-	struct sched_cluster *c = ctx->cluster;
 	DIR *d;
 	struct dirent *e;
 	int fd = dup(t->dirfd);
@@ -349,7 +348,13 @@ static void restore(struct fs_ctx *ctx, struct fs_joblogs *t)
 		log_put(t, l);
 	}
 	closedir(d);
-	/* name them after their jobs; what no job restored owns goes */
+}
+
+/* Keep the logs of the jobs restored, named after them, and remove every other. */
+static void adopt(struct fs_ctx *ctx, struct fs_joblogs *t)
+{
+	struct sched_cluster *c = ctx->cluster;
+
 	for (size_t i = 0; i < c->job_count; i++) {
 		struct fs_joblog *l;
 
@@ -394,6 +399,12 @@ static void restore(struct fs_ctx *ctx, struct fs_joblogs *t)
 	pthread_mutex_unlock(&t->mu);
 }
 
+void fs_joblogs_adopt(struct fs_ctx *ctx)
+{
+	if (ctx->logs && !ctx->logs->private_dir)
+		adopt(ctx, ctx->logs);
+}
+
 int fs_joblogs_open(struct fs_ctx *ctx, const char *state_dir, char *why, size_t why_len)
 {
 	struct fs_joblogs *t = calloc(1, sizeof(*t));
@@ -435,7 +446,10 @@ int fs_joblogs_open(struct fs_ctx *ctx, const char *state_dir, char *why, size_t
 	}
 	ctx->logs = t;
 	if (state_dir)
-		restore(ctx, t);
+		index_logs(ctx, t);
+	/* a standby's jobs are a view: it takes in the logs when it takes over */
+	if (state_dir && !ctx->viewing)
+		adopt(ctx, t);
 	return 0;
 fail:
 	free(t->dir);

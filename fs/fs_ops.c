@@ -116,7 +116,7 @@ static void operator_attr(struct fs_ctx *ctx, struct stat *st)
 {
 	gid_t g;
 
-	if (fs_operator_gid(ctx->cluster->conf, &g) < 0)
+	if (fs_operator_gid(ctx->conf, &g) < 0)
 		return;
 	st->st_mode = S_IFREG | 0664;
 	st->st_gid = g;
@@ -271,7 +271,7 @@ static void caller_groups(struct fs_ctx *ctx, gid_t **ret, size_t *ret_count)
 	*ret = NULL;
 	*ret_count = 0;
 	/* a read of /proc per spec written, when no rule of the cluster asks */
-	if (!fs_groups_matter(ctx->cluster->conf))
+	if (!fs_groups_matter(ctx->conf))
 		return;
 	n = fuse_req_getgroups(fs_req_current(), 0, NULL);
 	for (int tries = 0; n > 0 && tries < 3; tries++) {
@@ -310,10 +310,10 @@ static bool caller_may_operate(struct fs_ctx *ctx)
 
 	if (fc->uid == 0)
 		return true;
-	if (!ctx->cluster->conf->operator_group)
+	if (!ctx->conf->operator_group)
 		return false;
 	caller_groups(ctx, &groups, &group_count);
-	ok = fs_may_operate(ctx->cluster->conf, fc->uid, fc->gid, groups, group_count);
+	ok = fs_may_operate(ctx->conf, fc->uid, fc->gid, groups, group_count);
 	free(groups);
 	return ok;
 }
@@ -397,7 +397,8 @@ static void wait_for_resume_scan(struct fs_ctx *ctx, const struct fs_path *p)
 	struct timespec deadline;
 	const struct sched_job *j;
 
-	if (!ctx->multithreaded ||
+	/* (a standby runs no scanner: its view shows what the leader wrote) */
+	if (!ctx->multithreaded || ctx->viewing ||
 	    (p->kind != FS_JOB_ENV && p->kind != FS_JOB_HOST_ENV && p->kind != FS_JOB_RANK_ENV) ||
 	    from_helper(ctx, caller()))
 		return;
@@ -471,6 +472,9 @@ int fs_op_open(const char *path, struct fuse_file_info *fi)
 
 	if (r < 0)
 		return -ENOENT;
+	/* a standby's files are a view: none opens for writing */
+	if ((acc != O_RDONLY || (fi->flags & O_TRUNC)) && (r = fs_standby_refusal(ctx, path)) < 0)
+		return r;
 	if ((p.kind == FS_JOB_SPEC && acc == O_WRONLY) ||
 	    (p.kind == FS_CLUSTER_WHATIF && acc == O_RDWR)) /* a queue's groups decide */
 		caller_groups(ctx, &groups, &group_count);
@@ -655,9 +659,12 @@ int fs_op_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 	size_t group_count = 0;
 	struct fs_proc_id opener;
 	struct fs_path p;
-	int r = fs_path_parse(path, &p);
+	int r = fs_standby_refusal(ctx, path);
 
 	(void)mode;
+	if (r < 0)
+		return r;
+	r = fs_path_parse(path, &p);
 	if (r == -EINVAL || (r == 0 && p.kind == FS_JOB_DIR)) {
 		name_refusal(ctx, "create", path, caller()->uid, -EINVAL);
 		return -EINVAL;
@@ -955,6 +962,8 @@ int fs_op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 		return 0; /* our own announcement (fs_notify.c) */
 	if (r < 0)
 		return -ENOENT;
+	if ((r = fs_standby_refusal(ctx, path)) < 0)
+		return r;
 	if (h && h->kind == H_WHATIF) { /* a spec to ask about again */
 		pthread_mutex_lock(&h->mu);
 		r = fs_whatif_truncate(h, size);
@@ -1008,6 +1017,8 @@ int fs_op_mkdir(const char *path, mode_t mode)
 		pthread_mutex_unlock(&ctx->lock);
 		return r == 1 ? 0 : -EEXIST;
 	}
+	if (fs_standby_refusal(ctx, path) < 0)
+		return -EROFS;
 	if (r == -EINVAL || (r == 0 && p.kind == FS_JOB_UPLOAD)) {
 		/* not a job name (or one ending like a spec file) */
 		name_refusal(ctx, "mkdir", path, fc->uid, -EINVAL);
@@ -1053,6 +1064,8 @@ int fs_op_rmdir(const char *path)
 		pthread_mutex_unlock(&ctx->lock);
 		return r == 2 ? 0 : -ENOENT;
 	}
+	if ((r = fs_standby_refusal(ctx, path)) < 0)
+		return r;
 	pthread_mutex_lock(&ctx->lock);
 	wait_for_closing_uploads(ctx, &p);
 	r = sched_job_remove(ctx->cluster, p.job, fc->uid, fs_now_usec());

@@ -76,7 +76,7 @@ static void stream_clear(struct fs_event_stream *s)
 	memset(s, 0, sizeof(*s));
 }
 
-void fs_cache_clear(struct fs_ctx *ctx)
+void fs_cache_forget(struct fs_ctx *ctx)
 {
 	for (size_t i = 0; i < FS_CACHE_SLOTS; i++) {
 		blob_unlive(ctx->cache[i].blob);
@@ -84,6 +84,11 @@ void fs_cache_clear(struct fs_ctx *ctx)
 	}
 	for (size_t i = 0; i < FS_EVENT_STREAMS; i++)
 		stream_clear(&ctx->events[i]);
+}
+
+void fs_cache_clear(struct fs_ctx *ctx)
+{
+	fs_cache_forget(ctx);
 	fs_kcache_clear(ctx);
 }
 

@@ -39,7 +39,7 @@
 int fs_spec_upload_register(struct fs_ctx *ctx, struct fs_handle *h, const char *ext,
 			   const gid_t *groups, size_t group_count)
 {
-	const struct conf_cluster *conf = ctx->cluster->conf;
+	const struct conf_cluster *conf = ctx->conf;
 	struct fs_upload *u = calloc(1, sizeof(*u));
 	char why[SCHED_REASON_MAX];
 	int r;
@@ -179,9 +179,8 @@ static int check_queue_groups(struct fs_ctx *ctx, const struct fs_handle *h,
 {
 	const struct conf_queue *q;
 
-	pthread_mutex_lock(&ctx->lock);
-	q = conf_cluster_find_queue(ctx->cluster->conf, spec->queue);
-	pthread_mutex_unlock(&ctx->lock);
+	/* groups do not change at run time: the configuration as loaded */
+	q = conf_cluster_find_queue(ctx->conf, spec->queue);
 	if (!q)
 		return 0; /* sched_job_check() says it is unknown */
 	return fs_queue_check_groups(q, h->uid, h->gid, h->groups, h->group_count, reason);
@@ -262,7 +261,7 @@ static int spec_process(struct fs_ctx *ctx, struct fs_handle *h, bool submit, ch
 	}
 	/* operators are exempt from the queue's job caps, as root is (NSS: outside the lock) */
 	is_operator = h->uid != 0 &&
-		      fs_may_operate(ctx->cluster->conf, h->uid, h->gid, h->groups, h->group_count);
+		      fs_may_operate(ctx->conf, h->uid, h->gid, h->groups, h->group_count);
 	r = check_queue_groups(ctx, h, spec, reason);
 	if (r < 0) {
 		conf_job_spec_free(spec);

@@ -7,6 +7,8 @@
  * in-memory SQLite database of the same schema.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +51,8 @@ static void leader_set(struct fs_store *st, const char *who, uint64_t since_usec
 	}
 	if (gmtime_r(&t, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	snprintf(st->leader, sizeof(st->leader), "leader: %s\nsince: %s\nstate: %s%s\n", who, when,
+	snprintf(st->leader, sizeof(st->leader),
+		 "leader: %s\nrole: leader\nsince: %s\nstate: %s%s\n", who, when,
 		 st->etcd ? "" : "sqlite ", st->name);
 }
 
@@ -111,8 +114,7 @@ int fs_store_open(const char *dir, size_t server_count, struct fs_store **ret, c
 	return 0;
 }
 
-int fs_store_open_etcd(const struct fs_ctx *ctx, unsigned wait_msec, struct fs_store **ret,
-		       char *why)
+int fs_store_open_etcd(const struct fs_ctx *ctx, struct fs_store **ret, char *why)
 {
 	const struct conf_cluster *conf = ctx->cluster->conf;
 	struct fs_store *st = store_new(ctx->cluster->server_count);
@@ -128,15 +130,50 @@ int fs_store_open_etcd(const struct fs_ctx *ctx, unsigned wait_msec, struct fs_s
 		fs_store_close(st);
 		return -ENOMEM;
 	}
-	r = fs_store_etcd_open(conf, ctx, wait_msec, &st->etcd, why);
+	r = fs_store_etcd_connect(conf, ctx, &st->etcd, why);
 	if (r < 0) {
 		fs_store_close(st);
 		return r;
 	}
-	st->since_usec = fs_store_etcd_since(st->etcd);
-	leader_set(st, fs_store_etcd_identity(st->etcd), st->since_usec);
+	fs_store_standby_text(st, "", 0, 0);
 	*ret = st;
 	return 0;
+}
+
+int fs_store_lead(struct fs_store *st, unsigned wait_msec,
+		  int (*tick)(void *arg, const char *leader), void *arg, char *why)
+{
+	int r = fs_store_etcd_lead(st->etcd, wait_msec, tick, arg, why);
+
+	if (r == 0)
+		st->since_usec = fs_store_etcd_since(st->etcd);
+	return r;
+}
+
+void fs_store_standby_text(struct fs_store *st, const char *leader, uint64_t view_seq,
+			   uint64_t view_usec)
+{
+	time_t t = (time_t)(view_usec / 1000000);
+	char when[32] = "?", view[96] = "not read yet";
+	struct tm tm;
+
+	if (view_usec) {
+		if (gmtime_r(&t, &tm))
+			strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		snprintf(view, sizeof(view), "log entry %llu, read %s",
+			 (unsigned long long)view_seq, when);
+	}
+	snprintf(st->leader, sizeof(st->leader),
+		 "leader: %s\nrole: standby\nstandby: %s (this head: its files are a read-only "
+		 "view of the state; writes fail with EROFS, make them through the leader)\n"
+		 "view: %s\nstate: %s\n",
+		 leader[0] ? leader : "none (a head is taking over)",
+		 fs_store_etcd_identity(st->etcd), view, st->name);
+}
+
+int fs_store_refresh(struct fs_store *st)
+{
+	return st->etcd ? fs_store_etcd_refresh(st->etcd) : 0;
 }
 
 void fs_store_pause(struct fs_store *st)
@@ -238,8 +275,11 @@ static int restore_etcd(struct fs_ctx *ctx, uint64_t now_usec, bool set_aside,
 		r = fs_sqlite_each_unrestored(st->sql, 0, copy_aside, &aside, why);
 	if (r == 0 && (untidy || stats->set_aside))
 		st->resync = true;
-	fs_sqlite_close(st->sql);
-	st->sql = NULL;
+	/* a takeover replays the staged uploads from it after the swap */
+	if (r < 0 || !st->staged_later) {
+		fs_sqlite_close(st->sql);
+		st->sql = NULL;
+	}
 	return r;
 }
 
@@ -249,4 +289,152 @@ int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, bool set_aside,
 	if (ctx->store->etcd)
 		return restore_etcd(ctx, now_usec, set_aside, stats, why);
 	return fs_sqlite_restore(ctx, now_usec, set_aside, stats, why);
+}
+
+/* A cluster of the configuration @text (cluster/config's, as this head loaded it). */
+static int cluster_of(const char *text, size_t len, bool leading, struct sched_cluster **ret,
+		      char *why)
+{
+	struct conf_cluster *conf;
+	struct conf_error err;
+	int r = conf_cluster_parse(text, len, "cluster/config", &conf, &err);
+
+	if (r < 0) {
+		conf_error_format(&err, why, SCHED_REASON_MAX);
+		return r;
+	}
+	r = sched_cluster_new(conf, ret); /* steals conf */
+	if (r < 0)
+		snprintf(why, SCHED_REASON_MAX, "out of memory");
+	else /* a view's env files wait for no scan: no scanner runs */
+		(*ret)->scan_resume_at_start = leading;
+	return r;
+}
+
+/* A context for a restore into a cluster that is not the daemon's yet (NULL: out of
+ * memory). */
+static struct fs_ctx *side_ctx(struct fs_store *st, struct sched_cluster *c, int log_level)
+{
+	struct fs_ctx *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	pthread_mutex_init(&t->lock, NULL);
+	fs_cond_init(&t->commit_cv);
+	t->cluster = c;
+	t->store = st;
+	t->log_level = log_level;
+	return t;
+}
+
+static void side_ctx_free(struct fs_ctx *t)
+{
+	fs_stage_ops_free(t);
+	fs_stage_free_all(t);
+	free(t->config_text);
+	pthread_cond_destroy(&t->commit_cv);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}
+
+struct view_apply {
+	struct fs_sqlite *sql;
+	const atomic_bool *cancel;
+};
+
+static int apply_view(void *arg, const struct fs_batch *b, char *why)
+{
+	struct view_apply *v = arg;
+
+	if (v->cancel && atomic_load(v->cancel)) {
+		snprintf(why, SCHED_REASON_MAX, "cancelled");
+		return -ECANCELED;
+	}
+	return fs_sqlite_write(v->sql, b, why);
+}
+
+int fs_store_view(struct fs_store *st, const char *conf_text, size_t conf_len, uint64_t after,
+		  const atomic_bool *cancel, struct sched_cluster **ret, uint64_t *ret_seq,
+		  char *why)
+{
+	struct fs_store *v = store_new(st->server_count);
+	struct sched_cluster *c = NULL;
+	struct fs_restore_stats stats;
+	struct view_apply va = { .cancel = cancel };
+	struct fs_ctx *t = NULL;
+	int r;
+
+	*ret = NULL;
+	if (!v || !(v->name = strdup(st->name))) {
+		fs_store_close(v);
+		return -ENOMEM;
+	}
+	v->staged_later = true;
+	v->aside_where = "memory";
+	/* nothing new: not even a database opened */
+	r = fs_store_etcd_view(st->etcd, after, NULL, NULL, ret_seq, why);
+	if (r == 0)
+		r = fs_sqlite_open(":memory:", NULL, &v->sql, why);
+	va.sql = v->sql;
+	if (r == 0)
+		r = fs_store_etcd_view(st->etcd, after, apply_view, &va, ret_seq, why);
+	if (r == 0)
+		r = cluster_of(conf_text, conf_len, false, &c, why);
+	if (r == 0 && !(t = side_ctx(v, c, -1)))
+		r = -ENOMEM;
+	if (r == 0) {
+		/* what the leader wrote, as it wrote it: no pass of this head's own */
+		sched_cluster_set_deferred_passes(c, true);
+		r = fs_sqlite_restore(t, fs_now_usec(), true, &stats, why);
+	}
+	if (t)
+		side_ctx_free(t);
+	fs_store_close(v);
+	if (r != 0) {
+		sched_cluster_free(c);
+		return r;
+	}
+	*ret = c;
+	return 0;
+}
+
+int fs_store_takeover(struct fs_ctx *ctx, const char *conf_text, size_t conf_len,
+		      bool set_aside, struct sched_cluster **ret, struct fs_restore_stats *stats,
+		      char *why)
+{
+	struct fs_store *st = ctx->store;
+	struct sched_cluster *c = NULL;
+	struct fs_ctx *t = NULL;
+	int r = cluster_of(conf_text, conf_len, true, &c, why);
+
+	*ret = NULL;
+	if (r == 0 && !(t = side_ctx(st, c, ctx->log_level)))
+		r = -ENOMEM;
+	if (r == 0) {
+		st->staged_later = true;
+		r = restore_etcd(t, fs_now_usec(), set_aside, stats, why);
+	}
+	if (t)
+		side_ctx_free(t);
+	if (r < 0) {
+		st->staged_later = false;
+		sched_cluster_free(c);
+		return r;
+	}
+	*ret = c;
+	return 0;
+}
+
+int fs_store_replay_staged(struct fs_ctx *ctx, struct fs_restore_stats *stats, char *why)
+{
+	struct fs_store *st = ctx->store;
+	int r;
+
+	if (!st->staged_later || !st->sql)
+		return 0;
+	r = fs_sqlite_replay_staged(ctx, stats, why);
+	fs_sqlite_close(st->sql);
+	st->sql = NULL;
+	st->staged_later = false;
+	return r;
 }

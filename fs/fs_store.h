@@ -122,6 +122,9 @@ struct fs_store {
 	size_t server_count;
 	bool resync;			/* a write failed (or the backend asks for it):
 					 * the next batch is a full one */
+	bool staged_later;		/* the restore leaves the staged uploads in st->sql,
+					 * for fs_store_replay_staged() (a takeover, which
+					 * restores into a cluster not yet the daemon's) */
 	bool snapshot_events;		/* a full batch also holds every event and accounting
 					 * record kept: the backend replaces everything
 					 * with it (etcd's snapshot) */
@@ -149,6 +152,9 @@ int fs_sqlite_write(struct fs_sqlite *q, const struct fs_batch *b, char *why);
 /* the restore from st->sql (fs_store_restore()'s contract) */
 int fs_sqlite_restore(struct fs_ctx *ctx, uint64_t now_usec, bool set_aside,
 		      struct fs_restore_stats *stats, char *why);
+/* the staged uploads in st->sql, applied to ctx->cluster as their release would have
+ * (the restore's last step; takes ctx->lock); each counted in stats->staged. 0 or -EIO */
+int fs_sqlite_replay_staged(struct fs_ctx *ctx, struct fs_restore_stats *stats, char *why);
 /*
  * fs_sqlite_each_unrestored() - call @fn for each row of table unrestored whose id is
  * above @after (kind, key, doc and its length, reason, time). 0, the first nonzero
@@ -162,14 +168,24 @@ int fs_sqlite_each_unrestored(struct fs_sqlite *q, int64_t after,
 
 /*
  * fs_store_etcd.c (its top comment has the keys and the protocol):
- * fs_store_etcd_open() - a client of conf->etcd_servers that holds the leadership of
- * conf->etcd_prefix: takes the leader key with a lease of conf->leader_lease_sec, waiting
- * up to @wait_msec for another head's to end (UINT_MAX: as long as it takes, a standby
- * that logs whom it waits for), and renews it from a thread of its own.
- * -EBUSY (another head holds it), -EIO (etcd cannot be reached, or refused), -ENOMEM;
- * @why (SCHED_REASON_MAX) says which and what to do. @ctx only for fs_log().
+ * fs_store_etcd_connect() - a client of conf->etcd_servers for conf->etcd_prefix, with a
+ * lease of conf->leader_lease_sec granted (the leadership not taken yet). -EIO (etcd
+ * cannot be reached, or refused), -ENOMEM; @why (SCHED_REASON_MAX) says which and what
+ * to do. @ctx only for fs_log().
+ * fs_store_etcd_lead() - take the leader key with that lease, waiting up to @wait_msec
+ * for another head's to end (UINT_MAX: as long as it takes, a standby that logs whom it
+ * waits for and keeps its own lease alive), then renew it from a thread of its own.
+ * While it waits (UINT_MAX) @tick, if given, is called about once a second with the
+ * leader key's value ("" when none): a nonzero return stops the wait and is returned.
+ * 0, -EBUSY (another head holds it), -EIO (etcd failed; the client may lead later),
+ * -EALREADY (it leads), -ENOMEM, with @why.
+ * fs_store_etcd_open() - both at once (fs_store_etcd_close() on failure).
  * fs_store_etcd_close() - stop renewing and revoke the lease (a standby need not wait).
  */
+int fs_store_etcd_connect(const struct conf_cluster *conf, const struct fs_ctx *ctx,
+			  struct fs_store_etcd **ret, char *why);
+int fs_store_etcd_lead(struct fs_store_etcd *e, unsigned wait_msec,
+		       int (*tick)(void *arg, const char *leader), void *arg, char *why);
 int fs_store_etcd_open(const struct conf_cluster *conf, const struct fs_ctx *ctx,
 		       unsigned wait_msec, struct fs_store_etcd **ret, char *why);
 void fs_store_etcd_close(struct fs_store_etcd *e);
@@ -199,6 +215,25 @@ uint64_t fs_store_etcd_since(const struct fs_store_etcd *e);
 int fs_store_etcd_load(struct fs_store_etcd *e,
 		       int (*apply)(void *arg, const struct fs_batch *b, char *why), void *arg,
 		       bool *ret_untidy, char *why);
+/*
+ * A standby's copy of what the leader wrote: its snapshot and each committed log entry
+ * after it, as bytes. It makes the takeover's fs_store_etcd_load() read only the rest,
+ * and the standby's view is built from it.
+ * fs_store_etcd_refresh() - read what is new in etcd into the copy (the thread that
+ * waits to lead). 0, -EBUSY (a view is being built from it: later), -EIO (etcd did not
+ * answer; the copy stands), -EAGAIN (the leader replaced its snapshot while it was
+ * read: the copy is dropped, to be read again), -ENOMEM.
+ * fs_store_etcd_view() - the copy, entry by entry in order, to @apply (any thread);
+ * *@ret_seq is the last entry's (0: etcd held nothing). When that is @after (UINT64_MAX:
+ * never the case) nothing is applied and 1 is returned; @apply NULL applies nothing
+ * (0: there is something new). 0, 1, -EAGAIN (no copy yet),
+ * -EBADMSG or -EPROTO (an entry that cannot be decoded), -ENOMEM, or @apply's nonzero
+ * return; @why says which.
+ */
+int fs_store_etcd_refresh(struct fs_store_etcd *e);
+int fs_store_etcd_view(struct fs_store_etcd *e, uint64_t after,
+		       int (*apply)(void *arg, const struct fs_batch *b, char *why), void *arg,
+		       uint64_t *ret_seq, char *why);
 /* fs_store_etcd_set_aside() - keep a record the restore could not read under
  * P unrestored/ (while this head leads). 0, -EIO, -ENOMEM. */
 int fs_store_etcd_set_aside(struct fs_store_etcd *e, int64_t id, const char *kind,

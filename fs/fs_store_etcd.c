@@ -82,9 +82,12 @@ struct fs_store_etcd {
 	pid_t pid;			/* the identity's (a fork changes it) */
 	uint64_t since_usec;		/* wall clock when the leadership was taken */
 	/* a standby's copy of the snapshot and the log after it, as bytes (warm_refresh()):
-	 * at takeover only what came since is read */
+	 * at takeover only what came since is read; under warm_mu (the standby's view is
+	 * built from it on a thread of its own, fs_standby.c) */
+	pthread_mutex_t warm_mu;
 	struct warm {
-		uint64_t snapshot;	/* its seq; 0: nothing kept */
+		bool fresh;		/* read at least once since dropped */
+		uint64_t snapshot;	/* its seq; 0: none (nor a snapshot in etcd) */
 		char *snap;
 		size_t snap_len;
 		struct warm_entry {
@@ -96,7 +99,7 @@ struct fs_store_etcd {
 	} warm;
 };
 
-static void warm_refresh(struct fs_store_etcd *e);
+static int warm_refresh(struct fs_store_etcd *e);
 
 static void warm_drop(struct fs_store_etcd *e)
 {
@@ -312,6 +315,7 @@ void fs_store_etcd_close(struct fs_store_etcd *e)
 				  "standby takes over when it expires", e->prefix, why);
 	warm_drop(e);
 	fs_etcd_close(e->e);
+	pthread_mutex_destroy(&e->warm_mu);
 	pthread_mutex_destroy(&e->mu);
 	pthread_cond_destroy(&e->cv);
 	free(e->prefix);
@@ -320,20 +324,17 @@ void fs_store_etcd_close(struct fs_store_etcd *e)
 	free(e);
 }
 
-int fs_store_etcd_open(const struct conf_cluster *conf, const struct fs_ctx *ctx,
-		       unsigned wait_msec, struct fs_store_etcd **ret, char *why)
+int fs_store_etcd_connect(const struct conf_cluster *conf, const struct fs_ctx *ctx,
+			  struct fs_store_etcd **ret, char *why)
 {
 	struct fs_store_etcd *e = calloc(1, sizeof(*e));
 	char host[128] = "?", ewhy[FS_ETCD_WHY_MAX];
-	uint64_t t0 = mono_msec();
-	struct leader_seen seen;
-	char *leader = NULL, last_seen[256] = "";
-	unsigned ttl, rounds = 0;
 	int r;
 
 	if (!e)
 		return -ENOMEM;
 	pthread_mutex_init(&e->mu, NULL);
+	pthread_mutex_init(&e->warm_mu, NULL);
 	pthread_cond_init(&e->cv, NULL);
 	atomic_init(&e->losing, false);
 	atomic_init(&e->lost, false);
@@ -349,12 +350,56 @@ int fs_store_etcd_open(const struct conf_cluster *conf, const struct fs_ctx *ctx
 		fs_store_etcd_close(e);
 		return -ENOMEM;
 	}
-	leader = key_of(e, "leader");
-	r = leader ? fs_etcd_open(conf->etcd_servers, conf->etcd_timeout_sec * 1000, &e->e, ewhy)
-		   : -ENOMEM;
-	if (r == 0) {
+	r = fs_etcd_open(conf->etcd_servers, conf->etcd_timeout_sec * 1000, &e->e, ewhy);
+	if (r == 0)
 		r = fs_etcd_lease_grant(e->e, e->ttl, &e->lease, ewhy);
+	if (r < 0) {
+		snprintf(why, SCHED_REASON_MAX, "etcd %.100s at %.100s: %.200s%s", conf->etcd_prefix,
+			 conf->etcd_servers, r == -ENOMEM ? "out of memory" : ewhy,
+			 r == -EHOSTUNREACH ? "; start the etcd members, or fix state.etcd_servers "
+					      "in the configuration" : "");
+		fs_store_etcd_close(e);
+		return r == -ENOMEM ? r : -EIO;
 	}
+	*ret = e;
+	return 0;
+}
+
+/* After a fork (fuse_daemonize()) and before the leader key is taken: it names this
+ * process. */
+static int identity_now(struct fs_store_etcd *e)
+{
+	char host[128] = "?", *id;
+
+	if (e->pid == getpid())
+		return 0;
+	gethostname(host, sizeof(host) - 1);
+	if (asprintf(&id, "%s pid %d", host, (int)getpid()) < 0)
+		return -ENOMEM;
+	free(e->identity);
+	e->identity = id;
+	e->pid = getpid();
+	return 0;
+}
+
+int fs_store_etcd_lead(struct fs_store_etcd *e, unsigned wait_msec,
+		       int (*tick)(void *arg, const char *leader), void *arg, char *why)
+{
+	char ewhy[FS_ETCD_WHY_MAX], last_seen[256] = "";
+	uint64_t t0 = mono_msec(), last_tick = 0;
+	char *leader = key_of(e, "leader");
+	struct leader_seen seen;
+	unsigned ttl, rounds = 0;
+	int stop = 0, r = leader ? identity_now(e) : -ENOMEM;
+
+	if (e->led)
+		r = -EALREADY;
+	/* a lease that ended while etcd did not answer (a standby tries again) is taken
+	 * anew: a put with it would be refused */
+	if (r == 0)
+		r = fs_etcd_lease_keepalive(e->e, e->lease, &ttl, ewhy);
+	if (r == 0 && ttl == 0)
+		r = fs_etcd_lease_grant(e->e, e->ttl, &e->lease, ewhy);
 	while (r == 0) {
 		const struct fs_etcd_cmp free_ = { .key = leader, .target = FS_ETCD_CMP_CREATE };
 		const struct fs_etcd_op take = { .kind = FS_ETCD_PUT, .key = leader,
@@ -375,9 +420,15 @@ int fs_store_etcd_open(const struct conf_cluster *conf, const struct fs_ctx *ctx
 			break;
 		/* a standby says whom it waits for, again when that changes */
 		if (wait_msec == UINT_MAX && seen.found && strcmp(seen.value, last_seen) != 0) {
-			fs_log(ctx, 2, "etcd %s: standing by: %s leads; this head takes over when "
-				       "its lease ends", e->prefix, seen.value);
+			fs_log(e->ctx, 2, "etcd %s: standing by: %s leads; this head takes over "
+					  "when its lease ends", e->prefix, seen.value);
 			snprintf(last_seen, sizeof(last_seen), "%s", seen.value);
+		}
+		if (wait_msec == 0) {
+			snprintf(why, SCHED_REASON_MAX, "etcd %s at %s: another head leads (%s)",
+				 e->prefix, e->servers, seen.found ? seen.value : "it just left");
+			free(leader);
+			return -EBUSY;
 		}
 		if (wait_msec != UINT_MAX && mono_msec() - t0 >= wait_msec) {
 			snprintf(why, SCHED_REASON_MAX,
@@ -387,33 +438,40 @@ int fs_store_etcd_open(const struct conf_cluster *conf, const struct fs_ctx *ctx
 				 e->prefix, e->servers, seen.found ? seen.value : "it just left",
 				 (double)wait_msec / 1000, e->ttl);
 			free(leader);
-			fs_store_etcd_close(e);
 			return -EBUSY;
 		}
+		/* a standby reads what the leader wrote as it goes, a second apart: itself
+		 * (fs_store_etcd_refresh()), or through @tick */
+		if (wait_msec == UINT_MAX && tick && mono_msec() - last_tick >= 1000) {
+			last_tick = mono_msec();
+			stop = tick(arg, seen.found ? seen.value : "");
+			if (stop)
+				break;
+		} else if (wait_msec == UINT_MAX && !tick && ++rounds % 4 == 1) {
+			fs_store_etcd_refresh(e);
+		}
 		usleep(250000);
-		/* a standby reads what the leader wrote as it goes (warm_refresh()), a
-		 * second apart */
-		if (wait_msec == UINT_MAX && ++rounds % 4 == 1)
-			warm_refresh(e);
 		/* this head's own lease lives on while it waits (no renewal thread yet) */
 		r = fs_etcd_lease_keepalive(e->e, e->lease, &ttl, ewhy);
 		if (r == 0 && ttl == 0)
 			r = fs_etcd_lease_grant(e->e, e->ttl, &e->lease, ewhy);
 	}
 	free(leader);
-	if (r < 0) {
-		snprintf(why, SCHED_REASON_MAX, "etcd %.100s at %.100s: %.200s%s", conf->etcd_prefix,
-			 conf->etcd_servers, r == -ENOMEM ? "out of memory" : ewhy,
+	if (stop)
+		return stop;
+	if (r < 0 && r != -ENOMEM && r != -EALREADY) {
+		snprintf(why, SCHED_REASON_MAX, "etcd %.100s at %.100s: %.200s%s", e->prefix,
+			 e->servers, ewhy,
 			 r == -EHOSTUNREACH ? "; start the etcd members, or fix state.etcd_servers "
 					      "in the configuration" : "");
-		fs_store_etcd_close(e);
-		return r == -ENOMEM ? r : -EIO;
+		return -EIO;
 	}
+	if (r)
+		return r;
 	e->led = true;
 	r = fs_store_etcd_keeper_start(e);
 	if (r < 0) {
 		snprintf(why, SCHED_REASON_MAX, "cannot start the lease's thread: %s", strerror(-r));
-		fs_store_etcd_close(e);
 		return r;
 	}
 	{
@@ -421,6 +479,22 @@ int fs_store_etcd_open(const struct conf_cluster *conf, const struct fs_ctx *ctx
 
 		clock_gettime(CLOCK_REALTIME, &now);
 		e->since_usec = (uint64_t)now.tv_sec * 1000000 + (uint64_t)now.tv_nsec / 1000;
+	}
+	return 0;
+}
+
+int fs_store_etcd_open(const struct conf_cluster *conf, const struct fs_ctx *ctx,
+		       unsigned wait_msec, struct fs_store_etcd **ret, char *why)
+{
+	struct fs_store_etcd *e;
+	int r = fs_store_etcd_connect(conf, ctx, &e, why);
+
+	if (r < 0)
+		return r;
+	r = fs_store_etcd_lead(e, wait_msec, NULL, NULL, why);
+	if (r < 0) {
+		fs_store_etcd_close(e);
+		return r;
 	}
 	*ret = e;
 	return 0;
@@ -484,7 +558,7 @@ static int apply_bytes(struct entry_reader *rd, uint64_t seq, unsigned parts, co
 	}
 	r = rd->apply(rd->arg, &b, rd->why);
 	fs_batch_free(&b);
-	if (r < 0)
+	if (r != 0 || !rd->e)
 		return r;
 	if (rd->is_snapshot)
 		rd->e->snapshot_bytes = len;
@@ -659,26 +733,30 @@ static int snap_key_cb(void *arg, const struct fs_etcd_kv *kv)
 /*
  * A standby keeps the leader's snapshot and the log after it as bytes, read a little
  * at a time while it waits: at takeover only what came since is read. Anything odd (a
- * snapshot deleted while read, a gap) drops the copy, to be read again.
+ * snapshot deleted while read, a gap) drops the copy, to be read again. 0, or -EAGAIN
+ * (dropped), -EIO (etcd did not answer; the copy stands).
  */
-static void warm_refresh(struct fs_store_etcd *e)
+static int warm_refresh(struct fs_store_etcd *e)
 {
 	char why[SCHED_REASON_MAX], ewhy[FS_ETCD_WHY_MAX];
 	struct entry_reader rd = { .e = e, .warm = true, .why = why };
 	char *dir = NULL, *base = NULL, *after = NULL;
 	uint64_t head, snap, last;
-	int r;
+	int r = 0;
 
 	if (read_number(e, "head", &head, ewhy) < 0 || read_number(e, "snapshot", &snap, ewhy) < 0)
-		return;
-	if (snap != e->warm.snapshot) {
+		return -EIO;
+	if (snap != e->warm.snapshot || (!snap && !e->warm.fresh)) {
 		warm_drop(e);
+		e->warm.fresh = true;
 		if (!snap)
-			return;
+			goto log;
 		base = key_of(e, "snap/");
 		dir = key_of(e, "snap/%020" PRIu64 "/", snap);
-		if (!base || !dir)
+		if (!base || !dir) {
+			r = -ENOMEM;
 			goto out;
+		}
 		rd.dir_len = strlen(base);
 		rd.is_snapshot = true;
 		rd.from = snap - 1;
@@ -687,19 +765,22 @@ static void warm_refresh(struct fs_store_etcd *e)
 		if (r == 0)
 			r = entry_finish(&rd);
 		if (r < 0 || rd.applied != snap) {
-			warm_drop(e);
+			r = -EAGAIN;
 			goto out;
 		}
 		e->warm.snapshot = snap;
 	}
+log:
 	last = e->warm.n ? e->warm.log[e->warm.n - 1].seq : snap;
 	if (head <= last)
 		goto out;
 	free(dir);
 	dir = key_of(e, "log/");
 	after = key_of(e, "log/%020" PRIu64 "/999999", last);
-	if (!dir || !after)
+	if (!dir || !after) {
+		r = -ENOMEM;
 		goto out;
+	}
 	/* the same buffer, for the log's entries */
 	rd = (struct entry_reader){ .e = e, .warm = true, .why = why, .dir_len = strlen(dir),
 				    .from = last, .to = head, .applied = last, .buf = rd.buf,
@@ -708,12 +789,62 @@ static void warm_refresh(struct fs_store_etcd *e)
 	if (r == 0)
 		r = entry_finish(&rd);
 	if (r < 0)
-		warm_drop(e);
+		r = -EAGAIN;
 out:
+	if (r < 0)
+		warm_drop(e);
 	free(rd.buf);
 	free(base);
 	free(dir);
 	free(after);
+	return r;
+}
+
+int fs_store_etcd_refresh(struct fs_store_etcd *e)
+{
+	int r;
+
+	if (pthread_mutex_trylock(&e->warm_mu) != 0)
+		return -EBUSY;
+	r = warm_refresh(e);
+	pthread_mutex_unlock(&e->warm_mu);
+	return r;
+}
+
+int fs_store_etcd_view(struct fs_store_etcd *e, uint64_t after,
+		       int (*apply)(void *arg, const struct fs_batch *b, char *why), void *arg,
+		       uint64_t *ret_seq, char *why)
+{
+	struct entry_reader rd = { .e = e, .apply = apply, .arg = arg, .why = why };
+	uint64_t last;
+	int r = 0;
+
+	pthread_mutex_lock(&e->warm_mu);
+	last = e->warm.n ? e->warm.log[e->warm.n - 1].seq : e->warm.snapshot;
+	*ret_seq = last;
+	if (!e->warm.fresh) {
+		snprintf(why, SCHED_REASON_MAX, "nothing was read from etcd yet");
+		r = -EAGAIN;
+		goto out;
+	}
+	if (last == after || !apply) {
+		r = last == after;
+		goto out;
+	}
+	/* the copy is read, not counted: the counts that decide when this head writes a
+	 * snapshot are of what it loads (apply_bytes() without rd.e) */
+	rd.e = NULL;
+	if (e->warm.snapshot) {
+		rd.is_snapshot = true;
+		r = apply_bytes(&rd, e->warm.snapshot, 0, e->warm.snap, e->warm.snap_len);
+	}
+	rd.is_snapshot = false;
+	for (size_t i = 0; r == 0 && i < e->warm.n; i++)
+		r = apply_bytes(&rd, e->warm.log[i].seq, 0, e->warm.log[i].bytes,
+				e->warm.log[i].len);
+out:
+	pthread_mutex_unlock(&e->warm_mu);
+	return r;
 }
 
 int fs_store_etcd_load(struct fs_store_etcd *e,
@@ -727,6 +858,9 @@ int fs_store_etcd_load(struct fs_store_etcd *e,
 	int r;
 
 	*ret_untidy = false;
+	/* after the standby's view is built from the copy (a build still under way ends
+	 * soon: fs_standby.c cancels it) */
+	pthread_mutex_lock(&e->warm_mu);
 	r = read_number(e, "head", &e->head, ewhy);
 	if (r == 0)
 		r = read_number(e, "snapshot", &e->snapshot, ewhy);
@@ -815,6 +949,7 @@ out:
 	if (r < 0 && ewhy[0])
 		snprintf(why, SCHED_REASON_MAX, "%s", ewhy);
 	warm_drop(e); /* the restore has it all now */
+	pthread_mutex_unlock(&e->warm_mu);
 	free(dir);
 	free(after);
 	free(rd.buf);

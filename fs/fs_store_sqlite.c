@@ -870,6 +870,47 @@ static void unreadable_refusal(const struct fs_store *st, const struct unreadabl
 		 conf_plural(bad->count, "it is", "they are"), them);
 }
 
+int fs_sqlite_replay_staged(struct fs_ctx *ctx, struct fs_restore_stats *stats, char *why)
+{
+	struct fs_store *st = ctx->store;
+	sqlite3_stmt *q = NULL;
+	int rc, r = prepare(st->sql, &q, "SELECT kind, key, ext, uid, gid, groups, body FROM staged",
+			    why);
+
+	if (r < 0)
+		return r;
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		struct fs_staged s = { 0 };
+		gid_t groups[64];
+		const char *g = col_text(q, 5);
+
+		snprintf(s.kind, sizeof(s.kind), "%s", col_text(q, 0));
+		snprintf(s.key, sizeof(s.key), "%s", col_text(q, 1));
+		snprintf(s.ext, sizeof(s.ext), "%s", col_text(q, 2));
+		s.uid = (uid_t)sqlite3_column_int64(q, 3);
+		s.gid = (gid_t)sqlite3_column_int64(q, 4);
+		while (g && *g && s.group_count < 64) {
+			char *end;
+
+			groups[s.group_count++] = (gid_t)strtoul(g, &end, 10);
+			g = *end ? end + 1 : end;
+		}
+		s.groups = groups;
+		s.body = (char *)sqlite3_column_blob(q, 6);
+		s.len = (size_t)sqlite3_column_bytes(q, 6);
+		stats->staged++;
+		fs_staged_replay(ctx, &s);
+	}
+	sqlite3_finalize(q);
+	r = rc == SQLITE_DONE ? 0 : sql_err(st->sql, "read staged uploads", why);
+	/* the replayed uploads are now jobs (or rejections): the next batch writes them and
+	 * empties the staged table */
+	pthread_mutex_lock(&ctx->lock);
+	ctx->staged_changed = true;
+	pthread_mutex_unlock(&ctx->lock);
+	return r;
+}
+
 int fs_sqlite_restore(struct fs_ctx *ctx, uint64_t now_usec, bool set_aside,
 		     struct fs_restore_stats *stats, char *why)
 {
@@ -1094,43 +1135,13 @@ int fs_sqlite_restore(struct fs_ctx *ctx, uint64_t now_usec, bool set_aside,
 	}
 	fs_log(ctx, 3, "restore: invariants checked, first pass run at %.1f ms",
 	       msec_since(&t0));
-	/* then the uploads a close() accepted but the daemon did not live to submit */
-	r = prepare(st->sql, &q, "SELECT kind, key, ext, uid, gid, groups, body FROM staged", why);
-	if (r < 0)
-		goto out;
-	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		struct fs_staged s = { 0 };
-		gid_t groups[64];
-		const char *g = col_text(q, 5);
-
-		snprintf(s.kind, sizeof(s.kind), "%s", col_text(q, 0));
-		snprintf(s.key, sizeof(s.key), "%s", col_text(q, 1));
-		snprintf(s.ext, sizeof(s.ext), "%s", col_text(q, 2));
-		s.uid = (uid_t)sqlite3_column_int64(q, 3);
-		s.gid = (gid_t)sqlite3_column_int64(q, 4);
-		while (g && *g && s.group_count < 64) {
-			char *end;
-
-			groups[s.group_count++] = (gid_t)strtoul(g, &end, 10);
-			g = *end ? end + 1 : end;
-		}
-		s.groups = groups;
-		s.body = (char *)sqlite3_column_blob(q, 6);
-		s.len = (size_t)sqlite3_column_bytes(q, 6);
-		stats->staged++;
-		fs_staged_replay(ctx, &s);
-	}
-	sqlite3_finalize(q);
-	q = NULL;
-	r = 0;
-	if (rc != SQLITE_DONE)
-		r = sql_err(st->sql, "read staged uploads", why);
-	/* the replayed uploads are now jobs (or rejections): the next batch writes them and
-	 * empties the staged table */
-	ctx->staged_changed = true;
+	/* then the uploads a close() accepted but the daemon did not live to submit (or
+	 * later: a standby's takeover, fs_standby.c) */
+	if (!st->staged_later)
+		r = fs_sqlite_replay_staged(ctx, stats, why);
 	/* cluster/config shows the effective quotas */
 	pthread_mutex_lock(&ctx->lock);
-	if (fs_config_refresh(ctx) < 0)
+	if (r == 0 && fs_config_refresh(ctx) < 0)
 		r = -ENOMEM;
 	pthread_mutex_unlock(&ctx->lock);
 out:

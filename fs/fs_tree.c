@@ -701,8 +701,8 @@ int fs_render(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec, ch
 		return dup_text(ctx->config_text, ctx->config_len, ret, ret_len);
 	case FS_CLUSTER_LEADER:
 		if (!ctx->store)
-			return printf_text(ret, ret_len, "leader: this head (pid %d)\nstate: "
-					   "memory (--state-dir=none)\n", (int)getpid());
+			return printf_text(ret, ret_len, "leader: this head (pid %d)\nrole: leader\n"
+					   "state: memory (--state-dir=none)\n", (int)getpid());
 		return dup_text(fs_store_leader(ctx->store), strlen(fs_store_leader(ctx->store)),
 				ret, ret_len);
 	case FS_CLUSTER_STATUS:

@@ -187,11 +187,24 @@ static int open_state(struct fs_ctx *ctx, const char *dir, bool ignore_errors,
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (etcd) {
-		/* while another head leads, this one stands by (unmounted) until it takes
-		 * over; a head restarted after a crash waits likewise for its old lease */
+		/* while another head leads, this one stands by: it mounts a read-only view
+		 * and takes over when that head's lease ends (fs_standby.c); so does a head
+		 * restarted after a crash, until its old lease ends */
 		fs_log(ctx, 2, "state in etcd %s at %s: taking the leadership",
 		       ctx->cluster->conf->etcd_prefix, ctx->cluster->conf->etcd_servers);
-		r = fs_store_open_etcd(ctx, UINT_MAX, &ctx->store, why);
+		r = fs_store_open_etcd(ctx, &ctx->store, why);
+		if (r == 0)
+			r = fs_store_lead(ctx->store, 0, NULL, NULL, why);
+		if (r == -EBUSY) {
+			fs_log(ctx, 2, "%s: this head stands by, serving a read-only view of the "
+				       "state, and takes over when that head's lease ends", why);
+			r = fs_standby_init(ctx, ignore_errors, why);
+			if (r < 0) {
+				fprintf(stderr, "ascendfs: %s\n", r == -ENOMEM ? "out of memory" : why);
+				return r;
+			}
+			return 0;
+		}
 	}
 	for (unsigned waited = 0; !etcd; waited += 100) {
 		r = fs_store_open(dir, ctx->cluster->server_count, &ctx->store, why);
@@ -225,33 +238,6 @@ static int open_state(struct fs_ctx *ctx, const char *dir, bool ignore_errors,
 	if (r < 0)
 		fprintf(stderr, "ascendfs: cannot start the state writer: %s\n", strerror(-r));
 	return r;
-}
-
-/* With the state on etcd: who runs the cluster from now on, an event (cluster/leader
- * says it too). After the fork of fuse_daemonize(): the pid is this process's. */
-static void note_leader(struct fs_ctx *ctx)
-{
-	char line[SCHED_REASON_MAX];
-	const char *l;
-
-	if (ctx->cluster->conf->state_backend != CONF_STATE_ETCD || !ctx->store)
-		return;
-	l = fs_store_leader(ctx->store);
-	snprintf(line, sizeof(line), "%.*s took the leadership of the cluster's state (%s; "
-				     "lease %u s)",
-		 (int)strcspn(l + 8, "\n"), l + 8, fs_store_name(ctx->store),
-		 ctx->cluster->conf->leader_lease_sec);
-	pthread_mutex_lock(&ctx->lock);
-	sched_note_leader(ctx->cluster, fs_now_usec(), line);
-	pthread_cond_signal(&ctx->commit_cv); /* a change to write, no request waits */
-	pthread_mutex_unlock(&ctx->lock);
-}
-
-/* The leadership lost (etcd): stop as SIGTERM stops, and exit 1 (main()). */
-static void on_deposed(void *arg)
-{
-	(void)arg;
-	kill(getpid(), SIGTERM);
 }
 
 static int parse_log_level(const char *s)
@@ -405,6 +391,7 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "ascendfs: %s\n", strerror(-r));
 		goto out_ctx;
 	}
+	ctx.conf = ctx.cluster->conf; /* a standby's own from fs_standby_init() on */
 	ctx.mount_path = strdup(mnt);
 	ctx.config_path = strdup(o.config);
 	ctx.multithreaded = !cl.singlethread;
@@ -488,19 +475,12 @@ int main(int argc, char *argv[])
 	 * child, or every close would wait for a commit that never comes */
 	if (fuse_daemonize(cl.foreground) != 0)
 		goto out_unmount;
-	if ((r = fs_store_start(&ctx)) < 0) {
-		fprintf(stderr, "ascendfs: cannot start the state writer: %s\n", strerror(-r));
-		goto out_unmount;
-	}
-	note_leader(&ctx);
 	if (fuse_set_signal_handlers(se) != 0)
 		goto out_unmount;
-	/* a head that lost its lease must not act: it unmounts and exits (a supervisor
-	 * then starts it again, as a standby) */
-	fs_store_on_deposed(ctx.store, on_deposed, NULL);
-	r = fs_threads_start(&ctx);
-	if (r < 0) {
-		fprintf(stderr, "ascendfs: cannot start threads: %s\n", strerror(-r));
+	/* lead; a standby (etcd: another head leads) starts its threads below, once this
+	 * thread no longer reads the cluster they replace */
+	if (!ctx.standby && fs_lead_start(&ctx, msg, sizeof(msg)) < 0) {
+		fprintf(stderr, "ascendfs: %s\n", msg);
 		goto out_signals;
 	}
 	r = fs_mountwatch_start(&ctx);
@@ -548,6 +528,12 @@ int main(int argc, char *argv[])
 			fs_log(&ctx, 1, "cluster/config shows no warnings: out of memory");
 		pthread_mutex_unlock(&ctx.lock);
 	}
+	r = fs_standby_start(&ctx);
+	if (r < 0) {
+		fprintf(stderr, "ascendfs: cannot start the standby's threads: %s\n", strerror(-r));
+		fs_http_stop(&ctx);
+		goto out_signals;
+	}
 	if (cl.singlethread) {
 		r = fuse_session_loop(se);
 	} else {
@@ -559,7 +545,7 @@ int main(int argc, char *argv[])
 		/* with the state on etcd each change waits for the quorum (ms, not an fsync):
 		 * more requests must wait at once for a batch to gather them, so more
 		 * threads than libfuse's 10 unless -o max_threads says otherwise */
-		if (ctx.cluster->conf->state_backend == CONF_STATE_ETCD &&
+		if (ctx.conf->state_backend == CONF_STATE_ETCD &&
 		    cl.max_threads == FS_LIBFUSE_MAX_THREADS && !max_threads_given)
 			cl.max_threads = FS_ETCD_MAX_THREADS;
 		if (cl.max_threads && cl.max_threads <= 100000)
@@ -569,8 +555,14 @@ int main(int argc, char *argv[])
 	}
 	/* the loop returns the signal that ended it: SIGTERM, SIGINT and SIGHUP are clean */
 	ret = r == 0 || r == SIGTERM || r == SIGINT || r == SIGHUP ? 0 : 1;
+	/* a takeover under way ends first (then this head leads, and stops as a leader) */
+	fs_standby_stop(&ctx);
 	if (fs_store_deposed(ctx.store)) {
 		fs_log(&ctx, 0, "this head is no longer the leader: exiting with status 1");
+		ret = 1;
+	}
+	if (fs_standby_failed(&ctx)) {
+		fs_log(&ctx, 0, "this head could not take over: exiting with status 1");
 		ret = 1;
 	}
 	fs_http_stop(&ctx);
@@ -582,6 +574,7 @@ int main(int argc, char *argv[])
 	       (unsigned long long)ctx.cluster->pass_requests);
 	pthread_mutex_unlock(&ctx.lock);
 out_signals:
+	fs_standby_stop(&ctx);
 	fuse_remove_signal_handlers(se);
 out_unmount:
 	/* no invalidation from here on: the unmount closes the session's descriptor, and
@@ -601,6 +594,7 @@ out_fuse:
 out_store:
 	fs_store_stop(&ctx); /* writes what is left */
 out_ctx:
+	fs_standby_free(&ctx);
 	fs_store_close(ctx.store);
 	fs_stage_free_all(&ctx);
 	fs_handles_free_all(&ctx);

@@ -7,8 +7,9 @@
 # in flight when the daemon died may be there or not, but whole.
 #
 # With CRASH_BACKEND=etcd the state is kept in a 3-member etcd cluster (state: {backend:
-# etcd}, issue 21): each restart first waits for the killed head's lease to end, as a
-# standby would; halfway one etcd member is killed for good (the quorum goes on).
+# etcd}, issue 21): each restart first stands by (a read-only view) until the killed
+# head's lease ends, and is checked once it leads; halfway one etcd member is killed for
+# good (the quorum goes on).
 # test_failover.sh runs two heads, one standing by.
 #
 # Usage: test_crash.sh ASCENDFS CHECK_RANKTABLE SRCDIR   (CRASH_ROUNDS=N, default 20;
@@ -42,7 +43,8 @@ start_daemon() {
 	"$ASCENDFS" -f -c "$CONFIG" --state-dir "$STATE" "$M" \
 		>>"$IT_LOG" 2>&1 &
 	IT_PID=$!
-	wait_until 20 answers "$M/jobs"
+	# (with etcd, until the killed head's lease ends it stands by: cluster/leader says)
+	wait_until 20 answers "$M/jobs" && wait_until 20 grep -qx 'role: leader' "$M/cluster/leader"
 }
 
 # shellcheck source=crash_lib.sh

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Failover (issue 21): the state in a 3-member etcd cluster (state: {backend: etcd}), two
 # heads, each with its own mount point as two head machines would have: one active, one
-# standing by (it waits, unmounted, for the leader's lease). A client submits, cancels,
+# standing by (it serves a read-only view of the state, and refuses every change with
+# EROFS naming the leader, until the leader's lease ends). A client submits, cancels,
 # removes and resubmits jobs, reports faults and sets a quota through the active head's
 # mount (crash_lib.sh) while the active head is killed with SIGKILL at a random moment,
 # several times. Each time the standby must take over within the lease plus its restore,
@@ -106,7 +107,44 @@ head_start b
 STANDBY=b STANDBY_PID=$HEAD_PID
 check "the second head stands by, naming the leader" \
 	wait_until 10 grep -q "standing by: $(hostname) pid $ACTIVE_PID leads" "$IT_WORK/b.log"
-check_eq "and mounts nothing" "" "$(awk -v m="$IT_WORK/mnt-b" '$2 == m' /proc/mounts)"
+# the standby's view: what the leader committed, read-only
+MB=$IT_WORK/mnt-b
+check "and mounts a view of the state" wait_until 10 answers "$MB/jobs"
+check_contains "its cluster/leader names the leader" "leader: $(hostname) pid $ACTIVE_PID" \
+	"$(cat "$MB/cluster/leader")"
+check_contains "and says this head stands by" "standby: $(hostname) pid $STANDBY_PID" \
+	"$(cat "$MB/cluster/leader")"
+# the README's floating address follows `grep -qx 'role: leader' /ascend/cluster/leader`
+check "the floating address's check passes on the leader" \
+	grep -qx 'role: leader' "$IT_WORK/mnt-a/cluster/leader"
+check_fails "and fails on the standby" grep -qx 'role: leader' "$MB/cluster/leader"
+printf 'npus: 8\n' >"$IT_WORK/spec/viewed.yaml"
+echo "begin submit viewed" >>"$ACK"
+cp "$IT_WORK/spec/viewed.yaml" "$IT_WORK/mnt-a/jobs/" && echo "ack submit viewed" >>"$ACK"
+check "a job submitted through the leader shows in the view within seconds" \
+	wait_until 10 test -e "$MB/jobs/viewed/ranktable.json"
+check_eq "with the leader's status" "$(cat "$IT_WORK/mnt-a/jobs/viewed/status")" \
+	"$(cat "$MB/jobs/viewed/status" 2>&1)"
+check "and the leader's rank table, byte for byte" \
+	cmp "$IT_WORK/mnt-a/jobs/viewed/ranktable.json" "$MB/jobs/viewed/ranktable.json"
+check_contains "cluster/leader says which log entry the view holds" "view: log entry" \
+	"$(cat "$MB/cluster/leader")"
+# nothing acts on the view (no pass, no restore of its own): the same events, line for line
+same_events() { cmp -s "$IT_WORK/mnt-a/cluster/events" "$MB/cluster/events"; }
+check "the view's events are the leader's, line for line" wait_until 10 same_events
+printf 'npus: 1\n' >"$IT_WORK/spec/refused.yaml"
+out=$(cp "$IT_WORK/spec/refused.yaml" "$MB/jobs/" 2>&1)
+check_contains "a submission through the standby fails with EROFS" "Read-only file system" "$out"
+out=$(echo cancel 2>&1 >"$MB/jobs/viewed/ctl")
+check_contains "so does a job's ctl" "Read-only file system" "$out"
+out=$(echo "npu 0 Critical 0x80C98000 test" 2>&1 >"$MB/nodes/a2-node-01/health")
+check_contains "and a health report" "Read-only file system" "$out"
+out=$(mkdir "$MB/jobs/draft" 2>&1)
+check_contains "and a mkdir" "Read-only file system" "$out"
+check "the standby's log names the leader" \
+	grep -q "refused a change of /jobs/refused.yaml with EROFS: this head stands by, the leader is $(hostname) pid $ACTIVE_PID" "$IT_WORK/b.log"
+check_fails "the leader never saw the refused submission" test -e "$IT_WORK/mnt-a/jobs/refused"
+check_eq "nor the cancel: the job still runs" running "$(cat "$IT_WORK/mnt-a/jobs/viewed/status")"
 check_contains "cluster/leader names the active head" "leader: $(hostname) pid $ACTIVE_PID" \
 	"$(cat "$IT_WORK/mnt-a/cluster/leader")"
 check_contains "and an event says it took the leadership" \
@@ -166,6 +204,8 @@ for round in $(seq "$ROUNDS"); do
 	ACTIVE=$STANDBY ACTIVE_PID=$STANDBY_PID
 	head_start "$old"
 	STANDBY=$old STANDBY_PID=$HEAD_PID
+	check "round $round: the restarted head stands by, naming the new leader" \
+		wait_until 15 grep -q "leader: $(hostname) pid $ACTIVE_PID" "$IT_WORK/mnt-$old/cluster/leader"
 done
 check_eq "every failover happened" "$ROUNDS" "${#times[@]}"
 sorted=$(printf '%s\n' "${times[@]}" | sort -n | tr '\n' ' ')

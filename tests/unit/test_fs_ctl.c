@@ -35,6 +35,7 @@ static struct sched_job *dump_waits(struct fs_ctx *ctx)
 
 	memset(ctx, 0, sizeof(*ctx));
 	ctx->cluster = fx_cluster(&o);
+	ctx->conf = ctx->cluster->conf;
 	for (unsigned i = 0; i < 3; i++)
 		fx_report_ok(ctx->cluster, i, t);
 	s->checkpoint_dir = strdup("/data/ckpt");

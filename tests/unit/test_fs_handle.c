@@ -37,6 +37,7 @@ static int setup(void **state)
 
 	assert_non_null(f);
 	f->ctx.cluster = fx_cluster(&o);
+	f->ctx.conf = f->ctx.cluster->conf;
 	pthread_mutex_init(&f->ctx.lock, NULL);
 	assert_int_equal(fs_cond_init(&f->ctx.handles_cv), 0);
 	f->ctx.multithreaded = true;

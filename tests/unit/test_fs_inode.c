@@ -237,6 +237,7 @@ static void test_sweep_tells_every_marked_job(void **state)
 	memset(&sent, 0, sizeof(sent));
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.cluster = fx_cluster(&o);
+	ctx.conf = ctx.cluster->conf;
 	pthread_mutex_init(&ctx.lock, NULL);
 	pthread_cond_init(&ctx.durable_cv, NULL);
 	assert_int_equal(fs_inodes_init(&ctx.inodes), 0);

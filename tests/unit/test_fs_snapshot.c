@@ -33,6 +33,7 @@ static int setup(void **state)
 
 	assert_non_null(f);
 	f->ctx.cluster = fx_cluster(&o);
+	f->ctx.conf = f->ctx.cluster->conf;
 	assert_int_equal(fs_path_parse("/cluster/events", &f->events), 0);
 	assert_int_equal(fs_path_parse("/cluster/status", &f->status), 0);
 	*state = f;

@@ -34,6 +34,7 @@ static int setup(void **state)
 
 	assert_non_null(f);
 	f->ctx.cluster = fx_cluster(&o);
+	f->ctx.conf = f->ctx.cluster->conf;
 	f->ctx.log_level = 2;
 	pthread_mutex_init(&f->ctx.lock, NULL);
 	pthread_cond_init(&f->ctx.notify_cv, NULL);

@@ -406,6 +406,73 @@ static void test_standby_reads_ahead(void **state)
 	fs_etcd_close(raw);
 }
 
+/*
+ * A standby's view: nothing before its first refresh; then the leader's snapshot and
+ * log as committed, in order; nothing again (1) while nothing is new; the new entries
+ * after the next refresh, and only the new snapshot once the leader writes one; at
+ * takeover the load starts from that snapshot.
+ */
+static void test_standby_view(void **state)
+{
+	struct conf_cluster c = conf_of("/t/view/", 4);
+	struct fs_store_etcd *h = head_open("/t/view/"), *sb = NULL;
+	char why[SCHED_REASON_MAX];
+	struct applied a = { 0 };
+	uint64_t seq = 0;
+
+	(void)state;
+	if (fs_store_etcd_connect(&c, NULL, &sb, why) < 0)
+		fail_msg("connect: %s", why);
+	assert_int_equal(fs_store_etcd_lead(sb, 0, NULL, NULL, why), -EBUSY);
+	assert_non_null(strstr(why, "another head leads"));
+	assert_int_equal(fs_store_etcd_view(sb, UINT64_MAX, record, &a, &seq, why), -EAGAIN);
+	/* an empty prefix is an empty view, not an error */
+	assert_int_equal(fs_store_etcd_refresh(sb), 0);
+	assert_int_equal(fs_store_etcd_view(sb, UINT64_MAX, record, &a, &seq, why), 0);
+	assert_int_equal(a.n, 0);
+	assert_int_equal(seq, 0);
+	write_ok(h, 1, true, "snap1", "{}", NULL);
+	write_ok(h, 2, false, "two", "{\"a\":1}", NULL);
+	assert_int_equal(fs_store_etcd_refresh(sb), 0);
+	assert_int_equal(fs_store_etcd_view(sb, 0, record, &a, &seq, why), 0);
+	assert_int_equal(a.n, 2);
+	assert_int_equal(seq, 2);
+	assert_true(a.full[0]);
+	assert_string_equal(a.name[0], "snap1");
+	assert_string_equal(a.name[1], "two");
+	assert_int_equal(a.doc_len[1], 7);
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(fs_store_etcd_refresh(sb), 0);
+	assert_int_equal(fs_store_etcd_view(sb, 2, record, &a, &seq, why), 1);
+	assert_int_equal(a.n, 0);
+	write_ok(h, 3, false, "three", "{}", NULL);
+	assert_int_equal(fs_store_etcd_view(sb, 2, record, &a, &seq, why), 1); /* not read yet */
+	assert_int_equal(fs_store_etcd_refresh(sb), 0);
+	assert_int_equal(fs_store_etcd_view(sb, 2, record, &a, &seq, why), 0);
+	assert_int_equal(a.n, 3);
+	assert_string_equal(a.name[2], "three");
+	write_ok(h, 4, true, "snap4", "{}", NULL);
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(fs_store_etcd_refresh(sb), 0);
+	assert_int_equal(fs_store_etcd_view(sb, 3, record, &a, &seq, why), 0);
+	assert_int_equal(a.n, 1);
+	assert_int_equal(seq, 4);
+	assert_string_equal(a.name[0], "snap4");
+	fs_store_etcd_close(h);
+	assert_int_equal(fs_store_etcd_lead(sb, 8000, NULL, NULL, why), 0);
+	memset(&a, 0, sizeof(a));
+	{
+		bool untidy;
+
+		if (fs_store_etcd_load(sb, record, &a, &untidy, why) < 0)
+			fail_msg("load: %s", why);
+	}
+	assert_int_equal(a.n, 1);
+	assert_string_equal(a.name[0], "snap4");
+	write_ok(sb, 5, false, "five", "{}", NULL);
+	fs_store_etcd_close(sb);
+}
+
 /* A head whose leader key is gone (its lease expired) or another's writes nothing. */
 static void test_deposed_head_writes_nothing(void **state)
 {
@@ -586,6 +653,7 @@ int main(void)
 		cmocka_unit_test(test_lost_answer_of_the_election),
 		cmocka_unit_test(test_lost_answer_of_a_commit),
 		cmocka_unit_test(test_standby_reads_ahead),
+		cmocka_unit_test(test_standby_view),
 		cmocka_unit_test(test_deposed_head_writes_nothing),
 		cmocka_unit_test(test_uncommitted_and_missing_entries),
 		cmocka_unit_test(test_lease_is_renewed),
