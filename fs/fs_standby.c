@@ -202,6 +202,9 @@ static void *builder_main(void *arg)
 		/* a failure is logged when it is new, not each second */
 		r = build_view(sb, last_r == 0);
 		last = mono_msec();
+		if (r == 0)
+			fs_log(sb->ctx, 3, "standby: a view built in %llu ms",
+			       (unsigned long long)(last - t0));
 		if (r == 0) {
 			spacing = (last - t0) * BUILD_SPACING;
 			if (spacing < BUILD_MIN_MSEC)
