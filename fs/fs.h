@@ -1246,7 +1246,9 @@ int fs_ctl(struct fs_ctx *ctx, const struct fs_path *p, const char *line, uid_t 
  * a takeover fail (the daemon then stops: SIGTERM)? fs_standby_free() - at exit, after
  * the FUSE session. No-ops without a standby.
  * fs_standby_refusal() - 0, or -EROFS while this head stands by (logged once per 10 s
- * with @path and the leader's name): every request that would change state asks first.
+ * with @path and the leader's name), or -EIO once it lost the leadership (etcd; it is
+ * exiting): every request that would change state asks first (a create, mkdir, rmdir,
+ * truncate, an open for writing, and the write, flush and release of a state file).
  */
 struct fs_standby;
 int fs_lead_start(struct fs_ctx *ctx, char *why, size_t why_len);

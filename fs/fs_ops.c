@@ -813,9 +813,11 @@ int fs_op_write(const char *path, const char *data, size_t size, off_t off,
 	struct fs_handle *h = get_handle(fi);
 	int r;
 
-	(void)path;
 	if (!h)
 		return -EBADF;
+	/* a head that lost the leadership changes nothing more (it is exiting) */
+	if (h->kind != H_LOG && h->kind != H_WHATIF && (r = fs_standby_refusal(ctx, path)) < 0)
+		return r;
 	pthread_mutex_lock(&h->mu);
 	switch (h->kind) {
 	case H_UPLOAD:
@@ -852,9 +854,11 @@ int fs_op_flush(const char *path, struct fuse_file_info *fi)
 	struct fs_handle *h = get_handle(fi);
 	int r = 0;
 
-	(void)path;
 	if (!h)
 		return 0;
+	if (h->kind != H_SNAPSHOT && h->kind != H_LOG && h->kind != H_WHATIF &&
+	    (r = fs_standby_refusal(ctx, path)) < 0)
+		return r;
 	if (h->kind == H_SNAPSHOT || h->kind == H_CTL) {
 		pthread_mutex_lock(&ctx->lock);
 		fs_handle_set_closing(ctx, h, fs_now_usec());
@@ -915,7 +919,6 @@ int fs_op_release(const char *path, struct fuse_file_info *fi)
 	bool submitted = false;
 	uid_t uid;
 
-	(void)path;
 	if (!h)
 		return 0;
 	if (ctx->test_slow_release_ms)
@@ -923,7 +926,12 @@ int fs_op_release(const char *path, struct fuse_file_info *fi)
 	snprintf(job, sizeof(job), "%s", h->path.job);
 	uid = h->uid;
 	pthread_mutex_lock(&h->mu);
-	if (h->kind == H_UPLOAD || h->kind == H_SPEC)
+	/* a head that lost the leadership applies no upload, line or report (its close
+	 * failed with EIO already) */
+	if ((h->kind == H_UPLOAD || h->kind == H_SPEC || h->kind == H_CTL ||
+	     h->kind == H_HEALTH || h->kind == H_QUOTA) && fs_standby_refusal(ctx, path) < 0)
+		; /* the handle only goes */
+	else if (h->kind == H_UPLOAD || h->kind == H_SPEC)
 		submitted = fs_spec_release(ctx, h); /* nobody sees an error; the files say it */
 	else if (h->kind == H_CTL)
 		fs_ctl_run(ctx, h, true);
@@ -1017,8 +1025,12 @@ int fs_op_mkdir(const char *path, mode_t mode)
 		pthread_mutex_unlock(&ctx->lock);
 		return r == 1 ? 0 : -EEXIST;
 	}
-	if (fs_standby_refusal(ctx, path) < 0)
-		return -EROFS;
+	{
+		int refused = fs_standby_refusal(ctx, path);
+
+		if (refused < 0)
+			return refused;
+	}
 	if (r == -EINVAL || (r == 0 && p.kind == FS_JOB_UPLOAD)) {
 		/* not a job name (or one ending like a spec file) */
 		name_refusal(ctx, "mkdir", path, fc->uid, -EINVAL);

@@ -443,6 +443,9 @@ int fs_standby_refusal(struct fs_ctx *ctx, const char *path)
 	uint64_t now;
 	bool log;
 
+	/* a head that lost the leadership changes nothing more: it is exiting (main()) */
+	if (fs_store_deposed(ctx->store))
+		return -EIO;
 	if (!sb)
 		return 0;
 	pthread_mutex_lock(&ctx->lock);
