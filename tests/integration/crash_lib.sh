@@ -2,7 +2,10 @@
 # cancels, removes and resubmits jobs, reports faults and sets a quota through the mount
 # at $M, logging each operation to $ACK ("begin OP", then "ack OP" when the syscall
 # succeeded or "fail OP"), and verify(), which compares the mounted state with that log.
-# Needs $M, $ACK, $CHECK (check-ranktable) and $IT_WORK (lib.sh) set.
+# Needs $M, $ACK, $CHECK (check-ranktable) and $IT_WORK (lib.sh) set. CLIENT_FAULT_NODES
+# (optional, space separated) names the servers whose NPUs the client reports faulty
+# (default a2-node-01 to a2-node-16), so that a test can keep servers that run its own
+# jobs out of it.
 
 # Write standard input to file $1 and fail when close() does: a report or quota is
 # applied, and made durable, at close. A shell's `echo > file` ignores close()'s result,
@@ -32,7 +35,8 @@ cp_spec() { cp "$1" "$2"; }
 # syscall succeeded) or "fail OP" after. It never stops by itself.
 client() {
 	local round=$1 i=0 r name node npu q
-	local sizes=(1 2 4 8 16) jobs=() gone=() keep=() x k how
+	local sizes=(1 2 4 8 16) jobs=() gone=() keep=() x k how fnodes
+	read -r -a fnodes <<<"${CLIENT_FAULT_NODES:-$(printf 'a2-node-%02d ' $(seq 1 16))}"
 	while :; do
 		i=$((i + 1))
 		r=$RANDOM
@@ -91,7 +95,7 @@ client() {
 			fi
 			;;
 		7 | 8)
-			node=$(printf 'a2-node-%02d' $((r % 16 + 1)))
+			node=${fnodes[$((r % ${#fnodes[@]}))]}
 			npu=$((r / 16 % 8))
 			echo "begin fault $node $npu" >>"$ACK"
 			if echo "npu $npu Critical 0x80C98000 crash test" | put "$M/nodes/$node/health"; then

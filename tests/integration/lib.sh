@@ -201,29 +201,47 @@ it_exec_wait() {
 # loopback ports, data under $IT_WORK/etcd; sets IT_ETCD_ENDPOINTS (comma separated) and
 # IT_ETCD_PIDS; each member is killed by it_cleanup (IT_OTHER_PIDS). Skips (77) without
 # etcd. Returns 1 when the cluster is not healthy within 30 s.
+# Optional: IT_ETCD_ADDRS="A B C" gives each member an address of its own (ports 2379
+# and 2380 on it; N is then their count) and IT_ETCD_NETNS the network namespace (`ip
+# netns` name) the members run in (and the health check, and it_etcdctl).
 it_etcd_start() {
-	local n=$1 i ports initial="" name
+	local n=$1 i ports initial="" name curl=() purl=() addrs=() wrap=()
 	command -v etcd >/dev/null && command -v etcdctl >/dev/null ||
 		{ echo "SKIP: needs etcd and etcdctl (Debian package etcd-server, etcd-client)"; exit 77; }
-	ports=$(python3 -c 'import socket, sys
+	if [ -n "${IT_ETCD_ADDRS:-}" ]; then
+		read -r -a addrs <<<"$IT_ETCD_ADDRS"
+		n=${#addrs[@]}
+		for i in $(seq 0 $((n - 1))); do
+			curl+=("http://${addrs[$i]}:2379")
+			purl+=("http://${addrs[$i]}:2380")
+		done
+	else
+		ports=$(python3 -c 'import socket, sys
 s = []
 for _ in range(2 * int(sys.argv[1])):
     k = socket.socket(); k.bind(("127.0.0.1", 0)); s.append(k)
 print(" ".join(str(k.getsockname()[1]) for k in s))' "$n")
-	read -r -a IT_ETCD_PORTS <<<"$ports"
+		read -r -a IT_ETCD_PORTS <<<"$ports"
+		for i in $(seq 0 $((n - 1))); do
+			curl+=("http://127.0.0.1:${IT_ETCD_PORTS[$((2 * i))]}")
+			purl+=("http://127.0.0.1:${IT_ETCD_PORTS[$((2 * i + 1))]}")
+		done
+	fi
 	IT_ETCD_ENDPOINTS=""
 	for i in $(seq 0 $((n - 1))); do
-		initial+="${initial:+,}e$i=http://127.0.0.1:${IT_ETCD_PORTS[$((2 * i + 1))]}"
-		IT_ETCD_ENDPOINTS+="${IT_ETCD_ENDPOINTS:+,}http://127.0.0.1:${IT_ETCD_PORTS[$((2 * i))]}"
+		initial+="${initial:+,}e$i=${purl[$i]}"
+		IT_ETCD_ENDPOINTS+="${IT_ETCD_ENDPOINTS:+,}${curl[$i]}"
 	done
 	IT_ETCD_PIDS=()
+	# not through it_etcd_ns: $! must be etcd's pid, not a subshell's
+	[ -n "${IT_ETCD_NETNS:-}" ] && wrap=(nsenter --net="/run/netns/$IT_ETCD_NETNS")
 	for i in $(seq 0 $((n - 1))); do
 		name=e$i
-		etcd --name "$name" --data-dir "$IT_WORK/etcd/$name" \
-			--listen-client-urls "http://127.0.0.1:${IT_ETCD_PORTS[$((2 * i))]}" \
-			--advertise-client-urls "http://127.0.0.1:${IT_ETCD_PORTS[$((2 * i))]}" \
-			--listen-peer-urls "http://127.0.0.1:${IT_ETCD_PORTS[$((2 * i + 1))]}" \
-			--initial-advertise-peer-urls "http://127.0.0.1:${IT_ETCD_PORTS[$((2 * i + 1))]}" \
+		"${wrap[@]}" etcd --name "$name" --data-dir "$IT_WORK/etcd/$name" \
+			--listen-client-urls "${curl[$i]}" \
+			--advertise-client-urls "${curl[$i]}" \
+			--listen-peer-urls "${purl[$i]}" \
+			--initial-advertise-peer-urls "${purl[$i]}" \
 			--initial-cluster "$initial" --initial-cluster-token "$IT_WORK" \
 			--heartbeat-interval 50 --election-timeout 500 \
 			>>"$IT_WORK/etcd-$name.log" 2>&1 &
@@ -231,7 +249,21 @@ print(" ".join(str(k.getsockname()[1]) for k in s))' "$n")
 		IT_OTHER_PIDS="$IT_OTHER_PIDS $!"
 		disown "$!" # killed by it_cleanup: no "Killed" line from this shell
 	done
-	wait_until 30 etcdctl --endpoints="$IT_ETCD_ENDPOINTS" endpoint health >/dev/null 2>&1
+	wait_until 30 it_etcdctl endpoint health
+}
+
+# it_etcd_ns CMD...: CMD in the etcd members' network namespace (IT_ETCD_NETNS), if any
+it_etcd_ns() {
+	if [ -n "${IT_ETCD_NETNS:-}" ]; then
+		nsenter --net="/run/netns/$IT_ETCD_NETNS" "$@"
+	else
+		"$@"
+	fi
+}
+
+# it_etcdctl ARGS...: etcdctl on it_etcd_start's cluster
+it_etcdctl() {
+	it_etcd_ns etcdctl --endpoints="$IT_ETCD_ENDPOINTS" "$@"
 }
 
 # it_setup: skip (77) where FUSE cannot run; make a work dir and the EXIT trap
