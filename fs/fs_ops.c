@@ -952,8 +952,10 @@ int fs_op_release(const char *path, struct fuse_file_info *fi)
 	pthread_mutex_lock(&ctx->lock);
 	handle_free_locked(ctx, h);
 	pthread_mutex_unlock(&ctx->lock);
-	durable(ctx, 0); /* nobody sees release's outcome; the close was the answer */
-	if (submitted) /* its pass has run (fs_store_sync) */
+	/* nobody sees release's outcome (the close was the answer); the log says
+	 * "submitted" of a job only once it is durable: a write that failed is logged by
+	 * the committer, and a head that lost the leadership meanwhile wrote nothing */
+	if (durable(ctx, 0) == 0 && submitted) /* its pass has run (fs_store_sync) */
 		fs_spec_log_submitted(ctx, job, uid);
 	return 0;
 }
