@@ -173,56 +173,13 @@ check_contains "the README has the fstab line of the compute mounts" "dir_cache=
 MOUNT_OPTS=$(echo "$FSTAB_OPTS" | sed "s#IdentityFile=[^,]*#IdentityFile=$W/ssh/id_ed25519#")
 MOUNT_OPTS="$MOUNT_OPTS,UserKnownHostsFile=$W/ssh/known_hosts,StrictHostKeyChecking=yes"
 SSHFS_OPTS=$(echo "$MOUNT_OPTS" | tr ',' '\n' | grep -v -e '^_netdev$' -e '^x-systemd\.' | paste -sd,)
-cat >"$W/compute.sh" <<'EOF'
-#!/bin/bash
-# compute.sh NODE HEAD_ADDR MOUNT WORK AGENT OPTS HOW: one compute server's processes,
-# in its own network and mount namespaces; HOW "mount": mount(8) -t fuse.sshfs (sshfs
-# goes to the background), "sshfs": sshfs -f with its messages in sshfs-NODE.log. TERM
-# stops the agent (which stops its job processes), unmounts sshfs, and exits.
-node=$1 head=$2 mnt=$3 work=$4 agent=$5 opts=$6 how=$7
-hostname "host-$node" # its own UTS namespace: a host name of its own, as a server has
-# This mount namespace began as a private copy of the host's mounts. A copy of an
-# ascendfs mount keeps that file system alive after its daemon's fusermount3 -u in the
-# host (another test's daemon, running meanwhile, would stop only through its mount
-# watch). A compute server needs none of them (the head's own mount included).
-awk '$3 == "fuse.ascendfs" { print $2 }' /proc/self/mounts | sort -r |
-	while read -r m; do umount -l "$(printf '%b' "$m")" 2>/dev/null; done
-sshfs_pid=""
-if [ "$how" = mount ]; then
-	mount -t fuse.sshfs -o "$opts" "root@$head:$mnt" "$mnt" >>"$work/sshfs-$node.log" 2>&1
-else
-	sshfs -f -F /dev/null -o "$opts" "root@$head:$mnt" "$mnt" >>"$work/sshfs-$node.log" 2>&1 &
-	sshfs_pid=$!
-fi
-agent_pid=""
-stop() {
-	[ -n "$agent_pid" ] && kill -TERM "$agent_pid" 2>/dev/null && wait "$agent_pid"
-	fusermount3 -u "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null
-	if [ -n "$sshfs_pid" ]; then
-		kill -TERM "$sshfs_pid" 2>/dev/null
-		wait "$sshfs_pid"
-	fi
-	exit 0
-}
-trap stop TERM INT
-for _ in $(seq 100); do
-	awk -v m="$mnt" '$2 == m && $3 == "fuse.sshfs" { f = 1 } END { exit !f }' /proc/self/mounts && break
-	sleep 0.1
-done
-"$agent" --mount "$mnt" --node "$node" --fault-file "$work/faults/$node" \
-	--hccn-conf "$work/hccn-$node.conf" --log-dir "$work/logs/$node" \
-	>>"$work/agent-$node.log" 2>&1 &
-agent_pid=$!
-while kill -0 "$agent_pid" 2>/dev/null; do wait "$agent_pid"; done
-stop
-EOF
 mkdir -p "$W/faults" "$W/logs"
 start_compute() { # start_compute NS NODE HEAD_ADDR OPTS HOW
 	local i=${2#a2-node-}
 	# the device IPs the agent reports (as hccn_tool would): rank tables need them
 	for d in 0 1 2 3 4 5 6 7; do echo "address_$d=10.20.$d.$((10#$i))"; done >"$W/hccn-$2.conf"
 	ip netns exec "$1" unshare --mount --propagation private --uts \
-		bash "$W/compute.sh" "$2" "$3" "$M" "$W" "$AGENT" "$4" "$5" &
+		bash "$SRC/tests/integration/netns_compute.sh" "$2" "$3" "$M" "$W" "$AGENT" "$4" "$5" &
 	COMPUTE_PID[$2]=$!
 }
 start_compute "$NS_C1" a2-node-01 10.231.1.1 "$MOUNT_OPTS" mount

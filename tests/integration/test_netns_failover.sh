@@ -259,42 +259,13 @@ check_contains "the README has the fstab line of the compute mounts" "reconnect"
 SSHFS_OPTS=$(echo "$FSTAB_OPTS" | sed "s#IdentityFile=[^,]*#IdentityFile=$W/ssh/id_ed25519#" |
 	tr ',' '\n' | grep -v -e '^_netdev$' -e '^x-systemd\.' | paste -sd,)
 SSHFS_OPTS="$SSHFS_OPTS,UserKnownHostsFile=$W/ssh/known_hosts,StrictHostKeyChecking=yes"
-cat >"$W/compute.sh" <<'EOF'
-#!/bin/bash
-# compute.sh NODE HEAD_ADDR MOUNT WORK AGENT OPTS: one compute server (test_netns.sh's):
-# sshfs -f (messages in sshfs-NODE.log) and the agent; TERM stops both and unmounts.
-node=$1 head=$2 mnt=$3 work=$4 agent=$5 opts=$6
-hostname "host-$node"
-awk '$3 == "fuse.ascendfs" { print $2 }' /proc/self/mounts | sort -r |
-	while read -r m; do umount -l "$(printf '%b' "$m")" 2>/dev/null; done
-sshfs -f -F /dev/null -o "$opts" "root@$head:$mnt" "$mnt" >>"$work/sshfs-$node.log" 2>&1 &
-sshfs_pid=$!
-agent_pid=""
-stop() {
-	[ -n "$agent_pid" ] && kill -TERM "$agent_pid" 2>/dev/null && wait "$agent_pid"
-	fusermount3 -u "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null
-	kill -TERM "$sshfs_pid" 2>/dev/null
-	wait "$sshfs_pid"
-	exit 0
-}
-trap stop TERM INT
-for _ in $(seq 100); do
-	awk -v m="$mnt" '$2 == m && $3 == "fuse.sshfs" { f = 1 } END { exit !f }' /proc/self/mounts && break
-	sleep 0.1
-done
-"$agent" --mount "$mnt" --node "$node" --fault-file "$work/faults/$node" \
-	--hccn-conf "$work/hccn-$node.conf" --log-dir "$work/logs/$node" \
-	>>"$work/agent-$node.log" 2>&1 &
-agent_pid=$!
-while kill -0 "$agent_pid" 2>/dev/null; do wait "$agent_pid"; done
-stop
-EOF
 mkdir -p "$W/faults" "$W/logs"
 for c in c1 c2; do
 	node=a2-node-0${c#c}
 	for d in 0 1 2 3 4 5 6 7; do echo "address_$d=10.20.$d.${c#c}"; done >"$W/hccn-$node.conf"
 	nsenter --net="/run/netns/${NS[$c]}" unshare --mount --propagation private --uts \
-		bash "$W/compute.sh" "$node" "$VIP" "$M" "$W" "$AGENT" "$SSHFS_OPTS" &
+		bash "$SRC/tests/integration/netns_compute.sh" "$node" "$VIP" "$M" "$W" "$AGENT" \
+		"$SSHFS_OPTS" sshfs &
 	COMPUTE_PID[$node]=$!
 done
 
