@@ -266,6 +266,26 @@ it_etcdctl() {
 	it_etcd_ns etcdctl --endpoints="$IT_ETCD_ENDPOINTS" "$@"
 }
 
+# it_need_ssh_net PROGRAM...: the network-namespace tests' programs (the given ones, and
+# sftp-server); sets SFTP_SERVER and SSHD. A missing one fails the test (exit 1): CI
+# installs them (tests/install-deps.sh).
+it_need_ssh_net() {
+	local missing="" p
+	for p in "$@"; do
+		command -v "$p" >/dev/null 2>&1 || [ -x "/usr/sbin/$p" ] || missing="$missing $p"
+	done
+	SFTP_SERVER=""
+	for p in /usr/lib/openssh/sftp-server /usr/libexec/openssh/sftp-server /usr/lib/ssh/sftp-server; do
+		[ -x "$p" ] && SFTP_SERVER=$p && break
+	done
+	[ -n "$SFTP_SERVER" ] || missing="$missing sftp-server"
+	if [ -n "$missing" ]; then
+		echo "missing:$missing; install them with tests/install-deps.sh (iproute2, openssh-server, sshfs, etcd-server)"
+		exit 1
+	fi
+	SSHD=$(command -v sshd || echo /usr/sbin/sshd)
+}
+
 # it_setup: skip (77) where FUSE cannot run; make a work dir and the EXIT trap
 it_setup() {
 	if [ ! -c /dev/fuse ] || ! command -v fusermount3 >/dev/null; then

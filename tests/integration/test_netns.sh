@@ -24,20 +24,7 @@ CHECK=$(realpath "$4")
 SRC=$(realpath "$5")
 . "$SRC/tests/integration/lib.sh"
 
-missing=""
-for p in ip sshd ssh ssh-keygen sshfs unshare nsenter fusermount3 python3; do
-	command -v "$p" >/dev/null 2>&1 || [ -x "/usr/sbin/$p" ] || missing="$missing $p"
-done
-SFTP_SERVER=""
-for p in /usr/lib/openssh/sftp-server /usr/libexec/openssh/sftp-server /usr/lib/ssh/sftp-server; do
-	[ -x "$p" ] && SFTP_SERVER=$p && break
-done
-[ -n "$SFTP_SERVER" ] || missing="$missing sftp-server"
-if [ -n "$missing" ]; then
-	echo "missing:$missing; install them with tests/install-deps.sh (iproute2, openssh-server, sshfs)"
-	exit 1
-fi
-SSHD=$(command -v sshd || echo /usr/sbin/sshd)
+it_need_ssh_net ip sshd ssh ssh-keygen sshfs unshare nsenter fusermount3 python3
 
 it_setup
 M=$IT_MNT

@@ -43,20 +43,7 @@ LEASE=2
 HB=${FAILOVER_HEARTBEAT_TIMEOUT:-15}
 . "$SRC/tests/integration/lib.sh"
 
-missing=""
-for p in ip sshd ssh-keygen sshfs unshare nsenter setsid fusermount3 python3 etcd etcdctl timeout; do
-	command -v "$p" >/dev/null 2>&1 || [ -x "/usr/sbin/$p" ] || missing="$missing $p"
-done
-SFTP_SERVER=""
-for p in /usr/lib/openssh/sftp-server /usr/libexec/openssh/sftp-server /usr/lib/ssh/sftp-server; do
-	[ -x "$p" ] && SFTP_SERVER=$p && break
-done
-[ -n "$SFTP_SERVER" ] || missing="$missing sftp-server"
-if [ -n "$missing" ]; then
-	echo "missing:$missing; install them with tests/install-deps.sh"
-	exit 1
-fi
-SSHD=$(command -v sshd || echo /usr/sbin/sshd)
+it_need_ssh_net ip sshd ssh-keygen sshfs unshare nsenter setsid fusermount3 python3 etcd etcdctl timeout
 
 it_setup
 M=$IT_MNT # the same path on both heads (each in its own mount namespace) and on c1, c2
