@@ -321,6 +321,55 @@ static void serve_preemptors(struct pass *p, struct qlist *ql, unsigned prio)
 	}
 }
 
+/* The latest job served since the last fold (p->run_max) joins the floor of every queue
+ * whose list had run out before it (struct pass_queue_end). */
+static void fold_floors(struct pass *p, size_t nq)
+{
+	if (!p->qend || !p->has_run_max)
+		return;
+	for (size_t q = 0; q < nq; q++) {
+		struct pass_queue_end *e = &p->qend[q];
+
+		if (e->done && (!e->has_floor ||
+				sched_serve_key_before(p->c, e->floor_queue, &e->floor,
+						       p->run_max_queue, &p->run_max, p->now))) {
+			e->floor = p->run_max;
+			e->floor_queue = p->run_max_queue;
+			e->has_floor = true;
+		}
+	}
+	p->has_run_max = false;
+}
+
+/* Queue @q's list ran out (or, @live, is served again): from here its floor is the latest
+ * of the jobs served (what came before is folded into the others'). */
+static void note_end(struct pass *p, size_t q, bool live, size_t nq)
+{
+	struct pass_queue_end *e = p->qend ? &p->qend[q] : NULL;
+
+	if (!e || e->done == !live)
+		return;
+	fold_floors(p, nq);
+	e->done = !live;
+	e->has_floor = false;
+}
+
+/* Job @h of queue @b was served: the queue's last, and the latest since the last fold
+ * when it comes later than that one (one comparison a job; floors follow at each fold). */
+static void note_served(struct pass *p, size_t b, const struct pend *h)
+{
+	if (!p->qend)
+		return;
+	p->qend[b].last = *h;
+	p->qend[b].has_last = true;
+	if (!p->has_run_max ||
+	    sched_serve_key_before(p->c, p->run_max_queue, &p->run_max, b, h, p->now)) {
+		p->run_max = *h;
+		p->run_max_queue = b;
+		p->has_run_max = true;
+	}
+}
+
 static void serve(struct pass *p, struct qlist *ql, size_t nq, bool borrow_phase)
 {
 	struct sched_cluster *c = p->c;
@@ -331,6 +380,8 @@ static void serve(struct pass *p, struct qlist *ql, size_t nq, bool borrow_phase
 		ql[i].next = 0;
 		ql[i].live = sched_queue_head_valid(&ql[i]);
 	}
+	for (size_t i = 0; !borrow_phase && i < nq; i++)
+		note_end(p, i, ql[i].live, nq);
 	for (;;) {
 		size_t best = sched_queue_next(c, ql, nq);
 		struct sched_job *j;
@@ -344,15 +395,21 @@ static void serve(struct pass *p, struct qlist *ql, size_t nq, bool borrow_phase
 				consider(p, j, true);
 			}
 		} else {
+			size_t first = p->next_first;
+
 			serve_preemptors(p, ql, eff_priority(c, j));
-			p->served_any = true;
-			p->last_queue = best;
-			p->last = ql[best].jobs[ql[best].next - 1];
+			for (size_t i = 0; first != p->next_first && i < nq; i++)
+				note_end(p, i, ql[i].live, nq);
+			note_served(p, best, &ql[best].jobs[ql[best].next - 1]);
 			if (!sched_is_preemptor_first(p, j))
 				consider(p, j, false);
 		}
 		ql[best].live = sched_queue_head_valid(&ql[best]);
+		if (!borrow_phase)
+			note_end(p, best, ql[best].live, nq);
 	}
+	if (!borrow_phase)
+		fold_floors(p, nq);
 }
 
 /* ---- the pass ---- */
@@ -365,12 +422,14 @@ static void serve(struct pass *p, struct qlist *ql, size_t nq, bool borrow_phase
  * else changes (c->mutations, absorbed only for new submissions and drafts:
  * sched_pass_absorb),
  * the next pass is that one resumed: the kept reservations, masks, counters and caches,
- * and a turn for each new job only. That is exact when every new job comes after every
- * job the kept pass served (sched_pend_order_take_new checks it): a full pass would give
- * each old job the same turn with the same outcome before the first new one, and then
- * the new ones, as here. Time: at another instant only reservations with a known start
- * (time limits) could decide otherwise, so then a kept pass with one is not resumed;
- * nor one placed with another set of suspect servers (compared server by server).
+ * and a turn for each new job only. That is exact when a full pass would serve every new
+ * job after every job the kept pass served (sched_pend_order_take_new checks it against
+ * where the pass left each queue, struct pass_queue_end): it would give each old job the
+ * same turn with the same outcome before the first new one, and then the new ones, as
+ * here. Time: at another instant only reservations with a known start (time limits)
+ * could decide otherwise, so then a kept pass with one is not resumed; nor one placed
+ * with another set of suspect servers (compared server by server); nor, with aging, one
+ * of another step of the age (the order between queues moves only then).
  */
 struct sched_kept_pass {
 	struct pass *p;
@@ -404,6 +463,7 @@ static void pass_free(struct pass *p)
 	free(p->first);
 	free(p->committed);
 	free(p->suspect);
+	free(p->qend);
 	free(p);
 }
 
@@ -433,7 +493,7 @@ static bool pass_settled(const struct pass *p)
 {
 	return !p->placed && !p->npreempted_now && p->preempt_tries < PREEMPT_TRIES_PER_PASS &&
 	       !p->nstopping && !p->nfirst && !p->any_elastic && !p->borrow_turns &&
-	       !p->incomplete && p->committed;
+	       !p->incomplete && p->committed && p->qend;
 }
 
 /* End pass @p (its reservations unmarked): keep it when settled, else free it. */
@@ -460,9 +520,8 @@ static struct pass *kept_usable(struct sched_cluster *c, uint64_t now_usec)
 
 	if (!p || c->incremental_off || c->kept_mark != c->mutations)
 		return NULL;
-	/* with aging the order between queues moves with time and with who is first in
-	 * each (sched_serve_before()): every pass asks every job */
-	if (c->conf->priority_weight_age)
+	/* with aging the order between queues moves when a step of the age ends */
+	if (sched_age_epoch(c->conf, now_usec) != sched_age_epoch(c->conf, p->now))
 		return NULL;
 	/* a run's exemption from preemption ended: preemption may now take it */
 	if (now_usec >= p->exempt_until)
@@ -497,8 +556,7 @@ static bool pass_resume(struct sched_cluster *c, struct pass *p, uint64_t now_us
 	 * heartbeats, and with it where reservations go */
 	sched_place_begin(c, now_usec);
 	if (!same_suspects(c, p) || !ql ||
-	    sched_pend_order_take_new(c, ql, p->served_any, p->last_queue, &p->last,
-					     &fresh, &n) < 0) {
+	    sched_pend_order_take_new(c, ql, p->qend, &fresh, &n) < 0) {
 		free(ql);
 		return false;
 	}
@@ -569,6 +627,7 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 	}
 	p->c = c;
 	p->now = now_usec;
+	p->qend = calloc(nq ? nq : 1, sizeof(*p->qend)); /* without it the pass is not kept */
 	p->min_running_prio = UINT32_MAX;
 	p->exempt_until = UINT64_MAX;
 	sched_place_begin(c, now_usec); /* suspect servers are the last choice (sched_health.c) */

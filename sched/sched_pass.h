@@ -61,6 +61,10 @@ struct pend {
 	struct sched_job *job;
 };
 
+/* qsort order of struct pend, the service order inside a queue (sched_pend_order.c):
+ * priority (high first), then queue_seq. */
+int sched_pend_cmp(const void *a, const void *b);
+
 /* The entry of pending job @j in the pending order (with @prio its sort priority). */
 static inline struct pend sched_pend_of(const struct sched_job *j, unsigned prio)
 {
@@ -113,11 +117,14 @@ struct pass {
 	bool any_elastic;		/* a running job may grow */
 	/* sched_fits_when_idle() answers: the cluster's usable capacity is fixed in a pass */
 	struct { unsigned need; uint32_t mask; bool fits, used; } idle_cache[256];
-	/* the last job the first phase served (its queue and keys): a kept pass tries only
-	 * jobs that come after it in service order (sched_pend_order_take_new) */
-	bool served_any;
-	size_t last_queue;
-	struct pend last;
+	/* per queue (c->conf->queue_count entries; NULL without memory, and then the pass
+	 * is not kept): where the first phase left it, so that a kept pass tries only jobs
+	 * a full pass would serve after every job it served (sched_pend_order_take_new) */
+	struct pass_queue_end *qend;
+	/* the latest job (across queues) served since floors were last folded into qend */
+	struct pend run_max;
+	size_t run_max_queue;
+	bool has_run_max;
 	unsigned borrow_turns;		/* jobs the borrowing phase gave a turn */
 	uint64_t suspect_sig;		/* c->suspect_sig the pass placed with */
 	unsigned char *suspect;		/* kept pass only: each server's suspect flag it
@@ -135,6 +142,27 @@ struct qlist {
 	struct pend *jobs;
 	size_t n, next;
 	bool live;		/* jobs[next] is a pending job */
+};
+
+/*
+ * Where the first phase of a pass (and the kept passes resumed from it) left one queue.
+ * A job new to the queue is served by a full pass after every job served so far when it
+ * comes after @last inside the queue (sched_pend_cmp), and after @floor across queues
+ * (sched_serve_key_before): every job served since this queue's list ran out was the
+ * best head then, and the new job, this queue's head from that point in a full pass,
+ * would have lost to each. Without aging the jobs are served in one total order and
+ * @floor is the last job served; with it the age can put a later head before an earlier
+ * one, so the latest of them in that order is kept. serve() compares each job served
+ * with one running maximum (struct pass run_max) and folds that into the floors of the
+ * queues that ran out whenever another runs out and at its end: O(1) a job.
+ */
+struct pass_queue_end {
+	struct pend last;	/* the queue's last job served (has_last) */
+	struct pend floor;	/* of the jobs served since its list ran out, the one served
+				 * latest in order across queues (has_floor) */
+	size_t floor_queue;	/* @floor's queue */
+	bool has_last, has_floor;
+	bool done;		/* its list ran out */
 };
 
 /* ---- what-if: take a job's NPUs away for one question, then give them back ---- */
@@ -213,6 +241,31 @@ static inline unsigned sched_age_units(const struct conf_cluster *cf, uint32_t e
 						      (unsigned)(now - from);
 }
 
+/* The service order across queues with the queues' shares as they are, also between
+ * two jobs of one queue: queue priority plus age, job priority, share, submission
+ * (sched_serve_before() says why). */
+static inline bool sched_serve_key_before(const struct sched_cluster *c, size_t qa,
+					  const struct pend *a, size_t qb, const struct pend *b,
+					  uint64_t now_usec)
+{
+	const struct conf_queue *x = &c->conf->queues[qa], *y = &c->conf->queues[qb];
+	unsigned pa = x->priority, pb = y->priority;
+	uint64_t sa = (uint64_t)c->queue_used[qa] * y->weight;
+	uint64_t sb = (uint64_t)c->queue_used[qb] * x->weight;
+
+	if (c->conf->priority_weight_age) {
+		pa += sched_age_units(c->conf, a->eligible_sec, now_usec);
+		pb += sched_age_units(c->conf, b->eligible_sec, now_usec);
+	}
+	if (pa != pb)
+		return pa > pb;
+	if (a->prio != b->prio)
+		return a->prio > b->prio;
+	if (sa != sb) /* equal within one queue */
+		return sa < sb;
+	return a->seq < b->seq;
+}
+
 /*
  * The service order between pending jobs @a of queue @qa and @b of queue @qb at
  * @now_usec, the queues' shares as they are: is @a served first? Queue priority plus
@@ -223,33 +276,18 @@ static inline unsigned sched_age_units(const struct conf_cluster *cf, uint32_t e
  * never a job past another of its own queue. Waiting long makes a job first in line, not
  * a preemptor: preemption is by eff_priority() (a job its age served first is kept from
  * the higher queue's preemption only by resource.preempt_exempt_time). Between queues'
- * first jobs this is a total order; over all jobs it is not (a new job of higher job
- * priority becomes its queue's first and brings its own age): with aging, a pass is
- * never resumed from a kept one (sched_pass.c).
+ * first jobs this is sched_serve_key_before(), a total order; over all jobs it is not
+ * with aging (a new job of higher job priority becomes its queue's first and brings its
+ * own age), so a kept pass is resumed only for jobs that come after what was served
+ * since their queue ran out (struct pass_queue_end).
  */
 static inline bool sched_serve_before(const struct sched_cluster *c, size_t qa,
 				      const struct pend *a, size_t qb, const struct pend *b,
 				      uint64_t now_usec)
 {
-	const struct conf_queue *x = &c->conf->queues[qa], *y = &c->conf->queues[qb];
-	unsigned pa = x->priority, pb = y->priority;
-
-	if (qa != qb && c->conf->priority_weight_age) {
-		pa += sched_age_units(c->conf, a->eligible_sec, now_usec);
-		pb += sched_age_units(c->conf, b->eligible_sec, now_usec);
-	}
-	if (pa != pb)
-		return pa > pb;
-	if (a->prio != b->prio)
-		return a->prio > b->prio;
-	if (qa != qb) {
-		uint64_t sa = (uint64_t)c->queue_used[qa] * y->weight;
-		uint64_t sb = (uint64_t)c->queue_used[qb] * x->weight;
-
-		if (sa != sb)
-			return sa < sb;
-	}
-	return a->seq < b->seq;
+	if (qa == qb)
+		return sched_pend_cmp(a, b) < 0;
+	return sched_serve_key_before(c, qa, a, qb, b, now_usec);
 }
 
 /* Is running job @j within resource.preempt_exempt_time of its start (its last
@@ -322,13 +360,14 @@ bool sched_queue_head_valid(struct qlist *l);
  * sched_pend_order_take_new() - for an incremental pass: only the jobs that entered the
  * pending state since the last take, per queue in service order, into *ret_all (new,
  * caller frees; *ret_n entries; ql[q] points into it as with sched_pend_order_take()).
- * Every one must come after the job @last of queue @last_queue in service order, with
- * the queues' shares as they are now (when @any_last); otherwise -EAGAIN and nothing is
- * changed: the pass must be a full one. -ENOMEM likewise changes nothing. The kept order
- * is not changed: sched_pend_order_settle_new() does that after the pass.
+ * Every one must come after where the kept pass left its queue (@qend, one per queue:
+ * struct pass_queue_end), with the queues' shares and ages as they are now; otherwise
+ * -EAGAIN and nothing is changed: the pass must be a full one. -ENOMEM likewise changes
+ * nothing. The kept order is not changed: sched_pend_order_settle_new() does that after
+ * the pass.
  */
-int sched_pend_order_take_new(struct sched_cluster *c, struct qlist *ql, bool any_last,
-			      size_t last_queue, const struct pend *last, struct pend **ret_all,
+int sched_pend_order_take_new(struct sched_cluster *c, struct qlist *ql,
+			      const struct pass_queue_end *qend, struct pend **ret_all,
 			      size_t *ret_n);
 
 /*
@@ -348,9 +387,6 @@ size_t sched_queue_next(const struct sched_cluster *c, const struct qlist *ql, s
 void sched_queue_rebalance_borrowing(struct sched_cluster *c, size_t queue_index, unsigned npus);
 
 /* ---- sched_pend_order.c: the service order within a queue, the kept pending order ---- */
-
-/* qsort order of struct pend: priority (high first), then queue_seq. */
-int sched_pend_cmp(const void *a, const void *b);
 
 /* Sort @n entries of @e by sched_pend_cmp(); @tmp holds @n entries, @count 1002. */
 void sched_pend_sort(struct pend *e, size_t n, struct pend *tmp, unsigned *count);

@@ -239,31 +239,34 @@ int sched_pend_order_take(struct sched_cluster *c, struct qlist *ql, struct pend
 	return 0;
 }
 
-/* Is pending job @a of queue @qa served after @b of queue @qb, the shares as they are?
- * While a pass places nothing the shares stay put, and the service order is
- * sched_serve_before()'s, a total order without priority aging (with it no kept pass is
- * resumed, so this is never asked). */
-static bool pend_after(const struct sched_cluster *c, size_t qa, const struct pend *a,
-		       size_t qb, const struct pend *b, uint64_t now_usec)
+/* Would a full pass serve job @e, new in queue @q, after every job served so far, where
+ * the kept pass left that queue as @end (struct pass_queue_end)? */
+static bool comes_after(const struct sched_cluster *c, size_t q, const struct pend *e,
+			const struct pass_queue_end *end, uint64_t now_usec)
 {
-	return sched_serve_before(c, qb, b, qa, a, now_usec);
+	if (end->has_last && sched_pend_cmp(&end->last, e) >= 0)
+		return false;
+	return !end->has_floor ||
+	       sched_serve_key_before(c, end->floor_queue, &end->floor, q, e, now_usec);
 }
 
-int sched_pend_order_take_new(struct sched_cluster *c, struct qlist *ql, bool any_last,
-			      size_t last_queue, const struct pend *last, struct pend **ret_all,
+int sched_pend_order_take_new(struct sched_cluster *c, struct qlist *ql,
+			      const struct pass_queue_end *qend, struct pend **ret_all,
 			      size_t *ret_n)
 {
 	size_t nq = c->conf->queue_count, total = 0, off = 0;
 	struct pend *all, *tmp;
 	unsigned *count;
 
-	if (!c->pend_order_valid || c->pend_order_count != nq || (any_last && last_queue >= nq))
+	if (!c->pend_order_valid || c->pend_order_count != nq || !qend)
 		return -EAGAIN;
 	for (size_t q = 0; q < nq; q++) {
 		const struct sched_pend_order *o = &c->pend_order[q];
 
-		for (size_t i = o->sorted; any_last && i < o->n; i++)
-			if (!pend_after(c, q, &o->v[i], last_queue, last, c->place_now_usec))
+		if (qend[q].has_floor && qend[q].floor_queue >= nq)
+			return -EAGAIN;
+		for (size_t i = o->sorted; i < o->n; i++)
+			if (!comes_after(c, q, &o->v[i], &qend[q], c->place_now_usec))
 				return -EAGAIN;
 		total += o->n - o->sorted;
 	}
