@@ -50,6 +50,27 @@ static uint64_t expected_end(const struct sched_cluster *c, const struct sched_j
 	return now_usec + (ran < limit ? limit - ran : 0) + sched_stop_overhead_usec(c);
 }
 
+/* Holder @o's expected end is fixed while it runs within its time_limit (the end of
+ * the limit); past it, or for a pending holder with a limit, the end moves with the clock:
+ * note when pass @p's reservations may come out otherwise. */
+static void note_end_moves(struct pass *p, const struct sched_job *o)
+{
+	uint64_t limit, ran;
+
+	if (o->state == SCHED_JOB_STOPPING)
+		return; /* its deadline */
+	if (o->state == SCHED_JOB_PENDING) {
+		if (o->limit_left_usec != UINT64_MAX)
+			sched_pass_stale_from(p, p->now + 1);
+		return;
+	}
+	if (!o->spec || !o->spec->time_limit_sec)
+		return;
+	limit = o->spec->time_limit_sec * 1000000u;
+	ran = sched_job_run_usec(o, p->now);
+	sched_pass_stale_from(p, p->now + (ran < limit ? limit - ran : 0) + 1);
+}
+
 /* ---- the capacity index ---- */
 
 static void idx_put(struct pass *p, size_t i, int sign)
@@ -217,6 +238,8 @@ int sched_place_around(struct pass *p, struct sched_job *j, unsigned hi, struct 
 			if (!*ret_delays)
 				*ret_delays = &p->resv[i];
 		} else {
+			/* later the end moves past the start with the clock */
+			sched_pass_stale_from(p, p->now + (p->resv[i].start - end) + 1);
 			mark_reserved(p, &p->resv[i], false);
 			opened = true;
 		}
@@ -274,8 +297,10 @@ static int compute_reservation(struct pass *p, struct sched_job *j, struct resv 
 	for (size_t i = 0; i < c->job_count; i++) {
 		struct sched_job *o = c->jobs[i];
 
-		if (o->slice_count && o != j)
+		if (o->slice_count && o != j) {
 			h[nh++] = (struct holder){ o, expected_end(c, o, p->now) };
+			note_end_moves(p, o);
+		}
 	}
 	qsort(h, nh, sizeof(*h), holder_cmp);
 	sched_resv_unmark_all(p);
@@ -407,10 +432,10 @@ const struct resv *sched_reserve_for(struct pass *p, struct sched_job *j)
 
 /* Would @j end before some reservation of its server types starts (so it may use those
  * NPUs)? */
-bool sched_may_use_reserved(const struct pass *p, const struct sched_job *j)
+bool sched_may_use_reserved(struct pass *p, const struct sched_job *j)
 {
 	uint32_t types = p->finite_resv_mask & j->type_mask;
-	uint64_t latest = 0;
+	uint64_t latest = 0, end;
 
 	/* no reservation of its types has a known start, or it has no time limit: the case
 	 * of most waiting jobs, answered without a loop */
@@ -420,7 +445,13 @@ bool sched_may_use_reserved(const struct pass *p, const struct sched_job *j)
 	for (unsigned t = 0; t < 32; t++)
 		if ((types & (1u << t)) && p->latest_start[t] > latest)
 			latest = p->latest_start[t];
-	return latest && expected_end(p->c, j, p->now) <= latest;
+	if (!latest)
+		return false;
+	end = expected_end(p->c, j, p->now);
+	if (end > latest)
+		return false; /* and later still more so */
+	sched_pass_stale_from(p, p->now + (latest - end) + 1);
+	return true;
 }
 
 /* Fill @reason (when still empty) with what keeps @j from fitting now. */

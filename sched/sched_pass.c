@@ -64,8 +64,8 @@ static void note_exempt(struct pass *p, const struct sched_job *j)
 {
 	uint64_t end = j->start_usec + (uint64_t)p->c->conf->preempt_exempt_sec * 1000000u;
 
-	if (p->c->conf->preempt_exempt_sec && end > p->now && end < p->exempt_until)
-		p->exempt_until = end;
+	if (p->c->conf->preempt_exempt_sec && end > p->now)
+		sched_pass_stale_from(p, end);
 }
 
 static void start_job(struct pass *p, struct sched_job *j, struct sched_slice *slices,
@@ -426,8 +426,9 @@ static void serve(struct pass *p, struct qlist *ql, size_t nq, bool borrow_phase
  * job after every job the kept pass served (sched_pend_order_take_new checks it against
  * where the pass left each queue, struct pass_queue_end): it would give each old job the
  * same turn with the same outcome before the first new one, and then the new ones, as
- * here. Time: at another instant only reservations with a known start (time limits)
- * could decide otherwise, so then a kept pass with one is not resumed; nor one placed
+ * here. Time: a kept pass is not resumed from the instant one of its outcomes could
+ * come out otherwise (sched_pass_stale_from: an exemption from preemption ends, a
+ * comparison of a time_limit with a reservation's known start flips); nor one placed
  * with another set of suspect servers (compared server by server); nor, with aging, one
  * of another step of the age (the order between queues moves only then).
  */
@@ -523,12 +524,10 @@ static struct pass *kept_usable(struct sched_cluster *c, uint64_t now_usec)
 	/* with aging the order between queues moves when a step of the age ends */
 	if (sched_age_epoch(c->conf, now_usec) != sched_age_epoch(c->conf, p->now))
 		return NULL;
-	/* a run's exemption from preemption ended: preemption may now take it */
-	if (now_usec >= p->exempt_until)
+	/* a run's exemption from preemption ended, a job's limit would now run past a
+	 * reservation it fitted before, a running job passed its limit */
+	if (now_usec >= p->stale_from)
 		return NULL;
-	for (size_t i = 0; now_usec != p->now && i < p->nresv; i++)
-		if (p->resv[i].start != UINT64_MAX)
-			return NULL;
 	return p;
 }
 
@@ -629,7 +628,7 @@ unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec)
 	p->now = now_usec;
 	p->qend = calloc(nq ? nq : 1, sizeof(*p->qend)); /* without it the pass is not kept */
 	p->min_running_prio = UINT32_MAX;
-	p->exempt_until = UINT64_MAX;
+	p->stale_from = UINT64_MAX;
 	sched_place_begin(c, now_usec); /* suspect servers are the last choice (sched_health.c) */
 	p->suspect_sig = c->suspect_sig;
 	/* one sweep over the jobs: what the pass needs to know up front */

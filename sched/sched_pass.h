@@ -109,10 +109,10 @@ struct pass {
 	size_t nfirst, next_first;
 	/* lowest effective priority among running jobs, and whether any borrow */
 	unsigned min_running_prio;
-	uint64_t exempt_until;		/* the first time a running job's preempt_exempt_time
-					 * ends after this pass (UINT64_MAX none): preemption
-					 * may decide otherwise from then, so a kept pass is
-					 * not resumed */
+	uint64_t stale_from;		/* the first instant at which what this pass decided
+					 * may come out otherwise (UINT64_MAX never; only time
+					 * moves it): a kept pass is resumed before it only
+					 * (sched_pass_stale_from) */
 	bool any_borrowing;
 	bool any_elastic;		/* a running job may grow */
 	/* sched_fits_when_idle() answers: the cluster's usable capacity is fixed in a pass */
@@ -136,6 +136,21 @@ struct pass {
 	 * changes the thousands waiting behind it take the new one without formatting */
 	struct { uint64_t key; const char *text; } shared_reason[32];
 };
+/*
+ * sched_pass_stale_from() - an outcome of pass @p holds until the instant before @t_usec
+ * and may differ from then: a preempt_exempt_time ends (preemption may take the run),
+ * a waiting job's time_limit would no longer end before a reservation's known start (it
+ * could use the reserved NPUs: now + what is left of its limit <= the start), a running
+ * job passes its time_limit (its expected end then moves with the clock). Nothing else a
+ * pass decides depends on the instant: reservations start when running jobs' limits end,
+ * and reasons name no time that moves (sched_wait_behind()).
+ */
+static inline void sched_pass_stale_from(struct pass *p, uint64_t t_usec)
+{
+	if (t_usec < p->stale_from)
+		p->stale_from = t_usec;
+}
+
 /* Reason keys: what a reason depends on, without formatting it. */
 enum { KEY_QUOTA = 1, KEY_BEHIND, KEY_NOROOM, KEY_RESV, KEY_STOPPING, KEY_BORROW };
 struct qlist {
@@ -442,7 +457,7 @@ const struct resv *sched_reserve_preempted(struct pass *p, struct sched_job *j,
 					   struct sched_job *const *v, size_t n, uint64_t start);
 
 /* Would @j end before some reservation of its server types starts? */
-bool sched_may_use_reserved(const struct pass *p, const struct sched_job *j);
+bool sched_may_use_reserved(struct pass *p, const struct sched_job *j);
 
 /* Fill @reason (SCHED_REASON_MAX, when still empty) with what keeps @j from fitting. */
 void sched_explain(struct pass *p, const struct sched_job *j, unsigned hi, char *reason);
