@@ -642,6 +642,56 @@ static void test_full_cluster_long_queue_with_aging(void **state)
 }
 
 /*
+ * The shipped example cluster (examples/ascend_cluster.yaml: aging, a preemption
+ * exemption, backfill, queues with quotas) as users fill it: 400 jobs of the default
+ * queue, 1 to 8 NPUs, half of them with a time_limit, 100 ms apart with the daemon's
+ * ticks. Once the cluster is full each one waits behind the others and must be tried
+ * alone (a setting of the example that makes every pass a full one made a submission's
+ * cost grow with the jobs held twice before, unseen by any test); the outcomes match full
+ * passes throughout.
+ */
+static void test_example_cluster_submissions_are_tried_alone(void **state)
+{
+	static const unsigned sizes[] = { 1, 1, 2, 4, 8 };
+	struct conf_cluster *conf[2];
+	struct conf_error err;
+	char *path = test_path("examples/ascend_cluster.yaml"), reason[SCHED_REASON_MAX];
+	struct pair pr = { .now = T0, .queues = q_default, .queue_count = 1 };
+
+	(void)state;
+	for (int k = 0; k < 2; k++)
+		if (conf_cluster_load(path, &conf[k], &err) != 0)
+			fail_msg("%s: %s", path, conf_error_format(&err, reason, sizeof(reason)));
+	free(path);
+	assert_int_equal(sched_cluster_new(conf[0], &pr.inc), 0);
+	assert_int_equal(sched_cluster_new(conf[1], &pr.full), 0);
+	sched_cluster_set_incremental(pr.full, false);
+	for (unsigned i = 0; i < 400; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "job%u", i);
+		for (int k = 0; k < 2; k++) {
+			struct conf_job_spec *s = fx_spec_full(name, sizes[i % 5], NULL, 500);
+
+			s->time_limit_sec = i % 2 ? 3600 : 0;
+			assert_int_equal(sched_job_submit(k ? pr.full : pr.inc, s, FX_UID, FX_GID,
+							  pr.now, reason, NULL),
+					 0);
+		}
+		expect_same(&pr, "a submission");
+		pr.now += 100000;
+		sched_tick(pr.inc, pr.now);
+		sched_tick(pr.full, pr.now);
+		expect_same(&pr, "a tick");
+	}
+	print_message("%llu of 400 submissions' passes resumed\n",
+		      (unsigned long long)pr.inc->passes_incremental);
+	assert_true(pr.inc->passes_incremental > 300);
+	sched_cluster_free(pr.inc);
+	sched_cluster_free(pr.full);
+}
+
+/*
  * A pass that placed nothing and preempted nothing, run again at the same instant on the
  * same cluster, changes nothing: no event, no reason, no reservation moves. (What the
  * kept pass relies on; a victim whose pending reason had just changed once counted as
@@ -919,6 +969,7 @@ int main(void)
 		cmocka_unit_test(test_full_cluster_long_queue),
 		cmocka_unit_test(test_full_cluster_long_queue_with_aging),
 		cmocka_unit_test(test_full_cluster_long_queue_with_time_limits),
+		cmocka_unit_test(test_example_cluster_submissions_are_tried_alone),
 		cmocka_unit_test(test_settled_pass_is_idempotent),
 		cmocka_unit_test(test_suspect_servers_change_exactly),
 		cmocka_unit_test(test_preemption_by_new_job_moves_quota_standing),
