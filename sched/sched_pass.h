@@ -136,6 +136,7 @@ struct pass {
 	 * changes the thousands waiting behind it take the new one without formatting */
 	struct { uint64_t key; const char *text; } shared_reason[32];
 };
+
 /*
  * sched_pass_stale_from() - an outcome of pass @p holds until the instant before @t_usec
  * and may differ from then: a preempt_exempt_time ends (preemption may take the run),
