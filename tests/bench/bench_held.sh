@@ -11,6 +11,8 @@
 # Usage: bench_held.sh ASCENDFS BENCH_SUBMIT SRCDIR OUTDIR
 #   BENCH_HELD_LEVELS="0 1000 2500 5000 10000 20000"  BENCH_HELD_BATCH=1000
 #   BENCH_HELD_MEM=zero|curve  BENCH_HELD_CONFIG=cluster.yaml
+#   BENCH_HELD_SPECS='npus: 1\ntime_limit: 1h\n|npus: 8\nqueue: research\n' (specs taken in
+#   turn, separated by |, \n as newline; default 'npus: 1\n')
 set -u
 ASCENDFS=$(realpath "$1")
 SUBMIT=$(realpath "$2")
@@ -20,6 +22,9 @@ LEVELS=${BENCH_HELD_LEVELS:-0 1000 2500 5000 10000 20000}
 BATCH=${BENCH_HELD_BATCH:-1000}
 MEM=${BENCH_HELD_MEM:-zero}
 CLIENTS=32
+SPECS=()
+IFS='|' read -r -a raw <<<"${BENCH_HELD_SPECS:-npus: 1\n}"
+for x in "${raw[@]}"; do SPECS+=("$(printf '%b' "$x")"$'\n'); done
 . "$SRC/tests/integration/lib.sh"
 . "$SRC/tests/bench/bench_lib.sh"
 it_setup
@@ -33,12 +38,12 @@ curve() {
 	for h in $LEVELS; do
 		while [ "$held" -lt "$h" ]; do
 			k=$((h - held > 5000 ? 5000 : h - held))
-			read -r ok fail _ _ < <("$SUBMIT" "$IT_MNT" "fill$n" "$k" $CLIENTS)
+			read -r ok fail _ _ < <("$SUBMIT" "$IT_MNT" "fill$n" "$k" $CLIENTS "${SPECS[@]}")
 			held=$((held + ok))
 			n=$((n + 1))
 			[ "$fail" = 0 ] || { echo "# fill: $fail submissions failed" >&2; break 2; }
 		done
-		read -r ok fail sec rate < <("$SUBMIT" "$IT_MNT" "at$h" "$BATCH" $CLIENTS)
+		read -r ok fail sec rate < <("$SUBMIT" "$IT_MNT" "at$h" "$BATCH" $CLIENTS "${SPECS[@]}")
 		[ "$fail" = 0 ] || echo "# $fail of $BATCH submissions at $h held failed" >&2
 		echo "$h $rate"
 		held=$((held + ok))
@@ -46,7 +51,7 @@ curve() {
 	it_stop > >(grep -v '^ok ' >&2)
 }
 
-echo "# $BATCH submissions of 'npus: 1' from $CLIENTS threads at each number of jobs held"
+echo "# $BATCH submissions of ${BENCH_HELD_SPECS:-npus: 1} from $CLIENTS threads at each number of jobs held"
 echo "# (cluster: $(basename "$CONFIG"); fills between levels are not timed)"
 t0=$(bench_msec)
 mapfile -t dur < <(curve --state-dir "$IT_WORK/state")
