@@ -521,6 +521,10 @@ static struct pass *kept_usable(struct sched_cluster *c, uint64_t now_usec)
 
 	if (!p || c->incremental_off || c->kept_mark != c->mutations)
 		return NULL;
+	/* every rule below counts forward from the kept pass's instant (a clock stepped
+	 * back could make a waiting job fit a reservation again, or a run exempt again) */
+	if (now_usec < p->now)
+		return NULL;
 	/* with aging the order between queues moves when a step of the age ends */
 	if (sched_age_epoch(c->conf, now_usec) != sched_age_epoch(c->conf, p->now))
 		return NULL;

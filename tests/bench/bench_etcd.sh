@@ -83,7 +83,10 @@ for n in $SIZES; do
 			[ "$fail" = 0 ] || { echo "# fill: $fail failed" >&2; break; }
 			left=$((left - c)) k=$((k + 1))
 		done
-		bench_jobs_by_state "$IT_MNT"
+		# a spec becomes a job at the release of its last descriptor, which the
+		# kernel sends after close() returned: wait for every one
+		bench_wait_jobs "$IT_MNT" records "$n" "$(bench_msec)" ||
+			echo "# $JOBS_TOTAL of $n records 600 s after the fill" >&2
 		held=$JOBS_TOTAL
 		it_stop > >(grep -v '^ok ' >&2)
 		start_usable "$cfg" "$st" "$held" || exit 1
