@@ -1698,9 +1698,12 @@ int sched_whatif_run(const struct sched_whatif_snapshot *s, const struct conf_jo
  * Cost: a full pass is O(jobs + pending) (one sweep, one turn per pending job). When the
  * last pass changed nothing but reasons and reservations and only submissions came
  * since, the pass resumes it instead and costs O(servers + new jobs), with the same
- * outcome (sched_cluster_set_incremental()); never across a step of the age, nor past
- * the end of a run's preempt_exempt_time. sched_tick() asks for a pass when a step of the
- * age or a run's exemption ends.
+ * outcome (sched_cluster_set_incremental()); never across a step of the age, nor from
+ * the instant one of its outcomes could change (a run's preempt_exempt_time ends, a
+ * waiting job's time_limit no longer ends before a reservation's start, a running job
+ * passes its limit), nor for a job that comes before jobs already waiting (a higher
+ * queue or priority). sched_tick() asks for a pass when a step of the age or a run's
+ * exemption ends.
  * Returns the number of jobs placed.
  */
 unsigned sched_schedule(struct sched_cluster *c, uint64_t now_usec);
