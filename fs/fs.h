@@ -949,12 +949,9 @@ struct fs_ctx {
 	pthread_cond_t handles_cv;	/* signalled when a file of a user with a request
 					 * waiting for a release is released */
 	size_t notified_job_count;	/* the notifier's view of jobs/ (under lock) */
-	struct fs_job_dir **job_dirs;	/* job directories announced (fs_notify.c; under
-					 * lock): chained hash by name, job_dir_cap buckets
-					 * (a power of two, 0 = none yet) */
-	size_t job_dir_cap, job_dir_count;
+	struct fs_job_dirs *job_dirs;	/* job directories announced, and the helper's
+					 * pending mkdir/rmdir (fs_notify_dirs.c; under lock) */
 	uint64_t notified_jobs_dropped;	/* sched_cluster.jobs_dropped the notifier last saw */
-	struct fs_job_dir *dir_pokes;	/* mkdir/rmdir the helper is to make (under lock) */
 	char *config_text;		/* normalized config, rendered once */
 	char *config_warnings;		/* fs_config_warnings(), appended to it; or NULL */
 	size_t config_len;
@@ -1441,7 +1438,7 @@ void fs_notify_helper_release(struct fs_ctx *ctx);
 bool fs_notify_helper_running(void);
 
 /*
- * Job directories and inotify (fs_notify.c). The kernel raises IN_CREATE/IN_DELETE only
+ * Job directories and inotify (fs_notify_dirs.c). The kernel raises IN_CREATE/IN_DELETE only
  * for a mkdir/rmdir that passes through the mount, and libfuse 3.14 has no notification
  * that yields them (notify_inval_entry and notify_delete only drop cached entries), so
  * the helper makes that mkdir or rmdir itself: the daemon then answers the helper alone
@@ -1465,6 +1462,31 @@ int fs_notify_job_dir(struct fs_ctx *ctx, const char *name, int take);
  * not let it. Needs ctx->lock.
  */
 bool fs_notify_job_dir_settled(struct fs_ctx *ctx, const char *name);
+
+/*
+ * For the notifier (fs_notify.c), under ctx->lock; each costs the same with 10 or 100,000
+ * jobs, apart from the sweep (every known directory: once per round that dropped records).
+ * fs_job_dirs_know_all() - every job held now was there before any watcher: none is
+ * announced.
+ * fs_job_dirs_new() - job @j (not yet announced) is new to watchers unless known by its
+ * serial (returns false); when new it is known from now on, and *@ret_announce says
+ * whether the helper must make its mkdir (no other job of its name had a directory, and
+ * none of the helper's mkdir or rmdir of that name is pending): then one is pending.
+ * fs_job_dirs_sweep() - the directories whose job's record went (or was replaced) are
+ * forgotten, each passed to @gone, @announce true when an rmdir for the helper is now
+ * pending (its name is free, none pending before).
+ * fs_job_dirs_written() - the round's lines are written to the helper: each pending
+ * mkdir or rmdir not yet written is dropped 5 s after @now_usec if the helper has not
+ * made it by then (fs_job_dirs_expire(), at the start of each round).
+ * fs_job_dirs_free() - forget everything (the notifier's end).
+ */
+void fs_job_dirs_know_all(struct fs_ctx *ctx);
+bool fs_job_dirs_new(struct fs_ctx *ctx, const struct sched_job *j, bool *ret_announce);
+void fs_job_dirs_sweep(struct fs_ctx *ctx,
+		       void (*gone)(void *arg, const char *name, bool announce), void *arg);
+void fs_job_dirs_written(struct fs_ctx *ctx, uint64_t now_usec);
+void fs_job_dirs_expire(struct fs_ctx *ctx, uint64_t now_usec);
+void fs_job_dirs_free(struct fs_ctx *ctx);
 
 /*
  * fs_changed() - after a change (caller holds ctx->lock): wake the notifier and the

@@ -533,200 +533,40 @@ static void poke_add(struct pokes *p, const char *mount, const char *fmt, ...)
 	p->paths[p->count++] = path;
 }
 
-/* A job directory the notifier knows of (job_dirs), or a mkdir/rmdir pending (dir_pokes). */
-struct fs_job_dir {
-	struct fs_job_dir *next;
-	uint64_t serial;
-	int kind;		/* in dir_pokes: 1 mkdir, 2 rmdir */
-	uint64_t since_usec;
-	char name[];		/* sized to the name: one of these per job (issue 16) */
-};
-
-/* a pending mkdir or rmdir the helper never made (it died, the mount went) is dropped */
-#define DIR_POKE_MAX_USEC (5 * 1000000ull)
-
-static struct fs_job_dir *job_dir_push(struct fs_job_dir **list, const char *name,
-				       uint64_t serial, int kind)
-{
-	size_t len = strnlen(name, CONF_NAME_MAX);
-	struct fs_job_dir *d = calloc(1, sizeof(*d) + len + 1);
-
-	if (!d)
-		return NULL;
-	memcpy(d->name, name, len);
-	d->name[len] = '\0';
-	d->serial = serial;
-	d->kind = kind;
-	d->since_usec = fs_now_usec();
-	d->next = *list;
-	*list = d;
-	return d;
-}
-
-static void job_dirs_free(struct fs_job_dir **list)
-{
-	while (*list) {
-		struct fs_job_dir *d = *list;
-
-		*list = d->next;
-		free(d);
-	}
-}
-
-/* The known job directories are looked up by name for every new job: a hash, so a
- * submission costs the same with 10 or 10,000 directories (FNV-1a). */
-static struct fs_job_dir **job_dir_bucket(struct fs_ctx *ctx, const char *name)
-{
-	uint64_t h = 14695981039346656037ull;
-
-	for (const unsigned char *s = (const unsigned char *)name; *s; s++)
-		h = (h ^ *s) * 1099511628211ull;
-	return &ctx->job_dirs[h & (ctx->job_dir_cap - 1)];
-}
-
-/* A directory watchers have seen; NULL without memory (a missed announcement later). */
-static struct fs_job_dir *job_dir_add(struct fs_ctx *ctx, const char *name, uint64_t serial)
-{
-	struct fs_job_dir *d;
-
-	if (ctx->job_dir_count >= ctx->job_dir_cap) {
-		size_t cap = ctx->job_dir_cap ? ctx->job_dir_cap * 2 : 1024;
-		struct fs_job_dir **old = ctx->job_dirs;
-		size_t old_cap = ctx->job_dir_cap;
-
-		ctx->job_dirs = calloc(cap, sizeof(*ctx->job_dirs));
-		if (ctx->job_dirs) {
-			ctx->job_dir_cap = cap;
-			for (size_t i = 0; i < old_cap; i++)
-				while (old[i]) {
-					struct fs_job_dir **b;
-
-					d = old[i];
-					old[i] = d->next;
-					b = job_dir_bucket(ctx, d->name);
-					d->next = *b;
-					*b = d;
-				}
-			free(old);
-		} else {
-			ctx->job_dirs = old; /* longer chains, still right */
-			if (!old_cap)
-				return NULL;
-		}
-	}
-	d = job_dir_push(job_dir_bucket(ctx, name), name, serial, 0);
-	ctx->job_dir_count += d != NULL;
-	return d;
-}
-
-static void job_dir_table_free(struct fs_ctx *ctx)
-{
-	for (size_t i = 0; i < ctx->job_dir_cap; i++)
-		job_dirs_free(&ctx->job_dirs[i]);
-	free(ctx->job_dirs);
-	ctx->job_dirs = NULL;
-	ctx->job_dir_cap = ctx->job_dir_count = 0;
-}
-
-void fs_notify_job_dir_user(struct fs_ctx *ctx, const char *name, uint64_t serial, bool made)
-{
-	struct fs_job_dir **pp;
-
-	if (made) {
-		job_dir_add(ctx, name, serial);
-		return;
-	}
-	if (!ctx->job_dir_cap)
-		return;
-	pp = job_dir_bucket(ctx, name);
-	while (*pp) {
-		struct fs_job_dir *d = *pp;
-
-		if (strcmp(d->name, name) == 0) {
-			*pp = d->next;
-			free(d);
-			ctx->job_dir_count--;
-		} else {
-			pp = &d->next;
-		}
-	}
-}
-
-int fs_notify_job_dir(struct fs_ctx *ctx, const char *name, int take)
-{
-	for (struct fs_job_dir **pp = &ctx->dir_pokes; *pp; pp = &(*pp)->next) {
-		struct fs_job_dir *d = *pp;
-		int kind = d->kind;
-
-		if (strcmp(d->name, name) != 0)
-			continue;
-		if (take == kind) {
-			*pp = d->next;
-			free(d);
-		}
-		return kind;
-	}
-	return 0;
-}
-
-static bool job_dir_known(struct fs_ctx *ctx, uint64_t serial, const char *name,
-			  bool *same_name)
-{
-	if (!ctx->job_dir_cap)
-		return false;
-	/* a serial is known under its job's name only */
-	for (const struct fs_job_dir *list = *job_dir_bucket(ctx, name); list; list = list->next) {
-		if (list->serial == serial)
-			return true;
-		if (strcmp(list->name, name) == 0)
-			*same_name = true;
-	}
-	return false;
-}
-
-bool fs_notify_job_dir_settled(struct fs_ctx *ctx, const char *name)
-{
-	const struct sched_job *j = sched_cluster_find_job(ctx->cluster, name);
-	bool replaced = false;
-
-	return j && job_dir_known(ctx, j->serial, name, &replaced) &&
-	       !fs_notify_job_dir(ctx, name, 0);
-}
-
 /*
  * Job directories that appeared or went since the last round: a mkdir or rmdir for the
  * helper to make (IN_CREATE / IN_DELETE with IN_ISDIR and the name). A name whose job was
  * replaced by a new one (a resubmission) is neither: its directory stayed.
  */
+struct dirs_gone {
+	struct fs_ctx *ctx;
+	struct pokes *p;
+};
+
+/* fs_job_dirs_sweep(): the directory of job @name went with its record. */
+static void dir_gone(void *arg, const char *name, bool announce)
+{
+	struct dirs_gone *g = arg;
+
+	stale_add(g->p, name);
+	if (announce)
+		poke_add(g->p, "", "-%s/jobs/%s", g->ctx->mount_path, name);
+}
+
 static void collect_job_dirs(struct fs_ctx *ctx, struct pokes *p)
 {
 	struct sched_cluster *c = ctx->cluster;
-	uint64_t now = fs_now_usec();
-	struct fs_job_dir **pp;
+	struct dirs_gone g = { ctx, p };
 
-	for (pp = &ctx->dir_pokes; *pp;) {
-		struct fs_job_dir *d = *pp;
-
-		if (now - d->since_usec > DIR_POKE_MAX_USEC) {
-			*pp = d->next;
-			free(d);
-		} else {
-			pp = &d->next;
-		}
-	}
+	fs_job_dirs_expire(ctx, fs_now_usec());
 	/* new jobs have never been announced (notified_state 0): only those are looked up,
 	 * and a new job is a changed one, on the notifier's dirty list (still there: collect()
 	 * takes them after this) */
 	for (struct sched_job *j = c->dirty_head[SCHED_DIRTY_NOTIFY]; j;
 	     j = j->dirty[SCHED_DIRTY_NOTIFY].next) {
-		bool replaced = false;
+		bool announce;
 
-		if (j->notified_state != 0 || job_dir_known(ctx, j->serial, j->name, &replaced))
-			continue;
-		if (!job_dir_add(ctx, j->name, j->serial) || replaced ||
-		    fs_notify_job_dir(ctx, j->name, 0))
-			continue;
-		if (!job_dir_push(&ctx->dir_pokes, j->name, j->serial, 1))
+		if (j->notified_state != 0 || !fs_job_dirs_new(ctx, j, &announce) || !announce)
 			continue;
 		poke_add(p, "", "+%s/jobs/%s", ctx->mount_path, j->name);
 		/* a pending job's files appeared with its directory: none has changed for a
@@ -744,24 +584,7 @@ static void collect_job_dirs(struct fs_ctx *ctx, struct pokes *p)
 		return;
 	ctx->notified_jobs_dropped = c->jobs_dropped;
 	fs_joblogs_sweep(ctx); /* a log goes with its job's record */
-	for (size_t i = 0; i < ctx->job_dir_cap; i++) {
-		for (pp = &ctx->job_dirs[i]; *pp;) {
-			struct fs_job_dir *d = *pp;
-			const struct sched_job *j = sched_cluster_find_job(c, d->name);
-
-			if (j && j->serial == d->serial) {
-				pp = &d->next;
-				continue;
-			}
-			*pp = d->next;
-			ctx->job_dir_count--;
-			stale_add(p, d->name);
-			if (!j && !fs_notify_job_dir(ctx, d->name, 0) &&
-			    job_dir_push(&ctx->dir_pokes, d->name, d->serial, 2))
-				poke_add(p, "", "-%s/jobs/%s", ctx->mount_path, d->name);
-			free(d);
-		}
-	}
+	fs_job_dirs_sweep(ctx, dir_gone, &g);
 }
 
 /*
@@ -880,8 +703,7 @@ static void *notifier_main(void *arg)
 	pthread_mutex_lock(&ctx->lock);
 	seen = ctx->cluster->version;
 	/* what exists at start was there before any watcher: no announcement */
-	for (size_t i = 0; i < ctx->cluster->job_count; i++)
-		job_dir_add(ctx, ctx->cluster->jobs[i]->name, ctx->cluster->jobs[i]->serial);
+	fs_job_dirs_know_all(ctx);
 	ctx->notified_jobs_dropped = ctx->cluster->jobs_dropped;
 	while (!ctx->stopping) {
 		struct pokes p = { 0 };
@@ -939,9 +761,10 @@ static void *notifier_main(void *arg)
 		}
 		free(p.paths);
 		pthread_mutex_lock(&ctx->lock);
+		/* the mkdir and rmdir of this round are now at most the helper's pipe away */
+		fs_job_dirs_written(ctx, fs_now_usec());
 	}
-	job_dir_table_free(ctx);
-	job_dirs_free(&ctx->dir_pokes);
+	fs_job_dirs_free(ctx);
 	pthread_mutex_unlock(&ctx->lock);
 	return NULL;
 }

@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Job directories and inotify: which job directories watchers have been told of, and
+ * which mkdir or rmdir the notify helper is still to make (fs.h says why the helper makes
+ * them, fs_notify.c when). Both are looked up by name on every request of the helper
+ * about a job directory and on every lookup of one (fs_lowlevel.c asks whether the kernel
+ * may keep its name), so both are hashed by name: a lookup costs the same with 10 or
+ * 100,000 jobs, and with 10 or 10,000 announcements pending after a burst of submissions
+ * (a list walked per lookup made a burst of n submissions cost n^2 under ctx->lock, and an
+ * unmount right after 40,000 of them wait 14 s). Everything here needs ctx->lock.
+ *
+ * A pending mkdir or rmdir is dropped when the helper makes it, or when the helper never
+ * does (it died, the mount went, the kernel kept a name and answered the helper's mkdir
+ * itself) DIR_POKE_MAX_USEC after the round that announced it was written to the helper:
+ * the helper is at most its short pipe behind the writes, so an announcement is never
+ * dropped for being queued behind others (counted from when it was queued, bursts of
+ * submissions lost some).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs.h"
+
+#define DIR_POKE_MAX_USEC (5 * 1000000ull)
+
+/* A job directory watchers were told of: one per job, sized to its name. */
+struct known_dir {
+	struct known_dir *next;	/* hash chain */
+	uint64_t serial;
+	char name[];
+};
+
+/* A mkdir (kind 1) or rmdir (kind 2) the helper is to make. */
+struct pending_dir {
+	struct pending_dir *next;		/* hash chain */
+	struct pending_dir *older, *newer;	/* in the order announced */
+	uint64_t serial;
+	uint64_t written_usec;	/* when its round was written to the helper; 0 before */
+	int kind;
+	char name[];
+};
+
+struct fs_job_dirs {
+	struct known_dir **known;	/* known_cap buckets (a power of two, 0 = none yet) */
+	size_t known_cap, known_count;
+	struct pending_dir **pending;	/* pending_cap buckets (likewise) */
+	size_t pending_cap, pending_count;
+	struct pending_dir *oldest, *newest;
+};
+
+/* FNV-1a of @name, as a bucket of @cap (a power of two, not 0). */
+static size_t name_bucket(const char *name, size_t cap)
+{
+	uint64_t h = 14695981039346656037ull;
+
+	for (const unsigned char *s = (const unsigned char *)name; *s; s++)
+		h = (h ^ *s) * 1099511628211ull;
+	return (size_t)(h & (cap - 1));
+}
+
+static struct fs_job_dirs *dirs_of(struct fs_ctx *ctx)
+{
+	if (!ctx->job_dirs)
+		ctx->job_dirs = calloc(1, sizeof(*ctx->job_dirs));
+	return ctx->job_dirs;
+}
+
+/*
+ * Make room for one more entry: a full table doubles and is rehashed. False without
+ * memory and without buckets (with buckets the chains get longer, still right).
+ */
+static bool known_grow(struct fs_job_dirs *t)
+{
+	size_t cap = t->known_cap ? t->known_cap * 2 : 1024;
+	struct known_dir **n;
+
+	if (t->known_count < t->known_cap)
+		return true;
+	n = calloc(cap, sizeof(*n));
+	if (!n)
+		return t->known_cap != 0;
+	for (size_t i = 0; i < t->known_cap; i++)
+		for (struct known_dir *d = t->known[i], *next; d; d = next) {
+			size_t b = name_bucket(d->name, cap);
+
+			next = d->next;
+			d->next = n[b];
+			n[b] = d;
+		}
+	free(t->known);
+	t->known = n;
+	t->known_cap = cap;
+	return true;
+}
+
+static bool pending_grow(struct fs_job_dirs *t)
+{
+	size_t cap = t->pending_cap ? t->pending_cap * 2 : 1024;
+	struct pending_dir **n;
+
+	if (t->pending_count < t->pending_cap)
+		return true;
+	n = calloc(cap, sizeof(*n));
+	if (!n)
+		return t->pending_cap != 0;
+	/* the order announced is kept apart: every entry is on it */
+	for (struct pending_dir *d = t->oldest; d; d = d->newer) {
+		size_t b = name_bucket(d->name, cap);
+
+		d->next = n[b];
+		n[b] = d;
+	}
+	free(t->pending);
+	t->pending = n;
+	t->pending_cap = cap;
+	return true;
+}
+
+/* A directory watchers have seen; false without memory (a missed announcement later). */
+static bool known_add(struct fs_job_dirs *t, const char *name, uint64_t serial)
+{
+	size_t len = strnlen(name, CONF_NAME_MAX), b;
+	struct known_dir *d;
+
+	if (!known_grow(t))
+		return false;
+	d = malloc(sizeof(*d) + len + 1);
+	if (!d)
+		return false;
+	memcpy(d->name, name, len);
+	d->name[len] = '\0';
+	d->serial = serial;
+	b = name_bucket(d->name, t->known_cap);
+	d->next = t->known[b];
+	t->known[b] = d;
+	t->known_count++;
+	return true;
+}
+
+/* Is @serial known (under its job's @name only)? *@same_name: another serial is. */
+static bool known_has(const struct fs_job_dirs *t, uint64_t serial, const char *name,
+		      bool *same_name)
+{
+	if (!t->known_cap)
+		return false;
+	for (const struct known_dir *d = t->known[name_bucket(name, t->known_cap)]; d;
+	     d = d->next) {
+		if (d->serial == serial)
+			return true;
+		if (strcmp(d->name, name) == 0)
+			*same_name = true;
+	}
+	return false;
+}
+
+static struct pending_dir **pending_find(struct fs_job_dirs *t, const char *name)
+{
+	struct pending_dir **pp;
+
+	if (!t->pending_cap)
+		return NULL;
+	for (pp = &t->pending[name_bucket(name, t->pending_cap)]; *pp; pp = &(*pp)->next)
+		if (strcmp((*pp)->name, name) == 0)
+			return pp;
+	return NULL;
+}
+
+/* Unlink *@pp (a pending entry's place in its chain) and free it. */
+static void pending_drop(struct fs_job_dirs *t, struct pending_dir **pp)
+{
+	struct pending_dir *d = *pp;
+
+	*pp = d->next;
+	if (d->older)
+		d->older->newer = d->newer;
+	else
+		t->oldest = d->newer;
+	if (d->newer)
+		d->newer->older = d->older;
+	else
+		t->newest = d->older;
+	t->pending_count--;
+	free(d);
+}
+
+/* A mkdir (@kind 1) or rmdir (2) of jobs/@name for the helper; false without memory. */
+static bool pending_push(struct fs_job_dirs *t, const char *name, uint64_t serial, int kind)
+{
+	size_t len = strnlen(name, CONF_NAME_MAX), b;
+	struct pending_dir *d;
+
+	if (!pending_grow(t))
+		return false;
+	d = calloc(1, sizeof(*d) + len + 1);
+	if (!d)
+		return false;
+	memcpy(d->name, name, len);
+	d->name[len] = '\0';
+	d->serial = serial;
+	d->kind = kind;
+	b = name_bucket(d->name, t->pending_cap);
+	d->next = t->pending[b];
+	t->pending[b] = d;
+	d->older = t->newest;
+	if (t->newest)
+		t->newest->newer = d;
+	else
+		t->oldest = d;
+	t->newest = d;
+	t->pending_count++;
+	return true;
+}
+
+void fs_notify_job_dir_user(struct fs_ctx *ctx, const char *name, uint64_t serial, bool made)
+{
+	struct fs_job_dirs *t = dirs_of(ctx);
+
+	if (!t)
+		return;
+	if (made) {
+		known_add(t, name, serial);
+		return;
+	}
+	if (!t->known_cap)
+		return;
+	for (struct known_dir **pp = &t->known[name_bucket(name, t->known_cap)]; *pp;) {
+		struct known_dir *d = *pp;
+
+		if (strcmp(d->name, name) == 0) {
+			*pp = d->next;
+			free(d);
+			t->known_count--;
+		} else {
+			pp = &d->next;
+		}
+	}
+}
+
+int fs_notify_job_dir(struct fs_ctx *ctx, const char *name, int take)
+{
+	struct pending_dir **pp = ctx->job_dirs ? pending_find(ctx->job_dirs, name) : NULL;
+	int kind;
+
+	if (!pp)
+		return 0;
+	kind = (*pp)->kind;
+	if (take == kind)
+		pending_drop(ctx->job_dirs, pp);
+	return kind;
+}
+
+bool fs_notify_job_dir_settled(struct fs_ctx *ctx, const char *name)
+{
+	const struct sched_job *j = sched_cluster_find_job(ctx->cluster, name);
+	bool replaced = false;
+
+	return j && ctx->job_dirs && known_has(ctx->job_dirs, j->serial, name, &replaced) &&
+	       !fs_notify_job_dir(ctx, name, 0);
+}
+
+void fs_job_dirs_know_all(struct fs_ctx *ctx)
+{
+	struct fs_job_dirs *t = dirs_of(ctx);
+
+	for (size_t i = 0; t && i < ctx->cluster->job_count; i++)
+		known_add(t, ctx->cluster->jobs[i]->name, ctx->cluster->jobs[i]->serial);
+}
+
+bool fs_job_dirs_new(struct fs_ctx *ctx, const struct sched_job *j, bool *ret_announce)
+{
+	struct fs_job_dirs *t = dirs_of(ctx);
+	bool replaced = false;
+
+	*ret_announce = false;
+	if (!t || known_has(t, j->serial, j->name, &replaced))
+		return false;
+	/* a name whose job was replaced by a new one (a resubmission): its directory stayed;
+	 * one with a mkdir or rmdir of the helper's pending: that one announces it */
+	if (!known_add(t, j->name, j->serial) || replaced || pending_find(t, j->name))
+		return true;
+	*ret_announce = pending_push(t, j->name, j->serial, 1);
+	return true;
+}
+
+void fs_job_dirs_sweep(struct fs_ctx *ctx, void (*gone)(void *arg, const char *name,
+							bool announce), void *arg)
+{
+	struct fs_job_dirs *t = ctx->job_dirs;
+
+	for (size_t i = 0; t && i < t->known_cap; i++) {
+		for (struct known_dir **pp = &t->known[i]; *pp;) {
+			struct known_dir *d = *pp;
+			const struct sched_job *j = sched_cluster_find_job(ctx->cluster, d->name);
+
+			if (j && j->serial == d->serial) {
+				pp = &d->next;
+				continue;
+			}
+			*pp = d->next;
+			t->known_count--;
+			gone(arg, d->name, !j && !pending_find(t, d->name) &&
+						   pending_push(t, d->name, d->serial, 2));
+			free(d);
+		}
+	}
+}
+
+void fs_job_dirs_written(struct fs_ctx *ctx, uint64_t now_usec)
+{
+	struct fs_job_dirs *t = ctx->job_dirs;
+
+	/* the round's are the newest: pushed by the notifier alone, after the last round's */
+	for (struct pending_dir *d = t ? t->newest : NULL; d && !d->written_usec; d = d->older)
+		d->written_usec = now_usec ? now_usec : 1;
+}
+
+void fs_job_dirs_expire(struct fs_ctx *ctx, uint64_t now_usec)
+{
+	struct fs_job_dirs *t = ctx->job_dirs;
+
+	while (t && t->oldest && t->oldest->written_usec &&
+	       now_usec - t->oldest->written_usec > DIR_POKE_MAX_USEC)
+		pending_drop(t, pending_find(t, t->oldest->name));
+}
+
+void fs_job_dirs_free(struct fs_ctx *ctx)
+{
+	struct fs_job_dirs *t = ctx->job_dirs;
+
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->known_cap; i++)
+		for (struct known_dir *d = t->known[i], *next; d; d = next) {
+			next = d->next;
+			free(d);
+		}
+	for (struct pending_dir *d = t->oldest, *next; d; d = next) {
+		next = d->newer;
+		free(d);
+	}
+	free(t->known);
+	free(t->pending);
+	free(t);
+	ctx->job_dirs = NULL;
+}
