@@ -928,6 +928,10 @@ struct fs_ctx {
 	bool multithreaded;		/* false with -s: nobody could release while we wait */
 	unsigned test_slow_root_getattr_ms; /* tests only: ASCENDFS_TEST_SLOW_GETATTR_MS, read
 					 * at start; the GETATTR of "/" waits this long first */
+	unsigned test_slow_helper_ms;	/* tests only: ASCENDFS_TEST_SLOW_HELPER_MS, read at
+					 * start; a GETATTR of the notify helper's (every
+					 * file it pokes) waits this long first: a busy
+					 * daemon's answers */
 	unsigned test_slow_release_ms;	/* tests only: ASCENDFS_TEST_SLOW_RELEASE_MS, read at
 					 * start; a RELEASE waits this long first, unless
 					 * another of its user's of its class (spec or
@@ -1300,14 +1304,21 @@ void fs_mountinfo_unescape(char *s);
 /*
  * fs_mountwatch_start() - start the mount watch (fs_mountwatch.c): as soon as the mount
  * is gone from the daemon's mount namespace it ends the notify helper (its copy of the
- * mount: fs_notify_helper_release()); when it is still gone a second later, and the
- * helper has ended (or 3 s later), while the daemon still runs (a copy in another
+ * mount: fs_notify_helper_release()) and waits for it to end (it is killed 30 s later);
+ * when the daemon still runs a second after the helper ended (a copy in another
  * namespace, or a lazy unmount with files still open, keeps the file system alive), it
- * aborts the FUSE connection through fusectl, so
- * the daemon stops as after fusermount3 -u, and logs why. Call after the mount is up
- * and fs_threads_start(). Returns 0 or -errno.
+ * aborts the FUSE connection through fusectl, so the daemon stops as after fusermount3
+ * -u, and logs why. Call after the mount is up and fs_threads_start(). Returns 0 or
+ * -errno.
  */
 int fs_mountwatch_start(struct fs_ctx *ctx);
+
+/*
+ * fs_mountwatch_aborted() - did the watch abort the connection? The session loop then
+ * ends with an error (the kernel's ECONNABORTED or ENODEV), which is the stop the
+ * unmount asked for, not a failure.
+ */
+bool fs_mountwatch_aborted(void);
 
 /* fs_mountwatch_stop() - stop and join it (sets ctx->stopping). */
 void fs_mountwatch_stop(struct fs_ctx *ctx);
@@ -1415,9 +1426,10 @@ void fs_handles_free_all(struct fs_ctx *ctx);
 
 /*
  * fs_notify_helper_main() - the notify helper process (ascendfs --notify-helper [MNT
- * MAJOR:MINOR]): reads one mount path per line from stdin and announces it (truncate to
- * the same size, or utimensat for a directory), until end of input or the daemon's
- * death. With @mnt and the device @devname of the daemon's mount (either may be NULL; "0:0"
+ * MAJOR:MINOR [STOPFD]]): reads one mount path per line from stdin and announces it
+ * (truncate to the same size, or utimensat for a directory), until end of input, the
+ * daemon's death, or (looked at between lines) the end of the pipe whose read end is
+ * descriptor @stopfd (a decimal number; NULL: none). With @mnt and the device @devname of the daemon's mount (either may be NULL; "0:0"
  * when unknown) it works through a detached copy of that mount where it may make one
  * (fs_notify.c says why), or else through the mount point, saying so on stderr in the
  * daemon's log format (fs_log()). When the file system at @mnt is not on @dev (unmounted
@@ -1426,16 +1438,19 @@ void fs_handles_free_all(struct fs_ctx *ctx);
  *
  * fs_notify_helper_release() - the mount is gone from the daemon's namespace (the mount
  * watch saw it): end the helper, so that its copy no longer keeps the file system alive.
- * Its input ends (it finishes the lines it has, never killed inside a request; SIGKILL
- * only when /dev/null cannot be put in its place); announcements stop; once only, from
- * any thread. fs_threads_stop() kills it if it is still there 2 s after it closed its
- * input.
+ * Its stop pipe and its input end (it stops after the request under way, never killed
+ * inside one; SIGKILL only when /dev/null cannot be put in place of its input);
+ * announcements stop; once only, from any thread. fs_threads_stop() kills it if it is
+ * still there 2 s after it closed its input.
  */
-int fs_notify_helper_main(const char *mnt, const char *devname);
+int fs_notify_helper_main(const char *mnt, const char *devname, const char *stopfd);
 void fs_notify_helper_release(struct fs_ctx *ctx);
 /* fs_notify_helper_running() - has the helper not ended yet (its copy of the mount may
  * still keep the file system alive)? It is not reaped here (helper_stop() does). */
 bool fs_notify_helper_running(void);
+/* fs_notify_helper_kill() - the helper, told to end @waited_msec ago, still runs: SIGKILL
+ * (by its id; logged), so its copy of the mount goes. Nothing when it has ended. */
+void fs_notify_helper_kill(struct fs_ctx *ctx, unsigned waited_msec);
 
 /*
  * Job directories and inotify (fs_notify_dirs.c). The kernel raises IN_CREATE/IN_DELETE only

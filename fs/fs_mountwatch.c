@@ -11,9 +11,11 @@
  * looks at /proc/self/mountinfo whenever the mount table changes (poll(2) POLLPRI on
  * it, proc(5)) and every second. When the daemon's device is missing from it, the
  * thread first ends the notify helper, whose detached copy of the mount is one such
- * copy (fs_notify.c): without others, the connection then ends at once as after any
- * unmount. When the device is still missing a second later while the daemon still
- * runs, it says so and aborts the connection through fusectl
+ * copy (fs_notify.c): without others, the connection then ends as after any unmount once
+ * the helper has ended, which takes as long as the daemon takes to answer the few
+ * requests the helper still had (a busy daemon answers them late; one still there 30 s
+ * later is killed). When the daemon still runs a second after the helper ended, it says
+ * so and aborts the connection through fusectl
  * (/sys/fs/fuse/connections/<dev>/abort, the kernel's documented way; fusectl is
  * mounted there first when it is not). The remaining users then get ENOTCONN and the
  * daemon stops as after an unmount.
@@ -36,6 +38,10 @@ static pthread_t watch_thread;
 static bool watch_running;
 static bool watch_stopping;	/* atomic */
 static int watch_wake[2] = { -1, -1 };	/* fs_mountwatch_stop() writes a byte */
+static bool watch_aborted;	/* it aborted the connection (atomic) */
+
+/* how long the helper may take to finish its lines once the mount is gone */
+#define HELPER_WAIT_MSEC 30000
 
 void fs_mountinfo_unescape(char *s)
 {
@@ -177,8 +183,8 @@ static void *watch_main(void *arg)
 {
 	struct fs_ctx *ctx = arg;
 	unsigned major = 0, minor = 0, looks = 0, unreadable = 0;
-	bool known = false, acted = false, gone = false;
-	struct timespec gone_at = { 0 };
+	bool known = false, acted = false, gone = false, ended = false, helper_killed = false;
+	struct timespec gone_at = { 0 }, ended_at = { 0 };
 	/* opened once: poll() on it says when the table changed since the last poll */
 	int mountinfo = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
 
@@ -201,7 +207,7 @@ static void *watch_main(void *arg)
 		} else if (r > 0) {
 			unreadable = 0;
 			known = true;
-			gone = false;
+			gone = ended = false;
 		} else if (r == 0 && !known && ++looks >= 3) {
 			/* never seen (gone before the first look): nothing to watch */
 			fs_log(ctx, 3, "mount watch: %s not found in /proc/self/mountinfo",
@@ -216,10 +222,23 @@ static void *watch_main(void *arg)
 			gone = true;
 			clock_gettime(CLOCK_MONOTONIC, &gone_at);
 			fs_notify_helper_release(ctx);
+		} else if (r == 0 && known && fs_notify_helper_running()) {
+			/* the helper's copy: it ends once the daemon has answered the requests
+			 * of the lines it still had (a busy daemon answers them late: that is
+			 * no copy living on); one still there HELPER_WAIT_MSEC later is killed,
+			 * by its id */
+			if (msec_since(&gone_at) >= HELPER_WAIT_MSEC && !helper_killed) {
+				helper_killed = true;
+				fs_notify_helper_kill(ctx, HELPER_WAIT_MSEC);
+			}
+			ended = false;
+		} else if (r == 0 && known && !ended) {
+			ended = true;
+			clock_gettime(CLOCK_MONOTONIC, &ended_at);
 		} else if (r == 0 && known && msec_since(&gone_at) >= 1000 &&
-			   (!fs_notify_helper_running() || msec_since(&gone_at) >= 3000)) {
-			/* what keeps the file system alive is not the helper's copy, ended by
-			 * now (or one that has not ended in 3 s: a copy like any other) */
+			   msec_since(&ended_at) >= 1000) {
+			/* what keeps the file system alive a second after the helper ended is
+			 * not its copy */
 			bool mounted = false;
 
 			acted = true;
@@ -227,14 +246,15 @@ static void *watch_main(void *arg)
 			if (mounted)
 				fs_log(ctx, 2, "mounted fusectl on %s to abort the connection",
 				       FUSECTL_DIR);
-			if (r == 0)
+			if (r == 0) {
+				__atomic_store_n(&watch_aborted, true, __ATOMIC_SEQ_CST);
 				fs_log(ctx, 1, "%s is no longer mounted here, but the file system "
 					       "lived on (a copy of the mount in another mount "
 					       "namespace, made by unshare -m or ip netns exec, or a "
 					       "lazy unmount with files still open): aborted the "
 					       "connection (%s); those now fail with ENOTCONN",
 				       ctx->mount_path, path);
-			else if (r != -ESRCH)
+			} else if (r != -ESRCH) {
 				fs_log(ctx, 0, "%s is no longer mounted here, but the file system "
 					       "lives on (a copy of the mount in another mount "
 					       "namespace, or a lazy unmount with files still open), "
@@ -242,6 +262,7 @@ static void *watch_main(void *arg)
 					       "copies (grep %s /proc/*/mountinfo) or write 1 to that "
 					       "file",
 				       ctx->mount_path, path, strerror(-r), ctx->mount_path);
+			}
 		}
 		if (!acted)
 			watch_wait(mountinfo, !gone ? 1000
@@ -252,6 +273,11 @@ static void *watch_main(void *arg)
 	if (mountinfo >= 0)
 		close(mountinfo);
 	return NULL;
+}
+
+bool fs_mountwatch_aborted(void)
+{
+	return __atomic_load_n(&watch_aborted, __ATOMIC_SEQ_CST);
 }
 
 int fs_mountwatch_start(struct fs_ctx *ctx)

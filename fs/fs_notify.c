@@ -32,6 +32,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -52,6 +53,7 @@
 static pthread_t heartbeat_thread, notifier_thread, scanner_thread;
 static bool threads_running;
 static int helper_fd = -1;	/* write end of the helper's stdin */
+static int helper_stop_fd = -1;	/* write end of its stop pipe: closed, it stops */
 static pid_t helper_pid;
 static bool helper_released;	/* ended by fs_notify_helper_release() (atomic) */
 static bool helper_broken;	/* a write to it failed: the notifier writes no more */
@@ -132,8 +134,20 @@ static bool helper_mount_is_ours(const char *mnt, dev_t dev)
 	return stat(mnt, &st) == 0 && st.st_dev == dev;
 }
 
-int fs_notify_helper_main(const char *mnt, const char *devname)
+/*
+ * Has the daemon closed the stop pipe @fd (-1: none)? Asked between lines: a request
+ * under way is answered, never interrupted (see fs_notify_helper_release()).
+ */
+static bool helper_told_to_stop(int fd)
 {
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return fd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR | POLLIN));
+}
+
+int fs_notify_helper_main(const char *mnt, const char *devname, const char *stopfd)
+{
+	int stop = stopfd ? atoi(stopfd) : -1;
 	struct helper_parent hp = { .fd = -1 };
 	size_t mlen = mnt ? strlen(mnt) : 0;
 	unsigned ma = 0, mi = 0;
@@ -164,7 +178,7 @@ int fs_notify_helper_main(const char *mnt, const char *devname)
 			       mnt, strerror(e));
 		}
 	}
-	while ((n = getline(&line, &cap, stdin)) > 0) {
+	while (!helper_told_to_stop(stop) && (n = getline(&line, &cap, stdin)) > 0) {
 		int base = AT_FDCWD;
 		const char *path = line;
 		char self[64];
@@ -222,13 +236,17 @@ int fs_notify_helper_main(const char *mnt, const char *devname)
 	return 0;
 }
 
-/* Start the helper: the daemon's binary with --notify-helper, the pipe as its stdin. */
+/*
+ * Start the helper: the daemon's binary with --notify-helper, the pipe as its stdin and
+ * the read end of its stop pipe as descriptor HELPER_STOP_FD.
+ */
+#define HELPER_STOP_FD 3
 static int helper_start(struct fs_ctx *ctx)
 {
 	posix_spawn_file_actions_t fa;
-	char exe[4096], dev[32];
-	char *argv[] = { exe, "--notify-helper", ctx->mount_path, dev, NULL };
-	int fds[2], r;
+	char exe[4096], dev[32], stopfd[] = { '0' + HELPER_STOP_FD, '\0' };
+	char *argv[] = { exe, "--notify-helper", ctx->mount_path, dev, stopfd, NULL };
+	int fds[2], stop[2], r;
 	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
 	if (len <= 0)
@@ -237,24 +255,43 @@ static int helper_start(struct fs_ctx *ctx)
 	snprintf(dev, sizeof(dev), "%u:%u", major(ctx->mount_dev), minor(ctx->mount_dev));
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return -errno;
+	if (pipe2(stop, O_CLOEXEC) < 0) {
+		r = -errno;
+		close(fds[0]);
+		close(fds[1]);
+		return r;
+	}
 	/* a short pipe: under a burst of changes the notifier then waits and coalesces
 	 * instead of queueing thousands of pokes (without the detached copy each one keeps
 	 * the mount point busy: an unmount meanwhile fails with EBUSY) */
 	fcntl(fds[1], F_SETPIPE_SZ, 4096);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, fds[0], STDIN_FILENO);
+	posix_spawn_file_actions_adddup2(&fa, stop[0], HELPER_STOP_FD);
 	r = posix_spawn(&helper_pid, exe, &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	close(fds[0]);
+	close(stop[0]);
 	if (r) {
 		close(fds[1]);
+		close(stop[1]);
 		return -r;
 	}
 	helper_fd = fds[1];
+	helper_stop_fd = stop[1];
 	pthread_mutex_lock(&ctx->lock);
 	ctx->notifier_tid = helper_pid;
 	pthread_mutex_unlock(&ctx->lock);
 	return 0;
+}
+
+/* Close the write end of the helper's stop pipe, once, from any thread: it stops. */
+static void helper_stop_pipe_close(void)
+{
+	int fd = __atomic_exchange_n(&helper_stop_fd, -1, __ATOMIC_SEQ_CST);
+
+	if (fd >= 0)
+		close(fd);
 }
 
 void fs_notify_helper_release(struct fs_ctx *ctx)
@@ -264,13 +301,16 @@ void fs_notify_helper_release(struct fs_ctx *ctx)
 	if (helper_pid <= 0 || __atomic_exchange_n(&helper_released, true, __ATOMIC_SEQ_CST))
 		return;
 	/*
-	 * The end of its input, not a signal: killed inside a request to the mount, the
-	 * kernel sends libfuse an INTERRUPT of it, and one that comes after the answer
-	 * libfuse keeps until the next request, none after the last (LeakSanitizer's 128
-	 * bytes at exit). Its write end becomes /dev/null in one step (dup3()), which a
-	 * write of the notifier under way does not see; the helper finishes the lines it
-	 * has, through its copy of the mount, and reads the end of its pipe.
+	 * The end of its stop pipe and of its input, not a signal: killed inside a request
+	 * to the mount, the kernel sends libfuse an INTERRUPT of it, and one that comes
+	 * after the answer libfuse keeps until the next request, none after the last
+	 * (LeakSanitizer's 128 bytes at exit). The helper looks at its stop pipe between
+	 * lines: it ends once the request under way is answered, however many lines its
+	 * pipe still holds (a busy daemon answered those late: an unmount waited for them).
+	 * Its input's write end becomes /dev/null in one step (dup3()), which a write of
+	 * the notifier under way does not see.
 	 */
+	helper_stop_pipe_close();
 	null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (null >= 0 && dup3(null, helper_fd, O_CLOEXEC) >= 0) {
 		fs_log(ctx, 3, "notify helper %d told to end: the mount is gone", (int)helper_pid);
@@ -282,6 +322,18 @@ void fs_notify_helper_release(struct fs_ctx *ctx)
 	}
 	if (null >= 0)
 		close(null);
+}
+
+void fs_notify_helper_kill(struct fs_ctx *ctx, unsigned waited_msec)
+{
+	pid_t pid = __atomic_load_n(&helper_pid, __ATOMIC_SEQ_CST);
+
+	if (pid <= 0 || !fs_notify_helper_running())
+		return;
+	/* the helper we started, by its id; reaped by helper_stop() */
+	kill(pid, SIGKILL);
+	fs_log(ctx, 1, "notify helper %d had not ended %u ms after the mount went (its requests "
+		       "unanswered): killed", (int)pid, waited_msec);
 }
 
 bool fs_notify_helper_running(void)
@@ -307,6 +359,7 @@ static void helper_stop(struct fs_ctx *ctx)
 	if (helper_fd >= 0)
 		close(helper_fd); /* the helper ends at the end of its input */
 	helper_fd = -1;
+	helper_stop_pipe_close(); /* or, after the request under way, at this */
 	for (int i = 0; helper_pid > 0 && i < HELPER_END_MSEC / 10; i++) {
 		r = waitpid(helper_pid, &status, WNOHANG);
 		if (r != 0 && !(r < 0 && errno == EINTR))
@@ -322,7 +375,7 @@ static void helper_stop(struct fs_ctx *ctx)
 	}
 	if (helper_pid > 0 && r == helper_pid) {
 		if (WIFEXITED(status))
-			fs_log(ctx, 3, "notify helper %d exited %d at the end of its input",
+			fs_log(ctx, 3, "notify helper %d exited %d at the end of its input or its stop pipe",
 			       (int)helper_pid, WEXITSTATUS(status));
 		else if (WIFSIGNALED(status))
 			fs_log(ctx, 3, "notify helper %d ended by signal %d", (int)helper_pid,

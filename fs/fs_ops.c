@@ -137,6 +137,8 @@ int fs_op_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 		return r == -ENAMETOOLONG ? r : -ENOENT;
 	if (ctx->test_slow_root_getattr_ms && strcmp(path, "/") == 0)
 		usleep(ctx->test_slow_root_getattr_ms * 1000u); /* tests only: see fs.h */
+	if (ctx->test_slow_helper_ms && from_helper(ctx, caller()))
+		usleep(ctx->test_slow_helper_ms * 1000u); /* tests only: see fs.h */
 	/* the helper announcing a job directory: not there yet, or still there (fs_notify.c) */
 	if (!h && p.kind == FS_JOB_DIR && from_helper(ctx, caller())) {
 		pthread_mutex_lock(&ctx->lock);

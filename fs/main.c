@@ -240,6 +240,14 @@ static int open_state(struct fs_ctx *ctx, const char *dir, bool ignore_errors,
 	return r;
 }
 
+/* The milliseconds a test asks for in environment variable @name (at most a minute); 0. */
+static unsigned test_msec(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v ? (unsigned)strtoul(v, NULL, 10) % 60001 : 0;
+}
+
 static int parse_log_level(const char *s)
 {
 	static const char *const names[] = { "error", "warning", "info", "debug" };
@@ -295,8 +303,9 @@ int main(int argc, char *argv[])
 	}
 
 	/* the helper that announces the daemon's changes to inotify (fs_notify.c) */
-	if (argc >= 2 && argc <= 4 && strcmp(argv[1], "--notify-helper") == 0)
-		return fs_notify_helper_main(argc > 2 ? argv[2] : NULL, argc > 3 ? argv[3] : NULL);
+	if (argc >= 2 && argc <= 5 && strcmp(argv[1], "--notify-helper") == 0)
+		return fs_notify_helper_main(argc > 2 ? argv[2] : NULL, argc > 3 ? argv[3] : NULL,
+					     argc > 4 ? argv[4] : NULL);
 	if (fuse_opt_parse(&args, &o, option_spec, opt_proc) < 0)
 		return 2;
 	strip_eq(o.config);
@@ -395,15 +404,12 @@ int main(int argc, char *argv[])
 	ctx.mount_path = strdup(mnt);
 	ctx.config_path = strdup(o.config);
 	ctx.multithreaded = !cl.singlethread;
-	/* tests only (test_mount.sh's slow-but-alive daemon): a slow answer to the GETATTR a
-	 * newcomer's probe sends (fs_mountpoint.c) */
-	if (getenv("ASCENDFS_TEST_SLOW_GETATTR_MS"))
-		ctx.test_slow_root_getattr_ms =
-			(unsigned)strtoul(getenv("ASCENDFS_TEST_SLOW_GETATTR_MS"), NULL, 10) % 60001;
-	/* tests only (test_uploads.sh): a RELEASE that comes late after its close */
-	if (getenv("ASCENDFS_TEST_SLOW_RELEASE_MS"))
-		ctx.test_slow_release_ms =
-			(unsigned)strtoul(getenv("ASCENDFS_TEST_SLOW_RELEASE_MS"), NULL, 10) % 60001;
+	/* tests only: test_mount.sh's slow-but-alive daemon (a slow answer to the GETATTR a
+	 * newcomer's probe sends, fs_mountpoint.c) and busy daemon (the notify helper's
+	 * requests answered late); test_uploads.sh's RELEASE that comes late after its close */
+	ctx.test_slow_root_getattr_ms = test_msec("ASCENDFS_TEST_SLOW_GETATTR_MS");
+	ctx.test_slow_helper_ms = test_msec("ASCENDFS_TEST_SLOW_HELPER_MS");
+	ctx.test_slow_release_ms = test_msec("ASCENDFS_TEST_SLOW_RELEASE_MS");
 	pthread_mutex_init(&ctx.lock, NULL);
 	fs_cond_init(&ctx.uploads_cv);
 	fs_cond_init(&ctx.handles_cv);
@@ -555,6 +561,13 @@ int main(int argc, char *argv[])
 	}
 	/* the loop returns the signal that ended it: SIGTERM, SIGINT and SIGHUP are clean */
 	ret = r == 0 || r == SIGTERM || r == SIGINT || r == SIGHUP ? 0 : 1;
+	/* the mount went from this namespace and the watch aborted the copies that lived on:
+	 * the unmount that was asked for, whatever the loop's last read returned */
+	if (ret && fs_mountwatch_aborted()) {
+		fs_log(&ctx, 2, "the session loop ended with %d after the mount watch aborted "
+				"the connection: a clean stop", r);
+		ret = 0;
+	}
 	/* a takeover under way ends first (then this head leads, and stops as a leader) */
 	fs_standby_stop(&ctx);
 	if (fs_store_deposed(ctx.store)) {

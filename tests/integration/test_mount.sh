@@ -715,6 +715,37 @@ PY
 		bash -c "tail -c +$((from + 1)) '$IT_LOG' | grep -q 'lived on'"
 fi
 
+# ---- an unmount while a busy daemon still answers the helper ------------------------------
+# After fusermount3 -u the helper finished the lines it had, through its copy of the mount,
+# as fast as the daemon answered it. The mount watch took a helper not done 3 s later for a
+# copy in another namespace: it aborted the connection, logged that the file system "lived
+# on", and the daemon's session loop could end with "Software caused connection abort"
+# and exit status 1 (seen with the state on etcd and 40,000 jobs). A busy daemon here:
+# each of the helper's GETATTRs answered 300 ms late, and 40 job directories to announce:
+# the helper now stops after the request under way (its stop pipe), and the watch waits
+# for it.
+from=$(wc -c <"$IT_LOG")
+ASCENDFS_TEST_SLOW_HELPER_MS=300 it_start "$ASCENDFS" "$CONFIG" --log-level debug || exit 1
+for i in $(seq 40); do printf 'npus: 1\n' >"$M/jobs/busy$i.yaml"; done
+check "40 specs accepted" test -d "$M/jobs/busy40"
+t0=$(date +%s%N)
+fusermount3 -u "$M"
+if wait_until 60 bash -c "! kill -0 $IT_PID"; then
+	wait "$IT_PID"
+	check_eq "a busy daemon: exit status 0 after fusermount3 -u" 0 "$?"
+	out=$(tail -c +$((from + 1)) "$IT_LOG")
+	check_fails "... without calling its own helper a copy that lived on" \
+		grep -q "lived on" <<<"$out"
+	check_contains "... once its helper had stopped after the request under way" \
+		"exited 0 at the end of its input" "$(grep 'notify helper' <<<"$out")"
+	echo "# the daemon exited $((($(date +%s%N) - t0) / 1000000)) ms after the unmount"
+else
+	not_ok "a busy daemon: exit status 0 after fusermount3 -u" "still running 60 s after it"
+	kill -TERM "$IT_PID"
+	wait "$IT_PID"
+fi
+IT_PID=""
+
 # ---- the notify helper, run by hand ------------------------------------------------
 # A mount gone before its helper looked (mounted and at once unmounted, or mounted
 # over): the helper announces nothing, not even through the mount point (that file is
