@@ -147,7 +147,11 @@ static bool helper_told_to_stop(int fd)
 
 int fs_notify_helper_main(const char *mnt, const char *devname, const char *stopfd)
 {
-	int stop = stopfd ? atoi(stopfd) : -1;
+	char *end = NULL;
+	long stopnum = stopfd ? strtol(stopfd, &end, 10) : -1;
+	/* the daemon passes one past stderr; anything else is no stop pipe */
+	int stop = stopfd && end != stopfd && !*end && stopnum > 2 && stopnum < 1024 ?
+			   (int)stopnum : -1;
 	struct helper_parent hp = { .fd = -1 };
 	size_t mlen = mnt ? strlen(mnt) : 0;
 	unsigned ma = 0, mi = 0;
