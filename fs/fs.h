@@ -932,6 +932,9 @@ struct fs_ctx {
 					 * start; a GETATTR of the notify helper's (every
 					 * file it pokes) waits this long first: a busy
 					 * daemon's answers */
+	unsigned test_slow_restore_ms;	/* tests only: ASCENDFS_TEST_SLOW_RESTORE_MS, read at
+					 * start; fs_store_restore() waits this long before
+					 * reading: a state that takes seconds to read */
 	unsigned test_slow_release_ms;	/* tests only: ASCENDFS_TEST_SLOW_RELEASE_MS, read at
 					 * start; a RELEASE waits this long first, unless
 					 * another of its user's of its class (spec or

@@ -106,6 +106,9 @@ int fs_lead_start(struct fs_ctx *ctx, char *why, size_t why_len)
 
 	/* under the lock: cluster/leader is rewritten (a takeover serves reads meanwhile) */
 	pthread_mutex_lock(&ctx->lock);
+	/* the agents could not report while the state was restored: their heartbeat
+	 * timeout counts from now, not from the restore's start */
+	sched_heartbeats_grace(ctx->cluster, fs_now_usec());
 	r = fs_store_start(ctx);
 	pthread_mutex_unlock(&ctx->lock);
 	if (r < 0) {

@@ -286,6 +286,8 @@ static int restore_etcd(struct fs_ctx *ctx, uint64_t now_usec, bool set_aside,
 int fs_store_restore(struct fs_ctx *ctx, uint64_t now_usec, bool set_aside,
 		     struct fs_restore_stats *stats, char *why)
 {
+	if (ctx->test_slow_restore_ms)
+		usleep(ctx->test_slow_restore_ms * 1000u); /* tests only: see fs.h */
 	if (ctx->store->etcd)
 		return restore_etcd(ctx, now_usec, set_aside, stats, why);
 	return fs_sqlite_restore(ctx, now_usec, set_aside, stats, why);

@@ -446,7 +446,7 @@ static const char *col_text(sqlite3_stmt *q, int i)
  * write, not a step of the wall clock (issue 15 item 11). A store written before the
  * mark existed moves nothing (sched_job_load() still bounds what it restores).
  */
-static int restore_clock(struct fs_ctx *ctx, uint64_t now_usec, char *why)
+static int restore_clock(struct fs_ctx *ctx, char *why)
 {
 	struct fs_store *st = ctx->store;
 	struct fs_clock_mark saved, now;
@@ -469,8 +469,10 @@ static int restore_clock(struct fs_ctx *ctx, uint64_t now_usec, char *why)
 		return 0;
 	}
 	sqlite3_finalize(q);
+	/* the daemon's clock and CLOCK_BOOTTIME of one instant: reading the store since
+	 * the restore's now took seconds with 100,000 records on etcd, and counting those as a step
+	 * of the wall clock moved every run time back by them and rewrote every record */
 	fs_clock_mark_now(&now);
-	now.clock_usec = now_usec;
 	shift = fs_clock_restart_shift(&saved, &now, &down, &measured);
 	fs_log(ctx, 2, "restore: down %.1f s since the last write (%s)", (double)down / 1e6,
 	       measured ? "CLOCK_BOOTTIME" : "the wall clock, another boot");
@@ -1025,7 +1027,7 @@ int fs_sqlite_restore(struct fs_ctx *ctx, uint64_t now_usec, bool set_aside,
 	}
 	sqlite3_finalize(q);
 	q = NULL;
-	r = restore_clock(ctx, now_usec, why);
+	r = restore_clock(ctx, why);
 	if (r < 0)
 		goto out;
 	r = prepare(st->sql, &q, "SELECT name, doc FROM servers", why);

@@ -1920,6 +1920,15 @@ int sched_server_note_refusal(struct sched_cluster *c, unsigned server, const ch
 unsigned sched_check_heartbeats(struct sched_cluster *c, uint64_t now_usec);
 
 /*
+ * sched_heartbeats_grace() - the daemon begins to serve at @now_usec (its mount is up, or
+ * it took over the lead): no agent could report while it restored its state, however long
+ * that took, so each server whose last report is the restored one (none heard since) gets
+ * a full heartbeat_timeout from @now_usec, as Kubernetes' node controller counts its grace
+ * from what it observed itself. Servers that never reported stay as they are.
+ */
+void sched_heartbeats_grace(struct sched_cluster *c, uint64_t now_usec);
+
+/*
  * sched_server_is_suspect() - is @s under suspicion at @now_usec, so that a placement
  * takes it only when no clean server will do (sched_health.c)? True when one of its
  * NPUs had a fault (Critical, UNKNOWN, or the server's heartbeat lost) within

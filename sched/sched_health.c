@@ -716,6 +716,16 @@ int sched_server_note_refusal(struct sched_cluster *c, unsigned server, const ch
 	return 0;
 }
 
+void sched_heartbeats_grace(struct sched_cluster *c, uint64_t now_usec)
+{
+	for (size_t i = 0; i < c->server_count; i++) {
+		struct sched_server *s = &c->servers[i];
+
+		if (s->restored_heartbeat && s->last_report_usec && s->last_report_usec < now_usec)
+			s->last_report_usec = now_usec;
+	}
+}
+
 unsigned sched_check_heartbeats(struct sched_cluster *c, uint64_t now_usec)
 {
 	uint64_t timeout = (uint64_t)c->conf->heartbeat_timeout_sec * 1000000u;
