@@ -1051,6 +1051,46 @@ static void test_state_round_trip_keeps_quota_and_isolation(void **state)
 	sched_cluster_free(b);
 }
 
+/*
+ * A restore that takes longer than heartbeat_timeout (100,000 records from etcd took 8 s):
+ * no agent could report meanwhile, so the timeouts count from when the daemon begins to
+ * serve (sched_heartbeats_grace()), not from the restore's start, which made every server
+ * unreachable at once. A server heard since the restore keeps its own report's time.
+ */
+static void test_state_heartbeat_timeout_counts_from_serving(void **state)
+{
+	struct fx_opts o = { .servers = 3, .switches = 1 };
+	struct sched_cluster *a = fx_cluster(&o), *b = fx_cluster(&o), *d = fx_cluster(&o);
+	unsigned t = a->conf->heartbeat_timeout_sec;
+	uint64_t restored, serving;
+	struct saved s;
+
+	(void)state;
+	for (unsigned i = 0; i < 3; i++)
+		report(a, i, "node OK\n", adv(1));
+	save_all(a, &s);
+	restored = adv(5);
+	load_all(b, &s, restored);
+	load_all(d, &s, restored);
+	/* the restore read for longer than the timeout; server 2's agent got through */
+	report(b, 2, "node OK\n", adv(t + 2));
+	serving = adv(1);
+	sched_heartbeats_grace(b, serving);
+	/* without the grace every server is lost the moment the daemon serves */
+	assert_int_equal(sched_check_heartbeats(d, serving), 3);
+	assert_int_equal(sched_check_heartbeats(b, serving + (uint64_t)(t - 1) * SEC), 0);
+	/* server 2 reported 1 s before serving began: its own time counts, not the grace */
+	assert_int_equal(sched_check_heartbeats(b, serving + (uint64_t)t * SEC), 1);
+	assert_int_equal(b->servers[2].state, SCHED_SERVER_UNREACHABLE);
+	assert_int_equal(b->servers[0].state, SCHED_SERVER_READY);
+	assert_int_equal(sched_check_heartbeats(b, serving + (uint64_t)t * SEC + 1), 2);
+	assert_int_equal(b->servers[0].state, SCHED_SERVER_UNREACHABLE);
+	saved_free(&s);
+	sched_cluster_free(a);
+	sched_cluster_free(b);
+	sched_cluster_free(d);
+}
+
 /* An agent that had gone silent (its server unreachable) holds no name after a restore. */
 static void test_state_unreachable_server_keeps_no_agent(void **state)
 {
@@ -2102,6 +2142,7 @@ int main(void)
 		cmocka_unit_test(test_state_history_records_saved_apart),
 		cmocka_unit_test(test_state_records_out_of_memory),
 		cmocka_unit_test(test_state_round_trip_keeps_quota_and_isolation),
+		cmocka_unit_test(test_state_heartbeat_timeout_counts_from_serving),
 		cmocka_unit_test(test_state_unreachable_server_keeps_no_agent),
 		cmocka_unit_test(test_state_versions_cover_every_change),
 		cmocka_unit_test(test_state_load_refuses_bad_documents),
