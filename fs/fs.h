@@ -1309,9 +1309,10 @@ void fs_mountinfo_unescape(char *s);
  * is gone from the daemon's mount namespace it ends the notify helper (its copy of the
  * mount: fs_notify_helper_release()) and waits for it to end (it is killed 30 s later);
  * when the daemon still runs a second after the helper ended (a copy in another
- * namespace, or a lazy unmount with files still open, keeps the file system alive), it
- * aborts the FUSE connection through fusectl, so the daemon stops as after fusermount3
- * -u, and logs why. Call after the mount is up and fs_threads_start(). Returns 0 or
+ * namespace, or a lazy unmount with files still open, keeps the file system alive), or
+ * 31 s after the mount went (a request the daemon never answers keeps even a killed
+ * helper), it aborts the FUSE connection through fusectl, so the daemon stops as after
+ * fusermount3 -u, and logs why. Call after the mount is up and fs_threads_start(). Returns 0 or
  * -errno.
  */
 int fs_mountwatch_start(struct fs_ctx *ctx);
@@ -1493,16 +1494,18 @@ bool fs_notify_job_dir_settled(struct fs_ctx *ctx, const char *name);
  * fs_job_dirs_sweep() - the directories whose job's record went (or was replaced) are
  * forgotten, each passed to @gone, @announce true when an rmdir for the helper is now
  * pending (its name is free, none pending before).
- * fs_job_dirs_written() - the round's lines are written to the helper: each pending
- * mkdir or rmdir not yet written is dropped 5 s after @now_usec if the helper has not
- * made it by then (fs_job_dirs_expire(), at the start of each round).
+ * fs_job_dirs_written() - the round's lines are written to the helper at @now_usec (or,
+ * @helper_gone, to nobody: every pending one is dropped). A pending mkdir or rmdir goes
+ * when the helper makes it or a later one, and fs_job_dirs_expire() (at the start of each
+ * round that collects changes) drops one written 30 s ago when the helper has made none
+ * for 30 s: a helper stuck in a request.
  * fs_job_dirs_free() - forget everything (the notifier's end).
  */
 void fs_job_dirs_know_all(struct fs_ctx *ctx);
 bool fs_job_dirs_new(struct fs_ctx *ctx, const struct sched_job *j, bool *ret_announce);
 void fs_job_dirs_sweep(struct fs_ctx *ctx,
 		       void (*gone)(void *arg, const char *name, bool announce), void *arg);
-void fs_job_dirs_written(struct fs_ctx *ctx, uint64_t now_usec);
+void fs_job_dirs_written(struct fs_ctx *ctx, uint64_t now_usec, bool helper_gone);
 void fs_job_dirs_expire(struct fs_ctx *ctx, uint64_t now_usec);
 void fs_job_dirs_free(struct fs_ctx *ctx);
 

@@ -12,10 +12,11 @@
  * it, proc(5)) and every second. When the daemon's device is missing from it, the
  * thread first ends the notify helper, whose detached copy of the mount is one such
  * copy (fs_notify.c): without others, the connection then ends as after any unmount once
- * the helper has ended, which takes as long as the daemon takes to answer the few
- * requests the helper still had (a busy daemon answers them late; one still there 30 s
- * later is killed). When the daemon still runs a second after the helper ended, it says
- * so and aborts the connection through fusectl
+ * the helper has ended, which takes as long as the daemon takes to answer the request
+ * under way (a busy daemon answers it late; a helper still there 30 s later is killed).
+ * When the daemon still runs a second after the helper ended (or 31 s after the mount
+ * went: a request never answered keeps even a killed helper), it says so and aborts the
+ * connection through fusectl
  * (/sys/fs/fuse/connections/<dev>/abort, the kernel's documented way; fusectl is
  * mounted there first when it is not). The remaining users then get ENOTCONN and the
  * daemon stops as after an unmount.
@@ -222,11 +223,14 @@ static void *watch_main(void *arg)
 			gone = true;
 			clock_gettime(CLOCK_MONOTONIC, &gone_at);
 			fs_notify_helper_release(ctx);
-		} else if (r == 0 && known && fs_notify_helper_running()) {
-			/* the helper's copy: it ends once the daemon has answered the requests
-			 * of the lines it still had (a busy daemon answers them late: that is
-			 * no copy living on); one still there HELPER_WAIT_MSEC later is killed,
-			 * by its id */
+		} else if (r == 0 && known && fs_notify_helper_running() &&
+			   msec_since(&gone_at) < HELPER_WAIT_MSEC + 1000) {
+			/* the helper's copy: it ends once the daemon has answered the request
+			 * under way (a busy daemon answers late: that is no copy living on);
+			 * one still there HELPER_WAIT_MSEC later is killed, by its id, and a
+			 * second after that the connection is aborted all the same (a request
+			 * the daemon has read is waited for without interruption: one it never
+			 * answers would keep the helper, and with it the mount) */
 			if (msec_since(&gone_at) >= HELPER_WAIT_MSEC && !helper_killed) {
 				helper_killed = true;
 				fs_notify_helper_kill(ctx, HELPER_WAIT_MSEC);

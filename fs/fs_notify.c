@@ -149,7 +149,7 @@ int fs_notify_helper_main(const char *mnt, const char *devname, const char *stop
 {
 	char *end = NULL;
 	long stopnum = stopfd ? strtol(stopfd, &end, 10) : -1;
-	/* the daemon passes one past stderr; anything else is no stop pipe */
+	/* the daemon passes 3 (one past stderr); stdio or a number out of range is none */
 	int stop = stopfd && end != stopfd && !*end && stopnum > 2 && stopnum < 1024 ?
 			   (int)stopnum : -1;
 	struct helper_parent hp = { .fd = -1 };
@@ -819,7 +819,9 @@ static void *notifier_main(void *arg)
 		free(p.paths);
 		pthread_mutex_lock(&ctx->lock);
 		/* the mkdir and rmdir of this round are now at most the helper's pipe away */
-		fs_job_dirs_written(ctx, fs_now_usec());
+		fs_job_dirs_written(ctx, fs_now_usec(),
+				    helper_fd < 0 || helper_broken ||
+					    __atomic_load_n(&helper_released, __ATOMIC_SEQ_CST));
 	}
 	fs_job_dirs_free(ctx);
 	pthread_mutex_unlock(&ctx->lock);

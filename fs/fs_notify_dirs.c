@@ -9,19 +9,20 @@
  * (a list walked per lookup made a burst of n submissions cost n^2 under ctx->lock, and an
  * unmount right after 40,000 of them wait 14 s). Everything here needs ctx->lock.
  *
- * A pending mkdir or rmdir is dropped when the helper makes it, or when the helper never
- * does (it died, the mount went, the kernel kept a name and answered the helper's mkdir
- * itself) DIR_POKE_MAX_USEC after the round that announced it was written to the helper:
- * the helper is at most its short pipe behind the writes, so an announcement is never
- * dropped for being queued behind others (counted from when it was queued, bursts of
- * submissions lost some).
+ * A pending mkdir or rmdir is dropped when the helper makes it; when it makes a later one
+ * (it reads its lines in order: it has passed this one, which it did not make, e.g. one
+ * whose line could not be formatted); when the helper is gone (never started, broken, told
+ * to end: fs_job_dirs_written()); and, should the helper stall, when it has made none for
+ * DIR_POKE_STALL_USEC since the line was written. Never for being queued behind others:
+ * dropped 5 s after it was queued, bursts of submissions lost hundreds, and a busy daemon
+ * that answers the helper slowly lost some with the helper only its pipe behind.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "fs.h"
 
-#define DIR_POKE_MAX_USEC (5 * 1000000ull)
+#define DIR_POKE_STALL_USEC (30 * 1000000ull)
 
 /* A job directory watchers were told of: one per job, sized to its name. */
 struct known_dir {
@@ -46,6 +47,7 @@ struct fs_job_dirs {
 	struct pending_dir **pending;	/* pending_cap buckets (likewise) */
 	size_t pending_cap, pending_count;
 	struct pending_dir *oldest, *newest;
+	uint64_t last_made_usec;	/* when the helper last made a pending mkdir/rmdir */
 };
 
 /* FNV-1a of @name, as a bucket of @cap (a power of two, not 0). */
@@ -244,8 +246,17 @@ int fs_notify_job_dir(struct fs_ctx *ctx, const char *name, int take)
 	if (!pp)
 		return 0;
 	kind = (*pp)->kind;
-	if (take == kind)
-		pending_drop(ctx->job_dirs, pp);
+	if (take == kind) {
+		struct fs_job_dirs *t = ctx->job_dirs;
+		const struct pending_dir *made = *pp;
+
+		/* the helper has passed the lines before this one (each drop may free the
+		 * link @pp is: found again after) */
+		while (t->oldest != made)
+			pending_drop(t, pending_find(t, t->oldest->name));
+		pending_drop(t, pending_find(t, made->name));
+		t->last_made_usec = fs_now_usec();
+	}
 	return kind;
 }
 
@@ -305,10 +316,13 @@ void fs_job_dirs_sweep(struct fs_ctx *ctx, void (*gone)(void *arg, const char *n
 	}
 }
 
-void fs_job_dirs_written(struct fs_ctx *ctx, uint64_t now_usec)
+void fs_job_dirs_written(struct fs_ctx *ctx, uint64_t now_usec, bool helper_gone)
 {
 	struct fs_job_dirs *t = ctx->job_dirs;
 
+	/* nobody will make them */
+	while (helper_gone && t && t->oldest)
+		pending_drop(t, pending_find(t, t->oldest->name));
 	/* the round's are the newest: pushed by the notifier alone, after the last round's */
 	for (struct pending_dir *d = t ? t->newest : NULL; d && !d->written_usec; d = d->older)
 		d->written_usec = now_usec ? now_usec : 1;
@@ -318,8 +332,10 @@ void fs_job_dirs_expire(struct fs_ctx *ctx, uint64_t now_usec)
 {
 	struct fs_job_dirs *t = ctx->job_dirs;
 
+	/* a helper that made none since the line was written, for that long, is stuck */
 	while (t && t->oldest && t->oldest->written_usec &&
-	       now_usec - t->oldest->written_usec > DIR_POKE_MAX_USEC)
+	       now_usec - t->oldest->written_usec > DIR_POKE_STALL_USEC &&
+	       now_usec - t->last_made_usec > DIR_POKE_STALL_USEC)
 		pending_drop(t, pending_find(t, t->oldest->name));
 }
 
