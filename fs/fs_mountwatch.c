@@ -41,7 +41,7 @@ static bool watch_stopping;	/* atomic */
 static int watch_wake[2] = { -1, -1 };	/* fs_mountwatch_stop() writes a byte */
 static bool watch_aborted;	/* it aborted the connection (atomic) */
 
-/* how long the helper may take to finish its lines once the mount is gone */
+/* how long the helper may take to end once the mount is gone (its request under way) */
 #define HELPER_WAIT_MSEC 30000
 
 void fs_mountinfo_unescape(char *s)

@@ -379,7 +379,8 @@ static void helper_stop(struct fs_ctx *ctx)
 	}
 	if (helper_pid > 0 && r == helper_pid) {
 		if (WIFEXITED(status))
-			fs_log(ctx, 3, "notify helper %d exited %d at the end of its input or its stop pipe",
+			fs_log(ctx, 3, "notify helper %d exited %d at the end of its input or its "
+				       "stop pipe",
 			       (int)helper_pid, WEXITSTATUS(status));
 		else if (WIFSIGNALED(status))
 			fs_log(ctx, 3, "notify helper %d ended by signal %d", (int)helper_pid,
