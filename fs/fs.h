@@ -935,6 +935,9 @@ struct fs_ctx {
 	unsigned test_slow_restore_ms;	/* tests only: ASCENDFS_TEST_SLOW_RESTORE_MS, read at
 					 * start; fs_store_restore() waits this long before
 					 * reading: a state that takes seconds to read */
+	unsigned test_slow_commit_ms;	/* tests only: ASCENDFS_TEST_SLOW_COMMIT_MS, read at
+					 * start; the committer waits this long before each
+					 * write of a batch: a slow state disk or quorum */
 	unsigned test_slow_release_ms;	/* tests only: ASCENDFS_TEST_SLOW_RELEASE_MS, read at
 					 * start; a RELEASE waits this long first, unless
 					 * another of its user's of its class (spec or

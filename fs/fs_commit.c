@@ -271,6 +271,8 @@ static void *committer_main(void *arg)
 		}
 		ctx->collected_version = b.version;
 		pthread_mutex_unlock(&ctx->lock);
+		if (ctx->test_slow_commit_ms)
+			usleep(ctx->test_slow_commit_ms * 1000u);
 		r = fs_store_write(ctx->store, &b, why);
 		if (r < 0 && !logged)
 			fs_log(ctx, 0, "%s; requests that changed state fail with EIO until it "

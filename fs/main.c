@@ -260,9 +260,9 @@ static int parse_log_level(const char *s)
 	return -1;
 }
 
-/* libfuse's default of -o max_threads, and the daemon's with the state on etcd */
+/* libfuse's default of -o max_threads, and the daemon's */
 #define FS_LIBFUSE_MAX_THREADS 10
-#define FS_ETCD_MAX_THREADS 64
+#define FS_MAX_THREADS 64
 
 int main(int argc, char *argv[])
 {
@@ -412,6 +412,7 @@ int main(int argc, char *argv[])
 	ctx.test_slow_helper_ms = test_msec("ASCENDFS_TEST_SLOW_HELPER_MS");
 	ctx.test_slow_release_ms = test_msec("ASCENDFS_TEST_SLOW_RELEASE_MS");
 	ctx.test_slow_restore_ms = test_msec("ASCENDFS_TEST_SLOW_RESTORE_MS");
+	ctx.test_slow_commit_ms = test_msec("ASCENDFS_TEST_SLOW_COMMIT_MS");
 	pthread_mutex_init(&ctx.lock, NULL);
 	fs_cond_init(&ctx.uploads_cv);
 	fs_cond_init(&ctx.handles_cv);
@@ -550,12 +551,13 @@ int main(int argc, char *argv[])
 		fuse_loop_cfg_set_clone_fd(lc, cl.clone_fd);
 		if (cl.max_idle_threads != UINT_MAX) /* UINT_MAX: not given on the command line */
 			fuse_loop_cfg_set_idle_threads(lc, cl.max_idle_threads);
-		/* with the state on etcd each change waits for the quorum (ms, not an fsync):
-		 * more requests must wait at once for a batch to gather them, so more
-		 * threads than libfuse's 10 unless -o max_threads says otherwise */
-		if (ctx.conf->state_backend == CONF_STATE_ETCD &&
-		    cl.max_threads == FS_LIBFUSE_MAX_THREADS && !max_threads_given)
-			cl.max_threads = FS_ETCD_MAX_THREADS;
+		/* a request that changed state holds its thread until its batch is durable
+		 * (an fsync, or etcd's quorum): with libfuse's 10 threads, 10 writers waiting
+		 * for a batch left no thread for anybody else, readers included, nor for the
+		 * submissions the next batch would gather. More unless -o max_threads says
+		 * otherwise */
+		if (cl.max_threads == FS_LIBFUSE_MAX_THREADS && !max_threads_given)
+			cl.max_threads = FS_MAX_THREADS;
 		if (cl.max_threads && cl.max_threads <= 100000)
 			fuse_loop_cfg_set_max_threads(lc, cl.max_threads);
 		r = fuse_session_loop_mt(se, lc);

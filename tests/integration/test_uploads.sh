@@ -14,6 +14,8 @@
 #    writing; the next create fails with EMFILE and says why in cluster/events, while
 #    another user and root still submit, and a close makes room again.
 #
+# 3. Writers waiting for their batch to be durable leave the readers served (issue 16).
+#
 # Usage: test_uploads.sh ASCENDFS SRCDIR
 set -u
 ASCENDFS=$(realpath "$1")
@@ -262,5 +264,35 @@ PY
 		"$M/jobs/other-user/status" 2>&1)"
 fi
 
+it_stop
+
+# ---- 3. writers waiting for a slow write leave the readers served ---------------------
+# A request that changed state holds its FUSE thread until its batch is durable. With
+# libfuse's 10 threads, 10 `cp`s waiting for a slow disk (here each batch's write waits
+# 3 s: ASCENDFS_TEST_SLOW_COMMIT_MS) left no thread to answer anybody: a `cat` of the
+# cluster's status waited for the disk too.
+export ASCENDFS_TEST_SLOW_COMMIT_MS=3000
+it_start "$ASCENDFS" "$CONF" --state-dir "$W/state-slow" || exit 1
+unset ASCENDFS_TEST_SLOW_COMMIT_MS
+printf 'npus: 1\n' >"$W/one.yaml"
+CPS=""
+for i in $(seq 16); do
+	cp "$W/one.yaml" "$M/jobs/slow-disk-$i.yaml" 2>"$W/cp-$i.err" &
+	CPS="$CPS $!"
+done
+# every cp is in its close by then, waiting for the write (a listing of jobs/ would
+# wait for those closes itself: it shows what they submit)
+sleep 1
+t0=$(date +%s%N)
+timeout -s KILL 20 cat "$M/cluster/status" >/dev/null
+read_ms=$((($(date +%s%N) - t0) / 1000000))
+check "a reader is answered while 16 submissions wait for the disk (took ${read_ms} ms)" \
+	test "$read_ms" -lt 1500
+failed=0
+for p in $CPS; do wait "$p" || failed=$((failed + 1)); done
+check_eq "and every cp that waited succeeded" 0 "$failed"
+# (each is submitted at its release, which comes after the close and waits for the disk)
+sixteen_jobs() { [ "$(ls -d "$M"/jobs/slow-disk-*/ 2>/dev/null | wc -l)" = 16 ]; }
+check "their 16 jobs exist" wait_until 30 sixteen_jobs
 it_stop
 it_finish
