@@ -987,6 +987,8 @@ struct fs_ctx {
 	uint64_t durable_version;	/* ... of the newest batch written */
 	uint64_t failed_version;	/* ... of the newest batch whose write failed */
 	bool committer_gone;
+	uint64_t pass_end_usec;		/* when the last owed pass ended (fs_pass_run_owed) */
+	uint64_t pass_cost_usec;	/* ... and how long it took */
 	struct MHD_Daemon *http;	/* the HTTP server (fs_http.c), or NULL */
 	struct fs_joblogs *logs;	/* the jobs' output (fs_joblog.c; own locks), or NULL */
 	struct fs_inodes inodes;	/* what the kernel holds (fs_inode.c; own lock) */
@@ -1812,10 +1814,12 @@ int fs_store_sync(struct fs_ctx *ctx);
  * (sched_pass_run_owed(); the daemon defers passes, see ascend_sched.h), and when it
  * changed anything wake the notifier, the committer and the checkpoint scanner as
  * fs_changed() does (without a ticket for this thread). Caller holds ctx->lock. Run by
- * the committer before each batch, by fs_store_sync() without a store, by the
- * heartbeat thread, before each further line of one ctl write, and by a lookup whose
- * wait for a closing upload timed out (a release unregisters its upload only once its
- * pass ran: fs_release).
+ * the committer before each batch (after the last pass's cost, while submissions keep
+ * coming: fs_commit.c), by fs_store_sync() without a store, by the heartbeat thread,
+ * before each further line of one ctl write, and by a request that reads what a pass
+ * decides (wait_for_closing_uploads, fs_ops.c; not the notify helper's, nor a lookup
+ * of a spec being written). Notes its cost in ctx->pass_cost_usec and its end in
+ * ctx->pass_end_usec.
  */
 void fs_pass_run_owed(struct fs_ctx *ctx);
 

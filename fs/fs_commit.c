@@ -232,6 +232,52 @@ nomem:
 
 /* ---- the committer thread ---- */
 
+/* A pass that took less than this is not spaced: waiting costs more than it saves. */
+#define PASS_SPACING_MIN_USEC 100
+/* How many times its cost a pass may wait after the last one, and at most how long. */
+#define PASS_SPACING_FACTOR 2
+#define PASS_SPACING_MAX_USEC 250000
+/* A wait for more submissions ends when none came for this long. */
+#define PASS_SPACING_QUIET_USEC 500
+
+/*
+ * Group commit for passes (ctx->lock held). A full pass costs O(pending) under the lock:
+ * a job that comes before waiting ones is given its turn in front of them all, and they
+ * theirs again. Run back to back, such passes leave the requests too little of the lock
+ * to reach the next batch, and each serves one or two submissions. So an owed pass that
+ * comes soon after an expensive one waits while submissions keep arriving (each wakes
+ * commit_cv), until none came for PASS_SPACING_QUIET_USEC or PASS_SPACING_FACTOR times
+ * the last pass's cost has passed since it ended: the pass then serves them all, and
+ * what it costs per submission stops growing with the jobs held. A cheap pass (resumed
+ * from the last, or few jobs waiting) is not spaced, nor is a pass a reader needs: that
+ * one runs it meanwhile (wait_for_closing_uploads, fs_ops.c).
+ */
+static void wait_for_pass_spacing(struct fs_ctx *ctx)
+{
+	uint64_t cost = ctx->pass_cost_usec, spacing, deadline, now;
+
+	if (cost < PASS_SPACING_MIN_USEC || ctx->viewing)
+		return;
+	spacing = cost * PASS_SPACING_FACTOR;
+	deadline = ctx->pass_end_usec + (spacing < PASS_SPACING_MAX_USEC ? spacing
+									 : PASS_SPACING_MAX_USEC);
+	while (!ctx->stopping && sched_pass_is_owed(ctx->cluster) &&
+	       (now = fs_now_usec()) < deadline) {
+		uint64_t wait = deadline - now < PASS_SPACING_QUIET_USEC ? deadline - now
+									  : PASS_SPACING_QUIET_USEC;
+		struct timespec ts;
+
+		fs_deadline_in(&ts, 0);
+		ts.tv_nsec += (long)(wait * 1000u);
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		if (pthread_cond_timedwait(&ctx->commit_cv, &ctx->lock, &ts) == ETIMEDOUT)
+			break; /* quiet: every submission that was coming has come */
+	}
+}
+
 static void *committer_main(void *arg)
 {
 	struct fs_ctx *ctx = arg;
@@ -246,6 +292,7 @@ static void *committer_main(void *arg)
 		/* one pass for every request that arrived while the last batch was written,
 		 * under the same lock hold as the collection: their placements are durable
 		 * with them, and a request's wait for its batch is a wait for its pass */
+		wait_for_pass_spacing(ctx);
 		fs_pass_run_owed(ctx);
 		if (ctx->cluster->version == ctx->collected_version && !ctx->staged_changed) {
 			struct timespec ts;
@@ -388,12 +435,15 @@ int fs_store_sync(struct fs_ctx *ctx)
 void fs_pass_run_owed(struct fs_ctx *ctx)
 {
 	struct sched_cluster *c = ctx->cluster;
-	uint64_t before = c->version;
+	uint64_t before = c->version, t0;
 
 	/* a standby's view is the leader's state as it wrote it: no pass of its own */
 	if (ctx->viewing || !sched_pass_is_owed(c))
 		return;
-	sched_pass_run_owed(c, fs_now_usec());
+	t0 = fs_now_usec();
+	sched_pass_run_owed(c, t0);
+	ctx->pass_end_usec = fs_now_usec();
+	ctx->pass_cost_usec = ctx->pass_end_usec - t0;
 	if (c->version == before)
 		return;
 	/* fs_changed()'s wake-ups, without its ticket: fs_changed() calls into this file */

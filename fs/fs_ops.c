@@ -87,17 +87,42 @@ static void wait_for_releases(struct fs_ctx *ctx, const struct fs_path *p)
 }
 
 /*
+ * Whether a request on @p from a client may answer with what a scheduling pass decides
+ * (states, placements, reasons, every generated file, and which of a job's files
+ * exist). The directories above the jobs' and a spec being written hold nothing a pass
+ * decides: their lookups and a spec's create (two of the five requests of a `cp` into
+ * jobs/) leave the owed pass to the committer, shared by every submission of its batch.
+ */
+static bool answer_needs_pass(const struct fs_path *p)
+{
+	switch (p->kind) {
+	case FS_ROOT:
+	case FS_CLUSTER_DIR:
+	case FS_NODES_DIR:
+	case FS_QUEUES_DIR:
+	case FS_JOB_UPLOAD:
+		return false;
+	default:
+		return true;
+	}
+}
+
+/*
  * Wait (ctx->lock held) until no upload that @p depends on is between its last close and
  * its release: one for job @p->job under jobs/<job>/ and for jobs/<job>.<ext> (whatever
  * its ext: a job has one spec writer), any for the jobs/ listing. Then run the pass the
  * requests before it owe (deferred passes, ascend_sched.h), so that what the caller
  * reads is the state after that pass: `cp x.yaml jobs/ && cat jobs/x/status` says
- * running or pending with its reason, as when each submission ran its own pass.
+ * running or pending with its reason, as when each submission ran its own pass. The
+ * notify helper reads nothing: it announces changes made, and the files a pass changes
+ * are announced after it. Its requests and those whose answer holds nothing a pass
+ * decides (answer_needs_pass) leave the pass owed, for the committer's next batch.
  */
 static void wait_for_closing_uploads(struct fs_ctx *ctx, const struct fs_path *p)
 {
 	wait_for_releases(ctx, p);
-	fs_pass_run_owed(ctx);
+	if (answer_needs_pass(p) && !from_helper(ctx, caller()))
+		fs_pass_run_owed(ctx);
 }
 
 /* Files root writes, and members of cluster.operator_group when one is configured. */
