@@ -549,8 +549,9 @@ struct conf_job_spec {
 	char *controller_command, *coordinator_command;
 	/* `after:` (job dependencies; a training job only): each a job that exists when
 	 * this one is submitted, none twice, not this job itself (the cluster checks
-	 * what needs it: sched_deps.c) */
-	struct conf_job_after after[CONF_JOB_AFTER_MAX];
+	 * what needs it: sched_deps.c); after_count entries, at most CONF_JOB_AFTER_MAX,
+	 * owned (NULL when none: 16 inline took 1 KiB of every job's spec) */
+	struct conf_job_after *after;
 	unsigned after_count;
 	/* `array:` (a training job only; its name at most CONF_ARRAY_NAME_MAX): count 0
 	 * when absent, and in its elements' copies */

@@ -37,6 +37,7 @@ void conf_job_spec_free(struct conf_job_spec *s)
 	free(s->coordinator);
 	free(s->controller_command);
 	free(s->coordinator_command);
+	free(s->after);
 	free(s);
 }
 
@@ -67,6 +68,14 @@ struct conf_job_spec *conf_job_spec_dup(const struct conf_job_spec *s, const cha
 	d->coordinator = dup_or_null(s->coordinator, &ok);
 	d->controller_command = dup_or_null(s->controller_command, &ok);
 	d->coordinator_command = dup_or_null(s->coordinator_command, &ok);
+	d->after = NULL;
+	if (s->after_count) {
+		d->after = malloc(s->after_count * sizeof(*d->after));
+		if (d->after)
+			memcpy(d->after, s->after, s->after_count * sizeof(*d->after));
+		else
+			ok = false;
+	}
 	if (!ok) {
 		conf_job_spec_free(d);
 		return NULL;
@@ -284,6 +293,9 @@ static int read_after(const struct conf_ctx *ctx, const struct conf_node *n,
 	if (conf_node_is_null(n))
 		return 0;
 	if (n->kind == CONF_NODE_SCALAR) {
+		s->after = calloc(1, sizeof(*s->after));
+		if (!s->after)
+			return conf_err_nomem(ctx->err, ctx->file);
 		s->after_count = 1;
 		return read_after_one(ctx, n, &s->after[0]);
 	}
@@ -295,6 +307,11 @@ static int read_after(const struct conf_ctx *ctx, const struct conf_node *n,
 				 "after: %zu jobs; a job waits for at most %d (chain them: a job "
 				 "that waits for some, this one for it)",
 				 n->count, CONF_JOB_AFTER_MAX);
+	if (!n->count)
+		return 0;
+	s->after = calloc(n->count, sizeof(*s->after));
+	if (!s->after)
+		return conf_err_nomem(ctx->err, ctx->file);
 	for (size_t i = 0; i < n->count; i++) {
 		struct conf_job_after *a = &s->after[s->after_count];
 

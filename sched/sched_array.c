@@ -166,6 +166,8 @@ static int element_make(struct sched_cluster *c, struct sched_job *a, unsigned i
 	memset(&spec->array, 0, sizeof(spec->array));
 	/* the array waited for its `after:` as a whole, on the records named at its
 	 * submission: its elements wait for nothing */
+	free(spec->after);
+	spec->after = NULL;
 	spec->after_count = 0;
 	return sched_job_admit_element(c, spec, a, index, now_usec, reason);
 }

@@ -193,6 +193,21 @@ static inline struct conf_job_spec *fx_spec(const char *name, unsigned npus)
 	return fx_spec_full(name, npus, NULL, 500);
 }
 
+/* @s waits for job @name to complete, or with @any to end however (one more `after:`
+ * entry; spec->after is owned by the spec, as conf_job_spec_parse() makes it). */
+static inline struct conf_job_spec *fx_after(struct conf_job_spec *s, const char *name, bool any)
+{
+	struct conf_job_after *a = realloc(s->after, (s->after_count + 1) * sizeof(*a));
+
+	assert_non_null(a);
+	s->after = a;
+	a = &s->after[s->after_count++];
+	memset(a, 0, sizeof(*a));
+	snprintf(a->name, sizeof(a->name), "%s", name);
+	a->any = any;
+	return s;
+}
+
 /* fx_check() - sched_check_invariants() must hold. */
 static inline void fx_check(const struct sched_cluster *c)
 {

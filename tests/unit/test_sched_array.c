@@ -38,11 +38,7 @@ static struct conf_job_spec *array_spec(const char *name, unsigned npus, const c
 /* @s waiting for job @name to complete, or to end however with @any (its `after:`). */
 static struct conf_job_spec *waits_for(struct conf_job_spec *s, const char *name, bool any)
 {
-	struct conf_job_after *a = &s->after[s->after_count++];
-
-	snprintf(a->name, sizeof(a->name), "%s", name);
-	a->any = any;
-	return s;
+	return fx_after(s, name, any);
 }
 
 static struct sched_job *element(struct sched_cluster *c, const char *array, unsigned i)

@@ -34,11 +34,9 @@ static struct conf_job_spec *after(const char *name, unsigned npus, const char *
 	struct conf_job_spec *s = fx_spec(name, npus);
 
 	for (; *deps; deps++) {
-		struct conf_job_after *a = &s->after[s->after_count++];
 		bool any = strncmp(*deps, "afterany:", 9) == 0;
 
-		snprintf(a->name, sizeof(a->name), "%s", any ? *deps + 9 : *deps);
-		a->any = any;
+		fx_after(s, any ? *deps + 9 : *deps, any);
 	}
 	return s;
 }

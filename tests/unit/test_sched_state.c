@@ -309,12 +309,8 @@ static void test_state_dependencies_survive_restart(void **state)
 	(void)state;
 	run(a, spec("p", 8, NULL, 500, 0));
 	run(a, spec("q", 8, NULL, 500, 0));
-	snprintf(w->after[0].name, sizeof(w->after[0].name), "p");
-	w->after_count = 1;
-	snprintf(m->after[0].name, sizeof(m->after[0].name), "q");
-	m->after[0].any = true;
-	snprintf(m->after[1].name, sizeof(m->after[1].name), "p");
-	m->after_count = 2;
+	fx_after(w, "p", false);
+	fx_after(fx_after(m, "q", true), "p", false);
 	submit(a, w);
 	submit(a, m);
 	assert_int_equal(fx_cancel(a, "q", FX_UID, adv(1)), 0); /* m: one of two met */
@@ -361,13 +357,9 @@ static void test_state_dependencies_settled_after_load(void **state)
 	assert_int_equal(sched_job_create_draft(a, "w", FX_UID, FX_GID, adv(1), &d), 0);
 	run(a, spec("dd", 8, "research", 500, 0));
 	run(a, spec("x", 8, NULL, 500, 0));
-	snprintf(ww->after[0].name, sizeof(ww->after[0].name), "dd");
-	ww->after_count = 1;
-	snprintf(wa->after[0].name, sizeof(wa->after[0].name), "dd");
-	wa->after[0].any = true;
-	wa->after_count = 1;
-	snprintf(w->after[0].name, sizeof(w->after[0].name), "x");
-	w->after_count = 1;
+	fx_after(ww, "dd", false);
+	fx_after(wa, "dd", true);
+	fx_after(w, "x", false);
 	submit(a, ww);
 	submit(a, wa);
 	submit(a, w); /* the draft's record: a serial older than x's */
