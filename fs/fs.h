@@ -1329,6 +1329,13 @@ int fs_mountwatch_start(struct fs_ctx *ctx);
  */
 bool fs_mountwatch_aborted(void);
 
+/*
+ * fs_mountwatch_unmounted() - has the mount gone from this mount namespace (the watch
+ * saw it go, or its device is mounted nowhere here now)? False before the watch found
+ * the mount, and when /proc/self/mountinfo cannot be read.
+ */
+bool fs_mountwatch_unmounted(void);
+
 /* fs_mountwatch_stop() - stop and join it (sets ctx->stopping). */
 void fs_mountwatch_stop(struct fs_ctx *ctx);
 

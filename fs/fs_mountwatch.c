@@ -40,6 +40,9 @@ static bool watch_running;
 static bool watch_stopping;	/* atomic */
 static int watch_wake[2] = { -1, -1 };	/* fs_mountwatch_stop() writes a byte */
 static bool watch_aborted;	/* it aborted the connection (atomic) */
+static bool watch_saw_gone;	/* it saw the mount go from here (atomic) */
+static unsigned watch_major, watch_minor; /* the mount's device once found (atomic) */
+static bool watch_known;	/* ... they are set (atomic) */
 
 /* how long the helper may take to end once the mount is gone (its request under way) */
 #define HELPER_WAIT_MSEC 30000
@@ -209,6 +212,9 @@ static void *watch_main(void *arg)
 			unreadable = 0;
 			known = true;
 			gone = ended = false;
+			__atomic_store_n(&watch_major, major, __ATOMIC_SEQ_CST);
+			__atomic_store_n(&watch_minor, minor, __ATOMIC_SEQ_CST);
+			__atomic_store_n(&watch_known, true, __ATOMIC_SEQ_CST);
 		} else if (r == 0 && !known && ++looks >= 3) {
 			/* never seen (gone before the first look): nothing to watch */
 			fs_log(ctx, 3, "mount watch: %s not found in /proc/self/mountinfo",
@@ -221,6 +227,7 @@ static void *watch_main(void *arg)
 			 * the file system alive; without other copies the connection now ends
 			 * as after any unmount */
 			gone = true;
+			__atomic_store_n(&watch_saw_gone, true, __ATOMIC_SEQ_CST);
 			clock_gettime(CLOCK_MONOTONIC, &gone_at);
 			fs_notify_helper_release(ctx);
 		} else if (r == 0 && known && fs_notify_helper_running() &&
@@ -282,6 +289,18 @@ static void *watch_main(void *arg)
 bool fs_mountwatch_aborted(void)
 {
 	return __atomic_load_n(&watch_aborted, __ATOMIC_SEQ_CST);
+}
+
+bool fs_mountwatch_unmounted(void)
+{
+	unsigned major = __atomic_load_n(&watch_major, __ATOMIC_SEQ_CST);
+	unsigned minor = __atomic_load_n(&watch_minor, __ATOMIC_SEQ_CST);
+
+	if (__atomic_load_n(&watch_saw_gone, __ATOMIC_SEQ_CST))
+		return true;
+	/* the watch may not have looked since: by the device, wherever it is mounted */
+	return __atomic_load_n(&watch_known, __ATOMIC_SEQ_CST) &&
+	       fs_mountinfo_find("/proc/self/mountinfo", NULL, &major, &minor) == 0;
 }
 
 int fs_mountwatch_start(struct fs_ctx *ctx)

@@ -572,6 +572,16 @@ int main(int argc, char *argv[])
 				"the connection: a clean stop", r);
 		ret = 0;
 	}
+	/* the kernel tears the connection down at the unmount; a worker whose read of a
+	 * request raced with that gets ECONNABORTED rather than ENODEV (libfuse then logs
+	 * "reading device: Software caused connection abort"): seen after a burst, with
+	 * many requests in flight. The mount gone from here, it is the stop that was asked
+	 * for; with the mount still here, someone aborted a live daemon: an error */
+	if (ret && r == -ECONNABORTED && fs_mountwatch_unmounted()) {
+		fs_log(&ctx, 2, "the session loop ended with ECONNABORTED after the unmount: a "
+				"clean stop");
+		ret = 0;
+	}
 	/* a takeover under way ends first (then this head leads, and stops as a leader) */
 	fs_standby_stop(&ctx);
 	if (fs_store_deposed(ctx.store)) {
