@@ -218,7 +218,21 @@ done
 ok "failover times measured (${#times[@]})"
 IT_MNT=$IT_WORK/mnt-$ACTIVE IT_PID=$ACTIVE_PID IT_LOG=$IT_WORK/$ACTIVE.log
 kill -TERM "$STANDBY_PID"
-wait "$STANDBY_PID" 2>/dev/null
+# bounded, with the evidence of a standby that does not stop (a fresh-clone run once
+# timed out here, or in the it_stop after it, and left nothing to read)
+if wait_until 30 bash -c "! kill -0 $STANDBY_PID"; then
+	wait "$STANDBY_PID" 2>/dev/null
+else
+	not_ok "the standby exits on SIGTERM" "still running 30 s after it;" \
+		"threads (name wchan): $(for t in /proc/"$STANDBY_PID"/task/*; do
+			printf '%s %s; ' "$(cat "$t/comm" 2>/dev/null)" "$(cat "$t/wchan" 2>/dev/null)"
+		done)" \
+		"stacks: $(timeout 20 gdb -q -batch -p "$STANDBY_PID" -ex 'thread apply all bt 8' \
+			2>/dev/null | grep -E '^(#|Thread)' | tr '\n' '|' | cut -c1-6000)" \
+		"its log, last lines: $(tail -n 12 "$IT_WORK/$STANDBY.log" | tr '\n' '|')"
+	kill -KILL "$STANDBY_PID"
+	wait "$STANDBY_PID" 2>/dev/null
+fi
 it_stop
 
 # ---- agents across a takeover: running jobs keep their processes and generation ----
