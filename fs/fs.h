@@ -1823,10 +1823,10 @@ int fs_store_sync(struct fs_ctx *ctx);
  * fs_changed() does (without a ticket for this thread). Caller holds ctx->lock. Run by
  * the committer before each batch (after the last pass's cost, while submissions keep
  * coming: fs_commit.c), by fs_store_sync() without a store, by the heartbeat thread,
- * before each further line of one ctl write, and by a request that reads what a pass
+ * before each further line of one ctl write, by a request that reads what a pass
  * decides (wait_for_closing_uploads, fs_ops.c; not the notify helper's, nor a lookup
- * of a spec being written). Notes its cost in ctx->pass_cost_usec and its end in
- * ctx->pass_end_usec.
+ * of a spec being written), and by each HTTP read (fs_http.c). Notes the cost of a
+ * pass that ran in ctx->pass_cost_usec and its end in ctx->pass_end_usec.
  */
 void fs_pass_run_owed(struct fs_ctx *ctx);
 

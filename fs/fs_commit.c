@@ -435,15 +435,19 @@ int fs_store_sync(struct fs_ctx *ctx)
 void fs_pass_run_owed(struct fs_ctx *ctx)
 {
 	struct sched_cluster *c = ctx->cluster;
-	uint64_t before = c->version, t0;
+	uint64_t before = c->version, runs = c->passes_run, t0;
 
 	/* a standby's view is the leader's state as it wrote it: no pass of its own */
 	if (ctx->viewing || !sched_pass_is_owed(c))
 		return;
 	t0 = fs_now_usec();
 	sched_pass_run_owed(c, t0);
-	ctx->pass_end_usec = fs_now_usec();
-	ctx->pass_cost_usec = ctx->pass_end_usec - t0;
+	/* the spacing's measure (wait_for_pass_spacing): a pass that ran, not a retry
+	 * after a lack of memory that was not due yet */
+	if (c->passes_run != runs) {
+		ctx->pass_end_usec = fs_now_usec();
+		ctx->pass_cost_usec = ctx->pass_end_usec - t0;
+	}
 	if (c->version == before)
 		return;
 	/* fs_changed()'s wake-ups, without its ticket: fs_changed() calls into this file */

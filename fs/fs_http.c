@@ -154,6 +154,10 @@ static enum MHD_Result serve_path(struct fs_ctx *ctx, struct MHD_Connection *con
 				   path, r == -EINVAL ? " (not a valid name)" : "");
 	fs_joblog_prepare(ctx, &p);
 	pthread_mutex_lock(&ctx->lock);
+	/* what a pass owed by earlier requests decides, as a reader through the mount sees
+	 * it (wait_for_closing_uploads, fs_ops.c): a job just submitted says running or
+	 * pending with its reason, not "waiting for the first scheduling pass" */
+	fs_pass_run_owed(ctx);
 	r = fs_stat_sized(ctx, &p, &st, now, false);
 	/* "file/" is no path of the mount (ENOTDIR there) */
 	if (r == 0 && !S_ISDIR(st.st_mode) && path[1] && path[strlen(path) - 1] == '/')

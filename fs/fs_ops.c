@@ -88,23 +88,14 @@ static void wait_for_releases(struct fs_ctx *ctx, const struct fs_path *p)
 
 /*
  * Whether a request on @p from a client may answer with what a scheduling pass decides
- * (states, placements, reasons, every generated file, and which of a job's files
- * exist). The directories above the jobs' and a spec being written hold nothing a pass
- * decides: their lookups and a spec's create (two of the five requests of a `cp` into
- * jobs/) leave the owed pass to the committer, shared by every submission of its batch.
+ * (states, placements, reasons, every generated file, which of a job's files exist, and
+ * the directories' times: the last event's). A spec being written holds nothing a pass
+ * decides: its lookup and create (two of the five requests of a `cp` into jobs/) leave
+ * the owed pass to the committer, shared by every submission of its batch.
  */
 static bool answer_needs_pass(const struct fs_path *p)
 {
-	switch (p->kind) {
-	case FS_ROOT:
-	case FS_CLUSTER_DIR:
-	case FS_NODES_DIR:
-	case FS_QUEUES_DIR:
-	case FS_JOB_UPLOAD:
-		return false;
-	default:
-		return true;
-	}
+	return p->kind != FS_JOB_UPLOAD;
 }
 
 /*
