@@ -118,6 +118,7 @@ int sched_whatif_run(const struct sched_whatif_snapshot *s, const struct conf_jo
 	int r;
 
 	if (!copy || !o || !preempts) {
+		conf_job_spec_free(copy); /* not submitted: still ours */
 		r = -ENOMEM;
 		goto out;
 	}
