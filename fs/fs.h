@@ -2035,6 +2035,8 @@ int fs_cond_init(pthread_cond_t *cv);
 
 /* fs_deadline_in() - @ts := CLOCK_MONOTONIC now + @msec (>= 0), for an fs_cond_init() cv. */
 void fs_deadline_in(struct timespec *ts, long msec);
+/* fs_deadline_in_usec() - the same, @usec microseconds from now. */
+void fs_deadline_in_usec(struct timespec *ts, uint64_t usec);
 
 /* fs_deadline_passed() - has CLOCK_MONOTONIC reached @ts (from fs_deadline_in())? */
 bool fs_deadline_passed(const struct timespec *ts);

@@ -33,15 +33,20 @@ int fs_cond_init(pthread_cond_t *cv)
 	return -r;
 }
 
-void fs_deadline_in(struct timespec *ts, long msec)
+void fs_deadline_in_usec(struct timespec *ts, uint64_t usec)
 {
 	clock_gettime(CLOCK_MONOTONIC, ts);
-	ts->tv_sec += msec / 1000;
-	ts->tv_nsec += (msec % 1000) * 1000000L;
+	ts->tv_sec += (time_t)(usec / 1000000u);
+	ts->tv_nsec += (long)(usec % 1000000u) * 1000L;
 	if (ts->tv_nsec >= 1000000000L) {
 		ts->tv_sec++;
 		ts->tv_nsec -= 1000000000L;
 	}
+}
+
+void fs_deadline_in(struct timespec *ts, long msec)
+{
+	fs_deadline_in_usec(ts, msec > 0 ? (uint64_t)msec * 1000u : 0);
 }
 
 bool fs_deadline_passed(const struct timespec *ts)

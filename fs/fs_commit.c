@@ -267,12 +267,7 @@ static void wait_for_pass_spacing(struct fs_ctx *ctx)
 									  : PASS_SPACING_QUIET_USEC;
 		struct timespec ts;
 
-		fs_deadline_in(&ts, 0);
-		ts.tv_nsec += (long)(wait * 1000u);
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		fs_deadline_in_usec(&ts, wait);
 		if (pthread_cond_timedwait(&ctx->commit_cv, &ctx->lock, &ts) == ETIMEDOUT)
 			break; /* quiet: every submission that was coming has come */
 	}
