@@ -6,14 +6,18 @@
  * at none, and with no child left, the number is dead and never used again). A node is
  * its name in its parent's node, as the kernel's dentries are: after an rmdir the name
  * is detached, a new directory of that name is a new node, and what the kernel still
- * holds of the old one (an open file in it) keeps its own numbers. Each node keeps its
- * absolute path too (names never move: rename is refused), for the path handlers.
- * Hashes find a node by number and by (parent, name); both grow with what the kernel
- * holds, which the kernel bounds (it forgets under memory pressure).
+ * holds of the old one (an open file in it) keeps its own numbers. A node keeps only its
+ * own name: its absolute path, for the path handlers, is its parents' names (names never
+ * move: rename is refused). Hashes find a node by number and by (parent, name); both grow
+ * with what the kernel holds, which the kernel bounds (it forgets under memory pressure).
+ * A node is what the kernel holds of every name read (about 20 a job once its files were
+ * read), so it is kept small: 80 or 96 bytes of heap for the names of a job's files,
+ * where a copy of the path made it 128 to 144.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,9 +32,7 @@ struct fs_inode {
 	struct fs_inode *child, *sibling, **prev_sibling; /* the parent's list of nodes */
 	uint64_t ino, nlookup;
 	bool detached;				/* not found by name any more (rmdir) */
-	uint32_t hash;				/* of (parent, name) */
-	const char *name;			/* in path */
-	char path[];
+	char name[];				/* "" for the root */
 };
 
 static uint32_t name_hash(uint64_t parent, const char *name)
@@ -61,9 +63,24 @@ static struct fs_inode *find_name(const struct fs_inodes *t, const struct fs_ino
 {
 	struct fs_inode *n = t->by_name[hash & (t->cap - 1)];
 
-	while (n && (n->hash != hash || n->parent != parent || strcmp(n->name, name) != 0))
+	while (n && (n->parent != parent || strcmp(n->name, name) != 0))
 		n = n->next_name;
 	return n;
+}
+
+/* The bytes of a node named by @nlen bytes: its name starts inside the struct's tail
+ * padding (never less than the struct: the compiler's bounds checks count on it). */
+static size_t node_size(size_t nlen)
+{
+	size_t n = offsetof(struct fs_inode, name) + nlen + 1;
+
+	return n < sizeof(struct fs_inode) ? sizeof(struct fs_inode) : n;
+}
+
+/* The hash of named node @n (not the root): made again when needed, not kept. */
+static uint32_t node_hash(const struct fs_inode *n)
+{
+	return name_hash(n->parent->ino, n->name);
 }
 
 static void link_ino(struct fs_inodes *t, struct fs_inode *n)
@@ -76,7 +93,7 @@ static void link_ino(struct fs_inodes *t, struct fs_inode *n)
 
 static void link_name(struct fs_inodes *t, struct fs_inode *n)
 {
-	size_t i = n->hash & (t->cap - 1);
+	size_t i = node_hash(n) & (t->cap - 1);
 
 	n->next_name = t->by_name[i];
 	t->by_name[i] = n;
@@ -84,7 +101,7 @@ static void link_name(struct fs_inodes *t, struct fs_inode *n)
 
 static void unlink_name(struct fs_inodes *t, struct fs_inode *n)
 {
-	struct fs_inode **pp = &t->by_name[n->hash & (t->cap - 1)];
+	struct fs_inode **pp = &t->by_name[node_hash(n) & (t->cap - 1)];
 
 	while (*pp && *pp != n)
 		pp = &(*pp)->next_name;
@@ -128,7 +145,7 @@ int fs_inodes_init(struct fs_inodes *t)
 	t->cap = 1024;
 	t->by_ino = calloc(t->cap, sizeof(*t->by_ino));
 	t->by_name = calloc(t->cap, sizeof(*t->by_name));
-	root = calloc(1, sizeof(*root) + 2);
+	root = calloc(1, node_size(0));
 	if (!t->by_ino || !t->by_name || !root) {
 		free(t->by_ino);
 		free(t->by_name);
@@ -144,8 +161,6 @@ int fs_inodes_init(struct fs_inodes *t)
 	pthread_rwlockattr_destroy(&ra);
 	root->ino = FUSE_ROOT_ID;
 	root->nlookup = 1; /* the kernel never forgets the root */
-	root->path[0] = '/';
-	root->name = root->path + 1;
 	link_ino(t, root);
 	t->count = 1;
 	t->next_ino = FUSE_ROOT_ID + 1;
@@ -179,11 +194,38 @@ static bool is_stale(const struct fs_inode *n)
 	return false;
 }
 
+/* The length of @n's absolute path: "/" for the root, else "/" and a name a level. */
+static size_t path_len(const struct fs_inode *n)
+{
+	size_t len = 0;
+
+	for (; n->parent; n = n->parent)
+		len += 1 + strlen(n->name);
+	return len ? len : 1;
+}
+
+/* @n's absolute path, path_len(@n) bytes and a NUL, into @buf: written from its end. */
+static void path_write(const struct fs_inode *n, char *buf, size_t len)
+{
+	buf[len] = '\0';
+	if (!n->parent) {
+		buf[0] = '/';
+		return;
+	}
+	for (; n->parent; n = n->parent) {
+		size_t k = strlen(n->name);
+
+		len -= k;
+		memcpy(buf + len, n->name, k);
+		buf[--len] = '/';
+	}
+}
+
 int fs_inode_lookup(struct fs_inodes *t, uint64_t parent_ino, const char *name,
 		    uint64_t *ret_ino)
 {
 	struct fs_inode *parent, *n;
-	size_t plen, nlen = strlen(name);
+	size_t nlen = strlen(name);
 	uint32_t hash = name_hash(parent_ino, name);
 	int r = 0;
 
@@ -202,22 +244,17 @@ int fs_inode_lookup(struct fs_inodes *t, uint64_t parent_ino, const char *name,
 	}
 	n = find_name(t, parent, name, hash);
 	if (!n) {
-		plen = strlen(parent->path);
-		if (plen + 1 + nlen + 1 > FS_PATH_BYTES) {
+		/* the root's path is "/" alone: its children's are "/" and the name */
+		if ((parent->parent ? path_len(parent) : 0) + 1 + nlen + 1 > FS_PATH_BYTES) {
 			r = -ENAMETOOLONG;
 			goto out;
 		}
-		n = calloc(1, sizeof(*n) + plen + 1 + nlen + 1);
+		n = calloc(1, node_size(nlen));
 		if (!n) {
 			r = -ENOMEM;
 			goto out;
 		}
-		memcpy(n->path, parent->path, plen);
-		if (plen > 1)
-			n->path[plen++] = '/';
-		memcpy(n->path + plen, name, nlen + 1);
-		n->name = n->path + plen;
-		n->hash = hash;
+		memcpy(n->name, name, nlen + 1);
 		n->ino = t->next_ino++;
 		n->parent = parent;
 		n->sibling = parent->child;
@@ -241,16 +278,17 @@ out:
 int fs_inode_path(struct fs_inodes *t, uint64_t ino, char *buf, size_t size, bool *ret_stale)
 {
 	const struct fs_inode *n;
+	size_t len;
 	int r = 0;
 
 	pthread_mutex_lock(&t->mu);
 	n = find_ino(t, ino);
 	if (!n)
 		r = -ESTALE;
-	else if (strlen(n->path) >= size)
+	else if ((len = path_len(n)) >= size)
 		r = -ENAMETOOLONG;
 	else {
-		memcpy(buf, n->path, strlen(n->path) + 1);
+		path_write(n, buf, len);
 		if (ret_stale)
 			*ret_stale = is_stale(n);
 	}

@@ -100,6 +100,43 @@ static void test_lookup_makes_one_number_per_name(void **state)
 	assert_int_equal(fs_inode_path(t, 999999, path, sizeof(path), NULL), -ESTALE);
 }
 
+/* A node keeps its name only: the path is made from the names above it, whatever the
+ * depth, and one that would pass FS_PATH_BYTES is refused where it would. */
+static void test_paths_are_made_from_the_names_above(void **state)
+{
+	struct fs_inodes *t = *state;
+	uint64_t ino = FUSE_ROOT_ID, deep;
+	char path[FS_PATH_BYTES], want[FS_PATH_BYTES], name[201];
+	size_t len = 0;
+
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	/* "/" and 200 bytes a level: 20 levels make 4,020 bytes and a NUL */
+	for (int level = 0; level < 20; level++) {
+		name[0] = (char)('a' + level);
+		assert_int_equal(fs_inode_lookup(t, ino, name, &ino), 0);
+		len += (size_t)snprintf(want + len, sizeof(want) - len, "/%s", name);
+	}
+	assert_int_equal(fs_inode_path(t, ino, path, sizeof(path), NULL), 0);
+	assert_string_equal(path, want);
+	/* too small a buffer: refused, not cut */
+	assert_int_equal(fs_inode_path(t, ino, path, len, NULL), -ENAMETOOLONG);
+	assert_int_equal(fs_inode_path(t, ino, path, len + 1, NULL), 0);
+	/* a name that fills the path to FS_PATH_BYTES with its NUL fits; one byte more does not */
+	memset(name, 'x', sizeof(name) - 1);
+	name[FS_PATH_BYTES - 1 - len - 1] = '\0';
+	assert_int_equal(fs_inode_lookup(t, ino, name, &deep), 0);
+	assert_int_equal(fs_inode_path(t, deep, path, sizeof(path), NULL), 0);
+	assert_int_equal(strlen(path), FS_PATH_BYTES - 1);
+	name[FS_PATH_BYTES - 1 - len - 1] = 'x';
+	name[FS_PATH_BYTES - 1 - len] = '\0';
+	assert_int_equal(fs_inode_lookup(t, ino, name, &deep), -ENAMETOOLONG);
+	/* a name of the root's own */
+	assert_int_equal(fs_inode_lookup(t, FUSE_ROOT_ID, "cluster", &deep), 0);
+	assert_int_equal(fs_inode_path(t, deep, path, sizeof(path), NULL), 0);
+	assert_string_equal(path, "/cluster");
+}
+
 static void test_rmdir_makes_the_old_number_stale(void **state)
 {
 	struct fs_inodes *t = *state;
@@ -362,6 +399,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_lookup_makes_one_number_per_name, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_paths_are_made_from_the_names_above, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_rmdir_makes_the_old_number_stale, setup,
 						teardown),
