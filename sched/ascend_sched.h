@@ -167,7 +167,9 @@ struct sched_server {
 	bool suspect;			/* sched_server_is_suspect() as of the cluster's
 					 * place_now_usec (sched_place_begin()): placement
 					 * takes it last */
-	struct sched_npu npus[CONF_SERVER_NPUS_MAX];
+	struct sched_npu *npus;		/* conf->npu_count, by device id: a run of the
+					 * cluster's one array of NPUs (borrowed; sized to
+					 * the server, so 8-NPU servers do not pay for 16) */
 	unsigned npus_free;		/* free and placeable NPUs */
 	unsigned jobs_running;		/* distinct jobs holding NPUs here */
 	uint64_t version;		/* bumped when what sched_server_save() keeps may have
@@ -650,6 +652,8 @@ struct sched_cluster {
 	struct conf_cluster *conf;	/* owned */
 	struct sched_server *servers;	/* conf->server_count entries */
 	size_t server_count;
+	struct sched_npu *npu_store;	/* every server's NPUs, in inventory order (owned;
+					 * each server's npus is its run) */
 	const struct conf_server_type *types[16]; /* server types present, inventory order */
 	size_t type_count;
 	char **switch_names;		/* borrowed from conf, first-seen order */
@@ -1849,7 +1853,8 @@ int sched_server_clear_npu(struct sched_cluster *c, const char *name, unsigned n
  * holding NPUs here whose name it does not list (any generation): this server's slice is
  * gone, and a job whose slices are all gone releases its NPUs now and ends in stop_to,
  * before this report's pass. A report without one leaves stopping jobs to their
- * deadline. Returns 0 or -ENOENT (no such server).
+ * deadline. Returns 0, -ENOENT (no such server) or -EINVAL (an NPU id at or past the
+ * server's count: nothing was applied).
  */
 int sched_server_report(struct sched_cluster *c, unsigned server,
 			const struct conf_health_report *r, uint64_t now_usec);

@@ -106,6 +106,7 @@ static int switch_index_of(struct sched_cluster *c, char *name)
 int sched_cluster_new(struct conf_cluster *conf, struct sched_cluster **ret)
 {
 	struct sched_cluster *c;
+	size_t npu_count = 0;
 
 	c = calloc(1, sizeof(*c));
 	if (!c)
@@ -114,6 +115,9 @@ int sched_cluster_new(struct conf_cluster *conf, struct sched_cluster **ret)
 	c->server_count = conf->server_count;
 	c->servers = calloc(conf->server_count ? conf->server_count : 1, sizeof(*c->servers));
 	c->switch_names = calloc(conf->server_count ? conf->server_count : 1, sizeof(char *));
+	for (size_t i = 0; i < conf->server_count; i++)
+		npu_count += conf->servers[i].npu_count;
+	c->npu_store = calloc(npu_count ? npu_count : 1, sizeof(*c->npu_store));
 	c->event_cap = conf->event_history < 64 ? conf->event_history : 64; /* grows to
 			 * conf->event_history, then wraps */
 	c->events = malloc(c->event_cap * sizeof(*c->events));
@@ -123,7 +127,7 @@ int sched_cluster_new(struct conf_cluster *conf, struct sched_cluster **ret)
 #ifdef ASCENDFS_PARANOID
 	c->check_invariants = true;
 #endif
-	if (!c->servers || !c->switch_names || !c->events || !c->queue_used ||
+	if (!c->servers || !c->switch_names || !c->npu_store || !c->events || !c->queue_used ||
 	    !c->queue_quota_file)
 		goto fail_cluster;
 	for (size_t i = 0; i < conf->queue_count; i++)
@@ -137,6 +141,7 @@ int sched_cluster_new(struct conf_cluster *conf, struct sched_cluster **ret)
 		s->cluster = c;
 		s->switch_index = (unsigned)switch_index_of(c, conf->servers[i].leaf_switch);
 		s->state = SCHED_SERVER_UNKNOWN;
+		s->npus = c->npu_store + c->npus_total;
 		for (unsigned d = 0; d < s->conf->npu_count; d++) {
 			s->npus[d].device_id = d;
 			s->npus[d].health = SCHED_HEALTH_OK;
@@ -163,6 +168,7 @@ fail_cluster:
 	free(c->queue_used);
 	free(c->queue_quota_file);
 	free(c->servers);
+	free(c->npu_store);
 	free(c->switch_names);
 	free(c->events);
 	sched_account_free(c);
@@ -198,6 +204,7 @@ void sched_cluster_free(struct sched_cluster *c)
 	sched_devip_index_free(c);
 	sched_placeidx_free(c);
 	free(c->servers);
+	free(c->npu_store);
 	free(c->switch_names);
 	free(c->events);
 	sched_account_free(c);

@@ -564,6 +564,11 @@ int sched_server_report(struct sched_cluster *c, unsigned server,
 	if (server >= c->server_count)
 		return -ENOENT;
 	s = &c->servers[server];
+	/* a server's NPUs are a run of the cluster's array: an id past its count would be
+	 * another server's */
+	for (size_t i = 0; i < r->npu_count; i++)
+		if (r->npus[i].id >= s->conf->npu_count)
+			return -EINVAL;
 	s->version++;
 	if (s->state != SCHED_SERVER_READY) {
 		sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, s->conf->name, -1,

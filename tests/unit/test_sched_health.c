@@ -209,6 +209,29 @@ static void test_health_warning_is_logged_only(void **state)
 	sched_cluster_free(c);
 }
 
+/* A report naming an NPU past the server's count changes nothing: each server's NPUs are
+ * a run of one array, so NPU 8 of an 8-NPU server would be the next server's NPU 0. */
+static void test_health_npu_past_the_server_is_refused(void **state)
+{
+	struct fx_opts o = { .servers = 2 };
+	struct sched_cluster *c = fx_cluster(&o);
+	struct conf_health_report r = { .npu_count = 2 };
+	uint64_t version = c->servers[0].version;
+
+	(void)state;
+	r.npus[0] = (struct conf_health_npu){ .id = 0, .has_level = true,
+					      .level = CONF_HEALTH_CRITICAL };
+	r.npus[1] = (struct conf_health_npu){ .id = c->servers[0].conf->npu_count,
+					      .has_level = true, .level = CONF_HEALTH_CRITICAL };
+	assert_int_equal(sched_server_report(c, 0, &r, tick(1)), -EINVAL);
+	assert_false(c->servers[0].npus[0].isolated);
+	assert_false(c->servers[1].npus[0].isolated);
+	assert_int_equal(c->servers[0].state, SCHED_SERVER_UNKNOWN);
+	assert_true(c->servers[0].version == version);
+	fx_run(c, "all", 16);
+	sched_cluster_free(c);
+}
+
 /* Three faults within the window: manual isolation; OK does not return it, clear does. */
 static void test_health_repeated_faults_escalate_to_manual(void **state)
 {
@@ -861,6 +884,12 @@ static int try_report(struct sched_cluster *c, unsigned server, const char *text
  * NPU reported: each refused with EINVAL, changing nothing. After every report accepted,
  * the rank table of a job over both servers passes the project's HCCL checker.
  */
+/* The bytes of server @i's NPUs (its own count of them). */
+static size_t npus_bytes(const struct sched_cluster *c, size_t i)
+{
+	return c->servers[i].conf->npu_count * sizeof(struct sched_npu);
+}
+
 static void test_health_device_ip_conflicts_are_refused(void **state)
 {
 	static const struct {
@@ -899,8 +928,8 @@ static void test_health_device_ip_conflicts_are_refused(void **state)
 	check_table(c, j, 16);
 	for (int round = 0; round < 2; round++) {
 		for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
-			memcpy(before[0], c->servers[0].npus, sizeof(before[0]));
-			memcpy(before[1], c->servers[1].npus, sizeof(before[1]));
+			memcpy(before[0], c->servers[0].npus, npus_bytes(c, 0));
+			memcpy(before[1], c->servers[1].npus, npus_bytes(c, 1));
 			version = c->version;
 			if (try_report(c, refused[i].server, refused[i].text, why) != -EINVAL)
 				fail_msg("round %d: accepted: %s", round, refused[i].text);
@@ -908,8 +937,8 @@ static void test_health_device_ip_conflicts_are_refused(void **state)
 				fail_msg("%s: got \"%s\", want \"%s\"", refused[i].text, why,
 					 refused[i].why);
 			assert_true(c->version == version);
-			assert_memory_equal(before[0], c->servers[0].npus, sizeof(before[0]));
-			assert_memory_equal(before[1], c->servers[1].npus, sizeof(before[1]));
+			assert_memory_equal(before[0], c->servers[0].npus, npus_bytes(c, 0));
+			assert_memory_equal(before[1], c->servers[1].npus, npus_bytes(c, 1));
 			check_table(c, j, 16);
 		}
 		/*
@@ -988,6 +1017,7 @@ int main(void)
 		cmocka_unit_test(test_health_max_restarts_fails_the_job),
 		cmocka_unit_test(test_health_alarm_preisolates_and_keeps_the_job),
 		cmocka_unit_test(test_health_warning_is_logged_only),
+		cmocka_unit_test(test_health_npu_past_the_server_is_refused),
 		cmocka_unit_test(test_health_repeated_faults_escalate_to_manual),
 		cmocka_unit_test(test_health_heartbeat_loss_recovers_elsewhere),
 		cmocka_unit_test(test_health_node_critical_isolates_the_server),
