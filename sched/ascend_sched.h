@@ -429,6 +429,11 @@ struct sched_job {
 	unsigned char hold_kind;	/* enum sched_job_hold: a pending (or stopping to
 					 * pending) job the pass passes by; a held job is not
 					 * in the pending order (sched_pend_order.c) */
+	bool array_record;		/* sched_job_is_array(), kept beside hold_kind: the
+					 * pass asks it of every waiting job, and the spec it
+					 * is made of is a cache miss away (set where the spec
+					 * and array_serial are, checked by
+					 * sched_check_invariants()) */
 	struct sched_dep *deps;		/* its spec's `after:` (sched_deps.c): one per
 					 * spec->after entry, or NULL */
 	unsigned deps_waiting;		/* of them not met yet: while > 0 the job is passed by

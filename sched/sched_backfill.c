@@ -545,6 +545,8 @@ void sched_wait_behind(struct pass *p, struct sched_job *j, const struct resv *h
 					 "(its status.json says from when)",
 		need, need == 1 ? "" : "s",
 		h->start == UINT64_MAX ? "it starts when they do" :
-		j->spec->time_limit_sec ? "its time_limit runs past that start" :
+		/* not j->spec: the arguments are read for every job, the sentence is made
+		 * only when the key changed */
+		j->limit_left_usec != UINT64_MAX ? "its time_limit runs past that start" :
 		"with a time_limit that ends before then it could start at once");
 }

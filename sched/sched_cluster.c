@@ -786,6 +786,12 @@ int sched_check_invariants(const struct sched_cluster *c, char *reason)
 			const struct sched_job *j = c->jobs[i];
 
 			waiting += j->deps_waiting != 0;
+			if (j->array_record != sched_job_is_array(j)) {
+				sched_reason(reason, "job %s: array_record says %d, its spec and "
+						     "array_serial %d", j->name, j->array_record,
+					     sched_job_is_array(j));
+				return -EUCLEAN;
+			}
 			if (j->deps_waiting && j->state != SCHED_JOB_PENDING) {
 				sched_reason(reason, "job %s is %s but waits for %u dependencies",
 					     j->name, sched_job_state_name(j->state),

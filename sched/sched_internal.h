@@ -116,8 +116,7 @@ uint64_t sched_stop_overhead_usec(const struct sched_cluster *c);
  */
 static inline bool sched_job_is_held(const struct sched_job *j)
 {
-	return j->hold_kind || j->deps_waiting || (j->spec && j->spec->array.count &&
-						   !j->array_serial);
+	return j->hold_kind || j->deps_waiting || j->array_record;
 }
 
 /* ---- job dependencies (sched_deps.c) ---- */

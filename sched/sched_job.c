@@ -1111,6 +1111,7 @@ static int job_admit_as(struct sched_cluster *c, struct conf_job_spec *spec, uid
 		j->array_serial = array->serial;
 		j->array_index = index;
 	}
+	j->array_record = sched_job_is_array(j);
 	if (spec->array.count && !array) {
 		char set[CONF_ARRAY_TEXT_MAX], why[SCHED_REASON_MAX];
 		bool waits = false;

@@ -461,6 +461,7 @@ static void pass_free(struct pass *p)
 	sched_pass_shared_reasons_free(p);
 	sched_capidx_free(p);
 	free(p->stopping);
+	free(p->stopping_by);
 	free(p->first);
 	free(p->committed);
 	free(p->suspect);

@@ -104,6 +104,9 @@ struct pass {
 	 * (sched_frees_for_preemptor), sorted by preemptor */
 	struct sched_job **stopping;
 	size_t nstopping;
+	/* stopping[i]->preempted_by_serial, side by side: every pending job of a pass is
+	 * looked up here (a few cached lines, not a job's record each step) */
+	uint64_t *stopping_by;
 	/* their pending preemptors, by priority (sched_find_preemptors) */
 	struct pend *first;
 	size_t nfirst, next_first;

@@ -513,16 +513,16 @@ size_t sched_stopping_for(const struct pass *p, const struct sched_job *j, size_
 {
 	size_t lo = 0, hi = p->nstopping, n = 0;
 
-	/* p->stopping is sorted by preemptor serial: find the first of j's */
+	/* sorted by preemptor serial: find the first of j's */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (p->stopping[mid]->preempted_by_serial < j->serial)
+		if (p->stopping_by[mid] < j->serial)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	while (lo + n < p->nstopping && p->stopping[lo + n]->preempted_by_serial == j->serial)
+	while (lo + n < p->nstopping && p->stopping_by[lo + n] == j->serial)
 		n++;
 	*ret_first = lo;
 	return n;
@@ -712,8 +712,10 @@ void sched_find_preemptors(struct pass *p)
 	for (size_t i = 0; i < c->job_count; i++) {
 		struct sched_job *j = c->jobs[i];
 
-		if (j->state != SCHED_JOB_PENDING || sched_job_is_held(j) || !j->spec ||
-		    !sched_stopping_for(p, j, &first))
+		/* the lookup first: it reads what every check before it read (the record's
+		 * first line), and rules out almost every job */
+		if (j->state != SCHED_JOB_PENDING || !sched_stopping_for(p, j, &first) ||
+		    sched_job_is_held(j) || !j->spec)
 			continue;
 		p->first[p->nfirst++] = sched_pend_of(j, eff_priority(c, j));
 	}
@@ -742,6 +744,15 @@ void sched_preempt_collect(struct pass *p)
 				p->stopping[p->nstopping++] = c->jobs[i];
 		if (p->stopping)
 			qsort(p->stopping, p->nstopping, sizeof(*p->stopping), by_preemptor);
+		p->stopping_by = malloc((p->nstopping ? p->nstopping : 1) * sizeof(*p->stopping_by));
+		if (!p->stopping_by) {
+			free(p->stopping);
+			p->stopping = NULL;
+			p->nstopping = 0;
+			p->incomplete = true;
+		}
+		for (size_t i = 0; i < p->nstopping; i++)
+			p->stopping_by[i] = p->stopping[i]->preempted_by_serial;
 	}
 	p->committed = calloc(nq ? nq : 1, sizeof(*p->committed));
 	p->incomplete |= !p->committed; /* owed again: it could preempt nothing */
@@ -749,8 +760,8 @@ void sched_preempt_collect(struct pass *p)
 		struct sched_job *j = c->jobs[i];
 		uint64_t dl;
 
-		if (j->state == SCHED_JOB_PENDING && !sched_job_is_held(j) &&
-		    sched_has_stopping_for(p, j, &dl))
+		if (j->state == SCHED_JOB_PENDING && sched_has_stopping_for(p, j, &dl) &&
+		    !sched_job_is_held(j))
 			p->committed[j->queue_index] += j->spec->npus_min;
 	}
 }

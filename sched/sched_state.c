@@ -891,6 +891,7 @@ static int job_derive(struct sched_cluster *c, struct sched_job *j, char *reason
 	j->need_min = spec->npus_min;
 	j->need_max = spec->npus_max;
 	j->type_mask = sched_type_mask(c, spec->npus_min, sched_job_type(c, j));
+	j->array_record = sched_job_is_array(j);
 	if (spec->time_limit_sec) {
 		uint64_t limit = spec->time_limit_sec * 1000000u;
 

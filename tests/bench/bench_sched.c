@@ -30,6 +30,9 @@
  * Run: meson test -C build --benchmark -v sched
  *  or: bench_sched [--part a|b] [--philly PATH] [--philly-jobs N] [--philly-servers N]
  *                  [--pending N]  (part A's backlog; 100000 for the issue-16 row)
+ * Profile only part A's timed steps of the configuration under test: BENCH_PERF_CTL names
+ * the control FIFO of `perf record --control fifo:CTL -D -1`, told "enable" before them
+ * and "disable" after (mkfifo CTL first).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -344,6 +347,18 @@ static int a_submit_pending(struct sched_cluster *c, uint64_t *rng, const char *
 	return submit(c, name, npus, queue, prio, limit, now, NULL);
 }
 
+/* Tell `perf record --control` (BENCH_PERF_CTL, a FIFO) to @cmd; nothing without it. */
+static void perf_ctl(const char *cmd)
+{
+	const char *path = getenv("BENCH_PERF_CTL");
+	FILE *f = path && *path ? fopen(path, "w") : NULL;
+
+	if (!f)
+		return;
+	fprintf(f, "%s\n", cmd);
+	fclose(f);
+}
+
 static int a_run(bool easy, struct a_result *res)
 {
 	struct cluster_opts o = { A_SERVERS, A_SWITCHES, easy, easy, a_queues_yaml };
@@ -422,6 +437,8 @@ static int a_run(bool easy, struct a_result *res)
 	cursor = c->next_event_seq - 1;
 	pre0 = c->preemptions;
 	bf0 = c->backfilled;
+	if (easy)
+		perf_ctl("enable");
 	for (unsigned i = 0; i < A_PASSES; i++) {
 		struct sched_job *j;
 
@@ -470,6 +487,8 @@ static int a_run(bool easy, struct a_result *res)
 	}
 	res->preemptions = c->preemptions - pre0;
 	res->backfilled = c->backfilled - bf0;
+	if (easy)
+		perf_ctl("disable");
 	res->post_running = jobs_in_state(c, SCHED_JOB_RUNNING);
 	res->post_pending = jobs_in_state(c, SCHED_JOB_PENDING);
 	r = 0;
