@@ -373,7 +373,7 @@ struct sched_dep {
 
 struct sched_job {
 	/* fields a scheduling pass reads for every pending job, kept in the first 64
-	 * bytes (one or two cache lines, as malloc places the job) */
+	 * bytes: one cache line (sched_job_alloc() aligns the record) */
 	enum sched_job_state state;
 	enum sched_requeue_cause requeue_cause;
 	uint32_t type_mask;		/* server types it can run on (sched_type_mask) */
@@ -385,23 +385,29 @@ struct sched_job {
 	uint64_t reason_key;		/* key of the pending reason (sched_queue.c) */
 	uint64_t limit_left_usec;	/* pending: time_limit minus run time so far;
 					 * UINT64_MAX without a time_limit */
-	/* end of the first cache line */
-	struct conf_job_spec *spec;	/* owned; NULL for drafts and some rejections */
-	char name[CONF_NAME_MAX + 1];	/* also the job id */
-	uid_t uid;			/* owner (submitting uid) */
-	gid_t gid;
+	/* end of the first cache line; then what a pass writes of a waiting job whose
+	 * reason changes (sched_job_set_pending_reason()): when the job first in line
+	 * changes, that is every job waiting behind it */
 	const char *reason;		/* pending reason / rejection / failure: at most
 					 * SCHED_REASON_MAX - 1 bytes, never NULL once the
 					 * job is in c->jobs; shared by every job of the same
 					 * text (interned, sched_reason.c): read-only, changed
 					 * by sched_job_set_reason() only */
+	uint64_t change_usec;		/* the last change of state or reason */
+	uint64_t version;		/* bumped on every change (cache key for readers), by
+					 * sched_job_touch() only */
+	struct sched_dirty_link dirty[SCHED_DIRTY_LIST_COUNT]; /* see sched_job_touch() */
+	struct conf_job_spec *spec;	/* owned; NULL for drafts and some rejections */
+	char name[CONF_NAME_MAX + 1];	/* also the job id */
+	uid_t uid;			/* owner (submitting uid) */
+	gid_t gid;
 	char *spec_text;		/* owned; normalized spec YAML, NULL without spec */
 	size_t spec_len;
 	unsigned generation;		/* +1 per placement; a resubmitted name continues from
 					 * the old job's count (1 on a new name's first) */
 	unsigned restarts;
 	uint64_t generation_usec;	/* when the current generation began */
-	uint64_t submit_usec, start_usec, end_usec, change_usec;
+	uint64_t submit_usec, start_usec, end_usec;
 	uint64_t pending_since_usec;	/* when it last entered the pending state (a new
 					 * reason while pending does not move it); not saved */
 	uint64_t eligible_usec;		/* since when it may start, for the age of
@@ -490,10 +496,7 @@ struct sched_job {
 	unsigned runs_dropped;		/* generations dropped between runs[0] and runs[1] */
 	uint64_t dropped_npu_usec;	/* their NPU-microseconds, and how many a fault */
 	unsigned dropped_faults;	/* ended, for the accounting record (saved) */
-	uint64_t version;		/* bumped on every change (cache key for readers), by
-					 * sched_job_touch() only */
 	uint64_t notified_version;	/* for the embedding program: what it last announced */
-	struct sched_dirty_link dirty[SCHED_DIRTY_LIST_COUNT]; /* see sched_job_touch() */
 	bool held;			/* a sched_hold names it: its holder's submission
 					 * replaces it, max_job_count never drops it */
 	uint64_t saved_version;		/* for the embedding program's store: what it saved */

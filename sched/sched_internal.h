@@ -284,6 +284,13 @@ void sched_jobs_unindex(struct sched_cluster *c, const struct sched_job *j);
 /* sched_holds_free() - free every sched_hold of @c (the cluster is being freed). */
 void sched_holds_free(struct sched_cluster *c);
 
+/*
+ * sched_job_alloc() - a zeroed job record on a cache line of its own start, so the
+ * fields a pass reads of every waiting job (the first 64 bytes) are one line; NULL
+ * without memory. Freed by sched_job_free() (free()).
+ */
+struct sched_job *sched_job_alloc(void);
+
 /* sched_job_free() - free a job and what it owns (it must hold no NPUs). */
 void sched_job_free(struct sched_job *j);
 

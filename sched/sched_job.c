@@ -187,6 +187,15 @@ void sched_job_set_pending_reason(struct sched_cluster *c, struct sched_job *j,
 	sched_cluster_changed(c);
 }
 
+struct sched_job *sched_job_alloc(void)
+{
+	void *j;
+
+	if (posix_memalign(&j, 64, sizeof(struct sched_job)) != 0)
+		return NULL;
+	return memset(j, 0, sizeof(struct sched_job));
+}
+
 /* What a pass reads of every pending job stays within the job's first 64 bytes. */
 _Static_assert(offsetof(struct sched_job, limit_left_usec) + sizeof(uint64_t) <= 64,
 	       "the fields a pass reads fit in a job's first 64 bytes");
@@ -636,7 +645,7 @@ static int job_new(struct sched_cluster *c, const char *name, bool active, uid_t
 	/* allocate first: a refused submission must not lose the old record */
 	if (jobs_reserve(c) < 0)
 		return -ENOMEM;
-	j = calloc(1, sizeof(*j));
+	j = sched_job_alloc();
 	if (!j)
 		return -ENOMEM;
 	j->reason = j->preempted_by = j->stop_server = "";

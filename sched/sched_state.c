@@ -1268,7 +1268,7 @@ int sched_job_load_decoded(struct sched_cluster *c, struct sched_job_decoded *d,
 	 * (sched_restore_finish()) */
 	c->deps_loading = true;
 
-	j = calloc(1, sizeof(*j));
+	j = sched_job_alloc();
 	if (!j) {
 		sched_job_decoded_free(d);
 		return -ENOMEM;
