@@ -88,7 +88,10 @@ struct fs_joblogs {
 
 /* A handle's view of a log (fs_handle.log). */
 struct fs_joblog_view {
-	struct fs_joblog *log;		/* a reference */
+	struct fs_joblog *log;		/* a reference; NULL for a reader of a log that had
+					 * no record yet (taken at its first read after one
+					 * was made: atomic) */
+	uint64_t serial;		/* the job's */
 	int fd;				/* readers: the file read; -1 = none yet */
 	bool old;			/* log.1: a snapshot at open */
 	uint64_t rot;			/* the rotation whose current file fd is */
@@ -761,12 +764,20 @@ int fs_joblog_open(struct fs_ctx *ctx, struct fs_handle *h, uint64_t serial, boo
 	v->per_proc = h->path.kind == FS_JOB_PROC_LOG || h->path.kind == FS_JOB_PROC_LOG_OLD;
 	v->filter.proc = h->path.proc;
 	v->writer = writer;
-	v->log = log_get(t, serial, h->path.job, writer || !v->old);
-	if (!v->log) {
+	v->serial = serial;
+	/* a reader makes no record: reading every job's log (find | xargs cat) would keep
+	 * one for each of 10,000 jobs that never wrote a line; it reads nothing until a
+	 * writer made one (fs_joblog_read() takes it then) */
+	v->log = log_get(t, serial, h->path.job, writer);
+	if (!v->log && (writer || v->old)) {
 		bool old = v->old;
 
 		free(v);
 		return old ? -ENOENT : -ENOMEM;
+	}
+	if (!v->log) {
+		h->log = v;
+		return 0;
 	}
 	if (writer) {
 		pthread_mutex_lock(&v->log->mu);
@@ -793,10 +804,24 @@ int fs_joblog_open(struct fs_ctx *ctx, struct fs_handle *h, uint64_t serial, boo
 int fs_joblog_read(struct fs_ctx *ctx, struct fs_handle *h, char *buf, size_t size, off_t off)
 {
 	struct fs_joblog_view *v = h->log;
-	struct fs_joblog *l = v->log;
+	struct fs_joblog *l = __atomic_load_n(&v->log, __ATOMIC_ACQUIRE);
 	uint64_t avail;
 	ssize_t n;
 
+	if (!l) {
+		/* opened before the job's first line: is there a record now? (the first
+		 * read to find one keeps it for the view; the others put theirs back) */
+		struct fs_joblog *none = NULL;
+
+		l = log_get(ctx->logs, v->serial, "", false);
+		if (!l)
+			return 0;
+		if (!__atomic_compare_exchange_n(&v->log, &none, l, false, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE)) {
+			log_put(ctx->logs, l);
+			l = none;
+		}
+	}
 	if (v->old) {
 		avail = v->len;
 	} else {
