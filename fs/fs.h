@@ -2002,9 +2002,12 @@ struct fs_proc_id {
 /*
  * fs_proc_id_of() - the process of thread @tid (a FUSE request's pid, which names the
  * calling thread) into *@ret, from /proc; call while that thread's request is in flight,
- * so it is alive. Any thread, no lock. Returns 0, -ESRCH (@tid 0, which the kernel sends
- * for a caller outside the daemon's pid namespace, or no such thread), or -errno of
- * reading /proc; *@ret untouched on failure.
+ * so it is alive. One read of /proc/<tid>/stat when its group has one thread (cp, a
+ * shell) or it was seen before (a cache of 256 threads, by tid and start); the group
+ * (/proc/<tid>/status) and its leader's start otherwise. Any thread; the cache has its
+ * own lock. Returns 0, -ESRCH (@tid 0, which the kernel sends for a caller outside the
+ * daemon's pid namespace, or no such thread), or -errno of reading /proc; *@ret
+ * untouched on failure.
  */
 int fs_proc_id_of(pid_t tid, struct fs_proc_id *ret);
 

@@ -6,6 +6,7 @@
  * request is in flight, when the calling thread is certainly alive.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -32,16 +33,20 @@ static int tgid_of(pid_t tid, pid_t *ret)
 	return 0;
 }
 
-/* Field 22 of /proc/<pid>/stat: when the process started, in clock ticks since boot. */
-static int start_ticks_of(pid_t pid, uint64_t *ret)
+/*
+ * Of /proc/<tid>/stat: field 20, the threads of its thread group, and field 22, when the
+ * thread started (for a group's leader, when the group did), in clock ticks since boot.
+ */
+static int stat_of(pid_t tid, unsigned long *ret_threads, uint64_t *ret_ticks)
 {
 	char path[64], buf[1024];
 	unsigned long long ticks;
+	long threads;
 	const char *p;
 	size_t n;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tid);
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
@@ -53,27 +58,91 @@ static int start_ticks_of(pid_t pid, uint64_t *ret)
 	if (!p)
 		return -EIO;
 	p++;
-	for (int field = 3; field < 22; field++) {
+	for (int field = 3; field < 20; field++) {
+		p = strchr(p + 1, ' ');
+		if (!p)
+			return -EIO;
+	}
+	if (sscanf(p, " %ld", &threads) != 1 || threads < 1)
+		return -EIO;
+	for (int field = 20; field < 22; field++) {
 		p = strchr(p + 1, ' ');
 		if (!p)
 			return -EIO;
 	}
 	if (sscanf(p, " %llu", &ticks) != 1)
 		return -EIO;
-	*ret = ticks;
+	*ret_threads = (unsigned long)threads;
+	*ret_ticks = ticks;
 	return 0;
+}
+
+/*
+ * The groups of the threads of larger groups seen lately, by thread and its start (a
+ * recycled tid starts later): a program that submits from many threads (bench_submit,
+ * a Python pool) pays the two more reads once a thread, not once a request.
+ */
+#define THREAD_CACHE_SLOTS 256
+
+static struct {
+	pthread_mutex_t mu;
+	struct {
+		pid_t tid;
+		uint64_t start_ticks;	/* the thread's */
+		struct fs_proc_id group;
+	} slot[THREAD_CACHE_SLOTS];
+} thread_cache = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static bool cached_group(pid_t tid, uint64_t ticks, struct fs_proc_id *ret)
+{
+	size_t i = (size_t)tid % THREAD_CACHE_SLOTS;
+	bool hit;
+
+	pthread_mutex_lock(&thread_cache.mu);
+	hit = thread_cache.slot[i].tid == tid && thread_cache.slot[i].start_ticks == ticks;
+	if (hit)
+		*ret = thread_cache.slot[i].group;
+	pthread_mutex_unlock(&thread_cache.mu);
+	return hit;
+}
+
+static void cache_group(pid_t tid, uint64_t ticks, const struct fs_proc_id *group)
+{
+	size_t i = (size_t)tid % THREAD_CACHE_SLOTS;
+
+	pthread_mutex_lock(&thread_cache.mu);
+	thread_cache.slot[i].tid = tid;
+	thread_cache.slot[i].start_ticks = ticks;
+	thread_cache.slot[i].group = *group;
+	pthread_mutex_unlock(&thread_cache.mu);
 }
 
 int fs_proc_id_of(pid_t tid, struct fs_proc_id *ret)
 {
 	struct fs_proc_id id = { 0 };
+	unsigned long threads;
+	uint64_t ticks;
 	int r;
 
 	if (tid <= 0)
 		return -ESRCH;
-	r = tgid_of(tid, &id.tgid);
-	if (r == 0)
-		r = start_ticks_of(id.tgid, &id.start_ticks);
+	/* one read for the usual caller (cp, a shell, a script): a group of one thread is
+	 * led by it, so its group is @tid and the group's start its own; the thread group
+	 * (/proc/<tid>/status) and its leader's start only for a thread of a larger group
+	 * not seen before */
+	r = stat_of(tid, &threads, &ticks);
+	if (r == 0 && threads == 1) {
+		id.tgid = tid;
+		id.start_ticks = ticks;
+	} else if (r == 0 && !cached_group(tid, ticks, &id)) {
+		unsigned long leader_threads;
+
+		r = tgid_of(tid, &id.tgid);
+		if (r == 0)
+			r = stat_of(id.tgid, &leader_threads, &id.start_ticks);
+		if (r == 0)
+			cache_group(tid, ticks, &id);
+	}
 	if (r < 0)
 		return r == -ENOENT ? -ESRCH : r;
 	*ret = id;

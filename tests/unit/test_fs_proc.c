@@ -15,17 +15,22 @@
 #include "fs.h"
 
 static pid_t thread_tid;
-static struct fs_proc_id thread_id;
-static int thread_r = 1;
+static struct fs_proc_id thread_id, thread_again;
+static int thread_r = 1, thread_again_r = 1;
 
+/* Run while the group has two threads: its group from /proc/<tid>/status and the
+ * leader's stat, then again (from the daemon's cache of threads seen). */
 static void *record_id(void *arg)
 {
 	(void)arg;
 	thread_tid = (pid_t)syscall(SYS_gettid);
 	thread_r = fs_proc_id_of(thread_tid, &thread_id);
+	thread_again_r = fs_proc_id_of(thread_tid, &thread_again);
 	return NULL;
 }
 
+/* main_id is read while the group has one thread (one read of /proc/<pid>/stat), the
+ * thread's while it has two: both name the same process. */
 static void test_proc_id_is_the_thread_group(void **state)
 {
 	struct fs_proc_id main_id, again, untouched = { 7, 7 };
@@ -41,6 +46,8 @@ static void test_proc_id_is_the_thread_group(void **state)
 	assert_int_not_equal(thread_tid, getpid());
 	assert_int_equal(thread_r, 0);
 	assert_true(fs_proc_id_equal(&main_id, &thread_id));
+	assert_int_equal(thread_again_r, 0);
+	assert_true(fs_proc_id_equal(&main_id, &thread_again));
 	/* and the process reads the same after the thread is gone */
 	assert_int_equal(fs_proc_id_of(getpid(), &again), 0);
 	assert_true(fs_proc_id_equal(&main_id, &again));
