@@ -172,6 +172,10 @@ struct sched_server {
 					 * the server, so 8-NPU servers do not pay for 16) */
 	unsigned npus_free;		/* free and placeable NPUs */
 	unsigned jobs_running;		/* distinct jobs holding NPUs here */
+	uint64_t newest_fault_usec;	/* the newest last_fault_usec of its NPUs, 0 = none
+					 * (sched_server_recount(), which every change of one
+					 * is followed by): whether the server is suspect,
+					 * asked of every server at each pass, reads no NPU */
 	uint64_t version;		/* bumped when what sched_server_save() keeps may have
 					 * changed (a report, cordon, clear, lost heartbeat) */
 	uint64_t saved_version;		/* for the embedding program's store: what it saved */

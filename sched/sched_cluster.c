@@ -420,10 +420,13 @@ void sched_server_recount(struct sched_server *s)
 	unsigned nseen = 0;
 
 	s->npus_free = 0;
+	s->newest_fault_usec = 0;
 	for (unsigned d = 0; d < s->conf->npu_count; d++) {
 		struct sched_npu *n = &s->npus[d];
 		unsigned k;
 
+		if (n->last_fault_usec > s->newest_fault_usec)
+			s->newest_fault_usec = n->last_fault_usec;
 		if (sched_npu_is_placeable(n))
 			s->npus_free++;
 		if (!n->job)
@@ -779,6 +782,20 @@ int sched_check_invariants(const struct sched_cluster *c, char *reason)
 	r = resume_wait_check(c, reason);
 	if (r < 0)
 		return r;
+	for (size_t i = 0; i < c->server_count; i++) {
+		const struct sched_server *s = &c->servers[i];
+		uint64_t newest = 0;
+
+		for (unsigned d = 0; d < s->conf->npu_count; d++)
+			if (s->npus[d].last_fault_usec > newest)
+				newest = s->npus[d].last_fault_usec;
+		if (newest != s->newest_fault_usec) {
+			sched_reason(reason, "server %s: newest_fault_usec %llu, its NPUs' %llu",
+				     s->conf->name, (unsigned long long)s->newest_fault_usec,
+				     (unsigned long long)newest);
+			return -EUCLEAN;
+		}
+	}
 	{
 		unsigned waiting = 0;
 

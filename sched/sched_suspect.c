@@ -27,11 +27,9 @@ bool sched_server_is_suspect(const struct sched_cluster *c, const struct sched_s
 	if (s->state == SCHED_SERVER_READY && s->last_report_usec &&
 	    elapsed(now_usec, s->last_report_usec) > overdue)
 		return true;
-	for (unsigned d = 0; d < s->conf->npu_count; d++)
-		if (s->npus[d].last_fault_usec &&
-		    elapsed(now_usec, s->npus[d].last_fault_usec) < window)
-			return true;
-	return false;
+	/* the newest fault of its NPUs decides: the newest is within the window exactly
+	 * when some fault is */
+	return s->newest_fault_usec && elapsed(now_usec, s->newest_fault_usec) < window;
 }
 
 void sched_place_begin(struct sched_cluster *c, uint64_t now_usec)
