@@ -42,6 +42,7 @@
 #include "conf.h"
 
 #define SCHED_REASON_MAX 512
+#define SCHED_FAULT_MAX 200 /* an NPU's last fault text, its NUL included */
 /* Events kept by default (conf event_history); older ones are dropped, sequence numbers
  * keep counting. */
 #define SCHED_EVENTS_MAX 65536
@@ -118,7 +119,9 @@ struct sched_npu {
 	uint64_t ok_since_usec;		/* first healthy report since the fault; 0 = none */
 	uint64_t window_start_usec;	/* escalation window */
 	unsigned window_faults;		/* faults since window_start_usec */
-	char fault[200];		/* last fault: code and message, "" */
+	const char *fault;		/* last fault: code and message, "" (at most
+					 * SCHED_FAULT_MAX - 1 bytes; interned, shared with the
+					 * NPUs that say the same: sched_text_set()) */
 	bool retry_pending;		/* a transient fault (retry_fault_codes) its job's
 					 * retry step handles; the NPU stays in service until
 					 * it reports below Critical (cleared) or is still

@@ -145,6 +145,7 @@ int sched_cluster_new(struct conf_cluster *conf, struct sched_cluster **ret)
 		for (unsigned d = 0; d < s->conf->npu_count; d++) {
 			s->npus[d].device_id = d;
 			s->npus[d].health = SCHED_HEALTH_OK;
+			s->npus[d].fault = "";
 		}
 		s->npus_free = s->conf->npu_count;
 		c->npus_total += s->conf->npu_count;
@@ -199,8 +200,11 @@ void sched_cluster_free(struct sched_cluster *c)
 	sched_pass_kept_free(c);
 	sched_pend_order_free(c);
 	sched_holds_free(c);
-	for (size_t i = 0; i < c->server_count; i++)
+	for (size_t i = 0; i < c->server_count; i++) {
 		free(c->servers[i].last_refusal);
+		for (unsigned d = 0; d < c->servers[i].conf->npu_count; d++)
+			sched_reason_put(c->servers[i].npus[d].fault);
+	}
 	sched_devip_index_free(c);
 	sched_placeidx_free(c);
 	free(c->servers);
@@ -736,7 +740,7 @@ int sched_server_clear_npu(struct sched_cluster *c, const char *name, unsigned n
 	s->npus[npu].isolation = SCHED_ISOLATION_NONE;
 	s->npus[npu].health = SCHED_HEALTH_OK;
 	s->npus[npu].window_faults = 0;
-	s->npus[npu].fault[0] = '\0';
+	sched_text_set(c, &s->npus[npu].fault, "", SCHED_FAULT_MAX);
 	sched_server_recount(s);
 	sched_event_add(c, now_usec, SCHED_EV_SERVER, NULL, name, (int)npu,
 			"NPU %u cleared by root: back in service", npu);

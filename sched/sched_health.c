@@ -177,7 +177,7 @@ static int transient_fault(struct sched_cluster *c, struct sched_server *s,
 	}
 	if (!j) {
 		/* counted once per incident; still Critical after the window, isolated */
-		snprintf(n->fault, sizeof(n->fault), "%s", fault);
+		sched_text_set(c, &n->fault, fault, SCHED_FAULT_MAX);
 		if (count_fault(c, n, now_usec))
 			return -2;
 		n->retry_pending = true;
@@ -193,7 +193,7 @@ static int transient_fault(struct sched_cluster *c, struct sched_server *s,
 				"but %s", fault, why);
 		return -1;
 	}
-	snprintf(n->fault, sizeof(n->fault), "%s", fault);
+	sched_text_set(c, &n->fault, fault, SCHED_FAULT_MAX);
 	if (count_fault(c, n, now_usec))
 		return -2;
 	n->retry_pending = n->retry_due = true;
@@ -231,7 +231,7 @@ static bool apply_level(struct sched_cluster *c, struct sched_server *s, struct 
 {
 	const char *server = s->conf->name;
 	enum sched_health old = n->health;
-	char fault[sizeof(n->fault)];
+	char fault[SCHED_FAULT_MAX];
 	int transient = -1;
 
 	n->health = (enum sched_health)level;
@@ -278,7 +278,7 @@ static bool apply_level(struct sched_cluster *c, struct sched_server *s, struct 
 		/* the same fault, still there: the hold time starts again from now */
 		n->last_fault_usec = now_usec;
 		if (strcmp(fault, n->fault) != 0) {
-			snprintf(n->fault, sizeof(n->fault), "%s", fault);
+			sched_text_set(c, &n->fault, fault, SCHED_FAULT_MAX);
 			sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, server,
 					(int)n->device_id, "%s: still isolated", n->fault);
 		}
@@ -290,7 +290,7 @@ static bool apply_level(struct sched_cluster *c, struct sched_server *s, struct 
 		if (transient >= 0)
 			return false;
 	}
-	snprintf(n->fault, sizeof(n->fault), "%s", fault);
+	sched_text_set(c, &n->fault, fault, SCHED_FAULT_MAX);
 	if (transient == -2 || count_fault(c, n, now_usec)) {
 		sched_npu_set_isolation(n, SCHED_ISOLATION_MANUAL);
 		sched_event_add(c, now_usec, SCHED_EV_HEALTH, NULL, server, (int)n->device_id,
@@ -760,7 +760,7 @@ unsigned sched_check_heartbeats(struct sched_cluster *c, uint64_t now_usec)
 			if (n->isolation == SCHED_ISOLATION_MANUAL)
 				continue;
 			n->health = SCHED_HEALTH_UNKNOWN;
-			snprintf(n->fault, sizeof(n->fault), "heartbeat lost");
+			sched_text_set(c, &n->fault, "heartbeat lost", SCHED_FAULT_MAX);
 			n->last_fault_usec = now_usec;
 			n->ok_since_usec = 0;
 			sched_npu_set_isolation(n, SCHED_ISOLATION_FAULT);

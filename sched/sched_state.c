@@ -1540,7 +1540,7 @@ int sched_server_load(struct sched_cluster *c, const char *text, size_t len, uin
 		    isolation_from_name(w) < 0 || !get_u64(n, "last_fault_usec", &u) ||
 		    !get_u64(n, "ok_since_usec", &u) || !get_u64(n, "window_start_usec", &u) ||
 		    !get_uint(n, "window_faults", &f) ||
-		    !get_str(n, "fault", w, sizeof(s->npus[0].fault)) ||
+		    !get_str(n, "fault", w, SCHED_FAULT_MAX) ||
 		    !get_str(n, "reported_ip", w, sizeof(s->npus[0].reported_ip)) ||
 		    !sdid_is_valid(json_object_get(n, "sdid")))
 			goto malformed;
@@ -1577,7 +1577,12 @@ int sched_server_load(struct sched_cluster *c, const char *text, size_t len, uin
 		clamp_to(&p->ok_since_usec, now_usec);
 		clamp_to(&p->window_start_usec, now_usec);
 		get_uint(n, "window_faults", &p->window_faults);
-		get_str(n, "fault", p->fault, sizeof(p->fault));
+		{
+			char fault[SCHED_FAULT_MAX];
+
+			get_str(n, "fault", fault, sizeof(fault));
+			sched_text_set(c, &p->fault, fault, sizeof(fault));
+		}
 		get_str(n, "reported_ip", p->reported_ip, sizeof(p->reported_ip));
 		sdid_load(json_object_get(n, "sdid"), p);
 		sched_devip_changed(c, s->index, (unsigned)i);
