@@ -891,7 +891,6 @@ static int job_derive(struct sched_cluster *c, struct sched_job *j, char *reason
 	j->need_min = spec->npus_min;
 	j->need_max = spec->npus_max;
 	j->type_mask = sched_type_mask(c, spec->npus_min, sched_job_type(c, j));
-	j->array_record = sched_job_is_array(j);
 	if (spec->time_limit_sec) {
 		uint64_t limit = spec->time_limit_sec * 1000000u;
 
@@ -1182,6 +1181,8 @@ static int load_job_fields(struct sched_cluster *c, struct sched_job_decoded *d,
 		j->spec = d->spec;
 		d->spec = NULL;
 	}
+	/* here, not in job_derive(): a record it cannot run again is still an array's */
+	j->array_record = sched_job_is_array(j);
 	/* an array's record: its elements' states (none saved: none made yet) */
 	if (sched_job_is_array(j) && s != SCHED_JOB_DRAFT) {
 		const json_t *els = json_object_get(o, "array_elements");

@@ -328,6 +328,28 @@ static void test_array_saved_and_restored(void **state)
 	sched_cluster_free(c2);
 }
 
+/* An array whose elements no longer fit the inventory restores all the same: the record
+ * the restore cannot run again still says it is an array's (array_record, which the pass
+ * reads instead of the spec, and sched_check_invariants() compares). */
+static void test_array_restored_into_a_smaller_inventory(void **state)
+{
+	struct fx_opts two = { .servers = 2 }, one = { .servers = 1 };
+	struct sched_cluster *c = fx_cluster(&two), *c2 = fx_cluster(&one);
+	struct sched_job *a;
+
+	(void)state;
+	a = fx_submit_spec(c, array_spec("wide", 16, "0-1%1"), FX_UID);
+	assert_true(a->array_record);
+	fx_save_and_restore(c, c2);
+	a = sched_cluster_find_job(c2, "wide");
+	assert_non_null(a);
+	assert_true(sched_job_is_array(a));
+	assert_true(a->array_record);
+	fx_check(c2);
+	sched_cluster_free(c);
+	sched_cluster_free(c2);
+}
+
 /* An array's after: is waited for by the array as a whole, on the records named at its
  * submission: no element is made before, a record dropped later changes nothing, and a
  * dependency that can never be met cancels the array once, making no element. */
@@ -485,6 +507,7 @@ int main(void)
 		cmocka_unit_test(test_array_waits_for_a_record),
 		cmocka_unit_test(test_array_at_owner_limit_goes_on),
 		cmocka_unit_test(test_array_saved_and_restored),
+		cmocka_unit_test(test_array_restored_into_a_smaller_inventory),
 		cmocka_unit_test(test_array_waits_for_its_dependencies),
 		cmocka_unit_test(test_array_cancel_waits_for_elements_to_stop),
 		cmocka_unit_test(test_array_queue_place_and_rerun),
