@@ -379,14 +379,25 @@ struct sched_dep {
 };
 
 struct sched_job {
-	/* fields a scheduling pass reads for every pending job, kept in the first 64
-	 * bytes: one cache line (sched_job_alloc() aligns the record) */
+	/* fields a scheduling pass reads for every pending job, sched_job_is_held()'s
+	 * included, kept in the first 64 bytes: one cache line (sched_job_alloc() aligns
+	 * the record; a _Static_assert in sched_job.c checks the end) */
 	enum sched_job_state state;
-	enum sched_requeue_cause requeue_cause;
+	unsigned char requeue_cause;	/* enum sched_requeue_cause */
+	unsigned char hold_kind;	/* enum sched_job_hold: a pending (or stopping to
+					 * pending) job the pass passes by; a held job is not
+					 * in the pending order (sched_pend_order.c) */
+	bool array_record;		/* sched_job_is_array(), kept here: the pass asks
+					 * it of every waiting job (sched_job_is_held()), and
+					 * the spec it is made of is a cache miss away (set
+					 * where the spec and array_serial are; checked by
+					 * sched_check_invariants()) */
+	unsigned deps_waiting;		/* of them not met yet: while > 0 the job is passed by
+					 * as a held one is (sched_job_is_held()) */
 	uint32_t type_mask;		/* server types it can run on (sched_type_mask) */
 	unsigned prio;			/* spec priority, and npus_min/npus_max (as raised */
 	unsigned need_min, need_max;	/* at submission), copied here for the pass */
-	size_t queue_index;		/* into conf->queues; set at submission */
+	unsigned queue_index;		/* into conf->queues; set at submission */
 	uint64_t queue_seq;		/* FIFO order among pending jobs */
 	uint64_t serial;		/* unique per job object (a resubmitted name: new) */
 	uint64_t reason_key;		/* key of the pending reason (sched_queue.c) */
@@ -439,18 +450,8 @@ struct sched_job {
 					 * is dropped once its NPUs are released */
 	bool stop_requeue;		/* stopping to pending: requeued by request
 					 * (sched_job_requeue()), not preempted */
-	unsigned char hold_kind;	/* enum sched_job_hold: a pending (or stopping to
-					 * pending) job the pass passes by; a held job is not
-					 * in the pending order (sched_pend_order.c) */
-	bool array_record;		/* sched_job_is_array(), kept beside hold_kind: the
-					 * pass asks it of every waiting job, and the spec it
-					 * is made of is a cache miss away (set where the spec
-					 * and array_serial are, checked by
-					 * sched_check_invariants()) */
 	struct sched_dep *deps;		/* its spec's `after:` (sched_deps.c): one per
 					 * spec->after entry, or NULL */
-	unsigned deps_waiting;		/* of them not met yet: while > 0 the job is passed by
-					 * as a held one is (sched_job_is_held()) */
 	unsigned dependents;		/* unmet dependencies of waiting jobs on this record:
 					 * its end looks at the others only when > 0 */
 	const char *stop_server;	/* stopping: the server (and stop_npu, -1 = none)

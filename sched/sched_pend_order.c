@@ -357,7 +357,7 @@ int sched_pend_order_check(const struct sched_cluster *c, char *reason)
 			    e->job->prio != e->prio || e->job->queue_seq != e->seq ||
 			    sched_pend_of(e->job, e->prio).eligible_sec != e->eligible_sec) {
 				sched_reason(reason, "pending order of queue %s lists job %s (%s, "
-						     "queue %zu, priority %u, seq %llu, eligible %llu "
+						     "queue %u, priority %u, seq %llu, eligible %llu "
 						     "s) as priority %u, seq %llu, eligible %u s",
 					     c->conf->queues[q].name, e->job->name,
 					     sched_job_state_name(e->job->state),
