@@ -841,9 +841,10 @@ void sched_job_cancel_for(struct sched_cluster *c, struct sched_job *j, const ch
  * old one is released. @reason may be j->reason itself. Never fails: without memory for
  * a new text the job says so instead. sched_reason_put() - release a reason (NULL, "" or
  * one sched_job_set_reason() gave; sched_job_free() releases the job's).
- * sched_reason_table_free() - free the table (sched_cluster_free, after every job).
- * sched_text_set() - the same for another interned text field of a job (@slot, e.g.
- * &j->preempted_by), cut at @max - 1 bytes.
+ * sched_reason_table_free() - free the table (sched_cluster_free, after every job and
+ * every NPU released its texts).
+ * sched_text_set() - the same for another interned text field (@slot, e.g.
+ * &j->preempted_by, or an NPU's &n->fault), cut at @max - 1 bytes.
  */
 void sched_job_set_reason(struct sched_cluster *c, struct sched_job *j, const char *reason);
 

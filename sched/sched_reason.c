@@ -4,7 +4,8 @@
  * it unused, and the pending jobs of a busy cluster mostly say the same sentence: one
  * reference-counted copy per distinct text, looked up in a chained hash, is what a job
  * holds now (and so are the names of its last preemptor and of the server it stops
- * for). The empty text is the static "" and never in the table. Only the holder of the
+ * for, and each NPU's last fault text). The empty text is the static "" and never in
+ * the table. Only the holder of the
  * cluster's lock reads or changes them, as every other field of a job.
  */
 #include <stddef.h>
