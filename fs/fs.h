@@ -849,6 +849,9 @@ struct fs_handle_user;
  * fs_inode_detach() - the name @name in @parent is gone (a successful rmdir).
  * fs_inode_forget() - the kernel forgets @n lookups of @ino.
  * fs_inode_count() - inodes held, the root included.
+ * fs_inodes_check() - 0 when the table is whole (each number in its slot, each held
+ * name in its parent's list and in the name hash exactly once), else -EUCLEAN. O(held):
+ * for tests.
  * fs_inodes_set_session() - invalidations go through @se from now on; NULL: none any
  * more. Returns once no invalidation is under way, so with NULL the caller may then
  * close the session's descriptor (fuse_session_unmount() does): an invalidation never
@@ -871,9 +874,11 @@ struct fs_inode;
 struct fuse_session;
 struct fs_inodes {
 	pthread_mutex_t mu;
-	struct fs_inode **by_ino, **by_name; /* cap buckets each */
+	struct fs_inode **chunks;	/* chunk_count of chunk_cap made; slots, by index */
+	size_t chunk_count, chunk_cap;
+	uint32_t used, free_head;	/* slots ever taken (slot 0 included); freed ones */
+	uint32_t *by_name;		/* cap buckets of slot indices */
 	size_t cap, count;
-	uint64_t next_ino;
 	/* for invalidations: set once mounted, cleared before the unmount closes its
 	 * descriptor (fs_inodes_set_session()); read and used under se_lock */
 	pthread_rwlock_t se_lock;
@@ -888,6 +893,7 @@ int fs_inode_path(struct fs_inodes *t, uint64_t ino, char *buf, size_t size, boo
 void fs_inode_detach(struct fs_inodes *t, uint64_t parent, const char *name);
 void fs_inode_forget(struct fs_inodes *t, uint64_t ino, uint64_t n);
 size_t fs_inode_count(struct fs_inodes *t);
+int fs_inodes_check(struct fs_inodes *t);
 void fs_inode_inval_attrs(struct fs_inodes *t, uint64_t ino);
 void fs_inode_inval_attrs_path(struct fs_inodes *t, const char *path, bool below);
 

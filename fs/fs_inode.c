@@ -8,11 +8,17 @@
  * is detached, a new directory of that name is a new node, and what the kernel still
  * holds of the old one (an open file in it) keeps its own numbers. A node keeps only its
  * own name: its absolute path, for the path handlers, is its parents' names (names never
- * move: rename is refused). Hashes find a node by number and by (parent, name); both grow
- * with what the kernel holds, which the kernel bounds (it forgets under memory pressure).
+ * move: rename is refused).
+ *
  * A node is what the kernel holds of every name read (about 20 a job once its files were
- * read), so it is kept small: 80 or 96 bytes of heap for the names of a job's files,
- * where a copy of the path made it 128 to 144.
+ * read), so the table is kept small: nodes are 56-byte slots of a pool, linked by 32-bit
+ * slot indices, with a name of up to 15 bytes inside the slot (every file of a job
+ * directory but one) and a longer one on the heap. A number is its slot's index, and in
+ * its high 32 bits how many times the slot was taken before: a number is found without a
+ * hash, and one that died is never given again (a slot taken 2^32 times is retired). The
+ * (parent, name) hash holds slot indices. The pool grows by chunks with what the kernel
+ * holds, which the kernel bounds (it forgets under memory pressure), and keeps its
+ * high-water mark: freed slots are taken again first.
  */
 #include "config.h"
 
@@ -26,14 +32,43 @@
 
 #include "fs.h"
 
+#define NAME_INLINE 16		/* a name of up to 15 bytes is kept in its slot */
+#define CHUNK_SHIFT 10		/* 1,024 slots a chunk (56 KiB) */
+#define CHUNK_SLOTS (1u << CHUNK_SHIFT)
+#define NONE 0u			/* no slot: slot 0 is never used */
+#define MAX_SLOTS 0xfffffff0u	/* below FUSE_UNKNOWN_INO (0xffffffff) as a first number */
+
+enum { NODE_DETACHED = 1, NODE_HEAP_NAME = 2, NODE_FREE = 4 };
+
 struct fs_inode {
-	struct fs_inode *next_ino, *next_name;	/* hash chains */
-	struct fs_inode *parent;		/* NULL: the root */
-	struct fs_inode *child, *sibling, **prev_sibling; /* the parent's list of nodes */
-	uint64_t ino, nlookup;
-	bool detached;				/* not found by name any more (rmdir) */
-	char name[];				/* "" for the root */
+	uint64_t ino;		/* FUSE_ROOT_ID for the root; kept while free (its reuse count) */
+	uint64_t nlookup;
+	uint32_t next_name;	/* (parent, name) hash chain; while free, the free list */
+	uint32_t parent;	/* NONE: the root */
+	uint32_t child, sibling, prev_sibling; /* the parent's list; prev NONE: the first */
+	uint32_t flags;
+	union {
+		char in[NAME_INLINE];
+		char *heap;
+	} name;			/* "" for the root */
 };
+
+_Static_assert(sizeof(struct fs_inode) == 56, "a slot is 56 bytes");
+
+static struct fs_inode *slot(const struct fs_inodes *t, uint32_t i)
+{
+	return &t->chunks[i >> CHUNK_SHIFT][i & (CHUNK_SLOTS - 1)];
+}
+
+static uint32_t index_of(uint64_t ino)
+{
+	return (uint32_t)ino;
+}
+
+static const char *name_of(const struct fs_inode *n)
+{
+	return n->flags & NODE_HEAP_NAME ? n->name.heap : n->name.in;
+}
 
 static uint32_t name_hash(uint64_t parent, const char *name)
 {
@@ -44,141 +79,177 @@ static uint32_t name_hash(uint64_t parent, const char *name)
 	return h;
 }
 
-static size_t ino_slot(const struct fs_inodes *t, uint64_t ino)
-{
-	return (size_t)((ino * 0x9e3779b97f4a7c15ull) >> 32) & (t->cap - 1);
-}
-
+/* The live node of number @ino, or NULL. */
 static struct fs_inode *find_ino(const struct fs_inodes *t, uint64_t ino)
 {
-	struct fs_inode *n = t->by_ino[ino_slot(t, ino)];
+	uint32_t i = index_of(ino);
+	struct fs_inode *n;
 
-	while (n && n->ino != ino)
-		n = n->next_ino;
-	return n;
+	if (i == NONE || i >= t->used)
+		return NULL;
+	n = slot(t, i);
+	return n->ino == ino && !(n->flags & NODE_FREE) ? n : NULL;
 }
 
-static struct fs_inode *find_name(const struct fs_inodes *t, const struct fs_inode *parent,
-				  const char *name, uint32_t hash)
+static uint32_t find_name(const struct fs_inodes *t, uint32_t parent, const char *name,
+			  uint32_t hash)
 {
-	struct fs_inode *n = t->by_name[hash & (t->cap - 1)];
+	uint32_t i = t->by_name[hash & (t->cap - 1)];
 
-	while (n && (n->parent != parent || strcmp(n->name, name) != 0))
-		n = n->next_name;
-	return n;
-}
+	while (i != NONE) {
+		const struct fs_inode *n = slot(t, i);
 
-/* The bytes of a node named by @nlen bytes: its name starts inside the struct's tail
- * padding (never less than the struct: the compiler's bounds checks count on it). */
-static size_t node_size(size_t nlen)
-{
-	size_t n = offsetof(struct fs_inode, name) + nlen + 1;
-
-	return n < sizeof(struct fs_inode) ? sizeof(struct fs_inode) : n;
+		if (n->parent == parent && strcmp(name_of(n), name) == 0)
+			break;
+		i = n->next_name;
+	}
+	return i;
 }
 
 /* The hash of named node @n (not the root): made again when needed, not kept. */
-static uint32_t node_hash(const struct fs_inode *n)
+static uint32_t node_hash(const struct fs_inodes *t, const struct fs_inode *n)
 {
-	return name_hash(n->parent->ino, n->name);
+	return name_hash(slot(t, n->parent)->ino, name_of(n));
 }
 
-static void link_ino(struct fs_inodes *t, struct fs_inode *n)
+static void link_name(struct fs_inodes *t, uint32_t i)
 {
-	size_t i = ino_slot(t, n->ino);
+	struct fs_inode *n = slot(t, i);
+	size_t b = node_hash(t, n) & (t->cap - 1);
 
-	n->next_ino = t->by_ino[i];
-	t->by_ino[i] = n;
+	n->next_name = t->by_name[b];
+	t->by_name[b] = i;
 }
 
-static void link_name(struct fs_inodes *t, struct fs_inode *n)
+static void unlink_name(struct fs_inodes *t, uint32_t i)
 {
-	size_t i = node_hash(n) & (t->cap - 1);
+	uint32_t *pp = &t->by_name[node_hash(t, slot(t, i)) & (t->cap - 1)];
 
-	n->next_name = t->by_name[i];
-	t->by_name[i] = n;
-}
-
-static void unlink_name(struct fs_inodes *t, struct fs_inode *n)
-{
-	struct fs_inode **pp = &t->by_name[node_hash(n) & (t->cap - 1)];
-
-	while (*pp && *pp != n)
-		pp = &(*pp)->next_name;
-	if (*pp)
-		*pp = n->next_name;
+	while (*pp != NONE && *pp != i)
+		pp = &slot(t, *pp)->next_name;
+	if (*pp != NONE)
+		*pp = slot(t, i)->next_name;
 }
 
 /* Twice the buckets; on failure the old ones stay (longer chains, still right). */
 static void grow(struct fs_inodes *t)
 {
-	struct fs_inode **old = t->by_ino, **oldn = t->by_name, *n, *next;
-	size_t old_cap = t->cap;
+	uint32_t *b = calloc(2 * t->cap, sizeof(*b));
 
-	t->by_ino = calloc(2 * old_cap, sizeof(*t->by_ino));
-	t->by_name = calloc(2 * old_cap, sizeof(*t->by_name));
-	if (!t->by_ino || !t->by_name) {
-		free(t->by_ino);
-		free(t->by_name);
-		t->by_ino = old;
-		t->by_name = oldn;
+	if (!b)
 		return;
+	free(t->by_name);
+	t->by_name = b;
+	t->cap *= 2;
+	for (uint32_t i = 1; i < t->used; i++) {
+		const struct fs_inode *n = slot(t, i);
+
+		if (!(n->flags & (NODE_FREE | NODE_DETACHED)) && n->parent != NONE)
+			link_name(t, i);
 	}
-	t->cap = 2 * old_cap;
-	for (size_t i = 0; i < old_cap; i++)
-		for (n = old[i]; n; n = next) {
-			next = n->next_ino;
-			link_ino(t, n);
-			if (!n->detached && n->parent)
-				link_name(t, n);
+}
+
+/* A slot for a new node, its number set and the rest zero: its index, or NONE (out of
+ * memory, or of slots). */
+static uint32_t take_slot(struct fs_inodes *t)
+{
+	struct fs_inode *n;
+	uint32_t i;
+	uint64_t ino;
+
+	if (t->free_head != NONE) {
+		i = t->free_head;
+		n = slot(t, i);
+		t->free_head = n->next_name;
+		ino = ((n->ino >> 32) + 1) << 32 | i; /* retired ones never reach the list */
+	} else {
+		if (t->used >= MAX_SLOTS)
+			return NONE;
+		i = t->used;
+		if ((i >> CHUNK_SHIFT) >= t->chunk_count) { /* a chunk more */
+			size_t c = i >> CHUNK_SHIFT;
+
+			if (c >= t->chunk_cap) {
+				size_t cap = t->chunk_cap ? 2 * t->chunk_cap : 16;
+				struct fs_inode **grown = realloc(t->chunks, cap * sizeof(*grown));
+
+				if (!grown)
+					return NONE;
+				t->chunks = grown;
+				t->chunk_cap = cap;
+			}
+			t->chunks[c] = malloc(CHUNK_SLOTS * sizeof(struct fs_inode));
+			if (!t->chunks[c])
+				return NONE;
+			t->chunk_count = c + 1;
 		}
-	free(old);
-	free(oldn);
+		t->used++;
+		ino = i;
+	}
+	n = slot(t, i);
+	memset(n, 0, sizeof(*n));
+	n->ino = ino;
+	return i;
+}
+
+/* Give slot @i back (its name freed; its number kept, to make the next one). */
+static void put_slot(struct fs_inodes *t, uint32_t i)
+{
+	struct fs_inode *n = slot(t, i);
+
+	if (n->flags & NODE_HEAP_NAME)
+		free(n->name.heap);
+	n->flags = NODE_FREE;
+	if ((n->ino >> 32) == UINT32_MAX) /* taken 2^32 times: retired */
+		return;
+	n->next_name = t->free_head;
+	t->free_head = i;
 }
 
 int fs_inodes_init(struct fs_inodes *t)
 {
 	pthread_rwlockattr_t ra;
-	struct fs_inode *root;
+	uint32_t root;
 
 	memset(t, 0, sizeof(*t));
 	t->cap = 1024;
-	t->by_ino = calloc(t->cap, sizeof(*t->by_ino));
-	t->by_name = calloc(t->cap, sizeof(*t->by_name));
-	root = calloc(1, node_size(0));
-	if (!t->by_ino || !t->by_name || !root) {
-		free(t->by_ino);
+	t->used = 1; /* slot 0 is NONE */
+	t->by_name = malloc(t->cap * sizeof(*t->by_name));
+	root = t->by_name ? take_slot(t) : NONE;
+	if (root != FUSE_ROOT_ID) {
+		for (size_t c = 0; c < t->chunk_count; c++)
+			free(t->chunks[c]);
+		free(t->chunks);
 		free(t->by_name);
-		free(root);
 		memset(t, 0, sizeof(*t)); /* fs_inodes_release() then has nothing to do */
 		return -ENOMEM;
 	}
+	for (size_t b = 0; b < t->cap; b++)
+		t->by_name[b] = NONE;
 	pthread_mutex_init(&t->mu, NULL);
 	/* the one writer, the unmount, must not wait for readers that never all stop */
 	pthread_rwlockattr_init(&ra);
 	pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
 	pthread_rwlock_init(&t->se_lock, &ra);
 	pthread_rwlockattr_destroy(&ra);
-	root->ino = FUSE_ROOT_ID;
-	root->nlookup = 1; /* the kernel never forgets the root */
-	link_ino(t, root);
+	slot(t, root)->nlookup = 1; /* the kernel never forgets the root */
 	t->count = 1;
-	t->next_ino = FUSE_ROOT_ID + 1;
 	return 0;
 }
 
 void fs_inodes_release(struct fs_inodes *t)
 {
-	struct fs_inode *n, *next;
-
-	if (!t->by_ino)
+	if (!t->by_name)
 		return;
-	for (size_t i = 0; i < t->cap; i++)
-		for (n = t->by_ino[i]; n; n = next) {
-			next = n->next_ino;
-			free(n);
-		}
-	free(t->by_ino);
+	for (uint32_t i = 1; i < t->used; i++) {
+		struct fs_inode *n = slot(t, i);
+
+		if ((n->flags & (NODE_FREE | NODE_HEAP_NAME)) == NODE_HEAP_NAME)
+			free(n->name.heap);
+	}
+	for (size_t c = 0; c < t->chunk_count; c++)
+		free(t->chunks[c]);
+	free(t->chunks);
 	free(t->by_name);
 	pthread_mutex_destroy(&t->mu);
 	pthread_rwlock_destroy(&t->se_lock);
@@ -186,37 +257,42 @@ void fs_inodes_release(struct fs_inodes *t)
 }
 
 /* Is @n, or a directory above it, detached? */
-static bool is_stale(const struct fs_inode *n)
+static bool is_stale(const struct fs_inodes *t, const struct fs_inode *n)
 {
-	for (; n; n = n->parent)
-		if (n->detached)
+	for (;;) {
+		if (n->flags & NODE_DETACHED)
 			return true;
-	return false;
+		if (n->parent == NONE)
+			return false;
+		n = slot(t, n->parent);
+	}
 }
 
 /* The length of @n's absolute path: "/" for the root, else "/" and a name a level. */
-static size_t path_len(const struct fs_inode *n)
+static size_t path_len(const struct fs_inodes *t, const struct fs_inode *n)
 {
 	size_t len = 0;
 
-	for (; n->parent; n = n->parent)
-		len += 1 + strlen(n->name);
+	for (; n->parent != NONE; n = slot(t, n->parent))
+		len += 1 + strlen(name_of(n));
 	return len ? len : 1;
 }
 
 /* @n's absolute path, path_len(@n) bytes and a NUL, into @buf: written from its end. */
-static void path_write(const struct fs_inode *n, char *buf, size_t len)
+static void path_write(const struct fs_inodes *t, const struct fs_inode *n, char *buf,
+		       size_t len)
 {
 	buf[len] = '\0';
-	if (!n->parent) {
+	if (n->parent == NONE) {
 		buf[0] = '/';
 		return;
 	}
-	for (; n->parent; n = n->parent) {
-		size_t k = strlen(n->name);
+	for (; n->parent != NONE; n = slot(t, n->parent)) {
+		const char *name = name_of(n);
+		size_t k = strlen(name);
 
 		len -= k;
-		memcpy(buf + len, n->name, k);
+		memcpy(buf + len, name, k);
 		buf[--len] = '/';
 	}
 }
@@ -224,50 +300,66 @@ static void path_write(const struct fs_inode *n, char *buf, size_t len)
 int fs_inode_lookup(struct fs_inodes *t, uint64_t parent_ino, const char *name,
 		    uint64_t *ret_ino)
 {
-	struct fs_inode *parent, *n;
+	struct fs_inode *parent, *n, *first;
 	size_t nlen = strlen(name);
-	uint32_t hash = name_hash(parent_ino, name);
+	uint32_t hash = name_hash(parent_ino, name), pi, i;
 	int r = 0;
 
 	pthread_mutex_lock(&t->mu);
 	parent = find_ino(t, parent_ino);
-	if (!parent || is_stale(parent)) {
+	if (!parent || is_stale(t, parent)) {
 		r = -ESTALE;
 		goto out;
 	}
+	pi = index_of(parent_ino);
 	/* an NFS re-export's lookups of a directory's own entries */
 	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
-		n = name[1] && parent->parent ? parent->parent : parent;
+		n = name[1] && parent->parent != NONE ? slot(t, parent->parent) : parent;
 		n->nlookup++;
 		*ret_ino = n->ino;
 		goto out;
 	}
-	n = find_name(t, parent, name, hash);
-	if (!n) {
+	i = find_name(t, pi, name, hash);
+	if (i == NONE) {
+		char *heap = NULL;
+
 		/* the root's path is "/" alone: its children's are "/" and the name */
-		if ((parent->parent ? path_len(parent) : 0) + 1 + nlen + 1 > FS_PATH_BYTES) {
+		if ((parent->parent != NONE ? path_len(t, parent) : 0) + 1 + nlen + 1 >
+		    FS_PATH_BYTES) {
 			r = -ENAMETOOLONG;
 			goto out;
 		}
-		n = calloc(1, node_size(nlen));
-		if (!n) {
+		/* before the new node is in a slot: grow() links every node in one */
+		if (t->count >= t->cap - t->cap / 4)
+			grow(t);
+		if (nlen >= NAME_INLINE && !(heap = strdup(name))) {
 			r = -ENOMEM;
 			goto out;
 		}
-		memcpy(n->name, name, nlen + 1);
-		n->ino = t->next_ino++;
-		n->parent = parent;
+		i = take_slot(t); /* may move no slot: chunks stay where they are */
+		if (i == NONE) {
+			free(heap);
+			r = -ENOMEM;
+			goto out;
+		}
+		n = slot(t, i);
+		if (heap) {
+			n->name.heap = heap;
+			n->flags |= NODE_HEAP_NAME;
+		} else {
+			memcpy(n->name.in, name, nlen + 1);
+		}
+		n->parent = pi;
 		n->sibling = parent->child;
-		if (n->sibling)
-			n->sibling->prev_sibling = &n->sibling;
-		n->prev_sibling = &parent->child;
-		parent->child = n;
-		if (t->count >= t->cap - t->cap / 4)
-			grow(t);
-		link_ino(t, n);
-		link_name(t, n);
+		if (n->sibling != NONE) {
+			first = slot(t, n->sibling);
+			first->prev_sibling = i;
+		}
+		parent->child = i;
+		link_name(t, i);
 		t->count++;
 	}
+	n = slot(t, i);
 	n->nlookup++;
 	*ret_ino = n->ino;
 out:
@@ -285,12 +377,12 @@ int fs_inode_path(struct fs_inodes *t, uint64_t ino, char *buf, size_t size, boo
 	n = find_ino(t, ino);
 	if (!n)
 		r = -ESTALE;
-	else if ((len = path_len(n)) >= size)
+	else if ((len = path_len(t, n)) >= size)
 		r = -ENAMETOOLONG;
 	else {
-		path_write(n, buf, len);
+		path_write(t, n, buf, len);
 		if (ret_stale)
-			*ret_stale = is_stale(n);
+			*ret_stale = is_stale(t, n);
 	}
 	pthread_mutex_unlock(&t->mu);
 	return r;
@@ -298,35 +390,39 @@ int fs_inode_path(struct fs_inodes *t, uint64_t ino, char *buf, size_t size, boo
 
 void fs_inode_detach(struct fs_inodes *t, uint64_t parent_ino, const char *name)
 {
-	struct fs_inode *parent, *n;
+	uint32_t i = NONE;
 
 	pthread_mutex_lock(&t->mu);
-	parent = find_ino(t, parent_ino);
-	n = parent ? find_name(t, parent, name, name_hash(parent_ino, name)) : NULL;
-	if (n) {
-		unlink_name(t, n);
-		n->detached = true;
+	if (find_ino(t, parent_ino))
+		i = find_name(t, index_of(parent_ino), name, name_hash(parent_ino, name));
+	if (i != NONE) {
+		unlink_name(t, i);
+		slot(t, i)->flags |= NODE_DETACHED;
 	}
 	pthread_mutex_unlock(&t->mu);
 }
 
-/* Free @n if the kernel holds it no more and no child needs it; then its parent too. */
-static void maybe_free(struct fs_inodes *t, struct fs_inode *n)
+/* Free node @i if the kernel holds it no more and no child needs it; then its parent
+ * too. */
+static void maybe_free(struct fs_inodes *t, uint32_t i)
 {
-	while (n && n->parent && n->nlookup == 0 && !n->child) {
-		struct fs_inode *parent = n->parent, **pp = &t->by_ino[ino_slot(t, n->ino)];
+	struct fs_inode *n;
 
-		while (*pp != n)
-			pp = &(*pp)->next_ino;
-		*pp = n->next_ino;
-		if (!n->detached)
-			unlink_name(t, n);
-		*n->prev_sibling = n->sibling;
-		if (n->sibling)
-			n->sibling->prev_sibling = n->prev_sibling;
+	while (i != NONE && (n = slot(t, i))->parent != NONE && n->nlookup == 0 &&
+	       n->child == NONE) {
+		uint32_t parent = n->parent;
+
+		if (!(n->flags & NODE_DETACHED))
+			unlink_name(t, i);
+		if (n->prev_sibling != NONE)
+			slot(t, n->prev_sibling)->sibling = n->sibling;
+		else
+			slot(t, parent)->child = n->sibling;
+		if (n->sibling != NONE)
+			slot(t, n->sibling)->prev_sibling = n->prev_sibling;
 		t->count--;
-		free(n);
-		n = parent;
+		put_slot(t, i);
+		i = parent;
 	}
 }
 
@@ -340,18 +436,18 @@ void fs_inode_forget(struct fs_inodes *t, uint64_t ino, uint64_t n)
 	node = find_ino(t, ino);
 	if (node) {
 		node->nlookup = n < node->nlookup ? node->nlookup - n : 0;
-		maybe_free(t, node);
+		maybe_free(t, index_of(ino));
 	}
 	pthread_mutex_unlock(&t->mu);
 }
 
-/* The node of absolute @path found by its names from the root, or NULL. */
-static struct fs_inode *find_path(const struct fs_inodes *t, const char *path)
+/* The slot of absolute @path found by its names from the root, or NONE. */
+static uint32_t find_path(const struct fs_inodes *t, const char *path)
 {
-	struct fs_inode *n = find_ino(t, FUSE_ROOT_ID);
+	uint32_t i = FUSE_ROOT_ID;
 	char name[FS_PATH_BYTES];
 
-	while (n && *path) {
+	while (i != NONE && *path) {
 		size_t len;
 
 		while (*path == '/')
@@ -360,13 +456,13 @@ static struct fs_inode *find_path(const struct fs_inodes *t, const char *path)
 		if (!len)
 			break;
 		if (len >= sizeof(name))
-			return NULL;
+			return NONE;
 		memcpy(name, path, len);
 		name[len] = '\0';
-		n = find_name(t, n, name, name_hash(n->ino, name));
+		i = find_name(t, i, name, name_hash(slot(t, i)->ino, name));
 		path += len;
 	}
-	return n;
+	return i;
 }
 
 void fs_inodes_set_session(struct fs_inodes *t, struct fuse_session *se)
@@ -394,7 +490,7 @@ static void inval_all(struct fs_inodes *t, const uint64_t *inos, size_t count)
 void fs_inode_inval_attrs_path(struct fs_inodes *t, const char *path, bool below)
 {
 	uint64_t inos[64]; /* more than a job directory's files: no allocation to fail */
-	struct fs_inode *root, *n;
+	uint32_t root, i;
 	size_t count = 0;
 
 	pthread_rwlock_rdlock(&t->se_lock);
@@ -404,7 +500,9 @@ void fs_inode_inval_attrs_path(struct fs_inodes *t, const char *path, bool below
 	pthread_mutex_lock(&t->mu);
 	root = find_path(t, path);
 	/* depth first, the node and everything below it (its children lists) */
-	for (n = root; n;) {
+	for (i = root; i != NONE;) {
+		const struct fs_inode *n = slot(t, i);
+
 		/* a batch that is full is told with the table locked (attributes only: the
 		 * kernel takes no lock a request could be waiting on) */
 		if (count == sizeof(inos) / sizeof(inos[0])) {
@@ -414,13 +512,13 @@ void fs_inode_inval_attrs_path(struct fs_inodes *t, const char *path, bool below
 		inos[count++] = n->ino;
 		if (!below)
 			break;
-		if (n->child) {
-			n = n->child;
+		if (n->child != NONE) {
+			i = n->child;
 			continue;
 		}
-		while (n != root && !n->sibling)
-			n = n->parent;
-		n = n == root ? NULL : n->sibling;
+		while (i != root && slot(t, i)->sibling == NONE)
+			i = slot(t, i)->parent;
+		i = i == root ? NONE : slot(t, i)->sibling;
 	}
 	pthread_mutex_unlock(&t->mu);
 	inval_all(t, inos, count);
@@ -511,6 +609,48 @@ void fs_inode_sweep(struct fs_ctx *ctx, uint64_t want)
 		}
 		pthread_cond_broadcast(&ctx->durable_cv);
 	}
+}
+
+int fs_inodes_check(struct fs_inodes *t)
+{
+	size_t linked = 0, chained = 0, live = 0;
+	int r = 0;
+
+	pthread_mutex_lock(&t->mu);
+	for (uint32_t i = 1; i < t->used && r == 0; i++) {
+		const struct fs_inode *n = slot(t, i);
+		uint32_t k, steps = 0;
+
+		if (n->flags & NODE_FREE)
+			continue;
+		live++;
+		if (index_of(n->ino) != i)
+			r = -EUCLEAN;
+		/* in its parent's list, where its neighbours say */
+		if (n->parent != NONE &&
+		    (n->prev_sibling != NONE ? slot(t, n->prev_sibling)->sibling
+					     : slot(t, n->parent)->child) != i)
+			r = -EUCLEAN;
+		if (n->sibling != NONE && slot(t, n->sibling)->prev_sibling != i)
+			r = -EUCLEAN;
+		if (n->parent == NONE || (n->flags & NODE_DETACHED))
+			continue;
+		linked++;
+		/* found by its name, and by it only once */
+		for (k = t->by_name[node_hash(t, n) & (t->cap - 1)]; k != NONE && steps <= t->count;
+		     k = slot(t, k)->next_name)
+			steps += k == i;
+		if (steps != 1)
+			r = -EUCLEAN;
+	}
+	for (size_t b = 0; b < t->cap && r == 0; b++)
+		for (uint32_t k = t->by_name[b]; k != NONE && chained <= t->count;
+		     k = slot(t, k)->next_name)
+			chained++;
+	if (r == 0 && (chained != linked || live != t->count))
+		r = -EUCLEAN;
+	pthread_mutex_unlock(&t->mu);
+	return r;
 }
 
 size_t fs_inode_count(struct fs_inodes *t)

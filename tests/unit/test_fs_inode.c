@@ -234,6 +234,124 @@ static bool was_sent(uint64_t ino)
 	return false;
 }
 
+/*
+ * Thousands of names, short ones kept in their slot and long ones on the heap, over
+ * many chunks of the pool: each keeps its path; a forgotten one's number is stale even
+ * once its slot is taken again, and no number is ever given twice; a directory's list
+ * holds exactly the names still held, whatever order they went in.
+ */
+static void test_numbers_outlive_their_slots(void **state)
+{
+	enum { N = 5000 };
+	struct fs_inodes *t = *state;
+	static uint64_t first[N], second[N];
+	uint64_t dirs[3];
+	char name[64], path[FS_PATH_BYTES], want[FS_PATH_BYTES];
+
+	for (int d = 0; d < 3; d++) {
+		snprintf(name, sizeof(name), "dir%d", d);
+		assert_int_equal(fs_inode_lookup(t, FUSE_ROOT_ID, name, &dirs[d]), 0);
+	}
+	for (int i = 0; i < N; i++) {
+		/* 15 bytes fit in a slot; 16 and more do not */
+		snprintf(name, sizeof(name), i % 2 ? "n%014d" : "long-name-%012d", i);
+		assert_int_equal(fs_inode_lookup(t, dirs[i % 3], name, &first[i]), 0);
+		if (i % 97 == 0)
+			assert_int_equal(fs_inodes_check(t), 0);
+	}
+	assert_int_equal(fs_inode_count(t), 1 + 3 + N);
+	assert_int_equal(fs_inodes_check(t), 0);
+	/* forget every other one, from the end and from the start */
+	for (int i = N - 1; i >= 0; i -= 2)
+		fs_inode_forget(t, first[i], 1);
+	assert_int_equal(fs_inode_count(t), 1 + 3 + N / 2);
+	assert_int_equal(fs_inodes_check(t), 0);
+	for (int i = 0; i < N; i++) {
+		int r = fs_inode_path(t, first[i], path, sizeof(path), NULL);
+
+		if (i % 2) {
+			assert_int_equal(r, -ESTALE);
+			continue;
+		}
+		assert_int_equal(r, 0);
+		snprintf(want, sizeof(want), "/dir%d/long-name-%012d", i % 3, i);
+		assert_string_equal(path, want);
+	}
+	/* looked up again: their slots are taken again, under numbers never given */
+	for (int i = 1; i < N; i += 2) {
+		snprintf(name, sizeof(name), "n%014d", i);
+		assert_int_equal(fs_inode_lookup(t, dirs[i % 3], name, &second[i]), 0);
+		for (int k = 0; k < N; k++)
+			if (first[k] == second[i])
+				fail_msg("number %llu given twice", (unsigned long long)second[i]);
+		assert_int_equal(fs_inode_path(t, second[i], path, sizeof(path), NULL), 0);
+		snprintf(want, sizeof(want), "/dir%d/%s", i % 3, name);
+		assert_string_equal(path, want);
+		assert_int_equal(fs_inode_path(t, first[i], path, sizeof(path), NULL), -ESTALE);
+	}
+	assert_int_equal(fs_inode_count(t), 1 + 3 + N);
+	assert_int_equal(fs_inodes_check(t), 0);
+	/* dir0's list: what it holds, each once (the 255 newest are checked by number:
+	 * the list is newest first, and the fake keeps the first 256 told) */
+	fs_inodes_set_session(t, fake_se);
+	fs_inode_inval_attrs_path(t, "/dir0", true);
+	assert_int_equal(sent.calls, 1 + (N + 2) / 3);
+	assert_int_equal(sent.inos[0], dirs[0]);
+	for (int i = N - 1, told = 0; told < 255; i--)
+		if (i % 3 == 0 && i % 2) {
+			assert_true(was_sent(second[i]));
+			told++;
+		}
+	fs_inodes_set_session(t, NULL);
+	/* everything forgotten: only the root is left */
+	for (int i = 0; i < N; i++)
+		fs_inode_forget(t, i % 2 ? second[i] : first[i], 1);
+	for (int d = 0; d < 3; d++)
+		fs_inode_forget(t, dirs[d], 1);
+	assert_int_equal(fs_inode_count(t), 1);
+	assert_int_equal(fs_inodes_check(t), 0);
+}
+
+/* An allocation that fails makes no number and changes nothing (test_chaos.h). */
+static void test_a_failed_lookup_changes_nothing(void **state)
+{
+#ifdef TEST_CHAOS
+	struct fs_inodes *t = *state;
+	uint64_t dir, ino, again;
+	char name[32], path[FS_PATH_BYTES];
+	int made = 0;
+
+	if (!chaos_hooks_work())
+		return;
+	assert_int_equal(fs_inode_lookup(t, FUSE_ROOT_ID, "dir", &dir), 0);
+	/* long names (their copy on the heap) past the first chunk (a chunk more) */
+	for (int i = 0; i < 1500; i++) {
+		snprintf(name, sizeof(name), "a-long-name-%06d", i);
+		chaos_injected = false;
+		chaos_countdown = i % 2;
+		int r = fs_inode_lookup(t, dir, name, &ino);
+
+		chaos_countdown = -1;
+		if (r == 0) {
+			made++;
+			continue;
+		}
+		assert_int_equal(r, -ENOMEM);
+		assert_true(chaos_injected);
+		assert_int_equal(fs_inode_count(t), 2 + (size_t)made);
+		assert_int_equal(fs_inode_lookup(t, dir, name, &again), 0);
+		made++;
+		assert_int_equal(fs_inode_path(t, again, path, sizeof(path), NULL), 0);
+		assert_string_equal(path + strlen("/dir/"), name);
+		assert_int_equal(fs_inodes_check(t), 0);
+	}
+	assert_int_equal(fs_inode_count(t), 2 + (size_t)made);
+#else
+	(void)state;
+	print_message("allocation failures cannot be injected here (a sanitizer); not run\n");
+#endif
+}
+
 /* more names under a directory than one batch on the stack: every one is told */
 static void test_a_large_directory_is_told_whole(void **state)
 {
@@ -408,6 +526,9 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_invalidations_go_through_the_session_set,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_numbers_outlive_their_slots, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_failed_lookup_changes_nothing, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_a_large_directory_is_told_whole, setup,
 						teardown),
 		cmocka_unit_test(test_sweep_tells_every_marked_job),
