@@ -782,6 +782,12 @@ struct sched_cluster {
 	struct sched_hold *holds;	/* owned: checked submissions not made yet, each
 					 * holding a record (sched_job_check_hold) */
 	size_t hold_count;
+	struct sched_hold **hold_index;	/* owned: the holds by name, hold_index_cap
+					 * chains (a power of two; NULL without memory:
+					 * then the list is searched). Closes that came
+					 * back before their releases were served hold a
+					 * name each: a burst holds thousands */
+	size_t hold_index_cap;
 	size_t live_job_count;		/* drafts and active jobs (records that cannot be
 					 * dropped): what reserved_job_count bounds */
 	struct sched_uid_jobs *uid_jobs; /* the job-count limits' counts: each uid's

@@ -223,9 +223,7 @@ void sched_cluster_free(struct sched_cluster *c)
 	free(c);
 }
 
-/* FNV-1a: job names are short and need no protection against crafted collisions
- * beyond the name syntax (the index is per daemon, keyed by validated names). */
-static size_t name_hash(const char *s)
+size_t sched_name_hash(const char *s)
 {
 	uint64_t h = 1469598103934665603ull;
 
@@ -236,7 +234,7 @@ static size_t name_hash(const char *s)
 
 static void index_put(struct sched_job **slots, size_t cap, struct sched_job *j)
 {
-	size_t i = name_hash(j->name) & (cap - 1);
+	size_t i = sched_name_hash(j->name) & (cap - 1);
 
 	while (slots[i])
 		i = (i + 1) & (cap - 1);
@@ -291,7 +289,7 @@ void sched_jobs_unindex(struct sched_cluster *c, const struct sched_job *j)
 		c->deps_jobs--;
 	if (!c->job_index)
 		return;
-	i = name_hash(j->name) & (cap - 1);
+	i = sched_name_hash(j->name) & (cap - 1);
 	while (c->job_index[i] && c->job_index[i] != j)
 		i = (i + 1) & (cap - 1);
 	if (!c->job_index[i])
@@ -300,7 +298,7 @@ void sched_jobs_unindex(struct sched_cluster *c, const struct sched_job *j)
 	c->job_index[i] = NULL;
 	for (k = (i + 1) & (cap - 1); c->job_index[k]; k = (k + 1) & (cap - 1)) {
 		struct sched_job *m = c->job_index[k];
-		size_t home = name_hash(m->name) & (cap - 1);
+		size_t home = sched_name_hash(m->name) & (cap - 1);
 
 		/* m may move to the hole at i unless its home lies in (i, k] */
 		if ((k > i) ? (home <= i || home > k) : (home <= i && home > k)) {
@@ -314,7 +312,7 @@ void sched_jobs_unindex(struct sched_cluster *c, const struct sched_job *j)
 struct sched_job *sched_cluster_find_job(struct sched_cluster *c, const char *name)
 {
 	if (c->job_index) {
-		size_t cap = c->job_index_cap, i = name_hash(name) & (cap - 1);
+		size_t cap = c->job_index_cap, i = sched_name_hash(name) & (cap - 1);
 
 		for (; c->job_index[i]; i = (i + 1) & (cap - 1))
 			if (strcmp(c->job_index[i]->name, name) == 0)
@@ -781,7 +779,7 @@ int sched_check_invariants(const struct sched_cluster *c, char *reason)
 	int r = sched_limits_check_counts(c, reason);
 
 	if (r < 0 || (r = sched_pend_order_check(c, reason)) < 0 ||
-	    (r = sched_placeidx_check(c, reason)) < 0)
+	    (r = sched_placeidx_check(c, reason)) < 0 || (r = sched_holds_check(c, reason)) < 0)
 		return r;
 	r = resume_wait_check(c, reason);
 	if (r < 0)

@@ -283,6 +283,9 @@ void sched_jobs_unindex(struct sched_cluster *c, const struct sched_job *j);
 
 /* sched_holds_free() - free every sched_hold of @c (the cluster is being freed). */
 void sched_holds_free(struct sched_cluster *c);
+/* sched_holds_check() - 0 when every hold of @c is on its list and in its index once and
+ * hold_count counts them, else -EUCLEAN with @reason (sched_check_invariants()). */
+int sched_holds_check(const struct sched_cluster *c, char *reason);
 
 /*
  * sched_job_alloc() - a zeroed job record on a cache line of its own start, so the
@@ -695,7 +698,15 @@ struct sched_hold {
 	uid_t uid;
 	const struct conf_queue *queue; /* the held spec's queue (c->conf's) */
 	struct sched_hold *prev, *next;
+	struct sched_hold *index_next;	/* c->hold_index's chain */
 };
+
+/*
+ * sched_name_hash() - FNV-1a of job name @s, for the indexes by name (jobs, holds): job
+ * names are short and need no protection against crafted collisions beyond the name
+ * syntax (the indexes are per daemon, keyed by validated names).
+ */
+size_t sched_name_hash(const char *s);
 
 /*
  * ---- job-count limits (sched_limits.c) ----

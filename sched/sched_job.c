@@ -518,10 +518,61 @@ static ssize_t oldest_finished(const struct sched_cluster *c)
 
 static struct sched_hold *hold_find(const struct sched_cluster *c, const char *name)
 {
-	for (struct sched_hold *h = c->holds; h; h = h->next)
+	struct sched_hold *h;
+
+	if (!c->hold_index) {
+		for (h = c->holds; h; h = h->next)
+			if (strcmp(h->name, name) == 0)
+				return h;
+		return NULL;
+	}
+	for (h = c->hold_index[sched_name_hash(name) & (c->hold_index_cap - 1)]; h;
+	     h = h->index_next)
 		if (strcmp(h->name, name) == 0)
 			return h;
 	return NULL;
+}
+
+static void hold_index_put(struct sched_hold **index, size_t cap, struct sched_hold *h)
+{
+	struct sched_hold **head = &index[sched_name_hash(h->name) & (cap - 1)];
+
+	h->index_next = *head;
+	*head = h;
+}
+
+/* Index @h, new on the list: the index grows with the holds (twice the chains at one
+ * hold a chain); without memory it stays as it is, or goes (the list is searched). */
+static void hold_index_add(struct sched_cluster *c, struct sched_hold *h)
+{
+	if (c->hold_count >= c->hold_index_cap) {
+		size_t cap = c->hold_index_cap ? 2 * c->hold_index_cap : 64;
+		struct sched_hold **grown = calloc(cap, sizeof(*grown));
+
+		if (grown) {
+			for (struct sched_hold *o = c->holds; o; o = o->next)
+				if (o != h)
+					hold_index_put(grown, cap, o);
+			free(c->hold_index);
+			c->hold_index = grown;
+			c->hold_index_cap = cap;
+		}
+	}
+	if (c->hold_index)
+		hold_index_put(c->hold_index, c->hold_index_cap, h);
+}
+
+static void hold_index_remove(struct sched_cluster *c, const struct sched_hold *h)
+{
+	struct sched_hold **pp;
+
+	if (!c->hold_index)
+		return;
+	pp = &c->hold_index[sched_name_hash(h->name) & (c->hold_index_cap - 1)];
+	while (*pp && *pp != h)
+		pp = &(*pp)->index_next;
+	if (*pp)
+		*pp = h->index_next;
 }
 
 /*
@@ -561,6 +612,27 @@ static bool job_room(struct sched_cluster *c, const char *name, const struct sch
 	return records_spoken_for(c) < c->conf->max_job_count;
 }
 
+int sched_holds_check(const struct sched_cluster *c, char *reason)
+{
+	size_t n = 0, indexed = 0;
+
+	for (const struct sched_hold *h = c->holds; h; h = h->next, n++)
+		if (hold_find(c, h->name) != h) {
+			sched_reason(reason, "hold of %s is not found by its name", h->name);
+			return -EUCLEAN;
+		}
+	for (size_t i = 0; c->hold_index && i < c->hold_index_cap; i++)
+		for (const struct sched_hold *h = c->hold_index[i]; h && indexed <= n;
+		     h = h->index_next)
+			indexed++;
+	if (n != c->hold_count || (c->hold_index && indexed != n)) {
+		sched_reason(reason, "%zu holds listed, %zu indexed, but the counter says %zu", n,
+			     indexed, c->hold_count);
+		return -EUCLEAN;
+	}
+	return 0;
+}
+
 void sched_holds_free(struct sched_cluster *c)
 {
 	while (c->holds) {
@@ -570,6 +642,9 @@ void sched_holds_free(struct sched_cluster *c)
 		free(h);
 	}
 	c->hold_count = 0;
+	free(c->hold_index);
+	c->hold_index = NULL;
+	c->hold_index_cap = 0;
 }
 
 void sched_hold_drop(struct sched_cluster *c, struct sched_hold **hold)
@@ -586,6 +661,7 @@ void sched_hold_drop(struct sched_cluster *c, struct sched_hold **hold)
 		c->holds = h->next;
 	if (h->next)
 		h->next->prev = h->prev;
+	hold_index_remove(c, h);
 	c->hold_count--;
 	j = sched_cluster_find_job(c, h->name);
 	if (j)
@@ -609,6 +685,7 @@ static int hold_take(struct sched_cluster *c, const char *name, uid_t uid,
 	if (h->next)
 		h->next->prev = h;
 	c->holds = h;
+	hold_index_add(c, h);
 	c->hold_count++;
 	j = sched_cluster_find_job(c, name);
 	if (j)

@@ -902,6 +902,68 @@ static void test_job_hold_name_is_the_holders(void **state)
 }
 
 /*
+ * Closes that come back before their releases are served hold a name each: a burst
+ * holds thousands. Each is found by its name (another's check of it is -EBUSY, and the
+ * holder's own takes no second record), whatever order they go in; the invariants check
+ * the name index at every step.
+ */
+static void test_job_holds_by_the_thousand(void **state)
+{
+	enum { N = 3000 };
+	struct sched_cluster *c = cluster_of(4);
+	char reason[SCHED_REASON_MAX] = "", name[32];
+	static struct sched_hold *holds[N];
+	static struct conf_job_spec *specs[N];
+	struct sched_hold *other = NULL;
+	struct sched_job *j = NULL;
+
+	(void)state;
+	c->conf->max_job_count = 2 * N;
+	c->conf->reserved_job_count = 0;
+	c->conf->max_job_count_per_user = 2 * N;
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "burst-%d", i);
+		specs[i] = fx_spec(name, 1);
+		assert_int_equal(sched_job_check_hold(c, specs[i], FX_UID, false, reason,
+						      &holds[i]), 0);
+	}
+	assert_int_equal(c->hold_count, N);
+	fx_check(c);
+	for (int i = 0; i < N; i += 7) {
+		assert_int_equal(sched_job_check_hold(c, specs[i], FX_OTHER_UID, false, reason,
+						      &other), -EBUSY);
+		assert_int_equal(sched_job_check_hold(c, specs[i], FX_UID, false, reason,
+						      &holds[i]), 0);
+	}
+	assert_int_equal(c->hold_count, N);
+	/* every third submitted, every third dropped, from the end back */
+	for (int i = N - 1; i >= 0; i--) {
+		if (i % 3 == 0) {
+			assert_int_equal(sched_job_submit_held(c, &holds[i], specs[i], FX_UID,
+							       FX_GID, fx_now(), reason, &j), 0);
+			specs[i] = NULL;
+		} else if (i % 3 == 1) {
+			sched_hold_drop(c, &holds[i]);
+		}
+		if (i % 500 == 0)
+			fx_check(c);
+	}
+	assert_int_equal(c->hold_count, N / 3);
+	/* what was dropped is anyone's; what is still held is not */
+	snprintf(name, sizeof(name), "burst-%d", 1);
+	assert_int_equal(sched_job_may_submit(c, name, FX_OTHER_UID), 0);
+	snprintf(name, sizeof(name), "burst-%d", 2);
+	assert_int_equal(sched_job_may_submit(c, name, FX_OTHER_UID), -EBUSY);
+	for (int i = 0; i < N; i++) {
+		sched_hold_drop(c, &holds[i]);
+		conf_job_spec_free(specs[i]);
+	}
+	assert_int_equal(c->hold_count, 0);
+	fx_check(c);
+	sched_cluster_free(c);
+}
+
+/*
  * A hold on the holder's own finished record keeps that record: max_job_count does not
  * drop it to make room for someone else (the held submission replaces it in place), and
  * when the owner removes it meanwhile, the hold still has its record.
@@ -2483,6 +2545,7 @@ int main(void)
 		cmocka_unit_test(test_job_cancel_without_agents_frees_at_once),
 		cmocka_unit_test(test_job_hold_sets_a_record_aside),
 		cmocka_unit_test(test_job_hold_name_is_the_holders),
+		cmocka_unit_test(test_job_holds_by_the_thousand),
 		cmocka_unit_test(test_job_hold_keeps_its_finished_record),
 		cmocka_unit_test(test_job_hold_submission_is_not_checked_again),
 		cmocka_unit_test(test_job_history_every_generation),
