@@ -790,8 +790,6 @@ static void *notifier_main(void *arg)
 			snprintf(path, sizeof(path), "/jobs/%s", p.stale[i]);
 			fs_inode_inval_attrs_path(&ctx->inodes, path, true);
 		}
-		if (p.stale_count) /* the times of jobs/ */
-			fs_inode_inval_attrs_path(&ctx->inodes, "/jobs", false);
 		free(p.stale);
 		for (size_t i = 0; i < p.count; i++) {
 			size_t len = strlen(p.paths[i]), off = 0;
