@@ -155,7 +155,25 @@ static bool known_has(const struct fs_job_dirs *t, uint64_t serial, const char *
 	return false;
 }
 
+/*
+ * A name has at most two pending, an rmdir and then a mkdir (its directory went and came
+ * back before the helper made the rmdir); a chain holds the newer first (pushed at its
+ * head, rehashed oldest first). pending_find() gives the link of the older, the one the
+ * helper comes to first; pending_newest() the newer.
+ */
 static struct pending_dir **pending_find(struct fs_job_dirs *t, const char *name)
+{
+	struct pending_dir **pp, **found = NULL;
+
+	if (!t->pending_cap)
+		return NULL;
+	for (pp = &t->pending[name_bucket(name, t->pending_cap)]; *pp; pp = &(*pp)->next)
+		if (strcmp((*pp)->name, name) == 0)
+			found = pp;
+	return found;
+}
+
+static struct pending_dir **pending_newest(struct fs_job_dirs *t, const char *name)
 {
 	struct pending_dir **pp;
 
@@ -216,9 +234,14 @@ static bool pending_push(struct fs_job_dirs *t, const char *name, uint64_t seria
 void fs_notify_job_dir_user(struct fs_ctx *ctx, const char *name, uint64_t serial, bool made)
 {
 	struct fs_job_dirs *t = dirs_of(ctx);
+	struct pending_dir **pend;
 
 	if (!t)
 		return;
+	/* the kernel told watchers where the directory is now: what the helper was still to
+	 * tell is past (an rmdir made after this mkdir would tell them it went) */
+	while ((pend = pending_newest(t, name)))
+		pending_drop(t, pend);
 	if (made) {
 		known_add(t, name, serial);
 		return;
@@ -282,15 +305,40 @@ bool fs_job_dirs_new(struct fs_ctx *ctx, const struct sched_job *j, bool *ret_an
 	struct fs_job_dirs *t = dirs_of(ctx);
 	bool replaced = false;
 
+	struct pending_dir **newest;
+
 	*ret_announce = false;
 	if (!t || known_has(t, j->serial, j->name, &replaced))
 		return false;
 	/* a name whose job was replaced by a new one (a resubmission): its directory stayed;
-	 * one with a mkdir or rmdir of the helper's pending: that one announces it */
-	if (!known_add(t, j->name, j->serial) || replaced || pending_find(t, j->name))
+	 * one with a mkdir of the helper's pending: that one announces it; with an rmdir
+	 * pending (the old job's record went), a mkdir after it: watchers are told it went,
+	 * then that it is back */
+	if (!known_add(t, j->name, j->serial) || replaced)
+		return true;
+	newest = pending_newest(t, j->name);
+	if (newest && (*newest)->kind == 1)
 		return true;
 	*ret_announce = pending_push(t, j->name, j->serial, 1);
 	return true;
+}
+
+/*
+ * The directory of @name (serial @serial) went by the daemon's doing: an rmdir for the
+ * helper to make (true: a line to write), unless a mkdir of the helper's is still
+ * pending, which is then dropped instead (the directory came and went before watchers
+ * were told; should the helper have its line already, its mkdir finds nothing pending
+ * and fails, unannounced).
+ */
+static bool dir_goes(struct fs_job_dirs *t, const char *name, uint64_t serial)
+{
+	struct pending_dir **newest = pending_newest(t, name);
+
+	if (newest && (*newest)->kind == 1) {
+		pending_drop(t, newest);
+		return false;
+	}
+	return !newest && pending_push(t, name, serial, 2);
 }
 
 void fs_job_dirs_sweep(struct fs_ctx *ctx, void (*gone)(void *arg, const char *name,
@@ -309,8 +357,7 @@ void fs_job_dirs_sweep(struct fs_ctx *ctx, void (*gone)(void *arg, const char *n
 			}
 			*pp = d->next;
 			t->known_count--;
-			gone(arg, d->name, !j && !pending_find(t, d->name) &&
-						   pending_push(t, d->name, d->serial, 2));
+			gone(arg, d->name, !j && dir_goes(t, d->name, d->serial));
 			free(d);
 		}
 	}

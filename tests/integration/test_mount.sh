@@ -674,6 +674,35 @@ if command -v inotifywait >/dev/null; then
 	it_stop
 fi
 
+# ---- a job directory that goes and comes back while the helper is behind ---------------
+# A record dropped by the daemon (its rmdir for the helper to make) and a new job of that
+# name before the helper made it: the mkdir was skipped, so a watcher saw the directory
+# go and never come back. The helper here answers 20 ms late, as a busy daemon's does.
+if command -v inotifywait >/dev/null; then
+	ASCENDFS_TEST_SLOW_HELPER_MS=20 it_start "$ASCENDFS" "$IT_WORK/two-jobs.yaml" \
+		--state-dir "$IT_WORK/state-back" || exit 1
+	ino=$IT_WORK/back-inotify.log
+	inotifywait -m -q -e create -e delete "$M/jobs" >"$ino" 2>&1 &
+	ino_pid=$!
+	sleep 0.5 # let it set its watch
+	cp "$IT_WORK/first.yaml" "$M/jobs/"
+	wait_until 10 grep -q "CREATE,ISDIR first$" "$ino"
+	echo cancel >"$M/jobs/first/ctl"
+	cp "$IT_WORK/first.yaml" "$M/jobs/other.yaml" # max_job_count 2: nothing dropped yet
+	echo cancel >"$M/jobs/other/ctl"
+	cp "$IT_WORK/first.yaml" "$M/jobs/third.yaml" # first's record (the oldest) goes
+	cp "$IT_WORK/first.yaml" "$M/jobs/first.yaml" # back, before the helper's rmdir
+	check "the job is back" test -d "$M/jobs/first"
+	# the helper's rmdir (then its mkdir, each of its requests answered 20 ms late)
+	last_is_create() { grep " first$" "$ino" | tail -1 | grep -q "CREATE,ISDIR first$"; }
+	wait_until 20 grep -q "DELETE,ISDIR first$" "$ino" && wait_until 20 last_is_create
+	last=$(grep " first$" "$ino" | tail -1)
+	check_contains "a watcher's last word of it: CREATE,ISDIR first" "CREATE,ISDIR first" "$last"
+	kill "$ino_pid"
+	wait "$ino_pid" 2>/dev/null
+	it_stop
+fi
+
 # ---- a burst: every job directory is announced, once -----------------------------------
 # The helper's pending mkdirs were a list walked for every new job and every request of
 # the helper, under the daemon's lock: a burst of n submissions cost n^2, the helper fell
