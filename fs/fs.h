@@ -968,6 +968,9 @@ struct fs_ctx {
 	struct fs_job_dirs *job_dirs;	/* job directories announced, and the helper's
 					 * pending mkdir/rmdir (fs_notify_dirs.c; under lock) */
 	uint64_t notified_jobs_dropped;	/* sched_cluster.jobs_dropped the notifier last saw */
+	uint64_t view_swaps;		/* clusters put in place of the one served (a
+					 * standby's views, a takeover): the notifier's
+					 * round after one compares nothing by version */
 	char *config_text;		/* normalized config, rendered once */
 	char *config_warnings;		/* fs_config_warnings(), appended to it; or NULL */
 	size_t config_len;
@@ -1293,6 +1296,24 @@ int fs_standby_refusal(struct fs_ctx *ctx, const char *path);
  * -errno.
  */
 int fs_threads_start(struct fs_ctx *ctx);
+
+/*
+ * fs_notifier_start() - the notifier and its helper alone, for a standby: watchers of
+ * its mount are told what each new view changed (fs_notify_view_swapped()); nothing acts
+ * on the view. fs_threads_start() starts the others (and this, when not running yet);
+ * fs_threads_stop() stops them all. Returns 0 or -errno.
+ */
+int fs_notifier_start(struct fs_ctx *ctx);
+
+/*
+ * fs_notify_view_swapped() - @ctx->cluster was just put in place of @old (still
+ * allocated; caller holds ctx->lock): what the notifier knew of @old's jobs carries over
+ * to the new cluster's of the same name and serial, so that a round announces only what
+ * differs: a job new to the view (its directory), one whose state, generation or last
+ * change differs (its files as any change's), one gone (its directory), the events. With
+ * @first (the first view: watchers saw none before) nothing is announced.
+ */
+void fs_notify_view_swapped(struct fs_ctx *ctx, struct sched_cluster *old, bool first);
 
 /*
  * fs_threads_stop() - stop and join them (after unmounting: the notifier may be inside

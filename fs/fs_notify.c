@@ -51,7 +51,7 @@
 #include "fs.h"
 
 static pthread_t heartbeat_thread, notifier_thread, scanner_thread;
-static bool threads_running;
+static bool threads_running, notifier_running;
 static int helper_fd = -1;	/* write end of the helper's stdin */
 static int helper_stop_fd = -1;	/* write end of its stop pipe: closed, it stops */
 static pid_t helper_pid;
@@ -649,11 +649,11 @@ static void collect_job_dirs(struct fs_ctx *ctx, struct pokes *p)
  * What changed since the last round, file by file, so a watcher of status wakes when
  * the state changes and not on every checkpoint or heartbeat.
  */
-static void collect(struct fs_ctx *ctx, struct pokes *p, uint64_t *cluster_seen)
+static void collect(struct fs_ctx *ctx, struct pokes *p, uint64_t *cluster_seen, bool swapped)
 {
 	struct sched_cluster *c = ctx->cluster;
 
-	if (c->version == *cluster_seen)
+	if (c->version == *cluster_seen && !swapped)
 		return;
 	*cluster_seen = c->version;
 	poke_add(p, ctx->mount_path, "/cluster/status");
@@ -745,10 +745,53 @@ static void collect(struct fs_ctx *ctx, struct pokes *p, uint64_t *cluster_seen)
 		poke_add(p, ctx->mount_path, "/jobs");
 }
 
+void fs_notify_view_swapped(struct fs_ctx *ctx, struct sched_cluster *old, bool first)
+{
+	struct sched_cluster *c = ctx->cluster;
+	bool gone = false;
+
+	for (size_t i = 0; i < c->job_count; i++) {
+		struct sched_job *j = c->jobs[i];
+		const struct sched_job *o = first ? NULL : sched_cluster_find_job(old, j->name);
+
+		if (first || (o && o->serial == j->serial && o->state == j->state &&
+			      o->generation == j->generation && o->change_usec == j->change_usec)) {
+			/* told already (or before any watcher): nothing to announce */
+			j->notified_state = first ? (int)j->state + 1 : o->notified_state;
+			j->notified_generation = first ? j->generation : o->notified_generation;
+			j->notified_version = j->version;
+			continue;
+		}
+		/* new to the view (its directory; notified_state 0) or changed in it: on the
+		 * notifier's list, its version not the one told */
+		if (o && o->serial == j->serial) {
+			j->notified_state = o->notified_state;
+			j->notified_generation = o->notified_generation;
+		}
+		j->notified_version = 0;
+		sched_job_touch(c, j);
+	}
+	for (size_t i = 0; !first && !gone && i < old->job_count; i++) {
+		const struct sched_job *n = sched_cluster_find_job(c, old->jobs[i]->name);
+
+		gone = !n || n->serial != old->jobs[i]->serial;
+	}
+	if (first)
+		fs_job_dirs_know_all(ctx);
+	/* a directory gone is found by the next round's sweep */
+	ctx->notified_jobs_dropped = gone ? c->jobs_dropped + 1 : c->jobs_dropped;
+	c->notified_event_seq = first ? c->next_event_seq : old->notified_event_seq;
+	c->notified_acct_seq = first ? c->next_acct_seq : old->notified_acct_seq;
+	if (first)
+		ctx->notified_job_count = c->job_count;
+	ctx->view_swaps++;
+	pthread_cond_broadcast(&ctx->notify_cv);
+}
+
 static void *notifier_main(void *arg)
 {
 	struct fs_ctx *ctx = arg;
-	uint64_t seen = 0;
+	uint64_t seen = 0, swaps_seen;
 	struct timespec ts;
 	sigset_t pipe_sig;
 
@@ -760,20 +803,25 @@ static void *notifier_main(void *arg)
 	pthread_sigmask(SIG_BLOCK, &pipe_sig, NULL);
 	pthread_mutex_lock(&ctx->lock);
 	seen = ctx->cluster->version;
+	swaps_seen = ctx->view_swaps;
 	/* what exists at start was there before any watcher: no announcement */
 	fs_job_dirs_know_all(ctx);
 	ctx->notified_jobs_dropped = ctx->cluster->jobs_dropped;
 	while (!ctx->stopping) {
 		struct pokes p = { 0 };
+		bool swapped;
 
 		/* a change made while the last round was out is collected at once */
-		if (ctx->cluster->version == seen) {
+		if (ctx->cluster->version == seen && ctx->view_swaps == swaps_seen) {
 			fs_deadline_in(&ts, 500);
 			pthread_cond_timedwait(&ctx->notify_cv, &ctx->lock, &ts);
 		}
 		if (ctx->stopping)
 			break;
-		collect(ctx, &p, &seen);
+		/* versions are a cluster's own: another cluster's are not compared */
+		swapped = ctx->view_swaps != swaps_seen;
+		swaps_seen = ctx->view_swaps;
+		collect(ctx, &p, &seen, swapped);
 		/* changes no request waits for (heartbeats, time limits, scans): the kernel
 		 * is told of their stale attributes here, within a round */
 		fs_inode_sweep(ctx, seen);
@@ -827,39 +875,57 @@ static void *notifier_main(void *arg)
 	return NULL;
 }
 
-int fs_threads_start(struct fs_ctx *ctx)
+int fs_notifier_start(struct fs_ctx *ctx)
 {
 	int r;
 
+	if (notifier_running)
+		return 0;
 	/* tests only: a daemon whose helper could not start */
 	r = getenv("ASCENDFS_TEST_NO_NOTIFY_HELPER") ? -ENOEXEC : helper_start(ctx);
 	if (r < 0)
 		fs_log(ctx, 1, "cannot start the notify helper (%s); inotify watchers see only "
 			       "their own changes", strerror(-r));
-	r = pthread_create(&heartbeat_thread, NULL, heartbeat_main, ctx);
+	r = pthread_create(&notifier_thread, NULL, notifier_main, ctx);
 	if (r) {
 		helper_stop(ctx);
 		return -r;
 	}
-	r = pthread_create(&notifier_thread, NULL, notifier_main, ctx);
-	if (!r) {
-		r = pthread_create(&scanner_thread, NULL, scanner_main, ctx);
-		if (r) {
-			pthread_mutex_lock(&ctx->lock);
-			ctx->stopping = true;
-			pthread_cond_broadcast(&ctx->notify_cv);
-			pthread_mutex_unlock(&ctx->lock);
-			pthread_join(notifier_thread, NULL);
-		}
+	notifier_running = true;
+	return 0;
+}
+
+/* Stop the notifier started alone (fs_threads_start() failing after it). */
+static void notifier_stop(struct fs_ctx *ctx)
+{
+	pthread_mutex_lock(&ctx->lock);
+	ctx->stopping = true;
+	pthread_cond_broadcast(&ctx->notify_cv);
+	pthread_mutex_unlock(&ctx->lock);
+	pthread_join(notifier_thread, NULL);
+	helper_stop(ctx);
+	notifier_running = false;
+}
+
+int fs_threads_start(struct fs_ctx *ctx)
+{
+	int r = fs_notifier_start(ctx);
+
+	if (r < 0)
+		return r;
+	r = pthread_create(&heartbeat_thread, NULL, heartbeat_main, ctx);
+	if (r) {
+		notifier_stop(ctx);
+		return -r;
 	}
+	r = pthread_create(&scanner_thread, NULL, scanner_main, ctx);
 	if (r) {
 		pthread_mutex_lock(&ctx->lock);
 		ctx->stopping = true;
-		pthread_cond_broadcast(&ctx->notify_cv);
 		pthread_cond_broadcast(&ctx->stop_cv);
 		pthread_mutex_unlock(&ctx->lock);
 		pthread_join(heartbeat_thread, NULL);
-		helper_stop(ctx);
+		notifier_stop(ctx);
 		return -r;
 	}
 	threads_running = true;
@@ -871,8 +937,11 @@ bool fs_threads_stop(struct fs_ctx *ctx)
 	struct timespec ts;
 	bool joined = true;
 
-	if (!threads_running)
+	if (!threads_running) {
+		if (notifier_running) /* a standby's */
+			notifier_stop(ctx);
 		return true;
+	}
 	pthread_mutex_lock(&ctx->lock);
 	ctx->stopping = true;
 	pthread_cond_broadcast(&ctx->notify_cv);
@@ -883,6 +952,7 @@ bool fs_threads_stop(struct fs_ctx *ctx)
 	pthread_join(heartbeat_thread, NULL);
 	pthread_join(notifier_thread, NULL);
 	helper_stop(ctx);
+	notifier_running = false;
 	/* a scan stuck on a dead filesystem must not keep the daemon from exiting */
 	/* pthread_timedjoin_np() waits on CLOCK_REALTIME */
 	clock_gettime(CLOCK_REALTIME, &ts);

@@ -18,7 +18,8 @@
  * cluster/leader says who leads, that this head stands by, and which log entry the view
  * holds. Every request that would change state fails with EROFS (fs_standby_refusal()),
  * logged once per 10 s with the leader's name; no thread acts on the view (no pass, no
- * heartbeat check, no timer, no checkpoint scan, no inotify announcement).
+ * heartbeat check, no timer, no checkpoint scan). The notifier runs: watchers of this
+ * mount are told what each new view changed (fs_notify_view_swapped()).
  *
  * The takeover. Once the leader key is this head's, a build under way is cancelled, the
  * state is restored for leading (fs_store_takeover(): the copy, then what came after it)
@@ -127,12 +128,15 @@ int fs_lead_start(struct fs_ctx *ctx, char *why, size_t why_len)
 
 /* ---- the view ---- */
 
-/* Put @c in place of the cluster the daemon serves; the old one is freed. */
-static void swap_in(struct fs_ctx *ctx, struct sched_cluster *c)
+/* Put @c in place of the cluster the daemon serves; the old one is freed. With @first
+ * (no view was served before it), watchers are told nothing of what it holds. */
+static void swap_in(struct fs_ctx *ctx, struct sched_cluster *c, bool first)
 {
 	struct sched_cluster *old = ctx->cluster;
 
 	ctx->cluster = c;
+	/* what changed since the view before, for inotify watchers of this mount */
+	fs_notify_view_swapped(ctx, old, first);
 	/* versions are the new cluster's: every job of it is swept afresh */
 	ctx->swept_version = 0;
 	fs_cache_forget(ctx);
@@ -170,7 +174,7 @@ static int build_view(struct fs_standby *sb, bool log_failure)
 		sched_cluster_free(c);
 		return -ECANCELED;
 	}
-	swap_in(ctx, c);
+	swap_in(ctx, c, after == UINT64_MAX);
 	sb->view_seq = seq;
 	sb->view_usec = fs_now_usec();
 	fs_store_standby_text(ctx->store, leader, seq, sb->view_usec);
@@ -272,7 +276,7 @@ static int take_over(struct fs_standby *sb)
 	/* from here requests share their passes, run by the committer (main() sets it on
 	 * the cluster it restores likewise) */
 	sched_cluster_set_deferred_passes(c, true);
-	swap_in(ctx, c);
+	swap_in(ctx, c, sb->view_seq == UINT64_MAX);
 	pthread_mutex_unlock(&ctx->lock);
 	fs_inode_inval_attrs_path(&ctx->inodes, "/", true);
 	/* the logs of the jobs it now holds; nothing changes jobs until it leads */
@@ -379,6 +383,10 @@ int fs_standby_start(struct fs_ctx *ctx)
 
 	if (!sb)
 		return 0;
+	/* watchers of this mount are told what each view changed */
+	r = fs_notifier_start(ctx);
+	if (r < 0)
+		return r;
 	r = pthread_create(&sb->builder, NULL, builder_main, sb);
 	if (r)
 		return -r;

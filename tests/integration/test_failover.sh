@@ -118,6 +118,11 @@ check_contains "and says this head stands by" "standby: $(hostname) pid $STANDBY
 check "the floating address's check passes on the leader" \
 	grep -qx 'role: leader' "$IT_WORK/mnt-a/cluster/leader"
 check_fails "and fails on the standby" grep -qx 'role: leader' "$MB/cluster/leader"
+# inotify on the standby's mount: what each view changed (its notifier runs, nothing else)
+ino_b=$IT_WORK/standby-inotify.log
+inotifywait -m -q -e create -e delete "$MB/jobs" >"$ino_b" 2>&1 &
+ino_b_pid=$!
+sleep 0.5 # let it set its watch
 printf 'npus: 8\n' >"$IT_WORK/spec/viewed.yaml"
 echo "begin submit viewed" >>"$ACK"
 cp "$IT_WORK/spec/viewed.yaml" "$IT_WORK/mnt-a/jobs/" && echo "ack submit viewed" >>"$ACK"
@@ -127,6 +132,25 @@ check_eq "with the leader's status" "$(cat "$IT_WORK/mnt-a/jobs/viewed/status")"
 	"$(cat "$MB/jobs/viewed/status" 2>&1)"
 check "and the leader's rank table, byte for byte" \
 	cmp "$IT_WORK/mnt-a/jobs/viewed/ranktable.json" "$MB/jobs/viewed/ranktable.json"
+check "a watcher of the standby's jobs/ sees the job's directory appear" \
+	wait_until 10 grep -q "CREATE,ISDIR viewed$" "$ino_b"
+printf 'npus: 1\n' >"$IT_WORK/spec/watched.yaml"
+echo "begin submit watched" >>"$ACK"
+cp "$IT_WORK/spec/watched.yaml" "$IT_WORK/mnt-a/jobs/" && echo "ack submit watched" >>"$ACK"
+wait_until 10 test -e "$MB/jobs/watched/status"
+inotifywait -q -t 15 -e modify "$MB/jobs/watched/status" >"$IT_WORK/standby-status.log" 2>&1 &
+ino_s_pid=$!
+sleep 0.5
+echo "begin cancel watched" >>"$ACK"
+echo cancel >"$IT_WORK/mnt-a/jobs/watched/ctl" && echo "ack cancel watched" >>"$ACK"
+wait "$ino_s_pid"
+check_contains "and a watcher of a job's status there wakes when the leader cancels it" \
+	"MODIFY" "$(cat "$IT_WORK/standby-status.log")"
+check_eq "reading cancelled" cancelled "$(cat "$MB/jobs/watched/status")"
+kill "$ino_b_pid"
+wait "$ino_b_pid" 2>/dev/null
+check_eq "the job's directory appeared once to that watcher, and nothing went" \
+	"1 0" "$(grep -c "CREATE,ISDIR viewed$" "$ino_b") $(grep -c DELETE "$ino_b")"
 check_contains "cluster/leader says which log entry the view holds" "view: log entry" \
 	"$(cat "$MB/cluster/leader")"
 # nothing acts on the view (no pass, no restore of its own): the same events, line for line
