@@ -748,7 +748,8 @@ static void collect(struct fs_ctx *ctx, struct pokes *p, uint64_t *cluster_seen,
 void fs_notify_view_swapped(struct fs_ctx *ctx, struct sched_cluster *old, bool first)
 {
 	struct sched_cluster *c = ctx->cluster;
-	bool gone = false;
+	/* a sweep the old cluster still owed is owed by the new one */
+	bool gone = !first && ctx->notified_jobs_dropped != old->jobs_dropped;
 
 	for (size_t i = 0; i < c->job_count; i++) {
 		struct sched_job *j = c->jobs[i];
