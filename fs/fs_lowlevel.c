@@ -37,6 +37,10 @@ static struct fs_ctx *get_ctx(void)
  *   cache's kinds, fs_kcache.c), for an hour: told stale when the job changes
  *   (fs_inode_sweep(): by the request that changed it, or the notifier) and when an open takes new bytes (fs_kcache_open(): a read past the
  *   size the kernel knew then asks it again);
+ * - that a spec file jobs/<name>.<ext> is not there, for a second: such a name appears
+ *   only by a CREATE through the kernel, which replaces what it keeps, and `cp`, which
+ *   asks before it creates, then creates without a LOOKUP under the kernel's lock of
+ *   jobs/, which every create in jobs/ waits for;
  * - attributes of directories, for a second (their times follow the events: a listing
  *   is read afresh at each opendir anyway); a job's are told stale with its files, not
  *   jobs/ (told at every change, each path through it cost a GETATTR: 3.6 of the 13
@@ -50,6 +54,7 @@ static struct fs_ctx *get_ctx(void)
 #define NAME_TIMEOUT_SEC 3600.0
 #define KCACHE_ATTR_TIMEOUT_SEC 3600.0
 #define DIR_ATTR_TIMEOUT_SEC 1.0
+#define ABSENT_SPEC_TIMEOUT_SEC 1.0
 
 /* How long the kernel may keep the attributes of @path (@st: what fs_op_getattr() gave). */
 static double attr_timeout(const char *path, const struct stat *st)
@@ -67,6 +72,14 @@ static double attr_timeout(const char *path, const struct stat *st)
 		return 0.0;
 	return fs_path_parse(path, &p) == 0 && fs_kcache_kind(p.kind) ? KCACHE_ATTR_TIMEOUT_SEC :
 									  0.0;
+}
+
+/* Is @path a spec file being uploaded, jobs/<name>.<ext>? */
+static bool is_spec_file(const char *path)
+{
+	struct fs_path p;
+
+	return fs_path_parse(path, &p) == 0 && p.kind == FS_JOB_UPLOAD;
 }
 
 /* How long the kernel may keep the name @path (a directory or a file that exists). */
@@ -239,10 +252,16 @@ static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	r = child_path(parent, name, path);
 	if (r == 0)
 		r = entry_of(parent, name, path, NULL, &e);
-	if (r < 0)
+	if (r == -ENOENT && is_spec_file(path)) {
+		/* kept absent (above): inode 0 is a name that is not there */
+		memset(&e, 0, sizeof(e));
+		e.entry_timeout = ABSENT_SPEC_TIMEOUT_SEC;
+		fuse_reply_entry(req, &e); /* no inode: nothing to forget if it is not taken */
+	} else if (r < 0) {
 		fuse_reply_err(req, -r);
-	else
+	} else {
 		reply_entry(req, &e);
+	}
 }
 
 static void ll_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)

@@ -192,6 +192,19 @@ check "a rejected name can be resubmitted" sh -c "echo 'npus: 1' > '$M/jobs/zero
 check_eq "resubmitted job runs" running "$(cat "$M/jobs/zero/status")"
 check "rmdir removes a job" rmdir "$M/jobs/zero"
 check_fails "removed job is gone" test -e "$M/jobs/zero"
+# the kernel keeps for a second that a spec file is not there (fs_lowlevel.c): one that
+# another process creates meanwhile is seen at once, and cp over the kept absence submits
+check_fails "a spec file not there" test -e "$M/jobs/kept.yaml"
+exec 7>"$M/jobs/kept.yaml"
+check "is there as soon as another process creates it" test -e "$M/jobs/kept.yaml"
+echo 'npus: 1' >&7
+exec 7>&-
+check_eq "and its close submits it" running "$(cat "$M/jobs/kept/status" 2>&1)"
+check_fails "again not there once it is submitted" test -e "$M/jobs/kept2.yaml"
+printf 'npus: 1\n' >"$IT_WORK/kept2.yaml"
+check "cp right after a look that found none" cp "$IT_WORK/kept2.yaml" "$M/jobs/kept2.yaml"
+check_eq "submits too" running "$(cat "$M/jobs/kept2/status" 2>&1)"
+rmdir "$M/jobs/kept" "$M/jobs/kept2" # their NPUs back for the counts below
 
 # ---- ctl errors -----------------------------------------------------------------
 check_fails "unknown ctl verb is refused at write" sh -c "echo frobnicate > '$M/jobs/$J/ctl'"
