@@ -850,8 +850,8 @@ struct fs_handle_user;
  * fs_inode_forget() - the kernel forgets @n lookups of @ino.
  * fs_inode_count() - inodes held, the root included.
  * fs_inodes_check() - 0 when the table is whole (each number in its slot, each held
- * name in its parent's list and in the name hash exactly once), else -EUCLEAN. O(held):
- * for tests.
+ * name in its parent's list and in the name hash exactly once, the free list free slots
+ * each once), else -EUCLEAN. O(slots ever taken + buckets): for tests.
  * fs_inodes_set_session() - invalidations go through @se from now on; NULL: none any
  * more. Returns once no invalidation is under way, so with NULL the caller may then
  * close the session's descriptor (fuse_session_unmount() does): an invalidation never
@@ -1310,8 +1310,11 @@ int fs_notifier_start(struct fs_ctx *ctx);
  * allocated; caller holds ctx->lock): what the notifier knew of @old's jobs carries over
  * to the new cluster's of the same name and serial, so that a round announces only what
  * differs: a job new to the view (its directory), one whose state, generation or last
- * change differs (its files as any change's), one gone (its directory), the events. With
- * @first (the first view: watchers saw none before) nothing is announced.
+ * change differs or whose last change a round still owed (its files as any change's;
+ * these go on the notifier's list, sched_job_mark_unannounced(), nothing else), one gone
+ * (its directory), the events. With @first (the first view: watchers saw none before)
+ * nothing is announced. The sweeps that wait for a version (fs_inode_sweep()) end: the
+ * caller then tells the kernel every attribute is stale.
  */
 void fs_notify_view_swapped(struct fs_ctx *ctx, struct sched_cluster *old, bool first);
 
@@ -1504,11 +1507,14 @@ void fs_notify_helper_kill(struct fs_ctx *ctx, unsigned waited_msec);
  * rmdir). These need ctx->lock.
  *
  * fs_notify_job_dir_user() - a user's mkdir (@made) or rmdir of job @name (serial @serial)
- * succeeded: the kernel announced it, the notifier must not again.
+ * succeeded: the kernel announced it, the notifier must not again, and what the helper
+ * was still to announce of the name is dropped (the kernel said where it is now).
  * fs_notify_job_dir() - for a request of the helper about jobs/@name: 0 none pending
  * (answer as usual), 1 a mkdir pending (answer getattr ENOENT), 2 an rmdir pending
- * (answer getattr as a directory). With @take, a pending one of kind @take (1 or 2) is
- * consumed (the helper's mkdir or rmdir itself); returns what was pending.
+ * (answer getattr as a directory); of a name with an rmdir and then a mkdir pending
+ * (its directory went and came back), the older, which the helper comes to first. With
+ * @take, a pending one of kind @take (1 or 2) that is the older is consumed (the
+ * helper's mkdir or rmdir itself); returns what was pending.
  */
 void fs_notify_job_dir_user(struct fs_ctx *ctx, const char *name, uint64_t serial, bool made);
 int fs_notify_job_dir(struct fs_ctx *ctx, const char *name, int take);
@@ -1529,10 +1535,12 @@ bool fs_notify_job_dir_settled(struct fs_ctx *ctx, const char *name);
  * fs_job_dirs_new() - job @j (not yet announced) is new to watchers unless known by its
  * serial (returns false); when new it is known from now on, and *@ret_announce says
  * whether the helper must make its mkdir (no other job of its name had a directory, and
- * none of the helper's mkdir or rmdir of that name is pending): then one is pending.
+ * no mkdir of that name is pending; with an rmdir pending, the mkdir comes after it):
+ * then one is pending.
  * fs_job_dirs_sweep() - the directories whose job's record went (or was replaced) are
  * forgotten, each passed to @gone, @announce true when an rmdir for the helper is now
- * pending (its name is free, none pending before).
+ * pending (its name is free, none pending before); one whose mkdir was still pending
+ * has that mkdir dropped instead (watchers were never told of it), @announce false.
  * fs_job_dirs_written() - the round's lines are written to the helper at @now_usec (or,
  * @helper_gone, to nobody: every pending one is dropped). A pending mkdir or rmdir goes
  * when the helper makes it or a later one, and fs_job_dirs_expire() (at the start of each

@@ -544,8 +544,11 @@ void fs_inode_sweep(struct fs_ctx *ctx, uint64_t want)
 	 * order, so they are at its head */
 	size_t owed = 0;
 	uint64_t owed_version = 0;
+	/* versions are a cluster's own: once another is put in place (fs_standby.c, which
+	 * then tells the kernel every attribute is stale), @want means nothing */
+	uint64_t swaps = ctx->view_swaps;
 
-	while (ctx->swept_version < want) {
+	while (ctx->swept_version < want && ctx->view_swaps == swaps) {
 		/* a round always takes some (no allocation needed for those), so it ends */
 		char first[16][CONF_NAME_MAX + 1];
 		char (*names)[CONF_NAME_MAX + 1] = first;
@@ -598,6 +601,10 @@ void fs_inode_sweep(struct fs_ctx *ctx, uint64_t want)
 			free(names);
 		pthread_mutex_lock(&ctx->lock);
 		ctx->sweeping = false;
+		if (ctx->view_swaps != swaps) { /* swept_version is the new cluster's */
+			pthread_cond_broadcast(&ctx->durable_cv);
+			break;
+		}
 		/* with some left listed, this round's version is not swept; the version at
 		 * the failure is, once the jobs listed then were taken (others may have been
 		 * listed since, and more allocations fail: the sweep still ends) */
@@ -620,7 +627,7 @@ int fs_inodes_check(struct fs_inodes *t)
 	pthread_mutex_lock(&t->mu);
 	for (uint32_t i = 1; i < t->used && r == 0; i++) {
 		const struct fs_inode *n = slot(t, i);
-		uint32_t k, steps = 0;
+		uint32_t k, steps = 0, found = 0;
 
 		if (n->flags & NODE_FREE)
 			continue;
@@ -637,11 +644,12 @@ int fs_inodes_check(struct fs_inodes *t)
 		if (n->parent == NONE || (n->flags & NODE_DETACHED))
 			continue;
 		linked++;
-		/* found by its name, and by it only once */
+		/* found by its name, and by it only once (a chain longer than the nodes held
+		 * has a cycle) */
 		for (k = t->by_name[node_hash(t, n) & (t->cap - 1)]; k != NONE && steps <= t->count;
-		     k = slot(t, k)->next_name)
-			steps += k == i;
-		if (steps != 1)
+		     k = slot(t, k)->next_name, steps++)
+			found += k == i;
+		if (found != 1 || steps > t->count)
 			r = -EUCLEAN;
 	}
 	for (size_t b = 0; b < t->cap && r == 0; b++)
@@ -650,6 +658,10 @@ int fs_inodes_check(struct fs_inodes *t)
 			chained++;
 	if (r == 0 && (chained != linked || live != t->count))
 		r = -EUCLEAN;
+	/* the free list: free slots only, each once (a slot on it twice makes a cycle) */
+	for (uint32_t k = t->free_head, steps = 0; r == 0 && k != NONE; k = slot(t, k)->next_name)
+		if (!(slot(t, k)->flags & NODE_FREE) || ++steps > t->used)
+			r = -EUCLEAN;
 	pthread_mutex_unlock(&t->mu);
 	return r;
 }

@@ -61,17 +61,20 @@ static double attr_timeout(const char *path, const struct stat *st)
 {
 	struct fs_path p;
 
+	bool helper = fs_req_from_helper(get_ctx(), fs_req_caller());
+	int r = fs_path_parse(path, &p);
+
 	if (fs_req_size_not_own())
 		return 0.0;
-	/* the notify helper is shown a directory as anyone is (each of its GETATTRs of
-	 * jobs/ made the next path through it ask again) */
+	/* the notify helper is shown jobs/ and the like as anyone is (each of its GETATTRs
+	 * of jobs/ made the next path through it ask again), not a job's directory whose
+	 * rmdir it is to make (fs_op_getattr() shows it one of its own) */
 	if (S_ISDIR(st->st_mode))
-		return DIR_ATTR_TIMEOUT_SEC;
+		return helper && r == 0 && p.kind == FS_JOB_DIR ? 0.0 : DIR_ATTR_TIMEOUT_SEC;
 	/* nor what the notify helper is shown of a file (writable, the daemon's user's) */
-	if (fs_req_from_helper(get_ctx(), fs_req_caller()))
+	if (helper)
 		return 0.0;
-	return fs_path_parse(path, &p) == 0 && fs_kcache_kind(p.kind) ? KCACHE_ATTR_TIMEOUT_SEC :
-									  0.0;
+	return r == 0 && fs_kcache_kind(p.kind) ? KCACHE_ATTR_TIMEOUT_SEC : 0.0;
 }
 
 /* Is @path a spec file being uploaded, jobs/<name>.<ext>? */
@@ -146,8 +149,8 @@ static int fill_one(void *data, const char *name)
  * Each entry point names the request for the handlers (fs_req_begin()), turns inode numbers
  * into paths (fs_inode.c), calls the path handler above and answers, as libfuse's path
  * layer did: an attribute's st_ino is the inode number, a lookup that finds nothing is
- * ENOENT (nothing is cached), a reply the kernel no longer wants (an interrupted open or
- * lookup) undoes what it gave.
+ * ENOENT (kept by the kernel for a spec file only, above), a reply the kernel no longer
+ * wants (an interrupted open or lookup) undoes what it gave.
  */
 
 static void begin(fuse_req_t req)

@@ -641,7 +641,10 @@ static void collect_job_dirs(struct fs_ctx *ctx, struct pokes *p)
 	if (c->jobs_dropped == ctx->notified_jobs_dropped)
 		return;
 	ctx->notified_jobs_dropped = c->jobs_dropped;
-	fs_joblogs_sweep(ctx); /* a log goes with its job's record */
+	/* a log goes with its job's record; not while this head stands by, or is taking
+	 * over: its logs have no names yet (fs_joblogs_adopt()), and a standby removes none */
+	if (!ctx->viewing)
+		fs_joblogs_sweep(ctx);
 	fs_job_dirs_sweep(ctx, dir_gone, &g);
 }
 
@@ -755,22 +758,24 @@ void fs_notify_view_swapped(struct fs_ctx *ctx, struct sched_cluster *old, bool 
 		struct sched_job *j = c->jobs[i];
 		const struct sched_job *o = first ? NULL : sched_cluster_find_job(old, j->name);
 
-		if (first || (o && o->serial == j->serial && o->state == j->state &&
-			      o->generation == j->generation && o->change_usec == j->change_usec)) {
+		/* the old view's job told (no round still owes it), and the same now */
+		if (first || (o && o->serial == j->serial && o->notified_version == o->version &&
+			      o->state == j->state && o->generation == j->generation &&
+			      o->change_usec == j->change_usec)) {
 			/* told already (or before any watcher): nothing to announce */
 			j->notified_state = first ? (int)j->state + 1 : o->notified_state;
 			j->notified_generation = first ? j->generation : o->notified_generation;
 			j->notified_version = j->version;
 			continue;
 		}
-		/* new to the view (its directory; notified_state 0) or changed in it: on the
-		 * notifier's list, its version not the one told */
+		/* new to the view (its directory; notified_state 0), changed in it, or still
+		 * owed by a round: on the notifier's list, its version not the one told */
 		if (o && o->serial == j->serial) {
 			j->notified_state = o->notified_state;
 			j->notified_generation = o->notified_generation;
 		}
 		j->notified_version = 0;
-		sched_job_touch(c, j);
+		sched_job_mark_unannounced(c, j);
 	}
 	for (size_t i = 0; !first && !gone && i < old->job_count; i++) {
 		const struct sched_job *n = sched_cluster_find_job(c, old->jobs[i]->name);

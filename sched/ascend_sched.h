@@ -847,6 +847,15 @@ struct sched_job *sched_cluster_find_job(struct sched_cluster *c, const char *na
 void sched_job_touch(struct sched_cluster *c, struct sched_job *j);
 
 /*
+ * sched_job_mark_unannounced() - put @j (borrowed, in c->jobs) on the notifier's list
+ * (SCHED_DIRTY_NOTIFY) alone, its version and the cluster's mutations unchanged: for an
+ * embedding program that puts a restored cluster in place of another and finds @j
+ * changed since its watchers were last told (the daemon's standby views). Nothing is
+ * written again, and a kept pass stays usable. O(1).
+ */
+void sched_job_mark_unannounced(struct sched_cluster *c, struct sched_job *j);
+
+/*
  * sched_dirty_pop() - take the oldest job off dirty list @list: the job (borrowed), or
  * NULL when the list is empty. A job touched after it was taken is put back, at the
  * tail: a reader that takes jobs, releases its lock and writes them sees the later

@@ -393,25 +393,36 @@ void sched_job_touch(struct sched_cluster *c, struct sched_job *job)
 	touch_lists(c, job, ~0u);
 }
 
+/* Put @job at the tail of dirty list @l, unless it is on it. */
+static void dirty_link(struct sched_cluster *c, struct sched_job *job, int l)
+{
+	struct sched_dirty_link *d = &job->dirty[l];
+
+	if (d->linked)
+		return;
+	d->linked = true;
+	d->next = NULL;
+	d->prev = c->dirty_tail[l];
+	if (d->prev)
+		d->prev->dirty[l].next = job;
+	else
+		c->dirty_head[l] = job;
+	c->dirty_tail[l] = job;
+	c->dirty_count[l]++;
+}
+
 static void touch_lists(struct sched_cluster *c, struct sched_job *job, unsigned lists)
 {
 	job->version++;
 	c->mutations++;
-	for (int l = 0; l < SCHED_DIRTY_LIST_COUNT; l++) {
-		struct sched_dirty_link *d = &job->dirty[l];
+	for (int l = 0; l < SCHED_DIRTY_LIST_COUNT; l++)
+		if (lists & (1u << l))
+			dirty_link(c, job, l);
+}
 
-		if (d->linked || !(lists & (1u << l)))
-			continue;
-		d->linked = true;
-		d->next = NULL;
-		d->prev = c->dirty_tail[l];
-		if (d->prev)
-			d->prev->dirty[l].next = job;
-		else
-			c->dirty_head[l] = job;
-		c->dirty_tail[l] = job;
-		c->dirty_count[l]++;
-	}
+void sched_job_mark_unannounced(struct sched_cluster *c, struct sched_job *job)
+{
+	dirty_link(c, job, SCHED_DIRTY_NOTIFY);
 }
 
 static void dirty_unlink(struct sched_cluster *c, struct sched_job *j, int l)
@@ -616,7 +627,7 @@ int sched_holds_check(const struct sched_cluster *c, char *reason)
 {
 	size_t n = 0, indexed = 0;
 
-	for (const struct sched_hold *h = c->holds; h; h = h->next, n++)
+	for (const struct sched_hold *h = c->holds; h && n <= c->hold_count; h = h->next, n++)
 		if (hold_find(c, h->name) != h) {
 			sched_reason(reason, "hold of %s is not found by its name", h->name);
 			return -EUCLEAN;

@@ -8,6 +8,8 @@
  * process (and a RELEASE the reader does not wait for): the protocol asks it, so no FUSE
  * file system with a per-open answer does less. Runs in the foreground until unmounted.
  */
+#include "config.h" /* FUSE_USE_VERSION, as ascendfs has it */
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
@@ -17,7 +19,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define FUSE_USE_VERSION 312 /* as ascendfs (meson.build): the loop configuration API */
 #include <fuse_lowlevel.h>
 
 #define FILE_INO 2

@@ -200,7 +200,7 @@ check "is there as soon as another process creates it" test -e "$M/jobs/kept.yam
 echo 'npus: 1' >&7
 exec 7>&-
 check_eq "and its close submits it" running "$(cat "$M/jobs/kept/status" 2>&1)"
-check_fails "again not there once it is submitted" test -e "$M/jobs/kept2.yaml"
+check_fails "a second spec file not there" test -e "$M/jobs/kept2.yaml"
 printf 'npus: 1\n' >"$IT_WORK/kept2.yaml"
 check "cp right after a look that found none" cp "$IT_WORK/kept2.yaml" "$M/jobs/kept2.yaml"
 check_eq "submits too" running "$(cat "$M/jobs/kept2/status" 2>&1)"
