@@ -15,10 +15,12 @@
  * slot indices, with a name of up to 15 bytes inside the slot (every file of a job
  * directory but one) and a longer one on the heap. A number is its slot's index, and in
  * its high 32 bits how many times the slot was taken before: a number is found without a
- * hash, and one that died is never given again (a slot taken 2^32 times is retired). The
- * (parent, name) hash holds slot indices. The pool grows by chunks with what the kernel
- * holds, which the kernel bounds (it forgets under memory pressure), and keeps its
- * high-water mark: freed slots are taken again first.
+ * hash, and one that died is never given again (a slot taken 2^32 times is retired;
+ * st_ino passes 2^32 once a slot is taken again, which a 32-bit program built without
+ * large-file support cannot stat: EOVERFLOW). The (parent, name) hash holds slot
+ * indices. The pool grows by chunks with what the kernel holds, which the kernel bounds
+ * (it forgets under memory pressure), and keeps its high-water mark: freed slots are
+ * taken again first.
  */
 #include "config.h"
 
