@@ -75,6 +75,24 @@ static void swap(struct fs_ctx *ctx, struct sched_cluster *v, bool first)
 	assert_null(v->dirty_head[SCHED_DIRTY_STORE]);
 }
 
+/* A standby's context serving its first view of @leader. */
+static void standby_of(struct fs_ctx *ctx, struct sched_cluster *leader)
+{
+	struct fx_opts o = { .servers = 8 };
+
+	memset(ctx, 0, sizeof(*ctx));
+	pthread_cond_init(&ctx->notify_cv, NULL);
+	ctx->cluster = fx_cluster(&o); /* the empty state a standby mounts with */
+	swap(ctx, view_of(leader), true);
+}
+
+static void standby_free(struct fs_ctx *ctx)
+{
+	fs_job_dirs_free(ctx);
+	sched_cluster_free(ctx->cluster);
+	pthread_cond_destroy(&ctx->notify_cv);
+}
+
 static void test_only_what_changed_is_announced(void **state)
 {
 	struct fx_opts o = { .servers = 8 };
@@ -82,12 +100,9 @@ static void test_only_what_changed_is_announced(void **state)
 	struct fs_ctx ctx;
 
 	(void)state;
-	memset(&ctx, 0, sizeof(ctx));
-	pthread_cond_init(&ctx.notify_cv, NULL);
 	fx_submit(leader, "same", 1);
 	fx_submit(leader, "cancelled", 1);
-	ctx.cluster = fx_cluster(&o); /* the empty state a standby mounts with */
-	swap(&ctx, view_of(leader), true);
+	standby_of(&ctx, leader);
 	/* the first view: nothing announced */
 	assert_null(ctx.cluster->dirty_head[SCHED_DIRTY_NOTIFY]);
 	assert_int_equal(ctx.view_swaps, 1);
@@ -108,10 +123,8 @@ static void test_only_what_changed_is_announced(void **state)
 	swap(&ctx, view_of(leader), false);
 	assert_null(ctx.cluster->dirty_head[SCHED_DIRTY_NOTIFY]);
 	assert_int_equal(ctx.view_swaps, 4);
-	fs_job_dirs_free(&ctx);
-	sched_cluster_free(ctx.cluster);
+	standby_free(&ctx);
 	sched_cluster_free(leader);
-	pthread_cond_destroy(&ctx.notify_cv);
 }
 
 /* A job replaced by another of its name (a new serial) is new to the view. */
@@ -122,11 +135,8 @@ static void test_a_replaced_job_is_new(void **state)
 	struct fs_ctx ctx;
 
 	(void)state;
-	memset(&ctx, 0, sizeof(ctx));
-	pthread_cond_init(&ctx.notify_cv, NULL);
 	fx_submit(leader, "again", 1);
-	ctx.cluster = fx_cluster(&o);
-	swap(&ctx, view_of(leader), true);
+	standby_of(&ctx, leader);
 	assert_int_equal(fx_cancel(leader, "again", FX_UID, fx_now()), 0);
 	assert_int_equal(fx_remove(leader, "again", FX_UID, fx_now()), 0);
 	fx_submit(leader, "again", 1);
@@ -135,10 +145,8 @@ static void test_a_replaced_job_is_new(void **state)
 	assert_int_equal(sched_cluster_find_job(ctx.cluster, "again")->notified_state, 0);
 	/* the old one's directory is looked for by the next round's sweep */
 	assert_int_not_equal(ctx.notified_jobs_dropped, ctx.cluster->jobs_dropped);
-	fs_job_dirs_free(&ctx);
-	sched_cluster_free(ctx.cluster);
+	standby_free(&ctx);
 	sched_cluster_free(leader);
-	pthread_cond_destroy(&ctx.notify_cv);
 }
 
 int main(void)
