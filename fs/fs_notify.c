@@ -901,7 +901,7 @@ int fs_notifier_start(struct fs_ctx *ctx)
 	return 0;
 }
 
-/* Stop the notifier started alone (fs_threads_start() failing after it). */
+/* Stop the notifier and its helper (a standby's, or fs_threads_start() failing after it). */
 static void notifier_stop(struct fs_ctx *ctx)
 {
 	pthread_mutex_lock(&ctx->lock);
