@@ -60,7 +60,6 @@ static struct fs_ctx *get_ctx(void)
 static double attr_timeout(const char *path, const struct stat *st)
 {
 	struct fs_path p;
-
 	bool helper = fs_req_from_helper(get_ctx(), fs_req_caller());
 	int r = fs_path_parse(path, &p);
 
