@@ -36,6 +36,8 @@ static struct {
 	unsigned calls;
 	bool closed;			/* the session was let go: no call may start or run */
 	unsigned after_close;		/* calls that saw it */
+	struct fs_ctx *swap_ctx;	/* at the first call: put swap_to in place there */
+	struct sched_cluster *swap_to;
 } sent;
 
 int fuse_lowlevel_notify_inval_inode(struct fuse_session *se, fuse_ino_t ino, off_t off,
@@ -47,6 +49,17 @@ int fuse_lowlevel_notify_inval_inode(struct fuse_session *se, fuse_ino_t ino, of
 	__atomic_store_n(&sent.se, se, __ATOMIC_SEQ_CST);
 	if (n < 256)
 		sent.inos[n] = ino;
+	/* a standby's view put in place while the sweep told the kernel (as swap_in()
+	 * does, under the lock the sweep let go: this thread is the only other one) */
+	if (sent.swap_ctx && sent.swap_to) {
+		struct sched_cluster *old = sent.swap_ctx->cluster;
+
+		sent.swap_ctx->cluster = sent.swap_to;
+		sent.swap_ctx->swept_version = 0;
+		sent.swap_ctx->view_swaps++;
+		sent.swap_to = old; /* freed by the test */
+		sent.swap_ctx = NULL;
+	}
 	if (__atomic_load_n(&sent.closed, __ATOMIC_SEQ_CST))
 		__atomic_fetch_add(&sent.after_close, 1, __ATOMIC_SEQ_CST);
 	/* as long as a write to /dev/fuse can take: a caller still in here when the
@@ -352,6 +365,48 @@ static void test_a_failed_lookup_changes_nothing(void **state)
 #endif
 }
 
+/*
+ * A view put in place while a sweep tells the kernel (fs_standby.c): versions are the
+ * old cluster's, so the sweep ends and leaves swept_version as the swap set it. It
+ * stored the old cluster's version, and the new cluster's sweeps then returned at once.
+ */
+static void test_a_sweep_ends_at_a_view_swap(void **state)
+{
+	struct fx_opts o = { .servers = 8 };
+	struct fs_ctx ctx;
+	uint64_t jobs, dir;
+	struct sched_cluster *view;
+
+	(void)state;
+	memset(&sent, 0, sizeof(sent));
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.cluster = fx_cluster(&o);
+	ctx.conf = ctx.cluster->conf;
+	view = fx_cluster(&o);
+	pthread_mutex_init(&ctx.lock, NULL);
+	pthread_cond_init(&ctx.durable_cv, NULL);
+	assert_int_equal(fs_inodes_init(&ctx.inodes), 0);
+	assert_int_equal(fs_inode_lookup(&ctx.inodes, FUSE_ROOT_ID, "jobs", &jobs), 0);
+	fx_submit(ctx.cluster, "j1", 1);
+	assert_int_equal(fs_inode_lookup(&ctx.inodes, jobs, "j1", &dir), 0);
+	assert_true(ctx.cluster->version > view->version);
+	fs_inodes_set_session(&ctx.inodes, fake_se);
+	sent.swap_ctx = &ctx;
+	sent.swap_to = view;
+	pthread_mutex_lock(&ctx.lock);
+	fs_inode_sweep(&ctx, ctx.cluster->version);
+	pthread_mutex_unlock(&ctx.lock);
+	assert_ptr_equal(ctx.cluster, view);
+	assert_int_equal(ctx.swept_version, 0);
+	assert_true(was_sent(dir));
+	fs_inodes_set_session(&ctx.inodes, NULL);
+	fs_inodes_release(&ctx.inodes);
+	sched_cluster_free(sent.swap_to); /* the cluster swapped out */
+	sched_cluster_free(ctx.cluster);
+	pthread_cond_destroy(&ctx.durable_cv);
+	pthread_mutex_destroy(&ctx.lock);
+}
+
 /* more names under a directory than one batch on the stack: every one is told */
 static void test_a_large_directory_is_told_whole(void **state)
 {
@@ -534,6 +589,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_a_large_directory_is_told_whole, setup,
 						teardown),
 		cmocka_unit_test(test_sweep_tells_every_marked_job),
+		cmocka_unit_test(test_a_sweep_ends_at_a_view_swap),
 		cmocka_unit_test(test_a_failed_init_releases_cleanly),
 		cmocka_unit_test_setup_teardown(test_no_invalidation_after_the_session_is_let_go,
 						setup, teardown),
