@@ -991,7 +991,11 @@ struct fs_ctx {
 	struct fs_staged **stage_ops_tail; /* where the next one goes (NULL: &stage_ops) */
 	bool staged_changed;		/* the next batch rewrites the whole staged table */
 	pthread_cond_t commit_cv;	/* wakes the committer */
-	pthread_cond_t durable_cv;	/* signalled after each write (or failure) */
+	/* the requests waiting for their change to be written (fs_store_sync()), each
+	 * woken alone once its batch is written or failed: a broadcast woke them all at
+	 * every batch, most of them to sleep again */
+	struct fs_durable_waiter *durable_waiters;
+	pthread_cond_t sweep_cv;	/* signalled after each sweep (fs_inode_sweep()) */
 	uint64_t collected_version;	/* cluster version of the newest batch taken */
 	uint64_t durable_version;	/* ... of the newest batch written */
 	uint64_t failed_version;	/* ... of the newest batch whose write failed */

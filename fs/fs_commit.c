@@ -21,6 +21,29 @@
 
 #include "fs_store.h"
 
+/* A request waiting in fs_store_sync() for version @want; listed in
+ * ctx->durable_waiters while it waits. */
+struct fs_durable_waiter {
+	uint64_t want;
+	pthread_cond_t cv;
+	struct fs_durable_waiter *next;
+};
+
+/* Is @w's wait over: its change written, or failed, or never to be (ctx->lock held)? */
+static bool waiter_done(const struct fs_ctx *ctx, const struct fs_durable_waiter *w)
+{
+	return ctx->durable_version >= w->want || ctx->failed_version >= w->want ||
+	       ctx->committer_gone;
+}
+
+/* Wake the waiters whose wait is over, each alone (ctx->lock held). */
+static void wake_durable_waiters(struct fs_ctx *ctx)
+{
+	for (struct fs_durable_waiter *w = ctx->durable_waiters; w; w = w->next)
+		if (waiter_done(ctx, w))
+			pthread_cond_signal(&w->cv);
+}
+
 /* Sentinel "no change to wait for" (versions start at 0 and only grow). */
 static _Thread_local uint64_t thread_ticket;
 static _Thread_local bool thread_has_ticket;
@@ -304,7 +327,7 @@ static void *committer_main(void *arg)
 			/* out of memory: everything is written once memory is back */
 			ctx->store->resync = true;
 			ctx->failed_version = ctx->cluster->version;
-			pthread_cond_broadcast(&ctx->durable_cv);
+			wake_durable_waiters(ctx);
 			pthread_mutex_unlock(&ctx->lock);
 			fs_log(ctx, 0, "state store: out of memory; changes are not durable");
 			sleep(1);
@@ -334,7 +357,7 @@ static void *committer_main(void *arg)
 			ctx->failed_version = b.version;
 			ctx->collected_version = (uint64_t)-1; /* try again */
 		}
-		pthread_cond_broadcast(&ctx->durable_cv);
+		wake_durable_waiters(ctx);
 		fs_batch_free(&b);
 		if (r < 0) {
 			struct timespec ts;
@@ -346,7 +369,7 @@ static void *committer_main(void *arg)
 		}
 	}
 	ctx->committer_gone = true;
-	pthread_cond_broadcast(&ctx->durable_cv);
+	wake_durable_waiters(ctx);
 	pthread_mutex_unlock(&ctx->lock);
 	return NULL;
 }
@@ -412,9 +435,21 @@ int fs_store_sync(struct fs_ctx *ctx)
 		want = ctx->cluster->version;
 	}
 	/* a failed write that covered this change answers EIO: not known to be durable */
-	while (ctx->store && ctx->durable_version < want && ctx->failed_version < want &&
-	       !ctx->committer_gone)
-		pthread_cond_wait(&ctx->durable_cv, &ctx->lock);
+	if (ctx->store) {
+		struct fs_durable_waiter w = { .want = want, .cv = PTHREAD_COND_INITIALIZER };
+		struct fs_durable_waiter **pp;
+
+		if (!waiter_done(ctx, &w)) {
+			w.next = ctx->durable_waiters;
+			ctx->durable_waiters = &w;
+			while (!waiter_done(ctx, &w))
+				pthread_cond_wait(&w.cv, &ctx->lock);
+			for (pp = &ctx->durable_waiters; *pp != &w; pp = &(*pp)->next)
+				;
+			*pp = w.next;
+		}
+		pthread_cond_destroy(&w.cv);
+	}
 	if (ctx->store && ctx->durable_version < want)
 		r = -EIO;
 	/* the batch also holds the pass the change owed (fs_pass_run_owed()) */

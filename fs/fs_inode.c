@@ -562,7 +562,7 @@ void fs_inode_sweep(struct fs_ctx *ctx, uint64_t want)
 		c = ctx->cluster;
 		version = c->version;
 		if (ctx->sweeping) {
-			pthread_cond_wait(&ctx->durable_cv, &ctx->lock);
+			pthread_cond_wait(&ctx->sweep_cv, &ctx->lock);
 			continue;
 		}
 		while (c->dirty_head[SCHED_DIRTY_ATTRS]) {
@@ -604,7 +604,7 @@ void fs_inode_sweep(struct fs_ctx *ctx, uint64_t want)
 		pthread_mutex_lock(&ctx->lock);
 		ctx->sweeping = false;
 		if (ctx->view_swaps != swaps) { /* swept_version is the new cluster's */
-			pthread_cond_broadcast(&ctx->durable_cv);
+			pthread_cond_broadcast(&ctx->sweep_cv);
 			break;
 		}
 		/* with some left listed, this round's version is not swept; the version at
@@ -617,7 +617,7 @@ void fs_inode_sweep(struct fs_ctx *ctx, uint64_t want)
 			if (!owed && ctx->swept_version < owed_version)
 				ctx->swept_version = owed_version;
 		}
-		pthread_cond_broadcast(&ctx->durable_cv);
+		pthread_cond_broadcast(&ctx->sweep_cv);
 	}
 }
 

@@ -423,7 +423,7 @@ int main(int argc, char *argv[])
 	/* new generations wait for a look into their checkpoint_dir (fs_notify.c) */
 	ctx.cluster->scan_resume_at_start = true;
 	fs_cond_init(&ctx.commit_cv);
-	fs_cond_init(&ctx.durable_cv);
+	fs_cond_init(&ctx.sweep_cv);
 	/* etcd (`state: {backend: etcd}`) whatever --state-dir says: it still holds the
 	 * jobs' output */
 	if ((strcmp(o.state_dir, "none") != 0 ||

@@ -384,7 +384,7 @@ static void test_a_sweep_ends_at_a_view_swap(void **state)
 	ctx.conf = ctx.cluster->conf;
 	view = fx_cluster(&o);
 	pthread_mutex_init(&ctx.lock, NULL);
-	pthread_cond_init(&ctx.durable_cv, NULL);
+	pthread_cond_init(&ctx.sweep_cv, NULL);
 	assert_int_equal(fs_inodes_init(&ctx.inodes), 0);
 	assert_int_equal(fs_inode_lookup(&ctx.inodes, FUSE_ROOT_ID, "jobs", &jobs), 0);
 	fx_submit(ctx.cluster, "j1", 1);
@@ -403,7 +403,7 @@ static void test_a_sweep_ends_at_a_view_swap(void **state)
 	fs_inodes_release(&ctx.inodes);
 	sched_cluster_free(sent.swap_to); /* the cluster swapped out */
 	sched_cluster_free(ctx.cluster);
-	pthread_cond_destroy(&ctx.durable_cv);
+	pthread_cond_destroy(&ctx.sweep_cv);
 	pthread_mutex_destroy(&ctx.lock);
 }
 
@@ -449,7 +449,7 @@ static void test_sweep_tells_every_marked_job(void **state)
 	ctx.cluster = fx_cluster(&o);
 	ctx.conf = ctx.cluster->conf;
 	pthread_mutex_init(&ctx.lock, NULL);
-	pthread_cond_init(&ctx.durable_cv, NULL);
+	pthread_cond_init(&ctx.sweep_cv, NULL);
 	assert_int_equal(fs_inodes_init(&ctx.inodes), 0);
 	assert_int_equal(fs_inode_lookup(&ctx.inodes, FUSE_ROOT_ID, "jobs", &jobs), 0);
 	for (int i = 0; i < 40; i++) {
@@ -477,7 +477,7 @@ static void test_sweep_tells_every_marked_job(void **state)
 	fs_inodes_set_session(&ctx.inodes, NULL);
 	fs_inodes_release(&ctx.inodes);
 	sched_cluster_free(ctx.cluster);
-	pthread_cond_destroy(&ctx.durable_cv);
+	pthread_cond_destroy(&ctx.sweep_cv);
 	pthread_mutex_destroy(&ctx.lock);
 #else
 	(void)state;
