@@ -41,6 +41,10 @@ static struct fs_ctx *get_ctx(void)
  *   only by a CREATE through the kernel, which replaces what it keeps, and `cp`, which
  *   asks before it creates, then creates without a LOOKUP under the kernel's lock of
  *   jobs/, which every create in jobs/ waits for;
+ * - the attributes of a spec file just created, for a second (ll_create()): only its
+ *   writer changes them, through the kernel, and its close tells them stale (ll_flush());
+ *   with default_permissions its open asked a GETATTR for them, one of a submission's
+ *   ten requests;
  * - attributes of directories, for a second (their times follow the events: a listing
  *   is read afresh at each opendir anyway); a job's are told stale with its files, not
  *   jobs/ (told at every change, each path through it cost a GETATTR: 3.6 of the 13
@@ -55,6 +59,7 @@ static struct fs_ctx *get_ctx(void)
 #define KCACHE_ATTR_TIMEOUT_SEC 3600.0
 #define DIR_ATTR_TIMEOUT_SEC 1.0
 #define ABSENT_SPEC_TIMEOUT_SEC 1.0
+#define UPLOAD_ATTR_TIMEOUT_SEC 1.0
 
 /* How long the kernel may keep the attributes of @path (@st: what fs_op_getattr() gave). */
 static double attr_timeout(const char *path, const struct stat *st)
@@ -479,6 +484,10 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		fs_inode_forget(&get_ctx()->inodes, e.ino, 1);
 		r = -EIO;
 	}
+	/* a new upload's attributes are its creator's to change: its first open check
+	 * needs no GETATTR (its flush tells the kernel they are stale, ll_flush()) */
+	if (r == 0)
+		e.attr_timeout = UPLOAD_ATTR_TIMEOUT_SEC;
 	if (r < 0) {
 		fs_op_release(path, fi);
 		fuse_reply_err(req, -r);
@@ -527,10 +536,16 @@ static void ll_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t si
 static void ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	char path[FS_PATH_BYTES];
+	int r;
 
 	begin(req);
 	handle_path(ino, path);
-	fuse_reply_err(req, -fs_op_flush(path, fi));
+	r = fs_op_flush(path, fi);
+	/* what the kernel keeps of an upload (ll_create()) is stale once it is closed: a
+	 * stat() after the close sees the job's name free or taken, as it is */
+	if (is_spec_file(path))
+		fs_inode_inval_attrs(&get_ctx()->inodes, ino);
+	fuse_reply_err(req, -r);
 }
 
 static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)

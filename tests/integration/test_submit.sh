@@ -254,6 +254,28 @@ check_contains "and the job is the rejection of an empty spec" "spec is empty" \
 check_eq "the name is free again: a spec written now is submitted" 0 \
 	"$(rmdir "$M/jobs/emptied" && printf 'npus: 1\n' >"$M/jobs/emptied.yaml"; echo $?)"
 
+# ---- a stat() right after the close sees the upload gone ----
+# The kernel keeps a new upload's attributes from its CREATE (its open then needs no
+# GETATTR), and its flush says they are stale: a spec closed with no write (no write
+# made them stale either) is not there afterwards, whether or not it made a job.
+check_eq "an upload closed without a write: stat() after the close says it is gone" \
+	"during:0 after:ENOENT" "$(python3 - "$M/jobs/nowrite.yaml" <<'PY'
+import errno, os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+out = ["during:%d" % os.stat(sys.argv[1]).st_size]
+try:
+    os.close(fd)
+except OSError:
+    pass
+try:
+    os.stat(sys.argv[1])
+    out.append("after:present")
+except OSError as e:
+    out.append("after:" + errno.errorcode[e.errno])
+print(" ".join(out))
+PY
+)"
+
 # ---- a daemon started without -f (it daemonizes: fork) acknowledges closes too ----
 # Threads do not survive fork(): a committer started before fuse_daemonize() was gone in
 # the daemon, and every close of a spec waited for a commit that never came.
