@@ -898,6 +898,22 @@ void fs_inode_inval_attrs(struct fs_inodes *t, uint64_t ino);
 void fs_inode_inval_attrs_path(struct fs_inodes *t, const char *path, bool below);
 
 /*
+ * Who may watch what (fs_notify.c): an inotify watch, and an open file, hold an inode
+ * the kernel got from a LOOKUP, CREATE or MKDIR, and a watch of a directory hears of
+ * its children. An inode given only to the notify helper cannot be watched by anyone
+ * else without a LOOKUP of theirs first, as long as the helper's names are not kept
+ * (fs_lowlevel.c: its entries have no timeout, so any other path through them asks).
+ * fs_inode_mark_seen() - inode @ino was given to a request not the helper's (from now
+ * until the kernel forgets it).
+ * fs_inode_watchable() - could anyone but the helper watch absolute @path: was its node,
+ * or its parent's (the root always), seen? false: announcing a change of it wakes
+ * nobody (a watch set later reads the file as it is then). fanotify marks of a whole
+ * mount or file system hear of every inode and are not counted.
+ */
+void fs_inode_mark_seen(struct fs_inodes *t, uint64_t ino);
+bool fs_inode_watchable(struct fs_inodes *t, const char *path);
+
+/*
  * fs_inode_sweep() - tell the kernel of the attributes that every change up to cluster
  * version @want made stale: the files and directories of each job changed since the
  * last sweep (SCHED_DIRTY_ATTRS), before a request that changed state answers, so a

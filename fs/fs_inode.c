@@ -40,7 +40,8 @@
 #define NONE 0u			/* no slot: slot 0 is never used */
 #define MAX_SLOTS 0xfffffff0u	/* below FUSE_UNKNOWN_INO (0xffffffff) as a first number */
 
-enum { NODE_DETACHED = 1, NODE_HEAP_NAME = 2, NODE_FREE = 4 };
+/* NODE_SEEN: given to a request that was not the notify helper's (fs_inode_mark_seen()) */
+enum { NODE_DETACHED = 1, NODE_HEAP_NAME = 2, NODE_FREE = 4, NODE_SEEN = 8 };
 
 struct fs_inode {
 	uint64_t ino;		/* FUSE_ROOT_ID for the root; kept while free (its reuse count) */
@@ -235,6 +236,7 @@ int fs_inodes_init(struct fs_inodes *t)
 	pthread_rwlock_init(&t->se_lock, &ra);
 	pthread_rwlockattr_destroy(&ra);
 	slot(t, root)->nlookup = 1; /* the kernel never forgets the root */
+	slot(t, root)->flags |= NODE_SEEN; /* everyone's path starts there */
 	t->count = 1;
 	return 0;
 }
@@ -465,6 +467,39 @@ static uint32_t find_path(const struct fs_inodes *t, const char *path)
 		path += len;
 	}
 	return i;
+}
+
+void fs_inode_mark_seen(struct fs_inodes *t, uint64_t ino)
+{
+	struct fs_inode *n;
+
+	pthread_mutex_lock(&t->mu);
+	n = find_ino(t, ino);
+	if (n)
+		n->flags |= NODE_SEEN;
+	pthread_mutex_unlock(&t->mu);
+}
+
+bool fs_inode_watchable(struct fs_inodes *t, const char *path)
+{
+	char parent[FS_PATH_BYTES];
+	const char *slash = strrchr(path, '/');
+	bool seen = false;
+	uint32_t i;
+
+	if (!slash || (size_t)(slash - path) >= sizeof(parent))
+		return true; /* not a path of the table's: announced, as before */
+	memcpy(parent, path, (size_t)(slash - path));
+	parent[slash - path] = '\0';
+	pthread_mutex_lock(&t->mu);
+	i = find_path(t, path);
+	seen = i != NONE && (slot(t, i)->flags & NODE_SEEN);
+	if (!seen) {
+		i = parent[0] ? find_path(t, parent) : FUSE_ROOT_ID;
+		seen = i != NONE && (slot(t, i)->flags & NODE_SEEN);
+	}
+	pthread_mutex_unlock(&t->mu);
+	return seen;
 }
 
 void fs_inodes_set_session(struct fs_inodes *t, struct fuse_session *se)

@@ -234,7 +234,14 @@ static int entry_of(fuse_ino_t parent, const char *name, const char *path,
 		return r;
 	e->ino = ino;
 	e->attr.st_ino = ino;
-	e->entry_timeout = name_timeout(path);
+	/* the helper's names are not kept: another's path through them asks, and is seen
+	 * (fs_inode_watchable()) */
+	if (fs_req_from_helper(get_ctx(), fs_req_caller())) {
+		e->entry_timeout = 0.0;
+	} else {
+		fs_inode_mark_seen(&get_ctx()->inodes, ino);
+		e->entry_timeout = name_timeout(path);
+	}
 	/* a file's attributes are kept from its first GETATTR on, not from here: for an
 	 * inode new to the kernel, an invalidation sent before this answer reached it found
 	 * nothing to mark, and the kernel's attr_version cannot tell this answer is older */

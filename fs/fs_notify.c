@@ -9,7 +9,9 @@
  * and without holding ctx->lock (either would deadlock): truncate() to the current size
  * raises IN_MODIFY. The handlers recognise those requests by the caller's pid and do
  * nothing. Each round announces each changed file once, and only the jobs that changed
- * (the notifier's dirty list, see sched_job_touch()); the helper opens each file O_PATH
+ * (the notifier's dirty list, see sched_job_touch()), and only the files someone could
+ * watch (fs_inode_watchable(): a job nobody looked at costs its mkdir alone, 3 requests
+ * where its files' announcements were 42); the helper opens each file O_PATH
  * through its parent directory, kept open for the round, and truncates it through
  * /proc/self/fd, so a file costs a lookup of its name, a getattr and the setattr.
  *
@@ -847,6 +849,15 @@ static void *notifier_main(void *arg)
 		free(p.stale);
 		for (size_t i = 0; i < p.count; i++) {
 			size_t len = strlen(p.paths[i]), off = 0;
+
+			/* a file nobody but the helper was given, in a directory likewise,
+			 * has no watcher: the helper's three round trips wake nobody (42
+			 * requests a job in a burst of running jobs, to the submitter's 6) */
+			if (p.paths[i][0] == '/' && !fs_inode_watchable(&ctx->inodes,
+					p.paths[i] + strlen(ctx->mount_path))) {
+				free(p.paths[i]);
+				continue;
+			}
 
 			/* one path per line to the helper (names never hold a newline) */
 			p.paths[i][len++] = '\n';

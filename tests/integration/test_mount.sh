@@ -716,6 +716,37 @@ if command -v inotifywait >/dev/null; then
 	it_stop
 fi
 
+# ---- a watch of a job directory that only the helper's mkdir made -----------------------
+# The helper announces a change only of a file someone could watch: one the kernel was
+# given for a request not the helper's, or one in a directory so given (a watch of a
+# directory hears of its children). Here nobody but the helper ever named jobs/watched
+# before the watch of it is set: its names are not kept, so that watch's path is a
+# LOOKUP of the watcher's, and the cancel's changes reach it.
+if command -v inotifywait >/dev/null; then
+	it_start "$ASCENDFS" "$CONFIG" --state-dir "$IT_WORK/state-watch" || exit 1
+	ino=$IT_WORK/watch-jobs.log
+	inotifywait -m -q -e create "$M/jobs" >"$ino" 2>&1 &
+	ino_pid=$!
+	sleep 0.5 # let it set its watch
+	printf 'npus: 1\ncommand: "sleep 600"\n' >"$IT_WORK/watched.yaml"
+	cp "$IT_WORK/watched.yaml" "$M/jobs/"
+	wait_until 10 grep -q "CREATE,ISDIR watched$" "$ino"
+	kill "$ino_pid"
+	wait "$ino_pid" 2>/dev/null
+	dino=$IT_WORK/watch-dir.log
+	inotifywait -m -q -e modify "$M/jobs/watched" >"$dino" 2>&1 &
+	dino_pid=$!
+	sleep 0.5
+	echo cancel >"$M/jobs/watched/ctl"
+	check "a watch of a job directory only the helper made: MODIFY status at the cancel" \
+		wait_until 10 grep -q " MODIFY status$" "$dino"
+	check "... and MODIFY events" wait_until 10 grep -q " MODIFY events$" "$dino"
+	kill "$dino_pid"
+	wait "$dino_pid" 2>/dev/null
+	check_eq "the job was cancelled" cancelled "$(cat "$M/jobs/watched/status")"
+	it_stop
+fi
+
 # ---- a burst: every job directory is announced, once -----------------------------------
 # The helper's pending mkdirs were a list walked for every new job and every request of
 # the helper, under the daemon's lock: a burst of n submissions cost n^2, the helper fell

@@ -113,6 +113,46 @@ static void test_lookup_makes_one_number_per_name(void **state)
 	assert_int_equal(fs_inode_path(t, 999999, path, sizeof(path), NULL), -ESTALE);
 }
 
+/* What only the notify helper was given has no watcher: a node seen by someone else, or a
+ * file in a directory seen, has (fs_inode_watchable()); a number forgotten and made
+ * again starts unseen. */
+static void test_only_what_others_were_given_is_watchable(void **state)
+{
+	struct fs_inodes *t = *state;
+	uint64_t jobs, j1, status, env, j2;
+
+	/* the root is everyone's: its children are watchable through it */
+	assert_true(fs_inode_watchable(t, "/jobs"));
+	assert_int_equal(fs_inode_lookup(t, FUSE_ROOT_ID, "jobs", &jobs), 0);
+	assert_int_equal(fs_inode_lookup(t, jobs, "j1", &j1), 0);
+	assert_int_equal(fs_inode_lookup(t, j1, "status", &status), 0);
+	/* the helper's lookups alone (nobody marked them seen) */
+	assert_false(fs_inode_watchable(t, "/jobs/j1"));
+	assert_false(fs_inode_watchable(t, "/jobs/j1/status"));
+	assert_false(fs_inode_watchable(t, "/jobs/j1/env")); /* never looked up at all */
+	/* a user's watch of the file itself */
+	fs_inode_mark_seen(t, status);
+	assert_true(fs_inode_watchable(t, "/jobs/j1/status"));
+	assert_false(fs_inode_watchable(t, "/jobs/j1/env"));
+	/* a user's watch of the directory hears of every file in it, looked up or not */
+	fs_inode_mark_seen(t, j1);
+	assert_true(fs_inode_watchable(t, "/jobs/j1/env"));
+	assert_true(fs_inode_watchable(t, "/jobs/j1"));
+	assert_false(fs_inode_watchable(t, "/jobs/j2/status"));
+	/* forgotten by the kernel: no watch can hold it; the name made again is unseen */
+	assert_int_equal(fs_inode_lookup(t, j1, "env", &env), 0);
+	fs_inode_forget(t, env, 1);
+	fs_inode_forget(t, status, 1);
+	fs_inode_forget(t, j1, 1);
+	assert_false(fs_inode_watchable(t, "/jobs/j1/status"));
+	assert_int_equal(fs_inode_lookup(t, jobs, "j1", &j2), 0);
+	assert_int_not_equal(j2, j1);
+	assert_false(fs_inode_watchable(t, "/jobs/j1/status"));
+	/* an unknown number is no one's */
+	fs_inode_mark_seen(t, 999999);
+	assert_false(fs_inode_watchable(t, "/jobs/j1/status"));
+}
+
 /* A node keeps its name only: the path is made from the names above it, whatever the
  * depth, and one that would pass FS_PATH_BYTES is refused where it would. */
 static void test_paths_are_made_from_the_names_above(void **state)
@@ -575,6 +615,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_lookup_makes_one_number_per_name, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_only_what_others_were_given_is_watchable,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_paths_are_made_from_the_names_above, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_rmdir_makes_the_old_number_stale, setup,
