@@ -1011,6 +1011,9 @@ struct fs_ctx {
 	 * woken alone once its batch is written or failed: a broadcast woke them all at
 	 * every batch, most of them to sleep again */
 	struct fs_durable_waiter *durable_waiters;
+	/* what runs once a change is written, or known not to be (fs_store_when_durable()),
+	 * in the order given */
+	struct fs_durable_hook *durable_hooks, **durable_hooks_tail;
 	pthread_cond_t sweep_cv;	/* signalled after each sweep (fs_inode_sweep()) */
 	uint64_t collected_version;	/* cluster version of the newest batch taken */
 	uint64_t durable_version;	/* ... of the newest batch written */
@@ -1870,6 +1873,18 @@ void fs_store_note_change(struct fs_ctx *ctx);
  * the change is in memory but may not survive a restart).
  */
 int fs_store_sync(struct fs_ctx *ctx);
+
+/*
+ * fs_store_when_durable() - instead of fs_store_sync()'s wait: once the changes this
+ * thread made since its last call are written, the committer calls @fn(@ctx, @arg, true)
+ * on its own thread without ctx->lock; when their write failed, or the committer stopped
+ * first, @fn(@ctx, @arg, false). @fn owns @arg from then on and must not wait for a
+ * change. For a request nobody waits on (a RELEASE): its worker thread goes back to
+ * the requests. Call without ctx->lock. Returns 0, or -EAGAIN without a store or a
+ * change to wait for, or -ENOMEM: @fn is then not called (wait with fs_store_sync()).
+ */
+int fs_store_when_durable(struct fs_ctx *ctx, void (*fn)(struct fs_ctx *, void *, bool),
+			  void *arg);
 
 /*
  * fs_pass_run_owed() - run the scheduling pass that deferred requests owe, if any

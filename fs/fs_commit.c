@@ -44,6 +44,52 @@ static void wake_durable_waiters(struct fs_ctx *ctx)
 			pthread_cond_signal(&w->cv);
 }
 
+/* fs_store_when_durable()'s: @fn to call once version @want is written (or failed). */
+struct fs_durable_hook {
+	uint64_t want;
+	bool written;	/* as it is called */
+	void (*fn)(struct fs_ctx *, void *, bool);
+	void *arg;
+	struct fs_durable_hook *next;
+};
+
+/*
+ * Call the hooks whose wait is over (all of them with @all: the committer stops). Called
+ * with ctx->lock held; they run without it, and it is held again on return.
+ */
+static void run_durable_hooks(struct fs_ctx *ctx, bool all)
+{
+	struct fs_durable_hook *done = NULL, **tail = &done;
+
+	/* in the order given: one behind a later version (its thread was quicker to
+	 * give it) waits for that one, a batch at most */
+	while (ctx->durable_hooks && (all || ctx->durable_version >= ctx->durable_hooks->want ||
+				      ctx->failed_version >= ctx->durable_hooks->want)) {
+		struct fs_durable_hook *k = ctx->durable_hooks;
+
+		ctx->durable_hooks = k->next;
+		k->next = NULL;
+		*tail = k;
+		tail = &k->next;
+	}
+	if (!ctx->durable_hooks)
+		ctx->durable_hooks_tail = NULL;
+	if (!done)
+		return;
+	/* a version both failed and written since (a retry) counts as written */
+	for (struct fs_durable_hook *k = done; k; k = k->next)
+		k->written = ctx->durable_version >= k->want;
+	pthread_mutex_unlock(&ctx->lock);
+	while (done) {
+		struct fs_durable_hook *k = done;
+
+		done = k->next;
+		k->fn(ctx, k->arg, k->written);
+		free(k);
+	}
+	pthread_mutex_lock(&ctx->lock);
+}
+
 /* Sentinel "no change to wait for" (versions start at 0 and only grow). */
 static _Thread_local uint64_t thread_ticket;
 static _Thread_local bool thread_has_ticket;
@@ -328,6 +374,7 @@ static void *committer_main(void *arg)
 			ctx->store->resync = true;
 			ctx->failed_version = ctx->cluster->version;
 			wake_durable_waiters(ctx);
+			run_durable_hooks(ctx, false);
 			pthread_mutex_unlock(&ctx->lock);
 			fs_log(ctx, 0, "state store: out of memory; changes are not durable");
 			sleep(1);
@@ -359,6 +406,7 @@ static void *committer_main(void *arg)
 		}
 		wake_durable_waiters(ctx);
 		fs_batch_free(&b);
+		run_durable_hooks(ctx, false);
 		if (r < 0) {
 			struct timespec ts;
 
@@ -370,6 +418,7 @@ static void *committer_main(void *arg)
 	}
 	ctx->committer_gone = true;
 	wake_durable_waiters(ctx);
+	run_durable_hooks(ctx, true);
 	pthread_mutex_unlock(&ctx->lock);
 	return NULL;
 }
@@ -460,6 +509,35 @@ int fs_store_sync(struct fs_ctx *ctx)
 	fs_inode_sweep(ctx, want);
 	pthread_mutex_unlock(&ctx->lock);
 	return r;
+}
+
+int fs_store_when_durable(struct fs_ctx *ctx, void (*fn)(struct fs_ctx *, void *, bool),
+			  void *arg)
+{
+	struct fs_durable_hook *k;
+
+	if (!thread_has_ticket || !ctx->store)
+		return -EAGAIN;
+	k = malloc(sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	*k = (struct fs_durable_hook){ .want = thread_ticket, .fn = fn, .arg = arg };
+	thread_has_ticket = false;
+	pthread_mutex_lock(&ctx->lock);
+	/* written already, or no committer to write it: at once, on this thread */
+	if (ctx->durable_version >= k->want || ctx->failed_version >= k->want ||
+	    ctx->committer_gone) {
+		bool written = ctx->durable_version >= k->want;
+
+		pthread_mutex_unlock(&ctx->lock);
+		fn(ctx, arg, written);
+		free(k);
+		return 0;
+	}
+	*(ctx->durable_hooks_tail ? ctx->durable_hooks_tail : &ctx->durable_hooks) = k;
+	ctx->durable_hooks_tail = &k->next;
+	pthread_mutex_unlock(&ctx->lock);
+	return 0;
 }
 
 void fs_pass_run_owed(struct fs_ctx *ctx)

@@ -267,6 +267,15 @@ bool fs_spec_release(struct fs_ctx *ctx, struct fs_handle *h);
  */
 void fs_spec_log_submitted(struct fs_ctx *ctx, const char *name, uid_t uid);
 
+/*
+ * fs_spec_log_submitted_when_durable() - the same line, logged by the committer once the
+ * calling thread's changes are written (nothing if their write fails), so the release
+ * need not wait (fs_store_when_durable()). 0; -EAGAIN when that release submitted
+ * nothing or there is no store; -ENOMEM: then log with fs_spec_log_submitted() after
+ * fs_store_sync().
+ */
+int fs_spec_log_submitted_when_durable(struct fs_ctx *ctx, const char *name, uid_t uid);
+
 /* fs_ctl.c: H_CTL */
 
 /* fs_ctl_write() - append a write and run its complete lines; returns @size or -errno. */

@@ -469,6 +469,45 @@ static void log_submitted(struct fs_ctx *ctx, const char *name, uint64_t serial,
 	pthread_mutex_unlock(&ctx->lock);
 }
 
+/* fs_spec_log_submitted_when_durable()'s note, for the committer */
+struct submitted_note {
+	uint64_t serial;
+	uid_t uid;
+	char name[];
+};
+
+static void note_durable(struct fs_ctx *ctx, void *arg, bool written)
+{
+	struct submitted_note *n = arg;
+
+	if (written)
+		log_submitted(ctx, n->name, n->serial, n->uid);
+	free(n);
+}
+
+int fs_spec_log_submitted_when_durable(struct fs_ctx *ctx, const char *name, uid_t uid)
+{
+	size_t len = strlen(name) + 1;
+	struct submitted_note *n;
+	int r;
+
+	if (!released_serial)
+		return -EAGAIN;
+	n = malloc(sizeof(*n) + len);
+	if (!n)
+		return -ENOMEM;
+	n->serial = released_serial;
+	n->uid = uid;
+	memcpy(n->name, name, len);
+	r = fs_store_when_durable(ctx, note_durable, n);
+	if (r < 0) {
+		free(n);
+		return r;
+	}
+	released_serial = 0;
+	return 0;
+}
+
 void fs_spec_log_submitted(struct fs_ctx *ctx, const char *name, uid_t uid)
 {
 	uint64_t serial = released_serial;
