@@ -1207,6 +1207,11 @@ struct fs_blob *fs_blob_get(struct fs_blob *b);
  * (what getattr reports, so that the kernel never cuts their reads short at another
  * snapshot's size). Otherwise false, *@ret untouched.
  *
+ * fs_kcache_slot_size() - whether @p has a slot, open or not: true and the size of the
+ * bytes it holds in *@ret. While nothing was rendered since, that is every size the
+ * kernel was told of them (fs_kcache_open() keeps their pages then); the notify helper
+ * is shown it instead of a size rendered for it (fs_op_getattr()).
+ *
  * fs_kcache_clear() - drop every slot's blob (at exit; by fs_cache_clear()).
  */
 bool fs_kcache_kind(enum fs_node_kind k);
@@ -1214,6 +1219,7 @@ int fs_kcache_open(struct fs_ctx *ctx, const struct fs_path *p, const struct fs_
 		   struct fs_kcache_slot **ret);
 void fs_kcache_release(struct fs_kcache_slot *s);
 bool fs_kcache_size(struct fs_ctx *ctx, const struct fs_path *p, size_t *ret);
+bool fs_kcache_slot_size(struct fs_ctx *ctx, const struct fs_path *p, size_t *ret);
 void fs_kcache_clear(struct fs_ctx *ctx);
 
 /* fs_cache_clear() - drop every cached blob and the events streams (at exit). Caller

@@ -142,6 +142,16 @@ bool fs_kcache_size(struct fs_ctx *ctx, const struct fs_path *p, size_t *ret)
 	return true;
 }
 
+bool fs_kcache_slot_size(struct fs_ctx *ctx, const struct fs_path *p, size_t *ret)
+{
+	const struct fs_kcache_slot *s;
+
+	if (!fs_kcache_kind(p->kind) || !(s = slot_find(ctx, p, false)))
+		return false;
+	*ret = s->blob->len;
+	return true;
+}
+
 void fs_kcache_clear(struct fs_ctx *ctx)
 {
 	for (size_t i = 0; i < FS_KCACHE_SLOTS; i++) {

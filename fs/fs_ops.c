@@ -174,12 +174,14 @@ int fs_op_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 	/*
 	 * The helper's lookup, fstat and truncate of a file it announces (three GETATTRs:
 	 * libfuse answers a SETATTR with one) would each render it under ctx->lock, a
-	 * status.json 0.35 ms, for a size nobody reads: the kernel keeps no attributes of
-	 * such files (fs_lowlevel.c) and every reader's stat() asks again. But i_size
-	 * stays, and reads through the page cache stop at it: files of the kernel cache
-	 * keep theirs.
+	 * status.json 0.35 ms, a 512-rank topology.json 2 ms, for a size nobody reads: the
+	 * kernel keeps no attributes of such files (fs_lowlevel.c) and every reader's
+	 * stat() asks again. But i_size stays, and reads through the page cache stop at
+	 * it: a file of the kernel cache is shown the size of the bytes its slot holds,
+	 * the one size the kernel was told of them (fs_kcache_slot_size()); without a slot
+	 * the kernel holds none of its pages, and the next open drops what it keeps.
 	 */
-	with_size = !from_helper(ctx, caller()) || fs_kcache_kind(p.kind);
+	with_size = !from_helper(ctx, caller());
 	fs_joblog_prepare(ctx, &p);
 	if (h)
 		pthread_mutex_lock(&h->mu);
@@ -192,6 +194,8 @@ int fs_op_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 		st->st_size = (off_t)h->snap.len;
 	/* while the page cache serves one snapshot, the kernel's i_size must stay its size */
 	if (r == 0 && fs_kcache_size(ctx, &p, &kcache_len))
+		st->st_size = (off_t)kcache_len;
+	else if (r == 0 && !with_size && fs_kcache_slot_size(ctx, &p, &kcache_len))
 		st->st_size = (off_t)kcache_len;
 	/* not to be kept past this answer (fs_lowlevel.c) */
 	fs_req_set_size_not_own(r == 0 && with_size && st->st_size != own_size);
