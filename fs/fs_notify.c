@@ -286,7 +286,7 @@ static int helper_start(struct fs_ctx *ctx)
 	helper_fd = fds[1];
 	helper_stop_fd = stop[1];
 	pthread_mutex_lock(&ctx->lock);
-	ctx->notifier_tid = helper_pid;
+	__atomic_store_n(&ctx->notifier_tid, helper_pid, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&ctx->lock);
 	return 0;
 }
@@ -388,6 +388,8 @@ static void helper_stop(struct fs_ctx *ctx)
 			fs_log(ctx, 3, "notify helper %d ended by signal %d", (int)helper_pid,
 			       WTERMSIG(status));
 	}
+	/* reaped, its pid may be another process's: whose requests are no helper's */
+	__atomic_store_n(&ctx->notifier_tid, 0, __ATOMIC_SEQ_CST);
 	helper_pid = 0;
 }
 

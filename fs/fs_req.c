@@ -38,7 +38,9 @@ const struct fuse_ctx *fs_req_caller(void)
 
 bool fs_req_from_helper(const struct fs_ctx *ctx, const struct fuse_ctx *fc)
 {
-	return ctx->notifier_tid > 0 && fc->pid == ctx->notifier_tid;
+	pid_t helper = __atomic_load_n(&ctx->notifier_tid, __ATOMIC_SEQ_CST);
+
+	return helper > 0 && fc->pid == helper;
 }
 
 pid_t fs_caller_pid(void)
