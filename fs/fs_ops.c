@@ -1019,6 +1019,13 @@ int fs_op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 		else {
 			h->len = (size_t)size;
 			h->dirty = true;
+			/* what a stat() by path shows of it (fs_spec_write() does the same) */
+			pthread_mutex_lock(&ctx->lock);
+			if (h->upload) {
+				h->upload->len = h->len;
+				h->upload->mtime_usec = fs_now_usec();
+			}
+			pthread_mutex_unlock(&ctx->lock);
 		}
 		pthread_mutex_unlock(&h->mu);
 		return r;

@@ -276,6 +276,27 @@ print(" ".join(out))
 PY
 )"
 
+# ---- an upload cut short by ftruncate(2) reads its new size, and submits that ----
+# The size stat() gives an upload while it is written followed its writes but not a
+# truncation: after ftruncate(fd, 8) of 28 bytes, stat() still said 28.
+check_eq "ftruncate of an upload: stat() gives the new size, the close submits it" \
+	"during:28 cut:8 close:0" "$(python3 - "$M/jobs/cut.yaml" <<'PY'
+import errno, os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+os.write(fd, b"npus: 1\n# some words to cut\n")
+out = ["during:%d" % os.stat(sys.argv[1]).st_size]
+os.ftruncate(fd, 8)
+out.append("cut:%d" % os.stat(sys.argv[1]).st_size)
+try:
+    os.close(fd)
+    out.append("close:0")
+except OSError as e:
+    out.append("close:" + errno.errorcode[e.errno])
+print(" ".join(out))
+PY
+)"
+check_contains "and the job is what was left: npus 1" "npus: 1" "$(cat "$M/jobs/cut/spec")"
+
 # ---- a daemon started without -f (it daemonizes: fork) acknowledges closes too ----
 # Threads do not survive fork(): a committer started before fuse_daemonize() was gone in
 # the daemon, and every close of a spec waited for a commit that never came.
