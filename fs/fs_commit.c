@@ -351,6 +351,7 @@ static void *committer_main(void *arg)
 	pthread_mutex_lock(&ctx->lock);
 	for (;;) {
 		struct fs_batch b;
+		unsigned slow_ms;
 		int r;
 
 		/* one pass for every request that arrived while the last batch was written,
@@ -382,9 +383,10 @@ static void *committer_main(void *arg)
 			continue;
 		}
 		ctx->collected_version = b.version;
+		slow_ms = ctx->test_slow_commit_ms; /* read under the lock: a test sets it */
 		pthread_mutex_unlock(&ctx->lock);
-		if (ctx->test_slow_commit_ms)
-			usleep(ctx->test_slow_commit_ms * 1000u);
+		if (slow_ms)
+			usleep(slow_ms * 1000u);
 		r = fs_store_write(ctx->store, &b, why);
 		if (r < 0 && !logged)
 			fs_log(ctx, 0, "%s; requests that changed state fail with EIO until it "

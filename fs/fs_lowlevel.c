@@ -28,7 +28,8 @@ static struct fs_ctx *get_ctx(void)
  * What the kernel may keep (issue 16: every name and attribute asked again made a `cat`
  * of a rank table eight round trips and a submission twenty). A request that changes
  * state answers only once the kernel was told of what it made stale (fs_store_sync()),
- * so a stat() after it sees the change:
+ * so a stat() after it sees the change (a RELEASE, whose answer nobody waits for, leaves
+ * that to the notifier's next round):
  * - names, for an hour: a name whose file went is still found, but its attributes were
  *   told stale when it went, so the next request on it asks the daemon, which answers
  *   ESTALE, and the kernel looks the path up again and finds it gone (or new). A job directory watchers were not told of yet is not kept: the

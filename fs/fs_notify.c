@@ -390,7 +390,7 @@ static void helper_stop(struct fs_ctx *ctx)
 	}
 	/* reaped, its pid may be another process's: whose requests are no helper's */
 	__atomic_store_n(&ctx->notifier_tid, 0, __ATOMIC_SEQ_CST);
-	helper_pid = 0;
+	__atomic_store_n(&helper_pid, 0, __ATOMIC_SEQ_CST);
 }
 
 void fs_changed(struct fs_ctx *ctx)
@@ -840,8 +840,9 @@ static void *notifier_main(void *arg)
 			poke_add(&p, "", "%s", "");
 		pthread_mutex_unlock(&ctx->lock);
 		fs_joblogs_reap(ctx); /* the files of logs collect() found dropped */
-		/* a job changed is swept by the request that changed it (fs_store_sync());
-		 * one whose record went (a pruned or replaced record) here */
+		/* a job changed is swept by the request that changed it (fs_store_sync()),
+		 * or by this round's sweep above when none waits (a RELEASE); one whose
+		 * record went (a pruned or replaced record) here */
 		for (size_t i = 0; i < p.stale_count; i++) {
 			char path[sizeof(p.stale[0]) + 8];
 

@@ -97,6 +97,14 @@ static uint64_t change(struct fs_ctx *ctx, const char *name)
 	return v;
 }
 
+/* The committer's test delay, set as it reads it: under ctx->lock. */
+static void set_slow_commit(struct fs_ctx *ctx, unsigned ms)
+{
+	pthread_mutex_lock(&ctx->lock);
+	ctx->test_slow_commit_ms = ms;
+	pthread_mutex_unlock(&ctx->lock);
+}
+
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
@@ -151,7 +159,7 @@ static void test_hooks_run_once_written_in_order(void **state)
 	struct fixture *f = *state;
 	uint64_t v1, v2;
 
-	f->ctx.test_slow_commit_ms = 50; /* both are given before the first write ends */
+	set_slow_commit(&f->ctx, 50); /* both are given before the first write ends */
 	v1 = change(&f->ctx, "a");
 	assert_int_equal(fs_store_when_durable(&f->ctx, hook, tag(1)), 0);
 	v2 = change(&f->ctx, "b");
@@ -211,7 +219,7 @@ static void test_a_stop_writes_then_runs_what_waits(void **state)
 	struct fixture *f = *state;
 	uint64_t v;
 
-	f->ctx.test_slow_commit_ms = 200;
+	set_slow_commit(&f->ctx, 200);
 	v = change(&f->ctx, "a");
 	assert_int_equal(fs_store_when_durable(&f->ctx, hook, tag(5)), 0);
 	fs_store_stop(&f->ctx);
