@@ -389,10 +389,16 @@ after_takeover() {
 	check "round $r: c1's neighbour entry for the floating address names the new head" \
 		wait_until 5 mac_seen c1 "$ACTIVE"
 	check "round $r: c2's too" wait_until 5 mac_seen c2 "$ACTIVE"
-	check "round $r: c1's sshfs reconnects to the new head" \
-		wait_until 30 reconnected "$ACTIVE" c1 "${C1_SEEN[$ACTIVE]:-0}"
-	check "round $r: c2's sshfs reconnects to the new head" \
-		wait_until 30 reconnected "$ACTIVE" c2 "${C2_SEEN[$ACTIVE]:-0}"
+	if wait_until 30 reconnected "$ACTIVE" c1 "${C1_SEEN[$ACTIVE]:-0}"; then
+		ok "round $r: c1's sshfs reconnects to the new head ($(($(now_ms) - t0)) ms after the failure)"
+	else
+		not_ok "round $r: c1's sshfs reconnects to the new head"
+	fi
+	if wait_until 30 reconnected "$ACTIVE" c2 "${C2_SEEN[$ACTIVE]:-0}"; then
+		ok "round $r: c2's sshfs reconnects to the new head ($(($(now_ms) - t0)) ms after the failure)"
+	else
+		not_ok "round $r: c2's sshfs reconnects to the new head"
+	fi
 	# past the heartbeat timeout from the takeover: a server whose agent did not reach
 	# the new leader would be unreachable by now, and the job would have recovered
 	while [ $(($(now_ms) - t0)) -lt $(((LEASE + HB + 2) * 1000)) ]; do sleep 0.2; done
