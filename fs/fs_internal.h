@@ -246,6 +246,10 @@ void fs_spec_upload_unregister(struct fs_ctx *ctx, struct fs_handle *h);
 int fs_spec_write(struct fs_ctx *ctx, struct fs_handle *h, const char *data, size_t size,
 		  off_t off);
 
+/* fs_spec_truncate() - cut the buffer to @size bytes (ftruncate; only shorter): 0, the
+ * refusal of an earlier write, or -EINVAL. Caller holds h->mu. */
+int fs_spec_truncate(struct fs_ctx *ctx, struct fs_handle *h, off_t size);
+
 /* fs_spec_flush() - a close: say whether the spec would be accepted; submit nothing. */
 int fs_spec_flush(struct fs_ctx *ctx, struct fs_handle *h);
 

@@ -224,6 +224,7 @@ static int child_path(fuse_ino_t parent, const char *name, char *buf)
 static int entry_of(fuse_ino_t parent, const char *name, const char *path,
 		    struct fuse_file_info *fi, struct fuse_entry_param *e)
 {
+	bool helper = fs_req_from_helper(get_ctx(), fs_req_caller());
 	uint64_t ino;
 	int r;
 
@@ -238,10 +239,9 @@ static int entry_of(fuse_ino_t parent, const char *name, const char *path,
 	/* the helper's directories are not kept: another's path through one asks, and
 	 * is seen, and so is every file in it (fs_inode_watchable()); its files are, a
 	 * lookup of one costs what its getattr does (a 512-rank topology.json rendered) */
-	if (!fs_req_from_helper(get_ctx(), fs_req_caller()))
+	if (!helper)
 		fs_inode_mark_seen(&get_ctx()->inodes, ino);
-	e->entry_timeout = fs_req_from_helper(get_ctx(), fs_req_caller()) &&
-			   S_ISDIR(e->attr.st_mode) ? 0.0 : name_timeout(path);
+	e->entry_timeout = helper && S_ISDIR(e->attr.st_mode) ? 0.0 : name_timeout(path);
 	/* a file's attributes are kept from its first GETATTR on, not from here: for an
 	 * inode new to the kernel, an invalidation sent before this answer reached it found
 	 * nothing to mark, and the kernel's attr_version cannot tell this answer is older */

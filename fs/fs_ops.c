@@ -1012,21 +1012,7 @@ int fs_op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 	}
 	if (h && (h->kind == H_UPLOAD || h->kind == H_SPEC)) {
 		pthread_mutex_lock(&h->mu);
-		if (h->failed)
-			r = h->last_err;
-		else if (size < 0 || (size_t)size > h->len)
-			r = -EINVAL;
-		else {
-			h->len = (size_t)size;
-			h->dirty = true;
-			/* what a stat() by path shows of it (fs_spec_write() does the same) */
-			pthread_mutex_lock(&ctx->lock);
-			if (h->upload) {
-				h->upload->len = h->len;
-				h->upload->mtime_usec = fs_now_usec();
-			}
-			pthread_mutex_unlock(&ctx->lock);
-		}
+		r = fs_spec_truncate(ctx, h, size);
 		pthread_mutex_unlock(&h->mu);
 		return r;
 	}

@@ -124,6 +124,18 @@ static int record_rejection(struct fs_ctx *ctx, struct fs_handle *h, const char 
 	return h->last_err;
 }
 
+/* @h's buffer changed (a write, a truncation): to be validated again at the next close,
+ * and what a stat() by path shows of the upload follows it; no longer closing. */
+static void buffer_changed(struct fs_ctx *ctx, struct fs_handle *h)
+{
+	h->dirty = true;
+	pthread_mutex_lock(&ctx->lock);
+	h->upload->len = h->len;
+	h->upload->mtime_usec = fs_now_usec();
+	fs_upload_set_closing(ctx, h->upload, false, 0);
+	pthread_mutex_unlock(&ctx->lock);
+}
+
 int fs_spec_write(struct fs_ctx *ctx, struct fs_handle *h, const char *data, size_t size,
 		      off_t off)
 {
@@ -160,13 +172,19 @@ int fs_spec_write(struct fs_ctx *ctx, struct fs_handle *h, const char *data, siz
 	}
 	if (r < 0)
 		return r;
-	h->dirty = true;
-	pthread_mutex_lock(&ctx->lock);
-	h->upload->len = h->len;
-	h->upload->mtime_usec = fs_now_usec();
-	fs_upload_set_closing(ctx, h->upload, false, 0);
-	pthread_mutex_unlock(&ctx->lock);
+	buffer_changed(ctx, h);
 	return (int)size;
+}
+
+int fs_spec_truncate(struct fs_ctx *ctx, struct fs_handle *h, off_t size)
+{
+	if (h->failed)
+		return h->last_err;
+	if (size < 0 || (size_t)size > h->len)
+		return -EINVAL;
+	h->len = (size_t)size;
+	buffer_changed(ctx, h);
+	return 0;
 }
 
 /*
