@@ -14,7 +14,9 @@
 #
 # Then agents on two servers, reaching the cluster through a path that follows the active
 # head (as a floating address would), run a job across a takeover: it keeps its processes
-# and generation.
+# and generation. The first head, back as the standby, sees a job record dropped on the
+# leader; leading again, it still serves what the job printed while it led before (its
+# logs are kept while it stands by).
 #
 # Usage: test_failover.sh ASCENDFS CHECK_RANKTABLE SRCDIR [ASCEND_AGENT TRAIN_DEMO]
 #        (FAILOVER_ROUNDS=N, default 6; without the agent the last part is skipped)
@@ -291,6 +293,10 @@ if [ -n "$AGENT" ]; then
 	check "a 16-NPU job runs on both agents' servers" wait_until 20 all_started tr 1 "$A0" "$A1"
 	started() { sed -n 's/.*: started pid \([0-9]*\):.*/\1/p' "$W"/agent-*.log | sort -n | tr '\n' ' '; }
 	before=$(started)
+	# what tr printed while x led, kept in x's state directory
+	check "the job's log has lines on the first leader" wait_until 10 \
+		bash -c "[ -s '$IT_WORK/mnt-x/jobs/tr/log' ]"
+	x_first=$(head -n 1 "$IT_WORK/mnt-x/jobs/tr/log")
 	kill -KILL "$X_PID"
 	wait "$X_PID" 2>/dev/null
 	check "the standby takes over" wait_until $((LEASE + 15)) answers "$IT_WORK/mnt-y/jobs"
@@ -303,10 +309,34 @@ if [ -n "$AGENT" ]; then
 	check_eq "with the same processes, alive" "$before" "$alive"
 	check_eq "and no process started since" "$before" "$(started)"
 	check "both agents report to the new leader" wait_until 10 all_ready
+	# x comes back as the standby and sees a job record dropped on the leader. Its log
+	# sweep once took that for every log's record gone (a standby's logs have no job
+	# names until it takes over) and removed them: leading again, x lost what tr printed
+	# while it led before.
+	head_start x
+	X_PID=$HEAD_PID
+	check "the first head, restarted, stands by" \
+		wait_until 15 grep -q "role: standby" "$IT_WORK/mnt-x/cluster/leader"
+	printf 'npus: 1\n' | submit dropped
+	check "a job submitted to the leader shows on the standby" \
+		wait_until 15 test -e "$IT_WORK/mnt-x/jobs/dropped"
+	echo cancel >"$M/jobs/dropped/ctl"
+	wait_until 10 bash -c "[ \"\$(cat '$M/jobs/dropped/status')\" = cancelled ]"
+	rmdir "$M/jobs/dropped"
+	check "and its record, dropped, goes from the standby's view" \
+		wait_until 15 bash -c "[ ! -e '$IT_WORK/mnt-x/jobs/dropped' ]"
+	sleep 2 # the standby's notifier rounds after that view
+	kill -KILL "$Y_PID"
+	wait "$Y_PID" 2>/dev/null
+	check "the first head takes over again" wait_until $((LEASE + 15)) bash -c \
+		"grep -q 'role: leader' '$IT_WORK/mnt-x/cluster/leader' 2>/dev/null"
+	ln -sfn "$IT_WORK/mnt-x" "$M"
+	check_eq "and still serves what the job printed while it led before" "$x_first" \
+		"$(head -n 1 "$IT_WORK/mnt-x/jobs/tr/log")"
 	echo cancel >"$M/jobs/tr/ctl"
 	wait_until 30 bash -c "[ \"\$(cat '$M/jobs/tr/status')\" = cancelled ]"
 	agents_cleanup
-	IT_MNT=$IT_WORK/mnt-y IT_PID=$Y_PID IT_LOG=$IT_WORK/y.log
+	IT_MNT=$IT_WORK/mnt-x IT_PID=$X_PID IT_LOG=$IT_WORK/x.log
 	it_stop
 fi
 it_finish
