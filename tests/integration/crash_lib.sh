@@ -117,10 +117,11 @@ client() {
 	done
 }
 
-# Compare the mounted state with the log. Prints "checked N" on success.
+# Compare the mounted state with the log, and check that no NPU is held by two jobs (and
+# cluster/status counts what they hold). Prints "checked N" on success.
 verify() {
 	python3 - "$M" "$ACK" "$CHECK" "$IT_WORK/last_seq" <<'PY'
-import json, os, subprocess, sys
+import json, os, subprocess, sys, time
 mnt, ack, check, seqfile = sys.argv[1:5]
 acked, unsure = {}, {}       # op tuple -> True
 order = []
@@ -235,6 +236,34 @@ if seqs and seqs[-1] < last:
     errors.append(f"event sequence went back from {last} to {seqs[-1]}")
 if seqs:
     open(seqfile, "w").write(str(seqs[-1]))
+# no NPU is held by two jobs, and cluster/status counts what the jobs hold. Each file is
+# read alone, so a stop that ends between two reads and gives its NPUs to a waiting job
+# can look like a double hold: what persists over three reads, a second apart, is one.
+def holds():
+    held, total, found = {}, 0, []
+    for job in sorted(os.listdir(f"{mnt}/jobs")):
+        try:
+            d = json.load(open(f"{mnt}/jobs/{job}/status.json"))
+        except (FileNotFoundError, json.JSONDecodeError):
+            continue
+        for sl in d.get("placement") or []:
+            for dev in sl["device_ids"]:
+                key = (sl["server"], dev)
+                if key in held:
+                    found.append(f"NPU {dev} of {key[0]} held by {held[key]} and {job}")
+                held[key] = job
+                total += 1
+    allocated = json.load(open(f"{mnt}/cluster/status"))["npus"]["allocated"]
+    if allocated != total:
+        found.append(f"cluster/status counts {allocated} NPUs allocated, the jobs hold {total}")
+    return found
+for attempt in range(3):
+    found = holds()
+    if not found:
+        break
+    time.sleep(1)
+errors += found
+checked += 1
 for e in errors[:10]:
     print("#  ", e)
 print(f"checked {checked}")
