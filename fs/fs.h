@@ -1420,7 +1420,9 @@ void fs_memory_stop(struct fs_ctx *ctx);
  *                  ?tail=N (1-100000): the file's last N lines (400 otherwise)
  *   /, /panel      the monitoring panel (fs/panel.html, compiled in: text/html with a
  *                  Content-Security-Policy that lets it fetch its own origin only),
- *                  which reads the files above every 5 s
+ *                  which reads the files above every 5 s (and cluster/leader: a standby's
+ *                  page says in a banner that it is a view, of which log entry, and who
+ *                  leads)
  * Only what every user may read through the mount (mode o+r; else 403): HTTP names no
  * user, so nothing that needs one is served, and nothing is written. Errors are
  * {"error": "..."} (bytes of the path that are not printable ASCII as '?'): 404 no such

@@ -45,11 +45,11 @@ it_etcd_start 3 || { not_ok "a 3-member etcd cluster starts"; it_finish; exit 1;
 # shellcheck source=crash_lib.sh
 . "$(dirname "$0")/crash_lib.sh"
 
-# head NAME: start head NAME (mount point $IT_WORK/mnt-NAME, log $IT_WORK/NAME.log);
-# sets HEAD_PID
+# head NAME [OPTION...]: start head NAME (mount point $IT_WORK/mnt-NAME, log
+# $IT_WORK/NAME.log) with the options given; sets HEAD_PID
 head_start() {
 	mkdir -p "$IT_WORK/mnt-$1"
-	"$ASCENDFS" -f -c "$CONFIG" --state-dir "$IT_WORK/state-$1" "$IT_WORK/mnt-$1" \
+	"$ASCENDFS" -f -c "$CONFIG" --state-dir "$IT_WORK/state-$1" "${@:2}" "$IT_WORK/mnt-$1" \
 		>>"$IT_WORK/$1.log" 2>&1 &
 	HEAD_PID=$!
 	IT_OTHER_PIDS="$IT_OTHER_PIDS $HEAD_PID"
@@ -105,7 +105,8 @@ check "and exits once unmounted" wait_until 15 bash -c "! kill -0 $dpid"
 head_start a
 ACTIVE=a ACTIVE_PID=$HEAD_PID
 until_accepts 20 "$(now_ms)" a || { not_ok "the first head mounts and accepts"; it_finish; exit 1; }
-head_start b
+B_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+head_start b --http "127.0.0.1:$B_PORT"
 STANDBY=b STANDBY_PID=$HEAD_PID
 check "the second head stands by, naming the leader" \
 	wait_until 10 grep -q "standing by: $(hostname) pid $ACTIVE_PID leads" "$IT_WORK/b.log"
@@ -120,6 +121,21 @@ check_contains "and says this head stands by" "standby: $(hostname) pid $STANDBY
 check "the floating address's check passes on the leader" \
 	grep -qx 'role: leader' "$IT_WORK/mnt-a/cluster/leader"
 check_fails "and fails on the standby" grep -qx 'role: leader' "$MB/cluster/leader"
+# the standby's panel, as a browser shows it, says it is a view and names the leader
+CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
+if [ -n "$CHROMIUM" ]; then
+	timeout 90 "$CHROMIUM" --headless=new --no-sandbox --disable-gpu --no-first-run \
+		--disable-extensions --user-data-dir="$IT_WORK/chromium" --virtual-time-budget=6000 \
+		--dump-dom "http://127.0.0.1:$B_PORT/" >"$IT_WORK/standby-panel.html" \
+		2>>"$IT_WORK/chromium.log"
+	check_contains "the standby's panel says it is a standby's view" \
+		"Standby head: a read-only view of the state, as of log entry" \
+		"$(cat "$IT_WORK/standby-panel.html")"
+	check_contains "and names the leader" "The leader is $(hostname) pid $ACTIVE_PID" \
+		"$(cat "$IT_WORK/standby-panel.html")"
+else
+	not_ok "chromium is installed (tests/install-deps.sh), to read the standby's panel"
+fi
 # inotify on the standby's mount: what each view changed (its notifier runs, nothing else)
 ino_b=$IT_WORK/standby-inotify.log
 inotifywait -m -q -e create -e delete "$MB/jobs" >"$ino_b" 2>&1 &
