@@ -63,7 +63,9 @@
  *                                          sched_render_metrics(): NPUs and servers by
  *                                          state, ascendfs_npu_state per NPU, per-queue
  *                                          used NPUs and pending jobs, preemption,
- *                                          backfill, timeout and resize counters)
+ *                                          backfill, timeout and resize counters;
+ *                                          ascendfs_leader: 1 on the head that leads,
+ *                                          0 on a standby, fs_tree.c)
  *     jobs                     -r--r--r--  the active jobs a line each, as squeue: "JOB
  *                                          STATE QUEUE UID NPUS AGE REASON" then one
  *                                          line per job (sched_render_jobs_table());

@@ -670,6 +670,29 @@ static int printf_text(char **ret, size_t *ret_len, const char *fmt, ...)
 	return 0;
 }
 
+/* cluster/metrics ends with whether this head leads: with several heads a Prometheus
+ * that scrapes each tells the leader's series from a standby's view of them (as etcd's
+ * etcd_server_is_leader). Under ctx->lock (ctx->viewing). 0 or -ENOMEM (*@ret freed). */
+static int append_leader_metric(const struct fs_ctx *ctx, char **ret, size_t *ret_len)
+{
+	char line[256];
+	int n = snprintf(line, sizeof(line),
+			 "# HELP ascendfs_leader 1 on the head that leads the cluster, 0 on a "
+			 "standby (its other metrics are a view of the leader's state)\n"
+			 "# TYPE ascendfs_leader gauge\nascendfs_leader %d\n", ctx->viewing ? 0 : 1);
+	char *b = realloc(*ret, *ret_len + (size_t)n + 1);
+
+	if (!b) {
+		free(*ret);
+		*ret = NULL;
+		return -ENOMEM;
+	}
+	memcpy(b + *ret_len, line, (size_t)n + 1);
+	*ret = b;
+	*ret_len += (size_t)n;
+	return 0;
+}
+
 /* A placed job whose rank table is not completed says what it waits for, else "". */
 static int job_error_waiting(const struct sched_cluster *c, const struct sched_job *j,
 			     char **ret, size_t *ret_len)
@@ -710,7 +733,8 @@ int fs_render(struct fs_ctx *ctx, const struct fs_path *p, uint64_t now_usec, ch
 	case FS_CLUSTER_TOPOLOGY:
 		return sched_render_topology(c, ret, ret_len);
 	case FS_CLUSTER_METRICS:
-		return sched_render_metrics(c, now_usec, ret, ret_len);
+		r = sched_render_metrics(c, now_usec, ret, ret_len);
+		return r < 0 ? r : append_leader_metric(ctx, ret, ret_len);
 	case FS_CLUSTER_JOBS:
 		return sched_render_jobs_table(c, now_usec, ret, ret_len);
 	case FS_CLUSTER_EVENTS:

@@ -121,6 +121,10 @@ check_contains "and says this head stands by" "standby: $(hostname) pid $STANDBY
 check "the floating address's check passes on the leader" \
 	grep -qx 'role: leader' "$IT_WORK/mnt-a/cluster/leader"
 check_fails "and fails on the standby" grep -qx 'role: leader' "$MB/cluster/leader"
+# a Prometheus that scrapes both heads tells the leader's series from the view's
+check_eq "cluster/metrics says which head leads: the leader" "ascendfs_leader 1" \
+	"$(grep '^ascendfs_leader ' "$IT_WORK/mnt-a/cluster/metrics")"
+check_eq "and the standby" "ascendfs_leader 0" "$(grep '^ascendfs_leader ' "$MB/cluster/metrics")"
 # the standby's panel, as a browser shows it, says it is a view and names the leader
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
 if [ -n "$CHROMIUM" ]; then

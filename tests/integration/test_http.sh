@@ -68,6 +68,8 @@ check_eq "GET /metrics: 200, Prometheus' text format" "200 text/plain; version=0
 	"$(head -n1 <<<"$out" | sed 's/ *$//')"
 check_eq "it counts what cluster/metrics counts" \
 	"$(grep '^ascendfs_npus{' "$M/cluster/metrics")" "$(grep '^ascendfs_npus{' <<<"$out")"
+check_eq "and says this head leads (the only one, without etcd)" "ascendfs_leader 1" \
+	"$(grep '^ascendfs_leader ' <<<"$out")"
 check_contains "32 NPUs allocated" 'ascendfs_npus{state="allocated"} 32' "$out"
 check_contains "NPU Exporter's health metric too" 'npu_chip_info_health_status{id="0",node="a2-node-01"} ' "$out"
 check_eq "GET /v1/cluster/status is cluster/status" "$(cat "$M/cluster/status")" \
@@ -162,6 +164,8 @@ print(json.dumps(json.load(urllib.request.urlopen(u, timeout=5))))' "$PPORT" "$1
 		not_ok "PromQL returns the NPUs allocated ($want)" "$(allocated 2>&1)" \
 			"$(tail -n 5 "$W/prometheus.log")"
 	fi
+	check_eq "PromQL: the scraped head leads" 1 \
+		"$(query 'ascendfs_leader' | json 'd["data"]["result"][0]["value"][1]')"
 	check_eq "the scrape target is up" 1 "$(query 'up{job="ascendfs"}' | json 'd["data"]["result"][0]["value"][1]')"
 	bad=""
 	while IFS= read -r expr; do
@@ -174,8 +178,8 @@ for p in json.load(open(sys.argv[1]))["panels"]:
 	rules_ok() { python3 -c 'import json, sys, urllib.request
 d = json.load(urllib.request.urlopen("http://127.0.0.1:%s/api/v1/rules" % sys.argv[1], timeout=5))
 r = [x for g in d["data"]["groups"] for x in g["rules"]]
-sys.exit(0 if len(r) == 8 and all(x["health"] == "ok" for x in r) else 1)' "$PPORT"; }
-	if wait_until 10 rules_ok; then ok "Prometheus loaded and evaluated the 8 alerting rules"; else
+sys.exit(0 if len(r) == 10 and all(x["health"] == "ok" for x in r) else 1)' "$PPORT"; }
+	if wait_until 10 rules_ok; then ok "Prometheus loaded and evaluated the 10 alerting rules"; else
 		not_ok "the alerting rules load" "$(tail -n 5 "$W/prometheus.log")"; fi
 	stop_helpers
 fi
