@@ -175,6 +175,12 @@ for p in json.load(open(sys.argv[1]))["panels"]:
     for t in p["targets"]:
         print(t["expr"])' "$SRC/examples/grafana/ascendfs-dashboard.json")
 	check_eq "every query of the Grafana dashboard runs" "" "$bad"
+	# and the share of NPUs allocated (its first panel) is the share cluster/status gives
+	share=$(python3 -c 'import json, sys
+print(json.load(open(sys.argv[1]))["panels"][0]["targets"][0]["expr"])' "$SRC/examples/grafana/ascendfs-dashboard.json")
+	check_eq "the dashboard's allocated share is cluster/status's" \
+		"$(json '"%.4f" % (d["npus"]["allocated"] / d["npus"]["total"])' <"$M/cluster/status")" \
+		"$(query "$share" | json '"%.4f" % float(d["data"]["result"][0]["value"][1]) if d["data"]["result"] else "no result"')"
 	rules_ok() { python3 -c 'import json, sys, urllib.request
 d = json.load(urllib.request.urlopen("http://127.0.0.1:%s/api/v1/rules" % sys.argv[1], timeout=5))
 r = [x for g in d["data"]["groups"] for x in g["rules"]]
