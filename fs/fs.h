@@ -172,7 +172,12 @@
  *                                          new generation of a job with a checkpoint_dir
  *                                          is listed once the daemon has read that
  *                                          directory (at most 10 s,
- *                                          SCHED_RESUME_SCAN_TIMEOUT_SEC)
+ *                                          SCHED_RESUME_SCAN_TIMEOUT_SEC). An open
+ *                                          answers once what it shows is durable
+ *                                          (fs_store_durable_locked()), or fails with
+ *                                          EIO while the state store cannot write: no
+ *                                          server starts what a crash or a failover
+ *                                          would lose
  *     ctl                      -rw-r--r-- root  "cordon" | "uncordon" | "drain" |
  *                                          "clear <npu>" (return an isolated NPU);
  *                                          operators write it (others: EACCES at open)
@@ -1883,6 +1888,17 @@ void fs_store_note_change(struct fs_ctx *ctx);
  * the change is in memory but may not survive a restart).
  */
 int fs_store_sync(struct fs_ctx *ctx);
+
+/*
+ * fs_store_durable_locked() - wait until the state as of cluster version @version is
+ * written: what compute servers act on is shown only once durable, so that no server
+ * runs a placement a crash, or a head that loses its lease before etcd's quorum is back,
+ * would lose (fs_ops.c: nodes/<server>/jobs). Caller holds ctx->lock (released while
+ * waiting, as by fs_store_sync()). Returns 0 (written, or no store, or a standby's view,
+ * durable by nature) or -EIO: its write failed, the store fails now (the last write
+ * did; answered at once, not after the next try), or the committer stopped.
+ */
+int fs_store_durable_locked(struct fs_ctx *ctx, uint64_t version);
 
 /*
  * fs_store_when_durable() - instead of fs_store_sync()'s wait: once the changes this

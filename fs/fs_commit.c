@@ -470,6 +470,25 @@ void fs_store_note_change(struct fs_ctx *ctx)
 	pthread_cond_signal(&ctx->commit_cv);
 }
 
+/* Until the batch holding cluster version @want is written, or failed, or will never be
+ * (ctx->lock held, released while waiting; ctx->store set). */
+static void wait_durable_locked(struct fs_ctx *ctx, uint64_t want)
+{
+	struct fs_durable_waiter w = { .want = want, .cv = PTHREAD_COND_INITIALIZER };
+	struct fs_durable_waiter **pp;
+
+	if (!waiter_done(ctx, &w)) {
+		w.next = ctx->durable_waiters;
+		ctx->durable_waiters = &w;
+		while (!waiter_done(ctx, &w))
+			pthread_cond_wait(&w.cv, &ctx->lock);
+		for (pp = &ctx->durable_waiters; *pp != &w; pp = &(*pp)->next)
+			;
+		*pp = w.next;
+	}
+	pthread_cond_destroy(&w.cv);
+}
+
 int fs_store_sync(struct fs_ctx *ctx)
 {
 	uint64_t want = thread_ticket;
@@ -486,21 +505,8 @@ int fs_store_sync(struct fs_ctx *ctx)
 		want = ctx->cluster->version;
 	}
 	/* a failed write that covered this change answers EIO: not known to be durable */
-	if (ctx->store) {
-		struct fs_durable_waiter w = { .want = want, .cv = PTHREAD_COND_INITIALIZER };
-		struct fs_durable_waiter **pp;
-
-		if (!waiter_done(ctx, &w)) {
-			w.next = ctx->durable_waiters;
-			ctx->durable_waiters = &w;
-			while (!waiter_done(ctx, &w))
-				pthread_cond_wait(&w.cv, &ctx->lock);
-			for (pp = &ctx->durable_waiters; *pp != &w; pp = &(*pp)->next)
-				;
-			*pp = w.next;
-		}
-		pthread_cond_destroy(&w.cv);
-	}
+	if (ctx->store)
+		wait_durable_locked(ctx, want);
 	if (ctx->store && ctx->durable_version < want)
 		r = -EIO;
 	/* the batch also holds the pass the change owed (fs_pass_run_owed()) */
@@ -511,6 +517,18 @@ int fs_store_sync(struct fs_ctx *ctx)
 	fs_inode_sweep(ctx, want);
 	pthread_mutex_unlock(&ctx->lock);
 	return r;
+}
+
+int fs_store_durable_locked(struct fs_ctx *ctx, uint64_t version)
+{
+	if (!ctx->store || ctx->viewing || ctx->durable_version >= version)
+		return 0;
+	/* the store fails now (the last write did): no wait for its next try, which may
+	 * take as long (an etcd without quorum: its timeouts), in a thread FUSE needs */
+	if (ctx->failed_version > ctx->durable_version)
+		return -EIO;
+	wait_durable_locked(ctx, version);
+	return ctx->durable_version >= version ? 0 : -EIO;
 }
 
 int fs_store_when_durable(struct fs_ctx *ctx, void (*fn)(struct fs_ctx *, void *, bool),

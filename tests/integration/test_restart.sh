@@ -573,6 +573,29 @@ if [ "$(id -u)" = 0 ] && mkdir -p "$W/small" && mount -t tmpfs -o size=640k tmpf
 	check_eq "and so is the one that got EIO, written once the disk had room" pending \
 		"$(status_of full1)"
 	it_stop
+	# what an agent must run is shown only once it is durable: a placement whose write
+	# failed is never started, since a crash (or, on etcd, a failover) would lose it
+	it_start "$ASCENDFS" "$CONFIG" --state-dir "$W/small/state2" || { not_ok "start on tmpfs"; it_finish; exit 1; }
+	( for _ in $(seq 120); do
+		printf 'node OK\n' | dd of="$M/nodes/a2-node-05/health" status=none 2>/dev/null
+		sleep 0.3
+	done ) &
+	D_REPORTER=$!
+	wait_until 5 sh -c "[ \"\$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"state\"])' '$M/nodes/a2-node-05/info')\" = ready ]"
+	dd if=/dev/zero of="$W/small/filler" bs=4k >/dev/null 2>&1
+	out=$(cp "$W/one.yaml" "$M/jobs/nd1.yaml" 2>&1)
+	check_contains "disk full again: a submission's close fails with EIO" "Input/output error" "$out"
+	check_eq "its job is placed all the same, in memory, on the one server that reports" \
+		"running a2-node-05" "$(status_of nd1) $(json "$M/jobs/nd1/status.json" 'd["placement"][0]["server"]')"
+	out=$(cat "$M/nodes/a2-node-05/jobs" 2>&1)
+	check_contains "but that server's job list fails with EIO while it cannot be written" \
+		"Input/output error" "$out"
+	rm -f "$W/small/filler"
+	check "with room again, the job list names the job" \
+		wait_until 10 grep -q "^nd1 " "$M/nodes/a2-node-05/jobs"
+	kill "$D_REPORTER" 2>/dev/null
+	wait "$D_REPORTER" 2>/dev/null
+	it_stop
 	umount "$W/small"
 else
 	echo "# SKIP full-disk checks: they need root to mount a small tmpfs"
