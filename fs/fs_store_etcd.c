@@ -173,6 +173,38 @@ uint64_t fs_store_etcd_since(const struct fs_store_etcd *e)
 	return e->since_usec;
 }
 
+struct leader_seen {
+	char value[256];
+	int64_t lease;
+	bool found;
+};
+
+static int leader_cb(void *arg, const struct fs_etcd_kv *kv)
+{
+	struct leader_seen *s = arg;
+
+	snprintf(s->value, sizeof(s->value), "%.*s", (int)(kv->value_len < 255 ? kv->value_len : 255),
+		 kv->value);
+	s->lease = kv->lease;
+	s->found = true;
+	return 0;
+}
+
+/* The leader key as it is now, read through @conn (each thread its own connection). */
+static int read_leader(struct fs_store_etcd *e, struct fs_etcd *conn, struct leader_seen *s,
+		       char *why)
+{
+	char *k = key_of(e, "leader");
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	if (!k)
+		return -ENOMEM;
+	r = fs_etcd_range(conn, k, false, leader_cb, s, NULL, why);
+	free(k);
+	return r;
+}
+
 static void *keeper_main(void *arg)
 {
 	struct fs_store_etcd *e = arg;
@@ -195,10 +227,19 @@ static void *keeper_main(void *arg)
 		pthread_mutex_unlock(&e->mu);
 		if (r == 0)
 			r = fs_etcd_lease_keepalive(ka, e->lease, &ttl, why);
-		if (r == 0 && ttl == 0)
+		if (r == 0 && ttl == 0) {
 			lose(e, "its lease expired before it was renewed");
-		else if (r == 0)
+		} else if (r == 0) {
+			struct leader_seen seen;
+
 			last_ok = mono_msec();
+			/* the lease lives, but the key may not be on it (deleted by hand, or
+			 * put by another): this head would say it leads beside the new one */
+			if (read_leader(e, ka, &seen, why) == 0 &&
+			    (!seen.found || seen.lease != e->lease))
+				lose(e, seen.found ? "the leader key is another head's" :
+						     "the leader key is gone");
+		}
 		else if (mono_msec() - last_ok >= (uint64_t)e->ttl * 1000)
 			lose(e, why);
 		r = r == -ENOMEM ? r : 0;
@@ -210,37 +251,6 @@ static void *keeper_main(void *arg)
 }
 
 /* ---- open and close ---- */
-
-struct leader_seen {
-	char value[256];
-	int64_t lease;
-	bool found;
-};
-
-static int leader_cb(void *arg, const struct fs_etcd_kv *kv)
-{
-	struct leader_seen *s = arg;
-
-	snprintf(s->value, sizeof(s->value), "%.*s", (int)(kv->value_len < 255 ? kv->value_len : 255),
-		 kv->value);
-	s->lease = kv->lease;
-	s->found = true;
-	return 0;
-}
-
-/* The leader key as it is now. */
-static int read_leader(struct fs_store_etcd *e, struct leader_seen *s, char *why)
-{
-	char *k = key_of(e, "leader");
-	int r;
-
-	memset(s, 0, sizeof(*s));
-	if (!k)
-		return -ENOMEM;
-	r = fs_etcd_range(e->e, k, false, leader_cb, s, NULL, why);
-	free(k);
-	return r;
-}
 
 void fs_store_etcd_keeper_stop(struct fs_store_etcd *e)
 {
@@ -411,7 +421,7 @@ int fs_store_etcd_lead(struct fs_store_etcd *e, unsigned wait_msec,
 		r = fs_etcd_txn(e->e, &free_, 1, &take, 1, &taken, NULL, ewhy);
 		if (r < 0 || taken)
 			break;
-		r = read_leader(e, &seen, ewhy);
+		r = read_leader(e, e->e, &seen, ewhy);
 		if (r < 0)
 			break;
 		/* taken by this very Txn, whose answer was lost: the client asked the next
@@ -1002,7 +1012,7 @@ static void check_leader(struct fs_store_etcd *e)
 	char why[FS_ETCD_WHY_MAX], msg[FS_ETCD_WHY_MAX];
 	struct leader_seen seen;
 
-	if (read_leader(e, &seen, why) < 0 || (seen.found && seen.lease == e->lease))
+	if (read_leader(e, e->e, &seen, why) < 0 || (seen.found && seen.lease == e->lease))
 		return;
 	snprintf(msg, sizeof(msg), "the leader key %s", seen.found ? "is another head's: " :
 			 "is gone");

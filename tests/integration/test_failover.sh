@@ -262,6 +262,32 @@ for t in "${times[@]}"; do
 	[ "$t" -lt $(((LEASE + 4) * 1000)) ] || not_ok "a failover took $t ms (lease $LEASE s)"
 done
 ok "failover times measured (${#times[@]})"
+# The leader key deleted by hand (an operator's etcdctl): the lease lives on and the
+# standby takes the key; the head that led must stop saying it leads (it once did, until
+# its next write, on an idle cluster for ever) and exit, within a third of its lease
+it_etcdctl del /ascendfs/a2-128/leader >/dev/null
+check "with the leader key deleted by hand, the standby takes over" \
+	until_accepts $((LEASE + 10)) "$(now_ms)" "$STANDBY"
+if wait_until $((LEASE + 5)) bash -c "! kill -0 $ACTIVE_PID"; then
+	wait "$ACTIVE_PID"
+	check_eq "the head whose key it was exits with status 1" 1 "$?"
+	check "saying its key is another head's" \
+		grep -q "lost the leadership (the leader key is another head's)" "$IT_WORK/$ACTIVE.log"
+else
+	not_ok "the head whose key it was exits" "$LEASE s + 5 s after the key was deleted;" \
+		"its cluster/leader: $(grep role: "$IT_WORK/mnt-$ACTIVE/cluster/leader" | tr '\n' ' ')"
+	kill -KILL "$ACTIVE_PID"
+	wait "$ACTIVE_PID" 2>/dev/null
+fi
+wait_until 10 bash -c "! grep -q ' $IT_WORK/mnt-$ACTIVE ' /proc/mounts"
+old=$ACTIVE
+ACTIVE=$STANDBY ACTIVE_PID=$STANDBY_PID
+head_start "$old"
+STANDBY=$old STANDBY_PID=$HEAD_PID
+check "and, restarted, stands by" \
+	wait_until 15 grep -q "leader: $(hostname) pid $ACTIVE_PID" "$IT_WORK/mnt-$old/cluster/leader"
+M=$IT_WORK/mnt-$ACTIVE
+out=$(verify) || not_ok "after it every acknowledged operation is there" "$out"
 IT_MNT=$IT_WORK/mnt-$ACTIVE IT_PID=$ACTIVE_PID IT_LOG=$IT_WORK/$ACTIVE.log
 kill -TERM "$STANDBY_PID"
 # bounded, with the evidence of a standby that does not stop (a fresh-clone run once
