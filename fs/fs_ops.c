@@ -545,17 +545,16 @@ int fs_op_open(const char *path, struct fuse_file_info *fi)
 		goto out;
 	}
 	if (acc == O_RDONLY) {
-		uint64_t version;
 		struct fs_view v;
 
 		wait_for_resume_scan(ctx, &p);
-		version = ctx->cluster->version; /* what the snapshot shows */
 		r = fs_snapshot(ctx, &p, fs_now_usec(), &v);
-		/* what an agent must run: only once it is durable (fs_store_durable_locked()) */
-		if (r == 0 && p.kind == FS_NODE_JOBS && (r = fs_store_durable_locked(ctx, version)) < 0)
-			fs_blob_put(v.blob);
 		if (r == 0)
-			r = snapshot_admit(ctx, &p, &v);
+			r = snapshot_admit(ctx, &p, &v); /* may take it again, newer */
+		/* what an agent must run: only once it is durable (fs_store_durable_locked()) */
+		if (r == 0 && p.kind == FS_NODE_JOBS &&
+		    (r = fs_store_durable_locked(ctx, ctx->cluster->version)) < 0)
+			fs_blob_put(v.blob);
 		if (r == 0 && !(h = handle_new_locked(ctx, H_SNAPSHOT, &p, NULL))) {
 			fs_blob_put(v.blob);
 			r = -ENOMEM;

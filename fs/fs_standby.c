@@ -291,6 +291,9 @@ static int take_over(struct fs_standby *sb)
 	}
 	pthread_mutex_lock(&ctx->lock);
 	ctx->viewing = false;
+	/* files rendered since the restore, at this version, showed a standby's role
+	 * (cluster/metrics' ascendfs_leader): cached by version alone, they would stay */
+	fs_cache_forget(ctx);
 	pthread_mutex_unlock(&ctx->lock);
 	fs_log(ctx, 2, "took over in %llu ms: %zu %s (%zu active), %zu staged %s; this head "
 		       "leads and serves writes",

@@ -214,16 +214,22 @@ static void *keeper_main(void *arg)
 	unsigned every = e->ttl / 3 ? e->ttl / 3 : 1;
 	int r = fs_etcd_open(e->servers, e->ttl * 1000 / 4, &ka, why);
 
+	struct timespec next;
+
+	clock_gettime(CLOCK_REALTIME, &next);
+	next.tv_sec += every;
 	pthread_mutex_lock(&e->mu);
 	while (!e->stopping && !atomic_load(&e->lost)) {
-		struct timespec ts;
+		uint64_t began;
 		unsigned ttl = 0;
 
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += every;
-		pthread_cond_timedwait(&e->cv, &e->mu, &ts);
+		pthread_cond_timedwait(&e->cv, &e->mu, &next);
 		if (e->stopping)
 			break;
+		/* renewals paced from when each began: the key's check below adds nothing */
+		clock_gettime(CLOCK_REALTIME, &next);
+		next.tv_sec += every;
+		began = mono_msec();
 		pthread_mutex_unlock(&e->mu);
 		if (r == 0)
 			r = fs_etcd_lease_keepalive(ka, e->lease, &ttl, why);
@@ -234,8 +240,10 @@ static void *keeper_main(void *arg)
 
 			last_ok = mono_msec();
 			/* the lease lives, but the key may not be on it (deleted by hand, or
-			 * put by another): this head would say it leads beside the new one */
-			if (read_leader(e, ka, &seen, why) == 0 &&
+			 * put by another): this head would say it leads beside the new one.
+			 * Not when the renewal took half its period: the next one comes first */
+			if (mono_msec() - began < (uint64_t)every * 500 &&
+			    read_leader(e, ka, &seen, why) == 0 &&
 			    (!seen.found || seen.lease != e->lease))
 				lose(e, seen.found ? "the leader key is another head's" :
 						     "the leader key is gone");

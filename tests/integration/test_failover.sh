@@ -127,6 +127,7 @@ check_eq "cluster/metrics says which head leads: the leader" "ascendfs_leader 1"
 check_eq "and the standby" "ascendfs_leader 0" "$(grep '^ascendfs_leader ' "$MB/cluster/metrics")"
 # the standby's panel, as a browser shows it, says it is a view and names the leader
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
+wait_until 10 grep -q '^view: log entry' "$MB/cluster/leader" # the first view is read
 if [ -n "$CHROMIUM" ]; then
 	timeout 90 "$CHROMIUM" --headless=new --no-sandbox --disable-gpu --no-first-run \
 		--disable-extensions --user-data-dir="$IT_WORK/chromium" --virtual-time-budget=6000 \
