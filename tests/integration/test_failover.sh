@@ -58,6 +58,17 @@ head_start() {
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
+# standby_leads_old_returns CHECK: after a takeover the standby is ACTIVE, and the head
+# that led is started again; CHECK: it stands by, naming the new leader
+standby_leads_old_returns() {
+	local old=$ACTIVE
+	ACTIVE=$STANDBY ACTIVE_PID=$STANDBY_PID
+	head_start "$old"
+	STANDBY=$old STANDBY_PID=$HEAD_PID
+	check "$1" wait_until 15 grep -q "leader: $(hostname) pid $ACTIVE_PID" \
+		"$IT_WORK/mnt-$old/cluster/leader"
+}
+
 # Until the head NAME's mount accepts a submission (at most $1 s): 0, and the time in
 # TOOK_MS since $2 (ms)
 until_accepts() {
@@ -247,12 +258,7 @@ for round in $(seq "$ROUNDS"); do
 		wait_until 10 bash -c "! grep -q ' $IT_WORK/mnt-$ACTIVE ' /proc/mounts"
 	fi
 	# the old head comes back, as the standby
-	old=$ACTIVE
-	ACTIVE=$STANDBY ACTIVE_PID=$STANDBY_PID
-	head_start "$old"
-	STANDBY=$old STANDBY_PID=$HEAD_PID
-	check "round $round: the restarted head stands by, naming the new leader" \
-		wait_until 15 grep -q "leader: $(hostname) pid $ACTIVE_PID" "$IT_WORK/mnt-$old/cluster/leader"
+	standby_leads_old_returns "round $round: the restarted head stands by, naming the new leader"
 done
 check_eq "every failover happened" "$ROUNDS" "${#times[@]}"
 sorted=$(printf '%s\n' "${times[@]}" | sort -n | tr '\n' ' ')
@@ -282,12 +288,7 @@ else
 	wait "$ACTIVE_PID" 2>/dev/null
 fi
 wait_until 10 bash -c "! grep -q ' $IT_WORK/mnt-$ACTIVE ' /proc/mounts"
-old=$ACTIVE
-ACTIVE=$STANDBY ACTIVE_PID=$STANDBY_PID
-head_start "$old"
-STANDBY=$old STANDBY_PID=$HEAD_PID
-check "and, restarted, stands by" \
-	wait_until 15 grep -q "leader: $(hostname) pid $ACTIVE_PID" "$IT_WORK/mnt-$old/cluster/leader"
+standby_leads_old_returns "and, restarted, stands by"
 M=$IT_WORK/mnt-$ACTIVE
 out=$(verify) || not_ok "after it every acknowledged operation is there" "$out"
 IT_MNT=$IT_WORK/mnt-$ACTIVE IT_PID=$ACTIVE_PID IT_LOG=$IT_WORK/$ACTIVE.log

@@ -40,6 +40,17 @@ trap 'agents_cleanup; it_cleanup' EXIT
 json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
 state_of() { json "$M/nodes/$1/info" 'd["state"]' 2>/dev/null; }
 status_of() { cat "$M/jobs/$1/status" 2>/dev/null; }
+# report_by_hand N: a2-node-05 reports "node OK" N times, 0.5 s apart, in the background
+# (its pid in REPORTER), as an agent would; returns once the server is ready
+report_by_hand() {
+	( for _ in $(seq "$1"); do
+		printf 'node OK\n' | dd of="$M/nodes/a2-node-05/health" status=none 2>/dev/null
+		sleep 0.5
+	done ) &
+	REPORTER=$!
+	wait_until 5 node05_ready
+}
+node05_ready() { [ "$(state_of a2-node-05)" = ready ]; }
 last_seq() { tail -n1 "$M/cluster/events" | python3 -c 'import json,sys; print(json.loads(sys.stdin.read())["seq"])'; }
 
 it_start "$ASCENDFS" "$CONFIG" --state-dir "$STATE" || exit 1
@@ -155,12 +166,8 @@ check_eq "the ended job's history: its last generation was cancelled, on 16 NPUs
 # (agents are required here: a2-node-05 gets hand-written reports, at most for 2 min)
 lost() { [ "$(state_of a2-node-01)" = unreachable ] && [ "$(state_of a2-node-02)" = unreachable ]; }
 wait_until 10 lost || not_ok "the agents' servers are unreachable once they stopped"
-( for _ in $(seq 240); do
-	printf 'node OK\n' | dd of="$M/nodes/a2-node-05/health" status=none 2>/dev/null
-	sleep 0.5
-done ) &
-H_REPORTER=$!
-wait_until 5 sh -c "[ \"\$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"state\"])' '$M/nodes/a2-node-05/info')\" = ready ]"
+report_by_hand 240
+H_REPORTER=$REPORTER
 printf 'npus: 8\nmax_restarts: 5\n' >"$M/jobs/hist.yaml"
 H_SERVER=$(json "$M/jobs/hist/status.json" 'd["placement"][0]["server"]')
 H_STARTED=$(json "$M/jobs/hist/status.json" 'd["started"]')
@@ -576,12 +583,8 @@ if [ "$(id -u)" = 0 ] && mkdir -p "$W/small" && mount -t tmpfs -o size=640k tmpf
 	# what an agent must run is shown only once it is durable: a placement whose write
 	# failed is never started, since a crash (or, on etcd, a failover) would lose it
 	it_start "$ASCENDFS" "$CONFIG" --state-dir "$W/small/state2" || { not_ok "start on tmpfs"; it_finish; exit 1; }
-	( for _ in $(seq 120); do
-		printf 'node OK\n' | dd of="$M/nodes/a2-node-05/health" status=none 2>/dev/null
-		sleep 0.3
-	done ) &
-	D_REPORTER=$!
-	wait_until 5 sh -c "[ \"\$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[\"state\"])' '$M/nodes/a2-node-05/info')\" = ready ]"
+	report_by_hand 240
+	D_REPORTER=$REPORTER
 	dd if=/dev/zero of="$W/small/filler" bs=4k >/dev/null 2>&1
 	out=$(cp "$W/one.yaml" "$M/jobs/nd1.yaml" 2>&1)
 	check_contains "disk full again: a submission's close fails with EIO" "Input/output error" "$out"
