@@ -205,6 +205,22 @@ static int read_leader(struct fs_store_etcd *e, struct fs_etcd *conn, struct lea
 	return r;
 }
 
+/* Is the leader key still on this head's lease (read through @conn)? If not, the head lost
+ * the leadership (lose()); a read that fails decides nothing. */
+static void check_leader(struct fs_store_etcd *e, struct fs_etcd *conn)
+{
+	char why[FS_ETCD_WHY_MAX], msg[FS_ETCD_WHY_MAX];
+	struct leader_seen seen;
+
+	if (read_leader(e, conn, &seen, why) < 0 || (seen.found && seen.lease == e->lease))
+		return;
+	snprintf(msg, sizeof(msg), "the leader key %s", seen.found ? "is another head's: " :
+			 "is gone");
+	if (seen.found)
+		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "%s", seen.value);
+	lose(e, msg);
+}
+
 static void *keeper_main(void *arg)
 {
 	struct fs_store_etcd *e = arg;
@@ -213,7 +229,6 @@ static void *keeper_main(void *arg)
 	uint64_t last_ok = mono_msec();
 	unsigned every = e->ttl / 3 ? e->ttl / 3 : 1;
 	int r = fs_etcd_open(e->servers, e->ttl * 1000 / 4, &ka, why);
-
 	struct timespec next;
 
 	clock_gettime(CLOCK_REALTIME, &next);
@@ -236,20 +251,15 @@ static void *keeper_main(void *arg)
 		if (r == 0 && ttl == 0) {
 			lose(e, "its lease expired before it was renewed");
 		} else if (r == 0) {
-			struct leader_seen seen;
-
 			last_ok = mono_msec();
 			/* the lease lives, but the key may not be on it (deleted by hand, or
 			 * put by another): this head would say it leads beside the new one.
 			 * Not when the renewal took half its period: the next one comes first */
-			if (mono_msec() - began < (uint64_t)every * 500 &&
-			    read_leader(e, ka, &seen, why) == 0 &&
-			    (!seen.found || seen.lease != e->lease))
-				lose(e, seen.found ? "the leader key is another head's" :
-						     "the leader key is gone");
-		}
-		else if (mono_msec() - last_ok >= (uint64_t)e->ttl * 1000)
+			if (last_ok - began < (uint64_t)every * 500)
+				check_leader(e, ka);
+		} else if (mono_msec() - last_ok >= (uint64_t)e->ttl * 1000) {
 			lose(e, why);
+		}
 		r = r == -ENOMEM ? r : 0;
 		pthread_mutex_lock(&e->mu);
 	}
@@ -1015,20 +1025,6 @@ int fs_store_etcd_set_aside(struct fs_store_etcd *e, int64_t id, const char *kin
 /* ---- writing a batch ---- */
 
 /* Is the leader key still this head's? If not, the leadership is lost. */
-static void check_leader(struct fs_store_etcd *e)
-{
-	char why[FS_ETCD_WHY_MAX], msg[FS_ETCD_WHY_MAX];
-	struct leader_seen seen;
-
-	if (read_leader(e, e->e, &seen, why) < 0 || (seen.found && seen.lease == e->lease))
-		return;
-	snprintf(msg, sizeof(msg), "the leader key %s", seen.found ? "is another head's: " :
-			 "is gone");
-	if (seen.found)
-		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "%s", seen.value);
-	lose(e, msg);
-}
-
 int fs_store_etcd_write(struct fs_store_etcd *e, const struct fs_batch *b, bool *ret_want_full,
 			char *why)
 {
@@ -1135,7 +1131,7 @@ again:
 			 * outcome was unknown came in late */
 			uint64_t now = e->head;
 
-			check_leader(e);
+			check_leader(e, e->e);
 			if (i + 1 == nparts && read_number(e, "head", &now, ewhy) == 0 &&
 			    now == seq && !atomic_load(&e->lost)) {
 				/* this very Txn went in; its answer was lost and the client
