@@ -78,7 +78,7 @@ t_all=$(bench_msec)
 for p in $PARTS; do
 	case $p in
 	held) run_part held bash "$B/bench_held.sh" "$ASCENDFS" "$SUBMIT" "$SRC" "$OUT" ;;
-	burst) run_part burst bash "$B/bench_burst.sh" "$ASCENDFS" "$SUBMIT" "$SRC" ;;
+	burst) run_part burst bash "$B/bench_burst.sh" "$ASCENDFS" "$SUBMIT" "$SRC" "$FLOOR" ;;
 	sched) run_part sched "$SCHED" --part a ;;
 	cat) run_part cat bash "$B/bench_cat.sh" "$ASCENDFS" "$READ" "$SRC" "$FLOOR" ;;
 	store) run_part store bash "$B/bench_store.sh" "$ASCENDFS" "$SUBMIT" "$SRC" ;;
