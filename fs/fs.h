@@ -605,6 +605,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -934,6 +935,11 @@ void fs_inode_sweep(struct fs_ctx *ctx, uint64_t want);
 
 struct fs_ctx {
 	pthread_mutex_t lock;
+	/* jobs/'s attributes as last answered under lock, for a GETATTR while another request
+	 * holds it (fs_op_getattr()); zero-initialized is unlocked */
+	pthread_mutex_t jobs_dir_mu;
+	struct stat jobs_dir_st;	/* under jobs_dir_mu */
+	uint64_t jobs_dir_st_usec;	/* under jobs_dir_mu: when taken (fs_now_usec()), or 0 */
 	struct sched_cluster *cluster;	/* owned; under lock (a standby replaces it) */
 	const struct conf_cluster *conf; /* the configuration as loaded, read without lock:
 					 * what does not change at run time (operator_group,

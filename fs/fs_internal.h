@@ -65,6 +65,20 @@ int fs_op_getattr(const char *path, struct stat *st, struct fuse_file_info *fi);
 int fs_op_readdir(const char *path, int (*fill)(void *data, const char *name), void *data);
 int fs_op_open(const char *path, struct fuse_file_info *fi);
 int fs_op_create(const char *path, mode_t mode, struct fuse_file_info *fi);
+/*
+ * fs_op_create_answering(), fs_op_create_answered() - around the answer to a create that
+ * fs_op_create() accepted (@fi its open file): the opener (fs_handle_flush_is_openers())
+ * is read from /proc only after the answer, as the kernel holds its lock of jobs/ until
+ * it has one, and every create of a burst waits for that lock (the read was a fifth of a
+ * create's time in the daemon). _answering() returns the caller's thread id, for
+ * _answered() (the request is gone once answered); from one to the other the handle is
+ * held, so the opener's write or close waits until its opener is known. A thread that
+ * opened the file and ended at once is then unknown, as a caller in another pid
+ * namespace is: its process's close stages nothing and the spec is applied at the
+ * release.
+ */
+pid_t fs_op_create_answering(struct fuse_file_info *fi);
+void fs_op_create_answered(struct fuse_file_info *fi, pid_t opener_tid);
 int fs_op_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi);
 int fs_op_write(const char *path, const char *data, size_t size, off_t off,
 		struct fuse_file_info *fi);

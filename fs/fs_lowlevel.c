@@ -476,6 +476,7 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 {
 	char path[FS_PATH_BYTES];
 	struct fuse_entry_param e;
+	pid_t opener_tid;
 	int r;
 
 	begin(req);
@@ -498,7 +499,12 @@ static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	if (r < 0) {
 		fs_op_release(path, fi);
 		fuse_reply_err(req, -r);
-	} else if (fuse_reply_create(req, &e, fi) == -ENOENT) {
+		return;
+	}
+	opener_tid = fs_op_create_answering(fi);
+	r = fuse_reply_create(req, &e, fi);
+	fs_op_create_answered(fi, opener_tid);
+	if (r == -ENOENT) {
 		fs_op_release(path, fi); /* the open was interrupted */
 		fs_inode_forget(&get_ctx()->inodes, e.ino, 1);
 	}

@@ -138,6 +138,47 @@ static void operator_attr(struct fs_ctx *ctx, struct stat *st)
 	st->st_gid = g;
 }
 
+/*
+ * The attributes of jobs/ (@p). Every create and mkdir there makes them stale in the
+ * kernel, and with default_permissions the next create asks for them again, under the
+ * kernel's lock of jobs/, which every create of a burst waits for: waiting there for
+ * ctx->lock, held by a release's submission, made that GETATTR's p90 about 100 us
+ * against 40. While another request holds ctx->lock they are the last answer's if it
+ * is at most JOBS_DIR_ATTR_REUSE_USEC old (the request holding the lock has not
+ * answered yet, and the times follow the events within a second anyway, fs_lowlevel.c).
+ */
+#define JOBS_DIR_ATTR_REUSE_USEC 100000u
+
+static int jobs_dir_getattr(struct fs_ctx *ctx, const struct fs_path *p, struct stat *st)
+{
+	uint64_t now = fs_now_usec();
+	int r;
+
+	if (pthread_mutex_trylock(&ctx->lock) != 0) {
+		bool fresh;
+
+		pthread_mutex_lock(&ctx->jobs_dir_mu);
+		fresh = ctx->jobs_dir_st_usec &&
+			now - ctx->jobs_dir_st_usec <= JOBS_DIR_ATTR_REUSE_USEC;
+		if (fresh)
+			*st = ctx->jobs_dir_st;
+		pthread_mutex_unlock(&ctx->jobs_dir_mu);
+		if (fresh)
+			return 0;
+		pthread_mutex_lock(&ctx->lock);
+		now = fs_now_usec();
+	}
+	r = fs_stat(ctx, p, st, now);
+	pthread_mutex_unlock(&ctx->lock);
+	if (r == 0) {
+		pthread_mutex_lock(&ctx->jobs_dir_mu);
+		ctx->jobs_dir_st = *st;
+		ctx->jobs_dir_st_usec = now;
+		pthread_mutex_unlock(&ctx->jobs_dir_mu);
+	}
+	return r;
+}
+
 int fs_op_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 {
 	struct fs_ctx *ctx = get_ctx();
@@ -183,6 +224,8 @@ int fs_op_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 	 */
 	with_size = !from_helper(ctx, caller());
 	fs_joblog_prepare(ctx, &p);
+	if (!h && p.kind == FS_JOBS_DIR)
+		return jobs_dir_getattr(ctx, &p, st);
 	if (h)
 		pthread_mutex_lock(&h->mu);
 	pthread_mutex_lock(&ctx->lock);
@@ -243,9 +286,8 @@ int fs_op_readdir(const char *path, int (*fill)(void *data, const char *name), v
 /*
  * The process of the current request, for a handle that stages at close (H_UPLOAD,
  * H_SPEC, H_QUOTA: fs_handle_flush_is_openers()). A read of /proc (three for a thread
- * of a larger group not seen before): call before taking ctx->lock, which every other
- * request waits for. A create is made under the kernel's lock of jobs/, so every
- * create of a burst waits for this one: it was a fifth of a 10,000-spec burst's time.
+ * of a larger group not seen before): call without ctx->lock, which every other request
+ * waits for, and for a create after its answer (fs_op_create_answered()).
  */
 static struct fs_proc_id caller_proc(void)
 {
@@ -256,7 +298,8 @@ static struct fs_proc_id caller_proc(void)
 }
 
 /* A new handle, listed among its user's (fs_handle_list()); @opener: caller_proc() for
- * the kinds that stage at close, else NULL. Caller holds ctx->lock. */
+ * the kinds that stage at close, else NULL (a create's: set after its answer). Caller
+ * holds ctx->lock. */
 static struct fs_handle *handle_new_locked(struct fs_ctx *ctx, enum handle_kind kind,
 					   const struct fs_path *p,
 					   const struct fs_proc_id *opener)
@@ -687,7 +730,6 @@ int fs_op_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 	struct fs_handle *h;
 	gid_t *groups = NULL;
 	size_t group_count = 0;
-	struct fs_proc_id opener;
 	struct fs_path p;
 	int r = fs_standby_refusal(ctx, path);
 
@@ -706,11 +748,11 @@ int fs_op_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 	if (p.kind != FS_JOB_UPLOAD)
 		return -EACCES;
 	caller_groups(ctx, &groups, &group_count);
-	opener = caller_proc();
 	pthread_mutex_lock(&ctx->lock);
 	/* a resubmission right after a close finds the old job or a clean slot */
 	wait_for_closing_uploads(ctx, &p);
-	h = handle_new_locked(ctx, H_UPLOAD, &p, &opener);
+	/* its opener is read once the kernel has the answer: fs_op_create_answered() */
+	h = handle_new_locked(ctx, H_UPLOAD, &p, NULL);
 	r = h ? sched_job_may_submit(ctx->cluster, p.job, h->uid) : -ENOMEM;
 	if (r == 0)
 		r = fs_spec_upload_register(ctx, h, p.ext, groups, group_count);
@@ -749,6 +791,23 @@ int fs_op_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 	fi->direct_io = 1;
 	fi->fh = (uint64_t)(uintptr_t)h;
 	return 0;
+}
+
+pid_t fs_op_create_answering(struct fuse_file_info *fi)
+{
+	pthread_mutex_lock(&get_handle(fi)->mu);
+	return caller()->pid;
+}
+
+void fs_op_create_answered(struct fuse_file_info *fi, pid_t opener_tid)
+{
+	struct fs_handle *h = get_handle(fi);
+
+	/* unknown (zero, as handle_new_locked() left it) if it is gone; without a store
+	 * nothing is staged and nobody asks (fs_spec_flush()) */
+	if (get_ctx()->store)
+		(void)fs_proc_id_of(opener_tid, &h->opener);
+	pthread_mutex_unlock(&h->mu);
 }
 
 /* Files that only grow at the end (rings of lines), which `tail -f` follows. */

@@ -414,6 +414,7 @@ int main(int argc, char *argv[])
 	ctx.test_slow_restore_ms = test_msec("ASCENDFS_TEST_SLOW_RESTORE_MS");
 	ctx.test_slow_commit_ms = test_msec("ASCENDFS_TEST_SLOW_COMMIT_MS");
 	pthread_mutex_init(&ctx.lock, NULL);
+	pthread_mutex_init(&ctx.jobs_dir_mu, NULL);
 	fs_cond_init(&ctx.uploads_cv);
 	fs_cond_init(&ctx.handles_cv);
 	fs_cond_init(&ctx.notify_cv);

@@ -3,7 +3,10 @@
 # cancel 2,000 jobs in all (1-8 NPUs, some with priorities that preempt). Afterwards:
 # every submission is a job directory (none lost), no NPU is held by two jobs, allocated
 # equals what the running jobs hold, the event sequence has no gaps, the daemon answered
-# within the deadline (no deadlock) and exits cleanly.
+# within the deadline (no deadlock) and exits cleanly. Meanwhile jobs/ is stat()ed over
+# and over (its GETATTR is answered while other requests hold the daemon's lock): it is
+# always root's sticky world-writable directory, and afterwards its time is the last
+# event's.
 # Usage: test_concurrency.sh ASCENDFS SRCDIR [CLIENTS] [JOBS]
 set -u
 ASCENDFS=$(realpath "$1")
@@ -58,6 +61,16 @@ client() {
 	done
 }
 
+# jobs/'s attributes, every 10 ms while the clients run
+stat_watch() {
+	while [ ! -e "$W/stop-stat" ]; do
+		stat -c '%f %u %g' "$M/jobs"
+		sleep 0.01
+	done >"$W/jobs-stat" 2>&1
+}
+stat_watch &
+stat_pid=$!
+
 per=$((JOBS / CLIENTS))
 start=$(date +%s%N)
 pids=()
@@ -83,6 +96,20 @@ done
 ms=$((($(date +%s%N) - start) / 1000000))
 ok "$CLIENTS clients finished $JOBS submissions in $((ms / 1000)).$((ms % 1000 / 100)) s"
 echo "# $((JOBS * 1000 / (ms ? ms : 1))) submissions/s with reads and cancels, $CLIENTS clients"
+
+touch "$W/stop-stat"
+wait "$stat_pid"
+check "jobs/ was stat()ed while the clients ran" test "$(wc -l <"$W/jobs-stat")" -ge 20
+# 43ff: S_IFDIR | 01777
+check_eq "jobs/ stayed a sticky world-writable directory of root's" "" \
+	"$(grep -v -x '43ff 0 0' "$W/jobs-stat" | sort | uniq -c | head -3)"
+# the kernel keeps a directory's attributes a second: then jobs/ has the last event's time
+last_event=$(tail -n 1 "$M/cluster/events" | python3 -c 'import sys, json, datetime as d
+t = json.loads(sys.stdin.read())["time"]
+print(int(d.datetime.strptime(t, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=d.timezone.utc).timestamp()))')
+sleep 1.2
+check "jobs/'s time is at least the last event's ($last_event)" \
+	test "$(stat -c %Y "$M/jobs")" -ge "$last_event"
 
 check_eq "no client operation failed" "" "$(cat "$W/errors" 2>/dev/null | head -5)"
 check_eq "every submission is a job (none lost)" "$JOBS" \
