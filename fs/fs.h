@@ -132,7 +132,10 @@
  *                                          read <UTC time>" instead of "since:": every
  *                                          file is then a read-only view of the state
  *                                          as of that entry, and every change fails
- *                                          with EROFS
+ *                                          with EROFS; with etcd a last line "config:
+ *                                          <fingerprint>", and whether the leader's
+ *                                          (the previous leader's) is the same
+ *                                          (fs_config_fingerprint())
  *   nodes/<server>/            dr-xr-xr-x root
  *     health                   -rw-r--r-- root  operators write the agent's report (conf.h
  *                                          conf_health_report: `node OK`, `npu 3 Critical
@@ -1194,6 +1197,17 @@ int fs_snapshot_tally_check(const struct fs_snapshot_tally *t, uid_t uid);
  */
 int fs_config_refresh(struct fs_ctx *ctx);
 
+/*
+ * fs_config_fingerprint() - a fingerprint of configuration @conf: 64-bit FNV-1a of its
+ * normalized YAML (conf_cluster_render_yaml(): comments, order and spelled-out defaults
+ * do not count), as FS_CONFIG_FINGERPRINT_LEN hex digits and a NUL into @ret. Heads that
+ * share a state must run the same configuration (README, "Several heads"), as Slurm's
+ * daemons compare a hash of slurm.conf; a standby compares the leader's with its own.
+ * Not a security measure. Returns 0 or -ENOMEM.
+ */
+#define FS_CONFIG_FINGERPRINT_LEN 16
+int fs_config_fingerprint(const struct conf_cluster *conf, char *ret);
+
 /* fs_blob_put() - drop one reference; frees at zero. NULL is fine. Any thread. */
 void fs_blob_put(struct fs_blob *b);
 
@@ -1803,6 +1817,12 @@ const char *fs_store_name(const struct fs_store *st);
  * SQLite).
  */
 const char *fs_store_leader(const struct fs_store *st);
+/*
+ * fs_store_config() - with etcd, this head's configuration fingerprint into @mine and the
+ * leader's (standing by) or the previous leader's (leading) into @leader, "" if unknown
+ * (fs_store_etcd_config()); both "" otherwise. FS_CONFIG_FINGERPRINT_LEN + 1 bytes each.
+ */
+void fs_store_config(struct fs_store *st, char *mine, char *leader);
 bool fs_store_deposed(const struct fs_store *st);
 void fs_store_on_deposed(struct fs_store *st, void (*fn)(void *arg), void *arg);
 

@@ -78,17 +78,22 @@ static uint64_t mono_msec(void)
  * says it too). After the fork of fuse_daemonize(): the pid is this process's. */
 static void note_leader(struct fs_ctx *ctx)
 {
-	char line[SCHED_REASON_MAX];
+	char line[SCHED_REASON_MAX], mine[FS_CONFIG_FINGERPRINT_LEN + 1];
+	char before[FS_CONFIG_FINGERPRINT_LEN + 1];
 	const char *l;
 
 	if (ctx->cluster->conf->state_backend != CONF_STATE_ETCD || !ctx->store)
 		return;
+	fs_store_config(ctx->store, mine, before);
 	pthread_mutex_lock(&ctx->lock);
 	l = fs_store_leader(ctx->store);
 	snprintf(line, sizeof(line), "%.*s took the leadership of the cluster's state (%s; "
-				     "lease %u s)",
+				     "lease %u s)%s%s%s",
 		 (int)strcspn(l + 8, "\n"), l + 8, fs_store_name(ctx->store),
-		 ctx->cluster->conf->leader_lease_sec);
+		 ctx->cluster->conf->leader_lease_sec,
+		 before[0] && strcmp(before, mine) != 0 ? "; its configuration (fingerprint " : "",
+		 before[0] && strcmp(before, mine) != 0 ? mine : "",
+		 before[0] && strcmp(before, mine) != 0 ? ") is not the previous leader's" : "");
 	sched_note_leader(ctx->cluster, fs_now_usec(), line);
 	pthread_cond_signal(&ctx->commit_cv); /* a change to write, no request waits */
 	pthread_mutex_unlock(&ctx->lock);

@@ -37,6 +37,26 @@ const char *fs_store_name(const struct fs_store *st)
 	return st->name;
 }
 
+/*
+ * cluster/leader's last line with etcd: this head's configuration fingerprint, and whether
+ * the leader's (@standby) or the previous leader's is another.
+ */
+static void config_line(struct fs_store *st, bool standby)
+{
+	char mine[FS_CONFIG_FINGERPRINT_LEN + 1], other[FS_CONFIG_FINGERPRINT_LEN + 1];
+	size_t used = strlen(st->leader);
+
+	fs_store_etcd_config(st->etcd, mine, other);
+	if (!other[0] || strcmp(mine, other) == 0)
+		snprintf(st->leader + used, sizeof(st->leader) - used, "config: %s%s\n", mine,
+			 !other[0] ? "" : standby ? ", the same as the leader's" :
+						    ", the same as the previous leader's");
+	else
+		snprintf(st->leader + used, sizeof(st->leader) - used,
+			 "config: %s, not the %s's %s: every head must run the same "
+			 "configuration\n", mine, standby ? "leader" : "previous leader", other);
+}
+
 /* cluster/leader: who runs the cluster, since when, and where its state is */
 static void leader_set(struct fs_store *st, const char *who, uint64_t since_usec)
 {
@@ -54,6 +74,17 @@ static void leader_set(struct fs_store *st, const char *who, uint64_t since_usec
 	snprintf(st->leader, sizeof(st->leader),
 		 "leader: %s\nrole: leader\nsince: %s\nstate: %s%s\n", who, when,
 		 st->etcd ? "" : "sqlite ", st->name);
+	if (st->etcd)
+		config_line(st, false);
+}
+
+void fs_store_config(struct fs_store *st, char *mine, char *leader)
+{
+	if (st && st->etcd) {
+		fs_store_etcd_config(st->etcd, mine, leader);
+		return;
+	}
+	mine[0] = leader[0] = '\0';
 }
 
 const char *fs_store_leader(const struct fs_store *st)
@@ -118,6 +149,7 @@ int fs_store_open_etcd(const struct fs_ctx *ctx, struct fs_store **ret, char *wh
 {
 	const struct conf_cluster *conf = ctx->cluster->conf;
 	struct fs_store *st = store_new(ctx->cluster->server_count);
+	char fingerprint[FS_CONFIG_FINGERPRINT_LEN + 1];
 	int r;
 
 	if (!st)
@@ -135,6 +167,12 @@ int fs_store_open_etcd(const struct fs_ctx *ctx, struct fs_store **ret, char *wh
 		fs_store_close(st);
 		return r;
 	}
+	/* the configuration as loaded (ctx->conf): quotas set at run time do not count */
+	if (fs_config_fingerprint(ctx->conf, fingerprint) < 0) {
+		fs_store_close(st);
+		return -ENOMEM;
+	}
+	fs_store_etcd_set_config(st->etcd, fingerprint);
 	fs_store_standby_text(st, "", 0, 0);
 	*ret = st;
 	return 0;
@@ -169,6 +207,7 @@ void fs_store_standby_text(struct fs_store *st, const char *leader, uint64_t vie
 		 "view: %s\nstate: %s\n",
 		 leader[0] ? leader : "none (a head is taking over)",
 		 fs_store_etcd_identity(st->etcd), view, st->name);
+	config_line(st, true);
 }
 
 int fs_store_refresh(struct fs_store *st)

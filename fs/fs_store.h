@@ -133,7 +133,7 @@ struct fs_store {
 	const char *aside_where;	/* where the restore sets aside the records it cannot
 					 * read (--ignore-state-errors): "table unrestored" */
 	char *aside_hint;		/* ... and how a person reads them there */
-	char leader[768];		/* cluster/leader (fs_store_leader()) */
+	char leader[1024];		/* cluster/leader (fs_store_leader()) */
 	uint64_t since_usec;		/* ... its "since": the leadership taken (etcd), or
 					 * the store opened (SQLite) */
 	/* the backend: SQLite in a file; or etcd, with an SQLite copy in memory while the
@@ -205,6 +205,18 @@ bool fs_store_etcd_lost(const struct fs_store_etcd *e);
 void fs_store_etcd_on_lost(struct fs_store_etcd *e, void (*fn)(void *arg), void *arg);
 /* when this head took the leadership: wall clock, microseconds */
 uint64_t fs_store_etcd_since(const struct fs_store_etcd *e);
+/*
+ * fs_store_etcd_set_config() - this head's configuration fingerprint (@fingerprint,
+ * fs_config_fingerprint(); copied), put in <prefix>config when it takes the leadership
+ * and compared with the leader's while it stands by. Before fs_store_etcd_lead(); without
+ * it (""), nothing is compared.
+ * fs_store_etcd_config() - this head's fingerprint into @mine, and the leader's as this
+ * head last read it into @leader: while it stands by, the leader's ("" when none was
+ * read); once it leads, the previous leader's. Both FS_CONFIG_FINGERPRINT_LEN + 1 bytes.
+ * Any thread.
+ */
+void fs_store_etcd_set_config(struct fs_store_etcd *e, const char *fingerprint);
+void fs_store_etcd_config(struct fs_store_etcd *e, char *mine, char *leader);
 /*
  * fs_store_etcd_load() - the snapshot, then each log entry after it up to `head`, in
  * order, to @apply (a nonzero return stops and is returned). *@ret_untidy: parts of no

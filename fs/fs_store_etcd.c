@@ -9,6 +9,9 @@
  * written as a few keys whatever it holds; a full batch is a snapshot that replaces
  * everything before it. Keys, under the prefix P (state.etcd_prefix):
  *   P leader                  this head's identity, with its lease (the election)
+ *   P config                  the leader's configuration fingerprint, with the same
+ *                             lease: a standby whose own differs says so (every head
+ *                             must run the same configuration)
  *   P head                    decimal seq of the last batch committed
  *   P snapshot                decimal seq of the snapshot the log starts from
  *   P snap/<seq>/<part>       the snapshot's bytes, in parts of at most PART_MAX
@@ -81,6 +84,11 @@ struct fs_store_etcd {
 	void *on_lost_arg;
 	pid_t pid;			/* the identity's (a fork changes it) */
 	uint64_t since_usec;		/* wall clock when the leadership was taken */
+	char config[FS_CONFIG_FINGERPRINT_LEN + 1]; /* this head's configuration's ("": not
+					 * given, fs_store_etcd_set_config()) */
+	char leader_config[FS_CONFIG_FINGERPRINT_LEN + 1]; /* under mu: the leader's, as a
+					 * standby last saw it ("" none); once this head
+					 * leads, the one before it */
 	/* a standby's copy of the snapshot and the log after it, as bytes (warm_refresh()):
 	 * at takeover only what came since is read; under warm_mu (the standby's view is
 	 * built from it on a thread of its own, fs_standby.c) */
@@ -410,15 +418,76 @@ static int identity_now(struct fs_store_etcd *e)
 	return 0;
 }
 
+struct config_seen {
+	char value[FS_CONFIG_FINGERPRINT_LEN + 1];
+};
+
+static int config_cb(void *arg, const struct fs_etcd_kv *kv)
+{
+	struct config_seen *s = arg;
+
+	snprintf(s->value, sizeof(s->value), "%.*s",
+		 (int)(kv->value_len < FS_CONFIG_FINGERPRINT_LEN ? kv->value_len :
+								  FS_CONFIG_FINGERPRINT_LEN),
+		 kv->value);
+	return 0;
+}
+
+/*
+ * The leader's configuration fingerprint (key @config), read after the leader key (@seen),
+ * kept for cluster/leader (fs_store_etcd_config()). With @may_log (a standby), logged
+ * when it differs from this head's, once per leader (@last_seen: the leader it last
+ * logged as standing by for) and fingerprint (@last_logged): a takeover by this head
+ * would run the cluster with another inventory or other rules.
+ */
+static int read_leader_config(struct fs_store_etcd *e, const char *config,
+			      const struct leader_seen *seen, bool may_log, const char *last_seen,
+			      char *last_logged, char *why)
+{
+	struct config_seen got = { "" };
+	bool differs;
+	int r = seen->found ? fs_etcd_range(e->e, config, false, config_cb, &got, NULL, why) : 0;
+
+	if (r < 0)
+		return r;
+	pthread_mutex_lock(&e->mu);
+	snprintf(e->leader_config, sizeof(e->leader_config), "%s", got.value);
+	pthread_mutex_unlock(&e->mu);
+	differs = got.value[0] && e->config[0] && strcmp(got.value, e->config) != 0;
+	if (may_log && differs &&
+	    (strcmp(got.value, last_logged) != 0 || strcmp(seen->value, last_seen) != 0))
+		fs_log(e->ctx, 1, "etcd %s: the leader (%s) runs another configuration "
+				  "(fingerprint %s; this head's is %s): if this head takes over, "
+				  "it runs the cluster with its own. Give every head the same "
+				  "configuration file and restart this one",
+		       e->prefix, seen->value, got.value, e->config);
+	if (may_log)
+		snprintf(last_logged, FS_CONFIG_FINGERPRINT_LEN + 1, "%s", got.value);
+	return 0;
+}
+
+void fs_store_etcd_set_config(struct fs_store_etcd *e, const char *fingerprint)
+{
+	snprintf(e->config, sizeof(e->config), "%s", fingerprint);
+}
+
+void fs_store_etcd_config(struct fs_store_etcd *e, char *mine, char *leader)
+{
+	snprintf(mine, FS_CONFIG_FINGERPRINT_LEN + 1, "%s", e->config);
+	pthread_mutex_lock(&e->mu);
+	snprintf(leader, FS_CONFIG_FINGERPRINT_LEN + 1, "%s", e->leader_config);
+	pthread_mutex_unlock(&e->mu);
+}
+
 int fs_store_etcd_lead(struct fs_store_etcd *e, unsigned wait_msec,
 		       int (*tick)(void *arg, const char *leader), void *arg, char *why)
 {
-	char ewhy[FS_ETCD_WHY_MAX], last_seen[256] = "";
+	char ewhy[FS_ETCD_WHY_MAX], last_seen[256] = "", last_config[sizeof(e->config)] = "";
 	uint64_t t0 = mono_msec(), last_tick = 0;
-	char *leader = key_of(e, "leader");
+	char *leader = key_of(e, "leader"), *config = key_of(e, "config");
 	struct leader_seen seen;
 	unsigned ttl, rounds = 0;
-	int stop = 0, r = leader ? identity_now(e) : -ENOMEM;
+	int stop = 0, r = leader && config ? identity_now(e) : -ENOMEM;
 
 	if (e->led)
 		r = -EALREADY;
@@ -430,16 +499,21 @@ int fs_store_etcd_lead(struct fs_store_etcd *e, unsigned wait_msec,
 		r = fs_etcd_lease_grant(e->e, e->ttl, &e->lease, ewhy);
 	while (r == 0) {
 		const struct fs_etcd_cmp free_ = { .key = leader, .target = FS_ETCD_CMP_CREATE };
-		const struct fs_etcd_op take = { .kind = FS_ETCD_PUT, .key = leader,
-						 .value = e->identity,
-						 .value_len = strlen(e->identity),
-						 .lease = e->lease };
+		const struct fs_etcd_op take[2] = {
+			{ .kind = FS_ETCD_PUT, .key = leader, .value = e->identity,
+			  .value_len = strlen(e->identity), .lease = e->lease },
+			{ .kind = FS_ETCD_PUT, .key = config, .value = e->config,
+			  .value_len = strlen(e->config), .lease = e->lease },
+		};
 		bool taken = false;
 
-		r = fs_etcd_txn(e->e, &free_, 1, &take, 1, &taken, NULL, ewhy);
+		r = fs_etcd_txn(e->e, &free_, 1, take, 2, &taken, NULL, ewhy);
 		if (r < 0 || taken)
 			break;
 		r = read_leader(e, e->e, &seen, ewhy);
+		if (r == 0)
+			r = read_leader_config(e, config, &seen, wait_msec == UINT_MAX, last_seen,
+					       last_config, ewhy);
 		if (r < 0)
 			break;
 		/* taken by this very Txn, whose answer was lost: the client asked the next
@@ -456,6 +530,7 @@ int fs_store_etcd_lead(struct fs_store_etcd *e, unsigned wait_msec,
 			snprintf(why, SCHED_REASON_MAX, "etcd %s at %s: another head leads (%s)",
 				 e->prefix, e->servers, seen.found ? seen.value : "it just left");
 			free(leader);
+			free(config);
 			return -EBUSY;
 		}
 		if (wait_msec != UINT_MAX && mono_msec() - t0 >= wait_msec) {
@@ -466,6 +541,7 @@ int fs_store_etcd_lead(struct fs_store_etcd *e, unsigned wait_msec,
 				 e->prefix, e->servers, seen.found ? seen.value : "it just left",
 				 (double)wait_msec / 1000, e->ttl);
 			free(leader);
+			free(config);
 			return -EBUSY;
 		}
 		/* a standby reads what the leader wrote as it goes, a second apart: itself
@@ -485,6 +561,7 @@ int fs_store_etcd_lead(struct fs_store_etcd *e, unsigned wait_msec,
 			r = fs_etcd_lease_grant(e->e, e->ttl, &e->lease, ewhy);
 	}
 	free(leader);
+	free(config);
 	if (stop)
 		return stop;
 	if (r < 0 && r != -ENOMEM && r != -EALREADY) {

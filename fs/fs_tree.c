@@ -872,6 +872,23 @@ int fs_config_refresh(struct fs_ctx *ctx)
 	return 0;
 }
 
+int fs_config_fingerprint(const struct conf_cluster *conf, char *ret)
+{
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a 64: offset basis, prime below */
+	char *text;
+	size_t len;
+
+	if (conf_cluster_render_yaml(conf, &text, &len) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)text[i];
+		h *= 0x100000001b3ull;
+	}
+	free(text);
+	snprintf(ret, FS_CONFIG_FINGERPRINT_LEN + 1, "%016" PRIx64, h);
+	return 0;
+}
+
 int fs_list(struct fs_ctx *ctx, const struct fs_path *p, int (*fill)(void *data, const char *name),
 	    void *data)
 {

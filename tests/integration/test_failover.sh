@@ -128,6 +128,32 @@ check_contains "its cluster/leader names the leader" "leader: $(hostname) pid $A
 	"$(cat "$MB/cluster/leader")"
 check_contains "and says this head stands by" "standby: $(hostname) pid $STANDBY_PID" \
 	"$(cat "$MB/cluster/leader")"
+# every head runs the same configuration: a standby compares the leader's fingerprint
+check "its cluster/leader says its configuration is the leader's" \
+	grep -qE "^config: [0-9a-f]{16}, the same as the leader's$" "$MB/cluster/leader"
+check "the leader's names its own" grep -qE '^config: [0-9a-f]{16}$' "$IT_WORK/mnt-a/cluster/leader"
+# a third head whose copy differs only in comments and blank lines: the same
+{ printf '# head c'"'"'s copy\n\n'; sed 's/ *#.*$//' "$CONFIG"; } >"$IT_WORK/cluster-c.yaml"
+CONFIG=$IT_WORK/cluster-c.yaml head_start c
+C_PID=$HEAD_PID
+check "a head whose configuration differs in comments only has the leader's fingerprint" \
+	wait_until 10 grep -qE "^config: [0-9a-f]{16}, the same as the leader's$" \
+	"$IT_WORK/mnt-c/cluster/leader"
+fusermount3 -u "$IT_WORK/mnt-c"
+check "and exits once unmounted" wait_until 15 bash -c "! kill -0 $C_PID"
+# and one with another setting: it stands by too, and says so in its log and its
+# cluster/leader
+sed 's/^\(  fault_check_interval:\) 5 .*/\1 7/' "$CONFIG" >"$IT_WORK/cluster-c.yaml"
+CONFIG=$IT_WORK/cluster-c.yaml head_start c
+C_PID=$HEAD_PID
+check "a head with another configuration stands by, and logs that it differs" \
+	wait_until 10 grep -q \
+	"the leader ($(hostname) pid $ACTIVE_PID) runs another configuration" "$IT_WORK/c.log"
+check "its cluster/leader says so" wait_until 10 grep -qE \
+	"^config: [0-9a-f]{16}, not the leader's [0-9a-f]{16}: every head must run the same configuration$" \
+	"$IT_WORK/mnt-c/cluster/leader"
+fusermount3 -u "$IT_WORK/mnt-c"
+check "and exits once unmounted" wait_until 15 bash -c "! kill -0 $C_PID"
 # the README's floating address follows `grep -qx 'role: leader' /ascend/cluster/leader`
 check "the floating address's check passes on the leader" \
 	grep -qx 'role: leader' "$IT_WORK/mnt-a/cluster/leader"
