@@ -596,8 +596,8 @@
  * the opener (the process that opened the file, from any of its threads) accepted is
  * staged, durably, and applied at restart if the release never came; a close by another
  * process holding a duplicate (a forked child such as `cat` in `{ cat a; echo b; } >
- * x.yaml`, a receiver of SCM_RIGHTS) stages nothing (fs_handle_flush_is_openers(),
- * fs_handle.c).
+ * x.yaml`, a receiver of SCM_RIGHTS) stages nothing, nor, mostly, one whose opener
+ * could not be read (fs_handle_flush_is_openers(), fs_handle.c, says when).
  */
 #ifndef ASCENDFS_FS_H
 #define ASCENDFS_FS_H
@@ -938,11 +938,13 @@ void fs_inode_sweep(struct fs_ctx *ctx, uint64_t want);
 
 struct fs_ctx {
 	pthread_mutex_t lock;
+	_Atomic uint64_t changes;	/* fs_changed() calls, counted before it returns */
 	/* jobs/'s attributes as last answered under lock, for a GETATTR while another request
 	 * holds it (fs_op_getattr()); zero-initialized is unlocked */
 	pthread_mutex_t jobs_dir_mu;
 	struct stat jobs_dir_st;	/* under jobs_dir_mu */
 	uint64_t jobs_dir_st_usec;	/* under jobs_dir_mu: when taken (fs_now_usec()), or 0 */
+	uint64_t jobs_dir_st_changes;	/* under jobs_dir_mu: `changes` when taken */
 	struct sched_cluster *cluster;	/* owned; under lock (a standby replaces it) */
 	const struct conf_cluster *conf; /* the configuration as loaded, read without lock:
 					 * what does not change at run time (operator_group,
@@ -976,6 +978,9 @@ struct fs_ctx {
 	unsigned test_slow_commit_ms;	/* tests only: ASCENDFS_TEST_SLOW_COMMIT_MS, read at
 					 * start; the committer waits this long before each
 					 * write of a batch: a slow state disk or quorum */
+	unsigned test_locked_health_ms;	/* tests only: ASCENDFS_TEST_LOCKED_HEALTH_MS, read
+					 * at start; a health report, at its close, holds
+					 * ctx->lock this long first */
 	unsigned test_slow_release_ms;	/* tests only: ASCENDFS_TEST_SLOW_RELEASE_MS, read at
 					 * start; a RELEASE waits this long first, unless
 					 * another of its user's of its class (spec or
@@ -1200,7 +1205,8 @@ int fs_config_refresh(struct fs_ctx *ctx);
 /*
  * fs_config_fingerprint() - a fingerprint of configuration @conf: 64-bit FNV-1a of its
  * normalized YAML (conf_cluster_render_yaml(): comments, order and spelled-out defaults
- * do not count), as FS_CONFIG_FINGERPRINT_LEN hex digits and a NUL into @ret. Heads that
+ * do not count), without state.etcd_servers and etcd_request_timeout (how each head
+ * reaches etcd), as FS_CONFIG_FINGERPRINT_LEN hex digits and a NUL into @ret. Heads that
  * share a state must run the same configuration (README, "Several heads"), as Slurm's
  * daemons compare a hash of slurm.conf; a standby compares the leader's with its own.
  * Not a security measure. Returns 0 or -ENOMEM.

@@ -208,7 +208,10 @@ bool fs_handle_wait_release(struct fs_ctx *ctx, uid_t uid, const struct timespec
  * a receiver of SCM_RIGHTS) wait for the release. Processes are told apart by thread
  * group and start time (fs_proc.c), which no thread's exit and no recycled pid changes.
  * A caller the daemon cannot see (pid 0: another pid namespace) is unknown at open and
- * at flush alike and counts as the opener, as it always did.
+ * at flush alike and counts as the opener, as it always did. A create's opener is read
+ * just after the create is answered (fs_op_create_answered()): a thread that created the
+ * spec and ended before that read is unknown too, and its process's close then stages
+ * nothing (the spec is still applied at the release).
  */
 bool fs_handle_flush_is_openers(const struct fs_handle *h)
 {

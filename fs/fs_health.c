@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <fuse.h>
 
@@ -75,6 +76,8 @@ int fs_health_apply(struct fs_ctx *ctx, struct fs_handle *h)
 		return h->last_err = -ENOENT;
 	r = conf_health_parse(h->buf, h->len, file, npus, &rep, &err);
 	pthread_mutex_lock(&ctx->lock);
+	if (ctx->test_locked_health_ms)
+		usleep(ctx->test_locked_health_ms * 1000u); /* tests only: see fs.h */
 	if (r < 0) {
 		conf_error_format(&err, why, sizeof(why));
 		sched_server_note_refusal(ctx->cluster, (unsigned)server, why, fs_now_usec());

@@ -395,6 +395,7 @@ static void helper_stop(struct fs_ctx *ctx)
 
 void fs_changed(struct fs_ctx *ctx)
 {
+	atomic_fetch_add(&ctx->changes, 1);
 	pthread_cond_broadcast(&ctx->notify_cv);
 	/* a generation began that must see its checkpoint directory first */
 	if (ctx->cluster->resume_scan_wanted)

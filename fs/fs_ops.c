@@ -143,15 +143,15 @@ static void operator_attr(struct fs_ctx *ctx, struct stat *st)
  * kernel, and with default_permissions the next create asks for them again, under the
  * kernel's lock of jobs/, which every create of a burst waits for: waiting there for
  * ctx->lock, held by a release's submission, made that GETATTR's p90 about 100 us
- * against 40. While another request holds ctx->lock they are the last answer's if it
- * is at most JOBS_DIR_ATTR_REUSE_USEC old (the request holding the lock has not
- * answered yet, and the times follow the events within a second anyway, fs_lowlevel.c).
+ * against 40. While another request holds ctx->lock they are the last answer's if
+ * nothing changed since (fs_changed(): a change answered before this request is seen;
+ * the one under way has not answered) and it is at most JOBS_DIR_ATTR_REUSE_USEC old.
  */
 #define JOBS_DIR_ATTR_REUSE_USEC 100000u
 
 static int jobs_dir_getattr(struct fs_ctx *ctx, const struct fs_path *p, struct stat *st)
 {
-	uint64_t now = fs_now_usec();
+	uint64_t now = fs_now_usec(), changes;
 	int r;
 
 	if (pthread_mutex_trylock(&ctx->lock) != 0) {
@@ -159,7 +159,8 @@ static int jobs_dir_getattr(struct fs_ctx *ctx, const struct fs_path *p, struct 
 
 		pthread_mutex_lock(&ctx->jobs_dir_mu);
 		fresh = ctx->jobs_dir_st_usec &&
-			now - ctx->jobs_dir_st_usec <= JOBS_DIR_ATTR_REUSE_USEC;
+			now - ctx->jobs_dir_st_usec <= JOBS_DIR_ATTR_REUSE_USEC &&
+			ctx->jobs_dir_st_changes == atomic_load(&ctx->changes);
 		if (fresh)
 			*st = ctx->jobs_dir_st;
 		pthread_mutex_unlock(&ctx->jobs_dir_mu);
@@ -168,14 +169,18 @@ static int jobs_dir_getattr(struct fs_ctx *ctx, const struct fs_path *p, struct 
 		pthread_mutex_lock(&ctx->lock);
 		now = fs_now_usec();
 	}
+	changes = atomic_load(&ctx->changes);
 	r = fs_stat(ctx, p, st, now);
 	pthread_mutex_unlock(&ctx->lock);
-	if (r == 0) {
-		pthread_mutex_lock(&ctx->jobs_dir_mu);
+	pthread_mutex_lock(&ctx->jobs_dir_mu);
+	/* not over a newer answer's */
+	if (r == 0 && (changes > ctx->jobs_dir_st_changes ||
+		       (changes == ctx->jobs_dir_st_changes && now > ctx->jobs_dir_st_usec))) {
 		ctx->jobs_dir_st = *st;
 		ctx->jobs_dir_st_usec = now;
-		pthread_mutex_unlock(&ctx->jobs_dir_mu);
+		ctx->jobs_dir_st_changes = changes;
 	}
+	pthread_mutex_unlock(&ctx->jobs_dir_mu);
 	return r;
 }
 

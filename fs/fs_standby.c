@@ -87,13 +87,15 @@ static void note_leader(struct fs_ctx *ctx)
 	fs_store_config(ctx->store, mine, before);
 	pthread_mutex_lock(&ctx->lock);
 	l = fs_store_leader(ctx->store);
-	snprintf(line, sizeof(line), "%.*s took the leadership of the cluster's state (%s; "
-				     "lease %u s)%s%s%s",
-		 (int)strcspn(l + 8, "\n"), l + 8, fs_store_name(ctx->store),
-		 ctx->cluster->conf->leader_lease_sec,
-		 before[0] && strcmp(before, mine) != 0 ? "; its configuration (fingerprint " : "",
+	/* the store's name last: a long list of etcd members is what may be cut */
+	snprintf(line, sizeof(line), "%.*s took the leadership of the cluster's state%s%s%s "
+				     "(lease %u s; %s)",
+		 (int)strcspn(l + 8, "\n"), l + 8,
+		 before[0] && strcmp(before, mine) != 0 ?
+			 " with another configuration than the previous leader's (fingerprint " : "",
 		 before[0] && strcmp(before, mine) != 0 ? mine : "",
-		 before[0] && strcmp(before, mine) != 0 ? ") is not the previous leader's" : "");
+		 before[0] && strcmp(before, mine) != 0 ? ")" : "",
+		 ctx->cluster->conf->leader_lease_sec, fs_store_name(ctx->store));
 	sched_note_leader(ctx->cluster, fs_now_usec(), line);
 	pthread_cond_signal(&ctx->commit_cv); /* a change to write, no request waits */
 	pthread_mutex_unlock(&ctx->lock);

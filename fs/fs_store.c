@@ -38,21 +38,24 @@ const char *fs_store_name(const struct fs_store *st)
 }
 
 /*
- * cluster/leader's last line with etcd: this head's configuration fingerprint, and whether
- * the leader's (@standby) or the previous leader's is another.
+ * cluster/leader's "config:" line with etcd, into @buf (@size bytes): this head's
+ * configuration fingerprint, and whether the leader's (@standby) or the previous leader's
+ * is another. "" without etcd.
  */
-static void config_line(struct fs_store *st, bool standby)
+static void config_line(struct fs_store *st, bool standby, char *buf, size_t size)
 {
 	char mine[FS_CONFIG_FINGERPRINT_LEN + 1], other[FS_CONFIG_FINGERPRINT_LEN + 1];
-	size_t used = strlen(st->leader);
 
+	buf[0] = '\0';
+	if (!st->etcd)
+		return;
 	fs_store_etcd_config(st->etcd, mine, other);
 	if (!other[0] || strcmp(mine, other) == 0)
-		snprintf(st->leader + used, sizeof(st->leader) - used, "config: %s%s\n", mine,
+		snprintf(buf, size, "config: %s%s\n", mine,
 			 !other[0] ? "" : standby ? ", the same as the leader's" :
 						    ", the same as the previous leader's");
 	else
-		snprintf(st->leader + used, sizeof(st->leader) - used,
+		snprintf(buf, size,
 			 "config: %s, not the %s's %s: every head must run the same "
 			 "configuration\n", mine, standby ? "leader" : "previous leader", other);
 }
@@ -61,7 +64,7 @@ static void config_line(struct fs_store *st, bool standby)
 static void leader_set(struct fs_store *st, const char *who, uint64_t since_usec)
 {
 	time_t t = (time_t)(since_usec / 1000000);
-	char host[128] = "?", me[192], when[32] = "";
+	char host[128] = "?", me[192], when[32] = "", config[160];
 	struct tm tm;
 
 	if (!who) {
@@ -71,11 +74,11 @@ static void leader_set(struct fs_store *st, const char *who, uint64_t since_usec
 	}
 	if (gmtime_r(&t, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	config_line(st, false, config, sizeof(config));
+	/* the state's name last: a long list of etcd members is what may be cut */
 	snprintf(st->leader, sizeof(st->leader),
-		 "leader: %s\nrole: leader\nsince: %s\nstate: %s%s\n", who, when,
+		 "leader: %s\nrole: leader\nsince: %s\n%sstate: %s%s\n", who, when, config,
 		 st->etcd ? "" : "sqlite ", st->name);
-	if (st->etcd)
-		config_line(st, false);
 }
 
 void fs_store_config(struct fs_store *st, char *mine, char *leader)
@@ -192,7 +195,7 @@ void fs_store_standby_text(struct fs_store *st, const char *leader, uint64_t vie
 			   uint64_t view_usec)
 {
 	time_t t = (time_t)(view_usec / 1000000);
-	char when[32] = "?", view[96] = "not read yet";
+	char when[32] = "?", view[96] = "not read yet", config[160];
 	struct tm tm;
 
 	if (view_usec) {
@@ -201,13 +204,13 @@ void fs_store_standby_text(struct fs_store *st, const char *leader, uint64_t vie
 		snprintf(view, sizeof(view), "log entry %llu, read %s",
 			 (unsigned long long)view_seq, when);
 	}
+	config_line(st, true, config, sizeof(config));
 	snprintf(st->leader, sizeof(st->leader),
 		 "leader: %s\nrole: standby\nstandby: %s (this head: its files are a read-only "
 		 "view of the state; writes fail with EROFS, make them through the leader)\n"
-		 "view: %s\nstate: %s\n",
+		 "view: %s\n%sstate: %s\n",
 		 leader[0] ? leader : "none (a head is taking over)",
-		 fs_store_etcd_identity(st->etcd), view, st->name);
-	config_line(st, true);
+		 fs_store_etcd_identity(st->etcd), view, config, st->name);
 }
 
 int fs_store_refresh(struct fs_store *st)

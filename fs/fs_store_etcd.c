@@ -450,9 +450,12 @@ static int read_leader_config(struct fs_store_etcd *e, const char *config,
 
 	if (r < 0)
 		return r;
-	pthread_mutex_lock(&e->mu);
-	snprintf(e->leader_config, sizeof(e->leader_config), "%s", got.value);
-	pthread_mutex_unlock(&e->mu);
+	/* none while the key is gone: the one before stays, for the takeover's event */
+	if (seen->found) {
+		pthread_mutex_lock(&e->mu);
+		snprintf(e->leader_config, sizeof(e->leader_config), "%s", got.value);
+		pthread_mutex_unlock(&e->mu);
+	}
 	differs = got.value[0] && e->config[0] && strcmp(got.value, e->config) != 0;
 	if (may_log && differs &&
 	    (strcmp(got.value, last_logged) != 0 || strcmp(seen->value, last_seen) != 0))

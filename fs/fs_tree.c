@@ -875,10 +875,14 @@ int fs_config_refresh(struct fs_ctx *ctx)
 int fs_config_fingerprint(const struct conf_cluster *conf, char *ret)
 {
 	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a 64: offset basis, prime below */
-	char *text;
+	struct conf_cluster c = *conf;	/* shallow: only rendered */
+	char *text, none[] = "";
 	size_t len;
 
-	if (conf_cluster_render_yaml(conf, &text, &len) < 0)
+	/* how a head reaches etcd is its own: the members in its order, its timeout */
+	c.etcd_servers = none;
+	c.etcd_timeout_sec = 0;
+	if (conf_cluster_render_yaml(&c, &text, &len) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < len; i++) {
 		h ^= (unsigned char)text[i];

@@ -406,11 +406,13 @@ int main(int argc, char *argv[])
 	ctx.multithreaded = !cl.singlethread;
 	/* tests only: test_mount.sh's slow-but-alive daemon (a slow answer to the GETATTR a
 	 * newcomer's probe sends, fs_mountpoint.c) and busy daemon (the notify helper's
-	 * requests answered late); test_uploads.sh's RELEASE that comes late after its close;
+	 * requests answered late); test_uploads.sh's RELEASE that comes late after its close,
+	 * and a health report that holds ctx->lock;
 	 * test_clock.sh's restore of a large state */
 	ctx.test_slow_root_getattr_ms = test_msec("ASCENDFS_TEST_SLOW_GETATTR_MS");
 	ctx.test_slow_helper_ms = test_msec("ASCENDFS_TEST_SLOW_HELPER_MS");
 	ctx.test_slow_release_ms = test_msec("ASCENDFS_TEST_SLOW_RELEASE_MS");
+	ctx.test_locked_health_ms = test_msec("ASCENDFS_TEST_LOCKED_HEALTH_MS");
 	ctx.test_slow_restore_ms = test_msec("ASCENDFS_TEST_SLOW_RESTORE_MS");
 	ctx.test_slow_commit_ms = test_msec("ASCENDFS_TEST_SLOW_COMMIT_MS");
 	pthread_mutex_init(&ctx.lock, NULL);

@@ -113,6 +113,31 @@ echo "ack submit daemon" >>"$ACK"
 fusermount3 -u "$IT_WORK/mnt-d"
 check "and exits once unmounted" wait_until 15 bash -c "! kill -0 $dpid"
 
+# A head with another configuration (a setting changed) takes over from one with the
+# shared configuration: its leader event and its cluster/leader say the configuration
+# is not the previous leader's.
+sed 's/^\(  fault_check_interval:\) 5 .*/\1 7/' "$CONFIG" >"$IT_WORK/cluster-other.yaml"
+head_start e
+E_PID=$HEAD_PID
+wait_until 20 grep -qx 'role: leader' "$IT_WORK/mnt-e/cluster/leader"
+CONFIG=$IT_WORK/cluster-other.yaml head_start f
+F_PID=$HEAD_PID
+check "a head with another configuration stands by, and logs that it differs" \
+	wait_until 10 grep -q "the leader ($(hostname) pid $E_PID) runs another configuration" \
+	"$IT_WORK/f.log"
+kill -KILL "$E_PID"
+wait "$E_PID" 2>/dev/null
+check "it takes over when the leader dies" wait_until $((LEASE + 15)) \
+	grep -qx 'role: leader' "$IT_WORK/mnt-f/cluster/leader"
+check_contains "its leader event says its configuration is not the previous leader's" \
+	"took the leadership of the cluster's state with another configuration than the previous leader's" \
+	"$(grep '"leader"' "$IT_WORK/mnt-f/cluster/events" | tail -1)"
+check "and so does its cluster/leader" grep -qE \
+	"^config: [0-9a-f]{16}, not the previous leader's [0-9a-f]{16}: every head must run the same configuration$" \
+	"$IT_WORK/mnt-f/cluster/leader"
+fusermount3 -u "$IT_WORK/mnt-f"
+check "and exits once unmounted" wait_until 15 bash -c "! kill -0 $F_PID"
+
 head_start a
 ACTIVE=a ACTIVE_PID=$HEAD_PID
 until_accepts 20 "$(now_ms)" a || { not_ok "the first head mounts and accepts"; it_finish; exit 1; }
@@ -143,10 +168,9 @@ fusermount3 -u "$IT_WORK/mnt-c"
 check "and exits once unmounted" wait_until 15 bash -c "! kill -0 $C_PID"
 # and one with another setting: it stands by too, and says so in its log and its
 # cluster/leader
-sed 's/^\(  fault_check_interval:\) 5 .*/\1 7/' "$CONFIG" >"$IT_WORK/cluster-c.yaml"
-CONFIG=$IT_WORK/cluster-c.yaml head_start c
+CONFIG=$IT_WORK/cluster-other.yaml head_start c
 C_PID=$HEAD_PID
-check "a head with another configuration stands by, and logs that it differs" \
+check "a head with another configuration stands by beside the standby, and logs it" \
 	wait_until 10 grep -q \
 	"the leader ($(hostname) pid $ACTIVE_PID) runs another configuration" "$IT_WORK/c.log"
 check "its cluster/leader says so" wait_until 10 grep -qE \

@@ -16,6 +16,9 @@
 #
 # 3. Writers waiting for their batch to be durable leave the readers served (issue 16).
 #
+# 4. A stat of jobs/ while a request holds the daemon's lock (issue 16: such a GETATTR
+#    may be answered from the last answer) still shows a change answered before it.
+#
 # Usage: test_uploads.sh ASCENDFS SRCDIR
 set -u
 ASCENDFS=$(realpath "$1")
@@ -294,5 +297,30 @@ check_eq "and every cp that waited succeeded" 0 "$failed"
 # (each is submitted at its release, which comes after the close and waits for the disk)
 sixteen_jobs() { [ "$(ls -d "$M"/jobs/slow-disk-*/ 2>/dev/null | wc -l)" = 16 ]; }
 check "their 16 jobs exist" wait_until 30 sixteen_jobs
+it_stop
+
+# ---- 4. jobs/'s attributes while another request holds the daemon's lock -------------
+# A GETATTR of jobs/ that finds the daemon's lock taken may be answered from the last
+# answer, unless something changed since: after a mkdir in jobs/, a stat of jobs/ while a
+# health report holds the lock (300 ms here: ASCENDFS_TEST_LOCKED_HEALTH_MS) shows the
+# mkdir's event time, not the time before it. (The notify helper's announcement of the
+# mkdir, which would ask for jobs/'s attributes first, comes 2 s late:
+# ASCENDFS_TEST_SLOW_HELPER_MS.)
+export ASCENDFS_TEST_LOCKED_HEALTH_MS=300 ASCENDFS_TEST_SLOW_HELPER_MS=2000
+it_start "$ASCENDFS" "$CONF" --state-dir "$W/state-locked" || exit 1
+unset ASCENDFS_TEST_LOCKED_HEALTH_MS ASCENDFS_TEST_SLOW_HELPER_MS
+mkdir "$M/jobs/locked-draft-0" # jobs/'s attributes are stale in the kernel: asked next
+before=$(stat -c %.9Y "$M/jobs")
+sleep 0.01
+mkdir "$M/jobs/locked-draft-1"
+echo "node OK" >"$M/nodes/a2-node-01/health" &
+health_pid=$!
+sleep 0.03 # its close holds the lock now
+t0=$(date +%s%N)
+after=$(stat -c %.9Y "$M/jobs")
+stat_ms=$((($(date +%s%N) - t0) / 1000000))
+wait "$health_pid"
+check "a stat of jobs/ after a mkdir there, while a report holds the lock, shows the mkdir ($before, then $after, in $stat_ms ms)" \
+	python3 -c 'import sys; sys.exit(float(sys.argv[2]) <= float(sys.argv[1]))' "$before" "$after"
 it_stop
 it_finish
