@@ -117,14 +117,28 @@ check "and exits once unmounted" wait_until 15 bash -c "! kill -0 $dpid"
 # shared configuration: its leader event and its cluster/leader say the configuration
 # is not the previous leader's.
 sed 's/^\(  fault_check_interval:\) 5 .*/\1 7/' "$CONFIG" >"$IT_WORK/cluster-other.yaml"
+
+# other_config_stands_by NAME LEADER_PID CHECK: head NAME, started with that other
+# configuration, stands by and logs that the leader (LEADER_PID) runs another one; sets
+# HEAD_PID
+other_config_stands_by() {
+	CONFIG=$IT_WORK/cluster-other.yaml head_start "$1"
+	check "$3" wait_until 10 grep -q \
+		"the leader ($(hostname) pid $2) runs another configuration" "$IT_WORK/$1.log"
+}
+
+# head_unmount NAME PID: unmount head NAME's mount point; the head must exit
+head_unmount() {
+	fusermount3 -u "$IT_WORK/mnt-$1"
+	check "and exits once unmounted" wait_until 15 bash -c "! kill -0 $2"
+}
+
 head_start e
 E_PID=$HEAD_PID
 wait_until 20 grep -qx 'role: leader' "$IT_WORK/mnt-e/cluster/leader"
-CONFIG=$IT_WORK/cluster-other.yaml head_start f
+other_config_stands_by f "$E_PID" \
+	"a head with another configuration stands by, and logs that it differs"
 F_PID=$HEAD_PID
-check "a head with another configuration stands by, and logs that it differs" \
-	wait_until 10 grep -q "the leader ($(hostname) pid $E_PID) runs another configuration" \
-	"$IT_WORK/f.log"
 kill -KILL "$E_PID"
 wait "$E_PID" 2>/dev/null
 check "it takes over when the leader dies" wait_until $((LEASE + 15)) \
@@ -135,8 +149,7 @@ check_contains "its leader event says its configuration is not the previous lead
 check "and so does its cluster/leader" grep -qE \
 	"^config: [0-9a-f]{16}, not the previous leader's [0-9a-f]{16}: every head must run the same configuration$" \
 	"$IT_WORK/mnt-f/cluster/leader"
-fusermount3 -u "$IT_WORK/mnt-f"
-check "and exits once unmounted" wait_until 15 bash -c "! kill -0 $F_PID"
+head_unmount f "$F_PID"
 
 head_start a
 ACTIVE=a ACTIVE_PID=$HEAD_PID
@@ -164,20 +177,16 @@ C_PID=$HEAD_PID
 check "a head whose configuration differs in comments only has the leader's fingerprint" \
 	wait_until 10 grep -qE "^config: [0-9a-f]{16}, the same as the leader's$" \
 	"$IT_WORK/mnt-c/cluster/leader"
-fusermount3 -u "$IT_WORK/mnt-c"
-check "and exits once unmounted" wait_until 15 bash -c "! kill -0 $C_PID"
+head_unmount c "$C_PID"
 # and one with another setting: it stands by too, and says so in its log and its
 # cluster/leader
-CONFIG=$IT_WORK/cluster-other.yaml head_start c
+other_config_stands_by c "$ACTIVE_PID" \
+	"a head with another configuration stands by beside the standby, and logs it"
 C_PID=$HEAD_PID
-check "a head with another configuration stands by beside the standby, and logs it" \
-	wait_until 10 grep -q \
-	"the leader ($(hostname) pid $ACTIVE_PID) runs another configuration" "$IT_WORK/c.log"
 check "its cluster/leader says so" wait_until 10 grep -qE \
 	"^config: [0-9a-f]{16}, not the leader's [0-9a-f]{16}: every head must run the same configuration$" \
 	"$IT_WORK/mnt-c/cluster/leader"
-fusermount3 -u "$IT_WORK/mnt-c"
-check "and exits once unmounted" wait_until 15 bash -c "! kill -0 $C_PID"
+head_unmount c "$C_PID"
 # the README's floating address follows `grep -qx 'role: leader' /ascend/cluster/leader`
 check "the floating address's check passes on the leader" \
 	grep -qx 'role: leader' "$IT_WORK/mnt-a/cluster/leader"
